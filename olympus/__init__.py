@@ -1,0 +1,28 @@
+"""olympus: a tracing JIT compiler for numerical Python.
+
+    import olympus, olympus.numpy as jnp
+    f = olympus.jit(lambda x: jnp.sum(jnp.sin(x) * 3.0))
+    print(olympus.make_olympuspr(f)(jnp.ones(8)))
+"""
+
+from olympus.ir.config import config
+from olympus import lax, numpy, tree_util, errors, core  # noqa: F401
+from olympus.api import (  # noqa: F401
+    ShapeDtypeStruct,
+    block_until_ready,
+    clear_caches,
+    device_get,
+    device_put,
+    devices,
+    disable_jit,
+    jit,
+    make_olympuspr,
+)
+from olympus.backends.xla.array import Array  # noqa: F401
+from olympus.ir.dtypes import float0  # noqa: F401
+
+__version__ = "0.1.0"
+__all__ = [
+    "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
+    "device_put", "devices", "disable_jit", "jit", "make_olympuspr",
+]

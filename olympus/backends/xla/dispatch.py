@@ -1,0 +1,114 @@
+"""Compiling and running programs: per-primitive executables for eager mode and
+whole-program executables for jit, both through the same lowering."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
+from olympus.backends.xla import client
+from olympus.backends.xla.array import Array
+from olympus.backends.xla.lowering import LoweringError, build_module
+from olympus.tracer.core import aval_of
+from olympus.tracer.staging import abstract_eval
+from olympus.tracer.core import user_source_info
+
+
+def _host_value(x, aval: ShapedArray) -> np.ndarray:
+    return np.asarray(x, dtype=aval.dtype)
+
+
+def to_device(x, aval: ShapedArray | None = None) -> Array:
+    """An Array holding `x` (NumPy array or Python/NumPy scalar) on the device."""
+    if isinstance(x, Array):
+        return x
+    aval = aval or aval_of(x)
+    return Array(client.host_to_device(_host_value(x, aval), aval), aval)
+
+
+def buffer_of(x):
+    """The device buffer to pass to an executable for argument `x`."""
+    if type(x) is Array:
+        buf = x._buf
+        if buf is None:
+            raise RuntimeError(
+                f"an Array {x.aval.str_short()} was donated to a jitted computation "
+                f"and deleted; it cannot be used again"
+            )
+        return buf
+    return to_device(x)._buf
+
+
+class Executable:
+    """A compiled program: call it with device buffers, get Arrays back."""
+
+    __slots__ = ("loaded", "out_avals", "text")
+
+    def __init__(self, text: str, out_avals: list[ShapedArray]):
+        get = client.get_client()
+        try:
+            self.loaded = get.compile_and_load(
+                text, client.device_list(), client.xc.CompileOptions()
+            )
+        except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
+            raise LoweringError(
+                f"XLA could not compile the program: {err}\n--- StableHLO ---\n{text}"
+            ) from None
+        self.out_avals = out_avals
+        self.text = text
+
+    def call(self, buffers: list) -> list[Array]:
+        results = self.loaded.execute_sharded(buffers)
+        outs = results.disassemble_into_single_device_arrays()
+        return [Array(bufs[0], aval) for bufs, aval in zip(outs, self.out_avals)]
+
+
+def compile_olympuspr(olympuspr: Olympuspr, name: str = "main") -> Executable:
+    """Compiles a program whose constvars then invars become the arguments."""
+    return Executable(build_module(olympuspr, name), olympuspr.out_avals)
+
+
+# ---- eager mode ------------------------------------------------------------
+_eager_cache: dict = {}
+_eager_lock = threading.Lock()
+
+
+def _eager_executable(primitive, avals: tuple, params: dict):
+    out = abstract_eval(primitive, list(avals), params, user_source_info())
+    out_avals = out if primitive.multiple_results else [out]
+    invars = [Var(a) for a in avals]
+    outvars = [Var(a) for a in out_avals]
+    olympuspr = Olympuspr([], invars, [Eqn(primitive, params, invars, outvars)], outvars)
+    return compile_olympuspr(olympuspr, primitive.name)
+
+
+def apply_primitive(primitive, *args, **params):
+    """Runs one primitive on concrete values through a cached executable."""
+    avals = tuple(map(aval_of, args))
+    try:
+        key = (primitive, tuple(params.items()), avals)
+        exe = _eager_cache.get(key)
+    except TypeError:  # unhashable params: compile without caching
+        key, exe = None, None
+    if exe is None:
+        exe = _eager_executable(primitive, avals, params)
+        if key is not None:
+            with _eager_lock:
+                _eager_cache[key] = exe
+    outs = exe.call([buffer_of(x) for x in args])
+    return outs if primitive.multiple_results else outs[0]
+
+
+def clear_eager_cache() -> None:
+    _eager_cache.clear()
+
+
+def canonical_host_array(x) -> np.ndarray:
+    """A NumPy array of `x` in its canonical dtype (for device_put)."""
+    return _host_value(x, aval_of(x))
+
+
+__all__ = ["Array", "Executable", "apply_primitive", "buffer_of", "compile_olympuspr", "to_device", "dtypes"]

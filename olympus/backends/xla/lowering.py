@@ -1,0 +1,216 @@
+"""Lowering olympusprs to StableHLO, written as MLIR text.
+
+We emit the generic operation form (`%3 = "stablehlo.add"(%1, %2) : (...) -> ...`),
+which the XLA compiler parses directly: no MLIR Python objects are built, so
+lowering is fast and its output is readable. Each primitive's lowering rule
+lives beside the primitive (olympus/lax) and is registered in `lowering_rules`:
+
+    rule(ctx: RuleContext, *operands: str, **params) -> str | list[str]
+
+where operands and results are SSA value names and `ctx` knows the avals.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray
+
+lowering_rules: dict = {}
+
+
+class LoweringError(TypeError):
+    """A primitive has no lowering, or its lowering rejected its operands."""
+
+
+_ELEMENT_TYPES = {
+    dtypes.bool_: "i1",
+    dtypes.int8: "i8", dtypes.int16: "i16", dtypes.int32: "i32", dtypes.int64: "i64",
+    dtypes.uint8: "ui8", dtypes.uint16: "ui16", dtypes.uint32: "ui32", dtypes.uint64: "ui64",
+    dtypes.float16: "f16", dtypes.bfloat16: "bf16", dtypes.float32: "f32", dtypes.float64: "f64",
+    dtypes.complex64: "complex<f32>", dtypes.complex128: "complex<f64>",
+    dtypes.float8_e4m3fn: "f8E4M3FN", dtypes.float8_e5m2: "f8E5M2",
+    dtypes.float8_e4m3b11fnuz: "f8E4M3B11FNUZ", dtypes.float8_e4m3fnuz: "f8E4M3FNUZ",
+    dtypes.float8_e5m2fnuz: "f8E5M2FNUZ",
+}
+
+
+def element_type(dtype) -> str:
+    return _ELEMENT_TYPES[np.dtype(dtype)]
+
+
+def tensor_type(aval: ShapedArray) -> str:
+    dims = "".join(f"{d}x" for d in aval.shape)
+    return f"tensor<{dims}{element_type(aval.dtype)}>"
+
+
+def i64_array(values: Sequence[int]) -> str:
+    """A DenseI64ArrayAttr: `array<i64: 0, 1>`."""
+    values = list(values)
+    return f"array<i64: {', '.join(map(str, values))}>" if values else "array<i64>"
+
+
+def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
+    """`dense<...> : tensor<...>` holding `value` exactly (floats as raw bits)."""
+    value = np.asarray(value, dtype=aval.dtype)
+    if aval.dtype == dtypes.bool_:
+        if value.size and value.all() == value.any():
+            body = "true" if value.flat[0] else "false"
+        else:
+            body = np.array2string(value, separator=", ", threshold=np.inf)
+            body = body.replace("True", "true").replace("False", "false")
+        return f"dense<{body}> : {tensor_type(aval)}"
+    if value.size == 0:
+        return f"dense<> : {tensor_type(aval)}"
+    raw = np.ascontiguousarray(value.reshape(-1)).view(np.uint8).reshape(value.size, -1)
+    if (raw == raw[0]).all():
+        raw = raw[:1]  # a splat: one element stands for all
+    return f'dense<"0x{raw.tobytes().hex().upper()}"> : {tensor_type(aval)}'
+
+
+class Emitter:
+    """Collects the operations of one block; shares SSA numbering and types."""
+
+    def __init__(self, counter=None, types=None, indent: int = 4):
+        self.counter = counter if counter is not None else itertools.count()
+        self.types: dict[str, str] = types if types is not None else {}
+        self.lines: list[str] = []
+        self.indent = indent
+
+    def fresh(self) -> str:
+        return f"%{next(self.counter)}"
+
+    def op(
+        self,
+        name: str,
+        operands: Sequence[str],
+        result_avals: Sequence[ShapedArray],
+        attrs: str = "",
+        regions: Sequence[str] = (),
+    ) -> list[str]:
+        """Emits `name` and returns its result values."""
+        result_types = [tensor_type(a) for a in result_avals]
+        return self.op_typed(name, operands, result_types, attrs, regions)
+
+    def op_typed(self, name, operands, result_types, attrs="", regions=()) -> list[str]:
+        in_types = ", ".join(self.types[x] for x in operands)
+        if len(result_types) == 1:
+            out_type = result_types[0]
+        else:
+            out_type = f"({', '.join(result_types)})"
+        region_text = f" ({', '.join(regions)})" if regions else ""
+        attr_text = f" {{{attrs}}}" if attrs else ""
+        body = f'"{name}"({", ".join(operands)}){region_text}{attr_text} : ({in_types}) -> {out_type}'
+        if not result_types:
+            self.lines.append(body)
+            return []
+        result = self.fresh()
+        if len(result_types) == 1:
+            self.lines.append(f"{result} = {body}")
+            names = [result]
+        else:
+            self.lines.append(f"{result}:{len(result_types)} = {body}")
+            names = [f"{result}#{i}" for i in range(len(result_types))]
+        for n, t in zip(names, result_types):
+            self.types[n] = t
+        return names
+
+    def constant(self, value, aval: ShapedArray) -> str:
+        (out,) = self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}")
+        return out
+
+    def region(self, arg_avals: Sequence[ShapedArray], build: Callable) -> str:
+        """A one-block region; `build(emitter, *args)` returns the values to yield."""
+        inner = Emitter(self.counter, self.types, self.indent + 4)
+        args = []
+        for aval in arg_avals:
+            arg = inner.fresh()
+            inner.types[arg] = tensor_type(aval)
+            args.append(arg)
+        results = build(inner, *args)
+        inner.op_typed("stablehlo.return", list(results), [])
+        header = ", ".join(f"{a}: {inner.types[a]}" for a in args)
+        pad = " " * inner.indent
+        body = "".join(f"\n{pad}{line}" for line in inner.lines)
+        return f"{{\n{' ' * (inner.indent - 2)}^bb0({header}):{body}\n{' ' * (self.indent)}}}"
+
+    def text(self) -> str:
+        pad = " " * self.indent
+        return "".join(f"{pad}{line}\n" for line in self.lines)
+
+
+class RuleContext:
+    """What a lowering rule knows besides its operands."""
+
+    __slots__ = ("emitter", "avals_in", "avals_out", "primitive")
+
+    def __init__(self, emitter: Emitter, avals_in, avals_out, primitive):
+        self.emitter = emitter
+        self.avals_in = avals_in
+        self.avals_out = avals_out
+        self.primitive = primitive
+
+    @property
+    def aval_out(self) -> ShapedArray:
+        return self.avals_out[0]
+
+    def op(self, name, operands, attrs="", regions=(), result_avals=None) -> str:
+        """Emits a one-result op whose result has this equation's output aval."""
+        avals = result_avals if result_avals is not None else self.avals_out[:1]
+        return self.emitter.op(name, operands, avals, attrs, regions)[0]
+
+
+def lower_olympuspr_into(emitter: Emitter, olympuspr: Olympuspr, args: Sequence[str]) -> list[str]:
+    """Emits `olympuspr`'s equations; `args` name its constvars then invars."""
+    env = dict(zip(olympuspr.constvars + olympuspr.invars, args))
+
+    def read(atom) -> str:
+        if isinstance(atom, Literal):
+            return emitter.constant(atom.val, atom.aval)
+        return env[atom]
+
+    for eqn in olympuspr.eqns:
+        rule = lowering_rules.get(eqn.primitive)
+        if rule is None:
+            raise LoweringError(f"primitive {eqn.primitive} has no XLA lowering rule")
+        ctx = RuleContext(
+            emitter, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], eqn.primitive
+        )
+        outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(x) for x in olympuspr.outvars]
+
+
+def lower_closed_inline(emitter: Emitter, closed: ClosedOlympuspr, args: Sequence[str]) -> list[str]:
+    """Inlines a sub-program (pjit, branches, loop bodies); consts become constants."""
+    const_values = [
+        emitter.constant(np.asarray(c), v.aval)
+        for c, v in zip(closed.consts, closed.olympuspr.constvars)
+    ]
+    return lower_olympuspr_into(emitter, closed.olympuspr, const_values + list(args))
+
+
+def build_module(olympuspr: Olympuspr, name: str = "main") -> str:
+    """A StableHLO module whose `main` takes constvars then invars as arguments."""
+    emitter = Emitter()
+    params = []
+    for var in olympuspr.constvars + olympuspr.invars:
+        arg = emitter.fresh()
+        emitter.types[arg] = tensor_type(var.aval)
+        params.append(arg)
+    outs = lower_olympuspr_into(emitter, olympuspr, params)
+    emitter.op_typed("func.return", outs, [])
+    in_sig = ", ".join(f"{a}: {emitter.types[a]}" for a in params)
+    out_sig = ", ".join(tensor_type(v.aval) for v in olympuspr.outvars)
+    module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    return (
+        f"module @{module_name} {{\n"
+        f"  func.func public @main({in_sig}) -> ({out_sig}) {{\n"
+        f"{emitter.text()}"
+        f"  }}\n}}\n"
+    )

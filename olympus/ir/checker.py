@@ -1,0 +1,70 @@
+"""The type checker: every transform's output must pass it (the tests make sure).
+
+It verifies that each variable is defined exactly once before it is used and
+that each equation's output types are what its primitive's shape rule says.
+"""
+
+from __future__ import annotations
+
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, subolympusprs
+
+
+class OlympusprTypeError(TypeError):
+    """An olympuspr is ill-typed; the message names the equation."""
+
+
+def _types_match(a: ShapedArray, b: ShapedArray) -> bool:
+    # weak_type is a promotion hint, not part of the type being checked.
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _fail(olympuspr: Olympuspr, index: int, problem: str):
+    from olympus.ir.printer import _Names, _pp_eqn
+
+    names = _Names()
+    for v in olympuspr.constvars + olympuspr.invars:
+        names(v)
+    lo = max(0, index - 2)
+    lines = []
+    for i in range(lo, min(len(olympuspr.eqns), index + 3)):
+        marker = ">>> " if i == index else "    "
+        lines.append(marker + _pp_eqn(olympuspr.eqns[i], names, 4, True))
+    raise OlympusprTypeError(f"{problem}\n" + "\n".join(lines))
+
+
+def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
+    """Raises OlympusprTypeError at the first ill-typed equation."""
+    olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
+    defined: set = set()
+
+    def define(var, where: str):
+        if var in defined:
+            raise OlympusprTypeError(f"variable {var} defined twice ({where})")
+        defined.add(var)
+
+    for v in olympuspr.constvars + olympuspr.invars:
+        define(v, "binder")
+    for i, eqn in enumerate(olympuspr.eqns):
+        for x in eqn.invars:
+            if not isinstance(x, Literal) and x not in defined:
+                _fail(olympuspr, i, f"{eqn.primitive} uses a variable before it is defined")
+        for sub in subolympusprs(eqn.params):
+            check_olympuspr(sub)
+        rule = eqn.primitive.abstract_eval
+        if rule is None:
+            _fail(olympuspr, i, f"primitive {eqn.primitive} has no shape rule")
+        try:
+            expected = rule(*(x.aval for x in eqn.invars), **eqn.params)
+        except TypeError as err:
+            _fail(olympuspr, i, f"{eqn.primitive} rejects its operands: {err}")
+        expected = expected if eqn.primitive.multiple_results else [expected]
+        got = [v.aval for v in eqn.outvars]
+        if len(expected) != len(got) or not all(map(_types_match, expected, got)):
+            want = ", ".join(a.str_short() for a in expected)
+            have = ", ".join(a.str_short() for a in got)
+            _fail(olympuspr, i, f"{eqn.primitive} should produce ({want}), binds ({have})")
+        for v in eqn.outvars:
+            define(v, str(eqn.primitive))
+    for x in olympuspr.outvars:
+        if not isinstance(x, Literal) and x not in defined:
+            raise OlympusprTypeError("an output variable is never defined")

@@ -1,0 +1,246 @@
+"""The olympuspr language: abstract values, variables, equations, programs.
+
+An `Olympuspr` is a typed, first-order program in A-normal form: every
+equation applies one `Primitive` to atoms (`Var` or `Literal`) and binds new
+`Var`s. A `ClosedOlympuspr` pairs it with values for its constvars.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from olympus.ir import dtypes
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and weak_type.
+
+    `weak_type` marks values that came from Python scalars; they give way to
+    the dtype of whatever they are combined with (see `dtypes.promote`).
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    array_abstraction_level = 1
+
+    def __init__(self, shape: Sequence[int], dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def __eq__(self, other) -> bool:
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def str_short(self) -> str:
+        """`f32[3,4]`: the IR's spelling of this type."""
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+
+class SourceInfo(NamedTuple):
+    """Where in the user's code an equation was created."""
+
+    file: str
+    line: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} ({self.function})"
+
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A variable of an olympuspr; identity is the object, the name is printed."""
+
+    __slots__ = ("aval", "_id", "suffix")
+
+    def __init__(self, aval: ShapedArray, suffix: str = ""):
+        self.aval = aval
+        self._id = next(_var_ids)
+        self.suffix = suffix
+
+    def __repr__(self) -> str:
+        return f"Var(id={self._id}, {self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in an equation: `3.0:f32[]`."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Literal({self.val!r}:{self.aval.str_short()})"
+
+
+Atom = Var | Literal
+
+
+class Eqn(NamedTuple):
+    """`outvars = primitive[params] invars`, with the user's source line."""
+
+    primitive: "Primitive"
+    params: dict
+    invars: list
+    outvars: list
+    source_info: SourceInfo | None = None
+
+
+class Olympuspr:
+    """A typed program: `{ lambda constvars ; invars. let eqns in (outvars) }`."""
+
+    __slots__ = ("constvars", "invars", "eqns", "outvars", "debug_info")
+
+    def __init__(self, constvars, invars, eqns, outvars, debug_info=None):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.eqns = list(eqns)
+        self.outvars = list(outvars)
+        self.debug_info = debug_info
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __str__(self) -> str:
+        from olympus.ir.printer import pp_olympuspr
+
+        return pp_olympuspr(self)
+
+    def pretty(self, source_info: bool = False) -> str:
+        from olympus.ir.printer import pp_olympuspr
+
+        return pp_olympuspr(self, source_info=source_info)
+
+    __repr__ = __str__
+
+
+class ClosedOlympuspr:
+    """An olympuspr with values for its constvars: what `make_olympuspr` returns."""
+
+    __slots__ = ("olympuspr", "consts", "__weakref__")
+
+    def __init__(self, olympuspr: Olympuspr, consts: Sequence[Any]):
+        if len(consts) != len(olympuspr.constvars):
+            raise ValueError(
+                f"{len(olympuspr.constvars)} constvars but {len(consts)} consts"
+            )
+        self.olympuspr = olympuspr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.olympuspr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.olympuspr.out_avals
+
+    @property
+    def eqns(self) -> list[Eqn]:
+        return self.olympuspr.eqns
+
+    def __str__(self) -> str:
+        return str(self.olympuspr)
+
+    def pretty(self, source_info: bool = False) -> str:
+        return self.olympuspr.pretty(source_info=source_info)
+
+    __repr__ = __str__
+
+
+class Primitive:
+    """An operation of the IR. Arrays are positional, static params keywords.
+
+    `abstract_eval(*avals, **params) -> aval | list[aval]` is its shape rule;
+    the transforms and backends keep their own rule tables keyed by primitive.
+    """
+
+    __slots__ = ("name", "multiple_results", "abstract_eval", "impl")
+
+    def __init__(self, name: str, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.abstract_eval: Callable | None = None
+        self.impl: Callable | None = None
+
+    def def_abstract_eval(self, rule: Callable) -> Callable:
+        self.abstract_eval = rule
+        return rule
+
+    def def_impl(self, impl: Callable) -> Callable:
+        self.impl = impl
+        return impl
+
+    def bind(self, *args, **params):
+        return _binder(self, args, params)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _no_binder(prim, args, params):
+    raise RuntimeError("olympus.tracer has not installed a binder")
+
+
+_binder: Callable = _no_binder
+
+
+def set_binder(binder: Callable) -> None:
+    """The tracer installs how `Primitive.bind` dispatches (ir knows no traces)."""
+    global _binder
+    _binder = binder
+
+
+def subolympusprs(params: dict):
+    """The sub-programs held by a higher-order equation's params."""
+    for value in params.values():
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        for v in values:
+            if isinstance(v, ClosedOlympuspr):
+                yield v.olympuspr
+            elif isinstance(v, Olympuspr):
+                yield v

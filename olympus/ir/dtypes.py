@@ -1,0 +1,190 @@
+"""Dtypes of the IR: short names, canonicalisation (the x64 switch) and promotion.
+
+Promotion follows JAX's type lattice: Python scalars are *weak* (`i*`, `f*`,
+`c*`) and take the dtype of the array they meet, so `x_f16 * 2.0` stays f16.
+The result of promoting a set of dtypes is their least upper bound.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import ml_dtypes
+import numpy as np
+
+from olympus.ir.config import config
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
+float16, float32, float64 = (np.dtype(t) for t in ("float16", "float32", "float64"))
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+float8_e4m3b11fnuz = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
+float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz)
+
+# The zero-information tangent type of integer and boolean values (autodiff).
+float0 = np.dtype([("float0", np.void, 0)])
+
+_SHORT_NAMES = {
+    bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+    uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
+    float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
+    complex64: "c64", complex128: "c128",
+    float8_e4m3fn: "f8_e4m3fn", float8_e5m2: "f8_e5m2",
+    float8_e4m3b11fnuz: "f8_e4m3b11fnuz", float8_e4m3fnuz: "f8_e4m3fnuz",
+    float8_e5m2fnuz: "f8_e5m2fnuz", float0: "float0",
+}
+
+_X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """The IR's spelling of a dtype: f32, i32, bool, bf16, ..."""
+    return _SHORT_NAMES[dtype]
+
+
+def is_float(dtype) -> bool:
+    return dtype in (float16, bfloat16, float32, float64) or dtype in float8_dtypes
+
+
+def is_complex(dtype) -> bool:
+    return dtype == complex64 or dtype == complex128
+
+
+def is_inexact(dtype) -> bool:
+    return is_float(dtype) or is_complex(dtype)
+
+
+def is_signed_int(dtype) -> bool:
+    return dtype in (int8, int16, int32, int64)
+
+
+def is_unsigned_int(dtype) -> bool:
+    return dtype in (uint8, uint16, uint32, uint64)
+
+
+def is_integer(dtype) -> bool:
+    return is_signed_int(dtype) or is_unsigned_int(dtype)
+
+
+def x64_enabled() -> bool:
+    return config.read("olympus_enable_x64")
+
+
+def canonicalize_dtype(dtype) -> np.dtype:
+    """The dtype the system actually uses: 64-bit types narrow unless x64 is on."""
+    dtype = np.dtype(dtype)
+    if dtype not in _SHORT_NAMES:
+        raise TypeError(f"olympus does not support dtype {dtype}")
+    if not x64_enabled():
+        return _X64_TO_X32.get(dtype, dtype)
+    return dtype
+
+
+def default_float_dtype() -> np.dtype:
+    return float64 if x64_enabled() else float32
+
+
+def default_int_dtype() -> np.dtype:
+    return int64 if x64_enabled() else int32
+
+
+def default_complex_dtype() -> np.dtype:
+    return complex128 if x64_enabled() else complex64
+
+
+def python_scalar_dtype(value) -> np.dtype:
+    """The (weak) dtype given to a Python scalar."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return default_int_dtype()
+    if isinstance(value, float):
+        return default_float_dtype()
+    if isinstance(value, complex):
+        return default_complex_dtype()
+    raise TypeError(f"not a Python scalar: {value!r}")
+
+
+# ---- the promotion lattice -------------------------------------------------
+# Nodes are dtypes, plus the weak kinds "i*", "f*", "c*" of Python scalars.
+_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
+
+_LATTICE_EDGES = {
+    bool_: [_WEAK_INT],
+    _WEAK_INT: [uint8, int8],
+    uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64],
+    uint64: [_WEAK_FLOAT],
+    int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
+    _WEAK_FLOAT: [bfloat16, float16, _WEAK_COMPLEX, *float8_dtypes],
+    bfloat16: [float32], float16: [float32], float32: [float64, complex64],
+    float64: [complex128],
+    _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
+    **{f8: [] for f8 in float8_dtypes},
+}
+
+
+def _upper_bounds(node) -> frozenset:
+    seen = {node}
+    stack = [node]
+    while stack:
+        for above in _LATTICE_EDGES[stack.pop()]:
+            if above not in seen:
+                seen.add(above)
+                stack.append(above)
+    return frozenset(seen)
+
+
+_UPPER = {node: _upper_bounds(node) for node in _LATTICE_EDGES}
+
+
+class TypePromotionError(TypeError):
+    """Two dtypes have no common type in the lattice (e.g. float8 with float32)."""
+
+
+def _node(dtype: np.dtype, weak: bool):
+    if not weak:
+        return dtype
+    if is_complex(dtype):
+        return _WEAK_COMPLEX
+    if is_inexact(dtype):
+        return _WEAK_FLOAT
+    if dtype == bool_:
+        return bool_
+    return _WEAK_INT
+
+
+@functools.lru_cache(maxsize=4096)
+def _join(nodes: tuple):
+    common = frozenset.intersection(*(_UPPER[n] for n in nodes))
+    for candidate in common:
+        if _UPPER[candidate] == common:
+            return candidate
+    names = ", ".join(n if isinstance(n, str) else short_name(n) for n in nodes)
+    raise TypePromotionError(f"no common dtype for {names}")
+
+
+_WEAK_DEFAULTS = {
+    _WEAK_INT: default_int_dtype,
+    _WEAK_FLOAT: default_float_dtype,
+    _WEAK_COMPLEX: default_complex_dtype,
+}
+
+
+def promote(dtypes_and_weak) -> tuple[np.dtype, bool]:
+    """Least upper bound of (dtype, weak_type) pairs: returns (dtype, weak_type)."""
+    nodes = tuple(_node(canonicalize_dtype(d), w) for d, w in dtypes_and_weak)
+    joined = _join(nodes)
+    if isinstance(joined, str):
+        return canonicalize_dtype(_WEAK_DEFAULTS[joined]()), True
+    return joined, False
+
+
+def promote_types(a, b) -> np.dtype:
+    """`jnp.promote_types`: the promoted dtype of two (strong) dtypes."""
+    return promote([(np.dtype(a), False), (np.dtype(b), False)])[0]

@@ -1,0 +1,129 @@
+"""Prints olympusprs in the grammar of the olympuspr specification (seed 002).
+
+    { lambda c:f32[8] ; a:f32[8] b:f32[8]. let
+        d:f32[8] = sin b
+        e:f32[] = reduce_sum[axes=(0,)] d
+      in (e,) }
+
+Variables are named a, b, ..., z, aa, ab, ... in order of first appearance;
+sub-olympusprs continue the same naming and are indented under their equation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Var
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_INLINE_WIDTH = 80
+
+
+def var_name(index: int) -> str:
+    """0 -> a, 25 -> z, 26 -> aa, 27 -> ab, ..."""
+    if index < 26:
+        return _LETTERS[index]
+    return var_name(index // 26 - 1) + _LETTERS[index % 26]
+
+
+class _Names:
+    def __init__(self) -> None:
+        self._names: dict = {}
+
+    def __call__(self, var: Var) -> str:
+        name = self._names.get(var)
+        if name is None:
+            name = self._names[var] = var_name(len(self._names)) + var.suffix
+        return name
+
+
+def pp_literal(lit: Literal) -> str:
+    val = lit.val
+    if isinstance(val, np.ndarray):
+        val = val[()]
+    return f"{val}:{lit.aval.str_short()}"
+
+
+def _pp_atom(atom, names: _Names) -> str:
+    if isinstance(atom, Literal):
+        return pp_literal(atom)
+    return names(atom)
+
+
+def _pp_binder(var: Var, names: _Names) -> str:
+    return f"{names(var)}:{var.aval.str_short()}"
+
+
+def _pp_param_value(value, names: _Names, indent: int) -> str:
+    if isinstance(value, (ClosedOlympuspr, Olympuspr)):
+        return _pp(value, names, indent, inline_ok=True)
+    if isinstance(value, tuple) and value and all(
+        isinstance(v, (ClosedOlympuspr, Olympuspr)) for v in value
+    ):
+        pad = " " * (indent + 2)
+        inner = "\n".join(
+            pad + _pp(v, names, indent + 2, inline_ok=True) for v in value
+        )
+        return f"(\n{inner}\n{' ' * indent})"
+    if isinstance(value, np.dtype):
+        return str(value)
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return str(value)
+
+
+def _has_subprograms(params: dict) -> bool:
+    for value in params.values():
+        if isinstance(value, (ClosedOlympuspr, Olympuspr)):
+            return True
+        if isinstance(value, tuple) and any(
+            isinstance(v, (ClosedOlympuspr, Olympuspr)) for v in value
+        ):
+            return True
+    return False
+
+
+def _pp_eqn(eqn, names: _Names, indent: int, source_info: bool) -> str:
+    lhs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
+    args = " ".join(_pp_atom(a, names) for a in eqn.invars)
+    params = sorted(eqn.params.items())
+    if not params:
+        head = eqn.primitive.name
+    elif _has_subprograms(eqn.params):
+        pad = " " * (indent + 2)
+        lines = [
+            f"{pad}{k}={_pp_param_value(v, names, indent + 2)}" for k, v in params
+        ]
+        head = f"{eqn.primitive.name}[\n" + "\n".join(lines) + f"\n{' ' * indent}]"
+    else:
+        kvs = " ".join(f"{k}={_pp_param_value(v, names, indent)}" for k, v in params)
+        head = f"{eqn.primitive.name}[{kvs}]"
+    text = f"{lhs} = {head} {args}".rstrip()
+    if source_info and eqn.source_info is not None:
+        text += f"  # {eqn.source_info}"
+    return text
+
+
+def _pp(program, names: _Names, indent: int, inline_ok: bool, source_info=False) -> str:
+    olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
+    consts = " ".join(_pp_binder(v, names) for v in olympuspr.constvars)
+    invars = " ".join(_pp_binder(v, names) for v in olympuspr.invars)
+    header = f"{{ lambda {consts}{' ' if consts else ''}; {invars}. let"
+    eqn_texts = [
+        _pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns
+    ]
+    outs = " ".join(_pp_atom(a, names) for a in olympuspr.outvars)
+    footer = f"in ({outs}{',' if len(olympuspr.outvars) == 1 else ''}) }}"
+    one_line = f"{header} {' '.join(eqn_texts)} {footer}"
+    if inline_ok and len(eqn_texts) <= 1 and "\n" not in one_line:
+        if len(one_line) + indent <= _INLINE_WIDTH:
+            return one_line.replace("let  in", "let in")
+    body = "".join(f"\n{' ' * (indent + 4)}{t}" for t in eqn_texts)
+    return f"{header}{body}\n{' ' * (indent + 2)}{footer}"
+
+
+def pp_olympuspr(program, source_info: bool = False) -> str:
+    """The printed form of an olympuspr (or ClosedOlympuspr)."""
+    return _pp(program, _Names(), 0, inline_ok=False, source_info=source_info)

@@ -1,0 +1,9 @@
+"""olympus.lax: the primitives, each defined with all its rules in one place,
+and a public function per primitive (see ops.py)."""
+
+from olympus.lax import elementwise, pjit, reductions, shapes  # noqa: F401  (register primitives)
+from olympus.lax.base import all_primitives
+from olympus.lax.ops import *  # noqa: F401,F403
+from olympus.lax.ops import (  # noqa: F401  names that shadow builtins
+    abs, complex, max, min, pow, round, slice,
+)

@@ -1,0 +1,164 @@
+"""Reductions (reduce_sum/max/min/prod/and/or, argmax/argmin) and dot_general."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
+from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
+from olympus.backends.xla.lowering import i64_array
+from olympus.tracer.errors import OlympusTypeError
+
+
+def _reduced_shape(x: ShapedArray, axes) -> tuple:
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def identity_element(kind: str, dtype) -> np.ndarray:
+    """The value a reduction starts from: 0 for sum, -inf (or min) for max, ..."""
+    dtype = np.dtype(dtype)
+    if kind == "sum":
+        return np.zeros((), dtype)
+    if kind == "prod":
+        return np.ones((), dtype)
+    if kind == "and":
+        return np.ones((), dtype) if dtype != dtypes.bool_ else np.array(True)
+    if kind == "or":
+        return np.zeros((), dtype)
+    if dtype == dtypes.bool_:
+        return np.array(kind == "min")
+    if dtypes.is_integer(dtype):
+        info = np.iinfo(dtype)
+        return np.array(info.min if kind == "max" else info.max, dtype)
+    return np.array(-np.inf if kind == "max" else np.inf, dtype)
+
+
+def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):
+    def abstract_eval(x: ShapedArray, *, axes):
+        axes = check_axes(name, axes, x.ndim)
+        dtype_kind_check(name, x, accepted, kinds)
+        return ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)
+
+    def lower(ctx, x, *, axes):
+        scalar = ShapedArray((), ctx.avals_in[0].dtype)
+        init = ctx.emitter.constant(identity_element(kind, scalar.dtype), scalar)
+        body = ctx.emitter.region(
+            [scalar, scalar], lambda em, a, b: em.op(hlo_op, [a, b], [scalar])
+        )
+        return ctx.op("stablehlo.reduce", [x, init], f"dimensions = {i64_array(axes)}", [body])
+
+    return define_primitive(name, abstract_eval, lower)
+
+
+def _any_dtype(dtype) -> bool:
+    return True
+
+
+reduce_sum_p = _monoid_reduction("reduce_sum", "sum", "stablehlo.add", is_number, "numeric")
+reduce_prod_p = _monoid_reduction("reduce_prod", "prod", "stablehlo.multiply", is_number, "numeric")
+reduce_max_p = _monoid_reduction("reduce_max", "max", "stablehlo.maximum", _any_dtype, "any")
+reduce_min_p = _monoid_reduction("reduce_min", "min", "stablehlo.minimum", _any_dtype, "any")
+reduce_and_p = _monoid_reduction(
+    "reduce_and", "and", "stablehlo.and", lambda d: d == dtypes.bool_ or dtypes.is_integer(d), "integer or boolean"
+)
+reduce_or_p = _monoid_reduction(
+    "reduce_or", "or", "stablehlo.or", lambda d: d == dtypes.bool_ or dtypes.is_integer(d), "integer or boolean"
+)
+
+
+# ---- argmax / argmin ---------------------------------------------------------
+def _arg_reduction(name: str, direction: str, kind: str):
+    def abstract_eval(x: ShapedArray, *, axes, index_dtype):
+        axes = check_axes(name, axes, x.ndim)
+        if len(axes) != 1:
+            raise OlympusTypeError(f"{name} reduces exactly one axis, got {axes}")
+        if x.shape[axes[0]] == 0:
+            raise OlympusTypeError(f"{name}: cannot reduce an empty axis of {x.str_short()}")
+        if not dtypes.is_integer(index_dtype):
+            raise OlympusTypeError(f"{name}: index_dtype must be an integer type")
+        if dtypes.is_complex(x.dtype):
+            raise OlympusTypeError(f"{name}: complex numbers are not ordered")
+        return ShapedArray(_reduced_shape(x, axes), index_dtype)
+
+    def lower(ctx, x, *, axes, index_dtype):
+        src = ctx.avals_in[0]
+        val, idx = ShapedArray((), src.dtype), ShapedArray((), index_dtype)
+        em = ctx.emitter
+        iota = em.op("stablehlo.iota", [], [src.update(dtype=index_dtype)],
+                     f"iota_dimension = {axes[0]} : i64")[0]
+        init_v = em.constant(identity_element(kind, src.dtype), val)
+        init_i = em.constant(np.zeros((), index_dtype), idx)
+        ctype = "FLOAT" if dtypes.is_inexact(src.dtype) else (
+            "SIGNED" if dtypes.is_signed_int(src.dtype) else "UNSIGNED")
+        itype = "SIGNED" if dtypes.is_signed_int(index_dtype) else "UNSIGNED"
+        pred = ShapedArray((), dtypes.bool_)
+
+        def cmp(e, a, b, d, t):
+            attrs = (f"comparison_direction = #stablehlo<comparison_direction {d}>, "
+                     f"compare_type = #stablehlo<comparison_type {t}>")
+            return e.op("stablehlo.compare", [a, b], [pred], attrs)[0]
+
+        def body(e, av, ai, bv, bi):
+            # NaN wins (it propagates); on ties the smaller index wins.
+            better = cmp(e, av, bv, direction, ctype)
+            a_nan = cmp(e, av, av, "NE", ctype)
+            pick_v = e.op("stablehlo.or", [better, a_nan], [pred])[0]
+            tie = cmp(e, av, bv, "EQ", ctype)
+            first = cmp(e, ai, bi, "LT", itype)
+            tie_first = e.op("stablehlo.and", [tie, first], [pred])[0]
+            pick_i = e.op("stablehlo.or", [pick_v, tie_first], [pred])[0]
+            v = e.op("stablehlo.select", [pick_v, av, bv], [val])[0]
+            i = e.op("stablehlo.select", [pick_i, ai, bi], [idx])[0]
+            return [v, i]
+
+        region = em.region([val, idx, val, idx], body)
+        out_v = ShapedArray(ctx.aval_out.shape, src.dtype)
+        outs = em.op("stablehlo.reduce", [x, iota, init_v, init_i], [out_v, ctx.aval_out],
+                     f"dimensions = {i64_array(axes)}", [region])
+        return outs[1]
+
+    return define_primitive(name, abstract_eval, lower)
+
+
+argmax_p = _arg_reduction("argmax", "GT", "max")
+argmin_p = _arg_reduction("argmin", "LT", "min")
+
+
+# ---- dot_general -------------------------------------------------------------
+def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers,
+                               precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dtype = same_dtypes("dot_general", (lhs, rhs))
+    check_axes("dot_general", tuple(lc) + tuple(lb), lhs.ndim)
+    check_axes("dot_general", tuple(rc) + tuple(rb), rhs.ndim)
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise OlympusTypeError(
+            f"dot_general: dimension_numbers {dimension_numbers} pair unequal numbers of dimensions"
+        )
+    for a, b in zip(tuple(lc) + tuple(lb), tuple(rc) + tuple(rb)):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise OlympusTypeError(
+                f"dot_general: dimension {a} of {lhs.str_short()} (size {lhs.shape[a]}) "
+                f"does not match dimension {b} of {rhs.str_short()} (size {rhs.shape[b]})"
+            )
+    batch = [lhs.shape[d] for d in lb]
+    lhs_free = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
+    rhs_free = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
+    out_dtype = preferred_element_type if preferred_element_type is not None else dtype
+    return ShapedArray(batch + lhs_free + rhs_free, out_dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
+                       preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    fields = []
+    for key, dims in (("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
+                      ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)):
+        if len(dims):
+            fields.append(f"{key} = [{', '.join(map(str, dims))}]")
+    attrs = f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>"
+    return ctx.op("stablehlo.dot_general", [lhs, rhs], attrs)
+
+
+dot_general_p = define_primitive("dot_general", _dot_general_abstract_eval, _dot_general_lower)

@@ -1,0 +1,283 @@
+"""Primitives that move data without arithmetic: broadcast_in_dim, reshape,
+transpose, squeeze, expand_dims, slice, dynamic_slice, dynamic_update_slice,
+concatenate, pad and iota."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
+from olympus.lax.base import check_axes, define_primitive, same_dtypes
+from olympus.backends.xla.lowering import i64_array
+from olympus.tracer.errors import OlympusTypeError
+
+
+def _shape_tuple(name: str, shape) -> tuple:
+    shape = tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise OlympusTypeError(f"{name}: negative dimension in shape {shape}")
+    return shape
+
+
+# ---- broadcast_in_dim --------------------------------------------------------
+def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape, broadcast_dimensions):
+    shape = _shape_tuple("broadcast_in_dim", shape)
+    dims = tuple(broadcast_dimensions)
+    if len(dims) != x.ndim:
+        raise OlympusTypeError(
+            f"broadcast_in_dim: broadcast_dimensions {dims} must name one output "
+            f"dimension per operand dimension (operand rank {x.ndim})"
+        )
+    if any(b <= a for a, b in zip(dims, dims[1:])):
+        raise OlympusTypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must be increasing")
+    for d, out_d in zip(x.shape, dims):
+        if not 0 <= out_d < len(shape) or d not in (1, shape[out_d]):
+            raise OlympusTypeError(
+                f"broadcast_in_dim: cannot broadcast shape {x.shape} to {shape} "
+                f"with broadcast_dimensions {dims}"
+            )
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
+    return ctx.op(
+        "stablehlo.broadcast_in_dim", [x], f"broadcast_dimensions = {i64_array(broadcast_dimensions)}"
+    )
+
+
+broadcast_in_dim_p = define_primitive(
+    "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lower
+)
+
+
+# ---- reshape -----------------------------------------------------------------
+def _reshape_abstract_eval(x: ShapedArray, *, new_sizes, dimensions=None):
+    new_sizes = _shape_tuple("reshape", new_sizes)
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise OlympusTypeError(
+            f"reshape: cannot reshape {x.str_short()} ({x.size} elements) to {new_sizes}"
+        )
+    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
+        raise OlympusTypeError(f"reshape: dimensions {dimensions} is not a permutation")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
+    if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
+        src = ctx.avals_in[0]
+        permuted = src.update(shape=[src.shape[d] for d in dimensions])
+        x = ctx.op("stablehlo.transpose", [x], f"permutation = {i64_array(dimensions)}",
+                   result_avals=[permuted])
+    return ctx.op("stablehlo.reshape", [x])
+
+
+reshape_p = define_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
+
+
+# ---- transpose ---------------------------------------------------------------
+def _transpose_abstract_eval(x: ShapedArray, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise OlympusTypeError(
+            f"transpose: permutation {tuple(permutation)} is not a permutation of "
+            f"the {x.ndim} axes of {x.str_short()}"
+        )
+    return x.update(shape=[x.shape[d] for d in permutation])
+
+
+transpose_p = define_primitive(
+    "transpose", _transpose_abstract_eval,
+    lambda ctx, x, *, permutation: ctx.op(
+        "stablehlo.transpose", [x], f"permutation = {i64_array(permutation)}"
+    ),
+)
+
+
+# ---- squeeze / expand_dims ---------------------------------------------------
+def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
+    dims = check_axes("squeeze", dimensions, x.ndim)
+    for d in dims:
+        if x.shape[d] != 1:
+            raise OlympusTypeError(
+                f"squeeze: dimension {d} of {x.str_short()} has size {x.shape[d]}, not 1"
+            )
+    return x.update(shape=[s for i, s in enumerate(x.shape) if i not in dims])
+
+
+squeeze_p = define_primitive(
+    "squeeze", _squeeze_abstract_eval, lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x])
+)
+
+
+def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
+    out_ndim = x.ndim + len(dimensions)
+    dims = check_axes("expand_dims", dimensions, out_ndim)
+    shape = list(x.shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return x.update(shape=shape)
+
+
+expand_dims_p = define_primitive(
+    "expand_dims", _expand_dims_abstract_eval,
+    lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
+)
+
+
+# ---- slice -------------------------------------------------------------------
+def _slice_abstract_eval(x: ShapedArray, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:
+        raise OlympusTypeError(
+            f"slice: start_indices, limit_indices and strides need one entry per "
+            f"dimension of {x.str_short()}"
+        )
+    shape = []
+    for d, lo, hi, st in zip(x.shape, start_indices, limit_indices, strides):
+        if not (0 <= lo <= hi <= d) or st < 1:
+            raise OlympusTypeError(
+                f"slice: bounds {tuple(start_indices)}:{tuple(limit_indices)} "
+                f"(strides {tuple(strides)}) do not fit {x.str_short()}"
+            )
+        shape.append((hi - lo + st - 1) // st)
+    return x.update(shape=shape)
+
+
+def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    attrs = (
+        f"start_indices = {i64_array(start_indices)}, limit_indices = "
+        f"{i64_array(limit_indices)}, strides = {i64_array(strides)}"
+    )
+    return ctx.op("stablehlo.slice", [x], attrs)
+
+
+slice_p = define_primitive("slice", _slice_abstract_eval, _slice_lower)
+
+
+# ---- dynamic_slice / dynamic_update_slice ------------------------------------
+def _check_indices(name: str, operand: ShapedArray, indices) -> None:
+    if len(indices) != operand.ndim:
+        raise OlympusTypeError(
+            f"{name}: needs {operand.ndim} start indices for {operand.str_short()}, "
+            f"got {len(indices)}"
+        )
+    for i in indices:
+        if i.shape != () or not dtypes.is_integer(i.dtype):
+            raise OlympusTypeError(f"{name}: start indices must be integer scalars, got {i.str_short()}")
+    if len({i.dtype for i in indices}) > 1:
+        raise OlympusTypeError(f"{name}: start indices must share one dtype")
+
+
+def _dynamic_slice_abstract_eval(x: ShapedArray, *indices, slice_sizes):
+    _check_indices("dynamic_slice", x, indices)
+    sizes = _shape_tuple("dynamic_slice", slice_sizes)
+    if len(sizes) != x.ndim or any(s > d for s, d in zip(sizes, x.shape)):
+        raise OlympusTypeError(f"dynamic_slice: slice_sizes {sizes} do not fit {x.str_short()}")
+    return x.update(shape=sizes)
+
+
+def _dynamic_slice_lower(ctx, x, *indices, slice_sizes):
+    return ctx.op("stablehlo.dynamic_slice", [x, *indices], f"slice_sizes = {i64_array(slice_sizes)}")
+
+
+dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
+
+
+def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray, *indices):
+    _check_indices("dynamic_update_slice", x, indices)
+    same_dtypes("dynamic_update_slice", (x, update))
+    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
+        raise OlympusTypeError(
+            f"dynamic_update_slice: update {update.str_short()} does not fit {x.str_short()}"
+        )
+    return x.update(weak_type=x.weak_type and update.weak_type)
+
+
+dynamic_update_slice_p = define_primitive(
+    "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
+    lambda ctx, x, update, *indices: ctx.op("stablehlo.dynamic_update_slice", [x, update, *indices]),
+)
+
+
+# ---- concatenate -------------------------------------------------------------
+def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int):
+    if not xs:
+        raise OlympusTypeError("concatenate needs at least one operand")
+    dtype = same_dtypes("concatenate", xs)
+    ndim = xs[0].ndim
+    if not 0 <= dimension < max(ndim, 1) or ndim == 0:
+        raise OlympusTypeError(f"concatenate: dimension {dimension} out of range for rank {ndim}")
+    for x in xs:
+        if x.ndim != ndim or any(
+            a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape)) if i != dimension
+        ):
+            shapes = ", ".join(x.str_short() for x in xs)
+            raise OlympusTypeError(
+                f"concatenate: operands must agree except along dimension {dimension}, got {shapes}"
+            )
+    shape = list(xs[0].shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, dtype, all(x.weak_type for x in xs))
+
+
+concatenate_p = define_primitive(
+    "concatenate", _concatenate_abstract_eval,
+    lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), f"dimension = {dimension} : i64"),
+)
+
+
+# ---- pad ---------------------------------------------------------------------
+def _pad_abstract_eval(x: ShapedArray, padding_value: ShapedArray, *, padding_config):
+    same_dtypes("pad", (x, padding_value))
+    if padding_value.shape != ():
+        raise OlympusTypeError(f"pad: padding value must be a scalar, got {padding_value.str_short()}")
+    if len(padding_config) != x.ndim:
+        raise OlympusTypeError(f"pad: padding_config needs {x.ndim} (low, high, interior) triples")
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise OlympusTypeError("pad: interior padding must be non-negative")
+        size = lo + hi + d + max(d - 1, 0) * interior
+        if size < 0:
+            raise OlympusTypeError(f"pad: padding {padding_config} leaves a negative dimension")
+        shape.append(size)
+    return x.update(shape=shape)
+
+
+def _pad_lower(ctx, x, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    attrs = (
+        f"edge_padding_low = {i64_array(lo)}, edge_padding_high = {i64_array(hi)}, "
+        f"interior_padding = {i64_array(interior)}"
+    )
+    return ctx.op("stablehlo.pad", [x, padding_value], attrs)
+
+
+pad_p = define_primitive("pad", _pad_abstract_eval, _pad_lower)
+
+
+# ---- iota --------------------------------------------------------------------
+def _iota_abstract_eval(*, dtype, shape, dimension):
+    shape = _shape_tuple("iota", shape)
+    if not 0 <= dimension < len(shape):
+        raise OlympusTypeError(f"iota: dimension {dimension} out of range for shape {shape}")
+    return ShapedArray(shape, dtype)
+
+
+iota_p = define_primitive(
+    "iota", _iota_abstract_eval,
+    lambda ctx, *, dtype, shape, dimension: ctx.op("stablehlo.iota", [], f"iota_dimension = {dimension} : i64"),
+)
+
+
+# ---- rev ---------------------------------------------------------------------
+def _rev_abstract_eval(x: ShapedArray, *, dimensions):
+    check_axes("rev", dimensions, x.ndim)
+    return x
+
+
+rev_p = define_primitive(
+    "rev", _rev_abstract_eval,
+    lambda ctx, x, *, dimensions: ctx.op("stablehlo.reverse", [x], f"dimensions = {i64_array(dimensions)}"),
+)

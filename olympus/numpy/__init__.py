@@ -1,0 +1,47 @@
+"""olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax."""
+
+import numpy as _np
+
+from olympus.ir import dtypes as _dtypes
+from olympus.backends.xla.array import Array as ndarray  # noqa: F401
+from olympus.numpy.arrays import *  # noqa: F401,F403
+from olympus.numpy.core import (  # noqa: F401
+    array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type,
+)
+from olympus.numpy.reductions import *  # noqa: F401,F403
+from olympus.numpy.reductions import all, any, max, min, sum  # noqa: F401,A004
+from olympus.numpy.ufuncs import *  # noqa: F401,F403
+from olympus.numpy.ufuncs import abs, round  # noqa: F401,A004
+from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
+
+# dtypes, as scalar types that also build arrays: jnp.float32(3) -> f32[] Array.
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+bfloat16 = _dtypes.bfloat16.type
+complex64, complex128 = _np.complex64, _np.complex128
+float_, int_, complex_ = float64, int64, complex128
+dtype = _np.dtype
+inexact, floating, integer, number = _np.inexact, _np.floating, _np.integer, _np.number
+signedinteger, unsignedinteger, complexfloating = _np.signedinteger, _np.unsignedinteger, _np.complexfloating
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None
+promote_types = _dtypes.promote_types
+finfo, iinfo = _np.finfo, _np.iinfo
+
+
+def issubdtype(arg1, arg2) -> bool:
+    return _np.issubdtype(arg1, arg2)
+
+
+def shape(a):
+    return asarray(a).shape
+
+
+def ndim(a):
+    return asarray(a).ndim
+
+
+def size(a):
+    return asarray(a).size

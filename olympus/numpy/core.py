@@ -1,0 +1,178 @@
+"""Conversion to arrays, dtype promotion and broadcasting for olympus.numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.backends.xla.array import Array
+from olympus.backends.xla.dispatch import to_device
+from olympus.tracer.core import Tracer, aval_of
+from olympus.tracer.errors import OlympusTypeError
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def is_array(x) -> bool:
+    return isinstance(x, (Array, Tracer))
+
+
+def _check_dtype_arg(dtype):
+    return None if dtype is None else dtypes.canonicalize_dtype(dtype)
+
+
+def _host_array(obj, dtype=None) -> np.ndarray:
+    """A NumPy array of nested lists/scalars/arrays in its canonical dtype."""
+    try:
+        value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
+    except (ValueError, TypeError) as err:
+        raise OlympusTypeError(f"cannot convert {type(obj).__name__} to an array: {err}") from None
+    if value.dtype == object or value.dtype.kind in "USV":
+        raise OlympusTypeError(
+            f"cannot convert {type(obj).__name__} with dtype {value.dtype} to an olympus "
+            f"array: only numbers and booleans are supported"
+        )
+    return value.astype(dtypes.canonicalize_dtype(value.dtype), copy=False)
+
+
+def _contains_tracer_or_array(obj) -> bool:
+    if is_array(obj):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_tracer_or_array(x) for x in obj)
+    return False
+
+
+def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
+    """An olympus Array from array-like data (lists, NumPy arrays, scalars, Arrays)."""
+    dtype = _check_dtype_arg(dtype)
+    if isinstance(obj, (list, tuple)) and _contains_tracer_or_array(obj):
+        from olympus.numpy.arrays import stack
+
+        out = stack([array(x, dtype) for x in obj]) if len(obj) else array(np.zeros(0), dtype)
+    elif is_array(obj):
+        out = obj if dtype is None else lax.convert_element_type(obj, dtype)
+    else:
+        value = _host_array(obj, dtype)
+        out = to_device(value)
+    if ndmin > out.ndim:
+        out = lax.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def asarray(obj, dtype=None, copy=None):
+    """Like `array`, but returns Arrays and tracers of the right dtype unchanged."""
+    if is_array(obj) and (dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype)):
+        return obj
+    return array(obj, dtype)
+
+
+def to_operand(x):
+    """Arrays, tracers and Python scalars pass through; anything else becomes an Array."""
+    if isinstance(x, (Array, Tracer, *_PY_SCALARS)):
+        return x
+    if isinstance(x, np.generic):
+        return x if x.dtype == dtypes.canonicalize_dtype(x.dtype) else x.astype(dtypes.canonicalize_dtype(x.dtype))
+    return array(x)
+
+
+def result_type(*args) -> np.dtype:
+    """`jnp.result_type`: the dtype that numpy-style ops promote `args` to."""
+    return _promoted(args)[0]
+
+
+def _dtype_and_weak(x):
+    if isinstance(x, (np.dtype, type, str)):
+        return np.dtype(x), False
+    aval = aval_of(x)
+    return aval.dtype, aval.weak_type
+
+
+def _promoted(args):
+    return dtypes.promote([_dtype_and_weak(x) for x in args])
+
+
+def _convert(x, dtype, weak: bool):
+    if isinstance(x, _PY_SCALARS):
+        # Python scalars convert on the host; they stay weak when the result is weak.
+        return x if weak and aval_of(x).dtype == dtype else np.asarray(x, dtype=dtype)[()]
+    aval = aval_of(x)
+    if aval.dtype == dtype:
+        return x
+    return lax.convert_element_type(x, dtype)
+
+
+def promote_dtypes(*args):
+    """Converts operands to their common dtype (JAX's lattice, weak scalars)."""
+    args = [to_operand(x) for x in args]
+    if len(args) < 2:
+        return args
+    dtype, weak = _promoted(args)
+    return [_convert(x, dtype, weak) for x in args]
+
+
+def promote_dtypes_inexact(*args):
+    """Like promote_dtypes, then integers and bools become the default float."""
+    args = promote_dtypes(*args)
+    dtype, weak = _promoted(args)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.default_float_dtype()
+        return [_convert(x, dtype, weak) for x in args]
+    return args
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy broadcasting of shapes, with an error naming them when they clash."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(x, shape):
+    x = to_operand(x)
+    shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    aval = aval_of(x)
+    if aval.shape == shape:
+        return x
+    if broadcast_shapes(aval.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast an array of shape {aval.shape} to {shape}")
+    lead = len(shape) - aval.ndim
+    keep = [i for i, d in enumerate(aval.shape) if d == shape[lead + i]]
+    if len(keep) != aval.ndim:  # size-1 axes that grow are dropped, then re-broadcast
+        x = lax.reshape(x, [aval.shape[i] for i in keep])
+    return lax.broadcast_in_dim(x, shape, [lead + i for i in keep])
+
+
+def broadcast_operands(*args):
+    """Broadcasts array operands to one shape; rank-0 operands stay scalars."""
+    shapes = [aval_of(x).shape for x in args]
+    shape = broadcast_shapes(*shapes)
+    return [x if s == shape or s == () else broadcast_to(x, shape) for x, s in zip(args, shapes)]
+
+
+def prepare(*args, inexact: bool = False):
+    """Promote, then broadcast: what every numpy binary function does first."""
+    args = promote_dtypes_inexact(*args) if inexact else promote_dtypes(*args)
+    return broadcast_operands(*args)
+
+
+def normalize_axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(normalize_axis(int(a), ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axis}")
+    return out

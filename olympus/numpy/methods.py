@@ -1,0 +1,93 @@
+"""Operators and methods shared by `olympus.Array` and tracers.
+
+Both classes get them here, so `x + 1`, `x @ w`, `x[0]`, `x.sum()` behave the
+same eagerly, under jit, and under every transformation.
+"""
+
+from __future__ import annotations
+
+from olympus.backends.xla.array import Array
+from olympus.numpy import arrays, indexing, reductions, ufuncs
+from olympus.tracer.core import Tracer
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _defer_unknown(fn):
+    """Returns NotImplemented for operands we do not understand (Python protocol)."""
+
+    def op(self, other):
+        if isinstance(other, (list, tuple, dict, set, str)) or other is None:
+            return NotImplemented
+        return fn(self, other)
+
+    return op
+
+
+def _setitem(self, idx, value):
+    raise TypeError(
+        f"{type(self).__name__} objects are immutable; instead of x[idx] = y use "
+        f"x = x.at[idx].set(y) or build the new value with jnp.where"
+    )
+
+
+def _reshape_method(self, *shape, order="C"):
+    shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+    return arrays.reshape(self, shape, order)
+
+
+def _transpose_method(self, *axes):
+    axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+    return arrays.transpose(self, axes or None)
+
+
+_OPERATORS = {
+    "__add__": ufuncs.add, "__sub__": ufuncs.subtract, "__mul__": ufuncs.multiply,
+    "__truediv__": ufuncs.divide, "__floordiv__": ufuncs.floor_divide,
+    "__mod__": ufuncs.remainder, "__pow__": ufuncs.power, "__matmul__": reductions.matmul,
+    "__and__": ufuncs.bitwise_and, "__or__": ufuncs.bitwise_or, "__xor__": ufuncs.bitwise_xor,
+    "__lt__": ufuncs.less, "__le__": ufuncs.less_equal, "__gt__": ufuncs.greater,
+    "__ge__": ufuncs.greater_equal, "__eq__": ufuncs.equal, "__ne__": ufuncs.not_equal,
+}
+_REFLECTED = {
+    "__radd__": ufuncs.add, "__rsub__": ufuncs.subtract, "__rmul__": ufuncs.multiply,
+    "__rtruediv__": ufuncs.divide, "__rfloordiv__": ufuncs.floor_divide,
+    "__rmod__": ufuncs.remainder, "__rpow__": ufuncs.power, "__rmatmul__": reductions.matmul,
+    "__rand__": ufuncs.bitwise_and, "__ror__": ufuncs.bitwise_or, "__rxor__": ufuncs.bitwise_xor,
+}
+_UNARY = {
+    "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
+    "__invert__": ufuncs.invert,
+}
+_METHODS = {
+    "__getitem__": indexing.getitem, "__setitem__": _setitem,
+    "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
+    "max": reductions.max, "min": reductions.min, "var": reductions.var, "std": reductions.std,
+    "all": reductions.all, "any": reductions.any,
+    "argmax": reductions.argmax, "argmin": reductions.argmin, "dot": reductions.dot,
+    "reshape": _reshape_method, "transpose": _transpose_method, "ravel": arrays.ravel,
+    "flatten": arrays.ravel, "squeeze": arrays.squeeze, "swapaxes": arrays.swapaxes,
+    "astype": arrays.astype, "clip": ufuncs.clip, "round": ufuncs.round,
+    "conj": ufuncs.conjugate, "conjugate": ufuncs.conjugate,
+}
+_PROPERTIES = {
+    "T": arrays.transpose, "real": ufuncs.real, "imag": ufuncs.imag,
+    "mT": lambda x: arrays.swapaxes(x, -1, -2),
+}
+
+
+def install(cls: type) -> None:
+    for name, fn in _OPERATORS.items():
+        setattr(cls, name, _defer_unknown(fn))
+    for name, fn in _REFLECTED.items():
+        setattr(cls, name, _defer_unknown(_swap(fn)))
+    for name, fn in {**_UNARY, **_METHODS}.items():
+        setattr(cls, name, fn)
+    for name, fn in _PROPERTIES.items():
+        setattr(cls, name, property(fn))
+
+
+for _cls in (Array, Tracer):
+    install(_cls)

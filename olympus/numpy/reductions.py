@@ -1,0 +1,191 @@
+"""Reductions and contractions of olympus.numpy: sum, mean, max, ..., dot, matmul."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy.core import (
+    aval_of, broadcast_shapes, broadcast_to, normalize_axes, normalize_axis, prepare,
+    promote_dtypes, to_operand,
+)
+
+
+def _keepdims(out, axes, ndim):
+    shape = list(aval_of(out).shape)
+    for a in sorted(axes):
+        shape.insert(a, 1)
+    return lax.reshape(out, shape)
+
+
+def _reduction(lax_fn, name: str, upcast_bool: bool, empty_ok: bool = True):
+    def fn(a, axis=None, dtype=None, keepdims: bool = False, **unsupported):
+        if unsupported.get("out") is not None:
+            raise ValueError(f"jnp.{name}: the out= argument is not supported (arrays are immutable)")
+        a = to_operand(a)
+        aval = aval_of(a)
+        axes = normalize_axes(axis, aval.ndim)
+        if not empty_ok and any(aval.shape[i] == 0 for i in axes):
+            raise ValueError(f"jnp.{name} of an empty axis has no identity")
+        if dtype is not None:
+            a = lax.convert_element_type(a, dtype)
+        elif upcast_bool and (aval.dtype == dtypes.bool_ or (
+            dtypes.is_integer(aval.dtype) and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
+            target = dtypes.default_int_dtype()
+            if dtypes.is_unsigned_int(aval.dtype):
+                target = dtypes.canonicalize_dtype(np.uint64)
+            a = lax.convert_element_type(a, target)
+        out = lax_fn(a, axes)
+        return _keepdims(out, axes, aval.ndim) if keepdims else out
+
+    fn.__name__ = name
+    fn.__doc__ = f"`{name}` over `axis` (all axes by default), optionally keeping dims."
+    return fn
+
+
+sum = _reduction(lax.reduce_sum, "sum", upcast_bool=True)  # noqa: A001
+prod = _reduction(lax.reduce_prod, "prod", upcast_bool=True)
+max = amax = _reduction(lax.reduce_max, "max", upcast_bool=False, empty_ok=False)  # noqa: A001
+min = amin = _reduction(lax.reduce_min, "min", upcast_bool=False, empty_ok=False)  # noqa: A001
+
+
+def _bool_reduction(lax_fn, name):
+    def fn(a, axis=None, keepdims: bool = False):
+        a = to_operand(a)
+        if aval_of(a).dtype != dtypes.bool_:
+            a = lax.ne(a, np.zeros((), aval_of(a).dtype)[()])
+        axes = normalize_axes(axis, aval_of(a).ndim)
+        out = lax_fn(a, axes)
+        return _keepdims(out, axes, aval_of(a).ndim) if keepdims else out
+
+    fn.__name__ = name
+    return fn
+
+
+all = _bool_reduction(lax.reduce_and, "all")  # noqa: A001
+any = _bool_reduction(lax.reduce_or, "any")  # noqa: A001
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False):
+    """Arithmetic mean; integers average in the default float type."""
+    a = to_operand(a)
+    aval = aval_of(a)
+    axes = normalize_axes(axis, aval.ndim)
+    count = int(np.prod([aval.shape[i] for i in axes], dtype=np.int64))
+    if dtype is None:
+        dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float_dtype()
+    total = sum(lax.convert_element_type(a, dtype), axis=axes, keepdims=keepdims)
+    return lax.div(total, np.asarray(count, dtype)[()])
+
+
+def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    a = to_operand(a)
+    centered = lax.sub(*prepare(a, mean(a, axis, dtype, keepdims=True)))
+    if dtypes.is_complex(aval_of(centered).dtype):
+        sq = lax.real(lax.mul(centered, lax.complex(lax.real(centered), lax.neg(lax.imag(centered)))))
+    else:
+        sq = lax.mul(centered, centered)
+    axes = normalize_axes(axis, aval_of(a).ndim)
+    count = int(np.prod([aval_of(a).shape[i] for i in axes], dtype=np.int64)) - ddof
+    return lax.div(sum(sq, axis=axes, keepdims=keepdims), np.asarray(count, aval_of(sq).dtype)[()])
+
+
+def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    return lax.sqrt(var(a, axis, dtype, ddof, keepdims))
+
+
+def _arg_reduction(lax_fn, name):
+    def fn(a, axis=None, keepdims: bool = False):
+        a = to_operand(a)
+        if axis is None:
+            a = lax.reshape(a, (aval_of(a).size,))
+            axis = 0
+        ndim = aval_of(a).ndim
+        axis = normalize_axis(axis, ndim)
+        if aval_of(a).shape[axis] == 0:
+            raise ValueError(f"jnp.{name}: attempt to get {name} of an empty sequence")
+        out = lax_fn(a, axis, dtypes.default_int_dtype())
+        return _keepdims(out, (axis,), ndim) if keepdims else out
+
+    fn.__name__ = name
+    return fn
+
+
+argmax = _arg_reduction(lax.argmax, "argmax")
+argmin = _arg_reduction(lax.argmin, "argmin")
+
+
+# ---- contractions ----------------------------------------------------------------
+def dot(a, b):
+    """NumPy's dot: scalars multiply; otherwise last axis of a with second-to-last of b."""
+    a, b = _promote_only(a, b)
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        return lax.mul(*prepare(a, b))
+    contract_b = 0 if nb == 1 else nb - 2
+    return lax.dot_general(a, b, (((na - 1,), (contract_b,)), ((), ())))
+
+
+def _promote_only(a, b):
+    return promote_dtypes(a, b)
+
+
+def matmul(a, b):
+    """`a @ b` with NumPy's rules: batch dimensions broadcast, vectors promote."""
+    a, b = _promote_only(a, b)
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        raise ValueError("matmul: operands must be at least 1-dimensional; use * for scalars")
+    if na == 1 and nb == 1:
+        return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+    if nb == 1:
+        return lax.dot_general(a, b, (((na - 1,), (0,)), ((), ())))
+    if na == 1:
+        out = lax.dot_general(a, b, (((0,), (nb - 2,)), ((), ())))
+        return lax.transpose(out, (*range(nb - 2), nb - 2)) if nb > 2 else out
+    a_shape, b_shape = aval_of(a).shape, aval_of(b).shape
+    batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    a = broadcast_to(a, batch + a_shape[-2:])
+    b = broadcast_to(b, batch + b_shape[-2:])
+    nbatch = len(batch)
+    dims = tuple(range(nbatch))
+    return lax.dot_general(a, b, (((nbatch + 1,), (nbatch,)), (dims, dims)))
+
+
+def vdot(a, b):
+    from olympus.numpy.ufuncs import conjugate
+
+    a, b = _promote_only(a, b)
+    a = lax.reshape(conjugate(a), (aval_of(a).size,))
+    b = lax.reshape(b, (aval_of(b).size,))
+    return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+
+
+def inner(a, b):
+    a, b = _promote_only(a, b)
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        return lax.mul(*prepare(a, b))
+    return lax.dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())))
+
+
+def outer(a, b):
+    a, b = _promote_only(a, b)
+    a = lax.reshape(a, (aval_of(a).size,))
+    b = lax.reshape(b, (aval_of(b).size,))
+    return lax.dot_general(a, b, (((), ()), ((), ())))
+
+
+def tensordot(a, b, axes=2):
+    a, b = _promote_only(a, b)
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if isinstance(axes, int):
+        ca, cb = tuple(range(na - axes, na)), tuple(range(axes))
+    else:
+        ca, cb = axes
+        ca = (ca,) if isinstance(ca, int) else tuple(ca)
+        cb = (cb,) if isinstance(cb, int) else tuple(cb)
+    ca = tuple(normalize_axis(x, na) for x in ca)
+    cb = tuple(normalize_axis(x, nb) for x in cb)
+    return lax.dot_general(a, b, ((ca, cb), ((), ())))

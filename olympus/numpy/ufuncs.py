@@ -1,0 +1,327 @@
+"""Elementwise functions of olympus.numpy, with NumPy's names and JAX's promotion."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy.core import aval_of, prepare, to_operand, _PY_SCALARS
+
+
+def _binary(lax_fn, name: str, inexact: bool = False):
+    def fn(x1, x2):
+        return lax_fn(*prepare(x1, x2, inexact=inexact))
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
+    return fn
+
+
+def _unary(lax_fn, name: str, inexact: bool = False):
+    def fn(x):
+        (x,) = prepare(x, inexact=inexact)
+        return lax_fn(x)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise `{name}`."
+    return fn
+
+
+add = _binary(lax.add, "add")
+subtract = _binary(lax.sub, "subtract")
+multiply = _binary(lax.mul, "multiply")
+maximum = _binary(lax.max, "maximum")
+minimum = _binary(lax.min, "minimum")
+true_divide = divide = _binary(lax.div, "divide", inexact=True)
+arctan2 = _binary(lax.atan2, "arctan2", inexact=True)
+equal = _binary(lax.eq, "equal")
+not_equal = _binary(lax.ne, "not_equal")
+less = _binary(lax.lt, "less")
+less_equal = _binary(lax.le, "less_equal")
+greater = _binary(lax.gt, "greater")
+greater_equal = _binary(lax.ge, "greater_equal")
+bitwise_and = _binary(lax.bitwise_and, "bitwise_and")
+bitwise_or = _binary(lax.bitwise_or, "bitwise_or")
+bitwise_xor = _binary(lax.bitwise_xor, "bitwise_xor")
+
+exp = _unary(lax.exp, "exp", inexact=True)
+log = _unary(lax.log, "log", inexact=True)
+expm1 = _unary(lax.expm1, "expm1", inexact=True)
+log1p = _unary(lax.log1p, "log1p", inexact=True)
+sin = _unary(lax.sin, "sin", inexact=True)
+cos = _unary(lax.cos, "cos", inexact=True)
+tan = _unary(lax.tan, "tan", inexact=True)
+tanh = _unary(lax.tanh, "tanh", inexact=True)
+sqrt = _unary(lax.sqrt, "sqrt", inexact=True)
+negative = _unary(lax.neg, "negative")
+sign = _unary(lax.sign, "sign")
+bitwise_not = invert = _unary(lax.bitwise_not, "invert")
+
+
+def positive(x):
+    return to_operand(x)
+
+
+def absolute(x):
+    (x,) = prepare(x)
+    if dtypes.is_unsigned_int(aval_of(x).dtype) or aval_of(x).dtype == dtypes.bool_:
+        return x
+    return lax.abs(x)
+
+
+abs = absolute  # noqa: A001
+
+
+def _bool_args(*args):
+    args = prepare(*args)
+    return [a if aval_of(a).dtype == dtypes.bool_ else lax.ne(a, _zero_like(a)) for a in args]
+
+
+def _zero_like(x):
+    return np.zeros((), aval_of(x).dtype)[()]
+
+
+def logical_and(x1, x2):
+    return lax.bitwise_and(*_bool_args(x1, x2))
+
+
+def logical_or(x1, x2):
+    return lax.bitwise_or(*_bool_args(x1, x2))
+
+
+def logical_xor(x1, x2):
+    return lax.bitwise_xor(*_bool_args(x1, x2))
+
+
+def logical_not(x):
+    (x,) = _bool_args(x)
+    return lax.bitwise_not(x)
+
+
+def floor(x):
+    (x,) = prepare(x)
+    return lax.floor(x) if dtypes.is_float(aval_of(x).dtype) else x
+
+
+def ceil(x):
+    (x,) = prepare(x)
+    return lax.ceil(x) if dtypes.is_float(aval_of(x).dtype) else x
+
+
+def round(a, decimals: int = 0):  # noqa: A001
+    """Rounds half to even, like NumPy."""
+    (a,) = prepare(a)
+    if not dtypes.is_float(aval_of(a).dtype):
+        return a
+    if decimals == 0:
+        return lax.round(a, 1)
+    factor = np.asarray(10.0**decimals, aval_of(a).dtype)[()]
+    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+
+
+around = round
+
+
+def floor_divide(x1, x2):
+    """`x1 // x2` with Python's rounding toward negative infinity."""
+    x1, x2 = prepare(x1, x2)
+    dtype = aval_of(x1).dtype
+    if dtypes.is_integer(dtype):
+        quotient = lax.div(x1, x2)
+        if dtypes.is_unsigned_int(dtype):
+            return quotient
+        # Truncation rounds toward zero; step down where signs differ and it was inexact.
+        rem = lax.rem(x1, x2)
+        zero = _zero_like(x1)
+        signs_differ = lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
+        fix = lax.bitwise_and(lax.ne(rem, zero), signs_differ)
+        return lax.select(fix, lax.sub(quotient, np.ones((), dtype)[()]), quotient)
+    if dtype == dtypes.bool_:
+        return lax.bitwise_and(x1, x2)
+    return lax.floor(lax.div(x1, x2))
+
+
+def remainder(x1, x2):
+    """`x1 % x2` with the sign of the divisor, like Python and NumPy."""
+    x1, x2 = prepare(x1, x2)
+    rem = lax.rem(x1, x2)
+    dtype = aval_of(rem).dtype
+    if dtypes.is_unsigned_int(dtype) or dtype == dtypes.bool_:
+        return rem
+    zero = _zero_like(rem)
+    fix = lax.bitwise_and(lax.ne(rem, zero), lax.ne(lax.lt(rem, zero), lax.lt(x2, zero)))
+    return lax.select(fix, lax.add(rem, x2), rem)
+
+
+mod = remainder
+
+
+def fmod(x1, x2):
+    """Remainder with the sign of the dividend (C's fmod)."""
+    return lax.rem(*prepare(x1, x2))
+
+
+def power(x1, x2):
+    """`x1 ** x2`; a static integer exponent multiplies, others use pow."""
+    if isinstance(x2, int) and not isinstance(x2, bool):
+        (x1,) = prepare(x1)
+        if x2 >= 0 or dtypes.is_inexact(aval_of(x1).dtype):
+            return lax.integer_pow(x1, x2)
+    x1, x2 = prepare(x1, x2)
+    dtype = aval_of(x1).dtype
+    if dtypes.is_inexact(dtype):
+        return lax.pow(x1, x2)
+    return _integer_power(x1, x2)
+
+
+def _integer_power(x, y):
+    """Integer base and exponent: square-and-multiply over the exponent's bits."""
+    from olympus.numpy.core import broadcast_shapes, broadcast_to
+
+    shape = broadcast_shapes(aval_of(x).shape, aval_of(y).shape)
+    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
+    dtype = aval_of(x).dtype
+    one, zero, two = (np.asarray(v, dtype)[()] for v in (1, 0, 2))
+    acc = lax.full(shape, one)
+    base = x
+    for _ in range(8 * dtype.itemsize):
+        odd = lax.ne(lax.bitwise_and(y, one), zero)
+        acc = lax.select(odd, lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+        y = lax.div(y, two)
+    return acc
+
+
+def square(x):
+    (x,) = prepare(x)
+    return lax.integer_pow(x, 2)
+
+
+def reciprocal(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.integer_pow(x, -1)
+
+
+def exp2(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.exp(lax.mul(x, np.asarray(np.log(2), aval_of(x).dtype)[()]))
+
+
+def log2(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.div(lax.log(x), np.asarray(np.log(2), aval_of(x).dtype)[()])
+
+
+def log10(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.div(lax.log(x), np.asarray(np.log(10), aval_of(x).dtype)[()])
+
+
+def isnan(x):
+    (x,) = prepare(x)
+    if not dtypes.is_inexact(aval_of(x).dtype):
+        return lax.full(aval_of(x).shape, False)
+    return lax.ne(x, x)
+
+
+def isinf(x):
+    (x,) = prepare(x)
+    if not dtypes.is_inexact(aval_of(x).dtype):
+        return lax.full(aval_of(x).shape, False)
+    return lax.eq(lax.abs(x), np.asarray(np.inf, aval_of(lax.abs(x)).dtype)[()])
+
+
+def isfinite(x):
+    return logical_not(logical_or(isnan(x), isinf(x)))
+
+
+def real(x):
+    (x,) = prepare(x)
+    return lax.real(x) if dtypes.is_complex(aval_of(x).dtype) else x
+
+
+def imag(x):
+    (x,) = prepare(x)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return lax.imag(x)
+    return lax.full(aval_of(x).shape, np.zeros((), aval_of(x).dtype)[()])
+
+
+def conjugate(x):
+    (x,) = prepare(x)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return lax.complex(lax.real(x), lax.neg(lax.imag(x)))
+    return x
+
+
+conj = conjugate
+
+
+def where(condition, x=None, y=None):
+    """`x` where `condition` else `y`, broadcasting all three (the 3-argument form)."""
+    if x is None or y is None:
+        raise ValueError(
+            "jnp.where with one argument returns data-dependent shapes; use "
+            "jnp.nonzero outside jit, or pass both x and y"
+        )
+    from olympus.numpy.core import broadcast_operands, broadcast_to
+
+    x, y = prepare(x, y)
+    condition = to_operand(condition)
+    if aval_of(condition).dtype != dtypes.bool_:
+        condition = lax.ne(condition, _zero_like(condition))
+    condition, x, y = broadcast_operands(condition, x, y)
+    shape = next((aval_of(v).shape for v in (condition, x, y) if aval_of(v).shape), ())
+    x, y = (broadcast_to(v, shape) for v in (x, y))
+    return lax.select(condition, x, y)
+
+
+def clip(a, a_min=None, a_max=None):
+    """Limits values to [a_min, a_max]; either bound may be None."""
+    a = to_operand(a)
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+def sinh(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.mul(lax.sub(lax.exp(x), lax.exp(lax.neg(x))), 0.5)
+
+
+def cosh(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5)
+
+
+def arctan(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.atan2(x, np.ones((), aval_of(x).dtype)[()])
+
+
+def arcsin(x):
+    (x,) = prepare(x, inexact=True)
+    one = np.ones((), aval_of(x).dtype)[()]
+    return lax.atan2(x, lax.sqrt(lax.sub(one, lax.mul(x, x))))
+
+
+def arccos(x):
+    (x,) = prepare(x, inexact=True)
+    one = np.ones((), aval_of(x).dtype)[()]
+    return lax.atan2(lax.sqrt(lax.sub(one, lax.mul(x, x))), x)
+
+
+def deg2rad(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.mul(x, np.asarray(np.pi / 180, aval_of(x).dtype)[()])
+
+
+def rad2deg(x):
+    (x,) = prepare(x, inexact=True)
+    return lax.mul(x, np.asarray(180 / np.pi, aval_of(x).dtype)[()])
+
+
+radians, degrees = deg2rad, rad2deg

@@ -1,0 +1,230 @@
+"""Traces and tracers: how Python execution is recorded or evaluated.
+
+There is always a *current trace*. `Primitive.bind` hands the primitive to
+it: the `EvalTrace` runs it (eager mode), a staging trace records an equation,
+and transforms (jvp, vmap) interpret it and bind on their parent trace.
+A trace treats values it did not create (constants, tracers of enclosing
+traces) as constants; a tracer whose trace has ended is an escaped tracer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from olympus.ir import core as ir
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray, SourceInfo
+from olympus.tracer.errors import (
+    ConcretizationTypeError,
+    OlympusTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_source_info() -> SourceInfo | None:
+    """The innermost stack frame outside the olympus package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+class Trace:
+    """Interprets primitives; `parent` is the trace its own bindings go to."""
+
+    parent: Trace | None = None
+    alive: bool = True
+
+    def process_primitive(self, primitive, args, params):
+        raise TypeError(f"{type(self).__name__} cannot process {primitive}")
+
+    def is_ancestor_of(self, other: Trace) -> bool:
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def concretization_error(self, tracer, what: str, cls: type) -> Exception:
+        """The error for `bool(tracer)` etc.; staging traces say more."""
+        return cls(concretization_message(tracer, what, f" (traced by {self.describe()})"))
+
+
+class EvalTrace(Trace):
+    """Eager evaluation: each primitive runs through its `impl`."""
+
+    def process_primitive(self, primitive, args, params):
+        for x in args:
+            if isinstance(x, Tracer):
+                raise escaped_tracer_error(x)
+        return primitive.impl(*args, **params)
+
+
+eval_trace = EvalTrace()
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.trace: Trace = eval_trace
+
+
+_state = _State()
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+@contextmanager
+def set_current_trace(trace: Trace):
+    previous = _state.trace
+    _state.trace = trace
+    try:
+        yield trace
+    finally:
+        _state.trace = previous
+
+
+def _bind(primitive, args, params):
+    return _state.trace.process_primitive(primitive, args, params)
+
+
+ir.set_binder(_bind)
+
+
+class Tracer:
+    """A stand-in for an array while a trace records or transforms a program.
+
+    Array operators (`+`, `@`, indexing, ...) are installed by olympus.numpy.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+    aval: ShapedArray  # each trace's tracer class provides it
+
+    @property
+    def shape(self) -> tuple:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __bool__(self):
+        raise self._trace.concretization_error(self, "bool", TracerBoolConversionError)
+
+    def __int__(self):
+        raise self._trace.concretization_error(self, "int", TracerIntegerConversionError)
+
+    def __index__(self):
+        raise self._trace.concretization_error(self, "index", TracerIntegerConversionError)
+
+    def __float__(self):
+        raise self._trace.concretization_error(self, "float", ConcretizationTypeError)
+
+    def __complex__(self):
+        raise self._trace.concretization_error(self, "complex", ConcretizationTypeError)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerArrayConversionError(
+            f"np.asarray() of a traced array {self.aval.str_short()} created by "
+            f"{self._trace.describe()}: NumPy functions need concrete values. Use "
+            f"olympus.numpy functions on traced values instead."
+        )
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}> with {self._trace.describe()}"
+
+
+def concretization_message(tracer: Tracer, what: str, context: str) -> str:
+    fixes = {
+        "bool": "use lax.cond / lax.select / jnp.where for value-dependent choices",
+        "index": "use lax.dynamic_slice or mark the argument static",
+        "int": "mark the argument static or keep the value as an array",
+    }.get(what, "keep the computation in olympus.numpy / lax")
+    return (
+        f"Attempted {what}() conversion of a traced array {tracer.aval.str_short()}"
+        f"{context}.\nThe value is not known while tracing, so Python cannot "
+        f"branch on it or convert it. Fixes: pass the argument with "
+        f"static_argnums / static_argnames if it is really a constant, or "
+        f"{fixes}."
+    )
+
+
+def escaped_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
+    where = getattr(tracer, "source_info", None)
+    made = f", created at {where}" if where is not None else ""
+    return UnexpectedTracerError(
+        f"a tracer {tracer.aval.str_short()} from {tracer._trace.describe()}"
+        f"{made} was used after its trace ended (it escaped, e.g. via a global "
+        f"or a closure). Return the value from the traced function instead."
+    )
+
+
+# ---- abstract values of concrete Python / NumPy values ----------------------
+def aval_of(x) -> ShapedArray:
+    """The abstract value of an array-like (tracers and Arrays carry theirs)."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if isinstance(x, (bool, int, float, complex)):
+        if isinstance(x, int) and not isinstance(x, bool):
+            check_int_range(x)
+        return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    raise OlympusTypeError(
+        f"{type(x).__name__} object {x!r:.60} is not a valid olympus array type; "
+        f"use arrays, NumPy arrays or Python scalars"
+    )
+
+
+def check_int_range(x: int) -> None:
+    dtype = dtypes.default_int_dtype()
+    info = np.iinfo(dtype)
+    if not info.min <= x <= info.max:
+        raise OverflowError(
+            f"Python int {x} does not fit in {dtype.name}"
+            f"{'' if dtypes.x64_enabled() else ' (enable x64 for int64)'}"
+        )

@@ -1,0 +1,197 @@
+"""The staging trace: records each primitive as an equation of an olympuspr.
+
+Python control flow and function calls run normally while tracing and leave
+only the primitives they bound. Values the trace did not create become
+constants: Python/NumPy scalars are inlined as literals, other arrays (and
+tracers of enclosing traces) are hoisted into constvars.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
+from olympus.tracer import core
+from olympus.tracer.core import Trace, Tracer, concretization_message, user_source_info
+from olympus.tracer.errors import OlympusTypeError, UnexpectedTracerError
+
+
+class DebugInfo(NamedTuple):
+    """What the user traced, for error messages: `jit of f`, `x['w']`."""
+
+    transform: str
+    function: str
+    arg_paths: tuple
+
+
+def function_name(fun: Callable) -> str:
+    return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", repr(fun))
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("aval", "var", "source_info")
+
+    def __init__(self, trace: StagingTrace, aval: ShapedArray, var: Var, source_info=None):
+        self._trace = trace
+        self.aval = aval
+        self.var = var
+        self.source_info = source_info
+
+
+def _is_scalar_constant(x) -> bool:
+    return isinstance(x, (bool, int, float, complex, np.generic)) or (
+        getattr(x, "shape", None) == () and not isinstance(x, Tracer)
+    )
+
+
+class StagingTrace(Trace):
+    """Builds an olympuspr from the primitives bound while it is current."""
+
+    def __init__(self, parent: Trace, debug_info: DebugInfo | None = None):
+        self.parent = parent
+        self.debug_info = debug_info
+        self.eqns: list[Eqn] = []
+        self.invars: list[Var] = []
+        self.constvars: list[Var] = []
+        self.consts: list = []
+        self._const_ids: dict[int, Var] = {}
+        self.alive = True
+
+    def describe(self) -> str:
+        if self.debug_info is None:
+            return "a staging trace"
+        return f"{self.debug_info.transform} of {self.debug_info.function}"
+
+    def new_arg(self, aval: ShapedArray) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, aval, var)
+
+    def to_atom(self, x):
+        """The Var or Literal that stands for `x` in this trace's program."""
+        if isinstance(x, StagingTracer) and x._trace is self:
+            return x.var
+        if isinstance(x, Tracer):
+            if not x._trace.alive or not x._trace.is_ancestor_of(self):
+                raise core.escaped_tracer_error(x)
+            return self._const_var(x)
+        if _is_scalar_constant(x):
+            aval = core.aval_of(x)
+            return Literal(_scalar_value(x, aval), aval)
+        return self._const_var(x)
+
+    def _const_var(self, x) -> Var:
+        var = self._const_ids.get(id(x))
+        if var is None:
+            var = Var(core.aval_of(x))
+            self._const_ids[id(x)] = var
+            self.constvars.append(var)
+            self.consts.append(x)
+        return var
+
+    def process_primitive(self, primitive, args, params):
+        atoms = [self.to_atom(x) for x in args]
+        source_info = user_source_info()
+        out_avals = abstract_eval(primitive, [a.aval for a in atoms], params, source_info)
+        multiple = primitive.multiple_results
+        out_avals = out_avals if multiple else [out_avals]
+        outvars = [Var(aval) for aval in out_avals]
+        self.eqns.append(Eqn(primitive, params, atoms, outvars, source_info))
+        tracers = [StagingTracer(self, v.aval, v, source_info) for v in outvars]
+        return tracers if multiple else tracers[0]
+
+    def to_olympuspr(self, outs: Sequence) -> tuple[Olympuspr, list]:
+        outvars = [self.to_atom(x) for x in outs]
+        olympuspr = Olympuspr(self.constvars, self.invars, self.eqns, outvars, self.debug_info)
+        return olympuspr, list(self.consts)
+
+    def concretization_error(self, tracer, what: str, cls: type) -> Exception:
+        context = f" while tracing {self.describe()}"
+        if tracer.source_info is not None:
+            context += f"\n  at {tracer.source_info}"
+        args = self._arguments_behind(tracer)
+        if args:
+            context += f"\nThe value depends on argument(s) {', '.join(args)}"
+            context += f" of {self.debug_info.function}" if self.debug_info else ""
+        return cls(concretization_message(tracer, what, context))
+
+    def _arguments_behind(self, tracer) -> list[str]:
+        """The argument paths a traced value depends on (walks eqns backwards)."""
+        if self.debug_info is None or tracer._trace is not self:
+            return []
+        needed = {tracer.var}
+        for eqn in reversed(self.eqns):
+            if any(v in needed for v in eqn.outvars):
+                needed.update(x for x in eqn.invars if isinstance(x, Var))
+        paths = self.debug_info.arg_paths
+        return [
+            paths[i] if i < len(paths) else f"#{i}"
+            for i, v in enumerate(self.invars)
+            if v in needed
+        ]
+
+
+def _scalar_value(x, aval: ShapedArray):
+    return np.asarray(x, dtype=aval.dtype)[()]
+
+
+def abstract_eval(primitive, avals, params, source_info):
+    """Runs a primitive's shape rule; errors name the primitive, types and line."""
+    try:
+        return primitive.abstract_eval(*avals, **params)
+    except OlympusTypeError as err:
+        raise OlympusTypeError(_located(primitive, avals, err, source_info)) from None
+    except (TypeError, ValueError) as err:
+        raise OlympusTypeError(_located(primitive, avals, err, source_info)) from err
+
+
+def _located(primitive, avals, err, source_info) -> str:
+    text = str(err)
+    if f"{primitive.name}:" in text and " at " in text:
+        return text  # already located by an inner bind
+    types = ", ".join(a.str_short() for a in avals)
+    where = f"\n  at {source_info}" if source_info is not None else ""
+    return f"{primitive.name}: {text} (operands: {types}){where}"
+
+
+def trace_to_olympuspr(
+    fun: Callable, in_avals: Sequence[ShapedArray], debug_info: DebugInfo | None = None
+) -> tuple[Olympuspr, list, list]:
+    """Traces flat `fun(*tracers) -> list` under a new staging trace.
+
+    Returns (olympuspr, consts, out_tracers_or_values); consts may be tracers of
+    enclosing traces when `fun` closes over them.
+    """
+    trace = StagingTrace(core.current_trace(), debug_info)
+    args = [trace.new_arg(aval) for aval in in_avals]
+    try:
+        with core.set_current_trace(trace):
+            outs = fun(*args)
+        olympuspr, consts = trace.to_olympuspr(outs)
+    finally:
+        trace.alive = False
+    return olympuspr, consts, outs
+
+
+def close_over_consts(olympuspr: Olympuspr, consts: list) -> ClosedOlympuspr:
+    return ClosedOlympuspr(olympuspr, consts)
+
+
+def consts_as_invars(olympuspr: Olympuspr) -> Olympuspr:
+    """The same program with its constvars moved in front of its invars."""
+    return Olympuspr(
+        [], olympuspr.constvars + olympuspr.invars, olympuspr.eqns, olympuspr.outvars,
+        olympuspr.debug_info,
+    )
+
+
+def check_escaped(x) -> None:
+    if isinstance(x, Tracer) and not x._trace.alive:
+        raise UnexpectedTracerError(str(core.escaped_tracer_error(x)))
+
+
+def weak_scalar_aval(x) -> ShapedArray:
+    return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=True)

@@ -1,0 +1,11 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="olympus",
+    version="0.1.0",
+    description="A tracing JIT compiler for numerical Python, on XLA through jaxlib",
+    packages=find_packages(include=["olympus", "olympus.*"]),
+    python_requires=">=3.11",
+    install_requires=["numpy", "jaxlib==0.10.2", "ml_dtypes", "absl-py"],
+    extras_require={"test": ["pytest"]},
+)
