@@ -63,7 +63,9 @@ class Array:
                 "this Array was donated to a jitted computation and deleted"
             )
         if self._npy is None:
-            npy = np.asarray(self._buf)
+            # np.asarray(buf) goes through the buffer protocol, which has no
+            # format for bf16 (NumPy then makes a 0-d object array).
+            npy = self._buf._single_device_array_to_np_array_did_copy()[0]
             npy.flags.writeable = False
             self._npy = npy
         return self._npy
