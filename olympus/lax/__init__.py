@@ -7,3 +7,6 @@ from olympus.lax.ops import *  # noqa: F401,F403
 from olympus.lax.ops import (  # noqa: F401  names that shadow builtins
     abs, complex, max, min, pow, round, slice,
 )
+from olympus.lax.control_flow import (  # noqa: F401  structured control flow
+    cond, fori_loop, map, scan, switch, while_loop,
+)
