@@ -1,0 +1,370 @@
+"""The user-facing differentiation API: jvp, linearize, vjp, grad,
+value_and_grad, jacfwd, jacrev, hessian.
+
+All of them take and return pytrees; they compose with each other, with
+`jit` (both ways round) and with closures over arrays or over tracers of
+enclosing transformations.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.tracer import core
+from olympus.tracer.core import Tracer, aval_of
+from olympus.tracer.pytree import LEAF, tree_flatten, tree_unflatten
+from olympus.tracer.staging import function_name
+from olympus.transforms.jvp import (
+    JVPTracer,
+    Zero,
+    instantiate,
+    is_differentiable,
+    is_zero,
+    jvp_flat,
+)
+from olympus.transforms.linearize import backward_pass, eval_olympuspr, linearize_flat
+
+
+class GradTypeError(TypeError):
+    """A function or argument that cannot be differentiated the way asked."""
+
+
+# ---- flattening a pytree function -------------------------------------------------
+def _flatten_fun(fun: Callable, in_tree, has_aux: bool = False):
+    """`fun` as flat leaves -> flat leaves; the output tree (and aux) land in `box`."""
+    box: dict = {}
+
+    def flat_fun(*leaves):
+        out = fun(*tree_unflatten(in_tree, leaves))
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise GradTypeError(
+                    f"{function_name(fun)} was differentiated with has_aux=True, so it "
+                    f"must return a pair (output, aux); it returned {type(out).__name__}"
+                )
+            out, box["aux"] = out
+        out_leaves, box["tree"] = tree_flatten(out)
+        return out_leaves
+
+    return flat_fun, box
+
+
+def _strip_tangents(tree):
+    """Aux outputs: the primal values of tracers of a finished jvp trace."""
+
+    def strip(x):
+        while isinstance(x, JVPTracer) and not x._trace.alive:
+            x = x.primal
+        return x
+
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [strip(x) for x in leaves])
+
+
+def _zero_cotangent(x):
+    """What the cotangent of a non-differentiable input is: float0 zeros."""
+    return np.zeros(aval_of(x).shape, dtypes.float0)
+
+
+# ---- forward mode ---------------------------------------------------------------
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+    """(fun(*primals), the directional derivative of fun at primals along tangents).
+
+    >>> jvp(jnp.sin, (0.0,), (1.0,))
+    (Array(0., dtype=float32), Array(1., dtype=float32))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise GradTypeError("jvp takes primals and tangents as tuples: jvp(f, (x,), (t,))")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise GradTypeError(f"jvp: primals {p_tree} and tangents {t_tree} differ in structure")
+    t_leaves = [_check_tangent(p, t) for p, t in zip(p_leaves, t_leaves)]
+    flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
+    outs, tangent_outs, _ = jvp_flat(flat_fun, p_leaves, t_leaves)
+    tangent_outs = [instantiate(t) for t in tangent_outs]
+    result = (tree_unflatten(box["tree"], outs), tree_unflatten(box["tree"], tangent_outs))
+    return result + (_strip_tangents(box["aux"]),) if has_aux else result
+
+
+def _check_tangent(primal, tangent):
+    p, t = aval_of(primal), aval_of(tangent)
+    if not is_differentiable(p):
+        return Zero(p)
+    if p.shape != t.shape or (p.dtype != t.dtype and not t.weak_type):
+        raise GradTypeError(
+            f"jvp: tangent {t.str_short()} does not match its primal {p.str_short()}; "
+            f"tangents need the primal's shape and dtype"
+        )
+    return tangent
+
+
+def linearize(fun: Callable, *primals):
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the linear map
+    without re-running the primal computation."""
+    leaves, in_tree = tree_flatten(primals)
+    mask = [is_differentiable(aval_of(x)) for x in leaves]
+    flat_fun, box = _flatten_fun(fun, in_tree)
+    outs, linear = linearize_flat(flat_fun, leaves, mask, function_name(fun))
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_flatten(tangents)
+        if t_tree != in_tree:
+            raise GradTypeError(f"linearize: tangents {t_tree} do not match primals {in_tree}")
+        used = [t for t, m in zip(t_leaves, mask) if m]
+        out = eval_olympuspr(linear.olympuspr, linear.consts, used)
+        return tree_unflatten(box["tree"], out)
+
+    return tree_unflatten(box["tree"], outs), f_jvp
+
+
+# ---- reverse mode ---------------------------------------------------------------
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """(fun(*primals), pullback) where pullback(ct) gives one cotangent per primal.
+
+    >>> y, pullback = vjp(jnp.sin, 0.0)
+    >>> pullback(1.0)
+    (Array(1., dtype=float32),)
+    """
+    leaves, in_tree = tree_flatten(primals)
+    mask = [is_differentiable(aval_of(x)) for x in leaves]
+    flat_fun, box = _flatten_fun(fun, in_tree, has_aux)
+    outs, linear = linearize_flat(flat_fun, leaves, mask, function_name(fun))
+    out_tree = box["tree"]
+    out_avals = [aval_of(x) for x in outs]
+
+    def pullback(ct):
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise GradTypeError(
+                f"vjp pullback: cotangent structure {ct_tree} does not match the "
+                f"output structure {out_tree}"
+            )
+        ct_leaves = [_check_cotangent(a, c) for a, c in zip(out_avals, ct_leaves)]
+        cts = iter(backward_pass(linear.olympuspr, linear.consts, ct_leaves))
+        cts_in = [instantiate(next(cts)) if m else _zero_cotangent(x) for x, m in zip(leaves, mask)]
+        return tree_unflatten(in_tree, cts_in)
+
+    out = tree_unflatten(out_tree, outs)
+    return (out, pullback, _strip_tangents(box["aux"])) if has_aux else (out, pullback)
+
+
+def _check_cotangent(aval, ct):
+    ct_aval = aval_of(ct)
+    if ct_aval.shape != aval.shape:
+        raise GradTypeError(
+            f"vjp pullback: cotangent {ct_aval.str_short()} does not match the output "
+            f"{aval.str_short()}; pass one of the output's shape"
+        )
+    if not is_differentiable(aval):
+        return Zero(aval)
+    if ct_aval.dtype != aval.dtype:
+        return np.asarray(ct, aval.dtype) if not isinstance(ct, Tracer) else ct
+    return ct
+
+
+def _argnums_tuple(argnums) -> tuple:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _dyn_args_fun(fun: Callable, args: tuple, kwargs: dict, argnums: tuple):
+    """`fun` as a function of the arguments in `argnums` only."""
+
+    def partial_fun(*dyn):
+        full = list(args)
+        for i, x in zip(argnums, dyn):
+            full[i] = x
+        return fun(*full, **kwargs)
+
+    partial_fun.__qualname__ = function_name(fun)
+    return partial_fun
+
+
+def _check_grad_inputs(fun_name: str, args: tuple, argnums: tuple, allow_int: bool) -> None:
+    for i in argnums:
+        if not -len(args) <= i < len(args):
+            raise GradTypeError(
+                f"grad of {fun_name}: argnums {argnums} names argument {i}, but it was "
+                f"called with {len(args)} positional arguments"
+            )
+        for leaf in tree_flatten(args[i])[0]:
+            aval = aval_of(leaf)
+            if not is_differentiable(aval) and not allow_int:
+                raise GradTypeError(
+                    f"grad of {fun_name} requires real- or complex-valued inputs, but "
+                    f"argument {i} has an input of type {aval.str_short()}. Convert it "
+                    f"with x.astype(jnp.float32), differentiate with respect to other "
+                    f"arguments (argnums), or pass allow_int=True"
+                )
+
+
+def _check_scalar_output(fun_name: str, out_tree, outs) -> None:
+    if out_tree is not LEAF:
+        raise GradTypeError(
+            f"grad of {fun_name} requires a scalar output, but it returned a pytree "
+            f"{out_tree}. Return one scalar (e.g. a sum of losses), use has_aux=True "
+            f"to return extra values, or use olympus.vjp / jacrev for several outputs"
+        )
+    aval = aval_of(outs)
+    if aval.shape != ():
+        raise GradTypeError(
+            f"grad of {fun_name} requires a scalar output, but it returned "
+            f"{aval.str_short()}. Reduce it (e.g. jnp.sum), or use olympus.vjp / "
+            f"jacrev for non-scalar outputs"
+        )
+    if not dtypes.is_inexact(aval.dtype):
+        raise GradTypeError(
+            f"grad of {fun_name} requires a real- or complex-valued output, but it "
+            f"returned {aval.str_short()}"
+        )
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   allow_int: bool = False):
+    """`fun`'s value and its gradient with respect to the arguments in argnums.
+
+    >>> value_and_grad(lambda x: x ** 2)(3.0)
+    (Array(9., dtype=float32), Array(6., dtype=float32))
+    """
+    nums = _argnums_tuple(argnums)
+    name = function_name(fun)
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        _check_grad_inputs(name, args, nums, allow_int)
+        dyn = tuple(args[i] for i in nums)
+        result = vjp(_dyn_args_fun(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        out, pullback = result[0], result[1]
+        _check_scalar_output(name, tree_flatten(out)[1], out)
+        grads = pullback(np.ones((), aval_of(out).dtype))
+        grads = grads[0] if isinstance(argnums, int) else grads
+        return ((out, result[2]), grads) if has_aux else (out, grads)
+
+    return value_and_grad_fun
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         allow_int: bool = False):
+    """The gradient of scalar-valued `fun` with respect to argument(s) argnums.
+
+    >>> grad(lambda x: jnp.sin(x) * 2.0)(0.0)
+    Array(2., dtype=float32)
+    """
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        (value, grads) = value_and_grad_fun(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return grad_fun
+
+
+# ---- Jacobians ------------------------------------------------------------------
+def _basis(aval, k: int) -> np.ndarray:
+    e = np.zeros(aval.size, aval.dtype)
+    e[k] = 1
+    return e.reshape(aval.shape)
+
+
+def _stack(columns: list, axis: int):
+    from olympus import numpy as jnp
+
+    return jnp.stack(columns, axis=axis)
+
+
+def _assemble(out_tree, in_tree, blocks: list[list]) -> Any:
+    """J[i][j] blocks (output leaf i, input leaf j) as the out tree of in trees."""
+    return tree_unflatten(out_tree, [tree_unflatten(in_tree, row) for row in blocks])
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian of `fun` by forward mode, one jvp per input element.
+
+    Each block has shape out.shape + in.shape.
+    """
+    nums = _argnums_tuple(argnums)
+
+    def jac_fun(*args, **kwargs):
+        _check_grad_inputs(function_name(fun), args, nums, False)
+        dyn = tuple(args[i] for i in nums)
+        dyn = dyn[0] if isinstance(argnums, int) else dyn
+        f = _dyn_args_fun(fun, args, kwargs, nums)
+        f1 = (lambda x: f(x)) if isinstance(argnums, int) else (lambda x: f(*x))
+        in_leaves, in_tree = tree_flatten(dyn)
+        columns = []  # per input leaf: per element, the output tangent leaves
+        aux = None
+        for j, x in enumerate(in_leaves):
+            aval = aval_of(x)
+            cols = []
+            for k in range(aval.size):
+                tangents = [_basis(aval, k) if i == j else np.zeros(aval_of(y).shape, aval_of(y).dtype)
+                            for i, y in enumerate(in_leaves)]
+                res = jvp(f1, (dyn,), (tree_unflatten(in_tree, tangents),), has_aux=has_aux)
+                out, t_out = res[0], res[1]
+                aux = res[2] if has_aux else None
+                cols.append(tree_flatten(t_out)[0])
+            columns.append((aval, cols))
+        if not in_leaves:
+            raise GradTypeError("jacfwd: no inputs to differentiate")
+        out_leaves, out_tree = tree_flatten(out)
+        blocks = []
+        for i, o in enumerate(out_leaves):
+            row = []
+            for aval, cols in columns:
+                stacked = _stack([c[i] for c in cols], axis=-1) if cols else np.zeros(
+                    aval_of(o).shape + (0,), aval_of(o).dtype)
+                row.append(stacked.reshape(aval_of(o).shape + aval.shape))
+            blocks.append(row)
+        jac = _assemble(out_tree, in_tree, blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jac_fun
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian of `fun` by reverse mode, one pullback per output element.
+
+    Each block has shape out.shape + in.shape.
+    """
+    nums = _argnums_tuple(argnums)
+
+    def jac_fun(*args, **kwargs):
+        _check_grad_inputs(function_name(fun), args, nums, False)
+        dyn = tuple(args[i] for i in nums)
+        f = _dyn_args_fun(fun, args, kwargs, nums)
+        res = vjp(f, *dyn, has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        out_leaves, out_tree = tree_flatten(out)
+        dyn_tree = dyn[0] if isinstance(argnums, int) else dyn
+        in_leaves, in_tree = tree_flatten(dyn_tree)
+        blocks = []
+        for i, o in enumerate(out_leaves):
+            o_aval = aval_of(o)
+            rows = []
+            for k in range(o_aval.size):
+                cts = [_basis(o_aval, k) if m == i else np.zeros(aval_of(y).shape, aval_of(y).dtype)
+                       for m, y in enumerate(out_leaves)]
+                grads = pullback(tree_unflatten(out_tree, cts))
+                grads = grads[0] if isinstance(argnums, int) else grads
+                rows.append(tree_flatten(grads)[0])
+            block_row = []
+            for j, x in enumerate(in_leaves):
+                x_aval = aval_of(x)
+                stacked = _stack([r[j] for r in rows], axis=0) if rows else np.zeros(
+                    (0,) + x_aval.shape, x_aval.dtype)
+                block_row.append(stacked.reshape(o_aval.shape + x_aval.shape))
+            blocks.append(block_row)
+        jac = _assemble(out_tree, in_tree, blocks)
+        return (jac, res[2]) if has_aux else jac
+
+    return jac_fun
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Hessian of scalar `fun`: jacfwd of jacrev."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)

@@ -1,0 +1,220 @@
+"""Forward-mode differentiation: the JVP trace and the `jvp_rules` table.
+
+A `JVPTracer` carries a primal value and its tangent. The tangent may be a
+symbolic `Zero(aval)`, which is never materialised: rules skip the work it
+would cause. `JVPTrace.process_primitive` reads each operand's (primal,
+tangent) pair (values it did not create are constants with Zero tangents)
+and calls `jvp_rules[prim](primals, tangents, **params)` with the *rule
+trace* current. For `jvp` the rule trace is the parent trace; for
+`linearize` it is a `PartialTrace` that sends tangent computations to a
+staging trace and primal computations to the parent (see linearize.py).
+
+Rules are registered beside each primitive in olympus/lax. `olympus.lax`
+also registers the two array operations this module needs but may not
+import: materialising a zero and adding two tangents (`register_ad_ops`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import Primitive, ShapedArray
+from olympus.tracer import core
+from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
+
+jvp_rules: dict[Primitive, Callable] = {}
+
+
+class MissingRuleError(NotImplementedError):
+    """A transformation met a primitive that has no rule for it."""
+
+
+def missing_rule(primitive: Primitive, transform: str) -> MissingRuleError:
+    return MissingRuleError(
+        f"no {transform} rule for primitive '{primitive.name}': olympus cannot "
+        f"differentiate through it. Register one beside the primitive "
+        f"(olympus/lax), or wrap the computation in olympus.custom_jvp / "
+        f"custom_vjp, or stop the gradient with lax.stop_gradient."
+    )
+
+
+# ---- symbolic zeros ------------------------------------------------------------
+class Zero:
+    """The tangent (or cotangent) that is known to be zero; never materialised."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval.str_short()})"
+
+
+def is_zero(t) -> bool:
+    return type(t) is Zero
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """Tangents of inexact values share their aval; others have no tangent."""
+    return aval
+
+
+def is_differentiable(aval: ShapedArray) -> bool:
+    return dtypes.is_inexact(aval.dtype)
+
+
+_ad_ops: dict[str, Callable] = {}
+
+
+def register_ad_ops(zeros: Callable, add: Callable) -> None:
+    """`zeros(aval)` and `add(x, y)` as lax builds them (this module cannot import lax)."""
+    _ad_ops["zeros"] = zeros
+    _ad_ops["add"] = add
+
+
+def zeros_like_aval(aval: ShapedArray):
+    return _ad_ops["zeros"](aval)
+
+
+def instantiate(t):
+    """A tangent as an array: symbolic zeros become real zeros."""
+    return zeros_like_aval(t.aval) if is_zero(t) else t
+
+
+def add_tangents(x, y):
+    """Sums two tangents, keeping symbolic zeros symbolic."""
+    if is_zero(x):
+        return y
+    if is_zero(y):
+        return x
+    return _ad_ops["add"](x, y)
+
+
+# ---- the trace -------------------------------------------------------------------
+class JVPTracer(Tracer):
+    __slots__ = ("aval", "primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal, tangent):
+        self._trace = trace
+        self.aval = aval_of(primal)
+        self.primal = primal
+        self.tangent = tangent
+
+
+class JVPTrace(Trace):
+    """Pushes tangents forward through each primitive with its jvp rule."""
+
+    def __init__(self, parent: Trace, rule_trace: Trace | None = None):
+        self.parent = parent
+        self.rule_trace = parent if rule_trace is None else rule_trace
+        self.alive = True
+
+    def describe(self) -> str:
+        return "a jvp trace"
+
+    def primal_tangent(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer) and not x._trace.alive:
+            raise core.escaped_tracer_error(x)
+        return x, Zero(tangent_aval(aval_of(x)))
+
+    def new_tracer(self, primal, tangent):
+        return JVPTracer(self, primal, tangent)
+
+    def process_primitive(self, primitive, args, params):
+        primals, tangents = zip(*map(self.primal_tangent, args)) if args else ((), ())
+        if all(is_zero(t) for t in tangents):
+            with set_current_trace(self.rule_trace):
+                return primitive.bind(*primals, **params)
+        rule = jvp_rules.get(primitive)
+        if rule is None:
+            raise missing_rule(primitive, "jvp (differentiation)")
+        with set_current_trace(self.rule_trace):
+            primal_out, tangent_out = rule(list(primals), list(tangents), **params)
+        if primitive.multiple_results:
+            return [self._wrap(p, t) for p, t in zip(primal_out, tangent_out)]
+        return self._wrap(primal_out, tangent_out)
+
+    def _wrap(self, primal, tangent):
+        aval = aval_of(primal)
+        if not is_differentiable(aval):
+            return primal
+        if tangent is None:
+            tangent = Zero(tangent_aval(aval))
+        return JVPTracer(self, primal, tangent)
+
+
+def jvp_flat(fun: Callable, primals: list, tangents: list, rule_trace: Trace | None = None):
+    """Runs flat `fun(*xs) -> list` on (primal, tangent) pairs.
+
+    Returns (primal_outs, tangent_outs, trace); tangent_outs may hold Zeros.
+    """
+    parent = core.current_trace()
+    trace = JVPTrace(parent, rule_trace)
+    tracers = [
+        JVPTracer(trace, p, t) if not is_zero(t) else p for p, t in zip(primals, tangents)
+    ]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+        pairs = [trace.primal_tangent(x) for x in outs]
+    finally:
+        trace.alive = False
+    return [p for p, _ in pairs], [t for _, t in pairs], trace
+
+
+# ---- helpers for writing rules ---------------------------------------------------
+def defjvp_linear(primitive: Primitive) -> None:
+    """A primitive linear in all its operands: its tangent is itself on tangents."""
+
+    def rule(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        if all(is_zero(t) for t in tangents):
+            return out, _zeros_out(primitive, out)
+        return out, primitive.bind(*map(instantiate, tangents), **params)
+
+    jvp_rules[primitive] = rule
+
+
+def defjvp_zero(primitive: Primitive) -> None:
+    """A primitive whose outputs are piecewise constant (comparisons, argmax, ...)."""
+
+    def rule(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        return out, _zeros_out(primitive, out)
+
+    jvp_rules[primitive] = rule
+
+
+def _zeros_out(primitive, out):
+    if primitive.multiple_results:
+        return [Zero(aval_of(o)) for o in out]
+    return Zero(aval_of(out))
+
+
+def defjvp(primitive: Primitive, *partials: Callable | None) -> None:
+    """The tangent is the sum over operands of `partial_i(t_i, ans, *primals)`.
+
+    Like JAX's `defjvp`: `partials[i]` maps operand i's tangent to its
+    contribution (None for operands the output does not depend on smoothly).
+    """
+
+    def rule(primals, tangents, **params):
+        ans = primitive.bind(*primals, **params)
+        out = Zero(aval_of(ans))
+        for partial, t in zip(partials, tangents):
+            if partial is not None and not is_zero(t):
+                out = add_tangents(out, partial(t, ans, *primals, **params))
+        return ans, out
+
+    jvp_rules[primitive] = rule
+
+
+def scalar_like(value, x) -> np.generic:
+    """`value` as a rank-0 constant of x's dtype (binary primitives broadcast it)."""
+    return np.asarray(value, dtype=aval_of(x).dtype)[()]

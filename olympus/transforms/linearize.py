@@ -1,0 +1,214 @@
+"""Reverse mode: linearize a function, then transpose its linear program.
+
+`linearize_flat` runs the JVP of a function with its tangent inputs being
+arguments of a staging trace. While jvp rules run, a `PartialTrace` is
+current: a primitive with any tangent (staged) operand is recorded into the
+linear olympuspr; every other primitive is a primal computation and runs on
+the parent trace (eagerly, or into an enclosing jit's program). The primal
+values the linear program uses become its constants (the residuals).
+
+`backward_pass` transposes a linear olympuspr: it walks the equations
+backwards, calling `transpose_rules[prim](ct, *args, **params)` where the
+linear operands are `UndefinedPrimal(aval)` markers, and accumulates
+cotangents per variable. Equations of the program that do not depend on the
+linear inputs are evaluated forward first.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive, ShapedArray, Var
+from olympus.tracer import core
+from olympus.tracer.core import Trace, set_current_trace
+from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer
+from olympus.transforms.jvp import (
+    JVPTrace,
+    JVPTracer,
+    Zero,
+    add_tangents,
+    instantiate,
+    is_zero,
+    missing_rule,
+)
+
+transpose_rules: dict[Primitive, Callable] = {}
+# Rules for primitives that hold sub-programs, when some operands are staged
+# (unknown) and others known: `rule(trace, args, unknown, **params) -> outs`.
+partial_eval_rules: dict[Primitive, Callable] = {}
+
+
+class UndefinedPrimal:
+    """Marks a linear operand in a transpose rule: its value is not needed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+# ---- partial evaluation: known (primal) vs staged (tangent) ---------------------
+class PartialTrace(Trace):
+    """Current while linearize's jvp rules run: splits primal from tangent work."""
+
+    def __init__(self, parent: Trace, tangent_trace: StagingTrace):
+        self.parent = parent
+        self.tangent_trace = tangent_trace
+        self.alive = True
+
+    def describe(self) -> str:
+        return "linearize"
+
+    def is_unknown(self, x) -> bool:
+        return isinstance(x, StagingTracer) and x._trace is self.tangent_trace
+
+    def process_primitive(self, primitive, args, params):
+        unknown = [self.is_unknown(x) for x in args]
+        if not any(unknown):
+            with set_current_trace(self.parent):
+                return primitive.bind(*args, **params)
+        rule = partial_eval_rules.get(primitive)
+        if rule is not None and not all(unknown):
+            return rule(self, list(args), unknown, **params)
+        with set_current_trace(self.tangent_trace):
+            return primitive.bind(*args, **params)
+
+
+def new_tangent_trace(parent: Trace, name: str) -> StagingTrace:
+    return StagingTrace(parent, DebugInfo("linearize", name, ()))
+
+
+def linearize_flat(fun: Callable, primals: list, linear_mask: list[bool], name: str = "f"):
+    """JVP of flat `fun` with staged tangents for the operands in `linear_mask`.
+
+    Returns (primal_outs, ClosedOlympuspr) where the closed program maps the
+    tangents of the masked inputs to the tangents of all outputs; its consts
+    are residuals (values of the parent trace).
+    """
+    parent = core.current_trace()
+    tangent_trace = new_tangent_trace(parent, name)
+    partial = PartialTrace(parent, tangent_trace)
+    trace = JVPTrace(parent, rule_trace=partial)
+    tracers = []
+    for p, linear in zip(primals, linear_mask):
+        if linear:
+            tangent = tangent_trace.new_arg(core.aval_of(p))
+            tracers.append(JVPTracer(trace, p, tangent))
+        else:
+            tracers.append(p)
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+        pairs = [trace.primal_tangent(x) for x in outs]
+        with set_current_trace(partial):
+            tangent_outs = [instantiate(t) for _, t in pairs]
+        olympuspr, consts = tangent_trace.to_olympuspr(tangent_outs)
+    finally:
+        trace.alive = partial.alive = tangent_trace.alive = False
+    return [p for p, _ in pairs], ClosedOlympuspr(olympuspr, consts)
+
+
+# ---- transposition ----------------------------------------------------------------
+def _linear_vars(olympuspr: Olympuspr, linear_invars) -> set:
+    """The variables that depend on the linear inputs."""
+    linear = set(linear_invars)
+    for eqn in olympuspr.eqns:
+        if any(isinstance(v, Var) and v in linear for v in eqn.invars):
+            linear.update(eqn.outvars)
+    return linear
+
+
+def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=None) -> list:
+    """Cotangents of the invars of linear `olympuspr`, given those of its outvars.
+
+    `primals_in[i]` is a value for invar i that is *not* linear (None or
+    UndefinedPrimal marks a linear one); by default every invar is linear.
+    Returns a list with a cotangent (or Zero) per invar.
+    """
+    primals_in = primals_in or [None] * len(olympuspr.invars)
+    env: dict = dict(zip(olympuspr.constvars, consts))
+    linear_invars = []
+    for v, p in zip(olympuspr.invars, primals_in):
+        if p is None or is_undefined(p):
+            linear_invars.append(v)
+        else:
+            env[v] = p
+    linear = _linear_vars(olympuspr, linear_invars)
+    _eval_nonlinear(olympuspr, env, linear)
+
+    ct_env: dict = {}
+    for v, ct in zip(olympuspr.outvars, cts_out):
+        if isinstance(v, Var) and v in linear:
+            _write_ct(ct_env, v, ct)
+    for eqn in reversed(olympuspr.eqns):
+        if not any(v in linear for v in eqn.outvars):
+            continue
+        cts = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(ct is None or is_zero(ct) for ct in cts):
+            continue
+        args = [_operand(x, env, linear) for x in eqn.invars]
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise missing_rule(eqn.primitive, "transpose (reverse-mode differentiation)")
+        if eqn.primitive.multiple_results:
+            ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+        else:
+            ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
+        cts_in = rule(ct_arg, *args, **eqn.params)
+        for x, ct in zip(eqn.invars, cts_in):
+            if isinstance(x, Var) and x in linear and ct is not None:
+                _write_ct(ct_env, x, ct)
+    return [ct_env.get(v, Zero(v.aval)) if v in set(linear_invars) else Zero(v.aval)
+            for v in olympuspr.invars]
+
+
+def instantiate_ct(ct, aval):
+    return instantiate(Zero(aval) if ct is None else ct)
+
+
+def _operand(x, env, linear):
+    if isinstance(x, Literal):
+        return x.val
+    if x in linear:
+        return UndefinedPrimal(x.aval)
+    return env[x]
+
+
+def _write_ct(ct_env: dict, v: Var, ct) -> None:
+    if ct is None or is_zero(ct):
+        return
+    previous = ct_env.get(v)
+    ct_env[v] = ct if previous is None else add_tangents(previous, ct)
+
+
+def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
+    """Evaluates, on the current trace, the equations not touching linear inputs."""
+    for eqn in olympuspr.eqns:
+        if any(v in linear for v in eqn.outvars):
+            continue
+        args = [x.val if isinstance(x, Literal) else env[x] for x in eqn.invars]
+        outs = eqn.primitive.bind(*args, **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs))
+
+
+def transpose_closed(closed: ClosedOlympuspr, cts_out: list) -> list:
+    """Cotangents of all invars of a linear closed program."""
+    return backward_pass(closed.olympuspr, closed.consts, cts_out)
+
+
+
+
+def eval_olympuspr(olympuspr: Olympuspr, consts: list, args: list) -> list:
+    """Runs `olympuspr` by binding each equation on the current trace."""
+    env: dict = dict(zip(olympuspr.constvars, consts))
+    env.update(zip(olympuspr.invars, args))
+    _eval_nonlinear(olympuspr, env, set())
+    return [x.val if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
