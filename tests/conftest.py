@@ -49,3 +49,9 @@ def pytest_sessionfinish(session, exitstatus):
     """A run that selects no tests (e.g. `-k` matching nothing) is not a failure."""
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK
+
+
+@pytest.fixture
+def checked_program_count():
+    """A function giving how many programs the checker has seen so far."""
+    return lambda: checked_programs[0]

@@ -29,7 +29,7 @@ def _fail(olympuspr: Olympuspr, index: int, problem: str):
     for i in range(lo, min(len(olympuspr.eqns), index + 3)):
         marker = ">>> " if i == index else "    "
         lines.append(marker + _pp_eqn(olympuspr.eqns[i], names, 4, True))
-    raise OlympusprTypeError(f"{problem}\n" + "\n".join(lines))
+    raise OlympusprTypeError(f"equation {index}: {problem}\n" + "\n".join(lines))
 
 
 def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
@@ -55,7 +55,7 @@ def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
             _fail(olympuspr, i, f"primitive {eqn.primitive} has no shape rule")
         try:
             expected = rule(*(x.aval for x in eqn.invars), **eqn.params)
-        except TypeError as err:
+        except (TypeError, ValueError) as err:
             _fail(olympuspr, i, f"{eqn.primitive} rejects its operands: {err}")
         expected = expected if eqn.primitive.multiple_results else [expected]
         got = [v.aval for v in eqn.outvars]

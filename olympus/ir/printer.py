@@ -114,7 +114,7 @@ def _pp(program, names: _Names, indent: int, inline_ok: bool, source_info=False)
     eqn_texts = [
         _pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns
     ]
-    outs = " ".join(_pp_atom(a, names) for a in olympuspr.outvars)
+    outs = ", ".join(_pp_atom(a, names) for a in olympuspr.outvars)
     footer = f"in ({outs}{',' if len(olympuspr.outvars) == 1 else ''}) }}"
     one_line = f"{header} {' '.join(eqn_texts)} {footer}"
     if inline_ok and len(eqn_texts) <= 1 and "\n" not in one_line:
