@@ -110,8 +110,11 @@ class StagingTrace(Trace):
 
     def concretization_error(self, tracer, what: str, cls: type) -> Exception:
         context = f" while tracing {self.describe()}"
-        if tracer.source_info is not None:
-            context += f"\n  at {tracer.source_info}"
+        where = user_source_info()  # the line that asked for the concrete value
+        if where is not None:
+            context += f"\n  at {where}"
+        if tracer.source_info is not None and tracer.source_info != where:
+            context += f"\n  (the value was computed at {tracer.source_info})"
         args = self._arguments_behind(tracer)
         if args:
             context += f"\nThe value depends on argument(s) {', '.join(args)}"
