@@ -122,7 +122,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if axis != 0:
         out = moveaxis(out, 0, axis)
     if retstep:
-        step = lax.div(delta, np.asarray(div, compute)[()]) if div > 0 else np.nan
+        step = lax.div(lax.sub(stop, start), np.asarray(div, compute)[()]) if div > 0 else np.nan
         return out, step
     return out
 

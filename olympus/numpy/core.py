@@ -55,7 +55,9 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
         out = obj if dtype is None else lax.convert_element_type(obj, dtype)
     else:
         value = _host_array(obj, dtype)
-        out = to_device(value)
+        # A bare Python number has no dtype of its own, so it stays weak (as in JAX).
+        weak = dtype is None and type(obj) in (int, float, complex)
+        out = to_device(value, aval_of(obj)) if weak else to_device(value)
     if ndmin > out.ndim:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from olympus import lax
@@ -26,7 +28,7 @@ def _reduction(lax_fn, name: str, upcast_bool: bool, empty_ok: bool = True):
         a = to_operand(a)
         aval = aval_of(a)
         axes = normalize_axes(axis, aval.ndim)
-        if not empty_ok and any(aval.shape[i] == 0 for i in axes):
+        if not empty_ok and builtins.any(aval.shape[i] == 0 for i in axes):
             raise ValueError(f"jnp.{name} of an empty axis has no identity")
         if dtype is not None:
             a = lax.convert_element_type(a, dtype)
