@@ -1,0 +1,113 @@
+"""`x[idx]` against NumPy's basic indexing, eagerly and under jit.
+
+Covers ints (negative too), slices with any step, None, Ellipsis, their
+mixtures, traced integer scalars inside jit, and the errors for what basic
+indexing does not cover.
+"""
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def check_index(idx, x=X):
+    """x[idx] eagerly and under jit (idx static) equals NumPy's x[idx]."""
+    want = x[idx]
+    for mode, got in (("eager", jnp.asarray(x)[idx]),
+                      ("jit", olympus.jit(lambda a: a[idx])(x))):
+        assert isinstance(got, olympus.Array), mode
+        assert got.shape == want.shape and got.dtype == want.dtype, mode
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=mode)
+
+
+@pytest.mark.parametrize("idx", [
+    0, -1, 1, (1, 2), (-1, -2, -3), (0, 1, 3),
+    slice(None), slice(1, None), slice(None, -1), slice(None, None, 2), slice(None, None, -1),
+    (slice(None), slice(2, 0, -1)), (slice(None), slice(None), slice(3, None, -2)),
+    (slice(None), slice(-2, None)), (slice(None), slice(5, 9)), (slice(None), slice(2, 1)),
+    (slice(None), slice(None, None, 5)), (0, slice(None, None, -2), slice(1, 3)),
+    None, (None, 0), (0, None, 1), (None, Ellipsis, None), (Ellipsis, 1), (Ellipsis, -1, None),
+    (None, Ellipsis, 1), (1, Ellipsis), (0, Ellipsis, 2), (Ellipsis,), (Ellipsis, slice(None, None, -1)),
+    (slice(None), None, slice(None, 2), None, -1), (),
+], ids=repr)
+def test_static_basic_indexing(idx):
+    check_index(idx)
+
+
+def test_indexing_vectors_and_scalars_of_other_dtypes():
+    v = np.array([3, -1, 4, -1, 5], np.int32)
+    check_index(2, v)
+    check_index(slice(None, None, -2), v)
+    check_index((None, slice(1, 4)), v)
+    check_index(Ellipsis, np.array(7, np.int32))
+    check_index(None, np.array(True))
+
+
+def test_numpy_and_array_integers_are_static_indices():
+    x = jnp.asarray(X)
+    np.testing.assert_array_equal(np.asarray(x[np.int32(1), np.int64(-1)]), X[1, -1])
+    np.testing.assert_array_equal(np.asarray(x[jnp.array(1)]), X[1])
+    np.testing.assert_array_equal(np.asarray(x[:, jnp.array(-1)]), X[:, -1])
+
+
+@pytest.mark.parametrize("i", [0, 2, -1, -3])
+def test_traced_integer_index_inside_jit(i):
+    f = olympus.jit(lambda x, i: x[:, i])
+    np.testing.assert_array_equal(np.asarray(f(X, i)), X[:, i])
+    g = olympus.jit(lambda x, i: x[i % 2, None, ..., i])
+    np.testing.assert_array_equal(np.asarray(g(X, i)), X[i % 2, None, ..., i])
+
+
+def test_traced_index_mixed_with_slices_and_steps():
+    f = olympus.jit(lambda x, i: x[i, ::-1, 1::2])
+    for i in (0, 1, -1):
+        np.testing.assert_array_equal(np.asarray(f(X, i)), X[i, ::-1, 1::2])
+
+
+def test_traced_index_from_computation():
+    f = olympus.jit(lambda x: x[jnp.argmax(jnp.sum(x, axis=(1, 2)))])
+    np.testing.assert_array_equal(np.asarray(f(X)), X[1])
+
+
+def test_traced_unsigned_index():
+    f = olympus.jit(lambda x, i: x[i])
+    np.testing.assert_array_equal(np.asarray(f(X, np.uint8(1))), X[1])
+
+
+def test_indexing_result_can_be_used_further():
+    x = jnp.asarray(X)
+    np.testing.assert_allclose(np.asarray(x[0, :, 1:] * 2 + x[1, ::-1, :-1]),
+                               X[0, :, 1:] * 2 + X[1, ::-1, :-1])
+
+
+def test_indexing_a_scalar_result_of_jit():
+    out = olympus.jit(lambda x: x[1, 2, 3])(X)
+    assert out.shape == () and float(out) == X[1, 2, 3]
+
+
+@pytest.mark.parametrize("idx, error, match", [
+    (5, IndexError, "out of bounds"), (-3, IndexError, "out of bounds"),
+    ((0, 0, 0, 0), IndexError, "too many indices"),
+    ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
+    ([0, 1], IndexError, "not supported"), (np.array([0, 1]), IndexError, "not supported"),
+    (True, IndexError, "not supported"), (1.5, TypeError, "invalid index"),
+    ("a", TypeError, "invalid index"),
+], ids=repr)
+def test_index_errors(idx, error, match):
+    with pytest.raises(error, match=match):
+        jnp.asarray(X)[idx]
+
+
+def test_traced_float_index_is_an_error():
+    with pytest.raises(IndexError):
+        olympus.jit(lambda x, i: x[i])(X, 1.0)
+
+
+def test_arrays_are_immutable():
+    x = jnp.ones(3)
+    with pytest.raises(TypeError, match="immutable"):
+        x[0] = 2.0
