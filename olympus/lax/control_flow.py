@@ -576,3 +576,461 @@ def map(f: Callable, xs):  # noqa: A001
     """`[f(x) for x in xs]` stacked, as one `scan` (the loop stays in the program)."""
     _, ys = scan(lambda carry, x: (carry, f(x)), (), xs)
     return ys
+
+
+# =====================================================================================
+# Transformation rules. Each works on the sub-programs: it traces a transformed
+# version of each (jvp, partial evaluation, transposition, batching) and binds
+# the same primitive on the result, so the loop or branch stays one equation.
+# =====================================================================================
+from olympus.ir.core import Literal  # noqa: E402
+from olympus.tracer.core import set_current_trace  # noqa: E402
+from olympus.transforms.jvp import (  # noqa: E402
+    Zero, instantiate, is_differentiable, is_zero, jvp_flat, jvp_rules,
+)
+from olympus.transforms.linearize import (  # noqa: E402
+    backward_pass, is_undefined, partial_eval_rules, transpose_rules,
+)
+
+
+def _eval_closed(closed: ClosedOlympuspr, args) -> list:
+    """Runs a sub-program by binding its equations on the current trace."""
+    olympuspr = closed.olympuspr
+    env = dict(zip(olympuspr.constvars, closed.consts))
+    env.update(zip(olympuspr.invars, args))
+
+    def read(x):
+        return x.val if isinstance(x, Literal) else env[x]
+
+    for eqn in olympuspr.eqns:
+        outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    return [read(v) for v in olympuspr.outvars]
+
+
+def _trace_flat(fun: Callable, in_avals, what: str) -> Traced:
+    """Traces a flat function into a program with its constants as leading invars."""
+    olympuspr, consts, _ = trace_to_olympuspr(fun, list(in_avals), DebugInfo(what, what, ()))
+    return Traced(ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, None)
+
+
+def _reorder(closed: ClosedOlympuspr, in_order=None, out_order=None) -> ClosedOlympuspr:
+    """The same program with its invars / outvars permuted."""
+    o = closed.olympuspr
+    invars = o.invars if in_order is None else [o.invars[i] for i in in_order]
+    outvars = o.outvars if out_order is None else [o.outvars[i] for i in out_order]
+    return ClosedOlympuspr(Olympuspr([], invars, o.eqns, outvars, o.debug_info), [])
+
+
+def _with_ignored_invars(closed: ClosedOlympuspr, avals) -> ClosedOlympuspr:
+    """The same program taking extra trailing arguments it does not read."""
+    o = closed.olympuspr
+    extra = [Var(a) for a in avals]
+    return ClosedOlympuspr(Olympuspr([], o.invars + extra, o.eqns, o.outvars, o.debug_info), [])
+
+
+def _select(mask, xs) -> list:
+    return [x for x, m in zip(xs, mask) if m]
+
+
+def _blocks(*sizes) -> list[list[int]]:
+    """Consecutive index ranges of the given sizes: _blocks(2, 1) = [[0, 1], [2]]."""
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
+# ---- jvp ------------------------------------------------------------------------------
+def _jvp_program(closed: ClosedOlympuspr, nonzeros, instantiate_out) -> tuple[Traced, list]:
+    """The jvp of a sub-program: `(*primals, *nonzero tangents) -> (*outs, *out tangents)`.
+
+    Output tangents are kept where nonzero or asked for by `instantiate_out`
+    (and the output is differentiable); the returned mask says which.
+    """
+    in_avals = closed.in_avals
+    out_nonzero: list = []
+
+    def fun(*args):
+        primals = list(args[:len(in_avals)])
+        given = iter(args[len(in_avals):])
+        tangents = [next(given) if nz else Zero(a) for a, nz in zip(in_avals, nonzeros)]
+        outs, out_tangents, _ = jvp_flat(lambda *xs: _eval_closed(closed, xs), primals, tangents)
+        out_nonzero[:] = [
+            is_differentiable(aval_of(o)) and (inst or not is_zero(t))
+            for o, t, inst in zip(outs, out_tangents, instantiate_out)
+        ]
+        return list(outs) + [instantiate(t) for t, k in zip(out_tangents, out_nonzero) if k]
+
+    tangent_avals = _select(nonzeros, in_avals)
+    return _trace_flat(fun, [*in_avals, *tangent_avals], "jvp"), out_nonzero
+
+
+def _differentiable_mask(values, tangents) -> list[bool]:
+    return [not is_zero(t) and is_differentiable(aval_of(v)) for v, t in zip(values, tangents)]
+
+
+def _tangents_out(primals, nonzero, tangents) -> list:
+    """Output tangents: the bound ones where `nonzero`, symbolic zeros elsewhere."""
+    given = iter(tangents)
+    return [next(given) if nz else Zero(aval_of(p)) for p, nz in zip(primals, nonzero)]
+
+
+def _loop_jvp_program(body, const_nz, carry_nz, xs_nz, n_ys):
+    """jvp of a loop body `(consts, carry, xs) -> (carry, ys)`, widening the set of
+    carries with nonzero tangents until the body preserves it."""
+    n_carry = len(carry_nz)
+    while True:
+        traced, out_nz = _jvp_program(
+            body, [*const_nz, *carry_nz, *xs_nz], [*carry_nz, *([False] * n_ys)]
+        )
+        if out_nz[:n_carry] == carry_nz:
+            return traced, out_nz, carry_nz
+        carry_nz = [a or b for a, b in zip(carry_nz, out_nz[:n_carry])]
+
+
+def _cond_jvp(primals, tangents, *, branches, linear):
+    index, operands = primals[0], primals[1:]
+    nonzero = _differentiable_mask(operands, tangents[1:])
+    n_out = len(branches[0].out_avals)
+    jvps = [_jvp_program(b, nonzero, [True] * n_out) for b in branches]
+    out_nz = jvps[0][1]
+    consts, programs = _common_consts([t for t, _ in jvps])
+    op_tangents = [instantiate(t) for t in _select(nonzero, tangents[1:])]
+    args = [*consts, *operands, *op_tangents]
+    outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))
+    primal_out = outs[:n_out]
+    return primal_out, _tangents_out(primal_out, out_nz, outs[n_out:])
+
+
+def _while_jvp(primals, tangents, *, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cconsts, bconsts, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    bconst_nz = _differentiable_mask(bconsts, tangents[nc:nc + nb])
+    carry_nz = _differentiable_mask(carry, tangents[nc + nb:])
+    traced, _, carry_nz = _loop_jvp_program(body_olympuspr, bconst_nz, carry_nz, [], 0)
+    k, n, ntb, ntc = len(traced.consts), len(carry), sum(bconst_nz), sum(carry_nz)
+    b_k, b_consts, b_carry, b_tconsts, b_tcarry = _blocks(k, nb, n, ntb, ntc)
+    body = _reorder(traced.closed, b_k + b_consts + b_tconsts + b_carry + b_tcarry)
+    carry_t = [instantiate(t) for t in _select(carry_nz, tangents[nc + nb:])]
+    test = _with_ignored_invars(cond_olympuspr, [aval_of(t) for t in carry_t])
+    outs = while_p.bind(
+        *cconsts, *traced.consts, *bconsts, *_select(bconst_nz, tangents[nc:nc + nb]),
+        *carry, *carry_t,
+        cond_olympuspr=test, body_olympuspr=body, cond_nconsts=nc, body_nconsts=k + nb + ntb,
+    )
+    return outs[:n], _tangents_out(outs[:n], carry_nz, outs[n:])
+
+
+def _scan_jvp(primals, tangents, *, olympuspr, num_consts, num_carry, length, reverse, linear,
+              unroll):
+    nc, ncar = num_consts, num_carry
+    nx = len(primals) - nc - ncar
+    ny = len(olympuspr.out_avals) - ncar
+    const_nz = _differentiable_mask(primals[:nc], tangents[:nc])
+    carry_nz = _differentiable_mask(primals[nc:nc + ncar], tangents[nc:nc + ncar])
+    xs_nz = _differentiable_mask(primals[nc + ncar:], tangents[nc + ncar:])
+    traced, out_nz, carry_nz = _loop_jvp_program(olympuspr, const_nz, carry_nz, xs_nz, ny)
+    ys_nz = out_nz[ncar:]
+    k = len(traced.consts)
+    b = _blocks(k, nc, ncar, nx, sum(const_nz), sum(carry_nz), sum(xs_nz))
+    o = _blocks(ncar, ny, sum(carry_nz), sum(ys_nz))
+    body = _reorder(traced.closed, b[0] + b[1] + b[4] + b[2] + b[5] + b[3] + b[6],
+                    o[0] + o[2] + o[1] + o[3])
+    consts_t = _select(const_nz, tangents[:nc])
+    carry_t = [instantiate(t) for t in _select(carry_nz, tangents[nc:nc + ncar])]
+    xs_t = _select(xs_nz, tangents[nc + ncar:])
+    args = [*traced.consts, *primals[:nc], *consts_t, *primals[nc:nc + ncar], *carry_t,
+            *primals[nc + ncar:], *xs_t]
+    outs = scan_p.bind(
+        *args, olympuspr=body, num_consts=k + nc + len(consts_t), num_carry=ncar + len(carry_t),
+        length=length, reverse=reverse, linear=(False,) * len(args), unroll=unroll,
+    )
+    r = _blocks(ncar, len(carry_t), ny, sum(ys_nz))
+    carry_out, ys = [outs[i] for i in r[0]], [outs[i] for i in r[2]]
+    carry_tan = _tangents_out(carry_out, carry_nz, [outs[i] for i in r[1]])
+    ys_tan = _tangents_out(ys, ys_nz, [outs[i] for i in r[3]])
+    return carry_out + ys, carry_tan + ys_tan
+
+
+jvp_rules[cond_p] = _cond_jvp
+jvp_rules[while_p] = _while_jvp
+jvp_rules[scan_p] = _scan_jvp
+
+
+# ---- partial evaluation (linearize): known primal work vs staged tangent work ------
+def _known_outputs(olympuspr: Olympuspr, known_in) -> list[bool]:
+    """Which outputs can be computed from the known inputs alone."""
+    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
+            known.update(eqn.outvars)
+    return [isinstance(v, Literal) or v in known for v in olympuspr.outvars]
+
+
+def _residual_vars(olympuspr: Olympuspr, known_in, known_out) -> list[Var]:
+    """Known values the unknown part of the program reads (in first-use order)."""
+    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
+    residuals: dict = {}
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
+            known.update(eqn.outvars)
+        else:
+            residuals.update((x, None) for x in eqn.invars if isinstance(x, Var) and x in known)
+    for v, k in zip(olympuspr.outvars, known_out):
+        if not k and isinstance(v, Var) and v in known:
+            residuals[v] = None
+    return list(residuals)
+
+
+def _known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Traced:
+    """`(*known inputs) -> (*known outputs, *residuals)`: the equations that can run now.
+
+    `residuals` holds, per output slot, a Var of this program or an aval (a slot
+    owned by another branch, filled with zeros).
+    """
+    olympuspr = closed.olympuspr
+
+    def fun(*args):
+        env = dict(zip(_select(known_in, olympuspr.invars), args))
+
+        def read(x):
+            return x.val if isinstance(x, Literal) else env[x]
+
+        for eqn in olympuspr.eqns:
+            if all(isinstance(x, Literal) or x in env for x in eqn.invars):
+                outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+                env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+        outs = [read(v) for v in _select(known_out, olympuspr.outvars)]
+        return outs + [read(r) if isinstance(r, Var) else ops.full(r.shape, 0, r.dtype)
+                       for r in residuals]
+
+    return _trace_flat(fun, _select(known_in, closed.in_avals), "partial eval")
+
+
+def _unknown_program(closed: ClosedOlympuspr, known_in, known_out, residual_invars) -> ClosedOlympuspr:
+    """`(*residuals, *unknown inputs) -> (*unknown outputs)`: the equations left to stage."""
+    olympuspr = closed.olympuspr
+    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
+    eqns = []
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
+            known.update(eqn.outvars)
+        else:
+            eqns.append(eqn)
+    invars = residual_invars + [v for v, k in zip(olympuspr.invars, known_in) if not k]
+    outvars = [v for v, k in zip(olympuspr.outvars, known_out) if not k]
+    return ClosedOlympuspr(Olympuspr([], invars, eqns, outvars, olympuspr.debug_info), [])
+
+
+def map_list(f, xs) -> list:
+    return [f(x) for x in xs]
+
+
+def _merge(known_mask, known_vals, unknown_vals) -> list:
+    known_it, unknown_it = iter(known_vals), iter(unknown_vals)
+    return [next(known_it) if k else next(unknown_it) for k in known_mask]
+
+
+def _stage_all(trace, primitive, args, params):
+    with set_current_trace(trace.tangent_trace):
+        return primitive.bind(*args, **params)
+
+
+def _cond_partial_eval(trace, args, unknown, *, branches, linear):
+    if unknown[0]:
+        return _stage_all(trace, cond_p, args, dict(branches=branches, linear=linear))
+    index, operands = args[0], args[1:]
+    known_in = [not u for u in unknown[1:]]
+    known_out = [all(ks) for ks in zip(*(_known_outputs(b.olympuspr, known_in) for b in branches))]
+    own = [_residual_vars(b.olympuspr, known_in, known_out) for b in branches]
+    # Every branch returns every branch's residuals (zeros for the others').
+    slots = [[r if i == j else r.aval for j, rs in enumerate(own) for r in rs]
+             for i in range(len(branches))]
+    known = [_known_program(b, known_in, known_out, s) for b, s in zip(branches, slots)]
+    consts, known_branches = _common_consts(known)
+    known_args = [*consts, *_select(known_in, operands)]
+    with set_current_trace(trace.parent):
+        outs = cond_p.bind(index, *known_args, branches=tuple(known_branches),
+                           linear=(False,) * len(known_args))
+    n_known = sum(known_out)
+    known_outs, residuals = outs[:n_known], outs[n_known:]
+    unknown_branches = []
+    for b, s in zip(branches, slots):
+        res_invars = [r if isinstance(r, Var) else Var(r) for r in s]
+        unknown_branches.append(_unknown_program(b, known_in, known_out, res_invars))
+    staged_args = [*residuals, *[x for x, u in zip(operands, unknown[1:]) if u]]
+    with set_current_trace(trace.tangent_trace):
+        unknown_outs = cond_p.bind(index, *staged_args, branches=tuple(unknown_branches),
+                                   linear=(False,) * len(staged_args))
+    return _merge(known_out, known_outs, unknown_outs)
+
+
+def _loop_known_carry(body, known_consts, known_carry, known_xs, n_carry):
+    """Carries computable without the unknown inputs (a fixpoint over iterations)."""
+    while True:
+        out = _known_outputs(body.olympuspr, [*known_consts, *known_carry, *known_xs])
+        new = [a and b for a, b in zip(known_carry, out[:n_carry])]
+        if new == known_carry:
+            return known_carry, out
+        known_carry = new
+
+
+def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr, cond_nconsts,
+                        body_nconsts):
+    """The known carries run in a loop now; the whole loop is also staged (recomputing
+    the known carries) for the unknown ones. Like JAX, a while loop can be
+    linearized but not transposed: reverse mode needs `scan` (fori_loop with
+    Python-int bounds)."""
+    params = dict(cond_olympuspr=cond_olympuspr, body_olympuspr=body_olympuspr,
+                  cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    nc, nb = cond_nconsts, body_nconsts
+    known = [not u for u in unknown]
+    known_carry, _ = _loop_known_carry(body_olympuspr, known[nc:nc + nb], known[nc + nb:], [],
+                                       len(known) - nc - nb)
+    cond_known = _known_outputs(cond_olympuspr.olympuspr, known[:nc] + known_carry)[0]
+    if not cond_known or not all(known[:nc]) or not any(known_carry):
+        return _stage_all(trace, while_p, args, params)
+    body_in = known[nc:nc + nb] + known_carry
+    known_body = _known_program(body_olympuspr, body_in, known_carry, [])
+    known_test = _known_program(cond_olympuspr, known[:nc] + known_carry, [True], [])
+    bconsts = _select(known[nc:nc + nb], args[nc:nc + nb])
+    with set_current_trace(trace.parent):
+        known_outs = while_p.bind(
+            *known_test.consts, *args[:nc], *known_body.consts, *bconsts,
+            *_select(known_carry, args[nc + nb:]),
+            cond_olympuspr=known_test.closed, body_olympuspr=known_body.closed,
+            cond_nconsts=len(known_test.consts) + nc,
+            body_nconsts=len(known_body.consts) + len(bconsts),
+        )
+    staged = _stage_all(trace, while_p, args, params)
+    return _merge(known_carry, known_outs, _select([not k for k in known_carry], staged))
+
+
+def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry, length, reverse,
+                       linear, unroll):
+    """Known work runs as a scan now and saves, per iteration, the values the
+    tangent work needs (residuals, stacked like ys); the staged scan reads them
+    as xs. Residuals that are loop-invariant constants are passed as constants."""
+    nc, ncar = num_consts, num_carry
+    known = [not u for u in unknown]
+    known_carry, out_known = _loop_known_carry(
+        olympuspr, known[:nc], known[nc:nc + ncar], known[nc + ncar:], ncar)
+    known_in = known[:nc] + known_carry + known[nc + ncar:]
+    known_out = known_carry + out_known[ncar:]
+    residuals = _residual_vars(olympuspr.olympuspr, known_in, known_out)
+    const_slot = {v: i for i, v in enumerate(olympuspr.olympuspr.invars[:nc])}
+    const_res = [r for r in residuals if r in const_slot]
+    stacked_res = [r for r in residuals if r not in const_slot]
+    known_body = _known_program(olympuspr, known_in, known_out, stacked_res)
+    known_args = [*known_body.consts, *_select(known_in, args)]
+    n_kconsts = len(known_body.consts) + sum(known[:nc])
+    with set_current_trace(trace.parent):
+        outs = scan_p.bind(
+            *known_args, olympuspr=known_body.closed, num_consts=n_kconsts,
+            num_carry=sum(known_carry), length=length, reverse=reverse,
+            linear=(False,) * len(known_args), unroll=unroll,
+        )
+    n_known = sum(known_out)
+    known_outs, stacked = outs[:n_known], outs[n_known:]
+    # The staged body: (const residuals, unknown consts, unknown carry, stacked residuals, unknown xs).
+    body = _unknown_program(olympuspr, known_in, known_out, const_res + stacked_res)
+    n_cr, n_uc = len(const_res), nc - sum(known[:nc])
+    n_ucar, n_sr = ncar - sum(known_carry), len(stacked_res)
+    b = _blocks(n_cr, n_sr, n_uc, n_ucar, len(body.in_avals) - n_cr - n_sr - n_uc - n_ucar)
+    body = _reorder(body, b[0] + b[2] + b[3] + b[1] + b[4])
+    unknown_consts = [a for a, k in zip(args[:nc], known[:nc]) if not k]
+    unknown_carry = [a for a, k in zip(args[nc:nc + ncar], known_carry) if not k]
+    unknown_xs = [a for a, k in zip(args[nc + ncar:], known[nc + ncar:]) if not k]
+    staged_args = [*(args[const_slot[r]] for r in const_res), *unknown_consts, *unknown_carry,
+                   *stacked, *unknown_xs]
+    with set_current_trace(trace.tangent_trace):
+        unknown_outs = scan_p.bind(
+            *staged_args, olympuspr=body, num_consts=n_cr + n_uc, num_carry=n_ucar,
+            length=length, reverse=reverse, linear=(False,) * len(staged_args), unroll=unroll,
+        )
+    return _merge(known_out, known_outs, unknown_outs)
+
+
+partial_eval_rules[cond_p] = _cond_partial_eval
+partial_eval_rules[while_p] = _while_partial_eval
+partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+# ---- transposition ---------------------------------------------------------------------
+def _transposed_program(closed: ClosedOlympuspr, residual_mask, res_avals, ct_avals) -> Traced:
+    """`(*residuals, *output cotangents) -> (*cotangents of the linear inputs)`."""
+    n_res = len(res_avals)
+
+    def fun(*args):
+        res, cts = iter(args[:n_res]), list(args[n_res:])
+        primals_in = [next(res) if r else None for r in residual_mask]
+        cts_in = backward_pass(closed.olympuspr, [], cts, primals_in)
+        return [instantiate(ct) for ct, r in zip(cts_in, residual_mask) if not r]
+
+    return _trace_flat(fun, [*res_avals, *ct_avals], "transpose")
+
+
+def _cond_transpose(cts, index, *operands, branches, linear):
+    residual_mask = [not is_undefined(x) for x in operands]
+    residuals = _select(residual_mask, operands)
+    cts = [instantiate(ct) for ct in cts]
+    res_avals = [aval_of(r) for r in residuals]
+    ct_avals = [aval_of(ct) for ct in cts]
+    transposed = [_transposed_program(b, residual_mask, res_avals, ct_avals) for b in branches]
+    consts, programs = _common_consts(transposed)
+    args = [*consts, *residuals, *cts]
+    outs = iter(cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args)))
+    return [None] + [None if r else next(outs) for r in residual_mask]
+
+
+def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+    """Runs the loop backwards: the carry holds the carry's cotangent and the sums of
+    the constants' cotangents; each step reads a residual row and a ys cotangent."""
+    nc, ncar = num_consts, num_carry
+    consts, init, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
+    const_res = [not is_undefined(c) for c in consts]
+    xs_res = [not is_undefined(x) for x in xs]
+    residual_mask = const_res + [False] * ncar + xs_res
+    body_avals = olympuspr.in_avals
+    lin_const_avals = [a for a, r in zip(body_avals[:nc], const_res) if not r]
+    carry_avals = body_avals[nc:nc + ncar]
+    res_x_avals = [a for a, r in zip(body_avals[nc + ncar:], xs_res) if r]
+    y_avals = olympuspr.out_avals[ncar:]
+    res_c = _select(const_res, consts)
+
+    def step(*a):
+        rc, ctc, acc, rx, cty = _split(a, len(res_c), ncar, len(lin_const_avals), len(res_x_avals),
+                                      len(y_avals))
+        res = iter([*rc, *rx])
+        primals_in = [next(res) if r else None for r in residual_mask]
+        cts_in = backward_pass(olympuspr.olympuspr, [], [*ctc, *cty], primals_in)
+        ct_consts = [instantiate(ct) for ct, r in zip(cts_in[:nc], const_res) if not r]
+        ct_carry = [instantiate(ct) for ct in cts_in[nc:nc + ncar]]
+        ct_xs = [instantiate(ct) for ct, r in zip(cts_in[nc + ncar:], xs_res) if not r]
+        return [*ct_carry, *(ops.add(s, c) for s, c in zip(acc, ct_consts)), *ct_xs]
+
+    in_avals = [*(aval_of(c) for c in res_c), *carry_avals, *lin_const_avals, *res_x_avals, *y_avals]
+    traced = _trace_flat(step, in_avals, "transpose")
+    ct_carry = [instantiate(ct) for ct in cts[:ncar]]
+    ct_ys = [instantiate(ct) for ct in cts[ncar:]]
+    zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
+    scan_args = [*traced.consts, *res_c, *ct_carry, *zeros, *_select(xs_res, xs), *ct_ys]
+    outs = scan_p.bind(
+        *scan_args, olympuspr=traced.closed, num_consts=len(traced.consts) + len(res_c),
+        num_carry=ncar + len(zeros), length=length, reverse=not reverse,
+        linear=(False,) * len(scan_args), unroll=unroll,
+    )
+    ct_init, ct_consts, ct_xs = outs[:ncar], iter(outs[ncar:ncar + len(zeros)]), iter(outs[ncar + len(zeros):])
+    return ([None if r else next(ct_consts) for r in const_res]
+            + [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
+            + [None if r else next(ct_xs) for r in xs_res])
+
+
+def _split(values, *sizes) -> list[list]:
+    return [[values[i] for i in block] for block in _blocks(*sizes)]
+
+
+transpose_rules[cond_p] = _cond_transpose
+transpose_rules[scan_p] = _scan_transpose

@@ -13,6 +13,7 @@ from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.lax.base import all_primitives
+from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front
 
 pjit_p = Primitive("pjit", multiple_results=True)
 all_primitives["pjit"] = pjit_p
@@ -52,3 +53,13 @@ def _pjit_lower(ctx, *args, olympuspr: ClosedOlympuspr, name: str):
 pjit_p.def_abstract_eval(_pjit_abstract_eval)
 pjit_p.def_impl(_pjit_impl)
 lowering_rules[pjit_p] = _pjit_lower
+
+
+def _pjit_batch_rule(axis_size, vals, dims, *, olympuspr: ClosedOlympuspr, name: str):
+    """The jitted sub-program is batched into a new pjit (still one call)."""
+    batched, consts, out_dims = batch_subprogram(olympuspr, axis_size, dims, name)
+    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    return pjit_p.bind(*consts, *vals, olympuspr=batched, name=name), out_dims
+
+
+batch_rules[pjit_p] = _pjit_batch_rule

@@ -10,7 +10,11 @@ from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, same_dtypes
 from olympus.backends.xla.lowering import i64_array
+from olympus.lax.elementwise import and_p, select_n_p
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.core import aval_of
+from olympus.transforms import batching
+from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes, unbatched_rule
 
 
 def _shape_tuple(name: str, shape) -> tuple:
@@ -51,6 +55,15 @@ broadcast_in_dim_p = define_primitive(
 )
 
 
+def _broadcast_in_dim_batch_rule(axis_size, vals, dims, *, shape, broadcast_dimensions):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    out_dims = (0, *(d + 1 for d in broadcast_dimensions))
+    return broadcast_in_dim_p.bind(x, shape=(axis_size, *shape), broadcast_dimensions=out_dims), 0
+
+
+batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
+
+
 # ---- reshape -----------------------------------------------------------------
 def _reshape_abstract_eval(x: ShapedArray, *, new_sizes, dimensions=None):
     new_sizes = _shape_tuple("reshape", new_sizes)
@@ -75,6 +88,15 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
 reshape_p = define_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
 
 
+def _reshape_batch_rule(axis_size, vals, dims, *, new_sizes, dimensions=None):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    dimensions = None if dimensions is None else (0, *(d + 1 for d in dimensions))
+    return reshape_p.bind(x, new_sizes=(axis_size, *new_sizes), dimensions=dimensions), 0
+
+
+batch_rules[reshape_p] = _reshape_batch_rule
+
+
 # ---- transpose ---------------------------------------------------------------
 def _transpose_abstract_eval(x: ShapedArray, *, permutation):
     if sorted(permutation) != list(range(x.ndim)):
@@ -93,6 +115,14 @@ transpose_p = define_primitive(
 )
 
 
+def _transpose_batch_rule(axis_size, vals, dims, *, permutation):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    return transpose_p.bind(x, permutation=(0, *(p + 1 for p in permutation))), 0
+
+
+batch_rules[transpose_p] = _transpose_batch_rule
+
+
 # ---- squeeze / expand_dims ---------------------------------------------------
 def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
     dims = check_axes("squeeze", dimensions, x.ndim)
@@ -109,6 +139,15 @@ squeeze_p = define_primitive(
 )
 
 
+def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    dimensions = shift_axes(dimensions, bdim)
+    return squeeze_p.bind(x, dimensions=dimensions), bdim - sum(d < bdim for d in dimensions)
+
+
+batch_rules[squeeze_p] = _squeeze_batch_rule
+
+
 def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
     out_ndim = x.ndim + len(dimensions)
     dims = check_axes("expand_dims", dimensions, out_ndim)
@@ -122,6 +161,14 @@ expand_dims_p = define_primitive(
     "expand_dims", _expand_dims_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
 )
+
+
+def _expand_dims_batch_rule(axis_size, vals, dims, *, dimensions):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    return expand_dims_p.bind(x, dimensions=tuple(d + 1 for d in dimensions)), 0
+
+
+batch_rules[expand_dims_p] = _expand_dims_batch_rule
 
 
 # ---- slice -------------------------------------------------------------------
@@ -155,6 +202,17 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
 slice_p = define_primitive("slice", _slice_abstract_eval, _slice_lower)
 
 
+def _slice_batch_rule(axis_size, vals, dims, *, start_indices, limit_indices, strides=None):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    return slice_p.bind(
+        x, start_indices=(0, *start_indices), limit_indices=(axis_size, *limit_indices),
+        strides=None if strides is None else (1, *strides),
+    ), 0
+
+
+batch_rules[slice_p] = _slice_batch_rule
+
+
 # ---- dynamic_slice / dynamic_update_slice ------------------------------------
 def _check_indices(name: str, operand: ShapedArray, indices) -> None:
     if len(indices) != operand.ndim:
@@ -184,6 +242,32 @@ def _dynamic_slice_lower(ctx, x, *indices, slice_sizes):
 dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
 
 
+def _zero_index(indices):
+    return np.zeros((), aval_of(indices[0]).dtype)[()]
+
+
+def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
+    """Shared starts: one dynamic_slice of the batch. Per-example starts: the
+    axes they index are kept whole, then each window is taken per example."""
+    (x, *indices), (x_bdim, *index_dims) = vals, dims
+    x = batch_to_front(x, axis_size, x_bdim)
+    zero = _zero_index(indices)
+    shared = [d is None for d in index_dims]
+    starts = [i if s else zero for i, s in zip(indices, shared)]
+    sizes = [k if s else n for k, s, n in zip(slice_sizes, shared, aval_of(x).shape[1:])]
+    x = dynamic_slice_p.bind(x, zero, *starts, slice_sizes=(axis_size, *sizes))
+    for axis, (start, bdim) in enumerate(zip(indices, index_dims)):
+        if bdim is not None:
+            length, window = sizes[axis], slice_sizes[axis]
+            first = batching.window_starts(start, axis_size, bdim, length, window)
+            positions = batching.window_positions(first, window, 1)
+            x = batching.take_along(x, axis + 1, positions)
+    return x, 0
+
+
+batch_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
+
+
 def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray, *indices):
     _check_indices("dynamic_update_slice", x, indices)
     same_dtypes("dynamic_update_slice", (x, update))
@@ -198,6 +282,35 @@ dynamic_update_slice_p = define_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
     lambda ctx, x, update, *indices: ctx.op("stablehlo.dynamic_update_slice", [x, update, *indices]),
 )
+
+
+def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
+    """Shared starts: one dynamic_update_slice of the batch. Per-example
+    starts: the update is moved into place per example along each axis, then
+    selected inside its window."""
+    (x, update, *indices), (x_bdim, u_bdim, *index_dims) = vals, dims
+    x = batch_to_front(x, axis_size, x_bdim)
+    update = batch_to_front(update, axis_size, u_bdim)
+    if all(d is None for d in index_dims):
+        return dynamic_update_slice_p.bind(x, update, _zero_index(indices), *indices), 0
+    shape, window_shape = aval_of(x).shape, aval_of(update).shape
+    inside = None
+    for axis, (start, bdim) in enumerate(zip(indices, index_dims), start=1):
+        length, window = shape[axis], window_shape[axis]
+        if window == length:
+            continue
+        first = batching.window_starts(start, axis_size, bdim, length, window)
+        update = batching.take_along(update, axis, batching.window_positions(first, length, -1))
+        mask = broadcast_in_dim_p.bind(
+            batching.window_mask(first, length, window), shape=shape, broadcast_dimensions=(0, axis)
+        )
+        inside = mask if inside is None else and_p.bind(inside, mask)
+    if inside is None:
+        return update, 0
+    return select_n_p.bind(inside, x, update), 0
+
+
+batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
 
 
 # ---- concatenate -------------------------------------------------------------
@@ -225,6 +338,14 @@ concatenate_p = define_primitive(
     "concatenate", _concatenate_abstract_eval,
     lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), f"dimension = {dimension} : i64"),
 )
+
+
+def _concatenate_batch_rule(axis_size, vals, dims, *, dimension):
+    xs = [batch_to_front(x, axis_size, d) for x, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+batch_rules[concatenate_p] = _concatenate_batch_rule
 
 
 # ---- pad ---------------------------------------------------------------------
@@ -257,6 +378,27 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
 pad_p = define_primitive("pad", _pad_abstract_eval, _pad_lower)
 
 
+def _pad_batch_rule(axis_size, vals, dims, *, padding_config):
+    """A per-example padding value is written where a padded mask is false."""
+    (x, padding_value), (x_bdim, value_bdim) = vals, dims
+    x = batch_to_front(x, axis_size, x_bdim)
+    config = ((0, 0, 0), *padding_config)
+    if value_bdim is None:
+        return pad_p.bind(x, padding_value, padding_config=config), 0
+    aval = aval_of(x)
+    padded = pad_p.bind(x, np.zeros((), aval.dtype)[()], padding_config=config)
+    ones = broadcast_in_dim_p.bind(np.True_, shape=aval.shape, broadcast_dimensions=())
+    inside = pad_p.bind(ones, np.False_, padding_config=config)
+    out_shape = aval_of(padded).shape
+    values = broadcast_in_dim_p.bind(
+        batch_to_front(padding_value, axis_size, value_bdim), shape=out_shape, broadcast_dimensions=(0,)
+    )
+    return select_n_p.bind(inside, values, padded), 0
+
+
+batch_rules[pad_p] = _pad_batch_rule
+
+
 # ---- iota --------------------------------------------------------------------
 def _iota_abstract_eval(*, dtype, shape, dimension):
     shape = _shape_tuple("iota", shape)
@@ -269,6 +411,7 @@ iota_p = define_primitive(
     "iota", _iota_abstract_eval,
     lambda ctx, *, dtype, shape, dimension: ctx.op("stablehlo.iota", [], f"iota_dimension = {dimension} : i64"),
 )
+batch_rules[iota_p] = unbatched_rule(iota_p)
 
 
 # ---- rev ---------------------------------------------------------------------
@@ -281,3 +424,11 @@ rev_p = define_primitive(
     "rev", _rev_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reverse", [x], f"dimensions = {i64_array(dimensions)}"),
 )
+
+
+def _rev_batch_rule(axis_size, vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    return rev_p.bind(x, dimensions=shift_axes(dimensions, bdim)), bdim
+
+
+batch_rules[rev_p] = _rev_batch_rule

@@ -1,0 +1,513 @@
+"""Vectorising map (`vmap`): runs a per-example function on a whole batch.
+
+A `BatchTrace` interprets each primitive on values that carry an extra batch
+axis. Its tracers hold the batched value `val` and `batch_dim`, the axis of
+`val` that is the batch (None: the value is the same for every example).
+Each primitive's batching rule, registered beside the primitive in
+olympus/lax, receives `(axis_size, vals, dims, **params)` with the parent
+trace current and returns `(out, out_dim)` (lists for multiple results); it
+binds ordinary primitives on the parent, so vmap composes with jit, grad and
+itself without a global stack.
+
+Glossary: `bdim` is a batch dimension (int or `not_mapped`), `axis_size` the
+number of examples.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive
+from olympus.tracer import core
+from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
+from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unflatten
+from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
+
+not_mapped = None
+
+BatchRule = Callable[..., tuple]
+batch_rules: dict[Primitive, BatchRule] = {}
+
+
+class BatchingError(NotImplementedError):
+    """A primitive has no batching rule (the coverage test keeps this empty)."""
+
+
+class BatchTracer(Tracer):
+    """A per-example value; `val` holds every example along `batch_dim`."""
+
+    __slots__ = ("val", "batch_dim", "aval")
+
+    def __init__(self, trace: BatchTrace, val, batch_dim: int | None):
+        self._trace = trace
+        self.val = val
+        self.batch_dim = batch_dim
+        aval = aval_of(val)
+        if batch_dim is not_mapped:
+            self.aval = aval
+        else:
+            shape = aval.shape[:batch_dim] + aval.shape[batch_dim + 1 :]
+            self.aval = aval.update(shape=shape)
+
+
+class BatchTrace(Trace):
+    """Interprets primitives on batched values, binding on `parent`."""
+
+    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap"):
+        self.parent = parent
+        self.axis_size = axis_size
+        self.name = name
+        self.alive = True
+
+    def describe(self) -> str:
+        return f"{self.name} (axis size {self.axis_size})"
+
+    def unpack(self, x) -> tuple[Any, int | None]:
+        """(val, batch_dim) of any value: foreign values are unbatched constants."""
+        if isinstance(x, BatchTracer) and x._trace is self:
+            return x.val, x.batch_dim
+        if isinstance(x, Tracer) and (not x._trace.alive or not x._trace.is_ancestor_of(self)):
+            raise core.escaped_tracer_error(x)
+        return x, not_mapped
+
+    def pack(self, val, bdim):
+        return val if bdim is not_mapped else BatchTracer(self, val, bdim)
+
+    def process_primitive(self, primitive, args, params):
+        vals, dims = zip(*map(self.unpack, args)) if args else ((), ())
+        with set_current_trace(self.parent):
+            if all(d is not_mapped for d in dims):
+                return primitive.bind(*vals, **params)
+            out, out_dim = batch_rule(primitive)(self.axis_size, list(vals), list(dims), **params)
+        if primitive.multiple_results:
+            return [self.pack(v, d) for v, d in zip(out, out_dim)]
+        return self.pack(out, out_dim)
+
+
+def batch_rule(primitive: Primitive) -> BatchRule:
+    rule = batch_rules.get(primitive)
+    if rule is None:
+        raise BatchingError(f"vmap: primitive {primitive.name} has no batching rule")
+    return rule
+
+
+# ---- moving and creating batch axes (run with the parent trace current) ------
+def _lax():
+    # lax imports this module to register its rules, so lax is imported late.
+    from olympus.lax import ops
+
+    return ops
+
+
+def broadcast_batch(x, axis_size: int, axis: int):
+    """An unbatched `x` repeated `axis_size` times along new axis `axis`."""
+    shape = list(aval_of(x).shape)
+    shape.insert(axis, axis_size)
+    dims = [d for d in range(len(shape)) if d != axis]
+    return _lax().broadcast_in_dim(x, shape, dims)
+
+
+def move_batch_axis(x, axis_size: int, src: int | None, dst: int):
+    """`x` with its batch axis at `dst`; an unbatched `x` is broadcast there."""
+    if src is not_mapped:
+        return broadcast_batch(x, axis_size, dst)
+    if src == dst:
+        return x
+    perm = list(range(aval_of(x).ndim))
+    perm.pop(src)
+    perm.insert(dst, src)
+    return _lax().transpose(x, perm)
+
+
+def batch_to_front(x, axis_size: int, bdim: int | None):
+    return move_batch_axis(x, axis_size, bdim, 0)
+
+
+def shift_axes(axes, bdim: int) -> tuple:
+    """Per-example axes as axes of the batched value with its batch at `bdim`."""
+    return tuple(a + 1 if a >= bdim else a for a in axes)
+
+
+# ---- rules shared by primitive families --------------------------------------
+def elementwise_rule(primitive: Primitive, scalar_positions: Callable[[int], bool] = None):
+    """The batching rule of an elementwise primitive.
+
+    Operands agree in shape except rank-0 ones in `scalar_positions` (all
+    positions by default), which the primitive broadcasts itself. When every
+    full-shaped operand is batched at one axis, that axis is kept; otherwise
+    all are moved to the front.
+    """
+    scalar_ok = scalar_positions or (lambda i: True)
+
+    def rule(axis_size, vals, dims, **params):
+        avals = [aval_of(v) for v in vals]
+        ranks = [a.ndim - (d is not not_mapped) for a, d in zip(avals, dims)]
+        out_rank = max(ranks)
+        batched_dims = {d for d in dims if d is not not_mapped}
+        if len(batched_dims) == 1 and _usable_as_is(dims, ranks, out_rank, scalar_ok):
+            return primitive.bind(*vals, **params), batched_dims.pop()
+        shape = _per_example_shape(avals, dims, out_rank)
+        operands = [
+            _at_front_full(v, axis_size, d, r, shape, scalar_ok(i))
+            for i, (v, d, r) in enumerate(zip(vals, dims, ranks))
+        ]
+        return primitive.bind(*operands, **params), 0
+
+    return rule
+
+
+def def_elementwise(*primitives: Primitive, scalar_positions=None) -> None:
+    """Registers `elementwise_rule` for each of `primitives`."""
+    for primitive in primitives:
+        batch_rules[primitive] = elementwise_rule(primitive, scalar_positions)
+
+
+def _usable_as_is(dims, ranks, out_rank, scalar_ok) -> bool:
+    """Operands can be bound unchanged: batched ones have the full rank, and
+    unbatched ones are scalars in positions that take scalars."""
+    for i, (d, r) in enumerate(zip(dims, ranks)):
+        if d is not_mapped and not (r == 0 and scalar_ok(i)):
+            return False
+        if d is not not_mapped and r != out_rank:
+            return False
+    return True
+
+
+def _per_example_shape(avals, dims, out_rank) -> tuple:
+    for a, d in zip(avals, dims):
+        if a.ndim - (d is not not_mapped) == out_rank:
+            shape = list(a.shape)
+            if d is not not_mapped:
+                shape.pop(d)
+            return tuple(shape)
+    return ()
+
+
+def _at_front_full(x, axis_size, bdim, rank, shape, scalar_ok):
+    """Operand with the batch at axis 0 and the full per-example shape."""
+    if bdim is not_mapped:
+        if rank == 0 and scalar_ok:
+            return x
+        target = (axis_size, *shape)
+        dims = tuple(range(len(target) - rank, len(target)))
+        return _lax().broadcast_in_dim(x, target, dims)
+    x = batch_to_front(x, axis_size, bdim)
+    if rank == len(shape):
+        return x
+    return _lax().broadcast_in_dim(x, (axis_size, *shape), (0,))
+
+
+def unbatched_rule(primitive: Primitive) -> BatchRule:
+    """For primitives without array operands (iota): never batched."""
+
+    def rule(axis_size, vals, dims, **params):
+        return primitive.bind(*vals, **params), not_mapped
+
+    return rule
+
+
+# ---- evaluating an olympuspr (for batching sub-programs) ---------------------
+def eval_olympuspr(olympuspr: Olympuspr, consts, args) -> list:
+    """Binds each equation of `olympuspr` on the current trace."""
+    env: dict = {}
+
+    def read(atom):
+        return atom.val if isinstance(atom, Literal) else env[atom]
+
+    for var, val in zip(olympuspr.constvars, consts):
+        env[var] = val
+    for var, val in zip(olympuspr.invars, args):
+        env[var] = val
+    for eqn in olympuspr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        for var, val in zip(eqn.outvars, outs):
+            env[var] = val
+    return [read(v) for v in olympuspr.outvars]
+
+
+def batch_olympuspr_fun(olympuspr: Olympuspr, consts, axis_size: int, in_dims, out_dims_box: list):
+    """A flat function running `olympuspr` per example on batched arguments.
+
+    Arguments with an int in `in_dims` are batched along that axis; the
+    results come back with batch axis 0 or unbatched, and their batch dims
+    are appended to `out_dims_box`.
+    """
+
+    def fun(*args):
+        trace = BatchTrace(core.current_trace(), axis_size)
+        tracers = [trace.pack(x, d) for x, d in zip(args, in_dims)]
+        try:
+            with set_current_trace(trace):
+                outs = eval_olympuspr(olympuspr, consts, tracers)
+            unpacked = [trace.unpack(x) for x in outs]
+        finally:
+            trace.alive = False
+        vals = [v if d is not_mapped else move_batch_axis(v, axis_size, d, 0) for v, d in unpacked]
+        out_dims_box.extend(not_mapped if d is not_mapped else 0 for _, d in unpacked)
+        return vals
+
+    return fun
+
+
+def batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str):
+    """The batched version of a sub-program, for higher-order primitives.
+
+    Inputs with a batch dim are expected batched along axis 0. Returns
+    (batched program with its constants as leading invars, those constants,
+    out_dims with 0 or None per output).
+    """
+    in_dims = [not_mapped if d is not_mapped else 0 for d in in_dims]
+    in_avals = [
+        a if d is not_mapped else a.update(shape=(axis_size, *a.shape))
+        for a, d in zip(closed.in_avals, in_dims)
+    ]
+    out_dims: list = []
+    fun = batch_olympuspr_fun(closed.olympuspr, closed.consts, axis_size, in_dims, out_dims)
+    debug = DebugInfo("vmap", name, ())
+    olympuspr, consts, _ = trace_to_olympuspr(fun, in_avals, debug)
+    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, out_dims
+
+
+# ---- the user-facing vmap ------------------------------------------------------
+def vmap(
+    fun: Callable,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: str | None = None,
+    axis_size: int | None = None,
+) -> Callable:
+    """Maps `fun` over an axis of its arguments, as if by a loop, but traced once.
+
+    `in_axes` is an int, None (not mapped) or a pytree prefix of the
+    positional arguments with ints/None at its leaves; negative axes count
+    from the end. `out_axes` says where the batch axis goes in each output.
+    Keyword arguments are mapped over axis 0.
+
+    >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
+    (5,)
+    """
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_axis_spec(in_axes, "in_axes")
+    _check_axis_spec(out_axes, "out_axes")
+    name = function_name(fun)
+
+    # updated=(): copying __dict__ would copy a JitFunction's caches onto us.
+    @functools.wraps(fun, updated=())
+    def batched(*args, **kwargs):
+        leaves, in_tree = tree_flatten((args, kwargs))
+        axes = _leaf_axes(in_axes, args, kwargs, name)
+        paths = _leaf_paths(in_tree)
+        axes = [_canonical_in_axis(x, a, p, name) for x, a, p in zip(leaves, axes, paths)]
+        size = _batch_size(leaves, axes, paths, axis_size, name)
+        trace = BatchTrace(core.current_trace(), size, f"vmap of {name}")
+        tracers = [trace.pack(x, a) for x, a in zip(leaves, axes)]
+        try:
+            with set_current_trace(trace):
+                a, k = tree_unflatten(in_tree, tracers)
+                out = fun(*a, **k)
+            out_leaves, out_tree = tree_flatten(out)
+            unpacked = [trace.unpack(x) for x in out_leaves]
+        finally:
+            trace.alive = False
+        out_axes_flat = _out_leaf_axes(out_axes, out, out_tree, name)
+        out_paths = _leaf_paths(out_tree, "out")
+        results = [
+            _place_output(v, d, ax, size, p, name)
+            for (v, d), ax, p in zip(unpacked, out_axes_flat, out_paths)
+        ]
+        return tree_unflatten(out_tree, results)
+
+    return batched
+
+
+def _check_axis_spec(spec, what: str) -> None:
+    leaves, _ = tree_flatten(spec, is_leaf=lambda x: x is None)
+    for leaf in leaves:
+        if leaf is not None and (isinstance(leaf, bool) or not isinstance(leaf, int)):
+            raise ValueError(
+                f"vmap {what} must be an int, None, or a pytree of ints and None; "
+                f"got {leaf!r} in {what}={spec!r}"
+            )
+
+
+def _leaf_axes(in_axes, args: tuple, kwargs: dict, name: str) -> list:
+    """One axis per leaf of (args, kwargs); kwargs are mapped over axis 0."""
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError(
+            f"vmap of {name}: in_axes {in_axes!r} has {len(in_axes)} entries but "
+            f"{name} was called with {len(args)} positional arguments"
+        )
+    axes: list = []
+    spec = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    for i, (ax, arg) in enumerate(zip(spec, args)):
+        axes += _broadcast_prefix(ax, arg, f"args[{i}]", "in_axes", name)
+    axes += [0] * len(tree_flatten(kwargs)[0])
+    return axes
+
+
+def _out_leaf_axes(out_axes, out, out_tree: PyTreeDef, name: str) -> list:
+    return _broadcast_prefix(out_axes, out, "out", "out_axes", name)
+
+
+def _broadcast_prefix(spec, tree, path: str, what: str, name: str) -> list:
+    """The axis for each leaf of `tree`, where `spec` is a pytree prefix of it."""
+    spec_leaves, spec_def = tree_flatten(spec, is_leaf=lambda x: x is None)
+    _, tree_def = tree_flatten(tree)
+    out: list = []
+    _match_prefix(spec_def, tree_def, iter(spec_leaves), path, out, what, name)
+    return out
+
+
+def _match_prefix(spec_def, tree_def, spec_leaves, path, out, what, name) -> None:
+    if spec_def.node_type is None:
+        out.extend([next(spec_leaves)] * tree_def.num_leaves)
+        return
+    same = (
+        spec_def.node_type == tree_def.node_type
+        and spec_def.aux == tree_def.aux
+        and len(spec_def.children) == len(tree_def.children)
+    )
+    if not same:
+        raise ValueError(
+            f"vmap of {name}: {what} does not match the structure at {path}: "
+            f"the {what} entry there has structure {spec_def} but the value has "
+            f"structure {tree_def}; {what} must be a pytree prefix of the value "
+            f"(use a single int or None to cover a whole subtree)"
+        )
+    for key, s, t in zip(_child_keys(tree_def), spec_def.children, tree_def.children):
+        _match_prefix(s, t, spec_leaves, path + key, out, what, name)
+
+
+def _leaf_paths(treedef: PyTreeDef, root: str | None = None) -> list[str]:
+    """Readable paths: `args[0]['w']` for inputs, `out[1]` for outputs."""
+    paths: list[str] = []
+
+    def walk(d: PyTreeDef, prefix: str):
+        if d.node_type is None:
+            paths.append(prefix)
+            return
+        for key, child in zip(_child_keys(d), d.children):
+            walk(child, prefix + key)
+
+    if root is not None:
+        walk(treedef, root)
+        return paths
+    args_def, kwargs_def = treedef.children
+    walk(args_def, "args")
+    for key, child in zip(kwargs_def.aux, kwargs_def.children):
+        walk(child, key)
+    return paths
+
+
+def _canonical_in_axis(x, axis, path: str, name: str):
+    if axis is None:
+        return not_mapped
+    ndim = aval_of(x).ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"vmap of {name}: in_axes {axis} is out of range for {path} of shape "
+            f"{aval_of(x).shape} (rank {ndim})"
+        )
+    return axis % ndim
+
+
+def _batch_size(leaves, axes, paths, axis_size, name: str) -> int:
+    sizes = {p: aval_of(x).shape[a] for x, a, p in zip(leaves, axes, paths) if a is not None}
+    if axis_size is not None:
+        sizes = {"axis_size": int(axis_size), **sizes}
+    if not sizes:
+        raise ValueError(
+            f"vmap of {name}: no argument is mapped (all in_axes are None) and "
+            f"axis_size was not given, so the batch size is unknown"
+        )
+    if len(set(sizes.values())) > 1:
+        listed = ", ".join(
+            f"{p} has size {s}" if p == "axis_size" else
+            f"{p} has size {s} along axis {axes[paths.index(p)]}"
+            for p, s in sizes.items()
+        )
+        raise ValueError(f"vmap of {name}: inconsistent sizes for the mapped axis: {listed}")
+    return next(iter(sizes.values()))
+
+
+def _place_output(val, bdim, out_axis, axis_size, path: str, name: str):
+    """An output with its batch axis at `out_axis` (broadcast if unbatched)."""
+    if out_axis is None:
+        if bdim is not_mapped:
+            return val
+        raise ValueError(
+            f"vmap of {name}: out_axes is None for {path}, but that output "
+            f"depends on the mapped inputs (it varies over the batch)"
+        )
+    ndim = aval_of(val).ndim + (bdim is not_mapped)
+    if not -ndim <= out_axis < ndim:
+        raise ValueError(
+            f"vmap of {name}: out_axes {out_axis} is out of range for {path}, "
+            f"whose batched shape has rank {ndim}"
+        )
+    return move_batch_axis(val, axis_size, bdim, out_axis % ndim)
+
+
+# ---- per-example windows without a gather primitive --------------------------
+# dynamic_slice / dynamic_update_slice with a different start per example are
+# built from a one-hot mask, a select and a max-reduction: exactly one element
+# of each reduced line is selected, so the result is exact for every dtype
+# (NaN, infinities and -0.0 included). The cost is a temporary of size
+# (batch x window x axis length x other dims), fine for the small windows
+# that per-example indexing usually takes.
+def take_along(x, axis: int, positions):
+    """`out[b, .., j, ..] = x[b, .., positions[b, j], ..]` along `axis` of a
+    batch-first `x`; positions outside the axis give an arbitrary value."""
+    lax = _lax()
+    shape = aval_of(x).shape
+    n, length = aval_of(positions).shape[1], shape[axis]
+    wide = shape[:axis] + (n,) + shape[axis:]
+    x_wide = lax.broadcast_in_dim(x, wide, [d for d in range(len(wide)) if d != axis])
+    lines = lax.broadcast_in_dim(positions, (shape[0], n, length), (0, 1))
+    onehot = lax.eq(lines, lax.broadcasted_iota(aval_of(positions).dtype, (shape[0], n, length), 2))
+    mask = lax.broadcast_in_dim(onehot, wide, (0, axis, axis + 1))
+    return select_one(mask, x_wide, axis + 1)
+
+
+def select_one(mask, x, axis: int):
+    """The element of `x` where `mask` is true along `axis` (one per line)."""
+    lax = _lax()
+    aval = aval_of(x)
+    if dtypes.is_complex(aval.dtype):
+        re, im = select_one(mask, lax.real(x), axis), select_one(mask, lax.imag(x), axis)
+        return lax.complex(re, im)
+    if aval.dtype == dtypes.bool_:
+        return lax.reduce_or(lax.bitwise_and(mask, x), (axis,))
+    floor = np.array(-np.inf if dtypes.is_inexact(aval.dtype) else np.iinfo(aval.dtype).min)
+    fill = lax.full(aval.shape, floor.astype(aval.dtype)[()])
+    return lax.reduce_max(lax.select(mask, x, fill), (axis,))
+
+
+def window_starts(start, axis_size: int, bdim, length: int, window: int):
+    """Per-example window starts (int32, shape (batch,)), clamped as XLA does."""
+    lax = _lax()
+    start = lax.clamp(0, start, length - window)
+    start = lax.convert_element_type(start, dtypes.int32)
+    return move_batch_axis(start, axis_size, bdim, 0)
+
+
+def window_positions(starts, offsets_size: int, sign: int):
+    """`starts[b] + j` (sign 1) or `j - starts[b]` (sign -1), shape (batch, n)."""
+    lax = _lax()
+    batch = aval_of(starts).shape[0]
+    offsets = lax.broadcasted_iota(dtypes.int32, (batch, offsets_size), 1)
+    starts = lax.broadcast_in_dim(starts, (batch, offsets_size), (0,))
+    return lax.add(starts, offsets) if sign > 0 else lax.sub(offsets, starts)
+
+
+def window_mask(starts, length: int, window: int):
+    """`starts[b] <= m < starts[b] + window`, shape (batch, length)."""
+    lax = _lax()
+    m = window_positions(starts, length, -1)
+    return lax.bitwise_and(lax.ge(m, 0), lax.lt(m, window))
