@@ -168,3 +168,97 @@ def check_jit_matches_eager(fn: Callable, args: Sequence, rtol=None, atol=None, 
         e = np.asarray(e)
         assert_allclose(a, e, rtol, atol, err_msg=f"jit output {i} vs eager:")
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg="second jit call")
+
+
+# ---- gradients against finite differences --------------------------------------
+def _float_leaves(tree) -> tuple[list, object]:
+    from olympus.tree_util import tree_flatten
+
+    leaves, treedef = tree_flatten(tree)
+    return [np.asarray(x) if not hasattr(x, "aval") else x for x in leaves], treedef
+
+
+def _is_float(x) -> bool:
+    return dtypes.is_inexact(np.asarray(x).dtype)
+
+
+def _random_like(rng, leaves) -> list:
+    return [rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype) if _is_float(x)
+            else np.zeros(np.shape(x), np.asarray(x).dtype) for x in leaves]
+
+
+def _inner_product(xs, ys) -> float:
+    return float(sum(np.vdot(np.asarray(x, np.float64), np.asarray(y, np.float64)).real
+                     for x, y in zip(xs, ys) if _is_float(x)))
+
+
+def _numerical_jvp(f, args, tangents, eps) -> list:
+    """Central differences along `tangents`, leaf by leaf of f's output."""
+    from olympus.tree_util import tree_flatten, tree_unflatten
+
+    leaves, treedef = tree_flatten(args)
+
+    def shifted(sign):
+        moved = [np.asarray(x) + sign * eps * t if _is_float(x) else x
+                 for x, t in zip(leaves, tangents)]
+        moved = [m.astype(np.asarray(x).dtype) if _is_float(x) else m for m, x in zip(moved, leaves)]
+        return [np.asarray(o, np.float64) for o in tree_flatten(f(*tree_unflatten(treedef, moved)))[0]]
+
+    return [(p - m) / (2 * eps) for p, m in zip(shifted(+1), shifted(-1))]
+
+
+def _grad_tolerances(args, eps, atol, rtol):
+    leaves = [x for x in _float_leaves(args)[0] if _is_float(x)]
+    wide = any(np.asarray(x).dtype in (np.float64, np.complex128) for x in leaves)
+    default_eps, default_tol = (1e-6, 1e-5) if wide else (1e-3, 2e-2)
+    return (default_eps if eps is None else eps, default_tol if atol is None else atol,
+            default_tol if rtol is None else rtol)
+
+
+def check_grads(f: Callable, args: Sequence, order: int, modes=("fwd", "rev"),
+                atol=None, rtol=None, eps=None, seed: int = 0) -> None:
+    """Checks f's derivatives up to `order` against central finite differences.
+
+    "fwd" compares jvp(f) with the numerical directional derivative; "rev"
+    checks that <t, vjp(f)(ct)> = <jvp(f)(t), ct> with the numerical jvp. For
+    order > 1 the same checks run on the jvp and vjp functions themselves.
+    Float64 arguments (with x64 enabled) allow tight tolerances; float32 ones
+    get eps=1e-3 and 2e-2 tolerances.
+    """
+    import olympus
+
+    args = tuple(args)
+    eps, atol, rtol = _grad_tolerances(args, eps, atol, rtol)
+    rng = np.random.default_rng(seed)
+    leaves, treedef = _float_leaves(args)
+    from olympus.tree_util import tree_flatten, tree_unflatten
+
+    tangents = _random_like(rng, leaves)
+    tangent_tree = tree_unflatten(treedef, tangents)
+    if "fwd" in modes:
+        _, t_out = olympus.jvp(f, args, tuple(tangent_tree))
+        expected = _numerical_jvp(f, args, tangents, eps)
+        for got, want in zip(tree_flatten(t_out)[0], expected):
+            np.testing.assert_allclose(np.asarray(got, np.float64), want, atol=atol, rtol=rtol,
+                                       err_msg="jvp does not match finite differences")
+    out, pullback = olympus.vjp(f, *args)
+    out_leaves, out_tree = tree_flatten(out)
+    cts = _random_like(rng, [np.asarray(o) for o in out_leaves])
+    ct_tree = tree_unflatten(out_tree, cts)
+    if "rev" in modes:
+        cts_in = tree_flatten(pullback(ct_tree))[0]
+        got = _inner_product(tangents, cts_in)
+        want = _inner_product(_numerical_jvp(f, args, tangents, eps), cts)
+        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol,
+                                   err_msg="vjp does not match finite differences")
+    if order > 1:
+        if "fwd" in modes:
+            def f_jvp(*primals):
+                return olympus.jvp(f, primals, tuple(tangent_tree))[1]
+
+            check_grads(f_jvp, args, order - 1, modes, atol, rtol, eps, seed + 1)
+        if "rev" in modes:
+            def f_vjp(*primals):
+                return olympus.vjp(f, *primals)[1](ct_tree)
+
+            check_grads(f_vjp, args, order - 1, modes, atol, rtol, eps, seed + 1)

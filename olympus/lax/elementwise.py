@@ -22,7 +22,12 @@ from olympus.lax.base import (
 )
 from olympus.backends.xla.lowering import i64_array
 from olympus.tracer.errors import OlympusTypeError
-from olympus.transforms.batching import def_elementwise
+from olympus.tracer.core import aval_of
+from olympus.transforms.jvp import (
+    Zero, defjvp, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, scalar_like,
+    zeros_like_aval,
+)
+from olympus.transforms.linearize import is_undefined, transpose_rules
 
 
 def _broadcast_operand(ctx, x: str, aval: ShapedArray, shape: tuple) -> str:
@@ -71,8 +76,33 @@ floor_p = _unary("floor", "stablehlo.floor", dtypes.is_float, "real floating-poi
 ceil_p = _unary("ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point")
 erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point")
 not_p = _unary("not", "stablehlo.not", is_int_or_bool, "integer or boolean")
-def_elementwise(neg_p, exp_p, log_p, expm1_p, log1p_p, sin_p, cos_p, tan_p, tanh_p,
-                logistic_p, sqrt_p, rsqrt_p, sign_p, floor_p, ceil_p, erf_p, not_p)
+
+
+# ---- derivatives of the unary functions (x: operand, ans: output) -------------
+def _one(x):
+    return scalar_like(1, x)
+
+
+defjvp_linear(neg_p)
+transpose_rules[neg_p] = lambda ct, x: [neg_p.bind(ct)]
+defjvp(exp_p, lambda t, ans, x: mul_p.bind(t, ans))
+defjvp(log_p, lambda t, ans, x: div_p.bind(t, x))
+defjvp(expm1_p, lambda t, ans, x: mul_p.bind(t, add_p.bind(ans, _one(x))))
+defjvp(log1p_p, lambda t, ans, x: div_p.bind(t, add_p.bind(x, _one(x))))
+defjvp(sin_p, lambda t, ans, x: mul_p.bind(t, cos_p.bind(x)))
+defjvp(cos_p, lambda t, ans, x: neg_p.bind(mul_p.bind(t, sin_p.bind(x))))
+defjvp(tan_p, lambda t, ans, x: mul_p.bind(t, add_p.bind(_one(x), mul_p.bind(ans, ans))))
+defjvp(tanh_p, lambda t, ans, x: mul_p.bind(t, sub_p.bind(_one(x), mul_p.bind(ans, ans))))
+defjvp(logistic_p,  # s' = s (1 - s)
+       lambda t, ans, x: mul_p.bind(t, mul_p.bind(ans, sub_p.bind(_one(x), ans))))
+defjvp(sqrt_p, lambda t, ans, x: div_p.bind(t, mul_p.bind(ans, scalar_like(2, x))))
+defjvp(rsqrt_p,  # d x^-1/2 = -1/2 x^-3/2 = -1/2 ans / x
+       lambda t, ans, x: mul_p.bind(t, mul_p.bind(div_p.bind(ans, x), scalar_like(-0.5, x))))
+defjvp(erf_p,  # erf' = 2/sqrt(pi) exp(-x^2)
+       lambda t, ans, x: mul_p.bind(t, mul_p.bind(
+           scalar_like(2 / np.sqrt(np.pi), x), exp_p.bind(neg_p.bind(mul_p.bind(x, x))))))
+for _p in (sign_p, floor_p, ceil_p, not_p):
+    defjvp_zero(_p)
 
 
 def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
@@ -101,7 +131,19 @@ def _round_lower(ctx, x, *, rounding_method):
 
 
 round_p = define_primitive("round", _round_abstract_eval, _round_lower)
-def_elementwise(abs_p, round_p)
+
+
+def _abs_jvp(t, ans, x):
+    """|x|' = sign(x) for reals; re(conj(x) t) / |x| for complex x."""
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return mul_p.bind(t, sign_p.bind(x))
+    dot = add_p.bind(mul_p.bind(real_p.bind(x), real_p.bind(t)),
+                     mul_p.bind(imag_p.bind(x), imag_p.bind(t)))
+    return div_p.bind(dot, ans)
+
+
+defjvp(abs_p, _abs_jvp)
+defjvp_zero(round_p)
 
 
 def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:
@@ -132,7 +174,19 @@ def _integer_pow_lower(ctx, x, *, y):
 
 
 integer_pow_p = define_primitive("integer_pow", _integer_pow_abstract_eval, _integer_pow_lower)
-def_elementwise(integer_pow_p)
+
+
+def _integer_pow_jvp(t, ans, x, *, y):
+    """(x^y)' = y x^(y-1)."""
+    if y == 0:
+        return Zero(aval_of(ans))
+    if y == 1:
+        return t
+    slope = x if y == 2 else integer_pow_p.bind(x, y=y - 1)
+    return mul_p.bind(t, mul_p.bind(scalar_like(y, x), slope))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # ---- binary ------------------------------------------------------------------
@@ -161,7 +215,118 @@ atan2_p = _binary("atan2", "stablehlo.atan2", dtypes.is_inexact, "floating-point
 and_p = _binary("and", "stablehlo.and", is_int_or_bool, "integer or boolean")
 or_p = _binary("or", "stablehlo.or", is_int_or_bool, "integer or boolean")
 xor_p = _binary("xor", "stablehlo.xor", is_int_or_bool, "integer or boolean")
-def_elementwise(add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, and_p, or_p, xor_p)
+
+
+# ---- derivatives of the binary functions -------------------------------------
+def _at_shape(t, ans):
+    """The tangent of a rank-0 operand, broadcast to the output's shape."""
+    shape = aval_of(ans).shape
+    if aval_of(t).shape == shape:
+        return t
+    from olympus.lax.shapes import broadcast_in_dim_p
+
+    return broadcast_in_dim_p.bind(t, shape=shape, broadcast_dimensions=())
+
+
+def _unbroadcast(ct, operand):
+    """A cotangent for an operand that was broadcast from rank 0: its sum."""
+    if operand.aval.shape == aval_of(ct).shape:
+        return ct
+    from olympus.lax.reductions import reduce_sum_p
+
+    return reduce_sum_p.bind(ct, axes=tuple(range(aval_of(ct).ndim)))
+
+
+def _mask(pred, like):
+    """A boolean array as 0/1 in the dtype of `like`."""
+    dtype = aval_of(like).dtype
+    return convert_element_type_p.bind(pred, new_dtype=dtype, weak_type=False)
+
+
+def _linear_binary_transpose(sign_y):
+    def rule(ct, x, y):
+        ct_x = _unbroadcast(ct, x) if is_undefined(x) else None
+        ct_y = None
+        if is_undefined(y):
+            ct_y = _unbroadcast(neg_p.bind(ct) if sign_y < 0 else ct, y)
+        return [ct_x, ct_y]
+
+    return rule
+
+
+defjvp(add_p, lambda t, ans, x, y: _at_shape(t, ans), lambda t, ans, x, y: _at_shape(t, ans))
+defjvp(sub_p, lambda t, ans, x, y: _at_shape(t, ans),
+       lambda t, ans, x, y: _at_shape(neg_p.bind(t), ans))
+transpose_rules[add_p] = _linear_binary_transpose(+1)
+transpose_rules[sub_p] = _linear_binary_transpose(-1)
+defjvp(mul_p, lambda t, ans, x, y: mul_p.bind(t, y), lambda t, ans, x, y: mul_p.bind(x, t))
+
+
+def _mul_transpose(ct, x, y):
+    """mul is linear in whichever operand is undefined (never both)."""
+    if is_undefined(x):
+        return [_unbroadcast(mul_p.bind(ct, y), x), None]
+    return [None, _unbroadcast(mul_p.bind(x, ct), y)]
+
+
+transpose_rules[mul_p] = _mul_transpose
+defjvp(div_p, lambda t, ans, x, y: _at_shape(div_p.bind(t, y), ans),
+       lambda t, ans, x, y: neg_p.bind(mul_p.bind(t, div_p.bind(ans, y))))  # -t x / y^2
+
+
+def _div_transpose(ct, x, y):
+    if is_undefined(y):
+        raise TypeError("div is not linear in its divisor")
+    return [_unbroadcast(div_p.bind(ct, y), x), None]
+
+
+transpose_rules[div_p] = _div_transpose
+
+
+def _trunc(x):
+    return mul_p.bind(sign_p.bind(x), floor_p.bind(abs_p.bind(x)))
+
+
+defjvp(rem_p, lambda t, ans, x, y: _at_shape(t, ans),  # rem = x - y trunc(x / y)
+       lambda t, ans, x, y: neg_p.bind(mul_p.bind(t, _trunc(div_p.bind(x, y)))))
+
+
+def _balanced_eq(x, ans, y):
+    """1 where x won a max/min, 1/2 where x and y tied, else 0."""
+    won = _mask(eq_p.bind(x, ans), ans)
+    tied = _mask(eq_p.bind(y, ans), ans)
+    return mul_p.bind(won, sub_p.bind(_one(ans), mul_p.bind(tied, scalar_like(0.5, ans))))
+
+
+for _p in (max_p, min_p):
+    defjvp(_p, lambda t, ans, x, y: mul_p.bind(t, _balanced_eq(x, ans, y)),
+           lambda t, ans, x, y: mul_p.bind(t, _balanced_eq(y, ans, x)))
+
+
+def _pow_jvp_x(t, ans, x, y):
+    """d x^y / dx = y x^(y-1)."""
+    return _at_shape(mul_p.bind(t, mul_p.bind(y, pow_p.bind(x, sub_p.bind(y, _one(y))))), ans)
+
+
+def _pow_jvp_y(t, ans, x, y):
+    """d x^y / dy = log(x) x^y, taken as 0 where x == 0 (0^y is flat in y there)."""
+    safe_x = add_p.bind(x, _mask(eq_p.bind(x, scalar_like(0, x)), x))
+    return _at_shape(mul_p.bind(t, mul_p.bind(log_p.bind(safe_x), ans)), ans)
+
+
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+def _atan2_denominator(x, y):
+    return add_p.bind(mul_p.bind(x, x), mul_p.bind(y, y))
+
+
+defjvp(atan2_p,  # atan2(x, y): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2)
+       lambda t, ans, x, y: _at_shape(mul_p.bind(t, div_p.bind(y, _atan2_denominator(x, y))), ans),
+       lambda t, ans, x, y: _at_shape(
+           mul_p.bind(t, neg_p.bind(div_p.bind(x, _atan2_denominator(x, y)))), ans))
+for _p in (and_p, or_p, xor_p):
+    defjvp_zero(_p)
 
 
 # ---- comparisons -----------------------------------------------------------
@@ -196,7 +361,8 @@ lt_p = _comparison("lt", "LT")
 le_p = _comparison("le", "LE")
 gt_p = _comparison("gt", "GT")
 ge_p = _comparison("ge", "GE")
-def_elementwise(eq_p, ne_p, lt_p, le_p, gt_p, ge_p)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    defjvp_zero(_p)
 
 
 # ---- select_n ----------------------------------------------------------------
@@ -245,8 +411,33 @@ def _select_n_lower(ctx, which, *cases):
 
 
 select_n_p = define_primitive("select_n", _select_n_abstract_eval, _select_n_lower)
-# Only the predicate may stay rank-0 while the cases are arrays.
-def_elementwise(select_n_p, scalar_positions=lambda i: i == 0)
+
+
+def _select_n_jvp(primals, tangents):
+    """select_n is linear in its cases; the predicate has no derivative."""
+    out = select_n_p.bind(*primals)
+    case_tangents = tangents[1:]
+    if all(is_zero(t) for t in case_tangents):
+        return out, Zero(aval_of(out))
+    return out, select_n_p.bind(primals[0], *map(instantiate, case_tangents))
+
+
+def _select_n_transpose(ct, which, *cases):
+    if is_undefined(which):
+        raise TypeError("select_n is not linear in its predicate")
+    zeros = zeros_like_aval(aval_of(ct))
+    cts = [None]
+    for i, case in enumerate(cases):
+        if is_undefined(case):
+            picks = [ct if j == i else zeros for j in range(len(cases))]
+            cts.append(select_n_p.bind(which, *picks))
+        else:
+            cts.append(None)
+    return cts
+
+
+jvp_rules[select_n_p] = _select_n_jvp
+transpose_rules[select_n_p] = _select_n_transpose
 
 
 # ---- clamp -------------------------------------------------------------------
@@ -262,8 +453,11 @@ clamp_p = define_primitive(
     "clamp", _clamp_abstract_eval,
     lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", _operands_at_out_shape(ctx, (lo, x, hi))),
 )
-# The bounds may stay rank-0; the operand itself is always full-shaped.
-def_elementwise(clamp_p, scalar_positions=lambda i: i != 1)
+defjvp(clamp_p,  # clamp(lo, x, hi): the tangent of whichever operand is returned
+       lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(gt_p.bind(lo, x), ans)),
+       lambda t, ans, lo, x, hi: mul_p.bind(
+           t, _mask(and_p.bind(ge_p.bind(x, lo), le_p.bind(x, hi)), ans)),
+       lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(lt_p.bind(hi, x), ans)))
 
 
 # ---- convert_element_type ----------------------------------------------------
@@ -293,7 +487,23 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type):
 convert_element_type_p = define_primitive(
     "convert_element_type", _convert_abstract_eval, _convert_lower
 )
-def_elementwise(convert_element_type_p)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    """Tangents convert along with values, between inexact dtypes only."""
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if is_zero(t) or not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(aval_of(x).dtype):
+        return out, Zero(aval_of(out))
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type):
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)]
+
+
+jvp_rules[convert_element_type_p] = _convert_jvp
+transpose_rules[convert_element_type_p] = _convert_transpose
 
 
 # ---- complex parts -----------------------------------------------------------
@@ -307,7 +517,11 @@ def _real_part_abstract_eval(name):
 
 real_p = define_primitive("real", _real_part_abstract_eval("real"), lambda ctx, x: ctx.op("stablehlo.real", [x]))
 imag_p = define_primitive("imag", _real_part_abstract_eval("imag"), lambda ctx, x: ctx.op("stablehlo.imag", [x]))
-def_elementwise(real_p, imag_p)
+defjvp_linear(real_p)
+defjvp_linear(imag_p)
+transpose_rules[real_p] = lambda ct, x: [complex_p.bind(ct, zeros_like_aval(aval_of(ct)))]
+transpose_rules[imag_p] = lambda ct, x: [
+    complex_p.bind(zeros_like_aval(aval_of(ct)), neg_p.bind(ct))]
 
 
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
@@ -322,4 +536,8 @@ complex_p = define_primitive(
     "complex", _complex_abstract_eval,
     lambda ctx, x, y: ctx.op("stablehlo.complex", _operands_at_out_shape(ctx, (x, y))),
 )
-def_elementwise(complex_p)
+defjvp(complex_p, lambda t, ans, x, y: complex_p.bind(t, zeros_like_aval(aval_of(t))),
+       lambda t, ans, x, y: complex_p.bind(zeros_like_aval(aval_of(t)), t))
+transpose_rules[complex_p] = lambda ct, x, y: [
+    _unbroadcast(real_p.bind(ct), x) if is_undefined(x) else None,
+    _unbroadcast(neg_p.bind(imag_p.bind(ct)), y) if is_undefined(y) else None]

@@ -13,7 +13,11 @@ from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.lax.base import all_primitives
-from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front
+from olympus.tracer.core import set_current_trace
+from olympus.transforms.jvp import is_zero, jvp_program, jvp_rules
+from olympus.transforms.linearize import (
+    is_undefined, partial_eval_program, partial_eval_rules, transpose_program, transpose_rules,
+)
 
 pjit_p = Primitive("pjit", multiple_results=True)
 all_primitives["pjit"] = pjit_p
@@ -55,11 +59,46 @@ pjit_p.def_impl(_pjit_impl)
 lowering_rules[pjit_p] = _pjit_lower
 
 
-def _pjit_batch_rule(axis_size, vals, dims, *, olympuspr: ClosedOlympuspr, name: str):
-    """The jitted sub-program is batched into a new pjit (still one call)."""
-    batched, consts, out_dims = batch_subprogram(olympuspr, axis_size, dims, name)
-    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
-    return pjit_p.bind(*consts, *vals, olympuspr=batched, name=name), out_dims
+# ---- differentiation: a pjit stays one pjit (primal), or splits in two (linearize) --
+def _pjit_jvp(primals, tangents, *, olympuspr: ClosedOlympuspr, name: str):
+    """One pjit computing primal and tangent outputs together."""
+    nonzero = [not is_zero(t) for t in tangents]
+    program, leading = jvp_program(olympuspr, nonzero, f"jvp({name})")
+    nonzero_tangents = [t for t in tangents if not is_zero(t)]
+    outs = pjit_p.bind(*leading, *primals, *nonzero_tangents, olympuspr=program,
+                       name=f"jvp({name})")
+    n = len(olympuspr.out_avals)
+    return outs[:n], outs[n:]
 
 
-batch_rules[pjit_p] = _pjit_batch_rule
+def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name: str):
+    """Known inputs run in a pjit on the parent trace; the staged (tangent)
+    part is a second pjit, fed the residuals the first one returns."""
+    known, known_consts, staged, out_unknown, num_res = partial_eval_program(
+        olympuspr, unknown, name)
+    known_args = [a for a, u in zip(args, unknown) if not u]
+    with set_current_trace(trace.parent):
+        known_outs = pjit_p.bind(*known_consts, *known_args, olympuspr=known, name=name)
+    residuals = known_outs[len(known_outs) - num_res:]
+    known_outs = iter(known_outs[:len(known_outs) - num_res])
+    unknown_args = [a for a, u in zip(args, unknown) if u]
+    with set_current_trace(trace.tangent_trace):
+        staged_outs = iter(pjit_p.bind(*residuals, *unknown_args, olympuspr=staged,
+                                       name=f"lin({name})"))
+    return [next(staged_outs) if u else next(known_outs) for u in out_unknown]
+
+
+def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
+    undefined = [is_undefined(a) for a in args]
+    ct_nonzero = [not is_zero(ct) for ct in cts]
+    program, leading = transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    defined = [a for a in args if not is_undefined(a)]
+    nonzero_cts = [ct for ct in cts if not is_zero(ct)]
+    outs = iter(pjit_p.bind(*leading, *defined, *nonzero_cts, olympuspr=program,
+                            name=f"transpose({name})"))
+    return [next(outs) if u else None for u in undefined]
+
+
+jvp_rules[pjit_p] = _pjit_jvp
+partial_eval_rules[pjit_p] = _pjit_partial_eval
+transpose_rules[pjit_p] = _pjit_transpose

@@ -9,8 +9,11 @@ from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
 from olympus.backends.xla.lowering import i64_array
 from olympus.tracer.errors import OlympusTypeError
+from olympus.lax import elementwise as ew
+from olympus.lax.shapes import broadcast_in_dim_p, transpose_p
+from olympus.transforms.jvp import Zero, defjvp, defjvp_linear, defjvp_zero, jvp_rules
+from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.tracer.core import aval_of
-from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes
 
 
 def _reduced_shape(x: ShapedArray, axes) -> tuple:
@@ -69,20 +72,61 @@ reduce_or_p = _monoid_reduction(
 )
 
 
-def _reduction_batch_rule(primitive):
-    """Reduces the same axes of each example: the batch axis stays where it is."""
-
-    def rule(axis_size, vals, dims, *, axes, **params):
-        (x,), (bdim,) = vals, dims
-        axes = shift_axes(axes, bdim)
-        out_bdim = bdim - sum(a < bdim for a in axes)
-        return primitive.bind(x, axes=axes, **params), out_bdim
-
-    return rule
+# ---- derivatives of the reductions --------------------------------------------
+def _kept_dims(ndim: int, axes) -> tuple:
+    return tuple(i for i in range(ndim) if i not in axes)
 
 
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
-    batch_rules[_p] = _reduction_batch_rule(_p)
+def _expand_reduced(y, x_aval: ShapedArray, axes):
+    """A reduced value broadcast back to the operand's shape."""
+    return broadcast_in_dim_p.bind(
+        y, shape=x_aval.shape, broadcast_dimensions=_kept_dims(x_aval.ndim, axes))
+
+
+def _as_dtype_of(pred, like):
+    return ew.convert_element_type_p.bind(pred, new_dtype=aval_of(like).dtype, weak_type=False)
+
+
+defjvp_linear(reduce_sum_p)
+transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [_expand_reduced(ct, x.aval, axes)]
+
+
+def _extremum_jvp(primitive):
+    """The tangent at the extremal elements, averaged over ties."""
+
+    def partial(t, ans, x, *, axes):
+        at_extremum = _as_dtype_of(ew.eq_p.bind(x, _expand_reduced(ans, aval_of(x), axes)), x)
+        count = reduce_sum_p.bind(at_extremum, axes=axes)
+        picked = reduce_sum_p.bind(ew.mul_p.bind(t, at_extremum), axes=axes)
+        return ew.div_p.bind(picked, count)
+
+    defjvp(primitive, partial)
+
+
+def _reduce_prod_partial(t, ans, x, *, axes):
+    """d prod / dx_i = product of the others, exact when x has zeros:
+    with no zero it is ans / x_i; with one zero, only that element's is
+    nonzero (the product of the nonzeros); with more, all are zero."""
+    x_aval = aval_of(x)
+    zero, one = np.zeros((), x_aval.dtype)[()], np.ones((), x_aval.dtype)[()]
+    is_zero_x = ew.eq_p.bind(x, zero)
+    ones = broadcast_in_dim_p.bind(one, shape=x_aval.shape, broadcast_dimensions=())
+    nonzero_x = ew.select_n_p.bind(is_zero_x, x, ones)
+    prod_nonzero = _expand_reduced(reduce_prod_p.bind(nonzero_x, axes=axes), x_aval, axes)
+    zeros_count = _expand_reduced(
+        reduce_sum_p.bind(_as_dtype_of(is_zero_x, x), axes=axes), x_aval, axes)
+    no_zero = ew.eq_p.bind(zeros_count, zero)
+    lone_zero = ew.and_p.bind(ew.eq_p.bind(zeros_count, one), is_zero_x)
+    others = ew.mul_p.bind(_as_dtype_of(lone_zero, x), prod_nonzero)
+    others = ew.select_n_p.bind(no_zero, others, ew.div_p.bind(prod_nonzero, nonzero_x))
+    return reduce_sum_p.bind(ew.mul_p.bind(t, others), axes=axes)
+
+
+_extremum_jvp(reduce_max_p)
+_extremum_jvp(reduce_min_p)
+defjvp(reduce_prod_p, _reduce_prod_partial)
+defjvp_zero(reduce_and_p)
+defjvp_zero(reduce_or_p)
 
 
 # ---- argmax / argmin ---------------------------------------------------------
@@ -141,8 +185,8 @@ def _arg_reduction(name: str, direction: str, kind: str):
 
 argmax_p = _arg_reduction("argmax", "GT", "max")
 argmin_p = _arg_reduction("argmin", "LT", "min")
-batch_rules[argmax_p] = _reduction_batch_rule(argmax_p)
-batch_rules[argmin_p] = _reduction_batch_rule(argmin_p)
+defjvp_zero(argmax_p)
+defjvp_zero(argmin_p)
 
 
 # ---- dot_general -------------------------------------------------------------
@@ -184,32 +228,58 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
 dot_general_p = define_primitive("dot_general", _dot_general_abstract_eval, _dot_general_lower)
 
 
-def _dot_general_batch_rule(axis_size, vals, dims, *, dimension_numbers, **params):
-    """Both batched: the batch becomes a new leading batch dimension. One
-    batched: its batch axis (moved to the front) is a free dimension, which
-    the output lists after the batch dims (and, for rhs, the lhs free dims)."""
-    (lhs, rhs), (lhs_bdim, rhs_bdim) = vals, dims
-    (lc, rc), (lb, rb) = dimension_numbers
-
-    def shifted(ds, batched):
-        return tuple(d + 1 for d in ds) if batched else tuple(ds)
-
-    lhs_batched, rhs_batched = lhs_bdim is not None, rhs_bdim is not None
-    if lhs_batched:
-        lhs = batch_to_front(lhs, axis_size, lhs_bdim)
-    if rhs_batched:
-        rhs = batch_to_front(rhs, axis_size, rhs_bdim)
-    lc, lb = shifted(lc, lhs_batched), shifted(lb, lhs_batched)
-    rc, rb = shifted(rc, rhs_batched), shifted(rb, rhs_batched)
-    if lhs_batched and rhs_batched:
-        dn = ((lc, rc), ((0, *lb), (0, *rb)))
-        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
-    dn = ((lc, rc), (lb, rb))
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params)
-    if lhs_batched:
-        return out, len(lb)
-    lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
-    return out, len(lb) + lhs_free
+# ---- derivatives of dot_general ---------------------------------------------
+def _consecutive_ranges(*lengths) -> list[list[int]]:
+    out, start = [], 0
+    for n in lengths:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
 
 
-batch_rules[dot_general_p] = _dot_general_batch_rule
+def _free_dims(ndim: int, contract, batch) -> list[int]:
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=False):
+    """The cotangent of dot_general's lhs: contract ct with y over y's free
+    dims, then permute the result into lhs's dimension order."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_ndim = aval_of(y).ndim
+    x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+    y_kept = _free_dims(y_ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _consecutive_ranges(len(x_batch), len(y_kept), len(x_kept))
+    else:
+        ans_batch, _, ans_y = _consecutive_ranges(len(x_batch), len(x_kept), len(y_kept))
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
+    if aval_of(ct).dtype != aval_of(y).dtype:
+        ct = ew.convert_element_type_p.bind(ct, new_dtype=aval_of(y).dtype, weak_type=False)
+    out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=None,
+                             preferred_element_type=None)
+    perm = tuple(int(i) for i in out_axes)
+    if perm != tuple(range(len(perm))):
+        out = transpose_p.bind(out, permutation=perm)
+    if aval_of(out).dtype != x_aval.dtype:
+        out = ew.convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=False)
+    return out
+
+
+def _dot_transpose_rhs(ct, x, y_aval: ShapedArray, dimension_numbers):
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped = ((y_contract, x_contract), (y_batch, x_batch))
+    return _dot_transpose_lhs(ct, y_aval, x, swapped, swap_ans=True)
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, **params):
+    if is_undefined(lhs):
+        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers), None]
+    return [None, _dot_transpose_rhs(ct, lhs, rhs.aval, dimension_numbers)]
+
+
+defjvp(dot_general_p,  # bilinear: d(x . y) = dx . y + x . dy
+       lambda t, ans, x, y, **params: dot_general_p.bind(t, y, **params),
+       lambda t, ans, x, y, **params: dot_general_p.bind(x, t, **params))
+transpose_rules[dot_general_p] = _dot_general_transpose

@@ -10,11 +10,14 @@ from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, same_dtypes
 from olympus.backends.xla.lowering import i64_array
-from olympus.lax.elementwise import and_p, select_n_p
 from olympus.tracer.errors import OlympusTypeError
+from olympus.transforms.jvp import (
+    Zero, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, register_ad_ops,
+    zeros_like_aval,
+)
+from olympus.transforms.linearize import is_undefined, transpose_rules
+from olympus.lax.elementwise import add_p, sub_p
 from olympus.tracer.core import aval_of
-from olympus.transforms import batching
-from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes, unbatched_rule
 
 
 def _shape_tuple(name: str, shape) -> tuple:
@@ -55,13 +58,23 @@ broadcast_in_dim_p = define_primitive(
 )
 
 
-def _broadcast_in_dim_batch_rule(axis_size, vals, dims, *, shape, broadcast_dimensions):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    out_dims = (0, *(d + 1 for d in broadcast_dimensions))
-    return broadcast_in_dim_p.bind(x, shape=(axis_size, *shape), broadcast_dimensions=out_dims), 0
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    """Sums the cotangent over the dimensions the broadcast created or stretched."""
+    from olympus.lax.reductions import reduce_sum_p
+
+    in_shape = x.aval.shape
+    stretched = [od for d, od in zip(in_shape, broadcast_dimensions) if d == 1 and shape[od] != 1]
+    new = [i for i in range(len(shape)) if i not in broadcast_dimensions]
+    summed = tuple(sorted(new + stretched))
+    if summed:
+        ct = reduce_sum_p.bind(ct, axes=summed)
+    if aval_of(ct).shape != in_shape:
+        ct = reshape_p.bind(ct, new_sizes=in_shape, dimensions=None)
+    return [ct]
 
 
-batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
+defjvp_linear(broadcast_in_dim_p)
+transpose_rules[broadcast_in_dim_p] = _broadcast_in_dim_transpose
 
 
 # ---- reshape -----------------------------------------------------------------
@@ -88,13 +101,16 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
 reshape_p = define_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
 
 
-def _reshape_batch_rule(axis_size, vals, dims, *, new_sizes, dimensions=None):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    dimensions = None if dimensions is None else (0, *(d + 1 for d in dimensions))
-    return reshape_p.bind(x, new_sizes=(axis_size, *new_sizes), dimensions=dimensions), 0
+def _reshape_transpose(ct, x, *, new_sizes, dimensions=None):
+    if dimensions is None:
+        return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    ct = reshape_p.bind(ct, new_sizes=permuted, dimensions=None)
+    return [transpose_p.bind(ct, permutation=tuple(np.argsort(dimensions).tolist()))]
 
 
-batch_rules[reshape_p] = _reshape_batch_rule
+defjvp_linear(reshape_p)
+transpose_rules[reshape_p] = _reshape_transpose
 
 
 # ---- transpose ---------------------------------------------------------------
@@ -113,14 +129,9 @@ transpose_p = define_primitive(
         "stablehlo.transpose", [x], f"permutation = {i64_array(permutation)}"
     ),
 )
-
-
-def _transpose_batch_rule(axis_size, vals, dims, *, permutation):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    return transpose_p.bind(x, permutation=(0, *(p + 1 for p in permutation))), 0
-
-
-batch_rules[transpose_p] = _transpose_batch_rule
+defjvp_linear(transpose_p)
+transpose_rules[transpose_p] = lambda ct, x, *, permutation: [
+    transpose_p.bind(ct, permutation=tuple(np.argsort(permutation).tolist()))]
 
 
 # ---- squeeze / expand_dims ---------------------------------------------------
@@ -137,15 +148,9 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
 squeeze_p = define_primitive(
     "squeeze", _squeeze_abstract_eval, lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x])
 )
-
-
-def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
-    (x,), (bdim,) = vals, dims
-    dimensions = shift_axes(dimensions, bdim)
-    return squeeze_p.bind(x, dimensions=dimensions), bdim - sum(d < bdim for d in dimensions)
-
-
-batch_rules[squeeze_p] = _squeeze_batch_rule
+defjvp_linear(squeeze_p)
+transpose_rules[squeeze_p] = lambda ct, x, *, dimensions: [
+    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
 
 
 def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
@@ -161,14 +166,9 @@ expand_dims_p = define_primitive(
     "expand_dims", _expand_dims_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
 )
-
-
-def _expand_dims_batch_rule(axis_size, vals, dims, *, dimensions):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    return expand_dims_p.bind(x, dimensions=tuple(d + 1 for d in dimensions)), 0
-
-
-batch_rules[expand_dims_p] = _expand_dims_batch_rule
+defjvp_linear(expand_dims_p)
+transpose_rules[expand_dims_p] = lambda ct, x, *, dimensions: [
+    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
 
 
 # ---- slice -------------------------------------------------------------------
@@ -202,15 +202,20 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
 slice_p = define_primitive("slice", _slice_abstract_eval, _slice_lower)
 
 
-def _slice_batch_rule(axis_size, vals, dims, *, start_indices, limit_indices, strides=None):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    return slice_p.bind(
-        x, start_indices=(0, *start_indices), limit_indices=(axis_size, *limit_indices),
-        strides=None if strides is None else (1, *strides),
-    ), 0
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
+    """The cotangent goes back where the slice came from, zeros elsewhere."""
+    shape = x.aval.shape
+    strides = strides or (1,) * len(shape)
+    config = []
+    for d, lo, st, n in zip(shape, start_indices, strides, aval_of(ct).shape):
+        covered = lo + n + max(n - 1, 0) * (st - 1)
+        config.append((lo, d - covered, st - 1))
+    zero = np.zeros((), aval_of(ct).dtype)[()]
+    return [pad_p.bind(ct, zero, padding_config=tuple(config))]
 
 
-batch_rules[slice_p] = _slice_batch_rule
+defjvp_linear(slice_p)
+transpose_rules[slice_p] = _slice_transpose
 
 
 # ---- dynamic_slice / dynamic_update_slice ------------------------------------
@@ -242,30 +247,21 @@ def _dynamic_slice_lower(ctx, x, *indices, slice_sizes):
 dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
 
 
-def _zero_index(indices):
-    return np.zeros((), aval_of(indices[0]).dtype)[()]
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    """Linear in the operand; the start indices have no derivative."""
+    out = dynamic_slice_p.bind(*primals, slice_sizes=slice_sizes)
+    if is_zero(tangents[0]):
+        return out, Zero(aval_of(out))
+    return out, dynamic_slice_p.bind(tangents[0], *primals[1:], slice_sizes=slice_sizes)
 
 
-def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
-    """Shared starts: one dynamic_slice of the batch. Per-example starts: the
-    axes they index are kept whole, then each window is taken per example."""
-    (x, *indices), (x_bdim, *index_dims) = vals, dims
-    x = batch_to_front(x, axis_size, x_bdim)
-    zero = _zero_index(indices)
-    shared = [d is None for d in index_dims]
-    starts = [i if s else zero for i, s in zip(indices, shared)]
-    sizes = [k if s else n for k, s, n in zip(slice_sizes, shared, aval_of(x).shape[1:])]
-    x = dynamic_slice_p.bind(x, zero, *starts, slice_sizes=(axis_size, *sizes))
-    for axis, (start, bdim) in enumerate(zip(indices, index_dims)):
-        if bdim is not None:
-            length, window = sizes[axis], slice_sizes[axis]
-            first = batching.window_starts(start, axis_size, bdim, length, window)
-            positions = batching.window_positions(first, window, 1)
-            x = batching.take_along(x, axis + 1, positions)
-    return x, 0
+def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
+    zeros = zeros_like_aval(x.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
-batch_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
+jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
 
 
 def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray, *indices):
@@ -284,33 +280,26 @@ dynamic_update_slice_p = define_primitive(
 )
 
 
-def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
-    """Shared starts: one dynamic_update_slice of the batch. Per-example
-    starts: the update is moved into place per example along each axis, then
-    selected inside its window."""
-    (x, update, *indices), (x_bdim, u_bdim, *index_dims) = vals, dims
-    x = batch_to_front(x, axis_size, x_bdim)
-    update = batch_to_front(update, axis_size, u_bdim)
-    if all(d is None for d in index_dims):
-        return dynamic_update_slice_p.bind(x, update, _zero_index(indices), *indices), 0
-    shape, window_shape = aval_of(x).shape, aval_of(update).shape
-    inside = None
-    for axis, (start, bdim) in enumerate(zip(indices, index_dims), start=1):
-        length, window = shape[axis], window_shape[axis]
-        if window == length:
-            continue
-        first = batching.window_starts(start, axis_size, bdim, length, window)
-        update = batching.take_along(update, axis, batching.window_positions(first, length, -1))
-        mask = broadcast_in_dim_p.bind(
-            batching.window_mask(first, length, window), shape=shape, broadcast_dimensions=(0, axis)
-        )
-        inside = mask if inside is None else and_p.bind(inside, mask)
-    if inside is None:
-        return update, 0
-    return select_n_p.bind(inside, x, update), 0
+def _dynamic_update_slice_jvp(primals, tangents):
+    """Linear in (operand, update) jointly; indices have no derivative."""
+    out = dynamic_update_slice_p.bind(*primals)
+    t_x, t_update = tangents[:2]
+    if is_zero(t_x) and is_zero(t_update):
+        return out, Zero(aval_of(out))
+    return out, dynamic_update_slice_p.bind(instantiate(t_x), instantiate(t_update), *primals[2:])
 
 
-batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
+def _dynamic_update_slice_transpose(ct, x, update, *indices):
+    ct_x = ct_update = None
+    if is_undefined(x):
+        ct_x = dynamic_update_slice_p.bind(ct, zeros_like_aval(update.aval), *indices)
+    if is_undefined(update):
+        ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update.aval.shape)
+    return [ct_x, ct_update] + [None] * len(indices)
+
+
+jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
 
 
 # ---- concatenate -------------------------------------------------------------
@@ -340,12 +329,24 @@ concatenate_p = define_primitive(
 )
 
 
-def _concatenate_batch_rule(axis_size, vals, dims, *, dimension):
-    xs = [batch_to_front(x, axis_size, d) for x, d in zip(vals, dims)]
-    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+def _concatenate_transpose(ct, *xs, dimension):
+    """Each operand's cotangent is its slice of the output's."""
+    cts, start = [], 0
+    shape = aval_of(ct).shape
+    for x in xs:
+        size = x.aval.shape[dimension] if is_undefined(x) else aval_of(x).shape[dimension]
+        if is_undefined(x):
+            lo = tuple(start if d == dimension else 0 for d in range(len(shape)))
+            hi = tuple(start + size if d == dimension else n for d, n in enumerate(shape))
+            cts.append(slice_p.bind(ct, start_indices=lo, limit_indices=hi, strides=None))
+        else:
+            cts.append(None)
+        start += size
+    return cts
 
 
-batch_rules[concatenate_p] = _concatenate_batch_rule
+defjvp_linear(concatenate_p)
+transpose_rules[concatenate_p] = _concatenate_transpose
 
 
 # ---- pad ---------------------------------------------------------------------
@@ -378,25 +379,27 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
 pad_p = define_primitive("pad", _pad_abstract_eval, _pad_lower)
 
 
-def _pad_batch_rule(axis_size, vals, dims, *, padding_config):
-    """A per-example padding value is written where a padded mask is false."""
-    (x, padding_value), (x_bdim, value_bdim) = vals, dims
-    x = batch_to_front(x, axis_size, x_bdim)
-    config = ((0, 0, 0), *padding_config)
-    if value_bdim is None:
-        return pad_p.bind(x, padding_value, padding_config=config), 0
-    aval = aval_of(x)
-    padded = pad_p.bind(x, np.zeros((), aval.dtype)[()], padding_config=config)
-    ones = broadcast_in_dim_p.bind(np.True_, shape=aval.shape, broadcast_dimensions=())
-    inside = pad_p.bind(ones, np.False_, padding_config=config)
-    out_shape = aval_of(padded).shape
-    values = broadcast_in_dim_p.bind(
-        batch_to_front(padding_value, axis_size, value_bdim), shape=out_shape, broadcast_dimensions=(0,)
-    )
-    return select_n_p.bind(inside, values, padded), 0
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    """Crops the edges (negative padding), then steps over the interior padding;
+    the padding value's cotangent is everything that was padding."""
+    from olympus.lax.reductions import reduce_sum_p
+
+    zero = np.zeros((), aval_of(ct).dtype)[()]
+    crop = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    cropped = pad_p.bind(ct, zero, padding_config=crop)
+    shape = aval_of(cropped).shape
+    ct_x = slice_p.bind(cropped, start_indices=(0,) * len(shape), limit_indices=shape,
+                        strides=tuple(i + 1 for _, _, i in padding_config))
+    ct_pad = None
+    if is_undefined(padding_value):
+        all_axes = tuple(range(len(shape)))
+        total = reduce_sum_p.bind(ct, axes=all_axes)
+        ct_pad = sub_p.bind(total, reduce_sum_p.bind(ct_x, axes=all_axes))
+    return [ct_x if is_undefined(x) else None, ct_pad]
 
 
-batch_rules[pad_p] = _pad_batch_rule
+defjvp_linear(pad_p)
+transpose_rules[pad_p] = _pad_transpose
 
 
 # ---- iota --------------------------------------------------------------------
@@ -411,7 +414,7 @@ iota_p = define_primitive(
     "iota", _iota_abstract_eval,
     lambda ctx, *, dtype, shape, dimension: ctx.op("stablehlo.iota", [], f"iota_dimension = {dimension} : i64"),
 )
-batch_rules[iota_p] = unbatched_rule(iota_p)
+defjvp_zero(iota_p)
 
 
 # ---- rev ---------------------------------------------------------------------
@@ -424,11 +427,14 @@ rev_p = define_primitive(
     "rev", _rev_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reverse", [x], f"dimensions = {i64_array(dimensions)}"),
 )
+defjvp_linear(rev_p)
+transpose_rules[rev_p] = lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)]
 
 
-def _rev_batch_rule(axis_size, vals, dims, *, dimensions):
-    (x,), (bdim,) = vals, dims
-    return rev_p.bind(x, dimensions=shift_axes(dimensions, bdim)), bdim
+def _zeros(aval: ShapedArray):
+    """Zeros of `aval`: a broadcast scalar (a literal in the IR)."""
+    zero = np.zeros((), aval.dtype)[()]
+    return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=())
 
 
-batch_rules[rev_p] = _rev_batch_rule
+register_ad_ops(zeros=_zeros, add=add_p.bind)

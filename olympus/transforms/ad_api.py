@@ -21,12 +21,13 @@ from olympus.tracer.staging import function_name
 from olympus.transforms.jvp import (
     JVPTracer,
     Zero,
+    eval_olympuspr,
     instantiate,
     is_differentiable,
     is_zero,
     jvp_flat,
 )
-from olympus.transforms.linearize import backward_pass, eval_olympuspr, linearize_flat
+from olympus.transforms.linearize import backward_pass, linearize_flat
 
 
 class GradTypeError(TypeError):
@@ -233,7 +234,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     nums = _argnums_tuple(argnums)
     name = function_name(fun)
 
-    @functools.wraps(fun)
+    @functools.wraps(fun, updated=())
     def value_and_grad_fun(*args, **kwargs):
         _check_grad_inputs(name, args, nums, allow_int)
         dyn = tuple(args[i] for i in nums)
@@ -256,7 +257,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     """
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, allow_int)
 
-    @functools.wraps(fun)
+    @functools.wraps(fun, updated=())
     def grad_fun(*args, **kwargs):
         (value, grads) = value_and_grad_fun(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads

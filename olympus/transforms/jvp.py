@@ -21,9 +21,10 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import Primitive, ShapedArray
+from olympus.ir.core import ClosedOlympuspr, Literal, Primitive, ShapedArray
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
+from olympus.tracer.staging import DebugInfo, consts_as_invars, trace_to_olympuspr
 
 jvp_rules: dict[Primitive, Callable] = {}
 
@@ -218,3 +219,40 @@ def defjvp(primitive: Primitive, *partials: Callable | None) -> None:
 def scalar_like(value, x) -> np.generic:
     """`value` as a rank-0 constant of x's dtype (binary primitives broadcast it)."""
     return np.asarray(value, dtype=aval_of(x).dtype)[()]
+
+
+# ---- programs ----------------------------------------------------------------------
+def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
+    """Runs `olympuspr` by binding each equation on the current trace."""
+    env: dict = dict(zip(olympuspr.constvars, consts))
+    env.update(zip(olympuspr.invars, args))
+    for eqn in olympuspr.eqns:
+        vals = [x.val if isinstance(x, Literal) else env[x] for x in eqn.invars]
+        outs = eqn.primitive.bind(*vals, **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    return [x.val if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
+
+
+def closed_program(fun: Callable, in_avals: list, name: str) -> tuple[ClosedOlympuspr, list]:
+    """Traces flat `fun` into a const-free program; returns it and the values
+    its leading (former const) operands must be bound to."""
+    olympuspr, consts, _ = trace_to_olympuspr(fun, in_avals, DebugInfo("jvp", name, ()))
+    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts
+
+
+def jvp_program(closed: ClosedOlympuspr, nonzero: list[bool], name: str):
+    """The JVP of a program as a program: (primals, nonzero tangents) ->
+    (primal outs, tangent outs). Returns (program, leading operands)."""
+    n = len(closed.in_avals)
+    tangent_avals = [a for a, nz in zip(closed.in_avals, nonzero) if nz]
+
+    def jvp_fun(*args):
+        primals, nonzero_tangents = list(args[:n]), iter(args[n:])
+        tangents = [next(nonzero_tangents) if nz else Zero(a)
+                    for a, nz in zip(closed.in_avals, nonzero)]
+        outs, tangent_outs, _ = jvp_flat(
+            lambda *xs: eval_olympuspr(closed.olympuspr, closed.consts, list(xs)),
+            primals, tangents)
+        return outs + [instantiate(t) for t in tangent_outs]
+
+    return closed_program(jvp_fun, list(closed.in_avals) + tangent_avals, name)

@@ -21,12 +21,14 @@ from typing import Callable
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
-from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer
+from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer, consts_as_invars
 from olympus.transforms.jvp import (
     JVPTrace,
     JVPTracer,
     Zero,
     add_tangents,
+    closed_program,
+    eval_olympuspr,
     instantiate,
     is_zero,
     missing_rule,
@@ -206,9 +208,56 @@ def transpose_closed(closed: ClosedOlympuspr, cts_out: list) -> list:
 
 
 
-def eval_olympuspr(olympuspr: Olympuspr, consts: list, args: list) -> list:
-    """Runs `olympuspr` by binding each equation on the current trace."""
-    env: dict = dict(zip(olympuspr.constvars, consts))
-    env.update(zip(olympuspr.invars, args))
-    _eval_nonlinear(olympuspr, env, set())
-    return [x.val if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
+
+# ---- programs: partial evaluation and transposition -------------------------------
+def partial_eval_program(closed: ClosedOlympuspr, unknown: list[bool], name: str):
+    """Splits a program whose `unknown` inputs are staged (tangents).
+
+    Returns (known, known_consts, staged, out_unknown): `known` maps
+    (known_consts, known inputs) to (known outputs, residuals); `staged` maps
+    (residuals, unknown inputs) to the unknown outputs.
+    """
+    box: dict = {}
+
+    def known_fun(*known_vals):
+        known_trace = core.current_trace()
+        staged_trace = new_tangent_trace(known_trace, name)
+        partial = PartialTrace(known_trace, staged_trace)
+        vals, it = [], iter(known_vals)
+        for aval, u in zip(closed.in_avals, unknown):
+            vals.append(staged_trace.new_arg(aval) if u else next(it))
+        try:
+            with set_current_trace(partial):
+                outs = eval_olympuspr(closed.olympuspr, closed.consts, vals)
+            out_unknown = [partial.is_unknown(o) for o in outs]
+            staged, residuals = staged_trace.to_olympuspr(
+                [o for o, u in zip(outs, out_unknown) if u])
+        finally:
+            partial.alive = staged_trace.alive = False
+        box.update(staged=staged, out_unknown=out_unknown, num_res=len(residuals))
+        return [o for o, u in zip(outs, out_unknown) if not u] + residuals
+
+    known_avals = [a for a, u in zip(closed.in_avals, unknown) if not u]
+    known, known_consts = closed_program(known_fun, known_avals, name)
+    staged = ClosedOlympuspr(consts_as_invars(box["staged"]), [])
+    return known, known_consts, staged, box["out_unknown"], box["num_res"]
+
+
+def transpose_program(closed: ClosedOlympuspr, undefined: list[bool], ct_nonzero: list[bool],
+                      name: str):
+    """The transpose of a program linear in its `undefined` inputs, as a
+    program: (defined inputs, nonzero cotangents) -> cotangents of the
+    undefined inputs. Returns (program, leading operands)."""
+    in_avals, out_avals = closed.in_avals, closed.out_avals
+    n_defined = undefined.count(False)
+
+    def transposed(*vals):
+        defined, cts = iter(vals[:n_defined]), iter(vals[n_defined:])
+        primals = [UndefinedPrimal(a) if u else next(defined) for a, u in zip(in_avals, undefined)]
+        cts_out = [next(cts) if nz else Zero(a) for a, nz in zip(out_avals, ct_nonzero)]
+        cts_in = backward_pass(closed.olympuspr, closed.consts, cts_out, primals)
+        return [instantiate(ct) for ct, u in zip(cts_in, undefined) if u]
+
+    avals = [a for a, u in zip(in_avals, undefined) if not u]
+    avals += [a for a, nz in zip(out_avals, ct_nonzero) if nz]
+    return closed_program(transposed, avals, name)

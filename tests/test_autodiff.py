@@ -1,0 +1,332 @@
+"""Automatic differentiation: jvp, vjp, grad and friends, against finite
+differences and hand-derived derivatives.
+
+Derivative checks run in float64 (x64 switched on by a fixture and restored)
+so finite differences are accurate; shapes are tiny to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.ir.core import Primitive
+from olympus.lax import all_primitives
+from olympus.test_util import check_grads
+from olympus.transforms.jvp import MissingRuleError, jvp_rules
+from olympus.transforms.linearize import transpose_rules
+
+
+@pytest.fixture
+def x64():
+    previous = olympus.config.read("olympus_enable_x64")
+    olympus.config.update("olympus_enable_x64", True)
+    yield
+    olympus.config.update("olympus_enable_x64", previous)
+
+
+def rng_array(shape, low=-1.0, high=1.0, seed=0):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(np.float64)
+
+
+X = rng_array((3,), seed=1)
+POS = rng_array((3,), 0.5, 2.0, seed=2)
+M = rng_array((2, 3), seed=3)
+
+
+# ---- every differentiable primitive, both modes, up to order 2 -----------------
+UNARY = [
+    ("neg", lax.neg, X), ("exp", lax.exp, X), ("log", lax.log, POS),
+    ("expm1", lax.expm1, X), ("log1p", lax.log1p, POS), ("sin", lax.sin, X),
+    ("cos", lax.cos, X), ("tan", lax.tan, X), ("tanh", lax.tanh, X),
+    ("logistic", lax.logistic, X), ("sqrt", lax.sqrt, POS), ("rsqrt", lax.rsqrt, POS),
+    ("erf", lax.erf, X), ("abs", lax.abs, X), ("integer_pow3", lambda x: lax.integer_pow(x, 3), X),
+    ("integer_pow-2", lambda x: lax.integer_pow(x, -2), POS),
+    ("convert_element_type", lambda x: lax.convert_element_type(x, np.float32) * 1.0, X),
+]
+
+
+@pytest.mark.parametrize("name,fn,x", UNARY, ids=[u[0] for u in UNARY])
+def test_unary_grads(x64, name, fn, x):
+    tol = 2e-2 if name == "convert_element_type" else None
+    check_grads(fn, (x,), order=2, atol=tol, rtol=tol)
+
+
+BINARY = [
+    ("add", lax.add), ("sub", lax.sub), ("mul", lax.mul), ("div", lax.div),
+    ("max", lax.max), ("min", lax.min), ("pow", lax.pow), ("atan2", lax.atan2),
+    ("rem", lax.rem),
+]
+
+
+@pytest.mark.parametrize("name,fn", BINARY, ids=[b[0] for b in BINARY])
+def test_binary_grads(x64, name, fn):
+    x, y = POS, rng_array((3,), 0.6, 1.9, seed=5)
+    if name == "rem":  # away from the jumps of x mod y
+        x, y = np.array([2.5, 3.3, 0.4]), np.array([1.0, 1.5, 1.0])
+    check_grads(fn, (x, y), order=2)
+    check_grads(fn, (x, np.float64(0.8)), order=1)  # rank-0 operand broadcasts
+
+
+def test_select_clamp_grads(x64):
+    pred = np.array([True, False, True])
+    check_grads(lambda a, b: lax.select(pred, a, b), (X, POS), order=2)
+    check_grads(lambda x: lax.clamp(-0.5, x, 0.5), (np.array([-0.9, 0.1, 0.7]),), order=2)
+    check_grads(lambda lo, x: lax.clamp(lo, x, 2.0), (np.float64(0.2), X), order=1)
+
+
+SHAPES = [
+    ("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1,)), X),
+    ("broadcast_stretch", lambda x: lax.broadcast_in_dim(x[None], (4, 3), (0, 1)), X),
+    ("reshape", lambda m: lax.reshape(m, (3, 2)), M),
+    ("reshape_dims", lambda m: lax.reshape(m, (6,), dimensions=(1, 0)), M),
+    ("transpose", lambda m: lax.transpose(m, (1, 0)), M),
+    ("squeeze", lambda m: lax.squeeze(m[:1], (0,)), M),
+    ("expand_dims", lambda x: lax.expand_dims(x, (0, 2)), X),
+    ("slice", lambda m: lax.slice(m, (0, 1), (2, 3)), M),
+    ("slice_strided", lambda x: lax.slice(x, (0,), (3,), (2,)), X),
+    ("dynamic_slice", lambda m: lax.dynamic_slice(m, (1, 1), (1, 2)), M),
+    ("dynamic_update_slice",
+     lambda m, u: lax.dynamic_update_slice(m, u, (0, 1)), (M, rng_array((2, 1), seed=7))),
+    ("concatenate", lambda m, x: lax.concatenate([m, x[None], m], 0), (M, X)),
+    ("pad", lambda m: lax.pad(m, 0.5, ((1, 2, 1), (-1, 1, 0))), M),
+    ("pad_value", lambda m, v: lax.pad(m, v, ((1, 0, 0), (0, 1, 2))), (M, np.float64(0.3))),
+    ("rev", lambda m: lax.rev(m, (0, 1)), M),
+    ("reduce_sum", lambda m: lax.reduce_sum(m, (1,)), M),
+    ("reduce_max", lambda m: lax.reduce_max(m, (0,)), M),
+    ("reduce_min", lambda m: lax.reduce_min(m, (0, 1)), M),
+    ("reduce_prod", lambda m: lax.reduce_prod(m, (1,)), M),
+    ("dot_general", lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))),
+     (M, rng_array((3, 2), seed=8))),
+    ("dot_general_batch",
+     lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (2,)))),
+     (rng_array((2, 3, 2), seed=9), rng_array((4, 2, 2), seed=10))),
+]
+
+
+@pytest.mark.parametrize("name,fn,args", SHAPES, ids=[s[0] for s in SHAPES])
+def test_structural_grads(x64, name, fn, args):
+    args = args if isinstance(args, tuple) else (args,)
+    check_grads(fn, args, order=2)
+
+
+def test_reduce_prod_with_zeros(x64):
+    """The product rule stays exact when the operand holds one or two zeros."""
+    m = np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.5, 2.0, 0.5]])
+    expected = np.array([[6.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.75, 3.0]])
+    got = olympus.grad(lambda m: jnp.sum(lax.reduce_prod(m, (1,))))(m)
+    np.testing.assert_allclose(np.asarray(got), expected)
+
+
+def test_reduce_max_ties_share_the_gradient(x64):
+    got = olympus.grad(lambda x: lax.reduce_max(x, (0,)))(np.array([1.0, 3.0, 3.0]))
+    np.testing.assert_allclose(np.asarray(got), [0.0, 0.5, 0.5])
+
+
+def test_pjit_grads_both_ways(x64):
+    f = olympus.jit(lambda x, y: jnp.sum(jnp.sin(x) * y))
+    check_grads(f, (X, POS), order=2)
+    check_grads(olympus.jit(lambda x: jnp.cos(x) * x), (X,), order=2)
+
+
+# ---- coverage ----------------------------------------------------------------
+LINEAR = {
+    "neg", "add", "sub", "convert_element_type", "real", "imag", "complex", "select_n",
+    "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
+    "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "rev", "reduce_sum",
+    "mul", "div", "dot_general", "pjit",
+}
+
+
+def _foundation_primitives():
+    from olympus.lax import elementwise, pjit, reductions, shapes
+
+    modules = (elementwise, pjit, reductions, shapes)
+    return {name: p for name, p in all_primitives.items()
+            if any(getattr(m, f"{name}_p", None) is p for m in modules)}
+
+
+def test_rule_coverage():
+    """Every foundation primitive has a jvp rule, and every linear one a
+    transpose rule; the matrix over all primitives is printed."""
+    prims = _foundation_primitives()
+    assert len(prims) > 60
+    missing_jvp = sorted(n for n, p in prims.items() if p not in jvp_rules)
+    missing_transpose = sorted(n for n in LINEAR if prims[n] not in transpose_rules)
+    assert missing_jvp == [] and missing_transpose == []
+    for name, p in sorted(all_primitives.items()):
+        print(f"{name:24s} jvp={'y' if p in jvp_rules else '-'} "
+              f"transpose={'y' if p in transpose_rules else '-'}")
+
+
+# ---- hand-derived gradients --------------------------------------------------
+def test_polynomial():
+    f = lambda x: 3.0 * x ** 3 - 2.0 * x ** 2 + x - 7.0
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    g = [olympus.grad(f)(xi) for xi in x]
+    np.testing.assert_allclose(np.asarray(g), 9 * x ** 2 - 4 * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(olympus.grad(olympus.grad(f))(2.0), 18 * 2.0 - 4, rtol=1e-6)
+
+
+def _mlp_loss(params, x, y):
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    pred = h @ params["w2"]
+    return jnp.mean((pred - y) ** 2)
+
+
+def test_mlp_loss_gradient_matches_hand_derivation():
+    rng = np.random.default_rng(0)
+    params = {"w1": rng.normal(size=(3, 4)).astype(np.float32),
+              "b1": rng.normal(size=(4,)).astype(np.float32),
+              "w2": rng.normal(size=(4, 2)).astype(np.float32)}
+    x = rng.normal(size=(5, 3)).astype(np.float32)
+    y = rng.normal(size=(5, 2)).astype(np.float32)
+    grads = olympus.grad(_mlp_loss)(params, x, y)
+    assert set(grads) == {"w1", "b1", "w2"}
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    d_pred = 2 * (h @ params["w2"] - y) / y.size
+    d_h = d_pred @ params["w2"].T * (1 - h ** 2)
+    np.testing.assert_allclose(np.asarray(grads["w2"]), h.T @ d_pred, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(grads["w1"]), x.T @ d_h, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(grads["b1"]), d_h.sum(0), rtol=1e-4, atol=1e-6)
+    jitted = olympus.jit(olympus.grad(_mlp_loss))(params, x, y)
+    for k in grads:
+        np.testing.assert_allclose(np.asarray(jitted[k]), np.asarray(grads[k]), rtol=1e-5, atol=1e-6)
+
+
+def _cross_entropy(logits, labels):
+    shifted = logits - jnp.max(logits, axis=-1, keepdims=True)
+    log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
+    return -jnp.sum(labels * log_probs) / logits.shape[0]
+
+
+def test_softmax_cross_entropy():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(4, 3)).astype(np.float32)
+    labels = np.eye(3, dtype=np.float32)[[0, 2, 1, 2]]
+    got = olympus.grad(_cross_entropy)(logits, labels)
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(got), (p - labels) / 4, rtol=1e-5, atol=1e-6)
+
+
+def test_closure_over_array_and_tracer():
+    w = np.array([1.0, 2.0, 3.0], np.float32)
+    f = lambda x: jnp.sum(w * jnp.sin(x))  # closes over a concrete array
+    x = np.array([0.1, 0.2, 0.3], np.float32)
+    np.testing.assert_allclose(np.asarray(olympus.grad(f)(x)), w * np.cos(x), rtol=1e-6)
+    # d/dx [d/dy x*y] = 1: the inner grad closes over the outer tracer x.
+    assert float(olympus.grad(lambda x: olympus.grad(lambda y: x * y)(1.0))(2.0)) == 1.0
+    # perturbations of nested jvps do not get confused
+    inner = lambda x: olympus.jvp(lambda y: x * y, (1.0,), (1.0,))[1]
+    assert float(olympus.jvp(inner, (2.0,), (1.0,))[1]) == 1.0
+
+
+# ---- the API: composition, pytrees, jit ------------------------------------------
+def test_jit_of_grad_equals_grad_and_prints_whole_program():
+    f = lambda x: jnp.sum(jnp.sin(x) * x ** 2)
+    x = np.array([0.5, 1.0, 1.5], np.float32)
+    np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(f))(x)),
+                               np.asarray(olympus.grad(f)(x)), rtol=1e-6)
+    text = str(olympus.make_olympuspr(olympus.grad(f))(x))
+    for op in ("sin", "cos", "integer_pow", "reduce_sum", "broadcast_in_dim", "add"):
+        assert f" {op}" in text, text
+    np.testing.assert_allclose(np.asarray(olympus.grad(olympus.jit(f))(x)),
+                               np.cos(x) * x ** 2 + 2 * x * np.sin(x), rtol=1e-5)
+
+
+def test_grad_of_jit_keeps_pjit_forward_and_transposed():
+    f = olympus.jit(lambda x: jnp.sum(jnp.exp(x)))
+    text = str(olympus.make_olympuspr(olympus.grad(f))(np.ones(2, np.float32)))
+    assert text.count("pjit[") == 2 and "transpose(" in text, text
+
+
+def test_grad_argnums_has_aux_value_and_grad():
+    f = lambda x, y: (x * y ** 2, {"x": x})
+    (value, aux), (gx, gy) = olympus.value_and_grad(f, argnums=(0, 1), has_aux=True)(2.0, 3.0)
+    assert float(value) == 18.0 and float(aux["x"]) == 2.0
+    assert (float(gx), float(gy)) == (9.0, 12.0)
+    g, aux = olympus.grad(f, argnums=1, has_aux=True)(2.0, 3.0)
+    assert float(g) == 12.0
+
+
+def test_jvp_of_grad_and_hessian(x64):
+    f = lambda x: jnp.sum(jnp.sin(x) * x[0])
+    x = np.array([0.3, -0.4, 1.1])
+    h = np.asarray(olympus.hessian(f)(x))
+    expected = np.diag(-np.sin(x) * x[0])
+    expected[0, :] += np.cos(x)
+    expected[:, 0] += np.cos(x)
+    np.testing.assert_allclose(h, expected, rtol=1e-10, atol=1e-12)
+    v = np.array([1.0, 0.5, -2.0])
+    _, hv = olympus.jvp(olympus.grad(f), (x,), (v,))
+    np.testing.assert_allclose(np.asarray(hv), expected @ v, rtol=1e-10)
+
+
+def test_jacobians_of_pytrees(x64):
+    f = lambda p: {"a": p["u"] * p["v"][0], "b": jnp.sum(p["u"])}
+    p = {"u": np.array([1.0, 2.0]), "v": np.array([3.0, 4.0, 5.0])}
+    for jac in (olympus.jacfwd(f)(p), olympus.jacrev(f)(p)):
+        np.testing.assert_allclose(np.asarray(jac["a"]["u"]), 3.0 * np.eye(2))
+        np.testing.assert_allclose(np.asarray(jac["a"]["v"]), [[1, 0, 0], [2, 0, 0]])
+        np.testing.assert_allclose(np.asarray(jac["b"]["u"]), [1, 1])
+        assert np.asarray(jac["b"]["v"]).shape == (3,)
+
+
+def test_vjp_and_linearize():
+    x = np.array([0.2, 0.4], np.float32)
+    y, pullback = olympus.vjp(lambda x: jnp.sin(x) * 2.0, x)
+    (ct,) = pullback(np.ones(2, np.float32))
+    np.testing.assert_allclose(np.asarray(ct), 2 * np.cos(x), rtol=1e-6)
+    y, f_jvp = olympus.linearize(jnp.exp, x)
+    np.testing.assert_allclose(np.asarray(f_jvp(np.array([1.0, 2.0], np.float32))),
+                               np.exp(x) * [1, 2], rtol=1e-6)
+
+
+def test_integer_inputs_and_outputs_have_no_tangent():
+    def f(x, n):
+        return jnp.sum(x * n.astype(jnp.float32)), jnp.argmax(x)
+
+    x, n = np.array([1.0, 3.0], np.float32), np.array([2, 5], np.int32)
+    (_, idx), (tx, tn) = olympus.jvp(f, (x, n), (np.ones(2, np.float32), n))
+    assert int(idx) == 1 and float(tx) == 7.0 and int(tn) == 0
+    _, pullback = olympus.vjp(lambda x, n: x * n, x, n.astype(np.float32))
+    g = olympus.grad(lambda x, n: jnp.sum(x * n), allow_int=True)(x, n)
+    np.testing.assert_allclose(np.asarray(g), [2.0, 5.0])
+
+
+# ---- errors --------------------------------------------------------------------
+def test_error_non_scalar_output():
+    with pytest.raises(TypeError, match="scalar output.*f32\\[2\\].*jnp.sum"):
+        olympus.grad(lambda x: x * 2.0)(np.ones(2, np.float32))
+
+
+def test_error_pytree_output():
+    with pytest.raises(TypeError, match="pytree.*has_aux"):
+        olympus.grad(lambda x: (x, x))(1.0)
+
+
+def test_error_integer_input():
+    with pytest.raises(TypeError, match="argument 0 .*i32.*astype"):
+        olympus.grad(lambda n: n * 2)(np.int32(3))
+
+
+def test_error_missing_rule_names_primitive_and_transform():
+    opaque_p = Primitive("opaque_thing")
+    opaque_p.def_abstract_eval(lambda x: x)
+    opaque_p.def_impl(lambda x: x)
+    with pytest.raises(MissingRuleError, match="jvp.*'opaque_thing'"):
+        olympus.grad(lambda x: opaque_p.bind(x))(1.0)
+    # a jvp rule but no transpose rule: forward mode works, reverse names the gap
+    jvp_rules[opaque_p] = lambda primals, tangents: (opaque_p.bind(*primals),
+                                                       opaque_p.bind(*tangents))
+    try:
+        assert float(olympus.jvp(lambda x: opaque_p.bind(x), (1.0,), (2.0,))[1]) == 2.0
+        with pytest.raises(MissingRuleError, match="transpose.*'opaque_thing'"):
+            olympus.grad(lambda x: opaque_p.bind(x))(1.0)
+    finally:
+        del jvp_rules[opaque_p]
+
