@@ -19,6 +19,7 @@ from olympus.api import (  # noqa: F401
     make_olympuspr,
 )
 from olympus.backends.xla.array import Array  # noqa: F401
+from olympus.transforms.batching import vmap  # noqa: F401
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.transforms.ad_api import (  # noqa: F401
     grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp,
@@ -27,6 +28,6 @@ from olympus.transforms.ad_api import (  # noqa: F401
 __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
-    "device_put", "devices", "disable_jit", "jit", "make_olympuspr", "grad", "hessian",
-    "jacfwd", "jacrev", "jvp", "linearize", "value_and_grad", "vjp",
+    "device_put", "devices", "disable_jit", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
+    "linearize", "value_and_grad", "vjp", "vmap",
 ]

@@ -22,6 +22,7 @@ from olympus.lax.base import (
 )
 from olympus.backends.xla.lowering import i64_array
 from olympus.tracer.errors import OlympusTypeError
+from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
 from olympus.transforms.jvp import (
     Zero, defjvp, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, scalar_like,
@@ -76,6 +77,8 @@ floor_p = _unary("floor", "stablehlo.floor", dtypes.is_float, "real floating-poi
 ceil_p = _unary("ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point")
 erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point")
 not_p = _unary("not", "stablehlo.not", is_int_or_bool, "integer or boolean")
+def_elementwise(neg_p, exp_p, log_p, expm1_p, log1p_p, sin_p, cos_p, tan_p, tanh_p,
+                logistic_p, sqrt_p, rsqrt_p, sign_p, floor_p, ceil_p, erf_p, not_p)
 
 
 # ---- derivatives of the unary functions (x: operand, ans: output) -------------
@@ -131,6 +134,8 @@ def _round_lower(ctx, x, *, rounding_method):
 
 
 round_p = define_primitive("round", _round_abstract_eval, _round_lower)
+def_elementwise(abs_p, round_p)
+
 
 
 def _abs_jvp(t, ans, x):
@@ -174,6 +179,8 @@ def _integer_pow_lower(ctx, x, *, y):
 
 
 integer_pow_p = define_primitive("integer_pow", _integer_pow_abstract_eval, _integer_pow_lower)
+def_elementwise(integer_pow_p)
+
 
 
 def _integer_pow_jvp(t, ans, x, *, y):
@@ -215,6 +222,8 @@ atan2_p = _binary("atan2", "stablehlo.atan2", dtypes.is_inexact, "floating-point
 and_p = _binary("and", "stablehlo.and", is_int_or_bool, "integer or boolean")
 or_p = _binary("or", "stablehlo.or", is_int_or_bool, "integer or boolean")
 xor_p = _binary("xor", "stablehlo.xor", is_int_or_bool, "integer or boolean")
+def_elementwise(add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, and_p, or_p, xor_p)
+
 
 
 # ---- derivatives of the binary functions -------------------------------------
@@ -361,6 +370,8 @@ lt_p = _comparison("lt", "LT")
 le_p = _comparison("le", "LE")
 gt_p = _comparison("gt", "GT")
 ge_p = _comparison("ge", "GE")
+def_elementwise(eq_p, ne_p, lt_p, le_p, gt_p, ge_p)
+
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
     defjvp_zero(_p)
 
@@ -411,6 +422,9 @@ def _select_n_lower(ctx, which, *cases):
 
 
 select_n_p = define_primitive("select_n", _select_n_abstract_eval, _select_n_lower)
+# Only the predicate may stay rank-0 while the cases are arrays.
+def_elementwise(select_n_p, scalar_positions=lambda i: i == 0)
+
 
 
 def _select_n_jvp(primals, tangents):
@@ -453,6 +467,9 @@ clamp_p = define_primitive(
     "clamp", _clamp_abstract_eval,
     lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", _operands_at_out_shape(ctx, (lo, x, hi))),
 )
+# The bounds may stay rank-0; the operand itself is always full-shaped.
+def_elementwise(clamp_p, scalar_positions=lambda i: i != 1)
+
 defjvp(clamp_p,  # clamp(lo, x, hi): the tangent of whichever operand is returned
        lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(gt_p.bind(lo, x), ans)),
        lambda t, ans, lo, x, hi: mul_p.bind(
@@ -487,6 +504,8 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type):
 convert_element_type_p = define_primitive(
     "convert_element_type", _convert_abstract_eval, _convert_lower
 )
+def_elementwise(convert_element_type_p)
+
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
@@ -517,6 +536,8 @@ def _real_part_abstract_eval(name):
 
 real_p = define_primitive("real", _real_part_abstract_eval("real"), lambda ctx, x: ctx.op("stablehlo.real", [x]))
 imag_p = define_primitive("imag", _real_part_abstract_eval("imag"), lambda ctx, x: ctx.op("stablehlo.imag", [x]))
+def_elementwise(real_p, imag_p)
+
 defjvp_linear(real_p)
 defjvp_linear(imag_p)
 transpose_rules[real_p] = lambda ct, x: [complex_p.bind(ct, zeros_like_aval(aval_of(ct)))]
@@ -536,8 +557,11 @@ complex_p = define_primitive(
     "complex", _complex_abstract_eval,
     lambda ctx, x, y: ctx.op("stablehlo.complex", _operands_at_out_shape(ctx, (x, y))),
 )
+def_elementwise(complex_p)
+
 defjvp(complex_p, lambda t, ans, x, y: complex_p.bind(t, zeros_like_aval(aval_of(t))),
        lambda t, ans, x, y: complex_p.bind(zeros_like_aval(aval_of(t)), t))
 transpose_rules[complex_p] = lambda ct, x, y: [
     _unbroadcast(real_p.bind(ct), x) if is_undefined(x) else None,
     _unbroadcast(neg_p.bind(imag_p.bind(ct)), y) if is_undefined(y) else None]
+

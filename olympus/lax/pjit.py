@@ -18,6 +18,7 @@ from olympus.transforms.jvp import is_zero, jvp_program, jvp_rules
 from olympus.transforms.linearize import (
     is_undefined, partial_eval_program, partial_eval_rules, transpose_program, transpose_rules,
 )
+from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front
 
 pjit_p = Primitive("pjit", multiple_results=True)
 all_primitives["pjit"] = pjit_p
@@ -57,6 +58,16 @@ def _pjit_lower(ctx, *args, olympuspr: ClosedOlympuspr, name: str):
 pjit_p.def_abstract_eval(_pjit_abstract_eval)
 pjit_p.def_impl(_pjit_impl)
 lowering_rules[pjit_p] = _pjit_lower
+
+
+def _pjit_batch_rule(axis_size, vals, dims, *, olympuspr: ClosedOlympuspr, name: str):
+    """The jitted sub-program is batched into a new pjit (still one call)."""
+    batched, consts, out_dims = batch_subprogram(olympuspr, axis_size, dims, name)
+    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    return pjit_p.bind(*consts, *vals, olympuspr=batched, name=name), out_dims
+
+
+batch_rules[pjit_p] = _pjit_batch_rule
 
 
 # ---- differentiation: a pjit stays one pjit (primal), or splits in two (linearize) --

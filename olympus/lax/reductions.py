@@ -9,11 +9,12 @@ from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
 from olympus.backends.xla.lowering import i64_array
 from olympus.tracer.errors import OlympusTypeError
+from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes
+from olympus.tracer.core import aval_of
 from olympus.lax import elementwise as ew
 from olympus.lax.shapes import broadcast_in_dim_p, transpose_p
 from olympus.transforms.jvp import Zero, defjvp, defjvp_linear, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
-from olympus.tracer.core import aval_of
 
 
 def _reduced_shape(x: ShapedArray, axes) -> tuple:
@@ -70,6 +71,22 @@ reduce_and_p = _monoid_reduction(
 reduce_or_p = _monoid_reduction(
     "reduce_or", "or", "stablehlo.or", lambda d: d == dtypes.bool_ or dtypes.is_integer(d), "integer or boolean"
 )
+
+
+def _reduction_batch_rule(primitive):
+    """Reduces the same axes of each example: the batch axis stays where it is."""
+
+    def rule(axis_size, vals, dims, *, axes, **params):
+        (x,), (bdim,) = vals, dims
+        axes = shift_axes(axes, bdim)
+        out_bdim = bdim - sum(a < bdim for a in axes)
+        return primitive.bind(x, axes=axes, **params), out_bdim
+
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
+    batch_rules[_p] = _reduction_batch_rule(_p)
 
 
 # ---- derivatives of the reductions --------------------------------------------
@@ -185,6 +202,9 @@ def _arg_reduction(name: str, direction: str, kind: str):
 
 argmax_p = _arg_reduction("argmax", "GT", "max")
 argmin_p = _arg_reduction("argmin", "LT", "min")
+batch_rules[argmax_p] = _reduction_batch_rule(argmax_p)
+batch_rules[argmin_p] = _reduction_batch_rule(argmin_p)
+
 defjvp_zero(argmax_p)
 defjvp_zero(argmin_p)
 
@@ -226,6 +246,38 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
 
 
 dot_general_p = define_primitive("dot_general", _dot_general_abstract_eval, _dot_general_lower)
+
+
+def _dot_general_batch_rule(axis_size, vals, dims, *, dimension_numbers, **params):
+    """Both batched: the batch becomes a new leading batch dimension. One
+    batched: its batch axis (moved to the front) is a free dimension, which
+    the output lists after the batch dims (and, for rhs, the lhs free dims)."""
+    (lhs, rhs), (lhs_bdim, rhs_bdim) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shifted(ds, batched):
+        return tuple(d + 1 for d in ds) if batched else tuple(ds)
+
+    lhs_batched, rhs_batched = lhs_bdim is not None, rhs_bdim is not None
+    if lhs_batched:
+        lhs = batch_to_front(lhs, axis_size, lhs_bdim)
+    if rhs_batched:
+        rhs = batch_to_front(rhs, axis_size, rhs_bdim)
+    lc, lb = shifted(lc, lhs_batched), shifted(lb, lhs_batched)
+    rc, rb = shifted(rc, rhs_batched), shifted(rb, rhs_batched)
+    if lhs_batched and rhs_batched:
+        dn = ((lc, rc), ((0, *lb), (0, *rb)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
+    dn = ((lc, rc), (lb, rb))
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params)
+    if lhs_batched:
+        return out, len(lb)
+    lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
+    return out, len(lb) + lhs_free
+
+
+batch_rules[dot_general_p] = _dot_general_batch_rule
+
 
 
 # ---- derivatives of dot_general ---------------------------------------------

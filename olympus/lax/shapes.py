@@ -10,14 +10,16 @@ from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, same_dtypes
 from olympus.backends.xla.lowering import i64_array
+from olympus.lax.elementwise import add_p, and_p, select_n_p, sub_p
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.jvp import (
     Zero, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, register_ad_ops,
     zeros_like_aval,
 )
 from olympus.transforms.linearize import is_undefined, transpose_rules
-from olympus.lax.elementwise import add_p, sub_p
 from olympus.tracer.core import aval_of
+from olympus.transforms import batching
+from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes, unbatched_rule
 
 
 def _shape_tuple(name: str, shape) -> tuple:
@@ -56,6 +58,16 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
 broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lower
 )
+
+
+def _broadcast_in_dim_batch_rule(axis_size, vals, dims, *, shape, broadcast_dimensions):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    out_dims = (0, *(d + 1 for d in broadcast_dimensions))
+    return broadcast_in_dim_p.bind(x, shape=(axis_size, *shape), broadcast_dimensions=out_dims), 0
+
+
+batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
+
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
@@ -101,6 +113,16 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
 reshape_p = define_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
 
 
+def _reshape_batch_rule(axis_size, vals, dims, *, new_sizes, dimensions=None):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    dimensions = None if dimensions is None else (0, *(d + 1 for d in dimensions))
+    return reshape_p.bind(x, new_sizes=(axis_size, *new_sizes), dimensions=dimensions), 0
+
+
+batch_rules[reshape_p] = _reshape_batch_rule
+
+
+
 def _reshape_transpose(ct, x, *, new_sizes, dimensions=None):
     if dimensions is None:
         return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
@@ -129,6 +151,15 @@ transpose_p = define_primitive(
         "stablehlo.transpose", [x], f"permutation = {i64_array(permutation)}"
     ),
 )
+
+
+def _transpose_batch_rule(axis_size, vals, dims, *, permutation):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    return transpose_p.bind(x, permutation=(0, *(p + 1 for p in permutation))), 0
+
+
+batch_rules[transpose_p] = _transpose_batch_rule
+
 defjvp_linear(transpose_p)
 transpose_rules[transpose_p] = lambda ct, x, *, permutation: [
     transpose_p.bind(ct, permutation=tuple(np.argsort(permutation).tolist()))]
@@ -148,6 +179,16 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
 squeeze_p = define_primitive(
     "squeeze", _squeeze_abstract_eval, lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x])
 )
+
+
+def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    dimensions = shift_axes(dimensions, bdim)
+    return squeeze_p.bind(x, dimensions=dimensions), bdim - sum(d < bdim for d in dimensions)
+
+
+batch_rules[squeeze_p] = _squeeze_batch_rule
+
 defjvp_linear(squeeze_p)
 transpose_rules[squeeze_p] = lambda ct, x, *, dimensions: [
     reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
@@ -166,6 +207,15 @@ expand_dims_p = define_primitive(
     "expand_dims", _expand_dims_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
 )
+
+
+def _expand_dims_batch_rule(axis_size, vals, dims, *, dimensions):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    return expand_dims_p.bind(x, dimensions=tuple(d + 1 for d in dimensions)), 0
+
+
+batch_rules[expand_dims_p] = _expand_dims_batch_rule
+
 defjvp_linear(expand_dims_p)
 transpose_rules[expand_dims_p] = lambda ct, x, *, dimensions: [
     reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
@@ -200,6 +250,18 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
 
 
 slice_p = define_primitive("slice", _slice_abstract_eval, _slice_lower)
+
+
+def _slice_batch_rule(axis_size, vals, dims, *, start_indices, limit_indices, strides=None):
+    x = batch_to_front(vals[0], axis_size, dims[0])
+    return slice_p.bind(
+        x, start_indices=(0, *start_indices), limit_indices=(axis_size, *limit_indices),
+        strides=None if strides is None else (1, *strides),
+    ), 0
+
+
+batch_rules[slice_p] = _slice_batch_rule
+
 
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
@@ -247,6 +309,33 @@ def _dynamic_slice_lower(ctx, x, *indices, slice_sizes):
 dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
 
 
+def _zero_index(indices):
+    return np.zeros((), aval_of(indices[0]).dtype)[()]
+
+
+def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
+    """Shared starts: one dynamic_slice of the batch. Per-example starts: the
+    axes they index are kept whole, then each window is taken per example."""
+    (x, *indices), (x_bdim, *index_dims) = vals, dims
+    x = batch_to_front(x, axis_size, x_bdim)
+    zero = _zero_index(indices)
+    shared = [d is None for d in index_dims]
+    starts = [i if s else zero for i, s in zip(indices, shared)]
+    sizes = [k if s else n for k, s, n in zip(slice_sizes, shared, aval_of(x).shape[1:])]
+    x = dynamic_slice_p.bind(x, zero, *starts, slice_sizes=(axis_size, *sizes))
+    for axis, (start, bdim) in enumerate(zip(indices, index_dims)):
+        if bdim is not None:
+            length, window = sizes[axis], slice_sizes[axis]
+            first = batching.window_starts(start, axis_size, bdim, length, window)
+            positions = batching.window_positions(first, window, 1)
+            x = batching.take_along(x, axis + 1, positions)
+    return x, 0
+
+
+batch_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
+
+
+
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
     """Linear in the operand; the start indices have no derivative."""
     out = dynamic_slice_p.bind(*primals, slice_sizes=slice_sizes)
@@ -278,6 +367,36 @@ dynamic_update_slice_p = define_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
     lambda ctx, x, update, *indices: ctx.op("stablehlo.dynamic_update_slice", [x, update, *indices]),
 )
+
+
+def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
+    """Shared starts: one dynamic_update_slice of the batch. Per-example
+    starts: the update is moved into place per example along each axis, then
+    selected inside its window."""
+    (x, update, *indices), (x_bdim, u_bdim, *index_dims) = vals, dims
+    x = batch_to_front(x, axis_size, x_bdim)
+    update = batch_to_front(update, axis_size, u_bdim)
+    if all(d is None for d in index_dims):
+        return dynamic_update_slice_p.bind(x, update, _zero_index(indices), *indices), 0
+    shape, window_shape = aval_of(x).shape, aval_of(update).shape
+    inside = None
+    for axis, (start, bdim) in enumerate(zip(indices, index_dims), start=1):
+        length, window = shape[axis], window_shape[axis]
+        if window == length:
+            continue
+        first = batching.window_starts(start, axis_size, bdim, length, window)
+        update = batching.take_along(update, axis, batching.window_positions(first, length, -1))
+        mask = broadcast_in_dim_p.bind(
+            batching.window_mask(first, length, window), shape=shape, broadcast_dimensions=(0, axis)
+        )
+        inside = mask if inside is None else and_p.bind(inside, mask)
+    if inside is None:
+        return update, 0
+    return select_n_p.bind(inside, x, update), 0
+
+
+batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
+
 
 
 def _dynamic_update_slice_jvp(primals, tangents):
@@ -327,6 +446,15 @@ concatenate_p = define_primitive(
     "concatenate", _concatenate_abstract_eval,
     lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), f"dimension = {dimension} : i64"),
 )
+
+
+def _concatenate_batch_rule(axis_size, vals, dims, *, dimension):
+    xs = [batch_to_front(x, axis_size, d) for x, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+batch_rules[concatenate_p] = _concatenate_batch_rule
+
 
 
 def _concatenate_transpose(ct, *xs, dimension):
@@ -379,6 +507,28 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
 pad_p = define_primitive("pad", _pad_abstract_eval, _pad_lower)
 
 
+def _pad_batch_rule(axis_size, vals, dims, *, padding_config):
+    """A per-example padding value is written where a padded mask is false."""
+    (x, padding_value), (x_bdim, value_bdim) = vals, dims
+    x = batch_to_front(x, axis_size, x_bdim)
+    config = ((0, 0, 0), *padding_config)
+    if value_bdim is None:
+        return pad_p.bind(x, padding_value, padding_config=config), 0
+    aval = aval_of(x)
+    padded = pad_p.bind(x, np.zeros((), aval.dtype)[()], padding_config=config)
+    ones = broadcast_in_dim_p.bind(np.True_, shape=aval.shape, broadcast_dimensions=())
+    inside = pad_p.bind(ones, np.False_, padding_config=config)
+    out_shape = aval_of(padded).shape
+    values = broadcast_in_dim_p.bind(
+        batch_to_front(padding_value, axis_size, value_bdim), shape=out_shape, broadcast_dimensions=(0,)
+    )
+    return select_n_p.bind(inside, values, padded), 0
+
+
+batch_rules[pad_p] = _pad_batch_rule
+
+
+
 def _pad_transpose(ct, x, padding_value, *, padding_config):
     """Crops the edges (negative padding), then steps over the interior padding;
     the padding value's cotangent is everything that was padding."""
@@ -414,6 +564,8 @@ iota_p = define_primitive(
     "iota", _iota_abstract_eval,
     lambda ctx, *, dtype, shape, dimension: ctx.op("stablehlo.iota", [], f"iota_dimension = {dimension} : i64"),
 )
+batch_rules[iota_p] = unbatched_rule(iota_p)
+
 defjvp_zero(iota_p)
 
 
@@ -427,6 +579,15 @@ rev_p = define_primitive(
     "rev", _rev_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reverse", [x], f"dimensions = {i64_array(dimensions)}"),
 )
+
+
+def _rev_batch_rule(axis_size, vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    return rev_p.bind(x, dimensions=shift_axes(dimensions, bdim)), bdim
+
+
+batch_rules[rev_p] = _rev_batch_rule
+
 defjvp_linear(rev_p)
 transpose_rules[rev_p] = lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)]
 
