@@ -182,7 +182,8 @@ def promote(dtypes_and_weak) -> tuple[np.dtype, bool]:
     joined = _join(nodes)
     if isinstance(joined, str):
         return canonicalize_dtype(_WEAK_DEFAULTS[joined]()), True
-    return joined, False
+    # Two 32-bit types can join at a 64-bit one (u32 + i8 -> i64): narrow it too.
+    return canonicalize_dtype(joined), False
 
 
 def promote_types(a, b) -> np.dtype:

@@ -6,6 +6,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.dispatch import to_device
 from olympus.tracer.core import Tracer, aval_of
@@ -95,14 +96,20 @@ def _promoted(args):
     return dtypes.promote([_dtype_and_weak(x) for x in args])
 
 
+_WEAK_PY_TYPE = {"b": bool, "i": int, "u": int, "f": float, "V": float, "c": complex}
+
+
 def _convert(x, dtype, weak: bool):
+    """`x` as `dtype`; a weak result keeps every operand weak, as JAX does."""
     if isinstance(x, _PY_SCALARS):
-        # Python scalars convert on the host; they stay weak when the result is weak.
-        return x if weak and aval_of(x).dtype == dtype else np.asarray(x, dtype=dtype)[()]
-    aval = aval_of(x)
-    if aval.dtype == dtype:
+        # Python scalars convert on the host: to another Python number while the
+        # result is weak (so it stays weak), else to a strong NumPy scalar.
+        if weak:
+            return _WEAK_PY_TYPE[dtype.kind](x)
+        return np.asarray(x, dtype=dtype)[()]
+    if aval_of(x).dtype == dtype:
         return x
-    return lax.convert_element_type(x, dtype)
+    return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
 
 
 def promote_dtypes(*args):
