@@ -8,6 +8,7 @@ a leaf. A `PyTreeDef` is hashable, so it can key the jit cache.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple
 
 
@@ -17,6 +18,7 @@ class _NodeType(NamedTuple):
 
 
 _registry: dict[type, _NodeType] = {}
+_NO_INITIALIZER = object()
 
 
 class PyTreeDef:
@@ -154,6 +156,19 @@ def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
             )
         others.append(other_leaves)
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
+
+
+def tree_reduce(function: Callable, tree, initializer=_NO_INITIALIZER, is_leaf=None):
+    """Folds `function` over the leaves, left to right (functools.reduce)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree, is_leaf: Callable | None = None) -> bool:
+    """True when every leaf is truthy."""
+    return all(tree_leaves(tree, is_leaf))
 
 
 def register_pytree_node(node_type: type, flatten_func: Callable, unflatten_func: Callable):
