@@ -330,3 +330,12 @@ def test_error_missing_rule_names_primitive_and_transform():
     finally:
         del jvp_rules[opaque_p]
 
+
+
+def test_jacobians_argnums_and_jit(x64):
+    f = lambda x, y: jnp.sin(x) * y[0] + y[1]
+    x, y = np.array([0.1, 0.2]), np.array([2.0, 3.0])
+    for jac in (olympus.jacfwd, olympus.jacrev):
+        jx, jy = olympus.jit(jac(f, argnums=(0, 1)))(x, y)
+        np.testing.assert_allclose(np.asarray(jx), np.diag(np.cos(x) * 2.0), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(jy), np.stack([np.sin(x), np.ones(2)], 1))

@@ -266,16 +266,35 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
 
 # ---- Jacobians ------------------------------------------------------------------
-def _basis(aval, k: int) -> np.ndarray:
-    e = np.zeros(aval.size, aval.dtype)
-    e[k] = 1
-    return e.reshape(aval.shape)
+def _standard_basis(leaves: list) -> list[np.ndarray]:
+    """One basis vector per element of all leaves together, as a stack per leaf:
+    leaf j gets shape (N,) + leaf.shape, with N the total number of elements."""
+    avals = [aval_of(x) for x in leaves]
+    total = sum(a.size for a in avals)
+    eye, start, basis = np.eye(total), 0, []
+    for a in avals:
+        basis.append(eye[:, start:start + a.size].reshape((total,) + a.shape).astype(a.dtype))
+        start += a.size
+    return basis
 
 
-def _stack(columns: list, axis: int):
+def _blocks(stacked: list, row_avals: list, col_avals: list, stack_is_row: bool) -> list[list]:
+    """Splits leaves of shape (N,) + s (N: the basis) into out.shape + in.shape blocks."""
     from olympus import numpy as jnp
 
-    return jnp.stack(columns, axis=axis)
+    blocks = [[None] * len(col_avals) for _ in row_avals]
+    basis_avals = row_avals if stack_is_row else col_avals
+    offsets = np.cumsum([0] + [a.size for a in basis_avals])
+    for k, leaf in enumerate(stacked):
+        for b, aval in enumerate(basis_avals):
+            seg = leaf[offsets[b]:offsets[b + 1]]
+            if stack_is_row:  # seg: (row.size,) + col.shape
+                i, j = b, k
+            else:  # seg: (col.size,) + row.shape
+                i, j = k, b
+                seg = jnp.moveaxis(seg, 0, -1)
+            blocks[i][j] = seg.reshape(row_avals[i].shape + col_avals[j].shape)
+    return blocks
 
 
 def _assemble(out_tree, in_tree, blocks: list[list]) -> Any:
@@ -283,84 +302,65 @@ def _assemble(out_tree, in_tree, blocks: list[list]) -> Any:
     return tree_unflatten(out_tree, [tree_unflatten(in_tree, row) for row in blocks])
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    """The Jacobian of `fun` by forward mode, one jvp per input element.
-
-    Each block has shape out.shape + in.shape.
-    """
+def _jacobian_setup(fun, argnums, args, kwargs):
     nums = _argnums_tuple(argnums)
+    _check_grad_inputs(function_name(fun), args, nums, False)
+    dyn = tuple(args[i] for i in nums)
+    f = _dyn_args_fun(fun, args, kwargs, nums)
+    if isinstance(argnums, int):
+        return f, dyn[0], (lambda x: f(x))
+    return f, dyn, (lambda x: f(*x))
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian of `fun` by forward mode: jvp vmapped over a basis of the inputs.
+
+    Each block has shape out.shape + in.shape; the result is the output tree
+    of input trees.
+
+    >>> jacfwd(jnp.sin)(jnp.zeros(2))
+    Array([[1., 0.], [0., 1.]], dtype=float32)
+    """
+    from olympus.transforms.batching import vmap
 
     def jac_fun(*args, **kwargs):
-        _check_grad_inputs(function_name(fun), args, nums, False)
-        dyn = tuple(args[i] for i in nums)
-        dyn = dyn[0] if isinstance(argnums, int) else dyn
-        f = _dyn_args_fun(fun, args, kwargs, nums)
-        f1 = (lambda x: f(x)) if isinstance(argnums, int) else (lambda x: f(*x))
+        _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
         in_leaves, in_tree = tree_flatten(dyn)
-        columns = []  # per input leaf: per element, the output tangent leaves
-        aux = None
-        for j, x in enumerate(in_leaves):
-            aval = aval_of(x)
-            cols = []
-            for k in range(aval.size):
-                tangents = [_basis(aval, k) if i == j else np.zeros(aval_of(y).shape, aval_of(y).dtype)
-                            for i, y in enumerate(in_leaves)]
-                res = jvp(f1, (dyn,), (tree_unflatten(in_tree, tangents),), has_aux=has_aux)
-                out, t_out = res[0], res[1]
-                aux = res[2] if has_aux else None
-                cols.append(tree_flatten(t_out)[0])
-            columns.append((aval, cols))
-        if not in_leaves:
-            raise GradTypeError("jacfwd: no inputs to differentiate")
-        out_leaves, out_tree = tree_flatten(out)
-        blocks = []
-        for i, o in enumerate(out_leaves):
-            row = []
-            for aval, cols in columns:
-                stacked = _stack([c[i] for c in cols], axis=-1) if cols else np.zeros(
-                    aval_of(o).shape + (0,), aval_of(o).dtype)
-                row.append(stacked.reshape(aval_of(o).shape + aval.shape))
-            blocks.append(row)
-        jac = _assemble(out_tree, in_tree, blocks)
-        return (jac, aux) if has_aux else jac
+
+        def push(*tangent_leaves):
+            res = jvp(f_of_tree, (dyn,), (tree_unflatten(in_tree, tangent_leaves),),
+                      has_aux=has_aux)
+            return res[1]
+
+        stacked = vmap(push)(*_standard_basis(in_leaves))
+        out_leaves, out_tree = tree_flatten(stacked)
+        row_avals = [aval_of(o).update(shape=aval_of(o).shape[1:]) for o in out_leaves]
+        col_avals = [aval_of(x) for x in in_leaves]
+        jac = _assemble(out_tree, in_tree, _blocks(out_leaves, row_avals, col_avals, False))
+        return (jac, _strip_tangents(f_of_tree(dyn)[1])) if has_aux else jac
 
     return jac_fun
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    """The Jacobian of `fun` by reverse mode, one pullback per output element.
-
-    Each block has shape out.shape + in.shape.
-    """
-    nums = _argnums_tuple(argnums)
+    """The Jacobian of `fun` by reverse mode: its pullback vmapped over a
+    basis of the outputs. Each block has shape out.shape + in.shape."""
+    from olympus.transforms.batching import vmap
 
     def jac_fun(*args, **kwargs):
-        _check_grad_inputs(function_name(fun), args, nums, False)
-        dyn = tuple(args[i] for i in nums)
-        f = _dyn_args_fun(fun, args, kwargs, nums)
-        res = vjp(f, *dyn, has_aux=has_aux)
+        _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
+        res = vjp(f_of_tree, dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
-        dyn_tree = dyn[0] if isinstance(argnums, int) else dyn
-        in_leaves, in_tree = tree_flatten(dyn_tree)
-        blocks = []
-        for i, o in enumerate(out_leaves):
-            o_aval = aval_of(o)
-            rows = []
-            for k in range(o_aval.size):
-                cts = [_basis(o_aval, k) if m == i else np.zeros(aval_of(y).shape, aval_of(y).dtype)
-                       for m, y in enumerate(out_leaves)]
-                grads = pullback(tree_unflatten(out_tree, cts))
-                grads = grads[0] if isinstance(argnums, int) else grads
-                rows.append(tree_flatten(grads)[0])
-            block_row = []
-            for j, x in enumerate(in_leaves):
-                x_aval = aval_of(x)
-                stacked = _stack([r[j] for r in rows], axis=0) if rows else np.zeros(
-                    (0,) + x_aval.shape, x_aval.dtype)
-                block_row.append(stacked.reshape(o_aval.shape + x_aval.shape))
-            blocks.append(block_row)
-        jac = _assemble(out_tree, in_tree, blocks)
+        in_leaves, in_tree = tree_flatten(dyn)
+
+        def pull(*ct_leaves):
+            return pullback(tree_unflatten(out_tree, ct_leaves))[0]
+
+        stacked = tree_flatten(vmap(pull)(*_standard_basis(out_leaves)))[0]
+        row_avals = [aval_of(o) for o in out_leaves]
+        col_avals = [aval_of(x) for x in in_leaves]
+        jac = _assemble(out_tree, in_tree, _blocks(stacked, row_avals, col_avals, True))
         return (jac, res[2]) if has_aux else jac
 
     return jac_fun
