@@ -14,13 +14,45 @@ from olympus.numpy.ufuncs import *  # noqa: F401,F403
 from olympus.numpy.ufuncs import abs, round  # noqa: F401,A004
 from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
 
-# dtypes, as scalar types that also build arrays: jnp.float32(3) -> f32[] Array.
-bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float16, float32, float64 = _np.float16, _np.float32, _np.float64
-bfloat16 = _dtypes.bfloat16.type
-complex64, complex128 = _np.complex64, _np.complex128
+
+
+class _ScalarType(type):
+    """A dtype name that also builds arrays: `jnp.float32(3)` is an f32[] Array.
+
+    It stands for NumPy's scalar type everywhere a dtype is expected
+    (`np.dtype(jnp.float32)`, `x.dtype == jnp.float32`, `isinstance`).
+    """
+
+    def __call__(cls, value):
+        return asarray(value, dtype=cls.dtype)
+
+    def __eq__(cls, other):
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other):
+        return not cls == other
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"olympus.numpy.{cls.__name__}"
+
+
+def _scalar_type(np_type) -> type:
+    dtype = _np.dtype(np_type)
+    return _ScalarType(dtype.name, (), {"dtype": dtype})
+
+
+bool_ = _scalar_type(_np.bool_)
+int8, int16, int32, int64 = map(_scalar_type, (_np.int8, _np.int16, _np.int32, _np.int64))
+uint8, uint16, uint32, uint64 = map(_scalar_type, (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
+float16, float32, float64 = map(_scalar_type, (_np.float16, _np.float32, _np.float64))
+bfloat16 = _scalar_type(_dtypes.bfloat16)
+complex64, complex128 = map(_scalar_type, (_np.complex64, _np.complex128))
 float_, int_, complex_ = float64, int64, complex128
 dtype = _np.dtype
 inexact, floating, integer, number = _np.inexact, _np.floating, _np.integer, _np.number
@@ -31,8 +63,12 @@ promote_types = _dtypes.promote_types
 finfo, iinfo = _np.finfo, _np.iinfo
 
 
+def _as_numpy_type(t):
+    return t.dtype.type if isinstance(t, _ScalarType) else t
+
+
 def issubdtype(arg1, arg2) -> bool:
-    return _np.issubdtype(arg1, arg2)
+    return _np.issubdtype(_as_numpy_type(arg1), _as_numpy_type(arg2))
 
 
 def shape(a):

@@ -29,12 +29,14 @@ def _host_array(obj, dtype=None) -> np.ndarray:
         value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
     except (ValueError, TypeError) as err:
         raise OlympusTypeError(f"cannot convert {type(obj).__name__} to an array: {err}") from None
-    if value.dtype == object or value.dtype.kind in "USV":
+    try:
+        canonical = dtypes.canonicalize_dtype(value.dtype)  # bf16 and float8 are "V" kind
+    except TypeError:
         raise OlympusTypeError(
             f"cannot convert {type(obj).__name__} with dtype {value.dtype} to an olympus "
             f"array: only numbers and booleans are supported"
-        )
-    return value.astype(dtypes.canonicalize_dtype(value.dtype), copy=False)
+        ) from None
+    return value.astype(canonical, copy=False)
 
 
 def _contains_tracer_or_array(obj) -> bool:

@@ -139,7 +139,9 @@ class Array:
         value = self._value()
         body = np.array2string(value, prefix="Array(", separator=", ")
         weak = ", weak_type=True" if self.aval.weak_type else ""
-        return f"Array({body}, dtype={value.dtype.name}{weak})"
+        # "[]" alone hides the shape of an empty array, so NumPy (and we) spell it out.
+        shape = f", shape={value.shape}" if value.size == 0 and value.shape != (0,) else ""
+        return f"Array({body}{shape}, dtype={value.dtype.name}{weak})"
 
     def __reduce__(self):
         from olympus.backends.xla.dispatch import to_device
