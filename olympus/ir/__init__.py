@@ -24,8 +24,11 @@ from olympus.ir.core import (
     Var,
 )
 from olympus.ir.printer import pp_olympuspr
+from olympus.ir.parser import OlympusprParseError, parse
+from olympus.ir.serialize import OlympusprFormatError, load, save
 
 __all__ = [
     "ClosedOlympuspr", "Eqn", "Literal", "Olympuspr", "OlympusprTypeError",
     "Primitive", "ShapedArray", "SourceInfo", "Var", "check_olympuspr", "pp_olympuspr",
+    "OlympusprParseError", "OlympusprFormatError", "parse", "save", "load",
 ]
