@@ -179,7 +179,7 @@ class JitFunction:
         self._simple = not self.static_argnums and not self.static_argnames
         self._fast: dict = {}  # avals of all-Array positional args -> _Compiled
         self._cache: dict = {}  # (treedef, avals, statics) -> _Compiled
-        self._traced: dict = {}  # same key -> (closed, out_tree), for use inside traces
+        self._traced: dict = {}  # same key -> (closed, out_tree, pjit body), for use inside traces
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun)
 
@@ -255,11 +255,13 @@ class JitFunction:
             closed, _, out_tree = trace_pytree_function(
                 self._dyn_fun(args, kwargs, static_pos), dyn_args, dyn_kwargs, "jit"
             )
-            traced = (closed, out_tree)
+            # One body object per signature, so transforms and the pjit
+            # executable cache (keyed by the body) hit on later calls.
+            body = ClosedOlympuspr(consts_as_invars(closed.olympuspr), [])
+            traced = (closed, out_tree, body)
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 self._traced[key] = traced
-        closed, out_tree = traced
-        body = ClosedOlympuspr(consts_as_invars(closed.olympuspr), [])
+        closed, out_tree, body = traced
         outs = pjit_p.bind(*closed.consts, *leaves, olympuspr=body, name=self.name)
         return tree_unflatten(out_tree, outs)
 

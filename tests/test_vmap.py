@@ -10,6 +10,7 @@ import olympus
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.ir.checker import check_olympuspr
+from olympus.lax import pjit as pjit_module
 from olympus.transforms.batching import batch_rules
 
 B = 3  # the batch size used throughout
@@ -247,6 +248,15 @@ def test_vmap_of_jit_and_jit_of_vmap():
     check_olympuspr(closed.olympuspr)
     g = olympus.jit(olympus.vmap(f, in_axes=(1, None)))
     assert_close(g(x.T, y)[0], out_sum)
+
+
+def test_eager_vmap_of_jit_compiles_once():
+    f = olympus.vmap(olympus.jit(lambda x: jnp.sum(jnp.sin(x))))
+    x = normal(B, 2)
+    first = f(x)
+    compiled = len(pjit_module._executables)
+    assert_close(f(x), np.asarray(first))
+    assert len(pjit_module._executables) == compiled
 
 
 def test_vmap_of_jit_with_unbatched_output():

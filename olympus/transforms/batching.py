@@ -16,6 +16,7 @@ number of examples.
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -254,14 +255,29 @@ def batch_olympuspr_fun(olympuspr: Olympuspr, consts, axis_size: int, in_dims, o
     return fun
 
 
+_batched_programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str):
     """The batched version of a sub-program, for higher-order primitives.
 
     Inputs with a batch dim are expected batched along axis 0. Returns
     (batched program with its constants as leading invars, those constants,
-    out_dims with 0 or None per output).
+    out_dims with 0 or None per output). Results are cached per program, so
+    an eager vmap of a jitted function compiles its batched program once.
     """
-    in_dims = [not_mapped if d is not_mapped else 0 for d in in_dims]
+    in_dims = tuple(not_mapped if d is not_mapped else 0 for d in in_dims)
+    per_program = _batched_programs.setdefault(closed, {})
+    cached = per_program.get((axis_size, in_dims))
+    if cached is not None:
+        return cached
+    result = _batch_subprogram(closed, axis_size, in_dims, name)
+    if not any(isinstance(c, Tracer) for c in result[1]):
+        per_program[(axis_size, in_dims)] = result
+    return result
+
+
+def _batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str):
     in_avals = [
         a if d is not_mapped else a.update(shape=(axis_size, *a.shape))
         for a, d in zip(closed.in_avals, in_dims)
