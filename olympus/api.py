@@ -272,6 +272,17 @@ class JitFunction:
                     if isinstance(leaf, Array):
                         leaf.delete()
 
+    def trace(self, *args, **kwargs):
+        """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
+        stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages)."""
+        from olympus.stages import trace_jit
+
+        return trace_jit(self, args, kwargs)
+
+    def lower(self, *args, **kwargs):
+        """`trace(*args, **kwargs).lower()`: the StableHLO stage."""
+        return self.trace(*args, **kwargs).lower()
+
     def lower_text(self, *args, **kwargs) -> str:
         """The StableHLO text this function compiles to for these arguments."""
         from olympus.backends.xla.lowering import build_module
