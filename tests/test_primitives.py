@@ -414,6 +414,12 @@ def _reduction_cases() -> list[Case]:
             cases.append(Case(name, f"{_spec(shape, BOOL)}-axes={axes}".replace(" ", ""),
                               lambda x, fn=fn, axes=axes: fn(x, axes), lambda x, ref=ref, axes=axes: ref(x, axis=axes),
                               _arrays((lambda r, s, d: rand_bool(r, s), shape, BOOL))))
+    for name, fn, ref in [("reduce_and", lax.reduce_and, np.bitwise_and.reduce),
+                          ("reduce_or", lax.reduce_or, np.bitwise_or.reduce)]:
+        for dtype in (I32, np.dtype(np.uint8)):  # bitwise: the identity has every bit set for and
+            cases.append(Case(name, f"{dtype.name}[2,3]-bitwise", lambda x, fn=fn: fn(x, (1,)),
+                              lambda x, ref=ref: ref(x, axis=1),
+                              lambda rng, dtype=dtype: (rand_int(rng, (2, 3), dtype, 0, 256).astype(dtype),)))
     for name, fn, ref in [("argmax", lax.argmax, np.argmax), ("argmin", lax.argmin, np.argmin)]:
         for shape, axis, dtype in [((2, 3), 1, F32), ((2, 3), 0, F32), ((5,), 0, F32), ((3, 5), 1, I32)]:
             gen = rand_int if dtype == I32 else rand_normal  # small ints: ties pick the first index

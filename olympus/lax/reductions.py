@@ -28,8 +28,10 @@ def identity_element(kind: str, dtype) -> np.ndarray:
         return np.zeros((), dtype)
     if kind == "prod":
         return np.ones((), dtype)
-    if kind == "and":
-        return np.ones((), dtype) if dtype != dtypes.bool_ else np.array(True)
+    if kind == "and":  # all bits set: -1 for signed ints, the max for unsigned
+        if dtype == dtypes.bool_:
+            return np.array(True)
+        return np.array(np.iinfo(dtype).max if dtypes.is_unsigned_int(dtype) else -1, dtype)
     if kind == "or":
         return np.zeros((), dtype)
     if dtype == dtypes.bool_:
