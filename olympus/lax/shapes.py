@@ -322,7 +322,8 @@ def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
     shared = [d is None for d in index_dims]
     starts = [i if s else zero for i, s in zip(indices, shared)]
     sizes = [k if s else n for k, s, n in zip(slice_sizes, shared, aval_of(x).shape[1:])]
-    x = dynamic_slice_p.bind(x, zero, *starts, slice_sizes=(axis_size, *sizes))
+    if tuple(sizes) != aval_of(x).shape[1:]:
+        x = dynamic_slice_p.bind(x, zero, *starts, slice_sizes=(axis_size, *sizes))
     for axis, (start, bdim) in enumerate(zip(indices, index_dims)):
         if bdim is not None:
             length, window = sizes[axis], slice_sizes[axis]

@@ -302,7 +302,9 @@ def vmap(
     `in_axes` is an int, None (not mapped) or a pytree prefix of the
     positional arguments with ints/None at its leaves; negative axes count
     from the end. `out_axes` says where the batch axis goes in each output.
-    Keyword arguments are mapped over axis 0.
+    Keyword arguments are mapped over axis 0. `axis_size` gives the batch
+    size when no argument is mapped. `axis_name` is accepted for JAX
+    compatibility; olympus has no collectives (psum, ...) that would use it.
 
     >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
     (5,)
@@ -487,8 +489,9 @@ def take_along(x, axis: int, positions):
     x_wide = lax.broadcast_in_dim(x, wide, [d for d in range(len(wide)) if d != axis])
     lines = lax.broadcast_in_dim(positions, (shape[0], n, length), (0, 1))
     onehot = lax.eq(lines, lax.broadcasted_iota(aval_of(positions).dtype, (shape[0], n, length), 2))
-    mask = lax.broadcast_in_dim(onehot, wide, (0, axis, axis + 1))
-    return select_one(mask, x_wide, axis + 1)
+    if wide != aval_of(onehot).shape:
+        onehot = lax.broadcast_in_dim(onehot, wide, (0, axis, axis + 1))
+    return select_one(onehot, x_wide, axis + 1)
 
 
 def select_one(mask, x, axis: int):
