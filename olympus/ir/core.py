@@ -157,6 +157,27 @@ class Olympuspr:
 
     __repr__ = __str__
 
+    # ---- display: notebooks (HTML), IPython, Graphviz (olympus.ir.html / .dot)
+    def _repr_html_(self) -> str:
+        from olympus.ir.html import olympuspr_html
+
+        return olympuspr_html(self)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(str(self))
+
+    def to_dot(self) -> str:
+        """Graphviz DOT text of this program (sub-programs as clusters)."""
+        from olympus.ir.dot import to_dot
+
+        return to_dot(self)
+
+    def to_svg(self) -> str:
+        """An SVG picture of this program (needs Graphviz's `dot` program)."""
+        from olympus.ir.dot import to_svg
+
+        return to_svg(self)
+
 
 class ClosedOlympuspr:
     """An olympuspr with values for its constvars: what `make_olympuspr` returns."""
@@ -190,6 +211,27 @@ class ClosedOlympuspr:
         return self.olympuspr.pretty(source_info=source_info)
 
     __repr__ = __str__
+
+    # ---- display: notebooks (HTML), IPython, Graphviz (olympus.ir.html / .dot)
+    def _repr_html_(self) -> str:
+        from olympus.ir.html import olympuspr_html
+
+        return olympuspr_html(self)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(str(self))
+
+    def to_dot(self) -> str:
+        """Graphviz DOT text of this program (sub-programs as clusters)."""
+        from olympus.ir.dot import to_dot
+
+        return to_dot(self)
+
+    def to_svg(self) -> str:
+        """An SVG picture of this program (needs Graphviz's `dot` program)."""
+        from olympus.ir.dot import to_svg
+
+        return to_svg(self)
 
 
 class Primitive:

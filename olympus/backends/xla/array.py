@@ -143,6 +143,12 @@ class Array:
         shape = f", shape={value.shape}" if value.size == 0 and value.shape != (0,) else ""
         return f"Array({body}{shape}, dtype={value.dtype.name}{weak})"
 
+    def _repr_html_(self) -> str:
+        """A small table of the values, for notebooks (olympus.ir.html)."""
+        from olympus.ir.html import array_html
+
+        return array_html(self._value(), self.aval.str_short())
+
     def __reduce__(self):
         from olympus.backends.xla.dispatch import to_device
 

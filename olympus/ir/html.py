@@ -1,0 +1,108 @@
+"""HTML views of programs and arrays for notebooks (`_repr_html_`).
+
+A program is a table with one row per equation: its outputs with their types,
+the primitive, its parameters, its operands and the user's source line.
+Sub-programs (branches of `cond`, bodies of `while`/`scan`, `pjit` callees)
+sit in collapsible `<details>` blocks inside their equation's parameter cell.
+Variables are named exactly as the text printer names them, so the HTML and
+`print(closed)` can be read side by side.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr
+from olympus.ir.printer import _Names, _pp_param_value, pp_literal
+
+_STYLE = """<style>
+.olympuspr table { border-collapse: collapse; font-family: monospace; font-size: 12px; }
+.olympuspr td, .olympuspr th { padding: 1px 8px; text-align: left; vertical-align: top; }
+.olympuspr th { border-bottom: 1px solid #999; }
+.olympuspr .type { color: #666; } .olympuspr .prim { font-weight: bold; color: #0b5394; }
+.olympuspr .lit { color: #b45f06; } .olympuspr .source { color: #888; }
+.olympuspr details { margin-left: 1em; }
+</style>"""
+
+_MAX_ARRAY_CELLS = 100
+
+
+def _binder(var, names: _Names) -> str:
+    return (f'<span class="var">{escape(names(var))}</span>:'
+            f'<span class="type">{escape(var.aval.str_short())}</span>')
+
+
+def _atom(atom, names: _Names) -> str:
+    if isinstance(atom, Literal):
+        return f'<span class="lit">{escape(pp_literal(atom))}</span>'
+    return f'<span class="var">{escape(names(atom))}</span>'
+
+
+def _programs_in(value) -> list:
+    values = value if isinstance(value, tuple) else (value,)
+    return [v for v in values if isinstance(v, (ClosedOlympuspr, Olympuspr))]
+
+
+def _param_cell(params: dict, names: _Names) -> str:
+    parts = []
+    for key, value in sorted(params.items()):
+        programs = _programs_in(value)
+        if not programs:
+            text = _pp_param_value(value, names, 0)
+            parts.append(f"{escape(key)}={escape(text)}")
+            continue
+        for i, program in enumerate(programs):
+            label = f"{key}[{i}]" if isinstance(value, tuple) else key
+            parts.append(_details(label, program, names))
+    return "<br>".join(parts)
+
+
+def _details(label: str, program, names: _Names) -> str:
+    olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
+    n = len(olympuspr.eqns)
+    summary = f"{escape(label)}: {n} equation{'s' if n != 1 else ''}"
+    return f"<details><summary>{summary}</summary>{_program(olympuspr, names)}</details>"
+
+
+def _eqn_row(eqn, names: _Names) -> str:
+    # Same naming order as the printer: outputs, operands, then sub-programs.
+    outs = " ".join(_binder(v, names) for v in eqn.outvars)
+    args = " ".join(_atom(a, names) for a in eqn.invars)
+    params = _param_cell(eqn.params, names)
+    source = "" if eqn.source_info is None else escape(str(eqn.source_info))
+    return (f"<tr><td>{outs}</td><td class=\"prim\">{escape(eqn.primitive.name)}</td>"
+            f"<td class=\"params\">{params}</td><td>{args}</td>"
+            f"<td class=\"source\">{source}</td></tr>")
+
+
+def _program(olympuspr: Olympuspr, names: _Names) -> str:
+    consts = " ".join(_binder(v, names) for v in olympuspr.constvars)
+    invars = " ".join(_binder(v, names) for v in olympuspr.invars)
+    rows = "".join(_eqn_row(e, names) for e in olympuspr.eqns)
+    outs = ", ".join(_atom(a, names) for a in olympuspr.outvars)
+    binders = f"{consts} ; {invars}" if consts else f"; {invars}"
+    return (f'<div class="signature">lambda {binders}</div>'
+            f"<table><thead><tr><th>outputs</th><th>primitive</th><th>params</th>"
+            f"<th>operands</th><th>source</th></tr></thead><tbody>{rows}</tbody></table>"
+            f'<div class="outputs">in ({outs})</div>')
+
+
+def olympuspr_html(program) -> str:
+    """The HTML table of an Olympuspr or ClosedOlympuspr."""
+    olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
+    return f'<div class="olympuspr">{_STYLE}{_program(olympuspr, _Names())}</div>'
+
+
+def array_html(value: np.ndarray, type_text: str) -> str:
+    """A small NumPy-like table of an array's values (text for big or >2-d ones)."""
+    caption = f"<caption>Array {escape(type_text)}</caption>"
+    if value.ndim > 2 or value.size > _MAX_ARRAY_CELLS:
+        body = escape(np.array2string(value, threshold=_MAX_ARRAY_CELLS))
+        return f'<div class="olympus-array">{caption}<pre>{body}</pre></div>'
+    rows = np.atleast_2d(value)
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in row) + "</tr>" for row in rows
+    )
+    return f'<table class="olympus-array">{caption}<tbody>{cells}</tbody></table>'
