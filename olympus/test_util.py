@@ -148,8 +148,12 @@ def check_against_numpy(
 
 def check_jit_matches_eager(fn: Callable, args: Sequence, rtol=None, atol=None, **jit_kwargs) -> None:
     """Asserts `jit(fn)` gives eager `fn`'s results and that a second call with
-    arguments of the same types does not trace `fn` again (it hits the cache)."""
-    from olympus.api import jit
+    arguments of the same types does not trace `fn` again (it hits the cache).
+
+    The second call passes the arguments as device Arrays, so it also goes
+    through jit's fast path for Array arguments.
+    """
+    from olympus.api import device_put, jit
     from olympus.tracer.pytree import tree_flatten
 
     traces = []
@@ -161,7 +165,7 @@ def check_jit_matches_eager(fn: Callable, args: Sequence, rtol=None, atol=None, 
     jitted = jit(counted, **jit_kwargs)
     eager = tree_flatten(fn(*args))[0]
     first = tree_flatten(jitted(*args))[0]
-    second = tree_flatten(jitted(*args))[0]
+    second = tree_flatten(jitted(*device_put(tuple(args))))[0]
     assert len(traces) == 1, f"jit traced {len(traces)} times for two identical calls"
     assert len(first) == len(eager), "jit and eager return different numbers of outputs"
     for i, (e, a, b) in enumerate(zip(eager, first, second)):

@@ -464,6 +464,14 @@ def _dot_cases() -> list[Case]:
     ]
 
 
+def _stop_gradient_cases() -> list[Case]:
+    """Forward, stop_gradient is the identity (its derivative is tested with grad)."""
+    return [
+        Case("stop_gradient", _spec(shape, dtype), lax.stop_gradient, lambda x: x, _same_args(1, shape, dtype))
+        for shape, dtype in [((2, 3), F32), ((), I32)]
+    ]
+
+
 # ---- pjit --------------------------------------------------------------------
 @olympus.jit
 def _jitted_inner(x, y):
@@ -484,12 +492,14 @@ def _pjit_cases() -> list[Case]:
 
 CASES = (
     _elementwise_cases() + _select_and_convert_cases() + _clamp_cases() + _complex_cases()
-    + _shape_cases() + _iota_cases() + _reduction_cases() + _dot_cases() + _pjit_cases()
+    + _shape_cases() + _iota_cases() + _reduction_cases() + _dot_cases() + _stop_gradient_cases()
+    + _pjit_cases()
 )
 
 
 def _run_both_ways(case: Case, args) -> None:
-    """Eager against NumPy; then jit against NumPy twice, tracing only once."""
+    """Eager against NumPy; then jit against NumPy twice (NumPy, then device
+    arguments), tracing only once."""
     check_against_numpy(case.fn, case.ref, args, **case.tol)
     traces = []
 
@@ -499,7 +509,8 @@ def _run_both_ways(case: Case, args) -> None:
 
     jitted = olympus.jit(traced)
     check_against_numpy(jitted, case.ref, args, **case.tol)
-    check_against_numpy(jitted, case.ref, args, **case.tol)
+    on_device = olympus.device_put(tuple(args))  # the second call takes jit's fast path
+    check_against_numpy(lambda *_: jitted(*on_device), case.ref, args, **case.tol)
     assert len(traces) == 1, f"jit retraced {case.id} on an identical call"
 
 
@@ -521,10 +532,15 @@ def test_pjit_equation_appears_and_runs_eagerly():
 
 # Primitives whose tests live in another file (control flow, autodiff helpers, ...):
 # a new primitive is either a row of CASES or named here with its test file.
-TESTED_ELSEWHERE: dict[str, str] = {
-    "cond": "test_control_flow.py",
-    "while": "test_control_flow.py",
-    "scan": "test_control_flow.py",
+# name -> (test file, text that file must contain: the user-facing name)
+TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
+    "cond": ("test_control_flow.py", "lax.cond"),
+    "while": ("test_control_flow.py", "lax.while_loop"),
+    "scan": ("test_control_flow.py", "lax.scan"),
+    "custom_jvp_call": ("test_autodiff.py", "custom_jvp"),
+    "custom_vjp_call": ("test_autodiff.py", "custom_vjp"),
+    "custom_lin": ("test_autodiff.py", "custom_vjp"),  # what grad makes of a custom_vjp call
+    "checkpoint": ("test_autodiff.py", "olympus.checkpoint"),
 }
 
 
@@ -535,9 +551,9 @@ def test_every_primitive_is_tested():
     for name in sorted(lax.all_primitives):
         if name in tested:
             continue
-        elsewhere = TESTED_ELSEWHERE.get(name)
-        path = tests_dir / elsewhere if elsewhere else None
-        if path is None or not path.exists() or name not in path.read_text():
+        filename, usage = TESTED_ELSEWHERE.get(name, (None, None))
+        path = tests_dir / filename if filename else None
+        if path is None or not path.exists() or usage not in path.read_text():
             missing.append(name)
     assert not missing, f"primitives without a test in tests/test_primitives.py: {missing}"
     assert not tested - set(lax.all_primitives), "CASES names primitives that do not exist"
