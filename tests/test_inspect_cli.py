@@ -1,0 +1,117 @@
+"""`python -m olympus inspect`, end to end in a subprocess (and in-process for
+the cheap error paths)."""
+
+import re
+import subprocess
+import sys
+import textwrap
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+import olympus
+from olympus.inspect_cli import main
+
+SOURCE = textwrap.dedent("""
+    import olympus.numpy as jnp
+
+    def f(x, y):
+        return jnp.sum(jnp.sin(x) * y)
+
+    def rows(x):
+        return jnp.max(x, axis=0) - x[0]
+""")
+
+
+@pytest.fixture(scope="module")
+def program_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("inspect")
+    (directory / "prog_for_inspect.py").write_text(SOURCE)
+    return directory
+
+
+def _run(args, cwd):
+    return subprocess.run([sys.executable, "-m", "olympus", "inspect", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _array_after(label, text):
+    body = text.split(label, 1)[1]
+    numbers = re.search(r"Array\(\[([^\]]*)\]", body).group(1)
+    return np.array([float(v) for v in numbers.split(",")])
+
+
+def test_grad_prints_result_olympuspr_stablehlo_and_writes_html(program_dir):
+    done = _run(["prog_for_inspect.py:f", "--args", "np.ones(3), 2.0", "--mode", "grad",
+                 "--stage", "olympuspr", "--stage", "stablehlo", "--source",
+                 "--html", "out.html"], program_dir)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    np.testing.assert_allclose(_array_after("result (grad of", out), 2 * np.cos(np.ones(3)), rtol=1e-6)
+    olympuspr = out.split("\nolympuspr:\n", 1)[1].split("\nstablehlo:\n")[0]
+    assert "cos a" in olympuspr and "prog_for_inspect.py:5 (f)" in olympuspr
+    assert "stablehlo.cosine" in out.split("\nstablehlo:\n", 1)[1]
+
+    class Collect(HTMLParser):
+        tags, text = [], ""
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            self.text += data
+
+    page = Collect()
+    page.feed((program_dir / "out.html").read_text())
+    assert {"h1", "table", "pre", "tr"} <= set(page.tags)
+    assert "grad of prog_for_inspect.py:f" in page.text and "stablehlo.cosine" in page.text
+
+
+def test_jit_from_module_path_and_save(program_dir):
+    done = _run(["prog_for_inspect:rows", "--args", "np.arange(6.0).reshape(2, 3)",
+                 "--mode", "jit", "--save", "rows.olympuspr"], program_dir)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(_array_after("result (jit of", done.stdout), [3.0, 3.0, 3.0])
+    loaded = olympus.ir.load(program_dir / "rows.olympuspr")
+    assert str(loaded) in done.stdout
+    assert "pjit[" in str(loaded) and "reduce_max" in str(loaded)
+
+
+def test_missing_file_exits_2_with_a_message(program_dir):
+    done = _run(["no_such_file.py:f"], program_dir)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "python -m olympus inspect: error: no such file: no_such_file.py"
+    assert done.stdout == ""
+
+
+def test_usage_errors_in_process(program_dir, capsys):
+    path = str(program_dir / "prog_for_inspect.py")
+    cases = [
+        ([f"{path}:nope"], "has no function 'nope'"),
+        ([f"{path}:f", "--args", "np.ones(3,"], "could not evaluate --args 'np.ones(3,': SyntaxError"),
+        ([f"{path}:f", "--args", "undefined_name"], "NameError"),
+        ([path], "should be FILE.py:FUNCTION or module:FUNCTION"),
+        (["no_such_module_xyz:f"], "no such file or module: no_such_module_xyz"),
+        ([f"{path}:f", "--args", "np.ones(3), 2.0", "--mode", "grad", "--argnums", "x"],
+         "could not read --argnums 'x'"),
+    ]
+    for argv, message in cases:
+        assert main(["inspect", *argv]) == 2, argv
+        assert message in capsys.readouterr().err
+
+
+def test_vmap_jvp_and_user_errors_in_process(program_dir, capsys):
+    path = str(program_dir / "prog_for_inspect.py")
+    assert main(["inspect", f"{path}:f", "--args", "np.ones((2, 3)), 2.0", "--mode", "vmap",
+                 "--in-axes", "0, None"]) == 0
+    out = capsys.readouterr().out
+    np.testing.assert_allclose(_array_after("result", out), [2 * 3 * np.sin(1.0)] * 2, rtol=1e-6)
+    assert main(["inspect", f"{path}:f", "--args", "np.ones(3), 2.0", "--mode", "jvp"]) == 0
+    out = capsys.readouterr().out
+    primal, tangent = re.findall(r"Array\(([-0-9.e]+), dtype=float32\)", out)
+    np.testing.assert_allclose(float(primal), 6 * np.sin(1.0), rtol=1e-6)
+    np.testing.assert_allclose(float(tangent), 6 * np.cos(1.0) + 3 * np.sin(1.0), rtol=1e-6)
+    # the user's function fails (vmap over a scalar): exit 1 with its message
+    assert main(["inspect", f"{path}:f", "--args", "np.ones(3), 2.0", "--mode", "vmap"]) == 1
+    assert "in_axes" in capsys.readouterr().err
