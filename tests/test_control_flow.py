@@ -86,7 +86,7 @@ GOLDEN_FUNC8 = """\
     g:f32[1] = cond[
       branches=(
         { lambda ; h:i32[1] i:f32[1] j:f32[]. let
-            k:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] h
+            k:f32[1] = convert_element_type[new_dtype=float32 weak_type=True] h
             l:f32[1] = add k j
           in (l,) }
         { lambda ; m:i32[1] n:f32[1] o:f32[]. let in (n,) }
@@ -467,3 +467,76 @@ def test_reverse_scan_and_static_fori_loop_grads():
     g = grad(lambda a: lax.fori_loop(0, 4, lambda i, c: c * a + i, 1.0))(a)
     assert_allclose(g, np.float32(_fd_grad(
         lambda a: ((((a + 0) * a + 1) * a + 2) * a + 3), np.float64(a))), rtol=1e-5)
+
+
+# ---- batching ----------------------------------------------------------------------
+from olympus.transforms.batching import vmap  # noqa: E402
+
+
+def test_vmap_cond_with_batched_and_unbatched_predicate():
+    xs = np.array([0.5, -1.0, 2.0], np.float32)
+
+    def f(p, x):
+        return lax.cond(p, lambda x: jnp.sin(x), lambda x: x * 2.0, x)
+
+    assert_allclose(vmap(f)(xs > 0, xs), np.where(xs > 0, np.sin(xs), xs * 2))
+    assert_allclose(vmap(f, in_axes=(None, 0))(True, xs), np.sin(xs))
+    assert "cond[" in str(make_olympuspr(vmap(f, in_axes=(None, 0)))(True, xs))
+    assert "select_n" in str(make_olympuspr(vmap(f))(xs > 0, xs))
+    idx = np.array([2, 0, 1], np.int32)
+    got = vmap(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.exp], x))(idx, xs)
+    assert_allclose(got, np.array([np.exp(xs[0]), np.sin(xs[1]), np.cos(xs[2])]))
+
+
+def test_vmap_while_loop_with_per_example_trip_counts():
+    def collatz_steps(x):
+        return lax.while_loop(lambda c: c[0] != 1, lambda c: (
+            jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1), c[1] + 1), (x, 0))[1]
+
+    def ref(n):
+        steps = 0
+        while n != 1:
+            n, steps = (n // 2 if n % 2 == 0 else 3 * n + 1), steps + 1
+        return steps
+
+    ns = np.array([1, 6, 7, 27], np.int32)
+    np.testing.assert_array_equal(np.asarray(vmap(collatz_steps)(ns)), [ref(int(n)) for n in ns])
+    np.testing.assert_array_equal(np.asarray(olympus.jit(vmap(collatz_steps))(ns)),
+                                  [ref(int(n)) for n in ns])
+
+
+def test_vmap_fori_and_scan_over_other_axes():
+    xs = np.array([0.5, -1.0, 2.0], np.float32)
+    k = lambda n, x: lax.fori_loop(0, n, lambda i, c: c + x, 0.0)  # noqa: E731
+    assert_allclose(vmap(k)(np.array([1, 2, 3], np.int32), xs), xs * [1, 2, 3])
+    assert_allclose(olympus.jit(vmap(k, in_axes=(None, 0)))(3, xs), xs * 3)
+
+    def s(w, xs):
+        return lax.scan(lambda c, x: (c * w + x, c), 0.0, xs)
+
+    w = np.array([1.0, 0.5], np.float32)
+    xss = np.arange(6, dtype=np.float32).reshape(3, 2)
+    carry, ys = vmap(s, in_axes=(0, 1))(w, xss)
+    for b in range(2):
+        c_ref, ys_ref = _scan_reference(lambda c, x: (c * w[b] + x, c), np.float32(0.0), xss[:, b])
+        assert_allclose(carry[b], np.float32(c_ref))
+        assert_allclose(ys[b], ys_ref.astype(np.float32))
+    assert_allclose(vmap(lambda x: lax.map(jnp.sin, x))(xss), np.sin(xss))
+
+
+def test_per_example_gradients_through_scan():
+    def loss(w, xs):
+        c, _ = lax.scan(lambda c, x: (jnp.tanh(c * w + x), None), 0.0, xs)
+        return c
+
+    def ref(w, xs):
+        c = 0.0
+        for x in xs:
+            c = np.tanh(c * w + x)
+        return c
+
+    ws = np.array([0.5, -0.3, 1.2], np.float32)
+    xs = np.array([0.1, 0.4, -0.2, 0.3], np.float32)
+    got = vmap(grad(loss), in_axes=(0, None))(ws, xs)
+    want = [_fd_grad(lambda w: ref(w, xs.astype(np.float64)), np.float64(w)) for w in ws]
+    assert_allclose(got, np.array(want, np.float32), rtol=1e-4, atol=1e-6)

@@ -585,6 +585,9 @@ def map(f: Callable, xs):  # noqa: A001
 # =====================================================================================
 from olympus.ir.core import Literal  # noqa: E402
 from olympus.tracer.core import set_current_trace  # noqa: E402
+from olympus.transforms.batching import (  # noqa: E402
+    batch_olympuspr_fun, batch_rules, batch_to_front, move_batch_axis, not_mapped,
+)
 from olympus.transforms.jvp import (  # noqa: E402
     Zero, instantiate, is_differentiable, is_zero, jvp_flat, jvp_rules,
 )
@@ -1034,3 +1037,152 @@ def _split(values, *sizes) -> list[list]:
 
 transpose_rules[cond_p] = _cond_transpose
 transpose_rules[scan_p] = _scan_transpose
+
+
+# ---- batching (vmap) -------------------------------------------------------------------
+def _batch_program(closed: ClosedOlympuspr, axis_size: int, in_batched, force_out):
+    """The per-example sub-program run on a batch (batch axis 0 where batched).
+
+    Outputs in `force_out` are batched even when they do not vary over the
+    batch; returns (Traced, which outputs are batched).
+    """
+    in_dims = [0 if b else not_mapped for b in in_batched]
+    in_avals = [a.update(shape=(axis_size, *a.shape)) if b else a
+                for a, b in zip(closed.in_avals, in_batched)]
+    out_batched: list = []
+
+    def fun(*args):
+        dims: list = []
+        outs = batch_olympuspr_fun(closed.olympuspr, closed.consts, axis_size, in_dims, dims)(*args)
+        out_batched[:] = [d is not not_mapped or f for d, f in zip(dims, force_out)]
+        return [move_batch_axis(v, axis_size, not_mapped, 0) if d is not_mapped and f else v
+                for v, d, f in zip(outs, dims, force_out)]
+
+    return _trace_flat(fun, in_avals, "vmap"), out_batched
+
+
+def _to_front(vals, dims, axis_size):
+    return [v if d is not_mapped else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+
+
+def _run_batched(closed, axis_size, in_batched, args, n_out) -> list:
+    """Runs a sub-program on batched arguments now; every output batched at 0."""
+    traced, _ = _batch_program(closed, axis_size, in_batched, [True] * n_out)
+    return _eval_closed(traced.closed, [*traced.consts, *args])
+
+
+def _cond_batch(axis_size, vals, dims, *, branches, linear):
+    index, operands = vals[0], _to_front(vals[1:], dims[1:], axis_size)
+    in_batched = [d is not not_mapped for d in dims[1:]]
+    n_out = len(branches[0].out_avals)
+    if dims[0] is not_mapped:
+        batched = [_batch_program(b, axis_size, in_batched, [True] * n_out)[0] for b in branches]
+        consts, programs = _common_consts(batched)
+        args = [*consts, *operands]
+        outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))
+        return outs, [0] * n_out
+    # A predicate per example: every branch runs on the whole batch, select_n picks.
+    index = batch_to_front(index, axis_size, dims[0])
+    per_branch = [_run_batched(b, axis_size, in_batched, operands, n_out) for b in branches]
+    results = []
+    for cases in zip(*per_branch):
+        which = ops.broadcast_in_dim(index, aval_of(cases[0]).shape, (0,))
+        results.append(ops.select_n(which, *cases))
+    return results, [0] * n_out
+
+
+def _batched_carry_fixpoint(body, axis_size, const_batched, carry_batched, xs_batched, n_ys):
+    """Batches a loop body, widening the batched carries until the body preserves them."""
+    n_carry = len(carry_batched)
+    while True:
+        traced, out_batched = _batch_program(
+            body, axis_size, [*const_batched, *carry_batched, *xs_batched],
+            [*carry_batched, *([False] * n_ys)],
+        )
+        if out_batched[:n_carry] == carry_batched:
+            return traced, out_batched, carry_batched
+        carry_batched = [a or b for a, b in zip(carry_batched, out_batched[:n_carry])]
+
+
+def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_nconsts,
+                 body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    vals = _to_front(vals, dims, axis_size)
+    batched = [d is not not_mapped for d in dims]
+    cconsts, bconsts, carry = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
+    body, _, carry_b = _batched_carry_fixpoint(
+        body_olympuspr, axis_size, batched[nc:nc + nb], batched[nc + nb:], [], 0)
+    test, pred_b = _batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False])
+    if pred_b[0] and not all(carry_b):  # finished examples keep their carry: all batched
+        carry_b = [True] * len(carry)
+        body, _ = _batch_program(body_olympuspr, axis_size, batched[nc:nc + nb] + carry_b, carry_b)
+        test, _ = _batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False])
+    carry = [move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
+             for c, b, d in zip(carry, carry_b, dims[nc + nb:])]
+    if pred_b[0]:
+        outs = _while_batched_predicate(test, body, cconsts, bconsts, carry)
+    else:
+        outs = while_p.bind(
+            *test.consts, *cconsts, *body.consts, *bconsts, *carry,
+            cond_olympuspr=test.closed, body_olympuspr=body.closed,
+            cond_nconsts=len(test.consts) + nc, body_nconsts=len(body.consts) + nb,
+        )
+    return outs, [0 if b else not_mapped for b in carry_b]
+
+
+def _while_batched_predicate(test: Traced, body: Traced, cconsts, bconsts, carry) -> list:
+    """A loop whose predicate differs per example: it runs while any example goes
+    on, and examples that have stopped keep their carry (a select per step)."""
+    test_consts = [*test.consts, *cconsts]
+    body_consts = [*body.consts, *bconsts]
+    carry_avals = [aval_of(c) for c in carry]
+    n_tc = len(test_consts)
+
+    def any_going(*args):
+        (pred,) = _eval_closed(test.closed, args)
+        return [ops.reduce_or(pred, (0,))]
+
+    def step(*args):
+        tc, bc, old = args[:n_tc], args[n_tc:n_tc + len(body_consts)], args[n_tc + len(body_consts):]
+        (pred,) = _eval_closed(test.closed, [*tc, *old])
+        new = _eval_closed(body.closed, [*bc, *old])
+        return [ops.select(ops.broadcast_in_dim(pred, aval_of(o).shape, (0,)), n, o)
+                for n, o in zip(new, old)]
+
+    cond_t = _trace_flat(any_going, [*(aval_of(c) for c in test_consts), *carry_avals], "vmap")
+    body_t = _trace_flat(step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals],
+                         "vmap")
+    return while_p.bind(
+        *cond_t.consts, *test_consts, *body_t.consts, *test_consts, *body_consts, *carry,
+        cond_olympuspr=cond_t.closed, body_olympuspr=body_t.closed,
+        cond_nconsts=len(cond_t.consts) + n_tc,
+        body_nconsts=len(body_t.consts) + n_tc + len(body_consts),
+    )
+
+
+def _scan_batch(axis_size, vals, dims, *, olympuspr, num_consts, num_carry, length, reverse,
+                linear, unroll):
+    """Consts and carries get the batch at axis 0, xs and ys at axis 1 (axis 0 is the scan)."""
+    nc, ncar = num_consts, num_carry
+    batched = [d is not not_mapped for d in dims]
+    ny = len(olympuspr.out_avals) - ncar
+    body, out_b, carry_b = _batched_carry_fixpoint(
+        olympuspr, axis_size, batched[:nc], batched[nc:nc + ncar], batched[nc + ncar:], ny)
+    consts = _to_front(vals[:nc], dims[:nc], axis_size)
+    carry = [move_batch_axis(v, axis_size, d, 0) if b else v
+             for v, d, b in zip(vals[nc:nc + ncar], dims[nc:nc + ncar], carry_b)]
+    xs = [v if d is not_mapped else move_batch_axis(v, axis_size, d, 1)
+          for v, d in zip(vals[nc + ncar:], dims[nc + ncar:])]
+    args = [*body.consts, *consts, *carry, *xs]
+    outs = scan_p.bind(
+        *args, olympuspr=body.closed, num_consts=len(body.consts) + nc, num_carry=ncar,
+        length=length, reverse=reverse, linear=(False,) * len(args), unroll=unroll,
+    )
+    out_dims = [0 if b else not_mapped for b in carry_b]
+    out_dims += [1 if b else not_mapped for b in out_b[ncar:]]
+    return outs, out_dims
+
+
+batch_rules[cond_p] = _cond_batch
+batch_rules[while_p] = _while_batch
+batch_rules[scan_p] = _scan_batch
