@@ -216,6 +216,19 @@ def test_integer_power_with_array_exponent():
     check(lambda x: x ** -2, lambda x: x ** -2.0, POS, rtol=1e-5)
 
 
+def test_boolean_arithmetic_is_logical():
+    """NumPy adds booleans with `or`, multiplies with `and`, and keeps bool."""
+    check(lambda a, b: a + b, np.add, B, ~B)
+    check(lambda a, b: a * b, np.multiply, B, B.T.reshape(2, 3))
+    check(jnp.maximum, np.maximum, B, ~B)
+    check(jnp.minimum, np.minimum, B, B[::-1])
+
+
+def test_integer_to_negative_power_is_an_error():
+    with pytest.raises(ValueError, match="negative integer powers"):
+        jnp.arange(1, 4) ** -1
+
+
 def test_unary_operators():
     check(lambda x: -x, np.negative, F)
     check(lambda x: -x, np.negative, I)
@@ -399,6 +412,27 @@ def test_all_any_var_std():
     check(lambda x: jnp.std(x, ddof=1), lambda x: np.std(x, ddof=1), F, rtol=1e-5)
 
 
+def test_reductions_with_where_and_initial():
+    mask = X3 > 0
+    check(lambda x, m: jnp.sum(x, axis=1, where=m), lambda x, m: np.sum(x, axis=1, where=m),
+          X3, mask, rtol=1e-5)
+    check(lambda x, m: jnp.prod(x, where=m), lambda x, m: np.prod(x, where=m), X3, mask, rtol=1e-5)
+    check(lambda x: jnp.max(x, axis=0, initial=0.5), lambda x: np.max(x, axis=0, initial=0.5), X3)
+    check(lambda x, m: jnp.min(x, axis=-1, where=m, initial=1.0),
+          lambda x, m: np.min(x, axis=-1, where=m, initial=1.0), X3, mask)
+    check(lambda x: jnp.sum(x, initial=10), lambda x: np.sum(x, initial=10), I)
+    check(lambda x: jnp.max(x, axis=0, where=x > 0, initial=-1),
+          lambda x: np.max(x, axis=0, where=x > 0, initial=-1), I)
+    empty = jnp.zeros((0,))
+    assert float(jnp.max(empty, initial=3.0)) == 3.0 and float(jnp.sum(empty)) == 0.0
+
+
+def test_boolean_reductions():
+    check(lambda x: jnp.max(x, axis=1), lambda x: np.max(x, axis=1), B)
+    check(lambda x: jnp.min(x, axis=0), lambda x: np.min(x, axis=0), B)
+    check(jnp.prod, np.prod, B)
+
+
 def test_reduction_methods():
     check(lambda x: x.sum(axis=0), lambda x: x.sum(axis=0), F, rtol=1e-6)
     check(lambda x: x.mean(), lambda x: x.mean(), F, rtol=1e-5)
@@ -413,6 +447,8 @@ def test_reduction_errors():
         jnp.max(jnp.ones((0,)))
     with pytest.raises(ValueError, match="repeated"):
         jnp.sum(jnp.ones((2, 3)), axis=(0, 0))
+    with pytest.raises(ValueError, match="out="):
+        jnp.sum(jnp.ones(2), out=np.zeros(()))
 
 
 # ---- contractions ----------------------------------------------------------------

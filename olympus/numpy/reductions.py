@@ -21,35 +21,85 @@ def _keepdims(out, axes, ndim):
     return lax.reshape(out, shape)
 
 
-def _reduction(lax_fn, name: str, upcast_bool: bool, empty_ok: bool = True):
-    def fn(a, axis=None, dtype=None, keepdims: bool = False, **unsupported):
-        if unsupported.get("out") is not None:
-            raise ValueError(f"jnp.{name}: the out= argument is not supported (arrays are immutable)")
-        a = to_operand(a)
-        aval = aval_of(a)
-        axes = normalize_axes(axis, aval.ndim)
-        if not empty_ok and builtins.any(aval.shape[i] == 0 for i in axes):
-            raise ValueError(f"jnp.{name} of an empty axis has no identity")
-        if dtype is not None:
-            a = lax.convert_element_type(a, dtype)
-        elif upcast_bool and (aval.dtype == dtypes.bool_ or (
-            dtypes.is_integer(aval.dtype) and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
-            target = dtypes.default_int_dtype()
-            if dtypes.is_unsigned_int(aval.dtype):
-                target = dtypes.canonicalize_dtype(np.uint64)
-            a = lax.convert_element_type(a, target)
-        out = lax_fn(a, axes)
-        return _keepdims(out, axes, aval.ndim) if keepdims else out
+def _identity(name: str, dtype: np.dtype):
+    """The value that leaves `name`'s result unchanged: fills masked-out elements."""
+    if name in ("sum", "prod"):
+        return np.asarray(0 if name == "sum" else 1, dtype)[()]
+    low = name == "max"
+    if dtype == dtypes.bool_:
+        return np.bool_(not low)
+    if dtypes.is_inexact(dtype):
+        return np.asarray(-np.inf if low else np.inf, dtype)[()]
+    info = np.iinfo(dtype)
+    return np.asarray(info.min if low else info.max, dtype)[()]
+
+
+def _accumulation_dtype(aval, dtype):
+    """sum/prod of small ints and bools accumulate in the default int (NumPy's rule)."""
+    if dtype is not None:
+        return dtypes.canonicalize_dtype(dtype)
+    if aval.dtype == dtypes.bool_ or (
+        dtypes.is_integer(aval.dtype)
+        and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize
+    ):
+        if dtypes.is_unsigned_int(aval.dtype):
+            return dtypes.canonicalize_dtype(np.uint64)
+        return dtypes.default_int_dtype()
+    return aval.dtype
+
+
+def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumulate):
+    if out is not None:
+        raise ValueError(f"jnp.{name}: the out= argument is not supported (arrays are immutable)")
+    a = to_operand(a)
+    aval = aval_of(a)
+    axes = normalize_axes(axis, aval.ndim)
+    if initial is None and where is None and _empty_without_identity(aval.shape, axes, name):
+        raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
+    target = _accumulation_dtype(aval, dtype) if accumulate else aval.dtype
+    if target != aval.dtype:
+        a = lax.convert_element_type(a, target)
+    if where is not None:
+        mask = broadcast_to(to_operand(where), aval.shape)
+        a = lax.select(mask, a, lax.full(aval.shape, _identity(name, target)))
+    result = lax_fn(a, axes)
+    if initial is not None:
+        from olympus.numpy import ufuncs
+
+        combine = {"sum": ufuncs.add, "prod": ufuncs.multiply,
+                   "max": ufuncs.maximum, "min": ufuncs.minimum}[name]
+        result = lax.convert_element_type(combine(result, initial), target)
+    return _keepdims(result, axes, aval.ndim) if keepdims else result
+
+
+def _empty_without_identity(shape, axes, name) -> bool:
+    """Only max and min lack an identity for empty axes."""
+    return name in ("max", "min") and builtins.any(shape[i] == 0 for i in axes)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Sum over `axis` (all axes by default); bools and small ints sum as int32."""
+    return _reduce("sum", lax.reduce_sum, a, axis, dtype, out, keepdims, initial, where, True)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product over `axis`; bools and small ints multiply as int32."""
+    return _reduce("prod", lax.reduce_prod, a, axis, dtype, out, keepdims, initial, where, True)
+
+
+def _max_or_min(name, lax_fn, bool_fn):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        is_bool = aval_of(to_operand(a)).dtype == dtypes.bool_
+        return _reduce(name, bool_fn if is_bool else lax_fn, a, axis, None, out, keepdims,
+                       initial, where, False)
 
     fn.__name__ = name
-    fn.__doc__ = f"`{name}` over `axis` (all axes by default), optionally keeping dims."
+    fn.__doc__ = f"`{name}` over `axis` (all axes by default); needs initial= for empty axes."
     return fn
 
 
-sum = _reduction(lax.reduce_sum, "sum", upcast_bool=True)  # noqa: A001
-prod = _reduction(lax.reduce_prod, "prod", upcast_bool=True)
-max = amax = _reduction(lax.reduce_max, "max", upcast_bool=False, empty_ok=False)  # noqa: A001
-min = amin = _reduction(lax.reduce_min, "min", upcast_bool=False, empty_ok=False)  # noqa: A001
+max = amax = _max_or_min("max", lax.reduce_max, lax.reduce_or)  # noqa: A001
+min = amin = _max_or_min("min", lax.reduce_min, lax.reduce_and)  # noqa: A001
 
 
 def _bool_reduction(lax_fn, name):

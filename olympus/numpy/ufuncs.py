@@ -9,9 +9,14 @@ from olympus.ir import dtypes
 from olympus.numpy.core import aval_of, prepare, to_operand, _PY_SCALARS
 
 
-def _binary(lax_fn, name: str, inexact: bool = False):
+def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None):
+    """A NumPy binary ufunc; `bool_fn` is its logical form for two booleans."""
+
     def fn(x1, x2):
-        return lax_fn(*prepare(x1, x2, inexact=inexact))
+        x1, x2 = prepare(x1, x2, inexact=inexact)
+        if bool_fn is not None and aval_of(x1).dtype == dtypes.bool_:
+            return bool_fn(x1, x2)
+        return lax_fn(x1, x2)
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
@@ -28,11 +33,12 @@ def _unary(lax_fn, name: str, inexact: bool = False):
     return fn
 
 
-add = _binary(lax.add, "add")
+# On booleans NumPy adds as `or` and multiplies as `and`; max and min follow.
+add = _binary(lax.add, "add", bool_fn=lax.bitwise_or)
 subtract = _binary(lax.sub, "subtract")
-multiply = _binary(lax.mul, "multiply")
-maximum = _binary(lax.max, "maximum")
-minimum = _binary(lax.min, "minimum")
+multiply = _binary(lax.mul, "multiply", bool_fn=lax.bitwise_and)
+maximum = _binary(lax.max, "maximum", bool_fn=lax.bitwise_or)
+minimum = _binary(lax.min, "minimum", bool_fn=lax.bitwise_and)
 true_divide = divide = _binary(lax.div, "divide", inexact=True)
 arctan2 = _binary(lax.atan2, "arctan2", inexact=True)
 equal = _binary(lax.eq, "equal")
@@ -55,8 +61,12 @@ tan = _unary(lax.tan, "tan", inexact=True)
 tanh = _unary(lax.tanh, "tanh", inexact=True)
 sqrt = _unary(lax.sqrt, "sqrt", inexact=True)
 negative = _unary(lax.neg, "negative")
-sign = _unary(lax.sign, "sign")
 bitwise_not = invert = _unary(lax.bitwise_not, "invert")
+
+
+def sign(x):
+    (x,) = prepare(x)
+    return x if aval_of(x).dtype == dtypes.bool_ else lax.sign(x)
 
 
 def positive(x):
@@ -168,6 +178,10 @@ def power(x1, x2):
         (x1,) = prepare(x1)
         if x2 >= 0 or dtypes.is_inexact(aval_of(x1).dtype):
             return lax.integer_pow(x1, x2)
+        raise ValueError(
+            f"integers to negative integer powers are not allowed ({aval_of(x1).str_short()} "
+            f"** {x2}); make the base a float, e.g. x.astype(float) ** {x2}"
+        )
     x1, x2 = prepare(x1, x2)
     dtype = aval_of(x1).dtype
     if dtypes.is_inexact(dtype):
