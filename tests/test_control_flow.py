@@ -540,3 +540,25 @@ def test_per_example_gradients_through_scan():
     got = vmap(grad(loss), in_axes=(0, None))(ws, xs)
     want = [_fd_grad(lambda w: ref(w, xs.astype(np.float64)), np.float64(w)) for w in ws]
     assert_allclose(got, np.array(want, np.float32), rtol=1e-4, atol=1e-6)
+
+
+def test_eager_calls_reuse_one_executable_per_structure():
+    from olympus.backends.xla import dispatch
+
+    def run(x):
+        for i in range(3):
+            x = lax.cond(i % 2 == 0, lambda x: x * 2.0, lambda x: jnp.sin(x), x)
+            x = lax.fori_loop(0, 2, lambda i, c: c + 1.0, x)
+            x = lax.while_loop(lambda c: c < 0.0, lambda c: c + 1.0, x)
+        return x
+
+    x = np.float32(0.5)
+    first = run(x)
+    size = len(dispatch._eager_cache)
+    second = run(x)
+    assert len(dispatch._eager_cache) == size  # fresh traces, no new compilations
+    assert float(first) == float(second)
+    # Same structure, different literal: a different program.
+    a = lax.cond(True, lambda x: x * 2.0, lambda x: x, x)
+    b = lax.cond(True, lambda x: x * 3.0, lambda x: x, x)
+    assert (float(a), float(b)) == (1.0, 1.5)

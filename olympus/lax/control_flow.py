@@ -16,12 +16,14 @@ and transformation rules sit beside its definition.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
+from olympus.backends.xla.dispatch import apply_primitive
 from olympus.backends.xla.lowering import i64_array, lower_closed_inline, tensor_type
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
@@ -114,6 +116,55 @@ def _join_weak(avals_list) -> list[ShapedArray]:
     ]
 
 
+# ---- eager execution: one compiled executable per program structure -----------------
+def _value_key(value):
+    """A hashable stand-in for a param, equal for structurally equal sub-programs."""
+    if isinstance(value, ClosedOlympuspr):
+        if value.consts:
+            return ("closed", id(value))  # constants differ by value: no sharing
+        return ("closed", _program_key(value.olympuspr))
+    if isinstance(value, Olympuspr):
+        return ("program", _program_key(value))
+    if isinstance(value, tuple):
+        return tuple(_value_key(v) for v in value)
+    hash(value)
+    return value
+
+
+def _program_key(olympuspr: Olympuspr) -> tuple:
+    numbers: dict = {}
+
+    def atom(x):
+        if isinstance(x, Literal):
+            return ("lit", np.asarray(x.val).dtype.str, np.asarray(x.val).tobytes())
+        return numbers.setdefault(x, len(numbers))
+
+    def binder(v):
+        return atom(v), v.aval.shape, v.aval.dtype.str
+
+    invars = tuple(binder(v) for v in olympuspr.constvars + olympuspr.invars)
+    eqns = tuple(
+        (e.primitive, tuple((k, _value_key(v)) for k, v in sorted(e.params.items())),
+         tuple(atom(x) for x in e.invars), tuple(binder(v) for v in e.outvars))
+        for e in olympuspr.eqns
+    )
+    return invars, eqns, tuple(atom(x) for x in olympuspr.outvars)
+
+
+_canonical_params: dict = {}
+
+
+def _eager_impl(primitive, *args, **params):
+    """Eager cond/while/scan: each call traces fresh sub-programs, so params are
+    swapped for the first structurally equal ones, whose executable is cached."""
+    try:
+        key = (primitive, tuple((k, _value_key(v)) for k, v in sorted(params.items())))
+        params = _canonical_params.setdefault(key, params)
+    except TypeError:  # an unhashable param: compile this call on its own
+        pass
+    return apply_primitive(primitive, *args, **params)
+
+
 # ---- cond ----------------------------------------------------------------------
 def _cond_abstract_eval(index: ShapedArray, *operands: ShapedArray, branches, linear):
     if index.shape != () or index.dtype != dtypes.int32:
@@ -142,6 +193,7 @@ def _cond_lower(ctx, index, *operands, branches, linear):
 
 
 cond_p = define_primitive("cond", _cond_abstract_eval, _cond_lower, multiple_results=True)
+cond_p.def_impl(partial(_eager_impl, cond_p))
 
 
 def _common_consts(traced: Sequence[Traced]) -> tuple[list, list[ClosedOlympuspr]]:
@@ -324,6 +376,7 @@ def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_
 
 
 while_p = define_primitive("while", _while_abstract_eval, _while_lower, multiple_results=True)
+while_p.def_impl(partial(_eager_impl, while_p))
 
 
 def _trace_loop_body(fun, tree, leaves, what, source_info):
@@ -486,6 +539,7 @@ def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, l
 
 
 scan_p = define_primitive("scan", _scan_abstract_eval, _scan_lower, multiple_results=True)
+scan_p.def_impl(partial(_eager_impl, scan_p))
 
 
 def _scan_length(xs_leaves, xs_tree, length, source_info) -> int:
