@@ -22,12 +22,10 @@ def main() -> None:
     fast_loss = olympus.jit(loss)
     print("\njit(loss)(w, x) =", fast_loss(w, x))
 
-    if hasattr(olympus, "grad"):
-        grad_loss = olympus.jit(olympus.grad(loss))
-        print("\nolympuspr of grad(loss):")
-        print(olympus.make_olympuspr(olympus.grad(loss))(w, x))
-        print("\njit(grad(loss))(w, x) =")
-        print(grad_loss(w, x))
+    print("\nolympuspr of grad(loss), forward and backward:")
+    print(olympus.make_olympuspr(olympus.grad(loss))(w, x))
+    print("\njit(grad(loss))(w, x) =")
+    print(olympus.jit(olympus.grad(loss))(w, x))
 
 
 if __name__ == "__main__":
