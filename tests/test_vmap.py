@@ -69,15 +69,16 @@ def assert_close(actual, expected):
         np.testing.assert_array_equal(actual, expected)
 
 
-def check_vmap(f, makers, axes_list, jit_too=True):
+def check_vmap(f, makers, axes_list, jit_too=True, eager=True):
     """vmap(f) == loop of f, for each in_axes in `axes_list` (arguments built
     from per-example `makers`); the first in_axes also under jit, with a
-    well-typed program."""
+    well-typed program. `eager=False` checks only under jit (one compile
+    instead of one per primitive, for rules that bind many primitives)."""
     for i, in_axes in enumerate(axes_list):
         args = [batch_of(m, a) for m, a in zip(makers, in_axes)]
         batched = olympus.vmap(f, in_axes=in_axes)
         expected = per_example_loop(f, args, in_axes)
-        assert_close(batched(*args), expected)
+        assert_close((batched if eager else olympus.jit(batched))(*args), expected)
         if jit_too and i == 0:
             check_olympuspr(olympus.make_olympuspr(batched)(*args).olympuspr)
             assert_close(olympus.jit(batched)(*args), expected)
@@ -181,8 +182,9 @@ def test_dynamic_slice_shared_and_per_example_starts():
     const = lambda: np.int32(1)  # noqa: E731
     check_vmap(f, [N(5, 4), const, const], [(0, None, None), (1, None, None)])
     # 7 and -2 are clamped to the valid range, as XLA does
-    check_vmap(f, [N(5, 4), seq(0, 3, 7), seq(-2)], [(0, 0, None), (None, 0, None)])
-    check_vmap(f, [N(5, 4), seq(0, 3, 7), seq(1, 0, 2)], [(2, 0, 0)], jit_too=False)
+    check_vmap(f, [N(5, 4), seq(0, 3, 7), seq(-2)], [(0, 0, None)])
+    check_vmap(f, [N(5, 4), seq(0, 3, 7), seq(1, 0, 2)], [(2, 0, 0), (None, 0, 0)],
+               jit_too=False, eager=False)
 
 
 def test_dynamic_slice_per_example_is_exact_for_special_values():
@@ -191,10 +193,10 @@ def test_dynamic_slice_per_example_is_exact_for_special_values():
     out = np.asarray(olympus.vmap(f)(x, np.array([0, 1, 2], np.int32)))
     np.testing.assert_array_equal(out, [[np.nan, -0.0], [-0.0, np.inf], [np.inf, -np.inf]])
     assert np.signbit(out[1, 0]) and np.signbit(out[0, 1])
-    check_vmap(f, [I(5), seq(4, 0, 2)], [(0, 0)], jit_too=False)
-    check_vmap(f, [Bool(5), seq(4, 0, 2)], [(0, 0)], jit_too=False)
+    check_vmap(f, [I(5), seq(4, 0, 2)], [(0, 0)], jit_too=False, eager=False)
+    check_vmap(f, [Bool(5), seq(4, 0, 2)], [(0, 0)], jit_too=False, eager=False)
     z = lambda: (normal(5) + 1j * normal(5)).astype(np.complex64)  # noqa: E731
-    check_vmap(f, [z, seq(4, 0, 2)], [(0, 0)], jit_too=False)
+    check_vmap(f, [z, seq(4, 0, 2)], [(0, 0)], jit_too=False, eager=False)
 
 
 def test_dynamic_update_slice():
@@ -202,9 +204,11 @@ def test_dynamic_update_slice():
     const = lambda: np.int32(1)  # noqa: E731
     check_vmap(f, [N(5, 4), N(2, 3), const, const], [(0, 0, None, None), (None, 2, None, None)])
     check_vmap(f, [N(5, 4), N(2, 3), seq(0, 2, 9), const], [(1, None, 0, None)])
-    check_vmap(f, [N(5, 4), N(2, 3), seq(0, 2, 9), seq(-1, 1, 3)], [(None, None, 0, 0)], jit_too=False)
+    check_vmap(f, [N(5, 4), N(2, 3), seq(0, 2, 9), seq(-1, 1, 3)], [(None, None, 0, 0)],
+               jit_too=False, eager=False)
     # a window as long as its axis: only the other axis moves
-    check_vmap(f, [N(5, 4), N(2, 4), seq(0, 2, 3), seq(1, 0, 2)], [(0, 0, 0, 0)], jit_too=False)
+    check_vmap(f, [N(5, 4), N(2, 4), seq(0, 2, 3), seq(1, 0, 2)], [(0, 0, 0, 0)],
+               jit_too=False, eager=False)
 
 
 # ---- reductions and contractions -----------------------------------------------
@@ -264,6 +268,18 @@ def test_vmap_of_jit_with_unbatched_output():
     a, b = olympus.vmap(f, in_axes=(0, None), out_axes=(0, None))(normal(B, 2), np.ones(2, np.float32))
     assert np.asarray(a).shape == (B, 2)
     assert_close(b, np.full(2, 3.0, np.float32))
+
+
+def test_jit_inside_vmap_closing_over_a_batched_value():
+    def outer(x):
+        @olympus.jit
+        def inner(y):
+            return y * x + 1.0
+
+        return inner(2.0)
+
+    xs = normal(B)
+    assert_close(olympus.vmap(outer)(xs), (2.0 * xs + 1.0).astype(np.float32))
 
 
 def test_nested_vmap():
@@ -327,12 +343,12 @@ MLP_PARAMS = [normal(3, 4), normal(4), normal(4, 2), normal(2)]
 
 def test_per_example_gradients_of_an_mlp():
     xs, ys = normal(4, 3), normal(4, 2)
-    per_example = olympus.vmap(olympus.grad(mlp_loss), in_axes=(None, 0, 0))
-    loop = [olympus.grad(mlp_loss)(MLP_PARAMS, xs[i], ys[i]) for i in range(4)]
-    for grads in (per_example(MLP_PARAMS, xs, ys), olympus.jit(per_example)(MLP_PARAMS, xs, ys)):
-        for k, g in enumerate(grads):
-            expected = np.stack([np.asarray(step[k]) for step in loop])
-            np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-5, atol=1e-6)
+    per_example = olympus.jit(olympus.vmap(olympus.grad(mlp_loss), in_axes=(None, 0, 0)))
+    one_example = olympus.jit(olympus.grad(mlp_loss))
+    loop = [one_example(MLP_PARAMS, xs[i], ys[i]) for i in range(4)]
+    for k, g in enumerate(per_example(MLP_PARAMS, xs, ys)):
+        expected = np.stack([np.asarray(step[k]) for step in loop])
+        np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_grad_of_a_function_using_vmap():
@@ -341,8 +357,9 @@ def test_grad_of_a_function_using_vmap():
     def total_loss(params):
         return jnp.sum(olympus.vmap(mlp_loss, in_axes=(None, 0, 0))(params, xs, ys))
 
-    grads = olympus.grad(total_loss)(MLP_PARAMS)
-    loop = [olympus.grad(mlp_loss)(MLP_PARAMS, xs[i], ys[i]) for i in range(4)]
+    grads = olympus.grad(total_loss)(MLP_PARAMS)  # eager: vmap under the JVP trace
+    one_example = olympus.jit(olympus.grad(mlp_loss))
+    loop = [one_example(MLP_PARAMS, xs[i], ys[i]) for i in range(4)]
     for k, g in enumerate(grads):
         expected = sum(np.asarray(step[k]) for step in loop)
         np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-4, atol=1e-5)
