@@ -111,3 +111,53 @@ def test_arrays_are_immutable():
     x = jnp.ones(3)
     with pytest.raises(TypeError, match="immutable"):
         x[0] = 2.0
+
+
+# ---- functional updates: x.at[idx] ---------------------------------------------
+def _numpy_update(x, idx, op, values):
+    out = x.copy()
+    view = out[idx]
+    out[idx] = {"set": lambda v: values, "add": lambda v: v + values,
+                "multiply": lambda v: v * values, "min": lambda v: np.minimum(v, values),
+                "max": lambda v: np.maximum(v, values), "subtract": lambda v: v - values,
+                "divide": lambda v: v / values}[op](view)
+    return out
+
+
+@pytest.mark.parametrize("idx, op, values", [
+    (0, "set", -1.0), ((1, -1), "add", 10.0), ((slice(None), 1), "set", np.arange(4.0)),
+    ((Ellipsis, slice(None, None, 2)), "add", 100.0), ((slice(None, None, -1), 0, slice(1, 3)), "set",
+                                                      np.array([[1.0, 2.0], [3.0, 4.0]])),
+    ((slice(None), slice(None, None, 2), slice(3, 0, -2)), "multiply", 0.0),
+    ((None, 1, slice(1, None)), "min", 15.0), ((0, slice(None, 2)), "max", 2.5),
+    ((slice(1, 1),), "set", 5.0), ((1, 2), "subtract", 1.0), ((Ellipsis, -1), "divide", 2.0),
+], ids=repr)
+def test_at_updates_match_numpy(idx, op, values):
+    want = _numpy_update(X, idx, op, values)
+    for mode, got in (("eager", getattr(jnp.asarray(X).at[idx], op)(values)),
+                      ("jit", olympus.jit(lambda a: getattr(a.at[idx], op)(values))(X))):
+        assert got.dtype == np.float32 and got.shape == X.shape, mode
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=mode)
+
+
+@pytest.mark.parametrize("i", [0, 2, -1])
+def test_at_update_with_traced_index(i):
+    f = olympus.jit(lambda x, i, v: x.at[:, i, 1::2].set(v))
+    want = X.copy()
+    want[:, i, 1::2] = -5.0
+    np.testing.assert_array_equal(np.asarray(f(X, i, -5.0)), want)
+    g = olympus.jit(lambda x, i: x.at[:, i].add(1.0))
+    want = X.copy()
+    want[:, i] += 1.0
+    np.testing.assert_array_equal(np.asarray(g(X, i)), want)
+
+
+def test_at_get_apply_and_dtype_cast():
+    x = jnp.asarray(X)
+    np.testing.assert_array_equal(np.asarray(x.at[1, ::-1].get()), X[1, ::-1])
+    np.testing.assert_allclose(np.asarray(x.at[0, 0].apply(jnp.sqrt)[0, 0]), np.sqrt(X[0, 0]))
+    ints = jnp.arange(5)
+    out = ints.at[1:3].set(2.7)  # values are cast to the array's dtype, as in JAX
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(out), [0, 2, 2, 3, 4])
+    assert x.at[0].set(0.0) is not x and float(x[0, 0, 1]) == 1.0  # x is unchanged

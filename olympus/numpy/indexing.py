@@ -7,12 +7,14 @@ inserts new ones.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.backends.xla.array import Array
-from olympus.numpy.core import aval_of, to_operand
+from olympus.numpy.core import aval_of, broadcast_to, to_operand
 from olympus.tracer.core import Tracer
 
 
@@ -55,10 +57,23 @@ def _unsupported(entry):
     return TypeError(f"invalid index of type {kind}: {entry!r:.40}")
 
 
-def getitem(x, idx):
-    """NumPy basic indexing of an olympus array (a functional copy, never a view)."""
-    x = to_operand(x)
-    shape = aval_of(x).shape
+class _IndexPlan(NamedTuple):
+    """Basic indexing spelled as lax operations: where each axis is cut, and how.
+
+    `starts`/`limits`/`strides` describe one static `slice` (negative steps are
+    cut ascending, then `reversed_dims` are reversed); `dynamic` maps an axis to
+    a traced integer; `out_shape` is the shape of `x[idx]`.
+    """
+
+    starts: list
+    limits: list
+    strides: list
+    reversed_dims: list
+    dynamic: dict
+    out_shape: list
+
+
+def _plan(shape: tuple, idx) -> _IndexPlan:
     idx = _expand_ellipsis(idx if isinstance(idx, tuple) else (idx,), len(shape))
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
     reversed_dims, dynamic, out_shape = [], {}, []
@@ -89,13 +104,26 @@ def getitem(x, idx):
         else:
             raise _unsupported(entry)
         dim += 1
-    if starts != [0] * len(shape) or limits != list(shape) or strides != [1] * len(shape):
-        x = lax.slice(x, starts, limits, strides)
-    if reversed_dims:
-        x = lax.rev(x, reversed_dims)
-    if dynamic:
-        x = _dynamic_index(x, dynamic)
-    return lax.reshape(x, out_shape)
+    return _IndexPlan(starts, limits, strides, reversed_dims, dynamic, out_shape)
+
+
+def _region(x, plan: _IndexPlan):
+    """The indexed elements, with indexed axes still present (size 1)."""
+    shape = aval_of(x).shape
+    if plan.starts != [0] * len(shape) or plan.limits != list(shape) or plan.strides != [1] * len(shape):
+        x = lax.slice(x, plan.starts, plan.limits, plan.strides)
+    if plan.reversed_dims:
+        x = lax.rev(x, plan.reversed_dims)
+    if plan.dynamic:
+        x = _dynamic_index(x, plan.dynamic)
+    return x
+
+
+def getitem(x, idx):
+    """NumPy basic indexing of an olympus array (a functional copy, never a view)."""
+    x = to_operand(x)
+    plan = _plan(aval_of(x).shape, idx)
+    return lax.reshape(_region(x, plan), plan.out_shape)
 
 
 def _dynamic_index(x, dynamic: dict):
@@ -104,12 +132,126 @@ def _dynamic_index(x, dynamic: dict):
     starts, sizes = [], []
     for d, size in enumerate(shape):
         if d in dynamic:
-            i = dynamic[d]
-            zero = np.zeros((), i.dtype)[()]
-            wrapped = lax.add(i, np.asarray(size, i.dtype)[()])
-            starts.append(lax.select(lax.lt(i, zero), wrapped, i))
+            starts.append(_wrapped(dynamic[d], size))
             sizes.append(1)
         else:
             starts.append(np.int32(0))
             sizes.append(size)
     return lax.dynamic_slice(x, starts, sizes)
+
+
+def _wrapped(i, size: int):
+    """A traced index with negative values counted from the end."""
+    zero = np.zeros((), i.dtype)[()]
+    return lax.select(lax.lt(i, zero), lax.add(i, np.asarray(size, i.dtype)[()]), i)
+
+
+# ---- functional updates: x.at[idx].set(v) and friends ---------------------------
+def _scatter_static(slab, region, plan: _IndexPlan):
+    """`slab` with `region` written at the static (possibly strided) positions.
+
+    Padding the region with `stride - 1` interior zeros lays it out exactly on
+    the strided positions; a padded mask picks those positions from it.
+    """
+    shape = aval_of(slab).shape
+    sizes = aval_of(region).shape
+    if 0 in sizes:
+        return slab
+    starts = [0 if d in plan.dynamic else s for d, s in enumerate(plan.starts)]
+    strides = [1 if d in plan.dynamic else s for d, s in enumerate(plan.strides)]
+    if starts == [0] * len(shape) and strides == [1] * len(shape) and tuple(sizes) == tuple(shape):
+        return region
+    config = [(lo, size - (lo + (n - 1) * st + 1), st - 1)
+              for lo, st, n, size in zip(starts, strides, sizes, shape)]
+    zero = np.zeros((), aval_of(slab).dtype)[()]
+    placed = lax.pad(region, zero, config)
+    mask = lax.pad(lax.full(sizes, True), False, config)
+    return lax.select(mask, placed, slab)
+
+
+def _update(x, idx, values, combine=None):
+    """x with x[idx] replaced by `values` (or by `combine(x[idx], values)`)."""
+    x = to_operand(x)
+    aval = aval_of(x)
+    plan = _plan(aval.shape, idx)
+    old = _region(x, plan)
+    region_shape = aval_of(old).shape
+    values = lax.convert_element_type(to_operand(values), aval.dtype)
+    new = lax.reshape(broadcast_to(values, tuple(plan.out_shape)), region_shape)
+    if combine is not None:
+        new = lax.convert_element_type(combine(old, new), aval.dtype)
+    if plan.reversed_dims:
+        new = lax.rev(new, plan.reversed_dims)
+    if not plan.dynamic:
+        return _scatter_static(x, new, plan)
+    starts = [_wrapped(plan.dynamic[d], size) if d in plan.dynamic else np.int32(0)
+              for d, size in enumerate(aval.shape)]
+    sizes = [1 if d in plan.dynamic else size for d, size in enumerate(aval.shape)]
+    slab = lax.dynamic_slice(x, starts, sizes)
+    return lax.dynamic_update_slice(x, _scatter_static(slab, new, plan), starts)
+
+
+class IndexUpdateHelper:
+    """`x.at`: indexing it gives an `IndexUpdateRef` for functional updates."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx) -> "IndexUpdateRef":
+        return IndexUpdateRef(self.array, idx)
+
+    def __repr__(self) -> str:
+        return f"IndexUpdateHelper({self.array!r})"
+
+
+class IndexUpdateRef:
+    """`x.at[idx]`: each method returns a new array; `x` itself never changes.
+
+    Indices are those of `x[idx]` (ints, slices with any step, None, Ellipsis,
+    traced integer scalars). Values broadcast to `x[idx].shape` and are cast
+    to `x.dtype`, as in JAX.
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def get(self, **_):
+        return getitem(self.array, self.index)
+
+    def set(self, values, **_):
+        return _update(self.array, self.index, values)
+
+    def apply(self, func, **_):
+        return _update(self.array, self.index, 0, lambda old, _: func(old))
+
+    def add(self, values, **_):
+        return self._combine(values, "add")
+
+    def subtract(self, values, **_):
+        return self._combine(values, "subtract")
+
+    def multiply(self, values, **_):
+        return self._combine(values, "multiply")
+
+    mul = multiply
+
+    def divide(self, values, **_):
+        return self._combine(values, "divide")
+
+    def power(self, values, **_):
+        return self._combine(values, "power")
+
+    def min(self, values, **_):  # noqa: A003
+        return self._combine(values, "minimum")
+
+    def max(self, values, **_):  # noqa: A003
+        return self._combine(values, "maximum")
+
+    def _combine(self, values, ufunc_name: str):
+        from olympus.numpy import ufuncs
+
+        return _update(self.array, self.index, values, getattr(ufuncs, ufunc_name))

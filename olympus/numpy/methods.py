@@ -74,7 +74,7 @@ _METHODS = {
 }
 _PROPERTIES = {
     "T": arrays.transpose, "real": ufuncs.real, "imag": ufuncs.imag,
-    "mT": lambda x: arrays.swapaxes(x, -1, -2),
+    "mT": lambda x: arrays.swapaxes(x, -1, -2), "at": indexing.IndexUpdateHelper,
 }
 
 
