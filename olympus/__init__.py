@@ -24,10 +24,14 @@ from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.transforms.ad_api import (  # noqa: F401
     grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp,
 )
+from olympus.lax.custom_derivatives import (  # noqa: F401
+    checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
+)
 
 __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
     "device_put", "devices", "disable_jit", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-    "linearize", "value_and_grad", "vjp", "vmap",
+    "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
+    "custom_vjp", "remat", "vmap",
 ]

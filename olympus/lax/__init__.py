@@ -10,3 +10,4 @@ from olympus.lax.ops import (  # noqa: F401  names that shadow builtins
 from olympus.lax.control_flow import (  # noqa: F401  structured control flow
     cond, fori_loop, map, scan, switch, while_loop,
 )
+from olympus.lax.custom_derivatives import stop_gradient  # noqa: F401

@@ -16,6 +16,7 @@ import: materialising a zero and adding two tangents (`register_ad_ops`).
 
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -233,6 +234,30 @@ def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
     return [x.val if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
 
 
+_program_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cached_program(closed: ClosedOlympuspr, key: tuple, build: Callable):
+    """`build()` once per (program, key): transforming the same sub-program
+    again (grad of a jitted function, called repeatedly) gives the same
+    program object, so its compiled executable is reused. Results holding
+    tracers (constants of an enclosing trace) are not kept."""
+    per_program = _program_cache.setdefault(closed, {})
+    result = per_program.get(key)
+    if result is None:
+        result = build()
+        if not any(isinstance(x, Tracer) for x in _flat_values(result)):
+            per_program[key] = result
+    return result
+
+
+def _flat_values(result) -> list:
+    out = []
+    for item in result:
+        out.extend(item if isinstance(item, list) else [item])
+    return out
+
+
 def closed_program(fun: Callable, in_avals: list, name: str) -> tuple[ClosedOlympuspr, list]:
     """Traces flat `fun` into a const-free program; returns it and the values
     its leading (former const) operands must be bound to."""
@@ -255,4 +280,5 @@ def jvp_program(closed: ClosedOlympuspr, nonzero: list[bool], name: str):
             primals, tangents)
         return outs + [instantiate(t) for t in tangent_outs]
 
-    return closed_program(jvp_fun, list(closed.in_avals) + tangent_avals, name)
+    return cached_program(closed, ("jvp", tuple(nonzero), name), lambda: closed_program(
+        jvp_fun, list(closed.in_avals) + tangent_avals, name))

@@ -27,6 +27,7 @@ from olympus.transforms.jvp import (
     JVPTracer,
     Zero,
     add_tangents,
+    cached_program,
     closed_program,
     eval_olympuspr,
     instantiate,
@@ -237,10 +238,13 @@ def partial_eval_program(closed: ClosedOlympuspr, unknown: list[bool], name: str
         box.update(staged=staged, out_unknown=out_unknown, num_res=len(residuals))
         return [o for o, u in zip(outs, out_unknown) if not u] + residuals
 
-    known_avals = [a for a, u in zip(closed.in_avals, unknown) if not u]
-    known, known_consts = closed_program(known_fun, known_avals, name)
-    staged = ClosedOlympuspr(consts_as_invars(box["staged"]), [])
-    return known, known_consts, staged, box["out_unknown"], box["num_res"]
+    def build():
+        known_avals = [a for a, u in zip(closed.in_avals, unknown) if not u]
+        known, known_consts = closed_program(known_fun, known_avals, name)
+        staged = ClosedOlympuspr(consts_as_invars(box["staged"]), [])
+        return known, known_consts, staged, box["out_unknown"], box["num_res"]
+
+    return cached_program(closed, ("partial_eval", tuple(unknown), name), build)
 
 
 def transpose_program(closed: ClosedOlympuspr, undefined: list[bool], ct_nonzero: list[bool],
@@ -260,4 +264,5 @@ def transpose_program(closed: ClosedOlympuspr, undefined: list[bool], ct_nonzero
 
     avals = [a for a, u in zip(in_avals, undefined) if not u]
     avals += [a for a, nz in zip(out_avals, ct_nonzero) if nz]
-    return closed_program(transposed, avals, name)
+    key = ("transpose", tuple(undefined), tuple(ct_nonzero), name)
+    return cached_program(closed, key, lambda: closed_program(transposed, avals, name))

@@ -1,0 +1,483 @@
+"""Derivatives the user controls: stop_gradient, custom_jvp, custom_vjp and
+checkpoint (remat).
+
+Each wraps the user's function as a sub-program held by one equation, so
+jit and make_olympuspr see it, and registers rules for the transforms:
+
+* `custom_jvp_call`: evaluating it runs the function; its jvp rule runs the
+  user's jvp function instead of differentiating the body.
+* `custom_vjp_call`: its jvp rule runs the user's `fwd` for the outputs and
+  residuals and emits a `custom_lin` equation, linear in the tangents, whose
+  transpose rule is the user's `bwd`. Forward mode is therefore unavailable
+  (as in JAX); use custom_jvp for that.
+* `checkpoint`: under linearize, the residuals the backward pass needs are
+  recomputed from the checkpoint's inputs, except those the `policy` lets
+  the forward pass save.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Callable, Sequence
+
+from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
+from olympus.ir import dtypes
+from olympus.ir.core import ClosedOlympuspr, Primitive
+from olympus.lax.base import all_primitives, define_primitive
+from olympus.lax.elementwise import convert_element_type_p
+from olympus.lax.pjit import _pjit_impl, pjit_p
+from olympus.tracer import core
+from olympus.tracer.core import aval_of, set_current_trace
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
+from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front, def_elementwise
+from olympus.transforms.jvp import (
+    Zero, defjvp_zero, eval_olympuspr, instantiate, is_zero, jvp_program, jvp_rules,
+)
+from olympus.transforms.linearize import (
+    PartialTrace, is_undefined, partial_eval_program, partial_eval_rules, transpose_program,
+    transpose_rules,
+)
+
+
+class CustomDerivativeError(TypeError):
+    """A custom_jvp / custom_vjp rule returned something of the wrong shape."""
+
+
+# ---- stop_gradient ------------------------------------------------------------
+stop_gradient_p = define_primitive("stop_gradient", lambda x: x, lambda ctx, x: x)
+defjvp_zero(stop_gradient_p)
+def_elementwise(stop_gradient_p)
+
+
+def stop_gradient(x):
+    """`x` with derivatives treated as zero (a pytree of arrays is fine).
+
+    >>> olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0)
+    Array(3., dtype=float32)
+    """
+    if core.current_trace() is core.eval_trace:
+        return x
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [
+        stop_gradient_p.bind(v) if dtypes.is_inexact(aval_of(v).dtype) else v for v in leaves
+    ])
+
+
+# ---- tracing a user function into a sub-program -------------------------------------
+def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    if not kwargs:
+        return args
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+def _split_nondiff(args: tuple, nondiff_argnums: tuple):
+    nondiff = [args[i] for i in nondiff_argnums]
+    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+
+    def full_args(dyn_args):
+        it = iter(dyn_args)
+        return [args[i] if i in nondiff_argnums else next(it) for i in range(len(args))]
+
+    return nondiff, dyn, full_args
+
+
+def _trace_sub_program(fun: Callable, leaves: list, in_tree, transform: str, name: str):
+    """(program with consts as leading invars, consts, output treedef)."""
+    box = {}
+
+    def flat_fun(*xs):
+        out_leaves, box["tree"] = tree_flatten(fun(*tree_unflatten(in_tree, xs)))
+        return out_leaves
+
+    olympuspr, consts, _ = trace_to_olympuspr(
+        flat_fun, [aval_of(x) for x in leaves], DebugInfo(transform, name, ()))
+    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, box["tree"]
+
+
+def _call_primitive(name: str) -> Primitive:
+    """A primitive that runs its `call` sub-program (eagerly, or inlined when lowered)."""
+    prim = Primitive(name, multiple_results=True)
+    all_primitives[name] = prim
+    prim.def_abstract_eval(lambda *avals, call, **params: call.out_avals)
+    prim.def_impl(lambda *args, call, **params: eval_olympuspr(call.olympuspr, call.consts, list(args)))
+    lowering_rules[prim] = lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args)
+
+    def batch_rule(axis_size, vals, dims, *, call, name, **params):
+        """Batches the body into a pjit: under vmap the custom rule is dropped,
+        so grad of vmap differentiates the body itself."""
+        batched, consts, out_dims = batch_subprogram(call, axis_size, dims, name)
+        vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+        return pjit_p.bind(*consts, *vals, olympuspr=batched, name=name), out_dims
+
+    batch_rules[prim] = batch_rule
+    return prim
+
+
+def _match_tangent(t, primal):
+    """A user tangent with its primal's dtype (Python scalars come in weak)."""
+    want, got = aval_of(primal), aval_of(t)
+    if got.shape != want.shape:
+        raise CustomDerivativeError(
+            f"a custom derivative rule returned a tangent {got.str_short()} for an output "
+            f"{want.str_short()}; tangents need the output's shape and dtype")
+    if got.dtype != want.dtype:
+        return convert_element_type_p.bind(t, new_dtype=want.dtype, weak_type=want.weak_type)
+    return t
+
+
+# ---- custom_jvp -----------------------------------------------------------------
+custom_jvp_call_p = _call_primitive("custom_jvp_call")
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, name):
+    """Runs the user's jvp rule; tangents of closed-over values are ignored."""
+    args = primals[num_consts:]
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    outs, tangent_outs = jvp(args, arg_tangents)
+    return outs, [_match_tangent(t, o) for t, o in zip(tangent_outs, outs)]
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+class custom_jvp:
+    """A function with a user-defined JVP rule (JAX's `jax.custom_jvp`).
+
+    >>> @custom_jvp
+    ... def f(x):
+    ...     return jnp.log1p(jnp.exp(x))
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return f(x), t * lax.logistic(x)
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable | None = None
+        functools.update_wrapper(self, fun, updated=())
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        """`jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`."""
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """One rule per argument, `jvp_i(t_i, ans, *primals)`, summed (None: no dependence)."""
+
+        def jvp(primals, tangents):
+            ans = self.fun(*primals)
+            ans_leaves, tree = tree_flatten(ans)
+            total = [Zero(aval_of(a)) for a in ans_leaves]
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                part = tree_flatten(rule(t, ans, *primals))[0]
+                total = [p if is_zero(s) else s + p for s, p in zip(total, part)]
+            return ans, tree_unflatten(tree, [instantiate(t) for t in total])
+
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        name = function_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"no JVP rule defined for custom_jvp function {name}; use defjvp")
+        args = _positional(self.fun, args, kwargs)
+        if core.current_trace() is core.eval_trace:
+            return self.fun(*args)
+        nondiff, dyn, full_args = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        call, consts, out_tree = _trace_sub_program(
+            lambda *d: self.fun(*full_args(d)), leaves, in_tree, "custom_jvp", name)
+
+        def flat_jvp(primal_leaves, tangent_leaves):
+            primals = tuple(tree_unflatten(in_tree, primal_leaves))
+            tangents = tuple(tree_unflatten(in_tree, tangent_leaves))
+            result = self.jvp(*nondiff, primals, tangents)
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise CustomDerivativeError(
+                    f"the custom_jvp rule of {name} must return (primal_out, tangent_out)")
+            out_leaves, o_tree = tree_flatten(result[0])
+            t_leaves, t_tree = tree_flatten(result[1])
+            if o_tree != out_tree or t_tree != out_tree:
+                raise CustomDerivativeError(
+                    f"the custom_jvp rule of {name} returned primal {o_tree} and tangent "
+                    f"{t_tree}, but {name} returns {out_tree}")
+            return out_leaves, t_leaves
+
+        outs = custom_jvp_call_p.bind(*consts, *leaves, call=call, jvp=flat_jvp,
+                                      num_consts=len(consts), name=name)
+        return tree_unflatten(out_tree, outs)
+
+
+# ---- custom_vjp -----------------------------------------------------------------
+custom_vjp_call_p = _call_primitive("custom_vjp_call")
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+all_primitives["custom_lin"] = custom_lin_p
+custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **params: list(out_avals))
+
+
+def _custom_lin_unavailable(*args, name, **params):
+    raise TypeError(
+        f"forward-mode differentiation (jvp, jacfwd) of the custom_vjp function {name} "
+        f"is not supported: it only has a reverse-mode rule. Use grad/vjp/jacrev, or "
+        f"define it with custom_jvp instead")
+
+
+custom_lin_p.def_impl(_custom_lin_unavailable)
+lowering_rules[custom_lin_p] = lambda ctx, *args, **params: _custom_lin_unavailable(**params)
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name):
+    """fwd gives outputs and residuals; the tangent side is a `custom_lin`."""
+    if not isinstance(core.current_trace(), PartialTrace):
+        _custom_lin_unavailable(name=name)
+    args = primals[num_consts:]
+    outs, res = fwd(args)
+    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    tangent_outs = custom_lin_p.bind(
+        *res, *arg_tangents, num_res=len(res), bwd=bwd,
+        out_avals=tuple(aval_of(o) for o in outs), name=name)
+    return outs, tangent_outs
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
+    res = args[:num_res]
+    cts = [instantiate(ct) for ct in cts]
+    cts_in = bwd(list(res), cts)
+    return [None] * num_res + [None if is_zero(ct) else ct for ct in cts_in]
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+class custom_vjp:
+    """A function with a user-defined VJP (JAX's `jax.custom_vjp`).
+
+    >>> @custom_vjp
+    ... def clip_gradient(x):
+    ...     return x
+    >>> clip_gradient.defvjp(lambda x: (x, None),
+    ...                      lambda res, g: (jnp.clip(g, -1.0, 1.0),))
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        functools.update_wrapper(self, fun, updated=())
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        """fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, ct_out) ->
+        a tuple with one cotangent (or None for zero) per differentiable argument."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        name = function_name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"no VJP defined for custom_vjp function {name}; use defvjp")
+        args = _positional(self.fun, args, kwargs)
+        if core.current_trace() is core.eval_trace:
+            return self.fun(*args)
+        nondiff, dyn, full_args = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        call, consts, out_tree = _trace_sub_program(
+            lambda *d: self.fun(*full_args(d)), leaves, in_tree, "custom_vjp", name)
+        res_tree_box = {}
+
+        def flat_fwd(arg_leaves):
+            result = self.fwd(*full_args(tree_unflatten(in_tree, arg_leaves)))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise CustomDerivativeError(
+                    f"the custom_vjp fwd of {name} must return (output, residuals)")
+            out_leaves, o_tree = tree_flatten(result[0])
+            if o_tree != out_tree:
+                raise CustomDerivativeError(
+                    f"the custom_vjp fwd of {name} returned {o_tree}, but {name} "
+                    f"returns {out_tree}")
+            res_leaves, res_tree_box["tree"] = tree_flatten(result[1])
+            return out_leaves, res_leaves
+
+        def flat_bwd(res_leaves, ct_leaves):
+            res = tree_unflatten(res_tree_box["tree"], res_leaves)
+            cts = self.bwd(*nondiff, res, tree_unflatten(out_tree, ct_leaves))
+            return _flatten_bwd_output(name, cts, dyn, leaves)
+
+        outs = custom_vjp_call_p.bind(*consts, *leaves, call=call, fwd=flat_fwd, bwd=flat_bwd,
+                                      num_consts=len(consts), name=name)
+        return tree_unflatten(out_tree, outs)
+
+
+def _flatten_bwd_output(name: str, cts, dyn: tuple, leaves: list) -> list:
+    if not isinstance(cts, (tuple, list)) or len(cts) != len(dyn):
+        raise CustomDerivativeError(
+            f"the custom_vjp bwd of {name} must return a tuple with one cotangent per "
+            f"differentiable argument ({len(dyn)}), got {type(cts).__name__}"
+            f"{'' if not isinstance(cts, (tuple, list)) else f' of length {len(cts)}'}")
+    flat = []
+    for arg, ct in zip(dyn, cts):
+        arg_leaves = tree_flatten(arg)[0]
+        if ct is None:
+            flat += [Zero(aval_of(x)) for x in arg_leaves]
+            continue
+        ct_leaves = tree_flatten(ct, is_leaf=lambda c: c is None)[0]
+        if len(ct_leaves) != len(arg_leaves):
+            raise CustomDerivativeError(
+                f"the custom_vjp bwd of {name} returned a cotangent with "
+                f"{len(ct_leaves)} leaves for an argument with {len(arg_leaves)}")
+        flat += [Zero(aval_of(x)) if c is None else _match_tangent(c, x)
+                 for c, x in zip(ct_leaves, arg_leaves)]
+    return flat
+
+
+# ---- checkpoint / remat -------------------------------------------------------------
+checkpoint_p = Primitive("checkpoint", multiple_results=True)
+all_primitives["checkpoint"] = checkpoint_p
+checkpoint_p.def_abstract_eval(lambda *avals, olympuspr, **params: olympuspr.out_avals)
+checkpoint_p.def_impl(
+    lambda *args, olympuspr, policy, name: _pjit_impl(*args, olympuspr=olympuspr, name=name))
+lowering_rules[checkpoint_p] = (
+    lambda ctx, *args, olympuspr, **params: lower_closed_inline(ctx.emitter, olympuspr, args))
+
+
+def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name):
+    nonzero = [not is_zero(t) for t in tangents]
+    program, leading = jvp_program(olympuspr, nonzero, f"jvp({name})")
+    outs = checkpoint_p.bind(*leading, *primals, *[t for t in tangents if not is_zero(t)],
+                             olympuspr=program, policy=policy, name=name)
+    n = len(olympuspr.out_avals)
+    return outs[:n], outs[n:]
+
+
+def _saveable(known: ClosedOlympuspr, num_res: int, policy) -> list[bool]:
+    """Per residual: may the forward pass keep it (else the backward recomputes it)?"""
+    producers = {v: eqn for eqn in known.olympuspr.eqns for v in eqn.outvars}
+    flags = []
+    for v in known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res:]:
+        eqn = producers.get(v)
+        if eqn is None:  # an input or a literal: nothing to recompute
+            flags.append(True)
+        else:
+            flags.append(bool(policy) and bool(
+                policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)))
+    return flags
+
+
+def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
+    """Forward: the known part on the parent. Backward: the residuals the
+    policy does not save are recomputed by rerunning the known part, staged
+    into the linear program (so it runs when the backward pass does)."""
+    known, known_consts, staged, out_unknown, num_res = partial_eval_program(
+        olympuspr, unknown, name)
+    known_args = [a for a, u in zip(args, unknown) if not u]
+    with set_current_trace(trace.parent):
+        forward = checkpoint_p.bind(*known_consts, *known_args, olympuspr=known, policy=policy,
+                                    name=name)
+    n_known = len(forward) - num_res
+    residuals = list(forward[n_known:])
+    saveable = _saveable(known, num_res, policy)
+    if not all(saveable):
+        with set_current_trace(trace.tangent_trace):
+            again = checkpoint_p.bind(*known_consts, *known_args, olympuspr=known,
+                                      policy=policy, name=f"remat({name})")
+        residuals = [r if s else a for r, s, a in zip(residuals, saveable, again[n_known:])]
+    unknown_args = [a for a, u in zip(args, unknown) if u]
+    with set_current_trace(trace.tangent_trace):
+        staged_outs = iter(checkpoint_p.bind(*residuals, *unknown_args, olympuspr=staged,
+                                             policy=policy, name=f"lin({name})"))
+    known_outs = iter(forward[:n_known])
+    return [next(staged_outs) if u else next(known_outs) for u in out_unknown]
+
+
+def _checkpoint_transpose(cts, *args, olympuspr, policy, name):
+    undefined = [is_undefined(a) for a in args]
+    ct_nonzero = [not is_zero(ct) for ct in cts]
+    program, leading = transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    defined = [a for a in args if not is_undefined(a)]
+    outs = iter(checkpoint_p.bind(*leading, *defined, *[ct for ct in cts if not is_zero(ct)],
+                                  olympuspr=program, policy=policy, name=f"transpose({name})"))
+    return [next(outs) if u else None for u in undefined]
+
+
+def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name):
+    batched, consts, out_dims = batch_subprogram(olympuspr, axis_size, dims, name)
+    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    return checkpoint_p.bind(*consts, *vals, olympuspr=batched, policy=policy, name=name), out_dims
+
+
+jvp_rules[checkpoint_p] = _checkpoint_jvp
+partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
+transpose_rules[checkpoint_p] = _checkpoint_transpose
+batch_rules[checkpoint_p] = _checkpoint_batch
+
+
+class checkpoint_policies:
+    """Which intermediate values a checkpoint's forward pass may save:
+    `policy(primitive, *avals, **params) -> bool`."""
+
+    @staticmethod
+    def everything_saveable(prim, *avals, **params) -> bool:
+        return True
+
+    @staticmethod
+    def nothing_saveable(prim, *avals, **params) -> bool:
+        return False
+
+    @staticmethod
+    def dots_saveable(prim, *avals, **params) -> bool:
+        return prim.name == "dot_general"
+
+    @staticmethod
+    def dots_with_no_batch_dims_saveable(prim, *avals, **params) -> bool:
+        return prim.name == "dot_general" and not params["dimension_numbers"][1][0]
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable:
+    """`fun` whose intermediate values are recomputed in the backward pass
+    instead of stored (except those `policy` saves): less memory for more compute.
+
+    >>> loss = checkpoint(lambda w, x: jnp.sum(jnp.tanh(x @ w)))
+    >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    name = function_name(fun)
+
+    traced: dict = {}  # like jit: one body per argument signature (if it holds no tracers)
+
+    @functools.wraps(fun, updated=())
+    def remat_fun(*args, **kwargs):
+        if core.current_trace() is core.eval_trace:
+            return fun(*args, **kwargs)
+        statics, dyn, full_args = _split_nondiff(args, static)
+        leaves, in_tree = tree_flatten((dyn, kwargs))
+        key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled())
+        entry = traced.get(key) if _hashable(key) else None
+        if entry is None:
+            entry = _trace_sub_program(
+                lambda d, k: fun(*full_args(d), **k), leaves, in_tree, "checkpoint", name)
+            if _hashable(key) and not any(isinstance(c, core.Tracer) for c in entry[1]):
+                traced[key] = entry
+        body, consts, out_tree = entry
+        outs = checkpoint_p.bind(*consts, *leaves, olympuspr=body, policy=policy, name=name)
+        return tree_unflatten(out_tree, outs)
+
+    return remat_fun
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+        return True
+    except TypeError:
+        return False
+
+
+remat = checkpoint
