@@ -562,3 +562,40 @@ def test_eager_calls_reuse_one_executable_per_structure():
     a = lax.cond(True, lambda x: x * 2.0, lambda x: x, x)
     b = lax.cond(True, lambda x: x * 3.0, lambda x: x, x)
     assert (float(a), float(b)) == (1.0, 1.5)
+
+
+def test_fori_loop_carry_error_names_init_val_path_in_both_forms():
+    def f(x, n):
+        return lax.fori_loop(0, n, lambda i, c: {"a": c["a"].astype(jnp.int32)}, {"a": x})
+
+    x = np.ones(2, np.float32)
+    for jitted in (olympus.jit(f, static_argnums=1), olympus.jit(f)):  # scan, then while
+        with pytest.raises(TypeError, match=r"fori_loop: carry leaf init_val\['a'\].*f32\[2\].*i32\[2\]"):
+            jitted(x, 3)
+
+
+def test_scan_of_length_zero_returns_init_and_empty_ys():
+    carry, ys = lax.scan(lambda c, x: (c + x, x * 2), jnp.zeros(2), np.zeros((0, 2), np.float32))
+    assert_allclose(carry, np.zeros(2, np.float32))
+    assert np.asarray(ys).shape == (0, 2)
+
+
+def test_second_derivatives_through_scan_and_cond():
+    xs = np.arange(3.0, dtype=np.float32)
+
+    def f(a):
+        return lax.scan(lambda c, x: (jnp.sin(c * a) + x, None), 0.5, xs)[0]
+
+    def ref(a):
+        c = 0.5
+        for x in xs.astype(np.float64):
+            c = np.sin(c * a) + x
+        return c
+
+    a = np.float32(0.7)
+    assert_allclose(olympus.hessian(f)(a), np.float32(
+        _fd_grad(lambda a: _fd_grad(ref, a, 1e-5), np.float64(a), 1e-4)), rtol=1e-3)
+    g = olympus.hessian(lambda a: lax.cond(a > 0, lambda a: jnp.sin(a) * a, lambda a: a, a))
+    assert_allclose(g(a), np.float32(2 * np.cos(0.7) - 0.7 * np.sin(0.7)), rtol=1e-5)
+    jac = olympus.jacrev(lambda v: lax.fori_loop(0, 3, lambda i, c: c * v, jnp.ones(2)))
+    assert_allclose(jac(np.array([1.0, 2.0], np.float32)), np.diag([3.0, 12.0]).astype(np.float32))

@@ -327,13 +327,14 @@ def _convert_carry(x, dtype):
     return ops.convert_element_type(x, dtype)
 
 
-def _check_carry(what: str, tree, out_tree, in_avals, out_avals, source_info) -> None:
+def _check_carry(what: str, tree, out_tree, in_avals, out_avals, source_info,
+                 paths=None) -> None:
     if out_tree != tree:
         raise CarryTypeError(
             f"{what}: the body returns a carry of structure {out_tree}, but the carry "
             f"is {tree}; the body must return the carry's structure{_where(source_info)}"
         )
-    for path, a, b in zip(_leaf_paths(tree, "carry"), in_avals, out_avals):
+    for path, a, b in zip(paths or _leaf_paths(tree, "carry"), in_avals, out_avals):
         if not _same_type(a, b):
             raise CarryTypeError(
                 f"{what}: carry leaf {path} enters the body as {a.str_short()} but "
@@ -379,7 +380,7 @@ while_p = define_primitive("while", _while_abstract_eval, _while_lower, multiple
 while_p.def_impl(partial(_eager_impl, while_p))
 
 
-def _trace_loop_body(fun, tree, leaves, what, source_info):
+def _trace_loop_body(fun, tree, leaves, what, source_info, paths=None):
     """Traces a carry -> carry body, first promoting weak initial carries."""
     in_tree = args_tree(tree)
     traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what)
@@ -387,7 +388,7 @@ def _trace_loop_body(fun, tree, leaves, what, source_info):
     if changed:
         traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what)
     _check_carry(what, tree, traced.out_tree, [aval_of(x) for x in leaves],
-                 traced.out_avals, source_info)
+                 traced.out_avals, source_info, paths)
     return traced, leaves
 
 
@@ -398,16 +399,19 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
     >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
     """
+    return _while_loop(cond_fun, body_fun, init_val, "while_loop", None)
+
+
+def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths):
     source_info = user_source_info()
     leaves, tree = tree_flatten(init_val)
-    body, leaves = _trace_loop_body(body_fun, tree, leaves, "while_loop body",
-                                    source_info)
-    test = trace_function(cond_fun, args_tree(tree), [aval_of(x) for x in leaves], "while_loop cond")
+    body, leaves = _trace_loop_body(body_fun, tree, leaves, what, source_info, carry_paths)
+    test = trace_function(cond_fun, args_tree(tree), [aval_of(x) for x in leaves], f"{what} cond")
     pred = test.out_avals
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
         got = ", ".join(a.str_short() for a in pred) or "nothing"
         raise OlympusTypeError(
-            f"while_loop: cond_fun must return a bool[] scalar, got {got}{_where(source_info)}"
+            f"{what}: cond_fun must return a bool[] scalar, got {got}{_where(source_info)}"
         )
     outs = while_p.bind(
         *test.consts, *body.consts, *leaves,
@@ -434,7 +438,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
             i, val = carry
             return (i + np.int32(1), body_fun(i, val)), None
 
-        (_, result), _ = scan(step, (index, init_val), None, length=max(int(upper) - int(lower), 0))
+        paths = ["lower", *tree_paths(init_val, "init_val")]
+        trip_count = max(int(upper) - int(lower), 0)
+        (_, result), _ = _scan(step, (index, init_val), None, trip_count, False, 1, "fori_loop",
+                               paths)
         return result
     lower, upper = _loop_bounds(lower, upper)
 
@@ -445,7 +452,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
         i, stop, val = carry
         return i + 1, stop, body_fun(i, val)
 
-    return while_loop(keep_going, step, (lower, upper, init_val))[2]
+    paths = ["lower", "upper", *tree_paths(init_val, "init_val")]
+    return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[2]
 
 
 def _loop_bounds(lower, upper):
@@ -515,6 +523,8 @@ def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, l
     ys_avals = ctx.avals_out[num_carry:]
     xs_avals = ctx.avals_in[num_consts + num_carry:]
     ys_init = [em.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals]
+    if length == 0:  # no iteration: and no row to slice from the empty xs
+        return list(args[num_consts:num_consts + num_carry]) + ys_init
     state = [_i32(em, 0), *args, *ys_init]
     avals = [_I32, *ctx.avals_in, *ys_avals]
 
@@ -587,6 +597,10 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
     >>> lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
     """
+    return _scan(f, init, xs, length, reverse, unroll, "scan", None)
+
+
+def _scan(f, init, xs, length, reverse, unroll, what: str, carry_paths):
     source_info = user_source_info()
     init_leaves, carry_tree = tree_flatten(init)
     xs_leaves, xs_tree = tree_flatten(xs)
@@ -600,7 +614,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         return new_carry, y
 
     def trace(leaves):
-        traced = trace_function(body, in_tree, [*(aval_of(x) for x in leaves), *x_avals], "scan body")
+        traced = trace_function(body, in_tree, [*(aval_of(x) for x in leaves), *x_avals], f"{what} body")
         carry_tree_out = traced.out_tree.children[0]
         carry_out_tree[:] = [carry_tree_out]
         return traced
@@ -610,8 +624,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     init_leaves, changed = _promote_weak_carry(init_leaves, traced.out_avals[:n_carry])
     if changed:
         traced = trace(init_leaves)
-    _check_carry("scan", carry_tree, carry_out_tree[0], [aval_of(x) for x in init_leaves],
-                 traced.out_avals[:n_carry], source_info)
+    _check_carry(what, carry_tree, carry_out_tree[0], [aval_of(x) for x in init_leaves],
+                 traced.out_avals[:n_carry], source_info, carry_paths)
     args = [*traced.consts, *init_leaves, *xs_leaves]
     outs = scan_p.bind(
         *args, olympuspr=traced.closed, num_consts=len(traced.consts), num_carry=n_carry,
