@@ -490,10 +490,35 @@ def _pjit_cases() -> list[Case]:
     ]
 
 
+# ---- bit-level (olympus.lax.bits) ----------------------------------------------
+def _bits_cases() -> list[Case]:
+    U32 = np.dtype(np.uint32)
+    words = lambda r, s, d: r.integers(0, 2**32, s, dtype=np.uint64).astype(U32)  # noqa: E731
+    amounts = lambda r, s, d: r.integers(0, 40, s).astype(d)  # noqa: E731  (>= 32 included)
+    shifts = [
+        ("shift_left", lax.shift_left, lambda x, y: np.where(y < 32, x << np.minimum(y, 31), 0).astype(x.dtype)),
+        ("shift_right_logical", lax.shift_right_logical,
+         lambda x, y: np.where(y < 32, x >> np.minimum(y, 31), 0).astype(x.dtype)),
+    ]
+    cases = [Case(name, "u32[2,3]", fn, ref, _arrays((words, (2, 3), U32), (amounts, (2, 3), U32)))
+             for name, fn, ref in shifts]
+    cases.append(Case("shift_right_arithmetic", "i32[2,3]", lax.shift_right_arithmetic,
+                      lambda x, y: (x >> np.minimum(y, 31)).astype(x.dtype),
+                      _arrays((rand_int, (2, 3), I32), (amounts, (2, 3), I32))))
+    cases.append(Case("shift_left", "u32[3]-by-scalar", lambda x: lax.shift_left(x, np.uint32(4)),
+                      lambda x: (x << 4).astype(x.dtype), _arrays((words, (3,), U32))))
+    cases.append(Case("bitcast_convert_type", "f32[2,3]->u32", lambda x: lax.bitcast_convert_type(x, np.uint32),
+                      lambda x: x.view(np.uint32), _arrays((rand_normal, (2, 3), F32))))
+    cases.append(Case("bitcast_convert_type", "u32[3]->f32", lambda x: lax.bitcast_convert_type(x, np.float32),
+                      lambda x: x.view(np.float32),
+                      lambda rng: (np.array([0x3F800000, 0x40490FDB, 0xBF000000], np.uint32),)))
+    return cases
+
+
 CASES = (
     _elementwise_cases() + _select_and_convert_cases() + _clamp_cases() + _complex_cases()
     + _shape_cases() + _iota_cases() + _reduction_cases() + _dot_cases() + _stop_gradient_cases()
-    + _pjit_cases()
+    + _pjit_cases() + _bits_cases()
 )
 
 

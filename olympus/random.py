@@ -1,0 +1,644 @@
+"""Counter-based pseudo-random numbers: the threefry2x32 hash, written with lax.
+
+A key is a `uint32[2]` array (JAX's "raw" PRNG keys). Every function is a
+pure function of its key: the same key gives the same numbers eagerly, under
+`jit` and under `vmap`, and `split` / `fold_in` derive new, statistically
+independent keys. Element `i` of a sample hashes the counter `i` (as two
+32-bit words) under the key, so a sample's values do not depend on how the
+computation is staged (the scheme JAX calls "partitionable" threefry; keys,
+`split`, `fold_in`, `bits` and `uniform` give JAX's numbers bit for bit).
+
+    key = random.key(0)
+    k1, k2 = random.split(key)
+    x = random.normal(k1, (3,))
+
+Distributions that need a sort (`permutation`, `shuffle`, `choice` without
+replacement) rank their random keys by comparing all pairs: exact, but O(n^2)
+in the permuted axis length, so they suit axes up to a few thousand.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from typing import Sequence
+
+import numpy as np
+
+from olympus import lax
+from olympus.api import device_put, jit
+from olympus.ir import dtypes
+from olympus.lax.bits import bitcast_convert_type, shift_left, shift_right_logical
+from olympus.tracer.core import aval_of
+
+U32 = np.dtype(np.uint32)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_KS_PARITY = np.uint32(0x1BD11BDA)
+_MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+
+
+class KeyError_(TypeError):  # noqa: N801  (KeyError is a builtin lookup error)
+    """A value passed as a PRNG key is not a uint32[2] array."""
+
+
+# ---- threefry2x32 ------------------------------------------------------------
+def _u32(value) -> np.uint32:
+    return np.uint32(value & 0xFFFFFFFF)
+
+
+def _rotate_left(x, r: int):
+    return lax.bitwise_or(shift_left(x, _u32(r)), shift_right_logical(x, _u32(32 - r)))
+
+
+def _threefry_rounds(x0, x1, rotations):
+    for r in rotations:
+        x0 = lax.add(x0, x1)
+        x1 = lax.bitwise_xor(_rotate_left(x1, r), x0)
+    return x0, x1
+
+
+def _threefry2x32_hash(k0, k1, x0, x1):
+    """Threefry-2x32 with 20 rounds (Salmon et al. 2011) of counters (x0, x1)
+    under key (k0, k1); all uint32, keys rank-0 (they broadcast)."""
+    ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _KS_PARITY))
+    x0, x1 = lax.add(x0, ks[0]), lax.add(x1, ks[1])
+    for i in range(5):
+        x0, x1 = _threefry_rounds(x0, x1, _ROTATIONS[i % 2])
+        x0 = lax.add(x0, ks[(i + 1) % 3])
+        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _u32(i + 1))
+    return x0, x1
+
+
+_threefry2x32_jit = jit(_threefry2x32_hash)
+
+
+def threefry2x32(key, counts):
+    """Hashes counter pairs: `key` is uint32[2], `counts` uint32[2, ...]
+    (high words then low words); returns uint32[2, ...]."""
+    k0, k1 = _key_words(key)
+    counts = lax.convert_element_type(counts, U32)
+    x0, x1 = _first(counts), _second(counts)
+    y0, y1 = _threefry2x32_jit(k0, k1, x0, x1)
+    return lax.concatenate([lax.expand_dims(y0, (0,)), lax.expand_dims(y1, (0,))], 0)
+
+
+def _first(pair):
+    shape = aval_of(pair).shape
+    return lax.reshape(lax.slice(pair, (0,) * len(shape), (1, *shape[1:])), shape[1:])
+
+
+def _second(pair):
+    shape = aval_of(pair).shape
+    return lax.reshape(lax.slice(pair, (1,) + (0,) * (len(shape) - 1), shape), shape[1:])
+
+
+def _key_words(key):
+    aval = aval_of(key)
+    if aval.shape != (2,) or aval.dtype != U32:
+        raise KeyError_(
+            f"expected a PRNG key, a uint32[2] array (from random.key or random.split), "
+            f"got {aval.str_short()}; to map over a batch of keys use olympus.vmap"
+        )
+    return _first(key), _second(key)
+
+
+def _counter_words(shape: tuple):
+    """The flat index of each element of `shape` as (high, low) uint32 words."""
+    size = math.prod(shape)
+    if size >= 2**32:
+        raise ValueError(f"random: cannot draw {size} values (at most 2**32 - 1 per call)")
+    flat = lax.iota(U32, size)
+    zeros = lax.full((size,), np.uint32(0))
+    return lax.reshape(zeros, shape), lax.reshape(flat, shape)
+
+
+def _hash_counters(key, shape: tuple):
+    k0, k1 = _key_words(key)
+    hi, lo = _counter_words(shape)
+    return _threefry2x32_jit(k0, k1, hi, lo)
+
+
+# ---- keys ------------------------------------------------------------------------
+def key(seed) -> "Array":  # noqa: F821
+    """A PRNG key (uint32[2]) from an integer seed.
+
+    >>> key(0)
+    Array([0, 0], dtype=uint32)
+    """
+    if isinstance(seed, (int, np.integer)):
+        seed = int(seed)
+        high = 0 if -(2**31) <= seed < 2**32 else (seed >> 32) & 0xFFFFFFFF
+        return device_put(np.array([high, seed & 0xFFFFFFFF], U32))  # no compile needed
+    aval = aval_of(seed)
+    if aval.shape != () or not dtypes.is_integer(aval.dtype):
+        raise TypeError(f"random.key: the seed must be an integer scalar, got {aval.str_short()}")
+    low = _seed_low_word(seed, aval.dtype)
+    return lax.concatenate([lax.full((1,), np.uint32(0)), lax.broadcast(low, (1,))], 0)
+
+
+def _seed_low_word(seed, dtype):
+    if np.dtype(dtype).itemsize == 4:
+        return bitcast_convert_type(seed, U32) if dtypes.is_signed_int(dtype) else seed
+    return lax.convert_element_type(seed, U32)
+
+
+PRNGKey = key
+
+
+def key_data(keys):
+    """The raw uint32 words of keys (keys are already raw here)."""
+    return keys
+
+
+def wrap_key_data(data):
+    return lax.convert_element_type(data, U32)
+
+
+def _split(key, num: int | Sequence[int] = 2):
+    """`num` new keys (shape `(num, 2)`, or `(*num, 2)` for a shape),
+    independent of each other and of `key`."""
+    shape = (int(num),) if isinstance(num, (int, np.integer)) else tuple(int(n) for n in num)
+    y0, y1 = _hash_counters(key, shape)
+    return lax.concatenate([lax.expand_dims(y0, (len(shape),)), lax.expand_dims(y1, (len(shape),))],
+                           len(shape))
+
+
+def _fold_in(key, data):
+    """A new key derived from `key` and the integer `data` (e.g. a step number)."""
+    if isinstance(data, (int, np.integer)):
+        low = lax.full((), _u32(int(data)))
+    else:
+        data = lax.convert_element_type(data, dtypes.canonicalize_dtype(np.int64)) \
+            if not dtypes.is_integer(aval_of(data).dtype) else data
+        low = _seed_low_word(data, aval_of(data).dtype)
+    k0, k1 = _key_words(key)
+    y0, y1 = _threefry2x32_jit(k0, k1, np.uint32(0), low)
+    return lax.concatenate([lax.broadcast(y0, (1,)), lax.broadcast(y1, (1,))], 0)
+
+
+def _shape(shape) -> tuple:
+    if shape is None:
+        return ()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+# ---- raw bits ----------------------------------------------------------------------
+def _bits(key, shape: Sequence[int] = (), dtype=np.uint32):
+    """Uniformly random unsigned integers of `dtype` (uint8/16/32, uint64 with x64)."""
+    dtype = np.dtype(dtype)
+    if not dtypes.is_unsigned_int(dtype):
+        raise TypeError(f"random.bits: dtype must be an unsigned integer type, got {dtype}")
+    dtype = dtypes.canonicalize_dtype(dtype)
+    y0, y1 = _hash_counters(key, _shape(shape))
+    if dtype.itemsize == 8:
+        high = shift_left(lax.convert_element_type(y0, dtype), np.uint64(32))
+        return lax.bitwise_or(high, lax.convert_element_type(y1, dtype))
+    word = lax.bitwise_xor(y0, y1)
+    if dtype.itemsize < 4:
+        word = shift_right_logical(word, _u32(32 - 8 * dtype.itemsize))
+    return lax.convert_element_type(word, dtype)
+
+
+def _float_dtype(dtype):
+    dtype = dtypes.canonicalize_dtype(np.float64 if dtype is None else dtype)
+    if not dtypes.is_float(dtype):
+        raise TypeError(f"random: dtype must be a real floating-point type, got {dtype}")
+    return dtype
+
+
+def _unit_interval(key, shape: tuple, dtype):
+    """Uniform floats in [0, 1)."""
+    return _unit_from_bits(_bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype)
+
+
+def _unit_from_bits(raw, dtype):
+    """Random mantissa bits under the exponent of 1.0, minus 1: [0, 1)."""
+    width = dtype.itemsize * 8
+    uint = np.dtype(f"uint{width}")
+    if aval_of(raw).dtype != uint:  # 32-bit words for a narrower float: keep the top bits
+        raw = lax.convert_element_type(shift_right_logical(raw, _u32(32 - width)), uint)
+    nmant = _MANTISSA_BITS[dtype.name]
+    mantissa = shift_right_logical(raw, uint.type(width - nmant))
+    one = np.array(1.0, dtype).view(uint)[()]
+    floats = bitcast_convert_type(lax.bitwise_or(mantissa, one), dtype)
+    return lax.sub(floats, np.array(1.0, dtype)[()])
+
+
+def _as(x, dtype, shape: tuple):
+    """`x` (Python number or array broadcastable to `shape`) as a `dtype` array of `shape`."""
+    if isinstance(x, (int, float, np.number)):
+        return lax.full(shape, x, dtype)
+    x = lax.convert_element_type(x, dtype)
+    return _broadcast_to(x, shape)
+
+
+def _broadcast_to(x, shape: tuple):
+    x_shape = aval_of(x).shape
+    if x_shape == shape:
+        return x
+    lead = len(shape) - len(x_shape)
+    if lead < 0 or any(s not in (1, t) for s, t in zip(x_shape, shape[lead:])):
+        raise ValueError(f"random: parameter of shape {x_shape} does not broadcast to {shape}")
+    squeezed = [i for i, s in enumerate(x_shape) if s == 1 and shape[lead + i] != 1]
+    x = lax.reshape(x, [s for i, s in enumerate(x_shape) if i not in squeezed])
+    kept = [lead + i for i in range(len(x_shape)) if i not in squeezed]
+    return lax.broadcast_in_dim(x, shape, kept)
+
+
+def _param_shape(shape, *params) -> tuple:
+    if shape is not None:
+        return _shape(shape)
+    out: tuple = ()
+    for p in params:
+        out = np.broadcast_shapes(out, np.shape(p) if isinstance(p, (int, float)) else aval_of(p).shape)
+    return tuple(out)
+
+
+# ---- continuous distributions -----------------------------------------------------
+def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval).
+
+    >>> _uniform(key(0), (2,)).shape
+    (2,)
+    """
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    lo, hi = _as(minval, dtype, shape), _as(maxval, dtype, shape)
+    u = _unit_interval(key, shape, dtype)
+    return lax.max(lo, lax.add(lax.mul(u, lax.sub(hi, lo)), lo))
+
+
+def _open_unit_interval(key, shape, dtype):
+    """Uniform floats in (0, 1]: 1 - [0, 1), safe for log."""
+    return lax.sub(np.array(1.0, dtype)[()], _unit_interval(key, shape, dtype))
+
+
+def _normal(key, shape: Sequence[int] = (), dtype=None):
+    """Standard normal floats, by inverting the CDF of a uniform in (-1, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    return _normal_from_bits(_bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype)
+
+
+def _normal_from_bits(raw, dtype):
+    tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))[()]
+    u = _unit_from_bits(raw, dtype)  # to [tiny, 1), as uniform(minval=tiny, maxval=1) does
+    u = lax.max(tiny, lax.add(lax.mul(u, np.array(1.0, dtype)[()] - tiny), tiny))
+    return lax.mul(np.array(np.sqrt(2), dtype)[()], erf_inv(u))
+
+
+def _truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Standard normal floats conditioned on lower < x < upper (inverse CDF)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, lower, upper)
+    lo, hi = _as(lower, dtype, shape), _as(upper, dtype, shape)
+    rsqrt2 = np.array(1 / np.sqrt(2), dtype)[()]
+    a, b = lax.erf(lax.mul(lo, rsqrt2)), lax.erf(lax.mul(hi, rsqrt2))
+    u = lax.add(a, lax.mul(_unit_interval(key, shape, dtype), lax.sub(b, a)))
+    out = lax.mul(np.array(np.sqrt(2), dtype)[()], erf_inv(u))
+    return lax.clamp(lo, out, hi)
+
+
+def _exponential(key, shape: Sequence[int] = (), dtype=None):
+    """Exponential floats with rate 1: -log(U) for U uniform in (0, 1]."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    return lax.neg(lax.log(_open_unit_interval(key, shape, dtype)))
+
+
+def _laplace(key, shape: Sequence[int] = (), dtype=None):
+    """Laplace floats (density exp(-|x|) / 2): a random sign times an exponential."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
+    u = _uniform(key, shape, dtype, minval=float(tiny), maxval=1.0)
+    return lax.mul(lax.neg(lax.sign(u)), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def _logistic(key, shape: Sequence[int] = (), dtype=None):
+    """Standard logistic floats: log(U / (1 - U))."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    u = _open_unit_interval(key, shape, dtype)
+    return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
+
+
+def _gumbel(key, shape: Sequence[int] = (), dtype=None):
+    """Standard Gumbel floats: -log(-log(U)) for U in (0, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    u = _unit_interval(key, shape, dtype)
+    tiny = np.array(np.finfo(np.float32).tiny if dtype.itemsize < 4 else np.finfo(dtype).tiny, dtype)[()]
+    u = lax.max(u, tiny)
+    return lax.neg(lax.log(lax.neg(lax.log(u))))
+
+
+# ---- the inverse error function ----------------------------------------------------
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): a
+# polynomial in w = -log(1 - x^2), one for the centre and one for the tails.
+_ERFINV_CENTRE = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coeffs, w, dtype):
+    p = lax.full(aval_of(w).shape, coeffs[0], dtype)
+    for c in coeffs[1:]:
+        p = lax.add(lax.mul(p, w), np.array(c, dtype)[()])
+    return p
+
+
+def erf_inv(x):
+    """The inverse of erf on (-1, 1), +-inf at +-1. Float32 accuracy by Giles'
+    polynomials; wider types add Newton steps on erf."""
+    dtype = aval_of(x).dtype
+    calc = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    x = lax.convert_element_type(x, calc)
+    c = lambda v: np.array(v, calc)[()]  # noqa: E731
+    w = lax.neg(lax.log1p(lax.neg(lax.mul(x, x))))
+    centre = _horner(_ERFINV_CENTRE, lax.sub(w, c(2.5)), calc)
+    tail = _horner(_ERFINV_TAIL, lax.sub(lax.sqrt(w), c(3.0)), calc)
+    y = lax.mul(lax.select(lax.lt(w, c(5.0)), centre, tail), x)
+    if calc.itemsize > 4:
+        y = _erf_inv_newton(x, y, c)
+    edge = lax.mul(lax.sign(x), c(np.inf))
+    y = lax.select(lax.eq(lax.abs(x), c(1.0)), edge, y)
+    return lax.convert_element_type(y, dtype)
+
+
+def _erf_inv_newton(x, y, c):
+    """Two Newton steps on erf(y) = x, where erf' = 2/sqrt(pi) exp(-y^2) is not tiny."""
+    for _ in range(2):
+        slope = lax.mul(c(2 / np.sqrt(np.pi)), lax.exp(lax.neg(lax.mul(y, y))))
+        safe = lax.gt(slope, c(1e-300))
+        step = lax.div(lax.sub(lax.erf(y), x), lax.select(safe, slope, lax.full(aval_of(y).shape, 1.0, aval_of(y).dtype)))
+        y = lax.select(safe, lax.sub(y, step), y)
+    return y
+
+
+# ---- discrete distributions ---------------------------------------------------------
+def _bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability `p`."""
+    shape = _param_shape(shape, p)
+    dtype = dtypes.canonicalize_dtype(np.float64)
+    if not isinstance(p, (int, float)) and dtypes.is_float(aval_of(p).dtype):
+        dtype = aval_of(p).dtype
+    return lax.lt(_uniform(key, shape, dtype), _as(p, dtype, shape))
+
+
+def _randint(key, shape: Sequence[int], minval, maxval, dtype=np.int32):
+    """Integers uniform in [minval, maxval), from two 32-bit words per value so
+    that the bias of the modulo is at most span / 2**64."""
+    dtype, shape = dtypes.canonicalize_dtype(dtype), _shape(shape)
+    if not dtypes.is_integer(dtype) or dtype.itemsize > 4:
+        raise TypeError(f"random.randint: dtype must be an integer type of <= 32 bits, got {dtype}")
+    wide = np.dtype(np.int32) if dtypes.is_signed_int(dtype) else U32  # bounds are exact here
+    info = np.iinfo(dtype)
+    lo, hi = _int_bound(minval, wide, shape, info), _int_bound(maxval, wide, shape, info)
+    k1, k2 = _split2(key)
+    high_bits, low_bits = _bits(k1, shape, U32), _bits(k2, shape, U32)
+    span = bitcast_convert_type(lax.sub(hi, lo), U32)  # modular: exact even for the full range
+    span = lax.select(lax.le(hi, lo), lax.full(shape, np.uint32(1)), span)
+    two_16 = lax.rem(lax.full(shape, np.uint32(1 << 16)), span)
+    two_32 = lax.rem(lax.mul(two_16, two_16), span)  # 2**32 mod span
+    offset = lax.add(lax.mul(lax.rem(high_bits, span), two_32), lax.rem(low_bits, span))
+    offset = bitcast_convert_type(lax.rem(offset, span), wide)
+    return lax.convert_element_type(lax.add(lo, offset), dtype)
+
+
+def _int_bound(value, wide, shape, info):
+    """A bound clipped to the output dtype's range, as `wide` integers of `shape`."""
+    if isinstance(value, (int, np.integer)):
+        return lax.full(shape, int(np.clip(int(value), info.min, info.max)), wide)
+    value = lax.clamp(info.min, lax.convert_element_type(value, np.int32), info.max) \
+        if wide == np.int32 else lax.convert_element_type(value, wide)
+    return _broadcast_to(lax.convert_element_type(value, wide), shape)
+
+
+def _split2(key):
+    keys = _split(key, 2)
+    return _first(keys), _second(keys)
+
+
+def _categorical(key, logits, axis: int = -1, shape=None):
+    """Indices drawn with probabilities softmax(logits) along `axis`, by the
+    Gumbel-max trick: argmax(logits + Gumbel noise)."""
+    aval = aval_of(logits)
+    axis = axis % aval.ndim
+    batch = aval.shape[:axis] + aval.shape[axis + 1:]
+    shape = batch if shape is None else _shape(shape)
+    if shape[len(shape) - len(batch):] != batch:
+        raise ValueError(f"random.categorical: shape {shape} must end with the logits' batch shape {batch}")
+    n = aval.shape[axis]
+    moved = lax.transpose(logits, [d for d in range(aval.ndim) if d != axis] + [axis])
+    full = _broadcast_to(moved, (*shape, n))
+    noise = _gumbel(key, (*shape, n), aval.dtype)
+    return lax.argmax(lax.add(full, noise), len(shape), np.int32)
+
+
+def _ranks(keys):
+    """The rank of each entry of the 1-D `keys` (ties broken by position):
+    a permutation of 0..n-1, by comparing all pairs."""
+    n = aval_of(keys).shape[0]
+    row = lax.broadcast_in_dim(keys, (n, n), (1,))  # row[i, j] = keys[j]
+    col = lax.broadcast_in_dim(keys, (n, n), (0,))  # col[i, j] = keys[i]
+    j = lax.broadcasted_iota(np.int32, (n, n), 1)
+    i = lax.broadcasted_iota(np.int32, (n, n), 0)
+    before = lax.bitwise_or(lax.lt(row, col), lax.bitwise_and(lax.eq(row, col), lax.lt(j, i)))
+    return lax.reduce_sum(lax.convert_element_type(before, np.int32), (1,))
+
+
+def _inverse_permutation(ranks):
+    """`perm` with perm[ranks[i]] = i."""
+    n = aval_of(ranks).shape[0]
+    hit = lax.eq(lax.broadcast_in_dim(ranks, (n, n), (1,)), lax.broadcasted_iota(np.int32, (n, n), 0))
+    idx = lax.broadcasted_iota(np.int32, (n, n), 1)
+    return lax.reduce_sum(lax.select(hit, idx, lax.full((n, n), 0, np.int32)), (1,))
+
+
+def _take(x, indices, axis: int):
+    """`x` indexed along `axis` by integer `indices` (any shape), exactly for
+    every dtype: each output element is selected by a one-hot mask."""
+    aval, idx_aval = aval_of(x), aval_of(indices)
+    n = aval.shape[axis]
+    before, after = aval.shape[:axis], aval.shape[axis + 1:]
+    out_shape = (*before, *idx_aval.shape, *after)
+    k = len(idx_aval.shape)
+    wide = (*out_shape[:axis + k], n, *after)
+    x_dims = [*range(axis), axis + k, *range(axis + k + 1, len(wide))]
+    x_wide = lax.broadcast_in_dim(x, wide, x_dims)
+    idx = lax.broadcast_in_dim(lax.convert_element_type(indices, np.int32), wide, range(axis, axis + k))
+    mask = lax.eq(idx, lax.broadcasted_iota(np.int32, wide, axis + k))
+    if aval.dtype == dtypes.bool_:
+        return lax.reduce_or(lax.bitwise_and(mask, x_wide), (axis + k,))
+    zeros = lax.full(wide, 0, aval.dtype)
+    return lax.reduce_sum(lax.select(mask, x_wide, zeros), (axis + k,))
+
+
+def _permutation(key, x, *, axis: int):
+    axis = axis % aval_of(x).ndim
+    return _take(x, _random_order(key, aval_of(x).shape[axis]), axis)
+
+
+def _random_order(key, n: int):
+    return _inverse_permutation(_ranks(_bits(key, (n,), U32)))
+
+
+def _choice(key, a, p, *, n: int, shape: tuple, replace: bool, axis: int):
+    """`n` is the number of candidates; `a` is None when sampling from range(n)."""
+    count = math.prod(shape)
+    if not replace and count > n:
+        raise ValueError(f"random.choice: cannot take {count} samples from {n} without replacement")
+    if replace:
+        idx = _randint(key, shape, 0, n) if p is None else _categorical(key, lax.log(p), shape=shape)
+    else:
+        order = _random_order(key, n) if p is None else _weighted_order(key, p)
+        idx = lax.reshape(lax.slice(order, (0,), (count,)), shape)
+    return idx if a is None else _take(a, idx, axis)
+
+
+def _weighted_order(key, p):
+    """Indices in the order of log p + Gumbel noise, largest first: its prefixes
+    are weighted samples without replacement (Gumbel-top-k)."""
+    n = aval_of(p).shape[0]
+    scores = lax.add(lax.log(p), _gumbel(key, (n,), aval_of(p).dtype))
+    return _inverse_permutation(_ranks(lax.neg(scores)))
+
+
+# ---- gamma and friends ---------------------------------------------------------
+def _gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) floats by Marsaglia and Tsang's rejection method, vectorised:
+    a `while_loop` redraws until every element is accepted; a < 1 is boosted
+    from a + 1 by U**(1/a)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, a)
+    alpha = _as(a, dtype, shape)
+    c = lambda v: np.array(v, dtype)[()]  # noqa: E731
+    boosted = lax.select(lax.lt(alpha, c(1.0)), lax.add(alpha, c(1.0)), alpha)
+    d = lax.sub(boosted, c(1 / 3))
+    scale = lax.rsqrt(lax.mul(d, c(9.0)))
+    loop_key, boost_key = _split2(key)
+
+    def draw(state):
+        i, accepted, value = state
+        words = _bits(_fold_in(loop_key, i), (2, *shape), U32)  # one hash for z and u
+        z = _normal_from_bits(_first(words), dtype)
+        u = lax.sub(c(1.0), _unit_from_bits(_second(words), dtype))
+        v = lax.integer_pow(lax.add(c(1.0), lax.mul(scale, z)), 3)
+        positive = lax.gt(v, c(0.0))
+        log_v = lax.log(lax.select(positive, v, lax.full(shape, 1.0, dtype)))
+        bound = lax.add(lax.mul(c(0.5), lax.mul(z, z)), lax.mul(d, lax.add(lax.sub(c(1.0), v), log_v)))
+        ok = lax.bitwise_and(positive, lax.lt(lax.log(u), bound))
+        fresh = lax.bitwise_and(ok, lax.bitwise_not(accepted))
+        return lax.add(i, np.int32(1)), lax.bitwise_or(accepted, ok), lax.select(fresh, lax.mul(d, v), value)
+
+    def pending(state):
+        return lax.bitwise_not(lax.reduce_and(state[1], tuple(range(len(shape)))))
+
+    init = (np.int32(0), lax.full(shape, False, np.bool_), lax.full(shape, 0.0, dtype))
+    _, _, x = lax.while_loop(pending, draw, init)
+    boost = lax.pow(_open_unit_interval(boost_key, shape, dtype), lax.div(c(1.0), alpha))
+    return lax.select(lax.lt(alpha, c(1.0)), lax.mul(x, boost), x)
+
+
+def _beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) floats as X / (X + Y) for independent gammas X ~ G(a), Y ~ G(b)
+    (drawn together, so one rejection loop serves both)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, a, b)
+    both = lax.concatenate([lax.expand_dims(_as(a, dtype, shape), (0,)),
+                            lax.expand_dims(_as(b, dtype, shape), (0,))], 0)
+    g = _gamma(key, both, (2, *shape), dtype)
+    x, y = _first(g), _second(g)
+    return lax.div(x, lax.add(x, y))
+
+
+def _dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) vectors (last axis) as gammas normalised to sum to one."""
+    dtype = _float_dtype(dtype)
+    if isinstance(alpha, (list, tuple)):
+        alpha = np.asarray(alpha, dtype)
+    alpha = lax.convert_element_type(alpha, dtype)
+    k = aval_of(alpha).shape[-1]
+    batch = aval_of(alpha).shape[:-1] if shape is None else _shape(shape)
+    g = _gamma(key, _broadcast_to(alpha, (*batch, k)), (*batch, k), dtype)
+    total = lax.reduce_sum(g, (len(batch),))
+    return lax.div(g, lax.broadcast_in_dim(total, (*batch, k), tuple(range(len(batch)))))
+
+
+# ---- the public functions: each compiled once per shape and dtype ------------------
+def _static(value):
+    """A static argument in a hashable, canonical form."""
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, (type, np.dtype)) or (value is not None and hasattr(value, "dtype") and isinstance(value, type)):
+        return np.dtype(value)
+    return value
+
+
+def _compiled(impl, *static: str):
+    """`impl` jitted with `static` names static (shapes, dtypes, axes); eager calls
+    then cost one dispatch, not one per lax operation."""
+    jitted = jit(impl, static_argnames=static)
+    signature = inspect.signature(impl)
+
+    @functools.wraps(impl)
+    def public(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        dynamic = {k: v for k, v in bound.arguments.items() if k not in static}
+        fixed = {k: _static(v) for k, v in bound.arguments.items() if k in static}
+        if "shape" in fixed and fixed["shape"] is not None:
+            fixed["shape"] = _shape(fixed["shape"])
+        return jitted(**dynamic, **fixed)
+
+    public.__name__ = public.__qualname__ = impl.__name__.lstrip("_")
+    return public
+
+
+split = _compiled(_split, "num")
+fold_in = _compiled(_fold_in)
+bits = _compiled(_bits, "shape", "dtype")
+uniform = _compiled(_uniform, "shape", "dtype")
+normal = _compiled(_normal, "shape", "dtype")
+truncated_normal = _compiled(_truncated_normal, "shape", "dtype")
+exponential = _compiled(_exponential, "shape", "dtype")
+laplace = _compiled(_laplace, "shape", "dtype")
+logistic = _compiled(_logistic, "shape", "dtype")
+gumbel = _compiled(_gumbel, "shape", "dtype")
+bernoulli = _compiled(_bernoulli, "shape")
+randint = _compiled(_randint, "shape", "dtype")
+categorical = _compiled(_categorical, "axis", "shape")
+gamma = _compiled(_gamma, "shape", "dtype")
+beta = _compiled(_beta, "shape", "dtype")
+dirichlet = _compiled(_dirichlet, "shape", "dtype")
+_permutation_compiled = _compiled(_permutation, "axis")
+_random_order_compiled = _compiled(_random_order, "n")
+_choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")
+
+
+def permutation(key, x, axis: int = 0, independent: bool = False):
+    """A random permutation of `range(x)` for an int `x`, else `x` shuffled along `axis`.
+
+    >>> permutation(key(0), 4).shape
+    (4,)
+    """
+    if isinstance(x, (int, np.integer)):
+        return _random_order_compiled(key, n=int(x))
+    if independent and aval_of(x).ndim > 1:
+        raise ValueError("random.permutation(independent=True) is only supported for 1-D arrays")
+    return _permutation_compiled(key, x, axis=axis)
+
+
+def shuffle(key, x, axis: int = 0):
+    """`x` shuffled along `axis` (JAX's deprecated name for permutation)."""
+    return permutation(key, x, axis)
+
+
+def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0):
+    """Samples from `range(a)` (an int) or the entries of `a` along `axis`,
+    uniformly or with probabilities `p`, with or without replacement."""
+    if isinstance(a, (int, np.integer)):
+        n, a = int(a), None
+    else:
+        axis = axis % aval_of(a).ndim
+        n = aval_of(a).shape[axis]
+    return _choice_compiled(key, a, p, n=n, shape=_shape(shape), replace=bool(replace), axis=axis)
