@@ -20,6 +20,7 @@ from olympus.api import (  # noqa: F401
 )
 from olympus.backends.xla.array import Array  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
+from olympus import debug, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.transforms.ad_api import (  # noqa: F401
     grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp,

@@ -181,7 +181,7 @@ class JitFunction:
         self._cache: dict = {}  # (treedef, avals, statics) -> _Compiled
         self._traced: dict = {}  # same key -> (closed, out_tree, pjit body), for use inside traces
         self._lock = threading.Lock()
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # keep our own __dict__
 
     def __call__(self, *args, **kwargs):
         if self._simple and not kwargs and core._state.trace is core.eval_trace:

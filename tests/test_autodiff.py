@@ -365,6 +365,9 @@ def test_custom_jvp_rule_is_used_in_every_mode():
                 olympus.vmap(olympus.grad(_softplus))(x)):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
     assert "custom_jvp_call" in str(olympus.make_olympuspr(_softplus)(x))
+    np.testing.assert_allclose(np.asarray(olympus.grad(olympus.jit(loss))(x)), want, rtol=1e-5)
+    np.testing.assert_allclose(  # jit of the custom_jvp object itself keeps the rule
+        np.asarray(olympus.grad(lambda x: jnp.sum(olympus.jit(_softplus)(x)))(x)), want, rtol=1e-5)
 
 
 def test_custom_jvp_defjvps_and_nondiff_argnums():

@@ -23,6 +23,8 @@ class Config:
             "olympus_enable_x64": _env_bool("OLYMPUS_ENABLE_X64", False),
             "olympus_debug_nans": _env_bool("OLYMPUS_DEBUG_NANS", False),
             "olympus_disable_jit": _env_bool("OLYMPUS_DISABLE_JIT", False),
+            # where compiled executables persist across processes (None: nowhere)
+            "olympus_compilation_cache_dir": os.environ.get("OLYMPUS_COMPILATION_CACHE_DIR") or None,
         }
         self._listeners: list = []
 

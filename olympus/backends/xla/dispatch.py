@@ -9,7 +9,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
-from olympus.backends.xla import client
+from olympus.backends.xla import client, compiler
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.lowering import LoweringError, build_module
 from olympus.tracer.core import aval_of
@@ -50,8 +50,8 @@ class Executable:
     def __init__(self, text: str, out_avals: list[ShapedArray]):
         get = client.get_client()
         try:
-            self.loaded = get.compile_and_load(
-                text, client.device_list(), client.xc.CompileOptions()
+            self.loaded = compiler.compile_and_load(
+                get, text, client.device_list(), client.xc.CompileOptions()
             )
         except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(

@@ -1,0 +1,112 @@
+"""Python callbacks inside compiled programs (for `olympus.debug.print`).
+
+The CPU client has a typed-FFI custom-call target, `xla_ffi_python_cpu_callback`,
+that calls the Python function at position `index` of the `host_callbacks`
+list given to `compile_and_load` (BACKEND_NOTES.md). Lowering rules do not
+know that list, so `emit_host_callback` writes a process-wide callback id as
+the index; `compile_and_load` renumbers the ids of one module to 0..n-1 and
+passes the matching functions.
+
+Order: each callback takes and returns a `!stablehlo.token`, chained through
+the block being emitted, so XLA runs the callbacks of one block in program
+order (without tokens it reorders them; checked on this machine). Callbacks
+inside a sub-region (a `cond` branch, a loop body) are chained within it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Callable, Sequence
+
+TARGET = "xla_ffi_python_cpu_callback"
+_INDEX = re.compile(r"backend_config = \{index = (\d+) : ui64\}")
+_TOKEN_TYPE = "!stablehlo.token"
+
+_lock = threading.Lock()
+_callbacks: list[Callable] = []  # process-wide id -> function
+_ids: dict[int, int] = {}  # id(function) -> process-wide id
+_context = None
+
+
+def callback_id(function: Callable) -> int:
+    """A stable id for `function` (kept alive for the life of the process)."""
+    with _lock:
+        key = id(function)
+        if key not in _ids:
+            _ids[key] = len(_callbacks)
+            _callbacks.append(function)
+        return _ids[key]
+
+
+def _block_token(emitter) -> str:
+    token = getattr(emitter, "host_callback_token", None)
+    if token is None:
+        (token,) = emitter.op_typed("stablehlo.after_all", [], [_TOKEN_TYPE])
+    return token
+
+
+def emit_host_callback(emitter, function: Callable, operands: Sequence[str]) -> None:
+    """Emits a call of `function(*operand_arrays)` for its side effect."""
+    token = _block_token(emitter)
+    attrs = (f'call_target_name = "{TARGET}", api_version = 4 : i32, '
+             f"has_side_effect = true, backend_config = {{index = {callback_id(function)} : ui64}}")
+    (emitter.host_callback_token,) = emitter.op_typed(
+        "stablehlo.custom_call", [token, *operands], [_TOKEN_TYPE], attrs)
+
+
+def uses_host_callbacks(text: str) -> bool:
+    return TARGET in text
+
+
+def _token_passing(function: Callable) -> Callable:
+    """The FFI passes the token as None first and wants one back."""
+
+    def call(token, *arrays):
+        function(*arrays)
+        return (token,)
+
+    return call
+
+
+def _renumber(text: str) -> tuple[str, list[Callable]]:
+    local: dict[int, int] = {}
+
+    def local_index(m: re.Match) -> str:
+        global_id = int(m.group(1))
+        local.setdefault(global_id, len(local))
+        return f"backend_config = {{index = {local[global_id]} : ui64}}"
+
+    lines = [_INDEX.sub(local_index, line) if TARGET in line else line
+             for line in text.split("\n")]
+    functions = [_token_passing(_callbacks[g]) for g in sorted(local, key=local.get)]
+    return "\n".join(lines), functions
+
+
+def _mlir_context():
+    """An MLIR context that parses StableHLO (created once)."""
+    global _context
+    if _context is None:
+        from jaxlib.mlir import ir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+        from jaxlib.mlir.dialects import chlo, stablehlo
+
+        context = ir.Context()
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        context.append_dialect_registry(registry)
+        context.load_all_available_dialects()
+        stablehlo.register_dialect(context)
+        chlo.register_dialect(context)
+        _context = context
+    return _context
+
+
+def compile_and_load(client, text: str, devices, options):
+    """Compiles a module that calls host callbacks (the overload wants ir.Module)."""
+    from jaxlib.mlir import ir
+
+    text, functions = _renumber(text)
+    with _mlir_context():
+        module = ir.Module.parse(text)
+        return client.compile_and_load(module, devices, options, host_callbacks=functions)

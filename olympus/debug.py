@@ -1,0 +1,146 @@
+"""Printing and inspecting values from inside traced code.
+
+    @olympus.jit
+    def f(x):
+        olympus.debug.print("x = {x}, sum = {}", x.sum(), x=x)
+        return x * 2
+
+`debug.print` works eagerly (prints at once), under `jit` (the compiled
+program calls back into Python through XLA's host-callback custom call, in
+program order; see backends/xla/host_callback.py), under `grad` (prints the
+primal values) and under `vmap` (prints once per example).
+
+Both functions bind `debug_callback`, a primitive with no outputs whose
+`callback` parameter is the Python function to call with NumPy arrays. It is
+kept out of `lax.all_primitives`: a program holding a Python function cannot
+be written as text and parsed back.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+import numpy as np
+
+from olympus.backends.xla.host_callback import emit_host_callback
+from olympus.backends.xla.lowering import lowering_rules
+from olympus.ir.core import Primitive
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.transforms.batching import batch_to_front, batch_rules
+from olympus.transforms.jvp import jvp_rules
+
+debug_callback_p = Primitive("debug_callback", multiple_results=True)
+
+
+class HostFunction:
+    """The `callback` param: hashable by identity, printed by its name."""
+
+    __slots__ = ("function", "__name__")
+
+    def __init__(self, function: Callable, name: str):
+        self.function = function
+        self.__name__ = name
+
+    def __call__(self, *arrays) -> None:
+        self.function(*map(_host_value, arrays))
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+def _abstract_eval(*avals, callback: HostFunction):
+    return []
+
+
+def _host_value(x):
+    """NumPy arrays, with 0-d ones as NumPy scalars (so `{:.2f}` formats work)."""
+    x = np.asarray(x)
+    return x[()] if x.ndim == 0 else x
+
+
+def _impl(*args, callback: HostFunction):
+    callback(*args)
+    return []
+
+
+def _lower(ctx, *operands, callback: HostFunction):
+    emit_host_callback(ctx.emitter, callback, operands)
+    return []
+
+
+def _jvp(primals, tangents, *, callback: HostFunction):
+    """Differentiation sees the primal values; the call has no outputs."""
+    debug_callback_p.bind(*primals, callback=callback)
+    return [], []
+
+
+def _batch(axis_size, vals, dims, *, callback: HostFunction):
+    """One call per example, in order."""
+    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    for i in range(axis_size):
+        debug_callback_p.bind(*(v if d is None else v[i] for v, d in zip(vals, dims)),
+                              callback=callback)
+    return [], []
+
+
+debug_callback_p.def_abstract_eval(_abstract_eval)
+debug_callback_p.def_impl(_impl)
+lowering_rules[debug_callback_p] = _lower
+jvp_rules[debug_callback_p] = _jvp
+batch_rules[debug_callback_p] = _batch
+
+
+def callback(function: Callable, *args, **kwargs) -> None:
+    """Calls `function(*args, **kwargs)` with NumPy values, from traced code too.
+
+    >>> olympus.debug.callback(lambda x: print(x.shape), x)
+    """
+    leaves, tree = tree_flatten((args, kwargs))
+
+    def call(*arrays):
+        a, k = tree_unflatten(tree, list(arrays))
+        function(*a, **k)
+
+    name = getattr(function, "__name__", "callback")
+    debug_callback_p.bind(*leaves, callback=HostFunction(call, name))
+
+
+class _Scalar:
+    """A 0-d value for `str.format`: `{}` shows it as NumPy does (`1.75`, not
+    float64 digits of a float32); `{:.2f}` and attributes work as usual."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec) if spec else str(self.value)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __repr__ = __str__
+
+    def __getattr__(self, name):
+        return getattr(self.value, name)
+
+
+def print(fmt: str, *args, **kwargs) -> None:  # noqa: A001 (mirrors jax.debug.print)
+    """`print(fmt.format(*args, **kwargs))` with the values the program computes.
+
+    >>> olympus.debug.print("x = {x}", x=x)
+    """
+
+    def show(*a, **k):
+        sys.stdout.write(fmt.format(*a, **k) + "\n")
+
+    leaves, tree = tree_flatten((args, kwargs))
+
+    def call(*arrays):
+        shown = [_Scalar(x) if isinstance(x, np.generic) else x for x in arrays]
+        a, k = tree_unflatten(tree, shown)
+        show(*a, **k)
+
+    debug_callback_p.bind(*leaves, callback=HostFunction(call, "print"))
