@@ -16,17 +16,17 @@ number of examples.
 from __future__ import annotations
 
 import functools
-import weakref
 from typing import Any, Callable
 
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive
+from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
 from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
+from olympus.transforms.jvp import cached_program, eval_olympuspr
 
 not_mapped = None
 
@@ -211,26 +211,7 @@ def unbatched_rule(primitive: Primitive) -> BatchRule:
     return rule
 
 
-# ---- evaluating an olympuspr (for batching sub-programs) ---------------------
-def eval_olympuspr(olympuspr: Olympuspr, consts, args) -> list:
-    """Binds each equation of `olympuspr` on the current trace."""
-    env: dict = {}
-
-    def read(atom):
-        return atom.val if isinstance(atom, Literal) else env[atom]
-
-    for var, val in zip(olympuspr.constvars, consts):
-        env[var] = val
-    for var, val in zip(olympuspr.invars, args):
-        env[var] = val
-    for eqn in olympuspr.eqns:
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        outs = outs if eqn.primitive.multiple_results else [outs]
-        for var, val in zip(eqn.outvars, outs):
-            env[var] = val
-    return [read(v) for v in olympuspr.outvars]
-
-
+# ---- batching sub-programs (pjit, control flow, custom derivatives) ----------
 def batch_olympuspr_fun(olympuspr: Olympuspr, consts, axis_size: int, in_dims, out_dims_box: list):
     """A flat function running `olympuspr` per example on batched arguments.
 
@@ -255,9 +236,6 @@ def batch_olympuspr_fun(olympuspr: Olympuspr, consts, axis_size: int, in_dims, o
     return fun
 
 
-_batched_programs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str):
     """The batched version of a sub-program, for higher-order primitives.
 
@@ -267,14 +245,10 @@ def batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str
     an eager vmap of a jitted function compiles its batched program once.
     """
     in_dims = tuple(not_mapped if d is not_mapped else 0 for d in in_dims)
-    per_program = _batched_programs.setdefault(closed, {})
-    cached = per_program.get((axis_size, in_dims))
-    if cached is not None:
-        return cached
-    result = _batch_subprogram(closed, axis_size, in_dims, name)
-    if not any(isinstance(c, Tracer) for c in result[1]):
-        per_program[(axis_size, in_dims)] = result
-    return result
+    return cached_program(
+        closed, ("vmap", axis_size, in_dims),
+        lambda: _batch_subprogram(closed, axis_size, in_dims, name),
+    )
 
 
 def _batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str):
