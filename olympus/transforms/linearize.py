@@ -159,7 +159,8 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
         args = [_operand(x, env, linear) for x in eqn.invars]
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
-            raise missing_rule(eqn.primitive, "transpose (reverse-mode differentiation)")
+            raise missing_rule(eqn.primitive, "transpose (reverse-mode differentiation)",
+                               eqn.source_info)
         if eqn.primitive.multiple_results:
             ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
         else:
