@@ -153,11 +153,13 @@ def abstract_eval(primitive, avals, params, source_info):
 
 def _located(primitive, avals, err, source_info) -> str:
     text = str(err)
-    if f"{primitive.name}:" in text and " at " in text:
+    if "\n  at " in text:
         return text  # already located by an inner bind
+    if not text.startswith(primitive.name):  # shape rules usually name it already
+        text = f"{primitive.name}: {text}"
     types = ", ".join(a.str_short() for a in avals)
     where = f"\n  at {source_info}" if source_info is not None else ""
-    return f"{primitive.name}: {text} (operands: {types}){where}"
+    return f"{text} (operands: {types}){where}"
 
 
 def trace_to_olympuspr(
