@@ -438,6 +438,7 @@ def test_checkpoint_recomputes_unless_policy_saves(x64):
     saved = olympus.checkpoint(f, policy=olympus.checkpoint_policies.everything_saveable)
     saved_text = str(olympus.make_olympuspr(olympus.grad(saved))(x))
     assert "remat(" in remat_text and _count(remat_text, "sin") == 4  # forward + recompute
+    assert "optimization_barrier" in remat_text  # XLA may not merge the recomputation away
     assert "remat(" not in saved_text and _count(saved_text, "sin") == 2
 
 

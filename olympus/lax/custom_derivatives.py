@@ -337,6 +337,32 @@ def _flatten_bwd_output(name: str, cts, dyn: tuple, leaves: list) -> list:
     return flat
 
 
+# ---- optimization_barrier: values XLA may not merge with equal computations ---------
+optimization_barrier_p = define_primitive(
+    "optimization_barrier", lambda *avals: list(avals),
+    lambda ctx, *args: ctx.emitter.op("stablehlo.optimization_barrier", list(args),
+                                      list(ctx.avals_in)),
+    multiple_results=True,
+)
+
+
+def _barrier_jvp(primals, tangents):
+    """Tangents pass through unchanged (the barrier only matters to XLA)."""
+    return optimization_barrier_p.bind(*primals), list(tangents)
+
+
+jvp_rules[optimization_barrier_p] = _barrier_jvp
+transpose_rules[optimization_barrier_p] = lambda cts, *args: list(cts)
+batch_rules[optimization_barrier_p] = (
+    lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims)))
+
+
+def optimization_barrier(values):
+    """The same pytree of values, opaque to XLA's common-subexpression elimination."""
+    leaves, tree = tree_flatten(values)
+    return tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
+
+
 # ---- checkpoint / remat -------------------------------------------------------------
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 all_primitives["checkpoint"] = checkpoint_p
@@ -385,8 +411,10 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     saveable = _saveable(known, num_res, policy)
     if not all(saveable):
         with set_current_trace(trace.tangent_trace):
-            again = checkpoint_p.bind(*known_consts, *known_args, olympuspr=known,
-                                      policy=policy, name=f"remat({name})")
+            # The barrier keeps XLA from merging the recomputation with the forward pass.
+            inputs = optimization_barrier_p.bind(*known_consts, *known_args)
+            again = checkpoint_p.bind(*inputs, olympuspr=known, policy=policy,
+                                      name=f"remat({name})")
         residuals = [r if s else a for r, s, a in zip(residuals, saveable, again[n_known:])]
     unknown_args = [a for a, u in zip(args, unknown) if u]
     with set_current_trace(trace.tangent_trace):
