@@ -582,3 +582,15 @@ def test_every_primitive_is_tested():
             missing.append(name)
     assert not missing, f"primitives without a test in tests/test_primitives.py: {missing}"
     assert not tested - set(lax.all_primitives), "CASES names primitives that do not exist"
+
+
+# ---- the comparison helpers themselves -------------------------------------------
+def test_check_against_numpy_catches_wrong_values_shapes_and_dtypes():
+    x = np.float32([1.0, 2.0])
+    check_against_numpy(lax.neg, np.negative, (x,))
+    with pytest.raises(AssertionError):
+        check_against_numpy(lax.neg, np.positive, (x,))
+    with pytest.raises(AssertionError, match="shape"):
+        check_against_numpy(lambda x: lax.reduce_sum(x, (0,)), lambda x: x, (x,))
+    with pytest.raises(AssertionError, match="dtype"):
+        check_against_numpy(lax.neg, lambda x: (-x).astype(np.int32), (x,))

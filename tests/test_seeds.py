@@ -11,7 +11,7 @@ import numpy as np
 import olympus
 import olympus.numpy as jnp
 from olympus import jit, make_olympuspr
-from olympus.test_util import assert_allclose, rand_normal
+from olympus.test_util import assert_allclose, check_jit_matches_eager, rand_normal
 
 
 # ---- the seed's cells, verbatim ------------------------------------------------
@@ -92,6 +92,13 @@ def test_jit_func1_values():
     expected = np.sum(first + np.sin(second) * np.float32(3.0))
     assert_allclose(jit(func1)(first, second), expected, rtol=1e-5, atol=1e-5)
     assert_allclose(func1(first, second), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_jit_matches_eager_without_retracing():
+    rng = np.random.default_rng(2)
+    check_jit_matches_eager(func1, (rand_normal(rng, (8,)), rand_normal(rng, (8,))))
+    check_jit_matches_eager(func4, ((rand_normal(rng, (8,)), rand_normal(rng, (8,))),))
+    check_jit_matches_eager(func12, (np.float32(0.5),))
 
 
 def test_func12_values_eager_and_jit():
