@@ -8,7 +8,8 @@ Python expression evaluated with `np` (NumPy), `jnp` (olympus.numpy) and
 `olympus` in scope. `--mode` picks what is run and shown: the function itself
 (`eval`), `jit(f)`, `grad(f)`, `vmap(f)` or `jvp(f)` (tangents of ones); the
 result is printed, then each requested stage of that computation: its
-olympuspr (`--source` adds each equation's line) and/or its StableHLO.
+olympuspr (`--source` adds each equation's line), its StableHLO, and/or the
+HLO that XLA's optimiser makes of it (`hlo`).
 `--html` also writes a page with the result and the olympuspr table, and
 `--save` the olympuspr in `olympus.ir.save`'s format.
 
@@ -28,7 +29,7 @@ from html import escape
 from typing import Callable
 
 MODES = ("eval", "jit", "grad", "vmap", "jvp")
-STAGES = ("olympuspr", "stablehlo")
+STAGES = ("olympuspr", "stablehlo", "hlo")
 
 
 class UsageError(Exception):
@@ -144,9 +145,12 @@ def _stage_texts(computation: Callable, args: tuple, stages, source: bool):
     texts = {}
     if "olympuspr" in stages:
         texts["olympuspr"] = closed.pretty(source_info=source)
-    if "stablehlo" in stages:
+    if "stablehlo" in stages or "hlo" in stages:
         jitted = computation if isinstance(computation, olympus.api.JitFunction) else olympus.jit(computation)
-        texts["stablehlo"] = jitted.lower(*args).as_text()
+        lowered = jitted.lower(*args)
+        texts["stablehlo"] = lowered.as_text()
+        if "hlo" in stages:
+            texts["hlo"] = lowered.compile().as_text()
     return closed, texts
 
 
@@ -154,8 +158,9 @@ def _html_page(title: str, result, closed, texts: dict) -> str:
     parts = [f"<html><head><meta charset='utf-8'><title>{escape(title)}</title></head><body>",
              f"<h1>{escape(title)}</h1>", "<h2>result</h2>", f"<pre>{escape(repr(result))}</pre>",
              "<h2>olympuspr</h2>", closed._repr_html_()]
-    if "stablehlo" in texts:
-        parts += ["<h2>stablehlo</h2>", f"<pre>{escape(texts['stablehlo'])}</pre>"]
+    for stage in ("stablehlo", "hlo"):
+        if stage in texts:
+            parts += [f"<h2>{stage}</h2>", f"<pre>{escape(texts[stage])}</pre>"]
     return "\n".join(parts + ["</body></html>"])
 
 

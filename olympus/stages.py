@@ -69,9 +69,14 @@ class Lowered:
     def out_info(self):
         return self.traced.out_info
 
-    def as_text(self) -> str:
-        """The StableHLO module (MLIR text) that XLA compiles."""
-        return self._text
+    def as_text(self, generic: bool = False) -> str:
+        """The StableHLO module that XLA compiles, in MLIR's readable form
+        (`generic=True`: the generic form olympus emits, op names quoted)."""
+        if generic:
+            return self._text
+        from olympus.backends.xla.compiler import pretty_stablehlo
+
+        return pretty_stablehlo(self._text)
 
     def compile(self) -> Compiled:
         from olympus.backends.xla.dispatch import Executable

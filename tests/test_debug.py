@@ -170,3 +170,27 @@ def test_key_depends_on_options():
     other.num_replicas = 2
     assert compiler.cache_key(c, text, plain) == compiler.cache_key(c, text, client.xc.CompileOptions())
     assert compiler.cache_key(c, text, plain) != compiler.cache_key(c, text, other)
+
+
+def test_in_branches_loops_and_their_gradients(capsys):
+    def f(x):
+        def branch(y):
+            debug.print("branch {}", y)
+            return y * 2
+
+        z = lax.cond(x.sum() > 0, branch, lambda y: y, x)
+
+        def body(c, r):
+            debug.print("body {} {}", c, r)
+            return c * r, c
+
+        return lax.scan(body, 1.0, z)[0]
+
+    want = ["branch [0. 1. 2.]", "body 1.0 0.0", "body 0.0 2.0", "body 0.0 4.0"]
+    assert float(olympus.jit(f)(X)) == 0.0
+    assert _lines(capsys) == want
+    g = olympus.jit(olympus.grad(f))(X)  # c = 2*x0 * 2*x1 * 2*x2
+    np.testing.assert_allclose(np.asarray(g), [8 * X[1] * X[2], 8 * X[0] * X[2], 8 * X[0] * X[1]])
+    assert _lines(capsys) == want
+    olympus.jit(lambda n: lax.while_loop(lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n))(0)
+    assert _lines(capsys) == ["w 0", "w 1", "w 2"]

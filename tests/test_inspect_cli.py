@@ -51,7 +51,8 @@ def test_grad_prints_result_olympuspr_stablehlo_and_writes_html(program_dir):
     np.testing.assert_allclose(_array_after("result (grad of", out), 2 * np.cos(np.ones(3)), rtol=1e-6)
     olympuspr = out.split("\nolympuspr:\n", 1)[1].split("\nstablehlo:\n")[0]
     assert "cos a" in olympuspr and "prog_for_inspect.py:5 (f)" in olympuspr
-    assert "stablehlo.cosine" in out.split("\nstablehlo:\n", 1)[1]
+    stablehlo = out.split("\nstablehlo:\n", 1)[1]
+    assert "stablehlo.cosine %arg0 : tensor<3xf32>" in stablehlo  # MLIR's readable form
 
     class Collect(HTMLParser):
         tags, text = [], ""
@@ -70,12 +71,15 @@ def test_grad_prints_result_olympuspr_stablehlo_and_writes_html(program_dir):
 
 def test_jit_from_module_path_and_save(program_dir):
     done = _run(["prog_for_inspect:rows", "--args", "np.arange(6.0).reshape(2, 3)",
-                 "--mode", "jit", "--save", "rows.olympuspr"], program_dir)
+                 "--mode", "jit", "--save", "rows.olympuspr", "--stage", "olympuspr",
+                 "--stage", "hlo"], program_dir)
     assert done.returncode == 0, done.stderr
     np.testing.assert_array_equal(_array_after("result (jit of", done.stdout), [3.0, 3.0, 3.0])
     loaded = olympus.ir.load(program_dir / "rows.olympuspr")
     assert str(loaded) in done.stdout
     assert "pjit[" in str(loaded) and "reduce_max" in str(loaded)
+    hlo = done.stdout.split("\nhlo:\n", 1)[1]
+    assert hlo.startswith("HloModule") and "ENTRY" in hlo
 
 
 def test_missing_file_exits_2_with_a_message(program_dir):

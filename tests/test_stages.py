@@ -24,6 +24,7 @@ def test_trace_lower_compile_run():
     lowered = traced.lower()
     text = lowered.as_text()
     assert text.startswith("module") and "stablehlo.dot_general" in text and "stablehlo.tanh" in text
+    assert '"stablehlo.tanh"(' in lowered.as_text(generic=True)  # the form olympus emits
     compiled = lowered.compile()
     out = compiled(x, 2.0)
     np.testing.assert_allclose(np.asarray(out["out"]), np.tanh(x @ W) * 2, rtol=1e-6)

@@ -86,3 +86,15 @@ def compile_and_load(client, text: str, devices, options):
         executable = client.compile_and_load(text, devices, options)
         _store(client, path, executable)
     return executable
+
+
+def pretty_stablehlo(text: str) -> str:
+    """The module in MLIR's custom (readable) form: `stablehlo.add %0, %1 : ...`.
+
+    The lowering emits the generic form (`"stablehlo.add"(%0, %1) : (...) -> ...`);
+    MLIR parses it and prints the form people read in StableHLO's documentation.
+    """
+    from jaxlib.mlir import ir
+
+    with host_callback.mlir_context():
+        return str(ir.Module.parse(text))

@@ -83,7 +83,7 @@ def _renumber(text: str) -> tuple[str, list[Callable]]:
     return "\n".join(lines), functions
 
 
-def _mlir_context():
+def mlir_context():
     """An MLIR context that parses StableHLO (created once)."""
     global _context
     if _context is None:
@@ -107,6 +107,6 @@ def compile_and_load(client, text: str, devices, options):
     from jaxlib.mlir import ir
 
     text, functions = _renumber(text)
-    with _mlir_context():
+    with mlir_context():
         module = ir.Module.parse(text)
         return client.compile_and_load(module, devices, options, host_callbacks=functions)
