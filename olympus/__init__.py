@@ -36,3 +36,4 @@ __all__ = [
     "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
     "custom_vjp", "remat", "vmap",
 ]
+from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)

@@ -1,0 +1,255 @@
+"""olympus.nn: activation functions and the normalisations around them.
+
+Every function here is written to stay finite where a naive formula
+overflows: at inputs of +-1e4 in float32 the values are exact (softplus(1e4)
+is 1e4, log_sigmoid(-1e4) is -1e4, softmax of [1e4, -1e4] is [1, 0]) and
+their gradients are finite. The trick is always the same: never exponentiate
+a large positive number; shift by the maximum, or split on the sign.
+
+    import olympus.nn as nn
+    nn.softmax(jnp.array([1.0, 2.0, 3.0]))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.lax.custom_derivatives import custom_jvp, stop_gradient
+
+
+def _axes(axis, ndim: int) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % ndim for a in axes)
+
+
+# ---- elementwise activations ------------------------------------------------------
+@custom_jvp
+def relu(x):
+    """max(x, 0); its derivative at 0 is taken as 0 (the subgradient most
+    libraries use), not the 1/2 that max's tie rule would give.
+
+    >>> relu(jnp.array([-1.0, 0.0, 2.0]))
+    Array([0., 0., 2.], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    return jnp.maximum(x, jnp.zeros_like(x))
+
+
+@relu.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    x = jnp.asarray(x)
+    return relu(x), jnp.where(x > 0, t, jnp.zeros_like(t))
+
+
+def relu6(x):
+    """min(max(x, 0), 6)."""
+    return jnp.minimum(relu(x), 6.0)
+
+
+def leaky_relu(x, negative_slope: float = 1e-2):
+    """x for x >= 0, negative_slope * x below."""
+    x = jnp.asarray(x)
+    return jnp.where(x >= 0, x, negative_slope * x)
+
+
+def elu(x, alpha: float = 1.0):
+    """x for x > 0, alpha (exp(x) - 1) below (exp only sees non-positive values)."""
+    x = jnp.asarray(x)
+    safe = jnp.where(x > 0, jnp.zeros_like(x), x)
+    return jnp.where(x > 0, x, alpha * jnp.expm1(safe))
+
+
+def selu(x):
+    """Scaled elu with the self-normalising constants of Klambauer et al. (2017)."""
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return scale * elu(x, alpha)
+
+
+def celu(x, alpha: float = 1.0):
+    """max(x, 0) + alpha min(exp(x / alpha) - 1, 0)."""
+    x = jnp.asarray(x)
+    return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), by XLA's logistic (stable at both ends)."""
+    x = jnp.asarray(x)
+    return lax.logistic(x if _is_float(x) else x.astype(jnp.float32))
+
+
+def _is_float(x) -> bool:
+    return jnp.issubdtype(jnp.asarray(x).dtype, jnp.floating)
+
+
+def softplus(x):
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never sees a positive number."""
+    x = jnp.asarray(x)
+    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x)."""
+    return -softplus(-jnp.asarray(x))
+
+
+def silu(x):
+    """x * sigmoid(x) (also called swish)."""
+    x = jnp.asarray(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def hard_sigmoid(x):
+    return relu6(jnp.asarray(x) + 3.0) / 6.0
+
+
+def hard_silu(x):
+    x = jnp.asarray(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def hard_tanh(x):
+    return jnp.clip(jnp.asarray(x), -1.0, 1.0)
+
+
+def soft_sign(x):
+    x = jnp.asarray(x)
+    return x / (jnp.abs(x) + 1.0)
+
+
+def gelu(x, approximate: bool = True):
+    """The Gaussian error linear unit x * Phi(x), by default with the tanh
+    approximation (as JAX); `approximate=False` uses erf exactly."""
+    x = jnp.asarray(x)
+    if approximate:
+        c = float(np.sqrt(2 / np.pi))
+        return 0.5 * x * (1.0 + jnp.tanh(c * (x + 0.044715 * (x * x * x))))
+    return 0.5 * x * (1.0 + lax.erf(x * float(1 / np.sqrt(2))))
+
+
+def glu(x, axis: int = -1):
+    """Gated linear unit: the first half of `axis` times sigmoid of the second."""
+    x = jnp.asarray(x)
+    n = x.shape[axis] // 2
+    return _half(x, 0, n, axis) * sigmoid(_half(x, n, 2 * n, axis))
+
+
+def _half(x, start: int, stop: int, axis: int):
+    axis = axis % x.ndim
+    starts = [0] * x.ndim
+    stops = list(x.shape)
+    starts[axis], stops[axis] = start, stop
+    return lax.slice(x, starts, stops)
+
+
+# ---- reductions over an axis --------------------------------------------------------
+def _safe_max(x, axes, where=None):
+    """The max over `axes` (kept), 0 where it is not finite (all -inf, say), as a
+    constant for differentiation: shifting by it changes no value."""
+    if where is not None:
+        x = jnp.where(where, x, -jnp.inf)
+    m = jnp.max(x, axis=axes, keepdims=True)
+    return stop_gradient(jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m)))
+
+
+def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
+    """log(sum(b * exp(a))) over `axis`, shifted by the max so exp never overflows.
+
+    >>> logsumexp(jnp.array([1e4, 1e4]))
+    Array(10000.693, dtype=float32)
+    """
+    a = jnp.asarray(a)
+    if not _is_float(a):
+        a = a.astype(jnp.float32)
+    axes = _axes(axis, a.ndim)
+    m = _safe_max(a, axes, where)
+    e = jnp.exp(a - m)
+    if b is not None:
+        e = e * b
+    if where is not None:
+        e = jnp.where(where, e, jnp.zeros_like(e))
+    total = jnp.sum(e, axis=axes, keepdims=True)
+    sign = jnp.sign(total)
+    out = jnp.log(jnp.abs(total)) + m
+    if not keepdims:
+        out, sign = jnp.squeeze(out, axes), jnp.squeeze(sign, axes)
+    return (out, sign) if return_sign else out
+
+
+def softmax(x, axis=-1, where=None):
+    """exp(x) / sum(exp(x)) over `axis`, computed from x - max(x).
+
+    >>> softmax(jnp.array([1e4, -1e4]))
+    Array([1., 0.], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    axes = _axes(axis, x.ndim)
+    e = jnp.exp(x - _safe_max(x, axes, where))
+    if where is not None:
+        e = jnp.where(where, e, jnp.zeros_like(e))
+    return e / jnp.sum(e, axis=axes, keepdims=True)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """x - logsumexp(x) over `axis`, exact at large inputs (no log(0))."""
+    x = jnp.asarray(x)
+    axes = _axes(axis, x.ndim)
+    shifted = x - _safe_max(x, axes, where)
+    e = jnp.exp(shifted)
+    if where is not None:
+        e = jnp.where(where, e, jnp.zeros_like(e))
+    out = shifted - jnp.log(jnp.sum(e, axis=axes, keepdims=True))
+    return out if where is None else jnp.where(where, out, -jnp.inf)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5, where=None):
+    """(x - mean) / sqrt(variance + epsilon) over `axis`. The variance is the
+    mean squared deviation (not E[x^2] - E[x]^2, which cancels catastrophically
+    at large |x|)."""
+    x = jnp.asarray(x)
+    axes = _axes(axis, x.ndim)
+    if mean is None:
+        mean = _masked_mean(x, axes, where)
+    if variance is None:
+        centred = x - mean
+        variance = _masked_mean(centred * centred, axes, where)
+    return (x - mean) * lax.rsqrt(variance + jnp.asarray(epsilon, dtype=x.dtype))
+
+
+def _masked_mean(x, axes, where):
+    if where is None:
+        return jnp.mean(x, axis=axes, keepdims=True)
+    total = jnp.sum(jnp.where(where, x, jnp.zeros_like(x)), axis=axes, keepdims=True)
+    count = jnp.sum(jnp.where(where, jnp.ones_like(x), jnp.zeros_like(x)), axis=axes, keepdims=True)
+    return total / count
+
+
+normalize = standardize
+
+
+def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
+    """1 where the new axis' index equals x, else 0; out-of-range x gives all zeros.
+
+    >>> one_hot(jnp.array([0, 2]), 3)
+    Array([[1., 0., 0.],
+           [0., 0., 1.]], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    out_ndim = x.ndim + 1
+    axis = axis % out_ndim
+    shape = list(x.shape)
+    shape.insert(axis, int(num_classes))
+    kept = [d for d in range(out_ndim) if d != axis]
+    labels = lax.broadcast_in_dim(x, shape, kept)
+    classes = lax.broadcasted_iota(x.dtype, shape, axis)
+    return lax.convert_element_type(lax.eq(labels, classes), dtype)
