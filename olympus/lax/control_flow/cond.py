@@ -1,0 +1,232 @@
+"""`cond` / `switch`: the `cond` primitive, a run-time choice among branches.
+
+The branch index is an i32 scalar (a boolean predicate becomes 0 or 1, a
+switch index is clamped into range); `branches` holds one ClosedOlympuspr per
+branch, all taking the same operands (every branch's constants, then the
+user's operands) and returning the same types. It lowers to `stablehlo.case`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable, Sequence
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray, Var
+from olympus.backends.xla.lowering import lower_closed_inline
+from olympus.lax import ops
+from olympus.lax.base import define_primitive
+from olympus.lax.control_flow.subprograms import (
+    BranchTypeError, Traced, batch_program, common_consts, differentiable_mask, eager_impl,
+    join_weak, jvp_program, known_outputs, known_program, leaf_paths, merge, residual_vars,
+    run_batched, same_type, same_types, select_mask, stage_all, tangents_out, to_front,
+    trace_function, transposed_program, unknown_program, where_text,
+)
+from olympus.tracer.core import aval_of, set_current_trace, user_source_info
+from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.transforms.batching import batch_rules, batch_to_front, not_mapped
+from olympus.transforms.jvp import instantiate, jvp_rules
+from olympus.transforms.linearize import is_undefined, partial_eval_rules, transpose_rules
+
+
+# ---- the primitive -------------------------------------------------------------------
+def _cond_abstract_eval(index: ShapedArray, *operands: ShapedArray, branches, linear):
+    if index.shape != () or index.dtype != dtypes.int32:
+        raise OlympusTypeError(
+            f"cond: the branch index must be an i32[] scalar, got {index.str_short()}"
+        )
+    if len(linear) != len(operands):
+        raise OlympusTypeError(
+            f"cond: linear has {len(linear)} entries for {len(operands)} operands"
+        )
+    for i, branch in enumerate(branches):
+        want = branch.in_avals
+        if len(want) != len(operands) or not same_types(operands, want):
+            got = ", ".join(a.str_short() for a in operands)
+            raise OlympusTypeError(
+                f"cond: branch {i} takes ({', '.join(a.str_short() for a in want)}), "
+                f"given ({got})"
+            )
+        if not same_types(branch.out_avals, branches[0].out_avals):
+            raise OlympusTypeError(f"cond: branch {i} returns other types than branch 0")
+    return join_weak([b.out_avals for b in branches])
+
+
+def _cond_lower(ctx, index, *operands, branches, linear):
+    def branch_region(branch):
+        return ctx.emitter.region([], lambda em: lower_closed_inline(em, branch, operands))
+
+    regions = [branch_region(b) for b in branches]
+    return ctx.emitter.op("stablehlo.case", [index], ctx.avals_out, regions=regions)
+
+
+cond_p = define_primitive("cond", _cond_abstract_eval, _cond_lower, multiple_results=True)
+cond_p.def_impl(partial(eager_impl, cond_p))
+
+
+# ---- cond and switch -----------------------------------------------------------------
+def _check_branch_outputs(traced: Sequence[Traced], source_info) -> None:
+    first = traced[0]
+    for i, t in enumerate(traced[1:], start=1):
+        if t.out_tree != first.out_tree:
+            raise BranchTypeError(
+                f"cond/switch: branch {i} returns {t.out_tree}, branch 0 returns "
+                f"{first.out_tree}; every branch must return the same structure"
+                f"{where_text(source_info)}"
+            )
+        paths = leaf_paths(first.out_tree, "output")
+        for path, a, b in zip(paths, first.out_avals, t.out_avals):
+            if not same_type(a, b):
+                raise BranchTypeError(
+                    f"cond/switch: branch 0 returns {a.str_short()} at {path} but branch "
+                    f"{i} returns {b.str_short()}; branches must agree in shape and dtype"
+                    f"{where_text(source_info)}"
+                )
+
+
+def _bind_cond(index, branch_funs: Sequence[Callable], operands: tuple, source_info):
+    leaves, in_tree = tree_flatten(operands)
+    avals = [aval_of(x) for x in leaves]
+    traced = [trace_function(f, in_tree, avals, "cond branch") for f in branch_funs]
+    _check_branch_outputs(traced, source_info)
+    consts, branches = common_consts(traced)
+    args = [*consts, *leaves]
+    outs = cond_p.bind(index, *args, branches=tuple(branches), linear=(False,) * len(args))
+    return tree_unflatten(traced[0].out_tree, outs)
+
+
+def _branch_index_from_pred(pred, source_info):
+    aval = aval_of(pred)
+    if aval.shape != ():
+        raise OlympusTypeError(
+            f"cond: the predicate must be a scalar, got {aval.str_short()}{where_text(source_info)}"
+        )
+    if aval.dtype != dtypes.bool_:
+        if not dtypes.is_integer(aval.dtype) and not dtypes.is_inexact(aval.dtype):
+            raise OlympusTypeError(
+                f"cond: the predicate must be boolean or a number, got {aval.str_short()}"
+                f"{where_text(source_info)}"
+            )
+        pred = ops.ne(pred, np.zeros((), aval.dtype)[()])
+    return ops.convert_element_type(pred, dtypes.int32)
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided at run time.
+
+    Both branches are traced and must return the same types; the program keeps
+    one `cond` equation whose branches are (false_fun, true_fun).
+
+    >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
+    """
+    source_info = user_source_info()
+    index = _branch_index_from_pred(pred, source_info)
+    return _bind_cond(index, (false_fun, true_fun), operands, source_info)
+
+
+def switch(index, branches: Sequence[Callable], *operands):
+    """`branches[index](*operands)`, the index clamped into range, chosen at run time.
+
+    >>> lax.switch(i, [lambda x: x + 1.0, lambda x: x - 2.0], x)
+    """
+    source_info = user_source_info()
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: needs at least one branch")
+    aval = aval_of(index)
+    if aval.shape != () or not dtypes.is_integer(aval.dtype):
+        raise OlympusTypeError(
+            f"switch: the index must be an integer scalar, got {aval.str_short()}"
+            f"{where_text(source_info)}"
+        )
+    index = ops.convert_element_type(index, dtypes.int32)
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = ops.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    return _bind_cond(index, branches, operands, source_info)
+
+
+# ---- transformation rules ------------------------------------------------------------
+def _cond_jvp(primals, tangents, *, branches, linear):
+    index, operands = primals[0], primals[1:]
+    nonzero = differentiable_mask(operands, tangents[1:])
+    n_out = len(branches[0].out_avals)
+    jvps = [jvp_program(b, nonzero, [True] * n_out) for b in branches]
+    out_nz = jvps[0][1]
+    consts, programs = common_consts([t for t, _ in jvps])
+    op_tangents = [instantiate(t) for t in select_mask(nonzero, tangents[1:])]
+    args = [*consts, *operands, *op_tangents]
+    outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))
+    primal_out = outs[:n_out]
+    return primal_out, tangents_out(primal_out, out_nz, outs[n_out:])
+
+
+def _cond_partial_eval(trace, args, unknown, *, branches, linear):
+    if unknown[0]:
+        return stage_all(trace, cond_p, args, dict(branches=branches, linear=linear))
+    index, operands = args[0], args[1:]
+    known_in = [not u for u in unknown[1:]]
+    known_out = [all(ks) for ks in zip(*(known_outputs(b.olympuspr, known_in) for b in branches))]
+    own = [residual_vars(b.olympuspr, known_in, known_out) for b in branches]
+    # Every branch returns every branch's residuals (zeros for the others').
+    slots = [[r if i == j else r.aval for j, rs in enumerate(own) for r in rs]
+             for i in range(len(branches))]
+    known = [known_program(b, known_in, known_out, s) for b, s in zip(branches, slots)]
+    consts, known_branches = common_consts(known)
+    known_args = [*consts, *select_mask(known_in, operands)]
+    with set_current_trace(trace.parent):
+        outs = cond_p.bind(index, *known_args, branches=tuple(known_branches),
+                           linear=(False,) * len(known_args))
+    n_known = sum(known_out)
+    known_outs, residuals = outs[:n_known], outs[n_known:]
+    unknown_branches = []
+    for b, s in zip(branches, slots):
+        res_invars = [r if isinstance(r, Var) else Var(r) for r in s]
+        unknown_branches.append(unknown_program(b, known_in, known_out, res_invars))
+    staged_args = [*residuals, *[x for x, u in zip(operands, unknown[1:]) if u]]
+    with set_current_trace(trace.tangent_trace):
+        unknown_outs = cond_p.bind(index, *staged_args, branches=tuple(unknown_branches),
+                                   linear=(False,) * len(staged_args))
+    return merge(known_out, known_outs, unknown_outs)
+
+
+def _cond_transpose(cts, index, *operands, branches, linear):
+    residual_mask = [not is_undefined(x) for x in operands]
+    residuals = select_mask(residual_mask, operands)
+    cts = [instantiate(ct) for ct in cts]
+    res_avals = [aval_of(r) for r in residuals]
+    ct_avals = [aval_of(ct) for ct in cts]
+    transposed = [transposed_program(b, residual_mask, res_avals, ct_avals) for b in branches]
+    consts, programs = common_consts(transposed)
+    args = [*consts, *residuals, *cts]
+    outs = iter(cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args)))
+    return [None] + [None if r else next(outs) for r in residual_mask]
+
+
+def _cond_batch(axis_size, vals, dims, *, branches, linear):
+    index, operands = vals[0], to_front(vals[1:], dims[1:], axis_size)
+    in_batched = [d is not not_mapped for d in dims[1:]]
+    n_out = len(branches[0].out_avals)
+    if dims[0] is not_mapped:
+        batched = [batch_program(b, axis_size, in_batched, [True] * n_out)[0] for b in branches]
+        consts, programs = common_consts(batched)
+        args = [*consts, *operands]
+        outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))
+        return outs, [0] * n_out
+    # A predicate per example: every branch runs on the whole batch, select_n picks.
+    index = batch_to_front(index, axis_size, dims[0])
+    per_branch = [run_batched(b, axis_size, in_batched, operands, n_out) for b in branches]
+    results = []
+    for cases in zip(*per_branch):
+        which = ops.broadcast_in_dim(index, aval_of(cases[0]).shape, (0,))
+        results.append(ops.select_n(which, *cases))
+    return results, [0] * n_out
+
+
+jvp_rules[cond_p] = _cond_jvp
+partial_eval_rules[cond_p] = _cond_partial_eval
+transpose_rules[cond_p] = _cond_transpose
+batch_rules[cond_p] = _cond_batch

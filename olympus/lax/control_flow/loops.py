@@ -1,0 +1,266 @@
+"""`while_loop` / `fori_loop`: the `while` primitive, a loop with a run-time test.
+
+`while` holds `cond_olympuspr` (carry -> bool[]) and `body_olympuspr`
+(carry -> carry), each with its constants as leading operands
+(`cond_nconsts`, `body_nconsts`). It lowers to `stablehlo.while`. A while
+loop can be differentiated forwards and linearized but, as in JAX, not
+transposed: reverse mode needs a static trip count, i.e. `scan` (which
+`fori_loop` uses when its bounds are Python ints).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.backends.xla.lowering import lower_closed_inline
+from olympus.lax import ops
+from olympus.lax.base import define_primitive
+from olympus.lax.control_flow.scan import scan_with_names
+from olympus.lax.control_flow.subprograms import (
+    Traced, args_tree, batch_program, batched_carry_fixpoint, blocks, convert_carry,
+    differentiable_mask, eager_impl, eval_closed, join_weak, known_outputs, known_program,
+    loop_jvp_program, loop_known_carry, merge, reorder, same_types, select_mask, stage_all,
+    tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
+    with_ignored_invars,
+)
+from olympus.tracer.core import aval_of, set_current_trace, user_source_info
+from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
+from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
+from olympus.transforms.jvp import instantiate, jvp_rules
+from olympus.transforms.linearize import partial_eval_rules
+
+
+# ---- the primitive -------------------------------------------------------------------
+def _while_abstract_eval(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+    carry = args[cond_nconsts + body_nconsts:]
+    cond_in = args[:cond_nconsts] + carry
+    body_in = args[cond_nconsts:]
+    programs = (("cond", cond_olympuspr, cond_in), ("body", body_olympuspr, body_in))
+    for name, program, given in programs:
+        if len(program.in_avals) != len(given) or not same_types(program.in_avals, given):
+            raise OlympusTypeError(f"while: {name}_olympuspr does not take the given operands")
+    pred = cond_olympuspr.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
+        raise OlympusTypeError("while: cond_olympuspr must return one bool[] scalar")
+    out = body_olympuspr.out_avals
+    if len(out) != len(carry) or not same_types(out, carry):
+        raise OlympusTypeError("while: body_olympuspr must return the carry's types")
+    return join_weak([carry, out])
+
+
+def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+    nconsts = cond_nconsts + body_nconsts
+
+    def cond_block(em, *state):
+        cond_args = state[:cond_nconsts] + state[nconsts:]
+        return lower_closed_inline(em, cond_olympuspr, cond_args)
+
+    def body_block(em, *state):
+        return [*state[:nconsts], *lower_closed_inline(em, body_olympuspr, state[cond_nconsts:])]
+
+    avals = ctx.avals_in
+    regions = [ctx.emitter.region(avals, cond_block), ctx.emitter.region(avals, body_block)]
+    outs = ctx.emitter.op("stablehlo.while", list(args), avals, regions=regions)
+    return outs[nconsts:]
+
+
+while_p = define_primitive("while", _while_abstract_eval, _while_lower, multiple_results=True)
+while_p.def_impl(partial(eager_impl, while_p))
+
+
+# ---- while_loop and fori_loop --------------------------------------------------------
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
+    """Repeats `val = body_fun(val)` while `cond_fun(val)`; returns the last `val`.
+
+    The carry `val` is a pytree whose types the body must preserve.
+
+    >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
+    """
+    return _while_loop(cond_fun, body_fun, init_val, "while_loop", None)
+
+
+def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths):
+    source_info = user_source_info()
+    leaves, tree = tree_flatten(init_val)
+    body, leaves = trace_loop_body(body_fun, tree, leaves, what, source_info, carry_paths)
+    test = trace_function(cond_fun, args_tree(tree), [aval_of(x) for x in leaves], f"{what} cond")
+    pred = test.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
+        got = ", ".join(a.str_short() for a in pred) or "nothing"
+        raise OlympusTypeError(
+            f"{what}: cond_fun must return a bool[] scalar, got {got}{where_text(source_info)}"
+        )
+    outs = while_p.bind(
+        *test.consts, *body.consts, *leaves,
+        cond_olympuspr=test.closed, body_olympuspr=body.closed,
+        cond_nconsts=len(test.consts), body_nconsts=len(body.consts),
+    )
+    return tree_unflatten(tree, outs)
+
+
+def _is_static_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def fori_loop(lower, upper, body_fun: Callable, init_val):
+    """`val = body_fun(i, val)` for i in range(lower, upper); returns the last `val`.
+
+    With Python-int bounds the trip count is static and the loop is a `scan`
+    (reverse-differentiable); with traced bounds it is a `while`.
+    """
+    if _is_static_int(lower) and _is_static_int(upper):
+        index = np.int32(lower)
+
+        def step(carry, _):
+            i, val = carry
+            return (i + np.int32(1), body_fun(i, val)), None
+
+        paths = ["lower", *tree_paths(init_val, "init_val")]
+        trip_count = max(int(upper) - int(lower), 0)
+        (_, result), _ = scan_with_names(
+            step, (index, init_val), None, trip_count, False, 1, "fori_loop", paths
+        )
+        return result
+    lower, upper = _loop_bounds(lower, upper)
+
+    def keep_going(carry):
+        return ops.lt(carry[0], carry[1])
+
+    def step(carry):
+        i, stop, val = carry
+        return i + 1, stop, body_fun(i, val)
+
+    paths = ["lower", "upper", *tree_paths(init_val, "init_val")]
+    return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[2]
+
+
+def _loop_bounds(lower, upper):
+    """Both bounds in one integer dtype; converted only when their dtypes differ."""
+    avals = [aval_of(b) for b in (lower, upper)]
+    for a in avals:
+        if a.shape != () or not dtypes.is_integer(a.dtype):
+            raise OlympusTypeError(
+                f"fori_loop: bounds must be integer scalars, got {a.str_short()}"
+            )
+    if avals[0].dtype == avals[1].dtype:
+        return [lower, upper]
+    dtype = np.promote_types(avals[0].dtype, avals[1].dtype)
+    return [convert_carry(b, dtype) for b in (lower, upper)]
+
+
+# ---- transformation rules ------------------------------------------------------------
+def _while_jvp(primals, tangents, *, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cconsts, bconsts, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    bconst_nz = differentiable_mask(bconsts, tangents[nc:nc + nb])
+    carry_nz = differentiable_mask(carry, tangents[nc + nb:])
+    traced, _, carry_nz = loop_jvp_program(body_olympuspr, bconst_nz, carry_nz, [], 0)
+    k, n, ntb, ntc = len(traced.consts), len(carry), sum(bconst_nz), sum(carry_nz)
+    b_k, b_consts, b_carry, b_tconsts, b_tcarry = blocks(k, nb, n, ntb, ntc)
+    body = reorder(traced.closed, b_k + b_consts + b_tconsts + b_carry + b_tcarry)
+    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc + nb:])]
+    test = with_ignored_invars(cond_olympuspr, [aval_of(t) for t in carry_t])
+    outs = while_p.bind(
+        *cconsts, *traced.consts, *bconsts, *select_mask(bconst_nz, tangents[nc:nc + nb]),
+        *carry, *carry_t,
+        cond_olympuspr=test, body_olympuspr=body, cond_nconsts=nc, body_nconsts=k + nb + ntb,
+    )
+    return outs[:n], tangents_out(outs[:n], carry_nz, outs[n:])
+
+
+def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr, cond_nconsts,
+                        body_nconsts):
+    """The known carries run in a loop now; the whole loop is also staged (recomputing
+    the known carries) for the unknown ones. Like JAX, a while loop can be
+    linearized but not transposed: reverse mode needs `scan` (fori_loop with
+    Python-int bounds)."""
+    params = dict(cond_olympuspr=cond_olympuspr, body_olympuspr=body_olympuspr,
+                  cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    nc, nb = cond_nconsts, body_nconsts
+    known = [not u for u in unknown]
+    known_carry, _ = loop_known_carry(body_olympuspr, known[nc:nc + nb], known[nc + nb:], [],
+                                       len(known) - nc - nb)
+    cond_known = known_outputs(cond_olympuspr.olympuspr, known[:nc] + known_carry)[0]
+    if not cond_known or not all(known[:nc]) or not any(known_carry):
+        return stage_all(trace, while_p, args, params)
+    body_in = known[nc:nc + nb] + known_carry
+    known_body = known_program(body_olympuspr, body_in, known_carry, [])
+    known_test = known_program(cond_olympuspr, known[:nc] + known_carry, [True], [])
+    bconsts = select_mask(known[nc:nc + nb], args[nc:nc + nb])
+    with set_current_trace(trace.parent):
+        known_outs = while_p.bind(
+            *known_test.consts, *args[:nc], *known_body.consts, *bconsts,
+            *select_mask(known_carry, args[nc + nb:]),
+            cond_olympuspr=known_test.closed, body_olympuspr=known_body.closed,
+            cond_nconsts=len(known_test.consts) + nc,
+            body_nconsts=len(known_body.consts) + len(bconsts),
+        )
+    staged = stage_all(trace, while_p, args, params)
+    return merge(known_carry, known_outs, select_mask([not k for k in known_carry], staged))
+
+
+def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_nconsts,
+                 body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    vals = to_front(vals, dims, axis_size)
+    batched = [d is not not_mapped for d in dims]
+    cconsts, bconsts, carry = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
+    body, _, carry_b = batched_carry_fixpoint(
+        body_olympuspr, axis_size, batched[nc:nc + nb], batched[nc + nb:], [], 0)
+    test, pred_b = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False])
+    if pred_b[0] and not all(carry_b):  # finished examples keep their carry: all batched
+        carry_b = [True] * len(carry)
+        body, _ = batch_program(body_olympuspr, axis_size, batched[nc:nc + nb] + carry_b, carry_b)
+        test, _ = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False])
+    carry = [move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
+             for c, b, d in zip(carry, carry_b, dims[nc + nb:])]
+    if pred_b[0]:
+        outs = _while_batched_predicate(test, body, cconsts, bconsts, carry)
+    else:
+        outs = while_p.bind(
+            *test.consts, *cconsts, *body.consts, *bconsts, *carry,
+            cond_olympuspr=test.closed, body_olympuspr=body.closed,
+            cond_nconsts=len(test.consts) + nc, body_nconsts=len(body.consts) + nb,
+        )
+    return outs, [0 if b else not_mapped for b in carry_b]
+
+
+def _while_batched_predicate(test: Traced, body: Traced, cconsts, bconsts, carry) -> list:
+    """A loop whose predicate differs per example: it runs while any example goes
+    on, and examples that have stopped keep their carry (a select per step)."""
+    test_consts = [*test.consts, *cconsts]
+    body_consts = [*body.consts, *bconsts]
+    carry_avals = [aval_of(c) for c in carry]
+    n_tc = len(test_consts)
+
+    def any_going(*args):
+        (pred,) = eval_closed(test.closed, args)
+        return [ops.reduce_or(pred, (0,))]
+
+    def step(*args):
+        n_bc = len(body_consts)
+        tc, bc, old = args[:n_tc], args[n_tc:n_tc + n_bc], args[n_tc + n_bc:]
+        (pred,) = eval_closed(test.closed, [*tc, *old])
+        new = eval_closed(body.closed, [*bc, *old])
+        return [ops.select(ops.broadcast_in_dim(pred, aval_of(o).shape, (0,)), n, o)
+                for n, o in zip(new, old)]
+
+    cond_t = trace_flat(any_going, [*(aval_of(c) for c in test_consts), *carry_avals], "vmap")
+    body_t = trace_flat(step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals],
+                         "vmap")
+    return while_p.bind(
+        *cond_t.consts, *test_consts, *body_t.consts, *test_consts, *body_consts, *carry,
+        cond_olympuspr=cond_t.closed, body_olympuspr=body_t.closed,
+        cond_nconsts=len(cond_t.consts) + n_tc,
+        body_nconsts=len(body_t.consts) + n_tc + len(body_consts),
+    )
+
+
+jvp_rules[while_p] = _while_jvp
+partial_eval_rules[while_p] = _while_partial_eval
+batch_rules[while_p] = _while_batch

@@ -1,0 +1,369 @@
+"""`scan` / `map`: the `scan` primitive, a loop over the leading axis of arrays.
+
+`scan` holds the body `olympuspr` (consts, carry, x) -> (carry, y) and runs it
+`length` times (backwards with `reverse`), slicing each x from the stacked
+xs and stacking the ys. It lowers to a `stablehlo.while` over an i32
+counter with `dynamic_slice` / `dynamic_update_slice`. With a static trip
+count it is reverse-differentiable: partial evaluation saves per-iteration
+residuals as extra ys, and the transpose runs the loop backwards over them.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
+from olympus.backends.xla.lowering import i64_array, lower_closed_inline
+from olympus.lax import ops
+from olympus.lax.base import define_primitive
+from olympus.lax.control_flow.subprograms import (
+    ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
+    differentiable_mask, eager_impl, join_weak, leaf_paths, loop_jvp_program, loop_known_carry,
+    merge, promote_weak_carry, reorder, residual_vars, same_types, select_mask, split_blocks,
+    tangents_out, to_front, trace_flat, trace_function, unknown_program, known_program,
+    where_text,
+)
+from olympus.tracer.core import aval_of, set_current_trace, user_source_info
+from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
+from olympus.transforms.jvp import instantiate, jvp_rules
+from olympus.transforms.linearize import (
+    backward_pass, is_undefined, partial_eval_rules, transpose_rules,
+)
+
+
+# ---- the primitive -------------------------------------------------------------------
+def _scan_abstract_eval(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+    if len(linear) != len(args):
+        raise OlympusTypeError(f"scan: linear has {len(linear)} entries for {len(args)} operands")
+    xs = args[num_consts + num_carry:]
+    for x in xs:
+        if x.ndim == 0 or x.shape[0] != length:
+            raise OlympusTypeError(
+                f"scan: scanned operand {x.str_short()} has no leading axis of {length}"
+            )
+    given = list(args[:num_consts + num_carry]) + [x.update(shape=x.shape[1:]) for x in xs]
+    if len(given) != len(olympuspr.in_avals) or not same_types(olympuspr.in_avals, given):
+        raise OlympusTypeError("scan: the body does not take the given operands")
+    carry = args[num_consts:num_consts + num_carry]
+    out = olympuspr.out_avals
+    if not same_types(out[:num_carry], carry):
+        raise OlympusTypeError("scan: the body must return the carry's types")
+    ys = [y.update(shape=(length, *y.shape)) for y in out[num_carry:]]
+    return join_weak([carry, out[:num_carry]]) + ys
+
+
+_I32 = ShapedArray((), dtypes.int32)
+
+
+def _i32(em, value: int) -> str:
+    return em.constant(np.int32(value), _I32)
+
+
+def _slice_at(em, stacked: str, aval: ShapedArray, index: str) -> str:
+    """`stacked[index]`: one element along the leading axis."""
+    zeros = [_i32(em, 0) for _ in aval.shape[1:]]
+    sizes = (1, *aval.shape[1:])
+    (row,) = em.op("stablehlo.dynamic_slice", [stacked, index, *zeros], [aval.update(shape=sizes)],
+                   f"slice_sizes = {i64_array(sizes)}")
+    return em.op("stablehlo.reshape", [row], [aval.update(shape=aval.shape[1:])])[0]
+
+
+def _update_at(em, stacked: str, aval: ShapedArray, value: str, index: str) -> str:
+    """`stacked.at[index].set(value)` along the leading axis."""
+    (row,) = em.op("stablehlo.reshape", [value], [aval.update(shape=(1, *aval.shape[1:]))])
+    zeros = [_i32(em, 0) for _ in aval.shape[1:]]
+    return em.op("stablehlo.dynamic_update_slice", [stacked, row, index, *zeros], [aval])[0]
+
+
+def _compare_i32(em, x: str, y: str, direction: str) -> str:
+    attrs = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+             f"compare_type = #stablehlo<comparison_type SIGNED>")
+    return em.op("stablehlo.compare", [x, y], [ShapedArray((), dtypes.bool_)], attrs)[0]
+
+
+def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+    """A while loop over an i32 counter; xs are sliced and ys updated in place."""
+    em = ctx.emitter
+    n_xs = len(args) - num_consts - num_carry
+    ys_avals = ctx.avals_out[num_carry:]
+    xs_avals = ctx.avals_in[num_consts + num_carry:]
+    ys_init = [em.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals]
+    if length == 0:  # no iteration: and no row to slice from the empty xs
+        return list(args[num_consts:num_consts + num_carry]) + ys_init
+    state = [_i32(em, 0), *args, *ys_init]
+    avals = [_I32, *ctx.avals_in, *ys_avals]
+
+    def cond_block(inner, i, *rest):
+        return [_compare_i32(inner, i, _i32(inner, length), "LT")]
+
+    def body_block(inner, i, *rest):
+        consts, carry = rest[:num_consts], rest[num_consts:num_consts + num_carry]
+        xs, ys = rest[num_consts + num_carry:num_consts + num_carry + n_xs], rest[len(args):]
+        at = i
+        if reverse:
+            at = inner.op("stablehlo.subtract", [_i32(inner, length - 1), i], [_I32])[0]
+        x_rows = [_slice_at(inner, x, a, at) for x, a in zip(xs, xs_avals)]
+        outs = lower_closed_inline(inner, olympuspr, [*consts, *carry, *x_rows])
+        new_ys = [_update_at(inner, s, a, y, at) for s, a, y in zip(ys, ys_avals, outs[num_carry:])]
+        (step,) = inner.op("stablehlo.add", [i, _i32(inner, 1)], [_I32])
+        return [step, *consts, *outs[:num_carry], *xs, *new_ys]
+
+    regions = [em.region(avals, cond_block), em.region(avals, body_block)]
+    outs = em.op("stablehlo.while", state, avals, regions=regions)
+    return outs[1 + num_consts:1 + num_consts + num_carry] + outs[1 + len(args):]
+
+
+scan_p = define_primitive("scan", _scan_abstract_eval, _scan_lower, multiple_results=True)
+scan_p.def_impl(partial(eager_impl, scan_p))
+
+
+# ---- scan and map --------------------------------------------------------------------
+def _scan_length(xs_leaves, xs_tree, length, source_info) -> int:
+    """The common leading axis of all xs (and `length`, if given)."""
+    paths = leaf_paths(xs_tree, "xs")
+    avals = [aval_of(x) for x in xs_leaves]
+    for path, aval in zip(paths, avals):
+        if aval.ndim == 0:
+            raise ScanLengthError(
+                f"scan: xs leaf {path} is a scalar {aval.str_short()}; scanned arrays need "
+                f"a leading axis to scan over{where_text(source_info)}"
+            )
+    if length is None:
+        if not avals:
+            raise ValueError(
+                f"scan: with no xs to scan over, pass length={where_text(source_info)}"
+            )
+        length, first, first_path = avals[0].shape[0], avals[0], paths[0]
+    else:
+        length, first, first_path = int(length), None, "length"
+    for path, aval in zip(paths, avals):
+        if aval.shape[0] != length:
+            first_text = first.str_short() if first is not None else str(length)
+            raise ScanLengthError(
+                f"scan: xs leaves have different leading axes: {first_path} is "
+                f"{first_text} but {path} is {aval.str_short()}; all scanned arrays "
+                f"must have the same length{where_text(source_info)}"
+            )
+    return length
+
+
+def _split_scan_output(out):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise OlympusTypeError(
+            f"scan: the body must return a pair (carry, y), got {type(out).__name__}"
+        )
+    return out
+
+
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False,
+         unroll: int = 1):
+    """Loops `carry, y = f(carry, x)` over the leading axis of `xs`; stacks the ys.
+
+    Returns `(final_carry, stacked_ys)`; `reverse=True` walks xs from the end
+    (and stores each y at its x's position). `unroll` is accepted for JAX
+    compatibility and recorded; the loop is always one XLA while.
+
+    >>> lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
+    """
+    return scan_with_names(f, init, xs, length, reverse, unroll, "scan", None)
+
+
+def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths):
+    source_info = user_source_info()
+    init_leaves, carry_tree = tree_flatten(init)
+    xs_leaves, xs_tree = tree_flatten(xs)
+    length = _scan_length(xs_leaves, xs_tree, length, source_info)
+    x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs_leaves]
+    in_tree = args_tree(carry_tree, xs_tree)
+    carry_out_tree = []
+
+    def body(carry, x):
+        new_carry, y = _split_scan_output(f(carry, x))
+        return new_carry, y
+
+    def trace(leaves):
+        avals = [*(aval_of(x) for x in leaves), *x_avals]
+        traced = trace_function(body, in_tree, avals, f"{what} body")
+        carry_tree_out = traced.out_tree.children[0]
+        carry_out_tree[:] = [carry_tree_out]
+        return traced
+
+    traced = trace(init_leaves)
+    n_carry = len(init_leaves)
+    init_leaves, changed = promote_weak_carry(init_leaves, traced.out_avals[:n_carry])
+    if changed:
+        traced = trace(init_leaves)
+    check_carry(what, carry_tree, carry_out_tree[0], [aval_of(x) for x in init_leaves],
+                 traced.out_avals[:n_carry], source_info, carry_paths)
+    args = [*traced.consts, *init_leaves, *xs_leaves]
+    outs = scan_p.bind(
+        *args, olympuspr=traced.closed, num_consts=len(traced.consts), num_carry=n_carry,
+        length=length, reverse=bool(reverse), linear=(False,) * len(args), unroll=int(unroll),
+    )
+    ys_tree = traced.out_tree.children[1]
+    return tree_unflatten(carry_tree, outs[:n_carry]), tree_unflatten(ys_tree, outs[n_carry:])
+
+
+def map(f: Callable, xs):  # noqa: A001
+    """`[f(x) for x in xs]` stacked, as one `scan` (the loop stays in the program)."""
+    _, ys = scan(lambda carry, x: (carry, f(x)), (), xs)
+    return ys
+
+
+# ---- transformation rules ------------------------------------------------------------
+def _scan_jvp(primals, tangents, *, olympuspr, num_consts, num_carry, length, reverse, linear,
+              unroll):
+    nc, ncar = num_consts, num_carry
+    nx = len(primals) - nc - ncar
+    ny = len(olympuspr.out_avals) - ncar
+    const_nz = differentiable_mask(primals[:nc], tangents[:nc])
+    carry_nz = differentiable_mask(primals[nc:nc + ncar], tangents[nc:nc + ncar])
+    xs_nz = differentiable_mask(primals[nc + ncar:], tangents[nc + ncar:])
+    traced, out_nz, carry_nz = loop_jvp_program(olympuspr, const_nz, carry_nz, xs_nz, ny)
+    ys_nz = out_nz[ncar:]
+    k = len(traced.consts)
+    b = blocks(k, nc, ncar, nx, sum(const_nz), sum(carry_nz), sum(xs_nz))
+    o = blocks(ncar, ny, sum(carry_nz), sum(ys_nz))
+    body = reorder(traced.closed, b[0] + b[1] + b[4] + b[2] + b[5] + b[3] + b[6],
+                    o[0] + o[2] + o[1] + o[3])
+    consts_t = select_mask(const_nz, tangents[:nc])
+    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc:nc + ncar])]
+    xs_t = select_mask(xs_nz, tangents[nc + ncar:])
+    args = [*traced.consts, *primals[:nc], *consts_t, *primals[nc:nc + ncar], *carry_t,
+            *primals[nc + ncar:], *xs_t]
+    outs = scan_p.bind(
+        *args, olympuspr=body, num_consts=k + nc + len(consts_t), num_carry=ncar + len(carry_t),
+        length=length, reverse=reverse, linear=(False,) * len(args), unroll=unroll,
+    )
+    r = blocks(ncar, len(carry_t), ny, sum(ys_nz))
+    carry_out, ys = [outs[i] for i in r[0]], [outs[i] for i in r[2]]
+    carry_tan = tangents_out(carry_out, carry_nz, [outs[i] for i in r[1]])
+    ys_tan = tangents_out(ys, ys_nz, [outs[i] for i in r[3]])
+    return carry_out + ys, carry_tan + ys_tan
+
+
+def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry, length, reverse,
+                       linear, unroll):
+    """Known work runs as a scan now and saves, per iteration, the values the
+    tangent work needs (residuals, stacked like ys); the staged scan reads them
+    as xs. Residuals that are loop-invariant constants are passed as constants."""
+    nc, ncar = num_consts, num_carry
+    known = [not u for u in unknown]
+    known_carry, out_known = loop_known_carry(
+        olympuspr, known[:nc], known[nc:nc + ncar], known[nc + ncar:], ncar)
+    known_in = known[:nc] + known_carry + known[nc + ncar:]
+    known_out = known_carry + out_known[ncar:]
+    residuals = residual_vars(olympuspr.olympuspr, known_in, known_out)
+    const_slot = {v: i for i, v in enumerate(olympuspr.olympuspr.invars[:nc])}
+    const_res = [r for r in residuals if r in const_slot]
+    stacked_res = [r for r in residuals if r not in const_slot]
+    known_body = known_program(olympuspr, known_in, known_out, stacked_res)
+    known_args = [*known_body.consts, *select_mask(known_in, args)]
+    n_kconsts = len(known_body.consts) + sum(known[:nc])
+    with set_current_trace(trace.parent):
+        outs = scan_p.bind(
+            *known_args, olympuspr=known_body.closed, num_consts=n_kconsts,
+            num_carry=sum(known_carry), length=length, reverse=reverse,
+            linear=(False,) * len(known_args), unroll=unroll,
+        )
+    n_known = sum(known_out)
+    known_outs, stacked = outs[:n_known], outs[n_known:]
+    # The staged body takes (const residuals, unknown consts, unknown carry,
+    # stacked residuals, unknown xs).
+    body = unknown_program(olympuspr, known_in, known_out, const_res + stacked_res)
+    n_cr, n_uc = len(const_res), nc - sum(known[:nc])
+    n_ucar, n_sr = ncar - sum(known_carry), len(stacked_res)
+    b = blocks(n_cr, n_sr, n_uc, n_ucar, len(body.in_avals) - n_cr - n_sr - n_uc - n_ucar)
+    body = reorder(body, b[0] + b[2] + b[3] + b[1] + b[4])
+    unknown_consts = [a for a, k in zip(args[:nc], known[:nc]) if not k]
+    unknown_carry = [a for a, k in zip(args[nc:nc + ncar], known_carry) if not k]
+    unknown_xs = [a for a, k in zip(args[nc + ncar:], known[nc + ncar:]) if not k]
+    staged_args = [*(args[const_slot[r]] for r in const_res), *unknown_consts, *unknown_carry,
+                   *stacked, *unknown_xs]
+    with set_current_trace(trace.tangent_trace):
+        unknown_outs = scan_p.bind(
+            *staged_args, olympuspr=body, num_consts=n_cr + n_uc, num_carry=n_ucar,
+            length=length, reverse=reverse, linear=(False,) * len(staged_args), unroll=unroll,
+        )
+    return merge(known_out, known_outs, unknown_outs)
+
+
+def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+    """Runs the loop backwards: the carry holds the carry's cotangent and the sums of
+    the constants' cotangents; each step reads a residual row and a ys cotangent."""
+    nc, ncar = num_consts, num_carry
+    consts, init, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
+    const_res = [not is_undefined(c) for c in consts]
+    xs_res = [not is_undefined(x) for x in xs]
+    residual_mask = const_res + [False] * ncar + xs_res
+    body_avals = olympuspr.in_avals
+    lin_const_avals = [a for a, r in zip(body_avals[:nc], const_res) if not r]
+    carry_avals = body_avals[nc:nc + ncar]
+    res_x_avals = [a for a, r in zip(body_avals[nc + ncar:], xs_res) if r]
+    y_avals = olympuspr.out_avals[ncar:]
+    res_c = select_mask(const_res, consts)
+
+    def step(*a):
+        rc, ctc, acc, rx, cty = split_blocks(
+            a, len(res_c), ncar, len(lin_const_avals), len(res_x_avals), len(y_avals)
+        )
+        res = iter([*rc, *rx])
+        primals_in = [next(res) if r else None for r in residual_mask]
+        cts_in = backward_pass(olympuspr.olympuspr, [], [*ctc, *cty], primals_in)
+        ct_consts = [instantiate(ct) for ct, r in zip(cts_in[:nc], const_res) if not r]
+        ct_carry = [instantiate(ct) for ct in cts_in[nc:nc + ncar]]
+        ct_xs = [instantiate(ct) for ct, r in zip(cts_in[nc + ncar:], xs_res) if not r]
+        return [*ct_carry, *(ops.add(s, c) for s, c in zip(acc, ct_consts)), *ct_xs]
+
+    in_avals = [*(aval_of(c) for c in res_c), *carry_avals, *lin_const_avals, *res_x_avals,
+                *y_avals]
+    traced = trace_flat(step, in_avals, "transpose")
+    ct_carry = [instantiate(ct) for ct in cts[:ncar]]
+    ct_ys = [instantiate(ct) for ct in cts[ncar:]]
+    zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
+    scan_args = [*traced.consts, *res_c, *ct_carry, *zeros, *select_mask(xs_res, xs), *ct_ys]
+    outs = scan_p.bind(
+        *scan_args, olympuspr=traced.closed, num_consts=len(traced.consts) + len(res_c),
+        num_carry=ncar + len(zeros), length=length, reverse=not reverse,
+        linear=(False,) * len(scan_args), unroll=unroll,
+    )
+    ct_init = outs[:ncar]
+    ct_consts, ct_xs = iter(outs[ncar:ncar + len(zeros)]), iter(outs[ncar + len(zeros):])
+    return ([None if r else next(ct_consts) for r in const_res]
+            + [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
+            + [None if r else next(ct_xs) for r in xs_res])
+
+
+def _scan_batch(axis_size, vals, dims, *, olympuspr, num_consts, num_carry, length, reverse,
+                linear, unroll):
+    """Consts and carries get the batch at axis 0, xs and ys at axis 1 (axis 0 is the scan)."""
+    nc, ncar = num_consts, num_carry
+    batched = [d is not not_mapped for d in dims]
+    ny = len(olympuspr.out_avals) - ncar
+    body, out_b, carry_b = batched_carry_fixpoint(
+        olympuspr, axis_size, batched[:nc], batched[nc:nc + ncar], batched[nc + ncar:], ny)
+    consts = to_front(vals[:nc], dims[:nc], axis_size)
+    carry = [move_batch_axis(v, axis_size, d, 0) if b else v
+             for v, d, b in zip(vals[nc:nc + ncar], dims[nc:nc + ncar], carry_b)]
+    xs = [v if d is not_mapped else move_batch_axis(v, axis_size, d, 1)
+          for v, d in zip(vals[nc + ncar:], dims[nc + ncar:])]
+    args = [*body.consts, *consts, *carry, *xs]
+    outs = scan_p.bind(
+        *args, olympuspr=body.closed, num_consts=len(body.consts) + nc, num_carry=ncar,
+        length=length, reverse=reverse, linear=(False,) * len(args), unroll=unroll,
+    )
+    out_dims = [0 if b else not_mapped for b in carry_b]
+    out_dims += [1 if b else not_mapped for b in out_b[ncar:]]
+    return outs, out_dims
+
+
+jvp_rules[scan_p] = _scan_jvp
+partial_eval_rules[scan_p] = _scan_partial_eval
+transpose_rules[scan_p] = _scan_transpose
+batch_rules[scan_p] = _scan_batch

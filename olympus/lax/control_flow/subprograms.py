@@ -1,0 +1,494 @@
+"""What the control-flow primitives share: sub-programs and the work on them.
+
+The user's functions are traced into `Traced` sub-programs whose constants
+become leading operands. The transformation rules of cond, while and scan
+all follow one pattern: build a transformed version of each sub-program (its
+jvp, its known and unknown halves, its transpose, its batched form) as a new
+program, then bind the same primitive on it, so a branch or loop stays one
+equation. The helpers for that live here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
+from olympus.backends.xla.dispatch import apply_primitive
+from olympus.lax import ops
+from olympus.tracer.core import Tracer, aval_of, set_current_trace
+from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
+from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
+from olympus.transforms.batching import (
+    batch_olympuspr_fun, batch_to_front, move_batch_axis, not_mapped,
+)
+from olympus.transforms.jvp import Zero, instantiate, is_differentiable, is_zero, jvp_flat
+from olympus.transforms.linearize import backward_pass
+
+
+class BranchTypeError(OlympusTypeError):
+    """The branches of a cond/switch return different types or structures."""
+
+
+class CarryTypeError(OlympusTypeError):
+    """A loop body returns a carry of another type than it was given."""
+
+
+class ScanLengthError(OlympusTypeError):
+    """The arrays scanned over disagree on their leading axis (the length)."""
+
+
+# ---- tracing the user's functions into sub-programs ----------------------------------
+class Traced:
+    """A function traced on flat abstract arguments: program, constants, output tree.
+
+    `closed` has the constants as leading invars (and no consts of its own), so
+    the constants become operands of the equation that holds it.
+    """
+
+    __slots__ = ("closed", "consts", "out_tree")
+
+    def __init__(self, closed: ClosedOlympuspr, consts: list, out_tree):
+        self.closed = closed
+        self.consts = consts
+        self.out_tree = out_tree
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.closed.out_avals
+
+
+def check_leaf(x, what: str):
+    if isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "__array__"):
+        return x
+    raise OlympusTypeError(
+        f"{what} returned a {type(x).__name__} ({x!r:.40}); it must return arrays, "
+        f"scalars or pytrees of them"
+    )
+
+
+def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what: str) -> Traced:
+    """Traces `fun(*unflatten(in_tree, args))` on abstract flat arguments.
+
+    `in_tree` is the treedef of the tuple of `fun`'s positional arguments.
+    """
+    out_trees = []
+
+    def flat_fun(*args):
+        out = fun(*tree_unflatten(in_tree, args))
+        leaves, out_tree = tree_flatten(out)
+        out_trees.append(out_tree)
+        return [check_leaf(x, what) for x in leaves]
+
+    debug = DebugInfo(what, function_name(fun), tuple(f"#{i}" for i in range(len(in_avals))))
+    olympuspr, consts, _ = trace_to_olympuspr(flat_fun, in_avals, debug)
+    closed = ClosedOlympuspr(consts_as_invars(olympuspr), [])
+    return Traced(closed, consts, out_trees[0])
+
+
+def where_text(source_info) -> str:
+    return f"\n  at {source_info}" if source_info is not None else ""
+
+
+def leaf_paths(treedef, prefix: str) -> list[str]:
+    return tree_paths(tree_unflatten(treedef, [0] * treedef.num_leaves), prefix)
+
+
+def same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def same_types(xs: Sequence[ShapedArray], ys: Sequence[ShapedArray]) -> bool:
+    return len(xs) == len(ys) and all(same_type(a, b) for a, b in zip(xs, ys))
+
+
+def join_weak(avals_list) -> list[ShapedArray]:
+    """Weak only where every alternative is weak (a strong one fixes the dtype)."""
+    return [
+        group[0].update(weak_type=all(a.weak_type for a in group)) for group in zip(*avals_list)
+    ]
+
+
+# ---- eager execution: one compiled executable per program structure ------------------
+def value_key(value):
+    """A hashable stand-in for a param, equal for structurally equal sub-programs."""
+    if isinstance(value, ClosedOlympuspr):
+        if value.consts:
+            return ("closed", id(value))  # constants differ by value: no sharing
+        return ("closed", program_key(value.olympuspr))
+    if isinstance(value, Olympuspr):
+        return ("program", program_key(value))
+    if isinstance(value, tuple):
+        return tuple(value_key(v) for v in value)
+    hash(value)
+    return value
+
+
+def program_key(olympuspr: Olympuspr) -> tuple:
+    numbers: dict = {}
+
+    def atom(x):
+        if isinstance(x, Literal):
+            return ("lit", np.asarray(x.val).dtype.str, np.asarray(x.val).tobytes())
+        return numbers.setdefault(x, len(numbers))
+
+    def binder(v):
+        return atom(v), v.aval.shape, v.aval.dtype.str
+
+    invars = tuple(binder(v) for v in olympuspr.constvars + olympuspr.invars)
+    eqns = tuple(
+        (e.primitive, tuple((k, value_key(v)) for k, v in sorted(e.params.items())),
+         tuple(atom(x) for x in e.invars), tuple(binder(v) for v in e.outvars))
+        for e in olympuspr.eqns
+    )
+    return invars, eqns, tuple(atom(x) for x in olympuspr.outvars)
+
+
+_canonical_params: dict = {}
+
+
+def eager_impl(primitive, *args, **params):
+    """Eager cond/while/scan: each call traces fresh sub-programs, so params are
+    swapped for the first structurally equal ones, whose executable is cached."""
+    try:
+        key = (primitive, tuple((k, value_key(v)) for k, v in sorted(params.items())))
+        params = _canonical_params.setdefault(key, params)
+    except TypeError:  # an unhashable param: compile this call on its own
+        pass
+    return apply_primitive(primitive, *args, **params)
+
+
+# ---- branches and loop carries -------------------------------------------------------
+def common_consts(traced: Sequence[Traced]) -> tuple[list, list[ClosedOlympuspr]]:
+    """One constant list for all branches: each branch takes all of them.
+
+    A branch ignores the constants of the others (fresh, unused invars), so
+    every branch has the same signature `(*consts, *operands)`.
+    """
+    consts, slots = [], {}
+    for t in traced:
+        for c in t.consts:
+            if id(c) not in slots:
+                slots[id(c)] = len(consts)
+                consts.append(c)
+    branches = []
+    for t in traced:
+        olympuspr = t.closed.olympuspr
+        own = dict(zip((slots[id(c)] for c in t.consts), olympuspr.invars))
+        const_vars = [own.get(i) or Var(aval_of(c)) for i, c in enumerate(consts)]
+        operand_vars = olympuspr.invars[len(t.consts):]
+        program = Olympuspr([], const_vars + operand_vars, olympuspr.eqns, olympuspr.outvars,
+                            olympuspr.debug_info)
+        branches.append(ClosedOlympuspr(program, []))
+    return consts, branches
+
+
+def promote_weak_carry(init_leaves: list, out_avals: Sequence[ShapedArray]) -> tuple[list, bool]:
+    """Gives weak-typed initial carries (Python scalars) the type the body returns.
+
+    `fori_loop(0, n, f, 0.0)` starts from a weak f32 that the body turns into a
+    strong f32; the carry then has the body's type from the start.
+    """
+    changed = False
+    promoted = []
+    for x, out in zip(init_leaves, out_avals):
+        aval = aval_of(x)
+        if aval.weak_type and aval.shape == out.shape and (
+            aval.dtype != out.dtype or not out.weak_type
+        ):
+            x = convert_carry(x, out.dtype)
+            changed = True
+        promoted.append(x)
+    return promoted, changed
+
+
+def convert_carry(x, dtype):
+    if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)):
+        return np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0 else np.asarray(x, dtype)
+    return ops.convert_element_type(x, dtype)
+
+
+def check_carry(what: str, tree, out_tree, in_avals, out_avals, source_info,
+                 paths=None) -> None:
+    if out_tree != tree:
+        raise CarryTypeError(
+            f"{what}: the body returns a carry of structure {out_tree}, but the carry "
+            f"is {tree}; the body must return the carry's structure{where_text(source_info)}"
+        )
+    for path, a, b in zip(paths or leaf_paths(tree, "carry"), in_avals, out_avals):
+        if not same_type(a, b):
+            raise CarryTypeError(
+                f"{what}: carry leaf {path} enters the body as {a.str_short()} but "
+                f"the body returns {b.str_short()}; a loop carry must keep its shape "
+                f"and dtype (convert it with .astype){where_text(source_info)}"
+            )
+
+
+def trace_loop_body(fun, tree, leaves, what, source_info, paths=None):
+    """Traces a carry -> carry body, first promoting weak initial carries."""
+    in_tree = args_tree(tree)
+    traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what)
+    leaves, changed = promote_weak_carry(leaves, traced.out_avals)
+    if changed:
+        traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what)
+    check_carry(what, tree, traced.out_tree, [aval_of(x) for x in leaves],
+                 traced.out_avals, source_info, paths)
+    return traced, leaves
+
+
+def args_tree(*trees) -> PyTreeDef:
+    """The treedef of the argument tuple `(a, b, ...)` given each one's treedef."""
+    return PyTreeDef(tuple, None, tuple(trees))
+
+
+# ---- program surgery shared by the transformation rules ------------------------------
+def eval_closed(closed: ClosedOlympuspr, args) -> list:
+    """Runs a sub-program by binding its equations on the current trace."""
+    olympuspr = closed.olympuspr
+    env = dict(zip(olympuspr.constvars, closed.consts))
+    env.update(zip(olympuspr.invars, args))
+
+    def read(x):
+        return x.val if isinstance(x, Literal) else env[x]
+
+    for eqn in olympuspr.eqns:
+        outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    return [read(v) for v in olympuspr.outvars]
+
+
+def trace_flat(fun: Callable, in_avals, what: str) -> Traced:
+    """Traces a flat function into a program with its constants as leading invars."""
+    olympuspr, consts, _ = trace_to_olympuspr(fun, list(in_avals), DebugInfo(what, what, ()))
+    return Traced(ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, None)
+
+
+def reorder(closed: ClosedOlympuspr, in_order=None, out_order=None) -> ClosedOlympuspr:
+    """The same program with its invars / outvars permuted."""
+    o = closed.olympuspr
+    invars = o.invars if in_order is None else [o.invars[i] for i in in_order]
+    outvars = o.outvars if out_order is None else [o.outvars[i] for i in out_order]
+    return ClosedOlympuspr(Olympuspr([], invars, o.eqns, outvars, o.debug_info), [])
+
+
+def with_ignored_invars(closed: ClosedOlympuspr, avals) -> ClosedOlympuspr:
+    """The same program taking extra trailing arguments it does not read."""
+    o = closed.olympuspr
+    extra = [Var(a) for a in avals]
+    return ClosedOlympuspr(Olympuspr([], o.invars + extra, o.eqns, o.outvars, o.debug_info), [])
+
+
+def select_mask(mask, xs) -> list:
+    return [x for x, m in zip(xs, mask) if m]
+
+
+def blocks(*sizes) -> list[list[int]]:
+    """Consecutive index ranges of the given sizes: blocks(2, 1) = [[0, 1], [2]]."""
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
+def split_blocks(values, *sizes) -> list[list]:
+    return [[values[i] for i in block] for block in blocks(*sizes)]
+
+
+def map_list(f, xs) -> list:
+    return [f(x) for x in xs]
+
+
+# ---- jvp -----------------------------------------------------------------------------
+def jvp_program(closed: ClosedOlympuspr, nonzeros, instantiate_out) -> tuple[Traced, list]:
+    """The jvp of a sub-program: `(*primals, *nonzero tangents) -> (*outs, *out tangents)`.
+
+    Output tangents are kept where nonzero or asked for by `instantiate_out`
+    (and the output is differentiable); the returned mask says which.
+    """
+    in_avals = closed.in_avals
+    out_nonzero: list = []
+
+    def fun(*args):
+        primals = list(args[:len(in_avals)])
+        given = iter(args[len(in_avals):])
+        tangents = [next(given) if nz else Zero(a) for a, nz in zip(in_avals, nonzeros)]
+        outs, out_tangents, _ = jvp_flat(lambda *xs: eval_closed(closed, xs), primals, tangents)
+        out_nonzero[:] = [
+            is_differentiable(aval_of(o)) and (inst or not is_zero(t))
+            for o, t, inst in zip(outs, out_tangents, instantiate_out)
+        ]
+        return list(outs) + [instantiate(t) for t, k in zip(out_tangents, out_nonzero) if k]
+
+    tangent_avals = select_mask(nonzeros, in_avals)
+    return trace_flat(fun, [*in_avals, *tangent_avals], "jvp"), out_nonzero
+
+
+def differentiable_mask(values, tangents) -> list[bool]:
+    return [not is_zero(t) and is_differentiable(aval_of(v)) for v, t in zip(values, tangents)]
+
+
+def tangents_out(primals, nonzero, tangents) -> list:
+    """Output tangents: the bound ones where `nonzero`, symbolic zeros elsewhere."""
+    given = iter(tangents)
+    return [next(given) if nz else Zero(aval_of(p)) for p, nz in zip(primals, nonzero)]
+
+
+def loop_jvp_program(body, const_nz, carry_nz, xs_nz, n_ys):
+    """jvp of a loop body `(consts, carry, xs) -> (carry, ys)`, widening the set of
+    carries with nonzero tangents until the body preserves it."""
+    n_carry = len(carry_nz)
+    while True:
+        traced, out_nz = jvp_program(
+            body, [*const_nz, *carry_nz, *xs_nz], [*carry_nz, *([False] * n_ys)]
+        )
+        if out_nz[:n_carry] == carry_nz:
+            return traced, out_nz, carry_nz
+        carry_nz = [a or b for a, b in zip(carry_nz, out_nz[:n_carry])]
+
+
+# ---- partial evaluation: known (primal) work now, unknown (tangent) work staged ------
+def known_outputs(olympuspr: Olympuspr, known_in) -> list[bool]:
+    """Which outputs can be computed from the known inputs alone."""
+    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
+            known.update(eqn.outvars)
+    return [isinstance(v, Literal) or v in known for v in olympuspr.outvars]
+
+
+def residual_vars(olympuspr: Olympuspr, known_in, known_out) -> list[Var]:
+    """Known values the unknown part of the program reads (in first-use order)."""
+    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
+    residuals: dict = {}
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
+            known.update(eqn.outvars)
+        else:
+            residuals.update((x, None) for x in eqn.invars if isinstance(x, Var) and x in known)
+    for v, k in zip(olympuspr.outvars, known_out):
+        if not k and isinstance(v, Var) and v in known:
+            residuals[v] = None
+    return list(residuals)
+
+
+def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Traced:
+    """`(*known inputs) -> (*known outputs, *residuals)`: the equations that can run now.
+
+    `residuals` holds, per output slot, a Var of this program or an aval (a slot
+    owned by another branch, filled with zeros).
+    """
+    olympuspr = closed.olympuspr
+
+    def fun(*args):
+        env = dict(zip(select_mask(known_in, olympuspr.invars), args))
+
+        def read(x):
+            return x.val if isinstance(x, Literal) else env[x]
+
+        for eqn in olympuspr.eqns:
+            if all(isinstance(x, Literal) or x in env for x in eqn.invars):
+                outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+                env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+        outs = [read(v) for v in select_mask(known_out, olympuspr.outvars)]
+        return outs + [read(r) if isinstance(r, Var) else ops.full(r.shape, 0, r.dtype)
+                       for r in residuals]
+
+    return trace_flat(fun, select_mask(known_in, closed.in_avals), "partial eval")
+
+
+def unknown_program(closed: ClosedOlympuspr, known_in, known_out,
+                    residual_invars) -> ClosedOlympuspr:
+    """`(*residuals, *unknown inputs) -> (*unknown outputs)`: the equations left to stage."""
+    olympuspr = closed.olympuspr
+    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
+    eqns = []
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
+            known.update(eqn.outvars)
+        else:
+            eqns.append(eqn)
+    invars = residual_invars + [v for v, k in zip(olympuspr.invars, known_in) if not k]
+    outvars = [v for v, k in zip(olympuspr.outvars, known_out) if not k]
+    return ClosedOlympuspr(Olympuspr([], invars, eqns, outvars, olympuspr.debug_info), [])
+
+
+def merge(known_mask, known_vals, unknown_vals) -> list:
+    known_it, unknown_it = iter(known_vals), iter(unknown_vals)
+    return [next(known_it) if k else next(unknown_it) for k in known_mask]
+
+
+def stage_all(trace, primitive, args, params):
+    with set_current_trace(trace.tangent_trace):
+        return primitive.bind(*args, **params)
+
+
+def loop_known_carry(body, known_consts, known_carry, known_xs, n_carry):
+    """Carries computable without the unknown inputs (a fixpoint over iterations)."""
+    while True:
+        out = known_outputs(body.olympuspr, [*known_consts, *known_carry, *known_xs])
+        new = [a and b for a, b in zip(known_carry, out[:n_carry])]
+        if new == known_carry:
+            return known_carry, out
+        known_carry = new
+
+
+# ---- transposition -------------------------------------------------------------------
+def transposed_program(closed: ClosedOlympuspr, residual_mask, res_avals, ct_avals) -> Traced:
+    """`(*residuals, *output cotangents) -> (*cotangents of the linear inputs)`."""
+    n_res = len(res_avals)
+
+    def fun(*args):
+        res, cts = iter(args[:n_res]), list(args[n_res:])
+        primals_in = [next(res) if r else None for r in residual_mask]
+        cts_in = backward_pass(closed.olympuspr, [], cts, primals_in)
+        return [instantiate(ct) for ct, r in zip(cts_in, residual_mask) if not r]
+
+    return trace_flat(fun, [*res_avals, *ct_avals], "transpose")
+
+
+# ---- batching ------------------------------------------------------------------------
+def batch_program(closed: ClosedOlympuspr, axis_size: int, in_batched, force_out):
+    """The per-example sub-program run on a batch (batch axis 0 where batched).
+
+    Outputs in `force_out` are batched even when they do not vary over the
+    batch; returns (Traced, which outputs are batched).
+    """
+    in_dims = [0 if b else not_mapped for b in in_batched]
+    in_avals = [a.update(shape=(axis_size, *a.shape)) if b else a
+                for a, b in zip(closed.in_avals, in_batched)]
+    out_batched: list = []
+
+    def fun(*args):
+        dims: list = []
+        outs = batch_olympuspr_fun(closed.olympuspr, closed.consts, axis_size, in_dims, dims)(*args)
+        out_batched[:] = [d is not not_mapped or f for d, f in zip(dims, force_out)]
+        return [move_batch_axis(v, axis_size, not_mapped, 0) if d is not_mapped and f else v
+                for v, d, f in zip(outs, dims, force_out)]
+
+    return trace_flat(fun, in_avals, "vmap"), out_batched
+
+
+def to_front(vals, dims, axis_size):
+    return [v if d is not_mapped else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+
+
+def run_batched(closed, axis_size, in_batched, args, n_out) -> list:
+    """Runs a sub-program on batched arguments now; every output batched at 0."""
+    traced, _ = batch_program(closed, axis_size, in_batched, [True] * n_out)
+    return eval_closed(traced.closed, [*traced.consts, *args])
+
+
+def batched_carry_fixpoint(body, axis_size, const_batched, carry_batched, xs_batched, n_ys):
+    """Batches a loop body, widening the batched carries until the body preserves them."""
+    n_carry = len(carry_batched)
+    while True:
+        traced, out_batched = batch_program(
+            body, axis_size, [*const_batched, *carry_batched, *xs_batched],
+            [*carry_batched, *([False] * n_ys)],
+        )
+        if out_batched[:n_carry] == carry_batched:
+            return traced, out_batched, carry_batched
+        carry_batched = [a or b for a, b in zip(carry_batched, out_batched[:n_carry])]
