@@ -63,9 +63,9 @@ class Array:
                 "this Array was donated to a jitted computation and deleted"
             )
         if self._npy is None:
-            # np.asarray(buf) goes through the buffer protocol, which has no
-            # format for bf16 (NumPy then makes a 0-d object array).
-            npy = self._buf._single_device_array_to_np_array_did_copy()[0]
+            # client.host_array handles bf16/fp8, which the buffer protocol
+            # lacks, without jaxlib's host-copy methods (they import jax).
+            npy = client.host_array(self._buf, self.aval)
             npy.flags.writeable = False
             self._npy = npy
         return self._npy

@@ -6,11 +6,8 @@ of the backend asks it for the client, devices and host-to-device transfers.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import threading
-import types
 
 import numpy as np
 
@@ -28,27 +25,7 @@ def _load_xla_client():
     from jaxlib import xla_client
 
     xc = xla_client
-    _install_sharding_lookup(xla_client)
     return xla_client
-
-
-def _install_sharding_lookup(xla_client) -> None:
-    """Keeps jaxlib from searching sys.path for jax on every execution.
-
-    jaxlib looks up `jax._src.sharding_impls.make_single_device_sharding` each
-    time it hands back a result, and falls back to its own sharding when the
-    import fails. Without jax installed that failed import walks sys.path on
-    every call (~100 us). We register a module with just that function, and
-    mark `jax` itself as absent, exactly what an import would find anyway. When
-    jax is installed we leave everything alone.
-    """
-    name = "jax._src.sharding_impls"
-    if name in sys.modules or importlib.util.find_spec("jax") is not None:
-        return
-    shim = types.ModuleType(name)
-    shim.make_single_device_sharding = xla_client.SingleDeviceSharding
-    sys.modules.setdefault("jax", None)
-    sys.modules[name] = shim
 
 
 def get_client():
@@ -89,6 +66,22 @@ def device_list():
     return _device_list
 
 
+def result_handler(aval):
+    """Turns an executable's output buffer into a jaxlib array of `aval`.
+
+    Executables hand their results back through these handlers
+    (`ExecuteResults.consume_with_handlers`) rather than through
+    `disassemble_into_single_device_arrays`: the latter asks for
+    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
+    imports all of jax when it is installed (about a second, and olympus must
+    never import jax) and walks sys.path on every call when it is not. A
+    handler carries our own sharding, so nothing is looked up, and it is
+    cheaper too (measured in benchmarks/README.md).
+    """
+    get_client()
+    return xc._xla.array_result_handler(aval, _sharding, True, True)
+
+
 def host_to_device(value: np.ndarray, aval):
     """Copies a host array (already of aval's dtype) to the default device."""
     get_client()
@@ -96,3 +89,42 @@ def host_to_device(value: np.ndarray, aval):
         aval, _sharding, [value], [_default_device], True,
         enable_x64=dtypes.x64_enabled(),
     )
+
+
+def host_array(buf, aval) -> np.ndarray:
+    """A NumPy copy of a device buffer holding an array of `aval`.
+
+    NumPy's own dtypes come through the buffer protocol. jaxlib's host-copy
+    methods are avoided: they import jax (see `result_handler`). ml_dtypes
+    floats (bf16, fp8), which the buffer protocol cannot describe, are widened
+    to f32 on the device, exactly, and narrowed back on the host.
+    """
+    if aval.dtype.kind != "V":
+        return np.asarray(buf)
+    widened = _widening_executable(aval).execute_sharded([buf])
+    (wide,) = widened.consume_with_handlers([result_handler(_f32_like(aval))])
+    return np.asarray(wide).astype(aval.dtype)
+
+
+_widening: dict = {}
+
+
+def _f32_like(aval):
+    return type(aval)(aval.shape, np.dtype(np.float32))
+
+
+def _widening_executable(aval):
+    key = (aval.shape, aval.dtype)
+    exe = _widening.get(key)
+    if exe is None:
+        from olympus.backends.xla.lowering import tensor_type
+
+        narrow, wide = tensor_type(aval), tensor_type(_f32_like(aval))
+        text = (
+            f"func.func public @main(%x: {narrow}) -> {wide} {{\n"
+            f"  %0 = stablehlo.convert %x : ({narrow}) -> {wide}\n"
+            f"  return %0 : {wide}\n}}\n"
+        )
+        exe = get_client().compile_and_load(text, _device_list, xc.CompileOptions())
+        _widening[key] = exe
+    return exe

@@ -45,7 +45,7 @@ def buffer_of(x):
 class Executable:
     """A compiled program: call it with device buffers, get Arrays back."""
 
-    __slots__ = ("loaded", "out_avals", "text")
+    __slots__ = ("loaded", "out_avals", "text", "_handlers")
 
     def __init__(self, text: str, out_avals: list[ShapedArray]):
         get = client.get_client()
@@ -59,11 +59,11 @@ class Executable:
             ) from None
         self.out_avals = out_avals
         self.text = text
+        self._handlers = [client.result_handler(aval) for aval in out_avals]
 
     def call(self, buffers: list) -> list[Array]:
-        results = self.loaded.execute_sharded(buffers)
-        outs = results.disassemble_into_single_device_arrays()
-        return [Array(bufs[0], aval) for bufs, aval in zip(outs, self.out_avals)]
+        outs = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
 
 def compile_olympuspr(olympuspr: Olympuspr, name: str = "main") -> Executable:

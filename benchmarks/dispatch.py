@@ -1,0 +1,166 @@
+"""Dispatch benchmark: how much Python a call costs once everything is compiled.
+
+Measures, for olympus and (when it is importable) JAX in the same process:
+  - a jit cache hit on a tiny function with device-resident arguments,
+  - the same call with NumPy arguments (a host-to-device copy each call),
+  - a jit call whose argument is a dict of 100 small arrays (pytree flattening),
+  - one eager op (`x + y`) and an eager `jnp.sin(x)`,
+  - `import olympus` / `import jax` time, each in a fresh interpreter.
+
+The machine is shared and noisy, so every figure is the median over several
+rounds of many calls, and olympus and JAX are measured interleaved in one run.
+
+    python benchmarks/dispatch.py            # full run (about a minute)
+    python benchmarks/dispatch.py --quick    # fewer rounds
+    python benchmarks/dispatch.py --no-jax   # olympus only
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+
+# ---- timing ----------------------------------------------------------------
+def time_per_call(fn, number: int, rounds: int) -> float:
+    """Median over `rounds` of the mean time of `number` calls, in microseconds.
+
+    Dispatch may be asynchronous, so each round waits for its last result: the
+    figure is the throughput of back-to-back calls, as in a training loop.
+    """
+    fn().block_until_ready()
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(number):
+            out = fn()
+        out.block_until_ready()
+        samples.append((time.perf_counter() - start) / number * 1e6)
+    return statistics.median(samples)
+
+
+def import_time(module: str, repeats: int) -> float:
+    """Median wall time of `import module` in a fresh interpreter, in seconds."""
+    code = (
+        "import time; t = time.perf_counter(); import {m}; "
+        "print(time.perf_counter() - t)".format(m=module)
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")
+    times = []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+# ---- the workloads, written once against either library ----------------------
+def tiny(jnp):
+    return lambda x, y: jnp.sum(x + jnp.sin(y) * 3.0)
+
+
+def dict_sum(jnp):
+    return lambda tree: sum(jnp.sum(v) for v in tree.values())
+
+
+def workloads(lib, jnp) -> dict:
+    """name -> zero-argument callable that makes one call and returns its result."""
+    x_host = np.arange(4, dtype=np.float32)
+    y_host = np.linspace(0.0, 1.0, 4, dtype=np.float32)
+    x, y = lib.device_put(x_host), lib.device_put(y_host)
+    f = lib.jit(tiny(jnp))
+    g = lib.jit(dict_sum(jnp))
+    tree = {f"w{i:03d}": lib.device_put(np.full(4, i, np.float32)) for i in range(100)}
+    check_same(f(x, y), tiny(np)(x_host, y_host))
+    check_same(g(tree), float(sum(4 * i for i in range(100))))
+    return {
+        "jit, device args": lambda: f(x, y),
+        "jit, NumPy args": lambda: f(x_host, y_host),
+        "jit, dict of 100 arrays": lambda: g(tree),
+        "eager x + y": lambda: (x + y),
+        "eager jnp.sin(x)": lambda: jnp.sin(x),
+    }
+
+
+def check_same(got, want) -> None:
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
+NUMBERS = {  # calls per round: enough for ~50-100 ms per round
+    "jit, device args": 10000,
+    "jit, NumPy args": 5000,
+    "jit, dict of 100 arrays": 500,
+    "eager x + y": 5000,
+    "eager jnp.sin(x)": 5000,
+}
+
+
+def load(name: str):
+    if name == "olympus":
+        import olympus
+        import olympus.numpy as jnp
+
+        return olympus, jnp
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_platforms", "cpu")
+    return jax, jnp
+
+
+# ---- report --------------------------------------------------------------------
+def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> list[tuple]:
+    libs = ["olympus"] + (["jax"] if with_jax else [])
+    # Import times first, before this process warms any file caches further.
+    imports = {name: import_time(name, import_repeats) for name in libs}
+    loads = {name: workloads(*load(name)) for name in libs}
+    rows = []
+    for case, number in NUMBERS.items():
+        n = max(1, int(number * scale))
+        per_lib = {name: [] for name in libs}
+        for _ in range(rounds):  # interleave, so noise hits both alike
+            for name in libs:
+                per_lib[name].append(time_per_call(loads[name][case], n, 1))
+        rows.append((case, "us", *[statistics.median(per_lib[name]) for name in libs]))
+    rows.append(("import", "s", *[imports[name] for name in libs]))
+    return rows
+
+
+def format_table(rows: list[tuple], with_jax: bool) -> str:
+    head = "| case | olympus | jax | olympus / jax |" if with_jax else "| case | olympus |"
+    rule = "|---|---:|---:|---:|" if with_jax else "|---|---:|"
+    lines = [head, rule]
+    for case, unit, ours, *theirs in rows:
+        fmt = (lambda v: f"{v:.3f} s") if unit == "s" else (lambda v: f"{v:.1f} us")
+        if with_jax:
+            lines.append(f"| {case} | {fmt(ours)} | {fmt(theirs[0])} | {ours / theirs[0]:.2f}x |")
+        else:
+            lines.append(f"| {case} | {fmt(ours)} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    parser.add_argument("--no-jax", action="store_true", help="measure olympus only")
+    opts = parser.parse_args(argv)
+    with_jax = not opts.no_jax and importlib.util.find_spec("jax") is not None
+    rounds, scale, imports = (5, 0.3, 3) if opts.quick else (11, 1.0, 7)
+    rows = run(rounds, scale, with_jax, imports)
+    print(format_table(rows, with_jax))
+    if "olympus" in sys.modules and not with_jax:
+        assert "jax" not in sys.modules or sys.modules["jax"] is None, "olympus imported jax"
+
+
+if __name__ == "__main__":
+    main()
