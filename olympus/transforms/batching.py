@@ -138,9 +138,10 @@ def elementwise_rule(primitive: Primitive, scalar_positions: Callable[[int], boo
     """The batching rule of an elementwise primitive.
 
     Operands agree in shape except rank-0 ones in `scalar_positions` (all
-    positions by default), which the primitive broadcasts itself. When every
-    full-shaped operand is batched at one axis, that axis is kept; otherwise
-    all are moved to the front.
+    positions by default), which the primitive broadcasts itself. The batch
+    axis of the result is the one the full-shaped batched operands share (so
+    no transpose is needed), or 0 when they disagree; other operands are
+    moved or broadcast to it.
     """
     scalar_ok = scalar_positions or (lambda i: True)
 
@@ -148,15 +149,14 @@ def elementwise_rule(primitive: Primitive, scalar_positions: Callable[[int], boo
         avals = [aval_of(v) for v in vals]
         ranks = [a.ndim - (d is not not_mapped) for a, d in zip(avals, dims)]
         out_rank = max(ranks)
-        batched_dims = {d for d in dims if d is not not_mapped}
-        if len(batched_dims) == 1 and _usable_as_is(dims, ranks, out_rank, scalar_ok):
-            return primitive.bind(*vals, **params), batched_dims.pop()
         shape = _per_example_shape(avals, dims, out_rank)
+        full_dims = {d for d, r in zip(dims, ranks) if d is not not_mapped and r == out_rank}
+        out_dim = full_dims.pop() if len(full_dims) == 1 else 0
         operands = [
-            _at_front_full(v, axis_size, d, r, shape, scalar_ok(i))
+            _at_full_shape(v, axis_size, d, r, shape, out_dim, scalar_ok(i))
             for i, (v, d, r) in enumerate(zip(vals, dims, ranks))
         ]
-        return primitive.bind(*operands, **params), 0
+        return primitive.bind(*operands, **params), out_dim
 
     return rule
 
@@ -165,17 +165,6 @@ def def_elementwise(*primitives: Primitive, scalar_positions=None) -> None:
     """Registers `elementwise_rule` for each of `primitives`."""
     for primitive in primitives:
         batch_rules[primitive] = elementwise_rule(primitive, scalar_positions)
-
-
-def _usable_as_is(dims, ranks, out_rank, scalar_ok) -> bool:
-    """Operands can be bound unchanged: batched ones have the full rank, and
-    unbatched ones are scalars in positions that take scalars."""
-    for i, (d, r) in enumerate(zip(dims, ranks)):
-        if d is not_mapped and not (r == 0 and scalar_ok(i)):
-            return False
-        if d is not not_mapped and r != out_rank:
-            return False
-    return True
 
 
 def _per_example_shape(avals, dims, out_rank) -> tuple:
@@ -188,18 +177,18 @@ def _per_example_shape(avals, dims, out_rank) -> tuple:
     return ()
 
 
-def _at_front_full(x, axis_size, bdim, rank, shape, scalar_ok):
-    """Operand with the batch at axis 0 and the full per-example shape."""
-    if bdim is not_mapped:
-        if rank == 0 and scalar_ok:
-            return x
-        target = (axis_size, *shape)
-        dims = tuple(range(len(target) - rank, len(target)))
-        return _lax().broadcast_in_dim(x, target, dims)
-    x = batch_to_front(x, axis_size, bdim)
-    if rank == len(shape):
+def _at_full_shape(x, axis_size, bdim, rank, shape, out_dim, scalar_ok):
+    """An operand of the batched elementwise op: the per-example `shape`
+    with the batch at `out_dim`, or an unbatched rank-0 value where allowed."""
+    if bdim is not_mapped and rank == 0 and scalar_ok:
         return x
-    return _lax().broadcast_in_dim(x, (axis_size, *shape), (0,))
+    if rank == len(shape):
+        return move_batch_axis(x, axis_size, bdim, out_dim)
+    target = list(shape)
+    target.insert(out_dim, axis_size)
+    if bdim is not_mapped:  # an unbatched scalar where the primitive needs an array
+        return _lax().broadcast_in_dim(x, target, ())
+    return _lax().broadcast_in_dim(x, target, (out_dim,))  # a batched scalar
 
 
 def unbatched_rule(primitive: Primitive) -> BatchRule:
