@@ -211,7 +211,10 @@ def test_cond_branch_mismatch_names_path_types_and_line():
         f(np.ones(2, np.float32))
     text = str(info.value)
     assert "output[1]" in text and "f32[2]" in text and "i32[2]" in text
+    assert "false_fun" in text and "true_fun" in text
     assert f"{THIS_FILE}:{line}" in text
+    with pytest.raises(TypeError, match=r"switch: branches\[2\] returns PyTreeDef"):
+        lax.switch(0, [lambda x: (x, x), lambda x: (x, x), lambda x: [x, x]], 1.0)
 
 
 # ---- while_loop / fori_loop -----------------------------------------------------------

@@ -68,12 +68,13 @@ cond_p.def_impl(partial(eager_impl, cond_p))
 
 
 # ---- cond and switch -----------------------------------------------------------------
-def _check_branch_outputs(traced: Sequence[Traced], source_info) -> None:
-    first = traced[0]
-    for i, t in enumerate(traced[1:], start=1):
+def _check_branch_outputs(traced: Sequence[Traced], names, source_info) -> None:
+    """Every branch must return what the first returns (`names` as the user knows them)."""
+    first, what = traced[0], "cond" if names[0] == "false_fun" else "switch"
+    for name, t in zip(names[1:], traced[1:]):
         if t.out_tree != first.out_tree:
             raise BranchTypeError(
-                f"cond/switch: branch {i} returns {t.out_tree}, branch 0 returns "
+                f"{what}: {name} returns {t.out_tree}, {names[0]} returns "
                 f"{first.out_tree}; every branch must return the same structure"
                 f"{where_text(source_info)}"
             )
@@ -81,17 +82,17 @@ def _check_branch_outputs(traced: Sequence[Traced], source_info) -> None:
         for path, a, b in zip(paths, first.out_avals, t.out_avals):
             if not same_type(a, b):
                 raise BranchTypeError(
-                    f"cond/switch: branch 0 returns {a.str_short()} at {path} but branch "
-                    f"{i} returns {b.str_short()}; branches must agree in shape and dtype"
+                    f"{what}: {names[0]} returns {a.str_short()} at {path} but {name} "
+                    f"returns {b.str_short()}; branches must agree in shape and dtype"
                     f"{where_text(source_info)}"
                 )
 
 
-def _bind_cond(index, branch_funs: Sequence[Callable], operands: tuple, source_info):
+def _bind_cond(index, branch_funs: Sequence[Callable], names, operands: tuple, source_info):
     leaves, in_tree = tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
     traced = [trace_function(f, in_tree, avals, "cond branch") for f in branch_funs]
-    _check_branch_outputs(traced, source_info)
+    _check_branch_outputs(traced, names, source_info)
     consts, branches = common_consts(traced)
     args = [*consts, *leaves]
     outs = cond_p.bind(index, *args, branches=tuple(branches), linear=(False,) * len(args))
@@ -124,7 +125,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     """
     source_info = user_source_info()
     index = _branch_index_from_pred(pred, source_info)
-    return _bind_cond(index, (false_fun, true_fun), operands, source_info)
+    names = ("false_fun", "true_fun")
+    return _bind_cond(index, (false_fun, true_fun), names, operands, source_info)
 
 
 def switch(index, branches: Sequence[Callable], *operands):
@@ -146,7 +148,8 @@ def switch(index, branches: Sequence[Callable], *operands):
     if len(branches) == 1:
         return branches[0](*operands)
     index = ops.clamp(np.int32(0), index, np.int32(len(branches) - 1))
-    return _bind_cond(index, branches, operands, source_info)
+    names = [f"branches[{i}]" for i in range(len(branches))]
+    return _bind_cond(index, branches, names, operands, source_info)
 
 
 # ---- transformation rules ------------------------------------------------------------
