@@ -568,3 +568,77 @@ def test_mlp_forward_matches_numpy():
                 olympus.jit(lambda p, x: forward(p, x, jnp))(device_params, x)):
         assert out.dtype == np.float32
         np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
+
+
+# ---- further array functions -----------------------------------------------------
+M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+SQ = RNG.standard_normal((3, 3)).astype(np.float32)
+
+
+@pytest.mark.parametrize("op", [
+    lambda xp, x: xp.flip(x), lambda xp, x: xp.flip(x, 1), lambda xp, x: xp.fliplr(x),
+    lambda xp, x: xp.roll(x, 1), lambda xp, x: xp.roll(x, -1, axis=1),
+    lambda xp, x: xp.tile(x, (2, 1, 2)), lambda xp, x: xp.tile(x[0], 2),
+    lambda xp, x: xp.repeat(x, 2, axis=1), lambda xp, x: xp.repeat(x, 3),
+    lambda xp, x: xp.triu(x, 1), lambda xp, x: xp.tril(x, -1), lambda xp, x: xp.diagonal(x, 1),
+    lambda xp, x: xp.diagonal(x, -1), lambda xp, x: xp.diag(x), lambda xp, x: xp.diag(x[0], 1),
+    lambda xp, x: xp.diag(x[1], -2), lambda xp, x: xp.trace(x),
+    lambda xp, x: xp.pad(x, 1), lambda xp, x: xp.pad(x, ((0, 1), (2, 0)), constant_values=5),
+    lambda xp, x: xp.cumsum(x), lambda xp, x: xp.cumsum(x, axis=1), lambda xp, x: xp.cumprod(x / 8, 0),
+    lambda xp, x: xp.concatenate(xp.split(x, 2, axis=1)),
+    lambda xp, x: xp.concatenate(xp.split(x, [1, 2])), lambda xp, x: xp.stack(xp.array_split(x[0], 2)),
+    lambda xp, x: xp.stack(xp.meshgrid(x[0], x[1, :3])),
+    lambda xp, x: xp.stack(xp.meshgrid(x[0], x[1, :3], indexing="ij")),
+])
+def test_rearranging_functions(op):
+    check(lambda x: op(jnp, x), lambda x: op(np, x), M34, rtol=1e-6)
+
+
+def test_cumulative_dtypes_and_extremes():
+    check(jnp.cumsum, np.cumsum, np.arange(5, dtype=np.int8), dtype=np.int32)
+    check(lambda x: jnp.cummax(x, axis=1), lambda x: np.maximum.accumulate(x, axis=1), SQ)
+    check(lambda x: jnp.cummin(x, axis=0), lambda x: np.minimum.accumulate(x, axis=0), SQ)
+
+
+def test_more_elementwise_functions():
+    x = np.array([-3.0, -0.5, 0.0, 0.5, 3.0], np.float32)
+    check(jnp.arcsinh, np.arcsinh, x, rtol=1e-6)
+    check(jnp.arctanh, np.arctanh, x / 4, rtol=1e-6)
+    check(jnp.arccosh, np.arccosh, x + 4, rtol=1e-6)
+    check(jnp.hypot, np.hypot, x, x[::-1])
+    a = np.array([1.0, np.inf, -np.inf, 100.0, -50.0], np.float32)
+    b = np.array([2.0, np.inf, -np.inf, 100.0, 40.0], np.float32)
+    check(jnp.logaddexp, np.logaddexp, a, b)
+
+
+def test_isclose_allclose_array_equal():
+    a = np.array([1.0, np.nan, np.inf, 1e-9, np.inf], np.float32)
+    b = np.array([1.000001, np.nan, np.inf, 0.0, -np.inf], np.float32)
+    check(jnp.isclose, np.isclose, a, b)
+    check(lambda x, y: jnp.isclose(x, y, equal_nan=True),
+          lambda x, y: np.isclose(x, y, equal_nan=True), a, b)
+    check(jnp.allclose, np.allclose, F, F + 1e-7, dtype=np.bool_)
+    check(jnp.array_equal, np.array_equal, I, I, dtype=np.bool_)
+    assert not bool(jnp.array_equal(jnp.ones(2), jnp.ones(3)))
+    assert bool(jnp.array_equal(jnp.array([np.nan]), jnp.array([np.nan]), equal_nan=True))
+
+
+@pytest.mark.parametrize("subscripts, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij,ij->i", [(2, 3), (2, 3)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("i,j->ij", [(2,), (3,)]),
+    ("...j,jk->...k", [(2, 2, 3), (3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ijk->kj", [(2, 3, 4)]), ("i,i", [(3,), (3,)]),
+])
+def test_einsum(subscripts, shapes):
+    rng = np.random.default_rng(len(subscripts))
+    operands = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    check(lambda *ops: jnp.einsum(subscripts, *ops), lambda *ops: np.einsum(subscripts, *ops),
+          *operands, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_errors():
+    with pytest.raises(ValueError, match="size of label"):
+        jnp.einsum("ij,jk->ik", jnp.ones((2, 3)), jnp.ones((4, 2)))
+    with pytest.raises(ValueError, match="rank"):
+        jnp.einsum("ijk->i", jnp.ones((2, 3)))

@@ -9,6 +9,7 @@ from olympus.numpy.core import (  # noqa: F401
     array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type,
 )
 from olympus.numpy.reductions import *  # noqa: F401,F403
+from olympus.numpy.einsum import einsum  # noqa: F401
 from olympus.numpy.reductions import all, any, max, min, sum  # noqa: F401,A004
 from olympus.numpy.ufuncs import *  # noqa: F401,F403
 from olympus.numpy.ufuncs import abs, round  # noqa: F401,A004
@@ -81,3 +82,4 @@ def ndim(a):
 
 def size(a):
     return asarray(a).size
+from olympus.numpy import linalg  # noqa: E402,F401  (olympus.numpy.linalg)

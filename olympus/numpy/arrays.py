@@ -274,3 +274,194 @@ def vstack(arrays):
 
 def astype(x, dtype):
     return lax.convert_element_type(to_operand(x), dtype)
+
+
+# ---- rearranging and repeating -------------------------------------------------
+def flip(m, axis=None):
+    """Reverses the order of elements along `axis` (all axes by default)."""
+    m = to_operand(m)
+    axes = normalize_axes(axis, aval_of(m).ndim)
+    return lax.rev(m, axes) if axes else m
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    """Elements shifted cyclically by static `shift` along `axis` (flattened if None)."""
+    a = to_operand(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), aval_of(a).shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    for s, ax in zip(shifts, axes):
+        ax = normalize_axis(ax, aval_of(a).ndim)
+        n = aval_of(a).shape[ax]
+        if n and int(s) % n:
+            cut = n - int(s) % n
+            a = concatenate([_take_range(a, ax, cut, n), _take_range(a, ax, 0, cut)], ax)
+    return a
+
+
+def _take_range(a, axis: int, start: int, stop: int):
+    shape = aval_of(a).shape
+    starts = [0] * len(shape)
+    limits = list(shape)
+    starts[axis], limits[axis] = start, stop
+    return lax.slice(a, starts, limits)
+
+
+def tile(A, reps):
+    """`A` repeated `reps` times along each axis (broadcast, then merge axes)."""
+    A = to_operand(A)
+    reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    ndim = builtins.max(aval_of(A).ndim, len(reps))
+    A = reshape(A, (1,) * (ndim - aval_of(A).ndim) + aval_of(A).shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = aval_of(A).shape
+    interleaved = [d for pair in zip(reps, shape) for d in pair]
+    expanded = broadcast_to(reshape(A, [d for s in shape for d in (1, s)]), interleaved)
+    return reshape(expanded, [r * s for r, s in zip(reps, shape)])
+
+
+def repeat(a, repeats: int, axis=None, *, total_repeat_length=None):
+    """Each element repeated a static number of times along `axis`."""
+    a = to_operand(a)
+    if not isinstance(repeats, (int, np.integer)):
+        raise ValueError("jnp.repeat supports only a static integer number of repeats")
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = aval_of(a).shape
+    axis = normalize_axis(axis, len(shape))
+    expanded = expand_dims(a, axis + 1)
+    target = shape[:axis + 1] + (int(repeats),) + shape[axis + 1:]
+    out_shape = shape[:axis] + (shape[axis] * int(repeats),) + shape[axis + 1:]
+    return reshape(broadcast_to(expanded, target), out_shape)
+
+
+def split(ary, indices_or_sections, axis: int = 0):
+    """Sub-arrays along `axis`: equal sections, or cut at the given indices."""
+    return _split(ary, indices_or_sections, axis, equal=True)
+
+
+def array_split(ary, indices_or_sections, axis: int = 0):
+    """Like split, but unequal sections are allowed (the first ones are larger)."""
+    return _split(ary, indices_or_sections, axis, equal=False)
+
+
+def _split(ary, sections, axis, equal: bool):
+    ary = to_operand(ary)
+    axis = normalize_axis(axis, aval_of(ary).ndim)
+    n = aval_of(ary).shape[axis]
+    if isinstance(sections, (int, np.integer)):
+        sections = int(sections)
+        if equal and n % sections:
+            raise ValueError(f"array split does not result in an equal division ({n} into {sections})")
+        size, extra = divmod(n, sections)
+        cuts = np.cumsum([size + (i < extra) for i in range(sections)])[:-1].tolist()
+    else:
+        cuts = [builtins.min(builtins.max(int(c) % (n + 1) if int(c) < 0 else int(c), 0), n)
+                for c in sections]
+    bounds = [0, *cuts, n]
+    return [_take_range(ary, axis, lo, builtins.max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
+
+
+# ---- diagonals and triangles ------------------------------------------------------
+def _diagonal_mask(shape, k: int, above: bool):
+    rows = lax.broadcasted_iota(dtypes.int32, shape, len(shape) - 2)
+    cols = lax.broadcasted_iota(dtypes.int32, shape, len(shape) - 1)
+    offset = lax.sub(cols, rows)
+    return lax.ge(offset, np.int32(k)) if above else lax.le(offset, np.int32(k))
+
+
+def triu(m, k: int = 0):
+    """Zeros below the k-th diagonal of the last two axes."""
+    m = to_operand(m)
+    shape = aval_of(m).shape
+    zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
+    return lax.select(_diagonal_mask(shape, k, True), m, zero)
+
+
+def tril(m, k: int = 0):
+    """Zeros above the k-th diagonal of the last two axes."""
+    m = to_operand(m)
+    shape = aval_of(m).shape
+    zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
+    return lax.select(_diagonal_mask(shape, k, False), m, zero)
+
+
+def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    """The `offset` diagonal of the (axis1, axis2) planes, as the last axis."""
+    a = to_operand(a)
+    ndim = aval_of(a).ndim
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    shape = aval_of(a).shape
+    n, m = shape[-2:]
+    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
+    if ndim < 2:
+        raise ValueError("diagonal requires an array of at least two dimensions")
+    masked = lax.select(lax.eq(lax.sub(lax.broadcasted_iota(dtypes.int32, shape, ndim - 1),
+                                       lax.broadcasted_iota(dtypes.int32, shape, ndim - 2)),
+                               np.int32(offset)),
+                        a, lax.full(shape, np.zeros((), aval_of(a).dtype)[()]))
+    # Each row holds at most one diagonal element: summing the row extracts it.
+    row_sums = lax.reduce_sum(masked, (ndim - 1,)) if aval_of(a).dtype != dtypes.bool_ else \
+        lax.reduce_or(masked, (ndim - 1,))
+    first_row = builtins.max(0, -offset)
+    return _take_range(row_sums, ndim - 2, first_row, first_row + length)
+
+
+def diag(v, k: int = 0):
+    """The k-th diagonal of a matrix, or a matrix with vector `v` on it."""
+    v = to_operand(v)
+    if aval_of(v).ndim == 2:
+        return diagonal(v, k)
+    if aval_of(v).ndim != 1:
+        raise ValueError("jnp.diag expects a 1-D or 2-D array")
+    n = aval_of(v).shape[0] + builtins.abs(k)
+    zero = np.zeros((), aval_of(v).dtype)[()]
+    # Column j of the diagonal holds v[j - k] (k >= 0) or v[j] (k < 0).
+    padded = lax.pad(v, zero, [(builtins.max(0, k), builtins.max(0, -k), 0)])
+    on_diagonal = lax.eq(lax.sub(lax.broadcasted_iota(dtypes.int32, (n, n), 1),
+                                 lax.broadcasted_iota(dtypes.int32, (n, n), 0)), np.int32(k))
+    return lax.select(on_diagonal, broadcast_to(padded, (n, n)), lax.full((n, n), zero))
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    from olympus.numpy.reductions import sum as _sum
+
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# ---- padding and grids ------------------------------------------------------------
+def pad(array, pad_width, mode: str = "constant", constant_values=0):
+    """Pads with a constant (the only mode supported so far)."""
+    if mode != "constant":
+        raise NotImplementedError(f"jnp.pad mode={mode!r} is not supported yet; use mode='constant'")
+    array = to_operand(array)
+    ndim = aval_of(array).ndim
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
+                             if np.ndim(pad_width) else np.full((1, 2), pad_width), (ndim, 2))
+    value = np.asarray(constant_values, aval_of(array).dtype)[()]
+    return lax.pad(array, value, [(int(lo), int(hi), 0) for lo, hi in widths])
+
+
+def meshgrid(*xi, indexing: str = "xy", sparse: bool = False):
+    """Coordinate matrices from coordinate vectors ('xy' swaps the first two axes)."""
+    xi = [ravel(to_operand(x)) for x in xi]
+    shape = [aval_of(x).shape[0] for x in xi]
+    if indexing == "xy" and len(xi) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    outs = []
+    for i, x in enumerate(xi):
+        axis = {0: 1, 1: 0}.get(i, i) if indexing == "xy" and len(xi) > 1 else i
+        sparse_shape = [1] * len(xi)
+        sparse_shape[axis] = shape[axis]
+        x = reshape(x, sparse_shape)
+        outs.append(x if sparse else broadcast_to(x, shape))
+    return outs

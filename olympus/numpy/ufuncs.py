@@ -339,3 +339,74 @@ def rad2deg(x):
 
 
 radians, degrees = deg2rad, rad2deg
+
+
+def arcsinh(x):
+    (x,) = prepare(x, inexact=True)
+    one = np.ones((), aval_of(x).dtype)[()]
+    magnitude = lax.abs(x)
+    # asinh(|x|) = log(|x| + sqrt(x^2 + 1)), with the sign restored (stable for x < 0).
+    out = lax.log(lax.add(magnitude, lax.sqrt(lax.add(lax.mul(x, x), one))))
+    return lax.select(lax.lt(x, np.zeros((), aval_of(x).dtype)[()]), lax.neg(out), out)
+
+
+def arccosh(x):
+    (x,) = prepare(x, inexact=True)
+    one = np.ones((), aval_of(x).dtype)[()]
+    return lax.log(lax.add(x, lax.sqrt(lax.mul(lax.sub(x, one), lax.add(x, one)))))
+
+
+def arctanh(x):
+    (x,) = prepare(x, inexact=True)
+    half = np.asarray(0.5, aval_of(x).dtype)[()]
+    return lax.mul(lax.sub(lax.log1p(x), lax.log1p(lax.neg(x))), half)
+
+
+def hypot(x1, x2):
+    x1, x2 = prepare(x1, x2, inexact=True)
+    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+
+
+def logaddexp(x1, x2):
+    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|))."""
+    x1, x2 = prepare(x1, x2, inexact=True)
+    larger = lax.max(x1, x2)
+    gap = lax.neg(lax.abs(lax.sub(x1, x2)))
+    out = lax.add(larger, lax.log1p(lax.exp(gap)))
+    # Equal infinities make the gap nan (inf - inf); the answer is that infinity.
+    return lax.select(lax.ne(gap, gap), larger, out)
+
+
+def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """|a - b| <= atol + rtol * |b| elementwise; infinities match only themselves."""
+    a, b = prepare(a, b)
+    if not dtypes.is_inexact(aval_of(a).dtype):
+        return lax.eq(a, b)
+    magnitude = lax.abs(b)
+    real = aval_of(magnitude).dtype
+    tolerance = lax.add(lax.mul(magnitude, np.asarray(rtol, real)[()]), np.asarray(atol, real)[()])
+    close = lax.bitwise_and(lax.le(lax.abs(lax.sub(a, b)), tolerance), isfinite(a))
+    out = lax.bitwise_or(close, lax.bitwise_and(isinf(a), lax.eq(a, b)))
+    if equal_nan:
+        out = lax.bitwise_or(out, lax.bitwise_and(isnan(a), isnan(b)))
+    return out
+
+
+def _all(x):
+    return lax.reduce_and(x, tuple(range(aval_of(x).ndim)))
+
+
+def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """Whether every element of `a` is close to `b` (see isclose)."""
+    return _all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan: bool = False):
+    """Whether the shapes match and every element is equal."""
+    a1, a2 = to_operand(a1), to_operand(a2)
+    if aval_of(a1).shape != aval_of(a2).shape:
+        return lax.full((), False)
+    equal = lax.eq(*prepare(a1, a2))
+    if equal_nan:
+        equal = lax.bitwise_or(equal, lax.bitwise_and(isnan(a1), isnan(a2)))
+    return _all(equal)
