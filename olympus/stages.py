@@ -36,6 +36,18 @@ class Traced:
         self.out_tree = out_tree
         self.name = name
 
+    @classmethod
+    def from_olympuspr(cls, closed: ClosedOlympuspr, name: str = "main") -> Traced:
+        """The stage for a program made elsewhere (parsed, loaded, transformed):
+        its compiled form takes the invars positionally and returns a list.
+
+        >>> Traced.from_olympuspr(olympus.ir.load("f.olympuspr")).lower().compile()(x)
+        """
+        n_in, n_out = len(closed.olympuspr.invars), len(closed.olympuspr.outvars)
+        _, in_tree = tree_flatten(((0,) * n_in, {}))
+        _, out_tree = tree_flatten([0] * n_out)
+        return cls(closed, in_tree, out_tree, name)
+
     @property
     def in_avals(self) -> list[ShapedArray]:
         return self.olympuspr.in_avals

@@ -157,6 +157,8 @@ def test_constvars_by_name_reach_sub_programs():
     sub = closed.eqns[0].params["olympuspr"]
     np.testing.assert_array_equal(sub.consts[0], [3.0, 3.0])
     assert closed.eqns[0].params["name"] == "f"
+    quoted = parse(text.replace("name=f", "name='my f'"), {"a": 1.0, "d": 2.0})
+    assert quoted.eqns[0].params["name"] == "my f"
     eager = olympus.transforms.jvp.eval_olympuspr(
         closed.olympuspr, closed.consts, [np.array([1.0, 2.0], np.float32)])
     np.testing.assert_array_equal(np.asarray(eager[0]), [4.0, 7.0])

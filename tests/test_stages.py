@@ -73,3 +73,15 @@ def test_compiled_rejects_other_types_and_structures():
         compiled(np.zeros(4, np.float32))
     with pytest.raises(OlympusTypeError, match="structured as"):
         compiled(np.zeros(3, np.float32), np.zeros(3, np.float32))
+
+
+def test_stages_of_a_loaded_program(tmp_path):
+    closed = olympus.make_olympuspr(lambda x, y: (jnp.dot(x, W), y * 2))(
+        np.ones((2, 3), np.float32), np.float32(1))
+    olympus.ir.save(closed, tmp_path / "p.olympuspr")
+    loaded = olympus.ir.load(tmp_path / "p.olympuspr")
+    compiled = olympus.stages.Traced.from_olympuspr(loaded, "p").lower().compile()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out, twice = compiled(x, np.float32(4))
+    np.testing.assert_allclose(np.asarray(out), x @ W, rtol=1e-6)
+    assert float(twice) == 8.0

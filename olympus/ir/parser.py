@@ -14,6 +14,9 @@ come from `consts` (a list for the top-level constvars, in order, or a dict
 keyed by printed name for constvars anywhere); weak types are not printed, so
 every parsed aval is strong (the checker and the backend ignore weak_type);
 source lines come back from `# file:line (function)` comments when present.
+Parameters that hold Python functions (the `bwd` of `custom_lin`, the
+`callback` of `debug_callback`) print as the function's name and come back
+as that string: such programs parse and print, but cannot run.
 
 Grammar (whitespace-insensitive, so one-line and indented forms both parse):
 
@@ -21,14 +24,16 @@ Grammar (whitespace-insensitive, so one-line and indented forms both parse):
     binder  := name ':' type            type := dtype '[' dims ']'
     eqn     := binder* '=' prim ['[' (key '=' value)* ']'] atom* ['# source']
     atom    := name | literal           literal := value ':' type
-    value   := program | '(' values ')' | int | float | None | True | False
-             | dtype name | bare word (a string, e.g. a jitted function's name)
+    value   := program | '(' values ')' | '[' values ']' | int | float | None
+             | True | False | dtype name | 'quoted string'
+             | bare word (a string, e.g. a jitted function's name)
 
 Primitives are looked up by name in `olympus.lax.all_primitives`.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Mapping, Sequence
 
@@ -52,6 +57,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)")
 _SOURCE = re.compile(r"(?P<file>.*):(?P<line>\d+) \((?P<function>.*)\)")
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _LITERAL_WORDS = ("True", "False", "nan", "inf", "-inf", "+inf", "-nan")
 
 
@@ -239,6 +245,8 @@ class _Parser:
     def value(self, as_string: bool = False):
         r = self.r
         r.skip_space()
+        if r.peek("'") or r.peek('"'):
+            return ast.literal_eval(r.match(_QUOTED, "a quoted string"))
         if as_string:
             return self.bare_word()
         if r.peek("{"):
@@ -387,7 +395,14 @@ def _scalar(token: str, dtype: np.dtype, r: _Reader):
         raise r.error(f"{token!r} is not a {dtypes.short_name(dtype)} value") from None
 
 
+_SHAPED_ARRAY = re.compile(r"ShapedArray\((\w+)\[([0-9,]*)\](, weak_type=True)?\)")
+
+
 def _param_scalar(word: str):
+    m = _SHAPED_ARRAY.fullmatch(word)
+    if m and m[1] in _DTYPES_BY_SHORT_NAME:  # an aval held by a param, as repr() shows it
+        shape = tuple(int(d) for d in m[2].split(",") if d)
+        return ShapedArray(shape, _DTYPES_BY_SHORT_NAME[m[1]], weak_type=bool(m[3]))
     if word == "None":
         return None
     if word in ("True", "False"):
