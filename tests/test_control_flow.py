@@ -602,3 +602,21 @@ def test_second_derivatives_through_scan_and_cond():
     assert_allclose(g(a), np.float32(2 * np.cos(0.7) - 0.7 * np.sin(0.7)), rtol=1e-5)
     jac = olympus.jacrev(lambda v: lax.fori_loop(0, 3, lambda i, c: c * v, jnp.ones(2)))
     assert_allclose(jac(np.array([1.0, 2.0], np.float32)), np.diag([3.0, 12.0]).astype(np.float32))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_unroll_gives_the_same_values(reverse):
+    xs = np.arange(7, dtype=np.float32)
+
+    def f(xs, unroll):
+        return lax.scan(lambda c, x: (c * 0.5 + x, c - x), 1.0, xs, reverse=reverse, unroll=unroll)
+
+    want_c, want_ys = _scan_reference(lambda c, x: (c * np.float32(0.5) + x, c - x),
+                                      np.float32(1.0), xs, reverse)
+    for unroll in (1, 3, True):
+        c, ys = olympus.jit(f, static_argnums=1)(xs, unroll)
+        assert_allclose(c, np.float32(want_c))
+        assert_allclose(ys, want_ys.astype(np.float32))
+    text = olympus.jit(f, static_argnums=1).lower_text(xs, 3)
+    assert text.count('"stablehlo.dynamic_update_slice"') == 3 + 1  # 2 trips of 3, then 1
+    assert '"stablehlo.while"' not in olympus.jit(f, static_argnums=1).lower_text(xs, True)

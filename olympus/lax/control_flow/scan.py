@@ -87,36 +87,60 @@ def _compare_i32(em, x: str, y: str, direction: str) -> str:
     return em.op("stablehlo.compare", [x, y], [ShapedArray((), dtypes.bool_)], attrs)[0]
 
 
+def _scan_step(em, olympuspr, step: str, length: int, reverse: bool, consts, carry, xs, ys,
+               xs_avals, ys_avals):
+    """Emits iteration `step` (an i32 value): slice the xs, run the body, store the ys."""
+    at = step
+    if reverse:
+        at = em.op("stablehlo.subtract", [_i32(em, length - 1), step], [_I32])[0]
+    x_rows = [_slice_at(em, x, a, at) for x, a in zip(xs, xs_avals)]
+    outs = lower_closed_inline(em, olympuspr, [*consts, *carry, *x_rows])
+    n_carry = len(carry)
+    new_ys = [_update_at(em, s, a, y, at) for s, a, y in zip(ys, ys_avals, outs[n_carry:])]
+    return outs[:n_carry], new_ys
+
+
 def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
-    """A while loop over an i32 counter; xs are sliced and ys updated in place."""
+    """A while loop over an i32 counter; xs are sliced and ys updated in place.
+
+    With `unroll` = u, each trip of the loop runs u iterations and the
+    `length % u` left over run after it, straight-line.
+    """
     em = ctx.emitter
-    n_xs = len(args) - num_consts - num_carry
     ys_avals = ctx.avals_out[num_carry:]
     xs_avals = ctx.avals_in[num_consts + num_carry:]
-    ys_init = [em.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals]
-    if length == 0:  # no iteration: and no row to slice from the empty xs
-        return list(args[num_consts:num_consts + num_carry]) + ys_init
-    state = [_i32(em, 0), *args, *ys_init]
-    avals = [_I32, *ctx.avals_in, *ys_avals]
+    consts, carry = args[:num_consts], list(args[num_consts:num_consts + num_carry])
+    xs = args[num_consts + num_carry:]
+    ys = [em.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals]
+    unroll = max(1, min(unroll, length))
+    trips = length // unroll if unroll < length else 0  # fully unrolled: no loop at all
+    step_args = (length, reverse)
+    if trips:
+        state = [_i32(em, 0), *args, *ys]
+        avals = [_I32, *ctx.avals_in, *ys_avals]
 
-    def cond_block(inner, i, *rest):
-        return [_compare_i32(inner, i, _i32(inner, length), "LT")]
+        def cond_block(inner, trip, *rest):
+            return [_compare_i32(inner, trip, _i32(inner, trips), "LT")]
 
-    def body_block(inner, i, *rest):
-        consts, carry = rest[:num_consts], rest[num_consts:num_consts + num_carry]
-        xs, ys = rest[num_consts + num_carry:num_consts + num_carry + n_xs], rest[len(args):]
-        at = i
-        if reverse:
-            at = inner.op("stablehlo.subtract", [_i32(inner, length - 1), i], [_I32])[0]
-        x_rows = [_slice_at(inner, x, a, at) for x, a in zip(xs, xs_avals)]
-        outs = lower_closed_inline(inner, olympuspr, [*consts, *carry, *x_rows])
-        new_ys = [_update_at(inner, s, a, y, at) for s, a, y in zip(ys, ys_avals, outs[num_carry:])]
-        (step,) = inner.op("stablehlo.add", [i, _i32(inner, 1)], [_I32])
-        return [step, *consts, *outs[:num_carry], *xs, *new_ys]
+        def body_block(inner, trip, *rest):
+            c, ys_now = list(rest[num_consts:num_consts + num_carry]), rest[len(args):]
+            first = inner.op("stablehlo.multiply", [trip, _i32(inner, unroll)], [_I32])[0]
+            for j in range(unroll):
+                step = first if j == 0 else inner.op(
+                    "stablehlo.add", [first, _i32(inner, j)], [_I32])[0]
+                c, ys_now = _scan_step(inner, olympuspr, step, *step_args, consts, c, xs,
+                                       ys_now, xs_avals, ys_avals)
+            (next_trip,) = inner.op("stablehlo.add", [trip, _i32(inner, 1)], [_I32])
+            return [next_trip, *rest[:num_consts], *c, *rest[num_consts + num_carry:len(args)],
+                    *ys_now]
 
-    regions = [em.region(avals, cond_block), em.region(avals, body_block)]
-    outs = em.op("stablehlo.while", state, avals, regions=regions)
-    return outs[1 + num_consts:1 + num_consts + num_carry] + outs[1 + len(args):]
+        regions = [em.region(avals, cond_block), em.region(avals, body_block)]
+        outs = em.op("stablehlo.while", state, avals, regions=regions)
+        carry, ys = outs[1 + num_consts:1 + num_consts + num_carry], outs[1 + len(args):]
+    for k in range(trips * unroll, length):
+        carry, ys = _scan_step(em, olympuspr, _i32(em, k), *step_args, consts, carry, xs, ys,
+                               xs_avals, ys_avals)
+    return list(carry) + list(ys)
 
 
 scan_p = define_primitive("scan", _scan_abstract_eval, _scan_lower, multiple_results=True)
@@ -153,6 +177,17 @@ def _scan_length(xs_leaves, xs_tree, length, source_info) -> int:
     return length
 
 
+def _unroll_factor(unroll, length: int) -> int:
+    """`unroll=True` unrolls fully, False means 1, ints count iterations per trip."""
+    if unroll is True:
+        return max(length, 1)
+    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 0:
+        if unroll is False:
+            return 1
+        raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
+    return max(int(unroll), 1)
+
+
 def _split_scan_output(out):
     if not (isinstance(out, tuple) and len(out) == 2):
         raise OlympusTypeError(
@@ -166,8 +201,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     """Loops `carry, y = f(carry, x)` over the leading axis of `xs`; stacks the ys.
 
     Returns `(final_carry, stacked_ys)`; `reverse=True` walks xs from the end
-    (and stores each y at its x's position). `unroll` is accepted for JAX
-    compatibility and recorded; the loop is always one XLA while.
+    (and stores each y at its x's position). `unroll` iterations run per trip
+    of the compiled loop (True: all of them, no loop).
 
     >>> lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
     """
@@ -204,7 +239,8 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
     args = [*traced.consts, *init_leaves, *xs_leaves]
     outs = scan_p.bind(
         *args, olympuspr=traced.closed, num_consts=len(traced.consts), num_carry=n_carry,
-        length=length, reverse=bool(reverse), linear=(False,) * len(args), unroll=int(unroll),
+        length=length, reverse=bool(reverse), linear=(False,) * len(args),
+        unroll=_unroll_factor(unroll, length),
     )
     ys_tree = traced.out_tree.children[1]
     return tree_unflatten(carry_tree, outs[:n_carry]), tree_unflatten(ys_tree, outs[n_carry:])
