@@ -381,6 +381,31 @@ def test_vmap_of_jvp_and_grad_through_per_example_slices():
     np.testing.assert_allclose(np.asarray(olympus.grad(window_energy)(xs)), expected, rtol=1e-6)
 
 
+def test_custom_derivatives_survive_vmap():
+    @olympus.custom_vjp
+    def scaled(w, x):
+        return w * x
+
+    # a deliberately "wrong" rule, so that using it is visible: d/dw is 10 x
+    scaled.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (10.0 * g * res[1], g * res[0]))
+
+    @olympus.custom_jvp
+    def soft(x):
+        return jnp.sin(x)
+
+    soft.defjvp(lambda primals, tangents: (soft(primals[0]), 3.0 * tangents[0]))
+    w, xs = np.float32(2.0), normal(B)
+    batched = olympus.vmap(scaled, in_axes=(None, 0))
+    assert_close(batched(w, xs), (w * xs).astype(np.float32))
+    # grad of vmap: the shared w's cotangent is summed over the batch
+    dw = olympus.grad(lambda w: jnp.sum(batched(w, xs)))(w)
+    np.testing.assert_allclose(np.asarray(dw), 10.0 * xs.sum(), rtol=1e-5)
+    dxs = olympus.jit(olympus.grad(lambda xs: jnp.sum(batched(w, xs))))(xs)
+    assert_close(dxs, np.full(B, 2.0, np.float32))
+    dsoft = olympus.grad(lambda xs: jnp.sum(olympus.vmap(soft)(xs)))(xs)
+    assert_close(dsoft, np.full(B, 3.0, np.float32))
+
+
 # ---- errors ----------------------------------------------------------------------
 def test_error_mismatched_sizes_names_arguments():
     with pytest.raises(ValueError, match=r"args\[0\] has size 3 .*args\[1\] has size 4"):

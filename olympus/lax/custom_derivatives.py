@@ -26,12 +26,15 @@ from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.lax.base import all_primitives, define_primitive
 from olympus.lax.elementwise import convert_element_type_p
-from olympus.lax.pjit import _pjit_impl, pjit_p
+from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
-from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front, def_elementwise
+from olympus.lax.reductions import reduce_sum_p
+from olympus.transforms.batching import (
+    batch_rules, batch_subprogram, batch_to_front, def_elementwise, vmap,
+)
 from olympus.transforms.jvp import (
     Zero, defjvp_zero, eval_olympuspr, instantiate, is_zero, jvp_program, jvp_rules,
 )
@@ -105,16 +108,16 @@ def _call_primitive(name: str) -> Primitive:
     prim.def_abstract_eval(lambda *avals, call, **params: call.out_avals)
     prim.def_impl(lambda *args, call, **params: eval_olympuspr(call.olympuspr, call.consts, list(args)))
     lowering_rules[prim] = lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args)
-
-    def batch_rule(axis_size, vals, dims, *, call, name, **params):
-        """Batches the body into a pjit: under vmap the custom rule is dropped,
-        so grad of vmap differentiates the body itself."""
-        batched, consts, out_dims = batch_subprogram(call, axis_size, dims, name)
-        vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
-        return pjit_p.bind(*consts, *vals, olympuspr=batched, name=name), out_dims
-
-    batch_rules[prim] = batch_rule
     return prim
+
+
+def _batched_call(call, axis_size, vals, dims, num_consts, name):
+    """The batched body (every output batched at 0), its operands, num_consts
+    and the batch dims (0 or None) of the user-visible arguments."""
+    batched, consts, _ = batch_subprogram(call, axis_size, dims, name, batch_all_outputs=True)
+    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
+    return batched, [*consts, *vals], len(consts) + num_consts, arg_dims
 
 
 def _match_tangent(t, primal):
@@ -142,6 +145,23 @@ def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, name):
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+def _custom_jvp_call_batch(axis_size, vals, dims, *, call, jvp, num_consts, name):
+    """Stays a custom_jvp_call (so grad of vmap still uses the user's rule),
+    whose jvp runs the user's rule per example under vmap."""
+    batched, operands, num_consts, arg_dims = _batched_call(call, axis_size, vals, dims, num_consts, name)
+
+    def batched_jvp(primals, tangents):
+        per_example = lambda p, t: jvp(list(p), list(t))  # noqa: E731
+        return vmap(per_example, in_axes=(arg_dims, arg_dims))(list(primals), list(tangents))
+
+    outs = custom_jvp_call_p.bind(*operands, call=batched, jvp=batched_jvp,
+                                  num_consts=num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
 class custom_jvp:
@@ -255,6 +275,55 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
 
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+def _custom_vjp_call_batch(axis_size, vals, dims, *, call, fwd, bwd, num_consts, name):
+    """Stays a custom_vjp_call whose fwd and bwd run the user's per example
+    under vmap; cotangents of arguments shared by the batch are summed."""
+    batched, operands, num_consts, arg_dims = _batched_call(call, axis_size, vals, dims, num_consts, name)
+
+    def batched_fwd(args):
+        return vmap(lambda a: fwd(list(a)), in_axes=(arg_dims,))(list(args))
+
+    def batched_bwd(res, cts):
+        return _batched_cotangents(bwd, res, cts, arg_dims, vals[-len(arg_dims):] if arg_dims else [])
+
+    outs = custom_vjp_call_p.bind(*operands, call=batched, fwd=batched_fwd, bwd=batched_bwd,
+                                  num_consts=num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+def _batched_cotangents(bwd, res, cts, arg_dims, args) -> list:
+    """bwd per example; symbolic zeros stay symbolic, shared arguments' sum."""
+    zero = []
+
+    def per_example(r, c):
+        cts_in = bwd(list(r), list(c))
+        zero[:] = [is_zero(ct) for ct in cts_in]
+        return [instantiate(ct) for ct in cts_in]
+
+    cts_in = vmap(per_example)(list(res), list(cts))
+    return [
+        Zero(aval_of(x)) if z else ct if d is not None else reduce_sum_p.bind(ct, axes=(0,))
+        for ct, z, d, x in zip(cts_in, zero, arg_dims, args)
+    ]
+
+
+def _custom_lin_batch(axis_size, vals, dims, *, num_res, bwd, out_avals, name):
+    """All operands batched at 0; the transpose runs bwd per example."""
+    vals = [batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+
+    def batched_bwd(res, cts):
+        return _batched_cotangents(bwd, res, cts, [0] * (len(vals) - num_res), vals[num_res:])
+
+    out_avals = tuple(a.update(shape=(axis_size, *a.shape)) for a in out_avals)
+    outs = custom_lin_p.bind(*vals, num_res=num_res, bwd=batched_bwd, out_avals=out_avals,
+                             name=name)
+    return outs, [0] * len(outs)
+
+
+batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+batch_rules[custom_lin_p] = _custom_lin_batch
 
 
 class custom_vjp:
