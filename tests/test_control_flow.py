@@ -620,3 +620,18 @@ def test_scan_unroll_gives_the_same_values(reverse):
     text = olympus.jit(f, static_argnums=1).lower_text(xs, 3)
     assert text.count('"stablehlo.dynamic_update_slice"') == 3 + 1  # 2 trips of 3, then 1
     assert '"stablehlo.while"' not in olympus.jit(f, static_argnums=1).lower_text(xs, True)
+
+
+def test_derivatives_of_batched_loops_with_per_example_trip_counts():
+    def h(x):
+        return lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0 + 1, x)
+
+    xs = np.array([0.5, 3.0, 20.0], np.float32)
+    slopes = np.array([8.0, 4.0, 1.0], np.float32)  # 3, 2 and 0 doublings
+    assert_allclose(olympus.vmap(olympus.jacfwd(h))(xs), slopes)
+    assert_allclose(olympus.jacfwd(olympus.vmap(h))(xs), np.diag(slopes))
+    f = lambda x: lax.cond(x > 0, lambda x: jnp.sin(x) * x, lambda x: x * x * 2.0, x)  # noqa: E731
+    ys = np.array([-1.0, 0.5, 2.0], np.float32)
+    want = np.where(ys > 0, np.cos(ys) * ys + np.sin(ys), 4 * ys)
+    assert_allclose(olympus.vmap(olympus.grad(f))(ys), want)
+    assert_allclose(olympus.grad(lambda v: olympus.vmap(f)(v).sum())(ys), want)
