@@ -566,6 +566,14 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "custom_vjp_call": ("test_autodiff.py", "custom_vjp"),
     "custom_lin": ("test_autodiff.py", "custom_vjp"),  # what grad makes of a custom_vjp call
     "checkpoint": ("test_autodiff.py", "olympus.checkpoint"),
+    "optimization_barrier": ("test_autodiff.py", "optimization_barrier"),  # checkpoint's recompute
+    "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
+    "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
+    "lu": ("test_linalg.py", "lax_linalg.lu"),
+    "eigh": ("test_linalg.py", "lax_linalg.eigh"),
+    "geqrf": ("test_linalg.py", "lax_linalg.geqrf"),
+    "householder_product": ("test_linalg.py", "lax_linalg.householder_product"),
+    "svd": ("test_linalg.py", "lax_linalg.svd"),
 }
 
 

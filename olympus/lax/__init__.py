@@ -14,3 +14,4 @@ from olympus.lax.custom_derivatives import stop_gradient  # noqa: F401
 from olympus.lax.bits import (  # noqa: F401  bit-level primitives (olympus.random)
     bitcast_convert_type, shift_left, shift_right_arithmetic, shift_right_logical,
 )
+from olympus.lax import linalg  # noqa: E402,F401  (matrix primitives: cholesky, lu, eigh, ...)

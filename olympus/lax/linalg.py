@@ -1,0 +1,486 @@
+"""Linear-algebra primitives on (batches of) matrices: the last two axes are
+the matrix, leading axes a batch.
+
+cholesky and triangular_solve lower to StableHLO ops (XLA expands them);
+lu, eigh, geqrf, householder_product and svd lower to the LAPACK kernels
+jaxlib ships (backends/xla/lapack.py). Derivatives: cholesky, triangular_solve
+(jvp in both operands, transpose in b), lu (square matrices) and eigh have jvp
+rules, which is what olympus.numpy.linalg's solve, inv, det, slogdet,
+cholesky and eigh differentiate through; qr and svd have none yet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
+from olympus.backends.xla import lapack
+from olympus.lax import ops as lax
+from olympus.lax.base import define_primitive, same_dtypes
+from olympus.tracer.core import aval_of
+from olympus.tracer.errors import OlympusTypeError
+from olympus.transforms.batching import batch_rules, batch_to_front
+from olympus.transforms.jvp import Zero, instantiate, is_zero, jvp_rules
+from olympus.transforms.linearize import is_undefined, transpose_rules
+
+
+# ---- shape-rule helpers ------------------------------------------------------------
+def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:
+    if a.ndim < 2:
+        raise OlympusTypeError(f"{name} needs a matrix (rank >= 2), got {a.str_short()}")
+    if not dtypes.is_inexact(a.dtype):
+        raise OlympusTypeError(f"{name} needs floating-point or complex matrices, got {a.str_short()}")
+    if square and a.shape[-1] != a.shape[-2]:
+        raise OlympusTypeError(f"{name} needs square matrices, got {a.str_short()}")
+
+
+def _real_dtype(dtype):
+    return {np.dtype(np.complex64): np.dtype(np.float32),
+            np.dtype(np.complex128): np.dtype(np.float64)}.get(np.dtype(dtype), np.dtype(dtype))
+
+
+# ---- lax-level helpers used by the rules -------------------------------------------
+def matrix_transpose(x, conjugate: bool = False):
+    """Swaps the last two axes (and conjugates complex values when asked)."""
+    nd = aval_of(x).ndim
+    out = lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+    return _conj(out) if conjugate else out
+
+
+def _conj(x):
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return x
+    return lax.complex(lax.real(x), lax.neg(lax.imag(x)))
+
+
+def matmul(a, b):
+    """Batched a @ b on the last two axes (batch shapes equal)."""
+    nd = aval_of(a).ndim
+    batch = tuple(range(nd - 2))
+    return lax.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def triangle_mask(shape, lower: bool, k: int = 0):
+    """True on and below (lower) / above the k-th diagonal of the last two axes."""
+    nd = len(shape)
+    rows = lax.broadcasted_iota(np.int32, shape, nd - 2)
+    cols = lax.broadcasted_iota(np.int32, shape, nd - 1)
+    return lax.ge(lax.add(rows, np.int32(k)), cols) if lower else lax.le(lax.add(rows, np.int32(k)), cols)
+
+
+def _where(mask, x, fill=0):
+    aval = aval_of(x)
+    return lax.select(mask, x, lax.full(aval.shape, np.array(fill).astype(aval.dtype)[()]))
+
+
+def tril(x, k: int = 0):
+    return _where(triangle_mask(aval_of(x).shape, True, k), x)
+
+
+def triu(x, k: int = 0):
+    return _where(triangle_mask(aval_of(x).shape, False, k), x)
+
+
+def diagonal(x):
+    """The diagonal of the last two axes (exact: a masked sum of one element per row)."""
+    aval = aval_of(x)
+    eye = lax.eq(lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 2),
+                 lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 1))
+    return lax.reduce_sum(_where(eye, x), (aval.ndim - 1,))
+
+
+def diag_matrix(d, like_shape):
+    """A matrix of `like_shape` with `d` (last axis) on its diagonal."""
+    nd = len(like_shape)
+    full = lax.broadcast_in_dim(d, like_shape, tuple(range(nd - 1)))
+    eye = lax.eq(lax.broadcasted_iota(np.int32, like_shape, nd - 2),
+                 lax.broadcasted_iota(np.int32, like_shape, nd - 1))
+    return _where(eye, full)
+
+
+def hermitian_from_triangle(x, lower: bool):
+    """The Hermitian matrix a kernel that reads only one triangle of `x` sees."""
+    strict = matrix_transpose(_where(triangle_mask(aval_of(x).shape, lower, -1 if lower else 1), x), True)
+    return lax.add(tril(x) if lower else triu(x), strict)
+
+
+def _batch_all_to_front(axis_size, vals, dims):
+    return [batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+
+
+def _front_batch_rule(primitive):
+    """Batching by moving the batch to the front: the ops take leading batch dims."""
+
+    def rule(axis_size, vals, dims, **params):
+        out = primitive.bind(*_batch_all_to_front(axis_size, vals, dims), **params)
+        return (out, [0] * len(out)) if primitive.multiple_results else (out, 0)
+
+    return rule
+
+
+# ---- cholesky ------------------------------------------------------------------
+def _cholesky_abstract_eval(a: ShapedArray) -> ShapedArray:
+    _check_matrix("cholesky", a, square=True)
+    return a.update(weak_type=False)
+
+
+def _cholesky_lower(ctx, a):
+    """XLA's cholesky leaves the upper triangle unspecified: it is zeroed here."""
+    aval = ctx.avals_in[0]
+    factor = ctx.op("stablehlo.cholesky", [a], "lower = true")
+    nd = aval.ndim
+    idx = ShapedArray(aval.shape, np.dtype(np.int32))
+    rows = ctx.op("stablehlo.iota", [], f"iota_dimension = {nd - 2} : i64", result_avals=[idx])
+    cols = ctx.op("stablehlo.iota", [], f"iota_dimension = {nd - 1} : i64", result_avals=[idx])
+    keep = ctx.op("stablehlo.compare", [rows, cols],
+                  "comparison_direction = #stablehlo<comparison_direction GE>, "
+                  "compare_type = #stablehlo<comparison_type SIGNED>",
+                  result_avals=[ShapedArray(aval.shape, np.dtype(np.bool_))])
+    zero_aval = ShapedArray((), aval.dtype)
+    zero = ctx.emitter.constant(np.zeros((), aval.dtype), zero_aval)
+    zeros = ctx.op("stablehlo.broadcast_in_dim", [zero], "broadcast_dimensions = array<i64>",
+                   result_avals=[aval])
+    return ctx.op("stablehlo.select", [keep, factor, zeros])
+
+
+cholesky_p = define_primitive("cholesky", _cholesky_abstract_eval, _cholesky_lower)
+batch_rules[cholesky_p] = _front_batch_rule(cholesky_p)
+
+
+def _cholesky_jvp(primals, tangents):
+    """dL = L phi(L^-1 dA L^-H), phi taking the lower triangle with half the diagonal."""
+    (a,), (a_dot,) = primals, tangents
+    factor = cholesky_p.bind(a)
+    if is_zero(a_dot):
+        return factor, Zero(aval_of(factor))
+    a_dot = hermitian_from_triangle(a_dot, lower=True)
+    left = triangular_solve(factor, a_dot, left_side=True, lower=True)
+    middle = triangular_solve(factor, left, left_side=False, lower=True, transpose_a=True,
+                              conjugate_a=True)
+    shape = aval_of(middle).shape
+    half_diagonal = lax.mul(diag_matrix(diagonal(middle), shape), np.array(0.5, aval_of(a).dtype)[()])
+    phi = lax.sub(tril(middle), half_diagonal)
+    return factor, matmul(factor, phi)
+
+
+jvp_rules[cholesky_p] = _cholesky_jvp
+
+
+# ---- triangular_solve ------------------------------------------------------------
+def _triangular_solve_abstract_eval(a: ShapedArray, b: ShapedArray, *, left_side, lower,
+                                    transpose_a, conjugate_a, unit_diagonal) -> ShapedArray:
+    _check_matrix("triangular_solve", a, square=True)
+    same_dtypes("triangular_solve", (a, b))
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
+        raise OlympusTypeError(
+            f"triangular_solve: a and b need the same batch shape, got {a.str_short()} and {b.str_short()}")
+    m = a.shape[-1]
+    if (b.shape[-2] if left_side else b.shape[-1]) != m:
+        side = "rows" if left_side else "columns"
+        raise OlympusTypeError(
+            f"triangular_solve: b must have {m} {side} to match a, got {a.str_short()} and {b.str_short()}")
+    return b.update(weak_type=False)
+
+
+def _triangular_solve_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    if conjugate_a and not transpose_a:  # StableHLO has no plain conjugate: bind on conj(a) instead
+        raise OlympusTypeError("triangular_solve: conjugate_a without transpose_a is not lowered")
+    mode = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+    attrs = (f"left_side = {str(left_side).lower()}, lower = {str(lower).lower()}, "
+             f"transpose_a = #stablehlo<transpose {mode}>, unit_diagonal = {str(unit_diagonal).lower()}")
+    return ctx.op("stablehlo.triangular_solve", [a, b], attrs)
+
+
+triangular_solve_p = define_primitive(
+    "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_lower)
+
+
+def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+    """Solves op(a) x = b (left_side) or x op(a) = b for triangular `a`, where
+    op transposes and/or conjugates; only a's `lower` (or upper) triangle is read."""
+    if conjugate_a and not transpose_a:
+        a, conjugate_a = _conj(a), False
+    if not dtypes.is_complex(aval_of(a).dtype):
+        conjugate_a = False
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                                   unit_diagonal=bool(unit_diagonal))
+
+
+def _op_a(a, transpose_a, conjugate_a):
+    return matrix_transpose(a, conjugate_a) if transpose_a else a
+
+
+def _triangular_solve_jvp(primals, tangents, **params):
+    """d x = op(a)^-1 (db - op(da) x) (left side), (db - x op(da)) op(a)^-1 (right)."""
+    (a, b), (a_dot, b_dot) = primals, tangents
+    x = triangular_solve_p.bind(a, b, **params)
+    rhs = Zero(aval_of(x)) if is_zero(b_dot) else b_dot
+    if not is_zero(a_dot):
+        strict = (-1 if params["lower"] else 1) if params["unit_diagonal"] else 0
+        used = triangle_mask(aval_of(a).shape, params["lower"], strict)
+        op_da = _op_a(_where(used, a_dot), params["transpose_a"], params["conjugate_a"])
+        prod = matmul(op_da, x) if params["left_side"] else matmul(x, op_da)
+        rhs = lax.neg(prod) if is_zero(rhs) else lax.sub(rhs, prod)
+    if is_zero(rhs):
+        return x, rhs
+    return x, triangular_solve_p.bind(a, rhs, **params)
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """x = op(a)^-1 b is linear in b; its transpose applies op(a)^-T."""
+    if is_undefined(a):
+        raise TypeError("triangular_solve is not linear in its matrix a")
+    ct = instantiate(ct)
+    if transpose_a:  # op = a^T or a^H: the transpose applies a or conj(a)
+        a_used = _conj(a) if conjugate_a else a
+        out = triangular_solve_p.bind(a_used, ct, left_side=left_side, lower=lower, transpose_a=False,
+                                      conjugate_a=False, unit_diagonal=unit_diagonal)
+    else:
+        out = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower, transpose_a=True,
+                                      conjugate_a=False, unit_diagonal=unit_diagonal)
+    return [None, out]
+
+
+def _triangular_solve_batch(axis_size, vals, dims, **params):
+    a, b = _batch_all_to_front(axis_size, vals, dims)
+    return triangular_solve_p.bind(a, b, **params), 0
+
+
+jvp_rules[triangular_solve_p] = _triangular_solve_jvp
+transpose_rules[triangular_solve_p] = _triangular_solve_transpose
+batch_rules[triangular_solve_p] = _triangular_solve_batch
+
+
+# ---- lu (LAPACK getrf) -------------------------------------------------------------
+def _lu_abstract_eval(a: ShapedArray):
+    _check_matrix("lu", a)
+    k = min(a.shape[-2:])
+    return [a.update(weak_type=False), ShapedArray((*a.shape[:-2], k), np.dtype(np.int32))]
+
+
+def _lu_lower(ctx, a):
+    aval = ctx.avals_in[0]
+    lu_aval, piv_aval = ctx.avals_out
+    info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    factors, pivots, _ = lapack.custom_call(
+        ctx.emitter, lapack.target_name("getrf", aval.dtype), [a], [aval],
+        [lu_aval, piv_aval, info], aliases={0: 0})
+    one = ctx.emitter.constant(np.ones((), np.int32), ShapedArray((), np.dtype(np.int32)))
+    ones = ctx.op("stablehlo.broadcast_in_dim", [one], "broadcast_dimensions = array<i64>",
+                  result_avals=[piv_aval])
+    return [factors, ctx.op("stablehlo.subtract", [pivots, ones], result_avals=[piv_aval])]
+
+
+lu_p = define_primitive("lu", _lu_abstract_eval, _lu_lower, multiple_results=True)
+batch_rules[lu_p] = _front_batch_rule(lu_p)
+
+
+def lu_pivots_to_permutation(pivots, size: int):
+    """The row permutation that LAPACK's sequence of row swaps (0-based
+    `pivots`) performs: perm[i] is the original row now at row i. Unrolled
+    over the swaps, each an elementwise select (so it batches and jits)."""
+    shape = aval_of(pivots).shape
+    batch, k = shape[:-1], shape[-1]
+    nd = len(batch) + 1
+    positions = lax.broadcasted_iota(np.int32, (*batch, size), nd - 1)
+    perm = positions
+    for i in range(k):
+        target = lax.reshape(lax.slice(pivots, (0,) * (nd - 1) + (i,), (*batch, i + 1)), batch)
+        target = lax.broadcast_in_dim(target, (*batch, size), tuple(range(nd - 1)))
+        at_target = lax.eq(positions, target)
+        value_at_target = lax.reduce_sum(_where(at_target, perm), (nd - 1,))
+        value_at_i = lax.reshape(lax.slice(perm, (0,) * (nd - 1) + (i,), (*batch, i + 1)), batch)
+        spread = lambda v: lax.broadcast_in_dim(v, (*batch, size), tuple(range(nd - 1)))  # noqa: E731
+        perm = lax.select(at_target, spread(value_at_i), perm)
+        perm = lax.select(lax.eq(positions, np.int32(i)), spread(value_at_target), perm)
+    return perm
+
+
+def permutation_matrix(perm, dtype):
+    """P with P[i, j] = 1 where perm[i] == j: P @ a = a[perm]."""
+    shape = aval_of(perm).shape
+    full = (*shape, shape[-1])
+    rows = lax.broadcast_in_dim(perm, full, tuple(range(len(shape))))
+    return lax.convert_element_type(lax.eq(rows, lax.broadcasted_iota(np.int32, full, len(shape))), dtype)
+
+
+def _lu_jvp(primals, tangents):
+    """For P a = L U (square a): with x = L^-1 P da U^-1, dL = L tril(x, -1)
+    and dU = triu(x) U; the packed factors' tangent is their sum."""
+    (a,), (a_dot,) = primals, tangents
+    factors, pivots = lu_p.bind(a)
+    outs_zero = [Zero(aval_of(factors)), Zero(aval_of(pivots))]
+    if is_zero(a_dot):
+        return [factors, pivots], outs_zero
+    shape = aval_of(a).shape
+    if shape[-1] != shape[-2]:
+        raise OlympusTypeError(f"the derivative of lu is only defined for square matrices, got {shape}")
+    perm = lu_pivots_to_permutation(pivots, shape[-1])
+    p = permutation_matrix(perm, aval_of(a).dtype)
+    lower = _where(triangle_mask(shape, True, -1), factors)
+    eye = diag_matrix(lax.full(shape[:-1], 1, aval_of(a).dtype), shape)
+    l_unit = lax.add(lower, eye)
+    upper = triu(factors)
+    x = triangular_solve(l_unit, matmul(p, a_dot), left_side=True, lower=True, unit_diagonal=True)
+    x = triangular_solve(upper, x, left_side=False, lower=False)
+    tangent = lax.add(matmul(l_unit, tril(x, -1)), matmul(triu(x), upper))
+    return [factors, pivots], [tangent, outs_zero[1]]
+
+
+jvp_rules[lu_p] = _lu_jvp
+
+
+# ---- eigh (LAPACK syevd / heevd) -----------------------------------------------------
+def _eigh_abstract_eval(a: ShapedArray, *, lower: bool):
+    _check_matrix("eigh", a, square=True)
+    return [a.update(weak_type=False), ShapedArray(a.shape[:-1], _real_dtype(a.dtype))]
+
+
+def _eigh_lower(ctx, a, *, lower):
+    aval = ctx.avals_in[0]
+    v_aval, w_aval = ctx.avals_out
+    info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    v, w, _ = lapack.custom_call(
+        ctx.emitter, lapack.target_name("syevd", aval.dtype, complex_base="heevd"), [a], [aval],
+        [v_aval, w_aval, info], config={"mode": ord("V"), "uplo": ord("L" if lower else "U")},
+        aliases={0: 0})
+    return [v, w]
+
+
+eigh_p = define_primitive("eigh", _eigh_abstract_eval, _eigh_lower, multiple_results=True)
+batch_rules[eigh_p] = _front_batch_rule(eigh_p)
+
+
+def _eigh_jvp(primals, tangents, *, lower):
+    """With a = V diag(w) V^H: dw = diag(V^H da V), dV = V (F o (V^H da V)),
+    F_ij = 1 / (w_j - w_i) off the diagonal and 0 on it (distinct eigenvalues)."""
+    (a,), (a_dot,) = primals, tangents
+    v, w = eigh_p.bind(a, lower=lower)
+    if is_zero(a_dot):
+        return [v, w], [Zero(aval_of(v)), Zero(aval_of(w))]
+    a_dot = hermitian_from_triangle(a_dot, lower)
+    shape = aval_of(v).shape
+    nd = len(shape)
+    vh_da_v = matmul(matrix_transpose(v, conjugate=True), matmul(a_dot, v))
+    w_row = lax.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))
+    w_col = lax.broadcast_in_dim(w, shape, tuple(range(nd - 1)))
+    gaps = lax.sub(w_row, w_col)
+    off = lax.ne(lax.broadcasted_iota(np.int32, shape, nd - 2), lax.broadcasted_iota(np.int32, shape, nd - 1))
+    ones = lax.full(shape, 1, aval_of(w).dtype)
+    f = _where(off, lax.div(ones, lax.select(off, gaps, ones)))
+    f = lax.convert_element_type(f, aval_of(v).dtype)
+    v_dot = matmul(v, lax.mul(f, vh_da_v))
+    w_dot = diagonal(vh_da_v)
+    if dtypes.is_complex(aval_of(w_dot).dtype):
+        w_dot = lax.real(w_dot)
+    return [v, w], [v_dot, w_dot]
+
+
+jvp_rules[eigh_p] = _eigh_jvp
+
+
+# ---- QR: geqrf and householder_product (LAPACK geqrf / orgqr) ----------------------
+def _geqrf_abstract_eval(a: ShapedArray):
+    _check_matrix("geqrf", a)
+    return [a.update(weak_type=False), ShapedArray((*a.shape[:-2], min(a.shape[-2:])), a.dtype)]
+
+
+def _geqrf_lower(ctx, a):
+    aval = ctx.avals_in[0]
+    return lapack.custom_call(ctx.emitter, lapack.target_name("geqrf", aval.dtype), [a], [aval],
+                              list(ctx.avals_out), aliases={0: 0})
+
+
+geqrf_p = define_primitive("geqrf", _geqrf_abstract_eval, _geqrf_lower, multiple_results=True)
+batch_rules[geqrf_p] = _front_batch_rule(geqrf_p)
+
+
+def _householder_product_abstract_eval(a: ShapedArray, taus: ShapedArray) -> ShapedArray:
+    _check_matrix("householder_product", a)
+    same_dtypes("householder_product", (a, taus))
+    m, n = a.shape[-2:]
+    if m < n or taus.shape != (*a.shape[:-2], taus.shape[-1]) or taus.shape[-1] > n:
+        raise OlympusTypeError(
+            f"householder_product needs m >= n and at most n reflectors, got {a.str_short()} "
+            f"and taus {taus.str_short()}")
+    return a.update(weak_type=False)
+
+
+def _householder_product_lower(ctx, a, taus):
+    aval = ctx.avals_in[0]
+    (q,) = lapack.custom_call(ctx.emitter, lapack.target_name("orgqr", aval.dtype, complex_base="ungqr"),
+                              [a, taus], list(ctx.avals_in), [ctx.aval_out], aliases={0: 0})
+    return q
+
+
+householder_product_p = define_primitive(
+    "householder_product", _householder_product_abstract_eval, _householder_product_lower)
+batch_rules[householder_product_p] = _front_batch_rule(householder_product_p)
+
+
+# ---- svd (LAPACK gesdd) -------------------------------------------------------------
+def _svd_abstract_eval(a: ShapedArray, *, full_matrices: bool):
+    _check_matrix("svd", a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if k == 0:
+        raise OlympusTypeError(f"svd of an empty matrix {a.str_short()} is not supported")
+    batch = a.shape[:-2]
+    u = ShapedArray((*batch, m, m if full_matrices else k), a.dtype)
+    vt = ShapedArray((*batch, n if full_matrices else k, n), a.dtype)
+    return [ShapedArray((*batch, k), _real_dtype(a.dtype)), u, vt]
+
+
+def _svd_lower(ctx, a, *, full_matrices):
+    aval = ctx.avals_in[0]
+    s, u, vt = ctx.avals_out
+    info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    _, s_out, u_out, vt_out, _ = lapack.custom_call(
+        ctx.emitter, lapack.target_name("gesdd", aval.dtype), [a], [aval], [aval, s, u, vt, info],
+        config={"mode": ord("A" if full_matrices else "S")}, aliases={0: 0})
+    return [s_out, u_out, vt_out]
+
+
+svd_p = define_primitive("svd", _svd_abstract_eval, _svd_lower, multiple_results=True)
+batch_rules[svd_p] = _front_batch_rule(svd_p)
+
+
+# ---- public functions ----------------------------------------------------------------
+def cholesky(a):
+    """The lower Cholesky factor L of a Hermitian positive-definite `a` (a = L L^H);
+    NaN where `a` is not positive definite."""
+    return cholesky_p.bind(a)
+
+
+def lu(a):
+    """(lu, pivots, permutation): P a = L U with L unit-lower and U upper packed
+    in `lu`, `pivots` LAPACK's 0-based row swaps, `permutation` their effect."""
+    factors, pivots = lu_p.bind(a)
+    return factors, pivots, lu_pivots_to_permutation(pivots, aval_of(a).shape[-2])
+
+
+def eigh(a, lower: bool = True):
+    """(v, w): eigenvectors (columns) and ascending eigenvalues of a Hermitian
+    `a`, read from its lower (or upper) triangle."""
+    v, w = eigh_p.bind(a, lower=bool(lower))
+    return v, w
+
+
+def geqrf(a):
+    """LAPACK's compact QR: R in the upper triangle, Householder vectors below, and taus."""
+    return tuple(geqrf_p.bind(a))
+
+
+def householder_product(a, taus):
+    """The orthonormal Q whose Householder reflectors `geqrf` stored in `a`."""
+    return householder_product_p.bind(a, taus)
+
+
+def svd(a, full_matrices: bool = True):
+    """(s, u, vt) with a = u diag(s) vt, s descending."""
+    s, u, vt = svd_p.bind(a, full_matrices=bool(full_matrices))
+    return s, u, vt

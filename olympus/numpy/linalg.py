@@ -1,0 +1,377 @@
+"""olympus.numpy.linalg: NumPy's linear algebra on olympus.lax.linalg.
+
+Matrices are the last two axes; leading axes are batches (broadcast between
+operands, as NumPy does). solve, inv, det and slogdet go through an LU
+factorisation with partial pivoting, cholesky and eigh through their own
+kernels, so all of them are differentiable (olympus.grad) and batch (vmap).
+qr, svd, lstsq, pinv and the spectral norms have no derivatives yet.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.lax import linalg as lax_linalg
+from olympus.numpy import core as _core
+from olympus.numpy import reductions as _red
+from olympus.numpy import ufuncs as _uf
+from olympus.tracer.core import aval_of
+
+
+class LinAlgError(ValueError):
+    """A linear-algebra function got operands of the wrong rank or shape."""
+
+
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+def _inexact(a):
+    """`a` as an array of an inexact dtype (integers become the default float)."""
+    a = _core.asarray(a)
+    if not dtypes.is_inexact(a.dtype):
+        a = lax.convert_element_type(a, dtypes.canonicalize_dtype(np.float64))
+    return a
+
+
+def _square(name: str, a):
+    a = _inexact(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise LinAlgError(f"linalg.{name} needs (a batch of) square matrices, got shape {a.shape}")
+    return a
+
+
+def _swap(x):
+    return lax_linalg.matrix_transpose(x)
+
+
+def _eye_like(a):
+    shape = aval_of(a).shape
+    return lax_linalg.diag_matrix(lax.full(shape[:-1], 1, aval_of(a).dtype), shape)
+
+
+# ---- factorisations -----------------------------------------------------------------
+def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
+    """L with a = L L^H (or U = L^H with upper=True); NaN if a is not positive definite.
+
+    >>> cholesky(jnp.array([[4.0, 2.0], [2.0, 5.0]]))
+    Array([[2., 0.],
+           [1., 2.]], dtype=float32)
+    """
+    a = _square("cholesky", a)
+    if symmetrize_input:  # the gradient then treats a as the Hermitian matrix it stands for
+        a = lax.mul(lax.add(a, lax_linalg.matrix_transpose(a, conjugate=True)), np.array(0.5, a.dtype)[()])
+    factor = lax_linalg.cholesky(a)
+    return lax_linalg.matrix_transpose(factor, conjugate=True) if upper else factor
+
+
+def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors (columns) of a Hermitian matrix."""
+    a = _square("eigh", a)
+    lower = (UPLO or "L").upper() == "L"
+    if symmetrize_input:
+        a = lax.mul(lax.add(a, lax_linalg.matrix_transpose(a, conjugate=True)), np.array(0.5, a.dtype)[()])
+    v, w = lax_linalg.eigh(a, lower=lower)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO: str | None = None):  # noqa: N803
+    return eigh(a, UPLO).eigenvalues
+
+
+def qr(a, mode: str = "reduced"):
+    """a = Q R with orthonormal Q and upper-triangular R; mode "reduced",
+    "complete" or "r" (R only), as NumPy."""
+    a = _inexact(a)
+    if a.ndim < 2:
+        raise LinAlgError(f"linalg.qr needs a matrix, got shape {a.shape}")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: unknown mode {mode!r} (use 'reduced', 'complete' or 'r')")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    packed, taus = lax_linalg.geqrf(a)
+    r_rows = m if mode == "complete" else k
+    r = lax_linalg.triu(_slice_last2(packed, r_rows, n))
+    if mode == "r":
+        return r
+    q_cols = m if mode == "complete" else k
+    reflectors = _slice_last2(packed, m, min(n, q_cols))
+    if q_cols > n:  # complete Q of a tall matrix: pad with columns LAPACK fills in
+        pad = [(0, 0, 0)] * (a.ndim - 1) + [(0, q_cols - n, 0)]
+        reflectors = lax.pad(reflectors, np.array(0, a.dtype)[()], pad)
+    return QRResult(lax_linalg.householder_product(reflectors, taus), r)
+
+
+def _slice_last2(x, rows: int, cols: int):
+    shape = aval_of(x).shape
+    return lax.slice(x, (0,) * len(shape), (*shape[:-2], rows, cols))
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+    """a = U diag(S) Vh with S descending (NumPy's order of results)."""
+    a = _inexact(a)
+    if a.ndim < 2:
+        raise LinAlgError(f"linalg.svd needs a matrix, got shape {a.shape}")
+    s, u, vt = lax_linalg.svd(a, full_matrices=full_matrices)
+    return SVDResult(u, s, vt) if compute_uv else s
+
+
+# ---- solving ------------------------------------------------------------------------
+def _lu_solve(factors, perm, b):
+    """x with a x = b from P a = L U: x = U^-1 L^-1 (P b); b has matrix columns."""
+    p = lax_linalg.permutation_matrix(perm, aval_of(factors).dtype)
+    y = lax_linalg.triangular_solve(factors, lax_linalg.matmul(p, b), left_side=True, lower=True,
+                                    unit_diagonal=True)
+    return lax_linalg.triangular_solve(factors, y, left_side=True, lower=False)
+
+
+def _broadcast_batch(a, b, b_core: int):
+    """a (matrices) and b (with `b_core` core axes) broadcast to one batch shape."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:b.ndim - b_core])
+    a = _core.broadcast_to(a, (*batch, *a.shape[-2:]))
+    b = _core.broadcast_to(b, (*batch, *b.shape[b.ndim - b_core:]))
+    return a, b
+
+
+def solve(a, b):
+    """x with a @ x = b, by LU with partial pivoting. b is a vector when it is
+    1-D, else (a batch of) matrices of columns (..., n, k), as in NumPy 2.
+
+    >>> solve(jnp.array([[2.0, 0.0], [0.0, 4.0]]), jnp.array([2.0, 2.0]))
+    Array([1. , 0.5], dtype=float32)
+    """
+    a = _square("solve", a)
+    b = _core.asarray(b)
+    dtype = dtypes.promote_types(a.dtype, b.dtype)
+    a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
+    vector = b.ndim == 1  # NumPy 2's rule: any other b is a stack of matrices
+    if vector:
+        b = lax.expand_dims(b, (b.ndim,))
+    a, b = _broadcast_batch(a, b, 2)
+    if b.shape[-2] != a.shape[-1]:
+        raise LinAlgError(f"linalg.solve: a has shape {a.shape} but b has {b.shape[-2]} rows")
+    factors, _, perm = lax_linalg.lu(a)
+    x = _lu_solve(factors, perm, b)
+    return lax.squeeze(x, (x.ndim - 1,)) if vector else x
+
+
+def inv(a):
+    """The inverse matrix, as solve(a, I)."""
+    a = _square("inv", a)
+    return solve(a, _eye_like(a))
+
+
+def _lu_det_parts(a):
+    """(diagonal of U, parity of the pivoting as +-1) of a's LU factorisation."""
+    factors, pivots, _ = lax_linalg.lu(a)
+    swaps = lax.ne(pivots, lax.broadcasted_iota(np.int32, aval_of(pivots).shape, aval_of(pivots).ndim - 1))
+    count = lax.reduce_sum(lax.convert_element_type(swaps, np.int32), (aval_of(pivots).ndim - 1,))
+    odd = lax.eq(lax.rem(count, np.int32(2)), np.int32(1))
+    parity = lax.select(odd, lax.full(aval_of(count).shape, -1, a.dtype), lax.full(aval_of(count).shape, 1, a.dtype))
+    return lax_linalg.diagonal(factors), parity
+
+
+def det(a):
+    """The determinant: the product of U's diagonal, signed by the pivoting."""
+    a = _square("det", a)
+    diag, parity = _lu_det_parts(a)
+    return lax.mul(parity, lax.reduce_prod(diag, (diag.ndim - 1,)))
+
+
+def slogdet(a) -> SlogdetResult:
+    """(sign, log|det|), without the overflow of det for large matrices."""
+    a = _square("slogdet", a)
+    diag, parity = _lu_det_parts(a)
+    axis = (diag.ndim - 1,)
+    magnitude = lax.abs(diag)
+    logabsdet = lax.reduce_sum(lax.log(magnitude), axis)
+    if dtypes.is_complex(a.dtype):
+        unit = lax.div(diag, lax.convert_element_type(magnitude, a.dtype))
+        sign = lax.mul(parity, lax.reduce_prod(unit, axis))
+    else:
+        sign = lax.mul(parity, lax.reduce_prod(lax.sign(diag), axis))
+    return SlogdetResult(sign, logabsdet)
+
+
+def matrix_power(a, n: int):
+    """a @ a @ ... (n times) by repeated squaring; n < 0 inverts first, n = 0 gives I."""
+    a = _square("matrix_power", a)
+    n = int(n)
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else lax_linalg.matmul(result, base)
+        n >>= 1
+        if n:
+            base = lax_linalg.matmul(base, base)
+    return _eye_like(a) if result is None else result
+
+
+def pinv(a, rtol=None):
+    """The Moore-Penrose pseudo-inverse, from the SVD (singular values below
+    rtol * max(s) are treated as zero)."""
+    a = _inexact(a)
+    m, n = a.shape[-2:]
+    u, s, vh = svd(a, full_matrices=False)
+    if rtol is None:
+        rtol = 10 * max(m, n) * float(np.finfo(dtypes.canonicalize_dtype(_real(a.dtype))).eps)
+    cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
+    keep = lax.gt(s, _core.broadcast_to(cutoff, s.shape))
+    inv_s = lax.select(keep, lax.div(lax.full(s.shape, 1, s.dtype), lax.select(keep, s, lax.full(s.shape, 1, s.dtype))),
+                       lax.full(s.shape, 0, s.dtype))
+    scaled = lax.mul(_swap_conj(vh), lax.broadcast_in_dim(lax.convert_element_type(inv_s, a.dtype), (*vh.shape[:-2], n, s.shape[-1]),
+                                                           (*range(s.ndim - 1), s.ndim)))
+    return lax_linalg.matmul(scaled, _swap_conj(u))
+
+
+def _swap_conj(x):
+    return lax_linalg.matrix_transpose(x, conjugate=True)
+
+
+def _real(dtype):
+    return lax_linalg._real_dtype(dtype)
+
+
+def lstsq(a, b, rcond=None):
+    """(x, residuals, rank, s): x minimises |a x - b|_2, from the SVD of a.
+    residuals are the squared residual norms when a is tall and of full rank."""
+    a = _inexact(a)
+    b = lax.convert_element_type(_core.asarray(b), a.dtype)
+    if a.ndim != 2:
+        raise LinAlgError(f"linalg.lstsq needs a 2-D matrix, got shape {a.shape}")
+    vector = b.ndim == 1
+    if vector:
+        b = lax.expand_dims(b, (1,))
+    m, n = a.shape
+    u, s, vh = svd(a, full_matrices=False)
+    eps = float(np.finfo(_real(a.dtype)).eps)
+    rcond = eps * max(m, n) if rcond is None else float(rcond)
+    keep = lax.gt(s, lax.mul(_red.max(s), np.array(rcond, s.dtype)[()]))
+    safe = lax.select(keep, s, lax.full(s.shape, 1, s.dtype))
+    inv_s = lax.select(keep, lax.div(lax.full(s.shape, 1, s.dtype), safe), lax.full(s.shape, 0, s.dtype))
+    uh_b = lax_linalg.matmul(_swap_conj(u), b)
+    scaled = lax.mul(uh_b, lax.broadcast_in_dim(lax.convert_element_type(inv_s, a.dtype), uh_b.shape, (0,)))
+    x = lax_linalg.matmul(_swap_conj(vh), scaled)
+    rank = lax.reduce_sum(lax.convert_element_type(keep, np.int32), (0,))
+    residual = lax.sub(lax_linalg.matmul(a, x), b)
+    squares = lax.reduce_sum(lax.real(lax.mul(residual, _conj(residual))) if dtypes.is_complex(a.dtype)
+                             else lax.mul(residual, residual), (0,))
+    full_rank_tall = lax.bitwise_and(lax.eq(rank, np.int32(n)), lax.full((), m > n, np.bool_))
+    residuals = lax.select(full_rank_tall, squares, lax.full(squares.shape, 0, squares.dtype))
+    if vector:
+        x = lax.squeeze(x, (1,))
+    return x, residuals, rank, s
+
+
+def _conj(x):
+    return lax_linalg._conj(x)
+
+
+# ---- norms ----------------------------------------------------------------------------
+def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002
+    """Vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis and
+    matrix norms ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) over two, as NumPy."""
+    x = _inexact(x)
+    if axis is None:
+        if ord is None:
+            return _frobenius(x, tuple(range(x.ndim)), keepdims)
+        axis = tuple(range(x.ndim))
+        if x.ndim > 2:
+            raise LinAlgError(f"linalg.norm: ord={ord!r} needs axis for a {x.ndim}-D array")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(a % x.ndim for a in axes)
+    if len(axes) == 1:
+        return _vector_norm(x, axes[0], ord, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, axes, ord, keepdims)
+    raise LinAlgError(f"linalg.norm: axis must name one or two axes, got {axis!r}")
+
+
+def _abs(x):
+    return lax.abs(x)  # real magnitudes for complex x too
+
+
+def _frobenius(x, axes, keepdims):
+    mag = _abs(x)
+    return _uf.sqrt(_red.sum(lax.mul(mag, mag), axis=axes, keepdims=keepdims))
+
+
+def _vector_norm(x, axis: int, ord, keepdims):  # noqa: A002
+    mag = _abs(x)
+    if ord is None or ord == 2:
+        return _frobenius(x, (axis,), keepdims)
+    if ord == np.inf:
+        return _red.max(mag, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return _red.min(mag, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        nonzero = lax.convert_element_type(lax.ne(mag, np.array(0, mag.dtype)[()]), mag.dtype)
+        return _red.sum(nonzero, axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return _red.sum(mag, axis=axis, keepdims=keepdims)
+    p = float(ord)
+    total = _red.sum(lax.pow(mag, np.array(p, mag.dtype)[()]), axis=axis, keepdims=keepdims)
+    return lax.pow(total, np.array(1 / p, mag.dtype)[()])
+
+
+def _matrix_norm(x, axes, ord, keepdims):  # noqa: A002
+    row_axis, col_axis = axes
+    if ord is None or ord == "fro":
+        return _frobenius(x, axes, keepdims)
+    mag = _abs(x)
+    if ord in (1, -1, np.inf, -np.inf):
+        summed_axis, reduced_axis = (row_axis, col_axis) if ord in (1, -1) else (col_axis, row_axis)
+        sums = _red.sum(mag, axis=summed_axis, keepdims=True)
+        pick = _red.max if ord in (1, np.inf) else _red.min
+        out = pick(sums, axis=reduced_axis, keepdims=True)
+        return out if keepdims else lax.squeeze(out, tuple(sorted(axes)))
+    if ord in (2, -2, "nuc"):
+        moved = _core_moveaxes(x, axes)
+        s = svd(moved, compute_uv=False)
+        if ord == "nuc":
+            out = _red.sum(s, axis=-1)
+        else:
+            out = (_red.max if ord == 2 else _red.min)(s, axis=-1)
+        if keepdims:
+            for a in sorted(axes):
+                out = lax.expand_dims(out, (a,))
+        return out
+    raise LinAlgError(f"linalg.norm: invalid ord {ord!r} for a matrix norm")
+
+
+def _core_moveaxes(x, axes):
+    rest = [d for d in range(x.ndim) if d not in axes]
+    return lax.transpose(x, (*rest, *axes))
+
+
+def matrix_rank(a, rtol=None):
+    """The number of singular values above rtol * max(s)."""
+    a = _inexact(a)
+    s = svd(a, compute_uv=False)
+    if rtol is None:
+        rtol = max(a.shape[-2:]) * float(np.finfo(_real(a.dtype)).eps)
+    cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
+    return _red.sum(lax.convert_element_type(lax.gt(s, _core.broadcast_to(cutoff, s.shape)), np.int32), axis=-1)

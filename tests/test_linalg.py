@@ -1,0 +1,225 @@
+"""olympus.numpy.linalg and olympus.lax.linalg against NumPy, eagerly, under
+jit and vmap and on batches; derivatives of det, slogdet, inv, solve,
+cholesky, eigh, lu and triangular_solve against finite differences (f64)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus.lax import linalg as lax_linalg
+from olympus.test_util import check_grads
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((4, 4)).astype(np.float32)
+B = rng.standard_normal((4, 2)).astype(np.float32)
+SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
+BATCH = rng.standard_normal((2, 3, 3)).astype(np.float32)
+TALL = rng.standard_normal((5, 3)).astype(np.float32)
+TOL = dict(rtol=2e-4, atol=2e-5)
+
+
+@pytest.fixture
+def x64():
+    previous = olympus.config.read("olympus_enable_x64")
+    olympus.config.update("olympus_enable_x64", True)
+    yield
+    olympus.config.update("olympus_enable_x64", previous)
+
+
+def close(got, want, **tol):
+    np.testing.assert_allclose(np.asarray(got), want, **(tol or TOL))
+
+
+# ---- values ---------------------------------------------------------------------
+def test_solve_inv_det_slogdet():
+    close(jnp.linalg.solve(A, B), np.linalg.solve(A, B))
+    close(jnp.linalg.solve(A, B[:, 0]), np.linalg.solve(A, B[:, 0]))
+    close(jnp.linalg.inv(A), np.linalg.inv(A))
+    close(jnp.linalg.det(A), np.linalg.det(A))
+    sign, logdet = jnp.linalg.slogdet(A)
+    want_sign, want_log = np.linalg.slogdet(A)
+    assert float(sign) == want_sign
+    close(logdet, want_log)
+    close(jnp.linalg.det(BATCH), np.linalg.det(BATCH))
+    close(jnp.linalg.inv(BATCH), np.linalg.inv(BATCH))
+    close(jnp.linalg.solve(BATCH, BATCH[0]), np.linalg.solve(BATCH, BATCH[0]))  # broadcast b
+
+
+def test_det_of_a_permutation_and_a_singular_matrix():
+    swap = np.float32([[0, 1, 0], [1, 0, 0], [0, 0, 1]])
+    assert float(jnp.linalg.det(swap)) == -1.0
+    assert float(jnp.linalg.det(np.float32([[1, 2], [2, 4]]))) == 0.0
+
+
+def test_cholesky_and_eigh():
+    close(jnp.linalg.cholesky(SPD), np.linalg.cholesky(SPD))
+    close(jnp.linalg.cholesky(SPD, upper=True), np.linalg.cholesky(SPD).T)
+    w, v = jnp.linalg.eigh(SPD)
+    close(w, np.linalg.eigvalsh(SPD))
+    v = np.asarray(v)
+    close(v @ np.diag(np.asarray(w)) @ v.T, SPD, rtol=1e-4, atol=1e-4)
+    close(v.T @ v, np.eye(4), atol=1e-5)
+    failed = np.asarray(jnp.linalg.cholesky(-SPD))  # not positive definite: NaN factor
+    assert np.all(np.isnan(failed[np.tril_indices(4)]))
+
+
+def test_qr_modes():
+    for a in (TALL, TALL.T):
+        q, r = jnp.linalg.qr(a)
+        close(np.asarray(q) @ np.asarray(r), a)
+        close(np.asarray(q).T @ np.asarray(q), np.eye(q.shape[1]), atol=1e-5)
+        assert np.allclose(np.tril(np.asarray(r), -1), 0)
+        qc, rc = jnp.linalg.qr(a, mode="complete")
+        assert qc.shape == (a.shape[0],) * 2 and rc.shape == a.shape
+        close(np.asarray(qc) @ np.asarray(rc), a)
+        close(np.abs(np.asarray(jnp.linalg.qr(a, mode="r"))), np.abs(np.linalg.qr(a, mode="r")))
+
+
+def test_svd_lstsq_pinv_rank():
+    u, s, vh = jnp.linalg.svd(TALL, full_matrices=False)
+    close(s, np.linalg.svd(TALL, compute_uv=False))
+    close(np.asarray(u) * np.asarray(s) @ np.asarray(vh), TALL)
+    assert jnp.linalg.svd(TALL).U.shape == (5, 5)
+    y = rng.standard_normal(5).astype(np.float32)
+    x, residuals, rank, sv = jnp.linalg.lstsq(TALL, y)
+    want = np.linalg.lstsq(TALL, y, rcond=None)
+    close(x, want[0])
+    close(residuals, want[1])
+    assert int(rank) == want[2]
+    close(jnp.linalg.pinv(TALL), np.linalg.pinv(TALL))
+    low_rank = np.outer(np.arange(1.0, 4.0), np.arange(1.0, 5.0)).astype(np.float32)
+    assert int(jnp.linalg.matrix_rank(low_rank)) == 1
+
+
+@pytest.mark.parametrize("ord_, axis", [
+    (None, None), ("fro", None), ("nuc", None), (2, None), (-2, None), (1, None),
+    (-1, None), (np.inf, None), (-np.inf, None), (None, 1), (1, 0), (np.inf, 1),
+    (-np.inf, 1), (0, 1), (3, 1), (0.5, 0),
+])
+def test_norm(ord_, axis):
+    close(jnp.linalg.norm(A, ord_, axis), np.linalg.norm(A, ord_, axis))
+
+
+def test_norm_of_vectors_and_keepdims():
+    v = B[:, 0]
+    close(jnp.linalg.norm(v), np.linalg.norm(v))
+    close(jnp.linalg.norm(BATCH, axis=(1, 2), keepdims=True), np.linalg.norm(BATCH, axis=(1, 2), keepdims=True))
+
+
+def test_matrix_power():
+    for n in (0, 1, 2, 5, -1, -3):
+        close(jnp.linalg.matrix_power(A, n), np.linalg.matrix_power(A, n), rtol=1e-3, atol=1e-4)
+
+
+def test_jit_and_vmap():
+    f = lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.det(a), jnp.linalg.eigh(a @ a.T)[0])  # noqa: E731
+    eager = f(BATCH[0], BATCH[1])
+    for got, want in zip(olympus.jit(f)(BATCH[0], BATCH[1]), eager):
+        close(got, np.asarray(want))
+    mapped = olympus.vmap(f)(BATCH, BATCH[::-1])
+    for i in range(2):
+        for got, want in zip(mapped, f(BATCH[i], BATCH[1 - i])):
+            close(np.asarray(got)[i], np.asarray(want))
+    mapped_qr = olympus.vmap(lambda a: jnp.linalg.qr(a)[1])(BATCH)
+    close(np.abs(np.asarray(mapped_qr)), np.abs(np.linalg.qr(BATCH)[1]))
+    mapped_svd = olympus.vmap(lambda a: jnp.linalg.svd(a, compute_uv=False))(BATCH)
+    close(mapped_svd, np.linalg.svd(BATCH, compute_uv=False))
+
+
+def test_errors():
+    with pytest.raises(jnp.linalg.LinAlgError, match="square"):
+        jnp.linalg.inv(TALL)
+    with pytest.raises(jnp.linalg.LinAlgError, match="rows"):
+        jnp.linalg.solve(A, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="float32, float64"):
+        lax_linalg.lu(A.astype(olympus.numpy.bfloat16))
+
+
+# ---- the primitives --------------------------------------------------------------
+@pytest.mark.parametrize("left_side, lower, transpose_a, unit_diagonal", [
+    (True, True, False, False), (True, False, True, False),
+    (False, True, False, True), (False, False, True, False),
+])
+def test_triangular_solve(left_side, lower, transpose_a, unit_diagonal):
+    tri = np.tril(SPD) if lower else np.triu(SPD)
+    used = tri - np.diag(np.diag(tri)) + np.eye(4, dtype=np.float32) if unit_diagonal else tri
+    op = used.T if transpose_a else used
+    b = B if left_side else B.T
+    x = lax_linalg.triangular_solve(SPD, b, left_side=left_side, lower=lower,
+                                    transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+    want = np.linalg.solve(op, b) if left_side else np.linalg.solve(op.T, b.T).T
+    close(x, want)
+
+
+def test_lu_factors_and_permutation():
+    factors, pivots, perm = lax_linalg.lu(A)
+    lower = np.tril(np.asarray(factors), -1) + np.eye(4)
+    upper = np.triu(np.asarray(factors))
+    close(lower @ upper, A[np.asarray(perm)])
+    assert sorted(np.asarray(perm).tolist()) == [0, 1, 2, 3]
+    assert np.asarray(pivots).dtype == np.int32 and np.asarray(pivots).min() >= 0
+    wide = rng.standard_normal((2, 3)).astype(np.float32)
+    f, piv, p = lax_linalg.lu(wide)
+    close((np.tril(np.asarray(f), -1)[:, :2] + np.eye(2)) @ np.triu(np.asarray(f)), wide[np.asarray(p)])
+
+
+def test_lapack_primitives_directly():
+    packed, taus = lax_linalg.geqrf(TALL)
+    q = lax_linalg.householder_product(packed, taus)
+    close(np.asarray(q) @ np.triu(np.asarray(packed))[:3], TALL)
+    v, w = lax_linalg.eigh(SPD)
+    close(w, np.linalg.eigvalsh(SPD))
+    s, u, vt = lax_linalg.svd(A, full_matrices=True)
+    close(np.asarray(u) * np.asarray(s) @ np.asarray(vt), A)
+    close(lax_linalg.cholesky(SPD), np.linalg.cholesky(SPD))
+    c64 = (A + 1j * A.T).astype(np.complex64)
+    herm = c64 @ c64.conj().T + 4 * np.eye(4)
+    close(lax_linalg.eigh(herm)[1], np.linalg.eigvalsh(herm), rtol=1e-4, atol=1e-4)
+    close(jnp.linalg.solve(herm, B.astype(np.complex64)), np.linalg.solve(herm, B), rtol=1e-4, atol=1e-5)
+
+
+# ---- derivatives (float64) --------------------------------------------------------
+def _f64(x):
+    return np.asarray(x, np.float64)
+
+
+def test_grad_det_slogdet_inv_solve(x64):
+    a, b = _f64(A[:3, :3]), _f64(B[:3])
+    check_grads(jnp.linalg.det, (a,), order=2)
+    check_grads(lambda a: jnp.linalg.slogdet(a)[1], (a,), order=1)
+    check_grads(jnp.linalg.inv, (a,), order=1)
+    check_grads(jnp.linalg.solve, (a, b), order=1)
+    g = np.asarray(olympus.grad(jnp.linalg.det)(a))
+    np.testing.assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10)  # Jacobi's formula
+
+
+def test_grad_cholesky_and_eigh(x64):
+    spd = _f64(SPD[:3, :3])
+    check_grads(jnp.linalg.cholesky, (spd,), order=2)
+    check_grads(lambda a: jnp.linalg.eigh(a)[0], (spd,), order=2)
+    # eigenvectors up to sign: a sign-invariant function of them
+    check_grads(lambda a: jnp.linalg.eigh(a)[1] ** 2, (spd,), order=1)
+    g = np.asarray(olympus.grad(lambda a: jnp.linalg.eigh(a)[0][-1])(spd))
+    top = np.linalg.eigh(spd)[1][:, -1]
+    np.testing.assert_allclose(g, np.outer(top, top), rtol=1e-8, atol=1e-10)  # dλ = v v^T
+
+
+def test_grad_primitives(x64):
+    a, b = _f64(SPD[:3, :3]), _f64(B[:3])
+    check_grads(lambda a: lax_linalg.lu(a)[0], (_f64(A[:3, :3]),), order=1)
+    check_grads(lambda a, b: lax_linalg.triangular_solve(a, b, left_side=True, lower=True), (a, b), order=2)
+    check_grads(lambda a, b: lax_linalg.triangular_solve(a, b.T, left_side=False, lower=False, transpose_a=True,
+                                                         unit_diagonal=True), (a, b), order=1)
+    check_grads(lambda a: lax_linalg.cholesky(a), (a,), order=1)
+
+
+def test_grad_under_jit_and_vmap(x64):
+    batch = _f64(BATCH)
+    grads = olympus.vmap(olympus.grad(lambda a: jnp.linalg.slogdet(a)[1]))(batch)
+    np.testing.assert_allclose(np.asarray(grads), np.linalg.inv(batch).transpose(0, 2, 1), rtol=1e-10)
+    jitted = olympus.jit(olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a))))(batch[0])
+    eager = olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a)))(batch[0])
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-10)
