@@ -450,3 +450,12 @@ def test_checkpoint_dots_saveable_policy(x64):
                                rtol=1e-12)
     np.testing.assert_allclose(np.asarray(olympus.vmap(olympus.grad(g))(np.stack([w, 2 * w]))[1]),
                                np.asarray(olympus.grad(loss)(2 * w)), rtol=1e-12)
+
+
+def test_optimization_barrier_is_the_identity():
+    x, y = np.array([1.0, 2.0], np.float32), np.float32(3.0)
+    for f in (lax.optimization_barrier, olympus.jit(lax.optimization_barrier)):
+        a, b = f((x, y))
+        np.testing.assert_array_equal(np.asarray(a), x)
+        assert float(b) == 3.0
+    assert float(olympus.grad(lambda v: lax.optimization_barrier(v) * v)(3.0)) == 6.0
