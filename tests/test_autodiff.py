@@ -459,3 +459,20 @@ def test_optimization_barrier_is_the_identity():
         np.testing.assert_array_equal(np.asarray(a), x)
         assert float(b) == 3.0
     assert float(olympus.grad(lambda v: lax.optimization_barrier(v) * v)(3.0)) == 6.0
+
+
+def test_custom_rules_refuse_differentiated_closures():
+    def outer(w):
+        @olympus.custom_jvp
+        def f(x):
+            return x * w
+
+        f.defjvp(lambda p, t: (f(p[0]), t[0] * w))
+        return f(2.0)
+
+    with pytest.raises(TypeError, match="closes over a value being differentiated.*argument"):
+        olympus.grad(outer)(3.0)
+    w = np.float32(3.0)  # closing over a constant is fine
+    f = olympus.custom_jvp(lambda x: x * w)
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * w))
+    assert float(olympus.jit(olympus.grad(f))(2.0)) == 3.0

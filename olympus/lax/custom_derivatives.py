@@ -132,12 +132,24 @@ def _match_tangent(t, primal):
     return t
 
 
+def _check_closure_tangents(kind: str, name: str, const_tangents) -> None:
+    """The user's rule cannot see values the function closes over, so their
+    derivatives would be silently lost: refuse instead."""
+    for t in const_tangents:
+        if not is_zero(t):
+            raise CustomDerivativeError(
+                f"the {kind} function {name} closes over a value being differentiated "
+                f"({aval_of(t).str_short()}); its rule cannot account for it. Pass that "
+                f"value as an argument of {name} instead")
+
+
 # ---- custom_jvp -----------------------------------------------------------------
 custom_jvp_call_p = _call_primitive("custom_jvp_call")
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, name):
-    """Runs the user's jvp rule; tangents of closed-over values are ignored."""
+    """Runs the user's jvp rule (closed-over values must not be differentiated)."""
+    _check_closure_tangents("custom_jvp", name, tangents[:num_consts])
     args = primals[num_consts:]
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
     outs, tangent_outs = jvp(args, arg_tangents)
@@ -257,6 +269,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name)
     """fwd gives outputs and residuals; the tangent side is a `custom_lin`."""
     if not isinstance(core.current_trace(), PartialTrace):
         _custom_lin_unavailable(name=name)
+    _check_closure_tangents("custom_vjp", name, tangents[:num_consts])
     args = primals[num_consts:]
     outs, res = fwd(args)
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
