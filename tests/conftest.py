@@ -12,6 +12,7 @@ import pytest
 
 from olympus.backends.xla import dispatch
 from olympus.ir.checker import check_olympuspr
+from olympus.ir.core import ClosedOlympuspr
 from olympus.tracer.staging import StagingTrace
 
 checked_programs: list[int] = [0]  # how many programs were checked (a test reads it)
@@ -20,7 +21,7 @@ checked_programs: list[int] = [0]  # how many programs were checked (a test read
 def _checked_to_olympuspr(original):
     def to_olympuspr(self, outs):
         olympuspr, consts = original(self, outs)
-        check_olympuspr(olympuspr)
+        check_olympuspr(ClosedOlympuspr(olympuspr, consts))
         checked_programs[0] += 1
         return olympuspr, consts
 

@@ -102,6 +102,19 @@ def test_checker_rejects_double_definition_and_undefined_output():
         check_olympuspr(Olympuspr([], [a], [], [b]))
 
 
+def test_checker_rejects_array_literals_and_mismatched_consts():
+    a, b = Var(F32_3), Var(F32_3)
+    array_literal = Literal(ONES3, F32_3)
+    bad = Olympuspr([], [a], [Eqn(add_p, {}, [a, array_literal], [b])], [b])
+    with pytest.raises(OlympusprTypeError, match="array literal f32\\[3\\]"):
+        check_olympuspr(bad)
+    c, x, y = Var(F32_3), Var(F32_3), Var(F32_3)
+    program = Olympuspr([c], [x], [Eqn(add_p, {}, [x, c], [y])], [y])
+    check_olympuspr(ClosedOlympuspr(program, [ONES3]))
+    with pytest.raises(OlympusprTypeError, match=r"const 0 has shape \(4,\)"):
+        check_olympuspr(ClosedOlympuspr(program, [np.ones(4, np.float32)]))
+
+
 def test_checker_descends_into_sub_olympusprs():
     x, y = Var(F32_3), Var(F32_3)
     inner = Olympuspr([], [x], [Eqn(mul_p, {}, [x, Literal(np.float32(2), ShapedArray((), np.float32))], [y])], [y])

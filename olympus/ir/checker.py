@@ -1,10 +1,14 @@
 """The type checker: every transform's output must pass it (the tests make sure).
 
-It verifies that each variable is defined exactly once before it is used and
-that each equation's output types are what its primitive's shape rule says.
+It verifies that each variable is defined exactly once before it is used,
+that each equation's output types are what its primitive's shape rule says,
+that literals are scalars (array constants are constvars), and that a closed
+program's consts have their constvars' shapes.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, subolympusprs
 
@@ -32,8 +36,20 @@ def _fail(olympuspr: Olympuspr, index: int, problem: str):
     raise OlympusprTypeError(f"equation {index}: {problem}\n" + "\n".join(lines))
 
 
+def _check_consts(closed: ClosedOlympuspr) -> None:
+    """Each const has its constvar's shape (dtypes may still be uncanonicalised)."""
+    for i, (var, const) in enumerate(zip(closed.olympuspr.constvars, closed.consts)):
+        shape = tuple(np.shape(const))
+        if shape != var.aval.shape:
+            raise OlympusprTypeError(
+                f"const {i} has shape {shape} but its constvar is {var.aval.str_short()}"
+            )
+
+
 def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
     """Raises OlympusprTypeError at the first ill-typed equation."""
+    if isinstance(program, ClosedOlympuspr):
+        _check_consts(program)
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
     defined: set = set()
 
@@ -46,6 +62,9 @@ def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
         define(v, "binder")
     for i, eqn in enumerate(olympuspr.eqns):
         for x in eqn.invars:
+            if isinstance(x, Literal) and x.aval.shape != ():
+                _fail(olympuspr, i, f"{eqn.primitive} has an array literal {x.aval.str_short()}; "
+                      f"array constants belong in constvars")
             if not isinstance(x, Literal) and x not in defined:
                 _fail(olympuspr, i, f"{eqn.primitive} uses a variable before it is defined")
         for sub in subolympusprs(eqn.params):
