@@ -476,3 +476,12 @@ def test_custom_rules_refuse_differentiated_closures():
     f = olympus.custom_jvp(lambda x: x * w)
     f.defjvp(lambda p, t: (f(p[0]), t[0] * w))
     assert float(olympus.jit(olympus.grad(f))(2.0)) == 3.0
+
+
+def test_complex_inputs_follow_jax_convention():
+    """For real-valued f of complex z, grad gives conj(df/dz) * 2 (JAX's convention)."""
+    z = np.complex64(1 + 2j)
+    np.testing.assert_allclose(complex(olympus.grad(lambda z: jnp.abs(z) ** 2)(z)), 2 - 4j,
+                               rtol=1e-6)
+    np.testing.assert_allclose(complex(olympus.jvp(lambda z: z * z, (z,), (np.complex64(1),))[1]),
+                               2 * z, rtol=1e-6)
