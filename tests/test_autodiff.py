@@ -485,3 +485,10 @@ def test_complex_inputs_follow_jax_convention():
                                rtol=1e-6)
     np.testing.assert_allclose(complex(olympus.jvp(lambda z: z * z, (z,), (np.complex64(1),))[1]),
                                2 * z, rtol=1e-6)
+
+
+def test_linear_transpose():
+    m = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    f_t = olympus.linear_transpose(lambda x: m @ x + jnp.sum(x), np.zeros(3, np.float32))
+    (ct,) = f_t(np.array([1.0, -1.0], np.float32))
+    np.testing.assert_allclose(np.asarray(ct), m.T @ [1.0, -1.0] + 0.0, rtol=1e-6)

@@ -168,6 +168,33 @@ def _check_cotangent(aval, ct):
     return ct
 
 
+def linear_transpose(fun: Callable, *primals):
+    """The transpose of linear `fun` (primals give only shapes and dtypes):
+    a function from output cotangents to a tuple of input cotangents.
+
+    >>> f_t = linear_transpose(lambda x: 2.0 * x, 1.0)
+    >>> f_t(1.0)
+    (Array(2., dtype=float32),)
+    """
+    from olympus.tracer.staging import trace_to_olympuspr
+
+    leaves, in_tree = tree_flatten(primals)
+    flat_fun, box = _flatten_fun(fun, in_tree)
+    olympuspr, consts, _ = trace_to_olympuspr(flat_fun, [aval_of(x) for x in leaves])
+    out_avals = olympuspr.out_avals
+
+    def transposed(ct):
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != box["tree"]:
+            raise GradTypeError(
+                f"linear_transpose: cotangent {ct_tree} does not match the output {box['tree']}")
+        ct_leaves = [_check_cotangent(a, c) for a, c in zip(out_avals, ct_leaves)]
+        cts = backward_pass(olympuspr, consts, ct_leaves)
+        return tree_unflatten(in_tree, [instantiate(c) for c in cts])
+
+    return transposed
+
+
 def _argnums_tuple(argnums) -> tuple:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
