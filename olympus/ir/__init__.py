@@ -24,8 +24,21 @@ from olympus.ir.core import (
     Var,
 )
 from olympus.ir.printer import pp_olympuspr
-from olympus.ir.parser import OlympusprParseError, parse
-from olympus.ir.serialize import OlympusprFormatError, load, save
+
+# The text parser and the file format load on first use (import time matters).
+_LAZY = {
+    "parse": "olympus.ir.parser", "OlympusprParseError": "olympus.ir.parser",
+    "save": "olympus.ir.serialize", "load": "olympus.ir.serialize",
+    "OlympusprFormatError": "olympus.ir.serialize",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'olympus.ir' has no attribute {name!r}")
 
 __all__ = [
     "ClosedOlympuspr", "Eqn", "Literal", "Olympuspr", "OlympusprTypeError",
