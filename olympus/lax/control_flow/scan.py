@@ -22,10 +22,10 @@ from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
-    differentiable_mask, eager_impl, join_weak, leaf_paths, loop_jvp_program, loop_known_carry,
-    merge, promote_weak_carry, reorder, residual_vars, same_types, select_mask, split_blocks,
-    tangents_out, to_front, trace_flat, trace_function, unknown_program, known_program,
-    where_text,
+    differentiable_mask, eager_impl, invariant_values, invariant_vars, join_weak, known_program,
+    leaf_paths, loop_jvp_program, loop_known_carry, merge, promote_weak_carry, reorder,
+    residual_vars, same_types, select_mask, split_blocks, tangents_out, to_front, trace_flat,
+    trace_function, unknown_program, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
@@ -288,7 +288,8 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
                        linear, unroll):
     """Known work runs as a scan now and saves, per iteration, the values the
     tangent work needs (residuals, stacked like ys); the staged scan reads them
-    as xs. Residuals that are loop-invariant constants are passed as constants."""
+    as xs. Loop-invariant residuals (computed from known constants alone) are
+    computed once, before the loop, and passed as constants instead."""
     nc, ncar = num_consts, num_carry
     known = [not u for u in unknown]
     known_carry, out_known = loop_known_carry(
@@ -296,13 +297,15 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     known_in = known[:nc] + known_carry + known[nc + ncar:]
     known_out = known_carry + out_known[ncar:]
     residuals = residual_vars(olympuspr.olympuspr, known_in, known_out)
-    const_slot = {v: i for i, v in enumerate(olympuspr.olympuspr.invars[:nc])}
-    const_res = [r for r in residuals if r in const_slot]
-    stacked_res = [r for r in residuals if r not in const_slot]
+    const_env = {v: a for v, a, k in zip(olympuspr.olympuspr.invars, args[:nc], known) if k}
+    invariant = invariant_vars(olympuspr.olympuspr, set(const_env))
+    const_res = [r for r in residuals if r in invariant]
+    stacked_res = [r for r in residuals if r not in invariant]
     known_body = known_program(olympuspr, known_in, known_out, stacked_res)
     known_args = [*known_body.consts, *select_mask(known_in, args)]
     n_kconsts = len(known_body.consts) + sum(known[:nc])
     with set_current_trace(trace.parent):
+        const_values = invariant_values(olympuspr.olympuspr, const_env, const_res)
         outs = scan_p.bind(
             *known_args, olympuspr=known_body.closed, num_consts=n_kconsts,
             num_carry=sum(known_carry), length=length, reverse=reverse,
@@ -320,8 +323,7 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     unknown_consts = [a for a, k in zip(args[:nc], known[:nc]) if not k]
     unknown_carry = [a for a, k in zip(args[nc:nc + ncar], known_carry) if not k]
     unknown_xs = [a for a, k in zip(args[nc + ncar:], known[nc + ncar:]) if not k]
-    staged_args = [*(args[const_slot[r]] for r in const_res), *unknown_consts, *unknown_carry,
-                   *stacked, *unknown_xs]
+    staged_args = [*const_values, *unknown_consts, *unknown_carry, *stacked, *unknown_xs]
     with set_current_trace(trace.tangent_trace):
         unknown_outs = scan_p.bind(
             *staged_args, olympuspr=body, num_consts=n_cr + n_uc, num_carry=n_ucar,

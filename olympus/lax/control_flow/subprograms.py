@@ -435,6 +435,33 @@ def loop_known_carry(body, known_consts, known_carry, known_xs, n_carry):
         known_carry = new
 
 
+def invariant_vars(olympuspr: Olympuspr, const_vars: set) -> set:
+    """The loop-invariant variables of a body: those computed from `const_vars` alone."""
+    invariant = set(const_vars)
+    for eqn in olympuspr.eqns:
+        if all(isinstance(x, Literal) or x in invariant for x in eqn.invars):
+            invariant.update(eqn.outvars)
+    return invariant
+
+
+def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> list:
+    """Computes `wanted` invariant variables now, binding only the equations they need."""
+    needed = set(wanted)
+    for eqn in reversed(olympuspr.eqns):
+        if any(v in needed for v in eqn.outvars):
+            needed.update(x for x in eqn.invars if isinstance(x, Var))
+    env = dict(const_env)
+
+    def read(x):
+        return x.val if isinstance(x, Literal) else env[x]
+
+    for eqn in olympuspr.eqns:
+        if any(v in needed for v in eqn.outvars):
+            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    return [read(v) for v in wanted]
+
+
 # ---- transposition -------------------------------------------------------------------
 def transposed_program(closed: ClosedOlympuspr, residual_mask, res_avals, ct_avals) -> Traced:
     """`(*residuals, *output cotangents) -> (*cotangents of the linear inputs)`."""
