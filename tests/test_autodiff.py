@@ -492,3 +492,12 @@ def test_linear_transpose():
     f_t = olympus.linear_transpose(lambda x: m @ x + jnp.sum(x), np.zeros(3, np.float32))
     (ct,) = f_t(np.array([1.0, -1.0], np.float32))
     np.testing.assert_allclose(np.asarray(ct), m.T @ [1.0, -1.0] + 0.0, rtol=1e-6)
+
+
+def test_holomorphic():
+    z = np.complex64(1 + 2j)
+    np.testing.assert_allclose(complex(olympus.grad(lambda z: z * z, holomorphic=True)(z)), 2 * z)
+    with pytest.raises(TypeError, match="real-valued output.*c64.*holomorphic=True"):
+        olympus.grad(lambda z: z * z)(z)
+    with pytest.raises(TypeError, match="holomorphic=True requires complex inputs"):
+        olympus.grad(lambda x: x * x, holomorphic=True)(1.0)

@@ -230,7 +230,7 @@ def _check_grad_inputs(fun_name: str, args: tuple, argnums: tuple, allow_int: bo
                 )
 
 
-def _check_scalar_output(fun_name: str, out_tree, outs) -> None:
+def _check_scalar_output(fun_name: str, out_tree, outs, holomorphic: bool = False) -> None:
     if out_tree is not LEAF:
         raise GradTypeError(
             f"grad of {fun_name} requires a scalar output, but it returned a pytree "
@@ -246,13 +246,34 @@ def _check_scalar_output(fun_name: str, out_tree, outs) -> None:
         )
     if not dtypes.is_inexact(aval.dtype):
         raise GradTypeError(
-            f"grad of {fun_name} requires a real- or complex-valued output, but it "
-            f"returned {aval.str_short()}"
+            f"grad of {fun_name} requires a real-valued (floating-point) output, but "
+            f"it returned {aval.str_short()}"
+        )
+    if dtypes.is_complex(aval.dtype) != holomorphic:
+        raise GradTypeError(
+            f"grad of {fun_name} returned {aval.str_short()}: with holomorphic=True the "
+            f"output must be complex, otherwise real. Pass holomorphic=True for the "
+            f"complex derivative of a holomorphic function, or return a real value "
+            f"(e.g. jnp.abs(z) ** 2)" if holomorphic else
+            f"grad of {fun_name} requires a real-valued output, but it returned "
+            f"{aval.str_short()}. For holomorphic differentiation pass holomorphic=True"
         )
 
 
+def _check_holomorphic_inputs(fun_name: str, args: tuple, argnums: tuple) -> None:
+    for i in argnums:
+        for leaf in tree_flatten(args[i])[0]:
+            aval = aval_of(leaf)
+            if not dtypes.is_complex(aval.dtype):
+                raise GradTypeError(
+                    f"grad of {fun_name} with holomorphic=True requires complex inputs, "
+                    f"but argument {i} has an input of type {aval.str_short()}; convert "
+                    f"it with x.astype(jnp.complex64)"
+                )
+
+
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                   allow_int: bool = False):
+                   holomorphic: bool = False, allow_int: bool = False):
     """`fun`'s value and its gradient with respect to the arguments in argnums.
 
     >>> value_and_grad(lambda x: x ** 2)(3.0)
@@ -264,10 +285,12 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     @functools.wraps(fun, updated=())
     def value_and_grad_fun(*args, **kwargs):
         _check_grad_inputs(name, args, nums, allow_int)
+        if holomorphic:
+            _check_holomorphic_inputs(name, args, nums)
         dyn = tuple(args[i] for i in nums)
         result = vjp(_dyn_args_fun(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
         out, pullback = result[0], result[1]
-        _check_scalar_output(name, tree_flatten(out)[1], out)
+        _check_scalar_output(name, tree_flatten(out)[1], out, holomorphic)
         grads = pullback(np.ones((), aval_of(out).dtype))
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, result[2]), grads) if has_aux else (out, grads)
@@ -276,13 +299,13 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         allow_int: bool = False):
+         holomorphic: bool = False, allow_int: bool = False):
     """The gradient of scalar-valued `fun` with respect to argument(s) argnums.
 
     >>> grad(lambda x: jnp.sin(x) * 2.0)(0.0)
     Array(2., dtype=float32)
     """
-    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, allow_int)
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun, updated=())
     def grad_fun(*args, **kwargs):
