@@ -573,7 +573,8 @@ def test_fori_loop_carry_error_names_init_val_path_in_both_forms():
 
     x = np.ones(2, np.float32)
     for jitted in (olympus.jit(f, static_argnums=1), olympus.jit(f)):  # scan, then while
-        with pytest.raises(TypeError, match=r"fori_loop: carry leaf init_val\['a'\].*f32\[2\].*i32\[2\]"):
+        expected = r"fori_loop: carry leaf init_val\['a'\].*f32\[2\].*i32\[2\]"
+        with pytest.raises(TypeError, match=expected):
             jitted(x, 3)
 
 
@@ -653,3 +654,22 @@ def test_scan_grad_saves_loop_invariant_residuals_once():
             c = np.tanh(np.cos(w) @ c + x)
         return c.sum()
     assert_allclose(grad(loss)(w, xs), _fd_grad(ref, w).astype(np.float32), rtol=1e-4, atol=1e-6)
+
+
+def test_python_branching_in_a_body_names_the_users_function_and_argument():
+    def body(c, x):
+        if x["a"] > 0:
+            return c, c
+        return c, c
+
+    expected = r"(?s)scan body of .*body.*argument\(s\) x\['a'\] of .*body"
+    with pytest.raises(TypeError, match=expected):
+        lax.scan(body, 0.0, {"a": np.ones(3, np.float32)})
+
+    def update(i, v):
+        return v if v["w"] > 0 else v
+
+    with pytest.raises(TypeError, match=r"(?s)of .*update.*init_val\[.w.\] of .*update"):
+        lax.fori_loop(0, 3, update, {"w": 1.0})
+    with pytest.raises(TypeError, match=r"(?s)argument\(s\) xt of"):
+        lax.cond(True, lambda xt: xt if xt > 0 else xt, lambda xf: xf, 1.0)

@@ -30,6 +30,7 @@ from olympus.lax.control_flow.subprograms import (
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
+from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.jvp import instantiate, jvp_rules
 from olympus.transforms.linearize import partial_eval_rules
@@ -122,6 +123,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
         paths = ["lower", *tree_paths(init_val, "init_val")]
         trip_count = max(int(upper) - int(lower), 0)
+        step.__qualname__ = function_name(body_fun)
         (_, result), _ = scan_with_names(
             step, (index, init_val), None, trip_count, False, 1, "fori_loop", paths
         )
@@ -135,6 +137,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
         i, stop, val = carry
         return i + 1, stop, body_fun(i, val)
 
+    step.__qualname__ = keep_going.__qualname__ = function_name(body_fun)
     paths = ["lower", "upper", *tree_paths(init_val, "init_val")]
     return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[2]
 

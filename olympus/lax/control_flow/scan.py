@@ -23,13 +23,15 @@ from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
     differentiable_mask, eager_impl, invariant_values, invariant_vars, join_weak, known_program,
-    leaf_paths, loop_jvp_program, loop_known_carry, merge, promote_weak_carry, reorder,
+    leaf_paths, loop_jvp_program, loop_known_carry, merge, parameter_names, promote_weak_carry,
+    reorder,
     residual_vars, same_types, select_mask, split_blocks, tangents_out, to_front, trace_flat,
     trace_function, unknown_program, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.jvp import instantiate, jvp_rules
 from olympus.transforms.linearize import (
@@ -210,10 +212,13 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
 
 def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths):
+    """`scan` as another loop (fori_loop) presents it: `what` and `carry_paths`
+    name the loop and its carry leaves in errors."""
     source_info = user_source_info()
     init_leaves, carry_tree = tree_flatten(init)
     xs_leaves, xs_tree = tree_flatten(xs)
     length = _scan_length(xs_leaves, xs_tree, length, source_info)
+    body_paths = None if carry_paths is None else [*carry_paths, *leaf_paths(xs_tree, "x")]
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs_leaves]
     in_tree = args_tree(carry_tree, xs_tree)
     carry_out_tree = []
@@ -224,7 +229,8 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
 
     def trace(leaves):
         avals = [*(aval_of(x) for x in leaves), *x_avals]
-        traced = trace_function(body, in_tree, avals, f"{what} body")
+        traced = trace_function(body, in_tree, avals, f"{what} body", function_name(f),
+                                parameter_names(f, 2), body_paths)
         carry_tree_out = traced.out_tree.children[0]
         carry_out_tree[:] = [carry_tree_out]
         return traced

@@ -10,6 +10,7 @@ equation. The helpers for that live here.
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Sequence
 
 import numpy as np
@@ -69,10 +70,14 @@ def check_leaf(x, what: str):
     )
 
 
-def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what: str) -> Traced:
+def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what: str,
+                   name: str | None = None, arg_names: Sequence[str] | None = None,
+                   arg_paths: Sequence[str] | None = None) -> Traced:
     """Traces `fun(*unflatten(in_tree, args))` on abstract flat arguments.
 
-    `in_tree` is the treedef of the tuple of `fun`'s positional arguments.
+    `in_tree` is the treedef of the tuple of `fun`'s positional arguments;
+    `name` and `arg_names` (default: `fun`'s own), or the leaves' `arg_paths`,
+    label concretization errors.
     """
     out_trees = []
 
@@ -82,10 +87,23 @@ def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what
         out_trees.append(out_tree)
         return [check_leaf(x, what) for x in leaves]
 
-    debug = DebugInfo(what, function_name(fun), tuple(f"#{i}" for i in range(len(in_avals))))
+    if arg_paths is None:
+        names = arg_names or parameter_names(fun, len(in_tree.children))
+        arg_paths = [p for n, c in zip(names, in_tree.children) for p in leaf_paths(c, n)]
+    debug = DebugInfo(what, name or function_name(fun), tuple(arg_paths))
     olympuspr, consts, _ = trace_to_olympuspr(flat_fun, in_avals, debug)
     closed = ClosedOlympuspr(consts_as_invars(olympuspr), [])
     return Traced(closed, consts, out_trees[0])
+
+
+def parameter_names(fun: Callable, count: int) -> list[str]:
+    """The names of `fun`'s first `count` positional parameters (`args[i]` if unknown)."""
+    try:
+        params = [p for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i].name if i < len(params) else f"args[{i}]" for i in range(count)]
 
 
 def where_text(source_info) -> str:
@@ -229,10 +247,11 @@ def check_carry(what: str, tree, out_tree, in_avals, out_avals, source_info,
 def trace_loop_body(fun, tree, leaves, what, source_info, paths=None):
     """Traces a carry -> carry body, first promoting weak initial carries."""
     in_tree = args_tree(tree)
-    traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what)
+    traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what, arg_paths=paths)
     leaves, changed = promote_weak_carry(leaves, traced.out_avals)
     if changed:
-        traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what)
+        traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what,
+                                arg_paths=paths)
     check_carry(what, tree, traced.out_tree, [aval_of(x) for x in leaves],
                  traced.out_avals, source_info, paths)
     return traced, leaves
