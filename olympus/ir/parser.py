@@ -57,6 +57,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)")
 _SOURCE = re.compile(r"(?P<file>.*):(?P<line>\d+) \((?P<function>.*)\)")
+_DTYPE_NAME = re.compile(r"[A-Za-z0-9_]+(?=\[)")
+_DIMS = re.compile(r"[0-9,\s]*")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _LITERAL_WORDS = ("True", "False", "nan", "inf", "-inf", "+inf", "-nan")
 
@@ -132,13 +134,13 @@ class _Parser:
     # ---- types and binders ---------------------------------------------------
     def aval(self) -> ShapedArray:
         r = self.r
-        name = r.match(re.compile(r"[A-Za-z0-9_]+(?=\[)"), "a type such as f32[3]")
+        name = r.match(_DTYPE_NAME, "a type such as f32[3]")
         dtype = _DTYPES_BY_SHORT_NAME.get(name)
         if dtype is None:
             r.pos -= len(name)
             raise r.error(f"unknown dtype {name!r}")
         r.expect("[")
-        dims = r.match(re.compile(r"[0-9,\s]*"), "dimensions")
+        dims = r.match(_DIMS, "dimensions")
         r.expect("]")
         shape = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
         return ShapedArray(shape, dtype)
