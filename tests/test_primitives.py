@@ -31,7 +31,7 @@ from olympus.test_util import (
 )
 
 F32, I32, BOOL, C64 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_), np.dtype(np.complex64)
-BF16 = np.dtype(ml_dtypes.bfloat16)
+BF16, U8 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.uint8)
 
 
 class Case(NamedTuple):
@@ -106,7 +106,7 @@ def _round_half_away(x):
 
 
 _BOOLS = lambda r, s, d: rand_bool(r, s)  # noqa: E731
-_GEN_BY_DTYPE = {I32: rand_int, BOOL: _BOOLS}
+_GEN_BY_DTYPE = {I32: rand_int, U8: rand_int, BOOL: _BOOLS}
 
 # Every op gets the core variants; a few representatives also get scalar,
 # zero-size and bf16 inputs (each new shape/dtype costs two XLA compiles).
@@ -128,6 +128,8 @@ def _unary_cases() -> list[Case]:
             cases.append(Case(name, _spec(shape, dtype), fn, ref, _arrays((gen, shape, dtype))))
     for name, fn, ref in UNARY_SIGNED:
         variants = [((2, 3), F32), ((4,), I32)] + ([((), I32), ((3,), BF16)] if name == "neg" else [])
+        if name != "abs":  # unsigned: neg wraps around, sign is 0 or 1
+            variants.append(((5,), U8))
         for shape, dtype in variants:
             cases.append(Case(name, _spec(shape, dtype), fn, ref, _same_args(1, shape, dtype)))
     for y in (0, 1, 3, -2):

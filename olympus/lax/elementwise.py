@@ -20,7 +20,7 @@ from olympus.lax.base import (
     is_number,
     same_dtypes,
 )
-from olympus.backends.xla.lowering import i64_array
+from olympus.backends.xla.lowering import i64_array, lowering_rules
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
@@ -60,7 +60,7 @@ def _signed_number(dtype) -> bool:
     return is_number(dtype) and not dtypes.is_unsigned_int(dtype)
 
 
-neg_p = _unary("neg", "stablehlo.negate", _signed_number, "signed numeric")
+neg_p = _unary("neg", "stablehlo.negate", is_number, "numeric")  # unsigned wraps, as in C
 exp_p = _unary("exp", "stablehlo.exponential")
 log_p = _unary("log", "stablehlo.log")
 expm1_p = _unary("expm1", "stablehlo.exponential_minus_one")
@@ -72,11 +72,30 @@ tanh_p = _unary("tanh", "stablehlo.tanh")
 logistic_p = _unary("logistic", "stablehlo.logistic")
 sqrt_p = _unary("sqrt", "stablehlo.sqrt")
 rsqrt_p = _unary("rsqrt", "stablehlo.rsqrt")
-sign_p = _unary("sign", "stablehlo.sign", _signed_number, "signed numeric")
+sign_p = _unary("sign", "stablehlo.sign", is_number, "numeric")
 floor_p = _unary("floor", "stablehlo.floor", dtypes.is_float, "real floating-point")
 ceil_p = _unary("ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point")
 erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point")
 not_p = _unary("not", "stablehlo.not", is_int_or_bool, "integer or boolean")
+
+
+def _sign_lower(ctx, x):
+    """stablehlo.sign has no unsigned form; there the sign is `x != 0`."""
+    aval = ctx.avals_in[0]
+    if not dtypes.is_unsigned_int(aval.dtype):
+        return ctx.op("stablehlo.sign", [x])
+    zero = ctx.emitter.constant(np.zeros(aval.shape, aval.dtype), aval)
+    nonzero = ctx.op(
+        "stablehlo.compare", [x, zero],
+        "comparison_direction = #stablehlo<comparison_direction NE>, "
+        "compare_type = #stablehlo<comparison_type UNSIGNED>",
+        result_avals=[aval.update(dtype=dtypes.bool_)],
+    )
+    return ctx.op("stablehlo.convert", [nonzero])
+
+
+lowering_rules[sign_p] = _sign_lower
+
 def_elementwise(neg_p, exp_p, log_p, expm1_p, log1p_p, sin_p, cos_p, tan_p, tanh_p,
                 logistic_p, sqrt_p, rsqrt_p, sign_p, floor_p, ceil_p, erf_p, not_p)
 
