@@ -134,8 +134,10 @@ def _numpy_update(x, idx, op, values):
 ], ids=repr)
 def test_at_updates_match_numpy(idx, op, values):
     want = _numpy_update(X, idx, op, values)
-    for mode, got in (("eager", getattr(jnp.asarray(X).at[idx], op)(values)),
-                      ("jit", olympus.jit(lambda a: getattr(a.at[idx], op)(values))(X))):
+    runs = [("jit", olympus.jit(lambda a: getattr(a.at[idx], op)(values))(X))]
+    if op in ("set", "add"):  # eager shares the code path; a few cases suffice
+        runs.append(("eager", getattr(jnp.asarray(X).at[idx], op)(values)))
+    for mode, got in runs:
         assert got.dtype == np.float32 and got.shape == X.shape, mode
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=mode)
 
