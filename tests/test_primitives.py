@@ -557,6 +557,22 @@ def test_pjit_equation_appears_and_runs_eagerly():
     np.testing.assert_allclose(np.asarray(out), x * y + np.sin(x), rtol=1e-6)
 
 
+@pytest.mark.parametrize("const", [
+    np.array([[True, False, True], [False, False, True]]), np.zeros((0, 3), bool),
+    np.arange(6).reshape(2, 3).astype(BF16), np.array([1 + 2j, 3j, -1], C64),
+    np.array([np.nan, -np.inf, -0.0, 1e-45], F32),
+], ids=["bool[2,3]", "bool[0,3]", "bf16[2,3]", "c64[3]", "f32-special"])
+def test_constants_of_a_sub_program_lower_exactly(const):
+    """pjit bodies with consts are inlined: their consts become StableHLO constants."""
+    closed = olympus.make_olympuspr(lambda x: (x, const))(np.zeros_like(const))
+    assert len(closed.consts) == 1
+    run = olympus.jit(lambda x: pjit_p.bind(x, olympuspr=closed, name="f")[1])
+    out = np.asarray(run(np.zeros_like(const)))
+    assert out.dtype == const.dtype
+    np.testing.assert_array_equal(out, const)  # bit-exact, -0.0 and denormals included
+    np.testing.assert_array_equal(out.view(np.uint8), const.view(np.uint8))
+
+
 # Primitives whose tests live in another file (control flow, autodiff helpers, ...):
 # a new primitive is either a row of CASES or named here with its test file.
 # name -> (test file, text that file must contain: the user-facing name)

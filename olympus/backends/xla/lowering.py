@@ -57,6 +57,8 @@ def i64_array(values: Sequence[int]) -> str:
 def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
     """`dense<...> : tensor<...>` holding `value` exactly (floats as raw bits)."""
     value = np.asarray(value, dtype=aval.dtype)
+    if value.size == 0:
+        return f"dense<> : {tensor_type(aval)}"
     if aval.dtype == dtypes.bool_:
         if value.size and value.all() == value.any():
             body = "true" if value.flat[0] else "false"
@@ -64,8 +66,6 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
             body = np.array2string(value, separator=", ", threshold=np.inf)
             body = body.replace("True", "true").replace("False", "false")
         return f"dense<{body}> : {tensor_type(aval)}"
-    if value.size == 0:
-        return f"dense<> : {tensor_type(aval)}"
     raw = np.ascontiguousarray(value.reshape(-1)).view(np.uint8).reshape(value.size, -1)
     if (raw == raw[0]).all():
         raw = raw[:1]  # a splat: one element stands for all
