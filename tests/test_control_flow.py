@@ -565,6 +565,10 @@ def test_eager_calls_reuse_one_executable_per_structure():
     a = lax.cond(True, lambda x: x * 2.0, lambda x: x, x)
     b = lax.cond(True, lambda x: x * 3.0, lambda x: x, x)
     assert (float(a), float(b)) == (1.0, 1.5)
+    # Same structure, different weak types: results keep their own types.
+    weak = lax.cond(True, lambda: 1.0, lambda: 2.0)
+    strong = lax.cond(True, lambda: np.float32(1.0), lambda: np.float32(2.0))
+    assert weak.aval.weak_type and not strong.aval.weak_type
 
 
 def test_fori_loop_carry_error_names_init_val_path_in_both_forms():

@@ -149,11 +149,12 @@ def program_key(olympuspr: Olympuspr) -> tuple:
 
     def atom(x):
         if isinstance(x, Literal):
-            return ("lit", np.asarray(x.val).dtype.str, np.asarray(x.val).tobytes())
+            value = np.asarray(x.val)
+            return ("lit", value.dtype.str, value.tobytes(), x.aval.weak_type)
         return numbers.setdefault(x, len(numbers))
 
-    def binder(v):
-        return atom(v), v.aval.shape, v.aval.dtype.str
+    def binder(v):  # weak types too: they decide the types of the eager results
+        return atom(v), v.aval.shape, v.aval.dtype.str, v.aval.weak_type
 
     invars = tuple(binder(v) for v in olympuspr.constvars + olympuspr.invars)
     eqns = tuple(
