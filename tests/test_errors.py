@@ -12,7 +12,13 @@ import pytest
 
 import olympus
 from olympus import jit, lax
-from olympus.errors import ConcretizationTypeError, OlympusTypeError
+from olympus.errors import (
+    ConcretizationTypeError,
+    OlympusTypeError,
+    TracerArrayConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
 
 THIS_FILE = __file__
 X = np.float32(1.5)
@@ -172,3 +178,43 @@ def test_unhashable_static_argument():
 def test_without_static_argnums_the_branch_fails():
     with pytest.raises(ConcretizationTypeError, match=r"argument\(s\) n of power"):
         jit(power)(X, 3)
+
+
+# ---- escaped tracers, NumPy on tracers, indexing Python lists ------------------------
+def test_escaped_tracer_names_where_it_was_made_and_used():
+    saved = []
+
+    def leak(x):
+        saved.append(lax.sin(x))
+        return x
+
+    jit(leak)(X)
+    for use in (lambda: lax.cos(saved[0]), lambda: jit(lambda x: lax.add(x, saved[0]))(X)):
+        with pytest.raises(UnexpectedTracerError) as info:
+            use()
+        message = str(info.value)
+        assert "jit of" in message and "leak" in message
+        _assert_points_at(message, leak, "saved.append")
+        assert f"used at {THIS_FILE}:" in message
+
+
+def test_numpy_function_on_a_tracer():
+    def numpy_inside(x):
+        return np.sin(x)
+
+    with pytest.raises(TracerArrayConversionError) as info:
+        jit(numpy_inside)(X)
+    assert "olympus.numpy" in str(info.value)
+    _assert_points_at(str(info.value), numpy_inside, "np.sin(x)")
+
+
+def test_indexing_a_python_list_with_a_tracer():
+    def pick(i):
+        return [1.0, 2.0, 3.0][i]
+
+    with pytest.raises(TracerIntegerConversionError) as info:
+        jit(pick)(np.int32(1))
+    message = str(info.value)
+    assert re.search(r"argument\(s\) i of .*pick", message)
+    _assert_points_at(message, pick, "[i]")
+    assert isinstance(info.value, ConcretizationTypeError)

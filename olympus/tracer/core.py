@@ -168,6 +168,7 @@ class Tracer:
             f"np.asarray() of a traced array {self.aval.str_short()} created by "
             f"{self._trace.describe()}: NumPy functions need concrete values. Use "
             f"olympus.numpy functions on traced values instead."
+            + (f"\n  at {where}" if (where := user_source_info()) is not None else "")
         )
 
     def __hash__(self):
@@ -194,11 +195,13 @@ def concretization_message(tracer: Tracer, what: str, context: str) -> str:
 
 def escaped_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
     where = getattr(tracer, "source_info", None)
-    made = f", created at {where}" if where is not None else ""
+    made = f", created at {where}," if where is not None else ""
+    used = user_source_info()
+    used_at = f"\n  used at {used}" if used is not None else ""
     return UnexpectedTracerError(
         f"a tracer {tracer.aval.str_short()} from {tracer._trace.describe()}"
         f"{made} was used after its trace ended (it escaped, e.g. via a global "
-        f"or a closure). Return the value from the traced function instead."
+        f"or a closure). Return the value from the traced function instead.{used_at}"
     )
 
 
