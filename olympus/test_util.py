@@ -169,6 +169,8 @@ def check_jit_matches_eager(fn: Callable, args: Sequence, rtol=None, atol=None, 
     assert len(traces) == 1, f"jit traced {len(traces)} times for two identical calls"
     assert len(first) == len(eager), "jit and eager return different numbers of outputs"
     for i, (e, a, b) in enumerate(zip(eager, first, second)):
+        if hasattr(e, "weak_type") and hasattr(a, "weak_type"):
+            assert e.weak_type == a.weak_type, f"jit output {i}: weak_type differs from eager"
         e = np.asarray(e)
         assert_allclose(a, e, rtol, atol, err_msg=f"jit output {i} vs eager:")
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg="second jit call")
