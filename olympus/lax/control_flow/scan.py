@@ -307,7 +307,10 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     invariant = invariant_vars(olympuspr.olympuspr, set(const_env))
     const_res = [r for r in residuals if r in invariant]
     stacked_res = [r for r in residuals if r not in invariant]
-    known_body = known_program(olympuspr, known_in, known_out, stacked_res)
+    # A residual that is an x itself is read from the xs, not saved again.
+    xs_slot = {v: nc + ncar + i for i, v in enumerate(olympuspr.olympuspr.invars[nc + ncar:])}
+    saved_res = [r for r in stacked_res if r not in xs_slot]
+    known_body = known_program(olympuspr, known_in, known_out, saved_res)
     known_args = [*known_body.consts, *select_mask(known_in, args)]
     n_kconsts = len(known_body.consts) + sum(known[:nc])
     with set_current_trace(trace.parent):
@@ -318,7 +321,8 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
             linear=(False,) * len(known_args), unroll=unroll,
         )
     n_known = sum(known_out)
-    known_outs, stacked = outs[:n_known], outs[n_known:]
+    known_outs, saved = outs[:n_known], iter(outs[n_known:])
+    stacked = [args[xs_slot[r]] if r in xs_slot else next(saved) for r in stacked_res]
     # The staged body takes (const residuals, unknown consts, unknown carry,
     # stacked residuals, unknown xs).
     body = unknown_program(olympuspr, known_in, known_out, const_res + stacked_res)
