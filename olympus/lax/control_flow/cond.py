@@ -189,10 +189,12 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
     for b, s in zip(branches, slots):
         res_invars = [r if isinstance(r, Var) else Var(r) for r in s]
         unknown_branches.append(unknown_program(b, known_in, known_out, res_invars))
-    staged_args = [*residuals, *[x for x, u in zip(operands, unknown[1:]) if u]]
+    unknown_operands = [x for x, u in zip(operands, unknown[1:]) if u]
+    staged_args = [*residuals, *unknown_operands]
+    linear = (False,) * len(residuals) + (True,) * len(unknown_operands)  # tangents
     with set_current_trace(trace.tangent_trace):
         unknown_outs = cond_p.bind(index, *staged_args, branches=tuple(unknown_branches),
-                                   linear=(False,) * len(staged_args))
+                                   linear=linear)
     return merge(known_out, known_outs, unknown_outs)
 
 
@@ -205,7 +207,8 @@ def _cond_transpose(cts, index, *operands, branches, linear):
     transposed = [transposed_program(b, residual_mask, res_avals, ct_avals) for b in branches]
     consts, programs = common_consts(transposed)
     args = [*consts, *residuals, *cts]
-    outs = iter(cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args)))
+    linear = (False,) * (len(consts) + len(residuals)) + (True,) * len(cts)
+    outs = iter(cond_p.bind(index, *args, branches=tuple(programs), linear=linear))
     return [None] + [None if r else next(outs) for r in residual_mask]
 
 

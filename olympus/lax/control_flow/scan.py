@@ -334,10 +334,12 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     unknown_carry = [a for a, k in zip(args[nc:nc + ncar], known_carry) if not k]
     unknown_xs = [a for a, k in zip(args[nc + ncar:], known[nc + ncar:]) if not k]
     staged_args = [*const_values, *unknown_consts, *unknown_carry, *stacked, *unknown_xs]
+    linear = ((False,) * n_cr + (True,) * (n_uc + n_ucar) + (False,) * n_sr
+              + (True,) * len(unknown_xs))  # the tangents are used linearly
     with set_current_trace(trace.tangent_trace):
         unknown_outs = scan_p.bind(
             *staged_args, olympuspr=body, num_consts=n_cr + n_uc, num_carry=n_ucar,
-            length=length, reverse=reverse, linear=(False,) * len(staged_args), unroll=unroll,
+            length=length, reverse=reverse, linear=linear, unroll=unroll,
         )
     return merge(known_out, known_outs, unknown_outs)
 
@@ -375,11 +377,14 @@ def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, revers
     ct_carry = [instantiate(ct) for ct in cts[:ncar]]
     ct_ys = [instantiate(ct) for ct in cts[ncar:]]
     zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
-    scan_args = [*traced.consts, *res_c, *ct_carry, *zeros, *select_mask(xs_res, xs), *ct_ys]
+    res_xs = select_mask(xs_res, xs)
+    scan_args = [*traced.consts, *res_c, *ct_carry, *zeros, *res_xs, *ct_ys]
+    linear = ((False,) * (len(traced.consts) + len(res_c)) + (True,) * (ncar + len(zeros))
+              + (False,) * len(res_xs) + (True,) * len(ct_ys))  # cotangents are linear
     outs = scan_p.bind(
         *scan_args, olympuspr=traced.closed, num_consts=len(traced.consts) + len(res_c),
-        num_carry=ncar + len(zeros), length=length, reverse=not reverse,
-        linear=(False,) * len(scan_args), unroll=unroll,
+        num_carry=ncar + len(zeros), length=length, reverse=not reverse, linear=linear,
+        unroll=unroll,
     )
     ct_init = outs[:ncar]
     ct_consts, ct_xs = iter(outs[ncar:ncar + len(zeros)]), iter(outs[ncar + len(zeros):])
