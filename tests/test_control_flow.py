@@ -677,3 +677,17 @@ def test_python_branching_in_a_body_names_the_users_function_and_argument():
         lax.fori_loop(0, 3, update, {"w": 1.0})
     with pytest.raises(TypeError, match=r"(?s)argument\(s\) xt of"):
         lax.cond(True, lambda xt: xt if xt > 0 else xt, lambda xf: xf, 1.0)
+
+
+def test_linearized_scan_marks_its_tangent_operands_linear():
+    xs = np.arange(1, 4, dtype=np.float32)
+
+    def f(a):
+        return lax.scan(lambda c, x: (c * jnp.sin(x) * a, None), 1.0, xs)[0]
+
+    _, f_jvp = olympus.linearize(f, np.float32(0.5))
+    (eqn,) = [e for e in make_olympuspr(f_jvp)(np.float32(0.5)).eqns if e.primitive.name == "scan"]
+    tangent_positions = [i for i, x in enumerate(eqn.invars) if x.aval.shape == ()
+                         and eqn.params["linear"][i]]
+    assert tangent_positions and not all(eqn.params["linear"])
+    assert_allclose(f_jvp(np.float32(1.0)), np.float32(3 * 0.25 * np.prod(np.sin(xs))), rtol=1e-5)
