@@ -429,6 +429,12 @@ def test_error_in_axes_structure_names_path():
         olympus.vmap(lambda x: x, in_axes="0")
 
 
+def test_shape_errors_show_per_example_types():
+    batched_dot = olympus.vmap(lambda x, y: lax.dot(x, y))
+    with pytest.raises(TypeError, match=r"(?s)operands: f32\[2\], f32\[4\].*per-example types, inside vmap"):
+        batched_dot(normal(3, 2), normal(3, 4))
+
+
 def test_error_out_axes():
     with pytest.raises(ValueError, match=r"out_axes 3 is out of range for out"):
         olympus.vmap(lambda x: x, out_axes=3)(normal(3, 2))

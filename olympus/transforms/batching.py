@@ -23,9 +23,12 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive
 from olympus.tracer import core
-from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
+from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace, user_source_info
+from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unflatten
-from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
+from olympus.tracer.staging import (
+    DebugInfo, abstract_eval, consts_as_invars, function_name, trace_to_olympuspr,
+)
 from olympus.transforms.jvp import cached_program, eval_olympuspr
 
 not_mapped = None
@@ -83,10 +86,25 @@ class BatchTrace(Trace):
         with set_current_trace(self.parent):
             if all(d is not_mapped for d in dims):
                 return primitive.bind(*vals, **params)
+            self.check_per_example(primitive, args, params)
             out, out_dim = batch_rule(primitive)(self.axis_size, list(vals), list(dims), **params)
         if primitive.multiple_results:
             return [self.pack(v, d) for v, d in zip(out, out_dim)]
         return self.pack(out, out_dim)
+
+
+    def check_per_example(self, primitive, args, params) -> None:
+        """Shape errors name the per-example types the user wrote the code for,
+        not the batched ones a rule would meet."""
+        avals = [aval_of(x) for x in args]
+        try:
+            primitive.abstract_eval(*avals, **params)
+        except (TypeError, ValueError):
+            try:
+                abstract_eval(primitive, avals, params, user_source_info())
+            except OlympusTypeError as err:
+                raise OlympusTypeError(f"{err}\n  (per-example types, inside {self.describe()})") from None
+            raise
 
 
 def batch_rule(primitive: Primitive) -> BatchRule:
