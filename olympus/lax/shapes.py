@@ -310,7 +310,8 @@ dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval
 
 
 def _zero_index(indices):
-    return np.zeros((), aval_of(indices[0]).dtype)[()]
+    """The start index of the batch axis, in the dtype of the other indices."""
+    return np.zeros((), aval_of(indices[0]).dtype if indices else np.int32)[()]
 
 
 def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
