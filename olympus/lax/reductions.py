@@ -9,7 +9,7 @@ from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
 from olympus.backends.xla.lowering import i64_array
 from olympus.tracer.errors import OlympusTypeError
-from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes
+from olympus.transforms.batching import batch_rules, shift_axes
 from olympus.tracer.core import aval_of
 from olympus.lax import elementwise as ew
 from olympus.lax.shapes import broadcast_in_dim_p, transpose_p
@@ -251,31 +251,27 @@ dot_general_p = define_primitive("dot_general", _dot_general_abstract_eval, _dot
 
 
 def _dot_general_batch_rule(axis_size, vals, dims, *, dimension_numbers, **params):
-    """Both batched: the batch becomes a new leading batch dimension. One
-    batched: its batch axis (moved to the front) is a free dimension, which
-    the output lists after the batch dims (and, for rhs, the lhs free dims)."""
+    """No operand is transposed. Both batched: the batch axes become the first
+    batch dimension. One batched: its batch axis is a free dimension, which the
+    output lists after the batch dims (and, for rhs, after the lhs free dims)."""
     (lhs, rhs), (lhs_bdim, rhs_bdim) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
-
-    def shifted(ds, batched):
-        return tuple(d + 1 for d in ds) if batched else tuple(ds)
-
-    lhs_batched, rhs_batched = lhs_bdim is not None, rhs_bdim is not None
-    if lhs_batched:
-        lhs = batch_to_front(lhs, axis_size, lhs_bdim)
-    if rhs_batched:
-        rhs = batch_to_front(rhs, axis_size, rhs_bdim)
-    lc, lb = shifted(lc, lhs_batched), shifted(lb, lhs_batched)
-    rc, rb = shifted(rc, rhs_batched), shifted(rb, rhs_batched)
-    if lhs_batched and rhs_batched:
-        dn = ((lc, rc), ((0, *lb), (0, *rb)))
+    if lhs_bdim is not None:
+        lc, lb = shift_axes(lc, lhs_bdim), shift_axes(lb, lhs_bdim)
+    if rhs_bdim is not None:
+        rc, rb = shift_axes(rc, rhs_bdim), shift_axes(rb, rhs_bdim)
+    if lhs_bdim is not None and rhs_bdim is not None:
+        dn = ((lc, rc), ((lhs_bdim, *lb), (rhs_bdim, *rb)))
         return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
-    dn = ((lc, rc), (lb, rb))
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params)
-    if lhs_batched:
-        return out, len(lb)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), **params)
+    if lhs_bdim is not None:
+        return out, len(lb) + _free_dims_before(lhs_bdim, lc, lb)
     lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
-    return out, len(lb) + lhs_free
+    return out, len(lb) + lhs_free + _free_dims_before(rhs_bdim, rc, rb)
+
+
+def _free_dims_before(axis: int, contracting, batch) -> int:
+    return sum(1 for d in range(axis) if d not in contracting and d not in batch)
 
 
 batch_rules[dot_general_p] = _dot_general_batch_rule
