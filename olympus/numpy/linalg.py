@@ -375,3 +375,34 @@ def matrix_rank(a, rtol=None):
         rtol = max(a.shape[-2:]) * float(np.finfo(_real(a.dtype)).eps)
     cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
     return _red.sum(lax.convert_element_type(lax.gt(s, _core.broadcast_to(cutoff, s.shape)), np.int32), axis=-1)
+
+
+# ---- compiled entry points ---------------------------------------------------------------
+# Each public function is jitted (static: its non-array options), so an eager
+# call costs one dispatch instead of one per lax operation, as in JAX.
+_STATIC_OPTIONS = {
+    "cholesky": ("upper", "symmetrize_input"),
+    "eigh": ("UPLO", "symmetrize_input"),
+    "eigvalsh": ("UPLO",),
+    "qr": ("mode",),
+    "svd": ("full_matrices", "compute_uv", "hermitian"),
+    "solve": (),
+    "inv": (),
+    "det": (),
+    "slogdet": (),
+    "matrix_power": ("n",),
+    "pinv": ("rtol",),
+    "lstsq": ("rcond",),
+    "norm": ("ord", "axis", "keepdims"),
+    "matrix_rank": ("rtol",),
+}
+
+
+def _compile_entry_points() -> None:
+    from olympus.api import jit
+
+    for name, static in _STATIC_OPTIONS.items():
+        globals()[name] = jit(globals()[name], static_argnames=static)
+
+
+_compile_entry_points()
