@@ -154,8 +154,9 @@ transpose_p = define_primitive(
 
 
 def _transpose_batch_rule(axis_size, vals, dims, *, permutation):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    return transpose_p.bind(x, permutation=(0, *(p + 1 for p in permutation))), 0
+    """One transpose that also brings the batch axis to the front."""
+    (x,), (bdim,) = vals, dims
+    return transpose_p.bind(x, permutation=(bdim, *shift_axes(permutation, bdim))), 0
 
 
 batch_rules[transpose_p] = _transpose_batch_rule
