@@ -691,3 +691,32 @@ def test_linearized_scan_marks_its_tangent_operands_linear():
                          and eqn.params["linear"][i]]
     assert tangent_positions and not all(eqn.params["linear"])
     assert_allclose(f_jvp(np.float32(1.0)), np.float32(3 * 0.25 * np.prod(np.sin(xs))), rtol=1e-5)
+
+
+def test_disable_jit_runs_control_flow_as_python():
+    taken = []
+
+    def double(x):
+        taken.append("double")
+        return x * 2.0
+
+    def negate(x):
+        taken.append("negate")
+        return -x
+
+    xs = {"a": np.arange(3.0, dtype=np.float32)}
+
+    def step(c, x):
+        return c + x["a"], (c, x["a"] * 2)
+
+    compiled = lax.scan(step, 0.0, xs, reverse=True)
+    with olympus.disable_jit():
+        assert float(lax.cond(True, double, negate, 1.0)) == 2.0
+        assert float(lax.switch(5, [double, negate], 1.0)) == -1.0
+        assert taken == ["double", "negate"]  # only the branch taken ran
+        assert int(lax.while_loop(lambda c: c < 10, lambda c: c * 2 + 1, 1)) == 15
+        assert int(lax.fori_loop(0, 3, lambda i, c: c + i, 0)) == 3
+        carry, (cs, doubled) = lax.scan(step, 0.0, xs, reverse=True)
+    assert_allclose(carry, compiled[0])
+    assert_allclose(cs, compiled[1][0])
+    assert_allclose(doubled, compiled[1][1])

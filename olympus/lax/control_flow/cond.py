@@ -20,9 +20,9 @@ from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     BranchTypeError, Traced, batch_program, common_consts, differentiable_mask, eager_impl,
-    join_weak, jvp_program, known_outputs, known_program, leaf_paths, merge, residual_vars,
-    run_batched, same_type, same_types, select_mask, stage_all, tangents_out, to_front,
-    trace_function, transposed_program, unknown_program, where_text,
+    join_weak, jvp_program, known_outputs, known_program, leaf_paths, merge, python_mode,
+    residual_vars, run_batched, same_type, same_types, select_mask, stage_all, tangents_out,
+    to_front, trace_function, transposed_program, unknown_program, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
@@ -123,6 +123,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
 
     >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
     """
+    if python_mode(pred, operands):
+        return (true_fun if bool(pred) else false_fun)(*operands)
     source_info = user_source_info()
     index = _branch_index_from_pred(pred, source_info)
     names = ("false_fun", "true_fun")
@@ -144,6 +146,8 @@ def switch(index, branches: Sequence[Callable], *operands):
             f"switch: the index must be an integer scalar, got {aval.str_short()}"
             f"{where_text(source_info)}"
         )
+    if python_mode(index, operands):
+        return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
     index = ops.convert_element_type(index, dtypes.int32)
     if len(branches) == 1:
         return branches[0](*operands)

@@ -23,8 +23,8 @@ from olympus.lax.control_flow.scan import scan_with_names
 from olympus.lax.control_flow.subprograms import (
     Traced, args_tree, batch_program, batched_carry_fixpoint, blocks, convert_carry,
     differentiable_mask, eager_impl, eval_closed, join_weak, known_outputs, known_program,
-    loop_jvp_program, loop_known_carry, merge, reorder, same_types, select_mask, stage_all,
-    tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
+    loop_jvp_program, loop_known_carry, merge, python_mode, reorder, same_types, select_mask,
+    stage_all, tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
     with_ignored_invars,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
@@ -82,6 +82,11 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
     >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
     """
+    if python_mode(init_val):
+        val = init_val
+        while bool(cond_fun(val)):
+            val = body_fun(val)
+        return val
     return _while_loop(cond_fun, body_fun, init_val, "while_loop", None)
 
 
@@ -114,6 +119,11 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
     With Python-int bounds the trip count is static and the loop is a `scan`
     (reverse-differentiable); with traced bounds it is a `while`.
     """
+    if python_mode(lower, upper, init_val):
+        val = init_val
+        for i in range(int(lower), int(upper)):
+            val = body_fun(np.int32(i), val)
+        return val
     if _is_static_int(lower) and _is_static_int(upper):
         index = np.int32(lower)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
+from olympus.backends.xla.dispatch import to_device
 from olympus.backends.xla.lowering import i64_array, lower_closed_inline
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
@@ -24,9 +25,8 @@ from olympus.lax.control_flow.subprograms import (
     ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
     differentiable_mask, eager_impl, invariant_values, invariant_vars, join_weak, known_program,
     leaf_paths, loop_jvp_program, loop_known_carry, merge, parameter_names, promote_weak_carry,
-    reorder,
-    residual_vars, same_types, select_mask, split_blocks, tangents_out, to_front, trace_flat,
-    trace_function, unknown_program, where_text,
+    python_mode, reorder, residual_vars, same_types, select_mask, split_blocks, tangents_out,
+    to_front, trace_flat, trace_function, unknown_program, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
@@ -208,7 +208,28 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
     >>> lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
     """
+    if python_mode(init, xs):
+        ys_rows = _python_scan_rows(f, init, xs, length, reverse)
+        if ys_rows is not None:
+            return ys_rows
     return scan_with_names(f, init, xs, length, reverse, unroll, "scan", None)
+
+
+def _python_scan_rows(f, init, xs, length, reverse):
+    """`scan` as a Python loop (disable_jit); None for an empty scan, whose ys'
+    structure only tracing can tell."""
+    leaves, tree = tree_flatten(xs)
+    length = _scan_length(leaves, tree, length, user_source_info())
+    if length == 0:
+        return None
+    leaves = [to_device(x) for x in leaves]  # rows are olympus Arrays, as under jit
+    carry, ys = init, [None] * length
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        carry, ys[i] = _split_scan_output(f(carry, tree_unflatten(tree, [x[i] for x in leaves])))
+    rows = [tree_flatten(y)[0] for y in ys]
+    stacked = [ops.concatenate([ops.expand_dims(r, (0,)) for r in column], 0)
+               for column in zip(*rows)]
+    return carry, tree_unflatten(tree_flatten(ys[0])[1], stacked)
 
 
 def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths):

@@ -15,9 +15,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from olympus.ir.config import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.lax import ops
+from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
@@ -104,6 +106,13 @@ def parameter_names(fun: Callable, count: int) -> list[str]:
     except (TypeError, ValueError):
         params = []
     return [params[i].name if i < len(params) else f"args[{i}]" for i in range(count)]
+
+
+def python_mode(*values) -> bool:
+    """Under `disable_jit`, with concrete values, control flow runs as plain Python
+    (only the taken branch, one Python call per iteration), so pdb can step in."""
+    return (config.read("olympus_disable_jit") and core.current_trace() is core.eval_trace
+            and not any(isinstance(x, Tracer) for x in tree_flatten(values)[0]))
 
 
 def where_text(source_info) -> str:
