@@ -241,6 +241,31 @@ def test_dot_general():
     check_vmap(f, [N(2, 3, 4), N(2, 4, 5)], [(None, 1), (0, 3)], jit_too=False)
 
 
+# ---- primitives defined beside other features ------------------------------------
+def test_bit_primitives():
+    u = lambda: rng.integers(0, 2**31, (2,)).astype(np.uint32)  # noqa: E731
+    shifts = lambda: rng.integers(0, 8, (2,)).astype(np.uint32)  # noqa: E731
+    check_vmap(lax.shift_left, [u, shifts], [(0, None), (1, 0)], jit_too=False)
+    check_vmap(lax.shift_right_logical, [u, shifts], [(0, 0)], jit_too=False)
+    check_vmap(lambda x: lax.shift_right_arithmetic(x, np.int32(2)), [I(2)], [(1,)], jit_too=False)
+    check_vmap(lambda x: lax.bitcast_convert_type(x, np.int32), [N(2)], [(0,), (1,)], jit_too=False)
+
+
+def test_gradient_barriers_and_checkpoint():
+    check_vmap(lax.stop_gradient, [N(2)], [(1,)], jit_too=False)
+    # a batched and an unbatched operand: the unbatched result is broadcast by out_axes=0
+    pair = olympus.vmap(lambda x, y: lax.optimization_barrier((x, y)), in_axes=(1, None))
+    x, y = normal(2, B), normal()
+    out_x, out_y = pair(x, y)
+    assert_close(out_x, x.T.copy())
+    assert_close(out_y, np.full(B, y, np.float32))
+    remat_sin = olympus.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+    check_vmap(remat_sin, [N(2)], [(1,)])
+    xs = normal(B, 2)
+    grads = olympus.vmap(olympus.grad(lambda x: jnp.sum(remat_sin(x))))(xs)
+    np.testing.assert_allclose(np.asarray(grads), np.cos(np.sin(xs)) * np.cos(xs), rtol=1e-5)
+
+
 # ---- higher-order: pjit, nesting, jit ------------------------------------------
 def test_vmap_of_jit_and_jit_of_vmap():
     @olympus.jit
