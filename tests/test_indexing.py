@@ -93,13 +93,46 @@ def test_indexing_a_scalar_result_of_jit():
     (5, IndexError, "out of bounds"), (-3, IndexError, "out of bounds"),
     ((0, 0, 0, 0), IndexError, "too many indices"),
     ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
-    ([0, 1], IndexError, "not supported"), (np.array([0, 1]), IndexError, "not supported"),
+    ([True, False], IndexError, "boolean masks"), (np.array([True, False]), IndexError, "boolean"),
     (True, IndexError, "not supported"), (1.5, TypeError, "invalid index"),
+    ((0, slice(None), np.array([1])), IndexError, "separated"),
     ("a", TypeError, "invalid index"),
 ], ids=repr)
 def test_index_errors(idx, error, match):
     with pytest.raises(error, match=match):
         jnp.asarray(X)[idx]
+
+
+@pytest.mark.parametrize("idx", [
+    np.array([1, 0, 1]), [1, -2], (slice(None), np.array([2, -1])),
+    (slice(None), [0, 2], slice(1, 3)), (np.array([0, 1]), np.array([2, 0])),
+    (Ellipsis, np.array([[3, 0], [1, 1]])), (1, np.array([0, 2])), (np.array([1, 0]), 1),
+    (np.array([1, 0]), 2, np.array([3, 3])), (None, np.array([1]), slice(None, None, -1)),
+], ids=repr)
+def test_integer_array_indexing(idx):
+    check_index(idx)
+
+
+def test_integer_array_index_traced_and_differentiable():
+    logits = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    labels = np.array([0, 2, 1, 1], np.int32)
+    pick = olympus.jit(lambda l, y: l[jnp.arange(4), y])
+    np.testing.assert_array_equal(np.asarray(pick(logits, labels)), logits[np.arange(4), labels])
+    grad = olympus.grad(lambda l: jnp.sum(l[jnp.arange(4), labels]))(logits)
+    want = np.zeros_like(logits)
+    want[np.arange(4), labels] = 1.0
+    np.testing.assert_array_equal(np.asarray(grad), want)
+
+
+def test_take():
+    v = np.arange(10.0, dtype=np.float32)
+    idx = np.array([[1, 9], [-1, 0]])
+    np.testing.assert_array_equal(np.asarray(jnp.take(v, idx)), np.take(v, idx))
+    np.testing.assert_array_equal(np.asarray(olympus.jit(lambda a, i: jnp.take(a, i, axis=1))(X, [2, 0])),
+                                  np.take(X, [2, 0], axis=1))
+    # out-of-range indices clamp (JAX's default for gathers)
+    np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12]))), [9.0])
+    assert jnp.take(jnp.array([True, False]), np.array([1, 0])).dtype == np.bool_
 
 
 def test_traced_float_index_is_an_error():
