@@ -61,9 +61,14 @@ broadcast_in_dim_p = define_primitive(
 
 
 def _broadcast_in_dim_batch_rule(axis_size, vals, dims, *, shape, broadcast_dimensions):
-    x = batch_to_front(vals[0], axis_size, dims[0])
-    out_dims = (0, *(d + 1 for d in broadcast_dimensions))
-    return broadcast_in_dim_p.bind(x, shape=(axis_size, *shape), broadcast_dimensions=out_dims), 0
+    """The batch axis goes to the output position that keeps broadcast_dimensions
+    increasing: right after where the operand dimension before it goes."""
+    (x,), (bdim,) = vals, dims
+    dims_before, dims_after = broadcast_dimensions[:bdim], broadcast_dimensions[bdim:]
+    out_bdim = dims_before[-1] + 1 if dims_before else 0
+    out_dims = (*dims_before, out_bdim, *(d + 1 for d in dims_after))
+    out_shape = (*shape[:out_bdim], axis_size, *shape[out_bdim:])
+    return broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=out_dims), out_bdim
 
 
 batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
