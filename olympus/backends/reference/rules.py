@@ -1,0 +1,385 @@
+"""NumPy semantics of every primitive, keyed by primitive name.
+
+A rule takes the operands as NumPy arrays and the equation's params as
+keywords, and returns an array (or a list, for multiple-result primitives).
+The interpreter casts each result to the dtype the program declares, so a
+rule may let NumPy promote; shapes it must get right. Semantics follow
+StableHLO where NumPy differs: integer division truncates, shifts by the bit
+width or more give 0 (or the sign), out-of-range dynamic slice starts clamp,
+an out-of-range cond index runs the last branch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from olympus.backends.reference.interpreter import eval_olympuspr
+
+reference_rules: dict = {}
+
+
+def rule(*names: str):
+    """Registers one function as the rule of each named primitive."""
+    def register(fn):
+        for name in names:
+            reference_rules[name] = fn
+        return fn
+    return register
+
+
+def _run(closed, args) -> list:
+    """A sub-program (ClosedOlympuspr param) on NumPy values."""
+    return eval_olympuspr(closed.olympuspr, [np.asarray(c) for c in closed.consts], list(args))
+
+
+# ---- elementwise ------------------------------------------------------------------
+_UNARY = {
+    "neg": np.negative, "exp": np.exp, "log": np.log, "expm1": np.expm1, "log1p": np.log1p,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sqrt": np.sqrt,
+    "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "real": np.real, "imag": np.imag,
+    "stop_gradient": lambda x: x,
+}
+for _name, _fn in _UNARY.items():
+    reference_rules[_name] = _fn
+
+rule("logistic")(lambda x: 1 / (1 + np.exp(-x)))
+rule("rsqrt")(lambda x: 1 / np.sqrt(x))
+rule("erf")(lambda x: np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x)
+rule("not")(lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x))
+
+
+@rule("sign")
+def _sign(x):
+    if np.issubdtype(x.dtype, np.complexfloating):
+        mag = np.abs(x)
+        return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag))
+    if np.issubdtype(x.dtype, np.unsignedinteger):
+        return (x != 0).astype(x.dtype)
+    return np.sign(x)
+
+
+@rule("round")
+def _round(x, *, rounding_method):
+    to_even = np.round(x)
+    if rounding_method == 1:
+        return to_even
+    halfway = np.abs(x - np.trunc(x)) == 0.5
+    return np.where(halfway, np.trunc(x) + np.sign(x), to_even)
+
+
+@rule("integer_pow")
+def _integer_pow(x, *, y):
+    if y >= 0:
+        return np.power(x, np.asarray(y, x.dtype)) if x.dtype != np.bool_ else x
+    return 1 / np.power(x, -y)
+
+
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum,
+    "min": np.minimum, "atan2": np.arctan2, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+}
+for _name, _fn in _BINARY.items():
+    reference_rules[_name] = _fn
+
+
+@rule("div")
+def _div(x, y):
+    if not np.issubdtype(x.dtype, np.integer):
+        return np.true_divide(x, y)
+    safe = np.where(y == 0, 1, y)  # integer division by zero: all bits set, as XLA's CPU
+    quotient = np.abs(x.astype(np.int64)) // np.abs(safe.astype(np.int64))
+    signed = np.where((x < 0) != (safe < 0), -quotient, quotient)
+    return np.where(y == 0, -1, signed).astype(x.dtype)
+
+
+@rule("rem")
+def _rem(x, y):
+    if np.issubdtype(x.dtype, np.integer):
+        safe = np.where(y == 0, 1, y)
+        return np.where(y == 0, x, np.fmod(x, safe))
+    return np.fmod(x, y)
+
+
+@rule("pow")
+def _pow(x, y):
+    return np.power(x, y)
+
+
+@rule("complex")
+def _complex(x, y):
+    dtype = np.complex128 if x.dtype == np.float64 else np.complex64
+    return x.astype(dtype) + np.asarray(1j, dtype) * y.astype(dtype)
+
+
+@rule("select_n")
+def _select_n(which, *cases):
+    if which.dtype == np.bool_:
+        which = which.astype(np.int32)
+    out = np.broadcast_to(cases[-1], cases[0].shape)
+    for i in range(len(cases) - 2, -1, -1):
+        out = np.where(which == i, cases[i], out)
+    return out
+
+
+@rule("clamp")
+def _clamp(lo, x, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+@rule("convert_element_type")
+def _convert(x, *, new_dtype, weak_type):
+    new_dtype = np.dtype(new_dtype)
+    if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(new_dtype, np.complexfloating):
+        x = np.real(x)
+    if new_dtype == np.bool_:
+        return x != 0
+    return x.astype(new_dtype)
+
+
+# ---- bits -------------------------------------------------------------------------
+def _unsigned(dtype):
+    return np.dtype(f"u{np.dtype(dtype).itemsize}")
+
+
+def _out_of_range(y, bits: int):
+    return (y < 0) | (y >= bits)
+
+
+@rule("shift_left")
+def _shift_left(x, y):
+    bits = x.dtype.itemsize * 8
+    u = x.astype(_unsigned(x.dtype))
+    amount = np.where(_out_of_range(y, bits), 0, y).astype(u.dtype)
+    shifted = np.left_shift(u, amount).astype(x.dtype)
+    return np.where(_out_of_range(y, bits), 0, shifted).astype(x.dtype)
+
+
+@rule("shift_right_logical")
+def _shift_right_logical(x, y):
+    bits = x.dtype.itemsize * 8
+    u = x.astype(_unsigned(x.dtype))
+    amount = np.where(_out_of_range(y, bits), 0, y).astype(u.dtype)
+    shifted = np.right_shift(u, amount).astype(x.dtype)
+    return np.where(_out_of_range(y, bits), 0, shifted).astype(x.dtype)
+
+
+@rule("shift_right_arithmetic")
+def _shift_right_arithmetic(x, y):
+    bits = x.dtype.itemsize * 8
+    signed = x.astype(np.dtype(f"i{x.dtype.itemsize}"))
+    amount = np.where(_out_of_range(y, bits), bits - 1, y).astype(signed.dtype)
+    return np.right_shift(signed, amount).astype(x.dtype)
+
+
+@rule("bitcast_convert_type")
+def _bitcast(x, *, new_dtype):
+    return np.ascontiguousarray(x).view(np.dtype(new_dtype))
+
+
+# ---- shapes -----------------------------------------------------------------------
+@rule("broadcast_in_dim")
+def _broadcast_in_dim(x, *, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for src, dst in enumerate(broadcast_dimensions):
+        expanded[dst] = x.shape[src]
+    return np.broadcast_to(x.reshape(expanded), tuple(shape))
+
+
+@rule("reshape")
+def _reshape(x, *, new_sizes, dimensions=None):
+    if dimensions is not None:
+        x = np.transpose(x, dimensions)
+    return np.reshape(x, tuple(new_sizes))
+
+
+rule("transpose")(lambda x, *, permutation: np.transpose(x, permutation))
+rule("squeeze")(lambda x, *, dimensions: np.squeeze(x, axis=tuple(dimensions)))
+rule("expand_dims")(lambda x, *, dimensions: np.expand_dims(x, tuple(dimensions)))
+rule("rev")(lambda x, *, dimensions: np.flip(x, axis=tuple(dimensions)) if dimensions else x)
+rule("concatenate")(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+
+
+@rule("slice")
+def _slice(x, *, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    return x[tuple(slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices, strides))]
+
+
+def _clamped_starts(indices, shape, sizes) -> list[int]:
+    return [int(min(max(int(i), 0), d - s)) for i, d, s in zip(indices, shape, sizes)]
+
+
+@rule("dynamic_slice")
+def _dynamic_slice(x, *indices, slice_sizes):
+    starts = _clamped_starts(indices, x.shape, slice_sizes)
+    return x[tuple(slice(s, s + n) for s, n in zip(starts, slice_sizes))]
+
+
+@rule("dynamic_update_slice")
+def _dynamic_update_slice(x, update, *indices):
+    starts = _clamped_starts(indices, x.shape, update.shape)
+    out = x.copy()
+    out[tuple(slice(s, s + n) for s, n in zip(starts, update.shape))] = update
+    return out
+
+
+@rule("pad")
+def _pad(x, padding_value, *, padding_config):
+    for axis, (lo, hi, interior) in enumerate(padding_config):
+        x = _pad_axis(x, padding_value, axis, lo, hi, interior)
+    return x
+
+
+def _pad_axis(x, value, axis: int, lo: int, hi: int, interior: int):
+    """Interior padding first, then edge padding (negative edges crop)."""
+    n = x.shape[axis]
+    size = n + max(n - 1, 0) * interior
+    spread = np.full(x.shape[:axis] + (size,) + x.shape[axis + 1:], value, x.dtype)
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(0, size, interior + 1)
+    spread[tuple(index)] = x
+    edge = [(0, 0)] * x.ndim
+    edge[axis] = (max(lo, 0), max(hi, 0))
+    padded = np.pad(spread, edge, constant_values=value)
+    index[axis] = slice(max(-lo, 0), padded.shape[axis] - max(-hi, 0))
+    return padded[tuple(index)]
+
+
+@rule("iota")
+def _iota(*, dtype, shape, dimension):
+    counts = np.arange(shape[dimension]).astype(dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.broadcast_to(counts.reshape(expanded), tuple(shape))
+
+
+# ---- reductions -------------------------------------------------------------------
+def _identity(kind: str, dtype):
+    dtype = np.dtype(dtype)
+    if kind in ("sum", "or"):
+        return np.zeros((), dtype)
+    if kind == "prod":
+        return np.ones((), dtype)
+    if kind == "and":
+        return np.array(True) if dtype == np.bool_ else np.invert(np.zeros((), dtype))
+    if dtype == np.bool_:
+        return np.array(kind == "min")
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.array(info.min if kind == "max" else info.max, dtype)
+    return np.array(-np.inf if kind == "max" else np.inf, dtype)
+
+
+def _reduction(kind: str, ufunc, bool_ufunc=None):
+    def reduce(x, *, axes):
+        fn = bool_ufunc if (bool_ufunc is not None and x.dtype == np.bool_) else ufunc
+        return fn.reduce(x, axis=tuple(axes), initial=_identity(kind, x.dtype)[()])
+    return reduce
+
+
+reference_rules["reduce_sum"] = _reduction("sum", np.add, np.logical_or)
+reference_rules["reduce_prod"] = _reduction("prod", np.multiply, np.logical_and)
+reference_rules["reduce_max"] = _reduction("max", np.maximum, np.logical_or)
+reference_rules["reduce_min"] = _reduction("min", np.minimum, np.logical_and)
+reference_rules["reduce_and"] = _reduction("and", np.bitwise_and, np.logical_and)
+reference_rules["reduce_or"] = _reduction("or", np.bitwise_or, np.logical_or)
+
+
+def _arg_reduction(pick):
+    """NumPy's argmax/argmin: first index on ties, NaN wins (as in the lowering)."""
+    def reduce(x, *, axes, index_dtype):
+        return pick(x, axis=axes[0]).astype(index_dtype)
+    return reduce
+
+
+reference_rules["argmax"] = _arg_reduction(np.argmax)
+reference_rules["argmin"] = _arg_reduction(np.argmin)
+
+
+@rule("dot_general")
+def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+    """One einsum: batch dims, then lhs free dims, then rhs free dims."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    lhs_sub = [next(letters) for _ in range(lhs.ndim)]
+    rhs_sub = [next(letters) for _ in range(rhs.ndim)]
+    for a, b in zip(tuple(lc) + tuple(lb), tuple(rc) + tuple(rb)):
+        rhs_sub[b] = lhs_sub[a]
+    batch = [lhs_sub[d] for d in lb]
+    lhs_free = [s for i, s in enumerate(lhs_sub) if i not in lc and i not in lb]
+    rhs_free = [s for i, s in enumerate(rhs_sub) if i not in rc and i not in rb]
+    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(batch + lhs_free + rhs_free)}"
+    dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else lhs.dtype
+    if dtype == np.bool_:
+        return np.einsum(spec, lhs.astype(np.int64), rhs.astype(np.int64)) != 0
+    return np.einsum(spec, lhs.astype(dtype), rhs.astype(dtype))
+
+
+# ---- sub-programs -----------------------------------------------------------------
+@rule("pjit")
+def _pjit(*args, olympuspr, name):
+    return _run(olympuspr, args)
+
+
+@rule("checkpoint")
+def _checkpoint(*args, olympuspr, policy, name):
+    return _run(olympuspr, args)
+
+
+@rule("custom_jvp_call", "custom_vjp_call")
+def _custom_call(*args, call, **params):
+    """The primal function; the custom rules only matter to differentiation."""
+    return _run(call, args)
+
+
+@rule("custom_lin")
+def _custom_lin(*args, name, **params):
+    """A custom_vjp's tangent map exists only to be transposed (its bwd is the
+    rule); evaluating it forward is the same error as the eager primitive's."""
+    raise TypeError(f"forward-mode differentiation of the custom_vjp function {name} "
+                    f"has no value: it only has a reverse-mode rule")
+
+
+@rule("optimization_barrier")
+def _optimization_barrier(*args):
+    return list(args)
+
+
+@rule("cond")
+def _cond(index, *operands, branches, linear):
+    i = int(index)
+    branch = branches[i if 0 <= i < len(branches) else len(branches) - 1]
+    return _run(branch, operands)
+
+
+@rule("while")
+def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+    cond_consts = list(args[:cond_nconsts])
+    body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    carry = list(args[cond_nconsts + body_nconsts:])
+    while bool(_run(cond_olympuspr, cond_consts + carry)[0]):
+        carry = _run(body_olympuspr, body_consts + carry)
+    return carry
+
+
+@rule("scan")
+def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+    consts = list(args[:num_consts])
+    carry = list(args[num_consts:num_consts + num_carry])
+    xs = args[num_consts + num_carry:]
+    ys_avals = olympuspr.out_avals[num_carry:]
+    ys = [np.zeros((length, *a.shape), a.dtype) for a in ys_avals]
+    for step in range(length):
+        i = length - 1 - step if reverse else step
+        outs = _run(olympuspr, consts + carry + [x[i] for x in xs])
+        carry = outs[:num_carry]
+        for y, value in zip(ys, outs[num_carry:]):
+            y[i] = value
+    return carry + ys
+
+
+from olympus.backends.reference import linalg as _linalg  # noqa: E402,F401  (registers rules)
