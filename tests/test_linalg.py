@@ -220,6 +220,24 @@ def test_grad_primitives(x64):
     check_grads(f, (a, b), order=1)
 
 
+def test_grad_qr_svd_and_spectral_functions(x64):
+    tall = _f64(TALL)
+
+    def f(a):
+        q, r = jnp.linalg.qr(a)
+        u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+        # singular vectors up to sign: products within a column / row are invariant
+        return q, r, s, u * u[:1, :], vh * vh[:, :1], jnp.linalg.norm(a, 2), jnp.linalg.pinv(a)
+
+    check_grads(f, (tall,), order=1)
+    check_grads(lambda a: jnp.linalg.svd(a, compute_uv=False), (tall.T,), order=1)
+    g = np.asarray(olympus.grad(lambda a: jnp.linalg.norm(a, "nuc"))(tall))
+    u, _, vh = np.linalg.svd(tall, full_matrices=False)
+    np.testing.assert_allclose(g, u @ vh, rtol=1e-8, atol=1e-10)  # d|a|_* = U V^H
+    q_grad = olympus.grad(lambda a: jnp.sum(lax_linalg.qr(a)[0][:, 0]))(tall)
+    assert np.all(np.isfinite(np.asarray(q_grad)))
+
+
 def test_grad_under_jit_and_vmap(x64):
     batch = _f64(BATCH)
     grads = olympus.vmap(olympus.grad(lambda a: jnp.linalg.slogdet(a)[1]))(batch)

@@ -592,6 +592,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "geqrf": ("test_linalg.py", "lax_linalg.geqrf"),
     "householder_product": ("test_linalg.py", "lax_linalg.householder_product"),
     "svd": ("test_linalg.py", "lax_linalg.svd"),
+    "qr": ("test_linalg.py", "lax_linalg.qr"),
 }
 
 

@@ -6,7 +6,8 @@ lu, eigh, geqrf, householder_product and svd lower to the LAPACK kernels
 jaxlib ships (backends/xla/lapack.py). Derivatives: cholesky, triangular_solve
 (jvp in both operands, transpose in b), lu (square matrices) and eigh have jvp
 rules, which is what olympus.numpy.linalg's solve, inv, det, slogdet,
-cholesky and eigh differentiate through; qr and svd have none yet.
+cholesky and eigh differentiate through; qr (a composite of geqrf and
+householder_product, m >= n) and svd (thin, distinct singular values) too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import lapack
+from olympus.backends.xla.lowering import lower_closed_inline
+from olympus.ir.core import ClosedOlympuspr
+from olympus.tracer.core import eval_trace, set_current_trace
+from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 from olympus.lax import ops as lax
 from olympus.lax.base import define_primitive, same_dtypes
 from olympus.tracer.core import aval_of
@@ -449,6 +454,144 @@ svd_p = define_primitive("svd", _svd_abstract_eval, _svd_lower, multiple_results
 batch_rules[svd_p] = _front_batch_rule(svd_p)
 
 
+# ---- composite primitives: lowered by tracing their lax definition --------------------
+def lower_via(definition):
+    """A lowering rule that traces `definition(*operands, **params)` (built from
+    other primitives) and inlines its program: a primitive can then carry its
+    own derivative while reusing other primitives' lowerings."""
+
+    def rule(ctx, *operands, **params):
+        def flat(*args):
+            out = definition(*args, **params)
+            return list(out) if isinstance(out, (tuple, list)) else [out]
+
+        with set_current_trace(eval_trace):
+            olympuspr, consts, _ = trace_to_olympuspr(
+                flat, ctx.avals_in, DebugInfo("lowering", definition.__name__, ()))
+        outs = lower_closed_inline(ctx.emitter, ClosedOlympuspr(olympuspr, consts), list(operands))
+        return outs if len(outs) > 1 else outs[0]
+
+    return rule
+
+
+# ---- qr --------------------------------------------------------------------------------
+def _qr_shapes(a: ShapedArray, full_matrices: bool):
+    m, n = a.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    batch = a.shape[:-2]
+    return ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)
+
+
+def _qr_abstract_eval(a: ShapedArray, *, full_matrices: bool):
+    _check_matrix("qr", a)
+    return list(_qr_shapes(a, full_matrices))
+
+
+def _slice_matrix(x, rows: int, cols: int):
+    shape = aval_of(x).shape
+    return lax.slice(x, (0,) * len(shape), (*shape[:-2], rows, cols))
+
+
+def _qr_definition(a, *, full_matrices: bool):
+    """Q from LAPACK's Householder vectors (padded with zero columns when a
+    complete Q of a wide-than-reduced shape is asked for), R from the upper triangle."""
+    shape = aval_of(a).shape
+    m, n = shape[-2:]
+    k = m if full_matrices else min(m, n)
+    packed, taus = geqrf_p.bind(a)
+    r = triu(_slice_matrix(packed, k, n))
+    reflectors = _slice_matrix(packed, m, min(n, k))
+    if k > n:
+        config = [(0, 0, 0)] * (len(shape) - 1) + [(0, k - n, 0)]
+        reflectors = lax.pad(reflectors, np.array(0, aval_of(a).dtype)[()], config)
+    return householder_product_p.bind(reflectors, taus), r
+
+
+qr_p = define_primitive("qr", _qr_abstract_eval, lower_via(_qr_definition), multiple_results=True)
+batch_rules[qr_p] = _front_batch_rule(qr_p)
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    """For a = Q R with m >= n (reduced Q): with C = Q^H da R^-1 and Omega the
+    skew-Hermitian part built from C's strict lower triangle,
+    dQ = Q (Omega - C) + da R^-1 and dR = (C - Omega) R."""
+    (a,), (a_dot,) = primals, tangents
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    if is_zero(a_dot):
+        return [q, r], [Zero(aval_of(q)), Zero(aval_of(r))]
+    m, n = aval_of(a).shape[-2:]
+    if m < n or (full_matrices and m > n):
+        raise OlympusTypeError(
+            f"the derivative of qr needs m >= n and the reduced factorisation, got a {m}x{n} matrix "
+            f"with full_matrices={full_matrices}")
+    da_rinv = triangular_solve(r, a_dot, left_side=False, lower=False)
+    c = matmul(matrix_transpose(q, conjugate=True), da_rinv)
+    strict_lower = tril(c, -1)
+    omega = lax.sub(strict_lower, matrix_transpose(strict_lower, conjugate=True))
+    if dtypes.is_complex(aval_of(a).dtype):  # the diagonal's imaginary part is free: keep C's
+        shape = aval_of(c).shape
+        omega = lax.add(omega, diag_matrix(lax.complex(lax.full(shape[:-1], 0, _real_dtype(aval_of(a).dtype)),
+                                                       lax.imag(diagonal(c))), shape))
+    dq = lax.add(matmul(q, lax.sub(omega, c)), da_rinv)
+    dr = matmul(lax.sub(c, omega), r)
+    return [q, r], [dq, dr]
+
+
+jvp_rules[qr_p] = _qr_jvp
+
+
+# ---- derivative of svd -------------------------------------------------------------
+def _svd_jvp(primals, tangents, *, full_matrices):
+    """The thin SVD's derivative (distinct, non-zero singular values): with
+    dP = U^H da V, ds = re diag(dP); dU and dV from the off-diagonal of dP over
+    s_j^2 - s_i^2, plus the parts of da outside the span of U (tall) or V (wide)."""
+    (a,), (a_dot,) = primals, tangents
+    s, u, vt = svd_p.bind(a, full_matrices=full_matrices)
+    if is_zero(a_dot):
+        return [s, u, vt], [Zero(aval_of(s)), Zero(aval_of(u)), Zero(aval_of(vt))]
+    m, n = aval_of(a).shape[-2:]
+    if full_matrices and m != n:
+        raise OlympusTypeError("the derivative of svd needs full_matrices=False for non-square matrices")
+    dtype, real = aval_of(a).dtype, aval_of(s).dtype
+    uh, v = matrix_transpose(u, conjugate=True), matrix_transpose(vt, conjugate=True)
+    dp = matmul(uh, matmul(a_dot, v))
+    ds = diagonal(dp)
+    ds = lax.real(ds) if dtypes.is_complex(dtype) else ds
+    shape = aval_of(dp).shape
+    nd = len(shape)
+    s_row = lax.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))  # s_j along columns
+    s_col = lax.broadcast_in_dim(s, shape, tuple(range(nd - 1)))       # s_i along rows
+    gaps = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))        # s_j^2 - s_i^2
+    off = lax.ne(gaps, lax.full(shape, 0, real))
+    ones = lax.full(shape, 1, real)
+    f = lax.convert_element_type(_where(off, lax.div(ones, lax.select(off, gaps, ones))), dtype)
+    s_c, s_r = lax.convert_element_type(s_col, dtype), lax.convert_element_type(s_row, dtype)
+    dp_s = lax.mul(dp, s_r)      # dP diag(s)
+    s_dp = lax.mul(s_c, dp)      # diag(s) dP
+    sym = lambda x: lax.add(x, matrix_transpose(x, conjugate=True))  # noqa: E731
+    nonzero = lax.ne(s, lax.full(aval_of(s).shape, 0, real))
+    s_inv = _where(nonzero, lax.div(lax.full(aval_of(s).shape, 1, real),
+                                    lax.select(nonzero, s, lax.full(aval_of(s).shape, 1, real))))
+    skew_diag = lax.mul(lax.mul(lax.sub(dp, matrix_transpose(dp, conjugate=True)), np.array(0.5, dtype)[()]),
+                        lax.convert_element_type(diag_matrix(s_inv, shape), dtype))
+    du = matmul(u, lax.add(lax.mul(f, sym(dp_s)), skew_diag))
+    dv = matmul(v, lax.mul(f, sym(s_dp)))
+    s_inv_r = lax.convert_element_type(lax.broadcast_in_dim(s_inv, (*shape[:-2], m, shape[-1]),
+                                                            (*range(nd - 2), nd - 1)), dtype)
+    if m > n:
+        da_v = matmul(a_dot, v)
+        du = lax.add(du, lax.mul(lax.sub(da_v, matmul(u, matmul(uh, da_v))), s_inv_r))
+    if n > m:
+        dah_u = matmul(matrix_transpose(a_dot, conjugate=True), u)
+        s_inv_v = lax.convert_element_type(lax.broadcast_in_dim(s_inv, (*shape[:-2], n, shape[-1]),
+                                                                (*range(nd - 2), nd - 1)), dtype)
+        dv = lax.add(dv, lax.mul(lax.sub(dah_u, matmul(v, matmul(vt, dah_u))), s_inv_v))
+    return [s, u, vt], [ds, du, matrix_transpose(dv, conjugate=True)]
+
+
+jvp_rules[svd_p] = _svd_jvp
+
+
 # ---- public functions ----------------------------------------------------------------
 def cholesky(a):
     """The lower Cholesky factor L of a Hermitian positive-definite `a` (a = L L^H);
@@ -478,6 +621,12 @@ def geqrf(a):
 def householder_product(a, taus):
     """The orthonormal Q whose Householder reflectors `geqrf` stored in `a`."""
     return householder_product_p.bind(a, taus)
+
+
+def qr(a, full_matrices: bool = False):
+    """(q, r) with a = q r, q orthonormal columns, r upper triangular."""
+    q, r = qr_p.bind(a, full_matrices=bool(full_matrices))
+    return q, r
 
 
 def svd(a, full_matrices: bool = True):

@@ -3,8 +3,9 @@
 Matrices are the last two axes; leading axes are batches (broadcast between
 operands, as NumPy does). solve, inv, det and slogdet go through an LU
 factorisation with partial pivoting, cholesky and eigh through their own
-kernels, so all of them are differentiable (olympus.grad) and batch (vmap).
-qr, svd, lstsq, pinv and the spectral norms have no derivatives yet.
+kernels, so all of them are differentiable (olympus.grad) and batch (vmap);
+qr (m >= n, reduced) and svd (thin) are differentiable too, and with them
+lstsq, pinv and the spectral norms.
 """
 
 from __future__ import annotations
@@ -108,24 +109,9 @@ def qr(a, mode: str = "reduced"):
         raise LinAlgError(f"linalg.qr needs a matrix, got shape {a.shape}")
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: unknown mode {mode!r} (use 'reduced', 'complete' or 'r')")
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    packed, taus = lax_linalg.geqrf(a)
-    r_rows = m if mode == "complete" else k
-    r = lax_linalg.triu(_slice_last2(packed, r_rows, n))
     if mode == "r":
-        return r
-    q_cols = m if mode == "complete" else k
-    reflectors = _slice_last2(packed, m, min(n, q_cols))
-    if q_cols > n:  # complete Q of a tall matrix: pad with columns LAPACK fills in
-        pad = [(0, 0, 0)] * (a.ndim - 1) + [(0, q_cols - n, 0)]
-        reflectors = lax.pad(reflectors, np.array(0, a.dtype)[()], pad)
-    return QRResult(lax_linalg.householder_product(reflectors, taus), r)
-
-
-def _slice_last2(x, rows: int, cols: int):
-    shape = aval_of(x).shape
-    return lax.slice(x, (0,) * len(shape), (*shape[:-2], rows, cols))
+        return lax_linalg.qr(a, full_matrices=False)[1]
+    return QRResult(*lax_linalg.qr(a, full_matrices=mode == "complete"))
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
@@ -133,7 +119,8 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     a = _inexact(a)
     if a.ndim < 2:
         raise LinAlgError(f"linalg.svd needs a matrix, got shape {a.shape}")
-    s, u, vt = lax_linalg.svd(a, full_matrices=full_matrices)
+    # singular values alone come from the thin factorisation (differentiable for any shape)
+    s, u, vt = lax_linalg.svd(a, full_matrices=full_matrices and compute_uv)
     return SVDResult(u, s, vt) if compute_uv else s
 
 
