@@ -651,3 +651,39 @@ def test_einsum_errors():
         jnp.einsum("ij,jk->ik", jnp.ones((2, 3)), jnp.ones((4, 2)))
     with pytest.raises(ValueError, match="rank"):
         jnp.einsum("ijk->i", jnp.ones((2, 3)))
+
+
+def test_statistics_with_where_weights_and_nans():
+    mask = F > -0.5
+    check(lambda x, m: jnp.mean(x, axis=1, where=m), lambda x, m: np.mean(x, axis=1, where=m),
+          F, mask, rtol=1e-5, modes=JIT_ONLY)
+    check(lambda x, m: jnp.var(x, axis=0, where=m), lambda x, m: np.var(x, axis=0, where=m),
+          F, mask, rtol=1e-5, modes=JIT_ONLY)
+    check(lambda x: jnp.std(x, 1, None, None, 1, True), lambda x: np.std(x, 1, None, None, 1, True),
+          F, rtol=1e-5, modes=JIT_ONLY)
+    w = np.array([1.0, 2.0, 3.0], np.float32)
+    check(lambda x, w: jnp.average(x, axis=1, weights=w),
+          lambda x, w: np.average(x, axis=1, weights=w), F, w, rtol=1e-5, modes=JIT_ONLY)
+    nans = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]], np.float32)
+    for name in ("nansum", "nanprod", "nanmax", "nanmin", "nanmean"):
+        check(lambda x: getattr(jnp, name)(x, axis=0), lambda x: getattr(np, name)(x, axis=0),
+              nans, rtol=1e-6, modes=JIT_ONLY)
+    check(lambda x: jnp.count_nonzero(x, axis=1), lambda x: np.count_nonzero(x, axis=1), I,
+          modes=JIT_ONLY)
+
+
+def test_select_and_nan_to_num():
+    x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0], np.float32)
+    check(lambda v: jnp.select([v < -1, v > 1], [v * 10, v * 100], -1.0),
+          lambda v: np.select([v < -1, v > 1], [v * 10, v * 100], -1.0), x, modes=JIT_ONLY)
+    y = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    check(jnp.nan_to_num, np.nan_to_num, y, modes=JIT_ONLY)
+    check(lambda v: jnp.nan_to_num(v, nan=5.0, posinf=9.0),
+          lambda v: np.nan_to_num(v, nan=5.0, posinf=9.0), y, modes=JIT_ONLY)
+
+
+def test_like_functions_keep_weak_type():
+    assert jnp.ones_like(jnp.asarray(1.0)).weak_type
+    assert jnp.zeros_like(2).weak_type and jnp.zeros_like(2).dtype == np.int32
+    assert not jnp.full_like(jnp.asarray(1.0), 2, dtype=jnp.float32).weak_type
+    assert not jnp.zeros_like(jnp.ones(2)).weak_type

@@ -50,17 +50,29 @@ def _like_dtype(a, dtype):
     return _dtype(dtype, aval_of(to_operand(a)).dtype)
 
 
+def _keep_weak(out, a, dtype):
+    """`*_like` of a weakly typed value stays weak unless a dtype is given (JAX)."""
+    if dtype is None and aval_of(to_operand(a)).weak_type:
+        from olympus.lax.elementwise import convert_element_type_p
+
+        return convert_element_type_p.bind(out, new_dtype=aval_of(out).dtype, weak_type=True)
+    return out
+
+
 def zeros_like(a, dtype=None, shape=None):
-    return zeros(aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype))
+    out = zeros(aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype))
+    return _keep_weak(out, a, dtype)
 
 
 def ones_like(a, dtype=None, shape=None):
-    return ones(aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype))
+    out = ones(aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype))
+    return _keep_weak(out, a, dtype)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    return full(aval_of(to_operand(a)).shape if shape is None else shape, fill_value,
-                _like_dtype(a, dtype))
+    out = full(aval_of(to_operand(a)).shape if shape is None else shape, fill_value,
+               _like_dtype(a, dtype))
+    return _keep_weak(out, a, dtype)
 
 
 def empty_like(a, dtype=None, shape=None):

@@ -119,32 +119,84 @@ all = _bool_reduction(lax.reduce_and, "all")  # noqa: A001
 any = _bool_reduction(lax.reduce_or, "any")  # noqa: A001
 
 
-def mean(a, axis=None, dtype=None, keepdims: bool = False):
+def _count(aval, axes, where, dtype, keepdims):
+    """How many elements each mean averages: a constant, or a sum of the mask."""
+    if where is None:
+        return np.asarray(int(np.prod([aval.shape[i] for i in axes], dtype=np.int64)), dtype)[()]
+    mask = broadcast_to(to_operand(where), aval.shape)
+    return sum(lax.convert_element_type(mask, dtype), axis=axes, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
     """Arithmetic mean; integers average in the default float type."""
     a = to_operand(a)
     aval = aval_of(a)
     axes = normalize_axes(axis, aval.ndim)
-    count = int(np.prod([aval.shape[i] for i in axes], dtype=np.int64))
     if dtype is None:
         dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float_dtype()
-    total = sum(lax.convert_element_type(a, dtype), axis=axes, keepdims=keepdims)
-    return lax.div(total, np.asarray(count, dtype)[()])
+    dtype = dtypes.canonicalize_dtype(dtype)
+    total = sum(lax.convert_element_type(a, dtype), axis=axes, out=out, keepdims=keepdims,
+                where=where)
+    return lax.div(total, _count(aval, axes, where, dtype, keepdims))
 
 
-def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+def var(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
+        where=None):
+    """Variance: the mean squared distance from the mean (minus `ddof` in the count)."""
     a = to_operand(a)
-    centered = lax.sub(*prepare(a, mean(a, axis, dtype, keepdims=True)))
+    centered = lax.sub(*prepare(a, mean(a, axis, dtype, out, keepdims=True, where=where)))
     if dtypes.is_complex(aval_of(centered).dtype):
         sq = lax.real(lax.mul(centered, lax.complex(lax.real(centered), lax.neg(lax.imag(centered)))))
     else:
         sq = lax.mul(centered, centered)
     axes = normalize_axes(axis, aval_of(a).ndim)
-    count = int(np.prod([aval_of(a).shape[i] for i in axes], dtype=np.int64)) - ddof
-    return lax.div(sum(sq, axis=axes, keepdims=keepdims), np.asarray(count, aval_of(sq).dtype)[()])
+    real = aval_of(sq).dtype
+    count = lax.sub(_count(aval_of(a), axes, where, real, keepdims), np.asarray(ddof, real)[()])
+    return lax.div(sum(sq, axis=axes, keepdims=keepdims, where=where), count)
 
 
-def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
-    return lax.sqrt(var(a, axis, dtype, ddof, keepdims))
+def std(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
+        where=None):
+    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where))
+
+
+def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
+    """Weighted mean along `axis`; `weights` broadcast against `a`."""
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        total = lax.full(aval_of(avg).shape, np.asarray(
+            aval_of(to_operand(a)).size // builtins.max(aval_of(avg).size, 1), aval_of(avg).dtype)[()])
+    else:
+        a, weights = prepare(a, weights, inexact=True)
+        shape = broadcast_shapes(aval_of(a).shape, aval_of(weights).shape)
+        a, weights = broadcast_to(a, shape), broadcast_to(weights, shape)
+        total = sum(weights, axis=axis, keepdims=keepdims)
+        avg = lax.div(sum(lax.mul(a, weights), axis=axis, keepdims=keepdims), total)
+    return (avg, total) if returned else avg
+
+
+def _nan_reduction(name, reduction):
+    def fn(a, axis=None, keepdims: bool = False, **kwargs):
+        a = to_operand(a)
+        is_nan = lax.ne(a, a)
+        return reduction(a, axis=axis, keepdims=keepdims, where=lax.bitwise_not(is_nan), **kwargs)
+
+    fn.__name__ = name
+    fn.__doc__ = f"`{name[3:]}` ignoring NaNs."
+    return fn
+
+
+nansum = _nan_reduction("nansum", sum)
+nanprod = _nan_reduction("nanprod", prod)
+nanmax = _nan_reduction("nanmax", max)
+nanmin = _nan_reduction("nanmin", min)
+nanmean = _nan_reduction("nanmean", mean)
+
+
+def count_nonzero(a, axis=None, keepdims: bool = False):
+    a = to_operand(a)
+    nonzero = lax.ne(a, np.zeros((), aval_of(a).dtype)[()])
+    return sum(nonzero, axis=axis, keepdims=keepdims)
 
 
 def _arg_reduction(lax_fn, name):

@@ -410,3 +410,27 @@ def array_equal(a1, a2, equal_nan: bool = False):
     if equal_nan:
         equal = lax.bitwise_or(equal, lax.bitwise_and(isnan(a1), isnan(a2)))
     return _all(equal)
+
+
+def select(condlist, choicelist, default=0):
+    """The first choice whose condition holds, elementwise; `default` elsewhere."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("jnp.select: condlist and choicelist must have the same length")
+    out = default
+    for condition, choice in reversed(list(zip(condlist, choicelist))):
+        out = where(condition, choice, out)
+    return to_operand(out)
+
+
+def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None):
+    """NaN -> `nan`, +inf -> `posinf` (largest finite), -inf -> `neginf` (lowest)."""
+    (x,) = prepare(x)
+    dtype = aval_of(x).dtype
+    if not dtypes.is_float(dtype):
+        return x
+    info = np.finfo(dtype)
+    x = where(isnan(x), np.asarray(nan, dtype)[()], x)
+    x = where(lax.eq(x, np.asarray(np.inf, dtype)[()]),
+              np.asarray(info.max if posinf is None else posinf, dtype)[()], x)
+    return where(lax.eq(x, np.asarray(-np.inf, dtype)[()]),
+                 np.asarray(info.min if neginf is None else neginf, dtype)[()], x)
