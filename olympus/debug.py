@@ -127,8 +127,11 @@ class _Scalar:
         return getattr(self.value, name)
 
 
-def print(fmt: str, *args, **kwargs) -> None:  # noqa: A001 (mirrors jax.debug.print)
+def print(fmt: str, *args, ordered: bool = True, **kwargs) -> None:  # noqa: A001
     """`print(fmt.format(*args, **kwargs))` with the values the program computes.
+
+    Prints of one program body always come out in program order (`ordered`
+    is accepted for JAX compatibility and changes nothing).
 
     >>> olympus.debug.print("x = {x}", x=x)
     """
