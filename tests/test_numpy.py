@@ -687,3 +687,31 @@ def test_like_functions_keep_weak_type():
     assert jnp.zeros_like(2).weak_type and jnp.zeros_like(2).dtype == np.int32
     assert not jnp.full_like(jnp.asarray(1.0), 2, dtype=jnp.float32).weak_type
     assert not jnp.zeros_like(jnp.ones(2)).weak_type
+
+
+def test_divmod_shifts_and_round_operators():
+    check(lambda a, b: jnp.stack(divmod(a, b)), lambda a, b: np.stack(divmod(a, b)), I, J)
+    check(lambda a: jnp.stack(divmod(7, a)), lambda a: np.stack(divmod(np.int32(7), a)), J)
+    check(lambda a: a << 2, lambda a: a << 2, I)
+    check(lambda a: a >> 1, lambda a: a >> 1, I)
+    check(lambda a: a >> 3, lambda a: a >> 3, np.array([255, 17], np.uint8))
+    check(lambda a: 1 << a, lambda a: np.int32(1) << a, np.abs(J))
+    assert float(round(jnp.asarray(2.567), 2)) == pytest.approx(2.57)
+    assert float(round(jnp.asarray(2.5))) == 2.0
+
+
+def test_ndarray_isinstance_covers_tracers():
+    assert isinstance(jnp.ones(2), jnp.ndarray)
+    assert not isinstance(np.ones(2), jnp.ndarray)
+    seen = []
+    olympus.jit(lambda a: seen.append(isinstance(a, jnp.ndarray)) or a)(jnp.ones(2))
+    assert seen == [True]
+
+
+def test_more_methods():
+    x = jnp.asarray(M34)
+    np.testing.assert_array_equal(np.asarray(x.cumsum(axis=1)), M34.cumsum(axis=1))
+    np.testing.assert_array_equal(np.asarray(x.take(np.array([3, 0]))), M34.take([3, 0]))
+    assert float(x.trace()) == M34.trace()
+    np.testing.assert_array_equal(np.asarray(x.diagonal(1)), M34.diagonal(1))
+    np.testing.assert_array_equal(np.asarray(x.repeat(2, axis=0)), M34.repeat(2, axis=0))

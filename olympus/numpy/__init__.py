@@ -3,7 +3,7 @@
 import numpy as _np
 
 from olympus.ir import dtypes as _dtypes
-from olympus.backends.xla.array import Array as ndarray  # noqa: F401
+from olympus.backends.xla.array import Array as _Array
 from olympus.numpy.arrays import *  # noqa: F401,F403
 from olympus.numpy.core import (  # noqa: F401
     array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type,
@@ -13,8 +13,22 @@ from olympus.numpy.einsum import einsum  # noqa: F401
 from olympus.numpy.indexing import take  # noqa: F401
 from olympus.numpy.reductions import all, any, max, min, sum  # noqa: F401,A004
 from olympus.numpy.ufuncs import *  # noqa: F401,F403
-from olympus.numpy.ufuncs import abs, round  # noqa: F401,A004
+from olympus.numpy.ufuncs import abs, divmod, round  # noqa: F401,A004
 from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
+from olympus.tracer.core import Tracer as _Tracer
+
+
+class _ArrayType(type):
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, (_Array, _Tracer))
+
+    def __subclasscheck__(cls, subclass):
+        return issubclass(subclass, (_Array, _Tracer))
+
+
+class ndarray(metaclass=_ArrayType):
+    """`isinstance(x, jnp.ndarray)` holds for Arrays and for traced arrays alike,
+    so user code that checks for arrays works unchanged under jit and grad."""
 
 
 

@@ -48,6 +48,8 @@ _OPERATORS = {
     "__truediv__": ufuncs.divide, "__floordiv__": ufuncs.floor_divide,
     "__mod__": ufuncs.remainder, "__pow__": ufuncs.power, "__matmul__": reductions.matmul,
     "__and__": ufuncs.bitwise_and, "__or__": ufuncs.bitwise_or, "__xor__": ufuncs.bitwise_xor,
+    "__divmod__": ufuncs.divmod, "__lshift__": ufuncs.left_shift,
+    "__rshift__": ufuncs.right_shift,
     "__lt__": ufuncs.less, "__le__": ufuncs.less_equal, "__gt__": ufuncs.greater,
     "__ge__": ufuncs.greater_equal, "__eq__": ufuncs.equal, "__ne__": ufuncs.not_equal,
 }
@@ -56,6 +58,8 @@ _REFLECTED = {
     "__rtruediv__": ufuncs.divide, "__rfloordiv__": ufuncs.floor_divide,
     "__rmod__": ufuncs.remainder, "__rpow__": ufuncs.power, "__rmatmul__": reductions.matmul,
     "__rand__": ufuncs.bitwise_and, "__ror__": ufuncs.bitwise_or, "__rxor__": ufuncs.bitwise_xor,
+    "__rdivmod__": ufuncs.divmod, "__rlshift__": ufuncs.left_shift,
+    "__rrshift__": ufuncs.right_shift,
 }
 _UNARY = {
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
@@ -71,6 +75,10 @@ _METHODS = {
     "flatten": arrays.ravel, "squeeze": arrays.squeeze, "swapaxes": arrays.swapaxes,
     "astype": arrays.astype, "clip": ufuncs.clip, "round": ufuncs.round,
     "conj": ufuncs.conjugate, "conjugate": ufuncs.conjugate,
+    "__round__": lambda x, ndigits=None: ufuncs.round(x, ndigits or 0),
+    "cumsum": reductions.cumsum, "cumprod": reductions.cumprod, "take": indexing.take,
+    "diagonal": arrays.diagonal,
+    "trace": arrays.trace, "repeat": arrays.repeat, "std": reductions.std,
 }
 _PROPERTIES = {
     "T": arrays.transpose, "real": ufuncs.real, "imag": ufuncs.imag,

@@ -146,7 +146,7 @@ def floor_divide(x1, x2):
         zero = _zero_like(x1)
         signs_differ = lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
         fix = lax.bitwise_and(lax.ne(rem, zero), signs_differ)
-        return lax.select(fix, lax.sub(quotient, np.ones((), dtype)[()]), quotient)
+        return lax.select(fix, lax.sub(quotient, 1), quotient)  # a Python 1 keeps weak types
     if dtype == dtypes.bool_:
         return lax.bitwise_and(x1, x2)
     return lax.floor(lax.div(x1, x2))
@@ -434,3 +434,21 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
               np.asarray(info.max if posinf is None else posinf, dtype)[()], x)
     return where(lax.eq(x, np.asarray(-np.inf, dtype)[()]),
                  np.asarray(info.min if neginf is None else neginf, dtype)[()], x)
+
+
+def divmod(x1, x2):  # noqa: A001
+    """(x1 // x2, x1 % x2), both with Python's signs."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def left_shift(x1, x2):
+    x1, x2 = prepare(x1, x2)
+    return lax.shift_left(x1, x2)
+
+
+def right_shift(x1, x2):
+    """Arithmetic shift for signed integers (sign-filling), logical for unsigned."""
+    x1, x2 = prepare(x1, x2)
+    if dtypes.is_unsigned_int(aval_of(x1).dtype):
+        return lax.shift_right_logical(x1, x2)
+    return lax.shift_right_arithmetic(x1, x2)
