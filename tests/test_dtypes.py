@@ -212,3 +212,15 @@ def test_inexact_ops_on_integers_use_default_float():
     for out in _eager_and_jit(jnp.sqrt, jnp.ones(2, jnp.float16)):
         assert out.dtype == np.float16
     assert jnp.mean(jnp.arange(4)).dtype == np.float32
+
+
+def test_x64_mode_end_to_end(x64):
+    x = jnp.arange(3.0)
+    assert x.dtype == np.float64 and jnp.arange(3).dtype == np.int64
+    assert (x * 2).dtype == np.float64 and olympus.jit(lambda a: a.sum())(x).dtype == np.float64
+    assert jnp.asarray(1.0).dtype == np.float64 and jnp.asarray(1.0).weak_type
+    assert (jnp.ones(2, jnp.float32) + jnp.ones(2, jnp.int64)).dtype == np.float32
+    assert (jnp.ones(2, jnp.float32) * 2.0).dtype == np.float32
+    assert jnp.mean(jnp.arange(4)).dtype == np.float64
+    assert jnp.array(np.arange(2, dtype=np.uint64)).dtype == np.uint64
+    np.testing.assert_array_equal(np.asarray(x + 0.5), [0.5, 1.5, 2.5])
