@@ -150,7 +150,7 @@ def test_one_line_form_and_names_that_look_like_keywords():
     assert _run_compiled(closed, [np.float32(1), np.float32(2)])[0] == 3
 
 
-def test_constvars_by_name_reach_sub_programs():
+def test_constvars_by_name_reach_sub_programs(tmp_path):
     text = """{ lambda a:f32[2] ; b:f32[2]. let
     c:f32[2] = pjit[
       name=f
@@ -162,6 +162,12 @@ def test_constvars_by_name_reach_sub_programs():
     sub = closed.eqns[0].params["olympuspr"]
     np.testing.assert_array_equal(sub.consts[0], [3.0, 3.0])
     assert closed.eqns[0].params["name"] == "f"
+    path = tmp_path / "sub.olympuspr"
+    save(closed, path)  # sub-program constants are saved by name too
+    loaded = load(path)
+    np.testing.assert_array_equal(loaded.eqns[0].params["olympuspr"].consts[0], [3.0, 3.0])
+    np.testing.assert_array_equal(loaded.consts[0], [1.0, 1.0])
+    assert str(loaded) == text
     quoted = parse(text.replace("name=f", "name='my f'"),
                    {"a": np.ones(2, np.float32), "d": np.ones(2, np.float32)})
     assert quoted.eqns[0].params["name"] == "my f"
