@@ -6,7 +6,7 @@
 """
 
 from olympus.ir.config import config
-from olympus import lax, numpy, tree_util, errors, core  # noqa: F401
+from olympus import lax, numpy, tree, tree_util, errors, core  # noqa: F401
 from olympus.api import (  # noqa: F401
     ShapeDtypeStruct,
     block_until_ready,
@@ -28,6 +28,7 @@ from olympus.transforms.ad_api import (  # noqa: F401
 from olympus.lax.custom_derivatives import (  # noqa: F401
     checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
 )
+from olympus import ad_checkpoint  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = [

@@ -1,14 +1,23 @@
 """olympus.tree_util: pytrees, JAX's names."""
 
 from olympus.tracer.pytree import (  # noqa: F401
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    Partial,
     PyTreeDef,
+    SequenceKey,
+    keystr,
     register_dataclass,
     register_pytree_node,
     register_pytree_node_class,
     tree_all,
     tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves_with_path,
     tree_leaves,
     tree_map,
+    tree_map_with_path,
     tree_reduce,
     tree_structure,
     tree_unflatten,

@@ -225,3 +225,37 @@ def test_jit_kwargs_pytrees():
     f = olympus.jit(lambda x, *, scale: tree_util.tree_map(lambda v: v * scale["s"], x))
     out = f([jnp.ones(2), (jnp.ones(1),)], scale={"s": 3.0})
     np.testing.assert_allclose(np.asarray(out[1][0]), [3.0])
+
+
+# ---- key paths, olympus.tree, Partial ----------------------------------------------
+def test_flatten_with_path_and_keystr():
+    tree = {"w": [1, (2, 3)], "p": Point(4, None), "d": Params(5, 6)}
+    pairs, treedef = tree_util.tree_flatten_with_path(tree)
+    assert [(tree_util.keystr(p), leaf) for p, leaf in pairs] == [
+        ("['d'].w", 5), ("['d'].b", 6), ("['p'].x", 4), ("['w'][0]", 1), ("['w'][1][0]", 2),
+        ("['w'][1][1]", 3)]
+    assert pairs[0][0] == (tree_util.DictKey("d"), tree_util.GetAttrKey("w"))
+    assert treedef == tree_util.tree_structure(tree)
+    assert [p for p, _ in tree_util.tree_leaves_with_path([7])] == [(tree_util.SequenceKey(0),)]
+    named = tree_util.tree_map_with_path(lambda p, v, w: (tree_util.keystr(p), v + w), (1, [2]), (10, [20]))
+    assert named == (("[0]", 11), [("[1][0]", 22)])
+
+
+def test_tree_module_short_names():
+    tree = {"a": 1, "b": (2, 3)}
+    assert olympus.tree.map(lambda v: v + 1, tree) == {"a": 2, "b": (3, 4)}
+    assert olympus.tree.leaves(tree) == [1, 2, 3]
+    leaves, treedef = olympus.tree.flatten(tree)
+    assert olympus.tree.unflatten(treedef, leaves) == tree
+    assert olympus.tree.structure(tree) == treedef
+    assert olympus.tree.reduce(lambda u, v: u + v, tree) == 6 and olympus.tree.all(tree)
+
+
+def test_partial_crosses_jit():
+    scaled_add = tree_util.Partial(lambda a, b, scale=1.0: (a + b) * scale, jnp.ones(2), scale=3.0)
+    out = olympus.jit(lambda f, x: f(x))(scaled_add, jnp.arange(2.0))
+    np.testing.assert_allclose(np.asarray(out), [3.0, 6.0])
+    adder = olympus.jit(lambda s: tree_util.Partial(jnp.add, s))(jnp.ones(2))
+    assert isinstance(adder, tree_util.Partial)
+    np.testing.assert_allclose(np.asarray(adder(1.0)), [2.0, 2.0])
+    assert tree_util.tree_leaves(scaled_add)[1] == 3.0

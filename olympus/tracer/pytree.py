@@ -96,7 +96,11 @@ def _flatten(x, leaves: list, is_leaf) -> PyTreeDef:
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return LEAF
-    found = _node_children(x, type(x))
+    t = type(x)
+    if t not in _registry and not issubclass(t, tuple):  # a leaf (the common case, made quick)
+        leaves.append(x)
+        return LEAF
+    found = _node_children(x, t)
     if found is None:
         leaves.append(x)
         return LEAF
@@ -255,3 +259,90 @@ def _collect_paths(treedef: PyTreeDef, prefix: str, out: list) -> None:
         return
     for key, child in zip(_child_keys(treedef), treedef.children):
         _collect_paths(child, prefix + key, out)
+
+
+# ---- key paths as objects (JAX's tree_flatten_with_path) --------------------
+class SequenceKey(NamedTuple):
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx}]"
+
+
+class DictKey(NamedTuple):
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+class GetAttrKey(NamedTuple):
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+class FlattenedIndexKey(NamedTuple):
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+def _key_objects(treedef: PyTreeDef) -> list:
+    t = treedef.node_type
+    if t is dict:
+        return [DictKey(k) for k in treedef.aux]
+    if t in (tuple, list):
+        return [SequenceKey(i) for i in range(len(treedef.children))]
+    if _is_namedtuple(t):
+        return [GetAttrKey(name) for name in t._fields]
+    if t in _dataclass_data_fields:
+        return [GetAttrKey(name) for name in _dataclass_data_fields[t]]
+    return [FlattenedIndexKey(i) for i in range(len(treedef.children))]
+
+
+def tree_flatten_with_path(tree, is_leaf: Callable | None = None):
+    """Like tree_flatten, with each leaf paired with its key path (a tuple of keys)."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    paths: list = []
+    _collect_key_paths(treedef, (), paths)
+    return list(zip(paths, leaves)), treedef
+
+
+def _collect_key_paths(treedef: PyTreeDef, prefix: tuple, out: list) -> None:
+    if treedef.node_type is None:
+        out.append(prefix)
+        return
+    for key, child in zip(_key_objects(treedef), treedef.children):
+        _collect_key_paths(child, prefix + (key,), out)
+
+
+def tree_leaves_with_path(tree, is_leaf: Callable | None = None) -> list:
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable | None = None):
+    """tree_map where `f` also receives each leaf's key path first."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    others = [tree_flatten(r, is_leaf)[0] for r in rest]
+    return treedef.unflatten(
+        f(path, leaf, *xs) for (path, leaf), *xs in zip(pairs, *others))
+
+
+def keystr(path: tuple) -> str:
+    """A key path as text: (DictKey('w'), SequenceKey(0)) -> "['w'][0]"."""
+    return "".join(str(key) for key in path)
+
+
+class Partial(functools.partial):
+    """A functools.partial that is a pytree: bound arguments are leaves and the
+    function is static, so it can be passed into and returned from jit."""
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]),
+)
