@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION")
     inspect.add_argument("--args", default="", help='Python expression, e.g. "np.ones(3), 2.0"')
     inspect.add_argument("--mode", choices=MODES, default="eval")
-    inspect.add_argument("--argnums", default="0", help="grad: which arguments (e.g. 0 or \"0, 1\")")
+    inspect.add_argument("--argnums", default="0",
+                         help='grad: which arguments (e.g. 0 or "0, 1")')
     inspect.add_argument("--in-axes", default="0", help='vmap: in_axes, e.g. "0, None"')
     inspect.add_argument("--stage", choices=STAGES, action="append",
                          help="program(s) to print (default: olympuspr)")
@@ -112,7 +113,8 @@ def parse_args(text: str) -> tuple:
     try:
         value = eval(f"({text},)", {"np": np, "jnp": jnp, "olympus": olympus})  # noqa: S307
     except Exception as err:  # a SyntaxError, a NameError, ...: the user's text is wrong
-        raise UsageError(f"could not evaluate --args {text!r}: {type(err).__name__}: {err}") from None
+        raise UsageError(
+            f"could not evaluate --args {text!r}: {type(err).__name__}: {err}") from None
     return tuple(value)
 
 
@@ -146,7 +148,9 @@ def _stage_texts(computation: Callable, args: tuple, stages, source: bool):
     if "olympuspr" in stages:
         texts["olympuspr"] = closed.pretty(source_info=source)
     if "stablehlo" in stages or "hlo" in stages:
-        jitted = computation if isinstance(computation, olympus.api.JitFunction) else olympus.jit(computation)
+        jitted = computation
+        if not isinstance(computation, olympus.api.JitFunction):
+            jitted = olympus.jit(computation)
         lowered = jitted.lower(*args)
         texts["stablehlo"] = lowered.as_text()
         if "hlo" in stages:

@@ -97,7 +97,9 @@ class _Reader:
         if not self.peek(word):
             return False
         after = self.pos + len(word)
-        return after == len(self.text) or not (self.text[after].isalnum() or self.text[after] in "_:")
+        if after == len(self.text):
+            return True
+        return not (self.text[after].isalnum() or self.text[after] in "_:")
 
     def expect(self, s: str) -> None:
         if not self.peek(s):

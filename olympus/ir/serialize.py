@@ -132,7 +132,8 @@ def _read_manifest(archive: zipfile.ZipFile, path) -> dict:
     except KeyError:
         raise OlympusprFormatError(f"{path}: no manifest.json; not an olympuspr archive") from None
     if manifest.get("format") != FORMAT:
-        raise OlympusprFormatError(f"{path}: format {manifest.get('format')!r}, expected {FORMAT!r}")
+        raise OlympusprFormatError(
+            f"{path}: format {manifest.get('format')!r}, expected {FORMAT!r}")
     version = manifest.get("version")
     if not isinstance(version, int) or version > VERSION:
         raise OlympusprFormatError(
