@@ -585,6 +585,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "custom_lin": ("test_autodiff.py", "custom_vjp"),  # what grad makes of a custom_vjp call
     "checkpoint": ("test_autodiff.py", "olympus.checkpoint"),
     "optimization_barrier": ("test_autodiff.py", "optimization_barrier"),  # checkpoint's recompute
+    "name": ("test_autodiff.py", "checkpoint_name"),  # tags values for checkpoint policies
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Primitive
+from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
 from olympus.lax.base import all_primitives, define_primitive
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.pjit import _pjit_impl
@@ -36,7 +36,8 @@ from olympus.transforms.batching import (
     batch_rules, batch_subprogram, batch_to_front, def_elementwise, vmap,
 )
 from olympus.transforms.jvp import (
-    Zero, defjvp_zero, eval_olympuspr, instantiate, is_zero, jvp_program, jvp_rules,
+    Zero, cached_program, defjvp_zero, eval_olympuspr, instantiate, is_zero, jvp_program,
+    jvp_rules,
 )
 from olympus.transforms.linearize import (
     PartialTrace, is_undefined, partial_eval_program, partial_eval_rules, transpose_program,
@@ -478,6 +479,30 @@ def _saveable(known: ClosedOlympuspr, num_res: int, policy) -> list[bool]:
     return flags
 
 
+def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool]):
+    """The part of the known program that recomputes the residuals that are not
+    saved, starting from its inputs and the saved residuals (dead code removed).
+
+    Returns (program, positions of the saved residuals it takes as inputs)."""
+    program = known.olympuspr
+    res_vars = program.outvars[len(program.outvars) - num_res:]
+    saved = {v: i for i, (v, keep) in enumerate(zip(res_vars, saveable)) if keep}
+    live = {v for v, keep in zip(res_vars, saveable) if not keep}
+    kept, saved_inputs = [], []
+    for eqn in reversed(program.eqns):
+        if not any(v in live for v in eqn.outvars):
+            continue
+        if all(v in saved for v in eqn.outvars):  # its outputs come from the forward pass
+            saved_inputs += [v for v in eqn.outvars if v not in saved_inputs]
+            continue
+        kept.append(eqn)
+        live.update(x for x in eqn.invars if isinstance(x, Var))
+    saved_inputs = [v for v in saved_inputs if v in live]
+    recompute = Olympuspr([], list(program.invars) + saved_inputs, kept[::-1],
+                          [v for v, keep in zip(res_vars, saveable) if not keep])
+    return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
+
+
 def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     """Forward: the known part on the parent. Backward: the residuals the
     policy does not save are recomputed by rerunning the known part, staged
@@ -492,12 +517,16 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     residuals = list(forward[n_known:])
     saveable = _saveable(known, num_res, policy)
     if not all(saveable):
+        recompute, saved_used = cached_program(
+            known, ("recompute", tuple(saveable)),
+            lambda: _recompute_program(known, num_res, saveable))
         with set_current_trace(trace.tangent_trace):
             # The barrier keeps XLA from merging the recomputation with the forward pass.
-            inputs = optimization_barrier_p.bind(*known_consts, *known_args)
-            again = checkpoint_p.bind(*inputs, olympuspr=known, policy=policy,
-                                      name=f"remat({name})")
-        residuals = [r if s else a for r, s, a in zip(residuals, saveable, again[n_known:])]
+            inputs = optimization_barrier_p.bind(
+                *known_consts, *known_args, *[residuals[i] for i in saved_used])
+            again = iter(checkpoint_p.bind(*inputs, olympuspr=recompute, policy=policy,
+                                           name=f"remat({name})"))
+        residuals = [r if s else next(again) for r, s in zip(residuals, saveable)]
     unknown_args = [a for a, u in zip(args, unknown) if u]
     with set_current_trace(trace.tangent_trace):
         staged_outs = iter(checkpoint_p.bind(*residuals, *unknown_args, olympuspr=staged,
@@ -547,6 +576,39 @@ class checkpoint_policies:
     @staticmethod
     def dots_with_no_batch_dims_saveable(prim, *avals, **params) -> bool:
         return prim.name == "dot_general" and not params["dimension_numbers"][1][0]
+
+    @staticmethod
+    def save_only_these_names(*names: str) -> Callable:
+        """Saves the values tagged with `checkpoint_name(x, name)` for these names."""
+        return lambda prim, *avals, **params: prim is name_p and params["name"] in names
+
+    @staticmethod
+    def save_any_names_but_these(*names: str) -> Callable:
+        """Saves every tagged value except those with these names."""
+        return lambda prim, *avals, **params: prim is name_p and params["name"] not in names
+
+
+# ---- checkpoint_name: tags a value for checkpoint policies ---------------------------
+name_p = define_primitive("name", lambda x, *, name: x, lambda ctx, x, *, name: x)
+transpose_rules[name_p] = lambda ct, x, *, name: [ct]
+batch_rules[name_p] = lambda axis_size, vals, dims, *, name: (name_p.bind(*vals, name=name), dims[0])
+
+
+def _name_jvp(primals, tangents, *, name):
+    """The tag stays on the primal value; the tangent passes through."""
+    return name_p.bind(primals[0], name=name), tangents[0]
+
+
+jvp_rules[name_p] = _name_jvp
+
+
+def checkpoint_name(x, name: str):
+    """`x` (a pytree), tagged `name` so checkpoint policies such as
+    `checkpoint_policies.save_only_these_names(name)` can choose to save it."""
+    if core.current_trace() is core.eval_trace:
+        return x
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [name_p.bind(v, name=str(name)) for v in leaves])
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
