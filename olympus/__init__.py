@@ -23,7 +23,8 @@ from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.transforms.ad_api import (  # noqa: F401
-    grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize, value_and_grad, vjp,
+    closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,
+    value_and_grad, vjp,
 )
 from olympus.lax.custom_derivatives import (  # noqa: F401
     checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
@@ -34,7 +35,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
     "device_put", "devices", "disable_jit", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-    "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
+    "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
     "custom_vjp", "remat", "vmap",
 ]
 from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)

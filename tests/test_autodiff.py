@@ -522,3 +522,20 @@ def test_checkpoint_name_policies_save_what_they_name(x64):
         sins[label] = _count(str(olympus.make_olympuspr(olympus.grad(g))(x)), "sin")
     # forward: sin x, sin h; recomputed: both, or only sin h when h is saved
     assert sins == {"none": 4, "h": 3, "not h": 4}
+
+
+def test_closure_convert_lets_custom_vjp_see_closed_over_weights():
+    apply = olympus.custom_vjp(lambda f, x, *consts: f(x, *consts), nondiff_argnums=(0,))
+
+    def apply_bwd(f, res, g):  # the true vjp, doubled (to see this rule is used)
+        return tuple(2.0 * c for c in olympus.vjp(f, *res)[1](g))
+
+    apply.defvjp(lambda f, x, *consts: (f(x, *consts), (x, *consts)), apply_bwd)
+
+    def loss(w, x):
+        f, consts = olympus.closure_convert(lambda x: jnp.sum(jnp.sin(x * w)), x)
+        return apply(f, x, *consts)
+
+    w, x = np.array([1.0, 2.0], np.float32), np.array([0.5, 0.25], np.float32)
+    gw = olympus.grad(loss)(w, x)
+    np.testing.assert_allclose(np.asarray(gw), 2.0 * x * np.cos(x * w), rtol=1e-6)

@@ -195,6 +195,34 @@ def linear_transpose(fun: Callable, *primals):
     return transposed
 
 
+def closure_convert(fun: Callable, *example_args):
+    """(converted, consts): `converted(*args, *consts) == fun(*args)`, with the
+    arrays and traced values `fun` closes over hoisted into `consts`, so that
+    custom_vjp / custom_jvp functions can receive them as arguments (and
+    their derivatives can flow).
+
+    >>> f, consts = closure_convert(lambda x: x * w, x)
+    """
+    from olympus.tracer.staging import trace_to_olympuspr
+
+    leaves, in_tree = tree_flatten(example_args)
+    flat_fun, box = _flatten_fun(fun, in_tree)
+    olympuspr, consts, _ = trace_to_olympuspr(flat_fun, [aval_of(x) for x in leaves])
+    n_args = len(example_args)
+
+    def converted(*args_and_consts):
+        args, hoisted = args_and_consts[:n_args], args_and_consts[n_args:]
+        arg_leaves, tree = tree_flatten(args)
+        if tree != in_tree or len(hoisted) != len(consts):
+            raise GradTypeError(
+                f"closure_convert of {function_name(fun)}: call it with arguments like "
+                f"{in_tree} followed by the {len(consts)} hoisted constants")
+        outs = eval_olympuspr(olympuspr, list(hoisted), arg_leaves)
+        return tree_unflatten(box["tree"], outs)
+
+    return converted, list(consts)
+
+
 def _argnums_tuple(argnums) -> tuple:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
