@@ -141,7 +141,8 @@ def _check_closure_tangents(kind: str, name: str, const_tangents) -> None:
             raise CustomDerivativeError(
                 f"the {kind} function {name} closes over a value being differentiated "
                 f"({aval_of(t).str_short()}); its rule cannot account for it. Pass that "
-                f"value as an argument of {name} instead")
+                f"value as an argument of {name} instead (olympus.closure_convert "
+                f"hoists closed-over values into arguments)")
 
 
 # ---- custom_jvp -----------------------------------------------------------------
