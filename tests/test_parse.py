@@ -228,3 +228,10 @@ def test_load_refuses_other_files_and_newer_versions(tmp_path):
         archive.writestr("program.txt", "{ lambda ; a:f32[]. let in (a,) }")
     with pytest.raises(OlympusprFormatError, match="version 99; this olympus reads versions up to 1"):
         load(newer)
+
+
+def test_save_refuses_programs_holding_python_functions(tmp_path):
+    closed = olympus.make_olympuspr(lambda x: olympus.debug.print("{}", x) or x * 2)(X)
+    with pytest.raises(OlympusprFormatError, match="debug_callback holds a Python function"):
+        save(closed, tmp_path / "p.olympuspr")
+    assert not (tmp_path / "p.olympuspr").exists()

@@ -91,12 +91,34 @@ def _const_entries(closed: ClosedOlympuspr, names: dict):
             yield names[var], value
 
 
+def _holds_python_function(value) -> bool:
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    return any(callable(v) and not isinstance(v, (type, ClosedOlympuspr, Olympuspr))
+               for v in values)
+
+
+def _check_saveable(closed: ClosedOlympuspr) -> None:
+    """A param holding a Python function would load back as its name only."""
+    for program, i in walk_eqns(closed):
+        eqn = program.eqns[i]
+        for key, value in eqn.params.items():
+            if _holds_python_function(value):
+                raise OlympusprFormatError(
+                    f"cannot save: equation {eqn.primitive.name} holds a Python function "
+                    f"in its parameter {key!r} ({value!r}), which a file cannot carry"
+                )
+
+
 def save(closed: ClosedOlympuspr, path: str | os.PathLike) -> None:
     """Writes `closed` to `path` (format documented in this module).
+
+    Programs whose parameters hold Python functions (`debug_callback`,
+    `custom_lin`) are refused with OlympusprFormatError.
 
     >>> save(olympus.make_olympuspr(f)(x), "f.olympuspr")
     >>> load("f.olympuspr")  # the same program, constants included
     """
+    _check_saveable(closed)
     text, names = _printed_names(closed)
     manifest = {
         "format": FORMAT, "version": VERSION, "olympus": _olympus_version(),
