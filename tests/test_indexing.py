@@ -93,7 +93,6 @@ def test_indexing_a_scalar_result_of_jit():
     (5, IndexError, "out of bounds"), (-3, IndexError, "out of bounds"),
     ((0, 0, 0, 0), IndexError, "too many indices"),
     ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
-    ([True, False], IndexError, "boolean masks"), (np.array([True, False]), IndexError, "boolean"),
     (True, IndexError, "not supported"), (1.5, TypeError, "invalid index"),
     ((0, slice(None), np.array([1])), IndexError, "separated"),
     ("a", TypeError, "invalid index"),
@@ -133,6 +132,40 @@ def test_take():
     # out-of-range indices clamp (JAX's default for gathers)
     np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12]))), [9.0])
     assert jnp.take(jnp.array([True, False]), np.array([1, 0])).dtype == np.bool_
+
+
+@pytest.mark.parametrize("mask", [
+    X > 10, X[:, :, 0] > 4, np.array([True, False]), [False, True], (slice(None), X[0, :, 0] > 0),
+    (Ellipsis, X[0, 0] > 1), (0, X[0, :, 0] > 4, None),
+], ids=["3d", "2d", "1d", "list", "after-slice", "after-ellipsis", "after-int"])
+def test_concrete_boolean_masks(mask):
+    """Concrete masks work eagerly and under jit (the mask is a constant there)."""
+    check_index(mask)
+
+
+def test_traced_boolean_mask_is_an_error():
+    with pytest.raises(IndexError, match="concrete mask"):
+        olympus.jit(lambda x: x[x > 3])(X)
+    with pytest.raises(IndexError, match="boolean masks"):
+        jnp.asarray(X).at[X > 3].set(0.0)
+    with pytest.raises(IndexError, match="does not match"):
+        jnp.asarray(X)[X[0] > 4]
+
+
+def test_nonzero_argwhere_and_one_argument_where():
+    a = np.array([[0, 3, 0], [4, 0, 5]], np.float32)
+    for got, want in zip(jnp.nonzero(a), np.nonzero(a)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    for got, want in zip(jnp.where(a > 3), np.where(a > 3)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(jnp.flatnonzero(a)), np.flatnonzero(a))
+    fixed = olympus.jit(lambda x: jnp.nonzero(x, size=4, fill_value=-1))(a)
+    np.testing.assert_array_equal(np.asarray(fixed[0]), [0, 1, 1, -1])
+    np.testing.assert_array_equal(np.asarray(fixed[1]), [1, 0, 2, -1])
+    rows = olympus.jit(lambda x: jnp.argwhere(x, size=2))(a)
+    np.testing.assert_array_equal(np.asarray(rows), np.argwhere(a)[:2])
+    with pytest.raises(ValueError, match="size="):
+        olympus.jit(jnp.nonzero)(a)
 
 
 def test_traced_float_index_is_an_error():

@@ -125,10 +125,58 @@ def getitem(x, idx):
     """NumPy indexing of an olympus array (a functional copy, never a view)."""
     x = to_operand(x)
     entries = idx if isinstance(idx, tuple) else (idx,)
+    if builtins.any(_is_bool_mask(e) for e in entries):
+        entries = _masks_to_indices(entries, aval_of(x).shape)
     if builtins.any(_is_int_array(e) for e in entries):
         return _advanced_getitem(x, entries)
     plan = _plan(aval_of(x).shape, idx)
     return lax.reshape(_region(x, plan), plan.out_shape)
+
+
+# ---- boolean masks (concrete only: the result size depends on the values) --------
+def _is_bool_mask(entry) -> bool:
+    if isinstance(entry, list) and entry and builtins.all(isinstance(e, bool) for e in entry):
+        return True
+    if isinstance(entry, (np.ndarray, Array, Tracer)):
+        return entry.dtype == np.bool_ and entry.ndim >= 1
+    return False
+
+
+def _dims_consumed(entry) -> int:
+    if entry is None:
+        return 0
+    return np.ndim(entry) if _is_bool_mask(entry) else 1
+
+
+def _mask_start_dim(entries: tuple, i: int, ndim: int) -> int:
+    """The first array axis that entries[i] indexes (counting from the end after '...')."""
+    if builtins.any(e is Ellipsis for e in entries[:i]):
+        return ndim - builtins.sum(_dims_consumed(e) for e in entries[i:])
+    return builtins.sum(_dims_consumed(e) for e in entries[:i])
+
+
+def _masks_to_indices(entries: tuple, shape: tuple) -> tuple:
+    """Each concrete mask becomes the integer arrays of its True positions (NumPy)."""
+    out = []
+    for i, e in enumerate(entries):
+        if not _is_bool_mask(e):
+            out.append(e)
+            continue
+        start = _mask_start_dim(entries, i, len(shape))
+        mask_shape = tuple(np.shape(e))
+        if shape[start:start + len(mask_shape)] != mask_shape:
+            raise IndexError(
+                f"boolean index of shape {mask_shape} does not match the indexed axes "
+                f"{shape[start:start + len(mask_shape)]} of an array of shape {shape}"
+            )
+        if isinstance(e, Tracer):
+            raise IndexError(
+                f"boolean mask indexing needs a concrete mask, but this one is traced "
+                f"({e.aval.str_short()}): the result's size would depend on its values. "
+                f"Use jnp.where(mask, x, 0), or jnp.nonzero(mask, size=...) for a fixed size"
+            )
+        out.extend(np.nonzero(np.asarray(e)))
+    return tuple(out)
 
 
 # ---- integer-array indexing ------------------------------------------------------

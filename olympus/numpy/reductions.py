@@ -334,3 +334,66 @@ cumprod = _cumulative("prod", lambda x, y: lax.mul(x, y), accumulate=True)
 cummax = _cumulative("max", lambda x, y: lax.max(x, y), accumulate=False)
 cummin = _cumulative("min", lambda x, y: lax.min(x, y), accumulate=False)
 cumulative_sum = cumsum
+
+
+# ---- positions of nonzero elements ---------------------------------------------
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements, one array per axis.
+
+    Concrete input works like NumPy. Traced input needs a static `size`: the
+    first `size` positions, padded with `fill_value` (0 by default).
+    """
+    from olympus.tracer.core import Tracer
+
+    a = to_operand(a)
+    if not isinstance(a, Tracer) and size is None:
+        return tuple(to_operand(i.astype(dtypes.default_int_dtype())) for i in np.nonzero(np.asarray(a)))
+    if size is None:
+        raise ValueError(
+            "jnp.nonzero of a traced array needs a static size= (its result size would "
+            "depend on the values); pass size= and optionally fill_value="
+        )
+    flat_mask = lax.ne(lax.reshape(a, (aval_of(a).size,)), np.zeros((), aval_of(a).dtype)[()])
+    flat_index = _first_true_positions(flat_mask, int(size))
+    found = _first_true_count(flat_mask, int(size))
+    fill = lax.full((int(size),), np.int32(0 if fill_value is None else fill_value))
+    # Coordinates along each axis of every flat position, looked up at the found ones.
+    coordinates = np.unravel_index(np.arange(aval_of(a).size), aval_of(a).shape)
+    return tuple(lax.select(found, _take_flat(np.asarray(c, np.int32), flat_index), fill)
+                 for c in coordinates)
+
+
+def _first_true_positions(mask, size: int):
+    """Flat positions of the first `size` True entries (0 where there are fewer)."""
+    rank = lax.sub(cumsum(mask), np.int32(1))  # slot of each True entry
+    n = aval_of(mask).shape[0]
+    slots = lax.broadcasted_iota(dtypes.int32, (size, n), 0)
+    hits = lax.bitwise_and(lax.eq(slots, lax.broadcast_in_dim(rank, (size, n), (1,))),
+                           lax.broadcast_in_dim(mask, (size, n), (1,)))
+    positions = lax.broadcasted_iota(dtypes.int32, (size, n), 1)
+    return lax.reduce_sum(lax.select(hits, positions, lax.full((size, n), np.int32(0))), (1,))
+
+
+def _first_true_count(mask, size: int):
+    total = lax.reduce_sum(lax.convert_element_type(mask, dtypes.int32), (0,))
+    return lax.lt(lax.iota(dtypes.int32, size), total)
+
+
+def _take_flat(table: np.ndarray, index):
+    from olympus.numpy.indexing import take
+
+    return take(table, index)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    from olympus.numpy.arrays import ravel
+
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """Indices of nonzero elements as rows of an (N, a.ndim) array."""
+    from olympus.numpy.arrays import stack
+
+    indices = nonzero(a, size=size, fill_value=fill_value)
+    return stack(indices, axis=1) if indices else lax.full((0, 0), np.int32(0))

@@ -274,11 +274,12 @@ conj = conjugate
 
 def where(condition, x=None, y=None):
     """`x` where `condition` else `y`, broadcasting all three (the 3-argument form)."""
+    if x is None and y is None:
+        from olympus.numpy.reductions import nonzero
+
+        return nonzero(condition)
     if x is None or y is None:
-        raise ValueError(
-            "jnp.where with one argument returns data-dependent shapes; use "
-            "jnp.nonzero outside jit, or pass both x and y"
-        )
+        raise ValueError("jnp.where takes either only a condition, or a condition, x and y")
     from olympus.numpy.core import broadcast_operands, broadcast_to
 
     x, y = prepare(x, y)
