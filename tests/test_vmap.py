@@ -348,6 +348,13 @@ def test_unbatched_outputs_are_broadcast_and_axis_size():
     assert_close(out, np.full((4, 2), 2.0, np.float32))
 
 
+def test_outputs_are_arrays_even_when_an_input_passes_through():
+    xs = normal(B, 2)
+    out = olympus.vmap(lambda x: x)(xs)
+    assert isinstance(out, olympus.Array)
+    assert_close(out, xs)
+
+
 def test_kwargs_are_mapped_over_axis_0():
     out = olympus.vmap(lambda x, *, y: x * y)(normal(B), y=np.arange(B, dtype=np.float32))
     assert np.asarray(out).shape == (B,)

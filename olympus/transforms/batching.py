@@ -458,7 +458,10 @@ def _place_output(val, bdim, out_axis, axis_size, path: str, name: str):
             f"vmap of {name}: out_axes {out_axis} is out of range for {path}, "
             f"whose batched shape has rank {ndim}"
         )
-    return move_batch_axis(val, axis_size, bdim, out_axis % ndim)
+    out = move_batch_axis(val, axis_size, bdim, out_axis % ndim)
+    if isinstance(out, (np.ndarray, np.generic)):  # an input returned unchanged
+        out = _lax().broadcast_in_dim(out, out.shape, tuple(range(out.ndim)))  # to an Array
+    return out
 
 
 # ---- per-example windows without a gather primitive --------------------------
