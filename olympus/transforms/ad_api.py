@@ -14,7 +14,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_unflatten
 from olympus.tracer.staging import function_name
@@ -24,7 +23,6 @@ from olympus.transforms.jvp import (
     eval_olympuspr,
     instantiate,
     is_differentiable,
-    is_zero,
     jvp_flat,
 )
 from olympus.transforms.linearize import backward_pass, linearize_flat
