@@ -107,8 +107,10 @@ def _call_primitive(name: str) -> Primitive:
     prim = Primitive(name, multiple_results=True)
     all_primitives[name] = prim
     prim.def_abstract_eval(lambda *avals, call, **params: call.out_avals)
-    prim.def_impl(lambda *args, call, **params: eval_olympuspr(call.olympuspr, call.consts, list(args)))
-    lowering_rules[prim] = lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args)
+    prim.def_impl(
+        lambda *args, call, **params: eval_olympuspr(call.olympuspr, call.consts, list(args)))
+    lowering_rules[prim] = (
+        lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args))
     return prim
 
 
@@ -592,7 +594,8 @@ class checkpoint_policies:
 # ---- checkpoint_name: tags a value for checkpoint policies ---------------------------
 name_p = define_primitive("name", lambda x, *, name: x, lambda ctx, x, *, name: x)
 transpose_rules[name_p] = lambda ct, x, *, name: [ct]
-batch_rules[name_p] = lambda axis_size, vals, dims, *, name: (name_p.bind(*vals, name=name), dims[0])
+batch_rules[name_p] = (
+    lambda axis_size, vals, dims, *, name: (name_p.bind(*vals, name=name), dims[0]))
 
 
 def _name_jvp(primals, tangents, *, name):
