@@ -258,12 +258,17 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
 slice_p = define_primitive("slice", _slice_abstract_eval, _slice_lower)
 
 
+def _insert(entries, index: int, value) -> tuple:
+    return (*entries[:index], value, *entries[index:])
+
+
 def _slice_batch_rule(axis_size, vals, dims, *, start_indices, limit_indices, strides=None):
-    x = batch_to_front(vals[0], axis_size, dims[0])
+    (x,), (bdim,) = vals, dims
     return slice_p.bind(
-        x, start_indices=(0, *start_indices), limit_indices=(axis_size, *limit_indices),
-        strides=None if strides is None else (1, *strides),
-    ), 0
+        x, start_indices=_insert(start_indices, bdim, 0),
+        limit_indices=_insert(limit_indices, bdim, axis_size),
+        strides=None if strides is None else _insert(strides, bdim, 1),
+    ), bdim
 
 
 batch_rules[slice_p] = _slice_batch_rule
@@ -457,8 +462,10 @@ concatenate_p = define_primitive(
 
 
 def _concatenate_batch_rule(axis_size, vals, dims, *, dimension):
-    xs = [batch_to_front(x, axis_size, d) for x, d in zip(vals, dims)]
-    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+    """Every operand gets its batch axis where the first batched one has it."""
+    bdim = next(d for d in dims if d is not None)
+    xs = [batching.move_batch_axis(x, axis_size, d, bdim) for x, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=shift_axes((dimension,), bdim)[0]), bdim
 
 
 batch_rules[concatenate_p] = _concatenate_batch_rule
@@ -518,10 +525,11 @@ pad_p = define_primitive("pad", _pad_abstract_eval, _pad_lower)
 def _pad_batch_rule(axis_size, vals, dims, *, padding_config):
     """A per-example padding value is written where a padded mask is false."""
     (x, padding_value), (x_bdim, value_bdim) = vals, dims
+    if value_bdim is None:
+        config = _insert(padding_config, x_bdim, (0, 0, 0))
+        return pad_p.bind(x, padding_value, padding_config=config), x_bdim
     x = batch_to_front(x, axis_size, x_bdim)
     config = ((0, 0, 0), *padding_config)
-    if value_bdim is None:
-        return pad_p.bind(x, padding_value, padding_config=config), 0
     aval = aval_of(x)
     padded = pad_p.bind(x, np.zeros((), aval.dtype)[()], padding_config=config)
     ones = broadcast_in_dim_p.bind(np.True_, shape=aval.shape, broadcast_dimensions=())
