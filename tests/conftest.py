@@ -2,8 +2,9 @@
 
 The checker runs on each program a staging trace builds (whatever name
 `trace_to_olympuspr` is imported under, all of them end in
-`StagingTrace.to_olympuspr`) and on each program handed to XLA (transforms
-that build olympusprs without tracing meet it there).
+`StagingTrace.to_olympuspr`), on each `ClosedOlympuspr` made anywhere (the
+sub-programs transforms and control flow rebuild by hand), and on each
+program handed to XLA.
 """
 
 from __future__ import annotations
@@ -37,13 +38,32 @@ def _checked_build_module(original):
     return build_module
 
 
+_check_on_construction = [True]  # off inside tests that build ill-typed programs on purpose
+
+
+def _checked_closed_init(original):
+    def __init__(self, olympuspr, consts):
+        original(self, olympuspr, consts)
+        if _check_on_construction[0]:
+            check_olympuspr(self)
+            checked_programs[0] += 1
+
+    return __init__
+
+
 @pytest.fixture(autouse=True, scope="session")
 def check_every_olympuspr():
     """Installs the checker around program construction and compilation."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(StagingTrace, "to_olympuspr", _checked_to_olympuspr(StagingTrace.to_olympuspr))
+        mp.setattr(ClosedOlympuspr, "__init__", _checked_closed_init(ClosedOlympuspr.__init__))
         mp.setattr(dispatch, "build_module", _checked_build_module(dispatch.build_module))
         yield
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-long", action="store_true", dest="fuzz_long",
+                     help="run the random-program fuzzer (tests/fuzz) on hundreds of programs")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -56,3 +76,13 @@ def pytest_sessionfinish(session, exitstatus):
 def checked_program_count():
     """A function giving how many programs the checker has seen so far."""
     return lambda: checked_programs[0]
+
+
+@pytest.fixture
+def ill_typed_programs_allowed():
+    """For tests that build ill-typed ClosedOlympusprs to show the checker rejects them."""
+    _check_on_construction[0] = False
+    try:
+        yield
+    finally:
+        _check_on_construction[0] = True

@@ -1,0 +1,220 @@
+"""What every generated program must satisfy, one function per property.
+
+Each check takes a `Program` and raises AssertionError (or the error olympus
+raised) when the property fails; `run_checks` runs them all and `shrink`
+cuts a failing program down while the same check still fails.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+import olympus
+from olympus.backends.reference import evaluate, reference_call
+from olympus.ir import check_olympuspr, parse
+from olympus.tracer.pytree import tree_flatten
+
+from program_generator import blocks, dead_code_eliminated
+
+RTOL = ATOL = 2e-4
+
+
+def _leaves(tree) -> list[np.ndarray]:
+    return [np.asarray(x) for x in tree_flatten(tree)[0]]
+
+
+def _close(actual, expected, what: str, rtol=RTOL, atol=ATOL) -> None:
+    actual, expected = _leaves(actual), _leaves(expected)
+    assert len(actual) == len(expected), what
+    for a, e in zip(actual, expected):
+        assert a.shape == e.shape and a.dtype == e.dtype, f"{what}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
+        np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=what)
+
+
+def _float_part(program, fun, args):
+    """fun of the float inputs only (int/bool inputs fixed at their values)."""
+    idx = program.float_inputs()
+
+    def g(*floats):
+        full = list(args)
+        for i, x in zip(idx, floats):
+            full[i] = x
+        return fun(*full)
+
+    return g, [args[i] for i in idx]
+
+
+def _round_trip(closed, what: str) -> None:
+    check_olympuspr(closed)
+    text = str(closed)
+    again = parse(text, list(closed.consts))
+    check_olympuspr(again)
+    assert str(again) == text, f"{what}: printing the parsed program changes it"
+
+
+# ---- the properties -------------------------------------------------------------------
+def check_eager_jit_reference(program) -> None:
+    fun, args = program.function(), program.arguments()
+    eager = fun(*args)
+    jitted = olympus.jit(fun)(*args)
+    _close(jitted, eager, "jit vs eager")
+    _close(reference_call(fun, *args), jitted, "reference vs jit")
+
+
+def check_ir(program) -> None:
+    """The checker accepts the program and its transforms; each prints, parses
+    back to the same text, and the parsed program computes the same values."""
+    fun, args = program.function(), program.arguments()
+    closed = olympus.make_olympuspr(fun)(*args)
+    _round_trip(closed, "program")
+    _close(evaluate(parse(str(closed), list(closed.consts)), *args), evaluate(closed, *args),
+           "parsed program")
+    batched, axes = _batched_arguments(program)
+    _round_trip(olympus.make_olympuspr(olympus.vmap(fun, in_axes=axes))(*batched), "vmap")
+    g, floats = _float_part(program, fun, args)
+    if not floats:
+        return
+    tangents = [np.ones_like(x) for x in floats]
+    _round_trip(olympus.make_olympuspr(lambda *xs: olympus.jvp(g, xs, tangents))(*floats), "jvp")
+    if program.reverse_differentiable():
+        scalar = lambda *xs: sum(olympus.numpy.sum(o) for o in g(*xs))
+        _round_trip(olympus.make_olympuspr(olympus.grad(scalar, argnums=tuple(range(len(floats)))))(*floats),
+                    "grad")
+
+
+def _batched_arguments(program):
+    """Two examples stacked on axis 0 (some inputs shared: in_axes None)."""
+    rng = np.random.default_rng([program.seed, 7])
+    first, second = program.arguments(0), program.arguments(1)
+    axes = [None if rng.random() < 0.3 else 0 for _ in first]
+    if all(a is None for a in axes):
+        axes[0] = 0
+    batched = [a if ax is None else np.stack([a, b]) for a, b, ax in zip(first, second, axes)]
+    return batched, axes
+
+
+def check_vmap(program) -> None:
+    fun = program.function()
+    batched, axes = _batched_arguments(program)
+    examples = [[a if ax is None else a[k] for a, ax in zip(batched, axes)] for k in range(2)]
+    jitted = olympus.jit(fun)
+    per_example = [_leaves(jitted(*ex)) for ex in examples]
+    expected = [np.stack([p[i] for p in per_example]) for i in range(len(per_example[0]))]
+    _close(olympus.jit(olympus.vmap(fun, in_axes=axes))(*batched), expected, "vmap vs stacked")
+
+
+def _random_like(rng, xs):
+    return [rng.normal(size=np.shape(x)).astype(np.asarray(x).dtype) for x in xs]
+
+
+def check_jvp_vjp(program) -> None:
+    """<vjp(ct), t> == <ct, jvp(t)> (reverse mode only without while_loop)."""
+    fun, args = program.function(), program.arguments()
+    g, floats = _float_part(program, fun, args)
+    if not floats or not program.reverse_differentiable():
+        return
+    rng = np.random.default_rng([program.seed, 11])
+    tangents = _random_like(rng, floats)
+    outs, out_tangents = olympus.jit(lambda xs, ts: olympus.jvp(g, xs, ts))(
+        tuple(floats), tuple(tangents))
+    cts = _random_like(rng, _leaves(outs))
+
+    def pullback(xs, cts):
+        outs, vjp_fun = olympus.vjp(g, *xs)
+        return outs, vjp_fun(cts)
+
+    outs2, ct_in = olympus.jit(pullback)(tuple(floats), tuple(cts))
+    _close(outs2, outs, "vjp primal vs jvp primal")
+    lhs = sum(float(np.vdot(a, b)) for a, b in zip(_leaves(ct_in), tangents))
+    rhs = sum(float(np.vdot(a, b)) for a, b in zip(cts, _leaves(out_tangents)))
+    scale = 1.0 + sum(float(np.abs(np.asarray(a)).sum()) for a in _leaves(out_tangents))
+    assert abs(lhs - rhs) <= 1e-4 * scale, f"<vjp(ct), t> = {lhs} but <ct, jvp(t)> = {rhs}"
+
+
+def check_finite_differences(program) -> None:
+    """jvp (in float64) against central differences."""
+    olympus.config.update("olympus_enable_x64", True)
+    try:
+        _check_finite_differences(program)
+    finally:
+        olympus.config.update("olympus_enable_x64", False)
+
+
+def _check_finite_differences(program) -> None:
+    fun, args = program.function(), program.arguments(dtype=np.float64)
+    g, floats = _float_part(program, fun, args)
+    if not floats:
+        return
+    rng = np.random.default_rng([program.seed, 13])
+    tangents = _random_like(rng, floats)
+    jg = olympus.jit(g)
+    _, out_tangents = olympus.jit(lambda xs, ts: olympus.jvp(g, xs, ts))(
+        tuple(floats), tuple(tangents))
+    eps = 1e-6
+    plus = jg(*[x + eps * t for x, t in zip(floats, tangents)])
+    minus = jg(*[x - eps * t for x, t in zip(floats, tangents)])
+    for p, m, t in zip(_leaves(plus), _leaves(minus), _leaves(out_tangents)):
+        numeric = (p - m) / (2 * eps)
+        assert t.dtype == np.float64, f"jvp in x64 gave {t.dtype}"
+        np.testing.assert_allclose(t, numeric, rtol=1e-3, atol=1e-4 * (1 + np.abs(p).max(initial=0)),
+                                   err_msg="jvp vs finite differences")
+
+
+CHECKS = {
+    "eager == jit == reference": check_eager_jit_reference,
+    "IR checks and round-trips": check_ir,
+    "vmap == stacked": check_vmap,
+    "<vjp(ct), t> == <ct, jvp(t)>": check_jvp_vjp,
+    "jvp == finite differences (x64)": check_finite_differences,
+}
+
+
+def run_checks(program) -> tuple[int, list]:
+    """(checks run, [(check name, error)]) for one program."""
+    failures = []
+    for name, check in CHECKS.items():
+        try:
+            check(program)
+        except Exception as error:  # noqa: BLE001  (any error is a finding)
+            failures.append((name, error))
+    return len(CHECKS), failures
+
+
+# ---- shrinking ------------------------------------------------------------------------
+def _cut(program, block_index: int, stmt_index: int):
+    """The statement's results become program inputs (same names and types)."""
+    cut = copy.deepcopy(program)
+    block = list(blocks(cut.body))[block_index]
+    stmt = block.stmts.pop(stmt_index)
+    cut.inputs = cut.inputs + [t for t in stmt.targets]
+    return dead_code_eliminated(cut)
+
+
+def _candidates(program):
+    if len(program.outputs) > 1:
+        for out in program.outputs:
+            smaller = copy.deepcopy(program)
+            smaller.outputs = [out]
+            smaller.body.result, smaller.body.result_uses = f"({out.name},)", [out.name]
+            yield dead_code_eliminated(smaller)
+    for b, block in enumerate(blocks(program.body)):
+        for i in range(len(block.stmts)):
+            yield _cut(program, b, i)
+
+
+def shrink(program, still_fails, budget: int = 40):
+    """Greedy: take the first smaller program that still fails, until none does."""
+    current = dead_code_eliminated(copy.deepcopy(program))
+    while budget > 0:
+        for candidate in _candidates(current):
+            budget -= 1
+            if still_fails(candidate):
+                current = candidate
+                break
+            if budget <= 0:
+                break
+        else:
+            break
+    return current
