@@ -539,3 +539,13 @@ def test_closure_convert_lets_custom_vjp_see_closed_over_weights():
     w, x = np.array([1.0, 2.0], np.float32), np.array([0.5, 0.25], np.float32)
     gw = olympus.grad(loss)(w, x)
     np.testing.assert_allclose(np.asarray(gw), 2.0 * x * np.cos(x * w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_low_precision_grads(dtype):
+    x = jnp.array([0.5, 1.0], dtype=getattr(jnp, dtype))
+    g = olympus.grad(lambda x: jnp.sum(jnp.tanh(x) * jnp.sqrt(x) + jnp.max(x)))(x)
+    assert g.dtype == x.dtype
+    v = np.array([0.5, 1.0])
+    want = (1 - np.tanh(v) ** 2) * np.sqrt(v) + np.tanh(v) / (2 * np.sqrt(v)) + [0.0, 1.0]
+    np.testing.assert_allclose(np.asarray(g, np.float32), want, rtol=2e-2)
