@@ -329,8 +329,11 @@ def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
     """Shared starts: one dynamic_slice of the batch. Per-example starts: the
     axes they index are kept whole, then each window is taken per example."""
     (x, *indices), (x_bdim, *index_dims) = vals, dims
-    x = batch_to_front(x, axis_size, x_bdim)
     zero = _zero_index(indices)
+    if all(d is None for d in index_dims):
+        starts, sizes = _insert(indices, x_bdim, zero), _insert(slice_sizes, x_bdim, axis_size)
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), x_bdim
+    x = batch_to_front(x, axis_size, x_bdim)
     shared = [d is None for d in index_dims]
     starts = [i if s else zero for i, s in zip(indices, shared)]
     sizes = [k if s else n for k, s, n in zip(slice_sizes, shared, aval_of(x).shape[1:])]
@@ -387,10 +390,14 @@ def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
     starts: the update is moved into place per example along each axis, then
     selected inside its window."""
     (x, update, *indices), (x_bdim, u_bdim, *index_dims) = vals, dims
+    if all(d is None for d in index_dims):
+        bdim = x_bdim if x_bdim is not None else u_bdim
+        x = batching.move_batch_axis(x, axis_size, x_bdim, bdim)
+        update = batching.move_batch_axis(update, axis_size, u_bdim, bdim)
+        starts = _insert(indices, bdim, _zero_index(indices))
+        return dynamic_update_slice_p.bind(x, update, *starts), bdim
     x = batch_to_front(x, axis_size, x_bdim)
     update = batch_to_front(update, axis_size, u_bdim)
-    if all(d is None for d in index_dims):
-        return dynamic_update_slice_p.bind(x, update, _zero_index(indices), *indices), 0
     shape, window_shape = aval_of(x).shape, aval_of(update).shape
     inside = None
     for axis, (start, bdim) in enumerate(zip(indices, index_dims), start=1):
