@@ -102,7 +102,7 @@ def test_checker_rejects_double_definition_and_undefined_output():
         check_olympuspr(Olympuspr([], [a], [], [b]))
 
 
-def test_checker_rejects_array_literals_and_mismatched_consts():
+def test_checker_rejects_array_literals_and_mismatched_consts(ill_typed_programs_allowed):
     a, b = Var(F32_3), Var(F32_3)
     array_literal = Literal(ONES3, F32_3)
     bad = Olympuspr([], [a], [Eqn(add_p, {}, [a, array_literal], [b])], [b])
@@ -115,7 +115,7 @@ def test_checker_rejects_array_literals_and_mismatched_consts():
         check_olympuspr(ClosedOlympuspr(program, [np.ones(4, np.float32)]))
 
 
-def test_checker_descends_into_sub_olympusprs():
+def test_checker_descends_into_sub_olympusprs(ill_typed_programs_allowed):
     x, y = Var(F32_3), Var(F32_3)
     inner = Olympuspr([], [x], [Eqn(mul_p, {}, [x, Literal(np.float32(2), ShapedArray((), np.float32))], [y])], [y])
     check_olympuspr(inner)  # well-typed
