@@ -23,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -49,19 +50,29 @@ def time_per_call(fn, number: int, rounds: int) -> float:
 
 
 def import_time(module: str, repeats: int) -> float:
-    """Median wall time of `import module` in a fresh interpreter, in seconds."""
+    """Median wall time of `import module` in a fresh interpreter, in seconds.
+
+    Bytecode is cached first (in a private PYTHONPYCACHEPREFIX, so nothing is
+    written into the source trees), as it is in any installed package: with
+    PYTHONDONTWRITEBYTECODE set, an editable install would recompile every
+    module on every import while site-packages (jax) ships its .pyc files.
+    """
     code = (
         "import time; t = time.perf_counter(); import {m}; "
         "print(time.perf_counter() - t)".format(m=module)
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(TF_CPP_MIN_LOG_LEVEL="1", PYTHONPYCACHEPREFIX=_PYCACHE)
     times = []
-    for _ in range(repeats):
+    for _ in range(repeats + 1):  # the first run fills the bytecode cache
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
         )
         times.append(float(out.stdout.strip().splitlines()[-1]))
-    return statistics.median(times)
+    return statistics.median(times[1:])
+
+
+_PYCACHE = os.path.join(tempfile.gettempdir(), "olympus-benchmark-pycache")
 
 
 # ---- the workloads, written once against either library ----------------------
@@ -123,7 +134,13 @@ def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> list[
     libs = ["olympus"] + (["jax"] if with_jax else [])
     # Import times first, before this process warms any file caches further.
     imports = {name: import_time(name, import_repeats) for name in libs}
-    loads = {name: workloads(*load(name)) for name in libs}
+    loads = {}
+    for name in libs:  # olympus first, so this also checks that it never imports jax
+        loads[name] = workloads(*load(name))
+        for call in loads[name].values():
+            call().block_until_ready()
+        if name == "olympus":
+            assert sys.modules.get("jax") is None, "running olympus imported jax"
     rows = []
     for case, number in NUMBERS.items():
         n = max(1, int(number * scale))
@@ -131,22 +148,46 @@ def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> list[
         for _ in range(rounds):  # interleave, so noise hits both alike
             for name in libs:
                 per_lib[name].append(time_per_call(loads[name][case], n, 1))
-        rows.append((case, "us", *[statistics.median(per_lib[name]) for name in libs]))
-    rows.append(("import", "s", *[imports[name] for name in libs]))
+        rows.append((case, "us", [per_lib[name] for name in libs]))
+    rows.append(("import", "s", [imports[name] for name in libs]))
     return rows
 
 
 def format_table(rows: list[tuple], with_jax: bool) -> str:
-    head = "| case | olympus | jax | olympus / jax |" if with_jax else "| case | olympus |"
-    rule = "|---|---:|---:|---:|" if with_jax else "|---|---:|"
-    lines = [head, rule]
-    for case, unit, ours, *theirs in rows:
+    """Medians over rounds, and (with jax) the ratio of medians and of best rounds."""
+    if with_jax:
+        lines = ["| case | olympus | jax | olympus / jax | best-round ratio |",
+                 "|---|---:|---:|---:|---:|"]
+    else:
+        lines = ["| case | olympus |", "|---|---:|"]
+    for case, unit, samples in rows:
         fmt = (lambda v: f"{v:.3f} s") if unit == "s" else (lambda v: f"{v:.1f} us")
-        if with_jax:
-            lines.append(f"| {case} | {fmt(ours)} | {fmt(theirs[0])} | {ours / theirs[0]:.2f}x |")
-        else:
+        ours, *theirs = [s if isinstance(s, float) else statistics.median(s) for s in samples]
+        if not with_jax:
             lines.append(f"| {case} | {fmt(ours)} |")
+            continue
+        best = "" if unit == "s" else f"{min(samples[0]) / min(samples[1]):.2f}x"
+        lines.append(
+            f"| {case} | {fmt(ours)} | {fmt(theirs[0])} | {ours / theirs[0]:.2f}x | {best} |"
+        )
     return "\n".join(lines)
+
+
+def machine() -> str:
+    """One line naming the machine, for the results table."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import jaxlib
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores, {cpu}; "
+        f"load average {load:.1f}; Python {sys.version.split()[0]}, jaxlib {jaxlib.__version__}"
+    )
 
 
 def main(argv=None) -> None:
@@ -157,9 +198,8 @@ def main(argv=None) -> None:
     with_jax = not opts.no_jax and importlib.util.find_spec("jax") is not None
     rounds, scale, imports = (5, 0.3, 3) if opts.quick else (11, 1.0, 7)
     rows = run(rounds, scale, with_jax, imports)
+    print(machine())
     print(format_table(rows, with_jax))
-    if "olympus" in sys.modules and not with_jax:
-        assert "jax" not in sys.modules or sys.modules["jax"] is None, "olympus imported jax"
 
 
 if __name__ == "__main__":

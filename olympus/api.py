@@ -9,7 +9,10 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from olympus.ir import dtypes
+from olympus.ir.cache import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.config import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
@@ -160,11 +163,48 @@ class _Compiled:
         self.exe = exe
         self.const_bufs = [buffer_of(c) for c in consts]
         self.out_tree = out_tree
-        self.single_out = out_tree is LEAF
+        self.single_out = out_tree is LEAF and len(exe.out_avals) == 1
 
     def run(self, leaves) -> Any:
-        outs = self.exe.call(self.const_bufs + [buffer_of(x) for x in leaves])
-        return outs[0] if self.single_out else tree_unflatten(self.out_tree, outs)
+        try:
+            return self.run_buffers([x._buf if type(x) is Array else buffer_of(x) for x in leaves])
+        except TypeError:  # a deleted Array's buffer is None: buffer_of says so
+            return self.run_buffers([buffer_of(x) for x in leaves])
+
+    def run_buffers(self, buffers: list) -> Any:
+        if self.const_bufs:
+            buffers = self.const_bufs + buffers
+        if self.single_out:
+            return self.exe.call_one(buffers)
+        return tree_unflatten(self.out_tree, self.exe.call(buffers))
+
+
+# Bumped on every config change (x64 changes avals, disable_jit bypasses
+# compiled code): a JitFunction's fast cache is valid only in its epoch.
+_config_epoch = 0
+
+
+def _next_config_epoch(name, value) -> None:
+    global _config_epoch
+    _config_epoch += 1
+    _ndarray_avals.clear()
+
+
+config.on_change(_next_config_epoch)
+_ndarray_avals: dict = {}  # (shape, dtype) -> aval of a NumPy argument
+_MISS = object()
+_FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
+
+
+def _ndarray_aval(x) -> ShapedArray:
+    aval = _ndarray_avals.get((x.shape, x.dtype))
+    if aval is None:
+        aval = _ndarray_avals[(x.shape, x.dtype)] = aval_of(x)
+    return aval
+
+
+def _host_buffer(x: np.ndarray, aval: ShapedArray):
+    return client.host_to_device(x if x.dtype == aval.dtype else x.astype(aval.dtype), aval)
 
 
 class JitFunction:
@@ -176,25 +216,54 @@ class JitFunction:
         self.name = getattr(fun, "__name__", None) or function_name(fun)
         self.static_argnums, self.static_argnames = _static_args(fun, static_argnums, static_argnames)
         self.donate_argnums = _normalize_argnums(donate_argnums)
-        self._simple = not self.static_argnums and not self.static_argnames
-        self._fast: dict = {}  # avals of all-Array positional args -> _Compiled
-        self._cache: dict = {}  # (treedef, avals, statics) -> _Compiled
-        self._traced: dict = {}  # same key -> (closed, out_tree, pjit body), for use inside traces
+        # No static or donated arguments: calls may take the fast path.
+        self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
+        self._fast: dict = {}  # avals of positional Array/ndarray args -> _Compiled
+        self._epoch = _config_epoch  # the config epoch _fast was filled in
+        # (treedef, avals, statics) -> _Compiled; bounded (olympus/ir/cache.py)
+        self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
+        # same key -> (closed, out_tree, pjit body), for use inside traces
+        self._traced: dict = BoundedCache(JIT_CACHE_SIZE)
         self._lock = threading.Lock()
+        # Held while tracing and compiling a new signature, so threads that
+        # miss together compile it once (cache hits never take it).
+        self._compile_lock = threading.RLock()
         functools.update_wrapper(self, fun, updated=())  # keep our own __dict__
 
     def __call__(self, *args, **kwargs):
-        if self._simple and not kwargs and core._state.trace is core.eval_trace:
-            avals = []
-            for a in args:
-                if type(a) is not Array:
-                    break
-                avals.append(a.aval)
-            else:
-                entry = self._fast.get(tuple(avals))
-                if entry is not None:
-                    return entry.run(args)
+        if (
+            self._simple and not kwargs and self._epoch == _config_epoch
+            and core._state.trace is core.eval_trace
+        ):
+            out = self._call_fast(args)
+            if out is not _MISS:
+                return out
         return self._call_slow(args, kwargs)
+
+    def _call_fast(self, args) -> Any:
+        """A cache hit for positional Array / NumPy arguments, in as little
+        Python as possible (jit dispatch latency is measured); `_MISS` else."""
+        avals, buffers, on_host = [], [], False
+        for a in args:
+            if type(a) is Array:
+                avals.append(a.aval)
+                buffers.append(a._buf)
+            elif type(a) is np.ndarray:
+                avals.append(_ndarray_aval(a))
+                buffers.append(a)
+                on_host = True
+            else:
+                return _MISS
+        entry = self._fast.get(tuple(avals))
+        if entry is None:
+            return _MISS
+        if on_host:  # copy NumPy arguments only once the call is known to hit
+            buffers = [_host_buffer(b, aval) if type(b) is np.ndarray else b
+                       for b, aval in zip(buffers, avals)]
+        try:
+            return entry.run_buffers(buffers)
+        except TypeError:  # a deleted Array: the slow path raises the error
+            return _MISS
 
     def _split_static(self, args, kwargs):
         n = len(args)
@@ -228,26 +297,43 @@ class JitFunction:
     def _call_slow(self, args, kwargs):
         if config.read("olympus_disable_jit"):
             return self.fun(*args, **kwargs)
-        statics, static_pos, dyn_args, dyn_kwargs = self._split_static(args, kwargs)
+        if self._simple:
+            statics, static_pos, dyn_args, dyn_kwargs = (), (), args, kwargs
+        else:
+            statics, static_pos, dyn_args, dyn_kwargs = self._split_static(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        avals = tuple(aval_of(x) for x in leaves)
+        avals = tuple(map(aval_of, leaves))
         key = (in_tree, avals, statics, dtypes.x64_enabled())
         if core._state.trace is not core.eval_trace:
             return self._bind_in_trace(key, args, kwargs, static_pos, dyn_args, dyn_kwargs, leaves)
         entry = self._cache.get(key)
         if entry is None:
-            closed, _, out_tree = trace_pytree_function(
-                self._dyn_fun(args, kwargs, static_pos), dyn_args, dyn_kwargs, "jit"
-            )
-            exe = compile_olympuspr(closed.olympuspr, self.name)
-            entry = _Compiled(exe, closed.consts, out_tree)
-            with self._lock:
-                self._cache[key] = entry
-                if self._simple and not kwargs and all(type(a) is Array for a in args):
-                    self._fast[avals] = entry
+            entry = self._compile(key, args, kwargs, static_pos, dyn_args, dyn_kwargs)
+        if self._simple and not kwargs and all(type(a) in _FAST_ARG_TYPES for a in args):
+            self._remember_fast(avals, entry)
         result = entry.run(leaves)
         self._donate(args)
         return result
+
+    def _compile(self, key, args, kwargs, static_pos, dyn_args, dyn_kwargs) -> _Compiled:
+        """Traces and compiles one signature, once even when threads miss together."""
+        with self._compile_lock:
+            entry = self._cache.get(key)
+            if entry is None:
+                closed, _, out_tree = trace_pytree_function(
+                    self._dyn_fun(args, kwargs, static_pos), dyn_args, dyn_kwargs, "jit"
+                )
+                exe = compile_olympuspr(closed.olympuspr, self.name)
+                entry = _Compiled(exe, closed.consts, out_tree)
+                self._cache[key] = entry
+        return entry
+
+    def _remember_fast(self, avals: tuple, entry: _Compiled) -> None:
+        with self._lock:
+            if self._epoch != _config_epoch or len(self._fast) >= JIT_CACHE_SIZE:
+                self._fast.clear()  # a new epoch, or bounded like the slow cache
+                self._epoch = _config_epoch
+            self._fast[avals] = entry
 
     def _bind_in_trace(self, key, args, kwargs, static_pos, dyn_args, dyn_kwargs, leaves):
         traced = self._traced.get(key)
@@ -294,7 +380,8 @@ class JitFunction:
         return build_module(closed.olympuspr, self.name)
 
     def clear_cache(self) -> None:
-        self._fast.clear()
+        with self._lock:
+            self._fast.clear()
         self._cache.clear()
         self._traced.clear()
 
@@ -374,11 +461,20 @@ def block_until_ready(x):
 
 
 def clear_caches() -> None:
-    """Drops every compiled executable (eager and jit caches)."""
+    """Drops every compiled executable and cached program: the eager
+    per-primitive cache, eager control-flow structures, pjit executables,
+    transformed sub-programs, and each jitted function's signatures."""
     from olympus.backends.xla.dispatch import clear_eager_cache
+    from olympus.lax import pjit
+    from olympus.lax.control_flow import subprograms
+    from olympus.transforms import jvp
     import gc
 
     clear_eager_cache()
+    subprograms._canonical_params.clear()
+    pjit._executables.clear()
+    jvp._program_cache.clear()
+    _ndarray_avals.clear()
     for obj in gc.get_objects():
         if isinstance(obj, JitFunction):
             obj.clear_cache()

@@ -46,3 +46,89 @@ def test_results_are_independent_buffers():
     np.testing.assert_array_equal(first, [1.0, 1.0])
     np.testing.assert_array_equal(second, [2.0, 2.0])
     np.testing.assert_array_equal(first_arg, [1.0, 1.0])
+
+
+def _counting_jit(fun, **kwargs):
+    traces = []
+
+    def counted(*args):
+        traces.append(1)
+        return fun(*args)
+
+    return olympus.jit(counted, **kwargs), traces
+
+
+def test_numpy_then_array_arguments_share_one_compilation():
+    f, traces = _counting_jit(lambda x, y: jnp.sum(x + jnp.sin(y) * 3.0))
+    xh = np.arange(4, dtype=np.float32)
+    expected = np.sum(xh + np.sin(xh) * 3.0)
+    for args in [(xh, xh), (jnp.asarray(xh), xh), (jnp.asarray(xh), jnp.asarray(xh)), (xh, xh)]:
+        np.testing.assert_allclose(f(*args), expected, rtol=1e-6)
+    assert len(traces) == 1
+    f(np.arange(4.0), xh)  # float64 NumPy input canonicalizes to the same f32 aval
+    assert len(traces) == 1
+
+
+def test_fast_path_respects_config_changes():
+    f, traces = _counting_jit(lambda x: x + jnp.arange(2))
+    x = jnp.zeros(2, jnp.int32)
+    assert f(x).dtype == np.int32 and f(x).dtype == np.int32
+    with olympus.disable_jit():
+        out = f(x)
+    assert len(traces) == 2  # disable_jit ran the Python function
+    np.testing.assert_array_equal(out, [0, 1])
+    olympus.config.update("olympus_enable_x64", True)
+    try:
+        assert f(x).dtype == np.int64  # retraced: arange is int64 under x64
+    finally:
+        olympus.config.update("olympus_enable_x64", False)
+    assert len(traces) == 3
+    assert f(x).dtype == np.int32
+
+
+def test_deleted_array_is_reported_on_the_fast_path():
+    f = olympus.jit(lambda x: x * 2.0)
+    x, y = jnp.ones(2), jnp.ones(2)
+    f(x)
+    x.delete()
+    for call in (lambda: f(x), lambda: x + y, lambda: jnp.sin(x)):
+        try:
+            call()
+        except RuntimeError as err:
+            assert "deleted" in str(err)
+        else:
+            raise AssertionError("a deleted Array was accepted")
+
+
+def test_donated_arguments_are_deleted_on_every_call():
+    f = olympus.jit(lambda x: x + 1.0, donate_argnums=0)
+    for _ in range(2):
+        x = jnp.ones(2)
+        np.testing.assert_array_equal(f(x), [2.0, 2.0])
+        assert x.is_deleted()
+
+
+def test_eager_ops_with_mixed_operands_promote():
+    x = jnp.arange(3, dtype=jnp.int32)
+    assert (x + x).dtype == np.int32 and (x + 1.5).dtype == np.float32
+    assert (x + np.float32(1)).dtype == np.float32
+    assert jnp.sin(x).dtype == np.float32  # inexact: ints become floats
+    np.testing.assert_allclose(jnp.sin(x), np.sin(np.arange(3)), rtol=1e-6)
+    w = jnp.asarray(2.0)  # weak f32 stays weak through x + x
+    assert (w + w).weak_type and not (x.astype(jnp.float32) + w).weak_type
+
+
+def _aligned_zeros(n: int) -> np.ndarray:
+    """A float32 NumPy array at a 64-byte boundary (what XLA's CPU can alias)."""
+    raw = np.zeros(n + 16, np.float32)
+    start = (-raw.ctypes.data % 64) // 4
+    return raw[start:start + n]
+
+
+def test_arrays_do_not_alias_host_memory():
+    host = _aligned_zeros(1024)
+    x = olympus.device_put(host)
+    y = jnp.asarray(host)
+    z = olympus.jit(lambda v: v + 0.0)(host)
+    host[0] = 5.0
+    assert float(x[0]) == 0.0 and float(y[0]) == 0.0 and float(z[0]) == 0.0

@@ -33,7 +33,9 @@ def _match_scalars(*args):
 
 def _binary(prim):
     def op(x, y):
-        return prim.bind(*_match_scalars(x, y))
+        if isinstance(x, _PY_SCALARS) or isinstance(y, _PY_SCALARS):
+            return prim.bind(*_match_scalars(x, y))
+        return prim.bind(x, y)
 
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two arrays of one dtype (no promotion)."

@@ -169,8 +169,27 @@ def broadcast_operands(*args):
 
 def prepare(*args, inexact: bool = False):
     """Promote, then broadcast: what every numpy binary function does first."""
+    if _already_agree(args, inexact):
+        return list(args)
     args = promote_dtypes_inexact(*args) if inexact else promote_dtypes(*args)
     return broadcast_operands(*args)
+
+
+def _already_agree(args: tuple, inexact: bool) -> bool:
+    """Whether `prepare` would return `args` unchanged: arrays (or tracers) of
+    one strong aval, inexact when asked. The usual case, so it skips
+    promotion and broadcasting (eager op latency is measured)."""
+    aval = None
+    for x in args:
+        if type(x) is not Array and not isinstance(x, Tracer):
+            return False
+        if aval is None:
+            aval = x.aval
+        elif x.aval is not aval and x.aval != aval:
+            return False
+    if aval is None or aval.weak_type:
+        return False
+    return not inexact or dtypes.is_inexact(aval.dtype)
 
 
 def normalize_axis(axis: int, ndim: int) -> int:

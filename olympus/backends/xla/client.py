@@ -43,13 +43,15 @@ def get_client():
 _default_device = None
 _sharding = None
 _device_list = None
+_copy_during_call = None  # xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
 def _init_device_state(client) -> None:
-    global _default_device, _sharding, _device_list
+    global _default_device, _sharding, _device_list, _copy_during_call
     _default_device = client.devices()[0]
     _sharding = xc.GSPMDSharding((_default_device,), xc.OpSharding())
     _device_list = xc.DeviceList((_default_device,))
+    _copy_during_call = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
 def devices() -> list:
@@ -83,11 +85,17 @@ def result_handler(aval):
 
 
 def host_to_device(value: np.ndarray, aval):
-    """Copies a host array (already of aval's dtype) to the default device."""
+    """Copies a host array (already of aval's dtype) to the default device.
+
+    The copy is made during the call: jaxlib's default (ZERO_COPY) makes the
+    device buffer *alias* a 64-byte-aligned NumPy array on the CPU, so writing
+    to the NumPy array later would change an immutable Array (or the input of
+    a jitted call still running).
+    """
     get_client()
     return xc.batched_device_put(
         aval, _sharding, [value], [_default_device], True,
-        enable_x64=dtypes.x64_enabled(),
+        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
     )
 
 

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 
+from olympus.ir.cache import EAGER_CACHE_SIZE, BoundedCache
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler
@@ -65,6 +66,11 @@ class Executable:
         outs = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
         return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
+    def call_one(self, buffers: list) -> Array:
+        """`call` for a program with exactly one output (saves the list)."""
+        (out,) = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        return Array(out, self.out_avals[0])
+
 
 def compile_olympuspr(olympuspr: Olympuspr, name: str = "main") -> Executable:
     """Compiles a program whose constvars then invars become the arguments."""
@@ -72,7 +78,7 @@ def compile_olympuspr(olympuspr: Olympuspr, name: str = "main") -> Executable:
 
 
 # ---- eager mode ------------------------------------------------------------
-_eager_cache: dict = {}
+_eager_cache: dict = BoundedCache(EAGER_CACHE_SIZE)  # (primitive, avals, params) -> Executable
 _eager_lock = threading.Lock()
 
 
@@ -86,10 +92,33 @@ def _eager_executable(primitive, avals: tuple, params: dict):
 
 
 def apply_primitive(primitive, *args, **params):
-    """Runs one primitive on concrete values through a cached executable."""
+    """Runs one primitive on concrete values through a cached executable.
+
+    This is every eager op's path, so the common case (all operands Arrays,
+    executable cached) touches as little Python as possible; anything else
+    (NumPy or Python operands, a first call, a deleted Array) takes
+    `_apply_general`.
+    """
+    try:
+        avals = tuple([x.aval for x in args])
+        buffers = [x._buf for x in args]
+        exe = _eager_cache.get((primitive, avals, tuple(params.items())))
+    except (AttributeError, TypeError):  # non-Array operands, unhashable params
+        exe = None
+    if exe is None:
+        return _apply_general(primitive, args, params)
+    try:
+        if primitive.multiple_results:
+            return exe.call(buffers)
+        return exe.call_one(buffers)
+    except TypeError:  # a deleted Array's buffer is None: say so plainly
+        return _apply_general(primitive, args, params)
+
+
+def _apply_general(primitive, args: tuple, params: dict):
     avals = tuple(map(aval_of, args))
     try:
-        key = (primitive, tuple(params.items()), avals)
+        key = (primitive, avals, tuple(params.items()))
         exe = _eager_cache.get(key)
     except TypeError:  # unhashable params: compile without caching
         key, exe = None, None
