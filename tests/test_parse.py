@@ -235,3 +235,20 @@ def test_save_refuses_programs_holding_python_functions(tmp_path):
     with pytest.raises(OlympusprFormatError, match="debug_callback holds a Python function"):
         save(closed, tmp_path / "p.olympuspr")
     assert not (tmp_path / "p.olympuspr").exists()
+
+
+def test_a_shared_sub_program_stays_shared():
+    """One jitted function called at two nesting depths: printed twice with the
+    same names (and different indentation), parsed back into one object."""
+    g = olympus.jit(lambda y: jnp.sin(y) * 2 + y)
+
+    def f(x):
+        return g(x) + lax.cond(x.sum() > 0, g, lambda v: v, x)
+
+    closed = olympus.make_olympuspr(f)(X)
+    text = str(closed)
+    parsed = parse(text)
+    assert str(parsed) == text
+    inner = parsed.eqns[-2].params["branches"][1].eqns[0].params["olympuspr"]
+    assert parsed.eqns[0].params["olympuspr"] is inner
+    np.testing.assert_allclose(_run_compiled(parsed, [X])[0], 2 * (2 * np.sin(X) + X), rtol=1e-6)

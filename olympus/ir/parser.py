@@ -361,7 +361,9 @@ class _Parser:
         r.skip_space()
         start = r.pos
         olympuspr, scope = self.program()
-        text = r.text[start : r.pos]
+        # The printer shows one shared program the same each time, up to layout
+        # (indentation, and one-line vs indented form depend on nesting depth).
+        text = " ".join(r.text[start : r.pos].split())
         if text in self.memo:
             return self.memo[text]
         closed = ClosedOlympuspr(olympuspr, self.named_values(olympuspr, scope))
