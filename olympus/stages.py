@@ -62,6 +62,9 @@ class Traced:
 
         return Lowered(self, build_module(self.olympuspr.olympuspr, self.name))
 
+    def _repr_html_(self) -> str:
+        return self.olympuspr._repr_html_()
+
     def __repr__(self) -> str:
         return f"Traced({self.name})"
 
@@ -95,6 +98,11 @@ class Lowered:
 
         closed = self.traced.olympuspr
         return Compiled(self.traced, Executable(self._text, closed.out_avals))
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        return f'<pre class="stablehlo">{escape(self.as_text())}</pre>'
 
     def __repr__(self) -> str:
         return f"Lowered({self.traced.name})"

@@ -85,3 +85,10 @@ def test_stages_of_a_loaded_program(tmp_path):
     out, twice = compiled(x, np.float32(4))
     np.testing.assert_allclose(np.asarray(out), x @ W, rtol=1e-6)
     assert float(twice) == 8.0
+
+
+def test_stages_show_in_notebooks():
+    traced = olympus.jit(lambda x: jnp.sin(x) + 1).trace(np.zeros(2, np.float32))
+    assert '<td class="prim">sin</td>' in traced._repr_html_()
+    html = traced.lower()._repr_html_()
+    assert html.startswith('<pre class="stablehlo">module') and "stablehlo.sine" in html
