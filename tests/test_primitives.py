@@ -217,7 +217,7 @@ def _select_and_convert_cases() -> list[Case]:
         (I32, BOOL, rand_int), (F32, BF16, rand_normal), (BF16, F32, rand_normal),
     ]
     for src, dst, gen in conversions:
-        for shape in [(), (2, 3)]:
+        for shape in [(), (2, 3)] if src == F32 and dst in (I32, BF16) else [(2, 3)]:
             cases.append(Case(
                 "convert_element_type", f"{_spec(shape, src)}-to-{dst.name}",
                 lambda x, dst=dst: lax.convert_element_type(x, dst),
@@ -412,7 +412,7 @@ def _reduction_cases() -> list[Case]:
                               lambda x, ref=ref: np.asarray(ref(x, axis=(0,))).astype(np.float32),
                               _arrays((gen, (4,), BF16))))
     for name, fn, ref in [("reduce_and", lax.reduce_and, np.all), ("reduce_or", lax.reduce_or, np.any)]:
-        for shape, axes in [((2, 3), (1,)), ((3,), (0,)), ((0,), (0,)), ((2, 0), (1,))]:
+        for shape, axes in [((2, 3), (1,)), ((2, 0), (1,))]:
             cases.append(Case(name, f"{_spec(shape, BOOL)}-axes={axes}".replace(" ", ""),
                               lambda x, fn=fn, axes=axes: fn(x, axes), lambda x, ref=ref, axes=axes: ref(x, axis=axes),
                               _arrays((lambda r, s, d: rand_bool(r, s), shape, BOOL))))
@@ -423,7 +423,7 @@ def _reduction_cases() -> list[Case]:
                               lambda x, ref=ref: ref(x, axis=1),
                               lambda rng, dtype=dtype: (rand_int(rng, (2, 3), dtype, 0, 256).astype(dtype),)))
     for name, fn, ref in [("argmax", lax.argmax, np.argmax), ("argmin", lax.argmin, np.argmin)]:
-        for shape, axis, dtype in [((2, 3), 1, F32), ((2, 3), 0, F32), ((5,), 0, F32), ((3, 5), 1, I32)]:
+        for shape, axis, dtype in [((2, 3), 1, F32), ((2, 3), 0, F32), ((3, 5), 1, I32)]:
             gen = rand_int if dtype == I32 else rand_normal  # small ints: ties pick the first index
             cases.append(Case(name, f"{_spec(shape, dtype)}-axis={axis}",
                               lambda x, fn=fn, axis=axis: fn(x, axis, np.int32),
