@@ -11,3 +11,6 @@ from olympus.tracer.errors import (  # noqa: F401
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from olympus.transforms.jvp import MissingRuleError  # noqa: F401,E402  (no jvp/transpose rule)
+from olympus.transforms.ad_api import GradTypeError  # noqa: F401,E402  (grad's input/output checks)
+from olympus.lax.custom_derivatives import CustomDerivativeError  # noqa: F401,E402

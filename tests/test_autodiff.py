@@ -302,7 +302,7 @@ def test_integer_inputs_and_outputs_have_no_tangent():
 
 # ---- errors --------------------------------------------------------------------
 def test_error_non_scalar_output():
-    with pytest.raises(TypeError, match="scalar output.*f32\\[2\\].*jnp.sum"):
+    with pytest.raises(olympus.errors.GradTypeError, match="scalar output.*f32\\[2\\].*jnp.sum"):
         olympus.grad(lambda x: x * 2.0)(np.ones(2, np.float32))
 
 
