@@ -135,3 +135,11 @@ def test_traced_programs_pass_the_checker_and_are_checked(checked_program_count)
     check_olympuspr(closed)
     jit(lambda x: lax.exp(x) + 1.0)(ONES3)
     assert checked_program_count() >= before + 3  # make_olympuspr, jit trace, jit compile
+
+
+def test_every_closed_program_built_in_the_tests_is_checked():
+    """conftest checks each ClosedOlympuspr as it is made, so a transform that
+    rebuilds an ill-typed sub-program fails at the line that built it."""
+    a, b = Var(F32_3), Var(F32_4)
+    with pytest.raises(OlympusprTypeError, match="sin should produce"):
+        ClosedOlympuspr(Olympuspr([], [a], [Eqn(sin_p, {}, [a], [b])], [b]), [])
