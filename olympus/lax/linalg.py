@@ -264,12 +264,16 @@ batch_rules[triangular_solve_p] = _triangular_solve_batch
 def _lu_abstract_eval(a: ShapedArray):
     _check_matrix("lu", a)
     k = min(a.shape[-2:])
-    return [a.update(weak_type=False), ShapedArray((*a.shape[:-2], k), np.dtype(np.int32))]
+    batch = a.shape[:-2]
+    return [a.update(weak_type=False), ShapedArray((*batch, k), np.dtype(np.int32)),
+            ShapedArray((*batch, a.shape[-2]), np.dtype(np.int32))]
 
 
 def _lu_lower(ctx, a):
+    """getrf, its 1-based pivots made 0-based, and the permutation they perform
+    (computed by inlining lu_pivots_to_permutation's program)."""
     aval = ctx.avals_in[0]
-    lu_aval, piv_aval = ctx.avals_out
+    lu_aval, piv_aval, perm_aval = ctx.avals_out
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     factors, pivots, _ = lapack.custom_call(
         ctx.emitter, lapack.target_name("getrf", aval.dtype), [a], [aval],
@@ -277,7 +281,12 @@ def _lu_lower(ctx, a):
     one = ctx.emitter.constant(np.ones((), np.int32), ShapedArray((), np.dtype(np.int32)))
     ones = ctx.op("stablehlo.broadcast_in_dim", [one], "broadcast_dimensions = array<i64>",
                   result_avals=[piv_aval])
-    return [factors, ctx.op("stablehlo.subtract", [pivots, ones], result_avals=[piv_aval])]
+    pivots = ctx.op("stablehlo.subtract", [pivots, ones], result_avals=[piv_aval])
+    to_perm = lambda p: [lu_pivots_to_permutation(p, aval.shape[-2])]  # noqa: E731
+    with set_current_trace(eval_trace):
+        program, consts, _ = trace_to_olympuspr(to_perm, [piv_aval], DebugInfo("lowering", "lu", ()))
+    (perm,) = lower_closed_inline(ctx.emitter, ClosedOlympuspr(program, consts), [pivots])
+    return [factors, pivots, perm]
 
 
 lu_p = define_primitive("lu", _lu_abstract_eval, _lu_lower, multiple_results=True)
@@ -286,23 +295,37 @@ batch_rules[lu_p] = _front_batch_rule(lu_p)
 
 def lu_pivots_to_permutation(pivots, size: int):
     """The row permutation that LAPACK's sequence of row swaps (0-based
-    `pivots`) performs: perm[i] is the original row now at row i. Unrolled
-    over the swaps, each an elementwise select (so it batches and jits)."""
+    `pivots`) performs: perm[i] is the original row now at row i. Each swap is
+    an elementwise select (so it batches); a few swaps are unrolled, more run
+    in a fori_loop so the program does not grow with the matrix."""
     shape = aval_of(pivots).shape
     batch, k = shape[:-1], shape[-1]
+    positions = lax.broadcasted_iota(np.int32, (*batch, size), len(batch))
+    if k <= _UNROLLED_SWAPS:
+        perm = positions
+        for i in range(k):
+            perm = _apply_swap(perm, pivots, positions, np.int32(i))
+        return perm
+    from olympus.lax.control_flow import fori_loop
+
+    return fori_loop(0, k, lambda i, perm: _apply_swap(perm, pivots, positions, i), positions)
+
+
+_UNROLLED_SWAPS = 8
+
+
+def _apply_swap(perm, pivots, positions, i):
+    """perm with entries i and pivots[..., i] exchanged (i may be traced)."""
+    batch = aval_of(perm).shape[:-1]
     nd = len(batch) + 1
-    positions = lax.broadcasted_iota(np.int32, (*batch, size), nd - 1)
-    perm = positions
-    for i in range(k):
-        target = lax.reshape(lax.slice(pivots, (0,) * (nd - 1) + (i,), (*batch, i + 1)), batch)
-        target = lax.broadcast_in_dim(target, (*batch, size), tuple(range(nd - 1)))
-        at_target = lax.eq(positions, target)
-        value_at_target = lax.reduce_sum(_where(at_target, perm), (nd - 1,))
-        value_at_i = lax.reshape(lax.slice(perm, (0,) * (nd - 1) + (i,), (*batch, i + 1)), batch)
-        spread = lambda v: lax.broadcast_in_dim(v, (*batch, size), tuple(range(nd - 1)))  # noqa: E731
-        perm = lax.select(at_target, spread(value_at_i), perm)
-        perm = lax.select(lax.eq(positions, np.int32(i)), spread(value_at_target), perm)
-    return perm
+    spread = lambda v: lax.broadcast_in_dim(v, aval_of(perm).shape, tuple(range(nd - 1)))  # noqa: E731
+    column = lambda x: lax.reshape(  # noqa: E731
+        lax.dynamic_slice(x, (0,) * (nd - 1) + (i,), (*batch, 1)), batch)
+    at_target = lax.eq(positions, spread(column(pivots)))
+    value_at_target = lax.reduce_sum(_where(at_target, perm), (nd - 1,))
+    perm = lax.select(at_target, spread(column(perm)), perm)
+    return lax.select(lax.eq(positions, spread(lax.full(batch, i, np.int32) if batch else i)),
+                      spread(value_at_target), perm)
 
 
 def permutation_matrix(perm, dtype):
@@ -317,14 +340,13 @@ def _lu_jvp(primals, tangents):
     """For P a = L U (square a): with x = L^-1 P da U^-1, dL = L tril(x, -1)
     and dU = triu(x) U; the packed factors' tangent is their sum."""
     (a,), (a_dot,) = primals, tangents
-    factors, pivots = lu_p.bind(a)
-    outs_zero = [Zero(aval_of(factors)), Zero(aval_of(pivots))]
+    factors, pivots, perm = lu_p.bind(a)
+    outs_zero = [Zero(aval_of(factors)), Zero(aval_of(pivots)), Zero(aval_of(perm))]
     if is_zero(a_dot):
-        return [factors, pivots], outs_zero
+        return [factors, pivots, perm], outs_zero
     shape = aval_of(a).shape
     if shape[-1] != shape[-2]:
         raise OlympusTypeError(f"the derivative of lu is only defined for square matrices, got {shape}")
-    perm = lu_pivots_to_permutation(pivots, shape[-1])
     p = permutation_matrix(perm, aval_of(a).dtype)
     lower = _where(triangle_mask(shape, True, -1), factors)
     eye = diag_matrix(lax.full(shape[:-1], 1, aval_of(a).dtype), shape)
@@ -333,7 +355,7 @@ def _lu_jvp(primals, tangents):
     x = triangular_solve(l_unit, matmul(p, a_dot), left_side=True, lower=True, unit_diagonal=True)
     x = triangular_solve(upper, x, left_side=False, lower=False)
     tangent = lax.add(matmul(l_unit, tril(x, -1)), matmul(triu(x), upper))
-    return [factors, pivots], [tangent, outs_zero[1]]
+    return [factors, pivots, perm], [tangent, *outs_zero[1:]]
 
 
 jvp_rules[lu_p] = _lu_jvp
@@ -602,8 +624,8 @@ def cholesky(a):
 def lu(a):
     """(lu, pivots, permutation): P a = L U with L unit-lower and U upper packed
     in `lu`, `pivots` LAPACK's 0-based row swaps, `permutation` their effect."""
-    factors, pivots = lu_p.bind(a)
-    return factors, pivots, lu_pivots_to_permutation(pivots, aval_of(a).shape[-2])
+    factors, pivots, perm = lu_p.bind(a)
+    return factors, pivots, perm
 
 
 def eigh(a, lower: bool = True):
