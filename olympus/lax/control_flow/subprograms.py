@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from olympus.ir.cache import STRUCTURE_CACHE_SIZE, BoundedCache
 from olympus.ir.config import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
 from olympus.backends.xla.dispatch import apply_primitive
@@ -174,7 +175,7 @@ def program_key(olympuspr: Olympuspr) -> tuple:
     return invars, eqns, tuple(atom(x) for x in olympuspr.outvars)
 
 
-_canonical_params: dict = {}
+_canonical_params: dict = BoundedCache(STRUCTURE_CACHE_SIZE)
 
 
 def eager_impl(primitive, *args, **params):
