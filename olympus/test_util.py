@@ -20,7 +20,9 @@ from olympus.ir import dtypes
 # ---- seeded random inputs ----------------------------------------------------
 
 
-def rand_normal(rng: np.random.Generator, shape: Sequence[int], dtype=np.float32) -> np.ndarray:
+def rand_normal(
+    rng: np.random.Generator, shape: Sequence[int], dtype=np.float32
+) -> np.ndarray:
     """Standard-normal values (complex dtypes get normal real and imaginary parts)."""
     dtype = np.dtype(dtype)
     values = rng.standard_normal(tuple(shape))
@@ -29,7 +31,9 @@ def rand_normal(rng: np.random.Generator, shape: Sequence[int], dtype=np.float32
     return np.asarray(values).astype(dtype)
 
 
-def rand_uniform(rng, shape, dtype=np.float32, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+def rand_uniform(
+    rng, shape, dtype=np.float32, low: float = -1.0, high: float = 1.0
+) -> np.ndarray:
     """Uniform values in [low, high)."""
     return np.asarray(rng.uniform(low, high, tuple(shape))).astype(dtype)
 
@@ -51,7 +55,9 @@ def rand_nonzero_int(rng, shape, dtype=np.int32) -> np.ndarray:
     """Integers in [-5, 5] without 0: safe divisors."""
     values = rand_int(rng, shape, dtype, 1, 6)
     if dtypes.is_signed_int(np.dtype(dtype)):
-        values = values * np.where(rng.integers(0, 2, tuple(shape)) == 1, 1, -1).astype(dtype)
+        values = values * np.where(rng.integers(0, 2, tuple(shape)) == 1, 1, -1).astype(
+            dtype
+        )
     return values
 
 
@@ -96,7 +102,9 @@ def _reference_input(x):
     return x
 
 
-def assert_allclose(actual, expected, rtol=None, atol=None, check_dtypes=True, err_msg=""):
+def assert_allclose(
+    actual, expected, rtol=None, atol=None, check_dtypes=True, err_msg=""
+):
     """Compares an olympus result with a reference: shape, dtype, then values.
 
     The expected dtype is canonicalised (float64 means float32 unless x64 is
@@ -109,7 +117,9 @@ def assert_allclose(actual, expected, rtol=None, atol=None, check_dtypes=True, e
     )
     if check_dtypes:
         want = dtypes.canonicalize_dtype(expected.dtype)
-        assert actual.dtype == want, f"{err_msg} dtype {actual.dtype} != expected {want}"
+        assert actual.dtype == want, (
+            f"{err_msg} dtype {actual.dtype} != expected {want}"
+        )
     default_rtol, default_atol = tolerance(actual.dtype)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
@@ -141,12 +151,18 @@ def check_against_numpy(
     assert len(actual_list) == len(expected_list), "different numbers of outputs"
     for i, (a, e) in enumerate(zip(actual_list, expected_list)):
         e = np.asarray(e)
-        if low and np.asarray(a).dtype in _LOW_PRECISION and e.dtype in (np.float32, np.float64):
+        if (
+            low
+            and np.asarray(a).dtype in _LOW_PRECISION
+            and e.dtype in (np.float32, np.float64)
+        ):
             e = e.astype(np.asarray(a).dtype)
         assert_allclose(a, e, rtol, atol, check_dtypes, err_msg=f"output {i}:")
 
 
-def check_jit_matches_eager(fn: Callable, args: Sequence, rtol=None, atol=None, **jit_kwargs) -> None:
+def check_jit_matches_eager(
+    fn: Callable, args: Sequence, rtol=None, atol=None, **jit_kwargs
+) -> None:
     """Asserts `jit(fn)` gives eager `fn`'s results and that a second call with
     arguments of the same types does not trace `fn` again (it hits the cache).
 
@@ -170,10 +186,14 @@ def check_jit_matches_eager(fn: Callable, args: Sequence, rtol=None, atol=None, 
     assert len(first) == len(eager), "jit and eager return different numbers of outputs"
     for i, (e, a, b) in enumerate(zip(eager, first, second)):
         if hasattr(e, "weak_type") and hasattr(a, "weak_type"):
-            assert e.weak_type == a.weak_type, f"jit output {i}: weak_type differs from eager"
+            assert e.weak_type == a.weak_type, (
+                f"jit output {i}: weak_type differs from eager"
+            )
         e = np.asarray(e)
         assert_allclose(a, e, rtol, atol, err_msg=f"jit output {i} vs eager:")
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg="second jit call")
+        np.testing.assert_array_equal(
+            np.asarray(a), np.asarray(b), err_msg="second jit call"
+        )
 
 
 # ---- gradients against finite differences --------------------------------------
@@ -189,13 +209,22 @@ def _is_float(x) -> bool:
 
 
 def _random_like(rng, leaves) -> list:
-    return [rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype) if _is_float(x)
-            else np.zeros(np.shape(x), np.asarray(x).dtype) for x in leaves]
+    return [
+        rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype)
+        if _is_float(x)
+        else np.zeros(np.shape(x), np.asarray(x).dtype)
+        for x in leaves
+    ]
 
 
 def _inner_product(xs, ys) -> float:
-    return float(sum(np.vdot(np.asarray(x, np.float64), np.asarray(y, np.float64)).real
-                     for x, y in zip(xs, ys) if _is_float(x)))
+    return float(
+        sum(
+            np.vdot(np.asarray(x, np.float64), np.asarray(y, np.float64)).real
+            for x, y in zip(xs, ys)
+            if _is_float(x)
+        )
+    )
 
 
 def _numerical_jvp(f, args, tangents, eps) -> list:
@@ -205,10 +234,18 @@ def _numerical_jvp(f, args, tangents, eps) -> list:
     leaves, treedef = tree_flatten(args)
 
     def shifted(sign):
-        moved = [np.asarray(x) + sign * eps * t if _is_float(x) else x
-                 for x, t in zip(leaves, tangents)]
-        moved = [m.astype(np.asarray(x).dtype) if _is_float(x) else m for m, x in zip(moved, leaves)]
-        return [np.asarray(o, np.float64) for o in tree_flatten(f(*tree_unflatten(treedef, moved)))[0]]
+        moved = [
+            np.asarray(x) + sign * eps * t if _is_float(x) else x
+            for x, t in zip(leaves, tangents)
+        ]
+        moved = [
+            m.astype(np.asarray(x).dtype) if _is_float(x) else m
+            for m, x in zip(moved, leaves)
+        ]
+        return [
+            np.asarray(o, np.float64)
+            for o in tree_flatten(f(*tree_unflatten(treedef, moved)))[0]
+        ]
 
     return [(p - m) / (2 * eps) for p, m in zip(shifted(+1), shifted(-1))]
 
@@ -217,12 +254,23 @@ def _grad_tolerances(args, eps, atol, rtol):
     leaves = [x for x in _float_leaves(args)[0] if _is_float(x)]
     wide = any(np.asarray(x).dtype in (np.float64, np.complex128) for x in leaves)
     default_eps, default_tol = (1e-6, 1e-5) if wide else (1e-3, 2e-2)
-    return (default_eps if eps is None else eps, default_tol if atol is None else atol,
-            default_tol if rtol is None else rtol)
+    return (
+        default_eps if eps is None else eps,
+        default_tol if atol is None else atol,
+        default_tol if rtol is None else rtol,
+    )
 
 
-def check_grads(f: Callable, args: Sequence, order: int, modes=("fwd", "rev"),
-                atol=None, rtol=None, eps=None, seed: int = 0) -> None:
+def check_grads(
+    f: Callable,
+    args: Sequence,
+    order: int,
+    modes=("fwd", "rev"),
+    atol=None,
+    rtol=None,
+    eps=None,
+    seed: int = 0,
+) -> None:
     """Checks f's derivatives up to `order` against central finite differences.
 
     "fwd" compares jvp(f) with the numerical directional derivative; "rev"
@@ -245,8 +293,13 @@ def check_grads(f: Callable, args: Sequence, order: int, modes=("fwd", "rev"),
         _, t_out = olympus.jvp(f, args, tuple(tangent_tree))
         expected = _numerical_jvp(f, args, tangents, eps)
         for got, want in zip(tree_flatten(t_out)[0], expected):
-            np.testing.assert_allclose(np.asarray(got, np.float64), want, atol=atol, rtol=rtol,
-                                       err_msg="jvp does not match finite differences")
+            np.testing.assert_allclose(
+                np.asarray(got, np.float64),
+                want,
+                atol=atol,
+                rtol=rtol,
+                err_msg="jvp does not match finite differences",
+            )
     out, pullback = olympus.vjp(f, *args)
     out_leaves, out_tree = tree_flatten(out)
     cts = _random_like(rng, [np.asarray(o) for o in out_leaves])
@@ -255,15 +308,22 @@ def check_grads(f: Callable, args: Sequence, order: int, modes=("fwd", "rev"),
         cts_in = tree_flatten(pullback(ct_tree))[0]
         got = _inner_product(tangents, cts_in)
         want = _inner_product(_numerical_jvp(f, args, tangents, eps), cts)
-        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol,
-                                   err_msg="vjp does not match finite differences")
+        np.testing.assert_allclose(
+            got,
+            want,
+            atol=atol,
+            rtol=rtol,
+            err_msg="vjp does not match finite differences",
+        )
     if order > 1:
         if "fwd" in modes:
+
             def f_jvp(*primals):
                 return olympus.jvp(f, primals, tuple(tangent_tree))[1]
 
             check_grads(f_jvp, args, order - 1, modes, atol, rtol, eps, seed + 1)
         if "rev" in modes:
+
             def f_vjp(*primals):
                 return olympus.vjp(f, *primals)[1](ct_tree)
 

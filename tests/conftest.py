@@ -38,7 +38,9 @@ def _checked_build_module(original):
     return build_module
 
 
-_check_on_construction = [True]  # off inside tests that build ill-typed programs on purpose
+_check_on_construction = [
+    True
+]  # off inside tests that build ill-typed programs on purpose
 
 
 def _checked_closed_init(original):
@@ -55,15 +57,27 @@ def _checked_closed_init(original):
 def check_every_olympuspr():
     """Installs the checker around program construction and compilation."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(StagingTrace, "to_olympuspr", _checked_to_olympuspr(StagingTrace.to_olympuspr))
-        mp.setattr(ClosedOlympuspr, "__init__", _checked_closed_init(ClosedOlympuspr.__init__))
-        mp.setattr(dispatch, "build_module", _checked_build_module(dispatch.build_module))
+        mp.setattr(
+            StagingTrace,
+            "to_olympuspr",
+            _checked_to_olympuspr(StagingTrace.to_olympuspr),
+        )
+        mp.setattr(
+            ClosedOlympuspr, "__init__", _checked_closed_init(ClosedOlympuspr.__init__)
+        )
+        mp.setattr(
+            dispatch, "build_module", _checked_build_module(dispatch.build_module)
+        )
         yield
 
 
 def pytest_addoption(parser):
-    parser.addoption("--fuzz-long", action="store_true", dest="fuzz_long",
-                     help="run the random-program fuzzer (tests/fuzz) on hundreds of programs")
+    parser.addoption(
+        "--fuzz-long",
+        action="store_true",
+        dest="fuzz_long",
+        help="run the random-program fuzzer (tests/fuzz) on hundreds of programs",
+    )
 
 
 def pytest_sessionfinish(session, exitstatus):

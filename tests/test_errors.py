@@ -116,14 +116,22 @@ def test_shape_rule_errors_name_their_primitive():
     with pytest.raises(OlympusTypeError) as info:
         jit(bad_matmul)(np.ones((2, 3), np.float32), np.ones((4, 2), np.float32))
     message = str(info.value)
-    assert message.startswith("dot_general") and "f32[2,3]" in message and "f32[4,2]" in message
+    assert (
+        message.startswith("dot_general")
+        and "f32[2,3]" in message
+        and "f32[4,2]" in message
+    )
     _assert_points_at(message, bad_matmul, "lax.dot_general")
 
 
 def test_kind_errors():
-    with pytest.raises(OlympusTypeError, match=r"sin requires floating-point operands, got i32"):
+    with pytest.raises(
+        OlympusTypeError, match=r"sin requires floating-point operands, got i32"
+    ):
         lax.sin(np.ones(3, np.int32))
-    with pytest.raises(OlympusTypeError, match=r"reduce_sum: axis 2 is out of range for rank 2"):
+    with pytest.raises(
+        OlympusTypeError, match=r"reduce_sum: axis 2 is out of range for rank 2"
+    ):
         jit(lambda x: lax.reduce_sum(x, (2,)))(np.ones((2, 3), np.float32))
 
 
@@ -189,7 +197,10 @@ def test_escaped_tracer_names_where_it_was_made_and_used():
         return x
 
     jit(leak)(X)
-    for use in (lambda: lax.cos(saved[0]), lambda: jit(lambda x: lax.add(x, saved[0]))(X)):
+    for use in (
+        lambda: lax.cos(saved[0]),
+        lambda: jit(lambda x: lax.add(x, saved[0]))(X),
+    ):
         with pytest.raises(UnexpectedTracerError) as info:
             use()
         message = str(info.value)

@@ -20,8 +20,19 @@ ONES3 = np.ones(3, np.float32)
 
 
 # ---- printer -----------------------------------------------------------------
-@pytest.mark.parametrize("index, name", [(0, "a"), (25, "z"), (26, "aa"), (27, "ab"),
-                                         (51, "az"), (52, "ba"), (701, "zz"), (702, "aaa")])
+@pytest.mark.parametrize(
+    "index, name",
+    [
+        (0, "a"),
+        (25, "z"),
+        (26, "aa"),
+        (27, "ab"),
+        (51, "az"),
+        (52, "ba"),
+        (701, "zz"),
+        (702, "aaa"),
+    ],
+)
 def test_var_names(index, name):
     assert var_name(index) == name
 
@@ -33,7 +44,11 @@ def test_names_continue_past_z_in_a_program():
         return x
 
     lines = str(make_olympuspr(chain)(np.float32(1))).splitlines()
-    assert lines[-3:] == ["    aa:f32[] = sin z", "    ab:f32[] = sin aa", "  in (ab,) }"]
+    assert lines[-3:] == [
+        "    aa:f32[] = sin z",
+        "    ab:f32[] = sin aa",
+        "  in (ab,) }",
+    ]
 
 
 def test_scalar_literals_are_inline():
@@ -71,7 +86,9 @@ def test_source_info_points_at_the_user_line():
 # ---- checker -----------------------------------------------------------------
 def test_checker_rejects_mismatched_operands_and_names_the_equation():
     a, b, c, d = Var(F32_3), Var(F32_4), Var(F32_3), Var(F32_3)
-    bad = Olympuspr([], [a, b], [Eqn(sin_p, {}, [a], [c]), Eqn(add_p, {}, [a, b], [d])], [d])
+    bad = Olympuspr(
+        [], [a, b], [Eqn(sin_p, {}, [a], [c]), Eqn(add_p, {}, [a, b], [d])], [d]
+    )
     with pytest.raises(OlympusprTypeError) as info:
         check_olympuspr(bad)
     message = str(info.value)
@@ -82,27 +99,35 @@ def test_checker_rejects_mismatched_operands_and_names_the_equation():
 def test_checker_rejects_a_wrong_output_type():
     a, b = Var(F32_3), Var(F32_4)
     bad = Olympuspr([], [a], [Eqn(sin_p, {}, [a], [b])], [b])
-    with pytest.raises(OlympusprTypeError, match=r"sin should produce \(f32\[3\]\), binds \(f32\[4\]\)"):
+    with pytest.raises(
+        OlympusprTypeError, match=r"sin should produce \(f32\[3\]\), binds \(f32\[4\]\)"
+    ):
         check_olympuspr(bad)
 
 
 def test_checker_rejects_use_before_define():
     a, b, c = Var(F32_3), Var(F32_3), Var(F32_3)
     bad = Olympuspr([], [a], [Eqn(sin_p, {}, [b], [c]), Eqn(sin_p, {}, [a], [b])], [c])
-    with pytest.raises(OlympusprTypeError, match="equation 0: sin uses a variable before it is defined"):
+    with pytest.raises(
+        OlympusprTypeError, match="equation 0: sin uses a variable before it is defined"
+    ):
         check_olympuspr(bad)
 
 
 def test_checker_rejects_double_definition_and_undefined_output():
     a, b = Var(F32_3), Var(F32_3)
-    twice = Olympuspr([], [a], [Eqn(sin_p, {}, [a], [b]), Eqn(sin_p, {}, [a], [b])], [b])
+    twice = Olympuspr(
+        [], [a], [Eqn(sin_p, {}, [a], [b]), Eqn(sin_p, {}, [a], [b])], [b]
+    )
     with pytest.raises(OlympusprTypeError, match="defined twice"):
         check_olympuspr(twice)
     with pytest.raises(OlympusprTypeError, match="never defined"):
         check_olympuspr(Olympuspr([], [a], [], [b]))
 
 
-def test_checker_rejects_array_literals_and_mismatched_consts(ill_typed_programs_allowed):
+def test_checker_rejects_array_literals_and_mismatched_consts(
+    ill_typed_programs_allowed,
+):
     a, b = Var(F32_3), Var(F32_3)
     array_literal = Literal(ONES3, F32_3)
     bad = Olympuspr([], [a], [Eqn(add_p, {}, [a, array_literal], [b])], [b])
@@ -117,24 +142,43 @@ def test_checker_rejects_array_literals_and_mismatched_consts(ill_typed_programs
 
 def test_checker_descends_into_sub_olympusprs(ill_typed_programs_allowed):
     x, y = Var(F32_3), Var(F32_3)
-    inner = Olympuspr([], [x], [Eqn(mul_p, {}, [x, Literal(np.float32(2), ShapedArray((), np.float32))], [y])], [y])
+    inner = Olympuspr(
+        [],
+        [x],
+        [Eqn(mul_p, {}, [x, Literal(np.float32(2), ShapedArray((), np.float32))], [y])],
+        [y],
+    )
     check_olympuspr(inner)  # well-typed
     bad_y = Var(F32_4)
     bad_inner = Olympuspr([], [x], [Eqn(sin_p, {}, [x], [bad_y])], [bad_y])
     a, out = Var(F32_3), Var(F32_4)
-    outer = Olympuspr([], [a], [Eqn(pjit_p, {"olympuspr": ClosedOlympuspr(bad_inner, []), "name": "f"},
-                                    [a], [out])], [out])
+    outer = Olympuspr(
+        [],
+        [a],
+        [
+            Eqn(
+                pjit_p,
+                {"olympuspr": ClosedOlympuspr(bad_inner, []), "name": "f"},
+                [a],
+                [out],
+            )
+        ],
+        [out],
+    )
     with pytest.raises(OlympusprTypeError, match="sin should produce"):
         check_olympuspr(outer)
 
 
 def test_traced_programs_pass_the_checker_and_are_checked(checked_program_count):
     before = checked_program_count()
-    closed = make_olympuspr(lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))))(
-        np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
+    closed = make_olympuspr(
+        lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())))
+    )(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
     check_olympuspr(closed)
     jit(lambda x: lax.exp(x) + 1.0)(ONES3)
-    assert checked_program_count() >= before + 3  # make_olympuspr, jit trace, jit compile
+    assert (
+        checked_program_count() >= before + 3
+    )  # make_olympuspr, jit trace, jit compile
 
 
 def test_every_closed_program_built_in_the_tests_is_checked():
