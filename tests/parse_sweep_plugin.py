@@ -6,10 +6,12 @@ Each distinct olympuspr (from a staging trace or handed to XLA) is printed,
 parsed with `olympus.ir.parse`, reprinted and type-checked; the session ends
 with a summary and the failing programs. Constvar values are not needed to
 check the text, so every constvar gets None. Programs with `debug_callback`
-(a Python function in a param) are skipped. Run on 2026-11-22 over the
-autodiff, control-flow, seed, IR, numpy, vmap, indexing, primitive and error
-tests: 2151 programs, all identical except those holding Python functions
-(`custom_lin`'s `bwd`) and a test's deliberately unknown primitive.
+(a Python function in a param) are skipped. Runs on 2026-11-22, by groups of
+test files: autodiff/control-flow/seeds/IR 802 programs, numpy/vmap/indexing/
+primitives/errors 1349, linalg/random/nn 693 (one failure: a shared
+sub-program printed at two depths, since fixed), array/dispatch/dtypes/
+tree_util/control-flow 527; all identical except programs holding Python
+functions (`custom_lin`'s `bwd`) and a test's deliberately unknown primitive.
 """
 
 from __future__ import annotations
