@@ -75,8 +75,8 @@ def _shapes(x):
 def _linalg(a):
     l = lax.linalg.cholesky(a)
     s = lax.linalg.triangular_solve(l, a, left_side=True, lower=True)
-    lu, piv = lax.linalg.lu(a)[:2]
-    return l, s, lu, piv, jnp.linalg.eigvalsh(a), jnp.linalg.svd(a, compute_uv=False), \
+    lu, piv, perm = lax.linalg.lu(a)
+    return l, s, lu, piv, perm, jnp.linalg.eigvalsh(a), jnp.linalg.svd(a, compute_uv=False), \
         jnp.abs(jnp.linalg.qr(a)[1]), jnp.linalg.det(a)
 
 

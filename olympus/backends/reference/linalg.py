@@ -72,7 +72,16 @@ def _getrf(m):
     return lu, pivots
 
 
-rule("lu")(lambda a: _per_matrix(_getrf, a))
+def _getrf_with_permutation(m):
+    """(packed LU, 0-based pivots, the row permutation the pivots perform)."""
+    lu, pivots = _getrf(m)
+    perm = np.arange(m.shape[0], dtype=np.int32)
+    for i, p in enumerate(pivots):
+        perm[[i, p]] = perm[[p, i]]
+    return lu, pivots, perm
+
+
+rule("lu")(lambda a: _per_matrix(_getrf_with_permutation, a))
 
 
 @rule("eigh")
