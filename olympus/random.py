@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ _KS_PARITY = np.uint32(0x1BD11BDA)
 _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 
 
-class KeyError_(TypeError):  # noqa: N801  (KeyError is a builtin lookup error)
+class KeyError_(TypeError):
     """A value passed as a PRNG key is not a uint32[2] array."""
 
 
@@ -120,7 +120,7 @@ def _hash_counters(key, shape: tuple):
 
 
 # ---- keys ------------------------------------------------------------------------
-def key(seed) -> "Array":  # noqa: F821
+def key(seed) -> Array:  # noqa: F821
     """A PRNG key (uint32[2]) from an integer seed.
 
     >>> key(0)
@@ -352,7 +352,7 @@ def erf_inv(x):
     dtype = aval_of(x).dtype
     calc = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
     x = lax.convert_element_type(x, calc)
-    c = lambda v: np.array(v, calc)[()]  # noqa: E731
+    c = lambda v: np.array(v, calc)[()]
     w = lax.neg(lax.log1p(lax.neg(lax.mul(x, x))))
     centre = _horner(_ERFINV_CENTRE, lax.sub(w, c(2.5)), calc)
     tail = _horner(_ERFINV_TAIL, lax.sub(lax.sqrt(w), c(3.0)), calc)
@@ -511,7 +511,7 @@ def _gamma(key, a, shape=None, dtype=None):
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, a)
     alpha = _as(a, dtype, shape)
-    c = lambda v: np.array(v, dtype)[()]  # noqa: E731
+    c = lambda v: np.array(v, dtype)[()]
     boosted = lax.select(lax.lt(alpha, c(1.0)), lax.add(alpha, c(1.0)), alpha)
     d = lax.sub(boosted, c(1 / 3))
     scale = lax.rsqrt(lax.mul(d, c(9.0)))

@@ -18,7 +18,7 @@ B = rng.standard_normal((4, 2)).astype(np.float32)
 SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
 BATCH = rng.standard_normal((2, 3, 3)).astype(np.float32)
 TALL = rng.standard_normal((5, 3)).astype(np.float32)
-TOL = dict(rtol=2e-4, atol=2e-5)
+TOL = {"rtol": 2e-4, "atol": 2e-5}
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_svd_lstsq_pinv_rank():
     close(np.asarray(u) * np.asarray(s) @ np.asarray(vh), TALL)
     assert jnp.linalg.svd(TALL).U.shape == (5, 5)
     y = rng.standard_normal(5).astype(np.float32)
-    x, residuals, rank, sv = jnp.linalg.lstsq(TALL, y)
+    x, residuals, rank, _ = jnp.linalg.lstsq(TALL, y)
     want = np.linalg.lstsq(TALL, y, rcond=None)
     close(x, want[0])
     close(residuals, want[1])
@@ -120,7 +120,7 @@ def test_matrix_power():
 
 
 def test_jit_and_vmap():
-    f = lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.det(a), jnp.linalg.eigh(a @ a.T)[0])  # noqa: E731
+    f = lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.det(a), jnp.linalg.eigh(a @ a.T)[0])
     eager = f(BATCH[0], BATCH[1])
     for got, want in zip(olympus.jit(f)(BATCH[0], BATCH[1]), eager):
         close(got, np.asarray(want))
@@ -167,7 +167,7 @@ def test_lu_factors_and_permutation():
     assert sorted(np.asarray(perm).tolist()) == [0, 1, 2, 3]
     assert np.asarray(pivots).dtype == np.int32 and np.asarray(pivots).min() >= 0
     wide = rng.standard_normal((2, 3)).astype(np.float32)
-    f, piv, p = lax_linalg.lu(wide)
+    f, _, p = lax_linalg.lu(wide)
     close((np.tril(np.asarray(f), -1)[:, :2] + np.eye(2)) @ np.triu(np.asarray(f)), wide[np.asarray(p)])
 
 
@@ -185,7 +185,7 @@ def test_lapack_primitives_directly():
     packed, taus = lax_linalg.geqrf(TALL)
     q = lax_linalg.householder_product(packed, taus)
     close(np.asarray(q) @ np.triu(np.asarray(packed))[:3], TALL)
-    v, w = lax_linalg.eigh(SPD)
+    _, w = lax_linalg.eigh(SPD)
     close(w, np.linalg.eigvalsh(SPD))
     s, u, vt = lax_linalg.svd(A, full_matrices=True)
     close(np.asarray(u) * np.asarray(s) @ np.asarray(vt), A)

@@ -103,7 +103,7 @@ SMOOTH = ["sigmoid", "softplus", "log_sigmoid", "silu", "gelu_tanh", "gelu_exact
 
 @pytest.mark.parametrize("name", SMOOTH)
 def test_gradients_match_finite_differences(x64, name):
-    fn = dict((n, f) for n, f, _ in REFERENCES)[name]
+    fn = {n: f for n, f, _ in REFERENCES}[name]
     x = np.array([-2.5, -0.7, 0.3, 1.9], np.float64)
     check_grads(fn, (x,), order=2 if name in ("softmax", "gelu_exact") else 1)
 
@@ -154,7 +154,41 @@ def test_standardize_at_large_offset():
 
 def test_under_jit_and_vmap():
     x = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
-    f = lambda x: nn.log_softmax(nn.gelu(x))  # noqa: E731
+    f = lambda x: nn.log_softmax(nn.gelu(x))
     eager = np.asarray(f(x))
     np.testing.assert_allclose(np.asarray(olympus.jit(f)(x)), eager, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.asarray(olympus.vmap(f)(x)), eager, rtol=1e-6, atol=1e-6)
+
+
+# ---- initializers ------------------------------------------------------------------
+def test_variance_scaling_initializers():
+    from olympus import random
+    from olympus.nn import initializers as init
+
+    key = random.key(0)
+    for factory, variance in [(init.glorot_normal, 2 / 500), (init.glorot_uniform, 2 / 500),
+                              (init.he_normal, 2 / 200), (init.lecun_uniform, 1 / 200)]:
+        w = np.asarray(factory()(key, (200, 300)))
+        assert w.shape == (200, 300) and w.dtype == np.float32
+        np.testing.assert_allclose(w.var(), variance, rtol=0.05)
+    truncated = np.asarray(init.glorot_normal()(key, (200, 300)))
+    assert np.abs(truncated).max() <= 2 * np.sqrt(2 / 500) / 0.87962566103423978 * (1 + 1e-6)
+    conv = np.asarray(init.he_uniform()(key, (3, 3, 16, 32)))  # receptive field 3x3
+    np.testing.assert_allclose(conv.var(), 2 / (16 * 9), rtol=0.1)
+
+
+def test_simple_and_orthogonal_initializers():
+    from olympus import random
+    from olympus.nn import initializers as init
+
+    key = random.key(1)
+    np.testing.assert_array_equal(np.asarray(init.zeros(key, (2, 3))), np.zeros((2, 3)))
+    np.testing.assert_array_equal(np.asarray(init.constant(1.5)(key, (2,))), [1.5, 1.5])
+    u = np.asarray(init.uniform(0.5)(key, (1000,)))
+    assert 0 <= u.min() and u.max() < 0.5
+    n = np.asarray(init.normal(3.0)(key, (4000,)))
+    np.testing.assert_allclose(n.std(), 3.0, rtol=0.05)
+    for shape in [(5, 3), (3, 5)]:
+        q = np.asarray(init.orthogonal(2.0)(key, shape))
+        gram = q.T @ q if shape[0] >= shape[1] else q @ q.T
+        np.testing.assert_allclose(gram, 4 * np.eye(min(shape)), atol=1e-5)

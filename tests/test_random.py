@@ -266,3 +266,16 @@ def test_choice():
     _assert_frequencies(uniform_ints, np.full(3, 1 / 3))
     with pytest.raises(ValueError, match="without replacement"):
         random.choice(random.key(0), 3, (4,), replace=False)
+
+
+def test_gradients_flow_through_reparameterised_samples():
+    """loc + scale * normal(key) and uniform(key, minval, maxval) are differentiable
+    in their parameters (the key itself has no tangent)."""
+    k = random.key(23)
+    z = np.asarray(random.normal(k, (5,)))
+    g = olympus.grad(lambda scale: olympus.numpy.sum(scale * random.normal(k, (5,))))(np.float32(2.0))
+    np.testing.assert_allclose(float(g), z.sum(), rtol=1e-5)
+    u = np.asarray(random.uniform(k, (5,)))
+    g_lo, g_hi = olympus.grad(lambda lo, hi: olympus.numpy.sum(random.uniform(k, (5,), minval=lo, maxval=hi)),
+                              argnums=(0, 1))(np.float32(-1.0), np.float32(3.0))
+    np.testing.assert_allclose([float(g_lo), float(g_hi)], [(1 - u).sum(), u.sum()], rtol=1e-5)

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from olympus.ir import dtypes
-from olympus.ir.core import ShapedArray
 from olympus.backends.xla import lapack
 from olympus.backends.xla.lowering import lower_closed_inline
-from olympus.ir.core import ClosedOlympuspr
-from olympus.tracer.core import eval_trace, set_current_trace
-from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
+from olympus.ir import dtypes
+from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.lax import ops as lax
 from olympus.lax.base import define_primitive, same_dtypes
-from olympus.tracer.core import aval_of
+from olympus.tracer.core import aval_of, eval_trace, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.jvp import Zero, instantiate, is_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
@@ -273,7 +271,7 @@ def _lu_lower(ctx, a):
     """getrf, its 1-based pivots made 0-based, and the permutation they perform
     (computed by inlining lu_pivots_to_permutation's program)."""
     aval = ctx.avals_in[0]
-    lu_aval, piv_aval, perm_aval = ctx.avals_out
+    lu_aval, piv_aval, _ = ctx.avals_out
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     factors, pivots, _ = lapack.custom_call(
         ctx.emitter, lapack.target_name("getrf", aval.dtype), [a], [aval],
@@ -282,7 +280,7 @@ def _lu_lower(ctx, a):
     ones = ctx.op("stablehlo.broadcast_in_dim", [one], "broadcast_dimensions = array<i64>",
                   result_avals=[piv_aval])
     pivots = ctx.op("stablehlo.subtract", [pivots, ones], result_avals=[piv_aval])
-    to_perm = lambda p: [lu_pivots_to_permutation(p, aval.shape[-2])]  # noqa: E731
+    to_perm = lambda p: [lu_pivots_to_permutation(p, aval.shape[-2])]
     with set_current_trace(eval_trace):
         program, consts, _ = trace_to_olympuspr(to_perm, [piv_aval], DebugInfo("lowering", "lu", ()))
     (perm,) = lower_closed_inline(ctx.emitter, ClosedOlympuspr(program, consts), [pivots])
@@ -318,8 +316,8 @@ def _apply_swap(perm, pivots, positions, i):
     """perm with entries i and pivots[..., i] exchanged (i may be traced)."""
     batch = aval_of(perm).shape[:-1]
     nd = len(batch) + 1
-    spread = lambda v: lax.broadcast_in_dim(v, aval_of(perm).shape, tuple(range(nd - 1)))  # noqa: E731
-    column = lambda x: lax.reshape(  # noqa: E731
+    spread = lambda v: lax.broadcast_in_dim(v, aval_of(perm).shape, tuple(range(nd - 1)))
+    column = lambda x: lax.reshape(
         lax.dynamic_slice(x, (0,) * (nd - 1) + (i,), (*batch, 1)), batch)
     at_target = lax.eq(positions, spread(column(pivots)))
     value_at_target = lax.reduce_sum(_where(at_target, perm), (nd - 1,))
@@ -590,7 +588,7 @@ def _svd_jvp(primals, tangents, *, full_matrices):
     s_c, s_r = lax.convert_element_type(s_col, dtype), lax.convert_element_type(s_row, dtype)
     dp_s = lax.mul(dp, s_r)      # dP diag(s)
     s_dp = lax.mul(s_c, dp)      # diag(s) dP
-    sym = lambda x: lax.add(x, matrix_transpose(x, conjugate=True))  # noqa: E731
+    sym = lambda x: lax.add(x, matrix_transpose(x, conjugate=True))
     nonzero = lax.ne(s, lax.full(aval_of(s).shape, 0, real))
     s_inv = _where(nonzero, lax.div(lax.full(aval_of(s).shape, 1, real),
                                     lax.select(nonzero, s, lax.full(aval_of(s).shape, 1, real))))

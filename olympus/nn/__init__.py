@@ -253,3 +253,6 @@ def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
     labels = lax.broadcast_in_dim(x, shape, kept)
     classes = lax.broadcasted_iota(x.dtype, shape, axis)
     return lax.convert_element_type(lax.eq(labels, classes), dtype)
+
+
+from olympus.nn import initializers  # noqa: F401

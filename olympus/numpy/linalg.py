@@ -87,7 +87,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return lax_linalg.matrix_transpose(factor, conjugate=True) if upper else factor
 
 
-def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:  # noqa: N803
+def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of a Hermitian matrix."""
     a = _square("eigh", a)
     lower = (UPLO or "L").upper() == "L"
@@ -97,7 +97,7 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResul
     return EighResult(w, v)
 
 
-def eigvalsh(a, UPLO: str | None = None):  # noqa: N803
+def eigvalsh(a, UPLO: str | None = None):
     return eigh(a, UPLO).eigenvalues
 
 
@@ -278,7 +278,7 @@ def _conj(x):
 
 
 # ---- norms ----------------------------------------------------------------------------
-def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002
+def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis and
     matrix norms ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) over two, as NumPy."""
     x = _inexact(x)
@@ -306,7 +306,7 @@ def _frobenius(x, axes, keepdims):
     return _uf.sqrt(_red.sum(lax.mul(mag, mag), axis=axes, keepdims=keepdims))
 
 
-def _vector_norm(x, axis: int, ord, keepdims):  # noqa: A002
+def _vector_norm(x, axis: int, ord, keepdims):
     mag = _abs(x)
     if ord is None or ord == 2:
         return _frobenius(x, (axis,), keepdims)
@@ -324,7 +324,7 @@ def _vector_norm(x, axis: int, ord, keepdims):  # noqa: A002
     return lax.pow(total, np.array(1 / p, mag.dtype)[()])
 
 
-def _matrix_norm(x, axes, ord, keepdims):  # noqa: A002
+def _matrix_norm(x, axes, ord, keepdims):
     row_axis, col_axis = axes
     if ord is None or ord == "fro":
         return _frobenius(x, axes, keepdims)

@@ -9,7 +9,7 @@ the first lowering that needs one.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
