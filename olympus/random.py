@@ -564,6 +564,59 @@ def _dirichlet(key, alpha, shape=None, dtype=None):
     return lax.div(g, lax.broadcast_in_dim(total, (*batch, k), tuple(range(len(batch)))))
 
 
+# ---- more laws built from the ones above ---------------------------------------------
+def _cauchy(key, shape: Sequence[int] = (), dtype=None):
+    """Standard Cauchy floats: tan(pi (U - 1/2)) for U in (0, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    u = lax.max(_unit_interval(key, shape, dtype), np.array(np.finfo(np.float32).tiny, dtype)[()])
+    return lax.tan(lax.mul(np.array(np.pi, dtype)[()], lax.sub(u, np.array(0.5, dtype)[()])))
+
+
+def _rademacher(key, shape: Sequence[int] = (), dtype=np.int32):
+    """-1 or +1 with equal probability."""
+    shape = _shape(shape)
+    heads = lax.convert_element_type(lax.bitwise_and(_bits(key, shape, U32), np.uint32(1)), np.int32)
+    return lax.convert_element_type(lax.sub(lax.mul(heads, np.int32(2)), np.int32(1)),
+                                    dtypes.canonicalize_dtype(dtype))
+
+
+def _chisquare(key, df, shape=None, dtype=None):
+    """Chi-squared floats with `df` degrees of freedom: 2 Gamma(df / 2)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, df)
+    half = lax.mul(_as(df, dtype, shape), np.array(0.5, dtype)[()])
+    return lax.mul(np.array(2.0, dtype)[()], _gamma(key, half, shape, dtype))
+
+
+def _t(key, df, shape=None, dtype=None):
+    """Student's t floats: Z / sqrt(chi2(df) / df)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, df)
+    kz, kc = _split2(key)
+    z = _normal(kz, shape, dtype)
+    chi2 = _chisquare(kc, _as(df, dtype, shape), shape, dtype)
+    return lax.mul(z, lax.rsqrt(lax.div(chi2, _as(df, dtype, shape))))
+
+
+def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
+    """Normal vectors with mean `mean` (..., n) and covariance `cov` (..., n, n):
+    mean + L z with L the Cholesky factor of cov (cov must be positive definite)."""
+    from olympus.lax import linalg as lax_linalg
+
+    dtype = _float_dtype(dtype)
+    mean, cov = lax.convert_element_type(mean, dtype), lax.convert_element_type(cov, dtype)
+    n = aval_of(mean).shape[-1]
+    if aval_of(cov).shape[-2:] != (n, n):
+        raise ValueError(f"random.multivariate_normal: cov of shape {aval_of(cov).shape} does not "
+                         f"match mean of shape {aval_of(mean).shape}")
+    batch = tuple(np.broadcast_shapes(aval_of(mean).shape[:-1], aval_of(cov).shape[:-2]))
+    shape = batch if shape is None else _shape(shape)
+    factor = _broadcast_to(lax_linalg.cholesky(cov), (*shape, n, n))
+    z = lax.expand_dims(_normal(key, (*shape, n), dtype), (len(shape) + 1,))
+    lz = lax.reshape(lax_linalg.matmul(factor, z), (*shape, n))
+    return lax.add(_broadcast_to(mean, (*shape, n)), lz)
+
+
 # ---- the public functions: each compiled once per shape and dtype ------------------
 def _static(value):
     """A static argument in a hashable, canonical form."""
@@ -610,6 +663,11 @@ categorical = _compiled(_categorical, "axis", "shape")
 gamma = _compiled(_gamma, "shape", "dtype")
 beta = _compiled(_beta, "shape", "dtype")
 dirichlet = _compiled(_dirichlet, "shape", "dtype")
+cauchy = _compiled(_cauchy, "shape", "dtype")
+rademacher = _compiled(_rademacher, "shape", "dtype")
+chisquare = _compiled(_chisquare, "shape", "dtype")
+t = _compiled(_t, "shape", "dtype")
+multivariate_normal = _compiled(_multivariate_normal, "shape", "dtype")
 _permutation_compiled = _compiled(_permutation, "axis")
 _random_order_compiled = _compiled(_random_order, "n")
 _choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")

@@ -279,3 +279,19 @@ def test_gradients_flow_through_reparameterised_samples():
     g_lo, g_hi = olympus.grad(lambda lo, hi: olympus.numpy.sum(random.uniform(k, (5,), minval=lo, maxval=hi)),
                               argnums=(0, 1))(np.float32(-1.0), np.float32(3.0))
     np.testing.assert_allclose([float(g_lo), float(g_hi)], [(1 - u).sum(), u.sum()], rtol=1e-5)
+
+
+def test_cauchy_rademacher_chisquare_t_multivariate_normal():
+    k = random.key(24)
+    c = np.asarray(random.cauchy(k, (N,)))
+    assert ks_statistic(c, lambda x: 0.5 + np.arctan(x) / np.pi) < KS_CRITICAL
+    r = np.asarray(random.rademacher(k, (N,)))
+    assert set(r.tolist()) == {-1, 1} and abs(r.mean()) < 4.5 / math.sqrt(N)
+    chi2 = np.asarray(random.chisquare(k, 3.0, (N,)))
+    assert abs(chi2.mean() - 3) < 4.5 * math.sqrt(6 / N) and abs(chi2.var() - 6) < 1.0
+    student = np.asarray(random.t(k, 5.0, (N,)))
+    assert abs(student.mean()) < 0.1 and abs(student.var() - 5 / 3) < 0.35
+    cov = np.array([[2.0, 0.6], [0.6, 1.0]], np.float32)
+    x = np.asarray(random.multivariate_normal(k, np.float32([1, -1]), cov, (N,)))
+    np.testing.assert_allclose(x.mean(0), [1, -1], atol=0.08)
+    np.testing.assert_allclose(np.cov(x.T), cov, atol=0.15)
