@@ -130,7 +130,7 @@ def load(name: str):
 
 
 # ---- report --------------------------------------------------------------------
-def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> list[tuple]:
+def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> tuple[list[tuple], float]:
     libs = ["olympus"] + (["jax"] if with_jax else [])
     # Import times first, before this process warms any file caches further.
     imports = {name: import_time(name, import_repeats) for name in libs}
@@ -150,7 +150,7 @@ def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> list[
                 per_lib[name].append(time_per_call(loads[name][case], n, 1))
         rows.append((case, "us", [per_lib[name] for name in libs]))
     rows.append(("import", "s", [imports[name] for name in libs]))
-    return rows
+    return rows, import_time("numpy", import_repeats)
 
 
 def format_table(rows: list[tuple], with_jax: bool) -> str:
@@ -197,9 +197,10 @@ def main(argv=None) -> None:
     opts = parser.parse_args(argv)
     with_jax = not opts.no_jax and importlib.util.find_spec("jax") is not None
     rounds, scale, imports = (5, 0.3, 3) if opts.quick else (11, 1.0, 7)
-    rows = run(rounds, scale, with_jax, imports)
+    rows, numpy_import = run(rounds, scale, with_jax, imports)
     print(machine())
     print(format_table(rows, with_jax))
+    print(f"(`import numpy` alone, which both import first: {numpy_import:.3f} s)")
 
 
 if __name__ == "__main__":

@@ -189,7 +189,13 @@ def _already_agree(args: tuple, inexact: bool) -> bool:
             return False
     if aval is None or aval.weak_type:
         return False
-    return not inexact or dtypes.is_inexact(aval.dtype)
+    return not inexact or aval.dtype in _INEXACT_DTYPES
+
+
+_INEXACT_DTYPES = frozenset(
+    np.dtype(d) for d in (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
+                          dtypes.complex64, dtypes.complex128, *dtypes.float8_dtypes)
+)
 
 
 def normalize_axis(axis: int, ndim: int) -> int:
