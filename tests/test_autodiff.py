@@ -550,3 +550,15 @@ def test_low_precision_grads(dtype):
     # the max is added to both elements, so its gradient counts twice
     want = (1 - np.tanh(v) ** 2) * np.sqrt(v) + np.tanh(v) / (2 * np.sqrt(v)) + [0.0, 2.0]
     np.testing.assert_allclose(np.asarray(g, np.float32), want, rtol=2e-2)
+
+
+def test_grad_of_loop_whose_body_calls_nested_jit():
+    """The loop body is staged whole, so its jvp calls compute primals and
+    tangents together; the transpose splits them first."""
+    g = olympus.jit(lambda x: jnp.sin(x) ** 2)
+    x = np.array([0.5, 1.0], np.float32)
+    want = np.asarray(olympus.grad(lambda x: jnp.sum(jnp.sin(x) ** 2 * x))(x))
+    for inner in (olympus.jit(lambda x: g(x) * x), olympus.checkpoint(lambda x: g(x) * x)):
+        h = lambda x: lax.scan(lambda c, xi: (c + inner(xi), None), 0.0, x)[0]
+        np.testing.assert_allclose(np.asarray(olympus.grad(h)(x)), want, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(h))(x)), want, rtol=1e-5)

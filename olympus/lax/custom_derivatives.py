@@ -40,7 +40,8 @@ from olympus.transforms.jvp import (
     jvp_rules,
 )
 from olympus.transforms.linearize import (
-    PartialTrace, is_undefined, partial_eval_program, partial_eval_rules, transpose_program,
+    PartialTrace, call_primitives, is_undefined, partial_eval_program, partial_eval_rules,
+    transpose_program,
     transpose_rules,
 )
 
@@ -556,6 +557,7 @@ def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name):
 
 jvp_rules[checkpoint_p] = _checkpoint_jvp
 partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
+call_primitives.add(checkpoint_p)
 transpose_rules[checkpoint_p] = _checkpoint_transpose
 batch_rules[checkpoint_p] = _checkpoint_batch
 

@@ -16,7 +16,8 @@ from olympus.lax.base import all_primitives
 from olympus.tracer.core import set_current_trace
 from olympus.transforms.jvp import is_zero, jvp_program, jvp_rules
 from olympus.transforms.linearize import (
-    is_undefined, partial_eval_program, partial_eval_rules, transpose_program, transpose_rules,
+    call_primitives, is_undefined, partial_eval_program, partial_eval_rules, transpose_program,
+    transpose_rules,
 )
 from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front
 
@@ -112,4 +113,5 @@ def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
 
 jvp_rules[pjit_p] = _pjit_jvp
 partial_eval_rules[pjit_p] = _pjit_partial_eval
+call_primitives.add(pjit_p)
 transpose_rules[pjit_p] = _pjit_transpose

@@ -32,6 +32,7 @@ from olympus.transforms.jvp import (
     eval_olympuspr,
     instantiate,
     is_zero,
+    MissingRuleError,
     missing_rule,
 )
 
@@ -39,6 +40,9 @@ transpose_rules: dict[Primitive, Callable] = {}
 # Rules for primitives that hold sub-programs, when some operands are staged
 # (unknown) and others known: `rule(trace, args, unknown, **params) -> outs`.
 partial_eval_rules: dict[Primitive, Callable] = {}
+# Primitives that call their `olympuspr` param once on their operands (pjit,
+# checkpoint): a transpose may split them into known and staged calls.
+call_primitives: set[Primitive] = set()
 
 
 class UndefinedPrimal:
@@ -144,6 +148,8 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
         else:
             env[v] = p
     linear = _linear_vars(olympuspr, linear_invars)
+    if _has_mixed_call(olympuspr, linear):
+        return _split_then_transpose(olympuspr, consts, cts_out, primals_in)
     _eval_nonlinear(olympuspr, env, linear)
 
     ct_env: dict = {}
@@ -165,12 +171,68 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
             ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
         else:
             ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
-        cts_in = rule(ct_arg, *args, **eqn.params)
+        cts_in = _apply_transpose_rule(rule, eqn, ct_arg, args)
         for x, ct in zip(eqn.invars, cts_in):
             if isinstance(x, Var) and x in linear and ct is not None:
                 _write_ct(ct_env, x, ct)
     return [ct_env.get(v, Zero(v.aval)) if v in set(linear_invars) else Zero(v.aval)
             for v in olympuspr.invars]
+
+
+def _apply_transpose_rule(rule: Callable, eqn, ct_arg, args) -> list:
+    """Runs `rule`. A rule may refuse with a `MissingRuleError` of its own (e.g. a
+    `while` loop); the refusal is reported at the user's line that made `eqn`."""
+    try:
+        return rule(ct_arg, *args, **eqn.params)
+    except MissingRuleError as err:
+        if getattr(err, "source_info", None) is not None or eqn.source_info is None:
+            raise
+        located = type(err)(f"{err}\n  at {eqn.source_info}")
+        located.source_info = eqn.source_info
+        raise located from None
+
+
+def _has_mixed_call(olympuspr: Olympuspr, linear: set) -> bool:
+    """Does a call (pjit, checkpoint) take linear inputs yet also return values
+    that do not depend on them? (A program staged whole, e.g. a loop body
+    under linearize, holds jvp calls that compute primals and tangents.)"""
+    for eqn in olympuspr.eqns:
+        if eqn.primitive not in call_primitives:
+            continue
+        sub = eqn.params["olympuspr"]
+        lin_in = [isinstance(x, Var) and x in linear for x in eqn.invars]
+        if not any(lin_in) or len(lin_in) != len(sub.olympuspr.invars):
+            continue
+        dep = _linear_vars(sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l])
+        if not all(isinstance(o, Var) and o in dep for o in sub.olympuspr.outvars):
+            return True
+    return False
+
+
+def _split_then_transpose(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in):
+    """Partially evaluates the program (its non-linear part runs now, on the
+    current trace; calls split into known and staged calls), then transposes
+    the staged, purely linear rest."""
+    parent = core.current_trace()
+    staged_trace = new_tangent_trace(parent, "transpose")
+    partial = PartialTrace(parent, staged_trace)
+    args, linear_positions = [], []
+    for i, (v, p) in enumerate(zip(olympuspr.invars, primals_in)):
+        if p is None or is_undefined(p):
+            args.append(staged_trace.new_arg(v.aval))
+            linear_positions.append(i)
+        else:
+            args.append(p)
+    try:
+        with set_current_trace(partial):
+            outs = eval_olympuspr(olympuspr, consts, args)
+        staged, residuals = staged_trace.to_olympuspr(outs)
+    finally:
+        partial.alive = staged_trace.alive = False
+    cts = [Zero(v.aval) for v in olympuspr.invars]
+    for i, ct in zip(linear_positions, backward_pass(staged, residuals, cts_out)):
+        cts[i] = ct
+    return cts
 
 
 def instantiate_ct(ct, aval):
