@@ -427,6 +427,32 @@ def test_while_loop_reverse_mode_is_refused_clearly():
         olympus.jit(grad(f))(np.float32(1.5), 3)  # n is traced: a while loop
 
 
+
+def test_while_loop_grad_error_names_scan_and_the_loop_line():
+    """grad of a while_loop (direct, or a fori_loop with a traced trip count) is a
+    TypeError that points to scan / static fori_loop and to the loop's line."""
+    from olympus.lax.control_flow.loops import WhileLoopReverseModeError
+
+    def doubling(x):
+        return lax.while_loop(lambda c: c < 10.0, lambda c: c * x, x)  # the loop line
+
+    def power(x, n):
+        return lax.fori_loop(0, n, lambda i, c: c * x, x)  # the loop line
+
+    for call in (lambda: grad(doubling)(np.float32(1.5)),
+                 lambda: olympus.jit(grad(power))(np.float32(1.5), 3)):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert isinstance(info.value, WhileLoopReverseModeError)
+        msg = str(info.value)
+        assert "while_loop" in msg and "lax.scan" in msg and "fori_loop" in msg
+        where = msg.splitlines()[-1]
+        assert THIS_FILE in where
+        line = int(where.split(THIS_FILE + ":")[1].split()[0])
+        assert "# the loop line" in open(THIS_FILE).read().splitlines()[line - 1]
+    # a static trip count is a scan: reverse mode works
+    assert_allclose(grad(lambda x: power(x, 3))(np.float32(1.5)), 4 * 1.5**3, rtol=1e-6)
+
 def test_scan_grad_rnn_matches_finite_differences():
     w = np.array([[0.5, -0.2], [0.1, 0.3]], np.float32)
     xs = (np.arange(6, dtype=np.float32).reshape(3, 2) / 5)

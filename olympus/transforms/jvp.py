@@ -37,12 +37,14 @@ class MissingRuleError(NotImplementedError):
 def missing_rule(primitive: Primitive, transform: str, source_info=None) -> MissingRuleError:
     where = source_info if source_info is not None else core.user_source_info()
     at = f"\n  at {where}" if where is not None else ""
-    return MissingRuleError(
+    err = MissingRuleError(
         f"no {transform} rule for primitive '{primitive.name}': olympus cannot "
         f"differentiate through it. Register one beside the primitive "
         f"(olympus/lax), or wrap the computation in olympus.custom_jvp / "
         f"custom_vjp, or stop the gradient with lax.stop_gradient.{at}"
     )
+    err.source_info = where
+    return err
 
 
 # ---- symbolic zeros ------------------------------------------------------------

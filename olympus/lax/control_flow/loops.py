@@ -32,8 +32,8 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
-from olympus.transforms.jvp import instantiate, jvp_rules
-from olympus.transforms.linearize import partial_eval_rules
+from olympus.transforms.jvp import MissingRuleError, instantiate, jvp_rules
+from olympus.transforms.linearize import partial_eval_rules, transpose_rules
 
 
 # ---- the primitive -------------------------------------------------------------------
@@ -274,6 +274,21 @@ def _while_batched_predicate(test: Traced, body: Traced, cconsts, bconsts, carry
     )
 
 
+class WhileLoopReverseModeError(MissingRuleError, TypeError):
+    """Reverse mode met a `while` loop: its trip count is known only at run time,
+    so there is no fixed set of iterations to store and run backwards."""
+
+
+def _while_transpose(cts, *args, **params):
+    raise WhileLoopReverseModeError(
+        "reverse-mode differentiation (grad, vjp, jacrev) of lax.while_loop is not "
+        "supported: its trip count is known only at run time (a fori_loop with "
+        "traced bounds is a while_loop too). Use lax.scan, or lax.fori_loop with "
+        "Python int bounds (it becomes a scan), or forward mode (jvp, jacfwd)."
+    )
+
+
 jvp_rules[while_p] = _while_jvp
+transpose_rules[while_p] = _while_transpose
 partial_eval_rules[while_p] = _while_partial_eval
 batch_rules[while_p] = _while_batch
