@@ -302,7 +302,7 @@ class JitFunction:
         else:
             statics, static_pos, dyn_args, dyn_kwargs = self._split_static(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        avals = tuple(map(aval_of, leaves))
+        avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
         key = (in_tree, avals, statics, dtypes.x64_enabled())
         if core._state.trace is not core.eval_trace:
             return self._bind_in_trace(key, args, kwargs, static_pos, dyn_args, dyn_kwargs, leaves)
