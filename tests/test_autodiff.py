@@ -562,3 +562,19 @@ def test_grad_of_loop_whose_body_calls_nested_jit():
         h = lambda x: lax.scan(lambda c, xi: (c + inner(xi), None), 0.0, x)[0]
         np.testing.assert_allclose(np.asarray(olympus.grad(h)(x)), want, rtol=1e-5)
         np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(h))(x)), want, rtol=1e-5)
+
+
+def test_custom_rules_inside_loops_and_branches():
+    @olympus.custom_vjp
+    def my_sin(x):
+        return jnp.sin(x)
+
+    my_sin.defvjp(lambda x: (jnp.sin(x), 10.0 * jnp.cos(x)), lambda c, g: (g * c,))  # scaled
+    x = np.array([0.5, 1.0], np.float32)
+    branch = lambda x: jnp.sum(lax.cond(True, my_sin, lambda x: x, x))
+    np.testing.assert_allclose(np.asarray(olympus.grad(branch)(x)), 10 * np.cos(x), rtol=1e-6)
+    loop = lambda x: lax.scan(lambda c, xi: (c + my_sin(xi), None), 0.0, x)[0]
+    np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(loop))(x)), 10 * np.cos(x),
+                               rtol=1e-6)
+    fwd = lambda x: lax.scan(lambda c, xi: (c + _softplus(xi), None), 0.0, x)[0]
+    np.testing.assert_allclose(np.asarray(olympus.grad(fwd)(x)), 10 / (1 + np.exp(-x)), rtol=1e-5)

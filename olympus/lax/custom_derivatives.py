@@ -40,7 +40,7 @@ from olympus.transforms.jvp import (
     jvp_rules,
 )
 from olympus.transforms.linearize import (
-    PartialTrace, call_primitives, is_undefined, partial_eval_program, partial_eval_rules,
+    call_primitives, is_undefined, partial_eval_program, partial_eval_rules,
     transpose_program,
     transpose_rules,
 )
@@ -271,9 +271,8 @@ lowering_rules[custom_lin_p] = lambda ctx, *args, **params: _custom_lin_unavaila
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name):
-    """fwd gives outputs and residuals; the tangent side is a `custom_lin`."""
-    if not isinstance(core.current_trace(), PartialTrace):
-        _custom_lin_unavailable(name=name)
+    """fwd gives outputs and residuals; the tangent side is a `custom_lin`, which
+    reverse mode transposes with bwd and forward mode cannot evaluate."""
     _check_closure_tangents("custom_vjp", name, tangents[:num_consts])
     args = primals[num_consts:]
     outs, res = fwd(args)
