@@ -165,20 +165,33 @@ _COMPARE = [
 ]
 
 
-@pytest.mark.parametrize("name, op", _ARITH + _COMPARE)
+def _all_comparisons(xp):
+    return lambda a, b: xp.stack([op(a, b) for _, op in _COMPARE])
+
+
+@pytest.mark.parametrize("name, op", _ARITH)
 def test_float_operators(name, op):
     lhs = POS if name in ("pow",) else F
     check(op, op, lhs, G if name != "pow" else F, rtol=2e-6)
 
 
-@pytest.mark.parametrize("name, op", _ARITH + _COMPARE)
+@pytest.mark.parametrize("name, op", _ARITH)
 def test_int_operators(name, op):
     rhs = np.abs(J) if name == "pow" else J
     dtype = np.float32 if name == "div" else None
     check(op, op, I, rhs, dtype=dtype)
 
 
-@pytest.mark.parametrize("name, op", _ARITH + _COMPARE)
+def test_comparison_operators():
+    """All six comparisons in one program per dtype pair (one compile each)."""
+    for a, b in ((F, G), (I, J), (I, F), (F, np.float32(0.5)), (I, np.int32(0))):
+        check(_all_comparisons(jnp), _all_comparisons(np), a, b)
+    check(lambda x: _all_comparisons(jnp)(x, 0.5), lambda x: _all_comparisons(np)(x, 0.5), F)
+    check(lambda x: _all_comparisons(jnp)(0.5, x), lambda x: _all_comparisons(np)(0.5, x), F)
+    check(lambda x: _all_comparisons(jnp)(x, 2), lambda x: _all_comparisons(np)(x, 2), I)
+
+
+@pytest.mark.parametrize("name, op", _ARITH)
 def test_reflected_python_scalar_keeps_array_dtype(name, op):
     """`2.0 * x` and `x * 2.0` both stay float32: Python scalars are weak."""
     lhs = POS if name == "pow" else F
@@ -709,9 +722,9 @@ def test_ndarray_isinstance_covers_tracers():
 
 
 def test_more_methods():
-    x = jnp.asarray(M34)
-    np.testing.assert_array_equal(np.asarray(x.cumsum(axis=1)), M34.cumsum(axis=1))
-    np.testing.assert_array_equal(np.asarray(x.take(np.array([3, 0]))), M34.take([3, 0]))
-    assert float(x.trace()) == M34.trace()
-    np.testing.assert_array_equal(np.asarray(x.diagonal(1)), M34.diagonal(1))
-    np.testing.assert_array_equal(np.asarray(x.repeat(2, axis=0)), M34.repeat(2, axis=0))
+    def methods(x):
+        return (x.cumsum(axis=1), x.take(np.array([3, 0])), x.trace(), x.diagonal(1),
+                x.repeat(2, axis=0))
+
+    for got, want in zip(olympus.jit(methods)(M34), methods(M34)):
+        np.testing.assert_array_equal(np.asarray(got), want)
