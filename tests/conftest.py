@@ -9,12 +9,22 @@ program handed to XLA.
 
 from __future__ import annotations
 
-import pytest
+import os
+import shutil
+import tempfile
 
-from olympus.backends.xla import dispatch
-from olympus.ir.checker import check_olympuspr
-from olympus.ir.core import ClosedOlympuspr
-from olympus.tracer.staging import StagingTrace
+# The persistent compilation cache is on by default in the user's cache folder;
+# the suite (and the subprocesses it starts) use a folder of their own instead,
+# removed at the end of the session.
+_SESSION_CACHE_DIR = tempfile.mkdtemp(prefix="olympus-test-cache-")
+os.environ["OLYMPUS_COMPILATION_CACHE_DIR"] = _SESSION_CACHE_DIR
+
+import pytest  # noqa: E402
+
+from olympus.backends.xla import dispatch  # noqa: E402
+from olympus.ir.checker import check_olympuspr  # noqa: E402
+from olympus.ir.core import ClosedOlympuspr  # noqa: E402
+from olympus.tracer.staging import StagingTrace  # noqa: E402
 
 checked_programs: list[int] = [0]  # how many programs were checked (a test reads it)
 
@@ -82,6 +92,7 @@ def pytest_addoption(parser):
 
 def pytest_sessionfinish(session, exitstatus):
     """A run that selects no tests (e.g. `-k` matching nothing) is not a failure."""
+    shutil.rmtree(_SESSION_CACHE_DIR, ignore_errors=True)
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK
 
@@ -100,3 +111,21 @@ def ill_typed_programs_allowed():
         yield
     finally:
         _check_on_construction[0] = True
+
+
+@pytest.fixture
+def compilation_cache_dir(tmp_path):
+    """An empty persistent compilation cache for one test that writes every
+    compile (no minimum compile time), with its counters reset."""
+    from olympus.backends.xla import compiler
+    from olympus.ir.config import config
+
+    min_secs = config.read("olympus_compilation_cache_min_compile_secs")
+    config.update("olympus_compilation_cache_dir", str(tmp_path))
+    config.update("olympus_compilation_cache_min_compile_secs", 0.0)
+    compiler.reset_cache_stats()
+    try:
+        yield tmp_path
+    finally:
+        config.update("olympus_compilation_cache_dir", None)
+        config.update("olympus_compilation_cache_min_compile_secs", min_secs)

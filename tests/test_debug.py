@@ -123,8 +123,8 @@ def _run(executable):
     return np.asarray(out[0][0])
 
 
-def test_cache_hit_skips_the_compiler(tmp_path, monkeypatch):
-    monkeypatch.setenv(compiler.ENV_VAR, str(tmp_path))
+def test_cache_hit_skips_the_compiler(compilation_cache_dir):
+    tmp_path = compilation_cache_dir
     counting, text = _CountingClient(), _module(3.5)
     options = client.xc.CompileOptions()
     first = compiler.compile_and_load(counting, text, client.device_list(), options)
@@ -137,8 +137,8 @@ def test_cache_hit_skips_the_compiler(tmp_path, monkeypatch):
     assert counting.compiles == 2 and len(os.listdir(tmp_path)) == 2  # other text, other key
 
 
-def test_corrupt_entry_is_ignored_with_a_warning(tmp_path, monkeypatch):
-    monkeypatch.setenv(compiler.ENV_VAR, str(tmp_path))
+def test_corrupt_entry_is_ignored_with_a_warning(compilation_cache_dir):
+    tmp_path = compilation_cache_dir
     counting, text = _CountingClient(), _module(5.5)
     options = client.xc.CompileOptions()
     key = compiler.cache_key(counting, text, options)
@@ -153,12 +153,9 @@ def test_corrupt_entry_is_ignored_with_a_warning(tmp_path, monkeypatch):
     assert counting.compiles == 1
 
 
-def test_jit_writes_the_cache_through_config(tmp_path):
-    olympus.config.update("olympus_compilation_cache_dir", str(tmp_path))
-    try:
-        out = olympus.jit(lambda x: x * 6.5 - 2)(X)
-    finally:
-        olympus.config.update("olympus_compilation_cache_dir", None)
+def test_jit_writes_the_cache_through_config(compilation_cache_dir):
+    tmp_path = compilation_cache_dir
+    out = olympus.jit(lambda x: x * 6.5 - 2)(X)
     np.testing.assert_array_equal(np.asarray(out), X * 6.5 - 2)
     assert [name.endswith(".xla") for name in os.listdir(tmp_path)] == [True]
 

@@ -23,8 +23,13 @@ class Config:
             "olympus_enable_x64": _env_bool("OLYMPUS_ENABLE_X64", False),
             "olympus_debug_nans": _env_bool("OLYMPUS_DEBUG_NANS", False),
             "olympus_disable_jit": _env_bool("OLYMPUS_DISABLE_JIT", False),
-            # where compiled executables persist across processes (None: nowhere)
-            "olympus_compilation_cache_dir": os.environ.get("OLYMPUS_COMPILATION_CACHE_DIR") or None,
+            # persistent compilation cache (backends/xla/compiler.py): on by
+            # default; its folder (None: $OLYMPUS_COMPILATION_CACHE_DIR, else
+            # the user's cache folder); programs compiling faster are not written
+            "olympus_compilation_cache": _env_bool("OLYMPUS_COMPILATION_CACHE", True),
+            "olympus_compilation_cache_dir": None,
+            "olympus_compilation_cache_min_compile_secs": float(
+                os.environ.get("OLYMPUS_COMPILATION_CACHE_MIN_COMPILE_SECS", "0.1")),
         }
         self._listeners: list = []
 

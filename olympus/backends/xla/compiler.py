@@ -2,35 +2,70 @@
 XLA's compiler, so host callbacks and the persistent compilation cache apply to
 eager primitives, jit and AOT `.compile()` alike.
 
-Persistent cache: set `OLYMPUS_COMPILATION_CACHE_DIR` (or
-`olympus.config.update("olympus_compilation_cache_dir", path)`) and compiled
-executables are written there, keyed by a SHA-256 of the StableHLO text, the
-serialised compile options, the jaxlib version and the platform; a later
-process loads them instead of compiling. An entry that cannot be read or
-deserialised is ignored with a warning (and rewritten). Programs that call
-host callbacks are never cached (their Python functions live in the process).
+Persistent cache (on by default): compiled executables are written to
+the `olympus.config` option `olympus_compilation_cache_dir` if set, else
+`$OLYMPUS_COMPILATION_CACHE_DIR`, else `$XDG_CACHE_HOME/olympus` (or
+`~/.cache/olympus`), keyed by a SHA-256 of the StableHLO text, the serialised
+compile options, the jaxlib version and the platform; a later process loads
+them instead of compiling. Turn it off with
+`olympus.config.update("olympus_compilation_cache", False)` or
+`OLYMPUS_COMPILATION_CACHE=0`. Every compile looks the cache up, but only
+programs whose compile took at least `olympus_compilation_cache_min_compile_secs`
+(default 0.1 s) are written: an eager `add` compiles faster than a file is
+written and would only fill the folder. An entry that cannot be read or
+deserialised is ignored with a warning (and rewritten). Programs that call host
+callbacks are never cached (their Python functions live in the process).
+`cache_stats()` counts hits, misses, writes and unreadable entries.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
+import time
 import warnings
 
 from olympus.backends.xla import host_callback
 
 ENV_VAR = "OLYMPUS_COMPILATION_CACHE_DIR"
+logger = logging.getLogger("olympus.compilation_cache")
+# hits: loaded from disk; misses: compiled; stores: written; too_fast: compiled
+# but not written (under the minimum compile time); errors: unreadable entries
+_stats = dict.fromkeys(("hits", "misses", "stores", "too_fast", "errors"), 0)
+
+
+def cache_stats() -> dict:
+    """A copy of this process's persistent-cache counters."""
+    return dict(_stats)
+
+
+def reset_cache_stats() -> None:
+    for name in _stats:
+        _stats[name] = 0
 
 
 class CompilationCacheWarning(UserWarning):
     """A cache entry was unreadable or could not be written; olympus compiled instead."""
 
 
+def default_cache_dir() -> str:
+    """`$XDG_CACHE_HOME/olympus`, or `~/.cache/olympus` (the XDG default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "olympus")
+
+
 def cache_dir() -> str | None:
+    """Where entries live now, or None when the cache is off: the config's
+    folder if set, else `$OLYMPUS_COMPILATION_CACHE_DIR` (read at each call, so
+    a test or a parent process can redirect it), else the user's cache folder."""
     from olympus.ir.config import config
 
-    return config.read("olympus_compilation_cache_dir") or os.environ.get(ENV_VAR) or None
+    if not config.read("olympus_compilation_cache"):
+        return None
+    return (config.read("olympus_compilation_cache_dir") or os.environ.get(ENV_VAR)
+            or default_cache_dir())
 
 
 def cache_key(client, text: str, options) -> str:
@@ -52,6 +87,7 @@ def _load_cached(client, path: str, devices, options):
     except FileNotFoundError:
         return None
     except Exception as err:  # truncated or foreign file: compile again, say so
+        _stats["errors"] += 1
         warnings.warn(f"ignoring unreadable compilation cache entry {path}: "
                       f"{type(err).__name__}: {str(err)[:200]}", CompilationCacheWarning,
                       stacklevel=4)
@@ -68,6 +104,7 @@ def _store(client, path: str, executable) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
+        _stats["stores"] += 1
     except Exception as err:
         warnings.warn(f"could not write compilation cache entry {path}: {err}",
                       CompilationCacheWarning, stacklevel=4)
@@ -82,10 +119,26 @@ def compile_and_load(client, text: str, devices, options):
         return client.compile_and_load(text, devices, options)
     path = os.path.join(directory, cache_key(client, text, options) + ".xla")
     executable = _load_cached(client, path, devices, options)
-    if executable is None:
-        executable = client.compile_and_load(text, devices, options)
-        _store(client, path, executable)
+    if executable is not None:
+        _stats["hits"] += 1
+        logger.debug("persistent compilation cache hit: %s", path)
+        return executable
+    _stats["misses"] += 1
+    start = time.perf_counter()
+    executable = client.compile_and_load(text, devices, options)
+    seconds = time.perf_counter() - start
+    if seconds < _min_compile_secs():
+        _stats["too_fast"] += 1
+        return executable
+    _store(client, path, executable)
+    logger.debug("persistent compilation cache write (%.3f s compile): %s", seconds, path)
     return executable
+
+
+def _min_compile_secs() -> float:
+    from olympus.ir.config import config
+
+    return float(config.read("olympus_compilation_cache_min_compile_secs"))
 
 
 def pretty_stablehlo(text: str) -> str:
