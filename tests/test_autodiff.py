@@ -453,6 +453,18 @@ def test_checkpoint_dots_saveable_policy(x64):
                                np.asarray(olympus.grad(loss)(2 * w)), rtol=1e-12)
 
 
+
+def test_checkpoint_saves_its_inputs_not_copies():
+    """Eager linearize of a checkpoint that saves nothing keeps exactly its inputs
+    (the same arrays), not copies made by the forward call."""
+    from olympus.transforms.linearize import linearize_flat
+
+    w, x = olympus.device_put((rng_array((3, 3), seed=1), rng_array((2, 3), seed=2)))
+    layer = olympus.checkpoint(lambda w, x: jnp.tanh(x @ w),
+                               policy=olympus.checkpoint_policies.nothing_saveable)
+    _, linear = linearize_flat(lambda w, x: [layer(w, x)], [w, x], [True, True])
+    assert {id(c) for c in linear.consts} == {id(w), id(x)}
+
 def test_optimization_barrier_is_the_identity():
     x, y = np.array([1.0, 2.0], np.float32), np.float32(3.0)
     for f in (lax.optimization_barrier, olympus.jit(lax.optimization_barrier)):

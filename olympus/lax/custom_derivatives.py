@@ -506,6 +506,15 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
 
 
+def _forwarded_inputs(known: ClosedOlympuspr, num_res: int, inputs: list,
+                      residuals) -> list:
+    """The residuals, with those that are inputs of `known` taken from `inputs`:
+    the forward call's outputs are copies (eagerly, a second buffer each)."""
+    position = {v: i for i, v in enumerate(known.olympuspr.invars)}
+    res_vars = known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res:]
+    return [inputs[position[v]] if v in position else r for v, r in zip(res_vars, residuals)]
+
+
 def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     """Forward: the known part on the parent. Backward: the residuals the
     policy does not save are recomputed by rerunning the known part, staged
@@ -517,7 +526,8 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
         forward = checkpoint_p.bind(*known_consts, *known_args, olympuspr=known, policy=policy,
                                     name=name)
     n_known = len(forward) - num_res
-    residuals = list(forward[n_known:])
+    residuals = _forwarded_inputs(known, num_res, [*known_consts, *known_args],
+                                  forward[n_known:])
     saveable = _saveable(known, num_res, policy)
     if not all(saveable):
         recompute, saved_used = cached_program(
