@@ -631,15 +631,18 @@ def _compiled(impl, *static: str):
     """`impl` jitted with `static` names static (shapes, dtypes, axes); eager calls
     then cost one dispatch, not one per lax operation."""
     jitted = jit(impl, static_argnames=static)
-    signature = inspect.signature(impl)
+    parameters = inspect.signature(impl).parameters
+    names = tuple(parameters)
+    defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}
 
     @functools.wraps(impl)
     def public(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        dynamic = {k: v for k, v in bound.arguments.items() if k not in static}
-        fixed = {k: _static(v) for k, v in bound.arguments.items() if k in static}
-        if "shape" in fixed and fixed["shape"] is not None:
+        if len(args) > len(names):
+            raise TypeError(f"random.{public.__name__} takes at most {len(names)} arguments")
+        values = {**defaults, **dict(zip(names, args)), **kwargs}  # cheaper than Signature.bind
+        dynamic = {k: v for k, v in values.items() if k not in static}
+        fixed = {k: _static(v) for k, v in values.items() if k in static}
+        if fixed.get("shape") is not None:
             fixed["shape"] = _shape(fixed["shape"])
         return jitted(**dynamic, **fixed)
 
