@@ -224,3 +224,12 @@ def test_x64_mode_end_to_end(x64):
     assert jnp.mean(jnp.arange(4)).dtype == np.float64
     assert jnp.array(np.arange(2, dtype=np.uint64)).dtype == np.uint64
     np.testing.assert_array_equal(np.asarray(x + 0.5), [0.5, 1.5, 2.5])
+
+
+def test_finfo_and_issubdtype_know_bfloat16():
+    assert float(jnp.finfo(jnp.bfloat16).eps) == 2.0**-7
+    assert jnp.finfo(jnp.float32).eps == np.finfo(np.float32).eps
+    assert jnp.iinfo(jnp.int8).max == 127
+    assert jnp.issubdtype(jnp.bfloat16, jnp.floating) and jnp.issubdtype(jnp.bfloat16, jnp.inexact)
+    assert not jnp.issubdtype(jnp.bfloat16, jnp.integer)
+    assert jnp.issubdtype(jnp.ones(2).dtype, jnp.floating) and jnp.issubdtype(jnp.int32, jnp.integer)

@@ -1,5 +1,6 @@
 """olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax."""
 
+import ml_dtypes as _ml_dtypes
 import numpy as _np
 
 from olympus.ir import dtypes as _dtypes
@@ -76,15 +77,34 @@ signedinteger, unsignedinteger, complexfloating = _np.signedinteger, _np.unsigne
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 promote_types = _dtypes.promote_types
-finfo, iinfo = _np.finfo, _np.iinfo
+iinfo = _np.iinfo
 
 
 def _as_numpy_type(t):
     return t.dtype.type if isinstance(t, _ScalarType) else t
 
 
+def _concrete_dtype(t):
+    try:
+        return _np.dtype(t)
+    except TypeError:  # abstract types such as np.floating
+        return None
+
+
 def issubdtype(arg1, arg2) -> bool:
-    return _np.issubdtype(_as_numpy_type(arg1), _as_numpy_type(arg2))
+    """NumPy's issubdtype, knowing that bfloat16 and float8 types are floating."""
+    arg1, arg2 = _as_numpy_type(arg1), _as_numpy_type(arg2)
+    d1 = _concrete_dtype(arg1)
+    if d1 is not None and d1.kind == "V" and _dtypes.is_float(d1):
+        if arg2 in (_np.floating, _np.inexact, _np.number, _np.generic):
+            return True
+        return _concrete_dtype(arg2) == d1
+    return _np.issubdtype(arg1, arg2)
+
+
+def finfo(dtype):
+    """Machine limits of a float type, bfloat16 and float8 included (ml_dtypes)."""
+    return _ml_dtypes.finfo(_as_numpy_type(dtype))
 
 
 def shape(a):
