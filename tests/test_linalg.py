@@ -263,3 +263,18 @@ def test_grad_under_jit_and_vmap(x64):
     jitted = olympus.jit(olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a))))(batch[0])
     eager = olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a)))(batch[0])
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-10)
+
+
+def test_array_api_helpers():
+    a = BATCH[:, :, :2]  # (2, 3, 2)
+    for offset in (0, 1, -1, 3):
+        close(jnp.linalg.diagonal(a, offset), np.diagonal(a, offset, -2, -1))
+        close(jnp.linalg.trace(a, offset), np.trace(a, offset, axis1=-2, axis2=-1))
+    assert jnp.linalg.matrix_transpose(a).shape == (2, 2, 3)
+    close(jnp.linalg.outer(B[:, 0], B[:, 1]), np.outer(B[:, 0], B[:, 1]))
+    chain = [B[:, 0], A, A.T, B[:, 1]]
+    close(jnp.linalg.multi_dot(chain), np.linalg.multi_dot(chain))
+    close(jnp.linalg.cond(A), np.linalg.cond(A))
+    close(jnp.linalg.cond(A, "fro"), np.linalg.cond(A, "fro"))
+    close(jnp.linalg.vector_norm(BATCH), np.linalg.norm(BATCH.ravel()))
+    close(jnp.linalg.matrix_norm(BATCH, "nuc"), np.linalg.norm(BATCH, "nuc", axis=(-2, -1)))

@@ -364,6 +364,69 @@ def matrix_rank(a, rtol=None):
     return _red.sum(lax.convert_element_type(lax.gt(s, _core.broadcast_to(cutoff, s.shape)), np.int32), axis=-1)
 
 
+# ---- array-API helpers ------------------------------------------------------------------
+def matrix_transpose(x):
+    """Swaps the last two axes."""
+    return lax_linalg.matrix_transpose(_core.asarray(x))
+
+
+def diagonal(x, offset: int = 0):
+    """The diagonal of the last two axes (offset > 0 above it, < 0 below)."""
+    x = _core.asarray(x)
+    rows, cols = x.shape[-2:]
+    start = (0, offset) if offset >= 0 else (-offset, 0)
+    length = max(0, min(rows - start[0], cols - start[1]))
+    if length == 0:
+        start = (0, 0)
+    square = lax.slice(x, (0,) * (x.ndim - 2) + start, (*x.shape[:-2], start[0] + length, start[1] + length))
+    return lax_linalg.diagonal(square)
+
+
+def trace(x, offset: int = 0):
+    d = diagonal(x, offset)
+    return lax.reduce_sum(d, (d.ndim - 1,))
+
+
+def outer(x1, x2):
+    x1, x2 = _core.asarray(x1), _core.asarray(x2)
+    dtype = dtypes.promote_types(x1.dtype, x2.dtype)
+    x1, x2 = lax.convert_element_type(x1, dtype), lax.convert_element_type(x2, dtype)
+    return lax.dot_general(x1, x2, (((), ()), ((), ())))
+
+
+def multi_dot(arrays):
+    """The product of a chain of matrices (1-D ends are vectors), left to right."""
+    arrays = [_core.asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise LinAlgError("linalg.multi_dot needs at least two arrays")
+    out = arrays[0]
+    for a in arrays[1:]:
+        dtype = dtypes.promote_types(out.dtype, a.dtype)
+        out = lax.dot(lax.convert_element_type(out, dtype), lax.convert_element_type(a, dtype))
+    return out
+
+
+def cond(x, p=None):
+    """The condition number |x| |x^-1| (2-norm by default: s_max / s_min)."""
+    x = _inexact(x)
+    if p is None or p in (2, -2):
+        s = svd(x, compute_uv=False)
+        big, small = _red.max(s, axis=-1), _red.min(s, axis=-1)
+        return lax.div(big, small) if p != -2 else lax.div(small, big)
+    return lax.mul(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
+def vector_norm(x, axis=None, keepdims: bool = False, ord=2):
+    x = _inexact(x)
+    if axis is None:
+        x, axis = lax.reshape(x, (x.size,)), 0
+    return norm(x, ord, axis, keepdims)
+
+
+def matrix_norm(x, ord="fro", keepdims: bool = False):
+    return norm(x, ord, (-2, -1), keepdims)
+
+
 # ---- compiled entry points ---------------------------------------------------------------
 # Each public function is jitted (static: its non-array options), so an eager
 # call costs one dispatch instead of one per lax operation, as in JAX.
@@ -382,6 +445,7 @@ _STATIC_OPTIONS = {
     "lstsq": ("rcond",),
     "norm": ("ord", "axis", "keepdims"),
     "matrix_rank": ("rtol",),
+    "cond": ("p",),
 }
 
 
