@@ -192,3 +192,36 @@ def test_simple_and_orthogonal_initializers():
         q = np.asarray(init.orthogonal(2.0)(key, shape))
         gram = q.T @ q if shape[0] >= shape[1] else q @ q.T
         np.testing.assert_allclose(gram, 4 * np.eye(min(shape)), atol=1e-5)
+
+
+# ---- attention -----------------------------------------------------------------------
+def _np_attention(q, k, v, mask=None, causal=False):
+    n, kh = q.shape[2], k.shape[2]
+    k, v = np.repeat(k, n // kh, axis=2), np.repeat(v, n // kh, axis=2)
+    logits = np.einsum("btnh,bsnh->bnts", q, k) / np.sqrt(q.shape[-1])
+    allowed = np.ones(logits.shape, bool) if mask is None else np.broadcast_to(mask, logits.shape)
+    if causal:
+        allowed = allowed & np.tril(np.ones(logits.shape[-2:], bool))
+    logits = np.where(allowed, logits, -np.inf)
+    return np.einsum("bnts,bsnh->btnh", _np_softmax(logits), v)
+
+
+def test_dot_product_attention():
+    r = np.random.default_rng(3)
+    q = r.standard_normal((2, 4, 4, 8)).astype(np.float32)
+    k = r.standard_normal((2, 5, 2, 8)).astype(np.float32)  # 2 key heads for 4 query heads
+    v = r.standard_normal((2, 5, 2, 8)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(nn.dot_product_attention(q, k, v)), _np_attention(q, k, v),
+                               rtol=1e-5, atol=1e-5)
+    mask = r.random((2, 1, 4, 5)) > 0.3
+    mask[..., 0] = True
+    np.testing.assert_allclose(np.asarray(nn.dot_product_attention(q, k, v, mask=mask)),
+                               _np_attention(q, k, v, mask), rtol=1e-5, atol=1e-5)
+    square_k, square_v = k[:, :4], v[:, :4]
+    causal = olympus.jit(lambda q, k, v: nn.dot_product_attention(q, k, v, is_causal=True))(q, square_k, square_v)
+    np.testing.assert_allclose(np.asarray(causal), _np_attention(q, square_k, square_v, causal=True),
+                               rtol=1e-5, atol=1e-5)
+    single = nn.dot_product_attention(q[0], k[0], v[0])
+    np.testing.assert_allclose(np.asarray(single), _np_attention(q, k, v)[0], rtol=1e-5, atol=1e-5)
+    g = olympus.grad(lambda q: jnp.sum(nn.dot_product_attention(q, k, v, is_causal=False) ** 2))(q)
+    assert np.all(np.isfinite(np.asarray(g)))

@@ -255,4 +255,47 @@ def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
     return lax.convert_element_type(lax.eq(labels, classes), dtype)
 
 
+# ---- attention ---------------------------------------------------------------------------
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal: bool = False):
+    """softmax(q k^T * scale + bias) v over the key axis, per head.
+
+    Shapes as in JAX: query (B, T, N, H) (or without B), key and value
+    (B, S, K, H) with N a multiple of K (grouped heads share keys). `mask`
+    (broadcastable to (B, N, T, S)) is True where attention is allowed;
+    `is_causal` also forbids keys after the query's position. Masked logits
+    get the dtype's lowest value, so a fully masked row stays finite.
+    """
+    query, key, value = jnp.asarray(query), jnp.asarray(key), jnp.asarray(value)
+    unbatched = query.ndim == 3
+    if unbatched:
+        query, key, value = query[None], key[None], value[None]
+    h, n, k = query.shape[3], query.shape[2], key.shape[2]
+    if n % k:
+        raise ValueError(f"dot_product_attention: {n} query heads do not group over {k} key heads")
+    if k != n:  # each key head serves n // k query heads
+        key, value = _repeat_heads(key, n // k), _repeat_heads(value, n // k)
+    scale = 1.0 / np.sqrt(h) if scale is None else scale
+    logits = lax.dot_general(query, key, (((3,), (3,)), ((0, 2), (0, 2)))) * scale  # (B, N, T, S)
+    if bias is not None:
+        logits = logits + bias
+    allowed = None if mask is None else jnp.broadcast_to(jnp.asarray(mask), logits.shape)
+    if is_causal:
+        rows = lax.broadcasted_iota(np.int32, logits.shape, 2)
+        causal = rows >= lax.broadcasted_iota(np.int32, logits.shape, 3)
+        allowed = causal if allowed is None else jnp.logical_and(allowed, causal)
+    if allowed is not None:
+        logits = jnp.where(allowed, logits, float(jnp.finfo(logits.dtype).min))
+    probs = softmax(logits.astype(jnp.float32), axis=-1).astype(value.dtype)
+    out = lax.dot_general(probs, value, (((3,), (1,)), ((0, 1), (0, 2))))  # (B, N, T, H)
+    out = lax.transpose(out, (0, 2, 1, 3))
+    return out[0] if unbatched else out
+
+
+def _repeat_heads(x, times: int):
+    b, s, k, h = x.shape
+    wide = lax.broadcast_in_dim(x, (b, s, k, times, h), (0, 1, 2, 4))
+    return lax.reshape(wide, (b, s, k * times, h))
+
+
 from olympus.nn import initializers  # noqa: F401
