@@ -376,6 +376,7 @@ def test_clip():
     check(lambda x: jnp.clip(x, None, 2), lambda x: np.clip(x, None, 2), I)
     check(lambda x: jnp.clip(x, 0), lambda x: np.clip(x, 0, None), I)
     check(lambda x: x.clip(-1, 1), lambda x: x.clip(-1, 1), I)
+    check(lambda x: jnp.clip(x, min=-1, max=2), lambda x: np.clip(x, -1, 2), I)
     lo = np.full((3,), -0.2, np.float32)
     check(lambda x, lo: jnp.clip(x, lo, 1.0), lambda x, lo: np.clip(x, lo, 1.0), F, lo)
 

@@ -292,8 +292,10 @@ def where(condition, x=None, y=None):
     return lax.select(condition, x, y)
 
 
-def clip(a, a_min=None, a_max=None):
-    """Limits values to [a_min, a_max]; either bound may be None."""
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
+    """Limits values to [min, max]; either bound may be None (a_min/a_max: old names)."""
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
     a = to_operand(a)
     if a_min is not None:
         a = maximum(a, a_min)
