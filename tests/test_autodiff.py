@@ -465,6 +465,21 @@ def test_checkpoint_saves_its_inputs_not_copies():
     _, linear = linearize_flat(lambda w, x: [layer(w, x)], [w, x], [True, True])
     assert {id(c) for c in linear.consts} == {id(w), id(x)}
 
+
+def test_checkpoint_dots_saveable_saves_dots_on_the_way():
+    """dots_saveable keeps x @ w even when it is not itself a residual (the
+    residual is 1 - tanh(x @ w)**2): the backward pass recomputes only tanh."""
+    w, x = rng_array((3, 2), seed=3), rng_array((4, 3), seed=4)
+    loss = lambda w: jnp.sum(jnp.tanh(jnp.tanh(x @ w)))
+    policies = olympus.checkpoint_policies
+    dots = {}
+    for policy in ("dots_saveable", "nothing_saveable"):
+        g = olympus.checkpoint(loss, policy=getattr(policies, policy))
+        dots[policy] = str(olympus.make_olympuspr(olympus.grad(g))(w)).count("= dot_general[")
+        np.testing.assert_allclose(np.asarray(olympus.grad(g)(w)),
+                                   np.asarray(olympus.grad(loss)(w)), rtol=1e-6)
+    assert dots == {"dots_saveable": 2, "nothing_saveable": 3}  # forward, (recompute), transpose
+
 def test_optimization_barrier_is_the_identity():
     x, y = np.array([1.0, 2.0], np.float32), np.float32(3.0)
     for f in (lax.optimization_barrier, olympus.jit(lax.optimization_barrier)):

@@ -506,6 +506,32 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
 
 
+def _with_saved_intermediates(known: ClosedOlympuspr, num_res: int, saveable: list[bool],
+                              policy) -> tuple:
+    """`known` also returning the values that `policy` saves (e.g. dots) on the
+    way to the residuals it does not save, so the backward pass recomputes from
+    them rather than from the inputs. Returns (program, num_res, saveable)."""
+    program = known.olympuspr
+    producers = {v: eqn for eqn in program.eqns for v in eqn.outvars}
+    res_vars = program.outvars[len(program.outvars) - num_res:]
+    todo = [v for v, keep in zip(res_vars, saveable) if not keep]
+    seen, extra, outputs = set(), [], set(program.outvars)
+    while todo:
+        eqn = producers.get(todo.pop())
+        if eqn is None or id(eqn) in seen:
+            continue
+        seen.add(id(eqn))
+        if policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params):
+            extra += [v for v in eqn.outvars if v not in outputs]
+            outputs.update(eqn.outvars)
+        else:
+            todo += [x for x in eqn.invars if isinstance(x, Var)]
+    if not extra:
+        return known, num_res, saveable
+    wider = Olympuspr(program.constvars, program.invars, program.eqns, program.outvars + extra)
+    return ClosedOlympuspr(wider, known.consts), num_res + len(extra), saveable + [True] * len(extra)
+
+
 def _forwarded_inputs(known: ClosedOlympuspr, num_res: int, inputs: list,
                       residuals) -> list:
     """The residuals, with those that are inputs of `known` taken from `inputs`:
@@ -522,13 +548,17 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     known, known_consts, staged, out_unknown, num_res = partial_eval_program(
         olympuspr, unknown, name)
     known_args = [a for a, u in zip(args, unknown) if not u]
+    num_staged_res, saveable = num_res, _saveable(known, num_res, policy)
+    if not all(saveable) and policy is not None:
+        known, num_res, saveable = cached_program(
+            known, ("save", tuple(saveable)),
+            lambda: _with_saved_intermediates(known, num_res, saveable, policy))
     with set_current_trace(trace.parent):
         forward = checkpoint_p.bind(*known_consts, *known_args, olympuspr=known, policy=policy,
                                     name=name)
     n_known = len(forward) - num_res
     residuals = _forwarded_inputs(known, num_res, [*known_consts, *known_args],
                                   forward[n_known:])
-    saveable = _saveable(known, num_res, policy)
     if not all(saveable):
         recompute, saved_used = cached_program(
             known, ("recompute", tuple(saveable)),
@@ -540,6 +570,7 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
             again = iter(checkpoint_p.bind(*inputs, olympuspr=recompute, policy=policy,
                                            name=f"remat({name})"))
         residuals = [r if s else next(again) for r, s in zip(residuals, saveable)]
+    residuals = residuals[:num_staged_res]  # the saved intermediates only fed the recompute
     unknown_args = [a for a, u in zip(args, unknown) if u]
     with set_current_trace(trace.tangent_trace):
         staged_outs = iter(checkpoint_p.bind(*residuals, *unknown_args, olympuspr=staged,
