@@ -55,13 +55,16 @@ def interleaved(calls: dict, number: int, rounds: int) -> dict:
     """{name: [seconds per call, one per round]}; `calls[name] = (lib, fn)`.
 
     Each fn is called once first (compilation), then rounds alternate between
-    the libraries so that load on the machine hits them alike."""
+    the libraries, in alternating order, so that load on the machine hits them alike."""
     for lib, fn in calls.values():
         lib.block_until_ready(fn())
     samples = {name: [] for name in calls}
+    order = list(calls)
     for _ in range(rounds):
-        for name, (lib, fn) in calls.items():
+        for name in order:
+            lib, fn = calls[name]
             samples[name].append(time_per_call(lib, fn, number))
+        order.reverse()  # neither library always runs right after the other's caches
     return samples
 
 
@@ -79,12 +82,12 @@ def fresh_process_seconds(script: str, args: list[str], repeats: int) -> list[fl
 def format_table(rows: list[tuple], names: list[str]) -> str:
     """rows: (case, unit, {name: samples}); medians, and olympus/jax ratios of
     medians and of best rounds when jax was measured."""
-    scale, label = {"ms": (1e3, "ms"), "s": (1.0, "s"), "us": (1e6, "us")}, names
-    head = "| case | " + " | ".join(label) + (" | olympus / jax | best-round ratio |"
+    scale = {"ms": 1e3, "s": 1.0, "us": 1e6}
+    head = "| case | " + " | ".join(names) + (" | olympus / jax | best-round ratio |"
                                               if "jax" in names else " |")
     lines = [head, "|---" * (len(names) + 1 + 2 * ("jax" in names)) + "|"]
     for case, unit, samples in rows:
-        k = scale[unit][0]
+        k = scale[unit]
         med = {n: statistics.median(samples[n]) for n in names if n in samples}
         cells = [f"{med[n] * k:.2f} {unit}" if n in med else "-" for n in names]
         line = f"| {case} | " + " | ".join(cells) + " |"

@@ -1,7 +1,7 @@
 """Per-example gradients (issue 4): `jit(vmap(grad(loss)))` of a 2-layer MLP.
 
 Batch 64 examples (784 -> 256 -> 10, tanh, softmax cross-entropy, float32).
-Three ways, olympus and (when importable) JAX interleaved in one process:
+Two ways, olympus and (when importable) JAX interleaved in one process:
   - `jit(vmap(grad(loss), in_axes=(None, 0, 0)))`, one call for the batch;
   - a Python loop of the jitted `grad(loss)` over the 64 examples;
 Target: the vmapped call <= 1.1x JAX.
