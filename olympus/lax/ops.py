@@ -160,6 +160,23 @@ def dynamic_update_slice(x, update, start_indices):
     return sh.dynamic_update_slice_p.bind(x, update, *_index_scalars(start_indices))
 
 
+def dynamic_slice_in_dim(x, start_index, slice_size: int, axis: int = 0):
+    """`dynamic_slice` along one axis (the others taken whole), as in JAX."""
+    shape = aval_of(x).shape
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(x, starts, sizes)
+
+
+def dynamic_update_slice_in_dim(x, update, start_index, axis: int):
+    """`dynamic_update_slice` at `start_index` along one axis, as in JAX."""
+    starts = [0] * len(aval_of(x).shape)
+    starts[axis] = start_index
+    return dynamic_update_slice(x, update, starts)
+
+
 def concatenate(operands, dimension: int):
     return sh.concatenate_p.bind(*operands, dimension=int(dimension))
 

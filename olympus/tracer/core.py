@@ -18,6 +18,7 @@ import numpy as np
 
 from olympus.ir import core as ir
 from olympus.ir import dtypes
+from olympus.ir.config import config
 from olympus.ir.core import ShapedArray, SourceInfo
 from olympus.tracer.errors import (
     ConcretizationTypeError,
@@ -73,7 +74,35 @@ class EvalTrace(Trace):
         for x in args:
             if isinstance(x, Tracer):
                 raise escaped_tracer_error(x)
-        return primitive.impl(*args, **params)
+        outs = primitive.impl(*args, **params)
+        if _debug_nans[0]:
+            check_nans(primitive, outs if primitive.multiple_results else [outs])
+        return outs
+
+
+_debug_nans = [False]  # mirrors config olympus_debug_nans (read on every eager op)
+
+
+def _follow_debug_nans(name, value) -> None:
+    if name == "olympus_debug_nans":
+        _debug_nans[0] = bool(value)
+
+
+config.on_change(_follow_debug_nans)
+_debug_nans[0] = bool(config.read("olympus_debug_nans"))
+
+
+def check_nans(primitive, outs) -> None:
+    """FloatingPointError naming the primitive and the user's line when an
+    output holds a NaN (with `olympus_debug_nans` on)."""
+    for out in outs:
+        value = np.asarray(out)
+        if value.dtype.kind in "fc" and np.isnan(value).any():
+            where = user_source_info()
+            raise FloatingPointError(
+                f"invalid value (NaN) encountered in {primitive.name}"
+                + (f" at {where}" if where is not None else "")
+                + " (olympus_debug_nans is on)")
 
 
 eval_trace = EvalTrace()

@@ -29,3 +29,8 @@ class TracerArrayConversionError(TypeError):
 
 class UnexpectedTracerError(RuntimeError):
     """A tracer escaped the trace that made it and was used afterwards."""
+
+
+class ArrayTooLargeError(MemoryError):
+    """A program would allocate an array larger than the machine's memory
+    (raised before compiling it, instead of XLA's allocation failure)."""

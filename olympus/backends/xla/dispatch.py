@@ -3,6 +3,7 @@ whole-program executables for jit, both through the same lowering."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -14,6 +15,7 @@ from olympus.backends.xla import client, compiler
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.lowering import LoweringError, build_module
 from olympus.tracer.core import aval_of
+from olympus.tracer.errors import ArrayTooLargeError
 from olympus.tracer.staging import abstract_eval
 from olympus.tracer.core import user_source_info
 
@@ -74,7 +76,36 @@ class Executable:
 
 def compile_olympuspr(olympuspr: Olympuspr, name: str = "main") -> Executable:
     """Compiles a program whose constvars then invars become the arguments."""
+    check_array_sizes(olympuspr, name)
     return Executable(build_module(olympuspr, name), olympuspr.out_avals)
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def check_array_sizes(olympuspr: Olympuspr, name: str) -> None:
+    """ArrayTooLargeError before compiling a program one of whose arrays
+    (operand or equation result) is larger than the machine's memory: a clear
+    error naming the array and the line that made it, not XLA's failed
+    allocation."""
+    limit = _memory_bytes()
+    sites = [(v, None) for v in olympuspr.invars]
+    sites += [(v, eqn) for eqn in olympuspr.eqns for v in eqn.outvars]
+    for var, eqn in sites:
+        aval = var.aval
+        nbytes = int(np.prod(aval.shape, dtype=np.float64)) * np.dtype(aval.dtype).itemsize
+        if nbytes > limit:
+            made = f" made by {eqn.primitive.name}" if eqn is not None else ""
+            site = (eqn.source_info if eqn is not None else None) or user_source_info()
+            where = f" at {site}" if site is not None else ""
+            raise ArrayTooLargeError(
+                f"{name}: the array {aval.str_short()}{made}{where} needs "
+                f"{nbytes / 2**30:.1f} GiB, more than this machine's "
+                f"{limit / 2**30:.1f} GiB of memory")
 
 
 # ---- eager mode ------------------------------------------------------------
