@@ -278,3 +278,17 @@ def test_array_api_helpers():
     close(jnp.linalg.cond(A, "fro"), np.linalg.cond(A, "fro"))
     close(jnp.linalg.vector_norm(BATCH), np.linalg.norm(BATCH.ravel()))
     close(jnp.linalg.matrix_norm(BATCH, "nuc"), np.linalg.norm(BATCH, "nuc", axis=(-2, -1)))
+
+
+def test_rule_coverage_of_linalg_primitives():
+    """Every matrix primitive batches; all but LAPACK's raw QR pieces (used
+    through qr) differentiate; triangular_solve, linear in b, transposes."""
+    from olympus.transforms.batching import batch_rules
+    from olympus.transforms.jvp import jvp_rules
+    from olympus.transforms.linearize import transpose_rules
+
+    prims = {name: getattr(lax_linalg, f"{name}_p") for name in
+             ("cholesky", "triangular_solve", "lu", "eigh", "qr", "svd", "geqrf", "householder_product")}
+    assert all(p in batch_rules for p in prims.values())
+    assert sorted(n for n, p in prims.items() if p not in jvp_rules) == ["geqrf", "householder_product"]
+    assert lax_linalg.triangular_solve_p in transpose_rules
