@@ -309,9 +309,13 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(key, args, kwargs, static_pos, dyn_args, dyn_kwargs)
-        if self._simple and not kwargs and all(type(a) in _FAST_ARG_TYPES for a in args):
+        debug_nans = config.read("olympus_debug_nans")
+        if (self._simple and not kwargs and not debug_nans
+                and all(type(a) in _FAST_ARG_TYPES for a in args)):
             self._remember_fast(avals, entry)
         result = entry.run(leaves)
+        if debug_nans:
+            self._find_nans(result, args, kwargs)
         self._donate(args)
         return result
 
@@ -320,6 +324,7 @@ class JitFunction:
         with self._compile_lock:
             entry = self._cache.get(key)
             if entry is None:
+                self._explain_miss(self._cache, key, args, kwargs, static_pos)
                 closed, _, out_tree = trace_pytree_function(
                     self._dyn_fun(args, kwargs, static_pos), dyn_args, dyn_kwargs, "jit"
                 )
@@ -327,6 +332,33 @@ class JitFunction:
                 entry = _Compiled(exe, closed.consts, out_tree)
                 self._cache[key] = entry
         return entry
+
+    def _explain_miss(self, cache: dict, key, args, kwargs, static_pos) -> None:
+        """With olympus_explain_cache_misses: logs what changed since the
+        closest compiled signature (olympus/cache_misses.py)."""
+        if not config.read("olympus_explain_cache_misses") or not cache:
+            return
+        from olympus.cache_misses import log_cache_miss
+
+        names = _arg_names(self.fun, len(args))
+        paths = [p for i, a in enumerate(args) if i not in static_pos
+                 for p in tree_paths(a, names[i])]
+        for name in sorted(k for k in kwargs if k not in self.static_argnames):
+            paths += tree_paths(kwargs[name], name)
+        log_cache_miss(self.name, key, list(cache), paths, names)
+
+    def _find_nans(self, result, args, kwargs) -> None:
+        """With olympus_debug_nans: a NaN output re-runs `fun` op by op, where
+        the first primitive producing a NaN raises FloatingPointError naming
+        itself and the user's line (as JAX does)."""
+        for leaf in tree_flatten(result)[0]:
+            value = np.asarray(leaf)
+            if value.dtype.kind in "fc" and np.isnan(value).any():
+                with disable_jit():
+                    self.fun(*args, **kwargs)
+                raise FloatingPointError(
+                    f"invalid value (NaN) in the output of jit({self.name}); op by op, no "
+                    f"primitive produced it (olympus_debug_nans is on)")
 
     def _remember_fast(self, avals: tuple, entry: _Compiled) -> None:
         with self._lock:
@@ -338,6 +370,7 @@ class JitFunction:
     def _bind_in_trace(self, key, args, kwargs, static_pos, dyn_args, dyn_kwargs, leaves):
         traced = self._traced.get(key)
         if traced is None:
+            self._explain_miss(self._traced, key, args, kwargs, static_pos)
             closed, _, out_tree = trace_pytree_function(
                 self._dyn_fun(args, kwargs, static_pos), dyn_args, dyn_kwargs, "jit"
             )

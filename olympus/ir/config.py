@@ -23,6 +23,8 @@ class Config:
             "olympus_enable_x64": _env_bool("OLYMPUS_ENABLE_X64", False),
             "olympus_debug_nans": _env_bool("OLYMPUS_DEBUG_NANS", False),
             "olympus_disable_jit": _env_bool("OLYMPUS_DISABLE_JIT", False),
+            # log why each jit recompilation happened (olympus/cache_misses.py)
+            "olympus_explain_cache_misses": _env_bool("OLYMPUS_EXPLAIN_CACHE_MISSES", False),
             # persistent compilation cache (backends/xla/compiler.py): on by
             # default; its folder (None: $OLYMPUS_COMPILATION_CACHE_DIR, else
             # the user's cache folder); programs compiling faster are not written
