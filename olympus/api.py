@@ -328,7 +328,9 @@ class JitFunction:
                 closed, _, out_tree = trace_pytree_function(
                     self._dyn_fun(args, kwargs, static_pos), dyn_args, dyn_kwargs, "jit"
                 )
-                exe = compile_olympuspr(closed.olympuspr, self.name)
+                donated = self._donated_parameters(closed, dyn_args, static_pos, len(args))
+                exe = (compile_olympuspr(closed.olympuspr, self.name, donated) if donated
+                       else compile_olympuspr(closed.olympuspr, self.name))
                 entry = _Compiled(exe, closed.consts, out_tree)
                 self._cache[key] = entry
         return entry
@@ -346,6 +348,20 @@ class JitFunction:
         for name in sorted(k for k in kwargs if k not in self.static_argnames):
             paths += tree_paths(kwargs[name], name)
         log_cache_miss(self.name, key, list(cache), paths, names)
+
+    def _donated_parameters(self, closed, dyn_args, static_pos, n_args) -> tuple:
+        """Program parameter indices (consts first) of the donated arguments' leaves."""
+        if not self.donate_argnums:
+            return ()
+        donated_pos = {i % n_args if i < 0 else i for i in self.donate_argnums}
+        dyn_positions = [i for i in range(n_args) if i not in static_pos]
+        start, params = len(closed.olympuspr.constvars), []
+        for pos, arg in zip(dyn_positions, dyn_args):
+            n = len(tree_flatten(arg)[0])
+            if pos in donated_pos:
+                params += range(start, start + n)
+            start += n
+        return tuple(params)
 
     def _find_nans(self, result, args, kwargs) -> None:
         """With olympus_debug_nans: a NaN output re-runs `fun` op by op, where

@@ -40,10 +40,10 @@ def _checked_to_olympuspr(original):
 
 
 def _checked_build_module(original):
-    def build_module(olympuspr, name="main"):
+    def build_module(olympuspr, name="main", *donated):
         check_olympuspr(olympuspr)
         checked_programs[0] += 1
-        return original(olympuspr, name)
+        return original(olympuspr, name, *donated)
 
     return build_module
 

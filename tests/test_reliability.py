@@ -68,3 +68,211 @@ def test_threads_share_jitted_functions_and_compile_each_once(monkeypatch):
         t.join()
     assert errors == []
     assert counts == {"poly": 1, "norm": 1, "loop": 1}
+
+
+# ---- memory -------------------------------------------------------------------------
+_X = np.ones(3, np.float32)
+
+
+def _trace_closure(i: int, with_grad: bool) -> None:
+    """Traces a fresh closure: a jitted inner function and a cond both close
+    over a new constant, so no cache can be reused for it."""
+    scale = np.float32(i)
+    inner = olympus.jit(lambda v: jnp.sin(v) * scale)
+    if not with_grad:
+        olympus.make_olympuspr(lambda v: inner(v) + scale)(_X)
+        return
+    f = lambda v: jnp.sum(inner(v)) + lax.cond(v[0] > 0, lambda u: u * scale, jnp.cos, v)[1]
+    olympus.make_olympuspr(olympus.grad(f))(_X)
+
+
+def test_tracing_2000_closures_keeps_the_live_object_count_flat():
+    for i in range(100):
+        _trace_closure(i, with_grad=False)
+    gc.collect()
+    before = len(gc.get_objects())
+    for i in range(2000):
+        _trace_closure(i, with_grad=False)
+    gc.collect()
+    grown = len(gc.get_objects()) - before
+    assert grown < 200, f"{grown} more live objects after tracing 2000 closures"
+
+
+def test_tracing_closures_under_grad_keeps_allocated_memory_flat():
+    """tracemalloc: 60 closures differentiated after a warm-up leave < 32 KiB
+    (a leak of one program per closure would be far more)."""
+    for i in range(30):
+        _trace_closure(i, with_grad=True)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for i in range(60):
+            _trace_closure(i, with_grad=True)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+    assert grown < 32 * 1024, f"{grown} bytes kept after tracing 60 closures"
+
+
+def test_caches_are_bounded_and_clear_caches_empties_them():
+    from olympus.backends.xla import dispatch
+    from olympus.ir.cache import BoundedCache
+
+    cache = BoundedCache(3)
+    for k in range(10):
+        cache[k] = k
+    assert list(cache) == [7, 8, 9]
+    assert isinstance(dispatch._eager_cache, BoundedCache)
+    f = olympus.jit(lambda v: v + 1.0)
+    f(np.ones(2, np.float32))
+    jnp.sin(np.ones(2, np.float32))
+    assert f._cache and dispatch._eager_cache
+    olympus.clear_caches()
+    assert not f._cache and not f._fast and not dispatch._eager_cache
+    np.testing.assert_allclose(f(np.ones(2, np.float32)), [2.0, 2.0])  # recompiles
+
+
+def test_leaked_tracer_names_where_it_was_created():
+    leaked = []
+
+    def f(x):
+        y = jnp.sin(x) * 2.0
+        leaked.append(y)
+        return y
+
+    olympus.jit(f)(np.ones(3, np.float32))
+    with pytest.raises(UnexpectedTracerError, match=r"created at .*test_reliability.py:\d+ \(f\)"):
+        jnp.cos(leaked[0])
+    olympus.grad(lambda x: jnp.sum(f(x)))(np.ones(3, np.float32))
+    with pytest.raises(UnexpectedTracerError, match="was used after its trace ended"):
+        olympus.jit(lambda v: v + leaked[-1])(np.ones(3, np.float32))
+
+
+# ---- bad input ----------------------------------------------------------------------
+def _jit_double(x):
+    return olympus.jit(lambda v: v * 2)(x)
+
+
+def _debug_nans(fun):
+    def run(x):
+        olympus.config.update("olympus_debug_nans", True)
+        try:
+            return fun(x)
+        finally:
+            olympus.config.update("olympus_debug_nans", False)
+    return run
+
+
+def _nan_program(x):
+    y = x - 1.0
+    return jnp.sqrt(y) * 2.0  # the NaN appears here
+
+
+def _mismatched_structure(x):
+    f = olympus.jit(lambda t: t["a"] * t["b"])
+    f({"a": x, "b": x})
+    return f({"a": x})  # a later call with another structure: the user's KeyError
+
+
+def _mismatched_in_axes(x):
+    return olympus.vmap(lambda t: t[0] + t[1], in_axes=((0, 0, 0),))((x, x))
+
+
+def _mismatched_branches(x):
+    return lax.cond(True, lambda v: (v, v), lambda v: v, x)
+
+
+BAD_INPUTS = [
+    # (id, function, argument, exception class, message fragment)
+    ("object array to jit", _jit_double, np.array([1, "a"], dtype=object), TypeError, "dtype object"),
+    ("object array to jnp", jnp.sin, np.array([1, None], dtype=object), TypeError, "dtype object"),
+    ("string to jit", _jit_double, "abc", TypeError, "not a valid olympus array type"),
+    ("string to jnp", jnp.asarray, "abc", TypeError, "only numbers and booleans"),
+    ("mixed-type list", _jit_double, [1.0, "a"], TypeError, "'a' is not a valid olympus array"),
+    ("mixed-type list to jnp", jnp.asarray, [1, "a"], TypeError, "only numbers and booleans"),
+    ("non-array leaf", _jit_double, {"w": object()}, TypeError, "not a valid olympus array type"),
+    ("bytes", jnp.sum, b"ab", TypeError, "only numbers and booleans"),
+    ("pytree structure changes", _mismatched_structure, np.float32(1), KeyError, "b"),
+    ("vmap in_axes structure", _mismatched_in_axes, np.ones(2, np.float32), ValueError, "in_axes"),
+    ("cond branch structures", _mismatched_branches, np.float32(1), TypeError, "branch"),
+    ("NaN, eager", _debug_nans(_nan_program), np.float32(0.5), FloatingPointError,
+     "\\(NaN\\) encountered in sqrt at .*test_reliability.py:\\d+ \\(_nan_program\\)"),
+    ("NaN, jit", _debug_nans(olympus.jit(_nan_program)), np.float32(0.5), FloatingPointError,
+     "\\(NaN\\) encountered in sqrt at .*test_reliability.py:\\d+ \\(_nan_program\\)"),
+    ("huge shape, eager", lambda x: jnp.zeros((10**6, 10**6)), None, MemoryError,
+     "f32\\[1000000,1000000\\] made by broadcast_in_dim at .*test_reliability.py"),
+    ("huge shape, jit", olympus.jit(lambda x: jnp.ones((10**5, 10**5, 10)) + x), np.float32(1),
+     MemoryError, "f32\\[100000,100000,10\\] .* GiB, more than this machine"),
+]
+
+
+@pytest.mark.parametrize("name,fun,arg,error,fragment", BAD_INPUTS, ids=[r[0] for r in BAD_INPUTS])
+def test_bad_input_raises_a_clear_error(name, fun, arg, error, fragment):
+    with pytest.raises(error, match=fragment):
+        fun(arg)
+
+
+def test_debug_nans_off_gives_nan_and_on_passes_clean_values():
+    assert np.isnan(olympus.jit(_nan_program)(np.float32(0.5)))
+    np.testing.assert_allclose(_debug_nans(olympus.jit(_nan_program))(np.float32(5.0)), 4.0)
+
+
+def test_zero_size_arrays():
+    x = np.zeros((0, 3), np.float32)
+    f = olympus.jit(lambda v: (v * 2.0, jnp.sum(v, axis=0), jnp.max(v, axis=1), v.T @ v))
+    doubled, total, row_max, gram = f(x)
+    assert doubled.shape == (0, 3) and row_max.shape == (0,)
+    np.testing.assert_array_equal(total, np.zeros(3))
+    np.testing.assert_array_equal(gram, np.zeros((3, 3)))
+    assert jnp.sum(np.zeros(0, np.int32)) == 0
+
+
+SCALARS = [np.bool_(True), np.int8(-3), np.int16(7), np.int32(-9), np.int64(11), np.uint8(200),
+           np.uint16(9), np.uint32(5), np.uint64(6), np.float16(1.5), np.float32(2.5),
+           np.float64(-3.25), np.complex64(1 + 2j), np.complex128(2 - 1j), 3, 2.5, True, 1j]
+
+
+@pytest.mark.parametrize("x", SCALARS, ids=[f"{type(s).__name__}" for s in SCALARS])
+def test_scalars_of_every_dtype(x):
+    """Eager and jit agree and keep a canonical dtype (64-bit -> 32-bit without x64)."""
+    eager = jnp.asarray(x) + jnp.asarray(x)
+    jitted = olympus.jit(lambda v: v + v)(x)
+    assert eager.dtype == jitted.dtype and eager.shape == ()
+    assert np.dtype(eager.dtype).itemsize <= 8 or eager.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(x) + np.asarray(x), rtol=1e-3)
+
+
+# ---- donation -----------------------------------------------------------------------
+def test_donated_array_is_deleted_and_using_it_raises_a_clear_error():
+    f = olympus.jit(lambda x, y: x * 2.0 + y, donate_argnums=0)
+    x = olympus.device_put(np.ones(3, np.float32))
+    y = olympus.device_put(np.ones(3, np.float32))
+    np.testing.assert_allclose(f(x, y), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(y, [1.0, 1.0, 1.0])  # not donated: still usable
+    with pytest.raises(RuntimeError, match="donated to a jitted computation"):
+        np.asarray(x)
+    with pytest.raises(RuntimeError, match=r"f32\[3\] was donated"):
+        f(x, y)
+    with pytest.raises(RuntimeError, match="donated"):
+        jnp.sin(x)
+
+
+def test_donated_buffer_is_reused_for_an_output_of_its_type():
+    """The lowering aliases a donated argument to a matching output
+    (tf.aliasing_output), so XLA writes the result in place."""
+    def step(x, y):
+        return x * 2.0 + y, jnp.sum(y)
+
+    donating, plain = olympus.jit(step, donate_argnums=0), olympus.jit(step)
+    x, y = (olympus.device_put(np.ones(64, np.float32)) for _ in range(2))
+    kept = olympus.device_put(np.ones(64, np.float32))
+    out, _ = plain(kept, y)
+    assert out._buf.unsafe_buffer_pointer() != kept._buf.unsafe_buffer_pointer()
+    address = x._buf.unsafe_buffer_pointer()
+    out, total = donating(x, y)
+    assert out._buf.unsafe_buffer_pointer() == address
+    np.testing.assert_allclose(out, np.full(64, 3.0))
+    assert float(total) == 64.0

@@ -74,10 +74,12 @@ class Executable:
         return Array(out, self.out_avals[0])
 
 
-def compile_olympuspr(olympuspr: Olympuspr, name: str = "main") -> Executable:
-    """Compiles a program whose constvars then invars become the arguments."""
+def compile_olympuspr(olympuspr: Olympuspr, name: str = "main", donated=()) -> Executable:
+    """Compiles a program whose constvars then invars become the arguments
+    (`donated` ones may have their buffers reused for outputs)."""
     check_array_sizes(olympuspr, name)
-    return Executable(build_module(olympuspr, name), olympuspr.out_avals)
+    module = build_module(olympuspr, name, donated) if donated else build_module(olympuspr, name)
+    return Executable(module, olympuspr.out_avals)
 
 
 def _memory_bytes() -> int:

@@ -195,8 +195,28 @@ def lower_closed_inline(emitter: Emitter, closed: ClosedOlympuspr, args: Sequenc
     return lower_olympuspr_into(emitter, closed.olympuspr, const_values + list(args))
 
 
-def build_module(olympuspr: Olympuspr, name: str = "main") -> str:
-    """A StableHLO module whose `main` takes constvars then invars as arguments."""
+def _output_aliases(olympuspr: Olympuspr, donated) -> dict[int, int]:
+    """argument index -> output index, pairing each donated argument with the
+    first free output of the same shape and dtype."""
+    arg_avals = [v.aval for v in olympuspr.constvars + olympuspr.invars]
+    free = list(range(len(olympuspr.outvars)))
+    aliases = {}
+    for i in donated:
+        want = arg_avals[i]
+        match = next((o for o in free if olympuspr.outvars[o].aval.shape == want.shape
+                      and olympuspr.outvars[o].aval.dtype == want.dtype), None)
+        if match is not None:
+            aliases[i] = match
+            free.remove(match)
+    return aliases
+
+
+def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = ()) -> str:
+    """A StableHLO module whose `main` takes constvars then invars as arguments.
+
+    Each `donated` argument (an index among constvars + invars) is aliased to
+    the first not-yet-aliased output of its exact type, so XLA writes that
+    output into the donated buffer instead of allocating a new one."""
     emitter = Emitter()
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
@@ -205,7 +225,11 @@ def build_module(olympuspr: Olympuspr, name: str = "main") -> str:
         params.append(arg)
     outs = lower_olympuspr_into(emitter, olympuspr, params)
     emitter.op_typed("func.return", outs, [])
-    in_sig = ", ".join(f"{a}: {emitter.types[a]}" for a in params)
+    aliases = _output_aliases(olympuspr, donated)
+    in_sig = ", ".join(
+        f"{a}: {emitter.types[a]}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}"
+                                      if i in aliases else "")
+        for i, a in enumerate(params))
     out_sig = ", ".join(tensor_type(v.aval) for v in olympuspr.outvars)
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
     return (
