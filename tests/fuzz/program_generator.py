@@ -265,7 +265,7 @@ class Generator:
                    (f"jnp.asarray({n}).at[{i}].set(jnp.tanh({n}[{i}]) * 2.0)", s)]
         k = self.pick([v for v in scope if v.kind == "i" and v.shape == ()], kind="i")
         if k is not None:
-            options.append((f"{n}[{k.name}]", s[1:]))
+            options.append((f"jnp.asarray({n})[{k.name}]", s[1:]))
             options.append((f"lax.dynamic_slice_in_dim({n}, {k.name}, 1, 0)", (1, *s[1:])))
             expr, shape = self.choice(options)
             return Stmt([self.new(shape)], expr, [n] + ([k.name] if k.name in expr else []))
