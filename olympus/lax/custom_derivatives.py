@@ -501,9 +501,28 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
         kept.append(eqn)
         live.update(x for x in eqn.invars if isinstance(x, Var))
     saved_inputs = [v for v in saved_inputs if v in live]
-    recompute = Olympuspr([], list(program.invars) + saved_inputs, kept[::-1],
-                          [v for v, keep in zip(res_vars, saveable) if not keep])
+    recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept[::-1],
+                                 [v for v, keep in zip(res_vars, saveable) if not keep])
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
+
+
+def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
+    """The program over new Var objects: the recomputation is a program of its
+    own, and sharing variables with the forward program would print both with
+    the same names (so the printed text would not parse back to itself)."""
+    fresh: dict = {}
+
+    def bind(v: Var) -> Var:
+        fresh[v] = Var(v.aval, v.suffix)
+        return fresh[v]
+
+    def read(x):
+        return fresh.get(x, x) if isinstance(x, Var) else x
+
+    new_invars = [bind(v) for v in invars]
+    new_eqns = [eqn._replace(invars=[read(x) for x in eqn.invars],
+                             outvars=[bind(v) for v in eqn.outvars]) for eqn in eqns]
+    return Olympuspr([], new_invars, new_eqns, [read(v) for v in outvars])
 
 
 def _with_saved_intermediates(known: ClosedOlympuspr, num_res: int, saveable: list[bool],

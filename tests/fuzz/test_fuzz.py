@@ -50,3 +50,30 @@ def test_shrinker_cuts_a_failing_program_down():
     assert "jnp.cos(" in small.source()
     assert len(small.source().splitlines()) < len(program.source().splitlines())
     assert "def program(" in small.reproducer() and "olympus.jit(program)" in small.reproducer()
+
+
+# ---- regressions the fuzzer found (each was a failing generated program) -------------
+def test_grad_of_checkpoint_prints_and_parses_back_to_itself():
+    """The rematerialised program used to share Vars with the forward one, so
+    both printed with one set of names (fuzz seeds 60, 97, ...)."""
+    import numpy as np
+
+    import olympus
+    import olympus.numpy as jnp
+    from olympus.ir import parse
+
+    f = olympus.checkpoint(lambda a: a / (1.0 + a * a))
+    closed = olympus.make_olympuspr(olympus.grad(lambda a: jnp.sum(f(a))))(np.ones(3, np.float32))
+    text = str(closed)
+    assert str(parse(text, list(closed.consts))) == text
+
+
+def test_traced_int_index_helpers_exist():
+    import numpy as np
+
+    from olympus import lax
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(lax.dynamic_slice_in_dim(x, np.int32(5), 2, 0), x[1:3])
+    np.testing.assert_array_equal(
+        lax.dynamic_update_slice_in_dim(x, np.zeros((3, 1), np.float32), 1, 1)[:, 1], [0, 0, 0])
