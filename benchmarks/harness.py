@@ -74,7 +74,9 @@ def fresh_process_seconds(script: str, args: list[str], repeats: int) -> list[fl
     times = []
     for _ in range(repeats):
         out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
-                             env=env, check=True)
+                             env=env)
+        if out.returncode != 0:
+            raise RuntimeError(f"{script} {' '.join(args)} failed:\n{out.stderr[-2000:]}")
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return times
 
