@@ -105,6 +105,9 @@ PROGRAMS = {
     "checkpoint_pjit": (olympus.grad(lambda x: jnp.sum(olympus.checkpoint(
         olympus.jit(lambda y: jnp.sin(y) ** 2))(x))), (_x(4),)),
     "linalg": (_linalg, (_spd(3),)),
+    "gather_scatter": (lambda x, i: (x[i], x[:, i], x.at[i].add(1.0), x.at[i, 1].set(-1.0),
+                                     x.at[i].max(0.5), jnp.take(x, i, axis=1)),
+                       (_x(3, 4), np.array([2, 0, 2], np.int32))),
 }
 
 
