@@ -110,10 +110,11 @@ class Program:
     def reverse_differentiable(self) -> bool:
         return not self.body.has_while()
 
-    def reproducer(self) -> str:
+    def reproducer(self, failing_check: str = "") -> str:
         """The program and its arguments as a script that runs it."""
         args = ", ".join(_array_literal(a) for a in self.arguments())
-        return ("import numpy as np\nimport olympus\nimport olympus.numpy as jnp\n"
+        header = f"# fails: {failing_check} (tests/fuzz/checks.py)\n" if failing_check else ""
+        return (header + "import numpy as np\nimport olympus\nimport olympus.numpy as jnp\n"
                 "from olympus import lax\n\n" + self.source()
                 + f"\nargs = [{args}]\nprint(olympus.jit(program)(*args))\n")
 

@@ -33,7 +33,7 @@ def test_random_program(fuzz_seed):
         name, error = failures[0]
         small = shrink(program, _still_fails(CHECKS[name]))
         pytest.fail(f"seed {fuzz_seed}: {name} failed: {type(error).__name__}: {error}\n"
-                    f"shrunk reproducer:\n{small.reproducer()}", pytrace=False)
+                    f"shrunk reproducer:\n{small.reproducer(name)}", pytrace=False)
 
 
 def test_generation_is_reproducible():
