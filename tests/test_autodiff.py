@@ -139,14 +139,14 @@ LINEAR = {
     "neg", "add", "sub", "convert_element_type", "real", "imag", "complex", "select_n",
     "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
     "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "rev", "reduce_sum",
-    "mul", "div", "dot_general", "pjit",
+    "mul", "div", "dot_general", "pjit", "gather", "scatter", "scatter_add", "scatter_mul",
 }
 
 
 def _foundation_primitives():
-    from olympus.lax import elementwise, pjit, reductions, shapes
+    from olympus.lax import elementwise, pjit, reductions, shapes, slicing
 
-    modules = (elementwise, pjit, reductions, shapes)
+    modules = (elementwise, pjit, reductions, shapes, slicing)
     return {name: p for name, p in all_primitives.items()
             if any(getattr(m, f"{name}_p", None) is p for m in modules)}
 

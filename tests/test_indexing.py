@@ -100,7 +100,6 @@ def test_indexing_a_scalar_result_of_jit():
     ((0, 0, 0, 0), IndexError, "too many indices"),
     ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
     (True, IndexError, "not supported"), (1.5, TypeError, "invalid index"),
-    ((0, slice(None), np.array([1])), IndexError, "separated"),
     ("a", TypeError, "invalid index"),
 ], ids=repr)
 def test_index_errors(idx, error, match):

@@ -1182,6 +1182,12 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "householder_product": ("test_linalg.py", "lax_linalg.householder_product"),
     "svd": ("test_linalg.py", "lax_linalg.svd"),
     "qr": ("test_linalg.py", "lax_linalg.qr"),
+    "gather": ("test_gather_scatter.py", "lax.gather"),
+    "scatter": ("test_gather_scatter.py", "lax.scatter,"),
+    "scatter_add": ("test_gather_scatter.py", "lax.scatter_add"),
+    "scatter_mul": ("test_gather_scatter.py", "lax.scatter_mul"),
+    "scatter_min": ("test_gather_scatter.py", "lax.scatter_min"),
+    "scatter_max": ("test_gather_scatter.py", "lax.scatter_max"),
 }
 
 

@@ -15,3 +15,7 @@ from olympus.lax.bits import (  # noqa: F401  bit-level primitives (olympus.rand
     bitcast_convert_type, shift_left, shift_right_arithmetic, shift_right_logical,
 )
 from olympus.lax import linalg  # noqa: E402,F401  (matrix primitives: cholesky, lu, eigh, ...)
+from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
+    GatherDimensionNumbers, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_max,
+    scatter_min, scatter_mul,
+)

@@ -1,9 +1,10 @@
 """`x[idx]` for ints, slices (any step), None, Ellipsis, traced integer scalars
-and adjacent integer arrays; `x.at[idx]` functional updates for basic indices.
+and integer arrays (gathered in olympus.numpy.at); `x.at[idx]` functional
+updates for basic indices.
 
 Static parts become one `slice` (plus `rev` for negative steps), traced
 integers a `dynamic_slice`, and a final `reshape` drops indexed axes and
-inserts new ones. Integer arrays go through `take`.
+inserts new ones.
 """
 
 from __future__ import annotations
@@ -128,7 +129,9 @@ def getitem(x, idx):
     if builtins.any(_is_bool_mask(e) for e in entries):
         entries = _masks_to_indices(entries, aval_of(x).shape)
     if builtins.any(_is_int_array(e) for e in entries):
-        return _advanced_getitem(x, entries)
+        from olympus.numpy.at import advanced_getitem
+
+        return advanced_getitem(x, entries)
     plan = _plan(aval_of(x).shape, idx)
     return lax.reshape(_region(x, plan), plan.out_shape)
 
@@ -191,83 +194,11 @@ def _is_int_array(entry) -> bool:
     return False
 
 
-def _advanced_getitem(x, idx: tuple):
-    """Integer arrays next to each other (ints may sit between them), as NumPy.
-
-    Basic indexing runs first with full slices in their place; the axes they
-    index are then merged into one and read with `take` at the broadcast flat
-    index, so the result dimensions land where the arrays were.
-    """
-    idx = _expand_ellipsis(idx, aval_of(x).ndim)
-    advanced = [i for i, e in enumerate(idx)
-                if _is_int_array(e) or _is_static_int(e) or _is_traced_int(e)]
-    if advanced != list(range(advanced[0], advanced[-1] + 1)):
-        raise IndexError(
-            "integer-array indices separated by a slice, None or Ellipsis are not supported "
-            "yet (NumPy moves their dimensions to the front); index one step at a time"
-        )
-    y = getitem(x, tuple(slice(None) if _is_int_array(e) else e for e in idx))
-    first = next(i for i, e in enumerate(idx) if _is_int_array(e))
-    pos = builtins.sum(1 for e in idx[:first] if e is None or isinstance(e, slice))
-    arrays = [to_operand(np.asarray(e) if isinstance(e, list) else e)
-              for e in idx if _is_int_array(e)]
-    shape = aval_of(y).shape
-    sizes = shape[pos:pos + len(arrays)]
-    flat = None
-    for index, size in zip(arrays, sizes):
-        index = lax.convert_element_type(_in_bounds(index, size), dtypes.int32)
-        flat = index if flat is None else _add_index(_mul_index(flat, size), index)
-    merged = shape[:pos] + (int(np.prod(sizes, dtype=np.int64)),) + shape[pos + len(arrays):]
-    return take(lax.reshape(y, merged), flat, axis=pos)
-
-
-def _mul_index(i, size: int):
-    return lax.mul(i, np.int32(size))
-
-
-def _add_index(i, j):
-    from olympus.numpy.core import broadcast_operands
-
-    return lax.add(*broadcast_operands(i, j))
-
-
-def _in_bounds(index, size: int):
-    """Negative indices count from the end; the rest clamp into [0, size), as in JAX."""
-    zero = np.zeros((), aval_of(index).dtype)[()]
-    if dtypes.is_signed_int(aval_of(index).dtype):
-        index = lax.select(lax.lt(index, lax.full(aval_of(index).shape, zero)),
-                           lax.add(index, np.asarray(size, aval_of(index).dtype)[()]), index)
-    return lax.clamp(zero, index, np.asarray(builtins.max(size - 1, 0), aval_of(index).dtype)[()])
-
-
 def take(a, indices, axis=None):
-    """`a` at integer `indices` along `axis` (the flattened array if None).
+    """`a` at integer `indices` along `axis` (one gather; see olympus.numpy.at)."""
+    from olympus.numpy.at import take as gather_take
 
-    Out-of-range indices clamp, as in JAX's default. Without a gather
-    primitive this selects with a one-hot mask and sums it away, so memory
-    grows as indices.size * a.shape[axis] * (the other axes of a).
-    """
-    a = to_operand(a)
-    if axis is None:
-        a, axis = lax.reshape(a, (aval_of(a).size,)), 0
-    shape = aval_of(a).shape
-    axis = axis % len(shape)
-    n = shape[axis]
-    index = _in_bounds(to_operand(indices), n)
-    k = aval_of(index).shape
-    lead, rest = shape[:axis], shape[axis + 1:]
-    full = lead + k + (n,) + rest
-    after = len(lead) + len(k)
-    spread = lax.broadcast_in_dim(
-        a, full, [*range(len(lead)), *range(after, after + 1 + len(rest))])
-    hits = lax.eq(lax.broadcasted_iota(aval_of(index).dtype, k + (n,), len(k)),
-                  lax.broadcast_in_dim(index, k + (n,), tuple(range(len(k)))))
-    hits = lax.broadcast_in_dim(hits, full, tuple(range(len(lead), after + 1)))
-    zero = lax.full(full, np.zeros((), aval_of(a).dtype)[()])
-    picked = lax.select(hits, spread, zero)
-    if aval_of(a).dtype == dtypes.bool_:
-        return lax.reduce_or(picked, (after,))
-    return lax.reduce_sum(picked, (after,))
+    return gather_take(a, indices, axis)
 
 
 def _dynamic_index(x, dynamic: dict):

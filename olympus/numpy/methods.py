@@ -7,7 +7,7 @@ same eagerly, under jit, and under every transformation.
 from __future__ import annotations
 
 from olympus.backends.xla.array import Array
-from olympus.numpy import arrays, indexing, reductions, ufuncs
+from olympus.numpy import arrays, at, indexing, reductions, ufuncs
 from olympus.tracer.core import Tracer
 
 
@@ -82,7 +82,7 @@ _METHODS = {
 }
 _PROPERTIES = {
     "T": arrays.transpose, "real": ufuncs.real, "imag": ufuncs.imag,
-    "mT": lambda x: arrays.swapaxes(x, -1, -2), "at": indexing.IndexUpdateHelper,
+    "mT": lambda x: arrays.swapaxes(x, -1, -2), "at": at.IndexUpdateHelper,
 }
 
 

@@ -1,0 +1,396 @@
+"""Primitives that read or write at computed positions: gather and the
+scatter family (scatter, scatter_add, scatter_mul, scatter_min, scatter_max).
+
+Dimension numbers follow StableHLO with the index vector always in the last
+axis of `indices`. Gather clamps each window start so the window fits, as
+XLA does; scatter drops windows that do not fit. The numpy layer brings
+indices into range first, so the two agree and gather's transpose is a
+scatter-add.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from olympus.backends.xla.lowering import i64_array
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
+from olympus.lax.base import define_primitive
+from olympus.lax.elementwise import (
+    add_p,
+    convert_element_type_p,
+    div_p,
+    eq_p,
+    max_p,
+    mul_p,
+    select_n_p,
+)
+from olympus.lax.shapes import broadcast_in_dim_p, concatenate_p, iota_p
+from olympus.tracer.core import aval_of
+from olympus.tracer.errors import OlympusTypeError
+from olympus.transforms.batching import batch_rules, batch_to_front
+from olympus.transforms.jvp import (
+    Zero,
+    instantiate,
+    is_zero,
+    jvp_rules,
+    zeros_like_aval,
+)
+from olympus.transforms.linearize import is_undefined, transpose_rules
+
+
+class GatherDimensionNumbers(NamedTuple):
+    """Which output axes are window (offset) axes, which operand axes the
+    window drops (size-1 slices), and which operand axis each index component
+    starts."""
+
+    offset_dims: tuple
+    collapsed_slice_dims: tuple
+    start_index_map: tuple
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    """Which update axes are window axes, which operand axes the window lacks,
+    and which operand axis each index component starts."""
+
+    update_window_dims: tuple
+    inserted_window_dims: tuple
+    scatter_dims_to_operand_dims: tuple
+
+
+def _dims_attr(kind: str, fields: dict, index_vector_dim: int) -> str:
+    """`#stablehlo.gather<...>` text; empty lists are left out, as the parser wants."""
+    parts = [f"{k} = [{', '.join(map(str, v))}]" for k, v in fields.items() if v]
+    parts.append(f"index_vector_dim = {index_vector_dim}")
+    return f"#stablehlo.{kind}<{', '.join(parts)}>"
+
+
+def _check_indices(name: str, indices: ShapedArray, index_map: tuple, operand: ShapedArray):
+    if not dtypes.is_integer(indices.dtype):
+        raise OlympusTypeError(f"{name}: indices must be integers, got {indices.str_short()}")
+    if indices.ndim < 1 or indices.shape[-1] != len(index_map):
+        raise OlympusTypeError(
+            f"{name}: the last axis of indices {indices.str_short()} must have one entry per "
+            f"index component ({len(index_map)}, from {index_map})"
+        )
+    if any(not 0 <= d < operand.ndim for d in index_map) or len(set(index_map)) != len(index_map):
+        raise OlympusTypeError(f"{name}: index map {index_map} is not a set of operand axes")
+
+
+# ---- gather --------------------------------------------------------------------
+def _gather_abstract_eval(operand: ShapedArray, indices: ShapedArray, *, dimension_numbers,
+                          slice_sizes):
+    dn = dimension_numbers
+    _check_indices("gather", indices, dn.start_index_map, operand)
+    if len(slice_sizes) != operand.ndim or any(
+            not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)):
+        raise OlympusTypeError(
+            f"gather: slice_sizes {tuple(slice_sizes)} do not fit {operand.str_short()}")
+    if any(slice_sizes[d] != 1 for d in dn.collapsed_slice_dims):
+        raise OlympusTypeError(f"gather: collapsed_slice_dims {dn.collapsed_slice_dims} "
+                               f"must have slice size 1, got {tuple(slice_sizes)}")
+    window = [s for d, s in enumerate(slice_sizes) if d not in dn.collapsed_slice_dims]
+    if len(window) != len(dn.offset_dims):
+        raise OlympusTypeError(f"gather: offset_dims {dn.offset_dims} must name one output "
+                               f"axis per window axis {tuple(window)}")
+    batch = iter(indices.shape[:-1])
+    windows = iter(window)
+    rank = len(window) + indices.ndim - 1
+    shape = [next(windows) if d in dn.offset_dims else next(batch) for d in range(rank)]
+    return ShapedArray(tuple(shape), operand.dtype, operand.weak_type)
+
+
+def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes):
+    dn = dimension_numbers
+    attr = _dims_attr("gather", {"offset_dims": dn.offset_dims,
+                                 "collapsed_slice_dims": dn.collapsed_slice_dims,
+                                 "start_index_map": dn.start_index_map},
+                      len(ctx.avals_in[1].shape) - 1)
+    return ctx.op("stablehlo.gather", [operand, indices],
+                  f"dimension_numbers = {attr}, slice_sizes = {i64_array(slice_sizes)}, "
+                  f"indices_are_sorted = false")
+
+
+gather_p = define_primitive("gather", _gather_abstract_eval, _gather_lower)
+
+
+def _gather_jvp(primals, tangents, *, dimension_numbers, slice_sizes):
+    """Linear in the operand; the indices have no derivative."""
+    out = gather_p.bind(*primals, dimension_numbers=dimension_numbers, slice_sizes=slice_sizes)
+    if is_zero(tangents[0]):
+        return out, Zero(aval_of(out))
+    return out, gather_p.bind(tangents[0], primals[1], dimension_numbers=dimension_numbers,
+                              slice_sizes=slice_sizes)
+
+
+def _scatter_dims_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
+    return ScatterDimensionNumbers(dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes):
+    """Each window's cotangent is added back where it was read from."""
+    ct_operand = scatter_add_p.bind(zeros_like_aval(operand.aval), indices, ct,
+                                    dimension_numbers=_scatter_dims_of(dimension_numbers))
+    return [ct_operand, None]
+
+
+jvp_rules[gather_p] = _gather_jvp
+transpose_rules[gather_p] = _gather_transpose
+
+
+# ---- batching: the batch becomes one more index component ------------------------
+def _with_batch_component(indices, axis_size: int):
+    """indices (B, ..., k) -> (B, ..., k + 1) whose first component is the example."""
+    shape = aval_of(indices).shape
+    example = iota_p.bind(dtype=aval_of(indices).dtype, shape=(*shape[:-1], 1), dimension=0)
+    return concatenate_p.bind(example, indices, dimension=len(shape) - 1)
+
+
+def _at_front(x, axis_size: int, bdim):
+    """x with the batch axis first, broadcast if x is not batched."""
+    if bdim is None:
+        shape = aval_of(x).shape
+        return broadcast_in_dim_p.bind(x, shape=(axis_size, *shape),
+                                       broadcast_dimensions=tuple(range(1, len(shape) + 1)))
+    return batch_to_front(x, axis_size, bdim)
+
+
+def _gather_batch_rule(axis_size, vals, dims, *, dimension_numbers, slice_sizes):
+    operand, indices = (_at_front(v, axis_size, d) for v, d in zip(vals, dims))
+    dn = dimension_numbers
+    batched = GatherDimensionNumbers(
+        offset_dims=tuple(d + 1 for d in dn.offset_dims),
+        collapsed_slice_dims=(0, *(d + 1 for d in dn.collapsed_slice_dims)),
+        start_index_map=(0, *(d + 1 for d in dn.start_index_map)))
+    out = gather_p.bind(operand, _with_batch_component(indices, axis_size),
+                        dimension_numbers=batched, slice_sizes=(1, *slice_sizes))
+    return out, 0
+
+
+batch_rules[gather_p] = _gather_batch_rule
+
+
+# ---- the scatter family ----------------------------------------------------------
+def _scatter_abstract_eval(name):
+    def abstract_eval(operand: ShapedArray, indices: ShapedArray, updates: ShapedArray, *,
+                      dimension_numbers):
+        dn = dimension_numbers
+        _check_indices(name, indices, dn.scatter_dims_to_operand_dims, operand)
+        if updates.dtype != operand.dtype:
+            raise OlympusTypeError(f"{name}: updates {updates.str_short()} must have the "
+                                   f"operand's dtype {operand.str_short()}")
+        window_rank = operand.ndim - len(dn.inserted_window_dims)
+        if (len(dn.update_window_dims) != window_rank
+                or updates.ndim != window_rank + indices.ndim - 1):
+            raise OlympusTypeError(
+                f"{name}: updates {updates.str_short()} do not match indices "
+                f"{indices.str_short()} and operand {operand.str_short()} under {dn}")
+        return operand
+    return abstract_eval
+
+
+def _combiner(hlo_name, scalar: ShapedArray):
+    """The update region: `None` keeps the update (plain scatter)."""
+    def build(em, old, new):
+        if hlo_name is None:
+            return [new]
+        return em.op(hlo_name, [old, new], [scalar])
+    return build
+
+
+def _scatter_lower(hlo_name):
+    def lower(ctx, operand, indices, updates, *, dimension_numbers):
+        dn = dimension_numbers
+        scalar = ShapedArray((), ctx.avals_in[0].dtype)
+        region = ctx.emitter.region([scalar, scalar], _combiner(hlo_name, scalar))
+        attr = _dims_attr("scatter", {
+            "update_window_dims": dn.update_window_dims,
+            "inserted_window_dims": dn.inserted_window_dims,
+            "scatter_dims_to_operand_dims": dn.scatter_dims_to_operand_dims,
+        }, len(ctx.avals_in[1].shape) - 1)
+        return ctx.op("stablehlo.scatter", [operand, indices, updates],
+                      f"scatter_dimension_numbers = {attr}, indices_are_sorted = false, "
+                      f"unique_indices = false", [region])
+    return lower
+
+
+def _define_scatter(name, hlo_name):
+    return define_primitive(name, _scatter_abstract_eval(name), _scatter_lower(hlo_name))
+
+
+scatter_p = _define_scatter("scatter", None)
+scatter_add_p = _define_scatter("scatter_add", "stablehlo.add")
+scatter_mul_p = _define_scatter("scatter_mul", "stablehlo.multiply")
+scatter_min_p = _define_scatter("scatter_min", "stablehlo.minimum")
+scatter_max_p = _define_scatter("scatter_max", "stablehlo.maximum")
+
+
+def _scatter_batch_rule(prim):
+    def rule(axis_size, vals, dims, *, dimension_numbers):
+        operand, indices, updates = (_at_front(v, axis_size, d) for v, d in zip(vals, dims))
+        dn = dimension_numbers
+        batched = ScatterDimensionNumbers(
+            update_window_dims=tuple(d + 1 for d in dn.update_window_dims),
+            inserted_window_dims=(0, *(d + 1 for d in dn.inserted_window_dims)),
+            scatter_dims_to_operand_dims=(0, *(d + 1 for d in dn.scatter_dims_to_operand_dims)))
+        out = prim.bind(operand, _with_batch_component(indices, axis_size), updates,
+                        dimension_numbers=batched)
+        return out, 0
+    return rule
+
+
+for _prim in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    batch_rules[_prim] = _scatter_batch_rule(_prim)
+
+
+def _gather_of_scatter(operand_aval, updates_aval, dn: ScatterDimensionNumbers):
+    """The gather that reads back what a scatter with `dn` wrote (its windows)."""
+    window = iter(updates_aval.shape[d] for d in dn.update_window_dims)
+    slice_sizes = tuple(1 if d in dn.inserted_window_dims else next(window)
+                        for d in range(operand_aval.ndim))
+    gdn = GatherDimensionNumbers(dn.update_window_dims, dn.inserted_window_dims,
+                                 dn.scatter_dims_to_operand_dims)
+    return {"dimension_numbers": gdn, "slice_sizes": slice_sizes}
+
+
+def _gather_updates(x, indices, updates_aval, dn):
+    return gather_p.bind(x, indices, **_gather_of_scatter(aval_of(x), updates_aval, dn))
+
+
+def _linear_scatter_jvp(prim):
+    """scatter and scatter_add are linear in (operand, updates) jointly."""
+    def rule(primals, tangents, *, dimension_numbers):
+        operand, indices, updates = primals
+        out = prim.bind(operand, indices, updates, dimension_numbers=dimension_numbers)
+        t_x, _, t_u = tangents
+        if is_zero(t_x) and is_zero(t_u):
+            return out, Zero(aval_of(out))
+        return out, prim.bind(instantiate(t_x), indices, instantiate(t_u),
+                              dimension_numbers=dimension_numbers)
+    return rule
+
+
+def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers):
+    ct = instantiate(ct) if is_zero(ct) else ct
+    ct_u = None
+    if is_undefined(updates):
+        ct_u = _gather_updates(ct, indices, updates.aval, dimension_numbers)
+    return [ct if is_undefined(operand) else None, None, ct_u]
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers):
+    """Overwritten positions pass no cotangent to the operand; the updates get
+    the cotangent of where they landed."""
+    ct = instantiate(ct) if is_zero(ct) else ct
+    ct_x = ct_u = None
+    if is_undefined(operand):
+        u_aval = updates.aval if is_undefined(updates) else aval_of(updates)
+        ct_x = scatter_p.bind(ct, indices, zeros_like_aval(u_aval),
+                              dimension_numbers=dimension_numbers)
+    if is_undefined(updates):
+        ct_u = _gather_updates(ct, indices, updates.aval, dimension_numbers)
+    return [ct_x, None, ct_u]
+
+
+jvp_rules[scatter_p] = _linear_scatter_jvp(scatter_p)
+jvp_rules[scatter_add_p] = _linear_scatter_jvp(scatter_add_p)
+transpose_rules[scatter_p] = _scatter_transpose
+transpose_rules[scatter_add_p] = _scatter_add_transpose
+
+
+def _scatter_mul_jvp(primals, tangents, *, dimension_numbers):
+    """d(x * u) = t_x * u + x * t_u at the written positions (indices assumed
+    unique, as for JAX's scatter_mul derivative)."""
+    operand, indices, updates = primals
+    dn = dimension_numbers
+    out = scatter_mul_p.bind(operand, indices, updates, dimension_numbers=dn)
+    t_x, _, t_u = tangents
+    t_out = Zero(aval_of(out))
+    if not is_zero(t_x):
+        t_out = scatter_mul_p.bind(t_x, indices, updates, dimension_numbers=dn)
+    if not is_zero(t_u):
+        x_at = _gather_updates(operand, indices, aval_of(updates), dn)
+        from_u = scatter_add_p.bind(zeros_like_aval(aval_of(out)), indices,
+                                    mul_p.bind(x_at, t_u), dimension_numbers=dn)
+        t_out = from_u if is_zero(t_out) else add_p.bind(t_out, from_u)
+    return out, t_out
+
+
+def _scatter_extremum_jvp(prim):
+    """The tangent follows whichever value won: the operand where it kept its
+    value, else the mean tangent of the updates that tie for the result."""
+    def rule(primals, tangents, *, dimension_numbers):
+        operand, indices, updates = primals
+        dn = dimension_numbers
+        out = prim.bind(operand, indices, updates, dimension_numbers=dn)
+        t_x, t_u = instantiate(tangents[0]), instantiate(tangents[2])
+        won = eq_p.bind(updates, _gather_updates(out, indices, aval_of(updates), dn))
+        zeros_u = zeros_like_aval(aval_of(updates))
+        ones_u = convert_element_type_p.bind(won, new_dtype=aval_of(updates).dtype,
+                                             weak_type=False)
+        zeros = zeros_like_aval(aval_of(out))
+        t_sum = scatter_add_p.bind(zeros, indices, select_n_p.bind(won, zeros_u, t_u),
+                                   dimension_numbers=dn)
+        count = scatter_add_p.bind(zeros, indices, ones_u, dimension_numbers=dn)
+        one = broadcast_in_dim_p.bind(np.ones((), aval_of(out).dtype), shape=aval_of(out).shape,
+                                      broadcast_dimensions=())
+        from_u = div_p.bind(t_sum, max_p.bind(count, one))
+        return out, select_n_p.bind(eq_p.bind(out, operand), from_u, t_x)
+    return rule
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers):
+    """Linear in the operand only (the jvp keeps updates primal): each
+    position's cotangent is scaled by the product written there."""
+    if is_undefined(updates):
+        raise TypeError("scatter_mul is not linear in its updates")
+    ct = instantiate(ct) if is_zero(ct) else ct
+    return [scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers),
+            None, None]
+
+
+jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
+jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+
+
+# ---- public functions ------------------------------------------------------------
+def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers, slice_sizes):
+    """Windows of `operand` of `slice_sizes` starting at each index vector
+    (the last axis of `start_indices`); starts clamp so windows fit.
+
+    >>> dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+    ...                             start_index_map=(0,))
+    >>> gather(np.float32([5, 6, 7]), np.int32([[2], [0]]), dn, (1,))  # [7., 5.]
+    """
+    return gather_p.bind(operand, start_indices, dimension_numbers=_gather_dn(dimension_numbers),
+                         slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def _gather_dn(dn) -> GatherDimensionNumbers:
+    return GatherDimensionNumbers(*(tuple(int(d) for d in f) for f in dn))
+
+
+def _scatter_dn(dn) -> ScatterDimensionNumbers:
+    return ScatterDimensionNumbers(*(tuple(int(d) for d in f) for f in dn))
+
+
+def _public_scatter(prim, doc):
+    def scatter_fn(operand, scatter_indices, updates, dimension_numbers):
+        return prim.bind(operand, scatter_indices, updates,
+                         dimension_numbers=_scatter_dn(dimension_numbers))
+    scatter_fn.__name__ = scatter_fn.__qualname__ = prim.name
+    scatter_fn.__doc__ = doc
+    return scatter_fn
+
+
+scatter = _public_scatter(scatter_p, "`operand` with windows of `updates` written at the "
+                          "indices (out-of-range windows are dropped).")
+scatter_add = _public_scatter(scatter_add_p, "`operand` with `updates` added at the indices; "
+                              "duplicate indices accumulate.")
+scatter_mul = _public_scatter(scatter_mul_p, "`operand` multiplied by `updates` at the indices.")
+scatter_min = _public_scatter(scatter_min_p, "elementwise min of `operand` and `updates` there.")
+scatter_max = _public_scatter(scatter_max_p, "elementwise max of `operand` and `updates` there.")
