@@ -33,7 +33,12 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 
 
 def user_source_info() -> SourceInfo | None:
-    """The innermost stack frame outside the olympus package."""
+    """The user's line an equation being created comes from: the source line
+    of the equation a transform is replaying (see `replaying`), else the
+    innermost stack frame outside the olympus package."""
+    replayed = _state.source_info
+    if replayed is not None:
+        return replayed
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -111,6 +116,8 @@ eval_trace = EvalTrace()
 class _State(threading.local):
     def __init__(self) -> None:
         self.trace: Trace = eval_trace
+        # source line of the equation a transform is replaying, or None
+        self.source_info: SourceInfo | None = None
 
 
 _state = _State()
@@ -128,6 +135,21 @@ def set_current_trace(trace: Trace):
         yield trace
     finally:
         _state.trace = previous
+
+
+@contextmanager
+def replaying(source_info: SourceInfo | None):
+    """While a transform (jvp, transpose, vmap, partial evaluation) processes
+    an equation, the equations it creates get that equation's user line: the
+    Python stack then shows only the transform's caller (or, in a backward
+    pass, no user frame of `f` at all). None keeps the enclosing line."""
+    previous = _state.source_info
+    if source_info is not None:
+        _state.source_info = source_info
+    try:
+        yield
+    finally:
+        _state.source_info = previous
 
 
 def _bind(primitive, args, params):

@@ -233,7 +233,8 @@ def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
     env.update(zip(olympuspr.invars, args))
     for eqn in olympuspr.eqns:
         vals = [x.val if isinstance(x, Literal) else env[x] for x in eqn.invars]
-        outs = eqn.primitive.bind(*vals, **eqn.params)
+        with core.replaying(eqn.source_info):
+            outs = eqn.primitive.bind(*vals, **eqn.params)
         env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
     return [x.val if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
 

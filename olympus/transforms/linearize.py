@@ -171,10 +171,11 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
             ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
         else:
             ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
-        cts_in = _apply_transpose_rule(rule, eqn, ct_arg, args)
-        for x, ct in zip(eqn.invars, cts_in):
-            if isinstance(x, Var) and x in linear and ct is not None:
-                _write_ct(ct_env, x, ct)
+        with core.replaying(eqn.source_info):  # cotangent sums too get eqn's line
+            cts_in = _apply_transpose_rule(rule, eqn, ct_arg, args)
+            for x, ct in zip(eqn.invars, cts_in):
+                if isinstance(x, Var) and x in linear and ct is not None:
+                    _write_ct(ct_env, x, ct)
     return [ct_env.get(v, Zero(v.aval)) if v in set(linear_invars) else Zero(v.aval)
             for v in olympuspr.invars]
 
@@ -260,7 +261,8 @@ def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
         if any(v in linear for v in eqn.outvars):
             continue
         args = [x.val if isinstance(x, Literal) else env[x] for x in eqn.invars]
-        outs = eqn.primitive.bind(*args, **eqn.params)
+        with core.replaying(eqn.source_info):
+            outs = eqn.primitive.bind(*args, **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]
         env.update(zip(eqn.outvars, outs))
 
