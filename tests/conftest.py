@@ -10,8 +10,10 @@ program handed to XLA.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import tempfile
+import time
 
 # The persistent compilation cache is on by default in the user's cache folder;
 # the suite (and the subprocesses it starts) use a folder of their own instead,
@@ -29,11 +31,87 @@ from olympus.tracer.staging import StagingTrace  # noqa: E402
 checked_programs: list[int] = [0]  # how many programs were checked (a test reads it)
 
 
+# ---- print/parse round trip over a sample of the programs the suite builds -------
+# A uniform sample (reservoir sampling, seeded) of at most ROUND_TRIP_CAP of the
+# programs staged or compiled during the session is kept; at the end each is
+# printed, parsed back and reprinted, and one that does not reprint identically
+# fails the run (about 1 ms a program).
+ROUND_TRIP_CAP = 3000
+round_trip_sample: list = []
+_programs_seen = [0]
+_round_trip_failures: list[str] = []
+_round_trip_seconds = [0.0]
+_reservoir = random.Random(0)
+
+
+def _sample_for_round_trip(olympuspr) -> None:
+    _programs_seen[0] += 1
+    if len(round_trip_sample) < ROUND_TRIP_CAP:
+        round_trip_sample.append(olympuspr)
+        return
+    slot = _reservoir.randrange(_programs_seen[0])
+    if slot < ROUND_TRIP_CAP:
+        round_trip_sample[slot] = olympuspr
+
+
+def _sub_programs(value):
+    for v in value if isinstance(value, (tuple, list)) else (value,):
+        if isinstance(v, ClosedOlympuspr):
+            yield v.olympuspr
+
+
+def _outside_the_text_format(olympuspr) -> bool:
+    """Programs the text cannot carry: a param holding a Python function
+    (debug_callback, custom_lin), or a primitive a test defined for itself."""
+    from olympus.lax import all_primitives
+
+    for eqn in olympuspr.eqns:
+        if all_primitives.get(eqn.primitive.name) is not eqn.primitive:
+            return True
+        for value in eqn.params.values():
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            if any(callable(v) and not isinstance(v, (type, ClosedOlympuspr)) for v in values):
+                return True
+            if any(map(_outside_the_text_format, _sub_programs(value))):
+                return True
+    return False
+
+
+class _AnyConsts(dict):
+    """Constvar values are not needed to check the text: every one is None."""
+
+    def __contains__(self, name) -> bool:
+        return True
+
+    def __getitem__(self, name):
+        return None
+
+
+def round_trip_failure(olympuspr) -> str | None:
+    """None if `olympuspr` prints, parses back and reprints identically (or
+    cannot be written as text at all); else a report with both texts."""
+    from olympus.ir.parser import _Parser
+
+    if _outside_the_text_format(olympuspr):
+        return None
+    text = str(olympuspr)
+    try:
+        parser = _Parser(text, _AnyConsts())
+        parser.r.skip_space()
+        parsed, _ = parser.program()
+        assert parser.r.at_end(), "text after the program"
+        again = str(parsed)
+    except Exception as err:  # reported with the program, at the end
+        return f"{text}\n--- {type(err).__name__}: {err}"
+    return None if again == text else f"{text}\n--- reprinted as:\n{again}"
+
+
 def _checked_to_olympuspr(original):
     def to_olympuspr(self, outs):
         olympuspr, consts = original(self, outs)
         check_olympuspr(ClosedOlympuspr(olympuspr, consts))
         checked_programs[0] += 1
+        _sample_for_round_trip(olympuspr)
         return olympuspr, consts
 
     return to_olympuspr
@@ -43,6 +121,7 @@ def _checked_build_module(original):
     def build_module(olympuspr, name="main", *donated):
         check_olympuspr(olympuspr)
         checked_programs[0] += 1
+        _sample_for_round_trip(olympuspr)
         return original(olympuspr, name, *donated)
 
     return build_module
@@ -91,10 +170,30 @@ def pytest_addoption(parser):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """A run that selects no tests (e.g. `-k` matching nothing) is not a failure."""
+    """A run that selects no tests (e.g. `-k` matching nothing) is not a
+    failure; a sampled program that does not round-trip through its text is."""
     shutil.rmtree(_SESSION_CACHE_DIR, ignore_errors=True)
+    start = time.perf_counter()
+    for olympuspr in round_trip_sample:
+        failure = round_trip_failure(olympuspr)
+        if failure is not None:
+            _round_trip_failures.append(failure)
+    _round_trip_seconds[0] = time.perf_counter() - start
+    if _round_trip_failures:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not round_trip_sample:
+        return
+    terminalreporter.write_line(
+        f"print/parse round trip: {len(round_trip_sample)} sampled programs, "
+        f"{len(_round_trip_failures)} failed ({_round_trip_seconds[0]:.1f} s)")
+    for failure in _round_trip_failures[:5]:
+        terminalreporter.write_line(f"round trip FAILED:\n{failure}\n")
 
 
 @pytest.fixture

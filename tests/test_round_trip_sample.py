@@ -1,0 +1,51 @@
+"""The session-wide print/parse round trip (tests/conftest.py): a sample of
+every program the suite stages or compiles is printed, parsed back and
+reprinted at the end of the session, and any difference fails the run.
+These tests check the sampler and the check themselves."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import olympus
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.ir import parser
+
+import conftest
+
+
+def _programs():
+    x = np.arange(3, dtype=np.float32)
+
+    def f(x):
+        y = lax.scan(lambda c, r: (c * r + 1.5, c), 1.0, x)[1]
+        return jnp.sum(jnp.where(y > 1, y, -y)) + x[1]
+
+    return [olympus.make_olympuspr(g)(x).olympuspr
+            for g in (f, olympus.grad(f), olympus.vmap(f, in_axes=None, axis_size=2))]
+
+
+def test_programs_the_tests_build_are_sampled():
+    before = conftest._programs_seen[0]
+    _programs()
+    assert conftest._programs_seen[0] >= before + 3
+    assert conftest.round_trip_sample  # this test's programs, or earlier ones
+
+
+def test_sampled_kinds_of_program_round_trip():
+    for program in _programs():
+        assert conftest.round_trip_failure(program) is None
+
+
+def test_a_program_that_reprints_differently_is_reported(monkeypatch):
+    program = _programs()[0]
+    original = parser._scalar
+
+    def off_by_one(token, dtype, r):
+        value = original(token, dtype, r)
+        return value + 1 if token == "1.5" else value
+
+    monkeypatch.setattr(parser, "_scalar", off_by_one)
+    report = conftest.round_trip_failure(program)
+    assert report is not None and "reprinted as" in report and "2.5" in report
