@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
 from harness import jax_available, libraries, load, machine
 
 DEPTH, BATCH, WIDTH = 64, 64, 256
@@ -39,9 +38,13 @@ def make_loss(lib, jnp, variant: str):
     def layer(w, x):
         return jnp.tanh(x @ w)
 
-    per_layer = {"none": layer,
-                 "per layer, save nothing": lib.checkpoint(layer, policy=policies.nothing_saveable),
-                 "per layer, save dots": lib.checkpoint(layer, policy=policies.dots_saveable)}
+    per_layer = {
+        "none": layer,
+        "per layer, save nothing": lib.checkpoint(
+            layer, policy=policies.nothing_saveable
+        ),
+        "per layer, save dots": lib.checkpoint(layer, policy=policies.dots_saveable),
+    }
 
     def chain(ws, x):
         step = per_layer.get(variant, layer)
@@ -54,21 +57,30 @@ def make_loss(lib, jnp, variant: str):
     return chain
 
 
-VARIANTS = ["none", "per layer, save nothing", "per layer, save dots",
-            "whole chain, save nothing"]
+VARIANTS = [
+    "none",
+    "per layer, save nothing",
+    "per layer, save dots",
+    "whole chain, save nothing",
+]
 
 
 def residual_bytes(name: str, lib, loss, ws, x) -> int:
     """Bytes of the distinct arrays the linearized forward keeps (inputs included)."""
     if name == "jax":
-        from jax._src.ad_checkpoint import saved_residuals  # what print_saved_residuals prints
+        from jax._src.ad_checkpoint import (
+            saved_residuals,  # what print_saved_residuals prints
+        )
 
-        return sum(int(np.prod(a.shape)) * a.dtype.itemsize for a, _ in saved_residuals(loss, ws, x))
+        return sum(
+            int(np.prod(a.shape)) * a.dtype.itemsize
+            for a, _ in saved_residuals(loss, ws, x)
+        )
     from olympus.tracer.pytree import tree_flatten, tree_unflatten
     from olympus.transforms.linearize import linearize_flat
 
     leaves, tree = tree_flatten((ws, x))
-    flat = lambda *a: [loss(*tree_unflatten(tree, list(a)))]  # noqa: E731
+    flat = lambda *a: [loss(*tree_unflatten(tree, list(a)))]
     _, linear = linearize_flat(flat, leaves, [True] * len(leaves))
     distinct = {id(c): c for c in linear.consts}.values()
     return sum(int(np.prod(c.shape)) * np.dtype(c.dtype).itemsize for c in distinct)
@@ -96,22 +108,30 @@ def main(argv=None) -> None:
             lib, jnp, _ = load(name)
             loss = make_loss(lib, jnp, variant)
             dev_ws, dev_x = lib.device_put((ws, x))  # so inputs are saved, not copies
-            row[name] = (residual_bytes(name, lib, loss, dev_ws, dev_x),
-                         xla_temp_bytes(lib, loss, dev_ws, dev_x))
+            row[name] = (
+                residual_bytes(name, lib, loss, dev_ws, dev_x),
+                xla_temp_bytes(lib, loss, dev_ws, dev_x),
+            )
             grads.append(gradient(lib, loss, dev_ws, dev_x))
         for g in grads[1:]:  # every variant computes the same gradient
             np.testing.assert_allclose(g, grads[0], rtol=2e-3, atol=1e-5)
         rows.append((variant, row))
-    print(f"chain of {DEPTH} layers tanh(x @ W), batch {BATCH}, width {WIDTH}, f32; "
-          f"inputs are {(DEPTH * WIDTH * WIDTH + BATCH * WIDTH) * 4 / 2**20:.1f} MiB")
+    print(
+        f"chain of {DEPTH} layers tanh(x @ W), batch {BATCH}, width {WIDTH}, f32; "
+        f"inputs are {(DEPTH * WIDTH * WIDTH + BATCH * WIDTH) * 4 / 2**20:.1f} MiB"
+    )
     print(machine())
-    head = "| checkpoint | " + " | ".join(
-        f"{n} residuals | {n} XLA temp" for n in names) + " |"
+    head = (
+        "| checkpoint | "
+        + " | ".join(f"{n} residuals | {n} XLA temp" for n in names)
+        + " |"
+    )
     print(head)
     print("|---" * (1 + 2 * len(names)) + "|")
     for variant, row in rows:
-        cells = " | ".join(f"{row[n][0] / 2**20:.2f} MiB | {row[n][1] / 2**20:.2f} MiB"
-                           for n in names)
+        cells = " | ".join(
+            f"{row[n][0] / 2**20:.2f} MiB | {row[n][1] / 2**20:.2f} MiB" for n in names
+        )
         print(f"| {variant} | {cells} |")
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
 from harness import format_table, interleaved, jax_available, libraries, load, machine
 
 T, HIDDEN, BATCH, FEATURES = 100, 128, 16, 32
@@ -24,9 +23,11 @@ NEWTON_SIZE, NEWTON_STEPS = 4096, 30
 
 def rnn_data(seed: int = 0):
     rng = np.random.default_rng(seed)
-    params = (rng.standard_normal((HIDDEN, HIDDEN), np.float32) / np.sqrt(HIDDEN),
-              rng.standard_normal((FEATURES, HIDDEN), np.float32) / np.sqrt(FEATURES),
-              np.zeros(HIDDEN, np.float32))
+    params = (
+        rng.standard_normal((HIDDEN, HIDDEN), np.float32) / np.sqrt(HIDDEN),
+        rng.standard_normal((FEATURES, HIDDEN), np.float32) / np.sqrt(FEATURES),
+        np.zeros(HIDDEN, np.float32),
+    )
     xs = rng.standard_normal((T, BATCH, FEATURES), np.float32)
     return params, xs
 
@@ -60,19 +61,27 @@ def workloads(name: str) -> dict:
     a = lib.device_put(np.linspace(0.5, 100.0, NEWTON_SIZE, dtype=np.float32))
     newton = lib.jit(make_newton_sqrt(lax))
     n = lib.device_put(np.int32(NEWTON_STEPS))
-    return {"scan RNN jit(grad)": (lib, lambda: rnn_grad(params, xs)),
-            "fori_loop Newton (while)": (lib, lambda: newton(a, n))}
+    return {
+        "scan RNN jit(grad)": (lib, lambda: rnn_grad(params, xs)),
+        "fori_loop Newton (while)": (lib, lambda: newton(a, n)),
+    }
 
 
 def check_same(per_lib: dict) -> None:
     """Both libraries agree; Newton converges to sqrt."""
-    results = [{case: fn() for case, (lib, fn) in cases.items()} for cases in per_lib.values()]
+    results = [
+        {case: fn() for case, (lib, fn) in cases.items()} for cases in per_lib.values()
+    ]
     for r in results:
         np.testing.assert_allclose(
             np.asarray(r["fori_loop Newton (while)"]),
-            np.sqrt(np.linspace(0.5, 100.0, NEWTON_SIZE, dtype=np.float32)), rtol=1e-5)
+            np.sqrt(np.linspace(0.5, 100.0, NEWTON_SIZE, dtype=np.float32)),
+            rtol=1e-5,
+        )
         for g, g0 in zip(r["scan RNN jit(grad)"], results[0]["scan RNN jit(grad)"]):
-            np.testing.assert_allclose(np.asarray(g), np.asarray(g0), rtol=2e-3, atol=1e-4)
+            np.testing.assert_allclose(
+                np.asarray(g), np.asarray(g0), rtol=2e-3, atol=1e-4
+            )
 
 
 def main(argv=None) -> None:
@@ -88,8 +97,10 @@ def main(argv=None) -> None:
     for case, number in (("scan RNN jit(grad)", 10), ("fori_loop Newton (while)", 50)):
         calls = {n: per_lib[n][case] for n in names}
         rows.append((case, "ms", interleaved(calls, number, rounds)))
-    print(f"scan RNN: T={T}, hidden {HIDDEN}, batch {BATCH}, {FEATURES} features, f32; "
-          f"Newton sqrt: {NEWTON_SIZE} f32 values, {NEWTON_STEPS} steps (traced trip count)")
+    print(
+        f"scan RNN: T={T}, hidden {HIDDEN}, batch {BATCH}, {FEATURES} features, f32; "
+        f"Newton sqrt: {NEWTON_SIZE} f32 values, {NEWTON_STEPS} steps (traced trip count)"
+    )
     print(machine())
     print(format_table(rows, names))
 

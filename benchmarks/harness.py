@@ -73,10 +73,17 @@ def fresh_process_seconds(script: str, args: list[str], repeats: int) -> list[fl
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     times = []
     for _ in range(repeats):
-        out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
-                             env=env)
+        out = subprocess.run(
+            [sys.executable, script, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
         if out.returncode != 0:
-            raise RuntimeError(f"{script} {' '.join(args)} failed:\n{out.stderr[-2000:]}")
+            raise RuntimeError(
+                f"{script} {' '.join(args)} failed:\n{out.stderr[-2000:]}"
+            )
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return times
 
@@ -85,8 +92,11 @@ def format_table(rows: list[tuple], names: list[str]) -> str:
     """rows: (case, unit, {name: samples}); medians, and olympus/jax ratios of
     medians and of best rounds when jax was measured."""
     scale = {"ms": 1e3, "s": 1.0, "us": 1e6}
-    head = "| case | " + " | ".join(names) + (" | olympus / jax | best-round ratio |"
-                                              if "jax" in names else " |")
+    head = (
+        "| case | "
+        + " | ".join(names)
+        + (" | olympus / jax | best-round ratio |" if "jax" in names else " |")
+    )
     lines = [head, "|---" * (len(names) + 1 + 2 * ("jax" in names)) + "|"]
     for case, unit, samples in rows:
         k = scale[unit]
@@ -108,12 +118,18 @@ def machine() -> str:
     cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+            cpu = next(
+                line.split(":", 1)[1].strip()
+                for line in f
+                if line.startswith("model name")
+            )
     except (OSError, StopIteration):
         pass
     import jaxlib
 
     load_avg = os.getloadavg()[0]
-    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores, "
-            f"{cpu}; load average {load_avg:.1f}; Python {sys.version.split()[0]}, "
-            f"jaxlib {jaxlib.__version__}")
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores, "
+        f"{cpu}; load average {load_avg:.1f}; Python {sys.version.split()[0]}, "
+        f"jaxlib {jaxlib.__version__}"
+    )

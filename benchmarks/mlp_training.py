@@ -18,9 +18,15 @@ import sys
 import time
 
 import numpy as np
-
-from harness import (format_table, fresh_process_seconds, interleaved, jax_available,
-                     libraries, load, machine)
+from harness import (
+    format_table,
+    fresh_process_seconds,
+    interleaved,
+    jax_available,
+    libraries,
+    load,
+    machine,
+)
 
 BATCH, WIDTH, LAYERS = 128, 512, 4
 
@@ -28,8 +34,13 @@ BATCH, WIDTH, LAYERS = 128, 512, 4
 def make_data(seed: int = 0):
     """Weights (LAYERS of (W, b)), inputs and targets as NumPy float32 arrays."""
     rng = np.random.default_rng(seed)
-    params = [(rng.standard_normal((WIDTH, WIDTH), np.float32) / np.sqrt(WIDTH),
-               np.zeros(WIDTH, np.float32)) for _ in range(LAYERS)]
+    params = [
+        (
+            rng.standard_normal((WIDTH, WIDTH), np.float32) / np.sqrt(WIDTH),
+            np.zeros(WIDTH, np.float32),
+        )
+        for _ in range(LAYERS)
+    ]
     x = rng.standard_normal((BATCH, WIDTH), np.float32)
     y = rng.standard_normal((BATCH, WIDTH), np.float32)
     return params, x, y
@@ -64,8 +75,11 @@ def first_call(name: str, warm: bool) -> float:
     lib.block_until_ready(lib.jit(lambda a: a + 1)(args[1]))  # start the client
     if warm:
         params, x, y = args
-        lib.block_until_ready(lib.jit(lib.value_and_grad(make_loss(load(name)[1])))(
-            params, x[:64], y[:64]))
+        lib.block_until_ready(
+            lib.jit(lib.value_and_grad(make_loss(load(name)[1])))(
+                params, x[:64], y[:64]
+            )
+        )
     start = time.perf_counter()
     lib.block_until_ready(step(*args))
     return time.perf_counter() - start
@@ -76,7 +90,9 @@ def check_same(results: dict) -> None:
     (v0, g0), *others = results.values()
     for v, g in others:
         np.testing.assert_allclose(np.asarray(v), np.asarray(v0), rtol=1e-4)
-        for a, b in zip(np.asarray(g[0][0]).ravel()[:1000], np.asarray(g0[0][0]).ravel()[:1000]):
+        for a, b in zip(
+            np.asarray(g[0][0]).ravel()[:1000], np.asarray(g0[0][0]).ravel()[:1000]
+        ):
             assert abs(a - b) <= 1e-4 + 1e-3 * abs(b)
 
 
@@ -84,7 +100,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-jax", action="store_true")
-    parser.add_argument("--first-call", choices=["olympus", "jax"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--first-call", choices=["olympus", "jax"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.first_call:
@@ -96,20 +114,31 @@ def main(argv=None) -> None:
     rounds, number, fresh = (5, 5, 2) if opts.quick else (11, 10, 5)
     steps = {n: training_step(n) for n in names}
     check_same({n: step(*args) for n, (lib, step, args) in steps.items()})
-    calls = {n: (lib, lambda step=step, args=args: step(*args))
-             for n, (lib, step, args) in steps.items()}
+    calls = {
+        n: (lib, lambda step=step, args=args: step(*args))
+        for n, (lib, step, args) in steps.items()
+    }
     steady = interleaved(calls, number, rounds)
     firsts = {n: [] for n in names}
     seconds = {n: [] for n in names}
     for _ in range(fresh):  # interleaved fresh interpreters
         for n in names:
             firsts[n] += fresh_process_seconds(__file__, ["--first-call", n], 1)
-            seconds[n] += fresh_process_seconds(__file__, ["--first-call", n, "--warm"], 1)
+            seconds[n] += fresh_process_seconds(
+                __file__, ["--first-call", n, "--warm"], 1
+            )
     print(f"MLP {LAYERS}x{WIDTH}, batch {BATCH}, f32: jit(value_and_grad(loss))")
     print(machine())
-    print(format_table([("steady-state step", "ms", steady),
-                        ("first call (trace+compile+run)", "s", firsts),
-                        ("first call, after another step compiled", "s", seconds)], names))
+    print(
+        format_table(
+            [
+                ("steady-state step", "ms", steady),
+                ("first call (trace+compile+run)", "s", firsts),
+                ("first call, after another step compiled", "s", seconds),
+            ],
+            names,
+        )
+    )
     assert "jax" in names or sys.modules.get("jax") is None
 
 

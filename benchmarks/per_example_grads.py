@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
 from harness import format_table, interleaved, jax_available, libraries, load, machine
 
 BATCH, IN, HIDDEN, OUT = 64, 784, 256, 10
@@ -22,10 +21,12 @@ BATCH, IN, HIDDEN, OUT = 64, 784, 256, 10
 
 def make_data(seed: int = 0):
     rng = np.random.default_rng(seed)
-    params = {"w1": rng.standard_normal((IN, HIDDEN), np.float32) / np.sqrt(IN),
-              "b1": np.zeros(HIDDEN, np.float32),
-              "w2": rng.standard_normal((HIDDEN, OUT), np.float32) / np.sqrt(HIDDEN),
-              "b2": np.zeros(OUT, np.float32)}
+    params = {
+        "w1": rng.standard_normal((IN, HIDDEN), np.float32) / np.sqrt(IN),
+        "b1": np.zeros(HIDDEN, np.float32),
+        "w2": rng.standard_normal((HIDDEN, OUT), np.float32) / np.sqrt(HIDDEN),
+        "b2": np.zeros(OUT, np.float32),
+    }
     x = rng.standard_normal((BATCH, IN), np.float32)
     labels = np.eye(OUT, dtype=np.float32)[rng.integers(0, OUT, BATCH)]
     return params, x, labels
@@ -54,8 +55,10 @@ def workloads(name: str) -> dict:
     def loop():
         return [one(params, xi, li) for xi, li in rows]
 
-    return {"jit(vmap(grad))": (lib, lambda: batched(params, x, labels)),
-            "loop of jit(grad)": (lib, loop)}
+    return {
+        "jit(vmap(grad))": (lib, lambda: batched(params, x, labels)),
+        "loop of jit(grad)": (lib, loop),
+    }
 
 
 def check_same(per_lib: dict) -> None:

@@ -449,7 +449,8 @@ def test_while_loop_grad_error_names_scan_and_the_loop_line():
         where = msg.splitlines()[-1]
         assert THIS_FILE in where
         line = int(where.split(THIS_FILE + ":")[1].split()[0])
-        assert "# the loop line" in open(THIS_FILE).read().splitlines()[line - 1]
+        with open(THIS_FILE) as source:
+            assert "# the loop line" in source.read().splitlines()[line - 1]
     # a static trip count is a scan: reverse mode works
     assert_allclose(grad(lambda x: power(x, 3))(np.float32(1.5)), 4 * 1.5**3, rtol=1e-6)
 
