@@ -144,9 +144,9 @@ LINEAR = {
 
 
 def _foundation_primitives():
-    from olympus.lax import elementwise, pjit, reductions, shapes, slicing
+    from olympus.lax import elementwise, pjit, reductions, shapes, slicing, sorting
 
-    modules = (elementwise, pjit, reductions, shapes, slicing)
+    modules = (elementwise, pjit, reductions, shapes, slicing, sorting)
     return {name: p for name, p in all_primitives.items()
             if any(getattr(m, f"{name}_p", None) is p for m in modules)}
 

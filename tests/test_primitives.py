@@ -1188,6 +1188,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "scatter_mul": ("test_gather_scatter.py", "lax.scatter_mul"),
     "scatter_min": ("test_gather_scatter.py", "lax.scatter_min"),
     "scatter_max": ("test_gather_scatter.py", "lax.scatter_max"),
+    "sort": ("test_sorting.py", "lax.sort"),
 }
 
 

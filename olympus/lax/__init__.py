@@ -19,3 +19,4 @@ from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     GatherDimensionNumbers, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_max,
     scatter_min, scatter_mul,
 )
+from olympus.lax.sorting import sort, top_k  # noqa: E402,F401  (sort primitive)

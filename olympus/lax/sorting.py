@@ -1,0 +1,160 @@
+"""The sort primitive (several operands ordered by their first `num_keys`,
+lexicographically, along one dimension; stable) and top_k built on it.
+
+Floating-point keys compare in IEEE total order, so NaNs sort last, as in
+NumPy. The derivative moves each tangent with its value: the jvp sorts an
+iota beside the keys and gathers the tangents at that permutation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
+from olympus.lax.base import define_primitive
+from olympus.lax.elementwise import neg_p, not_p
+from olympus.lax.shapes import concatenate_p, iota_p, reshape_p, slice_p
+from olympus.lax.slicing import GatherDimensionNumbers, gather_p
+from olympus.tracer.core import aval_of
+from olympus.tracer.errors import OlympusTypeError
+from olympus.transforms.batching import batch_rules, batch_to_front, broadcast_batch
+from olympus.transforms.jvp import Zero, is_zero, jvp_rules
+
+
+def _sort_abstract_eval(*operands: ShapedArray, dimension, is_stable, num_keys):
+    if not operands or any(o.shape != operands[0].shape for o in operands):
+        raise OlympusTypeError(
+            f"sort: operands must share one shape, got {[o.str_short() for o in operands]}")
+    if not 0 <= dimension < max(operands[0].ndim, 1) or operands[0].ndim == 0:
+        raise OlympusTypeError(f"sort: dimension {dimension} is out of range for "
+                               f"{operands[0].str_short()}")
+    if not 1 <= num_keys <= len(operands):
+        raise OlympusTypeError(f"sort: num_keys {num_keys} must be in [1, {len(operands)}]")
+    if any(dtypes.is_complex(o.dtype) for o in operands[:num_keys]):
+        raise OlympusTypeError("sort: complex keys are not ordered")
+    return list(operands)
+
+
+def _compare_type(dtype) -> str:
+    if dtypes.is_inexact(dtype):
+        return "TOTALORDER"
+    return "SIGNED" if dtypes.is_signed_int(dtype) else "UNSIGNED"
+
+
+def _compare(em, a, b, direction: str, dtype):
+    attrs = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+             f"compare_type = #stablehlo<comparison_type {_compare_type(dtype)}>")
+    return em.op("stablehlo.compare", [a, b], [ShapedArray((), dtypes.bool_)], attrs)[0]
+
+
+def _comparator(key_dtypes: Sequence, n_operands: int):
+    """`lhs < rhs` on the keys, lexicographically (later keys break ties)."""
+    boolean = ShapedArray((), dtypes.bool_)
+
+    def build(em, *args):
+        lhs, rhs = args[0::2], args[1::2]
+        less = None
+        for k in reversed(range(len(key_dtypes))):
+            lt = _compare(em, lhs[k], rhs[k], "LT", key_dtypes[k])
+            if less is not None:
+                eq = _compare(em, lhs[k], rhs[k], "EQ", key_dtypes[k])
+                tie = em.op("stablehlo.and", [eq, less], [boolean])[0]
+                lt = em.op("stablehlo.or", [lt, tie], [boolean])[0]
+            less = lt
+        return [less]
+    return build
+
+
+def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in for _ in (0, 1)]
+    keys = [a.dtype for a in ctx.avals_in[:num_keys]]
+    region = ctx.emitter.region(scalars, _comparator(keys, len(operands)))
+    attrs = f"dimension = {dimension} : i64, is_stable = {'true' if is_stable else 'false'}"
+    return ctx.emitter.op("stablehlo.sort", list(operands), ctx.avals_out, attrs, [region])
+
+
+sort_p = define_primitive("sort", _sort_abstract_eval, _sort_lower, multiple_results=True)
+
+
+def _sort_batch_rule(axis_size, vals, dims, *, dimension, is_stable, num_keys):
+    operands = [batch_to_front(v, axis_size, d) if d is not None
+                else broadcast_batch(v, axis_size, 0) for v, d in zip(vals, dims)]
+    outs = sort_p.bind(*operands, dimension=dimension + 1, is_stable=is_stable,
+                       num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
+batch_rules[sort_p] = _sort_batch_rule
+
+
+def _take_along(x, positions, dimension: int):
+    """x reordered along `dimension` by `positions` (same shape): one gather."""
+    shape = aval_of(x).shape
+    columns = []
+    for d in range(len(shape)):
+        column = positions if d == dimension else iota_p.bind(
+            dtype=aval_of(positions).dtype, shape=shape, dimension=d)
+        columns.append(reshape_p.bind(column, new_sizes=(*shape, 1), dimensions=None))
+    indices = concatenate_p.bind(*columns, dimension=len(shape))
+    everything = tuple(range(len(shape)))
+    dn = GatherDimensionNumbers((), everything, everything)
+    return gather_p.bind(x, indices, dimension_numbers=dn, slice_sizes=(1,) * len(shape))
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    shape = aval_of(primals[0]).shape
+    order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=dimension)
+    *outs, perm = sort_p.bind(*primals, order, dimension=dimension, is_stable=is_stable,
+                              num_keys=num_keys)
+    t_outs = [Zero(aval_of(o)) if is_zero(t) else _take_along(t, perm, dimension)
+              for o, t in zip(outs, tangents)]
+    return outs, t_outs
+
+
+jvp_rules[sort_p] = _sort_jvp
+
+
+# ---- public functions ------------------------------------------------------------
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sorts `operand` (an array, or a sequence sorted together by its first
+    `num_keys` arrays) along `dimension`.
+
+    >>> sort(np.float32([3, 1, 2]))  # [1., 2., 3.]
+    >>> keys, values = sort((np.int32([2, 1]), np.float32([5, 6])))  # [1, 2], [6., 5.]
+    """
+    single = not isinstance(operand, (tuple, list))
+    operands = [operand] if single else list(operand)
+    ndim = aval_of(operands[0]).ndim
+    outs = sort_p.bind(*operands, dimension=int(dimension) % max(ndim, 1),
+                       is_stable=bool(is_stable), num_keys=int(num_keys))
+    return outs[0] if single else tuple(outs)
+
+
+def descending_key(x):
+    """A key whose ascending order is x's descending order (no overflow:
+    integers use bitwise not, ~x = -x - 1)."""
+    if aval_of(x).dtype == dtypes.bool_ or dtypes.is_integer(aval_of(x).dtype):
+        return not_p.bind(x)
+    return neg_p.bind(x)
+
+
+def top_k(operand, k: int):
+    """The `k` largest entries along the last axis and their indices, largest
+    first; ties keep the lower index first.
+
+    >>> values, indices = top_k(np.float32([1, 5, 3]), 2)  # [5., 3.], [1, 2]
+    """
+    shape = aval_of(operand).shape
+    k = int(k)
+    if not 0 <= k <= shape[-1]:
+        raise ValueError(f"top_k: k={k} is out of range for last axis of size {shape[-1]}")
+    order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=len(shape) - 1)
+    _, values, indices = sort_p.bind(descending_key(operand), operand, order,
+                                     dimension=len(shape) - 1, is_stable=True, num_keys=1)
+    starts, limits = (0,) * len(shape), (*shape[:-1], k)
+    return (slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
+            slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None))
+
+
+
