@@ -140,13 +140,14 @@ LINEAR = {
     "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
     "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "rev", "reduce_sum",
     "mul", "div", "dot_general", "pjit", "gather", "scatter", "scatter_add", "scatter_mul",
+    "conv_general_dilated",
 }
 
 
 def _foundation_primitives():
-    from olympus.lax import elementwise, pjit, reductions, shapes, slicing, sorting
+    from olympus.lax import convolution, elementwise, pjit, reductions, shapes, slicing, sorting
 
-    modules = (elementwise, pjit, reductions, shapes, slicing, sorting)
+    modules = (convolution, elementwise, pjit, reductions, shapes, slicing, sorting)
     return {name: p for name, p in all_primitives.items()
             if any(getattr(m, f"{name}_p", None) is p for m in modules)}
 

@@ -1189,6 +1189,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "scatter_min": ("test_gather_scatter.py", "lax.scatter_min"),
     "scatter_max": ("test_gather_scatter.py", "lax.scatter_max"),
     "sort": ("test_sorting.py", "lax.sort"),
+    "conv_general_dilated": ("test_convolution.py", "lax.conv_general_dilated"),
 }
 
 

@@ -20,3 +20,4 @@ from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     scatter_min, scatter_mul,
 )
 from olympus.lax.sorting import sort, top_k  # noqa: E402,F401  (sort primitive)
+from olympus.lax.convolution import ConvDimensionNumbers, conv_general_dilated  # noqa: E402,F401
