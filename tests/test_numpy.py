@@ -147,7 +147,7 @@ def test_linspace(args, kwargs):
 
 
 def test_linspace_retstep_and_arange_inside_jit():
-    samples, step = jnp.linspace(0.0, 1.0, 5, retstep=True)
+    _, step = jnp.linspace(0.0, 1.0, 5, retstep=True)
     np.testing.assert_allclose(float(step), 0.25)
     out = olympus.jit(lambda x: x + jnp.arange(3) + jnp.linspace(0, 2, 3))(jnp.zeros(3))
     np.testing.assert_allclose(np.asarray(out), [0, 2, 4])
@@ -680,8 +680,8 @@ def test_statistics_with_where_weights_and_nans():
           lambda x, w: np.average(x, axis=1, weights=w), F, w, rtol=1e-5, modes=JIT_ONLY)
     nans = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]], np.float32)
     for name in ("nansum", "nanprod", "nanmax", "nanmin", "nanmean"):
-        check(lambda x: getattr(jnp, name)(x, axis=0), lambda x: getattr(np, name)(x, axis=0),
-              nans, rtol=1e-6, modes=JIT_ONLY)
+        check(lambda x, n=name: getattr(jnp, n)(x, axis=0),
+              lambda x, n=name: getattr(np, n)(x, axis=0), nans, rtol=1e-6, modes=JIT_ONLY)
     check(lambda x: jnp.count_nonzero(x, axis=1), lambda x: np.count_nonzero(x, axis=1), I,
           modes=JIT_ONLY)
 

@@ -78,7 +78,7 @@ _METHODS = {
     "__round__": lambda x, ndigits=None: ufuncs.round(x, ndigits or 0),
     "cumsum": reductions.cumsum, "cumprod": reductions.cumprod, "take": indexing.take,
     "diagonal": arrays.diagonal,
-    "trace": arrays.trace, "repeat": arrays.repeat, "std": reductions.std,
+    "trace": arrays.trace, "repeat": arrays.repeat,
 }
 _PROPERTIES = {
     "T": arrays.transpose, "real": ufuncs.real, "imag": ufuncs.imag,

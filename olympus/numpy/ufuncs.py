@@ -6,7 +6,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy.core import aval_of, prepare, to_operand, _PY_SCALARS
+from olympus.numpy.core import aval_of, prepare, to_operand
 
 
 def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None):
