@@ -57,7 +57,8 @@ def _round_trip(closed, what: str) -> None:
 # ---- the properties -------------------------------------------------------------------
 def check_eager_jit_reference(program) -> None:
     fun, args = program.function(), program.arguments()
-    eager = fun(*args)
+    # Eager on olympus Arrays: on raw NumPy inputs, `a * a` would be NumPy's own op.
+    eager = fun(*[olympus.device_put(a) for a in args])
     jitted = olympus.jit(fun)(*args)
     _close(jitted, eager, "jit vs eager")
     _close(reference_call(fun, *args), jitted, "reference vs jit")
