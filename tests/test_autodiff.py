@@ -140,14 +140,16 @@ LINEAR = {
     "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
     "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "rev", "reduce_sum",
     "mul", "div", "dot_general", "pjit", "gather", "scatter", "scatter_add", "scatter_mul",
-    "conv_general_dilated",
+    "conv_general_dilated", "reduce_window_sum",
 }
 
 
 def _foundation_primitives():
-    from olympus.lax import convolution, elementwise, pjit, reductions, shapes, slicing, sorting
+    from olympus.lax import (
+        convolution, elementwise, pjit, reductions, shapes, slicing, sorting, windowed,
+    )
 
-    modules = (convolution, elementwise, pjit, reductions, shapes, slicing, sorting)
+    modules = (convolution, elementwise, pjit, reductions, shapes, slicing, sorting, windowed)
     return {name: p for name, p in all_primitives.items()
             if any(getattr(m, f"{name}_p", None) is p for m in modules)}
 

@@ -1190,6 +1190,8 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "scatter_max": ("test_gather_scatter.py", "lax.scatter_max"),
     "sort": ("test_sorting.py", "lax.sort"),
     "conv_general_dilated": ("test_convolution.py", "lax.conv_general_dilated"),
+    "reduce_window_sum": ("test_windowed.py", "lax.reduce_window_sum"),
+    "reduce_window_max": ("test_windowed.py", "lax.reduce_window_max"),
 }
 
 
