@@ -32,24 +32,36 @@ checked_programs: list[int] = [0]  # how many programs were checked (a test read
 
 
 # ---- print/parse round trip over a sample of the programs the suite builds -------
-# A uniform sample (reservoir sampling, seeded) of at most ROUND_TRIP_CAP of the
-# programs staged or compiled during the session is kept; at the end each is
-# printed, parsed back and reprinted, and one that does not reprint identically
-# fails the run (about 1 ms a program).
+# Programs staged or compiled during the session are kept when their structure
+# (primitives, input types) is new, up to ROUND_TRIP_CAP (then a seeded
+# reservoir sample of the new structures); at the end each is printed, parsed
+# back and reprinted, and one that does not reprint identically fails the run
+# (about 1-2 ms a program). Only a hash is kept per structure, so tracing the
+# same structure again (the leak tests trace thousands of closures) keeps nothing.
 ROUND_TRIP_CAP = 3000
 round_trip_sample: list = []
 _programs_seen = [0]
+_structures_seen: set[int] = set()
 _round_trip_failures: list[str] = []
 _round_trip_seconds = [0.0]
 _reservoir = random.Random(0)
 
 
+def _structure(olympuspr) -> int:
+    return hash((tuple(v.aval for v in olympuspr.invars), len(olympuspr.outvars),
+                 tuple((e.primitive.name, len(e.params), len(e.invars)) for e in olympuspr.eqns)))
+
+
 def _sample_for_round_trip(olympuspr) -> None:
     _programs_seen[0] += 1
+    structure = _structure(olympuspr)
+    if structure in _structures_seen:
+        return
+    _structures_seen.add(structure)
     if len(round_trip_sample) < ROUND_TRIP_CAP:
         round_trip_sample.append(olympuspr)
         return
-    slot = _reservoir.randrange(_programs_seen[0])
+    slot = _reservoir.randrange(len(_structures_seen))
     if slot < ROUND_TRIP_CAP:
         round_trip_sample[slot] = olympuspr
 
