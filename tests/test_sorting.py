@@ -60,3 +60,22 @@ def test_sort_gradients_and_vmap():
     got = olympus.vmap(lambda a, b: lax.sort((a, b))[1], in_axes=(1, None))(TIES, X[0, :2])
     want = np.stack([X[0, :2][np.argsort(TIES[:, j], kind="stable")] for j in range(5)])
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_functions_built_on_sort_against_numpy():
+    np.testing.assert_array_equal(
+        np.asarray(jnp.take_along_axis(X, np.argsort(X, axis=0)[:2], axis=0)),
+        np.take_along_axis(X, np.argsort(X, axis=0)[:2], axis=0))
+    np.testing.assert_allclose(np.asarray(jnp.median(X, axis=1)), np.median(X, axis=1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.quantile(X, np.float32([0.1, 0.9]), axis=0)),
+                               np.quantile(X, [0.1, 0.9], axis=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.percentile(X, 30, axis=1, keepdims=True)),
+                               np.percentile(X, 30, axis=1, keepdims=True), rtol=1e-5)
+    a = np.array([1, 2, 2, 3])
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(np.asarray(jnp.searchsorted(a, np.array([2, 0, 5]), side)),
+                                      np.searchsorted(a, [2, 0, 5], side))
+    part = np.asarray(jnp.partition(TIES, 2, axis=1))
+    np.testing.assert_array_equal(part[:, 2], np.partition(TIES, 2, axis=1)[:, 2])
+    check_grads(lambda a: jnp.median(a, axis=0), (X,), order=1)

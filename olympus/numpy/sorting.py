@@ -1,4 +1,5 @@
-"""jnp.sort, argsort and lexsort: each one stable `sort` primitive."""
+"""jnp.sort, argsort, lexsort and what sorting gives: partition, quantiles,
+searchsorted; take_along_axis (one gather) reads their indices back."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from olympus.ir import dtypes
 from olympus.lax.sorting import descending_key
 from olympus.numpy.core import aval_of, to_operand
 
-__all__ = ["argsort", "lexsort", "sort"]
+__all__ = [
+    "argpartition", "argsort", "lexsort", "median", "partition", "percentile", "quantile",
+    "searchsorted", "sort", "take_along_axis",
+]
 
 
 def _along(a, axis):
@@ -61,3 +65,112 @@ def lexsort(keys, axis: int = -1):
                            num_keys=len(keys))
     return indices
 
+
+
+def take_along_axis(arr, indices, axis: int | None):
+    """`arr` read at `indices` along `axis`, the other axes broadcast (NumPy).
+
+    >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)  # == jnp.sort(x, axis=1)
+    """
+    from olympus.numpy.arrays import arange
+    from olympus.numpy.at import advanced_getitem
+
+    arr, indices = to_operand(arr), to_operand(indices)
+    if axis is None:
+        arr, axis = lax.reshape(arr, (aval_of(arr).size,)), 0
+    ndim = aval_of(arr).ndim
+    axis = int(axis) % ndim
+    grid = []
+    for d, size in enumerate(aval_of(arr).shape):
+        if d == axis:
+            grid.append(indices)
+            continue
+        shape = [1] * ndim
+        shape[d] = size
+        grid.append(lax.reshape(arange(size, dtype=dtypes.int32), tuple(shape)))
+    return advanced_getitem(arr, tuple(grid))
+
+
+def partition(a, kth, axis: int = -1):
+    """`a` with the kth entries where a full sort puts them; a sort keeps
+    that promise for every k at once."""
+    del kth
+    return sort(a, axis=axis)
+
+
+def argpartition(a, kth, axis: int = -1):
+    """Indices that partition `a` (a stable argsort satisfies every kth)."""
+    del kth
+    return argsort(a, axis=axis)
+
+
+def searchsorted(a, v, side: str = "left", sorter=None):
+    """Where `v` would be inserted into sorted 1-d `a` to keep it sorted:
+    counts entries of `a` below (left) or not above (right) each value.
+
+    >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)  # 1
+    """
+    from olympus.numpy import ufuncs
+    from olympus.numpy.reductions import sum as total
+
+    a = to_operand(a)
+    if sorter is not None:
+        a = take_along_axis(a, sorter, 0)
+    v = to_operand(v)
+    below = ufuncs.less if side == "left" else ufuncs.less_equal
+    hits = below(lax.reshape(a, (aval_of(a).size,) + (1,) * aval_of(v).ndim), v)
+    return total(hits, axis=0, dtype=dtypes.int32)
+
+
+def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False):
+    """The q-th quantiles (q in [0, 1]) with linear interpolation between the
+    two nearest order statistics, as NumPy's default; q's axes come first.
+
+    >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)  # 2.5
+    """
+    from olympus.numpy import ufuncs
+    from olympus.numpy.arrays import expand_dims, moveaxis
+
+    if method != "linear":
+        raise ValueError(f"quantile: method {method!r} is not supported; use 'linear'")
+    a, along = _along(a, axis)
+    a = moveaxis(a, along, -1)
+    if not dtypes.is_inexact(aval_of(a).dtype):
+        a = lax.convert_element_type(a, dtypes.canonicalize_dtype(dtypes.float64))
+    ordered = lax.sort(a, dimension=aval_of(a).ndim - 1)
+    n = aval_of(a).shape[-1]
+    position = ufuncs.multiply(to_operand(q), n - 1)
+    below = ufuncs.clip(ufuncs.floor(position), 0, n - 1)
+    frac = lax.convert_element_type(ufuncs.subtract(position, below), aval_of(a).dtype)
+    low = lax.convert_element_type(below, dtypes.int32)
+    high = ufuncs.minimum(ufuncs.add(low, 1), n - 1)
+    lo_val, hi_val = _at_positions(ordered, low), _at_positions(ordered, high)
+    frac = lax.reshape(frac, aval_of(frac).shape + (1,) * (aval_of(ordered).ndim - 1))
+    out = ufuncs.add(lo_val, ufuncs.multiply(frac, ufuncs.subtract(hi_val, lo_val)))
+    if keepdims and axis is not None:
+        out = expand_dims(out, int(axis) % (aval_of(out).ndim + 1))
+    return out
+
+
+def _at_positions(ordered, positions):
+    """ordered[..., positions] with positions' axes moved to the front."""
+    from olympus.numpy.arrays import moveaxis
+    from olympus.numpy.at import take
+
+    picked = take(ordered, positions, axis=-1)
+    lead = aval_of(ordered).ndim - 1
+    for i in range(aval_of(positions).ndim):
+        picked = moveaxis(picked, lead + i, i)
+    return picked
+
+
+def percentile(a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False):
+    """quantile with q in percent."""
+    from olympus.numpy import ufuncs
+
+    return quantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
+
+
+def median(a, axis: int | None = None, keepdims: bool = False):
+    """The middle value (mean of the two middle values for even counts)."""
+    return quantile(a, 0.5, axis, keepdims=keepdims)
