@@ -58,6 +58,10 @@ def test_gradients_through_both_transposes():
         x, w, (2, 1), ((1, 2), (0, 1)), rhs_dilation=(1, 2)), (X, W), order=1)
     check_grads(lambda x, w: lax.conv_general_dilated(
         x, w, (1, 2), ((0, 0), (1, 0)), lhs_dilation=(2, 1)), (X[:1], W[:2]), order=1)
+    # feature groups: the input's gradient (the kernel's needs batch groups, not built)
+    grouped = RNG.normal(size=(6, 2, 3, 2)).astype(np.float32)
+    check_grads(lambda x: lax.conv_general_dilated(
+        x, grouped, (2, 1), ((1, 0), (0, 1)), feature_group_count=2), (X,), order=1)
 
 
 def test_vmap_matches_stacking():

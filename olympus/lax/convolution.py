@@ -143,17 +143,17 @@ def _conv_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_
     ct = instantiate(ct)
     ct_lhs = ct_rhs = None
     if is_undefined(lhs):
-        _refuse_groups(feature_group_count, "input")
         lhs_shape, rhs_shape = lhs.aval.shape, aval_of(rhs).shape
         pads = _lhs_padding([lhs_shape[d] for d in lspec[2:]], [rhs_shape[d] for d in rspec[2:]],
                             window_strides, [aval_of(ct).shape[d] for d in ospec[2:]], padding,
                             lhs_dilation, rhs_dilation)
         flipped = rev_p.bind(rhs, dimensions=tuple(rspec[2:]))
+        flipped = _regroup_kernel(flipped, rspec, feature_group_count)
         ct_lhs = conv_general_dilated_p.bind(
             ct, flipped, window_strides=tuple(lhs_dilation), padding=pads,
             lhs_dilation=tuple(window_strides), rhs_dilation=tuple(rhs_dilation),
             dimension_numbers=ConvDimensionNumbers(ospec, _swap_first_two(rspec), lspec),
-            feature_group_count=1)
+            feature_group_count=feature_group_count)
         ct_lhs = _fit(ct_lhs, lhs_shape)
     if is_undefined(rhs):
         _refuse_groups(feature_group_count, "kernel")
@@ -169,6 +169,26 @@ def _conv_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_
             feature_group_count=1)
         ct_rhs = _fit(ct_rhs, rhs_shape)
     return [ct_lhs, ct_rhs]
+
+
+def _regroup_kernel(rhs, rspec, groups: int):
+    """The kernel of the input transpose with feature groups: output features
+    (G*Og) become Og input features and the input features I become G*I
+    output features, group-major, so each group maps back to its inputs."""
+    if groups == 1:
+        return rhs
+    from olympus.lax.shapes import transpose_p
+
+    shape = aval_of(rhs).shape
+    perm = (rspec[0], rspec[1], *rspec[2:])
+    spatial = tuple(shape[d] for d in rspec[2:])
+    out_f, in_f = shape[rspec[0]], shape[rspec[1]]
+    k = transpose_p.bind(rhs, permutation=perm)
+    k = reshape_p.bind(k, new_sizes=(groups, out_f // groups, in_f, *spatial), dimensions=None)
+    k = transpose_p.bind(k, permutation=(1, 0, *range(2, len(shape) + 1)))
+    k = reshape_p.bind(k, new_sizes=(out_f // groups, groups * in_f, *spatial), dimensions=None)
+    inverse = tuple(int(i) for i in sorted(range(len(perm)), key=perm.__getitem__))
+    return transpose_p.bind(k, permutation=inverse)
 
 
 def _fit(x, shape):
