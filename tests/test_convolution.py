@@ -74,3 +74,15 @@ def test_vmap_matches_stacking():
     got = olympus.vmap(conv)(xs, ws)
     np.testing.assert_allclose(np.asarray(got), np.stack([reference(x, w) for x, w in zip(xs, ws)]),
                                atol=1e-5)
+
+
+def test_numpy_convolve_and_correlate():
+    import olympus.numpy as jnp
+
+    for n, m in [(6, 3), (3, 5)]:
+        a, v = X.ravel()[:n], W.ravel()[:m]
+        for mode in ("valid", "same", "full"):
+            np.testing.assert_allclose(np.asarray(jnp.convolve(a, v, mode)),
+                                       np.convolve(a, v, mode), atol=1e-5)
+            np.testing.assert_allclose(np.asarray(jnp.correlate(a, v, mode)),
+                                       np.correlate(a, v, mode), atol=1e-5)

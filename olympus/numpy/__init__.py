@@ -13,6 +13,7 @@ from olympus.numpy.reductions import *  # noqa: F401,F403
 from olympus.numpy.einsum import einsum  # noqa: F401
 from olympus.numpy.indexing import take  # noqa: F401
 from olympus.numpy.sorting import *  # noqa: F401,F403
+from olympus.numpy.signal import convolve, correlate  # noqa: F401
 from olympus.numpy.reductions import all, any, max, min, sum  # noqa: F401,A004
 from olympus.numpy.ufuncs import *  # noqa: F401,F403
 from olympus.numpy.ufuncs import abs, divmod, round  # noqa: F401,A004

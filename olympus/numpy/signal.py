@@ -1,0 +1,59 @@
+"""jnp.convolve and jnp.correlate: 1-d sequences as one conv_general_dilated."""
+
+from __future__ import annotations
+
+from olympus import lax
+from olympus.numpy.core import aval_of, promote_dtypes, to_operand
+
+__all__ = ["convolve", "correlate"]
+
+
+def _padding(mode: str, n: int, m: int) -> tuple:
+    if mode == "valid":
+        return (0, 0)
+    if mode == "full":
+        return (m - 1, m - 1)
+    if mode == "same":
+        lo = m // 2
+        return (lo, m - 1 - lo)
+    raise ValueError(f"mode must be 'valid', 'same' or 'full', got {mode!r}")
+
+
+def _correlate(a, v, mode: str):
+    n, m = aval_of(a).shape[0], aval_of(v).shape[0]
+    out = lax.conv_general_dilated(lax.reshape(a, (1, 1, n)), lax.reshape(v, (1, 1, m)), (1,),
+                                   (_padding(mode, n, m),))
+    return lax.reshape(out, (aval_of(out).shape[-1],))
+
+
+def _operands(a, v):
+    a, v = promote_dtypes(to_operand(a), to_operand(v))
+    if aval_of(a).ndim != 1 or aval_of(v).ndim != 1:
+        raise ValueError("convolve/correlate take 1-d arrays")
+    if 0 in (aval_of(a).shape[0], aval_of(v).shape[0]):
+        raise ValueError("convolve/correlate: inputs cannot be empty")
+    return a, v
+
+
+def correlate(a, v, mode: str = "valid"):
+    """Cross-correlation c[k] = sum_n a[n + k] * conj(v[n]) (NumPy's definition).
+
+    >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]))  # [2., 3.]
+    """
+    from olympus.numpy import ufuncs
+
+    a, v = _operands(a, v)
+    if aval_of(a).shape[0] < aval_of(v).shape[0]:
+        return lax.rev(ufuncs.conjugate(_correlate(v, ufuncs.conjugate(a), mode)), (0,))
+    return _correlate(a, ufuncs.conjugate(v), mode)
+
+
+def convolve(a, v, mode: str = "full"):
+    """Discrete linear convolution of two 1-d sequences.
+
+    >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))  # [1., 3., 2.]
+    """
+    a, v = _operands(a, v)
+    if aval_of(a).shape[0] < aval_of(v).shape[0]:
+        a, v = v, a
+    return _correlate(a, lax.rev(v, (0,)), mode)
