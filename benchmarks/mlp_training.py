@@ -104,6 +104,9 @@ def main(argv=None) -> None:
         "--first-call", choices=["olympus", "jax"], help=argparse.SUPPRESS
     )
     parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--fresh", type=int, help="fresh interpreters per first-call case"
+    )
     opts = parser.parse_args(argv)
     if opts.first_call:
         # olympus keeps compiled programs on disk by default; JAX does not: compare compiles
@@ -119,6 +122,7 @@ def main(argv=None) -> None:
         for n, (lib, step, args) in steps.items()
     }
     steady = interleaved(calls, number, rounds)
+    fresh = opts.fresh or fresh
     firsts = {n: [] for n in names}
     seconds = {n: [] for n in names}
     for _ in range(fresh):  # interleaved fresh interpreters
@@ -139,6 +143,12 @@ def main(argv=None) -> None:
             names,
         )
     )
+    for label, samples in (("first call", firsts), ("after another step", seconds)):
+        for n in names:
+            print(
+                f"{label}, {n}, each process: "
+                + " ".join(f"{t:.2f}" for t in samples[n])
+            )
     assert "jax" in names or sys.modules.get("jax") is None
 
 
