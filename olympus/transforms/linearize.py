@@ -331,3 +331,40 @@ def transpose_program(closed: ClosedOlympuspr, undefined: list[bool], ct_nonzero
     avals += [a for a, nz in zip(out_avals, ct_nonzero) if nz]
     key = ("transpose", tuple(undefined), tuple(ct_nonzero), name)
     return cached_program(closed, key, lambda: closed_program(transposed, avals, name))
+
+
+def split_nested(closed: ClosedOlympuspr, known_in: list[bool]) -> ClosedOlympuspr:
+    """The same program, with each equation that holds a sub-program (cond,
+    scan, pjit, ...) and mixes known and unknown operands replaced by its
+    partial evaluation: a known equation, then an unknown one reading its
+    residuals. Control-flow partial-eval rules split their bodies equation by
+    equation; without this, a nested cond or scan taking a tangent would be
+    staged whole (primal work included) into the linear program.
+
+    Returns `closed` itself when there is nothing to split or the split would
+    need constants (the bodies are const-free).
+    """
+    if not any(eqn.primitive in partial_eval_rules for eqn in closed.olympuspr.eqns):
+        return closed
+    if all(known_in) or not any(known_in):
+        return closed
+    unknown = [not k for k in known_in]
+    known, known_consts, staged, out_unknown, _ = partial_eval_program(closed, unknown, "split")
+    if known_consts:
+        return closed
+    n_known_out = out_unknown.count(False)
+
+    def split_fun(*args):
+        known_args = [a for a, k in zip(args, known_in) if k]
+        unknown_args = [a for a, k in zip(args, known_in) if not k]
+        outs = eval_olympuspr(known.olympuspr, known.consts, known_args)
+        known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
+        staged_outs = eval_olympuspr(staged.olympuspr, staged.consts, residuals + unknown_args)
+        known_it, staged_it = iter(known_outs), iter(staged_outs)
+        return [next(staged_it) if u else next(known_it) for u in out_unknown]
+
+    def build():
+        split, consts = closed_program(split_fun, list(closed.in_avals), "split")
+        return (closed if consts else split,)
+
+    return cached_program(closed, ("split_nested", tuple(known_in)), build)[0]

@@ -29,7 +29,9 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.transforms.batching import batch_rules, batch_to_front, not_mapped
 from olympus.transforms.jvp import instantiate, jvp_rules
-from olympus.transforms.linearize import is_undefined, partial_eval_rules, transpose_rules
+from olympus.transforms.linearize import (
+    is_undefined, partial_eval_rules, split_nested, transpose_rules,
+)
 
 
 # ---- the primitive -------------------------------------------------------------------
@@ -176,6 +178,7 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
         return stage_all(trace, cond_p, args, dict(branches=branches, linear=linear))
     index, operands = args[0], args[1:]
     known_in = [not u for u in unknown[1:]]
+    branches = tuple(split_nested(b, known_in) for b in branches)
     known_out = [all(ks) for ks in zip(*(known_outputs(b.olympuspr, known_in) for b in branches))]
     own = [residual_vars(b.olympuspr, known_in, known_out) for b in branches]
     # Every branch returns every branch's residuals (zeros for the others').
