@@ -115,3 +115,20 @@ def test_values_unchanged():
     eps = 1e-3
     numeric = [(f(X + eps * e) - f(X - eps * e)) / (2 * eps) for e in np.eye(3, dtype=np.float32)]
     np.testing.assert_allclose(np.asarray(g), np.asarray(numeric), rtol=1e-2, atol=1e-2)
+
+
+def looped_while(x):
+    def body(carry):
+        i, v = carry
+        return i + 1, jnp.sin(v) * 1.5
+
+    return lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1].sum()
+
+
+def test_loops_under_jvp_and_vmap_keep_body_lines():
+    jvp = olympus.make_olympuspr(lambda x: olympus.jvp(looped_while, (x,), (x,)))(X)
+    assert _assert_lines_in(jvp, looped_while) > 5
+    scan_jvp = olympus.make_olympuspr(lambda x: olympus.jvp(looped, (x,), (x,)))(X)
+    assert _assert_lines_in(scan_jvp, looped) > 10
+    batched = olympus.make_olympuspr(olympus.vmap(looped_while))(np.stack([X, X]))
+    assert _assert_lines_in(batched, looped_while) > 3

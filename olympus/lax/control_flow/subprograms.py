@@ -284,7 +284,8 @@ def eval_closed(closed: ClosedOlympuspr, args) -> list:
         return x.val if isinstance(x, Literal) else env[x]
 
     for eqn in olympuspr.eqns:
-        outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+        with core.replaying(eqn.source_info):
+            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
         env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
     return [read(v) for v in olympuspr.outvars]
 
@@ -420,7 +421,8 @@ def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Tr
 
         for eqn in olympuspr.eqns:
             if all(isinstance(x, Literal) or x in env for x in eqn.invars):
-                outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+                with core.replaying(eqn.source_info):
+                    outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
                 env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
         outs = [read(v) for v in select_mask(known_out, olympuspr.outvars)]
         return outs + [read(r) if isinstance(r, Var) else ops.full(r.shape, 0, r.dtype)
@@ -487,7 +489,8 @@ def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> lis
 
     for eqn in olympuspr.eqns:
         if any(v in needed for v in eqn.outvars):
-            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+            with core.replaying(eqn.source_info):
+                outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
     return [read(v) for v in wanted]
 
