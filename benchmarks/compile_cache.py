@@ -49,11 +49,17 @@ print(json.dumps({"first_call": done - imported, "stats": compiler.cache_stats()
 
 def run_once(cache_dir: str) -> tuple[float, float, dict]:
     """(first-call seconds, process wall seconds, cache counters) of one fresh process."""
-    env = dict(os.environ, OLYMPUS_COMPILATION_CACHE_DIR=cache_dir,
-               TF_CPP_MIN_LOG_LEVEL="1")
+    env = dict(
+        os.environ, OLYMPUS_COMPILATION_CACHE_DIR=cache_dir, TF_CPP_MIN_LOG_LEVEL="1"
+    )
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     result = json.loads(done.stdout.strip().splitlines()[-1])
     return result["first_call"], wall, result["stats"]
@@ -87,9 +93,13 @@ def main() -> None:
         first = statistics.median(r[0] for r in runs)
         wall = statistics.median(r[1] for r in runs)
         stats = runs[-1][2]
-        print(f"| {name} | {first * 1000:.0f} ms | {wall * 1000:.0f} ms | "
-              f"{stats['misses']} | {stats['hits']} |")
-    ratio = statistics.median(r[0] for r in cold) / statistics.median(r[0] for r in warm)
+        print(
+            f"| {name} | {first * 1000:.0f} ms | {wall * 1000:.0f} ms | "
+            f"{stats['misses']} | {stats['hits']} |"
+        )
+    ratio = statistics.median(r[0] for r in cold) / statistics.median(
+        r[0] for r in warm
+    )
     print(f"first call, cold / warm: {ratio:.1f}x")
 
 

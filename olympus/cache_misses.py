@@ -28,8 +28,10 @@ def aval_changes(path: str, old, new) -> list[str]:
     if old.dtype != new.dtype:
         changes.append(f"{path}: dtype {old.dtype.name} -> {new.dtype.name}")
     if old.weak_type != new.weak_type:
-        changes.append(f"{path}: weak type {old.weak_type} -> {new.weak_type} "
-                       f"(a Python scalar and an array of the same dtype differ)")
+        changes.append(
+            f"{path}: weak type {old.weak_type} -> {new.weak_type} "
+            f"(a Python scalar and an array of the same dtype differ)"
+        )
     return changes
 
 
@@ -39,7 +41,10 @@ def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
     old_values, new_values = dict(old), dict(new)
     changes = []
     for name in sorted(old_values.keys() | new_values.keys(), key=str):
-        before, after = old_values.get(name, "<absent>"), new_values.get(name, "<absent>")
+        before, after = (
+            old_values.get(name, "<absent>"),
+            new_values.get(name, "<absent>"),
+        )
         if before != after:
             label = name
             if isinstance(name, int):
@@ -48,7 +53,9 @@ def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
     return changes
 
 
-def key_changes(old: tuple, new: tuple, paths: list[str], arg_names: list[str]) -> list[str]:
+def key_changes(
+    old: tuple, new: tuple, paths: list[str], arg_names: list[str]
+) -> list[str]:
     """Every difference between two signature keys (tree, avals, statics, x64)."""
     (old_tree, old_avals, old_statics, old_x64) = old
     (new_tree, new_avals, new_statics, new_x64) = new
@@ -64,23 +71,29 @@ def key_changes(old: tuple, new: tuple, paths: list[str], arg_names: list[str]) 
     return changes
 
 
-def explain(fun_name: str, key: tuple, previous: list, paths: list[str],
-            arg_names: list[str]) -> str | None:
+def explain(
+    fun_name: str, key: tuple, previous: list, paths: list[str], arg_names: list[str]
+) -> str | None:
     """The message for a miss of `key` given the `previous` keys, or None
     when there are none (a first compile is not a recompile). `paths` name the
     argument leaves, `arg_names` the positional parameters."""
     if not previous:
         return None
-    closest = min((key_changes(old, key, paths, arg_names) for old in previous), key=len)
+    closest = min(
+        (key_changes(old, key, paths, arg_names) for old in previous), key=len
+    )
     where = user_source_info()
     at = f" for a call at {where}" if where is not None else ""
     reasons = "; ".join(closest) or "no difference found in the signature"
-    return (f"jit({fun_name}) recompiles{at}: {reasons} "
-            f"(closest of {len(previous)} compiled signature(s))")
+    return (
+        f"jit({fun_name}) recompiles{at}: {reasons} "
+        f"(closest of {len(previous)} compiled signature(s))"
+    )
 
 
-def log_cache_miss(fun_name: str, key: tuple, previous: list, paths: list[str],
-                   arg_names: list[str]) -> None:
+def log_cache_miss(
+    fun_name: str, key: tuple, previous: list, paths: list[str], arg_names: list[str]
+) -> None:
     message = explain(fun_name, key, previous, paths, arg_names)
     if message is not None:
         logger.warning(message)

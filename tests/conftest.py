@@ -21,12 +21,12 @@ import time
 _SESSION_CACHE_DIR = tempfile.mkdtemp(prefix="olympus-test-cache-")
 os.environ["OLYMPUS_COMPILATION_CACHE_DIR"] = _SESSION_CACHE_DIR
 
-import pytest  # noqa: E402
+import pytest
 
-from olympus.backends.xla import dispatch  # noqa: E402
-from olympus.ir.checker import check_olympuspr  # noqa: E402
-from olympus.ir.core import ClosedOlympuspr  # noqa: E402
-from olympus.tracer.staging import StagingTrace  # noqa: E402
+from olympus.backends.xla import dispatch
+from olympus.ir.checker import check_olympuspr
+from olympus.ir.core import ClosedOlympuspr
+from olympus.tracer.staging import StagingTrace
 
 checked_programs: list[int] = [0]  # how many programs were checked (a test reads it)
 
@@ -113,7 +113,7 @@ def round_trip_failure(olympuspr) -> str | None:
         parsed, _ = parser.program()
         assert parser.r.at_end(), "text after the program"
         again = str(parsed)
-    except Exception as err:  # reported with the program, at the end
+    except Exception as err:  # noqa: BLE001 (any parse error is reported, at the end)
         return f"{text}\n--- {type(err).__name__}: {err}"
     return None if again == text else f"{text}\n--- reprinted as:\n{again}"
 

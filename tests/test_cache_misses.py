@@ -26,7 +26,9 @@ def explained(caplog):
 
 def _line_of(text: str) -> int:
     with open(HERE) as f:
-        return next(i for i, line in enumerate(f, 1) if text in line and "_line_of" not in line)
+        return next(
+            i for i, line in enumerate(f, 1) if text in line and "_line_of" not in line
+        )
 
 
 def test_first_compile_and_hits_say_nothing(explained):

@@ -30,10 +30,18 @@ print(json.dumps({"stats": compiler.cache_stats(), "out": float(out),
 
 
 def _run(env_updates: dict) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OLYMPUS_COMPILATION")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("OLYMPUS_COMPILATION")
+    }
     env.update({"OLYMPUS_COMPILATION_CACHE_MIN_COMPILE_SECS": "0", **env_updates})
-    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["out"] == float((np.arange(4) * 2.5 + 1.0).sum())
     return result
@@ -55,8 +63,15 @@ def test_corrupt_entry_warns_and_recompiles(tmp_path):
     entry.write_bytes(b"\x00 truncated")
     result = _run(env)
     stats = result["stats"]
-    assert (stats["hits"], stats["misses"], stats["errors"], stats["stores"]) == (0, 1, 1, 1)
-    assert any("ignoring unreadable compilation cache entry" in w for w in result["warnings"])
+    assert (stats["hits"], stats["misses"], stats["errors"], stats["stores"]) == (
+        0,
+        1,
+        1,
+        1,
+    )
+    assert any(
+        "ignoring unreadable compilation cache entry" in w for w in result["warnings"]
+    )
     assert _run(env)["stats"]["hits"] == 1  # rewritten, loads again
 
 
@@ -66,7 +81,9 @@ def test_on_by_default_in_the_user_cache_folder_and_off_by_flag(tmp_path):
     assert stats["stores"] == 1
     assert [p.suffix for p in (xdg / "olympus").iterdir()] == [".xla"]
     off = tmp_path / "off"
-    stats = _run({"XDG_CACHE_HOME": str(off), "OLYMPUS_COMPILATION_CACHE": "0"})["stats"]
+    stats = _run({"XDG_CACHE_HOME": str(off), "OLYMPUS_COMPILATION_CACHE": "0"})[
+        "stats"
+    ]
     assert stats == dict.fromkeys(stats, 0) and not off.exists()
 
 
@@ -82,7 +99,9 @@ def test_config_flag_turns_the_cache_off(compilation_cache_dir):
     assert compiler.cache_stats()["misses"] == 0
 
 
-def test_programs_compiling_faster_than_the_minimum_are_not_written(compilation_cache_dir):
+def test_programs_compiling_faster_than_the_minimum_are_not_written(
+    compilation_cache_dir,
+):
     olympus.config.update("olympus_compilation_cache_min_compile_secs", 1e9)
     out = olympus.jit(lambda x: x * 9.5)(np.ones(2, np.float32))
     np.testing.assert_array_equal(np.asarray(out), [9.5, 9.5])

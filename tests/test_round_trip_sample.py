@@ -5,14 +5,13 @@ These tests check the sampler and the check themselves."""
 
 from __future__ import annotations
 
+import conftest
 import numpy as np
 
 import olympus
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.ir import parser
-
-import conftest
 
 
 def _programs():
@@ -22,8 +21,10 @@ def _programs():
         y = lax.scan(lambda c, r: (c * r + 1.5, c), 1.0, x)[1]
         return jnp.sum(jnp.where(y > 1, y, -y)) + x[1]
 
-    return [olympus.make_olympuspr(g)(x).olympuspr
-            for g in (f, olympus.grad(f), olympus.vmap(f, in_axes=None, axis_size=2))]
+    return [
+        olympus.make_olympuspr(g)(x).olympuspr
+        for g in (f, olympus.grad(f), olympus.vmap(f, in_axes=None, axis_size=2))
+    ]
 
 
 def test_programs_the_tests_build_are_sampled():

@@ -69,7 +69,10 @@ def test_grad():
 
 
 def test_vmap():
-    assert _assert_lines_in(olympus.make_olympuspr(olympus.vmap(f))(np.stack([X, X])), f) > 5
+    assert (
+        _assert_lines_in(olympus.make_olympuspr(olympus.vmap(f))(np.stack([X, X])), f)
+        > 5
+    )
 
 
 def test_jvp_and_linearize():
@@ -84,22 +87,35 @@ def test_grad_of_vmap_and_vmap_of_grad():
     program = olympus.make_olympuspr(per_example)(np.stack([X, X]))
     for eqn in _all_eqns(program.olympuspr):  # the lambda's own `.sum()` is on its line
         assert eqn.source_info.file == __file__
-    assert _assert_lines_in(olympus.make_olympuspr(olympus.vmap(olympus.grad(f)))(
-        np.stack([X, X])), f) > 10
+    assert (
+        _assert_lines_in(
+            olympus.make_olympuspr(olympus.vmap(olympus.grad(f)))(np.stack([X, X])), f
+        )
+        > 10
+    )
 
 
 def test_grad_through_a_jitted_function_keeps_the_body_lines():
     program = olympus.make_olympuspr(olympus.grad(olympus.jit(f)))(X)
-    bodies = [eqn.params["olympuspr"] for eqn in program.olympuspr.eqns
-              if eqn.primitive.name == "pjit"]
+    bodies = [
+        eqn.params["olympuspr"]
+        for eqn in program.olympuspr.eqns
+        if eqn.primitive.name == "pjit"
+    ]
     assert len(bodies) == 2  # known forward part and the transposed part
     assert sum(_assert_lines_in(body, f) for body in bodies) > 10
 
 
 def test_control_flow_under_grad_and_vmap():
-    assert _assert_lines_in(olympus.make_olympuspr(olympus.grad(looped))(X), looped) > 10
-    assert _assert_lines_in(olympus.make_olympuspr(olympus.vmap(looped))(np.stack([X, X])),
-                            looped) > 5
+    assert (
+        _assert_lines_in(olympus.make_olympuspr(olympus.grad(looped))(X), looped) > 10
+    )
+    assert (
+        _assert_lines_in(
+            olympus.make_olympuspr(olympus.vmap(looped))(np.stack([X, X])), looped
+        )
+        > 5
+    )
 
 
 def test_pretty_prints_the_users_lines():
@@ -113,7 +129,10 @@ def test_pretty_prints_the_users_lines():
 def test_values_unchanged():
     g = olympus.grad(f)(X)
     eps = 1e-3
-    numeric = [(f(X + eps * e) - f(X - eps * e)) / (2 * eps) for e in np.eye(3, dtype=np.float32)]
+    numeric = [
+        (f(X + eps * e) - f(X - eps * e)) / (2 * eps)
+        for e in np.eye(3, dtype=np.float32)
+    ]
     np.testing.assert_allclose(np.asarray(g), np.asarray(numeric), rtol=1e-2, atol=1e-2)
 
 
