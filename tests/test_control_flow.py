@@ -797,3 +797,41 @@ def test_grad_through_cond_in_scan_over_xs_matches_finite_differences():
     from olympus.test_util import check_grads
     x = np.array([0.3, -0.4, 0.8, -1.1], np.float32)
     check_grads(_cond_in_scan_over_xs, (x,), order=1, modes=("rev",))
+
+
+def test_vjp_of_cond_in_cond_closing_over_differentiated_values():
+    """The inner cond used to be staged whole, primal work included, into the linear
+    program, so the outer cond's primal outputs (and vjp's primal result) were values
+    of the linear program: linearize tracers, which escaped (UnexpectedTracerError
+    under jit; fuzz seeds 9, 60, 66, ...)."""
+
+    def f(x, y, z):
+        def taken(_):
+            return lax.cond(jnp.sum(y) > 0.0, lambda b: b * z, lambda b: z, y)
+        return y - lax.cond(jnp.sum(x) > 0.0, taken, lambda a: a, y)
+
+    x = np.array([1.0, 2.0], np.float32)
+    y = np.array([1.0, -2.0], np.float32)
+    z = np.array([0.5, 3.0], np.float32)
+    ct = np.array([1.0, -1.0], np.float32)
+
+    def pullback(xs, ct):
+        out, vjp_fun = olympus.vjp(f, *xs)
+        return out, vjp_fun(ct)
+
+    out, (ct_x, ct_y, ct_z) = pullback((x, y, z), ct)
+    assert isinstance(out, olympus.Array)
+    assert_allclose(out, y - z)  # sum(y) < 0: the inner cond returns z
+    assert_allclose(ct_x, np.zeros(2))
+    assert_allclose(ct_y, ct)
+    assert_allclose(ct_z, -ct)
+    jit_out, jit_cts = olympus.jit(pullback)((x, y, z), ct)
+    assert_allclose(jit_out, out)
+    for a, b in zip(jit_cts, (ct_x, ct_y, ct_z)):
+        assert_allclose(a, b)
+    # and with the other inner branch taken, whose result reads y and z
+    y2 = np.array([1.0, 2.0], np.float32)
+    out2, (_, ct_y2, ct_z2) = olympus.jit(pullback)((x, y2, z), ct)
+    assert_allclose(out2, y2 - y2 * z)
+    assert_allclose(ct_y2, ct * (1 - z))
+    assert_allclose(ct_z2, -ct * y2)
