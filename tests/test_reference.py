@@ -139,3 +139,37 @@ def test_reference_follows_hlo_where_numpy_differs():
     np.testing.assert_array_equal(r[:2], [-1, 1])   # sign of the dividend
     closed = olympus.make_olympuspr(lambda a: lax.shift_left(a, np.int32(40)))(x)
     np.testing.assert_array_equal(evaluate(closed, x)[0], [0, 0, 0])
+
+
+def _window_case(prim_name):
+    from olympus.lax import windowed
+
+    prim = getattr(windowed, f"{prim_name}_p")
+    return lambda a: prim.bind(a, window_dimensions=(1, 2, 3), window_strides=(1, 2, 1),
+                               padding=((0, 0), (1, 0), (0, 1)))
+
+
+def _sort_with_nan():
+    x = _x(3, 5)
+    x[0, 1] = np.nan
+    keys = _rng().integers(0, 3, size=(3, 5)).astype(np.int32)
+    return x, keys
+
+
+@pytest.mark.parametrize("name, fun, args", [
+    ("sort by int keys, stable", lambda a, k: lax.sort((k, a), dimension=1, num_keys=1),
+     _sort_with_nan()),
+    ("sort floats with NaN", lambda a, k: lax.sort(a, dimension=0), _sort_with_nan()),
+    ("conv: strides, dilations, negative pad, groups",
+     lambda a, b: lax.conv_general_dilated(a, b, (2, 1), [(1, 2), (0, -1)], lhs_dilation=(1, 2),
+                                           rhs_dilation=(2, 1), feature_group_count=2),
+     (_x(2, 4, 7, 6), _x(6, 2, 3, 2))),
+    ("reduce_window_max", _window_case("reduce_window_max"), (_x(2, 5, 6),)),
+    ("reduce_window_sum", _window_case("reduce_window_sum"), (_x(2, 5, 6),)),
+])
+def test_sort_conv_and_windows_match_jit(name, fun, args):
+    expected = tree_flatten(olympus.jit(fun)(*args))[0]
+    got = tree_flatten(reference_call(fun, *args))[0]
+    assert len(expected) == len(got)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(np.asarray(e), g, rtol=1e-5, atol=1e-5)

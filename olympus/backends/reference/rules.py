@@ -385,3 +385,4 @@ def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unro
 
 from olympus.backends.reference import linalg as _linalg  # noqa: E402,F401  (registers rules)
 from olympus.backends.reference import slicing as _slicing  # noqa: E402,F401
+from olympus.backends.reference import windowed as _windowed  # noqa: E402,F401

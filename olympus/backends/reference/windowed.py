@@ -1,0 +1,109 @@
+"""Reference rules of sort, conv_general_dilated and reduce_window, in NumPy.
+
+Written from StableHLO's definitions: sort orders floats by total order (NaNs
+last) and is stable; convolution dilates, pads (negative padding crops), then
+slides the dilated kernel with the window strides, per feature group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from olympus.backends.reference.rules import rule
+
+
+def _total_order_key(x: np.ndarray) -> np.ndarray:
+    """An integer key whose order is IEEE total order (-NaN < -inf < ... < +NaN)."""
+    if x.dtype.kind in "iub":  # integers and bools already order correctly
+        return x.astype(np.int64)
+    bits = 8 * x.dtype.itemsize
+    as_int = x.view(np.dtype(f"int{bits}")).astype(np.int64)
+    magnitude_mask = (1 << (bits - 1)) - 1
+    return np.where(as_int < 0, -(as_int & magnitude_mask) - 1, as_int)
+
+
+@rule("sort")
+def _sort(*operands, dimension, is_stable, num_keys):
+    moved = [np.moveaxis(o, dimension, -1) for o in operands]
+    keys = [_total_order_key(m) for m in moved[:num_keys]]
+    outs = [np.empty_like(m) for m in moved]
+    for index in np.ndindex(*moved[0].shape[:-1]):
+        order = np.lexsort([k[index] for k in reversed(keys)])  # lexsort is stable
+        for out, m in zip(outs, moved):
+            out[index] = m[index][order]
+    return [np.moveaxis(o, -1, dimension) for o in outs]
+
+
+def _dilate(x: np.ndarray, axes, factors) -> np.ndarray:
+    for axis, r in zip(axes, factors):
+        if r == 1 or x.shape[axis] == 0:
+            continue
+        shape = list(x.shape)
+        shape[axis] = 1 + r * (shape[axis] - 1)
+        out = np.zeros(shape, x.dtype)
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(None, None, r)
+        out[tuple(index)] = x
+        x = out
+    return x
+
+
+def _pad(x: np.ndarray, axes, padding, value=0) -> np.ndarray:
+    for axis, (lo, hi) in zip(axes, padding):
+        widths = [(0, 0)] * x.ndim
+        widths[axis] = (max(lo, 0), max(hi, 0))
+        x = np.pad(x, widths, constant_values=value)
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
+        x = x[tuple(index)]
+    return x
+
+
+@rule("conv_general_dilated")
+def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+          dimension_numbers, feature_group_count):
+    lspec, rspec, ospec = dimension_numbers
+    lhs = np.transpose(lhs, lspec)  # (N, C, *spatial)
+    rhs = np.transpose(rhs, rspec)  # (O, I, *window)
+    spatial = tuple(range(2, lhs.ndim))
+    lhs = _pad(_dilate(lhs, spatial, lhs_dilation), spatial, padding)
+    rhs = _dilate(rhs, spatial, rhs_dilation)
+    windows = sliding_window_view(lhs, rhs.shape[2:], axis=spatial)
+    windows = windows[(slice(None), slice(None), *(slice(None, None, s) for s in window_strides))]
+    groups = feature_group_count
+    per_in, per_out = rhs.shape[1], rhs.shape[0] // groups
+    outs = []
+    for g in range(groups):
+        w = windows[:, g * per_in:(g + 1) * per_in]
+        k = rhs[g * per_out:(g + 1) * per_out]
+        # w: (N, I, *out, *K), k: (O, I, *K) -> (N, O, *out)
+        n_sp = len(spatial)
+        w_axes = [1] + list(range(2 + n_sp, 2 + 2 * n_sp))
+        k_axes = [1] + list(range(2, 2 + n_sp))
+        out = np.tensordot(w.astype(np.float64) if w.dtype.kind == "f" else w, k, (w_axes, k_axes))
+        outs.append(np.moveaxis(out, -1, 1))
+    result = np.concatenate(outs, axis=1).astype(lhs.dtype)
+    return np.transpose(result, np.argsort(ospec))
+
+
+def _reduce_window(reduce, init):
+    def rule_fn(x, *, window_dimensions, window_strides, padding):
+        axes = tuple(range(x.ndim))
+        x = _pad(x, axes, padding, init(x.dtype))
+        windows = sliding_window_view(x, window_dimensions)
+        windows = windows[tuple(slice(None, None, s) for s in window_strides)]
+        return reduce(windows, axis=tuple(range(x.ndim, 2 * x.ndim))).astype(x.dtype)
+    return rule_fn
+
+
+def _lowest(dtype):
+    if dtype == np.bool_:
+        return False
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+rule("reduce_window_sum")(_reduce_window(np.sum, lambda dtype: 0))
+rule("reduce_window_max")(_reduce_window(np.max, _lowest))
