@@ -835,3 +835,21 @@ def test_vjp_of_cond_in_cond_closing_over_differentiated_values():
     assert_allclose(out2, y2 - y2 * z)
     assert_allclose(ct_y2, ct * (1 - z))
     assert_allclose(ct_z2, -ct * y2)
+
+
+def test_linearize_of_while_loop_with_nested_cond_returns_concrete_primal():
+    """A while loop's known (primal) carries run now; a nested cond taking a tangent
+    used to make them unknown, so linearize returned a tracer as its primal output."""
+
+    def f(x):
+        def body(c):
+            i, v = c
+            return i + 1, lax.cond(v > 0, jnp.sin, jnp.cos, v) * 1.5
+        return lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1]
+
+    x = np.float32(0.5)
+    out, f_lin = olympus.linearize(f, x)
+    assert isinstance(out, olympus.Array)
+    assert_allclose(out, f(x))
+    eps = np.float32(1e-3)
+    assert_allclose(f_lin(np.float32(1.0)), (f(x + eps) - f(x - eps)) / (2 * eps), rtol=1e-2)

@@ -23,7 +23,7 @@ from olympus.lax.control_flow.scan import scan_with_names
 from olympus.lax.control_flow.subprograms import (
     Traced, args_tree, batch_program, batched_carry_fixpoint, blocks, convert_carry,
     differentiable_mask, eager_impl, eval_closed, join_weak, known_outputs, known_program,
-    loop_jvp_program, loop_known_carry, merge, python_mode, reorder, same_types, select_mask,
+    loop_jvp_program, merge, python_mode, reorder, same_types, select_mask, split_loop_body,
     stage_all, tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
     with_ignored_invars,
 )
@@ -33,7 +33,7 @@ from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.jvp import MissingRuleError, instantiate, jvp_rules
-from olympus.transforms.linearize import partial_eval_rules, transpose_rules
+from olympus.transforms.linearize import partial_eval_rules, split_nested, transpose_rules
 
 
 # ---- the primitive -------------------------------------------------------------------
@@ -196,14 +196,17 @@ def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr,
                   cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
     nc, nb = cond_nconsts, body_nconsts
     known = [not u for u in unknown]
-    known_carry, _ = loop_known_carry(body_olympuspr, known[nc:nc + nb], known[nc + nb:], [],
-                                       len(known) - nc - nb)
-    cond_known = known_outputs(cond_olympuspr.olympuspr, known[:nc] + known_carry)[0]
+    # The known halves use bodies with nested calls split (a nested cond taking a
+    # tangent would otherwise make the primal carries it computes unknown).
+    split_body, known_carry, _ = split_loop_body(
+        body_olympuspr, known[nc:nc + nb], known[nc + nb:], [], len(known) - nc - nb)
+    split_test = split_nested(cond_olympuspr, known[:nc] + known_carry)
+    cond_known = known_outputs(split_test.olympuspr, known[:nc] + known_carry)[0]
     if not cond_known or not all(known[:nc]) or not any(known_carry):
         return stage_all(trace, while_p, args, params)
     body_in = known[nc:nc + nb] + known_carry
-    known_body = known_program(body_olympuspr, body_in, known_carry, [])
-    known_test = known_program(cond_olympuspr, known[:nc] + known_carry, [True], [])
+    known_body = known_program(split_body, body_in, known_carry, [])
+    known_test = known_program(split_test, known[:nc] + known_carry, [True], [])
     bconsts = select_mask(known[nc:nc + nb], args[nc:nc + nb])
     with set_current_trace(trace.parent):
         known_outs = while_p.bind(

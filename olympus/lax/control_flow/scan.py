@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.ir.core import ShapedArray
 from olympus.backends.xla.dispatch import to_device
 from olympus.backends.xla.lowering import i64_array, lower_closed_inline
 from olympus.lax import ops
@@ -24,9 +24,9 @@ from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
     differentiable_mask, eager_impl, invariant_values, invariant_vars, join_weak, known_program,
-    leaf_paths, loop_jvp_program, loop_known_carry, merge, parameter_names, promote_weak_carry,
-    python_mode, reorder, residual_vars, same_types, select_mask, split_blocks, tangents_out,
-    to_front, trace_flat, trace_function, unknown_program, where_text,
+    leaf_paths, loop_jvp_program, merge, parameter_names, promote_weak_carry,
+    python_mode, reorder, residual_vars, same_types, select_mask, split_blocks, split_loop_body,
+    tangents_out, to_front, trace_flat, trace_function, unknown_program, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
@@ -35,7 +35,7 @@ from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.jvp import instantiate, jvp_rules
 from olympus.transforms.linearize import (
-    backward_pass, is_undefined, partial_eval_rules, split_nested, transpose_rules,
+    backward_pass, is_undefined, partial_eval_rules, transpose_rules,
 )
 
 
@@ -311,20 +311,6 @@ def _scan_jvp(primals, tangents, *, olympuspr, num_consts, num_carry, length, re
     return carry_out + ys, carry_tan + ys_tan
 
 
-def _split_body(body: ClosedOlympuspr, known: list[bool], nc: int, ncar: int):
-    """The body with its nested sub-program calls split (`split_nested`) and its
-    known carries: a fixpoint, since splitting decides which carries stay known
-    and the known carries decide how to split."""
-    known_carry = known[nc:nc + ncar]
-    while True:
-        split = split_nested(body, known[:nc] + known_carry + known[nc + ncar:])
-        new_carry, out_known = loop_known_carry(
-            split, known[:nc], known_carry, known[nc + ncar:], ncar)
-        if new_carry == known_carry:
-            return split, known_carry, out_known
-        known_carry = new_carry
-
-
 def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry, length, reverse,
                        linear, unroll):
     """Known work runs as a scan now and saves, per iteration, the values the
@@ -333,7 +319,8 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     computed once, before the loop, and passed as constants instead."""
     nc, ncar = num_consts, num_carry
     known = [not u for u in unknown]
-    olympuspr, known_carry, out_known = _split_body(olympuspr, known, nc, ncar)
+    olympuspr, known_carry, out_known = split_loop_body(
+        olympuspr, known[:nc], known[nc:nc + ncar], known[nc + ncar:], ncar)
     known_in = known[:nc] + known_carry + known[nc + ncar:]
     known_out = known_carry + out_known[ncar:]
     residuals = residual_vars(olympuspr.olympuspr, known_in, known_out)

@@ -29,7 +29,7 @@ from olympus.transforms.batching import (
     batch_olympuspr_fun, batch_to_front, move_batch_axis, not_mapped,
 )
 from olympus.transforms.jvp import Zero, instantiate, is_differentiable, is_zero, jvp_flat
-from olympus.transforms.linearize import backward_pass
+from olympus.transforms.linearize import backward_pass, split_nested
 
 
 class BranchTypeError(OlympusTypeError):
@@ -465,6 +465,19 @@ def loop_known_carry(body, known_consts, known_carry, known_xs, n_carry):
         if new == known_carry:
             return known_carry, out
         known_carry = new
+
+
+def split_loop_body(body: ClosedOlympuspr, known_consts, known_carry, known_xs, n_carry):
+    """The body with its nested sub-program calls split (`split_nested`), and its
+    known carries: a fixpoint, since the split decides which carries stay known
+    and the known carries decide the split. Returns (body, known_carry, out_known)."""
+    while True:
+        split = split_nested(body, [*known_consts, *known_carry, *known_xs])
+        new_carry, out_known = loop_known_carry(split, known_consts, known_carry, known_xs,
+                                                n_carry)
+        if new_carry == known_carry:
+            return split, known_carry, out_known
+        known_carry = new_carry
 
 
 def invariant_vars(olympuspr: Olympuspr, const_vars: set) -> set:
