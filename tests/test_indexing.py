@@ -234,3 +234,13 @@ def test_at_get_apply_and_dtype_cast():
     assert out.dtype == np.int32
     np.testing.assert_array_equal(np.asarray(out), [0, 2, 2, 3, 4])
     assert x.at[0].set(0.0) is not x and float(x[0, 0, 1]) == 1.0  # x is unchanged
+
+
+def test_out_of_bounds_concrete_array_index_clamps_like_jit():
+    """A Python int out of bounds raises; an olympus Array index is data, so eager
+    clamps it as the jitted gather does (fuzz seed 165: eager raised, jit did not)."""
+    x = jnp.asarray(np.array([1.0, 2.0], np.float32))
+    take = olympus.jit(lambda x, i: x[i])
+    for i in (-3, 5, -1, 0):
+        index = olympus.device_put(np.int32(i))
+        assert float(x[index]) == float(take(x, np.int32(i))) == float(x[min(max(i, -2), 1)])

@@ -96,6 +96,8 @@ def _plan(shape: tuple, idx) -> _IndexPlan:
                 starts[dim], limits[dim], strides[dim] = last, (start + 1) if n else 0, -step
                 reversed_dims.append(dim)
             out_shape.append(n)
+        elif isinstance(entry, Array) and _is_static_int(entry) and not -size <= entry < size:
+            dynamic[dim] = entry  # clamped, as under jit (and as JAX does for array indices)
         elif _is_static_int(entry):
             i = int(entry)
             if not -size <= i < size:
