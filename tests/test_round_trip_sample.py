@@ -5,13 +5,26 @@ These tests check the sampler and the check themselves."""
 
 from __future__ import annotations
 
-import conftest
+import os
+
 import numpy as np
+import pytest
 
 import olympus
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.ir import parser
+
+
+@pytest.fixture
+def conftest(request):
+    """tests/conftest.py as loaded by pytest (tests/fuzz has a conftest.py too,
+    so the bare module name `conftest` may name that one)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conftest.py")
+    for plugin in request.config.pluginmanager.get_plugins():
+        if os.path.abspath(getattr(plugin, "__file__", None) or "") == here:
+            return plugin
+    raise LookupError("tests/conftest.py is not loaded")
 
 
 def _programs():
@@ -27,19 +40,19 @@ def _programs():
     ]
 
 
-def test_programs_the_tests_build_are_sampled():
+def test_programs_the_tests_build_are_sampled(conftest):
     before = conftest._programs_seen[0]
     _programs()
     assert conftest._programs_seen[0] >= before + 3
     assert conftest.round_trip_sample  # this test's programs, or earlier ones
 
 
-def test_sampled_kinds_of_program_round_trip():
+def test_sampled_kinds_of_program_round_trip(conftest):
     for program in _programs():
         assert conftest.round_trip_failure(program) is None
 
 
-def test_a_program_that_reprints_differently_is_reported(monkeypatch):
+def test_a_program_that_reprints_differently_is_reported(conftest, monkeypatch):
     program = _programs()[0]
     original = parser._scalar
 
