@@ -125,7 +125,34 @@ class Eqn(NamedTuple):
     source_info: SourceInfo | None = None
 
 
-class Olympuspr:
+class _Displayed:
+    """How programs show themselves: notebooks (HTML), IPython, Graphviz
+    (olympus.ir.html / olympus.ir.dot); shared by Olympuspr and ClosedOlympuspr."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        from olympus.ir.html import olympuspr_html
+
+        return olympuspr_html(self)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(str(self))
+
+    def to_dot(self) -> str:
+        """Graphviz DOT text of this program (sub-programs as clusters)."""
+        from olympus.ir.dot import to_dot
+
+        return to_dot(self)
+
+    def to_svg(self) -> str:
+        """An SVG picture of this program (needs Graphviz's `dot` program)."""
+        from olympus.ir.dot import to_svg
+
+        return to_svg(self)
+
+
+class Olympuspr(_Displayed):
     """A typed program: `{ lambda constvars ; invars. let eqns in (outvars) }`."""
 
     __slots__ = ("constvars", "invars", "eqns", "outvars", "debug_info")
@@ -157,29 +184,8 @@ class Olympuspr:
 
     __repr__ = __str__
 
-    # ---- display: notebooks (HTML), IPython, Graphviz (olympus.ir.html / .dot)
-    def _repr_html_(self) -> str:
-        from olympus.ir.html import olympuspr_html
 
-        return olympuspr_html(self)
-
-    def _repr_pretty_(self, p, cycle: bool) -> None:
-        p.text(str(self))
-
-    def to_dot(self) -> str:
-        """Graphviz DOT text of this program (sub-programs as clusters)."""
-        from olympus.ir.dot import to_dot
-
-        return to_dot(self)
-
-    def to_svg(self) -> str:
-        """An SVG picture of this program (needs Graphviz's `dot` program)."""
-        from olympus.ir.dot import to_svg
-
-        return to_svg(self)
-
-
-class ClosedOlympuspr:
+class ClosedOlympuspr(_Displayed):
     """An olympuspr with values for its constvars: what `make_olympuspr` returns."""
 
     __slots__ = ("olympuspr", "consts", "__weakref__")
@@ -211,27 +217,6 @@ class ClosedOlympuspr:
         return self.olympuspr.pretty(source_info=source_info)
 
     __repr__ = __str__
-
-    # ---- display: notebooks (HTML), IPython, Graphviz (olympus.ir.html / .dot)
-    def _repr_html_(self) -> str:
-        from olympus.ir.html import olympuspr_html
-
-        return olympuspr_html(self)
-
-    def _repr_pretty_(self, p, cycle: bool) -> None:
-        p.text(str(self))
-
-    def to_dot(self) -> str:
-        """Graphviz DOT text of this program (sub-programs as clusters)."""
-        from olympus.ir.dot import to_dot
-
-        return to_dot(self)
-
-    def to_svg(self) -> str:
-        """An SVG picture of this program (needs Graphviz's `dot` program)."""
-        from olympus.ir.dot import to_svg
-
-        return to_svg(self)
 
 
 class Primitive:
