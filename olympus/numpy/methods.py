@@ -33,6 +33,18 @@ def _setitem(self, idx, value):
     )
 
 
+def _len(self) -> int:
+    if not self.aval.shape:
+        raise TypeError("len() of unsized object (a 0-d array)")
+    return self.aval.shape[0]
+
+
+def _iter(self):
+    if not self.aval.shape:
+        raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.aval.shape[0]))
+
+
 def _reshape_method(self, *shape, order="C"):
     shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
     return arrays.reshape(self, shape, order)
@@ -66,6 +78,7 @@ _UNARY = {
     "__invert__": ufuncs.invert,
 }
 _METHODS = {
+    "__len__": _len, "__iter__": _iter,
     "__getitem__": indexing.getitem, "__setitem__": _setitem,
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
     "max": reductions.max, "min": reductions.min, "var": reductions.var, "std": reductions.std,

@@ -189,16 +189,6 @@ class Tracer:
     def weak_type(self) -> bool:
         return self.aval.weak_type
 
-    def __len__(self) -> int:
-        if not self.aval.shape:
-            raise TypeError("len() of a 0-d array")
-        return self.aval.shape[0]
-
-    def __iter__(self):
-        if not self.aval.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.aval.shape[0]))
-
     def __bool__(self):
         raise self._trace.concretization_error(self, "bool", TracerBoolConversionError)
 

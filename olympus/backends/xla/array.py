@@ -114,16 +114,6 @@ class Array:
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         return int(self._value())
 
-    def __len__(self) -> int:
-        if not self.aval.shape:
-            raise TypeError("len() of unsized object")
-        return self.aval.shape[0]
-
-    def __iter__(self):
-        if not self.aval.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.aval.shape[0]))
-
     def __hash__(self):
         raise TypeError("unhashable type: 'Array'")
 
