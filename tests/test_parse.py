@@ -86,6 +86,53 @@ def test_round_trip_text_check_and_values(traced):
         np.testing.assert_array_equal(got, want)
 
 
+def test_round_trip_keeps_weak_types(traced):
+    _, closed = traced
+    text = closed.pretty(weak_types=True)
+    parsed = parse(text, closed.consts)
+    assert parsed.pretty(weak_types=True) == text
+    literals = [a for e in closed.eqns for a in e.invars if not hasattr(a, "suffix")]
+    parsed_literals = [a for e in parsed.eqns for a in e.invars if not hasattr(a, "suffix")]
+    assert [a.aval for a in parsed_literals] == [a.aval for a in literals]
+    assert parsed.out_avals == closed.out_avals
+
+
+def test_weak_type_decides_the_dtype_after_the_round_trip():
+    """A Python scalar through a jitted function stays weak: added to bf16 it
+    gives bf16. Parsed from the default text (no marks) it is a strong f32 and
+    promotes the sum to f32; from `pretty(weak_types=True)` it stays weak."""
+    from olympus.transforms.jvp import eval_olympuspr
+
+    g = olympus.jit(lambda s: s * 2)
+    closed = olympus.make_olympuspr(lambda s: g(s))(3.0)
+    bf16 = jnp.ones(2, ml_dtypes.bfloat16)
+
+    def mixed_dtype(program):
+        out = eval_olympuspr(program.olympuspr, program.consts, [3.0])[0]
+        assert float(out) == 6.0
+        return (out + bf16).dtype
+
+    assert mixed_dtype(closed) == ml_dtypes.bfloat16
+    text = closed.pretty(weak_types=True)
+    assert "a:f32[]{weak}" in text and "2.0:f32[]{weak}" in text
+    assert mixed_dtype(parse(text)) == ml_dtypes.bfloat16
+    assert mixed_dtype(parse(str(closed))) == np.float32  # what the marks are for
+
+
+def test_weak_marks_only_where_asked():
+    text = "{ lambda ; a:f32[]{weak} b:bf16[2]. let c:bf16[2] = mul b 2.0:bf16[]{weak} in (c, a) }"
+    closed = parse(text)
+    assert [v.aval.weak_type for v in closed.olympuspr.invars] == [True, False]
+    assert closed.eqns[0].invars[1].aval.weak_type
+    assert "{weak}" not in str(closed)  # the default print is the specification's
+    assert closed.pretty(weak_types=True) == (
+        "{ lambda ; a:f32[]{weak} b:bf16[2]. let\n"
+        "    c:bf16[2] = mul b 2.0:bf16[]{weak}\n"
+        "  in (c, a) }")
+    with pytest.raises(OlympusprParseError, match="line 1"):
+        parse("{ lambda ; a:f32[] {weak}. let in (a,) }")  # the mark follows the ']'
+
+
 def test_round_trip_with_source_lines(traced):
     _, closed = traced
     text = closed.pretty(source_info=True)

@@ -63,3 +63,13 @@ def test_a_program_that_reprints_differently_is_reported(conftest, monkeypatch):
     monkeypatch.setattr(parser, "_scalar", off_by_one)
     report = conftest.round_trip_failure(program)
     assert report is not None and "reprinted as" in report and "2.5" in report
+
+
+def test_a_program_that_loses_a_weak_type_is_reported(conftest, monkeypatch):
+    """The round trip prints weak types, so a parser dropping them fails it."""
+    program = olympus.make_olympuspr(lambda s: s * 2)(3.0).olympuspr
+    assert conftest.round_trip_failure(program) is None
+    original = parser._Parser.aval
+    monkeypatch.setattr(parser._Parser, "aval", lambda self: original(self).strip_weak_type())
+    report = conftest.round_trip_failure(program)
+    assert report is not None and "reprinted as" in report and "f32[]{weak}" in report

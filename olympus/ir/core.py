@@ -177,10 +177,13 @@ class Olympuspr(_Displayed):
 
         return pp_olympuspr(self)
 
-    def pretty(self, source_info: bool = False) -> str:
+    def pretty(self, source_info: bool = False, weak_types: bool = False) -> str:
+        """The printed form, optionally with source lines (`# file:line
+        (function)`) and weak types (`f32[]{weak}`); `olympus.ir.parse` reads
+        every variant back."""
         from olympus.ir.printer import pp_olympuspr
 
-        return pp_olympuspr(self, source_info=source_info)
+        return pp_olympuspr(self, source_info=source_info, weak_types=weak_types)
 
     __repr__ = __str__
 
@@ -213,8 +216,8 @@ class ClosedOlympuspr(_Displayed):
     def __str__(self) -> str:
         return str(self.olympuspr)
 
-    def pretty(self, source_info: bool = False) -> str:
-        return self.olympuspr.pretty(source_info=source_info)
+    def pretty(self, source_info: bool = False, weak_types: bool = False) -> str:
+        return self.olympuspr.pretty(source_info=source_info, weak_types=weak_types)
 
     __repr__ = __str__
 

@@ -11,8 +11,10 @@ loaded, checked and run again:
 
 What the text does not carry, the caller supplies or loses: constvar values
 come from `consts` (a list for the top-level constvars, in order, or a dict
-keyed by printed name for constvars anywhere); weak types are not printed, so
-every parsed aval is strong (the checker and the backend ignore weak_type);
+keyed by printed name for constvars anywhere); weak types come back from
+`{weak}` marks (`closed.pretty(weak_types=True)`), and a type printed without
+one is strong, so parse the default `print(closed)` only when weak types do
+not matter (they decide the dtype of a weak output mixed with, say, bf16);
 source lines come back from `# file:line (function)` comments when present.
 Parameters that hold Python functions (the `bwd` of `custom_lin`, the
 `callback` of `debug_callback`) print as the function's name and come back
@@ -21,7 +23,7 @@ as that string: such programs parse and print, but cannot run.
 Grammar (whitespace-insensitive, so one-line and indented forms both parse):
 
     program := '{' 'lambda' binder* ';' binder* '.' 'let' eqn* 'in' '(' outs ')' '}'
-    binder  := name ':' type            type := dtype '[' dims ']'
+    binder  := name ':' type            type := dtype '[' dims ']' ['{weak}']
     eqn     := binder* '=' prim ['[' (key '=' value)* ']'] atom* ['# source']
     atom    := name | literal           literal := value ':' type
     value   := program | '(' values ')' | '[' values ']' | int | float | None
@@ -41,6 +43,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, SourceInfo, Var
+from olympus.ir.printer import WEAK_MARK
 
 
 class OlympusprParseError(ValueError):
@@ -145,7 +148,10 @@ class _Parser:
         dims = r.match(_DIMS, "dimensions")
         r.expect("]")
         shape = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
-        return ShapedArray(shape, dtype)
+        weak = r.text.startswith(WEAK_MARK, r.pos)  # only right after the ']'
+        if weak:
+            r.pos += len(WEAK_MARK)
+        return ShapedArray(shape, dtype, weak_type=weak)
 
     def binder(self, scope: _Program) -> Var:
         r = self.r

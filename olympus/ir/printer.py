@@ -7,6 +7,18 @@
 
 Variables are named a, b, ..., z, aa, ab, ... in order of first appearance;
 sub-olympusprs continue the same naming and are indented under their equation.
+
+Weak types (values that came from Python scalars and give way to the other
+operand's dtype, `ShapedArray.weak_type`) are not shown by default: the
+specification's examples print `mul a 2.0:f32[]` for a Python `2.0`, and
+marking every such literal would double the noise of a typical program.
+`pretty(weak_types=True)` adds `{weak}` after each weakly typed binder and
+literal type, which `olympus.ir.parse` reads back:
+
+    { lambda ; a:f32[]{weak}. let b:f32[]{weak} = mul a 2.0:f32[]{weak} in (b,) }
+
+Use it when the text must evaluate exactly like the program: a weak output
+added to a bf16 array stays bf16, a strong f32 one promotes it to f32.
 """
 
 from __future__ import annotations
@@ -26,9 +38,16 @@ def var_name(index: int) -> str:
     return var_name(index // 26 - 1) + _LETTERS[index % 26]
 
 
+WEAK_MARK = "{weak}"  # after a type: `f32[]{weak}` (read back by the parser)
+
+
 class _Names:
-    def __init__(self) -> None:
+    """What one print shares: the names given so far, and whether types
+    show their weakness."""
+
+    def __init__(self, weak_types: bool = False) -> None:
         self._names: dict = {}
+        self.weak_types = weak_types
 
     def __call__(self, var: Var) -> str:
         name = self._names.get(var)
@@ -37,21 +56,27 @@ class _Names:
         return name
 
 
-def pp_literal(lit: Literal) -> str:
+def pp_type(aval, weak_types: bool = False) -> str:
+    """`f32[3]`, or `f32[]{weak}` for a weak type when `weak_types` is on."""
+    text = aval.str_short()
+    return text + WEAK_MARK if weak_types and aval.weak_type else text
+
+
+def pp_literal(lit: Literal, weak_types: bool = False) -> str:
     val = lit.val
     if isinstance(val, np.ndarray):
         val = val[()]
-    return f"{val}:{lit.aval.str_short()}"
+    return f"{val}:{pp_type(lit.aval, weak_types)}"
 
 
 def _pp_atom(atom, names: _Names) -> str:
     if isinstance(atom, Literal):
-        return pp_literal(atom)
+        return pp_literal(atom, names.weak_types)
     return names(atom)
 
 
 def _pp_binder(var: Var, names: _Names) -> str:
-    return f"{names(var)}:{var.aval.str_short()}"
+    return f"{names(var)}:{pp_type(var.aval, names.weak_types)}"
 
 
 def _pp_param_value(value, names: _Names, indent: int) -> str:
@@ -124,6 +149,9 @@ def _pp(program, names: _Names, indent: int, inline_ok: bool, source_info=False)
     return f"{header}{body}\n{' ' * (indent + 2)}{footer}"
 
 
-def pp_olympuspr(program, source_info: bool = False) -> str:
-    """The printed form of an olympuspr (or ClosedOlympuspr)."""
-    return _pp(program, _Names(), 0, inline_ok=False, source_info=source_info)
+def pp_olympuspr(program, source_info: bool = False, weak_types: bool = False) -> str:
+    """The printed form of an olympuspr (or ClosedOlympuspr): with
+    `source_info`, each equation's `# file:line (function)`; with
+    `weak_types`, a `{weak}` mark on weakly typed binders and literals."""
+    names = _Names(weak_types)
+    return _pp(program, names, 0, inline_ok=False, source_info=source_info)
