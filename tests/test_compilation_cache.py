@@ -107,3 +107,86 @@ def test_programs_compiling_faster_than_the_minimum_are_not_written(
     np.testing.assert_array_equal(np.asarray(out), [9.5, 9.5])
     assert list(compilation_cache_dir.iterdir()) == []
     assert compiler.cache_stats()["too_fast"] == 1
+
+
+# ---- size limit: least recently used entries are evicted -----------------------------
+def _entry_sizes(folder) -> dict:
+    return {p.name: p.stat().st_size for p in folder.iterdir() if p.suffix == ".xla"}
+
+
+def _compile(scale: float):
+    """A fresh jitted function each call: its program is compiled (or loaded)
+    again rather than reused from the function's in-memory cache."""
+    out = olympus.jit(lambda x: x * scale)(np.ones(2, np.float32))
+    np.testing.assert_array_equal(np.asarray(out), [scale, scale])
+
+
+def _write_old_entries(folder, sizes: dict) -> None:
+    """Entries last used long ago, oldest first in `sizes`' order."""
+    for i, (name, size) in enumerate(sizes.items()):
+        path = folder / name
+        path.write_bytes(b"\0" * size)
+        os.utime(path, (1000 + i, 1000 + i))
+
+
+def test_make_room_deletes_least_recently_used_first(tmp_path):
+    _write_old_entries(tmp_path, {"a.xla": 40, "b.xla": 30, "c.xla": 20})
+    (tmp_path / "other.tmp").write_bytes(b"\0" * 500)  # not an entry: never counted
+    os.utime(tmp_path / "a.xla")  # used just now
+    assert compiler.make_room(str(tmp_path), 25, limit=100)
+    assert sorted(_entry_sizes(tmp_path)) == ["a.xla", "c.xla"]  # b was oldest
+    assert compiler.make_room(str(tmp_path), 60, limit=100)
+    assert sorted(_entry_sizes(tmp_path)) == ["a.xla"]
+    assert not compiler.make_room(str(tmp_path), 101, limit=100)  # never fits
+    assert sorted(_entry_sizes(tmp_path)) == ["a.xla"]  # so nothing is deleted for it
+
+
+def test_make_room_ignores_entries_another_process_removed(tmp_path, monkeypatch):
+    _write_old_entries(tmp_path, {"a.xla": 40, "b.xla": 30})
+    real_remove = os.remove
+
+    def raced(path):
+        real_remove(path)
+        raise FileNotFoundError(path)  # as if a second process got there first
+
+    monkeypatch.setattr(os, "remove", raced)
+    assert compiler.make_room(str(tmp_path), 50, limit=60)
+    assert _entry_sizes(tmp_path) == {}
+
+
+def test_hits_keep_entries_and_writes_evict_the_least_recently_used(
+    compilation_cache_dir,
+):
+    _compile(10.5)
+    (first,) = _entry_sizes(compilation_cache_dir)
+    _compile(11.5)
+    (second,) = set(_entry_sizes(compilation_cache_dir)) - {first}
+    sizes = _entry_sizes(compilation_cache_dir)
+    os.utime(compilation_cache_dir / first, (1000, 1000))  # both long unused,
+    os.utime(compilation_cache_dir / second, (2000, 2000))  # the first the longest
+    _compile(10.5)  # a hit: the first entry becomes the most recently used
+    assert compiler.cache_stats()["hits"] == 1
+    assert (compilation_cache_dir / first).stat().st_mtime > 2000
+    limit = sizes[first] + sizes[second] + sizes[second] // 2
+    with olympus.config.override("olympus_compilation_cache_max_size", limit):
+        _compile(12.5)  # a third entry does not fit beside both
+    left = _entry_sizes(compilation_cache_dir)
+    assert first in left and second not in left and len(left) == 2
+    assert sum(left.values()) <= limit
+    assert compiler.cache_stats()["evictions"] == 1
+
+
+def test_an_entry_larger_than_the_limit_is_not_written(compilation_cache_dir):
+    with olympus.config.override("olympus_compilation_cache_max_size", 10):
+        _compile(13.5)
+    assert _entry_sizes(compilation_cache_dir) == {}
+    assert compiler.cache_stats()["stores"] == 0
+
+
+def test_no_limit_with_none_or_a_negative_size(compilation_cache_dir, monkeypatch):
+    calls = []
+    monkeypatch.setattr(compiler, "make_room", lambda *args: calls.append(args))
+    for unlimited, scale in ((None, 14.5), (-1, 15.5)):
+        with olympus.config.override("olympus_compilation_cache_max_size", unlimited):
+            _compile(scale)
+    assert len(_entry_sizes(compilation_cache_dir)) == 2 and calls == []

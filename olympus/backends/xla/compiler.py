@@ -15,7 +15,18 @@ programs whose compile took at least `olympus_compilation_cache_min_compile_secs
 written and would only fill the folder. An entry that cannot be read or
 deserialised is ignored with a warning (and rewritten). Programs that call host
 callbacks are never cached (their Python functions live in the process).
-`cache_stats()` counts hits, misses, writes and unreadable entries.
+`cache_stats()` counts hits, misses, writes, unreadable entries and evictions.
+
+Size limit: the `.xla` entries of the folder are kept within
+`olympus_compilation_cache_max_size` bytes (default 1 GiB; None or a negative
+number: unlimited), least recently used first out. A hit touches its entry
+(sets its modification time to now, which is the recency the eviction sorts
+by: access times are often not kept, `noatime`/`relatime` mounts); before a
+write, the oldest entries are deleted until the new one fits, and an entry
+larger than the whole limit is not written. Several processes may share the
+folder: a file another one deleted or touched meanwhile is skipped, and a
+failed eviction is ignored (the folder may then briefly exceed the limit by
+what the racing writers add), never raised.
 """
 
 from __future__ import annotations
@@ -33,7 +44,9 @@ ENV_VAR = "OLYMPUS_COMPILATION_CACHE_DIR"
 logger = logging.getLogger("olympus.compilation_cache")
 # hits: loaded from disk; misses: compiled; stores: written; too_fast: compiled
 # but not written (under the minimum compile time); errors: unreadable entries
-_stats = dict.fromkeys(("hits", "misses", "stores", "too_fast", "errors"), 0)
+# evictions: entries deleted to keep the folder within its size limit
+_stats = dict.fromkeys(("hits", "misses", "stores", "too_fast", "errors", "evictions"), 0)
+ENTRY_SUFFIX = ".xla"
 
 
 def cache_stats() -> dict:
@@ -94,12 +107,72 @@ def _load_cached(client, path: str, devices, options):
         return None
 
 
+def _max_size() -> int | None:
+    """The folder's size limit in bytes, or None for unlimited."""
+    from olympus.ir.config import config
+
+    limit = config.read("olympus_compilation_cache_max_size")
+    return None if limit is None or limit < 0 else int(limit)
+
+
+def _touch(path: str) -> None:
+    """Marks an entry as just used, so eviction keeps it longest."""
+    try:
+        os.utime(path)
+    except OSError:  # deleted by another process meanwhile: nothing to keep
+        pass
+
+
+def _entries(directory: str) -> list[tuple[float, int, str]]:
+    """(last use, size, path) of each entry in the folder, oldest first."""
+    found = []
+    try:
+        scan = list(os.scandir(directory))
+    except OSError:
+        return []
+    for entry in scan:
+        if not entry.name.endswith(ENTRY_SUFFIX):
+            continue
+        try:
+            info = entry.stat()
+        except OSError:  # removed between listing and stat
+            continue
+        found.append((info.st_mtime, info.st_size, entry.path))
+    return sorted(found)
+
+
+def make_room(directory: str, incoming: int, limit: int) -> bool:
+    """Deletes least recently used entries until `incoming` more bytes fit
+    within `limit`; False when the new entry could not fit even alone."""
+    if incoming > limit:
+        return False
+    entries = _entries(directory)
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in entries:
+        if total + incoming <= limit:
+            break
+        try:
+            os.remove(path)
+            _stats["evictions"] += 1
+            logger.debug("persistent compilation cache evicted %s (%d bytes)", path, size)
+        except OSError:  # another process evicted or is reading it: count it gone
+            pass
+        total -= size
+    return True
+
+
 def _store(client, path: str, executable) -> None:
-    """Writes atomically (temp file + rename), so readers never see half an entry."""
+    """Writes atomically (temp file + rename), so readers never see half an
+    entry, after making room for it under the size limit."""
     try:
         data = client.serialize_executable(executable)
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
+        limit = _max_size()
+        if limit is not None and not make_room(directory, len(data), limit):
+            logger.debug("persistent compilation cache: %s (%d bytes) exceeds the "
+                         "%d-byte limit; not written", path, len(data), limit)
+            return
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -117,10 +190,11 @@ def compile_and_load(client, text: str, devices, options):
     directory = cache_dir()
     if directory is None:
         return client.compile_and_load(text, devices, options)
-    path = os.path.join(directory, cache_key(client, text, options) + ".xla")
+    path = os.path.join(directory, cache_key(client, text, options) + ENTRY_SUFFIX)
     executable = _load_cached(client, path, devices, options)
     if executable is not None:
         _stats["hits"] += 1
+        _touch(path)
         logger.debug("persistent compilation cache hit: %s", path)
         return executable
     _stats["misses"] += 1
