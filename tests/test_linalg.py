@@ -94,6 +94,52 @@ def test_svd_lstsq_pinv_rank():
     assert int(jnp.linalg.matrix_rank(low_rank)) == 1
 
 
+def test_lstsq_matrix_rhs_wide_and_rank_deficient():
+    """x against NumPy for tall, wide and rank-deficient a with (M, K) b;
+    residuals are always the squared column norms of a x - b (JAX's default),
+    NumPy's empty array with numpy_resid=True where a is not tall and full rank."""
+    rhs = rng.standard_normal((5, 2)).astype(np.float32)
+    deficient = np.outer(np.arange(1.0, 6.0), np.ones(3)).astype(np.float32)
+    for a, b in ((TALL, rhs), (TALL.T, rhs[:3]), (deficient, rhs)):
+        x, residuals, rank, s = jnp.linalg.lstsq(a, b)
+        want_x, _, want_rank, want_s = np.linalg.lstsq(a, b, rcond=None)
+        close(x, want_x, rtol=1e-3, atol=1e-4)
+        close(residuals, np.sum((a @ np.asarray(x) - b) ** 2, axis=0), rtol=1e-3, atol=1e-4)
+        assert int(rank) == want_rank and residuals.shape == (2,)
+        close(s, want_s, rtol=1e-4, atol=1e-4)
+    close(jnp.linalg.lstsq(TALL, rhs, numpy_resid=True)[1], np.linalg.lstsq(TALL, rhs, rcond=None)[1])
+    assert jnp.linalg.lstsq(deficient, rhs, numpy_resid=True)[1].shape == (0,)
+    x, residuals, _, _ = jnp.linalg.lstsq(np.arange(6).reshape(3, 2), np.arange(3))  # ints -> float
+    close(x, np.linalg.lstsq(np.arange(6.0).reshape(3, 2), np.arange(3.0), rcond=None)[0], atol=1e-5)
+    assert residuals.shape == (1,)
+
+
+def test_lstsq_vmap_matches_a_loop():
+    a_batch = rng.standard_normal((3, 5, 3)).astype(np.float32)
+    b_batch = rng.standard_normal((3, 5)).astype(np.float32)
+    mapped = olympus.vmap(jnp.linalg.lstsq)(a_batch, b_batch)
+    shared_a = olympus.vmap(jnp.linalg.lstsq, in_axes=(None, 0))(TALL, b_batch)
+    for i in range(3):
+        for got, want in zip(mapped, jnp.linalg.lstsq(a_batch[i], b_batch[i])):
+            close(np.asarray(got)[i], np.asarray(want))
+        close(np.asarray(shared_a[0])[i], np.linalg.lstsq(TALL, b_batch[i], rcond=None)[0])
+
+
+def test_lstsq_grad_in_a_and_b(x64):
+    b = _f64(rng.standard_normal((5, 2)))
+    both = lambda tall, b, wide, v: (*jnp.linalg.lstsq(tall, b)[:2], jnp.linalg.lstsq(wide, v)[0])
+    check_grads(both, (_f64(TALL), b, _f64(TALL.T), b[:3, 0]), order=1, modes=("rev",))
+
+
+def test_lstsq_rejects_bad_ranks():
+    with pytest.raises(jnp.linalg.LinAlgError, match=r"2-D matrix a .*\(2, 3, 3\)"):
+        jnp.linalg.lstsq(BATCH, BATCH)
+    with pytest.raises(jnp.linalg.LinAlgError, match=r"M = 5 rows .*\(4,\)"):
+        jnp.linalg.lstsq(TALL, np.ones(4, np.float32))
+    with pytest.raises(jnp.linalg.LinAlgError, match=r"\(5, 2, 1\)"):
+        jnp.linalg.lstsq(TALL, np.ones((5, 2, 1), np.float32))
+
+
 NORMS = [
     (None, None), ("fro", None), ("nuc", None), (2, None), (-2, None), (1, None),
     (-1, None), (np.inf, None), (-np.inf, None), (None, 1), (1, 0), (np.inf, 1),

@@ -242,16 +242,28 @@ def _real(dtype):
     return lax_linalg._real_dtype(dtype)
 
 
-def lstsq(a, b, rcond=None):
-    """(x, residuals, rank, s): x minimises |a x - b|_2, from the SVD of a.
-    residuals are the squared residual norms when a is tall and of full rank."""
+def _lstsq_operands(a, b):
+    """a as an (M, N) inexact matrix and b as (M, K) of its dtype, and whether b
+    was a vector; JAX's lstsq takes exactly these ranks (vmap for batches)."""
     a = _inexact(a)
-    b = lax.convert_element_type(_core.asarray(b), a.dtype)
+    b = _core.asarray(b)
     if a.ndim != 2:
-        raise LinAlgError(f"linalg.lstsq needs a 2-D matrix, got shape {a.shape}")
+        raise LinAlgError(
+            f"linalg.lstsq needs a 2-D matrix a of shape (M, N), got shape {a.shape}; "
+            "map over a batch with olympus.vmap")
+    if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise LinAlgError(
+            f"linalg.lstsq needs b of shape (M,) or (M, K) with M = {a.shape[0]} rows "
+            f"like a {a.shape}, got shape {b.shape}")
+    dtype = dtypes.promote_types(a.dtype, _inexact(b).dtype)
+    a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
     vector = b.ndim == 1
-    if vector:
-        b = lax.expand_dims(b, (1,))
+    return a, (lax.expand_dims(b, (1,)) if vector else b), vector
+
+
+def _lstsq_solution(a, b, rcond):
+    """(x, residuals, rank, s) for 2-D a and b: x = V diag(1/s) U^H b over the
+    singular values above rcond * max(s); residuals = |a x - b|^2 per column."""
     m, n = a.shape
     u, s, vh = svd(a, full_matrices=False)
     eps = float(np.finfo(_real(a.dtype)).eps)
@@ -264,17 +276,43 @@ def lstsq(a, b, rcond=None):
     x = lax_linalg.matmul(_swap_conj(vh), scaled)
     rank = lax.reduce_sum(lax.convert_element_type(keep, np.int32), (0,))
     residual = lax.sub(lax_linalg.matmul(a, x), b)
-    squares = lax.reduce_sum(lax.real(lax.mul(residual, _conj(residual))) if dtypes.is_complex(a.dtype)
-                             else lax.mul(residual, residual), (0,))
-    full_rank_tall = lax.bitwise_and(lax.eq(rank, np.int32(n)), lax.full((), m > n, np.bool_))
-    residuals = lax.select(full_rank_tall, squares, lax.full(squares.shape, 0, squares.dtype))
-    if vector:
-        x = lax.squeeze(x, (1,))
+    return x, lax.reduce_sum(_squared_magnitude(residual), (0,)), rank, s
+
+
+def _squared_magnitude(x):
+    """|x|^2 elementwise, smooth at 0 (unlike abs(x)**2 for complex x)."""
+    if dtypes.is_complex(aval_of(x).dtype):
+        re, im = lax.real(x), lax.imag(x)
+        return lax.add(lax.mul(re, re), lax.mul(im, im))
+    return lax.mul(x, x)
+
+
+def _lstsq(a, b, rcond=None):
+    """The compiled body of lstsq (one dispatch when called eagerly)."""
+    a, b, vector = _lstsq_operands(a, b)
+    x, residuals, rank, s = _lstsq_solution(a, b, rcond)
+    return (lax.squeeze(x, (1,)) if vector else x), residuals, rank, s
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
+    """(x, residuals, rank, s): x minimises |a x - b|_2, from the SVD of a.
+
+    a is (M, N) and b (M,) or (M, K), as in JAX; map over batches with
+    olympus.vmap (the function is differentiable in a and b for distinct
+    non-zero singular values). residuals are the squared norms of the columns
+    of a x - b, shape (1,) or (K,), always computed (JAX's default); with
+    numpy_resid=True they are empty when rank < N or M <= N, as NumPy
+    returns them, which needs a concrete rank (not under jit).
+
+    >>> lstsq(jnp.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), jnp.array([1.0, 2.0, 3.0]))[0]
+    Array([1., 2.], dtype=float32)
+    """
+    x, residuals, rank, s = _lstsq(a, b, rcond)
+    if numpy_resid:
+        m, n = _core.asarray(a).shape
+        if int(rank) < n or m <= n:
+            residuals = _core.asarray(np.zeros((0,), residuals.dtype))
     return x, residuals, rank, s
-
-
-def _conj(x):
-    return lax_linalg._conj(x)
 
 
 # ---- norms ----------------------------------------------------------------------------
@@ -442,7 +480,7 @@ _STATIC_OPTIONS = {
     "slogdet": (),
     "matrix_power": ("n",),
     "pinv": ("rtol",),
-    "lstsq": ("rcond",),
+    "_lstsq": ("rcond",),
     "norm": ("ord", "axis", "keepdims"),
     "matrix_rank": ("rtol",),
     "cond": ("p",),
