@@ -1,8 +1,11 @@
 """Notebook HTML, IPython pretty-printing and Graphviz views of programs and
 arrays; the HTML is checked by parsing it, the DOT text by its structure."""
 
+import importlib.util
+import os
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -165,3 +168,70 @@ def test_to_svg_with_whatever_graphviz_this_machine_has():
     svg = CLOSED.to_svg()
     assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
     assert "cond branches[0]" in svg and "reduce_sum" in svg
+
+
+# ---- golden files: tests/golden/display/{cond,scan,grad}.{html,dot} ------------------
+# Regenerate after an intended change of the output (or of
+# tests/golden/display_programs.py) with
+#     OLYMPUS_UPDATE_GOLDEN=1 python -m pytest tests/test_display.py -k golden
+# and review the diff of the golden files before committing them.
+GOLDEN_DIR = Path(__file__).parent / "golden" / "display"
+UPDATE_GOLDEN = os.environ.get("OLYMPUS_UPDATE_GOLDEN") == "1"
+
+
+def _golden_programs():
+    """tests/golden/display_programs.py, loaded by path (tests is no package)."""
+    path = Path(__file__).parent / "golden" / "display_programs.py"
+    spec = importlib.util.spec_from_file_location("olympus_golden_display_programs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GOLDEN = _golden_programs()
+
+
+def _view(closed, kind: str) -> str:
+    return closed._repr_html_() if kind == "html" else closed.to_dot()
+
+
+@pytest.mark.parametrize("kind", ["html", "dot"])
+@pytest.mark.parametrize("name", sorted(GOLDEN.PROGRAMS))
+def test_golden_display(name, kind):
+    text = _view(GOLDEN.traced(name), kind)
+    path = GOLDEN_DIR / f"{name}.{kind}"
+    if UPDATE_GOLDEN:
+        path.write_text(text)
+    assert path.exists(), f"no golden file {path}; create it with OLYMPUS_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), (
+        f"{kind} view of {name} differs from {path}; if the change is intended, "
+        "regenerate with OLYMPUS_UPDATE_GOLDEN=1 python -m pytest tests/test_display.py -k golden"
+    )
+
+
+def test_golden_views_are_the_same_on_every_trace_and_machine():
+    """No ids, addresses or absolute paths: tracing again gives the same text,
+    and source lines name the file by its base name."""
+    for name in GOLDEN.PROGRAMS:
+        for kind in ("html", "dot"):
+            first, again = _view(GOLDEN.traced(name), kind), _view(GOLDEN.traced(name), kind)
+            assert first == again
+            assert str(Path(__file__).parent) not in first and " at 0x" not in first
+
+
+def test_golden_html_structure():
+    """The golden programs' HTML read back with html.parser: a row per
+    equation, sub-programs in <details>, source lines by base name."""
+    scan = GOLDEN.traced("scan")
+    elements = _parse_html(scan._repr_html_())
+    prims = [e[2] for e in elements if e[1].get("class") == "prim" and e[3] == 0]
+    assert prims == ["scan"]
+    assert [e[2] for e in elements if e[0] == "summary"] == ["olympuspr: 2 equations"]
+    body = [e[2] for e in elements if e[1].get("class") == "prim" and e[3] == 1]
+    assert body == ["mul", "add"]
+    line = GOLDEN.scan_program.__code__.co_firstlineno + 4
+    sources = [e[2] for e in elements if e[1].get("class") == "source" and e[3] == 0]
+    assert sources == [f"display_programs.py:{line} (scan_program)"]
+    grad = GOLDEN.traced("grad")
+    rows = [e for e in _parse_html(grad._repr_html_()) if e[0] == "tr"][1:]
+    assert len(rows) == len(grad.eqns) and not any(e[0] == "details" for e in rows)

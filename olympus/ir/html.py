@@ -5,11 +5,14 @@ the primitive, its parameters, its operands and the user's source line.
 Sub-programs (branches of `cond`, bodies of `while`/`scan`, `pjit` callees)
 sit in collapsible `<details>` blocks inside their equation's parameter cell.
 Variables are named exactly as the text printer names them, so the HTML and
-`print(closed)` can be read side by side.
+`print(closed)` can be read side by side. Source lines show the file's base
+name (`train.py:12 (loss)`): short in a notebook cell, and the same on every
+machine, so the output can be compared with a golden file.
 """
 
 from __future__ import annotations
 
+import os
 from html import escape
 
 import numpy as np
@@ -66,12 +69,17 @@ def _details(label: str, program, names: _Names) -> str:
     return f"<details><summary>{summary}</summary>{_program(olympuspr, names)}</details>"
 
 
+def _source_text(info) -> str:
+    """`file.py:12 (function)`: the base name, not the machine's absolute path."""
+    return f"{os.path.basename(info.file)}:{info.line} ({info.function})"
+
+
 def _eqn_row(eqn, names: _Names) -> str:
     # Same naming order as the printer: outputs, operands, then sub-programs.
     outs = " ".join(_binder(v, names) for v in eqn.outvars)
     args = " ".join(_atom(a, names) for a in eqn.invars)
     params = _param_cell(eqn.params, names)
-    source = "" if eqn.source_info is None else escape(str(eqn.source_info))
+    source = "" if eqn.source_info is None else escape(_source_text(eqn.source_info))
     return (f"<tr><td>{outs}</td><td class=\"prim\">{escape(eqn.primitive.name)}</td>"
             f"<td class=\"params\">{params}</td><td>{args}</td>"
             f"<td class=\"source\">{source}</td></tr>")
@@ -80,19 +88,19 @@ def _eqn_row(eqn, names: _Names) -> str:
 def _program(olympuspr: Olympuspr, names: _Names) -> str:
     consts = " ".join(_binder(v, names) for v in olympuspr.constvars)
     invars = " ".join(_binder(v, names) for v in olympuspr.invars)
-    rows = "".join(_eqn_row(e, names) for e in olympuspr.eqns)
+    rows = "".join(f"\n{_eqn_row(e, names)}" for e in olympuspr.eqns)  # a row a line
     outs = ", ".join(_atom(a, names) for a in olympuspr.outvars)
     binders = f"{consts} ; {invars}" if consts else f"; {invars}"
     return (f'<div class="signature">lambda {binders}</div>'
             f"<table><thead><tr><th>outputs</th><th>primitive</th><th>params</th>"
-            f"<th>operands</th><th>source</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"<th>operands</th><th>source</th></tr></thead><tbody>{rows}\n</tbody></table>"
             f'<div class="outputs">in ({outs})</div>')
 
 
 def olympuspr_html(program) -> str:
     """The HTML table of an Olympuspr or ClosedOlympuspr."""
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
-    return f'<div class="olympuspr">{_STYLE}{_program(olympuspr, _Names())}</div>'
+    return f'<div class="olympuspr">{_STYLE}\n{_program(olympuspr, _Names())}</div>\n'
 
 
 def array_html(value: np.ndarray, type_text: str) -> str:
