@@ -42,7 +42,15 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, SourceInfo, Var
+from olympus.ir.core import (
+    ClosedOlympuspr,
+    Eqn,
+    Literal,
+    Olympuspr,
+    ShapedArray,
+    SourceInfo,
+    Var,
+)
 from olympus.ir.printer import WEAK_MARK
 
 
