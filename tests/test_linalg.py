@@ -140,6 +140,65 @@ def test_lstsq_rejects_bad_ranks():
         jnp.linalg.lstsq(TALL, np.ones((5, 2, 1), np.float32))
 
 
+def _same_spectrum(got, want, tol=1e-4):
+    """Each eigenvalue of one set is within tol of one in the other (the
+    kernel's order is LAPACK's, and near-equal real parts make sorting fragile)."""
+    got, want = np.asarray(got).ravel(), np.asarray(want).ravel()
+    assert got.shape == want.shape
+    for x, ys in ((got, want), (want, got)):
+        assert np.abs(x[:, None] - ys[None, :]).min(axis=1).max() < tol * max(1.0, np.abs(ys).max())
+
+
+def _check_eigenpairs(a, w, v, tol=1e-4):
+    """a v = v diag(w) with unit-norm columns: the property that defines them
+    (eigenvectors are only defined up to scale and order)."""
+    a, w, v = np.asarray(a), np.asarray(w), np.asarray(v)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * max(1.0, np.abs(a).max()))
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0, rtol=tol)
+
+
+def test_eig_of_general_real_and_complex_matrices():
+    w, v = jnp.linalg.eig(A)
+    assert w.dtype == v.dtype == np.complex64 and v.shape == (4, 4)
+    _check_eigenpairs(A, w, v)
+    _same_spectrum(w, np.linalg.eigvals(A))
+    _same_spectrum(jnp.linalg.eigvals(A), np.linalg.eigvals(A))
+    rotation = np.float32([[0, -1], [1, 0]])  # real matrix, purely imaginary spectrum
+    _same_spectrum(jnp.linalg.eigvals(rotation), [1j, -1j])
+    c = (A + 1j * A.T).astype(np.complex64)
+    wc, vc = jnp.linalg.eig(c)
+    assert wc.dtype == np.complex64
+    _check_eigenpairs(c, wc, vc)
+    _same_spectrum(wc, np.linalg.eigvals(c))
+    w, vl, vr = lax_linalg.eig(A)  # left vectors: vl^H a = diag(w) vl^H
+    _check_eigenpairs(A.T, np.conj(np.asarray(w)), vl)
+    _check_eigenpairs(A, w, vr)
+
+
+def test_eig_batched_jit_vmap_and_reference():
+    from olympus.backends.reference import reference_call
+
+    big = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    w, v = olympus.jit(jnp.linalg.eig)(big)
+    assert w.shape == (2, 3, 5) and v.shape == (2, 3, 5, 5)
+    _check_eigenpairs(big, w, v)
+    mapped = olympus.vmap(jnp.linalg.eigvals)(big[0])
+    for i in range(3):
+        np.testing.assert_allclose(np.asarray(mapped)[i], np.asarray(jnp.linalg.eigvals(big[0, i])), rtol=1e-5)
+        _same_spectrum(mapped[i], np.linalg.eigvals(big[0, i]))
+    ref_w, ref_vl, ref_vr = reference_call(lambda a: lax_linalg.eig(a), BATCH)
+    _same_spectrum(ref_w, np.asarray(lax_linalg.eig(BATCH)[0]))
+    _check_eigenpairs(BATCH, ref_w, ref_vr)
+    _check_eigenpairs(np.swapaxes(BATCH, -1, -2), np.conj(ref_w), ref_vl)
+
+
+def test_eig_errors():
+    with pytest.raises(jnp.linalg.LinAlgError, match=r"eig needs .*square.*\(5, 3\)"):
+        jnp.linalg.eig(TALL)
+    with pytest.raises(TypeError, match="geev needs float32"):
+        lax_linalg.eig(A.astype(olympus.numpy.bfloat16))
+
+
 NORMS = [
     (None, None), ("fro", None), ("nuc", None), (2, None), (-2, None), (1, None),
     (-1, None), (np.inf, None), (-np.inf, None), (None, 1), (1, 0), (np.inf, 1),

@@ -474,6 +474,64 @@ svd_p = define_primitive("svd", _svd_abstract_eval, _svd_lower, multiple_results
 batch_rules[svd_p] = _front_batch_rule(svd_p)
 
 
+# ---- eig (LAPACK geev): general square matrices --------------------------------------
+def _complex_dtype(dtype):
+    return {np.dtype(np.float32): np.dtype(np.complex64),
+            np.dtype(np.float64): np.dtype(np.complex128)}.get(np.dtype(dtype), np.dtype(dtype))
+
+
+def _eig_abstract_eval(a: ShapedArray, *, compute_left: bool, compute_right: bool):
+    """Complex eigenvalues (..., n) and the asked-for eigenvector matrices
+    (..., n, n), complex whatever the input (real matrices have complex spectra)."""
+    _check_matrix("eig", a, square=True)
+    dtype = _complex_dtype(a.dtype)
+    vectors = ShapedArray(a.shape, dtype)
+    return [ShapedArray(a.shape[:-1], dtype)] + [vectors] * (int(compute_left) + int(compute_right))
+
+
+def _nan_where_failed(ctx, info, value: str, aval: ShapedArray) -> str:
+    """`value` with every matrix whose kernel reported info != 0 replaced by NaN."""
+    batch = aval.shape[:len(ctx.avals_in[0].shape) - 2]
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    zeros = ctx.op("stablehlo.broadcast_in_dim",
+                   [ctx.emitter.constant(np.zeros((), np.int32), ShapedArray((), np.dtype(np.int32)))],
+                   "broadcast_dimensions = array<i64>", result_avals=[info_aval])
+    ok = ctx.op("stablehlo.compare", [info, zeros],
+                "comparison_direction = #stablehlo<comparison_direction EQ>, "
+                "compare_type = #stablehlo<comparison_type SIGNED>",
+                result_avals=[ShapedArray(batch, np.dtype(np.bool_))])
+    dims = ", ".join(str(d) for d in range(len(batch)))
+    ok = ctx.op("stablehlo.broadcast_in_dim", [ok], f"broadcast_dimensions = array<i64{': ' + dims if dims else ''}>",
+                result_avals=[ShapedArray(aval.shape, np.dtype(np.bool_))])
+    nan = ctx.emitter.constant(np.full((), np.nan, aval.dtype), ShapedArray((), aval.dtype))
+    nans = ctx.op("stablehlo.broadcast_in_dim", [nan], "broadcast_dimensions = array<i64>", result_avals=[aval])
+    return ctx.op("stablehlo.select", [ok, value, nans], result_avals=[aval])
+
+
+def _eig_lower(ctx, a, *, compute_left, compute_right):
+    """geev returns real and imaginary parts of the eigenvalues separately for
+    real matrices (joined here) and always both vector slots, filled only when
+    asked (its compute_left / compute_right flags are LAPACK's 'V' / 'N')."""
+    aval = ctx.avals_in[0]
+    w_aval = ctx.avals_out[0]
+    vectors = ShapedArray(aval.shape, w_aval.dtype)
+    info_aval = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
+    real = not dtypes.is_complex(aval.dtype)
+    w_parts = [ShapedArray(w_aval.shape, aval.dtype)] * 2 if real else [w_aval]
+    flag = lambda on: ord("V" if on else "N")
+    *w, vl, vr, info = lapack.custom_call(
+        ctx.emitter, lapack.target_name("geev", aval.dtype), [a], [aval],
+        [*w_parts, vectors, vectors, info_aval],
+        config={"compute_left": flag(compute_left), "compute_right": flag(compute_right)})
+    w = ctx.op("stablehlo.complex", w, result_avals=[w_aval]) if real else w[0]
+    outs = [w] + ([vl] if compute_left else []) + ([vr] if compute_right else [])
+    return [_nan_where_failed(ctx, info, out, out_aval) for out, out_aval in zip(outs, ctx.avals_out)]
+
+
+eig_p = define_primitive("eig", _eig_abstract_eval, _eig_lower, multiple_results=True)
+batch_rules[eig_p] = _front_batch_rule(eig_p)
+
+
 # ---- composite primitives: lowered by tracing their lax definition --------------------
 def lower_via(definition):
     """A lowering rule that traces `definition(*operands, **params)` (built from
@@ -631,6 +689,14 @@ def eigh(a, lower: bool = True):
     `a`, read from its lower (or upper) triangle."""
     v, w = eigh_p.bind(a, lower=bool(lower))
     return v, w
+
+
+def eig(a, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True):
+    """[w, vl, vr] (vectors only where asked) of a general square `a`: complex
+    eigenvalues w, right eigenvectors a vr = vr diag(w) and left ones
+    vl^H a = diag(w) vl^H, each column of unit 2-norm (LAPACK geev, CPU)."""
+    return list(eig_p.bind(a, compute_left=bool(compute_left_eigenvectors),
+                           compute_right=bool(compute_right_eigenvectors)))
 
 
 def geqrf(a):

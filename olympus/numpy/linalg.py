@@ -32,6 +32,11 @@ class EighResult(NamedTuple):
     eigenvectors: object
 
 
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
 class SlogdetResult(NamedTuple):
     sign: object
     logabsdet: object
@@ -99,6 +104,26 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResul
 
 def eigvalsh(a, UPLO: str | None = None):
     return eigh(a, UPLO).eigenvalues
+
+
+def eig(a) -> EigResult:
+    """Eigenvalues and right eigenvectors (columns, unit 2-norm) of a general
+    square matrix: a @ v = v * w. Both are complex (complex64 for float32 a),
+    in LAPACK geev's order; CPU only, as in JAX. Not differentiable yet.
+
+    >>> eig(jnp.array([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+    Array([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    a = _square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """The (complex) eigenvalues of a general square matrix, as eig without vectors."""
+    a = _square("eigvals", a)
+    (w,) = lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+    return w
 
 
 def qr(a, mode: str = "reduced"):
@@ -472,6 +497,8 @@ _STATIC_OPTIONS = {
     "cholesky": ("upper", "symmetrize_input"),
     "eigh": ("UPLO", "symmetrize_input"),
     "eigvalsh": ("UPLO",),
+    "eig": (),
+    "eigvals": (),
     "qr": ("mode",),
     "svd": ("full_matrices", "compute_uv", "hermitian"),
     "solve": (),

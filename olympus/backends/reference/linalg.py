@@ -123,3 +123,23 @@ def _householder_product(a, taus):
 
 
 rule("householder_product")(lambda a, taus: _per_matrix(_householder_product, a, taus)[0])
+
+
+def _eig_one(m, compute_left: bool, compute_right: bool):
+    """LAPACK's left vectors satisfy vl^H a = diag(w) vl^H: those are the right
+    eigenvectors of a^H, paired with w by matching conj(eigenvalues)."""
+    w, vr = np.linalg.eig(m)
+    outs = [w]
+    if compute_left:
+        wl, vl = np.linalg.eig(m.conj().T)
+        order = [int(np.argmin(np.abs(wl.conj() - x))) for x in w]
+        outs.append(vl[:, order])
+    if compute_right:
+        outs.append(vr)
+    dtype = np.result_type(m.dtype, np.complex64)
+    return tuple(np.asarray(o, dtype) for o in outs)
+
+
+@rule("eig")
+def _eig(a, *, compute_left, compute_right):
+    return _per_matrix(lambda m: _eig_one(m, compute_left, compute_right), a)
