@@ -39,3 +39,4 @@ __all__ = [
     "custom_vjp", "remat", "vmap",
 ]
 from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)
+from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

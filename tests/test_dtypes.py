@@ -5,6 +5,7 @@ semantics" page (computed there with 64-bit types enabled); `i*`, `f*`, `c*`
 are weakly typed Python int, float and complex.
 """
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -233,3 +234,78 @@ def test_finfo_and_issubdtype_know_bfloat16():
     assert jnp.issubdtype(jnp.bfloat16, jnp.floating) and jnp.issubdtype(jnp.bfloat16, jnp.inexact)
     assert not jnp.issubdtype(jnp.bfloat16, jnp.integer)
     assert jnp.issubdtype(jnp.ones(2).dtype, jnp.floating) and jnp.issubdtype(jnp.int32, jnp.integer)
+
+
+# ---- olympus.dtypes: the public module and the table as data ----------------------
+_IR_NAME = {"b1": "bool", "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64", "i1": "i8",
+            "i2": "i16", "i4": "i32", "i8": "i64", "bf": "bf16", "f2": "f16", "f4": "f32",
+            "f8": "f64", "c8": "c64", "c16": "c128", "i*": "i*", "f*": "f*", "c*": "c*"}
+
+
+def test_public_promotion_table_is_jax_documented_table():
+    table = olympus.dtypes.promotion_table()
+    for a, b, want in _table_cells():
+        assert table[_IR_NAME[a], _IR_NAME[b]] == _IR_NAME[want], (a, b)
+
+
+def test_public_promotion_table_float8_rows_have_no_path_to_other_floats():
+    table = olympus.dtypes.promotion_table()
+    f8_names = [dtypes.short_name(d) for d in dtypes.float8_dtypes]
+    for f8 in f8_names:
+        for other in ("bool", "u8", "i64", "i*", "f*", f8):
+            assert table[f8, other] == table[other, f8] == f8
+        for other in ("bf16", "f16", "f32", "f64", "c64", "c*", *set(f8_names) - {f8}):
+            assert table[f8, other] is None and table[other, f8] is None, (f8, other)
+    with pytest.raises(ValueError, match="8-bit floats never promote implicitly"):
+        olympus.dtypes.promote_types(dtypes.float8_e5m2, dtypes.float8_e4m3fn)
+
+
+def test_formatted_promotion_table_reads_back():
+    names = ["bool", "u8", "i8", "bf16", "f16", "f8_e4m3fn", "i*", "f*"]
+    header, *rows = [line.split() for line in
+                     olympus.dtypes.format_promotion_table(names).splitlines()]
+    assert header == names and [r[0] for r in rows] == names
+    table = olympus.dtypes.promotion_table()
+    for row in rows:
+        assert row[1:] == [table[row[0], b] or "-" for b in names]
+
+
+_X64_DEFAULT = {"i*": "i64", "f*": "f64", "c*": "c128"}  # a weak join, as an array
+
+
+def test_promotion_table_matches_jax_oracle_on_strong_dtypes():
+    jax = pytest.importorskip("jax")
+    jax_dtypes = pytest.importorskip("jax.dtypes")
+    table = olympus.dtypes.promotion_table()
+    strong = [np.dtype(_CODES[c]) for c in _CODES if not c.endswith("*")]
+    strong += list(dtypes.float8_dtypes)
+    previous = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for a in strong:
+            for b in strong:
+                try:
+                    want = dtypes.short_name(np.dtype(jax.numpy.promote_types(a, b)))
+                except jax_dtypes.TypePromotionError:
+                    want = None
+                got = table[dtypes.short_name(a), dtypes.short_name(b)]
+                assert _X64_DEFAULT.get(got, got) == want, (a, b)
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+
+
+def test_public_dtypes_module_exports():
+    d = olympus.dtypes
+    assert d.result_type(jnp.int8, 2.0) == np.float32
+    assert d.canonicalize_dtype(np.int64) == np.int32
+    assert d.issubdtype(d.float8_e5m2, jnp.floating) and d.finfo(d.float8_e4m3fn).max == 448
+    assert d.iinfo(jnp.uint16).max == 65535
+    assert d.is_weakly_typed(2.0) and d.is_weakly_typed(jnp.asarray(3))
+    assert not d.is_weakly_typed(True) and not d.is_weakly_typed(jnp.ones(2))
+    assert not d.is_weakly_typed(np.float32(1))
+    seen = []
+    olympus.jit(lambda x: seen.append(d.is_weakly_typed(x)) or x)(2.0)
+    assert seen == [True]
+    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+                 "float8_e5m2fnuz"):
+        assert np.dtype(getattr(jnp, name)) == getattr(d, name) == np.dtype(getattr(ml_dtypes, name))

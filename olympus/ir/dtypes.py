@@ -26,6 +26,9 @@ float8_e4m3b11fnuz = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
 float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
 float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
 float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz)
+# Floats NumPy does not know: its buffer protocol and type hierarchy miss them,
+# and their dtype.kind is unreliable ("V" for most, "f" for float8_e5m2).
+ml_dtypes_floats = (bfloat16, *float8_dtypes)
 
 # The zero-information tangent type of integer and boolean values (autodiff).
 float0 = np.dtype([("float0", np.void, 0)])
@@ -143,8 +146,11 @@ def _upper_bounds(node) -> frozenset:
 _UPPER = {node: _upper_bounds(node) for node in _LATTICE_EDGES}
 
 
-class TypePromotionError(TypeError):
-    """Two dtypes have no common type in the lattice (e.g. float8 with float32)."""
+class TypePromotionError(TypeError, ValueError):
+    """Two dtypes have no common type in the lattice (e.g. float8 with float32).
+
+    Also a ValueError, so code written against JAX's TypePromotionError catches it.
+    """
 
 
 def _node(dtype: np.dtype, weak: bool):
@@ -166,7 +172,11 @@ def _join(nodes: tuple):
         if _UPPER[candidate] == common:
             return candidate
     names = ", ".join(n if isinstance(n, str) else short_name(n) for n in nodes)
-    raise TypePromotionError(f"no common dtype for {names}")
+    hint = ""
+    if any(n in float8_dtypes for n in nodes):
+        hint = ("; 8-bit floats never promote implicitly (as in JAX): convert "
+                "explicitly, e.g. x.astype(jnp.float32)")
+    raise TypePromotionError(f"no common dtype for {names}{hint}")
 
 
 _WEAK_DEFAULTS = {
@@ -189,3 +199,48 @@ def promote(dtypes_and_weak) -> tuple[np.dtype, bool]:
 def promote_types(a, b) -> np.dtype:
     """`jnp.promote_types`: the promoted dtype of two (strong) dtypes."""
     return promote([(np.dtype(a), False), (np.dtype(b), False)])[0]
+
+
+# ---- the promotion table as data ---------------------------------------------
+def _node_name(node) -> str:
+    return node if isinstance(node, str) else short_name(node)
+
+
+_TABLE_ORDER = (
+    bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, bfloat16, float16,
+    float32, float64, complex64, complex128, *float8_dtypes, _WEAK_INT, _WEAK_FLOAT,
+    _WEAK_COMPLEX,
+)
+
+
+def promotion_table() -> dict[tuple[str, str], str | None]:
+    """The binary promotion table: {(a, b): join} over the lattice's type names.
+
+    Names are the IR's (`i8`, `bf16`, `f8_e4m3fn`, ...) plus `i*`, `f*`, `c*`
+    for weakly typed Python int, float and complex. Entries are the lattice
+    join, i.e. the results with x64 enabled (without it, 64-bit results narrow
+    to 32 bits); None marks pairs with no implicit promotion (float8 with any
+    other strong float), where `promote_types` raises TypePromotionError.
+    """
+    table = {}
+    for a in _TABLE_ORDER:
+        for b in _TABLE_ORDER:
+            try:
+                joined = _node_name(_join((a, b)))
+            except TypePromotionError:
+                joined = None
+            table[_node_name(a), _node_name(b)] = joined
+    return table
+
+
+def format_promotion_table(names=None) -> str:
+    """`promotion_table()` as aligned text, rows and columns in lattice order;
+    `-` marks pairs without implicit promotion. `names` picks a subset."""
+    table = promotion_table()
+    names = list(names or dict.fromkeys(a for a, _ in table))
+    width = max(map(len, names)) + 1
+    lines = ["".ljust(width) + "".join(n.ljust(width) for n in names)]
+    for a in names:
+        cells = (table[a, b] or "-" for b in names)
+        lines.append(a.ljust(width) + "".join(c.ljust(width) for c in cells))
+    return "\n".join(line.rstrip() for line in lines)

@@ -71,6 +71,8 @@ int8, int16, int32, int64 = map(_scalar_type, (_np.int8, _np.int16, _np.int32, _
 uint8, uint16, uint32, uint64 = map(_scalar_type, (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
 float16, float32, float64 = map(_scalar_type, (_np.float16, _np.float32, _np.float64))
 bfloat16 = _scalar_type(_dtypes.bfloat16)
+float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz = map(
+    _scalar_type, _dtypes.float8_dtypes)
 complex64, complex128 = map(_scalar_type, (_np.complex64, _np.complex128))
 float_, int_, complex_ = float64, int64, complex128
 dtype = _np.dtype
@@ -97,7 +99,7 @@ def issubdtype(arg1, arg2) -> bool:
     """NumPy's issubdtype, knowing that bfloat16 and float8 types are floating."""
     arg1, arg2 = _as_numpy_type(arg1), _as_numpy_type(arg2)
     d1 = _concrete_dtype(arg1)
-    if d1 is not None and d1.kind == "V" and _dtypes.is_float(d1):
+    if d1 is not None and d1 in _dtypes.ml_dtypes_floats:
         if arg2 in (_np.floating, _np.inexact, _np.number, _np.generic):
             return True
         return _concrete_dtype(arg2) == d1

@@ -107,7 +107,7 @@ def host_array(buf, aval) -> np.ndarray:
     floats (bf16, fp8), which the buffer protocol cannot describe, are widened
     to f32 on the device, exactly, and narrowed back on the host.
     """
-    if aval.dtype.kind != "V":
+    if aval.dtype not in dtypes.ml_dtypes_floats:
         return np.asarray(buf)
     widened = _widening_executable(aval).execute_sharded([buf])
     (wide,) = widened.consume_with_handlers([result_handler(_f32_like(aval))])
