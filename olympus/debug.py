@@ -10,6 +10,11 @@ program calls back into Python through XLA's host-callback custom call, in
 program order; see backends/xla/host_callback.py), under `grad` (prints the
 primal values) and under `vmap` (prints once per example).
 
+`debug_callback` is an ordered effect (olympus/ir/effects.py): the lowering
+threads an ordering token through every callback, including those inside
+cond branches, loop bodies and nested jits, so compiled prints come out in
+the order a Python run of the function would give.
+
 Both functions bind `debug_callback`, a primitive with no outputs whose
 `callback` parameter is the Python function to call with NumPy arrays. It is
 kept out of `lax.all_primitives`: a program holding a Python function cannot
@@ -26,6 +31,7 @@ import numpy as np
 from olympus.backends.xla.host_callback import emit_host_callback
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir.core import Primitive
+from olympus.ir.effects import ordered_effect_primitives
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.transforms.batching import batch_to_front, batch_rules
 from olympus.transforms.jvp import jvp_rules
@@ -89,6 +95,7 @@ debug_callback_p.def_impl(_impl)
 lowering_rules[debug_callback_p] = _lower
 jvp_rules[debug_callback_p] = _jvp
 batch_rules[debug_callback_p] = _batch
+ordered_effect_primitives.add(debug_callback_p)  # compiled calls keep program order
 
 
 def callback(function: Callable, *args, **kwargs) -> None:
@@ -130,8 +137,20 @@ class _Scalar:
 def print(fmt: str, *args, ordered: bool = True, **kwargs) -> None:  # noqa: A001
     """`print(fmt.format(*args, **kwargs))` with the values the program computes.
 
-    Prints of one program body always come out in program order (`ordered`
-    is accepted for JAX compatibility and changes nothing).
+    Order: prints always come out in program order, also under `jit` and
+    across `cond` branches, loop iterations (`fori_loop`, `while_loop`,
+    `scan`) and nested jits; a jitted call returns only after its prints are
+    written, so they come before whatever Python prints next (`ordered` is
+    accepted for JAX compatibility and changes nothing).
+
+    Under `grad` (and `vjp`, `linearize`), the forward pass prints the primal
+    values once; the backward pass prints nothing. Under `jvp` the primal
+    values are printed, not the tangents.
+
+    Under `vmap`, each example is printed by its own call, in batch order
+    (`vmap(f)(xs)` prints what `[f(x) for x in xs]` would). A `cond` whose
+    predicate is batched runs both branches on the whole batch, so both
+    branches' prints appear.
 
     >>> olympus.debug.print("x = {x}", x=x)
     """

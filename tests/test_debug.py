@@ -191,3 +191,184 @@ def test_in_branches_loops_and_their_gradients(capsys):
     assert _lines(capsys) == want
     olympus.jit(lambda n: lax.while_loop(lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n))(0)
     assert _lines(capsys) == ["w 0", "w 1", "w 2"]
+
+
+# ---- program order across branches, loops, nested jits (an ordering token) -----------
+_REPEATS = 20  # each program runs this often, to catch a schedule that reorders
+
+
+def _run_repeatedly(capsys, call, want):
+    """`call()` prints exactly `want` (in order) on every one of _REPEATS runs."""
+    for _ in range(_REPEATS):
+        call()
+        assert _lines(capsys) == want
+
+
+def _with_cond(x):
+    debug.print("before {}", x)
+    y = lax.cond(x > 0,
+                 lambda v: (debug.print("true {}", v), v * 2)[1],
+                 lambda v: (debug.print("false {}", v), v * 3)[1], x)
+    debug.print("after {}", y)
+    return y
+
+
+def test_prints_before_inside_and_after_a_cond_keep_order(capsys):
+    f = olympus.jit(_with_cond)
+    _run_repeatedly(capsys, lambda: f(np.float32(1.5)), ["before 1.5", "true 1.5", "after 3.0"])
+    _run_repeatedly(capsys, lambda: f(np.float32(-1.0)),
+                    ["before -1.0", "false -1.0", "after -3.0"])
+
+
+def test_loop_body_prints_interleave_with_prints_outside(capsys):
+    @olympus.jit
+    def f(x, n):
+        debug.print("start {}", x)
+
+        def body(i, c):
+            debug.print("body {} {}", i, c)
+            return c + 1.0
+
+        y = lax.fori_loop(0, n, body, x)  # traced bound: a while loop
+        debug.print("middle {}", y)
+        z = lax.while_loop(lambda c: (debug.print("test {}", c), c < y + 2)[1],
+                           lambda c: (debug.print("step {}", c), c + 1.0)[1], y)
+        debug.print("end {}", z)
+        return z
+
+    want = ["start 0.0", "body 0 0.0", "body 1 1.0", "body 2 2.0", "middle 3.0",
+            "test 3.0", "step 3.0", "test 4.0", "step 4.0", "test 5.0", "end 5.0"]
+    _run_repeatedly(capsys, lambda: f(np.float32(0.0), 3), want)
+    assert "stablehlo.token" in f.lower(np.float32(0.0), 3).as_text()
+
+
+def test_scan_body_prints_keep_order_with_unrolled_leftovers(capsys):
+    def body(c, x):
+        debug.print("c={} x={}", c, x)
+        return c + x, c
+
+    @olympus.jit
+    def f(xs):
+        debug.print("first")
+        c, _ = lax.scan(body, 0.0, xs, unroll=2)  # 2 trips of 2 steps, then 1 straight-line
+        debug.print("last {}", c)
+        return c
+
+    xs = np.arange(1.0, 6.0, dtype=np.float32)
+    want = ["first", "c=0.0 x=1.0", "c=1.0 x=2.0", "c=3.0 x=3.0", "c=6.0 x=4.0",
+            "c=10.0 x=5.0", "last 15.0"]
+    _run_repeatedly(capsys, lambda: f(xs), want)
+
+
+def test_nested_jit_prints_in_order(capsys):
+    inner = olympus.jit(lambda x: (debug.print("inner {}", x), x + 1)[1])
+
+    @olympus.jit
+    def outer(x):
+        debug.print("outer in {}", x)
+        y = inner(x) * inner(x * 10)
+        debug.print("outer out {}", y)
+        return y
+
+    want = ["outer in 1.0", "inner 1.0", "inner 10.0", "outer out 22.0"]
+    _run_repeatedly(capsys, lambda: outer(np.float32(1.0)), want)
+
+
+def test_grad_prints_the_forward_values_once(capsys):
+    """grad prints what the forward pass prints, once; the backward pass prints nothing."""
+    loss = lambda x: _with_cond(x) ** 2
+    g = olympus.jit(olympus.grad(loss))
+    _run_repeatedly(capsys, lambda: g(np.float32(1.5)), ["before 1.5", "true 1.5", "after 3.0"])
+    assert float(g(np.float32(-1.0))) == pytest.approx(-18.0)
+    assert _lines(capsys) == ["before -1.0", "false -1.0", "after -3.0"]
+    assert float(olympus.grad(loss)(np.float32(1.5))) == pytest.approx(12.0)
+    assert _lines(capsys) == ["before 1.5", "true 1.5", "after 3.0"]
+
+
+def test_vmap_prints_each_example_in_order_between_outer_prints(capsys):
+    @olympus.jit
+    def f(xs):
+        debug.print("all {}", xs)
+        ys = olympus.vmap(lambda x: (debug.print("one {}", x), x * 2)[1])(xs)
+        debug.print("done {}", ys.sum())
+        return ys
+
+    xs = np.arange(3.0, dtype=np.float32)
+    want = ["all [0. 1. 2.]", "one 0.0", "one 1.0", "one 2.0", "done 6.0"]
+    _run_repeatedly(capsys, lambda: f(xs), want)
+
+
+def test_jitted_prints_come_before_what_python_prints_next(capsys):
+    """A call returns after its prints are written (the ordering token is awaited)."""
+    f = olympus.jit(lambda x: (debug.print("jit {}", x), x)[1])
+    for i in range(_REPEATS):
+        f(np.float32(i))
+        print(f"python {i}")
+    assert _lines(capsys) == [line for i in range(_REPEATS)
+                              for line in (f"jit {float(i)}", f"python {i}")]
+
+
+def test_eager_control_flow_prints(capsys):
+    """Outside jit, cond and scan still compile their own program, with the token."""
+    _with_cond(np.float32(-2.0))
+    assert _lines(capsys) == ["before -2.0", "false -2.0", "after -6.0"]
+    lax.scan(lambda c, x: (debug.print("s {}", x), (c, x))[1], 0.0, X)
+    assert _lines(capsys) == ["s 0.0", "s 1.0", "s 2.0"]
+
+
+def test_prints_survive_when_nothing_uses_them(capsys):
+    @olympus.jit
+    def f(x):
+        y = jnp.tanh(x @ x)
+        debug.print("unused {}", jnp.tanh(y @ x).sum())  # printed value feeds no output
+        return x
+
+    x = np.full((64, 64), 1 / 64, np.float32)
+    f(x)
+    olympus.jit(lambda x: debug.print("no outputs {}", x))(np.float32(4.0))
+    lines = _lines(capsys)
+    assert lines[0].startswith("unused ") and lines[1:] == ["no outputs 4.0"]
+
+
+def test_printing_a_value_derived_from_an_output(capsys):
+    """Without the token as a result of `main`, XLA failed to compile this (a
+    RET_CHECK 'instruction is live and cannot be removed', from 64x64 up)."""
+    f = olympus.jit(lambda x: (debug.print("s {:.1f}", jnp.tanh(x @ x).sum()), jnp.tanh(x @ x))[1])
+    x = np.full((64, 64), 1 / 64, np.float32)
+    np.testing.assert_allclose(np.asarray(f(x)), np.tanh(x @ x), rtol=1e-5)
+    assert _lines(capsys) == [f"s {np.tanh(x @ x).sum():.1f}"]
+
+
+def test_a_zero_length_scan_with_a_print_still_runs(capsys):
+    out = olympus.jit(lambda xs: lax.scan(lambda c, x: (debug.print("{}", x), (c + x, x))[1],
+                                          1.0, xs)[0])(np.zeros((0,), np.float32))
+    assert float(out) == 1.0 and _lines(capsys) == []
+
+
+def test_only_programs_with_effects_carry_a_token():
+    plain = olympus.jit(lambda x: lax.cond(x > 0, lambda v: v, lambda v: -v, x))
+    assert "token" not in plain.lower(np.float32(1.0)).as_text(generic=True)
+    text = olympus.jit(_with_cond).lower(np.float32(1.0)).as_text(generic=True)
+    main = next(line for line in text.splitlines() if "@main" in line)
+    assert main.endswith("-> (tensor<f32>, !stablehlo.token) {")
+    assert text.count("stablehlo.after_all") == 1  # one chain, started once
+
+
+def test_effects_are_found_in_nested_programs():
+    from olympus.ir.effects import has_ordered_effect
+
+    cond_program = olympus.make_olympuspr(_with_cond)(np.float32(1.0))
+    (cond_eqn,) = [e for e in cond_program.eqns if e.primitive.name == "cond"]
+    assert all(has_ordered_effect(b) for b in cond_eqn.params["branches"])
+    outer = olympus.make_olympuspr(lambda x: olympus.jit(_with_cond)(x) + 1)(np.float32(1.0))
+    assert has_ordered_effect(outer)
+    assert not has_ordered_effect(olympus.make_olympuspr(lambda x: lax.cond(
+        x > 0, lambda v: v, lambda v: -v, x))(np.float32(1.0)))
+
+
+def test_a_region_without_a_token_is_a_lowering_error():
+    from olympus.backends.xla.host_callback import emit_host_callback
+    from olympus.backends.xla.lowering import Emitter, LoweringError
+
+    with pytest.raises(LoweringError, match="debug_callback .* no ordering token"):
+        emit_host_callback(Emitter(), print, [])

@@ -155,7 +155,7 @@ class _Displayed:
 class Olympuspr(_Displayed):
     """A typed program: `{ lambda constvars ; invars. let eqns in (outvars) }`."""
 
-    __slots__ = ("constvars", "invars", "eqns", "outvars", "debug_info")
+    __slots__ = ("constvars", "invars", "eqns", "outvars", "debug_info", "__weakref__")
 
     def __init__(self, constvars, invars, eqns, outvars, debug_info=None):
         self.constvars = list(constvars)

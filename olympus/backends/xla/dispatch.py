@@ -13,7 +13,7 @@ from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler
 from olympus.backends.xla.array import Array
-from olympus.backends.xla.lowering import LoweringError, build_module
+from olympus.backends.xla.lowering import LoweringError, build_module, returns_ordering_token
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import ArrayTooLargeError
 from olympus.tracer.staging import abstract_eval
@@ -45,10 +45,18 @@ def buffer_of(x):
     return to_device(x)._buf
 
 
-class Executable:
-    """A compiled program: call it with device buffers, get Arrays back."""
+_TOKEN_AVAL = ShapedArray((0,), np.bool_)  # how the runtime hands back a token result
 
-    __slots__ = ("loaded", "out_avals", "text", "_handlers")
+
+class Executable:
+    """A compiled program: call it with device buffers, get Arrays back.
+
+    A program with ordered effects (debug prints) returns its ordering token
+    last; a call drops it and waits until the program has run, so its effects
+    happen before anything the caller does next (another call's prints, a
+    Python print)."""
+
+    __slots__ = ("_handlers", "loaded", "ordered", "out_avals", "text")
 
     def __init__(self, text: str, out_avals: list[ShapedArray]):
         get = client.get_client()
@@ -62,14 +70,28 @@ class Executable:
             ) from None
         self.out_avals = out_avals
         self.text = text
+        self.ordered = returns_ordering_token(text)
         self._handlers = [client.result_handler(aval) for aval in out_avals]
+        if self.ordered:
+            self._handlers.append(client.result_handler(_TOKEN_AVAL))
 
     def call(self, buffers: list) -> list[Array]:
+        if self.ordered:
+            return self._call_and_wait(buffers)
         outs = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
+
+    def _call_and_wait(self, buffers: list) -> list[Array]:
+        results = self.loaded.execute_sharded(buffers, with_tokens=True)
+        done = results.consume_token()
+        outs = results.consume_with_handlers(self._handlers)[:-1]  # drops the token
+        done.block_until_ready()
         return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
     def call_one(self, buffers: list) -> Array:
         """`call` for a program with exactly one output (saves the list)."""
+        if self.ordered:
+            return self._call_and_wait(buffers)[0]
         (out,) = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
         return Array(out, self.out_avals[0])
 

@@ -7,10 +7,10 @@ know that list, so `emit_host_callback` writes a process-wide callback id as
 the index; `compile_and_load` renumbers the ids of one module to 0..n-1 and
 passes the matching functions.
 
-Order: each callback takes and returns a `!stablehlo.token`, chained through
-the block being emitted, so XLA runs the callbacks of one block in program
-order (without tokens it reorders them; checked on this machine). Callbacks
-inside a sub-region (a `cond` branch, a loop body) are chained within it.
+Order: each callback takes the current ordering token and returns the next
+(`Emitter.token`, see lowering.py), so XLA runs the callbacks in program order
+(without tokens it reorders them; checked on this machine), across `cond`
+branches, loop bodies and nested jits too: their lowerings carry the token.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import re
 import threading
 from typing import Callable, Sequence
 
+from olympus.backends.xla.lowering import TOKEN_TYPE, LoweringError
+
 TARGET = "xla_ffi_python_cpu_callback"
 _INDEX = re.compile(r"backend_config = \{index = (\d+) : ui64\}")
-_TOKEN_TYPE = "!stablehlo.token"
 
 _lock = threading.Lock()
 _callbacks: list[Callable] = []  # process-wide id -> function
@@ -39,20 +40,18 @@ def callback_id(function: Callable) -> int:
         return _ids[key]
 
 
-def _block_token(emitter) -> str:
-    token = getattr(emitter, "host_callback_token", None)
-    if token is None:
-        (token,) = emitter.op_typed("stablehlo.after_all", [], [_TOKEN_TYPE])
-    return token
-
-
 def emit_host_callback(emitter, function: Callable, operands: Sequence[str]) -> None:
-    """Emits a call of `function(*operand_arrays)` for its side effect."""
-    token = _block_token(emitter)
+    """Emits a call of `function(*operand_arrays)` for its side effect, next in
+    the chain of the emitter's ordering token."""
+    if emitter.token is None:
+        raise LoweringError(
+            f"debug_callback ({getattr(function, '__name__', function)}): no ordering token "
+            f"reaches this region; the lowering of the primitive holding it must carry "
+            f"the token (see olympus/ir/effects.py)")
     attrs = (f'call_target_name = "{TARGET}", api_version = 4 : i32, '
              f"has_side_effect = true, backend_config = {{index = {callback_id(function)} : ui64}}")
-    (emitter.host_callback_token,) = emitter.op_typed(
-        "stablehlo.custom_call", [token, *operands], [_TOKEN_TYPE], attrs)
+    (emitter.token,) = emitter.op_typed(
+        "stablehlo.custom_call", [emitter.token, *operands], [TOKEN_TYPE], attrs)
 
 
 def uses_host_callbacks(text: str) -> bool:

@@ -8,6 +8,14 @@ lives beside the primitive (olympus/lax) and is registered in `lowering_rules`:
     rule(ctx: RuleContext, *operands: str, **params) -> str | list[str]
 
 where operands and results are SSA value names and `ctx` knows the avals.
+
+Ordered effects (olympus/ir/effects.py: host callbacks such as `debug.print`)
+are chained by an ordering token, a `!stablehlo.token` value held in
+`Emitter.token`: each effectful operation takes the current token and returns
+the next. `build_module` starts the chain and returns its end as the last
+result of `main`; control-flow lowerings whose sub-programs have effects carry
+the token through their regions (a `case` returns it, a `while` carries it in
+its state). Programs without effects have no token and lower as if none existed.
 """
 
 from __future__ import annotations
@@ -19,8 +27,11 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray
+from olympus.ir.effects import has_ordered_effect
 
 lowering_rules: dict = {}
+
+TOKEN_TYPE = "!stablehlo.token"
 
 
 class LoweringError(TypeError):
@@ -80,6 +91,7 @@ class Emitter:
         self.types: dict[str, str] = types if types is not None else {}
         self.lines: list[str] = []
         self.indent = indent
+        self.token: str | None = None  # the ordering token, where effects are threaded
 
     def fresh(self) -> str:
         return f"%{next(self.counter)}"
@@ -123,13 +135,16 @@ class Emitter:
         (out,) = self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}")
         return out
 
-    def region(self, arg_avals: Sequence[ShapedArray], build: Callable) -> str:
-        """A one-block region; `build(emitter, *args)` returns the values to yield."""
+    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable) -> str:
+        """A one-block region; `build(emitter, *args)` returns the values to yield.
+
+        An argument type may be given as text (`TOKEN_TYPE`). The region starts
+        with no ordering token: a rule whose region has effects sets one."""
         inner = Emitter(self.counter, self.types, self.indent + 4)
         args = []
         for aval in arg_avals:
             arg = inner.fresh()
-            inner.types[arg] = tensor_type(aval)
+            inner.types[arg] = aval if isinstance(aval, str) else tensor_type(aval)
             args.append(arg)
         results = build(inner, *args)
         inner.op_typed("stablehlo.return", list(results), [])
@@ -141,6 +156,33 @@ class Emitter:
     def text(self) -> str:
         pad = " " * self.indent
         return "".join(f"{pad}{line}\n" for line in self.lines)
+
+
+def emit_while(emitter: Emitter, init: Sequence[str], avals: Sequence[ShapedArray],
+               cond_block: Callable, body_block: Callable, ordered: bool) -> list[str]:
+    """A `stablehlo.while` over the state `init`: `cond_block(em, *state)` returns
+    the predicate, `body_block(em, *state)` the next state.
+
+    With `ordered` (a region has effects), the ordering token rides in front of
+    the state: both regions continue it, the body returns it, and the loop's
+    final token becomes the emitter's."""
+    if not ordered:
+        regions = [emitter.region(avals, cond_block), emitter.region(avals, body_block)]
+        return emitter.op("stablehlo.while", list(init), avals, regions=regions)
+
+    def threading(block: Callable, returns_token: bool) -> Callable:
+        def build(em, token, *state):
+            em.token = token
+            outs = block(em, *state)
+            return [em.token, *outs] if returns_token else outs
+        return build
+
+    types = [TOKEN_TYPE, *map(tensor_type, avals)]
+    regions = [emitter.region(types, threading(cond_block, False)),
+               emitter.region(types, threading(body_block, True))]
+    emitter.token, *outs = emitter.op_typed(
+        "stablehlo.while", [emitter.token, *init], types, regions=regions)
+    return outs
 
 
 class RuleContext:
@@ -223,14 +265,22 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
         arg = emitter.fresh()
         emitter.types[arg] = tensor_type(var.aval)
         params.append(arg)
+    ordered = has_ordered_effect(olympuspr)
+    if ordered:
+        (emitter.token,) = emitter.op_typed("stablehlo.after_all", [], [TOKEN_TYPE])
     outs = lower_olympuspr_into(emitter, olympuspr, params)
+    if ordered:
+        # Returned, the token keeps the effects alive (XLA rejects some programs
+        # whose last side-effecting result is unused) and the runtime can wait on it.
+        outs = [*outs, emitter.token]
     emitter.op_typed("func.return", outs, [])
     aliases = _output_aliases(olympuspr, donated)
     in_sig = ", ".join(
         f"{a}: {emitter.types[a]}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}"
                                       if i in aliases else "")
         for i, a in enumerate(params))
-    out_sig = ", ".join(tensor_type(v.aval) for v in olympuspr.outvars)
+    out_sig = ", ".join([tensor_type(v.aval) for v in olympuspr.outvars]
+                        + [TOKEN_TYPE] * ordered)
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
     return (
         f"module @{module_name} {{\n"
@@ -238,3 +288,10 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
         f"{emitter.text()}"
         f"  }}\n}}\n"
     )
+
+
+def returns_ordering_token(module_text: str) -> bool:
+    """Whether `main` of a module from `build_module` ends its results with the
+    ordering token (it does exactly when the program has ordered effects)."""
+    header = next(line for line in module_text.split("\n") if "func.func public @main" in line)
+    return header.endswith(f"{TOKEN_TYPE}) {{")

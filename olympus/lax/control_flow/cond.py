@@ -15,7 +15,8 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray, Var
-from olympus.backends.xla.lowering import lower_closed_inline
+from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tensor_type
+from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
@@ -58,11 +59,31 @@ def _cond_abstract_eval(index: ShapedArray, *operands: ShapedArray, branches, li
 
 
 def _cond_lower(ctx, index, *operands, branches, linear):
+    if any(map(has_ordered_effect, branches)):
+        return _cond_lower_ordered(ctx, index, operands, branches)
+
     def branch_region(branch):
         return ctx.emitter.region([], lambda em: lower_closed_inline(em, branch, operands))
 
     regions = [branch_region(b) for b in branches]
     return ctx.emitter.op("stablehlo.case", [index], ctx.avals_out, regions=regions)
+
+
+def _cond_lower_ordered(ctx, index, operands, branches):
+    """A `case` whose branches continue the ordering token and return it first."""
+    outer = ctx.emitter
+
+    def build(branch):
+        def block(em):
+            em.token = outer.token
+            outs = lower_closed_inline(em, branch, operands)
+            return [em.token, *outs]
+        return outer.region([], block)
+
+    regions = [build(b) for b in branches]
+    types = [TOKEN_TYPE, *map(tensor_type, ctx.avals_out)]
+    outer.token, *outs = outer.op_typed("stablehlo.case", [index], types, regions=regions)
+    return outs
 
 
 cond_p = define_primitive("cond", _cond_abstract_eval, _cond_lower, multiple_results=True)

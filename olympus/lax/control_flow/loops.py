@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.backends.xla.lowering import lower_closed_inline
+from olympus.backends.xla.lowering import emit_while, lower_closed_inline
+from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.scan import scan_with_names
@@ -64,9 +65,8 @@ def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_
     def body_block(em, *state):
         return [*state[:nconsts], *lower_closed_inline(em, body_olympuspr, state[cond_nconsts:])]
 
-    avals = ctx.avals_in
-    regions = [ctx.emitter.region(avals, cond_block), ctx.emitter.region(avals, body_block)]
-    outs = ctx.emitter.op("stablehlo.while", list(args), avals, regions=regions)
+    ordered = has_ordered_effect(cond_olympuspr) or has_ordered_effect(body_olympuspr)
+    outs = emit_while(ctx.emitter, args, ctx.avals_in, cond_block, body_block, ordered)
     return outs[nconsts:]
 
 

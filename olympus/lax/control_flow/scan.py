@@ -18,7 +18,8 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla.dispatch import to_device
-from olympus.backends.xla.lowering import i64_array, lower_closed_inline
+from olympus.backends.xla.lowering import emit_while, i64_array, lower_closed_inline
+from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
@@ -136,8 +137,7 @@ def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, l
             return [next_trip, *rest[:num_consts], *c, *rest[num_consts + num_carry:len(args)],
                     *ys_now]
 
-        regions = [em.region(avals, cond_block), em.region(avals, body_block)]
-        outs = em.op("stablehlo.while", state, avals, regions=regions)
+        outs = emit_while(em, state, avals, cond_block, body_block, has_ordered_effect(olympuspr))
         carry, ys = outs[1 + num_consts:1 + num_consts + num_carry], outs[1 + len(args):]
     for k in range(trips * unroll, length):
         carry, ys = _scan_step(em, olympuspr, _i32(em, k), *step_args, consts, carry, xs, ys,
