@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import threading
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
@@ -74,28 +75,41 @@ def test_threads_share_jitted_functions_and_compile_each_once(monkeypatch):
 _X = np.ones(3, np.float32)
 
 
-def _trace_closure(i: int, with_grad: bool) -> None:
+def _trace_closure(i: int, with_grad: bool):
     """Traces a fresh closure: a jitted inner function and a cond both close
-    over a new constant, so no cache can be reused for it."""
+    over a new constant, so no cache can be reused for it. Returns the outer
+    closure (for a weak reference)."""
     scale = np.float32(i)
     inner = olympus.jit(lambda v: jnp.sin(v) * scale)
     if not with_grad:
-        olympus.make_olympuspr(lambda v: inner(v) + scale)(_X)
-        return
+        outer = lambda v: inner(v) + scale
+        olympus.make_olympuspr(outer)(_X)
+        return outer
     f = lambda v: jnp.sum(inner(v)) + lax.cond(v[0] > 0, lambda u: u * scale, jnp.cos, v)[1]
     olympus.make_olympuspr(olympus.grad(f))(_X)
+    return f
 
 
-def test_tracing_2000_closures_keeps_the_live_object_count_flat():
+def test_tracing_10000_closures_keeps_the_live_object_count_flat():
+    """The issue's memory criterion: 10,000 fresh closures (each with its own
+    jitted inner function) traced in a loop. No cache may keep them alive: the
+    live object count stays flat (one leaked closure each would be >= 10,000
+    objects) and weak references to a sample of them are all dead (~5 s)."""
     for i in range(100):
         _trace_closure(i, with_grad=False)
     gc.collect()
     before = len(gc.get_objects())
-    for i in range(2000):
-        _trace_closure(i, with_grad=False)
+    sample = []
+    for i in range(10_000):
+        outer = _trace_closure(i, with_grad=False)
+        if i % 500 == 0:
+            sample.append(weakref.ref(outer))
+    del outer
     gc.collect()
     grown = len(gc.get_objects()) - before
-    assert grown < 200, f"{grown} more live objects after tracing 2000 closures"
+    assert grown < 200, f"{grown} more live objects after tracing 10,000 closures"
+    alive = sum(ref() is not None for ref in sample)
+    assert alive == 0, f"{alive} of {len(sample)} sampled closures still alive"
 
 
 def test_tracing_closures_under_grad_keeps_allocated_memory_flat():
