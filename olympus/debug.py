@@ -150,7 +150,9 @@ def print(fmt: str, *args, ordered: bool = True, **kwargs) -> None:  # noqa: A00
     Under `vmap`, each example is printed by its own call, in batch order
     (`vmap(f)(xs)` prints what `[f(x) for x in xs]` would). A `cond` whose
     predicate is batched runs both branches on the whole batch, so both
-    branches' prints appear.
+    branches' prints appear (the false branch's first); a `while_loop` whose
+    predicate is batched runs its body for every example until the last is
+    done, so examples that finished earlier print their final values again.
 
     >>> olympus.debug.print("x = {x}", x=x)
     """

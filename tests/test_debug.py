@@ -298,6 +298,20 @@ def test_vmap_prints_each_example_in_order_between_outer_prints(capsys):
     _run_repeatedly(capsys, lambda: f(xs), want)
 
 
+def test_vmap_with_a_batched_predicate_prints_every_branch_and_trip(capsys):
+    """As documented in debug.print: both branches run on the whole batch; a
+    batched while runs its body for every example until the last is done."""
+    g = olympus.jit(olympus.vmap(lambda x: lax.cond(
+        x > 0, lambda v: (debug.print("T {}", v), v)[1],
+        lambda v: (debug.print("F {}", v), -v)[1], x)))
+    np.testing.assert_array_equal(np.asarray(g(np.array([1.0, -1.0], np.float32))), [1.0, 1.0])
+    assert _lines(capsys) == ["F 1.0", "F -1.0", "T 1.0", "T -1.0"]
+    w = olympus.jit(olympus.vmap(lambda n: lax.while_loop(
+        lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n)))
+    np.testing.assert_array_equal(np.asarray(w(np.array([0, 1], np.int32))), [3, 3])
+    assert _lines(capsys) == ["w 0", "w 1", "w 1", "w 2", "w 2", "w 3"]
+
+
 def test_jitted_prints_come_before_what_python_prints_next(capsys):
     """A call returns after its prints are written (the ordering token is awaited)."""
     f = olympus.jit(lambda x: (debug.print("jit {}", x), x)[1])

@@ -293,5 +293,6 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
 def returns_ordering_token(module_text: str) -> bool:
     """Whether `main` of a module from `build_module` ends its results with the
     ordering token (it does exactly when the program has ordered effects)."""
-    header = next(line for line in module_text.split("\n") if "func.func public @main" in line)
+    start = module_text.find("func.func public @main")
+    header = module_text[start:module_text.find("\n", start)]
     return header.endswith(f"{TOKEN_TYPE}) {{")
