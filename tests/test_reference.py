@@ -164,6 +164,10 @@ def _sort_with_nan():
      lambda a, b: lax.conv_general_dilated(a, b, (2, 1), [(1, 2), (0, -1)], lhs_dilation=(1, 2),
                                            rhs_dilation=(2, 1), feature_group_count=2),
      (_x(2, 4, 7, 6), _x(6, 2, 3, 2))),
+    ("conv: batch groups, strides, lhs dilation",
+     lambda a, b: lax.conv_general_dilated(a, b, (1, 2), [(1, 0), (2, 1)], lhs_dilation=(2, 1),
+                                           batch_group_count=2),
+     (_x(4, 3, 5, 6), _x(4, 3, 2, 3))),
     ("reduce_window_max", _window_case("reduce_window_max"), (_x(2, 5, 6),)),
     ("reduce_window_sum", _window_case("reduce_window_sum"), (_x(2, 5, 6),)),
 ])

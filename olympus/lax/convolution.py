@@ -1,12 +1,14 @@
 """The conv_general_dilated primitive: an N-d convolution with window
-strides, explicit padding, lhs (input) and rhs (kernel) dilation and feature
-groups, in any dimension layout.
+strides, explicit padding, lhs (input) and rhs (kernel) dilation, feature
+groups and batch groups, in any dimension layout.
 
 Dimension numbers are `(lhs_spec, rhs_spec, out_spec)`: lhs_spec lists the
 input's batch axis, feature axis, then spatial axes; rhs_spec the kernel's
 output-feature axis, input-feature axis, then spatial axes; out_spec like
 lhs_spec. Both transposes are convolutions again (the derivative of a
-strided convolution is an lhs-dilated one, and vice versa).
+strided convolution is an lhs-dilated one, and vice versa), and the two kinds
+of grouping trade places under the kernel transpose: feature groups of the
+forward convolution become batch groups of its kernel gradient, and back.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from olympus.backends.xla.lowering import i64_array
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import define_primitive, same_dtypes
 from olympus.lax.elementwise import add_p
-from olympus.lax.shapes import concatenate_p, reshape_p, rev_p, slice_p
+from olympus.lax.shapes import reshape_p, rev_p, slice_p, transpose_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, batch_to_front
@@ -44,26 +46,45 @@ def _dilate(sizes, dilation):
     return tuple(0 if d == 0 else 1 + r * (d - 1) for d, r in zip(sizes, dilation))
 
 
+def _check_groups(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers,
+                  feature_group_count: int, batch_group_count: int) -> None:
+    """StableHLO's grouping constraints, as one readable error each."""
+    lspec, rspec, _ = dimension_numbers
+    groups, batch_groups = feature_group_count, batch_group_count
+    in_f, out_f = rhs.shape[rspec[1]], rhs.shape[rspec[0]]
+    where = f"conv_general_dilated (input {lhs.str_short()}, kernel {rhs.str_short()})"
+    if groups < 1 or batch_groups < 1 or (groups > 1 and batch_groups > 1):
+        raise OlympusTypeError(
+            f"{where}: feature_group_count {groups} and batch_group_count {batch_groups} "
+            f"must be positive and at least one of them 1")
+    if lhs.shape[lspec[1]] != in_f * groups or out_f % groups:
+        raise OlympusTypeError(
+            f"{where}: input features {lhs.shape[lspec[1]]} must be kernel input "
+            f"features {in_f} x feature_group_count {groups}, and kernel "
+            f"output features {out_f} divisible by it")
+    if lhs.shape[lspec[0]] % batch_groups or out_f % batch_groups:
+        raise OlympusTypeError(
+            f"{where}: input batch {lhs.shape[lspec[0]]} and kernel output features "
+            f"{out_f} must both be divisible by batch_group_count {batch_groups}")
+
+
 def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, window_strides, padding,
-                        lhs_dilation, rhs_dilation, dimension_numbers, feature_group_count):
+                        lhs_dilation, rhs_dilation, dimension_numbers, feature_group_count,
+                        batch_group_count):
     dtype = same_dtypes("conv_general_dilated", (lhs, rhs))
     lspec, rspec, ospec = dimension_numbers
     if lhs.ndim != rhs.ndim or lhs.ndim < 3 or len(window_strides) != lhs.ndim - 2:
         raise OlympusTypeError(
             f"conv_general_dilated: input {lhs.str_short()} and kernel {rhs.str_short()} need "
             f"one rank >= 3 and one stride per spatial axis, got strides {window_strides}")
-    groups = feature_group_count
-    if lhs.shape[lspec[1]] != rhs.shape[rspec[1]] * groups or rhs.shape[rspec[0]] % groups:
-        raise OlympusTypeError(
-            f"conv_general_dilated: input features {lhs.shape[lspec[1]]} must be kernel input "
-            f"features {rhs.shape[rspec[1]]} x feature_group_count {groups}, and kernel "
-            f"output features {rhs.shape[rspec[0]]} divisible by it")
+    _check_groups(lhs, rhs, dimension_numbers, feature_group_count, batch_group_count)
     in_sizes = _dilate([lhs.shape[d] for d in lspec[2:]], lhs_dilation)
     window = _dilate([rhs.shape[d] for d in rspec[2:]], rhs_dilation)
     spatial = [max(0, (i + lo + hi - w) // s + 1) if i + lo + hi >= w else 0
                for i, (lo, hi), w, s in zip(in_sizes, padding, window, window_strides)]
     out = [0] * lhs.ndim
-    out[ospec[0]], out[ospec[1]] = lhs.shape[lspec[0]], rhs.shape[rspec[0]]
+    out[ospec[0]] = lhs.shape[lspec[0]] // batch_group_count
+    out[ospec[1]] = rhs.shape[rspec[0]]
     for d, size in zip(ospec[2:], spatial):
         out[d] = size
     return ShapedArray(tuple(out), dtype)
@@ -79,11 +100,12 @@ def _layout(spec, names) -> str:
 
 
 def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-                dimension_numbers, feature_group_count):
+                dimension_numbers, feature_group_count, batch_group_count):
     lspec, rspec, ospec = dimension_numbers
     layout = (f"{_layout(lspec, 'bf')}x{_layout(rspec, 'oi')}->{_layout(ospec, 'bf')}")
     pads = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
-    attrs = (f"batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<{layout}>, "
+    attrs = (f"batch_group_count = {batch_group_count} : i64, "
+             f"dimension_numbers = #stablehlo.conv<{layout}>, "
              f"feature_group_count = {feature_group_count} : i64, "
              f"lhs_dilation = {i64_array(lhs_dilation)}, "
              f"padding = dense<[{pads}]> : tensor<{len(padding)}x2xi64>, "
@@ -94,6 +116,55 @@ def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dil
 
 conv_general_dilated_p = define_primitive("conv_general_dilated", _conv_abstract_eval,
                                           _conv_lower)
+
+
+# ---- axis regrouping shared by the transposes and the batching rule ---------------
+def _permute(x, perm):
+    perm = tuple(int(p) for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return transpose_p.bind(x, permutation=perm)
+
+
+def _reshape(x, shape):
+    shape = tuple(int(s) for s in shape)
+    if aval_of(x).shape == shape:
+        return x
+    return reshape_p.bind(x, new_sizes=shape, dimensions=None)
+
+
+def _merge_axis_into(x, src: int, dst: int, groups: int):
+    """Removes axis `src` (size S) of x, growing axis `dst` (size groups*m) to
+    groups*S*m, laid out (group, src index, m): each of the `groups` blocks
+    of `dst` keeps its identity, now S times wider."""
+    shape = aval_of(x).shape
+    others = [d for d in range(len(shape)) if d not in (src, dst)]
+    x = _permute(x, (dst, src, *others))
+    size_s, size_d = shape[src], shape[dst]
+    m = size_d // groups
+    x = _reshape(x, (groups, m, size_s, *(shape[d] for d in others)))
+    x = _permute(x, (0, 2, 1, *range(3, len(shape) + 1)))
+    x = _reshape(x, (groups * size_s * m, *(shape[d] for d in others)))
+    # axes are now (dst, *others); put dst back where it was, src gone
+    kept = [d for d in range(len(shape)) if d != src]
+    order = [dst, *others]
+    return _permute(x, [order.index(d) for d in kept])
+
+
+def _split_axis_out(x, axis: int, groups: int, size: int):
+    """The inverse of _merge_axis_into with the split-off axis (of `size`)
+    put first: axis `axis` laid out (group, index, m) becomes (group, m) and
+    the index becomes a new leading axis."""
+    shape = aval_of(x).shape
+    rest = [d for d in range(len(shape)) if d != axis]
+    m = shape[axis] // (groups * size)
+    x = _permute(x, (axis, *rest))
+    x = _reshape(x, (groups, size, m, *(shape[d] for d in rest)))
+    x = _permute(x, (1, 0, 2, *range(3, len(shape) + 2)))
+    x = _reshape(x, (size, groups * m, *(shape[d] for d in rest)))
+    # axes are (new, axis, *rest); restore the original order after `new`
+    order = [axis, *rest]
+    return _permute(x, (0, *(1 + order.index(d) for d in range(len(shape)))))
 
 
 # ---- jvp and transposes ----------------------------------------------------------
@@ -131,54 +202,68 @@ def _rhs_padding(in_sizes, window, strides, out_sizes, padding, lhs_dilation, rh
                  for i, w, o, (lo, _) in zip(lhs_d, rhs_d, out_d, padding))
 
 
-def _refuse_groups(feature_group_count, eqn_part: str):
-    if feature_group_count != 1:
-        raise TypeError(f"conv_general_dilated: the {eqn_part} transpose supports "
-                        f"feature_group_count=1 only, got {feature_group_count}")
+def _spatial(shape, spec):
+    return [shape[d] for d in spec[2:]]
 
 
-def _conv_transpose(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-                    dimension_numbers, feature_group_count):
+def _transpose_lhs(ct, rhs, lhs_shape, *, window_strides, padding, lhs_dilation,
+                   rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    """The input's cotangent: ct convolved with the flipped kernel, its two
+    feature axes swapped. Either kind of group becomes feature groups here;
+    with batch groups, group b's input features land in batch block b."""
     lspec, rspec, ospec = dimension_numbers
+    rhs_shape = aval_of(rhs).shape
+    pads = _lhs_padding(_spatial(lhs_shape, lspec), _spatial(rhs_shape, rspec), window_strides,
+                        _spatial(aval_of(ct).shape, ospec), padding, lhs_dilation, rhs_dilation)
+    groups = feature_group_count * batch_group_count  # at most one of them exceeds 1
+    flipped = rev_p.bind(rhs, dimensions=tuple(rspec[2:]))
+    ct_lhs = conv_general_dilated_p.bind(
+        ct, _regroup_kernel(flipped, rspec, groups), window_strides=tuple(lhs_dilation),
+        padding=pads, lhs_dilation=tuple(window_strides), rhs_dilation=tuple(rhs_dilation),
+        dimension_numbers=ConvDimensionNumbers(ospec, _swap_first_two(rspec), lspec),
+        feature_group_count=groups, batch_group_count=1)
+    if batch_group_count > 1:
+        ct_lhs = _features_into_batch(ct_lhs, lspec, batch_group_count)
+    return _fit(ct_lhs, lhs_shape)
+
+
+def _features_into_batch(x, lspec, groups: int):
+    """[Nb, groups*I] (group-major features) -> [groups*Nb, I] (group-major batch)."""
+    split = _split_axis_out(x, lspec[1], 1, groups)  # the group index now leads
+    return _merge_axis_into(split, 0, lspec[0] + 1, 1)
+
+
+def _transpose_rhs(ct, lhs, rhs_shape, *, window_strides, padding, lhs_dilation,
+                   rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+    """The kernel's cotangent: the input convolved with ct, batch and feature
+    axes swapped in both; the forward's feature groups become batch groups
+    (each kernel group only sees its own input features) and vice versa."""
+    lspec, rspec, ospec = dimension_numbers
+    lhs_shape = aval_of(lhs).shape
+    pads = _rhs_padding(_spatial(lhs_shape, lspec), _spatial(rhs_shape, rspec), window_strides,
+                        _spatial(aval_of(ct).shape, ospec), padding, lhs_dilation, rhs_dilation)
+    ct_rhs = conv_general_dilated_p.bind(
+        lhs, ct, window_strides=tuple(rhs_dilation), padding=pads,
+        lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(window_strides),
+        dimension_numbers=ConvDimensionNumbers(
+            _swap_first_two(lspec), _swap_first_two(ospec), _swap_first_two(rspec)),
+        feature_group_count=batch_group_count, batch_group_count=feature_group_count)
+    return _fit(ct_rhs, rhs_shape)
+
+
+def _conv_transpose(ct, lhs, rhs, **params):
     ct = instantiate(ct)
-    ct_lhs = ct_rhs = None
-    if is_undefined(lhs):
-        lhs_shape, rhs_shape = lhs.aval.shape, aval_of(rhs).shape
-        pads = _lhs_padding([lhs_shape[d] for d in lspec[2:]], [rhs_shape[d] for d in rspec[2:]],
-                            window_strides, [aval_of(ct).shape[d] for d in ospec[2:]], padding,
-                            lhs_dilation, rhs_dilation)
-        flipped = rev_p.bind(rhs, dimensions=tuple(rspec[2:]))
-        flipped = _regroup_kernel(flipped, rspec, feature_group_count)
-        ct_lhs = conv_general_dilated_p.bind(
-            ct, flipped, window_strides=tuple(lhs_dilation), padding=pads,
-            lhs_dilation=tuple(window_strides), rhs_dilation=tuple(rhs_dilation),
-            dimension_numbers=ConvDimensionNumbers(ospec, _swap_first_two(rspec), lspec),
-            feature_group_count=feature_group_count)
-        ct_lhs = _fit(ct_lhs, lhs_shape)
-    if is_undefined(rhs):
-        _refuse_groups(feature_group_count, "kernel")
-        lhs_shape, rhs_shape = aval_of(lhs).shape, rhs.aval.shape
-        pads = _rhs_padding([lhs_shape[d] for d in lspec[2:]], [rhs_shape[d] for d in rspec[2:]],
-                            window_strides, [aval_of(ct).shape[d] for d in ospec[2:]], padding,
-                            lhs_dilation, rhs_dilation)
-        ct_rhs = conv_general_dilated_p.bind(
-            lhs, ct, window_strides=tuple(rhs_dilation), padding=pads,
-            lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(window_strides),
-            dimension_numbers=ConvDimensionNumbers(
-                _swap_first_two(lspec), _swap_first_two(ospec), _swap_first_two(rspec)),
-            feature_group_count=1)
-        ct_rhs = _fit(ct_rhs, rhs_shape)
+    ct_lhs = _transpose_lhs(ct, rhs, lhs.aval.shape, **params) if is_undefined(lhs) else None
+    ct_rhs = _transpose_rhs(ct, lhs, rhs.aval.shape, **params) if is_undefined(rhs) else None
     return [ct_lhs, ct_rhs]
 
 
 def _regroup_kernel(rhs, rspec, groups: int):
-    """The kernel of the input transpose with feature groups: output features
+    """The kernel of the input transpose with groups: output features
     (G*Og) become Og input features and the input features I become G*I
     output features, group-major, so each group maps back to its inputs."""
     if groups == 1:
         return rhs
-    from olympus.lax.shapes import transpose_p
-
     shape = aval_of(rhs).shape
     perm = (rspec[0], rspec[1], *rspec[2:])
     spatial = tuple(shape[d] for d in rspec[2:])
@@ -209,45 +294,41 @@ transpose_rules[conv_general_dilated_p] = _conv_transpose
 
 # ---- batching --------------------------------------------------------------------
 def _conv_batch_rule(axis_size, vals, dims, **params):
-    """A batched input alone folds into the convolution's batch axis; a
-    batched kernel runs one convolution per example (concatenated)."""
+    """One convolution for the whole batch. A batched input folds into the
+    input's batch axis, a batched kernel into its output features (inside
+    each group), and both together into extra feature groups (or extra batch
+    groups when the convolution already has batch groups)."""
     (lhs, rhs), (l_bdim, r_bdim) = vals, dims
-    lspec, _, ospec = params["dimension_numbers"]
+    lspec, rspec, ospec = params["dimension_numbers"]
+    groups = params["feature_group_count"] * params["batch_group_count"]
     if r_bdim is None:
         lhs = batch_to_front(lhs, axis_size, l_bdim)
-        shape = aval_of(lhs).shape
-        n_axis = lspec[0] + 1
-        moved = _move_axis(lhs, 0, n_axis - 1)
-        merged = list(aval_of(moved).shape)
-        merged[n_axis - 1:n_axis + 1] = [axis_size * shape[n_axis]]
-        out = conv_general_dilated_p.bind(
-            reshape_p.bind(moved, new_sizes=tuple(merged), dimensions=None), rhs, **params)
-        out_shape = list(aval_of(out).shape)
-        out_shape[ospec[0]:ospec[0] + 1] = [axis_size, out_shape[ospec[0]] // axis_size]
-        return reshape_p.bind(out, new_sizes=tuple(out_shape), dimensions=None), ospec[0]
-    lhs = batch_to_front(lhs, axis_size, l_bdim) if l_bdim is not None else None
+        lhs = _merge_axis_into(lhs, 0, lspec[0] + 1, params["batch_group_count"])
+        out = conv_general_dilated_p.bind(lhs, rhs, **params)
+        return _split_axis_out(out, ospec[0], 1, axis_size), 0
     rhs = batch_to_front(rhs, axis_size, r_bdim)
-    outs = []
-    for i in range(axis_size):
-        lhs_i = vals[0] if lhs is None else _example(lhs, i)
-        out = conv_general_dilated_p.bind(lhs_i, _example(rhs, i), **params)
-        outs.append(reshape_p.bind(out, new_sizes=(1, *aval_of(out).shape), dimensions=None))
-    return concatenate_p.bind(*outs, dimension=0), 0
+    if l_bdim is None:
+        rhs = _merge_axis_into(rhs, 0, rspec[0] + 1, groups)
+        out = conv_general_dilated_p.bind(lhs, rhs, **params)
+        return _split_axis_out(out, ospec[1], groups, axis_size), 0
+    lhs, rhs, folded = _fold_both(axis_size, lhs, l_bdim, rhs, params)
+    out = conv_general_dilated_p.bind(lhs, rhs, **folded)
+    return _split_axis_out(out, ospec[1], 1, axis_size), 0
 
 
-def _example(x, i: int):
-    shape = aval_of(x).shape
-    one = slice_p.bind(x, start_indices=(i,) + (0,) * (len(shape) - 1),
-                       limit_indices=(i + 1, *shape[1:]), strides=None)
-    return reshape_p.bind(one, new_sizes=shape[1:], dimensions=None)
-
-
-def _move_axis(x, src: int, dst: int):
-    from olympus.lax.shapes import transpose_p
-
-    order = [d for d in range(aval_of(x).ndim) if d != src]
-    order.insert(dst, src)
-    return transpose_p.bind(x, permutation=tuple(order))
+def _fold_both(axis_size, lhs, l_bdim, rhs, params):
+    """Example v becomes group v of a convolution with axis_size times the groups
+    (v-major): feature groups, or batch groups if those are already in use."""
+    lspec, rspec, _ = params["dimension_numbers"]
+    lhs = batch_to_front(lhs, axis_size, l_bdim)
+    rhs = _merge_axis_into(rhs, 0, rspec[0] + 1, 1)
+    if params["batch_group_count"] == 1:
+        lhs = _merge_axis_into(lhs, 0, lspec[1] + 1, 1)
+        count = {"feature_group_count": axis_size * params["feature_group_count"]}
+    else:
+        lhs = _merge_axis_into(lhs, 0, lspec[0] + 1, 1)
+        count = {"batch_group_count": axis_size * params["batch_group_count"]}
+    return lhs, rhs, dict(params, **count)
 
 
 batch_rules[conv_general_dilated_p] = _conv_batch_rule
@@ -272,11 +353,16 @@ def _padding(padding, lhs_shape, rhs_shape, strides, dn: ConvDimensionNumbers, r
 
 def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
                          lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
-                         feature_group_count: int = 1):
+                         feature_group_count: int = 1, batch_group_count: int = 1):
     """N-d convolution (cross-correlation, as in XLA and JAX).
 
     `padding` is 'SAME', 'VALID' or one (lo, hi) pair per spatial axis;
     `dimension_numbers` a ConvDimensionNumbers (default NCHW / OIHW / NCHW).
+    With `feature_group_count` G the input features split into G groups, each
+    seen by its own block of output features (G = input features is a
+    depthwise convolution); with `batch_group_count` B the batch splits into
+    B groups instead, each seen by its own block of output features, and the
+    output batch is the input batch / B (this is a kernel gradient's form).
 
     >>> conv_general_dilated(x, w, (1, 1), "SAME")  # x: [N, C, H, W], w: [O, C, kh, kw]
     """
@@ -291,6 +377,4 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
         lhs, rhs, window_strides=strides,
         padding=_padding(padding, lhs_shape, rhs_shape, strides, dn, rhs_dilation),
         lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dn,
-        feature_group_count=int(feature_group_count))
-
-
+        feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count))
