@@ -187,3 +187,19 @@ def test_every_closed_program_built_in_the_tests_is_checked():
     a, b = Var(F32_3), Var(F32_4)
     with pytest.raises(OlympusprTypeError, match="sin should produce"):
         ClosedOlympuspr(Olympuspr([], [a], [Eqn(sin_p, {}, [a], [b])], [b]), [])
+
+
+def test_replaying_a_weak_literal_keeps_it_weak():
+    # `add b 1.0:f32[]` with a weak `b` must stay weak when an interpreter
+    # replays it; a NumPy scalar for the literal would make it strong f32.
+    import olympus
+    import olympus.numpy as jnp
+    from olympus.transforms.jvp import eval_olympuspr
+
+    def f(x):
+        return olympus.jit(lambda y: y * 1.0)(2.0) + 1.0
+
+    closed = olympus.make_olympuspr(f)(1.0)
+    (out,) = eval_olympuspr(closed.olympuspr, closed.consts, [3.0])
+    assert out.aval.weak_type
+    assert (out + jnp.ones(2, jnp.bfloat16)).dtype == jnp.bfloat16

@@ -111,6 +111,16 @@ class Literal:
     def __repr__(self) -> str:
         return f"Literal({self.val!r}:{self.aval.str_short()})"
 
+    def bind_value(self):
+        """The value to bind when an interpreter replays this literal: a weak
+        literal becomes a Python scalar again so it stays weakly typed (a NumPy
+        scalar would turn `add b 1.0:f32[]` strong)."""
+        if self.aval.weak_type and np.shape(self.val) == ():
+            scalar = np.asarray(self.val).item()
+            if dtypes.python_scalar_dtype(scalar) == self.aval.dtype:
+                return scalar
+        return self.val
+
 
 Atom = Var | Literal
 

@@ -232,11 +232,11 @@ def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
     env: dict = dict(zip(olympuspr.constvars, consts))
     env.update(zip(olympuspr.invars, args))
     for eqn in olympuspr.eqns:
-        vals = [x.val if isinstance(x, Literal) else env[x] for x in eqn.invars]
+        vals = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
         with core.replaying(eqn.source_info):
             outs = eqn.primitive.bind(*vals, **eqn.params)
         env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [x.val if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
+    return [x.bind_value() if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
 
 
 _program_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -260,7 +260,7 @@ def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
     for eqn in olympuspr.eqns:
         if any(v in linear for v in eqn.outvars):
             continue
-        args = [x.val if isinstance(x, Literal) else env[x] for x in eqn.invars]
+        args = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
         with core.replaying(eqn.source_info):
             outs = eqn.primitive.bind(*args, **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]

@@ -281,7 +281,7 @@ def eval_closed(closed: ClosedOlympuspr, args) -> list:
     env.update(zip(olympuspr.invars, args))
 
     def read(x):
-        return x.val if isinstance(x, Literal) else env[x]
+        return x.bind_value() if isinstance(x, Literal) else env[x]
 
     for eqn in olympuspr.eqns:
         with core.replaying(eqn.source_info):
@@ -417,7 +417,7 @@ def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Tr
         env = dict(zip(select_mask(known_in, olympuspr.invars), args))
 
         def read(x):
-            return x.val if isinstance(x, Literal) else env[x]
+            return x.bind_value() if isinstance(x, Literal) else env[x]
 
         for eqn in olympuspr.eqns:
             if all(isinstance(x, Literal) or x in env for x in eqn.invars):
@@ -498,7 +498,7 @@ def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> lis
     env = dict(const_env)
 
     def read(x):
-        return x.val if isinstance(x, Literal) else env[x]
+        return x.bind_value() if isinstance(x, Literal) else env[x]
 
     for eqn in olympuspr.eqns:
         if any(v in needed for v in eqn.outvars):
