@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from olympus.backends.xla.host_callback import HostCallbackError  # noqa: F401  (re-exported)
 from olympus.backends.xla.host_callback import emit_host_callback
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir.core import Primitive

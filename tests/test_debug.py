@@ -386,3 +386,13 @@ def test_a_region_without_a_token_is_a_lowering_error():
 
     with pytest.raises(LoweringError, match="debug_callback .* no ordering token"):
         emit_host_callback(Emitter(), print, [])
+
+
+def test_a_failing_callback_raises_a_named_error():
+    def fail(x):
+        raise ValueError(f"no {x}")
+
+    f = olympus.jit(lambda x: (debug.callback(fail, x), x + 1)[1])
+    with pytest.raises(debug.HostCallbackError, match=r"(?s)debug.callback.*ValueError: no 2.0"):
+        f(np.float32(2.0))
+    assert float(olympus.jit(lambda x: x + 1)(np.float32(2.0))) == 3.0  # the runtime is fine

@@ -11,7 +11,7 @@ import numpy as np
 from olympus.ir.cache import EAGER_CACHE_SIZE, BoundedCache
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
-from olympus.backends.xla import client, compiler
+from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.lowering import LoweringError, build_module, returns_ordering_token
 from olympus.tracer.core import aval_of
@@ -82,10 +82,13 @@ class Executable:
         return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
     def _call_and_wait(self, buffers: list) -> list[Array]:
-        results = self.loaded.execute_sharded(buffers, with_tokens=True)
-        done = results.consume_token()
-        outs = results.consume_with_handlers(self._handlers)[:-1]  # drops the token
-        done.block_until_ready()
+        try:
+            results = self.loaded.execute_sharded(buffers, with_tokens=True)
+            done = results.consume_token()
+            outs = results.consume_with_handlers(self._handlers)[:-1]  # drops the token
+            done.block_until_ready()
+        except client.xc.XlaRuntimeError as err:  # how XLA reports a failed Python callback
+            host_callback.raise_callback_error(err)
         return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
     def call_one(self, buffers: list) -> Array:

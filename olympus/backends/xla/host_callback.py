@@ -24,6 +24,22 @@ from olympus.backends.xla.lowering import TOKEN_TYPE, LoweringError
 TARGET = "xla_ffi_python_cpu_callback"
 _INDEX = re.compile(r"backend_config = \{index = (\d+) : ui64\}")
 
+
+
+class HostCallbackError(RuntimeError):
+    """A Python callback (`debug.print`, `debug.callback`) raised while a compiled
+    program ran; the message holds the callback's own traceback."""
+
+
+def raise_callback_error(err: Exception) -> None:
+    """Re-raises XLA's report of a failed callback as a HostCallbackError."""
+    if "CpuCallback error" in str(err):
+        raise HostCallbackError(
+            f"a host callback (olympus.debug.print / olympus.debug.callback) raised inside "
+            f"a compiled program:\n{err}") from None
+    raise err
+
+
 _lock = threading.Lock()
 _callbacks: list[Callable] = []  # process-wide id -> function
 _ids: dict[int, int] = {}  # id(function) -> process-wide id
