@@ -142,3 +142,65 @@ def test_take_gathers_along_an_axis():
     np.testing.assert_array_equal(np.asarray(jnp.take(X, np.array([4, 0]), axis=2)),
                                   np.take(X, [4, 0], axis=2))
     np.testing.assert_array_equal(np.asarray(jnp.take(X, 7)), np.take(X, 7))
+
+
+# ---- out-of-bounds reads: mode="fill" (and "wrap") ---------------------------------
+def _np_fill_take(x, idx, axis, fill):
+    """NumPy reference: negatives count from the end; still out of range -> fill."""
+    size = x.shape[axis]
+    wrapped = np.where(idx < 0, idx + size, idx)
+    inside = (wrapped >= 0) & (wrapped < size)
+    out = np.take(x, np.clip(wrapped, 0, size - 1), axis=axis)
+    mask = np.expand_dims(inside, tuple(range(axis))) if axis else inside
+    mask = mask.reshape(mask.shape + (1,) * (out.ndim - mask.ndim))
+    return np.where(mask, out, fill)
+
+
+OOB = np.int32([[4, -1], [-6, 9], [0, -5]])  # axis of size 5 (X's last) or 4
+
+
+def test_fill_mode_reads_fill_value_out_of_bounds():
+    """Several reads in one jitted program (one compile); one eager read."""
+    def reads(x, small):
+        return (jnp.take(x, OOB, axis=2, mode="fill"),
+                jnp.take(x, OOB, axis=1, mode="fill", fill_value=-7.0),
+                x.at[OOB].get(mode="fill"),
+                small.at[np.int32([1, 3])].get(mode="fill"),
+                jnp.take(x[0, 0], np.int32([7, -8]), mode="wrap"),
+                jnp.take(x[0, 0], np.int32([7])))
+    ints = np.arange(3, dtype=np.int32)
+    got = olympus.jit(reads)(X, ints)
+    want = (_np_fill_take(X, OOB, 2, np.nan), _np_fill_take(X, OOB, 1, -7.0),
+            _np_fill_take(X, OOB, 0, np.nan), [1, np.iinfo(np.int32).min],
+            np.take(X[0, 0], [7, -8], mode="wrap"), X[0, 0, [4]])  # the default clips
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert np.isnan(float(jnp.arange(3.0).at[5].get(mode="fill")))  # eager, a static int
+    with pytest.raises(ValueError, match="take: unknown mode 'raise'"):
+        jnp.take(X, OOB, mode="raise")
+
+
+def test_fill_mode_lax_gather_windows():
+    """A 2x2 window whose start does not fit is filled whole (no clamping)."""
+    dn = lax.GatherDimensionNumbers((1, 2), (), (0, 1))
+    out = lax.gather(M, np.int32([[0, 1], [3, 2], [2, 1]]), dn, (2, 2), mode="fill", fill_value=0.5)
+    np.testing.assert_array_equal(np.asarray(out), np.stack([M[0:2, 1:3], np.full((2, 2), 0.5), M[2:4, 1:3]]))
+    with pytest.raises(ValueError, match="lax.gather: unknown mode 'bogus'"):
+        lax.gather(M, IDX, ROWS, (1, 3), mode="bogus")
+
+
+def test_fill_mode_under_jit_vmap_and_grad():
+    f = lambda x, i: jnp.asarray(x).at[:, i].get(mode="fill", fill_value=-1.0)
+    np.testing.assert_array_equal(np.asarray(olympus.jit(f)(X, OOB)), _np_fill_take(X, OOB, 1, -1.0))
+    mapped = olympus.jit(olympus.vmap(lambda x, i: jnp.take(x, i, axis=1, mode="fill")))(X, OOB)
+    for b in range(3):
+        np.testing.assert_array_equal(np.asarray(mapped)[b], _np_fill_take(X[b], OOB[b], 1, np.nan))
+    # filled positions get no cotangent; in-range ones accumulate theirs
+    g = olympus.jit(olympus.grad(lambda x: jnp.sum(jnp.take(x, OOB, axis=2, mode="fill", fill_value=0.0) ** 2)))(X)
+    want = np.zeros_like(X)
+    for i in OOB.ravel():
+        if -5 <= i < 5:
+            want[..., i % 5] += 2 * X[..., i % 5]
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6)
+    check_grads(lambda x: jnp.take(x, OOB, axis=2, mode="fill", fill_value=0.0), (X,), order=1,
+                modes=("rev",))

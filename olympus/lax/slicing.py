@@ -358,16 +358,78 @@ jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 
 
 # ---- public functions ------------------------------------------------------------
-def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers, slice_sizes):
+class GatherModeError(ValueError):
+    """lax.gather got a `mode` it does not know."""
+
+
+_GATHER_MODES = (None, "clip", "promise_in_bounds", "fill")
+
+
+def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers, slice_sizes, *,
+           mode: str | None = None, fill_value=None):
     """Windows of `operand` of `slice_sizes` starting at each index vector
-    (the last axis of `start_indices`); starts clamp so windows fit.
+    (the last axis of `start_indices`).
+
+    mode None, "clip" or "promise_in_bounds": starts clamp so windows fit.
+    mode "fill": a window whose start does not fit is `fill_value` instead
+    (default: NaN for inexact dtypes, the most negative value of signed
+    integers, the largest of unsigned ones, True for bool, as in JAX).
 
     >>> dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
     ...                             start_index_map=(0,))
     >>> gather(np.float32([5, 6, 7]), np.int32([[2], [0]]), dn, (1,))  # [7., 5.]
+    >>> gather(np.float32([5, 6, 7]), np.int32([[3]]), dn, (1,), mode="fill")  # [nan]
     """
-    return gather_p.bind(operand, start_indices, dimension_numbers=_gather_dn(dimension_numbers),
-                         slice_sizes=tuple(int(s) for s in slice_sizes))
+    mode = getattr(mode, "name", mode)  # an enum member spelled like JAX's GatherScatterMode
+    mode = mode.lower() if isinstance(mode, str) else mode
+    if mode not in _GATHER_MODES:
+        raise GatherModeError(f"lax.gather: unknown mode {mode!r}; use 'clip', "
+                              f"'promise_in_bounds' or 'fill'")
+    dn = _gather_dn(dimension_numbers)
+    slice_sizes = tuple(int(s) for s in slice_sizes)
+    out = gather_p.bind(operand, start_indices, dimension_numbers=dn, slice_sizes=slice_sizes)
+    if mode != "fill":
+        return out
+    fits = _window_fits(aval_of(operand).shape, start_indices, dn.start_index_map, slice_sizes)
+    return _fill_where_not(fits, out, dn.offset_dims, fill_value)
+
+
+def _window_fits(shape, start_indices, start_index_map, slice_sizes):
+    """Per index vector: whether every start component s satisfies
+    0 <= s <= size - slice_size on its operand axis (the window fits unclamped)."""
+    from olympus.lax import ops
+
+    idx_aval = aval_of(start_indices)
+    limits = np.array([shape[d] - slice_sizes[d] for d in start_index_map], idx_aval.dtype)
+    limits = ops.broadcast_in_dim(limits, idx_aval.shape, (idx_aval.ndim - 1,))
+    zero = ops.full(idx_aval.shape, 0, idx_aval.dtype)
+    inside = ops.bitwise_and(ops.ge(start_indices, zero), ops.le(start_indices, limits))
+    return ops.reduce_and(inside, (idx_aval.ndim - 1,))
+
+
+def default_fill_value(dtype):
+    """What a filled gather reads: NaN, the signed minimum, the unsigned maximum, True."""
+    dtype = np.dtype(dtype)
+    if dtypes.is_inexact(dtype):
+        return np.array(np.nan, dtype)[()]
+    if dtype == np.bool_:
+        return np.True_
+    import ml_dtypes  # its iinfo also knows the narrow int4/uint4 types
+
+    info = ml_dtypes.iinfo(dtype)
+    return np.array(info.min if info.min < 0 else info.max, dtype)[()]
+
+
+def _fill_where_not(fits, out, offset_dims, fill_value):
+    """`out` with each batch position whose window did not fit set to fill_value."""
+    from olympus.lax import ops
+
+    out_aval = aval_of(out)
+    batch_axes = tuple(d for d in range(out_aval.ndim) if d not in offset_dims)
+    fits = ops.broadcast_in_dim(fits, out_aval.shape, batch_axes)
+    if fill_value is None:
+        fill_value = default_fill_value(out_aval.dtype)
+    return ops.select(fits, out, ops.full(out_aval.shape, fill_value, out_aval.dtype))
 
 
 def _gather_dn(dn) -> GatherDimensionNumbers:

@@ -105,27 +105,69 @@ def _window(plan: _AdvancedPlan, basic_shape: tuple):
     return offset, slice_sizes
 
 
-def advanced_getitem(x, idx):
-    """`x[idx]` for indices with integer arrays, as NumPy (one gather)."""
+class IndexModeError(ValueError):
+    """An indexing read (x.at[...].get, take) got a `mode` it does not know."""
+
+
+_READ_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip",
+               "fill": "fill", "drop": "fill", "wrap": "wrap"}
+
+
+def _read_mode(api: str, mode) -> str:
+    """JAX's spelling of an out-of-bounds policy for reads -> clip, fill or wrap."""
+    mode = getattr(mode, "name", mode)  # lax.GatherScatterMode-like enums
+    key = mode.lower() if isinstance(mode, str) else mode
+    if key == "fill_or_drop":
+        key = "fill"
+    if key not in _READ_MODES:
+        raise IndexModeError(f"{api}: unknown mode {mode!r}; use 'clip', 'fill', 'drop', 'wrap' "
+                             f"or 'promise_in_bounds'")
+    return _READ_MODES[key]
+
+
+def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
+    """`x[idx]` for indices with integer arrays, as NumPy (one gather).
+
+    Out-of-range indices (after negatives count from the end) clamp with
+    mode "clip", read `fill_value` with mode "fill" (see lax.gather), and
+    wrap around the axis with mode "wrap"."""
     from olympus.numpy.indexing import getitem
 
     x = to_operand(x)
     plan = _plan(aval_of(x).shape, idx)
     y = getitem(x, plan.basic)
     shape = aval_of(y).shape
-    indices = _stacked_indices(plan.indices, [shape[a] for a in plan.axes], plan.batch_shape,
-                               clamp=True)
+    sizes = [shape[a] for a in plan.axes]
+    arrays = plan.indices if mode != "wrap" else [_wrapped_around(i, n) for i, n in zip(plan.indices, sizes)]
+    indices = _stacked_indices(arrays, sizes, plan.batch_shape, clamp=mode != "fill")
     offset, slice_sizes = _window(plan, shape)
     dn = lax.GatherDimensionNumbers(offset, plan.axes, plan.axes)
+    if mode == "fill":
+        return lax.gather(y, indices, dn, slice_sizes, mode="fill", fill_value=fill_value)
     return lax.gather(y, indices, dn, slice_sizes)
 
 
-def take(a, indices, axis=None):
-    """`a` at integer `indices` along `axis` (the flattened array if None);
-    out-of-range indices clamp, as in JAX's default.
+def _wrapped_around(index, size: int):
+    """index mod size (NumPy's mode="wrap"), as int32."""
+    index = lax.convert_element_type(index, dtypes.int32)
+    n = lax.full(aval_of(index).shape, np.int32(builtins.max(size, 1)))
+    return lax.rem(lax.add(lax.rem(index, n), n), n)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value=None):
+    """`a` at integer `indices` along `axis` (the flattened array if None).
+
+    Out-of-range indices clamp by default (mode None or "clip"; note JAX's
+    jnp.take defaults to "fill"); mode "fill" reads `fill_value` there (NaN
+    for inexact dtypes by default), mode "wrap" wraps them around the axis.
 
     >>> take(jnp.arange(5.0), jnp.array([4, 0]))  # [4., 0.]
+    >>> take(jnp.arange(5.0), jnp.array([7]), mode="fill")  # [nan]
     """
+    if out is not None:
+        raise TypeError("olympus.numpy.take: the 'out' argument is not supported (arrays are immutable)")
+    mode = _read_mode("olympus.numpy.take", mode)
     a = to_operand(a)
     if axis is None:
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
@@ -133,8 +175,9 @@ def take(a, indices, axis=None):
     index = to_operand(asarray(indices) if isinstance(indices, list) else indices)
     if aval_of(index).ndim == 0:
         index = lax.reshape(index, (1,))
-        return lax.squeeze(advanced_getitem(a, (slice(None),) * axis + (index,)), (axis,))
-    return advanced_getitem(a, (slice(None),) * axis + (index,))
+        picked = advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
+        return lax.squeeze(picked, (axis,))
+    return advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
 
 
 # ---- updates -------------------------------------------------------------------
@@ -205,10 +248,17 @@ class IndexUpdateRef:
             return getattr(self._basic(), basic_name)(values)
         return _scatter_update(self.array, self.index, values, scatter_fn)
 
-    def get(self, **_):
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+        """x[idx]; with mode "fill" out-of-range integer indices (arrays or
+        scalars) read `fill_value` (NaN for inexact dtypes by default) instead
+        of clamping, and "wrap" wraps them around the axis."""
         from olympus.numpy.indexing import getitem
 
-        return getitem(self.array, self.index)
+        mode = _read_mode("x.at[...].get", mode)
+        entries = self.index if isinstance(self.index, tuple) else (self.index,)
+        if mode == "clip" or not builtins.any(_is_int_array(e) or _is_int(e) for e in entries):
+            return getitem(self.array, self.index)
+        return advanced_getitem(self.array, self.index, mode, fill_value)
 
     def set(self, values, **_):
         return self._scatter(values, lax.scatter, "set")

@@ -196,11 +196,13 @@ def _is_int_array(entry) -> bool:
     return False
 
 
-def take(a, indices, axis=None):
-    """`a` at integer `indices` along `axis` (one gather; see olympus.numpy.at)."""
+def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value=None):
+    """`a` at integer `indices` along `axis` (one gather; modes "clip" (default),
+    "fill" and "wrap" as in olympus.numpy.at.take)."""
     from olympus.numpy.at import take as gather_take
 
-    return gather_take(a, indices, axis)
+    return gather_take(a, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_value)
 
 
 def _dynamic_index(x, dynamic: dict):
