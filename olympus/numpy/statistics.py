@@ -1,0 +1,492 @@
+"""Statistics and discrete calculus of olympus.numpy: diff, gradient,
+trapezoid, cov, corrcoef, interp, and the counting functions (bincount,
+digitize, histogram and friends).
+
+Counting functions whose result length depends on the values (bincount
+without `length`, histogram of data whose range is not given) read it
+from concrete input, and need it static under a trace, as in JAX.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy import arrays as _arr
+from olympus.numpy import reductions as _red
+from olympus.numpy import ufuncs as _uf
+from olympus.numpy.core import (
+    aval_of, broadcast_to, normalize_axis, promote_dtypes, promote_dtypes_inexact, to_operand,
+)
+from olympus.tracer.core import Tracer
+from olympus.tracer.errors import ConcretizationTypeError
+
+__all__ = [
+    "bincount", "corrcoef", "cov", "diff", "digitize", "ediff1d", "gradient", "histogram",
+    "histogram2d", "histogram_bin_edges", "histogramdd", "interp", "trapezoid",
+]
+
+
+class StaticLengthError(ConcretizationTypeError):
+    """A counting function needs a length that only the traced values know."""
+
+
+def _along(x, axis: int, start, stop):
+    """x[start:stop] along `axis` (a static slice)."""
+    index = [slice(None)] * aval_of(x).ndim
+    index[axis] = slice(start, stop)
+    return x[tuple(index)]
+
+
+# ---- differences and integrals -----------------------------------------------------
+def _edge_piece(piece, x, axis: int):
+    """`prepend`/`append`: a scalar broadcasts to one slice along `axis`."""
+    piece = to_operand(piece)
+    if aval_of(piece).ndim == 0:
+        shape = list(aval_of(x).shape)
+        shape[axis] = 1
+        piece = broadcast_to(piece, tuple(shape))
+    return piece
+
+
+def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
+    """The n-th discrete difference along `axis` (booleans differ by `!=`).
+
+    >>> jnp.diff(jnp.array([1, 4, 9]))  # [3, 5]
+    """
+    a = to_operand(a)
+    if n < 0:
+        raise ValueError(f"jnp.diff: order n={n} must be non-negative")
+    if aval_of(a).ndim == 0:
+        raise ValueError("jnp.diff needs an array of at least one dimension")
+    axis = normalize_axis(axis, aval_of(a).ndim)
+    if n == 0:
+        return a  # NumPy ignores prepend/append for n=0
+    pieces = [_edge_piece(p, a, axis) for p in (prepend,) if p is not None]
+    pieces += [a] + [_edge_piece(p, a, axis) for p in (append,) if p is not None]
+    if len(pieces) > 1:
+        a = _arr.concatenate(promote_dtypes(*pieces), axis=axis)
+    boolean = aval_of(a).dtype == np.bool_
+    for _ in range(n):
+        later, earlier = _along(a, axis, 1, None), _along(a, axis, None, -1)
+        a = lax.ne(later, earlier) if boolean else later - earlier
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of consecutive entries of the flattened array, with
+    optional values before and after.
+
+    >>> jnp.ediff1d(jnp.array([1, 2, 4]), to_begin=0)  # [0, 1, 2]
+    """
+    flat = _arr.ravel(to_operand(ary))
+    pieces = [flat[1:] - flat[:-1]]
+    dtype = aval_of(pieces[0]).dtype
+    if to_begin is not None:
+        pieces.insert(0, _arr.ravel(_arr.astype(to_operand(to_begin), dtype)))
+    if to_end is not None:
+        pieces.append(_arr.ravel(_arr.astype(to_operand(to_end), dtype)))
+    return _arr.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+
+
+def _spacing(spacing, n: int, dtype):
+    """The n-1 gaps between sample points: from a scalar step or coordinates."""
+    spacing = _arr.astype(to_operand(spacing), dtype)
+    if aval_of(spacing).ndim == 0:
+        return broadcast_to(spacing, (n - 1,))
+    if aval_of(spacing).shape != (n,):
+        raise ValueError(f"jnp.gradient: coordinates of shape {aval_of(spacing).shape} "
+                         f"do not match an axis of length {n}")
+    return spacing[1:] - spacing[:-1]
+
+
+def _shaped(v, axis: int, ndim: int):
+    """A 1-d array laid along `axis` of an ndim array, for broadcasting."""
+    shape = [1] * ndim
+    shape[axis] = aval_of(v).shape[0]
+    return lax.reshape(v, tuple(shape))
+
+
+def _gradient_interior(f, h, axis: int):
+    """Second-order central differences with uneven gaps h[i-1], h[i]."""
+    ndim = aval_of(f).ndim
+    h1, h2 = _shaped(h[:-1], axis, ndim), _shaped(h[1:], axis, ndim)
+    before, here, after = (_along(f, axis, 0, -2), _along(f, axis, 1, -1),
+                           _along(f, axis, 2, None))
+    return (-h2 / (h1 * (h1 + h2)) * before + (h2 - h1) / (h1 * h2) * here
+            + h1 / (h2 * (h1 + h2)) * after)
+
+
+def _gradient_edges(f, h, axis: int, edge_order: int):
+    """One-sided differences at both ends, of first or second order."""
+    def at(i):
+        return _along(f, axis, i, i + 1 if i != -1 else None)
+
+    if edge_order == 1:
+        return (at(1) - at(0)) / h[0], (at(-1) - at(-2)) / h[-1]
+    d1, d2 = h[0], h[1]
+    first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * at(0) + (d1 + d2) / (d1 * d2) * at(1)
+             - d1 / (d2 * (d1 + d2)) * at(2))
+    d1, d2 = h[-2], h[-1]
+    last = (d2 / (d1 * (d1 + d2)) * at(-3) - (d1 + d2) / (d1 * d2) * at(-2)
+            + (2 * d2 + d1) / (d2 * (d1 + d2)) * at(-1))
+    return first, last
+
+
+def _gradient_along(f, spacing, axis: int, edge_order: int):
+    n = aval_of(f).shape[axis]
+    if n < edge_order + 1:
+        raise ValueError(f"jnp.gradient: an axis of length {n} is too short for "
+                         f"edge_order={edge_order} (needs {edge_order + 1} samples)")
+    h = _spacing(spacing, n, aval_of(f).dtype)
+    first, last = _gradient_edges(f, h, axis, edge_order)
+    if n == 2:
+        return _arr.concatenate([first, last], axis=axis)
+    return _arr.concatenate([first, _gradient_interior(f, h, axis), last], axis=axis)
+
+
+def gradient(f, *varargs, axis=None, edge_order: int | None = None):
+    """The gradient of sampled `f`: central differences inside, one-sided
+    differences (of order `edge_order`, 1 or 2) at the ends. `varargs` give
+    one spacing for all axes, or one per axis (a step or coordinates).
+
+    >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0]))  # [3., 4., 5.]
+    """
+    (f,) = promote_dtypes_inexact(to_operand(f))
+    ndim = aval_of(f).ndim
+    axes = tuple(range(ndim)) if axis is None else tuple(
+        normalize_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    edge_order = 1 if edge_order is None else int(edge_order)
+    if edge_order not in (1, 2):
+        raise ValueError(f"jnp.gradient: edge_order={edge_order}; expected 1 or 2")
+    if len(varargs) == 0:
+        varargs = (1.0,) * len(axes)
+    elif len(varargs) == 1:
+        varargs = varargs * len(axes)
+    elif len(varargs) != len(axes):
+        raise TypeError(f"jnp.gradient: {len(varargs)} spacings for {len(axes)} axes")
+    outs = [_gradient_along(f, s, a, edge_order) for s, a in zip(varargs, axes)]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def trapezoid(y, x=None, dx=1.0, axis: int = -1):
+    """Integral of sampled `y` by the trapezoidal rule, along `axis`.
+
+    >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))  # 4.0
+    """
+    (y,) = promote_dtypes_inexact(to_operand(y))
+    axis = normalize_axis(axis, aval_of(y).ndim)
+    if x is None:
+        d = _arr.astype(to_operand(dx), aval_of(y).dtype)
+    else:
+        x = to_operand(x)
+        d = diff(x) if aval_of(x).ndim == 1 else diff(x, axis=axis)
+        if aval_of(x).ndim == 1:
+            d = _shaped(d, axis, aval_of(y).ndim)
+    pairs = _along(y, axis, 1, None) + _along(y, axis, None, -1)
+    return _red.sum(d * pairs / 2, axis=axis)
+
+
+# ---- covariance and correlation ----------------------------------------------------
+def _observations(m, y, rowvar: bool):
+    """Variables as rows of one 2-d inexact array, as np.cov reads them."""
+    (m,) = promote_dtypes_inexact(to_operand(m))
+    if aval_of(m).ndim > 2:
+        raise ValueError(f"jnp.cov: m has shape {aval_of(m).shape}; expected 1-d or 2-d")
+    x = _arr.atleast_2d(m)
+    if not rowvar and aval_of(x).shape[0] != 1:
+        x = x.T
+    if y is not None:
+        y = _arr.atleast_2d(to_operand(y))
+        if not rowvar and aval_of(y).shape[0] != 1:
+            y = y.T
+        x = _arr.concatenate(promote_dtypes_inexact(x, y), axis=0)
+    return x
+
+
+def _weights(fweights, aweights, n: int, dtype):
+    w = None
+    for given in (fweights, aweights):
+        if given is not None:
+            given = _arr.astype(to_operand(given), dtype)
+            if aval_of(given).shape != (n,):
+                raise ValueError(f"jnp.cov: weights of shape {aval_of(given).shape} do not "
+                                 f"match {n} observations")
+            w = given if w is None else w * given
+    return w
+
+
+def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
+        fweights=None, aweights=None):
+    """The covariance matrix of the variables in `m` (and `y`), with optional
+    frequency and reliability weights, normalised as np.cov.
+
+    >>> jnp.cov(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))  # [[1, -1], [-1, 1]]
+    """
+    x = _observations(m, y, rowvar)
+    n = aval_of(x).shape[1]
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    dtype = aval_of(x).dtype
+    w = _weights(fweights, aweights, n, dtype)
+    if w is None:
+        mean = _red.mean(x, axis=1, keepdims=True)
+        fact = np.asarray(n - ddof, dtype)[()]
+        centred = x - mean
+        weighted = centred
+    else:
+        w_sum = _red.sum(w)
+        mean = _red.sum(x * w, axis=1, keepdims=True) / w_sum
+        fact = w_sum - ddof * (1 if aweights is None else
+                               _red.sum(w * _arr.astype(to_operand(aweights), dtype)) / w_sum)
+        centred = x - mean
+        weighted = centred * w
+    c = _red.matmul(centred, _uf.conjugate(weighted).T) / fact
+    return _arr.squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar: bool = True):
+    """Pearson correlation coefficients (cov normalised by the standard
+    deviations, clipped to [-1, 1]).
+
+    >>> jnp.corrcoef(jnp.array([1.0, 2.0, 3.0]), jnp.array([3.0, 2.0, 1.0]))
+    """
+    c = cov(x, y, rowvar)
+    if aval_of(c).ndim == 0:
+        return c / c
+    std = _uf.sqrt(_uf.real(_arr.diagonal(c)))
+    c = c / std[:, None] / std[None, :]
+    if dtypes.is_complex(aval_of(c).dtype):
+        return lax.complex(_uf.clip(_uf.real(c), -1, 1), _uf.clip(_uf.imag(c), -1, 1))
+    return _uf.clip(c, -1, 1)
+
+
+# ---- interpolation -----------------------------------------------------------------
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of points (xp, fp) at `x`; xp increasing.
+    Outside [xp[0], xp[-1]] it gives `left`/`right` (default fp[0]/fp[-1]),
+    or wraps around with a `period`.
+
+    >>> jnp.interp(jnp.array([0.5]), jnp.array([0.0, 1.0]), jnp.array([0.0, 2.0]))  # [1.]
+    """
+    x, xp = promote_dtypes_inexact(to_operand(x), to_operand(xp))
+    (fp,) = promote_dtypes_inexact(to_operand(fp))
+    if aval_of(xp).ndim != 1 or aval_of(fp).shape != aval_of(xp).shape:
+        raise ValueError(f"jnp.interp: xp {aval_of(xp).shape} and fp {aval_of(fp).shape} "
+                         "must be 1-d of the same length")
+    if period is not None:
+        x, xp, fp = _periodic(x, xp, fp, period)
+    return _interpolate(x, xp, fp, left, right, period is None)
+
+
+def _periodic(x, xp, fp, period):
+    """Samples folded into one period and extended by one on each side."""
+    period = _uf.absolute(_arr.astype(to_operand(period), aval_of(x).dtype))
+    x, xp = _uf.remainder(x, period), _uf.remainder(xp, period)
+    xp, fp = lax.sort((xp, fp), dimension=0, num_keys=1)
+    xp = _arr.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+    fp = _arr.concatenate([fp[-1:], fp, fp[:1]])
+    return x, xp, fp
+
+
+def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
+    from olympus.numpy.sorting import searchsorted
+    from olympus.numpy.indexing import take
+
+    n = aval_of(xp).shape[0]
+    if n == 1:
+        return broadcast_to(fp[0], aval_of(x).shape) + 0 * x
+    i = _uf.clip(searchsorted(xp, x, side="right"), 1, n - 1)
+    x0, x1, f0, f1 = take(xp, i - 1), take(xp, i), take(fp, i - 1), take(fp, i)
+    dx = x1 - x0
+    safe_dx = _uf.where(dx == 0, _arr.ones_like(dx), dx)
+    f = f0 + (x - x0) * ((f1 - f0) / safe_dx)
+    f = _uf.where(dx == 0, f0, f)
+    if clamp_ends:
+        f = _uf.where(x < xp[0], fp[0] if left is None else left, f)
+        f = _uf.where(x > xp[-1], fp[-1] if right is None else right, f)
+    return _arr.astype(f, aval_of(fp).dtype)
+
+
+# ---- counting ----------------------------------------------------------------------
+def _static_length(value, name: str, hint: str) -> int:
+    if isinstance(value, Tracer):
+        raise StaticLengthError(
+            f"jnp.{name}: the length of the result depends on the values of a traced "
+            f"array; under jit/vmap/grad pass a static {hint}")
+    return int(np.asarray(value))
+
+
+def _counts_into(index, weights, length: int, dtype):
+    """Sums of `weights` (or 1s) at each index in [0, length); others dropped."""
+    index = lax.convert_element_type(index, dtypes.int32)
+    index = _uf.where((index < 0) | (index >= length), length, index)
+    ones = lax.full(aval_of(index).shape, np.ones((), dtype)[()])
+    updates = ones if weights is None else _arr.astype(weights, dtype)
+    return lax.full((length,), np.zeros((), dtype)[()]).at[index].add(updates)
+
+
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
+    """How often each value 0, 1, ... occurs in the 1-d non-negative integer
+    array `x` (summing `weights` instead of 1s). Under a trace the result
+    length must be static (`length=`); negative values count as 0 and values
+    past `length` are dropped, as in JAX.
+
+    >>> jnp.bincount(jnp.array([0, 2, 2]))  # [1, 0, 2]
+    """
+    x = to_operand(x)
+    if aval_of(x).ndim != 1 or not dtypes.is_integer(aval_of(x).dtype):
+        raise TypeError(f"jnp.bincount: x must be a 1-d integer array, got "
+                        f"{aval_of(x).dtype}{list(aval_of(x).shape)}")
+    if length is None:
+        top = _red.max(x) + 1 if aval_of(x).size else 0
+        length = builtins.max(_static_length(top, "bincount", "length="), int(minlength))
+    dtype = (dtypes.default_int_dtype() if weights is None
+             else aval_of(to_operand(weights)).dtype)
+    if weights is not None:
+        weights = broadcast_to(to_operand(weights), aval_of(x).shape)
+    return _counts_into(_uf.clip(x, 0, None), weights, int(length), dtype)
+
+
+def digitize(x, bins, right: bool = False):
+    """Index of the bin of each entry of `x`; `bins` increasing or decreasing.
+
+    >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]))  # [1, 2]
+    """
+    from olympus.numpy.sorting import searchsorted
+
+    x, bins = promote_dtypes(to_operand(x), to_operand(bins))
+    if aval_of(bins).ndim != 1:
+        raise ValueError(f"jnp.digitize: bins must be 1-d, got shape {aval_of(bins).shape}")
+    n = aval_of(bins).shape[0]
+    side = "left" if right else "right"
+    if n == 0:
+        return lax.full(aval_of(x).shape, np.zeros((), dtypes.default_int_dtype())[()])
+    rising = searchsorted(bins, x, side=side)
+    falling = n - searchsorted(_arr.flip(bins), x, side=side)
+    out = _uf.where(bins[-1] >= bins[0], rising, falling)
+    return _arr.astype(out, dtypes.default_int_dtype())
+
+
+def _range_of(a, range_, name: str):
+    """(lo, hi) of the histogram: given, or a's min and max (widened by 0.5
+    on each side when they are equal, as NumPy)."""
+    if range_ is not None:
+        lo, hi = range_
+        if not np.isscalar(lo) or not np.isscalar(hi) or lo > hi:
+            raise ValueError(f"jnp.{name}: range={range_!r} must be (low, high) with low <= high")
+        lo, hi = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+        return np.asarray(lo, aval_of(a).dtype)[()], np.asarray(hi, aval_of(a).dtype)[()]
+    if aval_of(a).size == 0:
+        return np.zeros((), aval_of(a).dtype)[()], np.ones((), aval_of(a).dtype)[()]
+    lo, hi = _red.min(a), _red.max(a)
+    same = lo == hi
+    return _uf.where(same, lo - 0.5, lo), _uf.where(same, hi + 0.5, hi)
+
+
+def _edges(a, bins, range_, name: str):
+    """The bin edges for `bins` (a count or the edges themselves)."""
+    if isinstance(bins, str):
+        raise TypeError(f"jnp.{name}: bins={bins!r}; olympus takes a bin count or edges, "
+                        "not NumPy's estimator names")
+    bins_arr = to_operand(bins)
+    if aval_of(bins_arr).ndim == 1:
+        return _arr.astype(bins_arr, aval_of(a).dtype)
+    count = operator.index(bins)
+    if count < 1:
+        raise ValueError(f"jnp.{name}: bins={count} must be positive")
+    lo, hi = _range_of(a, range_, name)
+    steps = lax.iota(aval_of(a).dtype, count + 1)
+    edges = lo + (hi - lo) * (steps / np.asarray(count, aval_of(a).dtype)[()])
+    return _arr.concatenate([edges[:-1], _arr.reshape(hi + 0 * edges[:1], (1,))])
+
+
+def _bin_index(a, edges):
+    """Bin of each sample (right edge of the last bin included); -1 outside."""
+    from olympus.numpy.sorting import searchsorted
+
+    nbins = aval_of(edges).shape[0] - 1
+    index = searchsorted(edges, a, side="right") - 1
+    index = _uf.where(a == edges[-1], nbins - 1, index)
+    return _uf.where((a < edges[0]) | (a > edges[-1]), -1, index)
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+    """The edges np.histogram would use for `bins` (a count or edges).
+
+    >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)  # [0., 0.5, 1.]
+    """
+    del weights
+    (a,) = promote_dtypes_inexact(_arr.ravel(to_operand(a)))
+    return _edges(a, bins, range, "histogram_bin_edges")
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts (or summed weights, or a density) of `a` in each bin, and the
+    edges. `bins` is a static count or an array of edges.
+
+    >>> jnp.histogram(jnp.array([0.0, 0.2, 1.0]), bins=2)  # ([2, 1], [0., .5, 1.])
+    """
+    hist, (edges,) = histogramdd(_arr.reshape(to_operand(a), (-1, 1)), [bins],
+                                 None if range is None else [range],
+                                 None if weights is None else _arr.ravel(to_operand(weights)),
+                                 density)
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """The 2-d histogram of points (x, y) and the edges along x and y."""
+    if not isinstance(bins, (list, tuple)) or (len(bins) != 2):
+        bins = [bins, bins]
+    sample = _arr.stack(promote_dtypes_inexact(to_operand(x), to_operand(y)), axis=1)
+    hist, edges = histogramdd(sample, bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+def _per_dimension(value, d: int, name: str) -> list:
+    if isinstance(value, (list, tuple)):
+        if len(value) != d:
+            raise ValueError(f"jnp.{name}: {len(value)} entries for {d} dimensions")
+        return list(value)
+    return [value] * d
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """The D-dimensional histogram of N points, given as an (N, D) array.
+
+    >>> hist, edges = jnp.histogramdd(jnp.zeros((4, 2)), bins=3)
+    """
+    (sample,) = promote_dtypes_inexact(to_operand(sample))
+    if aval_of(sample).ndim == 1:
+        sample = _arr.reshape(sample, (-1, 1))
+    d = aval_of(sample).shape[1]
+    bins = _per_dimension(bins, d, "histogramdd") if not (
+        hasattr(bins, "ndim") or isinstance(bins, np.ndarray)) else [bins] * d
+    ranges = [None] * d if range is None else _per_dimension(range, d, "histogramdd")
+    columns = [sample[:, j] for j in builtins.range(d)]
+    edges = [_edges(c, b, r, "histogramdd") for c, b, r in zip(columns, bins, ranges)]
+    nbins = [aval_of(e).shape[0] - 1 for e in edges]
+    flat, outside = 0, None
+    for column, e, n in zip(columns, edges, nbins):
+        index = _bin_index(column, e)
+        outside = (index < 0) if outside is None else (outside | (index < 0))
+        flat = flat * n + index
+    flat = _uf.where(outside, -1, flat)
+    dtype = (aval_of(sample).dtype if density or weights is not None
+             else dtypes.default_int_dtype())
+    hist = _counts_into(flat, None if weights is None else to_operand(weights),
+                        int(np.prod(nbins)), dtype)
+    hist = _arr.reshape(hist, tuple(nbins))
+    return (_density(hist, edges) if density else hist), edges
+
+
+def _density(hist, edges):
+    """Counts divided by the total and by each bin's volume."""
+    volume = None
+    for axis, e in enumerate(edges):
+        width = _shaped(e[1:] - e[:-1], axis, len(edges))
+        volume = width if volume is None else volume * width
+    return hist / _red.sum(hist) / volume
