@@ -75,6 +75,28 @@ def is_integer(dtype) -> bool:
     return is_signed_int(dtype) or is_unsigned_int(dtype)
 
 
+# Float types with no infinities (-inf cast to them is NaN): the float8 kinds
+# named "fn" (finite) and "fnuz" (finite, unsigned zero).
+_NO_INFINITY = (float8_e4m3fn, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz)
+
+
+def float_lowest(dtype) -> np.generic:
+    """The identity of max over a float type: -inf, or the most negative finite
+    value where the type has no infinity (else max's start value would be NaN)."""
+    dtype = np.dtype(dtype)
+    if dtype in _NO_INFINITY:
+        return ml_dtypes.finfo(dtype).min
+    return np.array(-np.inf, dtype)[()]
+
+
+def float_highest(dtype) -> np.generic:
+    """The identity of min over a float type: +inf, or the largest finite value."""
+    dtype = np.dtype(dtype)
+    if dtype in _NO_INFINITY:
+        return ml_dtypes.finfo(dtype).max
+    return np.array(np.inf, dtype)[()]
+
+
 def x64_enabled() -> bool:
     return config.read("olympus_enable_x64")
 

@@ -39,7 +39,7 @@ def identity_element(kind: str, dtype) -> np.ndarray:
     if dtypes.is_integer(dtype):
         info = np.iinfo(dtype)
         return np.array(info.min if kind == "max" else info.max, dtype)
-    return np.array(-np.inf if kind == "max" else np.inf, dtype)
+    return np.array(dtypes.float_lowest(dtype) if kind == "max" else dtypes.float_highest(dtype))
 
 
 def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):

@@ -52,13 +52,13 @@ def _abstract_eval(name):
 
 
 def lowest(dtype):
-    """The identity of max: -inf, or the smallest integer, or False."""
+    """The identity of max: -inf (or a float8's lowest), the smallest integer, or False."""
     dtype = np.dtype(dtype)
     if dtype == dtypes.bool_:
         return np.False_
     if dtypes.is_integer(dtype):
         return np.iinfo(dtype).min
-    return np.array(-np.inf, dtype)[()]
+    return dtypes.float_lowest(dtype)
 
 
 def _lower(hlo_name, init):

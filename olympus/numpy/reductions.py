@@ -28,7 +28,9 @@ def _identity(name: str, dtype: np.dtype):
     low = name == "max"
     if dtype == dtypes.bool_:
         return np.bool_(not low)
-    if dtypes.is_inexact(dtype):
+    if dtypes.is_float(dtype):
+        return dtypes.float_lowest(dtype) if low else dtypes.float_highest(dtype)
+    if dtypes.is_complex(dtype):
         return np.asarray(-np.inf if low else np.inf, dtype)[()]
     info = np.iinfo(dtype)
     return np.asarray(info.min if low else info.max, dtype)[()]

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from olympus.backends.reference.interpreter import eval_olympuspr
+from olympus.ir import dtypes
 
 reference_rules: dict = {}
 
@@ -272,7 +273,7 @@ def _identity(kind: str, dtype):
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return np.array(info.min if kind == "max" else info.max, dtype)
-    return np.array(-np.inf if kind == "max" else np.inf, dtype)
+    return np.array(dtypes.float_lowest(dtype) if kind == "max" else dtypes.float_highest(dtype))
 
 
 def _reduction(kind: str, ufunc, bool_ufunc=None):

@@ -104,35 +104,37 @@ def host_array(buf, aval) -> np.ndarray:
 
     NumPy's own dtypes come through the buffer protocol. jaxlib's host-copy
     methods are avoided: they import jax (see `result_handler`). ml_dtypes
-    floats (bf16, fp8), which the buffer protocol cannot describe, are widened
-    to f32 on the device, exactly, and narrowed back on the host.
+    floats (bf16, fp8), which the buffer protocol cannot describe, are
+    bitcast on the device to unsigned integers of their width and viewed as
+    their dtype on the host, so every bit (NaN payloads, -0.0) comes back.
     """
     if aval.dtype not in dtypes.ml_dtypes_floats:
         return np.asarray(buf)
-    widened = _widening_executable(aval).execute_sharded([buf])
-    (wide,) = widened.consume_with_handlers([result_handler(_f32_like(aval))])
-    return np.asarray(wide).astype(aval.dtype)
+    as_bits = _bitcast_executable(aval).execute_sharded([buf])
+    (bits,) = as_bits.consume_with_handlers([result_handler(_bits_like(aval))])
+    return np.asarray(bits).view(aval.dtype)
 
 
-_widening: dict = {}
+_bitcasts: dict = {}
+_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16)}  # itemsize -> carrier
 
 
-def _f32_like(aval):
-    return type(aval)(aval.shape, np.dtype(np.float32))
+def _bits_like(aval):
+    return type(aval)(aval.shape, _BITS[aval.dtype.itemsize])
 
 
-def _widening_executable(aval):
+def _bitcast_executable(aval):
     key = (aval.shape, aval.dtype)
-    exe = _widening.get(key)
+    exe = _bitcasts.get(key)
     if exe is None:
         from olympus.backends.xla.lowering import tensor_type
 
-        narrow, wide = tensor_type(aval), tensor_type(_f32_like(aval))
+        narrow, bits = tensor_type(aval), tensor_type(_bits_like(aval))
         text = (
-            f"func.func public @main(%x: {narrow}) -> {wide} {{\n"
-            f"  %0 = stablehlo.convert %x : ({narrow}) -> {wide}\n"
-            f"  return %0 : {wide}\n}}\n"
+            f"func.func public @main(%x: {narrow}) -> {bits} {{\n"
+            f"  %0 = stablehlo.bitcast_convert %x : ({narrow}) -> {bits}\n"
+            f"  return %0 : {bits}\n}}\n"
         )
         exe = get_client().compile_and_load(text, _device_list, xc.CompileOptions())
-        _widening[key] = exe
+        _bitcasts[key] = exe
     return exe
