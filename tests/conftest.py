@@ -182,6 +182,20 @@ def pytest_addoption(parser):
         dest="fuzz_long",
         help="run the random-program fuzzer (tests/fuzz) on hundreds of programs",
     )
+    parser.addoption(
+        "--fuzz-budget",
+        type=float,
+        default=None,
+        dest="fuzz_budget",
+        help="seconds of fuzzing before later programs are skipped (0: no limit; "
+        "default tests/fuzz/budget.py BUDGET_S, none with --fuzz-long)",
+    )
+    parser.addoption(
+        "--fuzz-seeds",
+        default=None,
+        dest="fuzz_seeds",
+        help="START:STOP, the fuzzer's seeds (instead of the CI or --fuzz-long range)",
+    )
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -1,10 +1,13 @@
-"""The fuzzer's seeds: a few in CI, many with `pytest --fuzz-long`."""
+"""The fuzzer's seeds and time budget (tests/fuzz/budget.py says how much runs)."""
 
-CI_PROGRAMS = 8
-LONG_PROGRAMS = 300
+from budget import fuzz_budget_s, fuzz_seeds, tally
 
 
 def pytest_generate_tests(metafunc):
     if "fuzz_seed" in metafunc.fixturenames:
-        long = metafunc.config.getoption("fuzz_long", default=False)
-        metafunc.parametrize("fuzz_seed", range(LONG_PROGRAMS if long else CI_PROGRAMS))
+        metafunc.parametrize("fuzz_seed", fuzz_seeds(metafunc.config))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if tally.started is not None:
+        terminalreporter.write_line(tally.summary(fuzz_budget_s(config)))

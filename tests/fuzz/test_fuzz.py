@@ -4,14 +4,15 @@ calls, <vjp(ct), t> == <ct, jvp(t)>, jvp == finite differences in float64,
 the IR checker accepts every transformed program, print -> parse -> print is
 the identity. A failing program is shrunk and printed as a runnable script.
 
-    pytest tests/fuzz                 # CI: a handful of programs
-    pytest tests/fuzz --fuzz-long     # hundreds
+    pytest tests/fuzz                 # CI: budget.CI_PROGRAMS seeds, time-guarded
+    pytest tests/fuzz --fuzz-long     # budget.LONG_PROGRAMS seeds, no time budget
 """
 
 from __future__ import annotations
 
 import pytest
 
+from budget import fuzz_budget_s, tally
 from checks import CHECKS, run_checks, shrink
 from program_generator import generate
 
@@ -26,14 +27,31 @@ def _still_fails(check):
     return fails
 
 
-def test_random_program(fuzz_seed):
+def test_random_program(fuzz_seed, request):
+    budget_s = fuzz_budget_s(request.config)
+    if not tally.start_program(budget_s):
+        pytest.skip(f"fuzz time budget of {budget_s:.0f} s spent (tests/fuzz/budget.py)")
     program = generate(fuzz_seed)
-    _, failures = run_checks(program)
+    applied, failures = run_checks(program)
+    tally.end_program(applied, bool(failures))
     if failures:
         name, error = failures[0]
         small = shrink(program, _still_fails(CHECKS[name]))
         pytest.fail(f"seed {fuzz_seed}: {name} failed: {type(error).__name__}: {error}\n"
                     f"shrunk reproducer:\n{small.reproducer(name)}", pytrace=False)
+
+
+def test_time_budget_skips_programs_only_after_it_is_spent():
+    from budget import Tally
+
+    t = Tally()
+    assert t.start_program(budget_s=100.0)  # the first program starts the clock
+    t.end_program(checks=5, failed=False)
+    t.started -= 101.0  # as if 101 s of fuzzing had passed
+    assert not t.start_program(budget_s=100.0)
+    assert t.start_program(budget_s=0.0)  # 0: no budget
+    assert (t.programs, t.checks, t.skipped) == (1, 5, 1)
+    assert "1 programs, 5 checks, 0 failed, 1 skipped" in t.summary(100.0)
 
 
 def test_generation_is_reproducible():

@@ -1,0 +1,80 @@
+"""How much the fuzzer runs: a fixed list of seeds, and a wall-clock guard.
+
+CI runs the programs of seeds 0 .. CI_PROGRAMS - 1 (`pytest tests/fuzz`); on a
+quiet 2-core machine they all finish well inside BUDGET_S, so the same programs
+and checks run every time. On a loaded machine a program whose turn comes after
+BUDGET_S seconds of fuzzing is skipped, so a slow machine cannot push CI past
+its limit; the summary line says how many ran and how many were skipped.
+`--fuzz-long` runs LONG_PROGRAMS seeds and `--fuzz-seeds 300:600` any range,
+both with no budget; `--fuzz-budget S` sets another budget (0: none).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+CI_PROGRAMS = 120
+LONG_PROGRAMS = 300
+BUDGET_S = 150.0
+
+
+@dataclasses.dataclass
+class Tally:
+    """What the fuzz tests of this session ran (for the summary line)."""
+
+    started: float | None = None  # perf_counter at the first program
+    ended: float | None = None  # perf_counter when the last program finished
+    programs: int = 0
+    checks: int = 0  # checks that applied (e.g. no gradient check without float inputs)
+    failed: int = 0
+    skipped: int = 0  # not started: the budget was spent
+
+    def elapsed(self) -> float:
+        """Seconds since the first program started."""
+        return 0.0 if self.started is None else time.perf_counter() - self.started
+
+    def end_program(self, checks: int, failed: bool) -> None:
+        self.programs += 1
+        self.checks += checks
+        self.failed += failed
+        self.ended = time.perf_counter()
+
+    def start_program(self, budget_s: float) -> bool:
+        """False when the budget is spent (the program is skipped)."""
+        if self.started is None:
+            self.started = time.perf_counter()
+        if budget_s and self.elapsed() > budget_s:
+            self.skipped += 1
+            return False
+        return True
+
+    def summary(self, budget_s: float) -> str:
+        budget = f"budget {budget_s:.0f} s" if budget_s else "no budget"
+        spent = (self.ended or self.started or 0.0) - (self.started or 0.0)
+        return (f"fuzz: {self.programs} programs, {self.checks} checks, {self.failed} failed, "
+                f"{self.skipped} skipped by the time budget ({spent:.0f} s, {budget})")
+
+
+tally = Tally()
+
+
+def fuzz_long(config) -> bool:
+    return config.getoption("fuzz_long", default=False)
+
+
+def fuzz_seeds(config) -> range:
+    """--fuzz-seeds START:STOP, else LONG_PROGRAMS or CI_PROGRAMS seeds from 0."""
+    given = config.getoption("fuzz_seeds", default=None)
+    if given:
+        start, _, stop = given.partition(":")
+        return range(int(start), int(stop))
+    return range(LONG_PROGRAMS if fuzz_long(config) else CI_PROGRAMS)
+
+
+def fuzz_budget_s(config) -> float:
+    """--fuzz-budget if given, else BUDGET_S in CI and none with --fuzz-long."""
+    given = config.getoption("fuzz_budget", default=None)
+    if given is not None:
+        return given
+    return 0.0 if fuzz_long(config) or config.getoption("fuzz_seeds", default=None) else BUDGET_S
