@@ -11,6 +11,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from olympus.backends.reference.rules import rule
+from olympus.ir import dtypes
 
 
 def _total_order_key(x: np.ndarray) -> np.ndarray:
@@ -108,7 +109,7 @@ def _lowest(dtype):
         return False
     if dtype.kind in "iu":
         return np.iinfo(dtype).min
-    return -np.inf
+    return dtypes.float_lowest(dtype)  # float8 types without -inf: their lowest
 
 
 rule("reduce_window_sum")(_reduce_window(np.sum, lambda dtype: 0))
