@@ -156,7 +156,7 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
 
     >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0]))  # [3., 4., 5.]
     """
-    (f,) = promote_dtypes_inexact(to_operand(f))
+    f = to_operand(f)
     ndim = aval_of(f).ndim
     axes = tuple(range(ndim)) if axis is None else tuple(
         normalize_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
@@ -169,8 +169,13 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
         varargs = varargs * len(axes)
     elif len(varargs) != len(axes):
         raise TypeError(f"jnp.gradient: {len(varargs)} spacings for {len(axes)} axes")
-    outs = [_gradient_along(f, s, a, edge_order) for s, a in zip(varargs, axes)]
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    outs = _compiled(_gradient)(f, varargs, axes=axes, edge_order=edge_order)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _gradient(f, spacings, *, axes: tuple, edge_order: int):
+    (f,) = promote_dtypes_inexact(f)
+    return tuple(_gradient_along(f, s, a, edge_order) for s, a in zip(spacings, axes))
 
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
@@ -344,11 +349,15 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     if length is None:
         top = _red.max(x) + 1 if aval_of(x).size else 0
         length = builtins.max(_static_length(top, "bincount", "length="), int(minlength))
+    return _compiled(_bincount)(x, weights, length=int(length))
+
+
+def _bincount(x, weights, *, length: int):
     dtype = (dtypes.default_int_dtype() if weights is None
              else aval_of(to_operand(weights)).dtype)
     if weights is not None:
         weights = broadcast_to(to_operand(weights), aval_of(x).shape)
-    return _counts_into(_uf.clip(x, 0, None), weights, int(length), dtype)
+    return _counts_into(_uf.clip(x, 0, None), weights, length, dtype)
 
 
 def digitize(x, bins, right: bool = False):
@@ -387,17 +396,8 @@ def _range_of(a, range_, name: str):
     return _uf.where(same, lo - 0.5, lo), _uf.where(same, hi + 0.5, hi)
 
 
-def _edges(a, bins, range_, name: str):
-    """The bin edges for `bins` (a count or the edges themselves)."""
-    if isinstance(bins, str):
-        raise TypeError(f"jnp.{name}: bins={bins!r}; olympus takes a bin count or edges, "
-                        "not NumPy's estimator names")
-    bins_arr = to_operand(bins)
-    if aval_of(bins_arr).ndim == 1:
-        return _arr.astype(bins_arr, aval_of(a).dtype)
-    count = operator.index(bins)
-    if count < 1:
-        raise ValueError(f"jnp.{name}: bins={count} must be positive")
+def _even_edges(a, *, count: int, range_, name: str):
+    """`count` equal bins over `range_` (or a's min to max)."""
     lo, hi = _range_of(a, range_, name)
     steps = lax.iota(aval_of(a).dtype, count + 1)
     edges = lo + (hi - lo) * (steps / np.asarray(count, aval_of(a).dtype)[()])
@@ -421,7 +421,11 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     """
     del weights
     (a,) = promote_dtypes_inexact(_arr.ravel(to_operand(a)))
-    return _edges(a, bins, range, "histogram_bin_edges")
+    if _is_edges(bins):
+        return _arr.astype(to_operand(bins), aval_of(a).dtype)
+    range_ = None if range is None else tuple(float(v) for v in range)
+    return _compiled(_even_edges)(a, count=_bin_count(bins, "histogram_bin_edges"),
+                                  range_=range_, name="histogram_bin_edges")
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
@@ -463,11 +467,36 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     if aval_of(sample).ndim == 1:
         sample = _arr.reshape(sample, (-1, 1))
     d = aval_of(sample).shape[1]
-    bins = _per_dimension(bins, d, "histogramdd") if not (
-        hasattr(bins, "ndim") or isinstance(bins, np.ndarray)) else [bins] * d
+    bins = [bins] * d if hasattr(bins, "ndim") else _per_dimension(bins, d, "histogramdd")
     ranges = [None] * d if range is None else _per_dimension(range, d, "histogramdd")
+    ranges = tuple(None if r is None else tuple(float(v) for v in r) for r in ranges)
+    given_edges = [b if _is_edges(b) else None for b in bins]
+    counts = tuple(None if _is_edges(b) else _bin_count(b, "histogramdd") for b in bins)
+    return _compiled(_histogramdd)(sample, weights, given_edges, counts=counts, ranges=ranges,
+                                   density=bool(density))
+
+
+def _is_edges(bins) -> bool:
+    if isinstance(bins, str):
+        raise TypeError(f"jnp.histogram: bins={bins!r}; olympus takes a bin count or edges, "
+                        "not NumPy's estimator names")
+    return np.ndim(bins) == 1 if not hasattr(bins, "ndim") else bins.ndim == 1
+
+
+def _bin_count(bins, name: str) -> int:
+    count = operator.index(bins)
+    if count < 1:
+        raise ValueError(f"jnp.{name}: bins={count} must be positive")
+    return count
+
+
+def _histogramdd(sample, weights, given_edges, *, counts, ranges, density):
+    """histogramdd for static bin counts (or given edges) and ranges."""
+    d = aval_of(sample).shape[1]
     columns = [sample[:, j] for j in builtins.range(d)]
-    edges = [_edges(c, b, r, "histogramdd") for c, b, r in zip(columns, bins, ranges)]
+    edges = [_arr.astype(to_operand(e), aval_of(c).dtype) if e is not None
+             else _even_edges(c, count=n, range_=r, name="histogramdd")
+             for c, e, n, r in zip(columns, given_edges, counts, ranges)]
     nbins = [aval_of(e).shape[0] - 1 for e in edges]
     flat, outside = 0, None
     for column, e, n in zip(columns, edges, nbins):
@@ -490,3 +519,46 @@ def _density(hist, edges):
         width = _shaped(e[1:] - e[:-1], axis, len(edges))
         volume = width if volume is None else volume * width
     return hist / _red.sum(hist) / volume
+
+
+# ---- one compiled program per call ----------------------------------------------------
+_COMPILED: dict = {}
+
+
+def _compiled(fn):
+    """`fn` under jit, its keyword-only options static: an eager call is one
+    dispatch instead of one per lax operation (as JAX's jnp functions)."""
+    if fn not in _COMPILED:
+        from olympus.api import jit
+
+        _COMPILED[fn] = jit(fn, static_argnames=_keyword_only(fn))
+    return _COMPILED[fn]
+
+
+def _keyword_only(fn) -> tuple:
+    import inspect
+
+    return tuple(n for n, p in inspect.signature(fn).parameters.items()
+                 if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+# Public functions whose every call is one compiled program; their options static.
+_STATIC_OPTIONS = {
+    "diff": ("n", "axis"),
+    "ediff1d": (),
+    "trapezoid": ("axis",),
+    "cov": ("rowvar", "bias", "ddof"),
+    "corrcoef": ("rowvar",),
+    "interp": (),
+    "digitize": ("right",),
+}
+
+
+def _compile_entry_points() -> None:
+    from olympus.api import jit
+
+    for name, static in _STATIC_OPTIONS.items():
+        globals()[name] = jit(globals()[name], static_argnames=static)
+
+
+_compile_entry_points()
