@@ -396,3 +396,12 @@ def test_a_failing_callback_raises_a_named_error():
     with pytest.raises(debug.HostCallbackError, match=r"(?s)debug.callback.*ValueError: no 2.0"):
         f(np.float32(2.0))
     assert float(olympus.jit(lambda x: x + 1)(np.float32(2.0))) == 3.0  # the runtime is fine
+
+
+def test_aot_compiled_and_donating_calls_print(capsys):
+    f = lambda x: (debug.print("aot {}", x), x * 2)[1]
+    compiled = olympus.jit(f).lower(np.float32(3.0)).compile()
+    assert float(compiled(np.float32(3.0))) == 6.0
+    g = olympus.jit(lambda x, y: (debug.print("donated {}", x), x + y)[1], donate_argnums=0)
+    np.testing.assert_array_equal(np.asarray(g(jnp.ones(3), jnp.ones(3))), [2.0, 2.0, 2.0])
+    assert _lines(capsys) == ["aot 3.0", "donated [1. 1. 1.]"]
