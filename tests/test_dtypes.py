@@ -309,3 +309,61 @@ def test_public_dtypes_module_exports():
     for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
                  "float8_e5m2fnuz"):
         assert np.dtype(getattr(jnp, name)) == getattr(d, name) == np.dtype(getattr(ml_dtypes, name))
+
+
+# ---- every dtype computes: eager and under jit ------------------------------------
+_X32_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
+               np.float16, dtypes.bfloat16, np.float32, np.complex64]
+_X64_DTYPES = [np.int64, np.uint64, np.float64, np.complex128]
+
+
+def _small_values(dtype, seed):
+    """Values whose products and sums stay in range (ints do not wrap)."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, 6).astype(bool)
+    values = rng.integers(0 if np.dtype(dtype).kind in "ub" else -5, 6, 6)
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.integers(-5, 6, 6)
+    return values.astype(dtype)
+
+
+def _simple_ops(x, y):
+    out = {"mul_add": x * y + x, "sum": jnp.sum(x)}
+    if not jnp.issubdtype(x.dtype, jnp.complexfloating):
+        out["max"] = jnp.maximum(x, y)
+    return out
+
+
+def _numpy_ops(x, y):
+    # NumPy sums bools and narrow ints in its default int, as jnp.sum does (then
+    # narrowed without x64); ml_dtypes' bfloat16 sums round at every step.
+    wide = np.float32 if x.dtype == dtypes.bfloat16 else x.dtype
+    sum_dtype = dtypes.canonicalize_dtype(np.zeros(1, x.dtype).sum().dtype)
+    out = {"mul_add": x * y + x, "sum": np.asarray(x.astype(wide).sum()).astype(sum_dtype)}
+    if x.dtype.kind != "c":
+        out["max"] = np.maximum(x, y)
+    return out
+
+
+def _check_simple_ops(dtype_list):
+    inputs = {np.dtype(d).name: (_small_values(d, 0), _small_values(d, 1)) for d in dtype_list}
+    jitted = olympus.jit(lambda ins: {k: _simple_ops(*v) for k, v in ins.items()})(inputs)
+    for name, (x, y) in inputs.items():
+        want = _numpy_ops(x, y)
+        # eagerly one expression only: each eager op compiles on its own
+        eager = {"mul_add": jnp.asarray(x) * jnp.asarray(y) + x}
+        for how, got in (("eager", eager), ("jit", jitted[name])):
+            assert got.keys() <= want.keys() and "mul_add" in got
+            for op in got:
+                assert got[op].dtype == want[op].dtype, (name, op, how)
+                np.testing.assert_array_equal(np.asarray(got[op]), want[op],
+                                              err_msg=f"{name} {op} {how}")
+
+
+def test_every_32_bit_dtype_computes_eagerly_and_under_jit():
+    _check_simple_ops(_X32_DTYPES)
+
+
+def test_every_64_bit_dtype_computes_with_x64(x64):
+    _check_simple_ops(_X64_DTYPES)
