@@ -185,3 +185,21 @@ def test_vmap_over_float8_matches_a_loop(dtype):
     want = np.stack([np.asarray(fn(a, b)) for a, b in zip(x, y)])
     _assert_same_float8(olympus.vmap(fn)(x, y), want)
     _assert_same_float8(olympus.jit(olympus.vmap(fn))(x, y), want)
+
+
+def test_saved_program_keeps_float8_constants_and_literals(tmp_path):
+    from olympus.ir import serialize
+
+    for dtype in dtypes.float8_dtypes:
+        const = np.arange(256, dtype=np.uint8).view(dtype)[120:136]  # NaN patterns too
+        closed = olympus.make_olympuspr(lambda a: a * 2.0 + jnp.asarray(const))(
+            np.ones(16, dtype))
+        text = str(closed)
+        assert f"2.0:{dtypes.short_name(dtype)}[]" in text
+        assert str(parse(text, closed.consts)) == text
+        path = tmp_path / f"{dtype.name}.zip"
+        serialize.save(closed, path)
+        loaded = serialize.load(path)
+        assert str(loaded) == text
+        (saved,) = loaded.consts
+        _assert_same_float8(saved, const)
