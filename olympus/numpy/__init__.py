@@ -19,6 +19,14 @@ from olympus.numpy.statistics import *  # noqa: F401,F403
 from olympus.numpy.reductions import all, any, max, min, sum  # noqa: F401,A004
 from olympus.numpy.ufuncs import *  # noqa: F401,F403
 from olympus.numpy.ufuncs import abs, divmod, round  # noqa: F401,A004
+from olympus.numpy.float_math import *  # noqa: F401,F403
+from olympus.numpy.float_bits import *  # noqa: F401,F403
+from olympus.numpy.integer_math import *  # noqa: F401,F403
+from olympus.numpy.nanfunctions import *  # noqa: F401,F403
+from olympus.numpy.array_api import *  # noqa: F401,F403
+from olympus.numpy.construction import *  # noqa: F401,F403
+from olympus.numpy.joining import *  # noqa: F401,F403
+from olympus.numpy.windows import *  # noqa: F401,F403
 from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
 from olympus.tracer.core import Tracer as _Tracer
 
@@ -84,6 +92,13 @@ pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 promote_types = _dtypes.promote_types
 iinfo = _np.iinfo
+# NumPy's C-style names, at the widths NumPy gives them on 64-bit Linux.
+half, single, double = float16, float32, float64
+csingle, cdouble = complex64, complex128
+byte, short, intc, long, longlong, intp = int8, int16, int32, int64, int64, int64
+ubyte, ushort, uintc, ulong, ulonglong, uintp = uint8, uint16, uint32, uint64, uint64, uint64
+uint = uint64
+generic, character, flexible = _np.generic, _np.character, _np.flexible
 
 
 def _as_numpy_type(t):
@@ -123,4 +138,7 @@ def ndim(a):
 
 def size(a):
     return asarray(a).size
+
+
+bool = bool_  # noqa: A001  (NumPy 2's name; defined last so nothing above sees it)
 from olympus.numpy import linalg  # noqa: E402,F401  (olympus.numpy.linalg)

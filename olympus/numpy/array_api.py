@@ -1,0 +1,141 @@
+"""Functions of the Python Array API standard that NumPy 2 also adopted:
+concat, unstack, matrix_transpose, matvec, vecmat, vecdot, cumulative_sum,
+cumulative_prod, isdtype and can_cast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy import reductions
+from olympus.numpy.arrays import concatenate, moveaxis, squeeze, swapaxes
+from olympus.numpy.core import aval_of, normalize_axis, to_operand
+from olympus.numpy.ufuncs import conjugate, multiply
+
+__all__ = [
+    "can_cast", "concat", "cumulative_prod", "cumulative_sum", "isdtype", "matrix_transpose",
+    "matvec", "unstack", "vecdot", "vecmat",
+]
+
+
+def concat(arrays, /, *, axis: int | None = 0):
+    """The Array API's name for concatenate."""
+    return concatenate(arrays, axis)
+
+
+def unstack(x, /, *, axis: int = 0) -> tuple:
+    """The slices of `x` along `axis`, as a tuple (the inverse of stack)."""
+    x = to_operand(x)
+    axis = normalize_axis(axis, aval_of(x).ndim)
+    x = moveaxis(x, axis, 0)
+    shape = aval_of(x).shape
+    return tuple(squeeze(lax.slice(x, (i,) + (0,) * (len(shape) - 1), (i + 1,) + shape[1:]), 0)
+                 for i in range(shape[0]))
+
+
+def matrix_transpose(x, /):
+    """Swaps the last two axes (a stack of matrices, each transposed)."""
+    x = to_operand(x)
+    if aval_of(x).ndim < 2:
+        raise ValueError(f"jnp.matrix_transpose needs an array of at least 2 dimensions, "
+                         f"got shape {aval_of(x).shape}")
+    return swapaxes(x, -1, -2)
+
+
+def _check_core(name: str, x, ndim: int):
+    if aval_of(x).ndim < ndim:
+        raise ValueError(f"jnp.{name}: operand of shape {aval_of(x).shape} needs at least "
+                         f"{ndim} dimension(s)")
+
+
+def matvec(x1, x2, /):
+    """Matrix-vector products over broadcast batches: (..., m, n) x (..., n) -> (..., m)."""
+    x1, x2 = to_operand(x1), to_operand(x2)
+    _check_core("matvec", x1, 2)
+    _check_core("matvec", x2, 1)
+    return squeeze(reductions.matmul(x1, lax.expand_dims(x2, (aval_of(x2).ndim,))), -1)
+
+
+def vecmat(x1, x2, /):
+    """conj(x1) times matrices: (..., n) x (..., n, m) -> (..., m)."""
+    x1, x2 = to_operand(x1), to_operand(x2)
+    _check_core("vecmat", x1, 1)
+    _check_core("vecmat", x2, 2)
+    row = lax.expand_dims(conjugate(x1), (aval_of(x1).ndim - 1,))
+    return squeeze(reductions.matmul(row, x2), -2)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
+    product = multiply(conjugate(x1), x2)
+    return reductions.sum(product, axis=axis)
+
+
+def _cumulative(name: str, running):
+    def fn(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
+        x = to_operand(x)
+        ndim = aval_of(x).ndim
+        if axis is None:
+            if ndim > 1:
+                raise ValueError(f"jnp.{name}: axis must be given for an array of "
+                                 f"{ndim} dimensions (shape {aval_of(x).shape})")
+            axis = 0
+        if ndim == 0:
+            raise ValueError(f"jnp.{name} needs an array of at least 1 dimension")
+        axis = normalize_axis(axis, ndim)
+        out = running(x, axis=axis, dtype=dtype)
+        if include_initial:
+            identity = np.asarray(0 if name == "cumulative_sum" else 1, aval_of(out).dtype)[()]
+            config = [(1, 0, 0) if d == axis else (0, 0, 0) for d in range(ndim)]
+            out = lax.pad(out, identity, config)
+        return out
+
+    fn.__name__ = name
+    fn.__doc__ = (f"The running {name.split('_')[1]} along `axis` (needed beyond 1-D); "
+                  "include_initial puts the identity first.")
+    return fn
+
+
+cumulative_sum = _cumulative("cumulative_sum", reductions.cumsum)
+cumulative_prod = _cumulative("cumulative_prod", reductions.cumprod)
+
+
+_KINDS = {
+    "bool": lambda d: d == dtypes.bool_,
+    "signed integer": lambda d: dtypes.is_integer(d) and not dtypes.is_unsigned_int(d),
+    "unsigned integer": dtypes.is_unsigned_int,
+    "integral": dtypes.is_integer,
+    "real floating": dtypes.is_float,
+    "complex floating": dtypes.is_complex,
+    "numeric": lambda d: d != dtypes.bool_,
+}
+
+
+def _as_dtype(t) -> np.dtype:
+    """A dtype from a dtype, a scalar type (NumPy's or olympus's), or an array."""
+    inner = getattr(t, "dtype", None)
+    return inner if isinstance(inner, np.dtype) else np.dtype(t)
+
+
+def isdtype(dtype, kind) -> bool:
+    """Whether `dtype` is of `kind`: a dtype, a kind name such as 'real floating'
+    (bfloat16 and float8 count as real floating), or a tuple of these."""
+    dtype = _as_dtype(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"jnp.isdtype: unknown kind {kind!r}; expected one of {sorted(_KINDS)}")
+        return bool(_KINDS[kind](dtype))
+    return dtype == _as_dtype(kind)
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    """NumPy's can_cast on dtypes; an array or Python scalar stands for its dtype."""
+    if not isinstance(from_, (np.dtype, type, str)) and not hasattr(from_, "aval"):
+        from_ = to_operand(from_)
+    if hasattr(from_, "aval"):
+        from_ = aval_of(from_).dtype
+    return bool(np.can_cast(_as_dtype(from_), _as_dtype(to), casting))

@@ -1,0 +1,297 @@
+"""Array construction beyond arrays.py: triangles and their index arrays, index
+grids (indices, ix_, mgrid, ogrid, r_, c_, s_, index_exp), geometric and
+logarithmic ranges, fromfunction, and the small conversion/predicate helpers
+(copy, asanyarray, ascontiguousarray, iterable, isscalar, array_equiv).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy.arrays import (
+    concatenate, diag, linspace, moveaxis, ravel, reshape, stack, transpose,
+)
+from olympus.numpy.core import (
+    array, asarray, aval_of, broadcast_shapes, is_array, to_operand,
+)
+from olympus.numpy.ufuncs import _all, equal, power
+
+__all__ = [
+    "array_equiv", "asanyarray", "ascontiguousarray", "c_", "copy", "diag_indices",
+    "diag_indices_from", "diagflat", "fromfunction", "geomspace", "index_exp", "indices",
+    "isscalar", "iterable", "ix_", "logspace", "mgrid", "ogrid", "r_", "s_", "tri",
+    "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
+]
+
+# Index expressions are plain Python tuples and slices: NumPy's helpers build them.
+s_ = np.s_
+index_exp = np.index_exp
+
+
+def _index_array(values: np.ndarray):
+    return array(np.asarray(values).astype(dtypes.default_int_dtype()))
+
+
+# ---- triangles ----------------------------------------------------------------------
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """An N x M array with ones at and below the k-th diagonal."""
+    M = N if M is None else M
+    rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
+    below = lax.le(cols, lax.add(rows, np.int32(k)))
+    return lax.convert_element_type(below, dtypes.canonicalize_dtype(
+        dtypes.default_float_dtype() if dtype is None else dtype))
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
+    """(rows, cols) of the lower triangle of an n x m array, row by row."""
+    return tuple(_index_array(i) for i in np.tril_indices(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
+    """(rows, cols) of the upper triangle of an n x m array, row by row."""
+    return tuple(_index_array(i) for i in np.triu_indices(n, k, m))
+
+
+def _matrix_shape(name: str, arr) -> tuple:
+    shape = aval_of(to_operand(arr)).shape
+    if len(shape) != 2:
+        raise ValueError(f"jnp.{name} needs a 2-D array, got shape {shape}")
+    return shape
+
+
+def tril_indices_from(arr, k: int = 0) -> tuple:
+    n, m = _matrix_shape("tril_indices_from", arr)
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr, k: int = 0) -> tuple:
+    n, m = _matrix_shape("triu_indices_from", arr)
+    return triu_indices(n, k, m)
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple:
+    """Indices of the main diagonal of an n x n x ... array: ndim copies of arange(n)."""
+    index = lax.iota(dtypes.default_int_dtype(), int(n))
+    return (index,) * ndim
+
+
+def diag_indices_from(arr) -> tuple:
+    shape = aval_of(to_operand(arr)).shape
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError(f"jnp.diag_indices_from needs an array of at least 2 dimensions, "
+                         f"all of equal length; got shape {shape}")
+    return diag_indices(shape[0], len(shape))
+
+
+def diagflat(v, k: int = 0):
+    """A 2-D array with the flattened `v` on its k-th diagonal."""
+    return diag(ravel(to_operand(v)), k)
+
+
+# ---- index grids --------------------------------------------------------------------
+def indices(dimensions, dtype=None, sparse: bool = False):
+    """The index of every position of a grid of shape `dimensions`, per axis."""
+    dtype = dtypes.canonicalize_dtype(dtypes.default_int_dtype() if dtype is None else dtype)
+    dimensions = tuple(int(d) for d in dimensions)
+    grids = []
+    for axis, size in enumerate(dimensions):
+        if sparse:
+            shape = tuple(size if i == axis else 1 for i in range(len(dimensions)))
+            grids.append(lax.broadcasted_iota(dtype, shape, axis))
+        else:
+            grids.append(lax.broadcasted_iota(dtype, dimensions, axis))
+    if sparse:
+        return tuple(grids)
+    return stack(grids) if grids else lax.full((0,), np.zeros((), dtype)[()])
+
+
+def ix_(*args) -> tuple:
+    """An open mesh from 1-D sequences: the i-th output has shape (1, .., n_i, .., 1).
+
+    Boolean sequences stand for their nonzero positions, so they must be concrete.
+    """
+    from olympus.numpy.reductions import nonzero
+
+    out = []
+    for i, seq in enumerate(args):
+        seq = to_operand(seq) if is_array(seq) else asarray(seq)
+        if aval_of(seq).ndim != 1:
+            raise ValueError(f"jnp.ix_: every argument must be 1-D, argument {i} has shape "
+                             f"{aval_of(seq).shape}")
+        if aval_of(seq).dtype == dtypes.bool_:
+            (seq,) = nonzero(seq)
+        shape = [1] * len(args)
+        shape[i] = aval_of(seq).shape[0]
+        out.append(reshape(seq, shape))
+    return tuple(out)
+
+
+def _slice_values(s: slice):
+    """The points of a grid slice: start:stop:step, or `n` points when step is `nj`."""
+    start = 0 if s.start is None else s.start
+    step = 1 if s.step is None else s.step
+    if isinstance(step, complex):
+        return linspace(start, s.stop, int(abs(step)), endpoint=True)
+    values = np.arange(start, s.stop, step)
+    return array(values.astype(dtypes.canonicalize_dtype(values.dtype)))
+
+
+class _Grid:
+    """mgrid/ogrid: `mgrid[0:2, 0:3]` is a dense (2, 2, 3) grid, `ogrid` its open form."""
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return _slice_values(key)
+        axes = [_slice_values(k) for k in key]
+        dtype = dtypes.promote_types(*[aval_of(a).dtype for a in axes]) if len(axes) > 1 else None
+        shape = [aval_of(a).shape[0] for a in axes]
+        grids = []
+        for i, a in enumerate(axes):
+            a = a if dtype is None else lax.convert_element_type(a, dtype)
+            open_shape = [n if j == i else 1 for j, n in enumerate(shape)]
+            a = reshape(a, open_shape)
+            grids.append(a if self.sparse else lax.broadcast_in_dim(a, shape, tuple(range(len(shape)))))
+        return tuple(grids) if self.sparse else stack(grids)
+
+
+mgrid = _Grid(sparse=False)
+ogrid = _Grid(sparse=True)
+
+
+class _Concatenator:
+    """r_/c_: `r_[1:4, 0, x]` concatenates slices (as ranges), scalars and arrays.
+
+    A leading string 'axis[,ndmin[,trans1d]]' sets the joining axis, the
+    minimum rank and where a lifted 1-D array's axis goes, as in NumPy.
+    """
+
+    def __init__(self, axis: int, ndmin: int, trans1d: int):
+        self.defaults = (axis, ndmin, trans1d)
+
+    def __getitem__(self, key):
+        items = list(key) if isinstance(key, tuple) else [key]
+        axis, ndmin, trans1d = self.defaults
+        if items and isinstance(items[0], str):
+            axis, ndmin, trans1d = self._directive(items.pop(0))
+        parts = [self._part(item, ndmin, trans1d) for item in items]
+        if not parts:
+            return array(np.zeros(0))
+        return concatenate(parts, axis=axis)
+
+    def _directive(self, text: str) -> tuple:
+        try:
+            fields = [int(f) for f in text.split(",")]
+        except ValueError:
+            raise ValueError(f"jnp.r_/c_: unsupported directive {text!r}; use "
+                             f"'axis[,ndmin[,trans1d]]' (matrix directives are NumPy-only)") from None
+        defaults = list(self.defaults)
+        defaults[:len(fields)] = fields
+        return tuple(defaults)
+
+    @staticmethod
+    def _part(item, ndmin: int, trans1d: int):
+        x = _slice_values(item) if isinstance(item, slice) else to_operand(item)
+        if not is_array(x):
+            x = array(x)
+        nd = aval_of(x).ndim
+        if nd == 0:
+            x = reshape(x, (1,))
+            nd = 1
+        if nd >= ndmin:
+            return x
+        x = reshape(x, (1,) * (ndmin - nd) + aval_of(x).shape)
+        # The item's own axes go to position trans1d (counted from the end if negative).
+        k2 = ndmin - nd
+        k1 = trans1d + k2 + 1 if trans1d < 0 else trans1d
+        order = list(range(ndmin))
+        return transpose(x, order[:k1] + order[k2:] + order[k1:k2])
+
+
+r_ = _Concatenator(axis=0, ndmin=1, trans1d=-1)
+c_ = _Concatenator(axis=-1, ndmin=2, trans1d=0)
+
+
+# ---- ranges and functions of the index --------------------------------------------
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0):
+    """base ** linspace(start, stop): `num` points evenly spaced on a log scale."""
+    exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    out = power(base, exponents)
+    return out if dtype is None else lax.convert_element_type(out, dtype)
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """`num` points from start to stop in a geometric progression (same-signed ends)."""
+    from olympus.numpy.ufuncs import absolute, log10, sign, where
+
+    start, stop = to_operand(start), to_operand(stop)
+    if not is_array(start) and not is_array(stop) and (start == 0 or stop == 0):
+        raise ValueError("jnp.geomspace: a geometric sequence cannot include zero")
+    out = logspace(log10(absolute(start)), log10(absolute(stop)), num, endpoint=endpoint)
+    out = out * sign(start)
+    # The ends are exactly start and stop, as in NumPy.
+    position = lax.broadcasted_iota(dtypes.int32, aval_of(out).shape, 0)
+    out = where(position == 0, start, out)
+    if endpoint and num > 1:
+        out = where(position == num - 1, stop, out)
+    if dtype is not None:
+        out = lax.convert_element_type(out, dtype)
+    return moveaxis(out, 0, axis) if axis != 0 else out
+
+
+def fromfunction(function, shape, *, dtype=None, **kwargs):
+    """function(*indices(shape)): the function gets one index array per axis."""
+    dtype = dtypes.default_float_dtype() if dtype is None else dtype
+    grids = indices(shape, dtype=dtype, sparse=False)
+    return function(*(grids[i] for i in range(len(tuple(shape)))), **kwargs)
+
+
+# ---- conversions and predicates ------------------------------------------------------
+def copy(a, order: str | None = None):
+    """A copy of `a`; arrays are immutable, so this is an array with a's values."""
+    return array(a)
+
+
+def asanyarray(a, dtype=None, order=None):
+    """asarray: olympus has no array subclasses to keep."""
+    return asarray(a, dtype)
+
+
+def ascontiguousarray(a, dtype=None):
+    """asarray: olympus arrays have no strides, so every array is contiguous."""
+    out = asarray(a, dtype)
+    return reshape(out, (1,)) if aval_of(out).ndim == 0 else out
+
+
+def iterable(y) -> bool:
+    """Whether `iter(y)` works (0-d arrays are not iterable)."""
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True
+
+
+def isscalar(element) -> bool:
+    """True for Python and NumPy numbers and for 0-d arrays (JAX's reading)."""
+    if is_array(element) or isinstance(element, np.ndarray):
+        return element.ndim == 0
+    return isinstance(element, (builtins.bool, int, float, complex, np.number, np.bool_))
+
+
+def array_equiv(a1, a2):
+    """Whether a1 and a2 broadcast to one shape and are equal everywhere there."""
+    a1, a2 = to_operand(a1), to_operand(a2)
+    try:
+        broadcast_shapes(aval_of(a1).shape, aval_of(a2).shape)
+    except ValueError:
+        return lax.full((), False)
+    return _all(equal(a1, a2))

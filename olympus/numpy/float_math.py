@@ -1,0 +1,250 @@
+"""More elementwise math of olympus.numpy (beyond ufuncs.py): rounding toward
+zero, NaN-ignoring max/min, cbrt, sinc, i0, heaviside, logaddexp2, angle,
+the complex/infinity predicates, and the Array API's spellings of the
+inverse trigonometric functions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy import ufuncs
+from olympus.numpy.core import aval_of, to_operand
+from olympus.numpy.float_bits import as_arrays
+from olympus.tracer.errors import OlympusTypeError
+
+__all__ = [
+    "acos", "acosh", "angle", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_right_shift", "cbrt", "fabs", "fix", "float_power",
+    "fmax", "fmin", "heaviside", "i0", "iscomplex", "iscomplexobj", "isneginf", "isposinf",
+    "isreal", "isrealobj", "logaddexp2", "pow", "rint", "sinc", "trunc",
+]
+
+# The Array API standard's names for NumPy's functions.
+acos, acosh, asin, asinh = ufuncs.arccos, ufuncs.arccosh, ufuncs.arcsin, ufuncs.arcsinh
+atan, atanh, atan2 = ufuncs.arctan, ufuncs.arctanh, ufuncs.arctan2
+pow = ufuncs.power  # noqa: A001
+bitwise_invert = ufuncs.invert
+bitwise_left_shift, bitwise_right_shift = ufuncs.left_shift, ufuncs.right_shift
+
+
+def _const(x, value):
+    return np.asarray(value, aval_of(x).dtype)[()]
+
+
+def _require_real(name: str, x):
+    if dtypes.is_complex(aval_of(x).dtype):
+        raise OlympusTypeError(f"jnp.{name} is not defined for complex input ({aval_of(x).str_short()})")
+
+
+def trunc(x):
+    """Rounds toward zero; integers and booleans come back unchanged."""
+    (x,) = as_arrays(x)
+    if not dtypes.is_float(aval_of(x).dtype):
+        return x
+    return lax.select(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
+
+
+fix = trunc
+
+
+def rint(x):
+    """Rounds half to even; integers become the default float (as in JAX)."""
+    (x,) = as_arrays(x, inexact=True)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))
+    return lax.round(x, 1)
+
+
+def fabs(x):
+    """|x| as a float (integers are promoted); complex input is an error, as in NumPy."""
+    (x,) = as_arrays(x, inexact=True)
+    _require_real("fabs", x)
+    return lax.abs(x)
+
+
+def _nan_ignoring(name: str, pick):
+    def fn(x1, x2):
+        x1, x2 = as_arrays(x1, x2)
+        out = pick(x1, x2)
+        if not dtypes.is_inexact(aval_of(out).dtype):
+            return out
+        # NaN in one operand yields the other operand; NaN in both stays NaN.
+        return ufuncs.where(ufuncs.isnan(x2), x1, ufuncs.where(ufuncs.isnan(x1), x2, out))
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise `{name}` that ignores NaNs (NaN only where both are NaN)."
+    return fn
+
+
+fmax = _nan_ignoring("fmax", ufuncs.maximum)
+fmin = _nan_ignoring("fmin", ufuncs.minimum)
+
+
+def float_power(x1, x2):
+    """x1 ** x2 computed in floating point (integers promote to the default float)."""
+    x1, x2 = as_arrays(x1, x2, inexact=True)
+    return lax.pow(x1, x2)
+
+
+def heaviside(x1, x2):
+    """0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN stays NaN)."""
+    x1, x2 = as_arrays(x1, x2, inexact=True)
+    _require_real("heaviside", x1)
+    step = ufuncs.where(lax.gt(x1, _const(x1, 0)), _const(x1, 1), _const(x1, 0))
+    out = ufuncs.where(lax.eq(x1, _const(x1, 0)), x2, step)
+    return ufuncs.where(ufuncs.isnan(x1), x1, out)
+
+
+def logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2) without overflow: max + log2(1 + 2**-|x1 - x2|)."""
+    x1, x2 = as_arrays(x1, x2, inexact=True)
+    larger = ufuncs.maximum(x1, x2)
+    gap = lax.neg(lax.abs(lax.sub(x1, x2)))
+    ln2 = _const(gap, math.log(2))
+    out = lax.add(larger, lax.div(lax.log1p(lax.exp(lax.mul(gap, ln2))), ln2))
+    # Equal infinities make the gap NaN (inf - inf); the answer is that infinity.
+    return ufuncs.where(lax.ne(gap, gap), larger, out)
+
+
+def cbrt(x):
+    """The real cube root, negative for negative x."""
+    (x,) = as_arrays(x, inexact=True)
+    _require_real("cbrt", x)
+    return lax.mul(lax.sign(x), lax.pow(lax.abs(x), _const(x, 1 / 3)))
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), with the limit 1 at 0.
+
+    Near 0 a Taylor polynomial replaces the quotient, so every derivative at 0
+    is right too (sinc''(0) = -pi**2 / 3), not just the value.
+    """
+    (x,) = as_arrays(x, inexact=True)
+    pix = lax.mul(x, _const(x, np.pi))
+    near_zero = lax.lt(lax.abs(pix), _const(pix, 0.1))
+    safe = lax.select(near_zero, lax.full(aval_of(x).shape, _const(x, 1)), pix)
+    u = lax.mul(pix, pix)
+    # 1 - u/6 + u^2/120 - u^3/5040 + u^4/362880: the next term is below 3e-18 for |pi x| < 0.1.
+    taylor = _const(x, 1 / 362880)
+    for coefficient in (-1 / 5040, 1 / 120, -1 / 6, 1.0):
+        taylor = lax.add(lax.mul(taylor, u), _const(x, coefficient))
+    return lax.select(near_zero, taylor, lax.div(lax.sin(safe), safe))
+
+
+# ---- i0: the modified Bessel function of the first kind, order 0 --------------
+_I0_SWITCH = 20.0  # below: power series; above: the asymptotic expansion
+_I0_SERIES_TERMS = 40
+
+
+def _i0_asymptotic_coefficients(terms: int) -> list[float]:
+    """a_k of I0(x) ~ e^x / sqrt(2 pi x) * sum a_k x^-k, a_k = ((2k-1)!!)^2 / (k! 8^k)."""
+    out = [1.0]
+    for k in range(1, terms):
+        out.append(out[-1] * (2 * k - 1) ** 2 / (8 * k))
+    return out
+
+
+_I0_ASYMPTOTIC = _i0_asymptotic_coefficients(25)
+
+
+def _i0_series(q):
+    """sum_k q^k / (k!)^2 nested as 1 + q/1 (1 + q/4 (1 + q/9 (...))): the
+    coefficients 1/(k!)^2 themselves would underflow float32 beyond k = 20."""
+    acc = lax.full(aval_of(q).shape, _const(q, 1))
+    for k in range(_I0_SERIES_TERMS, 0, -1):
+        acc = lax.add(lax.mul(lax.mul(acc, q), _const(q, 1 / k**2)), _const(q, 1))
+    return acc
+
+
+def _horner(coefficients, t):
+    acc = _const(t, coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        acc = lax.add(lax.mul(acc, t), _const(t, c))
+    return acc
+
+
+def _i0_impl(x):
+    magnitude = lax.abs(x)
+    small = lax.le(magnitude, _const(x, _I0_SWITCH))
+    # Each branch sees only inputs in its own range, so the other's gradient stays finite.
+    xs = lax.select(small, x, lax.full(aval_of(x).shape, _const(x, 0)))
+    xl = lax.select(small, lax.full(aval_of(x).shape, _const(x, 2 * _I0_SWITCH)), magnitude)
+    series = _i0_series(lax.mul(lax.mul(xs, xs), _const(x, 0.25)))
+    # e^x / sqrt(2 pi x) as one exp, so it overflows only when I0 itself does.
+    scale = lax.exp(lax.sub(xl, lax.mul(lax.log(lax.mul(xl, _const(x, 2 * np.pi))), _const(x, 0.5))))
+    asymptotic = lax.mul(scale, _horner(_I0_ASYMPTOTIC, lax.div(_const(x, 1), xl)))
+    return lax.select(small, series, asymptotic)
+
+
+_i0_compiled = None
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (differentiable).
+
+    >>> jnp.i0(jnp.array([0.0, 1.0]))  # [1.0, 1.2660659]
+    """
+    global _i0_compiled
+    (x,) = as_arrays(x, inexact=True)
+    _require_real("i0", x)
+    if _i0_compiled is None:  # one dispatch eagerly instead of ~150 small ones
+        from olympus.api import jit
+
+        _i0_compiled = jit(_i0_impl)
+    return _i0_compiled(x)
+
+
+# ---- complex and infinity predicates ---------------------------------------------
+def angle(z, deg: bool = False):
+    """The complex argument atan2(imag, real), in radians unless `deg`."""
+    (z,) = as_arrays(z, inexact=True)
+    if dtypes.is_complex(aval_of(z).dtype):
+        out = lax.atan2(lax.imag(z), lax.real(z))
+    else:
+        out = lax.atan2(lax.full(aval_of(z).shape, _const(z, 0)), z)
+    return lax.mul(out, _const(out, 180 / np.pi)) if deg else out
+
+
+def iscomplex(x):
+    """Elementwise: whether the imaginary part is nonzero (False for real dtypes)."""
+    (x,) = as_arrays(x)
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return lax.full(aval_of(x).shape, False)
+    imag = lax.imag(x)
+    return lax.ne(imag, _const(imag, 0))
+
+
+def isreal(x):
+    """Elementwise: whether the imaginary part is zero (True for real dtypes)."""
+    return ufuncs.logical_not(iscomplex(x))
+
+
+def iscomplexobj(x) -> bool:
+    """Whether `x` has a complex dtype (a static Python bool, whatever its values)."""
+    return dtypes.is_complex(aval_of(to_operand(x)).dtype)
+
+
+def isrealobj(x) -> bool:
+    return not iscomplexobj(x)
+
+
+def _is_infinity(name: str, sign: float):
+    def fn(x):
+        (x,) = as_arrays(x)
+        _require_real(name, x)
+        if not dtypes.is_float(aval_of(x).dtype):
+            return lax.full(aval_of(x).shape, False)
+        return lax.eq(x, _const(x, sign * np.inf))
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise: whether x is {'+' if sign > 0 else '-'}inf."
+    return fn
+
+
+isposinf = _is_infinity("isposinf", 1.0)
+isneginf = _is_infinity("isneginf", -1.0)

@@ -1,0 +1,97 @@
+"""Number-theoretic elementwise functions on integers: gcd, lcm, bitwise_count."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.numpy.core import aval_of, broadcast_shapes, broadcast_to
+from olympus.numpy.float_bits import as_arrays
+from olympus.tracer.errors import OlympusTypeError
+
+__all__ = ["bitwise_count", "gcd", "lcm"]
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _integer_operands(name: str, *args) -> list:
+    args = as_arrays(*args)
+    dtype = aval_of(args[0]).dtype
+    if not dtypes.is_integer(dtype):
+        raise OlympusTypeError(
+            f"jnp.{name} needs integer operands, got {', '.join(aval_of(a).str_short() for a in args)}"
+        )
+    shape = broadcast_shapes(*(aval_of(a).shape for a in args))
+    return [broadcast_to(a, shape) for a in args]
+
+
+def _magnitude(x):
+    return x if dtypes.is_unsigned_int(aval_of(x).dtype) else lax.abs(x)
+
+
+def _zero(x):
+    return np.zeros((), aval_of(x).dtype)[()]
+
+
+def gcd(x1, x2):
+    """The greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0), by Euclid's
+    algorithm in a while_loop that runs until every pair has reached 0."""
+    x1, x2 = _integer_operands("gcd", x1, x2)
+    return _gcd(_magnitude(x1), _magnitude(x2))
+
+
+def _gcd(a, b):
+    zero, one = _zero(a), np.ones((), aval_of(a).dtype)[()]
+
+    def unfinished(carry):
+        _, b = carry
+        return lax.reduce_or(lax.ne(b, zero), tuple(range(aval_of(b).ndim)))
+
+    def euclid_step(carry):
+        a, b = carry
+        active = lax.ne(b, zero)
+        remainder = lax.rem(a, lax.select(active, b, lax.full(aval_of(b).shape, one)))
+        return lax.select(active, b, a), lax.select(active, remainder, b)
+
+    return lax.while_loop(unfinished, euclid_step, (a, b))[0]
+
+
+def lcm(x1, x2):
+    """The least common multiple of |x1| and |x2| (0 if either is 0)."""
+    x1, x2 = _integer_operands("lcm", x1, x2)
+    a, b = _magnitude(x1), _magnitude(x2)
+    divisor = _gcd(a, b)
+    zero = lax.eq(divisor, _zero(divisor))
+    safe = lax.select(zero, lax.full(aval_of(divisor).shape, np.ones((), aval_of(a).dtype)[()]), divisor)
+    return lax.select(zero, divisor, lax.mul(lax.div(a, safe), b))
+
+
+def bitwise_count(x):
+    """The number of 1 bits in |x|, as uint8 (NumPy's and JAX's dtype).
+
+    A branch-free SWAR count: bits are summed in pairs, nibbles, then bytes,
+    and a multiply by 0x0101... adds the bytes into the top one.
+    """
+    (x,) = as_arrays(x)
+    dtype = aval_of(x).dtype
+    if dtype == dtypes.bool_:
+        return lax.convert_element_type(x, np.uint8)
+    if not dtypes.is_integer(dtype):
+        raise OlympusTypeError(f"jnp.bitwise_count needs an integer operand, got {aval_of(x).str_short()}")
+    width = dtype.itemsize
+    udtype = np.dtype(_UNSIGNED[width])
+    v = lax.bitcast_convert_type(_magnitude(x), udtype)
+
+    def pattern(byte: int):
+        return np.asarray(int.from_bytes(bytes([byte]) * width, "little"), udtype)[()]
+
+    def shifted(v, n: int):
+        return lax.shift_right_logical(v, np.asarray(n, udtype)[()])
+
+    v = lax.sub(v, lax.bitwise_and(shifted(v, 1), pattern(0x55)))
+    v = lax.add(lax.bitwise_and(v, pattern(0x33)), lax.bitwise_and(shifted(v, 2), pattern(0x33)))
+    v = lax.bitwise_and(lax.add(v, shifted(v, 4)), pattern(0x0F))
+    if width > 1:
+        v = shifted(lax.mul(v, pattern(0x01)), 8 * (width - 1))
+    return lax.convert_element_type(v, np.uint8)

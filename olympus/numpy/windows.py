@@ -1,0 +1,72 @@
+"""Window functions for spectral analysis: bartlett, blackman, hamming,
+hanning and kaiser, each an array of M samples in the default float dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+
+__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
+
+
+def _positions(name: str, M: int):
+    """n / (M - 1) for n in 0..M-1, the fraction of the window covered so far."""
+    if int(M) != M:
+        raise TypeError(f"jnp.{name}: M must be an integer number of samples, got {M!r}")
+    M = int(M)
+    dtype = dtypes.default_float_dtype()
+    n = lax.iota(dtype, max(M, 0))
+    return lax.div(n, np.asarray(max(M - 1, 1), dtype)[()]), dtype
+
+
+def _cosine_sum(name: str, M: int, coefficients):
+    """sum_k (-1)^k a_k cos(2 pi k t): the generalized cosine windows."""
+    t, dtype = _positions(name, M)
+    out = lax.full(lax.aval_of(t).shape, np.asarray(coefficients[0], dtype)[()])
+    for k, a in enumerate(coefficients[1:], start=1):
+        wave = lax.cos(lax.mul(t, np.asarray(2 * np.pi * k, dtype)[()]))
+        out = lax.add(out, lax.mul(wave, np.asarray((-1) ** k * a, dtype)[()]))
+    if M == 1:  # NumPy defines every one-sample window as [1.]
+        return lax.full((1,), np.ones((), dtype)[()])
+    return out
+
+
+def hamming(M: int):
+    """0.54 - 0.46 cos(2 pi n / (M - 1))."""
+    return _cosine_sum("hamming", M, (0.54, 0.46))
+
+
+def hanning(M: int):
+    """0.5 - 0.5 cos(2 pi n / (M - 1))."""
+    return _cosine_sum("hanning", M, (0.5, 0.5))
+
+
+def blackman(M: int):
+    """0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))."""
+    return _cosine_sum("blackman", M, (0.42, 0.5, 0.08))
+
+
+def bartlett(M: int):
+    """The triangle 1 - |2n / (M - 1) - 1|."""
+    t, dtype = _positions("bartlett", M)
+    one = np.ones((), dtype)[()]
+    if M == 1:
+        return lax.full((1,), one)
+    return lax.sub(one, lax.abs(lax.sub(lax.mul(t, np.asarray(2, dtype)[()]), one)))
+
+
+def kaiser(M: int, beta):
+    """i0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / i0(beta)."""
+    from olympus.numpy.float_math import i0
+
+    t, dtype = _positions("kaiser", M)
+    one = np.ones((), dtype)[()]
+    if M == 1:
+        return lax.full((1,), one)
+    centred = lax.sub(lax.mul(t, np.asarray(2, dtype)[()]), one)
+    # max(0, .) keeps rounding at the ends from taking the square root of -eps.
+    inside = lax.max(lax.sub(one, lax.mul(centred, centred)), np.zeros((), dtype)[()])
+    beta = lax.convert_element_type(beta, dtype) if hasattr(beta, "aval") else np.asarray(beta, dtype)[()]
+    return lax.div(i0(lax.mul(lax.sqrt(inside), beta)), i0(beta))
