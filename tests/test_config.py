@@ -37,19 +37,31 @@ def test_environment_variable_enables_x64():
     assert _run_python(_PRINT_ARANGE_DTYPE, {}) == "float32 False"
 
 
+_ABSL_APP = """
+    {first}
+    {second}
+
+    def main(argv):
+        print(jnp.arange(3.0).dtype, jnp.asarray(1).dtype)
+
+    app.run(main)
+"""
+
+
 def test_absl_app_command_line_flag_enables_x64():
-    source = """
-        from absl import app
-        import olympus.numpy as jnp
-
-        def main(argv):
-            print(jnp.arange(3.0).dtype, jnp.asarray(1).dtype)
-
-        app.run(main)
-    """
-    assert _run_python(source, {}, "--olympus_enable_x64") == "float64 int64"
-    assert _run_python(source, {"OLYMPUS_ENABLE_X64": "true"}, "--noolympus_enable_x64") == \
+    absl_first = _ABSL_APP.format(first="from absl import app",
+                                  second="import olympus.numpy as jnp")
+    assert _run_python(absl_first, {}, "--olympus_enable_x64") == "float64 int64"
+    assert _run_python(absl_first, {"OLYMPUS_ENABLE_X64": "true"}, "--noolympus_enable_x64") == \
         "float32 int32"
+
+
+def test_absl_app_importing_olympus_first_still_gets_the_flags():
+    """Importing olympus does not load absl; the flags appear when absl.flags does."""
+    olympus_first = _ABSL_APP.format(
+        first="import sys, olympus.numpy as jnp; assert 'absl.flags' not in sys.modules",
+        second="from absl import app")
+    assert _run_python(olympus_first, {}, "--olympus_enable_x64") == "float64 int64"
 
 
 def test_bad_environment_value_is_named_at_import():

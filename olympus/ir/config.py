@@ -12,6 +12,11 @@ Every option has three ways in, latest wins:
 Reads (`olympus.config.olympus_enable_x64`, `config.read(name)`) come from a
 plain dict kept in step with the flags, because dtype canonicalisation asks
 for x64 on every operation.
+
+Importing absl.flags costs about a tenth of `import olympus`, so the flags are
+defined when absl.flags is loaded: at once if it already is, else by a
+one-shot import hook the moment the program imports it (before any
+`absl.app.run` can parse the command line).
 """
 
 from __future__ import annotations
@@ -19,8 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-
-from absl import flags as absl_flags
+import sys
 
 
 class UnknownConfigOptionError(AttributeError):
@@ -120,34 +124,39 @@ def _checked(option: Option, value):
     )
 
 
-_DEFINE = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
-           str: absl_flags.DEFINE_string}
-
-
 class Config:
     """The options of OPTIONS; unknown names and ill-typed values are errors."""
 
-    def __init__(self, options=OPTIONS, flag_values=absl_flags.FLAGS) -> None:
+    def __init__(self, options=OPTIONS) -> None:
         self._options = {option.name: option for option in options}
         self._values = {name: _initial_value(o) for name, o in self._options.items()}
         self._listeners: list = []
-        self._flags = flag_values
-        for option in options:
-            self._define_flag(option)
+        self._flags = None  # absl's FlagValues, once the flags are defined
 
-    def _define_flag(self, option: Option) -> None:
-        """Registers `--name` with absl; absl then reports parses and assignments."""
-        if option.name in self._flags:  # olympus imported twice (e.g. reloaded)
-            self._flags[option.name].value = self._values[option.name]
-        else:
-            _DEFINE[option.kind](option.name, self._values[option.name], option.help,
-                                 flag_values=self._flags)
-        absl_flags.register_validator(
-            option.name, lambda value, name=option.name: self._adopt_flag(name, value),
-            flag_values=self._flags)
+    def define_absl_flags(self, flag_values=None) -> None:
+        """Defines every option as an absl flag, on absl's global FLAGS by default.
+
+        Runs by itself when absl.flags is imported; call it to use another
+        FlagValues. From then on absl reports parses and assignments here.
+        """
+        from absl import flags as absl_flags
+
+        self._flags = absl_flags.FLAGS if flag_values is None else flag_values
+        define = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
+                  str: absl_flags.DEFINE_string}
+        for option in self._options.values():
+            name, value = option.name, self._values[option.name]
+            if name in self._flags:  # defined before (olympus reloaded)
+                self._flags[name].value = value
+            else:
+                define[option.kind](name, value, option.help, flag_values=self._flags)
+            absl_flags.register_validator(
+                name, lambda v, name=name: self._adopt_flag(name, v), flag_values=self._flags)
 
     def _adopt_flag(self, name: str, value) -> bool:
         """absl validator: runs when absl parses argv or a flag is assigned."""
+        from absl import flags as absl_flags
+
         try:
             value = _checked(self._options[name], value)
         except ConfigValueError as err:
@@ -171,7 +180,8 @@ class Config:
     def update(self, name: str, value) -> None:
         """Sets an option (and its absl flag); e.g. update("olympus_enable_x64", True)."""
         value = _checked(self.option(name), value)
-        self._flags[name].value = value
+        if self._flags is not None:
+            self._flags[name].value = value
         self._set(name, value)
 
     def read(self, name: str):
@@ -214,3 +224,44 @@ class Config:
 
 
 config = Config()
+
+
+class _DefineFlagsOnAbslImport:
+    """One-shot `sys.meta_path` finder: lets the other finders locate absl.flags
+    and wraps its loader so that the flags are defined right after it loads."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "absl.flags":
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _ThenDefineFlags(spec.loader)
+                return spec
+        return None
+
+
+class _ThenDefineFlags:
+    """A loader that runs `loader`, then `config.define_absl_flags()`."""
+
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        module.__loader__ = module.__spec__.loader = self.loader  # leave no trace
+        config.define_absl_flags()
+
+    def __getattr__(self, name: str):  # is_package, get_source, ... for tools
+        return getattr(self.loader, name)
+
+
+if "absl.flags" in sys.modules:
+    config.define_absl_flags()
+else:
+    sys.meta_path.insert(0, _DefineFlagsOnAbslImport())
