@@ -13,7 +13,7 @@ beside the NumPy API); this module is their public face.
 
 from __future__ import annotations
 
-from olympus.ir.dtypes import (  # noqa: F401
+from olympus.ir.dtypes import (
     TypePromotionError,
     bfloat16,
     bool_,
@@ -44,7 +44,7 @@ from olympus.ir.dtypes import (  # noqa: F401
     uint64,
     x64_enabled,
 )
-from olympus.numpy import finfo, iinfo, issubdtype, result_type  # noqa: F401
+from olympus.numpy import finfo, iinfo, issubdtype, result_type
 
 
 def is_weakly_typed(x) -> bool:

@@ -12,7 +12,11 @@ from absl import flags as absl_flags
 
 import olympus
 import olympus.numpy as jnp
-from olympus.errors import ConfigEnvironmentError, ConfigValueError, UnknownConfigOptionError
+from olympus.errors import (
+    ConfigEnvironmentError,
+    ConfigValueError,
+    UnknownConfigOptionError,
+)
 from olympus.ir.config import OPTIONS
 
 
@@ -21,7 +25,7 @@ def _run_python(source: str, env_updates: dict, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OLYMPUS_ENABLE")}
     env.update(env_updates)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(source), *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip().splitlines()[-1]
 
@@ -68,7 +72,7 @@ def test_bad_environment_value_is_named_at_import():
     source = "import olympus"
     env = {**os.environ, "OLYMPUS_ENABLE_X64": "maybe"}
     done = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
     assert done.returncode != 0
     assert "ConfigEnvironmentError" in done.stderr and "OLYMPUS_ENABLE_X64='maybe'" in done.stderr
 
@@ -87,10 +91,9 @@ def test_update_toggles_x64_and_restores():
 
 
 def test_override_is_scoped_and_restores_on_error():
-    with pytest.raises(RuntimeError):
-        with olympus.config.override("olympus_enable_x64", True):
-            assert jnp.asarray(1.0).dtype == np.float64
-            raise RuntimeError("leave the block")
+    with pytest.raises(RuntimeError), olympus.config.override("olympus_enable_x64", True):
+        assert jnp.asarray(1.0).dtype == np.float64
+        raise RuntimeError("leave the block")
     assert not olympus.config.olympus_enable_x64
 
 
@@ -100,10 +103,14 @@ def test_update_keeps_absl_flag_in_step_and_absl_assignment_reaches_config():
     assert absl_flags.FLAGS["olympus_debug_nans"].value is False
     absl_flags.FLAGS["olympus_enable_x64"].value = False
     try:
-        setattr(absl_flags.FLAGS, "olympus_enable_x64", True)  # runs absl's validators
+        absl_flags.FLAGS.olympus_enable_x64 = True  # runs absl's validators
         assert olympus.config.olympus_enable_x64 and jnp.arange(2.0).dtype == np.float64
     finally:
         olympus.config.update("olympus_enable_x64", False)
+    with pytest.raises(absl_flags.IllegalFlagValueError, match="takes a bool"):
+        absl_flags.FLAGS.olympus_enable_x64 = "yes"
+    assert absl_flags.FLAGS["olympus_enable_x64"].value is False
+    assert olympus.config.olympus_enable_x64 is False
 
 
 def test_unknown_option_lists_the_known_ones():

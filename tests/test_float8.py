@@ -153,7 +153,7 @@ def test_float8_promotion_follows_jax():
         olympus.jit(lambda a, b: a * b)(x, jnp.ones(3, dtypes.float8_e5m2))
     with pytest.raises(olympus.errors.TypePromotionError):
         x + jnp.ones(3, jnp.bfloat16)
-    np.testing.assert_array_equal(np.asarray((x + jnp.ones(3, jnp.float32).astype(x.dtype))),
+    np.testing.assert_array_equal(np.asarray(x + jnp.ones(3, jnp.float32).astype(x.dtype)),
                                   np.full(3, 2, dtypes.float8_e4m3fn))
 
 
@@ -192,7 +192,7 @@ def test_saved_program_keeps_float8_constants_and_literals(tmp_path):
 
     for dtype in dtypes.float8_dtypes:
         const = np.arange(256, dtype=np.uint8).view(dtype)[120:136]  # NaN patterns too
-        closed = olympus.make_olympuspr(lambda a: a * 2.0 + jnp.asarray(const))(
+        closed = olympus.make_olympuspr(lambda a, const=const: a * 2.0 + jnp.asarray(const))(
             np.ones(16, dtype))
         text = str(closed)
         assert f"2.0:{dtypes.short_name(dtype)}[]" in text
