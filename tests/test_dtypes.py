@@ -270,26 +270,35 @@ def test_formatted_promotion_table_reads_back():
         assert row[1:] == [table[row[0], b] or "-" for b in names]
 
 
-_X64_DEFAULT = {"i*": "i64", "f*": "f64", "c*": "c128"}  # a weak join, as an array
+_WEAK_SCALAR = {"i*": 1, "f*": 1.0, "c*": 1j}  # a Python scalar of each weak kind
 
 
-def test_promotion_table_matches_jax_oracle_on_strong_dtypes():
+def _jax_operand(name: str):
+    if name in _WEAK_SCALAR:
+        return _WEAK_SCALAR[name]
+    return next(d for d in [*map(np.dtype, _CODES.values()), *dtypes.float8_dtypes]
+                if dtypes.short_name(d) == name)
+
+
+def _as_dtype_and_weak(name: str):
+    weak = {"i*": np.int64, "f*": np.float64, "c*": np.complex128}
+    return (np.dtype(weak[name]), True) if name in weak else (_jax_operand(name), False)
+
+
+def test_promotion_table_matches_jax_oracle_weak_types_and_float8_included():
     jax = pytest.importorskip("jax")
     jax_dtypes = pytest.importorskip("jax.dtypes")
     table = olympus.dtypes.promotion_table()
-    strong = [np.dtype(_CODES[c]) for c in _CODES if not c.endswith("*")]
-    strong += list(dtypes.float8_dtypes)
     previous = jax.config.read("jax_enable_x64")
     jax.config.update("jax_enable_x64", True)
     try:
-        for a in strong:
-            for b in strong:
-                try:
-                    want = dtypes.short_name(np.dtype(jax.numpy.promote_types(a, b)))
-                except jax_dtypes.TypePromotionError:
-                    want = None
-                got = table[dtypes.short_name(a), dtypes.short_name(b)]
-                assert _X64_DEFAULT.get(got, got) == want, (a, b)
+        for (a, b), got in table.items():
+            try:
+                want = jax_dtypes.result_type(_jax_operand(a), _jax_operand(b),
+                                              return_weak_type_flag=True)
+            except jax_dtypes.TypePromotionError:
+                want = None
+            assert (got and _as_dtype_and_weak(got)) == want, (a, b)
     finally:
         jax.config.update("jax_enable_x64", previous)
 
