@@ -103,7 +103,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=int, default=1024)
     opts = parser.parse_args(argv)
     names = libraries(not opts.no_jax and jax_available())
-    number, rounds = (3, 7) if opts.quick else (4, 11)
+    number, rounds = (3, 7) if opts.quick else (3, 11)
     dtypes = [("f32", np.float32)] + ([] if opts.no_f64 else [("f64", np.float64)])
     if not opts.no_f64:
         enable_x64(names)
