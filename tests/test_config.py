@@ -38,7 +38,8 @@ _PRINT_ARANGE_DTYPE = """
 
 def test_environment_variable_enables_x64():
     assert _run_python(_PRINT_ARANGE_DTYPE, {"OLYMPUS_ENABLE_X64": "1"}) == "float64 True"
-    assert _run_python(_PRINT_ARANGE_DTYPE, {}) == "float32 False"
+    assert "OLYMPUS_ENABLE_X64" not in os.environ  # this process: the default, off
+    assert jnp.arange(3.0).dtype == np.float32 and not olympus.config.olympus_enable_x64
 
 
 _ABSL_APP = """
