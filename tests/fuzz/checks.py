@@ -11,13 +11,12 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+from program_generator import blocks, dead_code_eliminated
 
 import olympus
 from olympus.backends.reference import evaluate, reference_call
 from olympus.ir import check_olympuspr, parse
 from olympus.tracer.pytree import tree_flatten
-
-from program_generator import blocks, dead_code_eliminated
 
 RTOL = ATOL = 2e-4
 

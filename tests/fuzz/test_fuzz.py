@@ -11,7 +11,6 @@ the identity. A failing program is shrunk and printed as a runnable script.
 from __future__ import annotations
 
 import pytest
-
 from budget import fuzz_budget_s, tally
 from checks import CHECKS, run_checks, shrink
 from program_generator import generate
