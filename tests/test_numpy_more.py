@@ -10,7 +10,10 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from olympus.test_util import (
-    assert_allclose, check_against_numpy, check_grads, check_jit_matches_eager,
+    assert_allclose,
+    check_against_numpy,
+    check_grads,
+    check_jit_matches_eager,
 )
 from olympus.tracer.errors import ConcretizationTypeError, OlympusTypeError
 
@@ -42,7 +45,7 @@ def _check_many(names, args, rtol=2e-6, atol=1e-6):
     """Every jnp.<name>(*args) under one jit, each against np.<name>(*args)."""
     got = olympus.jit(lambda *a: [getattr(jnp, n)(*a) for n in names])(*args)
     for name, value in zip(names, got):
-        check_against_numpy(lambda *_: value, getattr(np, name), args, rtol=rtol, atol=atol)
+        check_against_numpy(lambda *_, v=value: v, getattr(np, name), args, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("key", list(UNARY))

@@ -13,10 +13,22 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.arrays import (
-    concatenate, diag, linspace, moveaxis, ravel, reshape, stack, transpose,
+    concatenate,
+    diag,
+    linspace,
+    moveaxis,
+    ravel,
+    reshape,
+    stack,
+    transpose,
 )
 from olympus.numpy.core import (
-    array, asarray, aval_of, broadcast_shapes, is_array, to_operand,
+    array,
+    asarray,
+    aval_of,
+    broadcast_shapes,
+    is_array,
+    to_operand,
 )
 from olympus.numpy.ufuncs import _all, equal, power
 

@@ -14,7 +14,13 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
-    array, aval_of, broadcast_shapes, broadcast_to, is_array, prepare, to_operand,
+    array,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    is_array,
+    prepare,
+    to_operand,
 )
 from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, where
 from olympus.tracer.errors import OlympusTypeError

@@ -27,7 +27,7 @@ __all__ = [
 # The Array API standard's names for NumPy's functions.
 acos, acosh, asin, asinh = ufuncs.arccos, ufuncs.arccosh, ufuncs.arcsin, ufuncs.arcsinh
 atan, atanh, atan2 = ufuncs.arctan, ufuncs.arctanh, ufuncs.arctan2
-pow = ufuncs.power  # noqa: A001
+pow = ufuncs.power
 bitwise_invert = ufuncs.invert
 bitwise_left_shift, bitwise_right_shift = ufuncs.left_shift, ufuncs.right_shift
 

@@ -15,10 +15,24 @@ import numpy as np
 
 from olympus import lax
 from olympus.numpy.arrays import (
-    atleast_1d, atleast_2d, concatenate, flip, moveaxis, ravel, reshape, split, swapaxes, tile,
+    atleast_2d,
+    concatenate,
+    flip,
+    moveaxis,
+    ravel,
+    reshape,
+    split,
+    swapaxes,
+    tile,
 )
 from olympus.numpy.core import (
-    array, aval_of, broadcast_shapes, broadcast_to, normalize_axis, promote_dtypes, to_operand,
+    array,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    normalize_axis,
+    promote_dtypes,
+    to_operand,
 )
 from olympus.numpy.indexing import take
 from olympus.tracer.core import Tracer
