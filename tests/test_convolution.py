@@ -164,6 +164,20 @@ def test_grouped_gradients(x64, name):
     check_grads(_grouped_conv(params), (x, w), order=order, modes=("fwd", "rev"))
 
 
+def test_grouped_gradients_in_scrambled_layouts(x64):
+    """The regrouping transposes and reshapes follow the dimension numbers:
+    every role on a different axis of input, kernel and output."""
+    dn = lax.ConvDimensionNumbers((3, 0, 2, 1), (1, 3, 0, 2), (2, 0, 3, 1))
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(3, 6, 5, 4))  # C, W, H, N
+    for kernel_shape, groups in [((2, 4, 3, 3), {"batch_group_count": 2}),
+                                 ((2, 6, 3, 1), {"feature_group_count": 3})]:
+        conv = functools.partial(lax.conv_general_dilated, window_strides=(2, 1),
+                                 padding=((1, 0), (0, 2)), lhs_dilation=(1, 2),
+                                 dimension_numbers=dn, **groups)
+        check_grads(conv, (x, rng.normal(size=kernel_shape)), order=1, modes=("rev",))
+
+
 def test_grouped_kernel_gradient_against_numpy(x64):
     """vjp's kernel cotangent equals the NumPy derivative: ct_w[o, i, k] sums
     x[n, g(o) * I + i, window k] * ct[n, o] over batch and output positions."""
