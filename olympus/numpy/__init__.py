@@ -16,6 +16,10 @@ from olympus.numpy.sorting import *  # noqa: F401,F403
 from olympus.numpy.signal import convolve, correlate  # noqa: F401
 from olympus.numpy.setops import *  # noqa: F401,F403
 from olympus.numpy.statistics import *  # noqa: F401,F403
+from olympus.numpy.polynomial import *  # noqa: F401,F403
+from olympus.numpy.products import *  # noqa: F401,F403
+from olympus.numpy.padding import pad  # noqa: F401
+from olympus.numpy.functional import *  # noqa: F401,F403
 from olympus.numpy.reductions import all, any, max, min, sum  # noqa: F401,A004
 from olympus.numpy.ufuncs import *  # noqa: F401,F403
 from olympus.numpy.ufuncs import abs, divmod, round  # noqa: F401,A004

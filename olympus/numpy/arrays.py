@@ -450,19 +450,7 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
-# ---- padding and grids ------------------------------------------------------------
-def pad(array, pad_width, mode: str = "constant", constant_values=0):
-    """Pads with a constant (the only mode supported so far)."""
-    if mode != "constant":
-        raise NotImplementedError(f"jnp.pad mode={mode!r} is not supported yet; use mode='constant'")
-    array = to_operand(array)
-    ndim = aval_of(array).ndim
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
-                             if np.ndim(pad_width) else np.full((1, 2), pad_width), (ndim, 2))
-    value = np.asarray(constant_values, aval_of(array).dtype)[()]
-    return lax.pad(array, value, [(int(lo), int(hi), 0) for lo, hi in widths])
-
-
+# ---- grids (jnp.pad, with all of np.pad's modes, is in olympus/numpy/padding.py) ----
 def meshgrid(*xi, indexing: str = "xy", sparse: bool = False):
     """Coordinate matrices from coordinate vectors ('xy' swaps the first two axes)."""
     xi = [ravel(to_operand(x)) for x in xi]

@@ -1,0 +1,293 @@
+"""NumPy's polynomial functions on coefficient arrays, highest power first:
+poly, polyval, polyadd, polysub, polymul, polydiv, polyder, polyint,
+polyfit, roots.
+
+Shapes stay static, as in JAX: results keep leading zero coefficients
+unless `trim_leading_zeros=True` is asked for (concrete input only), so
+polymul/polydiv of inputs with leading zeros differ from NumPy's trimmed
+results by those zeros.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import lax
+from olympus.numpy import arrays as _arr
+from olympus.numpy import reductions as _red
+from olympus.numpy import ufuncs as _uf
+from olympus.numpy.core import aval_of, promote_dtypes, promote_dtypes_inexact, to_operand
+from olympus.tracer.core import Tracer
+from olympus.tracer.errors import ConcretizationTypeError
+
+__all__ = [
+    "poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub",
+    "polyval", "roots",
+]
+
+
+class PolynomialShapeError(ValueError):
+    """A polynomial argument has the wrong number of dimensions or length."""
+
+
+def _coefficients(p, name: str):
+    p = to_operand(p)
+    if aval_of(p).ndim != 1:
+        raise PolynomialShapeError(
+            f"jnp.{name}: coefficients must be a 1-d array, got shape {aval_of(p).shape}")
+    return p
+
+
+def _concrete(x, name: str) -> np.ndarray:
+    if isinstance(x, Tracer):
+        raise ConcretizationTypeError(
+            f"jnp.{name}: trimming zero coefficients needs concrete values; under jit "
+            f"pass trim_leading_zeros=False (or strip_zeros=False for roots)")
+    return np.asarray(x)
+
+
+def _trim_leading_zeros(p, name: str):
+    values = _concrete(p, name)
+    nonzero = np.flatnonzero(values)
+    start = nonzero[0] if nonzero.size else values.size - 1
+    return p[int(start):]
+
+
+def _left_pad(p, length: int):
+    """`p` with zeros in front, to `length` coefficients."""
+    n = aval_of(p).shape[0]
+    zero = np.zeros((), aval_of(p).dtype)[()]
+    return lax.pad(p, zero, [(length - n, 0, 0)]) if length > n else p
+
+
+# ---- evaluation and arithmetic ---------------------------------------------------------
+def polyval(p, x, *, unroll: int = 16):
+    """The polynomial with coefficients `p` at `x`, by Horner's rule.
+
+    >>> jnp.polyval(jnp.array([1.0, 0.0, -2.0]), 3.0)  # 1*9 + 0*3 - 2 = 7.0
+    """
+    del unroll  # the loop is unrolled at trace time: p's length is static
+    p, x = promote_dtypes(_coefficients(p, "polyval"), to_operand(x))
+    y = _arr.zeros_like(x)
+    for i in range(aval_of(p).shape[0]):
+        y = y * x + p[i]
+    return y
+
+
+def polyadd(a1, a2):
+    """The sum of two polynomials (the shorter padded with leading zeros).
+
+    >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))  # [1, 1, 2]
+    """
+    a1, a2 = promote_dtypes(_coefficients(a1, "polyadd"), _coefficients(a2, "polyadd"))
+    n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
+    return _left_pad(a1, n) + _left_pad(a2, n)
+
+
+def polysub(a1, a2):
+    """The difference of two polynomials.
+
+    >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))  # [-1, 1, 2]
+    """
+    a1, a2 = promote_dtypes(_coefficients(a1, "polysub"), _coefficients(a2, "polysub"))
+    n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
+    return _left_pad(a1, n) - _left_pad(a2, n)
+
+
+def polymul(a1, a2, *, trim_leading_zeros: bool = False):
+    """The product of two polynomials (the convolution of their coefficients).
+
+    >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))  # [1, 0, -1]
+    """
+    from olympus.numpy.signal import convolve
+
+    a1, a2 = _coefficients(a1, "polymul"), _coefficients(a2, "polymul")
+    if trim_leading_zeros:
+        a1, a2 = _trim_leading_zeros(a1, "polymul"), _trim_leading_zeros(a2, "polymul")
+    if aval_of(a1).shape[0] == 0 or aval_of(a2).shape[0] == 0:
+        a1, a2 = promote_dtypes(a1, a2)
+        return lax.full((1,), np.zeros((), aval_of(a1).dtype)[()])
+    return convolve(a1, a2, mode="full")
+
+
+def polydiv(u, v, *, trim_leading_zeros: bool = False):
+    """Quotient and remainder of polynomial division u / v (v's leading
+    coefficient nonzero). The remainder keeps u's length unless trimmed.
+
+    >>> q, r = jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))  # [1, -1], [0, 0, 0]
+    """
+    u, v = promote_dtypes_inexact(_coefficients(u, "polydiv"), _coefficients(v, "polydiv"))
+    m, n = aval_of(u).shape[0] - 1, aval_of(v).shape[0] - 1
+    scale = 1 / v[0]
+    quotient, remainder = [], u
+    for k in range(max(m - n + 1, 0)):
+        d = scale * remainder[k]
+        quotient.append(d)
+        update = _left_pad(d * v, k + n + 1)
+        remainder = remainder - lax.pad(update, np.zeros((), aval_of(u).dtype)[()],
+                                         [(0, m - k - n, 0)])
+    q = _arr.stack(quotient) if quotient else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
+    if trim_leading_zeros:
+        values = _concrete(remainder, "polydiv")
+        keep = len(values)
+        while keep > 1 and np.allclose(values[len(values) - keep], 0, rtol=1e-14):
+            keep -= 1
+        remainder = remainder[len(values) - keep:]
+    return q, remainder
+
+
+# ---- calculus ---------------------------------------------------------------------------
+def polyder(p, m: int = 1):
+    """The m-th derivative of the polynomial.
+
+    >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0]))  # [2., 1.]
+    """
+    p = _coefficients(p, "polyder")
+    if m < 0:
+        raise ValueError(f"jnp.polyder: order m={m} must be non-negative")
+    for _ in range(int(m)):
+        n = aval_of(p).shape[0]
+        if n <= 1:
+            return lax.full((0,), np.zeros((), aval_of(p).dtype)[()])
+        powers = np.arange(n - 1, 0, -1).astype(aval_of(p).dtype)
+        p = p[:-1] * powers
+    return p
+
+
+def polyint(p, m: int = 1, k=None):
+    """The m-th antiderivative, with integration constants `k` (one per step,
+    or one scalar for all; zeros by default).
+
+    >>> jnp.polyint(jnp.array([3.0, 2.0]))  # [1.5, 2., 0.]
+    """
+    (p,) = promote_dtypes_inexact(_coefficients(p, "polyint"))
+    if m < 0:
+        raise ValueError(f"jnp.polyint: order m={m} must be non-negative")
+    constants = _arr.zeros((int(m),), aval_of(p).dtype) if k is None else to_operand(k)
+    if aval_of(constants).ndim == 0:
+        constants = _arr.broadcast_to(constants, (int(m),))
+    if aval_of(constants).shape[0] != m:
+        raise PolynomialShapeError(f"jnp.polyint: k has {aval_of(constants).shape[0]} "
+                                   f"constants for m={m} integrations")
+    constants = _arr.astype(constants, aval_of(p).dtype)
+    for i in range(int(m)):
+        n = aval_of(p).shape[0]
+        divisors = np.arange(n, 0, -1).astype(aval_of(p).dtype)
+        p = _arr.concatenate([p / divisors, constants[i:i + 1]])
+    return p
+
+
+# ---- roots and fitting --------------------------------------------------------------------
+def poly(seq_of_zeros):
+    """The monic polynomial with the given roots (or the characteristic
+    polynomial of a square matrix).
+
+    >>> jnp.poly(jnp.array([1.0, 2.0]))  # [1., -3., 2.]
+    """
+    from olympus.numpy import linalg
+    from olympus.numpy.signal import convolve
+
+    zeros = to_operand(seq_of_zeros)
+    shape = aval_of(zeros).shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        zeros = linalg.eigvals(zeros)
+    elif len(shape) != 1:
+        raise PolynomialShapeError(f"jnp.poly: expected a 1-d array of roots or a square "
+                                   f"matrix, got shape {shape}")
+    (zeros,) = promote_dtypes_inexact(zeros)
+    a = lax.full((1,), np.ones((), aval_of(zeros).dtype)[()])
+    for i in range(aval_of(zeros).shape[0]):
+        factor = _arr.concatenate([a[:1] * 0 + 1, -zeros[i:i + 1]])
+        a = convolve(a, factor, mode="full")
+    return a
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The roots of the polynomial: eigenvalues of its companion matrix
+    (complex). With `strip_zeros` (needs concrete p) leading zeros are
+    dropped and trailing zeros give roots at 0, as NumPy; without it,
+    p[0] must be nonzero and the result has len(p) - 1 roots.
+
+    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))  # [2.+0.j, 1.+0.j]
+    """
+    from olympus.numpy import linalg
+
+    (p,) = promote_dtypes_inexact(_coefficients(p, "roots"))
+    trailing = 0
+    if strip_zeros:
+        values = _concrete(p, "roots")
+        nonzero = np.flatnonzero(values)
+        if nonzero.size == 0:
+            return _companion_roots(p[:1], 0, linalg)
+        trailing = len(values) - 1 - int(nonzero[-1])
+        p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+    n = aval_of(p).shape[0] - 1
+    found = _companion_roots(p, n, linalg)
+    if trailing:
+        found = _arr.concatenate([found, _arr.zeros((trailing,), aval_of(found).dtype)])
+    return found
+
+
+def _companion_roots(p, n: int, linalg):
+    """Eigenvalues of the companion matrix of p (n = its degree)."""
+    complex_dtype = aval_of(linalg.eigvals(_arr.zeros((1, 1), aval_of(p).dtype))).dtype
+    if n < 1:
+        return lax.full((0,), np.zeros((), complex_dtype)[()])
+    first_row = lax.reshape(-p[1:] / p[0], (1, n))
+    below = _arr.eye(n - 1, n, dtype=aval_of(p).dtype)
+    return linalg.eigvals(_arr.concatenate([first_row, below], axis=0))
+
+
+def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
+    """Least-squares fit of a degree-`deg` polynomial to points (x, y): the
+    coefficients, highest power first (y may hold several columns).
+
+    `full` also returns residuals, rank, singular values and rcond; `cov`
+    the coefficients' covariance (scaled by the residual variance unless
+    cov='unscaled').
+
+    >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1)  # [2., 1.]
+    """
+    from olympus.numpy import linalg
+
+    x, y = promote_dtypes_inexact(to_operand(x), to_operand(y))
+    deg = int(deg)
+    if deg < 0:
+        raise ValueError(f"jnp.polyfit: deg={deg} must be non-negative")
+    if aval_of(x).ndim != 1 or aval_of(y).ndim not in (1, 2) or \
+            aval_of(y).shape[0] != aval_of(x).shape[0]:
+        raise PolynomialShapeError(f"jnp.polyfit: x must be 1-d and y 1-d or 2-d with as many "
+                                   f"rows, got {aval_of(x).shape} and {aval_of(y).shape}")
+    order = deg + 1
+    n = aval_of(x).shape[0]
+    rcond = n * float(np.finfo(np.dtype(aval_of(x).dtype)).eps) if rcond is None else rcond
+    lhs = x[:, None] ** np.arange(deg, -1, -1).astype(aval_of(x).dtype)
+    rhs = y
+    if w is not None:
+        w = _arr.astype(to_operand(w), aval_of(x).dtype)
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w if aval_of(y).ndim == 1 else w[:, None])
+    scale = _uf.sqrt(_red.sum(lhs * lhs, axis=0))
+    c, resids, rank, s = linalg.lstsq(lhs / scale, rhs, rcond=rcond)
+    c = (c.T / scale).T
+    if full:
+        return c, resids, rank, s, rcond
+    if cov:
+        return c, _fit_covariance(lhs, scale, resids, n, order, cov, aval_of(y).ndim)
+    return c
+
+
+def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
+    """NumPy's polyfit covariance: inv(A^T A) / outer(scale, scale), times the
+    residual variance unless cov='unscaled'."""
+    from olympus.numpy import linalg
+
+    scaled = lhs / scale
+    base = linalg.inv(scaled.T @ scaled) / _red.outer(scale, scale)
+    if cov == "unscaled":
+        return base
+    if n <= order:
+        raise ValueError(f"jnp.polyfit: the covariance needs more points ({n}) than "
+                         f"coefficients ({order})")
+    factor = resids / (n - order)
+    return base * factor if y_ndim == 1 else base[:, :, None] * factor

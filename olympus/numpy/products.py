@@ -1,0 +1,63 @@
+"""Products of olympus.numpy beyond dot/matmul: kron and cross."""
+
+from __future__ import annotations
+
+from olympus import lax
+from olympus.numpy import arrays as _arr
+from olympus.numpy.core import aval_of, broadcast_shapes, normalize_axis, promote_dtypes, to_operand
+
+__all__ = ["cross", "kron"]
+
+
+class CrossDimensionError(ValueError):
+    """jnp.cross got vectors that are not of dimension 2 or 3."""
+
+
+def kron(a, b):
+    """The Kronecker product: blocks a[i, j] * b, for arrays of any rank
+    (the shorter shape is padded with leading 1s).
+
+    >>> jnp.kron(jnp.eye(2), jnp.array([[1, 2], [3, 4]]))  # 4x4, two blocks
+    """
+    a, b = promote_dtypes(to_operand(a), to_operand(b))
+    ndim = max(aval_of(a).ndim, aval_of(b).ndim)
+    a_shape = (1,) * (ndim - aval_of(a).ndim) + aval_of(a).shape
+    b_shape = (1,) * (ndim - aval_of(b).ndim) + aval_of(b).shape
+    # Interleave the axes: a on even positions, b on odd ones, then merge pairs.
+    a = lax.reshape(a, tuple(d for s in a_shape for d in (s, 1)))
+    b = lax.reshape(b, tuple(d for s in b_shape for d in (1, s)))
+    return lax.reshape(a * b, tuple(m * n for m, n in zip(a_shape, b_shape)))
+
+
+def _components(v, axis: int, name: str):
+    """The 2 or 3 components of the vectors along `axis`, as separate arrays."""
+    v = _arr.moveaxis(v, normalize_axis(axis, aval_of(v).ndim), -1)
+    n = aval_of(v).shape[-1]
+    if n not in (2, 3):
+        raise CrossDimensionError(
+            f"jnp.cross: {name} has vectors of dimension {n} (shape {aval_of(v).shape}); "
+            "cross products need dimension 2 or 3")
+    return [v[..., i] for i in range(n)]
+
+
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    """The cross product of 2- or 3-vectors along the given axes (2-vectors
+    have z = 0; two 2-vectors give the z component only).
+
+    >>> jnp.cross(jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))  # [0., 0., 1.]
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = promote_dtypes(to_operand(a), to_operand(b))
+    ua, ub = _components(a, axisa, "a"), _components(b, axisb, "b")
+    shape = broadcast_shapes(aval_of(ua[0]).shape, aval_of(ub[0]).shape)
+    ua = [_arr.broadcast_to(c, shape) for c in ua]
+    ub = [_arr.broadcast_to(c, shape) for c in ub]
+    z = ua[0] * ub[1] - ua[1] * ub[0]
+    if len(ua) == 2 and len(ub) == 2:
+        return z
+    zero = _arr.zeros_like(z)
+    a0, a1, a2 = ua if len(ua) == 3 else (*ua, zero)
+    b0, b1, b2 = ub if len(ub) == 3 else (*ub, zero)
+    out = _arr.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    return _arr.moveaxis(out, -1, normalize_axis(axisc, aval_of(out).ndim))
