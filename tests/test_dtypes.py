@@ -316,7 +316,7 @@ def test_public_dtypes_module_exports():
     olympus.jit(lambda x: seen.append(d.is_weakly_typed(x)) or x)(2.0)
     assert seen == [True]
     for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-                 "float8_e5m2fnuz"):
+                 "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu"):
         assert np.dtype(getattr(jnp, name)) == getattr(d, name) == np.dtype(getattr(ml_dtypes, name))
 
 

@@ -27,6 +27,8 @@ def _assert_same_float8(got, want) -> None:
 def _representable_f32(dtype, n=64, seed=0) -> np.ndarray:
     """f32 values exactly representable in `dtype`, away from its overflow edge."""
     rng = np.random.default_rng(seed)
+    if dtype == dtypes.float8_e8m0fnu:  # powers of two only
+        return np.ldexp(1.0, rng.integers(-20, 21, n)).astype(np.float32)
     top = float(ml_dtypes.finfo(dtype).max) / 4
     return rng.uniform(-top, top, n).astype(np.float32).astype(dtype).astype(np.float32)
 
@@ -34,6 +36,10 @@ def _representable_f32(dtype, n=64, seed=0) -> np.ndarray:
 def _roundable_f32(dtype, n=64, seed=1) -> np.ndarray:
     """f32 values that need rounding to `dtype`, subnormals and halfway cases included."""
     rng = np.random.default_rng(seed)
+    if dtype == dtypes.float8_e8m0fnu:
+        # positive and f32-normal: XLA on CPU flushes f32 subnormals (e8m0's
+        # lowest exponents) to zero, which e8m0 cannot hold
+        return np.ldexp(rng.uniform(1, 2, n), rng.integers(-120, 120, n)).astype(np.float32)
     info = ml_dtypes.finfo(dtype)
     top, tiny = float(info.max), float(info.smallest_subnormal)
     grid = _representable_f32(dtype, n, seed)
@@ -94,19 +100,21 @@ def test_cast_to_wider_types_is_exact():
     results = olympus.jit(lambda e: {k: {w: v.astype(t) for w, t in wide.items()}
                                      for k, v in e.items()})(every)
     for d in ALL:
-        eager = {w: jnp.asarray(every[d.name]).astype(t) for w, t in wide.items()}
-        for outs in (results[d.name], eager) if d in EAGER else (results[d.name],):
+        outputs = [results[d.name]]
+        if d in EAGER:
+            outputs.append({w: jnp.asarray(every[d.name]).astype(t) for w, t in wide.items()})
+        for outs in outputs:
             for w, t in wide.items():
-                want = every[d.name].astype(np.float32).astype(t)
+                with np.errstate(over="ignore"):  # e8m0's 2**127 is inf in f16
+                    want = every[d.name].astype(np.float32).astype(t)
                 assert outs[w].dtype == np.dtype(t)  # NaNs compare equal only as f32:
                 np.testing.assert_array_equal(np.asarray(outs[w]).astype(np.float32),
                                               want.astype(np.float32), err_msg=f"{d} {w}")
 
 
 _OPS = {
-    "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract),
-    "mul": (lambda a, b: a * b, np.multiply), "max": (jnp.maximum, np.maximum),
-    "min": (jnp.minimum, np.minimum), "abs": (lambda a, b: jnp.abs(a), lambda a, b: np.abs(a)),
+    "add": (lambda a, b: a + b, np.add), "mul": (lambda a, b: a * b, np.multiply),
+    "max": (jnp.maximum, np.maximum), "abs": (lambda a, b: jnp.abs(a), lambda a, b: np.abs(a)),
     "neg": (lambda a, b: -a, lambda a, b: np.negative(a)),
 }
 

@@ -25,7 +25,12 @@ float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
 float8_e4m3b11fnuz = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
 float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
 float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
-float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz)
+float8_e3m4 = np.dtype(ml_dtypes.float8_e3m4)
+float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
+# exponent only (a scale for microscaling formats): no zero, no sign, no inf
+float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
+float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
+                 float8_e3m4, float8_e4m3, float8_e8m0fnu)
 # Floats NumPy does not know: its buffer protocol and type hierarchy miss them,
 # and their dtype.kind is unreliable ("V" for most, "f" for float8_e5m2).
 ml_dtypes_floats = (bfloat16, *float8_dtypes)
@@ -40,7 +45,8 @@ _SHORT_NAMES = {
     complex64: "c64", complex128: "c128",
     float8_e4m3fn: "f8_e4m3fn", float8_e5m2: "f8_e5m2",
     float8_e4m3b11fnuz: "f8_e4m3b11fnuz", float8_e4m3fnuz: "f8_e4m3fnuz",
-    float8_e5m2fnuz: "f8_e5m2fnuz", float0: "float0",
+    float8_e5m2fnuz: "f8_e5m2fnuz", float8_e3m4: "f8_e3m4", float8_e4m3: "f8_e4m3",
+    float8_e8m0fnu: "f8_e8m0fnu", float0: "float0",
 }
 
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
@@ -76,8 +82,9 @@ def is_integer(dtype) -> bool:
 
 
 # Float types with no infinities (-inf cast to them is NaN): the float8 kinds
-# named "fn" (finite) and "fnuz" (finite, unsigned zero).
-_NO_INFINITY = (float8_e4m3fn, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz)
+# named "fn" (finite), "fnuz" (finite, unsigned zero) and "fnu" (finite, unsigned).
+_NO_INFINITY = (float8_e4m3fn, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
+                float8_e8m0fnu)
 
 
 def float_lowest(dtype) -> np.generic:

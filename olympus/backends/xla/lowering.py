@@ -46,7 +46,8 @@ _ELEMENT_TYPES = {
     dtypes.complex64: "complex<f32>", dtypes.complex128: "complex<f64>",
     dtypes.float8_e4m3fn: "f8E4M3FN", dtypes.float8_e5m2: "f8E5M2",
     dtypes.float8_e4m3b11fnuz: "f8E4M3B11FNUZ", dtypes.float8_e4m3fnuz: "f8E4M3FNUZ",
-    dtypes.float8_e5m2fnuz: "f8E5M2FNUZ",
+    dtypes.float8_e5m2fnuz: "f8E5M2FNUZ", dtypes.float8_e3m4: "f8E3M4",
+    dtypes.float8_e4m3: "f8E4M3", dtypes.float8_e8m0fnu: "f8E8M0FNU",
 }
 
 
