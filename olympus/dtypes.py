@@ -24,12 +24,12 @@ from olympus.ir.dtypes import (
     float8_dtypes,
     float8_e3m4,
     float8_e4m3,
-    float8_e8m0fnu,
     float8_e4m3b11fnuz,
     float8_e4m3fn,
     float8_e4m3fnuz,
     float8_e5m2,
     float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,
@@ -63,10 +63,10 @@ def is_weakly_typed(x) -> bool:
 
 
 __all__ = [
-    "TypePromotionError", "bfloat16", "bool_", "canonicalize_dtype", "complex64",
-    "complex128", "finfo", "float0", "float8_dtypes", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float16", "float32", "float64",
-    "format_promotion_table", "iinfo", "int8", "int16", "int32", "int64",
-    "is_weakly_typed", "issubdtype", "promote_types", "promotion_table", "result_type",
-    "short_name", "uint8", "uint16", "uint32", "uint64", "x64_enabled",
+    "TypePromotionError", "bfloat16", "bool_", "canonicalize_dtype", "complex64", "complex128",
+    "finfo", "float0", "float8_dtypes", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float16", "float32", "float64", "format_promotion_table", "iinfo", "int8", "int16",
+    "int32", "int64", "is_weakly_typed", "issubdtype", "promote_types", "promotion_table",
+    "result_type", "short_name", "uint8", "uint16", "uint32", "uint64", "x64_enabled",
 ]
