@@ -141,7 +141,10 @@ class Config:
         """
         from absl import flags as absl_flags
 
-        self._flags = absl_flags.FLAGS if flag_values is None else flag_values
+        flag_values = absl_flags.FLAGS if flag_values is None else flag_values
+        if flag_values is self._flags:
+            return  # defined already
+        self._flags = flag_values
         define = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
                   str: absl_flags.DEFINE_string}
         for option in self._options.values():
@@ -227,14 +230,16 @@ config = Config()
 
 
 class _DefineFlagsOnAbslImport:
-    """One-shot `sys.meta_path` finder: lets the other finders locate absl.flags
-    and wraps its loader so that the flags are defined right after it loads."""
+    """`sys.meta_path` finder: lets the other finders locate absl.flags and wraps
+    its loader so that the flags are defined right after it loads (the loader
+    then removes this finder)."""
 
     def find_spec(self, name, path, target=None):
         if name != "absl.flags":
             return None
-        sys.meta_path.remove(self)
         for finder in sys.meta_path:
+            if finder is self:
+                continue
             spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
             if spec is not None:
                 if spec.loader is not None:
@@ -255,6 +260,7 @@ class _ThenDefineFlags:
     def exec_module(self, module) -> None:
         self.loader.exec_module(module)
         module.__loader__ = module.__spec__.loader = self.loader  # leave no trace
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _DefineFlagsOnAbslImport)]
         config.define_absl_flags()
 
     def __getattr__(self, name: str):  # is_package, get_source, ... for tools
