@@ -64,7 +64,8 @@ def test_absl_app_command_line_flag_enables_x64():
 def test_absl_app_importing_olympus_first_still_gets_the_flags():
     """Importing olympus does not load absl; the flags appear when absl.flags does."""
     olympus_first = _ABSL_APP.format(
-        first="import sys, olympus.numpy as jnp; assert 'absl.flags' not in sys.modules",
+        first="import sys, importlib.util, olympus.numpy as jnp; "
+              "assert 'absl.flags' not in sys.modules; importlib.util.find_spec('absl.flags')",
         second="from absl import app")
     assert _run_python(olympus_first, {}, "--olympus_enable_x64") == "float64 int64"
 
