@@ -14,10 +14,22 @@ What is timed, per library (all on the same two NumPy matrices):
 - "execute only": the AOT-compiled executable (`jit(f).lower(...).compile()`)
   called directly: no jit cache lookup, pytree flattening or signature hashing.
 
+OpenBLAS's worker threads busy-wait for a while (about 0.1 s by default)
+after each call: on 2 cores whichever case ran right after `np.dot` lost a
+third of its speed to them (measured: olympus or JAX, whichever came second,
+16-17 GFLOP/s median against 25 for the other). The script therefore sets
+`OPENBLAS_THREAD_TIMEOUT=4` (the shortest spin; override it by setting the
+variable yourself) before NumPy loads OpenBLAS; NumPy's own time did not change.
+
     python benchmarks/matmul.py [--quick] [--no-jax] [--n 1024] [--no-f64]
 """
 
 from __future__ import annotations
+
+import os
+
+# before numpy loads OpenBLAS, which reads it once (see the docstring)
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import argparse
 import statistics
@@ -109,7 +121,7 @@ def main(argv=None) -> None:
         enable_x64(names)
     print(f"matmul {opts.n}x{opts.n} @ {opts.n}x{opts.n}: jit(jnp.dot) vs np.dot "
           f"({number} calls per round, {rounds} interleaved rounds)")
-    print(machine())
+    print(machine() + f"; OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     print("| case | median time | GFLOP/s | vs numpy (median) | vs numpy (best round) "
           "| max rel. error vs f64 |")
     print("|---|---:|---:|---:|---:|---:|")
