@@ -10,6 +10,7 @@ import olympus.numpy as jnp
 from olympus.numpy.functional import InplaceUpdateError, SignatureError
 from olympus.numpy.padding import PadModeError
 from olympus.numpy.products import CrossDimensionError
+from olympus.backends.reference import reference_call
 from olympus.test_util import (
     assert_allclose, check_against_numpy, check_grads, check_jit_matches_eager, rand_int,
     rand_normal,
@@ -21,19 +22,26 @@ def _rng():
     return np.random.default_rng(0)
 
 
+def _check_reference(fn, numpy_fn, args, **tolerances):
+    """check_against_numpy with `fn` traced once and run by the NumPy reference
+    interpreter: the semantics of many cases without an XLA compile for each
+    (XLA itself is covered by the jit-vs-eager and gradient tests)."""
+    check_against_numpy(lambda *a: reference_call(fn, *a), numpy_fn, args, **tolerances)
+
+
 # ---- polynomials ---------------------------------------------------------------------
 def test_polynomial_arithmetic_matches_numpy():
     rng = _rng()
     p, q = rand_normal(rng, (4,)) + 2, rand_normal(rng, (2,)) + 2
     x = rand_normal(rng, (3, 2))
-    check_against_numpy(jnp.polyval, np.polyval, (p, x), rtol=1e-5)
+    _check_reference(jnp.polyval, np.polyval, (p, x), rtol=1e-5)
     for name in ("polyadd", "polysub", "polymul"):
-        check_against_numpy(getattr(jnp, name), getattr(np, name), (p, q), rtol=1e-5)
-    check_against_numpy(jnp.polyadd, np.polyadd, (np.int32([1, 2]), np.int32([3, 0, 1])))
-    check_against_numpy(lambda a: jnp.polyder(a, 2), lambda a: np.polyder(a, 2), (p,))
-    check_against_numpy(lambda a: jnp.polyint(a, 2, k=[1.0, -2.0]),
+        _check_reference(getattr(jnp, name), getattr(np, name), (p, q), rtol=1e-5)
+    _check_reference(jnp.polyadd, np.polyadd, (np.int32([1, 2]), np.int32([3, 0, 1])))
+    _check_reference(lambda a: jnp.polyder(a, 2), lambda a: np.polyder(a, 2), (p,))
+    _check_reference(lambda a: jnp.polyint(a, 2, k=[1.0, -2.0]),
                         lambda a: np.polyint(a, 2, k=[1.0, -2.0]), (p,), rtol=1e-5)
-    check_against_numpy(jnp.poly, np.poly, (np.float32([1.0, -2.0, 0.5]),), rtol=1e-5)
+    _check_reference(jnp.poly, np.poly, (np.float32([1.0, -2.0, 0.5]),), rtol=1e-5)
 
 
 def test_polydiv_keeps_static_length_unless_trimmed():
@@ -63,11 +71,11 @@ def test_polyval_gradients_jit_and_vmap():
 def test_polyfit_matches_numpy():
     x = np.linspace(0, 1, 9).astype(np.float32)
     y = np.sin(3 * x).astype(np.float32)
-    check_against_numpy(lambda a, b: jnp.polyfit(a, b, 3), lambda a, b: np.polyfit(a, b, 3),
+    _check_reference(lambda a, b: jnp.polyfit(a, b, 3), lambda a, b: np.polyfit(a, b, 3),
                         (x, y), rtol=1e-3, atol=1e-4)
     ys = np.stack([y, 2 * y + 1], axis=1)
     w = np.linspace(1, 2, 9).astype(np.float32)
-    check_against_numpy(lambda a, b: jnp.polyfit(a, b, 2, w=w),
+    _check_reference(lambda a, b: jnp.polyfit(a, b, 2, w=w),
                         lambda a, b: np.polyfit(a, b, 2, w=w), (x, ys), rtol=1e-3, atol=1e-4)
     _, cov = jnp.polyfit(x, y, 2, cov=True)
     assert_allclose(cov, np.polyfit(x, y, 2, cov=True)[1], rtol=1e-3, atol=1e-6,
@@ -92,8 +100,8 @@ def test_roots_match_numpy():
 def test_kron_matches_numpy(shapes):
     rng = _rng()
     a, b = rand_normal(rng, shapes[0]), rand_normal(rng, shapes[1])
-    check_against_numpy(jnp.kron, np.kron, (a, b))
-    check_against_numpy(jnp.kron, np.kron, (rand_int(rng, shapes[0]), rand_int(rng, shapes[1])))
+    _check_reference(jnp.kron, np.kron, (a, b))
+    _check_reference(jnp.kron, np.kron, (rand_int(rng, shapes[0]), rand_int(rng, shapes[1])))
 
 
 def test_kron_and_cross_gradients():
@@ -110,7 +118,7 @@ def test_kron_and_cross_gradients():
 def test_cross_matches_numpy(kwargs, sa, sb):
     rng = _rng()
     a, b = rand_normal(rng, sa), rand_normal(rng, sb)
-    check_against_numpy(lambda x, y: jnp.cross(x, y, **kwargs),
+    _check_reference(lambda x, y: jnp.cross(x, y, **kwargs),
                         lambda x, y: np.cross(x, y, **kwargs), (a, b), rtol=1e-5, atol=1e-6)
 
 
@@ -135,15 +143,17 @@ _PAD_WIDTHS = [1, (2, 3), ((0, 5), (7, 2)), ((9, 0), (1, 11))]
 
 @pytest.mark.parametrize("mode,kwargs", _PAD_MODES)
 def test_pad_modes_match_numpy(mode, kwargs):
+    # Semantics by the reference interpreter; XLA runs are in the jit/vmap/grad tests.
     rng = _rng()
     for x in (rand_normal(rng, (3, 4)), rand_int(rng, (3, 4), low=-9, high=9),
               rand_normal(rng, (5,))):
         if x.ndim == 1 and any(np.ndim(v) == 2 for v in kwargs.values()):
             continue
-        for width in _PAD_WIDTHS[:2] if x.ndim == 1 else _PAD_WIDTHS:
-            check_against_numpy(lambda a: jnp.pad(a, width, mode, **kwargs),
-                                lambda a: np.pad(a, width, mode, **kwargs), (x,),
-                                rtol=1e-5, atol=1e-5)
+        widths = _PAD_WIDTHS[:2] if x.ndim == 1 else _PAD_WIDTHS
+        got = reference_call(lambda a: [jnp.pad(a, w, mode, **kwargs) for w in widths], x)
+        for width, padded in zip(widths, got):
+            assert_allclose(padded, np.pad(x, width, mode, **kwargs), rtol=1e-5, atol=1e-5,
+                            err_msg=f"{mode} {kwargs} {width} {x.dtype}")
 
 
 def test_pad_empty_dict_widths_and_errors():
@@ -227,7 +237,7 @@ def test_extract_and_piecewise_match_numpy():
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_apply_along_axis_matches_numpy(axis):
     x = rand_normal(_rng(), (2, 3, 4))
-    check_against_numpy(
+    _check_reference(
         lambda a: jnp.apply_along_axis(lambda v: jnp.stack([v.sum(), v.max()]), axis, a),
         lambda a: np.apply_along_axis(lambda v: np.stack([v.sum(), v.max()]), axis, a),
         (x,), rtol=1e-5)
@@ -235,7 +245,7 @@ def test_apply_along_axis_matches_numpy(axis):
 
 def test_apply_over_axes_matches_numpy():
     x = rand_normal(_rng(), (2, 3, 4))
-    check_against_numpy(lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]),
+    _check_reference(lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]),
                         lambda a: np.apply_over_axes(np.sum, a, [0, 2]), (x,), rtol=1e-5)
 
 

@@ -328,3 +328,21 @@ def _broadcast_map(call, arrays, cores):
     for _ in loop_shape:
         fn = vmap(fn)
     return fn(*arrays)
+
+
+# Writers whose every call is one compiled program; their options static.
+_STATIC_OPTIONS = {
+    "put": ("mode", "inplace"),
+    "put_along_axis": ("axis", "inplace", "mode"),
+    "place": ("inplace",),
+}
+
+
+def _compile_entry_points() -> None:
+    from olympus.api import jit
+
+    for name, static in _STATIC_OPTIONS.items():
+        globals()[name] = jit(globals()[name], static_argnames=static)
+
+
+_compile_entry_points()

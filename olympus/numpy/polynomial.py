@@ -291,3 +291,25 @@ def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
                          f"coefficients ({order})")
     factor = resids / (n - order)
     return base * factor if y_ndim == 1 else base[:, :, None] * factor
+
+
+# Public functions whose every call is one compiled program; their options static.
+_STATIC_OPTIONS = {
+    "polyval": ("unroll",),
+    "polyadd": (),
+    "polysub": (),
+    "polyder": ("m",),
+    "polyint": ("m",),
+    "poly": (),
+    "polyfit": ("deg", "rcond", "full", "cov"),
+}
+
+
+def _compile_entry_points() -> None:
+    from olympus.api import jit
+
+    for name, static in _STATIC_OPTIONS.items():
+        globals()[name] = jit(globals()[name], static_argnames=static)
+
+
+_compile_entry_points()
