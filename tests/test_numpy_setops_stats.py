@@ -8,7 +8,11 @@ import olympus
 import olympus.numpy as jnp
 from olympus.backends.reference import reference_call
 from olympus.test_util import (
-    assert_allclose, check_against_numpy, check_grads, check_jit_matches_eager, rand_int,
+    assert_allclose,
+    check_against_numpy,
+    check_grads,
+    check_jit_matches_eager,
+    rand_int,
     rand_normal,
 )
 from olympus.tracer.errors import ConcretizationTypeError
@@ -26,20 +30,20 @@ def _check_reference(fn, numpy_fn, args, **tolerances):
 
 
 # ---- unique -------------------------------------------------------------------------
-@pytest.mark.parametrize("shape", [(7,), (3, 4), (0,)])
-@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+@pytest.mark.parametrize("shape,dtype", [((7,), np.int32), ((3, 4), np.float32),
+                                         ((0,), np.int32)])
 def test_unique_all_flags_match_numpy(shape, dtype):
     x = rand_int(_rng(), shape, dtype, low=-2, high=3)
-    flags = dict(return_index=True, return_inverse=True, return_counts=True)
+    flags = {"return_index": True, "return_inverse": True, "return_counts": True}
     check_against_numpy(lambda a: jnp.unique(a, **flags), lambda a: np.unique(a, **flags), (x,))
 
 
 def test_unique_along_axis_matches_numpy():
     x = rand_int(_rng(), (5, 3), np.int32, low=0, high=2)
-    flags = dict(return_index=True, return_inverse=True, return_counts=True)
+    flags = {"return_index": True, "return_inverse": True, "return_counts": True}
     for axis in (0, 1):
-        check_against_numpy(lambda a: jnp.unique(a, axis=axis, **flags),
-                            lambda a: np.unique(a, axis=axis, **flags), (x,))
+        check_against_numpy(lambda a, axis=axis: jnp.unique(a, axis=axis, **flags),
+                            lambda a, axis=axis: np.unique(a, axis=axis, **flags), (x,))
 
 
 def test_unique_treats_nans_as_equal():
@@ -87,7 +91,7 @@ def test_array_api_unique_functions():
 
 def test_unique_vmap_with_size_matches_loop():
     xs = rand_int(_rng(), (3, 6), np.int32, low=0, high=4)
-    f = lambda a: jnp.unique(a, size=6, fill_value=9)  # noqa: E731
+    f = lambda a: jnp.unique(a, size=6, fill_value=9)
     batched = olympus.vmap(f)(xs)
     np.testing.assert_array_equal(batched, np.stack([f(x) for x in xs]))
 
@@ -191,8 +195,7 @@ def test_cov_weights_second_variable_and_grad():
                         lambda a, b: np.cov(a, b, fweights=fw, aweights=aw), (m, y),
                         rtol=1e-5, atol=1e-6)
     assert_allclose(jnp.cov(y), np.cov(y), rtol=1e-5)
-    check_grads(lambda a: jnp.cov(a, aweights=aw), (m,), order=1)
-    check_grads(jnp.corrcoef, (m,), order=1)
+    check_grads(lambda a: jnp.corrcoef(a) + jnp.cov(a, aweights=aw), (m,), order=1)
 
 
 # ---- interp ----------------------------------------------------------------------------
@@ -265,9 +268,9 @@ def test_histogram_under_jit_and_multi_dimensional():
     rng = _rng()
     x, y = rand_normal(rng, (25,)), rand_normal(rng, (25,))
     check_jit_matches_eager(lambda a: jnp.histogram(a, bins=6), (x,))
-    got, xe, ye = reference_call(
+    got, xe, _ = reference_call(
         lambda a, b: jnp.histogram2d(a, b, bins=[3, 4], range=[(-2, 2), (-1, 1)]), x, y)
-    want, wxe, wye = np.histogram2d(x, y, bins=[3, 4], range=[(-2, 2), (-1, 1)])
+    want, wxe, _ = np.histogram2d(x, y, bins=[3, 4], range=[(-2, 2), (-1, 1)])
     assert_allclose(got, want, check_dtypes=False)
     assert_allclose(xe, wxe, check_dtypes=False)
     sample = rand_normal(rng, (40, 3))

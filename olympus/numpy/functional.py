@@ -225,7 +225,7 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
     arr = to_operand(arr)
     ndim = aval_of(arr).ndim
     axis = normalize_axis(axis, ndim)
-    fn = lambda v: func1d(v, *args, **kwargs)  # noqa: E731
+    fn = lambda v: func1d(v, *args, **kwargs)
     for _ in range(ndim - axis - 1):
         fn = vmap(fn, in_axes=-1, out_axes=-1)
     for _ in range(axis):
@@ -276,7 +276,8 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature: str | None = None):
 
     >>> jnp.vectorize(lambda a, b: a @ b, signature="(n),(n)->()")(jnp.ones((4, 3)), jnp.ones(3))
     """
-    core_in, core_out = (None, None) if signature is None else _parse_signature(signature)
+    # Output core dimensions need no checking: vmap lays the loop axes in front.
+    core_in = None if signature is None else _parse_signature(signature)[0]
 
     @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
@@ -322,8 +323,8 @@ def _broadcast_map(call, arrays, cores):
 
     loops = [aval_of(x).shape[:aval_of(x).ndim - len(c)] for x, c in zip(arrays, cores)]
     loop_shape = broadcast_shapes(*loops)
-    arrays = [_arr.broadcast_to(x, loop_shape + aval_of(x).shape[len(l):])
-              for x, l in zip(arrays, loops)]
+    arrays = [_arr.broadcast_to(x, loop_shape + aval_of(x).shape[len(loop):])
+              for x, loop in zip(arrays, loops)]
     fn = call
     for _ in loop_shape:
         fn = vmap(fn)

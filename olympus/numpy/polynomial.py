@@ -16,7 +16,12 @@ from olympus import lax
 from olympus.numpy import arrays as _arr
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
-from olympus.numpy.core import aval_of, promote_dtypes, promote_dtypes_inexact, to_operand
+from olympus.numpy.core import (
+    aval_of,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    to_operand,
+)
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from olympus import lax
 from olympus.numpy import arrays as _arr
-from olympus.numpy.core import aval_of, broadcast_shapes, normalize_axis, promote_dtypes, to_operand
+from olympus.numpy.core import (
+    aval_of,
+    broadcast_shapes,
+    normalize_axis,
+    promote_dtypes,
+    to_operand,
+)
 
 __all__ = ["cross", "kron"]
 

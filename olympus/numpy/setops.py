@@ -18,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from olympus import lax
-from olympus.ir import dtypes
 from olympus.backends.xla.dispatch import to_device
+from olympus.ir import dtypes
 from olympus.numpy.core import aval_of, promote_dtypes, to_operand
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -214,7 +214,7 @@ def _inverse(first, perm, n: int):
 
 def unique(ar, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
-           size: int | None = None, fill_value=None, sorted: bool = True):  # noqa: A002
+           size: int | None = None, fill_value=None, sorted: bool = True):
     """The sorted unique values of `ar` (of its slices along `axis`), optionally
     with first-occurrence indices, the inverse map and the counts.
 

@@ -20,7 +20,12 @@ from olympus.numpy import arrays as _arr
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.core import (
-    aval_of, broadcast_to, normalize_axis, promote_dtypes, promote_dtypes_inexact, to_operand,
+    aval_of,
+    broadcast_to,
+    normalize_axis,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    to_operand,
 )
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -298,8 +303,8 @@ def _periodic(x, xp, fp, period):
 
 
 def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
-    from olympus.numpy.sorting import searchsorted
     from olympus.numpy.indexing import take
+    from olympus.numpy.sorting import searchsorted
 
     n = aval_of(xp).shape[0]
     if n == 1:
@@ -414,7 +419,7 @@ def _bin_index(a, edges):
     return _uf.where((a < edges[0]) | (a > edges[-1]), -1, index)
 
 
-def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The edges np.histogram would use for `bins` (a count or edges).
 
     >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)  # [0., 0.5, 1.]
@@ -428,7 +433,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
                                   range_=range_, name="histogram_bin_edges")
 
 
-def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
+def histogram(a, bins=10, range=None, weights=None, density=None):
     """Counts (or summed weights, or a density) of `a` in each bin, and the
     edges. `bins` is a static count or an array of edges.
 
@@ -441,7 +446,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     return hist, edges
 
 
-def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """The 2-d histogram of points (x, y) and the edges along x and y."""
     if not isinstance(bins, (list, tuple)) or (len(bins) != 2):
         bins = [bins, bins]
@@ -458,7 +463,7 @@ def _per_dimension(value, d: int, name: str) -> list:
     return [value] * d
 
 
-def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """The D-dimensional histogram of N points, given as an (N, D) array.
 
     >>> hist, edges = jnp.histogramdd(jnp.zeros((4, 2)), bins=3)
