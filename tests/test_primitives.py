@@ -1214,6 +1214,38 @@ def test_every_primitive_is_tested():
     )
 
 
+
+# A primitive whose public function has another name; "custom_lin" has none on
+# purpose: it only exists inside linearize, where custom_vjp's backward rule waits.
+PUBLIC_NAME = {
+    "not": "lax.bitwise_not", "and": "lax.bitwise_and", "or": "lax.bitwise_or",
+    "xor": "lax.bitwise_xor", "while": "lax.while_loop", "pjit": "olympus.jit",
+    "custom_jvp_call": "olympus.custom_jvp", "custom_vjp_call": "olympus.custom_vjp",
+    "checkpoint": "olympus.checkpoint", "name": "olympus.ad_checkpoint.checkpoint_name",
+    **{n: f"lax.linalg.{n}" for n in (
+        "cholesky", "triangular_solve", "lu", "eigh", "eig", "geqrf",
+        "householder_product", "svd", "qr")},
+}
+
+
+def _public_function(path: str):
+    module, _, name = path.rpartition(".")
+    root = {"lax": lax, "olympus": olympus}[module.split(".")[0]]
+    for part in module.split(".")[1:]:
+        root = getattr(root, part)
+    return getattr(root, name, None)
+
+
+def test_every_primitive_has_a_public_function():
+    """Issue #6: `olympus.lax` has a public function for every primitive."""
+    missing = [
+        name for name in sorted(lax.all_primitives)
+        if name != "custom_lin"
+        and not callable(_public_function(PUBLIC_NAME.get(name, f"lax.{name}")))
+    ]
+    assert not missing, f"primitives without a public function: {missing}"
+
+
 # ---- the comparison helpers themselves -------------------------------------------
 def test_check_against_numpy_catches_wrong_values_shapes_and_dtypes():
     x = np.float32([1.0, 2.0])
