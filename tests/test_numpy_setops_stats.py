@@ -52,6 +52,16 @@ def test_unique_treats_nans_as_equal():
                         lambda a: np.unique(a, return_counts=True), (x,))
 
 
+def test_unique_of_complex_and_bool_matches_numpy():
+    z = np.complex64([1 + 2j, 1 + 2j, 0j, 1 - 1j, 0j])
+    got = reference_call(lambda a: jnp.unique(a, size=3, return_counts=True), z)
+    want = np.unique(z, return_counts=True)
+    assert_allclose(got[0], want[0])
+    assert_allclose(got[1], want[1])
+    b = np.array([True, False, True])
+    assert_allclose(reference_call(lambda a: jnp.unique(a, size=2), b), np.unique(b))
+
+
 def test_unique_with_size_pads_under_jit():
     x = np.int32([3, 1, 3, 2])
     f = olympus.jit(lambda a: jnp.unique(a, size=5, fill_value=-1, return_counts=True,

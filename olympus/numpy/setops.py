@@ -114,6 +114,11 @@ def _sorted_rows(rows):
     n, m = aval_of(rows).shape
     columns = [lax.reshape(lax.slice(rows, (0, j), (n, j + 1)), (n,)) for j in range(m)]
     order = lax.iota(dtypes.int32, n)
+    if dtypes.is_complex(aval_of(rows).dtype):
+        # Complex numbers order by real part, then imaginary part, as NumPy.
+        keys = [part for c in columns for part in (lax.real(c), lax.imag(c))]
+        *_, perm = lax.sort((*keys, order), dimension=0, is_stable=True, num_keys=len(keys))
+        return _take_rows(rows, perm), perm
     *sorted_columns, perm = lax.sort((*columns, order), dimension=0, is_stable=True,
                                      num_keys=m)
     return lax.concatenate([lax.reshape(c, (n, 1)) for c in sorted_columns], 1), perm
