@@ -267,3 +267,24 @@ def test_vectorize_with_signature_and_excluded():
         dot(a, np.ones(2, np.float32))
     with pytest.raises(SignatureError, match="not of the form"):
         jnp.vectorize(jnp.sum, signature="(n)->")
+
+
+def test_vander_matches_numpy():
+    x = np.float32([1.5, -2.0, 0.0, 3.0])
+    for kwargs in ({}, {"N": 3}, {"N": 5, "increasing": True}):
+        _check_reference(lambda a, kw=kwargs: jnp.vander(a, **kw),
+                         lambda a, kw=kwargs: np.vander(a, **kw), (x,), rtol=1e-6)
+    check_against_numpy(jnp.vander, np.vander, (np.int32([1, 2, 3]),))
+
+
+@pytest.mark.parametrize("shape,wrap", [((3, 3), False), ((7, 3), False), ((7, 3), True),
+                                        ((3, 5), False), ((3, 3, 3), False)])
+def test_fill_diagonal_matches_numpy(shape, wrap):
+    a = rand_normal(_rng(), shape)
+    want = a.copy()
+    np.fill_diagonal(want, [1.0, 2.0], wrap=wrap)
+    got = reference_call(lambda x: jnp.fill_diagonal(x, np.float32([1.0, 2.0]), wrap=wrap,
+                                                     inplace=False), a)
+    assert_allclose(got, want)
+    with pytest.raises(InplaceUpdateError, match="fill_diagonal"):
+        jnp.fill_diagonal(a, 1.0, wrap=wrap)

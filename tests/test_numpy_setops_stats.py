@@ -179,6 +179,23 @@ def test_trapezoid_matches_numpy_and_differentiates():
     check_grads(lambda a: jnp.trapezoid(a, x), (y,), order=1)
 
 
+def test_unwrap_matches_numpy():
+    rng = _rng()
+    phase = np.cumsum(rng.uniform(-4, 4, (3, 12)), axis=1).astype(np.float32)
+    _check_reference(jnp.unwrap, np.unwrap, (phase,), rtol=1e-5, atol=1e-5)
+    _check_reference(lambda p: jnp.unwrap(p, discont=2.0, axis=0, period=6.0),
+                     lambda p: np.unwrap(p, discont=2.0, axis=0, period=6.0), (phase,),
+                     rtol=1e-5, atol=1e-5)
+    check_grads(jnp.unwrap, (phase[0],), order=1)
+
+
+def test_sort_complex_matches_numpy():
+    z = np.complex64([[1 + 2j, 1 - 1j, 0j], [3, 1j, -1j]])
+    _check_reference(jnp.sort_complex, np.sort_complex, (z,))
+    _check_reference(jnp.sort_complex, lambda a: np.sort_complex(a).astype(np.complex64),
+                     (np.float32([3, 1, 2]),))
+
+
 def test_diff_gradient_and_jit():
     x = rand_normal(_rng(), (3, 5))
     check_grads(lambda a: jnp.diff(a, 2), (x,), order=1)

@@ -23,7 +23,8 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "apply_along_axis", "apply_over_axes", "extract", "piecewise", "place", "put",
+    "apply_along_axis", "apply_over_axes", "extract", "fill_diagonal", "piecewise", "place",
+    "put",
     "put_along_axis", "vectorize",
 ]
 
@@ -110,6 +111,27 @@ def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True,
             index.append(lax.broadcasted_iota(dtypes.int32, shape, d))
     values = _arr.broadcast_to(_arr.astype(to_operand(values), aval_of(arr).dtype), shape)
     return arr.at[tuple(index)].set(values)
+
+
+def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
+    """`a` with its main diagonal set to `val` (repeated as needed); all
+    axes of an N-d `a` must have one length. For tall 2-d arrays `wrap`
+    restarts the diagonal every columns+1 rows, as np.fill_diagonal.
+
+    >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False)  # [[1, 0], [0, 1]]
+    """
+    _refuse_inplace("fill_diagonal", inplace)
+    a = to_operand(a)
+    shape = aval_of(a).shape
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+        raise ValueError(f"jnp.fill_diagonal: a of shape {shape} must be 2-d, or have all "
+                         "dimensions of equal length")
+    if len(shape) == 2:
+        step, end = shape[1] + 1, (aval_of(a).size if wrap else shape[1] * shape[1])
+    else:
+        step, end = 1 + int(np.sum(np.cumprod(shape[:-1]))), aval_of(a).size
+    positions = np.arange(0, min(end, aval_of(a).size), step, dtype=np.int32)
+    return put(a, positions, val, inplace=False)
 
 
 def place(arr, mask, vals, *, inplace: bool = True):
@@ -336,6 +358,7 @@ _STATIC_OPTIONS = {
     "put": ("mode", "inplace"),
     "put_along_axis": ("axis", "inplace", "mode"),
     "place": ("inplace",),
+    "fill_diagonal": ("wrap", "inplace"),
 }
 
 

@@ -27,7 +27,7 @@ from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
     "poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub",
-    "polyval", "roots",
+    "polyval", "roots", "vander",
 ]
 
 
@@ -243,6 +243,23 @@ def _companion_roots(p, n: int, linalg):
     return linalg.eigvals(_arr.concatenate([first_row, below], axis=0))
 
 
+def vander(x, N: int | None = None, increasing: bool = False):
+    """The Vandermonde matrix of 1-d x: column j holds x ** (N - 1 - j)
+    (x ** j if `increasing`); N defaults to len(x).
+
+    >>> jnp.vander(jnp.array([1, 2, 3]), 3)  # [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    x = to_operand(x)
+    if aval_of(x).ndim != 1:
+        raise PolynomialShapeError(f"jnp.vander: x must be 1-d, got shape {aval_of(x).shape}")
+    n = aval_of(x).shape[0] if N is None else int(N)
+    if n < 0:
+        raise ValueError(f"jnp.vander: N={n} must be non-negative")
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    columns = _arr.broadcast_to(x[:, None], (aval_of(x).shape[0], n))
+    return _uf.power(columns, powers.astype(np.int32))
+
+
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     """Least-squares fit of a degree-`deg` polynomial to points (x, y): the
     coefficients, highest power first (y may hold several columns).
@@ -266,7 +283,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     order = deg + 1
     n = aval_of(x).shape[0]
     rcond = n * float(np.finfo(np.dtype(aval_of(x).dtype)).eps) if rcond is None else rcond
-    lhs = x[:, None] ** np.arange(deg, -1, -1).astype(aval_of(x).dtype)
+    lhs = vander(x, order)
     rhs = y
     if w is not None:
         w = _arr.astype(to_operand(w), aval_of(x).dtype)
@@ -306,6 +323,7 @@ _STATIC_OPTIONS = {
     "polyder": ("m",),
     "polyint": ("m",),
     "poly": (),
+    "vander": ("N", "increasing"),
     "polyfit": ("deg", "rcond", "full", "cov"),
 }
 

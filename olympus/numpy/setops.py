@@ -25,7 +25,7 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "in1d", "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "unique",
+    "in1d", "intersect1d", "isin", "setdiff1d", "setxor1d", "sort_complex", "union1d", "unique",
     "unique_all", "unique_counts", "unique_inverse", "unique_values",
 ]
 
@@ -122,6 +122,23 @@ def _sorted_rows(rows):
     *sorted_columns, perm = lax.sort((*columns, order), dimension=0, is_stable=True,
                                      num_keys=m)
     return lax.concatenate([lax.reshape(c, (n, 1)) for c in sorted_columns], 1), perm
+
+
+def sort_complex(a):
+    """`a` sorted along its last axis by real part, then imaginary part, as
+    a complex array (the order np.unique and np.sort give complex numbers).
+
+    >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0j]))  # [0j, 1-1j, 1+2j]
+    """
+    from olympus.numpy.core import promote_dtypes_inexact
+
+    (a,) = promote_dtypes_inexact(to_operand(a))
+    if not dtypes.is_complex(aval_of(a).dtype):
+        a = lax.complex(a, lax.full(aval_of(a).shape, np.zeros((), aval_of(a).dtype)[()]))
+    last = max(aval_of(a).ndim - 1, 0)
+    _, _, out = lax.sort((lax.real(a), lax.imag(a), a), dimension=last, is_stable=True,
+                         num_keys=2)
+    return out
 
 
 def _differs(a, b, equal_nan: bool):

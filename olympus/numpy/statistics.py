@@ -32,7 +32,7 @@ from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
     "bincount", "corrcoef", "cov", "diff", "digitize", "ediff1d", "gradient", "histogram",
-    "histogram2d", "histogram_bin_edges", "histogramdd", "interp", "trapezoid",
+    "histogram2d", "histogram_bin_edges", "histogramdd", "interp", "trapezoid", "unwrap",
 ]
 
 
@@ -199,6 +199,30 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
             d = _shaped(d, axis, aval_of(y).ndim)
     pairs = _along(y, axis, 1, None) + _along(y, axis, None, -1)
     return _red.sum(d * pairs / 2, axis=axis)
+
+
+def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
+    """`p` with jumps between neighbours larger than `discont` (default
+    period/2) removed by adding multiples of `period`, as np.unwrap.
+
+    >>> jnp.unwrap(jnp.array([0.0, 3.0, 6.5]))  # [0., 3., 0.2168...]
+    """
+    (p,) = promote_dtypes_inexact(to_operand(p))
+    axis = normalize_axis(axis, aval_of(p).ndim)
+    dtype = aval_of(p).dtype
+    period = _arr.astype(to_operand(period), dtype)
+    discont = period / 2 if discont is None else _arr.astype(to_operand(discont), dtype)
+    half = period / 2
+    dd = diff(p, axis=axis)
+    # Each step folded into [-period/2, period/2); a step of exactly +period/2
+    # stays +period/2 (NumPy resolves that boundary towards the step's sign).
+    folded = _uf.remainder(dd + half, period) - half
+    folded = _uf.where((folded == -half) & (dd > 0), half, folded)
+    correction = _uf.where(_uf.absolute(dd) < discont, 0, folded - dd)
+    from olympus.numpy.reductions import cumsum
+
+    shifted = _along(p, axis, 1, None) + cumsum(correction, axis=axis)
+    return _arr.concatenate([_along(p, axis, 0, 1), shifted], axis=axis)
 
 
 # ---- covariance and correlation ----------------------------------------------------
@@ -556,6 +580,7 @@ _STATIC_OPTIONS = {
     "corrcoef": ("rowvar",),
     "interp": (),
     "digitize": ("right",),
+    "unwrap": ("axis",),
 }
 
 
