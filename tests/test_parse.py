@@ -51,7 +51,31 @@ PROGRAMS = {
     "grad_cond": olympus.grad(lambda x: lax.cond(True, jnp.sin, jnp.cos, x).sum()),
     "vmap": lambda x: olympus.vmap(lambda r: jnp.dot(r, r) * 2)(x),
     "jvp_pjit": lambda x: olympus.jvp(olympus.jit(jnp.sin), (x,), (x,)),
+    "gather_scatter": lambda x: x.at[np.array([1, 0, 1])].add(x[np.array([0, 1, 1])] * 2),
+    "conv": lambda x: jnp.convolve(x[0], x[1]),
 }
+
+
+def test_dimension_numbers_parse_back_to_their_classes():
+    """Gather/scatter/conv dimension numbers print as `Name(field=...)`; they
+    used to come back as strings, which the checker could not read (found by
+    the fuzzer: a parsed `x.at[i % n].add(...)` program failed to type-check)."""
+    from olympus.lax.convolution import ConvDimensionNumbers
+    from olympus.lax.slicing import GatherDimensionNumbers, ScatterDimensionNumbers
+
+    wanted = {"gather": GatherDimensionNumbers, "scatter_add": ScatterDimensionNumbers,
+              "conv_general_dilated": ConvDimensionNumbers}
+    for name in ("gather_scatter", "conv"):
+        closed = olympus.make_olympuspr(PROGRAMS[name])(X)
+        parsed = parse(str(closed), list(closed.consts))
+        check_olympuspr(parsed)
+        for eqn in parsed.olympuspr.eqns:
+            if eqn.primitive.name in wanted:
+                numbers = eqn.params["dimension_numbers"]
+                assert type(numbers) is wanted[eqn.primitive.name], (eqn.primitive.name, numbers)
+    with pytest.raises(OlympusprParseError, match="bad GatherDimensionNumbers"):
+        parse("{ lambda ; a:f32[2] b:i32[1,1]. let c:f32[1] = gather[dimension_numbers="
+              "GatherDimensionNumbers(offset_dims=(), wrong=(0,)) slice_sizes=(1,)] a b in (c,) }")
 
 
 def _run_compiled(closed, args):

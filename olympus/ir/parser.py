@@ -28,6 +28,7 @@ Grammar (whitespace-insensitive, so one-line and indented forms both parse):
     atom    := name | literal           literal := value ':' type
     value   := program | '(' values ')' | '[' values ']' | int | float | None
              | True | False | dtype name | 'quoted string'
+             | DimensionNumbers '(' (field '=' value ',')* ')'
              | bare word (a string, e.g. a jitted function's name)
 
 Primitives are looked up by name in `olympus.lax.all_primitives`.
@@ -36,6 +37,7 @@ Primitives are looked up by name in `olympus.lax.all_primitives`.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Mapping, Sequence
 
@@ -78,6 +80,17 @@ def _primitives() -> dict:
     from olympus.lax import all_primitives  # ir must not import lax at module load
 
     return all_primitives
+
+
+@functools.cache
+def _param_types() -> dict:
+    """The NamedTuple params that print as `Name(field=value, ...)`; parsed back
+    into their class so the checker and lowering can read their fields."""
+    from olympus.lax.convolution import ConvDimensionNumbers
+    from olympus.lax.slicing import GatherDimensionNumbers, ScatterDimensionNumbers
+
+    types = (ConvDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers)
+    return {t.__name__: t for t in types}
 
 
 class _Reader:
@@ -273,8 +286,29 @@ class _Parser:
             return tuple(self.sequence("(", ")"))
         if r.peek("["):
             return list(self.sequence("[", "]"))
+        name = _NAME.match(r.text, r.pos)
+        if name and r.text.startswith("(", name.end()) and name[0] in _param_types():
+            r.pos = name.end()
+            return self.named_tuple(_param_types()[name[0]])
         word = self.bare_word()
         return _param_scalar(word)
+
+    def named_tuple(self, cls):
+        """`(field=value, ...)` after a NamedTuple param's class name."""
+        r = self.r
+        r.expect("(")
+        fields = {}
+        while not r.peek(")"):
+            key = r.match(_NAME, f"a {cls.__name__} field name")
+            r.expect("=")
+            fields[key] = self.value()
+            if r.peek(","):
+                r.pos += 1
+        r.expect(")")
+        try:
+            return cls(**fields)
+        except TypeError as err:
+            raise r.error(f"bad {cls.__name__}: {err}") from None
 
     def sequence(self, open_: str, close: str) -> list:
         r = self.r
