@@ -1,11 +1,14 @@
 """olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax."""
 
+import math as _math
+
 import ml_dtypes as _ml_dtypes
 import numpy as _np
 
 from olympus.ir import dtypes as _dtypes
 from olympus.backends.xla.array import Array as _Array
 from olympus.numpy.arrays import *  # noqa: F401,F403
+from olympus.numpy.core import normalize_axis as _normalize_axis
 from olympus.numpy.core import (  # noqa: F401
     array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type,
 )
@@ -140,8 +143,13 @@ def ndim(a):
     return asarray(a).ndim
 
 
-def size(a):
-    return asarray(a).size
+def size(a, axis=None):
+    """The number of elements, in all of `a` or along `axis` (an int or a tuple)."""
+    shape = asarray(a).shape
+    if axis is None:
+        return _math.prod(shape)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return _math.prod(shape[_normalize_axis(ax, len(shape))] for ax in axes)
 
 
 bool = bool_  # noqa: A001  (NumPy 2's name; defined last so nothing above sees it)

@@ -9,6 +9,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 from olympus.numpy.core import (
     array, aval_of, broadcast_to, normalize_axes, normalize_axis, promote_dtypes, to_operand,
 )
@@ -173,8 +174,13 @@ def reshape(a, newshape=None, order: str = "C", *, shape=None):
     return lax.reshape(a, newshape)
 
 
-def ravel(a):
+def ravel(a, order: str = "C"):
+    """The elements as a 1-D array, last axis fastest ("C") or first axis fastest ("F")."""
     a = to_operand(a)
+    if order not in ("C", "F"):
+        raise ValueError(f"jnp.ravel: order must be 'C' or 'F', got {order!r}")
+    if order == "F":
+        a = transpose(a)
     return lax.reshape(a, (aval_of(a).size,))
 
 
@@ -341,19 +347,61 @@ def tile(A, reps):
     return reshape(expanded, [r * s for r, s in zip(reps, shape)])
 
 
-def repeat(a, repeats: int, axis=None, *, total_repeat_length=None):
-    """Each element repeated a static number of times along `axis`."""
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Each element repeated a static number of times along `axis`.
+
+    `repeats` is one count for all elements or one per element along `axis`
+    (known when tracing). `total_repeat_length` cuts the result to that length,
+    or pads it by repeating the last element.
+    """
     a = to_operand(a)
-    if not isinstance(repeats, (int, np.integer)):
-        raise ValueError("jnp.repeat supports only a static integer number of repeats")
+    counts = _static_repeats(repeats)
     if axis is None:
         a, axis = ravel(a), 0
     shape = aval_of(a).shape
     axis = normalize_axis(axis, len(shape))
+    if counts.ndim or total_repeat_length is not None:
+        return _repeat_by_gather(a, counts, axis, total_repeat_length)
+    repeats = int(counts)
     expanded = expand_dims(a, axis + 1)
     target = shape[:axis + 1] + (int(repeats),) + shape[axis + 1:]
     out_shape = shape[:axis] + (shape[axis] * int(repeats),) + shape[axis + 1:]
     return reshape(broadcast_to(expanded, target), out_shape)
+
+
+def _static_repeats(repeats) -> np.ndarray:
+    """The repeat counts as a NumPy int array: they fix the output's shape."""
+    try:
+        counts = np.asarray(repeats)
+    except TypeError as error:
+        raise _ConcretizationTypeError(
+            "jnp.repeat needs repeats known when tracing (a Python int or a list/NumPy "
+            f"array of ints), got {repeats!r}") from error
+    if counts.dtype.kind not in "iub" or counts.ndim > 1:
+        raise ValueError("jnp.repeat: repeats must be an int or a 1-D sequence of ints, "
+                         f"got {counts.dtype} of shape {counts.shape}")
+    if np.any(counts < 0):
+        raise ValueError(f"jnp.repeat: repeats may not be negative, got {counts.tolist()}")
+    return counts.astype(np.int64)
+
+
+def _repeat_by_gather(a, counts, axis: int, total_repeat_length):
+    """Per-element counts: gather each source index as many times as it repeats."""
+    from olympus.numpy.indexing import take
+
+    length = aval_of(a).shape[axis]
+    if counts.ndim and counts.size not in (1, length):
+        raise ValueError(f"jnp.repeat: {counts.size} repeats for an axis of length {length}")
+    source = np.repeat(np.arange(length), np.broadcast_to(counts.reshape(-1), (length,)))
+    if total_repeat_length is not None:
+        source = _fit_length(source, int(total_repeat_length))
+    return take(a, source.astype(np.int32), axis=axis)
+
+
+def _fit_length(source: np.ndarray, total: int) -> np.ndarray:
+    if len(source) >= total or len(source) == 0:
+        return source[:total]
+    return np.concatenate([source, np.full(total - len(source), source[-1])])
 
 
 def split(ary, indices_or_sections, axis: int = 0):
@@ -384,6 +432,12 @@ def _split(ary, sections, axis, equal: bool):
 
 
 # ---- diagonals and triangles ------------------------------------------------------
+def _require_matrix(name: str, shape) -> None:
+    """tril/triu act on the last two axes, so a vector or scalar has none to mask."""
+    if len(shape) < 2:
+        raise ValueError(f"jnp.{name} needs an array of at least 2 dimensions, got shape {shape}")
+
+
 def _diagonal_mask(shape, k: int, above: bool):
     rows = lax.broadcasted_iota(dtypes.int32, shape, len(shape) - 2)
     cols = lax.broadcasted_iota(dtypes.int32, shape, len(shape) - 1)
@@ -395,6 +449,7 @@ def triu(m, k: int = 0):
     """Zeros below the k-th diagonal of the last two axes."""
     m = to_operand(m)
     shape = aval_of(m).shape
+    _require_matrix("triu", shape)
     zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
     return lax.select(_diagonal_mask(shape, k, True), m, zero)
 
@@ -403,6 +458,7 @@ def tril(m, k: int = 0):
     """Zeros above the k-th diagonal of the last two axes."""
     m = to_operand(m)
     shape = aval_of(m).shape
+    _require_matrix("tril", shape)
     zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
     return lax.select(_diagonal_mask(shape, k, False), m, zero)
 
