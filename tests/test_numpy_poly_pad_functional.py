@@ -213,6 +213,18 @@ def test_put_put_along_axis_and_place_match_numpy():
             fn()
 
 
+def test_out_of_range_writes_follow_jax():
+    """np.put raises on bad indices; JAX (and olympus) clip them for put and
+    drop them for put_along_axis."""
+    zeros = np.zeros(4, np.float32)
+    assert_allclose(jnp.put(zeros, np.int32([-1, -7, 9]), np.float32([5, 6, 7]), inplace=False),
+                    [6.0, 0.0, 0.0, 7.0])
+    assert_allclose(jnp.put(zeros, np.int32([9]), 5.0, mode="drop", inplace=False), zeros)
+    got = jnp.put_along_axis(np.zeros((2, 2), np.float32), np.int32([[5], [-1]]), 1.0, 1,
+                             inplace=False)
+    assert_allclose(got, [[0.0, 0.0], [0.0, 1.0]])
+
+
 def test_put_along_axis_grad_and_jit():
     x = rand_normal(_rng(), (3, 4))
     idx = np.int32([[2], [0], [3]])

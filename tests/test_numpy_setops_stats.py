@@ -123,6 +123,26 @@ def test_set_operations_with_size_under_jit():
         np.testing.assert_array_equal(f(a, b), expected, err_msg=name)
 
 
+def test_padding_conventions_match_jax():
+    """What fills the padding under size= is JAX's convention, not NumPy's."""
+    jax_numpy = pytest.importorskip("jax.numpy")
+    a, b = np.int32([5, 1, 2, 2, 7]), np.int32([2, 9, 7])
+    cases = [
+        lambda m: m.unique(a, size=7, return_index=True, return_inverse=True,
+                           return_counts=True),
+        lambda m: m.union1d(a, b, size=7),
+        lambda m: m.setdiff1d(a, b, size=4),
+        lambda m: m.setxor1d(a, b, size=5),
+        lambda m: m.intersect1d(a, b, size=4, return_indices=True),
+    ]
+    for case in cases:
+        got, want = case(jnp), case(jax_numpy)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_intersect1d_return_indices_matches_numpy():
     a, b = np.int32([4, 1, 3, 1, 9]), np.int32([9, 9, 3, 0])
     check_against_numpy(lambda x, y: jnp.intersect1d(x, y, return_indices=True),

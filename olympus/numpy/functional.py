@@ -54,22 +54,28 @@ def _cyclic(values, n: int, dtype):
     return _arr.tile(flat, -(-n // m))[:n] if n else flat[:0]
 
 
-def _index_mode(indices, n: int, mode, name: str):
-    """Flat indices under np.put's mode: 'wrap' (mod n), 'clip' (into range);
-    None/'raise'/'drop' wrap negatives once and drop what is still outside."""
+def _index_mode(indices, n: int, mode, name: str, default: str):
+    """Flat indices under np.put's mode: 'wrap' (mod n), 'clip' (into range,
+    negatives to 0), 'drop' (out of range ignored). mode=None is JAX's
+    default: negatives count from the end once, then `default` ('clip' or
+    'drop') handles what is still out of range."""
     indices = _arr.astype(to_operand(indices), dtypes.int32)
     if mode == "wrap":
         return _uf.remainder(indices, n)
-    if mode == "clip":
-        return _uf.clip(indices, 0, n - 1)
-    if mode not in (None, "raise", "drop", "fill"):
-        raise ValueError(f"jnp.{name}: mode={mode!r}; expected None, 'wrap' or 'clip'")
-    return _uf.where(indices < 0, indices + n, indices)
+    if mode not in (None, "clip", "drop", "fill", "raise"):
+        raise ValueError(f"jnp.{name}: mode={mode!r}; expected None, 'wrap', 'clip' or "
+                         "'drop'")
+    if mode != "clip":
+        indices = _uf.where(indices < 0, indices + n, indices)
+    clip = mode == "clip" or (mode is None and default == "clip")
+    return _uf.clip(indices, 0, n - 1) if clip else indices
 
 
 def put(a, ind, v, mode=None, *, inplace: bool = True):
     """`a` with its flattened entries at `ind` replaced by `v` (repeated as
-    needed). Out-of-range indices are dropped unless mode is 'wrap' or 'clip'.
+    needed). By default (as JAX) negative indices count from the end and
+    out-of-range ones clip; mode 'wrap' takes them modulo the size, 'drop'
+    ignores them.
 
     >>> jnp.put(jnp.zeros(4), jnp.array([0, 2]), 5.0, inplace=False)  # [5., 0., 5., 0.]
     """
@@ -77,14 +83,15 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     a = to_operand(a)
     flat = _arr.ravel(a)
     n = aval_of(flat).shape[0]
-    index = _arr.ravel(_index_mode(ind, n, mode, "put"))
+    index = _arr.ravel(_index_mode(ind, n, mode, "put", default="clip"))
     values = _cyclic(v, aval_of(index).shape[0], aval_of(a).dtype)
     return _arr.reshape(flat.at[index].set(values), aval_of(a).shape)
 
 
 def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True, mode=None):
     """`arr` with `values` written at `indices` along `axis` (the inverse of
-    take_along_axis; the other axes broadcast).
+    take_along_axis; the other axes broadcast). By default (as JAX)
+    out-of-range indices are dropped; mode 'clip' or 'wrap' moves them in.
 
     >>> jnp.put_along_axis(jnp.zeros((2, 2)), jnp.array([[1], [0]]), 1.0, 1, inplace=False)
     """
@@ -106,7 +113,8 @@ def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True,
     for d in range(ndim):
         if d == axis:
             index.append(_arr.broadcast_to(
-                _index_mode(indices, aval_of(arr).shape[axis], mode, "put_along_axis"), shape))
+                _index_mode(indices, aval_of(arr).shape[axis], mode, "put_along_axis",
+                            default="drop"), shape))
         else:
             index.append(lax.broadcasted_iota(dtypes.int32, shape, d))
     values = _arr.broadcast_to(_arr.astype(to_operand(values), aval_of(arr).dtype), shape)

@@ -195,13 +195,16 @@ def _pad(values, valid, fill_value):
 
 
 def _kept(sorted_values, keep, size: int, fill_value):
-    """The kept entries of a sorted 1-d array, in order: `size` of them
-    (padded with fill_value, or with the smallest entry)."""
+    """The kept entries of a sorted 1-d array, in order: `size` of them,
+    padded with fill_value (by default the smallest kept entry, as JAX)."""
     if aval_of(sorted_values).shape[0] == 0:
         return _fill(fill_value, (size,), aval_of(sorted_values).dtype)
     positions, count = _compact_positions(keep, size)
     valid = lax.lt(lax.iota(dtypes.int32, size), count)
-    return _pad(_take_rows(sorted_values, positions), valid, fill_value)
+    values = _take_rows(sorted_values, positions)
+    if fill_value is None and size:
+        fill_value = lax.reshape(lax.slice(values, (0,), (1,)), ())
+    return _pad(values, valid, fill_value)
 
 
 # ---- unique -----------------------------------------------------------------------
@@ -419,7 +422,12 @@ def _kept_values(ar1, ar2, fill_value, *, keep_fn, size, return_indices=False):
         return (values,), count
     positions, _ = _compact_positions(keep, size)
     index1 = _take_rows(perm, positions) if aval_of(aux).shape[0] else positions
-    return (values, _index_dtype(index1), _index_dtype(_first_index_in(ar2, values))), count
+    index2 = _first_index_in(ar2, values)
+    # Padding gets out-of-range indices (len(ar1), len(ar2)), as JAX.
+    valid = lax.lt(lax.iota(dtypes.int32, size), count)
+    index1 = lax.select(valid, _int32(index1), lax.full((size,), np.int32(aval_of(ar1).shape[0])))
+    index2 = lax.select(valid, _int32(index2), lax.full((size,), np.int32(aval_of(ar2).shape[0])))
+    return (values, _index_dtype(index1), _index_dtype(index2)), count
 
 
 def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
@@ -449,6 +457,8 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     >>> jnp.setdiff1d(jnp.array([1, 2, 3, 2]), jnp.array([2]))  # [1, 3]
     """
     del assume_unique
+    # JAX pads setdiff1d with 0 (not with the smallest value, as the others).
+    fill_value = 0 if fill_value is None else fill_value
     return _set_operation("setdiff1d", _difference_keep, ar1, ar2, size, fill_value)
 
 
@@ -465,7 +475,8 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *,
                 size: int | None = None, fill_value=None):
     """The sorted unique values in both arrays; with `return_indices`, also
-    where each first occurs in `ar1` and in `ar2` (padding gets index 0).
+    where each first occurs in `ar1` and in `ar2` (padding gets the
+    out-of-range indices len(ar1) and len(ar2)).
 
     >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([3, 1, 5]))  # [1, 3]
     """
