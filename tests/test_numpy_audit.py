@@ -241,3 +241,69 @@ def test_repeat_rejects_traced_or_bad_counts():
 def test_ravel_rejects_an_unknown_order():
     with pytest.raises(ValueError, match="jnp.ravel: order must be"):
         jnp.ravel(jnp.ones((2, 2)), order="K")
+
+
+# ---- found by sweeping every ufunc over dtypes (complex, bf16) ------------------
+# Points off the branch cuts: XLA's complex arithmetic does not keep the sign of
+# a zero imaginary part, so on a cut it may pick the other side (see below).
+COMPLEX_POINTS = np.array([0.3 + 0.2j, -0.7 + 0.5j, 1.5 - 2j, -2 - 0.1j, 0.01 + 0.02j,
+                           -0.5 - 0.5j, 4 + 0.5j, -3 - 2j], np.complex64)
+INVERSE_TRIG = ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
+                "asin", "acos", "atan", "asinh", "acosh", "atanh", "sinc"]
+
+
+def test_complex_inverse_trig_matches_numpy_on_xla():
+    got = olympus.jit(lambda z: [getattr(jnp, n)(z) for n in INVERSE_TRIG])(COMPLEX_POINTS)
+    for name, value in zip(INVERSE_TRIG, got):
+        check_against_numpy(lambda _, v=value: v, getattr(np, name), (COMPLEX_POINTS,),
+                            rtol=2e-5, atol=2e-6)
+
+
+def test_complex_inverse_trig_takes_numpys_side_of_each_branch_cut():
+    """On a cut the sign of a zero part decides the side (C99's convention); the
+    reference interpreter keeps signed zeros, so olympus's formulas must too."""
+    on_cuts = np.array([complex(-0.0, 3), complex(0.0, 3), complex(0.0, -3), complex(-0.0, -3),
+                        complex(3, 0.0), complex(3, -0.0), complex(-3, 0.0), complex(-3, -0.0)],
+                       np.complex64)
+    for name in INVERSE_TRIG[:6]:
+        check_against_numpy(lambda z, n=name: reference_call(getattr(jnp, n), z),
+                            getattr(np, name), (on_cuts,), rtol=2e-5, atol=2e-6)
+
+
+def test_reference_complex_keeps_signed_zero_and_infinite_parts():
+    real = np.array([1.0, 0.0, -2.0], np.float32)
+    imag = np.array([-0.0, np.inf, -np.inf], np.float32)
+    out = reference_call(olympus.lax.complex, real, imag)
+    np.testing.assert_array_equal(out.real, real)
+    np.testing.assert_array_equal(np.signbit(out.imag), np.signbit(imag))
+    np.testing.assert_array_equal(out.imag, imag)
+
+
+@pytest.mark.parametrize("decimals", [0, 1, -1])
+def test_round_of_complex_rounds_both_parts(decimals):
+    z = np.array([1.26 + 2.5j, -0.55 - 15.5j, 3.5 + 0.45j], np.complex64)
+    check_against_numpy(olympus.jit(lambda a: jnp.round(a, decimals)),
+                        lambda a: np.round(a, decimals), (z,))
+    check_against_numpy(lambda a: reference_call(lambda b: jnp.around(b, decimals), a),
+                        lambda a: np.around(a, decimals), (z,))
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "fix", "hypot"])
+def test_real_line_functions_reject_complex(name):
+    z = jnp.asarray(COMPLEX_POINTS)
+    args = (z, z) if name == "hypot" else (z,)
+    with pytest.raises(TypeError, match=f"jnp.{'trunc' if name == 'fix' else name} is not "
+                                        r"defined for complex input \(c64\[8\]\)"):
+        getattr(jnp, name)(*args)
+
+
+def test_nan_to_num_of_bfloat16_and_complex():
+    """bfloat16's largest finite value, not float32's (which would round to inf)."""
+    bf16 = np.array([np.nan, np.inf, -np.inf, 1.5], jnp.bfloat16)
+    got = olympus.jit(jnp.nan_to_num)(bf16)
+    largest = float(jnp.finfo(jnp.bfloat16).max)
+    assert got.dtype == jnp.bfloat16
+    np.testing.assert_array_equal(np.asarray(got, np.float32), [0.0, largest, -largest, 1.5])
+    z = np.array([complex(np.nan, np.inf), complex(-np.inf, 2.0), 1 - 1j], np.complex64)
+    check_against_numpy(olympus.jit(lambda a: jnp.nan_to_num(a, nan=3.0)),
+                        lambda a: np.nan_to_num(a, nan=3.0), (z,))

@@ -44,6 +44,7 @@ def _require_real(name: str, x):
 def trunc(x):
     """Rounds toward zero; integers and booleans come back unchanged."""
     (x,) = as_arrays(x)
+    _require_real("trunc", x)
     if not dtypes.is_float(aval_of(x).dtype):
         return x
     return lax.select(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
@@ -126,7 +127,8 @@ def sinc(x):
     """
     (x,) = as_arrays(x, inexact=True)
     pix = lax.mul(x, _const(x, np.pi))
-    near_zero = lax.lt(lax.abs(pix), _const(pix, 0.1))
+    magnitude = lax.abs(pix)  # real even for complex x
+    near_zero = lax.lt(magnitude, np.asarray(0.1, aval_of(magnitude).dtype)[()])
     safe = lax.select(near_zero, lax.full(aval_of(x).shape, _const(x, 1)), pix)
     u = lax.mul(pix, pix)
     # 1 - u/6 + u^2/120 - u^3/5040 + u^4/362880: the next term is below 3e-18 for |pi x| < 0.1.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ml_dtypes as _ml_dtypes
 import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.tracer.errors import OlympusTypeError as _OlympusTypeError
 from olympus.numpy.core import aval_of, prepare, to_operand
 
 
@@ -109,24 +111,38 @@ def logical_not(x):
     return lax.bitwise_not(x)
 
 
+def _require_real(name: str, x) -> None:
+    """For functions of the real line only (rounding toward an integer, hypot):
+    NumPy and JAX raise on complex input too, and returning the input unchanged
+    or a formula's complex value would hide the mistake."""
+    if dtypes.is_complex(aval_of(x).dtype):
+        raise _OlympusTypeError(
+            f"jnp.{name} is not defined for complex input ({aval_of(x).str_short()})")
+
+
 def floor(x):
     (x,) = prepare(x)
+    _require_real("floor", x)
     return lax.floor(x) if dtypes.is_float(aval_of(x).dtype) else x
 
 
 def ceil(x):
     (x,) = prepare(x)
+    _require_real("ceil", x)
     return lax.ceil(x) if dtypes.is_float(aval_of(x).dtype) else x
 
 
 def round(a, decimals: int = 0):  # noqa: A001
-    """Rounds half to even, like NumPy."""
+    """Rounds half to even, like NumPy; complex numbers round both parts."""
     (a,) = prepare(a)
-    if not dtypes.is_float(aval_of(a).dtype):
+    dtype = aval_of(a).dtype
+    if dtypes.is_complex(dtype):
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
+    if not dtypes.is_float(dtype):
         return a
     if decimals == 0:
         return lax.round(a, 1)
-    factor = np.asarray(10.0**decimals, aval_of(a).dtype)[()]
+    factor = np.asarray(10.0**decimals, dtype)[()]
     return lax.div(lax.round(lax.mul(a, factor), 1), factor)
 
 
@@ -314,19 +330,33 @@ def cosh(x):
     return lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5)
 
 
+def _times_i(z):
+    return lax.complex(lax.neg(lax.imag(z)), lax.real(z))
+
+
+def _times_minus_i(z):
+    return lax.complex(lax.imag(z), lax.neg(lax.real(z)))
+
+
 def arctan(x):
     (x,) = prepare(x, inexact=True)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return _times_minus_i(arctanh(_times_i(x)))  # atan(z) = -i atanh(i z)
     return lax.atan2(x, np.ones((), aval_of(x).dtype)[()])
 
 
 def arcsin(x):
     (x,) = prepare(x, inexact=True)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return _times_minus_i(arcsinh(_times_i(x)))  # asin(z) = -i asinh(i z)
     one = np.ones((), aval_of(x).dtype)[()]
     return lax.atan2(x, lax.sqrt(lax.sub(one, lax.mul(x, x))))
 
 
 def arccos(x):
     (x,) = prepare(x, inexact=True)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return lax.sub(np.asarray(np.pi / 2, aval_of(x).dtype)[()], arcsin(x))
     one = np.ones((), aval_of(x).dtype)[()]
     return lax.atan2(lax.sqrt(lax.sub(one, lax.mul(x, x))), x)
 
@@ -347,14 +377,46 @@ radians, degrees = deg2rad, rad2deg
 def arcsinh(x):
     (x,) = prepare(x, inexact=True)
     one = np.ones((), aval_of(x).dtype)[()]
+    if dtypes.is_complex(aval_of(x).dtype):
+        return _complex_arcsinh(x)
     magnitude = lax.abs(x)
     # asinh(|x|) = log(|x| + sqrt(x^2 + 1)), with the sign restored (stable for x < 0).
     out = lax.log(lax.add(magnitude, lax.sqrt(lax.add(lax.mul(x, x), one))))
     return lax.select(lax.lt(x, np.zeros((), aval_of(x).dtype)[()]), lax.neg(out), out)
 
 
+def _complex_arcsinh(z):
+    """log(z + sqrt(z^2 + 1)) on the right half-plane, where the sum does not
+    cancel; asinh is odd, so the left half-plane is the negated mirror image.
+    The sign bit (not `< 0`) picks the half, so -0 + 3j lands on the cut's left
+    side as in NumPy."""
+    from olympus.numpy.float_bits import signbit
+
+    left = signbit(lax.real(z))
+    w = lax.select(left, lax.neg(z), z)
+    out = lax.log(lax.add(w, lax.sqrt(_add_to_real_part(lax.mul(w, w), 1.0))))
+    return lax.select(left, lax.neg(out), out)
+
+
+def _add_to_real_part(z, value: float):
+    """z + value, keeping the sign of a zero imaginary part (adding a complex
+    value + 0j would turn -0j into +0j and pick the wrong side of a branch cut)."""
+    real = lax.real(z)
+    shifted = lax.add(real, np.asarray(value, aval_of(real).dtype)[()])
+    return lax.complex(shifted, lax.imag(z))
+
+
+def _complex_arccosh(z):
+    """log(z + sqrt(z + 1) sqrt(z - 1)): the product of two roots, not the root of
+    z^2 - 1, which lands on the other branch for half of the plane."""
+    roots = lax.mul(lax.sqrt(_add_to_real_part(z, 1.0)), lax.sqrt(_add_to_real_part(z, -1.0)))
+    return lax.log(lax.add(z, roots))
+
+
 def arccosh(x):
     (x,) = prepare(x, inexact=True)
+    if dtypes.is_complex(aval_of(x).dtype):
+        return _complex_arccosh(x)
     one = np.ones((), aval_of(x).dtype)[()]
     return lax.log(lax.add(x, lax.sqrt(lax.mul(lax.sub(x, one), lax.add(x, one)))))
 
@@ -367,6 +429,7 @@ def arctanh(x):
 
 def hypot(x1, x2):
     x1, x2 = prepare(x1, x2, inexact=True)
+    _require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
     return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
 
 
@@ -429,9 +492,12 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
     """NaN -> `nan`, +inf -> `posinf` (largest finite), -inf -> `neginf` (lowest)."""
     (x,) = prepare(x)
     dtype = aval_of(x).dtype
+    if dtypes.is_complex(dtype):
+        parts = (lax.real(x), lax.imag(x))
+        return lax.complex(*(nan_to_num(p, copy, nan, posinf, neginf) for p in parts))
     if not dtypes.is_float(dtype):
         return x
-    info = np.finfo(dtype)
+    info = _ml_dtypes.finfo(dtype)  # np.finfo does not know bfloat16 or the float8s
     x = where(isnan(x), np.asarray(nan, dtype)[()], x)
     x = where(lax.eq(x, np.asarray(np.inf, dtype)[()]),
               np.asarray(info.max if posinf is None else posinf, dtype)[()], x)

@@ -113,8 +113,12 @@ def _pow(x, y):
 
 @rule("complex")
 def _complex(x, y):
+    # Filled part by part: x + 1j * y would turn an imaginary -0 into +0 and an
+    # infinite imaginary part into a nan real part (0 * inf).
     dtype = np.complex128 if x.dtype == np.float64 else np.complex64
-    return x.astype(dtype) + np.asarray(1j, dtype) * y.astype(dtype)
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), dtype)
+    out.real, out.imag = x, y
+    return out
 
 
 @rule("select_n")
