@@ -3,7 +3,8 @@ table, `vmap(f)` over a batch of 3 equals `stack([f(x) for x in xs])`.
 
 Functions come in groups that share their per-example arguments. Two checks:
 - per function, `vmap(f)` and f on each example are both traced by olympus and
-  run by the NumPy reference interpreter (the batching rules, no XLA compile);
+  run by the NumPy reference interpreter (the batching rules, no XLA compile),
+  batched along axis 0, then along the last axis and with unbatched operands;
 - per group, every 4th of its functions under ONE `jit(vmap(...))` compiled by
   XLA, against the same per-example results (the batched programs' lowering).
 """
@@ -257,6 +258,25 @@ def test_vmap_equals_stacked_examples(group, name, f):
     examples = _examples(group)
     got = _leaves(reference_call(olympus.vmap(f), *_stacked(examples)))
     _assert_same(got, _per_example(f, examples), BATCH_ATOL.get(group, 1e-6), name)
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_vmap_over_the_last_axis_and_with_unbatched_operands(group):
+    """in_axes=-1 for every operand, then (0, None, ...): the first operand batched,
+    the others shared by all examples (one test per group, to stay fast)."""
+    examples = _examples(group)
+    stacked = _stacked(examples)
+    shared = examples[0][1:]
+    first_only = [(x,) + shared for x in stacked[0]]
+    for name, f in GROUPS[group][1]:
+        moved = tuple(np.moveaxis(a, 0, -1) for a in stacked)
+        got = _leaves(reference_call(olympus.vmap(f, in_axes=-1), *moved))
+        _assert_same(got, _per_example(f, examples), BATCH_ATOL.get(group, 1e-6), name)
+        if shared:
+            in_axes = (0,) + (None,) * len(shared)
+            got = _leaves(reference_call(olympus.vmap(f, in_axes=in_axes), stacked[0], *shared))
+            _assert_same(got, _per_example(f, first_only), BATCH_ATOL.get(group, 1e-6),
+                         f"{name} with unbatched operands")
 
 
 # XLA compiles ~0.1 s per batched function here, the whole table ~20 s of CPU: the
