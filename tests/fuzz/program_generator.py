@@ -165,7 +165,7 @@ class Generator:
     def statement(self, scope: list, depth: int):
         makers = [self.unary, self.unary, self.binary, self.binary, self.reduction,
                   self.reshape, self.index, self.compare_select, self.dot, self.integer,
-                  self.concat, self.cumulative]
+                  self.concat, self.cumulative, self.shaped, self.int_gather]
         if depth < MAX_DEPTH:
             makers += [self.cond, self.scan, self.fori, self.while_loop, self.jit_call,
                        self.vmap_call, self.checkpoint_call]
@@ -335,6 +335,51 @@ class Generator:
         op = self.choice(["jnp.cumsum", "jnp.cummax"])
         axis = int(self.rng.integers(len(x.shape)))
         return Stmt([self.new(x.shape)], f"{op}({x.name}, axis={axis})", [x.name])
+
+    def shaped(self, scope, depth):
+        """Shape-keeping and shape-changing library ops: sort, clip, roll, pad,
+        tile, stack, softmax, variance, products, einsum, norms."""
+        x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
+        if x is None:
+            return None
+        n, s = x.name, x.shape
+        axis = int(self.rng.integers(len(s)))
+        kept = s[:axis] + s[axis + 1:]
+        options = [
+            (f"jnp.sort({n}, axis={axis})", s), (f"jnp.clip({n}, -0.7, 0.9)", s),
+            (f"jnp.roll({n}, {int(self.rng.integers(-2, 3))}, axis={axis})", s),
+            (f"olympus.nn.softmax({n}, axis={axis})", s), (f"olympus.nn.relu({n})", s),
+            (f"jnp.cumprod(jnp.tanh({n}), axis={axis})", s),
+            (f"jnp.var({n}, axis={axis})", kept), (f"jnp.prod(jnp.cos({n}), axis={axis})", kept),
+            (f"jnp.pad({n}, 1)", tuple(d + 2 for d in s)),
+            (f"jnp.tile({n}, 2)", (*s[:-1], 2 * s[-1])),
+            (f"jnp.stack([{n}, jnp.sin({n})], axis={axis})", s[:axis] + (2,) + s[axis:]),
+            (f"jnp.linalg.norm({n} + 2.0, axis={axis})", kept),
+        ]
+        if len(s) == 2:
+            options += [(f"jnp.einsum('ij,ij->j', {n}, jnp.sin({n}))", s[1:]),
+                        (f"jnp.einsum('ij->ji', {n})", s[::-1])]
+        expr, shape = self.choice(options)
+        if len(shape) > 4:
+            return None
+        return Stmt([self.new(shape)], expr, [n])
+
+    def int_gather(self, scope, depth):
+        """Gathers and scatter-adds at traced int arrays (duplicates included),
+        the indices wrapped into bounds with %."""
+        x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
+        k = self.pick(scope, "i")
+        if x is None or k is None or len(k.shape) + len(x.shape) > 4:
+            return None
+        n, idx = x.name, f"{k.name} % {x.shape[0]}"
+        gathered = (*k.shape, *x.shape[1:])
+        expr, shape = self.choice([
+            (f"jnp.take({n}, {idx}, axis=0)", gathered),
+            (f"jnp.asarray({n})[{idx}]", gathered),
+            (f"jnp.asarray({n}).at[{idx}].add(jnp.take({n}, {idx}, axis=0) * 0.5)", x.shape),
+            (f"jnp.asarray({n}).at[{idx}].max(jnp.take({n}, {idx}, axis=0) * 0.5)", x.shape),
+        ])
+        return Stmt([self.new(shape)], expr, [n, k.name])
 
     # -- nested programs --------------------------------------------------------------
     def body(self, params: list, scope: list, depth: int, results: list) -> Block:
