@@ -98,7 +98,7 @@ class Program:
         from olympus import lax
 
         namespace = {"olympus": olympus, "jnp": jnp, "lax": lax, "np": np}
-        exec(compile(self.source(), f"<fuzz program {self.seed}>", "exec"), namespace)
+        exec(compile(self.source(), f"<fuzz program {self.seed}>", "exec"), namespace)  # noqa: S102 (the program is source on purpose)
         return namespace["program"]
 
     def arguments(self, salt: int = 0, dtype=np.float32) -> list:
