@@ -192,6 +192,21 @@ def test_eig_batched_jit_vmap_and_reference():
     _check_eigenpairs(np.swapaxes(BATCH, -1, -2), np.conj(ref_w), ref_vl)
 
 
+def test_eig_derivatives(x64):
+    """eigvals' jvp against central differences of NumPy's eigenvalues, and
+    check_grads on the eigenvalues and on |eigenvectors| (invariant to each
+    column's phase, which only LAPACK's convention fixes)."""
+    a, t = _f64(A), _f64(SPD)
+    _, w_dot = olympus.jvp(jnp.linalg.eigvals, (a,), (t,))
+    h = 1e-6
+    want = (np.linalg.eigvals(a + h * t) - np.linalg.eigvals(a - h * t)) / (2 * h)  # same LAPACK order
+    np.testing.assert_allclose(np.asarray(w_dot), want, rtol=1e-6, atol=1e-8)
+    f = lambda a: (jnp.real(jnp.linalg.eig(a)[0]), jnp.imag(jnp.linalg.eig(a)[0]), jnp.abs(jnp.linalg.eig(a)[1]))
+    check_grads(f, (a[:3, :3],), order=1)
+    with pytest.raises(TypeError, match="left eigenvectors"):
+        olympus.jvp(lambda a: lax_linalg.eig(a)[1], (a,), (t,))
+
+
 def test_eig_errors():
     with pytest.raises(jnp.linalg.LinAlgError, match=r"eig needs .*square.*\(5, 3\)"):
         jnp.linalg.eig(TALL)

@@ -532,6 +532,50 @@ eig_p = define_primitive("eig", _eig_abstract_eval, _eig_lower, multiple_results
 batch_rules[eig_p] = _front_batch_rule(eig_p)
 
 
+def _solve_square(a, b):
+    """a^-1 b through LU with partial pivoting (used by eig's derivative)."""
+    factors, _, perm = lu_p.bind(a)
+    pb = matmul(permutation_matrix(perm, aval_of(a).dtype), b)
+    y = triangular_solve(factors, pb, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(factors, y, left_side=True, lower=False)
+
+
+class EigDerivativeError(TypeError):
+    """The derivative of eig's left eigenvectors was asked for (not defined here)."""
+
+
+def _eig_jvp(primals, tangents, *, compute_left, compute_right):
+    """With a = V diag(w) V^-1 and distinct eigenvalues: C = V^-1 da V,
+    dw = diag(C), dV = V (F o C) with F_ij = 1 / (w_j - w_i) off the diagonal,
+    less each column's component along itself that would change its unit norm."""
+    (a,), (a_dot,) = primals, tangents
+    outs = eig_p.bind(a, compute_left=compute_left, compute_right=compute_right)
+    if is_zero(a_dot):
+        return outs, [Zero(aval_of(o)) for o in outs]
+    if compute_left:
+        raise EigDerivativeError("eig: the derivative of the left eigenvectors is not defined; "
+                                 "call eig with compute_left_eigenvectors=False")
+    w, v = eig_p.bind(a, compute_left=False, compute_right=True)
+    dtype = aval_of(w).dtype
+    c = _solve_square(v, matmul(lax.convert_element_type(a_dot, dtype), v))
+    w_dot = diagonal(c)
+    if not compute_right:
+        return outs, [w_dot]
+    shape = aval_of(v).shape
+    nd = len(shape)
+    gaps = lax.sub(lax.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1)),
+                   lax.broadcast_in_dim(w, shape, tuple(range(nd - 1))))
+    off = lax.ne(lax.broadcasted_iota(np.int32, shape, nd - 2), lax.broadcasted_iota(np.int32, shape, nd - 1))
+    ones = lax.full(shape, 1, dtype)
+    v_dot = matmul(v, lax.mul(_where(off, lax.div(ones, lax.select(off, gaps, ones))), c))
+    along = lax.real(lax.reduce_sum(lax.mul(_conj(v), v_dot), (nd - 2,)))
+    along = lax.broadcast_in_dim(lax.convert_element_type(along, dtype), shape, (*range(nd - 2), nd - 1))
+    return outs, [w_dot, lax.sub(v_dot, lax.mul(v, along))]
+
+
+jvp_rules[eig_p] = _eig_jvp
+
+
 # ---- composite primitives: lowered by tracing their lax definition --------------------
 def lower_via(definition):
     """A lowering rule that traces `definition(*operands, **params)` (built from

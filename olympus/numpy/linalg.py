@@ -109,7 +109,9 @@ def eigvalsh(a, UPLO: str | None = None):
 def eig(a) -> EigResult:
     """Eigenvalues and right eigenvectors (columns, unit 2-norm) of a general
     square matrix: a @ v = v * w. Both are complex (complex64 for float32 a),
-    in LAPACK geev's order; CPU only, as in JAX. Not differentiable yet.
+    in LAPACK geev's order; CPU only, as in JAX. Differentiable for distinct
+    eigenvalues (each vector's derivative keeps its unit norm; its phase is
+    LAPACK's convention, so differentiate phase-invariant functions of it).
 
     >>> eig(jnp.array([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
     Array([0.+1.j, 0.-1.j], dtype=complex64)
