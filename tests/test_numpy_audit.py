@@ -8,6 +8,8 @@ NumPy reference interpreter (semantics, no XLA compile per case); per shape and
 dtype, every row is also compiled into ONE jitted program and checked on XLA.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ import olympus.numpy as jnp
 from olympus.backends.reference import reference_call
 from olympus.test_util import (
     check_against_numpy,
+    check_grads,
     rand_bool,
     rand_int,
     rand_nonzero_int,
@@ -307,3 +310,68 @@ def test_nan_to_num_of_bfloat16_and_complex():
     z = np.array([complex(np.nan, np.inf), complex(-np.inf, 2.0), 1 - 1j], np.complex64)
     check_against_numpy(olympus.jit(lambda a: jnp.nan_to_num(a, nan=3.0)),
                         lambda a: np.nan_to_num(a, nan=3.0), (z,))
+
+
+# ---- NaN-ignoring reductions: all-NaN and empty slices, and the added names -------
+NAN_SLICES = np.array([[np.nan, np.nan, np.nan, np.nan],
+                       [1.5, np.nan, -3.0, 0.25],
+                       [2.0, 7.0, np.nan, np.nan]], np.float32)
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+@pytest.mark.filterwarnings("ignore:All-NaN slice:RuntimeWarning")
+def test_nanmax_nanmin_of_an_all_nan_slice_is_nan(name):
+    for kwargs in ({"axis": 1}, {"axis": 0, "keepdims": True}, {}):
+        check_against_numpy(lambda a: reference_call(lambda b: getattr(jnp, name)(b, **kwargs), a),
+                            lambda a: getattr(np, name)(a, **kwargs), (NAN_SLICES,))
+    # with initial= the slice has a value (NumPy: the initial one)
+    got = reference_call(lambda a: getattr(jnp, name)(a, axis=1, initial=-9.0), NAN_SLICES)
+    assert float(got[0]) == -9.0
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+def test_nanmax_nanmin_of_an_empty_axis_raise(name):
+    with pytest.raises(ValueError, match=f"jnp.{name} of an empty axis has no identity"):
+        getattr(jnp, name)(jnp.zeros((0, 3)), axis=0)
+    np.testing.assert_array_equal(
+        np.asarray(getattr(jnp, name)(jnp.zeros((0, 3)), axis=0, initial=4.0)), [4.0] * 3)
+
+
+NAN_STATS = [  # (name, kwargs): each also checked with the q argument where it takes one
+    ("nanvar", {}), ("nanvar", {"axis": 1, "ddof": 1}), ("nanvar", {"axis": 0, "keepdims": True}),
+    ("nanstd", {"axis": 1}), ("nanstd", {"axis": (0, 1), "ddof": 2}),
+    ("nanmedian", {}), ("nanmedian", {"axis": 1}), ("nanmedian", {"axis": 0, "keepdims": True}),
+    ("nanquantile", {"q": 0.3, "axis": 1}), ("nanquantile", {"q": [0.0, 0.5, 1.0], "axis": 0}),
+    ("nanquantile", {"q": np.float32(0.75)}),
+    ("nanpercentile", {"q": [10.0, 90.0], "axis": 1, "keepdims": True}),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", NAN_STATS, ids=[f"{n}-{k}" for n, k in NAN_STATS])
+def test_nan_statistics_match_numpy(name, kwargs):
+    kwargs = dict(kwargs)
+    q = kwargs.pop("q", None)
+    qargs = () if q is None else (np.asarray(q, np.float32),)
+    jnp_fn = lambda a, *qq: getattr(jnp, name)(a, *qq, **kwargs)  # noqa: E731
+    with warnings.catch_warnings():  # NumPy warns about the all-NaN slice
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = getattr(np, name)(NAN_SLICES, *qargs, **kwargs)
+    check_against_numpy(lambda *a: reference_call(jnp_fn, *a), lambda *_: want,
+                        (NAN_SLICES,) + qargs)
+
+
+def test_nan_statistics_on_xla_ints_and_grads():
+    x = np.arange(12, dtype=np.int32).reshape(3, 4) % 5
+    for name in ("nanvar", "nanstd", "nanmedian"):
+        check_against_numpy(olympus.jit(lambda a, n=name: getattr(jnp, n)(a, axis=0)),
+                            lambda a, n=name: getattr(np, n)(a, axis=0), (x,))
+    got = olympus.jit(lambda a: [jnp.nanquantile(a, jnp.asarray([0.2, 0.9]), axis=1),
+                                 jnp.nanvar(a, axis=1)])(NAN_SLICES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = [np.nanquantile(NAN_SLICES, [0.2, 0.9], axis=1), np.nanvar(NAN_SLICES, axis=1)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w.astype(np.float32), rtol=2e-6, atol=1e-6)
+    smooth = np.array([[0.3, -1.2, 2.5, 0.9], [1.1, 0.2, -0.7, 3.3]], np.float32)
+    check_grads(lambda a: jnp.nanvar(a, axis=1), (smooth,), order=1)
+    check_grads(lambda a: jnp.nanquantile(a, 0.4, axis=1), (smooth,), order=1)

@@ -153,6 +153,11 @@ GROUPS = {  # group -> (per-example argument makers, [(name, f)])
         ("nancumsum", lambda x: jnp.nancumsum(x, axis=0)), ("nancumprod", jnp.nancumprod),
         ("cumulative_sum", lambda x: jnp.cumulative_sum(x, axis=1, include_initial=True)),
         ("cumulative_prod", lambda x: jnp.cumulative_prod(x, axis=0)),
+        ("nanvar", lambda x: jnp.nanvar(jnp.where(x > 1, jnp.nan, x), axis=1)),
+        ("nanstd", lambda x: jnp.nanstd(jnp.where(x > 1, jnp.nan, x))),
+        ("nanmedian", lambda x: jnp.nanmedian(jnp.where(x > 1, jnp.nan, x), axis=1)),
+        ("nanquantile", lambda x: jnp.nanquantile(jnp.where(x > 1, jnp.nan, x), 0.3, axis=0)),
+        ("nanpercentile", lambda x: jnp.nanpercentile(x, jnp.asarray([20.0, 70.0]), axis=1)),
     ]),
     "sorting": ((normal(2, 5), sorted_normal(5)), [
         ("sort", lambda x, s: jnp.sort(x, axis=1)), ("argsort", lambda x, s: jnp.argsort(x)),

@@ -180,12 +180,28 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 def _nan_reduction(name, reduction):
     def fn(a, axis=None, keepdims: bool = False, **kwargs):
         a = to_operand(a)
+        aval = aval_of(a)
+        if kwargs.get("initial") is None and _empty_without_identity(
+                aval.shape, normalize_axes(axis, aval.ndim), name[3:]):
+            raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
         is_nan = lax.ne(a, a)
-        return reduction(a, axis=axis, keepdims=keepdims, where=lax.bitwise_not(is_nan), **kwargs)
+        out = reduction(a, axis=axis, keepdims=keepdims, where=lax.bitwise_not(is_nan), **kwargs)
+        no_initial = kwargs.get("initial") is None
+        if name in ("nanmax", "nanmin") and no_initial and dtypes.is_inexact(aval.dtype):
+            out = _nan_where_all_nan(out, is_nan, axis, keepdims)
+        return out
 
     fn.__name__ = name
     fn.__doc__ = f"`{name[3:]}` ignoring NaNs."
     return fn
+
+
+def _nan_where_all_nan(out, is_nan, axis, keepdims):
+    """A slice of only NaNs has no max or min: NaN, as in NumPy (the masked
+    reduction alone would give its identity, -inf or +inf)."""
+    all_nan = all(is_nan, axis=axis, keepdims=keepdims)
+    nan = lax.full(aval_of(out).shape, np.asarray(np.nan, aval_of(out).dtype)[()])
+    return lax.select(all_nan, nan, out)
 
 
 nansum = _nan_reduction("nansum", sum)
@@ -382,7 +398,7 @@ def _first_true_count(mask, size: int):
 
 
 def _take_flat(table: np.ndarray, index):
-    from olympus.numpy.indexing import take
+    from olympus.numpy.at import take
 
     return take(table, index)
 
