@@ -6,7 +6,7 @@ import numpy as np
 
 import olympus.numpy as jnp
 
-FLOOR = 387  # measured: 387 of NumPy 2.4's 497 public names
+FLOOR = 392  # measured: 392 of NumPy 2.4's 497 public names (nanvar, nanstd, nanquantile, nanpercentile, nanmedian added)
 
 
 def _public_numpy_names() -> list[str]:
