@@ -517,3 +517,34 @@ def test_nan_statistics_on_xla_ints_and_grads():
     smooth = np.array([[0.3, -1.2, 2.5, 0.9], [1.1, 0.2, -0.7, 3.3]], np.float32)
     check_grads(lambda a: jnp.nanvar(a, axis=1), (smooth,), order=1)
     check_grads(lambda a: jnp.nanquantile(a, 0.4, axis=1), (smooth,), order=1)
+
+
+# ---- complex sort: by real part, then imaginary part (NumPy's order) --------------
+COMPLEX_TIES = np.array(
+    [[1 + 2j, 1 - 1j, -3 + 0j, 1 + 2j, 0.5 + 9j], [2j, -2j, 0j, 1 + 0j, -1 + 0j]],
+    np.complex64,
+)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_sort_and_argsort_of_complex_match_numpy(axis):
+    check_against_numpy(
+        lambda a: reference_call(lambda b: jnp.sort(b, axis=axis), a),
+        lambda a: np.sort(a, axis=axis),
+        (COMPLEX_TIES,),
+    )
+    check_against_numpy(
+        olympus.jit(lambda a: jnp.argsort(a, axis=axis)),
+        lambda a: np.argsort(a, axis=axis, kind="stable"),
+        (COMPLEX_TIES,),
+    )
+
+
+def test_descending_complex_sort_keeps_ties_in_order():
+    got = reference_call(lambda a: jnp.argsort(a, descending=True), COMPLEX_TIES)
+    np.testing.assert_array_equal(np.asarray(got), [[0, 3, 1, 4, 2], [3, 0, 2, 1, 4]])
+    check_against_numpy(
+        olympus.jit(lambda a: jnp.sort(a, descending=True)),
+        lambda a: np.sort(a)[:, ::-1],
+        (COMPLEX_TIES,),
+    )

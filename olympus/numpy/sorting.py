@@ -32,10 +32,18 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
     """
     del kind, order
     a, axis = _along(a, axis)
-    if not descending:
+    keys = _sort_keys(a, descending)
+    if len(keys) == 1 and keys[0] is a:
         return lax.sort(a, dimension=axis, is_stable=stable)
-    _, out = lax.sort((descending_key(a), a), dimension=axis, is_stable=stable, num_keys=1)
+    *_, out = lax.sort((*keys, a), dimension=axis, is_stable=stable, num_keys=len(keys))
     return out
+
+
+def _sort_keys(a, descending: bool) -> tuple:
+    """What `a` sorts by: itself, or complex numbers by real part then imaginary
+    part (NumPy's order); negated-like keys when descending."""
+    parts = (lax.real(a), lax.imag(a)) if dtypes.is_complex(aval_of(a).dtype) else (a,)
+    return tuple(descending_key(p) for p in parts) if descending else parts
 
 
 def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
@@ -46,9 +54,10 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
     """
     del kind, order
     a, axis = _along(a, axis)
-    key = descending_key(a) if descending else a
+    keys = _sort_keys(a, descending)
     order_ = lax.broadcasted_iota(dtypes.int32, aval_of(a).shape, axis)
-    _, indices = lax.sort((key, order_), dimension=axis, is_stable=True, num_keys=1)
+    *_, indices = lax.sort((*keys, order_), dimension=axis, is_stable=True,
+                           num_keys=len(keys))
     return indices
 
 
