@@ -134,8 +134,10 @@ def test_take():
     np.testing.assert_array_equal(np.asarray(jnp.take(v, idx)), np.take(v, idx))
     np.testing.assert_array_equal(np.asarray(olympus.jit(lambda a, i: jnp.take(a, i, axis=1))(X, [2, 0])),
                                   np.take(X, [2, 0], axis=1))
-    # out-of-range indices clamp (JAX's default for gathers)
-    np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12]))), [9.0])
+    # jnp.take fills out-of-range indices by default (as JAX); x[i] clamps
+    np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12, -11]))), [np.nan] * 2)
+    np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12]), mode="clip")), [9.0])
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(v)[np.array([12])]), [9.0])
     assert jnp.take(jnp.array([True, False]), np.array([1, 0])).dtype == np.bool_
 
 

@@ -387,7 +387,7 @@ def _static_repeats(repeats) -> np.ndarray:
 
 def _repeat_by_gather(a, counts, axis: int, total_repeat_length):
     """Per-element counts: gather each source index as many times as it repeats."""
-    from olympus.numpy.indexing import take
+    from olympus.numpy.at import take
 
     length = aval_of(a).shape[axis]
     if counts.ndim and counts.size not in (1, length):

@@ -161,7 +161,7 @@ def place(arr, mask, vals, *, inplace: bool = True):
     if m == 0:
         return arr
     slot = _uf.remainder(cumsum(_arr.astype(flat_mask, dtypes.int32)) - 1, m)
-    from olympus.numpy.indexing import take
+    from olympus.numpy.at import take
 
     return _arr.reshape(_uf.where(flat_mask, take(values, slot), flat), aval_of(arr).shape)
 
@@ -173,7 +173,7 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
 
     >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))  # [4, 6]
     """
-    from olympus.numpy.indexing import take
+    from olympus.numpy.at import take
     from olympus.numpy.setops import _compact_positions
 
     keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))

@@ -198,10 +198,13 @@ def _is_int_array(entry) -> bool:
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
          indices_are_sorted: bool = False, fill_value=None):
-    """`a` at integer `indices` along `axis` (one gather; modes "clip" (default),
-    "fill" and "wrap" as in olympus.numpy.at.take)."""
+    """`a` at integer `indices` along `axis` (one gather). As in JAX, an
+    out-of-range index reads `fill_value` by default (mode "fill": NaN for
+    inexact dtypes); modes "clip" and "wrap" are as in olympus.numpy.at.take,
+    which olympus's own code calls because it clamps by default."""
     from olympus.numpy.at import take as gather_take
 
+    mode = "fill" if mode is None else mode
     return gather_take(a, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_value)
 
 

@@ -34,7 +34,7 @@ from olympus.numpy.core import (
     promote_dtypes,
     to_operand,
 )
-from olympus.numpy.indexing import take
+from olympus.numpy.at import take
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 

@@ -174,7 +174,7 @@ def _compact_positions(keep, size: int):
 
 
 def _take_rows(rows, positions):
-    from olympus.numpy.indexing import take
+    from olympus.numpy.at import take
 
     return take(rows, positions, axis=0)
 

@@ -327,7 +327,7 @@ def _periodic(x, xp, fp, period):
 
 
 def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
-    from olympus.numpy.indexing import take
+    from olympus.numpy.at import take
     from olympus.numpy.sorting import searchsorted
 
     n = aval_of(xp).shape[0]
