@@ -93,6 +93,11 @@ def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name
         known_outs = pjit_p.bind(*known_consts, *known_args, olympuspr=known, name=name)
     residuals = known_outs[len(known_outs) - num_res:]
     known_outs = iter(known_outs[:len(known_outs) - num_res])
+    if not any(out_unknown):
+        # Every output is known (e.g. a tangent that is a constant zero): a
+        # staged call would have no outputs, dead code the transpose cannot
+        # evaluate (its inputs are the linear ones).
+        return list(known_outs)
     unknown_args = [a for a, u in zip(args, unknown) if u]
     with set_current_trace(trace.tangent_trace):
         staged_outs = iter(pjit_p.bind(*residuals, *unknown_args, olympuspr=staged,

@@ -256,9 +256,14 @@ def _write_ct(ct_env: dict, v: Var, ct) -> None:
 
 
 def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
-    """Evaluates, on the current trace, the equations not touching linear inputs."""
+    """Evaluates, on the current trace, the equations not touching linear inputs.
+
+    One reading linear values is skipped even with no outputs to mark linear
+    (a staged call whose outputs all turned out known): it is dead code here."""
     for eqn in olympuspr.eqns:
-        if any(v in linear for v in eqn.outvars):
+        if any(v in linear for v in eqn.outvars) or any(
+            isinstance(v, Var) and v in linear for v in eqn.invars
+        ):
             continue
         args = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
         with core.replaying(eqn.source_info):
