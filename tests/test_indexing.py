@@ -246,3 +246,19 @@ def test_out_of_bounds_concrete_array_index_clamps_like_jit():
     for i in (-3, 5, -1, 0):
         index = olympus.device_put(np.int32(i))
         assert float(x[index]) == float(take(x, np.int32(i))) == float(x[min(max(i, -2), 1)])
+
+
+def test_zero_d_numpy_int_array_index_is_an_int_index():
+    """`x[np.array(1)]` indexes like `x[1]` (it raised 'indexing with ndarray ()
+    is not supported'; fuzz seed 28, an int input held fixed while
+    differentiating), and out of bounds it clamps like an olympus Array index."""
+    x = jnp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    take = olympus.jit(lambda x, i: x[i])
+    for i in (1, -1, 4, -3):
+        index = np.array(i, np.int32)
+        expected = np.asarray(x)[min(max(i, -2), 1)]
+        np.testing.assert_array_equal(x[index], expected)
+        np.testing.assert_array_equal(take(x, index), expected)
+    assert float(x[np.array(1), np.array(2)]) == 5.0
+    grad = olympus.grad(lambda x: jnp.sum(x[np.array(1)] ** 2))(x)
+    np.testing.assert_array_equal(grad, [[0, 0, 0], [6, 8, 10]])

@@ -26,7 +26,14 @@ def _is_static_int(entry) -> bool:
         return False
     if isinstance(entry, (int, np.integer)):
         return True
-    return isinstance(entry, Array) and entry.ndim == 0 and dtypes.is_integer(entry.dtype)
+    return _is_concrete_int_array_scalar(entry)
+
+
+def _is_concrete_int_array_scalar(entry) -> bool:
+    """A 0-d integer array with a known value, olympus or NumPy: data, so an
+    out-of-bounds value clamps (as the traced index does under jit)."""
+    return (isinstance(entry, (Array, np.ndarray)) and entry.ndim == 0
+            and dtypes.is_integer(entry.dtype))
 
 
 def _is_traced_int(entry) -> bool:
@@ -96,7 +103,7 @@ def _plan(shape: tuple, idx) -> _IndexPlan:
                 starts[dim], limits[dim], strides[dim] = last, (start + 1) if n else 0, -step
                 reversed_dims.append(dim)
             out_shape.append(n)
-        elif isinstance(entry, Array) and _is_static_int(entry) and not -size <= entry < size:
+        elif _is_concrete_int_array_scalar(entry) and not -size <= int(entry) < size:
             dynamic[dim] = entry  # clamped, as under jit (and as JAX does for array indices)
         elif _is_static_int(entry):
             i = int(entry)
