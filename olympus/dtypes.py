@@ -48,6 +48,7 @@ from olympus.ir.dtypes import (
     x64_enabled,
 )
 from olympus.numpy import finfo, iinfo, issubdtype, result_type
+from olympus.prng import prng_key  # the abstract type of key dtypes
 
 
 def is_weakly_typed(x) -> bool:
@@ -67,6 +68,6 @@ __all__ = [
     "finfo", "float0", "float8_dtypes", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
     "float16", "float32", "float64", "format_promotion_table", "iinfo", "int8", "int16",
-    "int32", "int64", "is_weakly_typed", "issubdtype", "promote_types", "promotion_table",
-    "result_type", "short_name", "uint8", "uint16", "uint32", "uint64", "x64_enabled",
+    "int32", "int64", "is_weakly_typed", "issubdtype", "prng_key", "promote_types",
+    "promotion_table", "result_type", "short_name", "uint8", "uint16", "uint32", "uint64", "x64_enabled",
 ]

@@ -1,6 +1,9 @@
 """Counter-based pseudo-random numbers: the threefry2x32 hash, written with lax.
 
-A key is a `uint32[2]` array (JAX's "raw" PRNG keys). Every function is a
+`key(seed)` gives a typed key (a `PRNGKeyArray` of shape `()`, dtype
+`key<fry>`, see `olympus.prng`); `PRNGKey(seed)` gives the same key as a raw
+`uint32[2]` array. Every function accepts both, and `split` / `fold_in` return
+keys of the kind they were given. Every function is a
 pure function of its key: the same key gives the same numbers eagerly, under
 `jit` and under `vmap`, and `split` / `fold_in` derive new, statistically
 independent keys. Element `i` of a sample hashes the counter `i` (as two
@@ -30,6 +33,7 @@ from olympus import lax
 from olympus.api import device_put, jit
 from olympus.ir import dtypes
 from olympus.lax.bits import bitcast_convert_type, shift_left, shift_right_logical
+from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
 
 U32 = np.dtype(np.uint32)
@@ -39,7 +43,7 @@ _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 
 
 class KeyError_(TypeError):
-    """A value passed as a PRNG key is not a uint32[2] array."""
+    """A value passed as a PRNG key is neither a typed key nor a uint32[2] array."""
 
 
 # ---- threefry2x32 ------------------------------------------------------------
@@ -94,11 +98,17 @@ def _second(pair):
 
 
 def _key_words(key):
+    if isinstance(key, PRNGKeyArray):
+        if key.shape != ():
+            raise KeyError_(f"expected a single PRNG key, got a key array of shape {key.shape}; "
+                            f"to map over a batch of keys use olympus.vmap")
+        key = key.data
     aval = aval_of(key)
     if aval.shape != (2,) or aval.dtype != U32:
         raise KeyError_(
-            f"expected a PRNG key, a uint32[2] array (from random.key or random.split), "
-            f"got {aval.str_short()}; to map over a batch of keys use olympus.vmap"
+            f"expected a PRNG key, a uint32[2] array (from random.PRNGKey) or a typed key "
+            f"(from random.key), got {aval.str_short()}; to map over a batch of keys use "
+            f"olympus.vmap"
         )
     return _first(key), _second(key)
 
@@ -120,21 +130,34 @@ def _hash_counters(key, shape: tuple):
 
 
 # ---- keys ------------------------------------------------------------------------
-def key(seed) -> Array:  # noqa: F821
-    """A PRNG key (uint32[2]) from an integer seed.
+def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
+    """A raw PRNG key, a uint32[2] array, from an integer seed (JAX's legacy keys).
 
-    >>> key(0)
+    >>> PRNGKey(0)
     Array([0, 0], dtype=uint32)
     """
     if isinstance(seed, (int, np.integer)):
         seed = int(seed)
         high = 0 if -(2**31) <= seed < 2**32 else (seed >> 32) & 0xFFFFFFFF
         return device_put(np.array([high, seed & 0xFFFFFFFF], U32))  # no compile needed
+    if isinstance(seed, PRNGKeyArray):
+        raise KeyError_("random.key / PRNGKey: the seed must be an integer, got a PRNG key")
     aval = aval_of(seed)
     if aval.shape != () or not dtypes.is_integer(aval.dtype):
         raise TypeError(f"random.key: the seed must be an integer scalar, got {aval.str_short()}")
     low = _seed_low_word(seed, aval.dtype)
     return lax.concatenate([lax.full((1,), np.uint32(0)), lax.broadcast(low, (1,))], 0)
+
+
+def key(seed) -> PRNGKeyArray:
+    """A typed PRNG key (shape `()`, dtype `key<fry>`) from an integer seed; its
+    words, and so every number drawn with it, are those of `PRNGKey(seed)`.
+
+    >>> key(42)
+    Array((), dtype=key<fry>) overlaying:
+    [ 0 42]
+    """
+    return PRNGKeyArray(PRNGKey(seed))
 
 
 def _seed_low_word(seed, dtype):
@@ -143,16 +166,56 @@ def _seed_low_word(seed, dtype):
     return lax.convert_element_type(seed, U32)
 
 
-PRNGKey = key
-
-
 def key_data(keys):
-    """The raw uint32 words of keys (keys are already raw here)."""
+    """The uint32 words of keys, shape `(*keys.shape, 2)`; raw keys are returned as they are.
+
+    >>> key_data(key(7)).shape
+    (2,)
+    """
+    if isinstance(keys, PRNGKeyArray):
+        return keys.data
+    _check_raw_keys(keys, "key_data")
     return keys
 
 
-def wrap_key_data(data):
-    return lax.convert_element_type(data, U32)
+def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
+    """Typed keys from their uint32 words (`data` of shape `(..., 2)`): the inverse of `key_data`."""
+    if impl is not None and impl != IMPL:
+        raise ValueError(f"random.wrap_key_data: only the {IMPL!r} implementation exists, got {impl!r}")
+    if isinstance(data, PRNGKeyArray):
+        raise KeyError_("random.wrap_key_data: expected uint32 words, got a typed key array")
+    if not hasattr(data, "aval"):
+        data = device_put(np.asarray(data))
+    aval = aval_of(data)
+    if not dtypes.is_integer(aval.dtype):
+        raise KeyError_(f"random.wrap_key_data: expected uint32 words, got {aval.str_short()}")
+    if aval.dtype != U32:
+        data = lax.convert_element_type(data, U32)
+    _check_raw_keys(data, "wrap_key_data")
+    return PRNGKeyArray(data)
+
+
+def _check_raw_keys(data, name: str) -> None:
+    aval = aval_of(data)
+    if aval.ndim == 0 or aval.shape[-1] != KEY_WORDS or aval.dtype != U32:
+        raise KeyError_(f"random.{name}: expected keys as uint32[..., 2] words, got {aval.str_short()}")
+
+
+IMPL = "threefry2x32"
+
+
+def key_impl(keys) -> str:
+    """The name of the PRNG implementation behind `keys` (typed or raw): "threefry2x32"."""
+    if not isinstance(keys, PRNGKeyArray):
+        _check_raw_keys(keys, "key_impl")
+    return IMPL
+
+
+def clone(key):
+    """The key itself: threefry keys are values, so reusing one is already safe."""
+    if not isinstance(key, PRNGKeyArray):
+        _key_words(key)
+    return key
 
 
 def _split(key, num: int | Sequence[int] = 2):
@@ -749,9 +812,17 @@ def _static(value):
     return value
 
 
-def _compiled(impl, *static: str):
+def _single_key_data(key: PRNGKeyArray, name: str):
+    if key.shape != ():
+        raise KeyError_(f"random.{name}: expected a single PRNG key, got a key array of shape "
+                        f"{key.shape}; to map over a batch of keys use olympus.vmap")
+    return key.data
+
+
+def _compiled(impl, *static: str, returns_keys: bool = False):
     """`impl` jitted with `static` names static (shapes, dtypes, axes); eager calls
-    then cost one dispatch, not one per lax operation."""
+    then cost one dispatch, not one per lax operation. Typed keys go in as
+    their words, and come back typed when `returns_keys`."""
     jitted = jit(impl, static_argnames=static)
     parameters = inspect.signature(impl).parameters
     names = tuple(parameters)
@@ -766,14 +837,18 @@ def _compiled(impl, *static: str):
         fixed = {k: _static(v) for k, v in values.items() if k in static}
         if fixed.get("shape") is not None:
             fixed["shape"] = _shape(fixed["shape"])
-        return jitted(**dynamic, **fixed)
+        typed = isinstance(dynamic.get("key"), PRNGKeyArray)
+        if typed:
+            dynamic["key"] = _single_key_data(dynamic["key"], public.__name__)
+        out = jitted(**dynamic, **fixed)
+        return PRNGKeyArray(out) if typed and returns_keys else out
 
     public.__name__ = public.__qualname__ = impl.__name__.lstrip("_")
     return public
 
 
-split = _compiled(_split, "num")
-fold_in = _compiled(_fold_in)
+split = _compiled(_split, "num", returns_keys=True)
+fold_in = _compiled(_fold_in, returns_keys=True)
 bits = _compiled(_bits, "shape", "dtype")
 uniform = _compiled(_uniform, "shape", "dtype")
 normal = _compiled(_normal, "shape", "dtype")

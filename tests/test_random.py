@@ -49,7 +49,7 @@ def test_threefry2x32_known_answers(key, counter, expected):
 
 def test_keys_and_bits_match_jax():
     """The numbers JAX 0.10.2 (partitionable threefry, its default) gives."""
-    k = random.key(0)
+    k = random.PRNGKey(0)
     np.testing.assert_array_equal(np.asarray(k), [0, 0])
     np.testing.assert_array_equal(np.asarray(random.PRNGKey(-1)), [0, 4294967295])
     np.testing.assert_array_equal(np.asarray(random.split(k)),
@@ -67,15 +67,15 @@ def test_keys_and_bits_match_jax():
 
 
 def test_split_shapes_and_traced_seed():
-    assert random.split(random.key(1), 5).shape == (5, 2)
-    assert random.split(random.key(1), (2, 3)).shape == (2, 3, 2)
-    from_traced = olympus.jit(random.key)(np.int32(7))
-    np.testing.assert_array_equal(np.asarray(from_traced), np.asarray(random.key(7)))
+    assert random.split(random.PRNGKey(1), 5).shape == (5, 2)
+    assert random.split(random.PRNGKey(1), (2, 3)).shape == (2, 3, 2)
+    from_traced = olympus.jit(random.PRNGKey)(np.int32(7))
+    np.testing.assert_array_equal(np.asarray(from_traced), np.asarray(random.PRNGKey(7)))
 
 
 def test_split_keys_are_independent():
     """Samples under sibling keys are uncorrelated and share no words."""
-    k1, k2 = random.split(random.key(3))
+    k1, k2 = random.split(random.PRNGKey(3))
     a, b = np.asarray(random.uniform(k1, (N,))), np.asarray(random.uniform(k2, (N,)))
     assert abs(np.corrcoef(a, b)[0, 1]) < 4 / math.sqrt(N)
     assert not np.array_equal(np.asarray(k1), np.asarray(k2))
@@ -91,7 +91,7 @@ def test_bad_key_is_a_clear_error():
 
 # ---- reproducibility ------------------------------------------------------------
 def test_same_key_same_numbers_eager_jit_vmap():
-    keys = random.split(random.key(5), 3)
+    keys = random.split(random.PRNGKey(5), 3)
     keys_np = np.asarray(keys)
     eager = np.stack([np.asarray(random.normal(k, (4,))) for k in keys_np])
     again = np.stack([np.asarray(random.normal(k, (4,))) for k in keys_np])

@@ -6,6 +6,7 @@ import ml_dtypes as _ml_dtypes
 import numpy as _np
 
 from olympus.ir import dtypes as _dtypes
+from olympus import prng as _prng
 from olympus.backends.xla.array import Array as _Array
 from olympus.numpy.arrays import *  # noqa: F401,F403
 from olympus.numpy.core import normalize_axis as _normalize_axis
@@ -120,7 +121,12 @@ def _concrete_dtype(t):
 
 
 def issubdtype(arg1, arg2) -> bool:
-    """NumPy's issubdtype, knowing that bfloat16 and float8 types are floating."""
+    """NumPy's issubdtype, knowing that bfloat16 and float8 types are floating
+    and that key dtypes (`key<fry>`) are `olympus.dtypes.prng_key` and nothing else."""
+    if isinstance(arg1, _prng.KeyDtype) or arg1 is _prng.prng_key:
+        return arg2 is _prng.prng_key or arg2 == arg1
+    if isinstance(arg2, _prng.KeyDtype) or arg2 is _prng.prng_key:
+        return False
     arg1, arg2 = _as_numpy_type(arg1), _as_numpy_type(arg2)
     d1 = _concrete_dtype(arg1)
     if d1 is not None and d1 in _dtypes.ml_dtypes_floats:

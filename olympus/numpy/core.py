@@ -27,6 +27,8 @@ def _host_array(obj, dtype=None) -> np.ndarray:
     """A NumPy array of nested lists/scalars/arrays in its canonical dtype."""
     try:
         value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
+    except OlympusTypeError:  # already says what went wrong (e.g. a typed PRNG key)
+        raise
     except (ValueError, TypeError) as err:
         raise OlympusTypeError(f"cannot convert {type(obj).__name__} to an array: {err}") from None
     try:

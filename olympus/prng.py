@@ -1,0 +1,184 @@
+"""Typed PRNG key arrays: keys whose element type is a key, not a pair of words.
+
+`random.key(seed)` gives a `PRNGKeyArray` of shape `()` and dtype `key<fry>`
+wrapping the key's uint32 words (`random.key_data`), so a batch of `n` keys
+has shape `(n,)` rather than `(n, 2)`. It is a pytree node whose one leaf is
+that `uint32[..., 2]` array, so keys pass through `jit`, `vmap`, `grad` (an
+integer leaf: never differentiated), `scan`/`fori_loop` carries and `cond`
+operands, and come back typed. Keys are not numbers: arithmetic on them, or
+passing them to `olympus.numpy`, raises `KeyArrayTypeError`.
+
+    >>> k = random.key(0)
+    >>> k.shape, str(k.dtype), random.key_data(k).shape
+    ((), 'key<fry>', (2,))
+"""
+
+from __future__ import annotations
+
+from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.pytree import register_pytree_node
+
+KEY_WORDS = 2  # a threefry2x32 key is two uint32 words
+
+
+class KeyArrayTypeError(OlympusTypeError):
+    """A typed PRNG key array was used where a numeric array is expected."""
+
+
+class prng_key:  # lower case: named like NumPy's abstract scalar types, as JAX does)
+    """The abstract type of every key dtype: `jnp.issubdtype(k.dtype, prng_key)`."""
+
+
+class KeyDtype:
+    """The element type of a typed key array; prints as `key<fry>`."""
+
+    impl = "threefry2x32"
+    name = "key<fry>"
+    type = prng_key
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, KeyDtype) and other.impl == self.impl
+
+    def __hash__(self) -> int:
+        return hash((KeyDtype, self.impl))
+
+
+key_dtype = KeyDtype()
+
+
+def _not_numeric(operation: str):
+    def refuse(self, *args, **kwargs):
+        raise KeyArrayTypeError(
+            f"{operation} is not defined on typed PRNG key arrays (dtype {key_dtype}); "
+            f"keys are not numbers. Use random.split / random.fold_in to derive keys, "
+            f"or random.key_data(k) for the raw uint32 words"
+        )
+
+    return refuse
+
+
+class PRNGKeyArray:
+    """An array of PRNG keys: `shape` is the batch shape, `data` the
+    `uint32[*shape, 2]` words (a concrete Array or a tracer)."""
+
+    __slots__ = ("data",)
+    __array_priority__ = 100  # so NumPy defers `np_array + key` to us (and we refuse)
+
+    def __init__(self, data):
+        self.data = data
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.data.shape[:-1])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def dtype(self) -> KeyDtype:
+        return key_dtype
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a scalar PRNG key array (shape ())")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a scalar PRNG key array (shape ())")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index) -> PRNGKeyArray:
+        """Indexes the key dimensions; the words of each key stay together."""
+        index = index if isinstance(index, tuple) else (index,)
+        counted = [i for i in index if i is not None and i is not Ellipsis]
+        if len(counted) > self.ndim:
+            raise IndexError(
+                f"too many indices for a PRNG key array of shape {self.shape}: {len(counted)}"
+            )
+        if any(i is Ellipsis for i in index):
+            return PRNGKeyArray(self.data[(*index, slice(None))])
+        return PRNGKeyArray(self.data[(*index, Ellipsis, slice(None))])
+
+    def reshape(self, *shape) -> PRNGKeyArray:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return PRNGKeyArray(self.data.reshape((*shape, KEY_WORDS)))
+
+    def ravel(self) -> PRNGKeyArray:
+        return self.reshape(-1)
+
+    def __array__(self, dtype=None, copy=None):
+        raise KeyArrayTypeError(
+            f"a typed PRNG key array (dtype {key_dtype}) is not a numeric array: it cannot "
+            f"be passed to olympus.numpy functions or converted to a NumPy array; use "
+            f"random.key_data(keys) for its uint32 words"
+        )
+
+    def __repr__(self) -> str:
+        if type(self.data).__name__ == "Array":
+            import numpy as np
+
+            words = np.asarray(self.data)
+            return f"Array({self.shape}, dtype={key_dtype}) overlaying:\n{words}"
+        return (
+            f"PRNGKeyArray({self.shape}, dtype={key_dtype}) overlaying:\n{self.data!r}"
+        )
+
+
+for _name in (
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "divmod",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+):
+    setattr(PRNGKeyArray, f"__{_name}__", _not_numeric(f"'{_name}'"))
+    setattr(PRNGKeyArray, f"__r{_name}__", _not_numeric(f"'{_name}'"))
+for _name in (
+    "neg",
+    "pos",
+    "abs",
+    "invert",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "float",
+    "int",
+    "complex",
+):
+    setattr(PRNGKeyArray, f"__{_name}__", _not_numeric(f"'{_name}'"))
+del _name
+
+# The one leaf is the words array; unflatten does not check it, since pytree
+# machinery rebuilds nodes around tracers, batch axes and other placeholders.
+register_pytree_node(
+    PRNGKeyArray, lambda k: ((k.data,), None), lambda _, c: PRNGKeyArray(c[0])
+)
+
+
+def is_typed_key(x) -> bool:
+    return isinstance(x, PRNGKeyArray)
