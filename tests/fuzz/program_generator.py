@@ -168,7 +168,7 @@ class Generator:
                   self.concat, self.cumulative, self.shaped, self.int_gather]
         if depth < MAX_DEPTH:
             makers += [self.cond, self.scan, self.fori, self.while_loop, self.jit_call,
-                       self.vmap_call, self.checkpoint_call]
+                       self.vmap_call, self.checkpoint_call, self.grad_call, self.jvp_call]
         for _ in range(4):
             stmt = self.choice(makers)(scope, depth)
             if stmt is not None:
@@ -469,14 +469,44 @@ class Generator:
         return self._call(scope, depth, "olympus.checkpoint")
 
     def vmap_call(self, scope, depth):
+        """vmap over any axis of x, the mapped axis put back at any position."""
         x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
         if x is None:
             return None
-        params = [Value(self.fresh("p"), x.shape[1:], "f")]
+        in_axis = int(self.rng.integers(len(x.shape)))
+        out_axis = int(self.rng.integers(len(x.shape)))
+        example = x.shape[:in_axis] + x.shape[in_axis + 1:]
+        params = [Value(self.fresh("p"), example, "f")]
         name = self.fresh("g")
         block = self.body(params, scope, depth, params)
-        return Stmt([self.new(x.shape)], f"olympus.vmap({name})({x.name})", [x.name],
-                    [(name, [params[0].name], block)])
+        out = example[:out_axis] + (x.shape[in_axis],) + example[out_axis:]
+        call = f"olympus.vmap({name}, in_axes={in_axis}, out_axes={out_axis})({x.name})"
+        return Stmt([self.new(out)], call, [x.name], [(name, [params[0].name], block)])
+
+    def grad_call(self, scope, depth):
+        """grad of a nested body inside the program (so the checks take second
+        derivatives); bodies with a while_loop have no reverse mode."""
+        x = self.pick(scope)
+        if x is None:
+            return None
+        params = self._params([x])
+        name = self.fresh("g")
+        block = self.body(params, scope, depth, params)
+        if block.has_while():
+            return None
+        expr = f"olympus.grad(lambda q: jnp.sum(jnp.sin({name}(q))))({x.name})"
+        return Stmt([self.new(x.shape)], expr, [x.name], [(name, [params[0].name], block)])
+
+    def jvp_call(self, scope, depth):
+        """The tangent output of jvp of a nested body, along x itself."""
+        x = self.pick(scope)
+        if x is None:
+            return None
+        params = self._params([x])
+        name = self.fresh("g")
+        block = self.body(params, scope, depth, params)
+        expr = f"olympus.jvp({name}, ({x.name},), (jnp.cos({x.name}),))[1]"
+        return Stmt([self.new(x.shape)], expr, [x.name], [(name, [params[0].name], block)])
 
 
 class _Pair(Stmt):
