@@ -1178,6 +1178,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),
     "eigh": ("test_linalg.py", "lax_linalg.eigh"),
+    "eig": ("test_linalg.py", "lax_linalg.eig("),
     "geqrf": ("test_linalg.py", "lax_linalg.geqrf"),
     "householder_product": ("test_linalg.py", "lax_linalg.householder_product"),
     "svd": ("test_linalg.py", "lax_linalg.svd"),
