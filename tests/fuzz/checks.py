@@ -157,15 +157,26 @@ def _check_finite_differences(program) -> None:
     jg = olympus.jit(g)
     _, out_tangents = olympus.jit(lambda xs, ts: olympus.jvp(g, xs, ts))(
         tuple(floats), tuple(tangents))
-    eps = 1e-6
-    plus = jg(*[x + eps * t for x, t in zip(floats, tangents)])
-    minus = jg(*[x - eps * t for x, t in zip(floats, tangents)])
-    for p, m, t in zip(_leaves(plus), _leaves(minus), _leaves(out_tangents)):
-        numeric = (p - m) / (2 * eps)
+    fine, coarse = (_central_difference(jg, floats, tangents, eps) for eps in (1e-6, 1e-5))
+    for (numeric, scale), (rough, _), t in zip(fine, coarse, _leaves(out_tangents)):
         assert t.dtype == np.float64, f"jvp in x64 gave {t.dtype}"
-        np.testing.assert_allclose(t, numeric, rtol=1e-3, atol=1e-4 * (1 + np.abs(p).max(initial=0)),
+        atol = 1e-4 * (1 + scale)
+        smooth = np.abs(numeric - rough) <= 0.1 * (np.abs(numeric) + np.abs(rough)) + atol
+        np.testing.assert_allclose(t[smooth], numeric[smooth], rtol=1e-3, atol=atol,
                                    err_msg="jvp vs finite differences")
     return True
+
+
+def _central_difference(jg, floats, tangents, eps):
+    """[(numeric directional derivative, max |output|)] per output leaf.
+
+    Compared at two step sizes: where they disagree the function jumps there
+    (a cond predicate that rounding flips, e.g. a sum that is zero in exact
+    arithmetic), and finite differences say nothing about the jvp."""
+    plus = jg(*[x + eps * t for x, t in zip(floats, tangents)])
+    minus = jg(*[x - eps * t for x, t in zip(floats, tangents)])
+    return [((p - m) / (2 * eps), np.abs(p).max(initial=0))
+            for p, m in zip(_leaves(plus), _leaves(minus))]
 
 
 CHECKS = {
