@@ -14,9 +14,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-# Measured: about 1 s a program on 2 cores (seeds 0-59 in 56 s near-idle; seeds
-# 0-119 used 130 s of CPU), so the 100 CI programs take ~100 s and finish
-# inside BUDGET_S on a quiet machine with room to spare.
+# Measured: about 1 s a program on 2 cores (the 100 CI programs in 94 s at
+# load ~1), so they finish inside BUDGET_S on a quiet machine with room to spare.
 CI_PROGRAMS = 100
 LONG_PROGRAMS = 300
 BUDGET_S = 150.0
