@@ -10,7 +10,6 @@ program handed to XLA.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import tempfile
 import time
@@ -31,20 +30,17 @@ from olympus.tracer.staging import StagingTrace
 checked_programs: list[int] = [0]  # how many programs were checked (a test reads it)
 
 
-# ---- print/parse round trip over a sample of the programs the suite builds -------
-# Programs staged or compiled during the session are kept when their structure
-# (primitives, input types) is new, up to ROUND_TRIP_CAP (then a seeded
-# reservoir sample of the new structures); at the end each is printed, parsed
-# back and reprinted, and one that does not reprint identically fails the run
-# (about 1-2 ms a program). Only a hash is kept per structure, so tracing the
-# same structure again (the leak tests trace thousands of closures) keeps nothing.
-ROUND_TRIP_CAP = 3000
-round_trip_sample: list = []
+# ---- print/parse round trip of every program the suite builds -------------------
+# Each program staged or compiled during the session whose structure (primitives,
+# input types) is new is printed, parsed back and reprinted at once (about 1-2 ms,
+# no program is kept); one that does not reprint identically fails the run at the
+# end. Only a hash is kept per structure, so tracing the same structure again (the
+# leak tests trace thousands of closures) costs a hash and keeps nothing.
 _programs_seen = [0]
+_round_tripped = [0]
 _structures_seen: set[int] = set()
 _round_trip_failures: list[str] = []
 _round_trip_seconds = [0.0]
-_reservoir = random.Random(0)
 
 
 def _structure(olympuspr) -> int:
@@ -52,18 +48,18 @@ def _structure(olympuspr) -> int:
                  tuple((e.primitive.name, len(e.params), len(e.invars)) for e in olympuspr.eqns)))
 
 
-def _sample_for_round_trip(olympuspr) -> None:
+def _round_trip_if_new(olympuspr) -> None:
     _programs_seen[0] += 1
     structure = _structure(olympuspr)
     if structure in _structures_seen:
         return
     _structures_seen.add(structure)
-    if len(round_trip_sample) < ROUND_TRIP_CAP:
-        round_trip_sample.append(olympuspr)
-        return
-    slot = _reservoir.randrange(len(_structures_seen))
-    if slot < ROUND_TRIP_CAP:
-        round_trip_sample[slot] = olympuspr
+    start = time.perf_counter()
+    failure = round_trip_failure(olympuspr)
+    _round_trip_seconds[0] += time.perf_counter() - start
+    _round_tripped[0] += 1
+    if failure is not None:
+        _round_trip_failures.append(failure)
 
 
 def _sub_programs(value):
@@ -126,7 +122,7 @@ def _checked_to_olympuspr(original):
         if not _check_on_construction[0]:
             check_olympuspr(closed)
             checked_programs[0] += 1
-        _sample_for_round_trip(olympuspr)
+        _round_trip_if_new(olympuspr)
         return olympuspr, consts
 
     return to_olympuspr
@@ -136,7 +132,7 @@ def _checked_build_module(original):
     def build_module(olympuspr, name="main", *donated):
         check_olympuspr(olympuspr)
         checked_programs[0] += 1
-        _sample_for_round_trip(olympuspr)
+        _round_trip_if_new(olympuspr)
         return original(olympuspr, name, *donated)
 
     return build_module
@@ -200,14 +196,8 @@ def pytest_addoption(parser):
 
 def pytest_sessionfinish(session, exitstatus):
     """A run that selects no tests (e.g. `-k` matching nothing) is not a
-    failure; a sampled program that does not round-trip through its text is."""
+    failure; a program that does not round-trip through its text is."""
     shutil.rmtree(_SESSION_CACHE_DIR, ignore_errors=True)
-    start = time.perf_counter()
-    for olympuspr in round_trip_sample:
-        failure = round_trip_failure(olympuspr)
-        if failure is not None:
-            _round_trip_failures.append(failure)
-    _round_trip_seconds[0] = time.perf_counter() - start
     if _round_trip_failures:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
@@ -216,11 +206,12 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not round_trip_sample:
+    if not _programs_seen[0]:
         return
     terminalreporter.write_line(
-        f"print/parse round trip: {len(round_trip_sample)} sampled programs, "
-        f"{len(_round_trip_failures)} failed ({_round_trip_seconds[0]:.1f} s)")
+        f"print/parse round trip: {_round_tripped[0]} distinct programs of "
+        f"{_programs_seen[0]} built, {len(_round_trip_failures)} failed "
+        f"({_round_trip_seconds[0]:.1f} s)")
     for failure in _round_trip_failures[:5]:
         terminalreporter.write_line(f"round trip FAILED:\n{failure}\n")
 
