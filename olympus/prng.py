@@ -68,6 +68,7 @@ class PRNGKeyArray:
 
     __slots__ = ("data",)
     __array_priority__ = 100  # so NumPy defers `np_array + key` to us (and we refuse)
+    hidden_trailing_dims = 1  # vmap's negative in_axes/out_axes skip the words axis
 
     def __init__(self, data):
         self.data = data

@@ -373,7 +373,7 @@ def _broadcast_prefix(spec, tree, path: str, what: str, name: str) -> list:
 
 def _match_prefix(spec_def, tree_def, spec_leaves, path, out, what, name) -> None:
     if spec_def.node_type is None:
-        out.extend([next(spec_leaves)] * tree_def.num_leaves)
+        _spread_axis(next(spec_leaves), tree_def, out)
         return
     same = (
         spec_def.node_type == tree_def.node_type
@@ -389,6 +389,19 @@ def _match_prefix(spec_def, tree_def, spec_leaves, path, out, what, name) -> Non
         )
     for key, s, t in zip(_child_keys(tree_def), spec_def.children, tree_def.children):
         _match_prefix(s, t, spec_leaves, path + key, out, what, name)
+
+
+def _spread_axis(axis, tree_def: PyTreeDef, out: list) -> None:
+    """`axis` for every leaf under `tree_def`. A negative axis counts from the
+    end of the value's own dims, so under a node whose leaves carry hidden
+    trailing dims (a typed PRNG key's uint32 words: `hidden_trailing_dims`)
+    it moves past them rather than mapping the hidden axis."""
+    if axis is None or axis >= 0 or tree_def.node_type is None:
+        out.extend([axis] * tree_def.num_leaves)
+        return
+    hidden = getattr(tree_def.node_type, "hidden_trailing_dims", 0)
+    for child in tree_def.children:
+        _spread_axis(axis - hidden, child, out)
 
 
 def _leaf_paths(treedef: PyTreeDef, root: str | None = None) -> list[str]:
