@@ -73,3 +73,17 @@ def test_a_program_that_loses_a_weak_type_is_reported(conftest, monkeypatch):
     monkeypatch.setattr(parser._Parser, "aval", lambda self: original(self).strip_weak_type())
     report = conftest.round_trip_failure(program)
     assert report is not None and "reprinted as" in report and "f32[]{weak}" in report
+
+
+def test_a_sub_program_with_constants_round_trips(conftest):
+    """A sub-program can keep constvars (`{ lambda d:f32[4] ; e:f32[4]. ...}`);
+    the text check has no values for them and compares the text only."""
+    from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, ShapedArray, Var
+    from olympus.lax.pjit import pjit_p
+
+    aval = ShapedArray((4,), np.dtype(np.float32))
+    d, e, a, b, c = (Var(aval) for _ in range(5))
+    inner = ClosedOlympuspr(Olympuspr([d], [e], [], [e, d]), [np.ones(4, np.float32)])
+    outer = Olympuspr([], [a], [Eqn(pjit_p, {"name": "f", "olympuspr": inner}, [a], [b, c])], [c])
+    assert "lambda d:f32[4] ; e:f32[4]" in outer.pretty()
+    assert conftest.round_trip_failure(outer) is None
