@@ -160,6 +160,17 @@ def check_against_numpy(
         assert_allclose(a, e, rtol, atol, check_dtypes, err_msg=f"output {i}:")
 
 
+def check_reference_against_numpy(olympus_fn: Callable, numpy_fn: Callable,
+                                  args: Sequence, **tolerances) -> None:
+    """check_against_numpy with `olympus_fn` traced once and run by the NumPy
+    reference interpreter: the semantics of many cases without an XLA compile
+    for each (test XLA itself with jit-vs-eager and gradient checks)."""
+    from olympus.backends.reference import reference_call
+
+    check_against_numpy(lambda *a: reference_call(olympus_fn, *a), numpy_fn, args,
+                        **tolerances)
+
+
 def check_jit_matches_eager(
     fn: Callable, args: Sequence, rtol=None, atol=None, **jit_kwargs
 ) -> None:

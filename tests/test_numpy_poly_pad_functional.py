@@ -16,6 +16,7 @@ from olympus.test_util import (
     check_against_numpy,
     check_grads,
     check_jit_matches_eager,
+    check_reference_against_numpy,
     rand_int,
     rand_normal,
 )
@@ -26,26 +27,19 @@ def _rng():
     return np.random.default_rng(0)
 
 
-def _check_reference(fn, numpy_fn, args, **tolerances):
-    """check_against_numpy with `fn` traced once and run by the NumPy reference
-    interpreter: the semantics of many cases without an XLA compile for each
-    (XLA itself is covered by the jit-vs-eager and gradient tests)."""
-    check_against_numpy(lambda *a: reference_call(fn, *a), numpy_fn, args, **tolerances)
-
-
 # ---- polynomials ---------------------------------------------------------------------
 def test_polynomial_arithmetic_matches_numpy():
     rng = _rng()
     p, q = rand_normal(rng, (4,)) + 2, rand_normal(rng, (2,)) + 2
     x = rand_normal(rng, (3, 2))
-    _check_reference(jnp.polyval, np.polyval, (p, x), rtol=1e-5)
+    check_reference_against_numpy(jnp.polyval, np.polyval, (p, x), rtol=1e-5)
     for name in ("polyadd", "polysub", "polymul"):
-        _check_reference(getattr(jnp, name), getattr(np, name), (p, q), rtol=1e-5)
-    _check_reference(jnp.polyadd, np.polyadd, (np.int32([1, 2]), np.int32([3, 0, 1])))
-    _check_reference(lambda a: jnp.polyder(a, 2), lambda a: np.polyder(a, 2), (p,))
-    _check_reference(lambda a: jnp.polyint(a, 2, k=[1.0, -2.0]),
+        check_reference_against_numpy(getattr(jnp, name), getattr(np, name), (p, q), rtol=1e-5)
+    check_reference_against_numpy(jnp.polyadd, np.polyadd, (np.int32([1, 2]), np.int32([3, 0, 1])))
+    check_reference_against_numpy(lambda a: jnp.polyder(a, 2), lambda a: np.polyder(a, 2), (p,))
+    check_reference_against_numpy(lambda a: jnp.polyint(a, 2, k=[1.0, -2.0]),
                         lambda a: np.polyint(a, 2, k=[1.0, -2.0]), (p,), rtol=1e-5)
-    _check_reference(jnp.poly, np.poly, (np.float32([1.0, -2.0, 0.5]),), rtol=1e-5)
+    check_reference_against_numpy(jnp.poly, np.poly, (np.float32([1.0, -2.0, 0.5]),), rtol=1e-5)
 
 
 def test_polydiv_keeps_static_length_unless_trimmed():
@@ -75,11 +69,11 @@ def test_polyval_gradients_jit_and_vmap():
 def test_polyfit_matches_numpy():
     x = np.linspace(0, 1, 9).astype(np.float32)
     y = np.sin(3 * x).astype(np.float32)
-    _check_reference(lambda a, b: jnp.polyfit(a, b, 3), lambda a, b: np.polyfit(a, b, 3),
+    check_reference_against_numpy(lambda a, b: jnp.polyfit(a, b, 3), lambda a, b: np.polyfit(a, b, 3),
                         (x, y), rtol=1e-3, atol=1e-4)
     ys = np.stack([y, 2 * y + 1], axis=1)
     w = np.linspace(1, 2, 9).astype(np.float32)
-    _check_reference(lambda a, b: jnp.polyfit(a, b, 2, w=w),
+    check_reference_against_numpy(lambda a, b: jnp.polyfit(a, b, 2, w=w),
                         lambda a, b: np.polyfit(a, b, 2, w=w), (x, ys), rtol=1e-3, atol=1e-4)
     _, cov = jnp.polyfit(x, y, 2, cov=True)
     assert_allclose(cov, np.polyfit(x, y, 2, cov=True)[1], rtol=1e-3, atol=1e-6,
@@ -104,8 +98,8 @@ def test_roots_match_numpy():
 def test_kron_matches_numpy(shapes):
     rng = _rng()
     a, b = rand_normal(rng, shapes[0]), rand_normal(rng, shapes[1])
-    _check_reference(jnp.kron, np.kron, (a, b))
-    _check_reference(jnp.kron, np.kron, (rand_int(rng, shapes[0]), rand_int(rng, shapes[1])))
+    check_reference_against_numpy(jnp.kron, np.kron, (a, b))
+    check_reference_against_numpy(jnp.kron, np.kron, (rand_int(rng, shapes[0]), rand_int(rng, shapes[1])))
 
 
 def test_kron_and_cross_gradients():
@@ -122,7 +116,7 @@ def test_kron_and_cross_gradients():
 def test_cross_matches_numpy(kwargs, sa, sb):
     rng = _rng()
     a, b = rand_normal(rng, sa), rand_normal(rng, sb)
-    _check_reference(lambda x, y: jnp.cross(x, y, **kwargs),
+    check_reference_against_numpy(lambda x, y: jnp.cross(x, y, **kwargs),
                         lambda x, y: np.cross(x, y, **kwargs), (a, b), rtol=1e-5, atol=1e-6)
 
 
@@ -243,9 +237,9 @@ def test_extract_and_piecewise_match_numpy():
         olympus.jit(jnp.extract)(x > 0, x)
     v = np.linspace(-2, 2, 9).astype(np.float32)
     pieces = [lambda t: -t, lambda t: t ** 2, 0.5]
-    _check_reference(lambda t: jnp.piecewise(t, [t < 0, t > 1], pieces),
+    check_reference_against_numpy(lambda t: jnp.piecewise(t, [t < 0, t > 1], pieces),
                         lambda t: np.piecewise(t, [t < 0, t > 1], pieces), (v,))
-    _check_reference(lambda t: jnp.piecewise(t, t < 0, [-1.0, 1.0]),
+    check_reference_against_numpy(lambda t: jnp.piecewise(t, t < 0, [-1.0, 1.0]),
                         lambda t: np.piecewise(t, t < 0, [-1.0, 1.0]), (v,))
     check_grads(lambda t: jnp.piecewise(t, [t < 0], [jnp.sin, jnp.cos]), (v + 0.1,), order=1)
 
@@ -254,7 +248,7 @@ def test_extract_and_piecewise_match_numpy():
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_apply_along_axis_matches_numpy(axis):
     x = rand_normal(_rng(), (2, 3, 4))
-    _check_reference(
+    check_reference_against_numpy(
         lambda a: jnp.apply_along_axis(lambda v: jnp.stack([v.sum(), v.max()]), axis, a),
         lambda a: np.apply_along_axis(lambda v: np.stack([v.sum(), v.max()]), axis, a),
         (x,), rtol=1e-5)
@@ -262,7 +256,7 @@ def test_apply_along_axis_matches_numpy(axis):
 
 def test_apply_over_axes_matches_numpy():
     x = rand_normal(_rng(), (2, 3, 4))
-    _check_reference(lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]),
+    check_reference_against_numpy(lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]),
                         lambda a: np.apply_over_axes(np.sum, a, [0, 2]), (x,), rtol=1e-5)
 
 
@@ -284,7 +278,7 @@ def test_vectorize_with_signature_and_excluded():
 def test_vander_matches_numpy():
     x = np.float32([1.5, -2.0, 0.0, 3.0])
     for kwargs in ({}, {"N": 3}, {"N": 5, "increasing": True}):
-        _check_reference(lambda a, kw=kwargs: jnp.vander(a, **kw),
+        check_reference_against_numpy(lambda a, kw=kwargs: jnp.vander(a, **kw),
                          lambda a, kw=kwargs: np.vander(a, **kw), (x,), rtol=1e-6)
     check_against_numpy(jnp.vander, np.vander, (np.int32([1, 2, 3]),))
 

@@ -12,6 +12,7 @@ from olympus.test_util import (
     check_against_numpy,
     check_grads,
     check_jit_matches_eager,
+    check_reference_against_numpy,
     rand_int,
     rand_normal,
 )
@@ -20,13 +21,6 @@ from olympus.tracer.errors import ConcretizationTypeError
 
 def _rng():
     return np.random.default_rng(0)
-
-
-def _check_reference(fn, numpy_fn, args, **tolerances):
-    """check_against_numpy with `fn` traced once and run by the NumPy reference
-    interpreter: the semantics of many cases without an XLA compile for each
-    (XLA itself is covered by the jit-vs-eager and gradient tests)."""
-    check_against_numpy(lambda *a: reference_call(fn, *a), numpy_fn, args, **tolerances)
 
 
 # ---- unique -------------------------------------------------------------------------
@@ -152,7 +146,7 @@ def test_isin_matches_numpy(method, invert):
     rng = _rng()
     element = rand_normal(rng, (3, 4)).round()
     test = np.concatenate([element.ravel()[:5], [np.nan, 7.0]]).astype(np.float32)
-    _check_reference(lambda e, t: jnp.isin(e, t, invert=invert, method=method),
+    check_reference_against_numpy(lambda e, t: jnp.isin(e, t, invert=invert, method=method),
                         lambda e, t: np.isin(e, t, invert=invert), (element, test))
 
 
@@ -160,16 +154,16 @@ def test_isin_matches_numpy(method, invert):
 @pytest.mark.parametrize("n,axis", [(1, -1), (2, 0), (0, 1)])
 def test_diff_matches_numpy(n, axis):
     x = rand_normal(_rng(), (4, 5))
-    _check_reference(lambda a: jnp.diff(a, n, axis), lambda a: np.diff(a, n, axis), (x,))
-    _check_reference(lambda a: jnp.diff(a, n, axis, prepend=1.0, append=2.0),
+    check_reference_against_numpy(lambda a: jnp.diff(a, n, axis), lambda a: np.diff(a, n, axis), (x,))
+    check_reference_against_numpy(lambda a: jnp.diff(a, n, axis, prepend=1.0, append=2.0),
                         lambda a: np.diff(a, n, axis, prepend=1.0, append=2.0), (x,))
 
 
 def test_diff_of_booleans_and_ediff1d():
     b = np.array([True, True, False, True])
-    _check_reference(jnp.diff, np.diff, (b,))
+    check_reference_against_numpy(jnp.diff, np.diff, (b,))
     x = rand_normal(_rng(), (2, 3))
-    _check_reference(lambda a: jnp.ediff1d(a, to_end=[7.0, 8.0], to_begin=-1.0),
+    check_reference_against_numpy(lambda a: jnp.ediff1d(a, to_end=[7.0, 8.0], to_begin=-1.0),
                         lambda a: np.ediff1d(a, to_end=[7.0, 8.0], to_begin=-1.0), (x,))
 
 
@@ -177,12 +171,12 @@ def test_diff_of_booleans_and_ediff1d():
 def test_gradient_matches_numpy(edge_order):
     f = rand_normal(_rng(), (4, 6))
     coords = np.float32([0.0, 0.5, 2.0, 2.5, 4.0, 7.0])
-    _check_reference(lambda a: jnp.gradient(a, edge_order=edge_order),
+    check_reference_against_numpy(lambda a: jnp.gradient(a, edge_order=edge_order),
                         lambda a: np.gradient(a, edge_order=edge_order), (f,))
-    _check_reference(lambda a: jnp.gradient(a, 0.5, coords, edge_order=edge_order),
+    check_reference_against_numpy(lambda a: jnp.gradient(a, 0.5, coords, edge_order=edge_order),
                         lambda a: np.gradient(a, 0.5, coords, edge_order=edge_order), (f,),
                         rtol=1e-5, atol=1e-5)
-    _check_reference(lambda a: jnp.gradient(a, coords, axis=1, edge_order=edge_order),
+    check_reference_against_numpy(lambda a: jnp.gradient(a, coords, axis=1, edge_order=edge_order),
                         lambda a: np.gradient(a, coords, axis=1, edge_order=edge_order), (f,),
                         rtol=1e-5, atol=1e-5)
 
@@ -190,17 +184,17 @@ def test_gradient_matches_numpy(edge_order):
 def test_trapezoid_matches_numpy_and_differentiates():
     y = rand_normal(_rng(), (3, 5))
     x = np.float32([0.0, 1.0, 1.5, 3.0, 4.0])
-    _check_reference(lambda a: jnp.trapezoid(a, dx=0.5), lambda a: np.trapezoid(a, dx=0.5), (y,))
-    _check_reference(lambda a: jnp.trapezoid(a, x), lambda a: np.trapezoid(a, x), (y,))
-    _check_reference(lambda a: jnp.trapezoid(a, axis=0), lambda a: np.trapezoid(a, axis=0), (y,))
+    check_reference_against_numpy(lambda a: jnp.trapezoid(a, dx=0.5), lambda a: np.trapezoid(a, dx=0.5), (y,))
+    check_reference_against_numpy(lambda a: jnp.trapezoid(a, x), lambda a: np.trapezoid(a, x), (y,))
+    check_reference_against_numpy(lambda a: jnp.trapezoid(a, axis=0), lambda a: np.trapezoid(a, axis=0), (y,))
     check_grads(lambda a: jnp.trapezoid(a, x), (y,), order=1)
 
 
 def test_unwrap_matches_numpy():
     rng = _rng()
     phase = np.cumsum(rng.uniform(-4, 4, (3, 12)), axis=1).astype(np.float32)
-    _check_reference(jnp.unwrap, np.unwrap, (phase,), rtol=1e-5, atol=1e-5)
-    _check_reference(lambda p: jnp.unwrap(p, discont=2.0, axis=0, period=6.0),
+    check_reference_against_numpy(jnp.unwrap, np.unwrap, (phase,), rtol=1e-5, atol=1e-5)
+    check_reference_against_numpy(lambda p: jnp.unwrap(p, discont=2.0, axis=0, period=6.0),
                      lambda p: np.unwrap(p, discont=2.0, axis=0, period=6.0), (phase,),
                      rtol=1e-5, atol=1e-5)
     check_grads(jnp.unwrap, (phase[0],), order=1)
@@ -208,8 +202,8 @@ def test_unwrap_matches_numpy():
 
 def test_sort_complex_matches_numpy():
     z = np.complex64([[1 + 2j, 1 - 1j, 0j], [3, 1j, -1j]])
-    _check_reference(jnp.sort_complex, np.sort_complex, (z,))
-    _check_reference(jnp.sort_complex, lambda a: np.sort_complex(a).astype(np.complex64),
+    check_reference_against_numpy(jnp.sort_complex, np.sort_complex, (z,))
+    check_reference_against_numpy(jnp.sort_complex, lambda a: np.sort_complex(a).astype(np.complex64),
                      (np.float32([3, 1, 2]),))
 
 
@@ -224,10 +218,10 @@ def test_diff_gradient_and_jit():
 @pytest.mark.parametrize("kwargs", [{}, {"bias": True}, {"ddof": 2}, {"rowvar": False}])
 def test_cov_and_corrcoef_match_numpy(kwargs):
     m = rand_normal(_rng(), (3, 6))
-    _check_reference(lambda a: jnp.cov(a, **kwargs), lambda a: np.cov(a, **kwargs), (m,),
+    check_reference_against_numpy(lambda a: jnp.cov(a, **kwargs), lambda a: np.cov(a, **kwargs), (m,),
                         rtol=1e-5, atol=1e-6)
     rowvar = kwargs.get("rowvar", True)
-    _check_reference(lambda a: jnp.corrcoef(a, rowvar=rowvar),
+    check_reference_against_numpy(lambda a: jnp.corrcoef(a, rowvar=rowvar),
                         lambda a: np.corrcoef(a, rowvar=rowvar), (m,), rtol=1e-5, atol=1e-6)
 
 
@@ -235,7 +229,7 @@ def test_cov_weights_second_variable_and_grad():
     rng = _rng()
     m, y = rand_normal(rng, (2, 6)), rand_normal(rng, (6,))
     fw, aw = np.int32([1, 2, 1, 3, 1, 1]), rng.random(6).astype(np.float32)
-    _check_reference(lambda a, b: jnp.cov(a, b, fweights=fw, aweights=aw),
+    check_reference_against_numpy(lambda a, b: jnp.cov(a, b, fweights=fw, aweights=aw),
                         lambda a, b: np.cov(a, b, fweights=fw, aweights=aw), (m, y),
                         rtol=1e-5, atol=1e-6)
     assert_allclose(jnp.cov(y), np.cov(y), rtol=1e-5)
@@ -247,11 +241,11 @@ def test_interp_matches_numpy():
     xp = np.float32([0.0, 1.0, 1.0, 3.0, 4.0])
     fp = np.float32([1.0, 3.0, 4.0, 2.0, 0.0])
     x = np.float32([-1.0, 0.0, 0.5, 1.0, 2.0, 3.5, 4.0, 5.0])
-    _check_reference(jnp.interp, np.interp, (x, xp, fp))
-    _check_reference(lambda *a: jnp.interp(*a, left=-9.0, right=9.0),
+    check_reference_against_numpy(jnp.interp, np.interp, (x, xp, fp))
+    check_reference_against_numpy(lambda *a: jnp.interp(*a, left=-9.0, right=9.0),
                         lambda *a: np.interp(*a, left=-9.0, right=9.0), (x, xp, fp))
     xs = np.float32([-170.0, -10.0, 5.0, 190.0])
-    _check_reference(lambda *a: jnp.interp(*a, period=360.0),
+    check_reference_against_numpy(lambda *a: jnp.interp(*a, period=360.0),
                         lambda *a: np.interp(*a, period=360.0),
                         (xs, np.float32([-180.0, -90.0, 0.0, 100.0]), np.float32([4, 1, 2, 3])),
                         rtol=1e-5, atol=1e-5)
@@ -284,7 +278,7 @@ def test_bincount_matches_numpy_and_needs_length_under_jit():
 @pytest.mark.parametrize("bins", [np.float32([0, 1, 2, 3]), np.float32([3, 2, 1, 0])])
 def test_digitize_matches_numpy(right, bins):
     x = np.float32([-1, 0, 0.5, 1, 2.5, 3, 4])
-    _check_reference(lambda a, b: jnp.digitize(a, b, right),
+    check_reference_against_numpy(lambda a, b: jnp.digitize(a, b, right),
                         lambda a, b: np.digitize(a, b, right), (x, bins))
 
 
