@@ -548,3 +548,31 @@ def test_descending_complex_sort_keeps_ties_in_order():
         lambda a: np.sort(a)[:, ::-1],
         (COMPLEX_TIES,),
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["remainder", "mod", "fmod", "power", "left_shift", "right_shift",
+             "floor_divide"])
+def test_two_booleans_compute_as_ints_like_jax(name):
+    """NumPy refuses these on booleans; JAX computes them in the default int."""
+    x, y = np.array([True, False, True, False]), np.array([True, True, False, False])
+    ints = x.astype(np.int32), y.astype(np.int32)
+    for fn in (getattr(jnp, name), olympus.jit(getattr(jnp, name))):
+        got = fn(x, y)
+        assert got.dtype == np.int32
+        with np.errstate(divide="ignore"):
+            want = getattr(np, name)(*ints)
+        keep = ints[1] != 0  # division by zero is unspecified for ints
+        np.testing.assert_array_equal(np.asarray(got)[keep], want[keep])
+    assert jnp.power(jnp.asarray(x), 2).dtype == np.int32
+
+
+@pytest.mark.parametrize(
+    "name", ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum"])
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_complex_order_is_real_then_imaginary(name):
+    a = np.array([1 + 2j, 1 + 1j, 2, complex(np.nan, 0), 3 + 1j, 1 + 1j], np.complex64)
+    b = np.array([1 + 1j, 2, 1 + 5j, 1 + 1j, complex(3, np.nan), 1 + 1j], np.complex64)
+    want = getattr(np, name)(a, b)
+    for fn in (getattr(jnp, name), olympus.jit(getattr(jnp, name))):
+        np.testing.assert_array_equal(np.asarray(fn(a, b)), want)

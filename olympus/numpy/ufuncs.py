@@ -11,13 +11,18 @@ from olympus.tracer.errors import OlympusTypeError as _OlympusTypeError
 from olympus.numpy.core import aval_of, prepare, to_operand
 
 
-def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None):
-    """A NumPy binary ufunc; `bool_fn` is its logical form for two booleans."""
+def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=None):
+    """A NumPy binary ufunc; `bool_fn` is its logical form for two booleans,
+    `complex_fn` its form for complex numbers, ordered as NumPy and JAX order
+    them (real part, then imaginary part)."""
 
     def fn(x1, x2):
         x1, x2 = prepare(x1, x2, inexact=inexact)
-        if bool_fn is not None and aval_of(x1).dtype == dtypes.bool_:
+        dtype = aval_of(x1).dtype
+        if bool_fn is not None and dtype == dtypes.bool_:
             return bool_fn(x1, x2)
+        if complex_fn is not None and dtypes.is_complex(dtype):
+            return complex_fn(x1, x2)
         return lax_fn(x1, x2)
 
     fn.__name__ = name
@@ -35,20 +40,48 @@ def _unary(lax_fn, name: str, inexact: bool = False):
     return fn
 
 
+def _lexicographic(real_cmp, imag_cmp):
+    """A comparison of complex numbers by real part, then imaginary part."""
+
+    def compare(x1, x2):
+        r1, r2 = lax.real(x1), lax.real(x2)
+        later = imag_cmp(lax.imag(x1), lax.imag(x2))
+        return lax.bitwise_or(real_cmp(r1, r2), lax.bitwise_and(lax.eq(r1, r2), later))
+
+    return compare
+
+
+_complex_lt = _lexicographic(lax.lt, lax.lt)
+_complex_le = _lexicographic(lax.lt, lax.le)
+_complex_gt = _lexicographic(lax.gt, lax.gt)
+_complex_ge = _lexicographic(lax.gt, lax.ge)
+
+
+def _complex_pick(first_wins):
+    """maximum/minimum of complex numbers; a NaN operand wins, as in NumPy."""
+
+    def pick(x1, x2):
+        return lax.select(lax.bitwise_or(first_wins(x1, x2), lax.ne(x1, x1)), x1, x2)
+
+    return pick
+
+
 # On booleans NumPy adds as `or` and multiplies as `and`; max and min follow.
 add = _binary(lax.add, "add", bool_fn=lax.bitwise_or)
 subtract = _binary(lax.sub, "subtract")
 multiply = _binary(lax.mul, "multiply", bool_fn=lax.bitwise_and)
-maximum = _binary(lax.max, "maximum", bool_fn=lax.bitwise_or)
-minimum = _binary(lax.min, "minimum", bool_fn=lax.bitwise_and)
+maximum = _binary(lax.max, "maximum", bool_fn=lax.bitwise_or,
+                  complex_fn=_complex_pick(_complex_ge))
+minimum = _binary(lax.min, "minimum", bool_fn=lax.bitwise_and,
+                  complex_fn=_complex_pick(_complex_le))
 true_divide = divide = _binary(lax.div, "divide", inexact=True)
 arctan2 = _binary(lax.atan2, "arctan2", inexact=True)
 equal = _binary(lax.eq, "equal")
 not_equal = _binary(lax.ne, "not_equal")
-less = _binary(lax.lt, "less")
-less_equal = _binary(lax.le, "less_equal")
-greater = _binary(lax.gt, "greater")
-greater_equal = _binary(lax.ge, "greater_equal")
+less = _binary(lax.lt, "less", complex_fn=_complex_lt)
+less_equal = _binary(lax.le, "less_equal", complex_fn=_complex_le)
+greater = _binary(lax.gt, "greater", complex_fn=_complex_gt)
+greater_equal = _binary(lax.ge, "greater_equal", complex_fn=_complex_ge)
 bitwise_and = _binary(lax.bitwise_and, "bitwise_and")
 bitwise_or = _binary(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _binary(lax.bitwise_xor, "bitwise_xor")
@@ -149,9 +182,18 @@ def round(a, decimals: int = 0):  # noqa: A001
 around = round
 
 
+def _bools_as_ints(x1, x2):
+    """Two booleans compute in the default int dtype, as in JAX (`%`, `//`,
+    `**` and shifts have no boolean form)."""
+    if aval_of(x1).dtype != dtypes.bool_:
+        return x1, x2
+    int_dtype = dtypes.default_int_dtype()
+    return lax.convert_element_type(x1, int_dtype), lax.convert_element_type(x2, int_dtype)
+
+
 def floor_divide(x1, x2):
     """`x1 // x2` with Python's rounding toward negative infinity."""
-    x1, x2 = prepare(x1, x2)
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
     dtype = aval_of(x1).dtype
     if dtypes.is_integer(dtype):
         quotient = lax.div(x1, x2)
@@ -163,17 +205,15 @@ def floor_divide(x1, x2):
         signs_differ = lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
         fix = lax.bitwise_and(lax.ne(rem, zero), signs_differ)
         return lax.select(fix, lax.sub(quotient, 1), quotient)  # a Python 1 keeps weak types
-    if dtype == dtypes.bool_:
-        return lax.bitwise_and(x1, x2)
     return lax.floor(lax.div(x1, x2))
 
 
 def remainder(x1, x2):
     """`x1 % x2` with the sign of the divisor, like Python and NumPy."""
-    x1, x2 = prepare(x1, x2)
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
     rem = lax.rem(x1, x2)
     dtype = aval_of(rem).dtype
-    if dtypes.is_unsigned_int(dtype) or dtype == dtypes.bool_:
+    if dtypes.is_unsigned_int(dtype):
         return rem
     zero = _zero_like(rem)
     fix = lax.bitwise_and(lax.ne(rem, zero), lax.ne(lax.lt(rem, zero), lax.lt(x2, zero)))
@@ -185,20 +225,22 @@ mod = remainder
 
 def fmod(x1, x2):
     """Remainder with the sign of the dividend (C's fmod)."""
-    return lax.rem(*prepare(x1, x2))
+    return lax.rem(*_bools_as_ints(*prepare(x1, x2)))
 
 
 def power(x1, x2):
     """`x1 ** x2`; a static integer exponent multiplies, others use pow."""
     if isinstance(x2, int) and not isinstance(x2, bool):
         (x1,) = prepare(x1)
+        if aval_of(x1).dtype == dtypes.bool_:
+            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype())
         if x2 >= 0 or dtypes.is_inexact(aval_of(x1).dtype):
             return lax.integer_pow(x1, x2)
         raise ValueError(
             f"integers to negative integer powers are not allowed ({aval_of(x1).str_short()} "
             f"** {x2}); make the base a float, e.g. x.astype(float) ** {x2}"
         )
-    x1, x2 = prepare(x1, x2)
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
     dtype = aval_of(x1).dtype
     if dtypes.is_inexact(dtype):
         return lax.pow(x1, x2)
@@ -511,13 +553,13 @@ def divmod(x1, x2):  # noqa: A001
 
 
 def left_shift(x1, x2):
-    x1, x2 = prepare(x1, x2)
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
     return lax.shift_left(x1, x2)
 
 
 def right_shift(x1, x2):
     """Arithmetic shift for signed integers (sign-filling), logical for unsigned."""
-    x1, x2 = prepare(x1, x2)
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
     if dtypes.is_unsigned_int(aval_of(x1).dtype):
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
