@@ -576,3 +576,15 @@ def test_complex_order_is_real_then_imaginary(name):
     want = getattr(np, name)(a, b)
     for fn in (getattr(jnp, name), olympus.jit(getattr(jnp, name))):
         np.testing.assert_array_equal(np.asarray(fn(a, b)), want)
+
+
+@pytest.mark.parametrize("name, base", [("logaddexp", np.e), ("logaddexp2", 2.0)])
+def test_complex_logaddexp_matches_the_direct_formula(name, base):
+    a = np.array([1 + 1j, 2 - 1j, -3 + 0.5j, 100 + 2j], np.complex64)
+    b = np.array([1 + 1j, 0.5 + 2j, 1 - 1j, 99 - 1j], np.complex64)
+    wide_a, wide_b = a.astype(np.complex128), b.astype(np.complex128)
+    want = np.log(base**wide_a + base**wide_b) / np.log(base)
+    for fn in (getattr(jnp, name), olympus.jit(getattr(jnp, name))):
+        got = fn(a, b)
+        assert got.dtype == np.complex64
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6)

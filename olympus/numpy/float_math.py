@@ -104,6 +104,8 @@ def heaviside(x1, x2):
 def logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2) without overflow: max + log2(1 + 2**-|x1 - x2|)."""
     x1, x2 = as_arrays(x1, x2, inexact=True)
+    if dtypes.is_complex(aval_of(x1).dtype):
+        return ufuncs.complex_logaddexp(x1, x2, math.log(2))
     larger = ufuncs.maximum(x1, x2)
     gap = lax.neg(lax.abs(lax.sub(x1, x2)))
     ln2 = _const(gap, math.log(2))

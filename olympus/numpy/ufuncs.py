@@ -478,11 +478,24 @@ def hypot(x1, x2):
 def logaddexp(x1, x2):
     """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|))."""
     x1, x2 = prepare(x1, x2, inexact=True)
+    if dtypes.is_complex(aval_of(x1).dtype):
+        return complex_logaddexp(x1, x2, 1.0)
     larger = lax.max(x1, x2)
     gap = lax.neg(lax.abs(lax.sub(x1, x2)))
     out = lax.add(larger, lax.log1p(lax.exp(gap)))
     # Equal infinities make the gap nan (inf - inf); the answer is that infinity.
     return lax.select(lax.ne(gap, gap), larger, out)
+
+
+def complex_logaddexp(x1, x2, log_base: float):
+    """log_b(b**x1 + b**x2) for complex x (b = e**log_base): the operand with
+    the larger real part plus log_b(1 + b**(smaller - larger)), whose exponent
+    has a real part <= 0, so nothing overflows."""
+    first_larger = _complex_ge(x1, x2)
+    larger, smaller = lax.select(first_larger, x1, x2), lax.select(first_larger, x2, x1)
+    scale = np.asarray(log_base, aval_of(x1).dtype)[()]
+    correction = lax.log1p(lax.exp(lax.mul(lax.sub(smaller, larger), scale)))
+    return lax.add(larger, lax.div(correction, scale))
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
