@@ -155,22 +155,21 @@ def _out_of_range(y, bits: int):
     return (y < 0) | (y >= bits)
 
 
-@rule("shift_left")
-def _shift_left(x, y):
-    bits = x.dtype.itemsize * 8
-    u = x.astype(_unsigned(x.dtype))
-    amount = np.where(_out_of_range(y, bits), 0, y).astype(u.dtype)
-    shifted = np.left_shift(u, amount).astype(x.dtype)
-    return np.where(_out_of_range(y, bits), 0, shifted).astype(x.dtype)
+def _logical_shift(np_shift):
+    """A shift on the unsigned bits; an amount outside [0, bits) gives 0, as in XLA."""
+
+    def shift(x, y):
+        bits = x.dtype.itemsize * 8
+        u = x.astype(_unsigned(x.dtype))
+        amount = np.where(_out_of_range(y, bits), 0, y).astype(u.dtype)
+        shifted = np_shift(u, amount).astype(x.dtype)
+        return np.where(_out_of_range(y, bits), 0, shifted).astype(x.dtype)
+
+    return shift
 
 
-@rule("shift_right_logical")
-def _shift_right_logical(x, y):
-    bits = x.dtype.itemsize * 8
-    u = x.astype(_unsigned(x.dtype))
-    amount = np.where(_out_of_range(y, bits), 0, y).astype(u.dtype)
-    shifted = np.right_shift(u, amount).astype(x.dtype)
-    return np.where(_out_of_range(y, bits), 0, shifted).astype(x.dtype)
+rule("shift_left")(_logical_shift(np.left_shift))
+rule("shift_right_logical")(_logical_shift(np.right_shift))
 
 
 @rule("shift_right_arithmetic")
