@@ -5,7 +5,7 @@
     print(olympus.make_olympuspr(f)(jnp.ones(8)))
 """
 
-from olympus.ir.config import config
+from olympus import config  # noqa: F401  (the module: olympus.config.update(...))
 from olympus import lax, numpy, tree, tree_util, errors, core  # noqa: F401
 from olympus.api import (  # noqa: F401
     ShapeDtypeStruct,

@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.cache import JIT_CACHE_SIZE, BoundedCache
-from olympus.ir.config import config
+from olympus.caches import JIT_CACHE_SIZE, BoundedCache
+from olympus import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array
@@ -229,7 +229,7 @@ class JitFunction:
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._fast: dict = {}  # avals of positional Array/ndarray args -> _Compiled
         self._epoch = _config_epoch  # the config epoch _fast was filled in
-        # (treedef, avals, statics) -> _Compiled; bounded (olympus/ir/cache.py)
+        # (treedef, avals, statics) -> _Compiled; bounded (olympus/caches.py)
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
         # same key -> (closed, out_tree, pjit body), for use inside traces
         self._traced: dict = BoundedCache(JIT_CACHE_SIZE)

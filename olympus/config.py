@@ -1,22 +1,30 @@
-"""Global switches, each defined once as an absl flag.
+"""Global switches. `olympus.config` is this module: its functions are the API.
 
 Every option has three ways in, latest wins:
 
 * the environment at import: `OLYMPUS_ENABLE_X64=1 python train.py` (the
   option's name upper-cased; booleans read 1/true/yes/on and 0/false/no/off);
-* the command line of an absl program: `python train.py --olympus_enable_x64`
-  (the flags live on absl's global `FLAGS`, so `absl.app.run` parses them);
 * code: `olympus.config.update("olympus_enable_x64", True)`, or for a block
-  `with olympus.config.override("olympus_enable_x64", True): ...`.
+  `with olympus.config.override("olympus_enable_x64", True): ...`;
+* the command line of an absl program, once `olympus.config.define_absl_flags()`
+  has put the options on absl's global `FLAGS` (call it before `absl.app.run`,
+  which then parses `--olympus_enable_x64`).
 
-Reads (`olympus.config.olympus_enable_x64`, `config.read(name)`) come from a
-plain dict kept in step with the flags, because dtype canonicalisation asks
-for x64 on every operation.
+Reads: an option is an attribute (`olympus.config.olympus_enable_x64`) or
+`read(name)`; `values` is a copy of all of them. They come from a plain dict
+kept in step with the flags, because dtype canonicalisation asks for x64 on
+every operation.
 
-Importing absl.flags costs about a tenth of `import olympus`, so the flags are
-defined when absl.flags is loaded: at once if it already is, else by a
-one-shot import hook the moment the program imports it (before any
-`absl.app.run` can parse the command line).
+Why a module and not a `Config` object inside one: a package attribute
+`olympus.config` holding an object would shadow the submodule of the same
+name, so `import olympus.config` and `from olympus.config import X` would see
+two different things. As a module there is one `olympus.config` for users
+and for olympus itself (`from olympus import config`), at the bottom of the
+import layers.
+
+absl flags are opt-in: importing absl.flags costs about a tenth of
+`import olympus`, and defining flags on a program's global FLAGS is the
+program's choice, so nothing about absl happens at import.
 """
 
 from __future__ import annotations
@@ -24,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import sys
 
 
 class UnknownConfigOptionError(AttributeError):
@@ -124,150 +131,137 @@ def _checked(option: Option, value):
     )
 
 
-class Config:
-    """The options of OPTIONS; unknown names and ill-typed values are errors."""
+_options = {opt.name: opt for opt in OPTIONS}
+_values = {name: _initial_value(opt) for name, opt in _options.items()}
+_listeners: list = []
+_flags = None  # absl's FlagValues, once define_absl_flags has run
 
-    def __init__(self, options=OPTIONS) -> None:
-        self._options = {option.name: option for option in options}
-        self._values = {name: _initial_value(o) for name, o in self._options.items()}
-        self._listeners: list = []
-        self._flags = None  # absl's FlagValues, once the flags are defined
 
-    def define_absl_flags(self, flag_values=None) -> None:
-        """Defines every option as an absl flag, on absl's global FLAGS by default.
+def define_absl_flags(flag_values=None) -> None:
+    """Defines every option as an absl flag, on absl's global `FLAGS` by default.
 
-        Runs by itself when absl.flags is imported; call it to use another
-        FlagValues. From then on absl reports parses and assignments here.
-        """
-        from absl import flags as absl_flags
+    Call it before `absl.app.run(main)` so `--olympus_enable_x64` and the other
+    options parse from the command line; from then on absl reports parses and
+    assignments here and `update` sets the flag too. Calling it again with the
+    same FlagValues does nothing. In a program:
+    `olympus.config.define_absl_flags(); absl.app.run(main)`. Here, with a
+    FlagValues of its own parsing a command line:
 
-        flag_values = absl_flags.FLAGS if flag_values is None else flag_values
-        if flag_values is self._flags:
-            return  # defined already
-        self._flags = flag_values
-        define = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
-                  str: absl_flags.DEFINE_string}
-        for option in self._options.values():
-            name, value = option.name, self._values[option.name]
-            if name in self._flags:  # defined before (olympus reloaded)
-                self._flags[name].value = value
-            else:
-                define[option.kind](name, value, option.help, flag_values=self._flags)
-            absl_flags.register_validator(
-                name, lambda v, name=name: self._adopt_flag(name, v), flag_values=self._flags)
+    >>> from absl import flags
+    >>> flag_values = flags.FlagValues()
+    >>> olympus.config.define_absl_flags(flag_values)
+    >>> flag_values(["train.py", "--olympus_enable_x64"])
+    ['train.py']
+    >>> olympus.config.olympus_enable_x64
+    True
+    >>> olympus.config.update("olympus_enable_x64", False)
+    >>> flag_values.olympus_enable_x64
+    False
+    """
+    global _flags
+    from absl import flags as absl_flags
 
-    def _adopt_flag(self, name: str, value) -> bool:
-        """absl validator: runs when absl parses argv or a flag is assigned."""
-        from absl import flags as absl_flags
+    flag_values = absl_flags.FLAGS if flag_values is None else flag_values
+    if flag_values is _flags:
+        return  # defined already
+    define = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
+              str: absl_flags.DEFINE_string}
+    for opt in _options.values():
+        name, value = opt.name, _values[opt.name]
+        if name in flag_values:  # defined before (olympus reloaded)
+            flag_values[name].value = value
+        else:
+            define[opt.kind](name, value, opt.help, flag_values=flag_values)
+        absl_flags.register_validator(
+            name, lambda v, name=name: _adopt_flag(name, v), flag_values=flag_values)
+    _flags = flag_values
 
-        try:
-            value = _checked(self._options[name], value)
-        except ConfigValueError as err:
-            raise absl_flags.ValidationError(str(err)) from None
-        if value != self._values[name]:
-            self._set(name, value)
-        return True
 
-    def _set(self, name: str, value) -> None:
-        self._values[name] = value
-        for listener in self._listeners:
-            listener(name, value)
+def _adopt_flag(name: str, value) -> bool:
+    """absl validator: runs when absl parses argv or a flag is assigned."""
+    from absl import flags as absl_flags
 
-    def option(self, name: str) -> Option:
-        option = self._options.get(name)
-        if option is None:
-            known = ", ".join(sorted(self._options))
-            raise UnknownConfigOptionError(f"unknown config option {name!r}; known: {known}")
-        return option
+    try:
+        value = _checked(_options[name], value)
+    except ConfigValueError as err:
+        raise absl_flags.ValidationError(str(err)) from None
+    if value != _values[name]:
+        _set(name, value)
+    return True
 
-    def update(self, name: str, value) -> None:
-        """Sets an option (and its absl flag); e.g. update("olympus_enable_x64", True)."""
-        value = _checked(self.option(name), value)
-        if self._flags is not None:
-            self._flags[name].value = value
-        self._set(name, value)
 
-    def read(self, name: str):
-        try:
-            return self._values[name]
-        except KeyError:
-            self.option(name)  # raises UnknownConfigOptionError
-            raise
+def _set(name: str, value) -> None:
+    _values[name] = value
+    for listener in _listeners:
+        listener(name, value)
 
-    @contextlib.contextmanager
-    def override(self, name: str, value):
-        """Sets an option for the duration of a `with` block, then restores it."""
-        previous = self.read(name)
-        self.update(name, value)
-        try:
-            yield
-        finally:
-            self.update(name, previous)
 
-    @property
-    def values(self) -> dict:
-        """A copy of every option's current value, by name."""
-        return dict(self._values)
+def option(name: str) -> Option:
+    """The Option called `name`, or UnknownConfigOptionError listing the known ones."""
+    found = _options.get(name)
+    if found is None:
+        known = ", ".join(sorted(_options))
+        raise UnknownConfigOptionError(f"unknown config option {name!r}; known: {known}")
+    return found
 
-    def on_change(self, listener) -> None:
-        """Calls `listener(name, value)` after every change (caches use it)."""
-        self._listeners.append(listener)
 
-    def __getattr__(self, name: str):
-        values = self.__dict__.get("_values", {})
-        if name in values:
-            return values[name]
-        if name.startswith("_"):
-            raise AttributeError(name)
-        self.option(name)  # raises UnknownConfigOptionError
+def update(name: str, value) -> None:
+    """Sets an option (and its absl flag, if defined).
+
+    >>> olympus.config.update("olympus_enable_x64", True)
+    >>> jnp.arange(3.0).dtype
+    dtype('float64')
+    >>> olympus.config.update("olympus_enable_x64", False)
+    """
+    value = _checked(option(name), value)
+    if _flags is not None:
+        _flags[name].value = value
+    _set(name, value)
+
+
+def read(name: str):
+    """The current value of an option, e.g. read("olympus_enable_x64")."""
+    try:
+        return _values[name]
+    except KeyError:
+        option(name)  # raises UnknownConfigOptionError
+        raise
+
+
+@contextlib.contextmanager
+def override(name: str, value):
+    """Sets an option for the duration of a `with` block, then restores it.
+
+    >>> with olympus.config.override("olympus_enable_x64", True):
+    ...     print(jnp.asarray(1.0).dtype)
+    float64
+    >>> print(jnp.asarray(1.0).dtype)
+    float32
+    """
+    previous = read(name)
+    update(name, value)
+    try:
+        yield
+    finally:
+        update(name, previous)
+
+
+def on_change(listener) -> None:
+    """Calls `listener(name, value)` after every change (caches use it)."""
+    _listeners.append(listener)
+
+
+def __getattr__(name: str):
+    """Options read as attributes; `values` is a fresh copy of them all."""
+    if name in _values:
+        return _values[name]
+    if name == "values":
+        return dict(_values)
+    if name.startswith("_"):
         raise AttributeError(name)
-
-    def __dir__(self):
-        return [*super().__dir__(), *self._options]
-
-
-config = Config()
+    option(name)  # raises UnknownConfigOptionError (an AttributeError)
+    raise AttributeError(name)
 
 
-class _DefineFlagsOnAbslImport:
-    """`sys.meta_path` finder: lets the other finders locate absl.flags and wraps
-    its loader so that the flags are defined right after it loads (the loader
-    then removes this finder)."""
-
-    def find_spec(self, name, path, target=None):
-        if name != "absl.flags":
-            return None
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _ThenDefineFlags(spec.loader)
-                return spec
-        return None
-
-
-class _ThenDefineFlags:
-    """A loader that runs `loader`, then `config.define_absl_flags()`."""
-
-    def __init__(self, loader) -> None:
-        self.loader = loader
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        self.loader.exec_module(module)
-        module.__loader__ = module.__spec__.loader = self.loader  # leave no trace
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _DefineFlagsOnAbslImport)]
-        config.define_absl_flags()
-
-    def __getattr__(self, name: str):  # is_package, get_source, ... for tools
-        return getattr(self.loader, name)
-
-
-if "absl.flags" in sys.modules:
-    config.define_absl_flags()
-else:
-    sys.meta_path.insert(0, _DefineFlagsOnAbslImport())
+def __dir__():
+    return [*globals(), "values", *_options]

@@ -1,7 +1,7 @@
 """olympus.errors: the exceptions users may want to catch."""
 
 from olympus.ir.checker import OlympusprTypeError  # noqa: F401
-from olympus.ir.config import (  # noqa: F401
+from olympus.config import (  # noqa: F401
     ConfigEnvironmentError, ConfigValueError, UnknownConfigOptionError,
 )
 from olympus.ir.dtypes import TypePromotionError  # noqa: F401

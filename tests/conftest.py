@@ -240,7 +240,7 @@ def compilation_cache_dir(tmp_path):
     """An empty persistent compilation cache for one test that writes every
     compile (no minimum compile time), with its counters reset."""
     from olympus.backends.xla import compiler
-    from olympus.ir.config import config
+    from olympus import config
 
     min_secs = config.read("olympus_compilation_cache_min_compile_secs")
     config.update("olympus_compilation_cache_dir", str(tmp_path))

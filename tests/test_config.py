@@ -1,5 +1,5 @@
-"""olympus.config: options defined once as absl flags, read from OLYMPUS_* environment
-variables at import, from `--flags` in an absl program, and set by `update`."""
+"""olympus.config: options read from OLYMPUS_* environment variables at import, set by
+`update`, and, once `define_absl_flags()` is called, from `--flags` in an absl program."""
 
 import os
 import subprocess
@@ -17,7 +17,9 @@ from olympus.errors import (
     ConfigValueError,
     UnknownConfigOptionError,
 )
-from olympus.ir.config import OPTIONS
+from olympus.config import OPTIONS
+
+olympus.config.define_absl_flags()  # this process's absl FLAGS carry the options
 
 
 def _run_python(source: str, env_updates: dict, *args: str) -> str:
@@ -54,20 +56,36 @@ _ABSL_APP = """
 
 
 def test_absl_app_command_line_flag_enables_x64():
-    absl_first = _ABSL_APP.format(first="from absl import app",
-                                  second="import olympus.numpy as jnp")
+    absl_first = _ABSL_APP.format(
+        first="from absl import app",
+        second="import olympus, olympus.numpy as jnp; olympus.config.define_absl_flags()")
     assert _run_python(absl_first, {}, "--olympus_enable_x64") == "float64 int64"
     assert _run_python(absl_first, {"OLYMPUS_ENABLE_X64": "true"}, "--noolympus_enable_x64") == \
         "float32 int32"
 
 
 def test_absl_app_importing_olympus_first_still_gets_the_flags():
-    """Importing olympus does not load absl; the flags appear when absl.flags does."""
+    """Importing olympus does not load absl; define_absl_flags() loads it and defines them."""
     olympus_first = _ABSL_APP.format(
-        first="import sys, importlib.util, olympus.numpy as jnp; "
-              "assert 'absl.flags' not in sys.modules; importlib.util.find_spec('absl.flags')",
+        first="import sys, olympus, olympus.numpy as jnp; "
+              "assert 'absl.flags' not in sys.modules; olympus.config.define_absl_flags()",
         second="from absl import app")
     assert _run_python(olympus_first, {}, "--olympus_enable_x64") == "float64 int64"
+
+
+_FLAG_DEFINED = """
+    from absl import flags
+    import olympus
+    print("olympus_enable_x64" in flags.FLAGS, end=" ")
+    olympus.config.define_absl_flags()
+    olympus.config.define_absl_flags()  # a second call is harmless
+    print("olympus_enable_x64" in flags.FLAGS, flags.FLAGS["olympus_debug_nans"].value)
+"""
+
+
+def test_absl_flags_are_defined_only_on_request():
+    """`import olympus` leaves absl's FLAGS alone, even with absl.flags loaded first."""
+    assert _run_python(_FLAG_DEFINED, {"OLYMPUS_DEBUG_NANS": "1"}) == "False True True"
 
 
 def test_bad_environment_value_is_named_at_import():
@@ -160,7 +178,7 @@ def test_every_option_is_an_absl_flag_with_an_environment_variable():
 
 
 def test_environment_parsing_of_each_type():
-    from olympus.ir.config import _parse_env
+    from olympus.config import _parse_env
 
     by_name = {o.name: o for o in OPTIONS}
     x64 = by_name["olympus_enable_x64"]

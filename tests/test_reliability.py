@@ -133,7 +133,7 @@ def test_tracing_closures_under_grad_keeps_allocated_memory_flat():
 
 def test_caches_are_bounded_and_clear_caches_empties_them():
     from olympus.backends.xla import dispatch
-    from olympus.ir.cache import BoundedCache
+    from olympus.caches import BoundedCache
 
     cache = BoundedCache(3)
     for k in range(10):

@@ -12,7 +12,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
-from olympus.ir.config import config
+from olympus import config
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))

@@ -18,7 +18,7 @@ import numpy as np
 
 from olympus.ir import core as ir
 from olympus.ir import dtypes
-from olympus.ir.config import config
+from olympus import config
 from olympus.ir.core import ShapedArray, SourceInfo
 from olympus.tracer.errors import (
     ConcretizationTypeError,

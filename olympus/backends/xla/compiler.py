@@ -73,7 +73,7 @@ def cache_dir() -> str | None:
     """Where entries live now, or None when the cache is off: the config's
     folder if set, else `$OLYMPUS_COMPILATION_CACHE_DIR` (read at each call, so
     a test or a parent process can redirect it), else the user's cache folder."""
-    from olympus.ir.config import config
+    from olympus import config
 
     if not config.read("olympus_compilation_cache"):
         return None
@@ -109,7 +109,7 @@ def _load_cached(client, path: str, devices, options):
 
 def _max_size() -> int | None:
     """The folder's size limit in bytes, or None for unlimited."""
-    from olympus.ir.config import config
+    from olympus import config
 
     limit = config.read("olympus_compilation_cache_max_size")
     return None if limit is None or limit < 0 else int(limit)
@@ -210,7 +210,7 @@ def compile_and_load(client, text: str, devices, options):
 
 
 def _min_compile_secs() -> float:
-    from olympus.ir.config import config
+    from olympus import config
 
     return float(config.read("olympus_compilation_cache_min_compile_secs"))
 

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from olympus.ir.cache import EAGER_CACHE_SIZE, BoundedCache
+from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback

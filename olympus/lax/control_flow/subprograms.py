@@ -15,8 +15,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from olympus.ir.cache import STRUCTURE_CACHE_SIZE, BoundedCache
-from olympus.ir.config import config
+from olympus.caches import STRUCTURE_CACHE_SIZE, BoundedCache
+from olympus import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.lax import ops
