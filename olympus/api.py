@@ -14,7 +14,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
-from olympus import config
+from olympus import caches, config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array
@@ -200,7 +200,7 @@ def _next_config_epoch(name, value) -> None:
 
 
 config.on_change(_next_config_epoch)
-_ndarray_avals: dict = {}  # (shape, dtype) -> aval of a NumPy argument
+_ndarray_avals: dict = caches.register("ndarray avals", {})  # (shape, dtype) -> aval
 _MISS = object()
 _FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
 
@@ -237,6 +237,7 @@ class JitFunction:
         # Held while tracing and compiling a new signature, so threads that
         # miss together compile it once (cache hits never take it).
         self._compile_lock = threading.RLock()
+        caches.register_owner(self)  # olympus.clear_caches() calls clear_cache()
         functools.update_wrapper(self, fun, updated=())  # keep our own __dict__
 
     def __call__(self, *args, **kwargs):
@@ -519,18 +520,12 @@ def block_until_ready(x):
 def clear_caches() -> None:
     """Drops every compiled executable and cached program: the eager
     per-primitive cache, eager control-flow structures, pjit executables,
-    transformed sub-programs, and each jitted function's signatures."""
-    from olympus.backends.xla.dispatch import clear_eager_cache
-    from olympus.lax import pjit
-    from olympus.lax.control_flow import subprograms
-    from olympus.transforms import jvp
-    import gc
+    transformed sub-programs, and each jitted function's signatures (every
+    cache registered in olympus.caches).
 
-    clear_eager_cache()
-    subprograms._canonical_params.clear()
-    pjit._executables.clear()
-    jvp._program_cache.clear()
-    _ndarray_avals.clear()
-    for obj in gc.get_objects():
-        if isinstance(obj, JitFunction):
-            obj.clear_cache()
+    >>> f = olympus.jit(lambda x: x + 1)
+    >>> f(1.0)
+    Array(2., dtype=float32, weak_type=True)
+    >>> olympus.clear_caches()  # f retraces and recompiles on its next call
+    """
+    caches.clear_all()

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import weakref
 
+from olympus import caches
 from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, subolympusprs
 
 ordered_effect_primitives: set = set()
 
-_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_cache = caches.register("ordered-effect analyses", weakref.WeakKeyDictionary())
 
 
 def has_ordered_effect(program: Olympuspr | ClosedOlympuspr) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 
+from olympus import caches
 from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
@@ -24,7 +25,7 @@ from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_
 pjit_p = Primitive("pjit", multiple_results=True)
 all_primitives["pjit"] = pjit_p
 
-_executables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_executables = caches.register("pjit executables", weakref.WeakKeyDictionary())
 
 
 def _pjit_abstract_eval(*avals, olympuspr: ClosedOlympuspr, name: str):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from olympus import caches
 from olympus import lax
 from olympus.backends.xla.dispatch import to_device
 from olympus.ir import dtypes
@@ -92,7 +93,7 @@ def _cut(x, count, axis):
     return to_device(np.asarray(x)[tuple(index)])
 
 
-_COMPILED: dict = {}
+_COMPILED: dict = caches.register("jnp set-operation jits", {})
 
 
 def _compiled(fn):

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from olympus import caches
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
@@ -551,7 +552,7 @@ def _density(hist, edges):
 
 
 # ---- one compiled program per call ----------------------------------------------------
-_COMPILED: dict = {}
+_COMPILED: dict = caches.register("jnp statistics jits", {})
 
 
 def _compiled(fn):

@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from olympus import caches
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Literal, Primitive, ShapedArray
 from olympus.tracer import core
@@ -239,7 +240,7 @@ def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
     return [x.bind_value() if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
 
 
-_program_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_program_cache = caches.register("jvp programs", weakref.WeakKeyDictionary())
 
 
 def cached_program(closed: ClosedOlympuspr, key: tuple, build: Callable):

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from olympus import caches
 from olympus.ir import dtypes
 
 _lock = threading.Lock()
@@ -115,7 +116,7 @@ def host_array(buf, aval) -> np.ndarray:
     return np.asarray(bits).view(aval.dtype)
 
 
-_bitcasts: dict = {}
+_bitcasts: dict = caches.register("bitcast executables", {})
 _BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16)}  # itemsize -> carrier
 
 

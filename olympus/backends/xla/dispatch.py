@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
+from olympus import caches
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
@@ -136,7 +137,7 @@ def check_array_sizes(olympuspr: Olympuspr, name: str) -> None:
 
 
 # ---- eager mode ------------------------------------------------------------
-_eager_cache: dict = BoundedCache(EAGER_CACHE_SIZE)  # (primitive, avals, params) -> Executable
+_eager_cache: dict = caches.register("eager executables", BoundedCache(EAGER_CACHE_SIZE))  # (primitive, avals, params) -> Executable
 _eager_lock = threading.Lock()
 
 

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from olympus.caches import STRUCTURE_CACHE_SIZE, BoundedCache
+from olympus import caches
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
 from olympus.backends.xla.dispatch import apply_primitive
@@ -175,7 +176,7 @@ def program_key(olympuspr: Olympuspr) -> tuple:
     return invars, eqns, tuple(atom(x) for x in olympuspr.outvars)
 
 
-_canonical_params: dict = BoundedCache(STRUCTURE_CACHE_SIZE)
+_canonical_params: dict = caches.register("control flow", BoundedCache(STRUCTURE_CACHE_SIZE))
 
 
 def eager_impl(primitive, *args, **params):

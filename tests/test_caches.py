@@ -1,0 +1,72 @@
+"""olympus.caches: every cache registers where it is defined, and
+`olympus.clear_caches()` empties them all through the registry."""
+
+import gc
+import weakref
+
+import ml_dtypes
+import numpy as np
+
+import olympus
+import olympus.numpy as jnp
+from olympus import caches, lax
+
+
+def _fill_every_cache(jitted):
+    x = np.ones(3, np.float32)
+    jitted(x)  # a NumPy argument: ndarray avals
+    olympus.grad(lambda v: jnp.sum(jitted(v)))(x)  # pjit executables, jvp programs
+    lax.fori_loop(0, 3, lambda i, c: c + 1.0, jnp.zeros(2))  # eager control flow
+    jnp.unique(jnp.array([1, 2, 2]))  # jnp set-operation jits
+    jnp.histogram(jnp.arange(5.0), bins=2)  # jnp statistics jits
+    np.asarray(jnp.ones(2, ml_dtypes.bfloat16))  # bitcast executables
+    olympus.debug.print("{}", 1)  # ordered-effect analyses
+
+
+def test_clear_caches_empties_every_registered_cache_and_jit_retraces(capsys):
+    traces = []
+
+    def f(v):
+        traces.append(1)
+        return jnp.sin(v) * 2.0
+
+    jitted = olympus.jit(f)
+    _fill_every_cache(jitted)
+    registered = caches.registered()
+    assert {"eager executables", "pjit executables", "jvp programs", "control flow",
+            "ndarray avals"} <= set(registered)
+    assert all(len(cache) for cache in registered.values()), {
+        name: len(cache) for name, cache in registered.items()}
+    count = len(traces)
+    jitted(np.ones(3, np.float32))
+    assert len(traces) == count  # a cache hit
+
+    olympus.clear_caches()
+    assert {name: len(cache) for name, cache in registered.items()} == dict.fromkeys(
+        registered, 0)
+    assert not jitted._cache and not jitted._fast and not jitted._traced
+    np.testing.assert_allclose(jitted(np.ones(3, np.float32)), 2 * np.sin(np.ones(3)),
+                               rtol=1e-6)
+    assert len(traces) == count + 1  # traced again
+
+
+def test_jit_functions_register_weakly():
+    jitted = olympus.jit(lambda v: v + 1.0)
+    jitted(np.ones(2, np.float32))
+    ref = weakref.ref(jitted)
+    del jitted
+    gc.collect()
+    assert ref() is None  # the registry does not keep a dropped function alive
+    olympus.clear_caches()
+
+
+def test_register_returns_the_cache_and_clear_all_empties_it():
+    cache = caches.register("test cache", caches.BoundedCache(2))
+    try:
+        for key in (1, 2, 3):
+            cache[key] = key
+        assert list(cache) == [2, 3]
+        caches.clear_all()
+        assert not cache
+    finally:
+        caches._caches.pop("test cache")
