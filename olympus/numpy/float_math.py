@@ -191,7 +191,8 @@ _i0_compiled = None
 def i0(x):
     """The modified Bessel function of the first kind of order 0 (differentiable).
 
-    >>> jnp.i0(jnp.array([0.0, 1.0]))  # [1.0, 1.2660659]
+    >>> jnp.i0(jnp.array([0.0, 1.0]))
+    Array([1.       , 1.2660658], dtype=float32)
     """
     global _i0_compiled
     (x,) = as_arrays(x, inexact=True)

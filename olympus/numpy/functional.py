@@ -77,7 +77,8 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     out-of-range ones clip; mode 'wrap' takes them modulo the size, 'drop'
     ignores them.
 
-    >>> jnp.put(jnp.zeros(4), jnp.array([0, 2]), 5.0, inplace=False)  # [5., 0., 5., 0.]
+    >>> jnp.put(jnp.zeros(4), jnp.array([0, 2]), 5.0, inplace=False)
+    Array([5., 0., 5., 0.], dtype=float32)
     """
     _refuse_inplace("put", inplace)
     a = to_operand(a)
@@ -94,6 +95,8 @@ def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True,
     out-of-range indices are dropped; mode 'clip' or 'wrap' moves them in.
 
     >>> jnp.put_along_axis(jnp.zeros((2, 2)), jnp.array([[1], [0]]), 1.0, 1, inplace=False)
+    Array([[0., 1.],
+           [1., 0.]], dtype=float32)
     """
     _refuse_inplace("put_along_axis", inplace)
     arr = to_operand(arr)
@@ -126,7 +129,9 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
     axes of an N-d `a` must have one length. For tall 2-d arrays `wrap`
     restarts the diagonal every columns+1 rows, as np.fill_diagonal.
 
-    >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False)  # [[1, 0], [0, 1]]
+    >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False)
+    Array([[1., 0.],
+           [0., 1.]], dtype=float32)
     """
     _refuse_inplace("fill_diagonal", inplace)
     a = to_operand(a)
@@ -147,6 +152,7 @@ def place(arr, mask, vals, *, inplace: bool = True):
     values of `vals` (repeated cyclically), as np.place.
 
     >>> jnp.place(jnp.zeros(4), jnp.array([1, 0, 1, 1]), jnp.array([7.0, 8.0]), inplace=False)
+    Array([7., 0., 8., 7.], dtype=float32)
     """
     from olympus.numpy.reductions import cumsum
 
@@ -171,7 +177,8 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
     """The entries of `arr` (flattened) where `condition` holds, in order.
     Under a trace pass a static `size`: the first `size`, padded with fill_value.
 
-    >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))  # [4, 6]
+    >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))
+    Array([4, 6], dtype=int32)
     """
     from olympus.numpy.at import take
     from olympus.numpy.setops import _compact_positions
@@ -204,6 +211,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     pieces should be defined (not raise) everywhere.
 
     >>> jnp.piecewise(jnp.array([-1.0, 2.0]), [jnp.array([True, False])], [-1.0, jnp.sqrt])
+    Array([-1.       ,  1.4142135], dtype=float32)
     """
     x = to_operand(x)
     condlist = _condition_list(condlist, aval_of(x).ndim)
@@ -248,7 +256,8 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
     """func1d applied to every 1-d slice of `arr` along `axis` (by vmap); the
     result's dimensions from func1d take the place of `axis`.
 
-    >>> jnp.apply_along_axis(jnp.sum, 1, jnp.ones((2, 3)))  # [3., 3.]
+    >>> jnp.apply_along_axis(jnp.sum, 1, jnp.ones((2, 3)))
+    Array([3., 3.], dtype=float32)
     """
     from olympus.transforms.batching import vmap
 
@@ -267,7 +276,8 @@ def apply_over_axes(func, a, axes):
     """func(a, axis) applied for each axis in turn; a result that lost the
     axis gets it back (size 1), so later axes keep their positions.
 
-    >>> jnp.apply_over_axes(jnp.sum, jnp.ones((2, 3)), [0, 1])  # [[6.]]
+    >>> jnp.apply_over_axes(jnp.sum, jnp.ones((2, 3)), [0, 1])
+    Array([[6.]], dtype=float32)
     """
     a = to_operand(a)
     for axis in ([axes] if np.ndim(axes) == 0 else list(axes)):
@@ -305,6 +315,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature: str | None = None):
     made to broadcast over leading dimensions, by vmap.
 
     >>> jnp.vectorize(lambda a, b: a @ b, signature="(n),(n)->()")(jnp.ones((4, 3)), jnp.ones(3))
+    Array([3., 3., 3., 3.], dtype=float32)
     """
     # Output core dimensions need no checking: vmap lays the loop axes in front.
     core_in = None if signature is None else _parse_signature(signature)[0]

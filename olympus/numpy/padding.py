@@ -210,7 +210,8 @@ def pad(array, pad_width, mode: str = "constant", **kwargs):
     'even' or 'odd'), wrap, linear_ramp (end_values), maximum, minimum, mean
     and median (stat_length), and empty (zeros here).
 
-    >>> jnp.pad(jnp.array([1, 2, 3]), (2, 1), mode="reflect")  # [3, 2, 1, 2, 3, 2]
+    >>> jnp.pad(jnp.array([1, 2, 3]), (2, 1), mode="reflect")
+    Array([3, 2, 1, 2, 3, 2], dtype=int32)
     """
     _check_options(mode, kwargs)
     x = to_operand(array)

@@ -70,6 +70,7 @@ def polyval(p, x, *, unroll: int = 16):
     """The polynomial with coefficients `p` at `x`, by Horner's rule.
 
     >>> jnp.polyval(jnp.array([1.0, 0.0, -2.0]), 3.0)  # 1*9 + 0*3 - 2 = 7.0
+    Array(7., dtype=float32)
     """
     del unroll  # the loop is unrolled at trace time: p's length is static
     p, x = promote_dtypes(_coefficients(p, "polyval"), to_operand(x))
@@ -82,7 +83,8 @@ def polyval(p, x, *, unroll: int = 16):
 def polyadd(a1, a2):
     """The sum of two polynomials (the shorter padded with leading zeros).
 
-    >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))  # [1, 1, 2]
+    >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+    Array([1, 1, 2], dtype=int32)
     """
     a1, a2 = promote_dtypes(_coefficients(a1, "polyadd"), _coefficients(a2, "polyadd"))
     n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
@@ -92,7 +94,8 @@ def polyadd(a1, a2):
 def polysub(a1, a2):
     """The difference of two polynomials.
 
-    >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))  # [-1, 1, 2]
+    >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+    Array([-1,  1,  2], dtype=int32)
     """
     a1, a2 = promote_dtypes(_coefficients(a1, "polysub"), _coefficients(a2, "polysub"))
     n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
@@ -102,7 +105,8 @@ def polysub(a1, a2):
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     """The product of two polynomials (the convolution of their coefficients).
 
-    >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))  # [1, 0, -1]
+    >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
+    Array([ 1,  0, -1], dtype=int32)
     """
     from olympus.numpy.signal import convolve
 
@@ -119,7 +123,9 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     """Quotient and remainder of polynomial division u / v (v's leading
     coefficient nonzero). The remainder keeps u's length unless trimmed.
 
-    >>> q, r = jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))  # [1, -1], [0, 0, 0]
+    >>> q, r = jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))
+    >>> q, r
+    (Array([ 1., -1.], dtype=float32), Array([0., 0., 0.], dtype=float32))
     """
     u, v = promote_dtypes_inexact(_coefficients(u, "polydiv"), _coefficients(v, "polydiv"))
     m, n = aval_of(u).shape[0] - 1, aval_of(v).shape[0] - 1
@@ -145,7 +151,8 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
 def polyder(p, m: int = 1):
     """The m-th derivative of the polynomial.
 
-    >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0]))  # [2., 1.]
+    >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0]))
+    Array([2., 1.], dtype=float32)
     """
     p = _coefficients(p, "polyder")
     if m < 0:
@@ -163,7 +170,8 @@ def polyint(p, m: int = 1, k=None):
     """The m-th antiderivative, with integration constants `k` (one per step,
     or one scalar for all; zeros by default).
 
-    >>> jnp.polyint(jnp.array([3.0, 2.0]))  # [1.5, 2., 0.]
+    >>> jnp.polyint(jnp.array([3.0, 2.0]))
+    Array([1.5, 2. , 0. ], dtype=float32)
     """
     (p,) = promote_dtypes_inexact(_coefficients(p, "polyint"))
     if m < 0:
@@ -187,7 +195,8 @@ def poly(seq_of_zeros):
     """The monic polynomial with the given roots (or the characteristic
     polynomial of a square matrix).
 
-    >>> jnp.poly(jnp.array([1.0, 2.0]))  # [1., -3., 2.]
+    >>> jnp.poly(jnp.array([1.0, 2.0]))
+    Array([ 1., -3.,  2.], dtype=float32)
     """
     from olympus.numpy import linalg
     from olympus.numpy.signal import convolve
@@ -213,7 +222,8 @@ def roots(p, *, strip_zeros: bool = True):
     dropped and trailing zeros give roots at 0, as NumPy; without it,
     p[0] must be nonzero and the result has len(p) - 1 roots.
 
-    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))  # [2.+0.j, 1.+0.j]
+    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))
+    Array([2.+0.j, 1.+0.j], dtype=complex64)
     """
     from olympus.numpy import linalg
 
@@ -247,7 +257,10 @@ def vander(x, N: int | None = None, increasing: bool = False):
     """The Vandermonde matrix of 1-d x: column j holds x ** (N - 1 - j)
     (x ** j if `increasing`); N defaults to len(x).
 
-    >>> jnp.vander(jnp.array([1, 2, 3]), 3)  # [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    >>> jnp.vander(jnp.array([1, 2, 3]), 3)
+    Array([[1, 1, 1],
+           [4, 2, 1],
+           [9, 3, 1]], dtype=int32)
     """
     x = to_operand(x)
     if aval_of(x).ndim != 1:
@@ -268,7 +281,8 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     the coefficients' covariance (scaled by the residual variance unless
     cov='unscaled').
 
-    >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1)  # [2., 1.]
+    >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1)
+    Array([2.       , 1.0000001], dtype=float32)
     """
     from olympus.numpy import linalg
 

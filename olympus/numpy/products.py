@@ -23,7 +23,11 @@ def kron(a, b):
     """The Kronecker product: blocks a[i, j] * b, for arrays of any rank
     (the shorter shape is padded with leading 1s).
 
-    >>> jnp.kron(jnp.eye(2), jnp.array([[1, 2], [3, 4]]))  # 4x4, two blocks
+    >>> jnp.kron(jnp.eye(2), jnp.array([[1, 2], [3, 4]]))
+    Array([[1., 2., 0., 0.],
+           [3., 4., 0., 0.],
+           [0., 0., 1., 2.],
+           [0., 0., 3., 4.]], dtype=float32)
     """
     a, b = promote_dtypes(to_operand(a), to_operand(b))
     ndim = max(aval_of(a).ndim, aval_of(b).ndim)
@@ -50,7 +54,8 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     """The cross product of 2- or 3-vectors along the given axes (2-vectors
     have z = 0; two 2-vectors give the z component only).
 
-    >>> jnp.cross(jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))  # [0., 0., 1.]
+    >>> jnp.cross(jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))
+    Array([0., 0., 1.], dtype=float32)
     """
     if axis is not None:
         axisa = axisb = axisc = axis

@@ -129,7 +129,8 @@ def sort_complex(a):
     """`a` sorted along its last axis by real part, then imaginary part, as
     a complex array (the order np.unique and np.sort give complex numbers).
 
-    >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0j]))  # [0j, 1-1j, 1+2j]
+    >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0j]))
+    Array([0.+0.j, 1.-1.j, 1.+2.j], dtype=complex64)
     """
     from olympus.numpy.core import promote_dtypes_inexact
 
@@ -247,8 +248,10 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     Under jit pass a static `size`: the first `size` unique values, padded with
     `fill_value` (default: the smallest value); padded counts are 0.
 
-    >>> jnp.unique(jnp.array([3, 1, 3]))  # [1, 3]
-    >>> jit(lambda x: jnp.unique(x, size=3, fill_value=-1))(jnp.array([3, 1, 3]))  # [1, 3, -1]
+    >>> jnp.unique(jnp.array([3, 1, 3]))
+    Array([1, 3], dtype=int32)
+    >>> olympus.jit(lambda x: jnp.unique(x, size=3, fill_value=-1))(jnp.array([3, 1, 3]))
+    Array([ 1,  3, -1], dtype=int32)
     """
     del sorted  # always sorted, as NumPy
     ar = to_operand(ar)
@@ -335,7 +338,8 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     (or 'binary_search') looks each entry up in the sorted test elements;
     'auto' picks by size.
 
-    >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([3, 1]))  # [True, False, True]
+    >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([3, 1]))
+    Array([ True, False,  True], dtype=bool)
     """
     del assume_unique
     element, test = promote_dtypes(to_operand(element), _flat(test_elements))
@@ -446,7 +450,8 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
     """The sorted unique values in either array.
 
-    >>> jnp.union1d(jnp.array([1, 3]), jnp.array([2, 3]))  # [1, 2, 3]
+    >>> jnp.union1d(jnp.array([1, 3]), jnp.array([2, 3]))
+    Array([1, 2, 3], dtype=int32)
     """
     return _set_operation("union1d", _union_keep, ar1, ar2, size, fill_value)
 
@@ -455,7 +460,8 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
               fill_value=None):
     """The sorted unique values of `ar1` that are not in `ar2`.
 
-    >>> jnp.setdiff1d(jnp.array([1, 2, 3, 2]), jnp.array([2]))  # [1, 3]
+    >>> jnp.setdiff1d(jnp.array([1, 2, 3, 2]), jnp.array([2]))
+    Array([1, 3], dtype=int32)
     """
     del assume_unique
     # JAX pads setdiff1d with 0 (not with the smallest value, as the others).
@@ -467,7 +473,8 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
              fill_value=None):
     """The sorted values that are in exactly one of the arrays.
 
-    >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([3, 4]))  # [1, 2, 4]
+    >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([3, 4]))
+    Array([1, 2, 4], dtype=int32)
     """
     del assume_unique
     return _set_operation("setxor1d", _xor_keep, ar1, ar2, size, fill_value)
@@ -479,7 +486,8 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     where each first occurs in `ar1` and in `ar2` (padding gets the
     out-of-range indices len(ar1) and len(ar2)).
 
-    >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([3, 1, 5]))  # [1, 3]
+    >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([3, 1, 5]))
+    Array([1, 3], dtype=int32)
     """
     del assume_unique
     return _set_operation("intersect1d", _intersection_keep, ar1, ar2, size, fill_value,

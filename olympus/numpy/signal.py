@@ -38,7 +38,8 @@ def _operands(a, v):
 def correlate(a, v, mode: str = "valid"):
     """Cross-correlation c[k] = sum_n a[n + k] * conj(v[n]) (NumPy's definition).
 
-    >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]))  # [2., 3.]
+    >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]))
+    Array([2., 3.], dtype=float32)
     """
     from olympus.numpy import ufuncs
 
@@ -51,7 +52,8 @@ def correlate(a, v, mode: str = "valid"):
 def convolve(a, v, mode: str = "full"):
     """Discrete linear convolution of two 1-d sequences.
 
-    >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))  # [1., 3., 2.]
+    >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))
+    Array([1., 3., 2.], dtype=float32)
     """
     a, v = _operands(a, v)
     if aval_of(a).shape[0] < aval_of(v).shape[0]:

@@ -28,7 +28,8 @@ def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True
          descending: bool = False):
     """`a` sorted along `axis` (NaNs last, as NumPy).
 
-    >>> jnp.sort(jnp.array([3, 1, 2]))  # [1, 2, 3]
+    >>> jnp.sort(jnp.array([3, 1, 2]))
+    Array([1, 2, 3], dtype=int32)
     """
     del kind, order
     a, axis = _along(a, axis)
@@ -50,7 +51,8 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
             descending: bool = False):
     """The indices that sort `a` along `axis`; equal entries keep their order.
 
-    >>> jnp.argsort(jnp.array([3, 1, 2]))  # [1, 2, 0]
+    >>> jnp.argsort(jnp.array([3, 1, 2]))
+    Array([1, 2, 0], dtype=int32)
     """
     del kind, order
     a, axis = _along(a, axis)
@@ -64,7 +66,8 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
 def lexsort(keys, axis: int = -1):
     """Indices that sort by the last key first, then the one before it, ...
 
-    >>> jnp.lexsort((jnp.array([1, 0]), jnp.array([0, 0])))  # [1, 0]
+    >>> jnp.lexsort((jnp.array([1, 0]), jnp.array([0, 0])))
+    Array([1, 0], dtype=int32)
     """
     keys = [to_operand(k) for k in keys]
     shape = aval_of(keys[0]).shape
@@ -117,7 +120,8 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     """Where `v` would be inserted into sorted 1-d `a` to keep it sorted:
     counts entries of `a` below (left) or not above (right) each value.
 
-    >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)  # 1
+    >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)
+    Array(1, dtype=int32)
     """
     from olympus.numpy import ufuncs
     from olympus.numpy.reductions import sum as total
@@ -135,7 +139,8 @@ def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bo
     """The q-th quantiles (q in [0, 1]) with linear interpolation between the
     two nearest order statistics, as NumPy's default; q's axes come first.
 
-    >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)  # 2.5
+    >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)
+    Array(2.5, dtype=float32)
     """
     from olympus.numpy import ufuncs
     from olympus.numpy.arrays import expand_dims, moveaxis

@@ -62,7 +62,8 @@ def _edge_piece(piece, x, axis: int):
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """The n-th discrete difference along `axis` (booleans differ by `!=`).
 
-    >>> jnp.diff(jnp.array([1, 4, 9]))  # [3, 5]
+    >>> jnp.diff(jnp.array([1, 4, 9]))
+    Array([3, 5], dtype=int32)
     """
     a = to_operand(a)
     if n < 0:
@@ -87,7 +88,8 @@ def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of consecutive entries of the flattened array, with
     optional values before and after.
 
-    >>> jnp.ediff1d(jnp.array([1, 2, 4]), to_begin=0)  # [0, 1, 2]
+    >>> jnp.ediff1d(jnp.array([1, 2, 4]), to_begin=0)
+    Array([0, 1, 2], dtype=int32)
     """
     flat = _arr.ravel(to_operand(ary))
     pieces = [flat[1:] - flat[:-1]]
@@ -160,7 +162,8 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
     differences (of order `edge_order`, 1 or 2) at the ends. `varargs` give
     one spacing for all axes, or one per axis (a step or coordinates).
 
-    >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0]))  # [3., 4., 5.]
+    >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0]))
+    Array([3., 4., 5.], dtype=float32)
     """
     f = to_operand(f)
     ndim = aval_of(f).ndim
@@ -187,7 +190,8 @@ def _gradient(f, spacings, *, axes: tuple, edge_order: int):
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """Integral of sampled `y` by the trapezoidal rule, along `axis`.
 
-    >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))  # 4.0
+    >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))
+    Array(4., dtype=float32)
     """
     (y,) = promote_dtypes_inexact(to_operand(y))
     axis = normalize_axis(axis, aval_of(y).ndim)
@@ -206,7 +210,8 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     """`p` with jumps between neighbours larger than `discont` (default
     period/2) removed by adding multiples of `period`, as np.unwrap.
 
-    >>> jnp.unwrap(jnp.array([0.0, 3.0, 6.5]))  # [0., 3., 0.2168...]
+    >>> jnp.unwrap(jnp.array([0.0, 3.0, 6.5]))
+    Array([0.      , 3.      , 0.216815], dtype=float32)
     """
     (p,) = promote_dtypes_inexact(to_operand(p))
     axis = normalize_axis(axis, aval_of(p).ndim)
@@ -260,7 +265,9 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = N
     """The covariance matrix of the variables in `m` (and `y`), with optional
     frequency and reliability weights, normalised as np.cov.
 
-    >>> jnp.cov(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))  # [[1, -1], [-1, 1]]
+    >>> jnp.cov(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    Array([[ 1., -1.],
+           [-1.,  1.]], dtype=float32)
     """
     x = _observations(m, y, rowvar)
     n = aval_of(x).shape[1]
@@ -288,6 +295,8 @@ def corrcoef(x, y=None, rowvar: bool = True):
     deviations, clipped to [-1, 1]).
 
     >>> jnp.corrcoef(jnp.array([1.0, 2.0, 3.0]), jnp.array([3.0, 2.0, 1.0]))
+    Array([[ 1., -1.],
+           [-1.,  1.]], dtype=float32)
     """
     c = cov(x, y, rowvar)
     if aval_of(c).ndim == 0:
@@ -305,7 +314,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     Outside [xp[0], xp[-1]] it gives `left`/`right` (default fp[0]/fp[-1]),
     or wraps around with a `period`.
 
-    >>> jnp.interp(jnp.array([0.5]), jnp.array([0.0, 1.0]), jnp.array([0.0, 2.0]))  # [1.]
+    >>> jnp.interp(jnp.array([0.5]), jnp.array([0.0, 1.0]), jnp.array([0.0, 2.0]))
+    Array([1.], dtype=float32)
     """
     x, xp = promote_dtypes_inexact(to_operand(x), to_operand(xp))
     (fp,) = promote_dtypes_inexact(to_operand(fp))
@@ -370,7 +380,8 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     length must be static (`length=`); negative values count as 0 and values
     past `length` are dropped, as in JAX.
 
-    >>> jnp.bincount(jnp.array([0, 2, 2]))  # [1, 0, 2]
+    >>> jnp.bincount(jnp.array([0, 2, 2]))
+    Array([1, 0, 2], dtype=int32)
     """
     x = to_operand(x)
     if aval_of(x).ndim != 1 or not dtypes.is_integer(aval_of(x).dtype):
@@ -393,7 +404,8 @@ def _bincount(x, weights, *, length: int):
 def digitize(x, bins, right: bool = False):
     """Index of the bin of each entry of `x`; `bins` increasing or decreasing.
 
-    >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]))  # [1, 2]
+    >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]))
+    Array([1, 2], dtype=int32)
     """
     from olympus.numpy.sorting import searchsorted
 
@@ -447,7 +459,8 @@ def _bin_index(a, edges):
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The edges np.histogram would use for `bins` (a count or edges).
 
-    >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)  # [0., 0.5, 1.]
+    >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)
+    Array([0. , 0.5, 1. ], dtype=float32)
     """
     del weights
     (a,) = promote_dtypes_inexact(_arr.ravel(to_operand(a)))
@@ -462,7 +475,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     """Counts (or summed weights, or a density) of `a` in each bin, and the
     edges. `bins` is a static count or an array of edges.
 
-    >>> jnp.histogram(jnp.array([0.0, 0.2, 1.0]), bins=2)  # ([2, 1], [0., .5, 1.])
+    >>> jnp.histogram(jnp.array([0.0, 0.2, 1.0]), bins=2)
+    (Array([2, 1], dtype=int32), Array([0. , 0.5, 1. ], dtype=float32))
     """
     hist, (edges,) = histogramdd(_arr.reshape(to_operand(a), (-1, 1)), [bins],
                                  None if range is None else [range],

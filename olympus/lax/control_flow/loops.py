@@ -81,6 +81,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     The carry `val` is a pytree whose types the body must preserve.
 
     >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
+    Array(16, dtype=int32, weak_type=True)
     """
     if python_mode(init_val):
         val = init_val

@@ -207,6 +207,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     of the compiled loop (True: all of them, no loop).
 
     >>> lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
+    (Array(3., dtype=float32), Array([0., 0., 1.], dtype=float32))
     """
     if python_mode(init, xs):
         ys_rows = _python_scan_rows(f, init, xs, length, reverse)
