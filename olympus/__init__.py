@@ -1,8 +1,18 @@
 """olympus: a tracing JIT compiler for numerical Python.
 
-    import olympus, olympus.numpy as jnp
-    f = olympus.jit(lambda x: jnp.sum(jnp.sin(x) * 3.0))
-    print(olympus.make_olympuspr(f)(jnp.ones(8)))
+>>> import olympus, olympus.numpy as jnp
+>>> f = olympus.jit(lambda x: jnp.sum(jnp.sin(x) * 3.0))
+>>> print(olympus.make_olympuspr(f)(jnp.ones(8)))
+{ lambda ; a:f32[8]. let
+    b:f32[] = pjit[
+      name=<lambda>
+      olympuspr={ lambda ; c:f32[8]. let
+          d:f32[8] = sin c
+          e:f32[8] = mul d 3.0:f32[]
+          f:f32[] = reduce_sum[axes=(0,)] e
+        in (f,) }
+    ] a
+  in (b,) }
 """
 
 from olympus import config  # noqa: F401  (the module: olympus.config.update(...))

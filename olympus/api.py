@@ -95,7 +95,7 @@ def trace_pytree_function(
 def make_olympuspr(fun: Callable, static_argnums: int | Sequence[int] = (), return_shape: bool = False):
     """Returns a function that traces `fun` and gives its ClosedOlympuspr.
 
-    >>> print(make_olympuspr(lambda x: x * 2.0)(1.0))
+    >>> print(olympus.make_olympuspr(lambda x: x * 2.0)(1.0))
     { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
     """
     static = _normalize_argnums(static_argnums)
@@ -468,7 +468,7 @@ def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
 def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args.
 
-    >>> f = jit(lambda x: x * 2.0)
+    >>> f = olympus.jit(lambda x: x * 2.0)
     >>> f(np.ones(3))
     Array([2., 2., 2.], dtype=float32)
     """

@@ -134,7 +134,7 @@ def _checked(option: Option, value):
 _options = {opt.name: opt for opt in OPTIONS}
 _values = {name: _initial_value(opt) for name, opt in _options.items()}
 _listeners: list = []
-_flags = None  # absl's FlagValues, once define_absl_flags has run
+_flag_values: list = []  # the absl FlagValues define_absl_flags has defined them on
 
 
 def define_absl_flags(flag_values=None) -> None:
@@ -142,8 +142,8 @@ def define_absl_flags(flag_values=None) -> None:
 
     Call it before `absl.app.run(main)` so `--olympus_enable_x64` and the other
     options parse from the command line; from then on absl reports parses and
-    assignments here and `update` sets the flag too. Calling it again with the
-    same FlagValues does nothing. In a program:
+    assignments here and `update` sets the flags too. Calling it again with
+    the same FlagValues does nothing. In a program:
     `olympus.config.define_absl_flags(); absl.app.run(main)`. Here, with a
     FlagValues of its own parsing a command line:
 
@@ -158,11 +158,10 @@ def define_absl_flags(flag_values=None) -> None:
     >>> flag_values.olympus_enable_x64
     False
     """
-    global _flags
     from absl import flags as absl_flags
 
     flag_values = absl_flags.FLAGS if flag_values is None else flag_values
-    if flag_values is _flags:
+    if any(f is flag_values for f in _flag_values):
         return  # defined already
     define = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
               str: absl_flags.DEFINE_string}
@@ -174,7 +173,7 @@ def define_absl_flags(flag_values=None) -> None:
             define[opt.kind](name, value, opt.help, flag_values=flag_values)
         absl_flags.register_validator(
             name, lambda v, name=name: _adopt_flag(name, v), flag_values=flag_values)
-    _flags = flag_values
+    _flag_values.append(flag_values)
 
 
 def _adopt_flag(name: str, value) -> bool:
@@ -214,8 +213,8 @@ def update(name: str, value) -> None:
     >>> olympus.config.update("olympus_enable_x64", False)
     """
     value = _checked(option(name), value)
-    if _flags is not None:
-        _flags[name].value = value
+    for flag_values in _flag_values:
+        flag_values[name].value = value
     _set(name, value)
 
 

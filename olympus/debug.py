@@ -102,7 +102,9 @@ ordered_effect_primitives.add(debug_callback_p)  # compiled calls keep program o
 def callback(function: Callable, *args, **kwargs) -> None:
     """Calls `function(*args, **kwargs)` with NumPy values, from traced code too.
 
+    >>> x = jnp.ones((2, 3))
     >>> olympus.debug.callback(lambda x: print(x.shape), x)
+    (2, 3)
     """
     leaves, tree = tree_flatten((args, kwargs))
 
@@ -155,7 +157,13 @@ def print(fmt: str, *args, ordered: bool = True, **kwargs) -> None:  # noqa: A00
     predicate is batched runs its body for every example until the last is
     done, so examples that finished earlier print their final values again.
 
-    >>> olympus.debug.print("x = {x}", x=x)
+    >>> @olympus.jit
+    ... def f(x):
+    ...     olympus.debug.print("x = {x}", x=x)
+    ...     return x * 2.0
+    >>> f(jnp.arange(3.0))
+    x = [0. 1. 2.]
+    Array([0., 2., 4.], dtype=float32)
     """
 
     def show(*a, **k):

@@ -8,8 +8,8 @@ integer leaf: never differentiated), `scan`/`fori_loop` carries and `cond`
 operands, and come back typed. Keys are not numbers: arithmetic on them, or
 passing them to `olympus.numpy`, raises `KeyArrayTypeError`.
 
-    >>> k = random.key(0)
-    >>> k.shape, str(k.dtype), random.key_data(k).shape
+    >>> k = olympus.random.key(0)
+    >>> k.shape, str(k.dtype), olympus.random.key_data(k).shape
     ((), 'key<fry>', (2,))
 """
 

@@ -133,7 +133,7 @@ def _hash_counters(key, shape: tuple):
 def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
     """A raw PRNG key, a uint32[2] array, from an integer seed (JAX's legacy keys).
 
-    >>> PRNGKey(0)
+    >>> olympus.random.PRNGKey(0)
     Array([0, 0], dtype=uint32)
     """
     if isinstance(seed, (int, np.integer)):
@@ -153,7 +153,7 @@ def key(seed) -> PRNGKeyArray:
     """A typed PRNG key (shape `()`, dtype `key<fry>`) from an integer seed; its
     words, and so every number drawn with it, are those of `PRNGKey(seed)`.
 
-    >>> key(42)
+    >>> olympus.random.key(42)
     Array((), dtype=key<fry>) overlaying:
     [ 0 42]
     """
@@ -169,7 +169,7 @@ def _seed_low_word(seed, dtype):
 def key_data(keys):
     """The uint32 words of keys, shape `(*keys.shape, 2)`; raw keys are returned as they are.
 
-    >>> key_data(key(7)).shape
+    >>> olympus.random.key_data(olympus.random.key(7)).shape
     (2,)
     """
     if isinstance(keys, PRNGKeyArray):
@@ -324,7 +324,7 @@ def _param_shape(shape, *params) -> tuple:
 def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats in [minval, maxval).
 
-    >>> _uniform(key(0), (2,)).shape
+    >>> olympus.random.uniform(olympus.random.key(0), (2,)).shape
     (2,)
     """
     dtype, shape = _float_dtype(dtype), _shape(shape)
@@ -876,7 +876,7 @@ _choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of `range(x)` for an int `x`, else `x` shuffled along `axis`.
 
-    >>> permutation(key(0), 4).shape
+    >>> olympus.random.permutation(olympus.random.key(0), 4).shape
     (4,)
     """
     if isinstance(x, (int, np.integer)):

@@ -1,9 +1,11 @@
 """Ahead-of-time stages of `jit`: trace, lower, compile, each inspectable.
 
-    traced = olympus.jit(f).trace(x)          # Traced: the olympuspr
-    lowered = traced.lower()                   # Lowered: the StableHLO module
-    compiled = lowered.compile()               # Compiled: an XLA executable
-    compiled(x)                                # runs it; no tracing, no cache lookup
+    >>> f, x = jnp.sin, jnp.zeros(3)
+    >>> traced = olympus.jit(f).trace(x)  # Traced: the olympuspr
+    >>> lowered = traced.lower()  # Lowered: the StableHLO module
+    >>> compiled = lowered.compile()  # Compiled: an XLA executable
+    >>> compiled(x)  # runs it; no tracing, no cache lookup
+    Array([0., 0., 0.], dtype=float32)
 
 Each stage keeps the one before it, so a user (or the `inspect` command) can
 look at every representation of one program. Arguments may be arrays or
@@ -41,7 +43,12 @@ class Traced:
         """The stage for a program made elsewhere (parsed, loaded, transformed):
         its compiled form takes the invars positionally and returns a list.
 
-        >>> Traced.from_olympuspr(olympus.ir.load("f.olympuspr")).lower().compile()(x)
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.olympuspr")
+        >>> olympus.ir.save(olympus.make_olympuspr(jnp.sin)(jnp.float32(0.0)), path)
+        >>> traced = olympus.stages.Traced.from_olympuspr(olympus.ir.load(path))
+        >>> traced.lower().compile()(jnp.float32(np.pi / 2))
+        [Array(1., dtype=float32)]
         """
         n_in, n_out = len(closed.olympuspr.invars), len(closed.olympuspr.outvars)
         _, in_tree = tree_flatten(((0,) * n_in, {}))

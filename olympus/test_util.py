@@ -3,10 +3,12 @@
 Every test that checks a value goes through one of these, so tolerances,
 low-precision handling and the jit-vs-eager contract live in one place:
 
-    rng = np.random.default_rng(0)
-    x = rand_normal(rng, (3,), np.float32)
-    check_against_numpy(lax.sin, np.sin, (x,))
-    check_jit_matches_eager(lambda x: lax.sin(x) * 2.0, (x,))
+    >>> from olympus.test_util import check_against_numpy, check_jit_matches_eager
+    >>> from olympus.test_util import rand_normal
+    >>> rng = np.random.default_rng(0)
+    >>> x = rand_normal(rng, (3,), np.float32)
+    >>> check_against_numpy(lax.sin, np.sin, (x,))
+    >>> check_jit_matches_eager(lambda x: lax.sin(x) * 2.0, (x,))
 """
 
 from __future__ import annotations

@@ -4,10 +4,12 @@ The text is exactly what `print(closed)` (or `closed.pretty(source_info=True)`)
 shows, so a dump from a log, a test's golden file or a bug report can be
 loaded, checked and run again:
 
-    closed = parse('''{ lambda ; a:f32[3]. let
-        b:f32[3] = sin a
-        c:f32[3] = mul b 3.0:f32[]
-      in (c,) }''')
+    >>> closed = olympus.ir.parse('''{ lambda ; a:f32[3]. let
+    ...     b:f32[3] = sin a
+    ...     c:f32[3] = mul b 3.0:f32[]
+    ...   in (c,) }''')
+    >>> olympus.stages.Traced.from_olympuspr(closed).lower().compile()(jnp.ones(3))
+    [Array([2.5244129, 2.5244129, 2.5244129], dtype=float32)]
 
 What the text does not carry, the caller supplies or loses: constvar values
 come from `consts` (a list for the top-level constvars, in order, or a dict
@@ -477,7 +479,7 @@ def parse(text: str, consts: Sequence | Mapping[str, object] | None = None) -> C
     constvars in order, or a dict from printed name (`"a"`) to value, which
     also reaches constvars of sub-programs.
 
-    >>> print(parse("{ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }"))
+    >>> print(olympus.ir.parse("{ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }"))
     { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
     """
     named = dict(consts) if isinstance(consts, Mapping) else {}

@@ -115,8 +115,14 @@ def save(closed: ClosedOlympuspr, path: str | os.PathLike) -> None:
     Programs whose parameters hold Python functions (`debug_callback`,
     `custom_lin`) are refused with OlympusprFormatError.
 
-    >>> save(olympus.make_olympuspr(f)(x), "f.olympuspr")
-    >>> load("f.olympuspr")  # the same program, constants included
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.olympuspr")
+    >>> w = jnp.arange(3.0)
+    >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * w)(jnp.ones(3))
+    >>> olympus.ir.save(closed, path)
+    >>> loaded = olympus.ir.load(path)  # the same program, constants included
+    >>> str(loaded) == str(closed), np.asarray(loaded.consts[0])
+    (True, array([0., 1., 2.], dtype=float32))
     """
     _check_saveable(closed)
     text, names = _printed_names(closed)

@@ -364,7 +364,14 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
     B groups instead, each seen by its own block of output features, and the
     output batch is the input batch / B (this is a kernel gradient's form).
 
-    >>> conv_general_dilated(x, w, (1, 1), "SAME")  # x: [N, C, H, W], w: [O, C, kh, kw]
+    >>> x = jnp.ones((1, 1, 4, 4))  # [N, C, H, W]
+    >>> w = jnp.ones((2, 1, 3, 3))  # [O, C, kh, kw]
+    >>> y = lax.conv_general_dilated(x, w, (1, 1), "SAME")
+    >>> y.shape, y[0, 0]
+    ((1, 2, 4, 4), Array([[4., 6., 6., 4.],
+           [6., 9., 9., 6.],
+           [6., 9., 9., 6.],
+           [4., 6., 6., 4.]], dtype=float32))
     """
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
     n = len(lhs_shape) - 2

@@ -184,7 +184,7 @@ batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 class custom_jvp:
     """A function with a user-defined JVP rule (JAX's `jax.custom_jvp`).
 
-    >>> @custom_jvp
+    >>> @olympus.custom_jvp
     ... def f(x):
     ...     return jnp.log1p(jnp.exp(x))
     >>> @f.defjvp
@@ -346,7 +346,7 @@ batch_rules[custom_lin_p] = _custom_lin_batch
 class custom_vjp:
     """A function with a user-defined VJP (JAX's `jax.custom_vjp`).
 
-    >>> @custom_vjp
+    >>> @olympus.custom_vjp
     ... def clip_gradient(x):
     ...     return x
     >>> clip_gradient.defvjp(lambda x: (x, None),
@@ -681,8 +681,10 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     """`fun` whose intermediate values are recomputed in the backward pass
     instead of stored (except those `policy` saves): less memory for more compute.
 
-    >>> loss = checkpoint(lambda w, x: jnp.sum(jnp.tanh(x @ w)))
+    >>> loss = olympus.checkpoint(lambda w, x: jnp.sum(jnp.tanh(x @ w)))
+    >>> w, x = jnp.zeros(2), jnp.ones((3, 2))
     >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
+    Array([3., 3.], dtype=float32)
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     name = function_name(fun)

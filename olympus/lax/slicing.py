@@ -375,11 +375,11 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers, sl
     (default: NaN for inexact dtypes, the most negative value of signed
     integers, the largest of unsigned ones, True for bool, as in JAX).
 
-    >>> dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+    >>> dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
     ...                             start_index_map=(0,))
-    >>> gather(np.float32([5, 6, 7]), np.int32([[2], [0]]), dn, (1,))
+    >>> lax.gather(np.float32([5, 6, 7]), np.int32([[2], [0]]), dn, (1,))
     Array([7., 5.], dtype=float32)
-    >>> gather(np.float32([5, 6, 7]), np.int32([[3]]), dn, (1,), mode="fill")
+    >>> lax.gather(np.float32([5, 6, 7]), np.int32([[3]]), dn, (1,), mode="fill")
     Array([nan], dtype=float32)
     """
     mode = getattr(mode, "name", mode)  # an enum member spelled like JAX's GatherScatterMode

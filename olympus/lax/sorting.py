@@ -120,9 +120,9 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     """Sorts `operand` (an array, or a sequence sorted together by its first
     `num_keys` arrays) along `dimension`.
 
-    >>> sort(np.float32([3, 1, 2]))
+    >>> lax.sort(np.float32([3, 1, 2]))
     Array([1., 2., 3.], dtype=float32)
-    >>> keys, values = sort((np.int32([2, 1]), np.float32([5, 6])))
+    >>> keys, values = lax.sort((np.int32([2, 1]), np.float32([5, 6])))
     >>> keys, values
     (Array([1, 2], dtype=int32), Array([6., 5.], dtype=float32))
     """
@@ -146,7 +146,7 @@ def top_k(operand, k: int):
     """The `k` largest entries along the last axis and their indices, largest
     first; ties keep the lower index first.
 
-    >>> values, indices = top_k(np.float32([1, 5, 3]), 2)
+    >>> values, indices = lax.top_k(np.float32([1, 5, 3]), 2)
     >>> values, indices
     (Array([5., 3.], dtype=float32), Array([1, 2], dtype=int32))
     """

@@ -178,7 +178,7 @@ def _bind(prim, operand, window_dimensions: Sequence[int], window_strides, paddi
 def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="VALID"):
     """Sums over windows (sum pooling); `padding` is 'SAME', 'VALID' or (lo, hi) pairs.
 
-    >>> reduce_window_sum(np.float32([1, 2, 3, 4]), (2,), (2,))
+    >>> lax.reduce_window_sum(np.float32([1, 2, 3, 4]), (2,), (2,))
     Array([3., 7.], dtype=float32)
     """
     return _bind(reduce_window_sum_p, operand, window_dimensions, window_strides, padding)
@@ -187,7 +187,7 @@ def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="
 def reduce_window_max(operand, window_dimensions, window_strides=None, padding="VALID"):
     """Maxima over windows (max pooling); padding never wins (it is -inf).
 
-    >>> reduce_window_max(np.float32([1, 5, 3, 4]), (2,), (2,))
+    >>> lax.reduce_window_max(np.float32([1, 5, 3, 4]), (2,), (2,))
     Array([5., 4.], dtype=float32)
     """
     return _bind(reduce_window_max_p, operand, window_dimensions, window_strides, padding)

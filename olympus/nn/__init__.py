@@ -6,8 +6,9 @@ is 1e4, log_sigmoid(-1e4) is -1e4, softmax of [1e4, -1e4] is [1, 0]) and
 their gradients are finite. The trick is always the same: never exponentiate
 a large positive number; shift by the maximum, or split on the sign.
 
-    import olympus.nn as nn
-    nn.softmax(jnp.array([1.0, 2.0, 3.0]))
+    >>> import olympus.nn as nn
+    >>> nn.softmax(jnp.array([1e4, -1e4]))
+    Array([1., 0.], dtype=float32)
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def relu(x):
     """max(x, 0); its derivative at 0 is taken as 0 (the subgradient most
     libraries use), not the 1/2 that max's tie rule would give.
 
-    >>> relu(jnp.array([-1.0, 0.0, 2.0]))
+    >>> olympus.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
     Array([0., 0., 2.], dtype=float32)
     """
     x = jnp.asarray(x)
@@ -165,7 +166,7 @@ def _safe_max(x, axes, where=None):
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
     """log(sum(b * exp(a))) over `axis`, shifted by the max so exp never overflows.
 
-    >>> logsumexp(jnp.array([1e4, 1e4]))
+    >>> olympus.nn.logsumexp(jnp.array([1e4, 1e4]))
     Array(10000.693, dtype=float32)
     """
     a = jnp.asarray(a)
@@ -189,7 +190,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) over `axis`, computed from x - max(x).
 
-    >>> softmax(jnp.array([1e4, -1e4]))
+    >>> olympus.nn.softmax(jnp.array([1e4, -1e4]))
     Array([1., 0.], dtype=float32)
     """
     x = jnp.asarray(x)
@@ -240,7 +241,7 @@ normalize = standardize
 def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
     """1 where the new axis' index equals x, else 0; out-of-range x gives all zeros.
 
-    >>> one_hot(jnp.array([0, 2]), 3)
+    >>> olympus.nn.one_hot(jnp.array([0, 2]), 3)
     Array([[1., 0., 0.],
            [0., 0., 1.]], dtype=float32)
     """

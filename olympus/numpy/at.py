@@ -162,9 +162,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = Fals
     jnp.take defaults to "fill"); mode "fill" reads `fill_value` there (NaN
     for inexact dtypes by default), mode "wrap" wraps them around the axis.
 
-    >>> take(jnp.arange(5.0), jnp.array([4, 0]))
+    >>> jnp.take(jnp.arange(5.0), jnp.array([4, 0]))
     Array([4., 0.], dtype=float32)
-    >>> take(jnp.arange(5.0), jnp.array([7]), mode="fill")
+    >>> jnp.take(jnp.arange(5.0), jnp.array([7]), mode="fill")
     Array([nan], dtype=float32)
     """
     if out is not None:

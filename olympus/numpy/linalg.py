@@ -81,7 +81,7 @@ def _eye_like(a):
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """L with a = L L^H (or U = L^H with upper=True); NaN if a is not positive definite.
 
-    >>> cholesky(jnp.array([[4.0, 2.0], [2.0, 5.0]]))
+    >>> jnp.linalg.cholesky(jnp.array([[4.0, 2.0], [2.0, 5.0]]))
     Array([[2., 0.],
            [1., 2.]], dtype=float32)
     """
@@ -113,7 +113,7 @@ def eig(a) -> EigResult:
     eigenvalues (each vector's derivative keeps its unit norm; its phase is
     LAPACK's convention, so differentiate phase-invariant functions of it).
 
-    >>> eig(jnp.array([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+    >>> jnp.linalg.eig(jnp.array([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
     Array([0.+1.j, 0.-1.j], dtype=complex64)
     """
     a = _square("eig", a)
@@ -172,7 +172,7 @@ def solve(a, b):
     """x with a @ x = b, by LU with partial pivoting. b is a vector when it is
     1-D, else (a batch of) matrices of columns (..., n, k), as in NumPy 2.
 
-    >>> solve(jnp.array([[2.0, 0.0], [0.0, 4.0]]), jnp.array([2.0, 2.0]))
+    >>> jnp.linalg.solve(jnp.array([[2.0, 0.0], [0.0, 4.0]]), jnp.array([2.0, 2.0]))
     Array([1. , 0.5], dtype=float32)
     """
     a = _square("solve", a)
@@ -331,7 +331,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     numpy_resid=True they are empty when rank < N or M <= N, as NumPy
     returns them, which needs a concrete rank (not under jit).
 
-    >>> lstsq(jnp.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), jnp.array([1.0, 2.0, 3.0]))[0]
+    >>> jnp.linalg.lstsq(jnp.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), jnp.array([1.0, 2.0, 3.0]))[0]
     Array([1., 2.], dtype=float32)
     """
     x, residuals, rank, s = _lstsq(a, b, rcond)

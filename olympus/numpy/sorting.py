@@ -82,7 +82,10 @@ def lexsort(keys, axis: int = -1):
 def take_along_axis(arr, indices, axis: int | None):
     """`arr` read at `indices` along `axis`, the other axes broadcast (NumPy).
 
+    >>> x = jnp.array([[3, 1, 2], [9, 8, 7]])
     >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)  # == jnp.sort(x, axis=1)
+    Array([[1, 2, 3],
+           [7, 8, 9]], dtype=int32)
     """
     from olympus.numpy.arrays import arange
     from olympus.numpy.at import advanced_getitem

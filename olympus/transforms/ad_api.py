@@ -73,8 +73,8 @@ def _zero_cotangent(x):
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
     """(fun(*primals), the directional derivative of fun at primals along tangents).
 
-    >>> jvp(jnp.sin, (0.0,), (1.0,))
-    (Array(0., dtype=float32), Array(1., dtype=float32))
+    >>> olympus.jvp(jnp.sin, (0.0,), (1.0,))
+    (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise GradTypeError("jvp takes primals and tangents as tuples: jvp(f, (x,), (t,))")
@@ -125,7 +125,7 @@ def linearize(fun: Callable, *primals):
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), pullback) where pullback(ct) gives one cotangent per primal.
 
-    >>> y, pullback = vjp(jnp.sin, 0.0)
+    >>> y, pullback = olympus.vjp(jnp.sin, 0.0)
     >>> pullback(1.0)
     (Array(1., dtype=float32),)
     """
@@ -170,7 +170,7 @@ def linear_transpose(fun: Callable, *primals):
     """The transpose of linear `fun` (primals give only shapes and dtypes):
     a function from output cotangents to a tuple of input cotangents.
 
-    >>> f_t = linear_transpose(lambda x: 2.0 * x, 1.0)
+    >>> f_t = olympus.linear_transpose(lambda x: 2.0 * x, 1.0)
     >>> f_t(1.0)
     (Array(2., dtype=float32),)
     """
@@ -199,7 +199,12 @@ def closure_convert(fun: Callable, *example_args):
     custom_vjp / custom_jvp functions can receive them as arguments (and
     their derivatives can flow).
 
-    >>> f, consts = closure_convert(lambda x: x * w, x)
+    >>> w = jnp.arange(3.0)
+    >>> f, consts = olympus.closure_convert(lambda x: x * w, jnp.ones(3))
+    >>> consts
+    [Array([0., 1., 2.], dtype=float32)]
+    >>> f(jnp.ones(3), *consts)
+    Array([0., 1., 2.], dtype=float32)
     """
     from olympus.tracer.staging import trace_to_olympuspr
 
@@ -302,8 +307,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                    holomorphic: bool = False, allow_int: bool = False):
     """`fun`'s value and its gradient with respect to the arguments in argnums.
 
-    >>> value_and_grad(lambda x: x ** 2)(3.0)
-    (Array(9., dtype=float32), Array(6., dtype=float32))
+    >>> olympus.value_and_grad(lambda x: x ** 2)(3.0)
+    (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32))
     """
     nums = _argnums_tuple(argnums)
     name = function_name(fun)
@@ -328,7 +333,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False):
     """The gradient of scalar-valued `fun` with respect to argument(s) argnums.
 
-    >>> grad(lambda x: jnp.sin(x) * 2.0)(0.0)
+    >>> olympus.grad(lambda x: jnp.sin(x) * 2.0)(0.0)
     Array(2., dtype=float32)
     """
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
@@ -394,7 +399,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     Each block has shape out.shape + in.shape; the result is the output tree
     of input trees.
 
-    >>> jacfwd(jnp.sin)(jnp.zeros(2))
+    >>> olympus.jacfwd(jnp.sin)(jnp.zeros(2))
     Array([[1., 0.], [0., 1.]], dtype=float32)
     """
     from olympus.transforms.batching import vmap

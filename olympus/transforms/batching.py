@@ -295,7 +295,7 @@ def vmap(
     size when no argument is mapped. `axis_name` is accepted for JAX
     compatibility; olympus has no collectives (psum, ...) that would use it.
 
-    >>> vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
+    >>> olympus.vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
     (5,)
     """
     if isinstance(in_axes, list):

@@ -7,8 +7,11 @@ from the primitives' definitions on purpose: an oracle written beside the
 lowering tends to share that lowering's misreadings, and keying by name keeps
 this backend free of imports from `olympus.lax`.
 
-    >>> closed = olympus.make_olympuspr(f)(x)
-    >>> evaluate(closed, np.asarray(x))        # a list of NumPy arrays
+    >>> from olympus.backends.reference import evaluate
+    >>> x = np.float32([0.0, 1.0])
+    >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2.0)(x)
+    >>> evaluate(closed, x)  # a list of NumPy arrays
+    [array([0.      , 1.682942], dtype=float32)]
 """
 
 from __future__ import annotations

@@ -144,7 +144,9 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     Both branches are traced and must return the same types; the program keeps
     one `cond` equation whose branches are (false_fun, true_fun).
 
+    >>> x = jnp.float32(3.0)
     >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
+    Array(6., dtype=float32)
     """
     if python_mode(pred, operands):
         return (true_fun if bool(pred) else false_fun)(*operands)
@@ -157,7 +159,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
 def switch(index, branches: Sequence[Callable], *operands):
     """`branches[index](*operands)`, the index clamped into range, chosen at run time.
 
-    >>> lax.switch(i, [lambda x: x + 1.0, lambda x: x - 2.0], x)
+    >>> lax.switch(1, [lambda x: x + 1.0, lambda x: x - 2.0], jnp.float32(5.0))
+    Array(3., dtype=float32)
     """
     source_info = user_source_info()
     branches = list(branches)
