@@ -15,8 +15,7 @@ nothing); an insert into a full cache first drops the oldest entries.
 
 Sizes (entries): `EAGER_CACHE_SIZE` per-primitive eager executables,
 `JIT_CACHE_SIZE` signatures per jitted function, `STRUCTURE_CACHE_SIZE`
-eager control-flow sub-program structures. `olympus.clear_caches()` empties
-them all.
+eager control-flow sub-program structures.
 """
 
 from __future__ import annotations
