@@ -16,7 +16,7 @@ import numpy as np
 
 from olympus.backends.xla.lowering import i64_array
 from olympus.ir import dtypes
-from olympus.ir.core import ShapedArray
+from olympus.ir.core import ShapedArray, register_param_type
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import (
     add_p,
@@ -41,6 +41,7 @@ from olympus.transforms.jvp import (
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 
+@register_param_type
 class GatherDimensionNumbers(NamedTuple):
     """Which output axes are window (offset) axes, which operand axes the
     window drops (size-1 slices), and which operand axis each index component
@@ -51,6 +52,7 @@ class GatherDimensionNumbers(NamedTuple):
     start_index_map: tuple
 
 
+@register_param_type
 class ScatterDimensionNumbers(NamedTuple):
     """Which update axes are window axes, which operand axes the window lacks,
     and which operand axis each index component starts."""
