@@ -17,8 +17,8 @@ from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus import caches, config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
-from olympus.backends.xla.array import Array
-from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr, to_device
+from olympus.backends.xla.array import Array, to_device
+from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.lax.pjit import pjit_p
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of

@@ -17,7 +17,7 @@ the order a Python run of the function would give.
 
 Both functions bind `debug_callback`, a primitive with no outputs whose
 `callback` parameter is the Python function to call with NumPy arrays. It is
-kept out of `lax.all_primitives`: a program holding a Python function cannot
+kept out of `olympus.ir.core.all_primitives`: a program holding a Python function cannot
 be written as text and parsed back.
 """
 

@@ -162,13 +162,26 @@ def check_against_numpy(
         assert_allclose(a, e, rtol, atol, check_dtypes, err_msg=f"output {i}:")
 
 
+def reference_call(fun: Callable, *args, **kwargs):
+    """`fun(*args)` computed by tracing it to an olympuspr and interpreting that
+    with NumPy (olympus.backends.reference); the outputs keep `fun`'s pytree
+    structure."""
+    from olympus.api import make_olympuspr
+    from olympus.backends.reference import evaluate
+    from olympus.tree_util import tree_flatten, tree_unflatten
+
+    closed, out_shape = make_olympuspr(fun, return_shape=True)(*args, **kwargs)
+    leaves, _ = tree_flatten((args, kwargs))
+    outs = evaluate(closed, *leaves)
+    _, out_tree = tree_flatten(out_shape)
+    return tree_unflatten(out_tree, outs)
+
+
 def check_reference_against_numpy(olympus_fn: Callable, numpy_fn: Callable,
                                   args: Sequence, **tolerances) -> None:
     """check_against_numpy with `olympus_fn` traced once and run by the NumPy
     reference interpreter: the semantics of many cases without an XLA compile
     for each (test XLA itself with jit-vs-eager and gradient checks)."""
-    from olympus.backends.reference import reference_call
-
     check_against_numpy(lambda *a: reference_call(olympus_fn, *a), numpy_fn, args,
                         **tolerances)
 

@@ -71,7 +71,7 @@ def _sub_programs(value):
 def _outside_the_text_format(olympuspr) -> bool:
     """Programs the text cannot carry: a param holding a Python function
     (debug_callback, custom_lin), or a primitive a test defined for itself."""
-    from olympus.lax import all_primitives
+    from olympus.ir.core import all_primitives
 
     for eqn in olympuspr.eqns:
         if all_primitives.get(eqn.primitive.name) is not eqn.primitive:

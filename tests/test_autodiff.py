@@ -16,7 +16,7 @@ import olympus
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.ir.core import Primitive
-from olympus.lax import all_primitives
+from olympus.ir.core import all_primitives
 from olympus.test_util import check_grads
 from olympus.transforms.jvp import MissingRuleError, jvp_rules
 from olympus.transforms.linearize import transpose_rules

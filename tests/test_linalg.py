@@ -176,7 +176,7 @@ def test_eig_of_general_real_and_complex_matrices():
 
 
 def test_eig_batched_jit_vmap_and_reference():
-    from olympus.backends.reference import reference_call
+    from olympus.test_util import reference_call
 
     big = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
     w, v = olympus.jit(jnp.linalg.eig)(big)

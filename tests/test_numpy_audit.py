@@ -15,7 +15,7 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
-from olympus.backends.reference import reference_call
+from olympus.test_util import reference_call
 from olympus.test_util import (
     check_against_numpy,
     check_grads,

@@ -7,7 +7,7 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
-from olympus.backends.reference import reference_call
+from olympus.test_util import reference_call
 from olympus.numpy.functional import InplaceUpdateError, SignatureError
 from olympus.numpy.padding import PadModeError
 from olympus.numpy.products import CrossDimensionError

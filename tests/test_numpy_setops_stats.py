@@ -6,7 +6,7 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
-from olympus.backends.reference import reference_call
+from olympus.test_util import reference_call
 from olympus.test_util import (
     assert_allclose,
     check_against_numpy,

@@ -16,7 +16,7 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
-from olympus.backends.reference import reference_call
+from olympus.test_util import reference_call
 from olympus.tracer.pytree import tree_flatten
 
 B = 3  # the batch size

@@ -2,6 +2,8 @@
 save/load keeps constants, weak types and source lines."""
 
 import json
+import subprocess
+import sys
 import zipfile
 
 import ml_dtypes
@@ -182,6 +184,18 @@ def test_save_load_keeps_everything(traced, tmp_path):
     if closed.consts:  # running the text is covered above; here, that the values came back
         for got, want in zip(_run_compiled(loaded, [X]), expected, strict=True):
             np.testing.assert_array_equal(got, want)
+
+
+def test_load_in_a_fresh_interpreter(tmp_path):
+    """ir imports no lax: the primitives and parameter types a file names are
+    registered by olympus.lax, which importing any olympus module loads."""
+    closed = olympus.make_olympuspr(PROGRAMS["gather_scatter"])(X)
+    path = tmp_path / "program.olympuspr"
+    save(closed, path)
+    code = f"from olympus.ir.serialize import load; print(load({str(path)!r}).pretty(True))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == closed.pretty(source_info=True) + "\n"
 
 
 def test_literal_spellings_and_param_kinds():

@@ -9,8 +9,9 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from olympus import lax
-from olympus.backends.reference import evaluate, reference_call, reference_rules
-from olympus.lax.base import all_primitives
+from olympus.backends.reference import evaluate, reference_rules
+from olympus.test_util import reference_call
+from olympus.ir.core import all_primitives
 from olympus.tracer.pytree import tree_flatten
 
 

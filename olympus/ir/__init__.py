@@ -24,6 +24,7 @@ from olympus.ir.core import (
     Var,
 )
 from olympus.ir.printer import pp_olympuspr
+from olympus.ir import dot, html  # noqa: F401  (fill core.displays: HTML, Graphviz)
 
 # The text parser and the file format load on first use (import time matters).
 _LAZY = {

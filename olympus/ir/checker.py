@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, subolympusprs
+from olympus.ir.printer import VarNames, pp_eqn
 
 
 class OlympusprTypeError(TypeError):
@@ -23,16 +24,14 @@ def _types_match(a: ShapedArray, b: ShapedArray) -> bool:
 
 
 def _fail(olympuspr: Olympuspr, index: int, problem: str):
-    from olympus.ir.printer import _Names, _pp_eqn
-
-    names = _Names()
+    names = VarNames()
     for v in olympuspr.constvars + olympuspr.invars:
         names(v)
     lo = max(0, index - 2)
     lines = []
     for i in range(lo, min(len(olympuspr.eqns), index + 3)):
         marker = ">>> " if i == index else "    "
-        lines.append(marker + _pp_eqn(olympuspr.eqns[i], names, 4, True))
+        lines.append(marker + pp_eqn(olympuspr.eqns[i], names, 4, source_info=True))
     raise OlympusprTypeError(f"equation {index}: {problem}\n" + "\n".join(lines))
 
 

@@ -135,31 +135,43 @@ class Eqn(NamedTuple):
     source_info: SourceInfo | None = None
 
 
+# How programs show themselves, by kind: "text" (olympus.ir.printer), "html"
+# (olympus.ir.html), "dot" and "svg" (olympus.ir.dot). Those modules import this
+# one, so they fill the table when olympus.ir is imported instead of being
+# imported here.
+displays: dict[str, Callable] = {}
+
+
 class _Displayed:
-    """How programs show themselves: notebooks (HTML), IPython, Graphviz
-    (olympus.ir.html / olympus.ir.dot); shared by Olympuspr and ClosedOlympuspr."""
+    """How programs show themselves: text, notebooks (HTML), IPython, Graphviz;
+    shared by Olympuspr and ClosedOlympuspr."""
 
     __slots__ = ()
 
-    def _repr_html_(self) -> str:
-        from olympus.ir.html import olympuspr_html
+    def __str__(self) -> str:
+        return displays["text"](self)
 
-        return olympuspr_html(self)
+    def pretty(self, source_info: bool = False, weak_types: bool = False) -> str:
+        """The printed form, optionally with source lines (`# file:line
+        (function)`) and weak types (`f32[]{weak}`); `olympus.ir.parse` reads
+        every variant back."""
+        return displays["text"](self, source_info=source_info, weak_types=weak_types)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return displays["html"](self)
 
     def _repr_pretty_(self, p, cycle: bool) -> None:
         p.text(str(self))
 
     def to_dot(self) -> str:
         """Graphviz DOT text of this program (sub-programs as clusters)."""
-        from olympus.ir.dot import to_dot
-
-        return to_dot(self)
+        return displays["dot"](self)
 
     def to_svg(self) -> str:
         """An SVG picture of this program (needs Graphviz's `dot` program)."""
-        from olympus.ir.dot import to_svg
-
-        return to_svg(self)
+        return displays["svg"](self)
 
 
 class Olympuspr(_Displayed):
@@ -181,21 +193,6 @@ class Olympuspr(_Displayed):
     @property
     def out_avals(self) -> list[ShapedArray]:
         return [v.aval for v in self.outvars]
-
-    def __str__(self) -> str:
-        from olympus.ir.printer import pp_olympuspr
-
-        return pp_olympuspr(self)
-
-    def pretty(self, source_info: bool = False, weak_types: bool = False) -> str:
-        """The printed form, optionally with source lines (`# file:line
-        (function)`) and weak types (`f32[]{weak}`); `olympus.ir.parse` reads
-        every variant back."""
-        from olympus.ir.printer import pp_olympuspr
-
-        return pp_olympuspr(self, source_info=source_info, weak_types=weak_types)
-
-    __repr__ = __str__
 
 
 class ClosedOlympuspr(_Displayed):
@@ -222,14 +219,6 @@ class ClosedOlympuspr(_Displayed):
     @property
     def eqns(self) -> list[Eqn]:
         return self.olympuspr.eqns
-
-    def __str__(self) -> str:
-        return str(self.olympuspr)
-
-    def pretty(self, source_info: bool = False, weak_types: bool = False) -> str:
-        return self.olympuspr.pretty(source_info=source_info, weak_types=weak_types)
-
-    __repr__ = __str__
 
 
 class Primitive:
@@ -260,6 +249,22 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
+
+
+# Every primitive a program's text may name, by name (the parser looks names up
+# here); olympus.lax registers each primitive it defines. debug_callback stays
+# out: a program holding a Python function cannot be written as text.
+all_primitives: dict[str, Primitive] = {}
+
+# Parameter types (NamedTuples such as lax's GatherDimensionNumbers) that print
+# as `Name(field=value, ...)`, by name: the parser rebuilds them as `cls(**fields)`.
+param_types: dict[str, type] = {}
+
+
+def register_param_type(cls: type) -> type:
+    """Lets programs holding `cls` parameters parse back (a class decorator)."""
+    param_types[cls.__name__] = cls
+    return cls
 
 
 def _no_binder(prim, args, params):

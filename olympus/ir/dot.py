@@ -11,10 +11,9 @@ joined to its equation by a dashed edge.
 from __future__ import annotations
 
 import shutil
-import subprocess
 
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr
-from olympus.ir.printer import _Names, _pp_param_value, pp_literal
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, displays
+from olympus.ir.printer import VarNames, pp_literal, pp_param
 
 _MAX_PARAM_TEXT = 40
 
@@ -32,7 +31,7 @@ class _Graph:
 
     def __init__(self):
         self.lines: list[str] = []
-        self.names = _Names()
+        self.names = VarNames()
         self.count = 0
 
     def node(self, label: str, indent: str, **attrs) -> str:
@@ -47,9 +46,9 @@ class _Graph:
         self.lines.append(f"{indent}{src} -> {dst}" + (f" [{extra}]" if extra else "") + ";")
 
 
-def _eqn_label(eqn, names: _Names) -> str:
+def _eqn_label(eqn, names: VarNames) -> str:
     params = [
-        f"{k}={_pp_param_value(v, names, 0)}"
+        f"{k}={pp_param(v, names)}"
         for k, v in sorted(eqn.params.items())
         if not _programs_in(v)
     ]
@@ -64,7 +63,7 @@ def _programs_in(value) -> list:
     return [v for v in values if isinstance(v, (ClosedOlympuspr, Olympuspr))]
 
 
-def _var_label(var, names: _Names) -> str:
+def _var_label(var, names: VarNames) -> str:
     return f"{names(var)}:{var.aval.str_short()}"
 
 
@@ -131,6 +130,8 @@ def to_dot(program) -> str:
 
 def to_svg(program) -> str:
     """The picture as SVG text, drawn by Graphviz's `dot` program."""
+    import subprocess  # only here: import olympus should not pay for it
+
     dot = shutil.which("dot")
     if dot is None:
         raise GraphvizNotFoundError(
@@ -143,3 +144,7 @@ def to_svg(program) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"dot failed (exit {done.returncode}): {done.stderr.strip()}")
     return done.stdout
+
+
+displays["dot"] = to_dot
+displays["svg"] = to_svg

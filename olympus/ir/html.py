@@ -17,8 +17,8 @@ from html import escape
 
 import numpy as np
 
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr
-from olympus.ir.printer import _Names, _pp_param_value, pp_literal
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, displays
+from olympus.ir.printer import VarNames, pp_literal, pp_param
 
 _STYLE = """<style>
 .olympuspr table { border-collapse: collapse; font-family: monospace; font-size: 12px; }
@@ -32,12 +32,12 @@ _STYLE = """<style>
 _MAX_ARRAY_CELLS = 100
 
 
-def _binder(var, names: _Names) -> str:
+def _binder(var, names: VarNames) -> str:
     return (f'<span class="var">{escape(names(var))}</span>:'
             f'<span class="type">{escape(var.aval.str_short())}</span>')
 
 
-def _atom(atom, names: _Names) -> str:
+def _atom(atom, names: VarNames) -> str:
     if isinstance(atom, Literal):
         return f'<span class="lit">{escape(pp_literal(atom))}</span>'
     return f'<span class="var">{escape(names(atom))}</span>'
@@ -48,12 +48,12 @@ def _programs_in(value) -> list:
     return [v for v in values if isinstance(v, (ClosedOlympuspr, Olympuspr))]
 
 
-def _param_cell(params: dict, names: _Names) -> str:
+def _param_cell(params: dict, names: VarNames) -> str:
     parts = []
     for key, value in sorted(params.items()):
         programs = _programs_in(value)
         if not programs:
-            text = _pp_param_value(value, names, 0)
+            text = pp_param(value, names)
             parts.append(f"{escape(key)}={escape(text)}")
             continue
         for i, program in enumerate(programs):
@@ -62,7 +62,7 @@ def _param_cell(params: dict, names: _Names) -> str:
     return "<br>".join(parts)
 
 
-def _details(label: str, program, names: _Names) -> str:
+def _details(label: str, program, names: VarNames) -> str:
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
     n = len(olympuspr.eqns)
     summary = f"{escape(label)}: {n} equation{'s' if n != 1 else ''}"
@@ -74,7 +74,7 @@ def _source_text(info) -> str:
     return f"{os.path.basename(info.file)}:{info.line} ({info.function})"
 
 
-def _eqn_row(eqn, names: _Names) -> str:
+def _eqn_row(eqn, names: VarNames) -> str:
     # Same naming order as the printer: outputs, operands, then sub-programs.
     outs = " ".join(_binder(v, names) for v in eqn.outvars)
     args = " ".join(_atom(a, names) for a in eqn.invars)
@@ -85,7 +85,7 @@ def _eqn_row(eqn, names: _Names) -> str:
             f"<td class=\"source\">{source}</td></tr>")
 
 
-def _program(olympuspr: Olympuspr, names: _Names) -> str:
+def _program(olympuspr: Olympuspr, names: VarNames) -> str:
     consts = " ".join(_binder(v, names) for v in olympuspr.constvars)
     invars = " ".join(_binder(v, names) for v in olympuspr.invars)
     rows = "".join(f"\n{_eqn_row(e, names)}" for e in olympuspr.eqns)  # a row a line
@@ -100,7 +100,10 @@ def _program(olympuspr: Olympuspr, names: _Names) -> str:
 def olympuspr_html(program) -> str:
     """The HTML table of an Olympuspr or ClosedOlympuspr."""
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
-    return f'<div class="olympuspr">{_STYLE}\n{_program(olympuspr, _Names())}</div>\n'
+    return f'<div class="olympuspr">{_STYLE}\n{_program(olympuspr, VarNames())}</div>\n'
+
+
+displays["html"] = olympuspr_html
 
 
 def array_html(value: np.ndarray, type_text: str) -> str:

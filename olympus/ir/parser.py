@@ -33,13 +33,13 @@ Grammar (whitespace-insensitive, so one-line and indented forms both parse):
              | DimensionNumbers '(' (field '=' value ',')* ')'
              | bare word (a string, e.g. a jitted function's name)
 
-Primitives are looked up by name in `olympus.lax.all_primitives`.
+Primitives are looked up by name in `olympus.ir.core.all_primitives` and
+parameter types in `param_types`, which olympus.lax fills when it is imported.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from typing import Mapping, Sequence
 
@@ -54,6 +54,8 @@ from olympus.ir.core import (
     ShapedArray,
     SourceInfo,
     Var,
+    all_primitives,
+    param_types,
 )
 from olympus.ir.printer import WEAK_MARK
 
@@ -76,23 +78,6 @@ _DTYPE_NAME = re.compile(r"[A-Za-z0-9_]+(?=\[)")
 _DIMS = re.compile(r"[0-9,\s]*")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _LITERAL_WORDS = ("True", "False", "nan", "inf", "-inf", "+inf", "-nan")
-
-
-def _primitives() -> dict:
-    from olympus.lax import all_primitives  # ir must not import lax at module load
-
-    return all_primitives
-
-
-@functools.cache
-def _param_types() -> dict:
-    """The NamedTuple params that print as `Name(field=value, ...)`; parsed back
-    into their class so the checker and lowering can read their fields."""
-    from olympus.lax.convolution import ConvDimensionNumbers
-    from olympus.lax.slicing import GatherDimensionNumbers, ScatterDimensionNumbers
-
-    types = (ConvDimensionNumbers, GatherDimensionNumbers, ScatterDimensionNumbers)
-    return {t.__name__: t for t in types}
 
 
 class _Reader:
@@ -156,7 +141,6 @@ class _Parser:
     def __init__(self, text: str, named_consts: Mapping[str, object]):
         self.r = _Reader(text)
         self.named_consts = named_consts
-        self.primitives = _primitives()
         self.memo: dict[str, ClosedOlympuspr] = {}  # a program printed twice is one object
 
     # ---- types and binders ---------------------------------------------------
@@ -289,9 +273,9 @@ class _Parser:
         if r.peek("["):
             return list(self.sequence("[", "]"))
         name = _NAME.match(r.text, r.pos)
-        if name and r.text.startswith("(", name.end()) and name[0] in _param_types():
+        if name and r.text.startswith("(", name.end()) and name[0] in param_types:
             r.pos = name.end()
-            return self.named_tuple(_param_types()[name[0]])
+            return self.named_tuple(param_types[name[0]])
         word = self.bare_word()
         return _param_scalar(word)
 
@@ -362,11 +346,11 @@ class _Parser:
         r.expect("=")
         start = r.pos
         name = r.match(_PRIM_NAME, "a primitive name")
-        primitive = self.primitives.get(name)
+        primitive = all_primitives.get(name)
         if primitive is None:
             r.pos = start
             r.skip_space()
-            raise r.error(f"unknown primitive {name!r} (not in olympus.lax.all_primitives)")
+            raise r.error(f"unknown primitive {name!r} (not in olympus.ir.core.all_primitives)")
         params = self.params()
         invars = []
         while not self.operands_end():

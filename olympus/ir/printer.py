@@ -19,13 +19,17 @@ literal type, which `olympus.ir.parse` reads back:
 
 Use it when the text must evaluate exactly like the program: a weak output
 added to a bf16 array stays bf16, a strong f32 one promotes it to f32.
+
+The public pieces (`VarNames`, `pp_eqn`, `pp_param`, `pp_literal`, `pp_type`)
+let the HTML and Graphviz views, the file format and the checker's errors name
+variables and parameters exactly as the text does.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Var
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Var, displays
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _INLINE_WIDTH = 80
@@ -41,9 +45,10 @@ def var_name(index: int) -> str:
 WEAK_MARK = "{weak}"  # after a type: `f32[]{weak}` (read back by the parser)
 
 
-class _Names:
-    """What one print shares: the names given so far, and whether types
-    show their weakness."""
+class VarNames:
+    """What one print shares: the names given so far (`names(var)` names a
+    new variable with the next free name), and whether types show their
+    weakness."""
 
     def __init__(self, weak_types: bool = False) -> None:
         self._names: dict = {}
@@ -54,6 +59,10 @@ class _Names:
         if name is None:
             name = self._names[var] = var_name(len(self._names)) + var.suffix
         return name
+
+    def as_dict(self) -> dict[Var, str]:
+        """Every variable named so far, with its name."""
+        return dict(self._names)
 
 
 def pp_type(aval, weak_types: bool = False) -> str:
@@ -69,17 +78,18 @@ def pp_literal(lit: Literal, weak_types: bool = False) -> str:
     return f"{val}:{pp_type(lit.aval, weak_types)}"
 
 
-def _pp_atom(atom, names: _Names) -> str:
+def _pp_atom(atom, names: VarNames) -> str:
     if isinstance(atom, Literal):
         return pp_literal(atom, names.weak_types)
     return names(atom)
 
 
-def _pp_binder(var: Var, names: _Names) -> str:
+def _pp_binder(var: Var, names: VarNames) -> str:
     return f"{names(var)}:{pp_type(var.aval, names.weak_types)}"
 
 
-def _pp_param_value(value, names: _Names, indent: int) -> str:
+def pp_param(value, names: VarNames, indent: int = 0) -> str:
+    """A parameter's value as printed; sub-programs continue `names`."""
     if isinstance(value, (ClosedOlympuspr, Olympuspr)):
         return _pp(value, names, indent, inline_ok=True)
     if isinstance(value, tuple) and value and all(
@@ -110,7 +120,8 @@ def _has_subprograms(params: dict) -> bool:
     return False
 
 
-def _pp_eqn(eqn, names: _Names, indent: int, source_info: bool) -> str:
+def pp_eqn(eqn, names: VarNames, indent: int = 0, source_info: bool = False) -> str:
+    """One equation as printed (`indent`: where its sub-programs' lines start)."""
     lhs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
     params = sorted(eqn.params.items())
@@ -119,11 +130,11 @@ def _pp_eqn(eqn, names: _Names, indent: int, source_info: bool) -> str:
     elif _has_subprograms(eqn.params):
         pad = " " * (indent + 2)
         lines = [
-            f"{pad}{k}={_pp_param_value(v, names, indent + 2)}" for k, v in params
+            f"{pad}{k}={pp_param(v, names, indent + 2)}" for k, v in params
         ]
         head = f"{eqn.primitive.name}[\n" + "\n".join(lines) + f"\n{' ' * indent}]"
     else:
-        kvs = " ".join(f"{k}={_pp_param_value(v, names, indent)}" for k, v in params)
+        kvs = " ".join(f"{k}={pp_param(v, names, indent)}" for k, v in params)
         head = f"{eqn.primitive.name}[{kvs}]"
     text = f"{lhs} = {head} {args}".rstrip()
     if source_info and eqn.source_info is not None:
@@ -131,13 +142,13 @@ def _pp_eqn(eqn, names: _Names, indent: int, source_info: bool) -> str:
     return text
 
 
-def _pp(program, names: _Names, indent: int, inline_ok: bool, source_info=False) -> str:
+def _pp(program, names: VarNames, indent: int, inline_ok: bool, source_info=False) -> str:
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
     consts = " ".join(_pp_binder(v, names) for v in olympuspr.constvars)
     invars = " ".join(_pp_binder(v, names) for v in olympuspr.invars)
     header = f"{{ lambda {consts}{' ' if consts else ''}; {invars}. let"
     eqn_texts = [
-        _pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns
+        pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns
     ]
     outs = ", ".join(_pp_atom(a, names) for a in olympuspr.outvars)
     footer = f"in ({outs}{',' if len(olympuspr.outvars) == 1 else ''}) }}"
@@ -149,9 +160,18 @@ def _pp(program, names: _Names, indent: int, inline_ok: bool, source_info=False)
     return f"{header}{body}\n{' ' * (indent + 2)}{footer}"
 
 
-def pp_olympuspr(program, source_info: bool = False, weak_types: bool = False) -> str:
+def pp_olympuspr(
+    program,
+    source_info: bool = False,
+    weak_types: bool = False,
+    names: VarNames | None = None,
+) -> str:
     """The printed form of an olympuspr (or ClosedOlympuspr): with
     `source_info`, each equation's `# file:line (function)`; with
-    `weak_types`, a `{weak}` mark on weakly typed binders and literals."""
-    names = _Names(weak_types)
+    `weak_types`, a `{weak}` mark on weakly typed binders and literals.
+    Pass `names` to learn the name each variable was given."""
+    names = VarNames(weak_types) if names is None else names
     return _pp(program, names, 0, inline_ok=False, source_info=source_info)
+
+
+displays["text"] = pp_olympuspr

@@ -32,7 +32,7 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, SourceInfo
 from olympus.ir.parser import parse
-from olympus.ir.printer import _Names, _pp
+from olympus.ir.printer import VarNames, pp_olympuspr
 
 FORMAT = "olympuspr"
 VERSION = 1
@@ -69,9 +69,9 @@ def walk_literals(closed: ClosedOlympuspr) -> Iterator[Literal]:
 
 def _printed_names(closed: ClosedOlympuspr) -> tuple[str, dict]:
     """The printed text and the name the printer gave each variable."""
-    names = _Names()
-    text = _pp(closed, names, 0, inline_ok=False, source_info=True)
-    return text, dict(names._names)
+    names = VarNames()
+    text = pp_olympuspr(closed, source_info=True, names=names)
+    return text, names.as_dict()
 
 
 # ---- save ----------------------------------------------------------------------
@@ -148,9 +148,14 @@ def _source_json(info: SourceInfo | None):
 
 
 def _olympus_version() -> str:
-    import olympus
+    """The installed olympus's version (read from its package metadata, as
+    the ir layer may not import the top-level package)."""
+    from importlib import metadata
 
-    return getattr(olympus, "__version__", "unknown")
+    try:
+        return metadata.version("olympus")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 # ---- load ----------------------------------------------------------------------

@@ -2,7 +2,6 @@
 and a public function per primitive (see ops.py)."""
 
 from olympus.lax import elementwise, pjit, reductions, shapes  # noqa: F401  (register primitives)
-from olympus.lax.base import all_primitives
 from olympus.lax.ops import *  # noqa: F401,F403
 from olympus.lax.ops import (  # noqa: F401  names that shadow builtins
     abs, complex, max, min, pow, round, slice,

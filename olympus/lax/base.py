@@ -13,13 +13,10 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import Primitive, ShapedArray
+from olympus.ir.core import Primitive, ShapedArray, all_primitives
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.tracer.errors import OlympusTypeError
-
-all_primitives: dict[str, Primitive] = {}
-
 
 def define_primitive(
     name: str,

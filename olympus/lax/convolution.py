@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from olympus.backends.xla.lowering import i64_array
-from olympus.ir.core import ShapedArray
+from olympus.ir.core import ShapedArray, register_param_type
 from olympus.lax.base import define_primitive, same_dtypes
 from olympus.lax.elementwise import add_p
 from olympus.lax.shapes import reshape_p, rev_p, slice_p, transpose_p
@@ -28,6 +28,7 @@ from olympus.transforms.jvp import Zero, instantiate, is_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 
+@register_param_type
 class ConvDimensionNumbers(NamedTuple):
     """Where batch/feature/spatial axes sit in the input, kernel and output."""
 

@@ -24,7 +24,8 @@ from typing import Callable, Sequence
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
-from olympus.lax.base import all_primitives, define_primitive
+from olympus.ir.core import all_primitives
+from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core

@@ -13,7 +13,7 @@ from olympus import caches
 from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
-from olympus.lax.base import all_primitives
+from olympus.ir.core import all_primitives
 from olympus.tracer.core import set_current_trace
 from olympus.transforms.jvp import is_zero, jvp_program, jvp_rules
 from olympus.transforms.linearize import (

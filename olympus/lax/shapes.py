@@ -10,7 +10,7 @@ from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, same_dtypes
 from olympus.backends.xla.lowering import i64_array
-from olympus.lax.elementwise import add_p, and_p, select_n_p, sub_p
+from olympus.lax.elementwise import add_p, select_n_p, sub_p
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.jvp import (
     Zero, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, register_ad_ops,
@@ -18,8 +18,9 @@ from olympus.transforms.jvp import (
 )
 from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.tracer.core import aval_of
-from olympus.transforms import batching
-from olympus.transforms.batching import batch_rules, batch_to_front, shift_axes, unbatched_rule
+from olympus.transforms.batching import (
+    batch_rules, batch_to_front, move_batch_axis, register_batch_ops, shift_axes, unbatched_rule,
+)
 
 
 def _shape_tuple(name: str, shape) -> tuple:
@@ -320,35 +321,7 @@ def _dynamic_slice_lower(ctx, x, *indices, slice_sizes):
 dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
 
 
-def _zero_index(indices):
-    """The start index of the batch axis, in the dtype of the other indices."""
-    return np.zeros((), aval_of(indices[0]).dtype if indices else np.int32)[()]
-
-
-def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
-    """Shared starts: one dynamic_slice of the batch. Per-example starts: the
-    axes they index are kept whole, then each window is taken per example."""
-    (x, *indices), (x_bdim, *index_dims) = vals, dims
-    zero = _zero_index(indices)
-    if all(d is None for d in index_dims):
-        starts, sizes = _insert(indices, x_bdim, zero), _insert(slice_sizes, x_bdim, axis_size)
-        return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), x_bdim
-    x = batch_to_front(x, axis_size, x_bdim)
-    shared = [d is None for d in index_dims]
-    starts = [i if s else zero for i, s in zip(indices, shared)]
-    sizes = [k if s else n for k, s, n in zip(slice_sizes, shared, aval_of(x).shape[1:])]
-    if tuple(sizes) != aval_of(x).shape[1:]:
-        x = dynamic_slice_p.bind(x, zero, *starts, slice_sizes=(axis_size, *sizes))
-    for axis, (start, bdim) in enumerate(zip(indices, index_dims)):
-        if bdim is not None:
-            length, window = sizes[axis], slice_sizes[axis]
-            first = batching.window_starts(start, axis_size, bdim, length, window)
-            positions = batching.window_positions(first, window, 1)
-            x = batching.take_along(x, axis + 1, positions)
-    return x, 0
-
-
-batch_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
+# Batching: in lax/slicing.py (per-example starts make a gather there).
 
 
 
@@ -385,37 +358,7 @@ dynamic_update_slice_p = define_primitive(
 )
 
 
-def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
-    """Shared starts: one dynamic_update_slice of the batch. Per-example
-    starts: the update is moved into place per example along each axis, then
-    selected inside its window."""
-    (x, update, *indices), (x_bdim, u_bdim, *index_dims) = vals, dims
-    if all(d is None for d in index_dims):
-        bdim = x_bdim if x_bdim is not None else u_bdim
-        x = batching.move_batch_axis(x, axis_size, x_bdim, bdim)
-        update = batching.move_batch_axis(update, axis_size, u_bdim, bdim)
-        starts = _insert(indices, bdim, _zero_index(indices))
-        return dynamic_update_slice_p.bind(x, update, *starts), bdim
-    x = batch_to_front(x, axis_size, x_bdim)
-    update = batch_to_front(update, axis_size, u_bdim)
-    shape, window_shape = aval_of(x).shape, aval_of(update).shape
-    inside = None
-    for axis, (start, bdim) in enumerate(zip(indices, index_dims), start=1):
-        length, window = shape[axis], window_shape[axis]
-        if window == length:
-            continue
-        first = batching.window_starts(start, axis_size, bdim, length, window)
-        update = batching.take_along(update, axis, batching.window_positions(first, length, -1))
-        mask = broadcast_in_dim_p.bind(
-            batching.window_mask(first, length, window), shape=shape, broadcast_dimensions=(0, axis)
-        )
-        inside = mask if inside is None else and_p.bind(inside, mask)
-    if inside is None:
-        return update, 0
-    return select_n_p.bind(inside, x, update), 0
-
-
-batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
+# Batching: in lax/slicing.py (per-example starts make a scatter there).
 
 
 
@@ -471,7 +414,7 @@ concatenate_p = define_primitive(
 def _concatenate_batch_rule(axis_size, vals, dims, *, dimension):
     """Every operand gets its batch axis where the first batched one has it."""
     bdim = next(d for d in dims if d is not None)
-    xs = [batching.move_batch_axis(x, axis_size, d, bdim) for x, d in zip(vals, dims)]
+    xs = [move_batch_axis(x, axis_size, d, bdim) for x, d in zip(vals, dims)]
     return concatenate_p.bind(*xs, dimension=shift_axes((dimension,), bdim)[0]), bdim
 
 
@@ -622,3 +565,9 @@ def _zeros(aval: ShapedArray):
 
 
 register_ad_ops(zeros=_zeros, add=add_p.bind)
+register_batch_ops(
+    broadcast_in_dim=lambda x, shape, dims: broadcast_in_dim_p.bind(
+        x, shape=tuple(int(d) for d in shape), broadcast_dimensions=tuple(int(d) for d in dims)
+    ),
+    transpose=lambda x, perm: transpose_p.bind(x, permutation=tuple(int(d) for d in perm)),
+)

@@ -1,5 +1,7 @@
 """Primitives that read or write at computed positions: gather and the
-scatter family (scatter, scatter_add, scatter_mul, scatter_min, scatter_max).
+scatter family (scatter, scatter_add, scatter_mul, scatter_min, scatter_max),
+and the batching rules of dynamic_slice / dynamic_update_slice (defined in
+shapes.py), which become a gather / scatter when starts differ per example.
 
 Dimension numbers follow StableHLO with the index vector always in the last
 axis of `indices`. Gather clamps each window start so the window fits, as
@@ -12,14 +14,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import ml_dtypes  # its iinfo also knows the narrow int4/uint4 types
 import numpy as np
 
 from olympus.backends.xla.lowering import i64_array
 from olympus.ir import dtypes
-from olympus.ir.core import ShapedArray
+from olympus.ir.core import ShapedArray, register_param_type
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import (
     add_p,
+    clamp_p,
     convert_element_type_p,
     div_p,
     eq_p,
@@ -27,10 +31,16 @@ from olympus.lax.elementwise import (
     mul_p,
     select_n_p,
 )
-from olympus.lax.shapes import broadcast_in_dim_p, concatenate_p, iota_p
+from olympus.lax.shapes import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    dynamic_slice_p,
+    dynamic_update_slice_p,
+    iota_p,
+)
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
-from olympus.transforms.batching import batch_rules, batch_to_front
+from olympus.transforms.batching import batch_rules, batch_to_front, move_batch_axis
 from olympus.transforms.jvp import (
     Zero,
     instantiate,
@@ -41,6 +51,7 @@ from olympus.transforms.jvp import (
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 
+@register_param_type
 class GatherDimensionNumbers(NamedTuple):
     """Which output axes are window (offset) axes, which operand axes the
     window drops (size-1 slices), and which operand axis each index component
@@ -51,6 +62,7 @@ class GatherDimensionNumbers(NamedTuple):
     start_index_map: tuple
 
 
+@register_param_type
 class ScatterDimensionNumbers(NamedTuple):
     """Which update axes are window axes, which operand axes the window lacks,
     and which operand axis each index component starts."""
@@ -357,6 +369,74 @@ jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 
 
+# ---- batching dynamic_slice and dynamic_update_slice -----------------------------
+# Shared starts slice the whole batch at once. Starts that differ per example
+# make one start vector per example for a gather (scatter), as in JAX: exact
+# for every dtype, and no bigger than the windows themselves.
+def _shared_starts(indices, bdim: int) -> tuple:
+    """The starts with a 0 inserted for the batch axis at `bdim`."""
+    zero = np.zeros((), aval_of(indices[0]).dtype if indices else np.int32)[()]
+    return (*indices[:bdim], zero, *indices[bdim:])
+
+
+def _unbatched_shape(x, bdim) -> tuple:
+    shape = aval_of(x).shape
+    return shape if bdim is None else shape[:bdim] + shape[bdim + 1 :]
+
+
+def _start_vectors(indices, index_dims, axis_size: int, limits):
+    """(batch, n) int32 start vectors, each start clamped to [0, limit] first
+    (as dynamic_slice clamps) so that no value wraps in the conversion."""
+    columns = []
+    for start, bdim, limit in zip(indices, index_dims, limits):
+        dtype = aval_of(start).dtype
+        high = np.asarray(min(limit, ml_dtypes.iinfo(dtype).max), dtype)[()]
+        start = clamp_p.bind(np.zeros((), dtype)[()], start, high)
+        if dtype != np.int32:
+            start = convert_element_type_p.bind(start, new_dtype=np.dtype(np.int32),
+                                                weak_type=False)
+        dims = () if bdim is None else (0,)
+        columns.append(broadcast_in_dim_p.bind(start, shape=(axis_size, 1),
+                                               broadcast_dimensions=dims))
+    return columns[0] if len(columns) == 1 else concatenate_p.bind(*columns, dimension=1)
+
+
+def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
+    (x, *indices), (x_bdim, *index_dims) = vals, dims
+    if all(d is None for d in index_dims):
+        sizes = (*slice_sizes[:x_bdim], axis_size, *slice_sizes[x_bdim:])
+        starts = _shared_starts(indices, x_bdim)
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), x_bdim
+    limits = [d - s for d, s in zip(_unbatched_shape(x, x_bdim), slice_sizes)]
+    starts = _start_vectors(indices, index_dims, axis_size, limits)
+    every_axis = tuple(range(len(indices)))
+    dn = GatherDimensionNumbers(offset_dims=every_axis, collapsed_slice_dims=(),
+                                start_index_map=every_axis)
+    return _gather_batch_rule(axis_size, [x, starts], [x_bdim, 0], dimension_numbers=dn,
+                              slice_sizes=tuple(slice_sizes))
+
+
+def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
+    (x, update, *indices), (x_bdim, u_bdim, *index_dims) = vals, dims
+    if all(d is None for d in index_dims):
+        bdim = x_bdim if x_bdim is not None else u_bdim
+        x = move_batch_axis(x, axis_size, x_bdim, bdim)
+        update = move_batch_axis(update, axis_size, u_bdim, bdim)
+        return dynamic_update_slice_p.bind(x, update, *_shared_starts(indices, bdim)), bdim
+    window = _unbatched_shape(update, u_bdim)
+    limits = [d - w for d, w in zip(_unbatched_shape(x, x_bdim), window)]
+    starts = _start_vectors(indices, index_dims, axis_size, limits)
+    every_axis = tuple(range(len(indices)))
+    dn = ScatterDimensionNumbers(update_window_dims=every_axis, inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=every_axis)
+    return batch_rules[scatter_p](axis_size, [x, starts, update], [x_bdim, 0, u_bdim],
+                                  dimension_numbers=dn)
+
+
+batch_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
+batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
+
+
 # ---- public functions ------------------------------------------------------------
 class GatherModeError(ValueError):
     """lax.gather got a `mode` it does not know."""
@@ -416,8 +496,6 @@ def default_fill_value(dtype):
         return np.array(np.nan, dtype)[()]
     if dtype == np.bool_:
         return np.True_
-    import ml_dtypes  # its iinfo also knows the narrow int4/uint4 types
-
     info = ml_dtypes.iinfo(dtype)
     return np.array(info.min if info.min < 0 else info.max, dtype)[()]
 

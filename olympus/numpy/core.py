@@ -8,7 +8,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.array import Array
-from olympus.backends.xla.dispatch import to_device
+from olympus.backends.xla.array import to_device
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import OlympusTypeError
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from olympus import caches
 from olympus import lax
-from olympus.backends.xla.dispatch import to_device
+from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.numpy.core import aval_of, promote_dtypes, to_operand
 from olympus.tracer.core import Tracer

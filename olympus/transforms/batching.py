@@ -11,6 +11,9 @@ itself without a global stack.
 
 Glossary: `bdim` is a batch dimension (int or `not_mapped`), `axis_size` the
 number of examples.
+
+`olympus.lax` also registers the two array operations this module needs to
+move and create batch axes but may not import (`register_batch_ops`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace, user_source_info
@@ -115,11 +117,18 @@ def batch_rule(primitive: Primitive) -> BatchRule:
 
 
 # ---- moving and creating batch axes (run with the parent trace current) ------
-def _lax():
-    # lax imports this module to register its rules, so lax is imported late.
-    from olympus.lax import ops
+_batch_ops: dict[str, Callable] = {}
 
-    return ops
+
+def register_batch_ops(broadcast_in_dim: Callable, transpose: Callable) -> None:
+    """`broadcast_in_dim(x, shape, broadcast_dimensions)` and `transpose(x,
+    permutation)` as lax builds them (this module cannot import lax)."""
+    _batch_ops["broadcast_in_dim"] = broadcast_in_dim
+    _batch_ops["transpose"] = transpose
+
+
+def _broadcast_in_dim(x, shape, broadcast_dimensions):
+    return _batch_ops["broadcast_in_dim"](x, shape, broadcast_dimensions)
 
 
 def broadcast_batch(x, axis_size: int, axis: int):
@@ -127,7 +136,7 @@ def broadcast_batch(x, axis_size: int, axis: int):
     shape = list(aval_of(x).shape)
     shape.insert(axis, axis_size)
     dims = [d for d in range(len(shape)) if d != axis]
-    return _lax().broadcast_in_dim(x, shape, dims)
+    return _broadcast_in_dim(x, shape, dims)
 
 
 def move_batch_axis(x, axis_size: int, src: int | None, dst: int):
@@ -139,7 +148,7 @@ def move_batch_axis(x, axis_size: int, src: int | None, dst: int):
     perm = list(range(aval_of(x).ndim))
     perm.pop(src)
     perm.insert(dst, src)
-    return _lax().transpose(x, perm)
+    return _batch_ops["transpose"](x, perm)
 
 
 def batch_to_front(x, axis_size: int, bdim: int | None):
@@ -205,8 +214,8 @@ def _at_full_shape(x, axis_size, bdim, rank, shape, out_dim, scalar_ok):
     target = list(shape)
     target.insert(out_dim, axis_size)
     if bdim is not_mapped:  # an unbatched scalar where the primitive needs an array
-        return _lax().broadcast_in_dim(x, target, ())
-    return _lax().broadcast_in_dim(x, target, (out_dim,))  # a batched scalar
+        return _broadcast_in_dim(x, target, ())
+    return _broadcast_in_dim(x, target, (out_dim,))  # a batched scalar
 
 
 def unbatched_rule(primitive: Primitive) -> BatchRule:
@@ -473,65 +482,5 @@ def _place_output(val, bdim, out_axis, axis_size, path: str, name: str):
         )
     out = move_batch_axis(val, axis_size, bdim, out_axis % ndim)
     if isinstance(out, (np.ndarray, np.generic)):  # an input returned unchanged
-        out = _lax().broadcast_in_dim(out, out.shape, tuple(range(out.ndim)))  # to an Array
+        out = _broadcast_in_dim(out, out.shape, tuple(range(out.ndim)))  # to an Array
     return out
-
-
-# ---- per-example windows without a gather primitive --------------------------
-# dynamic_slice / dynamic_update_slice with a different start per example are
-# built from a one-hot mask, a select and a max-reduction: exactly one element
-# of each reduced line is selected, so the result is exact for every dtype
-# (NaN, infinities and -0.0 included). The cost is a temporary of size
-# (batch x window x axis length x other dims), fine for the small windows
-# that per-example indexing usually takes.
-def take_along(x, axis: int, positions):
-    """`out[b, .., j, ..] = x[b, .., positions[b, j], ..]` along `axis` of a
-    batch-first `x`; positions outside the axis give an arbitrary value."""
-    lax = _lax()
-    shape = aval_of(x).shape
-    n, length = aval_of(positions).shape[1], shape[axis]
-    wide = shape[:axis] + (n,) + shape[axis:]
-    x_wide = lax.broadcast_in_dim(x, wide, [d for d in range(len(wide)) if d != axis])
-    lines = lax.broadcast_in_dim(positions, (shape[0], n, length), (0, 1))
-    onehot = lax.eq(lines, lax.broadcasted_iota(aval_of(positions).dtype, (shape[0], n, length), 2))
-    if wide != aval_of(onehot).shape:
-        onehot = lax.broadcast_in_dim(onehot, wide, (0, axis, axis + 1))
-    return select_one(onehot, x_wide, axis + 1)
-
-
-def select_one(mask, x, axis: int):
-    """The element of `x` where `mask` is true along `axis` (one per line)."""
-    lax = _lax()
-    aval = aval_of(x)
-    if dtypes.is_complex(aval.dtype):
-        re, im = select_one(mask, lax.real(x), axis), select_one(mask, lax.imag(x), axis)
-        return lax.complex(re, im)
-    if aval.dtype == dtypes.bool_:
-        return lax.reduce_or(lax.bitwise_and(mask, x), (axis,))
-    floor = np.array(-np.inf if dtypes.is_inexact(aval.dtype) else np.iinfo(aval.dtype).min)
-    fill = lax.full(aval.shape, floor.astype(aval.dtype)[()])
-    return lax.reduce_max(lax.select(mask, x, fill), (axis,))
-
-
-def window_starts(start, axis_size: int, bdim, length: int, window: int):
-    """Per-example window starts (int32, shape (batch,)), clamped as XLA does."""
-    lax = _lax()
-    start = lax.clamp(0, start, length - window)
-    start = lax.convert_element_type(start, dtypes.int32)
-    return move_batch_axis(start, axis_size, bdim, 0)
-
-
-def window_positions(starts, offsets_size: int, sign: int):
-    """`starts[b] + j` (sign 1) or `j - starts[b]` (sign -1), shape (batch, n)."""
-    lax = _lax()
-    batch = aval_of(starts).shape[0]
-    offsets = lax.broadcasted_iota(dtypes.int32, (batch, offsets_size), 1)
-    starts = lax.broadcast_in_dim(starts, (batch, offsets_size), (0,))
-    return lax.add(starts, offsets) if sign > 0 else lax.sub(offsets, starts)
-
-
-def window_mask(starts, length: int, window: int):
-    """`starts[b] <= m < starts[b] + window`, shape (batch, length)."""
-    lax = _lax()
-    m = window_positions(starts, length, -1)
-    return lax.bitwise_and(lax.ge(m, 0), lax.lt(m, window))

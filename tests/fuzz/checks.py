@@ -14,7 +14,8 @@ import numpy as np
 from program_generator import blocks, dead_code_eliminated
 
 import olympus
-from olympus.backends.reference import evaluate, reference_call
+from olympus.backends.reference import evaluate
+from olympus.test_util import reference_call
 from olympus.ir import check_olympuspr, parse
 from olympus.tracer.pytree import tree_flatten
 

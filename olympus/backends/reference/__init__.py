@@ -2,27 +2,32 @@
 
 It is the oracle the tests (and the program fuzzer in tests/fuzz) compare
 eager and jit results against. Each primitive's NumPy semantics lives in
-`reference_rules` (keyed by primitive *name*, see `rules.py`), kept apart
+`reference_rules` (keyed by primitive *name*, see `table.py`), kept apart
 from the primitives' definitions on purpose: an oracle written beside the
 lowering tends to share that lowering's misreadings, and keying by name keeps
 this backend free of imports from `olympus.lax`.
+
+Layers: `table` (the rule table) < `interpreter` (reads it) < the family
+modules `rules`, `linalg`, `slicing`, `windowed` (register into it; imported
+here, so any import of this package fills the table).
 
     >>> from olympus.backends.reference import evaluate
     >>> x = np.float32([0.0, 1.0])
     >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2.0)(x)
     >>> evaluate(closed, x)  # a list of NumPy arrays
     [array([0.      , 1.682942], dtype=float32)]
+
+`olympus.test_util.reference_call(f, *args)` traces and evaluates in one step.
 """
 
 from __future__ import annotations
 
+from olympus.backends.reference import linalg, rules, slicing, windowed  # noqa: F401
 from olympus.backends.reference.interpreter import (
     MissingReferenceRule,
-    eval_olympuspr,
     evaluate,
-    reference_call,
+    interpret_with_numpy,
 )
-from olympus.backends.reference.rules import reference_rules
+from olympus.backends.reference.table import reference_rules
 
-__all__ = ["MissingReferenceRule", "eval_olympuspr", "evaluate", "reference_call",
-           "reference_rules"]
+__all__ = ["MissingReferenceRule", "evaluate", "interpret_with_numpy", "reference_rules"]

@@ -1,9 +1,11 @@
-"""The interpreter loop: an environment, read/write, one rule per equation."""
+"""The interpreter loop: an environment, read/write, one rule per equation,
+looked up by primitive name in `reference_rules`."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from olympus.backends.reference.table import reference_rules
 from olympus.ir.core import ClosedOlympuspr, Literal
 
 
@@ -24,8 +26,6 @@ def _as_value(x, aval) -> np.ndarray:
 
 
 def _apply(eqn, vals) -> list:
-    from olympus.backends.reference.rules import reference_rules
-
     rule = reference_rules.get(eqn.primitive.name)
     if rule is None:
         raise MissingReferenceRule(f"no reference rule for the primitive {eqn.primitive.name}")
@@ -34,7 +34,7 @@ def _apply(eqn, vals) -> list:
     return [_as_value(o, v.aval) for o, v in zip(outs, eqn.outvars)]
 
 
-def eval_olympuspr(olympuspr, consts, args) -> list[np.ndarray]:
+def interpret_with_numpy(olympuspr, consts, args) -> list[np.ndarray]:
     """Runs `olympuspr` on NumPy values; returns its outputs as NumPy arrays."""
     env: dict = {}
 
@@ -54,17 +54,4 @@ def eval_olympuspr(olympuspr, consts, args) -> list[np.ndarray]:
 def evaluate(closed: ClosedOlympuspr, *args) -> list[np.ndarray]:
     """Runs a ClosedOlympuspr (its consts included) on NumPy-convertible args."""
     consts = [np.asarray(c) for c in closed.consts]
-    return eval_olympuspr(closed.olympuspr, consts, [np.asarray(a) for a in args])
-
-
-def reference_call(fun, *args, **kwargs):
-    """`fun(*args)` computed by tracing it to an olympuspr and interpreting that
-    with NumPy; the outputs keep `fun`'s pytree structure."""
-    from olympus.api import make_olympuspr
-    from olympus.tracer.pytree import tree_flatten, tree_unflatten
-
-    closed, out_shape = make_olympuspr(fun, return_shape=True)(*args, **kwargs)
-    leaves, _ = tree_flatten((args, kwargs))
-    outs = evaluate(closed, *leaves)
-    _, out_tree = tree_flatten(out_shape)
-    return tree_unflatten(out_tree, outs)
+    return interpret_with_numpy(closed.olympuspr, consts, [np.asarray(a) for a in args])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from olympus.backends.reference.rules import rule
+from olympus.backends.reference.table import rule
 
 
 def _per_matrix(fn, a, *others):

@@ -1,4 +1,5 @@
-"""NumPy semantics of every primitive, keyed by primitive name.
+"""NumPy semantics of the elementwise, bit, shape, reduction and sub-program
+primitives (linalg.py, slicing.py and windowed.py hold the other families).
 
 A rule takes the operands as NumPy arrays and the equation's params as
 keywords, and returns an array (or a list, for multiple-result primitives).
@@ -15,24 +16,9 @@ import math
 
 import numpy as np
 
-from olympus.backends.reference.interpreter import eval_olympuspr
+from olympus.backends.reference.interpreter import evaluate
+from olympus.backends.reference.table import reference_rules, rule
 from olympus.ir import dtypes
-
-reference_rules: dict = {}
-
-
-def rule(*names: str):
-    """Registers one function as the rule of each named primitive."""
-    def register(fn):
-        for name in names:
-            reference_rules[name] = fn
-        return fn
-    return register
-
-
-def _run(closed, args) -> list:
-    """A sub-program (ClosedOlympuspr param) on NumPy values."""
-    return eval_olympuspr(closed.olympuspr, [np.asarray(c) for c in closed.consts], list(args))
 
 
 # ---- elementwise ------------------------------------------------------------------
@@ -327,18 +313,18 @@ def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_eleme
 # ---- sub-programs -----------------------------------------------------------------
 @rule("pjit")
 def _pjit(*args, olympuspr, name):
-    return _run(olympuspr, args)
+    return evaluate(olympuspr, *args)
 
 
 @rule("checkpoint")
 def _checkpoint(*args, olympuspr, policy, name):
-    return _run(olympuspr, args)
+    return evaluate(olympuspr, *args)
 
 
 @rule("custom_jvp_call", "custom_vjp_call")
 def _custom_call(*args, call, **params):
     """The primal function; the custom rules only matter to differentiation."""
-    return _run(call, args)
+    return evaluate(call, *args)
 
 
 @rule("custom_lin")
@@ -358,7 +344,7 @@ def _optimization_barrier(*args):
 def _cond(index, *operands, branches, linear):
     i = int(index)
     branch = branches[i if 0 <= i < len(branches) else len(branches) - 1]
-    return _run(branch, operands)
+    return evaluate(branch, *operands)
 
 
 @rule("while")
@@ -366,8 +352,8 @@ def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
     cond_consts = list(args[:cond_nconsts])
     body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
     carry = list(args[cond_nconsts + body_nconsts:])
-    while bool(_run(cond_olympuspr, cond_consts + carry)[0]):
-        carry = _run(body_olympuspr, body_consts + carry)
+    while bool(evaluate(cond_olympuspr, *cond_consts + carry)[0]):
+        carry = evaluate(body_olympuspr, *body_consts + carry)
     return carry
 
 
@@ -380,13 +366,9 @@ def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unro
     ys = [np.zeros((length, *a.shape), a.dtype) for a in ys_avals]
     for step in range(length):
         i = length - 1 - step if reverse else step
-        outs = _run(olympuspr, consts + carry + [x[i] for x in xs])
+        outs = evaluate(olympuspr, *consts + carry + [x[i] for x in xs])
         carry = outs[:num_carry]
         for y, value in zip(ys, outs[num_carry:]):
             y[i] = value
     return carry + ys
 
-
-from olympus.backends.reference import linalg as _linalg  # noqa: E402,F401  (registers rules)
-from olympus.backends.reference import slicing as _slicing  # noqa: E402,F401
-from olympus.backends.reference import windowed as _windowed  # noqa: E402,F401

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from olympus.backends.reference.rules import rule
+from olympus.backends.reference.table import rule
 
 
 def _window_start(index_vector, index_map, shape, sizes) -> list[int]:

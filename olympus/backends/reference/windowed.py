@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from olympus.backends.reference.rules import rule
+from olympus.backends.reference.table import rule
 from olympus.ir import dtypes
 
 

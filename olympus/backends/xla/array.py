@@ -11,6 +11,7 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import client
+from olympus.tracer.core import aval_of
 
 
 class Array:
@@ -140,6 +141,12 @@ class Array:
         return array_html(self._value(), self.aval.str_short())
 
     def __reduce__(self):
-        from olympus.backends.xla.dispatch import to_device
-
         return (to_device, (self._value(),))
+
+
+def to_device(x, aval: ShapedArray | None = None) -> Array:
+    """An Array holding `x` (NumPy array or Python/NumPy scalar) on the device."""
+    if isinstance(x, Array):
+        return x
+    aval = aval or aval_of(x)
+    return Array(client.host_to_device(np.asarray(x, dtype=aval.dtype), aval), aval)

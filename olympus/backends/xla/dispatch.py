@@ -10,27 +10,14 @@ import numpy as np
 
 from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
 from olympus import caches
-from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
-from olympus.backends.xla.array import Array
+from olympus.backends.xla.array import Array, to_device
 from olympus.backends.xla.lowering import LoweringError, build_module, returns_ordering_token
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import ArrayTooLargeError
 from olympus.tracer.staging import abstract_eval
 from olympus.tracer.core import user_source_info
-
-
-def _host_value(x, aval: ShapedArray) -> np.ndarray:
-    return np.asarray(x, dtype=aval.dtype)
-
-
-def to_device(x, aval: ShapedArray | None = None) -> Array:
-    """An Array holding `x` (NumPy array or Python/NumPy scalar) on the device."""
-    if isinstance(x, Array):
-        return x
-    aval = aval or aval_of(x)
-    return Array(client.host_to_device(_host_value(x, aval), aval), aval)
 
 
 def buffer_of(x):
@@ -192,11 +179,3 @@ def _apply_general(primitive, args: tuple, params: dict):
 
 def clear_eager_cache() -> None:
     _eager_cache.clear()
-
-
-def canonical_host_array(x) -> np.ndarray:
-    """A NumPy array of `x` in its canonical dtype (for device_put)."""
-    return _host_value(x, aval_of(x))
-
-
-__all__ = ["Array", "Executable", "apply_primitive", "buffer_of", "compile_olympuspr", "to_device", "dtypes"]

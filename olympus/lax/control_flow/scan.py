@@ -17,7 +17,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
-from olympus.backends.xla.dispatch import to_device
+from olympus.backends.xla.array import to_device
 from olympus.backends.xla.lowering import emit_while, i64_array, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
