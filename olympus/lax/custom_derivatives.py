@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
+from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
 from olympus.lax.base import all_primitives, define_primitive
 from olympus.lax.elementwise import convert_element_type_p
@@ -490,19 +491,13 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
     program = known.olympuspr
     res_vars = program.outvars[len(program.outvars) - num_res:]
     saved = {v: i for i, (v, keep) in enumerate(zip(res_vars, saveable)) if keep}
-    live = {v for v, keep in zip(res_vars, saveable) if not keep}
-    kept, saved_inputs = [], []
-    for eqn in reversed(program.eqns):
-        if not any(v in live for v in eqn.outvars):
-            continue
-        if all(v in saved for v in eqn.outvars):  # its outputs come from the forward pass
-            saved_inputs += [v for v in eqn.outvars if v not in saved_inputs]
-            continue
-        kept.append(eqn)
-        live.update(x for x in eqn.invars if isinstance(x, Var))
-    saved_inputs = [v for v in saved_inputs if v in live]
-    recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept[::-1],
-                                 [v for v, keep in zip(res_vars, saveable) if not keep])
+    unsaved = [v for v, keep in zip(res_vars, saveable) if not keep]
+    kept, live = backward_slice(program.eqns, unsaved, given=saved.keys())
+    # Saved residuals the recomputation reads, latest producer first.
+    saved_inputs = [v for eqn in reversed(program.eqns)
+                    if all(o in saved for o in eqn.outvars)
+                    for v in eqn.outvars if v in live]
+    recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept, unsaved)
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
 
 

@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
+from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, concretization_message, user_source_info
@@ -125,10 +126,7 @@ class StagingTrace(Trace):
         """The argument paths a traced value depends on (walks eqns backwards)."""
         if self.debug_info is None or tracer._trace is not self:
             return []
-        needed = {tracer.var}
-        for eqn in reversed(self.eqns):
-            if any(v in needed for v in eqn.outvars):
-                needed.update(x for x in eqn.invars if isinstance(x, Var))
+        _, needed = backward_slice(self.eqns, [tracer.var])
         paths = self.debug_info.arg_paths
         return [
             paths[i] if i < len(paths) else f"#{i}"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from olympus.ir.analysis import dependent_vars, reads_any
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
@@ -123,15 +124,6 @@ def linearize_flat(fun: Callable, primals: list, linear_mask: list[bool], name: 
 
 
 # ---- transposition ----------------------------------------------------------------
-def _linear_vars(olympuspr: Olympuspr, linear_invars) -> set:
-    """The variables that depend on the linear inputs."""
-    linear = set(linear_invars)
-    for eqn in olympuspr.eqns:
-        if any(isinstance(v, Var) and v in linear for v in eqn.invars):
-            linear.update(eqn.outvars)
-    return linear
-
-
 def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=None) -> list:
     """Cotangents of the invars of linear `olympuspr`, given those of its outvars.
 
@@ -147,7 +139,7 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
             linear_invars.append(v)
         else:
             env[v] = p
-    linear = _linear_vars(olympuspr, linear_invars)
+    linear = dependent_vars(olympuspr, linear_invars)
     if _has_mixed_call(olympuspr, linear):
         return _split_then_transpose(olympuspr, consts, cts_out, primals_in)
     _eval_nonlinear(olympuspr, env, linear)
@@ -204,7 +196,7 @@ def _has_mixed_call(olympuspr: Olympuspr, linear: set) -> bool:
         lin_in = [isinstance(x, Var) and x in linear for x in eqn.invars]
         if not any(lin_in) or len(lin_in) != len(sub.olympuspr.invars):
             continue
-        dep = _linear_vars(sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l])
+        dep = dependent_vars(sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l])
         if not all(isinstance(o, Var) and o in dep for o in sub.olympuspr.outvars):
             return True
     return False
@@ -261,9 +253,7 @@ def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
     One reading linear values is skipped even with no outputs to mark linear
     (a staged call whose outputs all turned out known): it is dead code here."""
     for eqn in olympuspr.eqns:
-        if any(v in linear for v in eqn.outvars) or any(
-            isinstance(v, Var) and v in linear for v in eqn.invars
-        ):
+        if reads_any(eqn, linear):
             continue
         args = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
         with core.replaying(eqn.source_info):

@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
+from olympus.ir.analysis import known_outputs, residual_vars
 from olympus.ir.core import ShapedArray, Var
 from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tensor_type
 from olympus.ir.effects import has_ordered_effect
@@ -21,8 +22,8 @@ from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     BranchTypeError, Traced, batch_program, common_consts, differentiable_mask, eager_impl,
-    join_weak, jvp_program, known_outputs, known_program, leaf_paths, merge, python_mode,
-    residual_vars, run_batched, same_type, same_types, select_mask, stage_all, tangents_out,
+    join_weak, jvp_program, known_program, leaf_paths, merge, python_mode,
+    run_batched, same_type, same_types, select_mask, stage_all, tangents_out,
     to_front, trace_function, transposed_program, unknown_program, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
+from olympus.ir.analysis import known_outputs
 from olympus.backends.xla.lowering import emit_while, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
@@ -23,7 +24,7 @@ from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.scan import scan_with_names
 from olympus.lax.control_flow.subprograms import (
     Traced, args_tree, batch_program, batched_carry_fixpoint, blocks, convert_carry,
-    differentiable_mask, eager_impl, eval_closed, join_weak, known_outputs, known_program,
+    differentiable_mask, eager_impl, eval_closed, join_weak, known_program,
     loop_jvp_program, merge, python_mode, reorder, same_types, select_mask, split_loop_body,
     stage_all, tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
     with_ignored_invars,

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from olympus.ir.analysis import backward_slice, known_outputs, reads_any, unknown_vars
 from olympus.ir.cache import STRUCTURE_CACHE_SIZE, BoundedCache
 from olympus.ir.config import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
@@ -381,30 +382,6 @@ def loop_jvp_program(body, const_nz, carry_nz, xs_nz, n_ys):
 
 
 # ---- partial evaluation: known (primal) work now, unknown (tangent) work staged ------
-def known_outputs(olympuspr: Olympuspr, known_in) -> list[bool]:
-    """Which outputs can be computed from the known inputs alone."""
-    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
-            known.update(eqn.outvars)
-    return [isinstance(v, Literal) or v in known for v in olympuspr.outvars]
-
-
-def residual_vars(olympuspr: Olympuspr, known_in, known_out) -> list[Var]:
-    """Known values the unknown part of the program reads (in first-use order)."""
-    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
-    residuals: dict = {}
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
-            known.update(eqn.outvars)
-        else:
-            residuals.update((x, None) for x in eqn.invars if isinstance(x, Var) and x in known)
-    for v, k in zip(olympuspr.outvars, known_out):
-        if not k and isinstance(v, Var) and v in known:
-            residuals[v] = None
-    return list(residuals)
-
-
 def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Traced:
     """`(*known inputs) -> (*known outputs, *residuals)`: the equations that can run now.
 
@@ -412,6 +389,7 @@ def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Tr
     owned by another branch, filled with zeros).
     """
     olympuspr = closed.olympuspr
+    unknown = unknown_vars(olympuspr, known_in)
 
     def fun(*args):
         env = dict(zip(select_mask(known_in, olympuspr.invars), args))
@@ -420,7 +398,7 @@ def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Tr
             return x.bind_value() if isinstance(x, Literal) else env[x]
 
         for eqn in olympuspr.eqns:
-            if all(isinstance(x, Literal) or x in env for x in eqn.invars):
+            if not reads_any(eqn, unknown):
                 with core.replaying(eqn.source_info):
                     outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
                 env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
@@ -435,13 +413,8 @@ def unknown_program(closed: ClosedOlympuspr, known_in, known_out,
                     residual_invars) -> ClosedOlympuspr:
     """`(*residuals, *unknown inputs) -> (*unknown outputs)`: the equations left to stage."""
     olympuspr = closed.olympuspr
-    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
-    eqns = []
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
-            known.update(eqn.outvars)
-        else:
-            eqns.append(eqn)
+    unknown = unknown_vars(olympuspr, known_in)
+    eqns = [eqn for eqn in olympuspr.eqns if reads_any(eqn, unknown)]
     invars = residual_invars + [v for v, k in zip(olympuspr.invars, known_in) if not k]
     outvars = [v for v, k in zip(olympuspr.outvars, known_out) if not k]
     return ClosedOlympuspr(Olympuspr([], invars, eqns, outvars, olympuspr.debug_info), [])
@@ -480,31 +453,17 @@ def split_loop_body(body: ClosedOlympuspr, known_consts, known_carry, known_xs, 
         known_carry = new_carry
 
 
-def invariant_vars(olympuspr: Olympuspr, const_vars: set) -> set:
-    """The loop-invariant variables of a body: those computed from `const_vars` alone."""
-    invariant = set(const_vars)
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in invariant for x in eqn.invars):
-            invariant.update(eqn.outvars)
-    return invariant
-
-
 def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> list:
     """Computes `wanted` invariant variables now, binding only the equations they need."""
-    needed = set(wanted)
-    for eqn in reversed(olympuspr.eqns):
-        if any(v in needed for v in eqn.outvars):
-            needed.update(x for x in eqn.invars if isinstance(x, Var))
     env = dict(const_env)
 
     def read(x):
         return x.bind_value() if isinstance(x, Literal) else env[x]
 
-    for eqn in olympuspr.eqns:
-        if any(v in needed for v in eqn.outvars):
-            with core.replaying(eqn.source_info):
-                outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    for eqn in backward_slice(olympuspr.eqns, wanted)[0]:
+        with core.replaying(eqn.source_info):
+            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
     return [read(v) for v in wanted]
 
 
