@@ -30,6 +30,7 @@ from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
+from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
 from olympus.lax.reductions import reduce_sum_p
@@ -37,7 +38,7 @@ from olympus.transforms.batching import (
     batch_rules, batch_subprogram, batch_to_front, def_elementwise, vmap,
 )
 from olympus.transforms.jvp import (
-    Zero, cached_program, defjvp_zero, eval_olympuspr, instantiate, is_zero, jvp_program,
+    Zero, cached_program, defjvp_zero, instantiate, is_zero, jvp_program,
     jvp_rules,
 )
 from olympus.transforms.linearize import (
@@ -110,7 +111,7 @@ def _call_primitive(name: str) -> Primitive:
     all_primitives[name] = prim
     prim.def_abstract_eval(lambda *avals, call, **params: call.out_avals)
     prim.def_impl(
-        lambda *args, call, **params: eval_olympuspr(call.olympuspr, call.consts, list(args)))
+        lambda *args, call, **params: eval_program(call.olympuspr, call.consts, list(args)))
     lowering_rules[prim] = (
         lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args))
     return prim

@@ -29,7 +29,8 @@ from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unf
 from olympus.tracer.staging import (
     DebugInfo, abstract_eval, consts_as_invars, function_name, trace_to_olympuspr,
 )
-from olympus.transforms.jvp import cached_program, eval_olympuspr
+from olympus.tracer.evaluation import eval_program
+from olympus.transforms.jvp import cached_program
 
 not_mapped = None
 
@@ -235,7 +236,7 @@ def batch_olympuspr_fun(
         tracers = [trace.pack(x, d) for x, d in zip(args, in_dims)]
         try:
             with set_current_trace(trace):
-                outs = eval_olympuspr(olympuspr, consts, tracers)
+                outs = eval_program(olympuspr, consts, tracers)
             unpacked = [trace.unpack(x) for x in outs]
         finally:
             trace.alive = False

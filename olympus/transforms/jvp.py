@@ -22,9 +22,10 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Literal, Primitive, ShapedArray
+from olympus.ir.core import ClosedOlympuspr, Primitive, ShapedArray
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
+from olympus.tracer.evaluation import eval_program
 from olympus.tracer.staging import DebugInfo, consts_as_invars, trace_to_olympuspr
 
 jvp_rules: dict[Primitive, Callable] = {}
@@ -227,18 +228,6 @@ def scalar_like(value, x) -> np.generic:
 
 
 # ---- programs ----------------------------------------------------------------------
-def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
-    """Runs `olympuspr` by binding each equation on the current trace."""
-    env: dict = dict(zip(olympuspr.constvars, consts))
-    env.update(zip(olympuspr.invars, args))
-    for eqn in olympuspr.eqns:
-        vals = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*vals, **eqn.params)
-        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [x.bind_value() if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
-
-
 _program_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -281,7 +270,7 @@ def jvp_program(closed: ClosedOlympuspr, nonzero: list[bool], name: str):
         tangents = [next(nonzero_tangents) if nz else Zero(a)
                     for a, nz in zip(closed.in_avals, nonzero)]
         outs, tangent_outs, _ = jvp_flat(
-            lambda *xs: eval_olympuspr(closed.olympuspr, closed.consts, list(xs)),
+            lambda *xs: eval_program(closed.olympuspr, closed.consts, list(xs)),
             primals, tangents)
         return outs + [instantiate(t) for t in tangent_outs]
 

@@ -22,6 +22,7 @@ from olympus.ir.analysis import dependent_vars, reads_any
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
+from olympus.tracer.evaluation import bind_eqns, eval_program
 from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer, consts_as_invars
 from olympus.transforms.jvp import (
     JVPTrace,
@@ -30,7 +31,6 @@ from olympus.transforms.jvp import (
     add_tangents,
     cached_program,
     closed_program,
-    eval_olympuspr,
     instantiate,
     is_zero,
     MissingRuleError,
@@ -218,7 +218,7 @@ def _split_then_transpose(olympuspr: Olympuspr, consts: list, cts_out: list, pri
             args.append(p)
     try:
         with set_current_trace(partial):
-            outs = eval_olympuspr(olympuspr, consts, args)
+            outs = eval_program(olympuspr, consts, args)
         staged, residuals = staged_trace.to_olympuspr(outs)
     finally:
         partial.alive = staged_trace.alive = False
@@ -252,14 +252,7 @@ def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
 
     One reading linear values is skipped even with no outputs to mark linear
     (a staged call whose outputs all turned out known): it is dead code here."""
-    for eqn in olympuspr.eqns:
-        if reads_any(eqn, linear):
-            continue
-        args = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*args, **eqn.params)
-        outs = outs if eqn.primitive.multiple_results else [outs]
-        env.update(zip(eqn.outvars, outs))
+    bind_eqns([eqn for eqn in olympuspr.eqns if not reads_any(eqn, linear)], env)
 
 
 def transpose_closed(closed: ClosedOlympuspr, cts_out: list) -> list:
@@ -289,7 +282,7 @@ def partial_eval_program(closed: ClosedOlympuspr, unknown: list[bool], name: str
             vals.append(staged_trace.new_arg(aval) if u else next(it))
         try:
             with set_current_trace(partial):
-                outs = eval_olympuspr(closed.olympuspr, closed.consts, vals)
+                outs = eval_program(closed.olympuspr, closed.consts, vals)
             out_unknown = [partial.is_unknown(o) for o in outs]
             staged, residuals = staged_trace.to_olympuspr(
                 [o for o, u in zip(outs, out_unknown) if u])
@@ -352,9 +345,9 @@ def split_nested(closed: ClosedOlympuspr, known_in: list[bool]) -> ClosedOlympus
     def split_fun(*args):
         known_args = [a for a, k in zip(args, known_in) if k]
         unknown_args = [a for a, k in zip(args, known_in) if not k]
-        outs = eval_olympuspr(known.olympuspr, known.consts, known_args)
+        outs = eval_program(known.olympuspr, known.consts, known_args)
         known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
-        staged_outs = eval_olympuspr(staged.olympuspr, staged.consts, residuals + unknown_args)
+        staged_outs = eval_program(staged.olympuspr, staged.consts, residuals + unknown_args)
         known_it, staged_it = iter(known_outs), iter(staged_outs)
         return [next(staged_it) if u else next(known_it) for u in out_unknown]
 

@@ -24,13 +24,14 @@ from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.scan import scan_with_names
 from olympus.lax.control_flow.subprograms import (
     Traced, args_tree, batch_program, batched_carry_fixpoint, blocks, convert_carry,
-    differentiable_mask, eager_impl, eval_closed, join_weak, known_program,
+    differentiable_mask, eager_impl, join_weak, known_program,
     loop_jvp_program, merge, python_mode, reorder, same_types, select_mask, split_loop_body,
     stage_all, tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
     with_ignored_invars,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
@@ -256,14 +257,14 @@ def _while_batched_predicate(test: Traced, body: Traced, cconsts, bconsts, carry
     n_tc = len(test_consts)
 
     def any_going(*args):
-        (pred,) = eval_closed(test.closed, args)
+        (pred,) = eval_program(test.closed.olympuspr, [], args)
         return [ops.reduce_or(pred, (0,))]
 
     def step(*args):
         n_bc = len(body_consts)
         tc, bc, old = args[:n_tc], args[n_tc:n_tc + n_bc], args[n_tc + n_bc:]
-        (pred,) = eval_closed(test.closed, [*tc, *old])
-        new = eval_closed(body.closed, [*bc, *old])
+        (pred,) = eval_program(test.closed.olympuspr, [], [*tc, *old])
+        new = eval_program(body.closed.olympuspr, [], [*bc, *old])
         return [ops.select(ops.broadcast_in_dim(pred, aval_of(o).shape, (0,)), n, o)
                 for n, o in zip(new, old)]
 

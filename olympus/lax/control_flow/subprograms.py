@@ -24,6 +24,7 @@ from olympus.lax import ops
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
 from olympus.transforms.batching import (
@@ -275,22 +276,6 @@ def args_tree(*trees) -> PyTreeDef:
 
 
 # ---- program surgery shared by the transformation rules ------------------------------
-def eval_closed(closed: ClosedOlympuspr, args) -> list:
-    """Runs a sub-program by binding its equations on the current trace."""
-    olympuspr = closed.olympuspr
-    env = dict(zip(olympuspr.constvars, closed.consts))
-    env.update(zip(olympuspr.invars, args))
-
-    def read(x):
-        return x.bind_value() if isinstance(x, Literal) else env[x]
-
-    for eqn in olympuspr.eqns:
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [read(v) for v in olympuspr.outvars]
-
-
 def trace_flat(fun: Callable, in_avals, what: str) -> Traced:
     """Traces a flat function into a program with its constants as leading invars."""
     olympuspr, consts, _ = trace_to_olympuspr(fun, list(in_avals), DebugInfo(what, what, ()))
@@ -329,10 +314,6 @@ def split_blocks(values, *sizes) -> list[list]:
     return [[values[i] for i in block] for block in blocks(*sizes)]
 
 
-def map_list(f, xs) -> list:
-    return [f(x) for x in xs]
-
-
 # ---- jvp -----------------------------------------------------------------------------
 def jvp_program(closed: ClosedOlympuspr, nonzeros, instantiate_out) -> tuple[Traced, list]:
     """The jvp of a sub-program: `(*primals, *nonzero tangents) -> (*outs, *out tangents)`.
@@ -347,7 +328,8 @@ def jvp_program(closed: ClosedOlympuspr, nonzeros, instantiate_out) -> tuple[Tra
         primals = list(args[:len(in_avals)])
         given = iter(args[len(in_avals):])
         tangents = [next(given) if nz else Zero(a) for a, nz in zip(in_avals, nonzeros)]
-        outs, out_tangents, _ = jvp_flat(lambda *xs: eval_closed(closed, xs), primals, tangents)
+        outs, out_tangents, _ = jvp_flat(
+            lambda *xs: eval_program(closed.olympuspr, closed.consts, xs), primals, tangents)
         out_nonzero[:] = [
             is_differentiable(aval_of(o)) and (inst or not is_zero(t))
             for o, t, inst in zip(outs, out_tangents, instantiate_out)
@@ -393,17 +375,9 @@ def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Tr
 
     def fun(*args):
         env = dict(zip(select_mask(known_in, olympuspr.invars), args))
-
-        def read(x):
-            return x.bind_value() if isinstance(x, Literal) else env[x]
-
-        for eqn in olympuspr.eqns:
-            if not reads_any(eqn, unknown):
-                with core.replaying(eqn.source_info):
-                    outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-                env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-        outs = [read(v) for v in select_mask(known_out, olympuspr.outvars)]
-        return outs + [read(r) if isinstance(r, Var) else ops.full(r.shape, 0, r.dtype)
+        bind_eqns([eqn for eqn in olympuspr.eqns if not reads_any(eqn, unknown)], env)
+        outs = [read_atom(env, v) for v in select_mask(known_out, olympuspr.outvars)]
+        return outs + [read_atom(env, r) if isinstance(r, Var) else ops.full(r.shape, 0, r.dtype)
                        for r in residuals]
 
     return trace_flat(fun, select_mask(known_in, closed.in_avals), "partial eval")
@@ -456,15 +430,8 @@ def split_loop_body(body: ClosedOlympuspr, known_consts, known_carry, known_xs, 
 def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> list:
     """Computes `wanted` invariant variables now, binding only the equations they need."""
     env = dict(const_env)
-
-    def read(x):
-        return x.bind_value() if isinstance(x, Literal) else env[x]
-
-    for eqn in backward_slice(olympuspr.eqns, wanted)[0]:
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [read(v) for v in wanted]
+    bind_eqns(backward_slice(olympuspr.eqns, wanted)[0], env)
+    return [read_atom(env, v) for v in wanted]
 
 
 # ---- transposition -------------------------------------------------------------------
@@ -510,7 +477,7 @@ def to_front(vals, dims, axis_size):
 def run_batched(closed, axis_size, in_batched, args, n_out) -> list:
     """Runs a sub-program on batched arguments now; every output batched at 0."""
     traced, _ = batch_program(closed, axis_size, in_batched, [True] * n_out)
-    return eval_closed(traced.closed, [*traced.consts, *args])
+    return eval_program(traced.closed.olympuspr, [], [*traced.consts, *args])
 
 
 def batched_carry_fixpoint(body, axis_size, const_batched, carry_batched, xs_batched, n_ys):
