@@ -16,17 +16,14 @@ import: materialising a zero and adding two tangents (`register_ad_ops`).
 
 from __future__ import annotations
 
-import weakref
 from typing import Callable
 
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Primitive, ShapedArray
+from olympus.ir.core import Primitive, ShapedArray
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
-from olympus.tracer.evaluation import eval_program
-from olympus.tracer.staging import DebugInfo, consts_as_invars, trace_to_olympuspr
 
 jvp_rules: dict[Primitive, Callable] = {}
 
@@ -225,54 +222,3 @@ def defjvp(primitive: Primitive, *partials: Callable | None) -> None:
 def scalar_like(value, x) -> np.generic:
     """`value` as a rank-0 constant of x's dtype (binary primitives broadcast it)."""
     return np.asarray(value, dtype=aval_of(x).dtype)[()]
-
-
-# ---- programs ----------------------------------------------------------------------
-_program_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def cached_program(closed: ClosedOlympuspr, key: tuple, build: Callable):
-    """`build()` once per (program, key): transforming the same sub-program
-    again (grad of a jitted function, called repeatedly) gives the same
-    program object, so its compiled executable is reused. Results holding
-    tracers (constants of an enclosing trace) are not kept."""
-    per_program = _program_cache.setdefault(closed, {})
-    result = per_program.get(key)
-    if result is None:
-        result = build()
-        if not any(isinstance(x, Tracer) for x in _flat_values(result)):
-            per_program[key] = result
-    return result
-
-
-def _flat_values(result) -> list:
-    out = []
-    for item in result:
-        out.extend(item if isinstance(item, list) else [item])
-    return out
-
-
-def closed_program(fun: Callable, in_avals: list, name: str) -> tuple[ClosedOlympuspr, list]:
-    """Traces flat `fun` into a const-free program; returns it and the values
-    its leading (former const) operands must be bound to."""
-    olympuspr, consts, _ = trace_to_olympuspr(fun, in_avals, DebugInfo("jvp", name, ()))
-    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts
-
-
-def jvp_program(closed: ClosedOlympuspr, nonzero: list[bool], name: str):
-    """The JVP of a program as a program: (primals, nonzero tangents) ->
-    (primal outs, tangent outs). Returns (program, leading operands)."""
-    n = len(closed.in_avals)
-    tangent_avals = [a for a, nz in zip(closed.in_avals, nonzero) if nz]
-
-    def jvp_fun(*args):
-        primals, nonzero_tangents = list(args[:n]), iter(args[n:])
-        tangents = [next(nonzero_tangents) if nz else Zero(a)
-                    for a, nz in zip(closed.in_avals, nonzero)]
-        outs, tangent_outs, _ = jvp_flat(
-            lambda *xs: eval_program(closed.olympuspr, closed.consts, list(xs)),
-            primals, tangents)
-        return outs + [instantiate(t) for t in tangent_outs]
-
-    return cached_program(closed, ("jvp", tuple(nonzero), name), lambda: closed_program(
-        jvp_fun, list(closed.in_avals) + tangent_avals, name))

@@ -25,20 +25,21 @@ from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
-    differentiable_mask, eager_impl, invariant_values, join_weak, known_program,
-    leaf_paths, loop_jvp_program, merge, parameter_names, promote_weak_carry,
-    python_mode, reorder, same_types, select_mask, split_blocks, split_loop_body,
-    tangents_out, to_front, trace_flat, trace_function, unknown_program, where_text,
+    differentiable_mask, eager_impl, invariant_values, join_weak, leaf_paths,
+    loop_jvp_program, merge, parameter_names, promote_weak_carry, python_mode, reorder,
+    same_types, select_mask, split_blocks, split_loop_body, tangents_out, to_front,
+    trace_function, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
-from olympus.tracer.staging import function_name
+from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.jvp import instantiate, jvp_rules
 from olympus.transforms.linearize import (
     backward_pass, is_undefined, partial_eval_rules, transpose_rules,
 )
+from olympus.transforms.programs import known_program, unknown_program
 
 
 # ---- the primitive -------------------------------------------------------------------
@@ -396,7 +397,7 @@ def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, revers
 
     in_avals = [*(aval_of(c) for c in res_c), *carry_avals, *lin_const_avals, *res_x_avals,
                 *y_avals]
-    traced = trace_flat(step, in_avals, "transpose")
+    traced = trace_sub_program(step, in_avals, DebugInfo("transpose", "transpose", ()))
     ct_carry = [instantiate(ct) for ct in cts[:ncar]]
     ct_ys = [instantiate(ct) for ct in cts[ncar:]]
     zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
