@@ -523,13 +523,13 @@ def clear_caches() -> None:
     from olympus.backends.xla.dispatch import clear_eager_cache
     from olympus.lax import pjit
     from olympus.lax.control_flow import subprograms
-    from olympus.transforms import jvp
+    from olympus.transforms import programs
     import gc
 
     clear_eager_cache()
     subprograms._canonical_params.clear()
     pjit._executables.clear()
-    jvp._program_cache.clear()
+    programs._program_cache.clear()
     _ndarray_avals.clear()
     for obj in gc.get_objects():
         if isinstance(obj, JitFunction):

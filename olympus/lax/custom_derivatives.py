@@ -35,7 +35,8 @@ from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.lax.reductions import reduce_sum_p
 from olympus.transforms.batching import batch_rules, batch_to_front, def_elementwise, vmap
-from olympus.transforms.jvp import Zero, defjvp_zero, instantiate, is_zero, jvp_rules
+from olympus.transforms.ad_util import Zero, instantiate, is_zero
+from olympus.transforms.jvp import defjvp_zero, jvp_rules
 from olympus.transforms.linearize import (
     call_primitives, is_undefined, partial_eval_rules, transpose_rules,
 )

@@ -15,7 +15,8 @@ from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.lax.base import all_primitives
 from olympus.tracer.core import set_current_trace
 from olympus.transforms.batching import batch_rules, batch_to_front
-from olympus.transforms.jvp import is_zero, jvp_rules
+from olympus.transforms.ad_util import is_zero
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
     call_primitives, is_undefined, partial_eval_rules, transpose_rules,
 )

@@ -31,13 +31,13 @@ from olympus.lax.shapes import broadcast_in_dim_p, concatenate_p, iota_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, batch_to_front
-from olympus.transforms.jvp import (
+from olympus.transforms.ad_util import (
     Zero,
     instantiate,
     is_zero,
-    jvp_rules,
     zeros_like_aval,
 )
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 

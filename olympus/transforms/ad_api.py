@@ -18,13 +18,12 @@ from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_unflatten
 from olympus.tracer.staging import function_name
-from olympus.transforms.jvp import (
-    JVPTracer,
+from olympus.transforms.ad_util import (
     Zero,
     instantiate,
     is_differentiable,
-    jvp_flat,
 )
+from olympus.transforms.jvp import JVPTracer, jvp_flat
 from olympus.transforms.linearize import backward_pass, linearize_flat
 
 

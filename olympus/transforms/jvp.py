@@ -1,17 +1,16 @@
 """Forward-mode differentiation: the JVP trace and the `jvp_rules` table.
 
 A `JVPTracer` carries a primal value and its tangent. The tangent may be a
-symbolic `Zero(aval)`, which is never materialised: rules skip the work it
-would cause. `JVPTrace.process_primitive` reads each operand's (primal,
-tangent) pair (values it did not create are constants with Zero tangents)
-and calls `jvp_rules[prim](primals, tangents, **params)` with the *rule
+symbolic `Zero(aval)` (ad_util.py), which is never materialised: rules skip
+the work it would cause. `JVPTrace.process_primitive` reads each operand's
+(primal, tangent) pair (values it did not create are constants with Zero
+tangents) and calls `jvp_rules[prim](primals, tangents, **params)` with the *rule
 trace* current. For `jvp` the rule trace is the parent trace; for
 `linearize` it is a `PartialTrace` that sends tangent computations to a
 staging trace and primal computations to the parent (see linearize.py).
 
-Rules are registered beside each primitive in olympus/lax. `olympus.lax`
-also registers the two array operations this module needs but may not
-import: materialising a zero and adding two tangents (`register_ad_ops`).
+Rules are registered beside each primitive in olympus/lax. Symbolic zeros
+and adding tangents live in ad_util.py.
 """
 
 from __future__ import annotations
@@ -20,10 +19,12 @@ from typing import Callable
 
 import numpy as np
 
-from olympus.ir import dtypes
-from olympus.ir.core import Primitive, ShapedArray
+from olympus.ir.core import Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
+from olympus.transforms.ad_util import (
+    Zero, add_tangents, instantiate, is_differentiable, is_zero, tangent_aval,
+)
 
 jvp_rules: dict[Primitive, Callable] = {}
 
@@ -43,59 +44,6 @@ def missing_rule(primitive: Primitive, transform: str, source_info=None) -> Miss
     )
     err.source_info = where
     return err
-
-
-# ---- symbolic zeros ------------------------------------------------------------
-class Zero:
-    """The tangent (or cotangent) that is known to be zero; never materialised."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"Zero({self.aval.str_short()})"
-
-
-def is_zero(t) -> bool:
-    return type(t) is Zero
-
-
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """Tangents of inexact values share their aval; others have no tangent."""
-    return aval
-
-
-def is_differentiable(aval: ShapedArray) -> bool:
-    return dtypes.is_inexact(aval.dtype)
-
-
-_ad_ops: dict[str, Callable] = {}
-
-
-def register_ad_ops(zeros: Callable, add: Callable) -> None:
-    """`zeros(aval)` and `add(x, y)` as lax builds them (this module cannot import lax)."""
-    _ad_ops["zeros"] = zeros
-    _ad_ops["add"] = add
-
-
-def zeros_like_aval(aval: ShapedArray):
-    return _ad_ops["zeros"](aval)
-
-
-def instantiate(t):
-    """A tangent as an array: symbolic zeros become real zeros."""
-    return zeros_like_aval(t.aval) if is_zero(t) else t
-
-
-def add_tangents(x, y):
-    """Sums two tangents, keeping symbolic zeros symbolic."""
-    if is_zero(x):
-        return y
-    if is_zero(y):
-        return x
-    return _ad_ops["add"](x, y)
 
 
 # ---- the trace -------------------------------------------------------------------

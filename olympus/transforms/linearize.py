@@ -24,13 +24,15 @@ from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
 from olympus.tracer.evaluation import bind_eqns, eval_program
 from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer
-from olympus.transforms.jvp import (
-    JVPTrace,
-    JVPTracer,
+from olympus.transforms.ad_util import (
     Zero,
     add_tangents,
     instantiate,
     is_zero,
+)
+from olympus.transforms.jvp import (
+    JVPTrace,
+    JVPTracer,
     MissingRuleError,
     missing_rule,
 )

@@ -36,14 +36,14 @@ from olympus.tracer.staging import (
     trace_sub_program,
 )
 from olympus.transforms.batching import BatchTrace, move_batch_axis, not_mapped
-from olympus.transforms.jvp import (
+from olympus.transforms.ad_util import (
     Zero,
     instantiate,
     is_differentiable,
     is_zero,
-    jvp_flat,
     zeros_like_aval,
 )
+from olympus.transforms.jvp import jvp_flat
 from olympus.transforms.linearize import (
     PartialTrace,
     UndefinedPrimal,

@@ -30,7 +30,8 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import SubProgram
 from olympus.transforms.batching import batch_rules, batch_to_front, not_mapped
-from olympus.transforms.jvp import instantiate, jvp_rules
+from olympus.transforms.ad_util import instantiate
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, partial_eval_rules, transpose_rules
 from olympus.transforms.programs import (
     batch_program, jvp_program, known_program, split_nested, transpose_program,

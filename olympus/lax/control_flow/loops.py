@@ -34,7 +34,8 @@ from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
-from olympus.transforms.jvp import MissingRuleError, instantiate, jvp_rules
+from olympus.transforms.ad_util import instantiate
+from olympus.transforms.jvp import MissingRuleError, jvp_rules
 from olympus.transforms.linearize import partial_eval_rules, transpose_rules
 from olympus.transforms.programs import batch_program, known_program, split_nested
 

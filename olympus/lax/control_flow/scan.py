@@ -35,7 +35,8 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
-from olympus.transforms.jvp import instantiate, jvp_rules
+from olympus.transforms.ad_util import instantiate
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
     backward_pass, is_undefined, partial_eval_rules, transpose_rules,
 )

@@ -29,7 +29,7 @@ from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.transforms.batching import batch_to_front, not_mapped
-from olympus.transforms.jvp import Zero, is_differentiable, is_zero
+from olympus.transforms.ad_util import Zero, is_differentiable, is_zero
 from olympus.transforms.programs import batch_program, jvp_program, split_nested
 
 
