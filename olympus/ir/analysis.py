@@ -9,7 +9,7 @@ message names). Pure functions of the equations; nothing is evaluated.
 
 from __future__ import annotations
 
-from typing import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from olympus.ir.core import Eqn, Olympuspr, Var
 

@@ -9,7 +9,7 @@ equation's source line (`core.replaying`).
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from olympus.ir.core import Eqn, Literal, Olympuspr
 from olympus.tracer import core

@@ -10,7 +10,7 @@ this module, so lax fills the `ad_ops` table beside those primitives
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray

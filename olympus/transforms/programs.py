@@ -22,7 +22,7 @@ cond, while and scan build fresh programs each time.
 from __future__ import annotations
 
 import weakref
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from olympus.ir.analysis import reads_any, unknown_vars
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
@@ -35,7 +35,6 @@ from olympus.tracer.staging import (
     consts_as_invars,
     trace_sub_program,
 )
-from olympus.transforms.batching import BatchTrace, move_batch_axis, not_mapped
 from olympus.transforms.ad_util import (
     Zero,
     instantiate,
@@ -43,6 +42,7 @@ from olympus.transforms.ad_util import (
     is_zero,
     zeros_like_aval,
 )
+from olympus.transforms.batching import BatchTrace, move_batch_axis, not_mapped
 from olympus.transforms.jvp import jvp_flat
 from olympus.transforms.linearize import (
     PartialTrace,
