@@ -15,7 +15,7 @@ from olympus import caches, lax
 def _fill_every_cache(jitted):
     x = np.ones(3, np.float32)
     jitted(x)  # a NumPy argument: ndarray avals
-    olympus.grad(lambda v: jnp.sum(jitted(v)))(x)  # pjit executables, jvp programs
+    olympus.grad(lambda v: jnp.sum(jitted(v)))(x)  # pjit executables, transformed programs
     lax.fori_loop(0, 3, lambda i, c: c + 1.0, jnp.zeros(2))  # eager control flow
     jnp.unique(jnp.array([1, 2, 2]))  # jnp set-operation jits
     jnp.histogram(jnp.arange(5.0), bins=2)  # jnp statistics jits
@@ -33,7 +33,7 @@ def test_clear_caches_empties_every_registered_cache_and_jit_retraces(capsys):
     jitted = olympus.jit(f)
     _fill_every_cache(jitted)
     registered = caches.registered()
-    assert {"eager executables", "pjit executables", "jvp programs", "control flow",
+    assert {"eager executables", "pjit executables", "transformed programs", "control flow",
             "ndarray avals"} <= set(registered)
     assert all(len(cache) for cache in registered.values()), {
         name: len(cache) for name, cache in registered.items()}

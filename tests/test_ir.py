@@ -194,12 +194,12 @@ def test_replaying_a_weak_literal_keeps_it_weak():
     # replays it; a NumPy scalar for the literal would make it strong f32.
     import olympus
     import olympus.numpy as jnp
-    from olympus.transforms.jvp import eval_olympuspr
+    from olympus.tracer.evaluation import eval_program
 
     def f(x):
         return olympus.jit(lambda y: y * 1.0)(2.0) + 1.0
 
     closed = olympus.make_olympuspr(f)(1.0)
-    (out,) = eval_olympuspr(closed.olympuspr, closed.consts, [3.0])
+    (out,) = eval_program(closed.olympuspr, closed.consts, [3.0])
     assert out.aval.weak_type
     assert (out + jnp.ones(2, jnp.bfloat16)).dtype == jnp.bfloat16

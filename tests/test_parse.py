@@ -127,14 +127,14 @@ def test_weak_type_decides_the_dtype_after_the_round_trip():
     """A Python scalar through a jitted function stays weak: added to bf16 it
     gives bf16. Parsed from the default text (no marks) it is a strong f32 and
     promotes the sum to f32; from `pretty(weak_types=True)` it stays weak."""
-    from olympus.transforms.jvp import eval_olympuspr
+    from olympus.tracer.evaluation import eval_program
 
     g = olympus.jit(lambda s: s * 2)
     closed = olympus.make_olympuspr(lambda s: g(s))(3.0)
     bf16 = jnp.ones(2, ml_dtypes.bfloat16)
 
     def mixed_dtype(program):
-        out = eval_olympuspr(program.olympuspr, program.consts, [3.0])[0]
+        out = eval_program(program.olympuspr, program.consts, [3.0])[0]
         assert float(out) == 6.0
         return (out + bf16).dtype
 
@@ -256,7 +256,7 @@ def test_constvars_by_name_reach_sub_programs(tmp_path):
     quoted = parse(text.replace("name=f", "name='my f'"),
                    {"a": np.ones(2, np.float32), "d": np.ones(2, np.float32)})
     assert quoted.eqns[0].params["name"] == "my f"
-    eager = olympus.transforms.jvp.eval_olympuspr(
+    eager = olympus.tracer.evaluation.eval_program(
         closed.olympuspr, closed.consts, [np.array([1.0, 2.0], np.float32)])
     np.testing.assert_array_equal(np.asarray(eager[0]), [4.0, 7.0])
 

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
+from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
@@ -30,20 +31,19 @@ from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
+from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
-from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
+from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.lax.reductions import reduce_sum_p
-from olympus.transforms.batching import (
-    batch_rules, batch_subprogram, batch_to_front, def_elementwise, vmap,
-)
-from olympus.transforms.jvp import (
-    Zero, cached_program, defjvp_zero, eval_olympuspr, instantiate, is_zero, jvp_program,
-    jvp_rules,
-)
+from olympus.transforms.batching import batch_rules, batch_to_front, def_elementwise, vmap
+from olympus.transforms.ad_util import Zero, instantiate, is_zero
+from olympus.transforms.jvp import defjvp_zero, jvp_rules
 from olympus.transforms.linearize import (
-    call_primitives, is_undefined, partial_eval_program, partial_eval_rules,
-    transpose_program,
-    transpose_rules,
+    call_primitives, is_undefined, partial_eval_rules, transpose_rules,
+)
+from olympus.transforms.programs import (
+    cached_batch_program, cached_jvp_program, cached_program, cached_transpose_program,
+    partial_eval_program,
 )
 
 
@@ -91,17 +91,18 @@ def _split_nondiff(args: tuple, nondiff_argnums: tuple):
     return nondiff, dyn, full_args
 
 
-def _trace_sub_program(fun: Callable, leaves: list, in_tree, transform: str, name: str):
-    """(program with consts as leading invars, consts, output treedef)."""
+def _trace_sub_program(fun: Callable, leaves: list, in_tree, transform: str,
+                       name: str) -> SubProgram:
+    """`fun` of pytrees traced on the types of `leaves`, with its output tree."""
     box = {}
 
     def flat_fun(*xs):
         out_leaves, box["tree"] = tree_flatten(fun(*tree_unflatten(in_tree, xs)))
         return out_leaves
 
-    olympuspr, consts, _ = trace_to_olympuspr(
+    traced = trace_sub_program(
         flat_fun, [aval_of(x) for x in leaves], DebugInfo(transform, name, ()))
-    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, box["tree"]
+    return traced._replace(out_tree=box["tree"])
 
 
 def _call_primitive(name: str) -> Primitive:
@@ -110,7 +111,7 @@ def _call_primitive(name: str) -> Primitive:
     all_primitives[name] = prim
     prim.def_abstract_eval(lambda *avals, call, **params: call.out_avals)
     prim.def_impl(
-        lambda *args, call, **params: eval_olympuspr(call.olympuspr, call.consts, list(args)))
+        lambda *args, call, **params: eval_program(call.olympuspr, call.consts, list(args)))
     lowering_rules[prim] = (
         lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args))
     return prim
@@ -119,10 +120,12 @@ def _call_primitive(name: str) -> Primitive:
 def _batched_call(call, axis_size, vals, dims, num_consts, name):
     """The batched body (every output batched at 0), its operands, num_consts
     and the batch dims (0 or None) of the user-visible arguments."""
-    batched, consts, _ = batch_subprogram(call, axis_size, dims, name, batch_all_outputs=True)
+    in_batched = [d is not None for d in dims]
+    force_out = [True] * len(call.out_avals)
+    batched, _ = cached_batch_program(call, axis_size, in_batched, force_out, name)
     vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
     arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
-    return batched, [*consts, *vals], len(consts) + num_consts, arg_dims
+    return batched.closed, [*batched.consts, *vals], len(batched.consts) + num_consts, arg_dims
 
 
 def _match_tangent(t, primal):
@@ -462,9 +465,9 @@ lowering_rules[checkpoint_p] = (
 
 def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name):
     nonzero = [not is_zero(t) for t in tangents]
-    program, leading = jvp_program(olympuspr, nonzero, f"jvp({name})")
-    outs = checkpoint_p.bind(*leading, *primals, *[t for t in tangents if not is_zero(t)],
-                             olympuspr=program, policy=policy, name=name)
+    jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
+    outs = checkpoint_p.bind(*jvp.consts, *primals, *[t for t in tangents if not is_zero(t)],
+                             olympuspr=jvp.closed, policy=policy, name=name)
     n = len(olympuspr.out_avals)
     return outs[:n], outs[n:]
 
@@ -491,19 +494,13 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
     program = known.olympuspr
     res_vars = program.outvars[len(program.outvars) - num_res:]
     saved = {v: i for i, (v, keep) in enumerate(zip(res_vars, saveable)) if keep}
-    live = {v for v, keep in zip(res_vars, saveable) if not keep}
-    kept, saved_inputs = [], []
-    for eqn in reversed(program.eqns):
-        if not any(v in live for v in eqn.outvars):
-            continue
-        if all(v in saved for v in eqn.outvars):  # its outputs come from the forward pass
-            saved_inputs += [v for v in eqn.outvars if v not in saved_inputs]
-            continue
-        kept.append(eqn)
-        live.update(x for x in eqn.invars if isinstance(x, Var))
-    saved_inputs = [v for v in saved_inputs if v in live]
-    recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept[::-1],
-                                 [v for v, keep in zip(res_vars, saveable) if not keep])
+    unsaved = [v for v, keep in zip(res_vars, saveable) if not keep]
+    kept, live = backward_slice(program.eqns, unsaved, given=saved.keys())
+    # Saved residuals the recomputation reads, latest producer first.
+    saved_inputs = [v for eqn in reversed(program.eqns)
+                    if all(o in saved for o in eqn.outvars)
+                    for v in eqn.outvars if v in live]
+    recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept, unsaved)
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
 
 
@@ -602,17 +599,23 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
 def _checkpoint_transpose(cts, *args, olympuspr, policy, name):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    program, leading = transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
     defined = [a for a in args if not is_undefined(a)]
-    outs = iter(checkpoint_p.bind(*leading, *defined, *[ct for ct in cts if not is_zero(ct)],
-                                  olympuspr=program, policy=policy, name=f"transpose({name})"))
+    outs = iter(checkpoint_p.bind(*transposed.consts, *defined,
+                                  *[ct for ct in cts if not is_zero(ct)],
+                                  olympuspr=transposed.closed, policy=policy,
+                                  name=f"transpose({name})"))
     return [next(outs) if u else None for u in undefined]
 
 
 def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name):
-    batched, consts, out_dims = batch_subprogram(olympuspr, axis_size, dims, name)
+    in_batched = [d is not None for d in dims]
+    force_out = [False] * len(olympuspr.out_avals)
+    batched, out_batched = cached_batch_program(olympuspr, axis_size, in_batched, force_out, name)
     vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
-    return checkpoint_p.bind(*consts, *vals, olympuspr=batched, policy=policy, name=name), out_dims
+    outs = checkpoint_p.bind(*batched.consts, *vals, olympuspr=batched.closed, policy=policy,
+                             name=name)
+    return outs, [0 if b else None for b in out_batched]
 
 
 jvp_rules[checkpoint_p] = _checkpoint_jvp

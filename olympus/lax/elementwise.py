@@ -24,9 +24,9 @@ from olympus.backends.xla.lowering import i64_array, lowering_rules
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
+from olympus.transforms.ad_util import Zero, instantiate, is_zero, zeros_like_aval
 from olympus.transforms.jvp import (
-    Zero, defjvp, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, scalar_like,
-    zeros_like_aval,
+    defjvp, defjvp_linear, defjvp_zero, jvp_rules, scalar_like,
 )
 from olympus.transforms.linearize import is_undefined, transpose_rules
 

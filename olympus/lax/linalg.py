@@ -24,7 +24,8 @@ from olympus.tracer.core import aval_of, eval_trace, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 from olympus.transforms.batching import batch_rules, batch_to_front
-from olympus.transforms.jvp import Zero, instantiate, is_zero, jvp_rules
+from olympus.transforms.ad_util import Zero, instantiate, is_zero
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 

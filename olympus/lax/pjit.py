@@ -15,12 +15,15 @@ from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir.core import all_primitives
 from olympus.tracer.core import set_current_trace
-from olympus.transforms.jvp import is_zero, jvp_program, jvp_rules
+from olympus.transforms.batching import batch_rules, batch_to_front
+from olympus.transforms.ad_util import is_zero
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
-    call_primitives, is_undefined, partial_eval_program, partial_eval_rules, transpose_program,
-    transpose_rules,
+    call_primitives, is_undefined, partial_eval_rules, transpose_rules,
 )
-from olympus.transforms.batching import batch_rules, batch_subprogram, batch_to_front
+from olympus.transforms.programs import (
+    cached_batch_program, cached_jvp_program, cached_transpose_program, partial_eval_program,
+)
 
 pjit_p = Primitive("pjit", multiple_results=True)
 all_primitives["pjit"] = pjit_p
@@ -64,9 +67,12 @@ lowering_rules[pjit_p] = _pjit_lower
 
 def _pjit_batch_rule(axis_size, vals, dims, *, olympuspr: ClosedOlympuspr, name: str):
     """The jitted sub-program is batched into a new pjit (still one call)."""
-    batched, consts, out_dims = batch_subprogram(olympuspr, axis_size, dims, name)
+    in_batched = [d is not None for d in dims]
+    force_out = [False] * len(olympuspr.out_avals)
+    batched, out_batched = cached_batch_program(olympuspr, axis_size, in_batched, force_out, name)
     vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
-    return pjit_p.bind(*consts, *vals, olympuspr=batched, name=name), out_dims
+    outs = pjit_p.bind(*batched.consts, *vals, olympuspr=batched.closed, name=name)
+    return outs, [0 if b else None for b in out_batched]
 
 
 batch_rules[pjit_p] = _pjit_batch_rule
@@ -76,9 +82,9 @@ batch_rules[pjit_p] = _pjit_batch_rule
 def _pjit_jvp(primals, tangents, *, olympuspr: ClosedOlympuspr, name: str):
     """One pjit computing primal and tangent outputs together."""
     nonzero = [not is_zero(t) for t in tangents]
-    program, leading = jvp_program(olympuspr, nonzero, f"jvp({name})")
+    jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
     nonzero_tangents = [t for t in tangents if not is_zero(t)]
-    outs = pjit_p.bind(*leading, *primals, *nonzero_tangents, olympuspr=program,
+    outs = pjit_p.bind(*jvp.consts, *primals, *nonzero_tangents, olympuspr=jvp.closed,
                        name=f"jvp({name})")
     n = len(olympuspr.out_avals)
     return outs[:n], outs[n:]
@@ -109,11 +115,11 @@ def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name
 def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    program, leading = transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
     defined = [a for a in args if not is_undefined(a)]
     nonzero_cts = [ct for ct in cts if not is_zero(ct)]
-    outs = iter(pjit_p.bind(*leading, *defined, *nonzero_cts, olympuspr=program,
-                            name=f"transpose({name})"))
+    outs = iter(pjit_p.bind(*transposed.consts, *defined, *nonzero_cts,
+                            olympuspr=transposed.closed, name=f"transpose({name})"))
     return [next(outs) if u else None for u in undefined]
 
 

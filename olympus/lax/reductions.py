@@ -13,7 +13,7 @@ from olympus.transforms.batching import batch_rules, shift_axes
 from olympus.tracer.core import aval_of
 from olympus.lax import elementwise as ew
 from olympus.lax.shapes import broadcast_in_dim_p, transpose_p
-from olympus.transforms.jvp import Zero, defjvp, defjvp_linear, defjvp_zero, jvp_rules
+from olympus.transforms.jvp import defjvp, defjvp_linear, defjvp_zero
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 

@@ -12,10 +12,8 @@ from olympus.lax.base import check_axes, define_primitive, same_dtypes
 from olympus.backends.xla.lowering import i64_array
 from olympus.lax.elementwise import add_p, select_n_p, sub_p
 from olympus.tracer.errors import OlympusTypeError
-from olympus.transforms.jvp import (
-    Zero, defjvp_linear, defjvp_zero, instantiate, is_zero, jvp_rules, register_ad_ops,
-    zeros_like_aval,
-)
+from olympus.transforms.ad_util import Zero, ad_ops, instantiate, is_zero, zeros_like_aval
+from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.tracer.core import aval_of
 from olympus.transforms.batching import (
@@ -558,13 +556,15 @@ defjvp_linear(rev_p)
 transpose_rules[rev_p] = lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)]
 
 
+# ---- the array operations of autodiff's tangent algebra (transforms/ad_util.py) ----
 def _zeros(aval: ShapedArray):
     """Zeros of `aval`: a broadcast scalar (a literal in the IR)."""
     zero = np.zeros((), aval.dtype)[()]
     return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=())
 
 
-register_ad_ops(zeros=_zeros, add=add_p.bind)
+ad_ops["zeros"] = _zeros
+ad_ops["add"] = add_p.bind
 register_batch_ops(
     broadcast_in_dim=lambda x, shape, dims: broadcast_in_dim_p.bind(
         x, shape=tuple(int(d) for d in shape), broadcast_dimensions=tuple(int(d) for d in dims)

@@ -41,13 +41,13 @@ from olympus.lax.shapes import (
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, batch_to_front, move_batch_axis
-from olympus.transforms.jvp import (
+from olympus.transforms.ad_util import (
     Zero,
     instantiate,
     is_zero,
-    jvp_rules,
     zeros_like_aval,
 )
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 

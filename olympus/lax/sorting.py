@@ -19,7 +19,8 @@ from olympus.lax.slicing import GatherDimensionNumbers, gather_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, batch_to_front, broadcast_batch
-from olympus.transforms.jvp import Zero, is_zero, jvp_rules
+from olympus.transforms.ad_util import Zero, is_zero
+from olympus.transforms.jvp import jvp_rules
 
 
 def _sort_abstract_eval(*operands: ShapedArray, dimension, is_stable, num_keys):

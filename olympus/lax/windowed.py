@@ -24,7 +24,8 @@ from olympus.lax.shapes import broadcast_in_dim_p, pad_p, slice_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules
-from olympus.transforms.jvp import Zero, defjvp_linear, is_zero, jvp_rules
+from olympus.transforms.ad_util import Zero, is_zero
+from olympus.transforms.jvp import defjvp_linear, jvp_rules
 from olympus.transforms.linearize import transpose_rules
 
 

@@ -8,15 +8,15 @@ tracers of enclosing traces) are hoisted into constvars.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from olympus.ir import dtypes
+from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, concretization_message, user_source_info
-from olympus.tracer.errors import OlympusTypeError, UnexpectedTracerError
+from olympus.tracer.errors import OlympusTypeError
 
 
 class DebugInfo(NamedTuple):
@@ -125,10 +125,7 @@ class StagingTrace(Trace):
         """The argument paths a traced value depends on (walks eqns backwards)."""
         if self.debug_info is None or tracer._trace is not self:
             return []
-        needed = {tracer.var}
-        for eqn in reversed(self.eqns):
-            if any(v in needed for v in eqn.outvars):
-                needed.update(x for x in eqn.invars if isinstance(x, Var))
+        _, needed = backward_slice(self.eqns, [tracer.var])
         paths = self.debug_info.arg_paths
         return [
             paths[i] if i < len(paths) else f"#{i}"
@@ -181,10 +178,6 @@ def trace_to_olympuspr(
     return olympuspr, consts, outs
 
 
-def close_over_consts(olympuspr: Olympuspr, consts: list) -> ClosedOlympuspr:
-    return ClosedOlympuspr(olympuspr, consts)
-
-
 def consts_as_invars(olympuspr: Olympuspr) -> Olympuspr:
     """The same program with its constvars moved in front of its invars."""
     return Olympuspr(
@@ -193,10 +186,24 @@ def consts_as_invars(olympuspr: Olympuspr) -> Olympuspr:
     )
 
 
-def check_escaped(x) -> None:
-    if isinstance(x, Tracer) and not x._trace.alive:
-        raise UnexpectedTracerError(str(core.escaped_tracer_error(x)))
+class SubProgram(NamedTuple):
+    """A program as a primitive holds it: `closed` takes the constants its
+    function closed over as leading invars (and has no consts of its own), so
+    `consts` become operands of the equation. `out_tree` is the output pytree
+    when the function was traced from pytrees."""
+
+    closed: ClosedOlympuspr
+    consts: list
+    out_tree: Any = None
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.closed.out_avals
 
 
-def weak_scalar_aval(x) -> ShapedArray:
-    return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=True)
+def trace_sub_program(
+    fun: Callable, in_avals: Sequence[ShapedArray], debug_info: DebugInfo
+) -> SubProgram:
+    """Traces flat `fun(*tracers) -> list` into a `SubProgram`."""
+    olympuspr, consts, _ = trace_to_olympuspr(fun, in_avals, debug_info)
+    return SubProgram(ClosedOlympuspr(consts_as_invars(olympuspr), []), consts)

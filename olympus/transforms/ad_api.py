@@ -15,16 +15,15 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.tracer.core import Tracer, aval_of
+from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_unflatten
 from olympus.tracer.staging import function_name
-from olympus.transforms.jvp import (
-    JVPTracer,
+from olympus.transforms.ad_util import (
     Zero,
-    eval_olympuspr,
     instantiate,
     is_differentiable,
-    jvp_flat,
 )
+from olympus.transforms.jvp import JVPTracer, jvp_flat
 from olympus.transforms.linearize import backward_pass, linearize_flat
 
 
@@ -115,7 +114,7 @@ def linearize(fun: Callable, *primals):
         if t_tree != in_tree:
             raise GradTypeError(f"linearize: tangents {t_tree} do not match primals {in_tree}")
         used = [t for t, m in zip(t_leaves, mask) if m]
-        out = eval_olympuspr(linear.olympuspr, linear.consts, used)
+        out = eval_program(linear.olympuspr, linear.consts, used)
         return tree_unflatten(box["tree"], out)
 
     return tree_unflatten(box["tree"], outs), f_jvp
@@ -220,7 +219,7 @@ def closure_convert(fun: Callable, *example_args):
             raise GradTypeError(
                 f"closure_convert of {function_name(fun)}: call it with arguments like "
                 f"{in_tree} followed by the {len(consts)} hoisted constants")
-        outs = eval_olympuspr(olympuspr, list(hoisted), arg_leaves)
+        outs = eval_program(olympuspr, list(hoisted), arg_leaves)
         return tree_unflatten(box["tree"], outs)
 
     return converted, list(consts)

@@ -23,15 +23,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive
+from olympus.ir.core import Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unflatten
-from olympus.tracer.staging import (
-    DebugInfo, abstract_eval, consts_as_invars, function_name, trace_to_olympuspr,
-)
-from olympus.transforms.jvp import cached_program, eval_olympuspr
+from olympus.tracer.staging import abstract_eval, function_name
 
 not_mapped = None
 
@@ -225,66 +222,6 @@ def unbatched_rule(primitive: Primitive) -> BatchRule:
         return primitive.bind(*vals, **params), not_mapped
 
     return rule
-
-
-# ---- batching sub-programs (pjit, control flow, custom derivatives) ----------
-def batch_olympuspr_fun(
-    olympuspr: Olympuspr, consts, axis_size: int, in_dims, out_dims_box: list,
-    batch_all_outputs: bool = False,
-):
-    """A flat function running `olympuspr` per example on batched arguments.
-
-    Arguments with an int in `in_dims` are batched along that axis; the
-    results come back with batch axis 0 or unbatched (unless
-    `batch_all_outputs`), and their batch dims are appended to `out_dims_box`.
-    """
-
-    def fun(*args):
-        trace = BatchTrace(core.current_trace(), axis_size)
-        tracers = [trace.pack(x, d) for x, d in zip(args, in_dims)]
-        try:
-            with set_current_trace(trace):
-                outs = eval_olympuspr(olympuspr, consts, tracers)
-            unpacked = [trace.unpack(x) for x in outs]
-        finally:
-            trace.alive = False
-        batched = [d is not not_mapped or batch_all_outputs for _, d in unpacked]
-        out_dims_box.extend(0 if b else not_mapped for b in batched)
-        return [move_batch_axis(v, axis_size, d, 0) if b else v for (v, d), b in zip(unpacked, batched)]
-
-    return fun
-
-
-def batch_subprogram(
-    closed: ClosedOlympuspr, axis_size: int, in_dims, name: str, batch_all_outputs: bool = False
-):
-    """The batched version of a sub-program, for higher-order primitives.
-
-    Inputs with a batch dim are expected batched along axis 0. Returns
-    (batched program with its constants as leading invars, those constants,
-    out_dims with 0 or None per output). Results are cached per program, so
-    an eager vmap of a jitted function compiles its batched program once.
-    `batch_all_outputs` broadcasts outputs that do not vary over the batch.
-    """
-    in_dims = tuple(not_mapped if d is not_mapped else 0 for d in in_dims)
-    return cached_program(
-        closed, ("vmap", axis_size, in_dims, batch_all_outputs),
-        lambda: _batch_subprogram(closed, axis_size, in_dims, name, batch_all_outputs),
-    )
-
-
-def _batch_subprogram(closed: ClosedOlympuspr, axis_size: int, in_dims, name: str, batch_all_outputs):
-    in_avals = [
-        a if d is not_mapped else a.update(shape=(axis_size, *a.shape))
-        for a, d in zip(closed.in_avals, in_dims)
-    ]
-    out_dims: list = []
-    fun = batch_olympuspr_fun(
-        closed.olympuspr, closed.consts, axis_size, in_dims, out_dims, batch_all_outputs
-    )
-    debug = DebugInfo("vmap", name, ())
-    olympuspr, consts, _ = trace_to_olympuspr(fun, in_avals, debug)
-    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, out_dims
 
 
 # ---- the user-facing vmap ------------------------------------------------------

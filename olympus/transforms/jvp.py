@@ -1,32 +1,30 @@
 """Forward-mode differentiation: the JVP trace and the `jvp_rules` table.
 
 A `JVPTracer` carries a primal value and its tangent. The tangent may be a
-symbolic `Zero(aval)`, which is never materialised: rules skip the work it
-would cause. `JVPTrace.process_primitive` reads each operand's (primal,
-tangent) pair (values it did not create are constants with Zero tangents)
-and calls `jvp_rules[prim](primals, tangents, **params)` with the *rule
+symbolic `Zero(aval)` (ad_util.py), which is never materialised: rules skip
+the work it would cause. `JVPTrace.process_primitive` reads each operand's
+(primal, tangent) pair (values it did not create are constants with Zero
+tangents) and calls `jvp_rules[prim](primals, tangents, **params)` with the *rule
 trace* current. For `jvp` the rule trace is the parent trace; for
 `linearize` it is a `PartialTrace` that sends tangent computations to a
 staging trace and primal computations to the parent (see linearize.py).
 
-Rules are registered beside each primitive in olympus/lax. `olympus.lax`
-also registers the two array operations this module needs but may not
-import: materialising a zero and adding two tangents (`register_ad_ops`).
+Rules are registered beside each primitive in olympus/lax. Symbolic zeros
+and adding tangents live in ad_util.py.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Callable
 
 import numpy as np
 
-from olympus import caches
-from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Literal, Primitive, ShapedArray
+from olympus.ir.core import Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
-from olympus.tracer.staging import DebugInfo, consts_as_invars, trace_to_olympuspr
+from olympus.transforms.ad_util import (
+    Zero, add_tangents, instantiate, is_differentiable, is_zero, tangent_aval,
+)
 
 jvp_rules: dict[Primitive, Callable] = {}
 
@@ -46,59 +44,6 @@ def missing_rule(primitive: Primitive, transform: str, source_info=None) -> Miss
     )
     err.source_info = where
     return err
-
-
-# ---- symbolic zeros ------------------------------------------------------------
-class Zero:
-    """The tangent (or cotangent) that is known to be zero; never materialised."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"Zero({self.aval.str_short()})"
-
-
-def is_zero(t) -> bool:
-    return type(t) is Zero
-
-
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """Tangents of inexact values share their aval; others have no tangent."""
-    return aval
-
-
-def is_differentiable(aval: ShapedArray) -> bool:
-    return dtypes.is_inexact(aval.dtype)
-
-
-_ad_ops: dict[str, Callable] = {}
-
-
-def register_ad_ops(zeros: Callable, add: Callable) -> None:
-    """`zeros(aval)` and `add(x, y)` as lax builds them (this module cannot import lax)."""
-    _ad_ops["zeros"] = zeros
-    _ad_ops["add"] = add
-
-
-def zeros_like_aval(aval: ShapedArray):
-    return _ad_ops["zeros"](aval)
-
-
-def instantiate(t):
-    """A tangent as an array: symbolic zeros become real zeros."""
-    return zeros_like_aval(t.aval) if is_zero(t) else t
-
-
-def add_tangents(x, y):
-    """Sums two tangents, keeping symbolic zeros symbolic."""
-    if is_zero(x):
-        return y
-    if is_zero(y):
-        return x
-    return _ad_ops["add"](x, y)
 
 
 # ---- the trace -------------------------------------------------------------------
@@ -225,66 +170,3 @@ def defjvp(primitive: Primitive, *partials: Callable | None) -> None:
 def scalar_like(value, x) -> np.generic:
     """`value` as a rank-0 constant of x's dtype (binary primitives broadcast it)."""
     return np.asarray(value, dtype=aval_of(x).dtype)[()]
-
-
-# ---- programs ----------------------------------------------------------------------
-def eval_olympuspr(olympuspr, consts: list, args: list) -> list:
-    """Runs `olympuspr` by binding each equation on the current trace."""
-    env: dict = dict(zip(olympuspr.constvars, consts))
-    env.update(zip(olympuspr.invars, args))
-    for eqn in olympuspr.eqns:
-        vals = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*vals, **eqn.params)
-        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [x.bind_value() if isinstance(x, Literal) else env[x] for x in olympuspr.outvars]
-
-
-_program_cache = caches.register("jvp programs", weakref.WeakKeyDictionary())
-
-
-def cached_program(closed: ClosedOlympuspr, key: tuple, build: Callable):
-    """`build()` once per (program, key): transforming the same sub-program
-    again (grad of a jitted function, called repeatedly) gives the same
-    program object, so its compiled executable is reused. Results holding
-    tracers (constants of an enclosing trace) are not kept."""
-    per_program = _program_cache.setdefault(closed, {})
-    result = per_program.get(key)
-    if result is None:
-        result = build()
-        if not any(isinstance(x, Tracer) for x in _flat_values(result)):
-            per_program[key] = result
-    return result
-
-
-def _flat_values(result) -> list:
-    out = []
-    for item in result:
-        out.extend(item if isinstance(item, list) else [item])
-    return out
-
-
-def closed_program(fun: Callable, in_avals: list, name: str) -> tuple[ClosedOlympuspr, list]:
-    """Traces flat `fun` into a const-free program; returns it and the values
-    its leading (former const) operands must be bound to."""
-    olympuspr, consts, _ = trace_to_olympuspr(fun, in_avals, DebugInfo("jvp", name, ()))
-    return ClosedOlympuspr(consts_as_invars(olympuspr), []), consts
-
-
-def jvp_program(closed: ClosedOlympuspr, nonzero: list[bool], name: str):
-    """The JVP of a program as a program: (primals, nonzero tangents) ->
-    (primal outs, tangent outs). Returns (program, leading operands)."""
-    n = len(closed.in_avals)
-    tangent_avals = [a for a, nz in zip(closed.in_avals, nonzero) if nz]
-
-    def jvp_fun(*args):
-        primals, nonzero_tangents = list(args[:n]), iter(args[n:])
-        tangents = [next(nonzero_tangents) if nz else Zero(a)
-                    for a, nz in zip(closed.in_avals, nonzero)]
-        outs, tangent_outs, _ = jvp_flat(
-            lambda *xs: eval_olympuspr(closed.olympuspr, closed.consts, list(xs)),
-            primals, tangents)
-        return outs + [instantiate(t) for t in tangent_outs]
-
-    return cached_program(closed, ("jvp", tuple(nonzero), name), lambda: closed_program(
-        jvp_fun, list(closed.in_avals) + tangent_avals, name))

@@ -18,20 +18,21 @@ from __future__ import annotations
 
 from typing import Callable
 
+from olympus.ir.analysis import dependent_vars, reads_any
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
-from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer, consts_as_invars
+from olympus.tracer.evaluation import bind_eqns, eval_program
+from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer
+from olympus.transforms.ad_util import (
+    Zero,
+    add_tangents,
+    instantiate,
+    is_zero,
+)
 from olympus.transforms.jvp import (
     JVPTrace,
     JVPTracer,
-    Zero,
-    add_tangents,
-    cached_program,
-    closed_program,
-    eval_olympuspr,
-    instantiate,
-    is_zero,
     MissingRuleError,
     missing_rule,
 )
@@ -123,15 +124,6 @@ def linearize_flat(fun: Callable, primals: list, linear_mask: list[bool], name: 
 
 
 # ---- transposition ----------------------------------------------------------------
-def _linear_vars(olympuspr: Olympuspr, linear_invars) -> set:
-    """The variables that depend on the linear inputs."""
-    linear = set(linear_invars)
-    for eqn in olympuspr.eqns:
-        if any(isinstance(v, Var) and v in linear for v in eqn.invars):
-            linear.update(eqn.outvars)
-    return linear
-
-
 def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=None) -> list:
     """Cotangents of the invars of linear `olympuspr`, given those of its outvars.
 
@@ -147,7 +139,7 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
             linear_invars.append(v)
         else:
             env[v] = p
-    linear = _linear_vars(olympuspr, linear_invars)
+    linear = dependent_vars(olympuspr, linear_invars)
     if _has_mixed_call(olympuspr, linear):
         return _split_then_transpose(olympuspr, consts, cts_out, primals_in)
     _eval_nonlinear(olympuspr, env, linear)
@@ -204,7 +196,7 @@ def _has_mixed_call(olympuspr: Olympuspr, linear: set) -> bool:
         lin_in = [isinstance(x, Var) and x in linear for x in eqn.invars]
         if not any(lin_in) or len(lin_in) != len(sub.olympuspr.invars):
             continue
-        dep = _linear_vars(sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l])
+        dep = dependent_vars(sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l])
         if not all(isinstance(o, Var) and o in dep for o in sub.olympuspr.outvars):
             return True
     return False
@@ -226,7 +218,7 @@ def _split_then_transpose(olympuspr: Olympuspr, consts: list, cts_out: list, pri
             args.append(p)
     try:
         with set_current_trace(partial):
-            outs = eval_olympuspr(olympuspr, consts, args)
+            outs = eval_program(olympuspr, consts, args)
         staged, residuals = staged_trace.to_olympuspr(outs)
     finally:
         partial.alive = staged_trace.alive = False
@@ -260,116 +252,4 @@ def _eval_nonlinear(olympuspr: Olympuspr, env: dict, linear: set) -> None:
 
     One reading linear values is skipped even with no outputs to mark linear
     (a staged call whose outputs all turned out known): it is dead code here."""
-    for eqn in olympuspr.eqns:
-        if any(v in linear for v in eqn.outvars) or any(
-            isinstance(v, Var) and v in linear for v in eqn.invars
-        ):
-            continue
-        args = [x.bind_value() if isinstance(x, Literal) else env[x] for x in eqn.invars]
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*args, **eqn.params)
-        outs = outs if eqn.primitive.multiple_results else [outs]
-        env.update(zip(eqn.outvars, outs))
-
-
-def transpose_closed(closed: ClosedOlympuspr, cts_out: list) -> list:
-    """Cotangents of all invars of a linear closed program."""
-    return backward_pass(closed.olympuspr, closed.consts, cts_out)
-
-
-
-
-
-# ---- programs: partial evaluation and transposition -------------------------------
-def partial_eval_program(closed: ClosedOlympuspr, unknown: list[bool], name: str):
-    """Splits a program whose `unknown` inputs are staged (tangents).
-
-    Returns (known, known_consts, staged, out_unknown): `known` maps
-    (known_consts, known inputs) to (known outputs, residuals); `staged` maps
-    (residuals, unknown inputs) to the unknown outputs.
-    """
-    box: dict = {}
-
-    def known_fun(*known_vals):
-        known_trace = core.current_trace()
-        staged_trace = new_tangent_trace(known_trace, name)
-        partial = PartialTrace(known_trace, staged_trace)
-        vals, it = [], iter(known_vals)
-        for aval, u in zip(closed.in_avals, unknown):
-            vals.append(staged_trace.new_arg(aval) if u else next(it))
-        try:
-            with set_current_trace(partial):
-                outs = eval_olympuspr(closed.olympuspr, closed.consts, vals)
-            out_unknown = [partial.is_unknown(o) for o in outs]
-            staged, residuals = staged_trace.to_olympuspr(
-                [o for o, u in zip(outs, out_unknown) if u])
-        finally:
-            partial.alive = staged_trace.alive = False
-        box.update(staged=staged, out_unknown=out_unknown, num_res=len(residuals))
-        return [o for o, u in zip(outs, out_unknown) if not u] + residuals
-
-    def build():
-        known_avals = [a for a, u in zip(closed.in_avals, unknown) if not u]
-        known, known_consts = closed_program(known_fun, known_avals, name)
-        staged = ClosedOlympuspr(consts_as_invars(box["staged"]), [])
-        return known, known_consts, staged, box["out_unknown"], box["num_res"]
-
-    return cached_program(closed, ("partial_eval", tuple(unknown), name), build)
-
-
-def transpose_program(closed: ClosedOlympuspr, undefined: list[bool], ct_nonzero: list[bool],
-                      name: str):
-    """The transpose of a program linear in its `undefined` inputs, as a
-    program: (defined inputs, nonzero cotangents) -> cotangents of the
-    undefined inputs. Returns (program, leading operands)."""
-    in_avals, out_avals = closed.in_avals, closed.out_avals
-    n_defined = undefined.count(False)
-
-    def transposed(*vals):
-        defined, cts = iter(vals[:n_defined]), iter(vals[n_defined:])
-        primals = [UndefinedPrimal(a) if u else next(defined) for a, u in zip(in_avals, undefined)]
-        cts_out = [next(cts) if nz else Zero(a) for a, nz in zip(out_avals, ct_nonzero)]
-        cts_in = backward_pass(closed.olympuspr, closed.consts, cts_out, primals)
-        return [instantiate(ct) for ct, u in zip(cts_in, undefined) if u]
-
-    avals = [a for a, u in zip(in_avals, undefined) if not u]
-    avals += [a for a, nz in zip(out_avals, ct_nonzero) if nz]
-    key = ("transpose", tuple(undefined), tuple(ct_nonzero), name)
-    return cached_program(closed, key, lambda: closed_program(transposed, avals, name))
-
-
-def split_nested(closed: ClosedOlympuspr, known_in: list[bool]) -> ClosedOlympuspr:
-    """The same program, with each equation that holds a sub-program (cond,
-    scan, pjit, ...) and mixes known and unknown operands replaced by its
-    partial evaluation: a known equation, then an unknown one reading its
-    residuals. Control-flow partial-eval rules split their bodies equation by
-    equation; without this, a nested cond or scan taking a tangent would be
-    staged whole (primal work included) into the linear program.
-
-    Returns `closed` itself when there is nothing to split or the split would
-    need constants (the bodies are const-free).
-    """
-    if not any(eqn.primitive in partial_eval_rules for eqn in closed.olympuspr.eqns):
-        return closed
-    if all(known_in) or not any(known_in):
-        return closed
-    unknown = [not k for k in known_in]
-    known, known_consts, staged, out_unknown, _ = partial_eval_program(closed, unknown, "split")
-    if known_consts:
-        return closed
-    n_known_out = out_unknown.count(False)
-
-    def split_fun(*args):
-        known_args = [a for a, k in zip(args, known_in) if k]
-        unknown_args = [a for a, k in zip(args, known_in) if not k]
-        outs = eval_olympuspr(known.olympuspr, known.consts, known_args)
-        known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
-        staged_outs = eval_olympuspr(staged.olympuspr, staged.consts, residuals + unknown_args)
-        known_it, staged_it = iter(known_outs), iter(staged_outs)
-        return [next(staged_it) if u else next(known_it) for u in out_unknown]
-
-    def build():
-        split, consts = closed_program(split_fun, list(closed.in_avals), "split")
-        return (closed if consts else split,)
-
-    return cached_program(closed, ("split_nested", tuple(known_in)), build)[0]
+    bind_eqns([eqn for eqn in olympuspr.eqns if not reads_any(eqn, linear)], env)

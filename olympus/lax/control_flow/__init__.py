@@ -13,8 +13,9 @@ their constants turned into leading operands) and binds one equation:
 One module per primitive (cond.py, loops.py, scan.py) holds its shape rule,
 lowering (`stablehlo.case`, `stablehlo.while`), public functions and
 transformation rules; subprograms.py holds what they share: tracing the
-user's functions, eager caching, and the surgery on sub-programs that the
-jvp, partial-evaluation, transpose and batching rules do.
+user's functions, eager caching, branch and carry checks. The transformed
+sub-programs the rules bind (jvp, partial evaluation, transpose, batching)
+are built by olympus/transforms/programs.py.
 """
 
 from olympus.lax.control_flow.cond import cond, cond_p, switch  # noqa: F401

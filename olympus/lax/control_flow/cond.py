@@ -14,24 +14,28 @@ from typing import Callable, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
+from olympus.ir.analysis import known_outputs, residual_vars
 from olympus.ir.core import ShapedArray, Var
 from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tensor_type
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
-    BranchTypeError, Traced, batch_program, common_consts, differentiable_mask, eager_impl,
-    join_weak, jvp_program, known_outputs, known_program, leaf_paths, merge, python_mode,
-    residual_vars, run_batched, same_type, same_types, select_mask, stage_all, tangents_out,
-    to_front, trace_function, transposed_program, unknown_program, where_text,
+    BranchTypeError, common_consts, differentiable_mask, eager_impl, join_weak, leaf_paths,
+    merge, python_mode, run_batched, same_type, same_types, select_mask, stage_all,
+    tangents_out, to_front, trace_function, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.staging import SubProgram
 from olympus.transforms.batching import batch_rules, batch_to_front, not_mapped
-from olympus.transforms.jvp import instantiate, jvp_rules
-from olympus.transforms.linearize import (
-    is_undefined, partial_eval_rules, split_nested, transpose_rules,
+from olympus.transforms.ad_util import instantiate
+from olympus.transforms.jvp import jvp_rules
+from olympus.transforms.linearize import is_undefined, partial_eval_rules, transpose_rules
+from olympus.transforms.programs import (
+    batch_program, jvp_program, known_program, split_nested, transpose_program,
+    unknown_program,
 )
 
 
@@ -91,7 +95,7 @@ cond_p.def_impl(partial(eager_impl, cond_p))
 
 
 # ---- cond and switch -----------------------------------------------------------------
-def _check_branch_outputs(traced: Sequence[Traced], names, source_info) -> None:
+def _check_branch_outputs(traced: Sequence[SubProgram], names, source_info) -> None:
     """Every branch must return what the first returns (`names` as the user knows them)."""
     first, what = traced[0], "cond" if names[0] == "false_fun" else "switch"
     for name, t in zip(names[1:], traced[1:]):
@@ -187,7 +191,7 @@ def _cond_jvp(primals, tangents, *, branches, linear):
     index, operands = primals[0], primals[1:]
     nonzero = differentiable_mask(operands, tangents[1:])
     n_out = len(branches[0].out_avals)
-    jvps = [jvp_program(b, nonzero, [True] * n_out) for b in branches]
+    jvps = [jvp_program(b, nonzero, "jvp", [True] * n_out) for b in branches]
     out_nz = jvps[0][1]
     consts, programs = common_consts([t for t, _ in jvps])
     op_tangents = [instantiate(t) for t in select_mask(nonzero, tangents[1:])]
@@ -235,7 +239,11 @@ def _cond_transpose(cts, index, *operands, branches, linear):
     cts = [instantiate(ct) for ct in cts]
     res_avals = [aval_of(r) for r in residuals]
     ct_avals = [aval_of(ct) for ct in cts]
-    transposed = [transposed_program(b, residual_mask, res_avals, ct_avals) for b in branches]
+    undefined = [not r for r in residual_mask]
+    transposed = [
+        transpose_program(b, undefined, [True] * len(cts), "transpose", res_avals + ct_avals)
+        for b in branches
+    ]
     consts, programs = common_consts(transposed)
     args = [*consts, *residuals, *cts]
     linear = (False,) * (len(consts) + len(residuals)) + (True,) * len(cts)
@@ -248,7 +256,8 @@ def _cond_batch(axis_size, vals, dims, *, branches, linear):
     in_batched = [d is not not_mapped for d in dims[1:]]
     n_out = len(branches[0].out_avals)
     if dims[0] is not_mapped:
-        batched = [batch_program(b, axis_size, in_batched, [True] * n_out)[0] for b in branches]
+        batched = [batch_program(b, axis_size, in_batched, [True] * n_out, "vmap")[0]
+                   for b in branches]
         consts, programs = common_consts(batched)
         args = [*consts, *operands]
         outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))

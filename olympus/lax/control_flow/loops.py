@@ -16,25 +16,28 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
+from olympus.ir.analysis import known_outputs
 from olympus.backends.xla.lowering import emit_while, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.scan import scan_with_names
 from olympus.lax.control_flow.subprograms import (
-    Traced, args_tree, batch_program, batched_carry_fixpoint, blocks, convert_carry,
-    differentiable_mask, eager_impl, eval_closed, join_weak, known_outputs, known_program,
-    loop_jvp_program, merge, python_mode, reorder, same_types, select_mask, split_loop_body,
-    stage_all, tangents_out, to_front, trace_flat, trace_function, trace_loop_body, where_text,
-    with_ignored_invars,
+    args_tree, batched_carry_fixpoint, blocks, convert_carry, differentiable_mask, eager_impl,
+    join_weak, loop_jvp_program, merge, python_mode, reorder, same_types, select_mask,
+    split_loop_body, stage_all, tangents_out, to_front, trace_function, trace_loop_body,
+    where_text, with_ignored_invars,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
-from olympus.tracer.staging import function_name
+from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
-from olympus.transforms.jvp import MissingRuleError, instantiate, jvp_rules
-from olympus.transforms.linearize import partial_eval_rules, split_nested, transpose_rules
+from olympus.transforms.ad_util import instantiate
+from olympus.transforms.jvp import MissingRuleError, jvp_rules
+from olympus.transforms.linearize import partial_eval_rules, transpose_rules
+from olympus.transforms.programs import batch_program, known_program, split_nested
 
 
 # ---- the primitive -------------------------------------------------------------------
@@ -229,11 +232,13 @@ def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_
     cconsts, bconsts, carry = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
     body, _, carry_b = batched_carry_fixpoint(
         body_olympuspr, axis_size, batched[nc:nc + nb], batched[nc + nb:], [], 0)
-    test, pred_b = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False])
+    test, pred_b = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False],
+                                 "vmap")
     if pred_b[0] and not all(carry_b):  # finished examples keep their carry: all batched
         carry_b = [True] * len(carry)
-        body, _ = batch_program(body_olympuspr, axis_size, batched[nc:nc + nb] + carry_b, carry_b)
-        test, _ = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False])
+        body, _ = batch_program(body_olympuspr, axis_size, batched[nc:nc + nb] + carry_b, carry_b,
+                                "vmap")
+        test, _ = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False], "vmap")
     carry = [move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
              for c, b, d in zip(carry, carry_b, dims[nc + nb:])]
     if pred_b[0]:
@@ -247,7 +252,7 @@ def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_
     return outs, [0 if b else not_mapped for b in carry_b]
 
 
-def _while_batched_predicate(test: Traced, body: Traced, cconsts, bconsts, carry) -> list:
+def _while_batched_predicate(test: SubProgram, body: SubProgram, cconsts, bconsts, carry) -> list:
     """A loop whose predicate differs per example: it runs while any example goes
     on, and examples that have stopped keep their carry (a select per step)."""
     test_consts = [*test.consts, *cconsts]
@@ -256,20 +261,22 @@ def _while_batched_predicate(test: Traced, body: Traced, cconsts, bconsts, carry
     n_tc = len(test_consts)
 
     def any_going(*args):
-        (pred,) = eval_closed(test.closed, args)
+        (pred,) = eval_program(test.closed.olympuspr, [], args)
         return [ops.reduce_or(pred, (0,))]
 
     def step(*args):
         n_bc = len(body_consts)
         tc, bc, old = args[:n_tc], args[n_tc:n_tc + n_bc], args[n_tc + n_bc:]
-        (pred,) = eval_closed(test.closed, [*tc, *old])
-        new = eval_closed(body.closed, [*bc, *old])
+        (pred,) = eval_program(test.closed.olympuspr, [], [*tc, *old])
+        new = eval_program(body.closed.olympuspr, [], [*bc, *old])
         return [ops.select(ops.broadcast_in_dim(pred, aval_of(o).shape, (0,)), n, o)
                 for n, o in zip(new, old)]
 
-    cond_t = trace_flat(any_going, [*(aval_of(c) for c in test_consts), *carry_avals], "vmap")
-    body_t = trace_flat(step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals],
-                         "vmap")
+    debug = DebugInfo("vmap", "vmap", ())
+    cond_t = trace_sub_program(
+        any_going, [*(aval_of(c) for c in test_consts), *carry_avals], debug)
+    body_t = trace_sub_program(
+        step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals], debug)
     return while_p.bind(
         *cond_t.consts, *test_consts, *body_t.consts, *test_consts, *body_consts, *carry,
         cond_olympuspr=cond_t.closed, body_olympuspr=body_t.closed,

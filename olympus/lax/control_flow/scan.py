@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from olympus.ir import dtypes
+from olympus.ir.analysis import residual_vars, unknown_vars
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla.array import to_device
 from olympus.backends.xla.lowering import emit_while, i64_array, lower_closed_inline
@@ -24,20 +25,22 @@ from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
-    differentiable_mask, eager_impl, invariant_values, invariant_vars, join_weak, known_program,
-    leaf_paths, loop_jvp_program, merge, parameter_names, promote_weak_carry,
-    python_mode, reorder, residual_vars, same_types, select_mask, split_blocks, split_loop_body,
-    tangents_out, to_front, trace_flat, trace_function, unknown_program, where_text,
+    differentiable_mask, eager_impl, invariant_values, join_weak, leaf_paths,
+    loop_jvp_program, merge, parameter_names, promote_weak_carry, python_mode, reorder,
+    same_types, select_mask, split_blocks, split_loop_body, tangents_out, to_front,
+    trace_function, where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
-from olympus.tracer.staging import function_name
+from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
-from olympus.transforms.jvp import instantiate, jvp_rules
+from olympus.transforms.ad_util import instantiate
+from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
     backward_pass, is_undefined, partial_eval_rules, transpose_rules,
 )
+from olympus.transforms.programs import known_program, unknown_program
 
 
 # ---- the primitive -------------------------------------------------------------------
@@ -326,9 +329,10 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     known_out = known_carry + out_known[ncar:]
     residuals = residual_vars(olympuspr.olympuspr, known_in, known_out)
     const_env = {v: a for v, a, k in zip(olympuspr.olympuspr.invars, args[:nc], known) if k}
-    invariant = invariant_vars(olympuspr.olympuspr, set(const_env))
-    const_res = [r for r in residuals if r in invariant]
-    stacked_res = [r for r in residuals if r not in invariant]
+    program = olympuspr.olympuspr
+    variant = unknown_vars(program, [v in const_env for v in program.invars])
+    const_res = [r for r in residuals if r not in variant]
+    stacked_res = [r for r in residuals if r in variant]
     # A residual that is an x itself is read from the xs, not saved again.
     xs_slot = {v: nc + ncar + i for i, v in enumerate(olympuspr.olympuspr.invars[nc + ncar:])}
     saved_res = [r for r in stacked_res if r not in xs_slot]
@@ -395,7 +399,7 @@ def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, revers
 
     in_avals = [*(aval_of(c) for c in res_c), *carry_avals, *lin_const_avals, *res_x_avals,
                 *y_avals]
-    traced = trace_flat(step, in_avals, "transpose")
+    traced = trace_sub_program(step, in_avals, DebugInfo("transpose", "transpose", ()))
     ct_carry = [instantiate(ct) for ct in cts[:ncar]]
     ct_ys = [instantiate(ct) for ct in cts[ncar:]]
     zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]

@@ -1,11 +1,12 @@
 """What the control-flow primitives share: sub-programs and the work on them.
 
-The user's functions are traced into `Traced` sub-programs whose constants
-become leading operands. The transformation rules of cond, while and scan
-all follow one pattern: build a transformed version of each sub-program (its
-jvp, its known and unknown halves, its transpose, its batched form) as a new
-program, then bind the same primitive on it, so a branch or loop stays one
-equation. The helpers for that live here.
+The user's functions are traced into `SubProgram`s whose constants become
+leading operands. The transformation rules of cond, while and scan build a
+transformed version of each sub-program (olympus/transforms/programs.py)
+and bind the same primitive on it, so a branch or loop stays one equation.
+What is specific to control flow lives here: tracing the user's functions
+with their names, branch and carry type checks, eager caching, sharing
+constants among branches, and the fixpoints over loop carries.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from olympus.ir.analysis import backward_slice, known_outputs
 from olympus.caches import STRUCTURE_CACHE_SIZE, BoundedCache
 from olympus import caches
 from olympus import config
@@ -24,13 +26,12 @@ from olympus.lax import ops
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
-from olympus.tracer.staging import DebugInfo, consts_as_invars, function_name, trace_to_olympuspr
-from olympus.transforms.batching import (
-    batch_olympuspr_fun, batch_to_front, move_batch_axis, not_mapped,
-)
-from olympus.transforms.jvp import Zero, instantiate, is_differentiable, is_zero, jvp_flat
-from olympus.transforms.linearize import backward_pass, split_nested
+from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
+from olympus.transforms.batching import batch_to_front, not_mapped
+from olympus.transforms.ad_util import Zero, is_differentiable, is_zero
+from olympus.transforms.programs import batch_program, jvp_program, split_nested
 
 
 class BranchTypeError(OlympusTypeError):
@@ -46,25 +47,6 @@ class ScanLengthError(OlympusTypeError):
 
 
 # ---- tracing the user's functions into sub-programs ----------------------------------
-class Traced:
-    """A function traced on flat abstract arguments: program, constants, output tree.
-
-    `closed` has the constants as leading invars (and no consts of its own), so
-    the constants become operands of the equation that holds it.
-    """
-
-    __slots__ = ("closed", "consts", "out_tree")
-
-    def __init__(self, closed: ClosedOlympuspr, consts: list, out_tree):
-        self.closed = closed
-        self.consts = consts
-        self.out_tree = out_tree
-
-    @property
-    def out_avals(self) -> list[ShapedArray]:
-        return self.closed.out_avals
-
-
 def check_leaf(x, what: str):
     if isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "__array__"):
         return x
@@ -76,7 +58,7 @@ def check_leaf(x, what: str):
 
 def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what: str,
                    name: str | None = None, arg_names: Sequence[str] | None = None,
-                   arg_paths: Sequence[str] | None = None) -> Traced:
+                   arg_paths: Sequence[str] | None = None) -> SubProgram:
     """Traces `fun(*unflatten(in_tree, args))` on abstract flat arguments.
 
     `in_tree` is the treedef of the tuple of `fun`'s positional arguments;
@@ -95,9 +77,7 @@ def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what
         names = arg_names or parameter_names(fun, len(in_tree.children))
         arg_paths = [p for n, c in zip(names, in_tree.children) for p in leaf_paths(c, n)]
     debug = DebugInfo(what, name or function_name(fun), tuple(arg_paths))
-    olympuspr, consts, _ = trace_to_olympuspr(flat_fun, in_avals, debug)
-    closed = ClosedOlympuspr(consts_as_invars(olympuspr), [])
-    return Traced(closed, consts, out_trees[0])
+    return trace_sub_program(flat_fun, in_avals, debug)._replace(out_tree=out_trees[0])
 
 
 def parameter_names(fun: Callable, count: int) -> list[str]:
@@ -191,7 +171,7 @@ def eager_impl(primitive, *args, **params):
 
 
 # ---- branches and loop carries -------------------------------------------------------
-def common_consts(traced: Sequence[Traced]) -> tuple[list, list[ClosedOlympuspr]]:
+def common_consts(traced: Sequence[SubProgram]) -> tuple[list, list[ClosedOlympuspr]]:
     """One constant list for all branches: each branch takes all of them.
 
     A branch ignores the constants of the others (fresh, unused invars), so
@@ -274,29 +254,7 @@ def args_tree(*trees) -> PyTreeDef:
     return PyTreeDef(tuple, None, tuple(trees))
 
 
-# ---- program surgery shared by the transformation rules ------------------------------
-def eval_closed(closed: ClosedOlympuspr, args) -> list:
-    """Runs a sub-program by binding its equations on the current trace."""
-    olympuspr = closed.olympuspr
-    env = dict(zip(olympuspr.constvars, closed.consts))
-    env.update(zip(olympuspr.invars, args))
-
-    def read(x):
-        return x.bind_value() if isinstance(x, Literal) else env[x]
-
-    for eqn in olympuspr.eqns:
-        with core.replaying(eqn.source_info):
-            outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [read(v) for v in olympuspr.outvars]
-
-
-def trace_flat(fun: Callable, in_avals, what: str) -> Traced:
-    """Traces a flat function into a program with its constants as leading invars."""
-    olympuspr, consts, _ = trace_to_olympuspr(fun, list(in_avals), DebugInfo(what, what, ()))
-    return Traced(ClosedOlympuspr(consts_as_invars(olympuspr), []), consts, None)
-
-
+# ---- program surgery and list helpers of the transformation rules ----------------------
 def reorder(closed: ClosedOlympuspr, in_order=None, out_order=None) -> ClosedOlympuspr:
     """The same program with its invars / outvars permuted."""
     o = closed.olympuspr
@@ -329,35 +287,7 @@ def split_blocks(values, *sizes) -> list[list]:
     return [[values[i] for i in block] for block in blocks(*sizes)]
 
 
-def map_list(f, xs) -> list:
-    return [f(x) for x in xs]
-
-
 # ---- jvp -----------------------------------------------------------------------------
-def jvp_program(closed: ClosedOlympuspr, nonzeros, instantiate_out) -> tuple[Traced, list]:
-    """The jvp of a sub-program: `(*primals, *nonzero tangents) -> (*outs, *out tangents)`.
-
-    Output tangents are kept where nonzero or asked for by `instantiate_out`
-    (and the output is differentiable); the returned mask says which.
-    """
-    in_avals = closed.in_avals
-    out_nonzero: list = []
-
-    def fun(*args):
-        primals = list(args[:len(in_avals)])
-        given = iter(args[len(in_avals):])
-        tangents = [next(given) if nz else Zero(a) for a, nz in zip(in_avals, nonzeros)]
-        outs, out_tangents, _ = jvp_flat(lambda *xs: eval_closed(closed, xs), primals, tangents)
-        out_nonzero[:] = [
-            is_differentiable(aval_of(o)) and (inst or not is_zero(t))
-            for o, t, inst in zip(outs, out_tangents, instantiate_out)
-        ]
-        return list(outs) + [instantiate(t) for t, k in zip(out_tangents, out_nonzero) if k]
-
-    tangent_avals = select_mask(nonzeros, in_avals)
-    return trace_flat(fun, [*in_avals, *tangent_avals], "jvp"), out_nonzero
-
-
 def differentiable_mask(values, tangents) -> list[bool]:
     return [not is_zero(t) and is_differentiable(aval_of(v)) for v, t in zip(values, tangents)]
 
@@ -374,7 +304,7 @@ def loop_jvp_program(body, const_nz, carry_nz, xs_nz, n_ys):
     n_carry = len(carry_nz)
     while True:
         traced, out_nz = jvp_program(
-            body, [*const_nz, *carry_nz, *xs_nz], [*carry_nz, *([False] * n_ys)]
+            body, [*const_nz, *carry_nz, *xs_nz], "jvp", [*carry_nz, *([False] * n_ys)]
         )
         if out_nz[:n_carry] == carry_nz:
             return traced, out_nz, carry_nz
@@ -382,72 +312,6 @@ def loop_jvp_program(body, const_nz, carry_nz, xs_nz, n_ys):
 
 
 # ---- partial evaluation: known (primal) work now, unknown (tangent) work staged ------
-def known_outputs(olympuspr: Olympuspr, known_in) -> list[bool]:
-    """Which outputs can be computed from the known inputs alone."""
-    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
-            known.update(eqn.outvars)
-    return [isinstance(v, Literal) or v in known for v in olympuspr.outvars]
-
-
-def residual_vars(olympuspr: Olympuspr, known_in, known_out) -> list[Var]:
-    """Known values the unknown part of the program reads (in first-use order)."""
-    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
-    residuals: dict = {}
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
-            known.update(eqn.outvars)
-        else:
-            residuals.update((x, None) for x in eqn.invars if isinstance(x, Var) and x in known)
-    for v, k in zip(olympuspr.outvars, known_out):
-        if not k and isinstance(v, Var) and v in known:
-            residuals[v] = None
-    return list(residuals)
-
-
-def known_program(closed: ClosedOlympuspr, known_in, known_out, residuals) -> Traced:
-    """`(*known inputs) -> (*known outputs, *residuals)`: the equations that can run now.
-
-    `residuals` holds, per output slot, a Var of this program or an aval (a slot
-    owned by another branch, filled with zeros).
-    """
-    olympuspr = closed.olympuspr
-
-    def fun(*args):
-        env = dict(zip(select_mask(known_in, olympuspr.invars), args))
-
-        def read(x):
-            return x.bind_value() if isinstance(x, Literal) else env[x]
-
-        for eqn in olympuspr.eqns:
-            if all(isinstance(x, Literal) or x in env for x in eqn.invars):
-                with core.replaying(eqn.source_info):
-                    outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-                env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-        outs = [read(v) for v in select_mask(known_out, olympuspr.outvars)]
-        return outs + [read(r) if isinstance(r, Var) else ops.full(r.shape, 0, r.dtype)
-                       for r in residuals]
-
-    return trace_flat(fun, select_mask(known_in, closed.in_avals), "partial eval")
-
-
-def unknown_program(closed: ClosedOlympuspr, known_in, known_out,
-                    residual_invars) -> ClosedOlympuspr:
-    """`(*residuals, *unknown inputs) -> (*unknown outputs)`: the equations left to stage."""
-    olympuspr = closed.olympuspr
-    known = {v for v, k in zip(olympuspr.invars, known_in) if k}
-    eqns = []
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in known for x in eqn.invars):
-            known.update(eqn.outvars)
-        else:
-            eqns.append(eqn)
-    invars = residual_invars + [v for v, k in zip(olympuspr.invars, known_in) if not k]
-    outvars = [v for v, k in zip(olympuspr.outvars, known_out) if not k]
-    return ClosedOlympuspr(Olympuspr([], invars, eqns, outvars, olympuspr.debug_info), [])
-
-
 def merge(known_mask, known_vals, unknown_vals) -> list:
     known_it, unknown_it = iter(known_vals), iter(unknown_vals)
     return [next(known_it) if k else next(unknown_it) for k in known_mask]
@@ -481,78 +345,22 @@ def split_loop_body(body: ClosedOlympuspr, known_consts, known_carry, known_xs, 
         known_carry = new_carry
 
 
-def invariant_vars(olympuspr: Olympuspr, const_vars: set) -> set:
-    """The loop-invariant variables of a body: those computed from `const_vars` alone."""
-    invariant = set(const_vars)
-    for eqn in olympuspr.eqns:
-        if all(isinstance(x, Literal) or x in invariant for x in eqn.invars):
-            invariant.update(eqn.outvars)
-    return invariant
-
-
 def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> list:
     """Computes `wanted` invariant variables now, binding only the equations they need."""
-    needed = set(wanted)
-    for eqn in reversed(olympuspr.eqns):
-        if any(v in needed for v in eqn.outvars):
-            needed.update(x for x in eqn.invars if isinstance(x, Var))
     env = dict(const_env)
-
-    def read(x):
-        return x.bind_value() if isinstance(x, Literal) else env[x]
-
-    for eqn in olympuspr.eqns:
-        if any(v in needed for v in eqn.outvars):
-            with core.replaying(eqn.source_info):
-                outs = eqn.primitive.bind(*map_list(read, eqn.invars), **eqn.params)
-            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    return [read(v) for v in wanted]
-
-
-# ---- transposition -------------------------------------------------------------------
-def transposed_program(closed: ClosedOlympuspr, residual_mask, res_avals, ct_avals) -> Traced:
-    """`(*residuals, *output cotangents) -> (*cotangents of the linear inputs)`."""
-    n_res = len(res_avals)
-
-    def fun(*args):
-        res, cts = iter(args[:n_res]), list(args[n_res:])
-        primals_in = [next(res) if r else None for r in residual_mask]
-        cts_in = backward_pass(closed.olympuspr, [], cts, primals_in)
-        return [instantiate(ct) for ct, r in zip(cts_in, residual_mask) if not r]
-
-    return trace_flat(fun, [*res_avals, *ct_avals], "transpose")
+    bind_eqns(backward_slice(olympuspr.eqns, wanted)[0], env)
+    return [read_atom(env, v) for v in wanted]
 
 
 # ---- batching ------------------------------------------------------------------------
-def batch_program(closed: ClosedOlympuspr, axis_size: int, in_batched, force_out):
-    """The per-example sub-program run on a batch (batch axis 0 where batched).
-
-    Outputs in `force_out` are batched even when they do not vary over the
-    batch; returns (Traced, which outputs are batched).
-    """
-    in_dims = [0 if b else not_mapped for b in in_batched]
-    in_avals = [a.update(shape=(axis_size, *a.shape)) if b else a
-                for a, b in zip(closed.in_avals, in_batched)]
-    out_batched: list = []
-
-    def fun(*args):
-        dims: list = []
-        outs = batch_olympuspr_fun(closed.olympuspr, closed.consts, axis_size, in_dims, dims)(*args)
-        out_batched[:] = [d is not not_mapped or f for d, f in zip(dims, force_out)]
-        return [move_batch_axis(v, axis_size, not_mapped, 0) if d is not_mapped and f else v
-                for v, d, f in zip(outs, dims, force_out)]
-
-    return trace_flat(fun, in_avals, "vmap"), out_batched
-
-
 def to_front(vals, dims, axis_size):
     return [v if d is not_mapped else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
 
 
 def run_batched(closed, axis_size, in_batched, args, n_out) -> list:
     """Runs a sub-program on batched arguments now; every output batched at 0."""
-    traced, _ = batch_program(closed, axis_size, in_batched, [True] * n_out)
-    return eval_closed(traced.closed, [*traced.consts, *args])
+    traced, _ = batch_program(closed, axis_size, in_batched, [True] * n_out, "vmap")
+    return eval_program(traced.closed.olympuspr, [], [*traced.consts, *args])
 
 
 def batched_carry_fixpoint(body, axis_size, const_batched, carry_batched, xs_batched, n_ys):
@@ -561,7 +369,7 @@ def batched_carry_fixpoint(body, axis_size, const_batched, carry_batched, xs_bat
     while True:
         traced, out_batched = batch_program(
             body, axis_size, [*const_batched, *carry_batched, *xs_batched],
-            [*carry_batched, *([False] * n_ys)],
+            [*carry_batched, *([False] * n_ys)], "vmap",
         )
         if out_batched[:n_carry] == carry_batched:
             return traced, out_batched, carry_batched

@@ -1,0 +1,342 @@
+"""Transforms of sub-programs: the jvp, partial evaluation, transpose and
+batched form of a program, each built as a new program.
+
+A primitive that holds programs (pjit, checkpoint, custom_jvp/vjp calls,
+cond, while, scan) transforms an equation by transforming its sub-programs
+and binding the same primitive on the results, so a call or a loop stays one
+equation. Each builder traces a flat function that replays the program
+(`eval_program`) under a transform's trace into a `SubProgram`, whose
+constants become the equation's leading operands.
+
+Partial evaluation comes in two kinds: `partial_eval_program` runs the
+program under linearize's `PartialTrace` (nested calls split by their own
+rules), while `known_program` / `unknown_program` split a program equation by
+equation, as loop bodies and branches need (they first split nested calls
+with `split_nested`).
+
+Call primitives hold the same program object every time they are
+transformed, so their builds go through `cached_program`; the rules of
+cond, while and scan build fresh programs each time.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+
+from olympus import caches
+from olympus.ir.analysis import reads_any, unknown_vars
+from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
+from olympus.tracer import core
+from olympus.tracer.core import Tracer, aval_of, set_current_trace
+from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
+from olympus.tracer.staging import (
+    DebugInfo,
+    SubProgram,
+    consts_as_invars,
+    trace_sub_program,
+)
+from olympus.transforms.ad_util import (
+    Zero,
+    instantiate,
+    is_differentiable,
+    is_zero,
+    zeros_like_aval,
+)
+from olympus.transforms.batching import BatchTrace, move_batch_axis, not_mapped
+from olympus.transforms.jvp import jvp_flat
+from olympus.transforms.linearize import (
+    PartialTrace,
+    UndefinedPrimal,
+    backward_pass,
+    new_tangent_trace,
+    partial_eval_rules,
+)
+
+# ---- caching ---------------------------------------------------------------------
+_program_cache = caches.register("transformed programs", weakref.WeakKeyDictionary())
+
+
+def cached_program(closed: ClosedOlympuspr, key: tuple, build: Callable):
+    """`build()` once per (program, key): transforming the same sub-program
+    again (grad of a jitted function, called repeatedly) gives the same
+    program object, so its compiled executable is reused. Results holding
+    tracers (constants of an enclosing trace) are not kept."""
+    per_program = _program_cache.setdefault(closed, {})
+    result = per_program.get(key)
+    if result is None:
+        result = build()
+        if not _holds_tracer(result):
+            per_program[key] = result
+    return result
+
+
+def _holds_tracer(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds_tracer(x) for x in value)
+    return isinstance(value, Tracer)
+
+
+# ---- jvp -------------------------------------------------------------------------
+def jvp_program(
+    closed: ClosedOlympuspr, nonzero: Sequence[bool], name: str, instantiate_out=None
+) -> tuple[SubProgram, list[bool]]:
+    """The jvp of a program: `(*primals, *nonzero tangents) -> (*outs, *out tangents)`.
+
+    With `instantiate_out` None every output gets a tangent (zeros
+    materialised); otherwise a differentiable output gets one where it is
+    nonzero or `instantiate_out` asks for it. Returns the program and which
+    outputs have a tangent.
+    """
+    in_avals = closed.in_avals
+    has_tangent: list = []
+
+    def fun(*args):
+        primals = list(args[: len(in_avals)])
+        given = iter(args[len(in_avals) :])
+        tangents = [next(given) if nz else Zero(a) for a, nz in zip(in_avals, nonzero)]
+        outs, out_tangents, _ = jvp_flat(
+            lambda *xs: eval_program(closed.olympuspr, closed.consts, xs),
+            primals,
+            tangents,
+        )
+        if instantiate_out is None:
+            has_tangent[:] = [True] * len(outs)
+        else:
+            has_tangent[:] = [
+                is_differentiable(aval_of(o)) and (inst or not is_zero(t))
+                for o, t, inst in zip(outs, out_tangents, instantiate_out)
+            ]
+        return outs + [instantiate(t) for t, k in zip(out_tangents, has_tangent) if k]
+
+    tangent_avals = [a for a, nz in zip(in_avals, nonzero) if nz]
+    debug = DebugInfo("jvp", name, ())
+    return trace_sub_program(fun, [*in_avals, *tangent_avals], debug), has_tangent
+
+
+def cached_jvp_program(closed: ClosedOlympuspr, nonzero: Sequence[bool], name: str):
+    """`jvp_program` (a tangent for every output) of a call's program, cached."""
+    key = ("jvp", tuple(nonzero), name)
+    return cached_program(closed, key, lambda: jvp_program(closed, nonzero, name)[0])
+
+
+# ---- partial evaluation ----------------------------------------------------------
+def partial_eval_program(closed: ClosedOlympuspr, unknown: list[bool], name: str):
+    """Splits a program whose `unknown` inputs are staged (tangents), cached.
+
+    Returns (known, known_consts, staged, out_unknown, num_res): `known` maps
+    (known_consts, known inputs) to (known outputs, residuals); `staged` maps
+    (residuals, unknown inputs) to the unknown outputs.
+    """
+    box: dict = {}
+
+    def known_fun(*known_vals):
+        known_trace = core.current_trace()
+        staged_trace = new_tangent_trace(known_trace, name)
+        partial = PartialTrace(known_trace, staged_trace)
+        vals, it = [], iter(known_vals)
+        for aval, u in zip(closed.in_avals, unknown):
+            vals.append(staged_trace.new_arg(aval) if u else next(it))
+        try:
+            with set_current_trace(partial):
+                outs = eval_program(closed.olympuspr, closed.consts, vals)
+            out_unknown = [partial.is_unknown(o) for o in outs]
+            staged, residuals = staged_trace.to_olympuspr(
+                [o for o, u in zip(outs, out_unknown) if u]
+            )
+        finally:
+            partial.alive = staged_trace.alive = False
+        box.update(staged=staged, out_unknown=out_unknown, num_res=len(residuals))
+        return [o for o, u in zip(outs, out_unknown) if not u] + residuals
+
+    def build():
+        known_avals = [a for a, u in zip(closed.in_avals, unknown) if not u]
+        known, known_consts, _ = trace_sub_program(
+            known_fun, known_avals, DebugInfo("jvp", name, ())
+        )
+        staged = ClosedOlympuspr(consts_as_invars(box["staged"]), [])
+        return known, known_consts, staged, box["out_unknown"], box["num_res"]
+
+    return cached_program(closed, ("partial_eval", tuple(unknown), name), build)
+
+
+def split_nested(closed: ClosedOlympuspr, known_in: list[bool]) -> ClosedOlympuspr:
+    """The same program, with each equation that holds a sub-program (cond,
+    scan, pjit, ...) and mixes known and unknown operands replaced by its
+    partial evaluation: a known equation, then an unknown one reading its
+    residuals. Control-flow partial-eval rules split their bodies equation by
+    equation; without this, a nested cond or scan taking a tangent would be
+    staged whole (primal work included) into the linear program.
+
+    Returns `closed` itself when there is nothing to split or the split would
+    need constants (the bodies are const-free).
+    """
+    if not any(eqn.primitive in partial_eval_rules for eqn in closed.olympuspr.eqns):
+        return closed
+    if all(known_in) or not any(known_in):
+        return closed
+    unknown = [not k for k in known_in]
+    known, known_consts, staged, out_unknown, _ = partial_eval_program(
+        closed, unknown, "split"
+    )
+    if known_consts:
+        return closed
+    n_known_out = out_unknown.count(False)
+
+    def split_fun(*args):
+        known_args = [a for a, k in zip(args, known_in) if k]
+        unknown_args = [a for a, k in zip(args, known_in) if not k]
+        outs = eval_program(known.olympuspr, known.consts, known_args)
+        known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
+        staged_outs = eval_program(
+            staged.olympuspr, staged.consts, residuals + unknown_args
+        )
+        known_it, staged_it = iter(known_outs), iter(staged_outs)
+        return [next(staged_it) if u else next(known_it) for u in out_unknown]
+
+    def build():
+        split, consts, _ = trace_sub_program(
+            split_fun, list(closed.in_avals), DebugInfo("jvp", "split", ())
+        )
+        return (closed if consts else split,)
+
+    return cached_program(closed, ("split_nested", tuple(known_in)), build)[0]
+
+
+def known_program(
+    closed: ClosedOlympuspr, known_in, known_out, residuals
+) -> SubProgram:
+    """`(*known inputs) -> (*known outputs, *residuals)`: the equations that
+    can run now, those reading no unknown input.
+
+    `residuals` holds, per output slot, a Var of this program or an aval (a
+    slot owned by another branch, filled with zeros).
+    """
+    olympuspr = closed.olympuspr
+    unknown = unknown_vars(olympuspr, known_in)
+    known_invars = [v for v, k in zip(olympuspr.invars, known_in) if k]
+
+    def fun(*args):
+        env = dict(zip(known_invars, args))
+        bind_eqns([eqn for eqn in olympuspr.eqns if not reads_any(eqn, unknown)], env)
+        outs = [read_atom(env, v) for v, k in zip(olympuspr.outvars, known_out) if k]
+        return outs + [_residual(env, r) for r in residuals]
+
+    known_avals = [a for a, k in zip(closed.in_avals, known_in) if k]
+    return trace_sub_program(
+        fun, known_avals, DebugInfo("partial eval", "partial eval", ())
+    )
+
+
+def _residual(env: dict, slot):
+    if isinstance(slot, Var):
+        return read_atom(env, slot)
+    return zeros_like_aval(slot)
+
+
+def unknown_program(
+    closed: ClosedOlympuspr, known_in, known_out, residual_invars
+) -> ClosedOlympuspr:
+    """`(*residuals, *unknown inputs) -> (*unknown outputs)`: the equations
+    left to stage, those reading an unknown input."""
+    olympuspr = closed.olympuspr
+    unknown = unknown_vars(olympuspr, known_in)
+    eqns = [eqn for eqn in olympuspr.eqns if reads_any(eqn, unknown)]
+    invars = residual_invars + [v for v, k in zip(olympuspr.invars, known_in) if not k]
+    outvars = [v for v, k in zip(olympuspr.outvars, known_out) if not k]
+    return ClosedOlympuspr(
+        Olympuspr([], invars, eqns, outvars, olympuspr.debug_info), []
+    )
+
+
+# ---- transposition ---------------------------------------------------------------
+def transpose_program(
+    closed: ClosedOlympuspr,
+    undefined: Sequence[bool],
+    ct_nonzero: Sequence[bool],
+    name: str,
+    arg_avals: Sequence[ShapedArray] | None = None,
+) -> SubProgram:
+    """The transpose of a program linear in its `undefined` inputs:
+    `(*defined inputs, *nonzero cotangents) -> (*cotangents of the undefined
+    inputs)`, zeros materialised. `arg_avals` gives the types of those
+    arguments when they differ from the program's (in weak types)."""
+    in_avals, out_avals = closed.in_avals, closed.out_avals
+    n_defined = list(undefined).count(False)
+
+    def transposed(*vals):
+        defined, cts = iter(vals[:n_defined]), iter(vals[n_defined:])
+        primals = [
+            UndefinedPrimal(a) if u else next(defined)
+            for a, u in zip(in_avals, undefined)
+        ]
+        cts_out = [next(cts) if nz else Zero(a) for a, nz in zip(out_avals, ct_nonzero)]
+        cts_in = backward_pass(closed.olympuspr, closed.consts, cts_out, primals)
+        return [instantiate(ct) for ct, u in zip(cts_in, undefined) if u]
+
+    if arg_avals is None:
+        arg_avals = [a for a, u in zip(in_avals, undefined) if not u]
+        arg_avals += [a for a, nz in zip(out_avals, ct_nonzero) if nz]
+    return trace_sub_program(
+        transposed, list(arg_avals), DebugInfo("transpose", name, ())
+    )
+
+
+def cached_transpose_program(closed: ClosedOlympuspr, undefined, ct_nonzero, name: str):
+    """`transpose_program` of a call's program, cached."""
+    key = ("transpose", tuple(undefined), tuple(ct_nonzero), name)
+    return cached_program(
+        closed, key, lambda: transpose_program(closed, undefined, ct_nonzero, name)
+    )
+
+
+# ---- batching --------------------------------------------------------------------
+def batch_program(
+    closed: ClosedOlympuspr, axis_size: int, in_batched, force_out, name: str
+) -> tuple[SubProgram, list[bool]]:
+    """The per-example program run on a batch, with the batch at axis 0 of
+    the batched inputs and outputs. Outputs in `force_out` are batched even
+    when they do not vary over the batch; returns the program and which
+    outputs are batched."""
+    in_avals = [
+        a.update(shape=(axis_size, *a.shape)) if b else a
+        for a, b in zip(closed.in_avals, in_batched)
+    ]
+    out_batched: list = []
+
+    def fun(*args):
+        trace = BatchTrace(core.current_trace(), axis_size)
+        tracers = [
+            trace.pack(x, 0 if b else not_mapped) for x, b in zip(args, in_batched)
+        ]
+        try:
+            with set_current_trace(trace):
+                outs = eval_program(closed.olympuspr, closed.consts, tracers)
+            unpacked = [trace.unpack(x) for x in outs]
+        finally:
+            trace.alive = False
+        batched = [d is not not_mapped for _, d in unpacked]
+        outs = [
+            move_batch_axis(v, axis_size, d, 0) if b else v
+            for (v, d), b in zip(unpacked, batched)
+        ]
+        out_batched[:] = [b or f for b, f in zip(batched, force_out)]
+        return [
+            move_batch_axis(v, axis_size, not_mapped, 0) if f and not b else v
+            for v, b, f in zip(outs, batched, force_out)
+        ]
+
+    return trace_sub_program(fun, in_avals, DebugInfo("vmap", name, ())), out_batched
+
+
+def cached_batch_program(
+    closed: ClosedOlympuspr, axis_size: int, in_batched, force_out, name: str
+):
+    """`batch_program` of a call's program, cached (an eager vmap of a jitted
+    function compiles its batched program once)."""
+    key = ("vmap", axis_size, tuple(in_batched), tuple(force_out))
+    return cached_program(
+        closed,
+        key,
+        lambda: batch_program(closed, axis_size, in_batched, force_out, name),
+    )
