@@ -11,7 +11,7 @@ from olympus.backends.xla.array import Array as _Array
 from olympus.numpy.arrays import *  # noqa: F401,F403
 from olympus.numpy.core import normalize_axis as _normalize_axis
 from olympus.numpy.core import (  # noqa: F401
-    array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type,
+    array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type, stack,
 )
 from olympus.numpy.reductions import *  # noqa: F401,F403
 from olympus.numpy.einsum import einsum  # noqa: F401

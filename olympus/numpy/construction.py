@@ -19,7 +19,6 @@ from olympus.numpy.arrays import (
     moveaxis,
     ravel,
     reshape,
-    stack,
     transpose,
 )
 from olympus.numpy.core import (
@@ -28,6 +27,7 @@ from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
     is_array,
+    stack,
     to_operand,
 )
 from olympus.numpy.ufuncs import _all, equal, power

@@ -161,9 +161,10 @@ def place(arr, mask, vals, *, inplace: bool = True):
     if m == 0:
         return arr
     slot = _uf.remainder(cumsum(_arr.astype(flat_mask, dtypes.int32)) - 1, m)
-    from olympus.numpy.at import take
+    from olympus.numpy.indexing import take
 
-    return _arr.reshape(_uf.where(flat_mask, take(values, slot), flat), aval_of(arr).shape)
+    picked = take(values, slot, mode="clip")
+    return _arr.reshape(_uf.where(flat_mask, picked, flat), aval_of(arr).shape)
 
 
 # ---- selection ----------------------------------------------------------------------
@@ -173,7 +174,7 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
 
     >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))  # [4, 6]
     """
-    from olympus.numpy.at import take
+    from olympus.numpy.indexing import take
     from olympus.numpy.setops import _compact_positions
 
     keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))
@@ -191,8 +192,8 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
         return lax.full((int(size),), np.asarray(fill_value, aval_of(flat).dtype)[()])
     positions, count = _compact_positions(keep, int(size))
     valid = lax.iota(dtypes.int32, int(size)) < count
-    return _uf.where(valid, take(flat, positions), _arr.astype(to_operand(fill_value),
-                                                                aval_of(flat).dtype))
+    picked = take(flat, positions, mode="clip")
+    return _uf.where(valid, picked, _arr.astype(to_operand(fill_value), aval_of(flat).dtype))
 
 
 def piecewise(x, condlist, funclist, *args, **kw):

@@ -20,6 +20,7 @@ from olympus.numpy.core import (
     aval_of,
     promote_dtypes,
     promote_dtypes_inexact,
+    stack,
     to_operand,
 )
 from olympus.tracer.core import Tracer
@@ -131,7 +132,7 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
         update = _left_pad(d * v, k + n + 1)
         remainder = remainder - lax.pad(update, np.zeros((), aval_of(u).dtype)[()],
                                          [(0, m - k - n, 0)])
-    q = _arr.stack(quotient) if quotient else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
+    q = stack(quotient) if quotient else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
     if trim_leading_zeros:
         values = _concrete(remainder, "polydiv")
         keep = len(values)

@@ -9,6 +9,7 @@ from olympus.numpy.core import (
     broadcast_shapes,
     normalize_axis,
     promote_dtypes,
+    stack,
     to_operand,
 )
 
@@ -65,7 +66,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     zero = _arr.zeros_like(z)
     a0, a1, a2 = ua if len(ua) == 3 else (*ua, zero)
     b0, b1, b2 = ub if len(ub) == 3 else (*ub, zero)
-    out = _arr.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
     return _arr.moveaxis(out, -1, normalize_axis(axisc, aval_of(out).ndim))
 
 

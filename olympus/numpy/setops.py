@@ -174,9 +174,9 @@ def _compact_positions(keep, size: int):
 
 
 def _take_rows(rows, positions):
-    from olympus.numpy.at import take
+    from olympus.numpy.indexing import take
 
-    return take(rows, positions, axis=0)
+    return take(rows, positions, axis=0, mode="clip")
 
 
 def _fill(fill_value, shape: tuple, dtype):

@@ -82,7 +82,7 @@ def take_along_axis(arr, indices, axis: int | None):
     >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)  # == jnp.sort(x, axis=1)
     """
     from olympus.numpy.arrays import arange
-    from olympus.numpy.at import advanced_getitem
+    from olympus.numpy.indexing import advanced_getitem
 
     arr, indices = to_operand(arr), to_operand(indices)
     if axis is None:
@@ -164,9 +164,9 @@ def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bo
 def _at_positions(ordered, positions):
     """ordered[..., positions] with positions' axes moved to the front."""
     from olympus.numpy.arrays import moveaxis
-    from olympus.numpy.at import take
+    from olympus.numpy.indexing import take
 
-    picked = take(ordered, positions, axis=-1)
+    picked = take(ordered, positions, axis=-1, mode="clip")
     lead = aval_of(ordered).ndim - 1
     for i in range(aval_of(positions).ndim):
         picked = moveaxis(picked, lead + i, i)

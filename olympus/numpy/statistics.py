@@ -25,6 +25,7 @@ from olympus.numpy.core import (
     normalize_axis,
     promote_dtypes,
     promote_dtypes_inexact,
+    stack,
     to_operand,
 )
 from olympus.tracer.core import Tracer
@@ -327,14 +328,15 @@ def _periodic(x, xp, fp, period):
 
 
 def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
-    from olympus.numpy.at import take
+    from olympus.numpy.indexing import take
     from olympus.numpy.sorting import searchsorted
 
     n = aval_of(xp).shape[0]
     if n == 1:
         return broadcast_to(fp[0], aval_of(x).shape) + 0 * x
     i = _uf.clip(searchsorted(xp, x, side="right"), 1, n - 1)
-    x0, x1, f0, f1 = take(xp, i - 1), take(xp, i), take(fp, i - 1), take(fp, i)
+    x0, x1 = take(xp, i - 1, mode="clip"), take(xp, i, mode="clip")
+    f0, f1 = take(fp, i - 1, mode="clip"), take(fp, i, mode="clip")
     dx = x1 - x0
     safe_dx = _uf.where(dx == 0, _arr.ones_like(dx), dx)
     f = f0 + (x - x0) * ((f1 - f0) / safe_dx)
@@ -474,7 +476,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """The 2-d histogram of points (x, y) and the edges along x and y."""
     if not isinstance(bins, (list, tuple)) or (len(bins) != 2):
         bins = [bins, bins]
-    sample = _arr.stack(promote_dtypes_inexact(to_operand(x), to_operand(y)), axis=1)
+    sample = stack(promote_dtypes_inexact(to_operand(x), to_operand(y)), axis=1)
     hist, edges = histogramdd(sample, bins, range, weights, density)
     return hist, edges[0], edges[1]
 
