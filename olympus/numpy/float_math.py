@@ -13,6 +13,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
+from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
 
 __all__ = [
@@ -174,22 +175,14 @@ def _i0_impl(x):
     return lax.select(small, series, asymptotic)
 
 
-_i0_compiled = None
-
-
 def i0(x):
     """The modified Bessel function of the first kind of order 0 (differentiable).
 
     >>> jnp.i0(jnp.array([0.0, 1.0]))  # [1.0, 1.2660659]
     """
-    global _i0_compiled
     (x,) = as_arrays(x, inexact=True)
     require_real("i0", x)
-    if _i0_compiled is None:  # one dispatch eagerly instead of ~150 small ones
-        from olympus.api import jit
-
-        _i0_compiled = jit(_i0_impl)
-    return _i0_compiled(x)
+    return compiled(_i0_impl)(x)  # one dispatch eagerly instead of ~150 small ones
 
 
 # ---- complex and infinity predicates ---------------------------------------------

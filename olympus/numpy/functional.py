@@ -18,6 +18,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
 from olympus.numpy import ufuncs as _uf
+from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import aval_of, broadcast_shapes, normalize_axis, to_operand
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -371,11 +372,4 @@ _STATIC_OPTIONS = {
 }
 
 
-def _compile_entry_points() -> None:
-    from olympus.api import jit
-
-    for name, static in _STATIC_OPTIONS.items():
-        globals()[name] = jit(globals()[name], static_argnames=static)
-
-
-_compile_entry_points()
+jit_entry_points(globals(), _STATIC_OPTIONS)

@@ -206,6 +206,13 @@ def getitem(x, idx):
     return lax.reshape(_region(x, plan), plan.out_shape)
 
 
+def slice_along(x, axis: int, start, stop):
+    """x[start:stop] along `axis` (a static slice, with Python's bounds rules)."""
+    index = [slice(None)] * aval_of(x).ndim
+    index[axis] = slice(start, stop)
+    return x[tuple(index)]
+
+
 # ---- boolean masks (concrete only: the result size depends on the values) --------
 def _is_bool_mask(entry) -> bool:
     if isinstance(entry, list) and entry and builtins.all(isinstance(e, bool) for e in entry):

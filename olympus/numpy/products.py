@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from olympus import lax
 from olympus.numpy import arrays as _arr
+from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
@@ -70,13 +71,5 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     return _arr.moveaxis(out, -1, normalize_axis(axisc, aval_of(out).ndim))
 
 
-def _compile_entry_points() -> None:
-    """kron and cross run as one compiled program per call, axes static."""
-    from olympus.api import jit
-
-    global kron, cross
-    kron = jit(kron)
-    cross = jit(cross, static_argnames=("axisa", "axisb", "axisc", "axis"))
-
-
-_compile_entry_points()
+# kron and cross run as one compiled program per call, axes static.
+jit_entry_points(globals(), {"kron": (), "cross": ("axisa", "axisb", "axisc", "axis")})

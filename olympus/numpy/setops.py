@@ -12,7 +12,6 @@ the kept ones to the front with one scatter (`_compact`).
 
 from __future__ import annotations
 
-import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from olympus import lax
 from olympus.backends.xla.dispatch import to_device
 from olympus.ir import dtypes
+from olympus.numpy.compiled import compiled
 from olympus.numpy.core import aval_of, promote_dtypes, to_operand
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -90,21 +90,6 @@ def _cut(x, count, axis):
     index = [slice(None)] * np.ndim(x)
     index[axis] = slice(0, int(np.asarray(count)))
     return to_device(np.asarray(x)[tuple(index)])
-
-
-_COMPILED: dict = {}
-
-
-def _compiled(fn):
-    """`fn` under jit, its keyword options static: an eager call is one
-    dispatch instead of one per lax operation (as JAX's jnp functions)."""
-    if fn not in _COMPILED:
-        from olympus.api import jit
-
-        options = [n for n, p in inspect.signature(fn).parameters.items()
-                   if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        _COMPILED[fn] = jit(fn, static_argnames=options)
-    return _COMPILED[fn]
 
 
 # ---- the two building blocks: sorted rows with a mask of first occurrences ------
@@ -185,7 +170,7 @@ def _fill(fill_value, shape: tuple, dtype):
     return lax.broadcast_in_dim(lax.convert_element_type(to_operand(fill), dtype), shape, ())
 
 
-def _pad(values, valid, fill_value):
+def _fill_invalid(values, valid, fill_value):
     """`values` where `valid` (along the first axis), else `fill_value`."""
     if fill_value is None:
         return values
@@ -204,7 +189,7 @@ def _kept(sorted_values, keep, size: int, fill_value):
     values = _take_rows(sorted_values, positions)
     if fill_value is None and size:
         fill_value = lax.reshape(lax.slice(values, (0,), (1,)), ())
-    return _pad(values, valid, fill_value)
+    return _fill_invalid(values, valid, fill_value)
 
 
 # ---- unique -----------------------------------------------------------------------
@@ -254,7 +239,7 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     axis = None if axis is None else int(axis) % max(aval_of(ar).ndim, 1)
     rows = aval_of(ar).size if axis is None else aval_of(ar).shape[axis]
     flags = (bool(return_index), bool(return_inverse), bool(return_counts))
-    outs, count = _compiled(_unique)(ar, fill_value, axis=axis, equal_nan=equal_nan,
+    outs, count = compiled(_unique)(ar, fill_value, axis=axis, equal_nan=equal_nan,
                                      size=_run_size(ar, size, rows, "unique"), flags=flags)
     if size is None:  # concrete input: cut the padding off on the host
         cut_axes = [0 if axis is None else axis, 0, None, 0]
@@ -277,7 +262,7 @@ def _unique(ar, fill_value, *, axis, equal_nan, size, flags):
     else:
         positions, _ = _compact_positions(first, size)
         valid = lax.lt(lax.iota(dtypes.int32, size), count)
-        values = _pad(_take_rows(aux, positions), valid, fill_value)
+        values = _fill_invalid(_take_rows(aux, positions), valid, fill_value)
     outs = [_restore_axis(values, row_shape, axis)]
     if return_index:
         outs.append(_index_dtype(_take_rows(perm, positions) if n else positions))
@@ -435,7 +420,7 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
     traced = ar1 if isinstance(ar1, Tracer) else ar2
     n1, n2 = aval_of(ar1).shape[0], aval_of(ar2).shape[0]
     bound = n1 if keep_fn in (_difference_keep, _intersection_keep) else n1 + n2
-    outs, count = _compiled(_kept_values)(ar1, ar2, fill_value, keep_fn=keep_fn,
+    outs, count = compiled(_kept_values)(ar1, ar2, fill_value, keep_fn=keep_fn,
                                           size=_run_size(traced, size, bound, name), **options)
     if size is None:
         outs = tuple(_cut(o, count, 0) for o in outs)
