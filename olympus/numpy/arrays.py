@@ -9,11 +9,17 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
-from olympus.numpy.indexing import take
 from olympus.numpy.core import (
-    array, aval_of, broadcast_to, normalize_axes, normalize_axis, promote_dtypes, to_operand,
+    array,
+    aval_of,
+    broadcast_to,
+    normalize_axes,
+    normalize_axis,
+    promote_dtypes,
+    to_operand,
 )
+from olympus.numpy.indexing import take
+from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 
 
 def _shape(shape) -> tuple:

@@ -9,10 +9,10 @@ import ml_dtypes
 import numpy as np
 
 from olympus import lax
-from olympus.ir import dtypes
-from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.dispatch import to_device
+from olympus.ir import dtypes
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import OlympusTypeError
 
@@ -261,13 +261,13 @@ def concrete_nonzero(a) -> tuple:
     """`jnp.nonzero(a)` without `size=`: computed on the host, so `a` must be
     concrete (the result's size depends on its values)."""
     a = to_operand(a)
-    if isinstance(a, Tracer):
-        raise ValueError(
-            "jnp.nonzero of a traced array needs a static size= (its result size would "
-            "depend on the values); pass size= and optionally fill_value="
-        )
-    int_dtype = dtypes.default_int_dtype()
-    return tuple(to_operand(i.astype(int_dtype)) for i in np.nonzero(np.asarray(a)))
+    if not isinstance(a, Tracer):
+        int_dtype = dtypes.default_int_dtype()
+        return tuple(to_operand(i.astype(int_dtype)) for i in np.nonzero(np.asarray(a)))
+    raise ValueError(
+        "jnp.nonzero of a traced array needs a static size= (its result size would "
+        "depend on the values); pass size= and optionally fill_value="
+    )
 
 
 # ---- float bit layouts (signbit in ufuncs; frexp, ldexp, ... in float_bits) -----

@@ -73,7 +73,7 @@ def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
 
 def _unsupported(entry):
     kind = type(entry).__name__
-    if isinstance(entry, (list, np.ndarray, Array, Tracer)) or isinstance(entry, (bool, np.bool_)):
+    if isinstance(entry, (list, np.ndarray, Array, Tracer, bool, np.bool_)):
         return IndexError(
             f"indexing with {kind} {getattr(entry, 'shape', '')} is not supported here: "
             f"boolean masks have data-dependent shapes (use jnp.where), and x.at[...] takes "

@@ -14,8 +14,8 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
 from olympus.numpy.compiled import compiled
-from olympus.numpy.indexing import slice_along
 from olympus.numpy.core import asarray, aval_of, to_operand
+from olympus.numpy.indexing import slice_along
 
 __all__ = ["pad"]
 

@@ -12,12 +12,19 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import diagonal, ravel
-from olympus.numpy.indexing import take
 from olympus.numpy.core import (
-    aval_of, broadcast_shapes, broadcast_to, concrete_nonzero, normalize_axes,
-    normalize_axis, prepare, promote_dtypes, stack, to_operand,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    concrete_nonzero,
+    normalize_axes,
+    normalize_axis,
+    prepare,
+    promote_dtypes,
+    stack,
+    to_operand,
 )
-
+from olympus.numpy.indexing import take
 
 __all__ = [
     "all", "amax", "amin", "any", "argmax", "argmin", "argwhere", "average",

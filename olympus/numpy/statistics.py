@@ -20,7 +20,6 @@ from olympus.numpy import arrays as _arr
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import compiled, jit_entry_points
-from olympus.numpy.indexing import slice_along
 from olympus.numpy.core import (
     aval_of,
     broadcast_to,
@@ -30,6 +29,7 @@ from olympus.numpy.core import (
     stack,
     to_operand,
 )
+from olympus.numpy.indexing import slice_along
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
