@@ -20,6 +20,9 @@ from olympus.numpy import arrays as _arr
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import aval_of, broadcast_shapes, normalize_axis, to_operand
+from olympus.numpy.indexing import take
+from olympus.numpy.reductions import cumsum
+from olympus.numpy.setops import _compact_positions
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -149,8 +152,6 @@ def place(arr, mask, vals, *, inplace: bool = True):
 
     >>> jnp.place(jnp.zeros(4), jnp.array([1, 0, 1, 1]), jnp.array([7.0, 8.0]), inplace=False)
     """
-    from olympus.numpy.reductions import cumsum
-
     _refuse_inplace("place", inplace)
     arr = to_operand(arr)
     flat, flat_mask = _arr.ravel(arr), _arr.ravel(_arr.astype(to_operand(mask), np.bool_))
@@ -162,8 +163,6 @@ def place(arr, mask, vals, *, inplace: bool = True):
     if m == 0:
         return arr
     slot = _uf.remainder(cumsum(_arr.astype(flat_mask, dtypes.int32)) - 1, m)
-    from olympus.numpy.indexing import take
-
     picked = take(values, slot, mode="clip")
     return _arr.reshape(_uf.where(flat_mask, picked, flat), aval_of(arr).shape)
 
@@ -175,9 +174,6 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
 
     >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))  # [4, 6]
     """
-    from olympus.numpy.indexing import take
-    from olympus.numpy.setops import _compact_positions
-
     keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))
     flat = _arr.ravel(to_operand(arr))
     n = aval_of(flat).shape[0]

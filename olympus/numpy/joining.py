@@ -35,6 +35,8 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.indexing import take
+from olympus.numpy.reductions import nonzero
+from olympus.numpy.ufuncs import clip, equal, remainder, where
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -264,8 +266,6 @@ def choose(a, choices, mode: str = "raise"):
                              f"(got values in [{index.min()}, {index.max()}])")
     if mode not in ("raise", "clip", "wrap"):
         raise ValueError(f"jnp.choose: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
-    from olympus.numpy.ufuncs import clip, equal, remainder, where
-
     a = remainder(a, n) if mode == "wrap" else clip(a, 0, n - 1)
     choices = promote_dtypes(*choices)
     shape = broadcast_shapes(aval_of(a).shape, *(aval_of(c).shape for c in choices))
@@ -282,8 +282,6 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
     A concrete condition gives exactly those slices; a traced one needs a
     static `size` (the first `size` selected slices, then `fill_value` ones).
     """
-    from olympus.numpy.reductions import nonzero
-
     a = to_operand(a)
     if axis is None:
         a, axis = ravel(a), 0

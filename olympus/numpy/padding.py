@@ -13,9 +13,12 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
+from olympus.numpy import reductions, sorting
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import asarray, aval_of, to_operand
 from olympus.numpy.indexing import slice_along
+from olympus.numpy.ufuncs import floor_divide
+from olympus.numpy.ufuncs import round as round_
 
 __all__ = ["pad"]
 
@@ -139,16 +142,12 @@ def _ramp(edge, end, steps: np.ndarray, width: int):
     end = lax.convert_element_type(to_operand(end), dtype)
     if dtypes.is_inexact(dtype):
         return end + (edge - end) * (steps / width).astype(dtype)
-    from olympus.numpy.ufuncs import floor_divide
-
     return end + floor_divide((edge - end) * steps.astype(dtype), np.asarray(width, dtype))
 
 
 def _cast_rounded(values, dtype):
     """Statistic or ramp values in the array's dtype (integers rounded half
     to even first, as NumPy)."""
-    from olympus.numpy.ufuncs import round as round_
-
     if not dtypes.is_inexact(dtype) and dtypes.is_inexact(aval_of(values).dtype):
         values = round_(values)
     return _arr.astype(values, dtype)
@@ -169,8 +168,6 @@ def _statistic(x, axis, lo, hi, lengths, reduce):
 
 
 def _reduction(mode: str):
-    from olympus.numpy import reductions, sorting
-
     def reduce(window, axis):
         if mode == "median":
             return sorting.median(window, axis=axis, keepdims=True)

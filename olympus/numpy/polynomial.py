@@ -14,6 +14,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.numpy import arrays as _arr
+from olympus.numpy import linalg
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
@@ -24,6 +25,7 @@ from olympus.numpy.core import (
     stack,
     to_operand,
 )
+from olympus.numpy.signal import convolve
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -106,8 +108,6 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
 
     >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))  # [1, 0, -1]
     """
-    from olympus.numpy.signal import convolve
-
     a1, a2 = _coefficients(a1, "polymul"), _coefficients(a2, "polymul")
     if trim_leading_zeros:
         a1, a2 = _trim_leading_zeros(a1, "polymul"), _trim_leading_zeros(a2, "polymul")
@@ -191,9 +191,6 @@ def poly(seq_of_zeros):
 
     >>> jnp.poly(jnp.array([1.0, 2.0]))  # [1., -3., 2.]
     """
-    from olympus.numpy import linalg
-    from olympus.numpy.signal import convolve
-
     zeros = to_operand(seq_of_zeros)
     shape = aval_of(zeros).shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
@@ -217,8 +214,6 @@ def roots(p, *, strip_zeros: bool = True):
 
     >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))  # [2.+0.j, 1.+0.j]
     """
-    from olympus.numpy import linalg
-
     (p,) = promote_dtypes_inexact(_coefficients(p, "roots"))
     trailing = 0
     if strip_zeros:
@@ -272,8 +267,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
 
     >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1)  # [2., 1.]
     """
-    from olympus.numpy import linalg
-
     x, y = promote_dtypes_inexact(to_operand(x), to_operand(y))
     deg = int(deg)
     if deg < 0:
@@ -304,8 +297,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
 def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
     """NumPy's polyfit covariance: inv(A^T A) / outer(scale, scale), times the
     residual variance unless cov='unscaled'."""
-    from olympus.numpy import linalg
-
     scaled = lhs / scale
     base = linalg.inv(scaled.T @ scaled) / _red.outer(scale, scale)
     if cov == "unscaled":

@@ -19,8 +19,19 @@ import numpy as np
 from olympus import lax
 from olympus.backends.xla.dispatch import to_device
 from olympus.ir import dtypes
+from olympus.numpy import ufuncs
+from olympus.numpy.arrays import concatenate, moveaxis
 from olympus.numpy.compiled import compiled
-from olympus.numpy.core import aval_of, promote_dtypes, to_operand
+from olympus.numpy.core import (
+    aval_of,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    to_operand,
+)
+from olympus.numpy.indexing import take
+from olympus.numpy.reductions import cumsum
+from olympus.numpy.sorting import searchsorted
+from olympus.numpy.statistics import diff
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -60,8 +71,6 @@ def _index_dtype(x):
 
 
 def _cumsum(x):
-    from olympus.numpy.reductions import cumsum
-
     return cumsum(_int32(x))
 
 
@@ -115,8 +124,6 @@ def sort_complex(a):
 
     >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0j]))  # [0j, 1-1j, 1+2j]
     """
-    from olympus.numpy.core import promote_dtypes_inexact
-
     (a,) = promote_dtypes_inexact(to_operand(a))
     if not dtypes.is_complex(aval_of(a).dtype):
         a = lax.complex(a, lax.full(aval_of(a).shape, np.zeros((), aval_of(a).dtype)[()]))
@@ -128,8 +135,6 @@ def sort_complex(a):
 
 def _differs(a, b, equal_nan: bool):
     """a != b elementwise, NaN equal to NaN when `equal_nan` (as np.unique)."""
-    from olympus.numpy import ufuncs
-
     ne = lax.ne(a, b)
     if equal_nan and dtypes.is_inexact(aval_of(a).dtype):
         ne = lax.bitwise_and(ne, lax.bitwise_not(
@@ -159,8 +164,6 @@ def _compact_positions(keep, size: int):
 
 
 def _take_rows(rows, positions):
-    from olympus.numpy.indexing import take
-
     return take(rows, positions, axis=0, mode="clip")
 
 
@@ -195,8 +198,6 @@ def _kept(sorted_values, keep, size: int, fill_value):
 # ---- unique -----------------------------------------------------------------------
 def _as_rows(ar, axis):
     """The array as (n, m) rows whose uniqueness is asked, and the shape of one row."""
-    from olympus.numpy.arrays import moveaxis
-
     ar = to_operand(ar)
     if axis is None:
         return lax.reshape(ar, (aval_of(ar).size, 1)), ()
@@ -208,8 +209,6 @@ def _as_rows(ar, axis):
 
 def _counts(first, n: int, size: int, count):
     """How often each of the first `size` unique rows occurs (0 for padding)."""
-    from olympus.numpy.statistics import diff
-
     starts, _ = _compact_positions(first, size + 1)
     starts = lax.select(lax.lt(lax.iota(dtypes.int32, size + 1), count), starts,
                         lax.full((size + 1,), np.int32(n)))
@@ -277,8 +276,6 @@ def _unique(ar, fill_value, *, axis, equal_nan, size, flags):
 
 
 def _restore_axis(values, row_shape: tuple, axis):
-    from olympus.numpy.arrays import moveaxis
-
     if axis is None:
         return lax.reshape(values, (aval_of(values).shape[0],))
     values = lax.reshape(values, (aval_of(values).shape[0], *row_shape))
@@ -343,8 +340,6 @@ def _isin_compare_all(element, test):
 
 
 def _isin_sorted(element, test):
-    from olympus.numpy.sorting import searchsorted
-
     m = aval_of(test).shape[0]
     if m == 0:
         return lax.full(aval_of(element).shape, False)
@@ -372,8 +367,6 @@ def _sorted_unique_mask(ar, equal_nan: bool = True):
 
 
 def _union_keep(ar1, ar2):
-    from olympus.numpy.arrays import concatenate
-
     aux, perm, first = _sorted_unique_mask(concatenate([ar1, ar2]))
     return aux, perm, first
 
@@ -384,8 +377,6 @@ def _difference_keep(ar1, ar2):
 
 
 def _xor_keep(ar1, ar2):
-    from olympus.numpy.arrays import concatenate
-
     aux, perm, first = _sorted_unique_mask(concatenate([ar1, ar2]))
     in_one = lax.ne(isin(aux, ar1), isin(aux, ar2))
     return aux, perm, lax.bitwise_and(first, in_one)
@@ -472,8 +463,6 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
 
 def _first_index_in(ar, values):
     """For each value, the index of its first occurrence in `ar` (clamped)."""
-    from olympus.numpy.sorting import searchsorted
-
     n = aval_of(ar).shape[0]
     if n == 0:
         return lax.full(aval_of(values).shape, np.int32(0))

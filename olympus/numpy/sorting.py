@@ -6,7 +6,11 @@ from __future__ import annotations
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax.sorting import descending_key
+from olympus.numpy import ufuncs
+from olympus.numpy.arrays import arange, expand_dims, moveaxis
 from olympus.numpy.core import aval_of, to_operand
+from olympus.numpy.indexing import advanced_getitem, take
+from olympus.numpy.reductions import sum as total
 
 __all__ = [
     "argpartition", "argsort", "lexsort", "median", "partition", "percentile", "quantile",
@@ -81,9 +85,6 @@ def take_along_axis(arr, indices, axis: int | None):
 
     >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)  # == jnp.sort(x, axis=1)
     """
-    from olympus.numpy.arrays import arange
-    from olympus.numpy.indexing import advanced_getitem
-
     arr, indices = to_operand(arr), to_operand(indices)
     if axis is None:
         arr, axis = lax.reshape(arr, (aval_of(arr).size,)), 0
@@ -119,9 +120,6 @@ def searchsorted(a, v, side: str = "left", sorter=None):
 
     >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)  # 1
     """
-    from olympus.numpy import ufuncs
-    from olympus.numpy.reductions import sum as total
-
     a = to_operand(a)
     if sorter is not None:
         a = take_along_axis(a, sorter, 0)
@@ -137,9 +135,6 @@ def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bo
 
     >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)  # 2.5
     """
-    from olympus.numpy import ufuncs
-    from olympus.numpy.arrays import expand_dims, moveaxis
-
     if method != "linear":
         raise ValueError(f"quantile: method {method!r} is not supported; use 'linear'")
     a, along = _along(a, axis)
@@ -163,9 +158,6 @@ def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bo
 
 def _at_positions(ordered, positions):
     """ordered[..., positions] with positions' axes moved to the front."""
-    from olympus.numpy.arrays import moveaxis
-    from olympus.numpy.indexing import take
-
     picked = take(ordered, positions, axis=-1, mode="clip")
     lead = aval_of(ordered).ndim - 1
     for i in range(aval_of(positions).ndim):
@@ -175,8 +167,6 @@ def _at_positions(ordered, positions):
 
 def percentile(a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False):
     """quantile with q in percent."""
-    from olympus.numpy import ufuncs
-
     return quantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
 
 

@@ -29,7 +29,9 @@ from olympus.numpy.core import (
     stack,
     to_operand,
 )
-from olympus.numpy.indexing import slice_along
+from olympus.numpy.indexing import slice_along, take
+from olympus.numpy.reductions import cumsum
+from olympus.numpy.sorting import searchsorted
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -215,8 +217,6 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     folded = _uf.remainder(dd + half, period) - half
     folded = _uf.where((folded == -half) & (dd > 0), half, folded)
     correction = _uf.where(_uf.absolute(dd) < discont, 0, folded - dd)
-    from olympus.numpy.reductions import cumsum
-
     shifted = slice_along(p, axis, 1, None) + cumsum(correction, axis=axis)
     return _arr.concatenate([slice_along(p, axis, 0, 1), shifted], axis=axis)
 
@@ -323,9 +323,6 @@ def _periodic(x, xp, fp, period):
 
 
 def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
-    from olympus.numpy.indexing import take
-    from olympus.numpy.sorting import searchsorted
-
     n = aval_of(xp).shape[0]
     if n == 1:
         return broadcast_to(fp[0], aval_of(x).shape) + 0 * x
@@ -391,8 +388,6 @@ def digitize(x, bins, right: bool = False):
 
     >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]))  # [1, 2]
     """
-    from olympus.numpy.sorting import searchsorted
-
     x, bins = promote_dtypes(to_operand(x), to_operand(bins))
     if aval_of(bins).ndim != 1:
         raise ValueError(f"jnp.digitize: bins must be 1-d, got shape {aval_of(bins).shape}")
@@ -432,8 +427,6 @@ def _even_edges(a, *, count: int, range_, name: str):
 
 def _bin_index(a, edges):
     """Bin of each sample (right edge of the last bin included); -1 outside."""
-    from olympus.numpy.sorting import searchsorted
-
     nbins = aval_of(edges).shape[0] - 1
     index = searchsorted(edges, a, side="right") - 1
     index = _uf.where(a == edges[-1], nbins - 1, index)
