@@ -1,4 +1,12 @@
-"""olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax."""
+"""olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax.
+
+The modules are layered, each importing only the ones below it
+(tests/test_numpy_layers.py keeps it so): core (conversion, promotion,
+broadcasting, stack) < ufuncs and the other elementwise modules < indexing
+(x[idx], x.at[idx], take) < arrays (creation, shapes) < reductions (sum, ...,
+nonzero) < sorting, statistics, setops, linalg and the rest < methods (the
+operators of Array and tracers).
+"""
 
 import math as _math
 
