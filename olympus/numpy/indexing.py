@@ -507,7 +507,8 @@ class IndexUpdateRef:
     def divide(self, values, **_):
         if not has_int_array(self.index):
             return _update_basic(self.array, self.index, values, ufuncs.divide)
-        return _scatter_update(self.array, self.index, ufuncs.divide(1, values), lax.scatter_mul)
+        reciprocal = ufuncs.divide(1, values)
+        return _scatter_update(self.array, self.index, reciprocal, lax.scatter_mul)
 
     def min(self, values, **_):
         return self._update(values, lax.scatter_min, ufuncs.minimum)
