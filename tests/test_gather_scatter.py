@@ -1,5 +1,5 @@
 """gather and the scatter family (olympus/lax/slicing.py), integer-array
-indexing `x[idx]` and `x.at[idx]` updates built on them (olympus/numpy/at.py):
+indexing `x[idx]` and `x.at[idx]` updates built on them (olympus/numpy/indexing.py):
 values against NumPy eagerly and under jit, gradients against finite
 differences, vmap against stacking."""
 

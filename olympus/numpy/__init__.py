@@ -1,4 +1,12 @@
-"""olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax."""
+"""olympus.numpy: NumPy's API on olympus arrays, built only on olympus.lax.
+
+The modules are layered, each importing only the ones below it
+(tests/test_numpy_layers.py keeps it so): core (conversion, promotion,
+broadcasting, stack) < ufuncs and the other elementwise modules < indexing
+(x[idx], x.at[idx], take) < arrays (creation, shapes) < reductions (sum, ...,
+nonzero) < sorting, statistics, setops, linalg and the rest < methods (the
+operators of Array and tracers).
+"""
 
 import math as _math
 
@@ -11,7 +19,7 @@ from olympus.backends.xla.array import Array as _Array
 from olympus.numpy.arrays import *  # noqa: F401,F403
 from olympus.numpy.core import normalize_axis as _normalize_axis
 from olympus.numpy.core import (  # noqa: F401
-    array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type,
+    array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type, stack,
 )
 from olympus.numpy.reductions import *  # noqa: F401,F403
 from olympus.numpy.einsum import einsum  # noqa: F401

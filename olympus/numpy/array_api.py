@@ -73,7 +73,7 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     return reductions.sum(product, axis=axis)
 
 
-def _cumulative(name: str, running):
+def _cumulative_with_initial(name: str, running):
     def fn(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
         x = to_operand(x)
         ndim = aval_of(x).ndim
@@ -98,8 +98,8 @@ def _cumulative(name: str, running):
     return fn
 
 
-cumulative_sum = _cumulative("cumulative_sum", reductions.cumsum)
-cumulative_prod = _cumulative("cumulative_prod", reductions.cumprod)
+cumulative_sum = _cumulative_with_initial("cumulative_sum", reductions.cumsum)
+cumulative_prod = _cumulative_with_initial("cumulative_prod", reductions.cumprod)
 
 
 _KINDS = {

@@ -9,10 +9,17 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 from olympus.numpy.core import (
-    array, aval_of, broadcast_to, normalize_axes, normalize_axis, promote_dtypes, to_operand,
+    array,
+    aval_of,
+    broadcast_to,
+    normalize_axes,
+    normalize_axis,
+    promote_dtypes,
+    to_operand,
 )
+from olympus.numpy.indexing import take
+from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 
 
 def _shape(shape) -> tuple:
@@ -268,19 +275,6 @@ def concatenate(arrays, axis: int | None = 0):
     return lax.concatenate(arrays, axis)
 
 
-def stack(arrays, axis: int = 0):
-    """Joins arrays of one shape along a new axis."""
-    if not len(arrays):
-        raise ValueError("need at least one array to stack")
-    arrays = [to_operand(a) for a in arrays]
-    shape = aval_of(arrays[0]).shape
-    for a in arrays:
-        if aval_of(a).shape != shape:
-            raise ValueError(f"all input arrays must have the same shape, got {shape} and {aval_of(a).shape}")
-    axis = normalize_axis(axis, len(shape) + 1)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis)
-
-
 def hstack(arrays):
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, 0 if aval_of(arrays[0]).ndim == 1 else 1)
@@ -387,15 +381,13 @@ def _static_repeats(repeats) -> np.ndarray:
 
 def _repeat_by_gather(a, counts, axis: int, total_repeat_length):
     """Per-element counts: gather each source index as many times as it repeats."""
-    from olympus.numpy.at import take
-
     length = aval_of(a).shape[axis]
     if counts.ndim and counts.size not in (1, length):
         raise ValueError(f"jnp.repeat: {counts.size} repeats for an axis of length {length}")
     source = np.repeat(np.arange(length), np.broadcast_to(counts.reshape(-1), (length,)))
     if total_repeat_length is not None:
         source = _fit_length(source, int(total_repeat_length))
-    return take(a, source.astype(np.int32), axis=axis)
+    return take(a, source.astype(np.int32), axis=axis, mode="clip")
 
 
 def _fit_length(source: np.ndarray, total: int) -> np.ndarray:
@@ -498,12 +490,6 @@ def diag(v, k: int = 0):
     on_diagonal = lax.eq(lax.sub(lax.broadcasted_iota(dtypes.int32, (n, n), 1),
                                  lax.broadcasted_iota(dtypes.int32, (n, n), 0)), np.int32(k))
     return lax.select(on_diagonal, broadcast_to(padded, (n, n)), lax.full((n, n), zero))
-
-
-def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
-    from olympus.numpy.reductions import sum as _sum
-
-    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 # ---- grids (jnp.pad, with all of np.pad's modes, is in olympus/numpy/padding.py) ----

@@ -19,7 +19,6 @@ from olympus.numpy.arrays import (
     moveaxis,
     ravel,
     reshape,
-    stack,
     transpose,
 )
 from olympus.numpy.core import (
@@ -28,9 +27,11 @@ from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
     is_array,
+    stack,
     to_operand,
 )
-from olympus.numpy.ufuncs import _all, equal, power
+from olympus.numpy.reductions import nonzero
+from olympus.numpy.ufuncs import _all, absolute, equal, log10, power, sign, where
 
 __all__ = [
     "array_equiv", "asanyarray", "ascontiguousarray", "c_", "copy", "diag_indices",
@@ -127,8 +128,6 @@ def ix_(*args) -> tuple:
 
     Boolean sequences stand for their nonzero positions, so they must be concrete.
     """
-    from olympus.numpy.reductions import nonzero
-
     out = []
     for i, seq in enumerate(args):
         seq = to_operand(seq) if is_array(seq) else asarray(seq)
@@ -242,8 +241,6 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
     """`num` points from start to stop in a geometric progression (same-signed ends)."""
-    from olympus.numpy.ufuncs import absolute, log10, sign, where
-
     start, stop = to_operand(start), to_operand(stop)
     if not is_array(start) and not is_array(stop) and (start == 0 or stop == 0):
         raise ValueError("jnp.geomspace: a geometric sequence cannot include zero")

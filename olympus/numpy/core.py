@@ -1,14 +1,18 @@
-"""Conversion to arrays, dtype promotion and broadcasting for olympus.numpy."""
+"""The bottom of olympus.numpy: conversion to arrays (`array` of a list of
+arrays stacks them, so `stack` lives here), dtype promotion, broadcasting,
+axis normalization and float bit layouts. Every other numpy module builds on
+this one; it imports none of them."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from olympus import lax
-from olympus.ir import dtypes
-from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.array import to_device
+from olympus.ir import dtypes
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import OlympusTypeError
 
@@ -53,8 +57,6 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
     """An olympus Array from array-like data (lists, NumPy arrays, scalars, Arrays)."""
     dtype = _check_dtype_arg(dtype)
     if isinstance(obj, (list, tuple)) and _contains_tracer_or_array(obj):
-        from olympus.numpy.arrays import stack
-
         out = stack([array(x, dtype) for x in obj]) if len(obj) else array(np.zeros(0), dtype)
     elif is_array(obj):
         out = obj if dtype is None else lax.convert_element_type(obj, dtype)
@@ -214,3 +216,91 @@ def normalize_axes(axis, ndim: int) -> tuple:
     if len(set(out)) != len(out):
         raise ValueError(f"repeated axis in {axis}")
     return out
+
+
+def stack(arrays, axis: int = 0):
+    """Joins arrays of one shape along a new axis."""
+    if not len(arrays):
+        raise ValueError("need at least one array to stack")
+    arrays = [to_operand(a) for a in arrays]
+    shape = aval_of(arrays[0]).shape
+    for a in arrays:
+        if aval_of(a).shape != shape:
+            raise ValueError(
+                f"all input arrays must have the same shape, got {shape} and {aval_of(a).shape}"
+            )
+    axis = normalize_axis(axis, len(shape) + 1)
+    expanded = [lax.expand_dims(a, (axis,)) for a in arrays]
+    if len(expanded) == 1:
+        return expanded[0]
+    return lax.concatenate(promote_dtypes(*expanded), axis)
+
+
+def as_arrays(*args, inexact: bool = False) -> list:
+    """`prepare`d operands as arrays: Python scalars become weakly typed Arrays,
+    so lax functions that need an aval can take every operand."""
+    return [x if is_array(x) else array(x) for x in prepare(*args, inexact=inexact)]
+
+
+def scalar_like(x, value):
+    """`value` as a NumPy scalar of `x`'s dtype (a constant operand for lax)."""
+    return np.asarray(value, aval_of(x).dtype)[()]
+
+
+def require_real(name: str, x) -> None:
+    """For functions of the real line only (rounding toward an integer, hypot):
+    NumPy and JAX raise on complex input too, and returning the input unchanged
+    or a formula's complex value would hide the mistake."""
+    if dtypes.is_complex(aval_of(x).dtype):
+        raise OlympusTypeError(
+            f"jnp.{name} is not defined for complex input ({aval_of(x).str_short()})"
+        )
+
+
+def concrete_nonzero(a) -> tuple:
+    """`jnp.nonzero(a)` without `size=`: computed on the host, so `a` must be
+    concrete (the result's size depends on its values)."""
+    a = to_operand(a)
+    if not isinstance(a, Tracer):
+        int_dtype = dtypes.default_int_dtype()
+        return tuple(to_operand(i.astype(int_dtype)) for i in np.nonzero(np.asarray(a)))
+    raise ValueError(
+        "jnp.nonzero of a traced array needs a static size= (its result size would "
+        "depend on the values); pass size= and optionally fill_value="
+    )
+
+
+# ---- float bit layouts (signbit in ufuncs; frexp, ldexp, ... in float_bits) -----
+UNSIGNED_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SIGNED_OF_SIZE = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+_LAYOUT_DTYPES = tuple(
+    np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64)
+)
+
+
+class FloatLayout:
+    """Bit layout of a float dtype: mantissa width, exponent bias, integer views."""
+
+    def __init__(self, dtype: np.dtype):
+        info = ml_dtypes.finfo(dtype)
+        self.dtype = dtype
+        self.nmant = int(info.nmant)
+        self.bias = int(info.maxexp) - 1
+        self.exponent_mask = 2 * int(info.maxexp) - 1
+        self.uint = np.dtype(UNSIGNED_OF_SIZE[dtype.itemsize])
+        self.int = np.dtype(_SIGNED_OF_SIZE[dtype.itemsize])
+        self.smallest_normal = np.asarray(info.smallest_normal, dtype)[()]
+
+    def uconst(self, value: int):
+        return np.asarray(value, self.uint)[()]
+
+
+def float_layout(name: str, x) -> FloatLayout:
+    """The layout of `x`'s dtype; an error naming `jnp.<name>` for other dtypes."""
+    dtype = aval_of(x).dtype
+    if dtype not in _LAYOUT_DTYPES:
+        raise OlympusTypeError(
+            f"jnp.{name} needs a real float16/bfloat16/float32/float64 operand, "
+            f"got {dtypes.short_name(dtype)}"
+        )
+    return FloatLayout(dtype)

@@ -1,5 +1,6 @@
 """Functions that read or build a float's sign, exponent and mantissa fields:
-signbit, copysign, frexp, ldexp, nextafter, spacing, modf.
+copysign, frexp, ldexp, nextafter, spacing, modf (signbit, which ufuncs
+needs for a branch cut, is in ufuncs.py; the bit layouts are in core.py).
 
 They work on the IEEE bit pattern (via bitcast_convert_type), so they are
 exact where arithmetic would round: `ldexp(x, n)` never goes through an
@@ -8,78 +9,25 @@ inexact `2.0 ** n`, and `frexp` splits a float without a logarithm.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
-    array,
+    FloatLayout,
+    as_arrays,
     aval_of,
     broadcast_shapes,
     broadcast_to,
-    is_array,
-    prepare,
+    float_layout,
+    scalar_like,
     to_operand,
 )
-from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, where
+from olympus.numpy.float_math import trunc
+from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, signbit, where
 from olympus.tracer.errors import OlympusTypeError
 
-__all__ = ["copysign", "frexp", "ldexp", "modf", "nextafter", "signbit", "spacing"]
-
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
-_LAYOUT_DTYPES = tuple(np.dtype(d) for d in (np.float16, dtypes.bfloat16, np.float32, np.float64))
-
-
-class _Layout:
-    """Bit layout of a float dtype: mantissa width, exponent bias, integer views."""
-
-    def __init__(self, dtype: np.dtype):
-        info = ml_dtypes.finfo(dtype)
-        self.dtype = dtype
-        self.nmant = int(info.nmant)
-        self.bias = int(info.maxexp) - 1
-        self.exponent_mask = 2 * int(info.maxexp) - 1
-        self.uint = np.dtype(_UNSIGNED[dtype.itemsize])
-        self.int = np.dtype(_SIGNED[dtype.itemsize])
-        self.smallest_normal = np.asarray(info.smallest_normal, dtype)[()]
-
-    def uconst(self, value: int):
-        return np.asarray(value, self.uint)[()]
-
-
-def _layout(name: str, x) -> _Layout:
-    dtype = aval_of(x).dtype
-    if dtype not in _LAYOUT_DTYPES:
-        raise OlympusTypeError(
-            f"jnp.{name} needs a real float16/bfloat16/float32/float64 operand, "
-            f"got {dtypes.short_name(dtype)}"
-        )
-    return _Layout(dtype)
-
-
-def as_arrays(*args, inexact: bool = False) -> list:
-    """`prepare`d operands as arrays: Python scalars become weakly typed Arrays,
-    so lax functions that need an aval can take every operand."""
-    return [x if is_array(x) else array(x) for x in prepare(*args, inexact=inexact)]
-
-
-def _const(x, value):
-    return np.asarray(value, aval_of(x).dtype)[()]
-
-
-def signbit(x):
-    """Whether the sign bit is set: True for -0.0 and negative NaNs too."""
-    (x,) = as_arrays(x)
-    dtype = aval_of(x).dtype
-    if dtype == dtypes.bool_ or dtypes.is_unsigned_int(dtype):
-        return lax.full(aval_of(x).shape, False)
-    if dtypes.is_integer(dtype):
-        return lax.lt(x, _const(x, 0))
-    layout = _layout("signbit", x)
-    bits = lax.bitcast_convert_type(x, layout.int)
-    return lax.lt(bits, np.zeros((), layout.int)[()])
+__all__ = ["copysign", "frexp", "ldexp", "modf", "nextafter", "spacing"]
 
 
 def copysign(x1, x2):
@@ -91,7 +39,7 @@ def copysign(x1, x2):
     return where(signbit(x2), negative(magnitude), magnitude)
 
 
-def _power_of_two(k, layout: _Layout):
+def _power_of_two(k, layout: FloatLayout):
     """2.0 ** k, exactly, for integer k in [1 - bias, bias] (a normal float)."""
     biased = lax.convert_element_type(lax.add(k, np.int32(layout.bias)), layout.uint)
     return lax.bitcast_convert_type(lax.shift_left(biased, layout.uconst(layout.nmant)), layout.dtype)
@@ -109,7 +57,7 @@ def ldexp(x1, x2):
             f"jnp.ldexp: the exponent x2 must be an integer array, got {aval_of(x2).str_short()}"
         )
     (x1,) = as_arrays(x1, inexact=True)
-    layout = _layout("ldexp", x1)
+    layout = float_layout("ldexp", x1)
     shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
     x1, n = broadcast_to(x1, shape), broadcast_to(lax.convert_element_type(x2, np.int32), shape)
     limit = np.int32(2 * layout.bias + layout.nmant + 2)
@@ -134,13 +82,13 @@ def frexp(x):
     exponent is int32, as in JAX.
     """
     (x,) = as_arrays(x, inexact=True)
-    layout = _layout("frexp", x)
+    layout = float_layout("frexp", x)
     shape = aval_of(x).shape
     # Subnormals are scaled into the normal range first, then the scale is undone.
     scale = layout.nmant + 1
     is_subnormal = lax.bitwise_and(lax.lt(absolute(x), layout.smallest_normal),
-                                   lax.ne(x, _const(x, 0)))
-    scaled = lax.select(is_subnormal, lax.mul(x, _const(x, 2.0**scale)), x)
+                                   lax.ne(x, scalar_like(x, 0)))
+    scaled = lax.select(is_subnormal, lax.mul(x, scalar_like(x, 2.0**scale)), x)
     bits = lax.bitcast_convert_type(scaled, layout.uint)
     field = lax.bitwise_and(lax.shift_right_logical(bits, layout.uconst(layout.nmant)),
                             layout.uconst(layout.exponent_mask))
@@ -150,7 +98,7 @@ def frexp(x):
     mantissa_bits = lax.bitwise_or(lax.bitwise_and(bits, keep),
                                    layout.uconst((layout.bias - 1) << layout.nmant))
     mantissa = lax.bitcast_convert_type(mantissa_bits, layout.dtype)
-    special = lax.bitwise_or(lax.eq(x, _const(x, 0)), lax.bitwise_or(isinf(x), isnan(x)))
+    special = lax.bitwise_or(lax.eq(x, scalar_like(x, 0)), lax.bitwise_or(isinf(x), isnan(x)))
     return (lax.select(special, x, mantissa),
             lax.select(special, lax.full(shape, np.int32(0)), exponent))
 
@@ -158,18 +106,18 @@ def frexp(x):
 def nextafter(x1, x2):
     """The next representable float after x1 in the direction of x2."""
     x1, x2 = as_arrays(x1, x2, inexact=True)
-    layout = _layout("nextafter", x1)
+    layout = float_layout("nextafter", x1)
     shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
     x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     bits = lax.bitcast_convert_type(x1, layout.int)
     # Sign-magnitude bits: +1 on the integer view grows |x1|, -1 shrinks it.
-    grow = lax.eq(lax.gt(x2, x1), lax.gt(x1, _const(x1, 0)))
+    grow = lax.eq(lax.gt(x2, x1), lax.gt(x1, scalar_like(x1, 0)))
     one = np.ones((), layout.int)[()]
     stepped = lax.bitcast_convert_type(
         lax.select(grow, lax.add(bits, one), lax.sub(bits, one)), layout.dtype)
     tiny = lax.bitcast_convert_type(lax.full(shape, one), layout.dtype)
     from_zero = lax.select(lax.gt(x2, x1), tiny, lax.neg(tiny))
-    out = lax.select(lax.eq(x1, _const(x1, 0)), from_zero, stepped)
+    out = lax.select(lax.eq(x1, scalar_like(x1, 0)), from_zero, stepped)
     out = lax.select(lax.eq(x1, x2), x2, out)
     return lax.select(lax.bitwise_or(isnan(x1), isnan(x2)), lax.add(x1, x2), out)
 
@@ -177,17 +125,15 @@ def nextafter(x1, x2):
 def spacing(x):
     """The distance from x to the next float away from zero (negative for x < 0)."""
     (x,) = as_arrays(x, inexact=True)
-    away = where(signbit(x), _const(x, -np.inf), _const(x, np.inf))
+    away = where(signbit(x), scalar_like(x, -np.inf), scalar_like(x, np.inf))
     step = lax.sub(nextafter(x, away), x)
     # At zero the step is the smallest subnormal, which subtraction may flush to 0.
-    return where(lax.eq(x, _const(x, 0)), nextafter(x, away), step)
+    return where(lax.eq(x, scalar_like(x, 0)), nextafter(x, away), step)
 
 
 def modf(x):
     """(fractional part, integral part), both with x's sign; modf(inf) = (0, inf)."""
-    from olympus.numpy.float_math import trunc
-
     (x,) = as_arrays(x, inexact=True)
     whole = trunc(x)
-    frac = where(isinf(x), _const(x, 0), lax.sub(x, whole))
+    frac = where(isinf(x), scalar_like(x, 0), lax.sub(x, whole))
     return copysign(frac, x), whole

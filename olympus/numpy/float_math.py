@@ -13,9 +13,8 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
-from olympus.numpy.core import aval_of, to_operand
-from olympus.numpy.float_bits import as_arrays
-from olympus.tracer.errors import OlympusTypeError
+from olympus.numpy.compiled import compiled
+from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
 
 __all__ = [
     "acos", "acosh", "angle", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_invert",
@@ -32,22 +31,13 @@ bitwise_invert = ufuncs.invert
 bitwise_left_shift, bitwise_right_shift = ufuncs.left_shift, ufuncs.right_shift
 
 
-def _const(x, value):
-    return np.asarray(value, aval_of(x).dtype)[()]
-
-
-def _require_real(name: str, x):
-    if dtypes.is_complex(aval_of(x).dtype):
-        raise OlympusTypeError(f"jnp.{name} is not defined for complex input ({aval_of(x).str_short()})")
-
-
 def trunc(x):
     """Rounds toward zero; integers and booleans come back unchanged."""
     (x,) = as_arrays(x)
-    _require_real("trunc", x)
+    require_real("trunc", x)
     if not dtypes.is_float(aval_of(x).dtype):
         return x
-    return lax.select(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
+    return lax.select(lax.lt(x, scalar_like(x, 0)), lax.ceil(x), lax.floor(x))
 
 
 fix = trunc
@@ -64,7 +54,7 @@ def rint(x):
 def fabs(x):
     """|x| as a float (integers are promoted); complex input is an error, as in NumPy."""
     (x,) = as_arrays(x, inexact=True)
-    _require_real("fabs", x)
+    require_real("fabs", x)
     return lax.abs(x)
 
 
@@ -95,9 +85,9 @@ def float_power(x1, x2):
 def heaviside(x1, x2):
     """0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN stays NaN)."""
     x1, x2 = as_arrays(x1, x2, inexact=True)
-    _require_real("heaviside", x1)
-    step = ufuncs.where(lax.gt(x1, _const(x1, 0)), _const(x1, 1), _const(x1, 0))
-    out = ufuncs.where(lax.eq(x1, _const(x1, 0)), x2, step)
+    require_real("heaviside", x1)
+    step = ufuncs.where(lax.gt(x1, scalar_like(x1, 0)), scalar_like(x1, 1), scalar_like(x1, 0))
+    out = ufuncs.where(lax.eq(x1, scalar_like(x1, 0)), x2, step)
     return ufuncs.where(ufuncs.isnan(x1), x1, out)
 
 
@@ -108,7 +98,7 @@ def logaddexp2(x1, x2):
         return ufuncs.complex_logaddexp(x1, x2, math.log(2))
     larger = ufuncs.maximum(x1, x2)
     gap = lax.neg(lax.abs(lax.sub(x1, x2)))
-    ln2 = _const(gap, math.log(2))
+    ln2 = scalar_like(gap, math.log(2))
     out = lax.add(larger, lax.div(lax.log1p(lax.exp(lax.mul(gap, ln2))), ln2))
     # Equal infinities make the gap NaN (inf - inf); the answer is that infinity.
     return ufuncs.where(lax.ne(gap, gap), larger, out)
@@ -117,8 +107,8 @@ def logaddexp2(x1, x2):
 def cbrt(x):
     """The real cube root, negative for negative x."""
     (x,) = as_arrays(x, inexact=True)
-    _require_real("cbrt", x)
-    return lax.mul(lax.sign(x), lax.pow(lax.abs(x), _const(x, 1 / 3)))
+    require_real("cbrt", x)
+    return lax.mul(lax.sign(x), lax.pow(lax.abs(x), scalar_like(x, 1 / 3)))
 
 
 def sinc(x):
@@ -128,15 +118,15 @@ def sinc(x):
     is right too (sinc''(0) = -pi**2 / 3), not just the value.
     """
     (x,) = as_arrays(x, inexact=True)
-    pix = lax.mul(x, _const(x, np.pi))
+    pix = lax.mul(x, scalar_like(x, np.pi))
     magnitude = lax.abs(pix)  # real even for complex x
     near_zero = lax.lt(magnitude, np.asarray(0.1, aval_of(magnitude).dtype)[()])
-    safe = lax.select(near_zero, lax.full(aval_of(x).shape, _const(x, 1)), pix)
+    safe = lax.select(near_zero, lax.full(aval_of(x).shape, scalar_like(x, 1)), pix)
     u = lax.mul(pix, pix)
     # 1 - u/6 + u^2/120 - u^3/5040 + u^4/362880: the next term is below 3e-18 for |pi x| < 0.1.
-    taylor = _const(x, 1 / 362880)
+    taylor = scalar_like(x, 1 / 362880)
     for coefficient in (-1 / 5040, 1 / 120, -1 / 6, 1.0):
-        taylor = lax.add(lax.mul(taylor, u), _const(x, coefficient))
+        taylor = lax.add(lax.mul(taylor, u), scalar_like(x, coefficient))
     return lax.select(near_zero, taylor, lax.div(lax.sin(safe), safe))
 
 
@@ -159,33 +149,30 @@ _I0_ASYMPTOTIC = _i0_asymptotic_coefficients(25)
 def _i0_series(q):
     """sum_k q^k / (k!)^2 nested as 1 + q/1 (1 + q/4 (1 + q/9 (...))): the
     coefficients 1/(k!)^2 themselves would underflow float32 beyond k = 20."""
-    acc = lax.full(aval_of(q).shape, _const(q, 1))
+    acc = lax.full(aval_of(q).shape, scalar_like(q, 1))
     for k in range(_I0_SERIES_TERMS, 0, -1):
-        acc = lax.add(lax.mul(lax.mul(acc, q), _const(q, 1 / k**2)), _const(q, 1))
+        acc = lax.add(lax.mul(lax.mul(acc, q), scalar_like(q, 1 / k**2)), scalar_like(q, 1))
     return acc
 
 
 def _horner(coefficients, t):
-    acc = _const(t, coefficients[-1])
+    acc = scalar_like(t, coefficients[-1])
     for c in reversed(coefficients[:-1]):
-        acc = lax.add(lax.mul(acc, t), _const(t, c))
+        acc = lax.add(lax.mul(acc, t), scalar_like(t, c))
     return acc
 
 
 def _i0_impl(x):
     magnitude = lax.abs(x)
-    small = lax.le(magnitude, _const(x, _I0_SWITCH))
+    small = lax.le(magnitude, scalar_like(x, _I0_SWITCH))
     # Each branch sees only inputs in its own range, so the other's gradient stays finite.
-    xs = lax.select(small, x, lax.full(aval_of(x).shape, _const(x, 0)))
-    xl = lax.select(small, lax.full(aval_of(x).shape, _const(x, 2 * _I0_SWITCH)), magnitude)
-    series = _i0_series(lax.mul(lax.mul(xs, xs), _const(x, 0.25)))
+    xs = lax.select(small, x, lax.full(aval_of(x).shape, scalar_like(x, 0)))
+    xl = lax.select(small, lax.full(aval_of(x).shape, scalar_like(x, 2 * _I0_SWITCH)), magnitude)
+    series = _i0_series(lax.mul(lax.mul(xs, xs), scalar_like(x, 0.25)))
     # e^x / sqrt(2 pi x) as one exp, so it overflows only when I0 itself does.
-    scale = lax.exp(lax.sub(xl, lax.mul(lax.log(lax.mul(xl, _const(x, 2 * np.pi))), _const(x, 0.5))))
-    asymptotic = lax.mul(scale, _horner(_I0_ASYMPTOTIC, lax.div(_const(x, 1), xl)))
+    scale = lax.exp(lax.sub(xl, lax.mul(lax.log(lax.mul(xl, scalar_like(x, 2 * np.pi))), scalar_like(x, 0.5))))
+    asymptotic = lax.mul(scale, _horner(_I0_ASYMPTOTIC, lax.div(scalar_like(x, 1), xl)))
     return lax.select(small, series, asymptotic)
-
-
-_i0_compiled = None
 
 
 def i0(x):
@@ -194,14 +181,9 @@ def i0(x):
     >>> jnp.i0(jnp.array([0.0, 1.0]))
     Array([1.       , 1.2660658], dtype=float32)
     """
-    global _i0_compiled
     (x,) = as_arrays(x, inexact=True)
-    _require_real("i0", x)
-    if _i0_compiled is None:  # one dispatch eagerly instead of ~150 small ones
-        from olympus.api import jit
-
-        _i0_compiled = jit(_i0_impl)
-    return _i0_compiled(x)
+    require_real("i0", x)
+    return compiled(_i0_impl)(x)  # one dispatch eagerly instead of ~150 small ones
 
 
 # ---- complex and infinity predicates ---------------------------------------------
@@ -211,8 +193,8 @@ def angle(z, deg: bool = False):
     if dtypes.is_complex(aval_of(z).dtype):
         out = lax.atan2(lax.imag(z), lax.real(z))
     else:
-        out = lax.atan2(lax.full(aval_of(z).shape, _const(z, 0)), z)
-    return lax.mul(out, _const(out, 180 / np.pi)) if deg else out
+        out = lax.atan2(lax.full(aval_of(z).shape, scalar_like(z, 0)), z)
+    return lax.mul(out, scalar_like(out, 180 / np.pi)) if deg else out
 
 
 def iscomplex(x):
@@ -221,7 +203,7 @@ def iscomplex(x):
     if not dtypes.is_complex(aval_of(x).dtype):
         return lax.full(aval_of(x).shape, False)
     imag = lax.imag(x)
-    return lax.ne(imag, _const(imag, 0))
+    return lax.ne(imag, scalar_like(imag, 0))
 
 
 def isreal(x):
@@ -241,10 +223,10 @@ def isrealobj(x) -> bool:
 def _is_infinity(name: str, sign: float):
     def fn(x):
         (x,) = as_arrays(x)
-        _require_real(name, x)
+        require_real(name, x)
         if not dtypes.is_float(aval_of(x).dtype):
             return lax.full(aval_of(x).shape, False)
-        return lax.eq(x, _const(x, sign * np.inf))
+        return lax.eq(x, scalar_like(x, sign * np.inf))
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise: whether x is {'+' if sign > 0 else '-'}inf."

@@ -18,7 +18,11 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
 from olympus.numpy import ufuncs as _uf
+from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import aval_of, broadcast_shapes, normalize_axis, to_operand
+from olympus.numpy.indexing import take
+from olympus.numpy.reductions import cumsum
+from olympus.numpy.setops import _compact_positions
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -154,8 +158,6 @@ def place(arr, mask, vals, *, inplace: bool = True):
     >>> jnp.place(jnp.zeros(4), jnp.array([1, 0, 1, 1]), jnp.array([7.0, 8.0]), inplace=False)
     Array([7., 0., 8., 7.], dtype=float32)
     """
-    from olympus.numpy.reductions import cumsum
-
     _refuse_inplace("place", inplace)
     arr = to_operand(arr)
     flat, flat_mask = _arr.ravel(arr), _arr.ravel(_arr.astype(to_operand(mask), np.bool_))
@@ -167,9 +169,8 @@ def place(arr, mask, vals, *, inplace: bool = True):
     if m == 0:
         return arr
     slot = _uf.remainder(cumsum(_arr.astype(flat_mask, dtypes.int32)) - 1, m)
-    from olympus.numpy.at import take
-
-    return _arr.reshape(_uf.where(flat_mask, take(values, slot), flat), aval_of(arr).shape)
+    picked = take(values, slot, mode="clip")
+    return _arr.reshape(_uf.where(flat_mask, picked, flat), aval_of(arr).shape)
 
 
 # ---- selection ----------------------------------------------------------------------
@@ -180,9 +181,6 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
     >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))
     Array([4, 6], dtype=int32)
     """
-    from olympus.numpy.at import take
-    from olympus.numpy.setops import _compact_positions
-
     keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))
     flat = _arr.ravel(to_operand(arr))
     n = aval_of(flat).shape[0]
@@ -198,8 +196,8 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
         return lax.full((int(size),), np.asarray(fill_value, aval_of(flat).dtype)[()])
     positions, count = _compact_positions(keep, int(size))
     valid = lax.iota(dtypes.int32, int(size)) < count
-    return _uf.where(valid, take(flat, positions), _arr.astype(to_operand(fill_value),
-                                                                aval_of(flat).dtype))
+    picked = take(flat, positions, mode="clip")
+    return _uf.where(valid, picked, _arr.astype(to_operand(fill_value), aval_of(flat).dtype))
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
@@ -381,11 +379,4 @@ _STATIC_OPTIONS = {
 }
 
 
-def _compile_entry_points() -> None:
-    from olympus.api import jit
-
-    for name, static in _STATIC_OPTIONS.items():
-        globals()[name] = jit(globals()[name], static_argnames=static)
-
-
-_compile_entry_points()
+jit_entry_points(globals(), _STATIC_OPTIONS)

@@ -1,10 +1,17 @@
-"""`x[idx]` for ints, slices (any step), None, Ellipsis, traced integer scalars
-and integer arrays (gathered in olympus.numpy.at); `x.at[idx]` functional
-updates for basic indices.
+"""NumPy indexing of olympus arrays: `x[idx]`, `x.at[idx]` updates and `take`.
 
-Static parts become one `slice` (plus `rev` for negative steps), traced
-integers a `dynamic_slice`, and a final `reshape` drops indexed axes and
-inserts new ones.
+Basic indices (ints, slices of any step, None, Ellipsis, traced integer
+scalars) become one `slice` (plus `rev` for negative steps), traced integers
+a `dynamic_slice`, and a final `reshape` drops indexed axes and inserts new
+ones; updates write back with `pad`/`select` and `dynamic_update_slice`.
+
+Integer arrays (NumPy's advanced indexing) go through one `gather` and the
+scatter family: the integer arrays (and ints beside them) broadcast to one
+shape B; if they sit next to each other the B axes replace them in the
+result, otherwise B goes first. Reads clamp out-of-range indices (JAX's
+default for `x[idx]`); updates drop them (JAX's default for `x.at`).
+Negative indices count from the end in both. Concrete boolean masks become
+the integer arrays of their True positions.
 """
 
 from __future__ import annotations
@@ -15,12 +22,20 @@ from typing import NamedTuple
 import numpy as np
 
 from olympus import lax
-from olympus.ir import dtypes
 from olympus.backends.xla.array import Array
-from olympus.numpy.core import aval_of, broadcast_to, to_operand
+from olympus.ir import dtypes
+from olympus.numpy import ufuncs
+from olympus.numpy.core import (
+    asarray,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    to_operand,
+)
 from olympus.tracer.core import Tracer
 
 
+# ---- kinds of index entries ----------------------------------------------------
 def _is_static_int(entry) -> bool:
     if isinstance(entry, (bool, np.bool_)):
         return False
@@ -58,7 +73,7 @@ def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
 
 def _unsupported(entry):
     kind = type(entry).__name__
-    if isinstance(entry, (list, np.ndarray, Array, Tracer)) or isinstance(entry, (bool, np.bool_)):
+    if isinstance(entry, (list, np.ndarray, Array, Tracer, bool, np.bool_)):
         return IndexError(
             f"indexing with {kind} {getattr(entry, 'shape', '')} is not supported here: "
             f"boolean masks have data-dependent shapes (use jnp.where), and x.at[...] takes "
@@ -67,7 +82,35 @@ def _unsupported(entry):
     return TypeError(f"invalid index of type {kind}: {entry!r:.40}")
 
 
-class _IndexPlan(NamedTuple):
+def _is_int_array(entry) -> bool:
+    """An integer index array of rank >= 1: a NumPy or olympus array, or a
+    (nested) list of ints and integer scalars, traced ones included."""
+    if isinstance(entry, list) and entry:
+        return builtins.all(_is_int(e) or _is_int_array(e) for e in entry)
+    if isinstance(entry, np.ndarray):
+        return entry.dtype.kind in "iu" and entry.ndim >= 1
+    if isinstance(entry, (Array, Tracer)):
+        return dtypes.is_integer(entry.dtype) and entry.ndim >= 1
+    return False
+
+
+def _is_int(entry) -> bool:
+    """An int or an integer scalar (concrete or traced): advanced beside arrays."""
+    if isinstance(entry, (bool, np.bool_)):
+        return False
+    if isinstance(entry, (int, np.integer)):
+        return True
+    return isinstance(entry, (Array, Tracer)) and entry.ndim == 0 and dtypes.is_integer(
+        entry.dtype)
+
+
+def has_int_array(idx) -> bool:
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    return builtins.any(_is_int_array(e) for e in entries)
+
+
+# ---- basic indexing: slices, ints, None, Ellipsis, traced integer scalars -------
+class _BasicPlan(NamedTuple):
     """Basic indexing spelled as lax operations: where each axis is cut, and how.
 
     `starts`/`limits`/`strides` describe one static `slice` (negative steps are
@@ -83,7 +126,7 @@ class _IndexPlan(NamedTuple):
     out_shape: list
 
 
-def _plan(shape: tuple, idx) -> _IndexPlan:
+def _basic_plan(shape: tuple, idx) -> _BasicPlan:
     idx = _expand_ellipsis(idx if isinstance(idx, tuple) else (idx,), len(shape))
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
     reversed_dims, dynamic, out_shape = [], {}, []
@@ -116,10 +159,10 @@ def _plan(shape: tuple, idx) -> _IndexPlan:
         else:
             raise _unsupported(entry)
         dim += 1
-    return _IndexPlan(starts, limits, strides, reversed_dims, dynamic, out_shape)
+    return _BasicPlan(starts, limits, strides, reversed_dims, dynamic, out_shape)
 
 
-def _region(x, plan: _IndexPlan):
+def _region(x, plan: _BasicPlan):
     """The indexed elements, with indexed axes still present (size 1)."""
     shape = aval_of(x).shape
     if plan.starts != [0] * len(shape) or plan.limits != list(shape) or plan.strides != [1] * len(shape):
@@ -131,6 +174,26 @@ def _region(x, plan: _IndexPlan):
     return x
 
 
+def _dynamic_index(x, dynamic: dict):
+    """A size-1 dynamic_slice at each traced index (negative indices wrap)."""
+    shape = aval_of(x).shape
+    starts, sizes = [], []
+    for d, size in enumerate(shape):
+        if d in dynamic:
+            starts.append(_wrapped(dynamic[d], size))
+            sizes.append(1)
+        else:
+            starts.append(np.int32(0))
+            sizes.append(size)
+    return lax.dynamic_slice(x, starts, sizes)
+
+
+def _wrapped(i, size: int):
+    """A traced index with negative values counted from the end."""
+    zero = np.zeros((), i.dtype)[()]
+    return lax.select(lax.lt(i, zero), lax.add(i, np.asarray(size, i.dtype)[()]), i)
+
+
 def getitem(x, idx):
     """NumPy indexing of an olympus array (a functional copy, never a view)."""
     x = to_operand(x)
@@ -138,11 +201,16 @@ def getitem(x, idx):
     if builtins.any(_is_bool_mask(e) for e in entries):
         entries = _masks_to_indices(entries, aval_of(x).shape)
     if builtins.any(_is_int_array(e) for e in entries):
-        from olympus.numpy.at import advanced_getitem
-
         return advanced_getitem(x, entries)
-    plan = _plan(aval_of(x).shape, idx)
+    plan = _basic_plan(aval_of(x).shape, idx)
     return lax.reshape(_region(x, plan), plan.out_shape)
+
+
+def slice_along(x, axis: int, start, stop):
+    """x[start:stop] along `axis` (a static slice, with Python's bounds rules)."""
+    index = [slice(None)] * aval_of(x).ndim
+    index[axis] = slice(start, stop)
+    return x[tuple(index)]
 
 
 # ---- boolean masks (concrete only: the result size depends on the values) --------
@@ -191,52 +259,134 @@ def _masks_to_indices(entries: tuple, shape: tuple) -> tuple:
     return tuple(out)
 
 
-# ---- integer-array indexing ------------------------------------------------------
-def _is_int_array(entry) -> bool:
-    """An integer index array of rank >= 1: NumPy array, list of ints, olympus array."""
-    if isinstance(entry, list) and entry:
-        entry = np.asarray(entry)
-    if isinstance(entry, np.ndarray):
-        return entry.dtype.kind in "iu" and entry.ndim >= 1
-    if isinstance(entry, (Array, Tracer)):
-        return dtypes.is_integer(entry.dtype) and entry.ndim >= 1
-    return False
+# ---- integer-array indexing: one gather -----------------------------------------
+class _AdvancedPlan(NamedTuple):
+    """`x[idx]` as basic indexing (`basic`, slices and None only) followed by
+    one gather: `axes` of the basic result are read at the stacked `indices`
+    (shape B + (len(axes),)); the B axes land at `position` of the result."""
+
+    basic: tuple
+    axes: tuple
+    indices: list
+    batch_shape: tuple
+    position: int
+
+
+def _advanced_plan(shape: tuple, idx) -> _AdvancedPlan:
+    entries = _expand_ellipsis(idx if isinstance(idx, tuple) else (idx,), len(shape))
+    advanced = [i for i, e in enumerate(entries) if _is_int_array(e) or _is_int(e)]
+    basic = tuple(slice(None) if i in advanced else e for i, e in enumerate(entries))
+    axes = tuple(advanced)  # every entry, None included, is one axis of x[basic]
+    arrays = [to_operand(asarray(entries[i]) if isinstance(entries[i], list) else entries[i])
+              for i in advanced]
+    batch_shape = broadcast_shapes(*(aval_of(a).shape for a in arrays))
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    return _AdvancedPlan(basic, axes, arrays, batch_shape, axes[0] if adjacent else 0)
+
+
+def _stacked_indices(arrays, sizes, batch_shape, clamp: bool):
+    """One int32 index array of shape B + (k,): negatives wrapped, then
+    clamped into range (reads) or left out of range to be dropped (writes)."""
+    columns = []
+    for index, size in zip(arrays, sizes):
+        index = lax.convert_element_type(index, dtypes.int32)
+        index = lax.select(lax.lt(index, lax.full(aval_of(index).shape, np.int32(0))),
+                           lax.add(index, lax.full(aval_of(index).shape, np.int32(size))), index)
+        if clamp:
+            index = lax.clamp(np.int32(0), index, np.int32(builtins.max(size - 1, 0)))
+        index = broadcast_to(index, batch_shape)
+        columns.append(lax.reshape(index, (*batch_shape, 1)))
+    return lax.concatenate(columns, len(batch_shape))
+
+
+def _window(plan: _AdvancedPlan, basic_shape: tuple):
+    """The gather/scatter dimension layout shared by reads and writes."""
+    n_batch = len(plan.batch_shape)
+    rest = len(basic_shape) - len(plan.axes)
+    out_rank = n_batch + rest
+    offset = tuple(d for d in range(out_rank)
+                   if not plan.position <= d < plan.position + n_batch)
+    slice_sizes = tuple(1 if d in plan.axes else s for d, s in enumerate(basic_shape))
+    return offset, slice_sizes
+
+
+class IndexModeError(ValueError):
+    """An indexing read (x.at[...].get, take) got a `mode` it does not know."""
+
+
+_READ_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip",
+               "fill": "fill", "drop": "fill", "wrap": "wrap"}
+
+
+def _read_mode(api: str, mode) -> str:
+    """JAX's spelling of an out-of-bounds policy for reads -> clip, fill or wrap."""
+    mode = getattr(mode, "name", mode)  # lax.GatherScatterMode-like enums
+    key = mode.lower() if isinstance(mode, str) else mode
+    if key == "fill_or_drop":
+        key = "fill"
+    if key not in _READ_MODES:
+        raise IndexModeError(f"{api}: unknown mode {mode!r}; use 'clip', 'fill', 'drop', 'wrap' "
+                             f"or 'promise_in_bounds'")
+    return _READ_MODES[key]
+
+
+def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
+    """`x[idx]` for indices with integer arrays, as NumPy (one gather).
+
+    Out-of-range indices (after negatives count from the end) clamp with
+    mode "clip", read `fill_value` with mode "fill" (see lax.gather), and
+    wrap around the axis with mode "wrap"."""
+    x = to_operand(x)
+    plan = _advanced_plan(aval_of(x).shape, idx)
+    y = getitem(x, plan.basic)
+    shape = aval_of(y).shape
+    sizes = [shape[a] for a in plan.axes]
+    arrays = plan.indices if mode != "wrap" else [_wrapped_around(i, n) for i, n in zip(plan.indices, sizes)]
+    indices = _stacked_indices(arrays, sizes, plan.batch_shape, clamp=mode != "fill")
+    offset, slice_sizes = _window(plan, shape)
+    dn = lax.GatherDimensionNumbers(offset, plan.axes, plan.axes)
+    if mode == "fill":
+        return lax.gather(y, indices, dn, slice_sizes, mode="fill", fill_value=fill_value)
+    return lax.gather(y, indices, dn, slice_sizes)
+
+
+def _wrapped_around(index, size: int):
+    """index mod size (NumPy's mode="wrap"), as int32."""
+    index = lax.convert_element_type(index, dtypes.int32)
+    n = lax.full(aval_of(index).shape, np.int32(builtins.max(size, 1)))
+    return lax.rem(lax.add(lax.rem(index, n), n), n)
 
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
          indices_are_sorted: bool = False, fill_value=None):
-    """`a` at integer `indices` along `axis` (one gather). As in JAX, an
-    out-of-range index reads `fill_value` by default (mode "fill": NaN for
-    inexact dtypes); modes "clip" and "wrap" are as in olympus.numpy.at.take,
-    which olympus's own code calls because it clamps by default."""
-    from olympus.numpy.at import take as gather_take
+    """`a` at integer `indices` along `axis` (the flattened array if None), one gather.
 
-    mode = "fill" if mode is None else mode
-    return gather_take(a, indices, axis, out, mode, unique_indices, indices_are_sorted, fill_value)
+    As in JAX, an out-of-range index reads `fill_value` by default (mode None
+    or "fill": NaN for inexact dtypes); mode "clip" clamps it into range,
+    mode "wrap" wraps it around the axis.
 
-
-def _dynamic_index(x, dynamic: dict):
-    """A size-1 dynamic_slice at each traced index (negative indices wrap)."""
-    shape = aval_of(x).shape
-    starts, sizes = [], []
-    for d, size in enumerate(shape):
-        if d in dynamic:
-            starts.append(_wrapped(dynamic[d], size))
-            sizes.append(1)
-        else:
-            starts.append(np.int32(0))
-            sizes.append(size)
-    return lax.dynamic_slice(x, starts, sizes)
-
-
-def _wrapped(i, size: int):
-    """A traced index with negative values counted from the end."""
-    zero = np.zeros((), i.dtype)[()]
-    return lax.select(lax.lt(i, zero), lax.add(i, np.asarray(size, i.dtype)[()]), i)
+    >>> jnp.take(jnp.arange(5.0), jnp.array([4, 7]))
+    Array([ 4., nan], dtype=float32)
+    >>> jnp.take(jnp.arange(5.0), jnp.array([4, 7]), mode="clip")
+    Array([4., 4.], dtype=float32)
+    """
+    if out is not None:
+        raise TypeError("olympus.numpy.take: the 'out' argument is not supported (arrays are immutable)")
+    mode = _read_mode("olympus.numpy.take", "fill" if mode is None else mode)
+    a = to_operand(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (aval_of(a).size,)), 0
+    axis = axis % aval_of(a).ndim
+    index = to_operand(asarray(indices) if isinstance(indices, list) else indices)
+    if aval_of(index).ndim == 0:
+        index = lax.reshape(index, (1,))
+        picked = advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
+        return lax.squeeze(picked, (axis,))
+    return advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
 
 
-# ---- functional updates: x.at[idx].set(v) and friends ---------------------------
-def _scatter_static(slab, region, plan: _IndexPlan):
+# ---- updates at basic indices: x.at[idx].set(v) and friends ----------------------
+def _scatter_static(slab, region, plan: _BasicPlan):
     """`slab` with `region` written at the static (possibly strided) positions.
 
     Padding the region with `stride - 1` interior zeros lays it out exactly on
@@ -258,11 +408,11 @@ def _scatter_static(slab, region, plan: _IndexPlan):
     return lax.select(mask, placed, slab)
 
 
-def _update(x, idx, values, combine=None):
+def _update_basic(x, idx, values, combine=None):
     """x with x[idx] replaced by `values` (or by `combine(x[idx], values)`)."""
     x = to_operand(x)
     aval = aval_of(x)
-    plan = _plan(aval.shape, idx)
+    plan = _basic_plan(aval.shape, idx)
     old = _region(x, plan)
     region_shape = aval_of(old).shape
     values = lax.convert_element_type(to_operand(values), aval.dtype)
@@ -280,6 +430,102 @@ def _update(x, idx, values, combine=None):
     return lax.dynamic_update_slice(x, _scatter_static(slab, new, plan), starts)
 
 
+# ---- updates at integer arrays: the scatter family --------------------------------
+def _check_update_index(plan: _AdvancedPlan) -> None:
+    if builtins.any(e is None or (isinstance(e, slice) and e != slice(None))
+                    for e in plan.basic):
+        raise IndexError(
+            "x.at[...] with integer arrays takes ints, integer arrays, ':' and '...'; "
+            "apply partial slices or None with a separate x.at[...] step")
+
+
+def _scatter_update(x, idx, values, scatter_fn):
+    """x with `scatter_fn` writing `values` (broadcast to x[idx].shape) at idx."""
+    x = to_operand(x)
+    shape = aval_of(x).shape
+    plan = _advanced_plan(shape, idx)
+    _check_update_index(plan)
+    indices = _stacked_indices(plan.indices, [shape[a] for a in plan.axes], plan.batch_shape,
+                               clamp=False)
+    offset, _ = _window(plan, shape)
+    out_shape = _result_shape(plan, shape, offset)
+    updates = broadcast_to(lax.convert_element_type(to_operand(values), aval_of(x).dtype),
+                           out_shape)
+    dn = lax.ScatterDimensionNumbers(offset, plan.axes, plan.axes)
+    return scatter_fn(x, indices, updates, dn)
+
+
+def _result_shape(plan: _AdvancedPlan, shape: tuple, offset: tuple) -> tuple:
+    rest = iter(s for d, s in enumerate(shape) if d not in plan.axes)
+    batch = iter(plan.batch_shape)
+    rank = len(plan.batch_shape) + len(shape) - len(plan.axes)
+    return tuple(next(rest) if d in offset else next(batch) for d in range(rank))
+
+
+class IndexUpdateRef:
+    """`x.at[idx]`: each method returns a new array; `x` itself never changes.
+
+    Basic indices go through slices and dynamic_update_slice, indices with
+    integer arrays through scatter, where duplicates accumulate for
+    add/multiply/min/max (as NumPy's `np.add.at`) and one of them wins for
+    set. Values broadcast to `x[idx].shape` and are cast to `x.dtype`, as in
+    JAX.
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def _update(self, values, scatter_fn, combine):
+        if has_int_array(self.index):
+            return _scatter_update(self.array, self.index, values, scatter_fn)
+        return _update_basic(self.array, self.index, values, combine)
+
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+        """x[idx]; with mode "fill" out-of-range integer indices (arrays or
+        scalars) read `fill_value` (NaN for inexact dtypes by default) instead
+        of clamping, and "wrap" wraps them around the axis."""
+        mode = _read_mode("x.at[...].get", mode)
+        entries = self.index if isinstance(self.index, tuple) else (self.index,)
+        if mode == "clip" or not builtins.any(_is_int_array(e) or _is_int(e) for e in entries):
+            return getitem(self.array, self.index)
+        return advanced_getitem(self.array, self.index, mode, fill_value)
+
+    def set(self, values, **_):
+        return self._update(values, lax.scatter, None)
+
+    def add(self, values, **_):
+        return self._update(values, lax.scatter_add, ufuncs.add)
+
+    def subtract(self, values, **_):
+        return self._update(ufuncs.negative(values), lax.scatter_add, ufuncs.add)
+
+    def multiply(self, values, **_):
+        return self._update(values, lax.scatter_mul, ufuncs.multiply)
+
+    mul = multiply
+
+    def divide(self, values, **_):
+        if not has_int_array(self.index):
+            return _update_basic(self.array, self.index, values, ufuncs.divide)
+        reciprocal = ufuncs.divide(1, values)
+        return _scatter_update(self.array, self.index, reciprocal, lax.scatter_mul)
+
+    def min(self, values, **_):
+        return self._update(values, lax.scatter_min, ufuncs.minimum)
+
+    def max(self, values, **_):
+        return self._update(values, lax.scatter_max, ufuncs.maximum)
+
+    def power(self, values, **_):
+        """Read, combine, write back: repeated indices see the original value."""
+        return self.set(ufuncs.power(self.get(), values))
+
+    def apply(self, func, **_):
+        return self.set(func(self.get()))
+
+
 class IndexUpdateHelper:
     """`x.at`: indexing it gives an `IndexUpdateRef` for functional updates."""
 
@@ -288,59 +534,8 @@ class IndexUpdateHelper:
     def __init__(self, array):
         self.array = array
 
-    def __getitem__(self, idx) -> "IndexUpdateRef":
+    def __getitem__(self, idx) -> IndexUpdateRef:
         return IndexUpdateRef(self.array, idx)
 
     def __repr__(self) -> str:
         return f"IndexUpdateHelper({self.array!r})"
-
-
-class IndexUpdateRef:
-    """`x.at[idx]`: each method returns a new array; `x` itself never changes.
-
-    Indices are those of `x[idx]` (ints, slices with any step, None, Ellipsis,
-    traced integer scalars). Values broadcast to `x[idx].shape` and are cast
-    to `x.dtype`, as in JAX.
-    """
-
-    __slots__ = ("array", "index")
-
-    def __init__(self, array, index):
-        self.array, self.index = array, index
-
-    def get(self, **_):
-        return getitem(self.array, self.index)
-
-    def set(self, values, **_):
-        return _update(self.array, self.index, values)
-
-    def apply(self, func, **_):
-        return _update(self.array, self.index, 0, lambda old, _: func(old))
-
-    def add(self, values, **_):
-        return self._combine(values, "add")
-
-    def subtract(self, values, **_):
-        return self._combine(values, "subtract")
-
-    def multiply(self, values, **_):
-        return self._combine(values, "multiply")
-
-    mul = multiply
-
-    def divide(self, values, **_):
-        return self._combine(values, "divide")
-
-    def power(self, values, **_):
-        return self._combine(values, "power")
-
-    def min(self, values, **_):  # noqa: A003
-        return self._combine(values, "minimum")
-
-    def max(self, values, **_):  # noqa: A003
-        return self._combine(values, "maximum")
-
-    def _combine(self, values, ufunc_name: str):
-        from olympus.numpy import ufuncs
-
-        return _update(self.array, self.index, values, getattr(ufuncs, ufunc_name))

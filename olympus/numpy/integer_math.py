@@ -6,14 +6,17 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy.core import aval_of, broadcast_shapes, broadcast_to
-from olympus.numpy.float_bits import as_arrays
+from olympus.numpy.core import (
+    UNSIGNED_OF_SIZE,
+    as_arrays,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    scalar_like,
+)
 from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["bitwise_count", "gcd", "lcm"]
-
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
 
 def _integer_operands(name: str, *args) -> list:
     args = as_arrays(*args)
@@ -30,10 +33,6 @@ def _magnitude(x):
     return x if dtypes.is_unsigned_int(aval_of(x).dtype) else lax.abs(x)
 
 
-def _zero(x):
-    return np.zeros((), aval_of(x).dtype)[()]
-
-
 def gcd(x1, x2):
     """The greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0), by Euclid's
     algorithm in a while_loop that runs until every pair has reached 0."""
@@ -42,7 +41,7 @@ def gcd(x1, x2):
 
 
 def _gcd(a, b):
-    zero, one = _zero(a), np.ones((), aval_of(a).dtype)[()]
+    zero, one = scalar_like(a, 0), np.ones((), aval_of(a).dtype)[()]
 
     def unfinished(carry):
         _, b = carry
@@ -62,7 +61,7 @@ def lcm(x1, x2):
     x1, x2 = _integer_operands("lcm", x1, x2)
     a, b = _magnitude(x1), _magnitude(x2)
     divisor = _gcd(a, b)
-    zero = lax.eq(divisor, _zero(divisor))
+    zero = lax.eq(divisor, scalar_like(divisor, 0))
     safe = lax.select(zero, lax.full(aval_of(divisor).shape, np.ones((), aval_of(a).dtype)[()]), divisor)
     return lax.select(zero, divisor, lax.mul(lax.div(a, safe), b))
 
@@ -80,7 +79,7 @@ def bitwise_count(x):
     if not dtypes.is_integer(dtype):
         raise OlympusTypeError(f"jnp.bitwise_count needs an integer operand, got {aval_of(x).str_short()}")
     width = dtype.itemsize
-    udtype = np.dtype(_UNSIGNED[width])
+    udtype = np.dtype(UNSIGNED_OF_SIZE[width])
     v = lax.bitcast_convert_type(_magnitude(x), udtype)
 
     def pattern(byte: int):

@@ -34,7 +34,9 @@ from olympus.numpy.core import (
     promote_dtypes,
     to_operand,
 )
-from olympus.numpy.at import take
+from olympus.numpy.indexing import take
+from olympus.numpy.reductions import nonzero
+from olympus.numpy.ufuncs import clip, equal, remainder, where
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -164,7 +166,7 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
     if not isinstance(obj, slice):
         obj = _concrete(obj, "delete", "the indices to delete")
     keep = np.delete(np.arange(n), obj)
-    return take(arr, keep.astype(np.int32), axis=axis)
+    return take(arr, keep.astype(np.int32), axis=axis, mode="clip")
 
 
 def insert(arr, obj, values, axis: int | None = None):
@@ -192,7 +194,8 @@ def insert(arr, obj, values, axis: int | None = None):
     arr, values = promote_dtypes(arr, values)
     values = lax.convert_element_type(broadcast_to(values, tuple(shape)), aval_of(arr).dtype)
     order = np.insert(np.arange(n), obj, n + np.arange(count))
-    return take(concatenate([arr, values], axis), order.astype(np.int32), axis=axis)
+    return take(concatenate([arr, values], axis), order.astype(np.int32), axis=axis,
+                mode="clip")
 
 
 def _inserted_count(obj, n: int, values, ndim: int, axis: int) -> int:
@@ -263,8 +266,6 @@ def choose(a, choices, mode: str = "raise"):
                              f"(got values in [{index.min()}, {index.max()}])")
     if mode not in ("raise", "clip", "wrap"):
         raise ValueError(f"jnp.choose: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
-    from olympus.numpy.ufuncs import clip, equal, remainder, where
-
     a = remainder(a, n) if mode == "wrap" else clip(a, 0, n - 1)
     choices = promote_dtypes(*choices)
     shape = broadcast_shapes(aval_of(a).shape, *(aval_of(c).shape for c in choices))
@@ -281,8 +282,6 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
     A concrete condition gives exactly those slices; a traced one needs a
     static `size` (the first `size` selected slices, then `fill_value` ones).
     """
-    from olympus.numpy.reductions import nonzero
-
     a = to_operand(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -294,12 +293,12 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
                          f"more than the {n} slices of axis {axis}")
     if size is None:
         selected = np.nonzero(_concrete(condition, "compress", "condition (without size=)"))[0]
-        return take(a, selected.astype(np.int32), axis=axis)
+        return take(a, selected.astype(np.int32), axis=axis, mode="clip")
     (selected,) = nonzero(condition, size=size, fill_value=n)
     fill_shape = list(aval_of(a).shape)
     fill_shape[axis] = 1
     filler = lax.full(tuple(fill_shape), np.asarray(fill_value, aval_of(a).dtype)[()])
-    return take(concatenate([a, filler], axis), selected, axis=axis)
+    return take(concatenate([a, filler], axis), selected, axis=axis, mode="clip")
 
 
 def broadcast_arrays(*args):

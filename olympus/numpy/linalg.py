@@ -20,6 +20,7 @@ from olympus.lax import linalg as lax_linalg
 from olympus.numpy import core as _core
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
+from olympus.numpy.compiled import jit_entry_points
 from olympus.tracer.core import aval_of
 
 
@@ -66,10 +67,6 @@ def _square(name: str, a):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise LinAlgError(f"linalg.{name} needs (a batch of) square matrices, got shape {a.shape}")
     return a
-
-
-def _swap(x):
-    return lax_linalg.matrix_transpose(x)
 
 
 def _eye_like(a):
@@ -516,11 +513,4 @@ _STATIC_OPTIONS = {
 }
 
 
-def _compile_entry_points() -> None:
-    from olympus.api import jit
-
-    for name, static in _STATIC_OPTIONS.items():
-        globals()[name] = jit(globals()[name], static_argnames=static)
-
-
-_compile_entry_points()
+jit_entry_points(globals(), _STATIC_OPTIONS)

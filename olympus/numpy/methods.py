@@ -7,7 +7,7 @@ same eagerly, under jit, and under every transformation.
 from __future__ import annotations
 
 from olympus.backends.xla.array import Array
-from olympus.numpy import arrays, at, indexing, reductions, ufuncs
+from olympus.numpy import arrays, indexing, reductions, ufuncs
 from olympus.tracer.core import Tracer
 
 
@@ -91,11 +91,11 @@ _METHODS = {
     "__round__": lambda x, ndigits=None: ufuncs.round(x, ndigits or 0),
     "cumsum": reductions.cumsum, "cumprod": reductions.cumprod, "take": indexing.take,
     "diagonal": arrays.diagonal,
-    "trace": arrays.trace, "repeat": arrays.repeat,
+    "trace": reductions.trace, "repeat": arrays.repeat,
 }
 _PROPERTIES = {
     "T": arrays.transpose, "real": ufuncs.real, "imag": ufuncs.imag,
-    "mT": lambda x: arrays.swapaxes(x, -1, -2), "at": at.IndexUpdateHelper,
+    "mT": lambda x: arrays.swapaxes(x, -1, -2), "at": indexing.IndexUpdateHelper,
 }
 
 

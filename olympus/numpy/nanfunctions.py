@@ -7,8 +7,10 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy import reductions
+from olympus.numpy import reductions, ufuncs
+from olympus.numpy.arrays import expand_dims, moveaxis
 from olympus.numpy.core import aval_of, to_operand
+from olympus.numpy.sorting import _along, take_along_axis
 from olympus.numpy.ufuncs import isnan, subtract, where
 
 __all__ = ["nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmedian", "nanpercentile",
@@ -86,9 +88,6 @@ def nanquantile(a, q, axis: int | None = None, method: str = "linear",
     Sorting puts NaNs last, so a slice's k valid values come first and the q-th
     quantile interpolates between positions floor(q (k-1)) and the next one.
     """
-    from olympus.numpy.arrays import expand_dims, moveaxis
-    from olympus.numpy.sorting import _along, take_along_axis
-
     if method != "linear":
         raise ValueError(f"jnp.nanquantile: method {method!r} is not supported; use 'linear'")
     a, along = _along(a, axis)
@@ -126,8 +125,6 @@ def _behind(x, shape, lead: int):
 def nanpercentile(a, q, axis: int | None = None, method: str = "linear",
                   keepdims: bool = False):
     """nanquantile with q in percent."""
-    from olympus.numpy import ufuncs
-
     return nanquantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
 
 

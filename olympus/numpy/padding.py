@@ -13,7 +13,12 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
+from olympus.numpy import reductions, sorting
+from olympus.numpy.compiled import compiled
 from olympus.numpy.core import asarray, aval_of, to_operand
+from olympus.numpy.indexing import slice_along
+from olympus.numpy.ufuncs import floor_divide
+from olympus.numpy.ufuncs import round as round_
 
 __all__ = ["pad"]
 
@@ -39,12 +44,6 @@ def _per_axis_pairs(value, ndim: int, name: str, dtype=np.int64) -> np.ndarray:
     except ValueError:
         raise PadModeError(f"jnp.pad: {name}={value!r} does not fit an array of {ndim} "
                            f"dimensions (expected a scalar, a pair or {ndim} pairs)") from None
-
-
-def _side(x, axis: int, start, stop):
-    index = [slice(None)] * aval_of(x).ndim
-    index[axis] = slice(start, stop)
-    return x[tuple(index)]
 
 
 def _repeat_along(piece, axis: int, count: int):
@@ -76,8 +75,8 @@ def _constant_slab(x, axis, value):
 
 def _edge(x, axis, lo, hi):
     n = aval_of(x).shape[axis]
-    return _join(_repeat_along(_side(x, axis, 0, 1), axis, lo) if lo else None, x,
-                 _repeat_along(_side(x, axis, n - 1, n), axis, hi) if hi else None, axis)
+    return _join(_repeat_along(slice_along(x, axis, 0, 1), axis, lo) if lo else None, x,
+                 _repeat_along(slice_along(x, axis, n - 1, n), axis, hi) if hi else None, axis)
 
 
 def _wrap(x, axis, lo, hi):
@@ -87,7 +86,7 @@ def _wrap(x, axis, lo, hi):
     while position < n + hi:
         start = position % n
         length = min(n - start, n + hi - position)
-        pieces.append(_side(x, axis, start, start + length))
+        pieces.append(slice_along(x, axis, start, start + length))
         position += length
     return _arr.concatenate(pieces, axis=axis) if len(pieces) > 1 else pieces[0]
 
@@ -110,13 +109,13 @@ def _mirror(x, axis, lo, hi, include_edge: bool, odd: bool):
         left = right = None
         if lo:
             take = min(usable, lo)
-            chunk = _arr.flip(_side(x, axis, offset, offset + take), axis)
-            left = 2 * _side(x, axis, 0, 1) - chunk if odd else chunk
+            chunk = _arr.flip(slice_along(x, axis, offset, offset + take), axis)
+            left = 2 * slice_along(x, axis, 0, 1) - chunk if odd else chunk
             lo -= take
         if hi:
             take = min(usable, hi)
-            chunk = _arr.flip(_side(x, axis, length - offset - take, length - offset), axis)
-            right = 2 * _side(x, axis, length - 1, length) - chunk if odd else chunk
+            chunk = _arr.flip(slice_along(x, axis, length - offset - take, length - offset), axis)
+            right = 2 * slice_along(x, axis, length - 1, length) - chunk if odd else chunk
             hi -= take
         x = _join(left, x, right, axis)
     return x
@@ -128,7 +127,7 @@ def _linear_ramp(x, axis, lo, hi, end_values):
     pieces = [None, x, None]
     for side, width, end, edge_at in ((0, lo, end_values[0], 0), (2, hi, end_values[1], n - 1)):
         if width:
-            edge = _side(x, axis, edge_at, edge_at + 1)
+            edge = slice_along(x, axis, edge_at, edge_at + 1)
             steps = np.arange(width) if side == 0 else np.arange(width - 1, -1, -1)
             shape = [1] * aval_of(x).ndim
             shape[axis] = width
@@ -143,16 +142,12 @@ def _ramp(edge, end, steps: np.ndarray, width: int):
     end = lax.convert_element_type(to_operand(end), dtype)
     if dtypes.is_inexact(dtype):
         return end + (edge - end) * (steps / width).astype(dtype)
-    from olympus.numpy.ufuncs import floor_divide
-
     return end + floor_divide((edge - end) * steps.astype(dtype), np.asarray(width, dtype))
 
 
 def _cast_rounded(values, dtype):
     """Statistic or ramp values in the array's dtype (integers rounded half
     to even first, as NumPy)."""
-    from olympus.numpy.ufuncs import round as round_
-
     if not dtypes.is_inexact(dtype) and dtypes.is_inexact(aval_of(values).dtype):
         values = round_(values)
     return _arr.astype(values, dtype)
@@ -166,15 +161,13 @@ def _statistic(x, axis, lo, hi, lengths, reduce):
         if not width:
             continue
         length = n if length is None else max(1, min(int(length), n))
-        window = _side(x, axis, 0, length) if side == 0 else _side(x, axis, n - length, n)
+        window = slice_along(x, axis, 0, length) if side == 0 else slice_along(x, axis, n - length, n)
         value = _cast_rounded(reduce(window, axis), aval_of(x).dtype)
         pieces[side] = _repeat_along(value, axis, width)
     return _join(*pieces, axis)
 
 
 def _reduction(mode: str):
-    from olympus.numpy import reductions, sorting
-
     def reduce(window, axis):
         if mode == "median":
             return sorting.median(window, axis=axis, keepdims=True)
@@ -224,23 +217,10 @@ def pad(array, pad_width, mode: str = "constant", **kwargs):
         stat_length = tuple(map(tuple, _per_axis_pairs(stat_length, ndim, "stat_length")
                                 .tolist()))
     values = [to_operand(asarray(kwargs.get(k, 0))) for k in ("constant_values", "end_values")]
-    return _compiled_pad()(x, *values,
-                           widths=tuple(map(tuple, widths.tolist())), mode=mode,
-                           reflect_type=kwargs.get("reflect_type", "even"),
-                           stat_length=stat_length)
-
-
-_COMPILED = []
-
-
-def _compiled_pad():
-    """_pad under jit (one dispatch per eager call), widths and options static."""
-    if not _COMPILED:
-        from olympus.api import jit
-
-        _COMPILED.append(jit(_pad, static_argnames=("widths", "mode", "reflect_type",
-                                                    "stat_length")))
-    return _COMPILED[0]
+    return compiled(_pad)(x, *values,
+                          widths=tuple(map(tuple, widths.tolist())), mode=mode,
+                          reflect_type=kwargs.get("reflect_type", "even"),
+                          stat_length=stat_length)
 
 
 def _pad(x, constant_values, end_values, *, widths, mode, reflect_type, stat_length):

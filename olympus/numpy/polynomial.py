@@ -14,14 +14,18 @@ import numpy as np
 
 from olympus import lax
 from olympus.numpy import arrays as _arr
+from olympus.numpy import linalg
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
+from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import (
     aval_of,
     promote_dtypes,
     promote_dtypes_inexact,
+    stack,
     to_operand,
 )
+from olympus.numpy.signal import convolve
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -108,8 +112,6 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
     Array([ 1,  0, -1], dtype=int32)
     """
-    from olympus.numpy.signal import convolve
-
     a1, a2 = _coefficients(a1, "polymul"), _coefficients(a2, "polymul")
     if trim_leading_zeros:
         a1, a2 = _trim_leading_zeros(a1, "polymul"), _trim_leading_zeros(a2, "polymul")
@@ -137,7 +139,7 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
         update = _left_pad(d * v, k + n + 1)
         remainder = remainder - lax.pad(update, np.zeros((), aval_of(u).dtype)[()],
                                          [(0, m - k - n, 0)])
-    q = _arr.stack(quotient) if quotient else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
+    q = stack(quotient) if quotient else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
     if trim_leading_zeros:
         values = _concrete(remainder, "polydiv")
         keep = len(values)
@@ -198,9 +200,6 @@ def poly(seq_of_zeros):
     >>> jnp.poly(jnp.array([1.0, 2.0]))
     Array([ 1., -3.,  2.], dtype=float32)
     """
-    from olympus.numpy import linalg
-    from olympus.numpy.signal import convolve
-
     zeros = to_operand(seq_of_zeros)
     shape = aval_of(zeros).shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
@@ -225,8 +224,6 @@ def roots(p, *, strip_zeros: bool = True):
     >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))
     Array([2.+0.j, 1.+0.j], dtype=complex64)
     """
-    from olympus.numpy import linalg
-
     (p,) = promote_dtypes_inexact(_coefficients(p, "roots"))
     trailing = 0
     if strip_zeros:
@@ -284,8 +281,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1)
     Array([2.       , 1.0000001], dtype=float32)
     """
-    from olympus.numpy import linalg
-
     x, y = promote_dtypes_inexact(to_operand(x), to_operand(y))
     deg = int(deg)
     if deg < 0:
@@ -316,8 +311,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
 def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
     """NumPy's polyfit covariance: inv(A^T A) / outer(scale, scale), times the
     residual variance unless cov='unscaled'."""
-    from olympus.numpy import linalg
-
     scaled = lhs / scale
     base = linalg.inv(scaled.T @ scaled) / _red.outer(scale, scale)
     if cov == "unscaled":
@@ -342,11 +335,4 @@ _STATIC_OPTIONS = {
 }
 
 
-def _compile_entry_points() -> None:
-    from olympus.api import jit
-
-    for name, static in _STATIC_OPTIONS.items():
-        globals()[name] = jit(globals()[name], static_argnames=static)
-
-
-_compile_entry_points()
+jit_entry_points(globals(), _STATIC_OPTIONS)

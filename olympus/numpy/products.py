@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from olympus import lax
 from olympus.numpy import arrays as _arr
+from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
     normalize_axis,
     promote_dtypes,
+    stack,
     to_operand,
 )
 
@@ -70,17 +72,9 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     zero = _arr.zeros_like(z)
     a0, a1, a2 = ua if len(ua) == 3 else (*ua, zero)
     b0, b1, b2 = ub if len(ub) == 3 else (*ub, zero)
-    out = _arr.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
     return _arr.moveaxis(out, -1, normalize_axis(axisc, aval_of(out).ndim))
 
 
-def _compile_entry_points() -> None:
-    """kron and cross run as one compiled program per call, axes static."""
-    from olympus.api import jit
-
-    global kron, cross
-    kron = jit(kron)
-    cross = jit(cross, static_argnames=("axisa", "axisb", "axisc", "axis"))
-
-
-_compile_entry_points()
+# kron and cross run as one compiled program per call, axes static.
+jit_entry_points(globals(), {"kron": (), "cross": ("axisa", "axisb", "axisc", "axis")})

@@ -1,4 +1,6 @@
-"""Reductions and contractions of olympus.numpy: sum, mean, max, ..., dot, matmul."""
+"""Reductions and contractions of olympus.numpy: sum, mean, max, ..., dot,
+matmul, trace; running reductions (cumsum, ...); positions of nonzero
+elements (nonzero, argwhere, flatnonzero)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,29 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.numpy import ufuncs
+from olympus.numpy.arrays import diagonal, ravel
 from olympus.numpy.core import (
-    aval_of, broadcast_shapes, broadcast_to, normalize_axes, normalize_axis, prepare,
-    promote_dtypes, to_operand,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    concrete_nonzero,
+    normalize_axes,
+    normalize_axis,
+    prepare,
+    promote_dtypes,
+    stack,
+    to_operand,
 )
+from olympus.numpy.indexing import take
+
+__all__ = [
+    "all", "amax", "amin", "any", "argmax", "argmin", "argwhere", "average",
+    "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "cumulative_sum", "dot",
+    "flatnonzero", "inner", "matmul", "max", "mean", "min", "nanmax", "nanmean",
+    "nanmin", "nanprod", "nansum", "nonzero", "outer", "prod", "std", "sum",
+    "tensordot", "trace", "var", "vdot",
+]
 
 
 def _keepdims(out, axes, ndim):
@@ -66,8 +87,6 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
         a = lax.select(mask, a, lax.full(aval.shape, _identity(name, target)))
     result = lax_fn(a, axes)
     if initial is not None:
-        from olympus.numpy import ufuncs
-
         combine = {"sum": ufuncs.add, "prod": ufuncs.multiply,
                    "max": ufuncs.maximum, "min": ufuncs.minimum}[name]
         result = lax.convert_element_type(combine(result, initial), target)
@@ -239,6 +258,11 @@ argmin = _arg_reduction(lax.argmin, "argmin")
 
 
 # ---- contractions ----------------------------------------------------------------
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    """The sum along the `offset` diagonal of the (axis1, axis2) planes."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
 def dot(a, b):
     """NumPy's dot: scalars multiply; otherwise last axis of a with second-to-last of b."""
     a, b = _promote_only(a, b)
@@ -276,10 +300,8 @@ def matmul(a, b):
 
 
 def vdot(a, b):
-    from olympus.numpy.ufuncs import conjugate
-
     a, b = _promote_only(a, b)
-    a = lax.reshape(conjugate(a), (aval_of(a).size,))
+    a = lax.reshape(ufuncs.conjugate(a), (aval_of(a).size,))
     b = lax.reshape(b, (aval_of(b).size,))
     return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
 
@@ -361,16 +383,9 @@ def nonzero(a, *, size=None, fill_value=None):
     Concrete input works like NumPy. Traced input needs a static `size`: the
     first `size` positions, padded with `fill_value` (0 by default).
     """
-    from olympus.tracer.core import Tracer
-
-    a = to_operand(a)
-    if not isinstance(a, Tracer) and size is None:
-        return tuple(to_operand(i.astype(dtypes.default_int_dtype())) for i in np.nonzero(np.asarray(a)))
     if size is None:
-        raise ValueError(
-            "jnp.nonzero of a traced array needs a static size= (its result size would "
-            "depend on the values); pass size= and optionally fill_value="
-        )
+        return concrete_nonzero(a)
+    a = to_operand(a)
     flat_mask = lax.ne(lax.reshape(a, (aval_of(a).size,)), np.zeros((), aval_of(a).dtype)[()])
     flat_index = _first_true_positions(flat_mask, int(size))
     found = _first_true_count(flat_mask, int(size))
@@ -398,20 +413,14 @@ def _first_true_count(mask, size: int):
 
 
 def _take_flat(table: np.ndarray, index):
-    from olympus.numpy.at import take
-
-    return take(table, index)
+    return take(table, index, mode="clip")
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
-    from olympus.numpy.arrays import ravel
-
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
     """Indices of nonzero elements as rows of an (N, a.ndim) array."""
-    from olympus.numpy.arrays import stack
-
     indices = nonzero(a, size=size, fill_value=fill_value)
     return stack(indices, axis=1) if indices else lax.full((0, 0), np.int32(0))

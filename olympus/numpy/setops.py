@@ -12,16 +12,26 @@ the kept ones to the front with one scatter (`_compact`).
 
 from __future__ import annotations
 
-import inspect
 from typing import NamedTuple
 
 import numpy as np
 
-from olympus import caches
 from olympus import lax
 from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
-from olympus.numpy.core import aval_of, promote_dtypes, to_operand
+from olympus.numpy import ufuncs
+from olympus.numpy.arrays import concatenate, moveaxis
+from olympus.numpy.compiled import compiled
+from olympus.numpy.core import (
+    aval_of,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    to_operand,
+)
+from olympus.numpy.indexing import take
+from olympus.numpy.reductions import cumsum
+from olympus.numpy.sorting import searchsorted
+from olympus.numpy.statistics import diff
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -61,8 +71,6 @@ def _index_dtype(x):
 
 
 def _cumsum(x):
-    from olympus.numpy.reductions import cumsum
-
     return cumsum(_int32(x))
 
 
@@ -93,21 +101,6 @@ def _cut(x, count, axis):
     return to_device(np.asarray(x)[tuple(index)])
 
 
-_COMPILED: dict = caches.register("jnp set-operation jits", {})
-
-
-def _compiled(fn):
-    """`fn` under jit, its keyword options static: an eager call is one
-    dispatch instead of one per lax operation (as JAX's jnp functions)."""
-    if fn not in _COMPILED:
-        from olympus.api import jit
-
-        options = [n for n, p in inspect.signature(fn).parameters.items()
-                   if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        _COMPILED[fn] = jit(fn, static_argnames=options)
-    return _COMPILED[fn]
-
-
 # ---- the two building blocks: sorted rows with a mask of first occurrences ------
 def _sorted_rows(rows):
     """Rows of the (n, m) array sorted lexicographically (stable), with the
@@ -132,8 +125,6 @@ def sort_complex(a):
     >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0j]))
     Array([0.+0.j, 1.-1.j, 1.+2.j], dtype=complex64)
     """
-    from olympus.numpy.core import promote_dtypes_inexact
-
     (a,) = promote_dtypes_inexact(to_operand(a))
     if not dtypes.is_complex(aval_of(a).dtype):
         a = lax.complex(a, lax.full(aval_of(a).shape, np.zeros((), aval_of(a).dtype)[()]))
@@ -145,8 +136,6 @@ def sort_complex(a):
 
 def _differs(a, b, equal_nan: bool):
     """a != b elementwise, NaN equal to NaN when `equal_nan` (as np.unique)."""
-    from olympus.numpy import ufuncs
-
     ne = lax.ne(a, b)
     if equal_nan and dtypes.is_inexact(aval_of(a).dtype):
         ne = lax.bitwise_and(ne, lax.bitwise_not(
@@ -176,9 +165,7 @@ def _compact_positions(keep, size: int):
 
 
 def _take_rows(rows, positions):
-    from olympus.numpy.at import take
-
-    return take(rows, positions, axis=0)
+    return take(rows, positions, axis=0, mode="clip")
 
 
 def _fill(fill_value, shape: tuple, dtype):
@@ -187,7 +174,7 @@ def _fill(fill_value, shape: tuple, dtype):
     return lax.broadcast_in_dim(lax.convert_element_type(to_operand(fill), dtype), shape, ())
 
 
-def _pad(values, valid, fill_value):
+def _fill_invalid(values, valid, fill_value):
     """`values` where `valid` (along the first axis), else `fill_value`."""
     if fill_value is None:
         return values
@@ -206,14 +193,12 @@ def _kept(sorted_values, keep, size: int, fill_value):
     values = _take_rows(sorted_values, positions)
     if fill_value is None and size:
         fill_value = lax.reshape(lax.slice(values, (0,), (1,)), ())
-    return _pad(values, valid, fill_value)
+    return _fill_invalid(values, valid, fill_value)
 
 
 # ---- unique -----------------------------------------------------------------------
 def _as_rows(ar, axis):
     """The array as (n, m) rows whose uniqueness is asked, and the shape of one row."""
-    from olympus.numpy.arrays import moveaxis
-
     ar = to_operand(ar)
     if axis is None:
         return lax.reshape(ar, (aval_of(ar).size, 1)), ()
@@ -225,8 +210,6 @@ def _as_rows(ar, axis):
 
 def _counts(first, n: int, size: int, count):
     """How often each of the first `size` unique rows occurs (0 for padding)."""
-    from olympus.numpy.statistics import diff
-
     starts, _ = _compact_positions(first, size + 1)
     starts = lax.select(lax.lt(lax.iota(dtypes.int32, size + 1), count), starts,
                         lax.full((size + 1,), np.int32(n)))
@@ -258,7 +241,7 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     axis = None if axis is None else int(axis) % max(aval_of(ar).ndim, 1)
     rows = aval_of(ar).size if axis is None else aval_of(ar).shape[axis]
     flags = (bool(return_index), bool(return_inverse), bool(return_counts))
-    outs, count = _compiled(_unique)(ar, fill_value, axis=axis, equal_nan=equal_nan,
+    outs, count = compiled(_unique)(ar, fill_value, axis=axis, equal_nan=equal_nan,
                                      size=_run_size(ar, size, rows, "unique"), flags=flags)
     if size is None:  # concrete input: cut the padding off on the host
         cut_axes = [0 if axis is None else axis, 0, None, 0]
@@ -281,7 +264,7 @@ def _unique(ar, fill_value, *, axis, equal_nan, size, flags):
     else:
         positions, _ = _compact_positions(first, size)
         valid = lax.lt(lax.iota(dtypes.int32, size), count)
-        values = _pad(_take_rows(aux, positions), valid, fill_value)
+        values = _fill_invalid(_take_rows(aux, positions), valid, fill_value)
     outs = [_restore_axis(values, row_shape, axis)]
     if return_index:
         outs.append(_index_dtype(_take_rows(perm, positions) if n else positions))
@@ -296,8 +279,6 @@ def _unique(ar, fill_value, *, axis, equal_nan, size, flags):
 
 
 def _restore_axis(values, row_shape: tuple, axis):
-    from olympus.numpy.arrays import moveaxis
-
     if axis is None:
         return lax.reshape(values, (aval_of(values).shape[0],))
     values = lax.reshape(values, (aval_of(values).shape[0], *row_shape))
@@ -363,8 +344,6 @@ def _isin_compare_all(element, test):
 
 
 def _isin_sorted(element, test):
-    from olympus.numpy.sorting import searchsorted
-
     m = aval_of(test).shape[0]
     if m == 0:
         return lax.full(aval_of(element).shape, False)
@@ -392,8 +371,6 @@ def _sorted_unique_mask(ar, equal_nan: bool = True):
 
 
 def _union_keep(ar1, ar2):
-    from olympus.numpy.arrays import concatenate
-
     aux, perm, first = _sorted_unique_mask(concatenate([ar1, ar2]))
     return aux, perm, first
 
@@ -404,8 +381,6 @@ def _difference_keep(ar1, ar2):
 
 
 def _xor_keep(ar1, ar2):
-    from olympus.numpy.arrays import concatenate
-
     aux, perm, first = _sorted_unique_mask(concatenate([ar1, ar2]))
     in_one = lax.ne(isin(aux, ar1), isin(aux, ar2))
     return aux, perm, lax.bitwise_and(first, in_one)
@@ -440,7 +415,7 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
     traced = ar1 if isinstance(ar1, Tracer) else ar2
     n1, n2 = aval_of(ar1).shape[0], aval_of(ar2).shape[0]
     bound = n1 if keep_fn in (_difference_keep, _intersection_keep) else n1 + n2
-    outs, count = _compiled(_kept_values)(ar1, ar2, fill_value, keep_fn=keep_fn,
+    outs, count = compiled(_kept_values)(ar1, ar2, fill_value, keep_fn=keep_fn,
                                           size=_run_size(traced, size, bound, name), **options)
     if size is None:
         outs = tuple(_cut(o, count, 0) for o in outs)
@@ -496,8 +471,6 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
 
 def _first_index_in(ar, values):
     """For each value, the index of its first occurrence in `ar` (clamped)."""
-    from olympus.numpy.sorting import searchsorted
-
     n = aval_of(ar).shape[0]
     if n == 0:
         return lax.full(aval_of(values).shape, np.int32(0))

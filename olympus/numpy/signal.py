@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from olympus import lax
+from olympus.numpy import ufuncs
 from olympus.numpy.core import aval_of, promote_dtypes, to_operand
 
 __all__ = ["convolve", "correlate"]
@@ -41,8 +42,6 @@ def correlate(a, v, mode: str = "valid"):
     >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]))
     Array([2., 3.], dtype=float32)
     """
-    from olympus.numpy import ufuncs
-
     a, v = _operands(a, v)
     if aval_of(a).shape[0] < aval_of(v).shape[0]:
         return lax.rev(ufuncs.conjugate(_correlate(v, ufuncs.conjugate(a), mode)), (0,))

@@ -6,7 +6,11 @@ from __future__ import annotations
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax.sorting import descending_key
+from olympus.numpy import ufuncs
+from olympus.numpy.arrays import arange, expand_dims, moveaxis
 from olympus.numpy.core import aval_of, to_operand
+from olympus.numpy.indexing import advanced_getitem, take
+from olympus.numpy.reductions import sum as total
 
 __all__ = [
     "argpartition", "argsort", "lexsort", "median", "partition", "percentile", "quantile",
@@ -87,9 +91,6 @@ def take_along_axis(arr, indices, axis: int | None):
     Array([[1, 2, 3],
            [7, 8, 9]], dtype=int32)
     """
-    from olympus.numpy.arrays import arange
-    from olympus.numpy.at import advanced_getitem
-
     arr, indices = to_operand(arr), to_operand(indices)
     if axis is None:
         arr, axis = lax.reshape(arr, (aval_of(arr).size,)), 0
@@ -126,9 +127,6 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)
     Array(1, dtype=int32)
     """
-    from olympus.numpy import ufuncs
-    from olympus.numpy.reductions import sum as total
-
     a = to_operand(a)
     if sorter is not None:
         a = take_along_axis(a, sorter, 0)
@@ -145,9 +143,6 @@ def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bo
     >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)
     Array(2.5, dtype=float32)
     """
-    from olympus.numpy import ufuncs
-    from olympus.numpy.arrays import expand_dims, moveaxis
-
     if method != "linear":
         raise ValueError(f"quantile: method {method!r} is not supported; use 'linear'")
     a, along = _along(a, axis)
@@ -171,10 +166,7 @@ def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bo
 
 def _at_positions(ordered, positions):
     """ordered[..., positions] with positions' axes moved to the front."""
-    from olympus.numpy.arrays import moveaxis
-    from olympus.numpy.at import take
-
-    picked = take(ordered, positions, axis=-1)
+    picked = take(ordered, positions, axis=-1, mode="clip")
     lead = aval_of(ordered).ndim - 1
     for i in range(aval_of(positions).ndim):
         picked = moveaxis(picked, lead + i, i)
@@ -183,8 +175,6 @@ def _at_positions(ordered, positions):
 
 def percentile(a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False):
     """quantile with q in percent."""
-    from olympus.numpy import ufuncs
-
     return quantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
 
 

@@ -14,20 +14,24 @@ import operator
 
 import numpy as np
 
-from olympus import caches
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
+from olympus.numpy.compiled import compiled, jit_entry_points
 from olympus.numpy.core import (
     aval_of,
     broadcast_to,
     normalize_axis,
     promote_dtypes,
     promote_dtypes_inexact,
+    stack,
     to_operand,
 )
+from olympus.numpy.indexing import slice_along, take
+from olympus.numpy.reductions import cumsum
+from olympus.numpy.sorting import searchsorted
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
@@ -39,13 +43,6 @@ __all__ = [
 
 class StaticLengthError(ConcretizationTypeError):
     """A counting function needs a length that only the traced values know."""
-
-
-def _along(x, axis: int, start, stop):
-    """x[start:stop] along `axis` (a static slice)."""
-    index = [slice(None)] * aval_of(x).ndim
-    index[axis] = slice(start, stop)
-    return x[tuple(index)]
 
 
 # ---- differences and integrals -----------------------------------------------------
@@ -79,7 +76,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
         a = _arr.concatenate(promote_dtypes(*pieces), axis=axis)
     boolean = aval_of(a).dtype == np.bool_
     for _ in range(n):
-        later, earlier = _along(a, axis, 1, None), _along(a, axis, None, -1)
+        later, earlier = slice_along(a, axis, 1, None), slice_along(a, axis, None, -1)
         a = lax.ne(later, earlier) if boolean else later - earlier
     return a
 
@@ -123,8 +120,8 @@ def _gradient_interior(f, h, axis: int):
     """Second-order central differences with uneven gaps h[i-1], h[i]."""
     ndim = aval_of(f).ndim
     h1, h2 = _shaped(h[:-1], axis, ndim), _shaped(h[1:], axis, ndim)
-    before, here, after = (_along(f, axis, 0, -2), _along(f, axis, 1, -1),
-                           _along(f, axis, 2, None))
+    before, here, after = (slice_along(f, axis, 0, -2), slice_along(f, axis, 1, -1),
+                           slice_along(f, axis, 2, None))
     return (-h2 / (h1 * (h1 + h2)) * before + (h2 - h1) / (h1 * h2) * here
             + h1 / (h2 * (h1 + h2)) * after)
 
@@ -132,7 +129,7 @@ def _gradient_interior(f, h, axis: int):
 def _gradient_edges(f, h, axis: int, edge_order: int):
     """One-sided differences at both ends, of first or second order."""
     def at(i):
-        return _along(f, axis, i, i + 1 if i != -1 else None)
+        return slice_along(f, axis, i, i + 1 if i != -1 else None)
 
     if edge_order == 1:
         return (at(1) - at(0)) / h[0], (at(-1) - at(-2)) / h[-1]
@@ -178,7 +175,7 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
         varargs = varargs * len(axes)
     elif len(varargs) != len(axes):
         raise TypeError(f"jnp.gradient: {len(varargs)} spacings for {len(axes)} axes")
-    outs = _compiled(_gradient)(f, varargs, axes=axes, edge_order=edge_order)
+    outs = compiled(_gradient)(f, varargs, axes=axes, edge_order=edge_order)
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -202,7 +199,7 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         d = diff(x) if aval_of(x).ndim == 1 else diff(x, axis=axis)
         if aval_of(x).ndim == 1:
             d = _shaped(d, axis, aval_of(y).ndim)
-    pairs = _along(y, axis, 1, None) + _along(y, axis, None, -1)
+    pairs = slice_along(y, axis, 1, None) + slice_along(y, axis, None, -1)
     return _red.sum(d * pairs / 2, axis=axis)
 
 
@@ -225,10 +222,8 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     folded = _uf.remainder(dd + half, period) - half
     folded = _uf.where((folded == -half) & (dd > 0), half, folded)
     correction = _uf.where(_uf.absolute(dd) < discont, 0, folded - dd)
-    from olympus.numpy.reductions import cumsum
-
-    shifted = _along(p, axis, 1, None) + cumsum(correction, axis=axis)
-    return _arr.concatenate([_along(p, axis, 0, 1), shifted], axis=axis)
+    shifted = slice_along(p, axis, 1, None) + cumsum(correction, axis=axis)
+    return _arr.concatenate([slice_along(p, axis, 0, 1), shifted], axis=axis)
 
 
 # ---- covariance and correlation ----------------------------------------------------
@@ -338,14 +333,12 @@ def _periodic(x, xp, fp, period):
 
 
 def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
-    from olympus.numpy.at import take
-    from olympus.numpy.sorting import searchsorted
-
     n = aval_of(xp).shape[0]
     if n == 1:
         return broadcast_to(fp[0], aval_of(x).shape) + 0 * x
     i = _uf.clip(searchsorted(xp, x, side="right"), 1, n - 1)
-    x0, x1, f0, f1 = take(xp, i - 1), take(xp, i), take(fp, i - 1), take(fp, i)
+    x0, x1 = take(xp, i - 1, mode="clip"), take(xp, i, mode="clip")
+    f0, f1 = take(fp, i - 1, mode="clip"), take(fp, i, mode="clip")
     dx = x1 - x0
     safe_dx = _uf.where(dx == 0, _arr.ones_like(dx), dx)
     f = f0 + (x - x0) * ((f1 - f0) / safe_dx)
@@ -390,7 +383,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     if length is None:
         top = _red.max(x) + 1 if aval_of(x).size else 0
         length = builtins.max(_static_length(top, "bincount", "length="), int(minlength))
-    return _compiled(_bincount)(x, weights, length=int(length))
+    return compiled(_bincount)(x, weights, length=int(length))
 
 
 def _bincount(x, weights, *, length: int):
@@ -407,8 +400,6 @@ def digitize(x, bins, right: bool = False):
     >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]))
     Array([1, 2], dtype=int32)
     """
-    from olympus.numpy.sorting import searchsorted
-
     x, bins = promote_dtypes(to_operand(x), to_operand(bins))
     if aval_of(bins).ndim != 1:
         raise ValueError(f"jnp.digitize: bins must be 1-d, got shape {aval_of(bins).shape}")
@@ -448,8 +439,6 @@ def _even_edges(a, *, count: int, range_, name: str):
 
 def _bin_index(a, edges):
     """Bin of each sample (right edge of the last bin included); -1 outside."""
-    from olympus.numpy.sorting import searchsorted
-
     nbins = aval_of(edges).shape[0] - 1
     index = searchsorted(edges, a, side="right") - 1
     index = _uf.where(a == edges[-1], nbins - 1, index)
@@ -467,7 +456,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     if _is_edges(bins):
         return _arr.astype(to_operand(bins), aval_of(a).dtype)
     range_ = None if range is None else tuple(float(v) for v in range)
-    return _compiled(_even_edges)(a, count=_bin_count(bins, "histogram_bin_edges"),
+    return compiled(_even_edges)(a, count=_bin_count(bins, "histogram_bin_edges"),
                                   range_=range_, name="histogram_bin_edges")
 
 
@@ -489,7 +478,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """The 2-d histogram of points (x, y) and the edges along x and y."""
     if not isinstance(bins, (list, tuple)) or (len(bins) != 2):
         bins = [bins, bins]
-    sample = _arr.stack(promote_dtypes_inexact(to_operand(x), to_operand(y)), axis=1)
+    sample = stack(promote_dtypes_inexact(to_operand(x), to_operand(y)), axis=1)
     hist, edges = histogramdd(sample, bins, range, weights, density)
     return hist, edges[0], edges[1]
 
@@ -516,7 +505,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     ranges = tuple(None if r is None else tuple(float(v) for v in r) for r in ranges)
     given_edges = [b if _is_edges(b) else None for b in bins]
     counts = tuple(None if _is_edges(b) else _bin_count(b, "histogramdd") for b in bins)
-    return _compiled(_histogramdd)(sample, weights, given_edges, counts=counts, ranges=ranges,
+    return compiled(_histogramdd)(sample, weights, given_edges, counts=counts, ranges=ranges,
                                    density=bool(density))
 
 
@@ -566,26 +555,6 @@ def _density(hist, edges):
 
 
 # ---- one compiled program per call ----------------------------------------------------
-_COMPILED: dict = caches.register("jnp statistics jits", {})
-
-
-def _compiled(fn):
-    """`fn` under jit, its keyword-only options static: an eager call is one
-    dispatch instead of one per lax operation (as JAX's jnp functions)."""
-    if fn not in _COMPILED:
-        from olympus.api import jit
-
-        _COMPILED[fn] = jit(fn, static_argnames=_keyword_only(fn))
-    return _COMPILED[fn]
-
-
-def _keyword_only(fn) -> tuple:
-    import inspect
-
-    return tuple(n for n, p in inspect.signature(fn).parameters.items()
-                 if p.kind is inspect.Parameter.KEYWORD_ONLY)
-
-
 # Public functions whose every call is one compiled program; their options static.
 _STATIC_OPTIONS = {
     "diff": ("n", "axis"),
@@ -599,11 +568,4 @@ _STATIC_OPTIONS = {
 }
 
 
-def _compile_entry_points() -> None:
-    from olympus.api import jit
-
-    for name, static in _STATIC_OPTIONS.items():
-        globals()[name] = jit(globals()[name], static_argnames=static)
-
-
-_compile_entry_points()
+jit_entry_points(globals(), _STATIC_OPTIONS)

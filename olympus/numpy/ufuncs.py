@@ -7,8 +7,105 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.tracer.errors import OlympusTypeError as _OlympusTypeError
-from olympus.numpy.core import aval_of, prepare, to_operand
+from olympus.numpy.core import (
+    as_arrays,
+    aval_of,
+    broadcast_operands,
+    broadcast_shapes,
+    broadcast_to,
+    concrete_nonzero,
+    float_layout,
+    prepare,
+    require_real,
+    scalar_like,
+    to_operand,
+)
+
+__all__ = [
+    "abs",
+    "absolute",
+    "add",
+    "allclose",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "around",
+    "array_equal",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "clip",
+    "conj",
+    "conjugate",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "degrees",
+    "divide",
+    "divmod",
+    "equal",
+    "exp",
+    "exp2",
+    "expm1",
+    "floor",
+    "floor_divide",
+    "fmod",
+    "greater",
+    "greater_equal",
+    "hypot",
+    "imag",
+    "invert",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "left_shift",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "logaddexp",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "mod",
+    "multiply",
+    "nan_to_num",
+    "negative",
+    "not_equal",
+    "positive",
+    "power",
+    "rad2deg",
+    "radians",
+    "real",
+    "reciprocal",
+    "remainder",
+    "right_shift",
+    "round",
+    "select",
+    "sign",
+    "signbit",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "subtract",
+    "tan",
+    "tanh",
+    "true_divide",
+    "where",
+]
 
 
 def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=None):
@@ -120,11 +217,7 @@ abs = absolute  # noqa: A001
 
 def _bool_args(*args):
     args = prepare(*args)
-    return [a if aval_of(a).dtype == dtypes.bool_ else lax.ne(a, _zero_like(a)) for a in args]
-
-
-def _zero_like(x):
-    return np.zeros((), aval_of(x).dtype)[()]
+    return [a if aval_of(a).dtype == dtypes.bool_ else lax.ne(a, scalar_like(a, 0)) for a in args]
 
 
 def logical_and(x1, x2):
@@ -144,24 +237,15 @@ def logical_not(x):
     return lax.bitwise_not(x)
 
 
-def _require_real(name: str, x) -> None:
-    """For functions of the real line only (rounding toward an integer, hypot):
-    NumPy and JAX raise on complex input too, and returning the input unchanged
-    or a formula's complex value would hide the mistake."""
-    if dtypes.is_complex(aval_of(x).dtype):
-        raise _OlympusTypeError(
-            f"jnp.{name} is not defined for complex input ({aval_of(x).str_short()})")
-
-
 def floor(x):
     (x,) = prepare(x)
-    _require_real("floor", x)
+    require_real("floor", x)
     return lax.floor(x) if dtypes.is_float(aval_of(x).dtype) else x
 
 
 def ceil(x):
     (x,) = prepare(x)
-    _require_real("ceil", x)
+    require_real("ceil", x)
     return lax.ceil(x) if dtypes.is_float(aval_of(x).dtype) else x
 
 
@@ -201,7 +285,7 @@ def floor_divide(x1, x2):
             return quotient
         # Truncation rounds toward zero; step down where signs differ and it was inexact.
         rem = lax.rem(x1, x2)
-        zero = _zero_like(x1)
+        zero = scalar_like(x1, 0)
         signs_differ = lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
         fix = lax.bitwise_and(lax.ne(rem, zero), signs_differ)
         return lax.select(fix, lax.sub(quotient, 1), quotient)  # a Python 1 keeps weak types
@@ -215,7 +299,7 @@ def remainder(x1, x2):
     dtype = aval_of(rem).dtype
     if dtypes.is_unsigned_int(dtype):
         return rem
-    zero = _zero_like(rem)
+    zero = scalar_like(rem, 0)
     fix = lax.bitwise_and(lax.ne(rem, zero), lax.ne(lax.lt(rem, zero), lax.lt(x2, zero)))
     return lax.select(fix, lax.add(rem, x2), rem)
 
@@ -249,8 +333,6 @@ def power(x1, x2):
 
 def _integer_power(x, y):
     """Integer base and exponent: square-and-multiply over the exponent's bits."""
-    from olympus.numpy.core import broadcast_shapes, broadcast_to
-
     shape = broadcast_shapes(aval_of(x).shape, aval_of(y).shape)
     x, y = broadcast_to(x, shape), broadcast_to(y, shape)
     dtype = aval_of(x).dtype
@@ -304,6 +386,19 @@ def isinf(x):
     return lax.eq(lax.abs(x), np.asarray(np.inf, aval_of(lax.abs(x)).dtype)[()])
 
 
+def signbit(x):
+    """Whether the sign bit is set: True for -0.0 and negative NaNs too."""
+    (x,) = as_arrays(x)
+    dtype = aval_of(x).dtype
+    if dtype == dtypes.bool_ or dtypes.is_unsigned_int(dtype):
+        return lax.full(aval_of(x).shape, False)
+    if dtypes.is_integer(dtype):
+        return lax.lt(x, scalar_like(x, 0))
+    layout = float_layout("signbit", x)
+    bits = lax.bitcast_convert_type(x, layout.int)
+    return lax.lt(bits, np.zeros((), layout.int)[()])
+
+
 def isfinite(x):
     return logical_not(logical_or(isnan(x), isinf(x)))
 
@@ -333,17 +428,13 @@ conj = conjugate
 def where(condition, x=None, y=None):
     """`x` where `condition` else `y`, broadcasting all three (the 3-argument form)."""
     if x is None and y is None:
-        from olympus.numpy.reductions import nonzero
-
-        return nonzero(condition)
+        return concrete_nonzero(condition)
     if x is None or y is None:
         raise ValueError("jnp.where takes either only a condition, or a condition, x and y")
-    from olympus.numpy.core import broadcast_operands, broadcast_to
-
     x, y = prepare(x, y)
     condition = to_operand(condition)
     if aval_of(condition).dtype != dtypes.bool_:
-        condition = lax.ne(condition, _zero_like(condition))
+        condition = lax.ne(condition, scalar_like(condition, 0))
     condition, x, y = broadcast_operands(condition, x, y)
     shape = next((aval_of(v).shape for v in (condition, x, y) if aval_of(v).shape), ())
     x, y = (broadcast_to(v, shape) for v in (x, y))
@@ -432,8 +523,6 @@ def _complex_arcsinh(z):
     cancel; asinh is odd, so the left half-plane is the negated mirror image.
     The sign bit (not `< 0`) picks the half, so -0 + 3j lands on the cut's left
     side as in NumPy."""
-    from olympus.numpy.float_bits import signbit
-
     left = signbit(lax.real(z))
     w = lax.select(left, lax.neg(z), z)
     out = lax.log(lax.add(w, lax.sqrt(_add_to_real_part(lax.mul(w, w), 1.0))))
@@ -471,7 +560,7 @@ def arctanh(x):
 
 def hypot(x1, x2):
     x1, x2 = prepare(x1, x2, inexact=True)
-    _require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
+    require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
     return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.numpy.float_math import i0
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
@@ -59,8 +60,6 @@ def bartlett(M: int):
 
 def kaiser(M: int, beta):
     """i0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / i0(beta)."""
-    from olympus.numpy.float_math import i0
-
     t, dtype = _positions("kaiser", M)
     one = np.ones((), dtype)[()]
     if M == 1:
