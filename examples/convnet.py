@@ -42,11 +42,13 @@ init_random_params, predict = stax.serial(
 )
 
 
+@olympus.jit
 def loss(params, batch):
     inputs, targets = batch
     return -jnp.mean(jnp.sum(predict(params, inputs) * targets, axis=1))
 
 
+@olympus.jit
 def accuracy(params, batch):
     inputs, targets = batch
     predicted = jnp.argmax(predict(params, inputs), axis=1)

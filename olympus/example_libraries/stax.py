@@ -21,6 +21,8 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 import olympus.numpy as jnp
 from olympus import lax, random
 from olympus.nn import (
@@ -288,6 +290,20 @@ def _pool_axes(window_shape, strides, spec):
     return tuple(window), tuple(stride), non_spatial
 
 
+def _window_counts(shape, window, stride, pads) -> np.ndarray:
+    """How many real (unpadded) entries each window holds, as a NumPy constant.
+
+    The count is separable (a product over axes), so it is made from one short
+    vector per axis at trace time, not by pooling an array of ones in XLA.
+    """
+    counts = np.ones((), np.int64)
+    for n, w, s, (lo, hi) in zip(shape, window, stride, pads):
+        starts = np.arange((n + lo + hi - w) // s + 1) * s - lo
+        per_axis = np.minimum(starts + w, n) - np.maximum(starts, 0)
+        counts = np.multiply.outer(counts, per_axis if w > 1 or lo or hi else per_axis[:1])
+    return counts
+
+
 def _pooling_layer(reduce_window, rescale_by_window: bool):
     def PoolingLayer(window_shape, strides=None, padding="VALID", spec=None):
         strides = tuple(strides or (1,) * len(window_shape))
@@ -303,9 +319,8 @@ def _pooling_layer(reduce_window, rescale_by_window: bool):
             out = reduce_window(inputs, window, stride, pads)
             if not rescale_by_window:
                 return out
-            # Divide by the number of real (unpadded) entries in each window.
-            counts = lax.reduce_window_sum(jnp.ones(inputs.shape, out.dtype), window, stride, pads)
-            return out / counts
+            counts = _window_counts(inputs.shape, window, stride, pads)
+            return out / counts.astype(out.dtype)
 
         return init_fun, apply_fun
 
