@@ -32,13 +32,17 @@ def load_data(test_fraction: float = 0.2, seed: int = 0):
 
 
 init_random_params, predict = stax.serial(
-    stax.Conv(16, (3, 3), padding="SAME"), stax.Relu,
+    stax.Conv(16, (3, 3), padding="SAME"),
+    stax.Relu,
     stax.MaxPool((2, 2), strides=(2, 2)),  # 8x8 -> 4x4
-    stax.Conv(32, (3, 3), padding="SAME"), stax.Relu,
+    stax.Conv(32, (3, 3), padding="SAME"),
+    stax.Relu,
     stax.AvgPool((2, 2), strides=(2, 2)),  # 4x4 -> 2x2
     stax.Flatten,
-    stax.Dense(64), stax.Relu,
-    stax.Dense(10), stax.LogSoftmax,
+    stax.Dense(64),
+    stax.Relu,
+    stax.Dense(10),
+    stax.LogSoftmax,
 )
 
 
@@ -57,7 +61,7 @@ def accuracy(params, batch):
 
 def main() -> None:
     train_x, train_y, test_x, test_y = load_data()
-    num_steps = int(os.environ.get("OLYMPUS_EXAMPLE_STEPS", 600))
+    num_steps = int(os.environ.get("OLYMPUS_EXAMPLE_STEPS", "600"))
     batch_size = 64
 
     opt_init, opt_update, get_params = optimizers.adam(3e-3)
@@ -76,7 +80,9 @@ def main() -> None:
         idx = rng.choice(len(train_x), batch_size, replace=False)
         opt_state = update(i, opt_state, (train_x[idx], train_y[idx]))
         if (i + 1) % 100 == 0:
-            print(f"step {i + 1}: train loss {float(loss(get_params(opt_state), (train_x, train_y))):.4f}")
+            print(
+                f"step {i + 1}: train loss {float(loss(get_params(opt_state), (train_x, train_y))):.4f}"
+            )
     params = get_params(opt_state)
     print(f"{num_steps} steps in {time.perf_counter() - start:.1f} s")
     print(f"train accuracy {float(accuracy(params, (train_x, train_y))):.4f}")

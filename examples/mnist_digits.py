@@ -33,9 +33,12 @@ def load_data(test_fraction: float = 0.2, seed: int = 0):
 
 
 init_random_params, predict = stax.serial(
-    stax.Dense(128), stax.Relu,
-    stax.Dense(128), stax.Relu,
-    stax.Dense(10), stax.LogSoftmax,
+    stax.Dense(128),
+    stax.Relu,
+    stax.Dense(128),
+    stax.Relu,
+    stax.Dense(10),
+    stax.LogSoftmax,
 )
 
 
@@ -54,7 +57,7 @@ def accuracy(params, batch):
 
 def main() -> None:
     train_x, train_y, test_x, test_y = load_data()
-    num_steps = int(os.environ.get("OLYMPUS_EXAMPLE_STEPS", 600))
+    num_steps = int(os.environ.get("OLYMPUS_EXAMPLE_STEPS", "600"))
     batch_size = 128
 
     opt_init, opt_update, get_params = optimizers.adam(1e-3)
@@ -72,7 +75,9 @@ def main() -> None:
         idx = rng.choice(len(train_x), batch_size, replace=False)
         opt_state = update(i, opt_state, (train_x[idx], train_y[idx]))
         if (i + 1) % 200 == 0:
-            print(f"step {i + 1}: train loss {float(loss(get_params(opt_state), (train_x, train_y))):.4f}")
+            print(
+                f"step {i + 1}: train loss {float(loss(get_params(opt_state), (train_x, train_y))):.4f}"
+            )
     params = get_params(opt_state)
     print(f"{num_steps} steps in {time.perf_counter() - start:.1f} s")
     print(f"train accuracy {float(accuracy(params, (train_x, train_y))):.4f}")

@@ -222,7 +222,9 @@ def rmsprop(step_size, gamma: float = 0.9, eps: float = 1e-8):
 
 
 @optimizer
-def rmsprop_momentum(step_size, gamma: float = 0.9, eps: float = 1e-8, momentum: float = 0.9):
+def rmsprop_momentum(
+    step_size, gamma: float = 0.9, eps: float = 1e-8, momentum: float = 0.9
+):
     """RMSProp with momentum: m <- momentum * m + step_size(i) * g / sqrt(r + eps); x <- x - m."""
     step_size = make_schedule(step_size)
 
@@ -316,11 +318,15 @@ def sm3(step_size, momentum: float = 0.9):
         x, m, accumulators = state
         shape = jnp.shape(x)
         x, m, g = (jnp.atleast_1d(a) for a in (x, m, g))
-        per_entry = [_along_axis(a, axis, x.ndim) for axis, a in enumerate(accumulators)]
+        per_entry = [
+            _along_axis(a, axis, x.ndim) for axis, a in enumerate(accumulators)
+        ]
         accum = functools.reduce(jnp.minimum, per_entry) + jnp.square(g)
         m = (1.0 - momentum) * (g * _inverse_sqrt_or_zero(accum)) + momentum * m
         x = x - step_size(i) * m
-        others = [tuple(d for d in range(x.ndim) if d != axis) for axis in range(x.ndim)]
+        others = [
+            tuple(d for d in range(x.ndim) if d != axis) for axis in range(x.ndim)
+        ]
         accumulators = [jnp.max(accum, axis=axes) for axes in others]
         return jnp.reshape(x, shape), jnp.reshape(m, shape), accumulators
 
@@ -356,7 +362,9 @@ def exponential_decay(step_size, decay_steps, decay_rate) -> Schedule:
     return schedule
 
 
-def inverse_time_decay(step_size, decay_steps, decay_rate, staircase: bool = False) -> Schedule:
+def inverse_time_decay(
+    step_size, decay_steps, decay_rate, staircase: bool = False
+) -> Schedule:
     """step_size / (1 + decay_rate * i / decay_steps); with staircase, i / decay_steps is floored."""
 
     def schedule(i):
@@ -366,7 +374,9 @@ def inverse_time_decay(step_size, decay_steps, decay_rate, staircase: bool = Fal
     return schedule
 
 
-def polynomial_decay(step_size, decay_steps, final_step_size, power: float = 1.0) -> Schedule:
+def polynomial_decay(
+    step_size, decay_steps, final_step_size, power: float = 1.0
+) -> Schedule:
     """From step_size to final_step_size over decay_steps along (1 - i / decay_steps) ** power."""
 
     def schedule(i):
@@ -385,7 +395,9 @@ def piecewise_constant(boundaries, values) -> Schedule:
     boundaries = jnp.array(boundaries)
     values = jnp.array(values)
     if not boundaries.ndim == values.ndim == 1:
-        raise ValueError("piecewise_constant: boundaries and values must be 1-d sequences")
+        raise ValueError(
+            "piecewise_constant: boundaries and values must be 1-d sequences"
+        )
     if values.shape[0] != boundaries.shape[0] + 1:
         raise ValueError(
             f"piecewise_constant: {values.shape[0]} values for {boundaries.shape[0]} "
@@ -456,7 +468,9 @@ def unpack_optimizer_state(opt_state: OptimizerState):
 
 def pack_optimizer_state(marked_pytree) -> OptimizerState:
     """The inverse of `unpack_optimizer_state`."""
-    joins, tree = tree_flatten(marked_pytree, is_leaf=lambda x: isinstance(x, JoinPoint))
+    joins, tree = tree_flatten(
+        marked_pytree, is_leaf=lambda x: isinstance(x, JoinPoint)
+    )
     if not all(isinstance(j, JoinPoint) for j in joins):
         raise TypeError("pack_optimizer_state: every leaf must be a JoinPoint")
     flat = [tree_flatten(j.subtree) for j in joins]

@@ -18,7 +18,6 @@ Convolutions and pooling take NHWC inputs by default, as in JAX.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -39,9 +38,14 @@ from olympus.nn import (
 )
 from olympus.nn.initializers import glorot_normal, normal, ones, zeros
 
+# Default initializers, made once (as JAX's defaults, which are made at definition).
+_DENSE_W_INIT = glorot_normal()
+_DENSE_B_INIT = normal()
+_CONV_BIAS_INIT = normal(1e-6)
+
 
 # ---- dense and convolutional layers ----------------------------------------------
-def Dense(out_dim: int, W_init=glorot_normal(), b_init=normal()):
+def Dense(out_dim: int, W_init=_DENSE_W_INIT, b_init=_DENSE_B_INIT):
     """A fully connected layer: inputs @ W + b over the last axis."""
 
     def init_fun(rng, input_shape):
@@ -78,7 +82,9 @@ def _window_pads(padding, sizes, windows, strides) -> tuple:
     if padding.upper() == "VALID":
         return ((0, 0),) * len(sizes)
     if padding.upper() != "SAME":
-        raise ValueError(f"padding must be 'SAME', 'VALID' or (lo, hi) pairs, got {padding!r}")
+        raise ValueError(
+            f"padding must be 'SAME', 'VALID' or (lo, hi) pairs, got {padding!r}"
+        )
     pads = []
     for size, w, s in zip(sizes, windows, strides):
         total = max((-(-size // s) - 1) * s + w - size, 0)
@@ -100,7 +106,7 @@ def GeneralConv(
     strides=None,
     padding="VALID",
     W_init=None,
-    b_init=normal(1e-6),
+    b_init=_CONV_BIAS_INIT,
 ):
     """A convolution in any layout, given as strings ('NHWC', 'HWIO', 'NHWC')."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -111,14 +117,20 @@ def GeneralConv(
     def init_fun(rng, input_shape):
         filter_sizes = iter(filter_shape)
         kernel_shape = tuple(
-            out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(filter_sizes)
+            out_chan
+            if c == "O"
+            else input_shape[lhs_spec.index("C")]
+            if c == "I"
+            else next(filter_sizes)
             for c in rhs_spec
         )
         sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
         windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
         pads = _window_pads(padding, sizes, windows, strides)
         spatial = [_window_out(*a) for a in zip(sizes, windows, strides, pads)]
-        output_shape = _in_layout(out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec)
+        output_shape = _in_layout(
+            out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec
+        )
         bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
         k1, k2 = random.split(rng)
         return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
@@ -128,7 +140,9 @@ def GeneralConv(
         sizes = [inputs.shape[d] for d in dn.lhs_spec[2:]]
         windows = [W.shape[d] for d in dn.rhs_spec[2:]]
         pads = _window_pads(padding, sizes, windows, strides)
-        return lax.conv_general_dilated(inputs, W, strides, pads, dimension_numbers=dn) + b
+        return (
+            lax.conv_general_dilated(inputs, W, strides, pads, dimension_numbers=dn) + b
+        )
 
     return init_fun, apply_fun
 
@@ -140,14 +154,23 @@ def _in_layout(spec: str, batch: int, chan: int, spatial, rhs_spec: str) -> tupl
     return tuple(sizes[c] for c in spec)
 
 
-Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
-Conv.__doc__ = "A 2-d convolution on NHWC inputs with an HWIO kernel (JAX's Conv)."
+def Conv(
+    out_chan: int,
+    filter_shape,
+    strides=None,
+    padding="VALID",
+    W_init=None,
+    b_init=_CONV_BIAS_INIT,
+):
+    """A 2-d convolution on NHWC inputs with an HWIO kernel."""
+    layout = ("NHWC", "HWIO", "NHWC")
+    return GeneralConv(layout, out_chan, filter_shape, strides, padding, W_init, b_init)
 
 
 def _transpose_pads(padding, window: int, stride: int) -> tuple:
     """The padding that makes an lhs-dilated convolution a transposed convolution."""
     if not isinstance(padding, str):
-        raise ValueError("a transposed convolution's padding must be 'SAME' or 'VALID'")
+        raise TypeError("a transposed convolution's padding must be 'SAME' or 'VALID'")
     if padding.upper() == "SAME":
         total = window + stride - 2
         lo = window - 1 if stride > window - 1 else -(-total // 2)
@@ -166,7 +189,7 @@ def GeneralConvTranspose(
     strides=None,
     padding="VALID",
     W_init=None,
-    b_init=normal(1e-6),
+    b_init=_CONV_BIAS_INIT,
 ):
     """A transposed convolution (the gradient of a strided one): it upsamples by `strides`.
 
@@ -182,16 +205,24 @@ def GeneralConvTranspose(
     def init_fun(rng, input_shape):
         filter_sizes = iter(filter_shape)
         kernel_shape = tuple(
-            out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(filter_sizes)
+            out_chan
+            if c == "O"
+            else input_shape[lhs_spec.index("C")]
+            if c == "I"
+            else next(filter_sizes)
             for c in rhs_spec
         )
         sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
         windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
         spatial = [
-            -1 if n < 0 else n * s + (max(w - s, 0) if padding.upper() == "VALID" else 0)
+            -1
+            if n < 0
+            else n * s + (max(w - s, 0) if padding.upper() == "VALID" else 0)
             for n, w, s in zip(sizes, windows, strides)
         ]
-        output_shape = _in_layout(out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec)
+        output_shape = _in_layout(
+            out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec
+        )
         bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
         k1, k2 = random.split(rng)
         return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
@@ -209,10 +240,34 @@ def GeneralConvTranspose(
     return init_fun, apply_fun
 
 
-Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
-Conv1DTranspose.__doc__ = "A 1-d transposed convolution on NHC inputs with an HIO kernel."
-ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
-ConvTranspose.__doc__ = "A 2-d transposed convolution on NHWC inputs with an HWIO kernel."
+def Conv1DTranspose(
+    out_chan: int,
+    filter_shape,
+    strides=None,
+    padding="VALID",
+    W_init=None,
+    b_init=_CONV_BIAS_INIT,
+):
+    """A 1-d transposed convolution on NHC inputs with an HIO kernel."""
+    layout = ("NHC", "HIO", "NHC")
+    return GeneralConvTranspose(
+        layout, out_chan, filter_shape, strides, padding, W_init, b_init
+    )
+
+
+def ConvTranspose(
+    out_chan: int,
+    filter_shape,
+    strides=None,
+    padding="VALID",
+    W_init=None,
+    b_init=_CONV_BIAS_INIT,
+):
+    """A 2-d transposed convolution on NHWC inputs with an HWIO kernel."""
+    layout = ("NHWC", "HWIO", "NHWC")
+    return GeneralConvTranspose(
+        layout, out_chan, filter_shape, strides, padding, W_init, b_init
+    )
 
 
 def BatchNorm(
@@ -287,7 +342,7 @@ def _pool_axes(window_shape, strides, spec):
     for i in sorted(non_spatial):
         window.insert(i, 1)
         stride.insert(i, 1)
-    return tuple(window), tuple(stride), non_spatial
+    return tuple(window), tuple(stride)
 
 
 def _window_counts(shape, window, stride, pads) -> np.ndarray:
@@ -300,17 +355,21 @@ def _window_counts(shape, window, stride, pads) -> np.ndarray:
     for n, w, s, (lo, hi) in zip(shape, window, stride, pads):
         starts = np.arange((n + lo + hi - w) // s + 1) * s - lo
         per_axis = np.minimum(starts + w, n) - np.maximum(starts, 0)
-        counts = np.multiply.outer(counts, per_axis if w > 1 or lo or hi else per_axis[:1])
+        counts = np.multiply.outer(
+            counts, per_axis if w > 1 or lo or hi else per_axis[:1]
+        )
     return counts
 
 
 def _pooling_layer(reduce_window, rescale_by_window: bool):
     def PoolingLayer(window_shape, strides=None, padding="VALID", spec=None):
         strides = tuple(strides or (1,) * len(window_shape))
-        window, stride, non_spatial = _pool_axes(tuple(window_shape), strides, spec)
+        window, stride = _pool_axes(tuple(window_shape), strides, spec)
 
         def init_fun(rng, input_shape):
-            pads = _window_pads(padding, [max(n, 1) for n in input_shape], window, stride)
+            pads = _window_pads(
+                padding, [max(n, 1) for n in input_shape], window, stride
+            )
             out = tuple(_window_out(*a) for a in zip(input_shape, window, stride, pads))
             return out, ()
 
@@ -445,7 +504,9 @@ def serial(*layers):
 
     def apply_fun(params, inputs, **kwargs):
         rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, len(layers)) if rng is not None else [None] * len(layers)
+        rngs = (
+            random.split(rng, len(layers)) if rng is not None else [None] * len(layers)
+        )
         for fun, param, layer_rng in zip(apply_funs, params, rngs):
             inputs = fun(param, inputs, rng=layer_rng, **kwargs)
         return inputs
@@ -462,14 +523,19 @@ def parallel(*layers):
 
     def init_fun(rng, input_shape):
         rngs = random.split(rng, len(layers))
-        results = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)]
+        results = [
+            init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)
+        ]
         return tuple(shape for shape, _ in results), tuple(p for _, p in results)
 
     def apply_fun(params, inputs, **kwargs):
         rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, len(layers)) if rng is not None else [None] * len(layers)
+        rngs = (
+            random.split(rng, len(layers)) if rng is not None else [None] * len(layers)
+        )
         return [
-            fun(p, x, rng=r, **kwargs) for fun, p, x, r in zip(apply_funs, params, inputs, rngs)
+            fun(p, x, rng=r, **kwargs)
+            for fun, p, x, r in zip(apply_funs, params, inputs, rngs)
         ]
 
     return init_fun, apply_fun
