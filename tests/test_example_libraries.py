@@ -526,53 +526,97 @@ def test_jit_and_grad_through_a_convnet():
 # ---- against JAX, when it is installed -------------------------------------------
 def test_optimizers_match_jax():
     jax_optimizers = pytest.importorskip("jax.example_libraries.optimizers")
-    for name in (
-        "sgd",
-        "adam",
-        "adamax",
-        "adagrad",
-        "rmsprop",
-        "rmsprop_momentum",
-        "sm3",
-    ):
-        ours, theirs = (
-            getattr(optimizers, name)(0.1),
-            getattr(jax_optimizers, name)(0.1),
-        )
-        results = []
-        for init_fun, update_fun, get_params in (ours, theirs):
-            state = init_fun(X0)
-            for i, g in enumerate((G1, G2)):
-                state = update_fun(i, g, state)
-            results.append(get_params(state))
-        for key in ("w", "b"):
-            assert_allclose(
-                np.asarray(results[0][key]),
-                np.asarray(results[1][key]),
-                rtol=1e-5,
-                atol=1e-6,
-            )
+    schedule = [3, 7], [0.1, 0.05, 0.01]
+    makers = {
+        "sgd": (0.1,),
+        "momentum": (0.1, 0.9),
+        "nesterov": (0.1, 0.9),
+        "adagrad": (0.1,),
+        "rmsprop": (0.1,),
+        "rmsprop_momentum": (0.1,),
+        "adam": (0.1,),
+        "adamax": (0.1,),
+        "sm3": (0.1,),
+    }
+    for name, args in makers.items():
+        for lr in (args[0], "piecewise"):
+            ours_args = theirs_args = args
+            if lr == "piecewise":
+                ours_args = (optimizers.piecewise_constant(*schedule), *args[1:])
+                theirs_args = (jax_optimizers.piecewise_constant(*schedule), *args[1:])
+            results = []
+            for lib, lib_args in (
+                (optimizers, ours_args),
+                (jax_optimizers, theirs_args),
+            ):
+                init_fun, update_fun, get_params = getattr(lib, name)(*lib_args)
+                state = init_fun(X0)
+                for i in range(10):
+                    state = update_fun(i, (G1, G2)[i % 2], state)
+                results.append(get_params(state))
+            for key in ("w", "b"):
+                assert_allclose(
+                    results[0][key], np.asarray(results[1][key]), rtol=1e-5, atol=1e-6
+                )
 
 
-def test_stax_shapes_match_jax():
-    jax_stax = pytest.importorskip("jax.example_libraries.stax")
-    import jax  # only here, to compare
-
-    def model(lib):
-        return lib.serial(
+def _jax_models(lib):
+    """The same models written with either library (they differ only in `lib`)."""
+    yield (
+        (9, 7, 2),
+        lib.serial(
             lib.Conv(4, (3, 3), strides=(2, 2), padding="SAME"),
             lib.Relu,
             lib.AvgPool((2, 2), padding="SAME"),
             lib.ConvTranspose(2, (3, 3), (2, 2)),
             lib.BatchNorm(),
+            lib.MaxPool((2, 2), (1, 2)),
             lib.Flatten,
             lib.Dense(3),
             lib.LogSoftmax,
-        )
+        ),
+    )
+    yield (
+        (6, 3),
+        lib.serial(
+            lib.Conv1DTranspose(4, (3,), (2,), padding="SAME"),
+            lib.Gelu,
+            lib.FanOut(2),
+            lib.parallel(lib.Dense(4), lib.Identity),
+            lib.FanInSum,
+            lib.SumPool((2,), spec="NWC"),
+        ),
+    )
+    yield (
+        (2, 6, 5),
+        lib.serial(
+            lib.GeneralConv(("NCHW", "OIHW", "NCHW"), 3, (2, 2), padding="SAME"),
+            lib.Elu,
+            lib.Flatten,
+            lib.Dense(4),
+            lib.Softmax,
+        ),
+    )
 
-    ours, _ = model(stax)[0](KEY, (-1, 9, 7, 2))
-    theirs, _ = model(jax_stax)[0](jax.random.PRNGKey(0), (-1, 9, 7, 2))
-    assert tuple(ours) == tuple(theirs)
+
+def test_stax_matches_jax():
+    jax_stax = pytest.importorskip("jax.example_libraries.stax")
+    import jax  # only here, to compare
+
+    ours_and_theirs = zip(_jax_models(stax), _jax_models(jax_stax))
+    for (shape, (init, apply)), (_, (jinit, japply)) in ours_and_theirs:
+        out, params = init(KEY, (5, *shape))
+        jout, jparams = jinit(jax.random.PRNGKey(0), (5, *shape))
+        assert tuple(out) == tuple(int(d) for d in jout)
+        # olympus.random draws JAX's bits, so the initial parameters agree too.
+        leaves = olympus.tree_util.tree_leaves(params)
+        jleaves = jax.tree_util.tree_leaves(jparams)
+        assert len(leaves) == len(jleaves)
+        for a, b in zip(leaves, jleaves):
+            assert_allclose(a, np.asarray(b), rtol=1e-5, atol=1e-6)
+        x = RNG.standard_normal((5, *shape)).astype(np.float32)
+        want = np.asarray(japply(jparams, x))
+        assert_allclose(apply(params, x), want, rtol=1e-4, atol=1e-5)
 
 
 # ---- the examples, when scikit-learn is installed ---------------------------------
