@@ -14,6 +14,7 @@ memory and fails when docs/api.md differs, so a stale reference fails CI.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import re
@@ -157,7 +158,16 @@ def render() -> str:
 def main(argv: list[str]) -> int:
     text = render()
     if "--check" in argv:
-        if API_MD.read_text() != text:
+        written = API_MD.read_text() if API_MD.exists() else ""
+        if written != text:
+            diff = difflib.unified_diff(
+                written.splitlines(),
+                text.splitlines(),
+                "docs/api.md",
+                "generated",
+                lineterm="",
+            )
+            print("\n".join(list(diff)[:40]), file=sys.stderr)
             print(f"{API_MD} is stale: run {COMMAND}", file=sys.stderr)
             return 1
         return 0
