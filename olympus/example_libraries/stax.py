@@ -115,14 +115,8 @@ def GeneralConv(
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def init_fun(rng, input_shape):
-        filter_sizes = iter(filter_shape)
-        kernel_shape = tuple(
-            out_chan
-            if c == "O"
-            else input_shape[lhs_spec.index("C")]
-            if c == "I"
-            else next(filter_sizes)
-            for c in rhs_spec
+        kernel_shape = _kernel_shape(
+            rhs_spec, out_chan, filter_shape, input_shape[lhs_spec.index("C")]
         )
         sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
         windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
@@ -145,6 +139,13 @@ def GeneralConv(
         )
 
     return init_fun, apply_fun
+
+
+def _kernel_shape(rhs_spec: str, out_chan: int, filter_shape, in_chan: int) -> tuple:
+    """The kernel's shape in its layout: O and I sizes, spatial sizes in order."""
+    spatial = iter(filter_shape)
+    sizes = {"O": out_chan, "I": in_chan}
+    return tuple(sizes[c] if c in sizes else next(spatial) for c in rhs_spec)
 
 
 def _in_layout(spec: str, batch: int, chan: int, spatial, rhs_spec: str) -> tuple:
@@ -203,14 +204,8 @@ def GeneralConvTranspose(
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def init_fun(rng, input_shape):
-        filter_sizes = iter(filter_shape)
-        kernel_shape = tuple(
-            out_chan
-            if c == "O"
-            else input_shape[lhs_spec.index("C")]
-            if c == "I"
-            else next(filter_sizes)
-            for c in rhs_spec
+        kernel_shape = _kernel_shape(
+            rhs_spec, out_chan, filter_shape, input_shape[lhs_spec.index("C")]
         )
         sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
         windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
