@@ -27,7 +27,8 @@ with the user's file:line of the call, e.g.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
@@ -56,16 +57,32 @@ class Call:
     call's signature (tree of the dynamic arguments, their avals, the static
     arguments' values, x64 mode). One signature, one compiled program."""
 
-    __slots__ = ("args", "kwargs", "static_pos", "fun", "dyn_args", "dyn_kwargs", "leaves", "key")
+    __slots__ = (
+        "args",
+        "dyn_args",
+        "dyn_kwargs",
+        "fun",
+        "key",
+        "kwargs",
+        "leaves",
+        "static_pos",
+    )
 
-    def __init__(self, args, kwargs, static_pos, fun, dyn_args, dyn_kwargs, leaves, key):
+    def __init__(
+        self, args, kwargs, static_pos, fun, dyn_args, dyn_kwargs, leaves, key
+    ):
         self.args, self.kwargs, self.static_pos = args, kwargs, static_pos
         self.fun, self.dyn_args, self.dyn_kwargs = fun, dyn_args, dyn_kwargs
         self.leaves, self.key = leaves, key
 
 
 def split_call(
-    fun: Callable, name: str, args: tuple, kwargs: dict, static_argnums=(), static_argnames=()
+    fun: Callable,
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    static_argnums=(),
+    static_argnames=(),
 ) -> Call:
     """Splits `fun(*args, **kwargs)` into its static and dynamic arguments
     (static_argnums/static_argnames completed as jit does) and its signature."""
@@ -81,7 +98,9 @@ def split_call(
         try:
             hash(statics)
         except TypeError as err:
-            raise ValueError(f"jit of {name}: static arguments must be hashable: {err}") from None
+            raise ValueError(
+                f"jit of {name}: static arguments must be hashable: {err}"
+            ) from None
         dyn_fun, dyn_args = argnums_partial(fun, dyn, args, static_kw)
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
@@ -94,7 +113,9 @@ def trace_call(call: Call, name: str, donate_argnums: tuple = ()) -> Traced:
     closed, in_tree, out_tree = trace_pytree_function(
         call.fun, call.dyn_args, call.dyn_kwargs, "jit"
     )
-    return Traced(closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums))
+    return Traced(
+        closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums)
+    )
 
 
 def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
@@ -115,14 +136,18 @@ def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
 
 # ---- the stages -----------------------------------------------------------------
 def _shape_structs(avals, tree):
-    return tree_unflatten(tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals])
+    return tree_unflatten(
+        tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals]
+    )
 
 
 class Traced:
     """A function traced for one argument signature; `donated` are the
     indices of the argument leaves whose buffers the program may reuse."""
 
-    def __init__(self, closed: ClosedOlympuspr, in_tree, out_tree, name: str, donated=()):
+    def __init__(
+        self, closed: ClosedOlympuspr, in_tree, out_tree, name: str, donated=()
+    ):
         self.olympuspr = closed
         self.in_tree = in_tree
         self.out_tree = out_tree
@@ -210,7 +235,14 @@ class Compiled:
     `jit` keeps one per signature and calls `run` / `run_buffers` directly
     (its cache key already vouches for the arguments' types)."""
 
-    __slots__ = ("traced", "executable", "const_bufs", "out_tree", "single_out", "donated")
+    __slots__ = (
+        "const_bufs",
+        "donated",
+        "executable",
+        "out_tree",
+        "single_out",
+        "traced",
+    )
 
     def __init__(self, traced: Traced, executable: Executable):
         self.traced = traced
@@ -234,7 +266,9 @@ class Compiled:
     def run(self, leaves: list) -> Any:
         """The outputs for these argument leaves (Arrays, NumPy arrays, scalars)."""
         try:
-            return self.run_buffers([x._buf if type(x) is Array else buffer_of(x) for x in leaves])
+            return self.run_buffers(
+                [x._buf if type(x) is Array else buffer_of(x) for x in leaves]
+            )
         except TypeError:  # a deleted Array's buffer is None: buffer_of says so
             return self.run_buffers([buffer_of(x) for x in leaves])
 
@@ -333,7 +367,9 @@ def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
     return changes
 
 
-def key_changes(old: tuple, new: tuple, paths: list[str], arg_names: list[str]) -> list[str]:
+def key_changes(
+    old: tuple, new: tuple, paths: list[str], arg_names: list[str]
+) -> list[str]:
     """Every difference between two signature keys (tree, avals, statics, x64)."""
     (old_tree, old_avals, old_statics, old_x64) = old
     (new_tree, new_avals, new_statics, new_x64) = new
@@ -354,7 +390,9 @@ def miss_message(
 ) -> str:
     """Why `key` missed the (non-empty) `previous` keys. `paths` name the
     argument leaves, `arg_names` the positional parameters."""
-    closest = min((key_changes(old, key, paths, arg_names) for old in previous), key=len)
+    closest = min(
+        (key_changes(old, key, paths, arg_names) for old in previous), key=len
+    )
     where = user_source_info()
     at = f" for a call at {where}" if where is not None else ""
     reasons = "; ".join(closest) or "no difference found in the signature"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import inspect
 import types
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
@@ -23,7 +24,7 @@ from olympus.tracer.staging import DebugInfo, function_name, trace_to_olympuspr
 class ShapeDtypeStruct:
     """Shape and dtype of an array without its data."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("dtype", "shape", "weak_type")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         self.shape = tuple(shape)
@@ -69,7 +70,9 @@ def positional_names(fun: Callable) -> list[str] | None:
 def arg_names(fun: Callable, n_args: int) -> list[str]:
     """A name for each of n_args positional arguments (`args[i]` past fun's own)."""
     positional = positional_names(fun) or []
-    return [positional[i] if i < len(positional) else f"args[{i}]" for i in range(n_args)]
+    return [
+        positional[i] if i < len(positional) else f"args[{i}]" for i in range(n_args)
+    ]
 
 
 def arg_paths(fun: Callable, args: tuple, kwargs: dict) -> tuple:
@@ -86,12 +89,17 @@ def arg_paths(fun: Callable, args: tuple, kwargs: dict) -> tuple:
 def dynamic_argnums(n_args: int, static_argnums: Sequence[int]) -> tuple[int, ...]:
     """The positions among n_args that static_argnums does not name (negative
     numbers count from the end; numbers out of range name nothing)."""
-    static = {i % n_args if i < 0 else i for i in static_argnums if -n_args <= i < n_args}
+    static = {
+        i % n_args if i < 0 else i for i in static_argnums if -n_args <= i < n_args
+    }
     return tuple(i for i in range(n_args) if i not in static)
 
 
 def argnums_partial(
-    fun: Callable, dyn_argnums: Sequence[int], args: tuple, static_kwargs: dict | None = None
+    fun: Callable,
+    dyn_argnums: Sequence[int],
+    args: tuple,
+    static_kwargs: dict | None = None,
 ) -> tuple[Callable, tuple]:
     """(`fun` as a function of the arguments at dyn_argnums only, those arguments).
 
@@ -153,5 +161,7 @@ def trace_pytree_function(
         return [_check_output_leaf(x, name) for x in flat_fun(*tracers)]
 
     debug = DebugInfo(transform, name, arg_paths(fun, args, kwargs))
-    olympuspr, consts, _ = trace_to_olympuspr(checked_fun, [aval_of(x) for x in leaves], debug)
+    olympuspr, consts, _ = trace_to_olympuspr(
+        checked_fun, [aval_of(x) for x in leaves], debug
+    )
     return ClosedOlympuspr(olympuspr, consts), in_tree, store["tree"]
