@@ -175,7 +175,7 @@ class JitFunction:
         with self._compile_lock:
             entry = self._cache.get(call.key)
             if entry is None:
-                explain_miss(self.fun, self.name, call, self._cache)
+                explain_miss(self.name, call, self._cache)
                 entry = trace_call(call, self.name, self.donate_argnums).lower().compile()
                 self._cache[call.key] = entry
         return entry
@@ -203,7 +203,7 @@ class JitFunction:
     def _bind_in_trace(self, call: Call):
         entry = self._traced.get(call.key)
         if entry is None:
-            explain_miss(self.fun, self.name, call, self._traced)
+            explain_miss(self.name, call, self._traced)
             traced = trace_call(call, self.name)
             closed = traced.olympuspr
             # One body object per signature, so transforms and the pjit

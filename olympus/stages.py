@@ -26,6 +26,7 @@ with the user's file:line of the call, e.g.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -52,28 +53,42 @@ logger = logging.getLogger("olympus")
 
 # ---- a call, split once ---------------------------------------------------------
 class Call:
-    """One call of a staged function, split once: `fun` of the dynamic
-    arguments only (the static ones fixed), their `leaves`, and `key`, the
-    call's signature (tree of the dynamic arguments, their avals, the static
-    arguments' values, x64 mode). One signature, one compiled program."""
+    """One call of a staged function, split once: its dynamic arguments (all
+    but the static ones), their `leaves`, and `key`, the call's signature
+    (tree of the dynamic arguments, their avals, the static arguments'
+    values, x64 mode). One signature, one compiled program."""
 
     __slots__ = (
         "args",
+        "dyn_argnums",
         "dyn_args",
         "dyn_kwargs",
         "fun",
         "key",
         "kwargs",
         "leaves",
-        "static_pos",
+        "static_kwargs",
     )
 
     def __init__(
-        self, args, kwargs, static_pos, fun, dyn_args, dyn_kwargs, leaves, key
+        self, fun, args, kwargs, dyn_argnums, dyn_args, static_kwargs, dyn_kwargs
     ):
-        self.args, self.kwargs, self.static_pos = args, kwargs, static_pos
-        self.fun, self.dyn_args, self.dyn_kwargs = fun, dyn_args, dyn_kwargs
-        self.leaves, self.key = leaves, key
+        self.fun, self.args, self.kwargs = fun, args, kwargs
+        self.dyn_argnums, self.dyn_args = dyn_argnums, dyn_args
+        self.static_kwargs, self.dyn_kwargs = static_kwargs, dyn_kwargs
+
+    def dyn_fun(self) -> Callable:
+        """`fun` of the dynamic arguments, the static ones fixed (made only
+        when tracing: a cache hit needs just the key)."""
+        return argnums_partial(
+            self.fun, self.dyn_argnums, self.args, self.static_kwargs
+        )[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _positions(n_args: int, static_argnums: tuple) -> tuple[tuple, tuple]:
+    dyn = dynamic_argnums(n_args, static_argnums)
+    return dyn, tuple(i for i in range(n_args) if i not in dyn)
 
 
 def split_call(
@@ -87,31 +102,34 @@ def split_call(
     """Splits `fun(*args, **kwargs)` into its static and dynamic arguments
     (static_argnums/static_argnames completed as jit does) and its signature."""
     if not static_argnums and not static_argnames:
-        static_pos, statics, dyn_fun, dyn_args, dyn_kwargs = (), (), fun, args, kwargs
+        call = Call(fun, args, kwargs, range(len(args)), args, {}, kwargs)
+        statics = ()
     else:
-        dyn = dynamic_argnums(len(args), static_argnums)
-        static_pos = tuple(i for i in range(len(args)) if i not in dyn)
-        static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
-        statics = tuple((i, args[i]) for i in static_pos)
-        statics += tuple((k, static_kw[k]) for k in sorted(static_kw))
+        dyn_argnums, static_pos = _positions(len(args), tuple(static_argnums))
+        static_kw, dyn_kwargs = {}, kwargs
+        if kwargs:
+            static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
+            dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+        dyn_args = tuple([args[i] for i in dyn_argnums])
+        call = Call(fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs)
+        statics = tuple([(i, args[i]) for i in static_pos])
+        statics += tuple(sorted(static_kw.items()))
         try:
             hash(statics)
         except TypeError as err:
             raise ValueError(
                 f"jit of {name}: static arguments must be hashable: {err}"
             ) from None
-        dyn_fun, dyn_args = argnums_partial(fun, dyn, args, static_kw)
-    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
-    key = (in_tree, avals, statics, dtypes.x64_enabled())
-    return Call(args, kwargs, static_pos, dyn_fun, dyn_args, dyn_kwargs, leaves, key)
+    call.leaves, in_tree = tree_flatten((call.dyn_args, call.dyn_kwargs))
+    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in call.leaves])
+    call.key = (in_tree, avals, statics, dtypes.x64_enabled())
+    return call
 
 
 def trace_call(call: Call, name: str, donate_argnums: tuple = ()) -> Traced:
     """The first stage of one call: its dynamic arguments traced into a program."""
     closed, in_tree, out_tree = trace_pytree_function(
-        call.fun, call.dyn_args, call.dyn_kwargs, "jit"
+        call.dyn_fun(), call.dyn_args, call.dyn_kwargs, "jit"
     )
     return Traced(
         closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums)
@@ -124,9 +142,8 @@ def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
         return ()
     n = len(call.args)
     donated = {i % n if i < 0 else i for i in donate_argnums}
-    dyn_positions = [i for i in range(n) if i not in call.static_pos]
     start, leaves = 0, []
-    for pos, arg in zip(dyn_positions, call.dyn_args):
+    for pos, arg in zip(call.dyn_argnums, call.dyn_args):
         size = len(tree_flatten(arg)[0])
         if pos in donated:
             leaves += range(start, start + size)
@@ -317,18 +334,13 @@ class Compiled:
 
 
 # ---- explaining cache misses ------------------------------------------------------
-def explain_miss(fun: Callable, name: str, call: Call, previous) -> None:
+def explain_miss(name: str, call: Call, previous) -> None:
     """With olympus_explain_cache_misses: logs what changed between `call` and
     the closest of the `previous` signatures (none: a first compile, no log)."""
     if not config.read("olympus_explain_cache_misses") or not previous:
         return
-    names = arg_names(fun, len(call.args))
-    paths = [
-        p
-        for i, a in enumerate(call.args)
-        if i not in call.static_pos
-        for p in tree_paths(a, names[i])
-    ]
+    names = arg_names(call.fun, len(call.args))
+    paths = [p for i in call.dyn_argnums for p in tree_paths(call.args[i], names[i])]
     for key in sorted(call.dyn_kwargs):
         paths += tree_paths(call.dyn_kwargs[key], key)
     logger.warning(miss_message(name, call.key, list(previous), paths, names))
