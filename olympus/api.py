@@ -145,15 +145,12 @@ class JitFunction:
         except TypeError:  # a deleted Array: the slow path raises the error
             return _MISS
 
-    def _split(self, args: tuple, kwargs: dict) -> Call:
-        return split_call(
-            self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
-        )
-
     def _call_slow(self, args, kwargs):
         if config.read("olympus_disable_jit"):
             return self.fun(*args, **kwargs)
-        call = self._split(args, kwargs)
+        call = split_call(
+            self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
+        )
         if core._state.trace is not core.eval_trace:
             return self._bind_in_trace(call)
         entry = self._cache.get(call.key)
@@ -161,12 +158,13 @@ class JitFunction:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
         if (self._simple and not kwargs and not debug_nans
-                and all(type(a) in _FAST_ARG_TYPES for a in args)):
+                and all([type(a) in _FAST_ARG_TYPES for a in args])):
             self._remember_fast(call.key[1], entry)
         result = entry.run(call.leaves)
         if debug_nans:
             self._find_nans(result, args, kwargs)
-        entry.donate(call.leaves)
+        if entry.donated:
+            entry.donate(call.leaves)
         return result
 
     def _compile(self, call: Call) -> Compiled:
@@ -218,7 +216,10 @@ class JitFunction:
     def trace(self, *args, **kwargs) -> Traced:
         """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
         stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages)."""
-        return trace_call(self._split(args, kwargs), self.name, self.donate_argnums)
+        call = split_call(
+            self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
+        )
+        return trace_call(call, self.name, self.donate_argnums)
 
     def lower(self, *args, **kwargs):
         """`trace(*args, **kwargs).lower()`: the StableHLO stage."""

@@ -71,11 +71,21 @@ class Call:
     )
 
     def __init__(
-        self, fun, args, kwargs, dyn_argnums, dyn_args, static_kwargs, dyn_kwargs
+        self,
+        fun,
+        args,
+        kwargs,
+        dyn_argnums,
+        dyn_args,
+        static_kwargs,
+        dyn_kwargs,
+        leaves,
+        key,
     ):
         self.fun, self.args, self.kwargs = fun, args, kwargs
         self.dyn_argnums, self.dyn_args = dyn_argnums, dyn_args
         self.static_kwargs, self.dyn_kwargs = static_kwargs, dyn_kwargs
+        self.leaves, self.key = leaves, key
 
     def dyn_fun(self) -> Callable:
         """`fun` of the dynamic arguments, the static ones fixed (made only
@@ -102,7 +112,12 @@ def split_call(
     """Splits `fun(*args, **kwargs)` into its static and dynamic arguments
     (static_argnums/static_argnames completed as jit does) and its signature."""
     if not static_argnums and not static_argnames:
-        call = Call(fun, args, kwargs, range(len(args)), args, {}, kwargs)
+        dyn_argnums, dyn_args, static_kw, dyn_kwargs = (
+            range(len(args)),
+            args,
+            {},
+            kwargs,
+        )
         statics = ()
     else:
         dyn_argnums, static_pos = _positions(len(args), tuple(static_argnums))
@@ -111,7 +126,6 @@ def split_call(
             static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
             dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
         dyn_args = tuple([args[i] for i in dyn_argnums])
-        call = Call(fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs)
         statics = tuple([(i, args[i]) for i in static_pos])
         statics += tuple(sorted(static_kw.items()))
         try:
@@ -120,10 +134,12 @@ def split_call(
             raise ValueError(
                 f"jit of {name}: static arguments must be hashable: {err}"
             ) from None
-    call.leaves, in_tree = tree_flatten((call.dyn_args, call.dyn_kwargs))
-    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in call.leaves])
-    call.key = (in_tree, avals, statics, dtypes.x64_enabled())
-    return call
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
+    key = (in_tree, avals, statics, dtypes.x64_enabled())
+    return Call(
+        fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
+    )
 
 
 def trace_call(call: Call, name: str, donate_argnums: tuple = ()) -> Traced:
