@@ -1,0 +1,151 @@
+"""Algebraic simplification: a table of rewrite rules (engine: rules.py).
+
+Every row preserves values exactly under IEEE arithmetic, NaN, infinities and
+the sign of zero included. Hence no `x * 0 -> 0` (NaN and inf times 0 are
+NaN) and no `x + 0.0 -> x` for floats (-0.0 + 0.0 is +0.0); `x + -0.0` and
+`x - 0.0` are exact. Rules on constants match real (float or integer)
+operands only: for complex numbers even `x * 1` turns an infinite part into NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.optimizer.rules import Lit, Op, Rule, is_float, is_real, table_pass
+
+
+def _is_integer(*names):
+    return lambda m: all(dtypes.is_integer(m[n].aval.dtype) for n in names)
+
+
+def _params_is(name: str, key: str, value):
+    return lambda m: m[name].params[key] == value
+
+
+def _neg(m, b):
+    return b.op("neg", m.x)
+
+
+def _binary(prim):
+    return lambda m, b: b.op(prim, m.x, m.y)
+
+
+def _plain_reshape(*names):
+    def check(m) -> bool:
+        for n in names:
+            dims = m[n].params.get("dimensions")
+            if dims is not None and tuple(dims) != tuple(range(len(dims))):
+                return False
+        return True
+    return check
+
+
+def _identity_permutation(m) -> bool:
+    perm = tuple(m.t.params["permutation"])
+    return perm == tuple(range(len(perm)))
+
+
+def _composed_transpose(m, b):
+    p, q = m.inner.params["permutation"], m.outer.params["permutation"]
+    return b.op("transpose", m.x, permutation=tuple(int(p[j]) for j in q))
+
+
+def _round_trip_exact(m) -> bool:
+    """convert(convert(x, w), back) is x when w holds every value of x's dtype."""
+    src, wide = m.x.aval.dtype, m.inner.outvars[0].aval.dtype
+    if src == np.bool_:
+        return True
+    try:
+        return bool(np.can_cast(src, wide, "safe")) and not dtypes.is_complex(wide)
+    except TypeError:
+        return False
+
+
+def _scalar(name):
+    return lambda m: m[name].aval.shape == ()
+
+
+_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+               "reduce_or")
+# Elementwise binary primitives: a rank-0 operand broadcasts by itself.
+_BROADCASTING = ("add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "and",
+                 "or", "xor", "eq", "ne", "lt", "le", "gt", "ge")
+
+RULES: list[Rule] = [
+    # x * 1 -> x
+    Rule("mul_one", Op("mul", "x", Lit(1)), "x"),
+    # x / 1 -> x
+    Rule("div_one", Op("div", "x", Lit(1)), "x"),
+    # x - 0 -> x          (x - (+0) is x for every x, -0 included)
+    Rule("sub_zero", Op("sub", "x", Lit(0)), "x"),
+    # x + -0.0 -> x       (floats: -0 is the additive identity, +0 is not)
+    Rule("add_neg_zero", Op("add", "x", Lit(-0.0)), "x"),
+    # x + 0 -> x          (integers)
+    Rule("add_zero_int", Op("add", "x", Lit(0)), "x", _is_integer("x")),
+    # x * -1 -> -x
+    Rule("mul_minus_one", Op("mul", "x", Lit(-1)), _neg, is_real("x")),
+    # -0.0 - x -> -x      (floats)
+    Rule("neg_zero_sub", Op("sub", Lit(-0.0), "x"), _neg, is_float("x")),
+    # 0 - x -> -x         (integers)
+    Rule("zero_sub_int", Op("sub", Lit(0), "x"), _neg, _is_integer("x")),
+    # x + -y -> x - y
+    Rule("add_neg", Op("add", "x", Op("neg", "y")), _binary("sub")),
+    # x - -y -> x + y
+    Rule("sub_neg", Op("sub", "x", Op("neg", "y")), _binary("add")),
+    # -x * -y -> x * y
+    Rule("neg_mul_neg", Op("mul", Op("neg", "x"), Op("neg", "y")), _binary("mul")),
+    # -x / -y -> x / y
+    Rule("neg_div_neg", Op("div", Op("neg", "x"), Op("neg", "y")), _binary("div")),
+    # -(-x) -> x
+    Rule("neg_neg", Op("neg", Op("neg", "x")), "x"),
+    # |-x| -> |x|
+    Rule("abs_neg", Op("abs", Op("neg", "x")), lambda m, b: b.op("abs", m.x)),
+    # ||x|| -> |x|
+    Rule("abs_abs", Op("abs", Op("abs", "x", name="inner")), lambda m, b: m.inner.outvars[0]),
+    # max(x, x) -> x
+    Rule("max_same", Op("max", "x", "x"), "x"),
+    # min(x, x) -> x
+    Rule("min_same", Op("min", "x", "x"), "x"),
+    # x & x -> x
+    Rule("and_same", Op("and", "x", "x"), "x"),
+    # x | x -> x
+    Rule("or_same", Op("or", "x", "x"), "x"),
+    # ~~x -> x
+    Rule("not_not", Op("not", Op("not", "x")), "x"),
+    # select_n(p, x, x) -> x
+    Rule("select_same", Op("select_n", "p", "x", "x"), "x"),
+    # x ** 1 -> x         (integer_pow)
+    Rule("pow_one", Op("integer_pow", "x", name="e"), "x", _params_is("e", "y", 1)),
+    # convert(x) to x's own dtype and weak_type -> x
+    Rule("convert_same", Op("convert_element_type", "x"), "x"),
+    # convert(convert(x, wider), x's dtype) -> x     (the wider dtype holds x exactly)
+    Rule("convert_round_trip",
+         Op("convert_element_type", Op("convert_element_type", "x", name="inner")), "x",
+         _round_trip_exact),
+    # reshape(x) to x's own shape -> x
+    Rule("reshape_same", Op("reshape", "x", name="r"), "x", _plain_reshape("r")),
+    # reshape(reshape(x)) -> reshape(x)
+    Rule("reshape_reshape", Op("reshape", Op("reshape", "x", name="inner"), name="outer"),
+         lambda m, b: b.op("reshape", m.x, new_sizes=m.outer.params["new_sizes"],
+                           dimensions=None),
+         _plain_reshape("inner", "outer")),
+    # transpose(x, identity) -> x
+    Rule("transpose_identity", Op("transpose", "x", name="t"), "x", _identity_permutation),
+    # transpose(transpose(x, p), q) -> transpose(x, p[q])
+    Rule("transpose_transpose",
+         Op("transpose", Op("transpose", "x", name="inner"), name="outer"),
+         _composed_transpose),
+    # broadcast_in_dim(x) to x's own shape -> x
+    Rule("broadcast_same", Op("broadcast_in_dim", "x"), "x"),
+]
+# reduce(x, axes=()) -> x
+RULES += [Rule(f"{r}_no_axes", Op(r, "x", name="r"), "x", _params_is("r", "axes", ()))
+          for r in _REDUCTIONS]
+# x op broadcast_in_dim(s) -> x op s, and broadcast_in_dim(s) op y -> s op y   (s: a scalar)
+RULES += [Rule(f"{p}_scalar_right", Op(p, "x", Op("broadcast_in_dim", "y")), _binary(p),
+               _scalar("y")) for p in _BROADCASTING]
+RULES += [Rule(f"{p}_scalar_left", Op(p, Op("broadcast_in_dim", "x"), "y"), _binary(p),
+               _scalar("x")) for p in _BROADCASTING]
+
+simplify = table_pass(RULES)
