@@ -2,7 +2,7 @@
 
     >>> closed = olympus.make_olympuspr(olympus.grad(loss))(w, x)
     >>> optimize(closed)                       # the default pipeline
-    >>> optimize(closed, passes=[cse, dce])    # chosen passes
+    >>> optimize(closed, passes=["cse", "dce"])  # chosen passes (names or functions)
 
 Each pass is a module of its own and recurses into sub-programs (cond
 branches, loop bodies, pjit, checkpoint and custom-derivative programs):
@@ -25,25 +25,26 @@ from __future__ import annotations
 from typing import Sequence
 
 from olympus.ir.core import ClosedOlympuspr, subolympusprs
-from olympus.optimizer.cse import cse
-from olympus.optimizer.dce import dce
-from olympus.optimizer.fold import fold
-from olympus.optimizer.forward import forward
+from olympus.optimizer import cse, dce, fold, forward, simplify, stable
 from olympus.optimizer.program import Pass
-from olympus.optimizer.simplify import simplify
-from olympus.optimizer.stable import stable
 
 MAX_ROUNDS = 8
 
-DEFAULT_PASSES: tuple[Pass, ...] = (forward, stable, simplify, fold, cse, dce)
-ALGEBRAIC_PASSES: tuple[Pass, ...] = (forward, simplify, fold, cse, dce)  # no stable rewrites
+PASSES: dict[str, Pass] = {
+    "forward": forward.forward, "stable": stable.stable, "simplify": simplify.simplify,
+    "fold": fold.fold, "cse": cse.cse, "dce": dce.dce,
+}
+DEFAULT_PASSES = ("forward", "stable", "simplify", "fold", "cse", "dce")
+ALGEBRAIC_PASSES = ("forward", "simplify", "fold", "cse", "dce")  # no stable rewrites
 
 
-def optimize(closed: ClosedOlympuspr, passes: Sequence[Pass] | None = None,
+def optimize(closed: ClosedOlympuspr, passes: Sequence[str | Pass] | None = None,
              max_rounds: int = MAX_ROUNDS) -> ClosedOlympuspr:
-    """`closed` after `passes` (default: DEFAULT_PASSES), run in order, round
-    after round, until a round changes nothing; same inputs and outputs."""
-    passes = DEFAULT_PASSES if passes is None else tuple(passes)
+    """`closed` after `passes` (names in PASSES or functions; default:
+    DEFAULT_PASSES), run in order, round after round, until a round changes
+    nothing. Inputs and outputs keep their types."""
+    passes = [PASSES[p] if isinstance(p, str) else p
+              for p in (DEFAULT_PASSES if passes is None else passes)]
     for _ in range(max_rounds):
         start = closed
         for run in passes:
@@ -60,5 +61,5 @@ def count_eqns(closed) -> int:
                for eqn in program.eqns)
 
 
-__all__ = ["ALGEBRAIC_PASSES", "DEFAULT_PASSES", "MAX_ROUNDS", "count_eqns", "cse", "dce",
-           "fold", "forward", "optimize", "simplify", "stable"]
+__all__ = ["ALGEBRAIC_PASSES", "DEFAULT_PASSES", "MAX_ROUNDS", "PASSES", "count_eqns",
+           "optimize"]

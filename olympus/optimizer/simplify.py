@@ -62,6 +62,14 @@ def _round_trip_exact(m) -> bool:
         return False
 
 
+def _no_axes(integers_only: bool):
+    def check(m) -> bool:
+        if integers_only and not dtypes.is_integer(m.x.aval.dtype):
+            return False
+        return tuple(m.r.params["axes"]) == ()
+    return check
+
+
 def _scalar(name):
     return lambda m: m[name].aval.shape == ()
 
@@ -139,8 +147,8 @@ RULES: list[Rule] = [
     # broadcast_in_dim(x) to x's own shape -> x
     Rule("broadcast_same", Op("broadcast_in_dim", "x"), "x"),
 ]
-# reduce(x, axes=()) -> x
-RULES += [Rule(f"{r}_no_axes", Op(r, "x", name="r"), "x", _params_is("r", "axes", ()))
+# reduce(x, axes=()) -> x     (a float sum is 0 + x, and 0 + -0.0 is +0.0: integers only)
+RULES += [Rule(f"{r}_no_axes", Op(r, "x", name="r"), "x", _no_axes(r == "reduce_sum"))
           for r in _REDUCTIONS]
 # x op broadcast_in_dim(s) -> x op s, and broadcast_in_dim(s) op y -> s op y   (s: a scalar)
 RULES += [Rule(f"{p}_scalar_right", Op(p, "x", Op("broadcast_in_dim", "y")), _binary(p),
