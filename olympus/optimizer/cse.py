@@ -35,7 +35,10 @@ def _param_key(value):
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, *map(_param_key, value))
     if isinstance(value, dict):
-        return ("dict", *((k, _param_key(v)) for k, v in sorted(value.items(), key=_first)))
+        return (
+            "dict",
+            *((k, _param_key(v)) for k, v in sorted(value.items(), key=_first)),
+        )
     try:
         hash(value)
     except TypeError:
@@ -61,12 +64,14 @@ def eqn_key(eqn: Eqn):
     operands = [_atom_key(x) for x in eqn.invars]
     if eqn.primitive.name in COMMUTATIVE:
         operands.sort(key=_order)
-    params = tuple(sorted(((k, _param_key(v)) for k, v in eqn.params.items()), key=_first))
+    params = tuple(
+        sorted(((k, _param_key(v)) for k, v in eqn.params.items()), key=_first)
+    )
     return (eqn.primitive, params, tuple(operands))
 
 
-def _cse_step(walk: Walk, eqn: Eqn) -> bool:
-    seen = walk.memo
+def cse_step(walk: Walk, eqn: Eqn) -> bool:
+    seen = walk.memo.setdefault("cse", {})
     key = eqn_key(eqn)
     if key is None:
         return False
@@ -81,4 +86,4 @@ def _cse_step(walk: Walk, eqn: Eqn) -> bool:
     return True
 
 
-cse = rewrite_pass(_cse_step)
+cse = rewrite_pass(cse_step)

@@ -24,7 +24,9 @@ def _vars(atoms):
     return (x for x in atoms if isinstance(x, Var))
 
 
-def _dce(olympuspr: Olympuspr, used_outputs: list[bool]) -> tuple[Olympuspr, list, list]:
+def _dce(
+    olympuspr: Olympuspr, used_outputs: list[bool]
+) -> tuple[Olympuspr, list, list]:
     """The program returning only the used outputs, without dead equations
     (invars and constvars all kept); and which constvars and invars it reads."""
     outvars = _select(used_outputs, olympuspr.outvars)
@@ -49,7 +51,11 @@ def _dce(olympuspr: Olympuspr, used_outputs: list[bool]) -> tuple[Olympuspr, lis
     used_inputs = [v in live for v in olympuspr.invars]
     if not changed:
         return olympuspr, used_consts, used_inputs
-    return rebuilt(olympuspr, eqns=kept[::-1], outvars=outvars), used_consts, used_inputs
+    return (
+        rebuilt(olympuspr, eqns=kept[::-1], outvars=outvars),
+        used_consts,
+        used_inputs,
+    )
 
 
 def _pruned(closed: ClosedOlympuspr, used_outputs, keep_inputs=None):
@@ -59,8 +65,11 @@ def _pruned(closed: ClosedOlympuspr, used_outputs, keep_inputs=None):
     keep = used_inputs if keep_inputs is None else keep_inputs
     if program is closed.olympuspr and all(used_consts) and all(keep):
         return closed, keep
-    program = rebuilt(program, constvars=_select(used_consts, program.constvars),
-                      invars=_select(keep, program.invars))
+    program = rebuilt(
+        program,
+        constvars=_select(used_consts, program.constvars),
+        invars=_select(keep, program.invars),
+    )
     return ClosedOlympuspr(program, _select(used_consts, closed.consts)), keep
 
 
@@ -79,15 +88,20 @@ def _dce_call(eqn: Eqn, used: list[bool]) -> Eqn:
     sub, keep = _pruned(closed, used)
     if sub is closed and all(used):
         return eqn
-    return eqn._replace(params={**eqn.params, "olympuspr": sub},
-                        invars=_select(keep, eqn.invars), outvars=_select(used, eqn.outvars))
+    return eqn._replace(
+        params={**eqn.params, "olympuspr": sub},
+        invars=_select(keep, eqn.invars),
+        outvars=_select(used, eqn.outvars),
+    )
 
 
 def _dce_barrier(eqn: Eqn, used: list[bool]) -> Eqn:
     """optimization_barrier passes each operand through: unused ones go."""
     if all(used):
         return eqn
-    return eqn._replace(invars=_select(used, eqn.invars), outvars=_select(used, eqn.outvars))
+    return eqn._replace(
+        invars=_select(used, eqn.invars), outvars=_select(used, eqn.outvars)
+    )
 
 
 def _dce_cond(eqn: Eqn, used: list[bool]) -> Eqn:
@@ -99,26 +113,44 @@ def _dce_cond(eqn: Eqn, used: list[bool]) -> Eqn:
         if program is b.olympuspr and all(used_consts) and all(keep):
             new_branches.append(b)
             continue
-        program = rebuilt(program, constvars=_select(used_consts, program.constvars),
-                          invars=_select(keep, program.invars))
+        program = rebuilt(
+            program,
+            constvars=_select(used_consts, program.constvars),
+            invars=_select(keep, program.invars),
+        )
         new_branches.append(ClosedOlympuspr(program, _select(used_consts, b.consts)))
     if all(a is b for a, b in zip(new_branches, branches)) and all(used):
         return eqn
-    params = {**eqn.params, "branches": tuple(new_branches),
-              "linear": tuple(_select(keep, eqn.params["linear"]))}
-    return eqn._replace(params=params, invars=[eqn.invars[0], *_select(keep, eqn.invars[1:])],
-                        outvars=_select(used, eqn.outvars))
+    params = {
+        **eqn.params,
+        "branches": tuple(new_branches),
+        "linear": tuple(_select(keep, eqn.params["linear"])),
+    }
+    return eqn._replace(
+        params=params,
+        invars=[eqn.invars[0], *_select(keep, eqn.invars[1:])],
+        outvars=_select(used, eqn.outvars),
+    )
 
 
-def _live_carry(body: Olympuspr, used_carry: list[bool], used_rest: list[bool],
-                first_carry: int, also_read=None) -> list[bool]:
+def _live_carry(
+    body: Olympuspr,
+    used_carry: list[bool],
+    used_rest: list[bool],
+    first_carry: int,
+    also_read=None,
+) -> list[bool]:
     """The carries a loop must keep: those read after the loop, by `also_read`
     (the while test) or by the body on the way to a kept carry or output."""
     n = len(used_carry)
-    used_carry = [u or (also_read is not None and also_read[i]) for i, u in enumerate(used_carry)]
+    used_carry = [
+        u or (also_read is not None and also_read[i]) for i, u in enumerate(used_carry)
+    ]
     while True:
         _, _, used_in = _dce(body, used_carry + used_rest)
-        grown = [u or r for u, r in zip(used_carry, used_in[first_carry:first_carry + n])]
+        grown = [
+            u or r for u, r in zip(used_carry, used_in[first_carry : first_carry + n])
+        ]
         if grown == used_carry:
             return used_carry
         used_carry = grown
@@ -131,15 +163,23 @@ def _dce_scan(eqn: Eqn, used: list[bool]) -> Eqn:
     used_ys = used[ncarry:]
     carry = _live_carry(closed.olympuspr, used[:ncarry], used_ys, nc)
     _, _, used_in = _dce(closed.olympuspr, carry + used_ys)
-    keep = used_in[:nc] + carry + used_in[nc + ncarry:]
+    keep = used_in[:nc] + carry + used_in[nc + ncarry :]
     sub, _ = _pruned(closed, carry + used_ys, keep)
     outs = carry + used_ys
     if sub is closed and all(outs):
         return eqn
-    params = {**p, "olympuspr": sub, "num_consts": sum(keep[:nc]), "num_carry": sum(carry),
-              "linear": tuple(_select(keep, p["linear"]))}
-    return eqn._replace(params=params, invars=_select(keep, eqn.invars),
-                        outvars=_select(outs, eqn.outvars))
+    params = {
+        **p,
+        "olympuspr": sub,
+        "num_consts": sum(keep[:nc]),
+        "num_carry": sum(carry),
+        "linear": tuple(_select(keep, p["linear"])),
+    }
+    return eqn._replace(
+        params=params,
+        invars=_select(keep, eqn.invars),
+        outvars=_select(outs, eqn.outvars),
+    )
 
 
 def _dce_while(eqn: Eqn, used: list[bool]) -> Eqn:
@@ -155,12 +195,21 @@ def _dce_while(eqn: Eqn, used: list[bool]) -> Eqn:
     new_body, _ = _pruned(body, carry, body_keep)
     if new_test is test and new_body is body and all(carry):
         return eqn
-    params = {**p, "cond_olympuspr": new_test, "body_olympuspr": new_body,
-              "cond_nconsts": sum(test_keep[:nc]), "body_nconsts": sum(body_keep[:nb])}
-    invars = (_select(test_keep[:nc], eqn.invars[:nc])
-              + _select(body_keep[:nb], eqn.invars[nc:nc + nb])
-              + _select(carry, eqn.invars[nc + nb:]))
-    return eqn._replace(params=params, invars=invars, outvars=_select(carry, eqn.outvars))
+    params = {
+        **p,
+        "cond_olympuspr": new_test,
+        "body_olympuspr": new_body,
+        "cond_nconsts": sum(test_keep[:nc]),
+        "body_nconsts": sum(body_keep[:nb]),
+    }
+    invars = (
+        _select(test_keep[:nc], eqn.invars[:nc])
+        + _select(body_keep[:nb], eqn.invars[nc : nc + nb])
+        + _select(carry, eqn.invars[nc + nb :])
+    )
+    return eqn._replace(
+        params=params, invars=invars, outvars=_select(carry, eqn.outvars)
+    )
 
 
 dce_rules = {

@@ -20,11 +20,36 @@ from olympus.optimizer.program import Walk, literal, rewrite_pass
 
 MAX_ELEMENTS = 16
 
-EXACT = frozenset({
-    "add", "sub", "mul", "div", "rem", "neg", "abs", "max", "min", "sign", "floor", "ceil",
-    "round", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not", "select_n",
-    "clamp", "convert_element_type",
-})
+EXACT = frozenset(
+    {
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "rem",
+        "neg",
+        "abs",
+        "max",
+        "min",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "select_n",
+        "clamp",
+        "convert_element_type",
+    }
+)
 
 
 def _integer_division_defined(eqn: Eqn, vals) -> bool:
@@ -50,8 +75,11 @@ def _conversion_defined(eqn: Eqn, vals) -> bool:
     return True
 
 
-_GUARDS = {"div": _integer_division_defined, "rem": _integer_division_defined,
-           "convert_element_type": _conversion_defined}
+_GUARDS = {
+    "div": _integer_division_defined,
+    "rem": _integer_division_defined,
+    "convert_element_type": _conversion_defined,
+}
 
 
 def _value(walk: Walk, atom):
@@ -62,7 +90,7 @@ def _value(walk: Walk, atom):
     return None
 
 
-def _fold_step(walk: Walk, eqn: Eqn) -> bool:
+def fold_step(walk: Walk, eqn: Eqn) -> bool:
     if eqn.primitive.name not in EXACT or eqn.primitive.multiple_results:
         return False
     (out,) = eqn.outvars
@@ -86,4 +114,4 @@ def _fold_step(walk: Walk, eqn: Eqn) -> bool:
     return True
 
 
-fold = rewrite_pass(_fold_step)
+fold = rewrite_pass(fold_step)

@@ -53,13 +53,17 @@ def _cond(walk: Walk, eqn: Eqn) -> None:
             if len({_literal_key(x) for x in inners}) == 1:
                 _forward(walk, out, inners[0])
             continue
-        where = {pos.get(x) if isinstance(x, Var) else None for x, pos in zip(inners, positions)}
+        where = {
+            pos.get(x) if isinstance(x, Var) else None
+            for x, pos in zip(inners, positions)
+        }
         if len(where) == 1 and None not in where:
             _forward(walk, out, eqn.invars[1 + where.pop()])
 
 
-def _loop_invariant(walk: Walk, eqn: Eqn, body, first_carry: int, first_init: int,
-                    n_carry: int) -> None:
+def _loop_invariant(
+    walk: Walk, eqn: Eqn, body, first_carry: int, first_init: int, n_carry: int
+) -> None:
     for i in range(n_carry):
         if body.outvars[i] is body.invars[first_carry + i]:
             _forward(walk, eqn.outvars[i], eqn.invars[first_init + i])
@@ -78,14 +82,20 @@ def _while(walk: Walk, eqn: Eqn) -> None:
     _loop_invariant(walk, eqn, p["body_olympuspr"].olympuspr, nb, nc + nb, n_carry)
 
 
-_rules = {"pjit": _call, "checkpoint": _call, "cond": _cond, "scan": _scan, "while": _while}
+_rules = {
+    "pjit": _call,
+    "checkpoint": _call,
+    "cond": _cond,
+    "scan": _scan,
+    "while": _while,
+}
 
 
-def _forward_step(walk: Walk, eqn: Eqn) -> bool:
+def forward_step(walk: Walk, eqn: Eqn) -> bool:
     rule = _rules.get(eqn.primitive.name)
     if rule is not None:
         rule(walk, eqn)
     return False  # the equation stays; its forwarded outputs are now unread
 
 
-forward = rewrite_pass(_forward_step)
+forward = rewrite_pass(forward_step)

@@ -8,7 +8,7 @@ identity (no program comparison).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,12 +41,20 @@ def is_effectful(eqn: Eqn) -> bool:
 
 
 def _map_value(value, fn: Pass):
+    """`fn` over a param holding programs: one, or a tuple/list of them (cond's
+    branches); any other value (most params) is returned as it is."""
     if isinstance(value, ClosedOlympuspr):
         return fn(value)
-    if isinstance(value, Olympuspr) and not value.constvars:
+    if isinstance(value, Olympuspr):
+        if value.constvars:
+            return value
         out = fn(ClosedOlympuspr(value, []))
         return out.olympuspr if not out.consts else value
-    if isinstance(value, (tuple, list)):
+    if (
+        isinstance(value, (tuple, list))
+        and value
+        and isinstance(value[0], (ClosedOlympuspr, Olympuspr))
+    ):
         new = [_map_value(v, fn) for v in value]
         if all(a is b for a, b in zip(new, value)):
             return value
@@ -97,6 +105,8 @@ class Walk:
         return self.subst.get(atom, atom) if isinstance(atom, Var) else atom
 
     def renamed(self, eqn: Eqn) -> Eqn:
+        if not self.subst:
+            return eqn
         invars = [self.read(x) for x in eqn.invars]
         if all(a is b for a, b in zip(invars, eqn.invars)):
             return eqn
@@ -131,10 +141,12 @@ class Walk:
         return ClosedOlympuspr(program, closed.consts + [c for _, c in self.new_consts])
 
 
-def rewrite_pass(step: Callable[[Walk, Eqn], bool]) -> Pass:
-    """A pass from a per-equation step: `step(walk, eqn)` handles `eqn` (its
-    operands already renamed, its sub-programs already rewritten) and returns
-    True when it emitted or replaced it itself; otherwise the eqn is emitted."""
+def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
+    """A pass from per-equation steps: `step(walk, eqn)` sees `eqn` with its
+    operands renamed and its sub-programs rewritten, and returns True when it
+    emitted or replaced the equation itself (later steps then skip it);
+    an equation no step takes is emitted as it is. Several steps share one
+    walk (the default pipeline fuses its rewrites so)."""
 
     def run(closed: ClosedOlympuspr) -> ClosedOlympuspr:
         walk = Walk(closed.olympuspr, closed.consts)
@@ -142,7 +154,7 @@ def rewrite_pass(step: Callable[[Walk, Eqn], bool]) -> Pass:
             new = map_subprograms(walk.renamed(eqn), run)
             if new is not eqn:
                 walk.changed = True
-            if not step(walk, new):
+            if not any(step(walk, new) for step in steps):
                 walk.emit(new)
         return walk.finish(closed)
 

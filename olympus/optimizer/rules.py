@@ -18,14 +18,22 @@ rewritten equation's source line.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Literal, Var
 from olympus.optimizer.cse import COMMUTATIVE
-from olympus.optimizer.program import Pass, Walk, literal, primitive, rewrite_pass, same_type
+from olympus.optimizer.program import (
+    Pass,
+    Walk,
+    literal,
+    primitive,
+    rewrite_pass,
+    same_type,
+)
 
 
 class Op:
@@ -34,7 +42,7 @@ class Op:
     `name` captures the producing equation (for its params) as `m[name]`.
     """
 
-    __slots__ = ("prim", "operands", "name")
+    __slots__ = ("name", "operands", "prim")
 
     def __init__(self, prim: str, *operands, name: str | None = None):
         self.prim = prim
@@ -90,7 +98,9 @@ def _same_constant(value: np.ndarray, want) -> bool:
     (x * 1 is not x for a complex infinity)."""
     if dtypes.is_integer(value.dtype):
         negative_zero = want == 0 and np.signbit(want)
-        return not negative_zero and float(want).is_integer() and int(value) == int(want)
+        return (
+            not negative_zero and float(want).is_integer() and int(value) == int(want)
+        )
     if not dtypes.is_float(value.dtype):
         return False
     v = float(value)
@@ -98,31 +108,35 @@ def _same_constant(value: np.ndarray, want) -> bool:
 
 
 def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
-    if isinstance(pattern, str):
-        if pattern in m:
-            return m[pattern] is atom
-        m[pattern] = atom
-        return True
-    if isinstance(pattern, Lit):
+    """Matches `pattern` against `atom` (or, at the root, `eqn`), adding its
+    captures to `m`; on failure `m` is left as it was."""
+    if type(pattern) is str:
+        bound = m.get(pattern)
+        if bound is None:
+            m[pattern] = atom
+            return True
+        return bound is atom
+    if type(pattern) is Lit:
         value = constant_value(walk, atom)
         return value is not None and _same_constant(value, pattern.value)
     if eqn is None:
-        if not isinstance(atom, Var) or atom not in walk.producer:
+        eqn = walk.producer.get(atom) if type(atom) is Var else None
+        if eqn is None:
             return False
-        eqn = walk.producer[atom]
-    if eqn.primitive.name != pattern.prim or len(eqn.invars) != len(pattern.operands):
+    operands = eqn.invars
+    if eqn.primitive.name != pattern.prim or len(operands) != len(pattern.operands):
         return False
-    orders = [eqn.invars]
-    if pattern.prim in COMMUTATIVE and len(eqn.invars) == 2:
-        orders.append(eqn.invars[::-1])
-    for operands in orders:
-        trial = Match(m)
-        if all(_match(walk, p, x, trial) for p, x in zip(pattern.operands, operands)):
+    orders = (operands,)
+    if len(operands) == 2 and pattern.prim in COMMUTATIVE:
+        orders = (operands, operands[::-1])
+    size = len(m)
+    for order in orders:
+        if all(_match(walk, p, x, m) for p, x in zip(pattern.operands, order)):
             if pattern.name is not None:
-                trial[pattern.name] = eqn
-            m.clear()
-            m.update(trial)
+                m[pattern.name] = eqn
             return True
+        for key in list(m)[size:]:  # undo this order's partial captures
+            del m[key]
     return False
 
 
@@ -184,8 +198,8 @@ def _apply(rule: Rule, walk: Walk, eqn: Eqn) -> bool:
     return True
 
 
-def table_pass(rules: list[Rule]) -> Pass:
-    """A pass trying each rule, in table order, on each single-output equation."""
+def table_step(rules: list[Rule]):
+    """A walk step trying each rule, in table order, on a single-output equation."""
     by_prim: dict[str, list[Rule]] = {}
     for rule in rules:
         by_prim.setdefault(rule.pattern.prim, []).append(rule)
@@ -193,20 +207,32 @@ def table_pass(rules: list[Rule]) -> Pass:
     def step(walk: Walk, eqn: Eqn) -> bool:
         if len(eqn.outvars) != 1:
             return False
-        return any(_apply(rule, walk, eqn) for rule in by_prim.get(eqn.primitive.name, ()))
+        return any(
+            _apply(rule, walk, eqn) for rule in by_prim.get(eqn.primitive.name, ())
+        )
 
-    return rewrite_pass(step)
+    return step
+
+
+def table_pass(rules: list[Rule]) -> Pass:
+    """A pass applying a table of rules (see `table_step`)."""
+    return rewrite_pass(table_step(rules))
 
 
 def is_real(*names: str) -> Callable:
     """A guard: the captured operands are real floats or integers."""
+
     def check(m) -> bool:
-        return all(dtypes.is_float(m[n].aval.dtype) or dtypes.is_integer(m[n].aval.dtype)
-                   for n in names)
+        return all(
+            dtypes.is_float(m[n].aval.dtype) or dtypes.is_integer(m[n].aval.dtype)
+            for n in names
+        )
+
     return check
 
 
 def is_float(*names: str) -> Callable:
     def check(m) -> bool:
         return all(dtypes.is_float(m[n].aval.dtype) for n in names)
+
     return check

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.optimizer.rules import Lit, Op, Rule, is_float, is_real, table_pass
+from olympus.optimizer.program import rewrite_pass
+from olympus.optimizer.rules import Lit, Op, Rule, is_float, is_real, table_step
 
 
 def _is_integer(*names):
@@ -38,6 +39,7 @@ def _plain_reshape(*names):
             if dims is not None and tuple(dims) != tuple(range(len(dims))):
                 return False
         return True
+
     return check
 
 
@@ -67,6 +69,7 @@ def _no_axes(integers_only: bool):
         if integers_only and not dtypes.is_integer(m.x.aval.dtype):
             return False
         return tuple(m.r.params["axes"]) == ()
+
     return check
 
 
@@ -74,11 +77,35 @@ def _scalar(name):
     return lambda m: m[name].aval.shape == ()
 
 
-_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
-               "reduce_or")
+_REDUCTIONS = (
+    "reduce_sum",
+    "reduce_max",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_and",
+    "reduce_or",
+)
 # Elementwise binary primitives: a rank-0 operand broadcasts by itself.
-_BROADCASTING = ("add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "and",
-                 "or", "xor", "eq", "ne", "lt", "le", "gt", "ge")
+_BROADCASTING = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "rem",
+    "max",
+    "min",
+    "pow",
+    "atan2",
+    "and",
+    "or",
+    "xor",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+)
 
 RULES: list[Rule] = [
     # x * 1 -> x
@@ -110,7 +137,11 @@ RULES: list[Rule] = [
     # |-x| -> |x|
     Rule("abs_neg", Op("abs", Op("neg", "x")), lambda m, b: b.op("abs", m.x)),
     # ||x|| -> |x|
-    Rule("abs_abs", Op("abs", Op("abs", "x", name="inner")), lambda m, b: m.inner.outvars[0]),
+    Rule(
+        "abs_abs",
+        Op("abs", Op("abs", "x", name="inner")),
+        lambda m, b: m.inner.outvars[0],
+    ),
     # max(x, x) -> x
     Rule("max_same", Op("max", "x", "x"), "x"),
     # min(x, x) -> x
@@ -128,32 +159,60 @@ RULES: list[Rule] = [
     # convert(x) to x's own dtype and weak_type -> x
     Rule("convert_same", Op("convert_element_type", "x"), "x"),
     # convert(convert(x, wider), x's dtype) -> x     (the wider dtype holds x exactly)
-    Rule("convert_round_trip",
-         Op("convert_element_type", Op("convert_element_type", "x", name="inner")), "x",
-         _round_trip_exact),
+    Rule(
+        "convert_round_trip",
+        Op("convert_element_type", Op("convert_element_type", "x", name="inner")),
+        "x",
+        _round_trip_exact,
+    ),
     # reshape(x) to x's own shape -> x
     Rule("reshape_same", Op("reshape", "x", name="r"), "x", _plain_reshape("r")),
     # reshape(reshape(x)) -> reshape(x)
-    Rule("reshape_reshape", Op("reshape", Op("reshape", "x", name="inner"), name="outer"),
-         lambda m, b: b.op("reshape", m.x, new_sizes=m.outer.params["new_sizes"],
-                           dimensions=None),
-         _plain_reshape("inner", "outer")),
+    Rule(
+        "reshape_reshape",
+        Op("reshape", Op("reshape", "x", name="inner"), name="outer"),
+        lambda m, b: b.op(
+            "reshape", m.x, new_sizes=m.outer.params["new_sizes"], dimensions=None
+        ),
+        _plain_reshape("inner", "outer"),
+    ),
     # transpose(x, identity) -> x
-    Rule("transpose_identity", Op("transpose", "x", name="t"), "x", _identity_permutation),
+    Rule(
+        "transpose_identity", Op("transpose", "x", name="t"), "x", _identity_permutation
+    ),
     # transpose(transpose(x, p), q) -> transpose(x, p[q])
-    Rule("transpose_transpose",
-         Op("transpose", Op("transpose", "x", name="inner"), name="outer"),
-         _composed_transpose),
+    Rule(
+        "transpose_transpose",
+        Op("transpose", Op("transpose", "x", name="inner"), name="outer"),
+        _composed_transpose,
+    ),
     # broadcast_in_dim(x) to x's own shape -> x
     Rule("broadcast_same", Op("broadcast_in_dim", "x"), "x"),
 ]
 # reduce(x, axes=()) -> x     (a float sum is 0 + x, and 0 + -0.0 is +0.0: integers only)
-RULES += [Rule(f"{r}_no_axes", Op(r, "x", name="r"), "x", _no_axes(r == "reduce_sum"))
-          for r in _REDUCTIONS]
+RULES += [
+    Rule(f"{r}_no_axes", Op(r, "x", name="r"), "x", _no_axes(r == "reduce_sum"))
+    for r in _REDUCTIONS
+]
 # x op broadcast_in_dim(s) -> x op s, and broadcast_in_dim(s) op y -> s op y   (s: a scalar)
-RULES += [Rule(f"{p}_scalar_right", Op(p, "x", Op("broadcast_in_dim", "y")), _binary(p),
-               _scalar("y")) for p in _BROADCASTING]
-RULES += [Rule(f"{p}_scalar_left", Op(p, Op("broadcast_in_dim", "x"), "y"), _binary(p),
-               _scalar("x")) for p in _BROADCASTING]
+RULES += [
+    Rule(
+        f"{p}_scalar_right",
+        Op(p, "x", Op("broadcast_in_dim", "y")),
+        _binary(p),
+        _scalar("y"),
+    )
+    for p in _BROADCASTING
+]
+RULES += [
+    Rule(
+        f"{p}_scalar_left",
+        Op(p, Op("broadcast_in_dim", "x"), "y"),
+        _binary(p),
+        _scalar("x"),
+    )
+    for p in _BROADCASTING
+]
 
-simplify = table_pass(RULES)
+step = table_step(RULES)
+simplify = rewrite_pass(step)

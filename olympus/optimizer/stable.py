@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from olympus.ir import dtypes
 from olympus.ir.core import Var
-from olympus.optimizer.rules import Lit, Op, Rule, is_float, table_pass
+from olympus.optimizer.program import rewrite_pass
+from olympus.optimizer.rules import Lit, Op, Rule, is_float, table_step
 
 
 def _softplus(b, x):
@@ -53,7 +54,10 @@ def _max_shifted(b, x, axes):
     so an all -inf (or +inf) slice computes what the naive form does."""
     dtype = x.aval.dtype
     m = b.op("reduce_max", x, axes=axes)
-    low, high = b.lit(dtypes.float_lowest(dtype), x), b.lit(dtypes.float_highest(dtype), x)
+    low, high = (
+        b.lit(dtypes.float_lowest(dtype), x),
+        b.lit(dtypes.float_highest(dtype), x),
+    )
     m = b.op("clamp", low, m, high)
     dims = _kept_dims(x.aval.ndim, axes)
     spread = b.op("broadcast_in_dim", m, shape=x.aval.shape, broadcast_dimensions=dims)
@@ -70,8 +74,11 @@ def _softmax(b, x, axes):
     e, _ = _max_shifted(b, x, axes)
     total = b.op("reduce_sum", e, axes=axes)
     dims = _kept_dims(x.aval.ndim, axes)
-    return b.op("div", e, b.op("broadcast_in_dim", total, shape=x.aval.shape,
-                               broadcast_dimensions=dims))
+    return b.op(
+        "div",
+        e,
+        b.op("broadcast_in_dim", total, shape=x.aval.shape, broadcast_dimensions=dims),
+    )
 
 
 def _spread_matches(m) -> bool:
@@ -79,8 +86,9 @@ def _spread_matches(m) -> bool:
     if not is_float("x")(m):
         return False
     params, axes = m.spread.params, m.s.params["axes"]
-    return (tuple(params["shape"]) == m.x.aval.shape
-            and tuple(params["broadcast_dimensions"]) == _kept_dims(m.x.aval.ndim, axes))
+    return tuple(params["shape"]) == m.x.aval.shape and tuple(
+        params["broadcast_dimensions"]
+    ) == _kept_dims(m.x.aval.ndim, axes)
 
 
 def _full_reduction(m) -> bool:
@@ -99,39 +107,77 @@ _EXP_SUM = Op("reduce_sum", Op("exp", "x"), name="s")
 
 RULES: list[Rule] = [
     # log(1 + exp(x)) -> max(x, 0) + log1p(exp(-|x|))
-    Rule("softplus", Op("log", Op("add", Lit(1), Op("exp", "x"))),
-         lambda m, b: _softplus(b, m.x), _float_x_and(_not_nonpositive_form)),
+    Rule(
+        "softplus",
+        Op("log", Op("add", Lit(1), Op("exp", "x"))),
+        lambda m, b: _softplus(b, m.x),
+        _float_x_and(_not_nonpositive_form),
+    ),
     # log1p(exp(x)) -> max(x, 0) + log1p(exp(-|x|))
-    Rule("softplus_log1p", Op("log1p", Op("exp", "x")),
-         lambda m, b: _softplus(b, m.x), _float_x_and(_not_nonpositive_form)),
+    Rule(
+        "softplus_log1p",
+        Op("log1p", Op("exp", "x")),
+        lambda m, b: _softplus(b, m.x),
+        _float_x_and(_not_nonpositive_form),
+    ),
     # log(logistic(x)) -> -(max(-x, 0) + log1p(exp(-|x|)))
     Rule("log_sigmoid", Op("log", Op("logistic", "x")), _log_sigmoid, is_float("x")),
     # log(1 + x) -> log1p(x)
-    Rule("log1p", Op("log", Op("add", Lit(1), "x")), lambda m, b: b.op("log1p", m.x),
-         is_float("x")),
+    Rule(
+        "log1p",
+        Op("log", Op("add", Lit(1), "x")),
+        lambda m, b: b.op("log1p", m.x),
+        is_float("x"),
+    ),
     # exp(x) - 1 -> expm1(x)
-    Rule("expm1", Op("sub", Op("exp", "x"), Lit(1)), lambda m, b: b.op("expm1", m.x),
-         is_float("x")),
+    Rule(
+        "expm1",
+        Op("sub", Op("exp", "x"), Lit(1)),
+        lambda m, b: b.op("expm1", m.x),
+        is_float("x"),
+    ),
     # 1 / (1 + exp(-x)) -> logistic(x)
-    Rule("logistic", Op("div", Lit(1), Op("add", Lit(1), Op("exp", Op("neg", "x")))),
-         _logistic, is_float("x")),
+    Rule(
+        "logistic",
+        Op("div", Lit(1), Op("add", Lit(1), Op("exp", Op("neg", "x")))),
+        _logistic,
+        is_float("x"),
+    ),
     # exp(x) / (1 + exp(x)) -> logistic(x)
-    Rule("logistic_ratio", Op("div", Op("exp", "x"), Op("add", Lit(1), Op("exp", "x"))),
-         _logistic, is_float("x")),
+    Rule(
+        "logistic_ratio",
+        Op("div", Op("exp", "x"), Op("add", Lit(1), Op("exp", "x"))),
+        _logistic,
+        is_float("x"),
+    ),
     # (1 / (1 + exp(x))) * exp(x) -> logistic(x)         (reverse mode of log(1 + exp(x)))
-    Rule("logistic_grad",
-         Op("mul", Op("div", Lit(1), Op("add", Lit(1), Op("exp", "x"))), Op("exp", "x")),
-         _logistic, is_float("x")),
+    Rule(
+        "logistic_grad",
+        Op("mul", Op("div", Lit(1), Op("add", Lit(1), Op("exp", "x"))), Op("exp", "x")),
+        _logistic,
+        is_float("x"),
+    ),
     # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
     Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
     # spread(1 / sum(exp(x))) * exp(x) -> softmax(x)     (reverse mode of log(sum(exp(x))))
-    Rule("softmax_grad",
-         Op("mul", Op("broadcast_in_dim", Op("div", Lit(1), _EXP_SUM), name="spread"),
-            Op("exp", "x")),
-         lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])), _spread_matches),
+    Rule(
+        "softmax_grad",
+        Op(
+            "mul",
+            Op("broadcast_in_dim", Op("div", Lit(1), _EXP_SUM), name="spread"),
+            Op("exp", "x"),
+        ),
+        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        _spread_matches,
+    ),
     # (1 / sum(exp(x))) * exp(x) -> softmax(x)           (the same, summed over every axis)
-    Rule("softmax_grad_scalar", Op("mul", Op("div", Lit(1), _EXP_SUM), Op("exp", "x")),
-         lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])), _full_reduction),
+    Rule(
+        "softmax_grad_scalar",
+        Op("mul", Op("div", Lit(1), _EXP_SUM), Op("exp", "x")),
+        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        _full_reduction,
+    ),
 ]
 
-stable = table_pass(RULES)
+step = table_step(RULES)
+stable = rewrite_pass(step)
