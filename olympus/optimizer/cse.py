@@ -21,24 +21,29 @@ COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "
 NEVER_MERGED = frozenset({"optimization_barrier", "checkpoint"})
 
 
-def _first(pair):
-    return pair[0]
+_PLAIN = (int, bool, str, type(None), np.dtype)
 
 
 def _param_key(value):
+    """A hashable stand-in for a param value: programs and other unhashable
+    objects by identity, floats by their text (0.0 and -0.0 differ)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple:
+        if all(type(v) is int for v in value):
+            return value
+        return ("tuple", *map(_param_key, value))
     if isinstance(value, (ClosedOlympuspr, Olympuspr)):
         return ("program", id(value))
     if isinstance(value, (float, np.floating)):
-        return ("float", type(value).__name__, repr(value))
+        return ("float", kind.__name__, repr(value))
     if isinstance(value, np.ndarray):
         return ("array", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__, *map(_param_key, value))
+        return (kind.__name__, *map(_param_key, value))
     if isinstance(value, dict):
-        return (
-            "dict",
-            *((k, _param_key(v)) for k, v in sorted(value.items(), key=_first)),
-        )
+        return ("dict", *((k, _param_key(value[k])) for k in sorted(value)))
     try:
         hash(value)
     except TypeError:
@@ -47,8 +52,10 @@ def _param_key(value):
 
 
 def _atom_key(atom):
-    if isinstance(atom, Literal):
-        val = np.asarray(atom.val, atom.aval.dtype)
+    if type(atom) is Literal:
+        val = atom.val
+        if type(val) is not np.dtype(atom.aval.dtype).type:
+            val = np.asarray(val, atom.aval.dtype)
         return (1, atom.aval, val.tobytes())
     return (0, atom)
 
@@ -57,33 +64,43 @@ def _order(key) -> tuple:
     return (0, key[1]._id) if key[0] == 0 else (1, repr(key[1]), key[2])
 
 
-def eqn_key(eqn: Eqn):
-    """What two equations computing the same values share (None: never merged)."""
-    if eqn.primitive.name in NEVER_MERGED or not eqn.outvars or is_effectful(eqn):
-        return None
+def _operands_key(eqn: Eqn) -> tuple:
     operands = [_atom_key(x) for x in eqn.invars]
-    if eqn.primitive.name in COMMUTATIVE:
+    if len(operands) == 2 and eqn.primitive.name in COMMUTATIVE:
         operands.sort(key=_order)
-    params = tuple(
-        sorted(((k, _param_key(v)) for k, v in eqn.params.items()), key=_first)
-    )
-    return (eqn.primitive, params, tuple(operands))
+    return (eqn.primitive, *operands)
+
+
+def _params_key(params: dict) -> tuple:
+    """Params in their dict's order: a primitive's params are built by one
+    function, and a different order only misses a merge."""
+    return tuple((k, _param_key(v)) for k, v in params.items())
+
+
+def _same_params(a: dict, b: dict) -> bool:
+    return a is b or _params_key(a) == _params_key(b)
 
 
 def cse_step(walk: Walk, eqn: Eqn) -> bool:
-    seen = walk.memo.setdefault("cse", {})
-    key = eqn_key(eqn)
-    if key is None:
+    """Merges `eqn` into an earlier equal one. Equations are bucketed by
+    primitive and operands; params (the costly part) are compared only
+    within a bucket, and so is the effect test."""
+    if not eqn.outvars or eqn.primitive.name in NEVER_MERGED:
         return False
-    earlier = seen.get(key)
-    if earlier is None:
-        seen[key] = eqn
-        return False
-    if any(a.aval != b.aval for a, b in zip(eqn.outvars, earlier.outvars)):
-        return False
-    for old, new in zip(eqn.outvars, earlier.outvars):
-        walk.replace(old, new)
-    return True
+    buckets = walk.memo.setdefault("cse", {})
+    bucket = buckets.setdefault(_operands_key(eqn), [])
+    for earlier in bucket:
+        if (
+            _same_params(eqn.params, earlier.params)
+            and all(a.aval == b.aval for a, b in zip(eqn.outvars, earlier.outvars))
+            and not is_effectful(eqn)
+        ):
+            for old, new in zip(eqn.outvars, earlier.outvars):
+                walk.replace(old, new)
+            return True
+    if not bucket or not is_effectful(eqn):
+        bucket.append(eqn)
+    return False
 
 
 cse = rewrite_pass(cse_step)

@@ -93,10 +93,14 @@ def _value(walk: Walk, atom):
 def fold_step(walk: Walk, eqn: Eqn) -> bool:
     if eqn.primitive.name not in EXACT or eqn.primitive.multiple_results:
         return False
+    vals = []
+    for x in eqn.invars:
+        if type(x) is not Literal and x not in walk.const_values:
+            return False  # the common case, decided before any NumPy call
+        vals.append(_value(walk, x))
     (out,) = eqn.outvars
     if out.aval.size > MAX_ELEMENTS or dtypes.is_complex(out.aval.dtype):
         return False
-    vals = [_value(walk, x) for x in eqn.invars]
     if any(v is None or dtypes.is_complex(v.dtype) for v in vals):
         return False
     guard = _GUARDS.get(eqn.primitive.name)

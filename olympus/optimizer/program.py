@@ -18,6 +18,7 @@ from olympus.ir.effects import eqn_has_ordered_effect
 from olympus.lax.base import all_primitives
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
+MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
 
 
 def primitive(name: str):
@@ -117,6 +118,11 @@ class Walk:
         for v in eqn.outvars:
             self.producer[v] = eqn
 
+    def feed(self, eqn: Eqn) -> None:
+        """A new equation a rule built: passed through the walk's steps (so
+        its result is simplified, folded and merged in the same walk)."""
+        self.emit(eqn)
+
     def replace(self, var: Var, atom) -> None:
         """Later uses of `var` read `atom` instead."""
         self.subst[var] = atom
@@ -150,12 +156,28 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
 
     def run(closed: ClosedOlympuspr) -> ClosedOlympuspr:
         walk = Walk(closed.olympuspr, closed.consts)
-        for eqn in closed.olympuspr.eqns:
+        depth = [0]
+
+        def process(eqn: Eqn) -> None:
             new = map_subprograms(walk.renamed(eqn), run)
             if new is not eqn:
                 walk.changed = True
             if not any(step(walk, new) for step in steps):
                 walk.emit(new)
+
+        def feed(eqn: Eqn) -> None:
+            if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output
+                walk.emit(walk.renamed(eqn))
+                return
+            depth[0] += 1
+            try:
+                process(eqn)
+            finally:
+                depth[0] -= 1
+
+        walk.feed = feed
+        for eqn in closed.olympuspr.eqns:
+            process(eqn)
         return walk.finish(closed)
 
     return run

@@ -18,10 +18,9 @@ rewritten equation's source line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import NamedTuple
-
-import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Literal, Var
@@ -40,14 +39,16 @@ class Op:
     """Matches an operand produced by `prim` (the rule's root: the equation itself).
 
     `name` captures the producing equation (for its params) as `m[name]`.
+    `of_scalar` (broadcast_in_dim) asks for a rank-0 operand.
     """
 
-    __slots__ = ("name", "operands", "prim")
+    __slots__ = ("name", "of_scalar", "operands", "prim")
 
-    def __init__(self, prim: str, *operands, name: str | None = None):
+    def __init__(self, prim: str, *operands, name: str | None = None, of_scalar=False):
         self.prim = prim
         self.operands = operands
         self.name = name
+        self.of_scalar = of_scalar
 
 
 class Lit:
@@ -70,6 +71,8 @@ class Match(dict):
     """Captured operands (`m.x` or `m["x"]`) and named equations; `m.walk` is
     the walk, for guards that look at an operand's producer."""
 
+    __slots__ = ()
+
     def __getattr__(self, name):
         try:
             return self[name]
@@ -81,30 +84,39 @@ class NoMatch(Exception):
     """A replacement cannot be built (its shape rule refuses the operands)."""
 
 
-def constant_value(walk: Walk, atom):
-    """The scalar an operand is known to be everywhere, or None."""
-    if isinstance(atom, Var):
+def constant_literal(walk: Walk, atom) -> Literal | None:
+    """The scalar literal an operand is everywhere (itself or broadcast), or None."""
+    if type(atom) is Var:
         eqn = walk.producer.get(atom)
         if eqn is None or eqn.primitive.name != "broadcast_in_dim":
             return None
         atom = eqn.invars[0]
-    if isinstance(atom, Literal) and atom.aval.shape == ():
-        return np.asarray(atom.val, atom.aval.dtype)
-    return None
+    return atom if type(atom) is Literal and atom.aval.shape == () else None
 
 
-def _same_constant(value: np.ndarray, want) -> bool:
-    """`value == want`, telling 0.0 from -0.0; complex and bool never match
+_kinds: dict = {}
+
+
+def _kind(dtype) -> str:
+    """'i' integer, 'f' real float, '' anything else (cached: the dtype tests are slow)."""
+    kind = _kinds.get(dtype)
+    if kind is None:
+        real = dtypes.is_float(dtype)
+        kind = _kinds[dtype] = "i" if dtypes.is_integer(dtype) else "f" if real else ""
+    return kind
+
+
+def _same_constant(lit: Literal, want: float) -> bool:
+    """`lit == want`, telling 0.0 from -0.0; complex and bool never match
     (x * 1 is not x for a complex infinity)."""
-    if dtypes.is_integer(value.dtype):
-        negative_zero = want == 0 and np.signbit(want)
-        return (
-            not negative_zero and float(want).is_integer() and int(value) == int(want)
-        )
-    if not dtypes.is_float(value.dtype):
+    kind = _kind(lit.aval.dtype)
+    if kind == "i":
+        negative_zero = want == 0 and math.copysign(1.0, want) < 0
+        return not negative_zero and float(want).is_integer() and int(lit.val) == want
+    if kind != "f":
         return False
-    v = float(value)
-    return v == float(want) and bool(np.signbit(v)) == bool(np.signbit(want))
+    v = float(lit.val)
+    return v == want and math.copysign(1.0, v) == math.copysign(1.0, want)
 
 
 def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
@@ -117,14 +129,16 @@ def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
             return True
         return bound is atom
     if type(pattern) is Lit:
-        value = constant_value(walk, atom)
-        return value is not None and _same_constant(value, pattern.value)
+        lit = constant_literal(walk, atom)
+        return lit is not None and _same_constant(lit, pattern.value)
     if eqn is None:
         eqn = walk.producer.get(atom) if type(atom) is Var else None
         if eqn is None:
             return False
     operands = eqn.invars
     if eqn.primitive.name != pattern.prim or len(operands) != len(pattern.operands):
+        return False
+    if pattern.of_scalar and operands[0].aval.shape != ():
         return False
     orders = (operands,)
     if len(operands) == 2 and pattern.prim in COMMUTATIVE:
@@ -163,8 +177,7 @@ class Builder:
 
 
 def _apply(rule: Rule, walk: Walk, eqn: Eqn) -> bool:
-    m = Match()
-    m.walk = walk  # guards may look at producers (`walk.producer`)
+    m = Match(walk=walk)  # guards may look at producers (`m.walk.producer`)
     if not _match(walk, rule.pattern, None, m, eqn):
         return False
     if rule.when is not None and not rule.when(m):
@@ -190,26 +203,67 @@ def _apply(rule: Rule, walk: Walk, eqn: Eqn) -> bool:
         atom = out
     elif not same_type(atom.aval, out.aval):
         return False
-    for new in b.eqns:
-        walk.emit(new)
-    if atom is not out:
-        walk.replace(out, atom)
     walk.changed = True
+    for new in b.eqns:
+        walk.feed(new)
+    if atom is not out:
+        walk.replace(out, walk.read(atom))
     return True
+
+
+def _head(pattern):
+    """What the operand a pattern matches must be: a primitive's name, "lit", or
+    None (anything)."""
+    if type(pattern) is Op:
+        return pattern.prim + " of scalar" if pattern.of_scalar else pattern.prim
+    return "lit" if type(pattern) is Lit else None
+
+
+def _operand_heads(walk: Walk, atom) -> tuple:
+    if type(atom) is Literal:
+        return ("lit",)
+    eqn = walk.producer.get(atom)
+    if eqn is None:
+        return ()
+    name = eqn.primitive.name
+    if name == "broadcast_in_dim" and eqn.invars[0].aval.shape == ():
+        if type(eqn.invars[0]) is Literal:
+            return (name, "broadcast_in_dim of scalar", "lit")
+        return (name, "broadcast_in_dim of scalar")
+    return (name,)
+
+
+def _may_match(wants: tuple, heads: list, commutative: bool) -> bool:
+    """A cheap pre-test on the operands' producers before the full match."""
+    if len(wants) != len(heads):
+        return False
+    if all(w is None or w in h for w, h in zip(wants, heads)):
+        return True
+    return commutative and all(w is None or w in h for w, h in zip(wants, heads[::-1]))
 
 
 def table_step(rules: list[Rule]):
     """A walk step trying each rule, in table order, on a single-output equation."""
-    by_prim: dict[str, list[Rule]] = {}
+    by_prim: dict[str, list] = {}
     for rule in rules:
-        by_prim.setdefault(rule.pattern.prim, []).append(rule)
+        wants = tuple(map(_head, rule.pattern.operands))
+        by_prim.setdefault(rule.pattern.prim, []).append((rule, wants))
+
+    chosen: dict = {}  # (primitive, operand heads) -> the rules that may match
 
     def step(walk: Walk, eqn: Eqn) -> bool:
-        if len(eqn.outvars) != 1:
+        name = eqn.primitive.name
+        if name not in by_prim or len(eqn.outvars) != 1:
             return False
-        return any(
-            _apply(rule, walk, eqn) for rule in by_prim.get(eqn.primitive.name, ())
-        )
+        heads = tuple(_operand_heads(walk, x) for x in eqn.invars)
+        key = (name, heads)
+        rules = chosen.get(key)
+        if rules is None:
+            commutative = name in COMMUTATIVE
+            rules = chosen[key] = [
+                r for r, wants in by_prim[name] if _may_match(wants, heads, commutative)
+            ]
+        return any(_apply(rule, walk, eqn) for rule in rules)
 
     return step
 

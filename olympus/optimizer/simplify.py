@@ -198,18 +198,16 @@ RULES += [
 RULES += [
     Rule(
         f"{p}_scalar_right",
-        Op(p, "x", Op("broadcast_in_dim", "y")),
+        Op(p, "x", Op("broadcast_in_dim", "y", of_scalar=True)),
         _binary(p),
-        _scalar("y"),
     )
     for p in _BROADCASTING
 ]
 RULES += [
     Rule(
         f"{p}_scalar_left",
-        Op(p, Op("broadcast_in_dim", "x"), "y"),
+        Op(p, Op("broadcast_in_dim", "x", of_scalar=True), "y"),
         _binary(p),
-        _scalar("x"),
     )
     for p in _BROADCASTING
 ]
