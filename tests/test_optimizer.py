@@ -146,6 +146,18 @@ SIMPLIFY_CASES = {
         lambda t: lax.transpose(lax.transpose(t, (1, 2, 0)), (1, 0, 2)),
         [T234],
     ),
+    "broadcast_broadcast": (
+        lambda x: lax.broadcast_in_dim(
+            lax.broadcast_in_dim(x, (1, 7), (1,)), (3, 1, 7), (1, 2)
+        ),
+        [SPECIAL],
+    ),
+    "transpose_dot": (
+        lambda a, b: lax.transpose(
+            lax.dot_general(a, b, (((2,), (2,)), ((0,), (0,)))), (0, 2, 1)
+        ),
+        [T234, np.linspace(-1, 1, 40, dtype=f32).reshape(2, 5, 4)],
+    ),
     "broadcast_same": (
         lambda x: P["broadcast_in_dim"].bind(x, shape=(7,), broadcast_dimensions=(0,)),
         [SPECIAL],
@@ -654,6 +666,7 @@ def test_fuzz_programs_keep_their_values(seed):
     through the reference interpreter, and through XLA for every third seed."""
     for closed, args in _fuzz_programs(seed):
         out = checked(optimize(closed))
+        assert optimize(out, verify=True) is out  # one round reached the fixed point
         assert count_eqns(out) <= count_eqns(closed)
         assert [v.aval for v in out.olympuspr.invars] == [
             v.aval for v in closed.olympuspr.invars
@@ -671,6 +684,6 @@ def test_fuzz_programs_keep_their_values(seed):
 def test_optimize_reaches_a_fixed_point():
     closed = make_olympuspr(olympus.grad(_demo_loss))(*DEMO_ARGS)
     out = optimize(closed)
-    assert optimize(out) is out
+    assert optimize(out, verify=True) is out
     for run in PASSES.values():
         assert run(out) is out

@@ -19,6 +19,7 @@ from olympus.lax.base import all_primitives
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
 MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
+feed_cuts = [0]  # how often a walk stopped a rewrite chain at MAX_FEED_DEPTH
 
 
 def primitive(name: str):
@@ -167,6 +168,7 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
 
         def feed(eqn: Eqn) -> None:
             if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output
+                feed_cuts[0] += 1
                 walk.emit(walk.renamed(eqn))
                 return
             depth[0] += 1

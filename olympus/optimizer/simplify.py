@@ -53,6 +53,33 @@ def _composed_transpose(m, b):
     return b.op("transpose", m.x, permutation=tuple(int(p[j]) for j in q))
 
 
+def _composed_broadcast(m, b):
+    inner, outer = m.inner.params["broadcast_dimensions"], m.outer.params
+    dims = tuple(int(outer["broadcast_dimensions"][d]) for d in inner)
+    return b.op(
+        "broadcast_in_dim", m.x, shape=tuple(outer["shape"]), broadcast_dimensions=dims
+    )
+
+
+def _dot_swap(m) -> tuple | None:
+    """The transpose that swaps a dot_general's free blocks (batch axes first)."""
+    (lc, rc), (lb, rb) = m.dot.params["dimension_numbers"]
+    nb = len(lb)
+    nl = m.a.aval.ndim - len(lc) - nb
+    nr = m.b.aval.ndim - len(rc) - nb
+    return (*range(nb), *range(nb + nl, nb + nl + nr), *range(nb, nb + nl))
+
+
+def _swaps_free_blocks(m) -> bool:
+    return tuple(m.t.params["permutation"]) == _dot_swap(m)
+
+
+def _swapped_dot(m, b):
+    (lc, rc), (lb, rb) = m.dot.params["dimension_numbers"]
+    params = dict(m.dot.params, dimension_numbers=((rc, lc), (rb, lb)))
+    return b.op("dot_general", m.b, m.a, **params)
+
+
 def _round_trip_exact(m) -> bool:
     """convert(convert(x, w), back) is x when w holds every value of x's dtype."""
     src, wide = m.x.aval.dtype, m.inner.outvars[0].aval.dtype
@@ -188,6 +215,19 @@ RULES: list[Rule] = [
     ),
     # broadcast_in_dim(x) to x's own shape -> x
     Rule("broadcast_same", Op("broadcast_in_dim", "x"), "x"),
+    # broadcast_in_dim(broadcast_in_dim(x, d1), d2) -> broadcast_in_dim(x, d2[d1])
+    Rule(
+        "broadcast_broadcast",
+        Op("broadcast_in_dim", Op("broadcast_in_dim", "x", name="inner"), name="outer"),
+        _composed_broadcast,
+    ),
+    # transpose(dot_general(a, b)) -> dot_general(b, a)   (the same sums of products)
+    Rule(
+        "transpose_dot",
+        Op("transpose", Op("dot_general", "a", "b", name="dot"), name="t"),
+        _swapped_dot,
+        _swaps_free_blocks,
+    ),
 ]
 # reduce(x, axes=()) -> x     (a float sum is 0 + x, and 0 + -0.0 is +0.0: integers only)
 RULES += [
