@@ -5,7 +5,8 @@ and a hessian: equations (sub-programs included) before and after
 `olympus.optimizer.optimize`, beside JAX's `make_jaxpr` when JAX is
 installed; the optimizer's time as a share of the trace time (it is meant to
 run on every compile); compile and run time of the program before and after.
-Times are medians over repeats, on this machine's CPU.
+Times are medians over repeats, on this machine's CPU, with the persistent
+compilation cache off.
 
     python benchmarks/optimizer.py [--no-jax] [--repeats N]
 """
@@ -13,6 +14,8 @@ Times are medians over repeats, on this machine's CPU.
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import statistics
 import time
 
@@ -41,7 +44,7 @@ def workloads(lib, jnp, lax):
         return jnp.mean((x @ w + b - y) ** 2)
 
     sizes = [16, 32, 32, 4]
-    mlp_params = [(_normal(m, n), _normal(n)) for m, n in zip(sizes[:-1], sizes[1:])]
+    mlp_params = [(_normal(m, n), _normal(n)) for m, n in itertools.pairwise(sizes)]
 
     def attention(wq, wk, wv, x):
         q, k, v = x @ wq, x @ wk, x @ wv
@@ -114,6 +117,10 @@ def jax_counts() -> dict:
     }
 
 
+def _compile(program):
+    return Traced.from_olympuspr(program).lower().compile()
+
+
 def measure(repeats: int) -> list[dict]:
     lib, jnp, lax = load("olympus")
     rows = []
@@ -121,8 +128,10 @@ def measure(repeats: int) -> list[dict]:
         leaves = olympus.tree_util.tree_leaves(args)
         closed = olympus.make_olympuspr(fn)(*args)
         optimized = optimize(closed)
-        trace_s = _median_seconds(lambda: olympus.make_olympuspr(fn)(*args), repeats)
-        optimize_s = _median_seconds(lambda: optimize(closed), repeats)
+        trace_s = _median_seconds(
+            functools.partial(olympus.make_olympuspr(fn), *args), repeats
+        )
+        optimize_s = _median_seconds(functools.partial(optimize, closed), repeats)
         row = {
             "name": name,
             "before": count_eqns(closed),
@@ -131,13 +140,15 @@ def measure(repeats: int) -> list[dict]:
             "optimize_ms": 1e3 * optimize_s,
         }
         for key, program in (("", closed), ("_opt", optimized)):
-            start = time.perf_counter()
-            compiled = Traced.from_olympuspr(program).lower().compile()
-            row["compile_ms" + key] = 1e3 * (time.perf_counter() - start)
-            olympus.block_until_ready(compiled(*leaves))
-            row["run_us" + key] = 1e6 * _median_seconds(
-                lambda c=compiled: olympus.block_until_ready(c(*leaves)), 20 * repeats
+            compile_s = _median_seconds(functools.partial(_compile, program), 3)
+            row["compile_ms" + key] = 1e3 * compile_s
+            compiled = _compile(program)
+            call = functools.partial(compiled, *leaves)
+            olympus.block_until_ready(call())
+            run_s = _median_seconds(
+                lambda c=call: olympus.block_until_ready(c()), 20 * repeats
             )
+            row["run_us" + key] = 1e6 * run_s
         rows.append(row)
     return rows
 
@@ -147,6 +158,7 @@ def main() -> None:
     parser.add_argument("--no-jax", action="store_true")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
+    olympus.config.update("olympus_compilation_cache", False)  # time real compiles
     rows = measure(args.repeats)
     jax = jax_counts() if jax_available() and not args.no_jax else {}
     print(

@@ -63,7 +63,7 @@ def _composed_broadcast(m, b):
 
 def _dot_swap(m) -> tuple | None:
     """The transpose that swaps a dot_general's free blocks (batch axes first)."""
-    (lc, rc), (lb, rb) = m.dot.params["dimension_numbers"]
+    (lc, rc), (lb, _) = m.dot.params["dimension_numbers"]
     nb = len(lb)
     nl = m.a.aval.ndim - len(lc) - nb
     nr = m.b.aval.ndim - len(rc) - nb
