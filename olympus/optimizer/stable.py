@@ -64,6 +64,19 @@ def _max_shifted(b, x, axes):
     return b.op("exp", b.op("sub", x, spread)), m
 
 
+def _log_softmax(m, b):
+    """(x - m) - log(sum(exp(x - m))), as olympus.nn.log_softmax."""
+    x, axes = m.x, tuple(m.s.params["axes"])
+    e, _ = _max_shifted(b, x, axes)
+    shifted = b.eqns[-1].invars[0]  # x - spread(m), the operand of that exp
+    log_total = b.op("log", b.op("reduce_sum", e, axes=axes))
+    dims = _kept_dims(x.aval.ndim, axes)
+    spread = b.op(
+        "broadcast_in_dim", log_total, shape=x.aval.shape, broadcast_dimensions=dims
+    )
+    return b.op("sub", shifted, spread)
+
+
 def _logsumexp(m, b):
     axes = tuple(m.s.params["axes"])
     e, shift = _max_shifted(b, m.x, axes)
@@ -156,6 +169,16 @@ RULES: list[Rule] = [
         Op("mul", Op("div", Lit(1), Op("add", Lit(1), Op("exp", "x"))), Op("exp", "x")),
         _logistic,
         is_float("x"),
+    ),
+    # log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
+    Rule(
+        "log_softmax",
+        Op(
+            "log",
+            Op("div", Op("exp", "x"), Op("broadcast_in_dim", _EXP_SUM, name="spread")),
+        ),
+        _log_softmax,
+        _spread_matches,
     ),
     # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
     Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
