@@ -557,6 +557,29 @@ def test_forward_loop_invariant_carry():
     assert_identical(evaluate(out, *args), evaluate(closed, *args))
 
 
+def test_forward_literal_operands_into_sub_programs():
+    @olympus.jit
+    def inner(x, k):
+        return x * k
+
+    closed = make_olympuspr(lambda x: inner(x, 1.0))(f32(3.0))
+    assert [type(x).__name__ for x in closed.eqns[0].invars] == ["Var", "Literal"]
+    out = checked(optimize(closed))
+    assert out.eqns == [] and out.olympuspr.outvars == out.olympuspr.invars
+
+    def f(p, x):
+        return lax.cond(p, lambda x, k: x * k, lambda x, k: x - k, x, f32(0.0))
+
+    closed = make_olympuspr(f)(True, f32(2.5))
+    out = checked(optimize(closed))
+    (cond,) = [e for e in out.eqns if e.primitive.name == "cond"]
+    false_fun, true_fun = cond.params["branches"]
+    assert len(cond.invars) == 2 and names(false_fun) == []  # x - 0.0 is x
+    assert names(true_fun) == ["mul"]  # x * 0.0 is not 0
+    for p in (True, False):
+        assert_identical(evaluate(out, p, f32(2.5)), evaluate(closed, p, f32(2.5)))
+
+
 # ---- recursion into sub-programs ------------------------------------------------------
 def _has_mul_by_one(closed) -> bool:
     from olympus.ir.core import subolympusprs

@@ -1,18 +1,23 @@
-"""Forwarding of pass-through outputs: where a call or loop returns one of its
-own inputs unchanged (or a literal), later equations read that input directly,
-and dead-code elimination then drops the output from the call.
+"""Forwarding across the boundary of calls and loops, both ways.
 
-pjit / checkpoint: an output that is an input of the sub-program, or a literal.
-cond: an output every branch takes from the same operand, or the same literal.
-scan / while: a carry the body returns unchanged is its initial value.
+Out: where a call or loop returns one of its own inputs unchanged (or a
+literal), later equations read that input directly, and dead-code elimination
+then drops the output from the call.
+  pjit / checkpoint: an output that is an input of the sub-program, or a literal.
+  cond: an output every branch takes from the same operand, or the same literal.
+  scan / while: a carry the body returns unchanged is its initial value.
+
+In: a literal operand (`checkpoint[...] b 1.0`) is written into the
+sub-program in place of its input (pjit, checkpoint, cond branches, and the
+constants of scan and while), which then simplifies and folds with it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from olympus.ir.core import Eqn, Literal, Var
-from olympus.optimizer.program import Walk, rewrite_pass, same_type
+from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Var
+from olympus.optimizer.program import Walk, literal, rebuilt, rewrite_pass, same_type
 
 
 def _read_vars(walk: Walk) -> set:
@@ -91,11 +96,109 @@ _rules = {
 }
 
 
+# ---- literal operands into sub-programs ---------------------------------------------
+def _with_literals(walk: Walk, closed: ClosedOlympuspr, given: dict) -> ClosedOlympuspr:
+    """`closed` with its inputs at the positions `given` (position -> Literal)
+    replaced by those literals, and rewritten again by the walk's pass."""
+    if not given:
+        return closed
+    program = closed.olympuspr
+    subst = {}
+    for i, lit in given.items():
+        var = program.invars[i]
+        subst[var] = literal(lit.val, var.aval.dtype, var.aval.weak_type)
+
+    def read(x):
+        return subst.get(x, x) if type(x) is Var else x
+
+    eqns = [
+        e._replace(invars=[read(x) for x in e.invars])
+        if any(type(x) is Var and x in subst for x in e.invars)
+        else e
+        for e in program.eqns
+    ]
+    program = rebuilt(
+        program,
+        invars=[v for v in program.invars if v not in subst],
+        eqns=eqns,
+        outvars=[read(x) for x in program.outvars],
+    )
+    return walk.run_sub(ClosedOlympuspr(program, closed.consts))
+
+
+def _literal_positions(operands, start: int, stop: int) -> dict:
+    return {
+        i - start: x
+        for i, x in enumerate(operands)
+        if start <= i < stop and type(x) is Literal
+    }
+
+
+def _drop(items, start: int, given: dict) -> list:
+    return [x for i, x in enumerate(items) if i - start not in given]
+
+
+def _inline(walk: Walk, eqn: Eqn) -> Eqn:
+    """`eqn` with its literal operands moved into its sub-programs."""
+    name, p, ops = eqn.primitive.name, eqn.params, eqn.invars
+    if not any(type(x) is Literal for x in ops):
+        return eqn
+    if name in ("pjit", "checkpoint"):
+        given = _literal_positions(ops, 0, len(ops))
+        params = {**p, "olympuspr": _with_literals(walk, p["olympuspr"], given)}
+        return eqn._replace(params=params, invars=_drop(ops, 0, given))
+    if name == "cond":
+        given = _literal_positions(ops, 1, len(ops))
+        if not given:
+            return eqn
+        branches = tuple(_with_literals(walk, b, given) for b in p["branches"])
+        linear = tuple(_drop(p["linear"], 0, given))
+        params = {**p, "branches": branches, "linear": linear}
+        return eqn._replace(params=params, invars=[ops[0], *_drop(ops[1:], 0, given)])
+    if name == "scan":
+        given = _literal_positions(ops, 0, p["num_consts"])
+        if not given:
+            return eqn
+        params = {
+            **p,
+            "olympuspr": _with_literals(walk, p["olympuspr"], given),
+            "num_consts": p["num_consts"] - len(given),
+            "linear": tuple(_drop(p["linear"], 0, given)),
+        }
+        return eqn._replace(params=params, invars=_drop(ops, 0, given))
+    if name == "while":
+        nc, nb = p["cond_nconsts"], p["body_nconsts"]
+        test_given = _literal_positions(ops, 0, nc)
+        body_given = _literal_positions(ops, nc, nc + nb)
+        if not test_given and not body_given:
+            return eqn
+        params = {
+            **p,
+            "cond_olympuspr": _with_literals(walk, p["cond_olympuspr"], test_given),
+            "body_olympuspr": _with_literals(walk, p["body_olympuspr"], body_given),
+            "cond_nconsts": nc - len(test_given),
+            "body_nconsts": nb - len(body_given),
+        }
+        invars = (
+            _drop(ops[:nc], 0, test_given)
+            + _drop(ops[nc : nc + nb], 0, body_given)
+            + list(ops[nc + nb :])
+        )
+        return eqn._replace(params=params, invars=invars)
+    return eqn
+
+
 def forward_step(walk: Walk, eqn: Eqn) -> bool:
     rule = _rules.get(eqn.primitive.name)
-    if rule is not None:
-        rule(walk, eqn)
-    return False  # the equation stays; its forwarded outputs are now unread
+    if rule is None:
+        return False
+    inlined = _inline(walk, eqn)
+    rule(walk, inlined)
+    if inlined is eqn:
+        return False  # the equation stays; its forwarded outputs are now unread
+    walk.changed = True
+    walk.emit(inlined)
+    return True
 
 
 forward = rewrite_pass(forward_step)

@@ -86,6 +86,10 @@ def literal(value, dtype, weak_type: bool) -> Literal:
     return Literal(np.asarray(value, dtype)[()], ShapedArray((), dtype, weak_type))
 
 
+def _unchanged(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    return closed
+
+
 class Walk:
     """A forward walk that emits equations, renaming operands through `subst`.
 
@@ -102,6 +106,7 @@ class Walk:
         self.producer: dict = {}
         self.changed = False
         self.memo: dict = {}  # a pass's own bookkeeping for this program
+        self.run_sub: Pass = _unchanged  # the walk's pass (rewrite_pass sets it)
 
     def read(self, atom):
         return self.subst.get(atom, atom) if isinstance(atom, Var) else atom
@@ -178,6 +183,7 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
                 depth[0] -= 1
 
         walk.feed = feed
+        walk.run_sub = run  # this pass, for sub-programs a step rebuilds
         for eqn in closed.olympuspr.eqns:
             process(eqn)
         return walk.finish(closed)
