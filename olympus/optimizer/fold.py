@@ -5,8 +5,10 @@ result becomes a literal (a scalar) or a small const (at most MAX_ELEMENTS).
 Only primitives whose result IEEE arithmetic fixes exactly are folded (add,
 div, comparisons, selects, conversions, ...), so a folded program computes
 bit for bit what XLA would have: transcendental functions (exp, sin), whose
-last bit differs between libraries, stay. The result keeps the equation's
-dtype and weak_type.
+last bit differs between libraries, stay, and so do the cases the target
+defines (integer division by zero, float -> int out of range, the sign of
+max(-0.0, 0.0), float8 overflow). The result keeps the equation's dtype and
+weak_type.
 """
 
 from __future__ import annotations
@@ -75,11 +77,25 @@ def _conversion_defined(eqn: Eqn, vals) -> bool:
     return True
 
 
+def _no_zeros(eqn: Eqn, vals) -> bool:
+    """max(-0.0, 0.0) and sign(-0.0): the sign of a zero result is the target's."""
+    return not any(np.any(v == 0) for v in vals if dtypes.is_inexact(v.dtype))
+
+
 _GUARDS = {
+    "max": _no_zeros,
+    "min": _no_zeros,
+    "sign": _no_zeros,
+    "clamp": _no_zeros,
     "div": _integer_division_defined,
     "rem": _integer_division_defined,
     "convert_element_type": _conversion_defined,
 }
+
+
+def _plain_dtype(dtype) -> bool:
+    """Not complex, not float8 (whose overflow rules differ between libraries)."""
+    return not dtypes.is_complex(dtype) and dtype not in dtypes.float8_dtypes
 
 
 def _value(walk: Walk, atom):
@@ -99,9 +115,9 @@ def fold_step(walk: Walk, eqn: Eqn) -> bool:
             return False  # the common case, decided before any NumPy call
         vals.append(_value(walk, x))
     (out,) = eqn.outvars
-    if out.aval.size > MAX_ELEMENTS or dtypes.is_complex(out.aval.dtype):
+    if out.aval.size > MAX_ELEMENTS or not _plain_dtype(out.aval.dtype):
         return False
-    if any(v is None or dtypes.is_complex(v.dtype) for v in vals):
+    if any(v is None or not _plain_dtype(v.dtype) for v in vals):
         return False
     guard = _GUARDS.get(eqn.primitive.name)
     if guard is not None and not guard(eqn, vals):
