@@ -580,6 +580,26 @@ def test_forward_literal_operands_into_sub_programs():
         assert_identical(evaluate(out, p, f32(2.5)), evaluate(closed, p, f32(2.5)))
 
 
+def test_forward_scan_over_a_broadcast_scalar():
+    """grad of sum(ys) scans over a broadcast 1.0: the 1.0 goes into the body."""
+
+    def loss(w, xs):
+        return jnp.sum(lax.scan(lambda c, x: (c, jnp.sin(x * w)), f32(0), xs)[1])
+
+    args = (f32(0.5), np.arange(6, dtype=f32))
+    closed = make_olympuspr(olympus.grad(loss))(*args)
+    out = checked(optimize(closed))
+    scans = [e for e in out.eqns if e.primitive.name == "scan"]
+    assert all(
+        x.aval.ndim > 0 or i < e.params["num_consts"] + e.params["num_carry"]
+        for e in scans
+        for i, x in enumerate(e.invars)
+    )
+    assert "broadcast_in_dim" not in names(out)
+    assert_close(evaluate(out, *args), evaluate(closed, *args))
+    assert_close(run_xla(out, *args), run_xla(closed, *args))
+
+
 # ---- recursion into sub-programs ------------------------------------------------------
 def _has_mul_by_one(closed) -> bool:
     from olympus.ir.core import subolympusprs

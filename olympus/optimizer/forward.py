@@ -6,6 +6,7 @@ then drops the output from the call.
   pjit / checkpoint: an output that is an input of the sub-program, or a literal.
   cond: an output every branch takes from the same operand, or the same literal.
   scan / while: a carry the body returns unchanged is its initial value.
+A scan over a broadcast scalar takes the scalar as a constant instead.
 
 In: a literal operand (`checkpoint[...] b 1.0`) is written into the
 sub-program in place of its input (pjit, checkpoint, cond branches, and the
@@ -188,11 +189,51 @@ def _inline(walk: Walk, eqn: Eqn) -> Eqn:
     return eqn
 
 
+def _scalar_spread(walk: Walk, atom):
+    """s, where `atom` is broadcast_in_dim(s) of a scalar s; else None."""
+    eqn = walk.producer.get(atom) if type(atom) is Var else None
+    if eqn is None or eqn.primitive.name != "broadcast_in_dim":
+        return None
+    s = eqn.invars[0]
+    return s if s.aval.shape == () and s.aval.dtype == atom.aval.dtype else None
+
+
+def _invariant_xs(walk: Walk, eqn: Eqn) -> Eqn:
+    """A scan over broadcast_in_dim(s) of a scalar s (a cotangent of ones, say)
+    reads s in every step: s becomes a constant of the scan instead."""
+    p, ops = eqn.params, list(eqn.invars)
+    first_x = p["num_consts"] + p["num_carry"]
+    for j in range(first_x, len(ops)):
+        s = _scalar_spread(walk, ops[j]) if ops[j].aval.ndim == 1 else None
+        if s is None:
+            continue
+        body = p["olympuspr"]
+        program = body.olympuspr
+        invars, linear = list(program.invars), list(p["linear"])
+        nc = p["num_consts"]
+        invars.insert(nc, invars.pop(j))
+        linear.insert(nc, linear.pop(j))
+        ops.insert(nc, s)
+        del ops[j + 1]
+        moved = ClosedOlympuspr(rebuilt(program, invars=invars), body.consts)
+        params = {
+            **p,
+            "olympuspr": moved,
+            "num_consts": nc + 1,
+            "linear": tuple(linear),
+        }
+        return _invariant_xs(walk, eqn._replace(params=params, invars=ops))
+    return eqn
+
+
 def forward_step(walk: Walk, eqn: Eqn) -> bool:
     rule = _rules.get(eqn.primitive.name)
     if rule is None:
         return False
-    inlined = _inline(walk, eqn)
+    inlined = eqn
+    if eqn.primitive.name == "scan":
+        inlined = _invariant_xs(walk, inlined)
+    inlined = _inline(walk, inlined)
     rule(walk, inlined)
     if inlined is eqn:
         return False  # the equation stays; its forwarded outputs are now unread
