@@ -152,6 +152,12 @@ SIMPLIFY_CASES = {
         ),
         [SPECIAL],
     ),
+    "broadcast_reshape": (
+        lambda x: lax.broadcast_in_dim(
+            lax.reshape(x, (1, 7, 1)), (2, 1, 7, 3), (1, 2, 3)
+        ),
+        [SPECIAL],
+    ),
     "transpose_dot": (
         lambda a, b: lax.transpose(
             lax.dot_general(a, b, (((2,), (2,)), ((0,), (0,)))), (0, 2, 1)

@@ -13,7 +13,15 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.optimizer.program import rewrite_pass
-from olympus.optimizer.rules import Lit, Op, Rule, is_float, is_real, table_step
+from olympus.optimizer.rules import (
+    Lit,
+    NoMatch,
+    Op,
+    Rule,
+    is_float,
+    is_real,
+    table_step,
+)
 
 
 def _is_integer(*names):
@@ -58,6 +66,39 @@ def _composed_broadcast(m, b):
     dims = tuple(int(outer["broadcast_dimensions"][d]) for d in inner)
     return b.op(
         "broadcast_in_dim", m.x, shape=tuple(outer["shape"]), broadcast_dimensions=dims
+    )
+
+
+def _unit_dims_moved(m, b):
+    """broadcast_in_dim of a reshape that only adds or drops size-1 axes, as
+    one broadcast_in_dim of the reshape's operand (a size-1 axis may go to any
+    output axis, in order)."""
+    x_shape, y_shape = m.x.aval.shape, m.r.outvars[0].aval.shape
+    x_big = [i for i, d in enumerate(x_shape) if d != 1]
+    y_big = [i for i, d in enumerate(y_shape) if d != 1]
+    if [x_shape[i] for i in x_big] != [y_shape[i] for i in y_big]:
+        raise NoMatch("the reshape moves data")
+    out = m.outer.params
+    ndim, y_dims = len(out["shape"]), out["broadcast_dimensions"]
+    fixed = {i: int(y_dims[j]) for i, j in zip(x_big, y_big)}
+    dims, prev = [], -1
+    for i in range(len(x_shape)):
+        if i in fixed:
+            dim = fixed[i]
+        else:
+            bound = min([fixed[k] for k in fixed if k > i], default=ndim)
+            dim = next(
+                (d for d in range(prev + 1, bound) if d not in fixed.values()), None
+            )
+        if dim is None or dim <= prev:
+            raise NoMatch("no increasing axis order")
+        dims.append(dim)
+        prev = dim
+    return b.op(
+        "broadcast_in_dim",
+        m.x,
+        shape=tuple(out["shape"]),
+        broadcast_dimensions=tuple(dims),
     )
 
 
@@ -220,6 +261,13 @@ RULES: list[Rule] = [
         "broadcast_broadcast",
         Op("broadcast_in_dim", Op("broadcast_in_dim", "x", name="inner"), name="outer"),
         _composed_broadcast,
+    ),
+    # broadcast_in_dim(reshape(x)) -> broadcast_in_dim(x)   (the reshape only moves 1-axes)
+    Rule(
+        "broadcast_reshape",
+        Op("broadcast_in_dim", Op("reshape", "x", name="r"), name="outer"),
+        _unit_dims_moved,
+        _plain_reshape("r"),
     ),
     # transpose(dot_general(a, b)) -> dot_general(b, a)   (the same sums of products)
     Rule(
