@@ -197,6 +197,43 @@ for _p in simplify_table._BROADCASTING:
         [_s, _arr],
     )
 
+_UNARY_PARAMS = {
+    "round": {"rounding_method": 0},
+    "integer_pow": {"y": 3},
+    "convert_element_type": {"new_dtype": np.dtype(np.float16), "weak_type": False},
+}
+
+
+def _column(x):
+    return lax.reshape(x, (x.shape[0], 1))
+
+
+for _u in simplify_table._UNARY:
+    SIMPLIFY_CASES[f"{_u}_reshape"] = (
+        lambda x, _u=_u: P[_u].bind(_column(x), **_UNARY_PARAMS.get(_u, {})),
+        [INTS if _u == "not" else SPECIAL],
+    )
+for _p in simplify_table._BROADCASTING:
+    _arr, _s = _BINARY_OPERANDS.get(_p, (SPECIAL, f32(-0.5)))
+    SIMPLIFY_CASES[f"{_p}_reshape_scalar_right"] = (
+        lambda a, s, _p=_p: P[_p].bind(_column(a), s),
+        [_arr, _s],
+    )
+    SIMPLIFY_CASES[f"{_p}_reshape_scalar_left"] = (
+        lambda s, a, _p=_p: P[_p].bind(s, _column(a)),
+        [_s, _arr],
+    )
+    SIMPLIFY_CASES[f"{_p}_reshape_both"] = (
+        lambda a, b, _p=_p: P[_p].bind(_column(a), _column(b)),
+        [_arr, _arr[::-1].copy()],
+    )
+
+
+def test_reshape_with_other_readers_stays_put():
+    closed = make_olympuspr(lambda x: (jnp.sin(_column(x)), _column(x) * 2.0))(SPECIAL)
+    out = optimize(closed)
+    assert count_eqns(out) <= count_eqns(closed)
+
 
 def test_every_simplify_row_has_a_case():
     assert sorted(r.name for r in simplify_rules) == sorted(SIMPLIFY_CASES)

@@ -133,6 +133,9 @@ class Walk:
         """Later uses of `var` read `atom` instead."""
         self.subst[var] = atom
         self.changed = True
+        uses = self.memo.get("uses")  # simplify's read counts, if it made them
+        if uses is not None and type(atom) is Var:
+            uses[atom] = uses.get(atom, 0) + uses.get(var, 0)
 
     def add_const(self, value, aval: ShapedArray) -> Var:
         var = Var(aval)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.optimizer.program import rewrite_pass
+from olympus.ir.core import Var
+from olympus.optimizer.program import is_effectful, rewrite_pass
 from olympus.optimizer.rules import (
     Lit,
     NoMatch,
@@ -145,6 +146,83 @@ def _scalar(name):
     return lambda m: m[name].aval.shape == ()
 
 
+def _use_counts(walk) -> dict:
+    """How often each variable of the walk's program is read by live equations
+    and outputs (dead readers, which dce drops, do not count). Kept up to date
+    by `Walk.replace`."""
+    uses = walk.memo.get("uses")
+    if uses is None:
+        uses = walk.memo["uses"] = {}
+        program = walk.olympuspr
+        for x in program.outvars:
+            if type(x) is Var:
+                uses[x] = uses.get(x, 0) + 1
+        for e in reversed(program.eqns):
+            if any(v in uses for v in e.outvars) or is_effectful(e):
+                for x in e.invars:
+                    if type(x) is Var:
+                        uses[x] = uses.get(x, 0) + 1
+        for old, new in walk.subst.items():
+            if type(new) is Var:
+                uses[new] = uses.get(new, 0) + uses.get(old, 0)
+    return uses
+
+
+def _only_here(*names):
+    """The reshapes `names` are plain and read by the rewritten equation alone,
+    so moving them after it adds no equation."""
+
+    def check(m) -> bool:
+        uses, here = _use_counts(m.walk), m.e.invars
+        for n in names:
+            r = m[n]
+            out = r.outvars[0]
+            if not _plain_reshape(n)(m) or uses.get(out, 0) != here.count(out):
+                return False
+        return len(names) < 2 or m.x.aval.shape == m.y.aval.shape
+
+    return check
+
+
+def _then_reshape(*operands):
+    """op(x, ...) then the reshape the rewritten equation's result had."""
+
+    def build(m, b):
+        inner = b.op(m.e.primitive.name, *(m[n] for n in operands), **m.e.params)
+        shape = m.e.outvars[0].aval.shape
+        return b.op("reshape", inner, new_sizes=shape, dimensions=None)
+
+    return build
+
+
+def _scalar_and_only_here(name):
+    return lambda m: m.s.aval.shape == () and _only_here(name)(m)
+
+
+# Elementwise unary primitives (their params pass through).
+_UNARY = (
+    "neg",
+    "exp",
+    "log",
+    "expm1",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "logistic",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "sign",
+    "floor",
+    "ceil",
+    "erf",
+    "not",
+    "round",
+    "integer_pow",
+    "convert_element_type",
+)
 _REDUCTIONS = (
     "reduce_sum",
     "reduce_max",
@@ -296,6 +374,48 @@ RULES += [
         f"{p}_scalar_left",
         Op(p, Op("broadcast_in_dim", "x", of_scalar=True), "y"),
         _binary(p),
+    )
+    for p in _BROADCASTING
+]
+# Reshapes move after elementwise work, towards the broadcast or reshape that
+# absorbs them (keepdims reductions leave such chains): only when the reshape
+# has no other reader, so no equation is added.
+# u(reshape(x)) -> reshape(u(x))
+RULES += [
+    Rule(
+        f"{u}_reshape",
+        Op(u, Op("reshape", "x", name="r"), name="e"),
+        _then_reshape("x"),
+        _only_here("r"),
+    )
+    for u in _UNARY
+]
+# reshape(x) op s -> reshape(x op s), s op reshape(x) -> reshape(s op x)   (s: a scalar)
+RULES += [
+    Rule(
+        f"{p}_reshape_scalar_right",
+        Op(p, Op("reshape", "x", name="r"), "s", name="e"),
+        _then_reshape("x", "s"),
+        _scalar_and_only_here("r"),
+    )
+    for p in _BROADCASTING
+]
+RULES += [
+    Rule(
+        f"{p}_reshape_scalar_left",
+        Op(p, "s", Op("reshape", "x", name="r"), name="e"),
+        _then_reshape("s", "x"),
+        _scalar_and_only_here("r"),
+    )
+    for p in _BROADCASTING
+]
+# reshape(x) op reshape(y) -> reshape(x op y)   (x and y of one shape)
+RULES += [
+    Rule(
+        f"{p}_reshape_both",
+        Op(p, Op("reshape", "x", name="r"), Op("reshape", "y", name="q"), name="e"),
+        _then_reshape("x", "y"),
+        _only_here("r", "q"),
     )
     for p in _BROADCASTING
 ]
