@@ -774,9 +774,25 @@ def test_fuzz_programs_keep_their_values(seed):
             )
 
 
+def _layernorm_loss(gamma, beta, x):
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return jnp.sum(((x - mean) / jnp.sqrt(var + 1e-5) * gamma + beta) ** 2)
+
+
 def test_optimize_reaches_a_fixed_point():
     closed = make_olympuspr(olympus.grad(_demo_loss))(*DEMO_ARGS)
     out = optimize(closed)
     assert optimize(out, verify=True) is out
+    args = (
+        np.ones(8, f32),
+        np.zeros(8, f32),
+        np.linspace(-1, 1, 32, dtype=f32).reshape(4, 8),
+    )
+    norm = make_olympuspr(olympus.grad(_layernorm_loss, argnums=(0, 1, 2)))(*args)
+    norm_out = checked(optimize(norm))
+    assert optimize(norm_out, verify=True) is norm_out
+    assert "reshape" not in names(norm_out)  # the keepdims reshapes are absorbed
+    assert_close(evaluate(norm_out, *args), evaluate(norm, *args))
     for run in PASSES.values():
         assert run(out) is out

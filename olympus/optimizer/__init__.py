@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from olympus.ir.core import ClosedOlympuspr, subolympusprs
 from olympus.optimizer import cse, dce, fold, forward, simplify, stable
-from olympus.optimizer.program import Pass, feed_cuts, rewrite_pass
+from olympus.optimizer.program import Pass, deferred, rewrite_pass
 
 MAX_ROUNDS = 8
 
@@ -61,9 +61,9 @@ def optimize(
     DEFAULT_PASSES), run in order, round after round, until a round changes
     nothing. Inputs and outputs keep their types.
 
-    The default pipeline stops after one round unless a rewrite chain was cut
-    short: its walk sees every rewrite's effect on later equations, and dead-
-    code elimination uncovers no new rewrite. `verify=True` runs the rounds
+    The default pipeline stops after one round unless its walk deferred work
+    (`program.deferred`): the walk sees every rewrite's effect on later
+    equations, and dead-code elimination uncovers no new rewrite. `verify=True` runs the rounds
     until nothing changes anyway (the tests check one round is a fixed point).
     """
     one_round = passes is None and not verify
@@ -72,10 +72,10 @@ def optimize(
         for p in (DEFAULT_PASSES if passes is None else passes)
     ]
     for _ in range(max_rounds):
-        start, cuts = closed, feed_cuts[0]
+        start, cuts = closed, deferred[0]
         for run in passes:
             closed = run(closed)
-        if closed is start or (one_round and feed_cuts[0] == cuts):
+        if closed is start or (one_round and deferred[0] == cuts):
             break
     return closed
 

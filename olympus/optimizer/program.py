@@ -19,7 +19,9 @@ from olympus.lax.base import all_primitives
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
 MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
-feed_cuts = [0]  # how often a walk stopped a rewrite chain at MAX_FEED_DEPTH
+# How often a walk left work a later round may do: a rewrite chain stopped at
+# MAX_FEED_DEPTH, or a rewrite held back by a reader that may yet go away.
+deferred = [0]
 
 
 def primitive(name: str):
@@ -176,7 +178,7 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
 
         def feed(eqn: Eqn) -> None:
             if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output
-                feed_cuts[0] += 1
+                deferred[0] += 1
                 walk.emit(walk.renamed(eqn))
                 return
             depth[0] += 1
