@@ -16,7 +16,9 @@ from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, to_device
 from olympus.lax.pjit import pjit_p
-from olympus.stages import Call, Compiled, Traced, explain_miss, split_call, trace_call
+from olympus.stages import (
+    Call, Compiled, Traced, explain_miss, optimized, split_call, trace_call,
+)
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.functions import (
@@ -30,11 +32,21 @@ from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
 
 
-def make_olympuspr(fun: Callable, static_argnums: int | Sequence[int] = (), return_shape: bool = False):
-    """Returns a function that traces `fun` and gives its ClosedOlympuspr.
+def make_olympuspr(
+    fun: Callable,
+    static_argnums: int | Sequence[int] = (),
+    return_shape: bool = False,
+    optimize: bool = False,
+):
+    """Returns a function that traces `fun` and gives its ClosedOlympuspr;
+    `optimize=True`: the program jit lowers, after the optimizer's passes.
 
     >>> print(olympus.make_olympuspr(lambda x: x * 2.0)(1.0))
     { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
+    >>> print(olympus.make_olympuspr(lambda x: (x * 1.0) * (x * 1.0), optimize=True)(1.0))
+    { lambda ; a:f32[]. let
+        b:f32[] = mul a a
+      in (b,) }
     """
     static = _normalize_argnums(static_argnums)
 
@@ -42,6 +54,8 @@ def make_olympuspr(fun: Callable, static_argnums: int | Sequence[int] = (), retu
     def traced(*args, **kwargs):
         dyn_fun, dyn_args = argnums_partial(fun, dynamic_argnums(len(args), static), args)
         closed, _, out_tree = trace_pytree_function(dyn_fun, dyn_args, kwargs, "make_olympuspr")
+        if optimize:
+            closed = optimized(closed)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
             return closed, tree_unflatten(out_tree, shapes)

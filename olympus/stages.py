@@ -39,6 +39,7 @@ from olympus.backends.xla.lowering import build_module
 from olympus.ir import dtypes
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.optimizer import ALGEBRAIC_PASSES, optimize
 from olympus.tracer.core import aval_of, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.functions import (
@@ -138,10 +139,24 @@ def split_call(
             ) from None
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
-    key = (in_tree, avals, statics, dtypes.x64_enabled())
+    key = (in_tree, avals, statics, dtypes.x64_enabled(), _optimizer_setting())
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
+
+
+def _optimizer_setting() -> tuple[bool, bool]:
+    return config.read("olympus_optimize"), config.read("olympus_optimize_stable")
+
+
+def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    """The program that is lowered for `closed`: after olympus.optimizer's
+    passes when olympus_optimize is on (the stable rewrites only with
+    olympus_optimize_stable), else `closed` itself."""
+    run, stable = _optimizer_setting()
+    if not run:
+        return closed
+    return optimize(closed, None if stable else ALGEBRAIC_PASSES)
 
 
 def trace_call(call: Call, name: str, donate_argnums: tuple = ()) -> Traced:
@@ -216,10 +231,12 @@ class Traced:
         return _shape_structs(self.olympuspr.out_avals, self.out_tree)
 
     def lower(self) -> Lowered:
-        olympuspr = self.olympuspr.olympuspr
+        """The StableHLO stage of the optimized program (see `optimized`)."""
+        program = optimized(self.olympuspr)
+        olympuspr = program.olympuspr
         n_consts = len(olympuspr.constvars)
         donated = tuple(n_consts + i for i in self.donated)  # program parameters
-        return Lowered(self, build_module(olympuspr, self.name, donated))
+        return Lowered(self, build_module(olympuspr, self.name, donated), program)
 
     def _repr_html_(self) -> str:
         return self.olympuspr._repr_html_()
@@ -231,13 +248,16 @@ class Traced:
 class Lowered:
     """A traced function lowered to a StableHLO module, ready to compile."""
 
-    def __init__(self, traced: Traced, text: str):
+    def __init__(self, traced: Traced, text: str, program: ClosedOlympuspr):
         self.traced = traced
         self._text = text
+        self.program = program
 
     @property
     def olympuspr(self) -> ClosedOlympuspr:
-        return self.traced.olympuspr
+        """The program this module was lowered from: the traced one after the
+        optimizer's passes (`traced.olympuspr` is the program as traced)."""
+        return self.program
 
     @property
     def out_info(self):
@@ -255,9 +275,10 @@ class Lowered:
     def compile(self) -> Compiled:
         """The executable; ArrayTooLargeError first if one of the program's
         arrays could not fit in this machine's memory."""
-        closed = self.traced.olympuspr
+        closed = self.program
         check_array_sizes(closed.olympuspr, self.traced.name)
-        return Compiled(self.traced, Executable(self._text, closed.out_avals))
+        executable = Executable(self._text, closed.out_avals)
+        return Compiled(self.traced, executable, closed.consts)
 
     def _repr_html_(self) -> str:
         from html import escape
@@ -284,10 +305,10 @@ class Compiled:
         "traced",
     )
 
-    def __init__(self, traced: Traced, executable: Executable):
+    def __init__(self, traced: Traced, executable: Executable, consts: list):
         self.traced = traced
         self.executable = executable
-        self.const_bufs = [buffer_of(c) for c in traced.olympuspr.consts]
+        self.const_bufs = [buffer_of(c) for c in consts]
         self.out_tree = traced.out_tree
         self.single_out = traced.out_tree is LEAF and len(executable.out_avals) == 1
         self.donated = traced.donated

@@ -21,7 +21,7 @@ import olympus.numpy as jnp
 from olympus import lax, make_olympuspr
 from olympus.backends.reference import evaluate
 from olympus.ir import check_olympuspr
-from olympus.lax import all_primitives as P
+from olympus.ir.core import all_primitives as P
 from olympus.optimizer import ALGEBRAIC_PASSES, PASSES, count_eqns, optimize
 from olympus.optimizer import simplify as simplify_table
 from olympus.optimizer import stable as stable_table

@@ -15,7 +15,7 @@ import numpy as np
 import olympus.lax  # noqa: F401  (fills the primitive registry the rules emit from)
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
 from olympus.ir.effects import eqn_has_ordered_effect
-from olympus.lax.base import all_primitives
+from olympus.ir.core import all_primitives
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
 MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
