@@ -139,23 +139,28 @@ def split_call(
             ) from None
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
-    key = (in_tree, avals, statics, dtypes.x64_enabled(), _optimizer_setting())
+    key = (in_tree, avals, statics, dtypes.x64_enabled(), compile_settings())
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
 
 
-def _optimizer_setting() -> tuple[bool, bool]:
-    return config.read("olympus_optimize"), config.read("olympus_optimize_stable")
+# The options that change what a traced program compiles to: part of every
+# jit signature key, so changing one recompiles instead of reusing.
+COMPILE_OPTIONS = ("olympus_optimize", "olympus_optimize_stable")
+
+
+def compile_settings() -> tuple:
+    return tuple([config.read(name) for name in COMPILE_OPTIONS])
 
 
 def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
     """The program that is lowered for `closed`: after olympus.optimizer's
     passes when olympus_optimize is on (the stable rewrites only with
     olympus_optimize_stable), else `closed` itself."""
-    run, stable = _optimizer_setting()
-    if not run:
+    if not config.read("olympus_optimize"):
         return closed
+    stable = config.read("olympus_optimize_stable")
     return optimize(closed, None if stable else ALGEBRAIC_PASSES)
 
 
@@ -426,9 +431,10 @@ def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
 def key_changes(
     old: tuple, new: tuple, paths: list[str], arg_names: list[str]
 ) -> list[str]:
-    """Every difference between two signature keys (tree, avals, statics, x64)."""
-    (old_tree, old_avals, old_statics, old_x64) = old
-    (new_tree, new_avals, new_statics, new_x64) = new
+    """Every difference between two signature keys (tree, avals, statics,
+    x64, compile settings)."""
+    (old_tree, old_avals, old_statics, old_x64, old_settings) = old
+    (new_tree, new_avals, new_statics, new_x64, new_settings) = new
     changes = []
     if old_tree != new_tree:
         changes.append(f"tree structure of the arguments: {old_tree} -> {new_tree}")
@@ -438,6 +444,9 @@ def key_changes(
     changes += static_changes(old_statics, new_statics, arg_names)
     if old_x64 != new_x64:
         changes.append(f"x64 mode: {old_x64} -> {new_x64}")
+    for name, before, after in zip(COMPILE_OPTIONS, old_settings, new_settings):
+        if before != after:
+            changes.append(f"{name}: {before} -> {after}")
     return changes
 
 
