@@ -56,6 +56,12 @@ from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_to_front, batch_rules
 from olympus.transforms.jvp import jvp_rules
 
+__all__ = [
+    "HostCallbackError", "NotInProgramError", "ProgramFinishedError", "Stepper",
+    "StepperError", "UnknownVariableError", "Values", "callback", "debug_callback_p",
+    "intermediates", "print",
+]
+
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
 
 
