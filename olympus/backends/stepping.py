@@ -110,8 +110,9 @@ def summarize(value) -> str:
 
 
 class Values(dict):
-    """The values computed so far, by printed name (see the module docstring);
-    a name with no value raises UnknownVariableError naming close ones."""
+    """The values computed so far, by printed name (`q[2]`: iteration 2 of a loop
+    body; olympus/backends/stepping.py); a name with no value raises
+    UnknownVariableError naming close ones."""
 
     def __init__(self, stepper: ProgramStepper):
         super().__init__()
