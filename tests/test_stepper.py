@@ -277,3 +277,14 @@ def test_stepper_over_a_closed_program_directly():
     s = ProgramStepper(closed, [X])
     assert [np.asarray(v).tolist() for v in s.run_all()] == [
         np.asarray(jnp.cos(olympus.device_put(X)) + 1.0).tolist()]
+
+
+def test_nan_report_in_a_while_iteration_and_from_an_input():
+    def f(x):
+        return lax.while_loop(lambda s: s[0] < 4, lambda s: (s[0] + 1, jnp.sqrt(s[1] - 1.0)),
+                              (0, x))[1]
+
+    text = _report(f, np.float32(1.5))  # 1.5 -> 0.707 -> sqrt(-0.29): NaN in iteration 1
+    assert "encountered in sqrt" in text and "while body, iteration 1" in text
+    text = _report(lambda x: x * 2.0, np.array([1.0, np.nan], np.float32))
+    assert "encountered in mul" in text and "comes from a, an input of the program" in text
