@@ -72,7 +72,9 @@ def test_loop_values_are_keyed_by_iteration():
     # the while loop ran 3 times: its condition 4 times
     cond_var = re.search(r"cond_olympuspr=\{ lambda ; ([a-z]+):i32", printed).group(1)
     assert [int(values[f"{cond_var}[{i}]"]) for i in range(4)] == [0, 1, 2, 3]
-    with pytest.raises(debug.UnknownVariableError, match=rf"{carry}\[0\], {carry}\[1\]"):
+    with pytest.raises(
+        debug.UnknownVariableError, match=rf"{carry}\[0\], {carry}\[1\]"
+    ):
         values[carry]
 
 
@@ -96,7 +98,9 @@ def test_shared_sub_program_second_call_is_numbered():
 
     values = debug.intermediates(f)(X)
     printed = str(olympus.make_olympuspr(f)(X))
-    inner = re.search(r"\{ lambda ; ([a-z]+):f32\[3\]\. let ([a-z]+):", printed).group(2)
+    inner = re.search(r"\{ lambda ; ([a-z]+):f32\[3\]\. let ([a-z]+):", printed).group(
+        2
+    )
     np.testing.assert_array_equal(values[inner], X * 3.0)
     np.testing.assert_array_equal(values[f"{inner}#2"], (X + 1.0) * 3.0)
 
@@ -117,7 +121,9 @@ def test_step_runs_one_equation_and_shows_its_neighbours():
 def test_step_into_cond_takes_the_taken_branch():
     s = debug.Stepper(_mixed, X, Y).continue_to(primitive="cond")
     s.step_into()
-    assert s.path[-1].startswith("cond branch 1")  # sum(sin(x) * 2) > 0: the true branch
+    assert s.path[-1].startswith(
+        "cond branch 1"
+    )  # sum(sin(x) * 2) > 0: the true branch
     assert s.current.eqn.primitive.name == "mul"
     s.step()
     assert s.path == ("_mixed",) and s.current.eqn.primitive.name == "scan"
@@ -160,7 +166,10 @@ def test_continue_to_line_condition_and_nonfinite():
     s = debug.Stepper(_mixed, X, Y).continue_to(line=f"test_stepper.py:{line}")
     assert s.current.eqn.primitive.name == "scan"
     big = debug.Stepper(_mixed, X, Y).continue_to(
-        condition=lambda st: st.last is not None and float(np.max(st.last.outs[0])) > 3.0)
+        condition=lambda st: (
+            st.last is not None and float(np.max(st.last.outs[0])) > 3.0
+        )
+    )
     assert float(np.max(big.last.outs[0])) > 3.0
 
     def f(x):
@@ -187,7 +196,10 @@ def test_errors_name_the_problem():
     with pytest.raises(KeyError) as info:
         s.values["cc"]
     assert isinstance(info.value, debug.UnknownVariableError)
-    assert "no variable 'cc'" in str(info.value) and "c" in str(info.value).split("close")[1]
+    assert (
+        "no variable 'cc'" in str(info.value)
+        and "c" in str(info.value).split("close")[1]
+    )
     with pytest.raises(debug.UnknownVariableError, match="has not run yet"):
         s.values["d"]
     with pytest.raises(LookupError, match="did you mean sin"):
@@ -235,7 +247,9 @@ def test_nan_report_names_equation_inputs_and_line():
 
     text = _report(f, X)
     line = _line_of(f, "jnp.sqrt(y)")
-    assert re.search(rf"\(NaN\) encountered in sqrt at .*test_stepper.py:{line} \(f\)", text)
+    assert re.search(
+        rf"\(NaN\) encountered in sqrt at .*test_stepper.py:{line} \(f\)", text
+    )
     assert "= sqrt b" in text and "return jnp.sqrt(y) * 2.0" in text
     assert "b: f32[3] min=-0.5 max=1.0" in text and "1 NaN of 3" in text
 
@@ -265,7 +279,9 @@ def test_nan_report_in_the_backward_pass_names_the_forward_line():
     text = _report(olympus.grad(loss), np.zeros(3, np.float32))
     line = _line_of(loss, "jnp.sqrt(x)")
     assert "in the backward pass" in text
-    assert re.search(rf"forward line .*test_stepper.py:{line} \(loss\): .* = sqrt", text)
+    assert re.search(
+        rf"forward line .*test_stepper.py:{line} \(loss\): .* = sqrt", text
+    )
 
 
 def test_nan_report_is_none_without_nan():
@@ -276,15 +292,21 @@ def test_stepper_over_a_closed_program_directly():
     closed = olympus.make_olympuspr(lambda x: jnp.cos(x) + 1.0)(X)
     s = ProgramStepper(closed, [X])
     assert [np.asarray(v).tolist() for v in s.run_all()] == [
-        np.asarray(jnp.cos(olympus.device_put(X)) + 1.0).tolist()]
+        np.asarray(jnp.cos(olympus.device_put(X)) + 1.0).tolist()
+    ]
 
 
 def test_nan_report_in_a_while_iteration_and_from_an_input():
     def f(x):
-        return lax.while_loop(lambda s: s[0] < 4, lambda s: (s[0] + 1, jnp.sqrt(s[1] - 1.0)),
-                              (0, x))[1]
+        return lax.while_loop(
+            lambda s: s[0] < 4, lambda s: (s[0] + 1, jnp.sqrt(s[1] - 1.0)), (0, x)
+        )[1]
 
-    text = _report(f, np.float32(1.5))  # 1.5 -> 0.707 -> sqrt(-0.29): NaN in iteration 1
+    text = _report(
+        f, np.float32(1.5)
+    )  # 1.5 -> 0.707 -> sqrt(-0.29): NaN in iteration 1
     assert "encountered in sqrt" in text and "while body, iteration 1" in text
     text = _report(lambda x: x * 2.0, np.array([1.0, np.nan], np.float32))
-    assert "encountered in mul" in text and "comes from a, an input of the program" in text
+    assert (
+        "encountered in mul" in text and "comes from a, an input of the program" in text
+    )

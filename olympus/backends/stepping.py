@@ -38,7 +38,14 @@ import numpy as np
 from olympus.backends.xla.array import to_device
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Primitive, Var
 from olympus.ir.html import array_html
-from olympus.ir.printer import VarNames, pp_eqn, pp_literal, pp_olympuspr, pp_param, pp_type
+from olympus.ir.printer import (
+    VarNames,
+    pp_eqn,
+    pp_literal,
+    pp_olympuspr,
+    pp_param,
+    pp_type,
+)
 from olympus.tracer import core
 
 _NEIGHBOURS = 2  # equations shown before and after the current one
@@ -166,7 +173,8 @@ class ProgramStepper:
         if core.current_trace() is not core.eval_trace:
             raise StepperTraceError(
                 "the stepper runs a program eagerly, equation by equation; call it "
-                "outside jit, grad, vmap and other transforms")
+                "outside jit, grad, vmap and other transforms"
+            )
         self.closed = closed
         self.title = title
         self.names = VarNames()
@@ -183,8 +191,10 @@ class ProgramStepper:
         self._origin: dict[str, str] = {}
         args = list(args)
         if len(args) != len(closed.olympuspr.invars):
-            raise TypeError(f"the program takes {len(closed.olympuspr.invars)} arguments, "
-                            f"got {len(args)}")
+            raise TypeError(
+                f"the program takes {len(closed.olympuspr.invars)} arguments, "
+                f"got {len(args)}"
+            )
         self._run_gen = self._call(closed, args, [None] * len(args), title, "", None)
         self._advance(None)
 
@@ -205,11 +215,13 @@ class ProgramStepper:
         if self.failed is not None:
             raise ProgramFinishedError(
                 f"{what}: the program stopped at an error: {type(self.failed).__name__}: "
-                f"{self.failed}")
+                f"{self.failed}"
+            )
         if self.finished:
             raise ProgramFinishedError(
                 f"{what}: the program has finished (its {len(self.closed.olympuspr.eqns)} "
-                f"equations ran); outputs: {self._outputs_text()}")
+                f"equations ran); outputs: {self._outputs_text()}"
+            )
 
     def step(self) -> ProgramStepper:
         """Runs the current equation whole (a loop or call at once), stops at the next."""
@@ -224,8 +236,12 @@ class ProgramStepper:
         self._advance(True)
         return self
 
-    def continue_to(self, primitive: str | Primitive | None = None, line: int | str | None = None,
-                    condition: Callable[[ProgramStepper], bool] | None = None) -> ProgramStepper:
+    def continue_to(
+        self,
+        primitive: str | Primitive | None = None,
+        line: int | str | None = None,
+        condition: Callable[[ProgramStepper], bool] | None = None,
+    ) -> ProgramStepper:
         """Runs (into sub-programs) until the equation about to run is a `primitive`
         (a name or a Primitive), comes from source `line` (a number, or
         `"file.py:12"`), and `condition(stepper)` holds: each given criterion must
@@ -233,7 +249,9 @@ class ProgramStepper:
         self._check_running("continue_to")
         tests = []
         if primitive is not None:
-            name = primitive.name if isinstance(primitive, Primitive) else str(primitive)
+            name = (
+                primitive.name if isinstance(primitive, Primitive) else str(primitive)
+            )
             self._check_known("primitive", name, self._primitive_names())
             tests.append(lambda s: s.current.eqn.primitive.name == name)
         if line is not None:
@@ -291,7 +309,10 @@ class ProgramStepper:
         lines = []
         if self.last is not None:
             lines.append(f"ran: {self.eqn_text(self.last.eqn)}")
-            lines += [f"  {k} = {summarize(v)}" for k, v in zip(self.last.out_keys, self.last.outs)]
+            lines += [
+                f"  {k} = {summarize(v)}"
+                for k, v in zip(self.last.out_keys, self.last.outs)
+            ]
         if self.finished:
             lines.append(f"finished; outputs: {self._outputs_text()}")
         else:
@@ -303,13 +324,19 @@ class ProgramStepper:
     def _repr_html_(self) -> str:
         parts = ['<div class="olympus-stepper">']
         if self.last is not None:
-            parts.append(f"<div>ran: <code>{escape(self.eqn_text(self.last.eqn))}</code></div>")
+            parts.append(
+                f"<div>ran: <code>{escape(self.eqn_text(self.last.eqn))}</code></div>"
+            )
             for key, value in zip(self.last.out_keys, self.last.outs):
                 x = _host(value)
-                parts.append(f"<div><code>{escape(key)}</code> = "
-                             f"{array_html(x, getattr(value, 'aval', x.dtype).__str__())}</div>")
+                parts.append(
+                    f"<div><code>{escape(key)}</code> = "
+                    f"{array_html(x, getattr(value, 'aval', x.dtype).__str__())}</div>"
+                )
         if self.finished:
-            parts.append(f"<div>finished; outputs: {escape(self._outputs_text())}</div>")
+            parts.append(
+                f"<div>finished; outputs: {escape(self._outputs_text())}</div>"
+            )
         else:
             parts.append(self.current._repr_html_())
         return "\n".join(parts + ["</div>"])
@@ -351,8 +378,15 @@ class ProgramStepper:
             keys.append(key)
         return keys
 
-    def _call(self, closed: ClosedOlympuspr, args: list, arg_keys: list, label: str,
-              qualifier: str, parent: Frame | None):
+    def _call(
+        self,
+        closed: ClosedOlympuspr,
+        args: list,
+        arg_keys: list,
+        label: str,
+        qualifier: str,
+        parent: Frame | None,
+    ):
         """Generator: runs `closed` in a new frame; returns (outputs, output keys)."""
         program = closed.olympuspr
         frame = Frame(program, label, qualifier)
@@ -362,22 +396,38 @@ class ProgramStepper:
         for i, eqn in enumerate(program.eqns):
             frame.index = i
             enter = yield
-            ins = [x.bind_value() if isinstance(x, Literal) else frame.env[x] for x in eqn.invars]
-            in_keys = [frame.keys.get(x) if isinstance(x, Var) else None for x in eqn.invars]
+            ins = [
+                x.bind_value() if isinstance(x, Literal) else frame.env[x]
+                for x in eqn.invars
+            ]
+            in_keys = [
+                frame.keys.get(x) if isinstance(x, Var) else None for x in eqn.invars
+            ]
             rule = _enter_rules.get(eqn.primitive.name) if enter else None
             if rule is None:
                 outs, sources = self._apply(eqn, ins), [None] * len(eqn.outvars)
             else:
                 outs, sources = yield from rule(self, frame, eqn, ins, in_keys)
             out_keys = self._bind(frame, eqn.outvars, outs, sources)
-            self.last = Step(eqn, self.path, tuple(in_keys), tuple(ins), tuple(out_keys),
-                             tuple(frame.env[v] for v in eqn.outvars))
+            self.last = Step(
+                eqn,
+                self.path,
+                tuple(in_keys),
+                tuple(ins),
+                tuple(out_keys),
+                tuple(frame.env[v] for v in eqn.outvars),
+            )
             self._ran.append(self.last)
             for key in out_keys:
                 self._producer[key] = self.last
         frame.index = len(program.eqns)
-        outs = [x.bind_value() if isinstance(x, Literal) else frame.env[x] for x in program.outvars]
-        out_keys = [frame.keys.get(x) if isinstance(x, Var) else None for x in program.outvars]
+        outs = [
+            x.bind_value() if isinstance(x, Literal) else frame.env[x]
+            for x in program.outvars
+        ]
+        out_keys = [
+            frame.keys.get(x) if isinstance(x, Var) else None for x in program.outvars
+        ]
         self.frames.pop()
         return outs, out_keys
 
@@ -404,21 +454,29 @@ class ProgramStepper:
     def _missing_message(self, key) -> str:
         key = str(key)
         names = self._all_names()
-        iterations = [k for k in self.values if k.startswith(key + "[") or k.startswith(key + "#")]
+        iterations = [
+            k for k in self.values if k.startswith(key + "[") or k.startswith(key + "#")
+        ]
         if iterations:
             shown = ", ".join(iterations[:6]) + (", ..." if len(iterations) > 6 else "")
-            return (f"{key} has several values (it is inside a loop or a repeated call), "
-                    f"keyed {shown}")
+            return (
+                f"{key} has several values (it is inside a loop or a repeated call), "
+                f"keyed {shown}"
+            )
         base = key.split("[")[0].split("#")[0]
         if base in names:
             where = self._defining_eqn(names[base])
             what = f" (made by `{self.eqn_text(where)}`)" if where is not None else ""
             state = "has not run yet" if not self.finished else "did not run"
             return f"variable {key}{what} {state}; it has no value"
-        close = difflib.get_close_matches(key, list(names) + list(self.values), n=6, cutoff=0.5)
+        close = difflib.get_close_matches(
+            key, list(names) + list(self.values), n=6, cutoff=0.5
+        )
         hint = f"; close names: {', '.join(close)}" if close else ""
-        return (f"no variable {key!r} in the program (names are those print(program) "
-                f"shows{hint})")
+        return (
+            f"no variable {key!r} in the program (names are those print(program) "
+            f"shows{hint})"
+        )
 
     def _defining_eqn(self, var: Var) -> Eqn | None:
         for eqn in _walk_eqns(self.closed.olympuspr):
@@ -435,7 +493,8 @@ class ProgramStepper:
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise NotInProgramError(
                 f"continue_to: no {what} {name!r} in the program ({what}s: "
-                f"{', '.join(sorted(known))}){hint}")
+                f"{', '.join(sorted(known))}){hint}"
+            )
 
     def _line_matcher(self, line: int | str) -> Callable:
         if isinstance(line, str) and ":" in line:
@@ -443,15 +502,22 @@ class ProgramStepper:
             number = int(number)
 
             def match(info):
-                return (info is not None and info.line == number
-                        and (info.file == file or os.path.basename(info.file) == file))
+                return (
+                    info is not None
+                    and info.line == number
+                    and (info.file == file or os.path.basename(info.file) == file)
+                )
         else:
             number = int(line)
 
             def match(info):
                 return info is not None and info.line == number
-        lines = {f"{os.path.basename(e.source_info.file)}:{e.source_info.line}"
-                 for e in _walk_eqns(self.closed.olympuspr) if e.source_info is not None}
+
+        lines = {
+            f"{os.path.basename(e.source_info.file)}:{e.source_info.line}"
+            for e in _walk_eqns(self.closed.olympuspr)
+            if e.source_info is not None
+        }
         if not any(match(e.source_info) for e in _walk_eqns(self.closed.olympuspr)):
             self._check_known("line", str(line), lines)
         return match
@@ -468,7 +534,11 @@ class ProgramStepper:
         """Follows `step`'s non-finite operands back to the first equation that
         made one from finite operands (or to the argument that held one)."""
         for _ in range(10_000):
-            bad = [k for k, v in zip(step.in_keys, step.ins) if k is not None and not is_finite(v)]
+            bad = [
+                k
+                for k, v in zip(step.in_keys, step.ins)
+                if k is not None and not is_finite(v)
+            ]
             if not bad:
                 return step, None
             key = self._resolve(bad[0])
@@ -493,7 +563,9 @@ def _walk_eqns(program: Olympuspr) -> Iterator[Eqn]:
         yield eqn
         for value in eqn.params.values():
             for sub in _programs(value):
-                yield from _walk_eqns(sub.olympuspr if isinstance(sub, ClosedOlympuspr) else sub)
+                yield from _walk_eqns(
+                    sub.olympuspr if isinstance(sub, ClosedOlympuspr) else sub
+                )
 
 
 def source_line_text(info) -> str:
@@ -520,7 +592,10 @@ class Position:
 
     def _rows(self) -> list[tuple[bool, str, str]]:
         eqns = self.frame.program.eqns
-        lo, hi = max(0, self.index - _NEIGHBOURS), min(len(eqns), self.index + _NEIGHBOURS + 1)
+        lo, hi = (
+            max(0, self.index - _NEIGHBOURS),
+            min(len(eqns), self.index + _NEIGHBOURS + 1),
+        )
         rows = []
         for i in range(lo, hi):
             info = eqns[i].source_info
@@ -535,8 +610,9 @@ class Position:
         width = min(60, max(len(text) for _, text, _ in rows))
         lines = [head]
         for here, text, where in rows:
-            lines.append(f"{'->' if here else '  '} {text:<{width}}  {'# ' + where if where else ''}"
-                         .rstrip())
+            lines.append(
+                f"{'->' if here else '  '} {text:<{width}}  {'# ' + where if where else ''}".rstrip()
+            )
         info = self.eqn.source_info
         if info is not None:
             code = source_line_text(info)
@@ -547,19 +623,28 @@ class Position:
 
     def _repr_html_(self) -> str:
         eqns = self.frame.program.eqns
-        head = escape(" > ".join(self.path)) + f" (equation {self.index + 1} of {len(eqns)})"
+        head = (
+            escape(" > ".join(self.path))
+            + f" (equation {self.index + 1} of {len(eqns)})"
+        )
         mark = ' style="background:#fff3c4;font-weight:bold"'
         body = "".join(
             f"<tr{mark if here else ''}>"
             f"<td>{'&rarr;' if here else ''}</td><td><code>{escape(text)}</code></td>"
-            f"<td style=\"color:#888\">{escape(where)}</td></tr>"
-            for here, text, where in self._rows())
+            f'<td style="color:#888">{escape(where)}</td></tr>'
+            for here, text, where in self._rows()
+        )
         info = self.eqn.source_info
         code = source_line_text(info)
-        source = "" if info is None else (
-            f"<div>source: {escape(str(info))}<pre>{escape(code)}</pre></div>")
-        return (f'<div class="olympus-position"><div>{head}</div>'
-                f"<table>{body}</table>{source}</div>")
+        source = (
+            ""
+            if info is None
+            else (f"<div>source: {escape(str(info))}<pre>{escape(code)}</pre></div>")
+        )
+        return (
+            f'<div class="olympus-position"><div>{head}</div>'
+            f"<table>{body}</table>{source}</div>"
+        )
 
 
 # ---- stepping into sub-programs ------------------------------------------------------
@@ -568,73 +653,116 @@ class Position:
 def _label(eqn: Eqn, text: str) -> str:
     """`scan iteration 2 (f.py:8)`: a frame, with its equation's line."""
     info = eqn.source_info
-    return text if info is None else f"{text} ({os.path.basename(info.file)}:{info.line})"
+    return (
+        text if info is None else f"{text} ({os.path.basename(info.file)}:{info.line})"
+    )
 
 
 def _enter_call(param: str) -> Callable:
     def rule(stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list):
         closed = eqn.params[param]
-        label = _label(eqn, f"{eqn.primitive.name} {eqn.params.get('name', '')}".rstrip())
+        label = _label(
+            eqn, f"{eqn.primitive.name} {eqn.params.get('name', '')}".rstrip()
+        )
         q = stepper._sub_qualifier(frame, [closed])
         return (yield from stepper._call(closed, ins, in_keys, label, q, frame))
 
     return rule
 
 
-def _enter_cond(stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list):
+def _enter_cond(
+    stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
+):
     branches = eqn.params["branches"]
     i = int(_host(ins[0]))
-    i = i if 0 <= i < len(branches) else len(branches) - 1  # XLA's case: out of range -> last
+    i = (
+        i if 0 <= i < len(branches) else len(branches) - 1
+    )  # XLA's case: out of range -> last
     q = stepper._sub_qualifier(frame, branches)
-    return (yield from stepper._call(branches[i], ins[1:], in_keys[1:], _label(eqn, f"cond branch {i}"), q,
-                                     frame))
+    return (
+        yield from stepper._call(
+            branches[i], ins[1:], in_keys[1:], _label(eqn, f"cond branch {i}"), q, frame
+        )
+    )
 
 
-def _enter_while(stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list):
+def _enter_while(
+    stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
+):
     p = eqn.params
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
-    cond_consts, body_consts, carry = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
-    cond_keys, body_keys, carry_keys = in_keys[:nc], in_keys[nc:nc + nb], in_keys[nc + nb:]
+    cond_consts, body_consts, carry = ins[:nc], ins[nc : nc + nb], ins[nc + nb :]
+    cond_keys, body_keys, carry_keys = (
+        in_keys[:nc],
+        in_keys[nc : nc + nb],
+        in_keys[nc + nb :],
+    )
     q = stepper._sub_qualifier(frame, [p["cond_olympuspr"], p["body_olympuspr"]])
     i = 0
     while True:
-        pred, _ = yield from stepper._call(p["cond_olympuspr"], cond_consts + carry,
-                                           cond_keys + carry_keys,
-                                           _label(eqn, f"while condition, iteration {i}"),
-                                           f"{q}[{i}]", frame)
+        pred, _ = yield from stepper._call(
+            p["cond_olympuspr"],
+            cond_consts + carry,
+            cond_keys + carry_keys,
+            _label(eqn, f"while condition, iteration {i}"),
+            f"{q}[{i}]",
+            frame,
+        )
         if not bool(_host(pred[0])):
             return carry, carry_keys
-        carry, carry_keys = yield from stepper._call(p["body_olympuspr"], body_consts + carry,
-                                                     body_keys + carry_keys,
-                                                     _label(eqn, f"while body, iteration {i}"),
-                                                     f"{q}[{i}]", frame)
+        carry, carry_keys = yield from stepper._call(
+            p["body_olympuspr"],
+            body_consts + carry,
+            body_keys + carry_keys,
+            _label(eqn, f"while body, iteration {i}"),
+            f"{q}[{i}]",
+            frame,
+        )
         i += 1
 
 
-def _enter_scan(stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list):
+def _enter_scan(
+    stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
+):
     p = eqn.params
-    body, length, n_consts, n_carry = p["olympuspr"], p["length"], p["num_consts"], p["num_carry"]
-    consts, carry, xs = ins[:n_consts], ins[n_consts:n_consts + n_carry], ins[n_consts + n_carry:]
+    body, length, n_consts, n_carry = (
+        p["olympuspr"],
+        p["length"],
+        p["num_consts"],
+        p["num_carry"],
+    )
+    consts, carry, xs = (
+        ins[:n_consts],
+        ins[n_consts : n_consts + n_carry],
+        ins[n_consts + n_carry :],
+    )
     const_keys = in_keys[:n_consts]
-    carry_keys = in_keys[n_consts:n_consts + n_carry]
-    xs_keys = in_keys[n_consts + n_carry:]
-    x_avals = body.olympuspr.invars[n_consts + n_carry:]
+    carry_keys = in_keys[n_consts : n_consts + n_carry]
+    xs_keys = in_keys[n_consts + n_carry :]
+    x_avals = body.olympuspr.invars[n_consts + n_carry :]
     q = stepper._sub_qualifier(frame, [body])
     hosts = [_host(x) for x in xs]
     rows: list = [None] * length
     for step in range(length):
         i = length - 1 - step if p["reverse"] else step
         x_i = [to_device(h[i], v.aval) for h, v in zip(hosts, x_avals)]
-        outs, out_keys = yield from stepper._call(body, consts + carry + x_i,
-                                                  const_keys + carry_keys + xs_keys,
-                                                  _label(eqn, f"scan iteration {i}"), f"{q}[{i}]",
-                                                  frame)
+        outs, out_keys = yield from stepper._call(
+            body,
+            consts + carry + x_i,
+            const_keys + carry_keys + xs_keys,
+            _label(eqn, f"scan iteration {i}"),
+            f"{q}[{i}]",
+            frame,
+        )
         carry, carry_keys = outs[:n_carry], out_keys[:n_carry]
         rows[i] = [_host(y) for y in outs[n_carry:]]
     ys = []
     for j, var in enumerate(eqn.outvars[n_carry:]):
-        stacked = (np.stack([row[j] for row in rows]) if length
-                   else np.zeros(var.aval.shape, var.aval.dtype))
+        stacked = (
+            np.stack([row[j] for row in rows])
+            if length
+            else np.zeros(var.aval.shape, var.aval.dtype)
+        )
         ys.append(to_device(stacked.astype(var.aval.dtype, copy=False), var.aval))
     return carry + ys, carry_keys + [None] * len(ys)
 
@@ -685,17 +813,21 @@ def nan_report(closed: ClosedOlympuspr, args: Sequence, where: str) -> str | Non
         return None
     info = step.eqn.source_info
     at = f" at {info}" if info is not None else ""
-    lines = [f"invalid value (NaN) encountered in {step.eqn.primitive.name}{at} "
-             f"(olympus_debug_nans is on)",
-             f"  first NaN made by: {stepper.eqn_text(step.eqn)}",
-             f"  in: {' > '.join(step.path)}"]
+    lines = [
+        f"invalid value (NaN) encountered in {step.eqn.primitive.name}{at} "
+        f"(olympus_debug_nans is on)",
+        f"  first NaN made by: {stepper.eqn_text(step.eqn)}",
+        f"  in: {' > '.join(step.path)}",
+    ]
     code = source_line_text(info)
     if code:
         lines.append(f"  source: {code}")
     if info is not None and info.backward:
         forward = _forward_eqn(stepper, info)
         shown = f": {stepper.eqn_text(forward)}" if forward is not None else ""
-        lines.append(f"  in the backward pass (differentiating the forward line {info}{shown})")
+        lines.append(
+            f"  in the backward pass (differentiating the forward line {info}{shown})"
+        )
     if step.eqn.invars:
         lines.append("  operands:")
         lines += _input_lines(stepper, step)
@@ -703,12 +835,16 @@ def nan_report(closed: ClosedOlympuspr, args: Sequence, where: str) -> str | Non
     lines += [f"    {k}: {summarize(v)}" for k, v in zip(step.out_keys, step.outs)]
     root, argument = stepper.root_cause(step)
     if argument is not None:
-        lines.append(f"  the non-finite operand comes from {argument}, an input of the program")
+        lines.append(
+            f"  the non-finite operand comes from {argument}, an input of the program"
+        )
     elif root is not None and root is not step:
         rinfo = root.eqn.source_info
         rat = f" at {rinfo}" if rinfo is not None else ""
-        lines.append(f"  its non-finite operands come from an Inf first made by "
-                     f"{stepper.eqn_text(root.eqn)}{rat} (in {' > '.join(root.path)})")
+        lines.append(
+            f"  its non-finite operands come from an Inf first made by "
+            f"{stepper.eqn_text(root.eqn)}{rat} (in {' > '.join(root.path)})"
+        )
         lines += _input_lines(stepper, root)
     return "\n".join(lines)
 
@@ -719,7 +855,8 @@ def check_nans(closed: ClosedOlympuspr, args: Sequence, where: str) -> None:
     compiled program's fusion, or from an input)."""
     report = nan_report(closed, args, where)
     if report is None:
-        report = (f"invalid value (NaN) in the output of {where}; op by op, no "
-                  f"primitive produced it (olympus_debug_nans is on)")
+        report = (
+            f"invalid value (NaN) in the output of {where}; op by op, no "
+            f"primitive produced it (olympus_debug_nans is on)"
+        )
     raise FloatingPointError(report)
-
