@@ -195,7 +195,7 @@ class ProgramStepper:
                 f"the program takes {len(closed.olympuspr.invars)} arguments, "
                 f"got {len(args)}"
             )
-        self._run_gen = self._call(closed, args, [None] * len(args), title, "", None)
+        self._run_gen = self._call(closed, args, [None] * len(args), title, "")
         self._advance(None)
 
     # -- moving -----------------------------------------------------------------------
@@ -385,7 +385,6 @@ class ProgramStepper:
         arg_keys: list,
         label: str,
         qualifier: str,
-        parent: Frame | None,
     ):
         """Generator: runs `closed` in a new frame; returns (outputs, output keys)."""
         program = closed.olympuspr
@@ -665,7 +664,7 @@ def _enter_call(param: str) -> Callable:
             eqn, f"{eqn.primitive.name} {eqn.params.get('name', '')}".rstrip()
         )
         q = stepper._sub_qualifier(frame, [closed])
-        return (yield from stepper._call(closed, ins, in_keys, label, q, frame))
+        return (yield from stepper._call(closed, ins, in_keys, label, q))
 
     return rule
 
@@ -675,13 +674,12 @@ def _enter_cond(
 ):
     branches = eqn.params["branches"]
     i = int(_host(ins[0]))
-    i = (
-        i if 0 <= i < len(branches) else len(branches) - 1
-    )  # XLA's case: out of range -> last
+    if not 0 <= i < len(branches):
+        i = len(branches) - 1  # as XLA's case: an index out of range runs the last
     q = stepper._sub_qualifier(frame, branches)
     return (
         yield from stepper._call(
-            branches[i], ins[1:], in_keys[1:], _label(eqn, f"cond branch {i}"), q, frame
+            branches[i], ins[1:], in_keys[1:], _label(eqn, f"cond branch {i}"), q
         )
     )
 
@@ -706,7 +704,6 @@ def _enter_while(
             cond_keys + carry_keys,
             _label(eqn, f"while condition, iteration {i}"),
             f"{q}[{i}]",
-            frame,
         )
         if not bool(_host(pred[0])):
             return carry, carry_keys
@@ -716,7 +713,6 @@ def _enter_while(
             body_keys + carry_keys,
             _label(eqn, f"while body, iteration {i}"),
             f"{q}[{i}]",
-            frame,
         )
         i += 1
 
@@ -752,7 +748,6 @@ def _enter_scan(
             const_keys + carry_keys + xs_keys,
             _label(eqn, f"scan iteration {i}"),
             f"{q}[{i}]",
-            frame,
         )
         carry, carry_keys = outs[:n_carry], out_keys[:n_carry]
         rows[i] = [_host(y) for y in outs[n_carry:]]
@@ -776,11 +771,6 @@ _enter_rules: dict[str, Callable] = {
     "custom_jvp_call": _enter_call("call"),
     "custom_vjp_call": _enter_call("call"),
 }
-
-
-def enters(eqn: Eqn) -> bool:
-    """Can `step_into` run this equation's sub-program equation by equation?"""
-    return eqn.primitive.name in _enter_rules
 
 
 # ---- NaN provenance -------------------------------------------------------------------
@@ -849,7 +839,7 @@ def nan_report(closed: ClosedOlympuspr, args: Sequence, where: str) -> str | Non
     return "\n".join(lines)
 
 
-def check_nans(closed: ClosedOlympuspr, args: Sequence, where: str) -> None:
+def raise_first_nan(closed: ClosedOlympuspr, args: Sequence, where: str) -> None:
     """FloatingPointError naming the first equation that makes a NaN (see
     `nan_report`), or saying that none does op by op (the NaN came from the
     compiled program's fusion, or from an input)."""
