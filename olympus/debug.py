@@ -37,7 +37,6 @@ from typing import Callable
 
 import numpy as np
 
-from olympus.api import trace_pytree_function
 from olympus.backends.stepping import (  # noqa: F401  (the stepper's errors, public here)
     NotInProgramError,
     ProgramFinishedError,
@@ -51,6 +50,7 @@ from olympus.backends.xla.host_callback import emit_host_callback
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir.core import Primitive
 from olympus.ir.effects import ordered_effect_primitives
+from olympus.tracer.functions import trace_pytree_function
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_to_front, batch_rules

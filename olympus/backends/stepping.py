@@ -803,6 +803,8 @@ def nan_report(closed: ClosedOlympuspr, args: Sequence, where: str) -> str | Non
         return None
     info = step.eqn.source_info
     at = f" at {info}" if info is not None else ""
+    if info is not None and info.backward:
+        at += " (in the backward pass of that line)"
     lines = [
         f"invalid value (NaN) encountered in {step.eqn.primitive.name}{at} "
         f"(olympus_debug_nans is on)",
