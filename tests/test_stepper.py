@@ -310,3 +310,18 @@ def test_nan_report_in_a_while_iteration_and_from_an_input():
     assert (
         "encountered in mul" in text and "comes from a, an input of the program" in text
     )
+
+
+def test_constants_are_named_as_printed_and_html_at_the_end():
+    w = np.arange(3.0, dtype=np.float32)
+
+    def f(x):
+        return jnp.sum(x * w)
+
+    printed = str(olympus.make_olympuspr(f)(X))
+    assert printed.startswith("{ lambda a:f32[3] ; b:f32[3]. let")
+    s = debug.Stepper(f, X)
+    np.testing.assert_array_equal(s.values["a"], w)
+    np.testing.assert_array_equal(s.values["b"], X)
+    assert float(s.finish()) == pytest.approx(float(np.sum(X * w)))
+    assert "finished; outputs: f32[] 5.0" in s._repr_html_()
