@@ -138,7 +138,13 @@ def split_call(
             ) from None
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
-    key = (in_tree, avals, statics, dtypes.x64_enabled())
+    key = (
+        in_tree,
+        avals,
+        statics,
+        dtypes.x64_enabled(),
+        config.read("olympus_default_matmul_precision"),
+    )
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
@@ -405,9 +411,10 @@ def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
 def key_changes(
     old: tuple, new: tuple, paths: list[str], arg_names: list[str]
 ) -> list[str]:
-    """Every difference between two signature keys (tree, avals, statics, x64)."""
-    (old_tree, old_avals, old_statics, old_x64) = old
-    (new_tree, new_avals, new_statics, new_x64) = new
+    """Every difference between two signature keys (tree, avals, statics, x64,
+    default matmul precision)."""
+    (old_tree, old_avals, old_statics, old_x64, old_precision) = old
+    (new_tree, new_avals, new_statics, new_x64, new_precision) = new
     changes = []
     if old_tree != new_tree:
         changes.append(f"tree structure of the arguments: {old_tree} -> {new_tree}")
@@ -417,6 +424,10 @@ def key_changes(
     changes += static_changes(old_statics, new_statics, arg_names)
     if old_x64 != new_x64:
         changes.append(f"x64 mode: {old_x64} -> {new_x64}")
+    if old_precision != new_precision:
+        changes.append(
+            f"default matmul precision: {old_precision!r} -> {new_precision!r}"
+        )
     return changes
 
 

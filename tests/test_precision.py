@@ -74,3 +74,36 @@ def test_unknown_precision_is_a_named_error_at_the_users_line():
                 a, b, (((1,), (0,)), ((), ())), precision=("high", 3)
             )
         )(A, B)
+
+
+def test_default_matmul_precision_context_recompiles_jit():
+    f = olympus.jit(jnp.dot)
+    assert "precision" not in f.lower(A, B).as_text()
+    np.testing.assert_array_equal(f(A, B), A @ B)
+    with olympus.default_matmul_precision("float32"):
+        assert "precision = [HIGHEST, HIGHEST]" in f.lower(A, B).as_text()
+        np.testing.assert_array_equal(f(A, B), A @ B)  # a new signature
+        closed = olympus.make_olympuspr(lambda a, b: a @ b)(A, B)
+        assert _precisions(closed) == ["('HIGHEST', 'HIGHEST')"]
+        # an explicit precision= wins over the default
+        explicit = olympus.make_olympuspr(lambda a, b: lax.dot(a, b, precision="high"))(
+            A, B
+        )
+        assert _precisions(explicit) == ["('HIGH', 'HIGH')"]
+    assert olympus.config.read("olympus_default_matmul_precision") is None
+    assert _precisions(olympus.make_olympuspr(jnp.dot)(A, B)) == ["None"]
+
+
+def test_default_matmul_precision_rejects_unknown_names_at_the_users_line():
+    with pytest.raises(
+        lax.PrecisionError,
+        match=r"default_matmul_precision: unknown "
+        r"precision 'fast' at .*test_precision.py:\d+",
+    ):
+        with olympus.default_matmul_precision("fast"):
+            pass
+    with olympus.config.override("olympus_default_matmul_precision", "fast"):
+        with pytest.raises(
+            lax.PrecisionError, match="olympus_default_matmul_precision"
+        ):
+            jnp.dot(A, B)

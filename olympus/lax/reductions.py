@@ -6,6 +6,7 @@ import enum
 
 import numpy as np
 
+from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
@@ -214,6 +215,20 @@ defjvp_zero(argmin_p)
 
 
 # ---- dot_general -------------------------------------------------------------
+def default_matmul_precision(precision: str):
+    """Matmuls traced in the block whose precision= is None get `precision`
+    ('bfloat16', 'tensorfloat32', 'float32', or 'default', 'high', 'highest').
+
+    >>> with olympus.default_matmul_precision("float32"):
+    ...     print(olympus.make_olympuspr(jnp.dot)(jnp.ones(2), jnp.ones(2)))
+    { lambda ; a:f32[2] b:f32[2]. let
+        c:f32[] = dot_general[dimension_numbers=(((0,), (0,)), ((), ())) precision=('HIGHEST', 'HIGHEST') preferred_element_type=None] a b
+      in (c,) }
+    """
+    canonical_precision(precision, "default_matmul_precision")  # a bad name fails here
+    return config.override("olympus_default_matmul_precision", precision)
+
+
 class Precision(enum.Enum):
     """XLA's precision of a matmul's operands (`precision=` of `dot_general`):
     DEFAULT may compute in bfloat16 (TF32 on GPUs), HIGH in three bfloat16
@@ -249,9 +264,13 @@ def _one_precision(p, api: str) -> str:
 
 def canonical_precision(precision, api: str = "dot_general") -> tuple[str, str] | None:
     """`precision=` as dot_general's param: None, or a (lhs, rhs) pair of names
-    of Precision members (printed, and parsed back, as a tuple of strings)."""
+    of Precision members (printed, and parsed back, as a tuple of strings).
+    None takes `olympus_default_matmul_precision` (`default_matmul_precision`)."""
     if precision is None:
-        return None
+        precision = config.read("olympus_default_matmul_precision")
+        api = "olympus_default_matmul_precision"
+        if precision is None:
+            return None
     if isinstance(precision, (tuple, list)) and len(precision) == 2:
         return (_one_precision(precision[0], api), _one_precision(precision[1], api))
     one = _one_precision(precision, api)
