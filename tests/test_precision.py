@@ -107,3 +107,14 @@ def test_default_matmul_precision_rejects_unknown_names_at_the_users_line():
             lax.PrecisionError, match="olympus_default_matmul_precision"
         ):
             jnp.dot(A, B)
+
+
+def test_the_optimizer_keeps_each_operands_precision():
+    from olympus.optimizer import optimize
+
+    def f(a, b):  # transpose(a . b) is rewritten to b' . a': the pair swaps with them
+        return lax.dot(a, b, precision=("high", "highest")).T
+
+    closed = optimize(olympus.make_olympuspr(f)(A, B))
+    assert _precisions(closed) == ["('HIGHEST', 'HIGH')"]
+    np.testing.assert_array_equal(evaluate(closed, A, B)[0], (A @ B).T)
