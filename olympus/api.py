@@ -13,6 +13,7 @@ import numpy as np
 from olympus import caches, config
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, to_device
 from olympus.lax.pjit import pjit_p
@@ -176,7 +177,7 @@ class JitFunction:
             self._remember_fast(call.key[1], entry)
         result = entry.run(call.leaves)
         if debug_nans:
-            self._find_nans(result, args, kwargs)
+            self._find_nans(result, entry, call)
         if entry.donated:
             entry.donate(call.leaves)
         return result
@@ -192,18 +193,13 @@ class JitFunction:
                 self._cache[call.key] = entry
         return entry
 
-    def _find_nans(self, result, args, kwargs) -> None:
-        """With olympus_debug_nans: a NaN output re-runs `fun` op by op, where
-        the first primitive producing a NaN raises FloatingPointError naming
-        itself and the user's line (as JAX does)."""
-        for leaf in tree_flatten(result)[0]:
-            value = np.asarray(leaf)
-            if value.dtype.kind in "fc" and np.isnan(value).any():
-                with disable_jit():
-                    self.fun(*args, **kwargs)
-                raise FloatingPointError(
-                    f"invalid value (NaN) in the output of jit({self.name}); op by op, no "
-                    f"primitive produced it (olympus_debug_nans is on)")
+    def _find_nans(self, result, entry: Compiled, call: Call) -> None:
+        """With olympus_debug_nans: a NaN output runs the traced program again,
+        equation by equation (olympus/backends/stepping.py); the FloatingPointError
+        names the first equation that made a NaN, its operands, the user's line,
+        the loop iteration and whether it is in a backward pass."""
+        if any(has_nan(leaf) for leaf in tree_flatten(result)[0]):
+            raise_first_nan(entry.traced.olympuspr, call.leaves, f"jit({self.name})")
 
     def _remember_fast(self, avals: tuple, entry: Compiled) -> None:
         with self._lock:

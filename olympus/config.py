@@ -77,6 +77,11 @@ OPTIONS = (
            "Run jitted functions op by op in Python (for debugging)."),
     Option("olympus_explain_cache_misses", bool, False,
            "Log why each jit recompilation happened (olympus/stages.py)."),
+    Option("olympus_default_matmul_precision", str, None,
+           "Precision of the matmuls whose precision= is None: 'bfloat16', "
+           "'tensorfloat32' or 'float32' (also 'default', 'high', 'highest'); "
+           "None keeps XLA's default. jit keys its cache on it.",
+           allows_none=True),
     Option("olympus_compilation_cache", bool, True,
            "Keep compiled programs in the persistent compilation cache on disk."),
     Option("olympus_compilation_cache_dir", str, None,

@@ -147,7 +147,11 @@ def split_call(
 
 # The options that change what a traced program compiles to: part of every
 # jit signature key, so changing one recompiles instead of reusing.
-COMPILE_OPTIONS = ("olympus_optimize", "olympus_optimize_stable")
+COMPILE_OPTIONS = (
+    "olympus_optimize",
+    "olympus_optimize_stable",
+    "olympus_default_matmul_precision",
+)
 
 
 def compile_settings() -> tuple:

@@ -22,6 +22,7 @@ import inspect
 from typing import Callable, Sequence
 
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
+from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
@@ -690,7 +691,8 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         statics = [args[i] for i in static]
         dyn_fun, dyn = argnums_partial(fun, dynamic_argnums(len(args), static), args)
         leaves, in_tree = tree_flatten((dyn, kwargs))
-        key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled())
+        key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled(),
+               config.read("olympus_default_matmul_precision"))
         entry = traced.get(key) if _hashable(key) else None
         if entry is None:
             entry = _trace_sub_program(

@@ -9,6 +9,7 @@ cuts a failing program down while the same check still fails.
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 from program_generator import blocks, dead_code_eliminated
@@ -63,6 +64,19 @@ def check_eager_jit_reference(program) -> None:
     jitted = olympus.jit(fun)(*args)
     _close(jitted, eager, "jit vs eager")
     _close(reference_call(fun, *args), jitted, "reference vs jit")
+    return True
+
+
+def check_stepper(program) -> None:
+    """Running the program equation by equation (olympus.debug.Stepper, into
+    every branch, loop iteration and call) gives jit's results, and keys every
+    value by a name the printed program binds."""
+    fun, args = program.function(), program.arguments()
+    stepper = olympus.debug.Stepper(fun, *args)
+    _close(stepper.run_all(), olympus.jit(fun)(*args), "stepped vs jit")
+    printed = set(re.findall(r"([a-z]+):", str(stepper.closed)))
+    shown = {re.sub(r"(\[\d+\]|#\d+)+$", "", key) for key in stepper.values}
+    assert shown <= printed, f"stepper names not in the printed program: {shown - printed}"
     return True
 
 
@@ -208,6 +222,7 @@ def _central_difference(jg, floats, tangents, eps):
 
 CHECKS = {
     "eager == jit == reference": check_eager_jit_reference,
+    "stepped == jit": check_stepper,
     "IR checks and round-trips": check_ir,
     "vmap == stacked": check_vmap,
     "<vjp(ct), t> == <ct, jvp(t)>": check_jvp_vjp,
