@@ -29,6 +29,7 @@ _UNARY = {
     "stop_gradient": lambda x: x,
 }
 rule("name")(lambda x, *, name: x)  # checkpoint_name's tag: the value itself
+rule("hint")(lambda x, **hints: x)  # olympus.hint: the value itself
 for _name, _fn in _UNARY.items():
     reference_rules[_name] = _fn
 
