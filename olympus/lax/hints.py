@@ -73,12 +73,14 @@ def canonical_hints(hints: dict) -> dict:
     """The hints as the equation's params: known keys checked, values typed."""
     params = {}
     for key, value in hints.items():
+        check = hint_keys.get(key)
+        if check is not None:
+            value = check(value)
         if not _printable(value):
             raise HintTypeError(
                 f"olympus.hint: {key}={value!r} has type {type(value).__name__}{_where()}; "
                 f"hint values are str, int, float, bool, None or tuples of them")
-        check = hint_keys.get(key)
-        params[key] = check(value) if check is not None else value
+        params[key] = value
     return params
 
 
