@@ -244,6 +244,10 @@ def saved_residuals(f, x) -> set[str]:
     for out, inner in zip(forward.outvars[1:], body.outvars[1:]):
         if out in used:
             eqn = producers[inner]
+            while eqn.primitive.name == "pjit":  # a value tagged inside a jitted call
+                jitted = eqn.params["olympuspr"].olympuspr
+                inner = jitted.outvars[eqn.outvars.index(inner)]
+                eqn = next(e for e in jitted.eqns if inner in e.outvars)
             names.add(eqn.params["name"] if eqn.primitive.name == "name" else eqn.primitive.name)
     return names
 
@@ -259,5 +263,20 @@ def test_checkpoint_name_policies_choose_the_saved_residuals(policy, saved):
     x = np.array([0.3, 0.5], np.float32)
     f = olympus.checkpoint(tagged, policy=policy)
     assert saved_residuals(f, x) == saved
+    np.testing.assert_allclose(olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("policy, saved", [
+    (None, set()),
+    (cp.save_only_these_names("a"), {"a"}),
+    (cp.save_only_these_names("b"), set()),  # b itself is no residual of the jitted call
+])
+def test_name_policies_see_tags_inside_a_jitted_call(policy, saved):
+    x = np.array([0.3, 0.5], np.float32)
+    jitted = olympus.jit(tagged)
+    f = olympus.checkpoint(lambda x: jitted(x), policy=policy)
+    assert saved_residuals(f, x) == saved
+    np.testing.assert_allclose(olympus.grad(f)(x), olympus.grad(tagged)(x), rtol=1e-6)
     np.testing.assert_allclose(olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x),
                                rtol=1e-6)

@@ -29,7 +29,7 @@ from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import convert_element_type_p
-from olympus.lax.pjit import _pjit_impl
+from olympus.lax.pjit import _pjit_impl, pjit_p
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.evaluation import eval_program
@@ -470,9 +470,22 @@ def _saveable(known: ClosedOlympuspr, num_res: int, policy) -> list[bool]:
         if eqn is None:  # an input or a literal: nothing to recompute
             flags.append(True)
         else:
+            eqn = _named_inside_jit(eqn, v) or eqn
             flags.append(bool(policy) and bool(
                 policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)))
     return flags
+
+
+def _named_inside_jit(eqn, var):
+    """The `checkpoint_name` equation that made `var` inside a jitted call
+    (through nested ones), or None: a name policy sees a jitted function's tags."""
+    while eqn.primitive is pjit_p:
+        body = eqn.params["olympuspr"].olympuspr
+        var = body.outvars[eqn.outvars.index(var)]
+        eqn = next((e for e in body.eqns if var in e.outvars), None)
+        if eqn is None:
+            return None
+    return eqn if eqn.primitive is name_p else None
 
 
 def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool]):
