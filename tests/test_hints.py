@@ -24,8 +24,11 @@ def scoped(x):
 
 def scopes(closed) -> list[str]:
     """The scope of every equation, sub-programs included."""
-    return [p.eqns[i].source_info.scope for p, i in serialize.walk_eqns(closed)
-            if p.eqns[i].source_info is not None]
+    return [
+        p.eqns[i].source_info.scope
+        for p, i in serialize.walk_eqns(closed)
+        if p.eqns[i].source_info is not None
+    ]
 
 
 def lowered(f, *args) -> str:
@@ -51,7 +54,9 @@ def test_named_scope_is_a_decorator():
 
 
 def test_named_scope_rejects_a_non_string():
-    with pytest.raises(TypeError, match="named_scope: the name must be a non-empty str"):
+    with pytest.raises(
+        TypeError, match="named_scope: the name must be a non-empty str"
+    ):
         with olympus.named_scope(3):
             pass
 
@@ -65,7 +70,10 @@ def test_named_scope_survives_grad_and_vmap():
     backward = [e for e in program.eqns if e.source_info.backward]
     assert {e.source_info.scope for e in backward} >= {"outer", "outer/inner"}
     assert scopes(olympus.make_olympuspr(olympus.vmap(scoped))(jnp.ones((2, 3)))) == [
-        "outer", "outer/inner", ""]
+        "outer",
+        "outer/inner",
+        "",
+    ]
 
 
 def test_named_scope_survives_checkpoint_and_the_optimizer():
@@ -95,7 +103,10 @@ def test_jit_body_scopes_are_relative_and_lowering_prefixes_them():
 
 def test_lowering_names_ops_and_compiles():
     text = lowered(scoped, jnp.ones(3))
-    assert 'stablehlo.sine"(%0) : (tensor<3xf32>) -> tensor<3xf32> loc("outer/sin"(' in text
+    assert (
+        'stablehlo.sine"(%0) : (tensor<3xf32>) -> tensor<3xf32> loc("outer/sin"('
+        in text
+    )
     assert "reduce" in text and text.count("loc(") < text.count("stablehlo.")
     compiled = olympus.jit(scoped).trace(jnp.ones(3)).lower().compile()
     assert 'op_name="outer/sin"' in compiled.as_text()
@@ -118,7 +129,9 @@ def test_scope_names_are_escaped_in_mlir():
 
     text = lowered(f, jnp.ones(2))
     assert 'loc("a\\22b\\5Cc/sin"(' in text
-    np.testing.assert_allclose(olympus.jit(f)(jnp.ones(2)), np.sin(np.ones(2)), rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.jit(f)(jnp.ones(2)), np.sin(np.ones(2)), rtol=1e-6
+    )
 
 
 def test_scopes_parse_and_serialize_back(tmp_path):
@@ -136,8 +149,11 @@ def hinted(x):
 
 
 def hint_params(closed) -> list[dict]:
-    return [p.eqns[i].params for p, i in serialize.walk_eqns(closed)
-            if p.eqns[i].primitive.name == "hint"]
+    return [
+        p.eqns[i].params
+        for p, i in serialize.walk_eqns(closed)
+        if p.eqns[i].primitive.name == "hint"
+    ]
 
 
 def test_hint_prints_its_params_and_parses_back():
@@ -172,7 +188,9 @@ def test_hint_survives_jvp_transpose_vmap_checkpoint_optimizer():
     assert hint_params(olympus.make_olympuspr(olympus.grad(hinted))(x)) == [want, want]
     jvp = olympus.make_olympuspr(lambda x, t: olympus.jvp(hinted, (x,), (t,)))(x, x)
     assert hint_params(jvp) == [want, want]
-    assert hint_params(olympus.make_olympuspr(olympus.vmap(hinted))(jnp.ones((2, 3)))) == [want]
+    assert hint_params(
+        olympus.make_olympuspr(olympus.vmap(hinted))(jnp.ones((2, 3)))
+    ) == [want]
     remat = olympus.make_olympuspr(olympus.grad(olympus.checkpoint(hinted)))(x)
     assert want in hint_params(remat)
     optimized = olympus.make_olympuspr(olympus.grad(hinted), optimize=True)(x)
@@ -184,7 +202,9 @@ def test_optimizer_keeps_a_used_hint_and_drops_an_unused_one():
         olympus.hint(x, dead=True)
         return olympus.hint(x, live=True) + 1.0
 
-    assert hint_params(olympus.make_olympuspr(f, optimize=True)(1.0)) == [{"live": True}]
+    assert hint_params(olympus.make_olympuspr(f, optimize=True)(1.0)) == [
+        {"live": True}
+    ]
 
 
 def test_precision_hint_sets_the_matmul_precision_config():
@@ -194,33 +214,47 @@ def test_precision_hint_sets_the_matmul_precision_config():
     x, w = jnp.ones((2, 3)), jnp.ones((3, 4))
     assert hint_params(olympus.make_olympuspr(f)(x, w)) == [{"precision": "HIGHEST"}]
     text = lowered(f, x, w)
-    assert "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision DEFAULT>]" in text
+    assert (
+        "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision DEFAULT>]"
+        in text
+    )
     # the backward matmul that reads the hinted value too (w's cotangent)
     grad_text = lowered(olympus.grad(f, argnums=1), x, w)
     assert "#stablehlo<precision HIGHEST>" in grad_text
     np.testing.assert_allclose(olympus.jit(f)(x, w), 24.0)
+
     # an explicit precision= wins over the hint
-    g = lambda x, w: lax.dot(olympus.hint(x, precision="highest"), w, precision="high")
+    def g(x, w):
+        return lax.dot(olympus.hint(x, precision="highest"), w, precision="high")
+
     assert "#stablehlo<precision HIGHEST>" not in lowered(g, x, w)
     assert "precision_config" not in lowered(lambda x, w: x @ w, x, w)
 
 
 def test_precision_hint_accepts_lax_precision():
-    f = lambda x: olympus.hint(x, precision=lax.Precision.HIGH)
+    def f(x):
+        return olympus.hint(x, precision=lax.Precision.HIGH)
+
     assert hint_params(olympus.make_olympuspr(f)(1.0)) == [{"precision": "HIGH"}]
 
 
 def test_unknown_precision_value_is_a_named_error():
-    with pytest.raises(lax.HintValueError, match=r"olympus.hint: unknown value "
-                       r"precision='fast' at .*test_hints.py:\d+"):
+    with pytest.raises(
+        lax.HintValueError,
+        match=r"olympus.hint: unknown value "
+        r"precision='fast' at .*test_hints.py:\d+",
+    ):
         olympus.hint(jnp.ones(2), precision="fast")
     with pytest.raises(ValueError, match="precision=None"):
         olympus.make_olympuspr(lambda x: olympus.hint(x, precision=None))(1.0)
 
 
 def test_unprintable_hint_value_is_a_named_error():
-    with pytest.raises(lax.HintTypeError, match=r"olympus.hint: tile=\[8, 8\] has type list "
-                       r"at .*test_hints.py:\d+.*str, int, float, bool, None or tuples"):
+    with pytest.raises(
+        lax.HintTypeError,
+        match=r"olympus.hint: tile=\[8, 8\] has type list "
+        r"at .*test_hints.py:\d+.*str, int, float, bool, None or tuples",
+    ):
         olympus.make_olympuspr(lambda x: olympus.hint(x, tile=[8, 8]))(1.0)
 
 
@@ -248,35 +282,50 @@ def saved_residuals(f, x) -> set[str]:
                 jitted = eqn.params["olympuspr"].olympuspr
                 inner = jitted.outvars[eqn.outvars.index(inner)]
                 eqn = next(e for e in jitted.eqns if inner in e.outvars)
-            names.add(eqn.params["name"] if eqn.primitive.name == "name" else eqn.primitive.name)
+            names.add(
+                eqn.params["name"]
+                if eqn.primitive.name == "name"
+                else eqn.primitive.name
+            )
     return names
 
 
-@pytest.mark.parametrize("policy, saved", [
-    (None, set()),
-    (cp.save_only_these_names("a"), {"a"}),
-    (cp.save_only_these_names("a", "b"), {"a", "b"}),
-    (cp.save_any_names_but_these("a"), {"b"}),
-    (cp.save_any_names_but_these(), {"a", "b"}),
-])
+@pytest.mark.parametrize(
+    "policy, saved",
+    [
+        (None, set()),
+        (cp.save_only_these_names("a"), {"a"}),
+        (cp.save_only_these_names("a", "b"), {"a", "b"}),
+        (cp.save_any_names_but_these("a"), {"b"}),
+        (cp.save_any_names_but_these(), {"a", "b"}),
+    ],
+)
 def test_checkpoint_name_policies_choose_the_saved_residuals(policy, saved):
     x = np.array([0.3, 0.5], np.float32)
     f = olympus.checkpoint(tagged, policy=policy)
     assert saved_residuals(f, x) == saved
-    np.testing.assert_allclose(olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x), rtol=1e-6
+    )
 
 
-@pytest.mark.parametrize("policy, saved", [
-    (None, set()),
-    (cp.save_only_these_names("a"), {"a"}),
-    (cp.save_only_these_names("b"), set()),  # b itself is no residual of the jitted call
-])
+@pytest.mark.parametrize(
+    "policy, saved",
+    [
+        (None, set()),
+        (cp.save_only_these_names("a"), {"a"}),
+        (
+            cp.save_only_these_names("b"),
+            set(),
+        ),  # b itself is no residual of the jitted call
+    ],
+)
 def test_name_policies_see_tags_inside_a_jitted_call(policy, saved):
     x = np.array([0.3, 0.5], np.float32)
     jitted = olympus.jit(tagged)
     f = olympus.checkpoint(lambda x: jitted(x), policy=policy)
     assert saved_residuals(f, x) == saved
     np.testing.assert_allclose(olympus.grad(f)(x), olympus.grad(tagged)(x), rtol=1e-6)
-    np.testing.assert_allclose(olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x), rtol=1e-6
+    )

@@ -54,7 +54,8 @@ def _check_precision(value) -> str:
         raise HintValueError(
             f"olympus.hint: unknown value precision={value!r}{_where()}; use "
             f"lax.Precision.DEFAULT/HIGH/HIGHEST or one of 'default', 'high', "
-            f"'highest', 'bfloat16', 'tensorfloat32', 'float32'") from None
+            f"'highest', 'bfloat16', 'tensorfloat32', 'float32'"
+        ) from None
 
 
 # Known keys -> the check that canonicalizes their value (or raises HintValueError).
@@ -78,8 +79,9 @@ def canonical_hints(hints: dict) -> dict:
             value = check(value)
         if not _printable(value):
             raise HintTypeError(
-                f"olympus.hint: {key}={value!r} has type {type(value).__name__}{_where()}; "
-                f"hint values are str, int, float, bool, None or tuples of them")
+                f"olympus.hint: {key}={value!r} has type {type(value).__name__}"
+                f"{_where()}; hint values are str, int, float, bool, None or tuples of them"
+            )
         params[key] = value
     return params
 
@@ -92,12 +94,19 @@ value_hint_primitives.add(hint_p)
 def _hint_jvp(primals, tangents, **hints):
     """The tangent carries the primal's hint (its matmuls want the same precision)."""
     (t,) = tangents
-    return hint_p.bind(primals[0], **hints), t if is_zero(t) else hint_p.bind(t, **hints)
+    return hint_p.bind(primals[0], **hints), t if is_zero(t) else hint_p.bind(
+        t, **hints
+    )
 
 
 jvp_rules[hint_p] = _hint_jvp
-transpose_rules[hint_p] = lambda ct, x, **hints: [ct if is_zero(ct) else hint_p.bind(ct, **hints)]
-batch_rules[hint_p] = lambda axis_size, vals, dims, **hints: (hint_p.bind(vals[0], **hints), dims[0])
+transpose_rules[hint_p] = lambda ct, x, **hints: [
+    ct if is_zero(ct) else hint_p.bind(ct, **hints)
+]
+batch_rules[hint_p] = lambda axis_size, vals, dims, **hints: (
+    hint_p.bind(vals[0], **hints),
+    dims[0],
+)
 
 
 def hint(x, **hints):
