@@ -329,3 +329,25 @@ def test_name_policies_see_tags_inside_a_jitted_call(policy, saved):
     np.testing.assert_allclose(
         olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x), rtol=1e-6
     )
+
+
+def test_scopes_inside_control_flow_regions_lower_and_run():
+    def body(c, x):
+        with olympus.named_scope("step"):
+            return c + jnp.sin(x), c
+
+    def f(xs):
+        with olympus.named_scope("loop"):
+            c, _ = lax.scan(body, 0.0, xs)
+        return lax.cond(c > 0, lambda c: c * 2.0, lambda c: c, c)
+
+    xs = jnp.arange(3.0)
+    text = lowered(f, xs)
+    assert 'loc("loop/step/sin"(' in text and 'loc("loop/scan"(' in text
+    want = 2 * np.sum(np.sin(np.arange(3.0)))
+    np.testing.assert_allclose(olympus.jit(f)(xs), want, rtol=1e-6)
+    grad_text = lowered(olympus.grad(f), xs)
+    assert "transpose(loop/step)/" in grad_text
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(f))(xs), 2 * np.cos(np.arange(3.0)), rtol=1e-6
+    )
