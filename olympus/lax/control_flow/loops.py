@@ -202,15 +202,16 @@ def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr,
     known = [not u for u in unknown]
     # The known halves use bodies with nested calls split (a nested cond taking a
     # tangent would otherwise make the primal carries it computes unknown).
-    split_body, known_carry, _ = split_loop_body(
+    split_body, deferred, known_carry, _ = split_loop_body(
         body_olympuspr, known[nc:nc + nb], known[nc + nb:], [], len(known) - nc - nb)
-    split_test = split_nested(cond_olympuspr, known[:nc] + known_carry)
-    cond_known = known_outputs(split_test.olympuspr, known[:nc] + known_carry)[0]
+    split_test, test_deferred = split_nested(cond_olympuspr, known[:nc] + known_carry)
+    cond_known = known_outputs(split_test.olympuspr, known[:nc] + known_carry,
+                               test_deferred)[0]
     if not cond_known or not all(known[:nc]) or not any(known_carry):
         return stage_all(trace, while_p, args, params)
     body_in = known[nc:nc + nb] + known_carry
-    known_body = known_program(split_body, body_in, known_carry, [])
-    known_test = known_program(split_test, known[:nc] + known_carry, [True], [])
+    known_body = known_program(split_body, body_in, known_carry, [], deferred)
+    known_test = known_program(split_test, known[:nc] + known_carry, [True], [], test_deferred)
     bconsts = select_mask(known[nc:nc + nb], args[nc:nc + nb])
     with set_current_trace(trace.parent):
         known_outs = while_p.bind(

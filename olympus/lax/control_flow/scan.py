@@ -323,11 +323,11 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     computed once, before the loop, and passed as constants instead."""
     nc, ncar = num_consts, num_carry
     known = [not u for u in unknown]
-    olympuspr, known_carry, out_known = split_loop_body(
+    olympuspr, deferred, known_carry, out_known = split_loop_body(
         olympuspr, known[:nc], known[nc:nc + ncar], known[nc + ncar:], ncar)
     known_in = known[:nc] + known_carry + known[nc + ncar:]
     known_out = known_carry + out_known[ncar:]
-    residuals = residual_vars(olympuspr.olympuspr, known_in, known_out)
+    residuals = residual_vars(olympuspr.olympuspr, known_in, known_out, deferred)
     const_env = {v: a for v, a, k in zip(olympuspr.olympuspr.invars, args[:nc], known) if k}
     program = olympuspr.olympuspr
     variant = unknown_vars(program, [v in const_env for v in program.invars])
@@ -336,7 +336,7 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     # A residual that is an x itself is read from the xs, not saved again.
     xs_slot = {v: nc + ncar + i for i, v in enumerate(olympuspr.olympuspr.invars[nc + ncar:])}
     saved_res = [r for r in stacked_res if r not in xs_slot]
-    known_body = known_program(olympuspr, known_in, known_out, saved_res)
+    known_body = known_program(olympuspr, known_in, known_out, saved_res, deferred)
     known_args = [*known_body.consts, *select_mask(known_in, args)]
     n_kconsts = len(known_body.consts) + sum(known[:nc])
     with set_current_trace(trace.parent):
@@ -351,7 +351,7 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     stacked = [args[xs_slot[r]] if r in xs_slot else next(saved) for r in stacked_res]
     # The staged body takes (const residuals, unknown consts, unknown carry,
     # stacked residuals, unknown xs).
-    body = unknown_program(olympuspr, known_in, known_out, const_res + stacked_res)
+    body = unknown_program(olympuspr, known_in, known_out, const_res + stacked_res, deferred)
     n_cr, n_uc = len(const_res), nc - sum(known[:nc])
     n_ucar, n_sr = ncar - sum(known_carry), len(stacked_res)
     b = blocks(n_cr, n_sr, n_uc, n_ucar, len(body.in_avals) - n_cr - n_sr - n_uc - n_ucar)

@@ -1,0 +1,194 @@
+"""Reverse mode through loops: checkpoint inside scan / fori_loop bodies,
+lax.map with batch_size, while_loop with max_steps.
+
+Gradients are checked against finite differences (float64, x64 fixture) and
+against the same program without checkpoint.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.test_util import check_grads
+from olympus.tree_util import tree_flatten
+from olympus.transforms.linearize import linearize_flat
+
+
+@pytest.fixture
+def x64():
+    previous = olympus.config.read("olympus_enable_x64")
+    olympus.config.update("olympus_enable_x64", True)
+    yield
+    olympus.config.update("olympus_enable_x64", previous)
+
+
+def rng_array(shape, seed=0, scale=0.5):
+    return np.random.default_rng(seed).standard_normal(shape) * scale
+
+
+H = rng_array((4,), seed=1)
+WS = rng_array((5, 4, 4), seed=2)
+BS = rng_array((5, 4), seed=3)
+
+
+def assert_same_grads(f, g, args, argnums=(0, 1)):
+    got = tree_flatten(olympus.grad(f, argnums=argnums)(*args))[0]
+    want = tree_flatten(olympus.grad(g, argnums=argnums)(*args))[0]
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)
+
+
+def layer(h, w):
+    return jnp.tanh(h @ w), None
+
+
+def scan_loss(step):
+    def loss(ws, h):
+        h, _ = lax.scan(step, h, ws)
+        return jnp.sum(h * h)
+
+    return loss
+
+
+# ---- checkpoint inside loop bodies (the bug of issue 16) ----------------------------
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1)])
+def test_grad_scan_of_checkpointed_body(x64, argnums):
+    """The issue's program: the tanh forward was taken for linear work."""
+    loss = scan_loss(olympus.checkpoint(layer))
+    plain = scan_loss(layer)
+    got = olympus.grad(loss, argnums=argnums)(WS, H)
+    want = olympus.grad(plain, argnums=argnums)(WS, H)
+    for a, b in zip(tree_flatten(got)[0], tree_flatten(want)[0]):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10)
+    check_grads(loss, (WS, H), order=1, modes=("rev",))
+
+
+def test_grad_scan_of_checkpoint_under_jit(x64):
+    loss = scan_loss(olympus.checkpoint(layer))
+    got = olympus.jit(olympus.grad(loss, argnums=(0, 1)))(WS, H)
+    want = olympus.grad(scan_loss(layer), argnums=(0, 1))(WS, H)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10)
+
+
+def test_checkpoint_in_scan_recomputes_in_backward_pass(x64):
+    """The forward scan saves one row per iteration (the carry), not the tanh
+    values: the recomputation runs in the backward scan."""
+
+    def residual_bytes(step):
+        _, linear = linearize_flat(
+            lambda ws, h: [scan_loss(step)(ws, h)], [WS, H], [True, True]
+        )
+        return sum(np.asarray(c).nbytes for c in linear.consts), str(linear.olympuspr)
+
+    plain, _ = residual_bytes(layer)
+    remat, text = residual_bytes(olympus.checkpoint(layer))
+    assert "remat(layer)" in text
+    assert remat < plain
+
+
+def test_checkpoint_policy_inside_scan(x64):
+    saving = olympus.checkpoint(layer, policy=olympus.checkpoint_policies.dots_saveable)
+    assert_same_grads(scan_loss(saving), scan_loss(layer), (WS, H))
+
+
+def test_checkpoint_in_scan_several_arguments_and_carries(x64):
+    def block(carry, xs):
+        h, c = carry
+        w, b = xs
+        h = jnp.tanh(h @ w + b) * jnp.cos(c)
+        return (h, c + jnp.sum(h)), h[0]
+
+    def make(step):
+        def loss(ws, bs, h):
+            (h, c), ys = lax.scan(step, (h, 0.5), (ws, bs))
+            return jnp.sum(h) + c + jnp.sum(jnp.sin(ys))
+
+        return loss
+
+    args = (WS, BS, H)
+    assert_same_grads(make(olympus.checkpoint(block)), make(block), args, (0, 1, 2))
+    check_grads(make(olympus.checkpoint(block)), args, order=1, modes=("rev",))
+
+
+def test_checkpoint_takes_slice_as_argument_or_closes_over_it(x64):
+    """fori_loop: the layer's weight is an argument of the checkpointed function,
+    or read from the stacked weights inside it."""
+
+    def as_argument(ws, h):
+        ws = jnp.asarray(ws)
+        f = olympus.checkpoint(lambda h, w: jnp.tanh(h @ w))
+        return jnp.sum(lax.fori_loop(0, 5, lambda i, h: f(h, ws[i]), h))
+
+    def closed_over(ws, h):
+        ws = jnp.asarray(ws)
+
+        def body(i, h):
+            return olympus.checkpoint(lambda h: jnp.tanh(h @ ws[i]))(h)
+
+        return jnp.sum(lax.fori_loop(0, 5, body, h))
+
+    def plain(ws, h):
+        ws = jnp.asarray(ws)
+        return jnp.sum(lax.fori_loop(0, 5, lambda i, h: jnp.tanh(h @ ws[i]), h))
+
+    assert_same_grads(as_argument, plain, (WS, H))
+    assert_same_grads(closed_over, plain, (WS, H))
+    check_grads(as_argument, (WS, H), order=1, modes=("rev",))
+
+
+def test_checkpoint_in_nested_scan(x64):
+    """Blocks of layers: an outer scan over blocks, each block an inner scan of
+    checkpointed layers, and the whole block checkpointed too."""
+    ws = rng_array((3, 2, 4, 4), seed=4)
+
+    def make(inner_step, outer_wrap):
+        def block(h, block_ws):
+            h, _ = lax.scan(inner_step, h, block_ws)
+            return h, None
+
+        def loss(ws, h):
+            h, _ = lax.scan(outer_wrap(block), h, ws)
+            return jnp.sum(h * h)
+
+        return loss
+
+    plain = make(layer, lambda f: f)
+    assert_same_grads(make(olympus.checkpoint(layer), lambda f: f), plain, (ws, H))
+    assert_same_grads(make(layer, olympus.checkpoint), plain, (ws, H))
+    both = make(olympus.checkpoint(layer), olympus.checkpoint)
+    assert_same_grads(both, plain, (ws, H))
+    check_grads(both, (ws, H), order=1, modes=("rev",))
+
+
+def test_checkpoint_in_cond_inside_scan(x64):
+    def step(h, w):
+        f = olympus.checkpoint(lambda h, w: jnp.tanh(h @ w))
+        h = lax.cond(jnp.sum(h) > 0, f, lambda h, w: jnp.sin(h @ w), h, w)
+        return h, None
+
+    plain_step = lambda h, w: (  # noqa: E731
+        lax.cond(jnp.sum(h) > 0, lambda h, w: jnp.tanh(h @ w),
+                 lambda h, w: jnp.sin(h @ w), h, w), None)
+    assert_same_grads(scan_loss(step), scan_loss(plain_step), (WS, H))
+
+
+def test_jvp_and_vmap_of_checkpoint_in_scan(x64):
+    loss = scan_loss(olympus.checkpoint(layer))
+    check_grads(loss, (WS, H), order=1, modes=("fwd",))
+    per_example = olympus.vmap(olympus.grad(loss, argnums=1), in_axes=(None, 0))
+    hs = rng_array((3, 4), seed=5)
+    want = [olympus.grad(scan_loss(layer), argnums=1)(WS, h) for h in hs]
+    np.testing.assert_allclose(np.asarray(per_example(WS, hs)), np.stack(want), rtol=1e-10)
+
+
+def test_second_order_through_checkpoint_in_scan(x64):
+    loss = scan_loss(olympus.checkpoint(layer))
+    hess = olympus.jacfwd(olympus.grad(loss, argnums=1), argnums=1)(WS, H)
+    want = olympus.jacfwd(olympus.grad(scan_loss(layer), argnums=1), argnums=1)(WS, H)
+    np.testing.assert_allclose(np.asarray(hess), np.asarray(want), rtol=1e-9)
