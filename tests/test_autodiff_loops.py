@@ -192,3 +192,36 @@ def test_second_order_through_checkpoint_in_scan(x64):
     hess = olympus.jacfwd(olympus.grad(loss, argnums=1), argnums=1)(WS, H)
     want = olympus.jacfwd(olympus.grad(scan_loss(layer), argnums=1), argnums=1)(WS, H)
     np.testing.assert_allclose(np.asarray(hess), np.asarray(want), rtol=1e-9)
+
+
+def test_fuzz_seed_58_checkpointed_scan_body_in_fori_loop(x64):
+    """Found by the widened fuzzer (constant initial carry, checkpointed scan body):
+    MissingRuleError for integer_pow before the fix."""
+
+    def program(v12, v48, v54):
+        def l52(i53, p51):
+            def s58(p56, p57):
+                v59 = p56 - p57
+                return lax.integer_pow(jnp.tanh(v59), 3), v59
+
+            _, v63 = lax.scan(olympus.checkpoint(s58), jnp.zeros_like(v54), v12)
+            return v63 * 0.5
+
+        return jnp.sum(lax.fori_loop(0, 2, l52, jnp.full_like(v48, 0.5)))
+
+    args = (rng_array((3,), seed=6), rng_array((3,), seed=7), np.float64(-0.2))
+    check_grads(program, args, order=1)
+
+
+def test_fuzz_seed_159_checkpointed_scan_body_returning_none(x64):
+    """Found by the widened fuzzer: UnexpectedTracerError before the fix."""
+
+    def program(a1, a2, v1):
+        v16 = lax.scan(olympus.checkpoint(lambda c, x: (x, None)), jnp.zeros_like(a1), a2)[0]
+        return lax.cond(jnp.sum(v1) > 0.0, lambda p: p, lambda p: v16 * 2.0, v16)
+
+    for v1 in (np.ones((2, 2)), -np.ones((2, 2))):
+        args = (np.float64(0.55), rng_array((3,), seed=8), v1)
+        check_grads(program, args, order=1)
+        grad = olympus.grad(program, argnums=1)(*args)
+        assert grad.tolist() == [0.0, 0.0, 1.0 if v1[0, 0] > 0 else 2.0]

@@ -408,6 +408,22 @@ class Generator:
         expr = f"lax.cond(jnp.sum({p.name}) > 0.0, {names[0]}, {names[1]}, {x.name})"
         return Stmt([self.new(x.shape)], expr, [p.name, x.name], defs)
 
+    def loop_init(self, x: Value) -> str:
+        """A loop's initial carry: `x`, or a constant of its shape (no tangent),
+        so the carry's tangent starts zero and turns nonzero inside the loop
+        (the carry fixpoint of partial evaluation). Not stop_gradient: finite
+        differences would see through it."""
+        r = self.rng.random()
+        if r < 0.15:
+            return f"jnp.zeros_like({x.name})"
+        if r < 0.3:
+            return f"jnp.full_like({x.name}, 0.5)"
+        return x.name
+
+    def loop_body_wrap(self, name: str) -> str:
+        """The body itself, or the body checkpointed (as `lax.scan(checkpoint(f), ...)`)."""
+        return f"olympus.checkpoint({name})" if self.rng.random() < 0.3 else name
+
     def scan(self, scope, depth):
         xs = self.pick(scope, pred=lambda v: len(v.shape) > 0)
         c = self.pick(scope, pred=lambda v: v.shape == xs.shape[1:]) if xs else None
@@ -415,11 +431,19 @@ class Generator:
             return None
         params = self._params([c, Value("", xs.shape[1:], "f")])
         name = self.fresh("s")
-        results = [params[0], params[0]]
+        no_ys = bool(self.rng.random() < 0.25)  # the body returns (carry, None)
+        results = [params[0]] if no_ys else [params[0], params[0]]
         block = self.body(params, scope, depth, results)
+        if no_ys:
+            block = Block(block.stmts, f"({block.result}, None)", block.result_uses)
         reverse = bool(self.rng.random() < 0.3)
-        expr = f"lax.scan({name}, {c.name}, {xs.name}, reverse={reverse})"
-        outs = [self.new(c.shape), self.new((xs.shape[0], *c.shape))]
+        init, body = self.loop_init(c), self.loop_body_wrap(name)
+        expr = f"lax.scan({body}, {init}, {xs.name}, reverse={reverse})"
+        outs = [self.new(c.shape)]
+        if no_ys:
+            expr += "[0]"
+        else:
+            outs.append(self.new((xs.shape[0], *c.shape)))
         return Stmt(outs, expr, [c.name, xs.name], [(name, [q.name for q in params], block)])
 
     def fori(self, scope, depth):
@@ -431,7 +455,8 @@ class Generator:
         block = self.body(params, scope, depth, params)
         block = Block(block.stmts, f"{block.result} * 0.5", block.result_uses)
         n = int(self.rng.integers(0, 4))
-        return Stmt([self.new(x.shape)], f"lax.fori_loop(0, {n}, {name}, {x.name})", [x.name],
+        init, body = self.loop_init(x), self.loop_body_wrap(name)
+        return Stmt([self.new(x.shape)], f"lax.fori_loop(0, {n}, {body}, {init})", [x.name],
                     [(name, [i] + [q.name for q in params], block)])
 
     def while_loop(self, scope, depth):
@@ -466,7 +491,22 @@ class Generator:
         return self._call(scope, depth, "olympus.jit")
 
     def checkpoint_call(self, scope, depth):
-        return self._call(scope, depth, "olympus.checkpoint")
+        """checkpoint of a function of one to three arguments (in a loop body,
+        most often the carry and the per-iteration slice)."""
+        x = self.pick(scope)
+        if x is None:
+            return None
+        args = [x]
+        for _ in range(int(self.rng.integers(0, 3))):
+            y = self.pick(scope)
+            if y not in args:
+                args.append(y)
+        params = self._params(args)
+        name = self.fresh("g")
+        block = self.body(params, scope, depth, params[:1])
+        call = f"olympus.checkpoint({name})({', '.join(a.name for a in args)})"
+        return Stmt([self.new(x.shape)], call, [a.name for a in args],
+                    [(name, [q.name for q in params], block)])
 
     def vmap_call(self, scope, depth):
         """vmap over any axis of x, the mapped axis put back at any position."""
