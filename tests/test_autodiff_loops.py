@@ -272,3 +272,118 @@ def test_map_batch_size_grad(x64):
 def test_map_batch_size_rejects_non_positive():
     with pytest.raises(ValueError, match="batch_size"):
         lax.map(jnp.sin, np.ones(3, np.float32), batch_size=0)
+
+
+# ---- reverse mode through while_loop(..., max_steps=N) -------------------------------
+def newton_sqrt(a, max_steps=50):
+    """sqrt(a) by Newton's method, iterated until the step is below 1e-12."""
+
+    def going(c):
+        y, previous = c
+        return jnp.abs(y - previous) > 1e-12
+
+    def step(c):
+        y, _ = c
+        return 0.5 * (y + a / y), y
+
+    return lax.while_loop(going, step, (a, a + 1.0), max_steps=max_steps)[0]
+
+
+def test_while_max_steps_forward_equals_while(x64):
+    a = np.float64(2.0)
+    plain = lax.while_loop(lambda c: jnp.abs(c[0] - c[1]) > 1e-12,
+                           lambda c: (0.5 * (c[0] + a / c[0]), c[0]), (a, a + 1.0))[0]
+    for run in (newton_sqrt, olympus.jit(newton_sqrt)):
+        np.testing.assert_allclose(np.asarray(run(a)), np.asarray(plain), rtol=0)
+    with olympus.disable_jit():
+        np.testing.assert_allclose(np.asarray(newton_sqrt(a)), np.asarray(plain), rtol=0)
+    # forward-only use stays a while loop, which stops when the condition fails
+    text = str(olympus.make_olympuspr(newton_sqrt)(a))
+    assert "while[" in text and "max_steps=50" in text and "scan" not in text
+
+
+def test_while_max_steps_stops_after_max_steps():
+    count = lambda x, n: lax.while_loop(lambda c: c < 100.0, lambda c: c + 1.0, x,  # noqa: E731
+                                        max_steps=n)
+    for n in (0, 1, 7):
+        assert float(count(np.float32(0.0), n)) == n
+        assert float(olympus.jit(count, static_argnums=1)(np.float32(0.0), n)) == n
+        with olympus.disable_jit():
+            assert float(count(np.float32(0.0), n)) == n
+    assert float(count(np.float32(95.0), 50)) == 100.0
+
+
+def test_grad_of_newton_solver_with_max_steps(x64):
+    for a in (0.5, 2.0, 9.0):
+        np.testing.assert_allclose(float(olympus.grad(newton_sqrt)(a)), 0.5 / np.sqrt(a),
+                                   rtol=1e-10)
+        np.testing.assert_allclose(float(olympus.jit(olympus.grad(newton_sqrt))(a)),
+                                   0.5 / np.sqrt(a), rtol=1e-10)
+    check_grads(newton_sqrt, (np.float64(3.0),), order=1, modes=("rev",))
+    per_example = olympus.vmap(olympus.grad(newton_sqrt))(jnp.array([1.0, 4.0, 16.0]))
+    np.testing.assert_allclose(np.asarray(per_example), [0.5, 0.25, 0.125], rtol=1e-10)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 9, 30])
+def test_grad_while_max_steps_matches_unrolled_loop(x64, n):
+    """A loop that runs all n steps, with closed-over weights: the masked scan
+    (padded to a square of steps) gives the unrolled loop's gradient."""
+    w, b = rng_array((4, 4), seed=14), rng_array((4,), seed=15)
+
+    def looped(w, b, x):
+        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))  # noqa: E731
+        return jnp.sum(lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n)[1])
+
+    def unrolled(w, b, x):
+        for _ in range(n):
+            x = jnp.tanh(x @ w + b)
+        return jnp.sum(x)
+
+    args = (w, b, rng_array((4,), seed=16))
+    assert_same_grads(looped, unrolled, args, (0, 1, 2))
+    # more steps allowed than taken: the extra steps leave the carry unchanged
+    def early(w, b, x):
+        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))  # noqa: E731
+        return jnp.sum(lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n + 5)[1])
+
+    assert_same_grads(early, unrolled, args, (0, 1, 2))
+
+
+def test_while_max_steps_saves_about_sqrt_n_carries(x64):
+    w = rng_array((16, 16), seed=17) * 0.3
+
+    def loop(w, n):
+        return jnp.sum(lax.while_loop(lambda x: True, lambda x: jnp.tanh(x @ w), jnp.ones(16),
+                                      max_steps=n))
+
+    for n, outer in ((100, 10), (400, 20)):
+        _, linear = linearize_flat(lambda w: [loop(w, n)], [w], [True])
+        stacked = [np.shape(c) for c in linear.consts if np.shape(c)[:1] == (outer,)]
+        assert (outer, 16) in stacked
+        assert sum(np.asarray(c).size for c in linear.consts) < 16 * 16 + 3 * outer * 16
+
+
+def test_fori_loop_traced_bounds_with_max_steps(x64):
+    def power(x, n, max_steps):
+        return lax.fori_loop(0, n, lambda i, c: c * x, x, max_steps=max_steps)
+
+    grad = olympus.jit(olympus.grad(power), static_argnums=2)
+    np.testing.assert_allclose(float(grad(1.5, 3, 10)), 4 * 1.5**3, rtol=1e-12)
+    np.testing.assert_allclose(float(grad(1.5, 12, 10)), 11 * 1.5**10, rtol=1e-12)
+
+
+def test_jvp_of_while_max_steps_stays_a_while(x64):
+    text = str(olympus.make_olympuspr(lambda a: olympus.jvp(newton_sqrt, (a,), (1.0,)))(2.0))
+    assert "while[" in text and "scan" not in text
+    _, tangent = olympus.jvp(newton_sqrt, (2.0,), (1.0,))
+    np.testing.assert_allclose(float(tangent), 0.5 / np.sqrt(2.0), rtol=1e-10)
+
+
+def test_while_grad_error_says_to_pass_max_steps():
+    from olympus.lax.control_flow.loops import WhileLoopReverseModeError
+
+    f = lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * x, x)  # noqa: E731
+    with pytest.raises(WhileLoopReverseModeError, match="max_steps"):
+        olympus.grad(f)(np.float32(1.5))
+    with pytest.raises(ValueError, match="max_steps"):
+        lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, 1.0, max_steps=-1)

@@ -3,7 +3,8 @@
 A `Program` is straight-line code over typed values (`Value`: name, shape,
 kind 'f' float / 'i' int32 / 'b' bool): each `Stmt` binds one or more new
 values from earlier ones with an olympus.numpy / lax expression, possibly a
-nested cond / scan / fori_loop / while_loop / jit / vmap / checkpoint whose
+nested cond / scan / fori_loop / while_loop (maybe with max_steps) / lax.map
+(maybe with batch_size) / jit / vmap / checkpoint whose
 bodies are programs of their own. Programs are source text on purpose: the
 program that fails is the reproducer, printed as olympus code, and the
 shrinker edits statements rather than IR.
@@ -168,7 +169,8 @@ class Generator:
                   self.concat, self.cumulative, self.shaped, self.int_gather]
         if depth < MAX_DEPTH:
             makers += [self.cond, self.scan, self.fori, self.while_loop, self.jit_call,
-                       self.vmap_call, self.checkpoint_call, self.grad_call, self.jvp_call]
+                       self.vmap_call, self.checkpoint_call, self.grad_call, self.jvp_call,
+                       self.map_call]
         for _ in range(4):
             stmt = self.choice(makers)(scope, depth)
             if stmt is not None:
@@ -473,9 +475,25 @@ class Generator:
                          f"(jnp.sum({k}[1]) < 100.0)", [k])
         out = self.new(x.shape)
         counter = Value(self.fresh(), (), "i")
-        expr = f"lax.while_loop({cname}, {name}, (0, {x.name}))"
+        # With max_steps the loop is reverse-differentiable (a masked scan).
+        bounded = self.rng.random() < 0.5
+        bound = f", max_steps={int(self.rng.integers(0, 6))}" if bounded else ""
+        expr = f"lax.while_loop({cname}, {name}, (0, {x.name}){bound})"
         return Stmt([counter, out], expr, [x.name], [(cname, [k], test), (name, [k], block)],
-                    loops_while=True)
+                    loops_while=not bounded)
+
+    def map_call(self, scope, depth):
+        """lax.map over the leading axis, sometimes in vmapped chunks (batch_size)."""
+        x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
+        if x is None:
+            return None
+        params = [Value(self.fresh("p"), x.shape[1:], "f")]
+        name = self.fresh("g")
+        block = self.body(params, scope, depth, params)
+        k = int(self.rng.integers(0, 4))
+        batch = f", batch_size={k}" if k else ""
+        return Stmt([self.new(x.shape)], f"lax.map({name}, {x.name}{batch})", [x.name],
+                    [(name, [params[0].name], block)])
 
     def _call(self, scope, depth, wrap: str):
         x = self.pick(scope)
