@@ -387,3 +387,46 @@ def test_while_grad_error_says_to_pass_max_steps():
         olympus.grad(f)(np.float32(1.5))
     with pytest.raises(ValueError, match="max_steps"):
         lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, 1.0, max_steps=-1)
+
+
+# ---- checkpoint_policies.memory_budget -----------------------------------------------
+def test_memory_budget_policy_trades_memory_for_recomputation(x64):
+    """A scan of checkpointed 4-layer blocks: the residuals grow with the budget
+    (never past it per block), the recomputation shrinks, the gradient stays."""
+    ws, h = rng_array((6, 4, 8, 8), seed=18), rng_array((2, 8), seed=19)
+    act = h.nbytes  # one activation
+
+    def block(h, wb):
+        for i in range(4):
+            h = jnp.tanh(h @ wb[i])
+        return h, None
+
+    def measure(policy):
+        loss = scan_loss(olympus.checkpoint(block, policy=policy))
+        _, linear = linearize_flat(lambda ws, h: [loss(ws, h)], [ws, h], [True, True])
+        text = str(linear.olympuspr)
+        return (olympus.grad(loss)(ws, h), sum(np.asarray(c).nbytes for c in linear.consts),
+                text.count("= tanh"))
+
+    plain_grad = olympus.grad(scan_loss(block))(ws, h)
+    nothing = measure(olympus.checkpoint_policies.nothing_saveable)
+    previous = None
+    for k in (0, 1, 2, 4, 8):
+        grad, res, tanhs = measure(olympus.checkpoint_policies.memory_budget(k * act))
+        np.testing.assert_allclose(np.asarray(grad), np.asarray(plain_grad), rtol=1e-10)
+        assert nothing[1] <= res <= nothing[1] + 6 * k * act
+        if previous is not None:
+            assert res >= previous[0] and tanhs <= previous[1]
+        previous = (res, tanhs)
+    assert measure(olympus.checkpoint_policies.memory_budget(0))[1:] == nothing[1:]
+    assert previous[1] == 0  # with 4 activations a block saves each tanh: no recomputation
+
+
+def test_memory_budget_policy_prints_and_checks_its_argument(x64):
+    policy = olympus.checkpoint_policies.memory_budget(1024)
+    f = olympus.checkpoint(lambda x: jnp.sum(jnp.sin(jnp.sin(x))), policy=policy)
+    text = str(olympus.make_olympuspr(olympus.grad(f))(np.ones(3)))
+    assert "policy=memory_budget(1024)" in text
+    check_grads(f, (np.ones(3),), order=1)
+    with pytest.raises(ValueError, match="memory_budget"):
+        olympus.checkpoint_policies.memory_budget(-1)
