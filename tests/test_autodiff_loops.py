@@ -430,3 +430,29 @@ def test_memory_budget_policy_prints_and_checks_its_argument(x64):
     check_grads(f, (np.ones(3),), order=1)
     with pytest.raises(ValueError, match="memory_budget"):
         olympus.checkpoint_policies.memory_budget(-1)
+
+
+def test_fuzz_seed_27_map_nested_in_fori_loop_from_constant_carry(x64):
+    """No checkpoint: a scan (lax.map) inside a fori_loop body whose carry starts
+    constant. The stale split gave 'const 0 has shape () but its constvar is f32[1]'."""
+
+    def program(v13, v19):
+        def body(i, p):
+            return lax.map(lambda q: jnp.dot(v13, q), p) * 0.5
+
+        return lax.fori_loop(0, 2, body, jnp.zeros_like(v19) + v19[0, 0])
+
+    args = (rng_array((1, 1), seed=20), rng_array((1, 1), seed=21))
+    check_grads(program, args, order=1)
+    olympus.make_olympuspr(olympus.grad(lambda *a: jnp.sum(program(*a))))(*args)
+
+
+def test_fuzz_seed_182_checkpointed_fori_body_closing_over_input(x64):
+    def program(v2, v28, v45):
+        v38 = lax.fori_loop(0, 2, olympus.checkpoint(lambda i, p: v28 * 0.5 + p),
+                            jnp.zeros_like(v2))
+        v39 = jnp.where(v38 > 0.0, v38, 0.1 * v38)
+        return lax.cond(jnp.sum(v38) > 0.0, lambda p: v45 * p, lambda p: v38, v39)
+
+    check_grads(program, (np.float64(0.89), np.float64(-0.33), np.float64(0.19)), order=1)
+    check_grads(program, (np.float64(0.89), np.float64(0.33), np.float64(0.19)), order=1)

@@ -522,7 +522,11 @@ class Generator:
         params = self._params(args)
         name = self.fresh("g")
         block = self.body(params, scope, depth, params[:1])
-        call = f"olympus.checkpoint({name})({', '.join(a.name for a in args)})"
+        policy = self.choice([
+            "", "", ", policy=olympus.checkpoint_policies.dots_saveable",
+            f", policy=olympus.checkpoint_policies.memory_budget({int(self.rng.integers(0, 64))})",
+        ])
+        call = f"olympus.checkpoint({name}{policy})({', '.join(a.name for a in args)})"
         return Stmt([self.new(x.shape)], call, [a.name for a in args],
                     [(name, [q.name for q in params], block)])
 
