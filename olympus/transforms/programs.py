@@ -188,22 +188,23 @@ def split_nested(
     if known_consts:
         return closed, frozenset()
     n_known_out = out_unknown.count(False)
-    staged = _with_deferred_outputs(staged, num_res)
     n_staged_out = out_unknown.count(True)
 
-    def split_fun(*args):
-        known_args = [a for a, k in zip(args, known_in) if k]
-        unknown_args = [a for a, k in zip(args, known_in) if not k]
-        outs = eval_program(known.olympuspr, known.consts, known_args)
-        known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
-        staged_outs = eval_program(
-            staged.olympuspr, staged.consts, residuals + unknown_args
-        )
-        known_it, staged_it = iter(known_outs), iter(staged_outs[:n_staged_out])
-        outs = [next(staged_it) if u else next(known_it) for u in out_unknown]
-        return outs + staged_outs[n_staged_out:]
-
     def build():
+        staged_wider = _with_deferred_outputs(staged, num_res)
+
+        def split_fun(*args):
+            known_args = [a for a, k in zip(args, known_in) if k]
+            unknown_args = [a for a, k in zip(args, known_in) if not k]
+            outs = eval_program(known.olympuspr, known.consts, known_args)
+            known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
+            staged_outs = eval_program(
+                staged_wider.olympuspr, staged_wider.consts, residuals + unknown_args
+            )
+            known_it, staged_it = iter(known_outs), iter(staged_outs[:n_staged_out])
+            outs = [next(staged_it) if u else next(known_it) for u in out_unknown]
+            return outs + staged_outs[n_staged_out:]  # then the deferred values
+
         split, consts, _ = trace_sub_program(
             split_fun, list(closed.in_avals), DebugInfo("jvp", "split", ())
         )
