@@ -6,8 +6,8 @@ each layer, both nested; save nothing, save dots, or olympus's
 `memory_budget` of 1-4 activations per block). Per variant: XLA's
 compiled memory stats of `jit(grad(loss))` (temp bytes: the buffers the
 program needs beyond its arguments and outputs, i.e. the saved residuals and
-work space), the residual bytes of the linearized program, and the time per
-call (median over rounds).
+work space), XLA's flop count (the recomputation), the residual bytes of the
+linearized program, and the time per call (median over rounds).
 
 Python chain (issue 3): a chain of 64 layers `x = tanh(x @ W_i)` (batch 64, width 256, float32) is
 differentiated without checkpoint and with each layer wrapped in `checkpoint`
@@ -149,7 +149,7 @@ def scan_variants(lib) -> dict:
     if hasattr(policies, "memory_budget"):  # olympus only
         act = SCAN_BATCH * SCAN_WIDTH * 4  # bytes of one activation
         for k in BUDGETS:
-            variants[f"per block, memory_budget({k} activations)"] = lib.checkpoint(
+            variants[f"per block, memory_budget({k} activation{"s" if k > 1 else ""})"] = lib.checkpoint(
                 block_of(layer), policy=policies.memory_budget(k * act)
             )
     return variants
@@ -170,16 +170,20 @@ def scan_loss(lib, step):
     return loss
 
 
-def memory_stats(lib, loss, ws, x) -> tuple[int, int]:
-    """(temp bytes, arguments + outputs + temp - aliased bytes) of jit(grad(loss))."""
-    stats = lib.jit(lib.grad(loss)).lower(ws, x).compile().memory_analysis()
+def compiled_stats(lib, loss, ws, x) -> tuple[int, int, float]:
+    """(temp bytes, arguments + outputs + temp - aliased bytes, GFLOP) of
+    jit(grad(loss)). XLA's cost analysis counts a loop body once, so its flops
+    are scaled by the trip count (the forward and backward scans are all the work)."""
+    compiled = lib.jit(lib.grad(loss)).lower(ws, x).compile()
+    stats = compiled.memory_analysis()
     total = (
         stats.argument_size_in_bytes
         + stats.output_size_in_bytes
         + stats.temp_size_in_bytes
         - stats.alias_size_in_bytes
     )
-    return int(stats.temp_size_in_bytes), int(total)
+    flops = compiled.cost_analysis()["flops"] * BLOCKS
+    return int(stats.temp_size_in_bytes), int(total), flops / 1e9
 
 
 def seconds_per_call(lib, fn, args, rounds: int) -> float:
@@ -201,10 +205,11 @@ def scan_table(names: list[str], rounds: int) -> list[str]:
         f"{ws.nbytes / 2**20:.1f} MiB, one activation {x.nbytes / 2**20:.2f} MiB",
         "| checkpoint | "
         + " | ".join(
-            f"{n} XLA temp | {n} total | {n} residuals | {n} ms/call" for n in names
+            f"{n} XLA temp | {n} total | {n} residuals | {n} GFLOP | {n} ms/call"
+            for n in names
         )
         + " |",
-        "|---" * (1 + 4 * len(names)) + "|",
+        "|---" * (1 + 5 * len(names)) + "|",
     ]
     variants = list(scan_variants(load(names[0])[0]))
     reference = {}
@@ -214,12 +219,12 @@ def scan_table(names: list[str], rounds: int) -> list[str]:
             lib = load(name)[0]
             steps = scan_variants(lib)
             if variant not in steps:
-                cells.append("- | - | - | -")
+                cells.append("- | - | - | - | -")
                 continue
             step = steps[variant]
             loss = scan_loss(lib, step)
             dev_ws, dev_x = lib.device_put((ws, x))
-            temp, total = memory_stats(lib, loss, dev_ws, dev_x)
+            temp, total, gflop = compiled_stats(lib, loss, dev_ws, dev_x)
             grad = lib.jit(lib.grad(loss))
             g = np.asarray(grad(dev_ws, dev_x))
             reference.setdefault(name, g)
@@ -228,7 +233,7 @@ def scan_table(names: list[str], rounds: int) -> list[str]:
             ms = seconds_per_call(lib, grad, (dev_ws, dev_x), rounds) * 1e3
             cells.append(
                 f"{temp / 2**20:.1f} MiB | {total / 2**20:.1f} MiB | "
-                f"{res / 2**20:.1f} MiB | {ms:.0f}"
+                f"{res / 2**20:.1f} MiB | {gflop:.1f} | {ms:.0f}"
             )
         lines.append(f"| {variant} | " + " | ".join(cells) + " |")
     return lines
