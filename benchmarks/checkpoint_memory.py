@@ -149,7 +149,8 @@ def scan_variants(lib) -> dict:
     if hasattr(policies, "memory_budget"):  # olympus only
         act = SCAN_BATCH * SCAN_WIDTH * 4  # bytes of one activation
         for k in BUDGETS:
-            variants[f"per block, memory_budget({k} activation{"s" if k > 1 else ""})"] = lib.checkpoint(
+            label = f"per block, memory_budget({k} activation{'s' if k > 1 else ''})"
+            variants[label] = lib.checkpoint(
                 block_of(layer), policy=policies.memory_budget(k * act)
             )
     return variants
