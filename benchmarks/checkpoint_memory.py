@@ -26,11 +26,10 @@ one `checkpoint`. Two measures, for olympus and (when importable) JAX:
 from __future__ import annotations
 
 import argparse
-
-import numpy as np
 import statistics
 import time
 
+import numpy as np
 from harness import jax_available, libraries, load, machine
 
 DEPTH, BATCH, WIDTH = 64, 64, 256
@@ -201,9 +200,11 @@ def scan_table(names: list[str], rounds: int) -> list[str]:
     """The scan chain's rows (a variant a library lacks shows "-")."""
     ws, x = make_scan_data()
     lines = [
-        f"scan over {BLOCKS} blocks of {LAYERS} layers tanh(h @ W), batch "
-        f"{SCAN_BATCH}, width {SCAN_WIDTH}, f32; weights "
-        f"{ws.nbytes / 2**20:.1f} MiB, one activation {x.nbytes / 2**20:.2f} MiB",
+        (
+            f"scan over {BLOCKS} blocks of {LAYERS} layers tanh(h @ W), batch "
+            f"{SCAN_BATCH}, width {SCAN_WIDTH}, f32; weights "
+            f"{ws.nbytes / 2**20:.1f} MiB, one activation {x.nbytes / 2**20:.2f} MiB"
+        ),
         "| checkpoint | "
         + " | ".join(
             f"{n} XLA temp | {n} total | {n} residuals | {n} GFLOP | {n} ms/call"

@@ -14,8 +14,8 @@ import olympus
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.test_util import check_grads
-from olympus.tree_util import tree_flatten
 from olympus.transforms.linearize import linearize_flat
+from olympus.tree_util import tree_flatten
 
 
 @pytest.fixture
@@ -172,9 +172,16 @@ def test_checkpoint_in_cond_inside_scan(x64):
         h = lax.cond(jnp.sum(h) > 0, f, lambda h, w: jnp.sin(h @ w), h, w)
         return h, None
 
-    plain_step = lambda h, w: (  # noqa: E731
-        lax.cond(jnp.sum(h) > 0, lambda h, w: jnp.tanh(h @ w),
-                 lambda h, w: jnp.sin(h @ w), h, w), None)
+    plain_step = lambda h, w: (
+        lax.cond(
+            jnp.sum(h) > 0,
+            lambda h, w: jnp.tanh(h @ w),
+            lambda h, w: jnp.sin(h @ w),
+            h,
+            w,
+        ),
+        None,
+    )
     assert_same_grads(scan_loss(step), scan_loss(plain_step), (WS, H))
 
 
@@ -184,7 +191,9 @@ def test_jvp_and_vmap_of_checkpoint_in_scan(x64):
     per_example = olympus.vmap(olympus.grad(loss, argnums=1), in_axes=(None, 0))
     hs = rng_array((3, 4), seed=5)
     want = [olympus.grad(scan_loss(layer), argnums=1)(WS, h) for h in hs]
-    np.testing.assert_allclose(np.asarray(per_example(WS, hs)), np.stack(want), rtol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(per_example(WS, hs)), np.stack(want), rtol=1e-10
+    )
 
 
 def test_second_order_through_checkpoint_in_scan(x64):
@@ -217,7 +226,9 @@ def test_fuzz_seed_159_checkpointed_scan_body_returning_none(x64):
     """Found by the widened fuzzer: UnexpectedTracerError before the fix."""
 
     def program(a1, a2, v1):
-        v16 = lax.scan(olympus.checkpoint(lambda c, x: (x, None)), jnp.zeros_like(a1), a2)[0]
+        v16 = lax.scan(
+            olympus.checkpoint(lambda c, x: (x, None)), jnp.zeros_like(a1), a2
+        )[0]
         return lax.cond(jnp.sum(v1) > 0.0, lambda p: p, lambda p: v16 * 2.0, v16)
 
     for v1 in (np.ones((2, 2)), -np.ones((2, 2))):
@@ -248,8 +259,11 @@ def test_map_batch_size_matches_python_loop(length, batch_size):
 
 def test_map_batch_size_vmaps_chunks_and_remainder():
     """Two chunks of 3 in the scan, the last row by a vmap of its own."""
-    text = str(olympus.make_olympuspr(
-        lambda xs: lax.map(jnp.sin, xs, batch_size=3))(np.ones((7, 2), np.float32)))
+    text = str(
+        olympus.make_olympuspr(lambda xs: lax.map(jnp.sin, xs, batch_size=3))(
+            np.ones((7, 2), np.float32)
+        )
+    )
     assert "length=2" in text and "f32[3,2] = sin" in text and "f32[1,2] = sin" in text
     assert "concatenate" in text
 
@@ -259,7 +273,9 @@ def test_map_batch_size_grad(x64):
     w = rng_array((3,), seed=13)
 
     def loss(w, xs, batch_size):
-        return jnp.sum(lax.map(lambda x: jnp.tanh(x @ w) ** 2, xs, batch_size=batch_size))
+        return jnp.sum(
+            lax.map(lambda x: jnp.tanh(x @ w) ** 2, xs, batch_size=batch_size)
+        )
 
     want = olympus.grad(loss, argnums=(0, 1))(w, xs, None)
     for k in (2, 3, 7, 10):
@@ -291,20 +307,26 @@ def newton_sqrt(a, max_steps=50):
 
 def test_while_max_steps_forward_equals_while(x64):
     a = np.float64(2.0)
-    plain = lax.while_loop(lambda c: jnp.abs(c[0] - c[1]) > 1e-12,
-                           lambda c: (0.5 * (c[0] + a / c[0]), c[0]), (a, a + 1.0))[0]
+    plain = lax.while_loop(
+        lambda c: jnp.abs(c[0] - c[1]) > 1e-12,
+        lambda c: (0.5 * (c[0] + a / c[0]), c[0]),
+        (a, a + 1.0),
+    )[0]
     for run in (newton_sqrt, olympus.jit(newton_sqrt)):
         np.testing.assert_allclose(np.asarray(run(a)), np.asarray(plain), rtol=0)
     with olympus.disable_jit():
-        np.testing.assert_allclose(np.asarray(newton_sqrt(a)), np.asarray(plain), rtol=0)
+        np.testing.assert_allclose(
+            np.asarray(newton_sqrt(a)), np.asarray(plain), rtol=0
+        )
     # forward-only use stays a while loop, which stops when the condition fails
     text = str(olympus.make_olympuspr(newton_sqrt)(a))
     assert "while[" in text and "max_steps=50" in text and "scan" not in text
 
 
 def test_while_max_steps_stops_after_max_steps():
-    count = lambda x, n: lax.while_loop(lambda c: c < 100.0, lambda c: c + 1.0, x,  # noqa: E731
-                                        max_steps=n)
+    count = lambda x, n: lax.while_loop(
+        lambda c: c < 100.0, lambda c: c + 1.0, x, max_steps=n
+    )
     for n in (0, 1, 7):
         assert float(count(np.float32(0.0), n)) == n
         assert float(olympus.jit(count, static_argnums=1)(np.float32(0.0), n)) == n
@@ -315,10 +337,14 @@ def test_while_max_steps_stops_after_max_steps():
 
 def test_grad_of_newton_solver_with_max_steps(x64):
     for a in (0.5, 2.0, 9.0):
-        np.testing.assert_allclose(float(olympus.grad(newton_sqrt)(a)), 0.5 / np.sqrt(a),
-                                   rtol=1e-10)
-        np.testing.assert_allclose(float(olympus.jit(olympus.grad(newton_sqrt))(a)),
-                                   0.5 / np.sqrt(a), rtol=1e-10)
+        np.testing.assert_allclose(
+            float(olympus.grad(newton_sqrt)(a)), 0.5 / np.sqrt(a), rtol=1e-10
+        )
+        np.testing.assert_allclose(
+            float(olympus.jit(olympus.grad(newton_sqrt))(a)),
+            0.5 / np.sqrt(a),
+            rtol=1e-10,
+        )
     check_grads(newton_sqrt, (np.float64(3.0),), order=1, modes=("rev",))
     per_example = olympus.vmap(olympus.grad(newton_sqrt))(jnp.array([1.0, 4.0, 16.0]))
     np.testing.assert_allclose(np.asarray(per_example), [0.5, 0.25, 0.125], rtol=1e-10)
@@ -331,7 +357,7 @@ def test_grad_while_max_steps_matches_unrolled_loop(x64, n):
     w, b = rng_array((4, 4), seed=14), rng_array((4,), seed=15)
 
     def looped(w, b, x):
-        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))  # noqa: E731
+        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))
         return jnp.sum(lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n)[1])
 
     def unrolled(w, b, x):
@@ -341,10 +367,13 @@ def test_grad_while_max_steps_matches_unrolled_loop(x64, n):
 
     args = (w, b, rng_array((4,), seed=16))
     assert_same_grads(looped, unrolled, args, (0, 1, 2))
+
     # more steps allowed than taken: the extra steps leave the carry unchanged
     def early(w, b, x):
-        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))  # noqa: E731
-        return jnp.sum(lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n + 5)[1])
+        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))
+        return jnp.sum(
+            lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n + 5)[1]
+        )
 
     assert_same_grads(early, unrolled, args, (0, 1, 2))
 
@@ -353,11 +382,14 @@ def test_while_max_steps_saves_about_sqrt_n_carries(x64):
     w = rng_array((16, 16), seed=17) * 0.3
 
     def loop(w, n):
-        return jnp.sum(lax.while_loop(lambda x: True, lambda x: jnp.tanh(x @ w), jnp.ones(16),
-                                      max_steps=n))
+        return jnp.sum(
+            lax.while_loop(
+                lambda x: True, lambda x: jnp.tanh(x @ w), jnp.ones(16), max_steps=n
+            )
+        )
 
     for n, outer in ((100, 10), (400, 20)):
-        _, linear = linearize_flat(lambda w: [loop(w, n)], [w], [True])
+        _, linear = linearize_flat(lambda w, n=n: [loop(w, n)], [w], [True])
         stacked = [np.shape(c) for c in linear.consts if np.shape(c)[:1] == (outer,)]
         assert (outer, 16) in stacked
         assert sum(np.asarray(c).size for c in linear.consts) < 16 * 16 + 3 * outer * 16
@@ -373,7 +405,9 @@ def test_fori_loop_traced_bounds_with_max_steps(x64):
 
 
 def test_jvp_of_while_max_steps_stays_a_while(x64):
-    text = str(olympus.make_olympuspr(lambda a: olympus.jvp(newton_sqrt, (a,), (1.0,)))(2.0))
+    text = str(
+        olympus.make_olympuspr(lambda a: olympus.jvp(newton_sqrt, (a,), (1.0,)))(2.0)
+    )
     assert "while[" in text and "scan" not in text
     _, tangent = olympus.jvp(newton_sqrt, (2.0,), (1.0,))
     np.testing.assert_allclose(float(tangent), 0.5 / np.sqrt(2.0), rtol=1e-10)
@@ -382,7 +416,7 @@ def test_jvp_of_while_max_steps_stays_a_while(x64):
 def test_while_grad_error_says_to_pass_max_steps():
     from olympus.lax.control_flow.loops import WhileLoopReverseModeError
 
-    f = lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * x, x)  # noqa: E731
+    f = lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * x, x)
     with pytest.raises(WhileLoopReverseModeError, match="max_steps"):
         olympus.grad(f)(np.float32(1.5))
     with pytest.raises(ValueError, match="max_steps"):
@@ -405,8 +439,11 @@ def test_memory_budget_policy_trades_memory_for_recomputation(x64):
         loss = scan_loss(olympus.checkpoint(block, policy=policy))
         _, linear = linearize_flat(lambda ws, h: [loss(ws, h)], [ws, h], [True, True])
         text = str(linear.olympuspr)
-        return (olympus.grad(loss)(ws, h), sum(np.asarray(c).nbytes for c in linear.consts),
-                text.count("= tanh"))
+        return (
+            olympus.grad(loss)(ws, h),
+            sum(np.asarray(c).nbytes for c in linear.consts),
+            text.count("= tanh"),
+        )
 
     plain_grad = olympus.grad(scan_loss(block))(ws, h)
     nothing = measure(olympus.checkpoint_policies.nothing_saveable)
@@ -419,7 +456,9 @@ def test_memory_budget_policy_trades_memory_for_recomputation(x64):
             assert res >= previous[0] and tanhs <= previous[1]
         previous = (res, tanhs)
     assert measure(olympus.checkpoint_policies.memory_budget(0))[1:] == nothing[1:]
-    assert previous[1] == 0  # with 4 activations a block saves each tanh: no recomputation
+    assert (
+        previous[1] == 0
+    )  # with 4 activations a block saves each tanh: no recomputation
 
 
 def test_memory_budget_policy_prints_and_checks_its_argument(x64):
@@ -449,10 +488,15 @@ def test_fuzz_seed_27_map_nested_in_fori_loop_from_constant_carry(x64):
 
 def test_fuzz_seed_182_checkpointed_fori_body_closing_over_input(x64):
     def program(v2, v28, v45):
-        v38 = lax.fori_loop(0, 2, olympus.checkpoint(lambda i, p: v28 * 0.5 + p),
-                            jnp.zeros_like(v2))
+        v38 = lax.fori_loop(
+            0, 2, olympus.checkpoint(lambda i, p: v28 * 0.5 + p), jnp.zeros_like(v2)
+        )
         v39 = jnp.where(v38 > 0.0, v38, 0.1 * v38)
         return lax.cond(jnp.sum(v38) > 0.0, lambda p: v45 * p, lambda p: v38, v39)
 
-    check_grads(program, (np.float64(0.89), np.float64(-0.33), np.float64(0.19)), order=1)
-    check_grads(program, (np.float64(0.89), np.float64(0.33), np.float64(0.19)), order=1)
+    check_grads(
+        program, (np.float64(0.89), np.float64(-0.33), np.float64(0.19)), order=1
+    )
+    check_grads(
+        program, (np.float64(0.89), np.float64(0.33), np.float64(0.19)), order=1
+    )
