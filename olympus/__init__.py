@@ -18,7 +18,6 @@
 from olympus import config  # noqa: F401  (the module: olympus.config.update(...))
 from olympus import lax, numpy, tree, tree_util, errors, core  # noqa: F401
 from olympus.api import (  # noqa: F401
-    ShapeDtypeStruct,
     block_until_ready,
     clear_caches,
     device_get,
@@ -29,10 +28,11 @@ from olympus.api import (  # noqa: F401
     make_olympuspr,
 )
 from olympus.backends.xla.array import Array  # noqa: F401
+from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
-from olympus.transforms.ad_api import (  # noqa: F401
+from olympus.autodiff import (  # noqa: F401
     closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,
     value_and_grad, vjp,
 )

@@ -8,7 +8,8 @@ Python expression evaluated with `np` (NumPy), `jnp` (olympus.numpy) and
 `olympus` in scope. `--mode` picks what is run and shown: the function itself
 (`eval`), `jit(f)`, `grad(f)`, `vmap(f)` or `jvp(f)` (tangents of ones); the
 result is printed, then each requested stage of that computation: its
-olympuspr (`--source` adds each equation's line), its StableHLO, and/or the
+olympuspr (`--source` adds each equation's line), the optimized olympuspr that
+jit lowers (`optimized`), its StableHLO, and/or the
 HLO that XLA's optimiser makes of it (`hlo`).
 `--html` also writes a page with the result and the olympuspr table, and
 `--save` the olympuspr in `olympus.ir.save`'s format.
@@ -29,7 +30,7 @@ from html import escape
 from typing import Callable
 
 MODES = ("eval", "jit", "grad", "vmap", "jvp")
-STAGES = ("olympuspr", "stablehlo", "hlo")
+STAGES = ("olympuspr", "optimized", "stablehlo", "hlo")
 
 
 class UsageError(Exception):
@@ -147,6 +148,9 @@ def _stage_texts(computation: Callable, args: tuple, stages, source: bool):
     texts = {}
     if "olympuspr" in stages:
         texts["olympuspr"] = closed.pretty(source_info=source)
+    if "optimized" in stages:  # the program jit lowers, after the optimizer
+        optimized = olympus.make_olympuspr(computation, optimize=True)(*args)
+        texts["optimized"] = optimized.pretty(source_info=source)
     if "stablehlo" in stages or "hlo" in stages:
         jitted = computation
         if not isinstance(computation, olympus.api.JitFunction):
@@ -162,7 +166,7 @@ def _html_page(title: str, result, closed, texts: dict) -> str:
     parts = [f"<html><head><meta charset='utf-8'><title>{escape(title)}</title></head><body>",
              f"<h1>{escape(title)}</h1>", "<h2>result</h2>", f"<pre>{escape(repr(result))}</pre>",
              "<h2>olympuspr</h2>", closed._repr_html_()]
-    for stage in ("stablehlo", "hlo"):
+    for stage in ("optimized", "stablehlo", "hlo"):
         if stage in texts:
             parts += [f"<h2>{stage}</h2>", f"<pre>{escape(texts[stage])}</pre>"]
     return "\n".join(parts + ["</body></html>"])

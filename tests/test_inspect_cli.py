@@ -119,3 +119,12 @@ def test_vmap_jvp_and_user_errors_in_process(program_dir, capsys):
     # the user's function fails (vmap over a scalar): exit 1 with its message
     assert main(["inspect", f"{path}:f", "--args", "np.ones(3), 2.0", "--mode", "vmap"]) == 1
     assert "in_axes" in capsys.readouterr().err
+
+
+def test_optimized_stage_shows_the_shorter_program_jit_lowers(program_dir):
+    done = _run(["prog_for_inspect.py:f", "--args", "np.ones(3), 2.0", "--mode", "grad",
+                 "--stage", "olympuspr", "--stage", "optimized"], program_dir)
+    assert done.returncode == 0, done.stderr
+    traced, optimized = done.stdout.split("\nolympuspr:\n", 1)[1].split("\noptimized:\n")
+    assert "cos a" in optimized
+    assert optimized.count(" = ") < traced.count(" = ")

@@ -7,7 +7,7 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
-from olympus.backends.xla.lowering import i64_array
+from olympus.backends.xla.lowering import compare, i64_array
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, shift_axes
 from olympus.tracer.core import aval_of
@@ -170,23 +170,15 @@ def _arg_reduction(name: str, direction: str, kind: str):
                      f"iota_dimension = {axes[0]} : i64")[0]
         init_v = em.constant(identity_element(kind, src.dtype), val)
         init_i = em.constant(np.zeros((), index_dtype), idx)
-        ctype = "FLOAT" if dtypes.is_inexact(src.dtype) else (
-            "SIGNED" if dtypes.is_signed_int(src.dtype) else "UNSIGNED")
-        itype = "SIGNED" if dtypes.is_signed_int(index_dtype) else "UNSIGNED"
         pred = ShapedArray((), dtypes.bool_)
-
-        def cmp(e, a, b, d, t):
-            attrs = (f"comparison_direction = #stablehlo<comparison_direction {d}>, "
-                     f"compare_type = #stablehlo<comparison_type {t}>")
-            return e.op("stablehlo.compare", [a, b], [pred], attrs)[0]
 
         def body(e, av, ai, bv, bi):
             # NaN wins (it propagates); on ties the smaller index wins.
-            better = cmp(e, av, bv, direction, ctype)
-            a_nan = cmp(e, av, av, "NE", ctype)
+            better = compare(e, av, bv, direction, src.dtype)
+            a_nan = compare(e, av, av, "NE", src.dtype)
             pick_v = e.op("stablehlo.or", [better, a_nan], [pred])[0]
-            tie = cmp(e, av, bv, "EQ", ctype)
-            first = cmp(e, ai, bi, "LT", itype)
+            tie = compare(e, av, bv, "EQ", src.dtype)
+            first = compare(e, ai, bi, "LT", index_dtype)
             tie_first = e.op("stablehlo.and", [tie, first], [pred])[0]
             pick_i = e.op("stablehlo.or", [pick_v, tie_first], [pred])[0]
             v = e.op("stablehlo.select", [pick_v, av, bv], [val])[0]
