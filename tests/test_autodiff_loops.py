@@ -399,6 +399,11 @@ def test_fori_loop_traced_bounds_with_max_steps(x64):
     def power(x, n, max_steps):
         return lax.fori_loop(0, n, lambda i, c: c * x, x, max_steps=max_steps)
 
+    for python_loops in (False, True):
+        with olympus.disable_jit(python_loops):
+            assert float(power(2.0, 12, 10)) == 2.0**11  # at most 10 steps
+            static = lax.fori_loop(0, 12, lambda i, c: c * 2.0, 1.0, max_steps=10)
+            assert float(static) == 1024
     grad = olympus.jit(olympus.grad(power), static_argnums=2)
     np.testing.assert_allclose(float(grad(1.5, 3, 10)), 4 * 1.5**3, rtol=1e-12)
     np.testing.assert_allclose(float(grad(1.5, 12, 10)), 11 * 1.5**10, rtol=1e-12)

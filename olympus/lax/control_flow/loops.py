@@ -18,10 +18,9 @@ sqrt(N) inner ones), so the backward pass stores O(sqrt(N)) carries.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Callable
-
-import math
 
 import numpy as np
 
@@ -171,8 +170,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None 
     (see `while_loop`).
     """
     if python_mode(lower, upper, init_val):
-        val = init_val
-        for i in range(int(lower), int(upper)):
+        val, stop = init_val, int(upper)
+        if max_steps is not None:
+            stop = min(stop, int(lower) + int(max_steps))
+        for i in range(int(lower), stop):
             val = body_fun(np.int32(i), val)
         return val
     if _is_static_int(lower) and _is_static_int(upper):
@@ -184,6 +185,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None 
 
         paths = ["lower", *tree_paths(init_val, "init_val")]
         trip_count = max(int(upper) - int(lower), 0)
+        if max_steps is not None:
+            trip_count = min(trip_count, int(max_steps))
         step.__qualname__ = function_name(body_fun)
         (_, result), _ = scan_with_names(
             step, (index, init_val), None, trip_count, False, 1, "fori_loop", paths
