@@ -91,7 +91,9 @@ def residual_bytes(name: str, lib, loss, ws, x) -> int:
     from olympus.transforms.linearize import linearize_flat
 
     leaves, tree = tree_flatten((ws, x))
-    flat = lambda *a: [loss(*tree_unflatten(tree, list(a)))]
+    def flat(*a):
+        return [loss(*tree_unflatten(tree, list(a)))]
+
     _, linear = linearize_flat(flat, leaves, [True] * len(leaves))
     distinct = {id(c): c for c in linear.consts}.values()
     return sum(int(np.prod(c.shape)) * np.dtype(c.dtype).itemsize for c in distinct)

@@ -172,16 +172,18 @@ def test_checkpoint_in_cond_inside_scan(x64):
         h = lax.cond(jnp.sum(h) > 0, f, lambda h, w: jnp.sin(h @ w), h, w)
         return h, None
 
-    plain_step = lambda h, w: (
-        lax.cond(
-            jnp.sum(h) > 0,
-            lambda h, w: jnp.tanh(h @ w),
-            lambda h, w: jnp.sin(h @ w),
-            h,
-            w,
-        ),
-        None,
-    )
+    def plain_step(h, w):
+        return (
+            lax.cond(
+                jnp.sum(h) > 0,
+                lambda h, w: jnp.tanh(h @ w),
+                lambda h, w: jnp.sin(h @ w),
+                h,
+                w,
+            ),
+            None,
+        )
+
     assert_same_grads(scan_loss(step), scan_loss(plain_step), (WS, H))
 
 
@@ -324,9 +326,9 @@ def test_while_max_steps_forward_equals_while(x64):
 
 
 def test_while_max_steps_stops_after_max_steps():
-    count = lambda x, n: lax.while_loop(
-        lambda c: c < 100.0, lambda c: c + 1.0, x, max_steps=n
-    )
+    def count(x, n):
+        return lax.while_loop(lambda c: c < 100.0, lambda c: c + 1.0, x, max_steps=n)
+
     for n in (0, 1, 7):
         assert float(count(np.float32(0.0), n)) == n
         assert float(olympus.jit(count, static_argnums=1)(np.float32(0.0), n)) == n
@@ -357,7 +359,9 @@ def test_grad_while_max_steps_matches_unrolled_loop(x64, n):
     w, b = rng_array((4, 4), seed=14), rng_array((4,), seed=15)
 
     def looped(w, b, x):
-        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))
+        def body(c):
+            return (c[0] + 1, jnp.tanh(c[1] @ w + b))
+
         return jnp.sum(lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n)[1])
 
     def unrolled(w, b, x):
@@ -370,7 +374,9 @@ def test_grad_while_max_steps_matches_unrolled_loop(x64, n):
 
     # more steps allowed than taken: the extra steps leave the carry unchanged
     def early(w, b, x):
-        body = lambda c: (c[0] + 1, jnp.tanh(c[1] @ w + b))
+        def body(c):
+            return (c[0] + 1, jnp.tanh(c[1] @ w + b))
+
         return jnp.sum(
             lax.while_loop(lambda c: c[0] < n, body, (0, x), max_steps=n + 5)[1]
         )
@@ -421,7 +427,9 @@ def test_jvp_of_while_max_steps_stays_a_while(x64):
 def test_while_grad_error_says_to_pass_max_steps():
     from olympus.lax.control_flow.loops import WhileLoopReverseModeError
 
-    f = lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * x, x)
+    def f(x):
+        return lax.while_loop(lambda c: c < 10.0, lambda c: c * x, x)
+
     with pytest.raises(WhileLoopReverseModeError, match="max_steps"):
         olympus.grad(f)(np.float32(1.5))
     with pytest.raises(ValueError, match="max_steps"):
@@ -505,3 +513,32 @@ def test_fuzz_seed_182_checkpointed_fori_body_closing_over_input(x64):
     check_grads(
         program, (np.float64(0.89), np.float64(0.33), np.float64(0.19)), order=1
     )
+
+
+def test_while_max_steps_nested_in_scan_cond_and_checkpoint(x64):
+    def in_scan(a, xs):
+        def body(c, x):
+            y = lax.while_loop(
+                lambda y: jnp.abs(y * y - x * c) > 1e-10,
+                lambda y: 0.5 * (y + x * c / y),
+                x * c + 1.0,
+                max_steps=40,
+            )
+            return c + 0.1 * y, y
+
+        c, ys = lax.scan(body, a, xs)
+        return c + jnp.sum(ys)
+
+    check_grads(in_scan, (1.5, np.array([1.0, 2.0, 3.0])), order=1, modes=("rev",))
+
+    def in_cond(a):
+        def power(a):
+            return lax.while_loop(
+                lambda y: y < 10.0, lambda y: y * a, 1.0, max_steps=20
+            )
+
+        return lax.cond(a > 0, power, lambda a: a, a)
+
+    check_grads(in_cond, (1.5,), order=1, modes=("rev",))
+    got = olympus.jit(olympus.grad(olympus.checkpoint(in_cond)))(1.5)
+    np.testing.assert_allclose(float(got), 6 * 1.5**5, rtol=1e-12)  # 1.5**6 > 10

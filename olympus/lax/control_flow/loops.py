@@ -312,7 +312,10 @@ def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
     def repeat(fun, length):
         def loop(*vals):
             ks = vals[:n_consts]
-            step_carry = lambda val, _: (fun(*ks, *val), None)
+
+            def step_carry(val, _):
+                return fun(*ks, *val), None
+
             return scan(step_carry, list(vals[n_consts:]), None, length=length)[0]
 
         return loop
