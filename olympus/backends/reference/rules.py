@@ -349,7 +349,7 @@ def _cond(index, *operands, branches, linear):
 
 
 @rule("while")
-def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, max_steps=None):
     cond_consts = list(args[:cond_nconsts])
     body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
     carry = list(args[cond_nconsts + body_nconsts:])
