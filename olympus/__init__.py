@@ -28,9 +28,15 @@ from olympus.api import (  # noqa: F401
     jit,
     make_olympuspr,
 )
-from olympus.backends.xla.array import Array  # noqa: F401
+from olympus.backends.xla.array import (  # noqa: F401
+    Array, make_array_from_single_device_arrays,
+)
+from olympus.backends.xla.client import (  # noqa: F401
+    device_count, local_device_count, local_devices, process_count, process_index,
+)
+from olympus.backends.xla.sharding import make_mesh  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
-from olympus import debug, stages  # noqa: F401  (debug.print, AOT stages)
+from olympus import debug, sharding, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.transforms.ad_api import (  # noqa: F401
     closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,
@@ -44,7 +50,9 @@ from olympus import ad_checkpoint  # noqa: F401
 __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
-    "device_put", "devices", "disable_jit", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
+    "device_count", "device_put", "devices", "disable_jit", "local_device_count",
+    "local_devices", "make_array_from_single_device_arrays", "make_mesh", "process_count",
+    "process_index", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
     "custom_vjp", "remat", "vmap",
 ]

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from olympus import caches
+from olympus import caches, config
 from olympus.ir import dtypes
 
 _lock = threading.Lock()
@@ -29,16 +29,43 @@ def _load_xla_client():
     return xla_client
 
 
+class DeviceCountError(ValueError):
+    """`olympus_num_cpu_devices` is not a positive whole number."""
+
+
+class UnknownBackendError(ValueError):
+    """A `backend=` olympus does not have (only "cpu" today)."""
+
+
+_NUM_DEVICES = "olympus_num_cpu_devices"
+
+
 def get_client():
-    """The CPU PjRt client (created on first use)."""
+    """The CPU PjRt client (created on first use) with
+    `olympus_num_cpu_devices` devices; that option is locked from then on."""
     global _client
     if _client is None:
         with _lock:
             if _client is None:
-                xla_client = xc or _load_xla_client()
-                _client = xla_client.make_cpu_client()
-                _init_device_state(_client)
+                _client = _make_client()
     return _client
+
+
+def _make_client():
+    count = config.read(_NUM_DEVICES)
+    if count < 1:
+        raise DeviceCountError(
+            f"{_NUM_DEVICES} (env {_NUM_DEVICES.upper()}) must be at least 1, got {count}"
+        )
+    xla_client = xc or _load_xla_client()
+    made = xla_client.make_cpu_client(num_devices=count)
+    config.lock(
+        _NUM_DEVICES,
+        "the backend has started; set it before the first computation "
+        f"(or in the environment: {_NUM_DEVICES.upper()}=N)",
+    )
+    _init_device_state(made)
+    return made
 
 
 _default_device = None
@@ -55,8 +82,50 @@ def _init_device_state(client) -> None:
     _copy_during_call = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
-def devices() -> list:
+def _check_backend(backend) -> None:
+    if backend not in (None, "cpu"):
+        raise UnknownBackendError(f"unknown backend {backend!r}; olympus has 'cpu'")
+
+
+def devices(backend: str | None = None) -> list:
+    """Every device of every process (the CPU devices of this one here).
+
+    >>> olympus.devices()
+    [CpuDevice(id=0)]
+    """
+    _check_backend(backend)
     return list(get_client().devices())
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
+    """The devices of one process (this one by default)."""
+    _check_backend(backend)
+    index = get_client().process_index() if process_index is None else process_index
+    return [d for d in get_client().devices() if d.process_index == index]
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices all processes have together."""
+    _check_backend(backend)
+    return get_client().device_count()
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process has."""
+    _check_backend(backend)
+    return get_client().local_device_count()
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes of a computation (0 alone)."""
+    _check_backend(backend)
+    return get_client().process_index()
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes share the devices (1 without a distributed runtime)."""
+    _check_backend(backend)
+    return len({d.process_index for d in get_client().devices()})
 
 
 def default_device():
@@ -100,8 +169,143 @@ def host_to_device(value: np.ndarray, aval):
     )
 
 
-def host_array(buf, aval) -> np.ndarray:
-    """A NumPy copy of a device buffer holding an array of `aval`.
+# ---- arrays over several devices --------------------------------------------
+_jax_shardings: dict = caches.register("jaxlib shardings", {})
+
+
+def jax_sharding(devices: tuple, hlo_text: str):
+    """jaxlib's sharding object for `devices` laid out as `hlo_text` says
+    (what multi-device jaxlib arrays and result handlers carry)."""
+    key = (devices, hlo_text)
+    found = _jax_shardings.get(key)
+    if found is None:
+        get_client()
+        found = xc.GSPMDSharding(devices, xc.HloSharding.from_string(hlo_text))
+        _jax_shardings[key] = found
+    return found
+
+
+def host_to(value: np.ndarray, aval, device):
+    """`host_to_device` onto any one device."""
+    if device == default_device():
+        return host_to_device(value, aval)
+    return xc.batched_device_put(
+        aval, jax_sharding((device,), "{replicated}"), [value], [device], True,
+        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
+    )
+
+
+def assemble(aval, devices: tuple, hlo_text: str, shards: list):
+    """One jaxlib array of `aval` from one single-device array per device of
+    `devices` (in that order), laid out as `hlo_text`: what an SPMD
+    executable takes as an argument."""
+    from jaxlib import _jax
+
+    return _jax.ArrayImpl(aval, jax_sharding(devices, hlo_text), shards, True, True)
+
+
+def shards_of(buf) -> list:
+    """The single-device arrays of a jaxlib array, in its devices' order."""
+    return list(buf._arrays)
+
+
+def result_handler(aval):
+    """Turns an executable's output buffer into a jaxlib array of `aval`.
+
+    Executables hand their results back through these handlers
+    (`ExecuteResults.consume_with_handlers`) rather than through
+    `disassemble_into_single_device_arrays`: the latter asks for
+    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
+    imports all of jax when it is installed (about a second, and olympus must
+    never import jax) and walks sys.path on every call when it is not. A
+    handler carries our own sharding, so nothing is looked up, and it is
+    cheaper too (measured in benchmarks/README.md).
+    """
+    get_client()
+    return xc._xla.array_result_handler(aval, _sharding, True, True)
+
+
+def host_to_device(value: np.ndarray, aval):
+    """Copies a host array (already of aval's dtype) to the default device.
+
+    The copy is made during the call: jaxlib's default (ZERO_COPY) makes the
+    device buffer *alias* a 64-byte-aligned NumPy array on the CPU, so writing
+    to the NumPy array later would change an immutable Array (or the input of
+    a jitted call still running).
+    """
+    get_client()
+    return xc.batched_device_put(
+        aval, _sharding, [value], [_default_device], True,
+        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
+    )
+
+
+# ---- arrays over several devices --------------------------------------------
+_jax_shardings: dict = caches.register("jaxlib shardings", {})
+
+
+def jax_sharding(devices: tuple, hlo_text: str):
+    """jaxlib's sharding object for `devices` laid out as `hlo_text` says
+    (what multi-device jaxlib arrays and result handlers carry)."""
+    key = (devices, hlo_text)
+    found = _jax_shardings.get(key)
+    if found is None:
+        get_client()
+        found = xc.GSPMDSharding(devices, xc.HloSharding.from_string(hlo_text))
+        _jax_shardings[key] = found
+    return found
+
+
+def host_to(value: np.ndarray, aval, device):
+    """`host_to_device` onto any one device."""
+    if device == default_device():
+        return host_to_device(value, aval)
+    return xc.batched_device_put(
+        aval, jax_sharding((device,), "{replicated}"), [value], [device], True,
+        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
+    )
+
+
+def assemble(aval, devices: tuple, hlo_text: str, shards: list):
+    """One jaxlib array of `aval` from one single-device array per device of
+    `devices` (in that order), laid out as `hlo_text`: what an SPMD
+    executable takes as an argument."""
+    from jaxlib import _jax
+
+    return _jax.ArrayImpl(aval, jax_sharding(devices, hlo_text), shards, True, True)
+
+
+def shards_of(buf) -> list:
+    """The single-device arrays of a jaxlib array, in its devices' order."""
+    return list(buf._arrays)
+
+
+def device_of(buf):
+    """The device of a single-device jaxlib array."""
+    return buf._arrays[0].sharding._device_assignment[0] if False else buf.device
+
+
+def result_handler(aval, devices: tuple | None = None, hlo_text: str | None = None):
+    """Turns an executable's output buffer into a jaxlib array of `aval`, on
+    the default device or, given them, over `devices` as `hlo_text` lays it out.
+
+    Executables hand their results back through these handlers
+    (`ExecuteResults.consume_with_handlers`) rather than through
+    `disassemble_into_single_device_arrays`: the latter asks for
+    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
+    imports all of jax when it is installed (about a second, and olympus must
+    never import jax) and walks sys.path on every call when it is not. A
+    handler carries our own sharding, so nothing is looked up, and it is
+    cheaper too (measured in benchmarks/README.md).
+    """
+    get_client()
+    sharding = _sharding if devices is None else jax_sharding(devices, hlo_text)
+    return xc._xla.array_result_handler(aval, sharding, True, True)
+
+
+def host_array(buf, aval, device=None) -> np.ndarray:
+    """A NumPy copy of a single-device buffer holding an array of `aval`
+    (on `device`, the default device if None).
 
     NumPy's own dtypes come through the buffer protocol. jaxlib's host-copy
     methods are avoided: they import jax (see `result_handler`). ml_dtypes
@@ -111,8 +315,13 @@ def host_array(buf, aval) -> np.ndarray:
     """
     if aval.dtype not in dtypes.ml_dtypes_floats:
         return np.asarray(buf)
-    as_bits = _bitcast_executable(aval).execute_sharded([buf])
-    (bits,) = as_bits.consume_with_handlers([result_handler(_bits_like(aval))])
+    device = default_device() if device is None else device
+    as_bits = _bitcast_executable(aval, device).execute_sharded([buf])
+    bits_aval = _bits_like(aval)
+    handler = result_handler(bits_aval) if device == default_device() else (
+        xc._xla.array_result_handler(
+            bits_aval, jax_sharding((device,), "{replicated}"), True, True))
+    (bits,) = as_bits.consume_with_handlers([handler])
     return np.asarray(bits).view(aval.dtype)
 
 
@@ -124,8 +333,8 @@ def _bits_like(aval):
     return type(aval)(aval.shape, _BITS[aval.dtype.itemsize])
 
 
-def _bitcast_executable(aval):
-    key = (aval.shape, aval.dtype)
+def _bitcast_executable(aval, device):
+    key = (aval.shape, aval.dtype, device)
     exe = _bitcasts.get(key)
     if exe is None:
         from olympus.backends.xla.lowering import tensor_type
@@ -136,6 +345,8 @@ def _bitcast_executable(aval):
             f"  %0 = stablehlo.bitcast_convert %x : ({narrow}) -> {bits}\n"
             f"  return %0 : {bits}\n}}\n"
         )
-        exe = get_client().compile_and_load(text, _device_list, xc.CompileOptions())
+        exe = get_client().compile_and_load(
+            text, xc.DeviceList((device,)), xc.CompileOptions()
+        )
         _bitcasts[key] = exe
     return exe

@@ -1,0 +1,183 @@
+"""Devices, meshes, shardings and sharded arrays (issue #13).
+
+This process has one CPU device; tests needing several run a script in a
+subprocess started with OLYMPUS_NUM_CPU_DEVICES, each with a bounded timeout.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import config
+from olympus.sharding import (
+    Mesh,
+    MeshShapeError,
+    NamedSharding,
+    PartitionSpec as P,
+    ShardingShapeError,
+    SingleDeviceSharding,
+    UnknownMeshAxisError,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_on_devices(code: str, count: int = 4, timeout: int = 240) -> str:
+    """Runs `code` in a fresh interpreter with `count` CPU devices; its stdout."""
+    env = dict(os.environ, OLYMPUS_NUM_CPU_DEVICES=str(count), PYTHONPATH=ROOT)
+    prelude = (
+        "import numpy as np\nimport olympus, olympus.numpy as jnp\n"
+        "from olympus.sharding import NamedSharding, PartitionSpec as P\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# ---- one device (this process) -------------------------------------------------
+def test_single_device_queries():
+    assert olympus.device_count() == olympus.local_device_count() == 1
+    assert olympus.process_index() == 0 and olympus.process_count() == 1
+    (device,) = olympus.devices()
+    assert olympus.local_devices() == [device]
+    assert (device.id, device.platform, device.process_index) == (0, "cpu", 0)
+
+
+def test_device_count_locked_once_backend_runs():
+    olympus.devices()
+    with pytest.raises(config.ConfigLockedError, match="OLYMPUS_NUM_CPU_DEVICES"):
+        config.update("olympus_num_cpu_devices", 4)
+    config.update("olympus_num_cpu_devices", 1)  # no change: allowed
+
+
+def test_device_count_option_is_an_int():
+    with pytest.raises(config.ConfigValueError):
+        config.update("olympus_num_cpu_devices", "4")
+    with pytest.raises(config.ConfigValueError):
+        config.update("olympus_num_cpu_devices", True)
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+        olympus.devices("tpu")
+
+
+def test_default_array_sharding():
+    x = jnp.arange(4.0)
+    assert x.sharding == SingleDeviceSharding(olympus.devices()[0])
+    assert x.is_fully_replicated
+    (shard,) = x.addressable_shards
+    assert shard.device == olympus.devices()[0] and shard.data is x
+
+
+def test_one_device_mesh_round_trip():
+    mesh = olympus.make_mesh((1,), ("x",))
+    x = olympus.device_put(np.arange(6.0).reshape(3, 2), NamedSharding(mesh, P("x")))
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0).reshape(3, 2))
+
+
+def test_partition_spec():
+    assert P("x", None) == ("x", None)
+    assert repr(P("x", ("y", "z"))) == "PartitionSpec('x', ('y', 'z'))"
+    with pytest.raises(TypeError):
+        P(3)
+
+
+def test_bad_mesh_errors_name_api_and_line():
+    with pytest.raises(MeshShapeError, match=r"make_mesh: a mesh of shape \(2, 2\) needs 4 "
+                       r"devices, but there are 1 \(at .*test_sharding.py"):
+        olympus.make_mesh((2, 2), ("x", "y"))
+    with pytest.raises(MeshShapeError, match="one distinct name per axis"):
+        Mesh(np.array(olympus.devices()).reshape(1, 1), ("x",))
+    mesh = olympus.make_mesh((1,), ("x",))
+    with pytest.raises(UnknownMeshAxisError, match=r"PartitionSpec\('y'\) names unknown"):
+        NamedSharding(mesh, P("y"))
+    with pytest.raises(UnknownMeshAxisError, match="used twice"):
+        NamedSharding(mesh, P("x", "x"))
+    with pytest.raises(ShardingShapeError, match="more than the 1 dimensions"):
+        olympus.device_put(jnp.ones(3), NamedSharding(mesh, P("x", None)))
+
+
+# ---- several devices (subprocesses) -----------------------------------------
+def test_device_queries_four_devices():
+    out = run_on_devices("""
+        ds = olympus.devices()
+        print([d.id for d in ds], olympus.device_count(), olympus.local_device_count())
+        print(olympus.process_index(), olympus.process_count(), ds[3].platform)
+        try:
+            olympus.config.update("olympus_num_cpu_devices", 2)
+        except olympus.config.ConfigLockedError as err:
+            print("locked")
+    """)
+    assert out.split("\n")[:3] == ["[0, 1, 2, 3] 4 4", "0 1 cpu", "locked"]
+
+
+def test_sharded_arrays_four_devices():
+    out = run_on_devices("""
+        from olympus.sharding import ShardingShapeError, MeshShapeError
+        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        x = np.arange(32, dtype=np.float32).reshape(8, 4)
+        cases = [P("x", "y"), P("x"), P(None, "y"), P(), P(("x", "y")), P("y", "x")]
+        for spec in cases:
+            s = NamedSharding(mesh, spec)
+            a = olympus.device_put(x, s)
+            assert a.sharding == s and np.array_equal(np.asarray(a), x), spec
+            shards = a.addressable_shards
+            assert [sh.device for sh in shards] == list(mesh.devices.flat)
+            for sh in shards:
+                assert sh.data.devices() == {sh.device}
+                assert np.array_equal(np.asarray(sh.data), x[sh.index]), spec
+            assert a.is_fully_replicated == (spec == P())
+            # eager ops (gathered to device 0) and printing
+            assert np.array_equal(np.asarray(a * 2 + 1), x * 2 + 1)
+            assert float(jnp.sum(a)) == x.sum()
+        a = olympus.device_put(x, NamedSharding(mesh, P("x", "y")))
+        assert str(a) == str(x) and repr(a).startswith("Array([[ 0.,  1.")
+        assert NamedSharding(mesh, P("x")).devices_indices_map((8, 4))[
+            olympus.devices()[2]] == (slice(4, 8), slice(None))
+        # a pytree, and device_put of an Array onto another layout
+        tree = olympus.device_put({"a": x, "b": [x[0]]}, NamedSharding(mesh, P()))
+        assert tree["b"][0].is_fully_replicated
+        b = olympus.device_put(a, NamedSharding(mesh, P(None, "x")))
+        assert np.array_equal(np.asarray(b), x)
+        # whole on one other device
+        d2 = olympus.device_put(x, olympus.devices()[2])
+        assert d2.devices() == {olympus.devices()[2]}
+        assert np.array_equal(np.asarray(jnp.sin(d2)), np.sin(x))
+        # pieces assembled back
+        pieces = [sh.data for sh in a.addressable_shards][::-1]
+        c = olympus.make_array_from_single_device_arrays((8, 4), a.sharding, pieces)
+        assert np.array_equal(np.asarray(c), x)
+        try:
+            olympus.make_array_from_single_device_arrays((8, 4), a.sharding, pieces[:3])
+        except ValueError as err:
+            print(type(err).__name__)
+        try:
+            olympus.device_put(np.ones((3, 4)), NamedSharding(mesh, P("x")))
+        except ShardingShapeError as err:
+            print(str(err).split(" (at")[0])
+        try:
+            olympus.make_mesh((3,), ("x",))
+        except MeshShapeError:
+            print("mesh")
+        bf = olympus.device_put(x.astype(jnp.bfloat16), NamedSharding(mesh, P("x")))
+        assert np.array_equal(np.asarray(bf), x.astype(jnp.bfloat16))
+        print("ok")
+    """)
+    assert out.split("\n")[:4] == [
+        "ShardMismatchError",
+        "device_put: NamedSharding(mesh=Mesh('x': 2, 'y': 2; devices=[[0, 1], [2, 3]]), "
+        "spec=PartitionSpec('x')) splits dimension 0 of an array of shape (3, 4) into 2 "
+        "pieces, but 3 is not divisible by 2",
+        "mesh",
+        "ok",
+    ]
