@@ -1175,6 +1175,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
         "test_autodiff.py",
         "checkpoint_name",
     ),  # tags values for checkpoint policies
+    "sharding_constraint": ("test_sharding.py", "lax.with_sharding_constraint"),
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),
@@ -1224,6 +1225,7 @@ PUBLIC_NAME = {
     "xor": "lax.bitwise_xor", "while": "lax.while_loop", "pjit": "olympus.jit",
     "custom_jvp_call": "olympus.custom_jvp", "custom_vjp_call": "olympus.custom_vjp",
     "checkpoint": "olympus.checkpoint", "name": "olympus.ad_checkpoint.checkpoint_name",
+    "sharding_constraint": "lax.with_sharding_constraint",
     **{n: f"lax.linalg.{n}" for n in (
         "cholesky", "triangular_solve", "lu", "eigh", "eig", "geqrf",
         "householder_product", "svd", "qr")},

@@ -181,3 +181,20 @@ def test_sharded_arrays_four_devices():
         "mesh",
         "ok",
     ]
+
+
+def test_sharding_constraint_one_device():
+    """On a one-device mesh the constraint is the identity, eagerly, under jit,
+    grad and vmap."""
+    from olympus import lax
+
+    s = NamedSharding(olympus.make_mesh((1,), ("x",)), P("x"))
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    f = lambda v: jnp.sum(lax.with_sharding_constraint(jnp.sin(v), s) * 2)
+    np.testing.assert_allclose(olympus.jit(f)(x), f(x), rtol=1e-6)
+    np.testing.assert_allclose(olympus.grad(f)(x), 2 * np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.vmap(lambda r: lax.with_sharding_constraint(r * 2, s))(x), 2 * x)
+    assert "sharding_constraint" in str(olympus.make_olympuspr(f)(x))
+    with pytest.raises(TypeError, match="NamedSharding"):
+        lax.with_sharding_constraint(x, P("x"))

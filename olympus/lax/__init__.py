@@ -10,6 +10,7 @@ from olympus.lax.control_flow import (  # noqa: F401  structured control flow
     cond, fori_loop, map, scan, switch, while_loop,
 )
 from olympus.lax.custom_derivatives import optimization_barrier, stop_gradient  # noqa: F401
+from olympus.lax.sharding import with_sharding_constraint  # noqa: F401
 from olympus.lax.bits import (  # noqa: F401  bit-level primitives (olympus.random)
     bitcast_convert_type, shift_left, shift_right_arithmetic, shift_right_logical,
 )

@@ -254,12 +254,16 @@ def _output_aliases(olympuspr: Olympuspr, donated) -> dict[int, int]:
     return aliases
 
 
-def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = ()) -> str:
+def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = (),
+                 layout=None) -> str:
     """A StableHLO module whose `main` takes constvars then invars as arguments.
 
     Each `donated` argument (an index among constvars + invars) is aliased to
     the first not-yet-aliased output of its exact type, so XLA writes that
-    output into the donated buffer instead of allocating a new one."""
+    output into the donated buffer instead of allocating a new one.
+    A `layout` (olympus/backends/xla/spmd.py) spreads the program over
+    several devices: it gives the module's attributes, its declarations
+    (meshes) and each argument's and result's sharding attribute."""
     emitter = Emitter()
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
@@ -277,18 +281,28 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
     emitter.op_typed("func.return", outs, [])
     aliases = _output_aliases(olympuspr, donated)
     in_sig = ", ".join(
-        f"{a}: {emitter.types[a]}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}"
-                                      if i in aliases else "")
+        f"{a}: {emitter.types[a]}" + _attributes(
+            f"tf.aliasing_output = {aliases[i]} : i32" if i in aliases else "",
+            layout.arg_attribute(i) if layout is not None else "")
         for i, a in enumerate(params))
-    out_sig = ", ".join([tensor_type(v.aval) for v in olympuspr.outvars]
-                        + [TOKEN_TYPE] * ordered)
+    out_sig = ", ".join(
+        [tensor_type(v.aval) + _attributes(
+            layout.result_attribute(j) if layout is not None else "")
+         for j, v in enumerate(olympuspr.outvars)] + [TOKEN_TYPE] * ordered)
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    attributes = f" attributes {{{layout.module_attributes()}}}" if layout is not None else ""
+    declarations = layout.declarations() if layout is not None else ""
     return (
-        f"module @{module_name} {{\n"
+        f"module @{module_name}{attributes} {{\n{declarations}"
         f"  func.func public @main({in_sig}) -> ({out_sig}) {{\n"
         f"{emitter.text()}"
         f"  }}\n}}\n"
     )
+
+
+def _attributes(*entries: str) -> str:
+    entries = [e for e in entries if e]
+    return f" {{{', '.join(entries)}}}" if entries else ""
 
 
 def returns_ordering_token(module_text: str) -> bool:

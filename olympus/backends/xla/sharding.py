@@ -15,6 +15,7 @@ for arrays and Shardy (`sdy`) attributes for the SPMD partitioner.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -335,10 +336,10 @@ class GSPMDSharding(Sharding):
         return f"GSPMDSharding({self.tiling.hlo_text()}, devices={len(self._device_assignment)})"
 
 
-def tiling_of_hlo(hlo, ndim: int) -> Tiling:
-    """The Tiling of one of XLA's HloSharding objects for a rank-`ndim` array."""
+def tiling_of_hlo(hlo, ndim: int, count: int) -> Tiling:
+    """The Tiling of one of XLA's HloSharding objects for a rank-`ndim` array
+    over `count` devices."""
     if hlo.is_replicated() or not hlo.is_tiled():
-        count = hlo.num_devices() if hlo.is_tiled() else 1
         return Tiling((1,) * ndim, count, np.arange(count).reshape((1,) * ndim + (count,)))
     dims = tuple(hlo.tile_assignment_dimensions())
     holders = np.asarray(hlo.tile_assignment_devices()).reshape(dims)
@@ -360,3 +361,26 @@ def _holder_devices(sharding: Sharding, tiling: Tiling) -> list:
     devices = sharding._device_assignment
     held = [sorted(devices[i].id for i in tiling.holders[t]) for t in np.ndindex(tiling.tiles)]
     return held
+
+
+def as_named(sharding: Sharding, mesh: Mesh, ndim: int) -> NamedSharding | None:
+    """`sharding` spelled as a NamedSharding over `mesh`, or None if no
+    PartitionSpec on that mesh lays an array out the same way."""
+    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+        return sharding
+    if set(sharding._device_assignment) != set(mesh.devices.flat):
+        return None
+    for spec in _specs(mesh, ndim):
+        candidate = NamedSharding(mesh, spec)
+        if same_layout(candidate, sharding, ndim):
+            return candidate
+    return None
+
+
+def _specs(mesh: Mesh, ndim: int):
+    """Every PartitionSpec of rank `ndim` over the mesh's axes longer than 1."""
+    axes = [n for n, size in mesh.shape.items() if size > 1]
+    for slots in itertools.product(range(ndim + 1), repeat=len(axes)):
+        groups = [[a for a, s in zip(axes, slots) if s == d] for d in range(ndim)]
+        for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+            yield PartitionSpec(*(o[0] if len(o) == 1 else (o or None) for o in orders))

@@ -1,0 +1,188 @@
+"""Programs over several devices, split by XLA's SPMD partitioner.
+
+olympus never partitions a program itself: it writes the sharding of each
+argument and result (and of `with_sharding_constraint` values) as Shardy
+(`sdy`) attributes over named meshes, compiles with `num_partitions` devices
+and `use_spmd_partitioning`, and XLA inserts the collectives. Results whose
+layout was not asked for take the one XLA's propagation chose.
+
+Several programs in flight on the same CPU devices can deadlock in XLA's
+collective rendezvous (each device's thread pool waits on a different run),
+so a call waits until its program has finished before returning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.backends.xla import client, compiler
+from olympus.backends.xla.array import Array, placed_array, put
+from olympus.backends.xla.lowering import LoweringError, build_module
+from olympus.backends.xla.sharding import (
+    GSPMDSharding,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    as_named,
+    tiling_of_hlo,
+)
+from olympus.ir.core import Olympuspr, subolympusprs
+
+_mesh_symbols: dict = {}  # Mesh -> its symbol in modules (`@mesh0`)
+
+
+def mesh_symbol(mesh: Mesh) -> str:
+    """The name modules give `mesh` (the same in every module)."""
+    name = _mesh_symbols.get(mesh)
+    if name is None:
+        name = _mesh_symbols[mesh] = f"mesh{len(_mesh_symbols)}"
+    return name
+
+
+def sdy_sharding(sharding: NamedSharding, ndim: int) -> str:
+    return sharding.sdy_text(ndim, mesh_symbol(sharding.mesh))
+
+
+def program_shardings(olympuspr: Olympuspr):
+    """Every NamedSharding an equation of the program (or a sub-program) holds."""
+    for eqn in olympuspr.eqns:
+        for value in eqn.params.values():
+            if isinstance(value, NamedSharding):
+                yield value
+        for sub in subolympusprs(eqn.params):
+            yield from program_shardings(sub)
+
+
+class MeshMismatchError(ValueError):
+    """Shardings of one program over different sets of devices."""
+
+
+class SpmdLayout:
+    """What `build_module` writes for a program over `devices`: the partition
+    count, the meshes, each argument's and result's Shardy sharding."""
+
+    def __init__(self, devices: tuple, in_shardings, out_shardings, avals_in, avals_out,
+                 meshes):
+        self.devices = devices
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.avals_in, self.avals_out = avals_in, avals_out
+        self.meshes = meshes
+
+    def module_attributes(self) -> str:
+        return f"mhlo.num_partitions = {len(self.devices)} : i32, mhlo.num_replicas = 1 : i32"
+
+    def declarations(self) -> str:
+        position = {d: i for i, d in enumerate(self.devices)}
+        lines = []
+        for mesh in self.meshes:
+            axes = ", ".join(f'"{n}"={s}' for n, s in mesh.shape.items())
+            ids = [position[d] for d in mesh.devices.flat]
+            listed = f", device_ids=[{', '.join(map(str, ids))}]" if ids != sorted(ids) else ""
+            lines.append(f"  sdy.mesh @{mesh_symbol(mesh)} = <[{axes}]{listed}>\n")
+        return "".join(lines)
+
+    def arg_attribute(self, i: int) -> str:
+        return f"sdy.sharding = {sdy_sharding(self.in_shardings[i], self.avals_in[i].ndim)}"
+
+    def result_attribute(self, j: int) -> str:
+        sharding = self.out_shardings[j]
+        if sharding is None:
+            return ""
+        return f"sdy.sharding = {sdy_sharding(sharding, self.avals_out[j].ndim)}"
+
+
+def program_mesh(olympuspr: Olympuspr, shardings) -> Mesh | None:
+    """The mesh a program runs on: that of its first NamedSharding (given
+    ones first, then its constraints); None when it runs on one device."""
+    found = [s for s in shardings if isinstance(s, NamedSharding)]
+    found += list(program_shardings(olympuspr))
+    if not found:
+        return None
+    mesh = found[0].mesh
+    for s in found[1:]:
+        if set(s.mesh.devices.flat) != set(mesh.devices.flat):
+            raise MeshMismatchError(
+                f"jit: one program uses shardings over devices "
+                f"{sorted(d.id for d in mesh.devices.flat)} and "
+                f"{sorted(d.id for d in s.mesh.devices.flat)}; put all of them on one "
+                f"mesh's devices")
+    return mesh
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+    return NamedSharding(mesh, PartitionSpec())
+
+
+class ShardedExecutable:
+    """A program compiled for the devices of a mesh: call it with Arrays (or
+    host values), each is laid out as its parameter asks, results come back
+    as Arrays spread over the devices."""
+
+    __slots__ = ("loaded", "in_shardings", "out_avals", "out_shardings", "text",
+                 "_handlers", "devices")
+
+    def __init__(self, olympuspr: Olympuspr, name: str, mesh: Mesh, in_shardings,
+                 out_shardings, donated=()):
+        self.devices = tuple(mesh.devices.flat)
+        avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
+        self.out_avals = olympuspr.out_avals
+        meshes = list(dict.fromkeys([mesh] + [s.mesh for s in in_shardings]
+                                    + [s.mesh for s in out_shardings if s is not None]
+                                    + [s.mesh for s in program_shardings(olympuspr)]))
+        layout = SpmdLayout(self.devices, in_shardings, out_shardings, avals_in,
+                            self.out_avals, meshes)
+        self.text = build_module(olympuspr, name, donated, layout=layout)
+        self.in_shardings = list(in_shardings)
+        self.loaded = self._compile()
+        self.out_shardings = self._result_shardings(mesh, out_shardings)
+        self._handlers = [
+            client.result_handler(aval, self.devices, s._tiling(aval.ndim).hlo_text())
+            for aval, s in zip(self.out_avals, self.out_shardings)
+        ]
+
+    def _compile(self):
+        options = client.xc.CompileOptions()
+        count = len(self.devices)
+        options.num_replicas, options.num_partitions = 1, count
+        options.device_assignment = client.xc.DeviceAssignment.create(
+            np.arange(count).reshape(1, count))
+        build = options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+        build.allow_spmd_sharding_propagation_to_output = [True]
+        try:
+            return compiler.compile_and_load(
+                client.get_client(), self.text, client.xc.DeviceList(self.devices), options)
+        except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
+            raise LoweringError(
+                f"XLA could not compile the program for {count} devices: {err}\n"
+                f"--- StableHLO ---\n{self.text}") from None
+
+    def _result_shardings(self, mesh: Mesh, asked) -> list[Sharding]:
+        """Asked-for layouts, else XLA's choice (as a NamedSharding when one
+        on the program's mesh says the same)."""
+        chosen = self.loaded.get_output_shardings()
+        out = []
+        for aval, want, proto in zip(self.out_avals, asked, chosen):
+            if want is not None:
+                out.append(want)
+                continue
+            hlo = client.xc.HloSharding.from_proto(proto)
+            found = GSPMDSharding(self.devices, tiling_of_hlo(hlo, aval.ndim, len(self.devices)))
+            out.append(as_named(found, mesh, aval.ndim) or found)
+        return out
+
+    def call(self, args: list) -> list[Array]:
+        buffers = [_global_buffer(put(x, s)) for x, s in zip(args, self.in_shardings)]
+        results = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        outs = [placed_array(buf, aval, s)
+                for buf, aval, s in zip(results, self.out_avals, self.out_shardings)]
+        for out in outs:  # see the module docstring: no two programs in flight
+            out.block_until_ready()
+        return outs
+
+
+def _global_buffer(x: Array):
+    return x._live_global()
+
