@@ -180,6 +180,3 @@ register_pytree_node(
     PRNGKeyArray, lambda k: ((k.data,), None), lambda _, c: PRNGKeyArray(c[0])
 )
 
-
-def is_typed_key(x) -> bool:
-    return isinstance(x, PRNGKeyArray)

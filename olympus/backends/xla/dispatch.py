@@ -179,6 +179,3 @@ def _apply_general(primitive, args: tuple, params: dict):
     outs = exe.call([buffer_of(x) for x in args])
     return outs if primitive.multiple_results else outs[0]
 
-
-def clear_eager_cache() -> None:
-    _eager_cache.clear()
