@@ -23,6 +23,7 @@ import numpy as np
 
 from olympus.backends.xla import client
 from olympus.tracer.core import user_source_info
+from olympus.tracer.pytree import tree_flatten
 
 
 class MeshShapeError(ValueError):
@@ -31,6 +32,10 @@ class MeshShapeError(ValueError):
 
 class UnknownMeshAxisError(ValueError):
     """A PartitionSpec naming an axis its mesh does not have, or one twice."""
+
+
+class ShardingTreeError(ValueError):
+    """Shardings given as a pytree that is not a prefix of the values' pytree."""
 
 
 class ShardingShapeError(ValueError):
@@ -384,3 +389,27 @@ def _specs(mesh: Mesh, ndim: int):
         groups = [[a for a, s in zip(axes, slots) if s == d] for d in range(ndim)]
         for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
             yield PartitionSpec(*(o[0] if len(o) == 1 else (o or None) for o in orders))
+
+
+def flat_shardings(prefix, tree, api: str) -> list:
+    """One sharding (or None) per leaf of `tree`: `prefix` is a Sharding or
+    None standing for a whole subtree, or a container of them shaped like the
+    top of `tree` (JAX's pytree-prefix convention for `in_shardings`)."""
+    out: list = []
+    _broadcast(prefix, tree, out, api)
+    return out
+
+
+def _broadcast(prefix, tree, out: list, api: str) -> None:
+    if prefix is None or isinstance(prefix, Sharding):
+        out.extend([prefix] * len(tree_flatten(tree)[0]))
+        return
+    wanted, wanted_def = tree_flatten(prefix, is_leaf=lambda v: v is not prefix)
+    found, found_def = tree_flatten(tree, is_leaf=lambda v: v is not tree)
+    if wanted_def != found_def:
+        raise ShardingTreeError(
+            f"{api}: the shardings {prefix!r} do not match the structure of the "
+            f"values (a pytree prefix is needed: one sharding per value, or one "
+            f"for a whole subtree){_at_user_line()}")
+    for p, t in zip(wanted, found):
+        _broadcast(p, t, out, api)

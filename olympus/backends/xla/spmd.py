@@ -17,7 +17,7 @@ import numpy as np
 
 from olympus.backends.xla import client, compiler
 from olympus.backends.xla.array import Array, placed_array, put
-from olympus.backends.xla.lowering import LoweringError, build_module
+from olympus.backends.xla.lowering import LoweringError
 from olympus.backends.xla.sharding import (
     GSPMDSharding,
     Mesh,
@@ -63,11 +63,12 @@ class SpmdLayout:
     count, the meshes, each argument's and result's Shardy sharding."""
 
     def __init__(self, devices: tuple, in_shardings, out_shardings, avals_in, avals_out,
-                 meshes):
+                 meshes, mesh):
         self.devices = devices
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.avals_in, self.avals_out = avals_in, avals_out
-        self.meshes = meshes
+        self.meshes = meshes  # every mesh the module names; `mesh` is the program's
+        self.mesh = mesh
 
     def module_attributes(self) -> str:
         return f"mhlo.num_partitions = {len(self.devices)} : i32, mhlo.num_replicas = 1 : i32"
@@ -94,7 +95,7 @@ class SpmdLayout:
 
 def program_mesh(olympuspr: Olympuspr, shardings) -> Mesh | None:
     """The mesh a program runs on: that of its first NamedSharding (given
-    ones first, then its constraints); None when it runs on one device."""
+    ones first, then its constraints); None when it names no mesh."""
     found = [s for s in shardings if isinstance(s, NamedSharding)]
     found += list(program_shardings(olympuspr))
     if not found:
@@ -114,28 +115,48 @@ def replicated(mesh: Mesh) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec())
 
 
+def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout | None:
+    """The layout of a program over several devices, or None for one device.
+
+    `in_shardings` has one entry per parameter (constvars then invars):
+    a Sharding asked for (by `jit(in_shardings=)` or an argument's own
+    layout) or None (free: replicated); `out_shardings` one per result
+    (None: XLA's propagation decides). A layout no PartitionSpec on the
+    program's mesh can say becomes replicated (the argument is re-laid out)."""
+    mesh = program_mesh(olympuspr, list(in_shardings) + list(out_shardings))
+    if mesh is None or mesh.size == 1:
+        return None
+    avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
+    named_in = [
+        (s is not None and as_named(s, mesh, a.ndim)) or replicated(mesh)
+        for s, a in zip(in_shardings, avals_in)
+    ]
+    named_out = [
+        s if s is None else as_named(s, mesh, a.ndim) or replicated(mesh)
+        for s, a in zip(out_shardings, olympuspr.out_avals)
+    ]
+    meshes = list(dict.fromkeys(
+        [mesh] + [s.mesh for s in named_in] + [s.mesh for s in named_out if s is not None]
+        + [s.mesh for s in program_shardings(olympuspr)]))
+    return SpmdLayout(tuple(mesh.devices.flat), named_in, named_out, avals_in,
+                      olympuspr.out_avals, meshes, mesh)
+
+
 class ShardedExecutable:
-    """A program compiled for the devices of a mesh: call it with Arrays (or
-    host values), each is laid out as its parameter asks, results come back
-    as Arrays spread over the devices."""
+    """A module from `build_module(..., layout=layout)` compiled for the
+    layout's devices: call it with Arrays (or host values), each is laid out
+    as its parameter asks, results come back as Arrays over the devices."""
 
     __slots__ = ("loaded", "in_shardings", "out_avals", "out_shardings", "text",
                  "_handlers", "devices")
 
-    def __init__(self, olympuspr: Olympuspr, name: str, mesh: Mesh, in_shardings,
-                 out_shardings, donated=()):
-        self.devices = tuple(mesh.devices.flat)
-        avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
-        self.out_avals = olympuspr.out_avals
-        meshes = list(dict.fromkeys([mesh] + [s.mesh for s in in_shardings]
-                                    + [s.mesh for s in out_shardings if s is not None]
-                                    + [s.mesh for s in program_shardings(olympuspr)]))
-        layout = SpmdLayout(self.devices, in_shardings, out_shardings, avals_in,
-                            self.out_avals, meshes)
-        self.text = build_module(olympuspr, name, donated, layout=layout)
-        self.in_shardings = list(in_shardings)
+    def __init__(self, text: str, layout: SpmdLayout):
+        self.devices = layout.devices
+        self.text = text
+        self.in_shardings = layout.in_shardings
+        self.out_avals = layout.avals_out
         self.loaded = self._compile()
-        self.out_shardings = self._result_shardings(mesh, out_shardings)
+        self.out_shardings = self._result_shardings(layout.mesh, layout.out_shardings)
         self._handlers = [
             client.result_handler(aval, self.devices, s._tiling(aval.ndim).hlo_text())
             for aval, s in zip(self.out_avals, self.out_shardings)
@@ -174,15 +195,14 @@ class ShardedExecutable:
         return out
 
     def call(self, args: list) -> list[Array]:
-        buffers = [_global_buffer(put(x, s)) for x, s in zip(args, self.in_shardings)]
+        buffers = [
+            x._live_global() if type(x) is Array and x._sharding is s
+            else put(x, s)._live_global()
+            for x, s in zip(args, self.in_shardings)
+        ]
         results = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
         outs = [placed_array(buf, aval, s)
                 for buf, aval, s in zip(results, self.out_avals, self.out_shardings)]
         for out in outs:  # see the module docstring: no two programs in flight
             out.block_until_ready()
         return outs
-
-
-def _global_buffer(x: Array):
-    return x._live_global()
-
