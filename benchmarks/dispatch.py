@@ -4,6 +4,7 @@ Measures, for olympus and (when it is importable) JAX in the same process:
   - a jit cache hit on a tiny function with device-resident arguments,
   - the same call with NumPy arguments (a host-to-device copy each call),
   - a jit call whose argument is a dict of 100 small arrays (pytree flattening),
+  - a jit call with a static argument (the signature key of the general path),
   - one eager op (`x + y`) and an eager `jnp.sin(x)`,
   - `import olympus` / `import jax` time, each in a fresh interpreter.
 
@@ -84,6 +85,10 @@ def dict_sum(jnp):
     return lambda tree: sum(jnp.sum(v) for v in tree.values())
 
 
+def scaled(x, factor):
+    return x * factor
+
+
 def workloads(lib, jnp) -> dict:
     """name -> zero-argument callable that makes one call and returns its result."""
     x_host = np.arange(4, dtype=np.float32)
@@ -91,13 +96,16 @@ def workloads(lib, jnp) -> dict:
     x, y = lib.device_put(x_host), lib.device_put(y_host)
     f = lib.jit(tiny(jnp))
     g = lib.jit(dict_sum(jnp))
+    h = lib.jit(scaled, static_argnums=1)
     tree = {f"w{i:03d}": lib.device_put(np.full(4, i, np.float32)) for i in range(100)}
     check_same(f(x, y), tiny(np)(x_host, y_host))
     check_same(g(tree), float(sum(4 * i for i in range(100))))
+    check_same(h(x, 2.0), x_host * 2.0)
     return {
         "jit, device args": lambda: f(x, y),
         "jit, NumPy args": lambda: f(x_host, y_host),
         "jit, dict of 100 arrays": lambda: g(tree),
+        "jit, static argument": lambda: h(x, 2.0),
         "eager x + y": lambda: (x + y),
         "eager jnp.sin(x)": lambda: jnp.sin(x),
     }
@@ -111,6 +119,7 @@ NUMBERS = {  # calls per round: enough for ~50-100 ms per round
     "jit, device args": 10000,
     "jit, NumPy args": 5000,
     "jit, dict of 100 arrays": 500,
+    "jit, static argument": 5000,
     "eager x + y": 5000,
     "eager jnp.sin(x)": 5000,
 }

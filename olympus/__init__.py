@@ -18,7 +18,6 @@
 from olympus import config  # noqa: F401  (the module: olympus.config.update(...))
 from olympus import lax, numpy, tree, tree_util, errors, core  # noqa: F401
 from olympus.api import (  # noqa: F401
-    ShapeDtypeStruct,
     block_until_ready,
     clear_caches,
     device_get,
@@ -35,10 +34,11 @@ from olympus.backends.xla.client import (  # noqa: F401
     device_count, local_device_count, local_devices, process_count, process_index,
 )
 from olympus.backends.xla.sharding import make_mesh  # noqa: F401
+from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, sharding, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
-from olympus.transforms.ad_api import (  # noqa: F401
+from olympus.autodiff import (  # noqa: F401
     closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,
     value_and_grad, vjp,
 )

@@ -75,7 +75,7 @@ OPTIONS = (
     Option("olympus_disable_jit", bool, False,
            "Run jitted functions op by op in Python (for debugging)."),
     Option("olympus_explain_cache_misses", bool, False,
-           "Log why each jit recompilation happened (olympus/cache_misses.py)."),
+           "Log why each jit recompilation happened (olympus/stages.py)."),
     Option("olympus_compilation_cache", bool, True,
            "Keep compiled programs in the persistent compilation cache on disk."),
     Option("olympus_compilation_cache_dir", str, None,

@@ -16,5 +16,5 @@ from olympus.tracer.errors import (  # noqa: F401
     UnexpectedTracerError,
 )
 from olympus.transforms.jvp import MissingRuleError  # noqa: F401,E402  (no jvp/transpose rule)
-from olympus.transforms.ad_api import GradTypeError  # noqa: F401,E402  (grad's input/output checks)
+from olympus.autodiff import GradTypeError  # noqa: F401,E402  (grad's input/output checks)
 from olympus.lax.custom_derivatives import CustomDerivativeError  # noqa: F401,E402

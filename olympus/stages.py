@@ -1,4 +1,4 @@
-"""Ahead-of-time stages of `jit`: trace, lower, compile, each inspectable.
+"""The stages of compiling a function: trace, lower, compile, each inspectable.
 
     >>> f, x = jnp.sin, jnp.zeros(3)
     >>> traced = olympus.jit(f).trace(x)  # Traced: the olympuspr
@@ -7,36 +7,187 @@
     >>> compiled(x)  # runs it; no tracing, no cache lookup
     Array([0., 0., 0.], dtype=float32)
 
+This is the one route to an executable. `jit` (olympus.api) splits each call
+once into a `Call`, whose `key` is the call's signature; on a miss it runs
+these stages and keeps the `Compiled` under that key. Static arguments are
+fixed at `trace` time; `Compiled` takes the others, and deletes the donated
+ones after running.
+
 Each stage keeps the one before it, so a user (or the `inspect` command) can
 look at every representation of one program. Arguments may be arrays or
 `olympus.ShapeDtypeStruct`s: only shapes and dtypes matter until the call.
-Static arguments are fixed at `trace` time; `Compiled` takes the others.
+
+With `olympus_explain_cache_misses` on, a call that misses a function with
+compiled signatures logs what changed since the closest one (fewest
+differences: tree structure, shape, dtype or weak type of an argument leaf,
+static argument value, x64 mode) to the logger "olympus" at WARNING level,
+with the user's file:line of the call, e.g.
+
+    jit(step) recompiles for a call at train.py:12 (main): x: shape (3,) -> (4,)
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+from collections.abc import Callable
 from typing import Any
 
+from olympus.backends.xla.array import Array
+from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
+from olympus.backends.xla.lowering import build_module
+from olympus.ir import dtypes
+from olympus import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
-from olympus.tracer.core import aval_of
+from olympus.tracer.core import aval_of, user_source_info
 from olympus.tracer.errors import OlympusTypeError
-from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.functions import (
+    ShapeDtypeStruct,
+    arg_names,
+    argnums_partial,
+    dynamic_argnums,
+    trace_pytree_function,
+)
+from olympus.tracer.pytree import LEAF, tree_flatten, tree_paths, tree_unflatten
+
+logger = logging.getLogger("olympus")
 
 
+# ---- a call, split once ---------------------------------------------------------
+class Call:
+    """One call of a staged function, split once: its dynamic arguments (all
+    but the static ones), their `leaves`, and `key`, the call's signature
+    (tree of the dynamic arguments, their avals, the static arguments'
+    values, x64 mode). One signature, one compiled program."""
+
+    __slots__ = (
+        "args",
+        "dyn_argnums",
+        "dyn_args",
+        "dyn_kwargs",
+        "fun",
+        "key",
+        "kwargs",
+        "leaves",
+        "static_kwargs",
+    )
+
+    def __init__(
+        self,
+        fun,
+        args,
+        kwargs,
+        dyn_argnums,
+        dyn_args,
+        static_kwargs,
+        dyn_kwargs,
+        leaves,
+        key,
+    ):
+        self.fun, self.args, self.kwargs = fun, args, kwargs
+        self.dyn_argnums, self.dyn_args = dyn_argnums, dyn_args
+        self.static_kwargs, self.dyn_kwargs = static_kwargs, dyn_kwargs
+        self.leaves, self.key = leaves, key
+
+    def dyn_fun(self) -> Callable:
+        """`fun` of the dynamic arguments, the static ones fixed (made only
+        when tracing: a cache hit needs just the key)."""
+        return argnums_partial(
+            self.fun, self.dyn_argnums, self.args, self.static_kwargs
+        )[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _positions(n_args: int, static_argnums: tuple) -> tuple[tuple, tuple]:
+    dyn = dynamic_argnums(n_args, static_argnums)
+    return dyn, tuple(i for i in range(n_args) if i not in dyn)
+
+
+def split_call(
+    fun: Callable,
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    static_argnums=(),
+    static_argnames=(),
+) -> Call:
+    """Splits `fun(*args, **kwargs)` into its static and dynamic arguments
+    (static_argnums/static_argnames completed as jit does) and its signature."""
+    if not static_argnums and not static_argnames:
+        dyn_argnums, dyn_args, static_kw, dyn_kwargs = (
+            range(len(args)),
+            args,
+            {},
+            kwargs,
+        )
+        statics = ()
+    else:
+        dyn_argnums, static_pos = _positions(len(args), tuple(static_argnums))
+        static_kw, dyn_kwargs = {}, kwargs
+        if kwargs:
+            static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
+            dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+        dyn_args = tuple([args[i] for i in dyn_argnums])
+        statics = tuple([(i, args[i]) for i in static_pos])
+        statics += tuple(sorted(static_kw.items()))
+        try:
+            hash(statics)
+        except TypeError as err:
+            raise ValueError(
+                f"jit of {name}: static arguments must be hashable: {err}"
+            ) from None
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
+    key = (in_tree, avals, statics, dtypes.x64_enabled())
+    return Call(
+        fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
+    )
+
+
+def trace_call(call: Call, name: str, donate_argnums: tuple = ()) -> Traced:
+    """The first stage of one call: its dynamic arguments traced into a program."""
+    closed, in_tree, out_tree = trace_pytree_function(
+        call.dyn_fun(), call.dyn_args, call.dyn_kwargs, "jit"
+    )
+    return Traced(
+        closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums)
+    )
+
+
+def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
+    """Indices among the call's leaves of the donated arguments' leaves."""
+    if not donate_argnums:
+        return ()
+    n = len(call.args)
+    donated = {i % n if i < 0 else i for i in donate_argnums}
+    start, leaves = 0, []
+    for pos, arg in zip(call.dyn_argnums, call.dyn_args):
+        size = len(tree_flatten(arg)[0])
+        if pos in donated:
+            leaves += range(start, start + size)
+        start += size
+    return tuple(leaves)
+
+
+# ---- the stages -----------------------------------------------------------------
 def _shape_structs(avals, tree):
-    from olympus.api import ShapeDtypeStruct
-
-    return tree_unflatten(tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals])
+    return tree_unflatten(
+        tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals]
+    )
 
 
 class Traced:
-    """A jitted function traced for one argument signature."""
+    """A function traced for one argument signature; `donated` are the
+    indices of the argument leaves whose buffers the program may reuse."""
 
-    def __init__(self, closed: ClosedOlympuspr, in_tree, out_tree, name: str):
+    def __init__(
+        self, closed: ClosedOlympuspr, in_tree, out_tree, name: str, donated=()
+    ):
         self.olympuspr = closed
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.name = name
+        self.donated = tuple(donated)
 
     @classmethod
     def from_olympuspr(cls, closed: ClosedOlympuspr, name: str = "main") -> Traced:
@@ -65,9 +216,10 @@ class Traced:
         return _shape_structs(self.olympuspr.out_avals, self.out_tree)
 
     def lower(self) -> Lowered:
-        from olympus.backends.xla.lowering import build_module
-
-        return Lowered(self, build_module(self.olympuspr.olympuspr, self.name))
+        olympuspr = self.olympuspr.olympuspr
+        n_consts = len(olympuspr.constvars)
+        donated = tuple(n_consts + i for i in self.donated)  # program parameters
+        return Lowered(self, build_module(olympuspr, self.name, donated))
 
     def _repr_html_(self) -> str:
         return self.olympuspr._repr_html_()
@@ -101,9 +253,10 @@ class Lowered:
         return pretty_stablehlo(self._text)
 
     def compile(self) -> Compiled:
-        from olympus.backends.xla.dispatch import Executable
-
+        """The executable; ArrayTooLargeError first if one of the program's
+        arrays could not fit in this machine's memory."""
         closed = self.traced.olympuspr
+        check_array_sizes(closed.olympuspr, self.traced.name)
         return Compiled(self.traced, Executable(self._text, closed.out_avals))
 
     def _repr_html_(self) -> str:
@@ -117,26 +270,60 @@ class Lowered:
 
 class Compiled:
     """An XLA executable for one argument signature; call it like the function
-    (without the static arguments, which were fixed when tracing)."""
+    (without the static arguments, which were fixed when tracing).
 
-    def __init__(self, traced: Traced, executable):
-        from olympus.backends.xla.dispatch import buffer_of
+    `jit` keeps one per signature and calls `run` / `run_buffers` directly
+    (its cache key already vouches for the arguments' types)."""
 
+    __slots__ = (
+        "const_bufs",
+        "donated",
+        "executable",
+        "out_tree",
+        "single_out",
+        "traced",
+    )
+
+    def __init__(self, traced: Traced, executable: Executable):
         self.traced = traced
         self.executable = executable
-        self._const_bufs = [buffer_of(c) for c in traced.olympuspr.consts]
+        self.const_bufs = [buffer_of(c) for c in traced.olympuspr.consts]
+        self.out_tree = traced.out_tree
+        self.single_out = traced.out_tree is LEAF and len(executable.out_avals) == 1
+        self.donated = traced.donated
 
     @property
     def out_info(self):
         return self.traced.out_info
 
     def __call__(self, *args, **kwargs) -> Any:
-        from olympus.backends.xla.dispatch import buffer_of
-
         leaves, in_tree = tree_flatten((args, kwargs))
         self._check_arguments(leaves, in_tree)
-        outs = self.executable.call(self._const_bufs + [buffer_of(x) for x in leaves])
-        return tree_unflatten(self.traced.out_tree, outs)
+        result = self.run(leaves)
+        self.donate(leaves)
+        return result
+
+    def run(self, leaves: list) -> Any:
+        """The outputs for these argument leaves (Arrays, NumPy arrays, scalars)."""
+        try:
+            return self.run_buffers(
+                [x._buf if type(x) is Array else buffer_of(x) for x in leaves]
+            )
+        except TypeError:  # a deleted Array's buffer is None: buffer_of says so
+            return self.run_buffers([buffer_of(x) for x in leaves])
+
+    def run_buffers(self, buffers: list) -> Any:
+        if self.const_bufs:
+            buffers = self.const_bufs + buffers
+        if self.single_out:
+            return self.executable.call_one(buffers)
+        return tree_unflatten(self.out_tree, self.executable.call(buffers))
+
+    def donate(self, leaves: list) -> None:
+        """Deletes the donated argument Arrays: their buffers now belong to the outputs."""
+        for i in self.donated:
+            if isinstance(leaves[i], Array):
+                leaves[i].delete()
 
     def _check_arguments(self, leaves, in_tree) -> None:
         traced = self.traced
@@ -169,11 +356,82 @@ class Compiled:
         return f"Compiled({self.traced.name})"
 
 
-def trace_jit(jit_function, args: tuple, kwargs: dict) -> Traced:
-    """Traces a JitFunction's function as `jit` would for these arguments."""
-    from olympus.api import trace_pytree_function
+# ---- explaining cache misses ------------------------------------------------------
+def explain_miss(name: str, call: Call, previous) -> None:
+    """With olympus_explain_cache_misses: logs what changed between `call` and
+    the closest of the `previous` signatures (none: a first compile, no log)."""
+    if not config.read("olympus_explain_cache_misses") or not previous:
+        return
+    names = arg_names(call.fun, len(call.args))
+    paths = [p for i in call.dyn_argnums for p in tree_paths(call.args[i], names[i])]
+    for key in sorted(call.dyn_kwargs):
+        paths += tree_paths(call.dyn_kwargs[key], key)
+    logger.warning(miss_message(name, call.key, list(previous), paths, names))
 
-    _, static_pos, dyn_args, dyn_kwargs = jit_function._split_static(args, kwargs)
-    fun = jit_function._dyn_fun(args, kwargs, static_pos)
-    closed, in_tree, out_tree = trace_pytree_function(fun, dyn_args, dyn_kwargs, "jit")
-    return Traced(closed, in_tree, out_tree, jit_function.name)
+
+def aval_changes(path: str, old, new) -> list[str]:
+    """What differs between two avals of the argument leaf `path`."""
+    changes = []
+    if old.shape != new.shape:
+        changes.append(f"{path}: shape {old.shape} -> {new.shape}")
+    if old.dtype != new.dtype:
+        changes.append(f"{path}: dtype {old.dtype.name} -> {new.dtype.name}")
+    if old.weak_type != new.weak_type:
+        changes.append(
+            f"{path}: weak type {old.weak_type} -> {new.weak_type} "
+            f"(a Python scalar and an array of the same dtype differ)"
+        )
+    return changes
+
+
+def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
+    """Static arguments whose value changed (or that appeared or vanished);
+    positional ones are named by `arg_names` where it reaches."""
+    old_values, new_values = dict(old), dict(new)
+    changes = []
+    for name in sorted(old_values.keys() | new_values.keys(), key=str):
+        before, after = (
+            old_values.get(name, "<absent>"),
+            new_values.get(name, "<absent>"),
+        )
+        if before != after:
+            label = name
+            if isinstance(name, int):
+                label = arg_names[name] if name < len(arg_names) else f"args[{name}]"
+            changes.append(f"static {label}: {before!r:.60} -> {after!r:.60}")
+    return changes
+
+
+def key_changes(
+    old: tuple, new: tuple, paths: list[str], arg_names: list[str]
+) -> list[str]:
+    """Every difference between two signature keys (tree, avals, statics, x64)."""
+    (old_tree, old_avals, old_statics, old_x64) = old
+    (new_tree, new_avals, new_statics, new_x64) = new
+    changes = []
+    if old_tree != new_tree:
+        changes.append(f"tree structure of the arguments: {old_tree} -> {new_tree}")
+    elif old_avals != new_avals:
+        for path, a, b in zip(paths, old_avals, new_avals):
+            changes += aval_changes(path, a, b)
+    changes += static_changes(old_statics, new_statics, arg_names)
+    if old_x64 != new_x64:
+        changes.append(f"x64 mode: {old_x64} -> {new_x64}")
+    return changes
+
+
+def miss_message(
+    fun_name: str, key: tuple, previous: list, paths: list[str], arg_names: list[str]
+) -> str:
+    """Why `key` missed the (non-empty) `previous` keys. `paths` name the
+    argument leaves, `arg_names` the positional parameters."""
+    closest = min(
+        (key_changes(old, key, paths, arg_names) for old in previous), key=len
+    )
+    where = user_source_info()
+    at = f" for a call at {where}" if where is not None else ""
+    reasons = "; ".join(closest) or "no difference found in the signature"
+    return (
+        f"jit({fun_name}) recompiles{at}: {reasons} "
+        f"(closest of {len(previous)} compiled signature(s))"
+    )

@@ -364,7 +364,7 @@ def test_lowering_uses_case_and_while():
 
 
 # ---- differentiation ---------------------------------------------------------------
-from olympus.transforms.ad_api import grad, jvp  # noqa: E402
+from olympus.autodiff import grad, jvp  # noqa: E402
 
 
 def _fd_grad(f64, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:

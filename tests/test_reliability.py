@@ -13,23 +13,24 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
-from olympus import api, lax
+from olympus import lax, stages
 from olympus.errors import UnexpectedTracerError
 
 
 # ---- threads ------------------------------------------------------------------------
 def _count_compiles(monkeypatch) -> dict:
-    """Counts jit compilations per function name (api.compile_olympuspr calls)."""
+    """Counts jit compilations per function name (stages.Lowered.compile calls)."""
     counts: dict = {}
     lock = threading.Lock()
-    original = api.compile_olympuspr
+    original = stages.Lowered.compile
 
-    def counting(olympuspr, name="main"):
+    def counting(lowered):
         with lock:
+            name = lowered.traced.name
             counts[name] = counts.get(name, 0) + 1
-        return original(olympuspr, name)
+        return original(lowered)
 
-    monkeypatch.setattr(api, "compile_olympuspr", counting)
+    monkeypatch.setattr(stages.Lowered, "compile", counting)
     return counts
 
 

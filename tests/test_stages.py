@@ -92,3 +92,41 @@ def test_stages_show_in_notebooks():
     assert '<td class="prim">sin</td>' in traced._repr_html_()
     html = traced.lower()._repr_html_()
     assert html.startswith('<pre class="stablehlo">module') and "stablehlo.sine" in html
+
+
+def test_donation_through_aot_compiled():
+    """donate_argnums holds for `jit(f).lower(...).compile()` as for `jit(f)`:
+    the donated buffer is aliased to the output and the argument is deleted."""
+    f = olympus.jit(lambda x, n, y: x * n + y, static_argnums=1, donate_argnums=(0,))
+    spec = olympus.ShapeDtypeStruct((64,), np.float32)
+    lowered = f.lower(spec, 2.0, spec)
+    assert "tf.aliasing_output" in lowered.as_text(generic=True)
+    compiled = lowered.compile()
+    x, y = (olympus.device_put(np.ones(64, np.float32)) for _ in range(2))
+    address = x._buf.unsafe_buffer_pointer()
+    out = compiled(x, y)
+    np.testing.assert_allclose(np.asarray(out), np.full(64, 3.0))
+    assert out._buf.unsafe_buffer_pointer() == address
+    assert x.is_deleted() and not y.is_deleted()
+    with pytest.raises(RuntimeError, match="donated"):
+        compiled(x, y)
+
+
+def test_aot_compile_checks_array_sizes_as_jit_does():
+    f = olympus.jit(lambda x: jnp.ones((10**5, 10**5, 10)) + x)
+    lowered = f.lower(np.float32(1))  # lowering a big program is fine
+    with pytest.raises(olympus.errors.ArrayTooLargeError, match="GiB"):
+        lowered.compile()
+
+
+def test_jit_caches_the_compiled_stage():
+    """jit is a cache of Compiled stages: a miss traces, lowers and compiles,
+    and AOT compiles the same program for the same arguments."""
+    f = olympus.jit(lambda x, n: x * n, static_argnums=1)
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(f(x, 2)), x * 2)
+    (entry,) = f._cache.values()
+    assert isinstance(entry, olympus.stages.Compiled)
+    aot = f.lower(x, 2)
+    assert entry.executable.text == aot.as_text(generic=True) == f.lower_text(x, 2)
+    np.testing.assert_array_equal(np.asarray(aot.compile()(x)), x * 2)

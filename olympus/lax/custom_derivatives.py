@@ -32,6 +32,7 @@ from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.evaluation import eval_program
+from olympus.tracer.functions import argnums_partial, dynamic_argnums
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.lax.reductions import reduce_sum_p
@@ -78,17 +79,6 @@ def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
     bound = inspect.signature(fun).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.args
-
-
-def _split_nondiff(args: tuple, nondiff_argnums: tuple):
-    nondiff = [args[i] for i in nondiff_argnums]
-    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
-
-    def full_args(dyn_args):
-        it = iter(dyn_args)
-        return [args[i] if i in nondiff_argnums else next(it) for i in range(len(args))]
-
-    return nondiff, dyn, full_args
 
 
 def _trace_sub_program(fun: Callable, leaves: list, in_tree, transform: str,
@@ -231,10 +221,11 @@ class custom_jvp:
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
-        nondiff, dyn, full_args = _split_nondiff(args, self.nondiff_argnums)
+        nondiff = [args[i] for i in self.nondiff_argnums]
+        dyn_fun, dyn = argnums_partial(
+            self.fun, dynamic_argnums(len(args), self.nondiff_argnums), args)
         leaves, in_tree = tree_flatten(dyn)
-        call, consts, out_tree = _trace_sub_program(
-            lambda *d: self.fun(*full_args(d)), leaves, in_tree, "custom_jvp", name)
+        call, consts, out_tree = _trace_sub_program(dyn_fun, leaves, in_tree, "custom_jvp", name)
 
         def flat_jvp(primal_leaves, tangent_leaves):
             primals = tuple(tree_unflatten(in_tree, primal_leaves))
@@ -376,14 +367,16 @@ class custom_vjp:
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
-        nondiff, dyn, full_args = _split_nondiff(args, self.nondiff_argnums)
+        nondiff = [args[i] for i in self.nondiff_argnums]
+        dyn_argnums = dynamic_argnums(len(args), self.nondiff_argnums)
+        dyn_fun, dyn = argnums_partial(self.fun, dyn_argnums, args)
+        dyn_fwd, _ = argnums_partial(self.fwd, dyn_argnums, args)
         leaves, in_tree = tree_flatten(dyn)
-        call, consts, out_tree = _trace_sub_program(
-            lambda *d: self.fun(*full_args(d)), leaves, in_tree, "custom_vjp", name)
+        call, consts, out_tree = _trace_sub_program(dyn_fun, leaves, in_tree, "custom_vjp", name)
         res_tree_box = {}
 
         def flat_fwd(arg_leaves):
-            result = self.fwd(*full_args(tree_unflatten(in_tree, arg_leaves)))
+            result = dyn_fwd(*tree_unflatten(in_tree, arg_leaves))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise CustomDerivativeError(
                     f"the custom_vjp fwd of {name} must return (output, residuals)")
@@ -699,13 +692,14 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     def remat_fun(*args, **kwargs):
         if core.current_trace() is core.eval_trace:
             return fun(*args, **kwargs)
-        statics, dyn, full_args = _split_nondiff(args, static)
+        statics = [args[i] for i in static]
+        dyn_fun, dyn = argnums_partial(fun, dynamic_argnums(len(args), static), args)
         leaves, in_tree = tree_flatten((dyn, kwargs))
         key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled())
         entry = traced.get(key) if _hashable(key) else None
         if entry is None:
             entry = _trace_sub_program(
-                lambda d, k: fun(*full_args(d), **k), leaves, in_tree, "checkpoint", name)
+                lambda d, k: dyn_fun(*d, **k), leaves, in_tree, "checkpoint", name)
             if _hashable(key) and not any(isinstance(c, core.Tracer) for c in entry[1]):
                 traced[key] = entry
         body, consts, out_tree = entry

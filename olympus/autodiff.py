@@ -3,7 +3,8 @@ value_and_grad, jacfwd, jacrev, hessian.
 
 All of them take and return pytrees; they compose with each other, with
 `jit` (both ways round) and with closures over arrays or over tracers of
-enclosing transformations.
+enclosing transformations. The transformations themselves live in
+`olympus.transforms`; this layer sits above `lax`, whose ops assemble Jacobians.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from olympus import lax
 from olympus.ir import dtypes
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.evaluation import eval_program
+from olympus.tracer.functions import argnums_partial, flatten_fun
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_unflatten
-from olympus.tracer.staging import function_name
+from olympus.tracer.staging import function_name, trace_to_olympuspr
+from olympus.transforms.batching import vmap
 from olympus.transforms.ad_util import (
     Zero,
     instantiate,
@@ -31,23 +35,24 @@ class GradTypeError(TypeError):
     """A function or argument that cannot be differentiated the way asked."""
 
 
-# ---- flattening a pytree function -------------------------------------------------
-def _flatten_fun(fun: Callable, in_tree, has_aux: bool = False):
-    """`fun` as flat leaves -> flat leaves; the output tree (and aux) land in `box`."""
-    box: dict = {}
+# ---- outputs with aux ---------------------------------------------------------------
+def _flatten_fun_aux(fun: Callable, in_tree, has_aux: bool):
+    """flatten_fun of `fun`, or with has_aux of its output without the aux,
+    which then lands in `box["aux"]` beside the output tree `box["tree"]`."""
+    if not has_aux:
+        return flatten_fun(fun, in_tree)
 
-    def flat_fun(*leaves):
-        out = fun(*tree_unflatten(in_tree, leaves))
-        if has_aux:
-            if not isinstance(out, (tuple, list)) or len(out) != 2:
-                raise GradTypeError(
-                    f"{function_name(fun)} was differentiated with has_aux=True, so it "
-                    f"must return a pair (output, aux); it returned {type(out).__name__}"
-                )
-            out, box["aux"] = out
-        out_leaves, box["tree"] = tree_flatten(out)
-        return out_leaves
+    def without_aux(*args):
+        out = fun(*args)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise GradTypeError(
+                f"{function_name(fun)} was differentiated with has_aux=True, so it "
+                f"must return a pair (output, aux); it returned {type(out).__name__}"
+            )
+        out, box["aux"] = out
+        return out
 
+    flat_fun, box = flatten_fun(without_aux, in_tree)
     return flat_fun, box
 
 
@@ -82,7 +87,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     if p_tree != t_tree:
         raise GradTypeError(f"jvp: primals {p_tree} and tangents {t_tree} differ in structure")
     t_leaves = [_check_tangent(p, t) for p, t in zip(p_leaves, t_leaves)]
-    flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
+    flat_fun, box = _flatten_fun_aux(fun, p_tree, has_aux)
     outs, tangent_outs, _ = jvp_flat(flat_fun, p_leaves, t_leaves)
     tangent_outs = [instantiate(t) for t in tangent_outs]
     result = (tree_unflatten(box["tree"], outs), tree_unflatten(box["tree"], tangent_outs))
@@ -106,7 +111,7 @@ def linearize(fun: Callable, *primals):
     without re-running the primal computation."""
     leaves, in_tree = tree_flatten(primals)
     mask = [is_differentiable(aval_of(x)) for x in leaves]
-    flat_fun, box = _flatten_fun(fun, in_tree)
+    flat_fun, box = flatten_fun(fun, in_tree)
     outs, linear = linearize_flat(flat_fun, leaves, mask, function_name(fun))
 
     def f_jvp(*tangents):
@@ -130,7 +135,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """
     leaves, in_tree = tree_flatten(primals)
     mask = [is_differentiable(aval_of(x)) for x in leaves]
-    flat_fun, box = _flatten_fun(fun, in_tree, has_aux)
+    flat_fun, box = _flatten_fun_aux(fun, in_tree, has_aux)
     outs, linear = linearize_flat(flat_fun, leaves, mask, function_name(fun))
     out_tree = box["tree"]
     out_avals = [aval_of(x) for x in outs]
@@ -173,10 +178,8 @@ def linear_transpose(fun: Callable, *primals):
     >>> f_t(1.0)
     (Array(2., dtype=float32),)
     """
-    from olympus.tracer.staging import trace_to_olympuspr
-
     leaves, in_tree = tree_flatten(primals)
-    flat_fun, box = _flatten_fun(fun, in_tree)
+    flat_fun, box = flatten_fun(fun, in_tree)
     olympuspr, consts, _ = trace_to_olympuspr(flat_fun, [aval_of(x) for x in leaves])
     out_avals = olympuspr.out_avals
 
@@ -205,10 +208,8 @@ def closure_convert(fun: Callable, *example_args):
     >>> f(jnp.ones(3), *consts)
     Array([0., 1., 2.], dtype=float32)
     """
-    from olympus.tracer.staging import trace_to_olympuspr
-
     leaves, in_tree = tree_flatten(example_args)
-    flat_fun, box = _flatten_fun(fun, in_tree)
+    flat_fun, box = flatten_fun(fun, in_tree)
     olympuspr, consts, _ = trace_to_olympuspr(flat_fun, [aval_of(x) for x in leaves])
     n_args = len(example_args)
 
@@ -227,19 +228,6 @@ def closure_convert(fun: Callable, *example_args):
 
 def _argnums_tuple(argnums) -> tuple:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
-def _dyn_args_fun(fun: Callable, args: tuple, kwargs: dict, argnums: tuple):
-    """`fun` as a function of the arguments in `argnums` only."""
-
-    def partial_fun(*dyn):
-        full = list(args)
-        for i, x in zip(argnums, dyn):
-            full[i] = x
-        return fun(*full, **kwargs)
-
-    partial_fun.__qualname__ = function_name(fun)
-    return partial_fun
 
 
 def _check_grad_inputs(fun_name: str, args: tuple, argnums: tuple, allow_int: bool) -> None:
@@ -317,8 +305,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         _check_grad_inputs(name, args, nums, allow_int)
         if holomorphic:
             _check_holomorphic_inputs(name, args, nums)
-        dyn = tuple(args[i] for i in nums)
-        result = vjp(_dyn_args_fun(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        dyn_fun, dyn = argnums_partial(fun, nums, args, kwargs)
+        result = vjp(dyn_fun, *dyn, has_aux=has_aux)
         out, pullback = result[0], result[1]
         _check_scalar_output(name, tree_flatten(out)[1], out, holomorphic)
         grads = pullback(np.ones((), aval_of(out).dtype))
@@ -360,21 +348,33 @@ def _standard_basis(leaves: list) -> list[np.ndarray]:
 
 def _blocks(stacked: list, row_avals: list, col_avals: list, stack_is_row: bool) -> list[list]:
     """Splits leaves of shape (N,) + s (N: the basis) into out.shape + in.shape blocks."""
-    from olympus import numpy as jnp
-
     blocks = [[None] * len(col_avals) for _ in row_avals]
     basis_avals = row_avals if stack_is_row else col_avals
     offsets = np.cumsum([0] + [a.size for a in basis_avals])
     for k, leaf in enumerate(stacked):
         for b, aval in enumerate(basis_avals):
-            seg = leaf[offsets[b]:offsets[b + 1]]
+            seg = _rows(leaf, int(offsets[b]), int(offsets[b + 1]))
             if stack_is_row:  # seg: (row.size,) + col.shape
                 i, j = b, k
             else:  # seg: (col.size,) + row.shape
                 i, j = k, b
-                seg = jnp.moveaxis(seg, 0, -1)
-            blocks[i][j] = seg.reshape(row_avals[i].shape + col_avals[j].shape)
+                seg = _first_axis_last(seg)
+            blocks[i][j] = lax.reshape(seg, row_avals[i].shape + col_avals[j].shape)
     return blocks
+
+
+def _rows(x, start: int, stop: int):
+    """x[start:stop] along the first axis."""
+    shape = aval_of(x).shape
+    if (start, stop) == (0, shape[0]):
+        return x
+    ndim = len(shape)
+    return lax.slice(x, (start,) + (0,) * (ndim - 1), (stop,) + shape[1:], (1,) * ndim)
+
+
+def _first_axis_last(x):
+    ndim = aval_of(x).ndim
+    return x if ndim < 2 else lax.transpose(x, tuple(range(1, ndim)) + (0,))
 
 
 def _assemble(out_tree, in_tree, blocks: list[list]) -> Any:
@@ -385,8 +385,7 @@ def _assemble(out_tree, in_tree, blocks: list[list]) -> Any:
 def _jacobian_setup(fun, argnums, args, kwargs):
     nums = _argnums_tuple(argnums)
     _check_grad_inputs(function_name(fun), args, nums, False)
-    dyn = tuple(args[i] for i in nums)
-    f = _dyn_args_fun(fun, args, kwargs, nums)
+    f, dyn = argnums_partial(fun, nums, args, kwargs)
     if isinstance(argnums, int):
         return f, dyn[0], (lambda x: f(x))
     return f, dyn, (lambda x: f(*x))
@@ -401,8 +400,6 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     >>> olympus.jacfwd(jnp.sin)(jnp.zeros(2))
     Array([[1., 0.], [0., 1.]], dtype=float32)
     """
-    from olympus.transforms.batching import vmap
-
     def jac_fun(*args, **kwargs):
         _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
         in_leaves, in_tree = tree_flatten(dyn)
@@ -425,8 +422,6 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     """The Jacobian of `fun` by reverse mode: its pullback vmapped over a
     basis of the outputs. Each block has shape out.shape + in.shape."""
-    from olympus.transforms.batching import vmap
-
     def jac_fun(*args, **kwargs):
         _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
         res = vjp(f_of_tree, dyn, has_aux=has_aux)
