@@ -22,7 +22,6 @@ from olympus.api import (  # noqa: F401
     clear_caches,
     device_get,
     device_put,
-    devices,
     disable_jit,
     jit,
     make_olympuspr,
@@ -31,7 +30,7 @@ from olympus.backends.xla.array import (  # noqa: F401
     Array, make_array_from_single_device_arrays,
 )
 from olympus.backends.xla.client import (  # noqa: F401
-    device_count, local_device_count, local_devices, process_count, process_index,
+    device_count, devices, local_device_count, local_devices, process_count, process_index,
 )
 from olympus.backends.xla.sharding import make_mesh  # noqa: F401
 from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401

@@ -1,5 +1,5 @@
 """The user-facing entry points for tracing and running: jit, make_olympuspr,
-device_put, devices, block_until_ready, disable_jit."""
+device_put, block_until_ready, disable_jit."""
 
 from __future__ import annotations
 
@@ -14,8 +14,15 @@ from olympus import caches, config
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
-from olympus.backends.xla.array import Array, to_device
+from olympus.backends.xla.array import Array, put, to_device
+from olympus.backends.xla.sharding import (
+    NamedSharding,
+    Sharding,
+    SingleDeviceSharding,
+    flat_shardings,
+)
 from olympus.lax.pjit import pjit_p
+from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import Call, Compiled, Traced, explain_miss, split_call, trace_call
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of
@@ -90,8 +97,10 @@ class JitFunction:
     signature; a miss traces, lowers and compiles f for the new signature.
     Inside another trace it appears as a `pjit` equation."""
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 in_shardings=None, out_shardings=None):
         self.fun = fun
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.name = getattr(fun, "__name__", None) or function_name(fun)
         self.static_argnums, self.static_argnames = _static_args(fun, static_argnums, static_argnames)
         self.donate_argnums = _normalize_argnums(donate_argnums)
@@ -157,7 +166,7 @@ class JitFunction:
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
-        if (self._simple and not kwargs and not debug_nans
+        if (self._simple and not kwargs and not debug_nans and not entry.sharded
                 and all([type(a) in _FAST_ARG_TYPES for a in args])):
             self._remember_fast(call.key[1], entry)
         result = entry.run(call.leaves)
@@ -174,7 +183,10 @@ class JitFunction:
             entry = self._cache.get(call.key)
             if entry is None:
                 explain_miss(self.name, call, self._cache)
-                entry = trace_call(call, self.name, self.donate_argnums).lower().compile()
+                entry = trace_call(
+                    call, self.name, self.donate_argnums, self.in_shardings,
+                    self.out_shardings,
+                ).lower().compile()
                 self._cache[call.key] = entry
         return entry
 
@@ -219,7 +231,9 @@ class JitFunction:
         call = split_call(
             self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
         )
-        return trace_call(call, self.name, self.donate_argnums)
+        return trace_call(
+            call, self.name, self.donate_argnums, self.in_shardings, self.out_shardings
+        )
 
     def lower(self, *args, **kwargs):
         """`trace(*args, **kwargs).lower()`: the StableHLO stage."""
@@ -256,17 +270,27 @@ def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     return tuple(sorted(nums)), tuple(sorted(names))
 
 
-def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
-    """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args.
+def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
+        static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args
+    (and new layouts of arguments placed over several devices).
+
+    `in_shardings` (a pytree prefix of the positional arguments, static ones
+    left out) and `out_shardings` (of the outputs) lay the program out over a
+    mesh's devices (olympus.sharding); XLA's SPMD partitioner splits it. An
+    argument without one keeps its own layout; None: free (replicated inputs,
+    outputs as XLA's propagation lays them out).
 
     >>> f = olympus.jit(lambda x: x * 2.0)
     >>> f(np.ones(3))
     Array([2., 2., 2.], dtype=float32)
     """
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums,
-                             static_argnames=static_argnames, donate_argnums=donate_argnums)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+        return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
+                             static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
+                       out_shardings)
 
 
 @contextmanager
@@ -280,16 +304,35 @@ def disable_jit(disable: bool = True):
         config.update("olympus_disable_jit", previous)
 
 
-# ---- devices and transfers -----------------------------------------------------
-def devices(backend: str | None = None) -> list:
-    """The devices olympus runs on (the CPU here)."""
-    return client.devices()
-
-
+# ---- transfers ---------------------------------------------------------------------
 def device_put(x, device=None):
-    """Moves a pytree of arrays to the device (a no-op for Arrays already there)."""
+    """Moves a pytree of arrays to the default device (a no-op for Arrays
+    already on a device), or lays them out as `device` says: a device, a
+    Sharding, or a pytree prefix of `x` of Shardings (None: left as is).
+    Inside jit, a NamedSharding becomes `lax.with_sharding_constraint`.
+
+    >>> mesh = olympus.make_mesh((1,), ("x",))
+    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
+    >>> olympus.device_put(np.ones(2), s).sharding == s
+    True
+    """
     leaves, tree = tree_flatten(x)
-    return tree_unflatten(tree, [v if isinstance(v, (Array, Tracer)) else to_device(v) for v in leaves])
+    if device is None:
+        return tree_unflatten(tree, [_put_leaf(v, None) for v in leaves])
+    if not isinstance(device, Sharding) and hasattr(device, "platform"):
+        device = SingleDeviceSharding(device)
+    shardings = flat_shardings(device, x, "device_put")
+    return tree_unflatten(tree, [_put_leaf(v, s) for v, s in zip(leaves, shardings)])
+
+
+def _put_leaf(v, sharding):
+    if isinstance(v, Tracer):
+        if isinstance(sharding, NamedSharding):
+            return with_sharding_constraint(v, sharding)
+        return v
+    if sharding is None:
+        return v if isinstance(v, Array) else to_device(v)
+    return put(v, sharding)
 
 
 def device_get(x):

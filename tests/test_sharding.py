@@ -152,7 +152,7 @@ def test_sharded_arrays_four_devices():
         # whole on one other device
         d2 = olympus.device_put(x, olympus.devices()[2])
         assert d2.devices() == {olympus.devices()[2]}
-        assert np.array_equal(np.asarray(jnp.sin(d2)), np.sin(x))
+        assert np.allclose(np.asarray(jnp.sin(d2)), np.sin(x), atol=1e-6)
         # pieces assembled back
         pieces = [sh.data for sh in a.addressable_shards][::-1]
         c = olympus.make_array_from_single_device_arrays((8, 4), a.sharding, pieces)

@@ -345,8 +345,8 @@ def _bitcast_executable(aval, device):
             f"  %0 = stablehlo.bitcast_convert %x : ({narrow}) -> {bits}\n"
             f"  return %0 : {bits}\n}}\n"
         )
-        exe = get_client().compile_and_load(
-            text, xc.DeviceList((device,)), xc.CompileOptions()
-        )
+        options = xc.CompileOptions()
+        options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+        exe = get_client().compile_and_load(text, xc.DeviceList((device,)), options)
         _bitcasts[key] = exe
     return exe

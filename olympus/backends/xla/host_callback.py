@@ -104,7 +104,7 @@ def mlir_context():
     if _context is None:
         from jaxlib.mlir import ir
         from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        from jaxlib.mlir.dialects import chlo, stablehlo
+        from jaxlib.mlir.dialects import chlo, sdy, stablehlo
 
         context = ir.Context()
         registry = ir.DialectRegistry()
@@ -113,6 +113,7 @@ def mlir_context():
         context.load_all_available_dialects()
         stablehlo.register_dialect(context)
         chlo.register_dialect(context)
+        sdy.register_dialect(context)  # Shardy: meshes, shardings (spmd.py)
         _context = context
     return _context
 

@@ -388,7 +388,10 @@ def _specs(mesh: Mesh, ndim: int):
     for slots in itertools.product(range(ndim + 1), repeat=len(axes)):
         groups = [[a for a, s in zip(axes, slots) if s == d] for d in range(ndim)]
         for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
-            yield PartitionSpec(*(o[0] if len(o) == 1 else (o or None) for o in orders))
+            parts = [o[0] if len(o) == 1 else (o or None) for o in orders]
+            while parts and parts[-1] is None:
+                parts.pop()
+            yield PartitionSpec(*parts)
 
 
 def flat_shardings(prefix, tree, api: str) -> list:
