@@ -178,7 +178,7 @@ class Sharding:
     def num_devices(self) -> int:
         return len(self._device_assignment)
 
-    def _tiling(self, ndim: int) -> Tiling:
+    def _tiling(self, ndim: int, api: str = "") -> Tiling:
         raise TypeError(f"{type(self).__name__} does not describe a tiling")
 
     def is_fully_replicated_for(self, ndim: int) -> bool:
@@ -203,7 +203,7 @@ class Sharding:
         return found
 
     def _checked_tiling(self, shape: tuple, api: str) -> Tiling:
-        tiling = self._tiling(len(shape))
+        tiling = self._tiling(len(shape), api)
         for dim, (size, tiles) in enumerate(zip(shape, tiling.tiles)):
             if size % tiles:
                 raise ShardingShapeError(
@@ -245,10 +245,10 @@ class NamedSharding(Sharding):
         self.spec = spec
         self._device_assignment = tuple(mesh.devices.flat)
 
-    def _tiling(self, ndim: int) -> Tiling:
+    def _tiling(self, ndim: int, api: str = "NamedSharding") -> Tiling:
         if len(self.spec) > ndim:
             raise ShardingShapeError(
-                f"NamedSharding: {self.spec} has {len(self.spec)} entries, more than "
+                f"{api}: {self.spec} has {len(self.spec)} entries, more than "
                 f"the {ndim} dimensions of the array{_at_user_line()}"
             )
         names = self.mesh.axis_names
@@ -299,7 +299,7 @@ class SingleDeviceSharding(Sharding):
         self.device = device
         self._device_assignment = (device,)
 
-    def _tiling(self, ndim: int) -> Tiling:
+    def _tiling(self, ndim: int, api: str = "") -> Tiling:
         return Tiling((1,) * ndim, 1, np.zeros((1,) * ndim + (1,), dtype=int))
 
     is_fully_replicated = True
@@ -321,7 +321,7 @@ class GSPMDSharding(Sharding):
         self._device_assignment = tuple(devices)
         self.tiling = tiling
 
-    def _tiling(self, ndim: int) -> Tiling:
+    def _tiling(self, ndim: int, api: str = "") -> Tiling:
         return self.tiling
 
     @property

@@ -123,10 +123,15 @@ def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout
     layout) or None (free: replicated); `out_shardings` one per result
     (None: XLA's propagation decides). A layout no PartitionSpec on the
     program's mesh can say becomes replicated (the argument is re-laid out)."""
+    avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
+    for api, shardings, avals in (("jit in_shardings", in_shardings, avals_in),
+                                  ("jit out_shardings", out_shardings, olympuspr.out_avals)):
+        for s, aval in zip(shardings, avals):
+            if s is not None:
+                s.shard_shape(aval.shape, api)  # ShardingShapeError: a misfit
     mesh = program_mesh(olympuspr, list(in_shardings) + list(out_shardings))
     if mesh is None or mesh.size == 1:
         return None
-    avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
     named_in = [
         (s is not None and as_named(s, mesh, a.ndim)) or replicated(mesh)
         for s, a in zip(in_shardings, avals_in)
