@@ -38,6 +38,7 @@ MODULES = [
     "olympus.tree_util",
     "olympus.dtypes",
     "olympus.debug",
+    "olympus.sharding",
     "olympus.example_libraries.optimizers",
     "olympus.example_libraries.stax",
 ]

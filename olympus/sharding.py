@@ -1,12 +1,12 @@
 """Laying arrays out over devices: `olympus.sharding.NamedSharding(mesh, P("x"))`.
 
->>> from olympus.sharding import Mesh, NamedSharding, PartitionSpec as P
+>>> from olympus.sharding import NamedSharding, PartitionSpec as P
 >>> mesh = olympus.make_mesh((1,), ("x",))
 >>> olympus.device_put(jnp.arange(4.0), NamedSharding(mesh, P("x"))).sharding.spec
 PartitionSpec('x')
 """
 
-from olympus.backends.xla.array import Shard  # noqa: F401
+from olympus.backends.xla.array import Shard, ShardMismatchError  # noqa: F401
 from olympus.backends.xla.sharding import (  # noqa: F401
     GSPMDSharding,
     Mesh,
@@ -15,11 +15,14 @@ from olympus.backends.xla.sharding import (  # noqa: F401
     PartitionSpec,
     Sharding,
     ShardingShapeError,
+    ShardingTreeError,
     SingleDeviceSharding,
     UnknownMeshAxisError,
 )
+from olympus.backends.xla.spmd import MeshMismatchError  # noqa: F401
 
 __all__ = [
-    "GSPMDSharding", "Mesh", "MeshShapeError", "NamedSharding", "PartitionSpec", "Shard",
-    "Sharding", "ShardingShapeError", "SingleDeviceSharding", "UnknownMeshAxisError",
+    "GSPMDSharding", "Mesh", "MeshMismatchError", "MeshShapeError", "NamedSharding",
+    "PartitionSpec", "Shard", "ShardMismatchError", "Sharding", "ShardingShapeError",
+    "ShardingTreeError", "SingleDeviceSharding", "UnknownMeshAxisError",
 ]

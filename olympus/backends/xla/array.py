@@ -1,7 +1,8 @@
 """`olympus.Array`: an array whose data lives on one device or several.
 
 Most arrays sit whole on the default device: `_buf` holds their PjRt buffer,
-which is what single-device executables (eager ops, unsharded jit) take.
+which is what single-device executables (eager ops, unsharded jit) take, and
+`_sharding` is None (or the one-device sharding they were put with).
 An array placed anywhere else (split over a mesh, replicated, or whole on
 another device) has `_buf = None` and keeps one jaxlib array spanning its
 devices in `_global`, with our `_sharding`; a single-device executable given
@@ -93,7 +94,7 @@ class Array:
         indices = self._sharding.devices_indices_map(self.shape)
         shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
         devices = self._sharding._device_assignment
-        bufs = client.shards_of(self._live_global())
+        bufs = [self._buf] if self._buf is not None else client.shards_of(self._live_global())
         return [Shard(d, indices[d], _on_device(b, shard_aval, d)) for d, b in zip(devices, bufs)]
 
     def _live_global(self):
@@ -104,7 +105,7 @@ class Array:
     # ---- host conversion ---------------------------------------------------
     def _value(self) -> np.ndarray:
         if self._npy is None:
-            npy = self._gathered() if self._sharding is not None else self._host_copy()
+            npy = self._host_copy() if self._global is None else self._gathered()
             npy.flags.writeable = False
             self._npy = npy
         return self._npy
@@ -126,7 +127,7 @@ class Array:
             key = tuple((s.start, s.stop) for s in shard.index)
             if key not in done:
                 data = shard.data
-                value = data._host_copy() if data._sharding is None else client.host_array(
+                value = data._host_copy() if data._global is None else client.host_array(
                     data._global, data.aval, shard.device)
                 out[shard.index] = value
                 done.add(key)
@@ -139,7 +140,7 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self) -> Array:
-        (self._buf if self._sharding is None else self._live_global()).block_until_ready()
+        (self._buf if self._buf is not None else self._live_global()).block_until_ready()
         return self
 
     def is_deleted(self) -> bool:
@@ -242,7 +243,7 @@ def _on_device(buf, aval: ShapedArray, device) -> Array:
 def on_default_device(x: Array):
     """The buffer of `x` on the default device, gathering a placed array there
     (what eager ops do with arrays on other devices)."""
-    if x._sharding is None:
+    if x._buf is not None:
         return x._buf
     return client.host_to_device(x._value(), x.aval)
 
@@ -255,7 +256,10 @@ def put(x, sharding: Sharding) -> Array:
     """`x` (Array, NumPy array or scalar) laid out as `sharding` says; the
     pieces travel through the host. An Array already laid out so is returned."""
     if isinstance(x, Array) and same_layout(x.sharding, sharding, x.ndim):
-        return x
+        if x.sharding == sharding:
+            return x
+        if x._global is None or x._sharding._device_assignment == sharding._device_assignment:
+            return _relabelled(x, sharding)
     value = x._value() if isinstance(x, Array) else x
     aval = x.aval if isinstance(x, Array) else aval_of(x)
     value = np.asarray(value, dtype=aval.dtype)
@@ -269,11 +273,22 @@ def put(x, sharding: Sharding) -> Array:
     return assembled(aval, sharding, shards)
 
 
+def _relabelled(x: Array, sharding: Sharding) -> Array:
+    """`x`'s buffers under another name for the same layout."""
+    out = Array(x._buf, x.aval)
+    out._global = x._global
+    out._sharding = None if sharding == default_sharding() else sharding
+    return out
+
+
 def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
     """An Array from single-device jaxlib arrays, one per device of `sharding`."""
     devices = sharding._device_assignment
     if len(devices) == 1 and devices[0] == client.default_device():
-        return Array(shards[0], aval)
+        out = Array(shards[0], aval)  # runs everywhere a default array does
+        if sharding != default_sharding():
+            out._sharding = sharding
+        return out
     whole = client.assemble(aval, devices, hlo_text_of(sharding, aval.ndim), shards)
     return placed_array(whole, aval, sharding)
 
@@ -312,7 +327,7 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> A
 
 
 def _single_buffer(a: Array):
-    return a._buf if a._sharding is None else a._live_global()
+    return a._buf if a._buf is not None else a._live_global()
 
 
 def _at_user_line() -> str:

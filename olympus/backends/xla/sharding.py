@@ -7,9 +7,10 @@ tile, and which device holds which tile), from which come the shard of each
 device (`devices_indices_map`) and the two forms XLA reads: HLO sharding text
 for arrays and Shardy (`sdy`) attributes for the SPMD partitioner.
 
->>> mesh = olympus.make_mesh((2, 2), ("data", "model"))
->>> NamedSharding(mesh, PartitionSpec("data")).shard_shape((8, 4))
-(4, 4)
+>>> from olympus.sharding import NamedSharding, PartitionSpec as P
+>>> mesh = olympus.make_mesh((1, 1), ("data", "model"))
+>>> NamedSharding(mesh, P("data")).shard_shape((8, 4))
+(8, 4)
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class PartitionSpec(tuple):
     names (split over their product, the first major). Missing trailing
     dimensions are not split.
 
-    >>> PartitionSpec("data", None)
+    >>> olympus.sharding.PartitionSpec("data", None)
     PartitionSpec('data', None)
     """
 
@@ -83,7 +84,8 @@ class PartitionSpec(tuple):
 class Mesh:
     """An n-d array of devices whose axes have names.
 
-    >>> Mesh(np.array(olympus.devices()).reshape(1, -1), ("data", "model")).shape
+    >>> grid = np.array(olympus.devices()).reshape(1, -1)
+    >>> olympus.sharding.Mesh(grid, ("data", "model")).shape
     {'data': 1, 'model': 1}
     """
 
@@ -225,7 +227,7 @@ class NamedSharding(Sharding):
     """An array split over `mesh` as `spec` says.
 
     >>> mesh = olympus.make_mesh((1,), ("data",))
-    >>> NamedSharding(mesh, PartitionSpec("data"))
+    >>> olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("data"))
     NamedSharding(mesh=Mesh('data': 1; devices=[0]), spec=PartitionSpec('data'))
     """
 
