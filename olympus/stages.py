@@ -33,6 +33,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from olympus.backends.xla import array as array_module
 from olympus.backends.xla.array import Array, put
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
 from olympus.backends.xla.lowering import build_module
@@ -141,8 +142,10 @@ def split_call(
             ) from None
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
-    placed = [x._sharding if type(x) is Array else None for x in leaves]
-    placed = tuple(placed) if any(s is not None for s in placed) else None
+    placed = None
+    if array_module.layouts_in_use:  # skip the scan while every Array is plain
+        placed = [x._sharding if type(x) is Array else None for x in leaves]
+        placed = None if placed.count(None) == len(placed) else tuple(placed)
     key = (in_tree, avals, statics, dtypes.x64_enabled(), placed)
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key

@@ -216,6 +216,9 @@ def to_device(x, aval: ShapedArray | None = None) -> Array:
 
 
 _default_sharding = None
+# Set once an Array with a `_sharding` exists: until then jit's call signature
+# need not look for layouts (olympus/stages.py), keeping one-device calls as fast.
+layouts_in_use = False
 
 
 def default_sharding() -> SingleDeviceSharding:
@@ -230,6 +233,13 @@ def placed_array(global_buf, aval: ShapedArray, sharding: Sharding) -> Array:
     """An Array over `sharding`'s devices from one jaxlib array spanning them."""
     out = Array(None, aval)
     out._global = global_buf
+    return _laid_out(out, sharding)
+
+
+def _laid_out(out: Array, sharding: Sharding | None) -> Array:
+    global layouts_in_use
+    if sharding is not None:
+        layouts_in_use = True
     out._sharding = sharding
     return out
 
@@ -277,8 +287,7 @@ def _relabelled(x: Array, sharding: Sharding) -> Array:
     """`x`'s buffers under another name for the same layout."""
     out = Array(x._buf, x.aval)
     out._global = x._global
-    out._sharding = None if sharding == default_sharding() else sharding
-    return out
+    return _laid_out(out, None if sharding == default_sharding() else sharding)
 
 
 def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
@@ -286,9 +295,7 @@ def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
     devices = sharding._device_assignment
     if len(devices) == 1 and devices[0] == client.default_device():
         out = Array(shards[0], aval)  # runs everywhere a default array does
-        if sharding != default_sharding():
-            out._sharding = sharding
-        return out
+        return _laid_out(out, None if sharding == default_sharding() else sharding)
     whole = client.assemble(aval, devices, hlo_text_of(sharding, aval.ndim), shards)
     return placed_array(whole, aval, sharding)
 
