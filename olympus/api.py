@@ -214,7 +214,10 @@ class JitFunction:
         entry = self._traced.get(call.key)
         if entry is None:
             explain_miss(self.name, call, self._traced)
-            traced = trace_call(call, self.name)
+            traced = trace_call(
+                call, self.name, in_shardings=self.in_shardings,
+                out_shardings=self.out_shardings,
+            )
             closed = traced.olympuspr
             # One body object per signature, so transforms and the pjit
             # executable cache (keyed by the body) hit on later calls.
@@ -222,8 +225,9 @@ class JitFunction:
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 self._traced[call.key] = entry
         traced, body = entry
-        outs = pjit_p.bind(*traced.olympuspr.consts, *call.leaves, olympuspr=body, name=self.name)
-        return tree_unflatten(traced.out_tree, outs)
+        leaves = _constrained(call.leaves, traced.in_shardings)
+        outs = pjit_p.bind(*traced.olympuspr.consts, *leaves, olympuspr=body, name=self.name)
+        return tree_unflatten(traced.out_tree, _constrained(outs, traced.out_shardings))
 
     def trace(self, *args, **kwargs) -> Traced:
         """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
@@ -253,6 +257,12 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+def _constrained(values: list, shardings: list) -> list:
+    """jit's in/out_shardings inside another trace: sharding constraints."""
+    return [with_sharding_constraint(v, s) if isinstance(s, NamedSharding) else v
+            for v, s in zip(values, shardings)]
 
 
 def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:

@@ -280,3 +280,38 @@ def test_sharded_jit_matches_one_device():
     """)
     assert out.split("\n")[:3] == [
         "ShardingShapeError jit out_shardings", "ShardingTreeError jit in_shardings", "ok"]
+
+
+def test_sharded_jit_inside_transforms_donation_callbacks_aot():
+    out = run_on_devices("""
+        from olympus import lax
+        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        rows = NamedSharding(mesh, P("x"))
+        x = np.random.default_rng(1).standard_normal((8, 4), np.float32)
+        c = lambda v: jnp.sum(lax.with_sharding_constraint(jnp.sin(v) * 2, rows) ** 2)
+        # grad of a jitted function holding a constraint, run eagerly: its
+        # pjit runs over the constraint's mesh
+        g = olympus.grad(olympus.jit(c))(x)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(olympus.grad(c)(x)), rtol=1e-5)
+        # jit(in_shardings) under grad and inside another jit: constraints
+        h = lambda v: jnp.sum(jnp.tanh(v) ** 2)
+        f = olympus.jit(h, in_shardings=rows)
+        np.testing.assert_allclose(np.asarray(olympus.grad(f)(x)),
+                                   np.asarray(olympus.grad(h)(x)), rtol=1e-5)
+        outer = olympus.jit(lambda v: f(v * 2))
+        assert "sharding_constraint" in outer.lower(x).as_text()
+        np.testing.assert_allclose(float(outer(x)), float(h(x * 2)), rtol=1e-5)
+        # donation of a placed argument
+        xs = olympus.device_put(x, rows)
+        doubled = olympus.jit(lambda v: v * 2, donate_argnums=0)(xs)
+        assert xs.is_deleted() and np.array_equal(np.asarray(doubled), 2 * x)
+        # debug.print inside a program over 4 devices prints once
+        printed = olympus.jit(lambda v: (olympus.debug.print("total {}", v.sum()), v)[1])
+        printed(olympus.device_put(x, rows)).block_until_ready()
+        # AOT stages
+        compiled = olympus.jit(lambda v: v + 1, in_shardings=rows).lower(x).compile()
+        assert compiled(x).sharding == rows
+        print("ok")
+    """)
+    lines = out.split("\n")
+    assert lines[0].startswith("total ") and lines[1] == "ok", out

@@ -24,8 +24,8 @@ def _abstract_eval(x, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
-    if sharding.num_devices == 1:
-        return x
+    if not ctx.emitter.spmd or sharding.num_devices == 1:
+        return x  # a program on one device: nothing to lay out
     attr = f"sharding = {sdy_sharding(sharding, ctx.aval_out.ndim)}"
     return ctx.op("sdy.sharding_constraint", [x], attr)
 

@@ -66,6 +66,8 @@ def emit_host_callback(emitter, function: Callable, operands: Sequence[str]) -> 
             f"the token (see olympus/ir/effects.py)")
     attrs = (f'call_target_name = "{TARGET}", api_version = 4 : i32, '
              f"has_side_effect = true, backend_config = {{index = {callback_id(function)} : ui64}}")
+    if emitter.spmd:  # over several devices: the callback runs once, on the first
+        attrs += ", sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh, []>]>"
     (emitter.token,) = emitter.op_typed(
         "stablehlo.custom_call", [emitter.token, *operands], [TOKEN_TYPE], attrs)
 

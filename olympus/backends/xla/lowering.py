@@ -85,13 +85,16 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
 
 
 class Emitter:
-    """Collects the operations of one block; shares SSA numbering and types."""
+    """Collects the operations of one block; shares SSA numbering and types.
+    `spmd`: the module is split over several devices (sharding constraints
+    mean something; on one device they are dropped)."""
 
-    def __init__(self, counter=None, types=None, indent: int = 4):
+    def __init__(self, counter=None, types=None, indent: int = 4, spmd: bool = False):
         self.counter = counter if counter is not None else itertools.count()
         self.types: dict[str, str] = types if types is not None else {}
         self.lines: list[str] = []
         self.indent = indent
+        self.spmd = spmd
         self.token: str | None = None  # the ordering token, where effects are threaded
 
     def fresh(self) -> str:
@@ -141,7 +144,7 @@ class Emitter:
 
         An argument type may be given as text (`TOKEN_TYPE`). The region starts
         with no ordering token: a rule whose region has effects sets one."""
-        inner = Emitter(self.counter, self.types, self.indent + 4)
+        inner = Emitter(self.counter, self.types, self.indent + 4, self.spmd)
         args = []
         for aval in arg_avals:
             arg = inner.fresh()
@@ -264,7 +267,7 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
     A `layout` (olympus/backends/xla/spmd.py) spreads the program over
     several devices: it gives the module's attributes, its declarations
     (meshes) and each argument's and result's sharding attribute."""
-    emitter = Emitter()
+    emitter = Emitter(spmd=layout is not None)
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
         arg = emitter.fresh()

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from olympus.backends.xla import client, compiler
+from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, placed_array, put
-from olympus.backends.xla.lowering import LoweringError
+from olympus.backends.xla.lowering import LoweringError, returns_ordering_token
 from olympus.backends.xla.sharding import (
     GSPMDSharding,
     Mesh,
@@ -27,8 +27,9 @@ from olympus.backends.xla.sharding import (
     as_named,
     tiling_of_hlo,
 )
-from olympus.ir.core import Olympuspr, subolympusprs
+from olympus.ir.core import Olympuspr, ShapedArray, subolympusprs
 
+_TOKEN_AVAL = ShapedArray((0,), np.bool_)  # how the runtime hands back a token result
 _mesh_symbols: dict = {}  # Mesh -> its symbol in modules (`@mesh0`)
 
 
@@ -81,6 +82,8 @@ class SpmdLayout:
             ids = [position[d] for d in mesh.devices.flat]
             listed = f", device_ids=[{', '.join(map(str, ids))}]" if ids != sorted(ids) else ""
             lines.append(f"  sdy.mesh @{mesh_symbol(mesh)} = <[{axes}]{listed}>\n")
+        # where host callbacks run (olympus/backends/xla/host_callback.py)
+        lines.append("  sdy.mesh @maximal_mesh = <[], device_ids=[0]>\n")
         return "".join(lines)
 
     def arg_attribute(self, i: int) -> str:
@@ -153,7 +156,7 @@ class ShardedExecutable:
     as its parameter asks, results come back as Arrays over the devices."""
 
     __slots__ = ("loaded", "in_shardings", "out_avals", "out_shardings", "text",
-                 "_handlers", "devices")
+                 "_handlers", "devices", "ordered")
 
     def __init__(self, text: str, layout: SpmdLayout):
         self.devices = layout.devices
@@ -166,6 +169,10 @@ class ShardedExecutable:
             client.result_handler(aval, self.devices, s._tiling(aval.ndim).hlo_text())
             for aval, s in zip(self.out_avals, self.out_shardings)
         ]
+        self.ordered = returns_ordering_token(text)  # host callbacks: a token comes last
+        if self.ordered:
+            self._handlers.append(
+                client.result_handler(_TOKEN_AVAL, self.devices, "{replicated}"))
 
     def _compile(self):
         options = client.xc.CompileOptions()
@@ -205,7 +212,15 @@ class ShardedExecutable:
             else put(x, s)._live_global()
             for x, s in zip(args, self.in_shardings)
         ]
-        results = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        try:
+            results = self.loaded.execute_sharded(buffers, with_tokens=self.ordered)
+            if self.ordered:
+                done = results.consume_token()
+            results = results.consume_with_handlers(self._handlers)
+            if self.ordered:
+                done.block_until_ready()
+        except client.xc.XlaRuntimeError as err:  # how XLA reports a failed Python callback
+            host_callback.raise_callback_error(err)
         outs = [placed_array(buf, aval, s)
                 for buf, aval, s in zip(results, self.out_avals, self.out_shardings)]
         for out in outs:  # see the module docstring: no two programs in flight
