@@ -33,6 +33,7 @@ from olympus.backends.xla.client import (  # noqa: F401
     device_count, devices, local_device_count, local_devices, process_count, process_index,
 )
 from olympus.backends.xla.sharding import make_mesh  # noqa: F401
+from olympus.lax.parallel import shard_map  # noqa: F401
 from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, sharding, stages  # noqa: F401  (debug.print, AOT stages)
@@ -50,7 +51,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
     "device_count", "device_put", "devices", "disable_jit", "local_device_count",
-    "local_devices", "make_array_from_single_device_arrays", "make_mesh", "process_count",
+    "local_devices", "make_array_from_single_device_arrays", "make_mesh", "process_count", "shard_map",
     "process_index", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
     "custom_vjp", "remat", "vmap",

@@ -87,7 +87,8 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
 class Emitter:
     """Collects the operations of one block; shares SSA numbering and types.
     `spmd`: the module is split over several devices (sharding constraints
-    mean something; on one device they are dropped)."""
+    mean something; on one device they are dropped); `manual_mesh`: inside
+    a shard_map body, the mesh whose axes collectives name."""
 
     def __init__(self, counter=None, types=None, indent: int = 4, spmd: bool = False):
         self.counter = counter if counter is not None else itertools.count()
@@ -95,6 +96,7 @@ class Emitter:
         self.lines: list[str] = []
         self.indent = indent
         self.spmd = spmd
+        self.manual_mesh = None
         self.token: str | None = None  # the ordering token, where effects are threaded
 
     def fresh(self) -> str:
@@ -139,19 +141,21 @@ class Emitter:
         (out,) = self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}")
         return out
 
-    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable) -> str:
+    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable,
+               terminator: str = "stablehlo.return") -> str:
         """A one-block region; `build(emitter, *args)` returns the values to yield.
 
         An argument type may be given as text (`TOKEN_TYPE`). The region starts
         with no ordering token: a rule whose region has effects sets one."""
         inner = Emitter(self.counter, self.types, self.indent + 4, self.spmd)
+        inner.manual_mesh = self.manual_mesh
         args = []
         for aval in arg_avals:
             arg = inner.fresh()
             inner.types[arg] = aval if isinstance(aval, str) else tensor_type(aval)
             args.append(arg)
         results = build(inner, *args)
-        inner.op_typed("stablehlo.return", list(results), [])
+        inner.op_typed(terminator, list(results), [])
         header = ", ".join(f"{a}: {inner.types[a]}" for a in args)
         pad = " " * inner.indent
         body = "".join(f"\n{pad}{line}" for line in inner.lines)

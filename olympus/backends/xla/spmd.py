@@ -46,11 +46,14 @@ def sdy_sharding(sharding: NamedSharding, ndim: int) -> str:
 
 
 def program_shardings(olympuspr: Olympuspr):
-    """Every NamedSharding an equation of the program (or a sub-program) holds."""
+    """Every NamedSharding an equation of the program (or a sub-program) holds
+    (a shard_map's mesh counts as its replicated sharding)."""
     for eqn in olympuspr.eqns:
         for value in eqn.params.values():
             if isinstance(value, NamedSharding):
                 yield value
+            elif isinstance(value, Mesh):
+                yield replicated(value)
         for sub in subolympusprs(eqn.params):
             yield from program_shardings(sub)
 
