@@ -25,6 +25,7 @@ from olympus.api import (  # noqa: F401
     disable_jit,
     jit,
     make_olympuspr,
+    pmap,
 )
 from olympus.backends.xla.array import (  # noqa: F401
     Array, make_array_from_single_device_arrays,
@@ -51,7 +52,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
     "device_count", "device_put", "devices", "disable_jit", "local_device_count",
-    "local_devices", "make_array_from_single_device_arrays", "make_mesh", "process_count", "shard_map",
+    "local_devices", "make_array_from_single_device_arrays", "make_mesh", "pmap", "process_count", "shard_map",
     "process_index", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
     "custom_vjp", "remat", "vmap",

@@ -16,12 +16,16 @@ from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, put, to_device
 from olympus.backends.xla.sharding import (
+    Mesh,
     NamedSharding,
+    PartitionSpec,
     Sharding,
     SingleDeviceSharding,
     flat_shardings,
 )
 from olympus.lax.pjit import pjit_p
+from olympus.lax import ops as lax_ops
+from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import Call, Compiled, Traced, explain_miss, split_call, trace_call
 from olympus.tracer import core
@@ -33,7 +37,7 @@ from olympus.tracer.functions import (
     positional_names,
     trace_pytree_function,
 )
-from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
 
 
@@ -301,6 +305,85 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
                              donate_argnums=donate_argnums)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
                        out_shardings)
+
+
+# ---- pmap ----------------------------------------------------------------------------
+class PmapDeviceCountError(ValueError):
+    """pmap over an axis longer than there are devices."""
+
+
+def pmap(fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0,
+         devices=None):
+    """`fun` run on one device per index of the mapped axis, compiled:
+    `shard_map` over a one-axis mesh named `axis_name` (so collectives inside
+    name it). `in_axes`: an int or None for all positional arguments, or one
+    per argument; results are stacked along `out_axes`.
+
+    >>> olympus.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(jnp.ones((1, 3)))
+    Array([[1., 1., 1.]], dtype=float32)
+    """
+    name = function_name(fun)
+    axis = axis_name if axis_name is not None else f"pmap_{id(fun)}"
+    compiled: dict = {}  # (size, in_axes, devices) -> jitted shard_map
+
+    def mapped(*args):
+        spec = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        if len(spec) != len(args):
+            raise ValueError(f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
+                             f"for {len(args)} arguments")
+        spec = tuple(None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
+                     for a, ax in zip(args, spec))
+        sizes = {np.shape(leaf)[ax] for a, ax in zip(args, spec) if ax is not None
+                 for leaf in tree_flatten(a)[0]}
+        if len(sizes) != 1:
+            raise ValueError(f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
+                             f"pmap needs one size")
+        (size,) = sizes
+        available = tuple(devices) if devices is not None else tuple(client.local_devices())
+        if size > len(available):
+            where = core.user_source_info()
+            raise PmapDeviceCountError(
+                f"pmap of {name}: the mapped axis has size {size} but there are only "
+                f"{len(available)} devices (olympus_num_cpu_devices / OLYMPUS_NUM_CPU_DEVICES)"
+                + (f" (at {where})" if where is not None else ""))
+        key = (size, spec, available[:size])
+        if key not in compiled:
+            compiled[key] = _pmapped(fun, axis, spec, available[:size], out_axes)
+        return compiled[key](*args)
+
+    mapped.__name__ = f"pmap({name})"
+    return mapped
+
+
+def _pmapped(fun, axis: str, spec: tuple, devices: tuple, out_axes: int):
+    """The jitted shard_map one pmap call signature runs."""
+    mesh = Mesh(np.asarray(devices, dtype=object).reshape(len(devices)), (axis,))
+
+    def per_device(*local):
+        local = [tree_map(lambda v: lax_ops.squeeze(v, (0,)), a) if ax is not None else a
+                 for a, ax in zip(local, spec)]
+        return tree_map(lambda v: lax_ops.expand_dims(v, (0,)), fun(*local))
+
+    specs = tuple(PartitionSpec(axis) if ax is not None else PartitionSpec() for ax in spec)
+    body = shard_map(per_device, mesh, specs, PartitionSpec(axis))
+
+    def run(*args):
+        front = [a if ax is None else tree_map(lambda v: _move_axis(v, ax, 0), a)
+                 for a, ax in zip(args, spec)]
+        return tree_map(lambda v: _move_axis(v, 0, out_axes), body(*front))
+
+    run.__name__ = f"pmap({function_name(fun)})"
+    return jit(run)
+
+
+def _move_axis(x, source: int, destination: int):
+    ndim = np.ndim(x)
+    source, destination = source % ndim, destination % ndim
+    if source == destination:
+        return x
+    order = [d for d in range(ndim) if d != source]
+    order.insert(destination, source)
+    return lax_ops.transpose(x, tuple(order))
 
 
 @contextmanager

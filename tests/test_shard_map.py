@@ -125,3 +125,27 @@ def test_grad_and_vmap_of_shard_map():
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+def test_pmap():
+    x = np.arange(6, dtype=np.float32).reshape(1, 6)
+    np.testing.assert_allclose(
+        olympus.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i")(x), 2 * x)
+    with pytest.raises(olympus.api.PmapDeviceCountError, match="size 2 but there are only 1"):
+        olympus.pmap(lambda v: v)(np.ones((2, 3)))
+    out = run_on_devices("""
+        from olympus import lax
+        x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        centred = olympus.pmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")
+        np.testing.assert_allclose(np.asarray(centred(x)), x - x.mean(0), rtol=1e-6)
+        moved = olympus.pmap(lambda v, w: v * w + lax.axis_index("i"), axis_name="i",
+                             in_axes=(1, None), out_axes=1)
+        np.testing.assert_allclose(np.asarray(moved(x.T.copy(), np.float32(2))),
+                                   x.T * 2 + np.arange(4))
+        total = olympus.pmap(lambda v: lax.psum(jnp.sum(v ** 2), "i"), axis_name="i")
+        np.testing.assert_allclose(np.asarray(total(x)), [(x ** 2).sum()] * 4)
+        np.testing.assert_allclose(
+            np.asarray(olympus.grad(lambda v: jnp.sum(total(v)))(x)), 8 * x)
+        print("ok")
+    """)
+    assert out.strip() == "ok"

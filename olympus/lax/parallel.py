@@ -568,3 +568,4 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
 
     wrapped.__name__ = f"shard_map({name})"
     return wrapped
+

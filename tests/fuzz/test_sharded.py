@@ -4,7 +4,8 @@ In a subprocess with OLYMPUS_NUM_CPU_DEVICES=4 (this process has one device):
 each generated program's arguments are laid out over a mesh (split along an
 axis where its size divides, else replicated), jit partitions the program
 through XLA's SPMD partitioner, and its results must equal the single-device
-jit's, both for the program and for its gradient.
+jit's, both for the program and for its gradient; so must the program run as
+the per-device body of a shard_map.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ for seed in range(SEEDS):
     placed = [olympus.device_put(a, layout(a, seed + i)) for i, a in enumerate(args)]
     got = olympus.jit(fun)(*placed)
     close(got, want, f"seed {seed}: sharded jit")
+    # the program as every device's body of a shard_map (replicated in and out)
+    per_device = olympus.shard_map(fun, mesh, P(), P())
+    close(olympus.jit(per_device)(*placed), want, f"seed {seed}: shard_map")
     floats = program.float_inputs()
     if floats and program.reverse_differentiable():
         loss = lambda *xs: sum(np.float32(0) + (l.astype("float32") ** 2).sum()
