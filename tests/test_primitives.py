@@ -1184,6 +1184,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "psum_scatter": ("test_shard_map.py", "lax.psum_scatter"),
     "ppermute": ("test_shard_map.py", "lax.ppermute"),
     "axis_index": ("test_shard_map.py", "lax.axis_index"),
+    "all_to_all": ("test_shard_map.py", "lax.all_to_all"),
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),

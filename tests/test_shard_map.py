@@ -62,6 +62,8 @@ def test_collectives_on_four_devices():
                          np.concatenate([x[4:], x[:4]])),
             "ppermute_partial": (lambda v: lax.ppermute(v, "x", [(0, 1)]), P("x"), P("x"),
                                  np.concatenate([0 * x[:4], x[:4]])),
+            "all_to_all": (lambda v: lax.all_to_all(v, "x", 1, 0, tiled=True), P("x"),
+                           P(None, "x"), x),
             "axis_index": (lambda v: v * 0 + 10 * lax.axis_index("x").astype(jnp.float32)
                            + lax.axis_index("y"), P("x", "y"), P("x", "y"),
                            np.repeat(np.repeat(np.float32([[0, 1], [10, 11]]), 4, 0), 2, 1)),
@@ -70,6 +72,13 @@ def test_collectives_on_four_devices():
             f = olympus.shard_map(body, mesh, spec_in, spec_out)
             for got in (f(x), olympus.jit(f)(x), reference_call(f, x)):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=name)
+        # all_to_all without tiling: pieces stack (device r gets x[r, 2j + k] at [j, k])
+        stacked = olympus.shard_map(lambda v: lax.all_to_all(v, "y", 0, 0), mesh,
+                                    P(None, "y"), P(None, "y"))
+        two = x[:2]
+        want = np.concatenate([two[r].reshape(2, 2) for r in range(2)], axis=1)
+        for got in (stacked(two), olympus.jit(stacked)(two), reference_call(stacked, two)):
+            np.testing.assert_allclose(np.asarray(got), want)
         text = olympus.jit(olympus.shard_map(
             lambda v: lax.psum(v, "y"), mesh, P("x", "y"), P("x"))).lower(x).as_text()
         assert "sdy.manual_computation" in text and "stablehlo.all_reduce" in text
@@ -114,6 +123,9 @@ def test_grad_and_vmap_of_shard_map():
         np.testing.assert_allclose(np.asarray(rs(x)), 4 * x, rtol=1e-6)  # psum of a copy
         np.testing.assert_allclose(np.asarray(olympus.grad(lambda v: jnp.sum(rs(v) * c))(x)),
                                    4 * c)
+        a2a = olympus.shard_map(lambda v: lax.all_to_all(v, "d", 1, 0, tiled=True), mesh,
+                                P("d"), P(None, "d"))
+        np.testing.assert_allclose(np.asarray(olympus.grad(lambda v: jnp.sum(a2a(v) * c))(x)), c)
         pm = olympus.shard_map(lambda v: lax.pmax(v, "d"), mesh, P("d"), P())
         t = olympus.jvp(pm, (x,), (np.ones_like(x),))[1]
         np.testing.assert_allclose(np.asarray(t), np.ones((2, 4)))

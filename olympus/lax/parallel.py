@@ -4,13 +4,13 @@
 on that device's block of each argument (its PartitionSpec says how the
 argument is split); the body sees local shapes and may combine values across
 a mesh axis with a collective: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`,
-`psum_scatter`, `ppermute`, `axis_index`. An output's spec says how the
+`psum_scatter`, `ppermute`, `all_to_all`, `axis_index`. An output's spec says how the
 per-device results form the global one; an output not split over a mesh axis
 must be equal along it (e.g. the result of a `psum` over that axis).
 
 It lowers to Shardy's `sdy.manual_computation` (every mesh axis manual) and
 its collectives to StableHLO's (`all_reduce`, `all_gather`, `reduce_scatter`,
-`collective_permute`, `partition_id`) over the devices of the named axes;
+`collective_permute`, `all_to_all`, `partition_id`) over the devices of the named axes;
 XLA's SPMD partitioner places them.
 
 Derivatives: collectives are linear (psum's transpose is psum, all_gather's
@@ -280,6 +280,40 @@ batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
     axis_index_p.bind(axis_name=axis_name), None)
 
 
+# ---- all_to_all (tiled: split_axis is cut in axis_size pieces, concat_axis grows) ------
+def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axis):
+    shape = list(x.shape)
+    shape[split_axis] //= axis_size
+    shape[concat_axis] *= axis_size
+    return x.update(shape=tuple(shape))
+
+
+def _all_to_all_lower(ctx, x, *, axis_name, axis_size, split_axis, concat_axis):
+    if axis_size == 1:
+        return x
+    attrs = (f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
+             f"split_count = {axis_size} : i64, "
+             + _group_attrs(ctx, _manual_mesh(ctx), (axis_name,)))
+    return ctx.op("stablehlo.all_to_all", [x], attrs)
+
+
+all_to_all_p = define_primitive("all_to_all", _all_to_all_abstract_eval, _all_to_all_lower)
+defjvp_linear(all_to_all_p)
+transpose_rules[all_to_all_p] = lambda ct, x, *, axis_name, axis_size, split_axis, concat_axis: [
+    all_to_all_p.bind(ct, axis_name=axis_name, axis_size=axis_size, split_axis=concat_axis,
+                      concat_axis=split_axis)]
+
+
+def _all_to_all_batch(batch_size, vals, dims, **params):
+    x = batch_to_front(vals[0], batch_size, dims[0])
+    params = dict(params, split_axis=params["split_axis"] + 1,
+                  concat_axis=params["concat_axis"] + 1)
+    return all_to_all_p.bind(x, **params), 0
+
+
+batch_rules[all_to_all_p] = _all_to_all_batch
+
+
 # ---- the public collectives ------------------------------------------------------------
 def psum(x, axis_name):
     """The sum of `x` (a pytree) over the devices along `axis_name` (a mesh
@@ -351,6 +385,28 @@ def ppermute(x, axis_name: str, perm):
             0 <= i < size for i in sources + targets):
         raise ValueError(f"ppermute: {perm} is not a partial permutation of 0..{size - 1}")
     return tree_map(lambda v: ppermute_p.bind(v, axis_name=axis_name, perm=perm), x)
+
+
+def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: bool = False):
+    """Cuts `x` along `split_axis` into one piece per device along `axis_name`,
+    sends piece i to device i, and joins what arrives along `concat_axis` (in
+    device order). Not `tiled`: `split_axis` has the axis's size and goes
+    away, and the pieces stack as a new `concat_axis`."""
+    size = _axis_size(axis_name, "all_to_all")
+    split, concat = split_axis % x.ndim, concat_axis % (x.ndim if tiled else x.ndim)
+    if (x.shape[split] % size if tiled else x.shape[split] != size):
+        raise ValueError(
+            f"all_to_all: dimension {split} of {x.aval.str_short()} must be "
+            f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}")
+    if tiled:
+        return all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
+                                 concat_axis=concat)
+    # Stack as a new axis: make room for it (size 1), exchange, drop the cut one.
+    x = ops.expand_dims(x, (concat,))
+    split += split >= concat
+    out = all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
+                            concat_axis=concat)
+    return ops.squeeze(out, (split,))
 
 
 def axis_index(axis_name: str):

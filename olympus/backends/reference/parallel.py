@@ -141,6 +141,13 @@ def _ppermute(x, *, axis_name, perm):
     return np.zeros_like(np.asarray(x))
 
 
+@rule("all_to_all")
+def _all_to_all(x, *, axis_name, axis_size, split_axis, concat_axis):
+    me = _device.coords[axis_name]
+    pieces = [np.split(v, axis_size, axis=split_axis)[me] for v in _group((axis_name,), x)]
+    return np.concatenate(pieces, axis=concat_axis)
+
+
 @rule("axis_index")
 def _axis_index(*, axis_name):
     return np.int32(_device.coords[axis_name])
