@@ -161,3 +161,41 @@ def test_pmap():
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+def test_vmap_axis_name_collectives_match_shard_map():
+    """vmap(f, axis_name="i") runs f's collectives over the batch: the same
+    numbers as one device per example under shard_map."""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    v = lambda f: olympus.vmap(f, axis_name="i")  # noqa: E731
+    np.testing.assert_allclose(v(lambda r: r - lax.pmean(r, "i"))(x), x - x.mean(0))
+    np.testing.assert_array_equal(v(lambda r: lax.axis_index("i"))(x), np.arange(4))
+    g = olympus.grad(lambda x: jnp.sum(v(lambda r: lax.psum(r, "i") * r)(x)))(x)
+    np.testing.assert_allclose(g, 2 * np.broadcast_to(x.sum(0), x.shape))
+    with pytest.raises(NameError, match="axis name 'j' is not bound here .*'i'"):
+        v(lambda r: lax.psum(r, "j"))(x)
+    out = run_on_devices("""
+        from olympus import lax
+        mesh = olympus.make_mesh((4,), ("i",))
+        x = np.arange(64, dtype=np.float32).reshape(4, 4, 4)
+        bodies = {
+            "psum": lambda r: lax.psum(r, "i"),
+            "pmax": lambda r: lax.pmax(r, "i"),
+            "pmin": lambda r: lax.pmin(r, "i"),
+            "all_gather": lambda r: lax.all_gather(r, "i", axis=1),
+            "all_gather_tiled": lambda r: lax.all_gather(r, "i", axis=1, tiled=True),
+            "psum_scatter": lambda r: lax.psum_scatter(r, "i", scatter_dimension=1),
+            "psum_scatter_tiled": lambda r: lax.psum_scatter(r, "i", tiled=True),
+            "ppermute": lambda r: lax.ppermute(r, "i", [(0, 2), (2, 1), (1, 0)]),
+            "all_to_all": lambda r: lax.all_to_all(r, "i", 0, 1),
+            "all_to_all_tiled": lambda r: lax.all_to_all(r, "i", 1, 0, tiled=True),
+            "axis_index": lambda r: r * 0 + lax.axis_index("i"),
+        }
+        for name, f in bodies.items():
+            per_device = olympus.shard_map(lambda r: f(r[0])[None], mesh, P("i"), P("i"))
+            want = np.asarray(per_device(x))
+            got = np.asarray(olympus.vmap(f, axis_name="i")(x))
+            np.testing.assert_allclose(got, want, err_msg=name)
+        print("ok")
+    """)
+    assert out.strip() == "ok"

@@ -24,7 +24,6 @@ replicated over one as read from the axis's first device.
 from __future__ import annotations
 
 import math
-import threading
 import weakref
 
 import numpy as np
@@ -41,12 +40,13 @@ from olympus.ir.core import Eqn, Olympuspr, Primitive, ShapedArray, Var
 from olympus.ir.core import all_primitives
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
+from olympus.tracer import axes as axes_env
 from olympus.tracer.core import user_source_info
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.ad_util import is_zero
-from olympus.transforms.batching import batch_rules, batch_to_front
+from olympus.transforms.batching import axis_batch_rules, batch_rules, batch_to_front
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.transforms.programs import (
@@ -60,25 +60,15 @@ class UnboundAxisNameError(NameError):
     """A collective naming an axis no enclosing shard_map binds."""
 
 
-# ---- the axis environment while tracing shard_map bodies ---------------------------
-_env = threading.local()
-
-
-def _bound() -> list:
-    if not hasattr(_env, "meshes"):
-        _env.meshes = []
-    return _env.meshes
-
-
+# ---- the axis environment (olympus/tracer/axes.py) ------------------------------------
 def _axis_size(name: str, api: str) -> int:
-    for mesh in reversed(_bound()):
-        if name in mesh.shape:
-            return mesh.shape[name]
-    bound = [n for mesh in _bound() for n in mesh.axis_names]
+    size = axes_env.axis_size(name)
+    if size is not None:
+        return size
     site = user_source_info()
     raise UnboundAxisNameError(
-        f"{api}: axis name {name!r} is not bound here (bound: {bound or 'none'}); "
-        f"collectives name an axis of an enclosing shard_map's mesh"
+        f"{api}: axis name {name!r} is not bound here (bound: {axes_env.names() or 'none'}); "
+        f"collectives name an axis of an enclosing shard_map's mesh or vmap's axis_name"
         + (f" (at {site})" if site is not None else ""))
 
 
@@ -312,6 +302,81 @@ def _all_to_all_batch(batch_size, vals, dims, **params):
 
 
 batch_rules[all_to_all_p] = _all_to_all_batch
+
+
+# ---- collectives over a vmap's own axis: the batch dimension is the axis -------------
+def _front(x, size: int, dim):
+    """`x` with the vmapped axis in front (broadcast if `x` does not vary over it)."""
+    return batch_to_front(x, size, dim)
+
+
+def _reduce_over_batch(reduce, prim):
+    def rule(axis_name, size, vals, dims, *, axes):
+        x = reduce(_front(vals[0], size, dims[0]), (0,))
+        rest = tuple(a for a in axes if a != axis_name)
+        return (prim.bind(x, axes=rest) if rest else x), None
+
+    return rule
+
+
+axis_batch_rules[psum_p] = _reduce_over_batch(ops.reduce_sum, psum_p)
+axis_batch_rules[pmax_p] = _reduce_over_batch(ops.reduce_max, pmax_p)
+axis_batch_rules[pmin_p] = _reduce_over_batch(ops.reduce_min, pmin_p)
+
+
+def _vmap_all_gather(name, size, vals, dims, *, axis_size, axis, tiled, **_):
+    x = _move_axis(_front(vals[0], size, dims[0]), 0, axis)
+    if tiled:  # merge the stacked axis into the next one
+        shape = x.shape[:axis] + (x.shape[axis] * x.shape[axis + 1],) + x.shape[axis + 2:]
+        x = ops.reshape(x, shape)
+    return x, None
+
+
+def _vmap_psum_scatter(name, size, vals, dims, *, axis_size, scatter_dimension, tiled, **_):
+    total = ops.reduce_sum(_front(vals[0], size, dims[0]), (0,))
+    d = scatter_dimension
+    if tiled:  # cut dimension d into `size` blocks, the block index in front
+        shape = total.shape[:d] + (size, total.shape[d] // size) + total.shape[d + 1:]
+        total = ops.reshape(total, shape)
+    return _move_axis(total, d, 0), 0
+
+
+def _vmap_all_to_all(name, size, vals, dims, *, axis_size, split_axis, concat_axis, **_):
+    x = _front(vals[0], size, dims[0])  # [source, per-example dims]
+    s = split_axis + 1
+    shape = x.shape[:s] + (size, x.shape[s] // size) + x.shape[s + 1:]
+    x = _move_axis(ops.reshape(x, shape), s, 0)  # [target, source, per-example dims]
+    c = concat_axis + 1
+    x = _move_axis(x, 1, c)  # the sources just before the concatenated dimension
+    merged = x.shape[:c] + (x.shape[c] * x.shape[c + 1],) + x.shape[c + 2:]
+    return ops.reshape(x, merged), 0
+
+
+def _vmap_ppermute(name, size, vals, dims, *, perm, **_):
+    x = _front(vals[0], size, dims[0])
+    rows = [ops.full(x.shape[1:], 0, x.dtype)] * size
+    for source, target in perm:
+        rows[target] = ops.squeeze(ops.slice(x, (source,) + (0,) * (x.ndim - 1),
+                                             (source + 1,) + x.shape[1:]), (0,))
+    return ops.concatenate([ops.expand_dims(r, (0,)) for r in rows], 0), 0
+
+
+def _vmap_axis_index(name, size, vals, dims, **_):
+    return ops.iota(np.int32, size), 0
+
+
+axis_batch_rules[all_gather_p] = _vmap_all_gather
+axis_batch_rules[psum_scatter_p] = _vmap_psum_scatter
+axis_batch_rules[all_to_all_p] = _vmap_all_to_all
+axis_batch_rules[ppermute_p] = _vmap_ppermute
+axis_batch_rules[axis_index_p] = _vmap_axis_index
+
+
+def _move_axis(x, source: int, destination: int):
+    ndim = len(x.shape)
+    order = [d for d in range(ndim) if d != source]
+    order.insert(destination, source)
+    return x if order == list(range(ndim)) else ops.transpose(x, tuple(order))
 
 
 # ---- the public collectives ------------------------------------------------------------
@@ -613,11 +678,8 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
             out_leaves, box["tree"] = tree_flatten(f(*tree_unflatten(in_tree, xs)))
             return out_leaves
 
-        _bound().append(mesh)
-        try:
+        with axes_env.bound(mesh.shape):
             sub = trace_sub_program(flat_fun, local, DebugInfo("shard_map", name, ()))
-        finally:
-            _bound().pop()
         outs_like = tree_unflatten(box["tree"], [0] * len(sub.out_avals))
         out_flat = _flat_specs(out_specs, outs_like, mesh, "shard_map out_specs")
         return tree_unflatten(box["tree"], _bind(sub, leaves, mesh, in_flat, out_flat, name))
