@@ -264,6 +264,18 @@ def test_sharded_jit_matches_one_device():
         # device_put inside jit is a constraint
         dp = olympus.jit(lambda v: olympus.device_put(v, rows) * 2)
         assert dp(x).sharding.spec == P("x")
+        # a mesh over devices out of order, and over some of them
+        ds = olympus.devices()
+        odd = olympus.sharding.Mesh(np.array([ds[3], ds[1], ds[2], ds[0]], dtype=object), ("r",))
+        xo = olympus.device_put(x, NamedSharding(odd, P("r")))
+        assert [s.device.id for s in xo.addressable_shards] == [3, 1, 2, 0]
+        got = olympus.jit(lambda v: (v * 2, jnp.sum(v)))(xo)
+        np.testing.assert_allclose(np.asarray(got[0]), 2 * x)
+        np.testing.assert_allclose(float(got[1]), x.sum(), rtol=1e-6)
+        assert np.array_equal(np.asarray(got[0].addressable_shards[0].data), 2 * x[:2])
+        half = olympus.sharding.Mesh(np.array(ds[2:], dtype=object), ("r",))
+        xh = olympus.jit(lambda v: v + 1)(olympus.device_put(x, NamedSharding(half, P("r"))))
+        assert xh.devices() == set(ds[2:]) and np.array_equal(np.asarray(xh), x + 1)
         # a loop of steps (no two programs in flight deadlock)
         for _ in range(20):
             got = jf(w, got[0] @ np.ones((4, 4), np.float32) * 0.1)

@@ -181,8 +181,9 @@ class ShardedExecutable:
         options = client.xc.CompileOptions()
         count = len(self.devices)
         options.num_replicas, options.num_partitions = 1, count
+        # partition i runs on the i-th device of the layout (ids, not positions)
         options.device_assignment = client.xc.DeviceAssignment.create(
-            np.arange(count).reshape(1, count))
+            np.array([[d.id for d in self.devices]]))
         build = options.executable_build_options
         build.use_spmd_partitioning = True
         build.use_shardy_partitioner = True
