@@ -39,6 +39,7 @@ MODULES = [
     "olympus.dtypes",
     "olympus.debug",
     "olympus.sharding",
+    "olympus.distributed",
     "olympus.example_libraries.optimizers",
     "olympus.example_libraries.stax",
 ]

@@ -37,7 +37,7 @@ from olympus.backends.xla.sharding import make_mesh  # noqa: F401
 from olympus.lax.parallel import shard_map  # noqa: F401
 from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
-from olympus import debug, sharding, stages  # noqa: F401  (debug.print, AOT stages)
+from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.autodiff import (  # noqa: F401
     closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,

@@ -14,6 +14,7 @@ Operators come from olympus.numpy.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -26,6 +27,10 @@ from olympus.tracer.core import aval_of, user_source_info
 
 class ShardMismatchError(ValueError):
     """Single-device arrays that do not make up the array asked for."""
+
+
+class NotAddressableError(ValueError):
+    """Reading on the host an array part of which lives in other processes."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,13 +92,18 @@ class Array:
         return self.sharding.is_fully_replicated_for(self.ndim)
 
     @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every piece lives on this process's devices."""
+        return all(map(client.is_addressable, self.sharding._device_assignment))
+
+    @property
     def addressable_shards(self) -> list[Shard]:
-        """Each device's piece, in the sharding's device order."""
+        """The pieces on this process's devices, in the sharding's device order."""
         if self._sharding is None:
             return [Shard(client.default_device(), (slice(None),) * self.ndim, self)]
         indices = self._sharding.devices_indices_map(self.shape)
         shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
-        devices = self._sharding._device_assignment
+        devices = [d for d in self._sharding._device_assignment if client.is_addressable(d)]
         bufs = [self._buf] if self._buf is not None else client.shards_of(self._live_global())
         return [Shard(d, indices[d], _on_device(b, shard_aval, d)) for d, b in zip(devices, bufs)]
 
@@ -120,10 +130,18 @@ class Array:
         return client.host_array(self._buf, self.aval)
 
     def _gathered(self) -> np.ndarray:
-        """The whole array on the host, from one copy of each piece."""
+        """The whole array on the host, from one copy of each piece (all of
+        which must be on this process's devices)."""
         out = np.empty(self.shape, self.dtype)
         done = set()
-        for shard in self.addressable_shards:
+        shards = self.addressable_shards
+        needed = math.prod(self._sharding._tiling(self.ndim).tiles)
+        if len({tuple((s.start, s.stop) for s in sh.index) for sh in shards}) < needed:
+            raise NotAddressableError(
+                f"an Array {self.aval.str_short()} laid out as {self._sharding} has pieces "
+                f"on other processes' devices; read this process's pieces from "
+                f"`addressable_shards`, or lay it out replicated (e.g. out_shardings)")
+        for shard in shards:
             key = tuple((s.start, s.stop) for s in shard.index)
             if key not in done:
                 data = shard.data
@@ -277,9 +295,8 @@ def put(x, sharding: Sharding) -> Array:
         return to_device(value, aval)
     indices = sharding.devices_indices_map(aval.shape, "device_put")
     shard_aval = aval.update(shape=sharding.shard_shape(aval.shape, "device_put"))
-    devices = sharding._device_assignment
     shards = [client.host_to(np.ascontiguousarray(value[indices[d]]), shard_aval, d)
-              for d in devices]
+              for d in sharding._device_assignment if client.is_addressable(d)]
     return assembled(aval, sharding, shards)
 
 
@@ -291,7 +308,8 @@ def _relabelled(x: Array, sharding: Sharding) -> Array:
 
 
 def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
-    """An Array from single-device jaxlib arrays, one per device of `sharding`."""
+    """An Array from single-device jaxlib arrays, one per device of
+    `sharding` that this process can address (in the sharding's order)."""
     devices = sharding._device_assignment
     if len(devices) == 1 and devices[0] == client.default_device():
         out = Array(shards[0], aval)  # runs everywhere a default array does
@@ -321,7 +339,7 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> A
                 f"one dtype; got {a.aval.str_short()} on {len(devices)} device(s)"
                 f"{_at_user_line()}")
         by_device[next(iter(devices))] = a
-    needed = sharding._device_assignment
+    needed = [d for d in sharding._device_assignment if client.is_addressable(d)]
     if set(by_device) != set(needed) or len(arrays) != len(needed):
         raise ShardMismatchError(
             f"make_array_from_single_device_arrays: {sharding} needs one array on each "

@@ -6,6 +6,7 @@ of the backend asks it for the client, devices and host-to-device transfers.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
@@ -40,6 +41,91 @@ class UnknownBackendError(ValueError):
 _NUM_DEVICES = "olympus_num_cpu_devices"
 
 
+# ---- several processes: jaxlib's distributed runtime (olympus/distributed.py) -------
+class DistributedError(RuntimeError):
+    """The distributed runtime could not start (or was asked to too late)."""
+
+
+class CoordinatorUnreachableError(DistributedError, ConnectionError):
+    """No coordinator answered at the address within the timeout."""
+
+
+class _Runtime:
+    """This process's place among several: its coordination client (and, in
+    process 0, the coordination service the others connect to)."""
+
+    def __init__(self, service, runtime_client, process_id: int, num_processes: int,
+                 address: str):
+        self.service, self.client = service, runtime_client
+        self.process_id, self.num_processes = process_id, num_processes
+        self.address = address
+
+
+_runtime: _Runtime | None = None
+
+
+def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
+                           timeout_s: int = 60) -> None:
+    """Joins this process to `num_processes` processes coordinated at
+    `coordinator_address` (host:port; process 0 serves it). Must run before
+    the backend starts; afterwards `devices()` lists every process's devices."""
+    global _runtime
+    if _client is not None:
+        raise DistributedError(
+            "olympus.distributed.initialize must run before the first computation "
+            "(the backend has started with this process's devices only)")
+    if _runtime is not None:
+        raise DistributedError(
+            f"olympus.distributed is already initialized (process {_runtime.process_id} "
+            f"of {_runtime.num_processes} at {_runtime.address})")
+    if not 0 <= process_id < num_processes:
+        raise DistributedError(
+            f"process_id {process_id} is not in 0..{num_processes - 1} (num_processes)")
+    xla = (xc or _load_xla_client())._xla
+    service = None
+    if process_id == 0:
+        service = xla.get_distributed_runtime_service(
+            coordinator_address, num_processes, cluster_register_timeout=timeout_s,
+            shutdown_timeout=timeout_s)
+    runtime_client = xla.get_distributed_runtime_client(
+        coordinator_address, process_id, init_timeout=timeout_s,
+        shutdown_timeout=timeout_s, missed_heartbeat_callback=_lost_contact)
+    try:
+        runtime_client.connect()
+    except Exception as err:  # jaxlib reports DEADLINE_EXCEEDED / UNAVAILABLE
+        if service is not None:
+            service.shutdown()
+        raise CoordinatorUnreachableError(
+            f"process {process_id} of {num_processes}: no coordinator answered at "
+            f"{coordinator_address} within {timeout_s} s (is process 0 running, and the "
+            f"address reachable?): {str(err).splitlines()[0][:300]}") from None
+    _runtime = _Runtime(service, runtime_client, process_id, num_processes,
+                        coordinator_address)
+
+
+def _lost_contact(*status) -> None:
+    """jaxlib's default ends the process from a background thread (a fatal
+    log); a warning lets the program's own timeouts and errors report it."""
+    logging.getLogger("olympus").warning(
+        "olympus.distributed: lost contact with the coordinator or another process: %s",
+        status)
+
+
+def shutdown_distributed() -> None:
+    """Leaves the distributed runtime (waits for the other processes to leave)."""
+    global _runtime
+    if _runtime is None:
+        return
+    runtime, _runtime = _runtime, None
+    runtime.client.shutdown()
+    if runtime.service is not None:
+        runtime.service.shutdown()
+
+
+def distributed_initialized() -> bool:
+    return _runtime is not None
+
+
 def get_client():
     """The CPU PjRt client (created on first use) with
     `olympus_num_cpu_devices` devices; that option is locked from then on."""
@@ -58,7 +144,14 @@ def _make_client():
             f"{_NUM_DEVICES} (env {_NUM_DEVICES.upper()}) must be at least 1, got {count}"
         )
     xla_client = xc or _load_xla_client()
-    made = xla_client.make_cpu_client(num_devices=count)
+    if _runtime is None:
+        made = xla_client.make_cpu_client(num_devices=count)
+    else:  # one process of several: devices of all, collectives over TCP (gloo)
+        collectives = xla_client._xla.make_gloo_tcp_collectives(
+            distributed_client=_runtime.client)
+        made = xla_client.make_cpu_client(
+            distributed_client=_runtime.client, node_id=_runtime.process_id,
+            num_nodes=_runtime.num_processes, collectives=collectives, num_devices=count)
     config.lock(
         _NUM_DEVICES,
         "the backend has started; set it before the first computation "
@@ -76,7 +169,7 @@ _copy_during_call = None  # xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 def _init_device_state(client) -> None:
     global _default_device, _sharding, _device_list, _copy_during_call
-    _default_device = client.devices()[0]
+    _default_device = client.local_devices()[0]
     _sharding = xc.GSPMDSharding((_default_device,), xc.OpSharding())
     _device_list = xc.DeviceList((_default_device,))
     _copy_during_call = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
@@ -128,6 +221,11 @@ def process_count(backend: str | None = None) -> int:
     return len({d.process_index for d in get_client().devices()})
 
 
+def is_addressable(device) -> bool:
+    """Whether this process can read and write `device`'s memory."""
+    return device.process_index == get_client().process_index()
+
+
 def default_device():
     get_client()
     return _default_device
@@ -136,6 +234,18 @@ def default_device():
 def device_list():
     get_client()
     return _device_list
+
+
+def compile_options():
+    """Options for a program on the default device. XLA assigns device id 0
+    unless told otherwise, which is another process's device in processes
+    after the first (the default options are kept where id 0 is right, so
+    persistent-cache keys stay as they were)."""
+    options = xc.CompileOptions()
+    if default_device().id != 0:
+        options.device_assignment = xc.DeviceAssignment.create(
+            np.array([[_default_device.id]]))
+    return options
 
 
 def result_handler(aval):

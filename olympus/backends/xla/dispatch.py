@@ -53,7 +53,7 @@ class Executable:
         get = client.get_client()
         try:
             self.loaded = compiler.compile_and_load(
-                get, text, client.device_list(), client.xc.CompileOptions()
+                get, text, client.device_list(), client.compile_options()
             )
         except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(
