@@ -90,6 +90,10 @@ OPTIONS = (
            "least recently used entries are deleted to stay within it "
            "(None or negative: unlimited).",
            allows_none=True),
+    Option("olympus_platforms", str, None,
+           "Comma-separated platforms to run on, in order of preference (e.g. "
+           "'cuda,cpu'); the first that starts is used (default: cpu). Read "
+           "once, when the backend starts.", allows_none=True),
     Option("olympus_num_cpu_devices", int, 1,
            "How many CPU devices the backend client creates (for sharding "
            "across devices on one machine); read once, when the backend starts."),

@@ -327,3 +327,25 @@ def test_sharded_jit_inside_transforms_donation_callbacks_aot():
     """)
     lines = out.split("\n")
     assert lines[0].startswith("total ") and lines[1] == "ok", out
+
+
+def test_platform_selection():
+    """OLYMPUS_PLATFORMS: the first platform that starts is used; one without
+    its PjRt plugin (or hardware) is named with what is missing."""
+    code = "import olympus; print(olympus.devices()[0].platform)"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("PJRT_NAMES_AND_LIBRARY_PATHS", None)
+    run = lambda platforms, **extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        env=dict(env, OLYMPUS_PLATFORMS=platforms, **extra))
+    alone = run("cuda")
+    assert alone.returncode != 0 and "PlatformUnavailableError" in alone.stderr
+    assert "no PjRt plugin found (install the jax-cuda12-pjrt" in alone.stderr
+    fallback = run("cuda,cpu")
+    assert fallback.returncode == 0 and fallback.stdout.strip() == "cpu"
+    assert "platform 'cuda': no PjRt plugin found" in fallback.stderr
+    broken = run("cuda", PJRT_NAMES_AND_LIBRARY_PATHS="cuda:/nonexistent/plugin.so")
+    assert "the PjRt plugin /nonexistent/plugin.so could not start a client" in broken.stderr
+    olympus.devices()
+    with pytest.raises(config.ConfigLockedError):
+        config.update("olympus_platforms", "cuda")

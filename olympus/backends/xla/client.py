@@ -35,7 +35,7 @@ class DeviceCountError(ValueError):
 
 
 class UnknownBackendError(ValueError):
-    """A `backend=` olympus does not have (only "cpu" today)."""
+    """A `backend=` other than the platform olympus runs on."""
 
 
 _NUM_DEVICES = "olympus_num_cpu_devices"
@@ -127,8 +127,9 @@ def distributed_initialized() -> bool:
 
 
 def get_client():
-    """The CPU PjRt client (created on first use) with
-    `olympus_num_cpu_devices` devices; that option is locked from then on."""
+    """The PjRt client (created on first use): the first platform of
+    `olympus_platforms` that starts (the CPU, with `olympus_num_cpu_devices`
+    devices, by default); both options are locked from then on."""
     global _client
     if _client is None:
         with _lock:
@@ -138,6 +139,27 @@ def get_client():
 
 
 def _make_client():
+    platforms = [p.strip() for p in (config.read(_PLATFORMS) or "cpu").split(",") if p.strip()]
+    missing = []
+    for platform in platforms:
+        try:
+            made = _cpu_client() if platform == "cpu" else _plugin_client(platform)
+        except PlatformUnavailableError as err:
+            missing.append(str(err))
+            continue
+        for reason in missing:
+            logging.getLogger("olympus").warning("%s; using %s", reason, platform)
+        for name in (_NUM_DEVICES, _PLATFORMS):
+            config.lock(name, f"the backend has started on {platform}; set it before the "
+                              f"first computation (or in the environment: {name.upper()})")
+        _init_device_state(made)
+        return made
+    raise PlatformUnavailableError(
+        f"no platform of {_PLATFORMS}={','.join(platforms)} could start:\n  "
+        + "\n  ".join(missing))
+
+
+def _cpu_client():
     count = config.read(_NUM_DEVICES)
     if count < 1:
         raise DeviceCountError(
@@ -152,13 +174,71 @@ def _make_client():
         made = xla_client.make_cpu_client(
             distributed_client=_runtime.client, node_id=_runtime.process_id,
             num_nodes=_runtime.num_processes, collectives=collectives, num_devices=count)
-    config.lock(
-        _NUM_DEVICES,
-        "the backend has started; set it before the first computation "
-        f"(or in the environment: {_NUM_DEVICES.upper()}=N)",
-    )
-    _init_device_state(made)
     return made
+
+
+# ---- other platforms: PjRt plugins (a shared library with the PjRt C API) -----------
+class PlatformUnavailableError(RuntimeError):
+    """A platform asked for (olympus_platforms) has no plugin, or no hardware."""
+
+
+_PLATFORMS = "olympus_platforms"
+# Python packages that ship a platform's PjRt plugin, newest first, and the
+# library inside them (the wheels JAX's plugins come as).
+_PLUGIN_PACKAGES = {
+    "cuda": (["jax_cuda13_pjrt", "jax_cuda12_pjrt"], "xla_cuda_plugin.so",
+             "jax-cuda12-pjrt (or jax-cuda13-pjrt)"),
+    "rocm": (["jax_rocm7_pjrt", "jax_rocm60_pjrt"], "xla_rocm_plugin.so", "jax-rocm7-pjrt"),
+    "tpu": (["libtpu"], "libtpu.so", "libtpu"),
+}
+_ALIASES = {"gpu": "cuda"}
+
+
+def plugin_library(platform: str) -> str | None:
+    """The path of `platform`'s PjRt plugin: from PJRT_NAMES_AND_LIBRARY_PATHS
+    (`name:path,...`, as JAX reads it), else an installed plugin package."""
+    for entry in os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "").split(","):
+        name, _, path = entry.partition(":")
+        if name.strip() == platform and path:
+            return path
+    import importlib.util
+
+    packages, library, _ = _PLUGIN_PACKAGES.get(platform, ((), "", ""))
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            path = os.path.join(folder, library)
+            if os.path.exists(path):
+                return path
+    return None
+
+
+def _plugin_client(platform: str):
+    platform = _ALIASES.get(platform, platform)
+    path = plugin_library(platform)
+    if path is None:
+        wheel = _PLUGIN_PACKAGES.get(platform, (None, None, None))[2]
+        how = (f"install the {wheel} wheel matching jaxlib {_jaxlib_version()}" if wheel
+               else "name its library in PJRT_NAMES_AND_LIBRARY_PATHS=name:/path/plugin.so")
+        raise PlatformUnavailableError(f"platform {platform!r}: no PjRt plugin found ({how})")
+    xla_client = xc or _load_xla_client()
+    try:
+        if not xla_client.pjrt_plugin_loaded(platform):
+            xla_client.load_pjrt_plugin_dynamically(platform, path)
+        options = xla_client.generate_pjrt_gpu_plugin_options() if platform in (
+            "cuda", "rocm") else None
+        return xla_client.make_c_api_client(platform, options)
+    except Exception as err:  # the plugin's own report: no driver, no device, ...
+        raise PlatformUnavailableError(
+            f"platform {platform!r}: the PjRt plugin {path} could not start a client "
+            f"(is its hardware and driver present?): {str(err).splitlines()[0][:300]}"
+        ) from None
+
+
+def _jaxlib_version() -> str:
+    import jaxlib
+
+    return jaxlib.__version__
 
 
 _default_device = None
@@ -176,8 +256,10 @@ def _init_device_state(client) -> None:
 
 
 def _check_backend(backend) -> None:
-    if backend not in (None, "cpu"):
-        raise UnknownBackendError(f"unknown backend {backend!r}; olympus has 'cpu'")
+    if backend is not None and backend != get_client().platform:
+        raise UnknownBackendError(
+            f"unknown backend {backend!r}; olympus runs on {get_client().platform!r} "
+            f"(olympus_platforms chooses it)")
 
 
 def devices(backend: str | None = None) -> list:
