@@ -41,7 +41,7 @@ from olympus.ir.core import all_primitives
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.tracer import axes as axes_env
-from olympus.tracer.core import user_source_info
+from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
@@ -650,6 +650,21 @@ def _flat_specs(specs, tree, mesh: Mesh, api: str) -> list[PartitionSpec]:
     return [s.spec for s in flat_shardings(named, tree, api)]
 
 
+def _trace_body(f, name: str, mesh: Mesh, in_tree, local: list, out_specs):
+    """f traced on per-device avals with the mesh's axes bound."""
+    box = {}
+
+    def flat_fun(*xs):
+        out_leaves, box["tree"] = tree_flatten(f(*tree_unflatten(in_tree, xs)))
+        return out_leaves
+
+    with axes_env.bound(mesh.shape):
+        sub = trace_sub_program(flat_fun, local, DebugInfo("shard_map", name, ()))
+    outs_like = tree_unflatten(box["tree"], [0] * len(sub.out_avals))
+    out_flat = _flat_specs(out_specs, outs_like, mesh, "shard_map out_specs")
+    return sub, out_flat, box["tree"]
+
+
 def shard_map(f, mesh: Mesh, in_specs, out_specs):
     """`f` run on each device of `mesh` with that device's block of every
     argument (`in_specs`: a PartitionSpec per argument, or a pytree prefix);
@@ -662,6 +677,7 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
     Array([0., 2.], dtype=float32)
     """
     name = function_name(f)
+    traced: dict = {}  # (tree, local avals, specs) -> (body, out specs, out tree)
 
     def wrapped(*args):
         leaves, in_tree = tree_flatten(args)
@@ -672,17 +688,14 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
                 np.shape(x), dtypes.canonicalize_dtype(np.result_type(x)))
             shape = NamedSharding(mesh, spec).shard_shape(aval.shape, "shard_map")
             local.append(aval.update(shape=shape))
-        box = {}
-
-        def flat_fun(*xs):
-            out_leaves, box["tree"] = tree_flatten(f(*tree_unflatten(in_tree, xs)))
-            return out_leaves
-
-        with axes_env.bound(mesh.shape):
-            sub = trace_sub_program(flat_fun, local, DebugInfo("shard_map", name, ()))
-        outs_like = tree_unflatten(box["tree"], [0] * len(sub.out_avals))
-        out_flat = _flat_specs(out_specs, outs_like, mesh, "shard_map out_specs")
-        return tree_unflatten(box["tree"], _bind(sub, leaves, mesh, in_flat, out_flat, name))
+        key = (in_tree, tuple(local), tuple(in_flat))
+        entry = traced.get(key)
+        if entry is None:
+            entry = _trace_body(f, name, mesh, in_tree, local, out_specs)
+            if not any(isinstance(c, Tracer) for c in entry[0].consts):
+                traced[key] = entry  # one body per signature: compiled once
+        sub, out_flat, out_tree = entry
+        return tree_unflatten(out_tree, _bind(sub, leaves, mesh, in_flat, out_flat, name))
 
     wrapped.__name__ = f"shard_map({name})"
     return wrapped

@@ -362,7 +362,9 @@ def host_to_device(value: np.ndarray, aval):
 
 
 # ---- arrays over several devices --------------------------------------------
-_jax_shardings: dict = caches.register("jaxlib shardings", {})
+# jaxlib sharding objects by layout: immutable, a few per mesh, not compiled
+# code, so not among the caches olympus.clear_caches() empties.
+_jax_shardings: dict = {}
 
 
 def jax_sharding(devices: tuple, hlo_text: str):
@@ -433,7 +435,9 @@ def host_to_device(value: np.ndarray, aval):
 
 
 # ---- arrays over several devices --------------------------------------------
-_jax_shardings: dict = caches.register("jaxlib shardings", {})
+# jaxlib sharding objects by layout: immutable, a few per mesh, not compiled
+# code, so not among the caches olympus.clear_caches() empties.
+_jax_shardings: dict = {}
 
 
 def jax_sharding(devices: tuple, hlo_text: str):
