@@ -190,7 +190,9 @@ def test_sharding_constraint_one_device():
 
     s = NamedSharding(olympus.make_mesh((1,), ("x",)), P("x"))
     x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
-    f = lambda v: jnp.sum(lax.with_sharding_constraint(jnp.sin(v), s) * 2)
+    def f(v):
+        return jnp.sum(lax.with_sharding_constraint(jnp.sin(v), s) * 2)
+
     np.testing.assert_allclose(olympus.jit(f)(x), f(x), rtol=1e-6)
     np.testing.assert_allclose(olympus.grad(f)(x), 2 * np.cos(x), rtol=1e-6)
     np.testing.assert_allclose(

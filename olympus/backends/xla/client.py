@@ -330,22 +330,6 @@ def compile_options():
     return options
 
 
-def result_handler(aval):
-    """Turns an executable's output buffer into a jaxlib array of `aval`.
-
-    Executables hand their results back through these handlers
-    (`ExecuteResults.consume_with_handlers`) rather than through
-    `disassemble_into_single_device_arrays`: the latter asks for
-    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
-    imports all of jax when it is installed (about a second, and olympus must
-    never import jax) and walks sys.path on every call when it is not. A
-    handler carries our own sharding, so nothing is looked up, and it is
-    cheaper too (measured in benchmarks/README.md).
-    """
-    get_client()
-    return xc._xla.array_result_handler(aval, _sharding, True, True)
-
-
 def host_to_device(value: np.ndarray, aval):
     """Copies a host array (already of aval's dtype) to the default device.
 
@@ -401,84 +385,6 @@ def assemble(aval, devices: tuple, hlo_text: str, shards: list):
 def shards_of(buf) -> list:
     """The single-device arrays of a jaxlib array, in its devices' order."""
     return list(buf._arrays)
-
-
-def result_handler(aval):
-    """Turns an executable's output buffer into a jaxlib array of `aval`.
-
-    Executables hand their results back through these handlers
-    (`ExecuteResults.consume_with_handlers`) rather than through
-    `disassemble_into_single_device_arrays`: the latter asks for
-    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
-    imports all of jax when it is installed (about a second, and olympus must
-    never import jax) and walks sys.path on every call when it is not. A
-    handler carries our own sharding, so nothing is looked up, and it is
-    cheaper too (measured in benchmarks/README.md).
-    """
-    get_client()
-    return xc._xla.array_result_handler(aval, _sharding, True, True)
-
-
-def host_to_device(value: np.ndarray, aval):
-    """Copies a host array (already of aval's dtype) to the default device.
-
-    The copy is made during the call: jaxlib's default (ZERO_COPY) makes the
-    device buffer *alias* a 64-byte-aligned NumPy array on the CPU, so writing
-    to the NumPy array later would change an immutable Array (or the input of
-    a jitted call still running).
-    """
-    get_client()
-    return xc.batched_device_put(
-        aval, _sharding, [value], [_default_device], True,
-        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
-    )
-
-
-# ---- arrays over several devices --------------------------------------------
-# jaxlib sharding objects by layout: immutable, a few per mesh, not compiled
-# code, so not among the caches olympus.clear_caches() empties.
-_jax_shardings: dict = {}
-
-
-def jax_sharding(devices: tuple, hlo_text: str):
-    """jaxlib's sharding object for `devices` laid out as `hlo_text` says
-    (what multi-device jaxlib arrays and result handlers carry)."""
-    key = (devices, hlo_text)
-    found = _jax_shardings.get(key)
-    if found is None:
-        get_client()
-        found = xc.GSPMDSharding(devices, xc.HloSharding.from_string(hlo_text))
-        _jax_shardings[key] = found
-    return found
-
-
-def host_to(value: np.ndarray, aval, device):
-    """`host_to_device` onto any one device."""
-    if device == default_device():
-        return host_to_device(value, aval)
-    return xc.batched_device_put(
-        aval, jax_sharding((device,), "{replicated}"), [value], [device], True,
-        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
-    )
-
-
-def assemble(aval, devices: tuple, hlo_text: str, shards: list):
-    """One jaxlib array of `aval` from one single-device array per device of
-    `devices` (in that order), laid out as `hlo_text`: what an SPMD
-    executable takes as an argument."""
-    from jaxlib import _jax
-
-    return _jax.ArrayImpl(aval, jax_sharding(devices, hlo_text), shards, True, True)
-
-
-def shards_of(buf) -> list:
-    """The single-device arrays of a jaxlib array, in its devices' order."""
-    return list(buf._arrays)
-
-
-def device_of(buf):
-    """The device of a single-device jaxlib array."""
-    return buf._arrays[0].sharding._device_assignment[0] if False else buf.device
 
 
 def result_handler(aval, devices: tuple | None = None, hlo_text: str | None = None):
