@@ -24,6 +24,8 @@ def main() -> None:
 
     print("\nolympuspr of grad(loss), forward and backward:")
     print(olympus.make_olympuspr(olympus.grad(loss))(w, x))
+    print("\nthe same program after the optimizer (what jit compiles):")
+    print(olympus.make_olympuspr(olympus.grad(loss), optimize=True)(w, x))
     print("\njit(grad(loss))(w, x) =")
     print(olympus.jit(olympus.grad(loss))(w, x))
 

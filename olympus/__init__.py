@@ -43,6 +43,7 @@ from olympus.autodiff import (  # noqa: F401
     closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,
     value_and_grad, vjp,
 )
+from olympus.lax.reductions import default_matmul_precision  # noqa: F401
 from olympus.lax.custom_derivatives import (  # noqa: F401
     checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
 )
@@ -55,7 +56,7 @@ __all__ = [
     "local_devices", "make_array_from_single_device_arrays", "make_mesh", "pmap", "process_count", "shard_map",
     "process_index", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
-    "custom_vjp", "remat", "vmap",
+    "custom_vjp", "default_matmul_precision", "remat", "vmap",
 ]
 from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

@@ -13,6 +13,7 @@ import numpy as np
 from olympus import caches, config
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, put, to_device
 from olympus.backends.xla.sharding import (
@@ -27,7 +28,9 @@ from olympus.lax.pjit import pjit_p
 from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
-from olympus.stages import Call, Compiled, Traced, explain_miss, split_call, trace_call
+from olympus.stages import (
+    Call, Compiled, Traced, explain_miss, optimized, split_call, trace_call,
+)
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.functions import (
@@ -41,11 +44,21 @@ from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
 
 
-def make_olympuspr(fun: Callable, static_argnums: int | Sequence[int] = (), return_shape: bool = False):
-    """Returns a function that traces `fun` and gives its ClosedOlympuspr.
+def make_olympuspr(
+    fun: Callable,
+    static_argnums: int | Sequence[int] = (),
+    return_shape: bool = False,
+    optimize: bool = False,
+):
+    """Returns a function that traces `fun` and gives its ClosedOlympuspr;
+    `optimize=True`: the program jit lowers, after the optimizer's passes.
 
     >>> print(olympus.make_olympuspr(lambda x: x * 2.0)(1.0))
     { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
+    >>> print(olympus.make_olympuspr(lambda x: (x * 1.0) * (x * 1.0), optimize=True)(1.0))
+    { lambda ; a:f32[]. let
+        b:f32[] = mul a a
+      in (b,) }
     """
     static = _normalize_argnums(static_argnums)
 
@@ -53,6 +66,8 @@ def make_olympuspr(fun: Callable, static_argnums: int | Sequence[int] = (), retu
     def traced(*args, **kwargs):
         dyn_fun, dyn_args = argnums_partial(fun, dynamic_argnums(len(args), static), args)
         closed, _, out_tree = trace_pytree_function(dyn_fun, dyn_args, kwargs, "make_olympuspr")
+        if optimize:
+            closed = optimized(closed)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
             return closed, tree_unflatten(out_tree, shapes)
@@ -175,7 +190,7 @@ class JitFunction:
             self._remember_fast(call.key[1], entry)
         result = entry.run(call.leaves)
         if debug_nans:
-            self._find_nans(result, args, kwargs)
+            self._find_nans(result, entry, call)
         if entry.donated:
             entry.donate(call.leaves)
         return result
@@ -194,18 +209,13 @@ class JitFunction:
                 self._cache[call.key] = entry
         return entry
 
-    def _find_nans(self, result, args, kwargs) -> None:
-        """With olympus_debug_nans: a NaN output re-runs `fun` op by op, where
-        the first primitive producing a NaN raises FloatingPointError naming
-        itself and the user's line (as JAX does)."""
-        for leaf in tree_flatten(result)[0]:
-            value = np.asarray(leaf)
-            if value.dtype.kind in "fc" and np.isnan(value).any():
-                with disable_jit():
-                    self.fun(*args, **kwargs)
-                raise FloatingPointError(
-                    f"invalid value (NaN) in the output of jit({self.name}); op by op, no "
-                    f"primitive produced it (olympus_debug_nans is on)")
+    def _find_nans(self, result, entry: Compiled, call: Call) -> None:
+        """With olympus_debug_nans: a NaN output runs the traced program again,
+        equation by equation (olympus/backends/stepping.py); the FloatingPointError
+        names the first equation that made a NaN, its operands, the user's line,
+        the loop iteration and whether it is in a backward pass."""
+        if any(has_nan(leaf) for leaf in tree_flatten(result)[0]):
+            raise_first_nan(entry.traced.olympuspr, call.leaves, f"jit({self.name})")
 
     def _remember_fast(self, avals: tuple, entry: Compiled) -> None:
         with self._lock:

@@ -70,12 +70,23 @@ OPTIONS = (
     Option("olympus_enable_x64", bool, False,
            "Enable 64-bit types (int64, uint64, float64, complex128); when off "
            "they narrow to their 32-bit counterparts."),
+    Option("olympus_optimize", bool, True,
+           "Run the optimizer's passes (olympus.optimizer) on every program "
+           "before it is lowered; off: jit compiles the traced program as is."),
+    Option("olympus_optimize_stable", bool, True,
+           "With olympus_optimize: include the numerically stable rewrites "
+           "(olympus/optimizer/stable.py), e.g. log(1 + exp(x)) -> softplus."),
     Option("olympus_debug_nans", bool, False,
            "Raise FloatingPointError where an operation first produces a NaN."),
     Option("olympus_disable_jit", bool, False,
            "Run jitted functions op by op in Python (for debugging)."),
     Option("olympus_explain_cache_misses", bool, False,
            "Log why each jit recompilation happened (olympus/stages.py)."),
+    Option("olympus_default_matmul_precision", str, None,
+           "Precision of the matmuls whose precision= is None: 'bfloat16', "
+           "'tensorfloat32' or 'float32' (also 'default', 'high', 'highest'); "
+           "None keeps XLA's default. jit keys its cache on it.",
+           allows_none=True),
     Option("olympus_compilation_cache", bool, True,
            "Keep compiled programs in the persistent compilation cache on disk."),
     Option("olympus_compilation_cache_dir", str, None,

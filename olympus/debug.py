@@ -15,7 +15,16 @@ threads an ordering token through every callback, including those inside
 cond branches, loop bodies and nested jits, so compiled prints come out in
 the order a Python run of the function would give.
 
-Both functions bind `debug_callback`, a primitive with no outputs whose
+`intermediates(f)(*args)` and `Stepper(f, *args)` run f's olympuspr
+equation by equation (olympus/backends/stepping.py) and show every value by
+the name `print(olympus.make_olympuspr(f)(*args))` gives it:
+
+    s = olympus.debug.Stepper(f, x)
+    s.continue_to(primitive="sin")   # or line=12, condition=..., or
+    s.continue_to_nonfinite()        # the first NaN or Inf
+    s.values["c"], s.step_into()     # into a cond branch, a loop iteration
+
+`print`/`callback` bind `debug_callback`, a primitive with no outputs whose
 `callback` parameter is the Python function to call with NumPy arrays. It is
 kept out of `olympus.ir.core.all_primitives`: a program holding a Python function cannot
 be written as text and parsed back.
@@ -28,14 +37,30 @@ from typing import Callable
 
 import numpy as np
 
+from olympus.backends.stepping import (  # noqa: F401  (the stepper's errors, public here)
+    NotInProgramError,
+    ProgramFinishedError,
+    ProgramStepper,
+    StepperError,
+    UnknownVariableError,
+    Values,
+)
 from olympus.backends.xla.host_callback import HostCallbackError  # noqa: F401  (re-exported)
 from olympus.backends.xla.host_callback import emit_host_callback
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir.core import Primitive
 from olympus.ir.effects import ordered_effect_primitives
+from olympus.tracer.functions import trace_pytree_function
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_to_front, batch_rules
 from olympus.transforms.jvp import jvp_rules
+
+__all__ = [
+    "HostCallbackError", "NotInProgramError", "ProgramFinishedError", "Stepper",
+    "StepperError", "UnknownVariableError", "Values", "callback", "debug_callback_p",
+    "intermediates", "print",
+]
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
 
@@ -177,3 +202,59 @@ def print(fmt: str, *args, ordered: bool = True, **kwargs) -> None:  # noqa: A00
         show(*a, **k)
 
     debug_callback_p.bind(*leaves, callback=HostFunction(call, "print"))
+
+
+# ---- the step debugger --------------------------------------------------------------
+class Stepper(ProgramStepper):
+    """Runs `fun(*args, **kwargs)`'s olympuspr one equation at a time, eagerly.
+
+    `step()` runs the current equation (a `cond`, loop or jitted call whole),
+    `step_into()` enters its branch, iterations or callee, `continue_to(
+    primitive=, line=, condition=)` runs until an equation matches,
+    `continue_to_nonfinite()` until one makes a NaN or Inf, `finish()` runs
+    the rest and returns `fun`'s result. `current` is the equation about to
+    run; `str(stepper)` (and in a notebook its HTML) shows it with its
+    neighbours and the user's line. `values` has every value so far, keyed by
+    printed name (`q[2]`: iteration 2 of a loop body). Numbers are those of
+    eager mode (each primitive's eager executable). Arguments are traced as
+    arrays: bind static ones first (`functools.partial`).
+
+    >>> s = olympus.debug.Stepper(lambda x: jnp.sin(x) * 2.0, jnp.ones(3))
+    >>> s.step().values["b"]
+    Array([0.84147096, 0.84147096, 0.84147096], dtype=float32)
+    >>> s.finish()
+    Array([1.6829419, 1.6829419, 1.6829419], dtype=float32)
+    """
+
+    def __init__(self, fun: Callable, *args, **kwargs):
+        closed, _, self.out_tree = trace_pytree_function(fun, args, kwargs, "debug")
+        leaves, _ = tree_flatten((args, kwargs))
+        super().__init__(closed, leaves, function_name(fun))
+
+    def finish(self):
+        """Runs the rest (sub-programs whole) and returns `fun`'s result."""
+        return tree_unflatten(self.out_tree, super().finish())
+
+    def run_all(self):
+        """Runs the rest, into every sub-program; returns `fun`'s result."""
+        return tree_unflatten(self.out_tree, super().run_all())
+
+
+def intermediates(fun: Callable) -> Callable[..., Values]:
+    """`intermediates(f)(*args)`: every value f's olympuspr computes, keyed by
+    the names `print(olympus.make_olympuspr(f)(*args))` shows, in the order
+    they were computed (inside a loop body, `name[i]` for iteration i; see
+    olympus/backends/stepping.py). Each equation runs eagerly, so the values
+    equal eager mode's.
+
+    >>> vals = olympus.debug.intermediates(lambda x: jnp.sin(x) * 2.0)(jnp.ones(2))
+    >>> vals["b"]
+    Array([0.84147096, 0.84147096], dtype=float32)
+    """
+
+    def run(*args, **kwargs) -> Values:
+        stepper = Stepper(fun, *args, **kwargs)
+        stepper.run_all()
+        return stepper.values
+
+    return run

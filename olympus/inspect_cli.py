@@ -8,10 +8,19 @@ Python expression evaluated with `np` (NumPy), `jnp` (olympus.numpy) and
 `olympus` in scope. `--mode` picks what is run and shown: the function itself
 (`eval`), `jit(f)`, `grad(f)`, `vmap(f)` or `jvp(f)` (tangents of ones); the
 result is printed, then each requested stage of that computation: its
-olympuspr (`--source` adds each equation's line), its StableHLO, and/or the
+olympuspr (`--source` adds each equation's line), the optimized olympuspr that
+jit lowers (`optimized`), its StableHLO, and/or the
 HLO that XLA's optimiser makes of it (`hlo`).
 `--html` also writes a page with the result and the olympuspr table, and
 `--save` the olympuspr in `olympus.ir.save`'s format.
+
+`--step` runs that computation's olympuspr equation by equation instead
+(`olympus.debug.Stepper`), reading commands from stdin: `s` or `n` (or an
+empty line) steps, `i` steps into a cond branch, loop iteration or call,
+`c PRIM` continues to a primitive, `c LINE` to a source line, `c nan` to the
+first equation that makes a NaN or Inf, `p VAR` prints a value (`p q[2]`:
+iteration 2 of a loop body), `v` lists the values so far, `l` shows where it
+is, `f` finishes, `q` (or end of input) quits.
 
 Usage errors (a missing file or function, arguments that do not evaluate)
 exit with status 2 and one line on stderr; an error inside the user's
@@ -29,7 +38,7 @@ from html import escape
 from typing import Callable
 
 MODES = ("eval", "jit", "grad", "vmap", "jvp")
-STAGES = ("olympuspr", "stablehlo", "hlo")
+STAGES = ("olympuspr", "optimized", "stablehlo", "hlo")
 
 
 class UsageError(Exception):
@@ -51,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--source", action="store_true", help="show each equation's source line")
     inspect.add_argument("--html", metavar="OUT.html", help="also write an HTML page")
     inspect.add_argument("--save", metavar="OUT.olympuspr", help="also save the olympuspr")
+    inspect.add_argument("--step", action="store_true",
+                         help="step through the olympuspr (commands on stdin; h for help)")
     return parser
 
 
@@ -147,6 +158,9 @@ def _stage_texts(computation: Callable, args: tuple, stages, source: bool):
     texts = {}
     if "olympuspr" in stages:
         texts["olympuspr"] = closed.pretty(source_info=source)
+    if "optimized" in stages:  # the program jit lowers, after the optimizer
+        optimized = olympus.make_olympuspr(computation, optimize=True)(*args)
+        texts["optimized"] = optimized.pretty(source_info=source)
     if "stablehlo" in stages or "hlo" in stages:
         jitted = computation
         if not isinstance(computation, olympus.api.JitFunction):
@@ -162,16 +176,90 @@ def _html_page(title: str, result, closed, texts: dict) -> str:
     parts = [f"<html><head><meta charset='utf-8'><title>{escape(title)}</title></head><body>",
              f"<h1>{escape(title)}</h1>", "<h2>result</h2>", f"<pre>{escape(repr(result))}</pre>",
              "<h2>olympuspr</h2>", closed._repr_html_()]
-    for stage in ("stablehlo", "hlo"):
+    for stage in ("optimized", "stablehlo", "hlo"):
         if stage in texts:
             parts += [f"<h2>{stage}</h2>", f"<pre>{escape(texts[stage])}</pre>"]
     return "\n".join(parts + ["</body></html>"])
+
+
+STEP_HELP = """commands:
+  s, n, <empty>   run the current equation (a cond, loop or call whole)
+  i               step into a cond branch, loop iteration or call
+  c PRIM          continue to the next equation of primitive PRIM
+  c LINE          continue to source line LINE (a number or FILE.py:NUMBER)
+  c nan           continue to the first equation that makes a NaN or Inf
+  p VAR           print the value of VAR (q[2]: iteration 2 of a loop body)
+  v               list the values computed so far
+  l               show where the stepper is
+  f               run to the end and print the result
+  q               quit"""
+
+
+def _step_command(stepper, command: str, arg: str) -> bool:
+    """Runs one stepper command, printing what it shows; False to quit."""
+    if command in ("q", "quit", "exit"):
+        return False
+    if command in ("", "s", "n", "step", "next"):
+        print(stepper.step())
+    elif command in ("i", "into"):
+        print(stepper.step_into())
+    elif command in ("c", "continue"):
+        if not arg:
+            print("c needs a primitive, a line or 'nan' (h for help)")
+        elif arg.lower() in ("nan", "inf", "nonfinite"):
+            print(stepper.continue_to_nonfinite())
+        elif arg.isdigit() or (":" in arg and arg.rpartition(":")[2].isdigit()):
+            print(stepper.continue_to(line=int(arg) if arg.isdigit() else arg))
+        else:
+            print(stepper.continue_to(primitive=arg))
+    elif command in ("p", "print"):
+        print(f"{arg} = {stepper.values[arg]!r}")
+    elif command in ("v", "values"):
+        from olympus.backends.stepping import summarize
+
+        for key, value in stepper.values.items():
+            print(f"{key}: {summarize(value)}")
+    elif command in ("l", "w", "where"):
+        print(stepper)
+    elif command in ("f", "finish"):
+        print(f"result:\n{stepper.finish()!r}")
+    elif command in ("h", "help", "?"):
+        print(STEP_HELP)
+    else:
+        print(f"unknown command {command!r}\n{STEP_HELP}")
+    return True
+
+
+def step(computation: Callable, args: tuple, title: str, commands=None) -> int:
+    """The `--step` loop: commands from `commands` (default stdin) until `q` or
+    their end; a stepper error (an unknown name, a step past the end) is
+    printed and the loop goes on."""
+    from olympus.debug import Stepper, StepperError
+
+    commands = sys.stdin if commands is None else commands
+    stepper = Stepper(computation, *args)
+    print(f"stepping {title}:\n{stepper.closed}\n")
+    print(stepper)
+    while True:
+        print("(olympus step) ", end="", flush=True)
+        line = commands.readline()
+        if not line:
+            print()
+            return 0
+        command, _, arg = line.strip().partition(" ")
+        try:
+            if not _step_command(stepper, command, arg.strip()):
+                return 0
+        except StepperError as err:
+            print(f"{type(err).__name__}: {err}")
 
 
 def inspect(options) -> int:
     fun = load_function(options.target)
     args = parse_args(options.args)
     computation = transformed(fun, options.mode, args, options)
+    if options.step:
+        return step(computation, args, f"{options.mode} of {options.target}")
     stages = options.stage or ["olympuspr"]
     title = f"{options.mode} of {options.target}"
     result = computation(*args)

@@ -42,6 +42,7 @@ from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
 from olympus.ir import dtypes
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.optimizer import ALGEBRAIC_PASSES, optimize
 from olympus.tracer.core import aval_of, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.functions import (
@@ -146,10 +147,33 @@ def split_call(
     if array_module.layouts_in_use:  # skip the scan while every Array is plain
         placed = [x._sharding if type(x) is Array else None for x in leaves]
         placed = None if placed.count(None) == len(placed) else tuple(placed)
-    key = (in_tree, avals, statics, dtypes.x64_enabled(), placed)
+    key = (in_tree, avals, statics, dtypes.x64_enabled(), compile_settings(), placed)
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
+
+
+# The options that change what a traced program compiles to: part of every
+# jit signature key, so changing one recompiles instead of reusing.
+COMPILE_OPTIONS = (
+    "olympus_optimize",
+    "olympus_optimize_stable",
+    "olympus_default_matmul_precision",
+)
+
+
+def compile_settings() -> tuple:
+    return tuple([config.read(name) for name in COMPILE_OPTIONS])
+
+
+def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    """The program that is lowered for `closed`: after olympus.optimizer's
+    passes when olympus_optimize is on (the stable rewrites only with
+    olympus_optimize_stable), else `closed` itself."""
+    if not config.read("olympus_optimize"):
+        return closed
+    stable = config.read("olympus_optimize_stable")
+    return optimize(closed, None if stable else ALGEBRAIC_PASSES)
 
 
 def trace_call(
@@ -243,14 +267,16 @@ class Traced:
         return _shape_structs(self.olympuspr.out_avals, self.out_tree)
 
     def lower(self) -> Lowered:
-        olympuspr = self.olympuspr.olympuspr
+        """The StableHLO stage of the optimized program (see `optimized`)."""
+        program = optimized(self.olympuspr)
+        olympuspr = program.olympuspr
         n_consts = len(olympuspr.constvars)
         donated = tuple(n_consts + i for i in self.donated)  # program parameters
         layout = plan_layout(
             olympuspr, [None] * n_consts + list(self.in_shardings), self.out_shardings
         )
         text = build_module(olympuspr, self.name, donated, layout=layout)
-        return Lowered(self, text, layout)
+        return Lowered(self, text, program, layout)
 
     def _repr_html_(self) -> str:
         return self.olympuspr._repr_html_()
@@ -262,14 +288,18 @@ class Traced:
 class Lowered:
     """A traced function lowered to a StableHLO module, ready to compile."""
 
-    def __init__(self, traced: Traced, text: str, layout: SpmdLayout | None = None):
+    def __init__(self, traced: Traced, text: str, program: ClosedOlympuspr,
+                 layout: SpmdLayout | None = None):
         self.traced = traced
         self._text = text
+        self.program = program
         self._layout = layout  # None: the program runs on the default device
 
     @property
     def olympuspr(self) -> ClosedOlympuspr:
-        return self.traced.olympuspr
+        """The program this module was lowered from: the traced one after the
+        optimizer's passes (`traced.olympuspr` is the program as traced)."""
+        return self.program
 
     @property
     def out_info(self):
@@ -287,11 +317,13 @@ class Lowered:
     def compile(self) -> Compiled:
         """The executable; ArrayTooLargeError first if one of the program's
         arrays could not fit in this machine's memory."""
-        closed = self.traced.olympuspr
+        closed = self.program
         check_array_sizes(closed.olympuspr, self.traced.name)
         if self._layout is not None:
-            return Compiled(self.traced, ShardedExecutable(self._text, self._layout))
-        return Compiled(self.traced, Executable(self._text, closed.out_avals))
+            executable = ShardedExecutable(self._text, self._layout)
+        else:
+            executable = Executable(self._text, closed.out_avals)
+        return Compiled(self.traced, executable, closed.consts)
 
     def _repr_html_(self) -> str:
         from html import escape
@@ -321,11 +353,10 @@ class Compiled:
         "traced",
     )
 
-    def __init__(self, traced: Traced, executable):
+    def __init__(self, traced: Traced, executable, consts: list):
         self.traced = traced
         self.executable = executable
         self.sharded = isinstance(executable, ShardedExecutable)
-        consts = traced.olympuspr.consts
         if self.sharded:  # laid out once, as their parameters ask
             self.const_bufs = [put(c, s) for c, s in zip(consts, executable.in_shardings)]
         else:
@@ -450,9 +481,10 @@ def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
 def key_changes(
     old: tuple, new: tuple, paths: list[str], arg_names: list[str]
 ) -> list[str]:
-    """Every difference between two signature keys (tree, avals, statics, x64)."""
-    (old_tree, old_avals, old_statics, old_x64, old_placed) = old
-    (new_tree, new_avals, new_statics, new_x64, new_placed) = new
+    """Every difference between two signature keys (tree, avals, statics,
+    x64, compile settings, layouts of placed arguments)."""
+    (old_tree, old_avals, old_statics, old_x64, old_settings, old_placed) = old
+    (new_tree, new_avals, new_statics, new_x64, new_settings, new_placed) = new
     changes = []
     if old_tree != new_tree:
         changes.append(f"tree structure of the arguments: {old_tree} -> {new_tree}")
@@ -462,6 +494,9 @@ def key_changes(
     changes += static_changes(old_statics, new_statics, arg_names)
     if old_x64 != new_x64:
         changes.append(f"x64 mode: {old_x64} -> {new_x64}")
+    for name, before, after in zip(COMPILE_OPTIONS, old_settings, new_settings):
+        if before != after:
+            changes.append(f"{name}: {before} -> {after}")
     if old_placed != new_placed and old_tree == new_tree:
         old_placed = old_placed or [None] * len(new_avals)
         new_placed = new_placed or [None] * len(new_avals)

@@ -108,3 +108,18 @@ def test_off_by_default(caplog):
     f(np.ones(2, np.float32))
     f(np.ones(3, np.float32))
     assert not [r for r in caplog.records if "recompiles" in r.getMessage()]
+
+
+def test_switching_the_optimizer_recompiles_and_says_so(explained):
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return x * 1.0
+
+    jitted = olympus.jit(f)
+    jitted(np.ones(3, np.float32))
+    with olympus.config.override("olympus_optimize", False):
+        jitted(np.ones(3, np.float32))
+    assert len(traces) == 2
+    assert "olympus_optimize: True -> False" in explained()[-1]

@@ -405,3 +405,61 @@ def test_aot_compiled_and_donating_calls_print(capsys):
     g = olympus.jit(lambda x, y: (debug.print("donated {}", x), x + y)[1], donate_argnums=0)
     np.testing.assert_array_equal(np.asarray(g(jnp.ones(3), jnp.ones(3))), [2.0, 2.0, 2.0])
     assert _lines(capsys) == ["aot 3.0", "donated [1. 1. 1.]"]
+
+
+# ---- NaN provenance under jit (olympus_debug_nans) -----------------------------------
+@pytest.fixture
+def debug_nans():
+    with olympus.config.override("olympus_debug_nans", True):
+        yield
+
+
+def _line(text: str, fun) -> int:
+    import inspect
+
+    lines, start = inspect.getsourcelines(fun)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def _nan_message(fun, *args) -> str:
+    with pytest.raises(FloatingPointError) as info:
+        fun(*args)
+    return str(info.value)
+
+
+def test_jit_nan_names_the_first_equation_its_operands_and_line(debug_nans):
+    def f(x):
+        y = jnp.log(x)  # -inf at 0: not yet a NaN
+        return y * 0.0 + 1.0
+
+    text = _nan_message(olympus.jit(f), np.array([0.0, 1.0], np.float32))
+    line = _line("jnp.log(x)", f)
+    assert f"encountered in mul at {__file__}:{line + 1} (f)" in text
+    assert "first NaN made by: c:f32[2] = mul b 0.0:f32[]" in text
+    assert "source: return y * 0.0 + 1.0" in text and "in: jit(f)" in text
+    assert "b: f32[2] 1 Inf of 2; finite ones min=0.0 max=0.0" in text
+    assert f"Inf first made by b:f32[2] = log a at {__file__}:{line} (f)" in text
+
+
+def test_jit_of_grad_nan_is_in_the_backward_pass(debug_nans):
+    def loss(x):
+        return jnp.sum(jnp.sqrt(x) * 0.0)
+
+    text = _nan_message(olympus.jit(olympus.grad(loss)), np.zeros(3, np.float32))
+    line = _line("jnp.sqrt(x)", loss)
+    assert f"encountered in div at {__file__}:{line} (loss) (in the backward pass" in text
+    assert f"differentiating the forward line {__file__}:{line} (loss): b:f32[3] = sqrt a" in text
+
+
+def test_jit_nan_inside_a_scan_names_the_iteration(debug_nans):
+    def f(xs):
+        return lax.scan(lambda c, v: (c * v, jnp.log(c - 1.0)), 1.0, xs)[1]
+
+    text = _nan_message(olympus.jit(f), np.array([0.1, 2.0, 3.0], np.float32))
+    assert "encountered in log" in text and "> scan iteration 1 (" in text
+    assert "g[1]: f32[] -0.9" in text
+
+
+def test_jit_nan_from_an_argument(debug_nans):
+    text = _nan_message(olympus.jit(lambda x: x + 1.0), np.array([np.nan], np.float32))
+    assert "comes from a, an input of the program" in text

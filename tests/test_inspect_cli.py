@@ -119,3 +119,58 @@ def test_vmap_jvp_and_user_errors_in_process(program_dir, capsys):
     # the user's function fails (vmap over a scalar): exit 1 with its message
     assert main(["inspect", f"{path}:f", "--args", "np.ones(3), 2.0", "--mode", "vmap"]) == 1
     assert "in_axes" in capsys.readouterr().err
+
+
+def test_optimized_stage_shows_the_shorter_program_jit_lowers(program_dir):
+    done = _run(["prog_for_inspect.py:f", "--args", "np.ones(3), 2.0", "--mode", "grad",
+                 "--stage", "olympuspr", "--stage", "optimized"], program_dir)
+    assert done.returncode == 0, done.stderr
+    traced, optimized = done.stdout.split("\nolympuspr:\n", 1)[1].split("\noptimized:\n")
+    assert "cos a" in optimized
+    assert optimized.count(" = ") < traced.count(" = ")
+
+
+STEP_SOURCE = textwrap.dedent("""
+    import olympus.numpy as jnp
+    from olympus import lax
+
+    def g(x, y):
+        a = jnp.sin(x) * y
+        b = lax.cond(a.sum() > 0, lambda v: v * 2.0, lambda v: v - 1.0, a)
+        c, ys = lax.scan(lambda c, v: (c + v, jnp.log(c - 1.0)), 0.0, b)
+        return c + ys.sum()
+""")
+
+
+def _step(args, commands: str, cwd):
+    return subprocess.run([sys.executable, "-m", "olympus", "inspect", *args, "--step"], cwd=cwd,
+                          input=commands, capture_output=True, text=True, timeout=120)
+
+
+def test_step_drives_the_stepper_from_stdin(program_dir):
+    (program_dir / "prog_for_step.py").write_text(STEP_SOURCE)
+    script = "p a\ns\nc cond\ni\nc scan\ni\np o\np o[0]\nc nan\nc sine\nzz\nf\ns\nq\n"
+    done = _step(["prog_for_step.py:g", "--args", "np.arange(3.0, dtype=np.float32), 2.0"],
+                 script, program_dir)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "stepping eval of prog_for_step.py:g:\n{ lambda ; a:f32[3] b:f32[]. let" in out
+    assert "-> c:f32[3] = sin a" in out and "a = jnp.sin(x) * y" in out
+    assert "a = Array([0., 1., 2.], dtype=float32)" in out
+    assert "-> h:f32[3] = cond[branches=({…} {…}) linear=(False,)] g d" in out
+    assert "g > cond branch 1 (prog_for_step.py:7)" in out  # sin(x)*2 sums > 0
+    assert "g > scan iteration 0 (prog_for_step.py:8)" in out
+    assert "UnknownVariableError: o has several values" in out and "o[0] = Array(0." in out
+    assert "ran: s:f32[] = log r\n  s[0] = f32[] nan" in out  # log(0 - 1) in iteration 0
+    assert "did you mean sin, scan?" in out and "unknown command 'zz'" in out
+    assert "result:\nArray(nan, dtype=float32)" in out
+    assert "ProgramFinishedError: step: the program has finished" in out
+
+
+def test_step_grad_mode_and_end_of_input(program_dir):
+    done = _step(["prog_for_inspect.py:f", "--args", "np.ones(3), 2.0", "--mode", "grad"],
+                 "i\nc cos\nf\n", program_dir)  # no q: the end of stdin quits
+    assert done.returncode == 0, done.stderr
+    assert "-> " in done.stdout and "= cos " in done.stdout
+    np.testing.assert_allclose(_array_after("result:", done.stdout), 2 * np.cos(np.ones(3)),
+                               rtol=1e-6)

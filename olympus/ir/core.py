@@ -78,8 +78,23 @@ class SourceInfo(NamedTuple):
     line: int
     function: str
 
+    # True on the equations a transpose made from this line (a backward pass)
+    backward = False
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line} ({self.function})"
+
+    def as_backward(self) -> SourceInfo:
+        """The same line (equal, printed the same), marked as in a backward pass."""
+        return self if self.backward else BackwardSourceInfo(*self)
+
+
+class BackwardSourceInfo(SourceInfo):
+    """The line of a forward equation, on the equations its transpose made:
+    debuggers (NaN provenance) tell the backward pass from the forward one."""
+
+    __slots__ = ()
+    backward = True
 
 
 _var_ids = itertools.count()

@@ -22,6 +22,7 @@ import inspect
 from typing import Callable, Sequence
 
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
+from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
@@ -32,7 +33,7 @@ from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.evaluation import eval_program
-from olympus.tracer.functions import argnums_partial, dynamic_argnums
+from olympus.tracer.functions import argnums_partial, dynamic_argnums, flatten_fun
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
 from olympus.lax.reductions import reduce_sum_p
@@ -84,15 +85,10 @@ def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
 def _trace_sub_program(fun: Callable, leaves: list, in_tree, transform: str,
                        name: str) -> SubProgram:
     """`fun` of pytrees traced on the types of `leaves`, with its output tree."""
-    box = {}
-
-    def flat_fun(*xs):
-        out_leaves, box["tree"] = tree_flatten(fun(*tree_unflatten(in_tree, xs)))
-        return out_leaves
-
+    flat_fun, store = flatten_fun(fun, in_tree)
     traced = trace_sub_program(
         flat_fun, [aval_of(x) for x in leaves], DebugInfo(transform, name, ()))
-    return traced._replace(out_tree=box["tree"])
+    return traced._replace(out_tree=store["tree"])
 
 
 def _call_primitive(name: str) -> Primitive:
@@ -695,7 +691,8 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         statics = [args[i] for i in static]
         dyn_fun, dyn = argnums_partial(fun, dynamic_argnums(len(args), static), args)
         leaves, in_tree = tree_flatten((dyn, kwargs))
-        key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled())
+        key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled(),
+               config.read("olympus_default_matmul_precision"))
         entry = traced.get(key) if _hashable(key) else None
         if entry is None:
             entry = _trace_sub_program(

@@ -20,7 +20,7 @@ from olympus.lax.base import (
     is_number,
     same_dtypes,
 )
-from olympus.backends.xla.lowering import i64_array, lowering_rules
+from olympus.backends.xla.lowering import compare, i64_array, lowering_rules
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
@@ -85,12 +85,7 @@ def _sign_lower(ctx, x):
     if not dtypes.is_unsigned_int(aval.dtype):
         return ctx.op("stablehlo.sign", [x])
     zero = ctx.emitter.constant(np.zeros(aval.shape, aval.dtype), aval)
-    nonzero = ctx.op(
-        "stablehlo.compare", [x, zero],
-        "comparison_direction = #stablehlo<comparison_direction NE>, "
-        "compare_type = #stablehlo<comparison_type UNSIGNED>",
-        result_avals=[aval.update(dtype=dtypes.bool_)],
-    )
+    nonzero = compare(ctx.emitter, x, zero, "NE", aval.dtype, aval.shape)
     return ctx.op("stablehlo.convert", [nonzero])
 
 
@@ -358,14 +353,6 @@ for _p in (and_p, or_p, xor_p):
 
 
 # ---- comparisons -----------------------------------------------------------
-def _compare_type(dtype) -> str:
-    if dtypes.is_inexact(dtype):
-        return "FLOAT"
-    if dtypes.is_signed_int(dtype):
-        return "SIGNED"
-    return "UNSIGNED"
-
-
 def _comparison(name: str, direction: str):
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         same_dtypes(name, (x, y))
@@ -374,11 +361,8 @@ def _comparison(name: str, direction: str):
         return ShapedArray(broadcast_shapes_scalar(name, (x, y)), dtypes.bool_)
 
     def lower(ctx, x, y):
-        attrs = (
-            f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-            f"compare_type = #stablehlo<comparison_type {_compare_type(ctx.avals_in[0].dtype)}>"
-        )
-        return ctx.op("stablehlo.compare", _operands_at_out_shape(ctx, (x, y)), attrs)
+        x, y = _operands_at_out_shape(ctx, (x, y))
+        return compare(ctx.emitter, x, y, direction, ctx.avals_in[0].dtype, ctx.aval_out.shape)
 
     return define_primitive(name, abstract_eval, lower)
 
@@ -419,23 +403,16 @@ def _select_n_lower(ctx, which, *cases):
     which_aval = ctx.avals_in[0]
     if len(cases) == 1:
         return cases[0]
-    pred_aval = ShapedArray(aval.shape, dtypes.bool_)
     if which_aval.dtype == dtypes.bool_:
         pred = _broadcast_operand(ctx, which, which_aval, aval.shape)
         return ctx.op("stablehlo.select", [pred, cases[1], cases[0]])
     # Integer index: choose case i where which == i (the last case takes the rest).
     which_b = _broadcast_operand(ctx, which, which_aval, aval.shape)
-    idx_aval = which_aval.update(shape=aval.shape)
     result = cases[-1]
     for i in range(len(cases) - 2, -1, -1):
         const = ctx.emitter.constant(np.array(i, which_aval.dtype), ShapedArray((), which_aval.dtype))
         const = _broadcast_operand(ctx, const, ShapedArray((), which_aval.dtype), aval.shape)
-        pred = ctx.op(
-            "stablehlo.compare", [which_b, const],
-            f"comparison_direction = #stablehlo<comparison_direction EQ>, "
-            f"compare_type = #stablehlo<comparison_type {_compare_type(idx_aval.dtype)}>",
-            result_avals=[pred_aval],
-        )
+        pred = compare(ctx.emitter, which_b, const, "EQ", which_aval.dtype, aval.shape)
         result = ctx.op("stablehlo.select", [pred, cases[i], result])
     return result
 
@@ -509,11 +486,7 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type):
         zero_aval = ShapedArray((), src.dtype)
         zero = ctx.emitter.constant(np.zeros((), src.dtype), zero_aval)
         zero = _broadcast_operand(ctx, zero, zero_aval, src.shape)
-        return ctx.op(
-            "stablehlo.compare", [x, zero],
-            f"comparison_direction = #stablehlo<comparison_direction NE>, "
-            f"compare_type = #stablehlo<comparison_type {_compare_type(src.dtype)}>",
-        )
+        return compare(ctx.emitter, x, zero, "NE", src.dtype, src.shape)
     if dtypes.is_complex(src.dtype) and not dtypes.is_complex(new_dtype):
         real_aval = src.update(dtype=dtypes.float64 if src.dtype == dtypes.complex128 else dtypes.float32)
         x = ctx.op("stablehlo.real", [x], result_avals=[real_aval])

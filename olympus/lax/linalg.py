@@ -15,14 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.backends.xla import lapack
-from olympus.backends.xla.lowering import lower_closed_inline
+from olympus.backends.xla.lowering import RuleContext, compare, lower_fun
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.ir.core import ShapedArray
 from olympus.lax import ops as lax
 from olympus.lax.base import define_primitive, same_dtypes
-from olympus.tracer.core import aval_of, eval_trace, set_current_trace
+from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
-from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.ad_util import Zero, instantiate, is_zero
 from olympus.transforms.jvp import jvp_rules
@@ -137,10 +136,7 @@ def _cholesky_lower(ctx, a):
     idx = ShapedArray(aval.shape, np.dtype(np.int32))
     rows = ctx.op("stablehlo.iota", [], f"iota_dimension = {nd - 2} : i64", result_avals=[idx])
     cols = ctx.op("stablehlo.iota", [], f"iota_dimension = {nd - 1} : i64", result_avals=[idx])
-    keep = ctx.op("stablehlo.compare", [rows, cols],
-                  "comparison_direction = #stablehlo<comparison_direction GE>, "
-                  "compare_type = #stablehlo<comparison_type SIGNED>",
-                  result_avals=[ShapedArray(aval.shape, np.dtype(np.bool_))])
+    keep = compare(ctx.emitter, rows, cols, "GE", idx.dtype, aval.shape)
     zero_aval = ShapedArray((), aval.dtype)
     zero = ctx.emitter.constant(np.zeros((), aval.dtype), zero_aval)
     zeros = ctx.op("stablehlo.broadcast_in_dim", [zero], "broadcast_dimensions = array<i64>",
@@ -281,10 +277,8 @@ def _lu_lower(ctx, a):
     ones = ctx.op("stablehlo.broadcast_in_dim", [one], "broadcast_dimensions = array<i64>",
                   result_avals=[piv_aval])
     pivots = ctx.op("stablehlo.subtract", [pivots, ones], result_avals=[piv_aval])
-    to_perm = lambda p: [lu_pivots_to_permutation(p, aval.shape[-2])]
-    with set_current_trace(eval_trace):
-        program, consts, _ = trace_to_olympuspr(to_perm, [piv_aval], DebugInfo("lowering", "lu", ()))
-    (perm,) = lower_closed_inline(ctx.emitter, ClosedOlympuspr(program, consts), [pivots])
+    perm_ctx = RuleContext(ctx.emitter, [piv_aval], [piv_aval], ctx.primitive)
+    perm = lower_fun(lu_pivots_to_permutation)(perm_ctx, pivots, size=aval.shape[-2])
     return [factors, pivots, perm]
 
 
@@ -497,10 +491,7 @@ def _nan_where_failed(ctx, info, value: str, aval: ShapedArray) -> str:
     zeros = ctx.op("stablehlo.broadcast_in_dim",
                    [ctx.emitter.constant(np.zeros((), np.int32), ShapedArray((), np.dtype(np.int32)))],
                    "broadcast_dimensions = array<i64>", result_avals=[info_aval])
-    ok = ctx.op("stablehlo.compare", [info, zeros],
-                "comparison_direction = #stablehlo<comparison_direction EQ>, "
-                "compare_type = #stablehlo<comparison_type SIGNED>",
-                result_avals=[ShapedArray(batch, np.dtype(np.bool_))])
+    ok = compare(ctx.emitter, info, zeros, "EQ", info_aval.dtype, batch)
     dims = ", ".join(str(d) for d in range(len(batch)))
     ok = ctx.op("stablehlo.broadcast_in_dim", [ok], f"broadcast_dimensions = array<i64{': ' + dims if dims else ''}>",
                 result_avals=[ShapedArray(aval.shape, np.dtype(np.bool_))])
@@ -577,26 +568,6 @@ def _eig_jvp(primals, tangents, *, compute_left, compute_right):
 jvp_rules[eig_p] = _eig_jvp
 
 
-# ---- composite primitives: lowered by tracing their lax definition --------------------
-def lower_via(definition):
-    """A lowering rule that traces `definition(*operands, **params)` (built from
-    other primitives) and inlines its program: a primitive can then carry its
-    own derivative while reusing other primitives' lowerings."""
-
-    def rule(ctx, *operands, **params):
-        def flat(*args):
-            out = definition(*args, **params)
-            return list(out) if isinstance(out, (tuple, list)) else [out]
-
-        with set_current_trace(eval_trace):
-            olympuspr, consts, _ = trace_to_olympuspr(
-                flat, ctx.avals_in, DebugInfo("lowering", definition.__name__, ()))
-        outs = lower_closed_inline(ctx.emitter, ClosedOlympuspr(olympuspr, consts), list(operands))
-        return outs if len(outs) > 1 else outs[0]
-
-    return rule
-
-
 # ---- qr --------------------------------------------------------------------------------
 def _qr_shapes(a: ShapedArray, full_matrices: bool):
     m, n = a.shape[-2:]
@@ -630,7 +601,8 @@ def _qr_definition(a, *, full_matrices: bool):
     return householder_product_p.bind(reflectors, taus), r
 
 
-qr_p = define_primitive("qr", _qr_abstract_eval, lower_via(_qr_definition), multiple_results=True)
+qr_p = define_primitive("qr", _qr_abstract_eval, lower_fun(_qr_definition, multiple_results=True),
+                        multiple_results=True)
 batch_rules[qr_p] = _front_batch_rule(qr_p)
 
 

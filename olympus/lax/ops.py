@@ -234,11 +234,14 @@ def argmin(x, axis: int, index_dtype):
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """Contracts `lhs` and `rhs`: dimension_numbers = ((lhs_contract, rhs_contract),
-    (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free."""
+    (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free.
+    `precision` (a lax.Precision, its name, "float32", ..., or a pair) becomes
+    XLA's precision config, also on the matmuls of its derivatives."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return red.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=None,
+    prec = red.canonical_precision(precision, "lax.dot_general")
+    return red.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=prec,
                                   preferred_element_type=pet)
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
+from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
-from olympus.backends.xla.lowering import i64_array
+from olympus.backends.xla.lowering import compare, i64_array
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, shift_axes
-from olympus.tracer.core import aval_of
+from olympus.tracer.core import aval_of, user_source_info
 from olympus.lax import elementwise as ew
 from olympus.lax.shapes import broadcast_in_dim_p, transpose_p
 from olympus.transforms.jvp import defjvp, defjvp_linear, defjvp_zero
@@ -170,23 +173,15 @@ def _arg_reduction(name: str, direction: str, kind: str):
                      f"iota_dimension = {axes[0]} : i64")[0]
         init_v = em.constant(identity_element(kind, src.dtype), val)
         init_i = em.constant(np.zeros((), index_dtype), idx)
-        ctype = "FLOAT" if dtypes.is_inexact(src.dtype) else (
-            "SIGNED" if dtypes.is_signed_int(src.dtype) else "UNSIGNED")
-        itype = "SIGNED" if dtypes.is_signed_int(index_dtype) else "UNSIGNED"
         pred = ShapedArray((), dtypes.bool_)
-
-        def cmp(e, a, b, d, t):
-            attrs = (f"comparison_direction = #stablehlo<comparison_direction {d}>, "
-                     f"compare_type = #stablehlo<comparison_type {t}>")
-            return e.op("stablehlo.compare", [a, b], [pred], attrs)[0]
 
         def body(e, av, ai, bv, bi):
             # NaN wins (it propagates); on ties the smaller index wins.
-            better = cmp(e, av, bv, direction, ctype)
-            a_nan = cmp(e, av, av, "NE", ctype)
+            better = compare(e, av, bv, direction, src.dtype)
+            a_nan = compare(e, av, av, "NE", src.dtype)
             pick_v = e.op("stablehlo.or", [better, a_nan], [pred])[0]
-            tie = cmp(e, av, bv, "EQ", ctype)
-            first = cmp(e, ai, bi, "LT", itype)
+            tie = compare(e, av, bv, "EQ", src.dtype)
+            first = compare(e, ai, bi, "LT", index_dtype)
             tie_first = e.op("stablehlo.and", [tie, first], [pred])[0]
             pick_i = e.op("stablehlo.or", [pick_v, tie_first], [pred])[0]
             v = e.op("stablehlo.select", [pick_v, av, bv], [val])[0]
@@ -212,6 +207,68 @@ defjvp_zero(argmin_p)
 
 
 # ---- dot_general -------------------------------------------------------------
+def default_matmul_precision(precision: str):
+    """Matmuls traced in the block whose precision= is None get `precision`
+    ('bfloat16', 'tensorfloat32', 'float32', or 'default', 'high', 'highest').
+
+    >>> with olympus.default_matmul_precision("float32"):
+    ...     print(olympus.make_olympuspr(jnp.dot)(jnp.ones(2), jnp.ones(2)))
+    { lambda ; a:f32[2] b:f32[2]. let
+        c:f32[] = dot_general[dimension_numbers=(((0,), (0,)), ((), ())) precision=('HIGHEST', 'HIGHEST') preferred_element_type=None] a b
+      in (c,) }
+    """
+    canonical_precision(precision, "default_matmul_precision")  # a bad name fails here
+    return config.override("olympus_default_matmul_precision", precision)
+
+
+class Precision(enum.Enum):
+    """XLA's precision of a matmul's operands (`precision=` of `dot_general`):
+    DEFAULT may compute in bfloat16 (TF32 on GPUs), HIGH in three bfloat16
+    passes, HIGHEST in full float32."""
+
+    DEFAULT = "DEFAULT"
+    HIGH = "HIGH"
+    HIGHEST = "HIGHEST"
+
+
+class PrecisionError(ValueError):
+    """A `precision=` that is not a lax.Precision, one of its names, or a pair."""
+
+
+_PRECISION_NAMES = {
+    "default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
+    "high": "HIGH", "tensorfloat32": "HIGH", "bfloat16_3x": "HIGH",
+    "highest": "HIGHEST", "float32": "HIGHEST",
+}
+
+
+def _one_precision(p, api: str) -> str:
+    if isinstance(p, Precision):
+        return p.value
+    if isinstance(p, str) and p.lower() in _PRECISION_NAMES:
+        return _PRECISION_NAMES[p.lower()]
+    where = user_source_info()
+    at = f" at {where}" if where is not None else ""
+    raise PrecisionError(
+        f"{api}: unknown precision {p!r}{at}; use None, lax.Precision.DEFAULT/HIGH/"
+        f"HIGHEST, one of {', '.join(repr(n) for n in _PRECISION_NAMES)}, or a pair of them")
+
+
+def canonical_precision(precision, api: str = "dot_general") -> tuple[str, str] | None:
+    """`precision=` as dot_general's param: None, or a (lhs, rhs) pair of names
+    of Precision members (printed, and parsed back, as a tuple of strings).
+    None takes `olympus_default_matmul_precision` (`default_matmul_precision`)."""
+    if precision is None:
+        precision = config.read("olympus_default_matmul_precision")
+        api = "olympus_default_matmul_precision"
+        if precision is None:
+            return None
+    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+        return (_one_precision(precision[0], api), _one_precision(precision[1], api))
+    one = _one_precision(precision, api)
+    return (one, one)
+
+
 def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers,
                                precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
@@ -244,6 +301,9 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
         if len(dims):
             fields.append(f"{key} = [{', '.join(map(str, dims))}]")
     attrs = f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>"
+    if precision is not None:  # XLA's precision config, one entry per operand
+        configs = ", ".join(f"#stablehlo<precision {p}>" for p in precision)
+        attrs += f", precision_config = [{configs}]"
     return ctx.op("stablehlo.dot_general", [lhs, rhs], attrs)
 
 
@@ -291,7 +351,8 @@ def _free_dims(ndim: int, contract, batch) -> list[int]:
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
-def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=False):
+def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=False,
+                      precision=None):
     """The cotangent of dot_general's lhs: contract ct with y over y's free
     dims, then permute the result into lhs's dimension order."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
@@ -307,7 +368,7 @@ def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=F
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
     if aval_of(ct).dtype != aval_of(y).dtype:
         ct = ew.convert_element_type_p.bind(ct, new_dtype=aval_of(y).dtype, weak_type=False)
-    out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=None,
+    out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
                              preferred_element_type=None)
     perm = tuple(int(i) for i in out_axes)
     if perm != tuple(range(len(perm))):
@@ -317,16 +378,20 @@ def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=F
     return out
 
 
-def _dot_transpose_rhs(ct, x, y_aval: ShapedArray, dimension_numbers):
+def _dot_transpose_rhs(ct, x, y_aval: ShapedArray, dimension_numbers, precision=None):
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     swapped = ((y_contract, x_contract), (y_batch, x_batch))
-    return _dot_transpose_lhs(ct, y_aval, x, swapped, swap_ans=True)
+    swapped_precision = None if precision is None else precision[::-1]
+    return _dot_transpose_lhs(ct, y_aval, x, swapped, swap_ans=True,
+                              precision=swapped_precision)
 
 
-def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, **params):
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, **params):
+    """The backward pass's matmuls keep the forward one's precision."""
     if is_undefined(lhs):
-        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers), None]
-    return [None, _dot_transpose_rhs(ct, lhs, rhs.aval, dimension_numbers)]
+        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers,
+                                   precision=precision), None]
+    return [None, _dot_transpose_rhs(ct, lhs, rhs.aval, dimension_numbers, precision)]
 
 
 defjvp(dot_general_p,  # bilinear: d(x . y) = dx . y + x . dy

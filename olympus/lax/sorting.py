@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from olympus.ir import dtypes
+from olympus.backends.xla.lowering import compare
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import neg_p, not_p
@@ -37,18 +38,6 @@ def _sort_abstract_eval(*operands: ShapedArray, dimension, is_stable, num_keys):
     return list(operands)
 
 
-def _compare_type(dtype) -> str:
-    if dtypes.is_inexact(dtype):
-        return "TOTALORDER"
-    return "SIGNED" if dtypes.is_signed_int(dtype) else "UNSIGNED"
-
-
-def _compare(em, a, b, direction: str, dtype):
-    attrs = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-             f"compare_type = #stablehlo<comparison_type {_compare_type(dtype)}>")
-    return em.op("stablehlo.compare", [a, b], [ShapedArray((), dtypes.bool_)], attrs)[0]
-
-
 def _comparator(key_dtypes: Sequence, n_operands: int):
     """`lhs < rhs` on the keys, lexicographically (later keys break ties)."""
     boolean = ShapedArray((), dtypes.bool_)
@@ -57,9 +46,9 @@ def _comparator(key_dtypes: Sequence, n_operands: int):
         lhs, rhs = args[0::2], args[1::2]
         less = None
         for k in reversed(range(len(key_dtypes))):
-            lt = _compare(em, lhs[k], rhs[k], "LT", key_dtypes[k])
+            lt = compare(em, lhs[k], rhs[k], "LT", key_dtypes[k], total_order=True)
             if less is not None:
-                eq = _compare(em, lhs[k], rhs[k], "EQ", key_dtypes[k])
+                eq = compare(em, lhs[k], rhs[k], "EQ", key_dtypes[k], total_order=True)
                 tie = em.op("stablehlo.and", [eq, less], [boolean])[0]
                 lt = em.op("stablehlo.or", [lt, tie], [boolean])[0]
             less = lt

@@ -104,9 +104,10 @@ def check_nans(primitive, outs) -> None:
         value = np.asarray(out)
         if value.dtype.kind in "fc" and np.isnan(value).any():
             where = user_source_info()
+            backward = " (in the backward pass of that line)" if where and where.backward else ""
             raise FloatingPointError(
                 f"invalid value (NaN) encountered in {primitive.name}"
-                + (f" at {where}" if where is not None else "")
+                + (f" at {where}{backward}" if where is not None else "")
                 + " (olympus_debug_nans is on)")
 
 

@@ -163,7 +163,9 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
             ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
         else:
             ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
-        with core.replaying(eqn.source_info):  # cotangent sums too get eqn's line
+        # cotangent sums too get eqn's line, marked as the backward pass
+        backward_line = eqn.source_info and eqn.source_info.as_backward()
+        with core.replaying(backward_line):
             cts_in = _apply_transpose_rule(rule, eqn, ct_arg, args)
             for x, ct in zip(eqn.invars, cts_in):
                 if isinstance(x, Var) and x in linear and ct is not None:

@@ -9,6 +9,7 @@ cuts a failing program down while the same check still fails.
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 from program_generator import blocks, dead_code_eliminated
@@ -17,7 +18,7 @@ import olympus
 from olympus.backends.reference import evaluate
 from olympus.test_util import reference_call
 from olympus.ir import check_olympuspr, parse
-from olympus.tracer.pytree import tree_flatten
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
 
 RTOL = ATOL = 2e-4
 
@@ -63,6 +64,19 @@ def check_eager_jit_reference(program) -> None:
     jitted = olympus.jit(fun)(*args)
     _close(jitted, eager, "jit vs eager")
     _close(reference_call(fun, *args), jitted, "reference vs jit")
+    return True
+
+
+def check_stepper(program) -> None:
+    """Running the program equation by equation (olympus.debug.Stepper, into
+    every branch, loop iteration and call) gives jit's results, and keys every
+    value by a name the printed program binds."""
+    fun, args = program.function(), program.arguments()
+    stepper = olympus.debug.Stepper(fun, *args)
+    _close(stepper.run_all(), olympus.jit(fun)(*args), "stepped vs jit")
+    printed = set(re.findall(r"([a-z]+):", str(stepper.closed)))
+    shown = {re.sub(r"(\[\d+\]|#\d+)+$", "", key) for key in stepper.values}
+    assert shown <= printed, f"stepper names not in the printed program: {shown - printed}"
     return True
 
 
@@ -139,6 +153,32 @@ def check_jvp_vjp(program) -> None:
     return True
 
 
+def check_optimizer(program) -> None:
+    """The optimizer keeps every value: jit with olympus_optimize off == on,
+    for the program and (when reverse mode applies) its pullback; the
+    optimized programs pass the checker and print/parse round-trip."""
+    fun, args = program.function(), program.arguments()
+    targets = [(fun, args)]
+    g, floats = _float_part(program, fun, args)
+    if floats and program.reverse_differentiable():
+        rng = np.random.default_rng([program.seed, 13])
+        outs = olympus.jit(g)(*floats)
+        _, out_tree = tree_flatten(outs)
+        cts = tree_unflatten(out_tree, _random_like(rng, _leaves(outs)))
+
+        def pullback(*xs):
+            outs, vjp_fun = olympus.vjp(g, *xs)
+            return outs, vjp_fun(cts)
+
+        targets.append((pullback, floats))
+    for f, xs in targets:
+        with olympus.config.override("olympus_optimize", False):
+            plain = olympus.jit(f)(*xs)
+        _close(olympus.jit(f)(*xs), plain, "optimizer on vs off")
+        _round_trip(olympus.make_olympuspr(f, optimize=True)(*xs), "optimized program")
+    return True
+
+
 def check_finite_differences(program) -> None:
     """jvp (in float64) against central differences."""
     olympus.config.update("olympus_enable_x64", True)
@@ -182,9 +222,11 @@ def _central_difference(jg, floats, tangents, eps):
 
 CHECKS = {
     "eager == jit == reference": check_eager_jit_reference,
+    "stepped == jit": check_stepper,
     "IR checks and round-trips": check_ir,
     "vmap == stacked": check_vmap,
     "<vjp(ct), t> == <ct, jvp(t)>": check_jvp_vjp,
+    "optimizer on == off": check_optimizer,
     "jvp == finite differences (x64)": check_finite_differences,
 }
 

@@ -1,6 +1,8 @@
 """Random programs (tests/fuzz/program_generator.py) against every property in
-checks.py: eager == jit == the NumPy reference interpreter, vmap == stacked
-calls, <vjp(ct), t> == <ct, jvp(t)>, jvp == finite differences in float64,
+checks.py: eager == jit == the NumPy reference interpreter, stepping
+equation by equation (olympus.debug.Stepper) == jit, vmap == stacked calls,
+<vjp(ct), t> == <ct, jvp(t)>, jvp == finite differences in float64,
+jit with the optimizer on == off (program and pullback),
 the IR checker accepts every transformed program, print -> parse -> print is
 the identity. A failing program is shrunk and printed as a runnable script.
 

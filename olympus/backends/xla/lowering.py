@@ -28,6 +28,8 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray
 from olympus.ir.effects import has_ordered_effect
+from olympus.tracer.core import eval_trace, set_current_trace
+from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 
 lowering_rules: dict = {}
 
@@ -166,6 +168,30 @@ class Emitter:
         return "".join(f"{pad}{line}\n" for line in self.lines)
 
 
+def compare(
+    emitter: Emitter,
+    x: str,
+    y: str,
+    direction: str,
+    dtype,
+    shape: Sequence[int] = (),
+    total_order: bool = False,
+) -> str:
+    """`x <direction> y` (EQ, NE, LT, LE, GT, GE) on operands of `dtype` and
+    `shape`, a boolean result. Floats compare as IEEE (NaN is unordered), or
+    with `total_order` in IEEE total order (NaNs sort last, as sort wants)."""
+    if dtypes.is_inexact(dtype):
+        kind = "TOTALORDER" if total_order else "FLOAT"
+    else:
+        kind = "SIGNED" if dtypes.is_signed_int(dtype) else "UNSIGNED"
+    attrs = (
+        f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+        f"compare_type = #stablehlo<comparison_type {kind}>"
+    )
+    result = ShapedArray(tuple(shape), dtypes.bool_)
+    return emitter.op("stablehlo.compare", [x, y], [result], attrs)[0]
+
+
 def emit_while(emitter: Emitter, init: Sequence[str], avals: Sequence[ShapedArray],
                cond_block: Callable, body_block: Callable, ordered: bool) -> list[str]:
     """A `stablehlo.while` over the state `init`: `cond_block(em, *state)` returns
@@ -243,6 +269,27 @@ def lower_closed_inline(emitter: Emitter, closed: ClosedOlympuspr, args: Sequenc
         for c, v in zip(closed.consts, closed.olympuspr.constvars)
     ]
     return lower_olympuspr_into(emitter, closed.olympuspr, const_values + list(args))
+
+
+def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
+    """A lowering rule that traces `fun(*operands, **params)`, written with
+    other primitives, and inlines its program: a primitive can carry its own
+    derivative rules while reusing other primitives' lowerings."""
+
+    def rule(ctx: RuleContext, *operands: str, **params) -> str | list[str]:
+        def flat(*args):
+            out = fun(*args, **params)
+            return list(out) if multiple_results else [out]
+
+        with set_current_trace(eval_trace):
+            olympuspr, consts, _ = trace_to_olympuspr(
+                flat, ctx.avals_in, DebugInfo("lowering", fun.__name__, ())
+            )
+        closed = ClosedOlympuspr(olympuspr, consts)
+        outs = lower_closed_inline(ctx.emitter, closed, list(operands))
+        return outs if multiple_results else outs[0]
+
+    return rule
 
 
 def _output_aliases(olympuspr: Olympuspr, donated) -> dict[int, int]:

@@ -19,7 +19,7 @@ from olympus.ir import dtypes
 from olympus.ir.analysis import residual_vars, unknown_vars
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla.array import to_device
-from olympus.backends.xla.lowering import emit_while, i64_array, lower_closed_inline
+from olympus.backends.xla.lowering import compare, emit_while, i64_array, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
@@ -87,12 +87,6 @@ def _update_at(em, stacked: str, aval: ShapedArray, value: str, index: str) -> s
     return em.op("stablehlo.dynamic_update_slice", [stacked, row, index, *zeros], [aval])[0]
 
 
-def _compare_i32(em, x: str, y: str, direction: str) -> str:
-    attrs = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-             f"compare_type = #stablehlo<comparison_type SIGNED>")
-    return em.op("stablehlo.compare", [x, y], [ShapedArray((), dtypes.bool_)], attrs)[0]
-
-
 def _scan_step(em, olympuspr, step: str, length: int, reverse: bool, consts, carry, xs, ys,
                xs_avals, ys_avals):
     """Emits iteration `step` (an i32 value): slice the xs, run the body, store the ys."""
@@ -126,7 +120,7 @@ def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, l
         avals = [_I32, *ctx.avals_in, *ys_avals]
 
         def cond_block(inner, trip, *rest):
-            return [_compare_i32(inner, trip, _i32(inner, trips), "LT")]
+            return [compare(inner, trip, _i32(inner, trips), "LT", _I32.dtype)]
 
         def body_block(inner, trip, *rest):
             c, ys_now = list(rest[num_consts:num_consts + num_carry]), rest[len(args):]

@@ -1,0 +1,184 @@
+"""The optimizer (issue 14): how much shorter it makes programs, at what cost.
+
+For grad of an MLP, grad of attention, grad of a layernorm, grad of a scan RNN
+and a hessian: equations (sub-programs included) before and after
+`olympus.optimizer.optimize`, beside JAX's `make_jaxpr` when JAX is
+installed; the optimizer's time as a share of the trace time (it is meant to
+run on every compile); compile and run time of the program before and after.
+Times are medians over repeats, on this machine's CPU, with the persistent
+compilation cache off. `opt/jax` is the optimized count over JAX's (the
+issue's goal: below 0.75).
+
+    python benchmarks/optimizer.py [--no-jax] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import itertools
+import statistics
+import time
+
+import numpy as np
+from harness import jax_available, load
+
+import olympus
+from olympus.optimizer import count_eqns, optimize
+from olympus.stages import Traced
+
+f32 = np.float32
+RNG = np.random.default_rng(0)
+
+
+def _normal(*shape):
+    return RNG.standard_normal(shape).astype(f32)
+
+
+def workloads(lib, jnp, lax):
+    """name -> (function, args); the same code for olympus and JAX."""
+
+    def mlp_loss(params, x, y):
+        for w, b in params[:-1]:
+            x = jnp.tanh(x @ w + b)
+        w, b = params[-1]
+        return jnp.mean((x @ w + b - y) ** 2)
+
+    sizes = [16, 32, 32, 4]
+    mlp_params = [(_normal(m, n), _normal(n)) for m, n in itertools.pairwise(sizes)]
+
+    def attention(wq, wk, wv, x):
+        q, k, v = x @ wq, x @ wk, x @ wv
+        scores = q @ k.T / np.sqrt(f32(q.shape[-1]))
+        weights = jnp.exp(scores - jnp.max(scores, axis=-1, keepdims=True))
+        weights = weights / jnp.sum(weights, axis=-1, keepdims=True)
+        return jnp.sum((weights @ v) ** 2)
+
+    def layernorm_loss(gamma, beta, x):
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+        y = (x - mean) / jnp.sqrt(var + 1e-5) * gamma + beta
+        return jnp.sum(y * y)
+
+    def rnn_loss(wh, wx, xs):
+        def step(h, x):
+            h = jnp.tanh(h @ wh + x @ wx)
+            return h, jnp.sum(h)
+
+        h, ys = lax.scan(step, jnp.zeros((wh.shape[0],), f32), xs)
+        return jnp.sum(h) + jnp.sum(ys)
+
+    def energy(x):
+        return jnp.sum(jnp.tanh(x) ** 2 * jnp.sin(x))
+
+    return {
+        "grad(mlp)": (lib.grad(mlp_loss), (mlp_params, _normal(8, 16), _normal(8, 4))),
+        "grad(attention)": (
+            lib.grad(attention, argnums=(0, 1, 2)),
+            (_normal(8, 8), _normal(8, 8), _normal(8, 8), _normal(5, 8)),
+        ),
+        "grad(layernorm)": (
+            lib.grad(layernorm_loss, argnums=(0, 1, 2)),
+            (_normal(8), _normal(8), _normal(4, 8)),
+        ),
+        "grad(scan rnn)": (
+            lib.grad(rnn_loss, argnums=(0, 1)),
+            (_normal(8, 8), _normal(4, 8), _normal(6, 4)),
+        ),
+        "hessian": (lib.hessian(energy), (_normal(5),)),
+    }
+
+
+def _median_seconds(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _jaxpr_eqns(jaxpr) -> int:
+    total = 0
+    for eqn in jaxpr.eqns:
+        total += 1
+        for value in eqn.params.values():
+            for v in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(v, "jaxpr", None)
+                if inner is not None:
+                    total += _jaxpr_eqns(getattr(inner, "jaxpr", inner))
+    return total
+
+
+def jax_counts() -> dict:
+    jax, jnp, lax = load("jax")
+    return {
+        name: _jaxpr_eqns(jax.make_jaxpr(fn)(*args).jaxpr)
+        for name, (fn, args) in workloads(jax, jnp, lax).items()
+    }
+
+
+def _compile(program):
+    return Traced.from_olympuspr(program).lower().compile()
+
+
+def measure(repeats: int) -> list[dict]:
+    lib, jnp, lax = load("olympus")
+    rows = []
+    for name, (fn, args) in workloads(lib, jnp, lax).items():
+        leaves = olympus.tree_util.tree_leaves(args)
+        closed = olympus.make_olympuspr(fn)(*args)
+        optimized = optimize(closed)
+        trace_s = _median_seconds(
+            functools.partial(olympus.make_olympuspr(fn), *args), repeats
+        )
+        optimize_s = _median_seconds(functools.partial(optimize, closed), repeats)
+        row = {
+            "name": name,
+            "before": count_eqns(closed),
+            "after": count_eqns(optimized),
+            "trace_ms": 1e3 * trace_s,
+            "optimize_ms": 1e3 * optimize_s,
+        }
+        for key, program in (("", closed), ("_opt", optimized)):
+            compile_s = _median_seconds(functools.partial(_compile, program), 3)
+            row["compile_ms" + key] = 1e3 * compile_s
+            compiled = _compile(program)
+            call = functools.partial(compiled, *leaves)
+            olympus.block_until_ready(call())
+            run_s = _median_seconds(
+                lambda c=call: olympus.block_until_ready(c()), 20 * repeats
+            )
+            row["run_us" + key] = 1e6 * run_s
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-jax", action="store_true")
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    olympus.config.update("olympus_compilation_cache", False)  # time real compiles
+    rows = measure(args.repeats)
+    jax = jax_counts() if jax_available() and not args.no_jax else {}
+    print(
+        f"{'program':<17}{'eqns':>6}{'opt':>6}{'ratio':>7}{'jax':>6}{'opt/jax':>8}"
+        f"{'trace ms':>10}{'opt ms':>8}{'share':>7}"
+        f"{'compile ms':>12}{'opt':>7}{'run us':>9}{'opt':>7}"
+    )
+    for r in rows:
+        share = r["optimize_ms"] / r["trace_ms"]
+        n_jax = jax.get(r["name"])
+        vs_jax = f"{r['after'] / n_jax:.2f}" if n_jax else "-"
+        print(
+            f"{r['name']:<17}{r['before']:>6}{r['after']:>6}"
+            f"{r['after'] / r['before']:>7.2f}{n_jax or '-':>6}{vs_jax:>8}"
+            f"{r['trace_ms']:>10.2f}{r['optimize_ms']:>8.2f}{share:>7.0%}"
+            f"{r['compile_ms']:>12.1f}{r['compile_ms_opt']:>7.1f}"
+            f"{r['run_us']:>9.1f}{r['run_us_opt']:>7.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

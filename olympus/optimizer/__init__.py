@@ -1,0 +1,107 @@
+"""The optimizer: passes over programs, ClosedOlympuspr -> ClosedOlympuspr.
+
+    >>> from olympus.optimizer import optimize
+    >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * jnp.sin(x) + 0 * x)(1.0)
+    >>> len(closed.eqns), len(optimize(closed).eqns)  # default pipeline; 0 * x stays (IEEE)
+    (5, 4)
+    >>> print(optimize(closed, passes=["cse", "dce"]))  # chosen passes (names or functions)
+    { lambda ; a:f32[]. let
+        b:f32[] = sin a
+        c:f32[] = mul b b
+        d:f32[] = mul 0.0:f32[] a
+        e:f32[] = add c d
+      in (e,) }
+
+Each pass is a module of its own and recurses into sub-programs (cond
+branches, loop bodies, pjit, checkpoint and custom-derivative programs):
+
+forward   pass-through outputs of calls and loops are read from their inputs
+stable    numerically stable rewrites (a table of rules: stable.py)
+simplify  algebraic simplification (a table of rules: simplify.py)
+fold      constant folding of small, exactly computed constants
+cse       common-subexpression elimination (not across checkpoint boundaries)
+dce       dead-code elimination, pruning unused outputs and inputs of calls
+
+The default pipeline runs the first five fused in one walk, then dce, round
+after round until a round changes nothing (at most MAX_ROUNDS). A pass
+returns its input object when it changes nothing, which is how the fixed
+point is seen. Effectful equations (debug callbacks) are never removed or
+merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from olympus.ir.core import ClosedOlympuspr, subolympusprs
+from olympus.optimizer import cse, dce, fold, forward, simplify, stable
+from olympus.optimizer.program import Pass, deferred, rewrite_pass
+
+MAX_ROUNDS = 8
+
+PASSES: dict[str, Pass] = {
+    "forward": forward.forward,
+    "stable": stable.stable,
+    "simplify": simplify.simplify,
+    "fold": fold.fold,
+    "cse": cse.cse,
+    "dce": dce.dce,
+    # The five rewriting passes in one walk (a rule's result is folded and
+    # CSE'd in the same round): what the default pipeline runs.
+    "rewrite": rewrite_pass(
+        forward.forward_step, stable.step, simplify.step, fold.fold_step, cse.cse_step
+    ),
+    "rewrite_algebraic": rewrite_pass(
+        forward.forward_step, simplify.step, fold.fold_step, cse.cse_step
+    ),
+}
+DEFAULT_PASSES = ("rewrite", "dce")
+ALGEBRAIC_PASSES = ("rewrite_algebraic", "dce")  # without the stable rewrites
+
+
+def optimize(
+    closed: ClosedOlympuspr,
+    passes: Sequence[str | Pass] | None = None,
+    max_rounds: int = MAX_ROUNDS,
+    verify: bool = False,
+) -> ClosedOlympuspr:
+    """`closed` after `passes` (names in PASSES or functions; default:
+    DEFAULT_PASSES), run in order, round after round, until a round changes
+    nothing. Inputs and outputs keep their types.
+
+    The default pipeline stops after one round unless its walk deferred work
+    (`program.deferred`): the walk sees every rewrite's effect on later
+    equations, and dead-code elimination uncovers no new rewrite. `verify=True` runs the rounds
+    until nothing changes anyway (the tests check one round is a fixed point).
+    """
+    one_round = passes is None and not verify
+    passes = [
+        PASSES[p] if isinstance(p, str) else p
+        for p in (DEFAULT_PASSES if passes is None else passes)
+    ]
+    for _ in range(max_rounds):
+        start, cuts = closed, deferred[0]
+        for run in passes:
+            closed = run(closed)
+        if closed is start or (one_round and deferred[0] == cuts):
+            break
+    return closed
+
+
+def count_eqns(closed) -> int:
+    """Equations in a program, those of its sub-programs included."""
+    program = closed.olympuspr if isinstance(closed, ClosedOlympuspr) else closed
+    return sum(
+        1 + sum(count_eqns(sub) for sub in subolympusprs(eqn.params))
+        for eqn in program.eqns
+    )
+
+
+__all__ = [
+    "ALGEBRAIC_PASSES",
+    "DEFAULT_PASSES",
+    "MAX_ROUNDS",
+    "PASSES",
+    "count_eqns",
+    "optimize",
+]

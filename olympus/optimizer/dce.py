@@ -1,0 +1,222 @@
+"""Dead-code elimination: equations whose outputs nobody reads go, and so do
+the unused outputs and inputs of calls and loops.
+
+Effectful equations (debug callbacks, at any depth) stay, with everything
+they read. `pjit`, `checkpoint`, `cond`, `scan` and `while` get smaller
+sub-programs when some of their outputs are unused: unused outputs and the
+inputs only they needed are pruned, and a loop carry is dropped when neither
+the loop's result nor any live part of the body reads it. Other
+higher-order primitives (custom derivatives) keep their signatures; their
+sub-programs are cleaned inside.
+"""
+
+from __future__ import annotations
+
+from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
+from olympus.optimizer.program import is_effectful, map_subprograms, rebuilt
+
+
+def _select(mask, items) -> list:
+    return [x for x, keep in zip(items, mask) if keep]
+
+
+def _vars(atoms):
+    return (x for x in atoms if isinstance(x, Var))
+
+
+def _dce(
+    olympuspr: Olympuspr, used_outputs: list[bool]
+) -> tuple[Olympuspr, list, list]:
+    """The program returning only the used outputs, without dead equations
+    (invars and constvars all kept); and which constvars and invars it reads."""
+    outvars = _select(used_outputs, olympuspr.outvars)
+    live = set(_vars(outvars))
+    kept: list[Eqn] = []
+    changed = len(outvars) != len(olympuspr.outvars)
+    for eqn in reversed(olympuspr.eqns):
+        effectful = is_effectful(eqn)
+        used = [v in live for v in eqn.outvars]
+        if not any(used) and not effectful:
+            changed = True
+            continue
+        rule = dce_rules.get(eqn.primitive.name)
+        if rule is not None and not effectful:
+            new = rule(eqn, used)
+        else:
+            new = map_subprograms(eqn, dce)
+        changed |= new is not eqn
+        live.update(_vars(new.invars))
+        kept.append(new)
+    used_consts = [v in live for v in olympuspr.constvars]
+    used_inputs = [v in live for v in olympuspr.invars]
+    if not changed:
+        return olympuspr, used_consts, used_inputs
+    return (
+        rebuilt(olympuspr, eqns=kept[::-1], outvars=outvars),
+        used_consts,
+        used_inputs,
+    )
+
+
+def _pruned(closed: ClosedOlympuspr, used_outputs, keep_inputs=None):
+    """(sub-program with only the used outputs and, unless `keep_inputs` says
+    otherwise, only the inputs it reads; which inputs it kept)."""
+    program, used_consts, used_inputs = _dce(closed.olympuspr, used_outputs)
+    keep = used_inputs if keep_inputs is None else keep_inputs
+    if program is closed.olympuspr and all(used_consts) and all(keep):
+        return closed, keep
+    program = rebuilt(
+        program,
+        constvars=_select(used_consts, program.constvars),
+        invars=_select(keep, program.invars),
+    )
+    return ClosedOlympuspr(program, _select(used_consts, closed.consts)), keep
+
+
+def dce(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    """Dead code removed; the signature (invars, outvars) is unchanged and
+    unused constvars go with their consts."""
+    n = len(closed.olympuspr.invars)
+    out, _ = _pruned(closed, [True] * len(closed.olympuspr.outvars), [True] * n)
+    return out
+
+
+# ---- rules for higher-order primitives: (eqn, used outputs) -> eqn --------------------
+def _dce_call(eqn: Eqn, used: list[bool]) -> Eqn:
+    """pjit / checkpoint: a sub-program computing only the used outputs."""
+    closed = eqn.params["olympuspr"]
+    sub, keep = _pruned(closed, used)
+    if sub is closed and all(used):
+        return eqn
+    return eqn._replace(
+        params={**eqn.params, "olympuspr": sub},
+        invars=_select(keep, eqn.invars),
+        outvars=_select(used, eqn.outvars),
+    )
+
+
+def _dce_barrier(eqn: Eqn, used: list[bool]) -> Eqn:
+    """optimization_barrier passes each operand through: unused ones go."""
+    if all(used):
+        return eqn
+    return eqn._replace(
+        invars=_select(used, eqn.invars), outvars=_select(used, eqn.outvars)
+    )
+
+
+def _dce_cond(eqn: Eqn, used: list[bool]) -> Eqn:
+    branches = eqn.params["branches"]
+    results = [_dce(b.olympuspr, used) for b in branches]
+    keep = [any(flags) for flags in zip(*(r[2] for r in results))]
+    new_branches = []
+    for b, (program, used_consts, _) in zip(branches, results):
+        if program is b.olympuspr and all(used_consts) and all(keep):
+            new_branches.append(b)
+            continue
+        program = rebuilt(
+            program,
+            constvars=_select(used_consts, program.constvars),
+            invars=_select(keep, program.invars),
+        )
+        new_branches.append(ClosedOlympuspr(program, _select(used_consts, b.consts)))
+    if all(a is b for a, b in zip(new_branches, branches)) and all(used):
+        return eqn
+    params = {
+        **eqn.params,
+        "branches": tuple(new_branches),
+        "linear": tuple(_select(keep, eqn.params["linear"])),
+    }
+    return eqn._replace(
+        params=params,
+        invars=[eqn.invars[0], *_select(keep, eqn.invars[1:])],
+        outvars=_select(used, eqn.outvars),
+    )
+
+
+def _live_carry(
+    body: Olympuspr,
+    used_carry: list[bool],
+    used_rest: list[bool],
+    first_carry: int,
+    also_read=None,
+) -> list[bool]:
+    """The carries a loop must keep: those read after the loop, by `also_read`
+    (the while test) or by the body on the way to a kept carry or output."""
+    n = len(used_carry)
+    used_carry = [
+        u or (also_read is not None and also_read[i]) for i, u in enumerate(used_carry)
+    ]
+    while True:
+        _, _, used_in = _dce(body, used_carry + used_rest)
+        grown = [
+            u or r for u, r in zip(used_carry, used_in[first_carry : first_carry + n])
+        ]
+        if grown == used_carry:
+            return used_carry
+        used_carry = grown
+
+
+def _dce_scan(eqn: Eqn, used: list[bool]) -> Eqn:
+    p = eqn.params
+    nc, ncarry = p["num_consts"], p["num_carry"]
+    closed = p["olympuspr"]
+    used_ys = used[ncarry:]
+    carry = _live_carry(closed.olympuspr, used[:ncarry], used_ys, nc)
+    _, _, used_in = _dce(closed.olympuspr, carry + used_ys)
+    keep = used_in[:nc] + carry + used_in[nc + ncarry :]
+    sub, _ = _pruned(closed, carry + used_ys, keep)
+    outs = carry + used_ys
+    if sub is closed and all(outs):
+        return eqn
+    params = {
+        **p,
+        "olympuspr": sub,
+        "num_consts": sum(keep[:nc]),
+        "num_carry": sum(carry),
+        "linear": tuple(_select(keep, p["linear"])),
+    }
+    return eqn._replace(
+        params=params,
+        invars=_select(keep, eqn.invars),
+        outvars=_select(outs, eqn.outvars),
+    )
+
+
+def _dce_while(eqn: Eqn, used: list[bool]) -> Eqn:
+    p = eqn.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    test, body = p["cond_olympuspr"], p["body_olympuspr"]
+    _, _, test_in = _dce(test.olympuspr, [True])
+    carry = _live_carry(body.olympuspr, used, [], nb, test_in[nc:])
+    _, _, body_in = _dce(body.olympuspr, carry)
+    test_keep = test_in[:nc] + carry
+    body_keep = body_in[:nb] + carry
+    new_test, _ = _pruned(test, [True], test_keep)
+    new_body, _ = _pruned(body, carry, body_keep)
+    if new_test is test and new_body is body and all(carry):
+        return eqn
+    params = {
+        **p,
+        "cond_olympuspr": new_test,
+        "body_olympuspr": new_body,
+        "cond_nconsts": sum(test_keep[:nc]),
+        "body_nconsts": sum(body_keep[:nb]),
+    }
+    invars = (
+        _select(test_keep[:nc], eqn.invars[:nc])
+        + _select(body_keep[:nb], eqn.invars[nc : nc + nb])
+        + _select(carry, eqn.invars[nc + nb :])
+    )
+    return eqn._replace(
+        params=params, invars=invars, outvars=_select(carry, eqn.outvars)
+    )
+
+
+dce_rules = {
+    "pjit": _dce_call,
+    "checkpoint": _dce_call,
+    "optimization_barrier": _dce_barrier,
+    "cond": _dce_cond,
+    "scan": _dce_scan,
+    "while": _dce_while,
+}

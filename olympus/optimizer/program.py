@@ -1,0 +1,196 @@
+"""What every pass shares: rebuilding programs, recursing into sub-programs,
+and a forward walk that renames operands as equations are replaced.
+
+A pass maps a ClosedOlympuspr to a ClosedOlympuspr and returns the very same
+object when it changed nothing, so the pipeline can tell a fixed point by
+identity (no program comparison).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+import olympus.lax  # noqa: F401  (fills the primitive registry the rules emit from)
+from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
+from olympus.ir.effects import eqn_has_ordered_effect
+from olympus.ir.core import all_primitives
+
+Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
+MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
+# How often a walk left work a later round may do: a rewrite chain stopped at
+# MAX_FEED_DEPTH, or a rewrite held back by a reader that may yet go away.
+deferred = [0]
+
+
+def primitive(name: str):
+    return all_primitives[name]
+
+
+def rebuilt(olympuspr: Olympuspr, constvars=None, invars=None, eqns=None, outvars=None):
+    """A copy of `olympuspr` with some parts replaced (debug_info kept)."""
+    return Olympuspr(
+        olympuspr.constvars if constvars is None else constvars,
+        olympuspr.invars if invars is None else invars,
+        olympuspr.eqns if eqns is None else eqns,
+        olympuspr.outvars if outvars is None else outvars,
+        olympuspr.debug_info,
+    )
+
+
+def is_effectful(eqn: Eqn) -> bool:
+    """Never removed, merged or reordered (debug callbacks, at any depth)."""
+    return eqn_has_ordered_effect(eqn)
+
+
+def _map_value(value, fn: Pass):
+    """`fn` over a param holding programs: one, or a tuple/list of them (cond's
+    branches); any other value (most params) is returned as it is."""
+    if isinstance(value, ClosedOlympuspr):
+        return fn(value)
+    if isinstance(value, Olympuspr):
+        if value.constvars:
+            return value
+        out = fn(ClosedOlympuspr(value, []))
+        return out.olympuspr if not out.consts else value
+    if (
+        isinstance(value, (tuple, list))
+        and value
+        and isinstance(value[0], (ClosedOlympuspr, Olympuspr))
+    ):
+        new = [_map_value(v, fn) for v in value]
+        if all(a is b for a, b in zip(new, value)):
+            return value
+        return type(value)(new)
+    return value
+
+
+def map_subprograms(eqn: Eqn, fn: Pass) -> Eqn:
+    """`eqn` with `fn` applied to every sub-program in its params (the same
+    eqn object when none changed). Sub-program signatures must not change."""
+    params = None
+    for key, value in eqn.params.items():
+        new = _map_value(value, fn)
+        if new is not value:
+            params = dict(eqn.params) if params is None else params
+            params[key] = new
+    return eqn if params is None else eqn._replace(params=params)
+
+
+def same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    """Equal shape, dtype and weak_type: a value of one may stand for the other."""
+    return a == b
+
+
+def literal(value, dtype, weak_type: bool) -> Literal:
+    dtype = np.dtype(dtype)
+    return Literal(np.asarray(value, dtype)[()], ShapedArray((), dtype, weak_type))
+
+
+def _unchanged(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    return closed
+
+
+class Walk:
+    """A forward walk that emits equations, renaming operands through `subst`.
+
+    `producer` maps each variable emitted so far to its equation, which is what
+    rewrite rules look through to match nested patterns.
+    """
+
+    def __init__(self, olympuspr: Olympuspr, consts=()):
+        self.olympuspr = olympuspr
+        self.const_values = dict(zip(olympuspr.constvars, consts))
+        self.new_consts: list = []  # (constvar, value) a pass added
+        self.subst: dict = {}
+        self.eqns: list[Eqn] = []
+        self.producer: dict = {}
+        self.changed = False
+        self.memo: dict = {}  # a pass's own bookkeeping for this program
+        self.run_sub: Pass = _unchanged  # the walk's pass (rewrite_pass sets it)
+
+    def read(self, atom):
+        return self.subst.get(atom, atom) if isinstance(atom, Var) else atom
+
+    def renamed(self, eqn: Eqn) -> Eqn:
+        if not self.subst:
+            return eqn
+        invars = [self.read(x) for x in eqn.invars]
+        if all(a is b for a, b in zip(invars, eqn.invars)):
+            return eqn
+        return eqn._replace(invars=invars)
+
+    def emit(self, eqn: Eqn) -> None:
+        self.eqns.append(eqn)
+        for v in eqn.outvars:
+            self.producer[v] = eqn
+
+    def feed(self, eqn: Eqn) -> None:
+        """A new equation a rule built: passed through the walk's steps (so
+        its result is simplified, folded and merged in the same walk)."""
+        self.emit(eqn)
+
+    def replace(self, var: Var, atom) -> None:
+        """Later uses of `var` read `atom` instead."""
+        self.subst[var] = atom
+        self.changed = True
+        uses = self.memo.get("uses")  # simplify's read counts, if it made them
+        if uses is not None and type(atom) is Var:
+            uses[atom] = uses.get(atom, 0) + uses.get(var, 0)
+
+    def add_const(self, value, aval: ShapedArray) -> Var:
+        var = Var(aval)
+        self.new_consts.append((var, value))
+        self.const_values[var] = value
+        self.changed = True
+        return var
+
+    def finish(self, closed: ClosedOlympuspr) -> ClosedOlympuspr:
+        if not self.changed:
+            return closed
+        program = rebuilt(
+            self.olympuspr,
+            constvars=self.olympuspr.constvars + [v for v, _ in self.new_consts],
+            eqns=self.eqns,
+            outvars=[self.read(x) for x in self.olympuspr.outvars],
+        )
+        return ClosedOlympuspr(program, closed.consts + [c for _, c in self.new_consts])
+
+
+def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
+    """A pass from per-equation steps: `step(walk, eqn)` sees `eqn` with its
+    operands renamed and its sub-programs rewritten, and returns True when it
+    emitted or replaced the equation itself (later steps then skip it);
+    an equation no step takes is emitted as it is. Several steps share one
+    walk (the default pipeline fuses its rewrites so)."""
+
+    def run(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+        walk = Walk(closed.olympuspr, closed.consts)
+        depth = [0]
+
+        def process(eqn: Eqn) -> None:
+            new = map_subprograms(walk.renamed(eqn), run)
+            if new is not eqn:
+                walk.changed = True
+            if not any(step(walk, new) for step in steps):
+                walk.emit(new)
+
+        def feed(eqn: Eqn) -> None:
+            if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output
+                deferred[0] += 1
+                walk.emit(walk.renamed(eqn))
+                return
+            depth[0] += 1
+            try:
+                process(eqn)
+            finally:
+                depth[0] -= 1
+
+        walk.feed = feed
+        walk.run_sub = run  # this pass, for sub-programs a step rebuilds
+        for eqn in closed.olympuspr.eqns:
+            process(eqn)
+        return walk.finish(closed)
+
+    return run

@@ -1,0 +1,292 @@
+"""The rewrite-rule engine behind the algebraic (simplify.py) and numerically
+stable (stable.py) tables.
+
+A `Rule` pairs a pattern with a replacement. Patterns are trees of
+`Op(primitive, *operands)` whose leaves are capture names (a string matches
+any operand; the same name twice must be the same operand) and `Lit(value)`
+(a scalar constant equal to `value`, sign of zero included, written as a
+literal or a broadcast literal). The pattern's root matches the equation being
+rewritten, inner `Op`s the equations producing its operands; the operands of
+commutative primitives match in either order. The replacement is a capture
+name (the equation's output becomes that operand) or a function
+`(m, b) -> atom` building new equations with `b.op(...)`.
+
+A rule fires only when the replacement has the output's exact shape and dtype
+(and, for a captured operand, weak_type); the new equations carry the
+rewritten equation's source line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+from olympus.ir import dtypes
+from olympus.ir.core import Eqn, Literal, Var
+from olympus.optimizer.cse import COMMUTATIVE
+from olympus.optimizer.program import (
+    Pass,
+    Walk,
+    literal,
+    primitive,
+    rewrite_pass,
+    same_type,
+)
+
+
+class Op:
+    """Matches an operand produced by `prim` (the rule's root: the equation itself).
+
+    `name` captures the producing equation (for its params) as `m[name]`.
+    `of_scalar` (broadcast_in_dim) asks for a rank-0 operand.
+    """
+
+    __slots__ = ("name", "of_scalar", "operands", "prim")
+
+    def __init__(self, prim: str, *operands, name: str | None = None, of_scalar=False):
+        self.prim = prim
+        self.operands = operands
+        self.name = name
+        self.of_scalar = of_scalar
+
+
+class Lit:
+    """Matches a scalar constant equal to `value` (0.0 and -0.0 differ)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Rule(NamedTuple):
+    name: str
+    pattern: Op
+    replacement: str | Callable
+    when: Callable | None = None  # (m) -> bool, checked after a match
+
+
+class Match(dict):
+    """Captured operands (`m.x` or `m["x"]`) and named equations; `m.walk` is
+    the walk, for guards that look at an operand's producer."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class NoMatch(Exception):
+    """A replacement cannot be built (its shape rule refuses the operands)."""
+
+
+def constant_literal(walk: Walk, atom) -> Literal | None:
+    """The scalar literal an operand is everywhere (itself or broadcast), or None."""
+    if type(atom) is Var:
+        eqn = walk.producer.get(atom)
+        if eqn is None or eqn.primitive.name != "broadcast_in_dim":
+            return None
+        atom = eqn.invars[0]
+    return atom if type(atom) is Literal and atom.aval.shape == () else None
+
+
+_kinds: dict = {}
+
+
+def _kind(dtype) -> str:
+    """'i' integer, 'f' real float, '' anything else (cached: the dtype tests are slow)."""
+    kind = _kinds.get(dtype)
+    if kind is None:
+        real = dtypes.is_float(dtype)
+        kind = _kinds[dtype] = "i" if dtypes.is_integer(dtype) else "f" if real else ""
+    return kind
+
+
+def _same_constant(lit: Literal, want: float) -> bool:
+    """`lit == want`, telling 0.0 from -0.0; complex and bool never match
+    (x * 1 is not x for a complex infinity)."""
+    kind = _kind(lit.aval.dtype)
+    if kind == "i":
+        negative_zero = want == 0 and math.copysign(1.0, want) < 0
+        return not negative_zero and float(want).is_integer() and int(lit.val) == want
+    if kind != "f":
+        return False
+    v = float(lit.val)
+    return v == want and math.copysign(1.0, v) == math.copysign(1.0, want)
+
+
+def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
+    """Matches `pattern` against `atom` (or, at the root, `eqn`), adding its
+    captures to `m`; on failure `m` is left as it was."""
+    if type(pattern) is str:
+        bound = m.get(pattern)
+        if bound is None:
+            m[pattern] = atom
+            return True
+        return bound is atom
+    if type(pattern) is Lit:
+        lit = constant_literal(walk, atom)
+        return lit is not None and _same_constant(lit, pattern.value)
+    if eqn is None:
+        eqn = walk.producer.get(atom) if type(atom) is Var else None
+        if eqn is None:
+            return False
+    operands = eqn.invars
+    if eqn.primitive.name != pattern.prim or len(operands) != len(pattern.operands):
+        return False
+    if pattern.of_scalar and operands[0].aval.shape != ():
+        return False
+    orders = (operands,)
+    if len(operands) == 2 and pattern.prim in COMMUTATIVE:
+        orders = (operands, operands[::-1])
+    size = len(m)
+    for order in orders:
+        if all(_match(walk, p, x, m) for p, x in zip(pattern.operands, order)):
+            if pattern.name is not None:
+                m[pattern.name] = eqn
+            return True
+        for key in list(m)[size:]:  # undo this order's partial captures
+            del m[key]
+    return False
+
+
+class Builder:
+    """Builds the replacement's equations (kept only if the rule fires)."""
+
+    def __init__(self, eqn: Eqn):
+        self.source_info = eqn.source_info
+        self.eqns: list[Eqn] = []
+
+    def op(self, name: str, *operands, **params) -> Var:
+        prim = primitive(name)
+        try:
+            aval = prim.abstract_eval(*(x.aval for x in operands), **params)
+        except (TypeError, ValueError) as err:
+            raise NoMatch(str(err)) from err
+        out = Var(aval)
+        self.eqns.append(Eqn(prim, params, list(operands), [out], self.source_info))
+        return out
+
+    def lit(self, value, like, weak_type: bool = True) -> Literal:
+        """A scalar of `like`'s dtype (weak, as a Python number in user code)."""
+        return literal(value, like.aval.dtype, weak_type)
+
+
+def _apply(rule: Rule, walk: Walk, eqn: Eqn) -> bool:
+    m = Match(walk=walk)  # guards may look at producers (`m.walk.producer`)
+    if not _match(walk, rule.pattern, None, m, eqn):
+        return False
+    if rule.when is not None and not rule.when(m):
+        return False
+    (out,) = eqn.outvars
+    if isinstance(rule.replacement, str):
+        atom = m[rule.replacement]
+        if not same_type(atom.aval, out.aval):
+            return False
+        walk.replace(out, atom)
+        return True
+    b = Builder(eqn)
+    try:
+        atom = rule.replacement(m, b)
+    except NoMatch:
+        return False
+    if atom.aval.shape != out.aval.shape or atom.aval.dtype != out.aval.dtype:
+        return False
+    if b.eqns and b.eqns[-1].outvars == [atom]:
+        # The last new equation binds the original output variable, so its
+        # declared type (weak_type included) is unchanged.
+        b.eqns[-1] = b.eqns[-1]._replace(outvars=[out])
+        atom = out
+    elif not same_type(atom.aval, out.aval):
+        return False
+    walk.changed = True
+    for new in b.eqns:
+        walk.feed(new)
+    if atom is not out:
+        walk.replace(out, walk.read(atom))
+    return True
+
+
+def _head(pattern):
+    """What the operand a pattern matches must be: a primitive's name, "lit", or
+    None (anything)."""
+    if type(pattern) is Op:
+        return pattern.prim + " of scalar" if pattern.of_scalar else pattern.prim
+    return "lit" if type(pattern) is Lit else None
+
+
+def _operand_heads(walk: Walk, atom) -> tuple:
+    if type(atom) is Literal:
+        return ("lit",)
+    eqn = walk.producer.get(atom)
+    if eqn is None:
+        return ()
+    name = eqn.primitive.name
+    if name == "broadcast_in_dim" and eqn.invars[0].aval.shape == ():
+        if type(eqn.invars[0]) is Literal:
+            return (name, "broadcast_in_dim of scalar", "lit")
+        return (name, "broadcast_in_dim of scalar")
+    return (name,)
+
+
+def _may_match(wants: tuple, heads: list, commutative: bool) -> bool:
+    """A cheap pre-test on the operands' producers before the full match."""
+    if len(wants) != len(heads):
+        return False
+    if all(w is None or w in h for w, h in zip(wants, heads)):
+        return True
+    return commutative and all(w is None or w in h for w, h in zip(wants, heads[::-1]))
+
+
+def table_step(rules: list[Rule]):
+    """A walk step trying each rule, in table order, on a single-output equation."""
+    by_prim: dict[str, list] = {}
+    for rule in rules:
+        wants = tuple(map(_head, rule.pattern.operands))
+        by_prim.setdefault(rule.pattern.prim, []).append((rule, wants))
+
+    chosen: dict = {}  # (primitive, operand heads) -> the rules that may match
+
+    def step(walk: Walk, eqn: Eqn) -> bool:
+        name = eqn.primitive.name
+        if name not in by_prim or len(eqn.outvars) != 1:
+            return False
+        heads = tuple(_operand_heads(walk, x) for x in eqn.invars)
+        key = (name, heads)
+        rules = chosen.get(key)
+        if rules is None:
+            commutative = name in COMMUTATIVE
+            rules = chosen[key] = [
+                r for r, wants in by_prim[name] if _may_match(wants, heads, commutative)
+            ]
+        return any(_apply(rule, walk, eqn) for rule in rules)
+
+    return step
+
+
+def table_pass(rules: list[Rule]) -> Pass:
+    """A pass applying a table of rules (see `table_step`)."""
+    return rewrite_pass(table_step(rules))
+
+
+def is_real(*names: str) -> Callable:
+    """A guard: the captured operands are real floats or integers."""
+
+    def check(m) -> bool:
+        return all(
+            dtypes.is_float(m[n].aval.dtype) or dtypes.is_integer(m[n].aval.dtype)
+            for n in names
+        )
+
+    return check
+
+
+def is_float(*names: str) -> Callable:
+    def check(m) -> bool:
+        return all(dtypes.is_float(m[n].aval.dtype) for n in names)
+
+    return check

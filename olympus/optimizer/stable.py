@@ -1,0 +1,206 @@
+"""Numerically stable rewrites: a second table on the rules.py engine.
+
+Each row replaces a naive formula that overflows or cancels by the form
+olympus.nn uses for the same function, so `log(1 + exp(x))` at x = 100 gives
+100 rather than inf. A row never makes a result less accurate: on ordinary
+inputs both forms agree to rounding. Rows also cover the shapes reverse mode
+gives the naive formulas' gradients (`exp(x) / (1 + exp(x))`, the softmax of
+`log(sum(exp(x)))`), so a gradient program is finite where the math is.
+"""
+
+from __future__ import annotations
+
+from olympus.ir import dtypes
+from olympus.ir.core import Var
+from olympus.optimizer.program import rewrite_pass
+from olympus.optimizer.rules import Lit, Op, Rule, is_float, table_step
+
+
+def _softplus(b, x):
+    """max(x, 0) + log1p(exp(-|x|)), as olympus.nn.softplus."""
+    positive = b.op("max", x, b.lit(0, x))
+    tail = b.op("log1p", b.op("exp", b.op("neg", b.op("abs", x))))
+    return b.op("add", positive, tail)
+
+
+def _producer(m, atom, name: str):
+    eqn = m.walk.producer.get(atom) if isinstance(atom, Var) else None
+    return eqn if eqn is not None and eqn.primitive.name == name else None
+
+
+def _not_shifted(m) -> bool:
+    """x is not already x' - spread(clamp(max x')): the stable form's own sum."""
+    sub = _producer(m, m.x, "sub")
+    spread = sub and _producer(m, sub.invars[1], "broadcast_in_dim")
+    return not (spread and _producer(m, spread.invars[0], "clamp"))
+
+
+def _not_nonpositive_form(m) -> bool:
+    """x is not already -|y| (the stable form's own log1p(exp(-|y|)))."""
+    neg = _producer(m, m.x, "neg")
+    return not (neg and _producer(m, neg.invars[0], "abs"))
+
+
+def _float_x_and(guard):
+    return lambda m: is_float("x")(m) and guard(m)
+
+
+def _kept_dims(ndim: int, axes) -> tuple:
+    return tuple(d for d in range(ndim) if d not in set(axes))
+
+
+def _max_shifted(b, x, axes):
+    """(exp(x - m), m) with m the max over `axes` clamped to the finite range,
+    so an all -inf (or +inf) slice computes what the naive form does."""
+    dtype = x.aval.dtype
+    m = b.op("reduce_max", x, axes=axes)
+    low, high = (
+        b.lit(dtypes.float_lowest(dtype), x),
+        b.lit(dtypes.float_highest(dtype), x),
+    )
+    m = b.op("clamp", low, m, high)
+    dims = _kept_dims(x.aval.ndim, axes)
+    spread = b.op("broadcast_in_dim", m, shape=x.aval.shape, broadcast_dimensions=dims)
+    return b.op("exp", b.op("sub", x, spread)), m
+
+
+def _log_softmax(m, b):
+    """(x - m) - log(sum(exp(x - m))), as olympus.nn.log_softmax."""
+    x, axes = m.x, tuple(m.s.params["axes"])
+    e, _ = _max_shifted(b, x, axes)
+    shifted = b.eqns[-1].invars[0]  # x - spread(m), the operand of that exp
+    log_total = b.op("log", b.op("reduce_sum", e, axes=axes))
+    dims = _kept_dims(x.aval.ndim, axes)
+    spread = b.op(
+        "broadcast_in_dim", log_total, shape=x.aval.shape, broadcast_dimensions=dims
+    )
+    return b.op("sub", shifted, spread)
+
+
+def _logsumexp(m, b):
+    axes = tuple(m.s.params["axes"])
+    e, shift = _max_shifted(b, m.x, axes)
+    return b.op("add", b.op("log", b.op("reduce_sum", e, axes=axes)), shift)
+
+
+def _softmax(b, x, axes):
+    e, _ = _max_shifted(b, x, axes)
+    total = b.op("reduce_sum", e, axes=axes)
+    dims = _kept_dims(x.aval.ndim, axes)
+    return b.op(
+        "div",
+        e,
+        b.op("broadcast_in_dim", total, shape=x.aval.shape, broadcast_dimensions=dims),
+    )
+
+
+def _spread_matches(m) -> bool:
+    """The broadcast puts the reduced value back along the reduced axes."""
+    if not is_float("x")(m):
+        return False
+    params, axes = m.spread.params, m.s.params["axes"]
+    return tuple(params["shape"]) == m.x.aval.shape and tuple(
+        params["broadcast_dimensions"]
+    ) == _kept_dims(m.x.aval.ndim, axes)
+
+
+def _full_reduction(m) -> bool:
+    return is_float("x")(m) and len(m.s.params["axes"]) == m.x.aval.ndim
+
+
+def _logistic(m, b):
+    return b.op("logistic", m.x)
+
+
+def _log_sigmoid(m, b):
+    return b.op("neg", _softplus(b, b.op("neg", m.x)))
+
+
+_EXP_SUM = Op("reduce_sum", Op("exp", "x"), name="s")
+
+RULES: list[Rule] = [
+    # log(1 + exp(x)) -> max(x, 0) + log1p(exp(-|x|))
+    Rule(
+        "softplus",
+        Op("log", Op("add", Lit(1), Op("exp", "x"))),
+        lambda m, b: _softplus(b, m.x),
+        _float_x_and(_not_nonpositive_form),
+    ),
+    # log1p(exp(x)) -> max(x, 0) + log1p(exp(-|x|))
+    Rule(
+        "softplus_log1p",
+        Op("log1p", Op("exp", "x")),
+        lambda m, b: _softplus(b, m.x),
+        _float_x_and(_not_nonpositive_form),
+    ),
+    # log(logistic(x)) -> -(max(-x, 0) + log1p(exp(-|x|)))
+    Rule("log_sigmoid", Op("log", Op("logistic", "x")), _log_sigmoid, is_float("x")),
+    # log(1 + x) -> log1p(x)
+    Rule(
+        "log1p",
+        Op("log", Op("add", Lit(1), "x")),
+        lambda m, b: b.op("log1p", m.x),
+        is_float("x"),
+    ),
+    # exp(x) - 1 -> expm1(x)
+    Rule(
+        "expm1",
+        Op("sub", Op("exp", "x"), Lit(1)),
+        lambda m, b: b.op("expm1", m.x),
+        is_float("x"),
+    ),
+    # 1 / (1 + exp(-x)) -> logistic(x)
+    Rule(
+        "logistic",
+        Op("div", Lit(1), Op("add", Lit(1), Op("exp", Op("neg", "x")))),
+        _logistic,
+        is_float("x"),
+    ),
+    # exp(x) / (1 + exp(x)) -> logistic(x)
+    Rule(
+        "logistic_ratio",
+        Op("div", Op("exp", "x"), Op("add", Lit(1), Op("exp", "x"))),
+        _logistic,
+        is_float("x"),
+    ),
+    # (1 / (1 + exp(x))) * exp(x) -> logistic(x)         (reverse mode of log(1 + exp(x)))
+    Rule(
+        "logistic_grad",
+        Op("mul", Op("div", Lit(1), Op("add", Lit(1), Op("exp", "x"))), Op("exp", "x")),
+        _logistic,
+        is_float("x"),
+    ),
+    # log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
+    Rule(
+        "log_softmax",
+        Op(
+            "log",
+            Op("div", Op("exp", "x"), Op("broadcast_in_dim", _EXP_SUM, name="spread")),
+        ),
+        _log_softmax,
+        _spread_matches,
+    ),
+    # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
+    Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
+    # spread(1 / sum(exp(x))) * exp(x) -> softmax(x)     (reverse mode of log(sum(exp(x))))
+    Rule(
+        "softmax_grad",
+        Op(
+            "mul",
+            Op("broadcast_in_dim", Op("div", Lit(1), _EXP_SUM), name="spread"),
+            Op("exp", "x"),
+        ),
+        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        _spread_matches,
+    ),
+    # (1 / sum(exp(x))) * exp(x) -> softmax(x)           (the same, summed over every axis)
+    Rule(
+        "softmax_grad_scalar",
+        Op("mul", Op("div", Lit(1), _EXP_SUM), Op("exp", "x")),
+        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        _full_reduction,
+    ),
+]
+
+step = table_step(RULES)
+stable = rewrite_pass(step)
