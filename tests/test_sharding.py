@@ -121,6 +121,16 @@ def test_device_queries_four_devices():
     assert out.split("\n")[:3] == ["[0, 1, 2, 3] 4 4", "0 1 cpu", "locked"]
 
 
+def test_device_count_from_config_update():
+    code = ("import olympus\nolympus.config.update('olympus_num_cpu_devices', 3)\n"
+            "print(olympus.device_count())")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("OLYMPUS_NUM_CPU_DEVICES", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.stdout.strip() == "3", done.stderr[-2000:]
+
+
 def test_sharded_arrays_four_devices():
     out = run_on_devices("""
         from olympus.sharding import ShardingShapeError, MeshShapeError
