@@ -455,8 +455,8 @@ def ppermute(x, axis_name: str, perm):
 def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: bool = False):
     """Cuts `x` along `split_axis` into one piece per device along `axis_name`,
     sends piece i to device i, and joins what arrives along `concat_axis` (in
-    device order). Not `tiled`: `split_axis` has the axis's size and goes
-    away, and the pieces stack as a new `concat_axis`."""
+    device order). Not `tiled` (JAX's convention): `split_axis` has the axis's
+    size and goes away, and the pieces stack as axis `concat_axis` of the result."""
     size = _axis_size(axis_name, "all_to_all")
     split, concat = split_axis % x.ndim, concat_axis % (x.ndim if tiled else x.ndim)
     if (x.shape[split] % size if tiled else x.shape[split] != size):
@@ -466,9 +466,15 @@ def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: b
     if tiled:
         return all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
                                  concat_axis=concat)
-    # Stack as a new axis: make room for it (size 1), exchange, drop the cut one.
+    # As JAX does: the pieces stack as a new axis at `concat_axis` of the result
+    # (made room for with size 1), and the cut axis goes; equal axes swap in place.
+    if split == concat:
+        return all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
+                                 concat_axis=concat)
+    if split < concat:
+        concat += 1
     x = ops.expand_dims(x, (concat,))
-    split += split >= concat
+    split += concat < split
     out = all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
                             concat_axis=concat)
     return ops.squeeze(out, (split,))
