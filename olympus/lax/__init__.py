@@ -11,6 +11,10 @@ from olympus.lax.control_flow import (  # noqa: F401  structured control flow
 )
 from olympus.lax.custom_derivatives import optimization_barrier, stop_gradient  # noqa: F401
 from olympus.lax.reductions import Precision, PrecisionError  # noqa: F401  (dot precision)
+from olympus.lax.sharding import with_sharding_constraint  # noqa: F401
+from olympus.lax.parallel import (  # noqa: F401  collectives (inside olympus.shard_map)
+    all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter,
+)
 from olympus.lax.bits import (  # noqa: F401  bit-level primitives (olympus.random)
     bitcast_convert_type, shift_left, shift_right_arithmetic, shift_right_logical,
 )

@@ -341,6 +341,11 @@ def _optimization_barrier(*args):
     return list(args)
 
 
+@rule("sharding_constraint")
+def _sharding_constraint(x, *, sharding):
+    return x  # a layout request: the values are unchanged
+
+
 @rule("cond")
 def _cond(index, *operands, branches, linear):
     i = int(index)

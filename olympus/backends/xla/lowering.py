@@ -91,13 +91,18 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
 
 
 class Emitter:
-    """Collects the operations of one block; shares SSA numbering and types."""
+    """Collects the operations of one block; shares SSA numbering and types.
+    `spmd`: the module is split over several devices (sharding constraints
+    mean something; on one device they are dropped); `manual_mesh`: inside
+    a shard_map body, the mesh whose axes collectives name."""
 
-    def __init__(self, counter=None, types=None, indent: int = 4):
+    def __init__(self, counter=None, types=None, indent: int = 4, spmd: bool = False):
         self.counter = counter if counter is not None else itertools.count()
         self.types: dict[str, str] = types if types is not None else {}
         self.lines: list[str] = []
         self.indent = indent
+        self.spmd = spmd
+        self.manual_mesh = None
         self.token: str | None = None  # the ordering token, where effects are threaded
         # `named_scope` path of the equation being lowered (sub-programs
         # prefix it to theirs) and the location its ops get ("" for none)
@@ -148,12 +153,14 @@ class Emitter:
         (out,) = self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}")
         return out
 
-    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable) -> str:
+    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable,
+               terminator: str = "stablehlo.return") -> str:
         """A one-block region; `build(emitter, *args)` returns the values to yield.
 
         An argument type may be given as text (`TOKEN_TYPE`). The region starts
         with no ordering token: a rule whose region has effects sets one."""
-        inner = Emitter(self.counter, self.types, self.indent + 4)
+        inner = Emitter(self.counter, self.types, self.indent + 4, self.spmd)
+        inner.manual_mesh = self.manual_mesh
         inner.scope, inner.location = self.scope, self.location
         args = []
         for aval in arg_avals:
@@ -161,7 +168,7 @@ class Emitter:
             inner.types[arg] = aval if isinstance(aval, str) else tensor_type(aval)
             args.append(arg)
         results = build(inner, *args)
-        inner.op_typed("stablehlo.return", list(results), [])
+        inner.op_typed(terminator, list(results), [])
         header = ", ".join(f"{a}: {inner.types[a]}" for a in args)
         pad = " " * inner.indent
         body = "".join(f"\n{pad}{line}" for line in inner.lines)
@@ -345,13 +352,17 @@ def _output_aliases(olympuspr: Olympuspr, donated) -> dict[int, int]:
     return aliases
 
 
-def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = ()) -> str:
+def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = (),
+                 layout=None) -> str:
     """A StableHLO module whose `main` takes constvars then invars as arguments.
 
     Each `donated` argument (an index among constvars + invars) is aliased to
     the first not-yet-aliased output of its exact type, so XLA writes that
-    output into the donated buffer instead of allocating a new one."""
-    emitter = Emitter()
+    output into the donated buffer instead of allocating a new one.
+    A `layout` (olympus/backends/xla/spmd.py) spreads the program over
+    several devices: it gives the module's attributes, its declarations
+    (meshes) and each argument's and result's sharding attribute."""
+    emitter = Emitter(spmd=layout is not None)
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
         arg = emitter.fresh()
@@ -368,18 +379,28 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
     emitter.op_typed("func.return", outs, [])
     aliases = _output_aliases(olympuspr, donated)
     in_sig = ", ".join(
-        f"{a}: {emitter.types[a]}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}"
-                                      if i in aliases else "")
+        f"{a}: {emitter.types[a]}" + _attributes(
+            f"tf.aliasing_output = {aliases[i]} : i32" if i in aliases else "",
+            layout.arg_attribute(i) if layout is not None else "")
         for i, a in enumerate(params))
-    out_sig = ", ".join([tensor_type(v.aval) for v in olympuspr.outvars]
-                        + [TOKEN_TYPE] * ordered)
+    out_sig = ", ".join(
+        [tensor_type(v.aval) + _attributes(
+            layout.result_attribute(j) if layout is not None else "")
+         for j, v in enumerate(olympuspr.outvars)] + [TOKEN_TYPE] * ordered)
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    attributes = f" attributes {{{layout.module_attributes()}}}" if layout is not None else ""
+    declarations = layout.declarations() if layout is not None else ""
     return (
-        f"module @{module_name} {{\n"
+        f"module @{module_name}{attributes} {{\n{declarations}"
         f"  func.func public @main({in_sig}) -> ({out_sig}) {{\n"
         f"{emitter.text()}"
         f"  }}\n}}\n"
     )
+
+
+def _attributes(*entries: str) -> str:
+    entries = [e for e in entries if e]
+    return f" {{{', '.join(entries)}}}" if entries else ""
 
 
 def returns_ordering_token(module_text: str) -> bool:
