@@ -202,5 +202,5 @@ RULES: list[Rule] = [
     ),
 ]
 
-step = table_step(RULES)
+step = table_step(RULES, "stable")
 stable = rewrite_pass(step)
