@@ -170,6 +170,49 @@ RULES: list[Rule] = [
         _logistic,
         is_float("x"),
     ),
+    # 1 - logistic(x) -> logistic(-x)                   (no cancellation for large x)
+    Rule(
+        "logistic_complement",
+        Op("sub", Lit(1), Op("logistic", "x")),
+        lambda m, b: b.op("logistic", b.op("neg", m.x)),
+        is_float("x"),
+    ),
+    # (s / (1 + exp(u))) * exp(u) -> s * logistic(u)     (reverse mode of 1 / (1 + exp(-x)))
+    Rule(
+        "logistic_ratio_grad",
+        Op("mul", Op("div", "s", Op("add", Lit(1), Op("exp", "u"))), Op("exp", "u")),
+        lambda m, b: b.op("mul", m.s, b.op("logistic", m.u)),
+        is_float("u"),
+    ),
+    # t * (s / (1 + exp(u))) * exp(u) -> t * (s * logistic(u))   (the same, scaled)
+    Rule(
+        "logistic_ratio_grad_scaled",
+        Op(
+            "mul",
+            Op("mul", "t", Op("div", "s", Op("add", Lit(1), Op("exp", "u")))),
+            Op("exp", "u"),
+        ),
+        lambda m, b: b.op("mul", m.t, b.op("mul", m.s, b.op("logistic", m.u))),
+        is_float("u"),
+    ),
+    # (t / logistic(x)) * (logistic(x) * y) -> t * y     (reverse mode of log(logistic(x)))
+    Rule(
+        "log_sigmoid_grad",
+        Op("mul", Op("div", "t", Op("logistic", "x")), Op("mul", Op("logistic", "x"), "y")),
+        lambda m, b: b.op("mul", m.t, m.y),
+        is_float("x"),
+    ),
+    # -(t / logistic(x)) * (logistic(x) * y) -> -(t * y)   (the same, negated)
+    Rule(
+        "log_sigmoid_grad_neg",
+        Op(
+            "mul",
+            Op("neg", Op("div", "t", Op("logistic", "x"))),
+            Op("mul", Op("logistic", "x"), "y"),
+        ),
+        lambda m, b: b.op("neg", b.op("mul", m.t, m.y)),
+        is_float("x"),
+    ),
     # log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
     Rule(
         "log_softmax",
