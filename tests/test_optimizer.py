@@ -373,6 +373,12 @@ STABLE_CASES = {
         lambda x: x - np.logaddexp.reduce(x, axis=-1, keepdims=True),
         True,
     ),
+    "log_softmax_scalar": (
+        lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x))),
+        [np.array([1000.0, 999.0, 0.0], f32)],
+        lambda x: x - np.logaddexp.reduce(x),
+        True,
+    ),
     "logsumexp": (
         lambda x: jnp.log(jnp.sum(jnp.exp(x))),
         [np.array([1000.0, 1000.0, 999.0], f32)],

@@ -223,6 +223,13 @@ RULES: list[Rule] = [
         _log_softmax,
         _spread_matches,
     ),
+    # log(exp(x) / sum(exp(x))) -> (x - m) - log(sum(exp(x - m)))   (summed over every axis)
+    Rule(
+        "log_softmax_scalar",
+        Op("log", Op("div", Op("exp", "x"), _EXP_SUM)),
+        _log_softmax,
+        _full_reduction,
+    ),
     # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
     Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
     # spread(1 / sum(exp(x))) * exp(x) -> softmax(x)     (reverse mode of log(sum(exp(x))))
