@@ -166,6 +166,7 @@ def naive_programs(lib, jnp, lax):
     """name -> (function, x, closed form): formulas that overflow as written."""
     big = np.array([100.0, -100.0], f32)
     lse = np.array([1000.0, 999.0], f32)
+    huge = np.array([3e20, 1e30], f32)
 
     def grad(f):
         return lib.grad(lambda x: jnp.sum(f(x)))
@@ -187,6 +188,16 @@ def naive_programs(lib, jnp, lax):
             lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x))),
             lse,
             lse - np.logaddexp.reduce(lse.astype(float)),
+        ),
+        "sqrt(x**2+y**2)": (
+            lambda x, y: jnp.sqrt(x**2 + y**2),
+            (huge, 2 * huge),
+            np.hypot(huge, 2.0 * huge),
+        ),
+        "grad sqrt(x**2+y**2)": (
+            lib.grad(lambda x, y: jnp.sum(jnp.sqrt(x**2 + y**2))),
+            (huge, 2 * huge),
+            1 / np.sqrt(5.0) + 0 * huge,
         ),
         "grad log(1+exp(x))": (grad(lambda x: jnp.log(1 + jnp.exp(x))), big, _sigmoid(big)),
         "grad log(logistic(x))": (
@@ -212,7 +223,13 @@ def naive_programs(lib, jnp, lax):
     }
 
 
+def _args(x) -> tuple:
+    return x if isinstance(x, tuple) else (x,)
+
+
 def _fmt(values) -> str:
+    if isinstance(values, tuple):
+        return "; ".join(map(_fmt, values))
     return "[" + ", ".join(f"{v:.4g}" for v in np.ravel(values)) + "]"
 
 
@@ -223,15 +240,15 @@ def naive_table(with_jax: bool) -> None:
     if with_jax:
         jax, jjnp, jlax = load("jax")
         for name, (fn, x, _) in naive_programs(jax, jjnp, jlax).items():
-            jax_values[name] = np.asarray(jax.jit(fn)(x))
-    print(f"\n{'naive program':<25}{'x':<18}{'off':<22}{'jax':<22}{'on':<26}{'closed form':<26}")
+            jax_values[name] = np.asarray(jax.jit(fn)(*_args(x)))
+    print(f"\n{'naive program':<25}{'x':<32}{'off':<22}{'jax':<22}{'on':<26}{'closed form':<26}")
     for name, (fn, x, want) in programs.items():
         with olympus.config.override("olympus_optimize", False):
-            off = np.asarray(olympus.jit(fn)(x))
-        on = np.asarray(olympus.jit(fn)(x))
+            off = np.asarray(olympus.jit(fn)(*_args(x)))
+        on = np.asarray(olympus.jit(fn)(*_args(x)))
         jax_text = _fmt(jax_values[name]) if name in jax_values else "-"
         print(
-            f"{name:<25}{_fmt(x):<18}{_fmt(off):<22}{jax_text:<22}"
+            f"{name:<25}{_fmt(x):<32}{_fmt(off):<22}{jax_text:<22}"
             f"{_fmt(on):<26}{_fmt(want):<26}"
         )
 

@@ -367,6 +367,18 @@ STABLE_CASES = {
         lambda x: -_sigmoid(-x),
         True,
     ),
+    "hypot": (
+        lambda x, y: jnp.sqrt(x * x + y * y),
+        [np.array([3e20, 0.0, 0.0, 3.0], f32), np.array([4e20, 0.0, -1e-30, -4.0], f32)],
+        np.hypot,
+        True,
+    ),
+    "hypot_pow": (
+        lambda x, y: jnp.sqrt(x**2 + y**2),
+        [np.array([3e20, 0.0, np.inf, 3.0], f32), np.array([4e20, 0.0, np.inf, -4.0], f32)],
+        np.hypot,
+        True,
+    ),
     "log_softmax": (
         lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)),
         [np.array([[1000.0, 999.0, 0.0], [1.0, 2.0, 3.0]], f32)],
@@ -481,6 +493,15 @@ def test_gradient_of_naive_code_is_finite(name):
     got = np.asarray(grad(x))
     assert np.all(np.isfinite(got)), got
     np.testing.assert_allclose(got, closed_form(x.astype(np.float64)), rtol=1e-5, atol=1e-30)
+
+
+def test_gradient_of_naive_hypot_is_right():
+    """Off, x * x overflows and the gradient is x / inf = 0; on, x / hypot."""
+    x, y = np.array([3e20, 1.0], f32), np.array([6e20, 2.0], f32)
+    grad = olympus.jit(olympus.grad(lambda x, y: jnp.sum(jnp.sqrt(x**2 + y**2))))
+    with olympus.config.override("olympus_optimize", False):
+        assert np.asarray(grad(x, y))[0] == 0.0
+    np.testing.assert_allclose(grad(x, y), [1 / np.sqrt(5.0)] * 2, rtol=1e-6)
 
 
 def test_stable_rewrites_can_be_left_out():

@@ -116,6 +116,26 @@ def _log_sigmoid(m, b):
     return b.op("neg", _softplus(b, b.op("neg", m.x)))
 
 
+def _hypot(m, b):
+    """m * sqrt(1 + (n / m)**2), m = max(|x|, |y|), n = min(|x|, |y|); the ratio
+    of 0 / 0 (both zero) or inf / inf (both infinite) is taken as 0."""
+    x, y = b.op("abs", m.x), b.op("abs", m.y)
+    big, small = b.op("max", x, y), b.op("min", x, y)
+    ratio = b.op("div", small, big)
+    zero = b.lit(0, ratio, weak_type=False)
+    if ratio.aval.shape:
+        zero = b.op(
+            "broadcast_in_dim", zero, shape=ratio.aval.shape, broadcast_dimensions=()
+        )
+    ratio = b.op("select_n", b.op("ne", ratio, ratio), ratio, zero)
+    one = b.lit(1, ratio)
+    return b.op("mul", big, b.op("sqrt", b.op("add", one, b.op("mul", ratio, ratio))))
+
+
+def _squares(m) -> bool:
+    return is_float("x", "y")(m) and m.p.params["y"] == 2 and m.q.params["y"] == 2
+
+
 _EXP_SUM = Op("reduce_sum", Op("exp", "x"), name="s")
 
 RULES: list[Rule] = [
@@ -212,6 +232,27 @@ RULES: list[Rule] = [
         ),
         lambda m, b: b.op("neg", b.op("mul", m.t, m.y)),
         is_float("x"),
+    ),
+    # sqrt(x * x + y * y) -> hypot: m * sqrt(1 + (n / m)**2)  (no overflow of x * x)
+    Rule(
+        "hypot",
+        Op("sqrt", Op("add", Op("mul", "x", "x"), Op("mul", "y", "y"))),
+        _hypot,
+        is_float("x", "y"),
+    ),
+    # sqrt(x**2 + y**2) -> hypot                        (the same, as integer_pow)
+    Rule(
+        "hypot_pow",
+        Op(
+            "sqrt",
+            Op(
+                "add",
+                Op("integer_pow", "x", name="p"),
+                Op("integer_pow", "y", name="q"),
+            ),
+        ),
+        _hypot,
+        _squares,
     ),
     # log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
     Rule(
