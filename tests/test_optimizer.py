@@ -479,6 +479,11 @@ NAIVE_GRADIENTS = {
         [1000.0, 1000.0, 999.0],
         lambda x: np.exp(x - np.logaddexp.reduce(x)),
     ),
+    "3 * log(sum(exp(x), axis))": (
+        lambda x: 3 * jnp.log(jnp.sum(jnp.exp(x), axis=1)),
+        [[1000.0, 1000.0, 999.0], [1.0, 2.0, 3.0]],
+        lambda x: 3 * np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)),
+    ),
 }
 
 

@@ -94,6 +94,16 @@ def _softmax(b, x, axes):
     )
 
 
+def _scaled_softmax(m, b):
+    """t * softmax(x), t spread as the rule's broadcast spreads it (1 * s is
+    simplified away)."""
+    x, axes = m.x, tuple(m.s.params["axes"])
+    t = m.t
+    if "spread" in m and t.aval.shape not in ((), x.aval.shape):
+        t = b.op("broadcast_in_dim", t, **m.spread.params)
+    return b.op("mul", t, _softmax(b, x, axes))
+
+
 def _spread_matches(m) -> bool:
     """The broadcast puts the reduced value back along the reduced axes."""
     if not is_float("x")(m):
@@ -273,22 +283,22 @@ RULES: list[Rule] = [
     ),
     # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
     Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
-    # spread(1 / sum(exp(x))) * exp(x) -> softmax(x)     (reverse mode of log(sum(exp(x))))
+    # spread(t / sum(exp(x))) * exp(x) -> spread(t) * softmax(x)   (reverse mode of log(sum(exp(x))))
     Rule(
         "softmax_grad",
         Op(
             "mul",
-            Op("broadcast_in_dim", Op("div", Lit(1), _EXP_SUM), name="spread"),
+            Op("broadcast_in_dim", Op("div", "t", _EXP_SUM), name="spread"),
             Op("exp", "x"),
         ),
-        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        _scaled_softmax,
         _spread_matches,
     ),
-    # (1 / sum(exp(x))) * exp(x) -> softmax(x)           (the same, summed over every axis)
+    # (t / sum(exp(x))) * exp(x) -> t * softmax(x)       (the same, summed over every axis)
     Rule(
         "softmax_grad_scalar",
-        Op("mul", Op("div", Lit(1), _EXP_SUM), Op("exp", "x")),
-        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        Op("mul", Op("div", "t", _EXP_SUM), Op("exp", "x")),
+        _scaled_softmax,
         _full_reduction,
     ),
 ]
