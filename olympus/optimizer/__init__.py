@@ -26,7 +26,14 @@ The default pipeline runs the first five fused in one walk, then dce, round
 after round until a round changes nothing (at most MAX_ROUNDS). A pass
 returns its input object when it changes nothing, which is how the fixed
 point is seen. Effectful equations (debug callbacks) are never removed or
-merged.
+merged, so a value `debug.print` shows is the one the user's code computes.
+
+Provenance: an equation a table rule made carries the user's line with a
+`rules.Rewrite` record (`source_info.rewrite`: the rule, the equations it
+replaced), shown by `pretty(source_info=True)` (`# f.py:3 (f) [stable:
+log(1 + exp(x)) -> softplus]`), the HTML view and `inspect --source`.
+`forwarding(original, optimized)` says under which name the optimized program
+holds each value of the original one (ngraph's forwarding).
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ olympus.nn uses for the same function, so `log(1 + exp(x))` at x = 100 gives
 100 rather than inf. A row never makes a result less accurate: on ordinary
 inputs both forms agree to rounding. Rows also cover the shapes reverse mode
 gives the naive formulas' gradients (`exp(x) / (1 + exp(x))`, the softmax of
-`log(sum(exp(x)))`), so a gradient program is finite where the math is.
+`log(sum(exp(x)))`, `s / (1 + exp(u)) * exp(u)` of `1 / (1 + exp(-x))`, the
+`(t / logistic(x)) * (logistic(x) * y)` of `log(logistic(x))`), so a gradient
+program is finite where the math is (the stable rows run on the program jit
+lowers, after differentiation).
 """
 
 from __future__ import annotations
