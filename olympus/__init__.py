@@ -29,6 +29,7 @@ from olympus.api import (  # noqa: F401
 )
 from olympus.backends.xla.array import Array  # noqa: F401
 from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
+from olympus.tracer.core import named_scope  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
@@ -37,6 +38,7 @@ from olympus.autodiff import (  # noqa: F401
     value_and_grad, vjp,
 )
 from olympus.lax.reductions import default_matmul_precision  # noqa: F401
+from olympus.lax.hints import hint  # noqa: F401
 from olympus.lax.custom_derivatives import (  # noqa: F401
     checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
 )
@@ -47,7 +49,7 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
     "device_put", "devices", "disable_jit", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
-    "custom_vjp", "default_matmul_precision", "remat", "vmap",
+    "custom_vjp", "default_matmul_precision", "hint", "named_scope", "remat", "vmap",
 ]
 from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

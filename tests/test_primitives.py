@@ -1175,6 +1175,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
         "test_autodiff.py",
         "checkpoint_name",
     ),  # tags values for checkpoint policies
+    "hint": ("test_hints.py", "olympus.hint"),  # annotations for the compiler
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),

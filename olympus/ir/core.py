@@ -77,6 +77,9 @@ class SourceInfo(NamedTuple):
     file: str
     line: int
     function: str
+    # `olympus.named_scope` path ("outer/inner"), relative to the program
+    # holding the equation; the lowering prefixes the enclosing equations' scopes
+    scope: str = ""
 
     # True on the equations a transpose made from this line (a backward pass)
     backward = False
@@ -85,19 +88,20 @@ class SourceInfo(NamedTuple):
     rewrite = None
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line} ({self.function})"
+        where = f"{self.file}:{self.line} ({self.function})"
+        return f"{where} [{self.scope}]" if self.scope else where
 
     def as_backward(self) -> SourceInfo:
         """The same line (equal, printed the same), marked as in a backward pass."""
         if self.backward:
             return self
         if self.rewrite is not None:
-            return RewrittenSourceInfo(*self, self.rewrite, backward=True)
+            return RewrittenSourceInfo(*self, rewrite=self.rewrite, backward=True)
         return BackwardSourceInfo(*self)
 
     def with_rewrite(self, rewrite) -> SourceInfo:
         """The same line (equal, `str` the same), on an equation a rule made."""
-        return RewrittenSourceInfo(*self[:3], rewrite, self.backward)
+        return RewrittenSourceInfo(*self, rewrite=rewrite, backward=self.backward)
 
 
 class BackwardSourceInfo(SourceInfo):
@@ -113,14 +117,18 @@ class RewrittenSourceInfo(SourceInfo):
     transforms that copy source_info keep it (no __slots__: a tuple subclass
     holds its extra fields in a __dict__)."""
 
-    def __new__(cls, file, line, function, rewrite=None, backward=False):
-        self = tuple.__new__(cls, (file, line, function))
+    def __new__(cls, file, line, function, scope="", rewrite=None, backward=False):
+        self = tuple.__new__(cls, (file, line, function, scope))
         self.rewrite = rewrite
         self.backward = backward
         return self
 
     def __getnewargs__(self):
         return (*self, self.rewrite, self.backward)
+
+    def _replace(self, **fields) -> RewrittenSourceInfo:
+        new = SourceInfo(*self)._replace(**fields)
+        return RewrittenSourceInfo(*new, rewrite=self.rewrite, backward=self.backward)
 
 
 _var_ids = itertools.count()

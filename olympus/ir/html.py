@@ -18,7 +18,7 @@ from html import escape
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, displays
-from olympus.ir.printer import VarNames, pp_literal, pp_param
+from olympus.ir.printer import REWRITE_MARK, VarNames, pp_literal, pp_param
 
 _STYLE = """<style>
 .olympuspr table { border-collapse: collapse; font-family: monospace; font-size: 12px; }
@@ -71,7 +71,8 @@ def _details(label: str, program, names: VarNames) -> str:
 
 def _source_text(info) -> str:
     """`file.py:12 (function)`: the base name, not the machine's absolute path."""
-    return f"{os.path.basename(info.file)}:{info.line} ({info.function})"
+    where = f"{os.path.basename(info.file)}:{info.line} ({info.function})"
+    return f"{where} [{info.scope}]" if info.scope else where
 
 
 def _eqn_row(eqn, names: VarNames) -> str:
@@ -84,7 +85,8 @@ def _eqn_row(eqn, names: VarNames) -> str:
     cell = '<td class="source">'
     if info is not None and info.rewrite is not None:
         # The rule beside the line; what it replaced in the cell's tooltip.
-        source += f' <span class="rewrite">[{escape(str(info.rewrite))}]</span>'
+        rule = escape(REWRITE_MARK + str(info.rewrite))
+        source += f' <span class="rewrite">{rule}</span>'
         replaced = "replaced:\n" + "\n".join(info.rewrite.replaced)
         cell = f'<td class="source" title="{escape(replaced)}">'
     return (f"<tr><td>{outs}</td><td class=\"prim\">{escape(eqn.primitive.name)}</td>"

@@ -19,6 +19,7 @@ from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     GatherDimensionNumbers, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_max,
     scatter_min, scatter_mul,
 )
+from olympus.lax.hints import HintTypeError, HintValueError, hint  # noqa: E402,F401
 from olympus.lax.sorting import sort, top_k  # noqa: E402,F401  (sort primitive)
 from olympus.lax.convolution import ConvDimensionNumbers, conv_general_dilated  # noqa: E402,F401
 from olympus.lax.windowed import reduce_window_max, reduce_window_sum  # noqa: E402,F401

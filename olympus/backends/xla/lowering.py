@@ -33,6 +33,10 @@ from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 
 lowering_rules: dict = {}
 
+# Identity primitives whose params annotate their output value (olympus.hint):
+# a rule reads them for its operands in `RuleContext.operand_hints`.
+value_hint_primitives: set = set()
+
 TOKEN_TYPE = "!stablehlo.token"
 
 
@@ -95,6 +99,10 @@ class Emitter:
         self.lines: list[str] = []
         self.indent = indent
         self.token: str | None = None  # the ordering token, where effects are threaded
+        # `named_scope` path of the equation being lowered (sub-programs
+        # prefix it to theirs) and the location its ops get ("" for none)
+        self.scope = ""
+        self.location = ""
 
     def fresh(self) -> str:
         return f"%{next(self.counter)}"
@@ -120,6 +128,8 @@ class Emitter:
         region_text = f" ({', '.join(regions)})" if regions else ""
         attr_text = f" {{{attrs}}}" if attrs else ""
         body = f'"{name}"({", ".join(operands)}){region_text}{attr_text} : ({in_types}) -> {out_type}'
+        if self.location:
+            body += f" loc({self.location})"
         if not result_types:
             self.lines.append(body)
             return []
@@ -144,6 +154,7 @@ class Emitter:
         An argument type may be given as text (`TOKEN_TYPE`). The region starts
         with no ordering token: a rule whose region has effects sets one."""
         inner = Emitter(self.counter, self.types, self.indent + 4)
+        inner.scope, inner.location = self.scope, self.location
         args = []
         for aval in arg_avals:
             arg = inner.fresh()
@@ -215,13 +226,15 @@ def emit_while(emitter: Emitter, init: Sequence[str], avals: Sequence[ShapedArra
 class RuleContext:
     """What a lowering rule knows besides its operands."""
 
-    __slots__ = ("emitter", "avals_in", "avals_out", "primitive")
+    __slots__ = ("emitter", "avals_in", "avals_out", "primitive", "operand_hints")
 
-    def __init__(self, emitter: Emitter, avals_in, avals_out, primitive):
+    def __init__(self, emitter: Emitter, avals_in, avals_out, primitive, operand_hints=None):
         self.emitter = emitter
         self.avals_in = avals_in
         self.avals_out = avals_out
         self.primitive = primitive
+        # per operand, the params of the hint that produced it ({} for none)
+        self.operand_hints = operand_hints or [{}] * len(avals_in)
 
     @property
     def aval_out(self) -> ShapedArray:
@@ -242,17 +255,48 @@ def lower_olympuspr_into(emitter: Emitter, olympuspr: Olympuspr, args: Sequence[
             return emitter.constant(atom.val, atom.aval)
         return env[atom]
 
+    base = emitter.scope, emitter.location
+    hinted: dict = {}  # var -> params of the hint that produced it
     for eqn in olympuspr.eqns:
         rule = lowering_rules.get(eqn.primitive)
         if rule is None:
             raise LoweringError(f"primitive {eqn.primitive} has no XLA lowering rule")
+        hints = [hinted.get(x, {}) for x in eqn.invars] if hinted else None
         ctx = RuleContext(
-            emitter, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], eqn.primitive
+            emitter, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], eqn.primitive,
+            hints,
         )
+        if eqn.primitive in value_hint_primitives:
+            hinted[eqn.outvars[0]] = {**hinted.get(eqn.invars[0], {}), **eqn.params}
+        emitter.scope, emitter.location = _located(base[0], eqn)
         outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]
         env.update(zip(eqn.outvars, outs))
+    emitter.scope, emitter.location = base
     return [read(x) for x in olympuspr.outvars]
+
+
+def _located(outer_scope: str, eqn) -> tuple[str, str]:
+    """The equation's full scope path and its ops' MLIR location: a name
+    location `"outer/inner/sin"("f.py":12:0)`, which XLA keeps as the ops'
+    `op_name` metadata; a backward-pass equation's is `transpose(outer/inner)/mul`.
+    No scope, no location: the module text is unchanged."""
+    info = eqn.source_info
+    scope = "/".join(s for s in (outer_scope, info.scope if info else "") if s)
+    if not scope:
+        return "", ""
+    path = f"transpose({scope})" if info is not None and info.backward else scope
+    name = _mlir_string(f"{path}/{eqn.primitive.name}")
+    if info is None:
+        return scope, name
+    return scope, f"{name}({_mlir_string(info.file)}:{info.line}:0)"
+
+
+def _mlir_string(text: str) -> str:
+    """`text` as an MLIR string literal (quotes, backslashes and control
+    characters as `\\XX` hex escapes)."""
+    return '"' + "".join(
+        f"\\{ord(c):02X}" if c in '"\\' or ord(c) < 32 else c for c in text) + '"'
 
 
 def lower_closed_inline(emitter: Emitter, closed: ClosedOlympuspr, args: Sequence[str]) -> list[str]:
