@@ -9,6 +9,10 @@ Times are medians over repeats, on this machine's CPU, with the persistent
 compilation cache off. `opt/jax` is the optimized count over JAX's (the
 issue's goal: below 0.75).
 
+Then naive programs (and their gradients) whose unoptimized result is inf or
+NaN: the value with the optimizer off (what JAX computes too: its column when
+JAX is installed), on, and the closed form (float64 NumPy).
+
     python benchmarks/optimizer.py [--no-jax] [--repeats N]
 """
 
@@ -154,6 +158,101 @@ def measure(repeats: int) -> list[dict]:
     return rows
 
 
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def naive_programs(lib, jnp, lax):
+    """name -> (function, x, closed form): formulas that overflow as written."""
+    big = np.array([100.0, -100.0], f32)
+    lse = np.array([1000.0, 999.0], f32)
+    huge = np.array([3e20, 1e30], f32)
+
+    def grad(f):
+        return lib.grad(lambda x: jnp.sum(f(x)))
+
+    return {
+        "log(1+exp(x))": (lambda x: jnp.log(1 + jnp.exp(x)), big, np.logaddexp(0, big)),
+        "log1p(exp(x))": (lambda x: jnp.log1p(jnp.exp(x)), big, np.logaddexp(0, big)),
+        "exp(x)/(1+exp(x))": (
+            lambda x: jnp.exp(x) / (1 + jnp.exp(x)),
+            big,
+            _sigmoid(big.astype(float)),
+        ),
+        "log(sum(exp(x)))": (
+            lambda x: jnp.log(jnp.sum(jnp.exp(x))),
+            lse,
+            np.logaddexp.reduce(lse.astype(float)),
+        ),
+        "log(softmax(x))": (
+            lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x))),
+            lse,
+            lse - np.logaddexp.reduce(lse.astype(float)),
+        ),
+        "sqrt(x**2+y**2)": (
+            lambda x, y: jnp.sqrt(x**2 + y**2),
+            (huge, 2 * huge),
+            np.hypot(huge, 2.0 * huge),
+        ),
+        "grad sqrt(x**2+y**2)": (
+            lib.grad(lambda x, y: jnp.sum(jnp.sqrt(x**2 + y**2))),
+            (huge, 2 * huge),
+            1 / np.sqrt(5.0) + 0 * huge,
+        ),
+        "grad log(1+exp(x))": (grad(lambda x: jnp.log(1 + jnp.exp(x))), big, _sigmoid(big)),
+        "grad log(logistic(x))": (
+            grad(lambda x: jnp.log(lax.logistic(x))),
+            -big - 100,
+            _sigmoid(big + 100.0),
+        ),
+        "grad 1/(1+exp(-x))": (
+            grad(lambda x: 1 / (1 + jnp.exp(-x))),
+            big,
+            _sigmoid(big) * _sigmoid(-big),
+        ),
+        "grad log(1/(1+exp(-x)))": (
+            grad(lambda x: jnp.log(1 / (1 + jnp.exp(-x)))),
+            big,
+            _sigmoid(-big),
+        ),
+        "grad log(sum(exp(x)))": (
+            grad(lambda x: jnp.log(jnp.sum(jnp.exp(x)))),
+            lse,
+            np.exp(lse - np.logaddexp.reduce(lse.astype(float))),
+        ),
+    }
+
+
+def _args(x) -> tuple:
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _fmt(values) -> str:
+    if isinstance(values, tuple):
+        return "; ".join(map(_fmt, values))
+    return "[" + ", ".join(f"{v:.4g}" for v in np.ravel(values)) + "]"
+
+
+def naive_table(with_jax: bool) -> None:
+    lib, jnp, lax = load("olympus")
+    programs = naive_programs(lib, jnp, lax)
+    jax_values = {}
+    if with_jax:
+        jax, jjnp, jlax = load("jax")
+        for name, (fn, x, _) in naive_programs(jax, jjnp, jlax).items():
+            jax_values[name] = np.asarray(jax.jit(fn)(*_args(x)))
+    print(f"\n{'naive program':<25}{'x':<32}{'off':<22}{'jax':<22}{'on':<26}{'closed form':<26}")
+    for name, (fn, x, want) in programs.items():
+        with olympus.config.override("olympus_optimize", False):
+            off = np.asarray(olympus.jit(fn)(*_args(x)))
+        on = np.asarray(olympus.jit(fn)(*_args(x)))
+        jax_text = _fmt(jax_values[name]) if name in jax_values else "-"
+        print(
+            f"{name:<25}{_fmt(x):<32}{_fmt(off):<22}{jax_text:<22}"
+            f"{_fmt(on):<26}{_fmt(want):<26}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-jax", action="store_true")
@@ -178,6 +277,7 @@ def main() -> None:
             f"{r['compile_ms']:>12.1f}{r['compile_ms_opt']:>7.1f}"
             f"{r['run_us']:>9.1f}{r['run_us_opt']:>7.1f}"
         )
+    naive_table(bool(jax))
 
 
 if __name__ == "__main__":

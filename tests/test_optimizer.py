@@ -282,6 +282,11 @@ def _naive_softmax_loss(x):
 
 
 BIG = np.array([100.0, -100.0, 0.5, 30.0], f32)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
 STABLE_CASES = {
     # name: (function, args, expected (float64 NumPy), the naive value is not finite)
     "softplus": (
@@ -332,10 +337,58 @@ STABLE_CASES = {
         lambda x: 1 / (1 + np.exp(-x)),
         True,
     ),
+    "logistic_complement": (
+        lambda x: 1 - lax.logistic(x),
+        [np.array([50.0, 1.0, -200.0], f32)],
+        lambda x: _sigmoid(-x),
+        False,
+    ),
+    "logistic_ratio_grad": (
+        lambda x: (lax.logistic(x) / (1 + jnp.exp(x))) * jnp.exp(x),
+        [BIG],
+        lambda x: _sigmoid(x) ** 2,
+        True,
+    ),
+    "logistic_ratio_grad_scaled": (
+        olympus.grad(lambda x: jnp.sum(1 / (1 + jnp.exp(-x)))),
+        [BIG],
+        lambda x: _sigmoid(x) * _sigmoid(-x),
+        True,
+    ),
+    "log_sigmoid_grad": (
+        olympus.grad(lambda x: jnp.sum(jnp.log(lax.logistic(x)))),
+        [np.array([-200.0, 1.0, 50.0], f32)],
+        lambda x: _sigmoid(-x),
+        True,
+    ),
+    "log_sigmoid_grad_neg": (
+        lambda x: -(1 / lax.logistic(x)) * (lax.logistic(x) * lax.logistic(-x)),
+        [np.array([-200.0, 1.0, 50.0], f32)],
+        lambda x: -_sigmoid(-x),
+        True,
+    ),
+    "hypot": (
+        lambda x, y: jnp.sqrt(x * x + y * y),
+        [np.array([3e20, 0.0, 0.0, 3.0], f32), np.array([4e20, 0.0, -1e-30, -4.0], f32)],
+        np.hypot,
+        True,
+    ),
+    "hypot_pow": (
+        lambda x, y: jnp.sqrt(x**2 + y**2),
+        [np.array([3e20, 0.0, np.inf, 3.0], f32), np.array([4e20, 0.0, np.inf, -4.0], f32)],
+        np.hypot,
+        True,
+    ),
     "log_softmax": (
         lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)),
         [np.array([[1000.0, 999.0, 0.0], [1.0, 2.0, 3.0]], f32)],
         lambda x: x - np.logaddexp.reduce(x, axis=-1, keepdims=True),
+        True,
+    ),
+    "log_softmax_scalar": (
+        lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x))),
+        [np.array([1000.0, 999.0, 0.0], f32)],
+        lambda x: x - np.logaddexp.reduce(x),
         True,
     ),
     "logsumexp": (
@@ -389,6 +442,71 @@ def test_stable_rewrite_keeps_source_line():
     line = closed.eqns[-1].source_info.line
     optimized = optimize(closed)
     assert {e.source_info.line for e in optimized.eqns} == {line}
+
+
+# Gradients of naive code (issue 14, item 3): with the optimizer off (what JAX
+# computes too) inf or NaN; on, the closed form's finite value.
+NAIVE_GRADIENTS = {
+    # name: (naive function, x, the gradient's closed form (float64 NumPy))
+    "log(1 + exp(x))": (
+        lambda x: jnp.log(1 + jnp.exp(x)),
+        [100.0, -100.0, 0.5],
+        _sigmoid,
+    ),
+    "log1p(exp(x))": (lambda x: jnp.log1p(jnp.exp(x)), [100.0, -100.0, 0.5], _sigmoid),
+    "log(logistic(x))": (
+        lambda x: jnp.log(lax.logistic(x)),
+        [-200.0, 1.0, 50.0],
+        lambda x: _sigmoid(-x),
+    ),
+    "1 / (1 + exp(-x))": (
+        lambda x: 1 / (1 + jnp.exp(-x)),
+        [100.0, -100.0, 0.5],
+        lambda x: _sigmoid(x) * _sigmoid(-x),
+    ),
+    "exp(x) / (1 + exp(x))": (
+        lambda x: jnp.exp(x) / (1 + jnp.exp(x)),
+        [100.0, -100.0, 0.5],
+        lambda x: _sigmoid(x) * _sigmoid(-x),
+    ),
+    "log(1 / (1 + exp(-x)))": (
+        lambda x: jnp.log(1 / (1 + jnp.exp(-x))),
+        [100.0, -100.0, 0.5],
+        lambda x: _sigmoid(-x),
+    ),
+    "log(sum(exp(x)))": (
+        lambda x: jnp.log(jnp.sum(jnp.exp(x))),
+        [1000.0, 1000.0, 999.0],
+        lambda x: np.exp(x - np.logaddexp.reduce(x)),
+    ),
+    "3 * log(sum(exp(x), axis))": (
+        lambda x: 3 * jnp.log(jnp.sum(jnp.exp(x), axis=1)),
+        [[1000.0, 1000.0, 999.0], [1.0, 2.0, 3.0]],
+        lambda x: 3 * np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", NAIVE_GRADIENTS)
+def test_gradient_of_naive_code_is_finite(name):
+    fun, x, closed_form = NAIVE_GRADIENTS[name]
+    x = np.array(x, f32)
+    grad = olympus.jit(olympus.grad(lambda x: jnp.sum(fun(x))))
+    with olympus.config.override("olympus_optimize", False):
+        naive = np.asarray(grad(x))
+    assert not np.all(np.isfinite(naive)), naive
+    got = np.asarray(grad(x))
+    assert np.all(np.isfinite(got)), got
+    np.testing.assert_allclose(got, closed_form(x.astype(np.float64)), rtol=1e-5, atol=1e-30)
+
+
+def test_gradient_of_naive_hypot_is_right():
+    """Off, x * x overflows and the gradient is x / inf = 0; on, x / hypot."""
+    x, y = np.array([3e20, 1.0], f32), np.array([6e20, 2.0], f32)
+    grad = olympus.jit(olympus.grad(lambda x, y: jnp.sum(jnp.sqrt(x**2 + y**2))))
+    with olympus.config.override("olympus_optimize", False):
+        assert np.asarray(grad(x, y))[0] == 0.0
+    np.testing.assert_allclose(grad(x, y), [1 / np.sqrt(5.0)] * 2, rtol=1e-6)
 
 
 def test_stable_rewrites_can_be_left_out():
@@ -796,6 +914,108 @@ def test_optimize_reaches_a_fixed_point():
     assert_close(evaluate(norm_out, *args), evaluate(norm, *args))
     for run in PASSES.values():
         assert run(out) is out
+
+
+# ---- provenance and forwarding --------------------------------------------------------
+def test_rewritten_equations_remember_the_rule_and_what_they_replaced():
+    closed = make_olympuspr(lambda x: jnp.log(1 + jnp.exp(x)))(BIG)  # the line
+    line = closed.eqns[-1].source_info.line
+    optimized = optimize(closed)
+    rewrite = optimized.eqns[-1].source_info.rewrite
+    assert str(rewrite) == "stable: log(1 + exp(x)) -> softplus"
+    assert rewrite.replaced == [
+        "b:f32[4] = exp x",
+        "c:f32[4] = add 1.0:f32[] b",
+        "d:f32[4] = log c",
+    ]
+    text = optimized.pretty(source_info=True)
+    for row in text.splitlines()[1:-1]:
+        assert row.endswith(
+            f"test_optimizer.py:{line} (<lambda>)"
+            " rewritten by stable: log(1 + exp(x)) -> softplus"
+        ), row
+    assert "rewritten" not in str(optimized)
+    assert "rewritten by stable: log(1 + exp(x)) -&gt; softplus" in optimized._repr_html_()
+    assert 'title="replaced:\nb:f32[4] = exp x' in optimized._repr_html_()
+    # The source line is still equal to the user's (NaN provenance compares lines).
+    assert optimized.eqns[-1].source_info == closed.eqns[-1].source_info
+    # The text parses back (the rule's comment is not a source line: dropped).
+    parsed = olympus.ir.parse(text)
+    assert str(parsed) == str(optimized)
+
+
+def test_provenance_in_a_grad_program_keeps_the_backward_mark():
+    closed = make_olympuspr(olympus.grad(lambda x: jnp.sum(jnp.log(1 + jnp.exp(x)))))(BIG)
+    optimized = optimize(closed)
+    (eqn,) = [e for e in optimized.eqns if e.primitive.name == "logistic"]
+    assert eqn.source_info.backward
+    assert "-> logistic_grad\n" in optimized.pretty(source_info=True)
+    again = eqn.source_info.as_backward()
+    assert again.backward and again.rewrite is eqn.source_info.rewrite
+    scoped = again._replace(scope="layer")  # what transforms that copy a line do
+    assert scoped.backward and scoped.rewrite is again.rewrite and scoped.scope == "layer"
+    assert str(scoped).endswith("(<lambda>) [layer]")
+
+
+def test_a_named_scope_and_a_rewrite_print_together_and_parse_back():
+    def f(x):
+        with olympus.named_scope("act"):
+            return jnp.log(1 + jnp.exp(x))
+
+    optimized = make_olympuspr(f, optimize=True)(BIG)
+    text = optimized.pretty(source_info=True)
+    assert "(f) [act] rewritten by stable: log(1 + exp(x)) -> softplus" in text
+    assert str(olympus.ir.parse(text)) == str(optimized)
+
+
+def test_inspect_optimized_source_shows_the_rule(tmp_path, capsys):
+    from olympus.inspect_cli import main
+
+    path = tmp_path / "naive.py"
+    path.write_text("import olympus.numpy as jnp\n\ndef f(x):\n    return jnp.log(1 + jnp.exp(x))\n")
+    argv = ["inspect", f"{path}:f", "--args", "np.ones(3)", "--stage", "optimized", "--source"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "naive.py:4 (f) rewritten by stable: log(1 + exp(x)) -> softplus" in out
+
+
+def test_forwarding_finds_a_rewritten_value_under_its_old_name():
+    from olympus.backends.stepping import ProgramStepper
+    from olympus.optimizer import forwarding
+
+    def f(x):
+        y = x * 1.0  # simplified away: y is x
+        s = jnp.sin(y) + jnp.sin(y)  # the second sin merged into the first
+        return s * jnp.log(1 + jnp.exp(x))  # log(...) -> softplus
+
+    x = np.array([0.5, 2.0], f32)
+    closed = make_olympuspr(f)(x)
+    optimized = optimize(closed)
+    where = forwarding(closed, optimized)
+    assert where["b"] == "a" and where["c"] == where["d"] == "b"
+    old = ProgramStepper(closed, [x])
+    old.run_all()
+    new = ProgramStepper(optimized, [x])
+    new.run_all()
+    for name, value in old.values.items():
+        if name in where:
+            np.testing.assert_allclose(new.values[where[name]], value, rtol=1e-6)
+    log = [e.outvars[0] for e in closed.eqns if e.primitive.name == "log"][0]
+    assert len(where) == len(closed.eqns) + 1 - 2  # all but exp x and 1 + exp x
+
+
+def test_debug_print_of_a_fused_intermediate_prints_its_value(capsys):
+    def f(x):
+        e = jnp.exp(x)
+        olympus.debug.print("e = {}", e)
+        olympus.debug.print("one_plus = {}", 1 + e)
+        return jnp.log(1 + e)
+
+    optimized = make_olympuspr(f, optimize=True)(f32(100.0))
+    assert "log1p" in names(optimized)
+    out = olympus.jit(f)(f32(100.0))
+    assert float(out) == 100.0
+    assert capsys.readouterr().out == "e = inf\none_plus = inf\n"
 
 
 def test_dce_of_one_sub_program_called_twice_prints_and_parses_back():

@@ -337,3 +337,12 @@ def test_a_shared_sub_program_stays_shared():
     inner = parsed.eqns[-2].params["branches"][1].eqns[0].params["olympuspr"]
     assert parsed.eqns[0].params["olympuspr"] is inner
     np.testing.assert_allclose(_run_compiled(parsed, [X])[0], 2 * (2 * np.sin(X) + X), rtol=1e-6)
+
+
+def test_a_rewritten_equations_source_line_parses_back():
+    closed = olympus.make_olympuspr(lambda x: jnp.log(1 + jnp.exp(x)), optimize=True)(1.0)
+    text = closed.pretty(source_info=True)
+    assert "rewritten by stable" in text
+    again = olympus.ir.parse(text, list(closed.consts))
+    lines = [e.source_info.line for e in again.eqns]
+    assert lines == [e.source_info.line for e in closed.eqns] and None not in lines

@@ -83,6 +83,9 @@ class SourceInfo(NamedTuple):
 
     # True on the equations a transpose made from this line (a backward pass)
     backward = False
+    # On equations an optimizer rule made: what they replaced and which rule
+    # fired (olympus.optimizer.rules.Rewrite; `str()` names the rule)
+    rewrite = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line} ({self.function})"
@@ -90,7 +93,15 @@ class SourceInfo(NamedTuple):
 
     def as_backward(self) -> SourceInfo:
         """The same line (equal, printed the same), marked as in a backward pass."""
-        return self if self.backward else BackwardSourceInfo(*self)
+        if self.backward:
+            return self
+        if self.rewrite is not None:
+            return RewrittenSourceInfo(*self, rewrite=self.rewrite, backward=True)
+        return BackwardSourceInfo(*self)
+
+    def with_rewrite(self, rewrite) -> SourceInfo:
+        """The same line (equal, `str` the same), on an equation a rule made."""
+        return RewrittenSourceInfo(*self, rewrite=rewrite, backward=self.backward)
 
 
 class BackwardSourceInfo(SourceInfo):
@@ -99,6 +110,25 @@ class BackwardSourceInfo(SourceInfo):
 
     __slots__ = ()
     backward = True
+
+
+class RewrittenSourceInfo(SourceInfo):
+    """The line of an equation an optimizer rule made, with the rule's record:
+    transforms that copy source_info keep it (no __slots__: a tuple subclass
+    holds its extra fields in a __dict__)."""
+
+    def __new__(cls, file, line, function, scope="", rewrite=None, backward=False):
+        self = tuple.__new__(cls, (file, line, function, scope))
+        self.rewrite = rewrite
+        self.backward = backward
+        return self
+
+    def __getnewargs__(self):
+        return (*self, self.rewrite, self.backward)
+
+    def _replace(self, **fields) -> RewrittenSourceInfo:
+        new = SourceInfo(*self)._replace(**fields)
+        return RewrittenSourceInfo(*new, rewrite=self.rewrite, backward=self.backward)
 
 
 _var_ids = itertools.count()

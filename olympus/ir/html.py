@@ -18,7 +18,7 @@ from html import escape
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, displays
-from olympus.ir.printer import VarNames, pp_literal, pp_param
+from olympus.ir.printer import REWRITE_MARK, VarNames, pp_literal, pp_param
 
 _STYLE = """<style>
 .olympuspr table { border-collapse: collapse; font-family: monospace; font-size: 12px; }
@@ -80,10 +80,18 @@ def _eqn_row(eqn, names: VarNames) -> str:
     outs = " ".join(_binder(v, names) for v in eqn.outvars)
     args = " ".join(_atom(a, names) for a in eqn.invars)
     params = _param_cell(eqn.params, names)
-    source = "" if eqn.source_info is None else escape(_source_text(eqn.source_info))
+    info = eqn.source_info
+    source = "" if info is None else escape(_source_text(info))
+    cell = '<td class="source">'
+    if info is not None and info.rewrite is not None:
+        # The rule beside the line; what it replaced in the cell's tooltip.
+        rule = escape(REWRITE_MARK + str(info.rewrite))
+        source += f' <span class="rewrite">{rule}</span>'
+        replaced = "replaced:\n" + "\n".join(info.rewrite.replaced)
+        cell = f'<td class="source" title="{escape(replaced)}">'
     return (f"<tr><td>{outs}</td><td class=\"prim\">{escape(eqn.primitive.name)}</td>"
             f"<td class=\"params\">{params}</td><td>{args}</td>"
-            f"<td class=\"source\">{source}</td></tr>")
+            f"{cell}{source}</td></tr>")
 
 
 def _program(olympuspr: Olympuspr, names: VarNames) -> str:

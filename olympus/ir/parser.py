@@ -74,7 +74,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)")
 _SOURCE = re.compile(
-    r"(?P<file>.*):(?P<line>\d+) \((?P<function>.*?)\)(?: \[(?P<scope>[^\]]*)\])?")
+    r"(?P<file>.*?):(?P<line>\d+) \((?P<function>.*?)\)(?: \[(?P<scope>[^\]]*)\])?"
+    r"(?: rewritten by .*)?"  # an optimizer rule's note (the rule itself is not kept)
+)
 _DTYPE_NAME = re.compile(r"[A-Za-z0-9_]+(?=\[)")
 _DIMS = re.compile(r"[0-9,\s]*")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")

@@ -56,8 +56,8 @@ class VarNames:
     new variable with the next free name), and whether types show their
     weakness."""
 
-    def __init__(self, weak_types: bool = False) -> None:
-        self._names: dict = {}
+    def __init__(self, weak_types: bool = False, given: dict | None = None) -> None:
+        self._names: dict = dict(given or {})  # `given`: names chosen beforehand
         self.weak_types = weak_types
 
     def __call__(self, var: Var) -> str:
@@ -148,8 +148,20 @@ def pp_eqn(eqn, names: VarNames, indent: int = 0, source_info: bool = False) -> 
         head = f"{eqn.primitive.name}[{kvs}]"
     text = f"{lhs} = {head} {args}".rstrip()
     if source_info and eqn.source_info is not None:
-        text += f"  # {eqn.source_info}"
+        text += f"  # {source_comment(eqn.source_info)}"
     return text
+
+
+def source_comment(info) -> str:
+    """`file.py:12 (f) [scope]`, and on an equation an optimizer rule made, the
+    rule: `file.py:12 (f) rewritten by stable: log(1 + exp(x)) -> softplus`
+    (not bracketed: `[...]` is the scope, which the parser reads back)."""
+    if info.rewrite is None:
+        return str(info)
+    return f"{info} {REWRITE_MARK}{info.rewrite}"
+
+
+REWRITE_MARK = "rewritten by "
 
 
 def _pp(program, names: VarNames, indent: int, inline_ok: bool, source_info=False) -> str:

@@ -26,16 +26,25 @@ The default pipeline runs the first five fused in one walk, then dce, round
 after round until a round changes nothing (at most MAX_ROUNDS). A pass
 returns its input object when it changes nothing, which is how the fixed
 point is seen. Effectful equations (debug callbacks) are never removed or
-merged.
+merged, so a value `debug.print` shows is the one the user's code computes.
+
+Provenance: an equation a table rule made carries the user's line with a
+`rules.Rewrite` record (`source_info.rewrite`: the rule, the equations it
+replaced), shown by `pretty(source_info=True)` (`# f.py:3 (f) [stable:
+log(1 + exp(x)) -> softplus]`), the HTML view and `inspect --source`.
+`forwarding(original, optimized)` says under which name the optimized program
+holds each value of the original one (ngraph's forwarding).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
-from olympus.ir.core import ClosedOlympuspr, subolympusprs
+from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
+from olympus.ir.printer import VarNames, pp_literal, pp_olympuspr
 from olympus.optimizer import cse, dce, fold, forward, simplify, stable
-from olympus.optimizer.program import Pass, deferred, rewrite_pass
+from olympus.optimizer.program import Pass, deferred, recording, rewrite_pass
 
 MAX_ROUNDS = 8
 
@@ -79,13 +88,49 @@ def optimize(
         PASSES[p] if isinstance(p, str) else p
         for p in (DEFAULT_PASSES if passes is None else passes)
     ]
-    for _ in range(max_rounds):
-        start, cuts = closed, deferred[0]
-        for run in passes:
-            closed = run(closed)
-        if closed is start or (one_round and deferred[0] == cuts):
-            break
+    original, forwards = closed, {}
+    recording.append(forwards)
+    try:
+        for _ in range(max_rounds):
+            start, cuts = closed, deferred[0]
+            for run in passes:
+                closed = run(closed)
+            if closed is start or (one_round and deferred[0] == cuts):
+                break
+    finally:
+        recording.pop()
+    if closed is not original:
+        _forwards[closed] = forwards
     return closed
+
+
+# An optimized program -> what its optimization replaced (old var -> atom).
+_forwards: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def forwarding(original, optimized) -> dict[str, str]:
+    """Where a value of `original` is in `optimized` (ngraph's forwarding): each
+    printed name of `original` whose value `optimized` still computes -> its
+    printed name there (or the literal it became). A value only a rewritten
+    pattern computed (the `1 + exp(x)` of a softplus) has no entry; the new
+    equations' `source_info.rewrite.eqns` hold how to recompute it."""
+    forwards = _forwards.get(optimized, {})
+    old_names, new_names = VarNames(), VarNames()
+    pp_olympuspr(original, names=old_names)
+    pp_olympuspr(optimized, names=new_names)
+    new = new_names.as_dict()
+    found = {}
+    for var, name in old_names.as_dict().items():
+        atom, hops = var, 0
+        while atom not in new and atom in forwards and hops < 64:
+            atom, hops = forwards[atom], hops + 1
+            if type(atom) is Literal:
+                break
+        if type(atom) is Literal:
+            found[name] = pp_literal(atom)
+        elif atom in new:
+            found[name] = new[atom]
+    return found
 
 
 def count_eqns(closed) -> int:
@@ -103,5 +148,6 @@ __all__ = [
     "MAX_ROUNDS",
     "PASSES",
     "count_eqns",
+    "forwarding",
     "optimize",
 ]

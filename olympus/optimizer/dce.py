@@ -13,7 +13,7 @@ sub-programs are cleaned inside.
 from __future__ import annotations
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
-from olympus.optimizer.program import is_effectful, map_subprograms, rebuilt
+from olympus.optimizer.program import is_effectful, map_subprograms, rebuilt, recording
 
 
 def _select(mask, items) -> list:
@@ -82,8 +82,10 @@ def _with_own_vars(program: Olympuspr) -> Olympuspr:
     back to itself."""
     fresh: dict = {}
 
+    forwards = recording[-1] if recording else {}  # old name -> new (`forwarding`)
+
     def bind(v: Var) -> Var:
-        fresh[v] = Var(v.aval, v.suffix)
+        fresh[v] = forwards[v] = Var(v.aval, v.suffix)
         return fresh[v]
 
     def read(x):

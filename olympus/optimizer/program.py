@@ -22,6 +22,10 @@ MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
 # How often a walk left work a later round may do: a rewrite chain stopped at
 # MAX_FEED_DEPTH, or a rewrite held back by a reader that may yet go away.
 deferred = [0]
+# While `optimize` runs: old variable -> the atom standing for it now, for
+# every replacement a walk makes (CSE, simplification, forwarding, folding,
+# a rule's result), so a value the user named stays reachable (`forwarding`).
+recording: list[dict] = []
 
 
 def primitive(name: str):
@@ -134,6 +138,8 @@ class Walk:
     def replace(self, var: Var, atom) -> None:
         """Later uses of `var` read `atom` instead."""
         self.subst[var] = atom
+        if recording:
+            recording[-1][var] = atom
         self.changed = True
         uses = self.memo.get("uses")  # simplify's read counts, if it made them
         if uses is not None and type(atom) is Var:

@@ -13,7 +13,9 @@ name (the equation's output becomes that operand) or a function
 
 A rule fires only when the replacement has the output's exact shape and dtype
 (and, for a captured operand, weak_type); the new equations carry the
-rewritten equation's source line.
+rewritten equation's source line with a `Rewrite` record (provenance: the
+rule and the equations it replaced), which `pretty(source_info=True)`, the
+HTML view and `inspect --source` show.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import NamedTuple
 
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Literal, Var
+from olympus.ir.printer import VarNames, pp_eqn
 from olympus.optimizer.cse import COMMUTATIVE
 from olympus.optimizer.program import (
     Pass,
@@ -78,6 +81,52 @@ class Match(dict):
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
+
+def formula(pattern, nested: bool = False) -> str:
+    """A pattern as a formula: `log(1 + exp(x))` (broadcasts left out)."""
+    if type(pattern) is str:
+        return pattern
+    if type(pattern) is Lit:
+        v = pattern.value
+        return str(int(v)) if float(v).is_integer() and v != 0 else repr(v)
+    args = pattern.operands
+    if pattern.prim == "broadcast_in_dim":
+        return formula(args[0], nested)
+    if pattern.prim == "neg":
+        return "-" + formula(args[0], True)
+    if pattern.prim in _INFIX and len(args) == 2:
+        a, b = (formula(x, True) for x in args)
+        text = f"{a} {_INFIX[pattern.prim]} {b}"
+        return f"({text})" if nested else text
+    return f"{pattern.prim}({', '.join(formula(x) for x in args)})"
+
+
+class Rewrite:
+    """Provenance of the equations a rule made (on their `source_info.rewrite`):
+    the table and rule that fired, the equations it matched (the last one
+    rewritten) and the operands it captured. `str()` is the rule, `replaced`
+    the matched equations as printed, captured operands by their capture name."""
+
+    __slots__ = ("table", "rule", "eqns", "captures")
+
+    def __init__(self, table: str, rule: Rule, eqns: list, captures: dict):
+        self.table, self.rule, self.eqns, self.captures = table, rule, eqns, captures
+
+    def __str__(self) -> str:
+        return f"{self.table}: {formula(self.rule.pattern)} -> {self.rule.name}"
+
+    @property
+    def replaced(self) -> list[str]:
+        given = {v: k for k, v in self.captures.items() if type(v) is Var}
+        names = VarNames(given=given)
+        return [pp_eqn(e, names) for e in self.eqns]
+
+    def __repr__(self) -> str:
+        return f"Rewrite({self}; replaced {'; '.join(self.replaced)})"
 
 
 class NoMatch(Exception):
@@ -148,6 +197,7 @@ def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
         if all(_match(walk, p, x, m) for p, x in zip(pattern.operands, order)):
             if pattern.name is not None:
                 m[pattern.name] = eqn
+            m[id(eqn)] = eqn  # the matched equations, operands' first (provenance)
             return True
         for key in list(m)[size:]:  # undo this order's partial captures
             del m[key]
@@ -157,8 +207,9 @@ def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
 class Builder:
     """Builds the replacement's equations (kept only if the rule fires)."""
 
-    def __init__(self, eqn: Eqn):
-        self.source_info = eqn.source_info
+    def __init__(self, eqn: Eqn, rewrite: Rewrite):
+        info = eqn.source_info
+        self.source_info = None if info is None else info.with_rewrite(rewrite)
         self.eqns: list[Eqn] = []
 
     def op(self, name: str, *operands, **params) -> Var:
@@ -176,7 +227,7 @@ class Builder:
         return literal(value, like.aval.dtype, weak_type)
 
 
-def _apply(rule: Rule, walk: Walk, eqn: Eqn) -> bool:
+def _apply(rule: Rule, walk: Walk, eqn: Eqn, table: str = "") -> bool:
     m = Match(walk=walk)  # guards may look at producers (`m.walk.producer`)
     if not _match(walk, rule.pattern, None, m, eqn):
         return False
@@ -189,7 +240,9 @@ def _apply(rule: Rule, walk: Walk, eqn: Eqn) -> bool:
             return False
         walk.replace(out, atom)
         return True
-    b = Builder(eqn)
+    matched = [v for k, v in m.items() if type(k) is int]
+    captures = {k: v for k, v in m.items() if type(v) in (Var, Literal)}
+    b = Builder(eqn, Rewrite(table, rule, matched, captures))
     try:
         atom = rule.replacement(m, b)
     except NoMatch:
@@ -242,8 +295,9 @@ def _may_match(wants: tuple, heads: list, commutative: bool) -> bool:
     return commutative and all(w is None or w in h for w, h in zip(wants, heads[::-1]))
 
 
-def table_step(rules: list[Rule]):
-    """A walk step trying each rule, in table order, on a single-output equation."""
+def table_step(rules: list[Rule], table: str = ""):
+    """A walk step trying each rule, in table order, on a single-output
+    equation (`table` names the table in the provenance of what it makes)."""
     by_prim: dict[str, list] = {}
     for rule in rules:
         wants = tuple(map(_head, rule.pattern.operands))
@@ -263,14 +317,14 @@ def table_step(rules: list[Rule]):
             rules = chosen[key] = [
                 r for r, wants in by_prim[name] if _may_match(wants, heads, commutative)
             ]
-        return any(_apply(rule, walk, eqn) for rule in rules)
+        return any(_apply(rule, walk, eqn, table) for rule in rules)
 
     return step
 
 
-def table_pass(rules: list[Rule]) -> Pass:
+def table_pass(rules: list[Rule], table: str = "") -> Pass:
     """A pass applying a table of rules (see `table_step`)."""
-    return rewrite_pass(table_step(rules))
+    return rewrite_pass(table_step(rules, table))
 
 
 def is_real(*names: str) -> Callable:

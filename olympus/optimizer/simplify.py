@@ -425,5 +425,5 @@ RULES += [
     for p in _BROADCASTING
 ]
 
-step = table_step(RULES)
+step = table_step(RULES, "simplify")
 simplify = rewrite_pass(step)

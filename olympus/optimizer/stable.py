@@ -5,7 +5,10 @@ olympus.nn uses for the same function, so `log(1 + exp(x))` at x = 100 gives
 100 rather than inf. A row never makes a result less accurate: on ordinary
 inputs both forms agree to rounding. Rows also cover the shapes reverse mode
 gives the naive formulas' gradients (`exp(x) / (1 + exp(x))`, the softmax of
-`log(sum(exp(x)))`), so a gradient program is finite where the math is.
+`log(sum(exp(x)))`, `s / (1 + exp(u)) * exp(u)` of `1 / (1 + exp(-x))`, the
+`(t / logistic(x)) * (logistic(x) * y)` of `log(logistic(x))`), so a gradient
+program is finite where the math is (the stable rows run on the program jit
+lowers, after differentiation).
 """
 
 from __future__ import annotations
@@ -94,6 +97,16 @@ def _softmax(b, x, axes):
     )
 
 
+def _scaled_softmax(m, b):
+    """t * softmax(x), t spread as the rule's broadcast spreads it (1 * s is
+    simplified away)."""
+    x, axes = m.x, tuple(m.s.params["axes"])
+    t = m.t
+    if "spread" in m and t.aval.shape not in ((), x.aval.shape):
+        t = b.op("broadcast_in_dim", t, **m.spread.params)
+    return b.op("mul", t, _softmax(b, x, axes))
+
+
 def _spread_matches(m) -> bool:
     """The broadcast puts the reduced value back along the reduced axes."""
     if not is_float("x")(m):
@@ -114,6 +127,26 @@ def _logistic(m, b):
 
 def _log_sigmoid(m, b):
     return b.op("neg", _softplus(b, b.op("neg", m.x)))
+
+
+def _hypot(m, b):
+    """m * sqrt(1 + (n / m)**2), m = max(|x|, |y|), n = min(|x|, |y|); the ratio
+    of 0 / 0 (both zero) or inf / inf (both infinite) is taken as 0."""
+    x, y = b.op("abs", m.x), b.op("abs", m.y)
+    big, small = b.op("max", x, y), b.op("min", x, y)
+    ratio = b.op("div", small, big)
+    zero = b.lit(0, ratio, weak_type=False)
+    if ratio.aval.shape:
+        zero = b.op(
+            "broadcast_in_dim", zero, shape=ratio.aval.shape, broadcast_dimensions=()
+        )
+    ratio = b.op("select_n", b.op("ne", ratio, ratio), ratio, zero)
+    one = b.lit(1, ratio)
+    return b.op("mul", big, b.op("sqrt", b.op("add", one, b.op("mul", ratio, ratio))))
+
+
+def _squares(m) -> bool:
+    return is_float("x", "y")(m) and m.p.params["y"] == 2 and m.q.params["y"] == 2
 
 
 _EXP_SUM = Op("reduce_sum", Op("exp", "x"), name="s")
@@ -170,6 +203,70 @@ RULES: list[Rule] = [
         _logistic,
         is_float("x"),
     ),
+    # 1 - logistic(x) -> logistic(-x)                   (no cancellation for large x)
+    Rule(
+        "logistic_complement",
+        Op("sub", Lit(1), Op("logistic", "x")),
+        lambda m, b: b.op("logistic", b.op("neg", m.x)),
+        is_float("x"),
+    ),
+    # (s / (1 + exp(u))) * exp(u) -> s * logistic(u)     (reverse mode of 1 / (1 + exp(-x)))
+    Rule(
+        "logistic_ratio_grad",
+        Op("mul", Op("div", "s", Op("add", Lit(1), Op("exp", "u"))), Op("exp", "u")),
+        lambda m, b: b.op("mul", m.s, b.op("logistic", m.u)),
+        is_float("u"),
+    ),
+    # t * (s / (1 + exp(u))) * exp(u) -> t * (s * logistic(u))   (the same, scaled)
+    Rule(
+        "logistic_ratio_grad_scaled",
+        Op(
+            "mul",
+            Op("mul", "t", Op("div", "s", Op("add", Lit(1), Op("exp", "u")))),
+            Op("exp", "u"),
+        ),
+        lambda m, b: b.op("mul", m.t, b.op("mul", m.s, b.op("logistic", m.u))),
+        is_float("u"),
+    ),
+    # (t / logistic(x)) * (logistic(x) * y) -> t * y     (reverse mode of log(logistic(x)))
+    Rule(
+        "log_sigmoid_grad",
+        Op("mul", Op("div", "t", Op("logistic", "x")), Op("mul", Op("logistic", "x"), "y")),
+        lambda m, b: b.op("mul", m.t, m.y),
+        is_float("x"),
+    ),
+    # -(t / logistic(x)) * (logistic(x) * y) -> -(t * y)   (the same, negated)
+    Rule(
+        "log_sigmoid_grad_neg",
+        Op(
+            "mul",
+            Op("neg", Op("div", "t", Op("logistic", "x"))),
+            Op("mul", Op("logistic", "x"), "y"),
+        ),
+        lambda m, b: b.op("neg", b.op("mul", m.t, m.y)),
+        is_float("x"),
+    ),
+    # sqrt(x * x + y * y) -> hypot: m * sqrt(1 + (n / m)**2)  (no overflow of x * x)
+    Rule(
+        "hypot",
+        Op("sqrt", Op("add", Op("mul", "x", "x"), Op("mul", "y", "y"))),
+        _hypot,
+        is_float("x", "y"),
+    ),
+    # sqrt(x**2 + y**2) -> hypot                        (the same, as integer_pow)
+    Rule(
+        "hypot_pow",
+        Op(
+            "sqrt",
+            Op(
+                "add",
+                Op("integer_pow", "x", name="p"),
+                Op("integer_pow", "y", name="q"),
+            ),
+        ),
+        _hypot,
+        _squares,
+    ),
     # log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
     Rule(
         "log_softmax",
@@ -180,27 +277,34 @@ RULES: list[Rule] = [
         _log_softmax,
         _spread_matches,
     ),
+    # log(exp(x) / sum(exp(x))) -> (x - m) - log(sum(exp(x - m)))   (summed over every axis)
+    Rule(
+        "log_softmax_scalar",
+        Op("log", Op("div", Op("exp", "x"), _EXP_SUM)),
+        _log_softmax,
+        _full_reduction,
+    ),
     # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
     Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
-    # spread(1 / sum(exp(x))) * exp(x) -> softmax(x)     (reverse mode of log(sum(exp(x))))
+    # spread(t / sum(exp(x))) * exp(x) -> spread(t) * softmax(x)   (reverse mode of log(sum(exp(x))))
     Rule(
         "softmax_grad",
         Op(
             "mul",
-            Op("broadcast_in_dim", Op("div", Lit(1), _EXP_SUM), name="spread"),
+            Op("broadcast_in_dim", Op("div", "t", _EXP_SUM), name="spread"),
             Op("exp", "x"),
         ),
-        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        _scaled_softmax,
         _spread_matches,
     ),
-    # (1 / sum(exp(x))) * exp(x) -> softmax(x)           (the same, summed over every axis)
+    # (t / sum(exp(x))) * exp(x) -> t * softmax(x)       (the same, summed over every axis)
     Rule(
         "softmax_grad_scalar",
-        Op("mul", Op("div", Lit(1), _EXP_SUM), Op("exp", "x")),
-        lambda m, b: _softmax(b, m.x, tuple(m.s.params["axes"])),
+        Op("mul", Op("div", "t", _EXP_SUM), Op("exp", "x")),
+        _scaled_softmax,
         _full_reduction,
     ),
 ]
 
-step = table_step(RULES)
+step = table_step(RULES, "stable")
 stable = rewrite_pass(step)
