@@ -4,6 +4,7 @@ device_put, devices, block_until_ready, disable_jit."""
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
@@ -13,12 +14,15 @@ import numpy as np
 from olympus import caches, config
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.backends.interpreted import interpret, not_interpretable
 from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, to_device
+from olympus.backends.xla.dispatch import check_array_sizes
 from olympus.lax.pjit import pjit_p
 from olympus.stages import (
-    Call, Compiled, Traced, explain_miss, optimized, split_call, trace_call,
+    BackgroundCompile, Call, Compiled, Traced, explain_miss, optimized, split_call,
+    trace_call,
 )
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of
@@ -65,6 +69,9 @@ def make_olympuspr(
     return traced
 
 
+logger = logging.getLogger("olympus")
+
+
 def _normalize_argnums(argnums) -> tuple:
     if argnums is None:
         return ()
@@ -103,10 +110,20 @@ def _host_buffer(x: np.ndarray, aval: ShapedArray):
 class JitFunction:
     """`jit(f)`: a cache of `Compiled` stages (olympus.stages), one per call
     signature; a miss traces, lowers and compiles f for the new signature.
-    Inside another trace it appears as a `pjit` equation."""
+    Inside another trace it appears as a `pjit` equation.
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()):
+    Tiered (`tiered=True`, or None and olympus_tiered_execution on): a miss
+    traces, then interprets the optimized program with NumPy
+    (olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
+    calls of that signature interpret until the executable is ready, then
+    run it (and take the fast path). A failed background compile raises its
+    error on the next call of that signature, which compiles synchronously
+    from then on."""
+
+    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(),
+                 donate_argnums=(), tiered: bool | None = None):
         self.fun = fun
+        self.tiered = tiered
         self.name = getattr(fun, "__name__", None) or function_name(fun)
         self.static_argnums, self.static_argnames = _static_args(fun, static_argnums, static_argnames)
         self.donate_argnums = _normalize_argnums(donate_argnums)
@@ -118,6 +135,9 @@ class JitFunction:
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
         # same key -> (Traced, pjit body), for use inside traces
         self._traced: dict = BoundedCache(JIT_CACHE_SIZE)
+        # tiered: key -> BackgroundCompile running; keys that compile synchronously
+        self._pending: dict = {}
+        self._untiered: dict = BoundedCache(JIT_CACHE_SIZE)
         self._lock = threading.Lock()
         # Held while tracing and compiling a new signature, so threads that
         # miss together compile it once (cache hits never take it).
@@ -169,6 +189,11 @@ class JitFunction:
         if core._state.trace is not core.eval_trace:
             return self._bind_in_trace(call)
         entry = self._cache.get(call.key)
+        if entry is None and self._tiers_on():
+            result = self._call_tiered(call)
+            if result is not _MISS:
+                return result
+            entry = self._cache.get(call.key)
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
@@ -192,6 +217,70 @@ class JitFunction:
                 entry = trace_call(call, self.name, self.donate_argnums).lower().compile()
                 self._cache[call.key] = entry
         return entry
+
+    def _tiers_on(self) -> bool:
+        """Whether a miss may interpret: tiered, no donation (the interpreter
+        cannot reuse buffers), no NaN checking (it checks compiled results)."""
+        tiered = self.tiered
+        if tiered is None:
+            tiered = config.read("olympus_tiered_execution")
+        return (tiered and not self.donate_argnums
+                and not config.read("olympus_debug_nans"))
+
+    def _call_tiered(self, call: Call) -> Any:
+        """A miss of a tiered jit: the interpreted result while the signature
+        compiles in the background; `_MISS` once the Compiled is in the cache
+        (ready now, or compiled synchronously: a program the interpreter must
+        not run, or whose background compile failed before)."""
+        with self._compile_lock:
+            if call.key in self._cache:
+                return _MISS
+            pending = self._pending.get(call.key)
+            if pending is None:
+                if call.key in self._untiered:
+                    return _MISS
+                pending = self._start_tiers(call)
+                if pending is None:
+                    return _MISS
+            elif pending.done.is_set():
+                del self._pending[call.key]
+                if pending.error is not None:
+                    self._untiered[call.key] = True
+                    logger.info("jit(%s): the background compile failed; raising its "
+                                "error (later calls compile synchronously)", self.name)
+                    raise pending.error
+                self._cache[call.key] = pending.compiled
+                logger.info("jit(%s): compiled in the background in %.3f s; running "
+                            "the compiled executable from now on", self.name, pending.seconds)
+                return _MISS
+        try:
+            outs = interpret(pending.program, call.leaves)
+        except Exception as err:  # the interpreter's limits: wait for the compiler
+            logger.info("jit(%s): the interpreter failed (%s: %s); waiting for the "
+                        "background compile", self.name, type(err).__name__, err)
+            pending.done.wait()
+            return self._call_tiered(call)
+        logger.debug("jit(%s): ran interpreted (NumPy); XLA compiles in the "
+                     "background", self.name)
+        return tree_unflatten(pending.traced.out_tree, outs)
+
+    def _start_tiers(self, call: Call) -> BackgroundCompile | None:
+        """Traces a new signature and starts its background compile; None when
+        the interpreter must not run it (then it is compiled and cached now)."""
+        explain_miss(self.name, call, self._cache)
+        traced = trace_call(call, self.name)
+        program = optimized(traced.olympuspr)
+        check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them
+        reason = not_interpretable(program)
+        if reason is not None:
+            logger.info("jit(%s): not interpreted: %s; compiling now", self.name, reason)
+            self._untiered[call.key] = True
+            self._cache[call.key] = traced.lower(program).compile()
+            return None
+        logger.info("jit(%s): new signature: interpreting while XLA compiles in "
+                    "the background", self.name)
+        pending = self._pending[call.key] = BackgroundCompile(traced, program)
+        return pending
 
     def _find_nans(self, result, entry: Compiled, call: Call) -> None:
         """With olympus_debug_nans: a NaN output runs the traced program again,
@@ -244,6 +333,9 @@ class JitFunction:
             self._fast.clear()
         self._cache.clear()
         self._traced.clear()
+        with self._compile_lock:
+            self._pending.clear()
+            self._untiered.clear()
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -266,17 +358,36 @@ def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     return tuple(sorted(nums)), tuple(sorted(names))
 
 
-def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(),
+        donate_argnums=(), tiered: bool | None = None):
     """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args.
 
     >>> f = olympus.jit(lambda x: x * 2.0)
     >>> f(np.ones(3))
     Array([2., 2., 2.], dtype=float32)
+
+    `tiered=True` (None: the olympus_tiered_execution option, off by default):
+    the first call of a new signature returns without waiting for XLA: it
+    interprets the traced, optimized program with NumPy while XLA compiles it
+    on a background thread; later calls interpret until the executable is
+    ready, then run it. Worth it where time to the first result matters
+    (interactive work, short scripts, many shapes each called a few times);
+    the interpreter is slower per call than compiled code. Results agree with
+    the compiled program to float tolerance. Programs with ordered effects
+    (debug.print, callbacks), PRNG key arguments or results, donated
+    arguments, or olympus_debug_nans on compile directly. A failed background
+    compile raises its error on the next call; the logger "olympus" says which
+    tier ran (INFO: the switches, DEBUG: each interpreted call).
+
+    >>> f = olympus.jit(lambda x: x * 2.0, tiered=True)
+    >>> f(np.ones(3))  # interpreted: no compile waited for
+    Array([2., 2., 2.], dtype=float32)
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums,
-                             static_argnames=static_argnames, donate_argnums=donate_argnums)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+                             static_argnames=static_argnames, donate_argnums=donate_argnums,
+                             tiered=tiered)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, tiered)
 
 
 @contextmanager

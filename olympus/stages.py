@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -239,9 +241,11 @@ class Traced:
         """The outputs' shapes and dtypes, as a pytree of ShapeDtypeStruct."""
         return _shape_structs(self.olympuspr.out_avals, self.out_tree)
 
-    def lower(self) -> Lowered:
-        """The StableHLO stage of the optimized program (see `optimized`)."""
-        program = optimized(self.olympuspr)
+    def lower(self, program: ClosedOlympuspr | None = None) -> Lowered:
+        """The StableHLO stage of the optimized program (see `optimized`;
+        `program`: that program, when the caller has made it already)."""
+        if program is None:
+            program = optimized(self.olympuspr)
         olympuspr = program.olympuspr
         n_consts = len(olympuspr.constvars)
         donated = tuple(n_consts + i for i in self.donated)  # program parameters
@@ -384,6 +388,48 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"Compiled({self.traced.name})"
+
+
+class BackgroundCompile:
+    """Lowers and compiles `traced` (its optimized `program`) on a daemon
+    thread, for tiered execution: the caller interprets meanwhile. `done` is
+    set when the thread has finished; `result()` waits and gives the
+    `Compiled`, or raises the exception the compile raised (kept, never lost:
+    the same one `traced.lower().compile()` raises in the caller's thread)."""
+
+    def __init__(self, traced: Traced, program: ClosedOlympuspr):
+        self.traced, self.program = traced, program
+        self.done = threading.Event()
+        self.compiled: Compiled | None = None
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+        self._thread = threading.Thread(
+            target=self._compile, name=f"olympus compile {traced.name}", daemon=True
+        )
+        self._thread.start()
+
+    def _compile(self) -> None:
+        start = time.perf_counter()
+        try:
+            self.compiled = self.traced.lower(self.program).compile()
+        except BaseException as err:  # raised by result() in the caller's thread
+            self.error = err
+        finally:
+            self.seconds = time.perf_counter() - start
+            self.done.set()
+
+    def result(self, timeout: float | None = None) -> Compiled:
+        """The Compiled stage, once the thread is done (TimeoutError if not
+        done within `timeout` seconds); the compile's exception if it failed."""
+        if not self.done.wait(timeout):
+            raise TimeoutError(f"compile of {self.traced.name} still running")
+        if self.error is not None:
+            raise self.error
+        return self.compiled
+
+    def __repr__(self) -> str:
+        state = "failed" if self.error else "done" if self.done.is_set() else "running"
+        return f"BackgroundCompile({self.traced.name}, {state})"
 
 
 # ---- explaining cache misses ------------------------------------------------------
