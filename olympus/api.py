@@ -258,8 +258,12 @@ class JitFunction:
         except Exception as err:  # the interpreter's limits: wait for the compiler
             logger.info("jit(%s): the interpreter failed (%s: %s); waiting for the "
                         "background compile", self.name, type(err).__name__, err)
+            pending.start()
             pending.done.wait()
             return self._call_tiered(call)
+        # Started after the first interpretation: on a machine with few cores
+        # the compiler's threads would slow the first result several times.
+        pending.start()
         logger.debug("jit(%s): ran interpreted (NumPy); XLA compiles in the "
                      "background", self.name)
         return tree_unflatten(pending.traced.out_tree, outs)

@@ -28,6 +28,7 @@ with the user's file:line of the call, e.g.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import threading
@@ -392,7 +393,7 @@ class Compiled:
 
 class BackgroundCompile:
     """Lowers and compiles `traced` (its optimized `program`) on a daemon
-    thread, for tiered execution: the caller interprets meanwhile. `done` is
+    thread once `start`ed, for tiered execution. `done` is
     set when the thread has finished; `result()` waits and gives the
     `Compiled`, or raises the exception the compile raised (kept, never lost:
     the same one `traced.lower().compile()` raises in the caller's thread)."""
@@ -406,7 +407,14 @@ class BackgroundCompile:
         self._thread = threading.Thread(
             target=self._compile, name=f"olympus compile {traced.name}", daemon=True
         )
-        self._thread.start()
+        self._start_lock = threading.Lock()
+
+    def start(self) -> None:
+        """Starts the compile thread (once; later calls do nothing)."""
+        with self._start_lock:
+            if self._thread.ident is None:
+                _running.add(self)
+                self._thread.start()
 
     def _compile(self) -> None:
         start = time.perf_counter()
@@ -417,6 +425,7 @@ class BackgroundCompile:
         finally:
             self.seconds = time.perf_counter() - start
             self.done.set()
+            _running.discard(self)
 
     def result(self, timeout: float | None = None) -> Compiled:
         """The Compiled stage, once the thread is done (TimeoutError if not
@@ -430,6 +439,17 @@ class BackgroundCompile:
     def __repr__(self) -> str:
         state = "failed" if self.error else "done" if self.done.is_set() else "running"
         return f"BackgroundCompile({self.traced.name}, {state})"
+
+
+_running: set = set()  # BackgroundCompiles whose thread runs
+
+
+@atexit.register
+def _wait_for_compiles() -> None:
+    """At exit, waits for running background compiles: a daemon thread
+    stopped inside XLA's compiler aborts the process."""
+    for pending in list(_running):
+        pending.done.wait()
 
 
 # ---- explaining cache misses ------------------------------------------------------
