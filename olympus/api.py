@@ -378,8 +378,8 @@ def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(),
     (interactive work, short scripts, many shapes each called a few times);
     the interpreter is slower per call than compiled code. Results agree with
     the compiled program to float tolerance. Programs with ordered effects
-    (debug.print, callbacks), PRNG key arguments or results, donated
-    arguments, or olympus_debug_nans on compile directly. A failed background
+    (debug.print, callbacks), donated arguments, or olympus_debug_nans on
+    compile directly. A failed background
     compile raises its error on the next call; the logger "olympus" says which
     tier ran (INFO: the switches, DEBUG: each interpreted call).
 

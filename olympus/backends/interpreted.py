@@ -96,8 +96,9 @@ def interpret(closed: ClosedOlympuspr, leaves) -> list:
 def not_interpretable(closed: ClosedOlympuspr) -> str | None:
     """Why the interpreter tier must not run `closed` (None: it may): ordered
     effects (debug prints and callbacks must run once, in order, with the
-    compiled program), arguments or results of non-NumPy types (PRNG keys),
-    or a primitive without a NumPy rule."""
+    compiled program), arguments or results without a NumPy dtype, or a
+    primitive without a NumPy rule (PRNG keys cross jit's boundary as their
+    uint32 data, so they interpret)."""
     if has_ordered_effect(closed):
         return "it has ordered effects (debug callbacks)"
     olympuspr = closed.olympuspr
@@ -149,7 +150,7 @@ def _dot_general(
     n = int(np.prod(rf_shape, dtype=np.int64))
     a = lhs.transpose(*lb, *lf, *lc).reshape(nb, m, k)
     b = rhs.transpose(*rb, *rc, *rf).reshape(nb, k, n)
-    return np.matmul(a, b).reshape(*batch, *lf_shape, *rf_shape)
+    return np.matmul(a, b).reshape(tuple(batch + lf_shape + rf_shape))
 
 
 def _sub_program(*args, olympuspr, **params):
