@@ -8,6 +8,7 @@ does not use BLAS), and nested `pjit`/`checkpoint` bodies use these rules too.
 Results come back as device `Array`s of the program's output avals (dtype and
 weak type), as the compiled program returns them.
 
+    >>> from olympus.backends.interpreted import interpret
     >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2.0)(np.float32(1.0))
     >>> interpret(closed, [np.float32(1.0)])
     [Array(1.682942, dtype=float32)]
