@@ -97,7 +97,8 @@ def main(argv=None) -> None:
                 samples[mode, warm].append(fresh(mode, warm))
     print(f"MLP 4x512, batch 128, f32: first call of a new jit(value_and_grad(loss))")
     print(machine() + f"; median of {repeats} fresh interpreters")
-    print("| case | " + " | ".join(modes) + (" | tiered / jax |" if "jax" in modes else " |"))
+    ratios = " | tiered / jax |"
+    print("| case | " + " | ".join(modes) + (ratios if "jax" in modes else " |"))
     print("|---" * (len(modes) + 1 + ("jax" in modes)) + "|")
     for warm in (False, True):
         med = {m: statistics.median(s["first"] for s in samples[m, warm]) for m in modes}
@@ -108,12 +109,13 @@ def main(argv=None) -> None:
         if "jax" in modes:
             row += f" | {med['tiered'] / med['jax']:.3f}x"
         print(row + " |")
-    for warm in (False, True):
-        ready = statistics.median(s["ready"] for s in samples["tiered", warm])
-        print(
-            f"tiered, {'warm' if warm else 'cold'}: compiled executable ready "
-            f"{ready * 1e3:.1f} ms after the first call began"
-        )
+    for mode in [m for m in modes if m.startswith("tiered")]:
+        for warm in (False, True):
+            ready = statistics.median(s["ready"] for s in samples[mode, warm])
+            print(
+                f"{mode}, {'warm' if warm else 'cold'}: compiled executable ready "
+                f"{ready * 1e3:.1f} ms after the first call began"
+            )
     for (mode, warm), runs in samples.items():
         print(
             f"{mode}, {'warm' if warm else 'cold'}, each process (ms): "

@@ -16,6 +16,8 @@ weak type), as the compiled program returns them.
 
 from __future__ import annotations
 
+import ctypes
+import threading
 from collections import ChainMap
 
 import numpy as np
@@ -90,7 +92,8 @@ def interpret(closed: ClosedOlympuspr, leaves) -> list:
     """The outputs of `closed` for these argument leaves (Arrays, NumPy arrays,
     scalars) as device Arrays of its output avals."""
     olympuspr = closed.olympuspr
-    outs = run_numpy(olympuspr, closed.consts, leaves)
+    with _one_blas_thread:
+        outs = run_numpy(olympuspr, closed.consts, leaves)
     return [to_device(v, var.aval) for v, var in zip(outs, olympuspr.outvars)]
 
 
@@ -119,6 +122,65 @@ def _primitives(olympuspr, seen=None) -> set[str]:
         for sub in subolympusprs(eqn.params):
             _primitives(sub, names)
     return names
+
+
+class _OneBlasThread:
+    """While any thread interprets, NumPy's OpenBLAS uses one thread (a
+    process-wide setting, restored when the last interpretation ends).
+
+    The interpreter runs beside XLA: its compiler on a background thread and
+    its runtime's thread pool. Measured on 2 shared cores, OpenBLAS's own
+    threads contending with those made the first result of an MLP's gradient
+    8x slower (260 ms instead of 32 ms, benchmarks/tiered.py). Without an
+    OpenBLAS in the process (another BLAS), nothing changes."""
+
+    _NAMES = (
+        ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+        ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+        ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+        ("openblas_get_num_threads", "openblas_set_num_threads"),
+    )
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved = 1
+        self._calls = None  # (get, set) once looked up; () when there is none
+
+    def _lookup(self) -> tuple:
+        try:
+            with open("/proc/self/maps") as maps:
+                paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+        except OSError:
+            return ()
+        for path in sorted(paths):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for get, set_ in self._NAMES:
+                if hasattr(lib, get) and hasattr(lib, set_):
+                    return getattr(lib, get), getattr(lib, set_)
+        return ()
+
+    def __enter__(self):
+        with self._lock:
+            if self._calls is None:
+                self._calls = self._lookup()
+            if self._calls and self._users == 0:
+                get, set_ = self._calls
+                self._saved = get()
+                set_(1)
+            self._users += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._users -= 1
+            if self._calls and self._users == 0:
+                self._calls[1](self._saved)
+
+
+_one_blas_thread = _OneBlasThread()
 
 
 # ---- rules faster than the oracle's ----------------------------------------------
