@@ -262,7 +262,7 @@ class JitFunction:
             pending.done.wait()
             return self._call_tiered(call)
         # Started after the first interpretation: on a machine with few cores
-        # the compiler's threads would slow the first result several times.
+        # the compiler's threads slow the first result (benchmarks/README.md).
         pending.start()
         logger.debug("jit(%s): ran interpreted (NumPy); XLA compiles in the "
                      "background", self.name)
