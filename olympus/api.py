@@ -25,7 +25,7 @@ from olympus.stages import (
     trace_call,
 )
 from olympus.tracer import core
-from olympus.tracer.core import Tracer, aval_of
+from olympus.tracer.core import Tracer, aval_of, user_source_info
 from olympus.tracer.functions import (
     ShapeDtypeStruct,
     argnums_partial,
@@ -248,6 +248,9 @@ class JitFunction:
                     self._untiered[call.key] = True
                     logger.info("jit(%s): the background compile failed; raising its "
                                 "error (later calls compile synchronously)", self.name)
+                    pending.error.add_note(
+                        f"(raised by the background compile of jit({self.name}), "
+                        f"tiered execution, started by the call at {pending.origin})")
                     raise pending.error
                 self._cache[call.key] = pending.compiled
                 logger.info("jit(%s): compiled in the background in %.3f s; running "
@@ -284,6 +287,7 @@ class JitFunction:
         logger.info("jit(%s): new signature: interpreting while XLA compiles in "
                     "the background", self.name)
         pending = self._pending[call.key] = BackgroundCompile(traced, program)
+        pending.origin = user_source_info()  # named if its compile fails
         return pending
 
     def _find_nans(self, result, entry: Compiled, call: Call) -> None:

@@ -13,6 +13,9 @@ these stages and keeps the `Compiled` under that key. Static arguments are
 fixed at `trace` time; `Compiled` takes the others, and deletes the donated
 ones after running.
 
+For `jit(f, tiered=True)`, `BackgroundCompile` runs `lower()` and
+`compile()` of a traced program on a thread while the caller interprets it.
+
 Each stage keeps the one before it, so a user (or the `inspect` command) can
 look at every representation of one program. Arguments may be arrays or
 `olympus.ShapeDtypeStruct`s: only shapes and dtypes matter until the call.
@@ -400,6 +403,7 @@ class BackgroundCompile:
 
     def __init__(self, traced: Traced, program: ClosedOlympuspr):
         self.traced, self.program = traced, program
+        self.origin = None  # the user's line of the call that started it
         self.done = threading.Event()
         self.compiled: Compiled | None = None
         self.error: BaseException | None = None

@@ -160,8 +160,10 @@ def test_background_compile_failure_surfaces_on_a_later_call(monkeypatch):
     f = olympus.jit(lambda x: x + 1.0, tiered=True)
     assert float(f(np.float32(1.0))) == 2.0  # the interpreted result still comes back
     _wait(f)
-    with pytest.raises(LoweringError, match="broken on purpose"):
+    with pytest.raises(LoweringError, match="broken on purpose") as info:
         f(np.float32(1.0))
+    (note,) = info.value.__notes__
+    assert "background compile of jit(<lambda>)" in note and "test_tiered.py:" in note
     # From now on the signature compiles synchronously, as the ordinary jit does.
     with pytest.raises(LoweringError, match="broken on purpose"):
         f(np.float32(1.0))
