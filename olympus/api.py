@@ -36,6 +36,8 @@ from olympus.tracer.functions import (
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
 
+logger = logging.getLogger("olympus")
+
 
 def make_olympuspr(
     fun: Callable,
@@ -67,9 +69,6 @@ def make_olympuspr(
         return closed
 
     return traced
-
-
-logger = logging.getLogger("olympus")
 
 
 def _normalize_argnums(argnums) -> tuple:
@@ -382,10 +381,11 @@ def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(),
     (interactive work, short scripts, many shapes each called a few times);
     the interpreter is slower per call than compiled code. Results agree with
     the compiled program to float tolerance. Programs with ordered effects
-    (debug.print, callbacks), donated arguments, or olympus_debug_nans on
-    compile directly. A failed background
-    compile raises its error on the next call; the logger "olympus" says which
-    tier ran (INFO: the switches, DEBUG: each interpreted call).
+    (debug.print, callbacks: they must run once, in order), donated arguments
+    (the interpreter cannot reuse buffers), or olympus_debug_nans on skip the
+    interpreter and compile directly. A failed background compile raises its
+    error on the next call; the logger "olympus" says which tier ran (INFO:
+    the switches, DEBUG: each interpreted call). See benchmarks/README.md.
 
     >>> f = olympus.jit(lambda x: x * 2.0, tiered=True)
     >>> f(np.ones(3))  # interpreted: no compile waited for
