@@ -273,7 +273,7 @@ class JitFunction:
     def _start_tiers(self, call: Call) -> BackgroundCompile | None:
         """Traces a new signature and starts its background compile; None when
         the interpreter must not run it (then it is compiled and cached now)."""
-        explain_miss(self.name, call, self._cache)
+        explain_miss(self.name, call, [*self._cache, *self._pending])
         traced = trace_call(call, self.name)
         program = optimized(traced.olympuspr)
         check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them

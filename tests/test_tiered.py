@@ -331,3 +331,14 @@ def test_interpret_and_not_interpretable():
     (out,) = interpret(closed, [np.float32(1.0)])
     assert type(out) is Array and out.dtype == np.float32
     assert not_interpretable(closed) is None
+
+
+def test_explained_misses_count_signatures_still_compiling(caplog):
+    f = olympus.jit(lambda x: x * 2.0, tiered=True)
+    with config.override("olympus_explain_cache_misses", True):
+        with caplog.at_level(logging.WARNING, logger="olympus"):
+            f(np.ones(3, np.float32))
+            f(np.ones(4, np.float32))  # the first signature may still be compiling
+    _wait(f)
+    (record,) = [r for r in caplog.records if "recompiles" in r.getMessage()]
+    assert "shape (3,) -> (4,)" in record.getMessage()
