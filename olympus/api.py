@@ -242,8 +242,8 @@ class JitFunction:
                 if pending is None:
                     return _MISS
             elif pending.done.is_set():
-                del self._pending[call.key]
                 if pending.error is not None:
+                    del self._pending[call.key]
                     self._untiered[call.key] = True
                     logger.info("jit(%s): the background compile failed; raising its "
                                 "error (later calls compile synchronously)", self.name)
@@ -251,9 +251,7 @@ class JitFunction:
                         f"(raised by the background compile of jit({self.name}), "
                         f"tiered execution, started by the call at {pending.origin})")
                     raise pending.error
-                self._cache[call.key] = pending.compiled
-                logger.info("jit(%s): compiled in the background in %.3f s; running "
-                            "the compiled executable from now on", self.name, pending.seconds)
+                self._install(call.key, pending)
                 return _MISS
         try:
             outs = interpret(pending.program, call.leaves)
@@ -285,9 +283,27 @@ class JitFunction:
             return None
         logger.info("jit(%s): new signature: interpreting while XLA compiles in "
                     "the background", self.name)
-        pending = self._pending[call.key] = BackgroundCompile(traced, program)
+        pending = BackgroundCompile(
+            traced, program, functools.partial(self._compiled, call.key)
+        )
         pending.origin = user_source_info()  # named if its compile fails
+        self._pending[call.key] = pending
         return pending
+
+    def _compiled(self, key, pending: BackgroundCompile) -> None:
+        """On the compile thread: a finished compile goes into the cache at
+        once (a failed one waits in `_pending` for a call to raise it)."""
+        if pending.error is None:
+            with self._compile_lock:
+                self._install(key, pending)
+
+    def _install(self, key, pending: BackgroundCompile) -> None:
+        if self._pending.get(key) is not pending:
+            return  # installed already, or the caches were cleared
+        logger.info("jit(%s): compiled in the background in %.3f s; running the "
+                    "compiled executable from now on", self.name, pending.seconds)
+        del self._pending[key]
+        self._cache[key] = pending.compiled
 
     def _find_nans(self, result, entry: Compiled, call: Call) -> None:
         """With olympus_debug_nans: a NaN output runs the traced program again,

@@ -34,6 +34,7 @@ from __future__ import annotations
 import atexit
 import functools
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -395,30 +396,40 @@ class Compiled:
 
 
 class BackgroundCompile:
-    """Lowers and compiles `traced` (its optimized `program`) on a daemon
-    thread once `start`ed, for tiered execution. `done` is
-    set when the thread has finished; `result()` waits and gives the
-    `Compiled`, or raises the exception the compile raised (kept, never lost:
-    the same one `traced.lower().compile()` raises in the caller's thread)."""
+    """Lowers and compiles `traced` (its optimized `program`) on olympus's
+    background-compile thread once `start`ed, for tiered execution. `done`
+    is set when it has finished, then `on_done(self)` runs on that thread;
+    `result()` waits and gives the `Compiled`, or raises the exception the
+    compile raised (kept, never lost: the same one `traced.lower().compile()`
+    raises in the caller's thread).
 
-    def __init__(self, traced: Traced, program: ClosedOlympuspr):
+    One daemon thread compiles the started programs one at a time, in order:
+    a loop over many new shapes queues their compiles instead of starting as
+    many concurrent compilers."""
+
+    def __init__(self, traced: Traced, program: ClosedOlympuspr, on_done=None):
         self.traced, self.program = traced, program
+        self.on_done = on_done
         self.origin = None  # the user's line of the call that started it
         self.done = threading.Event()
         self.compiled: Compiled | None = None
         self.error: BaseException | None = None
         self.seconds = 0.0
-        self._thread = threading.Thread(
-            target=self._compile, name=f"olympus compile {traced.name}", daemon=True
-        )
-        self._start_lock = threading.Lock()
+        self._queued = False
 
     def start(self) -> None:
-        """Starts the compile thread (once; later calls do nothing)."""
-        with self._start_lock:
-            if self._thread.ident is None:
-                _running.add(self)
-                self._thread.start()
+        """Queues the compile (once; later calls do nothing)."""
+        global _worker
+        with _worker_lock:
+            if self._queued:
+                return
+            self._queued = True
+            if _worker is None:
+                _worker = threading.Thread(
+                    target=_compile_queued, name="olympus background compile", daemon=True
+                )
+                _worker.start()
+        _queue.put(self)
 
     def _compile(self) -> None:
         start = time.perf_counter()
@@ -429,7 +440,11 @@ class BackgroundCompile:
         finally:
             self.seconds = time.perf_counter() - start
             self.done.set()
-            _running.discard(self)
+        if self.on_done is not None:
+            try:
+                self.on_done(self)
+            except Exception:  # the compile thread must go on compiling
+                logger.exception("olympus: a background compile's on_done failed")
 
     def result(self, timeout: float | None = None) -> Compiled:
         """The Compiled stage, once the thread is done (TimeoutError if not
@@ -445,15 +460,38 @@ class BackgroundCompile:
         return f"BackgroundCompile({self.traced.name}, {state})"
 
 
-_running: set = set()  # BackgroundCompiles whose thread runs
+_queue: queue.SimpleQueue = queue.SimpleQueue()
+_worker_lock = threading.Lock()
+_worker: threading.Thread | None = None
+_compiling: list = []  # the BackgroundCompile on the thread now, if any
+_exiting = False
+
+
+def _compile_queued() -> None:
+    while True:
+        job = _queue.get()
+        with _worker_lock:
+            if _exiting:
+                continue  # the interpreter is shutting down: compile nothing more
+            _compiling.append(job)
+        try:
+            job._compile()
+        finally:
+            with _worker_lock:
+                _compiling.clear()
 
 
 @atexit.register
 def _wait_for_compiles() -> None:
-    """At exit, waits for running background compiles: a daemon thread
-    stopped inside XLA's compiler aborts the process."""
-    for pending in list(_running):
-        pending.done.wait()
+    """At exit, waits for the compile running now (the queued ones are
+    dropped): a daemon thread stopped inside XLA's compiler aborts the
+    process."""
+    global _exiting
+    with _worker_lock:
+        _exiting = True
+        running = list(_compiling)
+    for job in running:
+        job.done.wait()
 
 
 # ---- explaining cache misses ------------------------------------------------------

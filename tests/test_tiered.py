@@ -29,6 +29,22 @@ def _wait(f) -> None:
         pending.done.wait(60)
 
 
+@pytest.fixture
+def held(monkeypatch):
+    """Background compiles wait until the test sets this event (or ends), so
+    a test can look at the state while a compile is pending."""
+    release = threading.Event()
+    compile_ = stages.Lowered.compile
+
+    def held_compile(self):
+        release.wait(60)
+        return compile_(self)
+
+    monkeypatch.setattr(stages.Lowered, "compile", held_compile)
+    yield release
+    release.set()
+
+
 def _rng():
     return np.random.default_rng(0)
 
@@ -95,11 +111,12 @@ def _assert_same(got, want) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_interpreted_first_call_matches_compiled(name):
+def test_interpreted_first_call_matches_compiled(name, held):
     fun, args = CASES[name]
     tiered = olympus.jit(fun, tiered=True)
     first = tiered(*args)
     assert tiered._pending and not tiered._cache  # the first call did not compile
+    held.set()
     _assert_same(first, olympus.jit(fun)(*args))
     _wait(tiered)
     _assert_same(tiered(*args), first)
@@ -123,11 +140,12 @@ def test_x64_off_narrows_as_compiled():
     _assert_same(out, olympus.jit(f.fun)(x, i))
 
 
-def test_second_call_runs_compiled_once_ready():
+def test_second_call_runs_compiled_once_ready(held):
     f = olympus.jit(lambda x: jnp.sin(x) + 1.0, tiered=True)
     x = jnp.arange(4.0)
     f(x)
     (pending,) = f._pending.values()
+    held.set()
     assert pending.done.wait(60) and pending.error is None
     out = f(x)  # installs the Compiled: later calls take the fast path
     assert list(f._cache.values()) == [pending.compiled]
@@ -135,19 +153,11 @@ def test_second_call_runs_compiled_once_ready():
     np.testing.assert_allclose(out, np.sin(np.arange(4.0)) + 1.0, rtol=1e-6)
 
 
-def test_calls_before_the_compile_is_ready_interpret(monkeypatch):
-    release = threading.Event()
-    compile_ = stages.Lowered.compile
-
-    def slow_compile(self):
-        release.wait(60)
-        return compile_(self)
-
-    monkeypatch.setattr(stages.Lowered, "compile", slow_compile)
+def test_calls_before_the_compile_is_ready_interpret(held):
     f = olympus.jit(lambda x: x * 3.0, tiered=True)
     outs = [f(np.float32(i)) for i in range(3)]
     assert [float(o) for o in outs] == [0.0, 3.0, 6.0] and not f._cache
-    release.set()
+    held.set()
     _wait(f)
     assert float(f(np.float32(2.0))) == 6.0 and f._cache
 
@@ -220,10 +230,11 @@ def test_the_logger_says_which_tier_ran(caplog):
     assert "compiled in the background in" in text and "running the compiled" in text
 
 
-def test_config_option_and_override():
+def test_config_option_and_override(held):
     with config.override("olympus_tiered_execution", True):
         f = olympus.jit(lambda x: x * 5.0)
         assert float(f(np.float32(1.0))) == 5.0 and f._pending
+        held.set()
         g = olympus.jit(lambda x: x * 5.0, tiered=False)
         g(np.float32(1.0))
         assert g._cache and not g._pending
@@ -251,11 +262,12 @@ def test_effects_and_donation_compile_directly(caplog, capsys):
 
 
 
-def test_prng_keys_cross_the_boundary_as_their_data():
+def test_prng_keys_cross_the_boundary_as_their_data(held):
     k = olympus.jit(lambda key: (olympus.random.uniform(key, (3,)), olympus.random.split(key)),
                     tiered=True)
     out = k(olympus.random.key(0))
     assert k._pending  # interpreted: keys enter and leave the program as uint32 data
+    held.set()
     want = olympus.jit(k.fun)(olympus.random.key(0))
     np.testing.assert_array_equal(out[0], want[0])
     np.testing.assert_array_equal(olympus.random.key_data(out[1]), olympus.random.key_data(want[1]))
@@ -342,3 +354,15 @@ def test_explained_misses_count_signatures_still_compiling(caplog):
     _wait(f)
     (record,) = [r for r in caplog.records if "recompiles" in r.getMessage()]
     assert "shape (3,) -> (4,)" in record.getMessage()
+
+
+def test_new_shapes_queue_their_compiles_on_one_thread():
+    f = olympus.jit(lambda x: jnp.cumsum(x) * 2.0, tiered=True)
+    xs = [np.arange(n, dtype=np.float32) for n in range(1, 6)]
+    firsts = [f(x) for x in xs]
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("olympus background compile") == 1
+    _wait(f)
+    for x, first in zip(xs, firsts):
+        _assert_same(f(x), first)
+    assert len(f._cache) == 5 and not f._pending
