@@ -130,6 +130,9 @@ def test_weak_types_and_single_outputs():
     assert float(out) == 2.0
     g = olympus.jit(lambda x: (x, {"a": x + 1, "b": [x.astype(jnp.int32)]}), tiered=True)
     _assert_same(g(np.float32(3.0)), olympus.jit(g.fun)(np.float32(3.0)))
+    # literals and arguments returned as they are
+    h = olympus.jit(lambda x, y: (x * 2.0, 3, y, x), tiered=True)
+    _assert_same(h(jnp.arange(3.0), 5), olympus.jit(h.fun)(jnp.arange(3.0), 5))
 
 
 def test_x64_off_narrows_as_compiled():
