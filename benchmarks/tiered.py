@@ -95,13 +95,15 @@ def main(argv=None) -> None:
         for warm in (False, True):
             for mode in modes:
                 samples[mode, warm].append(fresh(mode, warm))
-    print(f"MLP 4x512, batch 128, f32: first call of a new jit(value_and_grad(loss))")
+    print("MLP 4x512, batch 128, f32: first call of a new jit(value_and_grad(loss))")
     print(machine() + f"; median of {repeats} fresh interpreters")
     ratios = " | tiered / jax |"
     print("| case | " + " | ".join(modes) + (ratios if "jax" in modes else " |"))
     print("|---" * (len(modes) + 1 + ("jax" in modes)) + "|")
     for warm in (False, True):
-        med = {m: statistics.median(s["first"] for s in samples[m, warm]) for m in modes}
+        med = {
+            m: statistics.median(s["first"] for s in samples[m, warm]) for m in modes
+        }
         label = "warm" if warm else "cold"
         row = f"| time to first result, {label} | " + " | ".join(
             f"{med[m] * 1e3:.1f} ms" for m in modes

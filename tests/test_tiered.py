@@ -59,9 +59,15 @@ def _mlp_loss(params, x, y):
 
 def _mlp_args():
     r = _rng()
-    params = [(r.normal(size=(8, 8)).astype(np.float32), np.zeros(8, np.float32))
-              for _ in range(3)]
-    return params, r.normal(size=(4, 8)).astype(np.float32), r.normal(size=(4, 8)).astype(np.float32)
+    params = [
+        (r.normal(size=(8, 8)).astype(np.float32), np.zeros(8, np.float32))
+        for _ in range(3)
+    ]
+    return (
+        params,
+        r.normal(size=(4, 8)).astype(np.float32),
+        r.normal(size=(4, 8)).astype(np.float32),
+    )
 
 
 def _scan(xs):
@@ -92,11 +98,21 @@ CASES = {
     "while": (_loop, (_X,)),
     "cond": (_cond, (np.float32(1.0), _X)),
     "nested jit, checkpoint": (_nested, (_X,)),
-    "ints and bools": (_ints, (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int32)[::-1].copy())),
-    "batched dot": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
-                    (_rng().normal(size=(2, 3, 4)).astype(np.float32),
-                     _rng().normal(size=(2, 4, 5)).astype(np.float32))),
-    "grad of a reduction": (olympus.grad(lambda x: jnp.sum(jnp.logaddexp(x, 1.0) ** 2)), (_X,)),
+    "ints and bools": (
+        _ints,
+        (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int32)[::-1].copy()),
+    ),
+    "batched dot": (
+        lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
+        (
+            _rng().normal(size=(2, 3, 4)).astype(np.float32),
+            _rng().normal(size=(2, 4, 5)).astype(np.float32),
+        ),
+    ),
+    "grad of a reduction": (
+        olympus.grad(lambda x: jnp.sum(jnp.logaddexp(x, 1.0) ** 2)),
+        (_X,),
+    ),
 }
 
 
@@ -128,7 +144,9 @@ def test_weak_types_and_single_outputs():
     out = f(1.0)
     assert type(out) is Array and out.weak_type and out.dtype == np.float32
     assert float(out) == 2.0
-    g = olympus.jit(lambda x: (x, {"a": x + 1, "b": [x.astype(jnp.int32)]}), tiered=True)
+    g = olympus.jit(
+        lambda x: (x, {"a": x + 1, "b": [x.astype(jnp.int32)]}), tiered=True
+    )
     _assert_same(g(np.float32(3.0)), olympus.jit(g.fun)(np.float32(3.0)))
     # literals and arguments returned as they are
     h = olympus.jit(lambda x, y: (x * 2.0, 3, y, x), tiered=True)
@@ -264,16 +282,19 @@ def test_effects_and_donation_compile_directly(caplog, capsys):
     assert d._cache and not d._pending
 
 
-
 def test_prng_keys_cross_the_boundary_as_their_data(held):
-    k = olympus.jit(lambda key: (olympus.random.uniform(key, (3,)), olympus.random.split(key)),
-                    tiered=True)
+    k = olympus.jit(
+        lambda key: (olympus.random.uniform(key, (3,)), olympus.random.split(key)),
+        tiered=True,
+    )
     out = k(olympus.random.key(0))
     assert k._pending  # interpreted: keys enter and leave the program as uint32 data
     held.set()
     want = olympus.jit(k.fun)(olympus.random.key(0))
     np.testing.assert_array_equal(out[0], want[0])
-    np.testing.assert_array_equal(olympus.random.key_data(out[1]), olympus.random.key_data(want[1]))
+    np.testing.assert_array_equal(
+        olympus.random.key_data(out[1]), olympus.random.key_data(want[1])
+    )
 
 
 def test_debug_nans_checks_the_compiled_result():
@@ -314,7 +335,9 @@ def test_exit_while_compiling_is_clean():
         "print(float(f(np.ones((64, 64), np.float32))))\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OLYMPUS_COMPILATION_CACHE="0")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert float(out.stdout) == pytest.approx(64 * 64, rel=1e-6)
 

@@ -150,7 +150,9 @@ class _OneBlasThread:
     def _lookup(self) -> tuple:
         try:
             with open("/proc/self/maps") as maps:
-                paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+                paths = {
+                    line.split()[-1] for line in maps if "openblas" in line.lower()
+                }
         except OSError:
             return ()
         for path in sorted(paths):
