@@ -426,7 +426,9 @@ class BackgroundCompile:
             self._queued = True
             if _worker is None:
                 _worker = threading.Thread(
-                    target=_compile_queued, name="olympus background compile", daemon=True
+                    target=_compile_queued,
+                    name="olympus background compile",
+                    daemon=True,
                 )
                 _worker.start()
         _queue.put(self)
