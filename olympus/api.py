@@ -277,7 +277,9 @@ class JitFunction:
         check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them
         reason = not_interpretable(program)
         if reason is not None:
-            logger.info("jit(%s): not interpreted: %s; compiling now", self.name, reason)
+            logger.info(
+                "jit(%s): not interpreted: %s; compiling now", self.name, reason
+            )
             self._untiered[call.key] = True
             self._cache[call.key] = traced.lower(program).compile()
             return None
@@ -408,9 +410,13 @@ def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(),
     Array([2., 2., 2.], dtype=float32)
     """
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums,
-                             static_argnames=static_argnames, donate_argnums=donate_argnums,
-                             tiered=tiered)
+        return lambda f: jit(
+            f,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            tiered=tiered,
+        )
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, tiered)
 
 
