@@ -392,3 +392,17 @@ def test_new_shapes_queue_their_compiles_on_one_thread():
     for x, first in zip(xs, firsts):
         _assert_same(f(x), first)
     assert len(f._cache) == 5 and not f._pending
+
+
+def test_decorator_static_arguments_and_keywords(held):
+    @olympus.jit(static_argnums=1, tiered=True)
+    def f(x, n, *, scale):
+        return jnp.power(x, n) * scale
+
+    x = np.arange(3, dtype=np.float32)
+    out = f(x, 3, scale=2.0)
+    assert f._pending and not f._cache
+    held.set()
+    _wait(f)
+    _assert_same(out, f(x, 3, scale=2.0))
+    np.testing.assert_allclose(out, x**3 * 2.0)
