@@ -4,6 +4,7 @@ device_put, block_until_ready, disable_jit."""
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
@@ -13,6 +14,7 @@ import numpy as np
 from olympus import caches, config
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.backends.interpreted import interpret, not_interpretable
 from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, put, to_device
@@ -24,15 +26,17 @@ from olympus.backends.xla.sharding import (
     SingleDeviceSharding,
     flat_shardings,
 )
+from olympus.backends.xla.dispatch import check_array_sizes
 from olympus.lax.pjit import pjit_p
 from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
-    Call, Compiled, Traced, explain_miss, optimized, split_call, trace_call,
+    BackgroundCompile, Call, Compiled, Traced, explain_miss, optimized, split_call,
+    trace_call,
 )
 from olympus.tracer import core
-from olympus.tracer.core import Tracer, aval_of
+from olympus.tracer.core import Tracer, aval_of, user_source_info
 from olympus.tracer.functions import (
     ShapeDtypeStruct,
     argnums_partial,
@@ -42,6 +46,8 @@ from olympus.tracer.functions import (
 )
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
+
+logger = logging.getLogger("olympus")
 
 
 def make_olympuspr(
@@ -114,12 +120,22 @@ def _host_buffer(x: np.ndarray, aval: ShapedArray):
 class JitFunction:
     """`jit(f)`: a cache of `Compiled` stages (olympus.stages), one per call
     signature; a miss traces, lowers and compiles f for the new signature.
-    Inside another trace it appears as a `pjit` equation."""
+    Inside another trace it appears as a `pjit` equation.
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 in_shardings=None, out_shardings=None):
+    Tiered (`tiered=True`, or None and olympus_tiered_execution on): a miss
+    traces, then interprets the optimized program with NumPy
+    (olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
+    calls of that signature interpret until the executable is ready, then
+    run it (and take the fast path). A failed background compile raises its
+    error on the next call of that signature, which compiles synchronously
+    from then on."""
+
+    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(),
+                 donate_argnums=(), in_shardings=None, out_shardings=None,
+                 tiered: bool | None = None):
         self.fun = fun
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.tiered = tiered
         self.name = getattr(fun, "__name__", None) or function_name(fun)
         self.static_argnums, self.static_argnames = _static_args(fun, static_argnums, static_argnames)
         self.donate_argnums = _normalize_argnums(donate_argnums)
@@ -131,6 +147,9 @@ class JitFunction:
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
         # same key -> (Traced, pjit body), for use inside traces
         self._traced: dict = BoundedCache(JIT_CACHE_SIZE)
+        # tiered: key -> BackgroundCompile running; keys that compile synchronously
+        self._pending: dict = {}
+        self._untiered: dict = BoundedCache(JIT_CACHE_SIZE)
         self._lock = threading.Lock()
         # Held while tracing and compiling a new signature, so threads that
         # miss together compile it once (cache hits never take it).
@@ -182,6 +201,11 @@ class JitFunction:
         if core._state.trace is not core.eval_trace:
             return self._bind_in_trace(call)
         entry = self._cache.get(call.key)
+        if entry is None and self._tiers_on():
+            result = self._call_tiered(call)
+            if result is not _MISS:
+                return result
+            entry = self._cache.get(call.key)
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
@@ -208,6 +232,98 @@ class JitFunction:
                 ).lower().compile()
                 self._cache[call.key] = entry
         return entry
+
+    def _tiers_on(self) -> bool:
+        """Whether a miss may interpret: tiered, no donation (the interpreter
+        cannot reuse buffers), no shardings (it runs on one device), no NaN
+        checking (it checks compiled results)."""
+        tiered = self.tiered
+        if tiered is None:
+            tiered = config.read("olympus_tiered_execution")
+        return (tiered and not self.donate_argnums
+                and self.in_shardings is None and self.out_shardings is None
+                and not config.read("olympus_debug_nans"))
+
+    def _call_tiered(self, call: Call) -> Any:
+        """A miss of a tiered jit: the interpreted result while the signature
+        compiles in the background; `_MISS` once the Compiled is in the cache
+        (ready now, or compiled synchronously: a program the interpreter must
+        not run, or whose background compile failed before)."""
+        with self._compile_lock:
+            if call.key in self._cache:
+                return _MISS
+            pending = self._pending.get(call.key)
+            if pending is None:
+                if call.key in self._untiered:
+                    return _MISS
+                pending = self._start_tiers(call)
+                if pending is None:
+                    return _MISS
+            elif pending.done.is_set():
+                if pending.error is not None:
+                    del self._pending[call.key]
+                    self._untiered[call.key] = True
+                    logger.info("jit(%s): the background compile failed; raising its "
+                                "error (later calls compile synchronously)", self.name)
+                    pending.error.add_note(
+                        f"(raised by the background compile of jit({self.name}), "
+                        f"tiered execution, started by the call at {pending.origin})")
+                    raise pending.error
+                self._install(call.key, pending)
+                return _MISS
+        try:
+            outs = interpret(pending.program, call.leaves)
+        except Exception as err:  # the interpreter's limits: wait for the compiler
+            logger.info("jit(%s): the interpreter failed (%s: %s); waiting for the "
+                        "background compile", self.name, type(err).__name__, err)
+            pending.start()
+            pending.done.wait()
+            return self._call_tiered(call)
+        # Started after the first interpretation: on a machine with few cores
+        # the compiler's threads slow the first result (benchmarks/README.md).
+        pending.start()
+        logger.debug("jit(%s): ran interpreted (NumPy); XLA compiles in the "
+                     "background", self.name)
+        return tree_unflatten(pending.traced.out_tree, outs)
+
+    def _start_tiers(self, call: Call) -> BackgroundCompile | None:
+        """Traces a new signature and starts its background compile; None when
+        the interpreter must not run it (then it is compiled and cached now)."""
+        explain_miss(self.name, call, [*self._cache, *self._pending])
+        traced = trace_call(call, self.name)
+        program = optimized(traced.olympuspr)
+        check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them
+        reason = not_interpretable(program)
+        if reason is not None:
+            logger.info(
+                "jit(%s): not interpreted: %s; compiling now", self.name, reason
+            )
+            self._untiered[call.key] = True
+            self._cache[call.key] = traced.lower(program).compile()
+            return None
+        logger.info("jit(%s): new signature: interpreting while XLA compiles in "
+                    "the background", self.name)
+        pending = BackgroundCompile(
+            traced, program, functools.partial(self._compiled, call.key)
+        )
+        pending.origin = user_source_info()  # named if its compile fails
+        self._pending[call.key] = pending
+        return pending
+
+    def _compiled(self, key, pending: BackgroundCompile) -> None:
+        """On the compile thread: a finished compile goes into the cache at
+        once (a failed one waits in `_pending` for a call to raise it)."""
+        if pending.error is None:
+            with self._compile_lock:
+                self._install(key, pending)
+
+    def _install(self, key, pending: BackgroundCompile) -> None:
+        if self._pending.get(key) is not pending:
+            return  # installed already, or the caches were cleared
+        logger.info("jit(%s): compiled in the background in %.3f s; running the "
+                    "compiled executable from now on", self.name, pending.seconds)
+        del self._pending[key]
+        self._cache[key] = pending.compiled
 
     def _find_nans(self, result, entry: Compiled, call: Call) -> None:
         """With olympus_debug_nans: a NaN output runs the traced program again,
@@ -266,6 +382,9 @@ class JitFunction:
             self._fast.clear()
         self._cache.clear()
         self._traced.clear()
+        with self._compile_lock:
+            self._pending.clear()
+            self._untiered.clear()
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -295,7 +414,8 @@ def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
 
 
 def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
-        static_argnums=(), static_argnames=(), donate_argnums=()):
+        static_argnums=(), static_argnames=(), donate_argnums=(),
+        tiered: bool | None = None):
     """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args
     (and new layouts of arguments placed over several devices).
 
@@ -308,13 +428,31 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
     >>> f = olympus.jit(lambda x: x * 2.0)
     >>> f(np.ones(3))
     Array([2., 2., 2.], dtype=float32)
+
+    `tiered=True` (None: the olympus_tiered_execution option, off by default):
+    the first call of a new signature returns without waiting for XLA: it
+    interprets the traced, optimized program with NumPy while XLA compiles it
+    on a background thread; later calls interpret until the executable is
+    ready, then run it. Worth it where time to the first result matters
+    (interactive work, short scripts, many shapes each called a few times);
+    the interpreter is slower per call than compiled code. Results agree with
+    the compiled program to float tolerance. Programs with ordered effects
+    (debug.print, callbacks: they must run once, in order), donated arguments
+    (the interpreter cannot reuse buffers), or olympus_debug_nans on skip the
+    interpreter and compile directly. A failed background compile raises its
+    error on the next call; the logger "olympus" says which tier ran (INFO:
+    the switches, DEBUG: each interpreted call). See benchmarks/README.md.
+
+    >>> f = olympus.jit(lambda x: x * 2.0, tiered=True)
+    >>> f(np.ones(3))  # interpreted: no compile waited for
+    Array([2., 2., 2.], dtype=float32)
     """
     if fun is None:
         return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
                              static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums)
+                             donate_argnums=donate_argnums, tiered=tiered)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
-                       out_shardings)
+                       out_shardings, tiered)
 
 
 # ---- pmap ----------------------------------------------------------------------------

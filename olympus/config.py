@@ -87,6 +87,10 @@ OPTIONS = (
            "'tensorfloat32' or 'float32' (also 'default', 'high', 'highest'); "
            "None keeps XLA's default. jit keys its cache on it.",
            allows_none=True),
+    Option("olympus_tiered_execution", bool, False,
+           "jit's default for tiered=: a new signature's first calls are "
+           "interpreted with NumPy while XLA compiles in the background "
+           "(olympus/api.py, jit)."),
     Option("olympus_compilation_cache", bool, True,
            "Keep compiled programs in the persistent compilation cache on disk."),
     Option("olympus_compilation_cache_dir", str, None,

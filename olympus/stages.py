@@ -13,6 +13,9 @@ these stages and keeps the `Compiled` under that key. Static arguments are
 fixed at `trace` time; `Compiled` takes the others, and deletes the donated
 ones after running.
 
+For `jit(f, tiered=True)`, `BackgroundCompile` runs `lower()` and
+`compile()` of a traced program on a thread while the caller interprets it.
+
 Each stage keeps the one before it, so a user (or the `inspect` command) can
 look at every representation of one program. Arguments may be arrays or
 `olympus.ShapeDtypeStruct`s: only shapes and dtypes matter until the call.
@@ -28,8 +31,12 @@ with the user's file:line of the call, e.g.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
+import queue
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -266,9 +273,11 @@ class Traced:
         """The outputs' shapes and dtypes, as a pytree of ShapeDtypeStruct."""
         return _shape_structs(self.olympuspr.out_avals, self.out_tree)
 
-    def lower(self) -> Lowered:
-        """The StableHLO stage of the optimized program (see `optimized`)."""
-        program = optimized(self.olympuspr)
+    def lower(self, program: ClosedOlympuspr | None = None) -> Lowered:
+        """The StableHLO stage of the optimized program (see `optimized`;
+        `program`: that program, when the caller has made it already)."""
+        if program is None:
+            program = optimized(self.olympuspr)
         olympuspr = program.olympuspr
         n_consts = len(olympuspr.constvars)
         donated = tuple(n_consts + i for i in self.donated)  # program parameters
@@ -430,6 +439,107 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"Compiled({self.traced.name})"
+
+
+class BackgroundCompile:
+    """Lowers and compiles `traced` (its optimized `program`) on olympus's
+    background-compile thread once `start`ed, for tiered execution. `done`
+    is set when it has finished, then `on_done(self)` runs on that thread;
+    `result()` waits and gives the `Compiled`, or raises the exception the
+    compile raised (kept, never lost: the same one `traced.lower().compile()`
+    raises in the caller's thread).
+
+    One daemon thread compiles the started programs one at a time, in order:
+    a loop over many new shapes queues their compiles instead of starting as
+    many concurrent compilers."""
+
+    def __init__(self, traced: Traced, program: ClosedOlympuspr, on_done=None):
+        self.traced, self.program = traced, program
+        self.on_done = on_done
+        self.origin = None  # the user's line of the call that started it
+        self.done = threading.Event()
+        self.compiled: Compiled | None = None
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+        self._queued = False
+
+    def start(self) -> None:
+        """Queues the compile (once; later calls do nothing)."""
+        global _worker
+        with _worker_lock:
+            if self._queued:
+                return
+            self._queued = True
+            if _worker is None:
+                _worker = threading.Thread(
+                    target=_compile_queued,
+                    name="olympus background compile",
+                    daemon=True,
+                )
+                _worker.start()
+        _queue.put(self)
+
+    def _compile(self) -> None:
+        start = time.perf_counter()
+        try:
+            self.compiled = self.traced.lower(self.program).compile()
+        except BaseException as err:  # raised by result() in the caller's thread
+            self.error = err
+        finally:
+            self.seconds = time.perf_counter() - start
+            self.done.set()
+        if self.on_done is not None:
+            try:
+                self.on_done(self)
+            except Exception:  # the compile thread must go on compiling
+                logger.exception("olympus: a background compile's on_done failed")
+
+    def result(self, timeout: float | None = None) -> Compiled:
+        """The Compiled stage, once the thread is done (TimeoutError if not
+        done within `timeout` seconds); the compile's exception if it failed."""
+        if not self.done.wait(timeout):
+            raise TimeoutError(f"compile of {self.traced.name} still running")
+        if self.error is not None:
+            raise self.error
+        return self.compiled
+
+    def __repr__(self) -> str:
+        state = "failed" if self.error else "done" if self.done.is_set() else "running"
+        return f"BackgroundCompile({self.traced.name}, {state})"
+
+
+_queue: queue.SimpleQueue = queue.SimpleQueue()
+_worker_lock = threading.Lock()
+_worker: threading.Thread | None = None
+_compiling: list = []  # the BackgroundCompile on the thread now, if any
+_exiting = False
+
+
+def _compile_queued() -> None:
+    while True:
+        job = _queue.get()
+        with _worker_lock:
+            if _exiting:
+                continue  # the interpreter is shutting down: compile nothing more
+            _compiling.append(job)
+        try:
+            job._compile()
+        finally:
+            with _worker_lock:
+                _compiling.clear()
+
+
+@atexit.register
+def _wait_for_compiles() -> None:
+    """At exit, waits for the compile running now (the queued ones are
+    dropped): a daemon thread stopped inside XLA's compiler aborts the
+    process."""
+    global _exiting
+    with _worker_lock:
+        _exiting = True
+        running = list(_compiling)
+    for job in running:
+        job.done.wait()
 
 
 # ---- explaining cache misses ------------------------------------------------------

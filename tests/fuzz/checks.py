@@ -179,6 +179,23 @@ def check_optimizer(program) -> None:
     return True
 
 
+def check_tiered(program) -> None:
+    """jit(tiered=True): the first call, interpreted with NumPy while XLA
+    compiles, gives the compiled program's results, dtypes and weak types
+    (the second call, after the background compile, runs the executable)."""
+    fun, args = program.function(), program.arguments()
+    tiered = olympus.jit(fun, tiered=True)
+    interpreted = tiered(*args)
+    for pending in list(tiered._pending.values()):
+        pending.result(120)  # raises the background compile's error, if any
+    compiled = tiered(*args)
+    assert tiered._cache, "the second call did not run the compiled program"
+    _close(interpreted, compiled, "tiered (interpreted) vs compiled")
+    weak = [x.weak_type for x in tree_flatten(interpreted)[0]]
+    assert weak == [x.weak_type for x in tree_flatten(compiled)[0]], "weak types differ"
+    return True
+
+
 def check_finite_differences(program) -> None:
     """jvp (in float64) against central differences."""
     olympus.config.update("olympus_enable_x64", True)
@@ -227,6 +244,7 @@ CHECKS = {
     "vmap == stacked": check_vmap,
     "<vjp(ct), t> == <ct, jvp(t)>": check_jvp_vjp,
     "optimizer on == off": check_optimizer,
+    "tiered == compiled": check_tiered,
     "jvp == finite differences (x64)": check_finite_differences,
 }
 

@@ -1,0 +1,130 @@
+"""Tiered execution (issue 15): time to the first result of a new
+`jit(value_and_grad(loss))` of a 4-layer MLP (batch 128, width 512, f32).
+
+Columns: olympus's ordinary first call (trace + compile + run), the same with
+`jit(..., tiered=True)` (trace + optimize + NumPy interpretation; XLA compiles
+in the background), and JAX's first call when jax is importable. Each figure
+is the median over fresh interpreters (the backend client started first, the
+persistent compilation cache off, as JAX has none by default), both as the
+first program of the process ("cold") and after another step (batch 64) was
+compiled ("warm": one-time costs of a library's first trace excluded). For the
+tiered column it also reports when the compiled executable was ready (seconds
+after the first call began) and that the interpreted result matches it.
+
+    python benchmarks/tiered.py [--quick] [--no-jax] [--fresh N]
+    PYTHONPATH=$PWD:/tmp/jaxpkg python benchmarks/tiered.py   # JAX column
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+from harness import jax_available, load, machine
+from mlp_training import make_data, make_loss
+
+MODES = ("olympus", "tiered", "jax")
+
+
+def first_call(mode: str, warm: bool) -> dict:
+    """Seconds to the first result of a new jitted step in this process."""
+    lib, jnp, _ = load("jax" if mode == "jax" else "olympus")
+    params, x, y = make_data()
+    args = lib.device_put((params, x, y))
+    lib.block_until_ready(lib.jit(lambda a: a + 1)(args[1]))  # start the client
+    kwargs = {"tiered": True} if mode == "tiered" else {}
+    if warm:
+        other = lib.jit(lib.value_and_grad(make_loss(jnp)), **kwargs)
+        lib.block_until_ready(other(params, x[:64], y[:64]))
+        for pending in list(getattr(other, "_pending", {}).values()):
+            pending.done.wait()  # its compile must not overlap the measured call
+    step = lib.jit(lib.value_and_grad(make_loss(jnp)), **kwargs)
+    start = time.perf_counter()
+    first = lib.block_until_ready(step(*args))
+    seconds = time.perf_counter() - start
+    report = {"first": seconds}
+    if mode == "tiered":
+        for pending in list(step._pending.values()):
+            pending.done.wait()
+        report["ready"] = time.perf_counter() - start
+        compiled = step(*args)  # takes the compiled executable now
+        assert step._cache, "the second call did not install the compiled step"
+        check_close(first, compiled)
+    return report
+
+
+def check_close(a, b) -> None:
+    (va, ga), (vb, gb) = a, b
+    np.testing.assert_allclose(np.asarray(va), np.asarray(vb), rtol=1e-4)
+    for (wa, ba), (wb, bb) in zip(ga, gb):
+        np.testing.assert_allclose(np.asarray(wa), np.asarray(wb), rtol=2e-3, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(ba), np.asarray(bb), rtol=2e-3, atol=1e-5)
+
+
+def fresh(mode: str, warm: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["OLYMPUS_COMPILATION_CACHE"] = "0"  # JAX has no persistent cache by default
+    args = [sys.executable, __file__, "--child", mode] + (["--warm"] if warm else [])
+    out = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-jax", action="store_true")
+    parser.add_argument("--fresh", type=int, help="fresh interpreters per case")
+    parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
+    parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
+    opts = parser.parse_args(argv)
+    if opts.child:
+        print(json.dumps(first_call(opts.child, opts.warm)))
+        return
+    modes = [m for m in MODES if m != "jax" or (not opts.no_jax and jax_available())]
+    repeats = opts.fresh or (3 if opts.quick else 7)
+    samples = {(m, w): [] for m in modes for w in (False, True)}
+    for _ in range(repeats):  # interleaved, so load on the machine hits all alike
+        for warm in (False, True):
+            for mode in modes:
+                samples[mode, warm].append(fresh(mode, warm))
+    print("MLP 4x512, batch 128, f32: first call of a new jit(value_and_grad(loss))")
+    print(machine() + f"; median of {repeats} fresh interpreters")
+    ratios = " | tiered / jax |"
+    print("| case | " + " | ".join(modes) + (ratios if "jax" in modes else " |"))
+    print("|---" * (len(modes) + 1 + ("jax" in modes)) + "|")
+    for warm in (False, True):
+        med = {
+            m: statistics.median(s["first"] for s in samples[m, warm]) for m in modes
+        }
+        label = "warm" if warm else "cold"
+        row = f"| time to first result, {label} | " + " | ".join(
+            f"{med[m] * 1e3:.1f} ms" for m in modes
+        )
+        if "jax" in modes:
+            row += f" | {med['tiered'] / med['jax']:.3f}x"
+        print(row + " |")
+    for mode in [m for m in modes if m.startswith("tiered")]:
+        for warm in (False, True):
+            ready = statistics.median(s["ready"] for s in samples[mode, warm])
+            print(
+                f"{mode}, {'warm' if warm else 'cold'}: compiled executable ready "
+                f"{ready * 1e3:.1f} ms after the first call began"
+            )
+    for (mode, warm), runs in samples.items():
+        print(
+            f"{mode}, {'warm' if warm else 'cold'}, each process (ms): "
+            + " ".join(f"{s['first'] * 1e3:.1f}" for s in runs)
+        )
+    assert "jax" in modes or sys.modules.get("jax") is None
+
+
+if __name__ == "__main__":
+    main()

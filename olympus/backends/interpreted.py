@@ -1,0 +1,229 @@
+"""The interpreter tier of tiered execution (`jit(f, tiered=True)`): runs a
+program with NumPy, no XLA compile, while XLA compiles it in the background.
+
+It reads the reference backend's rules (olympus/backends/reference), which
+follow XLA's semantics, with faster rules where the oracle's are slow on
+purpose: a `dot_general` of floats is one BLAS matmul (the oracle's einsum
+does not use BLAS), and nested `pjit`/`checkpoint` bodies use these rules too.
+Results come back as device `Array`s of the program's output avals (dtype and
+weak type), as the compiled program returns them.
+
+    >>> from olympus.backends.interpreted import interpret
+    >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2.0)(np.float32(1.0))
+    >>> interpret(closed, [np.float32(1.0)])
+    [Array(1.682942, dtype=float32)]
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections import ChainMap
+
+import numpy as np
+
+from olympus.backends.reference import reference_rules
+from olympus.backends.xla.array import to_device
+from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
+from olympus.ir.effects import has_ordered_effect
+
+_BLAS_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)
+)
+
+
+def _value(x, aval) -> np.ndarray:
+    """A NumPy array of exactly the aval's dtype (as the reference interpreter
+    keeps them: NumPy's promotion must not leak into the next equation)."""
+    value = np.asarray(x)
+    if value.dtype != aval.dtype:
+        value = value.astype(aval.dtype)
+    if value.shape != tuple(aval.shape):
+        raise ValueError(
+            f"interpreter rule gave shape {value.shape}, the program says "
+            f"{aval.str_short()}"
+        )
+    return value
+
+
+def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
+    """Runs `olympuspr` on NumPy values; an intermediate is dropped after its
+    last use (a program's peak memory, not the sum of its values)."""
+    env: dict = {}
+    for var, val in zip(olympuspr.constvars, consts):
+        env[var] = _value(val, var.aval)
+    for var, val in zip(olympuspr.invars, args):
+        env[var] = _value(val, var.aval)
+    keep = set(olympuspr.outvars)
+    dead = _last_uses(olympuspr, keep)
+
+    def read(x):
+        return np.asarray(x.val, x.aval.dtype) if type(x) is Literal else env[x]
+
+    with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, as in XLA
+        for eqn, done in zip(olympuspr.eqns, dead):
+            rule = _rules.get(eqn.primitive.name)
+            if rule is None:
+                raise NotImplementedError(f"no NumPy rule for {eqn.primitive.name}")
+            outs = rule(*[read(x) for x in eqn.invars], **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+            for var, out in zip(eqn.outvars, outs):
+                env[var] = _value(out, var.aval)
+            for var in done:
+                env.pop(var, None)
+    return [read(x) for x in olympuspr.outvars]
+
+
+def _last_uses(olympuspr, keep: set) -> list[list]:
+    """For each equation, the variables read for the last time there."""
+    last: dict = {}
+    for i, eqn in enumerate(olympuspr.eqns):
+        for x in eqn.invars:
+            if type(x) is not Literal and x not in keep:
+                last[x] = i
+    dead: list[list] = [[] for _ in olympuspr.eqns]
+    for var, i in last.items():
+        dead[i].append(var)
+    return dead
+
+
+def interpret(closed: ClosedOlympuspr, leaves) -> list:
+    """The outputs of `closed` for these argument leaves (Arrays, NumPy arrays,
+    scalars) as device Arrays of its output avals."""
+    olympuspr = closed.olympuspr
+    with _one_blas_thread:
+        outs = run_numpy(olympuspr, closed.consts, leaves)
+    return [to_device(v, var.aval) for v, var in zip(outs, olympuspr.outvars)]
+
+
+def not_interpretable(closed: ClosedOlympuspr) -> str | None:
+    """Why the interpreter tier must not run `closed` (None: it may): ordered
+    effects (debug prints and callbacks must run once, in order, with the
+    compiled program), arguments or results without a NumPy dtype, or a
+    primitive without a NumPy rule (PRNG keys cross jit's boundary as their
+    uint32 data, so they interpret)."""
+    if has_ordered_effect(closed):
+        return "it has ordered effects (debug callbacks)"
+    olympuspr = closed.olympuspr
+    for var in (*olympuspr.constvars, *olympuspr.invars, *olympuspr.outvars):
+        if not isinstance(var.aval.dtype, np.dtype):
+            return f"a value of type {var.aval.str_short()} has no NumPy form"
+    missing = sorted(_primitives(olympuspr) - set(_rules))
+    if missing:
+        return f"no NumPy rule for {', '.join(missing)}"
+    return None
+
+
+def _primitives(olympuspr, seen=None) -> set[str]:
+    names = set() if seen is None else seen
+    for eqn in olympuspr.eqns:
+        names.add(eqn.primitive.name)
+        for sub in subolympusprs(eqn.params):
+            _primitives(sub, names)
+    return names
+
+
+class _OneBlasThread:
+    """While any thread interprets, NumPy's OpenBLAS uses one thread (a
+    process-wide setting, restored when the last interpretation ends).
+
+    The interpreter runs beside XLA: its compiler on a background thread and
+    its runtime's thread pool. Measured on 2 shared cores, OpenBLAS's own
+    threads contending with those made the first result of an MLP's gradient
+    8x slower (260 ms instead of 32 ms, benchmarks/tiered.py). Without an
+    OpenBLAS in the process (another BLAS), nothing changes."""
+
+    _NAMES = (
+        ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+        ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+        ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+        ("openblas_get_num_threads", "openblas_set_num_threads"),
+    )
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved = 1
+        self._calls = None  # (get, set) once looked up; () when there is none
+
+    def _lookup(self) -> tuple:
+        try:
+            with open("/proc/self/maps") as maps:
+                paths = {
+                    line.split()[-1] for line in maps if "openblas" in line.lower()
+                }
+        except OSError:
+            return ()
+        for path in sorted(paths):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for get, set_ in self._NAMES:
+                if hasattr(lib, get) and hasattr(lib, set_):
+                    return getattr(lib, get), getattr(lib, set_)
+        return ()
+
+    def __enter__(self):
+        with self._lock:
+            if self._calls is None:
+                self._calls = self._lookup()
+            if self._calls and self._users == 0:
+                get, set_ = self._calls
+                self._saved = get()
+                set_(1)
+            self._users += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._users -= 1
+            if self._calls and self._users == 0:
+                self._calls[1](self._saved)
+
+
+_one_blas_thread = _OneBlasThread()
+
+
+# ---- rules faster than the oracle's ----------------------------------------------
+def _dot_general(
+    lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
+):
+    """One batched matmul (BLAS) for float and complex operands of one dtype:
+    operands arranged as (batch, free, contracting) and (batch, contracting,
+    free); else the oracle's einsum."""
+    dtype = lhs.dtype
+    out_type = dtype if preferred_element_type is None else preferred_element_type
+    if dtype not in _BLAS_DTYPES or rhs.dtype != dtype or np.dtype(out_type) != dtype:
+        return reference_rules["dot_general"](
+            lhs,
+            rhs,
+            dimension_numbers=dimension_numbers,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
+    (lc, rc), (lb, rb) = dimension_numbers
+    lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
+    lf = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.ndim) if d not in rc and d not in rb]
+    batch = [lhs.shape[d] for d in lb]
+    lf_shape = [lhs.shape[d] for d in lf]
+    rf_shape = [rhs.shape[d] for d in rf]
+    k = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+    nb = int(np.prod(batch, dtype=np.int64))
+    m = int(np.prod(lf_shape, dtype=np.int64))
+    n = int(np.prod(rf_shape, dtype=np.int64))
+    a = lhs.transpose(*lb, *lf, *lc).reshape(nb, m, k)
+    b = rhs.transpose(*rb, *rc, *rf).reshape(nb, k, n)
+    return np.matmul(a, b).reshape(tuple(batch + lf_shape + rf_shape))
+
+
+def _sub_program(*args, olympuspr, **params):
+    closed = olympuspr
+    return run_numpy(closed.olympuspr, closed.consts, args)
+
+
+_rules = ChainMap(
+    {"dot_general": _dot_general, "pjit": _sub_program, "checkpoint": _sub_program},
+    reference_rules,
+)

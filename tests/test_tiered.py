@@ -1,0 +1,408 @@
+"""Tiered execution: `jit(f, tiered=True)` interprets a new signature's program
+with NumPy while XLA compiles it in the background, then runs the compiled
+executable; results, pytrees and avals agree with the ordinary jit."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import config, lax, stages
+from olympus.backends.interpreted import _dot_general, interpret, not_interpretable
+from olympus.backends.reference import reference_rules
+from olympus.backends.xla.array import Array
+from olympus.errors import LoweringError
+
+
+def _wait(f) -> None:
+    """Waits for every background compile of the jitted `f`."""
+    for pending in list(f._pending.values()):
+        pending.start()
+        pending.done.wait(60)
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Background compiles wait until the test sets this event (or ends), so
+    a test can look at the state while a compile is pending."""
+    release = threading.Event()
+    compile_ = stages.Lowered.compile
+
+    def held_compile(self):
+        release.wait(60)
+        return compile_(self)
+
+    monkeypatch.setattr(stages.Lowered, "compile", held_compile)
+    yield release
+    release.set()
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _mlp_loss(params, x, y):
+    h = x
+    for w, b in params[:-1]:
+        h = jnp.tanh(h @ w + b)
+    w, b = params[-1]
+    return jnp.mean((h @ w + b - y) ** 2)
+
+
+def _mlp_args():
+    r = _rng()
+    params = [
+        (r.normal(size=(8, 8)).astype(np.float32), np.zeros(8, np.float32))
+        for _ in range(3)
+    ]
+    return (
+        params,
+        r.normal(size=(4, 8)).astype(np.float32),
+        r.normal(size=(4, 8)).astype(np.float32),
+    )
+
+
+def _scan(xs):
+    return lax.scan(lambda c, x: (c + x, c * x), 0.0, xs)
+
+
+def _loop(x):
+    return lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))
+
+
+def _cond(p, x):
+    return lax.cond(p > 0, lambda x: jnp.sin(x), lambda x: jnp.cos(x) * 2.0, x)
+
+
+def _nested(x):
+    inner = olympus.jit(lambda a: jnp.exp(a) - a)
+    return olympus.checkpoint(lambda a: inner(a) * 3.0)(x).sum()
+
+
+def _ints(a, b):
+    return (a // 3 + b) % 7, jnp.argmax(a), (a > 2) & (b < 4)
+
+
+_X = _rng().normal(size=(5,)).astype(np.float32)
+CASES = {
+    "mlp value_and_grad": (olympus.value_and_grad(_mlp_loss), _mlp_args()),
+    "scan": (_scan, (_X,)),
+    "while": (_loop, (_X,)),
+    "cond": (_cond, (np.float32(1.0), _X)),
+    "nested jit, checkpoint": (_nested, (_X,)),
+    "ints and bools": (
+        _ints,
+        (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int32)[::-1].copy()),
+    ),
+    "batched dot": (
+        lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
+        (
+            _rng().normal(size=(2, 3, 4)).astype(np.float32),
+            _rng().normal(size=(2, 4, 5)).astype(np.float32),
+        ),
+    ),
+    "grad of a reduction": (
+        olympus.grad(lambda x: jnp.sum(jnp.logaddexp(x, 1.0) ** 2)),
+        (_X,),
+    ),
+}
+
+
+def _assert_same(got, want) -> None:
+    got_leaves, got_tree = olympus.tree_util.tree_flatten(got)
+    want_leaves, want_tree = olympus.tree_util.tree_flatten(want)
+    assert got_tree == want_tree
+    for g, w in zip(got_leaves, want_leaves):
+        assert type(g) is Array
+        assert g.dtype == w.dtype and g.shape == w.shape and g.weak_type == w.weak_type
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_interpreted_first_call_matches_compiled(name, held):
+    fun, args = CASES[name]
+    tiered = olympus.jit(fun, tiered=True)
+    first = tiered(*args)
+    assert tiered._pending and not tiered._cache  # the first call did not compile
+    held.set()
+    _assert_same(first, olympus.jit(fun)(*args))
+    _wait(tiered)
+    _assert_same(tiered(*args), first)
+    assert tiered._cache and not tiered._pending
+
+
+def test_weak_types_and_single_outputs():
+    f = olympus.jit(lambda x: x * 2, tiered=True)
+    out = f(1.0)
+    assert type(out) is Array and out.weak_type and out.dtype == np.float32
+    assert float(out) == 2.0
+    g = olympus.jit(
+        lambda x: (x, {"a": x + 1, "b": [x.astype(jnp.int32)]}), tiered=True
+    )
+    _assert_same(g(np.float32(3.0)), olympus.jit(g.fun)(np.float32(3.0)))
+    # literals and arguments returned as they are
+    h = olympus.jit(lambda x, y: (x * 2.0, 3, y, x), tiered=True)
+    _assert_same(h(jnp.arange(3.0), 5), olympus.jit(h.fun)(jnp.arange(3.0), 5))
+
+
+def test_x64_off_narrows_as_compiled():
+    f = olympus.jit(lambda x, i: (x * 2.0, i + 1), tiered=True)
+    x, i = np.arange(3, dtype=np.float64), np.arange(3, dtype=np.int64)
+    out = f(x, i)
+    assert out[0].dtype == np.float32 and out[1].dtype == np.int32
+    _assert_same(out, olympus.jit(f.fun)(x, i))
+
+
+def test_second_call_runs_compiled_once_ready(held):
+    f = olympus.jit(lambda x: jnp.sin(x) + 1.0, tiered=True)
+    x = jnp.arange(4.0)
+    f(x)
+    (pending,) = f._pending.values()
+    held.set()
+    assert pending.done.wait(60) and pending.error is None
+    out = f(x)  # installs the Compiled: later calls take the fast path
+    assert list(f._cache.values()) == [pending.compiled]
+    assert f._fast and f._call_fast((x,)) is not None
+    np.testing.assert_allclose(out, np.sin(np.arange(4.0)) + 1.0, rtol=1e-6)
+
+
+def test_calls_before_the_compile_is_ready_interpret(held):
+    f = olympus.jit(lambda x: x * 3.0, tiered=True)
+    outs = [f(np.float32(i)) for i in range(3)]
+    assert [float(o) for o in outs] == [0.0, 3.0, 6.0] and not f._cache
+    held.set()
+    _wait(f)
+    assert float(f(np.float32(2.0))) == 6.0 and f._cache
+
+
+def test_background_compile_failure_surfaces_on_a_later_call(monkeypatch):
+    def broken(text, out_avals):
+        raise LoweringError("XLA could not compile the program: broken on purpose")
+
+    monkeypatch.setattr(stages, "Executable", broken)
+    f = olympus.jit(lambda x: x + 1.0, tiered=True)
+    assert float(f(np.float32(1.0))) == 2.0  # the interpreted result still comes back
+    _wait(f)
+    with pytest.raises(LoweringError, match="broken on purpose") as info:
+        f(np.float32(1.0))
+    (note,) = info.value.__notes__
+    assert "background compile of jit(<lambda>)" in note and "test_tiered.py:" in note
+    # From now on the signature compiles synchronously, as the ordinary jit does.
+    with pytest.raises(LoweringError, match="broken on purpose"):
+        f(np.float32(1.0))
+    with pytest.raises(LoweringError, match="broken on purpose"):
+        olympus.jit(lambda x: x + 1.0)(np.float32(1.0))
+
+
+def test_threads_calling_during_the_compile_compile_once(monkeypatch):
+    compiles = []
+    release = threading.Event()
+    compile_ = stages.Lowered.compile
+
+    def counted(self):
+        compiles.append(self)
+        release.wait(60)
+        return compile_(self)
+
+    monkeypatch.setattr(stages.Lowered, "compile", counted)
+    f = olympus.jit(lambda x: jnp.tanh(x) * 2.0, tiered=True)
+    x = np.linspace(-1, 1, 16, dtype=np.float32)
+    barrier, results, errors = threading.Barrier(4), [], []
+
+    def work():
+        try:
+            barrier.wait()
+            for _ in range(5):
+                results.append(np.asarray(f(x)))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and len(results) == 20
+    release.set()
+    _wait(f)
+    results.append(np.asarray(f(x)))
+    assert len(compiles) == 1
+    for r in results:
+        np.testing.assert_allclose(r, np.tanh(x) * 2.0, rtol=1e-6)
+
+
+def test_the_logger_says_which_tier_ran(caplog):
+    f = olympus.jit(lambda x: x - 1.0, tiered=True)
+    with caplog.at_level(logging.DEBUG, logger="olympus"):
+        f(np.float32(1.0))
+        _wait(f)
+        f(np.float32(1.0))
+    text = caplog.text
+    assert "interpreting while XLA compiles in the background" in text
+    assert "ran interpreted (NumPy)" in text
+    assert "compiled in the background in" in text and "running the compiled" in text
+
+
+def test_config_option_and_override(held):
+    with config.override("olympus_tiered_execution", True):
+        f = olympus.jit(lambda x: x * 5.0)
+        assert float(f(np.float32(1.0))) == 5.0 and f._pending
+        held.set()
+        g = olympus.jit(lambda x: x * 5.0, tiered=False)
+        g(np.float32(1.0))
+        assert g._cache and not g._pending
+        _wait(f)
+    h = olympus.jit(lambda x: x * 5.0)
+    h(np.float32(1.0))
+    assert h._cache and not h._pending
+
+
+def test_effects_and_donation_compile_directly(caplog, capsys):
+    def printing(x):
+        olympus.debug.print("x = {}", x)
+        return x * 2.0
+
+    f = olympus.jit(printing, tiered=True)
+    with caplog.at_level(logging.INFO, logger="olympus"):
+        assert float(f(np.float32(2.0))) == 4.0
+    assert "not interpreted: it has ordered effects" in caplog.text
+    assert f._cache and not f._pending
+    assert capsys.readouterr().out.count("x = 2.0") == 1
+
+    d = olympus.jit(lambda x: x + 1.0, donate_argnums=0, tiered=True)
+    d(jnp.arange(3.0))
+    assert d._cache and not d._pending
+
+
+def test_prng_keys_cross_the_boundary_as_their_data(held):
+    k = olympus.jit(
+        lambda key: (olympus.random.uniform(key, (3,)), olympus.random.split(key)),
+        tiered=True,
+    )
+    out = k(olympus.random.key(0))
+    assert k._pending  # interpreted: keys enter and leave the program as uint32 data
+    held.set()
+    want = olympus.jit(k.fun)(olympus.random.key(0))
+    np.testing.assert_array_equal(out[0], want[0])
+    np.testing.assert_array_equal(
+        olympus.random.key_data(out[1]), olympus.random.key_data(want[1])
+    )
+
+
+def test_debug_nans_checks_the_compiled_result():
+    f = olympus.jit(lambda x: jnp.log(x), tiered=True)
+    with config.override("olympus_debug_nans", True):
+        with pytest.raises(FloatingPointError, match="log"):
+            f(np.float32(-1.0))
+
+
+def test_an_interpreter_failure_waits_for_the_compiled_result(monkeypatch, caplog):
+    import olympus.api
+
+    def failing(program, leaves):
+        raise ValueError("interpreter broken on purpose")
+
+    monkeypatch.setattr(olympus.api, "interpret", failing)
+    f = olympus.jit(lambda x: x * 4.0, tiered=True)
+    with caplog.at_level(logging.INFO, logger="olympus"):
+        assert float(f(np.float32(2.0))) == 8.0
+    assert "interpreter failed" in caplog.text and f._cache
+
+
+def test_clear_cache_during_a_background_compile():
+    f = olympus.jit(lambda x: x + 2.0, tiered=True)
+    f(np.float32(1.0))
+    pending = list(f._pending.values())
+    olympus.clear_caches()
+    assert not f._pending
+    for p in pending:
+        p.done.wait(60)
+    assert float(f(np.float32(1.0))) == 3.0
+
+
+def test_exit_while_compiling_is_clean():
+    code = (
+        "import numpy as np, olympus, olympus.numpy as jnp\n"
+        "f = olympus.jit(lambda x: jnp.tanh(x @ x.T).sum(), tiered=True)\n"
+        "print(float(f(np.ones((64, 64), np.float32))))\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OLYMPUS_COMPILATION_CACHE="0")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout) == pytest.approx(64 * 64, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape, dims",
+    [
+        ((3, 4), (4, 5), (((1,), (0,)), ((), ()))),
+        ((4, 3), (5, 4), (((0,), (1,)), ((), ()))),
+        ((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))),
+        ((3, 2, 4, 6), (6, 4, 2, 5), (((2, 3), (1, 0)), ((1,), (2,)))),
+        ((4,), (4,), (((0,), (0,)), ((), ()))),
+        ((3,), (5,), (((), ()), ((), ()))),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int32])
+def test_fast_dot_general_matches_the_reference(lhs_shape, rhs_shape, dims, dtype):
+    r = _rng()
+    lhs = r.normal(size=lhs_shape).astype(dtype)
+    rhs = r.normal(size=rhs_shape).astype(dtype)
+    got = _dot_general(lhs, rhs, dimension_numbers=dims)
+    want = reference_rules["dot_general"](lhs, rhs, dimension_numbers=dims)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_interpret_and_not_interpretable():
+    closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2)(np.float32(1.0))
+    (out,) = interpret(closed, [np.float32(1.0)])
+    assert type(out) is Array and out.dtype == np.float32
+    assert not_interpretable(closed) is None
+
+
+def test_explained_misses_count_signatures_still_compiling(caplog):
+    f = olympus.jit(lambda x: x * 2.0, tiered=True)
+    with config.override("olympus_explain_cache_misses", True):
+        with caplog.at_level(logging.WARNING, logger="olympus"):
+            f(np.ones(3, np.float32))
+            f(np.ones(4, np.float32))  # the first signature may still be compiling
+    _wait(f)
+    (record,) = [r for r in caplog.records if "recompiles" in r.getMessage()]
+    assert "shape (3,) -> (4,)" in record.getMessage()
+
+
+def test_new_shapes_queue_their_compiles_on_one_thread():
+    f = olympus.jit(lambda x: jnp.cumsum(x) * 2.0, tiered=True)
+    xs = [np.arange(n, dtype=np.float32) for n in range(1, 6)]
+    firsts = [f(x) for x in xs]
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("olympus background compile") == 1
+    _wait(f)
+    for x, first in zip(xs, firsts):
+        _assert_same(f(x), first)
+    assert len(f._cache) == 5 and not f._pending
+
+
+def test_decorator_static_arguments_and_keywords(held):
+    @olympus.jit(static_argnums=1, tiered=True)
+    def f(x, n, *, scale):
+        return jnp.power(x, n) * scale
+
+    x = np.arange(3, dtype=np.float32)
+    out = f(x, 3, scale=2.0)
+    assert f._pending and not f._cache
+    held.set()
+    _wait(f)
+    _assert_same(out, f(x, 3, scale=2.0))
+    np.testing.assert_allclose(out, x**3 * 2.0)
