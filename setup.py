@@ -7,5 +7,5 @@ setup(
     packages=find_packages(include=["olympus", "olympus.*"]),
     python_requires=">=3.11",
     install_requires=["numpy", "jaxlib==0.10.2", "ml_dtypes", "absl-py"],
-    extras_require={"test": ["pytest"]},
+    extras_require={"test": ["pytest", "ruff==0.17.6"]},
 )

@@ -299,4 +299,4 @@ def _repeat_heads(x, times: int):
     return lax.reshape(wide, (b, s, k * times, h))
 
 
-from olympus.nn import initializers  # noqa: F401
+from olympus.nn import initializers  # noqa: E402, F401  (a submodule built on the above)
