@@ -46,11 +46,11 @@ class Executable:
 
     __slots__ = ("_handlers", "loaded", "ordered", "out_avals", "text")
 
-    def __init__(self, text: str, out_avals: list[ShapedArray]):
+    def __init__(self, text: str, out_avals: list[ShapedArray], eager: bool = False):
         get = client.get_client()
         try:
             self.loaded = compiler.compile_and_load(
-                get, text, client.device_list(), client.xc.CompileOptions()
+                get, text, client.device_list(), client.xc.CompileOptions(), eager
             )
         except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(
@@ -87,12 +87,15 @@ class Executable:
         return Array(out, self.out_avals[0])
 
 
-def compile_olympuspr(olympuspr: Olympuspr, name: str = "main", donated=()) -> Executable:
+def compile_olympuspr(
+    olympuspr: Olympuspr, name: str = "main", donated=(), eager: bool = False
+) -> Executable:
     """Compiles a program whose constvars then invars become the arguments
-    (`donated` ones may have their buffers reused for outputs)."""
+    (`donated` ones may have their buffers reused for outputs); `eager`: one
+    primitive of eager mode (persistently cached apart, see compiler.py)."""
     check_array_sizes(olympuspr, name)
     module = build_module(olympuspr, name, donated) if donated else build_module(olympuspr, name)
-    return Executable(module, olympuspr.out_avals)
+    return Executable(module, olympuspr.out_avals, eager)
 
 
 def _memory_bytes() -> int:
@@ -134,7 +137,7 @@ def _eager_executable(primitive, avals: tuple, params: dict):
     invars = [Var(a) for a in avals]
     outvars = [Var(a) for a in out_avals]
     olympuspr = Olympuspr([], invars, [Eqn(primitive, params, invars, outvars)], outvars)
-    return compile_olympuspr(olympuspr, primitive.name)
+    return compile_olympuspr(olympuspr, primitive.name, eager=True)
 
 
 def apply_primitive(primitive, *args, **params):
@@ -224,6 +227,9 @@ def _apply_general(primitive, args: tuple, params: dict):
         if key is not None:
             with _eager_lock:
                 _eager_cache[key] = exe
+    if (key is not None and not (exe.ordered or primitive.multiple_results)
+            and all([type(x) is Array for x in args])):
+        _remember_hit(primitive, avals, params, exe)
     outs = exe.call([buffer_of(x) for x in args])
     return outs if primitive.multiple_results else outs[0]
 
