@@ -231,10 +231,10 @@ def _already_agree(args: tuple, inexact: bool) -> bool:
             return False
     if aval is None or aval.weak_type:
         return False
-    return not inexact or aval.dtype in _INEXACT_DTYPES
+    return not inexact or aval.dtype in INEXACT_DTYPES
 
 
-_INEXACT_DTYPES = frozenset(
+INEXACT_DTYPES = frozenset(
     np.dtype(d) for d in (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
                           dtypes.complex64, dtypes.complex128, *dtypes.float8_dtypes)
 )

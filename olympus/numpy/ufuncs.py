@@ -11,6 +11,7 @@ from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled
 from olympus.tracer import core
 from olympus.numpy.core import (
+    INEXACT_DTYPES,
     as_arrays,
     aval_of,
     broadcast_operands,
@@ -152,7 +153,9 @@ def _eager_broadcast(x1, x2) -> bool:
 
 def _unary(lax_fn, name: str, inexact: bool = False):
     def fn(x):
-        (x,) = prepare(x, inexact=inexact)
+        # An Array that needs no conversion skips `prepare` (eager latency).
+        if type(x) is not Array or (inexact and x.aval.dtype not in INEXACT_DTYPES):
+            (x,) = prepare(x, inexact=inexact)
         return lax_fn(x)
 
     fn.__name__ = name
