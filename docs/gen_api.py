@@ -38,6 +38,8 @@ MODULES = [
     "olympus.tree_util",
     "olympus.dtypes",
     "olympus.debug",
+    "olympus.sharding",
+    "olympus.distributed",
     "olympus.example_libraries.optimizers",
     "olympus.example_libraries.stax",
 ]

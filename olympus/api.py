@@ -1,5 +1,5 @@
 """The user-facing entry points for tracing and running: jit, make_olympuspr,
-device_put, devices, block_until_ready, disable_jit."""
+device_put, block_until_ready, disable_jit."""
 
 from __future__ import annotations
 
@@ -15,8 +15,19 @@ from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
-from olympus.backends.xla.array import Array, to_device
+from olympus.backends.xla.array import Array, put, to_device
+from olympus.backends.xla.sharding import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    flat_shardings,
+)
 from olympus.lax.pjit import pjit_p
+from olympus.lax import ops as lax_ops
+from olympus.lax.parallel import shard_map
+from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
     Call, Compiled, Traced, explain_miss, optimized, split_call, trace_call,
 )
@@ -29,7 +40,7 @@ from olympus.tracer.functions import (
     positional_names,
     trace_pytree_function,
 )
-from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
 
 
@@ -105,8 +116,10 @@ class JitFunction:
     signature; a miss traces, lowers and compiles f for the new signature.
     Inside another trace it appears as a `pjit` equation."""
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 in_shardings=None, out_shardings=None):
         self.fun = fun
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.name = getattr(fun, "__name__", None) or function_name(fun)
         self.static_argnums, self.static_argnames = _static_args(fun, static_argnums, static_argnames)
         self.donate_argnums = _normalize_argnums(donate_argnums)
@@ -173,7 +186,7 @@ class JitFunction:
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
-        if (self._simple and not kwargs and not debug_nans
+        if (self._simple and not kwargs and not debug_nans and not entry.sharded
                 and all([type(a) in _FAST_ARG_TYPES for a in args])):
             self._remember_fast(call.key[1], entry)
         result = entry.run(call.leaves)
@@ -190,7 +203,10 @@ class JitFunction:
             entry = self._cache.get(call.key)
             if entry is None:
                 explain_miss(self.name, call, self._cache)
-                entry = trace_call(call, self.name, self.donate_argnums).lower().compile()
+                entry = trace_call(
+                    call, self.name, self.donate_argnums, self.in_shardings,
+                    self.out_shardings,
+                ).lower().compile()
                 self._cache[call.key] = entry
         return entry
 
@@ -213,7 +229,10 @@ class JitFunction:
         entry = self._traced.get(call.key)
         if entry is None:
             explain_miss(self.name, call, self._traced)
-            traced = trace_call(call, self.name)
+            traced = trace_call(
+                call, self.name, in_shardings=self.in_shardings,
+                out_shardings=self.out_shardings,
+            )
             closed = traced.olympuspr
             # One body object per signature, so transforms and the pjit
             # executable cache (keyed by the body) hit on later calls.
@@ -221,8 +240,9 @@ class JitFunction:
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 self._traced[call.key] = entry
         traced, body = entry
-        outs = pjit_p.bind(*traced.olympuspr.consts, *call.leaves, olympuspr=body, name=self.name)
-        return tree_unflatten(traced.out_tree, outs)
+        leaves = _constrained(call.leaves, traced.in_shardings)
+        outs = pjit_p.bind(*traced.olympuspr.consts, *leaves, olympuspr=body, name=self.name)
+        return tree_unflatten(traced.out_tree, _constrained(outs, traced.out_shardings))
 
     def trace(self, *args, **kwargs) -> Traced:
         """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
@@ -230,7 +250,9 @@ class JitFunction:
         call = split_call(
             self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
         )
-        return trace_call(call, self.name, self.donate_argnums)
+        return trace_call(
+            call, self.name, self.donate_argnums, self.in_shardings, self.out_shardings
+        )
 
     def lower(self, *args, **kwargs):
         """`trace(*args, **kwargs).lower()`: the StableHLO stage."""
@@ -252,6 +274,12 @@ class JitFunction:
         return functools.partial(self, obj)
 
 
+def _constrained(values: list, shardings: list) -> list:
+    """jit's in/out_shardings inside another trace: sharding constraints."""
+    return [with_sharding_constraint(v, s) if isinstance(s, NamedSharding) else v
+            for v, s in zip(values, shardings)]
+
+
 def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     """Completes static_argnums from static_argnames and vice versa, as JAX does."""
     nums = set(_normalize_argnums(static_argnums))
@@ -267,17 +295,106 @@ def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     return tuple(sorted(nums)), tuple(sorted(names))
 
 
-def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
-    """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args.
+def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
+        static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args
+    (and new layouts of arguments placed over several devices).
+
+    `in_shardings` (a pytree prefix of the positional arguments, static ones
+    left out) and `out_shardings` (of the outputs) lay the program out over a
+    mesh's devices (olympus.sharding); XLA's SPMD partitioner splits it. An
+    argument without one keeps its own layout; None: free (replicated inputs,
+    outputs as XLA's propagation lays them out).
 
     >>> f = olympus.jit(lambda x: x * 2.0)
     >>> f(np.ones(3))
     Array([2., 2., 2.], dtype=float32)
     """
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums,
-                             static_argnames=static_argnames, donate_argnums=donate_argnums)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+        return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
+                             static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
+                       out_shardings)
+
+
+# ---- pmap ----------------------------------------------------------------------------
+class PmapDeviceCountError(ValueError):
+    """pmap over an axis longer than there are devices."""
+
+
+def pmap(fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0,
+         devices=None):
+    """`fun` run on one device per index of the mapped axis, compiled:
+    `shard_map` over a one-axis mesh named `axis_name` (so collectives inside
+    name it). `in_axes`: an int or None for all positional arguments, or one
+    per argument; results are stacked along `out_axes`.
+
+    >>> olympus.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(jnp.ones((1, 3)))
+    Array([[1., 1., 1.]], dtype=float32)
+    """
+    name = function_name(fun)
+    axis = axis_name if axis_name is not None else f"pmap_{id(fun)}"
+    compiled: dict = {}  # (size, in_axes, devices) -> jitted shard_map
+
+    def mapped(*args):
+        spec = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        if len(spec) != len(args):
+            raise ValueError(f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
+                             f"for {len(args)} arguments")
+        spec = tuple(None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
+                     for a, ax in zip(args, spec))
+        sizes = {np.shape(leaf)[ax] for a, ax in zip(args, spec) if ax is not None
+                 for leaf in tree_flatten(a)[0]}
+        if len(sizes) != 1:
+            raise ValueError(f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
+                             f"pmap needs one size")
+        (size,) = sizes
+        available = tuple(devices) if devices is not None else tuple(client.local_devices())
+        if size > len(available):
+            where = core.user_source_info()
+            raise PmapDeviceCountError(
+                f"pmap of {name}: the mapped axis has size {size} but there are only "
+                f"{len(available)} devices (olympus_num_cpu_devices / OLYMPUS_NUM_CPU_DEVICES)"
+                + (f" (at {where})" if where is not None else ""))
+        key = (size, spec, available[:size])
+        if key not in compiled:
+            compiled[key] = _pmapped(fun, axis, spec, available[:size], out_axes)
+        return compiled[key](*args)
+
+    mapped.__name__ = f"pmap({name})"
+    return mapped
+
+
+def _pmapped(fun, axis: str, spec: tuple, devices: tuple, out_axes: int):
+    """The jitted shard_map one pmap call signature runs."""
+    mesh = Mesh(np.asarray(devices, dtype=object).reshape(len(devices)), (axis,))
+
+    def per_device(*local):
+        local = [tree_map(lambda v: lax_ops.squeeze(v, (0,)), a) if ax is not None else a
+                 for a, ax in zip(local, spec)]
+        return tree_map(lambda v: lax_ops.expand_dims(v, (0,)), fun(*local))
+
+    specs = tuple(PartitionSpec(axis) if ax is not None else PartitionSpec() for ax in spec)
+    body = shard_map(per_device, mesh, specs, PartitionSpec(axis))
+
+    def run(*args):
+        front = [a if ax is None else tree_map(lambda v: _move_axis(v, ax, 0), a)
+                 for a, ax in zip(args, spec)]
+        return tree_map(lambda v: _move_axis(v, 0, out_axes), body(*front))
+
+    run.__name__ = f"pmap({function_name(fun)})"
+    return jit(run)
+
+
+def _move_axis(x, source: int, destination: int):
+    ndim = np.ndim(x)
+    source, destination = source % ndim, destination % ndim
+    if source == destination:
+        return x
+    order = [d for d in range(ndim) if d != source]
+    order.insert(destination, source)
+    return lax_ops.transpose(x, tuple(order))
 
 
 @contextmanager
@@ -291,16 +408,35 @@ def disable_jit(disable: bool = True):
         config.update("olympus_disable_jit", previous)
 
 
-# ---- devices and transfers -----------------------------------------------------
-def devices(backend: str | None = None) -> list:
-    """The devices olympus runs on (the CPU here)."""
-    return client.devices()
-
-
+# ---- transfers ---------------------------------------------------------------------
 def device_put(x, device=None):
-    """Moves a pytree of arrays to the device (a no-op for Arrays already there)."""
+    """Moves a pytree of arrays to the default device (a no-op for Arrays
+    already on a device), or lays them out as `device` says: a device, a
+    Sharding, or a pytree prefix of `x` of Shardings (None: left as is).
+    Inside jit, a NamedSharding becomes `lax.with_sharding_constraint`.
+
+    >>> mesh = olympus.make_mesh((1,), ("x",))
+    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
+    >>> olympus.device_put(np.ones(2), s).sharding == s
+    True
+    """
     leaves, tree = tree_flatten(x)
-    return tree_unflatten(tree, [v if isinstance(v, (Array, Tracer)) else to_device(v) for v in leaves])
+    if device is None:
+        return tree_unflatten(tree, [_put_leaf(v, None) for v in leaves])
+    if not isinstance(device, Sharding) and hasattr(device, "platform"):
+        device = SingleDeviceSharding(device)
+    shardings = flat_shardings(device, x, "device_put")
+    return tree_unflatten(tree, [_put_leaf(v, s) for v, s in zip(leaves, shardings)])
+
+
+def _put_leaf(v, sharding):
+    if isinstance(v, Tracer):
+        if isinstance(sharding, NamedSharding):
+            return with_sharding_constraint(v, sharding)
+        return v
+    if sharding is None:
+        return v if isinstance(v, Array) else to_device(v)
+    return put(v, sharding)
 
 
 def device_get(x):

@@ -46,12 +46,17 @@ class ConfigEnvironmentError(ValueError):
     """An OLYMPUS_* environment variable whose text cannot be read as its option's type."""
 
 
+class ConfigLockedError(RuntimeError):
+    """An option changed after the part of olympus that reads it once has started
+    (e.g. the device count once the backend runs)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Option:
     """One switch: its name, Python type, built-in default and help text."""
 
     name: str
-    kind: type  # bool, float or str
+    kind: type  # bool, int, float or str
     default: object
     help: str
     allows_none: bool = False
@@ -96,6 +101,13 @@ OPTIONS = (
            "least recently used entries are deleted to stay within it "
            "(None or negative: unlimited).",
            allows_none=True),
+    Option("olympus_platforms", str, None,
+           "Comma-separated platforms to run on, in order of preference (e.g. "
+           "'cuda,cpu'); the first that starts is used (default: cpu). Read "
+           "once, when the backend starts.", allows_none=True),
+    Option("olympus_num_cpu_devices", int, 1,
+           "How many CPU devices the backend client creates (for sharding "
+           "across devices on one machine); read once, when the backend starts."),
 )
 
 _TRUE_WORDS = ("1", "true", "yes", "on")
@@ -108,9 +120,9 @@ def _parse_env(option: Option, text: str):
         word = text.strip().lower()
         if word in _TRUE_WORDS or word in _FALSE_WORDS:
             return word in _TRUE_WORDS
-    elif option.kind is float:
+    elif option.kind in (int, float):
         try:
-            return float(text)
+            return option.kind(text)
         except ValueError:
             pass
     else:
@@ -134,6 +146,8 @@ def _checked(option: Option, value):
         return bool(value)
     if option.kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
+    if option.kind is int and isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
     if option.kind is str and isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
     wanted = option.kind.__name__ + (" or None" if option.allows_none else "")
@@ -145,6 +159,7 @@ def _checked(option: Option, value):
 _options = {opt.name: opt for opt in OPTIONS}
 _values = {name: _initial_value(opt) for name, opt in _options.items()}
 _listeners: list = []
+_locked: dict = {}  # option name -> why it can no longer change
 _flag_values: list = []  # the absl FlagValues define_absl_flags has defined them on
 
 
@@ -174,8 +189,8 @@ def define_absl_flags(flag_values=None) -> None:
     flag_values = absl_flags.FLAGS if flag_values is None else flag_values
     if any(f is flag_values for f in _flag_values):
         return  # defined already
-    define = {bool: absl_flags.DEFINE_bool, float: absl_flags.DEFINE_float,
-              str: absl_flags.DEFINE_string}
+    define = {bool: absl_flags.DEFINE_bool, int: absl_flags.DEFINE_integer,
+              float: absl_flags.DEFINE_float, str: absl_flags.DEFINE_string}
     for opt in _options.values():
         name, value = opt.name, _values[opt.name]
         if name in flag_values:  # defined before (olympus reloaded)
@@ -193,14 +208,24 @@ def _adopt_flag(name: str, value) -> bool:
 
     try:
         value = _checked(_options[name], value)
-    except ConfigValueError as err:
+        _check_unlocked(name, value)
+    except (ConfigValueError, ConfigLockedError) as err:
         raise absl_flags.ValidationError(str(err)) from None
     if value != _values[name]:
         _set(name, value)
     return True
 
 
+def _check_unlocked(name: str, value) -> None:
+    why = _locked.get(name)
+    if why is not None and value != _values[name]:
+        raise ConfigLockedError(
+            f"config option {name!r} cannot change to {value!r} (it is "
+            f"{_values[name]!r}): {why}")
+
+
 def _set(name: str, value) -> None:
+    _check_unlocked(name, value)
     _values[name] = value
     for listener in _listeners:
         listener(name, value)
@@ -224,6 +249,7 @@ def update(name: str, value) -> None:
     >>> olympus.config.update("olympus_enable_x64", False)
     """
     value = _checked(option(name), value)
+    _check_unlocked(name, value)
     for flag_values in _flag_values:
         flag_values[name].value = value
     _set(name, value)
@@ -254,6 +280,13 @@ def override(name: str, value):
         yield
     finally:
         update(name, previous)
+
+
+def lock(name: str, why: str) -> None:
+    """Refuses later changes of `name` (ConfigLockedError saying `why`); for
+    options read once, such as the device count when the backend starts."""
+    option(name)
+    _locked[name] = why
 
 
 def on_change(listener) -> None:

@@ -33,9 +33,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from olympus.backends.xla.array import Array
+from olympus.backends.xla import array as array_module
+from olympus.backends.xla.array import Array, put
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
 from olympus.backends.xla.lowering import build_module
+from olympus.backends.xla.sharding import flat_shardings
+from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
 from olympus.ir import dtypes
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
@@ -59,7 +62,8 @@ class Call:
     """One call of a staged function, split once: its dynamic arguments (all
     but the static ones), their `leaves`, and `key`, the call's signature
     (tree of the dynamic arguments, their avals, the static arguments'
-    values, x64 mode). One signature, one compiled program."""
+    values, x64 mode, and the shardings of arguments placed on other devices
+    than the default one, or None). One signature, one compiled program."""
 
     __slots__ = (
         "args",
@@ -139,7 +143,11 @@ def split_call(
             ) from None
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
-    key = (in_tree, avals, statics, dtypes.x64_enabled(), compile_settings())
+    placed = None
+    if array_module.layouts_in_use:  # skip the scan while every Array is plain
+        placed = [x._sharding if type(x) is Array else None for x in leaves]
+        placed = None if placed.count(None) == len(placed) else tuple(placed)
+    key = (in_tree, avals, statics, dtypes.x64_enabled(), compile_settings(), placed)
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
@@ -168,13 +176,27 @@ def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
     return optimize(closed, None if stable else ALGEBRAIC_PASSES)
 
 
-def trace_call(call: Call, name: str, donate_argnums: tuple = ()) -> Traced:
-    """The first stage of one call: its dynamic arguments traced into a program."""
+def trace_call(
+    call: Call, name: str, donate_argnums: tuple = (), in_shardings=None,
+    out_shardings=None,
+) -> Traced:
+    """The first stage of one call: its dynamic arguments traced into a program.
+
+    `in_shardings` (a pytree prefix of the dynamic positional arguments) and
+    `out_shardings` (of the outputs) are jit's; an argument without one keeps
+    the layout it has when it is an Array placed on other devices."""
     closed, in_tree, out_tree = trace_pytree_function(
         call.dyn_fun(), call.dyn_args, call.dyn_kwargs, "jit"
     )
+    asked = flat_shardings(in_shardings, tuple(call.dyn_args), "jit in_shardings")
+    asked += [None] * (len(call.leaves) - len(asked))  # keyword arguments
+    placed = call.key[-1] or [None] * len(call.leaves)
+    shardings_in = [a if a is not None else p for a, p in zip(asked, placed)]
+    outs = tree_unflatten(out_tree, [0] * len(closed.out_avals))
+    shardings_out = flat_shardings(out_shardings, outs, "jit out_shardings")
     return Traced(
-        closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums)
+        closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums),
+        shardings_in, shardings_out,
     )
 
 
@@ -202,16 +224,21 @@ def _shape_structs(avals, tree):
 
 class Traced:
     """A function traced for one argument signature; `donated` are the
-    indices of the argument leaves whose buffers the program may reuse."""
+    indices of the argument leaves whose buffers the program may reuse;
+    `in_shardings` / `out_shardings` the layout asked for each argument and
+    output leaf (None: free), which may spread the program over a mesh."""
 
     def __init__(
-        self, closed: ClosedOlympuspr, in_tree, out_tree, name: str, donated=()
+        self, closed: ClosedOlympuspr, in_tree, out_tree, name: str, donated=(),
+        in_shardings=None, out_shardings=None,
     ):
         self.olympuspr = closed
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.name = name
         self.donated = tuple(donated)
+        self.in_shardings = in_shardings or [None] * len(closed.in_avals)
+        self.out_shardings = out_shardings or [None] * len(closed.out_avals)
 
     @classmethod
     def from_olympuspr(cls, closed: ClosedOlympuspr, name: str = "main") -> Traced:
@@ -245,7 +272,11 @@ class Traced:
         olympuspr = program.olympuspr
         n_consts = len(olympuspr.constvars)
         donated = tuple(n_consts + i for i in self.donated)  # program parameters
-        return Lowered(self, build_module(olympuspr, self.name, donated), program)
+        layout = plan_layout(
+            olympuspr, [None] * n_consts + list(self.in_shardings), self.out_shardings
+        )
+        text = build_module(olympuspr, self.name, donated, layout=layout)
+        return Lowered(self, text, program, layout)
 
     def _repr_html_(self) -> str:
         return self.olympuspr._repr_html_()
@@ -257,10 +288,12 @@ class Traced:
 class Lowered:
     """A traced function lowered to a StableHLO module, ready to compile."""
 
-    def __init__(self, traced: Traced, text: str, program: ClosedOlympuspr):
+    def __init__(self, traced: Traced, text: str, program: ClosedOlympuspr,
+                 layout: SpmdLayout | None = None):
         self.traced = traced
         self._text = text
         self.program = program
+        self._layout = layout  # None: the program runs on the default device
 
     @property
     def olympuspr(self) -> ClosedOlympuspr:
@@ -286,7 +319,10 @@ class Lowered:
         arrays could not fit in this machine's memory."""
         closed = self.program
         check_array_sizes(closed.olympuspr, self.traced.name)
-        executable = Executable(self._text, closed.out_avals)
+        if self._layout is not None:
+            executable = ShardedExecutable(self._text, self._layout)
+        else:
+            executable = Executable(self._text, closed.out_avals)
         return Compiled(self.traced, executable, closed.consts)
 
     def _repr_html_(self) -> str:
@@ -303,21 +339,28 @@ class Compiled:
     (without the static arguments, which were fixed when tracing).
 
     `jit` keeps one per signature and calls `run` / `run_buffers` directly
-    (its cache key already vouches for the arguments' types)."""
+    (its cache key already vouches for the arguments' types). A program over
+    several devices (`sharded`) takes Arrays, not buffers, and never runs
+    through `run_buffers`."""
 
     __slots__ = (
         "const_bufs",
         "donated",
         "executable",
         "out_tree",
+        "sharded",
         "single_out",
         "traced",
     )
 
-    def __init__(self, traced: Traced, executable: Executable, consts: list):
+    def __init__(self, traced: Traced, executable, consts: list):
         self.traced = traced
         self.executable = executable
-        self.const_bufs = [buffer_of(c) for c in consts]
+        self.sharded = isinstance(executable, ShardedExecutable)
+        if self.sharded:  # laid out once, as their parameters ask
+            self.const_bufs = [put(c, s) for c, s in zip(consts, executable.in_shardings)]
+        else:
+            self.const_bufs = [buffer_of(c) for c in consts]
         self.out_tree = traced.out_tree
         self.single_out = traced.out_tree is LEAF and len(executable.out_avals) == 1
         self.donated = traced.donated
@@ -335,6 +378,9 @@ class Compiled:
 
     def run(self, leaves: list) -> Any:
         """The outputs for these argument leaves (Arrays, NumPy arrays, scalars)."""
+        if self.sharded:
+            outs = self.executable.call(self.const_bufs + list(leaves))
+            return tree_unflatten(self.out_tree, outs)
         try:
             return self.run_buffers(
                 [x._buf if type(x) is Array else buffer_of(x) for x in leaves]
@@ -436,9 +482,9 @@ def key_changes(
     old: tuple, new: tuple, paths: list[str], arg_names: list[str]
 ) -> list[str]:
     """Every difference between two signature keys (tree, avals, statics,
-    x64, compile settings)."""
-    (old_tree, old_avals, old_statics, old_x64, old_settings) = old
-    (new_tree, new_avals, new_statics, new_x64, new_settings) = new
+    x64, compile settings, layouts of placed arguments)."""
+    (old_tree, old_avals, old_statics, old_x64, old_settings, old_placed) = old
+    (new_tree, new_avals, new_statics, new_x64, new_settings, new_placed) = new
     changes = []
     if old_tree != new_tree:
         changes.append(f"tree structure of the arguments: {old_tree} -> {new_tree}")
@@ -451,6 +497,13 @@ def key_changes(
     for name, before, after in zip(COMPILE_OPTIONS, old_settings, new_settings):
         if before != after:
             changes.append(f"{name}: {before} -> {after}")
+    if old_placed != new_placed and old_tree == new_tree:
+        old_placed = old_placed or [None] * len(new_avals)
+        new_placed = new_placed or [None] * len(new_avals)
+        for path, a, b in zip(paths, old_placed, new_placed):
+            if a != b:
+                changes.append(f"{path}: sharding {a or 'default device'} -> "
+                               f"{b or 'default device'}")
     return changes
 
 

@@ -22,6 +22,11 @@ def _fill_every_cache(jitted):
     jnp.histogram(jnp.arange(5.0), bins=2)  # jnp statistics jits
     np.asarray(jnp.ones(2, ml_dtypes.bfloat16))  # bitcast executables
     olympus.debug.print("{}", 1)  # ordered-effect analyses
+    mesh = olympus.make_mesh((1,), ("i",))  # shard_map executables
+    P = olympus.sharding.PartitionSpec
+    per_device = olympus.shard_map(lambda v: lax.psum(v, "i"), mesh, P("i"), P())
+    per_device(x)
+    return per_device  # keeps its traced body, the key of its executable, alive
 
 
 def test_clear_caches_empties_every_registered_cache_and_jit_retraces(capsys):
@@ -32,7 +37,7 @@ def test_clear_caches_empties_every_registered_cache_and_jit_retraces(capsys):
         return jnp.sin(v) * 2.0
 
     jitted = olympus.jit(f)
-    _fill_every_cache(jitted)
+    kept = _fill_every_cache(jitted)  # noqa: F841
     registered = caches.registered()
     assert {"eager executables", "pjit executables", "transformed programs", "control flow",
             "ndarray avals"} <= set(registered)

@@ -796,3 +796,21 @@ def test_optimize_reaches_a_fixed_point():
     assert_close(evaluate(norm_out, *args), evaluate(norm, *args))
     for run in PASSES.values():
         assert run(out) is out
+
+
+def test_dce_of_one_sub_program_called_twice_prints_and_parses_back():
+    """A jitted function called twice, each call using another output: dce
+    prunes its program once per call, and the copies must not share Vars
+    (found by the widened fuzzer of issue 16, seed 2)."""
+    import numpy as np
+
+    import olympus
+    import olympus.numpy as jnp
+    from olympus.ir import parse
+    from olympus.optimizer import optimize
+
+    g = olympus.jit(lambda x: (jnp.sin(x), jnp.cos(x) * 2.0))
+    closed = olympus.make_olympuspr(lambda x: g(x)[0] + g(x * 2.0)[1])(np.float32(1.0))
+    pruned = optimize(closed, passes=["dce"])
+    text = str(pruned)
+    assert str(parse(text, list(pruned.consts))) == text

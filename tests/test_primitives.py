@@ -1175,6 +1175,17 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
         "test_autodiff.py",
         "checkpoint_name",
     ),  # tags values for checkpoint policies
+    "hint": ("test_hints.py", "olympus.hint"),  # annotations for the compiler
+    "sharding_constraint": ("test_sharding.py", "lax.with_sharding_constraint"),
+    "shard_map": ("test_shard_map.py", "olympus.shard_map"),
+    "psum": ("test_shard_map.py", "lax.psum"),
+    "pmax": ("test_shard_map.py", "lax.pmax"),
+    "pmin": ("test_shard_map.py", "lax.pmin"),
+    "all_gather": ("test_shard_map.py", "lax.all_gather"),
+    "psum_scatter": ("test_shard_map.py", "lax.psum_scatter"),
+    "ppermute": ("test_shard_map.py", "lax.ppermute"),
+    "axis_index": ("test_shard_map.py", "lax.axis_index"),
+    "all_to_all": ("test_shard_map.py", "lax.all_to_all"),
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),
@@ -1224,6 +1235,7 @@ PUBLIC_NAME = {
     "xor": "lax.bitwise_xor", "while": "lax.while_loop", "pjit": "olympus.jit",
     "custom_jvp_call": "olympus.custom_jvp", "custom_vjp_call": "olympus.custom_vjp",
     "checkpoint": "olympus.checkpoint", "name": "olympus.ad_checkpoint.checkpoint_name",
+    "sharding_constraint": "lax.with_sharding_constraint", "shard_map": "olympus.shard_map",
     **{n: f"lax.linalg.{n}" for n in (
         "cholesky", "triangular_solve", "lu", "eigh", "eig", "geqrf",
         "householder_product", "svd", "qr")},

@@ -28,29 +28,44 @@ def dependent_vars(olympuspr: Olympuspr, roots: Iterable[Var]) -> set[Var]:
     return dependent
 
 
-def unknown_vars(olympuspr: Olympuspr, known_in: Sequence[bool]) -> set[Var]:
+def unknown_vars(
+    olympuspr: Olympuspr, known_in: Sequence[bool], deferred: Collection[Var] = ()
+) -> set[Var]:
     """The variables that cannot be computed from the invars flagged in
     `known_in` alone. Constvars count as unknown: a split program gets no
-    values for them."""
+    values for them. `deferred` variables count as unknown too: partial
+    evaluation left their equations to the unknown part on purpose (a
+    checkpoint's recomputation, which reads known values only)."""
     unknown_in = [v for v, known in zip(olympuspr.invars, known_in) if not known]
-    return dependent_vars(olympuspr, [*olympuspr.constvars, *unknown_in])
+    return dependent_vars(olympuspr, [*olympuspr.constvars, *unknown_in, *deferred])
 
 
-def known_outputs(olympuspr: Olympuspr, known_in: Sequence[bool]) -> list[bool]:
+def is_unknown_eqn(eqn: Eqn, unknown: Collection[Var]) -> bool:
+    """Does `eqn` belong to the unknown part (it reads an unknown variable, or
+    its outputs are deferred ones)?"""
+    return reads_any(eqn, unknown) or any(v in unknown for v in eqn.outvars)
+
+
+def known_outputs(
+    olympuspr: Olympuspr, known_in: Sequence[bool], deferred: Collection[Var] = ()
+) -> list[bool]:
     """Which outputs can be computed from the known inputs alone."""
-    unknown = unknown_vars(olympuspr, known_in)
+    unknown = unknown_vars(olympuspr, known_in, deferred)
     return [not (isinstance(v, Var) and v in unknown) for v in olympuspr.outvars]
 
 
 def residual_vars(
-    olympuspr: Olympuspr, known_in: Sequence[bool], known_out: Sequence[bool]
+    olympuspr: Olympuspr,
+    known_in: Sequence[bool],
+    known_out: Sequence[bool],
+    deferred: Collection[Var] = (),
 ) -> list[Var]:
     """The known variables the unknown part reads, in first-use order: operands
     of unknown equations, then unknown-flagged outputs that are in fact known."""
-    unknown = unknown_vars(olympuspr, known_in)
+    unknown = unknown_vars(olympuspr, known_in, deferred)
     residuals: dict = {}
     for eqn in olympuspr.eqns:
-        if reads_any(eqn, unknown):
+        if is_unknown_eqn(eqn, unknown):
             residuals.update(
                 (x, None) for x in eqn.invars if isinstance(x, Var) and x not in unknown
             )

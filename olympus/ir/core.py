@@ -77,12 +77,16 @@ class SourceInfo(NamedTuple):
     file: str
     line: int
     function: str
+    # `olympus.named_scope` path ("outer/inner"), relative to the program
+    # holding the equation; the lowering prefixes the enclosing equations' scopes
+    scope: str = ""
 
     # True on the equations a transpose made from this line (a backward pass)
     backward = False
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line} ({self.function})"
+        where = f"{self.file}:{self.line} ({self.function})"
+        return f"{where} [{self.scope}]" if self.scope else where
 
     def as_backward(self) -> SourceInfo:
         """The same line (equal, printed the same), marked as in a backward pass."""

@@ -71,7 +71,8 @@ def _details(label: str, program, names: VarNames) -> str:
 
 def _source_text(info) -> str:
     """`file.py:12 (function)`: the base name, not the machine's absolute path."""
-    return f"{os.path.basename(info.file)}:{info.line} ({info.function})"
+    where = f"{os.path.basename(info.file)}:{info.line} ({info.function})"
+    return f"{where} [{info.scope}]" if info.scope else where
 
 
 def _eqn_row(eqn, names: VarNames) -> str:

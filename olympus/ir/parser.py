@@ -17,7 +17,7 @@ keyed by printed name for constvars anywhere); weak types come back from
 `{weak}` marks (`closed.pretty(weak_types=True)`), and a type printed without
 one is strong, so parse the default `print(closed)` only when weak types do
 not matter (they decide the dtype of a weak output mixed with, say, bf16);
-source lines come back from `# file:line (function)` comments when present.
+source lines come back from `# file:line (function) [scope]` comments when present.
 Parameters that hold Python functions (the `bwd` of `custom_lin`, the
 `callback` of `debug_callback`) print as the function's name and come back
 as that string: such programs parse and print, but cannot run.
@@ -73,7 +73,8 @@ _STRING_PARAMS = frozenset({"name"})  # always strings, even if they read like n
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)")
-_SOURCE = re.compile(r"(?P<file>.*):(?P<line>\d+) \((?P<function>.*)\)")
+_SOURCE = re.compile(
+    r"(?P<file>.*):(?P<line>\d+) \((?P<function>.*?)\)(?: \[(?P<scope>[^\]]*)\])?")
 _DTYPE_NAME = re.compile(r"[A-Za-z0-9_]+(?=\[)")
 _DIMS = re.compile(r"[0-9,\s]*")
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
@@ -336,7 +337,9 @@ class _Parser:
         comment = r.text[r.pos : end].strip()
         r.pos = end
         m = _SOURCE.fullmatch(comment)
-        return SourceInfo(m["file"], int(m["line"]), m["function"]) if m else None
+        if m is None:
+            return None
+        return SourceInfo(m["file"], int(m["line"]), m["function"], m["scope"] or "")
 
     def equation(self, scope: _Program) -> Eqn:
         r = self.r

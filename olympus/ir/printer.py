@@ -27,6 +27,8 @@ variables and parameters exactly as the text does.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Var, displays
@@ -43,6 +45,10 @@ def var_name(index: int) -> str:
 
 
 WEAK_MARK = "{weak}"  # after a type: `f32[]{weak}` (read back by the parser)
+
+# Primitives whose str params print quoted (`hint[device="gpu"]`): their values
+# are the user's, so a string that reads like a number must stay a string.
+quoted_string_params: set = set()
 
 
 class VarNames:
@@ -134,7 +140,11 @@ def pp_eqn(eqn, names: VarNames, indent: int = 0, source_info: bool = False) -> 
         ]
         head = f"{eqn.primitive.name}[\n" + "\n".join(lines) + f"\n{' ' * indent}]"
     else:
-        kvs = " ".join(f"{k}={pp_param(v, names, indent)}" for k, v in params)
+        quoted = eqn.primitive in quoted_string_params
+        kvs = " ".join(
+            f"{k}={json.dumps(v) if quoted and isinstance(v, str) else pp_param(v, names, indent)}"
+            for k, v in params
+        )
         head = f"{eqn.primitive.name}[{kvs}]"
     text = f"{lhs} = {head} {args}".rstrip()
     if source_info and eqn.source_info is not None:

@@ -144,7 +144,9 @@ def save(closed: ClosedOlympuspr, path: str | os.PathLike) -> None:
 
 
 def _source_json(info: SourceInfo | None):
-    return None if info is None else [info.file, info.line, info.function]
+    if info is None:
+        return None
+    return [info.file, info.line, info.function] + ([info.scope] if info.scope else [])
 
 
 def _olympus_version() -> str:
@@ -196,7 +198,7 @@ def _restore_annotations(closed: ClosedOlympuspr, manifest: dict) -> None:
     if infos is None:
         return
     for (program, i), info in zip(list(walk_eqns(closed)), infos):
-        source = None if info is None else SourceInfo(info[0], int(info[1]), info[2])
+        source = None if info is None else SourceInfo(info[0], int(info[1]), *info[2:4])
         program.eqns[i] = program.eqns[i]._replace(source_info=source)
 
 

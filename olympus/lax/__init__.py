@@ -11,6 +11,10 @@ from olympus.lax.control_flow import (  # noqa: F401  structured control flow
 )
 from olympus.lax.custom_derivatives import optimization_barrier, stop_gradient  # noqa: F401
 from olympus.lax.reductions import Precision, PrecisionError  # noqa: F401  (dot precision)
+from olympus.lax.sharding import with_sharding_constraint  # noqa: F401
+from olympus.lax.parallel import (  # noqa: F401  collectives (inside olympus.shard_map)
+    all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter,
+)
 from olympus.lax.bits import (  # noqa: F401  bit-level primitives (olympus.random)
     bitcast_convert_type, shift_left, shift_right_arithmetic, shift_right_logical,
 )
@@ -19,6 +23,7 @@ from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     GatherDimensionNumbers, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_max,
     scatter_min, scatter_mul,
 )
+from olympus.lax.hints import HintTypeError, HintValueError, hint  # noqa: E402,F401
 from olympus.lax.sorting import sort, top_k  # noqa: E402,F401  (sort primitive)
 from olympus.lax.convolution import ConvDimensionNumbers, conv_general_dilated  # noqa: E402,F401
 from olympus.lax.windowed import reduce_window_max, reduce_window_sum  # noqa: E402,F401

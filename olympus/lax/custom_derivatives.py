@@ -21,6 +21,8 @@ import functools
 import inspect
 from typing import Callable, Sequence
 
+import numpy as np
+
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus import config
 from olympus.ir import dtypes
@@ -29,7 +31,7 @@ from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import convert_element_type_p
-from olympus.lax.pjit import _pjit_impl
+from olympus.lax.pjit import _pjit_impl, pjit_p
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.evaluation import eval_program
@@ -470,9 +472,22 @@ def _saveable(known: ClosedOlympuspr, num_res: int, policy) -> list[bool]:
         if eqn is None:  # an input or a literal: nothing to recompute
             flags.append(True)
         else:
+            eqn = _named_inside_jit(eqn, v) or eqn
             flags.append(bool(policy) and bool(
                 policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)))
     return flags
+
+
+def _named_inside_jit(eqn, var):
+    """The `checkpoint_name` equation that made `var` inside a jitted call
+    (through nested ones), or None: a name policy sees a jitted function's tags."""
+    while eqn.primitive is pjit_p:
+        body = eqn.params["olympuspr"].olympuspr
+        var = body.outvars[eqn.outvars.index(var)]
+        eqn = next((e for e in body.eqns if var in e.outvars), None)
+        if eqn is None:
+            return None
+    return eqn if eqn.primitive is name_p else None
 
 
 def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool]):
@@ -538,6 +553,100 @@ def _with_saved_intermediates(known: ClosedOlympuspr, num_res: int, saveable: li
     return ClosedOlympuspr(wider, known.consts), num_res + len(extra), saveable + [True] * len(extra)
 
 
+class _MemoryBudget:
+    """`checkpoint_policies.memory_budget(nbytes)`: not a per-value rule but a
+    choice over all the values of one checkpoint call (`_within_budget`).
+    Asked about a single value, as other policies are, it saves nothing."""
+
+    def __init__(self, nbytes: int):
+        if isinstance(nbytes, bool) or int(nbytes) != nbytes or nbytes < 0:
+            raise ValueError(f"memory_budget: nbytes must be a non-negative int, got {nbytes!r}")
+        self.nbytes = int(nbytes)
+        self.__name__ = f"memory_budget({self.nbytes})"  # how the IR prints the param
+
+    def __call__(self, prim, *avals, **params) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+def _nbytes(aval) -> int:
+    return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
+
+
+# Cheap to recompute (data movement, arithmetic on values already at hand): saving
+# their results spares no real work, so a memory budget is not spent on them.
+_CHEAP = frozenset({
+    "add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n", "convert_element_type",
+    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "slice", "concatenate",
+    "copy", "optimization_barrier", "name", "stop_gradient", "eq", "ne", "lt", "le", "gt", "ge",
+})
+
+
+def _eqn_cost(eqn) -> int:
+    """Rough work of recomputing an equation: multiply-adds for dot_general,
+    nothing for cheap arithmetic and data movement, else (transcendentals,
+    reductions, ...) a few operations per output element."""
+    out = sum(int(np.prod(v.aval.shape, dtype=np.int64)) for v in eqn.outvars)
+    name = eqn.primitive.name
+    if name == "dot_general":
+        (lhs_contract, _), _ = eqn.params["dimension_numbers"]
+        lhs_shape = eqn.invars[0].aval.shape
+        return out * max(1, int(np.prod([lhs_shape[d] for d in lhs_contract], dtype=np.int64)))
+    for param in ("olympuspr", "call"):
+        sub = eqn.params.get(param)
+        if isinstance(sub, ClosedOlympuspr):
+            return sum(_eqn_cost(e) for e in sub.olympuspr.eqns)
+    return 0 if name in _CHEAP else 8 * max(out, 1)
+
+
+def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:
+    """Which residuals and intermediate values one call of the checkpoint saves,
+    at most `nbytes` of them (its arguments are kept anyway: the recomputation
+    starts from them): greedily the value whose saving removes the most
+    recomputation per byte, until nothing more fits. Returns `known` widened
+    with the saved intermediates, num_res and saveable (as
+    `_with_saved_intermediates`)."""
+    program = known.olympuspr
+    producers = {v: eqn for eqn in program.eqns for v in eqn.outvars}
+    res_vars = program.outvars[len(program.outvars) - num_res:]
+    needed = [v for v in res_vars if isinstance(v, Var) and v in producers]
+    eqns, _ = backward_slice(program.eqns, needed)
+    candidates = [v for eqn in eqns for v in eqn.outvars]
+    if len(candidates) > 256:  # keep the greedy search cheap: residuals and dots only
+        candidates = [v for v in candidates
+                      if v in set(needed) or producers[v].primitive.name == "dot_general"]
+
+    def recompute_cost(saved: set) -> int:
+        wanted = [v for v in needed if v not in saved]
+        return sum(_eqn_cost(e) for e in backward_slice(program.eqns, wanted, given=saved)[0])
+
+    saved: set = set()
+    used, cost = 0, recompute_cost(saved)
+    while cost:
+        best = None
+        for v in candidates:
+            size = _nbytes(v.aval)
+            if v in saved or used + size > nbytes:
+                continue
+            gain = cost - recompute_cost(saved | {v})
+            if gain > 0 and (best is None or gain / max(size, 1) > best[0]):
+                best = (gain / max(size, 1), v, size, cost - gain)
+        if best is None:
+            break
+        _, v, size, cost = best
+        saved.add(v)
+        used += size
+    saveable = [not (isinstance(v, Var) and v in producers) or v in saved for v in res_vars]
+    extra = [v for v in candidates if v in saved and v not in set(res_vars)]
+    if not extra:
+        return known, num_res, saveable
+    wider = Olympuspr(program.constvars, program.invars, program.eqns, program.outvars + extra)
+    return (ClosedOlympuspr(wider, known.consts), num_res + len(extra),
+            saveable + [True] * len(extra))
+
+
 def _forwarded_inputs(known: ClosedOlympuspr, num_res: int, inputs: list,
                       residuals) -> list:
     """The residuals, with those that are inputs of `known` taken from `inputs`:
@@ -555,7 +664,11 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
         olympuspr, unknown, name)
     known_args = [a for a, u in zip(args, unknown) if not u]
     num_staged_res, saveable = num_res, _saveable(known, num_res, policy)
-    if not all(saveable) and policy is not None:
+    if isinstance(policy, _MemoryBudget):
+        known, num_res, saveable = cached_program(
+            known, ("budget", policy.nbytes),
+            lambda: _within_budget(known, num_res, policy.nbytes))
+    elif not all(saveable) and policy is not None:
         known, num_res, saveable = cached_program(
             known, ("save", tuple(saveable)),
             lambda: _with_saved_intermediates(known, num_res, saveable, policy))
@@ -643,6 +756,14 @@ class checkpoint_policies:
     def save_any_names_but_these(*names: str) -> Callable:
         """Saves every tagged value except those with these names."""
         return lambda prim, *avals, **params: prim is name_p and params["name"] not in names
+
+    @staticmethod
+    def memory_budget(nbytes: int) -> Callable:
+        """Saves at most `nbytes` per call of the checkpointed function (in a
+        scan, per iteration), beyond its arguments: the values whose saving
+        spares the most recomputation per byte (e.g. matmul results) first;
+        the backward pass recomputes the rest."""
+        return _MemoryBudget(nbytes)
 
 
 # ---- checkpoint_name: tags a value for checkpoint policies ---------------------------

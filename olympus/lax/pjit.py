@@ -12,7 +12,8 @@ import weakref
 from olympus import caches
 from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
-from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
+from olympus.backends.xla.lowering import build_module, lower_closed_inline, lowering_rules
+from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
 from olympus.ir.core import all_primitives
 from olympus.tracer.core import set_current_trace
 from olympus.transforms.batching import batch_rules, batch_to_front
@@ -43,15 +44,25 @@ def _pjit_abstract_eval(*avals, olympuspr: ClosedOlympuspr, name: str):
 
 
 def executable_for(olympuspr: ClosedOlympuspr, name: str):
-    """The compiled program for a closed olympuspr, compiled once."""
+    """The compiled program for a closed olympuspr, compiled once; a body
+    whose sharding constraints name a mesh runs over that mesh's devices."""
     exe = _executables.get(olympuspr)
     if exe is None:
-        exe = _executables[olympuspr] = compile_olympuspr(olympuspr.olympuspr, name)
+        program = olympuspr.olympuspr
+        n_in = len(program.constvars) + len(program.invars)
+        layout = plan_layout(program, [None] * n_in, [None] * len(program.outvars))
+        if layout is None:
+            exe = compile_olympuspr(program, name)
+        else:
+            exe = ShardedExecutable(build_module(program, name, layout=layout), layout)
+        _executables[olympuspr] = exe
     return exe
 
 
 def _pjit_impl(*args, olympuspr: ClosedOlympuspr, name: str):
     exe = executable_for(olympuspr, name)
+    if isinstance(exe, ShardedExecutable):
+        return exe.call(list(olympuspr.consts) + list(args))
     consts = [buffer_of(c) for c in olympuspr.consts]
     return exe.call(consts + [buffer_of(x) for x in args])
 

@@ -301,6 +301,10 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
         if len(dims):
             fields.append(f"{key} = [{', '.join(map(str, dims))}]")
     attrs = f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>"
+    if precision is None:  # olympus.hint(x, precision=...) on an operand
+        hinted = [h.get("precision") for h in ctx.operand_hints]
+        if any(hinted):
+            precision = tuple(p or "DEFAULT" for p in hinted)
     if precision is not None:  # XLA's precision config, one entry per operand
         configs = ", ".join(f"#stablehlo<precision {p}>" for p in precision)
         attrs += f", precision_config = [{configs}]"

@@ -65,12 +65,42 @@ def _pruned(closed: ClosedOlympuspr, used_outputs, keep_inputs=None):
     keep = used_inputs if keep_inputs is None else keep_inputs
     if program is closed.olympuspr and all(used_consts) and all(keep):
         return closed, keep
-    program = rebuilt(
-        program,
-        constvars=_select(used_consts, program.constvars),
-        invars=_select(keep, program.invars),
+    program = _with_own_vars(
+        rebuilt(
+            program,
+            constvars=_select(used_consts, program.constvars),
+            invars=_select(keep, program.invars),
+        )
     )
     return ClosedOlympuspr(program, _select(used_consts, closed.consts)), keep
+
+
+def _with_own_vars(program: Olympuspr) -> Olympuspr:
+    """`program` over new Var objects. One sub-program called from two places
+    (a jitted function called twice) is pruned once per call; copies sharing
+    Var objects would print with shared names, and the text would not parse
+    back to itself."""
+    fresh: dict = {}
+
+    def bind(v: Var) -> Var:
+        fresh[v] = Var(v.aval, v.suffix)
+        return fresh[v]
+
+    def read(x):
+        return fresh.get(x, x) if isinstance(x, Var) else x
+
+    constvars = [bind(v) for v in program.constvars]
+    invars = [bind(v) for v in program.invars]
+    eqns = [
+        eqn._replace(
+            invars=[read(x) for x in eqn.invars], outvars=[bind(v) for v in eqn.outvars]
+        )
+        for eqn in program.eqns
+    ]
+    outvars = [read(x) for x in program.outvars]
+    return rebuilt(
+        program, constvars=constvars, invars=invars, eqns=eqns, outvars=outvars
+    )
 
 
 def dce(closed: ClosedOlympuspr) -> ClosedOlympuspr:
@@ -113,10 +143,12 @@ def _dce_cond(eqn: Eqn, used: list[bool]) -> Eqn:
         if program is b.olympuspr and all(used_consts) and all(keep):
             new_branches.append(b)
             continue
-        program = rebuilt(
-            program,
-            constvars=_select(used_consts, program.constvars),
-            invars=_select(keep, program.invars),
+        program = _with_own_vars(
+            rebuilt(
+                program,
+                constvars=_select(used_consts, program.constvars),
+                invars=_select(keep, program.invars),
+            )
         )
         new_branches.append(ClosedOlympuspr(program, _select(used_consts, b.consts)))
     if all(a is b for a, b in zip(new_branches, branches)) and all(used):

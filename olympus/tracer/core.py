@@ -43,7 +43,7 @@ def user_source_info() -> SourceInfo | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
-            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
+            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name, _state.scope)
         frame = frame.f_back
     return None
 
@@ -119,6 +119,8 @@ class _State(threading.local):
         self.trace: Trace = eval_trace
         # source line of the equation a transform is replaying, or None
         self.source_info: SourceInfo | None = None
+        # the `named_scope` path of the equations being created ("" outside any)
+        self.scope: str = ""
 
 
 _state = _State()
@@ -169,6 +171,41 @@ def set_eager_hit(hit) -> None:
     (never a tracer) and the result is what `impl` would give."""
     global _eager_hit
     _eager_hit = hit
+
+
+@contextmanager
+def named_scope(name: str):
+    """Equations created inside carry the scope path (`outer/inner`): printed
+    by `pretty(source_info=True)`, kept by jvp, transpose, vmap and the
+    optimizer, and lowered as the ops' location (XLA's `op_name` metadata).
+    A context manager, or a decorator:
+
+        with olympus.named_scope("layer1"):
+            y = jnp.sin(x)  # printed `... = sin a  # file.py:12 (f) [layer1]`
+    """
+    if not isinstance(name, str) or not name:
+        where = user_source_info()
+        at = f" at {where}" if where is not None else ""
+        raise TypeError(f"olympus.named_scope: the name must be a non-empty str, "
+                        f"got {name!r}{at}")
+    previous = _state.scope
+    _state.scope = f"{previous}/{name}" if previous else name
+    try:
+        yield
+    finally:
+        _state.scope = previous
+
+
+@contextmanager
+def new_scope_root():
+    """A program traced inside (a jit body, a branch, a loop body) names its
+    scopes from its own root, as its equation carries the enclosing scope."""
+    previous = _state.scope
+    _state.scope = ""
+    try:
+        yield
+    finally:
+        _state.scope = previous
 
 
 def _bind(primitive, args, params):

@@ -170,7 +170,7 @@ def trace_to_olympuspr(
     trace = StagingTrace(core.current_trace(), debug_info)
     args = [trace.new_arg(aval) for aval in in_avals]
     try:
-        with core.set_current_trace(trace):
+        with core.set_current_trace(trace), core.new_scope_root():
             outs = fun(*args)
         olympuspr, consts = trace.to_olympuspr(outs)
     finally:

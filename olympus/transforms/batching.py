@@ -27,6 +27,7 @@ from olympus.ir.core import Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer import axes as axes_env
 from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unflatten
 from olympus.tracer.staging import abstract_eval, function_name
 
@@ -34,6 +35,10 @@ not_mapped = None
 
 BatchRule = Callable[..., tuple]
 batch_rules: dict[Primitive, BatchRule] = {}
+# Collectives over a vmap's own `axis_name` (olympus/lax/parallel.py fills it):
+# rule(axis_name, axis_size, vals, dims, **params) -> (out, out_dim), used when
+# the equation's `axis_name` / `axes` param names this vmap's axis.
+axis_batch_rules: dict[Primitive, Callable] = {}
 
 
 class BatchingError(NotImplementedError):
@@ -60,10 +65,12 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     """Interprets primitives on batched values, binding on `parent`."""
 
-    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap"):
+    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap",
+                 axis_name: str | None = None):
         self.parent = parent
         self.axis_size = axis_size
         self.name = name
+        self.axis_name = axis_name
         self.alive = True
 
     def describe(self) -> str:
@@ -82,6 +89,11 @@ class BatchTrace(Trace):
 
     def process_primitive(self, primitive, args, params):
         vals, dims = zip(*map(self.unpack, args)) if args else ((), ())
+        if self.axis_name is not None and self._names_my_axis(primitive, params):
+            with set_current_trace(self.parent):
+                out, out_dim = axis_batch_rules[primitive](
+                    self.axis_name, self.axis_size, list(vals), list(dims), **params)
+            return self.pack(out, out_dim)
         with set_current_trace(self.parent):
             if all(d is not_mapped for d in dims):
                 return primitive.bind(*vals, **params)
@@ -91,6 +103,11 @@ class BatchTrace(Trace):
             return [self.pack(v, d) for v, d in zip(out, out_dim)]
         return self.pack(out, out_dim)
 
+
+    def _names_my_axis(self, primitive, params) -> bool:
+        return primitive in axis_batch_rules and (
+            params.get("axis_name") == self.axis_name
+            or self.axis_name in params.get("axes", ()))
 
     def check_per_example(self, primitive, args, params) -> None:
         """Shape errors name the per-example types the user wrote the code for,
@@ -238,8 +255,8 @@ def vmap(
     positional arguments with ints/None at its leaves; negative axes count
     from the end. `out_axes` says where the batch axis goes in each output.
     Keyword arguments are mapped over axis 0. `axis_size` gives the batch
-    size when no argument is mapped. `axis_name` is accepted for JAX
-    compatibility; olympus has no collectives (psum, ...) that would use it.
+    size when no argument is mapped. `axis_name` names the mapped axis for
+    collectives inside (`lax.psum(x, axis_name)` sums over the batch, ...).
 
     >>> olympus.vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
     (5,)
@@ -258,10 +275,11 @@ def vmap(
         paths = _leaf_paths(in_tree)
         axes = [_canonical_in_axis(x, a, p, name) for x, a, p in zip(leaves, axes, paths)]
         size = _batch_size(leaves, axes, paths, axis_size, name)
-        trace = BatchTrace(core.current_trace(), size, f"vmap of {name}")
+        trace = BatchTrace(core.current_trace(), size, f"vmap of {name}", axis_name)
         tracers = [trace.pack(x, a) for x, a in zip(leaves, axes)]
+        named = {} if axis_name is None else {axis_name: size}
         try:
-            with set_current_trace(trace):
+            with set_current_trace(trace), axes_env.bound(named):
                 a, k = tree_unflatten(in_tree, tracers)
                 out = fun(*a, **k)
             out_leaves, out_tree = tree_flatten(out)

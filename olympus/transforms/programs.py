@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from olympus import caches
-from olympus.ir.analysis import reads_any, unknown_vars
+from olympus.ir.analysis import dependent_vars, is_unknown_eqn, reads_any, unknown_vars
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
@@ -160,7 +160,9 @@ def partial_eval_program(closed: ClosedOlympuspr, unknown: list[bool], name: str
     return cached_program(closed, ("partial_eval", tuple(unknown), name), build)
 
 
-def split_nested(closed: ClosedOlympuspr, known_in: list[bool]) -> ClosedOlympuspr:
+def split_nested(
+    closed: ClosedOlympuspr, known_in: list[bool]
+) -> tuple[ClosedOlympuspr, frozenset]:
     """The same program, with each equation that holds a sub-program (cond,
     scan, pjit, ...) and mixes known and unknown operands replaced by its
     partial evaluation: a known equation, then an unknown one reading its
@@ -168,57 +170,95 @@ def split_nested(closed: ClosedOlympuspr, known_in: list[bool]) -> ClosedOlympus
     equation; without this, a nested cond or scan taking a tangent would be
     staged whole (primal work included) into the linear program.
 
-    Returns `closed` itself when there is nothing to split or the split would
-    need constants (the bodies are const-free).
+    Returns (program, deferred): `deferred` holds the variables of the
+    program that partial evaluation staged although they read known values
+    only (a checkpoint's recomputation): the equation-by-equation split must
+    keep them in the unknown part, or the loop would save what checkpoint
+    means to recompute. The program is `closed` itself when there is nothing
+    to split or the split would need constants (the bodies are const-free).
     """
     if not any(eqn.primitive in partial_eval_rules for eqn in closed.olympuspr.eqns):
-        return closed
+        return closed, frozenset()
     if all(known_in) or not any(known_in):
-        return closed
+        return closed, frozenset()
     unknown = [not k for k in known_in]
-    known, known_consts, staged, out_unknown, _ = partial_eval_program(
+    known, known_consts, staged, out_unknown, num_res = partial_eval_program(
         closed, unknown, "split"
     )
     if known_consts:
-        return closed
+        return closed, frozenset()
     n_known_out = out_unknown.count(False)
-
-    def split_fun(*args):
-        known_args = [a for a, k in zip(args, known_in) if k]
-        unknown_args = [a for a, k in zip(args, known_in) if not k]
-        outs = eval_program(known.olympuspr, known.consts, known_args)
-        known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
-        staged_outs = eval_program(
-            staged.olympuspr, staged.consts, residuals + unknown_args
-        )
-        known_it, staged_it = iter(known_outs), iter(staged_outs)
-        return [next(staged_it) if u else next(known_it) for u in out_unknown]
+    n_staged_out = out_unknown.count(True)
 
     def build():
+        staged_wider = _with_deferred_outputs(staged, num_res)
+
+        def split_fun(*args):
+            known_args = [a for a, k in zip(args, known_in) if k]
+            unknown_args = [a for a, k in zip(args, known_in) if not k]
+            outs = eval_program(known.olympuspr, known.consts, known_args)
+            known_outs, residuals = outs[:n_known_out], outs[n_known_out:]
+            staged_outs = eval_program(
+                staged_wider.olympuspr, staged_wider.consts, residuals + unknown_args
+            )
+            known_it, staged_it = iter(known_outs), iter(staged_outs[:n_staged_out])
+            outs = [next(staged_it) if u else next(known_it) for u in out_unknown]
+            return outs + staged_outs[n_staged_out:]  # then the deferred values
+
         split, consts, _ = trace_sub_program(
             split_fun, list(closed.in_avals), DebugInfo("jvp", "split", ())
         )
-        return (closed if consts else split,)
+        if consts:
+            return closed, frozenset()
+        program = split.olympuspr
+        n_out = len(closed.out_avals)
+        produced = {v for eqn in program.eqns for v in eqn.outvars}
+        deferred = frozenset(v for v in program.outvars[n_out:] if v in produced)
+        trimmed = Olympuspr(
+            [], program.invars, program.eqns, program.outvars[:n_out], program.debug_info
+        )
+        return ClosedOlympuspr(trimmed, []), deferred
 
-    return cached_program(closed, ("split_nested", tuple(known_in)), build)[0]
+    return cached_program(closed, ("split_nested", tuple(known_in)), build)
+
+
+def _with_deferred_outputs(staged: ClosedOlympuspr, num_res: int) -> ClosedOlympuspr:
+    """`staged` (residuals, unknown inputs) -> outputs, also returning the
+    values of its equations that read no unknown input (deferred work)."""
+    program = staged.olympuspr
+    unknown = dependent_vars(program, program.invars[num_res:])
+    deferred = [
+        v for eqn in program.eqns if not reads_any(eqn, unknown) for v in eqn.outvars
+    ]
+    if not deferred:
+        return staged
+    wider = Olympuspr(
+        program.constvars,
+        program.invars,
+        program.eqns,
+        program.outvars + deferred,
+        program.debug_info,
+    )
+    return ClosedOlympuspr(wider, staged.consts)
 
 
 def known_program(
-    closed: ClosedOlympuspr, known_in, known_out, residuals
+    closed: ClosedOlympuspr, known_in, known_out, residuals, deferred=()
 ) -> SubProgram:
     """`(*known inputs) -> (*known outputs, *residuals)`: the equations that
-    can run now, those reading no unknown input.
+    can run now, those reading no unknown input (nor `deferred`, see
+    `split_nested`).
 
     `residuals` holds, per output slot, a Var of this program or an aval (a
     slot owned by another branch, filled with zeros).
     """
     olympuspr = closed.olympuspr
-    unknown = unknown_vars(olympuspr, known_in)
+    unknown = unknown_vars(olympuspr, known_in, deferred)
     known_invars = [v for v, k in zip(olympuspr.invars, known_in) if k]
 
     def fun(*args):
         env = dict(zip(known_invars, args))
-        bind_eqns([eqn for eqn in olympuspr.eqns if not reads_any(eqn, unknown)], env)
+        bind_eqns([e for e in olympuspr.eqns if not is_unknown_eqn(e, unknown)], env)
         outs = [read_atom(env, v) for v, k in zip(olympuspr.outvars, known_out) if k]
         return outs + [_residual(env, r) for r in residuals]
 
@@ -235,13 +275,13 @@ def _residual(env: dict, slot):
 
 
 def unknown_program(
-    closed: ClosedOlympuspr, known_in, known_out, residual_invars
+    closed: ClosedOlympuspr, known_in, known_out, residual_invars, deferred=()
 ) -> ClosedOlympuspr:
     """`(*residuals, *unknown inputs) -> (*unknown outputs)`: the equations
-    left to stage, those reading an unknown input."""
+    left to stage, those reading an unknown input (or `deferred`)."""
     olympuspr = closed.olympuspr
-    unknown = unknown_vars(olympuspr, known_in)
-    eqns = [eqn for eqn in olympuspr.eqns if reads_any(eqn, unknown)]
+    unknown = unknown_vars(olympuspr, known_in, deferred)
+    eqns = [eqn for eqn in olympuspr.eqns if is_unknown_eqn(eqn, unknown)]
     invars = residual_invars + [v for v, k in zip(olympuspr.invars, known_in) if not k]
     outvars = [v for v, k in zip(olympuspr.outvars, known_out) if not k]
     return ClosedOlympuspr(

@@ -3,7 +3,8 @@
 A `Program` is straight-line code over typed values (`Value`: name, shape,
 kind 'f' float / 'i' int32 / 'b' bool): each `Stmt` binds one or more new
 values from earlier ones with an olympus.numpy / lax expression, possibly a
-nested cond / scan / fori_loop / while_loop / jit / vmap / checkpoint whose
+nested cond / scan / fori_loop / while_loop (maybe with max_steps) / lax.map
+(maybe with batch_size) / jit / vmap / checkpoint whose
 bodies are programs of their own. Programs are source text on purpose: the
 program that fails is the reproducer, printed as olympus code, and the
 shrinker edits statements rather than IR.
@@ -168,7 +169,8 @@ class Generator:
                   self.concat, self.cumulative, self.shaped, self.int_gather]
         if depth < MAX_DEPTH:
             makers += [self.cond, self.scan, self.fori, self.while_loop, self.jit_call,
-                       self.vmap_call, self.checkpoint_call, self.grad_call, self.jvp_call]
+                       self.vmap_call, self.checkpoint_call, self.grad_call, self.jvp_call,
+                       self.map_call]
         for _ in range(4):
             stmt = self.choice(makers)(scope, depth)
             if stmt is not None:
@@ -408,6 +410,22 @@ class Generator:
         expr = f"lax.cond(jnp.sum({p.name}) > 0.0, {names[0]}, {names[1]}, {x.name})"
         return Stmt([self.new(x.shape)], expr, [p.name, x.name], defs)
 
+    def loop_init(self, x: Value) -> str:
+        """A loop's initial carry: `x`, or a constant of its shape (no tangent),
+        so the carry's tangent starts zero and turns nonzero inside the loop
+        (the carry fixpoint of partial evaluation). Not stop_gradient: finite
+        differences would see through it."""
+        r = self.rng.random()
+        if r < 0.15:
+            return f"jnp.zeros_like({x.name})"
+        if r < 0.3:
+            return f"jnp.full_like({x.name}, 0.5)"
+        return x.name
+
+    def loop_body_wrap(self, name: str) -> str:
+        """The body itself, or the body checkpointed (as `lax.scan(checkpoint(f), ...)`)."""
+        return f"olympus.checkpoint({name})" if self.rng.random() < 0.3 else name
+
     def scan(self, scope, depth):
         xs = self.pick(scope, pred=lambda v: len(v.shape) > 0)
         c = self.pick(scope, pred=lambda v: v.shape == xs.shape[1:]) if xs else None
@@ -415,11 +433,19 @@ class Generator:
             return None
         params = self._params([c, Value("", xs.shape[1:], "f")])
         name = self.fresh("s")
-        results = [params[0], params[0]]
+        no_ys = bool(self.rng.random() < 0.25)  # the body returns (carry, None)
+        results = [params[0]] if no_ys else [params[0], params[0]]
         block = self.body(params, scope, depth, results)
+        if no_ys:
+            block = Block(block.stmts, f"({block.result}, None)", block.result_uses)
         reverse = bool(self.rng.random() < 0.3)
-        expr = f"lax.scan({name}, {c.name}, {xs.name}, reverse={reverse})"
-        outs = [self.new(c.shape), self.new((xs.shape[0], *c.shape))]
+        init, body = self.loop_init(c), self.loop_body_wrap(name)
+        expr = f"lax.scan({body}, {init}, {xs.name}, reverse={reverse})"
+        outs = [self.new(c.shape)]
+        if no_ys:
+            expr += "[0]"
+        else:
+            outs.append(self.new((xs.shape[0], *c.shape)))
         return Stmt(outs, expr, [c.name, xs.name], [(name, [q.name for q in params], block)])
 
     def fori(self, scope, depth):
@@ -431,7 +457,8 @@ class Generator:
         block = self.body(params, scope, depth, params)
         block = Block(block.stmts, f"{block.result} * 0.5", block.result_uses)
         n = int(self.rng.integers(0, 4))
-        return Stmt([self.new(x.shape)], f"lax.fori_loop(0, {n}, {name}, {x.name})", [x.name],
+        init, body = self.loop_init(x), self.loop_body_wrap(name)
+        return Stmt([self.new(x.shape)], f"lax.fori_loop(0, {n}, {body}, {init})", [x.name],
                     [(name, [i] + [q.name for q in params], block)])
 
     def while_loop(self, scope, depth):
@@ -448,9 +475,25 @@ class Generator:
                          f"(jnp.sum({k}[1]) < 100.0)", [k])
         out = self.new(x.shape)
         counter = Value(self.fresh(), (), "i")
-        expr = f"lax.while_loop({cname}, {name}, (0, {x.name}))"
+        # With max_steps the loop is reverse-differentiable (a masked scan).
+        bounded = self.rng.random() < 0.5
+        bound = f", max_steps={int(self.rng.integers(0, 6))}" if bounded else ""
+        expr = f"lax.while_loop({cname}, {name}, (0, {x.name}){bound})"
         return Stmt([counter, out], expr, [x.name], [(cname, [k], test), (name, [k], block)],
-                    loops_while=True)
+                    loops_while=not bounded)
+
+    def map_call(self, scope, depth):
+        """lax.map over the leading axis, sometimes in vmapped chunks (batch_size)."""
+        x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
+        if x is None:
+            return None
+        params = [Value(self.fresh("p"), x.shape[1:], "f")]
+        name = self.fresh("g")
+        block = self.body(params, scope, depth, params)
+        k = int(self.rng.integers(0, 4))
+        batch = f", batch_size={k}" if k else ""
+        return Stmt([self.new(x.shape)], f"lax.map({name}, {x.name}{batch})", [x.name],
+                    [(name, [params[0].name], block)])
 
     def _call(self, scope, depth, wrap: str):
         x = self.pick(scope)
@@ -466,7 +509,26 @@ class Generator:
         return self._call(scope, depth, "olympus.jit")
 
     def checkpoint_call(self, scope, depth):
-        return self._call(scope, depth, "olympus.checkpoint")
+        """checkpoint of a function of one to three arguments (in a loop body,
+        most often the carry and the per-iteration slice)."""
+        x = self.pick(scope)
+        if x is None:
+            return None
+        args = [x]
+        for _ in range(int(self.rng.integers(0, 3))):
+            y = self.pick(scope)
+            if y not in args:
+                args.append(y)
+        params = self._params(args)
+        name = self.fresh("g")
+        block = self.body(params, scope, depth, params[:1])
+        policy = self.choice([
+            "", "", ", policy=olympus.checkpoint_policies.dots_saveable",
+            f", policy=olympus.checkpoint_policies.memory_budget({int(self.rng.integers(0, 64))})",
+        ])
+        call = f"olympus.checkpoint({name}{policy})({', '.join(a.name for a in args)})"
+        return Stmt([self.new(x.shape)], call, [a.name for a in args],
+                    [(name, [q.name for q in params], block)])
 
     def vmap_call(self, scope, depth):
         """vmap over any axis of x, the mapped axis put back at any position."""

@@ -22,7 +22,7 @@ here, so any import of this package fills the table).
 
 from __future__ import annotations
 
-from olympus.backends.reference import linalg, rules, slicing, windowed  # noqa: F401
+from olympus.backends.reference import linalg, parallel, rules, slicing, windowed  # noqa: F401
 from olympus.backends.reference.interpreter import (
     MissingReferenceRule,
     evaluate,

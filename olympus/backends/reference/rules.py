@@ -29,6 +29,7 @@ _UNARY = {
     "stop_gradient": lambda x: x,
 }
 rule("name")(lambda x, *, name: x)  # checkpoint_name's tag: the value itself
+rule("hint")(lambda x, **hints: x)  # olympus.hint: the value itself
 for _name, _fn in _UNARY.items():
     reference_rules[_name] = _fn
 
@@ -340,6 +341,11 @@ def _optimization_barrier(*args):
     return list(args)
 
 
+@rule("sharding_constraint")
+def _sharding_constraint(x, *, sharding):
+    return x  # a layout request: the values are unchanged
+
+
 @rule("cond")
 def _cond(index, *operands, branches, linear):
     i = int(index)
@@ -348,7 +354,7 @@ def _cond(index, *operands, branches, linear):
 
 
 @rule("while")
-def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, max_steps=None):
     cond_consts = list(args[:cond_nconsts])
     body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
     carry = list(args[cond_nconsts + body_nconsts:])

@@ -1,29 +1,59 @@
-"""`olympus.Array`: an array whose data lives on a device.
+"""`olympus.Array`: an array whose data lives on one device or several.
 
-It wraps one PjRt buffer today; the buffer list and `sharding` leave room for
-an array spread over several devices later. Operators come from olympus.numpy.
+Most arrays sit whole on the default device: `_buf` holds their PjRt buffer,
+which is what single-device executables (eager ops, unsharded jit) take, and
+`_sharding` is None (or the one-device sharding they were put with).
+An array placed anywhere else (split over a mesh, replicated, or whole on
+another device) has `_buf = None` and keeps one jaxlib array spanning its
+devices in `_global`, with our `_sharding`; a single-device executable given
+it fails fast on the None, and the caller's slow path then gathers it to the
+default device (eager ops) or compiles for its sharding (jit).
+Operators come from olympus.numpy.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import client
-from olympus.tracer.core import aval_of
+from olympus.backends.xla.sharding import Sharding, SingleDeviceSharding, same_layout
+from olympus.tracer.core import aval_of, user_source_info
+
+
+class ShardMismatchError(ValueError):
+    """Single-device arrays that do not make up the array asked for."""
+
+
+class NotAddressableError(ValueError):
+    """Reading on the host an array part of which lives in other processes."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """One device's piece of an Array: `data` is `array[index]` on `device`."""
+
+    device: object
+    index: tuple
+    data: Array
 
 
 class Array:
     """A device-resident array; `np.asarray(x)` copies it to the host."""
 
-    __slots__ = ("aval", "_buf", "_npy", "__weakref__")
+    __slots__ = ("aval", "_buf", "_npy", "_global", "_sharding", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buf, aval: ShapedArray):
         self._buf = buf
         self.aval = aval
         self._npy = None
+        self._global = None
+        self._sharding = None
 
     # ---- properties --------------------------------------------------------
     @property
@@ -51,25 +81,75 @@ class Array:
         return self.aval.size * self.aval.dtype.itemsize
 
     def devices(self) -> set:
-        return {client.default_device()}
+        return self.sharding.device_set
 
     @property
-    def sharding(self):
-        return self._buf.sharding if hasattr(self._buf, "sharding") else self._buf._sharding
+    def sharding(self) -> Sharding:
+        return self._sharding or default_sharding()
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated_for(self.ndim)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every piece lives on this process's devices."""
+        return all(map(client.is_addressable, self.sharding._device_assignment))
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """The pieces on this process's devices, in the sharding's device order."""
+        if self._sharding is None:
+            return [Shard(client.default_device(), (slice(None),) * self.ndim, self)]
+        indices = self._sharding.devices_indices_map(self.shape)
+        shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
+        devices = [d for d in self._sharding._device_assignment if client.is_addressable(d)]
+        bufs = [self._buf] if self._buf is not None else client.shards_of(self._live_global())
+        return [Shard(d, indices[d], _on_device(b, shard_aval, d)) for d, b in zip(devices, bufs)]
+
+    def _live_global(self):
+        if self._global is None:
+            raise RuntimeError("this Array was donated to a jitted computation and deleted")
+        return self._global
 
     # ---- host conversion ---------------------------------------------------
     def _value(self) -> np.ndarray:
+        if self._npy is None:
+            npy = self._host_copy() if self._global is None else self._gathered()
+            npy.flags.writeable = False
+            self._npy = npy
+        return self._npy
+
+    def _host_copy(self) -> np.ndarray:
         if self._buf is None:
             raise RuntimeError(
                 "this Array was donated to a jitted computation and deleted"
             )
-        if self._npy is None:
-            # client.host_array handles bf16/fp8, which the buffer protocol
-            # lacks, without jaxlib's host-copy methods (they import jax).
-            npy = client.host_array(self._buf, self.aval)
-            npy.flags.writeable = False
-            self._npy = npy
-        return self._npy
+        # client.host_array handles bf16/fp8, which the buffer protocol
+        # lacks, without jaxlib's host-copy methods (they import jax).
+        return client.host_array(self._buf, self.aval)
+
+    def _gathered(self) -> np.ndarray:
+        """The whole array on the host, from one copy of each piece (all of
+        which must be on this process's devices)."""
+        out = np.empty(self.shape, self.dtype)
+        done = set()
+        shards = self.addressable_shards
+        needed = math.prod(self._sharding._tiling(self.ndim).tiles)
+        if len({tuple((s.start, s.stop) for s in sh.index) for sh in shards}) < needed:
+            raise NotAddressableError(
+                f"an Array {self.aval.str_short()} laid out as {self._sharding} has pieces "
+                f"on other processes' devices; read this process's pieces from "
+                f"`addressable_shards`, or lay it out replicated (e.g. out_shardings)")
+        for shard in shards:
+            key = tuple((s.start, s.stop) for s in shard.index)
+            if key not in done:
+                data = shard.data
+                value = data._host_copy() if data._global is None else client.host_array(
+                    data._global, data.aval, shard.device)
+                out[shard.index] = value
+                done.add(key)
+        return out
 
     def __array__(self, dtype=None, copy=None):
         value = self._value()
@@ -78,16 +158,17 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self) -> Array:
-        self._buf.block_until_ready()
+        (self._buf if self._buf is not None else self._live_global()).block_until_ready()
         return self
 
     def is_deleted(self) -> bool:
-        return self._buf is None
+        return self._buf is None and self._global is None
 
     def delete(self) -> None:
-        if self._buf is not None:
-            self._buf.delete()
-            self._buf = None
+        for buf in (self._buf, self._global):
+            if buf is not None:
+                buf.delete()
+        self._buf = self._global = None
 
     def item(self, *args):
         return self._value().item(*args)
@@ -150,3 +231,130 @@ def to_device(x, aval: ShapedArray | None = None) -> Array:
         return x
     aval = aval or aval_of(x)
     return Array(client.host_to_device(np.asarray(x, dtype=aval.dtype), aval), aval)
+
+
+_default_sharding = None
+# Set once an Array with a `_sharding` exists: until then jit's call signature
+# need not look for layouts (olympus/stages.py), keeping one-device calls as fast.
+layouts_in_use = False
+
+
+def default_sharding() -> SingleDeviceSharding:
+    """Where arrays live unless placed elsewhere: the whole of each on device 0."""
+    global _default_sharding
+    if _default_sharding is None:
+        _default_sharding = SingleDeviceSharding(client.default_device())
+    return _default_sharding
+
+
+def placed_array(global_buf, aval: ShapedArray, sharding: Sharding) -> Array:
+    """An Array over `sharding`'s devices from one jaxlib array spanning them."""
+    out = Array(None, aval)
+    out._global = global_buf
+    return _laid_out(out, sharding)
+
+
+def _laid_out(out: Array, sharding: Sharding | None) -> Array:
+    global layouts_in_use
+    if sharding is not None:
+        layouts_in_use = True
+    out._sharding = sharding
+    return out
+
+
+def _on_device(buf, aval: ShapedArray, device) -> Array:
+    if device == client.default_device():
+        return Array(buf, aval)
+    return placed_array(buf, aval, SingleDeviceSharding(device))
+
+
+def on_default_device(x: Array):
+    """The buffer of `x` on the default device, gathering a placed array there
+    (what eager ops do with arrays on other devices)."""
+    if x._buf is not None:
+        return x._buf
+    return client.host_to_device(x._value(), x.aval)
+
+
+def hlo_text_of(sharding: Sharding, ndim: int) -> str:
+    return sharding._tiling(ndim).hlo_text()
+
+
+def put(x, sharding: Sharding) -> Array:
+    """`x` (Array, NumPy array or scalar) laid out as `sharding` says; the
+    pieces travel through the host. An Array already laid out so is returned."""
+    if isinstance(x, Array) and same_layout(x.sharding, sharding, x.ndim):
+        if x.sharding == sharding:
+            return x
+        if x._global is None or x._sharding._device_assignment == sharding._device_assignment:
+            return _relabelled(x, sharding)
+    value = x._value() if isinstance(x, Array) else x
+    aval = x.aval if isinstance(x, Array) else aval_of(x)
+    value = np.asarray(value, dtype=aval.dtype)
+    if sharding == default_sharding():
+        return to_device(value, aval)
+    indices = sharding.devices_indices_map(aval.shape, "device_put")
+    shard_aval = aval.update(shape=sharding.shard_shape(aval.shape, "device_put"))
+    shards = [client.host_to(np.ascontiguousarray(value[indices[d]]), shard_aval, d)
+              for d in sharding._device_assignment if client.is_addressable(d)]
+    return assembled(aval, sharding, shards)
+
+
+def _relabelled(x: Array, sharding: Sharding) -> Array:
+    """`x`'s buffers under another name for the same layout."""
+    out = Array(x._buf, x.aval)
+    out._global = x._global
+    return _laid_out(out, None if sharding == default_sharding() else sharding)
+
+
+def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
+    """An Array from single-device jaxlib arrays, one per device of
+    `sharding` that this process can address (in the sharding's order)."""
+    devices = sharding._device_assignment
+    if len(devices) == 1 and devices[0] == client.default_device():
+        out = Array(shards[0], aval)  # runs everywhere a default array does
+        return _laid_out(out, None if sharding == default_sharding() else sharding)
+    whole = client.assemble(aval, devices, hlo_text_of(sharding, aval.ndim), shards)
+    return placed_array(whole, aval, sharding)
+
+
+def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> Array:
+    """The Array of `shape` laid out as `sharding` whose pieces are `arrays`
+    (one single-device Array per device of the sharding, in any order).
+
+    >>> mesh = olympus.make_mesh((1,), ("x",))
+    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
+    >>> olympus.make_array_from_single_device_arrays((2,), s, [jnp.ones(2)])
+    Array([1., 1.], dtype=float32)
+    """
+    shape = tuple(shape)
+    wanted = sharding.shard_shape(shape, "make_array_from_single_device_arrays")
+    by_device = {}
+    for a in arrays:
+        devices = a.devices()
+        if len(devices) != 1 or a.shape != wanted or a.dtype != arrays[0].dtype:
+            raise ShardMismatchError(
+                f"make_array_from_single_device_arrays: each piece of an array of shape "
+                f"{shape} laid out as {sharding} must be one device's {wanted} array of "
+                f"one dtype; got {a.aval.str_short()} on {len(devices)} device(s)"
+                f"{_at_user_line()}")
+        by_device[next(iter(devices))] = a
+    needed = [d for d in sharding._device_assignment if client.is_addressable(d)]
+    if set(by_device) != set(needed) or len(arrays) != len(needed):
+        raise ShardMismatchError(
+            f"make_array_from_single_device_arrays: {sharding} needs one array on each "
+            f"of devices {[d.id for d in needed]}, got arrays on "
+            f"{[next(iter(a.devices())).id for a in arrays]}{_at_user_line()}")
+    first = by_device[needed[0]]
+    aval = first.aval.update(shape=shape)
+    shards = [_single_buffer(by_device[d]) for d in needed]
+    return assembled(aval, sharding, shards)
+
+
+def _single_buffer(a: Array):
+    return a._buf if a._buf is not None else a._live_global()
+
+
+def _at_user_line() -> str:
+    site = user_source_info()
+    return f" (at {site})" if site is not None else ""

@@ -6,12 +6,13 @@ of the backend asks it for the client, devices and host-to-device transfers.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
 import numpy as np
 
-from olympus import caches
+from olympus import caches, config
 from olympus.ir import dtypes
 
 _lock = threading.Lock()
@@ -29,16 +30,215 @@ def _load_xla_client():
     return xla_client
 
 
+class DeviceCountError(ValueError):
+    """`olympus_num_cpu_devices` is not a positive whole number."""
+
+
+class UnknownBackendError(ValueError):
+    """A `backend=` other than the platform olympus runs on."""
+
+
+_NUM_DEVICES = "olympus_num_cpu_devices"
+
+
+# ---- several processes: jaxlib's distributed runtime (olympus/distributed.py) -------
+class DistributedError(RuntimeError):
+    """The distributed runtime could not start (or was asked to too late)."""
+
+
+class CoordinatorUnreachableError(DistributedError, ConnectionError):
+    """No coordinator answered at the address within the timeout."""
+
+
+class _Runtime:
+    """This process's place among several: its coordination client (and, in
+    process 0, the coordination service the others connect to)."""
+
+    def __init__(self, service, runtime_client, process_id: int, num_processes: int,
+                 address: str):
+        self.service, self.client = service, runtime_client
+        self.process_id, self.num_processes = process_id, num_processes
+        self.address = address
+
+
+_runtime: _Runtime | None = None
+
+
+def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
+                           timeout_s: int = 60) -> None:
+    """Joins this process to `num_processes` processes coordinated at
+    `coordinator_address` (host:port; process 0 serves it). Must run before
+    the backend starts; afterwards `devices()` lists every process's devices."""
+    global _runtime
+    if _client is not None:
+        raise DistributedError(
+            "olympus.distributed.initialize must run before the first computation "
+            "(the backend has started with this process's devices only)")
+    if _runtime is not None:
+        raise DistributedError(
+            f"olympus.distributed is already initialized (process {_runtime.process_id} "
+            f"of {_runtime.num_processes} at {_runtime.address})")
+    if not 0 <= process_id < num_processes:
+        raise DistributedError(
+            f"process_id {process_id} is not in 0..{num_processes - 1} (num_processes)")
+    xla = (xc or _load_xla_client())._xla
+    service = None
+    if process_id == 0:
+        service = xla.get_distributed_runtime_service(
+            coordinator_address, num_processes, cluster_register_timeout=timeout_s,
+            shutdown_timeout=timeout_s)
+    runtime_client = xla.get_distributed_runtime_client(
+        coordinator_address, process_id, init_timeout=timeout_s,
+        shutdown_timeout=timeout_s, missed_heartbeat_callback=_lost_contact)
+    try:
+        runtime_client.connect()
+    except Exception as err:  # jaxlib reports DEADLINE_EXCEEDED / UNAVAILABLE
+        if service is not None:
+            service.shutdown()
+        raise CoordinatorUnreachableError(
+            f"process {process_id} of {num_processes}: no coordinator answered at "
+            f"{coordinator_address} within {timeout_s} s (is process 0 running, and the "
+            f"address reachable?): {str(err).splitlines()[0][:300]}") from None
+    _runtime = _Runtime(service, runtime_client, process_id, num_processes,
+                        coordinator_address)
+
+
+def _lost_contact(*status) -> None:
+    """jaxlib's default ends the process from a background thread (a fatal
+    log); a warning lets the program's own timeouts and errors report it."""
+    logging.getLogger("olympus").warning(
+        "olympus.distributed: lost contact with the coordinator or another process: %s",
+        status)
+
+
+def shutdown_distributed() -> None:
+    """Leaves the distributed runtime (waits for the other processes to leave)."""
+    global _runtime
+    if _runtime is None:
+        return
+    runtime, _runtime = _runtime, None
+    runtime.client.shutdown()
+    if runtime.service is not None:
+        runtime.service.shutdown()
+
+
+def distributed_initialized() -> bool:
+    return _runtime is not None
+
+
 def get_client():
-    """The CPU PjRt client (created on first use)."""
+    """The PjRt client (created on first use): the first platform of
+    `olympus_platforms` that starts (the CPU, with `olympus_num_cpu_devices`
+    devices, by default); both options are locked from then on."""
     global _client
     if _client is None:
         with _lock:
             if _client is None:
-                xla_client = xc or _load_xla_client()
-                _client = xla_client.make_cpu_client()
-                _init_device_state(_client)
+                _client = _make_client()
     return _client
+
+
+def _make_client():
+    platforms = [p.strip() for p in (config.read(_PLATFORMS) or "cpu").split(",") if p.strip()]
+    missing = []
+    for platform in platforms:
+        try:
+            made = _cpu_client() if platform == "cpu" else _plugin_client(platform)
+        except PlatformUnavailableError as err:
+            missing.append(str(err))
+            continue
+        for reason in missing:
+            logging.getLogger("olympus").warning("%s; using %s", reason, platform)
+        for name in (_NUM_DEVICES, _PLATFORMS):
+            config.lock(name, f"the backend has started on {platform}; set it before the "
+                              f"first computation (or in the environment: {name.upper()})")
+        _init_device_state(made)
+        return made
+    raise PlatformUnavailableError(
+        f"no platform of {_PLATFORMS}={','.join(platforms)} could start:\n  "
+        + "\n  ".join(missing))
+
+
+def _cpu_client():
+    count = config.read(_NUM_DEVICES)
+    if count < 1:
+        raise DeviceCountError(
+            f"{_NUM_DEVICES} (env {_NUM_DEVICES.upper()}) must be at least 1, got {count}"
+        )
+    xla_client = xc or _load_xla_client()
+    if _runtime is None:
+        made = xla_client.make_cpu_client(num_devices=count)
+    else:  # one process of several: devices of all, collectives over TCP (gloo)
+        collectives = xla_client._xla.make_gloo_tcp_collectives(
+            distributed_client=_runtime.client)
+        made = xla_client.make_cpu_client(
+            distributed_client=_runtime.client, node_id=_runtime.process_id,
+            num_nodes=_runtime.num_processes, collectives=collectives, num_devices=count)
+    return made
+
+
+# ---- other platforms: PjRt plugins (a shared library with the PjRt C API) -----------
+class PlatformUnavailableError(RuntimeError):
+    """A platform asked for (olympus_platforms) has no plugin, or no hardware."""
+
+
+_PLATFORMS = "olympus_platforms"
+# Python packages that ship a platform's PjRt plugin, newest first, and the
+# library inside them (the wheels JAX's plugins come as).
+_PLUGIN_PACKAGES = {
+    "cuda": (["jax_cuda13_pjrt", "jax_cuda12_pjrt"], "xla_cuda_plugin.so",
+             "jax-cuda12-pjrt (or jax-cuda13-pjrt)"),
+    "rocm": (["jax_rocm7_pjrt", "jax_rocm60_pjrt"], "xla_rocm_plugin.so", "jax-rocm7-pjrt"),
+    "tpu": (["libtpu"], "libtpu.so", "libtpu"),
+}
+_ALIASES = {"gpu": "cuda"}
+
+
+def plugin_library(platform: str) -> str | None:
+    """The path of `platform`'s PjRt plugin: from PJRT_NAMES_AND_LIBRARY_PATHS
+    (`name:path,...`, as JAX reads it), else an installed plugin package."""
+    for entry in os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "").split(","):
+        name, _, path = entry.partition(":")
+        if name.strip() == platform and path:
+            return path
+    import importlib.util
+
+    packages, library, _ = _PLUGIN_PACKAGES.get(platform, ((), "", ""))
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            path = os.path.join(folder, library)
+            if os.path.exists(path):
+                return path
+    return None
+
+
+def _plugin_client(platform: str):
+    platform = _ALIASES.get(platform, platform)
+    path = plugin_library(platform)
+    if path is None:
+        wheel = _PLUGIN_PACKAGES.get(platform, (None, None, None))[2]
+        how = (f"install the {wheel} wheel matching jaxlib {_jaxlib_version()}" if wheel
+               else "name its library in PJRT_NAMES_AND_LIBRARY_PATHS=name:/path/plugin.so")
+        raise PlatformUnavailableError(f"platform {platform!r}: no PjRt plugin found ({how})")
+    xla_client = xc or _load_xla_client()
+    try:
+        if not xla_client.pjrt_plugin_loaded(platform):
+            xla_client.load_pjrt_plugin_dynamically(platform, path)
+        options = xla_client.generate_pjrt_gpu_plugin_options() if platform in (
+            "cuda", "rocm") else None
+        return xla_client.make_c_api_client(platform, options)
+    except Exception as err:  # the plugin's own report: no driver, no device, ...
+        raise PlatformUnavailableError(
+            f"platform {platform!r}: the PjRt plugin {path} could not start a client "
+            f"(is its hardware and driver present?): {str(err).splitlines()[0][:300]}"
+        ) from None
+
+
+def _jaxlib_version() -> str:
+    import jaxlib
+
+    return jaxlib.__version__
 
 
 _default_device = None
@@ -49,14 +249,63 @@ _copy_during_call = None  # xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 def _init_device_state(client) -> None:
     global _default_device, _sharding, _device_list, _copy_during_call
-    _default_device = client.devices()[0]
+    _default_device = client.local_devices()[0]
     _sharding = xc.GSPMDSharding((_default_device,), xc.OpSharding())
     _device_list = xc.DeviceList((_default_device,))
     _copy_during_call = xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
-def devices() -> list:
+def _check_backend(backend) -> None:
+    if backend is not None and backend != get_client().platform:
+        raise UnknownBackendError(
+            f"unknown backend {backend!r}; olympus runs on {get_client().platform!r} "
+            f"(olympus_platforms chooses it)")
+
+
+def devices(backend: str | None = None) -> list:
+    """Every device of every process (the CPU devices of this one here).
+
+    >>> olympus.devices()
+    [CpuDevice(id=0)]
+    """
+    _check_backend(backend)
     return list(get_client().devices())
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
+    """The devices of one process (this one by default)."""
+    _check_backend(backend)
+    index = get_client().process_index() if process_index is None else process_index
+    return [d for d in get_client().devices() if d.process_index == index]
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices all processes have together."""
+    _check_backend(backend)
+    return get_client().device_count()
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process has."""
+    _check_backend(backend)
+    return get_client().local_device_count()
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes of a computation (0 alone)."""
+    _check_backend(backend)
+    return get_client().process_index()
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes share the devices (1 without a distributed runtime)."""
+    _check_backend(backend)
+    return len({d.process_index for d in get_client().devices()})
+
+
+def is_addressable(device) -> bool:
+    """Whether this process can read and write `device`'s memory."""
+    return device.process_index == get_client().process_index()
 
 
 def default_device():
@@ -69,20 +318,16 @@ def device_list():
     return _device_list
 
 
-def result_handler(aval):
-    """Turns an executable's output buffer into a jaxlib array of `aval`.
-
-    Executables hand their results back through these handlers
-    (`ExecuteResults.consume_with_handlers`) rather than through
-    `disassemble_into_single_device_arrays`: the latter asks for
-    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
-    imports all of jax when it is installed (about a second, and olympus must
-    never import jax) and walks sys.path on every call when it is not. A
-    handler carries our own sharding, so nothing is looked up, and it is
-    cheaper too (measured in benchmarks/README.md).
-    """
-    get_client()
-    return xc._xla.array_result_handler(aval, _sharding, True, True)
+def compile_options():
+    """Options for a program on the default device. XLA assigns device id 0
+    unless told otherwise, which is another process's device in processes
+    after the first (the default options are kept where id 0 is right, so
+    persistent-cache keys stay as they were)."""
+    options = xc.CompileOptions()
+    if default_device().id != 0:
+        options.device_assignment = xc.DeviceAssignment.create(
+            np.array([[_default_device.id]]))
+    return options
 
 
 def host_to_device(value: np.ndarray, aval):
@@ -101,8 +346,69 @@ def host_to_device(value: np.ndarray, aval):
     )
 
 
-def host_array(buf, aval) -> np.ndarray:
-    """A NumPy copy of a device buffer holding an array of `aval`.
+# ---- arrays over several devices --------------------------------------------
+# jaxlib sharding objects by layout: immutable, a few per mesh, not compiled
+# code, so not among the caches olympus.clear_caches() empties.
+_jax_shardings: dict = {}
+
+
+def jax_sharding(devices: tuple, hlo_text: str):
+    """jaxlib's sharding object for `devices` laid out as `hlo_text` says
+    (what multi-device jaxlib arrays and result handlers carry)."""
+    key = (devices, hlo_text)
+    found = _jax_shardings.get(key)
+    if found is None:
+        get_client()
+        found = xc.GSPMDSharding(devices, xc.HloSharding.from_string(hlo_text))
+        _jax_shardings[key] = found
+    return found
+
+
+def host_to(value: np.ndarray, aval, device):
+    """`host_to_device` onto any one device."""
+    if device == default_device():
+        return host_to_device(value, aval)
+    return xc.batched_device_put(
+        aval, jax_sharding((device,), "{replicated}"), [value], [device], True,
+        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
+    )
+
+
+def assemble(aval, devices: tuple, hlo_text: str, shards: list):
+    """One jaxlib array of `aval` from one single-device array per device of
+    `devices` (in that order), laid out as `hlo_text`: what an SPMD
+    executable takes as an argument."""
+    from jaxlib import _jax
+
+    return _jax.ArrayImpl(aval, jax_sharding(devices, hlo_text), shards, True, True)
+
+
+def shards_of(buf) -> list:
+    """The single-device arrays of a jaxlib array, in its devices' order."""
+    return list(buf._arrays)
+
+
+def result_handler(aval, devices: tuple | None = None, hlo_text: str | None = None):
+    """Turns an executable's output buffer into a jaxlib array of `aval`, on
+    the default device or, given them, over `devices` as `hlo_text` lays it out.
+
+    Executables hand their results back through these handlers
+    (`ExecuteResults.consume_with_handlers`) rather than through
+    `disassemble_into_single_device_arrays`: the latter asks for
+    `jax._src.sharding_impls.make_single_device_sharding` on every call, which
+    imports all of jax when it is installed (about a second, and olympus must
+    never import jax) and walks sys.path on every call when it is not. A
+    handler carries our own sharding, so nothing is looked up, and it is
+    cheaper too (measured in benchmarks/README.md).
+    """
+    get_client()
+    sharding = _sharding if devices is None else jax_sharding(devices, hlo_text)
+    return xc._xla.array_result_handler(aval, sharding, True, True)
+
+
+def host_array(buf, aval, device=None) -> np.ndarray:
+    """A NumPy copy of a single-device buffer holding an array of `aval`
+    (on `device`, the default device if None).
 
     NumPy's own dtypes come through the buffer protocol. jaxlib's host-copy
     methods are avoided: they import jax (see `result_handler`). ml_dtypes
@@ -112,8 +418,13 @@ def host_array(buf, aval) -> np.ndarray:
     """
     if aval.dtype not in dtypes.ml_dtypes_floats:
         return np.asarray(buf)
-    as_bits = _bitcast_executable(aval).execute_sharded([buf])
-    (bits,) = as_bits.consume_with_handlers([result_handler(_bits_like(aval))])
+    device = default_device() if device is None else device
+    as_bits = _bitcast_executable(aval, device).execute_sharded([buf])
+    bits_aval = _bits_like(aval)
+    handler = result_handler(bits_aval) if device == default_device() else (
+        xc._xla.array_result_handler(
+            bits_aval, jax_sharding((device,), "{replicated}"), True, True))
+    (bits,) = as_bits.consume_with_handlers([handler])
     return np.asarray(bits).view(aval.dtype)
 
 
@@ -125,8 +436,8 @@ def _bits_like(aval):
     return type(aval)(aval.shape, _BITS[aval.dtype.itemsize])
 
 
-def _bitcast_executable(aval):
-    key = (aval.shape, aval.dtype)
+def _bitcast_executable(aval, device):
+    key = (aval.shape, aval.dtype, device)
     exe = _bitcasts.get(key)
     if exe is None:
         from olympus.backends.xla.lowering import tensor_type
@@ -137,6 +448,8 @@ def _bitcast_executable(aval):
             f"  %0 = stablehlo.bitcast_convert %x : ({narrow}) -> {bits}\n"
             f"  return %0 : {bits}\n}}\n"
         )
-        exe = get_client().compile_and_load(text, _device_list, xc.CompileOptions())
+        options = xc.CompileOptions()
+        options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+        exe = get_client().compile_and_load(text, xc.DeviceList((device,)), options)
         _bitcasts[key] = exe
     return exe

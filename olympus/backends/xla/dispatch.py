@@ -12,7 +12,7 @@ from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
 from olympus import caches
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
-from olympus.backends.xla.array import Array, to_device
+from olympus.backends.xla.array import Array, on_default_device, to_device
 from olympus.backends.xla.lowering import LoweringError, build_module, returns_ordering_token
 from olympus.tracer.core import aval_of, set_eager_hit
 from olympus.tracer.errors import ArrayTooLargeError
@@ -21,9 +21,12 @@ from olympus.tracer.core import user_source_info
 
 
 def buffer_of(x):
-    """The device buffer to pass to an executable for argument `x`."""
+    """The device buffer to pass to a single-device executable for argument
+    `x`; an Array placed on other devices is gathered to the default one."""
     if type(x) is Array:
         buf = x._buf
+        if buf is None and x._global is not None:
+            return on_default_device(x)
         if buf is None:
             raise RuntimeError(
                 f"an Array {x.aval.str_short()} was donated to a jitted computation "
@@ -50,7 +53,7 @@ class Executable:
         get = client.get_client()
         try:
             self.loaded = compiler.compile_and_load(
-                get, text, client.device_list(), client.xc.CompileOptions(), eager
+                get, text, client.device_list(), client.compile_options(), eager
             )
         except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(

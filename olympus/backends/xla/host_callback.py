@@ -66,6 +66,8 @@ def emit_host_callback(emitter, function: Callable, operands: Sequence[str]) -> 
             f"the token (see olympus/ir/effects.py)")
     attrs = (f'call_target_name = "{TARGET}", api_version = 4 : i32, '
              f"has_side_effect = true, backend_config = {{index = {callback_id(function)} : ui64}}")
+    if emitter.spmd:  # over several devices: the callback runs once, on the first
+        attrs += ", sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh, []>]>"
     (emitter.token,) = emitter.op_typed(
         "stablehlo.custom_call", [emitter.token, *operands], [TOKEN_TYPE], attrs)
 
@@ -104,7 +106,7 @@ def mlir_context():
     if _context is None:
         from jaxlib.mlir import ir
         from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        from jaxlib.mlir.dialects import chlo, stablehlo
+        from jaxlib.mlir.dialects import chlo, sdy, stablehlo
 
         context = ir.Context()
         registry = ir.DialectRegistry()
@@ -113,6 +115,7 @@ def mlir_context():
         context.load_all_available_dialects()
         stablehlo.register_dialect(context)
         chlo.register_dialect(context)
+        sdy.register_dialect(context)  # Shardy: meshes, shardings (spmd.py)
         _context = context
     return _context
 

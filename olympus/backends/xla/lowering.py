@@ -33,6 +33,10 @@ from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 
 lowering_rules: dict = {}
 
+# Identity primitives whose params annotate their output value (olympus.hint):
+# a rule reads them for its operands in `RuleContext.operand_hints`.
+value_hint_primitives: set = set()
+
 TOKEN_TYPE = "!stablehlo.token"
 
 
@@ -87,14 +91,23 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
 
 
 class Emitter:
-    """Collects the operations of one block; shares SSA numbering and types."""
+    """Collects the operations of one block; shares SSA numbering and types.
+    `spmd`: the module is split over several devices (sharding constraints
+    mean something; on one device they are dropped); `manual_mesh`: inside
+    a shard_map body, the mesh whose axes collectives name."""
 
-    def __init__(self, counter=None, types=None, indent: int = 4):
+    def __init__(self, counter=None, types=None, indent: int = 4, spmd: bool = False):
         self.counter = counter if counter is not None else itertools.count()
         self.types: dict[str, str] = types if types is not None else {}
         self.lines: list[str] = []
         self.indent = indent
+        self.spmd = spmd
+        self.manual_mesh = None
         self.token: str | None = None  # the ordering token, where effects are threaded
+        # `named_scope` path of the equation being lowered (sub-programs
+        # prefix it to theirs) and the location its ops get ("" for none)
+        self.scope = ""
+        self.location = ""
 
     def fresh(self) -> str:
         return f"%{next(self.counter)}"
@@ -120,6 +133,8 @@ class Emitter:
         region_text = f" ({', '.join(regions)})" if regions else ""
         attr_text = f" {{{attrs}}}" if attrs else ""
         body = f'"{name}"({", ".join(operands)}){region_text}{attr_text} : ({in_types}) -> {out_type}'
+        if self.location:
+            body += f" loc({self.location})"
         if not result_types:
             self.lines.append(body)
             return []
@@ -138,19 +153,22 @@ class Emitter:
         (out,) = self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}")
         return out
 
-    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable) -> str:
+    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable,
+               terminator: str = "stablehlo.return") -> str:
         """A one-block region; `build(emitter, *args)` returns the values to yield.
 
         An argument type may be given as text (`TOKEN_TYPE`). The region starts
         with no ordering token: a rule whose region has effects sets one."""
-        inner = Emitter(self.counter, self.types, self.indent + 4)
+        inner = Emitter(self.counter, self.types, self.indent + 4, self.spmd)
+        inner.manual_mesh = self.manual_mesh
+        inner.scope, inner.location = self.scope, self.location
         args = []
         for aval in arg_avals:
             arg = inner.fresh()
             inner.types[arg] = aval if isinstance(aval, str) else tensor_type(aval)
             args.append(arg)
         results = build(inner, *args)
-        inner.op_typed("stablehlo.return", list(results), [])
+        inner.op_typed(terminator, list(results), [])
         header = ", ".join(f"{a}: {inner.types[a]}" for a in args)
         pad = " " * inner.indent
         body = "".join(f"\n{pad}{line}" for line in inner.lines)
@@ -215,13 +233,15 @@ def emit_while(emitter: Emitter, init: Sequence[str], avals: Sequence[ShapedArra
 class RuleContext:
     """What a lowering rule knows besides its operands."""
 
-    __slots__ = ("emitter", "avals_in", "avals_out", "primitive")
+    __slots__ = ("emitter", "avals_in", "avals_out", "primitive", "operand_hints")
 
-    def __init__(self, emitter: Emitter, avals_in, avals_out, primitive):
+    def __init__(self, emitter: Emitter, avals_in, avals_out, primitive, operand_hints=None):
         self.emitter = emitter
         self.avals_in = avals_in
         self.avals_out = avals_out
         self.primitive = primitive
+        # per operand, the params of the hint that produced it ({} for none)
+        self.operand_hints = operand_hints or [{}] * len(avals_in)
 
     @property
     def aval_out(self) -> ShapedArray:
@@ -242,17 +262,48 @@ def lower_olympuspr_into(emitter: Emitter, olympuspr: Olympuspr, args: Sequence[
             return emitter.constant(atom.val, atom.aval)
         return env[atom]
 
+    base = emitter.scope, emitter.location
+    hinted: dict = {}  # var -> params of the hint that produced it
     for eqn in olympuspr.eqns:
         rule = lowering_rules.get(eqn.primitive)
         if rule is None:
             raise LoweringError(f"primitive {eqn.primitive} has no XLA lowering rule")
+        hints = [hinted.get(x, {}) for x in eqn.invars] if hinted else None
         ctx = RuleContext(
-            emitter, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], eqn.primitive
+            emitter, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], eqn.primitive,
+            hints,
         )
+        if eqn.primitive in value_hint_primitives:
+            hinted[eqn.outvars[0]] = {**hinted.get(eqn.invars[0], {}), **eqn.params}
+        emitter.scope, emitter.location = _located(base[0], eqn)
         outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]
         env.update(zip(eqn.outvars, outs))
+    emitter.scope, emitter.location = base
     return [read(x) for x in olympuspr.outvars]
+
+
+def _located(outer_scope: str, eqn) -> tuple[str, str]:
+    """The equation's full scope path and its ops' MLIR location: a name
+    location `"outer/inner/sin"("f.py":12:0)`, which XLA keeps as the ops'
+    `op_name` metadata; a backward-pass equation's is `transpose(outer/inner)/mul`.
+    No scope, no location: the module text is unchanged."""
+    info = eqn.source_info
+    scope = "/".join(s for s in (outer_scope, info.scope if info else "") if s)
+    if not scope:
+        return "", ""
+    path = f"transpose({scope})" if info is not None and info.backward else scope
+    name = _mlir_string(f"{path}/{eqn.primitive.name}")
+    if info is None:
+        return scope, name
+    return scope, f"{name}({_mlir_string(info.file)}:{info.line}:0)"
+
+
+def _mlir_string(text: str) -> str:
+    """`text` as an MLIR string literal (quotes, backslashes and control
+    characters as `\\XX` hex escapes)."""
+    return '"' + "".join(
+        f"\\{ord(c):02X}" if c in '"\\' or ord(c) < 32 else c for c in text) + '"'
 
 
 def lower_closed_inline(emitter: Emitter, closed: ClosedOlympuspr, args: Sequence[str]) -> list[str]:
@@ -301,13 +352,17 @@ def _output_aliases(olympuspr: Olympuspr, donated) -> dict[int, int]:
     return aliases
 
 
-def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = ()) -> str:
+def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = (),
+                 layout=None) -> str:
     """A StableHLO module whose `main` takes constvars then invars as arguments.
 
     Each `donated` argument (an index among constvars + invars) is aliased to
     the first not-yet-aliased output of its exact type, so XLA writes that
-    output into the donated buffer instead of allocating a new one."""
-    emitter = Emitter()
+    output into the donated buffer instead of allocating a new one.
+    A `layout` (olympus/backends/xla/spmd.py) spreads the program over
+    several devices: it gives the module's attributes, its declarations
+    (meshes) and each argument's and result's sharding attribute."""
+    emitter = Emitter(spmd=layout is not None)
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
         arg = emitter.fresh()
@@ -324,18 +379,28 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
     emitter.op_typed("func.return", outs, [])
     aliases = _output_aliases(olympuspr, donated)
     in_sig = ", ".join(
-        f"{a}: {emitter.types[a]}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}"
-                                      if i in aliases else "")
+        f"{a}: {emitter.types[a]}" + _attributes(
+            f"tf.aliasing_output = {aliases[i]} : i32" if i in aliases else "",
+            layout.arg_attribute(i) if layout is not None else "")
         for i, a in enumerate(params))
-    out_sig = ", ".join([tensor_type(v.aval) for v in olympuspr.outvars]
-                        + [TOKEN_TYPE] * ordered)
+    out_sig = ", ".join(
+        [tensor_type(v.aval) + _attributes(
+            layout.result_attribute(j) if layout is not None else "")
+         for j, v in enumerate(olympuspr.outvars)] + [TOKEN_TYPE] * ordered)
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    attributes = f" attributes {{{layout.module_attributes()}}}" if layout is not None else ""
+    declarations = layout.declarations() if layout is not None else ""
     return (
-        f"module @{module_name} {{\n"
+        f"module @{module_name}{attributes} {{\n{declarations}"
         f"  func.func public @main({in_sig}) -> ({out_sig}) {{\n"
         f"{emitter.text()}"
         f"  }}\n}}\n"
     )
+
+
+def _attributes(*entries: str) -> str:
+    entries = [e for e in entries if e]
+    return f" {{{', '.join(entries)}}}" if entries else ""
 
 
 def returns_ordering_token(module_text: str) -> bool:

@@ -206,13 +206,18 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
         return stage_all(trace, cond_p, args, dict(branches=branches, linear=linear))
     index, operands = args[0], args[1:]
     known_in = [not u for u in unknown[1:]]
-    branches = tuple(split_nested(b, known_in) for b in branches)
-    known_out = [all(ks) for ks in zip(*(known_outputs(b.olympuspr, known_in) for b in branches))]
-    own = [residual_vars(b.olympuspr, known_in, known_out) for b in branches]
+    splits = [split_nested(b, known_in) for b in branches]
+    branches = tuple(b for b, _ in splits)
+    deferred = [d for _, d in splits]
+    known_out = [all(ks) for ks in zip(*(known_outputs(b.olympuspr, known_in, d)
+                                         for b, d in zip(branches, deferred)))]
+    own = [residual_vars(b.olympuspr, known_in, known_out, d)
+           for b, d in zip(branches, deferred)]
     # Every branch returns every branch's residuals (zeros for the others').
     slots = [[r if i == j else r.aval for j, rs in enumerate(own) for r in rs]
              for i in range(len(branches))]
-    known = [known_program(b, known_in, known_out, s) for b, s in zip(branches, slots)]
+    known = [known_program(b, known_in, known_out, s, d)
+             for b, s, d in zip(branches, slots, deferred)]
     consts, known_branches = common_consts(known)
     known_args = [*consts, *select_mask(known_in, operands)]
     with set_current_trace(trace.parent):
@@ -221,9 +226,9 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
     n_known = sum(known_out)
     known_outs, residuals = outs[:n_known], outs[n_known:]
     unknown_branches = []
-    for b, s in zip(branches, slots):
+    for b, s, d in zip(branches, slots, deferred):
         res_invars = [r if isinstance(r, Var) else Var(r) for r in s]
-        unknown_branches.append(unknown_program(b, known_in, known_out, res_invars))
+        unknown_branches.append(unknown_program(b, known_in, known_out, res_invars, d))
     unknown_operands = [x for x, u in zip(operands, unknown[1:]) if u]
     staged_args = [*residuals, *unknown_operands]
     linear = (False,) * len(residuals) + (True,) * len(unknown_operands)  # tangents

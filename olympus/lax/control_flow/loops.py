@@ -6,10 +6,19 @@
 loop can be differentiated forwards and linearized but, as in JAX, not
 transposed: reverse mode needs a static trip count, i.e. `scan` (which
 `fori_loop` uses when its bounds are Python ints).
+
+Unlike JAX, `while_loop(..., max_steps=N)` is reverse-differentiable: its
+`cond_olympuspr` also tests a step counter (at most N trips) and the
+equation carries `max_steps=N`. It runs as a while loop (stopping when the
+condition fails); only reverse mode (partial evaluation) turns it into a
+masked scan of N steps, where the steps after the condition fails leave the
+carry unchanged, checkpointed two levels deep (about sqrt(N) outer steps of
+sqrt(N) inner ones), so the backward pass stores O(sqrt(N)) carries.
 """
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Callable
 
@@ -21,7 +30,10 @@ from olympus.backends.xla.lowering import emit_while, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
-from olympus.lax.control_flow.scan import scan_with_names
+from olympus.lax.control_flow.cond import cond
+from olympus.lax.control_flow.scan import scan, scan_p, scan_with_names
+from olympus.lax.custom_derivatives import checkpoint
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
     args_tree, batched_carry_fixpoint, blocks, convert_carry, differentiable_mask, eager_impl,
     join_weak, loop_jvp_program, merge, python_mode, reorder, same_types, select_mask,
@@ -41,7 +53,8 @@ from olympus.transforms.programs import batch_program, known_program, split_nest
 
 
 # ---- the primitive -------------------------------------------------------------------
-def _while_abstract_eval(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+def _while_abstract_eval(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts,
+                         max_steps=None):
     carry = args[cond_nconsts + body_nconsts:]
     cond_in = args[:cond_nconsts] + carry
     body_in = args[cond_nconsts:]
@@ -58,7 +71,8 @@ def _while_abstract_eval(*args, cond_olympuspr, body_olympuspr, cond_nconsts, bo
     return join_weak([carry, out])
 
 
-def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts,
+                 max_steps=None):
     nconsts = cond_nconsts + body_nconsts
 
     def cond_block(em, *state):
@@ -78,23 +92,47 @@ while_p.def_impl(partial(eager_impl, while_p))
 
 
 # ---- while_loop and fori_loop --------------------------------------------------------
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: int | None = None):
     """Repeats `val = body_fun(val)` while `cond_fun(val)`; returns the last `val`.
 
-    The carry `val` is a pytree whose types the body must preserve.
+    The carry `val` is a pytree whose types the body must preserve. With
+    `max_steps` = N (a Python int) the loop stops after at most N steps, and
+    reverse mode (grad, vjp) works: it differentiates a masked, checkpointed
+    scan of N steps (forward results are those of the while loop).
 
     >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
     Array(16, dtype=int32, weak_type=True)
     """
+    if max_steps is not None:
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) \
+                or max_steps < 0:
+            raise ValueError(
+                f"while_loop: max_steps must be a non-negative Python int, got {max_steps!r}")
+        max_steps = int(max_steps)
     if python_mode(init_val):
-        val = init_val
-        while bool(cond_fun(val)):
-            val = body_fun(val)
+        val, steps = init_val, 0
+        while (max_steps is None or steps < max_steps) and bool(cond_fun(val)):
+            val, steps = body_fun(val), steps + 1
         return val
-    return _while_loop(cond_fun, body_fun, init_val, "while_loop", None)
+    if max_steps is None:
+        return _while_loop(cond_fun, body_fun, init_val, "while_loop", None)
+
+    def bounded_cond(carry):
+        steps, val = carry
+        return ops.bitwise_and(ops.lt(steps, np.int32(max_steps)), cond_fun(val))
+
+    def counted_body(carry):
+        steps, val = carry
+        return steps + np.int32(1), body_fun(val)
+
+    bounded_cond.__qualname__ = function_name(cond_fun)
+    counted_body.__qualname__ = function_name(body_fun)
+    paths = ["steps", *tree_paths(init_val, "init_val")]
+    return _while_loop(bounded_cond, counted_body, (np.int32(0), init_val), "while_loop",
+                       paths, max_steps)[1]
 
 
-def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths):
+def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths, max_steps=None):
     source_info = user_source_info()
     leaves, tree = tree_flatten(init_val)
     body, leaves = trace_loop_body(body_fun, tree, leaves, what, source_info, carry_paths)
@@ -108,24 +146,34 @@ def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths):
     outs = while_p.bind(
         *test.consts, *body.consts, *leaves,
         cond_olympuspr=test.closed, body_olympuspr=body.closed,
-        cond_nconsts=len(test.consts), body_nconsts=len(body.consts),
+        cond_nconsts=len(test.consts), body_nconsts=len(body.consts), **_bound(max_steps),
     )
     return tree_unflatten(tree, outs)
+
+
+def _bound(max_steps) -> dict:
+    """The `max_steps` param, present only on bounded loops (so an unbounded
+    loop's equation prints as before)."""
+    return {} if max_steps is None else {"max_steps": max_steps}
 
 
 def _is_static_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val):
+def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None = None):
     """`val = body_fun(i, val)` for i in range(lower, upper); returns the last `val`.
 
     With Python-int bounds the trip count is static and the loop is a `scan`
-    (reverse-differentiable); with traced bounds it is a `while`.
+    (reverse-differentiable); with traced bounds it is a `while`, which
+    reverse mode can differentiate when `max_steps` bounds its trip count
+    (see `while_loop`).
     """
     if python_mode(lower, upper, init_val):
-        val = init_val
-        for i in range(int(lower), int(upper)):
+        val, stop = init_val, int(upper)
+        if max_steps is not None:
+            stop = min(stop, int(lower) + int(max_steps))
+        for i in range(int(lower), stop):
             val = body_fun(np.int32(i), val)
         return val
     if _is_static_int(lower) and _is_static_int(upper):
@@ -137,6 +185,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
         paths = ["lower", *tree_paths(init_val, "init_val")]
         trip_count = max(int(upper) - int(lower), 0)
+        if max_steps is not None:
+            trip_count = min(trip_count, int(max_steps))
         step.__qualname__ = function_name(body_fun)
         (_, result), _ = scan_with_names(
             step, (index, init_val), None, trip_count, False, 1, "fori_loop", paths
@@ -152,6 +202,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
         return i + 1, stop, body_fun(i, val)
 
     step.__qualname__ = keep_going.__qualname__ = function_name(body_fun)
+    if max_steps is not None:
+        return while_loop(keep_going, step, (lower, upper, init_val), max_steps)[2]
     paths = ["lower", "upper", *tree_paths(init_val, "init_val")]
     return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[2]
 
@@ -171,7 +223,8 @@ def _loop_bounds(lower, upper):
 
 
 # ---- transformation rules ------------------------------------------------------------
-def _while_jvp(primals, tangents, *, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts):
+def _while_jvp(primals, tangents, *, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts,
+               max_steps=None):
     nc, nb = cond_nconsts, body_nconsts
     cconsts, bconsts, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
     bconst_nz = differentiable_mask(bconsts, tangents[nc:nc + nb])
@@ -186,31 +239,38 @@ def _while_jvp(primals, tangents, *, cond_olympuspr, body_olympuspr, cond_nconst
         *cconsts, *traced.consts, *bconsts, *select_mask(bconst_nz, tangents[nc:nc + nb]),
         *carry, *carry_t,
         cond_olympuspr=test, body_olympuspr=body, cond_nconsts=nc, body_nconsts=k + nb + ntb,
+        **_bound(max_steps),
     )
     return outs[:n], tangents_out(outs[:n], carry_nz, outs[n:])
 
 
 def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr, cond_nconsts,
-                        body_nconsts):
+                        body_nconsts, max_steps=None):
     """The known carries run in a loop now; the whole loop is also staged (recomputing
     the known carries) for the unknown ones. Like JAX, a while loop can be
     linearized but not transposed: reverse mode needs `scan` (fori_loop with
-    Python-int bounds)."""
+    Python-int bounds), or the bound `max_steps`, with which the loop is
+    partially evaluated as a masked scan instead."""
+    if max_steps is not None:
+        with set_current_trace(trace):
+            return _masked_scan(args, cond_olympuspr, body_olympuspr, cond_nconsts,
+                                body_nconsts, max_steps)
     params = dict(cond_olympuspr=cond_olympuspr, body_olympuspr=body_olympuspr,
                   cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
     nc, nb = cond_nconsts, body_nconsts
     known = [not u for u in unknown]
     # The known halves use bodies with nested calls split (a nested cond taking a
     # tangent would otherwise make the primal carries it computes unknown).
-    split_body, known_carry, _ = split_loop_body(
+    split_body, deferred, known_carry, _ = split_loop_body(
         body_olympuspr, known[nc:nc + nb], known[nc + nb:], [], len(known) - nc - nb)
-    split_test = split_nested(cond_olympuspr, known[:nc] + known_carry)
-    cond_known = known_outputs(split_test.olympuspr, known[:nc] + known_carry)[0]
+    split_test, test_deferred = split_nested(cond_olympuspr, known[:nc] + known_carry)
+    cond_known = known_outputs(split_test.olympuspr, known[:nc] + known_carry,
+                               test_deferred)[0]
     if not cond_known or not all(known[:nc]) or not any(known_carry):
         return stage_all(trace, while_p, args, params)
     body_in = known[nc:nc + nb] + known_carry
-    known_body = known_program(split_body, body_in, known_carry, [])
-    known_test = known_program(split_test, known[:nc] + known_carry, [True], [])
+    known_body = known_program(split_body, body_in, known_carry, [], deferred)
+    known_test = known_program(split_test, known[:nc] + known_carry, [True], [], test_deferred)
     bconsts = select_mask(known[nc:nc + nb], args[nc:nc + nb])
     with set_current_trace(trace.parent):
         known_outs = while_p.bind(
@@ -224,8 +284,67 @@ def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr,
     return merge(known_carry, known_outs, select_mask([not k for k in known_carry], staged))
 
 
+def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
+    """The loop as `max_steps` steps of `carry = body(carry) if cond(carry) else
+    carry` (the same result: the condition bounds the trip count), in two
+    nested scans of about sqrt(max_steps) steps whose bodies are checkpointed:
+    reverse mode saves one carry per outer step and, while it runs backwards
+    through an outer step, one per inner step. The constants are explicit
+    operands at every level (`args` are values of the partial-evaluation
+    trace, which the traces of sub-programs may not close over)."""
+    n_consts = nc + nb
+    consts, carry = list(args[:n_consts]), list(args[n_consts:])
+    if max_steps == 0:
+        return carry
+    avals = [aval_of(c) for c in carry]
+
+    def step(*vals):
+        cconsts, bconsts, val = vals[:nc], vals[nc:n_consts], list(vals[n_consts:])
+        (go,) = eval_program(cond_olympuspr.olympuspr, cond_olympuspr.consts, [*cconsts, *val])
+
+        def advance(val):
+            new = eval_program(body_olympuspr.olympuspr, body_olympuspr.consts,
+                               [*bconsts, *val])
+            return [_like(x, a) for x, a in zip(new, avals)]
+
+        return cond(go, advance, lambda val: [_like(x, a) for x, a in zip(val, avals)], val)
+
+    def repeat(fun, length):
+        def loop(*vals):
+            ks = vals[:n_consts]
+
+            def step_carry(val, _):
+                return fun(*ks, *val), None
+
+            return scan(step_carry, list(vals[n_consts:]), None, length=length)[0]
+
+        return loop
+
+    inner_steps = math.isqrt(max_steps - 1) + 1  # ceil(sqrt(max_steps))
+    outer_steps = -(-max_steps // inner_steps)
+    one = checkpoint(step)
+    body, length = (one, inner_steps) if outer_steps == 1 else (
+        checkpoint(repeat(one, inner_steps)), outer_steps)
+    traced = trace_sub_program(
+        lambda *vals: body(*vals), [*(aval_of(c) for c in consts), *avals],
+        DebugInfo("while as masked scan", "while_loop", ()))
+    operands = [*traced.consts, *consts, *carry]
+    return scan_p.bind(
+        *operands, olympuspr=traced.closed, num_consts=len(traced.consts) + n_consts,
+        num_carry=len(carry), length=length, reverse=False,
+        linear=(False,) * len(operands), unroll=1,
+    )
+
+
+def _like(x, aval):
+    """`x` with the carry's type (a body may return a weak type for a strong one)."""
+    if aval_of(x).weak_type == aval.weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type)
+
+
 def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_nconsts,
-                 body_nconsts):
+                 body_nconsts, max_steps=None):
     nc, nb = cond_nconsts, body_nconsts
     vals = to_front(vals, dims, axis_size)
     batched = [d is not not_mapped for d in dims]
@@ -242,17 +361,19 @@ def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_
     carry = [move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
              for c, b, d in zip(carry, carry_b, dims[nc + nb:])]
     if pred_b[0]:
-        outs = _while_batched_predicate(test, body, cconsts, bconsts, carry)
+        outs = _while_batched_predicate(test, body, cconsts, bconsts, carry, max_steps)
     else:
         outs = while_p.bind(
             *test.consts, *cconsts, *body.consts, *bconsts, *carry,
             cond_olympuspr=test.closed, body_olympuspr=body.closed,
             cond_nconsts=len(test.consts) + nc, body_nconsts=len(body.consts) + nb,
+            **_bound(max_steps),
         )
     return outs, [0 if b else not_mapped for b in carry_b]
 
 
-def _while_batched_predicate(test: SubProgram, body: SubProgram, cconsts, bconsts, carry) -> list:
+def _while_batched_predicate(test: SubProgram, body: SubProgram, cconsts, bconsts, carry,
+                             max_steps=None) -> list:
     """A loop whose predicate differs per example: it runs while any example goes
     on, and examples that have stopped keep their carry (a select per step)."""
     test_consts = [*test.consts, *cconsts]
@@ -281,7 +402,7 @@ def _while_batched_predicate(test: SubProgram, body: SubProgram, cconsts, bconst
         *cond_t.consts, *test_consts, *body_t.consts, *test_consts, *body_consts, *carry,
         cond_olympuspr=cond_t.closed, body_olympuspr=body_t.closed,
         cond_nconsts=len(cond_t.consts) + n_tc,
-        body_nconsts=len(body_t.consts) + n_tc + len(body_consts),
+        body_nconsts=len(body_t.consts) + n_tc + len(body_consts), **_bound(max_steps),
     )
 
 
@@ -292,10 +413,12 @@ class WhileLoopReverseModeError(MissingRuleError, TypeError):
 
 def _while_transpose(cts, *args, **params):
     raise WhileLoopReverseModeError(
-        "reverse-mode differentiation (grad, vjp, jacrev) of lax.while_loop is not "
-        "supported: its trip count is known only at run time (a fori_loop with "
-        "traced bounds is a while_loop too). Use lax.scan, or lax.fori_loop with "
-        "Python int bounds (it becomes a scan), or forward mode (jvp, jacfwd)."
+        "reverse-mode differentiation (grad, vjp, jacrev) of lax.while_loop needs a "
+        "bound on its trip count, which is known only at run time: pass "
+        "max_steps=N (a Python int) to lax.while_loop (or lax.fori_loop with traced "
+        "bounds, which is a while_loop too) and reverse mode differentiates at most "
+        "N steps. Or use lax.scan, lax.fori_loop with Python int bounds (it becomes "
+        "a scan), or forward mode (jvp, jacfwd)."
     )
 
 

@@ -322,26 +322,24 @@ def stage_all(trace, primitive, args, params):
         return primitive.bind(*args, **params)
 
 
-def loop_known_carry(body, known_consts, known_carry, known_xs, n_carry):
-    """Carries computable without the unknown inputs (a fixpoint over iterations)."""
-    while True:
-        out = known_outputs(body.olympuspr, [*known_consts, *known_carry, *known_xs])
-        new = [a and b for a, b in zip(known_carry, out[:n_carry])]
-        if new == known_carry:
-            return known_carry, out
-        known_carry = new
-
-
 def split_loop_body(body: ClosedOlympuspr, known_consts, known_carry, known_xs, n_carry):
     """The body with its nested sub-program calls split (`split_nested`), and its
     known carries: a fixpoint, since the split decides which carries stay known
-    and the known carries decide the split. Returns (body, known_carry, out_known)."""
+    and the known carries decide the split. Returns (body, deferred,
+    known_carry, out_known), `deferred` as `split_nested` gives it.
+
+    Each step re-splits for the carries still known: a split made while a
+    carry was known may compute it inside a known call together with other
+    known outputs (e.g. a checkpoint's primal output beside its tangent
+    residuals), so on that stale split a carry turning unknown would wrongly
+    take those outputs with it."""
     while True:
-        split = split_nested(body, [*known_consts, *known_carry, *known_xs])
-        new_carry, out_known = loop_known_carry(split, known_consts, known_carry, known_xs,
-                                                n_carry)
+        known_in = [*known_consts, *known_carry, *known_xs]
+        split, deferred = split_nested(body, known_in)
+        out_known = known_outputs(split.olympuspr, known_in, deferred)
+        new_carry = [a and b for a, b in zip(known_carry, out_known[:n_carry])]
         if new_carry == known_carry:
-            return split, known_carry, out_known
+            return split, deferred, known_carry, out_known
         known_carry = new_carry
 
 

@@ -1,0 +1,420 @@
+"""How an array is laid out over devices: meshes, partition specs, shardings.
+
+A `Mesh` names the axes of an n-d grid of devices; a `PartitionSpec` says which
+mesh axes split each dimension of an array; a `NamedSharding` pairs the two.
+Every sharding reduces to one `Tiling` (tiles per dimension, copies of each
+tile, and which device holds which tile), from which come the shard of each
+device (`devices_indices_map`) and the two forms XLA reads: HLO sharding text
+for arrays and Shardy (`sdy`) attributes for the SPMD partitioner.
+
+>>> from olympus.sharding import NamedSharding, PartitionSpec as P
+>>> mesh = olympus.make_mesh((1, 1), ("data", "model"))
+>>> NamedSharding(mesh, P("data")).shard_shape((8, 4))
+(8, 4)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from olympus.backends.xla import client
+from olympus.tracer.core import user_source_info
+from olympus.tracer.pytree import tree_flatten
+
+
+class MeshShapeError(ValueError):
+    """A mesh whose shape does not match its devices (or the device count)."""
+
+
+class UnknownMeshAxisError(ValueError):
+    """A PartitionSpec naming an axis its mesh does not have, or one twice."""
+
+
+class ShardingTreeError(ValueError):
+    """Shardings given as a pytree that is not a prefix of the values' pytree."""
+
+
+class ShardingShapeError(ValueError):
+    """A sharding that does not fit an array: a PartitionSpec longer than the
+    array's rank, or a dimension its mesh axes do not divide."""
+
+
+def _at_user_line() -> str:
+    site = user_source_info()
+    return f" (at {site})" if site is not None else ""
+
+
+# ---- partition specs and meshes --------------------------------------------
+class PartitionSpec(tuple):
+    """Per array dimension: None (not split), a mesh axis name, or a tuple of
+    names (split over their product, the first major). Missing trailing
+    dimensions are not split.
+
+    >>> olympus.sharding.PartitionSpec("data", None)
+    PartitionSpec('data', None)
+    """
+
+    def __new__(cls, *parts):
+        for part in parts:
+            names = part if isinstance(part, tuple) else (part,)
+            if part is not None and not all(isinstance(n, str) for n in names):
+                raise TypeError(
+                    f"PartitionSpec entries are None, an axis name or a tuple of "
+                    f"names, got {part!r}{_at_user_line()}"
+                )
+        return super().__new__(cls, parts)
+
+    def __repr__(self) -> str:
+        return f"PartitionSpec{tuple.__repr__(self)}".replace(",)", ")")
+
+    def axes(self, dim: int) -> tuple:
+        """The mesh axes splitting dimension `dim` (none past the spec's end)."""
+        part = self[dim] if dim < len(self) else None
+        return () if part is None else part if isinstance(part, tuple) else (part,)
+
+    def __reduce__(self):
+        return (PartitionSpec, tuple(self))
+
+
+class Mesh:
+    """An n-d array of devices whose axes have names.
+
+    >>> grid = np.array(olympus.devices()).reshape(1, -1)
+    >>> olympus.sharding.Mesh(grid, ("data", "model")).shape
+    {'data': 1, 'model': 1}
+    """
+
+    def __init__(self, devices, axis_names: Sequence[str]):
+        grid = np.empty(np.shape(devices), dtype=object)
+        grid[...] = devices
+        names = tuple(axis_names) if not isinstance(axis_names, str) else (axis_names,)
+        if grid.ndim != len(names) or len(set(names)) != len(names):
+            raise MeshShapeError(
+                f"Mesh: devices of shape {grid.shape} need one distinct name per "
+                f"axis, got axis_names={names}{_at_user_line()}"
+            )
+        self.devices = grid
+        self.axis_names = names
+
+    @property
+    def shape(self) -> dict:
+        return dict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return self.devices.size
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    def _key(self) -> tuple:
+        return (self.axis_names, self.devices.shape, tuple(self.devices.flat))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Mesh) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        axes = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
+        return f"Mesh({axes}; devices={self.device_ids.tolist()})"
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], devices=None) -> Mesh:
+    """A mesh of the given shape over `devices` (all of them by default).
+
+    >>> olympus.make_mesh((1,), ("data",))
+    Mesh('data': 1; devices=[0])
+    """
+    devices = client.devices() if devices is None else list(devices)
+    shape = tuple(int(s) for s in axis_shapes)
+    if math.prod(shape) != len(devices):
+        raise MeshShapeError(
+            f"make_mesh: a mesh of shape {shape} needs {math.prod(shape)} devices, "
+            f"but there are {len(devices)}{_at_user_line()}; "
+            f"set olympus_num_cpu_devices (env OLYMPUS_NUM_CPU_DEVICES) for more"
+        )
+    grid = np.empty(len(devices), dtype=object)
+    grid[:] = devices
+    return Mesh(grid.reshape(shape), axis_names)
+
+
+# ---- tilings ----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Tiling:
+    """Dimension d is cut into `tiles[d]` equal pieces; each tile is held by
+    `copies` devices; `holders[t0, ..., tn, c]` is the position (in the
+    sharding's device assignment) of copy c of tile (t0, ..., tn)."""
+
+    tiles: tuple
+    copies: int
+    holders: np.ndarray = dataclasses.field(compare=False)
+
+    def hlo_text(self) -> str:
+        """XLA's HLO sharding text: `{devices=[2,1]0,1}` or `{replicated}`."""
+        if all(t == 1 for t in self.tiles):
+            return "{replicated}"
+        dims = list(self.tiles) + ([self.copies] if self.copies > 1 else [])
+        ids = ",".join(str(int(i)) for i in self.holders.flat)
+        last = " last_tile_dim_replicate" if self.copies > 1 else ""
+        return f"{{devices=[{','.join(map(str, dims))}]{ids}{last}}}"
+
+
+class Sharding:
+    """Where each piece of an array lives; subclasses give `_tiling(ndim)`."""
+
+    _device_assignment: tuple  # devices, in the order tilings refer to them
+
+    @property
+    def device_set(self) -> set:
+        return set(self._device_assignment)
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._device_assignment)
+
+    def _tiling(self, ndim: int, api: str = "") -> Tiling:
+        raise TypeError(f"{type(self).__name__} does not describe a tiling")
+
+    def is_fully_replicated_for(self, ndim: int) -> bool:
+        return all(t == 1 for t in self._tiling(ndim).tiles)
+
+    def shard_shape(self, shape: Sequence[int], api: str = "shard_shape") -> tuple:
+        """The shape of each device's piece of an array of `shape`."""
+        tiling = self._checked_tiling(tuple(shape), api)
+        return tuple(s // t for s, t in zip(shape, tiling.tiles))
+
+    def devices_indices_map(self, shape: Sequence[int], api: str = "devices_indices_map") -> dict:
+        """Each device's piece of an array of `shape`, as a tuple of slices
+        (`api` names the caller in errors)."""
+        shape = tuple(shape)
+        tiling = self._checked_tiling(shape, api)
+        found = {}
+        for where in np.ndindex(tiling.holders.shape):
+            device = self._device_assignment[tiling.holders[where]]
+            found[device] = tuple(
+                _piece(size, tiles, at) for size, tiles, at in zip(shape, tiling.tiles, where)
+            )
+        return found
+
+    def _checked_tiling(self, shape: tuple, api: str) -> Tiling:
+        tiling = self._tiling(len(shape), api)
+        for dim, (size, tiles) in enumerate(zip(shape, tiling.tiles)):
+            if size % tiles:
+                raise ShardingShapeError(
+                    f"{api}: {self} splits dimension {dim} of an array of shape "
+                    f"{shape} into {tiles} pieces, but {size} is not divisible "
+                    f"by {tiles}{_at_user_line()}"
+                )
+        return tiling
+
+
+def _piece(size: int, tiles: int, at: int) -> slice:
+    if tiles == 1:
+        return slice(None)
+    step = size // tiles
+    return slice(at * step, (at + 1) * step)
+
+
+class NamedSharding(Sharding):
+    """An array split over `mesh` as `spec` says.
+
+    >>> mesh = olympus.make_mesh((1,), ("data",))
+    >>> olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("data"))
+    NamedSharding(mesh=Mesh('data': 1; devices=[0]), spec=PartitionSpec('data'))
+    """
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding takes a Mesh, got {type(mesh).__name__}")
+        spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        used = [name for dim in range(len(spec)) for name in spec.axes(dim)]
+        unknown = [n for n in used if n not in mesh.axis_names]
+        if unknown or len(set(used)) != len(used):
+            what = f"unknown axes {unknown}" if unknown else "an axis used twice"
+            raise UnknownMeshAxisError(
+                f"NamedSharding: {spec} names {what}; the mesh has axes "
+                f"{mesh.axis_names} of sizes {tuple(mesh.shape.values())}{_at_user_line()}"
+            )
+        self.mesh = mesh
+        self.spec = spec
+        self._device_assignment = tuple(mesh.devices.flat)
+
+    def _tiling(self, ndim: int, api: str = "NamedSharding") -> Tiling:
+        if len(self.spec) > ndim:
+            raise ShardingShapeError(
+                f"{api}: {self.spec} has {len(self.spec)} entries, more than "
+                f"the {ndim} dimensions of the array{_at_user_line()}"
+            )
+        names = self.mesh.axis_names
+        split = [self.spec.axes(d) for d in range(ndim)]
+        used = [n for axes in split for n in axes]
+        unused = [n for n in names if n not in used]
+        sizes = self.mesh.shape
+        tiles = tuple(math.prod(sizes[n] for n in axes) for axes in split)
+        copies = math.prod(sizes[n] for n in unused)
+        positions = np.arange(self.mesh.size).reshape(self.mesh.devices.shape)
+        order = [names.index(n) for n in used + unused]
+        holders = positions.transpose(order).reshape(tiles + (copies,))
+        return Tiling(tiles, copies, holders)
+
+    def sdy_text(self, ndim: int, mesh_name: str = "mesh") -> str:
+        """The Shardy attribute for an array of rank `ndim` on this mesh."""
+        self._tiling(ndim)  # checks the rank
+        dims = ", ".join(
+            "{" + ", ".join(f'"{n}"' for n in self.spec.axes(d)) + "}" for d in range(ndim)
+        )
+        return f"#sdy.sharding<@{mesh_name}, [{dims}]>"
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        used = [n for d in range(len(self.spec)) for n in self.spec.axes(d)]
+        return all(self.mesh.shape[n] == 1 for n in used)
+
+    def _key(self) -> tuple:
+        spec = tuple(self.spec)
+        while spec and spec[-1] is None:  # P("x") and P("x", None) are one layout
+            spec = spec[:-1]
+        return (self.mesh, spec)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, NamedSharding) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device):
+        self.device = device
+        self._device_assignment = (device,)
+
+    def _tiling(self, ndim: int, api: str = "") -> Tiling:
+        return Tiling((1,) * ndim, 1, np.zeros((1,) * ndim + (1,), dtype=int))
+
+    is_fully_replicated = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SingleDeviceSharding) and self.device == other.device
+
+    def __hash__(self) -> int:
+        return hash(self.device)
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self.device!r})"
+
+
+class GSPMDSharding(Sharding):
+    """A layout XLA chose (an output the partitioner laid out), as HLO tiles."""
+
+    def __init__(self, devices: Sequence, tiling: Tiling):
+        self._device_assignment = tuple(devices)
+        self.tiling = tiling
+
+    def _tiling(self, ndim: int, api: str = "") -> Tiling:
+        return self.tiling
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(t == 1 for t in self.tiling.tiles)
+
+    def _key(self) -> tuple:
+        return (self._device_assignment, self.tiling.hlo_text())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GSPMDSharding) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"GSPMDSharding({self.tiling.hlo_text()}, devices={len(self._device_assignment)})"
+
+
+def tiling_of_hlo(hlo, ndim: int, count: int) -> Tiling:
+    """The Tiling of one of XLA's HloSharding objects for a rank-`ndim` array
+    over `count` devices."""
+    if hlo.is_replicated() or not hlo.is_tiled():
+        return Tiling((1,) * ndim, count, np.arange(count).reshape((1,) * ndim + (count,)))
+    dims = tuple(hlo.tile_assignment_dimensions())
+    holders = np.asarray(hlo.tile_assignment_devices()).reshape(dims)
+    if not hlo.replicate_on_last_tile_dim():
+        holders = holders.reshape(dims + (1,))
+    return Tiling(tuple(holders.shape[:ndim]), holders.shape[-1], holders)
+
+
+def same_layout(a: Sharding, b: Sharding, ndim: int) -> bool:
+    """Whether two shardings put the same piece on the same device."""
+    if a == b:
+        return True
+    ta, tb = a._tiling(ndim), b._tiling(ndim)
+    return (ta.tiles == tb.tiles and ta.copies == tb.copies
+            and _holder_devices(a, ta) == _holder_devices(b, tb))
+
+
+def _holder_devices(sharding: Sharding, tiling: Tiling) -> list:
+    devices = sharding._device_assignment
+    held = [sorted(devices[i].id for i in tiling.holders[t]) for t in np.ndindex(tiling.tiles)]
+    return held
+
+
+def as_named(sharding: Sharding, mesh: Mesh, ndim: int) -> NamedSharding | None:
+    """`sharding` spelled as a NamedSharding over `mesh`, or None if no
+    PartitionSpec on that mesh lays an array out the same way."""
+    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+        return sharding
+    if set(sharding._device_assignment) != set(mesh.devices.flat):
+        return None
+    for spec in _specs(mesh, ndim):
+        candidate = NamedSharding(mesh, spec)
+        if same_layout(candidate, sharding, ndim):
+            return candidate
+    return None
+
+
+def _specs(mesh: Mesh, ndim: int):
+    """Every PartitionSpec of rank `ndim` over the mesh's axes longer than 1."""
+    axes = [n for n, size in mesh.shape.items() if size > 1]
+    for slots in itertools.product(range(ndim + 1), repeat=len(axes)):
+        groups = [[a for a, s in zip(axes, slots) if s == d] for d in range(ndim)]
+        for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+            parts = [o[0] if len(o) == 1 else (o or None) for o in orders]
+            while parts and parts[-1] is None:
+                parts.pop()
+            yield PartitionSpec(*parts)
+
+
+def flat_shardings(prefix, tree, api: str) -> list:
+    """One sharding (or None) per leaf of `tree`: `prefix` is a Sharding or
+    None standing for a whole subtree, or a container of them shaped like the
+    top of `tree` (JAX's pytree-prefix convention for `in_shardings`)."""
+    out: list = []
+    _broadcast(prefix, tree, out, api)
+    return out
+
+
+def _broadcast(prefix, tree, out: list, api: str) -> None:
+    if prefix is None or isinstance(prefix, Sharding):
+        out.extend([prefix] * len(tree_flatten(tree)[0]))
+        return
+    wanted, wanted_def = tree_flatten(prefix, is_leaf=lambda v: v is not prefix)
+    found, found_def = tree_flatten(tree, is_leaf=lambda v: v is not tree)
+    if wanted_def != found_def:
+        raise ShardingTreeError(
+            f"{api}: the shardings {prefix!r} do not match the structure of the "
+            f"values (a pytree prefix is needed: one sharding per value, or one "
+            f"for a whole subtree){_at_user_line()}")
+    for p, t in zip(wanted, found):
+        _broadcast(p, t, out, api)

@@ -1,0 +1,232 @@
+"""Programs over several devices, split by XLA's SPMD partitioner.
+
+olympus never partitions a program itself: it writes the sharding of each
+argument and result (and of `with_sharding_constraint` values) as Shardy
+(`sdy`) attributes over named meshes, compiles with `num_partitions` devices
+and `use_spmd_partitioning`, and XLA inserts the collectives. Results whose
+layout was not asked for take the one XLA's propagation chose.
+
+Several programs in flight on the same CPU devices can deadlock in XLA's
+collective rendezvous (each device's thread pool waits on a different run),
+so a call waits until its program has finished before returning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus.backends.xla import client, compiler, host_callback
+from olympus.backends.xla.array import Array, placed_array, put
+from olympus.backends.xla.lowering import LoweringError, returns_ordering_token
+from olympus.backends.xla.sharding import (
+    GSPMDSharding,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    as_named,
+    tiling_of_hlo,
+)
+from olympus.ir.core import Olympuspr, ShapedArray, subolympusprs
+
+_TOKEN_AVAL = ShapedArray((0,), np.bool_)  # how the runtime hands back a token result
+_mesh_symbols: dict = {}  # Mesh -> its symbol in modules (`@mesh0`)
+
+
+def mesh_symbol(mesh: Mesh) -> str:
+    """The name modules give `mesh` (the same in every module)."""
+    name = _mesh_symbols.get(mesh)
+    if name is None:
+        name = _mesh_symbols[mesh] = f"mesh{len(_mesh_symbols)}"
+    return name
+
+
+def sdy_sharding(sharding: NamedSharding, ndim: int) -> str:
+    return sharding.sdy_text(ndim, mesh_symbol(sharding.mesh))
+
+
+def program_shardings(olympuspr: Olympuspr):
+    """Every NamedSharding an equation of the program (or a sub-program) holds
+    (a shard_map's mesh counts as its replicated sharding)."""
+    for eqn in olympuspr.eqns:
+        for value in eqn.params.values():
+            if isinstance(value, NamedSharding):
+                yield value
+            elif isinstance(value, Mesh):
+                yield replicated(value)
+        for sub in subolympusprs(eqn.params):
+            yield from program_shardings(sub)
+
+
+class MeshMismatchError(ValueError):
+    """Shardings of one program over different sets of devices."""
+
+
+class SpmdLayout:
+    """What `build_module` writes for a program over `devices`: the partition
+    count, the meshes, each argument's and result's Shardy sharding."""
+
+    def __init__(self, devices: tuple, in_shardings, out_shardings, avals_in, avals_out,
+                 meshes, mesh):
+        self.devices = devices
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.avals_in, self.avals_out = avals_in, avals_out
+        self.meshes = meshes  # every mesh the module names; `mesh` is the program's
+        self.mesh = mesh
+
+    def module_attributes(self) -> str:
+        return f"mhlo.num_partitions = {len(self.devices)} : i32, mhlo.num_replicas = 1 : i32"
+
+    def declarations(self) -> str:
+        position = {d: i for i, d in enumerate(self.devices)}
+        lines = []
+        for mesh in self.meshes:
+            axes = ", ".join(f'"{n}"={s}' for n, s in mesh.shape.items())
+            ids = [position[d] for d in mesh.devices.flat]
+            listed = f", device_ids=[{', '.join(map(str, ids))}]" if ids != sorted(ids) else ""
+            lines.append(f"  sdy.mesh @{mesh_symbol(mesh)} = <[{axes}]{listed}>\n")
+        # where host callbacks run (olympus/backends/xla/host_callback.py)
+        lines.append("  sdy.mesh @maximal_mesh = <[], device_ids=[0]>\n")
+        return "".join(lines)
+
+    def arg_attribute(self, i: int) -> str:
+        return f"sdy.sharding = {sdy_sharding(self.in_shardings[i], self.avals_in[i].ndim)}"
+
+    def result_attribute(self, j: int) -> str:
+        sharding = self.out_shardings[j]
+        if sharding is None:
+            return ""
+        return f"sdy.sharding = {sdy_sharding(sharding, self.avals_out[j].ndim)}"
+
+
+def program_mesh(olympuspr: Olympuspr, shardings) -> Mesh | None:
+    """The mesh a program runs on: that of its first NamedSharding (given
+    ones first, then its constraints); None when it names no mesh."""
+    found = [s for s in shardings if isinstance(s, NamedSharding)]
+    found += list(program_shardings(olympuspr))
+    if not found:
+        return None
+    mesh = found[0].mesh
+    for s in found[1:]:
+        if set(s.mesh.devices.flat) != set(mesh.devices.flat):
+            raise MeshMismatchError(
+                f"jit: one program uses shardings over devices "
+                f"{sorted(d.id for d in mesh.devices.flat)} and "
+                f"{sorted(d.id for d in s.mesh.devices.flat)}; put all of them on one "
+                f"mesh's devices")
+    return mesh
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+    return NamedSharding(mesh, PartitionSpec())
+
+
+def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout | None:
+    """The layout of a program over several devices, or None for one device.
+
+    `in_shardings` has one entry per parameter (constvars then invars):
+    a Sharding asked for (by `jit(in_shardings=)` or an argument's own
+    layout) or None (free: replicated); `out_shardings` one per result
+    (None: XLA's propagation decides). A layout no PartitionSpec on the
+    program's mesh can say becomes replicated (the argument is re-laid out)."""
+    avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
+    for api, shardings, avals in (("jit in_shardings", in_shardings, avals_in),
+                                  ("jit out_shardings", out_shardings, olympuspr.out_avals)):
+        for s, aval in zip(shardings, avals):
+            if s is not None:
+                s.shard_shape(aval.shape, api)  # ShardingShapeError: a misfit
+    mesh = program_mesh(olympuspr, list(in_shardings) + list(out_shardings))
+    if mesh is None or mesh.size == 1:
+        return None
+    named_in = [
+        (s is not None and as_named(s, mesh, a.ndim)) or replicated(mesh)
+        for s, a in zip(in_shardings, avals_in)
+    ]
+    named_out = [
+        s if s is None else as_named(s, mesh, a.ndim) or replicated(mesh)
+        for s, a in zip(out_shardings, olympuspr.out_avals)
+    ]
+    meshes = list(dict.fromkeys(
+        [mesh] + [s.mesh for s in named_in] + [s.mesh for s in named_out if s is not None]
+        + [s.mesh for s in program_shardings(olympuspr)]))
+    return SpmdLayout(tuple(mesh.devices.flat), named_in, named_out, avals_in,
+                      olympuspr.out_avals, meshes, mesh)
+
+
+class ShardedExecutable:
+    """A module from `build_module(..., layout=layout)` compiled for the
+    layout's devices: call it with Arrays (or host values), each is laid out
+    as its parameter asks, results come back as Arrays over the devices."""
+
+    __slots__ = ("loaded", "in_shardings", "out_avals", "out_shardings", "text",
+                 "_handlers", "devices", "ordered")
+
+    def __init__(self, text: str, layout: SpmdLayout):
+        self.devices = layout.devices
+        self.text = text
+        self.in_shardings = layout.in_shardings
+        self.out_avals = layout.avals_out
+        self.loaded = self._compile()
+        self.out_shardings = self._result_shardings(layout.mesh, layout.out_shardings)
+        self._handlers = [
+            client.result_handler(aval, self.devices, s._tiling(aval.ndim).hlo_text())
+            for aval, s in zip(self.out_avals, self.out_shardings)
+        ]
+        self.ordered = returns_ordering_token(text)  # host callbacks: a token comes last
+        if self.ordered:
+            self._handlers.append(
+                client.result_handler(_TOKEN_AVAL, self.devices, "{replicated}"))
+
+    def _compile(self):
+        options = client.xc.CompileOptions()
+        count = len(self.devices)
+        options.num_replicas, options.num_partitions = 1, count
+        # partition i runs on the i-th device of the layout (ids, not positions)
+        options.device_assignment = client.xc.DeviceAssignment.create(
+            np.array([[d.id for d in self.devices]]))
+        build = options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+        build.allow_spmd_sharding_propagation_to_output = [True]
+        try:
+            return compiler.compile_and_load(
+                client.get_client(), self.text, client.xc.DeviceList(self.devices), options)
+        except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
+            raise LoweringError(
+                f"XLA could not compile the program for {count} devices: {err}\n"
+                f"--- StableHLO ---\n{self.text}") from None
+
+    def _result_shardings(self, mesh: Mesh, asked) -> list[Sharding]:
+        """Asked-for layouts, else XLA's choice (as a NamedSharding when one
+        on the program's mesh says the same)."""
+        chosen = self.loaded.get_output_shardings()
+        out = []
+        for aval, want, proto in zip(self.out_avals, asked, chosen):
+            if want is not None:
+                out.append(want)
+                continue
+            hlo = client.xc.HloSharding.from_proto(proto)
+            found = GSPMDSharding(self.devices, tiling_of_hlo(hlo, aval.ndim, len(self.devices)))
+            out.append(as_named(found, mesh, aval.ndim) or found)
+        return out
+
+    def call(self, args: list) -> list[Array]:
+        buffers = [
+            x._live_global() if type(x) is Array and x._sharding is s
+            else put(x, s)._live_global()
+            for x, s in zip(args, self.in_shardings)
+        ]
+        try:
+            results = self.loaded.execute_sharded(buffers, with_tokens=self.ordered)
+            if self.ordered:
+                done = results.consume_token()
+            results = results.consume_with_handlers(self._handlers)
+            if self.ordered:
+                done.block_until_ready()
+        except client.xc.XlaRuntimeError as err:  # how XLA reports a failed Python callback
+            host_callback.raise_callback_error(err)
+        outs = [placed_array(buf, aval, s)
+                for buf, aval, s in zip(results, self.out_avals, self.out_shardings)]
+        for out in outs:  # see the module docstring: no two programs in flight
+            out.block_until_ready()
+        return outs

@@ -1,0 +1,75 @@
+"""`with_sharding_constraint`: asks XLA's partitioner to lay a value out so.
+
+Inside jit it lowers to a Shardy `sdy.sharding_constraint` (the partitioner
+moves data as needed); eagerly it is `device_put`. The value is unchanged, so
+its derivative is itself on tangents, its transpose constrains the cotangent
+the same way, and under vmap the batch dimension is left unsplit.
+"""
+
+from __future__ import annotations
+
+from olympus.backends.xla.array import put
+from olympus.backends.xla.sharding import NamedSharding, PartitionSpec
+from olympus.backends.xla.spmd import sdy_sharding
+from olympus.lax.base import define_primitive
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.transforms.batching import batch_rules
+from olympus.transforms.jvp import defjvp_linear
+from olympus.transforms.linearize import transpose_rules
+
+
+def _abstract_eval(x, *, sharding):
+    sharding.shard_shape(x.shape, "with_sharding_constraint")  # named errors
+    return x
+
+
+def _lower(ctx, x, *, sharding):
+    if not ctx.emitter.spmd or sharding.num_devices == 1:
+        return x  # a program on one device: nothing to lay out
+    attr = f"sharding = {sdy_sharding(sharding, ctx.aval_out.ndim)}"
+    return ctx.op("sdy.sharding_constraint", [x], attr)
+
+
+sharding_constraint_p = define_primitive("sharding_constraint", _abstract_eval, _lower)
+sharding_constraint_p.def_impl(lambda x, *, sharding: put(x, sharding))
+defjvp_linear(sharding_constraint_p)
+transpose_rules[sharding_constraint_p] = (
+    lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)])
+
+
+def _batch(axis_size, vals, dims, *, sharding):
+    (x,), (dim,) = vals, dims
+    if dim is None:
+        return sharding_constraint_p.bind(x, sharding=sharding), None
+    ndim = len(x.shape) - 1
+    parts = [sharding.spec[d] if d < len(sharding.spec) else None for d in range(ndim)]
+    parts.insert(dim, None)
+    batched = NamedSharding(sharding.mesh, PartitionSpec(*parts))
+    return sharding_constraint_p.bind(x, sharding=batched), dim
+
+
+batch_rules[sharding_constraint_p] = _batch
+
+
+def with_sharding_constraint(x, shardings):
+    """`x` (a pytree) laid out as `shardings` (one NamedSharding, or a pytree
+    of them matching `x`) says, wherever XLA's partitioner can see it.
+
+    >>> mesh = olympus.make_mesh((1,), ("x",))
+    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
+    >>> olympus.jit(lambda v: lax.with_sharding_constraint(v * 2, s))(jnp.ones(2))
+    Array([2., 2.], dtype=float32)
+    """
+    leaves, tree = tree_flatten(x)
+    if isinstance(shardings, NamedSharding):
+        per_leaf = [shardings] * len(leaves)
+    else:
+        per_leaf, _ = tree_flatten(shardings)
+    if len(per_leaf) != len(leaves) or not all(
+        isinstance(s, NamedSharding) for s in per_leaf
+    ):
+        raise TypeError(
+            f"with_sharding_constraint takes a NamedSharding or a pytree of them "
+            f"matching its {len(leaves)} values, got {shardings!r}")
+    outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
+    return tree_unflatten(tree, outs)

@@ -1,0 +1,79 @@
+"""Random programs run split over 4 CPU devices equal the same programs on one.
+
+In a subprocess with OLYMPUS_NUM_CPU_DEVICES=4 (this process has one device):
+each generated program's arguments are laid out over a mesh (split along an
+axis where its size divides, else replicated), jit partitions the program
+through XLA's SPMD partitioner, and its results must equal the single-device
+jit's, both for the program and for its gradient; so must the program run as
+the per-device body of a shard_map.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PROGRAMS = 40
+
+_SCRIPT = r"""
+import sys
+import numpy as np
+sys.path.insert(0, HERE)
+from program_generator import generate
+import olympus
+from olympus.sharding import NamedSharding, PartitionSpec as P
+from olympus.tracer.pytree import tree_flatten
+
+mesh = olympus.make_mesh((2, 2), ("x", "y"))
+
+def layout(a, turn):
+    parts = [None] * a.ndim
+    for dim in range(a.ndim):
+        for axis in (("x", "y"), "x", "y")[turn % 3:]:
+            size = 4 if isinstance(axis, tuple) else 2
+            if a.shape[dim] % size == 0 and axis not in parts:
+                parts[dim] = axis
+                break
+        if parts[dim] is not None:
+            break
+    return NamedSharding(mesh, P(*parts))
+
+def close(got, want, what):
+    got, want = tree_flatten(got)[0], tree_flatten(want)[0]
+    assert len(got) == len(want), what
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-4, atol=2e-4,
+                                   err_msg=what)
+
+ran = 0
+for seed in range(SEEDS):
+    program = generate(seed)
+    fun, args = program.function(), program.arguments()
+    want = olympus.jit(fun)(*args)
+    placed = [olympus.device_put(a, layout(a, seed + i)) for i, a in enumerate(args)]
+    got = olympus.jit(fun)(*placed)
+    close(got, want, f"seed {seed}: sharded jit")
+    # the program as every device's body of a shard_map (replicated in and out)
+    per_device = olympus.shard_map(fun, mesh, P(), P())
+    close(olympus.jit(per_device)(*placed), want, f"seed {seed}: shard_map")
+    floats = program.float_inputs()
+    if floats and program.reverse_differentiable():
+        loss = lambda *xs: sum(np.float32(0) + (l.astype("float32") ** 2).sum()
+                               for l in tree_flatten(fun(*xs))[0])
+        grad = olympus.jit(olympus.grad(loss, argnums=tuple(floats)))
+        close(grad(*placed), grad(*args), f"seed {seed}: sharded grad")
+    ran += 1
+print("ran", ran)
+"""
+
+
+def test_sharded_programs_match_one_device():
+    env = dict(os.environ, OLYMPUS_NUM_CPU_DEVICES="4", PYTHONPATH=ROOT)
+    script = _SCRIPT.replace("HERE", repr(HERE)).replace("SEEDS", str(PROGRAMS))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert f"ran {PROGRAMS}" in done.stdout

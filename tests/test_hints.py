@@ -1,0 +1,353 @@
+"""Hints (issue #15 item 4): named_scope, olympus.hint, checkpoint_name
+policies: printed in the IR, kept by jvp/transpose/vmap/checkpoint and the
+optimizer, lowered (op locations, precision config), parsed back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.ad_checkpoint import checkpoint_name, checkpoint_policies as cp
+from olympus.ir import parse, serialize
+
+
+def scoped(x):
+    with olympus.named_scope("outer"):
+        y = jnp.sin(x)
+        with olympus.named_scope("inner"):
+            z = y * 2.0
+    return jnp.sum(z)
+
+
+def scopes(closed) -> list[str]:
+    """The scope of every equation, sub-programs included."""
+    return [
+        p.eqns[i].source_info.scope
+        for p, i in serialize.walk_eqns(closed)
+        if p.eqns[i].source_info is not None
+    ]
+
+
+def lowered(f, *args) -> str:
+    return olympus.jit(f).trace(*args).lower().as_text(generic=True)
+
+
+# ---- named_scope ----------------------------------------------------------------
+def test_named_scope_prints_with_source_info_only():
+    closed = olympus.make_olympuspr(scoped)(jnp.ones(3))
+    text = closed.pretty(source_info=True)
+    assert "(scoped) [outer]" in text and "(scoped) [outer/inner]" in text
+    lines = text.splitlines()
+    assert lines[-2].endswith("(scoped)")  # reduce_sum: outside any scope
+    assert "[outer" not in str(closed)  # the plain print is unchanged
+
+
+def test_named_scope_is_a_decorator():
+    @olympus.named_scope("block")
+    def f(x):
+        return jnp.cos(x)
+
+    assert scopes(olympus.make_olympuspr(f)(1.0)) == ["block"]
+
+
+def test_named_scope_rejects_a_non_string():
+    with pytest.raises(
+        TypeError, match="named_scope: the name must be a non-empty str"
+    ):
+        with olympus.named_scope(3):
+            pass
+
+
+def test_named_scope_survives_grad_and_vmap():
+    x = jnp.ones(3)
+    grad_scopes = scopes(olympus.make_olympuspr(olympus.grad(scoped))(x))
+    # forward sin/cos and the backward mul of each scope keep the forward scope
+    assert grad_scopes.count("outer") == 3 and grad_scopes.count("outer/inner") == 2
+    program = olympus.make_olympuspr(olympus.grad(scoped))(x).olympuspr
+    backward = [e for e in program.eqns if e.source_info.backward]
+    assert {e.source_info.scope for e in backward} >= {"outer", "outer/inner"}
+    assert scopes(olympus.make_olympuspr(olympus.vmap(scoped))(jnp.ones((2, 3)))) == [
+        "outer",
+        "outer/inner",
+        "",
+    ]
+
+
+def test_named_scope_survives_checkpoint_and_the_optimizer():
+    x = jnp.ones(3)
+    remat = olympus.make_olympuspr(olympus.grad(olympus.checkpoint(scoped)))(x)
+    recompute = [e for e in remat.eqns if e.params.get("name") == "remat(scoped)"]
+    assert recompute and "outer" in scopes(recompute[0].params["olympuspr"])
+    optimized = olympus.make_olympuspr(olympus.grad(scoped), optimize=True)(x)
+    assert "outer" in scopes(optimized) and "outer/inner" in scopes(optimized)
+
+
+def test_jit_body_scopes_are_relative_and_lowering_prefixes_them():
+    inner = olympus.jit(scoped)
+
+    def f(x):
+        with olympus.named_scope("model"):
+            return inner(x)
+
+    closed = olympus.make_olympuspr(f)(jnp.ones(3))
+    assert closed.eqns[0].source_info.scope == "model"
+    body = closed.eqns[0].params["olympuspr"]
+    assert scopes(body) == ["outer", "outer/inner", ""]
+    text = lowered(f, jnp.ones(3))
+    assert 'loc("model/outer/sin"(' in text and 'loc("model/outer/inner/mul"(' in text
+    assert 'loc("model/reduce_sum"(' in text
+
+
+def test_lowering_names_ops_and_compiles():
+    text = lowered(scoped, jnp.ones(3))
+    assert (
+        'stablehlo.sine"(%0) : (tensor<3xf32>) -> tensor<3xf32> loc("outer/sin"('
+        in text
+    )
+    assert "reduce" in text and text.count("loc(") < text.count("stablehlo.")
+    compiled = olympus.jit(scoped).trace(jnp.ones(3)).lower().compile()
+    assert 'op_name="outer/sin"' in compiled.as_text()
+    np.testing.assert_allclose(compiled(jnp.ones(3)), 6 * np.sin(1.0), rtol=1e-6)
+
+
+def test_backward_ops_are_named_transpose_of_their_scope():
+    text = lowered(olympus.grad(scoped), jnp.ones(3))
+    assert 'loc("transpose(outer/inner)/mul"(' in text
+
+
+def test_lowering_without_scopes_has_no_locations():
+    assert "loc(" not in lowered(lambda x: jnp.sum(jnp.sin(x) * 2.0), jnp.ones(3))
+
+
+def test_scope_names_are_escaped_in_mlir():
+    def f(x):
+        with olympus.named_scope('a"b\\c'):
+            return jnp.sin(x)
+
+    text = lowered(f, jnp.ones(2))
+    assert 'loc("a\\22b\\5Cc/sin"(' in text
+    np.testing.assert_allclose(
+        olympus.jit(f)(jnp.ones(2)), np.sin(np.ones(2)), rtol=1e-6
+    )
+
+
+def test_scopes_parse_and_serialize_back(tmp_path):
+    closed = olympus.make_olympuspr(olympus.grad(scoped))(jnp.ones(3))
+    text = closed.pretty(source_info=True)
+    assert parse(text).pretty(source_info=True) == text
+    path = tmp_path / "p.olympuspr"
+    serialize.save(closed, path)
+    assert serialize.load(path).pretty(source_info=True) == text
+
+
+# ---- olympus.hint ---------------------------------------------------------------
+def hinted(x):
+    return jnp.sum(olympus.hint(x, device="gpu", unroll=4, note="7") * 3.0)
+
+
+def hint_params(closed) -> list[dict]:
+    return [
+        p.eqns[i].params
+        for p, i in serialize.walk_eqns(closed)
+        if p.eqns[i].primitive.name == "hint"
+    ]
+
+
+def test_hint_prints_its_params_and_parses_back():
+    closed = olympus.make_olympuspr(hinted)(jnp.ones(3))
+    assert 'b:f32[3] = hint[device="gpu" note="7" unroll=4] a' in str(closed)
+    again = parse(str(closed))
+    assert str(again) == str(closed)
+    assert hint_params(again) == [{"device": "gpu", "note": "7", "unroll": 4}]
+
+
+def test_hint_values_of_every_kind_round_trip():
+    def f(x):
+        return olympus.hint(x, s="a b", i=-2, r=0.5, b=True, n=None, t=(1, "x"))
+
+    closed = olympus.make_olympuspr(f)(1.0)
+    assert hint_params(parse(str(closed))) == hint_params(closed)
+
+
+def test_hint_is_the_identity_everywhere():
+    x = np.array([0.5, 1.5], np.float32)
+    assert olympus.hint(x, device="gpu") is x  # eager: the value itself
+    np.testing.assert_allclose(olympus.jit(hinted)(x), 6.0)
+    np.testing.assert_allclose(olympus.grad(hinted)(x), [3.0, 3.0])
+    tree = olympus.make_olympuspr(lambda t: olympus.hint(t, k=1))({"a": x, "b": x})
+    assert len(hint_params(tree)) == 2
+
+
+def test_hint_survives_jvp_transpose_vmap_checkpoint_optimizer():
+    x = jnp.ones(3)
+    want = {"device": "gpu", "note": "7", "unroll": 4}
+    # grad: the primal's hint, and the cotangent's (transpose of the tangent's)
+    assert hint_params(olympus.make_olympuspr(olympus.grad(hinted))(x)) == [want, want]
+    jvp = olympus.make_olympuspr(lambda x, t: olympus.jvp(hinted, (x,), (t,)))(x, x)
+    assert hint_params(jvp) == [want, want]
+    assert hint_params(
+        olympus.make_olympuspr(olympus.vmap(hinted))(jnp.ones((2, 3)))
+    ) == [want]
+    remat = olympus.make_olympuspr(olympus.grad(olympus.checkpoint(hinted)))(x)
+    assert want in hint_params(remat)
+    optimized = olympus.make_olympuspr(olympus.grad(hinted), optimize=True)(x)
+    assert hint_params(optimized) == [want]  # the cotangent's; the primal's is dead
+
+
+def test_optimizer_keeps_a_used_hint_and_drops_an_unused_one():
+    def f(x):
+        olympus.hint(x, dead=True)
+        return olympus.hint(x, live=True) + 1.0
+
+    assert hint_params(olympus.make_olympuspr(f, optimize=True)(1.0)) == [
+        {"live": True}
+    ]
+
+
+def test_precision_hint_sets_the_matmul_precision_config():
+    def f(x, w):
+        return jnp.sum(olympus.hint(x, precision="highest") @ w)
+
+    x, w = jnp.ones((2, 3)), jnp.ones((3, 4))
+    assert hint_params(olympus.make_olympuspr(f)(x, w)) == [{"precision": "HIGHEST"}]
+    text = lowered(f, x, w)
+    assert (
+        "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision DEFAULT>]"
+        in text
+    )
+    # the backward matmul that reads the hinted value too (w's cotangent)
+    grad_text = lowered(olympus.grad(f, argnums=1), x, w)
+    assert "#stablehlo<precision HIGHEST>" in grad_text
+    np.testing.assert_allclose(olympus.jit(f)(x, w), 24.0)
+
+    # an explicit precision= wins over the hint
+    def g(x, w):
+        return lax.dot(olympus.hint(x, precision="highest"), w, precision="high")
+
+    assert "#stablehlo<precision HIGHEST>" not in lowered(g, x, w)
+    assert "precision_config" not in lowered(lambda x, w: x @ w, x, w)
+
+
+def test_precision_hint_accepts_lax_precision():
+    def f(x):
+        return olympus.hint(x, precision=lax.Precision.HIGH)
+
+    assert hint_params(olympus.make_olympuspr(f)(1.0)) == [{"precision": "HIGH"}]
+
+
+def test_unknown_precision_value_is_a_named_error():
+    with pytest.raises(
+        lax.HintValueError,
+        match=r"olympus.hint: unknown value "
+        r"precision='fast' at .*test_hints.py:\d+",
+    ):
+        olympus.hint(jnp.ones(2), precision="fast")
+    with pytest.raises(ValueError, match="precision=None"):
+        olympus.make_olympuspr(lambda x: olympus.hint(x, precision=None))(1.0)
+
+
+def test_unprintable_hint_value_is_a_named_error():
+    with pytest.raises(
+        lax.HintTypeError,
+        match=r"olympus.hint: tile=\[8, 8\] has type list "
+        r"at .*test_hints.py:\d+.*str, int, float, bool, None or tuples",
+    ):
+        olympus.make_olympuspr(lambda x: olympus.hint(x, tile=[8, 8]))(1.0)
+
+
+# ---- checkpoint_name policies ------------------------------------------------------
+def tagged(x):
+    a = checkpoint_name(jnp.sin(x), "a")
+    b = checkpoint_name(jnp.cos(a), "b")
+    return jnp.sum(jnp.sin(b) * a)
+
+
+def saved_residuals(f, x) -> set[str]:
+    """The values the forward checkpoint of grad(f) passes to the backward
+    pass, by checkpoint_name (or primitive name when untagged)."""
+    program = olympus.make_olympuspr(olympus.grad(f))(x).olympuspr
+    forward = program.eqns[0]
+    assert forward.primitive.name == "checkpoint"
+    used = {v for e in program.eqns[1:] for v in e.invars}
+    body = forward.params["olympuspr"].olympuspr
+    producers = {v: e for e in body.eqns for v in e.outvars}
+    names = set()
+    for out, inner in zip(forward.outvars[1:], body.outvars[1:]):
+        if out in used:
+            eqn = producers[inner]
+            while eqn.primitive.name == "pjit":  # a value tagged inside a jitted call
+                jitted = eqn.params["olympuspr"].olympuspr
+                inner = jitted.outvars[eqn.outvars.index(inner)]
+                eqn = next(e for e in jitted.eqns if inner in e.outvars)
+            names.add(
+                eqn.params["name"]
+                if eqn.primitive.name == "name"
+                else eqn.primitive.name
+            )
+    return names
+
+
+@pytest.mark.parametrize(
+    "policy, saved",
+    [
+        (None, set()),
+        (cp.save_only_these_names("a"), {"a"}),
+        (cp.save_only_these_names("a", "b"), {"a", "b"}),
+        (cp.save_any_names_but_these("a"), {"b"}),
+        (cp.save_any_names_but_these(), {"a", "b"}),
+    ],
+)
+def test_checkpoint_name_policies_choose_the_saved_residuals(policy, saved):
+    x = np.array([0.3, 0.5], np.float32)
+    f = olympus.checkpoint(tagged, policy=policy)
+    assert saved_residuals(f, x) == saved
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x), rtol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "policy, saved",
+    [
+        (None, set()),
+        (cp.save_only_these_names("a"), {"a"}),
+        (
+            cp.save_only_these_names("b"),
+            set(),
+        ),  # b itself is no residual of the jitted call
+    ],
+)
+def test_name_policies_see_tags_inside_a_jitted_call(policy, saved):
+    x = np.array([0.3, 0.5], np.float32)
+    jitted = olympus.jit(tagged)
+    f = olympus.checkpoint(lambda x: jitted(x), policy=policy)
+    assert saved_residuals(f, x) == saved
+    np.testing.assert_allclose(olympus.grad(f)(x), olympus.grad(tagged)(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(f))(x), olympus.grad(tagged)(x), rtol=1e-6
+    )
+
+
+def test_scopes_inside_control_flow_regions_lower_and_run():
+    def body(c, x):
+        with olympus.named_scope("step"):
+            return c + jnp.sin(x), c
+
+    def f(xs):
+        with olympus.named_scope("loop"):
+            c, _ = lax.scan(body, 0.0, xs)
+        return lax.cond(c > 0, lambda c: c * 2.0, lambda c: c, c)
+
+    xs = jnp.arange(3.0)
+    text = lowered(f, xs)
+    assert 'loc("loop/step/sin"(' in text and 'loc("loop/scan"(' in text
+    want = 2 * np.sum(np.sin(np.arange(3.0)))
+    np.testing.assert_allclose(olympus.jit(f)(xs), want, rtol=1e-6)
+    grad_text = lowered(olympus.grad(f), xs)
+    assert "transpose(loop/step)/" in grad_text
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(f))(xs), 2 * np.cos(np.arange(3.0)), rtol=1e-6
+    )
