@@ -5,7 +5,9 @@ Measures, for olympus and (when it is importable) JAX in the same process:
   - the same call with NumPy arguments (a host-to-device copy each call),
   - a jit call whose argument is a dict of 100 small arrays (pytree flattening),
   - a jit call with a static argument (the signature key of the general path),
-  - one eager op (`x + y`) and an eager `jnp.sin(x)`,
+  - one eager op (`x + y`), an eager `jnp.sin(x)` and an eager 3-layer MLP,
+  - a notebook-like first cell (20 distinct eager ops) in a fresh interpreter,
+    olympus with an empty and with a filled persistent compilation cache,
   - `import olympus` / `import jax` time, each in a fresh interpreter.
 
 The machine is shared and noisy, so every figure is the median over several
@@ -75,10 +77,73 @@ def import_time(module: str, repeats: int) -> float:
 
 _PYCACHE = os.path.join(tempfile.gettempdir(), "olympus-benchmark-pycache")
 
+FIRST_CELL = """
+import sys, time
+import numpy as np
+if sys.argv[1] == "olympus":
+    import olympus.numpy as jnp
+else:
+    import jax
+    jax.config.update("jax_platforms", "cpu")
+    import jax.numpy as jnp
+x = jnp.asarray(np.linspace(0.1, 1.0, 12, dtype=np.float32).reshape(3, 4))
+y = jnp.asarray(np.linspace(1.0, 2.0, 12, dtype=np.float32).reshape(3, 4))
+x.block_until_ready(), y.block_until_ready()
+ops = [jnp.sin, jnp.cos, jnp.exp, jnp.log, jnp.tanh, jnp.sqrt, jnp.abs, jnp.negative,
+       lambda a: a + y, lambda a: a - y, lambda a: a / y, lambda a: a * y,
+       lambda a: jnp.maximum(a, y), lambda a: jnp.minimum(a, y), jnp.sum,
+       lambda a: jnp.max(a, axis=1), lambda a: a @ a.T, lambda a: a.reshape(4, 3),
+       lambda a: a.T, lambda a: a > y]
+start = time.perf_counter()
+for op in ops:
+    op(x).block_until_ready()
+print(time.perf_counter() - start)
+"""
+
+
+def first_cell_time(lib: str, repeats: int, cache: str | None) -> float:
+    """Median wall time of 20 distinct eager ops, each used for the first time,
+    in a fresh interpreter (imports and the input arrays not counted).
+    `cache`: olympus's persistent compilation cache folder ("" = a new empty
+    one per run); JAX runs with its defaults (eager ops are not persisted)."""
+    times = []
+    for _ in range(repeats):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1", PYTHONPYCACHEPREFIX=_PYCACHE)
+        with tempfile.TemporaryDirectory() as empty:
+            if lib == "olympus":
+                env["OLYMPUS_COMPILATION_CACHE_DIR"] = cache or empty
+            out = subprocess.run([sys.executable, "-c", FIRST_CELL, lib], env=env,
+                                 capture_output=True, text=True, check=True)
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+def first_cell_rows(with_jax: bool, repeats: int) -> list[tuple]:
+    """(case, unit, per-library figures) rows for the first-cell cases."""
+    jax_time = [first_cell_time("jax", repeats, None)] if with_jax else []
+    with tempfile.TemporaryDirectory() as warm:
+        first_cell_time("olympus", 1, warm)  # fills the cache
+        warm_time = first_cell_time("olympus", repeats, warm)
+    cold_time = first_cell_time("olympus", repeats, "")
+    return [("first cell, 20 ops (empty cache)", "s", [cold_time, *jax_time]),
+            ("first cell, 20 ops (filled cache)", "s", [warm_time, *jax_time])]
+
 
 # ---- the workloads, written once against either library ----------------------
 def tiny(jnp):
     return lambda x, y: jnp.sum(x + jnp.sin(y) * 3.0)
+
+
+def mlp(jnp):
+    """A 3-layer tanh MLP, run op by op (eager): 8 ops per call."""
+
+    def forward(params, x):
+        for w, b in params[:-1]:
+            x = jnp.tanh(x @ w + b)
+        w, b = params[-1]
+        return x @ w + b
+
+    return forward
 
 
 def dict_sum(jnp):
@@ -98,6 +163,15 @@ def workloads(lib, jnp) -> dict:
     g = lib.jit(dict_sum(jnp))
     h = lib.jit(scaled, static_argnums=1)
     tree = {f"w{i:03d}": lib.device_put(np.full(4, i, np.float32)) for i in range(100)}
+    rng = np.random.default_rng(0)
+    sizes = [(16, 32), (32, 32), (32, 4)]
+    host_params = [(rng.normal(size=s).astype(np.float32) / 4,
+                    rng.normal(size=s[1]).astype(np.float32)) for s in sizes]
+    params = lib.device_put(host_params)
+    batch_host = rng.normal(size=(8, 16)).astype(np.float32)
+    batch = lib.device_put(batch_host)
+    forward = mlp(jnp)
+    check_same(forward(params, batch), mlp(np)(host_params, batch_host), rtol=1e-4)
     check_same(f(x, y), tiny(np)(x_host, y_host))
     check_same(g(tree), float(sum(4 * i for i in range(100))))
     check_same(h(x, 2.0), x_host * 2.0)
@@ -108,11 +182,12 @@ def workloads(lib, jnp) -> dict:
         "jit, static argument": lambda: h(x, 2.0),
         "eager x + y": lambda: (x + y),
         "eager jnp.sin(x)": lambda: jnp.sin(x),
+        "eager 3-layer MLP": lambda: forward(params, batch),
     }
 
 
-def check_same(got, want) -> None:
-    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+def check_same(got, want, rtol: float = 1e-5) -> None:
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)
 
 
 NUMBERS = {  # calls per round: enough for ~50-100 ms per round
@@ -122,6 +197,7 @@ NUMBERS = {  # calls per round: enough for ~50-100 ms per round
     "jit, static argument": 5000,
     "eager x + y": 5000,
     "eager jnp.sin(x)": 5000,
+    "eager 3-layer MLP": 1000,
 }
 
 
@@ -158,6 +234,7 @@ def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> tuple
             for name in libs:
                 per_lib[name].append(time_per_call(loads[name][case], n, 1))
         rows.append((case, "us", [per_lib[name] for name in libs]))
+    rows.extend(first_cell_rows(with_jax, import_repeats))
     rows.append(("import", "s", [imports[name] for name in libs]))
     return rows, import_time("numpy", import_repeats)
 

@@ -176,7 +176,7 @@ class JitFunction:
                 avals.append(a.aval)
                 buffers.append(a._buf)
             elif type(a) is np.ndarray:
-                avals.append(_ndarray_aval(a))
+                avals.append(_ndarray_avals.get((a.shape, a.dtype)) or _ndarray_aval(a))
                 buffers.append(a)
                 on_host = True
             else:
@@ -185,8 +185,9 @@ class JitFunction:
         if entry is None:
             return _MISS
         if on_host:  # copy NumPy arguments only once the call is known to hit
-            buffers = [_host_buffer(b, aval) if type(b) is np.ndarray else b
-                       for b, aval in zip(buffers, avals)]
+            for i, b in enumerate(buffers):
+                if type(b) is np.ndarray:
+                    buffers[i] = _host_buffer(b, avals[i])
         try:
             return entry.run_buffers(buffers)
         except TypeError:  # a deleted Array: the slow path raises the error

@@ -15,6 +15,7 @@ from olympus import caches, lax
 def _fill_every_cache(jitted):
     x = np.ones(3, np.float32)
     jitted(x)  # a NumPy argument: ndarray avals
+    jnp.sin(jnp.ones(2))  # an eager op on an Array: the eager fast path
     olympus.grad(lambda v: jnp.sum(jitted(v)))(x)  # pjit executables, transformed programs
     lax.fori_loop(0, 3, lambda i, c: c + 1.0, jnp.zeros(2))  # eager control flow
     jnp.unique(jnp.array([1, 2, 2]))  # jnp set-operation jits

@@ -237,12 +237,31 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free.
     `precision` (a lax.Precision, its name, "float32", ..., or a pair) becomes
     XLA's precision config, also on the matmuls of its derivatives."""
-    (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    dn = _dimension_numbers(dimension_numbers)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
     prec = red.canonical_precision(precision, "lax.dot_general")
     return red.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=prec,
                                   preferred_element_type=pet)
+
+
+_DIMENSION_NUMBERS: dict = {}  # dimension_numbers as given -> as Python ints
+
+
+def _dimension_numbers(dimension_numbers) -> tuple:
+    """dot_general's dimension numbers as tuples of ints, cached for hashable
+    ones (an eager matmul's latency is measured)."""
+    try:
+        return _DIMENSION_NUMBERS[dimension_numbers]
+    except (KeyError, TypeError):
+        pass
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    try:
+        if len(_DIMENSION_NUMBERS) < 1024:
+            _DIMENSION_NUMBERS[dimension_numbers] = dn
+    except TypeError:  # lists: not cached
+        pass
+    return dn
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

@@ -5,6 +5,8 @@ this one; it imports none of them."""
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -120,6 +122,8 @@ def _convert(x, dtype, weak: bool):
 
 def promote_dtypes(*args):
     """Converts operands to their common dtype (JAX's lattice, weak scalars)."""
+    if _one_strong_dtype(args):
+        return list(args)
     args = [to_operand(x) for x in args]
     if len(args) < 2:
         return args
@@ -139,6 +143,18 @@ def promote_dtypes_inexact(*args):
 
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy broadcasting of shapes, with an error naming them when they clash."""
+    try:
+        return _broadcast_shapes_cached(shapes)
+    except TypeError:  # a shape given as a list
+        return _broadcast_shapes(shapes)
+
+
+@functools.lru_cache(maxsize=1024)
+def _broadcast_shapes_cached(shapes: tuple) -> tuple:
+    return _broadcast_shapes(shapes)
+
+
+def _broadcast_shapes(shapes) -> tuple:
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(ndim):
@@ -157,11 +173,19 @@ def broadcast_to(x, shape):
         return x
     if broadcast_shapes(aval.shape, shape) != shape:
         raise ValueError(f"cannot broadcast an array of shape {aval.shape} to {shape}")
-    lead = len(shape) - aval.ndim
-    keep = [i for i, d in enumerate(aval.shape) if d == shape[lead + i]]
-    if len(keep) != aval.ndim:  # size-1 axes that grow are dropped, then re-broadcast
-        x = lax.reshape(x, [aval.shape[i] for i in keep])
-    return lax.broadcast_in_dim(x, shape, [lead + i for i in keep])
+    kept_shape, dims = _broadcast_plan(aval.shape, shape)
+    if kept_shape is not None:  # size-1 axes that grow are dropped, then re-broadcast
+        x = lax.reshape(x, kept_shape)
+    return lax.broadcast_in_dim(x, shape, dims)
+
+
+@functools.lru_cache(maxsize=1024)
+def _broadcast_plan(from_shape: tuple, shape: tuple) -> tuple:
+    """(the shape to reshape to first, or None; broadcast_in_dim's dimensions)."""
+    lead = len(shape) - len(from_shape)
+    keep = [i for i, d in enumerate(from_shape) if d == shape[lead + i]]
+    kept_shape = None if len(keep) == len(from_shape) else [from_shape[i] for i in keep]
+    return kept_shape, tuple(lead + i for i in keep)
 
 
 def broadcast_operands(*args):
@@ -179,6 +203,20 @@ def prepare(*args, inexact: bool = False):
     return broadcast_operands(*args)
 
 
+def _one_strong_dtype(args: tuple) -> bool:
+    """Whether `promote_dtypes` would return `args` unchanged: Arrays (or
+    tracers) of one dtype, none weakly typed (skips the promotion lattice)."""
+    dtype = None
+    for x in args:
+        if type(x) is not Array and not isinstance(x, Tracer):
+            return False
+        aval = x.aval
+        if aval.weak_type or (dtype is not None and aval.dtype != dtype):
+            return False
+        dtype = aval.dtype
+    return dtype is not None
+
+
 def _already_agree(args: tuple, inexact: bool) -> bool:
     """Whether `prepare` would return `args` unchanged: arrays (or tracers) of
     one strong aval, inexact when asked. The usual case, so it skips
@@ -193,10 +231,10 @@ def _already_agree(args: tuple, inexact: bool) -> bool:
             return False
     if aval is None or aval.weak_type:
         return False
-    return not inexact or aval.dtype in _INEXACT_DTYPES
+    return not inexact or aval.dtype in INEXACT_DTYPES
 
 
-_INEXACT_DTYPES = frozenset(
+INEXACT_DTYPES = frozenset(
     np.dtype(d) for d in (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
                           dtypes.complex64, dtypes.complex128, *dtypes.float8_dtypes)
 )

@@ -281,6 +281,8 @@ def matmul(a, b):
     """`a @ b` with NumPy's rules: batch dimensions broadcast, vectors promote."""
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 2 and nb == 2:  # the common case: no batch dimensions
+        return lax.dot_general(a, b, (((1,), (0,)), ((), ())))
     if na == 0 or nb == 0:
         raise ValueError("matmul: operands must be at least 1-dimensional; use * for scalars")
     if na == 1 and nb == 1:

@@ -6,8 +6,12 @@ import ml_dtypes as _ml_dtypes
 import numpy as np
 
 from olympus import lax
+from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
+from olympus.numpy.compiled import compiled
+from olympus.tracer import core
 from olympus.numpy.core import (
+    INEXACT_DTYPES,
     as_arrays,
     aval_of,
     broadcast_operands,
@@ -113,7 +117,7 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
     `complex_fn` its form for complex numbers, ordered as NumPy and JAX order
     them (real part, then imaginary part)."""
 
-    def fn(x1, x2):
+    def body(x1, x2):
         x1, x2 = prepare(x1, x2, inexact=inexact)
         dtype = aval_of(x1).dtype
         if bool_fn is not None and dtype == dtypes.bool_:
@@ -122,14 +126,36 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
             return complex_fn(x1, x2)
         return lax_fn(x1, x2)
 
+    body.__name__ = name
+
+    def fn(x1, x2):
+        if _eager_broadcast(x1, x2):  # one dispatch, not a broadcast and the op
+            return compiled(body)(x1, x2)
+        return body(x1, x2)
+
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
     return fn
 
 
+def _eager_broadcast(x1, x2) -> bool:
+    """Whether an eager binary op on two Arrays must broadcast one of them:
+    then it runs jitted, as one executable (as JAX's jnp functions do),
+    rather than as an eager broadcast_in_dim and the op. Rank-0 operands stay
+    scalars (nothing to broadcast); with olympus_debug_nans on, ops stay eager
+    so a NaN is reported per primitive."""
+    if type(x1) is not Array or type(x2) is not Array:
+        return False
+    s1, s2 = x1.aval.shape, x2.aval.shape
+    return (s1 != s2 and s1 != () and s2 != () and core._state.trace is core.eval_trace
+            and not core._debug_nans[0])
+
+
 def _unary(lax_fn, name: str, inexact: bool = False):
     def fn(x):
-        (x,) = prepare(x, inexact=inexact)
+        # An Array that needs no conversion skips `prepare` (eager latency).
+        if type(x) is not Array or (inexact and x.aval.dtype not in INEXACT_DTYPES):
+            (x,) = prepare(x, inexact=inexact)
         return lax_fn(x)
 
     fn.__name__ = name

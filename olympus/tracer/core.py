@@ -155,6 +155,24 @@ def replaying(source_info: SourceInfo | None):
         _state.source_info = previous
 
 
+def _no_eager_hit(primitive, args, params):
+    return None
+
+
+# The backend's cached eager executables: (primitive, args, params) -> the
+# outputs, or None when this call is not a plain cache hit (see set_eager_hit).
+_eager_hit = _no_eager_hit
+
+
+def set_eager_hit(hit) -> None:
+    """The backend installs its eager cache lookup, which `bind` tries first on
+    the eval trace: a hit runs the cached executable without the primitive's
+    `impl`. It must return None unless every operand is a live device array
+    (never a tracer) and the result is what `impl` would give."""
+    global _eager_hit
+    _eager_hit = hit
+
+
 @contextmanager
 def named_scope(name: str):
     """Equations created inside carry the scope path (`outer/inner`): printed
@@ -191,7 +209,12 @@ def new_scope_root():
 
 
 def _bind(primitive, args, params):
-    return _state.trace.process_primitive(primitive, args, params)
+    trace = _state.trace
+    if trace is eval_trace and not _debug_nans[0]:
+        out = _eager_hit(primitive, args, params)
+        if out is not None:
+            return out
+    return trace.process_primitive(primitive, args, params)
 
 
 ir.set_binder(_bind)

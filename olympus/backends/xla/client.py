@@ -336,12 +336,13 @@ def host_to_device(value: np.ndarray, aval):
     The copy is made during the call: jaxlib's default (ZERO_COPY) makes the
     device buffer *alias* a 64-byte-aligned NumPy array on the CPU, so writing
     to the NumPy array later would change an immutable Array (or the input of
-    a jitted call still running).
+    a jitted call still running). x64 canonicalization stays off (True): the
+    value already has aval's dtype, so jaxlib must not narrow it.
     """
-    get_client()
+    if _client is None:
+        get_client()
     return xc.batched_device_put(
-        aval, _sharding, [value], [_default_device], True,
-        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
+        aval, _sharding, [value], [_default_device], True, False, _copy_during_call, True
     )
 
 

@@ -27,6 +27,13 @@ larger than the whole limit is not written. Several processes may share the
 folder: a file another one deleted or touched meanwhile is skipped, and a
 failed eviction is ignored (the folder may then briefly exceed the limit by
 what the racing writers add), never raised.
+
+Eager one-primitive programs (`eager=True`) compile in tens of milliseconds,
+which a notebook's first cell pays once per distinct op, while loading one
+takes under a millisecond. They go to the `eager` subfolder whatever their
+compile time, counted apart (`eager_hits`, `eager_misses`, `eager_stores`)
+and kept to the `EAGER_ENTRIES` most recently used (a few KiB each), so they
+never crowd the whole programs out of the folder's size limit.
 """
 
 from __future__ import annotations
@@ -45,8 +52,12 @@ logger = logging.getLogger("olympus.compilation_cache")
 # hits: loaded from disk; misses: compiled; stores: written; too_fast: compiled
 # but not written (under the minimum compile time); errors: unreadable entries
 # evictions: entries deleted to keep the folder within its size limit
-_stats = dict.fromkeys(("hits", "misses", "stores", "too_fast", "errors", "evictions"), 0)
+_stats = dict.fromkeys(
+    ("hits", "misses", "stores", "too_fast", "errors", "evictions",
+     "eager_hits", "eager_misses", "eager_stores"), 0)
 ENTRY_SUFFIX = ".xla"
+EAGER_SUBDIR = "eager"
+EAGER_ENTRIES = 2000  # eager one-primitive executables kept (about 5 KiB each)
 
 
 def cache_stats() -> dict:
@@ -161,7 +172,7 @@ def make_room(directory: str, incoming: int, limit: int) -> bool:
     return True
 
 
-def _store(client, path: str, executable) -> None:
+def _store(client, path: str, executable, counter: str = "stores") -> None:
     """Writes atomically (temp file + rename), so readers never see half an
     entry, after making room for it under the size limit."""
     try:
@@ -177,36 +188,57 @@ def _store(client, path: str, executable) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
-        _stats["stores"] += 1
+        _stats[counter] += 1
     except Exception as err:
         warnings.warn(f"could not write compilation cache entry {path}: {err}",
                       CompilationCacheWarning, stacklevel=4)
 
 
-def compile_and_load(client, text: str, devices, options):
-    """A LoadedExecutable for `text`, from the persistent cache when possible."""
+def compile_and_load(client, text: str, devices, options, eager: bool = False):
+    """A LoadedExecutable for `text`, from the persistent cache when possible;
+    `eager`: a one-primitive program of eager mode (kept apart, by count)."""
     if host_callback.uses_host_callbacks(text):
         return host_callback.compile_and_load(client, text, devices, options)
     directory = cache_dir()
     if directory is None:
         return client.compile_and_load(text, devices, options)
+    prefix = "eager_" if eager else ""
+    if eager:
+        directory = os.path.join(directory, EAGER_SUBDIR)
     path = os.path.join(directory, cache_key(client, text, options) + ENTRY_SUFFIX)
     executable = _load_cached(client, path, devices, options)
     if executable is not None:
-        _stats["hits"] += 1
+        _stats[prefix + "hits"] += 1
         _touch(path)
         logger.debug("persistent compilation cache hit: %s", path)
         return executable
-    _stats["misses"] += 1
+    _stats[prefix + "misses"] += 1
     start = time.perf_counter()
     executable = client.compile_and_load(text, devices, options)
     seconds = time.perf_counter() - start
+    if eager:
+        _store_eager(client, path, executable)
+        return executable
     if seconds < _min_compile_secs():
         _stats["too_fast"] += 1
         return executable
     _store(client, path, executable)
     logger.debug("persistent compilation cache write (%.3f s compile): %s", seconds, path)
     return executable
+
+
+def _store_eager(client, path: str, executable) -> None:
+    """Writes an eager entry after deleting the least recently used ones
+    beyond `EAGER_ENTRIES - 1` (scanned only on a compile, which costs more)."""
+    directory = os.path.dirname(path)
+    entries = _entries(directory)
+    for _, _, old in entries[: max(0, len(entries) - EAGER_ENTRIES + 1)]:
+        try:
+            os.remove(old)
+            _stats["evictions"] += 1
+        except OSError:  # another process removed it first
+            pass
+    _store(client, path, executable, "eager_stores")
 
 
 def _min_compile_secs() -> float:

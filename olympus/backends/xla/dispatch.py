@@ -14,7 +14,7 @@ from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
 from olympus.backends.xla.lowering import LoweringError, build_module, returns_ordering_token
-from olympus.tracer.core import aval_of
+from olympus.tracer.core import aval_of, set_eager_hit
 from olympus.tracer.errors import ArrayTooLargeError
 from olympus.tracer.staging import abstract_eval
 from olympus.tracer.core import user_source_info
@@ -49,11 +49,11 @@ class Executable:
 
     __slots__ = ("_handlers", "loaded", "ordered", "out_avals", "text")
 
-    def __init__(self, text: str, out_avals: list[ShapedArray]):
+    def __init__(self, text: str, out_avals: list[ShapedArray], eager: bool = False):
         get = client.get_client()
         try:
             self.loaded = compiler.compile_and_load(
-                get, text, client.device_list(), client.compile_options()
+                get, text, client.device_list(), client.compile_options(), eager
             )
         except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(
@@ -90,12 +90,15 @@ class Executable:
         return Array(out, self.out_avals[0])
 
 
-def compile_olympuspr(olympuspr: Olympuspr, name: str = "main", donated=()) -> Executable:
+def compile_olympuspr(
+    olympuspr: Olympuspr, name: str = "main", donated=(), eager: bool = False
+) -> Executable:
     """Compiles a program whose constvars then invars become the arguments
-    (`donated` ones may have their buffers reused for outputs)."""
+    (`donated` ones may have their buffers reused for outputs); `eager`: one
+    primitive of eager mode (persistently cached apart, see compiler.py)."""
     check_array_sizes(olympuspr, name)
     module = build_module(olympuspr, name, donated) if donated else build_module(olympuspr, name)
-    return Executable(module, olympuspr.out_avals)
+    return Executable(module, olympuspr.out_avals, eager)
 
 
 def _memory_bytes() -> int:
@@ -137,16 +140,15 @@ def _eager_executable(primitive, avals: tuple, params: dict):
     invars = [Var(a) for a in avals]
     outvars = [Var(a) for a in out_avals]
     olympuspr = Olympuspr([], invars, [Eqn(primitive, params, invars, outvars)], outvars)
-    return compile_olympuspr(olympuspr, primitive.name)
+    return compile_olympuspr(olympuspr, primitive.name, eager=True)
 
 
 def apply_primitive(primitive, *args, **params):
     """Runs one primitive on concrete values through a cached executable.
 
-    This is every eager op's path, so the common case (all operands Arrays,
-    executable cached) touches as little Python as possible; anything else
-    (NumPy or Python operands, a first call, a deleted Array) takes
-    `_apply_general`.
+    A plain hit (Array operands, one result) usually comes through `eager_hit`
+    from `bind` and never gets here; this handles the rest: NumPy or Python
+    operands, a first call, several results, a deleted Array, NaN checking.
     """
     try:
         avals = tuple([x.aval for x in args])
@@ -156,12 +158,64 @@ def apply_primitive(primitive, *args, **params):
         exe = None
     if exe is None:
         return _apply_general(primitive, args, params)
+    if not (exe.ordered or primitive.multiple_results):
+        _remember_hit(primitive, avals, params, exe)
     try:
         if primitive.multiple_results:
             return exe.call(buffers)
         return exe.call_one(buffers)
     except TypeError:  # a deleted Array's buffer is None: say so plainly
         return _apply_general(primitive, args, params)
+
+
+# (primitive, *operand avals[, params]) -> (execute, handlers, out aval): the
+# single-result executables `eager_hit` runs, in as little Python as possible
+# (eager op latency is measured in benchmarks/dispatch.py).
+_hits: dict = caches.register("eager fast path", BoundedCache(EAGER_CACHE_SIZE))
+
+
+def _hit_key(primitive, avals: tuple, params: dict) -> tuple:
+    if params:
+        return (primitive, *avals, tuple(params.items()))
+    return (primitive, *avals)
+
+
+def _remember_hit(primitive, avals: tuple, params: dict, exe: Executable) -> None:
+    key = _hit_key(primitive, avals, params)
+    if key not in _hits:
+        _hits[key] = (exe.loaded.execute_sharded, exe._handlers, exe.out_avals[0])
+
+
+def eager_hit(primitive, args: tuple, params: dict):
+    """`bind`'s first try on the eval trace: the output Array when every
+    operand is a live Array and a single-result executable for these avals
+    is cached, else None (the primitive's `impl` then takes over)."""
+    try:
+        if len(args) == 1:
+            (x,) = args
+            key, buffers = (primitive, x.aval), [x._buf]
+        elif len(args) == 2:
+            x, y = args
+            key, buffers = (primitive, x.aval, y.aval), [x._buf, y._buf]
+        else:
+            key = (primitive, *[x.aval for x in args])
+            buffers = [x._buf for x in args]
+        if params:
+            key = (*key, tuple(params.items()))
+        entry = _hits.get(key)
+    except (AttributeError, TypeError):  # not Arrays (tracers have no _buf); unhashable
+        return None
+    if entry is None:
+        return None
+    execute, handlers, aval = entry
+    try:
+        (out,) = execute(buffers).consume_with_handlers(handlers)
+    except TypeError:  # a deleted Array (buffer None): impl raises the error
+        return None
+    return Array(out, aval)
+
+
+set_eager_hit(eager_hit)
 
 
 def _apply_general(primitive, args: tuple, params: dict):
@@ -176,6 +230,9 @@ def _apply_general(primitive, args: tuple, params: dict):
         if key is not None:
             with _eager_lock:
                 _eager_cache[key] = exe
+    if (key is not None and not (exe.ordered or primitive.multiple_results)
+            and all([type(x) is Array for x in args])):
+        _remember_hit(primitive, avals, params, exe)
     outs = exe.call([buffer_of(x) for x in args])
     return outs if primitive.multiple_results else outs[0]
 
