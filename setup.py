@@ -7,5 +7,8 @@ setup(
     packages=find_packages(include=["olympus", "olympus.*"]),
     python_requires=">=3.11",
     install_requires=["numpy", "jaxlib==0.10.2", "ml_dtypes", "absl-py"],
-    extras_require={"test": ["pytest"]},
+    extras_require={
+        # nbclient, nbformat, ipykernel: tests/test_tutorial.py runs docs/tutorial.ipynb
+        "test": ["pytest", "nbclient", "nbformat", "ipykernel"],
+    },
 )
