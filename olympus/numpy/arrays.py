@@ -27,7 +27,8 @@ __all__ = [
     "flipud", "full", "full_like", "hstack", "identity", "linspace", "meshgrid",
     "moveaxis", "ones", "ones_like", "permute_dims", "ravel", "repeat", "reshape",
     "roll", "split", "squeeze", "swapaxes", "tile", "transpose", "tril", "triu",
-    "vstack", "zeros", "zeros_like"
+    "vstack", "zeros", "zeros_like",
+    "dtypes",  # jnp.dtypes (NumPy has the name): the IR's dtype module, as before
 ]
 
 
