@@ -7,5 +7,9 @@ setup(
     packages=find_packages(include=["olympus", "olympus.*"]),
     python_requires=">=3.11",
     install_requires=["numpy", "jaxlib==0.10.2", "ml_dtypes", "absl-py"],
-    extras_require={"test": ["pytest", "ruff==0.17.6"]},
+    extras_require={
+        # ruff: tests/test_style.py; nbclient, nbformat, ipykernel:
+        # tests/test_tutorial.py runs docs/tutorial.ipynb in a Jupyter kernel
+        "test": ["pytest", "ruff==0.17.6", "nbclient", "nbformat", "ipykernel"],
+    },
 )

@@ -36,6 +36,15 @@ from olympus.lax.bits import bitcast_convert_type, shift_left, shift_right_logic
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
 
+__all__ = [
+    "KeyArrayTypeError", "KeyError_", "PRNGKey", "PRNGKeyArray", "bernoulli", "beta",
+    "bits", "categorical", "cauchy", "chisquare", "choice", "clone", "dirichlet",
+    "erf_inv", "exponential", "fold_in", "gamma", "gumbel", "key", "key_data",
+    "key_impl", "laplace", "logistic", "multivariate_normal", "normal", "permutation",
+    "rademacher", "randint", "shuffle", "split", "t", "threefry2x32",
+    "truncated_normal", "uniform", "wrap_key_data"
+]
+
 U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _KS_PARITY = np.uint32(0x1BD11BDA)

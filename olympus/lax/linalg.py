@@ -27,6 +27,13 @@ from olympus.transforms.ad_util import Zero, instantiate, is_zero
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
+__all__ = [
+    "EigDerivativeError", "cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p",
+    "geqrf", "geqrf_p", "householder_product", "householder_product_p", "lu", "lu_p",
+    "lu_pivots_to_permutation", "qr", "qr_p", "svd", "svd_p", "triangular_solve",
+    "triangular_solve_p"
+]
+
 
 # ---- shape-rule helpers ------------------------------------------------------------
 def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:

@@ -19,6 +19,13 @@ import olympus.numpy as jnp
 from olympus import lax
 from olympus.lax.custom_derivatives import custom_jvp, stop_gradient
 
+__all__ = [
+    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
+    "hard_swish", "hard_tanh", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp",
+    "normalize", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
+    "softmax", "softplus", "standardize", "swish"
+]
+
 
 def _axes(axis, ndim: int) -> tuple:
     if axis is None:

@@ -21,6 +21,16 @@ from olympus.numpy.core import (
 from olympus.numpy.indexing import take
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 
+__all__ = [
+    "arange", "array_split", "astype", "atleast_1d", "atleast_2d", "concatenate",
+    "diag", "diagonal", "empty", "empty_like", "expand_dims", "eye", "flip", "fliplr",
+    "flipud", "full", "full_like", "hstack", "identity", "linspace", "meshgrid",
+    "moveaxis", "ones", "ones_like", "permute_dims", "ravel", "repeat", "reshape",
+    "roll", "split", "squeeze", "swapaxes", "tile", "transpose", "tril", "triu",
+    "vstack", "zeros", "zeros_like",
+    "dtypes",  # jnp.dtypes (NumPy has the name): the IR's dtype module, as before
+]
+
 
 def _shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer)):

@@ -23,6 +23,14 @@ from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
 from olympus.tracer.core import aval_of
 
+__all__ = [
+    "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult",
+    "cholesky", "cond", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "trace",
+    "vector_norm"
+]
+
 
 class LinAlgError(ValueError):
     """A linear-algebra function got operands of the wrong rank or shape."""
