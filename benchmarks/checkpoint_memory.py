@@ -91,6 +91,7 @@ def residual_bytes(name: str, lib, loss, ws, x) -> int:
     from olympus.transforms.linearize import linearize_flat
 
     leaves, tree = tree_flatten((ws, x))
+
     def flat(*a):
         return [loss(*tree_unflatten(tree, list(a)))]
 
@@ -241,7 +242,6 @@ def scan_table(names: list[str], rounds: int) -> list[str]:
             )
         lines.append(f"| {variant} | " + " | ".join(cells) + " |")
     return lines
-
 
 
 def main(argv=None) -> None:

@@ -59,16 +59,22 @@ def pooling(name: str):
     _, jnp, lax = load(name)
     window, strides = (1, 2, 2, 1), (1, 2, 2, 1)
     if name == "olympus":
-        return (lambda h: lax.reduce_window_max(h, window, strides, "VALID"),
-                lambda h: lax.reduce_window_sum(h, window, strides, "VALID") / 4.0)
-    return (lambda h: lax.reduce_window(h, -jnp.inf, lax.max, window, strides, "VALID"),
-            lambda h: lax.reduce_window(h, 0.0, lax.add, window, strides, "VALID") / 4.0)
+        return (
+            lambda h: lax.reduce_window_max(h, window, strides, "VALID"),
+            lambda h: lax.reduce_window_sum(h, window, strides, "VALID") / 4.0,
+        )
+    return (
+        lambda h: lax.reduce_window(h, -jnp.inf, lax.max, window, strides, "VALID"),
+        lambda h: lax.reduce_window(h, 0.0, lax.add, window, strides, "VALID") / 4.0,
+    )
 
 
 def make_loss(name: str):
     _, jnp, lax = load(name)
     max_pool, avg_pool = pooling(name)
-    dn = lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))  # NHWC, HWIO
+    dn = lax.ConvDimensionNumbers(
+        (0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)
+    )  # NHWC, HWIO
 
     def conv_relu(h, w, b):
         h = lax.conv_general_dilated(h, w, (1, 1), "SAME", dimension_numbers=dn)
@@ -126,12 +132,14 @@ def sanity(steps: dict, n_steps: int) -> dict:
             value, grads, params = step(params, x, y)
             losses.append(float(value))
             if i == 0:
-                first[name] = [np.asarray(value)] + [np.asarray(g) for pair in grads
-                                                     for g in pair]
+                first[name] = [np.asarray(value)] + [
+                    np.asarray(g) for pair in grads for g in pair
+                ]
         report[name] = losses
     if "jax" in first:
         report["max |olympus - jax| (loss, grads)"] = max(
-            float(np.max(np.abs(a - b))) for a, b in zip(first["olympus"], first["jax"]))
+            float(np.max(np.abs(a - b))) for a, b in zip(first["olympus"], first["jax"])
+        )
     return report
 
 
@@ -139,7 +147,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-jax", action="store_true")
-    parser.add_argument("--first-call", choices=["olympus", "jax"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--first-call", choices=["olympus", "jax"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--fresh", type=int, help="fresh interpreters per library")
     opts = parser.parse_args(argv)
     if opts.first_call:
@@ -160,22 +170,40 @@ def main(argv=None) -> None:
     for _ in range(opts.fresh or fresh):  # interleaved fresh interpreters
         for n in names:
             firsts[n] += fresh_process_seconds(__file__, ["--first-call", n], 1)
-    print(f"conv net (2 conv 3x3 + pools + dense), batch {BATCH} of {SIZE}x{SIZE}x1, f32: "
-          "jit(value_and_grad + SGD)")
+    print(
+        f"conv net (2 conv 3x3 + pools + dense), batch {BATCH} of {SIZE}x{SIZE}x1, f32: "
+        "jit(value_and_grad + SGD)"
+    )
     print(machine())
-    print(format_table([("steady-state step", "ms", steady),
-                        ("first call (trace+compile+run)", "s", firsts)], names))
+    print(
+        format_table(
+            [
+                ("steady-state step", "ms", steady),
+                ("first call (trace+compile+run)", "s", firsts),
+            ],
+            names,
+        )
+    )
     for key, value in report.items():
-        shown = " ".join(f"{v:.4f}" for v in value) if isinstance(value, list) else f"{value:.2e}"
+        shown = (
+            " ".join(f"{v:.4f}" for v in value)
+            if isinstance(value, list)
+            else f"{value:.2e}"
+        )
         print(f"sanity: {key}: {shown}")
     med = {n: statistics.median(steady[n]) for n in names}
     line = f"SUMMARY conv_net: olympus step {med['olympus'] * 1e3:.2f} ms"
     if "jax" in med:
-        line += (f", jax {med['jax'] * 1e3:.2f} ms ({med['olympus'] / med['jax']:.2f}x); "
-                 f"first call {statistics.median(firsts['olympus']):.2f} s vs "
-                 f"{statistics.median(firsts['jax']):.2f} s")
+        line += (
+            f", jax {med['jax'] * 1e3:.2f} ms ({med['olympus'] / med['jax']:.2f}x); "
+            f"first call {statistics.median(firsts['olympus']):.2f} s vs "
+            f"{statistics.median(firsts['jax']):.2f} s"
+        )
     losses = report["olympus"]
-    print(line + f"; olympus loss {losses[0]:.3f} -> {losses[-1]:.3f} in {len(losses)} steps")
+    print(
+        line
+        + f"; olympus loss {losses[0]:.3f} -> {losses[-1]:.3f} in {len(losses)} steps"
+    )
     assert "jax" in names or sys.modules.get("jax") is None
 
 

@@ -69,7 +69,11 @@ def import_time(module: str, repeats: int) -> float:
     times = []
     for _ in range(repeats + 1):  # the first run fills the bytecode cache
         out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return statistics.median(times[1:])
@@ -112,8 +116,13 @@ def first_cell_time(lib: str, repeats: int, cache: str | None) -> float:
         with tempfile.TemporaryDirectory() as empty:
             if lib == "olympus":
                 env["OLYMPUS_COMPILATION_CACHE_DIR"] = cache or empty
-            out = subprocess.run([sys.executable, "-c", FIRST_CELL, lib], env=env,
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", FIRST_CELL, lib],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return statistics.median(times)
 
@@ -125,8 +134,10 @@ def first_cell_rows(with_jax: bool, repeats: int) -> list[tuple]:
         first_cell_time("olympus", 1, warm)  # fills the cache
         warm_time = first_cell_time("olympus", repeats, warm)
     cold_time = first_cell_time("olympus", repeats, "")
-    return [("first cell, 20 ops (empty cache)", "s", [cold_time, *jax_time]),
-            ("first cell, 20 ops (filled cache)", "s", [warm_time, *jax_time])]
+    return [
+        ("first cell, 20 ops (empty cache)", "s", [cold_time, *jax_time]),
+        ("first cell, 20 ops (filled cache)", "s", [warm_time, *jax_time]),
+    ]
 
 
 # ---- the workloads, written once against either library ----------------------
@@ -165,8 +176,13 @@ def workloads(lib, jnp) -> dict:
     tree = {f"w{i:03d}": lib.device_put(np.full(4, i, np.float32)) for i in range(100)}
     rng = np.random.default_rng(0)
     sizes = [(16, 32), (32, 32), (32, 4)]
-    host_params = [(rng.normal(size=s).astype(np.float32) / 4,
-                    rng.normal(size=s[1]).astype(np.float32)) for s in sizes]
+    host_params = [
+        (
+            rng.normal(size=s).astype(np.float32) / 4,
+            rng.normal(size=s[1]).astype(np.float32),
+        )
+        for s in sizes
+    ]
     params = lib.device_put(host_params)
     batch_host = rng.normal(size=(8, 16)).astype(np.float32)
     batch = lib.device_put(batch_host)
@@ -180,7 +196,7 @@ def workloads(lib, jnp) -> dict:
         "jit, NumPy args": lambda: f(x_host, y_host),
         "jit, dict of 100 arrays": lambda: g(tree),
         "jit, static argument": lambda: h(x, 2.0),
-        "eager x + y": lambda: (x + y),
+        "eager x + y": lambda: x + y,
         "eager jnp.sin(x)": lambda: jnp.sin(x),
         "eager 3-layer MLP": lambda: forward(params, batch),
     }
@@ -215,7 +231,9 @@ def load(name: str):
 
 
 # ---- report --------------------------------------------------------------------
-def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> tuple[list[tuple], float]:
+def run(
+    rounds: int, scale: float, with_jax: bool, import_repeats: int
+) -> tuple[list[tuple], float]:
     libs = ["olympus"] + (["jax"] if with_jax else [])
     # Import times first, before this process warms any file caches further.
     imports = {name: import_time(name, import_repeats) for name in libs}
@@ -242,13 +260,17 @@ def run(rounds: int, scale: float, with_jax: bool, import_repeats: int) -> tuple
 def format_table(rows: list[tuple], with_jax: bool) -> str:
     """Medians over rounds, and (with jax) the ratio of medians and of best rounds."""
     if with_jax:
-        lines = ["| case | olympus | jax | olympus / jax | best-round ratio |",
-                 "|---|---:|---:|---:|---:|"]
+        lines = [
+            "| case | olympus | jax | olympus / jax | best-round ratio |",
+            "|---|---:|---:|---:|---:|",
+        ]
     else:
         lines = ["| case | olympus |", "|---|---:|"]
     for case, unit, samples in rows:
         fmt = (lambda v: f"{v:.3f} s") if unit == "s" else (lambda v: f"{v:.1f} us")
-        ours, *theirs = [s if isinstance(s, float) else statistics.median(s) for s in samples]
+        ours, *theirs = [
+            s if isinstance(s, float) else statistics.median(s) for s in samples
+        ]
         if not with_jax:
             lines.append(f"| {case} | {fmt(ours)} |")
             continue
@@ -264,7 +286,11 @@ def machine() -> str:
     cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+            cpu = next(
+                line.split(":", 1)[1].strip()
+                for line in f
+                if line.startswith("model name")
+            )
     except (OSError, StopIteration):
         pass
     import jaxlib

@@ -49,8 +49,10 @@ class _NumPyLib:
 
 def make_data(n: int, dtype, seed: int = 0):
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((n, n)).astype(dtype),
-            rng.standard_normal((n, n)).astype(dtype))
+    return (
+        rng.standard_normal((n, n)).astype(dtype),
+        rng.standard_normal((n, n)).astype(dtype),
+    )
 
 
 def enable_x64(names) -> None:
@@ -78,8 +80,11 @@ def calls_for(name: str, a, b) -> dict:
 def max_relative_error(calls: dict, want: np.ndarray) -> dict:
     """Each case's result against NumPy's, relative to NumPy's largest entry."""
     scale = float(np.max(np.abs(want)))
-    return {case: float(np.max(np.abs(np.asarray(fn(), np.float64) - want))) / scale
-            for case, (lib, fn) in calls.items() if case != "numpy"}
+    return {
+        case: float(np.max(np.abs(np.asarray(fn(), np.float64) - want))) / scale
+        for case, (lib, fn) in calls.items()
+        if case != "numpy"
+    }
 
 
 def run_dtype(n: int, dtype, names, number: int, rounds: int):
@@ -88,22 +93,28 @@ def run_dtype(n: int, dtype, names, number: int, rounds: int):
     calls = {}
     for name in ["numpy", *names]:
         calls.update(calls_for(name, a, b))
-    errors = max_relative_error(calls, np.dot(a.astype(np.float64), b.astype(np.float64)))
+    errors = max_relative_error(
+        calls, np.dot(a.astype(np.float64), b.astype(np.float64))
+    )
     samples = interleaved(calls, number, rounds)
     medians = {case: statistics.median(s) for case, s in samples.items()}
     best = {case: min(s) for case, s in samples.items()}
     return medians, best, errors
 
 
-def format_rows(n: int, dtype_name: str, medians: dict, best: dict, errors: dict) -> list:
+def format_rows(
+    n: int, dtype_name: str, medians: dict, best: dict, errors: dict
+) -> list:
     flop = 2.0 * n**3
     rows = []
     for case, t in medians.items():
         ratio = medians["numpy"] / t
         best_ratio = best["numpy"] / best[case]
         err = "-" if case == "numpy" else f"{errors[case]:.1e}"
-        rows.append(f"| {dtype_name} {case} | {t * 1e3:.2f} ms | {flop / t / 1e9:.1f} | "
-                    f"{ratio:.2f}x | {best_ratio:.2f}x | {err} |")
+        rows.append(
+            f"| {dtype_name} {case} | {t * 1e3:.2f} ms | {flop / t / 1e9:.1f} | "
+            f"{ratio:.2f}x | {best_ratio:.2f}x | {err} |"
+        )
     return rows
 
 
@@ -119,18 +130,29 @@ def main(argv=None) -> None:
     dtypes = [("f32", np.float32)] + ([] if opts.no_f64 else [("f64", np.float64)])
     if not opts.no_f64:
         enable_x64(names)
-    print(f"matmul {opts.n}x{opts.n} @ {opts.n}x{opts.n}: jit(jnp.dot) vs np.dot "
-          f"({number} calls per round, {rounds} interleaved rounds)")
-    print(machine() + f"; OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
-    print("| case | median time | GFLOP/s | vs numpy (median) | vs numpy (best round) "
-          "| max rel. error vs f64 |")
+    print(
+        f"matmul {opts.n}x{opts.n} @ {opts.n}x{opts.n}: jit(jnp.dot) vs np.dot "
+        f"({number} calls per round, {rounds} interleaved rounds)"
+    )
+    print(
+        machine() + f"; OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}"
+    )
+    print(
+        "| case | median time | GFLOP/s | vs numpy (median) | vs numpy (best round) "
+        "| max rel. error vs f64 |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     summary = []
     for dtype_name, dtype in dtypes:
         medians, best, errors = run_dtype(opts.n, dtype, names, number, rounds)
-        print("\n".join(format_rows(opts.n, dtype_name, medians, best, errors)), flush=True)
-        summary.append(f"{dtype_name} olympus/numpy {medians['numpy'] / medians['olympus call']:.2f}x"
-                       f" ({2.0 * opts.n**3 / medians['olympus call'] / 1e9:.1f} GFLOP/s)")
+        print(
+            "\n".join(format_rows(opts.n, dtype_name, medians, best, errors)),
+            flush=True,
+        )
+        summary.append(
+            f"{dtype_name} olympus/numpy {medians['numpy'] / medians['olympus call']:.2f}x"
+            f" ({2.0 * opts.n**3 / medians['olympus call'] / 1e9:.1f} GFLOP/s)"
+        )
     print("SUMMARY matmul: " + ", ".join(summary) + " (target >= 0.90x)")
     assert "jax" in names or sys.modules.get("jax") is None
 

@@ -199,7 +199,11 @@ def naive_programs(lib, jnp, lax):
             (huge, 2 * huge),
             1 / np.sqrt(5.0) + 0 * huge,
         ),
-        "grad log(1+exp(x))": (grad(lambda x: jnp.log(1 + jnp.exp(x))), big, _sigmoid(big)),
+        "grad log(1+exp(x))": (
+            grad(lambda x: jnp.log(1 + jnp.exp(x))),
+            big,
+            _sigmoid(big),
+        ),
         "grad log(logistic(x))": (
             grad(lambda x: jnp.log(lax.logistic(x))),
             -big - 100,
@@ -241,7 +245,9 @@ def naive_table(with_jax: bool) -> None:
         jax, jjnp, jlax = load("jax")
         for name, (fn, x, _) in naive_programs(jax, jjnp, jlax).items():
             jax_values[name] = np.asarray(jax.jit(fn)(*_args(x)))
-    print(f"\n{'naive program':<25}{'x':<32}{'off':<22}{'jax':<22}{'on':<26}{'closed form':<26}")
+    print(
+        f"\n{'naive program':<25}{'x':<32}{'off':<22}{'jax':<22}{'on':<26}{'closed form':<26}"
+    )
     for name, (fn, x, want) in programs.items():
         with olympus.config.override("olympus_optimize", False):
             off = np.asarray(olympus.jit(fn)(*_args(x)))

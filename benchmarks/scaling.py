@@ -78,11 +78,22 @@ def measure(name: str, devices: int, batch: int, steps: int) -> dict:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    args = [sys.executable, "-c", _WORKER, name, str(devices), str(batch), str(WIDTH),
-            str(LAYERS), str(steps)]
+    args = [
+        sys.executable,
+        "-c",
+        _WORKER,
+        name,
+        str(devices),
+        str(batch),
+        str(WIDTH),
+        str(LAYERS),
+        str(steps),
+    ]
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        raise RuntimeError(f"{name} on {devices} devices failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"{name} on {devices} devices failed:\n{done.stderr[-2000:]}"
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -92,13 +103,17 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--jax", action="store_true", help="also run JAX when importable")
+    parser.add_argument(
+        "--jax", action="store_true", help="also run JAX when importable"
+    )
     args = parser.parse_args()
     counts = [int(c) for c in args.devices.split(",")]
     names = ["olympus"] + (["jax"] if args.jax and jax_available() else [])
     print(machine())
-    print(f"MLP {LAYERS}x{WIDTH}, batch {args.batch} split over the devices, "
-          f"median of {args.steps} steps")
+    print(
+        f"MLP {LAYERS}x{WIDTH}, batch {args.batch} split over the devices, "
+        f"median of {args.steps} steps"
+    )
     print("| library | devices | step | speed-up | efficiency | first call | loss |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     # Libraries and device counts interleaved, `rounds` times, best median kept:
@@ -116,8 +131,10 @@ def main() -> None:
         for count in counts:
             got = found[(name, count)]
             speedup = base / got["median"]
-            print(f"| {name} | {count} | {got['median'] * 1e3:.2f} ms | {speedup:.2f}x | "
-                  f"{speedup / count:.0%} | {got['first']:.2f} s | {got['loss']:.6f} |")
+            print(
+                f"| {name} | {count} | {got['median'] * 1e3:.2f} ms | {speedup:.2f}x | "
+                f"{speedup / count:.0%} | {got['first']:.2f} s | {got['loss']:.6f} |"
+            )
 
 
 if __name__ == "__main__":

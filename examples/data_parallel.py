@@ -61,8 +61,11 @@ def main():
             print(f"step {i:3d}  loss {float(value):.4f}")
 
     # The same step on one device gives the same numbers.
-    one = sgd_step([(np.asarray(w), np.asarray(b)) for w, b in params], np.asarray(x),
-                   np.asarray(y))
+    one = sgd_step(
+        [(np.asarray(w), np.asarray(b)) for w, b in params],
+        np.asarray(x),
+        np.asarray(y),
+    )
     sharded = step(params, x, y)
     np.testing.assert_allclose(float(one[1]), float(sharded[1]), rtol=1e-5)
     print("sharded step == single-device step:", float(sharded[1]))

@@ -28,10 +28,16 @@ from olympus.api import (  # noqa: F401
     pmap,
 )
 from olympus.backends.xla.array import (  # noqa: F401
-    Array, make_array_from_single_device_arrays,
+    Array,
+    make_array_from_single_device_arrays,
 )
 from olympus.backends.xla.client import (  # noqa: F401
-    device_count, devices, local_device_count, local_devices, process_count, process_index,
+    device_count,
+    devices,
+    local_device_count,
+    local_devices,
+    process_count,
+    process_index,
 )
 from olympus.backends.xla.sharding import make_mesh  # noqa: F401
 from olympus.lax.parallel import shard_map  # noqa: F401
@@ -41,24 +47,69 @@ from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.autodiff import (  # noqa: F401
-    closure_convert, grad, hessian, jacfwd, jacrev, jvp, linear_transpose, linearize,
-    value_and_grad, vjp,
+    closure_convert,
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
 )
 from olympus.lax.reductions import default_matmul_precision  # noqa: F401
 from olympus.lax.hints import hint  # noqa: F401
 from olympus.lax.custom_derivatives import (  # noqa: F401
-    checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
+    checkpoint,
+    checkpoint_policies,
+    custom_jvp,
+    custom_vjp,
+    remat,
 )
 from olympus import ad_checkpoint  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "device_get",
-    "device_count", "device_put", "devices", "disable_jit", "local_device_count",
-    "local_devices", "make_array_from_single_device_arrays", "make_mesh", "pmap", "process_count", "shard_map",
-    "process_index", "jit", "make_olympuspr", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-    "closure_convert", "linear_transpose", "linearize", "value_and_grad", "vjp", "checkpoint", "checkpoint_policies", "custom_jvp",
-    "custom_vjp", "default_matmul_precision", "hint", "named_scope", "remat", "vmap",
+    "Array",
+    "ShapeDtypeStruct",
+    "block_until_ready",
+    "clear_caches",
+    "config",
+    "device_get",
+    "device_count",
+    "device_put",
+    "devices",
+    "disable_jit",
+    "local_device_count",
+    "local_devices",
+    "make_array_from_single_device_arrays",
+    "make_mesh",
+    "pmap",
+    "process_count",
+    "shard_map",
+    "process_index",
+    "jit",
+    "make_olympuspr",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "closure_convert",
+    "linear_transpose",
+    "linearize",
+    "value_and_grad",
+    "vjp",
+    "checkpoint",
+    "checkpoint_policies",
+    "custom_jvp",
+    "custom_vjp",
+    "default_matmul_precision",
+    "hint",
+    "named_scope",
+    "remat",
+    "vmap",
 ]
 from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

@@ -32,7 +32,13 @@ from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
-    BackgroundCompile, Call, Compiled, Traced, explain_miss, optimized, split_call,
+    BackgroundCompile,
+    Call,
+    Compiled,
+    Traced,
+    explain_miss,
+    optimized,
+    split_call,
     trace_call,
 )
 from olympus.tracer import core
@@ -70,8 +76,12 @@ def make_olympuspr(
 
     @functools.wraps(fun)
     def traced(*args, **kwargs):
-        dyn_fun, dyn_args = argnums_partial(fun, dynamic_argnums(len(args), static), args)
-        closed, _, out_tree = trace_pytree_function(dyn_fun, dyn_args, kwargs, "make_olympuspr")
+        dyn_fun, dyn_args = argnums_partial(
+            fun, dynamic_argnums(len(args), static), args
+        )
+        closed, _, out_tree = trace_pytree_function(
+            dyn_fun, dyn_args, kwargs, "make_olympuspr"
+        )
         if optimize:
             closed = optimized(closed)
         if return_shape:
@@ -114,7 +124,9 @@ def _ndarray_aval(x) -> ShapedArray:
 
 
 def _host_buffer(x: np.ndarray, aval: ShapedArray):
-    return client.host_to_device(x if x.dtype == aval.dtype else x.astype(aval.dtype), aval)
+    return client.host_to_device(
+        x if x.dtype == aval.dtype else x.astype(aval.dtype), aval
+    )
 
 
 class JitFunction:
@@ -130,17 +142,28 @@ class JitFunction:
     error on the next call of that signature, which compiles synchronously
     from then on."""
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(),
-                 donate_argnums=(), in_shardings=None, out_shardings=None,
-                 tiered: bool | None = None):
+    def __init__(
+        self,
+        fun: Callable,
+        static_argnums=(),
+        static_argnames=(),
+        donate_argnums=(),
+        in_shardings=None,
+        out_shardings=None,
+        tiered: bool | None = None,
+    ):
         self.fun = fun
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.tiered = tiered
         self.name = getattr(fun, "__name__", None) or function_name(fun)
-        self.static_argnums, self.static_argnames = _static_args(fun, static_argnums, static_argnames)
+        self.static_argnums, self.static_argnames = _static_args(
+            fun, static_argnums, static_argnames
+        )
         self.donate_argnums = _normalize_argnums(donate_argnums)
         # No static or donated arguments: calls may take the fast path.
-        self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
+        self._simple = not (
+            self.static_argnums or self.static_argnames or self.donate_argnums
+        )
         self._fast: dict = {}  # avals of positional Array/ndarray args -> Compiled
         self._epoch = _config_epoch  # the config epoch _fast was filled in
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py)
@@ -159,7 +182,9 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if (
-            self._simple and not kwargs and self._epoch == _config_epoch
+            self._simple
+            and not kwargs
+            and self._epoch == _config_epoch
             and core._state.trace is core.eval_trace
         ):
             out = self._call_fast(args)
@@ -210,8 +235,13 @@ class JitFunction:
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
-        if (self._simple and not kwargs and not debug_nans and not entry.sharded
-                and all([type(a) in _FAST_ARG_TYPES for a in args])):
+        if (
+            self._simple
+            and not kwargs
+            and not debug_nans
+            and not entry.sharded
+            and all([type(a) in _FAST_ARG_TYPES for a in args])
+        ):
             self._remember_fast(call.key[1], entry)
         result = entry.run(call.leaves)
         if debug_nans:
@@ -227,10 +257,17 @@ class JitFunction:
             entry = self._cache.get(call.key)
             if entry is None:
                 explain_miss(self.name, call, self._cache)
-                entry = trace_call(
-                    call, self.name, self.donate_argnums, self.in_shardings,
-                    self.out_shardings,
-                ).lower().compile()
+                entry = (
+                    trace_call(
+                        call,
+                        self.name,
+                        self.donate_argnums,
+                        self.in_shardings,
+                        self.out_shardings,
+                    )
+                    .lower()
+                    .compile()
+                )
                 self._cache[call.key] = entry
         return entry
 
@@ -241,9 +278,13 @@ class JitFunction:
         tiered = self.tiered
         if tiered is None:
             tiered = config.read("olympus_tiered_execution")
-        return (tiered and not self.donate_argnums
-                and self.in_shardings is None and self.out_shardings is None
-                and not config.read("olympus_debug_nans"))
+        return (
+            tiered
+            and not self.donate_argnums
+            and self.in_shardings is None
+            and self.out_shardings is None
+            and not config.read("olympus_debug_nans")
+        )
 
     def _call_tiered(self, call: Call) -> Any:
         """A miss of a tiered jit: the interpreted result while the signature
@@ -264,27 +305,38 @@ class JitFunction:
                 if pending.error is not None:
                     del self._pending[call.key]
                     self._untiered[call.key] = True
-                    logger.info("jit(%s): the background compile failed; raising its "
-                                "error (later calls compile synchronously)", self.name)
+                    logger.info(
+                        "jit(%s): the background compile failed; raising its "
+                        "error (later calls compile synchronously)",
+                        self.name,
+                    )
                     pending.error.add_note(
                         f"(raised by the background compile of jit({self.name}), "
-                        f"tiered execution, started by the call at {pending.origin})")
+                        f"tiered execution, started by the call at {pending.origin})"
+                    )
                     raise pending.error
                 self._install(call.key, pending)
                 return _MISS
         try:
             outs = interpret(pending.program, call.leaves)
         except Exception as err:  # the interpreter's limits: wait for the compiler
-            logger.info("jit(%s): the interpreter failed (%s: %s); waiting for the "
-                        "background compile", self.name, type(err).__name__, err)
+            logger.info(
+                "jit(%s): the interpreter failed (%s: %s); waiting for the "
+                "background compile",
+                self.name,
+                type(err).__name__,
+                err,
+            )
             pending.start()
             pending.done.wait()
             return self._call_tiered(call)
         # Started after the first interpretation: on a machine with few cores
         # the compiler's threads slow the first result (benchmarks/README.md).
         pending.start()
-        logger.debug("jit(%s): ran interpreted (NumPy); XLA compiles in the "
-                     "background", self.name)
+        logger.debug(
+            "jit(%s): ran interpreted (NumPy); XLA compiles in the background",
+            self.name,
+        )
         return tree_unflatten(pending.traced.out_tree, outs)
 
     def _start_tiers(self, call: Call) -> BackgroundCompile | None:
@@ -302,8 +354,10 @@ class JitFunction:
             self._untiered[call.key] = True
             self._cache[call.key] = traced.lower(program).compile()
             return None
-        logger.info("jit(%s): new signature: interpreting while XLA compiles in "
-                    "the background", self.name)
+        logger.info(
+            "jit(%s): new signature: interpreting while XLA compiles in the background",
+            self.name,
+        )
         pending = BackgroundCompile(
             traced, program, functools.partial(self._compiled, call.key)
         )
@@ -321,8 +375,12 @@ class JitFunction:
     def _install(self, key, pending: BackgroundCompile) -> None:
         if self._pending.get(key) is not pending:
             return  # installed already, or the caches were cleared
-        logger.info("jit(%s): compiled in the background in %.3f s; running the "
-                    "compiled executable from now on", self.name, pending.seconds)
+        logger.info(
+            "jit(%s): compiled in the background in %.3f s; running the "
+            "compiled executable from now on",
+            self.name,
+            pending.seconds,
+        )
         del self._pending[key]
         self._cache[key] = pending.compiled
 
@@ -346,7 +404,9 @@ class JitFunction:
         if entry is None:
             explain_miss(self.name, call, self._traced)
             traced = trace_call(
-                call, self.name, in_shardings=self.in_shardings,
+                call,
+                self.name,
+                in_shardings=self.in_shardings,
                 out_shardings=self.out_shardings,
             )
             closed = traced.olympuspr
@@ -357,7 +417,9 @@ class JitFunction:
                 self._traced[call.key] = entry
         traced, body = entry
         leaves = _constrained(call.leaves, traced.in_shardings)
-        outs = pjit_p.bind(*traced.olympuspr.consts, *leaves, olympuspr=body, name=self.name)
+        outs = pjit_p.bind(
+            *traced.olympuspr.consts, *leaves, olympuspr=body, name=self.name
+        )
         return tree_unflatten(traced.out_tree, _constrained(outs, traced.out_shardings))
 
     def trace(self, *args, **kwargs) -> Traced:
@@ -395,14 +457,20 @@ class JitFunction:
 
 def _constrained(values: list, shardings: list) -> list:
     """jit's in/out_shardings inside another trace: sharding constraints."""
-    return [with_sharding_constraint(v, s) if isinstance(s, NamedSharding) else v
-            for v, s in zip(values, shardings)]
+    return [
+        with_sharding_constraint(v, s) if isinstance(s, NamedSharding) else v
+        for v, s in zip(values, shardings)
+    ]
 
 
 def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     """Completes static_argnums from static_argnames and vice versa, as JAX does."""
     nums = set(_normalize_argnums(static_argnums))
-    names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
+    names = (
+        {static_argnames}
+        if isinstance(static_argnames, str)
+        else set(static_argnames or ())
+    )
     positional = positional_names(fun)
     if positional is None:
         return tuple(sorted(nums)), tuple(sorted(names))
@@ -414,9 +482,16 @@ def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     return tuple(sorted(nums)), tuple(sorted(names))
 
 
-def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
-        static_argnums=(), static_argnames=(), donate_argnums=(),
-        tiered: bool | None = None):
+def jit(
+    fun: Callable | None = None,
+    *,
+    in_shardings=None,
+    out_shardings=None,
+    static_argnums=(),
+    static_argnames=(),
+    donate_argnums=(),
+    tiered: bool | None = None,
+):
     """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args
     (and new layouts of arguments placed over several devices).
 
@@ -449,11 +524,24 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
     Array([2., 2., 2.], dtype=float32)
     """
     if fun is None:
-        return lambda f: jit(f, in_shardings=in_shardings, out_shardings=out_shardings,
-                             static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, tiered=tiered)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
-                       out_shardings, tiered)
+        return lambda f: jit(
+            f,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            tiered=tiered,
+        )
+    return JitFunction(
+        fun,
+        static_argnums,
+        static_argnames,
+        donate_argnums,
+        in_shardings,
+        out_shardings,
+        tiered,
+    )
 
 
 # ---- pmap ----------------------------------------------------------------------------
@@ -461,8 +549,9 @@ class PmapDeviceCountError(ValueError):
     """pmap over an axis longer than there are devices."""
 
 
-def pmap(fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0,
-         devices=None):
+def pmap(
+    fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0, devices=None
+):
     """`fun` run on one device per index of the mapped axis, compiled:
     `shard_map` over a one-axis mesh named `axis_name` (so collectives inside
     name it). `in_axes`: an int or None for all positional arguments, or one
@@ -476,25 +565,42 @@ def pmap(fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0,
     compiled: dict = {}  # (size, in_axes, devices) -> jitted shard_map
 
     def mapped(*args):
-        spec = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        spec = (
+            tuple(in_axes)
+            if isinstance(in_axes, (tuple, list))
+            else (in_axes,) * len(args)
+        )
         if len(spec) != len(args):
-            raise ValueError(f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
-                             f"for {len(args)} arguments")
-        spec = tuple(None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
-                     for a, ax in zip(args, spec))
-        sizes = {np.shape(leaf)[ax] for a, ax in zip(args, spec) if ax is not None
-                 for leaf in tree_flatten(a)[0]}
+            raise ValueError(
+                f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
+                f"for {len(args)} arguments"
+            )
+        spec = tuple(
+            None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
+            for a, ax in zip(args, spec)
+        )
+        sizes = {
+            np.shape(leaf)[ax]
+            for a, ax in zip(args, spec)
+            if ax is not None
+            for leaf in tree_flatten(a)[0]
+        }
         if len(sizes) != 1:
-            raise ValueError(f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
-                             f"pmap needs one size")
+            raise ValueError(
+                f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
+                f"pmap needs one size"
+            )
         (size,) = sizes
-        available = tuple(devices) if devices is not None else tuple(client.local_devices())
+        available = (
+            tuple(devices) if devices is not None else tuple(client.local_devices())
+        )
         if size > len(available):
             where = core.user_source_info()
             raise PmapDeviceCountError(
                 f"pmap of {name}: the mapped axis has size {size} but there are only "
                 f"{len(available)} devices (olympus_num_cpu_devices / OLYMPUS_NUM_CPU_DEVICES)"
-                + (f" (at {where})" if where is not None else ""))
+                + (f" (at {where})" if where is not None else "")
+            )
         key = (size, spec, available[:size])
         if key not in compiled:
             compiled[key] = _pmapped(fun, axis, spec, available[:size], out_axes)
@@ -509,16 +615,22 @@ def _pmapped(fun, axis: str, spec: tuple, devices: tuple, out_axes: int):
     mesh = Mesh(np.asarray(devices, dtype=object).reshape(len(devices)), (axis,))
 
     def per_device(*local):
-        local = [tree_map(lambda v: lax_ops.squeeze(v, (0,)), a) if ax is not None else a
-                 for a, ax in zip(local, spec)]
+        local = [
+            tree_map(lambda v: lax_ops.squeeze(v, (0,)), a) if ax is not None else a
+            for a, ax in zip(local, spec)
+        ]
         return tree_map(lambda v: lax_ops.expand_dims(v, (0,)), fun(*local))
 
-    specs = tuple(PartitionSpec(axis) if ax is not None else PartitionSpec() for ax in spec)
+    specs = tuple(
+        PartitionSpec(axis) if ax is not None else PartitionSpec() for ax in spec
+    )
     body = shard_map(per_device, mesh, specs, PartitionSpec(axis))
 
     def run(*args):
-        front = [a if ax is None else tree_map(lambda v: _move_axis(v, ax, 0), a)
-                 for a, ax in zip(args, spec)]
+        front = [
+            a if ax is None else tree_map(lambda v: _move_axis(v, ax, 0), a)
+            for a, ax in zip(args, spec)
+        ]
         return tree_map(lambda v: _move_axis(v, 0, out_axes), body(*front))
 
     run.__name__ = f"pmap({function_name(fun)})"
@@ -582,7 +694,9 @@ def device_get(x):
     import numpy as np
 
     leaves, tree = tree_flatten(x)
-    return tree_unflatten(tree, [np.asarray(v) if isinstance(v, Array) else v for v in leaves])
+    return tree_unflatten(
+        tree, [np.asarray(v) if isinstance(v, Array) else v for v in leaves]
+    )
 
 
 def block_until_ready(x):

@@ -80,17 +80,26 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     >>> olympus.jvp(jnp.sin, (0.0,), (1.0,))
     (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
     """
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise GradTypeError("jvp takes primals and tangents as tuples: jvp(f, (x,), (t,))")
+    if not isinstance(primals, (tuple, list)) or not isinstance(
+        tangents, (tuple, list)
+    ):
+        raise GradTypeError(
+            "jvp takes primals and tangents as tuples: jvp(f, (x,), (t,))"
+        )
     p_leaves, p_tree = tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
-        raise GradTypeError(f"jvp: primals {p_tree} and tangents {t_tree} differ in structure")
+        raise GradTypeError(
+            f"jvp: primals {p_tree} and tangents {t_tree} differ in structure"
+        )
     t_leaves = [_check_tangent(p, t) for p, t in zip(p_leaves, t_leaves)]
     flat_fun, box = _flatten_fun_aux(fun, p_tree, has_aux)
     outs, tangent_outs, _ = jvp_flat(flat_fun, p_leaves, t_leaves)
     tangent_outs = [instantiate(t) for t in tangent_outs]
-    result = (tree_unflatten(box["tree"], outs), tree_unflatten(box["tree"], tangent_outs))
+    result = (
+        tree_unflatten(box["tree"], outs),
+        tree_unflatten(box["tree"], tangent_outs),
+    )
     return result + (_strip_tangents(box["aux"]),) if has_aux else result
 
 
@@ -117,7 +126,9 @@ def linearize(fun: Callable, *primals):
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
-            raise GradTypeError(f"linearize: tangents {t_tree} do not match primals {in_tree}")
+            raise GradTypeError(
+                f"linearize: tangents {t_tree} do not match primals {in_tree}"
+            )
         used = [t for t, m in zip(t_leaves, mask) if m]
         out = eval_program(linear.olympuspr, linear.consts, used)
         return tree_unflatten(box["tree"], out)
@@ -149,7 +160,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
             )
         ct_leaves = [_check_cotangent(a, c) for a, c in zip(out_avals, ct_leaves)]
         cts = iter(backward_pass(linear.olympuspr, linear.consts, ct_leaves))
-        cts_in = [instantiate(next(cts)) if m else _zero_cotangent(x) for x, m in zip(leaves, mask)]
+        cts_in = [
+            instantiate(next(cts)) if m else _zero_cotangent(x)
+            for x, m in zip(leaves, mask)
+        ]
         return tree_unflatten(in_tree, cts_in)
 
     out = tree_unflatten(out_tree, outs)
@@ -187,7 +201,8 @@ def linear_transpose(fun: Callable, *primals):
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != box["tree"]:
             raise GradTypeError(
-                f"linear_transpose: cotangent {ct_tree} does not match the output {box['tree']}")
+                f"linear_transpose: cotangent {ct_tree} does not match the output {box['tree']}"
+            )
         ct_leaves = [_check_cotangent(a, c) for a, c in zip(out_avals, ct_leaves)]
         cts = backward_pass(olympuspr, consts, ct_leaves)
         return tree_unflatten(in_tree, [instantiate(c) for c in cts])
@@ -219,7 +234,8 @@ def closure_convert(fun: Callable, *example_args):
         if tree != in_tree or len(hoisted) != len(consts):
             raise GradTypeError(
                 f"closure_convert of {function_name(fun)}: call it with arguments like "
-                f"{in_tree} followed by the {len(consts)} hoisted constants")
+                f"{in_tree} followed by the {len(consts)} hoisted constants"
+            )
         outs = eval_program(olympuspr, list(hoisted), arg_leaves)
         return tree_unflatten(box["tree"], outs)
 
@@ -230,7 +246,9 @@ def _argnums_tuple(argnums) -> tuple:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
-def _check_grad_inputs(fun_name: str, args: tuple, argnums: tuple, allow_int: bool) -> None:
+def _check_grad_inputs(
+    fun_name: str, args: tuple, argnums: tuple, allow_int: bool
+) -> None:
     for i in argnums:
         if not -len(args) <= i < len(args):
             raise GradTypeError(
@@ -248,7 +266,9 @@ def _check_grad_inputs(fun_name: str, args: tuple, argnums: tuple, allow_int: bo
                 )
 
 
-def _check_scalar_output(fun_name: str, out_tree, outs, holomorphic: bool = False) -> None:
+def _check_scalar_output(
+    fun_name: str, out_tree, outs, holomorphic: bool = False
+) -> None:
     if out_tree is not LEAF:
         raise GradTypeError(
             f"grad of {fun_name} requires a scalar output, but it returned a pytree "
@@ -272,8 +292,9 @@ def _check_scalar_output(fun_name: str, out_tree, outs, holomorphic: bool = Fals
             f"grad of {fun_name} returned {aval.str_short()}: with holomorphic=True the "
             f"output must be complex, otherwise real. Pass holomorphic=True for the "
             f"complex derivative of a holomorphic function, or return a real value "
-            f"(e.g. jnp.abs(z) ** 2)" if holomorphic else
-            f"grad of {fun_name} requires a real-valued output, but it returned "
+            f"(e.g. jnp.abs(z) ** 2)"
+            if holomorphic
+            else f"grad of {fun_name} requires a real-valued output, but it returned "
             f"{aval.str_short()}. For holomorphic differentiation pass holomorphic=True"
         )
 
@@ -290,8 +311,13 @@ def _check_holomorphic_inputs(fun_name: str, args: tuple, argnums: tuple) -> Non
                 )
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                   holomorphic: bool = False, allow_int: bool = False):
+def value_and_grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """`fun`'s value and its gradient with respect to the arguments in argnums.
 
     >>> olympus.value_and_grad(lambda x: x ** 2)(3.0)
@@ -316,8 +342,13 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     return value_and_grad_fun
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False):
+def grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """The gradient of scalar-valued `fun` with respect to argument(s) argnums.
 
     >>> olympus.grad(lambda x: jnp.sin(x) * 2.0)(0.0)
@@ -341,12 +372,16 @@ def _standard_basis(leaves: list) -> list[np.ndarray]:
     total = sum(a.size for a in avals)
     eye, start, basis = np.eye(total), 0, []
     for a in avals:
-        basis.append(eye[:, start:start + a.size].reshape((total,) + a.shape).astype(a.dtype))
+        basis.append(
+            eye[:, start : start + a.size].reshape((total,) + a.shape).astype(a.dtype)
+        )
         start += a.size
     return basis
 
 
-def _blocks(stacked: list, row_avals: list, col_avals: list, stack_is_row: bool) -> list[list]:
+def _blocks(
+    stacked: list, row_avals: list, col_avals: list, stack_is_row: bool
+) -> list[list]:
     """Splits leaves of shape (N,) + s (N: the basis) into out.shape + in.shape blocks."""
     blocks = [[None] * len(col_avals) for _ in row_avals]
     basis_avals = row_avals if stack_is_row else col_avals
@@ -400,20 +435,27 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     >>> olympus.jacfwd(jnp.sin)(jnp.zeros(2))
     Array([[1., 0.], [0., 1.]], dtype=float32)
     """
+
     def jac_fun(*args, **kwargs):
         _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
         in_leaves, in_tree = tree_flatten(dyn)
 
         def push(*tangent_leaves):
-            res = jvp(f_of_tree, (dyn,), (tree_unflatten(in_tree, tangent_leaves),),
-                      has_aux=has_aux)
+            res = jvp(
+                f_of_tree,
+                (dyn,),
+                (tree_unflatten(in_tree, tangent_leaves),),
+                has_aux=has_aux,
+            )
             return res[1]
 
         stacked = vmap(push)(*_standard_basis(in_leaves))
         out_leaves, out_tree = tree_flatten(stacked)
         row_avals = [aval_of(o).update(shape=aval_of(o).shape[1:]) for o in out_leaves]
         col_avals = [aval_of(x) for x in in_leaves]
-        jac = _assemble(out_tree, in_tree, _blocks(out_leaves, row_avals, col_avals, False))
+        jac = _assemble(
+            out_tree, in_tree, _blocks(out_leaves, row_avals, col_avals, False)
+        )
         return (jac, _strip_tangents(f_of_tree(dyn)[1])) if has_aux else jac
 
     return jac_fun
@@ -422,6 +464,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     """The Jacobian of `fun` by reverse mode: its pullback vmapped over a
     basis of the outputs. Each block has shape out.shape + in.shape."""
+
     def jac_fun(*args, **kwargs):
         _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
         res = vjp(f_of_tree, dyn, has_aux=has_aux)

@@ -67,51 +67,108 @@ class Option:
 
 
 OPTIONS = (
-    Option("olympus_enable_x64", bool, False,
-           "Enable 64-bit types (int64, uint64, float64, complex128); when off "
-           "they narrow to their 32-bit counterparts."),
-    Option("olympus_optimize", bool, True,
-           "Run the optimizer's passes (olympus.optimizer) on every program "
-           "before it is lowered; off: jit compiles the traced program as is."),
-    Option("olympus_optimize_stable", bool, True,
-           "With olympus_optimize: include the numerically stable rewrites "
-           "(olympus/optimizer/stable.py), e.g. log(1 + exp(x)) -> softplus."),
-    Option("olympus_debug_nans", bool, False,
-           "Raise FloatingPointError where an operation first produces a NaN."),
-    Option("olympus_disable_jit", bool, False,
-           "Run jitted functions op by op in Python (for debugging)."),
-    Option("olympus_explain_cache_misses", bool, False,
-           "Log why each jit recompilation happened (olympus/stages.py)."),
-    Option("olympus_default_matmul_precision", str, None,
-           "Precision of the matmuls whose precision= is None: 'bfloat16', "
-           "'tensorfloat32' or 'float32' (also 'default', 'high', 'highest'); "
-           "None keeps XLA's default. jit keys its cache on it.",
-           allows_none=True),
-    Option("olympus_tiered_execution", bool, False,
-           "jit's default for tiered=: a new signature's first calls are "
-           "interpreted with NumPy while XLA compiles in the background "
-           "(olympus/api.py, jit)."),
-    Option("olympus_compilation_cache", bool, True,
-           "Keep compiled programs in the persistent compilation cache on disk."),
-    Option("olympus_compilation_cache_dir", str, None,
-           "Folder of the persistent compilation cache (default: "
-           "$OLYMPUS_COMPILATION_CACHE_DIR, else the user's cache folder).",
-           allows_none=True),
-    Option("olympus_compilation_cache_min_compile_secs", float, 0.1,
-           "Programs compiling faster than this many seconds are not written "
-           "to the persistent compilation cache."),
-    Option("olympus_compilation_cache_max_size", float, float(2**30),
-           "Size limit in bytes of the persistent compilation cache's folder; "
-           "least recently used entries are deleted to stay within it "
-           "(None or negative: unlimited).",
-           allows_none=True),
-    Option("olympus_platforms", str, None,
-           "Comma-separated platforms to run on, in order of preference (e.g. "
-           "'cuda,cpu'); the first that starts is used (default: cpu). Read "
-           "once, when the backend starts.", allows_none=True),
-    Option("olympus_num_cpu_devices", int, 1,
-           "How many CPU devices the backend client creates (for sharding "
-           "across devices on one machine); read once, when the backend starts."),
+    Option(
+        "olympus_enable_x64",
+        bool,
+        False,
+        "Enable 64-bit types (int64, uint64, float64, complex128); when off "
+        "they narrow to their 32-bit counterparts.",
+    ),
+    Option(
+        "olympus_optimize",
+        bool,
+        True,
+        "Run the optimizer's passes (olympus.optimizer) on every program "
+        "before it is lowered; off: jit compiles the traced program as is.",
+    ),
+    Option(
+        "olympus_optimize_stable",
+        bool,
+        True,
+        "With olympus_optimize: include the numerically stable rewrites "
+        "(olympus/optimizer/stable.py), e.g. log(1 + exp(x)) -> softplus.",
+    ),
+    Option(
+        "olympus_debug_nans",
+        bool,
+        False,
+        "Raise FloatingPointError where an operation first produces a NaN.",
+    ),
+    Option(
+        "olympus_disable_jit",
+        bool,
+        False,
+        "Run jitted functions op by op in Python (for debugging).",
+    ),
+    Option(
+        "olympus_explain_cache_misses",
+        bool,
+        False,
+        "Log why each jit recompilation happened (olympus/stages.py).",
+    ),
+    Option(
+        "olympus_default_matmul_precision",
+        str,
+        None,
+        "Precision of the matmuls whose precision= is None: 'bfloat16', "
+        "'tensorfloat32' or 'float32' (also 'default', 'high', 'highest'); "
+        "None keeps XLA's default. jit keys its cache on it.",
+        allows_none=True,
+    ),
+    Option(
+        "olympus_tiered_execution",
+        bool,
+        False,
+        "jit's default for tiered=: a new signature's first calls are "
+        "interpreted with NumPy while XLA compiles in the background "
+        "(olympus/api.py, jit).",
+    ),
+    Option(
+        "olympus_compilation_cache",
+        bool,
+        True,
+        "Keep compiled programs in the persistent compilation cache on disk.",
+    ),
+    Option(
+        "olympus_compilation_cache_dir",
+        str,
+        None,
+        "Folder of the persistent compilation cache (default: "
+        "$OLYMPUS_COMPILATION_CACHE_DIR, else the user's cache folder).",
+        allows_none=True,
+    ),
+    Option(
+        "olympus_compilation_cache_min_compile_secs",
+        float,
+        0.1,
+        "Programs compiling faster than this many seconds are not written "
+        "to the persistent compilation cache.",
+    ),
+    Option(
+        "olympus_compilation_cache_max_size",
+        float,
+        float(2**30),
+        "Size limit in bytes of the persistent compilation cache's folder; "
+        "least recently used entries are deleted to stay within it "
+        "(None or negative: unlimited).",
+        allows_none=True,
+    ),
+    Option(
+        "olympus_platforms",
+        str,
+        None,
+        "Comma-separated platforms to run on, in order of preference (e.g. "
+        "'cuda,cpu'); the first that starts is used (default: cpu). Read "
+        "once, when the backend starts.",
+        allows_none=True,
+    ),
+    Option(
+        "olympus_num_cpu_devices",
+        int,
+        1,
+        "How many CPU devices the backend client creates (for sharding "
+        "across devices on one machine); read once, when the backend starts.",
+    ),
 )
 
 _TRUE_WORDS = ("1", "true", "yes", "on")
@@ -148,7 +205,11 @@ def _checked(option: Option, value):
         return None
     if option.kind is bool and type(value).__name__ in ("bool", "bool_"):
         return bool(value)
-    if option.kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+    if (
+        option.kind is float
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+    ):
         return float(value)
     if option.kind is int and isinstance(value, int) and not isinstance(value, bool):
         return int(value)
@@ -193,8 +254,12 @@ def define_absl_flags(flag_values=None) -> None:
     flag_values = absl_flags.FLAGS if flag_values is None else flag_values
     if any(f is flag_values for f in _flag_values):
         return  # defined already
-    define = {bool: absl_flags.DEFINE_bool, int: absl_flags.DEFINE_integer,
-              float: absl_flags.DEFINE_float, str: absl_flags.DEFINE_string}
+    define = {
+        bool: absl_flags.DEFINE_bool,
+        int: absl_flags.DEFINE_integer,
+        float: absl_flags.DEFINE_float,
+        str: absl_flags.DEFINE_string,
+    }
     for opt in _options.values():
         name, value = opt.name, _values[opt.name]
         if name in flag_values:  # defined before (olympus reloaded)
@@ -202,7 +267,8 @@ def define_absl_flags(flag_values=None) -> None:
         else:
             define[opt.kind](name, value, opt.help, flag_values=flag_values)
         absl_flags.register_validator(
-            name, lambda v, name=name: _adopt_flag(name, v), flag_values=flag_values)
+            name, lambda v, name=name: _adopt_flag(name, v), flag_values=flag_values
+        )
     _flag_values.append(flag_values)
 
 
@@ -225,7 +291,8 @@ def _check_unlocked(name: str, value) -> None:
     if why is not None and value != _values[name]:
         raise ConfigLockedError(
             f"config option {name!r} cannot change to {value!r} (it is "
-            f"{_values[name]!r}): {why}")
+            f"{_values[name]!r}): {why}"
+        )
 
 
 def _set(name: str, value) -> None:
@@ -240,7 +307,9 @@ def option(name: str) -> Option:
     found = _options.get(name)
     if found is None:
         known = ", ".join(sorted(_options))
-        raise UnknownConfigOptionError(f"unknown config option {name!r}; known: {known}")
+        raise UnknownConfigOptionError(
+            f"unknown config option {name!r}; known: {known}"
+        )
     return found
 
 

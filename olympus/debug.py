@@ -57,9 +57,17 @@ from olympus.transforms.batching import batch_to_front, batch_rules
 from olympus.transforms.jvp import jvp_rules
 
 __all__ = [
-    "HostCallbackError", "NotInProgramError", "ProgramFinishedError", "Stepper",
-    "StepperError", "UnknownVariableError", "Values", "callback", "debug_callback_p",
-    "intermediates", "print",
+    "HostCallbackError",
+    "NotInProgramError",
+    "ProgramFinishedError",
+    "Stepper",
+    "StepperError",
+    "UnknownVariableError",
+    "Values",
+    "callback",
+    "debug_callback_p",
+    "intermediates",
+    "print",
 ]
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
@@ -109,10 +117,13 @@ def _jvp(primals, tangents, *, callback: HostFunction):
 
 def _batch(axis_size, vals, dims, *, callback: HostFunction):
     """One call per example, in order."""
-    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    vals = [
+        v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
+    ]
     for i in range(axis_size):
-        debug_callback_p.bind(*(v if d is None else v[i] for v, d in zip(vals, dims)),
-                              callback=callback)
+        debug_callback_p.bind(
+            *(v if d is None else v[i] for v, d in zip(vals, dims)), callback=callback
+        )
     return [], []
 
 

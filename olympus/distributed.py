@@ -17,8 +17,9 @@ from olympus.backends.xla.client import (  # noqa: F401
 )
 
 
-def initialize(coordinator_address: str, num_processes: int, process_id: int,
-               timeout_s: int = 60) -> None:
+def initialize(
+    coordinator_address: str, num_processes: int, process_id: int, timeout_s: int = 60
+) -> None:
     """Joins `num_processes` processes coordinated at `coordinator_address`
     (host:port; process 0 serves it); CoordinatorUnreachableError after
     `timeout_s` seconds without an answer."""
@@ -30,5 +31,10 @@ def shutdown() -> None:
     shutdown_distributed()
 
 
-__all__ = ["CoordinatorUnreachableError", "DistributedError", "initialize", "is_initialized",
-           "shutdown"]
+__all__ = [
+    "CoordinatorUnreachableError",
+    "DistributedError",
+    "initialize",
+    "is_initialized",
+    "shutdown",
+]

@@ -2,7 +2,9 @@
 
 from olympus.ir.checker import OlympusprTypeError  # noqa: F401
 from olympus.config import (  # noqa: F401
-    ConfigEnvironmentError, ConfigValueError, UnknownConfigOptionError,
+    ConfigEnvironmentError,
+    ConfigValueError,
+    UnknownConfigOptionError,
 )
 from olympus.ir.dtypes import TypePromotionError  # noqa: F401
 from olympus.backends.xla.lowering import LoweringError  # noqa: F401

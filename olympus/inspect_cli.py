@@ -48,20 +48,36 @@ class UsageError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m olympus")
     commands = parser.add_subparsers(dest="command", required=True)
-    inspect = commands.add_parser("inspect", help="run a function and print its programs")
+    inspect = commands.add_parser(
+        "inspect", help="run a function and print its programs"
+    )
     inspect.add_argument("target", help="FILE.py:FUNCTION or package.module:FUNCTION")
-    inspect.add_argument("--args", default="", help='Python expression, e.g. "np.ones(3), 2.0"')
+    inspect.add_argument(
+        "--args", default="", help='Python expression, e.g. "np.ones(3), 2.0"'
+    )
     inspect.add_argument("--mode", choices=MODES, default="eval")
-    inspect.add_argument("--argnums", default="0",
-                         help='grad: which arguments (e.g. 0 or "0, 1")')
+    inspect.add_argument(
+        "--argnums", default="0", help='grad: which arguments (e.g. 0 or "0, 1")'
+    )
     inspect.add_argument("--in-axes", default="0", help='vmap: in_axes, e.g. "0, None"')
-    inspect.add_argument("--stage", choices=STAGES, action="append",
-                         help="program(s) to print (default: olympuspr)")
-    inspect.add_argument("--source", action="store_true", help="show each equation's source line")
+    inspect.add_argument(
+        "--stage",
+        choices=STAGES,
+        action="append",
+        help="program(s) to print (default: olympuspr)",
+    )
+    inspect.add_argument(
+        "--source", action="store_true", help="show each equation's source line"
+    )
     inspect.add_argument("--html", metavar="OUT.html", help="also write an HTML page")
-    inspect.add_argument("--save", metavar="OUT.olympuspr", help="also save the olympuspr")
-    inspect.add_argument("--step", action="store_true",
-                         help="step through the olympuspr (commands on stdin; h for help)")
+    inspect.add_argument(
+        "--save", metavar="OUT.olympuspr", help="also save the olympuspr"
+    )
+    inspect.add_argument(
+        "--step",
+        action="store_true",
+        help="step through the olympuspr (commands on stdin; h for help)",
+    )
     return parser
 
 
@@ -91,7 +107,9 @@ def load_function(target: str) -> Callable:
     """The function named by `FILE.py:FUNCTION` or `module:FUNCTION`."""
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
-        raise UsageError(f"target {target!r} should be FILE.py:FUNCTION or module:FUNCTION")
+        raise UsageError(
+            f"target {target!r} should be FILE.py:FUNCTION or module:FUNCTION"
+        )
     module = _load_module(where)
     fun = module
     for part in name.split("."):
@@ -123,9 +141,12 @@ def parse_args(text: str) -> tuple:
         return ()
     try:
         value = eval(f"({text},)", {"np": np, "jnp": jnp, "olympus": olympus})  # noqa: S307
-    except Exception as err:  # a SyntaxError, a NameError, ...: the user's text is wrong
+    except (
+        Exception
+    ) as err:  # a SyntaxError, a NameError, ...: the user's text is wrong
         raise UsageError(
-            f"could not evaluate --args {text!r}: {type(err).__name__}: {err}") from None
+            f"could not evaluate --args {text!r}: {type(err).__name__}: {err}"
+        ) from None
     return tuple(value)
 
 
@@ -145,7 +166,9 @@ def transformed(fun: Callable, mode: str, args: tuple, options=None) -> Callable
         argnums = _literal(getattr(options, "argnums", "0"), "--argnums")
         return olympus.grad(fun, argnums=argnums)
     if mode == "vmap":
-        return olympus.vmap(fun, in_axes=_literal(getattr(options, "in_axes", "0"), "--in-axes"))
+        return olympus.vmap(
+            fun, in_axes=_literal(getattr(options, "in_axes", "0"), "--in-axes")
+        )
     # tangents of ones, of each argument's own type (a Python float is f32 here)
     tangents = tuple(np.ones(aval_of(a).shape, aval_of(a).dtype) for a in args)
     return lambda *primals: olympus.jvp(fun, primals, tangents)
@@ -173,9 +196,14 @@ def _stage_texts(computation: Callable, args: tuple, stages, source: bool):
 
 
 def _html_page(title: str, result, closed, texts: dict) -> str:
-    parts = [f"<html><head><meta charset='utf-8'><title>{escape(title)}</title></head><body>",
-             f"<h1>{escape(title)}</h1>", "<h2>result</h2>", f"<pre>{escape(repr(result))}</pre>",
-             "<h2>olympuspr</h2>", closed._repr_html_()]
+    parts = [
+        f"<html><head><meta charset='utf-8'><title>{escape(title)}</title></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        "<h2>result</h2>",
+        f"<pre>{escape(repr(result))}</pre>",
+        "<h2>olympuspr</h2>",
+        closed._repr_html_(),
+    ]
     for stage in ("optimized", "stablehlo", "hlo"):
         if stage in texts:
             parts += [f"<h2>{stage}</h2>", f"<pre>{escape(texts[stage])}</pre>"]
@@ -284,6 +312,10 @@ def main(argv=None) -> int:
     except UsageError as err:
         print(f"python -m olympus inspect: error: {err}", file=sys.stderr)
         return 2
-    except Exception as err:  # the user's function failed: show its message, not our stack
-        print(f"python -m olympus inspect: {type(err).__name__}: {err}", file=sys.stderr)
+    except (
+        Exception
+    ) as err:  # the user's function failed: show its message, not our stack
+        print(
+            f"python -m olympus inspect: {type(err).__name__}: {err}", file=sys.stderr
+        )
         return 1

@@ -179,4 +179,3 @@ del _name
 register_pytree_node(
     PRNGKeyArray, lambda k: ((k.data,), None), lambda _, c: PRNGKeyArray(c[0])
 )
-

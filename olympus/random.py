@@ -37,12 +37,41 @@ from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F40
 from olympus.tracer.core import aval_of
 
 __all__ = [
-    "KeyArrayTypeError", "KeyError_", "PRNGKey", "PRNGKeyArray", "bernoulli", "beta",
-    "bits", "categorical", "cauchy", "chisquare", "choice", "clone", "dirichlet",
-    "erf_inv", "exponential", "fold_in", "gamma", "gumbel", "key", "key_data",
-    "key_impl", "laplace", "logistic", "multivariate_normal", "normal", "permutation",
-    "rademacher", "randint", "shuffle", "split", "t", "threefry2x32",
-    "truncated_normal", "uniform", "wrap_key_data"
+    "KeyArrayTypeError",
+    "KeyError_",
+    "PRNGKey",
+    "PRNGKeyArray",
+    "bernoulli",
+    "beta",
+    "bits",
+    "categorical",
+    "cauchy",
+    "chisquare",
+    "choice",
+    "clone",
+    "dirichlet",
+    "erf_inv",
+    "exponential",
+    "fold_in",
+    "gamma",
+    "gumbel",
+    "key",
+    "key_data",
+    "key_impl",
+    "laplace",
+    "logistic",
+    "multivariate_normal",
+    "normal",
+    "permutation",
+    "rademacher",
+    "randint",
+    "shuffle",
+    "split",
+    "t",
+    "threefry2x32",
+    "truncated_normal",
+    "uniform",
+    "wrap_key_data",
 ]
 
 U32 = np.dtype(np.uint32)
@@ -103,14 +132,18 @@ def _first(pair):
 
 def _second(pair):
     shape = aval_of(pair).shape
-    return lax.reshape(lax.slice(pair, (1,) + (0,) * (len(shape) - 1), shape), shape[1:])
+    return lax.reshape(
+        lax.slice(pair, (1,) + (0,) * (len(shape) - 1), shape), shape[1:]
+    )
 
 
 def _key_words(key):
     if isinstance(key, PRNGKeyArray):
         if key.shape != ():
-            raise KeyError_(f"expected a single PRNG key, got a key array of shape {key.shape}; "
-                            f"to map over a batch of keys use olympus.vmap")
+            raise KeyError_(
+                f"expected a single PRNG key, got a key array of shape {key.shape}; "
+                f"to map over a batch of keys use olympus.vmap"
+            )
         key = key.data
     aval = aval_of(key)
     if aval.shape != (2,) or aval.dtype != U32:
@@ -126,7 +159,9 @@ def _counter_words(shape: tuple):
     """The flat index of each element of `shape` as (high, low) uint32 words."""
     size = math.prod(shape)
     if size >= 2**32:
-        raise ValueError(f"random: cannot draw {size} values (at most 2**32 - 1 per call)")
+        raise ValueError(
+            f"random: cannot draw {size} values (at most 2**32 - 1 per call)"
+        )
     flat = lax.iota(U32, size)
     zeros = lax.full((size,), np.uint32(0))
     return lax.reshape(zeros, shape), lax.reshape(flat, shape)
@@ -150,10 +185,14 @@ def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
         high = 0 if -(2**31) <= seed < 2**32 else (seed >> 32) & 0xFFFFFFFF
         return device_put(np.array([high, seed & 0xFFFFFFFF], U32))  # no compile needed
     if isinstance(seed, PRNGKeyArray):
-        raise KeyError_("random.key / PRNGKey: the seed must be an integer, got a PRNG key")
+        raise KeyError_(
+            "random.key / PRNGKey: the seed must be an integer, got a PRNG key"
+        )
     aval = aval_of(seed)
     if aval.shape != () or not dtypes.is_integer(aval.dtype):
-        raise TypeError(f"random.key: the seed must be an integer scalar, got {aval.str_short()}")
+        raise TypeError(
+            f"random.key: the seed must be an integer scalar, got {aval.str_short()}"
+        )
     low = _seed_low_word(seed, aval.dtype)
     return lax.concatenate([lax.full((1,), np.uint32(0)), lax.broadcast(low, (1,))], 0)
 
@@ -190,14 +229,20 @@ def key_data(keys):
 def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
     """Typed keys from their uint32 words (`data` of shape `(..., 2)`): the inverse of `key_data`."""
     if impl is not None and impl != IMPL:
-        raise ValueError(f"random.wrap_key_data: only the {IMPL!r} implementation exists, got {impl!r}")
+        raise ValueError(
+            f"random.wrap_key_data: only the {IMPL!r} implementation exists, got {impl!r}"
+        )
     if isinstance(data, PRNGKeyArray):
-        raise KeyError_("random.wrap_key_data: expected uint32 words, got a typed key array")
+        raise KeyError_(
+            "random.wrap_key_data: expected uint32 words, got a typed key array"
+        )
     if not hasattr(data, "aval"):
         data = device_put(np.asarray(data))
     aval = aval_of(data)
     if not dtypes.is_integer(aval.dtype):
-        raise KeyError_(f"random.wrap_key_data: expected uint32 words, got {aval.str_short()}")
+        raise KeyError_(
+            f"random.wrap_key_data: expected uint32 words, got {aval.str_short()}"
+        )
     if aval.dtype != U32:
         data = lax.convert_element_type(data, U32)
     _check_raw_keys(data, "wrap_key_data")
@@ -207,7 +252,9 @@ def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
 def _check_raw_keys(data, name: str) -> None:
     aval = aval_of(data)
     if aval.ndim == 0 or aval.shape[-1] != KEY_WORDS or aval.dtype != U32:
-        raise KeyError_(f"random.{name}: expected keys as uint32[..., 2] words, got {aval.str_short()}")
+        raise KeyError_(
+            f"random.{name}: expected keys as uint32[..., 2] words, got {aval.str_short()}"
+        )
 
 
 IMPL = "threefry2x32"
@@ -230,10 +277,16 @@ def clone(key):
 def _split(key, num: int | Sequence[int] = 2):
     """`num` new keys (shape `(num, 2)`, or `(*num, 2)` for a shape),
     independent of each other and of `key`."""
-    shape = (int(num),) if isinstance(num, (int, np.integer)) else tuple(int(n) for n in num)
+    shape = (
+        (int(num),)
+        if isinstance(num, (int, np.integer))
+        else tuple(int(n) for n in num)
+    )
     y0, y1 = _hash_counters(key, shape)
-    return lax.concatenate([lax.expand_dims(y0, (len(shape),)), lax.expand_dims(y1, (len(shape),))],
-                           len(shape))
+    return lax.concatenate(
+        [lax.expand_dims(y0, (len(shape),)), lax.expand_dims(y1, (len(shape),))],
+        len(shape),
+    )
 
 
 def _fold_in(key, data):
@@ -241,8 +294,11 @@ def _fold_in(key, data):
     if isinstance(data, (int, np.integer)):
         low = lax.full((), _u32(int(data)))
     else:
-        data = lax.convert_element_type(data, dtypes.canonicalize_dtype(np.int64)) \
-            if not dtypes.is_integer(aval_of(data).dtype) else data
+        data = (
+            lax.convert_element_type(data, dtypes.canonicalize_dtype(np.int64))
+            if not dtypes.is_integer(aval_of(data).dtype)
+            else data
+        )
         low = _seed_low_word(data, aval_of(data).dtype)
     k0, k1 = _key_words(key)
     y0, y1 = _threefry2x32_jit(k0, k1, np.uint32(0), low)
@@ -262,7 +318,9 @@ def _bits(key, shape: Sequence[int] = (), dtype=np.uint32):
     """Uniformly random unsigned integers of `dtype` (uint8/16/32, uint64 with x64)."""
     dtype = np.dtype(dtype)
     if not dtypes.is_unsigned_int(dtype):
-        raise TypeError(f"random.bits: dtype must be an unsigned integer type, got {dtype}")
+        raise TypeError(
+            f"random.bits: dtype must be an unsigned integer type, got {dtype}"
+        )
     dtype = dtypes.canonicalize_dtype(dtype)
     y0, y1 = _hash_counters(key, _shape(shape))
     if dtype.itemsize == 8:
@@ -277,20 +335,26 @@ def _bits(key, shape: Sequence[int] = (), dtype=np.uint32):
 def _float_dtype(dtype):
     dtype = dtypes.canonicalize_dtype(np.float64 if dtype is None else dtype)
     if not dtypes.is_float(dtype):
-        raise TypeError(f"random: dtype must be a real floating-point type, got {dtype}")
+        raise TypeError(
+            f"random: dtype must be a real floating-point type, got {dtype}"
+        )
     return dtype
 
 
 def _unit_interval(key, shape: tuple, dtype):
     """Uniform floats in [0, 1)."""
-    return _unit_from_bits(_bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype)
+    return _unit_from_bits(
+        _bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype
+    )
 
 
 def _unit_from_bits(raw, dtype):
     """Random mantissa bits under the exponent of 1.0, minus 1: [0, 1)."""
     width = dtype.itemsize * 8
     uint = np.dtype(f"uint{width}")
-    if aval_of(raw).dtype != uint:  # 32-bit words for a narrower float: keep the top bits
+    if (
+        aval_of(raw).dtype != uint
+    ):  # 32-bit words for a narrower float: keep the top bits
         raw = lax.convert_element_type(shift_right_logical(raw, _u32(32 - width)), uint)
     nmant = _MANTISSA_BITS[dtype.name]
     mantissa = shift_right_logical(raw, uint.type(width - nmant))
@@ -313,7 +377,9 @@ def _broadcast_to(x, shape: tuple):
         return x
     lead = len(shape) - len(x_shape)
     if lead < 0 or any(s not in (1, t) for s, t in zip(x_shape, shape[lead:])):
-        raise ValueError(f"random: parameter of shape {x_shape} does not broadcast to {shape}")
+        raise ValueError(
+            f"random: parameter of shape {x_shape} does not broadcast to {shape}"
+        )
     squeezed = [i for i, s in enumerate(x_shape) if s == 1 and shape[lead + i] != 1]
     x = lax.reshape(x, [s for i, s in enumerate(x_shape) if i not in squeezed])
     kept = [lead + i for i in range(len(x_shape)) if i not in squeezed]
@@ -325,7 +391,9 @@ def _param_shape(shape, *params) -> tuple:
         return _shape(shape)
     out: tuple = ()
     for p in params:
-        out = np.broadcast_shapes(out, np.shape(p) if isinstance(p, (int, float)) else aval_of(p).shape)
+        out = np.broadcast_shapes(
+            out, np.shape(p) if isinstance(p, (int, float)) else aval_of(p).shape
+        )
     return tuple(out)
 
 
@@ -350,12 +418,16 @@ def _open_unit_interval(key, shape, dtype):
 def _normal(key, shape: Sequence[int] = (), dtype=None):
     """Standard normal floats, by inverting the CDF of a uniform in (-1, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
-    return _normal_from_bits(_bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype)
+    return _normal_from_bits(
+        _bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype
+    )
 
 
 def _normal_from_bits(raw, dtype):
     tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))[()]
-    u = _unit_from_bits(raw, dtype)  # to [tiny, 1), as uniform(minval=tiny, maxval=1) does
+    u = _unit_from_bits(
+        raw, dtype
+    )  # to [tiny, 1), as uniform(minval=tiny, maxval=1) does
     u = lax.max(tiny, lax.add(lax.mul(u, np.array(1.0, dtype)[()] - tiny), tiny))
     return lax.mul(np.array(np.sqrt(2), dtype)[()], erf_inv(u))
 
@@ -397,7 +469,9 @@ def _gumbel(key, shape: Sequence[int] = (), dtype=None):
     """Standard Gumbel floats: -log(-log(U)) for U in (0, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
     u = _unit_interval(key, shape, dtype)
-    tiny = np.array(np.finfo(np.float32).tiny if dtype.itemsize < 4 else np.finfo(dtype).tiny, dtype)[()]
+    tiny = np.array(
+        np.finfo(np.float32).tiny if dtype.itemsize < 4 else np.finfo(dtype).tiny, dtype
+    )[()]
     u = lax.max(u, tiny)
     return lax.neg(lax.log(lax.neg(lax.log(u))))
 
@@ -405,10 +479,28 @@ def _gumbel(key, shape: Sequence[int] = (), dtype=None):
 # ---- the inverse error function ----------------------------------------------------
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): a
 # polynomial in w = -log(1 - x^2), one for the centre and one for the tails.
-_ERFINV_CENTRE = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_ERFINV_CENTRE = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
 
 
 def _horner(coeffs, w, dtype):
@@ -441,7 +533,10 @@ def _erf_inv_newton(x, y, c):
     for _ in range(2):
         slope = lax.mul(c(2 / np.sqrt(np.pi)), lax.exp(lax.neg(lax.mul(y, y))))
         safe = lax.gt(slope, c(1e-300))
-        step = lax.div(lax.sub(lax.erf(y), x), lax.select(safe, slope, lax.full(aval_of(y).shape, 1.0, aval_of(y).dtype)))
+        step = lax.div(
+            lax.sub(lax.erf(y), x),
+            lax.select(safe, slope, lax.full(aval_of(y).shape, 1.0, aval_of(y).dtype)),
+        )
         y = lax.select(safe, lax.sub(y, step), y)
     return y
 
@@ -461,13 +556,22 @@ def _randint(key, shape: Sequence[int], minval, maxval, dtype=np.int32):
     that the bias of the modulo is at most span / 2**64."""
     dtype, shape = dtypes.canonicalize_dtype(dtype), _shape(shape)
     if not dtypes.is_integer(dtype) or dtype.itemsize > 4:
-        raise TypeError(f"random.randint: dtype must be an integer type of <= 32 bits, got {dtype}")
-    wide = np.dtype(np.int32) if dtypes.is_signed_int(dtype) else U32  # bounds are exact here
+        raise TypeError(
+            f"random.randint: dtype must be an integer type of <= 32 bits, got {dtype}"
+        )
+    wide = (
+        np.dtype(np.int32) if dtypes.is_signed_int(dtype) else U32
+    )  # bounds are exact here
     info = np.iinfo(dtype)
-    lo, hi = _int_bound(minval, wide, shape, info), _int_bound(maxval, wide, shape, info)
+    lo, hi = (
+        _int_bound(minval, wide, shape, info),
+        _int_bound(maxval, wide, shape, info),
+    )
     k1, k2 = _split2(key)
     high_bits, low_bits = _bits(k1, shape, U32), _bits(k2, shape, U32)
-    span = bitcast_convert_type(lax.sub(hi, lo), U32)  # modular: exact even for the full range
+    span = bitcast_convert_type(
+        lax.sub(hi, lo), U32
+    )  # modular: exact even for the full range
     span = lax.select(lax.le(hi, lo), lax.full(shape, np.uint32(1)), span)
     two_16 = lax.rem(lax.full(shape, np.uint32(1 << 16)), span)
     two_32 = lax.rem(lax.mul(two_16, two_16), span)  # 2**32 mod span
@@ -480,8 +584,11 @@ def _int_bound(value, wide, shape, info):
     """A bound clipped to the output dtype's range, as `wide` integers of `shape`."""
     if isinstance(value, (int, np.integer)):
         return lax.full(shape, int(np.clip(int(value), info.min, info.max)), wide)
-    value = lax.clamp(info.min, lax.convert_element_type(value, np.int32), info.max) \
-        if wide == np.int32 else lax.convert_element_type(value, wide)
+    value = (
+        lax.clamp(info.min, lax.convert_element_type(value, np.int32), info.max)
+        if wide == np.int32
+        else lax.convert_element_type(value, wide)
+    )
     return _broadcast_to(lax.convert_element_type(value, wide), shape)
 
 
@@ -495,10 +602,12 @@ def _categorical(key, logits, axis: int = -1, shape=None):
     Gumbel-max trick: argmax(logits + Gumbel noise)."""
     aval = aval_of(logits)
     axis = axis % aval.ndim
-    batch = aval.shape[:axis] + aval.shape[axis + 1:]
+    batch = aval.shape[:axis] + aval.shape[axis + 1 :]
     shape = batch if shape is None else _shape(shape)
-    if shape[len(shape) - len(batch):] != batch:
-        raise ValueError(f"random.categorical: shape {shape} must end with the logits' batch shape {batch}")
+    if shape[len(shape) - len(batch) :] != batch:
+        raise ValueError(
+            f"random.categorical: shape {shape} must end with the logits' batch shape {batch}"
+        )
     n = aval.shape[axis]
     moved = lax.transpose(logits, [d for d in range(aval.ndim) if d != axis] + [axis])
     full = _broadcast_to(moved, (*shape, n))
@@ -514,14 +623,19 @@ def _ranks(keys):
     col = lax.broadcast_in_dim(keys, (n, n), (0,))  # col[i, j] = keys[i]
     j = lax.broadcasted_iota(np.int32, (n, n), 1)
     i = lax.broadcasted_iota(np.int32, (n, n), 0)
-    before = lax.bitwise_or(lax.lt(row, col), lax.bitwise_and(lax.eq(row, col), lax.lt(j, i)))
+    before = lax.bitwise_or(
+        lax.lt(row, col), lax.bitwise_and(lax.eq(row, col), lax.lt(j, i))
+    )
     return lax.reduce_sum(lax.convert_element_type(before, np.int32), (1,))
 
 
 def _inverse_permutation(ranks):
     """`perm` with perm[ranks[i]] = i."""
     n = aval_of(ranks).shape[0]
-    hit = lax.eq(lax.broadcast_in_dim(ranks, (n, n), (1,)), lax.broadcasted_iota(np.int32, (n, n), 0))
+    hit = lax.eq(
+        lax.broadcast_in_dim(ranks, (n, n), (1,)),
+        lax.broadcasted_iota(np.int32, (n, n), 0),
+    )
     idx = lax.broadcasted_iota(np.int32, (n, n), 1)
     return lax.reduce_sum(lax.select(hit, idx, lax.full((n, n), 0, np.int32)), (1,))
 
@@ -531,13 +645,15 @@ def _take(x, indices, axis: int):
     every dtype: each output element is selected by a one-hot mask."""
     aval, idx_aval = aval_of(x), aval_of(indices)
     n = aval.shape[axis]
-    before, after = aval.shape[:axis], aval.shape[axis + 1:]
+    before, after = aval.shape[:axis], aval.shape[axis + 1 :]
     out_shape = (*before, *idx_aval.shape, *after)
     k = len(idx_aval.shape)
-    wide = (*out_shape[:axis + k], n, *after)
+    wide = (*out_shape[: axis + k], n, *after)
     x_dims = [*range(axis), axis + k, *range(axis + k + 1, len(wide))]
     x_wide = lax.broadcast_in_dim(x, wide, x_dims)
-    idx = lax.broadcast_in_dim(lax.convert_element_type(indices, np.int32), wide, range(axis, axis + k))
+    idx = lax.broadcast_in_dim(
+        lax.convert_element_type(indices, np.int32), wide, range(axis, axis + k)
+    )
     mask = lax.eq(idx, lax.broadcasted_iota(np.int32, wide, axis + k))
     if aval.dtype == dtypes.bool_:
         return lax.reduce_or(lax.bitwise_and(mask, x_wide), (axis + k,))
@@ -558,9 +674,15 @@ def _choice(key, a, p, *, n: int, shape: tuple, replace: bool, axis: int):
     """`n` is the number of candidates; `a` is None when sampling from range(n)."""
     count = math.prod(shape)
     if not replace and count > n:
-        raise ValueError(f"random.choice: cannot take {count} samples from {n} without replacement")
+        raise ValueError(
+            f"random.choice: cannot take {count} samples from {n} without replacement"
+        )
     if replace:
-        idx = _randint(key, shape, 0, n) if p is None else _categorical(key, lax.log(p), shape=shape)
+        idx = (
+            _randint(key, shape, 0, n)
+            if p is None
+            else _categorical(key, lax.log(p), shape=shape)
+        )
     else:
         order = _random_order(key, n) if p is None else _weighted_order(key, p)
         idx = lax.reshape(lax.slice(order, (0,), (count,)), shape)
@@ -605,17 +727,26 @@ def _marsaglia_tsang(key, alpha):
         v = lax.integer_pow(lax.add(c(1.0), lax.mul(scale, z)), 3)
         positive = lax.gt(v, c(0.0))
         log_v = lax.log(lax.select(positive, v, lax.full(shape, 1.0, dtype)))
-        bound = lax.add(lax.mul(c(0.5), lax.mul(z, z)), lax.mul(d, lax.add(lax.sub(c(1.0), v), log_v)))
+        bound = lax.add(
+            lax.mul(c(0.5), lax.mul(z, z)),
+            lax.mul(d, lax.add(lax.sub(c(1.0), v), log_v)),
+        )
         ok = lax.bitwise_and(positive, lax.lt(lax.log(u), bound))
         fresh = lax.bitwise_and(ok, lax.bitwise_not(accepted))
-        return lax.add(i, np.int32(1)), lax.bitwise_or(accepted, ok), lax.select(fresh, lax.mul(d, v), value)
+        return (
+            lax.add(i, np.int32(1)),
+            lax.bitwise_or(accepted, ok),
+            lax.select(fresh, lax.mul(d, v), value),
+        )
 
     def pending(state):
         return lax.bitwise_not(lax.reduce_and(state[1], tuple(range(len(shape)))))
 
     init = (np.int32(0), lax.full(shape, False, np.bool_), lax.full(shape, 0.0, dtype))
     _, _, x = lax.while_loop(pending, draw, init)
-    boost = lax.pow(_open_unit_interval(boost_key, shape, dtype), lax.div(c(1.0), alpha))
+    boost = lax.pow(
+        _open_unit_interval(boost_key, shape, dtype), lax.div(c(1.0), alpha)
+    )
     return lax.select(lax.lt(alpha, c(1.0)), lax.mul(x, boost), x)
 
 
@@ -666,7 +797,9 @@ def _dx_da_series(a, x):
 
     t0 = lax.div(x, a)
     psi0 = lax.add(_digamma(a), lax.div(c(1.0), a))
-    _, _, total = lax.fori_loop(1, _IGAMMA_TERMS, term, (t0, psi0, lax.mul(t0, lax.sub(log_x, psi0))))
+    _, _, total = lax.fori_loop(
+        1, _IGAMMA_TERMS, term, (t0, psi0, lax.mul(t0, lax.sub(log_x, psi0)))
+    )
     return lax.neg(total)
 
 
@@ -688,14 +821,28 @@ def _dx_da_continued_fraction(a, x):
         a_i = lax.neg(lax.mul(i, lax.sub(i, a)))
         b = lax.add(b, c(2.0))
         d_new = lax.div(c(1.0), lax.add(lax.mul(a_i, d), b))
-        d_new_da = lax.neg(lax.mul(lax.sub(lax.add(lax.mul(i, d), lax.mul(a_i, d_da)), c(1.0)),
-                                   lax.mul(d_new, d_new)))
+        d_new_da = lax.neg(
+            lax.mul(
+                lax.sub(lax.add(lax.mul(i, d), lax.mul(a_i, d_da)), c(1.0)),
+                lax.mul(d_new, d_new),
+            )
+        )
         cf_new = lax.add(b, lax.div(a_i, cf))
-        cf_new_da = lax.sub(lax.sub(lax.div(i, cf), lax.div(lax.mul(a_i, cf_da), lax.mul(cf, cf))), c(1.0))
+        cf_new_da = lax.sub(
+            lax.sub(lax.div(i, cf), lax.div(lax.mul(a_i, cf_da), lax.mul(cf, cf))),
+            c(1.0),
+        )
         ratio = lax.mul(d_new, cf_new)
         ratio_da = lax.add(lax.mul(d_new_da, cf_new), lax.mul(d_new, cf_new_da))
-        return (b, d_new, d_new_da, cf_new, cf_new_da, lax.mul(h, ratio),
-                lax.add(lax.mul(h_da, ratio), lax.mul(h, ratio_da)))
+        return (
+            b,
+            d_new,
+            d_new_da,
+            cf_new,
+            cf_new_da,
+            lax.mul(h, ratio),
+            lax.add(lax.mul(h_da, ratio), lax.mul(h, ratio_da)),
+        )
 
     state = lax.fori_loop(1, _IGAMMA_TERMS, step, (b0, d0, d0_da, big, zero, d0, d0_da))
     h, h_da = state[5], state[6]
@@ -709,9 +856,13 @@ def _gamma_sample_grad(a, x):
     c = lambda v: np.array(v, dtype)[()]
     split = lax.add(a, c(1.0))
     tiny = lax.full(aval_of(x).shape, np.finfo(dtype).tiny, dtype)
-    below = lax.max(lax.min(x, split), tiny)  # each branch sees an argument in its own range
+    below = lax.max(
+        lax.min(x, split), tiny
+    )  # each branch sees an argument in its own range
     above = lax.max(x, split)
-    grad = lax.select(lax.lt(x, split), _dx_da_series(a, below), _dx_da_continued_fraction(a, above))
+    grad = lax.select(
+        lax.lt(x, split), _dx_da_series(a, below), _dx_da_continued_fraction(a, above)
+    )
     return lax.select(lax.gt(x, c(0.0)), grad, lax.full(aval_of(x).shape, 0.0, dtype))
 
 
@@ -725,7 +876,9 @@ def _gamma_reparameterised_rule(primals, tangents):
 def _make_gamma_reparameterised():
     from olympus.lax.custom_derivatives import custom_jvp
 
-    sampler = custom_jvp(_marsaglia_tsang)  # the key stays an argument: it may be traced
+    sampler = custom_jvp(
+        _marsaglia_tsang
+    )  # the key stays an argument: it may be traced
     sampler.defjvp(_gamma_reparameterised_rule)
     return sampler
 
@@ -738,8 +891,13 @@ def _beta(key, a, b, shape=None, dtype=None):
     (drawn together, so one rejection loop serves both)."""
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, a, b)
-    both = lax.concatenate([lax.expand_dims(_as(a, dtype, shape), (0,)),
-                            lax.expand_dims(_as(b, dtype, shape), (0,))], 0)
+    both = lax.concatenate(
+        [
+            lax.expand_dims(_as(a, dtype, shape), (0,)),
+            lax.expand_dims(_as(b, dtype, shape), (0,)),
+        ],
+        0,
+    )
     g = _gamma(key, both, (2, *shape), dtype)
     x, y = _first(g), _second(g)
     return lax.div(x, lax.add(x, y))
@@ -755,23 +913,34 @@ def _dirichlet(key, alpha, shape=None, dtype=None):
     batch = aval_of(alpha).shape[:-1] if shape is None else _shape(shape)
     g = _gamma(key, _broadcast_to(alpha, (*batch, k)), (*batch, k), dtype)
     total = lax.reduce_sum(g, (len(batch),))
-    return lax.div(g, lax.broadcast_in_dim(total, (*batch, k), tuple(range(len(batch)))))
+    return lax.div(
+        g, lax.broadcast_in_dim(total, (*batch, k), tuple(range(len(batch))))
+    )
 
 
 # ---- more laws built from the ones above ---------------------------------------------
 def _cauchy(key, shape: Sequence[int] = (), dtype=None):
     """Standard Cauchy floats: tan(pi (U - 1/2)) for U in (0, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
-    u = lax.max(_unit_interval(key, shape, dtype), np.array(np.finfo(np.float32).tiny, dtype)[()])
-    return lax.tan(lax.mul(np.array(np.pi, dtype)[()], lax.sub(u, np.array(0.5, dtype)[()])))
+    u = lax.max(
+        _unit_interval(key, shape, dtype),
+        np.array(np.finfo(np.float32).tiny, dtype)[()],
+    )
+    return lax.tan(
+        lax.mul(np.array(np.pi, dtype)[()], lax.sub(u, np.array(0.5, dtype)[()]))
+    )
 
 
 def _rademacher(key, shape: Sequence[int] = (), dtype=np.int32):
     """-1 or +1 with equal probability."""
     shape = _shape(shape)
-    heads = lax.convert_element_type(lax.bitwise_and(_bits(key, shape, U32), np.uint32(1)), np.int32)
-    return lax.convert_element_type(lax.sub(lax.mul(heads, np.int32(2)), np.int32(1)),
-                                    dtypes.canonicalize_dtype(dtype))
+    heads = lax.convert_element_type(
+        lax.bitwise_and(_bits(key, shape, U32), np.uint32(1)), np.int32
+    )
+    return lax.convert_element_type(
+        lax.sub(lax.mul(heads, np.int32(2)), np.int32(1)),
+        dtypes.canonicalize_dtype(dtype),
+    )
 
 
 def _chisquare(key, df, shape=None, dtype=None):
@@ -798,12 +967,19 @@ def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
     from olympus.lax import linalg as lax_linalg
 
     dtype = _float_dtype(dtype)
-    mean, cov = lax.convert_element_type(mean, dtype), lax.convert_element_type(cov, dtype)
+    mean, cov = (
+        lax.convert_element_type(mean, dtype),
+        lax.convert_element_type(cov, dtype),
+    )
     n = aval_of(mean).shape[-1]
     if aval_of(cov).shape[-2:] != (n, n):
-        raise ValueError(f"random.multivariate_normal: cov of shape {aval_of(cov).shape} does not "
-                         f"match mean of shape {aval_of(mean).shape}")
-    batch = tuple(np.broadcast_shapes(aval_of(mean).shape[:-1], aval_of(cov).shape[:-2]))
+        raise ValueError(
+            f"random.multivariate_normal: cov of shape {aval_of(cov).shape} does not "
+            f"match mean of shape {aval_of(mean).shape}"
+        )
+    batch = tuple(
+        np.broadcast_shapes(aval_of(mean).shape[:-1], aval_of(cov).shape[:-2])
+    )
     shape = batch if shape is None else _shape(shape)
     factor = _broadcast_to(lax_linalg.cholesky(cov), (*shape, n, n))
     z = lax.expand_dims(_normal(key, (*shape, n), dtype), (len(shape) + 1,))
@@ -816,15 +992,19 @@ def _static(value):
     """A static argument in a hashable, canonical form."""
     if isinstance(value, list):
         return tuple(value)
-    if isinstance(value, (type, np.dtype)) or (value is not None and hasattr(value, "dtype") and isinstance(value, type)):
+    if isinstance(value, (type, np.dtype)) or (
+        value is not None and hasattr(value, "dtype") and isinstance(value, type)
+    ):
         return np.dtype(value)
     return value
 
 
 def _single_key_data(key: PRNGKeyArray, name: str):
     if key.shape != ():
-        raise KeyError_(f"random.{name}: expected a single PRNG key, got a key array of shape "
-                        f"{key.shape}; to map over a batch of keys use olympus.vmap")
+        raise KeyError_(
+            f"random.{name}: expected a single PRNG key, got a key array of shape "
+            f"{key.shape}; to map over a batch of keys use olympus.vmap"
+        )
     return key.data
 
 
@@ -840,8 +1020,14 @@ def _compiled(impl, *static: str, returns_keys: bool = False):
     @functools.wraps(impl)
     def public(*args, **kwargs):
         if len(args) > len(names):
-            raise TypeError(f"random.{public.__name__} takes at most {len(names)} arguments")
-        values = {**defaults, **dict(zip(names, args)), **kwargs}  # cheaper than Signature.bind
+            raise TypeError(
+                f"random.{public.__name__} takes at most {len(names)} arguments"
+            )
+        values = {
+            **defaults,
+            **dict(zip(names, args)),
+            **kwargs,
+        }  # cheaper than Signature.bind
         dynamic = {k: v for k, v in values.items() if k not in static}
         fixed = {k: _static(v) for k, v in values.items() if k in static}
         if fixed.get("shape") is not None:
@@ -891,7 +1077,9 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     if isinstance(x, (int, np.integer)):
         return _random_order_compiled(key, n=int(x))
     if independent and aval_of(x).ndim > 1:
-        raise ValueError("random.permutation(independent=True) is only supported for 1-D arrays")
+        raise ValueError(
+            "random.permutation(independent=True) is only supported for 1-D arrays"
+        )
     return _permutation_compiled(key, x, axis=axis)
 
 
@@ -900,7 +1088,9 @@ def shuffle(key, x, axis: int = 0):
     return permutation(key, x, axis)
 
 
-def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0):
+def choice(
+    key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0
+):
     """Samples from `range(a)` (an int) or the entries of `a` along `axis`,
     uniformly or with probabilities `p`, with or without replacement."""
     if isinstance(a, (int, np.integer)):
@@ -908,4 +1098,6 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
     else:
         axis = axis % aval_of(a).ndim
         n = aval_of(a).shape[axis]
-    return _choice_compiled(key, a, p, n=n, shape=_shape(shape), replace=bool(replace), axis=axis)
+    return _choice_compiled(
+        key, a, p, n=n, shape=_shape(shape), replace=bool(replace), axis=axis
+    )

@@ -22,7 +22,17 @@ from olympus.backends.xla.sharding import (  # noqa: F401
 from olympus.backends.xla.spmd import MeshMismatchError  # noqa: F401
 
 __all__ = [
-    "GSPMDSharding", "Mesh", "MeshMismatchError", "MeshShapeError", "NamedSharding",
-    "PartitionSpec", "Shard", "ShardMismatchError", "Sharding", "ShardingShapeError",
-    "ShardingTreeError", "SingleDeviceSharding", "UnknownMeshAxisError",
+    "GSPMDSharding",
+    "Mesh",
+    "MeshMismatchError",
+    "MeshShapeError",
+    "NamedSharding",
+    "PartitionSpec",
+    "Shard",
+    "ShardMismatchError",
+    "Sharding",
+    "ShardingShapeError",
+    "ShardingTreeError",
+    "SingleDeviceSharding",
+    "UnknownMeshAxisError",
 ]

@@ -184,7 +184,10 @@ def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
 
 
 def trace_call(
-    call: Call, name: str, donate_argnums: tuple = (), in_shardings=None,
+    call: Call,
+    name: str,
+    donate_argnums: tuple = (),
+    in_shardings=None,
     out_shardings=None,
 ) -> Traced:
     """The first stage of one call: its dynamic arguments traced into a program.
@@ -202,8 +205,13 @@ def trace_call(
     outs = tree_unflatten(out_tree, [0] * len(closed.out_avals))
     shardings_out = flat_shardings(out_shardings, outs, "jit out_shardings")
     return Traced(
-        closed, in_tree, out_tree, name, _donated_leaves(call, donate_argnums),
-        shardings_in, shardings_out,
+        closed,
+        in_tree,
+        out_tree,
+        name,
+        _donated_leaves(call, donate_argnums),
+        shardings_in,
+        shardings_out,
     )
 
 
@@ -236,8 +244,14 @@ class Traced:
     output leaf (None: free), which may spread the program over a mesh."""
 
     def __init__(
-        self, closed: ClosedOlympuspr, in_tree, out_tree, name: str, donated=(),
-        in_shardings=None, out_shardings=None,
+        self,
+        closed: ClosedOlympuspr,
+        in_tree,
+        out_tree,
+        name: str,
+        donated=(),
+        in_shardings=None,
+        out_shardings=None,
     ):
         self.olympuspr = closed
         self.in_tree = in_tree
@@ -297,8 +311,13 @@ class Traced:
 class Lowered:
     """A traced function lowered to a StableHLO module, ready to compile."""
 
-    def __init__(self, traced: Traced, text: str, program: ClosedOlympuspr,
-                 layout: SpmdLayout | None = None):
+    def __init__(
+        self,
+        traced: Traced,
+        text: str,
+        program: ClosedOlympuspr,
+        layout: SpmdLayout | None = None,
+    ):
         self.traced = traced
         self._text = text
         self.program = program
@@ -367,7 +386,9 @@ class Compiled:
         self.executable = executable
         self.sharded = isinstance(executable, ShardedExecutable)
         if self.sharded:  # laid out once, as their parameters ask
-            self.const_bufs = [put(c, s) for c, s in zip(consts, executable.in_shardings)]
+            self.const_bufs = [
+                put(c, s) for c, s in zip(consts, executable.in_shardings)
+            ]
         else:
             self.const_bufs = [buffer_of(c) for c in consts]
         self.out_tree = traced.out_tree
@@ -612,8 +633,10 @@ def key_changes(
         new_placed = new_placed or [None] * len(new_avals)
         for path, a, b in zip(paths, old_placed, new_placed):
             if a != b:
-                changes.append(f"{path}: sharding {a or 'default device'} -> "
-                               f"{b or 'default device'}")
+                changes.append(
+                    f"{path}: sharding {a or 'default device'} -> "
+                    f"{b or 'default device'}"
+                )
     return changes
 
 

@@ -177,13 +177,15 @@ def reference_call(fun: Callable, *args, **kwargs):
     return tree_unflatten(out_tree, outs)
 
 
-def check_reference_against_numpy(olympus_fn: Callable, numpy_fn: Callable,
-                                  args: Sequence, **tolerances) -> None:
+def check_reference_against_numpy(
+    olympus_fn: Callable, numpy_fn: Callable, args: Sequence, **tolerances
+) -> None:
     """check_against_numpy with `olympus_fn` traced once and run by the NumPy
     reference interpreter: the semantics of many cases without an XLA compile
     for each (test XLA itself with jit-vs-eager and gradient checks)."""
-    check_against_numpy(lambda *a: reference_call(olympus_fn, *a), numpy_fn, args,
-                        **tolerances)
+    check_against_numpy(
+        lambda *a: reference_call(olympus_fn, *a), numpy_fn, args, **tolerances
+    )
 
 
 def check_jit_matches_eager(

@@ -44,8 +44,15 @@ _round_trip_seconds = [0.0]
 
 
 def _structure(olympuspr) -> int:
-    return hash((tuple(v.aval for v in olympuspr.invars), len(olympuspr.outvars),
-                 tuple((e.primitive.name, len(e.params), len(e.invars)) for e in olympuspr.eqns)))
+    return hash(
+        (
+            tuple(v.aval for v in olympuspr.invars),
+            len(olympuspr.outvars),
+            tuple(
+                (e.primitive.name, len(e.params), len(e.invars)) for e in olympuspr.eqns
+            ),
+        )
+    )
 
 
 def _round_trip_if_new(olympuspr) -> None:
@@ -78,7 +85,10 @@ def _outside_the_text_format(olympuspr) -> bool:
             return True
         for value in eqn.params.values():
             values = value if isinstance(value, (tuple, list)) else (value,)
-            if any(callable(v) and not isinstance(v, (type, ClosedOlympuspr)) for v in values):
+            if any(
+                callable(v) and not isinstance(v, (type, ClosedOlympuspr))
+                for v in values
+            ):
                 return True
             if any(map(_outside_the_text_format, _sub_programs(value))):
                 return True
@@ -214,7 +224,8 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"print/parse round trip: {_round_tripped[0]} distinct programs of "
         f"{_programs_seen[0]} built, {len(_round_trip_failures)} failed "
-        f"({_round_trip_seconds[0]:.1f} s)")
+        f"({_round_trip_seconds[0]:.1f} s)"
+    )
     for failure in _round_trip_failures[:5]:
         terminalreporter.write_line(f"round trip FAILED:\n{failure}\n")
 

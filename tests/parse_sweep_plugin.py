@@ -44,7 +44,9 @@ def _round_trip(olympuspr) -> None:
         parser = _Parser(text, _AnyConsts())
         parsed, _ = parser.program()
         assert parser.r.at_end(), "text after the program"
-        assert parsed.pretty(weak_types=True) == text, f"reprinted differently:\n{parsed}"
+        assert parsed.pretty(weak_types=True) == text, (
+            f"reprinted differently:\n{parsed}"
+        )
         check_olympuspr(parsed)
     except Exception as err:  # collect them all, report at the end
         _failures.append(f"{text}\n--- {type(err).__name__}: {err}")
@@ -70,7 +72,9 @@ def _wrap_build_module(original):
 @pytest.fixture(autouse=True, scope="session")
 def parse_every_program():
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(StagingTrace, "to_olympuspr", _wrap_to_olympuspr(StagingTrace.to_olympuspr))
+        mp.setattr(
+            StagingTrace, "to_olympuspr", _wrap_to_olympuspr(StagingTrace.to_olympuspr)
+        )
         mp.setattr(dispatch, "build_module", _wrap_build_module(dispatch.build_module))
         yield
 
@@ -79,4 +83,6 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("olympuspr parse sweep")
     for failure in _failures:
         terminalreporter.write_line(failure + "\n")
-    terminalreporter.write_line(f"{len(_seen)} programs parsed back, {len(_failures)} failed")
+    terminalreporter.write_line(
+        f"{len(_seen)} programs parsed back, {len(_failures)} failed"
+    )

@@ -11,7 +11,10 @@ import olympus.numpy as jnp
 
 def test_repr_like_numpy():
     assert repr(jnp.array([0.0, 1.0])) == "Array([0., 1.], dtype=float32)"
-    assert repr(jnp.array([[1, 2], [3, 4]])) == "Array([[1, 2],\n       [3, 4]], dtype=int32)"
+    assert (
+        repr(jnp.array([[1, 2], [3, 4]]))
+        == "Array([[1, 2],\n       [3, 4]], dtype=int32)"
+    )
     assert repr(jnp.array([True, False])) == "Array([ True, False], dtype=bool)"
     assert repr(jnp.zeros((), jnp.int8)) == "Array(0, dtype=int8)"
     assert repr(jnp.ones(2, jnp.bfloat16)) == "Array([1, 1], dtype=bfloat16)"
@@ -86,7 +89,9 @@ def test_methods_and_properties():
     np.testing.assert_array_equal(np.asarray(z.imag), [2, -1])
     np.testing.assert_array_equal(np.asarray(z.conj()), [1 - 2j, 3 + 1j])
     np.testing.assert_array_equal(np.asarray(x.ravel()), np.arange(6.0))
-    np.testing.assert_array_equal(np.asarray(x.swapaxes(0, 1)), np.arange(6.0).reshape(2, 3).T)
+    np.testing.assert_array_equal(
+        np.asarray(x.swapaxes(0, 1)), np.arange(6.0).reshape(2, 3).T
+    )
     assert float(x.std()) == pytest.approx(np.arange(6.0).std(), rel=1e-6)
     assert x.astype(jnp.int32).dtype == np.int32 and x.copy() is not None
 
@@ -138,8 +143,13 @@ def test_scalar_dtype_constructors_build_arrays():
     assert jnp.int8(np.arange(3)).dtype == np.int8
     assert jnp.bfloat16(1.5).dtype == jnp.bfloat16
     assert np.dtype(jnp.float32) == np.float32 and jnp.float32 == np.float32
-    assert jnp.zeros(2, jnp.uint8).dtype == np.uint8 and np.zeros(2, jnp.int16).dtype == np.int16
+    assert (
+        jnp.zeros(2, jnp.uint8).dtype == np.uint8
+        and np.zeros(2, jnp.int16).dtype == np.int16
+    )
     assert isinstance(np.float32(1.0), jnp.float32)
-    assert jnp.issubdtype(jnp.float32, jnp.floating) and not jnp.issubdtype(jnp.int32, jnp.floating)
+    assert jnp.issubdtype(jnp.float32, jnp.floating) and not jnp.issubdtype(
+        jnp.int32, jnp.floating
+    )
     out = olympus.jit(lambda v: jnp.float32(v) * 2)(3)
     assert out.dtype == np.float32 and float(out) == 6.0

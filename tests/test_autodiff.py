@@ -41,13 +41,27 @@ M = rng_array((2, 3), seed=3)
 
 # ---- every differentiable primitive, both modes, up to order 2 -----------------
 UNARY = [
-    ("neg", lax.neg, X), ("exp", lax.exp, X), ("log", lax.log, POS),
-    ("expm1", lax.expm1, X), ("log1p", lax.log1p, POS), ("sin", lax.sin, X),
-    ("cos", lax.cos, X), ("tan", lax.tan, X), ("tanh", lax.tanh, X),
-    ("logistic", lax.logistic, X), ("sqrt", lax.sqrt, POS), ("rsqrt", lax.rsqrt, POS),
-    ("erf", lax.erf, X), ("abs", lax.abs, X), ("integer_pow3", lambda x: lax.integer_pow(x, 3), X),
+    ("neg", lax.neg, X),
+    ("exp", lax.exp, X),
+    ("log", lax.log, POS),
+    ("expm1", lax.expm1, X),
+    ("log1p", lax.log1p, POS),
+    ("sin", lax.sin, X),
+    ("cos", lax.cos, X),
+    ("tan", lax.tan, X),
+    ("tanh", lax.tanh, X),
+    ("logistic", lax.logistic, X),
+    ("sqrt", lax.sqrt, POS),
+    ("rsqrt", lax.rsqrt, POS),
+    ("erf", lax.erf, X),
+    ("abs", lax.abs, X),
+    ("integer_pow3", lambda x: lax.integer_pow(x, 3), X),
     ("integer_pow-2", lambda x: lax.integer_pow(x, -2), POS),
-    ("convert_element_type", lambda x: lax.convert_element_type(x, np.float32) * 1.0, X),
+    (
+        "convert_element_type",
+        lambda x: lax.convert_element_type(x, np.float32) * 1.0,
+        X,
+    ),
 ]
 
 
@@ -58,8 +72,14 @@ def test_unary_grads(x64, name, fn, x):
 
 
 BINARY = [
-    ("add", lax.add), ("sub", lax.sub), ("mul", lax.mul), ("div", lax.div),
-    ("max", lax.max), ("min", lax.min), ("pow", lax.pow), ("atan2", lax.atan2),
+    ("add", lax.add),
+    ("sub", lax.sub),
+    ("mul", lax.mul),
+    ("div", lax.div),
+    ("max", lax.max),
+    ("min", lax.min),
+    ("pow", lax.pow),
+    ("atan2", lax.atan2),
     ("rem", lax.rem),
 ]
 
@@ -76,7 +96,9 @@ def test_binary_grads(x64, name, fn):
 def test_select_clamp_grads(x64):
     pred = np.array([True, False, True])
     check_grads(lambda a, b: lax.select(pred, a, b), (X, POS), order=2)
-    check_grads(lambda x: lax.clamp(-0.5, x, 0.5), (np.array([-0.9, 0.1, 0.7]),), order=2)
+    check_grads(
+        lambda x: lax.clamp(-0.5, x, 0.5), (np.array([-0.9, 0.1, 0.7]),), order=2
+    )
     check_grads(lambda lo, x: lax.clamp(lo, x, 2.0), (np.float64(0.2), X), order=1)
 
 
@@ -91,21 +113,33 @@ SHAPES = [
     ("slice", lambda m: lax.slice(m, (0, 1), (2, 3)), M),
     ("slice_strided", lambda x: lax.slice(x, (0,), (3,), (2,)), X),
     ("dynamic_slice", lambda m: lax.dynamic_slice(m, (1, 1), (1, 2)), M),
-    ("dynamic_update_slice",
-     lambda m, u: lax.dynamic_update_slice(m, u, (0, 1)), (M, rng_array((2, 1), seed=7))),
+    (
+        "dynamic_update_slice",
+        lambda m, u: lax.dynamic_update_slice(m, u, (0, 1)),
+        (M, rng_array((2, 1), seed=7)),
+    ),
     ("concatenate", lambda m, x: lax.concatenate([m, x[None], m], 0), (M, X)),
     ("pad", lambda m: lax.pad(m, 0.5, ((1, 2, 1), (-1, 1, 0))), M),
-    ("pad_value", lambda m, v: lax.pad(m, v, ((1, 0, 0), (0, 1, 2))), (M, np.float64(0.3))),
+    (
+        "pad_value",
+        lambda m, v: lax.pad(m, v, ((1, 0, 0), (0, 1, 2))),
+        (M, np.float64(0.3)),
+    ),
     ("rev", lambda m: lax.rev(m, (0, 1)), M),
     ("reduce_sum", lambda m: lax.reduce_sum(m, (1,)), M),
     ("reduce_max", lambda m: lax.reduce_max(m, (0,)), M),
     ("reduce_min", lambda m: lax.reduce_min(m, (0, 1)), M),
     ("reduce_prod", lambda m: lax.reduce_prod(m, (1,)), M),
-    ("dot_general", lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))),
-     (M, rng_array((3, 2), seed=8))),
-    ("dot_general_batch",
-     lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (2,)))),
-     (rng_array((2, 3, 2), seed=9), rng_array((4, 2, 2), seed=10))),
+    (
+        "dot_general",
+        lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))),
+        (M, rng_array((3, 2), seed=8)),
+    ),
+    (
+        "dot_general_batch",
+        lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (2,)))),
+        (rng_array((2, 3, 2), seed=9), rng_array((4, 2, 2), seed=10)),
+    ),
 ]
 
 
@@ -136,22 +170,66 @@ def test_pjit_grads_both_ways(x64):
 
 # ---- coverage ----------------------------------------------------------------
 LINEAR = {
-    "neg", "add", "sub", "convert_element_type", "real", "imag", "complex", "select_n",
-    "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice",
-    "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "rev", "reduce_sum",
-    "mul", "div", "dot_general", "pjit", "gather", "scatter", "scatter_add", "scatter_mul",
-    "conv_general_dilated", "reduce_window_sum",
+    "neg",
+    "add",
+    "sub",
+    "convert_element_type",
+    "real",
+    "imag",
+    "complex",
+    "select_n",
+    "broadcast_in_dim",
+    "reshape",
+    "transpose",
+    "squeeze",
+    "expand_dims",
+    "slice",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "concatenate",
+    "pad",
+    "rev",
+    "reduce_sum",
+    "mul",
+    "div",
+    "dot_general",
+    "pjit",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "scatter_mul",
+    "conv_general_dilated",
+    "reduce_window_sum",
 }
 
 
 def _foundation_primitives():
     from olympus.lax import (
-        convolution, elementwise, pjit, reductions, shapes, slicing, sorting, windowed,
+        convolution,
+        elementwise,
+        pjit,
+        reductions,
+        shapes,
+        slicing,
+        sorting,
+        windowed,
     )
 
-    modules = (convolution, elementwise, pjit, reductions, shapes, slicing, sorting, windowed)
-    return {name: p for name, p in all_primitives.items()
-            if any(getattr(m, f"{name}_p", None) is p for m in modules)}
+    modules = (
+        convolution,
+        elementwise,
+        pjit,
+        reductions,
+        shapes,
+        slicing,
+        sorting,
+        windowed,
+    )
+    return {
+        name: p
+        for name, p in all_primitives.items()
+        if any(getattr(m, f"{name}_p", None) is p for m in modules)
+    }
 
 
 def test_rule_coverage():
@@ -163,17 +241,21 @@ def test_rule_coverage():
     missing_transpose = sorted(n for n in LINEAR if prims[n] not in transpose_rules)
     assert missing_jvp == [] and missing_transpose == []
     for name, p in sorted(all_primitives.items()):
-        print(f"{name:24s} jvp={'y' if p in jvp_rules else '-'} "
-              f"transpose={'y' if p in transpose_rules else '-'}")
+        print(
+            f"{name:24s} jvp={'y' if p in jvp_rules else '-'} "
+            f"transpose={'y' if p in transpose_rules else '-'}"
+        )
 
 
 # ---- hand-derived gradients --------------------------------------------------
 def test_polynomial():
-    f = lambda x: 3.0 * x ** 3 - 2.0 * x ** 2 + x - 7.0
+    f = lambda x: 3.0 * x**3 - 2.0 * x**2 + x - 7.0
     x = np.array([-1.0, 0.5, 2.0], np.float32)
     g = [olympus.grad(f)(xi) for xi in x]
-    np.testing.assert_allclose(np.asarray(g), 9 * x ** 2 - 4 * x + 1, rtol=1e-6)
-    np.testing.assert_allclose(olympus.grad(olympus.grad(f))(2.0), 18 * 2.0 - 4, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(g), 9 * x**2 - 4 * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.grad(olympus.grad(f))(2.0), 18 * 2.0 - 4, rtol=1e-6
+    )
 
 
 def _mlp_loss(params, x, y):
@@ -184,22 +266,30 @@ def _mlp_loss(params, x, y):
 
 def test_mlp_loss_gradient_matches_hand_derivation():
     rng = np.random.default_rng(0)
-    params = {"w1": rng.normal(size=(3, 4)).astype(np.float32),
-              "b1": rng.normal(size=(4,)).astype(np.float32),
-              "w2": rng.normal(size=(4, 2)).astype(np.float32)}
+    params = {
+        "w1": rng.normal(size=(3, 4)).astype(np.float32),
+        "b1": rng.normal(size=(4,)).astype(np.float32),
+        "w2": rng.normal(size=(4, 2)).astype(np.float32),
+    }
     x = rng.normal(size=(5, 3)).astype(np.float32)
     y = rng.normal(size=(5, 2)).astype(np.float32)
     grads = olympus.grad(_mlp_loss)(params, x, y)
     assert set(grads) == {"w1", "b1", "w2"}
     h = np.tanh(x @ params["w1"] + params["b1"])
     d_pred = 2 * (h @ params["w2"] - y) / y.size
-    d_h = d_pred @ params["w2"].T * (1 - h ** 2)
-    np.testing.assert_allclose(np.asarray(grads["w2"]), h.T @ d_pred, rtol=1e-4, atol=1e-6)
+    d_h = d_pred @ params["w2"].T * (1 - h**2)
+    np.testing.assert_allclose(
+        np.asarray(grads["w2"]), h.T @ d_pred, rtol=1e-4, atol=1e-6
+    )
     np.testing.assert_allclose(np.asarray(grads["w1"]), x.T @ d_h, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(grads["b1"]), d_h.sum(0), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(grads["b1"]), d_h.sum(0), rtol=1e-4, atol=1e-6
+    )
     jitted = olympus.jit(olympus.grad(_mlp_loss))(params, x, y)
     for k in grads:
-        np.testing.assert_allclose(np.asarray(jitted[k]), np.asarray(grads[k]), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(jitted[k]), np.asarray(grads[k]), rtol=1e-5, atol=1e-6
+        )
 
 
 def _cross_entropy(logits, labels):
@@ -232,15 +322,21 @@ def test_closure_over_array_and_tracer():
 
 # ---- the API: composition, pytrees, jit ------------------------------------------
 def test_jit_of_grad_equals_grad_and_prints_whole_program():
-    f = lambda x: jnp.sum(jnp.sin(x) * x ** 2)
+    f = lambda x: jnp.sum(jnp.sin(x) * x**2)
     x = np.array([0.5, 1.0, 1.5], np.float32)
-    np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(f))(x)),
-                               np.asarray(olympus.grad(f)(x)), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(olympus.jit(olympus.grad(f))(x)),
+        np.asarray(olympus.grad(f)(x)),
+        rtol=1e-6,
+    )
     text = str(olympus.make_olympuspr(olympus.grad(f))(x))
     for op in ("sin", "cos", "integer_pow", "reduce_sum", "broadcast_in_dim", "add"):
         assert f" {op}" in text, text
-    np.testing.assert_allclose(np.asarray(olympus.grad(olympus.jit(f))(x)),
-                               np.cos(x) * x ** 2 + 2 * x * np.sin(x), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(olympus.grad(olympus.jit(f))(x)),
+        np.cos(x) * x**2 + 2 * x * np.sin(x),
+        rtol=1e-5,
+    )
 
 
 def test_grad_of_jit_keeps_pjit_forward_and_transposed():
@@ -250,8 +346,10 @@ def test_grad_of_jit_keeps_pjit_forward_and_transposed():
 
 
 def test_grad_argnums_has_aux_value_and_grad():
-    f = lambda x, y: (x * y ** 2, {"x": x})
-    (value, aux), (gx, gy) = olympus.value_and_grad(f, argnums=(0, 1), has_aux=True)(2.0, 3.0)
+    f = lambda x, y: (x * y**2, {"x": x})
+    (value, aux), (gx, gy) = olympus.value_and_grad(f, argnums=(0, 1), has_aux=True)(
+        2.0, 3.0
+    )
     assert float(value) == 18.0 and float(aux["x"]) == 2.0
     assert (float(gx), float(gy)) == (9.0, 12.0)
     g, aux = olympus.grad(f, argnums=1, has_aux=True)(2.0, 3.0)
@@ -287,8 +385,11 @@ def test_vjp_and_linearize():
     (ct,) = pullback(np.ones(2, np.float32))
     np.testing.assert_allclose(np.asarray(ct), 2 * np.cos(x), rtol=1e-6)
     y, f_jvp = olympus.linearize(jnp.exp, x)
-    np.testing.assert_allclose(np.asarray(f_jvp(np.array([1.0, 2.0], np.float32))),
-                               np.exp(x) * [1, 2], rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(f_jvp(np.array([1.0, 2.0], np.float32))),
+        np.exp(x) * [1, 2],
+        rtol=1e-6,
+    )
 
 
 def test_integer_inputs_and_outputs_have_no_tangent():
@@ -305,7 +406,9 @@ def test_integer_inputs_and_outputs_have_no_tangent():
 
 # ---- errors --------------------------------------------------------------------
 def test_error_non_scalar_output():
-    with pytest.raises(olympus.errors.GradTypeError, match="scalar output.*f32\\[2\\].*jnp.sum"):
+    with pytest.raises(
+        olympus.errors.GradTypeError, match="scalar output.*f32\\[2\\].*jnp.sum"
+    ):
         olympus.grad(lambda x: x * 2.0)(np.ones(2, np.float32))
 
 
@@ -323,18 +426,23 @@ def test_error_missing_rule_names_primitive_and_transform():
     opaque_p = Primitive("opaque_thing")
     opaque_p.def_abstract_eval(lambda x: x)
     opaque_p.def_impl(lambda x: x)
-    with pytest.raises(MissingRuleError, match="(?s)jvp.*'opaque_thing'.*test_autodiff.py"):
+    with pytest.raises(
+        MissingRuleError, match="(?s)jvp.*'opaque_thing'.*test_autodiff.py"
+    ):
         olympus.grad(lambda x: opaque_p.bind(x))(1.0)
     # a jvp rule but no transpose rule: forward mode works, reverse names the gap
-    jvp_rules[opaque_p] = lambda primals, tangents: (opaque_p.bind(*primals),
-                                                       opaque_p.bind(*tangents))
+    jvp_rules[opaque_p] = lambda primals, tangents: (
+        opaque_p.bind(*primals),
+        opaque_p.bind(*tangents),
+    )
     try:
         assert float(olympus.jvp(lambda x: opaque_p.bind(x), (1.0,), (2.0,))[1]) == 2.0
-        with pytest.raises(MissingRuleError, match="(?s)transpose.*'opaque_thing'.*test_autodiff"):
+        with pytest.raises(
+            MissingRuleError, match="(?s)transpose.*'opaque_thing'.*test_autodiff"
+        ):
             olympus.grad(lambda x: opaque_p.bind(x))(1.0)
     finally:
         del jvp_rules[opaque_p]
-
 
 
 def test_jacobians_argnums_and_jit(x64):
@@ -363,14 +471,22 @@ def test_custom_jvp_rule_is_used_in_every_mode():
     want = 10.0 / (1.0 + np.exp(-x))
     np.testing.assert_allclose(np.asarray(_softplus(x)), np.log1p(np.exp(x)), rtol=1e-6)
     loss = lambda x: jnp.sum(_softplus(x))
-    for got in (olympus.grad(loss)(x), olympus.jit(olympus.grad(loss))(x),
-                olympus.jvp(_softplus, (x,), (np.ones(2, np.float32),))[1],
-                olympus.vmap(olympus.grad(_softplus))(x)):
+    for got in (
+        olympus.grad(loss)(x),
+        olympus.jit(olympus.grad(loss))(x),
+        olympus.jvp(_softplus, (x,), (np.ones(2, np.float32),))[1],
+        olympus.vmap(olympus.grad(_softplus))(x),
+    ):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
     assert "custom_jvp_call" in str(olympus.make_olympuspr(_softplus)(x))
-    np.testing.assert_allclose(np.asarray(olympus.grad(olympus.jit(loss))(x)), want, rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(olympus.grad(olympus.jit(loss))(x)), want, rtol=1e-5
+    )
     np.testing.assert_allclose(  # jit of the custom_jvp object itself keeps the rule
-        np.asarray(olympus.grad(lambda x: jnp.sum(olympus.jit(_softplus)(x)))(x)), want, rtol=1e-5)
+        np.asarray(olympus.grad(lambda x: jnp.sum(olympus.jit(_softplus)(x)))(x)),
+        want,
+        rtol=1e-5,
+    )
 
 
 def test_custom_jvp_defjvps_and_nondiff_argnums():
@@ -379,7 +495,7 @@ def test_custom_jvp_defjvps_and_nondiff_argnums():
     gx, gy = olympus.grad(f, argnums=(0, 1))(3.0, 4.0)
     assert (float(gx), float(gy)) == (8.0, 3.0)
 
-    g = olympus.custom_jvp(lambda n, x: x ** n, nondiff_argnums=(0,))
+    g = olympus.custom_jvp(lambda n, x: x**n, nondiff_argnums=(0,))
     g.defjvp(lambda n, primals, tangents: (g(n, primals[0]), n * tangents[0]))
     assert float(olympus.grad(lambda x: g(3, x))(2.0)) == 3.0
 
@@ -393,17 +509,22 @@ def test_custom_vjp_clips_gradient_and_composes():
     x = np.array([0.5, -1.0], np.float32)
     loss = lambda x: jnp.sum(clip_gradient(x) * 5.0)
     np.testing.assert_allclose(np.asarray(olympus.grad(loss)(x)), [1.0, 1.0])
-    np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(loss))(x)), [1.0, 1.0])
+    np.testing.assert_allclose(
+        np.asarray(olympus.jit(olympus.grad(loss))(x)), [1.0, 1.0]
+    )
 
     @olympus.custom_vjp
     def my_sin(x):
         return jnp.sin(x)
 
     my_sin.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda cos_x, g: (g * cos_x,))
-    np.testing.assert_allclose(olympus.grad(olympus.grad(my_sin))(0.5), -np.sin(0.5), rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.grad(olympus.grad(my_sin))(0.5), -np.sin(0.5), rtol=1e-6
+    )
     x3 = np.array([0.1, 0.2, 0.3], np.float32)
-    np.testing.assert_allclose(np.asarray(olympus.jacrev(my_sin)(x3)), np.diag(np.cos(x3)),
-                               rtol=1e-6)  # the pullback vmapped over a basis
+    np.testing.assert_allclose(
+        np.asarray(olympus.jacrev(my_sin)(x3)), np.diag(np.cos(x3)), rtol=1e-6
+    )  # the pullback vmapped over a basis
     with pytest.raises(TypeError, match="forward-mode.*my_sin.*custom_jvp"):
         olympus.jvp(my_sin, (0.5,), (1.0,))
 
@@ -413,16 +534,20 @@ def test_custom_vjp_nondiff_argnums_and_pytrees():
     def scale(s, p):
         return p["a"] * s + p["b"]
 
-    scale.defvjp(lambda s, p: (scale(s, p), p["a"]),
-                 lambda s, a, g: ({"a": g * s * 100.0, "b": None},))
+    scale.defvjp(
+        lambda s, p: (scale(s, p), p["a"]),
+        lambda s, a, g: ({"a": g * s * 100.0, "b": None},),
+    )
     g = olympus.grad(lambda p: scale(2.0, p))({"a": 1.5, "b": 0.5})
     assert float(g["a"]) == 200.0 and float(g["b"]) == 0.0
 
 
 def test_stop_gradient():
     assert float(olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0)) == 3.0
-    f = olympus.jit(olympus.grad(lambda x: jnp.sum(lax.stop_gradient(x ** 2) * x)))
-    np.testing.assert_allclose(np.asarray(f(np.array([1.0, 2.0], np.float32))), [1.0, 4.0])
+    f = olympus.jit(olympus.grad(lambda x: jnp.sum(lax.stop_gradient(x**2) * x)))
+    np.testing.assert_allclose(
+        np.asarray(f(np.array([1.0, 2.0], np.float32))), [1.0, 4.0]
+    )
 
 
 def _count(text: str, op: str) -> int:
@@ -434,15 +559,20 @@ def test_checkpoint_recomputes_unless_policy_saves(x64):
     x = np.array([0.3, -0.7])
     for policy in (None, olympus.checkpoint_policies.everything_saveable):
         g = olympus.checkpoint(f, policy=policy)
-        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)),
-                                   np.asarray(olympus.grad(f)(x)), rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(olympus.grad(g)(x)), np.asarray(olympus.grad(f)(x)), rtol=1e-12
+        )
         check_grads(g, (x,), order=1)
     remat_text = str(olympus.make_olympuspr(olympus.grad(olympus.checkpoint(f)))(x))
-    saved = olympus.checkpoint(f, policy=olympus.checkpoint_policies.everything_saveable)
+    saved = olympus.checkpoint(
+        f, policy=olympus.checkpoint_policies.everything_saveable
+    )
     saved_text = str(olympus.make_olympuspr(olympus.grad(saved))(x))
     # forward: sin x, sin(sin x); backward recomputes only what cos(sin x) needs: sin x
     assert "remat(" in remat_text and _count(remat_text, "sin") == 3
-    assert "optimization_barrier" in remat_text  # XLA may not merge the recomputation away
+    assert (
+        "optimization_barrier" in remat_text
+    )  # XLA may not merge the recomputation away
     assert "remat(" not in saved_text and _count(saved_text, "sin") == 2
 
 
@@ -450,11 +580,14 @@ def test_checkpoint_dots_saveable_policy(x64):
     w, x = rng_array((3, 2), seed=11), rng_array((4, 3), seed=12)
     loss = lambda w: jnp.sum(jnp.tanh(jnp.tanh(x @ w)))
     g = olympus.checkpoint(loss, policy=olympus.checkpoint_policies.dots_saveable)
-    np.testing.assert_allclose(np.asarray(olympus.grad(g)(w)), np.asarray(olympus.grad(loss)(w)),
-                               rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(olympus.vmap(olympus.grad(g))(np.stack([w, 2 * w]))[1]),
-                               np.asarray(olympus.grad(loss)(2 * w)), rtol=1e-12)
-
+    np.testing.assert_allclose(
+        np.asarray(olympus.grad(g)(w)), np.asarray(olympus.grad(loss)(w)), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        np.asarray(olympus.vmap(olympus.grad(g))(np.stack([w, 2 * w]))[1]),
+        np.asarray(olympus.grad(loss)(2 * w)),
+        rtol=1e-12,
+    )
 
 
 def test_checkpoint_saves_its_inputs_not_copies():
@@ -463,8 +596,10 @@ def test_checkpoint_saves_its_inputs_not_copies():
     from olympus.transforms.linearize import linearize_flat
 
     w, x = olympus.device_put((rng_array((3, 3), seed=1), rng_array((2, 3), seed=2)))
-    layer = olympus.checkpoint(lambda w, x: jnp.tanh(x @ w),
-                               policy=olympus.checkpoint_policies.nothing_saveable)
+    layer = olympus.checkpoint(
+        lambda w, x: jnp.tanh(x @ w),
+        policy=olympus.checkpoint_policies.nothing_saveable,
+    )
     _, linear = linearize_flat(lambda w, x: [layer(w, x)], [w, x], [True, True])
     assert {id(c) for c in linear.consts} == {id(w), id(x)}
 
@@ -478,10 +613,17 @@ def test_checkpoint_dots_saveable_saves_dots_on_the_way():
     dots = {}
     for policy in ("dots_saveable", "nothing_saveable"):
         g = olympus.checkpoint(loss, policy=getattr(policies, policy))
-        dots[policy] = str(olympus.make_olympuspr(olympus.grad(g))(w)).count("= dot_general[")
-        np.testing.assert_allclose(np.asarray(olympus.grad(g)(w)),
-                                   np.asarray(olympus.grad(loss)(w)), rtol=1e-6)
-    assert dots == {"dots_saveable": 2, "nothing_saveable": 3}  # forward, (recompute), transpose
+        dots[policy] = str(olympus.make_olympuspr(olympus.grad(g))(w)).count(
+            "= dot_general["
+        )
+        np.testing.assert_allclose(
+            np.asarray(olympus.grad(g)(w)), np.asarray(olympus.grad(loss)(w)), rtol=1e-6
+        )
+    assert dots == {
+        "dots_saveable": 2,
+        "nothing_saveable": 3,
+    }  # forward, (recompute), transpose
+
 
 def test_optimization_barrier_is_the_identity():
     x, y = np.array([1.0, 2.0], np.float32), np.float32(3.0)
@@ -501,7 +643,9 @@ def test_custom_rules_refuse_differentiated_closures():
         f.defjvp(lambda p, t: (f(p[0]), t[0] * w))
         return f(2.0)
 
-    with pytest.raises(TypeError, match="closes over a value being differentiated.*argument"):
+    with pytest.raises(
+        TypeError, match="closes over a value being differentiated.*argument"
+    ):
         olympus.grad(outer)(3.0)
     w = np.float32(3.0)  # closing over a constant is fine
     f = olympus.custom_jvp(lambda x: x * w)
@@ -512,22 +656,30 @@ def test_custom_rules_refuse_differentiated_closures():
 def test_complex_inputs_follow_jax_convention():
     """For real-valued f of complex z, grad gives conj(df/dz) * 2 (JAX's convention)."""
     z = np.complex64(1 + 2j)
-    np.testing.assert_allclose(complex(olympus.grad(lambda z: jnp.abs(z) ** 2)(z)), 2 - 4j,
-                               rtol=1e-6)
-    np.testing.assert_allclose(complex(olympus.jvp(lambda z: z * z, (z,), (np.complex64(1),))[1]),
-                               2 * z, rtol=1e-6)
+    np.testing.assert_allclose(
+        complex(olympus.grad(lambda z: jnp.abs(z) ** 2)(z)), 2 - 4j, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        complex(olympus.jvp(lambda z: z * z, (z,), (np.complex64(1),))[1]),
+        2 * z,
+        rtol=1e-6,
+    )
 
 
 def test_linear_transpose():
     m = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
-    f_t = olympus.linear_transpose(lambda x: m @ x + jnp.sum(x), np.zeros(3, np.float32))
+    f_t = olympus.linear_transpose(
+        lambda x: m @ x + jnp.sum(x), np.zeros(3, np.float32)
+    )
     (ct,) = f_t(np.array([1.0, -1.0], np.float32))
     np.testing.assert_allclose(np.asarray(ct), m.T @ [1.0, -1.0] + 0.0, rtol=1e-6)
 
 
 def test_holomorphic():
     z = np.complex64(1 + 2j)
-    np.testing.assert_allclose(complex(olympus.grad(lambda z: z * z, holomorphic=True)(z)), 2 * z)
+    np.testing.assert_allclose(
+        complex(olympus.grad(lambda z: z * z, holomorphic=True)(z)), 2 * z
+    )
     with pytest.raises(TypeError, match="real-valued output.*c64.*holomorphic=True"):
         olympus.grad(lambda z: z * z)(z)
     with pytest.raises(TypeError, match="holomorphic=True requires complex inputs"):
@@ -544,18 +696,25 @@ def test_checkpoint_name_policies_save_what_they_name(x64):
     x = np.array([0.3, 0.5])
     want = np.asarray(olympus.grad(f)(x))
     sins = {}
-    for label, policy in (("none", None), ("h", cp.save_only_these_names("h")),
-                          ("not h", cp.save_any_names_but_these("h"))):
+    for label, policy in (
+        ("none", None),
+        ("h", cp.save_only_these_names("h")),
+        ("not h", cp.save_any_names_but_these("h")),
+    ):
         g = olympus.checkpoint(f, policy=policy)
         np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
-        np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
+        )
         sins[label] = _count(str(olympus.make_olympuspr(olympus.grad(g))(x)), "sin")
     # forward: sin x, sin h; recomputed: both, or only sin h when h is saved
     assert sins == {"none": 4, "h": 3, "not h": 4}
 
 
 def test_closure_convert_lets_custom_vjp_see_closed_over_weights():
-    apply = olympus.custom_vjp(lambda f, x, *consts: f(x, *consts), nondiff_argnums=(0,))
+    apply = olympus.custom_vjp(
+        lambda f, x, *consts: f(x, *consts), nondiff_argnums=(0,)
+    )
 
     def apply_bwd(f, res, g):  # the true vjp, doubled (to see this rule is used)
         return tuple(2.0 * c for c in olympus.vjp(f, *res)[1](g))
@@ -578,7 +737,9 @@ def test_low_precision_grads(dtype):
     assert g.dtype == x.dtype
     v = np.array([0.5, 1.0])
     # the max is added to both elements, so its gradient counts twice
-    want = (1 - np.tanh(v) ** 2) * np.sqrt(v) + np.tanh(v) / (2 * np.sqrt(v)) + [0.0, 2.0]
+    want = (
+        (1 - np.tanh(v) ** 2) * np.sqrt(v) + np.tanh(v) / (2 * np.sqrt(v)) + [0.0, 2.0]
+    )
     np.testing.assert_allclose(np.asarray(g, np.float32), want, rtol=2e-2)
 
 
@@ -588,10 +749,15 @@ def test_grad_of_loop_whose_body_calls_nested_jit():
     g = olympus.jit(lambda x: jnp.sin(x) ** 2)
     x = np.array([0.5, 1.0], np.float32)
     want = np.asarray(olympus.grad(lambda x: jnp.sum(jnp.sin(x) ** 2 * x))(x))
-    for inner in (olympus.jit(lambda x: g(x) * x), olympus.checkpoint(lambda x: g(x) * x)):
+    for inner in (
+        olympus.jit(lambda x: g(x) * x),
+        olympus.checkpoint(lambda x: g(x) * x),
+    ):
         h = lambda x: lax.scan(lambda c, xi: (c + inner(xi), None), 0.0, x)[0]
         np.testing.assert_allclose(np.asarray(olympus.grad(h)(x)), want, rtol=1e-5)
-        np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(h))(x)), want, rtol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(olympus.jit(olympus.grad(h))(x)), want, rtol=1e-5
+        )
 
 
 def test_custom_rules_inside_loops_and_branches():
@@ -599,15 +765,22 @@ def test_custom_rules_inside_loops_and_branches():
     def my_sin(x):
         return jnp.sin(x)
 
-    my_sin.defvjp(lambda x: (jnp.sin(x), 10.0 * jnp.cos(x)), lambda c, g: (g * c,))  # scaled
+    my_sin.defvjp(
+        lambda x: (jnp.sin(x), 10.0 * jnp.cos(x)), lambda c, g: (g * c,)
+    )  # scaled
     x = np.array([0.5, 1.0], np.float32)
     branch = lambda x: jnp.sum(lax.cond(True, my_sin, lambda x: x, x))
-    np.testing.assert_allclose(np.asarray(olympus.grad(branch)(x)), 10 * np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(olympus.grad(branch)(x)), 10 * np.cos(x), rtol=1e-6
+    )
     loop = lambda x: lax.scan(lambda c, xi: (c + my_sin(xi), None), 0.0, x)[0]
-    np.testing.assert_allclose(np.asarray(olympus.jit(olympus.grad(loop))(x)), 10 * np.cos(x),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(olympus.jit(olympus.grad(loop))(x)), 10 * np.cos(x), rtol=1e-6
+    )
     fwd = lambda x: lax.scan(lambda c, xi: (c + _softplus(xi), None), 0.0, x)[0]
-    np.testing.assert_allclose(np.asarray(olympus.grad(fwd)(x)), 10 / (1 + np.exp(-x)), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(olympus.grad(fwd)(x)), 10 / (1 + np.exp(-x)), rtol=1e-5
+    )
 
 
 # ---- a call whose tangent outputs are all constant (fuzz seed 18) ----------------------
@@ -617,11 +790,15 @@ def _grad_of_a_constant(p):
     return olympus.grad(lambda q: jnp.sum(jnp.sin(p)))(p)
 
 
-@pytest.mark.parametrize("wrap", [
-    olympus.jit,
-    olympus.checkpoint,
-    lambda f: lambda x: lax.cond(x[0] > 0, f, olympus.jit(f), x),
-], ids=["jit", "checkpoint", "cond"])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        olympus.jit,
+        olympus.checkpoint,
+        lambda f: lambda x: lax.cond(x[0] > 0, f, olympus.jit(f), x),
+    ],
+    ids=["jit", "checkpoint", "cond"],
+)
 def test_grad_through_a_call_whose_tangents_are_all_known(wrap):
     """Partial eval of the call staged a linear call with no outputs; the
     transpose then tried to evaluate it as forward code and hit a KeyError on
@@ -629,7 +806,10 @@ def test_grad_through_a_call_whose_tangents_are_all_known(wrap):
     inner = wrap(_grad_of_a_constant)
     f = lambda x: inner(x) + x * x
     x = np.array([0.2, -0.7], np.float32)
-    np.testing.assert_allclose(olympus.grad(lambda x: jnp.sum(f(x)))(x), 2 * x, rtol=1e-6)
-    np.testing.assert_allclose(olympus.jit(olympus.grad(lambda x: jnp.sum(f(x))))(x), 2 * x,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        olympus.grad(lambda x: jnp.sum(f(x)))(x), 2 * x, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        olympus.jit(olympus.grad(lambda x: jnp.sum(f(x))))(x), 2 * x, rtol=1e-6
+    )
     check_grads(f, (x,), order=1, modes=("rev",))

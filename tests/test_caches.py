@@ -16,7 +16,9 @@ def _fill_every_cache(jitted):
     x = np.ones(3, np.float32)
     jitted(x)  # a NumPy argument: ndarray avals
     jnp.sin(jnp.ones(2))  # an eager op on an Array: the eager fast path
-    olympus.grad(lambda v: jnp.sum(jitted(v)))(x)  # pjit executables, transformed programs
+    olympus.grad(lambda v: jnp.sum(jitted(v)))(
+        x
+    )  # pjit executables, transformed programs
     lax.fori_loop(0, 3, lambda i, c: c + 1.0, jnp.zeros(2))  # eager control flow
     jnp.unique(jnp.array([1, 2, 2]))  # jnp set-operation jits
     jnp.histogram(jnp.arange(5.0), bins=2)  # jnp statistics jits
@@ -39,20 +41,28 @@ def test_clear_caches_empties_every_registered_cache_and_jit_retraces(capsys):
     jitted = olympus.jit(f)
     kept = _fill_every_cache(jitted)  # noqa: F841
     registered = caches.registered()
-    assert {"eager executables", "pjit executables", "transformed programs", "control flow",
-            "ndarray avals"} <= set(registered)
+    assert {
+        "eager executables",
+        "pjit executables",
+        "transformed programs",
+        "control flow",
+        "ndarray avals",
+    } <= set(registered)
     assert all(len(cache) for cache in registered.values()), {
-        name: len(cache) for name, cache in registered.items()}
+        name: len(cache) for name, cache in registered.items()
+    }
     count = len(traces)
     jitted(np.ones(3, np.float32))
     assert len(traces) == count  # a cache hit
 
     olympus.clear_caches()
     assert {name: len(cache) for name, cache in registered.items()} == dict.fromkeys(
-        registered, 0)
+        registered, 0
+    )
     assert not jitted._cache and not jitted._fast and not jitted._traced
-    np.testing.assert_allclose(jitted(np.ones(3, np.float32)), 2 * np.sin(np.ones(3)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        jitted(np.ones(3, np.float32)), 2 * np.sin(np.ones(3)), rtol=1e-6
+    )
     assert len(traces) == count + 1  # traced again
 
 

@@ -26,8 +26,14 @@ def _run_python(source: str, env_updates: dict, *args: str) -> str:
     """Runs `source` in a fresh interpreter (config is read at import) and returns stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OLYMPUS_ENABLE")}
     env.update(env_updates)
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(source), *args], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip().splitlines()[-1]
 
@@ -39,7 +45,9 @@ _PRINT_ARANGE_DTYPE = """
 
 
 def test_environment_variable_enables_x64():
-    assert _run_python(_PRINT_ARANGE_DTYPE, {"OLYMPUS_ENABLE_X64": "1"}) == "float64 True"
+    assert (
+        _run_python(_PRINT_ARANGE_DTYPE, {"OLYMPUS_ENABLE_X64": "1"}) == "float64 True"
+    )
     assert "OLYMPUS_ENABLE_X64" not in os.environ  # this process: the default, off
     assert jnp.arange(3.0).dtype == np.float32 and not olympus.config.olympus_enable_x64
 
@@ -58,18 +66,24 @@ _ABSL_APP = """
 def test_absl_app_command_line_flag_enables_x64():
     absl_first = _ABSL_APP.format(
         first="from absl import app",
-        second="import olympus, olympus.numpy as jnp; olympus.config.define_absl_flags()")
+        second="import olympus, olympus.numpy as jnp; olympus.config.define_absl_flags()",
+    )
     assert _run_python(absl_first, {}, "--olympus_enable_x64") == "float64 int64"
-    assert _run_python(absl_first, {"OLYMPUS_ENABLE_X64": "true"}, "--noolympus_enable_x64") == \
-        "float32 int32"
+    assert (
+        _run_python(
+            absl_first, {"OLYMPUS_ENABLE_X64": "true"}, "--noolympus_enable_x64"
+        )
+        == "float32 int32"
+    )
 
 
 def test_absl_app_importing_olympus_first_still_gets_the_flags():
     """Importing olympus does not load absl; define_absl_flags() loads it and defines them."""
     olympus_first = _ABSL_APP.format(
         first="import sys, olympus, olympus.numpy as jnp; "
-              "assert 'absl.flags' not in sys.modules; olympus.config.define_absl_flags()",
-        second="from absl import app")
+        "assert 'absl.flags' not in sys.modules; olympus.config.define_absl_flags()",
+        second="from absl import app",
+    )
     assert _run_python(olympus_first, {}, "--olympus_enable_x64") == "float64 int64"
 
 
@@ -91,10 +105,19 @@ def test_absl_flags_are_defined_only_on_request():
 def test_bad_environment_value_is_named_at_import():
     source = "import olympus"
     env = {**os.environ, "OLYMPUS_ENABLE_X64": "maybe"}
-    done = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", source],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode != 0
-    assert "ConfigEnvironmentError" in done.stderr and "OLYMPUS_ENABLE_X64='maybe'" in done.stderr
+    assert (
+        "ConfigEnvironmentError" in done.stderr
+        and "OLYMPUS_ENABLE_X64='maybe'" in done.stderr
+    )
 
 
 def test_update_toggles_x64_and_restores():
@@ -111,7 +134,10 @@ def test_update_toggles_x64_and_restores():
 
 
 def test_override_is_scoped_and_restores_on_error():
-    with pytest.raises(RuntimeError), olympus.config.override("olympus_enable_x64", True):
+    with (
+        pytest.raises(RuntimeError),
+        olympus.config.override("olympus_enable_x64", True),
+    ):
         assert jnp.asarray(1.0).dtype == np.float64
         raise RuntimeError("leave the block")
     assert not olympus.config.olympus_enable_x64
@@ -144,12 +170,17 @@ def test_unknown_option_lists_the_known_ones():
     assert not hasattr(olympus.config, "olympus_no_such_option")
 
 
-@pytest.mark.parametrize("name, value", [
-    ("olympus_enable_x64", "yes"), ("olympus_enable_x64", 1), ("olympus_debug_nans", None),
-    ("olympus_compilation_cache_min_compile_secs", "0.5"),
-    ("olympus_compilation_cache_min_compile_secs", True),
-    ("olympus_compilation_cache_dir", 3),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("olympus_enable_x64", "yes"),
+        ("olympus_enable_x64", 1),
+        ("olympus_debug_nans", None),
+        ("olympus_compilation_cache_min_compile_secs", "0.5"),
+        ("olympus_compilation_cache_min_compile_secs", True),
+        ("olympus_compilation_cache_dir", 3),
+    ],
+)
 def test_wrong_value_type_raises_and_changes_nothing(name, value):
     before = olympus.config.values
     with pytest.raises(ConfigValueError, match=name):
@@ -165,7 +196,9 @@ def test_well_typed_values_are_accepted():
     import pathlib
 
     previous = olympus.config.olympus_compilation_cache_dir
-    with olympus.config.override("olympus_compilation_cache_dir", pathlib.Path("/tmp/x")):
+    with olympus.config.override(
+        "olympus_compilation_cache_dir", pathlib.Path("/tmp/x")
+    ):
         assert olympus.config.olympus_compilation_cache_dir == "/tmp/x"
     assert olympus.config.olympus_compilation_cache_dir == previous
 
@@ -182,9 +215,12 @@ def test_environment_parsing_of_each_type():
 
     by_name = {o.name: o for o in OPTIONS}
     x64 = by_name["olympus_enable_x64"]
-    assert [_parse_env(x64, t) for t in ("1", "TRUE", " yes", "on", "0", "off", "No")] == \
-        [True] * 4 + [False] * 3
+    assert [
+        _parse_env(x64, t) for t in ("1", "TRUE", " yes", "on", "0", "off", "No")
+    ] == [True] * 4 + [False] * 3
     secs = by_name["olympus_compilation_cache_min_compile_secs"]
     assert _parse_env(secs, "2.5") == 2.5
-    with pytest.raises(ConfigEnvironmentError, match="OLYMPUS_COMPILATION_CACHE_MIN_COMPILE_SECS"):
+    with pytest.raises(
+        ConfigEnvironmentError, match="OLYMPUS_COMPILATION_CACHE_MIN_COMPILE_SECS"
+    ):
         _parse_env(secs, "soon")

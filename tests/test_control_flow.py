@@ -15,41 +15,41 @@ THIS_FILE = __file__
 
 # ---- the seed's cells (spec 002), unchanged, and the IR they print -------------
 def one_of_three(index, arg):
-    return lax.switch(index, [lambda x: x + 1.,
-                              lambda x: x - 2.,
-                              lambda x: x + 3.],
-                      arg)
+    return lax.switch(
+        index, [lambda x: x + 1.0, lambda x: x - 2.0, lambda x: x + 3.0], arg
+    )
 
 
 def func7(arg):
-    return lax.cond(arg >= 0.,
-                    lambda xtrue: xtrue + 3.,
-                    lambda xfalse: xfalse - 3.,
-                    arg)
+    return lax.cond(
+        arg >= 0.0, lambda xtrue: xtrue + 3.0, lambda xfalse: xfalse - 3.0, arg
+    )
 
 
 def func8(arg1, arg2):  # Where `arg2` is a pair.
-    return lax.cond(arg1 >= 0.,
-                    lambda xtrue: xtrue[0],
-                    lambda xfalse: jnp.array([1]) + xfalse[1],
-                    arg2)
+    return lax.cond(
+        arg1 >= 0.0,
+        lambda xtrue: xtrue[0],
+        lambda xfalse: jnp.array([1]) + xfalse[1],
+        arg2,
+    )
 
 
 def func10(arg, n):
     ones = jnp.ones(arg.shape)  # A constant.
-    return lax.fori_loop(0, n,
-                         lambda i, carry: carry + ones * 3. + arg,
-                         arg + ones)
+    return lax.fori_loop(0, n, lambda i, carry: carry + ones * 3.0 + arg, arg + ones)
 
 
 def func11(arr, extra):
     ones = jnp.ones(arr.shape)  # A constant
+
     def body(carry, aelems):
         # carry: running dot-product of the two arrays
         # aelems: a pair with corresponding elements from the two arrays
         ae1, ae2 = aelems
         return (carry + ae1 * ae2 + extra, carry)
-    return lax.scan(body, 0., (arr, ones))
+
+    return lax.scan(body, 0.0, (arr, ones))
 
 
 GOLDEN_ONE_OF_THREE = """\
@@ -136,31 +136,37 @@ def _normalize(text: str) -> str:
     return text.replace(", ", " ").replace("(", "( ").strip()
 
 
-@pytest.mark.parametrize("fun, args, golden", [
-    (one_of_three, (1, 5.), GOLDEN_ONE_OF_THREE),
-    (func7, (5.,), GOLDEN_FUNC7),
-    (func8, (5., (jnp.zeros(1), 2.)), GOLDEN_FUNC8),
-    (func10, (np.ones(16), 5), GOLDEN_FUNC10),
-    (func11, (np.ones(16), 5.), GOLDEN_FUNC11),
-], ids=["one_of_three", "func7", "func8", "func10", "func11"])
+@pytest.mark.parametrize(
+    "fun, args, golden",
+    [
+        (one_of_three, (1, 5.0), GOLDEN_ONE_OF_THREE),
+        (func7, (5.0,), GOLDEN_FUNC7),
+        (func8, (5.0, (jnp.zeros(1), 2.0)), GOLDEN_FUNC8),
+        (func10, (np.ones(16), 5), GOLDEN_FUNC10),
+        (func11, (np.ones(16), 5.0), GOLDEN_FUNC11),
+    ],
+    ids=["one_of_three", "func7", "func8", "func10", "func11"],
+)
 def test_seed_cells_print_the_spec_ir(fun, args, golden):
     assert _normalize(str(make_olympuspr(fun)(*args))) == _normalize(golden)
 
 
 def test_seed_cells_values_eager_and_jit():
     for i, want in [(1, 3.0), (7, 8.0), (-3, 6.0), (0, 6.0)]:
-        assert float(one_of_three(i, 5.)) == want
-        assert float(olympus.jit(one_of_three)(i, 5.)) == want
-    assert float(func7(5.)) == 8.0 and float(func7(-5.)) == -8.0
-    assert_allclose(func8(5., (jnp.zeros(1), 2.)), np.zeros(1, np.float32))
-    assert_allclose(olympus.jit(func8)(-5., (jnp.zeros(1), 2.)), np.full(1, 3.0, np.float32))
+        assert float(one_of_three(i, 5.0)) == want
+        assert float(olympus.jit(one_of_three)(i, 5.0)) == want
+    assert float(func7(5.0)) == 8.0 and float(func7(-5.0)) == -8.0
+    assert_allclose(func8(5.0, (jnp.zeros(1), 2.0)), np.zeros(1, np.float32))
+    assert_allclose(
+        olympus.jit(func8)(-5.0, (jnp.zeros(1), 2.0)), np.full(1, 3.0, np.float32)
+    )
     x = np.arange(4.0, dtype=np.float32)
     want10 = x + 1.0
     for _ in range(5):
         want10 = want10 + 3.0 + x
     assert_allclose(func10(x, 5), want10)
     assert_allclose(olympus.jit(func10)(x, 5), want10)
-    carry, ys = func11(x, 5.)
+    carry, ys = func11(x, 5.0)
     assert_allclose(carry, np.float32(26.0))
     assert_allclose(ys, np.array([0.0, 5.0, 11.0, 18.0], np.float32))
 
@@ -172,8 +178,13 @@ def test_cond_with_pytree_operands_and_closures():
     params = {"a": rng.standard_normal((3,)).astype(np.float32), "b": np.float32(2.0)}
 
     def f(p, x, flag):
-        return lax.cond(flag > 0, lambda p, x: (p["a"] * x + w, p["b"]),
-                        lambda p, x: (x - w, -p["b"]), p, x)
+        return lax.cond(
+            flag > 0,
+            lambda p, x: (p["a"] * x + w, p["b"]),
+            lambda p, x: (x - w, -p["b"]),
+            p,
+            x,
+        )
 
     for flag in (1, -1):
         out = f(params, w, flag)
@@ -189,7 +200,9 @@ def test_switch_clamps_and_matches_python_indexing():
     for i in (-2, 0, 1, 2, 9):
         want = [x * 2.0, np.sin(x), x - 1.0][min(max(i, 0), 2)]
         assert_allclose(lax.switch(i, branches, x), want)
-        assert_allclose(olympus.jit(lambda i, x: lax.switch(i, branches, x))(i, x), want)
+        assert_allclose(
+            olympus.jit(lambda i, x: lax.switch(i, branches, x))(i, x), want
+        )
 
 
 def test_cond_closes_over_outer_tracers_under_jit():
@@ -206,6 +219,7 @@ def test_cond_closes_over_outer_tracers_under_jit():
 def test_cond_branch_mismatch_names_path_types_and_line():
     def f(x):
         return lax.cond(True, lambda x: (x, x), lambda x: (x, x.astype(jnp.int32)), x)
+
     line = f.__code__.co_firstlineno + 1
     with pytest.raises(TypeError) as info:
         f(np.ones(2, np.float32))
@@ -252,8 +266,10 @@ def test_fori_loop_static_uses_scan_and_traced_uses_while():
 
 def test_while_carry_type_change_is_an_error():
     def f(x):
-        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1].astype(jnp.int32)),
-                              (0, x))
+        return lax.while_loop(
+            lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1].astype(jnp.int32)), (0, x)
+        )
+
     line = f.__code__.co_firstlineno + 1
     with pytest.raises(TypeError) as info:
         f(np.ones(3, np.float32))
@@ -282,8 +298,10 @@ def _scan_reference(f, carry, xs, reverse=False):
 @pytest.mark.parametrize("reverse", [False, True])
 def test_scan_pytree_carry_and_xs_matches_python_loop(reverse):
     rng = np.random.default_rng(1)
-    xs = {"a": rng.standard_normal((5, 2)).astype(np.float32),
-          "b": rng.standard_normal((5,)).astype(np.float32)}
+    xs = {
+        "a": rng.standard_normal((5, 2)).astype(np.float32),
+        "b": rng.standard_normal((5,)).astype(np.float32),
+    }
 
     def step(carry, x):
         s, p = carry
@@ -298,8 +316,10 @@ def test_scan_pytree_carry_and_xs_matches_python_loop(reverse):
 
     (s, p), ys = f(init, xs)
     rows = [{"a": xs["a"][i], "b": xs["b"][i]} for i in range(5)]
-    np_step = lambda c, x: ((c[0] + x["a"] * x["b"], c[1] * np.float32(0.5) + x["b"]),  # noqa: E731
-                            (c[0] + x["a"] * x["b"]).sum() + c[1] * np.float32(0.5) + x["b"])
+    np_step = lambda c, x: (
+        (c[0] + x["a"] * x["b"], c[1] * np.float32(0.5) + x["b"]),  # noqa: E731
+        (c[0] + x["a"] * x["b"]).sum() + c[1] * np.float32(0.5) + x["b"],
+    )
     (ws, wp), wys = _scan_reference(np_step, init, rows, reverse)
     assert_allclose(s, ws)
     assert_allclose(p, np.float32(wp))
@@ -325,6 +345,7 @@ def test_nested_control_flow_under_jit():
             c = lax.cond(x > 0, lambda c: c + x, lambda c: c * 0.5, c)
             n = lax.while_loop(lambda n: n * 2 < k, lambda n: n * 2, 1)
             return c, n
+
         return lax.scan(step, 0.0, xs)
 
     xs = np.array([1.0, -1.0, 2.0, 3.0], np.float32)
@@ -337,6 +358,7 @@ def test_nested_control_flow_under_jit():
 def test_scan_mismatched_leading_axes_is_an_error():
     def f(a, b):
         return lax.scan(lambda c, x: (c, x[0] + x[1]), 0.0, (a, b))
+
     line = f.__code__.co_firstlineno + 1
     with pytest.raises(TypeError) as info:
         f(np.ones(3, np.float32), np.ones(4, np.float32))
@@ -348,6 +370,7 @@ def test_scan_mismatched_leading_axes_is_an_error():
 def test_scan_carry_type_change_is_an_error():
     def f(x):
         return lax.scan(lambda c, x: (c[None] * x, x), np.float32(0.0), x)
+
     line = f.__code__.co_firstlineno + 1
     with pytest.raises(TypeError) as info:
         f(np.ones((3, 2), np.float32))
@@ -395,8 +418,15 @@ def test_switch_grad_with_closed_over_constants():
     w = np.array([2.0, -1.0], np.float32)
 
     def f(i, x):
-        return lax.switch(i, [lambda x: (x * w).sum(), lambda x: jnp.exp(x).sum(),
-                              lambda x: (x * x).sum()], x)
+        return lax.switch(
+            i,
+            [
+                lambda x: (x * w).sum(),
+                lambda x: jnp.exp(x).sum(),
+                lambda x: (x * x).sum(),
+            ],
+            x,
+        )
 
     x = np.array([0.3, -0.4], np.float32)
     for i, want in [(0, w), (1, np.exp(x)), (5, 2 * x)]:
@@ -414,9 +444,13 @@ def test_while_loop_jvp_matches_finite_differences():
         return c
 
     x = np.float32(0.7)
-    _, tan = olympus.jit(lambda x, n: jvp(lambda x: f(x, n), (x,), (np.float32(1.0),)))(x, 3)
+    _, tan = olympus.jit(lambda x, n: jvp(lambda x: f(x, n), (x,), (np.float32(1.0),)))(
+        x, 3
+    )
     assert_allclose(tan, np.float32(_fd_grad(ref, np.float64(x))), rtol=1e-5)
-    assert "while[" in str(make_olympuspr(lambda x, n: jvp(lambda x: f(x, n), (x,), (x,)))(x, 3))
+    assert "while[" in str(
+        make_olympuspr(lambda x, n: jvp(lambda x: f(x, n), (x,), (x,)))(x, 3)
+    )
 
 
 def test_while_loop_reverse_mode_is_refused_clearly():
@@ -425,7 +459,6 @@ def test_while_loop_reverse_mode_is_refused_clearly():
 
     with pytest.raises(NotImplementedError, match="while"):
         olympus.jit(grad(f))(np.float32(1.5), 3)  # n is traced: a while loop
-
 
 
 def test_while_loop_grad_error_names_scan_and_the_loop_line():
@@ -439,8 +472,10 @@ def test_while_loop_grad_error_names_scan_and_the_loop_line():
     def power(x, n):
         return lax.fori_loop(0, n, lambda i, c: c * x, x)  # the loop line
 
-    for call in (lambda: grad(doubling)(np.float32(1.5)),
-                 lambda: olympus.jit(grad(power))(np.float32(1.5), 3)):
+    for call in (
+        lambda: grad(doubling)(np.float32(1.5)),
+        lambda: olympus.jit(grad(power))(np.float32(1.5), 3),
+    ):
         with pytest.raises(TypeError) as info:
             call()
         assert isinstance(info.value, WhileLoopReverseModeError)
@@ -454,13 +489,15 @@ def test_while_loop_grad_error_names_scan_and_the_loop_line():
     # a static trip count is a scan: reverse mode works
     assert_allclose(grad(lambda x: power(x, 3))(np.float32(1.5)), 4 * 1.5**3, rtol=1e-6)
 
+
 def test_scan_grad_rnn_matches_finite_differences():
     w = np.array([[0.5, -0.2], [0.1, 0.3]], np.float32)
-    xs = (np.arange(6, dtype=np.float32).reshape(3, 2) / 5)
+    xs = np.arange(6, dtype=np.float32).reshape(3, 2) / 5
 
     def loss(w, xs):
         def step(c, x):
             return jnp.tanh(w @ c + x), (c * c).sum()
+
         c, ys = lax.scan(step, jnp.ones(2), xs)
         return c.sum() + ys.sum()
 
@@ -472,8 +509,12 @@ def test_scan_grad_rnn_matches_finite_differences():
         return c.sum() + total
 
     gw, gxs = grad(loss, argnums=(0, 1))(w, xs)
-    assert_allclose(gw, _fd_grad(lambda w: ref(w, xs), w).astype(np.float32), rtol=1e-4, atol=1e-5)
-    assert_allclose(gxs, _fd_grad(lambda x: ref(w, x), xs).astype(np.float32), rtol=1e-4, atol=1e-5)
+    assert_allclose(
+        gw, _fd_grad(lambda w: ref(w, xs), w).astype(np.float32), rtol=1e-4, atol=1e-5
+    )
+    assert_allclose(
+        gxs, _fd_grad(lambda x: ref(w, x), xs).astype(np.float32), rtol=1e-4, atol=1e-5
+    )
     gw_jit, _ = olympus.jit(grad(loss, argnums=(0, 1)))(w, xs)
     assert_allclose(gw_jit, gw, rtol=1e-5)
 
@@ -495,8 +536,13 @@ def test_reverse_scan_and_static_fori_loop_grads():
     a = np.float32(0.8)
     assert_allclose(grad(f)(a, xs), np.float32(_fd_grad(ref, np.float64(a))), rtol=1e-5)
     g = grad(lambda a: lax.fori_loop(0, 4, lambda i, c: c * a + i, 1.0))(a)
-    assert_allclose(g, np.float32(_fd_grad(
-        lambda a: ((((a + 0) * a + 1) * a + 2) * a + 3), np.float64(a))), rtol=1e-5)
+    assert_allclose(
+        g,
+        np.float32(
+            _fd_grad(lambda a: (((a + 0) * a + 1) * a + 2) * a + 3, np.float64(a))
+        ),
+        rtol=1e-5,
+    )
 
 
 # ---- batching ----------------------------------------------------------------------
@@ -520,8 +566,11 @@ def test_vmap_cond_with_batched_and_unbatched_predicate():
 
 def test_vmap_while_loop_with_per_example_trip_counts():
     def collatz_steps(x):
-        return lax.while_loop(lambda c: c[0] != 1, lambda c: (
-            jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1), c[1] + 1), (x, 0))[1]
+        return lax.while_loop(
+            lambda c: c[0] != 1,
+            lambda c: (jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1), c[1] + 1),
+            (x, 0),
+        )[1]
 
     def ref(n):
         steps = 0
@@ -530,9 +579,12 @@ def test_vmap_while_loop_with_per_example_trip_counts():
         return steps
 
     ns = np.array([1, 6, 7, 27], np.int32)
-    np.testing.assert_array_equal(np.asarray(vmap(collatz_steps)(ns)), [ref(int(n)) for n in ns])
-    np.testing.assert_array_equal(np.asarray(olympus.jit(vmap(collatz_steps))(ns)),
-                                  [ref(int(n)) for n in ns])
+    np.testing.assert_array_equal(
+        np.asarray(vmap(collatz_steps)(ns)), [ref(int(n)) for n in ns]
+    )
+    np.testing.assert_array_equal(
+        np.asarray(olympus.jit(vmap(collatz_steps))(ns)), [ref(int(n)) for n in ns]
+    )
 
 
 def test_vmap_fori_and_scan_over_other_axes():
@@ -548,7 +600,9 @@ def test_vmap_fori_and_scan_over_other_axes():
     xss = np.arange(6, dtype=np.float32).reshape(3, 2)
     carry, ys = vmap(s, in_axes=(0, 1))(w, xss)
     for b in range(2):
-        c_ref, ys_ref = _scan_reference(lambda c, x: (c * w[b] + x, c), np.float32(0.0), xss[:, b])
+        c_ref, ys_ref = _scan_reference(
+            lambda c, x: (c * w[b] + x, c), np.float32(0.0), xss[:, b]
+        )
         assert_allclose(carry[b], np.float32(c_ref))
         assert_allclose(ys[b], ys_ref.astype(np.float32))
     assert_allclose(vmap(lambda x: lax.map(jnp.sin, x))(xss), np.sin(xss))
@@ -568,7 +622,9 @@ def test_per_example_gradients_through_scan():
     ws = np.array([0.5, -0.3, 1.2], np.float32)
     xs = np.array([0.1, 0.4, -0.2, 0.3], np.float32)
     got = vmap(grad(loss), in_axes=(0, None))(ws, xs)
-    want = [_fd_grad(lambda w: ref(w, xs.astype(np.float64)), np.float64(w)) for w in ws]
+    want = [
+        _fd_grad(lambda w: ref(w, xs.astype(np.float64)), np.float64(w)) for w in ws
+    ]
     assert_allclose(got, np.array(want, np.float32), rtol=1e-4, atol=1e-6)
 
 
@@ -600,17 +656,24 @@ def test_eager_calls_reuse_one_executable_per_structure():
 
 def test_fori_loop_carry_error_names_init_val_path_in_both_forms():
     def f(x, n):
-        return lax.fori_loop(0, n, lambda i, c: {"a": c["a"].astype(jnp.int32)}, {"a": x})
+        return lax.fori_loop(
+            0, n, lambda i, c: {"a": c["a"].astype(jnp.int32)}, {"a": x}
+        )
 
     x = np.ones(2, np.float32)
-    for jitted in (olympus.jit(f, static_argnums=1), olympus.jit(f)):  # scan, then while
+    for jitted in (
+        olympus.jit(f, static_argnums=1),
+        olympus.jit(f),
+    ):  # scan, then while
         expected = r"fori_loop: carry leaf init_val\['a'\].*f32\[2\].*i32\[2\]"
         with pytest.raises(TypeError, match=expected):
             jitted(x, 3)
 
 
 def test_scan_of_length_zero_returns_init_and_empty_ys():
-    carry, ys = lax.scan(lambda c, x: (c + x, x * 2), jnp.zeros(2), np.zeros((0, 2), np.float32))
+    carry, ys = lax.scan(
+        lambda c, x: (c + x, x * 2), jnp.zeros(2), np.zeros((0, 2), np.float32)
+    )
     assert_allclose(carry, np.zeros(2, np.float32))
     assert np.asarray(ys).shape == (0, 2)
 
@@ -628,12 +691,19 @@ def test_second_derivatives_through_scan_and_cond():
         return c
 
     a = np.float32(0.7)
-    assert_allclose(olympus.hessian(f)(a), np.float32(
-        _fd_grad(lambda a: _fd_grad(ref, a, 1e-5), np.float64(a), 1e-4)), rtol=1e-3)
-    g = olympus.hessian(lambda a: lax.cond(a > 0, lambda a: jnp.sin(a) * a, lambda a: a, a))
+    assert_allclose(
+        olympus.hessian(f)(a),
+        np.float32(_fd_grad(lambda a: _fd_grad(ref, a, 1e-5), np.float64(a), 1e-4)),
+        rtol=1e-3,
+    )
+    g = olympus.hessian(
+        lambda a: lax.cond(a > 0, lambda a: jnp.sin(a) * a, lambda a: a, a)
+    )
     assert_allclose(g(a), np.float32(2 * np.cos(0.7) - 0.7 * np.sin(0.7)), rtol=1e-5)
     jac = olympus.jacrev(lambda v: lax.fori_loop(0, 3, lambda i, c: c * v, jnp.ones(2)))
-    assert_allclose(jac(np.array([1.0, 2.0], np.float32)), np.diag([3.0, 12.0]).astype(np.float32))
+    assert_allclose(
+        jac(np.array([1.0, 2.0], np.float32)), np.diag([3.0, 12.0]).astype(np.float32)
+    )
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -641,17 +711,24 @@ def test_scan_unroll_gives_the_same_values(reverse):
     xs = np.arange(7, dtype=np.float32)
 
     def f(xs, unroll):
-        return lax.scan(lambda c, x: (c * 0.5 + x, c - x), 1.0, xs, reverse=reverse, unroll=unroll)
+        return lax.scan(
+            lambda c, x: (c * 0.5 + x, c - x), 1.0, xs, reverse=reverse, unroll=unroll
+        )
 
-    want_c, want_ys = _scan_reference(lambda c, x: (c * np.float32(0.5) + x, c - x),
-                                      np.float32(1.0), xs, reverse)
+    want_c, want_ys = _scan_reference(
+        lambda c, x: (c * np.float32(0.5) + x, c - x), np.float32(1.0), xs, reverse
+    )
     for unroll in (1, 3, True):
         c, ys = olympus.jit(f, static_argnums=1)(xs, unroll)
         assert_allclose(c, np.float32(want_c))
         assert_allclose(ys, want_ys.astype(np.float32))
     text = olympus.jit(f, static_argnums=1).lower_text(xs, 3)
-    assert text.count('"stablehlo.dynamic_update_slice"') == 3 + 1  # 2 trips of 3, then 1
-    assert '"stablehlo.while"' not in olympus.jit(f, static_argnums=1).lower_text(xs, True)
+    assert (
+        text.count('"stablehlo.dynamic_update_slice"') == 3 + 1
+    )  # 2 trips of 3, then 1
+    assert '"stablehlo.while"' not in olympus.jit(f, static_argnums=1).lower_text(
+        xs, True
+    )
 
 
 def test_derivatives_of_batched_loops_with_per_example_trip_counts():
@@ -674,17 +751,25 @@ def test_scan_grad_saves_loop_invariant_residuals_once():
     xs = np.ones((3, 2), np.float32)
 
     def loss(w, xs):
-        c, _ = lax.scan(lambda c, x: (jnp.tanh(jnp.cos(w) @ c + x), None), jnp.ones(2), xs)
+        c, _ = lax.scan(
+            lambda c, x: (jnp.tanh(jnp.cos(w) @ c + x), None), jnp.ones(2), xs
+        )
         return c.sum()
 
     text = str(make_olympuspr(grad(loss))(w, xs))
-    assert "f32[3,2,2]" not in text  # cos(w), sin(w): computed before the loop, not stacked
+    assert (
+        "f32[3,2,2]" not in text
+    )  # cos(w), sin(w): computed before the loop, not stacked
+
     def ref(w):
         c = np.ones(2)
         for x in xs:
             c = np.tanh(np.cos(w) @ c + x)
         return c.sum()
-    assert_allclose(grad(loss)(w, xs), _fd_grad(ref, w).astype(np.float32), rtol=1e-4, atol=1e-6)
+
+    assert_allclose(
+        grad(loss)(w, xs), _fd_grad(ref, w).astype(np.float32), rtol=1e-4, atol=1e-6
+    )
 
 
 def test_python_branching_in_a_body_names_the_users_function_and_argument():
@@ -700,7 +785,9 @@ def test_python_branching_in_a_body_names_the_users_function_and_argument():
     def update(i, v):
         return v if v["w"] > 0 else v
 
-    with pytest.raises(TypeError, match=r"(?s)of .*update.*init_val\[.w.\] of .*update"):
+    with pytest.raises(
+        TypeError, match=r"(?s)of .*update.*init_val\[.w.\] of .*update"
+    ):
         lax.fori_loop(0, 3, update, {"w": 1.0})
     with pytest.raises(TypeError, match=r"(?s)argument\(s\) xt of"):
         lax.cond(True, lambda xt: xt if xt > 0 else xt, lambda xf: xf, 1.0)
@@ -713,11 +800,20 @@ def test_linearized_scan_marks_its_tangent_operands_linear():
         return lax.scan(lambda c, x: (c * jnp.sin(x) * a, None), 1.0, xs)[0]
 
     _, f_jvp = olympus.linearize(f, np.float32(0.5))
-    (eqn,) = [e for e in make_olympuspr(f_jvp)(np.float32(0.5)).eqns if e.primitive.name == "scan"]
-    tangent_positions = [i for i, x in enumerate(eqn.invars) if x.aval.shape == ()
-                         and eqn.params["linear"][i]]
+    (eqn,) = [
+        e
+        for e in make_olympuspr(f_jvp)(np.float32(0.5)).eqns
+        if e.primitive.name == "scan"
+    ]
+    tangent_positions = [
+        i
+        for i, x in enumerate(eqn.invars)
+        if x.aval.shape == () and eqn.params["linear"][i]
+    ]
     assert tangent_positions and not all(eqn.params["linear"])
-    assert_allclose(f_jvp(np.float32(1.0)), np.float32(3 * 0.25 * np.prod(np.sin(xs))), rtol=1e-5)
+    assert_allclose(
+        f_jvp(np.float32(1.0)), np.float32(3 * 0.25 * np.prod(np.sin(xs))), rtol=1e-5
+    )
 
 
 def test_disable_jit_runs_control_flow_as_python():
@@ -767,34 +863,44 @@ def _scan_in_scan(x):
     def outer(c, _):
         inner = lambda d, _: (jnp.sin(d) * c, None)
         return lax.scan(inner, c, None, length=2)[0], None
+
     return lax.scan(outer, x, None, length=3)[0]
 
 
 def _scan_in_cond(x):
     def taken(y):
         return lax.scan(lambda d, _: (jnp.tanh(d) * y, None), y, None, length=2)[0]
+
     return lax.cond(x > 0, taken, jnp.cos, x)
 
 
 def _cond_in_scan_over_xs(x):
     def step(c, x_row):
-        c = lax.cond(x_row > 0, lambda v: v * jnp.exp(x_row * 0.1), lambda v: v ** 2, c)
+        c = lax.cond(x_row > 0, lambda v: v * jnp.exp(x_row * 0.1), lambda v: v**2, c)
         return c, jnp.sin(c) * x_row
+
     c, ys = lax.scan(step, x[0], x)
     return c + ys.sum()
 
 
-@pytest.mark.parametrize("f", [_cond_in_scan, _cond_in_cond, _scan_in_scan, _scan_in_cond])
+@pytest.mark.parametrize(
+    "f", [_cond_in_scan, _cond_in_cond, _scan_in_scan, _scan_in_cond]
+)
 @pytest.mark.parametrize("x", [0.5, 1.5, -0.7])
 def test_grad_through_nested_control_flow_matches_finite_differences(f, x):
     from olympus.test_util import check_grads
+
     check_grads(f, (np.float32(x),), order=1, modes=("rev",))
-    assert_allclose(olympus.jit(olympus.grad(f))(np.float32(x)), olympus.grad(f)(np.float32(x)),
-                    rtol=1e-5)
+    assert_allclose(
+        olympus.jit(olympus.grad(f))(np.float32(x)),
+        olympus.grad(f)(np.float32(x)),
+        rtol=1e-5,
+    )
 
 
 def test_grad_through_cond_in_scan_over_xs_matches_finite_differences():
     from olympus.test_util import check_grads
+
     x = np.array([0.3, -0.4, 0.8, -1.1], np.float32)
     check_grads(_cond_in_scan_over_xs, (x,), order=1, modes=("rev",))
 
@@ -808,6 +914,7 @@ def test_vjp_of_cond_in_cond_closing_over_differentiated_values():
     def f(x, y, z):
         def taken(_):
             return lax.cond(jnp.sum(y) > 0.0, lambda b: b * z, lambda b: z, y)
+
         return y - lax.cond(jnp.sum(x) > 0.0, taken, lambda a: a, y)
 
     x = np.array([1.0, 2.0], np.float32)
@@ -845,6 +952,7 @@ def test_linearize_of_while_loop_with_nested_cond_returns_concrete_primal():
         def body(c):
             i, v = c
             return i + 1, lax.cond(v > 0, jnp.sin, jnp.cos, v) * 1.5
+
         return lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1]
 
     x = np.float32(0.5)
@@ -852,4 +960,6 @@ def test_linearize_of_while_loop_with_nested_cond_returns_concrete_primal():
     assert isinstance(out, olympus.Array)
     assert_allclose(out, f(x))
     eps = np.float32(1e-3)
-    assert_allclose(f_lin(np.float32(1.0)), (f(x + eps) - f(x - eps)) / (2 * eps), rtol=1e-2)
+    assert_allclose(
+        f_lin(np.float32(1.0)), (f(x + eps) - f(x - eps)) / (2 * eps), rtol=1e-2
+    )

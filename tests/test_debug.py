@@ -70,7 +70,9 @@ def test_grad_prints_primal_values(capsys):
 
 
 def test_vmap_prints_each_example(capsys):
-    olympus.vmap(lambda x: debug.print("row {}", x))(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    olympus.vmap(lambda x: debug.print("row {}", x))(
+        np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    )
     assert _lines(capsys) == ["row [0. 1. 2.]", "row [3. 4. 5.]"]
 
 
@@ -85,7 +87,9 @@ def test_inside_a_compiled_loop(capsys):
 
 def test_callback_gets_numpy_pytrees():
     seen = []
-    olympus.jit(lambda x: debug.callback(lambda d: seen.append(d), {"a": x, "b": x.sum()}))(X)
+    olympus.jit(
+        lambda x: debug.callback(lambda d: seen.append(d), {"a": x, "b": x.sum()})
+    )(X)
     assert set(seen[0]) == {"a", "b"}
     assert isinstance(seen[0]["a"], np.ndarray)
     np.testing.assert_array_equal(seen[0]["a"], X)
@@ -134,7 +138,9 @@ def test_cache_hit_skips_the_compiler(compilation_cache_dir):
     np.testing.assert_array_equal(_run(second), X * 3.5 + 1)
     np.testing.assert_array_equal(_run(first), _run(second))
     compiler.compile_and_load(counting, _module(4.5), client.device_list(), options)
-    assert counting.compiles == 2 and len(os.listdir(tmp_path)) == 2  # other text, other key
+    assert (
+        counting.compiles == 2 and len(os.listdir(tmp_path)) == 2
+    )  # other text, other key
 
 
 def test_corrupt_entry_is_ignored_with_a_warning(compilation_cache_dir):
@@ -143,8 +149,12 @@ def test_corrupt_entry_is_ignored_with_a_warning(compilation_cache_dir):
     options = client.xc.CompileOptions()
     key = compiler.cache_key(counting, text, options)
     (tmp_path / f"{key}.xla").write_bytes(b"not an executable")
-    with pytest.warns(CompilationCacheWarning, match="ignoring unreadable compilation cache entry"):
-        executable = compiler.compile_and_load(counting, text, client.device_list(), options)
+    with pytest.warns(
+        CompilationCacheWarning, match="ignoring unreadable compilation cache entry"
+    ):
+        executable = compiler.compile_and_load(
+            counting, text, client.device_list(), options
+        )
     assert counting.compiles == 1
     np.testing.assert_array_equal(_run(executable), X * 5.5 + 1)
     with warnings.catch_warnings():
@@ -165,7 +175,9 @@ def test_key_depends_on_options():
     plain = client.xc.CompileOptions()
     other = client.xc.CompileOptions()
     other.num_replicas = 2
-    assert compiler.cache_key(c, text, plain) == compiler.cache_key(c, text, client.xc.CompileOptions())
+    assert compiler.cache_key(c, text, plain) == compiler.cache_key(
+        c, text, client.xc.CompileOptions()
+    )
     assert compiler.cache_key(c, text, plain) != compiler.cache_key(c, text, other)
 
 
@@ -187,9 +199,15 @@ def test_in_branches_loops_and_their_gradients(capsys):
     assert float(olympus.jit(f)(X)) == 0.0
     assert _lines(capsys) == want
     g = olympus.jit(olympus.grad(f))(X)  # c = 2*x0 * 2*x1 * 2*x2
-    np.testing.assert_allclose(np.asarray(g), [8 * X[1] * X[2], 8 * X[0] * X[2], 8 * X[0] * X[1]])
+    np.testing.assert_allclose(
+        np.asarray(g), [8 * X[1] * X[2], 8 * X[0] * X[2], 8 * X[0] * X[1]]
+    )
     assert _lines(capsys) == want
-    olympus.jit(lambda n: lax.while_loop(lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n))(0)
+    olympus.jit(
+        lambda n: lax.while_loop(
+            lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n
+        )
+    )(0)
     assert _lines(capsys) == ["w 0", "w 1", "w 2"]
 
 
@@ -206,18 +224,24 @@ def _run_repeatedly(capsys, call, want):
 
 def _with_cond(x):
     debug.print("before {}", x)
-    y = lax.cond(x > 0,
-                 lambda v: (debug.print("true {}", v), v * 2)[1],
-                 lambda v: (debug.print("false {}", v), v * 3)[1], x)
+    y = lax.cond(
+        x > 0,
+        lambda v: (debug.print("true {}", v), v * 2)[1],
+        lambda v: (debug.print("false {}", v), v * 3)[1],
+        x,
+    )
     debug.print("after {}", y)
     return y
 
 
 def test_prints_before_inside_and_after_a_cond_keep_order(capsys):
     f = olympus.jit(_with_cond)
-    _run_repeatedly(capsys, lambda: f(np.float32(1.5)), ["before 1.5", "true 1.5", "after 3.0"])
-    _run_repeatedly(capsys, lambda: f(np.float32(-1.0)),
-                    ["before -1.0", "false -1.0", "after -3.0"])
+    _run_repeatedly(
+        capsys, lambda: f(np.float32(1.5)), ["before 1.5", "true 1.5", "after 3.0"]
+    )
+    _run_repeatedly(
+        capsys, lambda: f(np.float32(-1.0)), ["before -1.0", "false -1.0", "after -3.0"]
+    )
 
 
 def test_loop_body_prints_interleave_with_prints_outside(capsys):
@@ -231,13 +255,27 @@ def test_loop_body_prints_interleave_with_prints_outside(capsys):
 
         y = lax.fori_loop(0, n, body, x)  # traced bound: a while loop
         debug.print("middle {}", y)
-        z = lax.while_loop(lambda c: (debug.print("test {}", c), c < y + 2)[1],
-                           lambda c: (debug.print("step {}", c), c + 1.0)[1], y)
+        z = lax.while_loop(
+            lambda c: (debug.print("test {}", c), c < y + 2)[1],
+            lambda c: (debug.print("step {}", c), c + 1.0)[1],
+            y,
+        )
         debug.print("end {}", z)
         return z
 
-    want = ["start 0.0", "body 0 0.0", "body 1 1.0", "body 2 2.0", "middle 3.0",
-            "test 3.0", "step 3.0", "test 4.0", "step 4.0", "test 5.0", "end 5.0"]
+    want = [
+        "start 0.0",
+        "body 0 0.0",
+        "body 1 1.0",
+        "body 2 2.0",
+        "middle 3.0",
+        "test 3.0",
+        "step 3.0",
+        "test 4.0",
+        "step 4.0",
+        "test 5.0",
+        "end 5.0",
+    ]
     _run_repeatedly(capsys, lambda: f(np.float32(0.0), 3), want)
     assert "stablehlo.token" in f.lower(np.float32(0.0), 3).as_text()
 
@@ -250,13 +288,22 @@ def test_scan_body_prints_keep_order_with_unrolled_leftovers(capsys):
     @olympus.jit
     def f(xs):
         debug.print("first")
-        c, _ = lax.scan(body, 0.0, xs, unroll=2)  # 2 trips of 2 steps, then 1 straight-line
+        c, _ = lax.scan(
+            body, 0.0, xs, unroll=2
+        )  # 2 trips of 2 steps, then 1 straight-line
         debug.print("last {}", c)
         return c
 
     xs = np.arange(1.0, 6.0, dtype=np.float32)
-    want = ["first", "c=0.0 x=1.0", "c=1.0 x=2.0", "c=3.0 x=3.0", "c=6.0 x=4.0",
-            "c=10.0 x=5.0", "last 15.0"]
+    want = [
+        "first",
+        "c=0.0 x=1.0",
+        "c=1.0 x=2.0",
+        "c=3.0 x=3.0",
+        "c=6.0 x=4.0",
+        "c=10.0 x=5.0",
+        "last 15.0",
+    ]
     _run_repeatedly(capsys, lambda: f(xs), want)
 
 
@@ -278,7 +325,9 @@ def test_grad_prints_the_forward_values_once(capsys):
     """grad prints what the forward pass prints, once; the backward pass prints nothing."""
     loss = lambda x: _with_cond(x) ** 2
     g = olympus.jit(olympus.grad(loss))
-    _run_repeatedly(capsys, lambda: g(np.float32(1.5)), ["before 1.5", "true 1.5", "after 3.0"])
+    _run_repeatedly(
+        capsys, lambda: g(np.float32(1.5)), ["before 1.5", "true 1.5", "after 3.0"]
+    )
     assert float(g(np.float32(-1.0))) == pytest.approx(-18.0)
     assert _lines(capsys) == ["before -1.0", "false -1.0", "after -3.0"]
     assert float(olympus.grad(loss)(np.float32(1.5))) == pytest.approx(12.0)
@@ -301,13 +350,27 @@ def test_vmap_prints_each_example_in_order_between_outer_prints(capsys):
 def test_vmap_with_a_batched_predicate_prints_every_branch_and_trip(capsys):
     """As documented in debug.print: both branches run on the whole batch; a
     batched while runs its body for every example until the last is done."""
-    g = olympus.jit(olympus.vmap(lambda x: lax.cond(
-        x > 0, lambda v: (debug.print("T {}", v), v)[1],
-        lambda v: (debug.print("F {}", v), -v)[1], x)))
-    np.testing.assert_array_equal(np.asarray(g(np.array([1.0, -1.0], np.float32))), [1.0, 1.0])
+    g = olympus.jit(
+        olympus.vmap(
+            lambda x: lax.cond(
+                x > 0,
+                lambda v: (debug.print("T {}", v), v)[1],
+                lambda v: (debug.print("F {}", v), -v)[1],
+                x,
+            )
+        )
+    )
+    np.testing.assert_array_equal(
+        np.asarray(g(np.array([1.0, -1.0], np.float32))), [1.0, 1.0]
+    )
     assert _lines(capsys) == ["F 1.0", "F -1.0", "T 1.0", "T -1.0"]
-    w = olympus.jit(olympus.vmap(lambda n: lax.while_loop(
-        lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n)))
+    w = olympus.jit(
+        olympus.vmap(
+            lambda n: lax.while_loop(
+                lambda c: c < 3, lambda c: (debug.print("w {}", c), c + 1)[1], n
+            )
+        )
+    )
     np.testing.assert_array_equal(np.asarray(w(np.array([0, 1], np.int32))), [3, 3])
     assert _lines(capsys) == ["w 0", "w 1", "w 1", "w 2", "w 2", "w 3"]
 
@@ -318,8 +381,9 @@ def test_jitted_prints_come_before_what_python_prints_next(capsys):
     for i in range(_REPEATS):
         f(np.float32(i))
         print(f"python {i}")
-    assert _lines(capsys) == [line for i in range(_REPEATS)
-                              for line in (f"jit {float(i)}", f"python {i}")]
+    assert _lines(capsys) == [
+        line for i in range(_REPEATS) for line in (f"jit {float(i)}", f"python {i}")
+    ]
 
 
 def test_eager_control_flow_prints(capsys):
@@ -347,15 +411,20 @@ def test_prints_survive_when_nothing_uses_them(capsys):
 def test_printing_a_value_derived_from_an_output(capsys):
     """Without the token as a result of `main`, XLA failed to compile this (a
     RET_CHECK 'instruction is live and cannot be removed', from 64x64 up)."""
-    f = olympus.jit(lambda x: (debug.print("s {:.1f}", jnp.tanh(x @ x).sum()), jnp.tanh(x @ x))[1])
+    f = olympus.jit(
+        lambda x: (debug.print("s {:.1f}", jnp.tanh(x @ x).sum()), jnp.tanh(x @ x))[1]
+    )
     x = np.full((64, 64), 1 / 64, np.float32)
     np.testing.assert_allclose(np.asarray(f(x)), np.tanh(x @ x), rtol=1e-5)
     assert _lines(capsys) == [f"s {np.tanh(x @ x).sum():.1f}"]
 
 
 def test_a_zero_length_scan_with_a_print_still_runs(capsys):
-    out = olympus.jit(lambda xs: lax.scan(lambda c, x: (debug.print("{}", x), (c + x, x))[1],
-                                          1.0, xs)[0])(np.zeros((0,), np.float32))
+    out = olympus.jit(
+        lambda xs: lax.scan(
+            lambda c, x: (debug.print("{}", x), (c + x, x))[1], 1.0, xs
+        )[0]
+    )(np.zeros((0,), np.float32))
     assert float(out) == 1.0 and _lines(capsys) == []
 
 
@@ -374,10 +443,15 @@ def test_effects_are_found_in_nested_programs():
     cond_program = olympus.make_olympuspr(_with_cond)(np.float32(1.0))
     (cond_eqn,) = [e for e in cond_program.eqns if e.primitive.name == "cond"]
     assert all(has_ordered_effect(b) for b in cond_eqn.params["branches"])
-    outer = olympus.make_olympuspr(lambda x: olympus.jit(_with_cond)(x) + 1)(np.float32(1.0))
+    outer = olympus.make_olympuspr(lambda x: olympus.jit(_with_cond)(x) + 1)(
+        np.float32(1.0)
+    )
     assert has_ordered_effect(outer)
-    assert not has_ordered_effect(olympus.make_olympuspr(lambda x: lax.cond(
-        x > 0, lambda v: v, lambda v: -v, x))(np.float32(1.0)))
+    assert not has_ordered_effect(
+        olympus.make_olympuspr(lambda x: lax.cond(x > 0, lambda v: v, lambda v: -v, x))(
+            np.float32(1.0)
+        )
+    )
 
 
 def test_a_region_without_a_token_is_a_lowering_error():
@@ -393,17 +467,25 @@ def test_a_failing_callback_raises_a_named_error():
         raise ValueError(f"no {x}")
 
     f = olympus.jit(lambda x: (debug.callback(fail, x), x + 1)[1])
-    with pytest.raises(debug.HostCallbackError, match=r"(?s)debug.callback.*ValueError: no 2.0"):
+    with pytest.raises(
+        debug.HostCallbackError, match=r"(?s)debug.callback.*ValueError: no 2.0"
+    ):
         f(np.float32(2.0))
-    assert float(olympus.jit(lambda x: x + 1)(np.float32(2.0))) == 3.0  # the runtime is fine
+    assert (
+        float(olympus.jit(lambda x: x + 1)(np.float32(2.0))) == 3.0
+    )  # the runtime is fine
 
 
 def test_aot_compiled_and_donating_calls_print(capsys):
     f = lambda x: (debug.print("aot {}", x), x * 2)[1]
     compiled = olympus.jit(f).lower(np.float32(3.0)).compile()
     assert float(compiled(np.float32(3.0))) == 6.0
-    g = olympus.jit(lambda x, y: (debug.print("donated {}", x), x + y)[1], donate_argnums=0)
-    np.testing.assert_array_equal(np.asarray(g(jnp.ones(3), jnp.ones(3))), [2.0, 2.0, 2.0])
+    g = olympus.jit(
+        lambda x, y: (debug.print("donated {}", x), x + y)[1], donate_argnums=0
+    )
+    np.testing.assert_array_equal(
+        np.asarray(g(jnp.ones(3), jnp.ones(3))), [2.0, 2.0, 2.0]
+    )
     assert _lines(capsys) == ["aot 3.0", "donated [1. 1. 1.]"]
 
 
@@ -447,8 +529,13 @@ def test_jit_of_grad_nan_is_in_the_backward_pass(debug_nans):
 
     text = _nan_message(olympus.jit(olympus.grad(loss)), np.zeros(3, np.float32))
     line = _line("jnp.sqrt(x)", loss)
-    assert f"encountered in div at {__file__}:{line} (loss) (in the backward pass" in text
-    assert f"differentiating the forward line {__file__}:{line} (loss): b:f32[3] = sqrt a" in text
+    assert (
+        f"encountered in div at {__file__}:{line} (loss) (in the backward pass" in text
+    )
+    assert (
+        f"differentiating the forward line {__file__}:{line} (loss): b:f32[3] = sqrt a"
+        in text
+    )
 
 
 def test_jit_nan_inside_a_scan_names_the_iteration(debug_nans):

@@ -25,7 +25,9 @@ def test_running_code_never_imports_jax():
         "assert not [m for m in sys.modules if m.startswith('jax.')]\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["6.0", "10.0", "2.0"]
 
@@ -62,7 +64,12 @@ def test_numpy_then_array_arguments_share_one_compilation():
     f, traces = _counting_jit(lambda x, y: jnp.sum(x + jnp.sin(y) * 3.0))
     xh = np.arange(4, dtype=np.float32)
     expected = np.sum(xh + np.sin(xh) * 3.0)
-    for args in [(xh, xh), (jnp.asarray(xh), xh), (jnp.asarray(xh), jnp.asarray(xh)), (xh, xh)]:
+    for args in [
+        (xh, xh),
+        (jnp.asarray(xh), xh),
+        (jnp.asarray(xh), jnp.asarray(xh)),
+        (xh, xh),
+    ]:
         np.testing.assert_allclose(f(*args), expected, rtol=1e-6)
     assert len(traces) == 1
     f(np.arange(4.0), xh)  # float64 NumPy input canonicalizes to the same f32 aval
@@ -122,7 +129,7 @@ def _aligned_zeros(n: int) -> np.ndarray:
     """A float32 NumPy array at a 64-byte boundary (what XLA's CPU can alias)."""
     raw = np.zeros(n + 16, np.float32)
     start = (-raw.ctypes.data % 64) // 4
-    return raw[start:start + n]
+    return raw[start : start + n]
 
 
 def test_arrays_do_not_alias_host_memory():

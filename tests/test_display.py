@@ -67,7 +67,11 @@ def test_html_rows_types_sources_and_collapsible_branches():
     elements = _parse_html(CLOSED._repr_html_())
     top_rows = [e for e in elements if e[0] == "tr" and e[3] == 0][1:]  # skip header
     assert len(top_rows) == len(CLOSED.eqns)
-    prims = [e[2] for e in elements if e[0] == "td" and e[1].get("class") == "prim" and e[3] == 0]
+    prims = [
+        e[2]
+        for e in elements
+        if e[0] == "td" and e[1].get("class") == "prim" and e[3] == 0
+    ]
     assert prims == [eqn.primitive.name for eqn in CLOSED.eqns]
     sources = [e[2] for e in elements if e[1].get("class") == "source" and e[3] == 0]
     assert f"test_display.py:{FIRST_LINE} (_program)" in sources[0]
@@ -133,7 +137,9 @@ def test_dot_structure():
     assert 'label="cond branches[0]"' in dot
     assert "input b:f32[2,3]" in nodes.values()
     sin = next(k for k, v in nodes.items() if v == "sin")
-    input_node = next(k for k, v in nodes.items() if v.startswith("input ") and "f32[2,3]" in v)
+    input_node = next(
+        k for k, v in nodes.items() if v.startswith("input ") and "f32[2,3]" in v
+    )
     assert (input_node, sin) in edges
     consts = [v for v in nodes.values() if v.startswith("const ")]
     assert consts == ["const a:f32[3]"]  # the hoisted np.arange
@@ -141,9 +147,11 @@ def test_dot_structure():
 
 def test_to_svg_runs_dot(tmp_path, monkeypatch):
     fake = tmp_path / "dot"
-    fake.write_text('#!/bin/sh\n[ "$1" = "-Tsvg" ] || exit 3\n'  # shell builtins only
-                    'n=0; while IFS= read -r line; do n=$((n+1)); done\n'
-                    'echo "<svg><!-- $n lines --></svg>"\n')
+    fake.write_text(
+        '#!/bin/sh\n[ "$1" = "-Tsvg" ] || exit 3\n'  # shell builtins only
+        "n=0; while IFS= read -r line; do n=$((n+1)); done\n"
+        'echo "<svg><!-- $n lines --></svg>"\n'
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     svg = CLOSED.to_svg()
@@ -182,7 +190,9 @@ UPDATE_GOLDEN = os.environ.get("OLYMPUS_UPDATE_GOLDEN") == "1"
 def _golden_programs():
     """tests/golden/display_programs.py, loaded by path (tests is no package)."""
     path = Path(__file__).parent / "golden" / "display_programs.py"
-    spec = importlib.util.spec_from_file_location("olympus_golden_display_programs", path)
+    spec = importlib.util.spec_from_file_location(
+        "olympus_golden_display_programs", path
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -202,7 +212,9 @@ def test_golden_display(name, kind):
     path = GOLDEN_DIR / f"{name}.{kind}"
     if UPDATE_GOLDEN:
         path.write_text(text)
-    assert path.exists(), f"no golden file {path}; create it with OLYMPUS_UPDATE_GOLDEN=1"
+    assert path.exists(), (
+        f"no golden file {path}; create it with OLYMPUS_UPDATE_GOLDEN=1"
+    )
     assert text == path.read_text(), (
         f"{kind} view of {name} differs from {path}; if the change is intended, "
         "regenerate with OLYMPUS_UPDATE_GOLDEN=1 python -m pytest tests/test_display.py -k golden"
@@ -214,7 +226,10 @@ def test_golden_views_are_the_same_on_every_trace_and_machine():
     and source lines name the file by its base name."""
     for name in GOLDEN.PROGRAMS:
         for kind in ("html", "dot"):
-            first, again = _view(GOLDEN.traced(name), kind), _view(GOLDEN.traced(name), kind)
+            first, again = (
+                _view(GOLDEN.traced(name), kind),
+                _view(GOLDEN.traced(name), kind),
+            )
             assert first == again
             assert str(Path(__file__).parent) not in first and " at 0x" not in first
 

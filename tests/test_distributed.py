@@ -63,9 +63,17 @@ def _free_port() -> int:
 def test_two_processes_data_parallel_step():
     env = dict(os.environ, OLYMPUS_NUM_CPU_DEVICES="2", PYTHONPATH=ROOT)
     port = str(_free_port())
-    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(i), port], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              cwd=ROOT) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(i), port],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for i in range(2)
+    ]
     outs = []
     try:
         for p in procs:
@@ -75,15 +83,23 @@ def test_two_processes_data_parallel_step():
             if p.poll() is None:
                 p.kill()
     for i, (p, (out, err)) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0 and f"ok {i}" in out, f"process {i}:\n{out}\n{err[-3000:]}"
+        assert p.returncode == 0 and f"ok {i}" in out, (
+            f"process {i}:\n{out}\n{err[-3000:]}"
+        )
 
 
 def test_unreachable_coordinator_is_a_named_error():
     code = (
         "import olympus\n"
-        f"olympus.distributed.initialize('127.0.0.1:{_free_port()}', 2, 1, timeout_s=2)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
+        f"olympus.distributed.initialize('127.0.0.1:{_free_port()}', 2, 1, timeout_s=2)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     assert done.returncode != 0
     assert "CoordinatorUnreachableError" in done.stderr
     assert "no coordinator answered" in done.stderr, done.stderr[-2000:]

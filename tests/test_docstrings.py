@@ -26,7 +26,10 @@ def _modules_with_examples() -> list[str]:
     return [
         name
         for name in names
-        if any(t.examples for t in doctest.DocTestFinder().find(importlib.import_module(name)))
+        if any(
+            t.examples
+            for t in doctest.DocTestFinder().find(importlib.import_module(name))
+        )
     ]
 
 
@@ -45,4 +48,6 @@ def test_docstring_examples(name):
     failed, attempted = doctest.testmod(
         module, globs=globs, optionflags=flags, report=True, verbose=False
     )
-    assert attempted and not failed, f"{failed} of {attempted} examples failed in {name}"
+    assert attempted and not failed, (
+        f"{failed} of {attempted} examples failed in {name}"
+    )

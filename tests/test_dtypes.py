@@ -36,10 +36,24 @@ c*   c*  c*  c*  c*  c*  c*  c*  c*  c*  c8  c8  c8  c16 c8  c16 c*  c*  c*
 """
 
 _CODES = {
-    "b1": np.bool_, "u1": np.uint8, "u2": np.uint16, "u4": np.uint32, "u8": np.uint64,
-    "i1": np.int8, "i2": np.int16, "i4": np.int32, "i8": np.int64, "bf": dtypes.bfloat16,
-    "f2": np.float16, "f4": np.float32, "f8": np.float64, "c8": np.complex64,
-    "c16": np.complex128, "i*": np.int64, "f*": np.float64, "c*": np.complex128,
+    "b1": np.bool_,
+    "u1": np.uint8,
+    "u2": np.uint16,
+    "u4": np.uint32,
+    "u8": np.uint64,
+    "i1": np.int8,
+    "i2": np.int16,
+    "i4": np.int32,
+    "i8": np.int64,
+    "bf": dtypes.bfloat16,
+    "f2": np.float16,
+    "f4": np.float32,
+    "f8": np.float64,
+    "c8": np.complex64,
+    "c16": np.complex128,
+    "i*": np.int64,
+    "f*": np.float64,
+    "c*": np.complex128,
 }
 
 
@@ -94,7 +108,10 @@ def test_promotion_is_symmetric_and_associative():
             assert ab == dtypes.promote([_entry(b), _entry(a)])
     triple = dtypes.promote([_entry("u1"), _entry("i1"), _entry("f*")])
     assert triple == (np.dtype(np.float32), True)
-    assert dtypes.promote([_entry("u1"), _entry("i*"), _entry("bf")]) == (dtypes.bfloat16, False)
+    assert dtypes.promote([_entry("u1"), _entry("i*"), _entry("bf")]) == (
+        dtypes.bfloat16,
+        False,
+    )
 
 
 def test_promote_types_and_result_type():
@@ -124,19 +141,33 @@ def _eager_and_jit(fn, *args):
     yield olympus.jit(fn)(*args)
 
 
-@pytest.mark.parametrize("make, scalar, want, want_weak", [
-    (lambda: jnp.arange(3), 2.0, np.float32, True),  # i32 + f* = f* in JAX's table
-    (lambda: jnp.ones(3, jnp.bfloat16), 2.0, dtypes.bfloat16, False),
-    (lambda: jnp.ones(3, jnp.float16), 2, np.float16, False),
-    (lambda: jnp.ones(3, jnp.int8), 2, np.int8, False),
-    (lambda: jnp.ones(3, jnp.uint8), 2, np.uint8, False),
-    (lambda: jnp.array([True, False]), 1, np.int32, True),
-    (lambda: jnp.array([True, False]), 1.0, np.float32, True),
-    (lambda: jnp.asarray(2), 2.0, np.float32, True),
-    (lambda: jnp.asarray(2.0), 1, np.float32, True),
-    (lambda: jnp.ones(2), 1j, np.complex64, False),
-], ids=["i32*f", "bf16*f", "f16*i", "i8*i", "u8*i", "bool*i", "bool*f", "weak-i*f", "weak-f*i",
-        "f32*c"])
+@pytest.mark.parametrize(
+    "make, scalar, want, want_weak",
+    [
+        (lambda: jnp.arange(3), 2.0, np.float32, True),  # i32 + f* = f* in JAX's table
+        (lambda: jnp.ones(3, jnp.bfloat16), 2.0, dtypes.bfloat16, False),
+        (lambda: jnp.ones(3, jnp.float16), 2, np.float16, False),
+        (lambda: jnp.ones(3, jnp.int8), 2, np.int8, False),
+        (lambda: jnp.ones(3, jnp.uint8), 2, np.uint8, False),
+        (lambda: jnp.array([True, False]), 1, np.int32, True),
+        (lambda: jnp.array([True, False]), 1.0, np.float32, True),
+        (lambda: jnp.asarray(2), 2.0, np.float32, True),
+        (lambda: jnp.asarray(2.0), 1, np.float32, True),
+        (lambda: jnp.ones(2), 1j, np.complex64, False),
+    ],
+    ids=[
+        "i32*f",
+        "bf16*f",
+        "f16*i",
+        "i8*i",
+        "u8*i",
+        "bool*i",
+        "bool*f",
+        "weak-i*f",
+        "weak-f*i",
+        "f32*c",
+    ],
+)
 def test_python_scalars_are_weak(make, scalar, want, want_weak):
     for out in _eager_and_jit(lambda x: x * scalar, make()):
         assert out.dtype == want and out.weak_type == want_weak
@@ -144,13 +175,20 @@ def test_python_scalars_are_weak(make, scalar, want, want_weak):
         assert out.dtype == want and out.weak_type == want_weak
 
 
-@pytest.mark.parametrize("a, b, want", [
-    (np.uint8, np.int8, np.int16), (np.float16, dtypes.bfloat16, np.float32),
-    (np.uint8, np.uint16, np.uint16), (np.int32, np.float16, np.float16),
-    (np.uint32, np.int32, np.int32), (np.int8, np.float32, np.float32),
-    (np.bool_, np.uint8, np.uint8), (np.float32, np.complex64, np.complex64),
-    (dtypes.bfloat16, np.int32, dtypes.bfloat16),
-])
+@pytest.mark.parametrize(
+    "a, b, want",
+    [
+        (np.uint8, np.int8, np.int16),
+        (np.float16, dtypes.bfloat16, np.float32),
+        (np.uint8, np.uint16, np.uint16),
+        (np.int32, np.float16, np.float16),
+        (np.uint32, np.int32, np.int32),
+        (np.int8, np.float32, np.float32),
+        (np.bool_, np.uint8, np.uint8),
+        (np.float32, np.complex64, np.complex64),
+        (dtypes.bfloat16, np.int32, dtypes.bfloat16),
+    ],
+)
 def test_array_array_promotion(a, b, want):
     """Strong dtypes meet as in the table; 64-bit joins narrow to 32-bit."""
     x, y = jnp.ones(2, a), jnp.ones(2, b)
@@ -175,8 +213,12 @@ def test_numpy_arrays_are_strong():
 
 def test_64_bit_inputs_narrow_to_32_bit_without_x64():
     assert not dtypes.x64_enabled()
-    for src, want in ((np.int64, np.int32), (np.uint64, np.uint32), (np.float64, np.float32),
-                      (np.complex128, np.complex64)):
+    for src, want in (
+        (np.int64, np.int32),
+        (np.uint64, np.uint32),
+        (np.float64, np.float32),
+        (np.complex128, np.complex64),
+    ):
         a = jnp.asarray(np.ones(2, src))
         assert a.dtype == want
         out = olympus.jit(lambda x: x * 2)(np.ones(2, src))
@@ -200,9 +242,17 @@ def test_canonicalize_with_x64(x64):
 
 
 def test_short_names():
-    assert [dtypes.short_name(np.dtype(t)) for t in
-            (np.float32, np.int8, np.uint32, np.bool_, dtypes.bfloat16, np.complex64)] == \
-        ["f32", "i8", "u32", "bool", "bf16", "c64"]
+    assert [
+        dtypes.short_name(np.dtype(t))
+        for t in (
+            np.float32,
+            np.int8,
+            np.uint32,
+            np.bool_,
+            dtypes.bfloat16,
+            np.complex64,
+        )
+    ] == ["f32", "i8", "u32", "bool", "bf16", "c64"]
     with pytest.raises(TypeError, match="does not support"):
         dtypes.canonicalize_dtype(np.dtype("U3"))
 
@@ -218,7 +268,9 @@ def test_inexact_ops_on_integers_use_default_float():
 def test_x64_mode_end_to_end(x64):
     x = jnp.arange(3.0)
     assert x.dtype == np.float64 and jnp.arange(3).dtype == np.int64
-    assert (x * 2).dtype == np.float64 and olympus.jit(lambda a: a.sum())(x).dtype == np.float64
+    assert (x * 2).dtype == np.float64 and olympus.jit(lambda a: a.sum())(
+        x
+    ).dtype == np.float64
     assert jnp.asarray(1.0).dtype == np.float64 and jnp.asarray(1.0).weak_type
     assert (jnp.ones(2, jnp.float32) + jnp.ones(2, jnp.int64)).dtype == np.float32
     assert (jnp.ones(2, jnp.float32) * 2.0).dtype == np.float32
@@ -231,15 +283,36 @@ def test_finfo_and_issubdtype_know_bfloat16():
     assert float(jnp.finfo(jnp.bfloat16).eps) == 2.0**-7
     assert jnp.finfo(jnp.float32).eps == np.finfo(np.float32).eps
     assert jnp.iinfo(jnp.int8).max == 127
-    assert jnp.issubdtype(jnp.bfloat16, jnp.floating) and jnp.issubdtype(jnp.bfloat16, jnp.inexact)
+    assert jnp.issubdtype(jnp.bfloat16, jnp.floating) and jnp.issubdtype(
+        jnp.bfloat16, jnp.inexact
+    )
     assert not jnp.issubdtype(jnp.bfloat16, jnp.integer)
-    assert jnp.issubdtype(jnp.ones(2).dtype, jnp.floating) and jnp.issubdtype(jnp.int32, jnp.integer)
+    assert jnp.issubdtype(jnp.ones(2).dtype, jnp.floating) and jnp.issubdtype(
+        jnp.int32, jnp.integer
+    )
 
 
 # ---- olympus.dtypes: the public module and the table as data ----------------------
-_IR_NAME = {"b1": "bool", "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64", "i1": "i8",
-            "i2": "i16", "i4": "i32", "i8": "i64", "bf": "bf16", "f2": "f16", "f4": "f32",
-            "f8": "f64", "c8": "c64", "c16": "c128", "i*": "i*", "f*": "f*", "c*": "c*"}
+_IR_NAME = {
+    "b1": "bool",
+    "u1": "u8",
+    "u2": "u16",
+    "u4": "u32",
+    "u8": "u64",
+    "i1": "i8",
+    "i2": "i16",
+    "i4": "i32",
+    "i8": "i64",
+    "bf": "bf16",
+    "f2": "f16",
+    "f4": "f32",
+    "f8": "f64",
+    "c8": "c64",
+    "c16": "c128",
+    "i*": "i*",
+    "f*": "f*",
+    "c*": "c*",
+}
 
 
 def test_public_promotion_table_is_jax_documented_table():
@@ -262,8 +335,10 @@ def test_public_promotion_table_float8_rows_have_no_path_to_other_floats():
 
 def test_formatted_promotion_table_reads_back():
     names = ["bool", "u8", "i8", "bf16", "f16", "f8_e4m3fn", "i*", "f*"]
-    header, *rows = [line.split() for line in
-                     olympus.dtypes.format_promotion_table(names).splitlines()]
+    header, *rows = [
+        line.split()
+        for line in olympus.dtypes.format_promotion_table(names).splitlines()
+    ]
     assert header == names and [r[0] for r in rows] == names
     table = olympus.dtypes.promotion_table()
     for row in rows:
@@ -276,8 +351,11 @@ _WEAK_SCALAR = {"i*": 1, "f*": 1.0, "c*": 1j}  # a Python scalar of each weak ki
 def _jax_operand(name: str):
     if name in _WEAK_SCALAR:
         return _WEAK_SCALAR[name]
-    return next(d for d in [*map(np.dtype, _CODES.values()), *dtypes.float8_dtypes]
-                if dtypes.short_name(d) == name)
+    return next(
+        d
+        for d in [*map(np.dtype, _CODES.values()), *dtypes.float8_dtypes]
+        if dtypes.short_name(d) == name
+    )
 
 
 def _as_dtype_and_weak(name: str):
@@ -294,8 +372,9 @@ def test_promotion_table_matches_jax_oracle_weak_types_and_float8_included():
     try:
         for (a, b), got in table.items():
             try:
-                want = jax_dtypes.result_type(_jax_operand(a), _jax_operand(b),
-                                              return_weak_type_flag=True)
+                want = jax_dtypes.result_type(
+                    _jax_operand(a), _jax_operand(b), return_weak_type_flag=True
+                )
             except jax_dtypes.TypePromotionError:
                 want = None
             assert (got and _as_dtype_and_weak(got)) == want, (a, b)
@@ -307,7 +386,10 @@ def test_public_dtypes_module_exports():
     d = olympus.dtypes
     assert d.result_type(jnp.int8, 2.0) == np.float32
     assert d.canonicalize_dtype(np.int64) == np.int32
-    assert d.issubdtype(d.float8_e5m2, jnp.floating) and d.finfo(d.float8_e4m3fn).max == 448
+    assert (
+        d.issubdtype(d.float8_e5m2, jnp.floating)
+        and d.finfo(d.float8_e4m3fn).max == 448
+    )
     assert d.iinfo(jnp.uint16).max == 65535
     assert d.is_weakly_typed(2.0) and d.is_weakly_typed(jnp.asarray(3))
     assert not d.is_weakly_typed(True) and not d.is_weakly_typed(jnp.ones(2))
@@ -315,14 +397,37 @@ def test_public_dtypes_module_exports():
     seen = []
     olympus.jit(lambda x: seen.append(d.is_weakly_typed(x)) or x)(2.0)
     assert seen == [True]
-    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-                 "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu"):
-        assert np.dtype(getattr(jnp, name)) == getattr(d, name) == np.dtype(getattr(ml_dtypes, name))
+    for name in (
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3b11fnuz",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e3m4",
+        "float8_e4m3",
+        "float8_e8m0fnu",
+    ):
+        assert (
+            np.dtype(getattr(jnp, name))
+            == getattr(d, name)
+            == np.dtype(getattr(ml_dtypes, name))
+        )
 
 
 # ---- every dtype computes: eager and under jit ------------------------------------
-_X32_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
-               np.float16, dtypes.bfloat16, np.float32, np.complex64]
+_X32_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.float16,
+    dtypes.bfloat16,
+    np.float32,
+    np.complex64,
+]
 _X64_DTYPES = [np.int64, np.uint64, np.float64, np.complex128]
 
 
@@ -349,15 +454,22 @@ def _numpy_ops(x, y):
     # narrowed without x64); ml_dtypes' bfloat16 sums round at every step.
     wide = np.float32 if x.dtype == dtypes.bfloat16 else x.dtype
     sum_dtype = dtypes.canonicalize_dtype(np.zeros(1, x.dtype).sum().dtype)
-    out = {"mul_add": x * y + x, "sum": np.asarray(x.astype(wide).sum()).astype(sum_dtype)}
+    out = {
+        "mul_add": x * y + x,
+        "sum": np.asarray(x.astype(wide).sum()).astype(sum_dtype),
+    }
     if x.dtype.kind != "c":
         out["max"] = np.maximum(x, y)
     return out
 
 
 def _check_simple_ops(dtype_list):
-    inputs = {np.dtype(d).name: (_small_values(d, 0), _small_values(d, 1)) for d in dtype_list}
-    jitted = olympus.jit(lambda ins: {k: _simple_ops(*v) for k, v in ins.items()})(inputs)
+    inputs = {
+        np.dtype(d).name: (_small_values(d, 0), _small_values(d, 1)) for d in dtype_list
+    }
+    jitted = olympus.jit(lambda ins: {k: _simple_ops(*v) for k, v in ins.items()})(
+        inputs
+    )
     for name, (x, y) in inputs.items():
         want = _numpy_ops(x, y)
         # eagerly one expression only: each eager op compiles on its own
@@ -366,8 +478,9 @@ def _check_simple_ops(dtype_list):
             assert got.keys() <= want.keys() and "mul_add" in got
             for op in got:
                 assert got[op].dtype == want[op].dtype, (name, op, how)
-                np.testing.assert_array_equal(np.asarray(got[op]), want[op],
-                                              err_msg=f"{name} {op} {how}")
+                np.testing.assert_array_equal(
+                    np.asarray(got[op]), want[op], err_msg=f"{name} {op} {how}"
+                )
 
 
 def test_every_32_bit_dtype_computes_eagerly_and_under_jit():

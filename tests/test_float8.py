@@ -39,14 +39,21 @@ def _roundable_f32(dtype, n=64, seed=1) -> np.ndarray:
     if dtype == dtypes.float8_e8m0fnu:
         # positive and f32-normal: XLA on CPU flushes f32 subnormals (e8m0's
         # lowest exponents) to zero, which e8m0 cannot hold
-        return np.ldexp(rng.uniform(1, 2, n), rng.integers(-120, 120, n)).astype(np.float32)
+        return np.ldexp(rng.uniform(1, 2, n), rng.integers(-120, 120, n)).astype(
+            np.float32
+        )
     info = ml_dtypes.finfo(dtype)
     top, tiny = float(info.max), float(info.smallest_subnormal)
     grid = _representable_f32(dtype, n, seed)
     halfway = (grid[:-1] + grid[1:]) / 2  # ties round to even
-    return np.concatenate([
-        rng.uniform(-top, top, n), rng.uniform(-8 * tiny, 8 * tiny, n), halfway, [0.0, -0.0],
-    ]).astype(np.float32)
+    return np.concatenate(
+        [
+            rng.uniform(-top, top, n),
+            rng.uniform(-8 * tiny, 8 * tiny, n),
+            halfway,
+            [0.0, -0.0],
+        ]
+    ).astype(np.float32)
 
 
 @pytest.mark.parametrize("dtype", FLOAT8)
@@ -58,7 +65,9 @@ def test_device_round_trip_keeps_every_bit_pattern(dtype):
     _assert_same_float8(olympus.jit(lambda x: x[::-1])(every), every[::-1])
     x = jnp.asarray(_representable_f32(dtype), dtype=dtype)
     assert x.dtype == dtype and jnp.asarray(x).dtype == dtype
-    np.testing.assert_array_equal(np.asarray(x).astype(np.float32), _representable_f32(dtype))
+    np.testing.assert_array_equal(
+        np.asarray(x).astype(np.float32), _representable_f32(dtype)
+    )
 
 
 # The value tests below run every float8 type through one jitted program (one
@@ -89,32 +98,43 @@ def test_cast_from_f32_rounds_like_ml_dtypes():
     _check_each_dtype(
         lambda x: {d.name: lax.convert_element_type(x, d) for d in ALL},
         lambda d: (_roundable_f32(d),),
-        lambda x: {d.name: x.astype(d) for d in ALL})
+        lambda x: {d.name: x.astype(d) for d in ALL},
+    )
     x = _roundable_f32(dtypes.float8_e4m3fn)
-    _assert_same_float8(jnp.asarray(x).astype(jnp.float8_e4m3fn), x.astype(dtypes.float8_e4m3fn))
+    _assert_same_float8(
+        jnp.asarray(x).astype(jnp.float8_e4m3fn), x.astype(dtypes.float8_e4m3fn)
+    )
 
 
 def test_cast_to_wider_types_is_exact():
     wide = {"f32": np.float32, "f16": np.float16, "bf16": dtypes.bfloat16}
     every = {d.name: np.arange(256, dtype=np.uint8).view(d) for d in ALL}
-    results = olympus.jit(lambda e: {k: {w: v.astype(t) for w, t in wide.items()}
-                                     for k, v in e.items()})(every)
+    results = olympus.jit(
+        lambda e: {k: {w: v.astype(t) for w, t in wide.items()} for k, v in e.items()}
+    )(every)
     for d in ALL:
         outputs = [results[d.name]]
         if d in EAGER:
-            outputs.append({w: jnp.asarray(every[d.name]).astype(t) for w, t in wide.items()})
+            outputs.append(
+                {w: jnp.asarray(every[d.name]).astype(t) for w, t in wide.items()}
+            )
         for outs in outputs:
             for w, t in wide.items():
                 with np.errstate(over="ignore"):  # e8m0's 2**127 is inf in f16
                     want = every[d.name].astype(np.float32).astype(t)
                 assert outs[w].dtype == np.dtype(t)  # NaNs compare equal only as f32:
-                np.testing.assert_array_equal(np.asarray(outs[w]).astype(np.float32),
-                                              want.astype(np.float32), err_msg=f"{d} {w}")
+                np.testing.assert_array_equal(
+                    np.asarray(outs[w]).astype(np.float32),
+                    want.astype(np.float32),
+                    err_msg=f"{d} {w}",
+                )
 
 
 _OPS = {
-    "add": (lambda a, b: a + b, np.add), "mul": (lambda a, b: a * b, np.multiply),
-    "max": (jnp.maximum, np.maximum), "abs": (lambda a, b: jnp.abs(a), lambda a, b: np.abs(a)),
+    "add": (lambda a, b: a + b, np.add),
+    "mul": (lambda a, b: a * b, np.multiply),
+    "max": (jnp.maximum, np.maximum),
+    "abs": (lambda a, b: jnp.abs(a), lambda a, b: np.abs(a)),
     "neg": (lambda a, b: -a, lambda a, b: np.negative(a)),
 }
 
@@ -122,9 +142,15 @@ _OPS = {
 def test_elementwise_ops_round_the_f32_result_once():
     _check_each_dtype(
         lambda x, y: {name: op(x, y) for name, (op, _) in _OPS.items()},
-        lambda d: (_representable_f32(d, seed=2).astype(d), _representable_f32(d, seed=3).astype(d)),
-        lambda x, y: {name: ref(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
-                      for name, (_, ref) in _OPS.items()})
+        lambda d: (
+            _representable_f32(d, seed=2).astype(d),
+            _representable_f32(d, seed=3).astype(d),
+        ),
+        lambda x, y: {
+            name: ref(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
+            for name, (_, ref) in _OPS.items()
+        },
+    )
 
 
 def test_reductions_match_numpy_in_f32():
@@ -133,18 +159,29 @@ def test_reductions_match_numpy_in_f32():
     rng = np.random.default_rng(4)
     quarters = rng.integers(-4, 5, (3, 4)) / 4
     _check_each_dtype(
-        lambda x: {"sum": jnp.sum(x, axis=1), "max": jnp.max(x, axis=0), "min": jnp.min(x)},
+        lambda x: {
+            "sum": jnp.sum(x, axis=1),
+            "max": jnp.max(x, axis=0),
+            "min": jnp.min(x),
+        },
         lambda d: (quarters.astype(d),),
-        lambda x: {k: np.asarray(v).astype(x.dtype) for k, v in (
-            ("sum", x.astype(np.float32).sum(axis=1)), ("max", x.astype(np.float32).max(axis=0)),
-            ("min", x.astype(np.float32).min()))})
+        lambda x: {
+            k: np.asarray(v).astype(x.dtype)
+            for k, v in (
+                ("sum", x.astype(np.float32).sum(axis=1)),
+                ("max", x.astype(np.float32).max(axis=0)),
+                ("min", x.astype(np.float32).min()),
+            )
+        },
+    )
 
 
 @pytest.mark.parametrize("dtype", FLOAT8)
 def test_printed_ir_names_float8_and_parses_back(dtype):
     name = dtypes.short_name(dtype)
-    closed = olympus.make_olympuspr(lambda a: (a.astype(jnp.float32) * 2).astype(dtype))(
-        np.ones(3, dtype))
+    closed = olympus.make_olympuspr(
+        lambda a: (a.astype(jnp.float32) * 2).astype(dtype)
+    )(np.ones(3, dtype))
     text = str(closed)
     assert f"a:{name}[3]" in text and f"{name}[3] = convert_element_type" in text
     again = parse(text)
@@ -153,7 +190,12 @@ def test_printed_ir_names_float8_and_parses_back(dtype):
 
 def test_float8_promotion_follows_jax():
     x = jnp.ones(3, dtypes.float8_e4m3fn)
-    for out in (x * 2.0, x + 1, olympus.jit(lambda a: a * 2.0)(x), x + jnp.ones(3, jnp.int32)):
+    for out in (
+        x * 2.0,
+        x + 1,
+        olympus.jit(lambda a: a * 2.0)(x),
+        x + jnp.ones(3, jnp.int32),
+    ):
         assert out.dtype == dtypes.float8_e4m3fn
     with pytest.raises(olympus.errors.TypePromotionError, match="f8_e4m3fn, f32"):
         x + jnp.ones(3, jnp.float32)
@@ -161,8 +203,10 @@ def test_float8_promotion_follows_jax():
         olympus.jit(lambda a, b: a * b)(x, jnp.ones(3, dtypes.float8_e5m2))
     with pytest.raises(olympus.errors.TypePromotionError):
         x + jnp.ones(3, jnp.bfloat16)
-    np.testing.assert_array_equal(np.asarray(x + jnp.ones(3, jnp.float32).astype(x.dtype)),
-                                  np.full(3, 2, dtypes.float8_e4m3fn))
+    np.testing.assert_array_equal(
+        np.asarray(x + jnp.ones(3, jnp.float32).astype(x.dtype)),
+        np.full(3, 2, dtypes.float8_e4m3fn),
+    )
 
 
 def test_grad_through_float8_cast_rounds_the_cotangent():
@@ -181,11 +225,14 @@ def test_grad_through_float8_cast_rounds_the_cotangent():
         for d in ALL:
             got = np.asarray(grads[d.name])
             assert got.dtype == np.float32
-            np.testing.assert_array_equal(got, q(2 * q(xs[d.name], d), d), err_msg=d.name)
+            np.testing.assert_array_equal(
+                got, q(2 * q(xs[d.name], d), d), err_msg=d.name
+            )
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float8_e4m3fn, dtypes.float8_e5m2],
-                         ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "dtype", [dtypes.float8_e4m3fn, dtypes.float8_e5m2], ids=lambda d: d.name
+)
 def test_vmap_over_float8_matches_a_loop(dtype):
     x = _representable_f32(dtype, n=12, seed=5).astype(dtype).reshape(3, 4)
     y = _representable_f32(dtype, n=12, seed=6).astype(dtype).reshape(3, 4)
@@ -200,8 +247,9 @@ def test_saved_program_keeps_float8_constants_and_literals(tmp_path):
 
     for dtype in dtypes.float8_dtypes:
         const = np.arange(256, dtype=np.uint8).view(dtype)[120:136]  # NaN patterns too
-        closed = olympus.make_olympuspr(lambda a, const=const: a * 2.0 + jnp.asarray(const))(
-            np.ones(16, dtype))
+        closed = olympus.make_olympuspr(
+            lambda a, const=const: a * 2.0 + jnp.asarray(const)
+        )(np.ones(16, dtype))
         text = str(closed)
         assert f"2.0:{dtypes.short_name(dtype)}[]" in text
         assert str(parse(text, closed.consts)) == text

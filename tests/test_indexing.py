@@ -30,16 +30,43 @@ def check_index(idx, x=X, eager=True):
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=mode)
 
 
-@pytest.mark.parametrize("idx", [
-    0, -1, 1, (1, 2), (-1, -2, -3), (0, 1, 3),
-    slice(None), slice(1, None), slice(None, -1), slice(None, None, 2), slice(None, None, -1),
-    (slice(None), slice(2, 0, -1)), (slice(None), slice(None), slice(3, None, -2)),
-    (slice(None), slice(-2, None)), (slice(None), slice(5, 9)), (slice(None), slice(2, 1)),
-    (slice(None), slice(None, None, 5)), (0, slice(None, None, -2), slice(1, 3)),
-    None, (None, 0), (0, None, 1), (None, Ellipsis, None), (Ellipsis, 1), (Ellipsis, -1, None),
-    (None, Ellipsis, 1), (1, Ellipsis), (0, Ellipsis, 2), (Ellipsis,), (Ellipsis, slice(None, None, -1)),
-    (slice(None), None, slice(None, 2), None, -1), (),
-], ids=repr)
+@pytest.mark.parametrize(
+    "idx",
+    [
+        0,
+        -1,
+        1,
+        (1, 2),
+        (-1, -2, -3),
+        (0, 1, 3),
+        slice(None),
+        slice(1, None),
+        slice(None, -1),
+        slice(None, None, 2),
+        slice(None, None, -1),
+        (slice(None), slice(2, 0, -1)),
+        (slice(None), slice(None), slice(3, None, -2)),
+        (slice(None), slice(-2, None)),
+        (slice(None), slice(5, 9)),
+        (slice(None), slice(2, 1)),
+        (slice(None), slice(None, None, 5)),
+        (0, slice(None, None, -2), slice(1, 3)),
+        None,
+        (None, 0),
+        (0, None, 1),
+        (None, Ellipsis, None),
+        (Ellipsis, 1),
+        (Ellipsis, -1, None),
+        (None, Ellipsis, 1),
+        (1, Ellipsis),
+        (0, Ellipsis, 2),
+        (Ellipsis,),
+        (Ellipsis, slice(None, None, -1)),
+        (slice(None), None, slice(None, 2), None, -1),
+        (),
+    ],
+    ids=repr,
+)
 def test_static_basic_indexing(idx):
     check_index(idx)
 
@@ -86,8 +113,9 @@ def test_traced_unsigned_index():
 
 def test_indexing_result_can_be_used_further():
     x = jnp.asarray(X)
-    np.testing.assert_allclose(np.asarray(x[0, :, 1:] * 2 + x[1, ::-1, :-1]),
-                               X[0, :, 1:] * 2 + X[1, ::-1, :-1])
+    np.testing.assert_allclose(
+        np.asarray(x[0, :, 1:] * 2 + x[1, ::-1, :-1]), X[0, :, 1:] * 2 + X[1, ::-1, :-1]
+    )
 
 
 def test_indexing_a_scalar_result_of_jit():
@@ -95,24 +123,40 @@ def test_indexing_a_scalar_result_of_jit():
     assert out.shape == () and float(out) == X[1, 2, 3]
 
 
-@pytest.mark.parametrize("idx, error, match", [
-    (5, IndexError, "out of bounds"), (-3, IndexError, "out of bounds"),
-    ((0, 0, 0, 0), IndexError, "too many indices"),
-    ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
-    (True, IndexError, "not supported"), (1.5, TypeError, "invalid index"),
-    ("a", TypeError, "invalid index"),
-], ids=repr)
+@pytest.mark.parametrize(
+    "idx, error, match",
+    [
+        (5, IndexError, "out of bounds"),
+        (-3, IndexError, "out of bounds"),
+        ((0, 0, 0, 0), IndexError, "too many indices"),
+        ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
+        (True, IndexError, "not supported"),
+        (1.5, TypeError, "invalid index"),
+        ("a", TypeError, "invalid index"),
+    ],
+    ids=repr,
+)
 def test_index_errors(idx, error, match):
     with pytest.raises(error, match=match):
         jnp.asarray(X)[idx]
 
 
-@pytest.mark.parametrize("idx", [
-    np.array([1, 0, 1]), [1, -2], (slice(None), np.array([2, -1])),
-    (slice(None), [0, 2], slice(1, 3)), (np.array([0, 1]), np.array([2, 0])),
-    (Ellipsis, np.array([[3, 0], [1, 1]])), (1, np.array([0, 2])), (np.array([1, 0]), 1),
-    (np.array([1, 0]), 2, np.array([3, 3])), (None, np.array([1]), slice(None, None, -1)),
-], ids=repr)
+@pytest.mark.parametrize(
+    "idx",
+    [
+        np.array([1, 0, 1]),
+        [1, -2],
+        (slice(None), np.array([2, -1])),
+        (slice(None), [0, 2], slice(1, 3)),
+        (np.array([0, 1]), np.array([2, 0])),
+        (Ellipsis, np.array([[3, 0], [1, 1]])),
+        (1, np.array([0, 2])),
+        (np.array([1, 0]), 1),
+        (np.array([1, 0]), 2, np.array([3, 3])),
+        (None, np.array([1]), slice(None, None, -1)),
+    ],
+    ids=repr,
+)
 def test_integer_array_indexing(idx):
     check_index(idx, eager=isinstance(idx, np.ndarray))
 
@@ -121,7 +165,9 @@ def test_integer_array_index_traced_and_differentiable():
     logits = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
     labels = np.array([0, 2, 1, 1], np.int32)
     pick = olympus.jit(lambda l, y: l[jnp.arange(4), y])
-    np.testing.assert_array_equal(np.asarray(pick(logits, labels)), logits[np.arange(4), labels])
+    np.testing.assert_array_equal(
+        np.asarray(pick(logits, labels)), logits[np.arange(4), labels]
+    )
     grad = olympus.grad(lambda l: jnp.sum(l[jnp.arange(4), labels]))(logits)
     want = np.zeros_like(logits)
     want[np.arange(4), labels] = 1.0
@@ -132,19 +178,34 @@ def test_take():
     v = np.arange(10.0, dtype=np.float32)
     idx = np.array([[1, 9], [-1, 0]])
     np.testing.assert_array_equal(np.asarray(jnp.take(v, idx)), np.take(v, idx))
-    np.testing.assert_array_equal(np.asarray(olympus.jit(lambda a, i: jnp.take(a, i, axis=1))(X, [2, 0])),
-                                  np.take(X, [2, 0], axis=1))
+    np.testing.assert_array_equal(
+        np.asarray(olympus.jit(lambda a, i: jnp.take(a, i, axis=1))(X, [2, 0])),
+        np.take(X, [2, 0], axis=1),
+    )
     # jnp.take fills out-of-range indices by default (as JAX); x[i] clamps
-    np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12, -11]))), [np.nan] * 2)
-    np.testing.assert_array_equal(np.asarray(jnp.take(v, np.array([12]), mode="clip")), [9.0])
+    np.testing.assert_array_equal(
+        np.asarray(jnp.take(v, np.array([12, -11]))), [np.nan] * 2
+    )
+    np.testing.assert_array_equal(
+        np.asarray(jnp.take(v, np.array([12]), mode="clip")), [9.0]
+    )
     np.testing.assert_array_equal(np.asarray(jnp.asarray(v)[np.array([12])]), [9.0])
     assert jnp.take(jnp.array([True, False]), np.array([1, 0])).dtype == np.bool_
 
 
-@pytest.mark.parametrize("mask", [
-    X > 10, X[:, :, 0] > 4, np.array([True, False]), [False, True], (slice(None), X[0, :, 0] > 0),
-    (Ellipsis, X[0, 0] > 1), (0, X[0, :, 0] > 4, None),
-], ids=["3d", "2d", "1d", "list", "after-slice", "after-ellipsis", "after-int"])
+@pytest.mark.parametrize(
+    "mask",
+    [
+        X > 10,
+        X[:, :, 0] > 4,
+        np.array([True, False]),
+        [False, True],
+        (slice(None), X[0, :, 0] > 0),
+        (Ellipsis, X[0, 0] > 1),
+        (0, X[0, :, 0] > 4, None),
+    ],
+    ids=["3d", "2d", "1d", "list", "after-slice", "after-ellipsis", "after-int"],
+)
 def test_concrete_boolean_masks(mask):
     """Concrete masks work eagerly and under jit (the mask is a constant there)."""
     check_index(mask, eager=isinstance(mask, np.ndarray) and mask.ndim == 3)
@@ -190,21 +251,39 @@ def test_arrays_are_immutable():
 def _numpy_update(x, idx, op, values):
     out = x.copy()
     view = out[idx]
-    out[idx] = {"set": lambda v: values, "add": lambda v: v + values,
-                "multiply": lambda v: v * values, "min": lambda v: np.minimum(v, values),
-                "max": lambda v: np.maximum(v, values), "subtract": lambda v: v - values,
-                "divide": lambda v: v / values}[op](view)
+    out[idx] = {
+        "set": lambda v: values,
+        "add": lambda v: v + values,
+        "multiply": lambda v: v * values,
+        "min": lambda v: np.minimum(v, values),
+        "max": lambda v: np.maximum(v, values),
+        "subtract": lambda v: v - values,
+        "divide": lambda v: v / values,
+    }[op](view)
     return out
 
 
-@pytest.mark.parametrize("idx, op, values", [
-    (0, "set", -1.0), ((1, -1), "add", 10.0), ((slice(None), 1), "set", np.arange(4.0)),
-    ((Ellipsis, slice(None, None, 2)), "add", 100.0), ((slice(None, None, -1), 0, slice(1, 3)), "set",
-                                                      np.array([[1.0, 2.0], [3.0, 4.0]])),
-    ((slice(None), slice(None, None, 2), slice(3, 0, -2)), "multiply", 0.0),
-    ((None, 1, slice(1, None)), "min", 15.0), ((0, slice(None, 2)), "max", 2.5),
-    ((slice(1, 1),), "set", 5.0), ((1, 2), "subtract", 1.0), ((Ellipsis, -1), "divide", 2.0),
-], ids=repr)
+@pytest.mark.parametrize(
+    "idx, op, values",
+    [
+        (0, "set", -1.0),
+        ((1, -1), "add", 10.0),
+        ((slice(None), 1), "set", np.arange(4.0)),
+        ((Ellipsis, slice(None, None, 2)), "add", 100.0),
+        (
+            (slice(None, None, -1), 0, slice(1, 3)),
+            "set",
+            np.array([[1.0, 2.0], [3.0, 4.0]]),
+        ),
+        ((slice(None), slice(None, None, 2), slice(3, 0, -2)), "multiply", 0.0),
+        ((None, 1, slice(1, None)), "min", 15.0),
+        ((0, slice(None, 2)), "max", 2.5),
+        ((slice(1, 1),), "set", 5.0),
+        ((1, 2), "subtract", 1.0),
+        ((Ellipsis, -1), "divide", 2.0),
+    ],
+    ids=repr,
+)
 def test_at_updates_match_numpy(idx, op, values):
     want = _numpy_update(X, idx, op, values)
     runs = [("jit", olympus.jit(lambda a: getattr(a.at[idx], op)(values))(X))]
@@ -230,7 +309,9 @@ def test_at_update_with_traced_index(i):
 def test_at_get_apply_and_dtype_cast():
     x = jnp.asarray(X)
     np.testing.assert_array_equal(np.asarray(x.at[1, ::-1].get()), X[1, ::-1])
-    np.testing.assert_allclose(np.asarray(x.at[0, 0].apply(jnp.sqrt)[0, 0]), np.sqrt(X[0, 0]))
+    np.testing.assert_allclose(
+        np.asarray(x.at[0, 0].apply(jnp.sqrt)[0, 0]), np.sqrt(X[0, 0])
+    )
     ints = jnp.arange(5)
     out = ints.at[1:3].set(2.7)  # values are cast to the array's dtype, as in JAX
     assert out.dtype == np.int32
@@ -245,7 +326,11 @@ def test_out_of_bounds_concrete_array_index_clamps_like_jit():
     take = olympus.jit(lambda x, i: x[i])
     for i in (-3, 5, -1, 0):
         index = olympus.device_put(np.int32(i))
-        assert float(x[index]) == float(take(x, np.int32(i))) == float(x[min(max(i, -2), 1)])
+        assert (
+            float(x[index])
+            == float(take(x, np.int32(i)))
+            == float(x[min(max(i, -2), 1)])
+        )
 
 
 def test_zero_d_numpy_int_array_index_is_an_int_index():

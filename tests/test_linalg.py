@@ -45,7 +45,9 @@ def test_solve_inv_det_slogdet():
     close(logdet, want_log)
     close(jnp.linalg.det(BATCH), np.linalg.det(BATCH))
     close(jnp.linalg.inv(BATCH), np.linalg.inv(BATCH))
-    close(jnp.linalg.solve(BATCH, BATCH[0]), np.linalg.solve(BATCH, BATCH[0]))  # broadcast b
+    close(
+        jnp.linalg.solve(BATCH, BATCH[0]), np.linalg.solve(BATCH, BATCH[0])
+    )  # broadcast b
 
 
 def test_det_of_a_permutation_and_a_singular_matrix():
@@ -75,7 +77,10 @@ def test_qr_modes():
         qc, rc = jnp.linalg.qr(a, mode="complete")
         assert qc.shape == (a.shape[0],) * 2 and rc.shape == a.shape
         close(np.asarray(qc) @ np.asarray(rc), a)
-        close(np.abs(np.asarray(jnp.linalg.qr(a, mode="r"))), np.abs(np.linalg.qr(a, mode="r")))
+        close(
+            np.abs(np.asarray(jnp.linalg.qr(a, mode="r"))),
+            np.abs(np.linalg.qr(a, mode="r")),
+        )
 
 
 def test_svd_lstsq_pinv_rank():
@@ -104,13 +109,27 @@ def test_lstsq_matrix_rhs_wide_and_rank_deficient():
         x, residuals, rank, s = jnp.linalg.lstsq(a, b)
         want_x, _, want_rank, want_s = np.linalg.lstsq(a, b, rcond=None)
         close(x, want_x, rtol=1e-3, atol=1e-4)
-        close(residuals, np.sum((a @ np.asarray(x) - b) ** 2, axis=0), rtol=1e-3, atol=1e-4)
+        close(
+            residuals,
+            np.sum((a @ np.asarray(x) - b) ** 2, axis=0),
+            rtol=1e-3,
+            atol=1e-4,
+        )
         assert int(rank) == want_rank and residuals.shape == (2,)
         close(s, want_s, rtol=1e-4, atol=1e-4)
-    close(jnp.linalg.lstsq(TALL, rhs, numpy_resid=True)[1], np.linalg.lstsq(TALL, rhs, rcond=None)[1])
+    close(
+        jnp.linalg.lstsq(TALL, rhs, numpy_resid=True)[1],
+        np.linalg.lstsq(TALL, rhs, rcond=None)[1],
+    )
     assert jnp.linalg.lstsq(deficient, rhs, numpy_resid=True)[1].shape == (0,)
-    x, residuals, _, _ = jnp.linalg.lstsq(np.arange(6).reshape(3, 2), np.arange(3))  # ints -> float
-    close(x, np.linalg.lstsq(np.arange(6.0).reshape(3, 2), np.arange(3.0), rcond=None)[0], atol=1e-5)
+    x, residuals, _, _ = jnp.linalg.lstsq(
+        np.arange(6).reshape(3, 2), np.arange(3)
+    )  # ints -> float
+    close(
+        x,
+        np.linalg.lstsq(np.arange(6.0).reshape(3, 2), np.arange(3.0), rcond=None)[0],
+        atol=1e-5,
+    )
     assert residuals.shape == (1,)
 
 
@@ -122,12 +141,17 @@ def test_lstsq_vmap_matches_a_loop():
     for i in range(3):
         for got, want in zip(mapped, jnp.linalg.lstsq(a_batch[i], b_batch[i])):
             close(np.asarray(got)[i], np.asarray(want))
-        close(np.asarray(shared_a[0])[i], np.linalg.lstsq(TALL, b_batch[i], rcond=None)[0])
+        close(
+            np.asarray(shared_a[0])[i], np.linalg.lstsq(TALL, b_batch[i], rcond=None)[0]
+        )
 
 
 def test_lstsq_grad_in_a_and_b(x64):
     b = _f64(rng.standard_normal((5, 2)))
-    both = lambda tall, b, wide, v: (*jnp.linalg.lstsq(tall, b)[:2], jnp.linalg.lstsq(wide, v)[0])
+    both = lambda tall, b, wide, v: (
+        *jnp.linalg.lstsq(tall, b)[:2],
+        jnp.linalg.lstsq(wide, v)[0],
+    )
     check_grads(both, (_f64(TALL), b, _f64(TALL.T), b[:3, 0]), order=1, modes=("rev",))
 
 
@@ -146,14 +170,18 @@ def _same_spectrum(got, want, tol=1e-4):
     got, want = np.asarray(got).ravel(), np.asarray(want).ravel()
     assert got.shape == want.shape
     for x, ys in ((got, want), (want, got)):
-        assert np.abs(x[:, None] - ys[None, :]).min(axis=1).max() < tol * max(1.0, np.abs(ys).max())
+        assert np.abs(x[:, None] - ys[None, :]).min(axis=1).max() < tol * max(
+            1.0, np.abs(ys).max()
+        )
 
 
 def _check_eigenpairs(a, w, v, tol=1e-4):
     """a v = v diag(w) with unit-norm columns: the property that defines them
     (eigenvectors are only defined up to scale and order)."""
     a, w, v = np.asarray(a), np.asarray(w), np.asarray(v)
-    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * max(1.0, np.abs(a).max()))
+    np.testing.assert_allclose(
+        a @ v, v * w[..., None, :], atol=tol * max(1.0, np.abs(a).max())
+    )
     np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0, rtol=tol)
 
 
@@ -184,7 +212,9 @@ def test_eig_batched_jit_vmap_and_reference():
     _check_eigenpairs(big, w, v)
     mapped = olympus.vmap(jnp.linalg.eigvals)(big[0])
     for i in range(3):
-        np.testing.assert_allclose(np.asarray(mapped)[i], np.asarray(jnp.linalg.eigvals(big[0, i])), rtol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(mapped)[i], np.asarray(jnp.linalg.eigvals(big[0, i])), rtol=1e-5
+        )
         _same_spectrum(mapped[i], np.linalg.eigvals(big[0, i]))
     ref_w, ref_vl, ref_vr = reference_call(lambda a: lax_linalg.eig(a), BATCH)
     _same_spectrum(ref_w, np.asarray(lax_linalg.eig(BATCH)[0]))
@@ -199,9 +229,15 @@ def test_eig_derivatives(x64):
     a, t = _f64(A), _f64(SPD)
     _, w_dot = olympus.jvp(jnp.linalg.eigvals, (a,), (t,))
     h = 1e-6
-    want = (np.linalg.eigvals(a + h * t) - np.linalg.eigvals(a - h * t)) / (2 * h)  # same LAPACK order
+    want = (np.linalg.eigvals(a + h * t) - np.linalg.eigvals(a - h * t)) / (
+        2 * h
+    )  # same LAPACK order
     np.testing.assert_allclose(np.asarray(w_dot), want, rtol=1e-6, atol=1e-8)
-    f = lambda a: (jnp.real(jnp.linalg.eig(a)[0]), jnp.imag(jnp.linalg.eig(a)[0]), jnp.abs(jnp.linalg.eig(a)[1]))
+    f = lambda a: (
+        jnp.real(jnp.linalg.eig(a)[0]),
+        jnp.imag(jnp.linalg.eig(a)[0]),
+        jnp.abs(jnp.linalg.eig(a)[1]),
+    )
     check_grads(f, (a[:3, :3],), order=1)
     with pytest.raises(TypeError, match="left eigenvectors"):
         olympus.jvp(lambda a: lax_linalg.eig(a)[1], (a,), (t,))
@@ -215,9 +251,22 @@ def test_eig_errors():
 
 
 NORMS = [
-    (None, None), ("fro", None), ("nuc", None), (2, None), (-2, None), (1, None),
-    (-1, None), (np.inf, None), (-np.inf, None), (None, 1), (1, 0), (np.inf, 1),
-    (-np.inf, 1), (0, 1), (3, 1), (0.5, 0),
+    (None, None),
+    ("fro", None),
+    ("nuc", None),
+    (2, None),
+    (-2, None),
+    (1, None),
+    (-1, None),
+    (np.inf, None),
+    (-np.inf, None),
+    (None, 1),
+    (1, 0),
+    (np.inf, 1),
+    (-np.inf, 1),
+    (0, 1),
+    (3, 1),
+    (0.5, 0),
 ]
 
 
@@ -231,16 +280,28 @@ def test_norm():
 def test_norm_of_vectors_and_keepdims():
     v = B[:, 0]
     close(jnp.linalg.norm(v), np.linalg.norm(v))
-    close(jnp.linalg.norm(BATCH, axis=(1, 2), keepdims=True), np.linalg.norm(BATCH, axis=(1, 2), keepdims=True))
+    close(
+        jnp.linalg.norm(BATCH, axis=(1, 2), keepdims=True),
+        np.linalg.norm(BATCH, axis=(1, 2), keepdims=True),
+    )
 
 
 def test_matrix_power():
     for n in (0, 1, 2, 5, -1, -3):
-        close(jnp.linalg.matrix_power(A, n), np.linalg.matrix_power(A, n), rtol=1e-3, atol=1e-4)
+        close(
+            jnp.linalg.matrix_power(A, n),
+            np.linalg.matrix_power(A, n),
+            rtol=1e-3,
+            atol=1e-4,
+        )
 
 
 def test_jit_and_vmap():
-    f = lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.det(a), jnp.linalg.eigh(a @ a.T)[0])
+    f = lambda a, b: (
+        jnp.linalg.solve(a, b),
+        jnp.linalg.det(a),
+        jnp.linalg.eigh(a @ a.T)[0],
+    )
     eager = f(BATCH[0], BATCH[1])
     for got, want in zip(olympus.jit(f)(BATCH[0], BATCH[1]), eager):
         close(got, np.asarray(want))
@@ -264,17 +325,32 @@ def test_errors():
 
 
 # ---- the primitives --------------------------------------------------------------
-@pytest.mark.parametrize("left_side, lower, transpose_a, unit_diagonal", [
-    (True, True, False, False), (True, False, True, False),
-    (False, True, False, True), (False, False, True, False),
-])
+@pytest.mark.parametrize(
+    "left_side, lower, transpose_a, unit_diagonal",
+    [
+        (True, True, False, False),
+        (True, False, True, False),
+        (False, True, False, True),
+        (False, False, True, False),
+    ],
+)
 def test_triangular_solve(left_side, lower, transpose_a, unit_diagonal):
     tri = np.tril(SPD) if lower else np.triu(SPD)
-    used = tri - np.diag(np.diag(tri)) + np.eye(4, dtype=np.float32) if unit_diagonal else tri
+    used = (
+        tri - np.diag(np.diag(tri)) + np.eye(4, dtype=np.float32)
+        if unit_diagonal
+        else tri
+    )
     op = used.T if transpose_a else used
     b = B if left_side else B.T
-    x = lax_linalg.triangular_solve(SPD, b, left_side=left_side, lower=lower,
-                                    transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+    x = lax_linalg.triangular_solve(
+        SPD,
+        b,
+        left_side=left_side,
+        lower=lower,
+        transpose_a=transpose_a,
+        unit_diagonal=unit_diagonal,
+    )
     want = np.linalg.solve(op, b) if left_side else np.linalg.solve(op.T, b.T).T
     close(x, want)
 
@@ -288,7 +364,10 @@ def test_lu_factors_and_permutation():
     assert np.asarray(pivots).dtype == np.int32 and np.asarray(pivots).min() >= 0
     wide = rng.standard_normal((2, 3)).astype(np.float32)
     f, _, p = lax_linalg.lu(wide)
-    close((np.tril(np.asarray(f), -1)[:, :2] + np.eye(2)) @ np.triu(np.asarray(f)), wide[np.asarray(p)])
+    close(
+        (np.tril(np.asarray(f), -1)[:, :2] + np.eye(2)) @ np.triu(np.asarray(f)),
+        wide[np.asarray(p)],
+    )
 
 
 def test_large_matrix_pivots_run_in_a_loop():
@@ -297,8 +376,18 @@ def test_large_matrix_pivots_run_in_a_loop():
     factors, _, perm = lax_linalg.lu(big)
     for i in range(2):
         lower = np.tril(np.asarray(factors)[i], -1) + np.eye(20)
-        close(lower @ np.triu(np.asarray(factors)[i]), big[i][np.asarray(perm)[i]], rtol=1e-4, atol=1e-4)
-    close(jnp.linalg.solve(big, big[:, :, :2]), np.linalg.solve(big, big[:, :, :2]), rtol=1e-3, atol=1e-4)
+        close(
+            lower @ np.triu(np.asarray(factors)[i]),
+            big[i][np.asarray(perm)[i]],
+            rtol=1e-4,
+            atol=1e-4,
+        )
+    close(
+        jnp.linalg.solve(big, big[:, :, :2]),
+        np.linalg.solve(big, big[:, :, :2]),
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 def test_lapack_primitives_directly():
@@ -313,7 +402,12 @@ def test_lapack_primitives_directly():
     c64 = (A + 1j * A.T).astype(np.complex64)
     herm = c64 @ c64.conj().T + 4 * np.eye(4)
     close(lax_linalg.eigh(herm)[1], np.linalg.eigvalsh(herm), rtol=1e-4, atol=1e-4)
-    close(jnp.linalg.solve(herm, B.astype(np.complex64)), np.linalg.solve(herm, B), rtol=1e-4, atol=1e-5)
+    close(
+        jnp.linalg.solve(herm, B.astype(np.complex64)),
+        np.linalg.solve(herm, B),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 # ---- derivatives (float64) --------------------------------------------------------
@@ -325,13 +419,19 @@ def test_grad_det_inv_solve(x64):
     """check_grads on det and solve together (each check compiles a few
     programs); inv against its closed-form derivative -a^-1 da a^-1."""
     a, b = _f64(A[:3, :3]), _f64(B[:3])
-    check_grads(lambda a, b: (jnp.linalg.det(a), jnp.linalg.solve(a, b)), (a, b), order=1)
+    check_grads(
+        lambda a, b: (jnp.linalg.det(a), jnp.linalg.solve(a, b)), (a, b), order=1
+    )
     g = np.asarray(olympus.grad(jnp.linalg.det)(a))
-    np.testing.assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10)  # Jacobi's formula
+    np.testing.assert_allclose(
+        g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10
+    )  # Jacobi's formula
     t = _f64(BATCH[0])
     inv_a = np.linalg.inv(a)
     _, tangent = olympus.jvp(jnp.linalg.inv, (a,), (t,))
-    np.testing.assert_allclose(np.asarray(tangent), -inv_a @ t @ inv_a, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(tangent), -inv_a @ t @ inv_a, rtol=1e-10, atol=1e-12
+    )
     g = np.asarray(olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a) * t))(a))
     np.testing.assert_allclose(g, -inv_a.T @ t @ inv_a.T, rtol=1e-10, atol=1e-12)
 
@@ -339,21 +439,38 @@ def test_grad_det_inv_solve(x64):
 def test_grad_cholesky_and_eigh(x64):
     spd = _f64(SPD[:3, :3])
     # eigenvectors are defined up to sign: check a sign-invariant function of them
-    check_grads(lambda a: (jnp.linalg.cholesky(a), jnp.linalg.eigh(a)[0], jnp.linalg.eigh(a)[1] ** 2),
-                (spd,), order=1)
+    check_grads(
+        lambda a: (
+            jnp.linalg.cholesky(a),
+            jnp.linalg.eigh(a)[0],
+            jnp.linalg.eigh(a)[1] ** 2,
+        ),
+        (spd,),
+        order=1,
+    )
     g = np.asarray(olympus.grad(lambda a: jnp.linalg.eigh(a)[0][-1])(spd))
     top = np.linalg.eigh(spd)[1][:, -1]
-    np.testing.assert_allclose(g, np.outer(top, top), rtol=1e-8, atol=1e-10)  # dλ = v v^T
+    np.testing.assert_allclose(
+        g, np.outer(top, top), rtol=1e-8, atol=1e-10
+    )  # dλ = v v^T
 
 
 def test_grad_primitives(x64):
     a, b = _f64(SPD[:3, :3]), _f64(B[:3])
 
     def f(a, b):
-        return (lax_linalg.lu(a)[0],
-                lax_linalg.triangular_solve(a, b, left_side=True, lower=True),
-                lax_linalg.triangular_solve(a, b.T, left_side=False, lower=False, transpose_a=True,
-                                            unit_diagonal=True))
+        return (
+            lax_linalg.lu(a)[0],
+            lax_linalg.triangular_solve(a, b, left_side=True, lower=True),
+            lax_linalg.triangular_solve(
+                a,
+                b.T,
+                left_side=False,
+                lower=False,
+                transpose_a=True,
+                unit_diagonal=True,
+            ),
+        )
 
     check_grads(f, (a, b), order=1)
 
@@ -366,7 +483,16 @@ def test_grad_qr_svd_and_spectral_functions(x64):
         # singular vectors up to sign: products within a column / row are invariant
         u, s, vh = jnp.linalg.svd(a, full_matrices=False)
         wide_u, wide_s, wide_vh = jnp.linalg.svd(a.T, full_matrices=False)
-        return q, r, s, u * u[:1, :], vh * vh[:, :1], wide_s, wide_u * wide_u[:1, :], wide_vh * wide_vh[:, :1]
+        return (
+            q,
+            r,
+            s,
+            u * u[:1, :],
+            vh * vh[:, :1],
+            wide_s,
+            wide_u * wide_u[:1, :],
+            wide_vh * wide_vh[:, :1],
+        )
 
     check_grads(f, (tall,), order=1)
     g = np.asarray(olympus.grad(lambda a: jnp.linalg.norm(a, "nuc"))(tall))
@@ -379,7 +505,9 @@ def test_grad_qr_svd_and_spectral_functions(x64):
 def test_grad_under_jit_and_vmap(x64):
     batch = _f64(BATCH)
     grads = olympus.vmap(olympus.grad(lambda a: jnp.linalg.slogdet(a)[1]))(batch)
-    np.testing.assert_allclose(np.asarray(grads), np.linalg.inv(batch).transpose(0, 2, 1), rtol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(grads), np.linalg.inv(batch).transpose(0, 2, 1), rtol=1e-10
+    )
     jitted = olympus.jit(olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a))))(batch[0])
     eager = olympus.grad(lambda a: jnp.sum(jnp.linalg.inv(a)))(batch[0])
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-10)
@@ -397,7 +525,10 @@ def test_array_api_helpers():
     close(jnp.linalg.cond(A), np.linalg.cond(A))
     close(jnp.linalg.cond(A, "fro"), np.linalg.cond(A, "fro"))
     close(jnp.linalg.vector_norm(BATCH), np.linalg.norm(BATCH.ravel()))
-    close(jnp.linalg.matrix_norm(BATCH, "nuc"), np.linalg.norm(BATCH, "nuc", axis=(-2, -1)))
+    close(
+        jnp.linalg.matrix_norm(BATCH, "nuc"),
+        np.linalg.norm(BATCH, "nuc", axis=(-2, -1)),
+    )
 
 
 def test_rule_coverage_of_linalg_primitives():
@@ -407,8 +538,22 @@ def test_rule_coverage_of_linalg_primitives():
     from olympus.transforms.jvp import jvp_rules
     from olympus.transforms.linearize import transpose_rules
 
-    prims = {name: getattr(lax_linalg, f"{name}_p") for name in
-             ("cholesky", "triangular_solve", "lu", "eigh", "qr", "svd", "geqrf", "householder_product")}
+    prims = {
+        name: getattr(lax_linalg, f"{name}_p")
+        for name in (
+            "cholesky",
+            "triangular_solve",
+            "lu",
+            "eigh",
+            "qr",
+            "svd",
+            "geqrf",
+            "householder_product",
+        )
+    }
     assert all(p in batch_rules for p in prims.values())
-    assert sorted(n for n, p in prims.items() if p not in jvp_rules) == ["geqrf", "householder_product"]
+    assert sorted(n for n, p in prims.items() if p not in jvp_rules) == [
+        "geqrf",
+        "householder_product",
+    ]
     assert lax_linalg.triangular_solve_p in transpose_rules

@@ -12,8 +12,12 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 
-_NARROW = {np.dtype("float64"): np.float32, np.dtype("int64"): np.int32,
-           np.dtype("uint64"): np.uint32, np.dtype("complex128"): np.complex64}
+_NARROW = {
+    np.dtype("float64"): np.float32,
+    np.dtype("int64"): np.int32,
+    np.dtype("uint64"): np.uint32,
+    np.dtype("complex128"): np.complex64,
+}
 
 
 def _canonical(dtype) -> np.dtype:
@@ -45,10 +49,16 @@ def check(fn, np_fn, *args, dtype=None, rtol=1e-6, atol=1e-6, modes=("eager", "j
     for mode, got in _run(fn, operands, modes):
         assert isinstance(got, olympus.Array), mode
         assert got.dtype == want, f"{mode}: dtype {got.dtype}, want {want}"
-        assert got.shape == expected.shape, f"{mode}: shape {got.shape}, want {expected.shape}"
+        assert got.shape == expected.shape, (
+            f"{mode}: shape {got.shape}, want {expected.shape}"
+        )
         np.testing.assert_allclose(
             np.asarray(got).astype(np.float64) if want.kind != "c" else np.asarray(got),
-            expected, rtol=rtol, atol=atol, err_msg=mode)
+            expected,
+            rtol=rtol,
+            atol=atol,
+            err_msg=mode,
+        )
 
 
 JIT_ONLY = ("jit",)
@@ -97,25 +107,31 @@ def test_array_rejects_strings():
         jnp.array(["a", "b"])
 
 
-@pytest.mark.parametrize("make, want", [
-    (lambda: jnp.zeros((2, 3)), np.zeros((2, 3), np.float32)),
-    (lambda: jnp.ones(3, jnp.int32), np.ones(3, np.int32)),
-    (lambda: jnp.zeros((), bool), np.zeros((), bool)),
-    (lambda: jnp.full((2,), 3), np.full((2,), 3, np.int32)),
-    (lambda: jnp.full((2, 2), 1.5), np.full((2, 2), 1.5, np.float32)),
-    (lambda: jnp.full((2, 3), jnp.arange(3.0)), np.broadcast_to(np.arange(3.0, dtype=np.float32), (2, 3))),
-    (lambda: jnp.full(2, 7, dtype=jnp.uint8), np.full(2, 7, np.uint8)),
-    (lambda: jnp.zeros_like(jnp.arange(3)), np.zeros(3, np.int32)),
-    (lambda: jnp.ones_like(F), np.ones((2, 3), np.float32)),
-    (lambda: jnp.ones_like(F, dtype=jnp.int8), np.ones((2, 3), np.int8)),
-    (lambda: jnp.full_like(I, 4), np.full((2, 3), 4, np.int32)),
-    (lambda: jnp.full_like(F, 2, shape=(3,)), np.full((3,), 2, np.float32)),
-    (lambda: jnp.empty((2,)).shape, (2,)),
-    (lambda: jnp.eye(3), np.eye(3, dtype=np.float32)),
-    (lambda: jnp.eye(2, 4, k=1), np.eye(2, 4, k=1, dtype=np.float32)),
-    (lambda: jnp.eye(3, k=-1, dtype=jnp.int32), np.eye(3, k=-1, dtype=np.int32)),
-    (lambda: jnp.identity(2), np.identity(2, np.float32)),
-])
+@pytest.mark.parametrize(
+    "make, want",
+    [
+        (lambda: jnp.zeros((2, 3)), np.zeros((2, 3), np.float32)),
+        (lambda: jnp.ones(3, jnp.int32), np.ones(3, np.int32)),
+        (lambda: jnp.zeros((), bool), np.zeros((), bool)),
+        (lambda: jnp.full((2,), 3), np.full((2,), 3, np.int32)),
+        (lambda: jnp.full((2, 2), 1.5), np.full((2, 2), 1.5, np.float32)),
+        (
+            lambda: jnp.full((2, 3), jnp.arange(3.0)),
+            np.broadcast_to(np.arange(3.0, dtype=np.float32), (2, 3)),
+        ),
+        (lambda: jnp.full(2, 7, dtype=jnp.uint8), np.full(2, 7, np.uint8)),
+        (lambda: jnp.zeros_like(jnp.arange(3)), np.zeros(3, np.int32)),
+        (lambda: jnp.ones_like(F), np.ones((2, 3), np.float32)),
+        (lambda: jnp.ones_like(F, dtype=jnp.int8), np.ones((2, 3), np.int8)),
+        (lambda: jnp.full_like(I, 4), np.full((2, 3), 4, np.int32)),
+        (lambda: jnp.full_like(F, 2, shape=(3,)), np.full((3,), 2, np.float32)),
+        (lambda: jnp.empty((2,)).shape, (2,)),
+        (lambda: jnp.eye(3), np.eye(3, dtype=np.float32)),
+        (lambda: jnp.eye(2, 4, k=1), np.eye(2, 4, k=1, dtype=np.float32)),
+        (lambda: jnp.eye(3, k=-1, dtype=jnp.int32), np.eye(3, k=-1, dtype=np.int32)),
+        (lambda: jnp.identity(2), np.identity(2, np.float32)),
+    ],
+)
 def test_creation(make, want):
     got = make()
     if isinstance(want, tuple):
@@ -125,10 +141,19 @@ def test_creation(make, want):
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
-@pytest.mark.parametrize("args, kwargs", [
-    ((5,), {}), ((2, 7), {}), ((7, 1, -2), {}), ((0, 1, 0.25), {}), ((1.5,), {}),
-    ((3,), {"dtype": jnp.float32}), ((-3, 3, 2), {"dtype": jnp.int8}), ((3, 0), {}),
-])
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((5,), {}),
+        ((2, 7), {}),
+        ((7, 1, -2), {}),
+        ((0, 1, 0.25), {}),
+        ((1.5,), {}),
+        ((3,), {"dtype": jnp.float32}),
+        ((-3, 3, 2), {"dtype": jnp.int8}),
+        ((3, 0), {}),
+    ],
+)
 def test_arange(args, kwargs):
     got = jnp.arange(*args, **kwargs)
     want = np.arange(*args, **{k: np.dtype(v) for k, v in kwargs.items()})
@@ -136,12 +161,19 @@ def test_arange(args, kwargs):
     np.testing.assert_allclose(np.asarray(got), want)
 
 
-@pytest.mark.parametrize("args, kwargs", [
-    ((0, 1, 5), {}), ((2, -1, 4), {"endpoint": False}), ((0, 10, 4), {"dtype": jnp.int32}),
-])
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((0, 1, 5), {}),
+        ((2, -1, 4), {"endpoint": False}),
+        ((0, 10, 4), {"dtype": jnp.int32}),
+    ],
+)
 def test_linspace(args, kwargs):
     got = jnp.linspace(*args, **kwargs)
-    want = np.linspace(*args, **kwargs).astype(_canonical(kwargs.get("dtype", np.float32)))
+    want = np.linspace(*args, **kwargs).astype(
+        _canonical(kwargs.get("dtype", np.float32))
+    )
     assert got.dtype == want.dtype
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
@@ -155,13 +187,21 @@ def test_linspace_retstep_and_arange_inside_jit():
 
 # ---- operators -------------------------------------------------------------------
 _ARITH = [
-    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
-    ("div", lambda a, b: a / b), ("floordiv", lambda a, b: a // b), ("mod", lambda a, b: a % b),
-    ("pow", lambda a, b: a ** b),
+    ("add", lambda a, b: a + b),
+    ("sub", lambda a, b: a - b),
+    ("mul", lambda a, b: a * b),
+    ("div", lambda a, b: a / b),
+    ("floordiv", lambda a, b: a // b),
+    ("mod", lambda a, b: a % b),
+    ("pow", lambda a, b: a**b),
 ]
 _COMPARE = [
-    ("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b), ("gt", lambda a, b: a > b),
-    ("ge", lambda a, b: a >= b), ("eq", lambda a, b: a == b), ("ne", lambda a, b: a != b),
+    ("lt", lambda a, b: a < b),
+    ("le", lambda a, b: a <= b),
+    ("gt", lambda a, b: a > b),
+    ("ge", lambda a, b: a >= b),
+    ("eq", lambda a, b: a == b),
+    ("ne", lambda a, b: a != b),
 ]
 
 
@@ -186,9 +226,19 @@ def test_comparison_operators():
     """All six comparisons in one program per dtype pair (one compile each)."""
     for a, b in ((F, G), (I, J), (I, F), (F, np.float32(0.5)), (I, np.int32(0))):
         check(_all_comparisons(jnp), _all_comparisons(np), a, b)
-    check(lambda x: _all_comparisons(jnp)(x, 0.5), lambda x: _all_comparisons(np)(x, 0.5), F)
-    check(lambda x: _all_comparisons(jnp)(0.5, x), lambda x: _all_comparisons(np)(0.5, x), F)
-    check(lambda x: _all_comparisons(jnp)(x, 2), lambda x: _all_comparisons(np)(x, 2), I)
+    check(
+        lambda x: _all_comparisons(jnp)(x, 0.5),
+        lambda x: _all_comparisons(np)(x, 0.5),
+        F,
+    )
+    check(
+        lambda x: _all_comparisons(jnp)(0.5, x),
+        lambda x: _all_comparisons(np)(0.5, x),
+        F,
+    )
+    check(
+        lambda x: _all_comparisons(jnp)(x, 2), lambda x: _all_comparisons(np)(x, 2), I
+    )
 
 
 @pytest.mark.parametrize("name, op", _ARITH)
@@ -204,8 +254,14 @@ def test_int_array_with_int_scalar_stays_int32(name, op):
     dtype = np.float32 if name == "div" else np.int32
     check(lambda x: op(x, 3), lambda x: op(x, np.int32(3)), I, dtype=dtype)
     rhs_fn = (lambda x: op(2, x)) if name != "pow" else (lambda x: op(2, jnp.abs(x)))
-    check(rhs_fn, (lambda x: op(np.int32(2), x)) if name != "pow"
-          else (lambda x: op(np.int32(2), np.abs(x))), J, dtype=dtype)
+    check(
+        rhs_fn,
+        (lambda x: op(np.int32(2), x))
+        if name != "pow"
+        else (lambda x: op(np.int32(2), np.abs(x))),
+        J,
+        dtype=dtype,
+    )
 
 
 def test_int_array_with_float_scalar_is_float32():
@@ -233,9 +289,9 @@ def test_unsigned_floordiv_mod():
 def test_integer_power_with_array_exponent():
     base = np.array([2, -3, 5, 0], np.int32)
     exponent = np.array([3, 2, 0, 4], np.int32)
-    check(lambda x, y: x ** y, np.power, base, exponent)
-    check(lambda x: x ** 3, lambda x: x ** 3, base)
-    check(lambda x: x ** -2, lambda x: x ** -2.0, POS, rtol=1e-5)
+    check(lambda x, y: x**y, np.power, base, exponent)
+    check(lambda x: x**3, lambda x: x**3, base)
+    check(lambda x: x**-2, lambda x: x**-2.0, POS, rtol=1e-5)
 
 
 def test_boolean_arithmetic_is_logical():
@@ -306,15 +362,32 @@ def test_broadcasting_operators():
 
 # ---- elementwise math ------------------------------------------------------------
 _UNARY = [
-    (jnp.exp, np.exp, F), (jnp.log, np.log, POS), (jnp.log1p, np.log1p, POS),
-    (jnp.expm1, np.expm1, F), (jnp.sin, np.sin, F), (jnp.cos, np.cos, F),
-    (jnp.tan, np.tan, F), (jnp.tanh, np.tanh, F), (jnp.sqrt, np.sqrt, POS),
-    (jnp.arctan, np.arctan, F), (jnp.arcsin, np.arcsin, F / 4), (jnp.arccos, np.arccos, F / 4),
-    (jnp.sinh, np.sinh, F), (jnp.cosh, np.cosh, F), (jnp.log2, np.log2, POS),
-    (jnp.log10, np.log10, POS), (jnp.exp2, np.exp2, F), (jnp.square, np.square, F),
-    (jnp.reciprocal, np.reciprocal, POS), (jnp.floor, np.floor, F * 3), (jnp.ceil, np.ceil, F * 3),
-    (jnp.sign, np.sign, F), (jnp.abs, np.abs, F), (jnp.negative, np.negative, F),
-    (jnp.deg2rad, np.deg2rad, F), (jnp.rad2deg, np.rad2deg, F),
+    (jnp.exp, np.exp, F),
+    (jnp.log, np.log, POS),
+    (jnp.log1p, np.log1p, POS),
+    (jnp.expm1, np.expm1, F),
+    (jnp.sin, np.sin, F),
+    (jnp.cos, np.cos, F),
+    (jnp.tan, np.tan, F),
+    (jnp.tanh, np.tanh, F),
+    (jnp.sqrt, np.sqrt, POS),
+    (jnp.arctan, np.arctan, F),
+    (jnp.arcsin, np.arcsin, F / 4),
+    (jnp.arccos, np.arccos, F / 4),
+    (jnp.sinh, np.sinh, F),
+    (jnp.cosh, np.cosh, F),
+    (jnp.log2, np.log2, POS),
+    (jnp.log10, np.log10, POS),
+    (jnp.exp2, np.exp2, F),
+    (jnp.square, np.square, F),
+    (jnp.reciprocal, np.reciprocal, POS),
+    (jnp.floor, np.floor, F * 3),
+    (jnp.ceil, np.ceil, F * 3),
+    (jnp.sign, np.sign, F),
+    (jnp.abs, np.abs, F),
+    (jnp.negative, np.negative, F),
+    (jnp.deg2rad, np.deg2rad, F),
+    (jnp.rad2deg, np.rad2deg, F),
 ]
 
 
@@ -323,7 +396,9 @@ def test_unary_math(fn, np_fn, x):
     check(fn, np_fn, x, rtol=2e-6, atol=2e-6, modes=JIT_ONLY)
 
 
-@pytest.mark.parametrize("fn, np_fn", [(jnp.exp, np.exp), (jnp.sqrt, np.sqrt), (jnp.sin, np.sin)])
+@pytest.mark.parametrize(
+    "fn, np_fn", [(jnp.exp, np.exp), (jnp.sqrt, np.sqrt), (jnp.sin, np.sin)]
+)
 def test_unary_math_of_ints_gives_float32(fn, np_fn):
     check(fn, np_fn, np.abs(I), dtype=np.float32, rtol=2e-6)
 
@@ -338,8 +413,15 @@ def test_maximum_minimum_with_mixed_dtypes():
     check(jnp.maximum, np.maximum, F, G)
     check(jnp.minimum, np.minimum, I, J)
     check(lambda x: jnp.maximum(x, 0), lambda x: np.maximum(x, 0), I)
-    check(lambda x: jnp.minimum(x, 0.5), lambda x: np.minimum(x, 0.5), I, dtype=np.float32)
-    check(lambda x, y: jnp.maximum(x, y), np.maximum, I.astype(np.int8), J.astype(np.int16))
+    check(
+        lambda x: jnp.minimum(x, 0.5), lambda x: np.minimum(x, 0.5), I, dtype=np.float32
+    )
+    check(
+        lambda x, y: jnp.maximum(x, y),
+        np.maximum,
+        I.astype(np.int8),
+        J.astype(np.int16),
+    )
 
 
 def test_maximum_propagates_nan():
@@ -355,7 +437,11 @@ def test_abs_of_unsigned_and_bool():
 
 def test_isnan_isinf_isfinite():
     x = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
-    for fn, np_fn in ((jnp.isnan, np.isnan), (jnp.isinf, np.isinf), (jnp.isfinite, np.isfinite)):
+    for fn, np_fn in (
+        (jnp.isnan, np.isnan),
+        (jnp.isinf, np.isinf),
+        (jnp.isfinite, np.isfinite),
+    ):
         check(fn, np_fn, x)
     check(jnp.isnan, np.isnan, I)
 
@@ -366,7 +452,12 @@ def test_where():
     check(lambda x: jnp.where(x > 0, x, 0.0), lambda x: np.where(x > 0, x, 0.0), F)
     check(lambda x: jnp.where(x, 1, 2), lambda x: np.where(x, 1, 2), I, dtype=np.int32)
     row = np.arange(3, dtype=np.float32)
-    check(lambda c, x: jnp.where(c, x, -1.0), lambda c, x: np.where(c, x, -1.0), B[:1].T, row)
+    check(
+        lambda c, x: jnp.where(c, x, -1.0),
+        lambda c, x: np.where(c, x, -1.0),
+        B[:1].T,
+        row,
+    )
     with pytest.raises(ValueError, match="only a condition"):
         jnp.where(jnp.ones(2), 1.0)
 
@@ -388,16 +479,26 @@ X3 = RNG.standard_normal((2, 3, 4)).astype(np.float32)
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod"])
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (-1, True), ((0, 2), False)])
 def test_float_reductions(name, axis, keepdims):
-    check(lambda x: getattr(jnp, name)(x, axis=axis, keepdims=keepdims),
-          lambda x: getattr(np, name)(x, axis=axis, keepdims=keepdims), X3, rtol=1e-5)
+    check(
+        lambda x: getattr(jnp, name)(x, axis=axis, keepdims=keepdims),
+        lambda x: getattr(np, name)(x, axis=axis, keepdims=keepdims),
+        X3,
+        rtol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
 def test_int_reductions(name):
     dtype = np.float32 if name == "mean" else np.int32
-    check(lambda x: getattr(jnp, name)(x, axis=1), lambda x: getattr(np, name)(x, axis=1),
-          J, dtype=dtype)
-    check(lambda x: getattr(jnp, name)(x), lambda x: getattr(np, name)(x), J, dtype=dtype)
+    check(
+        lambda x: getattr(jnp, name)(x, axis=1),
+        lambda x: getattr(np, name)(x, axis=1),
+        J,
+        dtype=dtype,
+    )
+    check(
+        lambda x: getattr(jnp, name)(x), lambda x: getattr(np, name)(x), J, dtype=dtype
+    )
 
 
 def test_reduction_dtypes():
@@ -414,38 +515,80 @@ def test_reduction_dtypes():
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("axis", [None, 0, -1])
 def test_arg_reductions(name, axis):
-    check(lambda x: getattr(jnp, name)(x, axis=axis), lambda x: getattr(np, name)(x, axis=axis),
-          X3, dtype=np.int32)
-    check(lambda x: getattr(jnp, name)(x, axis=axis), lambda x: getattr(np, name)(x, axis=axis),
-          I, dtype=np.int32)
+    check(
+        lambda x: getattr(jnp, name)(x, axis=axis),
+        lambda x: getattr(np, name)(x, axis=axis),
+        X3,
+        dtype=np.int32,
+    )
+    check(
+        lambda x: getattr(jnp, name)(x, axis=axis),
+        lambda x: getattr(np, name)(x, axis=axis),
+        I,
+        dtype=np.int32,
+    )
 
 
 def test_argmax_keepdims_and_ties_pick_first():
     x = np.array([[1, 3, 3], [2, 2, 0]], np.int32)
-    check(lambda a: jnp.argmax(a, axis=1, keepdims=True),
-          lambda a: np.argmax(a, axis=1, keepdims=True), x, dtype=np.int32)
-    check(lambda a: jnp.argmin(a, axis=0), lambda a: np.argmin(a, axis=0), x, dtype=np.int32)
+    check(
+        lambda a: jnp.argmax(a, axis=1, keepdims=True),
+        lambda a: np.argmax(a, axis=1, keepdims=True),
+        x,
+        dtype=np.int32,
+    )
+    check(
+        lambda a: jnp.argmin(a, axis=0),
+        lambda a: np.argmin(a, axis=0),
+        x,
+        dtype=np.int32,
+    )
 
 
 def test_all_any_var_std():
     check(lambda x: jnp.all(x, axis=0), lambda x: np.all(x, axis=0), B)
-    check(lambda x: jnp.any(x, axis=1, keepdims=True),
-          lambda x: np.any(x, axis=1, keepdims=True), I)
+    check(
+        lambda x: jnp.any(x, axis=1, keepdims=True),
+        lambda x: np.any(x, axis=1, keepdims=True),
+        I,
+    )
     check(lambda x: jnp.var(x, axis=1), lambda x: np.var(x, axis=1), F, rtol=1e-5)
     check(lambda x: jnp.std(x, ddof=1), lambda x: np.std(x, ddof=1), F, rtol=1e-5)
 
 
 def test_reductions_with_where_and_initial():
     mask = X3 > 0
-    check(lambda x, m: jnp.sum(x, axis=1, where=m), lambda x, m: np.sum(x, axis=1, where=m),
-          X3, mask, rtol=1e-5)
-    check(lambda x, m: jnp.prod(x, where=m), lambda x, m: np.prod(x, where=m), X3, mask, rtol=1e-5)
-    check(lambda x: jnp.max(x, axis=0, initial=0.5), lambda x: np.max(x, axis=0, initial=0.5), X3)
-    check(lambda x, m: jnp.min(x, axis=-1, where=m, initial=1.0),
-          lambda x, m: np.min(x, axis=-1, where=m, initial=1.0), X3, mask)
+    check(
+        lambda x, m: jnp.sum(x, axis=1, where=m),
+        lambda x, m: np.sum(x, axis=1, where=m),
+        X3,
+        mask,
+        rtol=1e-5,
+    )
+    check(
+        lambda x, m: jnp.prod(x, where=m),
+        lambda x, m: np.prod(x, where=m),
+        X3,
+        mask,
+        rtol=1e-5,
+    )
+    check(
+        lambda x: jnp.max(x, axis=0, initial=0.5),
+        lambda x: np.max(x, axis=0, initial=0.5),
+        X3,
+    )
+    check(
+        lambda x, m: jnp.min(x, axis=-1, where=m, initial=1.0),
+        lambda x, m: np.min(x, axis=-1, where=m, initial=1.0),
+        X3,
+        mask,
+    )
     check(lambda x: jnp.sum(x, initial=10), lambda x: np.sum(x, initial=10), I)
-    check(lambda x: jnp.max(x, axis=0, where=x > 0, initial=-1),
-          lambda x: np.max(x, axis=0, where=x > 0, initial=-1), I)
+    check(
+        lambda x: jnp.max(x, axis=0, where=x > 0, initial=-1),
+        lambda x: np.max(x, axis=0, where=x > 0, initial=-1),
+        I,
+    )
     empty = jnp.zeros((0,))
     assert float(jnp.max(empty, initial=3.0)) == 3.0 and float(jnp.sum(empty)) == 0.0
 
@@ -459,7 +602,11 @@ def test_boolean_reductions():
 def test_reduction_methods():
     check(lambda x: x.sum(axis=0), lambda x: x.sum(axis=0), F, rtol=1e-6)
     check(lambda x: x.mean(), lambda x: x.mean(), F, rtol=1e-5)
-    check(lambda x: x.max(axis=1, keepdims=True), lambda x: x.max(axis=1, keepdims=True), F)
+    check(
+        lambda x: x.max(axis=1, keepdims=True),
+        lambda x: x.max(axis=1, keepdims=True),
+        F,
+    )
     check(lambda x: x.argmax(), lambda x: x.argmax(), F, dtype=np.int32)
 
 
@@ -481,16 +628,29 @@ V3 = RNG.standard_normal((3,)).astype(np.float32)
 BATCH = RNG.standard_normal((2, 2, 3)).astype(np.float32)
 
 
-@pytest.mark.parametrize("a, b", [
-    (V3, V3), (A23, V3), (V3, B34), (A23, B34), (BATCH, B34), (BATCH, BATCH.transpose(0, 2, 1)),
-    (BATCH[:1], BATCH.transpose(0, 2, 1)), (V3, BATCH.transpose(0, 2, 1)),
-], ids=["vv", "mv", "vm", "mm", "batch-m", "batch-batch", "bcast-batch", "v-batch"])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (V3, V3),
+        (A23, V3),
+        (V3, B34),
+        (A23, B34),
+        (BATCH, B34),
+        (BATCH, BATCH.transpose(0, 2, 1)),
+        (BATCH[:1], BATCH.transpose(0, 2, 1)),
+        (V3, BATCH.transpose(0, 2, 1)),
+    ],
+    ids=["vv", "mv", "vm", "mm", "batch-m", "batch-batch", "bcast-batch", "v-batch"],
+)
 def test_matmul(a, b):
     check(jnp.matmul, np.matmul, a, b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("a, b", [(V3, V3), (A23, V3), (A23, B34), (2.0, V3), (BATCH, B34)],
-                         ids=["vv", "mv", "mm", "scalar", "3d-2d"])
+@pytest.mark.parametrize(
+    "a, b",
+    [(V3, V3), (A23, V3), (A23, B34), (2.0, V3), (BATCH, B34)],
+    ids=["vv", "mv", "mm", "scalar", "3d-2d"],
+)
 def test_dot(a, b):
     check(jnp.dot, np.dot, a, b, rtol=1e-5, atol=1e-5)
 
@@ -506,8 +666,13 @@ def test_other_contractions():
     check(jnp.inner, np.inner, A23, G, rtol=1e-5)
     check(jnp.outer, np.outer, V3, V3, rtol=1e-5)
     check(jnp.tensordot, np.tensordot, BATCH, BATCH.transpose(1, 2, 0), rtol=1e-5)
-    check(lambda a, b: jnp.tensordot(a, b, axes=([1], [0])),
-          lambda a, b: np.tensordot(a, b, axes=([1], [0])), A23, B34, rtol=1e-5)
+    check(
+        lambda a, b: jnp.tensordot(a, b, axes=([1], [0])),
+        lambda a, b: np.tensordot(a, b, axes=([1], [0])),
+        A23,
+        B34,
+        rtol=1e-5,
+    )
 
 
 def test_matmul_shape_errors():
@@ -519,16 +684,28 @@ def test_matmul_shape_errors():
 
 # ---- shape manipulation ----------------------------------------------------------
 _SHAPE_OPS = [
-    lambda xp, x: xp.reshape(x, (3, 2)), lambda xp, x: xp.reshape(x, (-1,)),
-    lambda xp, x: x.reshape(3, -1), lambda xp, x: x.reshape((1, 6)), lambda xp, x: xp.ravel(x),
-    lambda xp, x: x.flatten(), lambda xp, x: xp.transpose(x), lambda xp, x: x.T,
-    lambda xp, x: xp.transpose(x[None], (2, 0, 1)), lambda xp, x: x[None].transpose(1, 2, 0),
-    lambda xp, x: xp.swapaxes(x, 0, 1), lambda xp, x: xp.moveaxis(x[None], 0, -1),
-    lambda xp, x: xp.expand_dims(x, 0), lambda xp, x: xp.expand_dims(x, -1),
-    lambda xp, x: xp.expand_dims(x, (0, 3)), lambda xp, x: xp.squeeze(x[None, :, None]),
-    lambda xp, x: xp.squeeze(x[None, :, None], axis=2), lambda xp, x: x[None].squeeze(0),
-    lambda xp, x: xp.broadcast_to(x, (4, 2, 3)), lambda xp, x: xp.broadcast_to(x[:1], (3, 3)),
-    lambda xp, x: xp.atleast_2d(x[0]), lambda xp, x: xp.atleast_1d(x[0, 0]),
+    lambda xp, x: xp.reshape(x, (3, 2)),
+    lambda xp, x: xp.reshape(x, (-1,)),
+    lambda xp, x: x.reshape(3, -1),
+    lambda xp, x: x.reshape((1, 6)),
+    lambda xp, x: xp.ravel(x),
+    lambda xp, x: x.flatten(),
+    lambda xp, x: xp.transpose(x),
+    lambda xp, x: x.T,
+    lambda xp, x: xp.transpose(x[None], (2, 0, 1)),
+    lambda xp, x: x[None].transpose(1, 2, 0),
+    lambda xp, x: xp.swapaxes(x, 0, 1),
+    lambda xp, x: xp.moveaxis(x[None], 0, -1),
+    lambda xp, x: xp.expand_dims(x, 0),
+    lambda xp, x: xp.expand_dims(x, -1),
+    lambda xp, x: xp.expand_dims(x, (0, 3)),
+    lambda xp, x: xp.squeeze(x[None, :, None]),
+    lambda xp, x: xp.squeeze(x[None, :, None], axis=2),
+    lambda xp, x: x[None].squeeze(0),
+    lambda xp, x: xp.broadcast_to(x, (4, 2, 3)),
+    lambda xp, x: xp.broadcast_to(x[:1], (3, 3)),
+    lambda xp, x: xp.atleast_2d(x[0]),
+    lambda xp, x: xp.atleast_1d(x[0, 0]),
 ]
 
 
@@ -549,15 +726,30 @@ def test_shape_op_errors():
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_concatenate_and_stack(axis):
-    check(lambda a, b: jnp.concatenate([a, b, a], axis=axis),
-          lambda a, b: np.concatenate([a, b, a], axis=axis), F, G)
-    check(lambda a, b: jnp.stack((a, b), axis=axis), lambda a, b: np.stack((a, b), axis=axis), F, G)
+    check(
+        lambda a, b: jnp.concatenate([a, b, a], axis=axis),
+        lambda a, b: np.concatenate([a, b, a], axis=axis),
+        F,
+        G,
+    )
+    check(
+        lambda a, b: jnp.stack((a, b), axis=axis),
+        lambda a, b: np.stack((a, b), axis=axis),
+        F,
+        G,
+    )
 
 
 def test_concatenate_promotes_and_flattens():
-    check(lambda a, b: jnp.concatenate([a, b]), lambda a, b: np.concatenate([a, b]), F, I)
-    check(lambda a, b: jnp.concatenate([a, b], axis=None),
-          lambda a, b: np.concatenate([a, b], axis=None), F, G)
+    check(
+        lambda a, b: jnp.concatenate([a, b]), lambda a, b: np.concatenate([a, b]), F, I
+    )
+    check(
+        lambda a, b: jnp.concatenate([a, b], axis=None),
+        lambda a, b: np.concatenate([a, b], axis=None),
+        F,
+        G,
+    )
     check(lambda a, b: jnp.vstack([a, b]), lambda a, b: np.vstack([a, b]), V3, V3)
     check(lambda a, b: jnp.hstack([a, b]), lambda a, b: np.hstack([a, b]), V3, V3)
     with pytest.raises(ValueError, match="same shape"):
@@ -566,17 +758,25 @@ def test_concatenate_promotes_and_flattens():
 
 def test_astype_and_dtype_constructors():
     check(lambda x: x.astype(jnp.int32), lambda x: x.astype(np.int32), F * 3)
-    check(lambda x: x.astype(jnp.bfloat16), lambda x: x.astype(np.float32), F,
-          dtype=jnp.bfloat16, rtol=1e-2, atol=1e-2)
+    check(
+        lambda x: x.astype(jnp.bfloat16),
+        lambda x: x.astype(np.float32),
+        F,
+        dtype=jnp.bfloat16,
+        rtol=1e-2,
+        atol=1e-2,
+    )
     check(lambda x: x.astype(bool), lambda x: x.astype(bool), I)
 
 
 # ---- a small program, end to end -------------------------------------------------
 def test_mlp_forward_matches_numpy():
     rng = np.random.default_rng(1)
-    params = {"w1": rng.standard_normal((3, 4)).astype(np.float32),
-              "b1": rng.standard_normal((4,)).astype(np.float32),
-              "w2": rng.standard_normal((4, 2)).astype(np.float32)}
+    params = {
+        "w1": rng.standard_normal((3, 4)).astype(np.float32),
+        "b1": rng.standard_normal((4,)).astype(np.float32),
+        "w2": rng.standard_normal((4, 2)).astype(np.float32),
+    }
     x = rng.standard_normal((5, 3)).astype(np.float32)
 
     def forward(p, x, xp):
@@ -587,8 +787,10 @@ def test_mlp_forward_matches_numpy():
 
     want = forward(params, x, np)
     device_params = {k: jnp.asarray(v) for k, v in params.items()}
-    for out in (forward(device_params, jnp.asarray(x), jnp),
-                olympus.jit(lambda p, x: forward(p, x, jnp))(device_params, x)):
+    for out in (
+        forward(device_params, jnp.asarray(x), jnp),
+        olympus.jit(lambda p, x: forward(p, x, jnp))(device_params, x),
+    ):
         assert out.dtype == np.float32
         np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
 
@@ -598,29 +800,50 @@ M34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 SQ = RNG.standard_normal((3, 3)).astype(np.float32)
 
 
-@pytest.mark.parametrize("op", [
-    lambda xp, x: xp.flip(x), lambda xp, x: xp.flip(x, 1), lambda xp, x: xp.fliplr(x),
-    lambda xp, x: xp.roll(x, 1), lambda xp, x: xp.roll(x, -1, axis=1),
-    lambda xp, x: xp.tile(x, (2, 1, 2)), lambda xp, x: xp.tile(x[0], 2),
-    lambda xp, x: xp.repeat(x, 2, axis=1), lambda xp, x: xp.repeat(x, 3),
-    lambda xp, x: xp.triu(x, 1), lambda xp, x: xp.tril(x, -1), lambda xp, x: xp.diagonal(x, 1),
-    lambda xp, x: xp.diagonal(x, -1), lambda xp, x: xp.diag(x), lambda xp, x: xp.diag(x[0], 1),
-    lambda xp, x: xp.diag(x[1], -2), lambda xp, x: xp.trace(x),
-    lambda xp, x: xp.pad(x, 1), lambda xp, x: xp.pad(x, ((0, 1), (2, 0)), constant_values=5),
-    lambda xp, x: xp.cumsum(x), lambda xp, x: xp.cumsum(x, axis=1), lambda xp, x: xp.cumprod(x / 8, 0),
-    lambda xp, x: xp.concatenate(xp.split(x, 2, axis=1)),
-    lambda xp, x: xp.concatenate(xp.split(x, [1, 2])), lambda xp, x: xp.stack(xp.array_split(x[0], 2)),
-    lambda xp, x: xp.stack(xp.meshgrid(x[0], x[1, :3])),
-    lambda xp, x: xp.stack(xp.meshgrid(x[0], x[1, :3], indexing="ij")),
-])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda xp, x: xp.flip(x),
+        lambda xp, x: xp.flip(x, 1),
+        lambda xp, x: xp.fliplr(x),
+        lambda xp, x: xp.roll(x, 1),
+        lambda xp, x: xp.roll(x, -1, axis=1),
+        lambda xp, x: xp.tile(x, (2, 1, 2)),
+        lambda xp, x: xp.tile(x[0], 2),
+        lambda xp, x: xp.repeat(x, 2, axis=1),
+        lambda xp, x: xp.repeat(x, 3),
+        lambda xp, x: xp.triu(x, 1),
+        lambda xp, x: xp.tril(x, -1),
+        lambda xp, x: xp.diagonal(x, 1),
+        lambda xp, x: xp.diagonal(x, -1),
+        lambda xp, x: xp.diag(x),
+        lambda xp, x: xp.diag(x[0], 1),
+        lambda xp, x: xp.diag(x[1], -2),
+        lambda xp, x: xp.trace(x),
+        lambda xp, x: xp.pad(x, 1),
+        lambda xp, x: xp.pad(x, ((0, 1), (2, 0)), constant_values=5),
+        lambda xp, x: xp.cumsum(x),
+        lambda xp, x: xp.cumsum(x, axis=1),
+        lambda xp, x: xp.cumprod(x / 8, 0),
+        lambda xp, x: xp.concatenate(xp.split(x, 2, axis=1)),
+        lambda xp, x: xp.concatenate(xp.split(x, [1, 2])),
+        lambda xp, x: xp.stack(xp.array_split(x[0], 2)),
+        lambda xp, x: xp.stack(xp.meshgrid(x[0], x[1, :3])),
+        lambda xp, x: xp.stack(xp.meshgrid(x[0], x[1, :3], indexing="ij")),
+    ],
+)
 def test_rearranging_functions(op):
     check(lambda x: op(jnp, x), lambda x: op(np, x), M34, rtol=1e-6, modes=JIT_ONLY)
 
 
 def test_cumulative_dtypes_and_extremes():
     check(jnp.cumsum, np.cumsum, np.arange(5, dtype=np.int8), dtype=np.int32)
-    check(lambda x: jnp.cummax(x, axis=1), lambda x: np.maximum.accumulate(x, axis=1), SQ)
-    check(lambda x: jnp.cummin(x, axis=0), lambda x: np.minimum.accumulate(x, axis=0), SQ)
+    check(
+        lambda x: jnp.cummax(x, axis=1), lambda x: np.maximum.accumulate(x, axis=1), SQ
+    )
+    check(
+        lambda x: jnp.cummin(x, axis=0), lambda x: np.minimum.accumulate(x, axis=0), SQ
+    )
 
 
 def test_more_elementwise_functions():
@@ -638,26 +861,49 @@ def test_isclose_allclose_array_equal():
     a = np.array([1.0, np.nan, np.inf, 1e-9, np.inf], np.float32)
     b = np.array([1.000001, np.nan, np.inf, 0.0, -np.inf], np.float32)
     check(jnp.isclose, np.isclose, a, b)
-    check(lambda x, y: jnp.isclose(x, y, equal_nan=True),
-          lambda x, y: np.isclose(x, y, equal_nan=True), a, b)
+    check(
+        lambda x, y: jnp.isclose(x, y, equal_nan=True),
+        lambda x, y: np.isclose(x, y, equal_nan=True),
+        a,
+        b,
+    )
     check(jnp.allclose, np.allclose, F, F + 1e-7, dtype=np.bool_)
     check(jnp.array_equal, np.array_equal, I, I, dtype=np.bool_)
     assert not bool(jnp.array_equal(jnp.ones(2), jnp.ones(3)))
-    assert bool(jnp.array_equal(jnp.array([np.nan]), jnp.array([np.nan]), equal_nan=True))
+    assert bool(
+        jnp.array_equal(jnp.array([np.nan]), jnp.array([np.nan]), equal_nan=True)
+    )
 
 
-@pytest.mark.parametrize("subscripts, shapes", [
-    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ij->ji", [(2, 3)]),
-    ("ij->", [(2, 3)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij,ij->i", [(2, 3), (2, 3)]),
-    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("i,j->ij", [(2,), (3,)]),
-    ("...j,jk->...k", [(2, 2, 3), (3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
-    ("ijk->kj", [(2, 3, 4)]), ("i,i", [(3,), (3,)]),
-])
+@pytest.mark.parametrize(
+    "subscripts, shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("ij,jk", [(2, 3), (3, 4)]),
+        ("ij->ji", [(2, 3)]),
+        ("ij->", [(2, 3)]),
+        ("ii->i", [(3, 3)]),
+        ("ii", [(3, 3)]),
+        ("ij,ij->i", [(2, 3), (2, 3)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+        ("i,j->ij", [(2,), (3,)]),
+        ("...j,jk->...k", [(2, 2, 3), (3, 4)]),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+        ("ijk->kj", [(2, 3, 4)]),
+        ("i,i", [(3,), (3,)]),
+    ],
+)
 def test_einsum(subscripts, shapes):
     rng = np.random.default_rng(len(subscripts))
     operands = [rng.standard_normal(s).astype(np.float32) for s in shapes]
-    check(lambda *ops: jnp.einsum(subscripts, *ops), lambda *ops: np.einsum(subscripts, *ops),
-          *operands, rtol=1e-5, atol=1e-5, modes=JIT_ONLY)
+    check(
+        lambda *ops: jnp.einsum(subscripts, *ops),
+        lambda *ops: np.einsum(subscripts, *ops),
+        *operands,
+        rtol=1e-5,
+        atol=1e-5,
+        modes=JIT_ONLY,
+    )
 
 
 def test_einsum_errors():
@@ -669,31 +915,71 @@ def test_einsum_errors():
 
 def test_statistics_with_where_weights_and_nans():
     mask = F > -0.5
-    check(lambda x, m: jnp.mean(x, axis=1, where=m), lambda x, m: np.mean(x, axis=1, where=m),
-          F, mask, rtol=1e-5, modes=JIT_ONLY)
-    check(lambda x, m: jnp.var(x, axis=0, where=m), lambda x, m: np.var(x, axis=0, where=m),
-          F, mask, rtol=1e-5, modes=JIT_ONLY)
-    check(lambda x: jnp.std(x, 1, None, None, 1, True), lambda x: np.std(x, 1, None, None, 1, True),
-          F, rtol=1e-5, modes=JIT_ONLY)
+    check(
+        lambda x, m: jnp.mean(x, axis=1, where=m),
+        lambda x, m: np.mean(x, axis=1, where=m),
+        F,
+        mask,
+        rtol=1e-5,
+        modes=JIT_ONLY,
+    )
+    check(
+        lambda x, m: jnp.var(x, axis=0, where=m),
+        lambda x, m: np.var(x, axis=0, where=m),
+        F,
+        mask,
+        rtol=1e-5,
+        modes=JIT_ONLY,
+    )
+    check(
+        lambda x: jnp.std(x, 1, None, None, 1, True),
+        lambda x: np.std(x, 1, None, None, 1, True),
+        F,
+        rtol=1e-5,
+        modes=JIT_ONLY,
+    )
     w = np.array([1.0, 2.0, 3.0], np.float32)
-    check(lambda x, w: jnp.average(x, axis=1, weights=w),
-          lambda x, w: np.average(x, axis=1, weights=w), F, w, rtol=1e-5, modes=JIT_ONLY)
+    check(
+        lambda x, w: jnp.average(x, axis=1, weights=w),
+        lambda x, w: np.average(x, axis=1, weights=w),
+        F,
+        w,
+        rtol=1e-5,
+        modes=JIT_ONLY,
+    )
     nans = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]], np.float32)
     for name in ("nansum", "nanprod", "nanmax", "nanmin", "nanmean"):
-        check(lambda x, n=name: getattr(jnp, n)(x, axis=0),
-              lambda x, n=name: getattr(np, n)(x, axis=0), nans, rtol=1e-6, modes=JIT_ONLY)
-    check(lambda x: jnp.count_nonzero(x, axis=1), lambda x: np.count_nonzero(x, axis=1), I,
-          modes=JIT_ONLY)
+        check(
+            lambda x, n=name: getattr(jnp, n)(x, axis=0),
+            lambda x, n=name: getattr(np, n)(x, axis=0),
+            nans,
+            rtol=1e-6,
+            modes=JIT_ONLY,
+        )
+    check(
+        lambda x: jnp.count_nonzero(x, axis=1),
+        lambda x: np.count_nonzero(x, axis=1),
+        I,
+        modes=JIT_ONLY,
+    )
 
 
 def test_select_and_nan_to_num():
     x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0], np.float32)
-    check(lambda v: jnp.select([v < -1, v > 1], [v * 10, v * 100], -1.0),
-          lambda v: np.select([v < -1, v > 1], [v * 10, v * 100], -1.0), x, modes=JIT_ONLY)
+    check(
+        lambda v: jnp.select([v < -1, v > 1], [v * 10, v * 100], -1.0),
+        lambda v: np.select([v < -1, v > 1], [v * 10, v * 100], -1.0),
+        x,
+        modes=JIT_ONLY,
+    )
     y = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
     check(jnp.nan_to_num, np.nan_to_num, y, modes=JIT_ONLY)
-    check(lambda v: jnp.nan_to_num(v, nan=5.0, posinf=9.0),
-          lambda v: np.nan_to_num(v, nan=5.0, posinf=9.0), y, modes=JIT_ONLY)
+    check(
+        lambda v: jnp.nan_to_num(v, nan=5.0, posinf=9.0),
+        lambda v: np.nan_to_num(v, nan=5.0, posinf=9.0),
+        y,
+        modes=JIT_ONLY,
+    )
 
 
 def test_like_functions_keep_weak_type():
@@ -704,8 +990,12 @@ def test_like_functions_keep_weak_type():
 
 
 def test_divmod_shifts_and_round_operators():
-    check(lambda a, b: jnp.stack(divmod(a, b)), lambda a, b: np.stack(divmod(a, b)), I, J)
-    check(lambda a: jnp.stack(divmod(7, a)), lambda a: np.stack(divmod(np.int32(7), a)), J)
+    check(
+        lambda a, b: jnp.stack(divmod(a, b)), lambda a, b: np.stack(divmod(a, b)), I, J
+    )
+    check(
+        lambda a: jnp.stack(divmod(7, a)), lambda a: np.stack(divmod(np.int32(7), a)), J
+    )
     check(lambda a: a << 2, lambda a: a << 2, I)
     check(lambda a: a >> 1, lambda a: a >> 1, I)
     check(lambda a: a >> 3, lambda a: a >> 3, np.array([255, 17], np.uint8))
@@ -724,8 +1014,13 @@ def test_ndarray_isinstance_covers_tracers():
 
 def test_more_methods():
     def methods(x):
-        return (x.cumsum(axis=1), x.take(np.array([3, 0])), x.trace(), x.diagonal(1),
-                x.repeat(2, axis=0))
+        return (
+            x.cumsum(axis=1),
+            x.take(np.array([3, 0])),
+            x.trace(),
+            x.diagonal(1),
+            x.repeat(2, axis=0),
+        )
 
     for got, want in zip(olympus.jit(methods)(M34), methods(M34)):
         np.testing.assert_array_equal(np.asarray(got), want)

@@ -551,8 +551,9 @@ def test_descending_complex_sort_keeps_ties_in_order():
 
 
 @pytest.mark.parametrize(
-    "name", ["remainder", "mod", "fmod", "power", "left_shift", "right_shift",
-             "floor_divide"])
+    "name",
+    ["remainder", "mod", "fmod", "power", "left_shift", "right_shift", "floor_divide"],
+)
 def test_two_booleans_compute_as_ints_like_jax(name):
     """NumPy refuses these on booleans; JAX computes them in the default int."""
     x, y = np.array([True, False, True, False]), np.array([True, True, False, False])
@@ -568,7 +569,8 @@ def test_two_booleans_compute_as_ints_like_jax(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum"])
+    "name", ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum"]
+)
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
 def test_complex_order_is_real_then_imaginary(name):
     a = np.array([1 + 2j, 1 + 1j, 2, complex(np.nan, 0), 3 + 1j, 1 + 1j], np.complex64)

@@ -17,7 +17,10 @@ def test_numpy_namespace_coverage_does_not_regress():
     names = _public_numpy_names()
     present = [n for n in names if hasattr(jnp, n)]
     missing = [n for n in names if not hasattr(jnp, n)]
-    print(f"olympus.numpy has {len(present)} of NumPy's {len(names)} public names; "
-          f"missing: {', '.join(missing)}")
+    print(
+        f"olympus.numpy has {len(present)} of NumPy's {len(names)} public names; "
+        f"missing: {', '.join(missing)}"
+    )
     assert len(present) >= FLOOR, (
-        f"olympus.numpy lost names: {len(present)} present, floor {FLOOR}")
+        f"olympus.numpy lost names: {len(present)} present, floor {FLOOR}"
+    )

@@ -287,6 +287,7 @@ BIG = np.array([100.0, -100.0, 0.5, 30.0], f32)
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
+
 STABLE_CASES = {
     # name: (function, args, expected (float64 NumPy), the naive value is not finite)
     "softplus": (
@@ -369,13 +370,19 @@ STABLE_CASES = {
     ),
     "hypot": (
         lambda x, y: jnp.sqrt(x * x + y * y),
-        [np.array([3e20, 0.0, 0.0, 3.0], f32), np.array([4e20, 0.0, -1e-30, -4.0], f32)],
+        [
+            np.array([3e20, 0.0, 0.0, 3.0], f32),
+            np.array([4e20, 0.0, -1e-30, -4.0], f32),
+        ],
         np.hypot,
         True,
     ),
     "hypot_pow": (
         lambda x, y: jnp.sqrt(x**2 + y**2),
-        [np.array([3e20, 0.0, np.inf, 3.0], f32), np.array([4e20, 0.0, np.inf, -4.0], f32)],
+        [
+            np.array([3e20, 0.0, np.inf, 3.0], f32),
+            np.array([4e20, 0.0, np.inf, -4.0], f32),
+        ],
         np.hypot,
         True,
     ),
@@ -497,7 +504,9 @@ def test_gradient_of_naive_code_is_finite(name):
     assert not np.all(np.isfinite(naive)), naive
     got = np.asarray(grad(x))
     assert np.all(np.isfinite(got)), got
-    np.testing.assert_allclose(got, closed_form(x.astype(np.float64)), rtol=1e-5, atol=1e-30)
+    np.testing.assert_allclose(
+        got, closed_form(x.astype(np.float64)), rtol=1e-5, atol=1e-30
+    )
 
 
 def test_gradient_of_naive_hypot_is_right():
@@ -935,7 +944,9 @@ def test_rewritten_equations_remember_the_rule_and_what_they_replaced():
             " rewritten by stable: log(1 + exp(x)) -> softplus"
         ), row
     assert "rewritten" not in str(optimized)
-    assert "rewritten by stable: log(1 + exp(x)) -&gt; softplus" in optimized._repr_html_()
+    assert (
+        "rewritten by stable: log(1 + exp(x)) -&gt; softplus" in optimized._repr_html_()
+    )
     assert 'title="replaced:\nb:f32[4] = exp x' in optimized._repr_html_()
     # The source line is still equal to the user's (NaN provenance compares lines).
     assert optimized.eqns[-1].source_info == closed.eqns[-1].source_info
@@ -945,7 +956,9 @@ def test_rewritten_equations_remember_the_rule_and_what_they_replaced():
 
 
 def test_provenance_in_a_grad_program_keeps_the_backward_mark():
-    closed = make_olympuspr(olympus.grad(lambda x: jnp.sum(jnp.log(1 + jnp.exp(x)))))(BIG)
+    closed = make_olympuspr(olympus.grad(lambda x: jnp.sum(jnp.log(1 + jnp.exp(x)))))(
+        BIG
+    )
     optimized = optimize(closed)
     (eqn,) = [e for e in optimized.eqns if e.primitive.name == "logistic"]
     assert eqn.source_info.backward
@@ -953,7 +966,9 @@ def test_provenance_in_a_grad_program_keeps_the_backward_mark():
     again = eqn.source_info.as_backward()
     assert again.backward and again.rewrite is eqn.source_info.rewrite
     scoped = again._replace(scope="layer")  # what transforms that copy a line do
-    assert scoped.backward and scoped.rewrite is again.rewrite and scoped.scope == "layer"
+    assert (
+        scoped.backward and scoped.rewrite is again.rewrite and scoped.scope == "layer"
+    )
     assert str(scoped).endswith("(<lambda>) [layer]")
 
 
@@ -972,8 +987,18 @@ def test_inspect_optimized_source_shows_the_rule(tmp_path, capsys):
     from olympus.inspect_cli import main
 
     path = tmp_path / "naive.py"
-    path.write_text("import olympus.numpy as jnp\n\ndef f(x):\n    return jnp.log(1 + jnp.exp(x))\n")
-    argv = ["inspect", f"{path}:f", "--args", "np.ones(3)", "--stage", "optimized", "--source"]
+    path.write_text(
+        "import olympus.numpy as jnp\n\ndef f(x):\n    return jnp.log(1 + jnp.exp(x))\n"
+    )
+    argv = [
+        "inspect",
+        f"{path}:f",
+        "--args",
+        "np.ones(3)",
+        "--stage",
+        "optimized",
+        "--source",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "naive.py:4 (f) rewritten by stable: log(1 + exp(x)) -> softplus" in out

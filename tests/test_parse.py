@@ -15,7 +15,12 @@ import olympus.numpy as jnp
 from olympus import lax
 from olympus.backends.xla.dispatch import buffer_of
 from olympus.ir import (
-    OlympusprFormatError, OlympusprParseError, check_olympuspr, load, parse, save,
+    OlympusprFormatError,
+    OlympusprParseError,
+    check_olympuspr,
+    load,
+    parse,
+    save,
 )
 from olympus.ir.serialize import walk_programs
 from olympus.lax.pjit import executable_for
@@ -38,8 +43,10 @@ def _fori(x):
 
 # Representative programs of the suite: one per family of primitives and transforms.
 PROGRAMS = {
-    "elementwise": lambda x: jnp.exp(-x) * 3.0 + jnp.sqrt(jnp.abs(x)) - x ** 3,
-    "compare_select": lambda x: jnp.where(x > 0.1, x, -x) + (x <= 0).astype(jnp.float32),
+    "elementwise": lambda x: jnp.exp(-x) * 3.0 + jnp.sqrt(jnp.abs(x)) - x**3,
+    "compare_select": lambda x: (
+        jnp.where(x > 0.1, x, -x) + (x <= 0).astype(jnp.float32)
+    ),
     "reductions": lambda x: (jnp.sum(x, axis=0), jnp.max(x), jnp.argmax(x, axis=1)),
     "shapes": lambda x: jnp.concatenate([x.T.reshape(6), x[0, 1:], x[::-1, 0]]),
     "dot_const": lambda x: jnp.dot(x, x.T) + np.eye(2, dtype=np.float32),
@@ -49,11 +56,15 @@ PROGRAMS = {
     "scan": lambda x: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(3), x),
     "fori": _fori,
     "grad_mlp": olympus.grad(_mlp),
-    "grad_scan": olympus.grad(lambda x: jnp.sum(lax.scan(lambda c, r: (c * r, c), jnp.ones(3), x)[0])),
+    "grad_scan": olympus.grad(
+        lambda x: jnp.sum(lax.scan(lambda c, r: (c * r, c), jnp.ones(3), x)[0])
+    ),
     "grad_cond": olympus.grad(lambda x: lax.cond(True, jnp.sin, jnp.cos, x).sum()),
     "vmap": lambda x: olympus.vmap(lambda r: jnp.dot(r, r) * 2)(x),
     "jvp_pjit": lambda x: olympus.jvp(olympus.jit(jnp.sin), (x,), (x,)),
-    "gather_scatter": lambda x: x.at[np.array([1, 0, 1])].add(x[np.array([0, 1, 1])] * 2),
+    "gather_scatter": lambda x: x.at[np.array([1, 0, 1])].add(
+        x[np.array([0, 1, 1])] * 2
+    ),
     "conv": lambda x: jnp.convolve(x[0], x[1]),
 }
 
@@ -65,8 +76,11 @@ def test_dimension_numbers_parse_back_to_their_classes():
     from olympus.lax.convolution import ConvDimensionNumbers
     from olympus.lax.slicing import GatherDimensionNumbers, ScatterDimensionNumbers
 
-    wanted = {"gather": GatherDimensionNumbers, "scatter_add": ScatterDimensionNumbers,
-              "conv_general_dilated": ConvDimensionNumbers}
+    wanted = {
+        "gather": GatherDimensionNumbers,
+        "scatter_add": ScatterDimensionNumbers,
+        "conv_general_dilated": ConvDimensionNumbers,
+    }
     for name in ("gather_scatter", "conv"):
         closed = olympus.make_olympuspr(PROGRAMS[name])(X)
         parsed = parse(str(closed), list(closed.consts))
@@ -74,16 +88,23 @@ def test_dimension_numbers_parse_back_to_their_classes():
         for eqn in parsed.olympuspr.eqns:
             if eqn.primitive.name in wanted:
                 numbers = eqn.params["dimension_numbers"]
-                assert type(numbers) is wanted[eqn.primitive.name], (eqn.primitive.name, numbers)
+                assert type(numbers) is wanted[eqn.primitive.name], (
+                    eqn.primitive.name,
+                    numbers,
+                )
     with pytest.raises(OlympusprParseError, match="bad GatherDimensionNumbers"):
-        parse("{ lambda ; a:f32[2] b:i32[1,1]. let c:f32[1] = gather[dimension_numbers="
-              "GatherDimensionNumbers(offset_dims=(), wrong=(0,)) slice_sizes=(1,)] a b in (c,) }")
+        parse(
+            "{ lambda ; a:f32[2] b:i32[1,1]. let c:f32[1] = gather[dimension_numbers="
+            "GatherDimensionNumbers(offset_dims=(), wrong=(0,)) slice_sizes=(1,)] a b in (c,) }"
+        )
 
 
 def _run_compiled(closed, args):
     """Runs a program through the pjit executable (compiled with XLA)."""
     exe = executable_for(closed, "parsed")
-    outs = exe.call([buffer_of(c) for c in closed.consts] + [buffer_of(a) for a in args])
+    outs = exe.call(
+        [buffer_of(c) for c in closed.consts] + [buffer_of(a) for a in args]
+    )
     return [np.asarray(o) for o in outs]
 
 
@@ -99,7 +120,9 @@ def test_original_program_computes_the_function():
     w = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
     t = np.tanh(X @ w)
     want = (2 * t * (1 - t * t)) @ w.T
-    np.testing.assert_allclose(_run_compiled(closed, [X])[0], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        _run_compiled(closed, [X])[0], want, rtol=1e-5, atol=1e-6
+    )
 
 
 def test_round_trip_text_check_and_values(traced):
@@ -118,7 +141,9 @@ def test_round_trip_keeps_weak_types(traced):
     parsed = parse(text, closed.consts)
     assert parsed.pretty(weak_types=True) == text
     literals = [a for e in closed.eqns for a in e.invars if not hasattr(a, "suffix")]
-    parsed_literals = [a for e in parsed.eqns for a in e.invars if not hasattr(a, "suffix")]
+    parsed_literals = [
+        a for e in parsed.eqns for a in e.invars if not hasattr(a, "suffix")
+    ]
     assert [a.aval for a in parsed_literals] == [a.aval for a in literals]
     assert parsed.out_avals == closed.out_avals
 
@@ -154,7 +179,8 @@ def test_weak_marks_only_where_asked():
     assert closed.pretty(weak_types=True) == (
         "{ lambda ; a:f32[]{weak} b:bf16[2]. let\n"
         "    c:bf16[2] = mul b 2.0:bf16[]{weak}\n"
-        "  in (c, a) }")
+        "  in (c, a) }"
+    )
     with pytest.raises(OlympusprParseError, match="line 1"):
         parse("{ lambda ; a:f32[] {weak}. let in (a,) }")  # the mark follows the ']'
 
@@ -175,13 +201,19 @@ def test_save_load_keeps_everything(traced, tmp_path):
     loaded = load(path)
     check_olympuspr(loaded)
     assert loaded.pretty(source_info=True) == closed.pretty(source_info=True)
-    assert [v.aval for v in loaded.olympuspr.invars] == [v.aval for v in closed.olympuspr.invars]
+    assert [v.aval for v in loaded.olympuspr.invars] == [
+        v.aval for v in closed.olympuspr.invars
+    ]
     infos = [e.source_info for e in loaded.eqns]
     assert infos == [e.source_info for e in closed.eqns]
-    for program, original in zip(walk_programs(loaded), walk_programs(closed), strict=True):
+    for program, original in zip(
+        walk_programs(loaded), walk_programs(closed), strict=True
+    ):
         for got, want in zip(program.consts, original.consts, strict=True):
             np.testing.assert_array_equal(got, np.asarray(want))
-    if closed.consts:  # running the text is covered above; here, that the values came back
+    if (
+        closed.consts
+    ):  # running the text is covered above; here, that the values came back
         for got, want in zip(_run_compiled(loaded, [X]), expected, strict=True):
             np.testing.assert_array_equal(got, want)
 
@@ -243,33 +275,55 @@ def test_constvars_by_name_reach_sub_programs(tmp_path):
     ] b
     g:f32[2] = add c a
   in (g,) }"""
-    closed = parse(text, {"a": np.ones(2, np.float32), "d": np.full(2, 3.0, np.float32)})
+    closed = parse(
+        text, {"a": np.ones(2, np.float32), "d": np.full(2, 3.0, np.float32)}
+    )
     sub = closed.eqns[0].params["olympuspr"]
     np.testing.assert_array_equal(sub.consts[0], [3.0, 3.0])
     assert closed.eqns[0].params["name"] == "f"
     path = tmp_path / "sub.olympuspr"
     save(closed, path)  # sub-program constants are saved by name too
     loaded = load(path)
-    np.testing.assert_array_equal(loaded.eqns[0].params["olympuspr"].consts[0], [3.0, 3.0])
+    np.testing.assert_array_equal(
+        loaded.eqns[0].params["olympuspr"].consts[0], [3.0, 3.0]
+    )
     np.testing.assert_array_equal(loaded.consts[0], [1.0, 1.0])
     assert str(loaded) == text
-    quoted = parse(text.replace("name=f", "name='my f'"),
-                   {"a": np.ones(2, np.float32), "d": np.ones(2, np.float32)})
+    quoted = parse(
+        text.replace("name=f", "name='my f'"),
+        {"a": np.ones(2, np.float32), "d": np.ones(2, np.float32)},
+    )
     assert quoted.eqns[0].params["name"] == "my f"
     eager = olympus.tracer.evaluation.eval_program(
-        closed.olympuspr, closed.consts, [np.array([1.0, 2.0], np.float32)])
+        closed.olympuspr, closed.consts, [np.array([1.0, 2.0], np.float32)]
+    )
     np.testing.assert_array_equal(np.asarray(eager[0]), [4.0, 7.0])
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{ lambda ; a:f32[]. let b:f32[] = frobnicate a in (b,) }", "unknown primitive 'frobnicate'"),
-    ("{ lambda ; a:f32[]. let b:f32[] = sin z in (b,) }", "variable z is used but never defined"),
-    ("{ lambda ; a:q7[]. let in (a,) }", "unknown dtype 'q7'"),
-    ("{ lambda ; a:f32[] a:f32[]. let in (a,) }", "variable a is defined twice"),
-    ("{ lambda a:f32[3] ; . let in (a,) }", "no value for constvar a:f32[3]"),
-    ("{ lambda ; a:i32[]. let b:i32[] = add a 1.5:i32[] in (b,) }", "'1.5' is not a i32 value"),
-    ("{ lambda ; a:f32[]. let in (a,) } extra", "unexpected text after the program"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "{ lambda ; a:f32[]. let b:f32[] = frobnicate a in (b,) }",
+            "unknown primitive 'frobnicate'",
+        ),
+        (
+            "{ lambda ; a:f32[]. let b:f32[] = sin z in (b,) }",
+            "variable z is used but never defined",
+        ),
+        ("{ lambda ; a:q7[]. let in (a,) }", "unknown dtype 'q7'"),
+        ("{ lambda ; a:f32[] a:f32[]. let in (a,) }", "variable a is defined twice"),
+        ("{ lambda a:f32[3] ; . let in (a,) }", "no value for constvar a:f32[3]"),
+        (
+            "{ lambda ; a:i32[]. let b:i32[] = add a 1.5:i32[] in (b,) }",
+            "'1.5' is not a i32 value",
+        ),
+        (
+            "{ lambda ; a:f32[]. let in (a,) } extra",
+            "unexpected text after the program",
+        ),
+    ],
+)
 def test_parse_errors_say_what_and_where(text, message):
     with pytest.raises(OlympusprParseError) as info:
         parse(text)
@@ -297,9 +351,18 @@ def test_save_bfloat16_consts_and_weak_types(tmp_path):
     loaded = load(path)
     assert loaded.consts[0].dtype == ml_dtypes.bfloat16
     np.testing.assert_array_equal(loaded.consts[0], w)
-    weak = [lit.aval.weak_type for e in loaded.eqns for lit in e.invars if not hasattr(lit, "suffix")]
-    assert weak == [lit.aval.weak_type for e in closed.eqns for lit in e.invars
-                    if not hasattr(lit, "suffix")]
+    weak = [
+        lit.aval.weak_type
+        for e in loaded.eqns
+        for lit in e.invars
+        if not hasattr(lit, "suffix")
+    ]
+    assert weak == [
+        lit.aval.weak_type
+        for e in closed.eqns
+        for lit in e.invars
+        if not hasattr(lit, "suffix")
+    ]
 
 
 def test_load_refuses_other_files_and_newer_versions(tmp_path):
@@ -309,15 +372,21 @@ def test_load_refuses_other_files_and_newer_versions(tmp_path):
         load(not_zip)
     newer = tmp_path / "newer.olympuspr"
     with zipfile.ZipFile(newer, "w") as archive:
-        archive.writestr("manifest.json", json.dumps({"format": "olympuspr", "version": 99}))
+        archive.writestr(
+            "manifest.json", json.dumps({"format": "olympuspr", "version": 99})
+        )
         archive.writestr("program.txt", "{ lambda ; a:f32[]. let in (a,) }")
-    with pytest.raises(OlympusprFormatError, match="version 99; this olympus reads versions up to 1"):
+    with pytest.raises(
+        OlympusprFormatError, match="version 99; this olympus reads versions up to 1"
+    ):
         load(newer)
 
 
 def test_save_refuses_programs_holding_python_functions(tmp_path):
     closed = olympus.make_olympuspr(lambda x: olympus.debug.print("{}", x) or x * 2)(X)
-    with pytest.raises(OlympusprFormatError, match="debug_callback holds a Python function"):
+    with pytest.raises(
+        OlympusprFormatError, match="debug_callback holds a Python function"
+    ):
         save(closed, tmp_path / "p.olympuspr")
     assert not (tmp_path / "p.olympuspr").exists()
 
@@ -336,11 +405,15 @@ def test_a_shared_sub_program_stays_shared():
     assert str(parsed) == text
     inner = parsed.eqns[-2].params["branches"][1].eqns[0].params["olympuspr"]
     assert parsed.eqns[0].params["olympuspr"] is inner
-    np.testing.assert_allclose(_run_compiled(parsed, [X])[0], 2 * (2 * np.sin(X) + X), rtol=1e-6)
+    np.testing.assert_allclose(
+        _run_compiled(parsed, [X])[0], 2 * (2 * np.sin(X) + X), rtol=1e-6
+    )
 
 
 def test_a_rewritten_equations_source_line_parses_back():
-    closed = olympus.make_olympuspr(lambda x: jnp.log(1 + jnp.exp(x)), optimize=True)(1.0)
+    closed = olympus.make_olympuspr(lambda x: jnp.log(1 + jnp.exp(x)), optimize=True)(
+        1.0
+    )
     text = closed.pretty(source_info=True)
     assert "rewritten by stable" in text
     again = olympus.ir.parse(text, list(closed.consts))

@@ -1222,23 +1222,38 @@ def test_every_primitive_is_tested():
     assert not missing, (
         f"primitives without a test in tests/test_primitives.py: {missing}"
     )
-    assert not tested - set(all_primitives), (
-        "CASES names primitives that do not exist"
-    )
-
+    assert not tested - set(all_primitives), "CASES names primitives that do not exist"
 
 
 # A primitive whose public function has another name; "custom_lin" has none on
 # purpose: it only exists inside linearize, where custom_vjp's backward rule waits.
 PUBLIC_NAME = {
-    "not": "lax.bitwise_not", "and": "lax.bitwise_and", "or": "lax.bitwise_or",
-    "xor": "lax.bitwise_xor", "while": "lax.while_loop", "pjit": "olympus.jit",
-    "custom_jvp_call": "olympus.custom_jvp", "custom_vjp_call": "olympus.custom_vjp",
-    "checkpoint": "olympus.checkpoint", "name": "olympus.ad_checkpoint.checkpoint_name",
-    "sharding_constraint": "lax.with_sharding_constraint", "shard_map": "olympus.shard_map",
-    **{n: f"lax.linalg.{n}" for n in (
-        "cholesky", "triangular_solve", "lu", "eigh", "eig", "geqrf",
-        "householder_product", "svd", "qr")},
+    "not": "lax.bitwise_not",
+    "and": "lax.bitwise_and",
+    "or": "lax.bitwise_or",
+    "xor": "lax.bitwise_xor",
+    "while": "lax.while_loop",
+    "pjit": "olympus.jit",
+    "custom_jvp_call": "olympus.custom_jvp",
+    "custom_vjp_call": "olympus.custom_vjp",
+    "checkpoint": "olympus.checkpoint",
+    "name": "olympus.ad_checkpoint.checkpoint_name",
+    "sharding_constraint": "lax.with_sharding_constraint",
+    "shard_map": "olympus.shard_map",
+    **{
+        n: f"lax.linalg.{n}"
+        for n in (
+            "cholesky",
+            "triangular_solve",
+            "lu",
+            "eigh",
+            "eig",
+            "geqrf",
+            "householder_product",
+            "svd",
+            "qr",
+        )
+    },
 }
 
 
@@ -1253,7 +1268,8 @@ def _public_function(path: str):
 def test_every_primitive_has_a_public_function():
     """Issue #6: `olympus.lax` has a public function for every primitive."""
     missing = [
-        name for name in sorted(all_primitives)
+        name
+        for name in sorted(all_primitives)
         if name != "custom_lin"
         and not callable(_public_function(PUBLIC_NAME.get(name, f"lax.{name}")))
     ]

@@ -200,10 +200,15 @@ def test_negative_vmap_axes_count_key_dims_not_the_hidden_words():
     keys = random.split(random.key(0), 6).reshape((2, 3))
     sample = lambda k: random.normal(k, (2,))  # noqa: E731
     got = olympus.vmap(olympus.vmap(sample), in_axes=-1)(keys)  # the size-3 axis first
-    want = np.stack([np.stack([np.asarray(sample(keys[i, j])) for i in range(2)])
-                     for j in range(3)])
+    want = np.stack(
+        [np.stack([np.asarray(sample(keys[i, j])) for i in range(2)]) for j in range(3)]
+    )
     np.testing.assert_array_equal(np.asarray(got), want)
-    out = olympus.vmap(lambda k: random.split(k, 4), out_axes=-1)(random.split(random.key(1), 3))
+    out = olympus.vmap(lambda k: random.split(k, 4), out_axes=-1)(
+        random.split(random.key(1), 3)
+    )
     assert out.shape == (4, 3)
-    np.testing.assert_array_equal(np.asarray(random.key_data(out[:, 2])),
-                                  np.asarray(random.key_data(random.split(random.split(random.key(1), 3)[2], 4))))
+    np.testing.assert_array_equal(
+        np.asarray(random.key_data(out[:, 2])),
+        np.asarray(random.key_data(random.split(random.split(random.key(1), 3)[2], 4))),
+    )

@@ -49,7 +49,11 @@ def test_threads_share_jitted_functions_and_compile_each_once(monkeypatch):
         return lax.fori_loop(0, 3, lambda i, c: c * 2.0, x)
 
     funs = [olympus.jit(f) for f in (poly, norm, loop)]
-    expected = [lambda x: x * x + 1.0, lambda x: np.sqrt(np.sum(x * x)), lambda x: x * 8.0]
+    expected = [
+        lambda x: x * x + 1.0,
+        lambda x: np.sqrt(np.sum(x * x)),
+        lambda x: x * 8.0,
+    ]
     start, errors = threading.Barrier(8), []
 
     def worker(k: int):
@@ -86,7 +90,9 @@ def _trace_closure(i: int, with_grad: bool):
         outer = lambda v: inner(v) + scale
         olympus.make_olympuspr(outer)(_X)
         return outer
-    f = lambda v: jnp.sum(inner(v)) + lax.cond(v[0] > 0, lambda u: u * scale, jnp.cos, v)[1]
+    f = lambda v: (
+        jnp.sum(inner(v)) + lax.cond(v[0] > 0, lambda u: u * scale, jnp.cos, v)[1]
+    )
     olympus.make_olympuspr(olympus.grad(f))(_X)
     return f
 
@@ -159,7 +165,9 @@ def test_leaked_tracer_names_where_it_was_created():
         return y
 
     olympus.jit(f)(np.ones(3, np.float32))
-    with pytest.raises(UnexpectedTracerError, match=r"created at .*test_reliability.py:\d+ \(f\)"):
+    with pytest.raises(
+        UnexpectedTracerError, match=r"created at .*test_reliability.py:\d+ \(f\)"
+    ):
         jnp.cos(leaked[0])
     olympus.grad(lambda x: jnp.sum(f(x)))(np.ones(3, np.float32))
     with pytest.raises(UnexpectedTracerError, match="was used after its trace ended"):
@@ -178,6 +186,7 @@ def _debug_nans(fun):
             return fun(x)
         finally:
             olympus.config.update("olympus_debug_nans", False)
+
     return run
 
 
@@ -202,29 +211,93 @@ def _mismatched_branches(x):
 
 BAD_INPUTS = [
     # (id, function, argument, exception class, message fragment)
-    ("object array to jit", _jit_double, np.array([1, "a"], dtype=object), TypeError, "dtype object"),
-    ("object array to jnp", jnp.sin, np.array([1, None], dtype=object), TypeError, "dtype object"),
+    (
+        "object array to jit",
+        _jit_double,
+        np.array([1, "a"], dtype=object),
+        TypeError,
+        "dtype object",
+    ),
+    (
+        "object array to jnp",
+        jnp.sin,
+        np.array([1, None], dtype=object),
+        TypeError,
+        "dtype object",
+    ),
     ("string to jit", _jit_double, "abc", TypeError, "not a valid olympus array type"),
     ("string to jnp", jnp.asarray, "abc", TypeError, "only numbers and booleans"),
-    ("mixed-type list", _jit_double, [1.0, "a"], TypeError, "'a' is not a valid olympus array"),
-    ("mixed-type list to jnp", jnp.asarray, [1, "a"], TypeError, "only numbers and booleans"),
-    ("non-array leaf", _jit_double, {"w": object()}, TypeError, "not a valid olympus array type"),
+    (
+        "mixed-type list",
+        _jit_double,
+        [1.0, "a"],
+        TypeError,
+        "'a' is not a valid olympus array",
+    ),
+    (
+        "mixed-type list to jnp",
+        jnp.asarray,
+        [1, "a"],
+        TypeError,
+        "only numbers and booleans",
+    ),
+    (
+        "non-array leaf",
+        _jit_double,
+        {"w": object()},
+        TypeError,
+        "not a valid olympus array type",
+    ),
     ("bytes", jnp.sum, b"ab", TypeError, "only numbers and booleans"),
     ("pytree structure changes", _mismatched_structure, np.float32(1), KeyError, "b"),
-    ("vmap in_axes structure", _mismatched_in_axes, np.ones(2, np.float32), ValueError, "in_axes"),
-    ("cond branch structures", _mismatched_branches, np.float32(1), TypeError, "branch"),
-    ("NaN, eager", _debug_nans(_nan_program), np.float32(0.5), FloatingPointError,
-     "\\(NaN\\) encountered in sqrt at .*test_reliability.py:\\d+ \\(_nan_program\\)"),
-    ("NaN, jit", _debug_nans(olympus.jit(_nan_program)), np.float32(0.5), FloatingPointError,
-     "\\(NaN\\) encountered in sqrt at .*test_reliability.py:\\d+ \\(_nan_program\\)"),
-    ("huge shape, eager", lambda x: jnp.zeros((10**6, 10**6)), None, MemoryError,
-     "f32\\[1000000,1000000\\] made by broadcast_in_dim at .*test_reliability.py"),
-    ("huge shape, jit", olympus.jit(lambda x: jnp.ones((10**5, 10**5, 10)) + x), np.float32(1),
-     MemoryError, "f32\\[100000,100000,10\\] .* GiB, more than this machine"),
+    (
+        "vmap in_axes structure",
+        _mismatched_in_axes,
+        np.ones(2, np.float32),
+        ValueError,
+        "in_axes",
+    ),
+    (
+        "cond branch structures",
+        _mismatched_branches,
+        np.float32(1),
+        TypeError,
+        "branch",
+    ),
+    (
+        "NaN, eager",
+        _debug_nans(_nan_program),
+        np.float32(0.5),
+        FloatingPointError,
+        "\\(NaN\\) encountered in sqrt at .*test_reliability.py:\\d+ \\(_nan_program\\)",
+    ),
+    (
+        "NaN, jit",
+        _debug_nans(olympus.jit(_nan_program)),
+        np.float32(0.5),
+        FloatingPointError,
+        "\\(NaN\\) encountered in sqrt at .*test_reliability.py:\\d+ \\(_nan_program\\)",
+    ),
+    (
+        "huge shape, eager",
+        lambda x: jnp.zeros((10**6, 10**6)),
+        None,
+        MemoryError,
+        "f32\\[1000000,1000000\\] made by broadcast_in_dim at .*test_reliability.py",
+    ),
+    (
+        "huge shape, jit",
+        olympus.jit(lambda x: jnp.ones((10**5, 10**5, 10)) + x),
+        np.float32(1),
+        MemoryError,
+        "f32\\[100000,100000,10\\] .* GiB, more than this machine",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name,fun,arg,error,fragment", BAD_INPUTS, ids=[r[0] for r in BAD_INPUTS])
+@pytest.mark.parametrize(
+    "name,fun,arg,error,fragment", BAD_INPUTS, ids=[r[0] for r in BAD_INPUTS]
+)
 def test_bad_input_raises_a_clear_error(name, fun, arg, error, fragment):
     with pytest.raises(error, match=fragment):
         fun(arg)
@@ -232,12 +305,16 @@ def test_bad_input_raises_a_clear_error(name, fun, arg, error, fragment):
 
 def test_debug_nans_off_gives_nan_and_on_passes_clean_values():
     assert np.isnan(olympus.jit(_nan_program)(np.float32(0.5)))
-    np.testing.assert_allclose(_debug_nans(olympus.jit(_nan_program))(np.float32(5.0)), 4.0)
+    np.testing.assert_allclose(
+        _debug_nans(olympus.jit(_nan_program))(np.float32(5.0)), 4.0
+    )
 
 
 def test_zero_size_arrays():
     x = np.zeros((0, 3), np.float32)
-    f = olympus.jit(lambda v: (v * 2.0, jnp.sum(v, axis=0), jnp.max(v, axis=1), v.T @ v))
+    f = olympus.jit(
+        lambda v: (v * 2.0, jnp.sum(v, axis=0), jnp.max(v, axis=1), v.T @ v)
+    )
     doubled, total, row_max, gram = f(x)
     assert doubled.shape == (0, 3) and row_max.shape == (0,)
     np.testing.assert_array_equal(total, np.zeros(3))
@@ -245,9 +322,26 @@ def test_zero_size_arrays():
     assert jnp.sum(np.zeros(0, np.int32)) == 0
 
 
-SCALARS = [np.bool_(True), np.int8(-3), np.int16(7), np.int32(-9), np.int64(11), np.uint8(200),
-           np.uint16(9), np.uint32(5), np.uint64(6), np.float16(1.5), np.float32(2.5),
-           np.float64(-3.25), np.complex64(1 + 2j), np.complex128(2 - 1j), 3, 2.5, True, 1j]
+SCALARS = [
+    np.bool_(True),
+    np.int8(-3),
+    np.int16(7),
+    np.int32(-9),
+    np.int64(11),
+    np.uint8(200),
+    np.uint16(9),
+    np.uint32(5),
+    np.uint64(6),
+    np.float16(1.5),
+    np.float32(2.5),
+    np.float64(-3.25),
+    np.complex64(1 + 2j),
+    np.complex128(2 - 1j),
+    3,
+    2.5,
+    True,
+    1j,
+]
 
 
 @pytest.mark.parametrize("x", SCALARS, ids=[f"{type(s).__name__}" for s in SCALARS])
@@ -257,7 +351,9 @@ def test_scalars_of_every_dtype(x):
     jitted = olympus.jit(lambda v: v + v)(x)
     assert eager.dtype == jitted.dtype and eager.shape == ()
     assert np.dtype(eager.dtype).itemsize <= 8 or eager.dtype == np.complex64
-    np.testing.assert_allclose(np.asarray(jitted), np.asarray(x) + np.asarray(x), rtol=1e-3)
+    np.testing.assert_allclose(
+        np.asarray(jitted), np.asarray(x) + np.asarray(x), rtol=1e-3
+    )
 
 
 # ---- donation -----------------------------------------------------------------------
@@ -278,6 +374,7 @@ def test_donated_array_is_deleted_and_using_it_raises_a_clear_error():
 def test_donated_buffer_is_reused_for_an_output_of_its_type():
     """The lowering aliases a donated argument to a matching output
     (tf.aliasing_output), so XLA writes the result in place."""
+
     def step(x, y):
         return x * 2.0 + y, jnp.sum(y)
 

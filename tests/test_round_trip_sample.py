@@ -70,7 +70,9 @@ def test_a_program_that_loses_a_weak_type_is_reported(conftest, monkeypatch):
     program = olympus.make_olympuspr(lambda s: s * 2)(3.0).olympuspr
     assert conftest.round_trip_failure(program) is None
     original = parser._Parser.aval
-    monkeypatch.setattr(parser._Parser, "aval", lambda self: original(self).strip_weak_type())
+    monkeypatch.setattr(
+        parser._Parser, "aval", lambda self: original(self).strip_weak_type()
+    )
     report = conftest.round_trip_failure(program)
     assert report is not None and "reprinted as" in report and "f32[]{weak}" in report
 
@@ -84,6 +86,8 @@ def test_a_sub_program_with_constants_round_trips(conftest):
     aval = ShapedArray((4,), np.dtype(np.float32))
     d, e, a, b, c = (Var(aval) for _ in range(5))
     inner = ClosedOlympuspr(Olympuspr([d], [e], [], [e, d]), [np.ones(4, np.float32)])
-    outer = Olympuspr([], [a], [Eqn(pjit_p, {"name": "f", "olympuspr": inner}, [a], [b, c])], [c])
+    outer = Olympuspr(
+        [], [a], [Eqn(pjit_p, {"name": "f", "olympuspr": inner}, [a], [b, c])], [c]
+    )
     assert "lambda d:f32[4] ; e:f32[4]" in outer.pretty()
     assert conftest.round_trip_failure(outer) is None

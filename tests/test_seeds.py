@@ -16,34 +16,37 @@ from olympus.test_util import assert_allclose, check_jit_matches_eager, rand_nor
 
 # ---- the seed's cells, verbatim ------------------------------------------------
 def func1(first, second):
-   temp = first + jnp.sin(second) * 3.
-   return jnp.sum(temp)
+    temp = first + jnp.sin(second) * 3.0
+    return jnp.sum(temp)
 
 
 def func2(inner, first, second):
-  temp = first + inner(second) * 3.
-  return jnp.sum(temp)
+    temp = first + inner(second) * 3.0
+    return jnp.sum(temp)
+
 
 def inner(second):
-  if second.shape[0] > 4:
-    return jnp.sin(second)
-  else:
-    assert False
+    if second.shape[0] > 4:
+        return jnp.sin(second)
+    else:
+        assert False
+
 
 def func3(first, second):
-  return func2(inner, first, second)
+    return func2(inner, first, second)
 
 
 def func4(arg):  # The `arg` is a pair.
-  temp = arg[0] + jnp.sin(arg[1]) * 3.
-  return jnp.sum(temp)
+    temp = arg[0] + jnp.sin(arg[1]) * 3.0
+    return jnp.sum(temp)
 
 
 def func12(arg):
-  @jit
-  def inner(x):
-    return x + arg * jnp.ones(1)  # Include a constant in the inner function.
-  return arg + inner(arg - 2.)
+    @jit
+    def inner(x):
+        return x + arg * jnp.ones(1)  # Include a constant in the inner function.
+
+    return arg + inner(arg - 2.0)
 
 
 # ---- golden IR -----------------------------------------------------------------
@@ -83,7 +86,7 @@ def test_func4_flattens_the_pair():
 
 
 def test_func12_nested_jit_is_one_pjit_equation():
-    assert str(make_olympuspr(func12)(1.)) == FUNC12_IR
+    assert str(make_olympuspr(func12)(1.0)) == FUNC12_IR
 
 
 def test_jit_func1_values():

@@ -20,23 +20,37 @@ def test_one_device_mesh():
     mesh = olympus.make_mesh((1,), ("i",))
     x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
     f = olympus.shard_map(
-        lambda v: lax.psum(v, "i") + lax.all_gather(v, "i")[0]
-        + lax.axis_index("i").astype(jnp.float32), mesh, P("i"), P("i"))
+        lambda v: (
+            lax.psum(v, "i")
+            + lax.all_gather(v, "i")[0]
+            + lax.axis_index("i").astype(jnp.float32)
+        ),
+        mesh,
+        P("i"),
+        P("i"),
+    )
     np.testing.assert_allclose(f(x), 2 * x)
     np.testing.assert_allclose(olympus.jit(f)(x), 2 * x)
-    np.testing.assert_allclose(olympus.grad(lambda v: jnp.sum(f(v)))(x), 2 * np.ones_like(x))
+    np.testing.assert_allclose(
+        olympus.grad(lambda v: jnp.sum(f(v)))(x), 2 * np.ones_like(x)
+    )
 
 
 def test_collective_outside_shard_map_is_a_named_error():
-    with pytest.raises(lax.parallel.UnboundAxisNameError,
-                       match=r"psum: axis name 'i' is not bound here .*test_shard_map.py"):
+    with pytest.raises(
+        lax.parallel.UnboundAxisNameError,
+        match=r"psum: axis name 'i' is not bound here .*test_shard_map.py",
+    ):
         lax.psum(jnp.ones(2), "i")
     mesh = olympus.make_mesh((1,), ("i",))
     with pytest.raises(NameError, match="all_gather: axis name 'j'"):
-        olympus.shard_map(lambda v: lax.all_gather(v, "j"), mesh, P("i"), P())(jnp.ones(2))
+        olympus.shard_map(lambda v: lax.all_gather(v, "j"), mesh, P("i"), P())(
+            jnp.ones(2)
+        )
     with pytest.raises(ValueError, match="ppermute"):
         olympus.shard_map(lambda v: lax.ppermute(v, "i", [(0, 3)]), mesh, P("i"), P())(
-            jnp.ones(2))
+            jnp.ones(2)
+        )
 
 
 def test_collectives_on_four_devices():
@@ -142,8 +156,11 @@ def test_grad_and_vmap_of_shard_map():
 def test_pmap():
     x = np.arange(6, dtype=np.float32).reshape(1, 6)
     np.testing.assert_allclose(
-        olympus.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i")(x), 2 * x)
-    with pytest.raises(olympus.api.PmapDeviceCountError, match="size 2 but there are only 1"):
+        olympus.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i")(x), 2 * x
+    )
+    with pytest.raises(
+        olympus.api.PmapDeviceCountError, match="size 2 but there are only 1"
+    ):
         olympus.pmap(lambda v: v)(np.ones((2, 3)))
     out = run_on_devices("""
         from olympus import lax

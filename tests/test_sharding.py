@@ -37,7 +37,11 @@ def run_on_devices(code: str, count: int = 4, timeout: int = 240) -> str:
     )
     done = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
-        env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
@@ -93,13 +97,18 @@ def test_partition_spec():
 
 
 def test_bad_mesh_errors_name_api_and_line():
-    with pytest.raises(MeshShapeError, match=r"make_mesh: a mesh of shape \(2, 2\) needs 4 "
-                       r"devices, but there are 1 \(at .*test_sharding.py"):
+    with pytest.raises(
+        MeshShapeError,
+        match=r"make_mesh: a mesh of shape \(2, 2\) needs 4 "
+        r"devices, but there are 1 \(at .*test_sharding.py",
+    ):
         olympus.make_mesh((2, 2), ("x", "y"))
     with pytest.raises(MeshShapeError, match="one distinct name per axis"):
         Mesh(np.array(olympus.devices()).reshape(1, 1), ("x",))
     mesh = olympus.make_mesh((1,), ("x",))
-    with pytest.raises(UnknownMeshAxisError, match=r"PartitionSpec\('y'\) names unknown"):
+    with pytest.raises(
+        UnknownMeshAxisError, match=r"PartitionSpec\('y'\) names unknown"
+    ):
         NamedSharding(mesh, P("y"))
     with pytest.raises(UnknownMeshAxisError, match="used twice"):
         NamedSharding(mesh, P("x", "x"))
@@ -122,12 +131,19 @@ def test_device_queries_four_devices():
 
 
 def test_device_count_from_config_update():
-    code = ("import olympus\nolympus.config.update('olympus_num_cpu_devices', 3)\n"
-            "print(olympus.device_count())")
+    code = (
+        "import olympus\nolympus.config.update('olympus_num_cpu_devices', 3)\n"
+        "print(olympus.device_count())"
+    )
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("OLYMPUS_NUM_CPU_DEVICES", None)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert done.stdout.strip() == "3", done.stderr[-2000:]
 
 
@@ -200,13 +216,15 @@ def test_sharding_constraint_one_device():
 
     s = NamedSharding(olympus.make_mesh((1,), ("x",)), P("x"))
     x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+
     def f(v):
         return jnp.sum(lax.with_sharding_constraint(jnp.sin(v), s) * 2)
 
     np.testing.assert_allclose(olympus.jit(f)(x), f(x), rtol=1e-6)
     np.testing.assert_allclose(olympus.grad(f)(x), 2 * np.cos(x), rtol=1e-6)
     np.testing.assert_allclose(
-        olympus.vmap(lambda r: lax.with_sharding_constraint(r * 2, s))(x), 2 * x)
+        olympus.vmap(lambda r: lax.with_sharding_constraint(r * 2, s))(x), 2 * x
+    )
     assert "sharding_constraint" in str(olympus.make_olympuspr(f)(x))
     with pytest.raises(TypeError, match="NamedSharding"):
         lax.with_sharding_constraint(x, P("x"))
@@ -303,7 +321,10 @@ def test_sharded_jit_matches_one_device():
         print("ok")
     """)
     assert out.split("\n")[:3] == [
-        "ShardingShapeError jit out_shardings", "ShardingTreeError jit in_shardings", "ok"]
+        "ShardingShapeError jit out_shardings",
+        "ShardingTreeError jit in_shardings",
+        "ok",
+    ]
 
 
 def test_sharded_jit_inside_transforms_donation_callbacks_aot():
@@ -348,8 +369,12 @@ def test_platform_selection():
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("PJRT_NAMES_AND_LIBRARY_PATHS", None)
     run = lambda platforms, **extra: subprocess.run(  # noqa: E731
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        env=dict(env, OLYMPUS_PLATFORMS=platforms, **extra))
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(env, OLYMPUS_PLATFORMS=platforms, **extra),
+    )
     alone = run("cuda")
     assert alone.returncode != 0 and "PlatformUnavailableError" in alone.stderr
     assert "no PjRt plugin found (install the jax-cuda12-pjrt" in alone.stderr
@@ -357,7 +382,10 @@ def test_platform_selection():
     assert fallback.returncode == 0 and fallback.stdout.strip() == "cpu"
     assert "platform 'cuda': no PjRt plugin found" in fallback.stderr
     broken = run("cuda", PJRT_NAMES_AND_LIBRARY_PATHS="cuda:/nonexistent/plugin.so")
-    assert "the PjRt plugin /nonexistent/plugin.so could not start a client" in broken.stderr
+    assert (
+        "the PjRt plugin /nonexistent/plugin.so could not start a client"
+        in broken.stderr
+    )
     olympus.devices()
     with pytest.raises(config.ConfigLockedError):
         config.update("olympus_platforms", "cuda")

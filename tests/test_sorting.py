@@ -21,9 +21,13 @@ def test_sort_and_argsort_against_numpy(axis):
             continue
         if a.ndim == 1 and axis not in (-1, None):
             continue
-        np.testing.assert_array_equal(np.asarray(jnp.sort(a, axis=axis)), np.sort(a, axis=axis))
-        np.testing.assert_array_equal(np.asarray(jnp.argsort(a, axis=axis)),
-                                      np.argsort(a, axis=axis, kind="stable"))
+        np.testing.assert_array_equal(
+            np.asarray(jnp.sort(a, axis=axis)), np.sort(a, axis=axis)
+        )
+        np.testing.assert_array_equal(
+            np.asarray(jnp.argsort(a, axis=axis)),
+            np.argsort(a, axis=axis, kind="stable"),
+        )
 
 
 def test_sort_under_jit_and_descending():
@@ -36,11 +40,14 @@ def test_multi_operand_sort_with_num_keys():
     keys = np.int32([2, 1, 2, 1, 0])
     second = np.float32([4, 2, 3, 1, 9])
     k, v = lax.sort((keys, second), num_keys=1)
-    np.testing.assert_array_equal(np.asarray(v), second[np.argsort(keys, kind="stable")])
+    np.testing.assert_array_equal(
+        np.asarray(v), second[np.argsort(keys, kind="stable")]
+    )
     k, v = lax.sort((keys, second), num_keys=2)
     np.testing.assert_array_equal(np.asarray(v), second[np.lexsort((second, keys))])
-    np.testing.assert_array_equal(np.asarray(jnp.lexsort((second, keys))),
-                                  np.lexsort((second, keys)))
+    np.testing.assert_array_equal(
+        np.asarray(jnp.lexsort((second, keys))), np.lexsort((second, keys))
+    )
 
 
 def test_top_k():
@@ -55,9 +62,12 @@ def test_sort_gradients_and_vmap():
     check_grads(lambda a: lax.top_k(a, 2)[0], (X,), order=1)
     check_grads(lambda a, b: lax.sort((a, b), num_keys=1)[1], (X, X * 3), order=1)
     got = olympus.vmap(lambda a: jnp.argsort(a))(TIES)
-    np.testing.assert_array_equal(np.asarray(got), np.stack([np.argsort(r, kind="stable")
-                                                             for r in TIES]))
-    got = olympus.vmap(lambda a, b: lax.sort((a, b))[1], in_axes=(1, None))(TIES, X[0, :2])
+    np.testing.assert_array_equal(
+        np.asarray(got), np.stack([np.argsort(r, kind="stable") for r in TIES])
+    )
+    got = olympus.vmap(lambda a, b: lax.sort((a, b))[1], in_axes=(1, None))(
+        TIES, X[0, :2]
+    )
     want = np.stack([X[0, :2][np.argsort(TIES[:, j], kind="stable")] for j in range(5)])
     np.testing.assert_array_equal(np.asarray(got), want)
 
@@ -65,19 +75,30 @@ def test_sort_gradients_and_vmap():
 def test_functions_built_on_sort_against_numpy():
     np.testing.assert_array_equal(
         np.asarray(jnp.take_along_axis(X, np.argsort(X, axis=0)[:2], axis=0)),
-        np.take_along_axis(X, np.argsort(X, axis=0)[:2], axis=0))
-    median, quantile, percentile = olympus.jit(lambda x: (
-        jnp.median(x, axis=1), jnp.quantile(x, np.float32([0.1, 0.9]), axis=0),
-        jnp.percentile(x, 30, axis=1, keepdims=True)))(X)
+        np.take_along_axis(X, np.argsort(X, axis=0)[:2], axis=0),
+    )
+    median, quantile, percentile = olympus.jit(
+        lambda x: (
+            jnp.median(x, axis=1),
+            jnp.quantile(x, np.float32([0.1, 0.9]), axis=0),
+            jnp.percentile(x, 30, axis=1, keepdims=True),
+        )
+    )(X)
     np.testing.assert_allclose(np.asarray(median), np.median(X, axis=1), rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(quantile), np.quantile(X, [0.1, 0.9], axis=0),
-                               rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(percentile),
-                               np.percentile(X, 30, axis=1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(quantile), np.quantile(X, [0.1, 0.9], axis=0), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        np.asarray(percentile), np.percentile(X, 30, axis=1, keepdims=True), rtol=1e-5
+    )
     a = np.array([1, 2, 2, 3])
     for side in ("left", "right"):
-        np.testing.assert_array_equal(np.asarray(jnp.searchsorted(a, np.array([2, 0, 5]), side)),
-                                      np.searchsorted(a, [2, 0, 5], side))
+        np.testing.assert_array_equal(
+            np.asarray(jnp.searchsorted(a, np.array([2, 0, 5]), side)),
+            np.searchsorted(a, [2, 0, 5], side),
+        )
     part = np.asarray(jnp.partition(TIES, 2, axis=1))
     np.testing.assert_array_equal(part[:, 2], np.partition(TIES, 2, axis=1)[:, 2])
-    check_grads(olympus.jit(lambda a: jnp.median(a, axis=0)), (X,), order=1, modes=("rev",))
+    check_grads(
+        olympus.jit(lambda a: jnp.median(a, axis=0)), (X,), order=1, modes=("rev",)
+    )

@@ -23,8 +23,14 @@ def test_trace_lower_compile_run():
     assert traced.out_info["norm"].dtype == np.float32
     lowered = traced.lower()
     text = lowered.as_text()
-    assert text.startswith("module") and "stablehlo.dot_general" in text and "stablehlo.tanh" in text
-    assert '"stablehlo.tanh"(' in lowered.as_text(generic=True)  # the form olympus emits
+    assert (
+        text.startswith("module")
+        and "stablehlo.dot_general" in text
+        and "stablehlo.tanh" in text
+    )
+    assert '"stablehlo.tanh"(' in lowered.as_text(
+        generic=True
+    )  # the form olympus emits
     compiled = lowered.compile()
     out = compiled(x, 2.0)
     np.testing.assert_allclose(np.asarray(out["out"]), np.tanh(x @ W) * 2, rtol=1e-6)
@@ -55,7 +61,7 @@ def test_cost_and_memory_analysis():
 
 
 def test_static_arguments_fixed_at_trace_time():
-    f = olympus.jit(lambda x, n: x ** n, static_argnums=1)
+    f = olympus.jit(lambda x, n: x**n, static_argnums=1)
     compiled = f.trace(np.float32(3.0), 3).lower().compile()
     assert "integer_pow[y=3]" in str(f.trace(np.float32(3.0), 3).olympuspr)
     assert float(compiled(np.float32(2.0))) == 8.0
@@ -64,12 +70,16 @@ def test_static_arguments_fixed_at_trace_time():
 def test_constants_travel_with_the_executable():
     c = np.array([10.0, 20.0], np.float32)
     compiled = olympus.jit(lambda x: x + c).lower(np.zeros(2, np.float32)).compile()
-    np.testing.assert_array_equal(np.asarray(compiled(np.ones(2, np.float32))), [11.0, 21.0])
+    np.testing.assert_array_equal(
+        np.asarray(compiled(np.ones(2, np.float32))), [11.0, 21.0]
+    )
 
 
 def test_compiled_rejects_other_types_and_structures():
     compiled = olympus.jit(lambda x: x * 2).lower(np.zeros(3, np.float32)).compile()
-    with pytest.raises(OlympusTypeError, match="argument 0 is f32\\[4\\], compiled for f32\\[3\\]"):
+    with pytest.raises(
+        OlympusTypeError, match="argument 0 is f32\\[4\\], compiled for f32\\[3\\]"
+    ):
         compiled(np.zeros(4, np.float32))
     with pytest.raises(OlympusTypeError, match="structured as"):
         compiled(np.zeros(3, np.float32), np.zeros(3, np.float32))
@@ -77,7 +87,8 @@ def test_compiled_rejects_other_types_and_structures():
 
 def test_stages_of_a_loaded_program(tmp_path):
     closed = olympus.make_olympuspr(lambda x, y: (jnp.dot(x, W), y * 2))(
-        np.ones((2, 3), np.float32), np.float32(1))
+        np.ones((2, 3), np.float32), np.float32(1)
+    )
     olympus.ir.save(closed, tmp_path / "p.olympuspr")
     loaded = olympus.ir.load(tmp_path / "p.olympuspr")
     compiled = olympus.stages.Traced.from_olympuspr(loaded, "p").lower().compile()

@@ -31,7 +31,10 @@ class Box:
 
 
 tree_util.register_pytree_node(
-    Box, lambda b: ((b.value,), b.scale), lambda scale, children: Box(children[0], scale))
+    Box,
+    lambda b: ((b.value,), b.scale),
+    lambda scale, children: Box(children[0], scale),
+)
 
 
 @tree_util.register_pytree_node_class
@@ -48,9 +51,21 @@ class Pair:
 
 
 TREES = [
-    1.0, (1, 2), [1, [2, 3]], {"b": 1, "a": 2}, None, (None, 1), Point(1, (2, 3)),
-    Params(1, 2), {"p": Params([1, 2], None, name="x")}, Box(1, 3), Pair(1, {"k": 2}),
-    (), [], {}, [(), {"z": None}],
+    1.0,
+    (1, 2),
+    [1, [2, 3]],
+    {"b": 1, "a": 2},
+    None,
+    (None, 1),
+    Point(1, (2, 3)),
+    Params(1, 2),
+    {"p": Params([1, 2], None, name="x")},
+    Box(1, 3),
+    Pair(1, {"k": 2}),
+    (),
+    [],
+    {},
+    [(), {"z": None}],
 ]
 
 
@@ -92,7 +107,9 @@ def test_tree_structure_equality_and_hash():
     s3 = tree_util.tree_structure({"a": 1, "b": [2, 3]})
     assert s1 == s2 and hash(s1) == hash(s2)
     assert s1 != s3
-    assert tree_util.tree_structure(Params(1, 2, "a")) != tree_util.tree_structure(Params(1, 2, "b"))
+    assert tree_util.tree_structure(Params(1, 2, "a")) != tree_util.tree_structure(
+        Params(1, 2, "b")
+    )
     assert tree_util.tree_structure(Box(1, 2)) != tree_util.tree_structure(Box(1, 3))
     assert tree_util.treedef_is_leaf(tree_util.tree_structure(1.0))
     assert not tree_util.treedef_is_leaf(tree_util.tree_structure((1.0,)))
@@ -101,9 +118,15 @@ def test_tree_structure_equality_and_hash():
 
 def test_tree_map():
     tree = {"a": (1, 2), "b": Point(3, [4])}
-    assert tree_util.tree_map(lambda v: v * 10, tree) == {"a": (10, 20), "b": Point(30, [40])}
+    assert tree_util.tree_map(lambda v: v * 10, tree) == {
+        "a": (10, 20),
+        "b": Point(30, [40]),
+    }
     other = {"a": (5, 5), "b": Point(5, [5])}
-    assert tree_util.tree_map(lambda u, v: u + v, tree, other) == {"a": (6, 7), "b": Point(8, [9])}
+    assert tree_util.tree_map(lambda u, v: u + v, tree, other) == {
+        "a": (6, 7),
+        "b": Point(8, [9]),
+    }
     mapped = tree_util.tree_map(lambda v: -v, Params(1, 2, "k"))
     assert (mapped.w, mapped.b, mapped.name) == (-1, -2, "k")
     assert tree_util.tree_map(lambda v: v, None) is None
@@ -232,12 +255,21 @@ def test_flatten_with_path_and_keystr():
     tree = {"w": [1, (2, 3)], "p": Point(4, None), "d": Params(5, 6)}
     pairs, treedef = tree_util.tree_flatten_with_path(tree)
     assert [(tree_util.keystr(p), leaf) for p, leaf in pairs] == [
-        ("['d'].w", 5), ("['d'].b", 6), ("['p'].x", 4), ("['w'][0]", 1), ("['w'][1][0]", 2),
-        ("['w'][1][1]", 3)]
+        ("['d'].w", 5),
+        ("['d'].b", 6),
+        ("['p'].x", 4),
+        ("['w'][0]", 1),
+        ("['w'][1][0]", 2),
+        ("['w'][1][1]", 3),
+    ]
     assert pairs[0][0] == (tree_util.DictKey("d"), tree_util.GetAttrKey("w"))
     assert treedef == tree_util.tree_structure(tree)
-    assert [p for p, _ in tree_util.tree_leaves_with_path([7])] == [(tree_util.SequenceKey(0),)]
-    named = tree_util.tree_map_with_path(lambda p, v, w: (tree_util.keystr(p), v + w), (1, [2]), (10, [20]))
+    assert [p for p, _ in tree_util.tree_leaves_with_path([7])] == [
+        (tree_util.SequenceKey(0),)
+    ]
+    named = tree_util.tree_map_with_path(
+        lambda p, v, w: (tree_util.keystr(p), v + w), (1, [2]), (10, [20])
+    )
     assert named == (("[0]", 11), [("[1][0]", 22)])
 
 
@@ -252,7 +284,9 @@ def test_tree_module_short_names():
 
 
 def test_partial_crosses_jit():
-    scaled_add = tree_util.Partial(lambda a, b, scale=1.0: (a + b) * scale, jnp.ones(2), scale=3.0)
+    scaled_add = tree_util.Partial(
+        lambda a, b, scale=1.0: (a + b) * scale, jnp.ones(2), scale=3.0
+    )
     out = olympus.jit(lambda f, x: f(x))(scaled_add, jnp.arange(2.0))
     np.testing.assert_allclose(np.asarray(out), [3.0, 6.0])
     adder = olympus.jit(lambda s: tree_util.Partial(jnp.add, s))(jnp.ones(2))

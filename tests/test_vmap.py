@@ -56,7 +56,14 @@ def per_example_loop(f, args, in_axes, out_axes=0):
     """The reference: f applied to each example, results stacked at out_axes."""
     outs = []
     for b in range(B):
-        outs.append(f(*(x if a is None else np.take(x, b, axis=a) for x, a in zip(args, in_axes))))
+        outs.append(
+            f(
+                *(
+                    x if a is None else np.take(x, b, axis=a)
+                    for x, a in zip(args, in_axes)
+                )
+            )
+        )
     return np.stack([np.asarray(o) for o in outs], axis=out_axes)
 
 
@@ -86,9 +93,24 @@ def check_vmap(f, makers, axes_list, jit_too=True, eager=True):
 
 
 # ---- elementwise ---------------------------------------------------------------
-UNARY_FLOAT = [lax.neg, lax.exp, lax.expm1, lax.sin, lax.cos, lax.tan, lax.tanh,
-               lax.logistic, lax.sign, lax.floor, lax.ceil, lax.erf, lax.abs, lax.round,
-               lambda x: lax.integer_pow(x, 3), lambda x: lax.convert_element_type(x, np.int32)]
+UNARY_FLOAT = [
+    lax.neg,
+    lax.exp,
+    lax.expm1,
+    lax.sin,
+    lax.cos,
+    lax.tan,
+    lax.tanh,
+    lax.logistic,
+    lax.sign,
+    lax.floor,
+    lax.ceil,
+    lax.erf,
+    lax.abs,
+    lax.round,
+    lambda x: lax.integer_pow(x, 3),
+    lambda x: lax.convert_element_type(x, np.int32),
+]
 UNARY_POSITIVE = [lax.log, lax.log1p, lax.sqrt, lax.rsqrt]
 
 
@@ -97,7 +119,9 @@ def test_unary(op):
     make = P(2) if op in UNARY_POSITIVE else N(2)
     # the rule is shared, so axis variants are exercised on two representatives
     representative = op in (lax.sin, lax.log)
-    check_vmap(op, [make], [(-1,), (0,)] if representative else [(-1,)], jit_too=representative)
+    check_vmap(
+        op, [make], [(-1,), (0,)] if representative else [(-1,)], jit_too=representative
+    )
 
 
 def test_unary_int_and_bool():
@@ -113,8 +137,21 @@ def test_complex_parts():
     check_vmap(lax.imag, [z], [(0,), (1,)], jit_too=False)
 
 
-BINARY = [lax.add, lax.sub, lax.mul, lax.div, lax.max, lax.min, lax.atan2,
-          lax.eq, lax.ne, lax.lt, lax.le, lax.gt, lax.ge]
+BINARY = [
+    lax.add,
+    lax.sub,
+    lax.mul,
+    lax.div,
+    lax.max,
+    lax.min,
+    lax.atan2,
+    lax.eq,
+    lax.ne,
+    lax.lt,
+    lax.le,
+    lax.gt,
+    lax.ge,
+]
 
 
 @pytest.mark.parametrize("op", BINARY)
@@ -141,11 +178,18 @@ def test_binary_positive_and_integer():
 
 def test_select_n():
     # a per-example scalar predicate choosing between vectors
-    check_vmap(lax.select, [Bool(), N(2), N(2)], [(0, 0, None), (None, 0, None), (0, None, None)])
+    check_vmap(
+        lax.select,
+        [Bool(), N(2), N(2)],
+        [(0, 0, None), (None, 0, None), (0, None, None)],
+    )
     check_vmap(lax.select, [Bool(2), N(2), N(2)], [(0, 0, 0), (1, 1, None)])
     which = lambda: rng.integers(0, 3, ()).astype(np.int32)  # noqa: E731
-    check_vmap(lambda w, a, b, c: lax.select_n(w, a, b, c), [which, N(2), N(2), N(2)],
-               [(0, 0, None, 1), (None, 0, None, None)])
+    check_vmap(
+        lambda w, a, b, c: lax.select_n(w, a, b, c),
+        [which, N(2), N(2), N(2)],
+        [(0, 0, None, 1), (None, 0, None, None)],
+    )
     # rank-0 cases: an unbatched scalar case must be broadcast to the batch
     check_vmap(lax.select, [Bool(), N(), N()], [(0, 0, None)])
 
@@ -159,7 +203,9 @@ def test_clamp():
 def test_broadcast_in_dim_reshape_transpose():
     check_vmap(lambda x: lax.broadcast_in_dim(x, (4, 2), (1,)), [N(2)], [(0,), (1,)])
     check_vmap(lambda x: lax.reshape(x, (3, 2)), [N(2, 3)], [(1,), (0,), (-1,)])
-    check_vmap(lambda x: lax.reshape(x, (6,), dimensions=(1, 0)), [N(2, 3)], [(1,), (2,)])
+    check_vmap(
+        lambda x: lax.reshape(x, (6,), dimensions=(1, 0)), [N(2, 3)], [(1,), (2,)]
+    )
     check_vmap(lambda x: lax.transpose(x, (1, 0)), [N(2, 3)], [(1,), (0,), (-1,)])
 
 
@@ -177,9 +223,13 @@ def test_slice_concatenate_iota():
 
 
 def test_pad():
-    check_vmap(lambda x, v: lax.pad(x, v, ((1, 2, 1),)), [N(3), N()], [(0, None), (1, None)])
+    check_vmap(
+        lambda x, v: lax.pad(x, v, ((1, 2, 1),)), [N(3), N()], [(0, None), (1, None)]
+    )
     # a per-example padding value, with negative (cropping) padding too
-    check_vmap(lambda x, v: lax.pad(x, v, ((2, -1, 1),)), [N(3), N()], [(0, 0), (None, 0)])
+    check_vmap(
+        lambda x, v: lax.pad(x, v, ((2, -1, 1),)), [N(3), N()], [(0, 0), (None, 0)]
+    )
 
 
 def test_dynamic_slice_shared_and_per_example_starts():
@@ -188,15 +238,22 @@ def test_dynamic_slice_shared_and_per_example_starts():
     check_vmap(f, [N(5, 4), const, const], [(0, None, None), (1, None, None)])
     # 7 and -2 are clamped to the valid range, as XLA does
     check_vmap(f, [N(5, 4), seq(0, 3, 7), seq(-2)], [(0, 0, None)])
-    check_vmap(f, [N(5, 4), seq(0, 3, 7), seq(1, 0, 2)], [(2, 0, 0), (None, 0, 0)],
-               jit_too=False, eager=False)
+    check_vmap(
+        f,
+        [N(5, 4), seq(0, 3, 7), seq(1, 0, 2)],
+        [(2, 0, 0), (None, 0, 0)],
+        jit_too=False,
+        eager=False,
+    )
 
 
 def test_dynamic_slice_per_example_is_exact_for_special_values():
     x = np.array([[np.nan, -0.0, np.inf, -np.inf, 1.5]] * B, np.float32)
     f = lambda x, i: lax.dynamic_slice(x, (i,), (2,))  # noqa: E731
     out = np.asarray(olympus.vmap(f)(x, np.array([0, 1, 2], np.int32)))
-    np.testing.assert_array_equal(out, [[np.nan, -0.0], [-0.0, np.inf], [np.inf, -np.inf]])
+    np.testing.assert_array_equal(
+        out, [[np.nan, -0.0], [-0.0, np.inf], [np.inf, -np.inf]]
+    )
     assert np.signbit(out[1, 0]) and np.signbit(out[0, 1])
     check_vmap(f, [I(5), seq(4, 0, 2)], [(0, 0)], jit_too=False, eager=False)
     check_vmap(f, [Bool(5), seq(4, 0, 2)], [(0, 0)], jit_too=False, eager=False)
@@ -207,14 +264,31 @@ def test_dynamic_slice_per_example_is_exact_for_special_values():
 def test_dynamic_update_slice():
     f = lambda x, u, i, j: lax.dynamic_update_slice(x, u, (i, j))  # noqa: E731
     const = lambda: np.int32(1)  # noqa: E731
-    check_vmap(f, [N(5, 4), N(2, 3), const, const], [(0, 0, None, None), (None, 2, None, None)])
-    check_vmap(f, [N(5, 4), N(2, 3), seq(0, 2, 9), const], [(1, None, 0, None)],
-               jit_too=False, eager=False)
-    check_vmap(f, [N(5, 4), N(2, 3), seq(0, 2, 9), seq(-1, 1, 3)], [(None, None, 0, 0)],
-               jit_too=False, eager=False)
+    check_vmap(
+        f, [N(5, 4), N(2, 3), const, const], [(0, 0, None, None), (None, 2, None, None)]
+    )
+    check_vmap(
+        f,
+        [N(5, 4), N(2, 3), seq(0, 2, 9), const],
+        [(1, None, 0, None)],
+        jit_too=False,
+        eager=False,
+    )
+    check_vmap(
+        f,
+        [N(5, 4), N(2, 3), seq(0, 2, 9), seq(-1, 1, 3)],
+        [(None, None, 0, 0)],
+        jit_too=False,
+        eager=False,
+    )
     # a window as long as its axis: only the other axis moves
-    check_vmap(f, [N(5, 4), N(2, 4), seq(0, 2, 3), seq(1, 0, 2)], [(0, 0, 0, 0)],
-               jit_too=False, eager=False)
+    check_vmap(
+        f,
+        [N(5, 4), N(2, 4), seq(0, 2, 3), seq(1, 0, 2)],
+        [(0, 0, 0, 0)],
+        jit_too=False,
+        eager=False,
+    )
 
 
 # ---- reductions and contractions -----------------------------------------------
@@ -223,7 +297,12 @@ REDUCERS = [lax.reduce_sum, lax.reduce_max, lax.reduce_min, lax.reduce_prod]
 
 @pytest.mark.parametrize("op", REDUCERS)
 def test_reductions(op):
-    check_vmap(lambda x: op(x, (1,)), [N(2, 3)], [(1,), (0,), (2,)], jit_too=op is lax.reduce_sum)
+    check_vmap(
+        lambda x: op(x, (1,)),
+        [N(2, 3)],
+        [(1,), (0,), (2,)],
+        jit_too=op is lax.reduce_sum,
+    )
     check_vmap(lambda x: op(x, (0, 1)), [N(2, 3)], [(1,), (-1,)], jit_too=False)
 
 
@@ -231,7 +310,9 @@ def test_boolean_reductions_and_argmax():
     check_vmap(lambda x: lax.reduce_and(x, (1,)), [Bool(2, 3)], [(1,), (0,)])
     check_vmap(lambda x: lax.reduce_or(x, (0, 1)), [Bool(2, 3)], [(2,)], jit_too=False)
     check_vmap(lambda x: lax.argmax(x, 1, np.int32), [N(2, 3)], [(1,), (0,), (2,)])
-    check_vmap(lambda x: lax.argmin(x, 0, np.int32), [N(2, 3)], [(1,), (2,)], jit_too=False)
+    check_vmap(
+        lambda x: lax.argmin(x, 0, np.int32), [N(2, 3)], [(1,), (2,)], jit_too=False
+    )
 
 
 def test_dot_general():
@@ -249,14 +330,26 @@ def test_bit_primitives():
     shifts = lambda: rng.integers(0, 8, (2,)).astype(np.uint32)  # noqa: E731
     check_vmap(lax.shift_left, [u, shifts], [(0, None), (1, 0)], jit_too=False)
     check_vmap(lax.shift_right_logical, [u, shifts], [(0, 0)], jit_too=False)
-    check_vmap(lambda x: lax.shift_right_arithmetic(x, np.int32(2)), [I(2)], [(1,)], jit_too=False)
-    check_vmap(lambda x: lax.bitcast_convert_type(x, np.int32), [N(2)], [(0,), (1,)], jit_too=False)
+    check_vmap(
+        lambda x: lax.shift_right_arithmetic(x, np.int32(2)),
+        [I(2)],
+        [(1,)],
+        jit_too=False,
+    )
+    check_vmap(
+        lambda x: lax.bitcast_convert_type(x, np.int32),
+        [N(2)],
+        [(0,), (1,)],
+        jit_too=False,
+    )
 
 
 def test_gradient_barriers_and_checkpoint():
     check_vmap(lax.stop_gradient, [N(2)], [(1,)], jit_too=False)
     # a batched and an unbatched operand: the unbatched result is broadcast by out_axes=0
-    pair = olympus.vmap(lambda x, y: lax.optimization_barrier((x, y)), in_axes=(1, None))
+    pair = olympus.vmap(
+        lambda x, y: lax.optimization_barrier((x, y)), in_axes=(1, None)
+    )
     x, y = normal(2, B), normal()
     out_x, out_y = pair(x, y)
     assert_close(out_x, x.T.copy())
@@ -265,7 +358,9 @@ def test_gradient_barriers_and_checkpoint():
     check_vmap(remat_sin, [N(2)], [(1,)])
     xs = normal(B, 2)
     grads = olympus.vmap(olympus.grad(lambda x: jnp.sum(remat_sin(x))))(xs)
-    np.testing.assert_allclose(np.asarray(grads), np.cos(np.sin(xs)) * np.cos(xs), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(grads), np.cos(np.sin(xs)) * np.cos(xs), rtol=1e-5
+    )
 
 
 # ---- higher-order: pjit, nesting, jit ------------------------------------------
@@ -296,7 +391,9 @@ def test_eager_vmap_of_jit_compiles_once():
 
 def test_vmap_of_jit_with_unbatched_output():
     f = olympus.jit(lambda x, y: (x + y, y * 3.0))
-    a, b = olympus.vmap(f, in_axes=(0, None), out_axes=(0, None))(normal(B, 2), np.ones(2, np.float32))
+    a, b = olympus.vmap(f, in_axes=(0, None), out_axes=(0, None))(
+        normal(B, 2), np.ones(2, np.float32)
+    )
     assert np.asarray(a).shape == (B, 2)
     assert_close(b, np.full(2, 3.0, np.float32))
 
@@ -317,8 +414,12 @@ def test_nested_vmap():
     x, y = normal(B, 4, 2), normal(4, 2)
     inner = olympus.vmap(lambda a, b: a * b + jnp.sum(a), in_axes=(0, 0))
     outer = olympus.vmap(inner, in_axes=(0, None))
-    expected = np.stack([np.stack([x[i, j] * y[j] + np.sum(x[i, j]) for j in range(4)])
-                         for i in range(B)])
+    expected = np.stack(
+        [
+            np.stack([x[i, j] * y[j] + np.sum(x[i, j]) for j in range(4)])
+            for i in range(B)
+        ]
+    )
     np.testing.assert_allclose(np.asarray(outer(x, y)), expected, rtol=1e-6)
     # matrix-matrix product from two nested vector dots
     mv = olympus.vmap(jnp.dot, in_axes=(0, None))
@@ -335,8 +436,12 @@ def test_pytrees_negative_axes_and_out_axes():
     def f(p, x):
         return {"y": x @ p["w"] + p["b"], "n": jnp.sum(x)}
 
-    out = olympus.vmap(f, in_axes=({"w": None, "b": 0}, -1), out_axes={"y": 1, "n": 0})(params, xs)
-    expected = np.stack([xs[:, i] @ params["w"] + params["b"][i] for i in range(B)], axis=1)
+    out = olympus.vmap(f, in_axes=({"w": None, "b": 0}, -1), out_axes={"y": 1, "n": 0})(
+        params, xs
+    )
+    expected = np.stack(
+        [xs[:, i] @ params["w"] + params["b"][i] for i in range(B)], axis=1
+    )
     np.testing.assert_allclose(np.asarray(out["y"]), expected, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(out["n"]), xs.sum(0), rtol=1e-5)
     ys = olympus.vmap(lambda x: x * 2.0, out_axes=-1)(normal(B, 2, 4))
@@ -346,7 +451,9 @@ def test_pytrees_negative_axes_and_out_axes():
 def test_unbatched_outputs_are_broadcast_and_axis_size():
     out = olympus.vmap(lambda x, c: c, in_axes=(0, None))(normal(B), np.float32(5.0))
     assert_close(out, np.full(B, 5.0, np.float32))
-    out = olympus.vmap(lambda c: c + 1.0, in_axes=None, axis_size=4)(np.ones(2, np.float32))
+    out = olympus.vmap(lambda c: c + 1.0, in_axes=None, axis_size=4)(
+        np.ones(2, np.float32)
+    )
     assert_close(out, np.full((4, 2), 2.0, np.float32))
 
 
@@ -358,12 +465,16 @@ def test_outputs_are_arrays_even_when_an_input_passes_through():
 
 
 def test_kwargs_are_mapped_over_axis_0():
-    out = olympus.vmap(lambda x, *, y: x * y)(normal(B), y=np.arange(B, dtype=np.float32))
+    out = olympus.vmap(lambda x, *, y: x * y)(
+        normal(B), y=np.arange(B, dtype=np.float32)
+    )
     assert np.asarray(out).shape == (B,)
 
 
 def test_make_olympuspr_shows_the_batched_program():
-    closed = olympus.make_olympuspr(olympus.vmap(lambda x: jnp.sum(x * 2.0)))(normal(B, 4))
+    closed = olympus.make_olympuspr(olympus.vmap(lambda x: jnp.sum(x * 2.0)))(
+        normal(B, 4)
+    )
     text = str(closed)
     assert "f32[3,4]" in text and "reduce_sum[axes=(1,)]" in text
     check_olympuspr(closed.olympuspr)
@@ -381,7 +492,9 @@ MLP_PARAMS = [normal(3, 4), normal(4), normal(4, 2), normal(2)]
 
 def test_per_example_gradients_of_an_mlp():
     xs, ys = normal(4, 3), normal(4, 2)
-    per_example = olympus.jit(olympus.vmap(olympus.grad(mlp_loss), in_axes=(None, 0, 0)))
+    per_example = olympus.jit(
+        olympus.vmap(olympus.grad(mlp_loss), in_axes=(None, 0, 0))
+    )
     one_example = olympus.jit(olympus.grad(mlp_loss))
     loop = [one_example(MLP_PARAMS, xs[i], ys[i]) for i in range(4)]
     for k, g in enumerate(per_example(MLP_PARAMS, xs, ys)):
@@ -405,18 +518,24 @@ def test_grad_of_a_function_using_vmap():
 
 def test_vmap_of_jvp_and_grad_through_per_example_slices():
     xs = normal(B, 4)
-    tangents = olympus.vmap(lambda x: olympus.jvp(jnp.sin, (x,), (jnp.ones_like(x),))[1])(xs)
+    tangents = olympus.vmap(
+        lambda x: olympus.jvp(jnp.sin, (x,), (jnp.ones_like(x),))[1]
+    )(xs)
     np.testing.assert_allclose(np.asarray(tangents), np.cos(xs), rtol=1e-6)
     starts = np.array([0, 1, 9], np.int32)  # 9 is clamped to 2
 
     def window_energy(x):
-        windows = olympus.vmap(lambda row, i: lax.dynamic_slice(row, (i,), (2,)))(x, starts)
-        return jnp.sum(windows ** 2)
+        windows = olympus.vmap(lambda row, i: lax.dynamic_slice(row, (i,), (2,)))(
+            x, starts
+        )
+        return jnp.sum(windows**2)
 
     expected = np.zeros_like(xs)
     for b, i in enumerate([0, 1, 2]):
-        expected[b, i:i + 2] = 2 * xs[b, i:i + 2]
-    np.testing.assert_allclose(np.asarray(olympus.grad(window_energy)(xs)), expected, rtol=1e-6)
+        expected[b, i : i + 2] = 2 * xs[b, i : i + 2]
+    np.testing.assert_allclose(
+        np.asarray(olympus.grad(window_energy)(xs)), expected, rtol=1e-6
+    )
 
 
 def test_custom_derivatives_survive_vmap():
@@ -425,7 +544,9 @@ def test_custom_derivatives_survive_vmap():
         return w * x
 
     # a deliberately "wrong" rule, so that using it is visible: d/dw is 10 x
-    scaled.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (10.0 * g * res[1], g * res[0]))
+    scaled.defvjp(
+        lambda w, x: (w * x, (w, x)), lambda res, g: (10.0 * g * res[1], g * res[0])
+    )
 
     @olympus.custom_jvp
     def soft(x):
@@ -446,7 +567,9 @@ def test_custom_derivatives_survive_vmap():
 
 # ---- errors ----------------------------------------------------------------------
 def test_error_mismatched_sizes_names_arguments():
-    with pytest.raises(ValueError, match=r"args\[0\] has size 3 .*args\[1\] has size 4"):
+    with pytest.raises(
+        ValueError, match=r"args\[0\] has size 3 .*args\[1\] has size 4"
+    ):
         olympus.vmap(lambda x, y: x + y)(normal(3), normal(4))
     with pytest.raises(ValueError, match=r"axis_size has size 5"):
         olympus.vmap(lambda x: x, axis_size=5)(normal(3))
@@ -465,7 +588,10 @@ def test_error_in_axes_structure_names_path():
 
 def test_shape_errors_show_per_example_types():
     batched_dot = olympus.vmap(lambda x, y: lax.dot(x, y))
-    with pytest.raises(TypeError, match=r"(?s)operands: f32\[2\], f32\[4\].*per-example types, inside vmap"):
+    with pytest.raises(
+        TypeError,
+        match=r"(?s)operands: f32\[2\], f32\[4\].*per-example types, inside vmap",
+    ):
         batched_dot(normal(3, 2), normal(3, 4))
 
 

@@ -29,18 +29,25 @@ def test_values_against_windows():
     got = lax.reduce_window_sum(X, WINDOW, STRIDES, PADDING)
     np.testing.assert_allclose(np.asarray(got), reference(X, np.sum, 0), rtol=1e-5)
     ints = np.arange(12, dtype=np.int32).reshape(3, 4)
-    np.testing.assert_array_equal(np.asarray(lax.reduce_window_max(ints, (2, 2), (1, 2))),
-                                  reference(ints, np.max, 0, (2, 2), (1, 2), ((0, 0), (0, 0))))
+    np.testing.assert_array_equal(
+        np.asarray(lax.reduce_window_max(ints, (2, 2), (1, 2))),
+        reference(ints, np.max, 0, (2, 2), (1, 2), ((0, 0), (0, 0))),
+    )
     same = lax.reduce_window_sum(np.ones((5,), np.float32), (3,), (1,), "SAME")
     np.testing.assert_array_equal(np.asarray(same), [2, 3, 3, 3, 2])
 
 
 def test_gradients():
-    check_grads(lambda x: lax.reduce_window_sum(x, WINDOW, STRIDES, PADDING), (X,), order=2)
-    check_grads(lambda x: lax.reduce_window_max(x, WINDOW, STRIDES, PADDING), (X,), order=1)
+    check_grads(
+        lambda x: lax.reduce_window_sum(x, WINDOW, STRIDES, PADDING), (X,), order=2
+    )
+    check_grads(
+        lambda x: lax.reduce_window_max(x, WINDOW, STRIDES, PADDING), (X,), order=1
+    )
     # a tie passes the whole cotangent to the first maximum
     g = olympus.grad(lambda x: lax.reduce_window_max(x, (2,), (2,)).sum())(
-        np.float32([1, 1, 0, 2]))
+        np.float32([1, 1, 0, 2])
+    )
     np.testing.assert_array_equal(np.asarray(g), [1, 0, 0, 1])
 
 
@@ -50,5 +57,10 @@ def test_vmap_matches_stacking():
     want = np.stack([np.asarray(pool(X[:, :, i])) for i in range(X.shape[2])])
     np.testing.assert_array_equal(np.asarray(got), want)
     got = olympus.vmap(lambda x: lax.reduce_window_sum(x, (2, 3), (1, 1)))(X)
-    np.testing.assert_allclose(np.asarray(got), np.stack([
-        reference(x, np.sum, 0, (2, 3), (1, 1), ((0, 0), (0, 0))) for x in X]), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(got),
+        np.stack(
+            [reference(x, np.sum, 0, (2, 3), (1, 1), ((0, 0), (0, 0))) for x in X]
+        ),
+        rtol=1e-5,
+    )

@@ -28,8 +28,10 @@ from olympus.ir import dot, html  # noqa: F401  (fill core.displays: HTML, Graph
 
 # The text parser and the file format load on first use (import time matters).
 _LAZY = {
-    "parse": "olympus.ir.parser", "OlympusprParseError": "olympus.ir.parser",
-    "save": "olympus.ir.serialize", "load": "olympus.ir.serialize",
+    "parse": "olympus.ir.parser",
+    "OlympusprParseError": "olympus.ir.parser",
+    "save": "olympus.ir.serialize",
+    "load": "olympus.ir.serialize",
     "OlympusprFormatError": "olympus.ir.serialize",
 }
 
@@ -41,8 +43,22 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'olympus.ir' has no attribute {name!r}")
 
+
 __all__ = [
-    "ClosedOlympuspr", "Eqn", "Literal", "Olympuspr", "OlympusprTypeError",
-    "Primitive", "ShapedArray", "SourceInfo", "Var", "check_olympuspr", "pp_olympuspr",
-    "OlympusprParseError", "OlympusprFormatError", "parse", "save", "load",
+    "ClosedOlympuspr",
+    "Eqn",
+    "Literal",
+    "Olympuspr",
+    "OlympusprTypeError",
+    "Primitive",
+    "ShapedArray",
+    "SourceInfo",
+    "Var",
+    "check_olympuspr",
+    "pp_olympuspr",
+    "OlympusprParseError",
+    "OlympusprFormatError",
+    "parse",
+    "save",
+    "load",
 ]

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, subolympusprs
+from olympus.ir.core import (
+    ClosedOlympuspr,
+    Literal,
+    Olympuspr,
+    ShapedArray,
+    subolympusprs,
+)
 from olympus.ir.printer import VarNames, pp_eqn
 
 
@@ -62,10 +68,18 @@ def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
     for i, eqn in enumerate(olympuspr.eqns):
         for x in eqn.invars:
             if isinstance(x, Literal) and x.aval.shape != ():
-                _fail(olympuspr, i, f"{eqn.primitive} has an array literal {x.aval.str_short()}; "
-                      f"array constants belong in constvars")
+                _fail(
+                    olympuspr,
+                    i,
+                    f"{eqn.primitive} has an array literal {x.aval.str_short()}; "
+                    f"array constants belong in constvars",
+                )
             if not isinstance(x, Literal) and x not in defined:
-                _fail(olympuspr, i, f"{eqn.primitive} uses a variable before it is defined")
+                _fail(
+                    olympuspr,
+                    i,
+                    f"{eqn.primitive} uses a variable before it is defined",
+                )
         for sub in subolympusprs(eqn.params):
             check_olympuspr(sub)
         rule = eqn.primitive.abstract_eval
@@ -80,7 +94,9 @@ def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
         if len(expected) != len(got) or not all(map(_types_match, expected, got)):
             want = ", ".join(a.str_short() for a in expected)
             have = ", ".join(a.str_short() for a in got)
-            _fail(olympuspr, i, f"{eqn.primitive} should produce ({want}), binds ({have})")
+            _fail(
+                olympuspr, i, f"{eqn.primitive} should produce ({want}), binds ({have})"
+            )
         for v in eqn.outvars:
             define(v, str(eqn.primitive))
     for x in olympuspr.outvars:

@@ -23,7 +23,9 @@ class GraphvizNotFoundError(RuntimeError):
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return (
+        '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    )
 
 
 class _Graph:
@@ -43,7 +45,9 @@ class _Graph:
 
     def edge(self, src: str, dst: str, indent: str, **attrs) -> None:
         extra = ", ".join(f"{k}={_quote(v)}" for k, v in attrs.items() if v)
-        self.lines.append(f"{indent}{src} -> {dst}" + (f" [{extra}]" if extra else "") + ";")
+        self.lines.append(
+            f"{indent}{src} -> {dst}" + (f" [{extra}]" if extra else "") + ";"
+        )
 
 
 def _eqn_label(eqn, names: VarNames) -> str:
@@ -77,11 +81,18 @@ def _operand(graph: _Graph, atom, producers: dict, indent: str) -> tuple[str, st
 def _program(graph: _Graph, olympuspr: Olympuspr, indent: str) -> str:
     """Draws one program; returns the id of its first node (the cluster's anchor)."""
     producers: dict = {}
-    for kind, vars_, color in (("const", olympuspr.constvars, "lightyellow"),
-                               ("input", olympuspr.invars, "lightblue")):
+    for kind, vars_, color in (
+        ("const", olympuspr.constvars, "lightyellow"),
+        ("input", olympuspr.invars, "lightblue"),
+    ):
         for v in vars_:
-            producers[v] = graph.node(f"{kind} {_var_label(v, graph.names)}", indent,
-                                      shape="box", style="filled", fillcolor=color)
+            producers[v] = graph.node(
+                f"{kind} {_var_label(v, graph.names)}",
+                indent,
+                shape="box",
+                style="filled",
+                fillcolor=color,
+            )
     anchor = next(iter(producers.values()), None)
     for eqn in olympuspr.eqns:
         for v in eqn.outvars:
@@ -94,7 +105,9 @@ def _program(graph: _Graph, olympuspr: Olympuspr, indent: str) -> str:
         for v in eqn.outvars:
             producers[v] = node
         _subprograms(graph, eqn, node, indent)
-    out = graph.node("outputs", indent, shape="box", style="filled", fillcolor="lightgrey")
+    out = graph.node(
+        "outputs", indent, shape="box", style="filled", fillcolor="lightgrey"
+    )
     for atom in olympuspr.outvars:
         src, label = _operand(graph, atom, producers, indent)
         graph.edge(src, out, indent, label=label)
@@ -104,25 +117,39 @@ def _program(graph: _Graph, olympuspr: Olympuspr, indent: str) -> str:
 def _subprograms(graph: _Graph, eqn, node: str, indent: str) -> None:
     for key, value in sorted(eqn.params.items()):
         for i, program in enumerate(_programs_in(value)):
-            label = f"{eqn.primitive.name} {key}" + (f"[{i}]" if isinstance(value, tuple) else "")
+            label = f"{eqn.primitive.name} {key}" + (
+                f"[{i}]" if isinstance(value, tuple) else ""
+            )
             cluster = f"cluster_{graph.count}"
             graph.count += 1
             graph.lines.append(f"{indent}subgraph {cluster} {{")
             graph.lines.append(f"{indent}  label={_quote(label)}; style=dashed;")
-            olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
+            olympuspr = (
+                program.olympuspr if isinstance(program, ClosedOlympuspr) else program
+            )
             anchor = _program(graph, olympuspr, indent + "  ")
             graph.lines.append(f"{indent}}}")
-            graph.edge(node, anchor, indent, style="dashed", lhead=cluster,
-                       label=label.split(" ", 1)[1])
+            graph.edge(
+                node,
+                anchor,
+                indent,
+                style="dashed",
+                lhead=cluster,
+                label=label.split(" ", 1)[1],
+            )
 
 
 def to_dot(program) -> str:
     """The Graphviz DOT text of an Olympuspr or ClosedOlympuspr."""
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
     graph = _Graph()
-    graph.lines += ["digraph olympuspr {", "  compound=true;", "  rankdir=TB;",
-                    '  node [fontname="monospace", fontsize=10];',
-                    '  edge [fontname="monospace", fontsize=9];']
+    graph.lines += [
+        "digraph olympuspr {",
+        "  compound=true;",
+        "  rankdir=TB;",
+        '  node [fontname="monospace", fontsize=10];',
+        '  edge [fontname="monospace", fontsize=9];',
+    ]
     _program(graph, olympuspr, "  ")
     graph.lines.append("}")
     return "\n".join(graph.lines) + "\n"
@@ -139,10 +166,17 @@ def to_svg(program) -> str:
             "Graphviz (`apt-get install graphviz`, `brew install graphviz`) or render "
             "the text of to_dot() elsewhere"
         )
-    done = subprocess.run([dot, "-Tsvg"], input=to_dot(program), capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [dot, "-Tsvg"],
+        input=to_dot(program),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"dot failed (exit {done.returncode}): {done.stderr.strip()}")
+        raise RuntimeError(
+            f"dot failed (exit {done.returncode}): {done.stderr.strip()}"
+        )
     return done.stdout
 
 

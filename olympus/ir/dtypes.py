@@ -16,7 +16,9 @@ from olympus import config
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
-uint8, uint16, uint32, uint64 = (np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
+uint8, uint16, uint32, uint64 = (
+    np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64")
+)
 float16, float32, float64 = (np.dtype(t) for t in ("float16", "float32", "float64"))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
@@ -29,8 +31,16 @@ float8_e3m4 = np.dtype(ml_dtypes.float8_e3m4)
 float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
 # exponent only (a scale for microscaling formats): no zero, no sign, no inf
 float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
-float8_dtypes = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
-                 float8_e3m4, float8_e4m3, float8_e8m0fnu)
+float8_dtypes = (
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e4m3b11fnuz,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e8m0fnu,
+)
 # Floats NumPy does not know: its buffer protocol and type hierarchy miss them,
 # and their dtype.kind is unreliable ("V" for most, "f" for float8_e5m2).
 ml_dtypes_floats = (bfloat16, *float8_dtypes)
@@ -39,14 +49,30 @@ ml_dtypes_floats = (bfloat16, *float8_dtypes)
 float0 = np.dtype([("float0", np.void, 0)])
 
 _SHORT_NAMES = {
-    bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
-    uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
-    float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
-    complex64: "c64", complex128: "c128",
-    float8_e4m3fn: "f8_e4m3fn", float8_e5m2: "f8_e5m2",
-    float8_e4m3b11fnuz: "f8_e4m3b11fnuz", float8_e4m3fnuz: "f8_e4m3fnuz",
-    float8_e5m2fnuz: "f8_e5m2fnuz", float8_e3m4: "f8_e3m4", float8_e4m3: "f8_e4m3",
-    float8_e8m0fnu: "f8_e8m0fnu", float0: "float0",
+    bool_: "bool",
+    int8: "i8",
+    int16: "i16",
+    int32: "i32",
+    int64: "i64",
+    uint8: "u8",
+    uint16: "u16",
+    uint32: "u32",
+    uint64: "u64",
+    float16: "f16",
+    bfloat16: "bf16",
+    float32: "f32",
+    float64: "f64",
+    complex64: "c64",
+    complex128: "c128",
+    float8_e4m3fn: "f8_e4m3fn",
+    float8_e5m2: "f8_e5m2",
+    float8_e4m3b11fnuz: "f8_e4m3b11fnuz",
+    float8_e4m3fnuz: "f8_e4m3fnuz",
+    float8_e5m2fnuz: "f8_e5m2fnuz",
+    float8_e3m4: "f8_e3m4",
+    float8_e4m3: "f8_e4m3",
+    float8_e8m0fnu: "f8_e8m0fnu",
+    float0: "float0",
 }
 
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
@@ -83,8 +109,13 @@ def is_integer(dtype) -> bool:
 
 # Float types with no infinities (-inf cast to them is NaN): the float8 kinds
 # named "fn" (finite), "fnuz" (finite, unsigned zero) and "fnu" (finite, unsigned).
-_NO_INFINITY = (float8_e4m3fn, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
-                float8_e8m0fnu)
+_NO_INFINITY = (
+    float8_e4m3fn,
+    float8_e4m3b11fnuz,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+)
 
 
 def float_lowest(dtype) -> np.generic:
@@ -150,13 +181,22 @@ _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 _LATTICE_EDGES = {
     bool_: [_WEAK_INT],
     _WEAK_INT: [uint8, int8],
-    uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64],
+    uint8: [int16, uint16],
+    uint16: [int32, uint32],
+    uint32: [int64, uint64],
     uint64: [_WEAK_FLOAT],
-    int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
+    int8: [int16],
+    int16: [int32],
+    int32: [int64],
+    int64: [_WEAK_FLOAT],
     _WEAK_FLOAT: [bfloat16, float16, _WEAK_COMPLEX, *float8_dtypes],
-    bfloat16: [float32], float16: [float32], float32: [float64, complex64],
+    bfloat16: [float32],
+    float16: [float32],
+    float32: [float64, complex64],
     float64: [complex128],
-    _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
+    _WEAK_COMPLEX: [complex64],
+    complex64: [complex128],
+    complex128: [],
     **{f8: [] for f8 in float8_dtypes},
 }
 
@@ -203,8 +243,10 @@ def _join(nodes: tuple):
     names = ", ".join(n if isinstance(n, str) else short_name(n) for n in nodes)
     hint = ""
     if any(n in float8_dtypes for n in nodes):
-        hint = ("; 8-bit floats never promote implicitly (as in JAX): convert "
-                "explicitly, e.g. x.astype(jnp.float32)")
+        hint = (
+            "; 8-bit floats never promote implicitly (as in JAX): convert "
+            "explicitly, e.g. x.astype(jnp.float32)"
+        )
     raise TypePromotionError(f"no common dtype for {names}{hint}")
 
 
@@ -236,8 +278,24 @@ def _node_name(node) -> str:
 
 
 _TABLE_ORDER = (
-    bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, bfloat16, float16,
-    float32, float64, complex64, complex128, *float8_dtypes, _WEAK_INT, _WEAK_FLOAT,
+    bool_,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    int8,
+    int16,
+    int32,
+    int64,
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+    *float8_dtypes,
+    _WEAK_INT,
+    _WEAK_FLOAT,
     _WEAK_COMPLEX,
 )
 

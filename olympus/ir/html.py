@@ -33,8 +33,10 @@ _MAX_ARRAY_CELLS = 100
 
 
 def _binder(var, names: VarNames) -> str:
-    return (f'<span class="var">{escape(names(var))}</span>:'
-            f'<span class="type">{escape(var.aval.str_short())}</span>')
+    return (
+        f'<span class="var">{escape(names(var))}</span>:'
+        f'<span class="type">{escape(var.aval.str_short())}</span>'
+    )
 
 
 def _atom(atom, names: VarNames) -> str:
@@ -66,7 +68,9 @@ def _details(label: str, program, names: VarNames) -> str:
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
     n = len(olympuspr.eqns)
     summary = f"{escape(label)}: {n} equation{'s' if n != 1 else ''}"
-    return f"<details><summary>{summary}</summary>{_program(olympuspr, names)}</details>"
+    return (
+        f"<details><summary>{summary}</summary>{_program(olympuspr, names)}</details>"
+    )
 
 
 def _source_text(info) -> str:
@@ -89,9 +93,11 @@ def _eqn_row(eqn, names: VarNames) -> str:
         source += f' <span class="rewrite">{rule}</span>'
         replaced = "replaced:\n" + "\n".join(info.rewrite.replaced)
         cell = f'<td class="source" title="{escape(replaced)}">'
-    return (f"<tr><td>{outs}</td><td class=\"prim\">{escape(eqn.primitive.name)}</td>"
-            f"<td class=\"params\">{params}</td><td>{args}</td>"
-            f"{cell}{source}</td></tr>")
+    return (
+        f'<tr><td>{outs}</td><td class="prim">{escape(eqn.primitive.name)}</td>'
+        f'<td class="params">{params}</td><td>{args}</td>'
+        f"{cell}{source}</td></tr>"
+    )
 
 
 def _program(olympuspr: Olympuspr, names: VarNames) -> str:
@@ -100,10 +106,12 @@ def _program(olympuspr: Olympuspr, names: VarNames) -> str:
     rows = "".join(f"\n{_eqn_row(e, names)}" for e in olympuspr.eqns)  # a row a line
     outs = ", ".join(_atom(a, names) for a in olympuspr.outvars)
     binders = f"{consts} ; {invars}" if consts else f"; {invars}"
-    return (f'<div class="signature">lambda {binders}</div>'
-            f"<table><thead><tr><th>outputs</th><th>primitive</th><th>params</th>"
-            f"<th>operands</th><th>source</th></tr></thead><tbody>{rows}\n</tbody></table>"
-            f'<div class="outputs">in ({outs})</div>')
+    return (
+        f'<div class="signature">lambda {binders}</div>'
+        f"<table><thead><tr><th>outputs</th><th>primitive</th><th>params</th>"
+        f"<th>operands</th><th>source</th></tr></thead><tbody>{rows}\n</tbody></table>"
+        f'<div class="outputs">in ({outs})</div>'
+    )
 
 
 def olympuspr_html(program) -> str:
@@ -123,6 +131,7 @@ def array_html(value: np.ndarray, type_text: str) -> str:
         return f'<div class="olympus-array">{caption}<pre>{body}</pre></div>'
     rows = np.atleast_2d(value)
     cells = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in row) + "</tr>" for row in rows
+        "<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in row) + "</tr>"
+        for row in rows
     )
     return f'<table class="olympus-array">{caption}<tbody>{cells}</tbody></table>'

@@ -144,7 +144,9 @@ class _Parser:
     def __init__(self, text: str, named_consts: Mapping[str, object]):
         self.r = _Reader(text)
         self.named_consts = named_consts
-        self.memo: dict[str, ClosedOlympuspr] = {}  # a program printed twice is one object
+        self.memo: dict[
+            str, ClosedOlympuspr
+        ] = {}  # a program printed twice is one object
 
     # ---- types and binders ---------------------------------------------------
     def aval(self) -> ShapedArray:
@@ -355,7 +357,9 @@ class _Parser:
         if primitive is None:
             r.pos = start
             r.skip_space()
-            raise r.error(f"unknown primitive {name!r} (not in olympus.ir.core.all_primitives)")
+            raise r.error(
+                f"unknown primitive {name!r} (not in olympus.ir.core.all_primitives)"
+            )
         params = self.params()
         invars = []
         while not self.operands_end():
@@ -445,7 +449,9 @@ _SHAPED_ARRAY = re.compile(r"ShapedArray\((\w+)\[([0-9,]*)\](, weak_type=True)?\
 
 def _param_scalar(word: str):
     m = _SHAPED_ARRAY.fullmatch(word)
-    if m and m[1] in _DTYPES_BY_SHORT_NAME:  # an aval held by a param, as repr() shows it
+    if (
+        m and m[1] in _DTYPES_BY_SHORT_NAME
+    ):  # an aval held by a param, as repr() shows it
         shape = tuple(int(d) for d in m[2].split(",") if d)
         return ShapedArray(shape, _DTYPES_BY_SHORT_NAME[m[1]], weak_type=bool(m[3]))
     if word == "None":
@@ -461,7 +467,9 @@ def _param_scalar(word: str):
     return word
 
 
-def parse(text: str, consts: Sequence | Mapping[str, object] | None = None) -> ClosedOlympuspr:
+def parse(
+    text: str, consts: Sequence | Mapping[str, object] | None = None
+) -> ClosedOlympuspr:
     """The ClosedOlympuspr that `text` (a printed olympuspr) describes.
 
     `consts` gives the constvars' values: a sequence for the top-level

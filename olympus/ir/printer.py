@@ -98,8 +98,10 @@ def pp_param(value, names: VarNames, indent: int = 0) -> str:
     """A parameter's value as printed; sub-programs continue `names`."""
     if isinstance(value, (ClosedOlympuspr, Olympuspr)):
         return _pp(value, names, indent, inline_ok=True)
-    if isinstance(value, tuple) and value and all(
-        isinstance(v, (ClosedOlympuspr, Olympuspr)) for v in value
+    if (
+        isinstance(value, tuple)
+        and value
+        and all(isinstance(v, (ClosedOlympuspr, Olympuspr)) for v in value)
     ):
         pad = " " * (indent + 2)
         inner = "\n".join(
@@ -135,9 +137,7 @@ def pp_eqn(eqn, names: VarNames, indent: int = 0, source_info: bool = False) -> 
         head = eqn.primitive.name
     elif _has_subprograms(eqn.params):
         pad = " " * (indent + 2)
-        lines = [
-            f"{pad}{k}={pp_param(v, names, indent + 2)}" for k, v in params
-        ]
+        lines = [f"{pad}{k}={pp_param(v, names, indent + 2)}" for k, v in params]
         head = f"{eqn.primitive.name}[\n" + "\n".join(lines) + f"\n{' ' * indent}]"
     else:
         quoted = eqn.primitive in quoted_string_params
@@ -164,14 +164,14 @@ def source_comment(info) -> str:
 REWRITE_MARK = "rewritten by "
 
 
-def _pp(program, names: VarNames, indent: int, inline_ok: bool, source_info=False) -> str:
+def _pp(
+    program, names: VarNames, indent: int, inline_ok: bool, source_info=False
+) -> str:
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
     consts = " ".join(_pp_binder(v, names) for v in olympuspr.constvars)
     invars = " ".join(_pp_binder(v, names) for v in olympuspr.invars)
     header = f"{{ lambda {consts}{' ' if consts else ''}; {invars}. let"
-    eqn_texts = [
-        pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns
-    ]
+    eqn_texts = [pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns]
     outs = ", ".join(_pp_atom(a, names) for a in olympuspr.outvars)
     footer = f"in ({outs}{',' if len(olympuspr.outvars) == 1 else ''}) }}"
     one_line = f"{header} {' '.join(eqn_texts)} {footer}"

@@ -93,8 +93,10 @@ def _const_entries(closed: ClosedOlympuspr, names: dict):
 
 def _holds_python_function(value) -> bool:
     values = value if isinstance(value, (tuple, list)) else (value,)
-    return any(callable(v) and not isinstance(v, (type, ClosedOlympuspr, Olympuspr))
-               for v in values)
+    return any(
+        callable(v) and not isinstance(v, (type, ClosedOlympuspr, Olympuspr))
+        for v in values
+    )
 
 
 def _check_saveable(closed: ClosedOlympuspr) -> None:
@@ -127,17 +129,28 @@ def save(closed: ClosedOlympuspr, path: str | os.PathLike) -> None:
     _check_saveable(closed)
     text, names = _printed_names(closed)
     manifest = {
-        "format": FORMAT, "version": VERSION, "olympus": _olympus_version(),
-        "consts": [], "weak_vars": sorted(n for v, n in names.items() if v.aval.weak_type),
-        "weak_literals": [i for i, lit in enumerate(walk_literals(closed)) if lit.aval.weak_type],
-        "source_info": [_source_json(p.eqns[i].source_info) for p, i in walk_eqns(closed)],
+        "format": FORMAT,
+        "version": VERSION,
+        "olympus": _olympus_version(),
+        "consts": [],
+        "weak_vars": sorted(n for v, n in names.items() if v.aval.weak_type),
+        "weak_literals": [
+            i for i, lit in enumerate(walk_literals(closed)) if lit.aval.weak_type
+        ],
+        "source_info": [
+            _source_json(p.eqns[i].source_info) for p, i in walk_eqns(closed)
+        ],
     }
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("program.txt", text)
         for name, value in _const_entries(closed, names):
             data, array = _const_bytes(value)
-            entry = {"name": name, "path": f"consts/{name}.npy",
-                     "dtype": array.dtype.name, "shape": list(array.shape)}
+            entry = {
+                "name": name,
+                "path": f"consts/{name}.npy",
+                "dtype": array.dtype.name,
+                "shape": list(array.shape),
+            }
             archive.writestr(entry["path"], data)
             manifest["consts"].append(entry)
         archive.writestr("manifest.json", json.dumps(manifest, indent=1))
@@ -165,10 +178,13 @@ def _read_manifest(archive: zipfile.ZipFile, path) -> dict:
     try:
         manifest = json.loads(archive.read("manifest.json"))
     except KeyError:
-        raise OlympusprFormatError(f"{path}: no manifest.json; not an olympuspr archive") from None
+        raise OlympusprFormatError(
+            f"{path}: no manifest.json; not an olympuspr archive"
+        ) from None
     if manifest.get("format") != FORMAT:
         raise OlympusprFormatError(
-            f"{path}: format {manifest.get('format')!r}, expected {FORMAT!r}")
+            f"{path}: format {manifest.get('format')!r}, expected {FORMAT!r}"
+        )
     version = manifest.get("version")
     if not isinstance(version, int) or version > VERSION:
         raise OlympusprFormatError(
@@ -207,7 +223,9 @@ def load(path: str | os.PathLike) -> ClosedOlympuspr:
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
-        raise OlympusprFormatError(f"{path}: not a zip archive; not an olympuspr file") from None
+        raise OlympusprFormatError(
+            f"{path}: not a zip archive; not an olympuspr file"
+        ) from None
     with archive:
         manifest = _read_manifest(archive, path)
         consts = {e["name"]: _read_const(archive, e) for e in manifest["consts"]}

@@ -18,6 +18,7 @@ from olympus.backends.xla.dispatch import apply_primitive
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.tracer.errors import OlympusTypeError
 
+
 def define_primitive(
     name: str,
     abstract_eval: Callable,
@@ -34,7 +35,9 @@ def define_primitive(
 
 
 # ---- shape-rule helpers: each raises OlympusTypeError with a plain message ----
-def dtype_kind_check(name: str, aval: ShapedArray, accepted: Callable, kinds: str) -> None:
+def dtype_kind_check(
+    name: str, aval: ShapedArray, accepted: Callable, kinds: str
+) -> None:
     if not accepted(aval.dtype):
         raise OlympusTypeError(
             f"{name} requires {kinds} operands, got {dtypes.short_name(aval.dtype)}"

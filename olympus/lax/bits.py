@@ -33,7 +33,9 @@ def _shift(name: str, hlo_op: str):
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         dtype = same_dtypes(name, (x, y))
         dtype_kind_check(name, x, dtypes.is_integer, "integer")
-        return ShapedArray(broadcast_shapes_scalar(name, (x, y)), dtype, all_weak((x, y)))
+        return ShapedArray(
+            broadcast_shapes_scalar(name, (x, y)), dtype, all_weak((x, y))
+        )
 
     def lower(ctx, x, y):
         return ctx.op(hlo_op, _operands_at_out_shape(ctx, (x, y)))
@@ -43,7 +45,9 @@ def _shift(name: str, hlo_op: str):
 
 shift_left_p = _shift("shift_left", "stablehlo.shift_left")
 shift_right_logical_p = _shift("shift_right_logical", "stablehlo.shift_right_logical")
-shift_right_arithmetic_p = _shift("shift_right_arithmetic", "stablehlo.shift_right_arithmetic")
+shift_right_arithmetic_p = _shift(
+    "shift_right_arithmetic", "stablehlo.shift_right_arithmetic"
+)
 def_elementwise(shift_left_p, shift_right_logical_p, shift_right_arithmetic_p)
 for _p in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
     defjvp_zero(_p)
@@ -52,7 +56,12 @@ for _p in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
 # ---- bitcast ---------------------------------------------------------------------
 def _bitcast_abstract_eval(x: ShapedArray, *, new_dtype) -> ShapedArray:
     old, new = np.dtype(x.dtype), np.dtype(new_dtype)
-    if dtypes.is_complex(old) or dtypes.is_complex(new) or old == dtypes.bool_ or new == dtypes.bool_:
+    if (
+        dtypes.is_complex(old)
+        or dtypes.is_complex(new)
+        or old == dtypes.bool_
+        or new == dtypes.bool_
+    ):
         raise OlympusTypeError(
             f"bitcast_convert_type: cannot reinterpret {dtypes.short_name(old)} as "
             f"{dtypes.short_name(new)} (only real numbers and integers)"
@@ -66,7 +75,8 @@ def _bitcast_abstract_eval(x: ShapedArray, *, new_dtype) -> ShapedArray:
 
 
 bitcast_convert_type_p = define_primitive(
-    "bitcast_convert_type", _bitcast_abstract_eval,
+    "bitcast_convert_type",
+    _bitcast_abstract_eval,
     lambda ctx, x, *, new_dtype: ctx.op("stablehlo.bitcast_convert", [x]),
 )
 def_elementwise(bitcast_convert_type_p)

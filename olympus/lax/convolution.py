@@ -48,8 +48,13 @@ def _dilate(sizes, dilation):
     return tuple(0 if d == 0 else 1 + r * (d - 1) for d, r in zip(sizes, dilation))
 
 
-def _check_groups(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers,
-                  feature_group_count: int, batch_group_count: int) -> None:
+def _check_groups(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    dimension_numbers,
+    feature_group_count: int,
+    batch_group_count: int,
+) -> None:
     """StableHLO's grouping constraints, as one readable error each."""
     lspec, rspec, _ = dimension_numbers
     groups, batch_groups = feature_group_count, batch_group_count
@@ -58,32 +63,47 @@ def _check_groups(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers,
     if groups < 1 or batch_groups < 1 or (groups > 1 and batch_groups > 1):
         raise OlympusTypeError(
             f"{where}: feature_group_count {groups} and batch_group_count {batch_groups} "
-            f"must be positive and at least one of them 1")
+            f"must be positive and at least one of them 1"
+        )
     if lhs.shape[lspec[1]] != in_f * groups or out_f % groups:
         raise OlympusTypeError(
             f"{where}: input features {lhs.shape[lspec[1]]} must be kernel input "
             f"features {in_f} x feature_group_count {groups}, and kernel "
-            f"output features {out_f} divisible by it")
+            f"output features {out_f} divisible by it"
+        )
     if lhs.shape[lspec[0]] % batch_groups or out_f % batch_groups:
         raise OlympusTypeError(
             f"{where}: input batch {lhs.shape[lspec[0]]} and kernel output features "
-            f"{out_f} must both be divisible by batch_group_count {batch_groups}")
+            f"{out_f} must both be divisible by batch_group_count {batch_groups}"
+        )
 
 
-def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, window_strides, padding,
-                        lhs_dilation, rhs_dilation, dimension_numbers, feature_group_count,
-                        batch_group_count):
+def _conv_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+):
     dtype = same_dtypes("conv_general_dilated", (lhs, rhs))
     lspec, rspec, ospec = dimension_numbers
     if lhs.ndim != rhs.ndim or lhs.ndim < 3 or len(window_strides) != lhs.ndim - 2:
         raise OlympusTypeError(
             f"conv_general_dilated: input {lhs.str_short()} and kernel {rhs.str_short()} need "
-            f"one rank >= 3 and one stride per spatial axis, got strides {window_strides}")
+            f"one rank >= 3 and one stride per spatial axis, got strides {window_strides}"
+        )
     _check_groups(lhs, rhs, dimension_numbers, feature_group_count, batch_group_count)
     in_sizes = _dilate([lhs.shape[d] for d in lspec[2:]], lhs_dilation)
     window = _dilate([rhs.shape[d] for d in rspec[2:]], rhs_dilation)
-    spatial = [max(0, (i + lo + hi - w) // s + 1) if i + lo + hi >= w else 0
-               for i, (lo, hi), w, s in zip(in_sizes, padding, window, window_strides)]
+    spatial = [
+        max(0, (i + lo + hi - w) // s + 1) if i + lo + hi >= w else 0
+        for i, (lo, hi), w, s in zip(in_sizes, padding, window, window_strides)
+    ]
     out = [0] * lhs.ndim
     out[ospec[0]] = lhs.shape[lspec[0]] // batch_group_count
     out[ospec[1]] = rhs.shape[rspec[0]]
@@ -101,23 +121,37 @@ def _layout(spec, names) -> str:
     return f"[{', '.join(letters)}]"
 
 
-def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-                dimension_numbers, feature_group_count, batch_group_count):
+def _conv_lower(
+    ctx,
+    lhs,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+):
     lspec, rspec, ospec = dimension_numbers
-    layout = (f"{_layout(lspec, 'bf')}x{_layout(rspec, 'oi')}->{_layout(ospec, 'bf')}")
+    layout = f"{_layout(lspec, 'bf')}x{_layout(rspec, 'oi')}->{_layout(ospec, 'bf')}"
     pads = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
-    attrs = (f"batch_group_count = {batch_group_count} : i64, "
-             f"dimension_numbers = #stablehlo.conv<{layout}>, "
-             f"feature_group_count = {feature_group_count} : i64, "
-             f"lhs_dilation = {i64_array(lhs_dilation)}, "
-             f"padding = dense<[{pads}]> : tensor<{len(padding)}x2xi64>, "
-             f"rhs_dilation = {i64_array(rhs_dilation)}, "
-             f"window_strides = {i64_array(window_strides)}")
+    attrs = (
+        f"batch_group_count = {batch_group_count} : i64, "
+        f"dimension_numbers = #stablehlo.conv<{layout}>, "
+        f"feature_group_count = {feature_group_count} : i64, "
+        f"lhs_dilation = {i64_array(lhs_dilation)}, "
+        f"padding = dense<[{pads}]> : tensor<{len(padding)}x2xi64>, "
+        f"rhs_dilation = {i64_array(rhs_dilation)}, "
+        f"window_strides = {i64_array(window_strides)}"
+    )
     return ctx.op("stablehlo.convolution", [lhs, rhs], attrs)
 
 
-conv_general_dilated_p = define_primitive("conv_general_dilated", _conv_abstract_eval,
-                                          _conv_lower)
+conv_general_dilated_p = define_primitive(
+    "conv_general_dilated", _conv_abstract_eval, _conv_lower
+)
 
 
 # ---- axis regrouping shared by the transposes and the batching rule ---------------
@@ -187,7 +221,9 @@ def _swap_first_two(spec):
     return (spec[1], spec[0], *spec[2:])
 
 
-def _lhs_padding(in_sizes, window, strides, out_sizes, padding, lhs_dilation, rhs_dilation):
+def _lhs_padding(
+    in_sizes, window, strides, out_sizes, padding, lhs_dilation, rhs_dilation
+):
     lhs_d = _dilate(in_sizes, lhs_dilation)
     rhs_d = _dilate(window, rhs_dilation)
     out_d = _dilate(out_sizes, strides)
@@ -196,34 +232,62 @@ def _lhs_padding(in_sizes, window, strides, out_sizes, padding, lhs_dilation, rh
     return tuple(zip(before, after))
 
 
-def _rhs_padding(in_sizes, window, strides, out_sizes, padding, lhs_dilation, rhs_dilation):
+def _rhs_padding(
+    in_sizes, window, strides, out_sizes, padding, lhs_dilation, rhs_dilation
+):
     lhs_d = _dilate(in_sizes, lhs_dilation)
     rhs_d = _dilate(window, rhs_dilation)
     out_d = _dilate(out_sizes, strides)
-    return tuple((lo, (o - i) + (w - lo - 1))
-                 for i, w, o, (lo, _) in zip(lhs_d, rhs_d, out_d, padding))
+    return tuple(
+        (lo, (o - i) + (w - lo - 1))
+        for i, w, o, (lo, _) in zip(lhs_d, rhs_d, out_d, padding)
+    )
 
 
 def _spatial(shape, spec):
     return [shape[d] for d in spec[2:]]
 
 
-def _transpose_lhs(ct, rhs, lhs_shape, *, window_strides, padding, lhs_dilation,
-                   rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+def _transpose_lhs(
+    ct,
+    rhs,
+    lhs_shape,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+):
     """The input's cotangent: ct convolved with the flipped kernel, its two
     feature axes swapped. Either kind of group becomes feature groups here;
     with batch groups, group b's input features land in batch block b."""
     lspec, rspec, ospec = dimension_numbers
     rhs_shape = aval_of(rhs).shape
-    pads = _lhs_padding(_spatial(lhs_shape, lspec), _spatial(rhs_shape, rspec), window_strides,
-                        _spatial(aval_of(ct).shape, ospec), padding, lhs_dilation, rhs_dilation)
+    pads = _lhs_padding(
+        _spatial(lhs_shape, lspec),
+        _spatial(rhs_shape, rspec),
+        window_strides,
+        _spatial(aval_of(ct).shape, ospec),
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+    )
     groups = feature_group_count * batch_group_count  # at most one of them exceeds 1
     flipped = rev_p.bind(rhs, dimensions=tuple(rspec[2:]))
     ct_lhs = conv_general_dilated_p.bind(
-        ct, _regroup_kernel(flipped, rspec, groups), window_strides=tuple(lhs_dilation),
-        padding=pads, lhs_dilation=tuple(window_strides), rhs_dilation=tuple(rhs_dilation),
+        ct,
+        _regroup_kernel(flipped, rspec, groups),
+        window_strides=tuple(lhs_dilation),
+        padding=pads,
+        lhs_dilation=tuple(window_strides),
+        rhs_dilation=tuple(rhs_dilation),
         dimension_numbers=ConvDimensionNumbers(ospec, _swap_first_two(rspec), lspec),
-        feature_group_count=groups, batch_group_count=1)
+        feature_group_count=groups,
+        batch_group_count=1,
+    )
     if batch_group_count > 1:
         ct_lhs = _features_into_batch(ct_lhs, lspec, batch_group_count)
     return _fit(ct_lhs, lhs_shape)
@@ -235,28 +299,57 @@ def _features_into_batch(x, lspec, groups: int):
     return _merge_axis_into(split, 0, lspec[0] + 1, 1)
 
 
-def _transpose_rhs(ct, lhs, rhs_shape, *, window_strides, padding, lhs_dilation,
-                   rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+def _transpose_rhs(
+    ct,
+    lhs,
+    rhs_shape,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+):
     """The kernel's cotangent: the input convolved with ct, batch and feature
     axes swapped in both; the forward's feature groups become batch groups
     (each kernel group only sees its own input features) and vice versa."""
     lspec, rspec, ospec = dimension_numbers
     lhs_shape = aval_of(lhs).shape
-    pads = _rhs_padding(_spatial(lhs_shape, lspec), _spatial(rhs_shape, rspec), window_strides,
-                        _spatial(aval_of(ct).shape, ospec), padding, lhs_dilation, rhs_dilation)
+    pads = _rhs_padding(
+        _spatial(lhs_shape, lspec),
+        _spatial(rhs_shape, rspec),
+        window_strides,
+        _spatial(aval_of(ct).shape, ospec),
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+    )
     ct_rhs = conv_general_dilated_p.bind(
-        lhs, ct, window_strides=tuple(rhs_dilation), padding=pads,
-        lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(window_strides),
+        lhs,
+        ct,
+        window_strides=tuple(rhs_dilation),
+        padding=pads,
+        lhs_dilation=tuple(lhs_dilation),
+        rhs_dilation=tuple(window_strides),
         dimension_numbers=ConvDimensionNumbers(
-            _swap_first_two(lspec), _swap_first_two(ospec), _swap_first_two(rspec)),
-        feature_group_count=batch_group_count, batch_group_count=feature_group_count)
+            _swap_first_two(lspec), _swap_first_two(ospec), _swap_first_two(rspec)
+        ),
+        feature_group_count=batch_group_count,
+        batch_group_count=feature_group_count,
+    )
     return _fit(ct_rhs, rhs_shape)
 
 
 def _conv_transpose(ct, lhs, rhs, **params):
     ct = instantiate(ct)
-    ct_lhs = _transpose_lhs(ct, rhs, lhs.aval.shape, **params) if is_undefined(lhs) else None
-    ct_rhs = _transpose_rhs(ct, lhs, rhs.aval.shape, **params) if is_undefined(rhs) else None
+    ct_lhs = (
+        _transpose_lhs(ct, rhs, lhs.aval.shape, **params) if is_undefined(lhs) else None
+    )
+    ct_rhs = (
+        _transpose_rhs(ct, lhs, rhs.aval.shape, **params) if is_undefined(rhs) else None
+    )
     return [ct_lhs, ct_rhs]
 
 
@@ -271,9 +364,13 @@ def _regroup_kernel(rhs, rspec, groups: int):
     spatial = tuple(shape[d] for d in rspec[2:])
     out_f, in_f = shape[rspec[0]], shape[rspec[1]]
     k = transpose_p.bind(rhs, permutation=perm)
-    k = reshape_p.bind(k, new_sizes=(groups, out_f // groups, in_f, *spatial), dimensions=None)
+    k = reshape_p.bind(
+        k, new_sizes=(groups, out_f // groups, in_f, *spatial), dimensions=None
+    )
     k = transpose_p.bind(k, permutation=(1, 0, *range(2, len(shape) + 1)))
-    k = reshape_p.bind(k, new_sizes=(out_f // groups, groups * in_f, *spatial), dimensions=None)
+    k = reshape_p.bind(
+        k, new_sizes=(out_f // groups, groups * in_f, *spatial), dimensions=None
+    )
     inverse = tuple(int(i) for i in sorted(range(len(perm)), key=perm.__getitem__))
     return transpose_p.bind(k, permutation=inverse)
 
@@ -285,9 +382,12 @@ def _fit(x, shape):
     if have == tuple(shape):
         return x
     if all(h >= s for h, s in zip(have, shape)):
-        return slice_p.bind(x, start_indices=(0,) * len(shape), limit_indices=tuple(shape),
-                            strides=None)
-    raise TypeError(f"conv_general_dilated transpose: cotangent {have} does not cover {shape}")
+        return slice_p.bind(
+            x, start_indices=(0,) * len(shape), limit_indices=tuple(shape), strides=None
+        )
+    raise TypeError(
+        f"conv_general_dilated transpose: cotangent {have} does not cover {shape}"
+    )
 
 
 jvp_rules[conv_general_dilated_p] = _conv_jvp
@@ -337,7 +437,9 @@ batch_rules[conv_general_dilated_p] = _conv_batch_rule
 
 
 # ---- public function -------------------------------------------------------------
-def _padding(padding, lhs_shape, rhs_shape, strides, dn: ConvDimensionNumbers, rhs_dilation):
+def _padding(
+    padding, lhs_shape, rhs_shape, strides, dn: ConvDimensionNumbers, rhs_dilation
+):
     """'SAME' / 'VALID' or explicit (lo, hi) pairs."""
     if not isinstance(padding, str):
         return tuple((int(lo), int(hi)) for lo, hi in padding)
@@ -353,9 +455,17 @@ def _padding(padding, lhs_shape, rhs_shape, strides, dn: ConvDimensionNumbers, r
     return tuple(pads)
 
 
-def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
-                         lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
-                         feature_group_count: int = 1, batch_group_count: int = 1):
+def conv_general_dilated(
+    lhs,
+    rhs,
+    window_strides: Sequence[int],
+    padding,
+    lhs_dilation=None,
+    rhs_dilation=None,
+    dimension_numbers=None,
+    feature_group_count: int = 1,
+    batch_group_count: int = 1,
+):
     """N-d convolution (cross-correlation, as in XLA and JAX).
 
     `padding` is 'SAME', 'VALID' or one (lo, hi) pair per spatial axis;
@@ -383,7 +493,13 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
     lhs_dilation = tuple(lhs_dilation or (1,) * n)
     rhs_dilation = tuple(rhs_dilation or (1,) * n)
     return conv_general_dilated_p.bind(
-        lhs, rhs, window_strides=strides,
+        lhs,
+        rhs,
+        window_strides=strides,
         padding=_padding(padding, lhs_shape, rhs_shape, strides, dn, rhs_dilation),
-        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dn,
-        feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count))
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=dn,
+        feature_group_count=int(feature_group_count),
+        batch_group_count=int(batch_group_count),
+    )

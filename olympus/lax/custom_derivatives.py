@@ -37,16 +37,32 @@ from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, dynamic_argnums, flatten_fun
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
-from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
+from olympus.tracer.staging import (
+    DebugInfo,
+    SubProgram,
+    function_name,
+    trace_sub_program,
+)
 from olympus.lax.reductions import reduce_sum_p
-from olympus.transforms.batching import batch_rules, batch_to_front, def_elementwise, vmap
+from olympus.transforms.batching import (
+    batch_rules,
+    batch_to_front,
+    def_elementwise,
+    vmap,
+)
 from olympus.transforms.ad_util import Zero, instantiate, is_zero
 from olympus.transforms.jvp import defjvp_zero, jvp_rules
 from olympus.transforms.linearize import (
-    call_primitives, is_undefined, partial_eval_rules, transpose_rules,
+    call_primitives,
+    is_undefined,
+    partial_eval_rules,
+    transpose_rules,
 )
 from olympus.transforms.programs import (
-    cached_batch_program, cached_jvp_program, cached_program, cached_transpose_program,
+    cached_batch_program,
+    cached_jvp_program,
+    cached_program,
+    cached_transpose_program,
     partial_eval_program,
 )
 
@@ -70,9 +86,13 @@ def stop_gradient(x):
     if core.current_trace() is core.eval_trace:
         return x
     leaves, tree = tree_flatten(x)
-    return tree_unflatten(tree, [
-        stop_gradient_p.bind(v) if dtypes.is_inexact(aval_of(v).dtype) else v for v in leaves
-    ])
+    return tree_unflatten(
+        tree,
+        [
+            stop_gradient_p.bind(v) if dtypes.is_inexact(aval_of(v).dtype) else v
+            for v in leaves
+        ],
+    )
 
 
 # ---- tracing a user function into a sub-program -------------------------------------
@@ -84,12 +104,14 @@ def _positional(fun: Callable, args: tuple, kwargs: dict) -> tuple:
     return bound.args
 
 
-def _trace_sub_program(fun: Callable, leaves: list, in_tree, transform: str,
-                       name: str) -> SubProgram:
+def _trace_sub_program(
+    fun: Callable, leaves: list, in_tree, transform: str, name: str
+) -> SubProgram:
     """`fun` of pytrees traced on the types of `leaves`, with its output tree."""
     flat_fun, store = flatten_fun(fun, in_tree)
     traced = trace_sub_program(
-        flat_fun, [aval_of(x) for x in leaves], DebugInfo(transform, name, ()))
+        flat_fun, [aval_of(x) for x in leaves], DebugInfo(transform, name, ())
+    )
     return traced._replace(out_tree=store["tree"])
 
 
@@ -99,9 +121,13 @@ def _call_primitive(name: str) -> Primitive:
     all_primitives[name] = prim
     prim.def_abstract_eval(lambda *avals, call, **params: call.out_avals)
     prim.def_impl(
-        lambda *args, call, **params: eval_program(call.olympuspr, call.consts, list(args)))
-    lowering_rules[prim] = (
-        lambda ctx, *args, call, **params: lower_closed_inline(ctx.emitter, call, args))
+        lambda *args, call, **params: eval_program(
+            call.olympuspr, call.consts, list(args)
+        )
+    )
+    lowering_rules[prim] = lambda ctx, *args, call, **params: lower_closed_inline(
+        ctx.emitter, call, args
+    )
     return prim
 
 
@@ -111,9 +137,16 @@ def _batched_call(call, axis_size, vals, dims, num_consts, name):
     in_batched = [d is not None for d in dims]
     force_out = [True] * len(call.out_avals)
     batched, _ = cached_batch_program(call, axis_size, in_batched, force_out, name)
-    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    vals = [
+        v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
+    ]
     arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
-    return batched.closed, [*batched.consts, *vals], len(batched.consts) + num_consts, arg_dims
+    return (
+        batched.closed,
+        [*batched.consts, *vals],
+        len(batched.consts) + num_consts,
+        arg_dims,
+    )
 
 
 def _match_tangent(t, primal):
@@ -122,9 +155,12 @@ def _match_tangent(t, primal):
     if got.shape != want.shape:
         raise CustomDerivativeError(
             f"a custom derivative rule returned a tangent {got.str_short()} for an output "
-            f"{want.str_short()}; tangents need the output's shape and dtype")
+            f"{want.str_short()}; tangents need the output's shape and dtype"
+        )
     if got.dtype != want.dtype:
-        return convert_element_type_p.bind(t, new_dtype=want.dtype, weak_type=want.weak_type)
+        return convert_element_type_p.bind(
+            t, new_dtype=want.dtype, weak_type=want.weak_type
+        )
     return t
 
 
@@ -137,7 +173,8 @@ def _check_closure_tangents(kind: str, name: str, const_tangents) -> None:
                 f"the {kind} function {name} closes over a value being differentiated "
                 f"({aval_of(t).str_short()}); its rule cannot account for it. Pass that "
                 f"value as an argument of {name} instead (olympus.closure_convert "
-                f"hoists closed-over values into arguments)")
+                f"hoists closed-over values into arguments)"
+            )
 
 
 # ---- custom_jvp -----------------------------------------------------------------
@@ -159,14 +196,19 @@ jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 def _custom_jvp_call_batch(axis_size, vals, dims, *, call, jvp, num_consts, name):
     """Stays a custom_jvp_call (so grad of vmap still uses the user's rule),
     whose jvp runs the user's rule per example under vmap."""
-    batched, operands, num_consts, arg_dims = _batched_call(call, axis_size, vals, dims, num_consts, name)
+    batched, operands, num_consts, arg_dims = _batched_call(
+        call, axis_size, vals, dims, num_consts, name
+    )
 
     def batched_jvp(primals, tangents):
         per_example = lambda p, t: jvp(list(p), list(t))  # noqa: E731
-        return vmap(per_example, in_axes=(arg_dims, arg_dims))(list(primals), list(tangents))
+        return vmap(per_example, in_axes=(arg_dims, arg_dims))(
+            list(primals), list(tangents)
+        )
 
-    outs = custom_jvp_call_p.bind(*operands, call=batched, jvp=batched_jvp,
-                                  num_consts=num_consts, name=name)
+    outs = custom_jvp_call_p.bind(
+        *operands, call=batched, jvp=batched_jvp, num_consts=num_consts, name=name
+    )
     return outs, [0] * len(outs)
 
 
@@ -215,15 +257,20 @@ class custom_jvp:
     def __call__(self, *args, **kwargs):
         name = function_name(self.fun)
         if self.jvp is None:
-            raise AttributeError(f"no JVP rule defined for custom_jvp function {name}; use defjvp")
+            raise AttributeError(
+                f"no JVP rule defined for custom_jvp function {name}; use defjvp"
+            )
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
         nondiff = [args[i] for i in self.nondiff_argnums]
         dyn_fun, dyn = argnums_partial(
-            self.fun, dynamic_argnums(len(args), self.nondiff_argnums), args)
+            self.fun, dynamic_argnums(len(args), self.nondiff_argnums), args
+        )
         leaves, in_tree = tree_flatten(dyn)
-        call, consts, out_tree = _trace_sub_program(dyn_fun, leaves, in_tree, "custom_jvp", name)
+        call, consts, out_tree = _trace_sub_program(
+            dyn_fun, leaves, in_tree, "custom_jvp", name
+        )
 
         def flat_jvp(primal_leaves, tangent_leaves):
             primals = tuple(tree_unflatten(in_tree, primal_leaves))
@@ -231,17 +278,20 @@ class custom_jvp:
             result = self.jvp(*nondiff, primals, tangents)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise CustomDerivativeError(
-                    f"the custom_jvp rule of {name} must return (primal_out, tangent_out)")
+                    f"the custom_jvp rule of {name} must return (primal_out, tangent_out)"
+                )
             out_leaves, o_tree = tree_flatten(result[0])
             t_leaves, t_tree = tree_flatten(result[1])
             if o_tree != out_tree or t_tree != out_tree:
                 raise CustomDerivativeError(
                     f"the custom_jvp rule of {name} returned primal {o_tree} and tangent "
-                    f"{t_tree}, but {name} returns {out_tree}")
+                    f"{t_tree}, but {name} returns {out_tree}"
+                )
             return out_leaves, t_leaves
 
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call=call, jvp=flat_jvp,
-                                      num_consts=len(consts), name=name)
+        outs = custom_jvp_call_p.bind(
+            *consts, *leaves, call=call, jvp=flat_jvp, num_consts=len(consts), name=name
+        )
         return tree_unflatten(out_tree, outs)
 
 
@@ -256,11 +306,14 @@ def _custom_lin_unavailable(*args, name, **params):
     raise TypeError(
         f"forward-mode differentiation (jvp, jacfwd) of the custom_vjp function {name} "
         f"is not supported: it only has a reverse-mode rule. Use grad/vjp/jacrev, or "
-        f"define it with custom_jvp instead")
+        f"define it with custom_jvp instead"
+    )
 
 
 custom_lin_p.def_impl(_custom_lin_unavailable)
-lowering_rules[custom_lin_p] = lambda ctx, *args, **params: _custom_lin_unavailable(**params)
+lowering_rules[custom_lin_p] = lambda ctx, *args, **params: _custom_lin_unavailable(
+    **params
+)
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name):
@@ -271,8 +324,13 @@ def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name)
     outs, res = fwd(args)
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
     tangent_outs = custom_lin_p.bind(
-        *res, *arg_tangents, num_res=len(res), bwd=bwd,
-        out_avals=tuple(aval_of(o) for o in outs), name=name)
+        *res,
+        *arg_tangents,
+        num_res=len(res),
+        bwd=bwd,
+        out_avals=tuple(aval_of(o) for o in outs),
+        name=name,
+    )
     return outs, tangent_outs
 
 
@@ -290,16 +348,26 @@ transpose_rules[custom_lin_p] = _custom_lin_transpose
 def _custom_vjp_call_batch(axis_size, vals, dims, *, call, fwd, bwd, num_consts, name):
     """Stays a custom_vjp_call whose fwd and bwd run the user's per example
     under vmap; cotangents of arguments shared by the batch are summed."""
-    batched, operands, num_consts, arg_dims = _batched_call(call, axis_size, vals, dims, num_consts, name)
+    batched, operands, num_consts, arg_dims = _batched_call(
+        call, axis_size, vals, dims, num_consts, name
+    )
 
     def batched_fwd(args):
         return vmap(lambda a: fwd(list(a)), in_axes=(arg_dims,))(list(args))
 
     def batched_bwd(res, cts):
-        return _batched_cotangents(bwd, res, cts, arg_dims, vals[-len(arg_dims):] if arg_dims else [])
+        return _batched_cotangents(
+            bwd, res, cts, arg_dims, vals[-len(arg_dims) :] if arg_dims else []
+        )
 
-    outs = custom_vjp_call_p.bind(*operands, call=batched, fwd=batched_fwd, bwd=batched_bwd,
-                                  num_consts=num_consts, name=name)
+    outs = custom_vjp_call_p.bind(
+        *operands,
+        call=batched,
+        fwd=batched_fwd,
+        bwd=batched_bwd,
+        num_consts=num_consts,
+        name=name,
+    )
     return outs, [0] * len(outs)
 
 
@@ -314,7 +382,11 @@ def _batched_cotangents(bwd, res, cts, arg_dims, args) -> list:
 
     cts_in = vmap(per_example)(list(res), list(cts))
     return [
-        Zero(aval_of(x)) if z else ct if d is not None else reduce_sum_p.bind(ct, axes=(0,))
+        Zero(aval_of(x))
+        if z
+        else ct
+        if d is not None
+        else reduce_sum_p.bind(ct, axes=(0,))
         for ct, z, d, x in zip(cts_in, zero, arg_dims, args)
     ]
 
@@ -324,11 +396,14 @@ def _custom_lin_batch(axis_size, vals, dims, *, num_res, bwd, out_avals, name):
     vals = [batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
 
     def batched_bwd(res, cts):
-        return _batched_cotangents(bwd, res, cts, [0] * (len(vals) - num_res), vals[num_res:])
+        return _batched_cotangents(
+            bwd, res, cts, [0] * (len(vals) - num_res), vals[num_res:]
+        )
 
     out_avals = tuple(a.update(shape=(axis_size, *a.shape)) for a in out_avals)
-    outs = custom_lin_p.bind(*vals, num_res=num_res, bwd=batched_bwd, out_avals=out_avals,
-                             name=name)
+    outs = custom_lin_p.bind(
+        *vals, num_res=num_res, bwd=batched_bwd, out_avals=out_avals, name=name
+    )
     return outs, [0] * len(outs)
 
 
@@ -361,7 +436,9 @@ class custom_vjp:
     def __call__(self, *args, **kwargs):
         name = function_name(self.fun)
         if self.fwd is None:
-            raise AttributeError(f"no VJP defined for custom_vjp function {name}; use defvjp")
+            raise AttributeError(
+                f"no VJP defined for custom_vjp function {name}; use defvjp"
+            )
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
@@ -370,19 +447,23 @@ class custom_vjp:
         dyn_fun, dyn = argnums_partial(self.fun, dyn_argnums, args)
         dyn_fwd, _ = argnums_partial(self.fwd, dyn_argnums, args)
         leaves, in_tree = tree_flatten(dyn)
-        call, consts, out_tree = _trace_sub_program(dyn_fun, leaves, in_tree, "custom_vjp", name)
+        call, consts, out_tree = _trace_sub_program(
+            dyn_fun, leaves, in_tree, "custom_vjp", name
+        )
         res_tree_box = {}
 
         def flat_fwd(arg_leaves):
             result = dyn_fwd(*tree_unflatten(in_tree, arg_leaves))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise CustomDerivativeError(
-                    f"the custom_vjp fwd of {name} must return (output, residuals)")
+                    f"the custom_vjp fwd of {name} must return (output, residuals)"
+                )
             out_leaves, o_tree = tree_flatten(result[0])
             if o_tree != out_tree:
                 raise CustomDerivativeError(
                     f"the custom_vjp fwd of {name} returned {o_tree}, but {name} "
-                    f"returns {out_tree}")
+                    f"returns {out_tree}"
+                )
             res_leaves, res_tree_box["tree"] = tree_flatten(result[1])
             return out_leaves, res_leaves
 
@@ -391,8 +472,15 @@ class custom_vjp:
             cts = self.bwd(*nondiff, res, tree_unflatten(out_tree, ct_leaves))
             return _flatten_bwd_output(name, cts, dyn, leaves)
 
-        outs = custom_vjp_call_p.bind(*consts, *leaves, call=call, fwd=flat_fwd, bwd=flat_bwd,
-                                      num_consts=len(consts), name=name)
+        outs = custom_vjp_call_p.bind(
+            *consts,
+            *leaves,
+            call=call,
+            fwd=flat_fwd,
+            bwd=flat_bwd,
+            num_consts=len(consts),
+            name=name,
+        )
         return tree_unflatten(out_tree, outs)
 
 
@@ -401,7 +489,8 @@ def _flatten_bwd_output(name: str, cts, dyn: tuple, leaves: list) -> list:
         raise CustomDerivativeError(
             f"the custom_vjp bwd of {name} must return a tuple with one cotangent per "
             f"differentiable argument ({len(dyn)}), got {type(cts).__name__}"
-            f"{'' if not isinstance(cts, (tuple, list)) else f' of length {len(cts)}'}")
+            f"{'' if not isinstance(cts, (tuple, list)) else f' of length {len(cts)}'}"
+        )
     flat = []
     for arg, ct in zip(dyn, cts):
         arg_leaves = tree_flatten(arg)[0]
@@ -412,17 +501,22 @@ def _flatten_bwd_output(name: str, cts, dyn: tuple, leaves: list) -> list:
         if len(ct_leaves) != len(arg_leaves):
             raise CustomDerivativeError(
                 f"the custom_vjp bwd of {name} returned a cotangent with "
-                f"{len(ct_leaves)} leaves for an argument with {len(arg_leaves)}")
-        flat += [Zero(aval_of(x)) if c is None else _match_tangent(c, x)
-                 for c, x in zip(ct_leaves, arg_leaves)]
+                f"{len(ct_leaves)} leaves for an argument with {len(arg_leaves)}"
+            )
+        flat += [
+            Zero(aval_of(x)) if c is None else _match_tangent(c, x)
+            for c, x in zip(ct_leaves, arg_leaves)
+        ]
     return flat
 
 
 # ---- optimization_barrier: values XLA may not merge with equal computations ---------
 optimization_barrier_p = define_primitive(
-    "optimization_barrier", lambda *avals: list(avals),
-    lambda ctx, *args: ctx.emitter.op("stablehlo.optimization_barrier", list(args),
-                                      list(ctx.avals_in)),
+    "optimization_barrier",
+    lambda *avals: list(avals),
+    lambda ctx, *args: ctx.emitter.op(
+        "stablehlo.optimization_barrier", list(args), list(ctx.avals_in)
+    ),
     multiple_results=True,
 )
 
@@ -434,8 +528,10 @@ def _barrier_jvp(primals, tangents):
 
 jvp_rules[optimization_barrier_p] = _barrier_jvp
 transpose_rules[optimization_barrier_p] = lambda cts, *args: list(cts)
-batch_rules[optimization_barrier_p] = (
-    lambda axis_size, vals, dims: (optimization_barrier_p.bind(*vals), list(dims)))
+batch_rules[optimization_barrier_p] = lambda axis_size, vals, dims: (
+    optimization_barrier_p.bind(*vals),
+    list(dims),
+)
 
 
 def optimization_barrier(values):
@@ -449,16 +545,26 @@ checkpoint_p = Primitive("checkpoint", multiple_results=True)
 all_primitives["checkpoint"] = checkpoint_p
 checkpoint_p.def_abstract_eval(lambda *avals, olympuspr, **params: olympuspr.out_avals)
 checkpoint_p.def_impl(
-    lambda *args, olympuspr, policy, name: _pjit_impl(*args, olympuspr=olympuspr, name=name))
-lowering_rules[checkpoint_p] = (
-    lambda ctx, *args, olympuspr, **params: lower_closed_inline(ctx.emitter, olympuspr, args))
+    lambda *args, olympuspr, policy, name: _pjit_impl(
+        *args, olympuspr=olympuspr, name=name
+    )
+)
+lowering_rules[checkpoint_p] = lambda ctx, *args, olympuspr, **params: (
+    lower_closed_inline(ctx.emitter, olympuspr, args)
+)
 
 
 def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name):
     nonzero = [not is_zero(t) for t in tangents]
     jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
-    outs = checkpoint_p.bind(*jvp.consts, *primals, *[t for t in tangents if not is_zero(t)],
-                             olympuspr=jvp.closed, policy=policy, name=name)
+    outs = checkpoint_p.bind(
+        *jvp.consts,
+        *primals,
+        *[t for t in tangents if not is_zero(t)],
+        olympuspr=jvp.closed,
+        policy=policy,
+        name=name,
+    )
     n = len(olympuspr.out_avals)
     return outs[:n], outs[n:]
 
@@ -467,14 +573,18 @@ def _saveable(known: ClosedOlympuspr, num_res: int, policy) -> list[bool]:
     """Per residual: may the forward pass keep it (else the backward recomputes it)?"""
     producers = {v: eqn for eqn in known.olympuspr.eqns for v in eqn.outvars}
     flags = []
-    for v in known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res:]:
+    for v in known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res :]:
         eqn = producers.get(v)
         if eqn is None:  # an input or a literal: nothing to recompute
             flags.append(True)
         else:
             eqn = _named_inside_jit(eqn, v) or eqn
-            flags.append(bool(policy) and bool(
-                policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)))
+            flags.append(
+                bool(policy)
+                and bool(
+                    policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)
+                )
+            )
     return flags
 
 
@@ -496,14 +606,18 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
 
     Returns (program, positions of the saved residuals it takes as inputs)."""
     program = known.olympuspr
-    res_vars = program.outvars[len(program.outvars) - num_res:]
+    res_vars = program.outvars[len(program.outvars) - num_res :]
     saved = {v: i for i, (v, keep) in enumerate(zip(res_vars, saveable)) if keep}
     unsaved = [v for v, keep in zip(res_vars, saveable) if not keep]
     kept, live = backward_slice(program.eqns, unsaved, given=saved.keys())
     # Saved residuals the recomputation reads, latest producer first.
-    saved_inputs = [v for eqn in reversed(program.eqns)
-                    if all(o in saved for o in eqn.outvars)
-                    for v in eqn.outvars if v in live]
+    saved_inputs = [
+        v
+        for eqn in reversed(program.eqns)
+        if all(o in saved for o in eqn.outvars)
+        for v in eqn.outvars
+        if v in live
+    ]
     recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept, unsaved)
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
 
@@ -522,19 +636,24 @@ def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
         return fresh.get(x, x) if isinstance(x, Var) else x
 
     new_invars = [bind(v) for v in invars]
-    new_eqns = [eqn._replace(invars=[read(x) for x in eqn.invars],
-                             outvars=[bind(v) for v in eqn.outvars]) for eqn in eqns]
+    new_eqns = [
+        eqn._replace(
+            invars=[read(x) for x in eqn.invars], outvars=[bind(v) for v in eqn.outvars]
+        )
+        for eqn in eqns
+    ]
     return Olympuspr([], new_invars, new_eqns, [read(v) for v in outvars])
 
 
-def _with_saved_intermediates(known: ClosedOlympuspr, num_res: int, saveable: list[bool],
-                              policy) -> tuple:
+def _with_saved_intermediates(
+    known: ClosedOlympuspr, num_res: int, saveable: list[bool], policy
+) -> tuple:
     """`known` also returning the values that `policy` saves (e.g. dots) on the
     way to the residuals it does not save, so the backward pass recomputes from
     them rather than from the inputs. Returns (program, num_res, saveable)."""
     program = known.olympuspr
     producers = {v: eqn for eqn in program.eqns for v in eqn.outvars}
-    res_vars = program.outvars[len(program.outvars) - num_res:]
+    res_vars = program.outvars[len(program.outvars) - num_res :]
     todo = [v for v, keep in zip(res_vars, saveable) if not keep]
     seen, extra, outputs = set(), [], set(program.outvars)
     while todo:
@@ -549,8 +668,14 @@ def _with_saved_intermediates(known: ClosedOlympuspr, num_res: int, saveable: li
             todo += [x for x in eqn.invars if isinstance(x, Var)]
     if not extra:
         return known, num_res, saveable
-    wider = Olympuspr(program.constvars, program.invars, program.eqns, program.outvars + extra)
-    return ClosedOlympuspr(wider, known.consts), num_res + len(extra), saveable + [True] * len(extra)
+    wider = Olympuspr(
+        program.constvars, program.invars, program.eqns, program.outvars + extra
+    )
+    return (
+        ClosedOlympuspr(wider, known.consts),
+        num_res + len(extra),
+        saveable + [True] * len(extra),
+    )
 
 
 class _MemoryBudget:
@@ -560,7 +685,9 @@ class _MemoryBudget:
 
     def __init__(self, nbytes: int):
         if isinstance(nbytes, bool) or int(nbytes) != nbytes or nbytes < 0:
-            raise ValueError(f"memory_budget: nbytes must be a non-negative int, got {nbytes!r}")
+            raise ValueError(
+                f"memory_budget: nbytes must be a non-negative int, got {nbytes!r}"
+            )
         self.nbytes = int(nbytes)
         self.__name__ = f"memory_budget({self.nbytes})"  # how the IR prints the param
 
@@ -577,11 +704,37 @@ def _nbytes(aval) -> int:
 
 # Cheap to recompute (data movement, arithmetic on values already at hand): saving
 # their results spares no real work, so a memory budget is not spent on them.
-_CHEAP = frozenset({
-    "add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n", "convert_element_type",
-    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "slice", "concatenate",
-    "copy", "optimization_barrier", "name", "stop_gradient", "eq", "ne", "lt", "le", "gt", "ge",
-})
+_CHEAP = frozenset(
+    {
+        "add",
+        "sub",
+        "mul",
+        "neg",
+        "max",
+        "min",
+        "abs",
+        "sign",
+        "select_n",
+        "convert_element_type",
+        "broadcast_in_dim",
+        "reshape",
+        "squeeze",
+        "expand_dims",
+        "transpose",
+        "slice",
+        "concatenate",
+        "copy",
+        "optimization_barrier",
+        "name",
+        "stop_gradient",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+    }
+)
 
 
 def _eqn_cost(eqn) -> int:
@@ -593,7 +746,9 @@ def _eqn_cost(eqn) -> int:
     if name == "dot_general":
         (lhs_contract, _), _ = eqn.params["dimension_numbers"]
         lhs_shape = eqn.invars[0].aval.shape
-        return out * max(1, int(np.prod([lhs_shape[d] for d in lhs_contract], dtype=np.int64)))
+        return out * max(
+            1, int(np.prod([lhs_shape[d] for d in lhs_contract], dtype=np.int64))
+        )
     for param in ("olympuspr", "call"):
         sub = eqn.params.get(param)
         if isinstance(sub, ClosedOlympuspr):
@@ -610,17 +765,22 @@ def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:
     `_with_saved_intermediates`)."""
     program = known.olympuspr
     producers = {v: eqn for eqn in program.eqns for v in eqn.outvars}
-    res_vars = program.outvars[len(program.outvars) - num_res:]
+    res_vars = program.outvars[len(program.outvars) - num_res :]
     needed = [v for v in res_vars if isinstance(v, Var) and v in producers]
     eqns, _ = backward_slice(program.eqns, needed)
     candidates = [v for eqn in eqns for v in eqn.outvars]
     if len(candidates) > 256:  # keep the greedy search cheap: residuals and dots only
-        candidates = [v for v in candidates
-                      if v in set(needed) or producers[v].primitive.name == "dot_general"]
+        candidates = [
+            v
+            for v in candidates
+            if v in set(needed) or producers[v].primitive.name == "dot_general"
+        ]
 
     def recompute_cost(saved: set) -> int:
         wanted = [v for v in needed if v not in saved]
-        return sum(_eqn_cost(e) for e in backward_slice(program.eqns, wanted, given=saved)[0])
+        return sum(
+            _eqn_cost(e) for e in backward_slice(program.eqns, wanted, given=saved)[0]
+        )
 
     saved: set = set()
     used, cost = 0, recompute_cost(saved)
@@ -638,22 +798,32 @@ def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:
         _, v, size, cost = best
         saved.add(v)
         used += size
-    saveable = [not (isinstance(v, Var) and v in producers) or v in saved for v in res_vars]
+    saveable = [
+        not (isinstance(v, Var) and v in producers) or v in saved for v in res_vars
+    ]
     extra = [v for v in candidates if v in saved and v not in set(res_vars)]
     if not extra:
         return known, num_res, saveable
-    wider = Olympuspr(program.constvars, program.invars, program.eqns, program.outvars + extra)
-    return (ClosedOlympuspr(wider, known.consts), num_res + len(extra),
-            saveable + [True] * len(extra))
+    wider = Olympuspr(
+        program.constvars, program.invars, program.eqns, program.outvars + extra
+    )
+    return (
+        ClosedOlympuspr(wider, known.consts),
+        num_res + len(extra),
+        saveable + [True] * len(extra),
+    )
 
 
-def _forwarded_inputs(known: ClosedOlympuspr, num_res: int, inputs: list,
-                      residuals) -> list:
+def _forwarded_inputs(
+    known: ClosedOlympuspr, num_res: int, inputs: list, residuals
+) -> list:
     """The residuals, with those that are inputs of `known` taken from `inputs`:
     the forward call's outputs are copies (eagerly, a second buffer each)."""
     position = {v: i for i, v in enumerate(known.olympuspr.invars)}
-    res_vars = known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res:]
-    return [inputs[position[v]] if v in position else r for v, r in zip(res_vars, residuals)]
+    res_vars = known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res :]
+    return [
+        inputs[position[v]] if v in position else r for v, r in zip(res_vars, residuals)
+    ]
 
 
 def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
@@ -661,39 +831,61 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     policy does not save are recomputed by rerunning the known part, staged
     into the linear program (so it runs when the backward pass does)."""
     known, known_consts, staged, out_unknown, num_res = partial_eval_program(
-        olympuspr, unknown, name)
+        olympuspr, unknown, name
+    )
     known_args = [a for a, u in zip(args, unknown) if not u]
     num_staged_res, saveable = num_res, _saveable(known, num_res, policy)
     if isinstance(policy, _MemoryBudget):
         known, num_res, saveable = cached_program(
-            known, ("budget", policy.nbytes),
-            lambda: _within_budget(known, num_res, policy.nbytes))
+            known,
+            ("budget", policy.nbytes),
+            lambda: _within_budget(known, num_res, policy.nbytes),
+        )
     elif not all(saveable) and policy is not None:
         known, num_res, saveable = cached_program(
-            known, ("save", tuple(saveable)),
-            lambda: _with_saved_intermediates(known, num_res, saveable, policy))
+            known,
+            ("save", tuple(saveable)),
+            lambda: _with_saved_intermediates(known, num_res, saveable, policy),
+        )
     with set_current_trace(trace.parent):
-        forward = checkpoint_p.bind(*known_consts, *known_args, olympuspr=known, policy=policy,
-                                    name=name)
+        forward = checkpoint_p.bind(
+            *known_consts, *known_args, olympuspr=known, policy=policy, name=name
+        )
     n_known = len(forward) - num_res
-    residuals = _forwarded_inputs(known, num_res, [*known_consts, *known_args],
-                                  forward[n_known:])
+    residuals = _forwarded_inputs(
+        known, num_res, [*known_consts, *known_args], forward[n_known:]
+    )
     if not all(saveable):
         recompute, saved_used = cached_program(
-            known, ("recompute", tuple(saveable)),
-            lambda: _recompute_program(known, num_res, saveable))
+            known,
+            ("recompute", tuple(saveable)),
+            lambda: _recompute_program(known, num_res, saveable),
+        )
         with set_current_trace(trace.tangent_trace):
             # The barrier keeps XLA from merging the recomputation with the forward pass.
             inputs = optimization_barrier_p.bind(
-                *known_consts, *known_args, *[residuals[i] for i in saved_used])
-            again = iter(checkpoint_p.bind(*inputs, olympuspr=recompute, policy=policy,
-                                           name=f"remat({name})"))
+                *known_consts, *known_args, *[residuals[i] for i in saved_used]
+            )
+            again = iter(
+                checkpoint_p.bind(
+                    *inputs, olympuspr=recompute, policy=policy, name=f"remat({name})"
+                )
+            )
         residuals = [r if s else next(again) for r, s in zip(residuals, saveable)]
-    residuals = residuals[:num_staged_res]  # the saved intermediates only fed the recompute
+    residuals = residuals[
+        :num_staged_res
+    ]  # the saved intermediates only fed the recompute
     unknown_args = [a for a, u in zip(args, unknown) if u]
     with set_current_trace(trace.tangent_trace):
-        staged_outs = iter(checkpoint_p.bind(*residuals, *unknown_args, olympuspr=staged,
-                                             policy=policy, name=f"lin({name})"))
+        staged_outs = iter(
+            checkpoint_p.bind(
+                *residuals,
+                *unknown_args,
+                olympuspr=staged,
+                policy=policy,
+                name=f"lin({name})",
+            )
+        )
     known_outs = iter(forward[:n_known])
     return [next(staged_outs) if u else next(known_outs) for u in out_unknown]
 
@@ -701,22 +893,35 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
 def _checkpoint_transpose(cts, *args, olympuspr, policy, name):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    transposed = cached_transpose_program(
+        olympuspr, undefined, ct_nonzero, f"transpose({name})"
+    )
     defined = [a for a in args if not is_undefined(a)]
-    outs = iter(checkpoint_p.bind(*transposed.consts, *defined,
-                                  *[ct for ct in cts if not is_zero(ct)],
-                                  olympuspr=transposed.closed, policy=policy,
-                                  name=f"transpose({name})"))
+    outs = iter(
+        checkpoint_p.bind(
+            *transposed.consts,
+            *defined,
+            *[ct for ct in cts if not is_zero(ct)],
+            olympuspr=transposed.closed,
+            policy=policy,
+            name=f"transpose({name})",
+        )
+    )
     return [next(outs) if u else None for u in undefined]
 
 
 def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name):
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
-    batched, out_batched = cached_batch_program(olympuspr, axis_size, in_batched, force_out, name)
-    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
-    outs = checkpoint_p.bind(*batched.consts, *vals, olympuspr=batched.closed, policy=policy,
-                             name=name)
+    batched, out_batched = cached_batch_program(
+        olympuspr, axis_size, in_batched, force_out, name
+    )
+    vals = [
+        v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
+    ]
+    outs = checkpoint_p.bind(
+        *batched.consts, *vals, olympuspr=batched.closed, policy=policy, name=name
+    )
     return outs, [0 if b else None for b in out_batched]
 
 
@@ -755,7 +960,9 @@ class checkpoint_policies:
     @staticmethod
     def save_any_names_but_these(*names: str) -> Callable:
         """Saves every tagged value except those with these names."""
-        return lambda prim, *avals, **params: prim is name_p and params["name"] not in names
+        return lambda prim, *avals, **params: (
+            prim is name_p and params["name"] not in names
+        )
 
     @staticmethod
     def memory_budget(nbytes: int) -> Callable:
@@ -769,8 +976,10 @@ class checkpoint_policies:
 # ---- checkpoint_name: tags a value for checkpoint policies ---------------------------
 name_p = define_primitive("name", lambda x, *, name: x, lambda ctx, x, *, name: x)
 transpose_rules[name_p] = lambda ct, x, *, name: [ct]
-batch_rules[name_p] = (
-    lambda axis_size, vals, dims, *, name: (name_p.bind(*vals, name=name), dims[0]))
+batch_rules[name_p] = lambda axis_size, vals, dims, *, name: (
+    name_p.bind(*vals, name=name),
+    dims[0],
+)
 
 
 def _name_jvp(primals, tangents, *, name):
@@ -790,8 +999,13 @@ def checkpoint_name(x, name: str):
     return tree_unflatten(tree, [name_p.bind(v, name=str(name)) for v in leaves])
 
 
-def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
-               static_argnums: int | Sequence[int] = ()) -> Callable:
+def checkpoint(
+    fun: Callable,
+    *,
+    prevent_cse: bool = True,
+    policy: Callable | None = None,
+    static_argnums: int | Sequence[int] = (),
+) -> Callable:
     """`fun` whose intermediate values are recomputed in the backward pass
     instead of stored (except those `policy` saves): less memory for more compute.
 
@@ -800,7 +1014,9 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
     Array([3., 3.], dtype=float32)
     """
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = (
+        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    )
     name = function_name(fun)
 
     traced: dict = {}  # like jit: one body per argument signature (if it holds no tracers)
@@ -812,16 +1028,24 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         statics = [args[i] for i in static]
         dyn_fun, dyn = argnums_partial(fun, dynamic_argnums(len(args), static), args)
         leaves, in_tree = tree_flatten((dyn, kwargs))
-        key = (in_tree, tuple(aval_of(x) for x in leaves), tuple(statics), dtypes.x64_enabled(),
-               config.read("olympus_default_matmul_precision"))
+        key = (
+            in_tree,
+            tuple(aval_of(x) for x in leaves),
+            tuple(statics),
+            dtypes.x64_enabled(),
+            config.read("olympus_default_matmul_precision"),
+        )
         entry = traced.get(key) if _hashable(key) else None
         if entry is None:
             entry = _trace_sub_program(
-                lambda d, k: dyn_fun(*d, **k), leaves, in_tree, "checkpoint", name)
+                lambda d, k: dyn_fun(*d, **k), leaves, in_tree, "checkpoint", name
+            )
             if _hashable(key) and not any(isinstance(c, core.Tracer) for c in entry[1]):
                 traced[key] = entry
         body, consts, out_tree = entry
-        outs = checkpoint_p.bind(*consts, *leaves, olympuspr=body, policy=policy, name=name)
+        outs = checkpoint_p.bind(
+            *consts, *leaves, olympuspr=body, policy=policy, name=name
+        )
         return tree_unflatten(out_tree, outs)
 
     return remat_fun

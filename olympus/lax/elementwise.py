@@ -26,7 +26,11 @@ from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
 from olympus.transforms.ad_util import Zero, instantiate, is_zero, zeros_like_aval
 from olympus.transforms.jvp import (
-    defjvp, defjvp_linear, defjvp_zero, jvp_rules, scalar_like,
+    defjvp,
+    defjvp_linear,
+    defjvp_zero,
+    jvp_rules,
+    scalar_like,
 )
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
@@ -35,8 +39,12 @@ def _broadcast_operand(ctx, x: str, aval: ShapedArray, shape: tuple) -> str:
     if aval.shape == shape:
         return x
     target = ShapedArray(shape, aval.dtype)
-    return ctx.op("stablehlo.broadcast_in_dim", [x], f"broadcast_dimensions = {i64_array([])}",
-                  result_avals=[target])
+    return ctx.op(
+        "stablehlo.broadcast_in_dim",
+        [x],
+        f"broadcast_dimensions = {i64_array([])}",
+        result_avals=[target],
+    )
 
 
 def _operands_at_out_shape(ctx, args) -> list[str]:
@@ -60,7 +68,9 @@ def _signed_number(dtype) -> bool:
     return is_number(dtype) and not dtypes.is_unsigned_int(dtype)
 
 
-neg_p = _unary("neg", "stablehlo.negate", is_number, "numeric")  # unsigned wraps, as in C
+neg_p = _unary(
+    "neg", "stablehlo.negate", is_number, "numeric"
+)  # unsigned wraps, as in C
 exp_p = _unary("exp", "stablehlo.exponential")
 log_p = _unary("log", "stablehlo.log")
 expm1_p = _unary("expm1", "stablehlo.exponential_minus_one")
@@ -91,8 +101,25 @@ def _sign_lower(ctx, x):
 
 lowering_rules[sign_p] = _sign_lower
 
-def_elementwise(neg_p, exp_p, log_p, expm1_p, log1p_p, sin_p, cos_p, tan_p, tanh_p,
-                logistic_p, sqrt_p, rsqrt_p, sign_p, floor_p, ceil_p, erf_p, not_p)
+def_elementwise(
+    neg_p,
+    exp_p,
+    log_p,
+    expm1_p,
+    log1p_p,
+    sin_p,
+    cos_p,
+    tan_p,
+    tanh_p,
+    logistic_p,
+    sqrt_p,
+    rsqrt_p,
+    sign_p,
+    floor_p,
+    ceil_p,
+    erf_p,
+    not_p,
+)
 
 
 # ---- derivatives of the unary functions (x: operand, ans: output) -------------
@@ -108,16 +135,32 @@ defjvp(expm1_p, lambda t, ans, x: mul_p.bind(t, add_p.bind(ans, _one(x))))
 defjvp(log1p_p, lambda t, ans, x: div_p.bind(t, add_p.bind(x, _one(x))))
 defjvp(sin_p, lambda t, ans, x: mul_p.bind(t, cos_p.bind(x)))
 defjvp(cos_p, lambda t, ans, x: neg_p.bind(mul_p.bind(t, sin_p.bind(x))))
-defjvp(tan_p, lambda t, ans, x: mul_p.bind(t, add_p.bind(_one(x), mul_p.bind(ans, ans))))
-defjvp(tanh_p, lambda t, ans, x: mul_p.bind(t, sub_p.bind(_one(x), mul_p.bind(ans, ans))))
-defjvp(logistic_p,  # s' = s (1 - s)
-       lambda t, ans, x: mul_p.bind(t, mul_p.bind(ans, sub_p.bind(_one(x), ans))))
+defjvp(
+    tan_p, lambda t, ans, x: mul_p.bind(t, add_p.bind(_one(x), mul_p.bind(ans, ans)))
+)
+defjvp(
+    tanh_p, lambda t, ans, x: mul_p.bind(t, sub_p.bind(_one(x), mul_p.bind(ans, ans)))
+)
+defjvp(
+    logistic_p,  # s' = s (1 - s)
+    lambda t, ans, x: mul_p.bind(t, mul_p.bind(ans, sub_p.bind(_one(x), ans))),
+)
 defjvp(sqrt_p, lambda t, ans, x: div_p.bind(t, mul_p.bind(ans, scalar_like(2, x))))
-defjvp(rsqrt_p,  # d x^-1/2 = -1/2 x^-3/2 = -1/2 ans / x
-       lambda t, ans, x: mul_p.bind(t, mul_p.bind(div_p.bind(ans, x), scalar_like(-0.5, x))))
-defjvp(erf_p,  # erf' = 2/sqrt(pi) exp(-x^2)
-       lambda t, ans, x: mul_p.bind(t, mul_p.bind(
-           scalar_like(2 / np.sqrt(np.pi), x), exp_p.bind(neg_p.bind(mul_p.bind(x, x))))))
+defjvp(
+    rsqrt_p,  # d x^-1/2 = -1/2 x^-3/2 = -1/2 ans / x
+    lambda t, ans, x: mul_p.bind(
+        t, mul_p.bind(div_p.bind(ans, x), scalar_like(-0.5, x))
+    ),
+)
+defjvp(
+    erf_p,  # erf' = 2/sqrt(pi) exp(-x^2)
+    lambda t, ans, x: mul_p.bind(
+        t,
+        mul_p.bind(
+            scalar_like(2 / np.sqrt(np.pi), x), exp_p.bind(neg_p.bind(mul_p.bind(x, x)))
+        ),
+    ),
+)
 for _p in (sign_p, floor_p, ceil_p, not_p):
     defjvp_zero(_p)
 
@@ -138,12 +181,18 @@ abs_p = define_primitive(
 def _round_abstract_eval(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
     dtype_kind_check("round", x, dtypes.is_float, "real floating-point")
     if rounding_method not in (0, 1):
-        raise OlympusTypeError("round: rounding_method must be 0 (away from zero) or 1 (to even)")
+        raise OlympusTypeError(
+            "round: rounding_method must be 0 (away from zero) or 1 (to even)"
+        )
     return x
 
 
 def _round_lower(ctx, x, *, rounding_method):
-    op = "stablehlo.round_nearest_afz" if rounding_method == 0 else "stablehlo.round_nearest_even"
+    op = (
+        "stablehlo.round_nearest_afz"
+        if rounding_method == 0
+        else "stablehlo.round_nearest_even"
+    )
     return ctx.op(op, [x])
 
 
@@ -151,13 +200,14 @@ round_p = define_primitive("round", _round_abstract_eval, _round_lower)
 def_elementwise(abs_p, round_p)
 
 
-
 def _abs_jvp(t, ans, x):
     """|x|' = sign(x) for reals; re(conj(x) t) / |x| for complex x."""
     if not dtypes.is_complex(aval_of(x).dtype):
         return mul_p.bind(t, sign_p.bind(x))
-    dot = add_p.bind(mul_p.bind(real_p.bind(x), real_p.bind(t)),
-                     mul_p.bind(imag_p.bind(x), imag_p.bind(t)))
+    dot = add_p.bind(
+        mul_p.bind(real_p.bind(x), real_p.bind(t)),
+        mul_p.bind(imag_p.bind(x), imag_p.bind(t)),
+    )
     return div_p.bind(dot, ans)
 
 
@@ -168,7 +218,9 @@ defjvp_zero(round_p)
 def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:
     dtype_kind_check("integer_pow", x, is_number, "numeric")
     if y < 0 and not dtypes.is_inexact(x.dtype):
-        raise OlympusTypeError(f"integer_pow: negative exponent {y} needs a floating-point base")
+        raise OlympusTypeError(
+            f"integer_pow: negative exponent {y} needs a floating-point base"
+        )
     return x
 
 
@@ -181,7 +233,9 @@ def _integer_pow_lower(ctx, x, *, y):
     result, base, n = None, x, abs(y)
     while n:
         if n & 1:
-            result = base if result is None else ctx.op("stablehlo.multiply", [result, base])
+            result = (
+                base if result is None else ctx.op("stablehlo.multiply", [result, base])
+            )
         n >>= 1
         if n:
             base = ctx.op("stablehlo.multiply", [base, base])
@@ -192,9 +246,10 @@ def _integer_pow_lower(ctx, x, *, y):
     return result
 
 
-integer_pow_p = define_primitive("integer_pow", _integer_pow_abstract_eval, _integer_pow_lower)
+integer_pow_p = define_primitive(
+    "integer_pow", _integer_pow_abstract_eval, _integer_pow_lower
+)
 def_elementwise(integer_pow_p)
-
 
 
 def _integer_pow_jvp(t, ans, x, *, y):
@@ -236,8 +291,9 @@ atan2_p = _binary("atan2", "stablehlo.atan2", dtypes.is_inexact, "floating-point
 and_p = _binary("and", "stablehlo.and", is_int_or_bool, "integer or boolean")
 or_p = _binary("or", "stablehlo.or", is_int_or_bool, "integer or boolean")
 xor_p = _binary("xor", "stablehlo.xor", is_int_or_bool, "integer or boolean")
-def_elementwise(add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, and_p, or_p, xor_p)
-
+def_elementwise(
+    add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, and_p, or_p, xor_p
+)
 
 
 # ---- derivatives of the binary functions -------------------------------------
@@ -277,12 +333,21 @@ def _linear_binary_transpose(sign_y):
     return rule
 
 
-defjvp(add_p, lambda t, ans, x, y: _at_shape(t, ans), lambda t, ans, x, y: _at_shape(t, ans))
-defjvp(sub_p, lambda t, ans, x, y: _at_shape(t, ans),
-       lambda t, ans, x, y: _at_shape(neg_p.bind(t), ans))
+defjvp(
+    add_p,
+    lambda t, ans, x, y: _at_shape(t, ans),
+    lambda t, ans, x, y: _at_shape(t, ans),
+)
+defjvp(
+    sub_p,
+    lambda t, ans, x, y: _at_shape(t, ans),
+    lambda t, ans, x, y: _at_shape(neg_p.bind(t), ans),
+)
 transpose_rules[add_p] = _linear_binary_transpose(+1)
 transpose_rules[sub_p] = _linear_binary_transpose(-1)
-defjvp(mul_p, lambda t, ans, x, y: mul_p.bind(t, y), lambda t, ans, x, y: mul_p.bind(x, t))
+defjvp(
+    mul_p, lambda t, ans, x, y: mul_p.bind(t, y), lambda t, ans, x, y: mul_p.bind(x, t)
+)
 
 
 def _mul_transpose(ct, x, y):
@@ -293,8 +358,11 @@ def _mul_transpose(ct, x, y):
 
 
 transpose_rules[mul_p] = _mul_transpose
-defjvp(div_p, lambda t, ans, x, y: _at_shape(div_p.bind(t, y), ans),
-       lambda t, ans, x, y: neg_p.bind(mul_p.bind(t, div_p.bind(ans, y))))  # -t x / y^2
+defjvp(
+    div_p,
+    lambda t, ans, x, y: _at_shape(div_p.bind(t, y), ans),
+    lambda t, ans, x, y: neg_p.bind(mul_p.bind(t, div_p.bind(ans, y))),
+)  # -t x / y^2
 
 
 def _div_transpose(ct, x, y):
@@ -310,25 +378,35 @@ def _trunc(x):
     return mul_p.bind(sign_p.bind(x), floor_p.bind(abs_p.bind(x)))
 
 
-defjvp(rem_p, lambda t, ans, x, y: _at_shape(t, ans),  # rem = x - y trunc(x / y)
-       lambda t, ans, x, y: neg_p.bind(mul_p.bind(t, _trunc(div_p.bind(x, y)))))
+defjvp(
+    rem_p,
+    lambda t, ans, x, y: _at_shape(t, ans),  # rem = x - y trunc(x / y)
+    lambda t, ans, x, y: neg_p.bind(mul_p.bind(t, _trunc(div_p.bind(x, y)))),
+)
 
 
 def _balanced_eq(x, ans, y):
     """1 where x won a max/min, 1/2 where x and y tied, else 0."""
     won = _mask(eq_p.bind(x, ans), ans)
     tied = _mask(eq_p.bind(y, ans), ans)
-    return mul_p.bind(won, sub_p.bind(_one(ans), mul_p.bind(tied, scalar_like(0.5, ans))))
+    return mul_p.bind(
+        won, sub_p.bind(_one(ans), mul_p.bind(tied, scalar_like(0.5, ans)))
+    )
 
 
 for _p in (max_p, min_p):
-    defjvp(_p, lambda t, ans, x, y: mul_p.bind(t, _balanced_eq(x, ans, y)),
-           lambda t, ans, x, y: mul_p.bind(t, _balanced_eq(y, ans, x)))
+    defjvp(
+        _p,
+        lambda t, ans, x, y: mul_p.bind(t, _balanced_eq(x, ans, y)),
+        lambda t, ans, x, y: mul_p.bind(t, _balanced_eq(y, ans, x)),
+    )
 
 
 def _pow_jvp_x(t, ans, x, y):
     """d x^y / dx = y x^(y-1)."""
-    return _at_shape(mul_p.bind(t, mul_p.bind(y, pow_p.bind(x, sub_p.bind(y, _one(y))))), ans)
+    return _at_shape(
+        mul_p.bind(t, mul_p.bind(y, pow_p.bind(x, sub_p.bind(y, _one(y))))), ans
+    )
 
 
 def _pow_jvp_y(t, ans, x, y):
@@ -344,10 +422,15 @@ def _atan2_denominator(x, y):
     return add_p.bind(mul_p.bind(x, x), mul_p.bind(y, y))
 
 
-defjvp(atan2_p,  # atan2(x, y): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2)
-       lambda t, ans, x, y: _at_shape(mul_p.bind(t, div_p.bind(y, _atan2_denominator(x, y))), ans),
-       lambda t, ans, x, y: _at_shape(
-           mul_p.bind(t, neg_p.bind(div_p.bind(x, _atan2_denominator(x, y)))), ans))
+defjvp(
+    atan2_p,  # atan2(x, y): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2)
+    lambda t, ans, x, y: _at_shape(
+        mul_p.bind(t, div_p.bind(y, _atan2_denominator(x, y))), ans
+    ),
+    lambda t, ans, x, y: _at_shape(
+        mul_p.bind(t, neg_p.bind(div_p.bind(x, _atan2_denominator(x, y)))), ans
+    ),
+)
 for _p in (and_p, or_p, xor_p):
     defjvp_zero(_p)
 
@@ -362,7 +445,9 @@ def _comparison(name: str, direction: str):
 
     def lower(ctx, x, y):
         x, y = _operands_at_out_shape(ctx, (x, y))
-        return compare(ctx.emitter, x, y, direction, ctx.avals_in[0].dtype, ctx.aval_out.shape)
+        return compare(
+            ctx.emitter, x, y, direction, ctx.avals_in[0].dtype, ctx.aval_out.shape
+        )
 
     return define_primitive(name, abstract_eval, lower)
 
@@ -384,9 +469,13 @@ def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedAr
     if not cases:
         raise OlympusTypeError("select_n needs at least one case")
     if which.dtype != dtypes.bool_ and not dtypes.is_integer(which.dtype):
-        raise OlympusTypeError(f"select_n: predicate must be bool or integer, got {which.str_short()}")
+        raise OlympusTypeError(
+            f"select_n: predicate must be bool or integer, got {which.str_short()}"
+        )
     if which.dtype == dtypes.bool_ and len(cases) > 2:
-        raise OlympusTypeError("select_n: a boolean predicate selects between at most two cases")
+        raise OlympusTypeError(
+            "select_n: a boolean predicate selects between at most two cases"
+        )
     dtype = same_dtypes("select_n", cases)
     shape = cases[0].shape
     if any(c.shape != shape for c in cases):
@@ -410,8 +499,12 @@ def _select_n_lower(ctx, which, *cases):
     which_b = _broadcast_operand(ctx, which, which_aval, aval.shape)
     result = cases[-1]
     for i in range(len(cases) - 2, -1, -1):
-        const = ctx.emitter.constant(np.array(i, which_aval.dtype), ShapedArray((), which_aval.dtype))
-        const = _broadcast_operand(ctx, const, ShapedArray((), which_aval.dtype), aval.shape)
+        const = ctx.emitter.constant(
+            np.array(i, which_aval.dtype), ShapedArray((), which_aval.dtype)
+        )
+        const = _broadcast_operand(
+            ctx, const, ShapedArray((), which_aval.dtype), aval.shape
+        )
         pred = compare(ctx.emitter, which_b, const, "EQ", which_aval.dtype, aval.shape)
         result = ctx.op("stablehlo.select", [pred, cases[i], result])
     return result
@@ -420,7 +513,6 @@ def _select_n_lower(ctx, which, *cases):
 select_n_p = define_primitive("select_n", _select_n_abstract_eval, _select_n_lower)
 # Only the predicate may stay rank-0 while the cases are arrays.
 def_elementwise(select_n_p, scalar_positions=lambda i: i == 0)
-
 
 
 def _select_n_jvp(primals, tangents):
@@ -451,30 +543,42 @@ transpose_rules[select_n_p] = _select_n_transpose
 
 
 # ---- clamp -------------------------------------------------------------------
-def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+def _clamp_abstract_eval(
+    lo: ShapedArray, x: ShapedArray, hi: ShapedArray
+) -> ShapedArray:
     same_dtypes("clamp", (lo, x, hi))
     for bound in (lo, hi):
         if bound.shape not in ((), x.shape):
-            raise OlympusTypeError(f"clamp: bounds must be scalars or of shape {x.shape}")
+            raise OlympusTypeError(
+                f"clamp: bounds must be scalars or of shape {x.shape}"
+            )
     return x.update(weak_type=all_weak((lo, x, hi)))
 
 
 clamp_p = define_primitive(
-    "clamp", _clamp_abstract_eval,
-    lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", _operands_at_out_shape(ctx, (lo, x, hi))),
+    "clamp",
+    _clamp_abstract_eval,
+    lambda ctx, lo, x, hi: ctx.op(
+        "stablehlo.clamp", _operands_at_out_shape(ctx, (lo, x, hi))
+    ),
 )
 # The bounds may stay rank-0; the operand itself is always full-shaped.
 def_elementwise(clamp_p, scalar_positions=lambda i: i != 1)
 
-defjvp(clamp_p,  # clamp(lo, x, hi): the tangent of whichever operand is returned
-       lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(gt_p.bind(lo, x), ans)),
-       lambda t, ans, lo, x, hi: mul_p.bind(
-           t, _mask(and_p.bind(ge_p.bind(x, lo), le_p.bind(x, hi)), ans)),
-       lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(lt_p.bind(hi, x), ans)))
+defjvp(
+    clamp_p,  # clamp(lo, x, hi): the tangent of whichever operand is returned
+    lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(gt_p.bind(lo, x), ans)),
+    lambda t, ans, lo, x, hi: mul_p.bind(
+        t, _mask(and_p.bind(ge_p.bind(x, lo), le_p.bind(x, hi)), ans)
+    ),
+    lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(lt_p.bind(hi, x), ans)),
+)
 
 
 # ---- convert_element_type ----------------------------------------------------
-def _convert_abstract_eval(x: ShapedArray, *, new_dtype, weak_type: bool) -> ShapedArray:
+def _convert_abstract_eval(
+    x: ShapedArray, *, new_dtype, weak_type: bool
+) -> ShapedArray:
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
@@ -488,7 +592,9 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type):
         zero = _broadcast_operand(ctx, zero, zero_aval, src.shape)
         return compare(ctx.emitter, x, zero, "NE", src.dtype, src.shape)
     if dtypes.is_complex(src.dtype) and not dtypes.is_complex(new_dtype):
-        real_aval = src.update(dtype=dtypes.float64 if src.dtype == dtypes.complex128 else dtypes.float32)
+        real_aval = src.update(
+            dtype=dtypes.float64 if src.dtype == dtypes.complex128 else dtypes.float32
+        )
         x = ctx.op("stablehlo.real", [x], result_avals=[real_aval])
     return ctx.op("stablehlo.convert", [x])
 
@@ -499,18 +605,25 @@ convert_element_type_p = define_primitive(
 def_elementwise(convert_element_type_p)
 
 
-
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
     """Tangents convert along with values, between inexact dtypes only."""
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    if is_zero(t) or not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(aval_of(x).dtype):
+    if (
+        is_zero(t)
+        or not dtypes.is_inexact(new_dtype)
+        or not dtypes.is_inexact(aval_of(x).dtype)
+    ):
         return out, Zero(aval_of(out))
     return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type):
-    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)]
+    return [
+        convert_element_type_p.bind(
+            ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type
+        )
+    ]
 
 
 jvp_rules[convert_element_type_p] = _convert_jvp
@@ -521,39 +634,58 @@ transpose_rules[convert_element_type_p] = _convert_transpose
 def _real_part_abstract_eval(name):
     def rule(x: ShapedArray) -> ShapedArray:
         dtype_kind_check(name, x, dtypes.is_complex, "complex")
-        return x.update(dtype=dtypes.float64 if x.dtype == dtypes.complex128 else dtypes.float32)
+        return x.update(
+            dtype=dtypes.float64 if x.dtype == dtypes.complex128 else dtypes.float32
+        )
 
     return rule
 
 
-real_p = define_primitive("real", _real_part_abstract_eval("real"), lambda ctx, x: ctx.op("stablehlo.real", [x]))
-imag_p = define_primitive("imag", _real_part_abstract_eval("imag"), lambda ctx, x: ctx.op("stablehlo.imag", [x]))
+real_p = define_primitive(
+    "real",
+    _real_part_abstract_eval("real"),
+    lambda ctx, x: ctx.op("stablehlo.real", [x]),
+)
+imag_p = define_primitive(
+    "imag",
+    _real_part_abstract_eval("imag"),
+    lambda ctx, x: ctx.op("stablehlo.imag", [x]),
+)
 def_elementwise(real_p, imag_p)
 
 defjvp_linear(real_p)
 defjvp_linear(imag_p)
-transpose_rules[real_p] = lambda ct, x: [complex_p.bind(ct, zeros_like_aval(aval_of(ct)))]
+transpose_rules[real_p] = lambda ct, x: [
+    complex_p.bind(ct, zeros_like_aval(aval_of(ct)))
+]
 transpose_rules[imag_p] = lambda ct, x: [
-    complex_p.bind(zeros_like_aval(aval_of(ct)), neg_p.bind(ct))]
+    complex_p.bind(zeros_like_aval(aval_of(ct)), neg_p.bind(ct))
+]
 
 
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     dtype = same_dtypes("complex", (x, y))
     if dtype not in (dtypes.float32, dtypes.float64):
-        raise OlympusTypeError(f"complex: parts must be f32 or f64, got {dtypes.short_name(dtype)}")
+        raise OlympusTypeError(
+            f"complex: parts must be f32 or f64, got {dtypes.short_name(dtype)}"
+        )
     out = dtypes.complex128 if dtype == dtypes.float64 else dtypes.complex64
     return ShapedArray(broadcast_shapes_scalar("complex", (x, y)), out)
 
 
 complex_p = define_primitive(
-    "complex", _complex_abstract_eval,
+    "complex",
+    _complex_abstract_eval,
     lambda ctx, x, y: ctx.op("stablehlo.complex", _operands_at_out_shape(ctx, (x, y))),
 )
 def_elementwise(complex_p)
 
-defjvp(complex_p, lambda t, ans, x, y: complex_p.bind(t, zeros_like_aval(aval_of(t))),
-       lambda t, ans, x, y: complex_p.bind(zeros_like_aval(aval_of(t)), t))
+defjvp(
+    complex_p,
+    lambda t, ans, x, y: complex_p.bind(t, zeros_like_aval(aval_of(t))),
+    lambda t, ans, x, y: complex_p.bind(zeros_like_aval(aval_of(t)), t),
+)
 transpose_rules[complex_p] = lambda ct, x, y: [
     _unbroadcast(real_p.bind(ct), x) if is_undefined(x) else None,
-    _unbroadcast(neg_p.bind(imag_p.bind(ct)), y) if is_undefined(y) else None]
-
+    _unbroadcast(neg_p.bind(imag_p.bind(ct)), y) if is_undefined(y) else None,
+]

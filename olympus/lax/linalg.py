@@ -28,26 +28,48 @@ from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 
 __all__ = [
-    "EigDerivativeError", "cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p",
-    "geqrf", "geqrf_p", "householder_product", "householder_product_p", "lu", "lu_p",
-    "lu_pivots_to_permutation", "qr", "qr_p", "svd", "svd_p", "triangular_solve",
-    "triangular_solve_p"
+    "EigDerivativeError",
+    "cholesky",
+    "cholesky_p",
+    "eig",
+    "eig_p",
+    "eigh",
+    "eigh_p",
+    "geqrf",
+    "geqrf_p",
+    "householder_product",
+    "householder_product_p",
+    "lu",
+    "lu_p",
+    "lu_pivots_to_permutation",
+    "qr",
+    "qr_p",
+    "svd",
+    "svd_p",
+    "triangular_solve",
+    "triangular_solve_p",
 ]
 
 
 # ---- shape-rule helpers ------------------------------------------------------------
 def _check_matrix(name: str, a: ShapedArray, square: bool = False) -> None:
     if a.ndim < 2:
-        raise OlympusTypeError(f"{name} needs a matrix (rank >= 2), got {a.str_short()}")
+        raise OlympusTypeError(
+            f"{name} needs a matrix (rank >= 2), got {a.str_short()}"
+        )
     if not dtypes.is_inexact(a.dtype):
-        raise OlympusTypeError(f"{name} needs floating-point or complex matrices, got {a.str_short()}")
+        raise OlympusTypeError(
+            f"{name} needs floating-point or complex matrices, got {a.str_short()}"
+        )
     if square and a.shape[-1] != a.shape[-2]:
         raise OlympusTypeError(f"{name} needs square matrices, got {a.str_short()}")
 
 
 def _real_dtype(dtype):
-    return {np.dtype(np.complex64): np.dtype(np.float32),
-            np.dtype(np.complex128): np.dtype(np.float64)}.get(np.dtype(dtype), np.dtype(dtype))
+    return {
+        np.dtype(np.complex64): np.dtype(np.float32),
+        np.dtype(np.complex128): np.dtype(np.float64),
+    }.get(np.dtype(dtype), np.dtype(dtype))
 
 
 # ---- lax-level helpers used by the rules -------------------------------------------
@@ -76,12 +98,18 @@ def triangle_mask(shape, lower: bool, k: int = 0):
     nd = len(shape)
     rows = lax.broadcasted_iota(np.int32, shape, nd - 2)
     cols = lax.broadcasted_iota(np.int32, shape, nd - 1)
-    return lax.ge(lax.add(rows, np.int32(k)), cols) if lower else lax.le(lax.add(rows, np.int32(k)), cols)
+    return (
+        lax.ge(lax.add(rows, np.int32(k)), cols)
+        if lower
+        else lax.le(lax.add(rows, np.int32(k)), cols)
+    )
 
 
 def _where(mask, x, fill=0):
     aval = aval_of(x)
-    return lax.select(mask, x, lax.full(aval.shape, np.array(fill).astype(aval.dtype)[()]))
+    return lax.select(
+        mask, x, lax.full(aval.shape, np.array(fill).astype(aval.dtype)[()])
+    )
 
 
 def tril(x, k: int = 0):
@@ -95,8 +123,10 @@ def triu(x, k: int = 0):
 def diagonal(x):
     """The diagonal of the last two axes (exact: a masked sum of one element per row)."""
     aval = aval_of(x)
-    eye = lax.eq(lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 2),
-                 lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 1))
+    eye = lax.eq(
+        lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 2),
+        lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 1),
+    )
     return lax.reduce_sum(_where(eye, x), (aval.ndim - 1,))
 
 
@@ -104,14 +134,18 @@ def diag_matrix(d, like_shape):
     """A matrix of `like_shape` with `d` (last axis) on its diagonal."""
     nd = len(like_shape)
     full = lax.broadcast_in_dim(d, like_shape, tuple(range(nd - 1)))
-    eye = lax.eq(lax.broadcasted_iota(np.int32, like_shape, nd - 2),
-                 lax.broadcasted_iota(np.int32, like_shape, nd - 1))
+    eye = lax.eq(
+        lax.broadcasted_iota(np.int32, like_shape, nd - 2),
+        lax.broadcasted_iota(np.int32, like_shape, nd - 1),
+    )
     return _where(eye, full)
 
 
 def hermitian_from_triangle(x, lower: bool):
     """The Hermitian matrix a kernel that reads only one triangle of `x` sees."""
-    strict = matrix_transpose(_where(triangle_mask(aval_of(x).shape, lower, -1 if lower else 1), x), True)
+    strict = matrix_transpose(
+        _where(triangle_mask(aval_of(x).shape, lower, -1 if lower else 1), x), True
+    )
     return lax.add(tril(x) if lower else triu(x), strict)
 
 
@@ -141,13 +175,21 @@ def _cholesky_lower(ctx, a):
     factor = ctx.op("stablehlo.cholesky", [a], "lower = true")
     nd = aval.ndim
     idx = ShapedArray(aval.shape, np.dtype(np.int32))
-    rows = ctx.op("stablehlo.iota", [], f"iota_dimension = {nd - 2} : i64", result_avals=[idx])
-    cols = ctx.op("stablehlo.iota", [], f"iota_dimension = {nd - 1} : i64", result_avals=[idx])
+    rows = ctx.op(
+        "stablehlo.iota", [], f"iota_dimension = {nd - 2} : i64", result_avals=[idx]
+    )
+    cols = ctx.op(
+        "stablehlo.iota", [], f"iota_dimension = {nd - 1} : i64", result_avals=[idx]
+    )
     keep = compare(ctx.emitter, rows, cols, "GE", idx.dtype, aval.shape)
     zero_aval = ShapedArray((), aval.dtype)
     zero = ctx.emitter.constant(np.zeros((), aval.dtype), zero_aval)
-    zeros = ctx.op("stablehlo.broadcast_in_dim", [zero], "broadcast_dimensions = array<i64>",
-                   result_avals=[aval])
+    zeros = ctx.op(
+        "stablehlo.broadcast_in_dim",
+        [zero],
+        "broadcast_dimensions = array<i64>",
+        result_avals=[aval],
+    )
     return ctx.op("stablehlo.select", [keep, factor, zeros])
 
 
@@ -163,10 +205,13 @@ def _cholesky_jvp(primals, tangents):
         return factor, Zero(aval_of(factor))
     a_dot = hermitian_from_triangle(a_dot, lower=True)
     left = triangular_solve(factor, a_dot, left_side=True, lower=True)
-    middle = triangular_solve(factor, left, left_side=False, lower=True, transpose_a=True,
-                              conjugate_a=True)
+    middle = triangular_solve(
+        factor, left, left_side=False, lower=True, transpose_a=True, conjugate_a=True
+    )
     shape = aval_of(middle).shape
-    half_diagonal = lax.mul(diag_matrix(diagonal(middle), shape), np.array(0.5, aval_of(a).dtype)[()])
+    half_diagonal = lax.mul(
+        diag_matrix(diagonal(middle), shape), np.array(0.5, aval_of(a).dtype)[()]
+    )
     phi = lax.sub(tril(middle), half_diagonal)
     return factor, matmul(factor, phi)
 
@@ -175,46 +220,80 @@ jvp_rules[cholesky_p] = _cholesky_jvp
 
 
 # ---- triangular_solve ------------------------------------------------------------
-def _triangular_solve_abstract_eval(a: ShapedArray, b: ShapedArray, *, left_side, lower,
-                                    transpose_a, conjugate_a, unit_diagonal) -> ShapedArray:
+def _triangular_solve_abstract_eval(
+    a: ShapedArray,
+    b: ShapedArray,
+    *,
+    left_side,
+    lower,
+    transpose_a,
+    conjugate_a,
+    unit_diagonal,
+) -> ShapedArray:
     _check_matrix("triangular_solve", a, square=True)
     same_dtypes("triangular_solve", (a, b))
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
         raise OlympusTypeError(
-            f"triangular_solve: a and b need the same batch shape, got {a.str_short()} and {b.str_short()}")
+            f"triangular_solve: a and b need the same batch shape, got {a.str_short()} and {b.str_short()}"
+        )
     m = a.shape[-1]
     if (b.shape[-2] if left_side else b.shape[-1]) != m:
         side = "rows" if left_side else "columns"
         raise OlympusTypeError(
-            f"triangular_solve: b must have {m} {side} to match a, got {a.str_short()} and {b.str_short()}")
+            f"triangular_solve: b must have {m} {side} to match a, got {a.str_short()} and {b.str_short()}"
+        )
     return b.update(weak_type=False)
 
 
-def _triangular_solve_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    if conjugate_a and not transpose_a:  # StableHLO has no plain conjugate: bind on conj(a) instead
-        raise OlympusTypeError("triangular_solve: conjugate_a without transpose_a is not lowered")
-    mode = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
-    attrs = (f"left_side = {str(left_side).lower()}, lower = {str(lower).lower()}, "
-             f"transpose_a = #stablehlo<transpose {mode}>, unit_diagonal = {str(unit_diagonal).lower()}")
+def _triangular_solve_lower(
+    ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal
+):
+    if (
+        conjugate_a and not transpose_a
+    ):  # StableHLO has no plain conjugate: bind on conj(a) instead
+        raise OlympusTypeError(
+            "triangular_solve: conjugate_a without transpose_a is not lowered"
+        )
+    mode = (
+        ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+    )
+    attrs = (
+        f"left_side = {str(left_side).lower()}, lower = {str(lower).lower()}, "
+        f"transpose_a = #stablehlo<transpose {mode}>, unit_diagonal = {str(unit_diagonal).lower()}"
+    )
     return ctx.op("stablehlo.triangular_solve", [a, b], attrs)
 
 
 triangular_solve_p = define_primitive(
-    "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_lower)
+    "triangular_solve", _triangular_solve_abstract_eval, _triangular_solve_lower
+)
 
 
-def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
-                     transpose_a: bool = False, conjugate_a: bool = False,
-                     unit_diagonal: bool = False):
+def triangular_solve(
+    a,
+    b,
+    *,
+    left_side: bool = False,
+    lower: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+):
     """Solves op(a) x = b (left_side) or x op(a) = b for triangular `a`, where
     op transposes and/or conjugates; only a's `lower` (or upper) triangle is read."""
     if conjugate_a and not transpose_a:
         a, conjugate_a = _conj(a), False
     if not dtypes.is_complex(aval_of(a).dtype):
         conjugate_a = False
-    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                   transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
-                                   unit_diagonal=bool(unit_diagonal))
+    return triangular_solve_p.bind(
+        a,
+        b,
+        left_side=bool(left_side),
+        lower=bool(lower),
+        transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a),
+        unit_diagonal=bool(unit_diagonal),
+    )
 
 
 def _op_a(a, transpose_a, conjugate_a):
@@ -237,18 +316,34 @@ def _triangular_solve_jvp(primals, tangents, **params):
     return x, triangular_solve_p.bind(a, rhs, **params)
 
 
-def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+def _triangular_solve_transpose(
+    ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal
+):
     """x = op(a)^-1 b is linear in b; its transpose applies op(a)^-T."""
     if is_undefined(a):
         raise TypeError("triangular_solve is not linear in its matrix a")
     ct = instantiate(ct)
     if transpose_a:  # op = a^T or a^H: the transpose applies a or conj(a)
         a_used = _conj(a) if conjugate_a else a
-        out = triangular_solve_p.bind(a_used, ct, left_side=left_side, lower=lower, transpose_a=False,
-                                      conjugate_a=False, unit_diagonal=unit_diagonal)
+        out = triangular_solve_p.bind(
+            a_used,
+            ct,
+            left_side=left_side,
+            lower=lower,
+            transpose_a=False,
+            conjugate_a=False,
+            unit_diagonal=unit_diagonal,
+        )
     else:
-        out = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower, transpose_a=True,
-                                      conjugate_a=False, unit_diagonal=unit_diagonal)
+        out = triangular_solve_p.bind(
+            a,
+            ct,
+            left_side=left_side,
+            lower=lower,
+            transpose_a=True,
+            conjugate_a=False,
+            unit_diagonal=unit_diagonal,
+        )
     return [None, out]
 
 
@@ -267,8 +362,11 @@ def _lu_abstract_eval(a: ShapedArray):
     _check_matrix("lu", a)
     k = min(a.shape[-2:])
     batch = a.shape[:-2]
-    return [a.update(weak_type=False), ShapedArray((*batch, k), np.dtype(np.int32)),
-            ShapedArray((*batch, a.shape[-2]), np.dtype(np.int32))]
+    return [
+        a.update(weak_type=False),
+        ShapedArray((*batch, k), np.dtype(np.int32)),
+        ShapedArray((*batch, a.shape[-2]), np.dtype(np.int32)),
+    ]
 
 
 def _lu_lower(ctx, a):
@@ -278,11 +376,22 @@ def _lu_lower(ctx, a):
     lu_aval, piv_aval, _ = ctx.avals_out
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     factors, pivots, _ = lapack.custom_call(
-        ctx.emitter, lapack.target_name("getrf", aval.dtype), [a], [aval],
-        [lu_aval, piv_aval, info], aliases={0: 0})
-    one = ctx.emitter.constant(np.ones((), np.int32), ShapedArray((), np.dtype(np.int32)))
-    ones = ctx.op("stablehlo.broadcast_in_dim", [one], "broadcast_dimensions = array<i64>",
-                  result_avals=[piv_aval])
+        ctx.emitter,
+        lapack.target_name("getrf", aval.dtype),
+        [a],
+        [aval],
+        [lu_aval, piv_aval, info],
+        aliases={0: 0},
+    )
+    one = ctx.emitter.constant(
+        np.ones((), np.int32), ShapedArray((), np.dtype(np.int32))
+    )
+    ones = ctx.op(
+        "stablehlo.broadcast_in_dim",
+        [one],
+        "broadcast_dimensions = array<i64>",
+        result_avals=[piv_aval],
+    )
     pivots = ctx.op("stablehlo.subtract", [pivots, ones], result_avals=[piv_aval])
     perm_ctx = RuleContext(ctx.emitter, [piv_aval], [piv_aval], ctx.primitive)
     perm = lower_fun(lu_pivots_to_permutation)(perm_ctx, pivots, size=aval.shape[-2])
@@ -308,7 +417,9 @@ def lu_pivots_to_permutation(pivots, size: int):
         return perm
     from olympus.lax.control_flow import fori_loop
 
-    return fori_loop(0, k, lambda i, perm: _apply_swap(perm, pivots, positions, i), positions)
+    return fori_loop(
+        0, k, lambda i, perm: _apply_swap(perm, pivots, positions, i), positions
+    )
 
 
 _UNROLLED_SWAPS = 8
@@ -318,14 +429,20 @@ def _apply_swap(perm, pivots, positions, i):
     """perm with entries i and pivots[..., i] exchanged (i may be traced)."""
     batch = aval_of(perm).shape[:-1]
     nd = len(batch) + 1
-    spread = lambda v: lax.broadcast_in_dim(v, aval_of(perm).shape, tuple(range(nd - 1)))
+    spread = lambda v: lax.broadcast_in_dim(
+        v, aval_of(perm).shape, tuple(range(nd - 1))
+    )
     column = lambda x: lax.reshape(
-        lax.dynamic_slice(x, (0,) * (nd - 1) + (i,), (*batch, 1)), batch)
+        lax.dynamic_slice(x, (0,) * (nd - 1) + (i,), (*batch, 1)), batch
+    )
     at_target = lax.eq(positions, spread(column(pivots)))
     value_at_target = lax.reduce_sum(_where(at_target, perm), (nd - 1,))
     perm = lax.select(at_target, spread(column(perm)), perm)
-    return lax.select(lax.eq(positions, spread(lax.full(batch, i, np.int32) if batch else i)),
-                      spread(value_at_target), perm)
+    return lax.select(
+        lax.eq(positions, spread(lax.full(batch, i, np.int32) if batch else i)),
+        spread(value_at_target),
+        perm,
+    )
 
 
 def permutation_matrix(perm, dtype):
@@ -333,7 +450,9 @@ def permutation_matrix(perm, dtype):
     shape = aval_of(perm).shape
     full = (*shape, shape[-1])
     rows = lax.broadcast_in_dim(perm, full, tuple(range(len(shape))))
-    return lax.convert_element_type(lax.eq(rows, lax.broadcasted_iota(np.int32, full, len(shape))), dtype)
+    return lax.convert_element_type(
+        lax.eq(rows, lax.broadcasted_iota(np.int32, full, len(shape))), dtype
+    )
 
 
 def _lu_jvp(primals, tangents):
@@ -346,13 +465,17 @@ def _lu_jvp(primals, tangents):
         return [factors, pivots, perm], outs_zero
     shape = aval_of(a).shape
     if shape[-1] != shape[-2]:
-        raise OlympusTypeError(f"the derivative of lu is only defined for square matrices, got {shape}")
+        raise OlympusTypeError(
+            f"the derivative of lu is only defined for square matrices, got {shape}"
+        )
     p = permutation_matrix(perm, aval_of(a).dtype)
     lower = _where(triangle_mask(shape, True, -1), factors)
     eye = diag_matrix(lax.full(shape[:-1], 1, aval_of(a).dtype), shape)
     l_unit = lax.add(lower, eye)
     upper = triu(factors)
-    x = triangular_solve(l_unit, matmul(p, a_dot), left_side=True, lower=True, unit_diagonal=True)
+    x = triangular_solve(
+        l_unit, matmul(p, a_dot), left_side=True, lower=True, unit_diagonal=True
+    )
     x = triangular_solve(upper, x, left_side=False, lower=False)
     tangent = lax.add(matmul(l_unit, tril(x, -1)), matmul(triu(x), upper))
     return [factors, pivots, perm], [tangent, *outs_zero[1:]]
@@ -372,13 +495,20 @@ def _eigh_lower(ctx, a, *, lower):
     v_aval, w_aval = ctx.avals_out
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     v, w, _ = lapack.custom_call(
-        ctx.emitter, lapack.target_name("syevd", aval.dtype, complex_base="heevd"), [a], [aval],
-        [v_aval, w_aval, info], config={"mode": ord("V"), "uplo": ord("L" if lower else "U")},
-        aliases={0: 0})
+        ctx.emitter,
+        lapack.target_name("syevd", aval.dtype, complex_base="heevd"),
+        [a],
+        [aval],
+        [v_aval, w_aval, info],
+        config={"mode": ord("V"), "uplo": ord("L" if lower else "U")},
+        aliases={0: 0},
+    )
     return [v, w]
 
 
-eigh_p = define_primitive("eigh", _eigh_abstract_eval, _eigh_lower, multiple_results=True)
+eigh_p = define_primitive(
+    "eigh", _eigh_abstract_eval, _eigh_lower, multiple_results=True
+)
 batch_rules[eigh_p] = _front_batch_rule(eigh_p)
 
 
@@ -396,7 +526,10 @@ def _eigh_jvp(primals, tangents, *, lower):
     w_row = lax.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))
     w_col = lax.broadcast_in_dim(w, shape, tuple(range(nd - 1)))
     gaps = lax.sub(w_row, w_col)
-    off = lax.ne(lax.broadcasted_iota(np.int32, shape, nd - 2), lax.broadcasted_iota(np.int32, shape, nd - 1))
+    off = lax.ne(
+        lax.broadcasted_iota(np.int32, shape, nd - 2),
+        lax.broadcasted_iota(np.int32, shape, nd - 1),
+    )
     ones = lax.full(shape, 1, aval_of(w).dtype)
     f = _where(off, lax.div(ones, lax.select(off, gaps, ones)))
     f = lax.convert_element_type(f, aval_of(v).dtype)
@@ -413,39 +546,62 @@ jvp_rules[eigh_p] = _eigh_jvp
 # ---- QR: geqrf and householder_product (LAPACK geqrf / orgqr) ----------------------
 def _geqrf_abstract_eval(a: ShapedArray):
     _check_matrix("geqrf", a)
-    return [a.update(weak_type=False), ShapedArray((*a.shape[:-2], min(a.shape[-2:])), a.dtype)]
+    return [
+        a.update(weak_type=False),
+        ShapedArray((*a.shape[:-2], min(a.shape[-2:])), a.dtype),
+    ]
 
 
 def _geqrf_lower(ctx, a):
     aval = ctx.avals_in[0]
-    return lapack.custom_call(ctx.emitter, lapack.target_name("geqrf", aval.dtype), [a], [aval],
-                              list(ctx.avals_out), aliases={0: 0})
+    return lapack.custom_call(
+        ctx.emitter,
+        lapack.target_name("geqrf", aval.dtype),
+        [a],
+        [aval],
+        list(ctx.avals_out),
+        aliases={0: 0},
+    )
 
 
-geqrf_p = define_primitive("geqrf", _geqrf_abstract_eval, _geqrf_lower, multiple_results=True)
+geqrf_p = define_primitive(
+    "geqrf", _geqrf_abstract_eval, _geqrf_lower, multiple_results=True
+)
 batch_rules[geqrf_p] = _front_batch_rule(geqrf_p)
 
 
-def _householder_product_abstract_eval(a: ShapedArray, taus: ShapedArray) -> ShapedArray:
+def _householder_product_abstract_eval(
+    a: ShapedArray, taus: ShapedArray
+) -> ShapedArray:
     _check_matrix("householder_product", a)
     same_dtypes("householder_product", (a, taus))
     m, n = a.shape[-2:]
     if m < n or taus.shape != (*a.shape[:-2], taus.shape[-1]) or taus.shape[-1] > n:
         raise OlympusTypeError(
             f"householder_product needs m >= n and at most n reflectors, got {a.str_short()} "
-            f"and taus {taus.str_short()}")
+            f"and taus {taus.str_short()}"
+        )
     return a.update(weak_type=False)
 
 
 def _householder_product_lower(ctx, a, taus):
     aval = ctx.avals_in[0]
-    (q,) = lapack.custom_call(ctx.emitter, lapack.target_name("orgqr", aval.dtype, complex_base="ungqr"),
-                              [a, taus], list(ctx.avals_in), [ctx.aval_out], aliases={0: 0})
+    (q,) = lapack.custom_call(
+        ctx.emitter,
+        lapack.target_name("orgqr", aval.dtype, complex_base="ungqr"),
+        [a, taus],
+        list(ctx.avals_in),
+        [ctx.aval_out],
+        aliases={0: 0},
+    )
     return q
 
 
 householder_product_p = define_primitive(
-    "householder_product", _householder_product_abstract_eval, _householder_product_lower)
+    "householder_product",
+    _householder_product_abstract_eval,
+    _householder_product_lower,
+)
 batch_rules[householder_product_p] = _front_batch_rule(householder_product_p)
 
 
@@ -455,7 +611,9 @@ def _svd_abstract_eval(a: ShapedArray, *, full_matrices: bool):
     m, n = a.shape[-2:]
     k = min(m, n)
     if k == 0:
-        raise OlympusTypeError(f"svd of an empty matrix {a.str_short()} is not supported")
+        raise OlympusTypeError(
+            f"svd of an empty matrix {a.str_short()} is not supported"
+        )
     batch = a.shape[:-2]
     u = ShapedArray((*batch, m, m if full_matrices else k), a.dtype)
     vt = ShapedArray((*batch, n if full_matrices else k, n), a.dtype)
@@ -467,8 +625,14 @@ def _svd_lower(ctx, a, *, full_matrices):
     s, u, vt = ctx.avals_out
     info = ShapedArray(aval.shape[:-2], np.dtype(np.int32))
     _, s_out, u_out, vt_out, _ = lapack.custom_call(
-        ctx.emitter, lapack.target_name("gesdd", aval.dtype), [a], [aval], [aval, s, u, vt, info],
-        config={"mode": ord("A" if full_matrices else "S")}, aliases={0: 0})
+        ctx.emitter,
+        lapack.target_name("gesdd", aval.dtype),
+        [a],
+        [aval],
+        [aval, s, u, vt, info],
+        config={"mode": ord("A" if full_matrices else "S")},
+        aliases={0: 0},
+    )
     return [s_out, u_out, vt_out]
 
 
@@ -478,8 +642,10 @@ batch_rules[svd_p] = _front_batch_rule(svd_p)
 
 # ---- eig (LAPACK geev): general square matrices --------------------------------------
 def _complex_dtype(dtype):
-    return {np.dtype(np.float32): np.dtype(np.complex64),
-            np.dtype(np.float64): np.dtype(np.complex128)}.get(np.dtype(dtype), np.dtype(dtype))
+    return {
+        np.dtype(np.float32): np.dtype(np.complex64),
+        np.dtype(np.float64): np.dtype(np.complex128),
+    }.get(np.dtype(dtype), np.dtype(dtype))
 
 
 def _eig_abstract_eval(a: ShapedArray, *, compute_left: bool, compute_right: bool):
@@ -488,22 +654,42 @@ def _eig_abstract_eval(a: ShapedArray, *, compute_left: bool, compute_right: boo
     _check_matrix("eig", a, square=True)
     dtype = _complex_dtype(a.dtype)
     vectors = ShapedArray(a.shape, dtype)
-    return [ShapedArray(a.shape[:-1], dtype)] + [vectors] * (int(compute_left) + int(compute_right))
+    return [ShapedArray(a.shape[:-1], dtype)] + [vectors] * (
+        int(compute_left) + int(compute_right)
+    )
 
 
 def _nan_where_failed(ctx, info, value: str, aval: ShapedArray) -> str:
     """`value` with every matrix whose kernel reported info != 0 replaced by NaN."""
-    batch = aval.shape[:len(ctx.avals_in[0].shape) - 2]
+    batch = aval.shape[: len(ctx.avals_in[0].shape) - 2]
     info_aval = ShapedArray(batch, np.dtype(np.int32))
-    zeros = ctx.op("stablehlo.broadcast_in_dim",
-                   [ctx.emitter.constant(np.zeros((), np.int32), ShapedArray((), np.dtype(np.int32)))],
-                   "broadcast_dimensions = array<i64>", result_avals=[info_aval])
+    zeros = ctx.op(
+        "stablehlo.broadcast_in_dim",
+        [
+            ctx.emitter.constant(
+                np.zeros((), np.int32), ShapedArray((), np.dtype(np.int32))
+            )
+        ],
+        "broadcast_dimensions = array<i64>",
+        result_avals=[info_aval],
+    )
     ok = compare(ctx.emitter, info, zeros, "EQ", info_aval.dtype, batch)
     dims = ", ".join(str(d) for d in range(len(batch)))
-    ok = ctx.op("stablehlo.broadcast_in_dim", [ok], f"broadcast_dimensions = array<i64{': ' + dims if dims else ''}>",
-                result_avals=[ShapedArray(aval.shape, np.dtype(np.bool_))])
-    nan = ctx.emitter.constant(np.full((), np.nan, aval.dtype), ShapedArray((), aval.dtype))
-    nans = ctx.op("stablehlo.broadcast_in_dim", [nan], "broadcast_dimensions = array<i64>", result_avals=[aval])
+    ok = ctx.op(
+        "stablehlo.broadcast_in_dim",
+        [ok],
+        f"broadcast_dimensions = array<i64{': ' + dims if dims else ''}>",
+        result_avals=[ShapedArray(aval.shape, np.dtype(np.bool_))],
+    )
+    nan = ctx.emitter.constant(
+        np.full((), np.nan, aval.dtype), ShapedArray((), aval.dtype)
+    )
+    nans = ctx.op(
+        "stablehlo.broadcast_in_dim",
+        [nan],
+        "broadcast_dimensions = array<i64>",
+        result_avals=[aval],
+    )
     return ctx.op("stablehlo.select", [ok, value, nans], result_avals=[aval])
 
 
@@ -519,12 +705,22 @@ def _eig_lower(ctx, a, *, compute_left, compute_right):
     w_parts = [ShapedArray(w_aval.shape, aval.dtype)] * 2 if real else [w_aval]
     flag = lambda on: ord("V" if on else "N")
     *w, vl, vr, info = lapack.custom_call(
-        ctx.emitter, lapack.target_name("geev", aval.dtype), [a], [aval],
+        ctx.emitter,
+        lapack.target_name("geev", aval.dtype),
+        [a],
+        [aval],
         [*w_parts, vectors, vectors, info_aval],
-        config={"compute_left": flag(compute_left), "compute_right": flag(compute_right)})
+        config={
+            "compute_left": flag(compute_left),
+            "compute_right": flag(compute_right),
+        },
+    )
     w = ctx.op("stablehlo.complex", w, result_avals=[w_aval]) if real else w[0]
     outs = [w] + ([vl] if compute_left else []) + ([vr] if compute_right else [])
-    return [_nan_where_failed(ctx, info, out, out_aval) for out, out_aval in zip(outs, ctx.avals_out)]
+    return [
+        _nan_where_failed(ctx, info, out, out_aval)
+        for out, out_aval in zip(outs, ctx.avals_out)
+    ]
 
 
 eig_p = define_primitive("eig", _eig_abstract_eval, _eig_lower, multiple_results=True)
@@ -552,8 +748,10 @@ def _eig_jvp(primals, tangents, *, compute_left, compute_right):
     if is_zero(a_dot):
         return outs, [Zero(aval_of(o)) for o in outs]
     if compute_left:
-        raise EigDerivativeError("eig: the derivative of the left eigenvectors is not defined; "
-                                 "call eig with compute_left_eigenvectors=False")
+        raise EigDerivativeError(
+            "eig: the derivative of the left eigenvectors is not defined; "
+            "call eig with compute_left_eigenvectors=False"
+        )
     w, v = eig_p.bind(a, compute_left=False, compute_right=True)
     dtype = aval_of(w).dtype
     c = _solve_square(v, matmul(lax.convert_element_type(a_dot, dtype), v))
@@ -562,13 +760,22 @@ def _eig_jvp(primals, tangents, *, compute_left, compute_right):
         return outs, [w_dot]
     shape = aval_of(v).shape
     nd = len(shape)
-    gaps = lax.sub(lax.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1)),
-                   lax.broadcast_in_dim(w, shape, tuple(range(nd - 1))))
-    off = lax.ne(lax.broadcasted_iota(np.int32, shape, nd - 2), lax.broadcasted_iota(np.int32, shape, nd - 1))
+    gaps = lax.sub(
+        lax.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1)),
+        lax.broadcast_in_dim(w, shape, tuple(range(nd - 1))),
+    )
+    off = lax.ne(
+        lax.broadcasted_iota(np.int32, shape, nd - 2),
+        lax.broadcasted_iota(np.int32, shape, nd - 1),
+    )
     ones = lax.full(shape, 1, dtype)
-    v_dot = matmul(v, lax.mul(_where(off, lax.div(ones, lax.select(off, gaps, ones))), c))
+    v_dot = matmul(
+        v, lax.mul(_where(off, lax.div(ones, lax.select(off, gaps, ones))), c)
+    )
     along = lax.real(lax.reduce_sum(lax.mul(_conj(v), v_dot), (nd - 2,)))
-    along = lax.broadcast_in_dim(lax.convert_element_type(along, dtype), shape, (*range(nd - 2), nd - 1))
+    along = lax.broadcast_in_dim(
+        lax.convert_element_type(along, dtype), shape, (*range(nd - 2), nd - 1)
+    )
     return outs, [w_dot, lax.sub(v_dot, lax.mul(v, along))]
 
 
@@ -608,8 +815,12 @@ def _qr_definition(a, *, full_matrices: bool):
     return householder_product_p.bind(reflectors, taus), r
 
 
-qr_p = define_primitive("qr", _qr_abstract_eval, lower_fun(_qr_definition, multiple_results=True),
-                        multiple_results=True)
+qr_p = define_primitive(
+    "qr",
+    _qr_abstract_eval,
+    lower_fun(_qr_definition, multiple_results=True),
+    multiple_results=True,
+)
 batch_rules[qr_p] = _front_batch_rule(qr_p)
 
 
@@ -625,15 +836,26 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     if m < n or (full_matrices and m > n):
         raise OlympusTypeError(
             f"the derivative of qr needs m >= n and the reduced factorisation, got a {m}x{n} matrix "
-            f"with full_matrices={full_matrices}")
+            f"with full_matrices={full_matrices}"
+        )
     da_rinv = triangular_solve(r, a_dot, left_side=False, lower=False)
     c = matmul(matrix_transpose(q, conjugate=True), da_rinv)
     strict_lower = tril(c, -1)
     omega = lax.sub(strict_lower, matrix_transpose(strict_lower, conjugate=True))
-    if dtypes.is_complex(aval_of(a).dtype):  # the diagonal's imaginary part is free: keep C's
+    if dtypes.is_complex(
+        aval_of(a).dtype
+    ):  # the diagonal's imaginary part is free: keep C's
         shape = aval_of(c).shape
-        omega = lax.add(omega, diag_matrix(lax.complex(lax.full(shape[:-1], 0, _real_dtype(aval_of(a).dtype)),
-                                                       lax.imag(diagonal(c))), shape))
+        omega = lax.add(
+            omega,
+            diag_matrix(
+                lax.complex(
+                    lax.full(shape[:-1], 0, _real_dtype(aval_of(a).dtype)),
+                    lax.imag(diagonal(c)),
+                ),
+                shape,
+            ),
+        )
     dq = lax.add(matmul(q, lax.sub(omega, c)), da_rinv)
     dr = matmul(lax.sub(c, omega), r)
     return [q, r], [dq, dr]
@@ -653,7 +875,9 @@ def _svd_jvp(primals, tangents, *, full_matrices):
         return [s, u, vt], [Zero(aval_of(s)), Zero(aval_of(u)), Zero(aval_of(vt))]
     m, n = aval_of(a).shape[-2:]
     if full_matrices and m != n:
-        raise OlympusTypeError("the derivative of svd needs full_matrices=False for non-square matrices")
+        raise OlympusTypeError(
+            "the derivative of svd needs full_matrices=False for non-square matrices"
+        )
     dtype, real = aval_of(a).dtype, aval_of(s).dtype
     uh, v = matrix_transpose(u, conjugate=True), matrix_transpose(vt, conjugate=True)
     dp = matmul(uh, matmul(a_dot, v))
@@ -661,32 +885,56 @@ def _svd_jvp(primals, tangents, *, full_matrices):
     ds = lax.real(ds) if dtypes.is_complex(dtype) else ds
     shape = aval_of(dp).shape
     nd = len(shape)
-    s_row = lax.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))  # s_j along columns
-    s_col = lax.broadcast_in_dim(s, shape, tuple(range(nd - 1)))       # s_i along rows
-    gaps = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))        # s_j^2 - s_i^2
+    s_row = lax.broadcast_in_dim(
+        s, shape, (*range(nd - 2), nd - 1)
+    )  # s_j along columns
+    s_col = lax.broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s_i along rows
+    gaps = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))  # s_j^2 - s_i^2
     off = lax.ne(gaps, lax.full(shape, 0, real))
     ones = lax.full(shape, 1, real)
-    f = lax.convert_element_type(_where(off, lax.div(ones, lax.select(off, gaps, ones))), dtype)
-    s_c, s_r = lax.convert_element_type(s_col, dtype), lax.convert_element_type(s_row, dtype)
-    dp_s = lax.mul(dp, s_r)      # dP diag(s)
-    s_dp = lax.mul(s_c, dp)      # diag(s) dP
+    f = lax.convert_element_type(
+        _where(off, lax.div(ones, lax.select(off, gaps, ones))), dtype
+    )
+    s_c, s_r = (
+        lax.convert_element_type(s_col, dtype),
+        lax.convert_element_type(s_row, dtype),
+    )
+    dp_s = lax.mul(dp, s_r)  # dP diag(s)
+    s_dp = lax.mul(s_c, dp)  # diag(s) dP
     sym = lambda x: lax.add(x, matrix_transpose(x, conjugate=True))
     nonzero = lax.ne(s, lax.full(aval_of(s).shape, 0, real))
-    s_inv = _where(nonzero, lax.div(lax.full(aval_of(s).shape, 1, real),
-                                    lax.select(nonzero, s, lax.full(aval_of(s).shape, 1, real))))
-    skew_diag = lax.mul(lax.mul(lax.sub(dp, matrix_transpose(dp, conjugate=True)), np.array(0.5, dtype)[()]),
-                        lax.convert_element_type(diag_matrix(s_inv, shape), dtype))
+    s_inv = _where(
+        nonzero,
+        lax.div(
+            lax.full(aval_of(s).shape, 1, real),
+            lax.select(nonzero, s, lax.full(aval_of(s).shape, 1, real)),
+        ),
+    )
+    skew_diag = lax.mul(
+        lax.mul(
+            lax.sub(dp, matrix_transpose(dp, conjugate=True)), np.array(0.5, dtype)[()]
+        ),
+        lax.convert_element_type(diag_matrix(s_inv, shape), dtype),
+    )
     du = matmul(u, lax.add(lax.mul(f, sym(dp_s)), skew_diag))
     dv = matmul(v, lax.mul(f, sym(s_dp)))
-    s_inv_r = lax.convert_element_type(lax.broadcast_in_dim(s_inv, (*shape[:-2], m, shape[-1]),
-                                                            (*range(nd - 2), nd - 1)), dtype)
+    s_inv_r = lax.convert_element_type(
+        lax.broadcast_in_dim(
+            s_inv, (*shape[:-2], m, shape[-1]), (*range(nd - 2), nd - 1)
+        ),
+        dtype,
+    )
     if m > n:
         da_v = matmul(a_dot, v)
         du = lax.add(du, lax.mul(lax.sub(da_v, matmul(u, matmul(uh, da_v))), s_inv_r))
     if n > m:
         dah_u = matmul(matrix_transpose(a_dot, conjugate=True), u)
-        s_inv_v = lax.convert_element_type(lax.broadcast_in_dim(s_inv, (*shape[:-2], n, shape[-1]),
-                                                                (*range(nd - 2), nd - 1)), dtype)
+        s_inv_v = lax.convert_element_type(
+            lax.broadcast_in_dim(
+                s_inv, (*shape[:-2], n, shape[-1]), (*range(nd - 2), nd - 1)
+            ),
+            dtype,
+        )
         dv = lax.add(dv, lax.mul(lax.sub(dah_u, matmul(v, matmul(vt, dah_u))), s_inv_v))
     return [s, u, vt], [ds, du, matrix_transpose(dv, conjugate=True)]
 
@@ -715,12 +963,19 @@ def eigh(a, lower: bool = True):
     return v, w
 
 
-def eig(a, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True):
+def eig(
+    a, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True
+):
     """[w, vl, vr] (vectors only where asked) of a general square `a`: complex
     eigenvalues w, right eigenvectors a vr = vr diag(w) and left ones
     vl^H a = diag(w) vl^H, each column of unit 2-norm (LAPACK geev, CPU)."""
-    return list(eig_p.bind(a, compute_left=bool(compute_left_eigenvectors),
-                           compute_right=bool(compute_right_eigenvectors)))
+    return list(
+        eig_p.bind(
+            a,
+            compute_left=bool(compute_left_eigenvectors),
+            compute_right=bool(compute_right_eigenvectors),
+        )
+    )
 
 
 def geqrf(a):

@@ -21,12 +21,15 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def _match_scalars(*args):
     """Gives Python scalars the dtype of the first array operand."""
-    target = next((aval_of(a).dtype for a in args if not isinstance(a, _PY_SCALARS)), None)
+    target = next(
+        (aval_of(a).dtype for a in args if not isinstance(a, _PY_SCALARS)), None
+    )
     if target is None:
         return args
     return tuple(
-        np.asarray(a, dtype=target)[()] if isinstance(a, _PY_SCALARS)
-        and aval_of(a).dtype != target else a
+        np.asarray(a, dtype=target)[()]
+        if isinstance(a, _PY_SCALARS) and aval_of(a).dtype != target
+        else a
         for a in args
     )
 
@@ -51,14 +54,22 @@ def _unary(prim):
     return op
 
 
-add, sub, mul, div, rem = map(_binary, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p))
+add, sub, mul, div, rem = map(
+    _binary, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p)
+)
 max, min, pow, atan2 = map(_binary, (ew.max_p, ew.min_p, ew.pow_p, ew.atan2_p))  # noqa: A001
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (ew.and_p, ew.or_p, ew.xor_p))
-eq, ne, lt, le, gt, ge = map(_binary, (ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p))
+eq, ne, lt, le, gt, ge = map(
+    _binary, (ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p)
+)
 complex = _binary(ew.complex_p)  # noqa: A001
 
-neg, exp, log, expm1, log1p = map(_unary, (ew.neg_p, ew.exp_p, ew.log_p, ew.expm1_p, ew.log1p_p))
-sin, cos, tan, tanh, logistic = map(_unary, (ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p, ew.logistic_p))
+neg, exp, log, expm1, log1p = map(
+    _unary, (ew.neg_p, ew.exp_p, ew.log_p, ew.expm1_p, ew.log1p_p)
+)
+sin, cos, tan, tanh, logistic = map(
+    _unary, (ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p, ew.logistic_p)
+)
 sqrt, rsqrt, abs, sign = map(_unary, (ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p))  # noqa: A001
 floor, ceil, erf, bitwise_not = map(_unary, (ew.floor_p, ew.ceil_p, ew.erf_p, ew.not_p))
 real, imag = map(_unary, (ew.real_p, ew.imag_p))
@@ -100,7 +111,8 @@ def convert_element_type(x, new_dtype):
 # ---- shapes ------------------------------------------------------------------
 def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
     return sh.broadcast_in_dim_p.bind(
-        x, shape=tuple(int(d) for d in shape),
+        x,
+        shape=tuple(int(d) for d in shape),
         broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions),
     )
 
@@ -138,7 +150,9 @@ def expand_dims(x, dimensions: Sequence[int]):
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
     return sh.slice_p.bind(
-        x, start_indices=tuple(map(int, start_indices)), limit_indices=tuple(map(int, limit_indices)),
+        x,
+        start_indices=tuple(map(int, start_indices)),
+        limit_indices=tuple(map(int, limit_indices)),
         strides=None if strides is None else tuple(map(int, strides)),
     )
 
@@ -146,13 +160,19 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
 def _index_scalars(indices):
     avals = [aval_of(i) for i in indices]
     dtype = next((a.dtype for a in avals if not a.weak_type), dtypes.int32)
-    return [convert_element_type(i, dtype) if aval_of(i).dtype != dtype or aval_of(i).weak_type
-            else i for i in indices]
+    return [
+        convert_element_type(i, dtype)
+        if aval_of(i).dtype != dtype or aval_of(i).weak_type
+        else i
+        for i in indices
+    ]
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
     return sh.dynamic_slice_p.bind(
-        x, *_index_scalars(start_indices), slice_sizes=tuple(int(s) for s in slice_sizes)
+        x,
+        *_index_scalars(start_indices),
+        slice_sizes=tuple(int(s) for s in slice_sizes),
     )
 
 
@@ -187,12 +207,16 @@ def pad(x, padding_value, padding_config):
 
 
 def iota(dtype, size: int):
-    return sh.iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=(int(size),), dimension=0)
+    return sh.iota_p.bind(
+        dtype=dtypes.canonicalize_dtype(dtype), shape=(int(size),), dimension=0
+    )
 
 
 def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
     return sh.iota_p.bind(
-        dtype=dtypes.canonicalize_dtype(dtype), shape=tuple(map(int, shape)), dimension=int(dimension)
+        dtype=dtypes.canonicalize_dtype(dtype),
+        shape=tuple(map(int, shape)),
+        dimension=int(dimension),
     )
 
 
@@ -201,7 +225,11 @@ def full(shape: Sequence[int], fill_value, dtype=None):
     shape = tuple(int(d) for d in shape)
     concrete = isinstance(fill_value, (*_PY_SCALARS, np.generic, np.ndarray))
     if concrete:  # converted on the host, so the IR shows a literal
-        fill_dtype = aval_of(fill_value).dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
+        fill_dtype = (
+            aval_of(fill_value).dtype
+            if dtype is None
+            else dtypes.canonicalize_dtype(dtype)
+        )
         fill_value = np.asarray(fill_value, dtype=fill_dtype)[()]
     elif dtype is not None:
         fill_value = convert_element_type(fill_value, dtype)
@@ -219,29 +247,46 @@ def _reducer(prim):
 
 reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
     _reducer,
-    (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p, red.reduce_min_p,
-     red.reduce_and_p, red.reduce_or_p),
+    (
+        red.reduce_sum_p,
+        red.reduce_prod_p,
+        red.reduce_max_p,
+        red.reduce_min_p,
+        red.reduce_and_p,
+        red.reduce_or_p,
+    ),
 )
 
 
 def argmax(x, axis: int, index_dtype):
-    return red.argmax_p.bind(x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+    return red.argmax_p.bind(
+        x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
+    )
 
 
 def argmin(x, axis: int, index_dtype):
-    return red.argmin_p.bind(x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+    return red.argmin_p.bind(
+        x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
+    )
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(
+    lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None
+):
     """Contracts `lhs` and `rhs`: dimension_numbers = ((lhs_contract, rhs_contract),
     (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free.
     `precision` (a lax.Precision, its name, "float32", ..., or a pair) becomes
     XLA's precision config, also on the matmuls of its derivatives."""
     dn = _dimension_numbers(dimension_numbers)
-    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
+    pet = (
+        None
+        if preferred_element_type is None
+        else dtypes.canonicalize_dtype(preferred_element_type)
+    )
     prec = red.canonical_precision(precision, "lax.dot_general")
-    return red.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=prec,
-                                  preferred_element_type=pet)
+    return red.dot_general_p.bind(
+        lhs, rhs, dimension_numbers=dn, precision=prec, preferred_element_type=pet
+    )
 
 
 _DIMENSION_NUMBERS: dict = {}  # dimension_numbers as given -> as Python ints
@@ -255,7 +300,10 @@ def _dimension_numbers(dimension_numbers) -> tuple:
     except (KeyError, TypeError):
         pass
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    dn = (
+        (tuple(map(int, lc)), tuple(map(int, rc))),
+        (tuple(map(int, lb)), tuple(map(int, rb))),
+    )
     try:
         if len(_DIMENSION_NUMBERS) < 1024:
             _DIMENSION_NUMBERS[dimension_numbers] = dn
@@ -267,7 +315,9 @@ def _dimension_numbers(dimension_numbers) -> tuple:
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Vector/matrix product contracting the last axis of lhs with the first of rhs."""
     lhs_nd = aval_of(lhs).ndim
-    return dot_general(lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision, preferred_element_type)
+    return dot_general(
+        lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision, preferred_element_type
+    )
 
 
 def rev(x, dimensions: Sequence[int]):

@@ -31,9 +31,18 @@ import numpy as np
 from olympus import caches
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
-from olympus.backends.xla.lowering import LoweringError, build_module, lower_closed_inline
+from olympus.backends.xla.lowering import (
+    LoweringError,
+    build_module,
+    lower_closed_inline,
+)
 from olympus.backends.xla.lowering import lowering_rules
-from olympus.backends.xla.sharding import Mesh, NamedSharding, PartitionSpec, flat_shardings
+from olympus.backends.xla.sharding import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    flat_shardings,
+)
 from olympus.backends.xla.spmd import ShardedExecutable, mesh_symbol, plan_layout
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, Primitive, ShapedArray, Var
@@ -69,7 +78,8 @@ def _axis_size(name: str, api: str) -> int:
     raise UnboundAxisNameError(
         f"{api}: axis name {name!r} is not bound here (bound: {axes_env.names() or 'none'}); "
         f"collectives name an axis of an enclosing shard_map's mesh or vmap's axis_name"
-        + (f" (at {site})" if site is not None else ""))
+        + (f" (at {site})" if site is not None else "")
+    )
 
 
 def _axes(axis_name, api: str) -> tuple:
@@ -91,7 +101,9 @@ def _groups(mesh: Mesh, axes: tuple) -> list[list[int]]:
     """Device positions (in the mesh's flat order) grouped along `axes`."""
     names = mesh.axis_names
     positions = np.arange(mesh.size).reshape(mesh.devices.shape)
-    order = [i for i, n in enumerate(names) if n not in axes] + [names.index(a) for a in axes]
+    order = [i for i, n in enumerate(names) if n not in axes] + [
+        names.index(a) for a in axes
+    ]
     size = math.prod(mesh.shape[a] for a in axes)
     return positions.transpose(order).reshape(-1, size).tolist()
 
@@ -99,9 +111,11 @@ def _groups(mesh: Mesh, axes: tuple) -> list[list[int]]:
 def _group_attrs(ctx, mesh: Mesh, axes: tuple) -> str:
     groups = _groups(mesh, axes)
     channel = next(ctx.emitter.counter) + 1
-    return (f"replica_groups = dense<{groups}> : tensor<{len(groups)}x{len(groups[0])}xi64>, "
-            f"channel_handle = #stablehlo.channel_handle<handle = {channel}, type = 1>, "
-            f"use_global_device_ids")
+    return (
+        f"replica_groups = dense<{groups}> : tensor<{len(groups)}x{len(groups[0])}xi64>, "
+        f"channel_handle = #stablehlo.channel_handle<handle = {channel}, type = 1>, "
+        f"use_global_device_ids"
+    )
 
 
 def _group_size(ctx, axes: tuple) -> int:
@@ -115,7 +129,9 @@ def _reshape(ctx, x: str, aval: ShapedArray) -> str:
 
 def _reduction_region(ctx, op: str) -> str:
     scalar = ShapedArray((), ctx.avals_in[0].dtype)
-    return ctx.emitter.region([scalar, scalar], lambda em, a, b: em.op(op, [a, b], [scalar]))
+    return ctx.emitter.region(
+        [scalar, scalar], lambda em, a, b: em.op(op, [a, b], [scalar])
+    )
 
 
 # ---- psum, pmax, pmin ------------------------------------------------------------------
@@ -124,14 +140,20 @@ def _all_reduce(op: str):
         if _group_size(ctx, axes) == 1:
             return x
         attrs = _group_attrs(ctx, _manual_mesh(ctx), axes)
-        return ctx.op("stablehlo.all_reduce", [x], attrs, regions=[_reduction_region(ctx, op)])
+        return ctx.op(
+            "stablehlo.all_reduce", [x], attrs, regions=[_reduction_region(ctx, op)]
+        )
 
     return lower
 
 
 psum_p = define_primitive("psum", lambda x, *, axes: x, _all_reduce("stablehlo.add"))
-pmax_p = define_primitive("pmax", lambda x, *, axes: x, _all_reduce("stablehlo.maximum"))
-pmin_p = define_primitive("pmin", lambda x, *, axes: x, _all_reduce("stablehlo.minimum"))
+pmax_p = define_primitive(
+    "pmax", lambda x, *, axes: x, _all_reduce("stablehlo.maximum")
+)
+pmin_p = define_primitive(
+    "pmin", lambda x, *, axes: x, _all_reduce("stablehlo.minimum")
+)
 defjvp_linear(psum_p)
 transpose_rules[psum_p] = lambda ct, x, *, axes: [psum_p.bind(ct, axes=axes)]
 
@@ -145,7 +167,9 @@ def _extremum_jvp(prim):
         if is_zero(t):
             return out, t
         hit = ops.convert_element_type(ops.eq(x, out), x.dtype)
-        share = ops.div(psum_p.bind(ops.mul(t, hit), axes=axes), psum_p.bind(hit, axes=axes))
+        share = ops.div(
+            psum_p.bind(ops.mul(t, hit), axes=axes), psum_p.bind(hit, axes=axes)
+        )
         return out, share
 
     return rule
@@ -154,14 +178,20 @@ def _extremum_jvp(prim):
 jvp_rules[pmax_p] = _extremum_jvp(pmax_p)
 jvp_rules[pmin_p] = _extremum_jvp(pmin_p)
 for _prim in (psum_p, pmax_p, pmin_p):
-    batch_rules[_prim] = (lambda prim: lambda axis_size, vals, dims, *, axes: (
-        prim.bind(vals[0], axes=axes), dims[0]))(_prim)
+    batch_rules[_prim] = (
+        lambda prim: (
+            lambda axis_size, vals, dims, *, axes: (
+                prim.bind(vals[0], axes=axes),
+                dims[0],
+            )
+        )
+    )(_prim)
 
 
 # ---- all_gather and psum_scatter -------------------------------------------------------
 def _gathered_shape(shape: tuple, size: int, axis: int, tiled: bool) -> tuple:
     if tiled:
-        return shape[:axis] + (shape[axis] * size,) + shape[axis + 1:]
+        return shape[:axis] + (shape[axis] * size,) + shape[axis + 1 :]
     return shape[:axis] + (size,) + shape[axis:]
 
 
@@ -176,42 +206,63 @@ def _all_gather_lower(ctx, x, *, axis_name, axis_size, axis, tiled):
         x = _reshape(ctx, x, aval)
     if axis_size == 1:
         return x
-    attrs = f"all_gather_dim = {axis} : i64, " + _group_attrs(ctx, _manual_mesh(ctx), (axis_name,))
+    attrs = f"all_gather_dim = {axis} : i64, " + _group_attrs(
+        ctx, _manual_mesh(ctx), (axis_name,)
+    )
     return ctx.op("stablehlo.all_gather", [x], attrs)
 
 
-all_gather_p = define_primitive("all_gather", _all_gather_abstract_eval, _all_gather_lower)
+all_gather_p = define_primitive(
+    "all_gather", _all_gather_abstract_eval, _all_gather_lower
+)
 
 
 def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, tiled):
     d, shape = scatter_dimension, x.shape
     if tiled:
-        return x.update(shape=shape[:d] + (shape[d] // axis_size,) + shape[d + 1:])
-    return x.update(shape=shape[:d] + shape[d + 1:])
+        return x.update(shape=shape[:d] + (shape[d] // axis_size,) + shape[d + 1 :])
+    return x.update(shape=shape[:d] + shape[d + 1 :])
 
 
 def _psum_scatter_lower(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled):
     d, aval = scatter_dimension, ctx.avals_in[0]
-    piece = aval.update(shape=aval.shape[:d] + (aval.shape[d] // axis_size,) + aval.shape[d + 1:])
+    piece = aval.update(
+        shape=aval.shape[:d] + (aval.shape[d] // axis_size,) + aval.shape[d + 1 :]
+    )
     if axis_size > 1:
         attrs = f"scatter_dimension = {d} : i64, " + _group_attrs(
-            ctx, _manual_mesh(ctx), (axis_name,))
+            ctx, _manual_mesh(ctx), (axis_name,)
+        )
         region = _reduction_region(ctx, "stablehlo.add")
         (x,) = ctx.emitter.op("stablehlo.reduce_scatter", [x], [piece], attrs, [region])
     return x if tiled else _reshape(ctx, x, ctx.aval_out)
 
 
 psum_scatter_p = define_primitive(
-    "psum_scatter", _psum_scatter_abstract_eval, _psum_scatter_lower)
+    "psum_scatter", _psum_scatter_abstract_eval, _psum_scatter_lower
+)
 defjvp_linear(all_gather_p)
 defjvp_linear(psum_scatter_p)
 transpose_rules[all_gather_p] = lambda ct, x, *, axis_name, axis_size, axis, tiled: [
-    psum_scatter_p.bind(ct, axis_name=axis_name, axis_size=axis_size,
-                        scatter_dimension=axis, tiled=tiled)]
+    psum_scatter_p.bind(
+        ct,
+        axis_name=axis_name,
+        axis_size=axis_size,
+        scatter_dimension=axis,
+        tiled=tiled,
+    )
+]
 transpose_rules[psum_scatter_p] = (
     lambda ct, x, *, axis_name, axis_size, scatter_dimension, tiled: [
-        all_gather_p.bind(ct, axis_name=axis_name, axis_size=axis_size,
-                          axis=scatter_dimension, tiled=tiled)])
+        all_gather_p.bind(
+            ct,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            axis=scatter_dimension,
+            tiled=tiled,
+        )
+    ]
+)
 
 
 def _batch_front(prim, dim_param: str):
@@ -234,17 +285,24 @@ def _ppermute_lower(ctx, x, *, axis_name, perm):
     mesh = _manual_mesh(ctx)
     pairs = [[g[s], g[t]] for g in _groups(mesh, (axis_name,)) for s, t in perm]
     channel = next(ctx.emitter.counter) + 1
-    attrs = (f"source_target_pairs = dense<{pairs}> : tensor<{len(pairs)}x2xi64>, "
-             f"channel_handle = #stablehlo.channel_handle<handle = {channel}, type = 1>")
+    attrs = (
+        f"source_target_pairs = dense<{pairs}> : tensor<{len(pairs)}x2xi64>, "
+        f"channel_handle = #stablehlo.channel_handle<handle = {channel}, type = 1>"
+    )
     return ctx.op("stablehlo.collective_permute", [x], attrs)
 
 
-ppermute_p = define_primitive("ppermute", lambda x, *, axis_name, perm: x, _ppermute_lower)
+ppermute_p = define_primitive(
+    "ppermute", lambda x, *, axis_name, perm: x, _ppermute_lower
+)
 defjvp_linear(ppermute_p)
 transpose_rules[ppermute_p] = lambda ct, x, *, axis_name, perm: [
-    ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))]
+    ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))
+]
 batch_rules[ppermute_p] = lambda axis_size, vals, dims, *, axis_name, perm: (
-    ppermute_p.bind(vals[0], axis_name=axis_name, perm=perm), dims[0])
+    ppermute_p.bind(vals[0], axis_name=axis_name, perm=perm),
+    dims[0],
+)
 
 
 def _axis_index_lower(ctx, *, axis_name):
@@ -256,18 +314,25 @@ def _axis_index_lower(ctx, *, axis_name):
     (pid,) = em.op_typed("stablehlo.partition_id", [], ["tensor<ui32>"])
     (index,) = em.op("stablehlo.convert", [pid], [i32])
     names = mesh.axis_names
-    stride = math.prod(mesh.shape[n] for n in names[names.index(axis_name) + 1:])
+    stride = math.prod(mesh.shape[n] for n in names[names.index(axis_name) + 1 :])
     if stride > 1:
-        (index,) = em.op("stablehlo.divide", [index, em.constant(np.int32(stride), i32)], [i32])
+        (index,) = em.op(
+            "stablehlo.divide", [index, em.constant(np.int32(stride), i32)], [i32]
+        )
     size = em.constant(np.int32(mesh.shape[axis_name]), i32)
     return em.op("stablehlo.remainder", [index, size], [i32])[0]
 
 
 axis_index_p = define_primitive(
-    "axis_index", lambda *, axis_name: ShapedArray((), np.dtype(np.int32)), _axis_index_lower)
+    "axis_index",
+    lambda *, axis_name: ShapedArray((), np.dtype(np.int32)),
+    _axis_index_lower,
+)
 defjvp_zero(axis_index_p)
 batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
-    axis_index_p.bind(axis_name=axis_name), None)
+    axis_index_p.bind(axis_name=axis_name),
+    None,
+)
 
 
 # ---- all_to_all (tiled: split_axis is cut in axis_size pieces, concat_axis grows) ------
@@ -281,23 +346,38 @@ def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axi
 def _all_to_all_lower(ctx, x, *, axis_name, axis_size, split_axis, concat_axis):
     if axis_size == 1:
         return x
-    attrs = (f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
-             f"split_count = {axis_size} : i64, "
-             + _group_attrs(ctx, _manual_mesh(ctx), (axis_name,)))
+    attrs = (
+        f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
+        f"split_count = {axis_size} : i64, "
+        + _group_attrs(ctx, _manual_mesh(ctx), (axis_name,))
+    )
     return ctx.op("stablehlo.all_to_all", [x], attrs)
 
 
-all_to_all_p = define_primitive("all_to_all", _all_to_all_abstract_eval, _all_to_all_lower)
+all_to_all_p = define_primitive(
+    "all_to_all", _all_to_all_abstract_eval, _all_to_all_lower
+)
 defjvp_linear(all_to_all_p)
-transpose_rules[all_to_all_p] = lambda ct, x, *, axis_name, axis_size, split_axis, concat_axis: [
-    all_to_all_p.bind(ct, axis_name=axis_name, axis_size=axis_size, split_axis=concat_axis,
-                      concat_axis=split_axis)]
+transpose_rules[all_to_all_p] = (
+    lambda ct, x, *, axis_name, axis_size, split_axis, concat_axis: [
+        all_to_all_p.bind(
+            ct,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            split_axis=concat_axis,
+            concat_axis=split_axis,
+        )
+    ]
+)
 
 
 def _all_to_all_batch(batch_size, vals, dims, **params):
     x = batch_to_front(vals[0], batch_size, dims[0])
-    params = dict(params, split_axis=params["split_axis"] + 1,
-                  concat_axis=params["concat_axis"] + 1)
+    params = dict(
+        params,
+        split_axis=params["split_axis"] + 1,
+        concat_axis=params["concat_axis"] + 1,
+    )
     return all_to_all_p.bind(x, **params), 0
 
 
@@ -327,28 +407,34 @@ axis_batch_rules[pmin_p] = _reduce_over_batch(ops.reduce_min, pmin_p)
 def _vmap_all_gather(name, size, vals, dims, *, axis_size, axis, tiled, **_):
     x = _move_axis(_front(vals[0], size, dims[0]), 0, axis)
     if tiled:  # merge the stacked axis into the next one
-        shape = x.shape[:axis] + (x.shape[axis] * x.shape[axis + 1],) + x.shape[axis + 2:]
+        shape = (
+            x.shape[:axis] + (x.shape[axis] * x.shape[axis + 1],) + x.shape[axis + 2 :]
+        )
         x = ops.reshape(x, shape)
     return x, None
 
 
-def _vmap_psum_scatter(name, size, vals, dims, *, axis_size, scatter_dimension, tiled, **_):
+def _vmap_psum_scatter(
+    name, size, vals, dims, *, axis_size, scatter_dimension, tiled, **_
+):
     total = ops.reduce_sum(_front(vals[0], size, dims[0]), (0,))
     d = scatter_dimension
     if tiled:  # cut dimension d into `size` blocks, the block index in front
-        shape = total.shape[:d] + (size, total.shape[d] // size) + total.shape[d + 1:]
+        shape = total.shape[:d] + (size, total.shape[d] // size) + total.shape[d + 1 :]
         total = ops.reshape(total, shape)
     return _move_axis(total, d, 0), 0
 
 
-def _vmap_all_to_all(name, size, vals, dims, *, axis_size, split_axis, concat_axis, **_):
+def _vmap_all_to_all(
+    name, size, vals, dims, *, axis_size, split_axis, concat_axis, **_
+):
     x = _front(vals[0], size, dims[0])  # [source, per-example dims]
     s = split_axis + 1
-    shape = x.shape[:s] + (size, x.shape[s] // size) + x.shape[s + 1:]
+    shape = x.shape[:s] + (size, x.shape[s] // size) + x.shape[s + 1 :]
     x = _move_axis(ops.reshape(x, shape), s, 0)  # [target, source, per-example dims]
     c = concat_axis + 1
     x = _move_axis(x, 1, c)  # the sources just before the concatenated dimension
-    merged = x.shape[:c] + (x.shape[c] * x.shape[c + 1],) + x.shape[c + 2:]
+    merged = x.shape[:c] + (x.shape[c] * x.shape[c + 1],) + x.shape[c + 2 :]
     return ops.reshape(x, merged), 0
 
 
@@ -356,8 +442,10 @@ def _vmap_ppermute(name, size, vals, dims, *, perm, **_):
     x = _front(vals[0], size, dims[0])
     rows = [ops.full(x.shape[1:], 0, x.dtype)] * size
     for source, target in perm:
-        rows[target] = ops.squeeze(ops.slice(x, (source,) + (0,) * (x.ndim - 1),
-                                             (source + 1,) + x.shape[1:]), (0,))
+        rows[target] = ops.squeeze(
+            ops.slice(x, (source,) + (0,) * (x.ndim - 1), (source + 1,) + x.shape[1:]),
+            (0,),
+        )
     return ops.concatenate([ops.expand_dims(r, (0,)) for r in rows], 0), 0
 
 
@@ -421,9 +509,16 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
     """Every device's `x` along `axis_name`, stacked at `axis` (or, `tiled`,
     concatenated along it), on each of them."""
     size = _axis_size(axis_name, "all_gather")
-    return tree_map(lambda v: all_gather_p.bind(
-        v, axis_name=axis_name, axis_size=size, axis=axis % (v.ndim + (not tiled)),
-        tiled=tiled), x)
+    return tree_map(
+        lambda v: all_gather_p.bind(
+            v,
+            axis_name=axis_name,
+            axis_size=size,
+            axis=axis % (v.ndim + (not tiled)),
+            tiled=tiled,
+        ),
+        x,
+    )
 
 
 def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool = False):
@@ -432,12 +527,14 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
     dimension, whose size must be the axis size, is dropped)."""
     size = _axis_size(axis_name, "psum_scatter")
     d = scatter_dimension % x.ndim
-    if (x.shape[d] % size if tiled else x.shape[d] != size):
+    if x.shape[d] % size if tiled else x.shape[d] != size:
         raise ValueError(
             f"psum_scatter: dimension {d} of {x.aval.str_short()} must be "
-            f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}")
-    return psum_scatter_p.bind(x, axis_name=axis_name, axis_size=size,
-                               scatter_dimension=d, tiled=tiled)
+            f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
+        )
+    return psum_scatter_p.bind(
+        x, axis_name=axis_name, axis_size=size, scatter_dimension=d, tiled=tiled
+    )
 
 
 def ppermute(x, axis_name: str, perm):
@@ -446,37 +543,48 @@ def ppermute(x, axis_name: str, perm):
     size = _axis_size(axis_name, "ppermute")
     perm = tuple((int(s), int(t)) for s, t in perm)
     sources, targets = [s for s, _ in perm], [t for _, t in perm]
-    if len(set(sources)) < len(perm) or len(set(targets)) < len(perm) or not all(
-            0 <= i < size for i in sources + targets):
-        raise ValueError(f"ppermute: {perm} is not a partial permutation of 0..{size - 1}")
+    if (
+        len(set(sources)) < len(perm)
+        or len(set(targets)) < len(perm)
+        or not all(0 <= i < size for i in sources + targets)
+    ):
+        raise ValueError(
+            f"ppermute: {perm} is not a partial permutation of 0..{size - 1}"
+        )
     return tree_map(lambda v: ppermute_p.bind(v, axis_name=axis_name, perm=perm), x)
 
 
-def all_to_all(x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: bool = False):
+def all_to_all(
+    x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: bool = False
+):
     """Cuts `x` along `split_axis` into one piece per device along `axis_name`,
     sends piece i to device i, and joins what arrives along `concat_axis` (in
     device order). Not `tiled` (JAX's convention): `split_axis` has the axis's
     size and goes away, and the pieces stack as axis `concat_axis` of the result."""
     size = _axis_size(axis_name, "all_to_all")
     split, concat = split_axis % x.ndim, concat_axis % (x.ndim if tiled else x.ndim)
-    if (x.shape[split] % size if tiled else x.shape[split] != size):
+    if x.shape[split] % size if tiled else x.shape[split] != size:
         raise ValueError(
             f"all_to_all: dimension {split} of {x.aval.str_short()} must be "
-            f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}")
+            f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
+        )
     if tiled:
-        return all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
-                                 concat_axis=concat)
+        return all_to_all_p.bind(
+            x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
+        )
     # As JAX does: the pieces stack as a new axis at `concat_axis` of the result
     # (made room for with size 1), and the cut axis goes; equal axes swap in place.
     if split == concat:
-        return all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
-                                 concat_axis=concat)
+        return all_to_all_p.bind(
+            x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
+        )
     if split < concat:
         concat += 1
     x = ops.expand_dims(x, (concat,))
     split += concat < split
-    out = all_to_all_p.bind(x, axis_name=axis_name, axis_size=size, split_axis=split,
-                            concat_axis=concat)
+    out = all_to_all_p.bind(
+        x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
+    )
     return ops.squeeze(out, (split,))
 
 
@@ -497,14 +605,18 @@ def _global_shape(shape: tuple, mesh: Mesh, spec: PartitionSpec) -> tuple:
 
 
 def _shard_map_abstract_eval(*avals, olympuspr, mesh, in_specs, out_specs, name):
-    return [a.update(shape=_global_shape(a.shape, mesh, s))
-            for a, s in zip(olympuspr.out_avals, out_specs)]
+    return [
+        a.update(shape=_global_shape(a.shape, mesh, s))
+        for a, s in zip(olympuspr.out_avals, out_specs)
+    ]
 
 
 def _per_value(mesh: Mesh, specs, avals) -> str:
     symbol = mesh_symbol(mesh)
-    values = [NamedSharding(mesh, s).sdy_text(a.ndim, symbol).removeprefix("#sdy.sharding")
-              for s, a in zip(specs, avals)]
+    values = [
+        NamedSharding(mesh, s).sdy_text(a.ndim, symbol).removeprefix("#sdy.sharding")
+        for s, a in zip(specs, avals)
+    ]
     return f"#sdy.sharding_per_value<[{', '.join(values)}]>"
 
 
@@ -523,9 +635,11 @@ def _shard_map_lower(ctx, *args, olympuspr, mesh, in_specs, out_specs, name):
 
     region = em.region(olympuspr.in_avals, body, terminator="sdy.return")
     axes = ", ".join(f'"{n}"' for n in mesh.axis_names)
-    attrs = (f"in_shardings = {_per_value(mesh, in_specs, olympuspr.in_avals)}, "
-             f"out_shardings = {_per_value(mesh, out_specs, olympuspr.out_avals)}, "
-             f"manual_axes = #sdy<manual_axes{{{axes}}}>")
+    attrs = (
+        f"in_shardings = {_per_value(mesh, in_specs, olympuspr.in_avals)}, "
+        f"out_shardings = {_per_value(mesh, out_specs, olympuspr.out_avals)}, "
+        f"manual_axes = #sdy<manual_axes{{{axes}}}>"
+    )
     return em.op("sdy.manual_computation", list(args), ctx.avals_out, attrs, [region])
 
 
@@ -534,21 +648,38 @@ _executables = caches.register("shard_map executables", weakref.WeakKeyDictionar
 
 def _shard_map_impl(*args, olympuspr, mesh, in_specs, out_specs, name):
     """Eagerly: one program holding just this shard_map, compiled once."""
-    params = dict(olympuspr=olympuspr, mesh=mesh, in_specs=in_specs,
-                  out_specs=out_specs, name=name)
-    avals = tuple(a.aval if isinstance(a, Array) else ShapedArray(
-        np.shape(a), dtypes.canonicalize_dtype(np.result_type(a))) for a in args)
+    params = dict(
+        olympuspr=olympuspr,
+        mesh=mesh,
+        in_specs=in_specs,
+        out_specs=out_specs,
+        name=name,
+    )
+    avals = tuple(
+        a.aval
+        if isinstance(a, Array)
+        else ShapedArray(np.shape(a), dtypes.canonicalize_dtype(np.result_type(a)))
+        for a in args
+    )
     per_body = _executables.setdefault(olympuspr, {})
     key = (mesh, in_specs, out_specs, avals)
     exe = per_body.get(key)
     if exe is None:
         invars = [Var(a) for a in avals]
         outvars = [Var(a) for a in _shard_map_abstract_eval(*avals, **params)]
-        program = Olympuspr([], invars, [Eqn(shard_map_p, params, invars, outvars)], outvars)
-        layout = plan_layout(program, [NamedSharding(mesh, s) for s in in_specs],
-                             [NamedSharding(mesh, s) for s in out_specs])
-        exe = (compile_olympuspr(program, name) if layout is None
-               else ShardedExecutable(build_module(program, name, layout=layout), layout))
+        program = Olympuspr(
+            [], invars, [Eqn(shard_map_p, params, invars, outvars)], outvars
+        )
+        layout = plan_layout(
+            program,
+            [NamedSharding(mesh, s) for s in in_specs],
+            [NamedSharding(mesh, s) for s in out_specs],
+        )
+        exe = (
+            compile_olympuspr(program, name)
+            if layout is None
+            else ShardedExecutable(build_module(program, name, layout=layout), layout)
+        )
         per_body[key] = exe
     if isinstance(exe, ShardedExecutable):
         return exe.call(list(args))
@@ -570,23 +701,47 @@ class Specs(tuple):
 
 def _bind(sub, args, mesh, in_specs, out_specs, name):
     specs = Specs((PartitionSpec(),) * len(sub.consts) + tuple(in_specs))
-    return shard_map_p.bind(*sub.consts, *args, olympuspr=sub.closed, mesh=mesh,
-                            in_specs=specs, out_specs=Specs(out_specs), name=name)
+    return shard_map_p.bind(
+        *sub.consts,
+        *args,
+        olympuspr=sub.closed,
+        mesh=mesh,
+        in_specs=specs,
+        out_specs=Specs(out_specs),
+        name=name,
+    )
 
 
 def _shard_map_jvp(primals, tangents, *, olympuspr, mesh, in_specs, out_specs, name):
-    outs = shard_map_p.bind(*primals, olympuspr=olympuspr, mesh=mesh, in_specs=in_specs,
-                            out_specs=out_specs, name=name)
+    outs = shard_map_p.bind(
+        *primals,
+        olympuspr=olympuspr,
+        mesh=mesh,
+        in_specs=in_specs,
+        out_specs=out_specs,
+        name=name,
+    )
     nonzero = [not is_zero(t) for t in tangents]
     jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
     n_consts, n_out = len(jvp.consts), len(olympuspr.out_avals)
     tangent_part = trace_sub_program(
         lambda *a: eval_program(jvp.closed.olympuspr, [], a)[n_out:],
-        jvp.closed.in_avals, DebugInfo("jvp", name, ()))
-    specs = (PartitionSpec(),) * n_consts + tuple(in_specs) + tuple(
-        s for s, nz in zip(in_specs, nonzero) if nz)
-    t_outs = _bind(tangent_part, [*jvp.consts, *primals, *[t for t in tangents if not is_zero(t)]],
-                   mesh, specs, out_specs, f"jvp({name})")
+        jvp.closed.in_avals,
+        DebugInfo("jvp", name, ()),
+    )
+    specs = (
+        (PartitionSpec(),) * n_consts
+        + tuple(in_specs)
+        + tuple(s for s, nz in zip(in_specs, nonzero) if nz)
+    )
+    t_outs = _bind(
+        tangent_part,
+        [*jvp.consts, *primals, *[t for t in tangents if not is_zero(t)]],
+        mesh,
+        specs,
+        out_specs,
+        f"jvp({name})",
+    )
     return outs, t_outs
 
 
@@ -598,29 +753,56 @@ def _unsplit_axes(mesh: Mesh, spec: PartitionSpec, ndim: int) -> tuple:
 def _shard_map_transpose(cts, *args, olympuspr, mesh, in_specs, out_specs, name):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    transposed = cached_transpose_program(
+        olympuspr, undefined, ct_nonzero, f"transpose({name})"
+    )
     n_defined = undefined.count(False)
     n_consts = len(transposed.consts)
-    out_axes = [_unsplit_axes(mesh, s, a.ndim) for s, a, nz in
-                zip(out_specs, olympuspr.out_avals, ct_nonzero) if nz]
-    in_axes = [_unsplit_axes(mesh, s, a.ndim) for s, a, u in
-               zip(in_specs, olympuspr.in_avals, undefined) if u]
+    out_axes = [
+        _unsplit_axes(mesh, s, a.ndim)
+        for s, a, nz in zip(out_specs, olympuspr.out_avals, ct_nonzero)
+        if nz
+    ]
+    in_axes = [
+        _unsplit_axes(mesh, s, a.ndim)
+        for s, a, u in zip(in_specs, olympuspr.in_avals, undefined)
+        if u
+    ]
 
     def body(*vals):
         consts, rest = vals[:n_consts], list(vals[n_consts:])
-        cts_local = [_first_device_only(ct, axes) for ct, axes in zip(rest[n_defined:], out_axes)]
-        outs = eval_program(transposed.closed.olympuspr, [], [*consts, *rest[:n_defined],
-                                                               *cts_local])
-        return [psum_p.bind(o, axes=axes) if axes else o for o, axes in zip(outs, in_axes)]
+        cts_local = [
+            _first_device_only(ct, axes) for ct, axes in zip(rest[n_defined:], out_axes)
+        ]
+        outs = eval_program(
+            transposed.closed.olympuspr, [], [*consts, *rest[:n_defined], *cts_local]
+        )
+        return [
+            psum_p.bind(o, axes=axes) if axes else o for o, axes in zip(outs, in_axes)
+        ]
 
-    sub = trace_sub_program(body, transposed.closed.in_avals, DebugInfo("transpose", name, ()))
-    specs = ((PartitionSpec(),) * n_consts
-             + tuple(s for s, u in zip(in_specs, undefined) if not u)
-             + tuple(s for s, nz in zip(out_specs, ct_nonzero) if nz))
-    outs = iter(_bind(sub, [*transposed.consts, *[a for a in args if not is_undefined(a)],
-                            *[ct for ct in cts if not is_zero(ct)]],
-                      mesh, specs, [s for s, u in zip(in_specs, undefined) if u],
-                      f"transpose({name})"))
+    sub = trace_sub_program(
+        body, transposed.closed.in_avals, DebugInfo("transpose", name, ())
+    )
+    specs = (
+        (PartitionSpec(),) * n_consts
+        + tuple(s for s, u in zip(in_specs, undefined) if not u)
+        + tuple(s for s, nz in zip(out_specs, ct_nonzero) if nz)
+    )
+    outs = iter(
+        _bind(
+            sub,
+            [
+                *transposed.consts,
+                *[a for a in args if not is_undefined(a)],
+                *[ct for ct in cts if not is_zero(ct)],
+            ],
+            mesh,
+            specs,
+            [s for s, u in zip(in_specs, undefined) if u],
+            f"transpose({name})",
+        )
+    )
     return [next(outs) if u else None for u in undefined]
 
 
@@ -633,15 +815,26 @@ def _first_device_only(ct, axes: tuple):
     return ct
 
 
-def _shard_map_batch(axis_size, vals, dims, *, olympuspr, mesh, in_specs, out_specs, name):
+def _shard_map_batch(
+    axis_size, vals, dims, *, olympuspr, mesh, in_specs, out_specs, name
+):
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
-    batched, out_batched = cached_batch_program(olympuspr, axis_size, in_batched, force_out,
-                                                name)
-    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    batched, out_batched = cached_batch_program(
+        olympuspr, axis_size, in_batched, force_out, name
+    )
+    vals = [
+        v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
+    ]
     front = lambda s, b: PartitionSpec(None, *s) if b else s  # noqa: E731
-    outs = _bind(batched, vals, mesh, [front(s, b) for s, b in zip(in_specs, in_batched)],
-                 [front(s, b) for s, b in zip(out_specs, out_batched)], name)
+    outs = _bind(
+        batched,
+        vals,
+        mesh,
+        [front(s, b) for s, b in zip(in_specs, in_batched)],
+        [front(s, b) for s, b in zip(out_specs, out_batched)],
+        name,
+    )
     return outs, [0 if b else None for b in out_batched]
 
 
@@ -651,8 +844,11 @@ batch_rules[shard_map_p] = _shard_map_batch
 
 
 def _flat_specs(specs, tree, mesh: Mesh, api: str) -> list[PartitionSpec]:
-    named = tree_map(lambda s: NamedSharding(mesh, PartitionSpec() if s is None else s), specs,
-                     is_leaf=lambda s: s is None or isinstance(s, PartitionSpec))
+    named = tree_map(
+        lambda s: NamedSharding(mesh, PartitionSpec() if s is None else s),
+        specs,
+        is_leaf=lambda s: s is None or isinstance(s, PartitionSpec),
+    )
     return [s.spec for s in flat_shardings(named, tree, api)]
 
 
@@ -690,8 +886,13 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
         in_flat = _flat_specs(in_specs, args, mesh, "shard_map in_specs")
         local = []
         for x, spec in zip(leaves, in_flat):
-            aval = x.aval if hasattr(x, "aval") else ShapedArray(
-                np.shape(x), dtypes.canonicalize_dtype(np.result_type(x)))
+            aval = (
+                x.aval
+                if hasattr(x, "aval")
+                else ShapedArray(
+                    np.shape(x), dtypes.canonicalize_dtype(np.result_type(x))
+                )
+            )
             shape = NamedSharding(mesh, spec).shard_shape(aval.shape, "shard_map")
             local.append(aval.update(shape=shape))
         key = (in_tree, tuple(local), tuple(in_flat))
@@ -701,8 +902,9 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
             if not any(isinstance(c, Tracer) for c in entry[0].consts):
                 traced[key] = entry  # one body per signature: compiled once
         sub, out_flat, out_tree = entry
-        return tree_unflatten(out_tree, _bind(sub, leaves, mesh, in_flat, out_flat, name))
+        return tree_unflatten(
+            out_tree, _bind(sub, leaves, mesh, in_flat, out_flat, name)
+        )
 
     wrapped.__name__ = f"shard_map({name})"
     return wrapped
-

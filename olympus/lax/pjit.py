@@ -12,7 +12,11 @@ import weakref
 from olympus import caches
 from olympus.ir.core import ClosedOlympuspr, Primitive
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
-from olympus.backends.xla.lowering import build_module, lower_closed_inline, lowering_rules
+from olympus.backends.xla.lowering import (
+    build_module,
+    lower_closed_inline,
+    lowering_rules,
+)
 from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
 from olympus.ir.core import all_primitives
 from olympus.tracer.core import set_current_trace
@@ -20,10 +24,16 @@ from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.ad_util import is_zero
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
-    call_primitives, is_undefined, partial_eval_rules, transpose_rules,
+    call_primitives,
+    is_undefined,
+    partial_eval_rules,
+    transpose_rules,
 )
 from olympus.transforms.programs import (
-    cached_batch_program, cached_jvp_program, cached_transpose_program, partial_eval_program,
+    cached_batch_program,
+    cached_jvp_program,
+    cached_transpose_program,
+    partial_eval_program,
 )
 
 pjit_p = Primitive("pjit", multiple_results=True)
@@ -80,8 +90,12 @@ def _pjit_batch_rule(axis_size, vals, dims, *, olympuspr: ClosedOlympuspr, name:
     """The jitted sub-program is batched into a new pjit (still one call)."""
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
-    batched, out_batched = cached_batch_program(olympuspr, axis_size, in_batched, force_out, name)
-    vals = [v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    batched, out_batched = cached_batch_program(
+        olympuspr, axis_size, in_batched, force_out, name
+    )
+    vals = [
+        v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
+    ]
     outs = pjit_p.bind(*batched.consts, *vals, olympuspr=batched.closed, name=name)
     return outs, [0 if b else None for b in out_batched]
 
@@ -95,8 +109,13 @@ def _pjit_jvp(primals, tangents, *, olympuspr: ClosedOlympuspr, name: str):
     nonzero = [not is_zero(t) for t in tangents]
     jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
     nonzero_tangents = [t for t in tangents if not is_zero(t)]
-    outs = pjit_p.bind(*jvp.consts, *primals, *nonzero_tangents, olympuspr=jvp.closed,
-                       name=f"jvp({name})")
+    outs = pjit_p.bind(
+        *jvp.consts,
+        *primals,
+        *nonzero_tangents,
+        olympuspr=jvp.closed,
+        name=f"jvp({name})",
+    )
     n = len(olympuspr.out_avals)
     return outs[:n], outs[n:]
 
@@ -105,12 +124,13 @@ def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name
     """Known inputs run in a pjit on the parent trace; the staged (tangent)
     part is a second pjit, fed the residuals the first one returns."""
     known, known_consts, staged, out_unknown, num_res = partial_eval_program(
-        olympuspr, unknown, name)
+        olympuspr, unknown, name
+    )
     known_args = [a for a, u in zip(args, unknown) if not u]
     with set_current_trace(trace.parent):
         known_outs = pjit_p.bind(*known_consts, *known_args, olympuspr=known, name=name)
-    residuals = known_outs[len(known_outs) - num_res:]
-    known_outs = iter(known_outs[:len(known_outs) - num_res])
+    residuals = known_outs[len(known_outs) - num_res :]
+    known_outs = iter(known_outs[: len(known_outs) - num_res])
     if not any(out_unknown):
         # Every output is known (e.g. a tangent that is a constant zero): a
         # staged call would have no outputs, dead code the transpose cannot
@@ -118,19 +138,31 @@ def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name
         return list(known_outs)
     unknown_args = [a for a, u in zip(args, unknown) if u]
     with set_current_trace(trace.tangent_trace):
-        staged_outs = iter(pjit_p.bind(*residuals, *unknown_args, olympuspr=staged,
-                                       name=f"lin({name})"))
+        staged_outs = iter(
+            pjit_p.bind(
+                *residuals, *unknown_args, olympuspr=staged, name=f"lin({name})"
+            )
+        )
     return [next(staged_outs) if u else next(known_outs) for u in out_unknown]
 
 
 def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, f"transpose({name})")
+    transposed = cached_transpose_program(
+        olympuspr, undefined, ct_nonzero, f"transpose({name})"
+    )
     defined = [a for a in args if not is_undefined(a)]
     nonzero_cts = [ct for ct in cts if not is_zero(ct)]
-    outs = iter(pjit_p.bind(*transposed.consts, *defined, *nonzero_cts,
-                            olympuspr=transposed.closed, name=f"transpose({name})"))
+    outs = iter(
+        pjit_p.bind(
+            *transposed.consts,
+            *defined,
+            *nonzero_cts,
+            olympuspr=transposed.closed,
+            name=f"transpose({name})",
+        )
+    )
     return [next(outs) if u else None for u in undefined]
 
 

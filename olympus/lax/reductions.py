@@ -9,7 +9,13 @@ import numpy as np
 from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
-from olympus.lax.base import check_axes, define_primitive, dtype_kind_check, is_number, same_dtypes
+from olympus.lax.base import (
+    check_axes,
+    define_primitive,
+    dtype_kind_check,
+    is_number,
+    same_dtypes,
+)
 from olympus.backends.xla.lowering import compare, i64_array
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, shift_axes
@@ -34,7 +40,9 @@ def identity_element(kind: str, dtype) -> np.ndarray:
     if kind == "and":  # all bits set: -1 for signed ints, the max for unsigned
         if dtype == dtypes.bool_:
             return np.array(True)
-        return np.array(np.iinfo(dtype).max if dtypes.is_unsigned_int(dtype) else -1, dtype)
+        return np.array(
+            np.iinfo(dtype).max if dtypes.is_unsigned_int(dtype) else -1, dtype
+        )
     if kind == "or":
         return np.zeros((), dtype)
     if dtype == dtypes.bool_:
@@ -42,7 +50,9 @@ def identity_element(kind: str, dtype) -> np.ndarray:
     if dtypes.is_integer(dtype):
         info = np.iinfo(dtype)
         return np.array(info.min if kind == "max" else info.max, dtype)
-    return np.array(dtypes.float_lowest(dtype) if kind == "max" else dtypes.float_highest(dtype))
+    return np.array(
+        dtypes.float_lowest(dtype) if kind == "max" else dtypes.float_highest(dtype)
+    )
 
 
 def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):
@@ -57,7 +67,9 @@ def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):
         body = ctx.emitter.region(
             [scalar, scalar], lambda em, a, b: em.op(hlo_op, [a, b], [scalar])
         )
-        return ctx.op("stablehlo.reduce", [x, init], f"dimensions = {i64_array(axes)}", [body])
+        return ctx.op(
+            "stablehlo.reduce", [x, init], f"dimensions = {i64_array(axes)}", [body]
+        )
 
     return define_primitive(name, abstract_eval, lower)
 
@@ -66,15 +78,31 @@ def _any_dtype(dtype) -> bool:
     return True
 
 
-reduce_sum_p = _monoid_reduction("reduce_sum", "sum", "stablehlo.add", is_number, "numeric")
-reduce_prod_p = _monoid_reduction("reduce_prod", "prod", "stablehlo.multiply", is_number, "numeric")
-reduce_max_p = _monoid_reduction("reduce_max", "max", "stablehlo.maximum", _any_dtype, "any")
-reduce_min_p = _monoid_reduction("reduce_min", "min", "stablehlo.minimum", _any_dtype, "any")
+reduce_sum_p = _monoid_reduction(
+    "reduce_sum", "sum", "stablehlo.add", is_number, "numeric"
+)
+reduce_prod_p = _monoid_reduction(
+    "reduce_prod", "prod", "stablehlo.multiply", is_number, "numeric"
+)
+reduce_max_p = _monoid_reduction(
+    "reduce_max", "max", "stablehlo.maximum", _any_dtype, "any"
+)
+reduce_min_p = _monoid_reduction(
+    "reduce_min", "min", "stablehlo.minimum", _any_dtype, "any"
+)
 reduce_and_p = _monoid_reduction(
-    "reduce_and", "and", "stablehlo.and", lambda d: d == dtypes.bool_ or dtypes.is_integer(d), "integer or boolean"
+    "reduce_and",
+    "and",
+    "stablehlo.and",
+    lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
+    "integer or boolean",
 )
 reduce_or_p = _monoid_reduction(
-    "reduce_or", "or", "stablehlo.or", lambda d: d == dtypes.bool_ or dtypes.is_integer(d), "integer or boolean"
+    "reduce_or",
+    "or",
+    "stablehlo.or",
+    lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
+    "integer or boolean",
 )
 
 
@@ -90,7 +118,14 @@ def _reduction_batch_rule(primitive):
     return rule
 
 
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
+for _p in (
+    reduce_sum_p,
+    reduce_prod_p,
+    reduce_max_p,
+    reduce_min_p,
+    reduce_and_p,
+    reduce_or_p,
+):
     batch_rules[_p] = _reduction_batch_rule(_p)
 
 
@@ -102,22 +137,29 @@ def _kept_dims(ndim: int, axes) -> tuple:
 def _expand_reduced(y, x_aval: ShapedArray, axes):
     """A reduced value broadcast back to the operand's shape."""
     return broadcast_in_dim_p.bind(
-        y, shape=x_aval.shape, broadcast_dimensions=_kept_dims(x_aval.ndim, axes))
+        y, shape=x_aval.shape, broadcast_dimensions=_kept_dims(x_aval.ndim, axes)
+    )
 
 
 def _as_dtype_of(pred, like):
-    return ew.convert_element_type_p.bind(pred, new_dtype=aval_of(like).dtype, weak_type=False)
+    return ew.convert_element_type_p.bind(
+        pred, new_dtype=aval_of(like).dtype, weak_type=False
+    )
 
 
 defjvp_linear(reduce_sum_p)
-transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [_expand_reduced(ct, x.aval, axes)]
+transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
+    _expand_reduced(ct, x.aval, axes)
+]
 
 
 def _extremum_jvp(primitive):
     """The tangent at the extremal elements, averaged over ties."""
 
     def partial(t, ans, x, *, axes):
-        at_extremum = _as_dtype_of(ew.eq_p.bind(x, _expand_reduced(ans, aval_of(x), axes)), x)
+        at_extremum = _as_dtype_of(
+            ew.eq_p.bind(x, _expand_reduced(ans, aval_of(x), axes)), x
+        )
         count = reduce_sum_p.bind(at_extremum, axes=axes)
         picked = reduce_sum_p.bind(ew.mul_p.bind(t, at_extremum), axes=axes)
         return ew.div_p.bind(picked, count)
@@ -134,9 +176,12 @@ def _reduce_prod_partial(t, ans, x, *, axes):
     is_zero_x = ew.eq_p.bind(x, zero)
     ones = broadcast_in_dim_p.bind(one, shape=x_aval.shape, broadcast_dimensions=())
     nonzero_x = ew.select_n_p.bind(is_zero_x, x, ones)
-    prod_nonzero = _expand_reduced(reduce_prod_p.bind(nonzero_x, axes=axes), x_aval, axes)
+    prod_nonzero = _expand_reduced(
+        reduce_prod_p.bind(nonzero_x, axes=axes), x_aval, axes
+    )
     zeros_count = _expand_reduced(
-        reduce_sum_p.bind(_as_dtype_of(is_zero_x, x), axes=axes), x_aval, axes)
+        reduce_sum_p.bind(_as_dtype_of(is_zero_x, x), axes=axes), x_aval, axes
+    )
     no_zero = ew.eq_p.bind(zeros_count, zero)
     lone_zero = ew.and_p.bind(ew.eq_p.bind(zeros_count, one), is_zero_x)
     others = ew.mul_p.bind(_as_dtype_of(lone_zero, x), prod_nonzero)
@@ -158,7 +203,9 @@ def _arg_reduction(name: str, direction: str, kind: str):
         if len(axes) != 1:
             raise OlympusTypeError(f"{name} reduces exactly one axis, got {axes}")
         if x.shape[axes[0]] == 0:
-            raise OlympusTypeError(f"{name}: cannot reduce an empty axis of {x.str_short()}")
+            raise OlympusTypeError(
+                f"{name}: cannot reduce an empty axis of {x.str_short()}"
+            )
         if not dtypes.is_integer(index_dtype):
             raise OlympusTypeError(f"{name}: index_dtype must be an integer type")
         if dtypes.is_complex(x.dtype):
@@ -169,8 +216,12 @@ def _arg_reduction(name: str, direction: str, kind: str):
         src = ctx.avals_in[0]
         val, idx = ShapedArray((), src.dtype), ShapedArray((), index_dtype)
         em = ctx.emitter
-        iota = em.op("stablehlo.iota", [], [src.update(dtype=index_dtype)],
-                     f"iota_dimension = {axes[0]} : i64")[0]
+        iota = em.op(
+            "stablehlo.iota",
+            [],
+            [src.update(dtype=index_dtype)],
+            f"iota_dimension = {axes[0]} : i64",
+        )[0]
         init_v = em.constant(identity_element(kind, src.dtype), val)
         init_i = em.constant(np.zeros((), index_dtype), idx)
         pred = ShapedArray((), dtypes.bool_)
@@ -190,8 +241,13 @@ def _arg_reduction(name: str, direction: str, kind: str):
 
         region = em.region([val, idx, val, idx], body)
         out_v = ShapedArray(ctx.aval_out.shape, src.dtype)
-        outs = em.op("stablehlo.reduce", [x, iota, init_v, init_i], [out_v, ctx.aval_out],
-                     f"dimensions = {i64_array(axes)}", [region])
+        outs = em.op(
+            "stablehlo.reduce",
+            [x, iota, init_v, init_i],
+            [out_v, ctx.aval_out],
+            f"dimensions = {i64_array(axes)}",
+            [region],
+        )
         return outs[1]
 
     return define_primitive(name, abstract_eval, lower)
@@ -236,9 +292,14 @@ class PrecisionError(ValueError):
 
 
 _PRECISION_NAMES = {
-    "default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
-    "high": "HIGH", "tensorfloat32": "HIGH", "bfloat16_3x": "HIGH",
-    "highest": "HIGHEST", "float32": "HIGHEST",
+    "default": "DEFAULT",
+    "fastest": "DEFAULT",
+    "bfloat16": "DEFAULT",
+    "high": "HIGH",
+    "tensorfloat32": "HIGH",
+    "bfloat16_3x": "HIGH",
+    "highest": "HIGHEST",
+    "float32": "HIGHEST",
 }
 
 
@@ -251,7 +312,8 @@ def _one_precision(p, api: str) -> str:
     at = f" at {where}" if where is not None else ""
     raise PrecisionError(
         f"{api}: unknown precision {p!r}{at}; use None, lax.Precision.DEFAULT/HIGH/"
-        f"HIGHEST, one of {', '.join(repr(n) for n in _PRECISION_NAMES)}, or a pair of them")
+        f"HIGHEST, one of {', '.join(repr(n) for n in _PRECISION_NAMES)}, or a pair of them"
+    )
 
 
 def canonical_precision(precision, api: str = "dot_general") -> tuple[str, str] | None:
@@ -269,8 +331,14 @@ def canonical_precision(precision, api: str = "dot_general") -> tuple[str, str] 
     return (one, one)
 
 
-def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers,
-                               precision=None, preferred_element_type=None):
+def _dot_general_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+):
     (lc, rc), (lb, rb) = dimension_numbers
     dtype = same_dtypes("dot_general", (lhs, rhs))
     check_axes("dot_general", tuple(lc) + tuple(lb), lhs.ndim)
@@ -289,15 +357,22 @@ def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_
     lhs_free = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
     rhs_free = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
     out_dtype = preferred_element_type if preferred_element_type is not None else dtype
-    return ShapedArray(batch + lhs_free + rhs_free, out_dtype, lhs.weak_type and rhs.weak_type)
+    return ShapedArray(
+        batch + lhs_free + rhs_free, out_dtype, lhs.weak_type and rhs.weak_type
+    )
 
 
-def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
-                       preferred_element_type=None):
+def _dot_general_lower(
+    ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
+):
     (lc, rc), (lb, rb) = dimension_numbers
     fields = []
-    for key, dims in (("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
-                      ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)):
+    for key, dims in (
+        ("lhs_batching_dimensions", lb),
+        ("rhs_batching_dimensions", rb),
+        ("lhs_contracting_dimensions", lc),
+        ("rhs_contracting_dimensions", rc),
+    ):
         if len(dims):
             fields.append(f"{key} = [{', '.join(map(str, dims))}]")
     attrs = f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>"
@@ -311,7 +386,9 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     return ctx.op("stablehlo.dot_general", [lhs, rhs], attrs)
 
 
-dot_general_p = define_primitive("dot_general", _dot_general_abstract_eval, _dot_general_lower)
+dot_general_p = define_primitive(
+    "dot_general", _dot_general_abstract_eval, _dot_general_lower
+)
 
 
 def _dot_general_batch_rule(axis_size, vals, dims, *, dimension_numbers, **params):
@@ -341,7 +418,6 @@ def _free_dims_before(axis: int, contracting, batch) -> int:
 batch_rules[dot_general_p] = _dot_general_batch_rule
 
 
-
 # ---- derivatives of dot_general ---------------------------------------------
 def _consecutive_ranges(*lengths) -> list[list[int]]:
     out, start = [], 0
@@ -355,8 +431,9 @@ def _free_dims(ndim: int, contract, batch) -> list[int]:
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
-def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=False,
-                      precision=None):
+def _dot_transpose_lhs(
+    ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=False, precision=None
+):
     """The cotangent of dot_general's lhs: contract ct with y over y's free
     dims, then permute the result into lhs's dimension order."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
@@ -364,21 +441,30 @@ def _dot_transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans=F
     x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
     y_kept = _free_dims(y_ndim, y_contract, y_batch)
     if swap_ans:
-        ans_batch, ans_y, _ = _consecutive_ranges(len(x_batch), len(y_kept), len(x_kept))
+        ans_batch, ans_y, _ = _consecutive_ranges(
+            len(x_batch), len(y_kept), len(x_kept)
+        )
     else:
-        ans_batch, _, ans_y = _consecutive_ranges(len(x_batch), len(x_kept), len(y_kept))
+        ans_batch, _, ans_y = _consecutive_ranges(
+            len(x_batch), len(x_kept), len(y_kept)
+        )
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
     if aval_of(ct).dtype != aval_of(y).dtype:
-        ct = ew.convert_element_type_p.bind(ct, new_dtype=aval_of(y).dtype, weak_type=False)
-    out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
-                             preferred_element_type=None)
+        ct = ew.convert_element_type_p.bind(
+            ct, new_dtype=aval_of(y).dtype, weak_type=False
+        )
+    out = dot_general_p.bind(
+        ct, y, dimension_numbers=dims, precision=precision, preferred_element_type=None
+    )
     perm = tuple(int(i) for i in out_axes)
     if perm != tuple(range(len(perm))):
         out = transpose_p.bind(out, permutation=perm)
     if aval_of(out).dtype != x_aval.dtype:
-        out = ew.convert_element_type_p.bind(out, new_dtype=x_aval.dtype, weak_type=False)
+        out = ew.convert_element_type_p.bind(
+            out, new_dtype=x_aval.dtype, weak_type=False
+        )
     return out
 
 
@@ -386,19 +472,28 @@ def _dot_transpose_rhs(ct, x, y_aval: ShapedArray, dimension_numbers, precision=
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     swapped = ((y_contract, x_contract), (y_batch, x_batch))
     swapped_precision = None if precision is None else precision[::-1]
-    return _dot_transpose_lhs(ct, y_aval, x, swapped, swap_ans=True,
-                              precision=swapped_precision)
+    return _dot_transpose_lhs(
+        ct, y_aval, x, swapped, swap_ans=True, precision=swapped_precision
+    )
 
 
-def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None, **params):
+def _dot_general_transpose(
+    ct, lhs, rhs, *, dimension_numbers, precision=None, **params
+):
     """The backward pass's matmuls keep the forward one's precision."""
     if is_undefined(lhs):
-        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers,
-                                   precision=precision), None]
+        return [
+            _dot_transpose_lhs(
+                ct, lhs.aval, rhs, dimension_numbers, precision=precision
+            ),
+            None,
+        ]
     return [None, _dot_transpose_rhs(ct, lhs, rhs.aval, dimension_numbers, precision)]
 
 
-defjvp(dot_general_p,  # bilinear: d(x . y) = dx . y + x . dy
-       lambda t, ans, x, y, **params: dot_general_p.bind(t, y, **params),
-       lambda t, ans, x, y, **params: dot_general_p.bind(x, t, **params))
+defjvp(
+    dot_general_p,  # bilinear: d(x . y) = dx . y + x . dy
+    lambda t, ans, x, y, **params: dot_general_p.bind(t, y, **params),
+    lambda t, ans, x, y, **params: dot_general_p.bind(x, t, **params),
+)
 transpose_rules[dot_general_p] = _dot_general_transpose

@@ -12,12 +12,23 @@ from olympus.lax.base import check_axes, define_primitive, same_dtypes
 from olympus.backends.xla.lowering import i64_array
 from olympus.lax.elementwise import add_p, select_n_p, sub_p
 from olympus.tracer.errors import OlympusTypeError
-from olympus.transforms.ad_util import Zero, ad_ops, instantiate, is_zero, zeros_like_aval
+from olympus.transforms.ad_util import (
+    Zero,
+    ad_ops,
+    instantiate,
+    is_zero,
+    zeros_like_aval,
+)
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.tracer.core import aval_of
 from olympus.transforms.batching import (
-    batch_rules, batch_to_front, move_batch_axis, register_batch_ops, shift_axes, unbatched_rule,
+    batch_rules,
+    batch_to_front,
+    move_batch_axis,
+    register_batch_ops,
+    shift_axes,
+    unbatched_rule,
 )
 
 
@@ -38,7 +49,9 @@ def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape, broadcast_dimensio
             f"dimension per operand dimension (operand rank {x.ndim})"
         )
     if any(b <= a for a, b in zip(dims, dims[1:])):
-        raise OlympusTypeError(f"broadcast_in_dim: broadcast_dimensions {dims} must be increasing")
+        raise OlympusTypeError(
+            f"broadcast_in_dim: broadcast_dimensions {dims} must be increasing"
+        )
     for d, out_d in zip(x.shape, dims):
         if not 0 <= out_d < len(shape) or d not in (1, shape[out_d]):
             raise OlympusTypeError(
@@ -50,7 +63,9 @@ def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape, broadcast_dimensio
 
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
     return ctx.op(
-        "stablehlo.broadcast_in_dim", [x], f"broadcast_dimensions = {i64_array(broadcast_dimensions)}"
+        "stablehlo.broadcast_in_dim",
+        [x],
+        f"broadcast_dimensions = {i64_array(broadcast_dimensions)}",
     )
 
 
@@ -67,11 +82,12 @@ def _broadcast_in_dim_batch_rule(axis_size, vals, dims, *, shape, broadcast_dime
     out_bdim = dims_before[-1] + 1 if dims_before else 0
     out_dims = (*dims_before, out_bdim, *(d + 1 for d in dims_after))
     out_shape = (*shape[:out_bdim], axis_size, *shape[out_bdim:])
-    return broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=out_dims), out_bdim
+    return broadcast_in_dim_p.bind(
+        x, shape=out_shape, broadcast_dimensions=out_dims
+    ), out_bdim
 
 
 batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
-
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
@@ -79,7 +95,9 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     from olympus.lax.reductions import reduce_sum_p
 
     in_shape = x.aval.shape
-    stretched = [od for d, od in zip(in_shape, broadcast_dimensions) if d == 1 and shape[od] != 1]
+    stretched = [
+        od for d, od in zip(in_shape, broadcast_dimensions) if d == 1 and shape[od] != 1
+    ]
     new = [i for i in range(len(shape)) if i not in broadcast_dimensions]
     summed = tuple(sorted(new + stretched))
     if summed:
@@ -109,8 +127,12 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
     if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
         src = ctx.avals_in[0]
         permuted = src.update(shape=[src.shape[d] for d in dimensions])
-        x = ctx.op("stablehlo.transpose", [x], f"permutation = {i64_array(dimensions)}",
-                   result_avals=[permuted])
+        x = ctx.op(
+            "stablehlo.transpose",
+            [x],
+            f"permutation = {i64_array(dimensions)}",
+            result_avals=[permuted],
+        )
     return ctx.op("stablehlo.reshape", [x])
 
 
@@ -120,11 +142,12 @@ reshape_p = define_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
 def _reshape_batch_rule(axis_size, vals, dims, *, new_sizes, dimensions=None):
     x = batch_to_front(vals[0], axis_size, dims[0])
     dimensions = None if dimensions is None else (0, *(d + 1 for d in dimensions))
-    return reshape_p.bind(x, new_sizes=(axis_size, *new_sizes), dimensions=dimensions), 0
+    return reshape_p.bind(
+        x, new_sizes=(axis_size, *new_sizes), dimensions=dimensions
+    ), 0
 
 
 batch_rules[reshape_p] = _reshape_batch_rule
-
 
 
 def _reshape_transpose(ct, x, *, new_sizes, dimensions=None):
@@ -150,7 +173,8 @@ def _transpose_abstract_eval(x: ShapedArray, *, permutation):
 
 
 transpose_p = define_primitive(
-    "transpose", _transpose_abstract_eval,
+    "transpose",
+    _transpose_abstract_eval,
     lambda ctx, x, *, permutation: ctx.op(
         "stablehlo.transpose", [x], f"permutation = {i64_array(permutation)}"
     ),
@@ -167,7 +191,8 @@ batch_rules[transpose_p] = _transpose_batch_rule
 
 defjvp_linear(transpose_p)
 transpose_rules[transpose_p] = lambda ct, x, *, permutation: [
-    transpose_p.bind(ct, permutation=tuple(np.argsort(permutation).tolist()))]
+    transpose_p.bind(ct, permutation=tuple(np.argsort(permutation).tolist()))
+]
 
 
 # ---- squeeze / expand_dims ---------------------------------------------------
@@ -182,21 +207,26 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
 
 
 squeeze_p = define_primitive(
-    "squeeze", _squeeze_abstract_eval, lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x])
+    "squeeze",
+    _squeeze_abstract_eval,
+    lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
 )
 
 
 def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
     (x,), (bdim,) = vals, dims
     dimensions = shift_axes(dimensions, bdim)
-    return squeeze_p.bind(x, dimensions=dimensions), bdim - sum(d < bdim for d in dimensions)
+    return squeeze_p.bind(x, dimensions=dimensions), bdim - sum(
+        d < bdim for d in dimensions
+    )
 
 
 batch_rules[squeeze_p] = _squeeze_batch_rule
 
 defjvp_linear(squeeze_p)
 transpose_rules[squeeze_p] = lambda ct, x, *, dimensions: [
-    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
+    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)
+]
 
 
 def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
@@ -209,7 +239,8 @@ def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
 
 
 expand_dims_p = define_primitive(
-    "expand_dims", _expand_dims_abstract_eval,
+    "expand_dims",
+    _expand_dims_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
 )
 
@@ -223,7 +254,8 @@ batch_rules[expand_dims_p] = _expand_dims_batch_rule
 
 defjvp_linear(expand_dims_p)
 transpose_rules[expand_dims_p] = lambda ct, x, *, dimensions: [
-    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)]
+    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)
+]
 
 
 # ---- slice -------------------------------------------------------------------
@@ -261,17 +293,19 @@ def _insert(entries, index: int, value) -> tuple:
     return (*entries[:index], value, *entries[index:])
 
 
-def _slice_batch_rule(axis_size, vals, dims, *, start_indices, limit_indices, strides=None):
+def _slice_batch_rule(
+    axis_size, vals, dims, *, start_indices, limit_indices, strides=None
+):
     (x,), (bdim,) = vals, dims
     return slice_p.bind(
-        x, start_indices=_insert(start_indices, bdim, 0),
+        x,
+        start_indices=_insert(start_indices, bdim, 0),
         limit_indices=_insert(limit_indices, bdim, axis_size),
         strides=None if strides is None else _insert(strides, bdim, 1),
     ), bdim
 
 
 batch_rules[slice_p] = _slice_batch_rule
-
 
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides=None):
@@ -299,7 +333,9 @@ def _check_indices(name: str, operand: ShapedArray, indices) -> None:
         )
     for i in indices:
         if i.shape != () or not dtypes.is_integer(i.dtype):
-            raise OlympusTypeError(f"{name}: start indices must be integer scalars, got {i.str_short()}")
+            raise OlympusTypeError(
+                f"{name}: start indices must be integer scalars, got {i.str_short()}"
+            )
     if len({i.dtype for i in indices}) > 1:
         raise OlympusTypeError(f"{name}: start indices must share one dtype")
 
@@ -308,19 +344,26 @@ def _dynamic_slice_abstract_eval(x: ShapedArray, *indices, slice_sizes):
     _check_indices("dynamic_slice", x, indices)
     sizes = _shape_tuple("dynamic_slice", slice_sizes)
     if len(sizes) != x.ndim or any(s > d for s, d in zip(sizes, x.shape)):
-        raise OlympusTypeError(f"dynamic_slice: slice_sizes {sizes} do not fit {x.str_short()}")
+        raise OlympusTypeError(
+            f"dynamic_slice: slice_sizes {sizes} do not fit {x.str_short()}"
+        )
     return x.update(shape=sizes)
 
 
 def _dynamic_slice_lower(ctx, x, *indices, slice_sizes):
-    return ctx.op("stablehlo.dynamic_slice", [x, *indices], f"slice_sizes = {i64_array(slice_sizes)}")
+    return ctx.op(
+        "stablehlo.dynamic_slice",
+        [x, *indices],
+        f"slice_sizes = {i64_array(slice_sizes)}",
+    )
 
 
-dynamic_slice_p = define_primitive("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
+dynamic_slice_p = define_primitive(
+    "dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower
+)
 
 
 # Batching: in lax/slicing.py (per-example starts make a gather there).
-
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -351,13 +394,15 @@ def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray, *in
 
 
 dynamic_update_slice_p = define_primitive(
-    "dynamic_update_slice", _dynamic_update_slice_abstract_eval,
-    lambda ctx, x, update, *indices: ctx.op("stablehlo.dynamic_update_slice", [x, update, *indices]),
+    "dynamic_update_slice",
+    _dynamic_update_slice_abstract_eval,
+    lambda ctx, x, update, *indices: ctx.op(
+        "stablehlo.dynamic_update_slice", [x, update, *indices]
+    ),
 )
 
 
 # Batching: in lax/slicing.py (per-example starts make a scatter there).
-
 
 
 def _dynamic_update_slice_jvp(primals, tangents):
@@ -366,7 +411,9 @@ def _dynamic_update_slice_jvp(primals, tangents):
     t_x, t_update = tangents[:2]
     if is_zero(t_x) and is_zero(t_update):
         return out, Zero(aval_of(out))
-    return out, dynamic_update_slice_p.bind(instantiate(t_x), instantiate(t_update), *primals[2:])
+    return out, dynamic_update_slice_p.bind(
+        instantiate(t_x), instantiate(t_update), *primals[2:]
+    )
 
 
 def _dynamic_update_slice_transpose(ct, x, update, *indices):
@@ -389,10 +436,14 @@ def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int):
     dtype = same_dtypes("concatenate", xs)
     ndim = xs[0].ndim
     if not 0 <= dimension < max(ndim, 1) or ndim == 0:
-        raise OlympusTypeError(f"concatenate: dimension {dimension} out of range for rank {ndim}")
+        raise OlympusTypeError(
+            f"concatenate: dimension {dimension} out of range for rank {ndim}"
+        )
     for x in xs:
         if x.ndim != ndim or any(
-            a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape)) if i != dimension
+            a != b
+            for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
+            if i != dimension
         ):
             shapes = ", ".join(x.str_short() for x in xs)
             raise OlympusTypeError(
@@ -404,8 +455,11 @@ def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int):
 
 
 concatenate_p = define_primitive(
-    "concatenate", _concatenate_abstract_eval,
-    lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs), f"dimension = {dimension} : i64"),
+    "concatenate",
+    _concatenate_abstract_eval,
+    lambda ctx, *xs, dimension: ctx.op(
+        "stablehlo.concatenate", list(xs), f"dimension = {dimension} : i64"
+    ),
 )
 
 
@@ -419,17 +473,22 @@ def _concatenate_batch_rule(axis_size, vals, dims, *, dimension):
 batch_rules[concatenate_p] = _concatenate_batch_rule
 
 
-
 def _concatenate_transpose(ct, *xs, dimension):
     """Each operand's cotangent is its slice of the output's."""
     cts, start = [], 0
     shape = aval_of(ct).shape
     for x in xs:
-        size = x.aval.shape[dimension] if is_undefined(x) else aval_of(x).shape[dimension]
+        size = (
+            x.aval.shape[dimension] if is_undefined(x) else aval_of(x).shape[dimension]
+        )
         if is_undefined(x):
             lo = tuple(start if d == dimension else 0 for d in range(len(shape)))
-            hi = tuple(start + size if d == dimension else n for d, n in enumerate(shape))
-            cts.append(slice_p.bind(ct, start_indices=lo, limit_indices=hi, strides=None))
+            hi = tuple(
+                start + size if d == dimension else n for d, n in enumerate(shape)
+            )
+            cts.append(
+                slice_p.bind(ct, start_indices=lo, limit_indices=hi, strides=None)
+            )
         else:
             cts.append(None)
         start += size
@@ -444,16 +503,22 @@ transpose_rules[concatenate_p] = _concatenate_transpose
 def _pad_abstract_eval(x: ShapedArray, padding_value: ShapedArray, *, padding_config):
     same_dtypes("pad", (x, padding_value))
     if padding_value.shape != ():
-        raise OlympusTypeError(f"pad: padding value must be a scalar, got {padding_value.str_short()}")
+        raise OlympusTypeError(
+            f"pad: padding value must be a scalar, got {padding_value.str_short()}"
+        )
     if len(padding_config) != x.ndim:
-        raise OlympusTypeError(f"pad: padding_config needs {x.ndim} (low, high, interior) triples")
+        raise OlympusTypeError(
+            f"pad: padding_config needs {x.ndim} (low, high, interior) triples"
+        )
     shape = []
     for d, (lo, hi, interior) in zip(x.shape, padding_config):
         if interior < 0:
             raise OlympusTypeError("pad: interior padding must be non-negative")
         size = lo + hi + d + max(d - 1, 0) * interior
         if size < 0:
-            raise OlympusTypeError(f"pad: padding {padding_config} leaves a negative dimension")
+            raise OlympusTypeError(
+                f"pad: padding {padding_config} leaves a negative dimension"
+            )
         shape.append(size)
     return x.update(shape=shape)
 
@@ -484,13 +549,14 @@ def _pad_batch_rule(axis_size, vals, dims, *, padding_config):
     inside = pad_p.bind(ones, np.False_, padding_config=config)
     out_shape = aval_of(padded).shape
     values = broadcast_in_dim_p.bind(
-        batch_to_front(padding_value, axis_size, value_bdim), shape=out_shape, broadcast_dimensions=(0,)
+        batch_to_front(padding_value, axis_size, value_bdim),
+        shape=out_shape,
+        broadcast_dimensions=(0,),
     )
     return select_n_p.bind(inside, values, padded), 0
 
 
 batch_rules[pad_p] = _pad_batch_rule
-
 
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
@@ -502,8 +568,12 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     crop = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
     cropped = pad_p.bind(ct, zero, padding_config=crop)
     shape = aval_of(cropped).shape
-    ct_x = slice_p.bind(cropped, start_indices=(0,) * len(shape), limit_indices=shape,
-                        strides=tuple(i + 1 for _, _, i in padding_config))
+    ct_x = slice_p.bind(
+        cropped,
+        start_indices=(0,) * len(shape),
+        limit_indices=shape,
+        strides=tuple(i + 1 for _, _, i in padding_config),
+    )
     ct_pad = None
     if is_undefined(padding_value):
         all_axes = tuple(range(len(shape)))
@@ -520,13 +590,18 @@ transpose_rules[pad_p] = _pad_transpose
 def _iota_abstract_eval(*, dtype, shape, dimension):
     shape = _shape_tuple("iota", shape)
     if not 0 <= dimension < len(shape):
-        raise OlympusTypeError(f"iota: dimension {dimension} out of range for shape {shape}")
+        raise OlympusTypeError(
+            f"iota: dimension {dimension} out of range for shape {shape}"
+        )
     return ShapedArray(shape, dtype)
 
 
 iota_p = define_primitive(
-    "iota", _iota_abstract_eval,
-    lambda ctx, *, dtype, shape, dimension: ctx.op("stablehlo.iota", [], f"iota_dimension = {dimension} : i64"),
+    "iota",
+    _iota_abstract_eval,
+    lambda ctx, *, dtype, shape, dimension: ctx.op(
+        "stablehlo.iota", [], f"iota_dimension = {dimension} : i64"
+    ),
 )
 batch_rules[iota_p] = unbatched_rule(iota_p)
 
@@ -540,8 +615,11 @@ def _rev_abstract_eval(x: ShapedArray, *, dimensions):
 
 
 rev_p = define_primitive(
-    "rev", _rev_abstract_eval,
-    lambda ctx, x, *, dimensions: ctx.op("stablehlo.reverse", [x], f"dimensions = {i64_array(dimensions)}"),
+    "rev",
+    _rev_abstract_eval,
+    lambda ctx, x, *, dimensions: ctx.op(
+        "stablehlo.reverse", [x], f"dimensions = {i64_array(dimensions)}"
+    ),
 )
 
 
@@ -553,7 +631,9 @@ def _rev_batch_rule(axis_size, vals, dims, *, dimensions):
 batch_rules[rev_p] = _rev_batch_rule
 
 defjvp_linear(rev_p)
-transpose_rules[rev_p] = lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)]
+transpose_rules[rev_p] = lambda ct, x, *, dimensions: [
+    rev_p.bind(ct, dimensions=dimensions)
+]
 
 
 # ---- the array operations of autodiff's tangent algebra (transforms/ad_util.py) ----
@@ -567,7 +647,11 @@ ad_ops["zeros"] = _zeros
 ad_ops["add"] = add_p.bind
 register_batch_ops(
     broadcast_in_dim=lambda x, shape, dims: broadcast_in_dim_p.bind(
-        x, shape=tuple(int(d) for d in shape), broadcast_dimensions=tuple(int(d) for d in dims)
+        x,
+        shape=tuple(int(d) for d in shape),
+        broadcast_dimensions=tuple(int(d) for d in dims),
     ),
-    transpose=lambda x, perm: transpose_p.bind(x, permutation=tuple(int(d) for d in perm)),
+    transpose=lambda x, perm: transpose_p.bind(
+        x, permutation=tuple(int(d) for d in perm)
+    ),
 )

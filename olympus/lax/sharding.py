@@ -33,8 +33,9 @@ def _lower(ctx, x, *, sharding):
 sharding_constraint_p = define_primitive("sharding_constraint", _abstract_eval, _lower)
 sharding_constraint_p.def_impl(lambda x, *, sharding: put(x, sharding))
 defjvp_linear(sharding_constraint_p)
-transpose_rules[sharding_constraint_p] = (
-    lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)])
+transpose_rules[sharding_constraint_p] = lambda ct, x, *, sharding: [
+    sharding_constraint_p.bind(ct, sharding=sharding)
+]
 
 
 def _batch(axis_size, vals, dims, *, sharding):
@@ -70,6 +71,7 @@ def with_sharding_constraint(x, shardings):
     ):
         raise TypeError(
             f"with_sharding_constraint takes a NamedSharding or a pytree of them "
-            f"matching its {len(leaves)} values, got {shardings!r}")
+            f"matching its {len(leaves)} values, got {shardings!r}"
+        )
     outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
     return tree_unflatten(tree, outs)

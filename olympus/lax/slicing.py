@@ -79,34 +79,49 @@ def _dims_attr(kind: str, fields: dict, index_vector_dim: int) -> str:
     return f"#stablehlo.{kind}<{', '.join(parts)}>"
 
 
-def _check_indices(name: str, indices: ShapedArray, index_map: tuple, operand: ShapedArray):
+def _check_indices(
+    name: str, indices: ShapedArray, index_map: tuple, operand: ShapedArray
+):
     if not dtypes.is_integer(indices.dtype):
-        raise OlympusTypeError(f"{name}: indices must be integers, got {indices.str_short()}")
+        raise OlympusTypeError(
+            f"{name}: indices must be integers, got {indices.str_short()}"
+        )
     if indices.ndim < 1 or indices.shape[-1] != len(index_map):
         raise OlympusTypeError(
             f"{name}: the last axis of indices {indices.str_short()} must have one entry per "
             f"index component ({len(index_map)}, from {index_map})"
         )
-    if any(not 0 <= d < operand.ndim for d in index_map) or len(set(index_map)) != len(index_map):
-        raise OlympusTypeError(f"{name}: index map {index_map} is not a set of operand axes")
+    if any(not 0 <= d < operand.ndim for d in index_map) or len(set(index_map)) != len(
+        index_map
+    ):
+        raise OlympusTypeError(
+            f"{name}: index map {index_map} is not a set of operand axes"
+        )
 
 
 # ---- gather --------------------------------------------------------------------
-def _gather_abstract_eval(operand: ShapedArray, indices: ShapedArray, *, dimension_numbers,
-                          slice_sizes):
+def _gather_abstract_eval(
+    operand: ShapedArray, indices: ShapedArray, *, dimension_numbers, slice_sizes
+):
     dn = dimension_numbers
     _check_indices("gather", indices, dn.start_index_map, operand)
     if len(slice_sizes) != operand.ndim or any(
-            not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)):
+        not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)
+    ):
         raise OlympusTypeError(
-            f"gather: slice_sizes {tuple(slice_sizes)} do not fit {operand.str_short()}")
+            f"gather: slice_sizes {tuple(slice_sizes)} do not fit {operand.str_short()}"
+        )
     if any(slice_sizes[d] != 1 for d in dn.collapsed_slice_dims):
-        raise OlympusTypeError(f"gather: collapsed_slice_dims {dn.collapsed_slice_dims} "
-                               f"must have slice size 1, got {tuple(slice_sizes)}")
+        raise OlympusTypeError(
+            f"gather: collapsed_slice_dims {dn.collapsed_slice_dims} "
+            f"must have slice size 1, got {tuple(slice_sizes)}"
+        )
     window = [s for d, s in enumerate(slice_sizes) if d not in dn.collapsed_slice_dims]
     if len(window) != len(dn.offset_dims):
-        raise OlympusTypeError(f"gather: offset_dims {dn.offset_dims} must name one output "
-                               f"axis per window axis {tuple(window)}")
+        raise OlympusTypeError(
+            f"gather: offset_dims {dn.offset_dims} must name one output "
+            f"axis per window axis {tuple(window)}"
+        )
     batch = iter(indices.shape[:-1])
     windows = iter(window)
     rank = len(window) + indices.ndim - 1
@@ -116,13 +131,21 @@ def _gather_abstract_eval(operand: ShapedArray, indices: ShapedArray, *, dimensi
 
 def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes):
     dn = dimension_numbers
-    attr = _dims_attr("gather", {"offset_dims": dn.offset_dims,
-                                 "collapsed_slice_dims": dn.collapsed_slice_dims,
-                                 "start_index_map": dn.start_index_map},
-                      len(ctx.avals_in[1].shape) - 1)
-    return ctx.op("stablehlo.gather", [operand, indices],
-                  f"dimension_numbers = {attr}, slice_sizes = {i64_array(slice_sizes)}, "
-                  f"indices_are_sorted = false")
+    attr = _dims_attr(
+        "gather",
+        {
+            "offset_dims": dn.offset_dims,
+            "collapsed_slice_dims": dn.collapsed_slice_dims,
+            "start_index_map": dn.start_index_map,
+        },
+        len(ctx.avals_in[1].shape) - 1,
+    )
+    return ctx.op(
+        "stablehlo.gather",
+        [operand, indices],
+        f"dimension_numbers = {attr}, slice_sizes = {i64_array(slice_sizes)}, "
+        f"indices_are_sorted = false",
+    )
 
 
 gather_p = define_primitive("gather", _gather_abstract_eval, _gather_lower)
@@ -130,21 +153,33 @@ gather_p = define_primitive("gather", _gather_abstract_eval, _gather_lower)
 
 def _gather_jvp(primals, tangents, *, dimension_numbers, slice_sizes):
     """Linear in the operand; the indices have no derivative."""
-    out = gather_p.bind(*primals, dimension_numbers=dimension_numbers, slice_sizes=slice_sizes)
+    out = gather_p.bind(
+        *primals, dimension_numbers=dimension_numbers, slice_sizes=slice_sizes
+    )
     if is_zero(tangents[0]):
         return out, Zero(aval_of(out))
-    return out, gather_p.bind(tangents[0], primals[1], dimension_numbers=dimension_numbers,
-                              slice_sizes=slice_sizes)
+    return out, gather_p.bind(
+        tangents[0],
+        primals[1],
+        dimension_numbers=dimension_numbers,
+        slice_sizes=slice_sizes,
+    )
 
 
 def _scatter_dims_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
-    return ScatterDimensionNumbers(dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map)
+    return ScatterDimensionNumbers(
+        dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map
+    )
 
 
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes):
     """Each window's cotangent is added back where it was read from."""
-    ct_operand = scatter_add_p.bind(zeros_like_aval(operand.aval), indices, ct,
-                                    dimension_numbers=_scatter_dims_of(dimension_numbers))
+    ct_operand = scatter_add_p.bind(
+        zeros_like_aval(operand.aval),
+        indices,
+        ct,
+        dimension_numbers=_scatter_dims_of(dimension_numbers),
+    )
     return [ct_operand, None]
 
 
@@ -156,7 +191,9 @@ transpose_rules[gather_p] = _gather_transpose
 def _with_batch_component(indices, axis_size: int):
     """indices (B, ..., k) -> (B, ..., k + 1) whose first component is the example."""
     shape = aval_of(indices).shape
-    example = iota_p.bind(dtype=aval_of(indices).dtype, shape=(*shape[:-1], 1), dimension=0)
+    example = iota_p.bind(
+        dtype=aval_of(indices).dtype, shape=(*shape[:-1], 1), dimension=0
+    )
     return concatenate_p.bind(example, indices, dimension=len(shape) - 1)
 
 
@@ -164,8 +201,11 @@ def _at_front(x, axis_size: int, bdim):
     """x with the batch axis first, broadcast if x is not batched."""
     if bdim is None:
         shape = aval_of(x).shape
-        return broadcast_in_dim_p.bind(x, shape=(axis_size, *shape),
-                                       broadcast_dimensions=tuple(range(1, len(shape) + 1)))
+        return broadcast_in_dim_p.bind(
+            x,
+            shape=(axis_size, *shape),
+            broadcast_dimensions=tuple(range(1, len(shape) + 1)),
+        )
     return batch_to_front(x, axis_size, bdim)
 
 
@@ -175,9 +215,14 @@ def _gather_batch_rule(axis_size, vals, dims, *, dimension_numbers, slice_sizes)
     batched = GatherDimensionNumbers(
         offset_dims=tuple(d + 1 for d in dn.offset_dims),
         collapsed_slice_dims=(0, *(d + 1 for d in dn.collapsed_slice_dims)),
-        start_index_map=(0, *(d + 1 for d in dn.start_index_map)))
-    out = gather_p.bind(operand, _with_batch_component(indices, axis_size),
-                        dimension_numbers=batched, slice_sizes=(1, *slice_sizes))
+        start_index_map=(0, *(d + 1 for d in dn.start_index_map)),
+    )
+    out = gather_p.bind(
+        operand,
+        _with_batch_component(indices, axis_size),
+        dimension_numbers=batched,
+        slice_sizes=(1, *slice_sizes),
+    )
     return out, 0
 
 
@@ -186,29 +231,42 @@ batch_rules[gather_p] = _gather_batch_rule
 
 # ---- the scatter family ----------------------------------------------------------
 def _scatter_abstract_eval(name):
-    def abstract_eval(operand: ShapedArray, indices: ShapedArray, updates: ShapedArray, *,
-                      dimension_numbers):
+    def abstract_eval(
+        operand: ShapedArray,
+        indices: ShapedArray,
+        updates: ShapedArray,
+        *,
+        dimension_numbers,
+    ):
         dn = dimension_numbers
         _check_indices(name, indices, dn.scatter_dims_to_operand_dims, operand)
         if updates.dtype != operand.dtype:
-            raise OlympusTypeError(f"{name}: updates {updates.str_short()} must have the "
-                                   f"operand's dtype {operand.str_short()}")
+            raise OlympusTypeError(
+                f"{name}: updates {updates.str_short()} must have the "
+                f"operand's dtype {operand.str_short()}"
+            )
         window_rank = operand.ndim - len(dn.inserted_window_dims)
-        if (len(dn.update_window_dims) != window_rank
-                or updates.ndim != window_rank + indices.ndim - 1):
+        if (
+            len(dn.update_window_dims) != window_rank
+            or updates.ndim != window_rank + indices.ndim - 1
+        ):
             raise OlympusTypeError(
                 f"{name}: updates {updates.str_short()} do not match indices "
-                f"{indices.str_short()} and operand {operand.str_short()} under {dn}")
+                f"{indices.str_short()} and operand {operand.str_short()} under {dn}"
+            )
         return operand
+
     return abstract_eval
 
 
 def _combiner(hlo_name, scalar: ShapedArray):
     """The update region: `None` keeps the update (plain scatter)."""
+
     def build(em, old, new):
         if hlo_name is None:
             return [new]
         return em.op(hlo_name, [old, new], [scalar])
+
     return build
 
 
@@ -217,19 +275,30 @@ def _scatter_lower(hlo_name):
         dn = dimension_numbers
         scalar = ShapedArray((), ctx.avals_in[0].dtype)
         region = ctx.emitter.region([scalar, scalar], _combiner(hlo_name, scalar))
-        attr = _dims_attr("scatter", {
-            "update_window_dims": dn.update_window_dims,
-            "inserted_window_dims": dn.inserted_window_dims,
-            "scatter_dims_to_operand_dims": dn.scatter_dims_to_operand_dims,
-        }, len(ctx.avals_in[1].shape) - 1)
-        return ctx.op("stablehlo.scatter", [operand, indices, updates],
-                      f"scatter_dimension_numbers = {attr}, indices_are_sorted = false, "
-                      f"unique_indices = false", [region])
+        attr = _dims_attr(
+            "scatter",
+            {
+                "update_window_dims": dn.update_window_dims,
+                "inserted_window_dims": dn.inserted_window_dims,
+                "scatter_dims_to_operand_dims": dn.scatter_dims_to_operand_dims,
+            },
+            len(ctx.avals_in[1].shape) - 1,
+        )
+        return ctx.op(
+            "stablehlo.scatter",
+            [operand, indices, updates],
+            f"scatter_dimension_numbers = {attr}, indices_are_sorted = false, "
+            f"unique_indices = false",
+            [region],
+        )
+
     return lower
 
 
 def _define_scatter(name, hlo_name):
-    return define_primitive(name, _scatter_abstract_eval(name), _scatter_lower(hlo_name))
+    return define_primitive(
+        name, _scatter_abstract_eval(name), _scatter_lower(hlo_name)
+    )
 
 
 scatter_p = _define_scatter("scatter", None)
@@ -241,15 +310,26 @@ scatter_max_p = _define_scatter("scatter_max", "stablehlo.maximum")
 
 def _scatter_batch_rule(prim):
     def rule(axis_size, vals, dims, *, dimension_numbers):
-        operand, indices, updates = (_at_front(v, axis_size, d) for v, d in zip(vals, dims))
+        operand, indices, updates = (
+            _at_front(v, axis_size, d) for v, d in zip(vals, dims)
+        )
         dn = dimension_numbers
         batched = ScatterDimensionNumbers(
             update_window_dims=tuple(d + 1 for d in dn.update_window_dims),
             inserted_window_dims=(0, *(d + 1 for d in dn.inserted_window_dims)),
-            scatter_dims_to_operand_dims=(0, *(d + 1 for d in dn.scatter_dims_to_operand_dims)))
-        out = prim.bind(operand, _with_batch_component(indices, axis_size), updates,
-                        dimension_numbers=batched)
+            scatter_dims_to_operand_dims=(
+                0,
+                *(d + 1 for d in dn.scatter_dims_to_operand_dims),
+            ),
+        )
+        out = prim.bind(
+            operand,
+            _with_batch_component(indices, axis_size),
+            updates,
+            dimension_numbers=batched,
+        )
         return out, 0
+
     return rule
 
 
@@ -260,10 +340,13 @@ for _prim in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_ma
 def _gather_of_scatter(operand_aval, updates_aval, dn: ScatterDimensionNumbers):
     """The gather that reads back what a scatter with `dn` wrote (its windows)."""
     window = iter(updates_aval.shape[d] for d in dn.update_window_dims)
-    slice_sizes = tuple(1 if d in dn.inserted_window_dims else next(window)
-                        for d in range(operand_aval.ndim))
-    gdn = GatherDimensionNumbers(dn.update_window_dims, dn.inserted_window_dims,
-                                 dn.scatter_dims_to_operand_dims)
+    slice_sizes = tuple(
+        1 if d in dn.inserted_window_dims else next(window)
+        for d in range(operand_aval.ndim)
+    )
+    gdn = GatherDimensionNumbers(
+        dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims
+    )
     return {"dimension_numbers": gdn, "slice_sizes": slice_sizes}
 
 
@@ -273,14 +356,20 @@ def _gather_updates(x, indices, updates_aval, dn):
 
 def _linear_scatter_jvp(prim):
     """scatter and scatter_add are linear in (operand, updates) jointly."""
+
     def rule(primals, tangents, *, dimension_numbers):
         operand, indices, updates = primals
         out = prim.bind(operand, indices, updates, dimension_numbers=dimension_numbers)
         t_x, _, t_u = tangents
         if is_zero(t_x) and is_zero(t_u):
             return out, Zero(aval_of(out))
-        return out, prim.bind(instantiate(t_x), indices, instantiate(t_u),
-                              dimension_numbers=dimension_numbers)
+        return out, prim.bind(
+            instantiate(t_x),
+            indices,
+            instantiate(t_u),
+            dimension_numbers=dimension_numbers,
+        )
+
     return rule
 
 
@@ -299,8 +388,9 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers):
     ct_x = ct_u = None
     if is_undefined(operand):
         u_aval = updates.aval if is_undefined(updates) else aval_of(updates)
-        ct_x = scatter_p.bind(ct, indices, zeros_like_aval(u_aval),
-                              dimension_numbers=dimension_numbers)
+        ct_x = scatter_p.bind(
+            ct, indices, zeros_like_aval(u_aval), dimension_numbers=dimension_numbers
+        )
     if is_undefined(updates):
         ct_u = _gather_updates(ct, indices, updates.aval, dimension_numbers)
     return [ct_x, None, ct_u]
@@ -324,8 +414,12 @@ def _scatter_mul_jvp(primals, tangents, *, dimension_numbers):
         t_out = scatter_mul_p.bind(t_x, indices, updates, dimension_numbers=dn)
     if not is_zero(t_u):
         x_at = _gather_updates(operand, indices, aval_of(updates), dn)
-        from_u = scatter_add_p.bind(zeros_like_aval(aval_of(out)), indices,
-                                    mul_p.bind(x_at, t_u), dimension_numbers=dn)
+        from_u = scatter_add_p.bind(
+            zeros_like_aval(aval_of(out)),
+            indices,
+            mul_p.bind(x_at, t_u),
+            dimension_numbers=dn,
+        )
         t_out = from_u if is_zero(t_out) else add_p.bind(t_out, from_u)
     return out, t_out
 
@@ -333,6 +427,7 @@ def _scatter_mul_jvp(primals, tangents, *, dimension_numbers):
 def _scatter_extremum_jvp(prim):
     """The tangent follows whichever value won: the operand where it kept its
     value, else the mean tangent of the updates that tie for the result."""
+
     def rule(primals, tangents, *, dimension_numbers):
         operand, indices, updates = primals
         dn = dimension_numbers
@@ -340,16 +435,22 @@ def _scatter_extremum_jvp(prim):
         t_x, t_u = instantiate(tangents[0]), instantiate(tangents[2])
         won = eq_p.bind(updates, _gather_updates(out, indices, aval_of(updates), dn))
         zeros_u = zeros_like_aval(aval_of(updates))
-        ones_u = convert_element_type_p.bind(won, new_dtype=aval_of(updates).dtype,
-                                             weak_type=False)
+        ones_u = convert_element_type_p.bind(
+            won, new_dtype=aval_of(updates).dtype, weak_type=False
+        )
         zeros = zeros_like_aval(aval_of(out))
-        t_sum = scatter_add_p.bind(zeros, indices, select_n_p.bind(won, zeros_u, t_u),
-                                   dimension_numbers=dn)
+        t_sum = scatter_add_p.bind(
+            zeros, indices, select_n_p.bind(won, zeros_u, t_u), dimension_numbers=dn
+        )
         count = scatter_add_p.bind(zeros, indices, ones_u, dimension_numbers=dn)
-        one = broadcast_in_dim_p.bind(np.ones((), aval_of(out).dtype), shape=aval_of(out).shape,
-                                      broadcast_dimensions=())
+        one = broadcast_in_dim_p.bind(
+            np.ones((), aval_of(out).dtype),
+            shape=aval_of(out).shape,
+            broadcast_dimensions=(),
+        )
         from_u = div_p.bind(t_sum, max_p.bind(count, one))
         return out, select_n_p.bind(eq_p.bind(out, operand), from_u, t_x)
+
     return rule
 
 
@@ -359,8 +460,11 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers):
     if is_undefined(updates):
         raise TypeError("scatter_mul is not linear in its updates")
     ct = instantiate(ct) if is_zero(ct) else ct
-    return [scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers),
-            None, None]
+    return [
+        scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers),
+        None,
+        None,
+    ]
 
 
 jvp_rules[scatter_mul_p] = _scatter_mul_jvp
@@ -393,12 +497,18 @@ def _start_vectors(indices, index_dims, axis_size: int, limits):
         high = np.asarray(min(limit, ml_dtypes.iinfo(dtype).max), dtype)[()]
         start = clamp_p.bind(np.zeros((), dtype)[()], start, high)
         if dtype != np.int32:
-            start = convert_element_type_p.bind(start, new_dtype=np.dtype(np.int32),
-                                                weak_type=False)
+            start = convert_element_type_p.bind(
+                start, new_dtype=np.dtype(np.int32), weak_type=False
+            )
         dims = () if bdim is None else (0,)
-        columns.append(broadcast_in_dim_p.bind(start, shape=(axis_size, 1),
-                                               broadcast_dimensions=dims))
-    return columns[0] if len(columns) == 1 else concatenate_p.bind(*columns, dimension=1)
+        columns.append(
+            broadcast_in_dim_p.bind(
+                start, shape=(axis_size, 1), broadcast_dimensions=dims
+            )
+        )
+    return (
+        columns[0] if len(columns) == 1 else concatenate_p.bind(*columns, dimension=1)
+    )
 
 
 def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
@@ -410,10 +520,16 @@ def _dynamic_slice_batch_rule(axis_size, vals, dims, *, slice_sizes):
     limits = [d - s for d, s in zip(_unbatched_shape(x, x_bdim), slice_sizes)]
     starts = _start_vectors(indices, index_dims, axis_size, limits)
     every_axis = tuple(range(len(indices)))
-    dn = GatherDimensionNumbers(offset_dims=every_axis, collapsed_slice_dims=(),
-                                start_index_map=every_axis)
-    return _gather_batch_rule(axis_size, [x, starts], [x_bdim, 0], dimension_numbers=dn,
-                              slice_sizes=tuple(slice_sizes))
+    dn = GatherDimensionNumbers(
+        offset_dims=every_axis, collapsed_slice_dims=(), start_index_map=every_axis
+    )
+    return _gather_batch_rule(
+        axis_size,
+        [x, starts],
+        [x_bdim, 0],
+        dimension_numbers=dn,
+        slice_sizes=tuple(slice_sizes),
+    )
 
 
 def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
@@ -422,15 +538,21 @@ def _dynamic_update_slice_batch_rule(axis_size, vals, dims):
         bdim = x_bdim if x_bdim is not None else u_bdim
         x = move_batch_axis(x, axis_size, x_bdim, bdim)
         update = move_batch_axis(update, axis_size, u_bdim, bdim)
-        return dynamic_update_slice_p.bind(x, update, *_shared_starts(indices, bdim)), bdim
+        return dynamic_update_slice_p.bind(
+            x, update, *_shared_starts(indices, bdim)
+        ), bdim
     window = _unbatched_shape(update, u_bdim)
     limits = [d - w for d, w in zip(_unbatched_shape(x, x_bdim), window)]
     starts = _start_vectors(indices, index_dims, axis_size, limits)
     every_axis = tuple(range(len(indices)))
-    dn = ScatterDimensionNumbers(update_window_dims=every_axis, inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=every_axis)
-    return batch_rules[scatter_p](axis_size, [x, starts, update], [x_bdim, 0, u_bdim],
-                                  dimension_numbers=dn)
+    dn = ScatterDimensionNumbers(
+        update_window_dims=every_axis,
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=every_axis,
+    )
+    return batch_rules[scatter_p](
+        axis_size, [x, starts, update], [x_bdim, 0, u_bdim], dimension_numbers=dn
+    )
 
 
 batch_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
@@ -445,8 +567,15 @@ class GatherModeError(ValueError):
 _GATHER_MODES = (None, "clip", "promise_in_bounds", "fill")
 
 
-def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers, slice_sizes, *,
-           mode: str | None = None, fill_value=None):
+def gather(
+    operand,
+    start_indices,
+    dimension_numbers: GatherDimensionNumbers,
+    slice_sizes,
+    *,
+    mode: str | None = None,
+    fill_value=None,
+):
     """Windows of `operand` of `slice_sizes` starting at each index vector
     (the last axis of `start_indices`).
 
@@ -462,17 +591,25 @@ def gather(operand, start_indices, dimension_numbers: GatherDimensionNumbers, sl
     >>> lax.gather(np.float32([5, 6, 7]), np.int32([[3]]), dn, (1,), mode="fill")
     Array([nan], dtype=float32)
     """
-    mode = getattr(mode, "name", mode)  # an enum member spelled like JAX's GatherScatterMode
+    mode = getattr(
+        mode, "name", mode
+    )  # an enum member spelled like JAX's GatherScatterMode
     mode = mode.lower() if isinstance(mode, str) else mode
     if mode not in _GATHER_MODES:
-        raise GatherModeError(f"lax.gather: unknown mode {mode!r}; use 'clip', "
-                              f"'promise_in_bounds' or 'fill'")
+        raise GatherModeError(
+            f"lax.gather: unknown mode {mode!r}; use 'clip', "
+            f"'promise_in_bounds' or 'fill'"
+        )
     dn = _gather_dn(dimension_numbers)
     slice_sizes = tuple(int(s) for s in slice_sizes)
-    out = gather_p.bind(operand, start_indices, dimension_numbers=dn, slice_sizes=slice_sizes)
+    out = gather_p.bind(
+        operand, start_indices, dimension_numbers=dn, slice_sizes=slice_sizes
+    )
     if mode != "fill":
         return out
-    fits = _window_fits(aval_of(operand).shape, start_indices, dn.start_index_map, slice_sizes)
+    fits = _window_fits(
+        aval_of(operand).shape, start_indices, dn.start_index_map, slice_sizes
+    )
     return _fill_where_not(fits, out, dn.offset_dims, fill_value)
 
 
@@ -482,7 +619,9 @@ def _window_fits(shape, start_indices, start_index_map, slice_sizes):
     from olympus.lax import ops
 
     idx_aval = aval_of(start_indices)
-    limits = np.array([shape[d] - slice_sizes[d] for d in start_index_map], idx_aval.dtype)
+    limits = np.array(
+        [shape[d] - slice_sizes[d] for d in start_index_map], idx_aval.dtype
+    )
     limits = ops.broadcast_in_dim(limits, idx_aval.shape, (idx_aval.ndim - 1,))
     zero = ops.full(idx_aval.shape, 0, idx_aval.dtype)
     inside = ops.bitwise_and(ops.ge(start_indices, zero), ops.le(start_indices, limits))
@@ -522,17 +661,33 @@ def _scatter_dn(dn) -> ScatterDimensionNumbers:
 
 def _public_scatter(prim, doc):
     def scatter_fn(operand, scatter_indices, updates, dimension_numbers):
-        return prim.bind(operand, scatter_indices, updates,
-                         dimension_numbers=_scatter_dn(dimension_numbers))
+        return prim.bind(
+            operand,
+            scatter_indices,
+            updates,
+            dimension_numbers=_scatter_dn(dimension_numbers),
+        )
+
     scatter_fn.__name__ = scatter_fn.__qualname__ = prim.name
     scatter_fn.__doc__ = doc
     return scatter_fn
 
 
-scatter = _public_scatter(scatter_p, "`operand` with windows of `updates` written at the "
-                          "indices (out-of-range windows are dropped).")
-scatter_add = _public_scatter(scatter_add_p, "`operand` with `updates` added at the indices; "
-                              "duplicate indices accumulate.")
-scatter_mul = _public_scatter(scatter_mul_p, "`operand` multiplied by `updates` at the indices.")
-scatter_min = _public_scatter(scatter_min_p, "elementwise min of `operand` and `updates` there.")
-scatter_max = _public_scatter(scatter_max_p, "elementwise max of `operand` and `updates` there.")
+scatter = _public_scatter(
+    scatter_p,
+    "`operand` with windows of `updates` written at the "
+    "indices (out-of-range windows are dropped).",
+)
+scatter_add = _public_scatter(
+    scatter_add_p,
+    "`operand` with `updates` added at the indices; duplicate indices accumulate.",
+)
+scatter_mul = _public_scatter(
+    scatter_mul_p, "`operand` multiplied by `updates` at the indices."
+)
+scatter_min = _public_scatter(
+    scatter_min_p, "elementwise min of `operand` and `updates` there."
+)
+scatter_max = _public_scatter(
+    scatter_max_p, "elementwise max of `operand` and `updates` there."
+)

@@ -27,12 +27,16 @@ from olympus.transforms.jvp import jvp_rules
 def _sort_abstract_eval(*operands: ShapedArray, dimension, is_stable, num_keys):
     if not operands or any(o.shape != operands[0].shape for o in operands):
         raise OlympusTypeError(
-            f"sort: operands must share one shape, got {[o.str_short() for o in operands]}")
+            f"sort: operands must share one shape, got {[o.str_short() for o in operands]}"
+        )
     if not 0 <= dimension < max(operands[0].ndim, 1) or operands[0].ndim == 0:
-        raise OlympusTypeError(f"sort: dimension {dimension} is out of range for "
-                               f"{operands[0].str_short()}")
+        raise OlympusTypeError(
+            f"sort: dimension {dimension} is out of range for {operands[0].str_short()}"
+        )
     if not 1 <= num_keys <= len(operands):
-        raise OlympusTypeError(f"sort: num_keys {num_keys} must be in [1, {len(operands)}]")
+        raise OlympusTypeError(
+            f"sort: num_keys {num_keys} must be in [1, {len(operands)}]"
+        )
     if any(dtypes.is_complex(o.dtype) for o in operands[:num_keys]):
         raise OlympusTypeError("sort: complex keys are not ordered")
     return list(operands)
@@ -53,6 +57,7 @@ def _comparator(key_dtypes: Sequence, n_operands: int):
                 lt = em.op("stablehlo.or", [lt, tie], [boolean])[0]
             less = lt
         return [less]
+
     return build
 
 
@@ -60,18 +65,29 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
     scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in for _ in (0, 1)]
     keys = [a.dtype for a in ctx.avals_in[:num_keys]]
     region = ctx.emitter.region(scalars, _comparator(keys, len(operands)))
-    attrs = f"dimension = {dimension} : i64, is_stable = {'true' if is_stable else 'false'}"
-    return ctx.emitter.op("stablehlo.sort", list(operands), ctx.avals_out, attrs, [region])
+    attrs = (
+        f"dimension = {dimension} : i64, is_stable = {'true' if is_stable else 'false'}"
+    )
+    return ctx.emitter.op(
+        "stablehlo.sort", list(operands), ctx.avals_out, attrs, [region]
+    )
 
 
-sort_p = define_primitive("sort", _sort_abstract_eval, _sort_lower, multiple_results=True)
+sort_p = define_primitive(
+    "sort", _sort_abstract_eval, _sort_lower, multiple_results=True
+)
 
 
 def _sort_batch_rule(axis_size, vals, dims, *, dimension, is_stable, num_keys):
-    operands = [batch_to_front(v, axis_size, d) if d is not None
-                else broadcast_batch(v, axis_size, 0) for v, d in zip(vals, dims)]
-    outs = sort_p.bind(*operands, dimension=dimension + 1, is_stable=is_stable,
-                       num_keys=num_keys)
+    operands = [
+        batch_to_front(v, axis_size, d)
+        if d is not None
+        else broadcast_batch(v, axis_size, 0)
+        for v, d in zip(vals, dims)
+    ]
+    outs = sort_p.bind(
+        *operands, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys
+    )
     return outs, [0] * len(outs)
 
 
@@ -83,22 +99,30 @@ def _take_along(x, positions, dimension: int):
     shape = aval_of(x).shape
     columns = []
     for d in range(len(shape)):
-        column = positions if d == dimension else iota_p.bind(
-            dtype=aval_of(positions).dtype, shape=shape, dimension=d)
+        column = (
+            positions
+            if d == dimension
+            else iota_p.bind(dtype=aval_of(positions).dtype, shape=shape, dimension=d)
+        )
         columns.append(reshape_p.bind(column, new_sizes=(*shape, 1), dimensions=None))
     indices = concatenate_p.bind(*columns, dimension=len(shape))
     everything = tuple(range(len(shape)))
     dn = GatherDimensionNumbers((), everything, everything)
-    return gather_p.bind(x, indices, dimension_numbers=dn, slice_sizes=(1,) * len(shape))
+    return gather_p.bind(
+        x, indices, dimension_numbers=dn, slice_sizes=(1,) * len(shape)
+    )
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     shape = aval_of(primals[0]).shape
     order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=dimension)
-    *outs, perm = sort_p.bind(*primals, order, dimension=dimension, is_stable=is_stable,
-                              num_keys=num_keys)
-    t_outs = [Zero(aval_of(o)) if is_zero(t) else _take_along(t, perm, dimension)
-              for o, t in zip(outs, tangents)]
+    *outs, perm = sort_p.bind(
+        *primals, order, dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
+    t_outs = [
+        Zero(aval_of(o)) if is_zero(t) else _take_along(t, perm, dimension)
+        for o, t in zip(outs, tangents)
+    ]
     return outs, t_outs
 
 
@@ -119,8 +143,12 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     single = not isinstance(operand, (tuple, list))
     operands = [operand] if single else list(operand)
     ndim = aval_of(operands[0]).ndim
-    outs = sort_p.bind(*operands, dimension=int(dimension) % max(ndim, 1),
-                       is_stable=bool(is_stable), num_keys=int(num_keys))
+    outs = sort_p.bind(
+        *operands,
+        dimension=int(dimension) % max(ndim, 1),
+        is_stable=bool(is_stable),
+        num_keys=int(num_keys),
+    )
     return outs[0] if single else tuple(outs)
 
 
@@ -143,13 +171,20 @@ def top_k(operand, k: int):
     shape = aval_of(operand).shape
     k = int(k)
     if not 0 <= k <= shape[-1]:
-        raise ValueError(f"top_k: k={k} is out of range for last axis of size {shape[-1]}")
+        raise ValueError(
+            f"top_k: k={k} is out of range for last axis of size {shape[-1]}"
+        )
     order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=len(shape) - 1)
-    _, values, indices = sort_p.bind(descending_key(operand), operand, order,
-                                     dimension=len(shape) - 1, is_stable=True, num_keys=1)
+    _, values, indices = sort_p.bind(
+        descending_key(operand),
+        operand,
+        order,
+        dimension=len(shape) - 1,
+        is_stable=True,
+        num_keys=1,
+    )
     starts, limits = (0,) * len(shape), (*shape[:-1], k)
-    return (slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
-            slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None))
-
-
-
+    return (
+        slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
+        slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
+    )

@@ -20,10 +20,31 @@ from olympus import lax
 from olympus.lax.custom_derivatives import custom_jvp, stop_gradient
 
 __all__ = [
-    "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
-    "hard_swish", "hard_tanh", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp",
-    "normalize", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign",
-    "softmax", "softplus", "standardize", "swish"
+    "celu",
+    "dot_product_attention",
+    "elu",
+    "gelu",
+    "glu",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "logsumexp",
+    "normalize",
+    "one_hot",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "soft_sign",
+    "softmax",
+    "softplus",
+    "standardize",
+    "swish",
 ]
 
 
@@ -170,7 +191,9 @@ def _safe_max(x, axes, where=None):
     return stop_gradient(jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m)))
 
 
-def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
+def logsumexp(
+    a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None
+):
     """log(sum(b * exp(a))) over `axis`, shifted by the max so exp never overflows.
 
     >>> olympus.nn.logsumexp(jnp.array([1e4, 1e4]))
@@ -220,7 +243,9 @@ def log_softmax(x, axis=-1, where=None):
     return out if where is None else jnp.where(where, out, -jnp.inf)
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5, where=None):
+def standardize(
+    x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5, where=None
+):
     """(x - mean) / sqrt(variance + epsilon) over `axis`. The variance is the
     mean squared deviation (not E[x^2] - E[x]^2, which cancels catastrophically
     at large |x|)."""
@@ -238,7 +263,9 @@ def _masked_mean(x, axes, where):
     if where is None:
         return jnp.mean(x, axis=axes, keepdims=True)
     total = jnp.sum(jnp.where(where, x, jnp.zeros_like(x)), axis=axes, keepdims=True)
-    count = jnp.sum(jnp.where(where, jnp.ones_like(x), jnp.zeros_like(x)), axis=axes, keepdims=True)
+    count = jnp.sum(
+        jnp.where(where, jnp.ones_like(x), jnp.zeros_like(x)), axis=axes, keepdims=True
+    )
     return total / count
 
 
@@ -264,8 +291,9 @@ def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
 
 
 # ---- attention ---------------------------------------------------------------------------
-def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
-                          is_causal: bool = False):
+def dot_product_attention(
+    query, key, value, bias=None, mask=None, *, scale=None, is_causal: bool = False
+):
     """softmax(q k^T * scale + bias) v over the key axis, per head.
 
     Shapes as in JAX: query (B, T, N, H) (or without B), key and value
@@ -280,14 +308,20 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
         query, key, value = query[None], key[None], value[None]
     h, n, k = query.shape[3], query.shape[2], key.shape[2]
     if n % k:
-        raise ValueError(f"dot_product_attention: {n} query heads do not group over {k} key heads")
+        raise ValueError(
+            f"dot_product_attention: {n} query heads do not group over {k} key heads"
+        )
     if k != n:  # each key head serves n // k query heads
         key, value = _repeat_heads(key, n // k), _repeat_heads(value, n // k)
     scale = 1.0 / np.sqrt(h) if scale is None else scale
-    logits = lax.dot_general(query, key, (((3,), (3,)), ((0, 2), (0, 2)))) * scale  # (B, N, T, S)
+    logits = (
+        lax.dot_general(query, key, (((3,), (3,)), ((0, 2), (0, 2)))) * scale
+    )  # (B, N, T, S)
     if bias is not None:
         logits = logits + bias
-    allowed = None if mask is None else jnp.broadcast_to(jnp.asarray(mask), logits.shape)
+    allowed = (
+        None if mask is None else jnp.broadcast_to(jnp.asarray(mask), logits.shape)
+    )
     if is_causal:
         rows = lax.broadcasted_iota(np.int32, logits.shape, 2)
         causal = rows >= lax.broadcasted_iota(np.int32, logits.shape, 3)
@@ -295,7 +329,9 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     if allowed is not None:
         logits = jnp.where(allowed, logits, float(jnp.finfo(logits.dtype).min))
     probs = softmax(logits.astype(jnp.float32), axis=-1).astype(value.dtype)
-    out = lax.dot_general(probs, value, (((3,), (1,)), ((0, 1), (0, 2))))  # (B, N, T, H)
+    out = lax.dot_general(
+        probs, value, (((3,), (1,)), ((0, 1), (0, 2)))
+    )  # (B, N, T, H)
     out = lax.transpose(out, (0, 2, 1, 3))
     return out[0] if unbatched else out
 

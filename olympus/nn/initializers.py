@@ -53,12 +53,17 @@ def uniform(scale: float = 1e-2, dtype=jnp.float32):
 
 def normal(stddev: float = 1e-2, dtype=jnp.float32):
     def init(key, shape, dtype=dtype):
-        return lax.mul(random.normal(key, tuple(shape), _dtype(dtype)), np.array(stddev, _dtype(dtype))[()])
+        return lax.mul(
+            random.normal(key, tuple(shape), _dtype(dtype)),
+            np.array(stddev, _dtype(dtype))[()],
+        )
 
     return init
 
 
-def truncated_normal(stddev: float = 1e-2, dtype=jnp.float32, lower: float = -2.0, upper: float = 2.0):
+def truncated_normal(
+    stddev: float = 1e-2, dtype=jnp.float32, lower: float = -2.0, upper: float = 2.0
+):
     """stddev times a unit normal truncated to [lower, upper]."""
 
     def init(key, shape, dtype=dtype):
@@ -70,32 +75,56 @@ def truncated_normal(stddev: float = 1e-2, dtype=jnp.float32, lower: float = -2.
 
 def _fans(shape: tuple, in_axis, out_axis, batch_axis) -> tuple[float, float]:
     if len(shape) < 2:
-        raise ValueError(f"variance_scaling needs a shape of rank >= 2 to find fans, got {shape}")
-    in_axes = {a % len(shape) for a in ((in_axis,) if isinstance(in_axis, int) else in_axis)}
-    out_axes = {a % len(shape) for a in ((out_axis,) if isinstance(out_axis, int) else out_axis)}
-    batch_axes = {a % len(shape) for a in ((batch_axis,) if isinstance(batch_axis, int) else batch_axis)}
-    receptive = math.prod(d for i, d in enumerate(shape) if i not in in_axes | out_axes | batch_axes)
+        raise ValueError(
+            f"variance_scaling needs a shape of rank >= 2 to find fans, got {shape}"
+        )
+    in_axes = {
+        a % len(shape) for a in ((in_axis,) if isinstance(in_axis, int) else in_axis)
+    }
+    out_axes = {
+        a % len(shape) for a in ((out_axis,) if isinstance(out_axis, int) else out_axis)
+    }
+    batch_axes = {
+        a % len(shape)
+        for a in ((batch_axis,) if isinstance(batch_axis, int) else batch_axis)
+    }
+    receptive = math.prod(
+        d for i, d in enumerate(shape) if i not in in_axes | out_axes | batch_axes
+    )
     fan_in = math.prod(shape[i] for i in in_axes) * receptive
     fan_out = math.prod(shape[i] for i in out_axes) * receptive
     return fan_in, fan_out
 
 
-def variance_scaling(scale: float, mode: str, distribution: str, in_axis=-2, out_axis=-1,
-                     batch_axis=(), dtype=jnp.float32):
+def variance_scaling(
+    scale: float,
+    mode: str,
+    distribution: str,
+    in_axis=-2,
+    out_axis=-1,
+    batch_axis=(),
+    dtype=jnp.float32,
+):
     """Samples with variance scale / n, n the fan_in, fan_out or their mean;
     distribution "truncated_normal", "normal" or "uniform"."""
     if mode not in ("fan_in", "fan_out", "fan_avg"):
-        raise ValueError(f"variance_scaling: mode must be fan_in, fan_out or fan_avg, got {mode!r}")
+        raise ValueError(
+            f"variance_scaling: mode must be fan_in, fan_out or fan_avg, got {mode!r}"
+        )
     if distribution not in ("truncated_normal", "normal", "uniform"):
         raise ValueError(f"variance_scaling: unknown distribution {distribution!r}")
 
     def init(key, shape, dtype=dtype):
         shape, dtype = tuple(shape), _dtype(dtype)
         fan_in, fan_out = _fans(shape, in_axis, out_axis, batch_axis)
-        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[mode]
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[
+            mode
+        ]
         variance = scale / n
         if distribution == "truncated_normal":
-            return truncated_normal(math.sqrt(variance) / _TRUNCATED_STDDEV)(key, shape, dtype)
+            return truncated_normal(math.sqrt(variance) / _TRUNCATED_STDDEV)(
+                key, shape, dtype
+            )
         if distribution == "normal":
             return normal(math.sqrt(variance))(key, shape, dtype)
         limit = math.sqrt(3 * variance)
@@ -105,27 +134,39 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis=-2, out
 
 
 def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def lecun_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def lecun_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def he_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 def he_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+    return variance_scaling(
+        2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype
+    )
 
 
 xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
@@ -149,7 +190,13 @@ def orthogonal(scale: float = 1.0, column_axis: int = -1, dtype=jnp.float32):
         q = q * jnp.sign(_diagonal(r))  # broadcasts over rows
         if n_rows < n_cols:
             q = jnp.transpose(q)
-        q = jnp.reshape(q, (*[d for i, d in enumerate(shape) if i != column_axis % len(shape)], n_cols))
+        q = jnp.reshape(
+            q,
+            (
+                *[d for i, d in enumerate(shape) if i != column_axis % len(shape)],
+                n_cols,
+            ),
+        )
         q = jnp.moveaxis(q, -1, column_axis)
         return lax.mul(q, np.array(scale, dtype)[()])
 

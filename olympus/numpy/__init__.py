@@ -19,7 +19,13 @@ from olympus.backends.xla.array import Array as _Array
 from olympus.numpy.arrays import *  # noqa: F401,F403
 from olympus.numpy.core import normalize_axis as _normalize_axis
 from olympus.numpy.core import (  # noqa: F401
-    array, asarray, broadcast_shapes, broadcast_to, promote_dtypes, result_type, stack,
+    array,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    promote_dtypes,
+    result_type,
+    stack,
 )
 from olympus.numpy.reductions import *  # noqa: F401,F403
 from olympus.numpy.einsum import einsum  # noqa: F401
@@ -60,7 +66,6 @@ class ndarray(metaclass=_ArrayType):
     so user code that checks for arrays works unchanged under jit and grad."""
 
 
-
 class _ScalarType(type):
     """A dtype name that also builds arrays: `jnp.float32(3)` is an f32[] Array.
 
@@ -93,17 +98,33 @@ def _scalar_type(np_type) -> type:
 
 
 bool_ = _scalar_type(_np.bool_)
-int8, int16, int32, int64 = map(_scalar_type, (_np.int8, _np.int16, _np.int32, _np.int64))
-uint8, uint16, uint32, uint64 = map(_scalar_type, (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
+int8, int16, int32, int64 = map(
+    _scalar_type, (_np.int8, _np.int16, _np.int32, _np.int64)
+)
+uint8, uint16, uint32, uint64 = map(
+    _scalar_type, (_np.uint8, _np.uint16, _np.uint32, _np.uint64)
+)
 float16, float32, float64 = map(_scalar_type, (_np.float16, _np.float32, _np.float64))
 bfloat16 = _scalar_type(_dtypes.bfloat16)
-(float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz, float8_e3m4,
- float8_e4m3, float8_e8m0fnu) = map(_scalar_type, _dtypes.float8_dtypes)
+(
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e4m3b11fnuz,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e8m0fnu,
+) = map(_scalar_type, _dtypes.float8_dtypes)
 complex64, complex128 = map(_scalar_type, (_np.complex64, _np.complex128))
 float_, int_, complex_ = float64, int64, complex128
 dtype = _np.dtype
 inexact, floating, integer, number = _np.inexact, _np.floating, _np.integer, _np.number
-signedinteger, unsignedinteger, complexfloating = _np.signedinteger, _np.unsignedinteger, _np.complexfloating
+signedinteger, unsignedinteger, complexfloating = (
+    _np.signedinteger,
+    _np.unsignedinteger,
+    _np.complexfloating,
+)
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 promote_types = _dtypes.promote_types
@@ -112,7 +133,14 @@ iinfo = _np.iinfo
 half, single, double = float16, float32, float64
 csingle, cdouble = complex64, complex128
 byte, short, intc, long, longlong, intp = int8, int16, int32, int64, int64, int64
-ubyte, ushort, uintc, ulong, ulonglong, uintp = uint8, uint16, uint32, uint64, uint64, uint64
+ubyte, ushort, uintc, ulong, ulonglong, uintp = (
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uint64,
+    uint64,
+)
 uint = uint64
 generic, character, flexible = _np.generic, _np.character, _np.flexible
 

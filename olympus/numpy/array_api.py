@@ -15,8 +15,16 @@ from olympus.numpy.core import aval_of, normalize_axis, to_operand
 from olympus.numpy.ufuncs import conjugate, multiply
 
 __all__ = [
-    "can_cast", "concat", "cumulative_prod", "cumulative_sum", "isdtype", "matrix_transpose",
-    "matvec", "unstack", "vecdot", "vecmat",
+    "can_cast",
+    "concat",
+    "cumulative_prod",
+    "cumulative_sum",
+    "isdtype",
+    "matrix_transpose",
+    "matvec",
+    "unstack",
+    "vecdot",
+    "vecmat",
 ]
 
 
@@ -31,23 +39,29 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     axis = normalize_axis(axis, aval_of(x).ndim)
     x = moveaxis(x, axis, 0)
     shape = aval_of(x).shape
-    return tuple(squeeze(lax.slice(x, (i,) + (0,) * (len(shape) - 1), (i + 1,) + shape[1:]), 0)
-                 for i in range(shape[0]))
+    return tuple(
+        squeeze(lax.slice(x, (i,) + (0,) * (len(shape) - 1), (i + 1,) + shape[1:]), 0)
+        for i in range(shape[0])
+    )
 
 
 def matrix_transpose(x, /):
     """Swaps the last two axes (a stack of matrices, each transposed)."""
     x = to_operand(x)
     if aval_of(x).ndim < 2:
-        raise ValueError(f"jnp.matrix_transpose needs an array of at least 2 dimensions, "
-                         f"got shape {aval_of(x).shape}")
+        raise ValueError(
+            f"jnp.matrix_transpose needs an array of at least 2 dimensions, "
+            f"got shape {aval_of(x).shape}"
+        )
     return swapaxes(x, -1, -2)
 
 
 def _check_core(name: str, x, ndim: int):
     if aval_of(x).ndim < ndim:
-        raise ValueError(f"jnp.{name}: operand of shape {aval_of(x).shape} needs at least "
-                         f"{ndim} dimension(s)")
+        raise ValueError(
+            f"jnp.{name}: operand of shape {aval_of(x).shape} needs at least "
+            f"{ndim} dimension(s)"
+        )
 
 
 def matvec(x1, x2, /):
@@ -79,22 +93,28 @@ def _cumulative_with_initial(name: str, running):
         ndim = aval_of(x).ndim
         if axis is None:
             if ndim > 1:
-                raise ValueError(f"jnp.{name}: axis must be given for an array of "
-                                 f"{ndim} dimensions (shape {aval_of(x).shape})")
+                raise ValueError(
+                    f"jnp.{name}: axis must be given for an array of "
+                    f"{ndim} dimensions (shape {aval_of(x).shape})"
+                )
             axis = 0
         if ndim == 0:
             raise ValueError(f"jnp.{name} needs an array of at least 1 dimension")
         axis = normalize_axis(axis, ndim)
         out = running(x, axis=axis, dtype=dtype)
         if include_initial:
-            identity = np.asarray(0 if name == "cumulative_sum" else 1, aval_of(out).dtype)[()]
+            identity = np.asarray(
+                0 if name == "cumulative_sum" else 1, aval_of(out).dtype
+            )[()]
             config = [(1, 0, 0) if d == axis else (0, 0, 0) for d in range(ndim)]
             out = lax.pad(out, identity, config)
         return out
 
     fn.__name__ = name
-    fn.__doc__ = (f"The running {name.split('_')[1]} along `axis` (needed beyond 1-D); "
-                  "include_initial puts the identity first.")
+    fn.__doc__ = (
+        f"The running {name.split('_')[1]} along `axis` (needed beyond 1-D); "
+        "include_initial puts the identity first."
+    )
     return fn
 
 
@@ -127,7 +147,9 @@ def isdtype(dtype, kind) -> bool:
         return any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, str):
         if kind not in _KINDS:
-            raise ValueError(f"jnp.isdtype: unknown kind {kind!r}; expected one of {sorted(_KINDS)}")
+            raise ValueError(
+                f"jnp.isdtype: unknown kind {kind!r}; expected one of {sorted(_KINDS)}"
+            )
         return bool(_KINDS[kind](dtype))
     return dtype == _as_dtype(kind)
 

@@ -22,12 +22,45 @@ from olympus.numpy.indexing import take
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 
 __all__ = [
-    "arange", "array_split", "astype", "atleast_1d", "atleast_2d", "concatenate",
-    "diag", "diagonal", "empty", "empty_like", "expand_dims", "eye", "flip", "fliplr",
-    "flipud", "full", "full_like", "hstack", "identity", "linspace", "meshgrid",
-    "moveaxis", "ones", "ones_like", "permute_dims", "ravel", "repeat", "reshape",
-    "roll", "split", "squeeze", "swapaxes", "tile", "transpose", "tril", "triu",
-    "vstack", "zeros", "zeros_like",
+    "arange",
+    "array_split",
+    "astype",
+    "atleast_1d",
+    "atleast_2d",
+    "concatenate",
+    "diag",
+    "diagonal",
+    "empty",
+    "empty_like",
+    "expand_dims",
+    "eye",
+    "flip",
+    "fliplr",
+    "flipud",
+    "full",
+    "full_like",
+    "hstack",
+    "identity",
+    "linspace",
+    "meshgrid",
+    "moveaxis",
+    "ones",
+    "ones_like",
+    "permute_dims",
+    "ravel",
+    "repeat",
+    "reshape",
+    "roll",
+    "split",
+    "squeeze",
+    "swapaxes",
+    "tile",
+    "transpose",
+    "tril",
+    "triu",
+    "vstack",
+    "zeros",
+    "zeros_like",
     "dtypes",  # jnp.dtypes (NumPy has the name): the IR's dtype module, as before
 ]
 
@@ -39,7 +72,9 @@ def _shape(shape) -> tuple:
 
 
 def _dtype(dtype, default=None):
-    return dtypes.canonicalize_dtype(dtype if dtype is not None else (default or dtypes.default_float_dtype()))
+    return dtypes.canonicalize_dtype(
+        dtype if dtype is not None else (default or dtypes.default_float_dtype())
+    )
 
 
 # ---- creation --------------------------------------------------------------------
@@ -73,23 +108,32 @@ def _keep_weak(out, a, dtype):
     if dtype is None and aval_of(to_operand(a)).weak_type:
         from olympus.lax.elementwise import convert_element_type_p
 
-        return convert_element_type_p.bind(out, new_dtype=aval_of(out).dtype, weak_type=True)
+        return convert_element_type_p.bind(
+            out, new_dtype=aval_of(out).dtype, weak_type=True
+        )
     return out
 
 
 def zeros_like(a, dtype=None, shape=None):
-    out = zeros(aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype))
+    out = zeros(
+        aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
+    )
     return _keep_weak(out, a, dtype)
 
 
 def ones_like(a, dtype=None, shape=None):
-    out = ones(aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype))
+    out = ones(
+        aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
+    )
     return _keep_weak(out, a, dtype)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    out = full(aval_of(to_operand(a)).shape if shape is None else shape, fill_value,
-               _like_dtype(a, dtype))
+    out = full(
+        aval_of(to_operand(a)).shape if shape is None else shape,
+        fill_value,
+        _like_dtype(a, dtype),
+    )
     return _keep_weak(out, a, dtype)
 
 
@@ -119,15 +163,24 @@ def arange(start, stop=None, step=None, dtype=None):
     size = builtins.max(0, math.ceil((stop - start) / step))
     if step == 1 and start == 0 or size == 0:
         return lax.iota(dtype, size)
-    if dtypes.is_integer(dtype) and builtins.all(isinstance(v, int) for v in (start, step)):
+    if dtypes.is_integer(dtype) and builtins.all(
+        isinstance(v, int) for v in (start, step)
+    ):
         out = lax.mul(lax.iota(dtype, size), np.asarray(step, dtype)[()])
         return lax.add(out, np.asarray(start, dtype)[()])
     # Float steps are computed on the host, like NumPy, so the values match exactly.
     return array(np.arange(start, stop, step).astype(dtype))
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype=None, axis: int = 0):
+def linspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype=None,
+    axis: int = 0,
+):
     """`num` evenly spaced samples from start to stop (inclusive if endpoint)."""
     start, stop = promote_dtypes(start, stop)
     dtype = _dtype(dtype, dtypes.default_float_dtype())
@@ -141,7 +194,9 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     stop_b = broadcast_to(stop, (num, *shape))
     delta = lax.sub(stop_b, start_b)
     if div > 0:
-        out = lax.add(start_b, lax.mul(steps, lax.div(delta, np.asarray(div, compute)[()])))
+        out = lax.add(
+            start_b, lax.mul(steps, lax.div(delta, np.asarray(div, compute)[()]))
+        )
         if endpoint and num > 1:
             # The last sample is exactly `stop`, as in NumPy.
             head = lax.slice(out, (0,) * (len(shape) + 1), (num - 1, *shape))
@@ -152,7 +207,11 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if axis != 0:
         out = moveaxis(out, 0, axis)
     if retstep:
-        step = lax.div(lax.sub(stop, start), np.asarray(div, compute)[()]) if div > 0 else np.nan
+        step = (
+            lax.div(lax.sub(stop, start), np.asarray(div, compute)[()])
+            if div > 0
+            else np.nan
+        )
         return out, step
     return out
 
@@ -180,14 +239,20 @@ def reshape(a, newshape=None, order: str = "C", *, shape=None):
     size = aval_of(a).size
     newshape = list(_shape(newshape))
     if newshape.count(-1) > 1:
-        raise ValueError(f"reshape: can only specify one unknown dimension, got {tuple(newshape)}")
+        raise ValueError(
+            f"reshape: can only specify one unknown dimension, got {tuple(newshape)}"
+        )
     if -1 in newshape:
         known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
+            raise ValueError(
+                f"cannot reshape array of size {size} into shape {tuple(newshape)}"
+            )
         newshape[newshape.index(-1)] = size // known
     if int(np.prod(newshape, dtype=np.int64)) != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
+        raise ValueError(
+            f"cannot reshape array of size {size} into shape {tuple(newshape)}"
+        )
     return lax.reshape(a, newshape)
 
 
@@ -204,7 +269,11 @@ def ravel(a, order: str = "C"):
 def transpose(a, axes=None):
     a = to_operand(a)
     ndim = aval_of(a).ndim
-    axes = tuple(reversed(range(ndim))) if axes is None else tuple(normalize_axis(x, ndim) for x in axes)
+    axes = (
+        tuple(reversed(range(ndim)))
+        if axes is None
+        else tuple(normalize_axis(x, ndim) for x in axes)
+    )
     if axes == tuple(range(ndim)):
         return a
     return lax.transpose(a, axes)
@@ -229,7 +298,9 @@ def moveaxis(a, source, destination):
     src = normalize_axes(source, ndim)
     dst = normalize_axes(destination, ndim)
     if len(src) != len(dst):
-        raise ValueError("moveaxis: source and destination must have the same number of axes")
+        raise ValueError(
+            "moveaxis: source and destination must have the same number of axes"
+        )
     order = [i for i in range(ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -245,7 +316,9 @@ def squeeze(a, axis=None):
         axes = normalize_axes(axis, len(shape))
         for i in axes:
             if shape[i] != 1:
-                raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one (axis {i} of shape {shape})")
+                raise ValueError(
+                    f"cannot select an axis to squeeze out which has size not equal to one (axis {i} of shape {shape})"
+                )
     return lax.squeeze(a, axes)
 
 
@@ -257,7 +330,10 @@ def expand_dims(a, axis):
 
 
 def atleast_1d(*arys):
-    outs = [reshape(x, (1,)) if aval_of(to_operand(x)).ndim == 0 else to_operand(x) for x in arys]
+    outs = [
+        reshape(x, (1,)) if aval_of(to_operand(x)).ndim == 0 else to_operand(x)
+        for x in arys
+    ]
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -326,7 +402,9 @@ def roll(a, shift, axis=None):
         n = aval_of(a).shape[ax]
         if n and int(s) % n:
             cut = n - int(s) % n
-            a = concatenate([_take_range(a, ax, cut, n), _take_range(a, ax, 0, cut)], ax)
+            a = concatenate(
+                [_take_range(a, ax, cut, n), _take_range(a, ax, 0, cut)], ax
+            )
     return a
 
 
@@ -341,7 +419,11 @@ def _take_range(a, axis: int, start: int, stop: int):
 def tile(A, reps):
     """`A` repeated `reps` times along each axis (broadcast, then merge axes)."""
     A = to_operand(A)
-    reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    reps = (
+        (int(reps),)
+        if isinstance(reps, (int, np.integer))
+        else tuple(int(r) for r in reps)
+    )
     ndim = builtins.max(aval_of(A).ndim, len(reps))
     A = reshape(A, (1,) * (ndim - aval_of(A).ndim) + aval_of(A).shape)
     reps = (1,) * (ndim - len(reps)) + reps
@@ -368,8 +450,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         return _repeat_by_gather(a, counts, axis, total_repeat_length)
     repeats = int(counts)
     expanded = expand_dims(a, axis + 1)
-    target = shape[:axis + 1] + (int(repeats),) + shape[axis + 1:]
-    out_shape = shape[:axis] + (shape[axis] * int(repeats),) + shape[axis + 1:]
+    target = shape[: axis + 1] + (int(repeats),) + shape[axis + 1 :]
+    out_shape = shape[:axis] + (shape[axis] * int(repeats),) + shape[axis + 1 :]
     return reshape(broadcast_to(expanded, target), out_shape)
 
 
@@ -380,12 +462,17 @@ def _static_repeats(repeats) -> np.ndarray:
     except TypeError as error:
         raise _ConcretizationTypeError(
             "jnp.repeat needs repeats known when tracing (a Python int or a list/NumPy "
-            f"array of ints), got {repeats!r}") from error
+            f"array of ints), got {repeats!r}"
+        ) from error
     if counts.dtype.kind not in "iub" or counts.ndim > 1:
-        raise ValueError("jnp.repeat: repeats must be an int or a 1-D sequence of ints, "
-                         f"got {counts.dtype} of shape {counts.shape}")
+        raise ValueError(
+            "jnp.repeat: repeats must be an int or a 1-D sequence of ints, "
+            f"got {counts.dtype} of shape {counts.shape}"
+        )
     if np.any(counts < 0):
-        raise ValueError(f"jnp.repeat: repeats may not be negative, got {counts.tolist()}")
+        raise ValueError(
+            f"jnp.repeat: repeats may not be negative, got {counts.tolist()}"
+        )
     return counts.astype(np.int64)
 
 
@@ -393,8 +480,12 @@ def _repeat_by_gather(a, counts, axis: int, total_repeat_length):
     """Per-element counts: gather each source index as many times as it repeats."""
     length = aval_of(a).shape[axis]
     if counts.ndim and counts.size not in (1, length):
-        raise ValueError(f"jnp.repeat: {counts.size} repeats for an axis of length {length}")
-    source = np.repeat(np.arange(length), np.broadcast_to(counts.reshape(-1), (length,)))
+        raise ValueError(
+            f"jnp.repeat: {counts.size} repeats for an axis of length {length}"
+        )
+    source = np.repeat(
+        np.arange(length), np.broadcast_to(counts.reshape(-1), (length,))
+    )
     if total_repeat_length is not None:
         source = _fit_length(source, int(total_repeat_length))
     return take(a, source.astype(np.int32), axis=axis, mode="clip")
@@ -423,21 +514,30 @@ def _split(ary, sections, axis, equal: bool):
     if isinstance(sections, (int, np.integer)):
         sections = int(sections)
         if equal and n % sections:
-            raise ValueError(f"array split does not result in an equal division ({n} into {sections})")
+            raise ValueError(
+                f"array split does not result in an equal division ({n} into {sections})"
+            )
         size, extra = divmod(n, sections)
         cuts = np.cumsum([size + (i < extra) for i in range(sections)])[:-1].tolist()
     else:
-        cuts = [builtins.min(builtins.max(int(c) % (n + 1) if int(c) < 0 else int(c), 0), n)
-                for c in sections]
+        cuts = [
+            builtins.min(builtins.max(int(c) % (n + 1) if int(c) < 0 else int(c), 0), n)
+            for c in sections
+        ]
     bounds = [0, *cuts, n]
-    return [_take_range(ary, axis, lo, builtins.max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
+    return [
+        _take_range(ary, axis, lo, builtins.max(lo, hi))
+        for lo, hi in zip(bounds, bounds[1:])
+    ]
 
 
 # ---- diagonals and triangles ------------------------------------------------------
 def _require_matrix(name: str, shape) -> None:
     """tril/triu act on the last two axes, so a vector or scalar has none to mask."""
     if len(shape) < 2:
-        raise ValueError(f"jnp.{name} needs an array of at least 2 dimensions, got shape {shape}")
+        raise ValueError(
+            f"jnp.{name} needs an array of at least 2 dimensions, got shape {shape}"
+        )
 
 
 def _diagonal_mask(shape, k: int, above: bool):
@@ -472,16 +572,28 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     a = moveaxis(a, (axis1, axis2), (-2, -1))
     shape = aval_of(a).shape
     n, m = shape[-2:]
-    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
+    length = builtins.max(
+        0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m)
+    )
     if ndim < 2:
         raise ValueError("diagonal requires an array of at least two dimensions")
-    masked = lax.select(lax.eq(lax.sub(lax.broadcasted_iota(dtypes.int32, shape, ndim - 1),
-                                       lax.broadcasted_iota(dtypes.int32, shape, ndim - 2)),
-                               np.int32(offset)),
-                        a, lax.full(shape, np.zeros((), aval_of(a).dtype)[()]))
+    masked = lax.select(
+        lax.eq(
+            lax.sub(
+                lax.broadcasted_iota(dtypes.int32, shape, ndim - 1),
+                lax.broadcasted_iota(dtypes.int32, shape, ndim - 2),
+            ),
+            np.int32(offset),
+        ),
+        a,
+        lax.full(shape, np.zeros((), aval_of(a).dtype)[()]),
+    )
     # Each row holds at most one diagonal element: summing the row extracts it.
-    row_sums = lax.reduce_sum(masked, (ndim - 1,)) if aval_of(a).dtype != dtypes.bool_ else \
-        lax.reduce_or(masked, (ndim - 1,))
+    row_sums = (
+        lax.reduce_sum(masked, (ndim - 1,))
+        if aval_of(a).dtype != dtypes.bool_
+        else lax.reduce_or(masked, (ndim - 1,))
+    )
     first_row = builtins.max(0, -offset)
     return _take_range(row_sums, ndim - 2, first_row, first_row + length)
 
@@ -497,8 +609,13 @@ def diag(v, k: int = 0):
     zero = np.zeros((), aval_of(v).dtype)[()]
     # Column j of the diagonal holds v[j - k] (k >= 0) or v[j] (k < 0).
     padded = lax.pad(v, zero, [(builtins.max(0, k), builtins.max(0, -k), 0)])
-    on_diagonal = lax.eq(lax.sub(lax.broadcasted_iota(dtypes.int32, (n, n), 1),
-                                 lax.broadcasted_iota(dtypes.int32, (n, n), 0)), np.int32(k))
+    on_diagonal = lax.eq(
+        lax.sub(
+            lax.broadcasted_iota(dtypes.int32, (n, n), 1),
+            lax.broadcasted_iota(dtypes.int32, (n, n), 0),
+        ),
+        np.int32(k),
+    )
     return lax.select(on_diagonal, broadcast_to(padded, (n, n)), lax.full((n, n), zero))
 
 

@@ -34,10 +34,31 @@ from olympus.numpy.reductions import nonzero
 from olympus.numpy.ufuncs import _all, absolute, equal, log10, power, sign, where
 
 __all__ = [
-    "array_equiv", "asanyarray", "ascontiguousarray", "c_", "copy", "diag_indices",
-    "diag_indices_from", "diagflat", "fromfunction", "geomspace", "index_exp", "indices",
-    "isscalar", "iterable", "ix_", "logspace", "mgrid", "ogrid", "r_", "s_", "tri",
-    "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
+    "array_equiv",
+    "asanyarray",
+    "ascontiguousarray",
+    "c_",
+    "copy",
+    "diag_indices",
+    "diag_indices_from",
+    "diagflat",
+    "fromfunction",
+    "geomspace",
+    "index_exp",
+    "indices",
+    "isscalar",
+    "iterable",
+    "ix_",
+    "logspace",
+    "mgrid",
+    "ogrid",
+    "r_",
+    "s_",
+    "tri",
+    "tril_indices",
+    "tril_indices_from",
+    "triu_indices",
+    "triu_indices_from",
 ]
 
 # Index expressions are plain Python tuples and slices: NumPy's helpers build them.
@@ -56,8 +77,12 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     below = lax.le(cols, lax.add(rows, np.int32(k)))
-    return lax.convert_element_type(below, dtypes.canonicalize_dtype(
-        dtypes.default_float_dtype() if dtype is None else dtype))
+    return lax.convert_element_type(
+        below,
+        dtypes.canonicalize_dtype(
+            dtypes.default_float_dtype() if dtype is None else dtype
+        ),
+    )
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
@@ -96,8 +121,10 @@ def diag_indices(n: int, ndim: int = 2) -> tuple:
 def diag_indices_from(arr) -> tuple:
     shape = aval_of(to_operand(arr)).shape
     if len(shape) < 2 or len(set(shape)) != 1:
-        raise ValueError(f"jnp.diag_indices_from needs an array of at least 2 dimensions, "
-                         f"all of equal length; got shape {shape}")
+        raise ValueError(
+            f"jnp.diag_indices_from needs an array of at least 2 dimensions, "
+            f"all of equal length; got shape {shape}"
+        )
     return diag_indices(shape[0], len(shape))
 
 
@@ -109,7 +136,9 @@ def diagflat(v, k: int = 0):
 # ---- index grids --------------------------------------------------------------------
 def indices(dimensions, dtype=None, sparse: bool = False):
     """The index of every position of a grid of shape `dimensions`, per axis."""
-    dtype = dtypes.canonicalize_dtype(dtypes.default_int_dtype() if dtype is None else dtype)
+    dtype = dtypes.canonicalize_dtype(
+        dtypes.default_int_dtype() if dtype is None else dtype
+    )
     dimensions = tuple(int(d) for d in dimensions)
     grids = []
     for axis, size in enumerate(dimensions):
@@ -132,8 +161,10 @@ def ix_(*args) -> tuple:
     for i, seq in enumerate(args):
         seq = to_operand(seq) if is_array(seq) else asarray(seq)
         if aval_of(seq).ndim != 1:
-            raise ValueError(f"jnp.ix_: every argument must be 1-D, argument {i} has shape "
-                             f"{aval_of(seq).shape}")
+            raise ValueError(
+                f"jnp.ix_: every argument must be 1-D, argument {i} has shape "
+                f"{aval_of(seq).shape}"
+            )
         if aval_of(seq).dtype == dtypes.bool_:
             (seq,) = nonzero(seq)
         shape = [1] * len(args)
@@ -162,14 +193,22 @@ class _Grid:
         if isinstance(key, slice):
             return _slice_values(key)
         axes = [_slice_values(k) for k in key]
-        dtype = dtypes.promote_types(*[aval_of(a).dtype for a in axes]) if len(axes) > 1 else None
+        dtype = (
+            dtypes.promote_types(*[aval_of(a).dtype for a in axes])
+            if len(axes) > 1
+            else None
+        )
         shape = [aval_of(a).shape[0] for a in axes]
         grids = []
         for i, a in enumerate(axes):
             a = a if dtype is None else lax.convert_element_type(a, dtype)
             open_shape = [n if j == i else 1 for j, n in enumerate(shape)]
             a = reshape(a, open_shape)
-            grids.append(a if self.sparse else lax.broadcast_in_dim(a, shape, tuple(range(len(shape)))))
+            grids.append(
+                a
+                if self.sparse
+                else lax.broadcast_in_dim(a, shape, tuple(range(len(shape))))
+            )
         return tuple(grids) if self.sparse else stack(grids)
 
 
@@ -201,10 +240,12 @@ class _Concatenator:
         try:
             fields = [int(f) for f in text.split(",")]
         except ValueError:
-            raise ValueError(f"jnp.r_/c_: unsupported directive {text!r}; use "
-                             f"'axis[,ndmin[,trans1d]]' (matrix directives are NumPy-only)") from None
+            raise ValueError(
+                f"jnp.r_/c_: unsupported directive {text!r}; use "
+                f"'axis[,ndmin[,trans1d]]' (matrix directives are NumPy-only)"
+            ) from None
         defaults = list(self.defaults)
-        defaults[:len(fields)] = fields
+        defaults[: len(fields)] = fields
         return tuple(defaults)
 
     @staticmethod
@@ -231,20 +272,31 @@ c_ = _Concatenator(axis=-1, ndmin=2, trans1d=0)
 
 
 # ---- ranges and functions of the index --------------------------------------------
-def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
-             axis: int = 0):
+def logspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    base=10.0,
+    dtype=None,
+    axis: int = 0,
+):
     """base ** linspace(start, stop): `num` points evenly spaced on a log scale."""
     exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     out = power(base, exponents)
     return out if dtype is None else lax.convert_element_type(out, dtype)
 
 
-def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+def geomspace(
+    start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0
+):
     """`num` points from start to stop in a geometric progression (same-signed ends)."""
     start, stop = to_operand(start), to_operand(stop)
     if not is_array(start) and not is_array(stop) and (start == 0 or stop == 0):
         raise ValueError("jnp.geomspace: a geometric sequence cannot include zero")
-    out = logspace(log10(absolute(start)), log10(absolute(stop)), num, endpoint=endpoint)
+    out = logspace(
+        log10(absolute(start)), log10(absolute(stop)), num, endpoint=endpoint
+    )
     out = out * sign(start)
     # The ends are exactly start and stop, as in NumPy.
     position = lax.broadcasted_iota(dtypes.int32, aval_of(out).shape, 0)
@@ -293,7 +345,9 @@ def isscalar(element) -> bool:
     """True for Python and NumPy numbers and for 0-d arrays (JAX's reading)."""
     if is_array(element) or isinstance(element, np.ndarray):
         return element.ndim == 0
-    return isinstance(element, (builtins.bool, int, float, complex, np.number, np.bool_))
+    return isinstance(
+        element, (builtins.bool, int, float, complex, np.number, np.bool_)
+    )
 
 
 def array_equiv(a1, a2):

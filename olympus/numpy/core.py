@@ -36,9 +36,13 @@ def _host_array(obj, dtype=None) -> np.ndarray:
     except OlympusTypeError:  # already says what went wrong (e.g. a typed PRNG key)
         raise
     except (ValueError, TypeError) as err:
-        raise OlympusTypeError(f"cannot convert {type(obj).__name__} to an array: {err}") from None
+        raise OlympusTypeError(
+            f"cannot convert {type(obj).__name__} to an array: {err}"
+        ) from None
     try:
-        canonical = dtypes.canonicalize_dtype(value.dtype)  # bf16 and float8 are "V" kind
+        canonical = dtypes.canonicalize_dtype(
+            value.dtype
+        )  # bf16 and float8 are "V" kind
     except TypeError:
         raise OlympusTypeError(
             f"cannot convert {type(obj).__name__} with dtype {value.dtype} to an olympus "
@@ -59,7 +63,11 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
     """An olympus Array from array-like data (lists, NumPy arrays, scalars, Arrays)."""
     dtype = _check_dtype_arg(dtype)
     if isinstance(obj, (list, tuple)) and _contains_tracer_or_array(obj):
-        out = stack([array(x, dtype) for x in obj]) if len(obj) else array(np.zeros(0), dtype)
+        out = (
+            stack([array(x, dtype) for x in obj])
+            if len(obj)
+            else array(np.zeros(0), dtype)
+        )
     elif is_array(obj):
         out = obj if dtype is None else lax.convert_element_type(obj, dtype)
     else:
@@ -74,7 +82,9 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
 
 def asarray(obj, dtype=None, copy=None):
     """Like `array`, but returns Arrays and tracers of the right dtype unchanged."""
-    if is_array(obj) and (dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype)):
+    if is_array(obj) and (
+        dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype)
+    ):
         return obj
     return array(obj, dtype)
 
@@ -84,7 +94,11 @@ def to_operand(x):
     if isinstance(x, (Array, Tracer, *_PY_SCALARS)):
         return x
     if isinstance(x, np.generic):
-        return x if x.dtype == dtypes.canonicalize_dtype(x.dtype) else x.astype(dtypes.canonicalize_dtype(x.dtype))
+        return (
+            x
+            if x.dtype == dtypes.canonicalize_dtype(x.dtype)
+            else x.astype(dtypes.canonicalize_dtype(x.dtype))
+        )
     return array(x)
 
 
@@ -160,14 +174,18 @@ def _broadcast_shapes(shapes) -> tuple:
     for i in range(ndim):
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together")
+            raise ValueError(
+                f"shapes {', '.join(map(str, shapes))} cannot be broadcast together"
+            )
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 
 
 def broadcast_to(x, shape):
     x = to_operand(x)
-    shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    shape = tuple(
+        int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,))
+    )
     aval = aval_of(x)
     if aval.shape == shape:
         return x
@@ -192,7 +210,10 @@ def broadcast_operands(*args):
     """Broadcasts array operands to one shape; rank-0 operands stay scalars."""
     shapes = [aval_of(x).shape for x in args]
     shape = broadcast_shapes(*shapes)
-    return [x if s == shape or s == () else broadcast_to(x, shape) for x, s in zip(args, shapes)]
+    return [
+        x if s == shape or s == () else broadcast_to(x, shape)
+        for x, s in zip(args, shapes)
+    ]
 
 
 def prepare(*args, inexact: bool = False):
@@ -235,14 +256,24 @@ def _already_agree(args: tuple, inexact: bool) -> bool:
 
 
 INEXACT_DTYPES = frozenset(
-    np.dtype(d) for d in (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
-                          dtypes.complex64, dtypes.complex128, *dtypes.float8_dtypes)
+    np.dtype(d)
+    for d in (
+        dtypes.float16,
+        dtypes.bfloat16,
+        dtypes.float32,
+        dtypes.float64,
+        dtypes.complex64,
+        dtypes.complex128,
+        *dtypes.float8_dtypes,
+    )
 )
 
 
 def normalize_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
+        raise ValueError(
+            f"axis {axis} is out of bounds for an array of dimension {ndim}"
+        )
     return axis % ndim if ndim else 0
 
 

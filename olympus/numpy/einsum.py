@@ -14,8 +14,13 @@ from olympus.numpy.arrays import broadcast_to, diagonal, transpose
 from olympus.numpy.core import aval_of, promote_dtypes
 
 
-def einsum(subscripts: str, *operands, optimize=None, precision=None,
-           preferred_element_type=None):
+def einsum(
+    subscripts: str,
+    *operands,
+    optimize=None,
+    precision=None,
+    preferred_element_type=None,
+):
     """Evaluates e.g. `einsum("bij,bjk->bik", a, b)`; '...' broadcasts leading axes.
 
     Operands contract left to right (`optimize` is accepted for compatibility;
@@ -23,36 +28,51 @@ def einsum(subscripts: str, *operands, optimize=None, precision=None,
     every dot_general.
     """
     operands = promote_dtypes(*operands) if len(operands) > 1 else list(operands)
-    inputs, output = _parse(subscripts.replace(" ", ""), [aval_of(x).ndim for x in operands])
+    inputs, output = _parse(
+        subscripts.replace(" ", ""), [aval_of(x).ndim for x in operands]
+    )
     if len(inputs) != len(operands):
-        raise ValueError(f"einsum: {len(inputs)} subscripts for {len(operands)} operands")
+        raise ValueError(
+            f"einsum: {len(inputs)} subscripts for {len(operands)} operands"
+        )
     sizes = _letter_sizes(inputs, operands)
     terms = [_simplify(x, letters, sizes) for x, letters in zip(operands, inputs)]
-    terms = [_sum_private(x, letters, [t[1] for j, t in enumerate(terms) if j != i], output)
-             for i, (x, letters) in enumerate(terms)]
+    terms = [
+        _sum_private(x, letters, [t[1] for j, t in enumerate(terms) if j != i], output)
+        for i, (x, letters) in enumerate(terms)
+    ]
     result, letters = terms[0]
     for i, (x, other) in enumerate(terms[1:], start=1):
-        later = "".join(t[1] for t in terms[i + 1:]) + output
-        result, letters = _contract(result, letters, x, other, later,
-                                    precision, preferred_element_type)
+        later = "".join(t[1] for t in terms[i + 1 :]) + output
+        result, letters = _contract(
+            result, letters, x, other, later, precision, preferred_element_type
+        )
     result, letters = _sum_private(result, letters, [], output)
-    return transpose(result, [letters.index(c) for c in output]) if letters != output else result
+    return (
+        transpose(result, [letters.index(c) for c in output])
+        if letters != output
+        else result
+    )
 
 
 def _parse(subscripts: str, ndims: list) -> tuple[list, str]:
     lhs, arrow, output = subscripts.partition("->")
     inputs = lhs.split(",")
     free = [c for c in string.ascii_uppercase[::-1] if c not in subscripts]
-    n_ellipsis = max((nd - len(s.replace("...", "")) for s, nd in zip(inputs, ndims)
-                      if "..." in s), default=0)
+    n_ellipsis = max(
+        (nd - len(s.replace("...", "")) for s, nd in zip(inputs, ndims) if "..." in s),
+        default=0,
+    )
     ellipsis = "".join(free[:n_ellipsis])[::-1]
     expanded = []
     for spec, nd in zip(inputs, ndims):
         if "..." in spec:
             k = nd - len(spec.replace("...", ""))
-            spec = spec.replace("...", ellipsis[n_ellipsis - k:])
+            spec = spec.replace("...", ellipsis[n_ellipsis - k :])
         if len(spec) != nd:
-            raise ValueError(f"einsum: subscripts {spec!r} do not match an operand of rank {nd}")
+            raise ValueError(
+                f"einsum: subscripts {spec!r} do not match an operand of rank {nd}"
+            )
         expanded.append(spec)
     if not arrow:
         counts = {c: lhs.count(c) for c in lhs if c.isalpha()}
@@ -66,7 +86,9 @@ def _letter_sizes(inputs, operands) -> dict:
     for letters, x in zip(inputs, operands):
         for c, n in zip(letters, aval_of(x).shape):
             if sizes.get(c, 1) not in (1, n) and n != 1:
-                raise ValueError(f"einsum: size of label {c!r} is {sizes[c]} in one operand and {n} in another")
+                raise ValueError(
+                    f"einsum: size of label {c!r} is {sizes[c]} in one operand and {n} in another"
+                )
             sizes[c] = max(sizes.get(c, 1), n)
     return sizes
 
@@ -88,16 +110,25 @@ def _sum_private(x, letters: str, others: list, output: str):
     axes = tuple(i for i, c in enumerate(letters) if c not in needed)
     if not axes:
         return x, letters
-    return lax.reduce_sum(x, axes), "".join(c for i, c in enumerate(letters) if i not in axes)
+    return lax.reduce_sum(x, axes), "".join(
+        c for i, c in enumerate(letters) if i not in axes
+    )
 
 
 def _contract(a, a_letters: str, b, b_letters: str, later: str, precision, preferred):
     shared = [c for c in a_letters if c in b_letters]
     batch = [c for c in shared if c in later]
     contract = [c for c in shared if c not in later]
-    dims = (([a_letters.index(c) for c in contract], [b_letters.index(c) for c in contract]),
-            ([a_letters.index(c) for c in batch], [b_letters.index(c) for c in batch]))
-    out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=preferred)
+    dims = (
+        (
+            [a_letters.index(c) for c in contract],
+            [b_letters.index(c) for c in contract],
+        ),
+        ([a_letters.index(c) for c in batch], [b_letters.index(c) for c in batch]),
+    )
+    out = lax.dot_general(
+        a, b, dims, precision=precision, preferred_element_type=preferred
+    )
     a_free = [c for c in a_letters if c not in shared]
     b_free = [c for c in b_letters if c not in shared]
     return out, "".join(batch + a_free + b_free)

@@ -42,7 +42,9 @@ def copysign(x1, x2):
 def _power_of_two(k, layout: FloatLayout):
     """2.0 ** k, exactly, for integer k in [1 - bias, bias] (a normal float)."""
     biased = lax.convert_element_type(lax.add(k, np.int32(layout.bias)), layout.uint)
-    return lax.bitcast_convert_type(lax.shift_left(biased, layout.uconst(layout.nmant)), layout.dtype)
+    return lax.bitcast_convert_type(
+        lax.shift_left(biased, layout.uconst(layout.nmant)), layout.dtype
+    )
 
 
 def ldexp(x1, x2):
@@ -59,7 +61,10 @@ def ldexp(x1, x2):
     (x1,) = as_arrays(x1, inexact=True)
     layout = float_layout("ldexp", x1)
     shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
-    x1, n = broadcast_to(x1, shape), broadcast_to(lax.convert_element_type(x2, np.int32), shape)
+    x1, n = (
+        broadcast_to(x1, shape),
+        broadcast_to(lax.convert_element_type(x2, np.int32), shape),
+    )
     limit = np.int32(2 * layout.bias + layout.nmant + 2)
     n = lax.clamp(-limit, n, limit)
     third = _floor_div(n, 3)
@@ -70,8 +75,9 @@ def ldexp(x1, x2):
 
 def _floor_div(n, d: int):
     quotient = lax.div(n, np.int32(d))
-    inexact_negative = lax.bitwise_and(lax.lt(n, np.int32(0)),
-                                       lax.ne(lax.mul(quotient, np.int32(d)), n))
+    inexact_negative = lax.bitwise_and(
+        lax.lt(n, np.int32(0)), lax.ne(lax.mul(quotient, np.int32(d)), n)
+    )
     return lax.select(inexact_negative, lax.sub(quotient, np.int32(1)), quotient)
 
 
@@ -86,21 +92,33 @@ def frexp(x):
     shape = aval_of(x).shape
     # Subnormals are scaled into the normal range first, then the scale is undone.
     scale = layout.nmant + 1
-    is_subnormal = lax.bitwise_and(lax.lt(absolute(x), layout.smallest_normal),
-                                   lax.ne(x, scalar_like(x, 0)))
+    is_subnormal = lax.bitwise_and(
+        lax.lt(absolute(x), layout.smallest_normal), lax.ne(x, scalar_like(x, 0))
+    )
     scaled = lax.select(is_subnormal, lax.mul(x, scalar_like(x, 2.0**scale)), x)
     bits = lax.bitcast_convert_type(scaled, layout.uint)
-    field = lax.bitwise_and(lax.shift_right_logical(bits, layout.uconst(layout.nmant)),
-                            layout.uconst(layout.exponent_mask))
-    exponent = lax.sub(lax.convert_element_type(field, np.int32), np.int32(layout.bias - 1))
+    field = lax.bitwise_and(
+        lax.shift_right_logical(bits, layout.uconst(layout.nmant)),
+        layout.uconst(layout.exponent_mask),
+    )
+    exponent = lax.sub(
+        lax.convert_element_type(field, np.int32), np.int32(layout.bias - 1)
+    )
     exponent = lax.select(is_subnormal, lax.sub(exponent, np.int32(scale)), exponent)
-    keep = layout.uconst(~(layout.exponent_mask << layout.nmant) & (2 ** (8 * layout.uint.itemsize) - 1))
-    mantissa_bits = lax.bitwise_or(lax.bitwise_and(bits, keep),
-                                   layout.uconst((layout.bias - 1) << layout.nmant))
+    keep = layout.uconst(
+        ~(layout.exponent_mask << layout.nmant) & (2 ** (8 * layout.uint.itemsize) - 1)
+    )
+    mantissa_bits = lax.bitwise_or(
+        lax.bitwise_and(bits, keep), layout.uconst((layout.bias - 1) << layout.nmant)
+    )
     mantissa = lax.bitcast_convert_type(mantissa_bits, layout.dtype)
-    special = lax.bitwise_or(lax.eq(x, scalar_like(x, 0)), lax.bitwise_or(isinf(x), isnan(x)))
-    return (lax.select(special, x, mantissa),
-            lax.select(special, lax.full(shape, np.int32(0)), exponent))
+    special = lax.bitwise_or(
+        lax.eq(x, scalar_like(x, 0)), lax.bitwise_or(isinf(x), isnan(x))
+    )
+    return (
+        lax.select(special, x, mantissa),
+        lax.select(special, lax.full(shape, np.int32(0)), exponent),
+    )
 
 
 def nextafter(x1, x2):
@@ -114,7 +132,8 @@ def nextafter(x1, x2):
     grow = lax.eq(lax.gt(x2, x1), lax.gt(x1, scalar_like(x1, 0)))
     one = np.ones((), layout.int)[()]
     stepped = lax.bitcast_convert_type(
-        lax.select(grow, lax.add(bits, one), lax.sub(bits, one)), layout.dtype)
+        lax.select(grow, lax.add(bits, one), lax.sub(bits, one)), layout.dtype
+    )
     tiny = lax.bitcast_convert_type(lax.full(shape, one), layout.dtype)
     from_zero = lax.select(lax.gt(x2, x1), tiny, lax.neg(tiny))
     out = lax.select(lax.eq(x1, scalar_like(x1, 0)), from_zero, stepped)

@@ -17,10 +17,36 @@ from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
 
 __all__ = [
-    "acos", "acosh", "angle", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_invert",
-    "bitwise_left_shift", "bitwise_right_shift", "cbrt", "fabs", "fix", "float_power",
-    "fmax", "fmin", "heaviside", "i0", "iscomplex", "iscomplexobj", "isneginf", "isposinf",
-    "isreal", "isrealobj", "logaddexp2", "pow", "rint", "sinc", "trunc",
+    "acos",
+    "acosh",
+    "angle",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "cbrt",
+    "fabs",
+    "fix",
+    "float_power",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "i0",
+    "iscomplex",
+    "iscomplexobj",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "isrealobj",
+    "logaddexp2",
+    "pow",
+    "rint",
+    "sinc",
+    "trunc",
 ]
 
 # The Array API standard's names for NumPy's functions.
@@ -65,10 +91,14 @@ def _nan_ignoring(name: str, pick):
         if not dtypes.is_inexact(aval_of(out).dtype):
             return out
         # NaN in one operand yields the other operand; NaN in both stays NaN.
-        return ufuncs.where(ufuncs.isnan(x2), x1, ufuncs.where(ufuncs.isnan(x1), x2, out))
+        return ufuncs.where(
+            ufuncs.isnan(x2), x1, ufuncs.where(ufuncs.isnan(x1), x2, out)
+        )
 
     fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}` that ignores NaNs (NaN only where both are NaN)."
+    fn.__doc__ = (
+        f"Elementwise `{name}` that ignores NaNs (NaN only where both are NaN)."
+    )
     return fn
 
 
@@ -86,7 +116,9 @@ def heaviside(x1, x2):
     """0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN stays NaN)."""
     x1, x2 = as_arrays(x1, x2, inexact=True)
     require_real("heaviside", x1)
-    step = ufuncs.where(lax.gt(x1, scalar_like(x1, 0)), scalar_like(x1, 1), scalar_like(x1, 0))
+    step = ufuncs.where(
+        lax.gt(x1, scalar_like(x1, 0)), scalar_like(x1, 1), scalar_like(x1, 0)
+    )
     out = ufuncs.where(lax.eq(x1, scalar_like(x1, 0)), x2, step)
     return ufuncs.where(ufuncs.isnan(x1), x1, out)
 
@@ -151,7 +183,9 @@ def _i0_series(q):
     coefficients 1/(k!)^2 themselves would underflow float32 beyond k = 20."""
     acc = lax.full(aval_of(q).shape, scalar_like(q, 1))
     for k in range(_I0_SERIES_TERMS, 0, -1):
-        acc = lax.add(lax.mul(lax.mul(acc, q), scalar_like(q, 1 / k**2)), scalar_like(q, 1))
+        acc = lax.add(
+            lax.mul(lax.mul(acc, q), scalar_like(q, 1 / k**2)), scalar_like(q, 1)
+        )
     return acc
 
 
@@ -167,10 +201,19 @@ def _i0_impl(x):
     small = lax.le(magnitude, scalar_like(x, _I0_SWITCH))
     # Each branch sees only inputs in its own range, so the other's gradient stays finite.
     xs = lax.select(small, x, lax.full(aval_of(x).shape, scalar_like(x, 0)))
-    xl = lax.select(small, lax.full(aval_of(x).shape, scalar_like(x, 2 * _I0_SWITCH)), magnitude)
+    xl = lax.select(
+        small, lax.full(aval_of(x).shape, scalar_like(x, 2 * _I0_SWITCH)), magnitude
+    )
     series = _i0_series(lax.mul(lax.mul(xs, xs), scalar_like(x, 0.25)))
     # e^x / sqrt(2 pi x) as one exp, so it overflows only when I0 itself does.
-    scale = lax.exp(lax.sub(xl, lax.mul(lax.log(lax.mul(xl, scalar_like(x, 2 * np.pi))), scalar_like(x, 0.5))))
+    scale = lax.exp(
+        lax.sub(
+            xl,
+            lax.mul(
+                lax.log(lax.mul(xl, scalar_like(x, 2 * np.pi))), scalar_like(x, 0.5)
+            ),
+        )
+    )
     asymptotic = lax.mul(scale, _horner(_I0_ASYMPTOTIC, lax.div(scalar_like(x, 1), xl)))
     return lax.select(small, series, asymptotic)
 

@@ -27,9 +27,15 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "apply_along_axis", "apply_over_axes", "extract", "fill_diagonal", "piecewise", "place",
+    "apply_along_axis",
+    "apply_over_axes",
+    "extract",
+    "fill_diagonal",
+    "piecewise",
+    "place",
     "put",
-    "put_along_axis", "vectorize",
+    "put_along_axis",
+    "vectorize",
 ]
 
 
@@ -45,7 +51,8 @@ def _refuse_inplace(name: str, inplace: bool) -> None:
     if inplace:
         raise InplaceUpdateError(
             f"jnp.{name} cannot modify arrays in place: olympus arrays are immutable. "
-            f"Pass inplace=False to get the updated array back instead.")
+            f"Pass inplace=False to get the updated array back instead."
+        )
 
 
 # ---- writers ------------------------------------------------------------------------
@@ -67,8 +74,9 @@ def _index_mode(indices, n: int, mode, name: str, default: str):
     if mode == "wrap":
         return _uf.remainder(indices, n)
     if mode not in (None, "clip", "drop", "fill", "raise"):
-        raise ValueError(f"jnp.{name}: mode={mode!r}; expected None, 'wrap', 'clip' or "
-                         "'drop'")
+        raise ValueError(
+            f"jnp.{name}: mode={mode!r}; expected None, 'wrap', 'clip' or 'drop'"
+        )
     if mode != "clip":
         indices = _uf.where(indices < 0, indices + n, indices)
     clip = mode == "clip" or (mode is None and default == "clip")
@@ -93,7 +101,9 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     return _arr.reshape(flat.at[index].set(values), aval_of(a).shape)
 
 
-def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True, mode=None):
+def put_along_axis(
+    arr, indices, values, axis: int | None, inplace: bool = True, mode=None
+):
     """`arr` with `values` written at `indices` along `axis` (the inverse of
     take_along_axis; the other axes broadcast). By default (as JAX)
     out-of-range indices are dropped; mode 'clip' or 'wrap' moves them in.
@@ -105,26 +115,49 @@ def put_along_axis(arr, indices, values, axis: int | None, inplace: bool = True,
     _refuse_inplace("put_along_axis", inplace)
     arr = to_operand(arr)
     if axis is None:
-        return _arr.reshape(put_along_axis(_arr.ravel(arr), _arr.ravel(to_operand(indices)),
-                                           values, 0, inplace=False, mode=mode),
-                            aval_of(arr).shape)
+        return _arr.reshape(
+            put_along_axis(
+                _arr.ravel(arr),
+                _arr.ravel(to_operand(indices)),
+                values,
+                0,
+                inplace=False,
+                mode=mode,
+            ),
+            aval_of(arr).shape,
+        )
     indices = to_operand(indices)
     ndim = aval_of(arr).ndim
     if aval_of(indices).ndim != ndim:
-        raise ValueError(f"jnp.put_along_axis: indices of shape {aval_of(indices).shape} must "
-                         f"have as many dimensions as arr {aval_of(arr).shape}")
+        raise ValueError(
+            f"jnp.put_along_axis: indices of shape {aval_of(indices).shape} must "
+            f"have as many dimensions as arr {aval_of(arr).shape}"
+        )
     axis = normalize_axis(axis, ndim)
-    shape = broadcast_shapes(aval_of(indices).shape, tuple(
-        1 if d == axis else s for d, s in enumerate(aval_of(arr).shape)))
+    shape = broadcast_shapes(
+        aval_of(indices).shape,
+        tuple(1 if d == axis else s for d, s in enumerate(aval_of(arr).shape)),
+    )
     index = []
     for d in range(ndim):
         if d == axis:
-            index.append(_arr.broadcast_to(
-                _index_mode(indices, aval_of(arr).shape[axis], mode, "put_along_axis",
-                            default="drop"), shape))
+            index.append(
+                _arr.broadcast_to(
+                    _index_mode(
+                        indices,
+                        aval_of(arr).shape[axis],
+                        mode,
+                        "put_along_axis",
+                        default="drop",
+                    ),
+                    shape,
+                )
+            )
         else:
             index.append(lax.broadcasted_iota(dtypes.int32, shape, d))
-    values = _arr.broadcast_to(_arr.astype(to_operand(values), aval_of(arr).dtype), shape)
+    values = _arr.broadcast_to(
+        _arr.astype(to_operand(values), aval_of(arr).dtype), shape
+    )
     return arr.at[tuple(index)].set(values)
 
 
@@ -141,8 +174,10 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
     a = to_operand(a)
     shape = aval_of(a).shape
     if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
-        raise ValueError(f"jnp.fill_diagonal: a of shape {shape} must be 2-d, or have all "
-                         "dimensions of equal length")
+        raise ValueError(
+            f"jnp.fill_diagonal: a of shape {shape} must be 2-d, or have all "
+            "dimensions of equal length"
+        )
     if len(shape) == 2:
         step, end = shape[1] + 1, (aval_of(a).size if wrap else shape[1] * shape[1])
     else:
@@ -160,10 +195,15 @@ def place(arr, mask, vals, *, inplace: bool = True):
     """
     _refuse_inplace("place", inplace)
     arr = to_operand(arr)
-    flat, flat_mask = _arr.ravel(arr), _arr.ravel(_arr.astype(to_operand(mask), np.bool_))
+    flat, flat_mask = (
+        _arr.ravel(arr),
+        _arr.ravel(_arr.astype(to_operand(mask), np.bool_)),
+    )
     if aval_of(flat_mask).shape != aval_of(flat).shape:
-        raise ValueError(f"jnp.place: mask of shape {aval_of(to_operand(mask)).shape} must "
-                         f"match arr {aval_of(arr).shape}")
+        raise ValueError(
+            f"jnp.place: mask of shape {aval_of(to_operand(mask)).shape} must "
+            f"match arr {aval_of(arr).shape}"
+        )
     values = _arr.ravel(_arr.astype(to_operand(vals), aval_of(arr).dtype))
     m = aval_of(values).shape[0]
     if m == 0:
@@ -184,20 +224,26 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
     keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))
     flat = _arr.ravel(to_operand(arr))
     n = aval_of(flat).shape[0]
-    keep = keep[:n] if aval_of(keep).shape[0] >= n else _arr.concatenate(
-        [keep, lax.full((n - aval_of(keep).shape[0],), False)])
+    keep = (
+        keep[:n]
+        if aval_of(keep).shape[0] >= n
+        else _arr.concatenate([keep, lax.full((n - aval_of(keep).shape[0],), False)])
+    )
     if size is None:
         if isinstance(keep, Tracer):
             raise ConcretizationTypeError(
                 "jnp.extract: the size of the result depends on the values of a traced "
-                "condition; under jit/vmap/grad pass a static size= (and fill_value=)")
+                "condition; under jit/vmap/grad pass a static size= (and fill_value=)"
+            )
         size = int(np.asarray(keep).sum())
     if n == 0:
         return lax.full((int(size),), np.asarray(fill_value, aval_of(flat).dtype)[()])
     positions, count = _compact_positions(keep, int(size))
     valid = lax.iota(dtypes.int32, int(size)) < count
     picked = take(flat, positions, mode="clip")
-    return _uf.where(valid, picked, _arr.astype(to_operand(fill_value), aval_of(flat).dtype))
+    return _uf.where(
+        valid, picked, _arr.astype(to_operand(fill_value), aval_of(flat).dtype)
+    )
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
@@ -213,20 +259,26 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """
     x = to_operand(x)
     condlist = _condition_list(condlist, aval_of(x).ndim)
-    conditions = [_arr.broadcast_to(_arr.astype(to_operand(c), np.bool_), aval_of(x).shape)
-                  for c in condlist]
+    conditions = [
+        _arr.broadcast_to(_arr.astype(to_operand(c), np.bool_), aval_of(x).shape)
+        for c in condlist
+    ]
     if len(funclist) not in (len(conditions), len(conditions) + 1):
-        raise ValueError(f"jnp.piecewise: {len(funclist)} functions for {len(conditions)} "
-                         "conditions (expected as many, or one more for 'otherwise')")
+        raise ValueError(
+            f"jnp.piecewise: {len(funclist)} functions for {len(conditions)} "
+            "conditions (expected as many, or one more for 'otherwise')"
+        )
 
     def evaluate(piece):
         value = piece(x, *args, **kw) if callable(piece) else piece
-        return _arr.broadcast_to(_arr.astype(to_operand(value), aval_of(x).dtype),
-                                 aval_of(x).shape)
+        return _arr.broadcast_to(
+            _arr.astype(to_operand(value), aval_of(x).dtype), aval_of(x).shape
+        )
 
     if len(funclist) == len(conditions) + 1:
-        anywhere = functools.reduce(_uf.logical_or, conditions,
-                                    lax.full(aval_of(x).shape, False))
+        anywhere = functools.reduce(
+            _uf.logical_or, conditions, lax.full(aval_of(x).shape, False)
+        )
         out = _uf.where(anywhere, _arr.zeros_like(x), evaluate(funclist[-1]))
     else:
         out = _arr.zeros_like(x)
@@ -239,6 +291,7 @@ def _condition_list(condlist, ndim: int) -> list:
     """piecewise's conditions, read as NumPy does: one array (or a list of
     booleans for a 1-d x) is a single condition; a list or a stacked array
     with one more dimension than x holds several."""
+
     def rank(c):
         return c.ndim if hasattr(c, "ndim") else np.ndim(c)
 
@@ -278,33 +331,42 @@ def apply_over_axes(func, a, axes):
     Array([[6.]], dtype=float32)
     """
     a = to_operand(a)
-    for axis in ([axes] if np.ndim(axes) == 0 else list(axes)):
+    for axis in [axes] if np.ndim(axes) == 0 else list(axes):
         axis = normalize_axis(axis, aval_of(a).ndim)
         b = to_operand(func(a, axis))
         if aval_of(b).ndim == aval_of(a).ndim - 1:
             b = _arr.expand_dims(b, axis)
         elif aval_of(b).ndim != aval_of(a).ndim:
-            raise ValueError(f"jnp.apply_over_axes: func returned shape {aval_of(b).shape} "
-                             f"for input {aval_of(a).shape}; expected the same rank or "
-                             "one less")
+            raise ValueError(
+                f"jnp.apply_over_axes: func returned shape {aval_of(b).shape} "
+                f"for input {aval_of(a).shape}; expected the same rank or "
+                "one less"
+            )
         a = b
     return a
 
 
 _DIMS = r"\((?:\w+(?:,\s*\w+)*)?\)"
-_SIGNATURE = re.compile(rf"^\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*->\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*$")
+_SIGNATURE = re.compile(
+    rf"^\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*->\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*$"
+)
 
 
 def _parse_signature(signature: str):
     """'(m,n),(n)->(m)' -> ([('m','n'), ('n',)], [('m',)])."""
     if not _SIGNATURE.match(signature):
-        raise SignatureError(f"jnp.vectorize: signature {signature!r} is not of the form "
-                             "'(m,n),(n)->(m)'")
+        raise SignatureError(
+            f"jnp.vectorize: signature {signature!r} is not of the form "
+            "'(m,n),(n)->(m)'"
+        )
     inputs, outputs = signature.split("->")
 
     def groups(text):
-        return [tuple(d.strip() for d in g.split(",") if d.strip())
-                for g in re.findall(r"\(([^)]*)\)", text)]
+        return [
+            tuple(d.strip() for d in g.split(",") if d.strip())
+            for g in re.findall(r"\(([^)]*)\)", text)
+        ]
+
     return groups(inputs), groups(outputs)
 
 
@@ -328,14 +390,18 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature: str | None = None):
         mapped += [to_operand(mapped_kw[k]) for k in names]
         cores = core_in or [()] * len(mapped)
         if len(cores) != len(mapped):
-            raise SignatureError(f"jnp.vectorize: signature {signature!r} has {len(cores)} "
-                                 f"inputs, got {len(mapped)} arrays")
+            raise SignatureError(
+                f"jnp.vectorize: signature {signature!r} has {len(cores)} "
+                f"inputs, got {len(mapped)} arrays"
+            )
         _check_core_sizes(mapped, cores, signature)
 
         def call(*arrays):
-            positional = iter(arrays[:len(arrays) - len(names)])
-            full = [fixed[i] if i in fixed else next(positional) for i in range(len(args))]
-            keywords = dict(zip(names, arrays[len(arrays) - len(names):]), **fixed_kw)
+            positional = iter(arrays[: len(arrays) - len(names)])
+            full = [
+                fixed[i] if i in fixed else next(positional) for i in range(len(args))
+            ]
+            keywords = dict(zip(names, arrays[len(arrays) - len(names) :]), **fixed_kw)
             return pyfunc(*full, **keywords)
 
         return _broadcast_map(call, mapped, cores)
@@ -348,22 +414,30 @@ def _check_core_sizes(arrays, cores, signature) -> None:
     for x, core in zip(arrays, cores):
         shape = aval_of(x).shape
         if len(shape) < len(core):
-            raise SignatureError(f"jnp.vectorize: an argument of shape {shape} has fewer "
-                                 f"dimensions than its core {core} in {signature!r}")
-        for name, size in zip(core, shape[len(shape) - len(core):]):
+            raise SignatureError(
+                f"jnp.vectorize: an argument of shape {shape} has fewer "
+                f"dimensions than its core {core} in {signature!r}"
+            )
+        for name, size in zip(core, shape[len(shape) - len(core) :]):
             if sizes.setdefault(name, size) != size:
-                raise SignatureError(f"jnp.vectorize: dimension {name!r} of {signature!r} "
-                                     f"has sizes {sizes[name]} and {size}")
+                raise SignatureError(
+                    f"jnp.vectorize: dimension {name!r} of {signature!r} "
+                    f"has sizes {sizes[name]} and {size}"
+                )
 
 
 def _broadcast_map(call, arrays, cores):
     """call vmapped over the broadcast loop dimensions of all arrays."""
     from olympus.transforms.batching import vmap
 
-    loops = [aval_of(x).shape[:aval_of(x).ndim - len(c)] for x, c in zip(arrays, cores)]
+    loops = [
+        aval_of(x).shape[: aval_of(x).ndim - len(c)] for x, c in zip(arrays, cores)
+    ]
     loop_shape = broadcast_shapes(*loops)
-    arrays = [_arr.broadcast_to(x, loop_shape + aval_of(x).shape[len(loop):])
-              for x, loop in zip(arrays, loops)]
+    arrays = [
+        _arr.broadcast_to(x, loop_shape + aval_of(x).shape[len(loop) :])
+        for x, loop in zip(arrays, loops)
+    ]
     fn = call
     for _ in loop_shape:
         fn = vmap(fn)

@@ -47,12 +47,17 @@ def _is_static_int(entry) -> bool:
 def _is_concrete_int_array_scalar(entry) -> bool:
     """A 0-d integer array with a known value, olympus or NumPy: data, so an
     out-of-bounds value clamps (as the traced index does under jit)."""
-    return (isinstance(entry, (Array, np.ndarray)) and entry.ndim == 0
-            and dtypes.is_integer(entry.dtype))
+    return (
+        isinstance(entry, (Array, np.ndarray))
+        and entry.ndim == 0
+        and dtypes.is_integer(entry.dtype)
+    )
 
 
 def _is_traced_int(entry) -> bool:
-    return isinstance(entry, Tracer) and entry.ndim == 0 and dtypes.is_integer(entry.dtype)
+    return (
+        isinstance(entry, Tracer) and entry.ndim == 0 and dtypes.is_integer(entry.dtype)
+    )
 
 
 def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
@@ -67,7 +72,7 @@ def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
     fill = (slice(None),) * (ndim - n_real)
     if n_ellipsis:
         i = next(i for i, e in enumerate(idx) if e is Ellipsis)
-        return idx[:i] + fill + idx[i + 1:]
+        return idx[:i] + fill + idx[i + 1 :]
     return idx + fill
 
 
@@ -100,8 +105,11 @@ def _is_int(entry) -> bool:
         return False
     if isinstance(entry, (int, np.integer)):
         return True
-    return isinstance(entry, (Array, Tracer)) and entry.ndim == 0 and dtypes.is_integer(
-        entry.dtype)
+    return (
+        isinstance(entry, (Array, Tracer))
+        and entry.ndim == 0
+        and dtypes.is_integer(entry.dtype)
+    )
 
 
 def has_int_array(idx) -> bool:
@@ -140,18 +148,30 @@ def _basic_plan(shape: tuple, idx) -> _BasicPlan:
             start, stop, step = entry.indices(size)
             n = len(range(start, stop, step))
             if step > 0:
-                starts[dim], limits[dim], strides[dim] = start, start + (n - 1) * step + 1 if n else start, step
+                starts[dim], limits[dim], strides[dim] = (
+                    start,
+                    start + (n - 1) * step + 1 if n else start,
+                    step,
+                )
             else:
                 last = start + (n - 1) * step if n else 0
-                starts[dim], limits[dim], strides[dim] = last, (start + 1) if n else 0, -step
+                starts[dim], limits[dim], strides[dim] = (
+                    last,
+                    (start + 1) if n else 0,
+                    -step,
+                )
                 reversed_dims.append(dim)
             out_shape.append(n)
         elif _is_concrete_int_array_scalar(entry) and not -size <= int(entry) < size:
-            dynamic[dim] = entry  # clamped, as under jit (and as JAX does for array indices)
+            dynamic[dim] = (
+                entry  # clamped, as under jit (and as JAX does for array indices)
+            )
         elif _is_static_int(entry):
             i = int(entry)
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+                raise IndexError(
+                    f"index {i} is out of bounds for axis {dim} with size {size}"
+                )
             i %= size
             starts[dim], limits[dim] = i, i + 1
         elif _is_traced_int(entry):
@@ -165,7 +185,11 @@ def _basic_plan(shape: tuple, idx) -> _BasicPlan:
 def _region(x, plan: _BasicPlan):
     """The indexed elements, with indexed axes still present (size 1)."""
     shape = aval_of(x).shape
-    if plan.starts != [0] * len(shape) or plan.limits != list(shape) or plan.strides != [1] * len(shape):
+    if (
+        plan.starts != [0] * len(shape)
+        or plan.limits != list(shape)
+        or plan.strides != [1] * len(shape)
+    ):
         x = lax.slice(x, plan.starts, plan.limits, plan.strides)
     if plan.reversed_dims:
         x = lax.rev(x, plan.reversed_dims)
@@ -215,7 +239,11 @@ def slice_along(x, axis: int, start, stop):
 
 # ---- boolean masks (concrete only: the result size depends on the values) --------
 def _is_bool_mask(entry) -> bool:
-    if isinstance(entry, list) and entry and builtins.all(isinstance(e, bool) for e in entry):
+    if (
+        isinstance(entry, list)
+        and entry
+        and builtins.all(isinstance(e, bool) for e in entry)
+    ):
         return True
     if isinstance(entry, (np.ndarray, Array, Tracer)):
         return entry.dtype == np.bool_ and entry.ndim >= 1
@@ -244,10 +272,10 @@ def _masks_to_indices(entries: tuple, shape: tuple) -> tuple:
             continue
         start = _mask_start_dim(entries, i, len(shape))
         mask_shape = tuple(np.shape(e))
-        if shape[start:start + len(mask_shape)] != mask_shape:
+        if shape[start : start + len(mask_shape)] != mask_shape:
             raise IndexError(
                 f"boolean index of shape {mask_shape} does not match the indexed axes "
-                f"{shape[start:start + len(mask_shape)]} of an array of shape {shape}"
+                f"{shape[start : start + len(mask_shape)]} of an array of shape {shape}"
             )
         if isinstance(e, Tracer):
             raise IndexError(
@@ -277,8 +305,10 @@ def _advanced_plan(shape: tuple, idx) -> _AdvancedPlan:
     advanced = [i for i, e in enumerate(entries) if _is_int_array(e) or _is_int(e)]
     basic = tuple(slice(None) if i in advanced else e for i, e in enumerate(entries))
     axes = tuple(advanced)  # every entry, None included, is one axis of x[basic]
-    arrays = [to_operand(asarray(entries[i]) if isinstance(entries[i], list) else entries[i])
-              for i in advanced]
+    arrays = [
+        to_operand(asarray(entries[i]) if isinstance(entries[i], list) else entries[i])
+        for i in advanced
+    ]
     batch_shape = broadcast_shapes(*(aval_of(a).shape for a in arrays))
     adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
     return _AdvancedPlan(basic, axes, arrays, batch_shape, axes[0] if adjacent else 0)
@@ -290,8 +320,11 @@ def _stacked_indices(arrays, sizes, batch_shape, clamp: bool):
     columns = []
     for index, size in zip(arrays, sizes):
         index = lax.convert_element_type(index, dtypes.int32)
-        index = lax.select(lax.lt(index, lax.full(aval_of(index).shape, np.int32(0))),
-                           lax.add(index, lax.full(aval_of(index).shape, np.int32(size))), index)
+        index = lax.select(
+            lax.lt(index, lax.full(aval_of(index).shape, np.int32(0))),
+            lax.add(index, lax.full(aval_of(index).shape, np.int32(size))),
+            index,
+        )
         if clamp:
             index = lax.clamp(np.int32(0), index, np.int32(builtins.max(size - 1, 0)))
         index = broadcast_to(index, batch_shape)
@@ -304,8 +337,9 @@ def _window(plan: _AdvancedPlan, basic_shape: tuple):
     n_batch = len(plan.batch_shape)
     rest = len(basic_shape) - len(plan.axes)
     out_rank = n_batch + rest
-    offset = tuple(d for d in range(out_rank)
-                   if not plan.position <= d < plan.position + n_batch)
+    offset = tuple(
+        d for d in range(out_rank) if not plan.position <= d < plan.position + n_batch
+    )
     slice_sizes = tuple(1 if d in plan.axes else s for d, s in enumerate(basic_shape))
     return offset, slice_sizes
 
@@ -314,8 +348,14 @@ class IndexModeError(ValueError):
     """An indexing read (x.at[...].get, take) got a `mode` it does not know."""
 
 
-_READ_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip",
-               "fill": "fill", "drop": "fill", "wrap": "wrap"}
+_READ_MODES = {
+    None: "clip",
+    "clip": "clip",
+    "promise_in_bounds": "clip",
+    "fill": "fill",
+    "drop": "fill",
+    "wrap": "wrap",
+}
 
 
 def _read_mode(api: str, mode) -> str:
@@ -325,8 +365,10 @@ def _read_mode(api: str, mode) -> str:
     if key == "fill_or_drop":
         key = "fill"
     if key not in _READ_MODES:
-        raise IndexModeError(f"{api}: unknown mode {mode!r}; use 'clip', 'fill', 'drop', 'wrap' "
-                             f"or 'promise_in_bounds'")
+        raise IndexModeError(
+            f"{api}: unknown mode {mode!r}; use 'clip', 'fill', 'drop', 'wrap' "
+            f"or 'promise_in_bounds'"
+        )
     return _READ_MODES[key]
 
 
@@ -341,12 +383,18 @@ def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
     y = getitem(x, plan.basic)
     shape = aval_of(y).shape
     sizes = [shape[a] for a in plan.axes]
-    arrays = plan.indices if mode != "wrap" else [_wrapped_around(i, n) for i, n in zip(plan.indices, sizes)]
+    arrays = (
+        plan.indices
+        if mode != "wrap"
+        else [_wrapped_around(i, n) for i, n in zip(plan.indices, sizes)]
+    )
     indices = _stacked_indices(arrays, sizes, plan.batch_shape, clamp=mode != "fill")
     offset, slice_sizes = _window(plan, shape)
     dn = lax.GatherDimensionNumbers(offset, plan.axes, plan.axes)
     if mode == "fill":
-        return lax.gather(y, indices, dn, slice_sizes, mode="fill", fill_value=fill_value)
+        return lax.gather(
+            y, indices, dn, slice_sizes, mode="fill", fill_value=fill_value
+        )
     return lax.gather(y, indices, dn, slice_sizes)
 
 
@@ -357,8 +405,16 @@ def _wrapped_around(index, size: int):
     return lax.rem(lax.add(lax.rem(index, n), n), n)
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = False,
-         indices_are_sorted: bool = False, fill_value=None):
+def take(
+    a,
+    indices,
+    axis=None,
+    out=None,
+    mode=None,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    fill_value=None,
+):
     """`a` at integer `indices` along `axis` (the flattened array if None), one gather.
 
     As in JAX, an out-of-range index reads `fill_value` by default (mode None
@@ -371,7 +427,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices: bool = Fals
     Array([4., 4.], dtype=float32)
     """
     if out is not None:
-        raise TypeError("olympus.numpy.take: the 'out' argument is not supported (arrays are immutable)")
+        raise TypeError(
+            "olympus.numpy.take: the 'out' argument is not supported (arrays are immutable)"
+        )
     mode = _read_mode("olympus.numpy.take", "fill" if mode is None else mode)
     a = to_operand(a)
     if axis is None:
@@ -398,10 +456,16 @@ def _scatter_static(slab, region, plan: _BasicPlan):
         return slab
     starts = [0 if d in plan.dynamic else s for d, s in enumerate(plan.starts)]
     strides = [1 if d in plan.dynamic else s for d, s in enumerate(plan.strides)]
-    if starts == [0] * len(shape) and strides == [1] * len(shape) and tuple(sizes) == tuple(shape):
+    if (
+        starts == [0] * len(shape)
+        and strides == [1] * len(shape)
+        and tuple(sizes) == tuple(shape)
+    ):
         return region
-    config = [(lo, size - (lo + (n - 1) * st + 1), st - 1)
-              for lo, st, n, size in zip(starts, strides, sizes, shape)]
+    config = [
+        (lo, size - (lo + (n - 1) * st + 1), st - 1)
+        for lo, st, n, size in zip(starts, strides, sizes, shape)
+    ]
     zero = np.zeros((), aval_of(slab).dtype)[()]
     placed = lax.pad(region, zero, config)
     mask = lax.pad(lax.full(sizes, True), False, config)
@@ -423,8 +487,10 @@ def _update_basic(x, idx, values, combine=None):
         new = lax.rev(new, plan.reversed_dims)
     if not plan.dynamic:
         return _scatter_static(x, new, plan)
-    starts = [_wrapped(plan.dynamic[d], size) if d in plan.dynamic else np.int32(0)
-              for d, size in enumerate(aval.shape)]
+    starts = [
+        _wrapped(plan.dynamic[d], size) if d in plan.dynamic else np.int32(0)
+        for d, size in enumerate(aval.shape)
+    ]
     sizes = [1 if d in plan.dynamic else size for d, size in enumerate(aval.shape)]
     slab = lax.dynamic_slice(x, starts, sizes)
     return lax.dynamic_update_slice(x, _scatter_static(slab, new, plan), starts)
@@ -432,11 +498,13 @@ def _update_basic(x, idx, values, combine=None):
 
 # ---- updates at integer arrays: the scatter family --------------------------------
 def _check_update_index(plan: _AdvancedPlan) -> None:
-    if builtins.any(e is None or (isinstance(e, slice) and e != slice(None))
-                    for e in plan.basic):
+    if builtins.any(
+        e is None or (isinstance(e, slice) and e != slice(None)) for e in plan.basic
+    ):
         raise IndexError(
             "x.at[...] with integer arrays takes ints, integer arrays, ':' and '...'; "
-            "apply partial slices or None with a separate x.at[...] step")
+            "apply partial slices or None with a separate x.at[...] step"
+        )
 
 
 def _scatter_update(x, idx, values, scatter_fn):
@@ -445,12 +513,14 @@ def _scatter_update(x, idx, values, scatter_fn):
     shape = aval_of(x).shape
     plan = _advanced_plan(shape, idx)
     _check_update_index(plan)
-    indices = _stacked_indices(plan.indices, [shape[a] for a in plan.axes], plan.batch_shape,
-                               clamp=False)
+    indices = _stacked_indices(
+        plan.indices, [shape[a] for a in plan.axes], plan.batch_shape, clamp=False
+    )
     offset, _ = _window(plan, shape)
     out_shape = _result_shape(plan, shape, offset)
-    updates = broadcast_to(lax.convert_element_type(to_operand(values), aval_of(x).dtype),
-                           out_shape)
+    updates = broadcast_to(
+        lax.convert_element_type(to_operand(values), aval_of(x).dtype), out_shape
+    )
     dn = lax.ScatterDimensionNumbers(offset, plan.axes, plan.axes)
     return scatter_fn(x, indices, updates, dn)
 
@@ -482,13 +552,22 @@ class IndexUpdateRef:
             return _scatter_update(self.array, self.index, values, scatter_fn)
         return _update_basic(self.array, self.index, values, combine)
 
-    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+    def get(
+        self,
+        *,
+        mode=None,
+        fill_value=None,
+        indices_are_sorted=False,
+        unique_indices=False,
+    ):
         """x[idx]; with mode "fill" out-of-range integer indices (arrays or
         scalars) read `fill_value` (NaN for inexact dtypes by default) instead
         of clamping, and "wrap" wraps them around the axis."""
         mode = _read_mode("x.at[...].get", mode)
         entries = self.index if isinstance(self.index, tuple) else (self.index,)
-        if mode == "clip" or not builtins.any(_is_int_array(e) or _is_int(e) for e in entries):
+        if mode == "clip" or not builtins.any(
+            _is_int_array(e) or _is_int(e) for e in entries
+        ):
             return getitem(self.array, self.index)
         return advanced_getitem(self.array, self.index, mode, fill_value)
 

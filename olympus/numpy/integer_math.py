@@ -18,6 +18,7 @@ from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["bitwise_count", "gcd", "lcm"]
 
+
 def _integer_operands(name: str, *args) -> list:
     args = as_arrays(*args)
     dtype = aval_of(args[0]).dtype
@@ -62,7 +63,11 @@ def lcm(x1, x2):
     a, b = _magnitude(x1), _magnitude(x2)
     divisor = _gcd(a, b)
     zero = lax.eq(divisor, scalar_like(divisor, 0))
-    safe = lax.select(zero, lax.full(aval_of(divisor).shape, np.ones((), aval_of(a).dtype)[()]), divisor)
+    safe = lax.select(
+        zero,
+        lax.full(aval_of(divisor).shape, np.ones((), aval_of(a).dtype)[()]),
+        divisor,
+    )
     return lax.select(zero, divisor, lax.mul(lax.div(a, safe), b))
 
 
@@ -77,7 +82,9 @@ def bitwise_count(x):
     if dtype == dtypes.bool_:
         return lax.convert_element_type(x, np.uint8)
     if not dtypes.is_integer(dtype):
-        raise OlympusTypeError(f"jnp.bitwise_count needs an integer operand, got {aval_of(x).str_short()}")
+        raise OlympusTypeError(
+            f"jnp.bitwise_count needs an integer operand, got {aval_of(x).str_short()}"
+        )
     width = dtype.itemsize
     udtype = np.dtype(UNSIGNED_OF_SIZE[width])
     v = lax.bitcast_convert_type(_magnitude(x), udtype)
@@ -89,7 +96,9 @@ def bitwise_count(x):
         return lax.shift_right_logical(v, np.asarray(n, udtype)[()])
 
     v = lax.sub(v, lax.bitwise_and(shifted(v, 1), pattern(0x55)))
-    v = lax.add(lax.bitwise_and(v, pattern(0x33)), lax.bitwise_and(shifted(v, 2), pattern(0x33)))
+    v = lax.add(
+        lax.bitwise_and(v, pattern(0x33)), lax.bitwise_and(shifted(v, 2), pattern(0x33))
+    )
     v = lax.bitwise_and(lax.add(v, shifted(v, 4)), pattern(0x0F))
     if width > 1:
         v = shifted(lax.mul(v, pattern(0x01)), 8 * (width - 1))

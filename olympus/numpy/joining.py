@@ -41,19 +41,36 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "append", "atleast_3d", "block", "broadcast_arrays", "choose", "column_stack", "compress",
-    "delete", "dsplit", "dstack", "hsplit", "insert", "resize", "rollaxis", "rot90",
-    "row_stack", "trim_zeros", "vsplit",
+    "append",
+    "atleast_3d",
+    "block",
+    "broadcast_arrays",
+    "choose",
+    "column_stack",
+    "compress",
+    "delete",
+    "dsplit",
+    "dstack",
+    "hsplit",
+    "insert",
+    "resize",
+    "rollaxis",
+    "rot90",
+    "row_stack",
+    "trim_zeros",
+    "vsplit",
 ]
 
 
 def _concrete(x, name: str, what: str) -> np.ndarray:
     """`x` as a NumPy value, or an error saying why `name` needs it concrete."""
-    if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and builtins.any(
-            isinstance(v, Tracer) for v in x)):
+    if isinstance(x, Tracer) or (
+        isinstance(x, (list, tuple)) and builtins.any(isinstance(v, Tracer) for v in x)
+    ):
         raise ConcretizationTypeError(
             f"jnp.{name}: {what} must be concrete (it decides the result's shape), but a "
-            f"traced value was given; compute it outside jit or pass it as a static argument")
+            f"traced value was given; compute it outside jit or pass it as a static argument"
+        )
     return np.asarray(x)
 
 
@@ -96,8 +113,10 @@ def dstack(tup):
 def _split_at_least(name: str, ary, sections, axis: int, ndim: int):
     ary = to_operand(ary)
     if aval_of(ary).ndim < ndim:
-        raise ValueError(f"jnp.{name} needs an array of at least {ndim} dimension(s), "
-                         f"got shape {aval_of(ary).shape}")
+        raise ValueError(
+            f"jnp.{name} needs an array of at least {ndim} dimension(s), "
+            f"got shape {aval_of(ary).shape}"
+        )
     return split(ary, sections, axis)
 
 
@@ -130,7 +149,9 @@ def _nesting_depth(arrays) -> int:
         raise ValueError("jnp.block: lists of blocks must not be empty")
     depths = {_nesting_depth(a) for a in arrays}
     if len(depths) != 1:
-        raise ValueError("jnp.block: list depths are mismatched (every block needs the same nesting)")
+        raise ValueError(
+            "jnp.block: list depths are mismatched (every block needs the same nesting)"
+        )
     return 1 + depths.pop()
 
 
@@ -187,15 +208,20 @@ def insert(arr, obj, values, axis: int | None = None):
     count = _inserted_count(obj, n, values, ndim, axis)
     if isinstance(obj, np.ndarray) and obj.ndim == 0:
         # A scalar position inserts `values` as a block: its leading axis moves to `axis`.
-        values = reshape(values, (1,) * (ndim - aval_of(values).ndim) + aval_of(values).shape)
+        values = reshape(
+            values, (1,) * (ndim - aval_of(values).ndim) + aval_of(values).shape
+        )
         values = moveaxis(values, 0, axis)
     shape = list(aval_of(arr).shape)
     shape[axis] = count
     arr, values = promote_dtypes(arr, values)
-    values = lax.convert_element_type(broadcast_to(values, tuple(shape)), aval_of(arr).dtype)
+    values = lax.convert_element_type(
+        broadcast_to(values, tuple(shape)), aval_of(arr).dtype
+    )
     order = np.insert(np.arange(n), obj, n + np.arange(count))
-    return take(concatenate([arr, values], axis), order.astype(np.int32), axis=axis,
-                mode="clip")
+    return take(
+        concatenate([arr, values], axis), order.astype(np.int32), axis=axis, mode="clip"
+    )
 
 
 def _inserted_count(obj, n: int, values, ndim: int, axis: int) -> int:
@@ -232,7 +258,9 @@ def rollaxis(a, axis: int, start: int = 0):
     ndim = aval_of(a).ndim
     axis = normalize_axis(axis, ndim)
     if not -ndim <= start <= ndim:
-        raise ValueError(f"jnp.rollaxis: start={start} is out of range for {ndim} dimensions")
+        raise ValueError(
+            f"jnp.rollaxis: start={start} is out of range for {ndim} dimensions"
+        )
     start = start + ndim if start < 0 else start
     if axis < start:
         start -= 1
@@ -242,7 +270,11 @@ def rollaxis(a, axis: int, start: int = 0):
 def resize(a, new_shape):
     """An array of `new_shape` filled by repeating `a`'s flattened elements."""
     a = ravel(to_operand(a))
-    new_shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(d) for d in new_shape)
+    new_shape = (
+        (int(new_shape),)
+        if np.ndim(new_shape) == 0
+        else tuple(int(d) for d in new_shape)
+    )
     total = int(np.prod(new_shape, dtype=np.int64))
     size = aval_of(a).size
     if size == 0:
@@ -262,10 +294,14 @@ def choose(a, choices, mode: str = "raise"):
     if mode == "raise" and not isinstance(a, Tracer):
         index = np.asarray(a)
         if index.size and (index.min() < 0 or index.max() >= n):
-            raise ValueError(f"jnp.choose: index out of range for {n} choices "
-                             f"(got values in [{index.min()}, {index.max()}])")
+            raise ValueError(
+                f"jnp.choose: index out of range for {n} choices "
+                f"(got values in [{index.min()}, {index.max()}])"
+            )
     if mode not in ("raise", "clip", "wrap"):
-        raise ValueError(f"jnp.choose: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
+        raise ValueError(
+            f"jnp.choose: mode must be 'raise', 'clip' or 'wrap', got {mode!r}"
+        )
     a = remainder(a, n) if mode == "wrap" else clip(a, 0, n - 1)
     choices = promote_dtypes(*choices)
     shape = broadcast_shapes(aval_of(a).shape, *(aval_of(c).shape for c in choices))
@@ -275,8 +311,9 @@ def choose(a, choices, mode: str = "raise"):
     return out
 
 
-def compress(condition, a, axis: int | None = None, *, size: int | None = None,
-             fill_value=0):
+def compress(
+    condition, a, axis: int | None = None, *, size: int | None = None, fill_value=0
+):
     """The slices of `a` along `axis` where `condition` holds.
 
     A concrete condition gives exactly those slices; a traced one needs a
@@ -289,10 +326,14 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None,
     n = aval_of(a).shape[axis]
     condition = ravel(to_operand(condition))
     if aval_of(condition).size > n:
-        raise ValueError(f"jnp.compress: condition has {aval_of(condition).size} entries, "
-                         f"more than the {n} slices of axis {axis}")
+        raise ValueError(
+            f"jnp.compress: condition has {aval_of(condition).size} entries, "
+            f"more than the {n} slices of axis {axis}"
+        )
     if size is None:
-        selected = np.nonzero(_concrete(condition, "compress", "condition (without size=)"))[0]
+        selected = np.nonzero(
+            _concrete(condition, "compress", "condition (without size=)")
+        )[0]
         return take(a, selected.astype(np.int32), axis=axis, mode="clip")
     (selected,) = nonzero(condition, size=size, fill_value=n)
     fill_shape = list(aval_of(a).shape)
@@ -305,7 +346,9 @@ def broadcast_arrays(*args):
     """The arguments broadcast to their common shape."""
     args = [to_operand(x) for x in args]
     shape = broadcast_shapes(*(aval_of(x).shape for x in args))
-    return [broadcast_to(array(x) if not hasattr(x, "aval") else x, shape) for x in args]
+    return [
+        broadcast_to(array(x) if not hasattr(x, "aval") else x, shape) for x in args
+    ]
 
 
 def trim_zeros(filt, trim: str = "fb"):

@@ -24,11 +24,36 @@ from olympus.numpy.compiled import jit_entry_points
 from olympus.tracer.core import aval_of
 
 __all__ = [
-    "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult",
-    "cholesky", "cond", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
-    "lstsq", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
-    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "trace",
-    "vector_norm"
+    "EigResult",
+    "EighResult",
+    "LinAlgError",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "cond",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "multi_dot",
+    "norm",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "trace",
+    "vector_norm",
 ]
 
 
@@ -73,7 +98,9 @@ def _inexact(a):
 def _square(name: str, a):
     a = _inexact(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise LinAlgError(f"linalg.{name} needs (a batch of) square matrices, got shape {a.shape}")
+        raise LinAlgError(
+            f"linalg.{name} needs (a batch of) square matrices, got shape {a.shape}"
+        )
     return a
 
 
@@ -91,8 +118,13 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
            [1., 2.]], dtype=float32)
     """
     a = _square("cholesky", a)
-    if symmetrize_input:  # the gradient then treats a as the Hermitian matrix it stands for
-        a = lax.mul(lax.add(a, lax_linalg.matrix_transpose(a, conjugate=True)), np.array(0.5, a.dtype)[()])
+    if (
+        symmetrize_input
+    ):  # the gradient then treats a as the Hermitian matrix it stands for
+        a = lax.mul(
+            lax.add(a, lax_linalg.matrix_transpose(a, conjugate=True)),
+            np.array(0.5, a.dtype)[()],
+        )
     factor = lax_linalg.cholesky(a)
     return lax_linalg.matrix_transpose(factor, conjugate=True) if upper else factor
 
@@ -102,7 +134,10 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResul
     a = _square("eigh", a)
     lower = (UPLO or "L").upper() == "L"
     if symmetrize_input:
-        a = lax.mul(lax.add(a, lax_linalg.matrix_transpose(a, conjugate=True)), np.array(0.5, a.dtype)[()])
+        a = lax.mul(
+            lax.add(a, lax_linalg.matrix_transpose(a, conjugate=True)),
+            np.array(0.5, a.dtype)[()],
+        )
     v, w = lax_linalg.eigh(a, lower=lower)
     return EighResult(w, v)
 
@@ -129,7 +164,9 @@ def eig(a) -> EigResult:
 def eigvals(a):
     """The (complex) eigenvalues of a general square matrix, as eig without vectors."""
     a = _square("eigvals", a)
-    (w,) = lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+    (w,) = lax_linalg.eig(
+        a, compute_left_eigenvectors=False, compute_right_eigenvectors=False
+    )
     return w
 
 
@@ -140,13 +177,17 @@ def qr(a, mode: str = "reduced"):
     if a.ndim < 2:
         raise LinAlgError(f"linalg.qr needs a matrix, got shape {a.shape}")
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"linalg.qr: unknown mode {mode!r} (use 'reduced', 'complete' or 'r')")
+        raise ValueError(
+            f"linalg.qr: unknown mode {mode!r} (use 'reduced', 'complete' or 'r')"
+        )
     if mode == "r":
         return lax_linalg.qr(a, full_matrices=False)[1]
     return QRResult(*lax_linalg.qr(a, full_matrices=mode == "complete"))
 
 
-def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+def svd(
+    a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+):
     """a = U diag(S) Vh with S descending (NumPy's order of results)."""
     a = _inexact(a)
     if a.ndim < 2:
@@ -160,16 +201,17 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 def _lu_solve(factors, perm, b):
     """x with a x = b from P a = L U: x = U^-1 L^-1 (P b); b has matrix columns."""
     p = lax_linalg.permutation_matrix(perm, aval_of(factors).dtype)
-    y = lax_linalg.triangular_solve(factors, lax_linalg.matmul(p, b), left_side=True, lower=True,
-                                    unit_diagonal=True)
+    y = lax_linalg.triangular_solve(
+        factors, lax_linalg.matmul(p, b), left_side=True, lower=True, unit_diagonal=True
+    )
     return lax_linalg.triangular_solve(factors, y, left_side=True, lower=False)
 
 
 def _broadcast_batch(a, b, b_core: int):
     """a (matrices) and b (with `b_core` core axes) broadcast to one batch shape."""
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:b.ndim - b_core])
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[: b.ndim - b_core])
     a = _core.broadcast_to(a, (*batch, *a.shape[-2:]))
-    b = _core.broadcast_to(b, (*batch, *b.shape[b.ndim - b_core:]))
+    b = _core.broadcast_to(b, (*batch, *b.shape[b.ndim - b_core :]))
     return a, b
 
 
@@ -189,7 +231,9 @@ def solve(a, b):
         b = lax.expand_dims(b, (b.ndim,))
     a, b = _broadcast_batch(a, b, 2)
     if b.shape[-2] != a.shape[-1]:
-        raise LinAlgError(f"linalg.solve: a has shape {a.shape} but b has {b.shape[-2]} rows")
+        raise LinAlgError(
+            f"linalg.solve: a has shape {a.shape} but b has {b.shape[-2]} rows"
+        )
     factors, _, perm = lax_linalg.lu(a)
     x = _lu_solve(factors, perm, b)
     return lax.squeeze(x, (x.ndim - 1,)) if vector else x
@@ -204,10 +248,19 @@ def inv(a):
 def _lu_det_parts(a):
     """(diagonal of U, parity of the pivoting as +-1) of a's LU factorisation."""
     factors, pivots, _ = lax_linalg.lu(a)
-    swaps = lax.ne(pivots, lax.broadcasted_iota(np.int32, aval_of(pivots).shape, aval_of(pivots).ndim - 1))
-    count = lax.reduce_sum(lax.convert_element_type(swaps, np.int32), (aval_of(pivots).ndim - 1,))
+    swaps = lax.ne(
+        pivots,
+        lax.broadcasted_iota(np.int32, aval_of(pivots).shape, aval_of(pivots).ndim - 1),
+    )
+    count = lax.reduce_sum(
+        lax.convert_element_type(swaps, np.int32), (aval_of(pivots).ndim - 1,)
+    )
     odd = lax.eq(lax.rem(count, np.int32(2)), np.int32(1))
-    parity = lax.select(odd, lax.full(aval_of(count).shape, -1, a.dtype), lax.full(aval_of(count).shape, 1, a.dtype))
+    parity = lax.select(
+        odd,
+        lax.full(aval_of(count).shape, -1, a.dtype),
+        lax.full(aval_of(count).shape, 1, a.dtype),
+    )
     return lax_linalg.diagonal(factors), parity
 
 
@@ -256,13 +309,29 @@ def pinv(a, rtol=None):
     m, n = a.shape[-2:]
     u, s, vh = svd(a, full_matrices=False)
     if rtol is None:
-        rtol = 10 * max(m, n) * float(np.finfo(dtypes.canonicalize_dtype(_real(a.dtype))).eps)
+        rtol = (
+            10
+            * max(m, n)
+            * float(np.finfo(dtypes.canonicalize_dtype(_real(a.dtype))).eps)
+        )
     cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
     keep = lax.gt(s, _core.broadcast_to(cutoff, s.shape))
-    inv_s = lax.select(keep, lax.div(lax.full(s.shape, 1, s.dtype), lax.select(keep, s, lax.full(s.shape, 1, s.dtype))),
-                       lax.full(s.shape, 0, s.dtype))
-    scaled = lax.mul(_swap_conj(vh), lax.broadcast_in_dim(lax.convert_element_type(inv_s, a.dtype), (*vh.shape[:-2], n, s.shape[-1]),
-                                                           (*range(s.ndim - 1), s.ndim)))
+    inv_s = lax.select(
+        keep,
+        lax.div(
+            lax.full(s.shape, 1, s.dtype),
+            lax.select(keep, s, lax.full(s.shape, 1, s.dtype)),
+        ),
+        lax.full(s.shape, 0, s.dtype),
+    )
+    scaled = lax.mul(
+        _swap_conj(vh),
+        lax.broadcast_in_dim(
+            lax.convert_element_type(inv_s, a.dtype),
+            (*vh.shape[:-2], n, s.shape[-1]),
+            (*range(s.ndim - 1), s.ndim),
+        ),
+    )
     return lax_linalg.matmul(scaled, _swap_conj(u))
 
 
@@ -282,11 +351,13 @@ def _lstsq_operands(a, b):
     if a.ndim != 2:
         raise LinAlgError(
             f"linalg.lstsq needs a 2-D matrix a of shape (M, N), got shape {a.shape}; "
-            "map over a batch with olympus.vmap")
+            "map over a batch with olympus.vmap"
+        )
     if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
         raise LinAlgError(
             f"linalg.lstsq needs b of shape (M,) or (M, K) with M = {a.shape[0]} rows "
-            f"like a {a.shape}, got shape {b.shape}")
+            f"like a {a.shape}, got shape {b.shape}"
+        )
     dtype = dtypes.promote_types(a.dtype, _inexact(b).dtype)
     a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
     vector = b.ndim == 1
@@ -302,9 +373,18 @@ def _lstsq_solution(a, b, rcond):
     rcond = eps * max(m, n) if rcond is None else float(rcond)
     keep = lax.gt(s, lax.mul(_red.max(s), np.array(rcond, s.dtype)[()]))
     safe = lax.select(keep, s, lax.full(s.shape, 1, s.dtype))
-    inv_s = lax.select(keep, lax.div(lax.full(s.shape, 1, s.dtype), safe), lax.full(s.shape, 0, s.dtype))
+    inv_s = lax.select(
+        keep,
+        lax.div(lax.full(s.shape, 1, s.dtype), safe),
+        lax.full(s.shape, 0, s.dtype),
+    )
     uh_b = lax_linalg.matmul(_swap_conj(u), b)
-    scaled = lax.mul(uh_b, lax.broadcast_in_dim(lax.convert_element_type(inv_s, a.dtype), uh_b.shape, (0,)))
+    scaled = lax.mul(
+        uh_b,
+        lax.broadcast_in_dim(
+            lax.convert_element_type(inv_s, a.dtype), uh_b.shape, (0,)
+        ),
+    )
     x = lax_linalg.matmul(_swap_conj(vh), scaled)
     rank = lax.reduce_sum(lax.convert_element_type(keep, np.int32), (0,))
     residual = lax.sub(lax_linalg.matmul(a, x), b)
@@ -357,7 +437,9 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
             return _frobenius(x, tuple(range(x.ndim)), keepdims)
         axis = tuple(range(x.ndim))
         if x.ndim > 2:
-            raise LinAlgError(f"linalg.norm: ord={ord!r} needs axis for a {x.ndim}-D array")
+            raise LinAlgError(
+                f"linalg.norm: ord={ord!r} needs axis for a {x.ndim}-D array"
+            )
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     axes = tuple(a % x.ndim for a in axes)
     if len(axes) == 1:
@@ -385,12 +467,16 @@ def _vector_norm(x, axis: int, ord, keepdims):
     if ord == -np.inf:
         return _red.min(mag, axis=axis, keepdims=keepdims)
     if ord == 0:
-        nonzero = lax.convert_element_type(lax.ne(mag, np.array(0, mag.dtype)[()]), mag.dtype)
+        nonzero = lax.convert_element_type(
+            lax.ne(mag, np.array(0, mag.dtype)[()]), mag.dtype
+        )
         return _red.sum(nonzero, axis=axis, keepdims=keepdims)
     if ord == 1:
         return _red.sum(mag, axis=axis, keepdims=keepdims)
     p = float(ord)
-    total = _red.sum(lax.pow(mag, np.array(p, mag.dtype)[()]), axis=axis, keepdims=keepdims)
+    total = _red.sum(
+        lax.pow(mag, np.array(p, mag.dtype)[()]), axis=axis, keepdims=keepdims
+    )
     return lax.pow(total, np.array(1 / p, mag.dtype)[()])
 
 
@@ -400,7 +486,9 @@ def _matrix_norm(x, axes, ord, keepdims):
         return _frobenius(x, axes, keepdims)
     mag = _abs(x)
     if ord in (1, -1, np.inf, -np.inf):
-        summed_axis, reduced_axis = (row_axis, col_axis) if ord in (1, -1) else (col_axis, row_axis)
+        summed_axis, reduced_axis = (
+            (row_axis, col_axis) if ord in (1, -1) else (col_axis, row_axis)
+        )
         sums = _red.sum(mag, axis=summed_axis, keepdims=True)
         pick = _red.max if ord in (1, np.inf) else _red.min
         out = pick(sums, axis=reduced_axis, keepdims=True)
@@ -431,7 +519,12 @@ def matrix_rank(a, rtol=None):
     if rtol is None:
         rtol = max(a.shape[-2:]) * float(np.finfo(_real(a.dtype)).eps)
     cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
-    return _red.sum(lax.convert_element_type(lax.gt(s, _core.broadcast_to(cutoff, s.shape)), np.int32), axis=-1)
+    return _red.sum(
+        lax.convert_element_type(
+            lax.gt(s, _core.broadcast_to(cutoff, s.shape)), np.int32
+        ),
+        axis=-1,
+    )
 
 
 # ---- array-API helpers ------------------------------------------------------------------
@@ -448,7 +541,11 @@ def diagonal(x, offset: int = 0):
     length = max(0, min(rows - start[0], cols - start[1]))
     if length == 0:
         start = (0, 0)
-    square = lax.slice(x, (0,) * (x.ndim - 2) + start, (*x.shape[:-2], start[0] + length, start[1] + length))
+    square = lax.slice(
+        x,
+        (0,) * (x.ndim - 2) + start,
+        (*x.shape[:-2], start[0] + length, start[1] + length),
+    )
     return lax_linalg.diagonal(square)
 
 
@@ -472,7 +569,9 @@ def multi_dot(arrays):
     out = arrays[0]
     for a in arrays[1:]:
         dtype = dtypes.promote_types(out.dtype, a.dtype)
-        out = lax.dot(lax.convert_element_type(out, dtype), lax.convert_element_type(a, dtype))
+        out = lax.dot(
+            lax.convert_element_type(out, dtype), lax.convert_element_type(a, dtype)
+        )
     return out
 
 

@@ -13,8 +13,18 @@ from olympus.numpy.core import aval_of, to_operand
 from olympus.numpy.sorting import _along, take_along_axis
 from olympus.numpy.ufuncs import isnan, subtract, where
 
-__all__ = ["nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmedian", "nanpercentile",
-           "nanquantile", "nanstd", "nanvar", "ptp"]
+__all__ = [
+    "nanargmax",
+    "nanargmin",
+    "nancumprod",
+    "nancumsum",
+    "nanmedian",
+    "nanpercentile",
+    "nanquantile",
+    "nanstd",
+    "nanvar",
+    "ptp",
+]
 
 
 def _nan_arg_reduction(name: str, arg_reduction, fill: float):
@@ -23,8 +33,11 @@ def _nan_arg_reduction(name: str, arg_reduction, fill: float):
         if not dtypes.is_inexact(aval_of(a).dtype):
             return arg_reduction(a, axis=axis, keepdims=keepdims)
         nan = isnan(a)
-        index = arg_reduction(where(nan, np.asarray(fill, aval_of(a).dtype)[()], a),
-                              axis=axis, keepdims=keepdims)
+        index = arg_reduction(
+            where(nan, np.asarray(fill, aval_of(a).dtype)[()], a),
+            axis=axis,
+            keepdims=keepdims,
+        )
         # A slice that is all NaN has no answer: -1 marks it (JAX's convention).
         all_nan = reductions.all(nan, axis=axis, keepdims=keepdims)
         return where(all_nan, np.asarray(-1, aval_of(index).dtype)[()], index)
@@ -58,10 +71,16 @@ def ptp(a, axis=None, keepdims: bool = False):
     """Peak to peak: max - min along `axis`."""
     a = to_operand(a)
     if aval_of(a).dtype == dtypes.bool_:
-        raise TypeError("jnp.ptp is not defined for booleans (max - min would subtract bools)")
+        raise TypeError(
+            "jnp.ptp is not defined for booleans (max - min would subtract bools)"
+        )
     high = reductions.max(a, axis=axis, keepdims=keepdims)
     low = reductions.min(a, axis=axis, keepdims=keepdims)
-    return lax.sub(high, low) if aval_of(high).shape == aval_of(low).shape else subtract(high, low)
+    return (
+        lax.sub(high, low)
+        if aval_of(high).shape == aval_of(low).shape
+        else subtract(high, low)
+    )
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False):
@@ -80,8 +99,9 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
 
 
-def nanquantile(a, q, axis: int | None = None, method: str = "linear",
-                keepdims: bool = False):
+def nanquantile(
+    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
+):
     """quantile of the non-NaN elements of each slice; NaN for a slice of only
     NaNs. q's axes come first, as in quantile.
 
@@ -89,7 +109,9 @@ def nanquantile(a, q, axis: int | None = None, method: str = "linear",
     quantile interpolates between positions floor(q (k-1)) and the next one.
     """
     if method != "linear":
-        raise ValueError(f"jnp.nanquantile: method {method!r} is not supported; use 'linear'")
+        raise ValueError(
+            f"jnp.nanquantile: method {method!r} is not supported; use 'linear'"
+        )
     a, along = _along(a, axis)
     a = moveaxis(a, along, -1)
     if not dtypes.is_inexact(aval_of(a).dtype):
@@ -99,15 +121,24 @@ def nanquantile(a, q, axis: int | None = None, method: str = "linear",
     lead = aval_of(q).ndim
     target = aval_of(q).shape + tuple(rest) + (1,)
     valid = reductions.sum(lax.bitwise_not(isnan(a)), axis=-1, keepdims=True)
-    last = _behind(lax.convert_element_type(lax.max(lax.sub(valid, np.int32(1)), np.int32(0)),
-                                            dtype), target, lead)
+    last = _behind(
+        lax.convert_element_type(
+            lax.max(lax.sub(valid, np.int32(1)), np.int32(0)), dtype
+        ),
+        target,
+        lead,
+    )
     position = lax.mul(_behind(q, target, 0), last)
     low = lax.floor(position)
     high = lax.min(lax.add(low, np.asarray(1, dtype)[()]), last)
     ordered = _behind(lax.sort(a, dimension=len(rest)), target[:-1] + (n,), lead)
-    low_value, high_value = (take_along_axis(ordered, lax.convert_element_type(i, dtypes.int32), -1)
-                             for i in (low, high))
-    out = lax.add(low_value, lax.mul(lax.sub(position, low), lax.sub(high_value, low_value)))
+    low_value, high_value = (
+        take_along_axis(ordered, lax.convert_element_type(i, dtypes.int32), -1)
+        for i in (low, high)
+    )
+    out = lax.add(
+        low_value, lax.mul(lax.sub(position, low), lax.sub(high_value, low_value))
+    )
     no_values = _behind(lax.eq(valid, np.int32(0)), target, lead)
     out = lax.select(no_values, lax.full(target, np.asarray(np.nan, dtype)[()]), out)
     out = lax.reshape(out, target[:-1])
@@ -122,8 +153,9 @@ def _behind(x, shape, lead: int):
     return lax.broadcast_in_dim(x, shape, dims)
 
 
-def nanpercentile(a, q, axis: int | None = None, method: str = "linear",
-                  keepdims: bool = False):
+def nanpercentile(
+    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
+):
     """nanquantile with q in percent."""
     return nanquantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
 

@@ -22,8 +22,19 @@ from olympus.numpy.ufuncs import round as round_
 
 __all__ = ["pad"]
 
-_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum",
-          "minimum", "mean", "median", "empty")
+_MODES = (
+    "constant",
+    "edge",
+    "reflect",
+    "symmetric",
+    "wrap",
+    "linear_ramp",
+    "maximum",
+    "minimum",
+    "mean",
+    "median",
+    "empty",
+)
 
 
 class PadModeError(ValueError):
@@ -42,8 +53,10 @@ def _per_axis_pairs(value, ndim: int, name: str, dtype=np.int64) -> np.ndarray:
     try:
         return np.broadcast_to(np.asarray(value, dtype), (ndim, 2))
     except ValueError:
-        raise PadModeError(f"jnp.pad: {name}={value!r} does not fit an array of {ndim} "
-                           f"dimensions (expected a scalar, a pair or {ndim} pairs)") from None
+        raise PadModeError(
+            f"jnp.pad: {name}={value!r} does not fit an array of {ndim} "
+            f"dimensions (expected a scalar, a pair or {ndim} pairs)"
+        ) from None
 
 
 def _repeat_along(piece, axis: int, count: int):
@@ -54,7 +67,9 @@ def _repeat_along(piece, axis: int, count: int):
 
 
 def _join(left, x, right, axis: int):
-    parts = [p for p in (left, x, right) if p is not None and aval_of(p).shape[axis] > 0]
+    parts = [
+        p for p in (left, x, right) if p is not None and aval_of(p).shape[axis] > 0
+    ]
     return _arr.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
 
 
@@ -75,8 +90,12 @@ def _constant_slab(x, axis, value):
 
 def _edge(x, axis, lo, hi):
     n = aval_of(x).shape[axis]
-    return _join(_repeat_along(slice_along(x, axis, 0, 1), axis, lo) if lo else None, x,
-                 _repeat_along(slice_along(x, axis, n - 1, n), axis, hi) if hi else None, axis)
+    return _join(
+        _repeat_along(slice_along(x, axis, 0, 1), axis, lo) if lo else None,
+        x,
+        _repeat_along(slice_along(x, axis, n - 1, n), axis, hi) if hi else None,
+        axis,
+    )
 
 
 def _wrap(x, axis, lo, hi):
@@ -104,8 +123,11 @@ def _mirror(x, axis, lo, hi, include_edge: bool, odd: bool):
     offset = 0 if include_edge else 1
     while lo > 0 or hi > 0:
         length = aval_of(x).shape[axis]
-        usable = (length // period * period if include_edge
-                  else (length - 1) // period * period)
+        usable = (
+            length // period * period
+            if include_edge
+            else (length - 1) // period * period
+        )
         left = right = None
         if lo:
             take = min(usable, lo)
@@ -114,8 +136,12 @@ def _mirror(x, axis, lo, hi, include_edge: bool, odd: bool):
             lo -= take
         if hi:
             take = min(usable, hi)
-            chunk = _arr.flip(slice_along(x, axis, length - offset - take, length - offset), axis)
-            right = 2 * slice_along(x, axis, length - 1, length) - chunk if odd else chunk
+            chunk = _arr.flip(
+                slice_along(x, axis, length - offset - take, length - offset), axis
+            )
+            right = (
+                2 * slice_along(x, axis, length - 1, length) - chunk if odd else chunk
+            )
             hi -= take
         x = _join(left, x, right, axis)
     return x
@@ -125,7 +151,10 @@ def _linear_ramp(x, axis, lo, hi, end_values):
     """Linear ramps from end_values to the edge entries."""
     n = aval_of(x).shape[axis]
     pieces = [None, x, None]
-    for side, width, end, edge_at in ((0, lo, end_values[0], 0), (2, hi, end_values[1], n - 1)):
+    for side, width, end, edge_at in (
+        (0, lo, end_values[0], 0),
+        (2, hi, end_values[1], n - 1),
+    ):
         if width:
             edge = slice_along(x, axis, edge_at, edge_at + 1)
             steps = np.arange(width) if side == 0 else np.arange(width - 1, -1, -1)
@@ -142,7 +171,9 @@ def _ramp(edge, end, steps: np.ndarray, width: int):
     end = lax.convert_element_type(to_operand(end), dtype)
     if dtypes.is_inexact(dtype):
         return end + (edge - end) * (steps / width).astype(dtype)
-    return end + floor_divide((edge - end) * steps.astype(dtype), np.asarray(width, dtype))
+    return end + floor_divide(
+        (edge - end) * steps.astype(dtype), np.asarray(width, dtype)
+    )
 
 
 def _cast_rounded(values, dtype):
@@ -161,7 +192,11 @@ def _statistic(x, axis, lo, hi, lengths, reduce):
         if not width:
             continue
         length = n if length is None else max(1, min(int(length), n))
-        window = slice_along(x, axis, 0, length) if side == 0 else slice_along(x, axis, n - length, n)
+        window = (
+            slice_along(x, axis, 0, length)
+            if side == 0
+            else slice_along(x, axis, n - length, n)
+        )
         value = _cast_rounded(reduce(window, axis), aval_of(x).dtype)
         pieces[side] = _repeat_along(value, axis, width)
     return _join(*pieces, axis)
@@ -171,30 +206,44 @@ def _reduction(mode: str):
     def reduce(window, axis):
         if mode == "median":
             return sorting.median(window, axis=axis, keepdims=True)
-        fn = {"maximum": reductions.max, "minimum": reductions.min,
-              "mean": reductions.mean}[mode]
+        fn = {
+            "maximum": reductions.max,
+            "minimum": reductions.min,
+            "mean": reductions.mean,
+        }[mode]
         return fn(window, axis=axis, keepdims=True)
+
     return reduce
 
 
 # ---- the public function -------------------------------------------------------------
-_OPTIONS = {"constant": {"constant_values"}, "linear_ramp": {"end_values"},
-            "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
-            "maximum": {"stat_length"}, "minimum": {"stat_length"}, "mean": {"stat_length"},
-            "median": {"stat_length"}}
+_OPTIONS = {
+    "constant": {"constant_values"},
+    "linear_ramp": {"end_values"},
+    "reflect": {"reflect_type"},
+    "symmetric": {"reflect_type"},
+    "maximum": {"stat_length"},
+    "minimum": {"stat_length"},
+    "mean": {"stat_length"},
+    "median": {"stat_length"},
+}
 
 
 def _check_options(mode, kwargs: dict) -> None:
     if callable(mode):
-        raise PadModeError("jnp.pad: a function as mode is not supported; pass one of "
-                           + ", ".join(_MODES))
+        raise PadModeError(
+            "jnp.pad: a function as mode is not supported; pass one of "
+            + ", ".join(_MODES)
+        )
     if mode not in _MODES:
-        raise PadModeError(f"jnp.pad: unknown mode={mode!r}; expected one of "
-                           + ", ".join(_MODES))
+        raise PadModeError(
+            f"jnp.pad: unknown mode={mode!r}; expected one of " + ", ".join(_MODES)
+        )
     unexpected = set(kwargs) - _OPTIONS.get(mode, set())
     if unexpected:
-        raise PadModeError(f"jnp.pad: mode={mode!r} does not take "
-                           + ", ".join(sorted(unexpected)))
+        raise PadModeError(
+            f"jnp.pad: mode={mode!r} does not take " + ", ".join(sorted(unexpected))
+        )
 
 
 def pad(array, pad_width, mode: str = "constant", **kwargs):
@@ -214,21 +263,34 @@ def pad(array, pad_width, mode: str = "constant", **kwargs):
         raise PadModeError(f"jnp.pad: pad_width={pad_width!r} has negative entries")
     stat_length = kwargs.get("stat_length")
     if stat_length is not None:
-        stat_length = tuple(map(tuple, _per_axis_pairs(stat_length, ndim, "stat_length")
-                                .tolist()))
-    values = [to_operand(asarray(kwargs.get(k, 0))) for k in ("constant_values", "end_values")]
-    return compiled(_pad)(x, *values,
-                          widths=tuple(map(tuple, widths.tolist())), mode=mode,
-                          reflect_type=kwargs.get("reflect_type", "even"),
-                          stat_length=stat_length)
+        stat_length = tuple(
+            map(tuple, _per_axis_pairs(stat_length, ndim, "stat_length").tolist())
+        )
+    values = [
+        to_operand(asarray(kwargs.get(k, 0))) for k in ("constant_values", "end_values")
+    ]
+    return compiled(_pad)(
+        x,
+        *values,
+        widths=tuple(map(tuple, widths.tolist())),
+        mode=mode,
+        reflect_type=kwargs.get("reflect_type", "even"),
+        stat_length=stat_length,
+    )
 
 
 def _pad(x, constant_values, end_values, *, widths, mode, reflect_type, stat_length):
     if mode in ("constant", "empty"):
-        return _pad_constant(x, np.asarray(widths, np.int64),
-                             constant_values if mode == "constant" else 0)
-    options = {"reflect_type": reflect_type, "end_values": end_values,
-               "stat_length": stat_length}
+        return _pad_constant(
+            x,
+            np.asarray(widths, np.int64),
+            constant_values if mode == "constant" else 0,
+        )
+    options = {
+        "reflect_type": reflect_type,
+        "end_values": end_values,
+        "stat_length": stat_length,
+    }
     for axis, (lo, hi) in enumerate(widths):
         if lo or hi:
             x = _pad_axis(x, axis, lo, hi, mode, options)
@@ -238,8 +300,11 @@ def _pad(x, constant_values, end_values, *, widths, mode, reflect_type, stat_len
 def _pad_constant(x, widths, constant_values):
     value = to_operand(constant_values)
     if aval_of(value).ndim == 0:  # one value everywhere: a single lax.pad
-        return lax.pad(x, lax.convert_element_type(value, aval_of(x).dtype),
-                       [(lo, hi, 0) for lo, hi in widths.tolist()])
+        return lax.pad(
+            x,
+            lax.convert_element_type(value, aval_of(x).dtype),
+            [(lo, hi, 0) for lo, hi in widths.tolist()],
+        )
     table = _value_pairs(constant_values, aval_of(x).ndim, "constant_values")
     for axis, (lo, hi) in enumerate(widths.tolist()):
         if lo or hi:
@@ -252,9 +317,11 @@ def _value_pairs(values, ndim: int, name: str) -> list:
     the values may be traced."""
     size = aval_of(values).size
     if size not in (1, 2, 2 * ndim):
-        raise PadModeError(f"jnp.pad: {name} of shape {aval_of(values).shape} does not fit an "
-                           f"array of {ndim} dimensions (expected a scalar, a pair or {ndim} "
-                           "pairs)")
+        raise PadModeError(
+            f"jnp.pad: {name} of shape {aval_of(values).shape} does not fit an "
+            f"array of {ndim} dimensions (expected a scalar, a pair or {ndim} "
+            "pairs)"
+        )
     flat = _arr.reshape(values, (size,))
     if size == 1:
         return [(flat[0], flat[0])] * ndim
@@ -266,9 +333,11 @@ def _value_pairs(values, ndim: int, name: str) -> list:
 def _pad_axis(x, axis: int, lo: int, hi: int, mode: str, kwargs: dict):
     n = aval_of(x).shape[axis]
     if n == 0:
-        raise PadModeError(f"jnp.pad: can't extend empty axis {axis} of shape "
-                           f"{aval_of(x).shape} with mode={mode!r}; only 'constant' and "
-                           "'empty' pad empty axes")
+        raise PadModeError(
+            f"jnp.pad: can't extend empty axis {axis} of shape "
+            f"{aval_of(x).shape} with mode={mode!r}; only 'constant' and "
+            "'empty' pad empty axes"
+        )
     if mode == "edge" or (mode == "reflect" and n == 1):
         return _edge(x, axis, lo, hi)
     if mode == "wrap":
@@ -276,11 +345,14 @@ def _pad_axis(x, axis: int, lo: int, hi: int, mode: str, kwargs: dict):
     if mode in ("reflect", "symmetric"):
         reflect_type = kwargs["reflect_type"]
         if reflect_type not in ("even", "odd"):
-            raise PadModeError(f"jnp.pad: reflect_type={reflect_type!r}; expected 'even' "
-                               "or 'odd'")
+            raise PadModeError(
+                f"jnp.pad: reflect_type={reflect_type!r}; expected 'even' or 'odd'"
+            )
         return _mirror(x, axis, lo, hi, mode == "symmetric", reflect_type == "odd")
     if mode == "linear_ramp":
         ends = _value_pairs(kwargs["end_values"], aval_of(x).ndim, "end_values")
         return _linear_ramp(x, axis, lo, hi, ends[axis])
-    lengths = (None, None) if kwargs["stat_length"] is None else kwargs["stat_length"][axis]
+    lengths = (
+        (None, None) if kwargs["stat_length"] is None else kwargs["stat_length"][axis]
+    )
     return _statistic(x, axis, lo, hi, lengths, _reduction(mode))

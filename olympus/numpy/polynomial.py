@@ -30,8 +30,17 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub",
-    "polyval", "roots", "vander",
+    "poly",
+    "polyadd",
+    "polyder",
+    "polydiv",
+    "polyfit",
+    "polyint",
+    "polymul",
+    "polysub",
+    "polyval",
+    "roots",
+    "vander",
 ]
 
 
@@ -43,7 +52,8 @@ def _coefficients(p, name: str):
     p = to_operand(p)
     if aval_of(p).ndim != 1:
         raise PolynomialShapeError(
-            f"jnp.{name}: coefficients must be a 1-d array, got shape {aval_of(p).shape}")
+            f"jnp.{name}: coefficients must be a 1-d array, got shape {aval_of(p).shape}"
+        )
     return p
 
 
@@ -51,7 +61,8 @@ def _concrete(x, name: str) -> np.ndarray:
     if isinstance(x, Tracer):
         raise ConcretizationTypeError(
             f"jnp.{name}: trimming zero coefficients needs concrete values; under jit "
-            f"pass trim_leading_zeros=False (or strip_zeros=False for roots)")
+            f"pass trim_leading_zeros=False (or strip_zeros=False for roots)"
+        )
     return np.asarray(x)
 
 
@@ -59,7 +70,7 @@ def _trim_leading_zeros(p, name: str):
     values = _concrete(p, name)
     nonzero = np.flatnonzero(values)
     start = nonzero[0] if nonzero.size else values.size - 1
-    return p[int(start):]
+    return p[int(start) :]
 
 
 def _left_pad(p, length: int):
@@ -129,7 +140,9 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     >>> q, r
     (Array([ 1., -1.], dtype=float32), Array([0., 0., 0.], dtype=float32))
     """
-    u, v = promote_dtypes_inexact(_coefficients(u, "polydiv"), _coefficients(v, "polydiv"))
+    u, v = promote_dtypes_inexact(
+        _coefficients(u, "polydiv"), _coefficients(v, "polydiv")
+    )
     m, n = aval_of(u).shape[0] - 1, aval_of(v).shape[0] - 1
     scale = 1 / v[0]
     quotient, remainder = [], u
@@ -137,15 +150,20 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
         d = scale * remainder[k]
         quotient.append(d)
         update = _left_pad(d * v, k + n + 1)
-        remainder = remainder - lax.pad(update, np.zeros((), aval_of(u).dtype)[()],
-                                         [(0, m - k - n, 0)])
-    q = stack(quotient) if quotient else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
+        remainder = remainder - lax.pad(
+            update, np.zeros((), aval_of(u).dtype)[()], [(0, m - k - n, 0)]
+        )
+    q = (
+        stack(quotient)
+        if quotient
+        else lax.full((1,), np.zeros((), aval_of(u).dtype)[()])
+    )
     if trim_leading_zeros:
         values = _concrete(remainder, "polydiv")
         keep = len(values)
         while keep > 1 and np.allclose(values[len(values) - keep], 0, rtol=1e-14):
             keep -= 1
-        remainder = remainder[len(values) - keep:]
+        remainder = remainder[len(values) - keep :]
     return q, remainder
 
 
@@ -182,13 +200,15 @@ def polyint(p, m: int = 1, k=None):
     if aval_of(constants).ndim == 0:
         constants = _arr.broadcast_to(constants, (int(m),))
     if aval_of(constants).shape[0] != m:
-        raise PolynomialShapeError(f"jnp.polyint: k has {aval_of(constants).shape[0]} "
-                                   f"constants for m={m} integrations")
+        raise PolynomialShapeError(
+            f"jnp.polyint: k has {aval_of(constants).shape[0]} "
+            f"constants for m={m} integrations"
+        )
     constants = _arr.astype(constants, aval_of(p).dtype)
     for i in range(int(m)):
         n = aval_of(p).shape[0]
         divisors = np.arange(n, 0, -1).astype(aval_of(p).dtype)
-        p = _arr.concatenate([p / divisors, constants[i:i + 1]])
+        p = _arr.concatenate([p / divisors, constants[i : i + 1]])
     return p
 
 
@@ -205,12 +225,14 @@ def poly(seq_of_zeros):
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         zeros = linalg.eigvals(zeros)
     elif len(shape) != 1:
-        raise PolynomialShapeError(f"jnp.poly: expected a 1-d array of roots or a square "
-                                   f"matrix, got shape {shape}")
+        raise PolynomialShapeError(
+            f"jnp.poly: expected a 1-d array of roots or a square "
+            f"matrix, got shape {shape}"
+        )
     (zeros,) = promote_dtypes_inexact(zeros)
     a = lax.full((1,), np.ones((), aval_of(zeros).dtype)[()])
     for i in range(aval_of(zeros).shape[0]):
-        factor = _arr.concatenate([a[:1] * 0 + 1, -zeros[i:i + 1]])
+        factor = _arr.concatenate([a[:1] * 0 + 1, -zeros[i : i + 1]])
         a = convolve(a, factor, mode="full")
     return a
 
@@ -232,7 +254,7 @@ def roots(p, *, strip_zeros: bool = True):
         if nonzero.size == 0:
             return _companion_roots(p[:1], 0, linalg)
         trailing = len(values) - 1 - int(nonzero[-1])
-        p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+        p = p[int(nonzero[0]) : int(nonzero[-1]) + 1]
     n = aval_of(p).shape[0] - 1
     found = _companion_roots(p, n, linalg)
     if trailing:
@@ -261,7 +283,9 @@ def vander(x, N: int | None = None, increasing: bool = False):
     """
     x = to_operand(x)
     if aval_of(x).ndim != 1:
-        raise PolynomialShapeError(f"jnp.vander: x must be 1-d, got shape {aval_of(x).shape}")
+        raise PolynomialShapeError(
+            f"jnp.vander: x must be 1-d, got shape {aval_of(x).shape}"
+        )
     n = aval_of(x).shape[0] if N is None else int(N)
     if n < 0:
         raise ValueError(f"jnp.vander: N={n} must be non-negative")
@@ -285,13 +309,20 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     deg = int(deg)
     if deg < 0:
         raise ValueError(f"jnp.polyfit: deg={deg} must be non-negative")
-    if aval_of(x).ndim != 1 or aval_of(y).ndim not in (1, 2) or \
-            aval_of(y).shape[0] != aval_of(x).shape[0]:
-        raise PolynomialShapeError(f"jnp.polyfit: x must be 1-d and y 1-d or 2-d with as many "
-                                   f"rows, got {aval_of(x).shape} and {aval_of(y).shape}")
+    if (
+        aval_of(x).ndim != 1
+        or aval_of(y).ndim not in (1, 2)
+        or aval_of(y).shape[0] != aval_of(x).shape[0]
+    ):
+        raise PolynomialShapeError(
+            f"jnp.polyfit: x must be 1-d and y 1-d or 2-d with as many "
+            f"rows, got {aval_of(x).shape} and {aval_of(y).shape}"
+        )
     order = deg + 1
     n = aval_of(x).shape[0]
-    rcond = n * float(np.finfo(np.dtype(aval_of(x).dtype)).eps) if rcond is None else rcond
+    rcond = (
+        n * float(np.finfo(np.dtype(aval_of(x).dtype)).eps) if rcond is None else rcond
+    )
     lhs = vander(x, order)
     rhs = y
     if w is not None:
@@ -316,8 +347,10 @@ def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
     if cov == "unscaled":
         return base
     if n <= order:
-        raise ValueError(f"jnp.polyfit: the covariance needs more points ({n}) than "
-                         f"coefficients ({order})")
+        raise ValueError(
+            f"jnp.polyfit: the covariance needs more points ({n}) than "
+            f"coefficients ({order})"
+        )
     factor = resids / (n - order)
     return base * factor if y_ndim == 1 else base[:, :, None] * factor
 

@@ -48,11 +48,14 @@ def _components(v, axis: int, name: str):
     if n not in (2, 3):
         raise CrossDimensionError(
             f"jnp.cross: {name} has vectors of dimension {n} (shape {aval_of(v).shape}); "
-            "cross products need dimension 2 or 3")
+            "cross products need dimension 2 or 3"
+        )
     return [v[..., i] for i in range(n)]
 
 
-def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+def cross(
+    a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
+):
     """The cross product of 2- or 3-vectors along the given axes (2-vectors
     have z = 0; two 2-vectors give the z component only).
 

@@ -27,11 +27,41 @@ from olympus.numpy.core import (
 from olympus.numpy.indexing import take
 
 __all__ = [
-    "all", "amax", "amin", "any", "argmax", "argmin", "argwhere", "average",
-    "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "cumulative_sum", "dot",
-    "flatnonzero", "inner", "matmul", "max", "mean", "min", "nanmax", "nanmean",
-    "nanmin", "nanprod", "nansum", "nonzero", "outer", "prod", "std", "sum",
-    "tensordot", "trace", "var", "vdot",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "argwhere",
+    "average",
+    "count_nonzero",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "cumulative_sum",
+    "dot",
+    "flatnonzero",
+    "inner",
+    "matmul",
+    "max",
+    "mean",
+    "min",
+    "nanmax",
+    "nanmean",
+    "nanmin",
+    "nanprod",
+    "nansum",
+    "nonzero",
+    "outer",
+    "prod",
+    "std",
+    "sum",
+    "tensordot",
+    "trace",
+    "var",
+    "vdot",
 ]
 
 
@@ -73,11 +103,17 @@ def _accumulation_dtype(aval, dtype):
 
 def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumulate):
     if out is not None:
-        raise ValueError(f"jnp.{name}: the out= argument is not supported (arrays are immutable)")
+        raise ValueError(
+            f"jnp.{name}: the out= argument is not supported (arrays are immutable)"
+        )
     a = to_operand(a)
     aval = aval_of(a)
     axes = normalize_axes(axis, aval.ndim)
-    if initial is None and where is None and _empty_without_identity(aval.shape, axes, name):
+    if (
+        initial is None
+        and where is None
+        and _empty_without_identity(aval.shape, axes, name)
+    ):
         raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
     target = _accumulation_dtype(aval, dtype) if accumulate else aval.dtype
     if target != aval.dtype:
@@ -87,8 +123,12 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
         a = lax.select(mask, a, lax.full(aval.shape, _identity(name, target)))
     result = lax_fn(a, axes)
     if initial is not None:
-        combine = {"sum": ufuncs.add, "prod": ufuncs.multiply,
-                   "max": ufuncs.maximum, "min": ufuncs.minimum}[name]
+        combine = {
+            "sum": ufuncs.add,
+            "prod": ufuncs.multiply,
+            "max": ufuncs.maximum,
+            "min": ufuncs.minimum,
+        }[name]
         result = lax.convert_element_type(combine(result, initial), target)
     return _keepdims(result, axes, aval.ndim) if keepdims else result
 
@@ -100,22 +140,38 @@ def _empty_without_identity(shape, axes, name) -> bool:
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Sum over `axis` (all axes by default); bools and small ints sum as int32."""
-    return _reduce("sum", lax.reduce_sum, a, axis, dtype, out, keepdims, initial, where, True)
+    return _reduce(
+        "sum", lax.reduce_sum, a, axis, dtype, out, keepdims, initial, where, True
+    )
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product over `axis`; bools and small ints multiply as int32."""
-    return _reduce("prod", lax.reduce_prod, a, axis, dtype, out, keepdims, initial, where, True)
+    return _reduce(
+        "prod", lax.reduce_prod, a, axis, dtype, out, keepdims, initial, where, True
+    )
 
 
 def _max_or_min(name, lax_fn, bool_fn):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         is_bool = aval_of(to_operand(a)).dtype == dtypes.bool_
-        return _reduce(name, bool_fn if is_bool else lax_fn, a, axis, None, out, keepdims,
-                       initial, where, False)
+        return _reduce(
+            name,
+            bool_fn if is_bool else lax_fn,
+            a,
+            axis,
+            None,
+            out,
+            keepdims,
+            initial,
+            where,
+            False,
+        )
 
     fn.__name__ = name
-    fn.__doc__ = f"`{name}` over `axis` (all axes by default); needs initial= for empty axes."
+    fn.__doc__ = (
+        f"`{name}` over `axis` (all axes by default); needs initial= for empty axes."
+    )
     return fn
 
 
@@ -143,7 +199,9 @@ any = _bool_reduction(lax.reduce_or, "any")  # noqa: A001
 def _count(aval, axes, where, dtype, keepdims):
     """How many elements each mean averages: a constant, or a sum of the mask."""
     if where is None:
-        return np.asarray(int(np.prod([aval.shape[i] for i in axes], dtype=np.int64)), dtype)[()]
+        return np.asarray(
+            int(np.prod([aval.shape[i] for i in axes], dtype=np.int64)), dtype
+        )[()]
     mask = broadcast_to(to_operand(where), aval.shape)
     return sum(lax.convert_element_type(mask, dtype), axis=axes, keepdims=keepdims)
 
@@ -154,30 +212,63 @@ def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=No
     aval = aval_of(a)
     axes = normalize_axes(axis, aval.ndim)
     if dtype is None:
-        dtype = aval.dtype if dtypes.is_inexact(aval.dtype) else dtypes.default_float_dtype()
+        dtype = (
+            aval.dtype
+            if dtypes.is_inexact(aval.dtype)
+            else dtypes.default_float_dtype()
+        )
     dtype = dtypes.canonicalize_dtype(dtype)
-    total = sum(lax.convert_element_type(a, dtype), axis=axes, out=out, keepdims=keepdims,
-                where=where)
+    total = sum(
+        lax.convert_element_type(a, dtype),
+        axis=axes,
+        out=out,
+        keepdims=keepdims,
+        where=where,
+    )
     return lax.div(total, _count(aval, axes, where, dtype, keepdims))
 
 
-def var(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
-        where=None):
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where=None,
+):
     """Variance: the mean squared distance from the mean (minus `ddof` in the count)."""
     a = to_operand(a)
-    centered = lax.sub(*prepare(a, mean(a, axis, dtype, out, keepdims=True, where=where)))
+    centered = lax.sub(
+        *prepare(a, mean(a, axis, dtype, out, keepdims=True, where=where))
+    )
     if dtypes.is_complex(aval_of(centered).dtype):
-        sq = lax.real(lax.mul(centered, lax.complex(lax.real(centered), lax.neg(lax.imag(centered)))))
+        sq = lax.real(
+            lax.mul(
+                centered, lax.complex(lax.real(centered), lax.neg(lax.imag(centered)))
+            )
+        )
     else:
         sq = lax.mul(centered, centered)
     axes = normalize_axes(axis, aval_of(a).ndim)
     real = aval_of(sq).dtype
-    count = lax.sub(_count(aval_of(a), axes, where, real, keepdims), np.asarray(ddof, real)[()])
+    count = lax.sub(
+        _count(aval_of(a), axes, where, real, keepdims), np.asarray(ddof, real)[()]
+    )
     return lax.div(sum(sq, axis=axes, keepdims=keepdims, where=where), count)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
-        where=None):
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where=None,
+):
     return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where))
 
 
@@ -185,8 +276,13 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     """Weighted mean along `axis`; `weights` broadcast against `a`."""
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
-        total = lax.full(aval_of(avg).shape, np.asarray(
-            aval_of(to_operand(a)).size // builtins.max(aval_of(avg).size, 1), aval_of(avg).dtype)[()])
+        total = lax.full(
+            aval_of(avg).shape,
+            np.asarray(
+                aval_of(to_operand(a)).size // builtins.max(aval_of(avg).size, 1),
+                aval_of(avg).dtype,
+            )[()],
+        )
     else:
         a, weights = prepare(a, weights, inexact=True)
         shape = broadcast_shapes(aval_of(a).shape, aval_of(weights).shape)
@@ -201,12 +297,21 @@ def _nan_reduction(name, reduction):
         a = to_operand(a)
         aval = aval_of(a)
         if kwargs.get("initial") is None and _empty_without_identity(
-                aval.shape, normalize_axes(axis, aval.ndim), name[3:]):
-            raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
+            aval.shape, normalize_axes(axis, aval.ndim), name[3:]
+        ):
+            raise ValueError(
+                f"jnp.{name} of an empty axis has no identity; pass initial="
+            )
         is_nan = lax.ne(a, a)
-        out = reduction(a, axis=axis, keepdims=keepdims, where=lax.bitwise_not(is_nan), **kwargs)
+        out = reduction(
+            a, axis=axis, keepdims=keepdims, where=lax.bitwise_not(is_nan), **kwargs
+        )
         no_initial = kwargs.get("initial") is None
-        if name in ("nanmax", "nanmin") and no_initial and dtypes.is_inexact(aval.dtype):
+        if (
+            name in ("nanmax", "nanmin")
+            and no_initial
+            and dtypes.is_inexact(aval.dtype)
+        ):
             out = _nan_where_all_nan(out, is_nan, axis, keepdims)
         return out
 
@@ -284,7 +389,9 @@ def matmul(a, b):
     if na == 2 and nb == 2:  # the common case: no batch dimensions
         return lax.dot_general(a, b, (((1,), (0,)), ((), ())))
     if na == 0 or nb == 0:
-        raise ValueError("matmul: operands must be at least 1-dimensional; use * for scalars")
+        raise ValueError(
+            "matmul: operands must be at least 1-dimensional; use * for scalars"
+        )
     if na == 1 and nb == 1:
         return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
     if nb == 1:
@@ -361,7 +468,9 @@ def _cumulative(name: str, combine, accumulate: bool):
             limits = list(aval.shape)
             limits[axis] = n - shift
             head = lax.slice(a, [0] * aval.ndim, limits)
-            config = [(shift, 0, 0) if d == axis else (0, 0, 0) for d in range(aval.ndim)]
+            config = [
+                (shift, 0, 0) if d == axis else (0, 0, 0) for d in range(aval.ndim)
+            ]
             a = combine(a, lax.pad(head, identity, config))
             shift *= 2
         return a
@@ -388,14 +497,18 @@ def nonzero(a, *, size=None, fill_value=None):
     if size is None:
         return concrete_nonzero(a)
     a = to_operand(a)
-    flat_mask = lax.ne(lax.reshape(a, (aval_of(a).size,)), np.zeros((), aval_of(a).dtype)[()])
+    flat_mask = lax.ne(
+        lax.reshape(a, (aval_of(a).size,)), np.zeros((), aval_of(a).dtype)[()]
+    )
     flat_index = _first_true_positions(flat_mask, int(size))
     found = _first_true_count(flat_mask, int(size))
     fill = lax.full((int(size),), np.int32(0 if fill_value is None else fill_value))
     # Coordinates along each axis of every flat position, looked up at the found ones.
     coordinates = np.unravel_index(np.arange(aval_of(a).size), aval_of(a).shape)
-    return tuple(lax.select(found, _take_flat(np.asarray(c, np.int32), flat_index), fill)
-                 for c in coordinates)
+    return tuple(
+        lax.select(found, _take_flat(np.asarray(c, np.int32), flat_index), fill)
+        for c in coordinates
+    )
 
 
 def _first_true_positions(mask, size: int):
@@ -403,10 +516,14 @@ def _first_true_positions(mask, size: int):
     rank = lax.sub(cumsum(mask), np.int32(1))  # slot of each True entry
     n = aval_of(mask).shape[0]
     slots = lax.broadcasted_iota(dtypes.int32, (size, n), 0)
-    hits = lax.bitwise_and(lax.eq(slots, lax.broadcast_in_dim(rank, (size, n), (1,))),
-                           lax.broadcast_in_dim(mask, (size, n), (1,)))
+    hits = lax.bitwise_and(
+        lax.eq(slots, lax.broadcast_in_dim(rank, (size, n), (1,))),
+        lax.broadcast_in_dim(mask, (size, n), (1,)),
+    )
     positions = lax.broadcasted_iota(dtypes.int32, (size, n), 1)
-    return lax.reduce_sum(lax.select(hits, positions, lax.full((size, n), np.int32(0))), (1,))
+    return lax.reduce_sum(
+        lax.select(hits, positions, lax.full((size, n), np.int32(0))), (1,)
+    )
 
 
 def _first_true_count(mask, size: int):

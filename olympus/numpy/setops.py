@@ -36,8 +36,18 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "in1d", "intersect1d", "isin", "setdiff1d", "setxor1d", "sort_complex", "union1d", "unique",
-    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "in1d",
+    "intersect1d",
+    "isin",
+    "setdiff1d",
+    "setxor1d",
+    "sort_complex",
+    "union1d",
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
 ]
 
 
@@ -88,7 +98,8 @@ def _run_size(x, size, upper_bound: int, name: str) -> int:
         raise UniqueSizeError(
             f"jnp.{name}: the size of the result depends on the values of a traced "
             f"array, so under jit/vmap/grad it needs a static size= argument (and "
-            f"optionally fill_value=), e.g. jnp.{name}(x, size=10)")
+            f"optionally fill_value=), e.g. jnp.{name}(x, size=10)"
+        )
     return int(upper_bound)
 
 
@@ -111,10 +122,13 @@ def _sorted_rows(rows):
     if dtypes.is_complex(aval_of(rows).dtype):
         # Complex numbers order by real part, then imaginary part, as NumPy.
         keys = [part for c in columns for part in (lax.real(c), lax.imag(c))]
-        *_, perm = lax.sort((*keys, order), dimension=0, is_stable=True, num_keys=len(keys))
+        *_, perm = lax.sort(
+            (*keys, order), dimension=0, is_stable=True, num_keys=len(keys)
+        )
         return _take_rows(rows, perm), perm
-    *sorted_columns, perm = lax.sort((*columns, order), dimension=0, is_stable=True,
-                                     num_keys=m)
+    *sorted_columns, perm = lax.sort(
+        (*columns, order), dimension=0, is_stable=True, num_keys=m
+    )
     return lax.concatenate([lax.reshape(c, (n, 1)) for c in sorted_columns], 1), perm
 
 
@@ -127,10 +141,13 @@ def sort_complex(a):
     """
     (a,) = promote_dtypes_inexact(to_operand(a))
     if not dtypes.is_complex(aval_of(a).dtype):
-        a = lax.complex(a, lax.full(aval_of(a).shape, np.zeros((), aval_of(a).dtype)[()]))
+        a = lax.complex(
+            a, lax.full(aval_of(a).shape, np.zeros((), aval_of(a).dtype)[()])
+        )
     last = max(aval_of(a).ndim - 1, 0)
-    _, _, out = lax.sort((lax.real(a), lax.imag(a), a), dimension=last, is_stable=True,
-                         num_keys=2)
+    _, _, out = lax.sort(
+        (lax.real(a), lax.imag(a), a), dimension=last, is_stable=True, num_keys=2
+    )
     return out
 
 
@@ -138,8 +155,9 @@ def _differs(a, b, equal_nan: bool):
     """a != b elementwise, NaN equal to NaN when `equal_nan` (as np.unique)."""
     ne = lax.ne(a, b)
     if equal_nan and dtypes.is_inexact(aval_of(a).dtype):
-        ne = lax.bitwise_and(ne, lax.bitwise_not(
-            lax.bitwise_and(ufuncs.isnan(a), ufuncs.isnan(b))))
+        ne = lax.bitwise_and(
+            ne, lax.bitwise_not(lax.bitwise_and(ufuncs.isnan(a), ufuncs.isnan(b)))
+        )
     return ne
 
 
@@ -158,8 +176,9 @@ def _compact_positions(keep, size: int):
     """Positions of the first `size` True entries of `keep`, in order, padded
     with 0; and how many True entries there are."""
     n = aval_of(keep).shape[0]
-    slot = lax.select(keep, lax.sub(_cumsum(keep), np.int32(1)),
-                      lax.full((n,), np.int32(size)))
+    slot = lax.select(
+        keep, lax.sub(_cumsum(keep), np.int32(1)), lax.full((n,), np.int32(size))
+    )
     positions = lax.full((size,), np.int32(0)).at[slot].set(lax.iota(dtypes.int32, n))
     return positions, lax.reduce_sum(_int32(keep), (0,))
 
@@ -171,7 +190,9 @@ def _take_rows(rows, positions):
 def _fill(fill_value, shape: tuple, dtype):
     """`fill_value` (a Python number or a traced scalar) as an array of `shape`."""
     fill = 0 if fill_value is None else fill_value
-    return lax.broadcast_in_dim(lax.convert_element_type(to_operand(fill), dtype), shape, ())
+    return lax.broadcast_in_dim(
+        lax.convert_element_type(to_operand(fill), dtype), shape, ()
+    )
 
 
 def _fill_invalid(values, valid, fill_value):
@@ -211,8 +232,11 @@ def _as_rows(ar, axis):
 def _counts(first, n: int, size: int, count):
     """How often each of the first `size` unique rows occurs (0 for padding)."""
     starts, _ = _compact_positions(first, size + 1)
-    starts = lax.select(lax.lt(lax.iota(dtypes.int32, size + 1), count), starts,
-                        lax.full((size + 1,), np.int32(n)))
+    starts = lax.select(
+        lax.lt(lax.iota(dtypes.int32, size + 1), count),
+        starts,
+        lax.full((size + 1,), np.int32(n)),
+    )
     return diff(starts)
 
 
@@ -222,9 +246,18 @@ def _inverse(first, perm, n: int):
     return lax.full((n,), np.int32(0)).at[perm].set(group)
 
 
-def unique(ar, return_index: bool = False, return_inverse: bool = False,
-           return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
-           size: int | None = None, fill_value=None, sorted: bool = True):
+def unique(
+    ar,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int | None = None,
+    *,
+    equal_nan: bool = True,
+    size: int | None = None,
+    fill_value=None,
+    sorted: bool = True,
+):
     """The sorted unique values of `ar` (of its slices along `axis`), optionally
     with first-occurrence indices, the inverse map and the counts.
 
@@ -241,8 +274,14 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     axis = None if axis is None else int(axis) % max(aval_of(ar).ndim, 1)
     rows = aval_of(ar).size if axis is None else aval_of(ar).shape[axis]
     flags = (bool(return_index), bool(return_inverse), bool(return_counts))
-    outs, count = compiled(_unique)(ar, fill_value, axis=axis, equal_nan=equal_nan,
-                                     size=_run_size(ar, size, rows, "unique"), flags=flags)
+    outs, count = compiled(_unique)(
+        ar,
+        fill_value,
+        axis=axis,
+        equal_nan=equal_nan,
+        size=_run_size(ar, size, rows, "unique"),
+        flags=flags,
+    )
     if size is None:  # concrete input: cut the padding off on the host
         cut_axes = [0 if axis is None else axis, 0, None, 0]
         cut_axes = [cut_axes[0]] + [a for a, f in zip(cut_axes[1:], flags) if f]
@@ -290,29 +329,50 @@ def unique_values(x, /, *, size: int | None = None, fill_value=None):
     return unique(x, size=size, fill_value=fill_value)
 
 
-def unique_counts(x, /, *, size: int | None = None, fill_value=None) -> UniqueCountsResult:
+def unique_counts(
+    x, /, *, size: int | None = None, fill_value=None
+) -> UniqueCountsResult:
     """(values, counts) of `x` flattened; `size` as in `unique`."""
-    return UniqueCountsResult(*unique(x, return_counts=True, size=size, fill_value=fill_value))
+    return UniqueCountsResult(
+        *unique(x, return_counts=True, size=size, fill_value=fill_value)
+    )
 
 
-def unique_inverse(x, /, *, size: int | None = None, fill_value=None) -> UniqueInverseResult:
+def unique_inverse(
+    x, /, *, size: int | None = None, fill_value=None
+) -> UniqueInverseResult:
     """(values, inverse_indices) with inverse_indices of x's shape."""
-    return UniqueInverseResult(*unique(x, return_inverse=True, size=size,
-                                       fill_value=fill_value))
+    return UniqueInverseResult(
+        *unique(x, return_inverse=True, size=size, fill_value=fill_value)
+    )
 
 
 def unique_all(x, /, *, size: int | None = None, fill_value=None) -> UniqueAllResult:
     """(values, indices, inverse_indices, counts) of `x`, as `unique` with all flags."""
-    return UniqueAllResult(*unique(x, return_index=True, return_inverse=True,
-                                   return_counts=True, size=size, fill_value=fill_value))
+    return UniqueAllResult(
+        *unique(
+            x,
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
+            size=size,
+            fill_value=fill_value,
+        )
+    )
 
 
 # ---- membership -------------------------------------------------------------------
 _COMPARE_ALL_LIMIT = 1 << 16
 
 
-def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,
-         method: str = "auto"):
+def isin(
+    element,
+    test_elements,
+    assume_unique: bool = False,
+    invert: bool = False,
+    *,
+    method: str = "auto",
+):
     """True where an entry of `element` occurs in `test_elements` (NaN never does).
 
     method 'compare_all' compares every pair (fast for small inputs), 'sort'
@@ -325,8 +385,10 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     del assume_unique
     element, test = promote_dtypes(to_operand(element), _flat(test_elements))
     if method not in ("auto", "compare_all", "sort", "binary_search"):
-        raise ValueError(f"jnp.isin: method={method!r}; expected 'auto', 'compare_all', "
-                         f"'sort' or 'binary_search'")
+        raise ValueError(
+            f"jnp.isin: method={method!r}; expected 'auto', 'compare_all', "
+            f"'sort' or 'binary_search'"
+        )
     work = aval_of(element).size * aval_of(test).size
     if method == "compare_all" or (method == "auto" and work <= _COMPARE_ALL_LIMIT):
         found = _isin_compare_all(element, test)
@@ -338,8 +400,10 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
 def _isin_compare_all(element, test):
     shape = aval_of(element).shape
     m = aval_of(test).shape[0]
-    pairs = lax.eq(lax.broadcast_in_dim(element, (*shape, m), tuple(range(len(shape)))),
-                   lax.broadcast_in_dim(test, (*shape, m), (len(shape),)))
+    pairs = lax.eq(
+        lax.broadcast_in_dim(element, (*shape, m), tuple(range(len(shape)))),
+        lax.broadcast_in_dim(test, (*shape, m), (len(shape),)),
+    )
     return lax.reduce_or(pairs, (len(shape),))
 
 
@@ -348,11 +412,14 @@ def _isin_sorted(element, test):
     if m == 0:
         return lax.full(aval_of(element).shape, False)
     ordered = lax.sort(test, dimension=0)
-    where_ = lax.clamp(np.int32(0), _int32(searchsorted(ordered, element)), np.int32(m - 1))
+    where_ = lax.clamp(
+        np.int32(0), _int32(searchsorted(ordered, element)), np.int32(m - 1)
+    )
     return lax.eq(_take_rows(ordered, where_), element)
 
 
 if hasattr(np, "in1d"):
+
     def in1d(ar1, ar2, assume_unique: bool = False, invert: bool = False):
         """`isin` of the flattened `ar1` (NumPy's older name)."""
         return isin(_flat(ar1), ar2, assume_unique, invert)
@@ -405,8 +472,12 @@ def _kept_values(ar1, ar2, fill_value, *, keep_fn, size, return_indices=False):
     index2 = _first_index_in(ar2, values)
     # Padding gets out-of-range indices (len(ar1), len(ar2)), as JAX.
     valid = lax.lt(lax.iota(dtypes.int32, size), count)
-    index1 = lax.select(valid, _int32(index1), lax.full((size,), np.int32(aval_of(ar1).shape[0])))
-    index2 = lax.select(valid, _int32(index2), lax.full((size,), np.int32(aval_of(ar2).shape[0])))
+    index1 = lax.select(
+        valid, _int32(index1), lax.full((size,), np.int32(aval_of(ar1).shape[0]))
+    )
+    index2 = lax.select(
+        valid, _int32(index2), lax.full((size,), np.int32(aval_of(ar2).shape[0]))
+    )
     return (values, _index_dtype(index1), _index_dtype(index2)), count
 
 
@@ -415,8 +486,14 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
     traced = ar1 if isinstance(ar1, Tracer) else ar2
     n1, n2 = aval_of(ar1).shape[0], aval_of(ar2).shape[0]
     bound = n1 if keep_fn in (_difference_keep, _intersection_keep) else n1 + n2
-    outs, count = compiled(_kept_values)(ar1, ar2, fill_value, keep_fn=keep_fn,
-                                          size=_run_size(traced, size, bound, name), **options)
+    outs, count = compiled(_kept_values)(
+        ar1,
+        ar2,
+        fill_value,
+        keep_fn=keep_fn,
+        size=_run_size(traced, size, bound, name),
+        **options,
+    )
     if size is None:
         outs = tuple(_cut(o, count, 0) for o in outs)
     return outs[0] if len(outs) == 1 else outs
@@ -431,8 +508,9 @@ def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
     return _set_operation("union1d", _union_keep, ar1, ar2, size, fill_value)
 
 
-def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
-              fill_value=None):
+def setdiff1d(
+    ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
+):
     """The sorted unique values of `ar1` that are not in `ar2`.
 
     >>> jnp.setdiff1d(jnp.array([1, 2, 3, 2]), jnp.array([2]))
@@ -444,8 +522,9 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     return _set_operation("setdiff1d", _difference_keep, ar1, ar2, size, fill_value)
 
 
-def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
-             fill_value=None):
+def setxor1d(
+    ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
+):
     """The sorted values that are in exactly one of the arrays.
 
     >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([3, 4]))
@@ -455,8 +534,15 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     return _set_operation("setxor1d", _xor_keep, ar1, ar2, size, fill_value)
 
 
-def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *,
-                size: int | None = None, fill_value=None):
+def intersect1d(
+    ar1,
+    ar2,
+    assume_unique: bool = False,
+    return_indices: bool = False,
+    *,
+    size: int | None = None,
+    fill_value=None,
+):
     """The sorted unique values in both arrays; with `return_indices`, also
     where each first occurs in `ar1` and in `ar2` (padding gets the
     out-of-range indices len(ar1) and len(ar2)).
@@ -465,8 +551,15 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     Array([1, 3], dtype=int32)
     """
     del assume_unique
-    return _set_operation("intersect1d", _intersection_keep, ar1, ar2, size, fill_value,
-                          return_indices=bool(return_indices))
+    return _set_operation(
+        "intersect1d",
+        _intersection_keep,
+        ar1,
+        ar2,
+        size,
+        fill_value,
+        return_indices=bool(return_indices),
+    )
 
 
 def _first_index_in(ar, values):
@@ -475,6 +568,9 @@ def _first_index_in(ar, values):
     if n == 0:
         return lax.full(aval_of(values).shape, np.int32(0))
     aux, perm = _sorted_rows(lax.reshape(ar, (n, 1)))
-    where_ = lax.clamp(np.int32(0), _int32(searchsorted(lax.reshape(aux, (n,)), values)),
-                       np.int32(n - 1))
+    where_ = lax.clamp(
+        np.int32(0),
+        _int32(searchsorted(lax.reshape(aux, (n,)), values)),
+        np.int32(n - 1),
+    )
     return _take_rows(perm, where_)

@@ -22,8 +22,12 @@ def _padding(mode: str, n: int, m: int) -> tuple:
 
 def _correlate(a, v, mode: str):
     n, m = aval_of(a).shape[0], aval_of(v).shape[0]
-    out = lax.conv_general_dilated(lax.reshape(a, (1, 1, n)), lax.reshape(v, (1, 1, m)), (1,),
-                                   (_padding(mode, n, m),))
+    out = lax.conv_general_dilated(
+        lax.reshape(a, (1, 1, n)),
+        lax.reshape(v, (1, 1, m)),
+        (1,),
+        (_padding(mode, n, m),),
+    )
     return lax.reshape(out, (aval_of(out).shape[-1],))
 
 

@@ -13,8 +13,16 @@ from olympus.numpy.indexing import advanced_getitem, take
 from olympus.numpy.reductions import sum as total
 
 __all__ = [
-    "argpartition", "argsort", "lexsort", "median", "partition", "percentile", "quantile",
-    "searchsorted", "sort", "take_along_axis",
+    "argpartition",
+    "argsort",
+    "lexsort",
+    "median",
+    "partition",
+    "percentile",
+    "quantile",
+    "searchsorted",
+    "sort",
+    "take_along_axis",
 ]
 
 
@@ -28,8 +36,15 @@ def _along(a, axis):
     return a, int(axis) % aval_of(a).ndim
 
 
-def sort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
-         descending: bool = False):
+def sort(
+    a,
+    axis: int | None = -1,
+    *,
+    kind=None,
+    order=None,
+    stable: bool = True,
+    descending: bool = False,
+):
     """`a` sorted along `axis` (NaNs last, as NumPy).
 
     >>> jnp.sort(jnp.array([3, 1, 2]))
@@ -51,8 +66,15 @@ def _sort_keys(a, descending: bool) -> tuple:
     return tuple(descending_key(p) for p in parts) if descending else parts
 
 
-def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
-            descending: bool = False):
+def argsort(
+    a,
+    axis: int | None = -1,
+    *,
+    kind=None,
+    order=None,
+    stable: bool = True,
+    descending: bool = False,
+):
     """The indices that sort `a` along `axis`; equal entries keep their order.
 
     >>> jnp.argsort(jnp.array([3, 1, 2]))
@@ -62,8 +84,9 @@ def argsort(a, axis: int | None = -1, *, kind=None, order=None, stable: bool = T
     a, axis = _along(a, axis)
     keys = _sort_keys(a, descending)
     order_ = lax.broadcasted_iota(dtypes.int32, aval_of(a).shape, axis)
-    *_, indices = lax.sort((*keys, order_), dimension=axis, is_stable=True,
-                           num_keys=len(keys))
+    *_, indices = lax.sort(
+        (*keys, order_), dimension=axis, is_stable=True, num_keys=len(keys)
+    )
     return indices
 
 
@@ -77,10 +100,10 @@ def lexsort(keys, axis: int = -1):
     shape = aval_of(keys[0]).shape
     axis = int(axis) % len(shape)
     order_ = lax.broadcasted_iota(dtypes.int32, shape, axis)
-    *_, indices = lax.sort((*reversed(keys), order_), dimension=axis, is_stable=True,
-                           num_keys=len(keys))
+    *_, indices = lax.sort(
+        (*reversed(keys), order_), dimension=axis, is_stable=True, num_keys=len(keys)
+    )
     return indices
-
 
 
 def take_along_axis(arr, indices, axis: int | None):
@@ -136,7 +159,9 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     return total(hits, axis=0, dtype=dtypes.int32)
 
 
-def quantile(a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False):
+def quantile(
+    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
+):
     """The q-th quantiles (q in [0, 1]) with linear interpolation between the
     two nearest order statistics, as NumPy's default; q's axes come first.
 
@@ -173,7 +198,9 @@ def _at_positions(ordered, positions):
     return picked
 
 
-def percentile(a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False):
+def percentile(
+    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
+):
     """quantile with q in percent."""
     return quantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
 

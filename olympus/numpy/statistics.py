@@ -36,8 +36,20 @@ from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
 
 __all__ = [
-    "bincount", "corrcoef", "cov", "diff", "digitize", "ediff1d", "gradient", "histogram",
-    "histogram2d", "histogram_bin_edges", "histogramdd", "interp", "trapezoid", "unwrap",
+    "bincount",
+    "corrcoef",
+    "cov",
+    "diff",
+    "digitize",
+    "ediff1d",
+    "gradient",
+    "histogram",
+    "histogram2d",
+    "histogram_bin_edges",
+    "histogramdd",
+    "interp",
+    "trapezoid",
+    "unwrap",
 ]
 
 
@@ -104,8 +116,10 @@ def _spacing(spacing, n: int, dtype):
     if aval_of(spacing).ndim == 0:
         return broadcast_to(spacing, (n - 1,))
     if aval_of(spacing).shape != (n,):
-        raise ValueError(f"jnp.gradient: coordinates of shape {aval_of(spacing).shape} "
-                         f"do not match an axis of length {n}")
+        raise ValueError(
+            f"jnp.gradient: coordinates of shape {aval_of(spacing).shape} "
+            f"do not match an axis of length {n}"
+        )
     return spacing[1:] - spacing[:-1]
 
 
@@ -120,33 +134,48 @@ def _gradient_interior(f, h, axis: int):
     """Second-order central differences with uneven gaps h[i-1], h[i]."""
     ndim = aval_of(f).ndim
     h1, h2 = _shaped(h[:-1], axis, ndim), _shaped(h[1:], axis, ndim)
-    before, here, after = (slice_along(f, axis, 0, -2), slice_along(f, axis, 1, -1),
-                           slice_along(f, axis, 2, None))
-    return (-h2 / (h1 * (h1 + h2)) * before + (h2 - h1) / (h1 * h2) * here
-            + h1 / (h2 * (h1 + h2)) * after)
+    before, here, after = (
+        slice_along(f, axis, 0, -2),
+        slice_along(f, axis, 1, -1),
+        slice_along(f, axis, 2, None),
+    )
+    return (
+        -h2 / (h1 * (h1 + h2)) * before
+        + (h2 - h1) / (h1 * h2) * here
+        + h1 / (h2 * (h1 + h2)) * after
+    )
 
 
 def _gradient_edges(f, h, axis: int, edge_order: int):
     """One-sided differences at both ends, of first or second order."""
+
     def at(i):
         return slice_along(f, axis, i, i + 1 if i != -1 else None)
 
     if edge_order == 1:
         return (at(1) - at(0)) / h[0], (at(-1) - at(-2)) / h[-1]
     d1, d2 = h[0], h[1]
-    first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * at(0) + (d1 + d2) / (d1 * d2) * at(1)
-             - d1 / (d2 * (d1 + d2)) * at(2))
+    first = (
+        -(2 * d1 + d2) / (d1 * (d1 + d2)) * at(0)
+        + (d1 + d2) / (d1 * d2) * at(1)
+        - d1 / (d2 * (d1 + d2)) * at(2)
+    )
     d1, d2 = h[-2], h[-1]
-    last = (d2 / (d1 * (d1 + d2)) * at(-3) - (d1 + d2) / (d1 * d2) * at(-2)
-            + (2 * d2 + d1) / (d2 * (d1 + d2)) * at(-1))
+    last = (
+        d2 / (d1 * (d1 + d2)) * at(-3)
+        - (d1 + d2) / (d1 * d2) * at(-2)
+        + (2 * d2 + d1) / (d2 * (d1 + d2)) * at(-1)
+    )
     return first, last
 
 
 def _gradient_along(f, spacing, axis: int, edge_order: int):
     n = aval_of(f).shape[axis]
     if n < edge_order + 1:
-        raise ValueError(f"jnp.gradient: an axis of length {n} is too short for "
-                         f"edge_order={edge_order} (needs {edge_order + 1} samples)")
+        raise ValueError(
+            f"jnp.gradient: an axis of length {n} is too short for "
+            f"edge_order={edge_order} (needs {edge_order + 1} samples)"
+        )
     h = _spacing(spacing, n, aval_of(f).dtype)
     first, last = _gradient_edges(f, h, axis, edge_order)
     if n == 2:
@@ -164,8 +193,14 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
     """
     f = to_operand(f)
     ndim = aval_of(f).ndim
-    axes = tuple(range(ndim)) if axis is None else tuple(
-        normalize_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    axes = (
+        tuple(range(ndim))
+        if axis is None
+        else tuple(
+            normalize_axis(a, ndim)
+            for a in (axis if isinstance(axis, (tuple, list)) else (axis,))
+        )
+    )
     edge_order = 1 if edge_order is None else int(edge_order)
     if edge_order not in (1, 2):
         raise ValueError(f"jnp.gradient: edge_order={edge_order}; expected 1 or 2")
@@ -231,7 +266,9 @@ def _observations(m, y, rowvar: bool):
     """Variables as rows of one 2-d inexact array, as np.cov reads them."""
     (m,) = promote_dtypes_inexact(to_operand(m))
     if aval_of(m).ndim > 2:
-        raise ValueError(f"jnp.cov: m has shape {aval_of(m).shape}; expected 1-d or 2-d")
+        raise ValueError(
+            f"jnp.cov: m has shape {aval_of(m).shape}; expected 1-d or 2-d"
+        )
     x = _arr.atleast_2d(m)
     if not rowvar and aval_of(x).shape[0] != 1:
         x = x.T
@@ -249,14 +286,23 @@ def _weights(fweights, aweights, n: int, dtype):
         if given is not None:
             given = _arr.astype(to_operand(given), dtype)
             if aval_of(given).shape != (n,):
-                raise ValueError(f"jnp.cov: weights of shape {aval_of(given).shape} do not "
-                                 f"match {n} observations")
+                raise ValueError(
+                    f"jnp.cov: weights of shape {aval_of(given).shape} do not "
+                    f"match {n} observations"
+                )
             w = given if w is None else w * given
     return w
 
 
-def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
-        fweights=None, aweights=None):
+def cov(
+    m,
+    y=None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights=None,
+    aweights=None,
+):
     """The covariance matrix of the variables in `m` (and `y`), with optional
     frequency and reliability weights, normalised as np.cov.
 
@@ -277,8 +323,11 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = N
     else:
         w_sum = _red.sum(w)
         mean = _red.sum(x * w, axis=1, keepdims=True) / w_sum
-        fact = w_sum - ddof * (1 if aweights is None else
-                               _red.sum(w * _arr.astype(to_operand(aweights), dtype)) / w_sum)
+        fact = w_sum - ddof * (
+            1
+            if aweights is None
+            else _red.sum(w * _arr.astype(to_operand(aweights), dtype)) / w_sum
+        )
         centred = x - mean
         weighted = centred * w
     c = _red.matmul(centred, _uf.conjugate(weighted).T) / fact
@@ -315,8 +364,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     x, xp = promote_dtypes_inexact(to_operand(x), to_operand(xp))
     (fp,) = promote_dtypes_inexact(to_operand(fp))
     if aval_of(xp).ndim != 1 or aval_of(fp).shape != aval_of(xp).shape:
-        raise ValueError(f"jnp.interp: xp {aval_of(xp).shape} and fp {aval_of(fp).shape} "
-                         "must be 1-d of the same length")
+        raise ValueError(
+            f"jnp.interp: xp {aval_of(xp).shape} and fp {aval_of(fp).shape} "
+            "must be 1-d of the same length"
+        )
     if period is not None:
         x, xp, fp = _periodic(x, xp, fp, period)
     return _interpolate(x, xp, fp, left, right, period is None)
@@ -354,7 +405,8 @@ def _static_length(value, name: str, hint: str) -> int:
     if isinstance(value, Tracer):
         raise StaticLengthError(
             f"jnp.{name}: the length of the result depends on the values of a traced "
-            f"array; under jit/vmap/grad pass a static {hint}")
+            f"array; under jit/vmap/grad pass a static {hint}"
+        )
     return int(np.asarray(value))
 
 
@@ -378,17 +430,24 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     """
     x = to_operand(x)
     if aval_of(x).ndim != 1 or not dtypes.is_integer(aval_of(x).dtype):
-        raise TypeError(f"jnp.bincount: x must be a 1-d integer array, got "
-                        f"{aval_of(x).dtype}{list(aval_of(x).shape)}")
+        raise TypeError(
+            f"jnp.bincount: x must be a 1-d integer array, got "
+            f"{aval_of(x).dtype}{list(aval_of(x).shape)}"
+        )
     if length is None:
         top = _red.max(x) + 1 if aval_of(x).size else 0
-        length = builtins.max(_static_length(top, "bincount", "length="), int(minlength))
+        length = builtins.max(
+            _static_length(top, "bincount", "length="), int(minlength)
+        )
     return compiled(_bincount)(x, weights, length=int(length))
 
 
 def _bincount(x, weights, *, length: int):
-    dtype = (dtypes.default_int_dtype() if weights is None
-             else aval_of(to_operand(weights)).dtype)
+    dtype = (
+        dtypes.default_int_dtype()
+        if weights is None
+        else aval_of(to_operand(weights)).dtype
+    )
     if weights is not None:
         weights = broadcast_to(to_operand(weights), aval_of(x).shape)
     return _counts_into(_uf.clip(x, 0, None), weights, length, dtype)
@@ -402,7 +461,9 @@ def digitize(x, bins, right: bool = False):
     """
     x, bins = promote_dtypes(to_operand(x), to_operand(bins))
     if aval_of(bins).ndim != 1:
-        raise ValueError(f"jnp.digitize: bins must be 1-d, got shape {aval_of(bins).shape}")
+        raise ValueError(
+            f"jnp.digitize: bins must be 1-d, got shape {aval_of(bins).shape}"
+        )
     n = aval_of(bins).shape[0]
     side = "left" if right else "right"
     if n == 0:
@@ -419,9 +480,13 @@ def _range_of(a, range_, name: str):
     if range_ is not None:
         lo, hi = range_
         if not np.isscalar(lo) or not np.isscalar(hi) or lo > hi:
-            raise ValueError(f"jnp.{name}: range={range_!r} must be (low, high) with low <= high")
+            raise ValueError(
+                f"jnp.{name}: range={range_!r} must be (low, high) with low <= high"
+            )
         lo, hi = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
-        return np.asarray(lo, aval_of(a).dtype)[()], np.asarray(hi, aval_of(a).dtype)[()]
+        return np.asarray(lo, aval_of(a).dtype)[()], np.asarray(hi, aval_of(a).dtype)[
+            ()
+        ]
     if aval_of(a).size == 0:
         return np.zeros((), aval_of(a).dtype)[()], np.ones((), aval_of(a).dtype)[()]
     lo, hi = _red.min(a), _red.max(a)
@@ -456,8 +521,12 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     if _is_edges(bins):
         return _arr.astype(to_operand(bins), aval_of(a).dtype)
     range_ = None if range is None else tuple(float(v) for v in range)
-    return compiled(_even_edges)(a, count=_bin_count(bins, "histogram_bin_edges"),
-                                  range_=range_, name="histogram_bin_edges")
+    return compiled(_even_edges)(
+        a,
+        count=_bin_count(bins, "histogram_bin_edges"),
+        range_=range_,
+        name="histogram_bin_edges",
+    )
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
@@ -467,10 +536,13 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     >>> jnp.histogram(jnp.array([0.0, 0.2, 1.0]), bins=2)
     (Array([2, 1], dtype=int32), Array([0. , 0.5, 1. ], dtype=float32))
     """
-    hist, (edges,) = histogramdd(_arr.reshape(to_operand(a), (-1, 1)), [bins],
-                                 None if range is None else [range],
-                                 None if weights is None else _arr.ravel(to_operand(weights)),
-                                 density)
+    hist, (edges,) = histogramdd(
+        _arr.reshape(to_operand(a), (-1, 1)),
+        [bins],
+        None if range is None else [range],
+        None if weights is None else _arr.ravel(to_operand(weights)),
+        density,
+    )
     return hist, edges
 
 
@@ -500,19 +572,29 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     if aval_of(sample).ndim == 1:
         sample = _arr.reshape(sample, (-1, 1))
     d = aval_of(sample).shape[1]
-    bins = [bins] * d if hasattr(bins, "ndim") else _per_dimension(bins, d, "histogramdd")
+    bins = (
+        [bins] * d if hasattr(bins, "ndim") else _per_dimension(bins, d, "histogramdd")
+    )
     ranges = [None] * d if range is None else _per_dimension(range, d, "histogramdd")
     ranges = tuple(None if r is None else tuple(float(v) for v in r) for r in ranges)
     given_edges = [b if _is_edges(b) else None for b in bins]
     counts = tuple(None if _is_edges(b) else _bin_count(b, "histogramdd") for b in bins)
-    return compiled(_histogramdd)(sample, weights, given_edges, counts=counts, ranges=ranges,
-                                   density=bool(density))
+    return compiled(_histogramdd)(
+        sample,
+        weights,
+        given_edges,
+        counts=counts,
+        ranges=ranges,
+        density=bool(density),
+    )
 
 
 def _is_edges(bins) -> bool:
     if isinstance(bins, str):
-        raise TypeError(f"jnp.histogram: bins={bins!r}; olympus takes a bin count or edges, "
-                        "not NumPy's estimator names")
+        raise TypeError(
+            f"jnp.histogram: bins={bins!r}; olympus takes a bin count or edges, "
+            "not NumPy's estimator names"
+        )
     return np.ndim(bins) == 1 if not hasattr(bins, "ndim") else bins.ndim == 1
 
 
@@ -527,9 +609,12 @@ def _histogramdd(sample, weights, given_edges, *, counts, ranges, density):
     """histogramdd for static bin counts (or given edges) and ranges."""
     d = aval_of(sample).shape[1]
     columns = [sample[:, j] for j in builtins.range(d)]
-    edges = [_arr.astype(to_operand(e), aval_of(c).dtype) if e is not None
-             else _even_edges(c, count=n, range_=r, name="histogramdd")
-             for c, e, n, r in zip(columns, given_edges, counts, ranges)]
+    edges = [
+        _arr.astype(to_operand(e), aval_of(c).dtype)
+        if e is not None
+        else _even_edges(c, count=n, range_=r, name="histogramdd")
+        for c, e, n, r in zip(columns, given_edges, counts, ranges)
+    ]
     nbins = [aval_of(e).shape[0] - 1 for e in edges]
     flat, outside = 0, None
     for column, e, n in zip(columns, edges, nbins):
@@ -537,10 +622,17 @@ def _histogramdd(sample, weights, given_edges, *, counts, ranges, density):
         outside = (index < 0) if outside is None else (outside | (index < 0))
         flat = flat * n + index
     flat = _uf.where(outside, -1, flat)
-    dtype = (aval_of(sample).dtype if density or weights is not None
-             else dtypes.default_int_dtype())
-    hist = _counts_into(flat, None if weights is None else to_operand(weights),
-                        int(np.prod(nbins)), dtype)
+    dtype = (
+        aval_of(sample).dtype
+        if density or weights is not None
+        else dtypes.default_int_dtype()
+    )
+    hist = _counts_into(
+        flat,
+        None if weights is None else to_operand(weights),
+        int(np.prod(nbins)),
+        dtype,
+    )
     hist = _arr.reshape(hist, tuple(nbins))
     return (_density(hist, edges) if density else hist), edges
 

@@ -147,8 +147,13 @@ def _eager_broadcast(x1, x2) -> bool:
     if type(x1) is not Array or type(x2) is not Array:
         return False
     s1, s2 = x1.aval.shape, x2.aval.shape
-    return (s1 != s2 and s1 != () and s2 != () and core._state.trace is core.eval_trace
-            and not core._debug_nans[0])
+    return (
+        s1 != s2
+        and s1 != ()
+        and s2 != ()
+        and core._state.trace is core.eval_trace
+        and not core._debug_nans[0]
+    )
 
 
 def _unary(lax_fn, name: str, inexact: bool = False):
@@ -193,10 +198,12 @@ def _complex_pick(first_wins):
 add = _binary(lax.add, "add", bool_fn=lax.bitwise_or)
 subtract = _binary(lax.sub, "subtract")
 multiply = _binary(lax.mul, "multiply", bool_fn=lax.bitwise_and)
-maximum = _binary(lax.max, "maximum", bool_fn=lax.bitwise_or,
-                  complex_fn=_complex_pick(_complex_ge))
-minimum = _binary(lax.min, "minimum", bool_fn=lax.bitwise_and,
-                  complex_fn=_complex_pick(_complex_le))
+maximum = _binary(
+    lax.max, "maximum", bool_fn=lax.bitwise_or, complex_fn=_complex_pick(_complex_ge)
+)
+minimum = _binary(
+    lax.min, "minimum", bool_fn=lax.bitwise_and, complex_fn=_complex_pick(_complex_le)
+)
 true_divide = divide = _binary(lax.div, "divide", inexact=True)
 arctan2 = _binary(lax.atan2, "arctan2", inexact=True)
 equal = _binary(lax.eq, "equal")
@@ -243,7 +250,10 @@ abs = absolute  # noqa: A001
 
 def _bool_args(*args):
     args = prepare(*args)
-    return [a if aval_of(a).dtype == dtypes.bool_ else lax.ne(a, scalar_like(a, 0)) for a in args]
+    return [
+        a if aval_of(a).dtype == dtypes.bool_ else lax.ne(a, scalar_like(a, 0))
+        for a in args
+    ]
 
 
 def logical_and(x1, x2):
@@ -298,7 +308,9 @@ def _bools_as_ints(x1, x2):
     if aval_of(x1).dtype != dtypes.bool_:
         return x1, x2
     int_dtype = dtypes.default_int_dtype()
-    return lax.convert_element_type(x1, int_dtype), lax.convert_element_type(x2, int_dtype)
+    return lax.convert_element_type(x1, int_dtype), lax.convert_element_type(
+        x2, int_dtype
+    )
 
 
 def floor_divide(x1, x2):
@@ -314,7 +326,9 @@ def floor_divide(x1, x2):
         zero = scalar_like(x1, 0)
         signs_differ = lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
         fix = lax.bitwise_and(lax.ne(rem, zero), signs_differ)
-        return lax.select(fix, lax.sub(quotient, 1), quotient)  # a Python 1 keeps weak types
+        return lax.select(
+            fix, lax.sub(quotient, 1), quotient
+        )  # a Python 1 keeps weak types
     return lax.floor(lax.div(x1, x2))
 
 
@@ -326,7 +340,9 @@ def remainder(x1, x2):
     if dtypes.is_unsigned_int(dtype):
         return rem
     zero = scalar_like(rem, 0)
-    fix = lax.bitwise_and(lax.ne(rem, zero), lax.ne(lax.lt(rem, zero), lax.lt(x2, zero)))
+    fix = lax.bitwise_and(
+        lax.ne(rem, zero), lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
+    )
     return lax.select(fix, lax.add(rem, x2), rem)
 
 
@@ -456,7 +472,9 @@ def where(condition, x=None, y=None):
     if x is None and y is None:
         return concrete_nonzero(condition)
     if x is None or y is None:
-        raise ValueError("jnp.where takes either only a condition, or a condition, x and y")
+        raise ValueError(
+            "jnp.where takes either only a condition, or a condition, x and y"
+        )
     x, y = prepare(x, y)
     condition = to_operand(condition)
     if aval_of(condition).dtype != dtypes.bool_:
@@ -566,7 +584,9 @@ def _add_to_real_part(z, value: float):
 def _complex_arccosh(z):
     """log(z + sqrt(z + 1) sqrt(z - 1)): the product of two roots, not the root of
     z^2 - 1, which lands on the other branch for half of the plane."""
-    roots = lax.mul(lax.sqrt(_add_to_real_part(z, 1.0)), lax.sqrt(_add_to_real_part(z, -1.0)))
+    roots = lax.mul(
+        lax.sqrt(_add_to_real_part(z, 1.0)), lax.sqrt(_add_to_real_part(z, -1.0))
+    )
     return lax.log(lax.add(z, roots))
 
 
@@ -620,7 +640,9 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
         return lax.eq(a, b)
     magnitude = lax.abs(b)
     real = aval_of(magnitude).dtype
-    tolerance = lax.add(lax.mul(magnitude, np.asarray(rtol, real)[()]), np.asarray(atol, real)[()])
+    tolerance = lax.add(
+        lax.mul(magnitude, np.asarray(rtol, real)[()]), np.asarray(atol, real)[()]
+    )
     close = lax.bitwise_and(lax.le(lax.abs(lax.sub(a, b)), tolerance), isfinite(a))
     out = lax.bitwise_or(close, lax.bitwise_and(isinf(a), lax.eq(a, b)))
     if equal_nan:
@@ -651,7 +673,9 @@ def array_equal(a1, a2, equal_nan: bool = False):
 def select(condlist, choicelist, default=0):
     """The first choice whose condition holds, elementwise; `default` elsewhere."""
     if len(condlist) != len(choicelist):
-        raise ValueError("jnp.select: condlist and choicelist must have the same length")
+        raise ValueError(
+            "jnp.select: condlist and choicelist must have the same length"
+        )
     out = default
     for condition, choice in reversed(list(zip(condlist, choicelist))):
         out = where(condition, choice, out)
@@ -669,10 +693,16 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
         return x
     info = _ml_dtypes.finfo(dtype)  # np.finfo does not know bfloat16 or the float8s
     x = where(isnan(x), np.asarray(nan, dtype)[()], x)
-    x = where(lax.eq(x, np.asarray(np.inf, dtype)[()]),
-              np.asarray(info.max if posinf is None else posinf, dtype)[()], x)
-    return where(lax.eq(x, np.asarray(-np.inf, dtype)[()]),
-                 np.asarray(info.min if neginf is None else neginf, dtype)[()], x)
+    x = where(
+        lax.eq(x, np.asarray(np.inf, dtype)[()]),
+        np.asarray(info.max if posinf is None else posinf, dtype)[()],
+        x,
+    )
+    return where(
+        lax.eq(x, np.asarray(-np.inf, dtype)[()]),
+        np.asarray(info.min if neginf is None else neginf, dtype)[()],
+        x,
+    )
 
 
 def divmod(x1, x2):  # noqa: A001

@@ -15,7 +15,9 @@ __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 def _positions(name: str, M: int):
     """n / (M - 1) for n in 0..M-1, the fraction of the window covered so far."""
     if int(M) != M:
-        raise TypeError(f"jnp.{name}: M must be an integer number of samples, got {M!r}")
+        raise TypeError(
+            f"jnp.{name}: M must be an integer number of samples, got {M!r}"
+        )
     M = int(M)
     dtype = dtypes.default_float_dtype()
     n = lax.iota(dtype, max(M, 0))
@@ -67,5 +69,9 @@ def kaiser(M: int, beta):
     centred = lax.sub(lax.mul(t, np.asarray(2, dtype)[()]), one)
     # max(0, .) keeps rounding at the ends from taking the square root of -eps.
     inside = lax.max(lax.sub(one, lax.mul(centred, centred)), np.zeros((), dtype)[()])
-    beta = lax.convert_element_type(beta, dtype) if hasattr(beta, "aval") else np.asarray(beta, dtype)[()]
+    beta = (
+        lax.convert_element_type(beta, dtype)
+        if hasattr(beta, "aval")
+        else np.asarray(beta, dtype)[()]
+    )
     return lax.div(i0(lax.mul(lax.sqrt(inside), beta)), i0(beta))

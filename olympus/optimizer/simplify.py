@@ -119,8 +119,11 @@ def _swaps_free_blocks(m) -> bool:
 def _swapped_dot(m, b):
     (lc, rc), (lb, rb) = m.dot.params["dimension_numbers"]
     precision = m.dot.params.get("precision")  # one per operand: swapped with them
-    params = dict(m.dot.params, dimension_numbers=((rc, lc), (rb, lb)),
-                  precision=None if precision is None else tuple(precision[::-1]))
+    params = dict(
+        m.dot.params,
+        dimension_numbers=((rc, lc), (rb, lb)),
+        precision=None if precision is None else tuple(precision[::-1]),
+    )
     return b.op("dot_general", m.b, m.a, **params)
 
 

@@ -231,7 +231,11 @@ RULES: list[Rule] = [
     # (t / logistic(x)) * (logistic(x) * y) -> t * y     (reverse mode of log(logistic(x)))
     Rule(
         "log_sigmoid_grad",
-        Op("mul", Op("div", "t", Op("logistic", "x")), Op("mul", Op("logistic", "x"), "y")),
+        Op(
+            "mul",
+            Op("div", "t", Op("logistic", "x")),
+            Op("mul", Op("logistic", "x"), "y"),
+        ),
         lambda m, b: b.op("mul", m.t, m.y),
         is_float("x"),
     ),

@@ -43,7 +43,9 @@ def user_source_info() -> SourceInfo | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
-            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name, _state.scope)
+            return SourceInfo(
+                filename, frame.f_lineno, frame.f_code.co_name, _state.scope
+            )
         frame = frame.f_back
     return None
 
@@ -69,7 +71,9 @@ class Trace:
 
     def concretization_error(self, tracer, what: str, cls: type) -> Exception:
         """The error for `bool(tracer)` etc.; staging traces say more."""
-        return cls(concretization_message(tracer, what, f" (traced by {self.describe()})"))
+        return cls(
+            concretization_message(tracer, what, f" (traced by {self.describe()})")
+        )
 
 
 class EvalTrace(Trace):
@@ -104,11 +108,16 @@ def check_nans(primitive, outs) -> None:
         value = np.asarray(out)
         if value.dtype.kind in "fc" and np.isnan(value).any():
             where = user_source_info()
-            backward = " (in the backward pass of that line)" if where and where.backward else ""
+            backward = (
+                " (in the backward pass of that line)"
+                if where and where.backward
+                else ""
+            )
             raise FloatingPointError(
                 f"invalid value (NaN) encountered in {primitive.name}"
                 + (f" at {where}{backward}" if where is not None else "")
-                + " (olympus_debug_nans is on)")
+                + " (olympus_debug_nans is on)"
+            )
 
 
 eval_trace = EvalTrace()
@@ -186,8 +195,9 @@ def named_scope(name: str):
     if not isinstance(name, str) or not name:
         where = user_source_info()
         at = f" at {where}" if where is not None else ""
-        raise TypeError(f"olympus.named_scope: the name must be a non-empty str, "
-                        f"got {name!r}{at}")
+        raise TypeError(
+            f"olympus.named_scope: the name must be a non-empty str, got {name!r}{at}"
+        )
     previous = _state.scope
     _state.scope = f"{previous}/{name}" if previous else name
     try:
@@ -254,10 +264,14 @@ class Tracer:
         raise self._trace.concretization_error(self, "bool", TracerBoolConversionError)
 
     def __int__(self):
-        raise self._trace.concretization_error(self, "int", TracerIntegerConversionError)
+        raise self._trace.concretization_error(
+            self, "int", TracerIntegerConversionError
+        )
 
     def __index__(self):
-        raise self._trace.concretization_error(self, "index", TracerIntegerConversionError)
+        raise self._trace.concretization_error(
+            self, "index", TracerIntegerConversionError
+        )
 
     def __float__(self):
         raise self._trace.concretization_error(self, "float", ConcretizationTypeError)
@@ -316,7 +330,9 @@ def aval_of(x) -> ShapedArray:
     if isinstance(x, (bool, int, float, complex)):
         if isinstance(x, int) and not isinstance(x, bool):
             check_int_range(x)
-        return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool))
+        return ShapedArray(
+            (), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool)
+        )
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     raise OlympusTypeError(

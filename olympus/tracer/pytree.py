@@ -30,7 +30,9 @@ class PyTreeDef:
         self.node_type = node_type
         self.aux = aux
         self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self.num_leaves = (
+            1 if node_type is None else sum(c.num_leaves for c in children)
+        )
         self._hash = hash((node_type, aux, children))
 
     def __eq__(self, other) -> bool:
@@ -69,9 +71,13 @@ def _describe(treedef: PyTreeDef) -> str:
     if t is list:
         return f"[{kids}]"
     if t is dict:
-        return "{" + ", ".join(
-            f"{k!r}: {_describe(c)}" for k, c in zip(treedef.aux, treedef.children)
-        ) + "}"
+        return (
+            "{"
+            + ", ".join(
+                f"{k!r}: {_describe(c)}" for k, c in zip(treedef.aux, treedef.children)
+            )
+            + "}"
+        )
     if t is type(None):
         return "None"
     return f"{t.__name__}({kids})"
@@ -97,7 +103,9 @@ def _flatten(x, leaves: list, is_leaf) -> PyTreeDef:
         leaves.append(x)
         return LEAF
     t = type(x)
-    if t not in _registry and not issubclass(t, tuple):  # a leaf (the common case, made quick)
+    if t not in _registry and not issubclass(
+        t, tuple
+    ):  # a leaf (the common case, made quick)
         leaves.append(x)
         return LEAF
     found = _node_children(x, t)
@@ -106,7 +114,9 @@ def _flatten(x, leaves: list, is_leaf) -> PyTreeDef:
         return LEAF
     children, aux, t = found
     kids = []
-    for c in children:  # leaf children inline: a dict of 100 arrays is one call, not 101
+    for (
+        c
+    ) in children:  # leaf children inline: a dict of 100 arrays is one call, not 101
         ct = type(c)
         if is_leaf is None and ct not in _registry and not issubclass(ct, tuple):
             leaves.append(c)
@@ -163,9 +173,7 @@ def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
     for other in rest:
         other_leaves, other_def = tree_flatten(other, is_leaf)
         if other_def != treedef:
-            raise ValueError(
-                f"tree_map: structures differ: {treedef} vs {other_def}"
-            )
+            raise ValueError(f"tree_map: structures differ: {treedef} vs {other_def}")
         others.append(other_leaves)
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
@@ -183,7 +191,9 @@ def tree_all(tree, is_leaf: Callable | None = None) -> bool:
     return all(tree_leaves(tree, is_leaf))
 
 
-def register_pytree_node(node_type: type, flatten_func: Callable, unflatten_func: Callable):
+def register_pytree_node(
+    node_type: type, flatten_func: Callable, unflatten_func: Callable
+):
     """`flatten_func(x) -> (children, aux)`, `unflatten_func(aux, children) -> x`."""
     if node_type in _registry:
         raise ValueError(f"{node_type.__name__} is already registered as a pytree node")
@@ -336,7 +346,8 @@ def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable | None = None
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
     others = [tree_flatten(r, is_leaf)[0] for r in rest]
     return treedef.unflatten(
-        f(path, leaf, *xs) for (path, leaf), *xs in zip(pairs, *others))
+        f(path, leaf, *xs) for (path, leaf), *xs in zip(pairs, *others)
+    )
 
 
 def keystr(path: tuple) -> str:

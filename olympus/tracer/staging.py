@@ -34,7 +34,9 @@ def function_name(fun: Callable) -> str:
 class StagingTracer(Tracer):
     __slots__ = ("aval", "var", "source_info")
 
-    def __init__(self, trace: StagingTrace, aval: ShapedArray, var: Var, source_info=None):
+    def __init__(
+        self, trace: StagingTrace, aval: ShapedArray, var: Var, source_info=None
+    ):
         self._trace = trace
         self.aval = aval
         self.var = var
@@ -95,7 +97,9 @@ class StagingTrace(Trace):
     def process_primitive(self, primitive, args, params):
         atoms = [self.to_atom(x) for x in args]
         source_info = user_source_info()
-        out_avals = abstract_eval(primitive, [a.aval for a in atoms], params, source_info)
+        out_avals = abstract_eval(
+            primitive, [a.aval for a in atoms], params, source_info
+        )
         multiple = primitive.multiple_results
         out_avals = out_avals if multiple else [out_avals]
         outvars = [Var(aval) for aval in out_avals]
@@ -105,7 +109,9 @@ class StagingTrace(Trace):
 
     def to_olympuspr(self, outs: Sequence) -> tuple[Olympuspr, list]:
         outvars = [self.to_atom(x) for x in outs]
-        olympuspr = Olympuspr(self.constvars, self.invars, self.eqns, outvars, self.debug_info)
+        olympuspr = Olympuspr(
+            self.constvars, self.invars, self.eqns, outvars, self.debug_info
+        )
         return olympuspr, list(self.consts)
 
     def concretization_error(self, tracer, what: str, cls: type) -> Exception:
@@ -181,7 +187,10 @@ def trace_to_olympuspr(
 def consts_as_invars(olympuspr: Olympuspr) -> Olympuspr:
     """The same program with its constvars moved in front of its invars."""
     return Olympuspr(
-        [], olympuspr.constvars + olympuspr.invars, olympuspr.eqns, olympuspr.outvars,
+        [],
+        olympuspr.constvars + olympuspr.invars,
+        olympuspr.eqns,
+        olympuspr.outvars,
         olympuspr.debug_info,
     )
 

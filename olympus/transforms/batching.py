@@ -25,7 +25,13 @@ import numpy as np
 
 from olympus.ir.core import Primitive
 from olympus.tracer import core
-from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace, user_source_info
+from olympus.tracer.core import (
+    Trace,
+    Tracer,
+    aval_of,
+    set_current_trace,
+    user_source_info,
+)
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer import axes as axes_env
 from olympus.tracer.pytree import PyTreeDef, _child_keys, tree_flatten, tree_unflatten
@@ -65,8 +71,13 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     """Interprets primitives on batched values, binding on `parent`."""
 
-    def __init__(self, parent: Trace, axis_size: int, name: str = "vmap",
-                 axis_name: str | None = None):
+    def __init__(
+        self,
+        parent: Trace,
+        axis_size: int,
+        name: str = "vmap",
+        axis_name: str | None = None,
+    ):
         self.parent = parent
         self.axis_size = axis_size
         self.name = name
@@ -80,7 +91,9 @@ class BatchTrace(Trace):
         """(val, batch_dim) of any value: foreign values are unbatched constants."""
         if isinstance(x, BatchTracer) and x._trace is self:
             return x.val, x.batch_dim
-        if isinstance(x, Tracer) and (not x._trace.alive or not x._trace.is_ancestor_of(self)):
+        if isinstance(x, Tracer) and (
+            not x._trace.alive or not x._trace.is_ancestor_of(self)
+        ):
             raise core.escaped_tracer_error(x)
         return x, not_mapped
 
@@ -92,22 +105,25 @@ class BatchTrace(Trace):
         if self.axis_name is not None and self._names_my_axis(primitive, params):
             with set_current_trace(self.parent):
                 out, out_dim = axis_batch_rules[primitive](
-                    self.axis_name, self.axis_size, list(vals), list(dims), **params)
+                    self.axis_name, self.axis_size, list(vals), list(dims), **params
+                )
             return self.pack(out, out_dim)
         with set_current_trace(self.parent):
             if all(d is not_mapped for d in dims):
                 return primitive.bind(*vals, **params)
             self.check_per_example(primitive, args, params)
-            out, out_dim = batch_rule(primitive)(self.axis_size, list(vals), list(dims), **params)
+            out, out_dim = batch_rule(primitive)(
+                self.axis_size, list(vals), list(dims), **params
+            )
         if primitive.multiple_results:
             return [self.pack(v, d) for v, d in zip(out, out_dim)]
         return self.pack(out, out_dim)
 
-
     def _names_my_axis(self, primitive, params) -> bool:
         return primitive in axis_batch_rules and (
             params.get("axis_name") == self.axis_name
-            or self.axis_name in params.get("axes", ()))
+            or self.axis_name in params.get("axes", ())
+        )
 
     def check_per_example(self, primitive, args, params) -> None:
         """Shape errors name the per-example types the user wrote the code for,
@@ -119,7 +135,9 @@ class BatchTrace(Trace):
             try:
                 abstract_eval(primitive, avals, params, user_source_info())
             except OlympusTypeError as err:
-                raise OlympusTypeError(f"{err}\n  (per-example types, inside {self.describe()})") from None
+                raise OlympusTypeError(
+                    f"{err}\n  (per-example types, inside {self.describe()})"
+                ) from None
             raise
 
 
@@ -175,7 +193,9 @@ def shift_axes(axes, bdim: int) -> tuple:
 
 
 # ---- rules shared by primitive families --------------------------------------
-def elementwise_rule(primitive: Primitive, scalar_positions: Callable[[int], bool] = None):
+def elementwise_rule(
+    primitive: Primitive, scalar_positions: Callable[[int], bool] = None
+):
     """The batching rule of an elementwise primitive.
 
     Operands agree in shape except rank-0 ones in `scalar_positions` (all
@@ -191,7 +211,9 @@ def elementwise_rule(primitive: Primitive, scalar_positions: Callable[[int], boo
         ranks = [a.ndim - (d is not not_mapped) for a, d in zip(avals, dims)]
         out_rank = max(ranks)
         shape = _per_example_shape(avals, dims, out_rank)
-        full_dims = {d for d, r in zip(dims, ranks) if d is not not_mapped and r == out_rank}
+        full_dims = {
+            d for d, r in zip(dims, ranks) if d is not not_mapped and r == out_rank
+        }
         out_dim = full_dims.pop() if len(full_dims) == 1 else 0
         operands = [
             _at_full_shape(v, axis_size, d, r, shape, out_dim, scalar_ok(i))
@@ -273,7 +295,9 @@ def vmap(
         leaves, in_tree = tree_flatten((args, kwargs))
         axes = _leaf_axes(in_axes, args, kwargs, name)
         paths = _leaf_paths(in_tree)
-        axes = [_canonical_in_axis(x, a, p, name) for x, a, p in zip(leaves, axes, paths)]
+        axes = [
+            _canonical_in_axis(x, a, p, name) for x, a, p in zip(leaves, axes, paths)
+        ]
         size = _batch_size(leaves, axes, paths, axis_size, name)
         trace = BatchTrace(core.current_trace(), size, f"vmap of {name}", axis_name)
         tracers = [trace.pack(x, a) for x, a in zip(leaves, axes)]
@@ -402,7 +426,9 @@ def _canonical_in_axis(x, axis, path: str, name: str):
 
 
 def _batch_size(leaves, axes, paths, axis_size, name: str) -> int:
-    sizes = {p: aval_of(x).shape[a] for x, a, p in zip(leaves, axes, paths) if a is not None}
+    sizes = {
+        p: aval_of(x).shape[a] for x, a, p in zip(leaves, axes, paths) if a is not None
+    }
     if axis_size is not None:
         sizes = {"axis_size": int(axis_size), **sizes}
     if not sizes:
@@ -412,11 +438,14 @@ def _batch_size(leaves, axes, paths, axis_size, name: str) -> int:
         )
     if len(set(sizes.values())) > 1:
         listed = ", ".join(
-            f"{p} has size {s}" if p == "axis_size" else
-            f"{p} has size {s} along axis {axes[paths.index(p)]}"
+            f"{p} has size {s}"
+            if p == "axis_size"
+            else f"{p} has size {s} along axis {axes[paths.index(p)]}"
             for p, s in sizes.items()
         )
-        raise ValueError(f"vmap of {name}: inconsistent sizes for the mapped axis: {listed}")
+        raise ValueError(
+            f"vmap of {name}: inconsistent sizes for the mapped axis: {listed}"
+        )
     return next(iter(sizes.values()))
 
 

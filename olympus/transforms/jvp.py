@@ -23,7 +23,12 @@ from olympus.ir.core import Primitive
 from olympus.tracer import core
 from olympus.tracer.core import Trace, Tracer, aval_of, set_current_trace
 from olympus.transforms.ad_util import (
-    Zero, add_tangents, instantiate, is_differentiable, is_zero, tangent_aval,
+    Zero,
+    add_tangents,
+    instantiate,
+    is_differentiable,
+    is_zero,
+    tangent_aval,
 )
 
 jvp_rules: dict[Primitive, Callable] = {}
@@ -33,7 +38,9 @@ class MissingRuleError(NotImplementedError):
     """A transformation met a primitive that has no rule for it."""
 
 
-def missing_rule(primitive: Primitive, transform: str, source_info=None) -> MissingRuleError:
+def missing_rule(
+    primitive: Primitive, transform: str, source_info=None
+) -> MissingRuleError:
     where = source_info if source_info is not None else core.user_source_info()
     at = f"\n  at {where}" if where is not None else ""
     err = MissingRuleError(
@@ -101,7 +108,9 @@ class JVPTrace(Trace):
         return JVPTracer(self, primal, tangent)
 
 
-def jvp_flat(fun: Callable, primals: list, tangents: list, rule_trace: Trace | None = None):
+def jvp_flat(
+    fun: Callable, primals: list, tangents: list, rule_trace: Trace | None = None
+):
     """Runs flat `fun(*xs) -> list` on (primal, tangent) pairs.
 
     Returns (primal_outs, tangent_outs, trace); tangent_outs may hold Zeros.
@@ -109,7 +118,8 @@ def jvp_flat(fun: Callable, primals: list, tangents: list, rule_trace: Trace | N
     parent = core.current_trace()
     trace = JVPTrace(parent, rule_trace)
     tracers = [
-        JVPTracer(trace, p, t) if not is_zero(t) else p for p, t in zip(primals, tangents)
+        JVPTracer(trace, p, t) if not is_zero(t) else p
+        for p, t in zip(primals, tangents)
     ]
     try:
         with set_current_trace(trace):

@@ -19,7 +19,14 @@ from __future__ import annotations
 from typing import Callable
 
 from olympus.ir.analysis import dependent_vars, reads_any
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Primitive, ShapedArray, Var
+from olympus.ir.core import (
+    ClosedOlympuspr,
+    Literal,
+    Olympuspr,
+    Primitive,
+    ShapedArray,
+    Var,
+)
 from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
 from olympus.tracer.evaluation import bind_eqns, eval_program
@@ -93,7 +100,9 @@ def new_tangent_trace(parent: Trace, name: str) -> StagingTrace:
     return StagingTrace(parent, DebugInfo("linearize", name, ()))
 
 
-def linearize_flat(fun: Callable, primals: list, linear_mask: list[bool], name: str = "f"):
+def linearize_flat(
+    fun: Callable, primals: list, linear_mask: list[bool], name: str = "f"
+):
     """JVP of flat `fun` with staged tangents for the operands in `linear_mask`.
 
     Returns (primal_outs, ClosedOlympuspr) where the closed program maps the
@@ -124,7 +133,9 @@ def linearize_flat(fun: Callable, primals: list, linear_mask: list[bool], name: 
 
 
 # ---- transposition ----------------------------------------------------------------
-def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=None) -> list:
+def backward_pass(
+    olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=None
+) -> list:
     """Cotangents of the invars of linear `olympuspr`, given those of its outvars.
 
     `primals_in[i]` is a value for invar i that is *not* linear (None or
@@ -157,10 +168,15 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
         args = [_operand(x, env, linear) for x in eqn.invars]
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
-            raise missing_rule(eqn.primitive, "transpose (reverse-mode differentiation)",
-                               eqn.source_info)
+            raise missing_rule(
+                eqn.primitive,
+                "transpose (reverse-mode differentiation)",
+                eqn.source_info,
+            )
         if eqn.primitive.multiple_results:
-            ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+            ct_arg = [
+                Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)
+            ]
         else:
             ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
         # cotangent sums too get eqn's line, marked as the backward pass
@@ -170,8 +186,10 @@ def backward_pass(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in=
             for x, ct in zip(eqn.invars, cts_in):
                 if isinstance(x, Var) and x in linear and ct is not None:
                     _write_ct(ct_env, x, ct)
-    return [ct_env.get(v, Zero(v.aval)) if v in set(linear_invars) else Zero(v.aval)
-            for v in olympuspr.invars]
+    return [
+        ct_env.get(v, Zero(v.aval)) if v in set(linear_invars) else Zero(v.aval)
+        for v in olympuspr.invars
+    ]
 
 
 def _apply_transpose_rule(rule: Callable, eqn, ct_arg, args) -> list:
@@ -198,13 +216,17 @@ def _has_mixed_call(olympuspr: Olympuspr, linear: set) -> bool:
         lin_in = [isinstance(x, Var) and x in linear for x in eqn.invars]
         if not any(lin_in) or len(lin_in) != len(sub.olympuspr.invars):
             continue
-        dep = dependent_vars(sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l])
+        dep = dependent_vars(
+            sub.olympuspr, [v for v, l in zip(sub.olympuspr.invars, lin_in) if l]
+        )
         if not all(isinstance(o, Var) and o in dep for o in sub.olympuspr.outvars):
             return True
     return False
 
 
-def _split_then_transpose(olympuspr: Olympuspr, consts: list, cts_out: list, primals_in):
+def _split_then_transpose(
+    olympuspr: Olympuspr, consts: list, cts_out: list, primals_in
+):
     """Partially evaluates the program (its non-linear part runs now, on the
     current trace; calls split into known and staged calls), then transposes
     the staged, purely linear rest."""

@@ -215,7 +215,11 @@ def split_nested(
         produced = {v for eqn in program.eqns for v in eqn.outvars}
         deferred = frozenset(v for v in program.outvars[n_out:] if v in produced)
         trimmed = Olympuspr(
-            [], program.invars, program.eqns, program.outvars[:n_out], program.debug_info
+            [],
+            program.invars,
+            program.eqns,
+            program.outvars[:n_out],
+            program.debug_info,
         )
         return ClosedOlympuspr(trimmed, []), deferred
 

@@ -54,8 +54,10 @@ class Tally:
     def summary(self, budget_s: float) -> str:
         budget = f"budget {budget_s:.0f} s" if budget_s else "no budget"
         spent = (self.ended or self.started or 0.0) - (self.started or 0.0)
-        return (f"fuzz: {self.programs} programs, {self.checks} checks, {self.failed} failed, "
-                f"{self.skipped} skipped by the time budget ({spent:.0f} s, {budget})")
+        return (
+            f"fuzz: {self.programs} programs, {self.checks} checks, {self.failed} failed, "
+            f"{self.skipped} skipped by the time budget ({spent:.0f} s, {budget})"
+        )
 
 
 tally = Tally()
@@ -79,4 +81,8 @@ def fuzz_budget_s(config) -> float:
     given = config.getoption("fuzz_budget", default=None)
     if given is not None:
         return given
-    return 0.0 if fuzz_long(config) or config.getoption("fuzz_seeds", default=None) else BUDGET_S
+    return (
+        0.0
+        if fuzz_long(config) or config.getoption("fuzz_seeds", default=None)
+        else BUDGET_S
+    )

@@ -31,7 +31,9 @@ def _close(actual, expected, what: str, rtol=RTOL, atol=ATOL) -> None:
     actual, expected = _leaves(actual), _leaves(expected)
     assert len(actual) == len(expected), what
     for a, e in zip(actual, expected):
-        assert a.shape == e.shape and a.dtype == e.dtype, f"{what}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
+        assert a.shape == e.shape and a.dtype == e.dtype, (
+            f"{what}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
+        )
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=what)
 
 
@@ -76,7 +78,9 @@ def check_stepper(program) -> None:
     _close(stepper.run_all(), olympus.jit(fun)(*args), "stepped vs jit")
     printed = set(re.findall(r"([a-z]+):", str(stepper.closed)))
     shown = {re.sub(r"(\[\d+\]|#\d+)+$", "", key) for key in stepper.values}
-    assert shown <= printed, f"stepper names not in the printed program: {shown - printed}"
+    assert shown <= printed, (
+        f"stepper names not in the printed program: {shown - printed}"
+    )
     return True
 
 
@@ -86,19 +90,30 @@ def check_ir(program) -> None:
     fun, args = program.function(), program.arguments()
     closed = olympus.make_olympuspr(fun)(*args)
     _round_trip(closed, "program")
-    _close(evaluate(parse(str(closed), list(closed.consts)), *args), evaluate(closed, *args),
-           "parsed program")
+    _close(
+        evaluate(parse(str(closed), list(closed.consts)), *args),
+        evaluate(closed, *args),
+        "parsed program",
+    )
     batched, axes = _batched_arguments(program)
-    _round_trip(olympus.make_olympuspr(olympus.vmap(fun, in_axes=axes))(*batched), "vmap")
+    _round_trip(
+        olympus.make_olympuspr(olympus.vmap(fun, in_axes=axes))(*batched), "vmap"
+    )
     g, floats = _float_part(program, fun, args)
     if not floats:
         return True
     tangents = [np.ones_like(x) for x in floats]
-    _round_trip(olympus.make_olympuspr(lambda *xs: olympus.jvp(g, xs, tangents))(*floats), "jvp")
+    _round_trip(
+        olympus.make_olympuspr(lambda *xs: olympus.jvp(g, xs, tangents))(*floats), "jvp"
+    )
     if program.reverse_differentiable():
         scalar = lambda *xs: sum(olympus.numpy.sum(o) for o in g(*xs))
-        _round_trip(olympus.make_olympuspr(olympus.grad(scalar, argnums=tuple(range(len(floats)))))(*floats),
-                    "grad")
+        _round_trip(
+            olympus.make_olympuspr(
+                olympus.grad(scalar, argnums=tuple(range(len(floats))))
+            )(*floats),
+            "grad",
+        )
     return True
 
 
@@ -109,18 +124,28 @@ def _batched_arguments(program):
     axes = [None if rng.random() < 0.3 else 0 for _ in first]
     if all(a is None for a in axes):
         axes[0] = 0
-    batched = [a if ax is None else np.stack([a, b]) for a, b, ax in zip(first, second, axes)]
+    batched = [
+        a if ax is None else np.stack([a, b]) for a, b, ax in zip(first, second, axes)
+    ]
     return batched, axes
 
 
 def check_vmap(program) -> None:
     fun = program.function()
     batched, axes = _batched_arguments(program)
-    examples = [[a if ax is None else a[k] for a, ax in zip(batched, axes)] for k in range(2)]
+    examples = [
+        [a if ax is None else a[k] for a, ax in zip(batched, axes)] for k in range(2)
+    ]
     jitted = olympus.jit(fun)
     per_example = [_leaves(jitted(*ex)) for ex in examples]
-    expected = [np.stack([p[i] for p in per_example]) for i in range(len(per_example[0]))]
-    _close(olympus.jit(olympus.vmap(fun, in_axes=axes))(*batched), expected, "vmap vs stacked")
+    expected = [
+        np.stack([p[i] for p in per_example]) for i in range(len(per_example[0]))
+    ]
+    _close(
+        olympus.jit(olympus.vmap(fun, in_axes=axes))(*batched),
+        expected,
+        "vmap vs stacked",
+    )
     return True
 
 
@@ -137,7 +162,8 @@ def check_jvp_vjp(program) -> None:
     rng = np.random.default_rng([program.seed, 11])
     tangents = _random_like(rng, floats)
     outs, out_tangents = olympus.jit(lambda xs, ts: olympus.jvp(g, xs, ts))(
-        tuple(floats), tuple(tangents))
+        tuple(floats), tuple(tangents)
+    )
     cts = _random_like(rng, _leaves(outs))
 
     def pullback(xs, cts):
@@ -149,7 +175,9 @@ def check_jvp_vjp(program) -> None:
     lhs = sum(float(np.vdot(a, b)) for a, b in zip(_leaves(ct_in), tangents))
     rhs = sum(float(np.vdot(a, b)) for a, b in zip(cts, _leaves(out_tangents)))
     scale = 1.0 + sum(float(np.abs(np.asarray(a)).sum()) for a in _leaves(out_tangents))
-    assert abs(lhs - rhs) <= 1e-4 * scale, f"<vjp(ct), t> = {lhs} but <ct, jvp(t)> = {rhs}"
+    assert abs(lhs - rhs) <= 1e-4 * scale, (
+        f"<vjp(ct), t> = {lhs} but <ct, jvp(t)> = {rhs}"
+    )
     return True
 
 
@@ -214,14 +242,24 @@ def _check_finite_differences(program) -> None:
     tangents = _random_like(rng, floats)
     jg = olympus.jit(g)
     _, out_tangents = olympus.jit(lambda xs, ts: olympus.jvp(g, xs, ts))(
-        tuple(floats), tuple(tangents))
-    fine, coarse = (_central_difference(jg, floats, tangents, eps) for eps in (1e-6, 1e-5))
+        tuple(floats), tuple(tangents)
+    )
+    fine, coarse = (
+        _central_difference(jg, floats, tangents, eps) for eps in (1e-6, 1e-5)
+    )
     for (numeric, scale), (rough, _), t in zip(fine, coarse, _leaves(out_tangents)):
         assert t.dtype == np.float64, f"jvp in x64 gave {t.dtype}"
         atol = 1e-4 * (1 + scale)
-        smooth = np.abs(numeric - rough) <= 0.1 * (np.abs(numeric) + np.abs(rough)) + atol
-        np.testing.assert_allclose(t[smooth], numeric[smooth], rtol=1e-3, atol=atol,
-                                   err_msg="jvp vs finite differences")
+        smooth = (
+            np.abs(numeric - rough) <= 0.1 * (np.abs(numeric) + np.abs(rough)) + atol
+        )
+        np.testing.assert_allclose(
+            t[smooth],
+            numeric[smooth],
+            rtol=1e-3,
+            atol=atol,
+            err_msg="jvp vs finite differences",
+        )
     return True
 
 
@@ -233,8 +271,10 @@ def _central_difference(jg, floats, tangents, eps):
     arithmetic), and finite differences say nothing about the jvp."""
     plus = jg(*[x + eps * t for x, t in zip(floats, tangents)])
     minus = jg(*[x - eps * t for x, t in zip(floats, tangents)])
-    return [((p - m) / (2 * eps), np.abs(p).max(initial=0))
-            for p, m in zip(_leaves(plus), _leaves(minus))]
+    return [
+        ((p - m) / (2 * eps), np.abs(p).max(initial=0))
+        for p, m in zip(_leaves(plus), _leaves(minus))
+    ]
 
 
 CHECKS = {

@@ -34,6 +34,7 @@ class Value:
 @dataclasses.dataclass
 class Stmt:
     """`targets = expr`, after `defs` (the nested functions expr calls)."""
+
     targets: list
     expr: str
     uses: list
@@ -45,8 +46,11 @@ class Stmt:
         for name, params, block in self.defs:
             out.append(f"def {name}({', '.join(params)}):")
             out += ["    " + line for line in block.lines()]
-        lhs = self.targets[0].name if len(self.targets) == 1 else ", ".join(
-            t.name for t in self.targets)
+        lhs = (
+            self.targets[0].name
+            if len(self.targets) == 1
+            else ", ".join(t.name for t in self.targets)
+        )
         out.append(f"{lhs} = {self.expr}")
         return out
 
@@ -63,6 +67,7 @@ class Stmt:
 @dataclasses.dataclass
 class Block:
     """Statements then `return <result>` (result: a Python expression of names)."""
+
     stmts: list
     result: str
     result_uses: list
@@ -114,10 +119,17 @@ class Program:
     def reproducer(self, failing_check: str = "") -> str:
         """The program and its arguments as a script that runs it."""
         args = ", ".join(_array_literal(a) for a in self.arguments())
-        header = f"# fails: {failing_check} (tests/fuzz/checks.py)\n" if failing_check else ""
-        return (header + "import numpy as np\nimport olympus\nimport olympus.numpy as jnp\n"
-                "from olympus import lax\n\n" + self.source()
-                + f"\nargs = [{args}]\nprint(olympus.jit(program)(*args))\n")
+        header = (
+            f"# fails: {failing_check} (tests/fuzz/checks.py)\n"
+            if failing_check
+            else ""
+        )
+        return (
+            header + "import numpy as np\nimport olympus\nimport olympus.numpy as jnp\n"
+            "from olympus import lax\n\n"
+            + self.source()
+            + f"\nargs = [{args}]\nprint(olympus.jit(program)(*args))\n"
+        )
 
 
 def _array_literal(a: np.ndarray) -> str:
@@ -164,13 +176,35 @@ class Generator:
         return stmts
 
     def statement(self, scope: list, depth: int):
-        makers = [self.unary, self.unary, self.binary, self.binary, self.reduction,
-                  self.reshape, self.index, self.compare_select, self.dot, self.integer,
-                  self.concat, self.cumulative, self.shaped, self.int_gather]
+        makers = [
+            self.unary,
+            self.unary,
+            self.binary,
+            self.binary,
+            self.reduction,
+            self.reshape,
+            self.index,
+            self.compare_select,
+            self.dot,
+            self.integer,
+            self.concat,
+            self.cumulative,
+            self.shaped,
+            self.int_gather,
+        ]
         if depth < MAX_DEPTH:
-            makers += [self.cond, self.scan, self.fori, self.while_loop, self.jit_call,
-                       self.vmap_call, self.checkpoint_call, self.grad_call, self.jvp_call,
-                       self.map_call]
+            makers += [
+                self.cond,
+                self.scan,
+                self.fori,
+                self.while_loop,
+                self.jit_call,
+                self.vmap_call,
+                self.checkpoint_call,
+                self.grad_call,
+                self.jvp_call,
+                self.map_call,
+            ]
         for _ in range(4):
             stmt = self.choice(makers)(scope, depth)
             if stmt is not None:
@@ -193,13 +227,26 @@ class Generator:
         if x is None:
             return None
         n = x.name
-        expr = self.choice([
-            f"jnp.sin({n})", f"jnp.cos({n})", f"jnp.tanh({n})", f"-{n}", f"{n} * {n}",
-            f"jnp.abs({n})", f"olympus.nn.sigmoid({n})", f"jnp.sqrt(jnp.abs({n}) + 1.0)",
-            f"jnp.log1p({n} * {n})", f"jnp.exp(jnp.sin({n}))", f"{n} / (1.0 + {n} * {n})",
-            f"{n} * 0.5 + 1.5", f"lax.integer_pow(jnp.tanh({n}), 3)", f"jnp.sin({n}) ** 2",
-            f"jnp.arctan2({n}, 1.5)", f"jnp.where({n} > 0.0, {n}, 0.1 * {n})",
-        ])
+        expr = self.choice(
+            [
+                f"jnp.sin({n})",
+                f"jnp.cos({n})",
+                f"jnp.tanh({n})",
+                f"-{n}",
+                f"{n} * {n}",
+                f"jnp.abs({n})",
+                f"olympus.nn.sigmoid({n})",
+                f"jnp.sqrt(jnp.abs({n}) + 1.0)",
+                f"jnp.log1p({n} * {n})",
+                f"jnp.exp(jnp.sin({n}))",
+                f"{n} / (1.0 + {n} * {n})",
+                f"{n} * 0.5 + 1.5",
+                f"lax.integer_pow(jnp.tanh({n}), 3)",
+                f"jnp.sin({n}) ** 2",
+                f"jnp.arctan2({n}, 1.5)",
+                f"jnp.where({n} > 0.0, {n}, 0.1 * {n})",
+            ]
+        )
         return Stmt([self.new(x.shape)], expr, [n])
 
     def binary(self, scope, depth):
@@ -210,10 +257,17 @@ class Generator:
         if y is None:
             return None
         a, b = x.name, y.name
-        expr = self.choice([
-            f"{a} + {b}", f"{a} - {b}", f"{a} * {b}", f"jnp.maximum({a}, {b})",
-            f"jnp.minimum({a}, {b})", f"{a} / (1.0 + {b} * {b})", f"jnp.arctan2({a}, {b} * {b} + 1.0)",
-        ])
+        expr = self.choice(
+            [
+                f"{a} + {b}",
+                f"{a} - {b}",
+                f"{a} * {b}",
+                f"jnp.maximum({a}, {b})",
+                f"jnp.minimum({a}, {b})",
+                f"{a} / (1.0 + {b} * {b})",
+                f"jnp.arctan2({a}, {b} * {b} + 1.0)",
+            ]
+        )
         return Stmt([self.new(np.broadcast_shapes(x.shape, y.shape))], expr, [a, b])
 
     def reduction(self, scope, depth):
@@ -222,7 +276,9 @@ class Generator:
             return None
         axis = int(self.rng.integers(len(x.shape)))
         keep = bool(self.rng.random() < 0.3)
-        op = self.choice(["jnp.sum", "jnp.max", "jnp.min", "jnp.mean", "olympus.nn.logsumexp"])
+        op = self.choice(
+            ["jnp.sum", "jnp.max", "jnp.min", "jnp.mean", "olympus.nn.logsumexp"]
+        )
         shape = list(x.shape)
         if keep:
             shape[axis] = 1
@@ -230,24 +286,36 @@ class Generator:
             shape.pop(axis)
         if self.rng.random() < 0.2:
             return Stmt([self.new(())], f"{op}({x.name})", [x.name])
-        return Stmt([self.new(shape)], f"{op}({x.name}, axis={axis}, keepdims={keep})", [x.name])
+        return Stmt(
+            [self.new(shape)], f"{op}({x.name}, axis={axis}, keepdims={keep})", [x.name]
+        )
 
     def reshape(self, scope, depth):
         x = self.pick(scope)
         if x is None:
             return None
         n, s = x.name, x.shape
-        options = [(f"{n}[None]", (1, *s)), (f"jnp.expand_dims({n}, -1)", (*s, 1)),
-                   (f"jnp.broadcast_to({n}, (2, *{n}.shape))", (2, *s)),
-                   (f"{n}.reshape(-1)", (int(np.prod(s)),))]
+        options = [
+            (f"{n}[None]", (1, *s)),
+            (f"jnp.expand_dims({n}, -1)", (*s, 1)),
+            (f"jnp.broadcast_to({n}, (2, *{n}.shape))", (2, *s)),
+            (f"{n}.reshape(-1)", (int(np.prod(s)),)),
+        ]
         if len(s) >= 2:
             perm = tuple(int(p) for p in self.rng.permutation(len(s)))
-            options += [(f"{n}.T", s[::-1]),
-                        (f"jnp.transpose({n}, {perm})", tuple(s[p] for p in perm))]
+            options += [
+                (f"{n}.T", s[::-1]),
+                (f"jnp.transpose({n}, {perm})", tuple(s[p] for p in perm)),
+            ]
         if len(s) >= 1:
             options.append((f"jnp.flip({n}, 0)", s))
         if 1 in s:
-            options.append((f"jnp.squeeze({n}, {s.index(1)})", s[:s.index(1)] + s[s.index(1) + 1:]))
+            options.append(
+                (
+                    f"jnp.squeeze({n}, {s.index(1)})",
+                    s[: s.index(1)] + s[s.index(1) + 1 :],
+                )
+            )
         expr, shape = self.choice(options)
         if len(shape) > 4:
             return None
@@ -262,16 +330,23 @@ class Generator:
         lo, hi = sorted(int(k) for k in self.rng.integers(0, s[0] + 1, size=2))
         hi = max(hi, lo + 1) if lo < s[0] else s[0]
         lo = min(lo, hi - 1)
-        options = [(f"{n}[{i}]", s[1:]), (f"{n}[{lo}:{hi}]", (hi - lo, *s[1:])),
-                   (f"{n}[::2]", ((s[0] + 1) // 2, *s[1:])),
-                   (f"{n}[..., {int(self.rng.integers(s[-1]))}]", s[:-1]),
-                   (f"jnp.asarray({n}).at[{i}].set(jnp.tanh({n}[{i}]) * 2.0)", s)]
+        options = [
+            (f"{n}[{i}]", s[1:]),
+            (f"{n}[{lo}:{hi}]", (hi - lo, *s[1:])),
+            (f"{n}[::2]", ((s[0] + 1) // 2, *s[1:])),
+            (f"{n}[..., {int(self.rng.integers(s[-1]))}]", s[:-1]),
+            (f"jnp.asarray({n}).at[{i}].set(jnp.tanh({n}[{i}]) * 2.0)", s),
+        ]
         k = self.pick([v for v in scope if v.kind == "i" and v.shape == ()], kind="i")
         if k is not None:
             options.append((f"jnp.asarray({n})[{k.name}]", s[1:]))
-            options.append((f"lax.dynamic_slice_in_dim({n}, {k.name}, 1, 0)", (1, *s[1:])))
+            options.append(
+                (f"lax.dynamic_slice_in_dim({n}, {k.name}, 1, 0)", (1, *s[1:]))
+            )
             expr, shape = self.choice(options)
-            return Stmt([self.new(shape)], expr, [n] + ([k.name] if k.name in expr else []))
+            return Stmt(
+                [self.new(shape)], expr, [n] + ([k.name] if k.name in expr else [])
+            )
         expr, shape = self.choice(options)
         return Stmt([self.new(shape)], expr, [n])
 
@@ -285,15 +360,20 @@ class Generator:
         mask = self.new(shape, "b")
         out = self.new(shape)
         cond = Stmt([mask], f"{x.name} {op} {y.name}", [x.name, y.name])
-        pick = Stmt([out], f"jnp.where({mask.name}, {x.name}, {y.name} * 0.5)",
-                    [mask.name, x.name, y.name])
+        pick = Stmt(
+            [out],
+            f"jnp.where({mask.name}, {x.name}, {y.name} * 0.5)",
+            [mask.name, x.name, y.name],
+        )
         return _Pair(cond, pick)
 
     def dot(self, scope, depth):
         x = self.pick(scope, pred=lambda v: len(v.shape) in (1, 2))
         if x is None:
             return None
-        y = self.pick(scope, pred=lambda v: len(v.shape) in (1, 2) and v.shape[0] == x.shape[-1])
+        y = self.pick(
+            scope, pred=lambda v: len(v.shape) in (1, 2) and v.shape[0] == x.shape[-1]
+        )
         if y is None:
             return None
         shape = x.shape[:-1] + y.shape[1:]
@@ -305,30 +385,52 @@ class Generator:
         if ints and self.rng.random() < 0.6:
             a = self.choice(ints)
             b = self.pick(scope, "i", lambda v: _broadcasts(v.shape, a.shape))
-            expr = self.choice([f"{a.name} + {b.name}", f"{a.name} * {b.name}",
-                                f"{a.name} // 3", f"{a.name} % 3", f"jnp.maximum({a.name}, {b.name})",
-                                f"{a.name} & 6", f"lax.shift_right_arithmetic({a.name}, 1)"])
+            expr = self.choice(
+                [
+                    f"{a.name} + {b.name}",
+                    f"{a.name} * {b.name}",
+                    f"{a.name} // 3",
+                    f"{a.name} % 3",
+                    f"jnp.maximum({a.name}, {b.name})",
+                    f"{a.name} & 6",
+                    f"lax.shift_right_arithmetic({a.name}, 1)",
+                ]
+            )
             shape = np.broadcast_shapes(a.shape, b.shape)
             if self.rng.random() < 0.5:  # back to floats
-                return Stmt([self.new(shape)], f"({expr}).astype(float) * 0.25",
-                            [a.name, b.name])
+                return Stmt(
+                    [self.new(shape)],
+                    f"({expr}).astype(float) * 0.25",
+                    [a.name, b.name],
+                )
             return Stmt([self.new(shape, "i")], expr, [a.name, b.name])
         if x is None:
             return None
         if self.rng.random() < 0.5:
-            return Stmt([self.new((), "i")], f"jnp.argmax({x.name}.reshape(-1)) % {x.shape[0]}",
-                        [x.name])
-        return Stmt([self.new(x.shape, "i")], f"jnp.floor({x.name} * 2.0).astype(jnp.int32)",
-                    [x.name])
+            return Stmt(
+                [self.new((), "i")],
+                f"jnp.argmax({x.name}.reshape(-1)) % {x.shape[0]}",
+                [x.name],
+            )
+        return Stmt(
+            [self.new(x.shape, "i")],
+            f"jnp.floor({x.name} * 2.0).astype(jnp.int32)",
+            [x.name],
+        )
 
     def concat(self, scope, depth):
         x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
         if x is None:
             return None
-        y = self.pick(scope, pred=lambda v: v.shape[1:] == x.shape[1:] and len(v.shape) > 0)
+        y = self.pick(
+            scope, pred=lambda v: v.shape[1:] == x.shape[1:] and len(v.shape) > 0
+        )
         shape = (x.shape[0] + y.shape[0], *x.shape[1:])
-        return Stmt([self.new(shape)], f"jnp.concatenate([{x.name}, {y.name}], axis=0)",
-                    [x.name, y.name])
+        return Stmt(
+            [self.new(shape)],
+            f"jnp.concatenate([{x.name}, {y.name}], axis=0)",
+            [x.name, y.name],
+        )
 
     def cumulative(self, scope, depth):
         x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
@@ -346,21 +448,29 @@ class Generator:
             return None
         n, s = x.name, x.shape
         axis = int(self.rng.integers(len(s)))
-        kept = s[:axis] + s[axis + 1:]
+        kept = s[:axis] + s[axis + 1 :]
         options = [
-            (f"jnp.sort({n}, axis={axis})", s), (f"jnp.clip({n}, -0.7, 0.9)", s),
+            (f"jnp.sort({n}, axis={axis})", s),
+            (f"jnp.clip({n}, -0.7, 0.9)", s),
             (f"jnp.roll({n}, {int(self.rng.integers(-2, 3))}, axis={axis})", s),
-            (f"olympus.nn.softmax({n}, axis={axis})", s), (f"olympus.nn.relu({n})", s),
+            (f"olympus.nn.softmax({n}, axis={axis})", s),
+            (f"olympus.nn.relu({n})", s),
             (f"jnp.cumprod(jnp.tanh({n}), axis={axis})", s),
-            (f"jnp.var({n}, axis={axis})", kept), (f"jnp.prod(jnp.cos({n}), axis={axis})", kept),
+            (f"jnp.var({n}, axis={axis})", kept),
+            (f"jnp.prod(jnp.cos({n}), axis={axis})", kept),
             (f"jnp.pad({n}, 1)", tuple(d + 2 for d in s)),
             (f"jnp.tile({n}, 2)", (*s[:-1], 2 * s[-1])),
-            (f"jnp.stack([{n}, jnp.sin({n})], axis={axis})", s[:axis] + (2,) + s[axis:]),
+            (
+                f"jnp.stack([{n}, jnp.sin({n})], axis={axis})",
+                s[:axis] + (2,) + s[axis:],
+            ),
             (f"jnp.linalg.norm({n} + 2.0, axis={axis})", kept),
         ]
         if len(s) == 2:
-            options += [(f"jnp.einsum('ij,ij->j', {n}, jnp.sin({n}))", s[1:]),
-                        (f"jnp.einsum('ij->ji', {n})", s[::-1])]
+            options += [
+                (f"jnp.einsum('ij,ij->j', {n}, jnp.sin({n}))", s[1:]),
+                (f"jnp.einsum('ij->ji', {n})", s[::-1]),
+            ]
         expr, shape = self.choice(options)
         if len(shape) > 4:
             return None
@@ -375,12 +485,20 @@ class Generator:
             return None
         n, idx = x.name, f"{k.name} % {x.shape[0]}"
         gathered = (*k.shape, *x.shape[1:])
-        expr, shape = self.choice([
-            (f"jnp.take({n}, {idx}, axis=0)", gathered),
-            (f"jnp.asarray({n})[{idx}]", gathered),
-            (f"jnp.asarray({n}).at[{idx}].add(jnp.take({n}, {idx}, axis=0) * 0.5)", x.shape),
-            (f"jnp.asarray({n}).at[{idx}].max(jnp.take({n}, {idx}, axis=0) * 0.5)", x.shape),
-        ])
+        expr, shape = self.choice(
+            [
+                (f"jnp.take({n}, {idx}, axis=0)", gathered),
+                (f"jnp.asarray({n})[{idx}]", gathered),
+                (
+                    f"jnp.asarray({n}).at[{idx}].add(jnp.take({n}, {idx}, axis=0) * 0.5)",
+                    x.shape,
+                ),
+                (
+                    f"jnp.asarray({n}).at[{idx}].max(jnp.take({n}, {idx}, axis=0) * 0.5)",
+                    x.shape,
+                ),
+            ]
+        )
         return Stmt([self.new(shape)], expr, [n, k.name])
 
     # -- nested programs --------------------------------------------------------------
@@ -390,7 +508,9 @@ class Generator:
         closure = [v for v in scope if self.rng.random() < 0.3]
         inner = list(params) + closure
         stmts = self.block(inner, int(self.rng.integers(1, 4)), depth + 1)
-        names = [self.pick(inner, r.kind, lambda v, r=r: v.shape == r.shape) for r in results]
+        names = [
+            self.pick(inner, r.kind, lambda v, r=r: v.shape == r.shape) for r in results
+        ]
         names = [n.name if n is not None else p.name for n, p in zip(names, results)]
         result = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
         return Block(stmts, result, names)
@@ -405,8 +525,10 @@ class Generator:
             return None
         params = self._params([x])
         names = [self.fresh("t"), self.fresh("f")]
-        defs = [(name, [q.name for q in params], self.body(params, scope, depth, params))
-                for name in names]
+        defs = [
+            (name, [q.name for q in params], self.body(params, scope, depth, params))
+            for name in names
+        ]
         expr = f"lax.cond(jnp.sum({p.name}) > 0.0, {names[0]}, {names[1]}, {x.name})"
         return Stmt([self.new(x.shape)], expr, [p.name, x.name], defs)
 
@@ -446,7 +568,9 @@ class Generator:
             expr += "[0]"
         else:
             outs.append(self.new((xs.shape[0], *c.shape)))
-        return Stmt(outs, expr, [c.name, xs.name], [(name, [q.name for q in params], block)])
+        return Stmt(
+            outs, expr, [c.name, xs.name], [(name, [q.name for q in params], block)]
+        )
 
     def fori(self, scope, depth):
         x = self.pick(scope)
@@ -458,8 +582,12 @@ class Generator:
         block = Block(block.stmts, f"{block.result} * 0.5", block.result_uses)
         n = int(self.rng.integers(0, 4))
         init, body = self.loop_init(x), self.loop_body_wrap(name)
-        return Stmt([self.new(x.shape)], f"lax.fori_loop(0, {n}, {body}, {init})", [x.name],
-                    [(name, [i] + [q.name for q in params], block)])
+        return Stmt(
+            [self.new(x.shape)],
+            f"lax.fori_loop(0, {n}, {body}, {init})",
+            [x.name],
+            [(name, [i] + [q.name for q in params], block)],
+        )
 
     def while_loop(self, scope, depth):
         x = self.pick(scope)
@@ -468,19 +596,29 @@ class Generator:
         params = self._params([x])
         name, cname, k = self.fresh("w"), self.fresh("c"), self.fresh("k")
         inner = self.body(params, scope, depth, params)
-        block = Block([Stmt([Value(params[0].name, x.shape, "f")], f"{k}[1]", [k])]
-                      + inner.stmts, f"({k}[0] + 1, jnp.tanh({inner.result}))",
-                      [k] + inner.result_uses)
-        test = Block([], f"({k}[0] < {int(self.rng.integers(0, 4))}) & "
-                         f"(jnp.sum({k}[1]) < 100.0)", [k])
+        block = Block(
+            [Stmt([Value(params[0].name, x.shape, "f")], f"{k}[1]", [k])] + inner.stmts,
+            f"({k}[0] + 1, jnp.tanh({inner.result}))",
+            [k] + inner.result_uses,
+        )
+        test = Block(
+            [],
+            f"({k}[0] < {int(self.rng.integers(0, 4))}) & (jnp.sum({k}[1]) < 100.0)",
+            [k],
+        )
         out = self.new(x.shape)
         counter = Value(self.fresh(), (), "i")
         # With max_steps the loop is reverse-differentiable (a masked scan).
         bounded = self.rng.random() < 0.5
         bound = f", max_steps={int(self.rng.integers(0, 6))}" if bounded else ""
         expr = f"lax.while_loop({cname}, {name}, (0, {x.name}){bound})"
-        return Stmt([counter, out], expr, [x.name], [(cname, [k], test), (name, [k], block)],
-                    loops_while=not bounded)
+        return Stmt(
+            [counter, out],
+            expr,
+            [x.name],
+            [(cname, [k], test), (name, [k], block)],
+            loops_while=not bounded,
+        )
 
     def map_call(self, scope, depth):
         """lax.map over the leading axis, sometimes in vmapped chunks (batch_size)."""
@@ -492,8 +630,12 @@ class Generator:
         block = self.body(params, scope, depth, params)
         k = int(self.rng.integers(0, 4))
         batch = f", batch_size={k}" if k else ""
-        return Stmt([self.new(x.shape)], f"lax.map({name}, {x.name}{batch})", [x.name],
-                    [(name, [params[0].name], block)])
+        return Stmt(
+            [self.new(x.shape)],
+            f"lax.map({name}, {x.name}{batch})",
+            [x.name],
+            [(name, [params[0].name], block)],
+        )
 
     def _call(self, scope, depth, wrap: str):
         x = self.pick(scope)
@@ -502,8 +644,12 @@ class Generator:
         params = self._params([x])
         name = self.fresh("g")
         block = self.body(params, scope, depth, params)
-        return Stmt([self.new(x.shape)], f"{wrap}({name})({x.name})", [x.name],
-                    [(name, [params[0].name], block)])
+        return Stmt(
+            [self.new(x.shape)],
+            f"{wrap}({name})({x.name})",
+            [x.name],
+            [(name, [params[0].name], block)],
+        )
 
     def jit_call(self, scope, depth):
         return self._call(scope, depth, "olympus.jit")
@@ -522,13 +668,21 @@ class Generator:
         params = self._params(args)
         name = self.fresh("g")
         block = self.body(params, scope, depth, params[:1])
-        policy = self.choice([
-            "", "", ", policy=olympus.checkpoint_policies.dots_saveable",
-            f", policy=olympus.checkpoint_policies.memory_budget({int(self.rng.integers(0, 64))})",
-        ])
+        policy = self.choice(
+            [
+                "",
+                "",
+                ", policy=olympus.checkpoint_policies.dots_saveable",
+                f", policy=olympus.checkpoint_policies.memory_budget({int(self.rng.integers(0, 64))})",
+            ]
+        )
         call = f"olympus.checkpoint({name}{policy})({', '.join(a.name for a in args)})"
-        return Stmt([self.new(x.shape)], call, [a.name for a in args],
-                    [(name, [q.name for q in params], block)])
+        return Stmt(
+            [self.new(x.shape)],
+            call,
+            [a.name for a in args],
+            [(name, [q.name for q in params], block)],
+        )
 
     def vmap_call(self, scope, depth):
         """vmap over any axis of x, the mapped axis put back at any position."""
@@ -537,7 +691,7 @@ class Generator:
             return None
         in_axis = int(self.rng.integers(len(x.shape)))
         out_axis = int(self.rng.integers(len(x.shape)))
-        example = x.shape[:in_axis] + x.shape[in_axis + 1:]
+        example = x.shape[:in_axis] + x.shape[in_axis + 1 :]
         params = [Value(self.fresh("p"), example, "f")]
         name = self.fresh("g")
         block = self.body(params, scope, depth, params)
@@ -557,7 +711,9 @@ class Generator:
         if block.has_while():
             return None
         expr = f"olympus.grad(lambda q: jnp.sum(jnp.sin({name}(q))))({x.name})"
-        return Stmt([self.new(x.shape)], expr, [x.name], [(name, [params[0].name], block)])
+        return Stmt(
+            [self.new(x.shape)], expr, [x.name], [(name, [params[0].name], block)]
+        )
 
     def jvp_call(self, scope, depth):
         """The tangent output of jvp of a nested body, along x itself."""
@@ -568,7 +724,9 @@ class Generator:
         name = self.fresh("g")
         block = self.body(params, scope, depth, params)
         expr = f"olympus.jvp({name}, ({x.name},), (jnp.cos({x.name}),))[1]"
-        return Stmt([self.new(x.shape)], expr, [x.name], [(name, [params[0].name], block)])
+        return Stmt(
+            [self.new(x.shape)], expr, [x.name], [(name, [params[0].name], block)]
+        )
 
 
 class _Pair(Stmt):
@@ -582,8 +740,9 @@ class _Pair(Stmt):
         return [line for p in self.parts for line in p.lines()]
 
     def all_uses(self):
-        return self.parts[0].all_uses() | (self.parts[1].all_uses()
-                                           - {t.name for t in self.parts[0].targets})
+        return self.parts[0].all_uses() | (
+            self.parts[1].all_uses() - {t.name for t in self.parts[0].targets}
+        )
 
     def has_while(self):
         return False
@@ -600,16 +759,20 @@ def generate(seed: int, n_stmts: int | None = None) -> Program:
     """A random program: 1-3 float inputs (maybe an int one), 3-10 statements,
     1-2 float outputs."""
     gen = Generator(seed)
-    inputs = [Value(f"a{i}", gen.shape(), "f") for i in range(int(gen.rng.integers(1, 4)))]
+    inputs = [
+        Value(f"a{i}", gen.shape(), "f") for i in range(int(gen.rng.integers(1, 4)))
+    ]
     if gen.rng.random() < 0.3:
         inputs.append(Value(f"a{len(inputs)}", gen.shape(2), "i"))
     scope = list(inputs)
     n = n_stmts if n_stmts is not None else int(gen.rng.integers(3, 11))
     stmts = gen.block(scope, n, 0)
-    floats = [v for v in scope[len(inputs):] if v.kind == "f"] or [inputs[0]]
+    floats = [v for v in scope[len(inputs) :] if v.kind == "f"] or [inputs[0]]
     outputs = floats[-1:] if gen.rng.random() < 0.6 else floats[-2:]
     result = "(" + ", ".join(v.name for v in outputs) + ",)"
-    program = Program(inputs, Block(stmts, result, [v.name for v in outputs]), outputs, seed)
+    program = Program(
+        inputs, Block(stmts, result, [v.name for v in outputs]), outputs, seed
+    )
     return dead_code_eliminated(program)
 
 
@@ -636,7 +799,7 @@ def dead_code_eliminated(program):
         while changed:
             changed = False
             for i in range(len(block.stmts) - 1, -1, -1):
-                later = _used_names(block.stmts[i + 1:], block.result_uses)
+                later = _used_names(block.stmts[i + 1 :], block.result_uses)
                 if not any(t.name in later for t in block.stmts[i].targets):
                     del block.stmts[i]
                     changed = True

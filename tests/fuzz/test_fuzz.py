@@ -25,21 +25,27 @@ def _still_fails(check):
         except Exception:  # noqa: BLE001
             return True
         return False
+
     return fails
 
 
 def test_random_program(fuzz_seed, request):
     budget_s = fuzz_budget_s(request.config)
     if not tally.start_program(budget_s):
-        pytest.skip(f"fuzz time budget of {budget_s:.0f} s spent (tests/fuzz/budget.py)")
+        pytest.skip(
+            f"fuzz time budget of {budget_s:.0f} s spent (tests/fuzz/budget.py)"
+        )
     program = generate(fuzz_seed)
     applied, failures = run_checks(program)
     tally.end_program(applied, bool(failures))
     if failures:
         name, error = failures[0]
         small = shrink(program, _still_fails(CHECKS[name]))
-        pytest.fail(f"seed {fuzz_seed}: {name} failed: {type(error).__name__}: {error}\n"
-                    f"shrunk reproducer:\n{small.reproducer(name)}", pytrace=False)
+        pytest.fail(
+            f"seed {fuzz_seed}: {name} failed: {type(error).__name__}: {error}\n"
+            f"shrunk reproducer:\n{small.reproducer(name)}",
+            pytrace=False,
+        )
 
 
 def test_time_budget_skips_programs_only_after_it_is_spent():
@@ -58,17 +64,24 @@ def test_time_budget_skips_programs_only_after_it_is_spent():
 def test_generation_is_reproducible():
     assert generate(5).source() == generate(5).source()
     assert [a.tolist() for a in generate(5).arguments()] == [
-        a.tolist() for a in generate(5).arguments()]
+        a.tolist() for a in generate(5).arguments()
+    ]
 
 
 def test_shrinker_cuts_a_failing_program_down():
     """A 'bug' that fires whenever a program has a cos: the reproducer keeps one."""
-    program = next(p for p in map(generate, range(100)) if "jnp.cos(" in p.source()
-                   and len(p.source().splitlines()) > 6)
+    program = next(
+        p
+        for p in map(generate, range(100))
+        if "jnp.cos(" in p.source() and len(p.source().splitlines()) > 6
+    )
     small = shrink(program, lambda p: "jnp.cos(" in p.source())
     assert "jnp.cos(" in small.source()
     assert len(small.source().splitlines()) < len(program.source().splitlines())
-    assert "def program(" in small.reproducer() and "olympus.jit(program)" in small.reproducer()
+    assert (
+        "def program(" in small.reproducer()
+        and "olympus.jit(program)" in small.reproducer()
+    )
 
 
 # ---- regressions the fuzzer found (each was a failing generated program) -------------
@@ -82,7 +95,9 @@ def test_grad_of_checkpoint_prints_and_parses_back_to_itself():
     from olympus.ir import parse
 
     f = olympus.checkpoint(lambda a: a / (1.0 + a * a))
-    closed = olympus.make_olympuspr(olympus.grad(lambda a: jnp.sum(f(a))))(np.ones(3, np.float32))
+    closed = olympus.make_olympuspr(olympus.grad(lambda a: jnp.sum(f(a))))(
+        np.ones(3, np.float32)
+    )
     text = str(closed)
     assert str(parse(text, list(closed.consts))) == text
 
@@ -93,6 +108,10 @@ def test_traced_int_index_helpers_exist():
     from olympus import lax
 
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    np.testing.assert_array_equal(lax.dynamic_slice_in_dim(x, np.int32(5), 2, 0), x[1:3])
     np.testing.assert_array_equal(
-        lax.dynamic_update_slice_in_dim(x, np.zeros((3, 1), np.float32), 1, 1)[:, 1], [0, 0, 0])
+        lax.dynamic_slice_in_dim(x, np.int32(5), 2, 0), x[1:3]
+    )
+    np.testing.assert_array_equal(
+        lax.dynamic_update_slice_in_dim(x, np.zeros((3, 1), np.float32), 1, 1)[:, 1],
+        [0, 0, 0],
+    )

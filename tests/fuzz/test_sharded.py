@@ -73,7 +73,13 @@ print("ran", ran)
 def test_sharded_programs_match_one_device():
     env = dict(os.environ, OLYMPUS_NUM_CPU_DEVICES="4", PYTHONPATH=ROOT)
     script = _SCRIPT.replace("HERE", repr(HERE)).replace("SEEDS", str(PROGRAMS))
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert f"ran {PROGRAMS}" in done.stdout

@@ -30,4 +30,9 @@ from olympus.backends.reference.interpreter import (
 )
 from olympus.backends.reference.table import reference_rules
 
-__all__ = ["MissingReferenceRule", "evaluate", "interpret_with_numpy", "reference_rules"]
+__all__ = [
+    "MissingReferenceRule",
+    "evaluate",
+    "interpret_with_numpy",
+    "reference_rules",
+]

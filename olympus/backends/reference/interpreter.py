@@ -20,15 +20,19 @@ def _as_value(x, aval) -> np.ndarray:
     if value.dtype != aval.dtype:
         value = value.astype(aval.dtype)
     if value.shape != tuple(aval.shape):
-        raise ValueError(f"reference rule gave shape {value.shape}, the program says "
-                         f"{aval.str_short()}")
+        raise ValueError(
+            f"reference rule gave shape {value.shape}, the program says "
+            f"{aval.str_short()}"
+        )
     return value
 
 
 def _apply(eqn, vals) -> list:
     rule = reference_rules.get(eqn.primitive.name)
     if rule is None:
-        raise MissingReferenceRule(f"no reference rule for the primitive {eqn.primitive.name}")
+        raise MissingReferenceRule(
+            f"no reference rule for the primitive {eqn.primitive.name}"
+        )
     outs = rule(*vals, **eqn.params)
     outs = outs if eqn.primitive.multiple_results else [outs]
     return [_as_value(o, v.aval) for o, v in zip(outs, eqn.outvars)]

@@ -19,8 +19,10 @@ def _per_matrix(fn, a, *others):
     if not batch:
         return list(results[0])
     n_out = len(results[0])
-    return [np.stack([r[k] for r in results]).reshape(batch + np.shape(results[0][k]))
-            for k in range(n_out)]
+    return [
+        np.stack([r[k] for r in results]).reshape(batch + np.shape(results[0][k]))
+        for k in range(n_out)
+    ]
 
 
 def _triangle(a, lower: bool):
@@ -30,18 +32,22 @@ def _triangle(a, lower: bool):
 @rule("cholesky")
 def _cholesky(a):
     """The lower factor, zeros above; NaNs where a is not positive definite."""
+
     def one(m):
         try:
             return (np.linalg.cholesky(m),)
         except np.linalg.LinAlgError:
             return (np.full(m.shape, np.nan, m.dtype),)
+
     if a.size == 0:
         return a
     return _per_matrix(one, a)[0]
 
 
 @rule("triangular_solve")
-def _triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+def _triangular_solve(
+    a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal
+):
     op = _triangle(a, lower)
     if unit_diagonal:
         n = a.shape[-1]
@@ -53,7 +59,9 @@ def _triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_
     if left_side:
         return np.linalg.solve(op, b)
     # x op = b  <=>  op^T x^T = b^T
-    return np.swapaxes(np.linalg.solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    return np.swapaxes(
+        np.linalg.solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)), -1, -2
+    )
 
 
 def _getrf(m):
@@ -67,8 +75,8 @@ def _getrf(m):
         pivots[j] = p
         lu[[j, p]] = lu[[p, j]]
         if lu[j, j] != 0:
-            lu[j + 1:, j] /= lu[j, j]
-        lu[j + 1:, j + 1:] -= np.outer(lu[j + 1:, j], lu[j, j + 1:])
+            lu[j + 1 :, j] /= lu[j, j]
+        lu[j + 1 :, j + 1 :] -= np.outer(lu[j + 1 :, j], lu[j, j + 1 :])
     return lu, pivots
 
 
@@ -117,12 +125,14 @@ def _householder_product(a, taus):
     for i in reversed(range(taus.shape[-1])):
         v = np.zeros(m, a.dtype)
         v[i] = 1
-        v[i + 1:] = a[i + 1:, i]
+        v[i + 1 :] = a[i + 1 :, i]
         q = q - taus[i] * np.outer(v, np.conj(v) @ q)
     return (q[:, :n],)
 
 
-rule("householder_product")(lambda a, taus: _per_matrix(_householder_product, a, taus)[0])
+rule("householder_product")(
+    lambda a, taus: _per_matrix(_householder_product, a, taus)[0]
+)
 
 
 def _eig_one(m, compute_left: bool, compute_right: bool):

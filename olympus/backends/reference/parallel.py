@@ -58,8 +58,10 @@ def _shard_map(*args, olympuspr, mesh, in_specs, out_specs, name):
 
     def run(coords):
         _device.coords, _device.exchange = coords, exchange
-        local = [np.asarray(a)[_block(np.shape(a), s, coords, sizes)]
-                 for a, s in zip(args, in_specs)]
+        local = [
+            np.asarray(a)[_block(np.shape(a), s, coords, sizes)]
+            for a, s in zip(args, in_specs)
+        ]
         try:
             results[tuple(coords.values())] = evaluate(olympuspr, *local)
         except BaseException as err:  # noqa: BLE001  (re-raised below, in the caller)
@@ -76,8 +78,10 @@ def _shard_map(*args, olympuspr, mesh, in_specs, out_specs, name):
         raise (real or errors)[0]
     outs = []
     for j, (aval, spec) in enumerate(zip(olympuspr.out_avals, out_specs)):
-        shape = tuple(d * math.prod(sizes[a] for a in _axes_of(spec, k))
-                      for k, d in enumerate(aval.shape))
+        shape = tuple(
+            d * math.prod(sizes[a] for a in _axes_of(spec, k))
+            for k, d in enumerate(aval.shape)
+        )
         out = np.empty(shape, aval.dtype)
         for coords in grid:
             out[_block(shape, spec, coords, sizes)] = results[tuple(coords.values())][j]
@@ -144,7 +148,9 @@ def _ppermute(x, *, axis_name, perm):
 @rule("all_to_all")
 def _all_to_all(x, *, axis_name, axis_size, split_axis, concat_axis):
     me = _device.coords[axis_name]
-    pieces = [np.split(v, axis_size, axis=split_axis)[me] for v in _group((axis_name,), x)]
+    pieces = [
+        np.split(v, axis_size, axis=split_axis)[me] for v in _group((axis_name,), x)
+    ]
     return np.concatenate(pieces, axis=concat_axis)
 
 

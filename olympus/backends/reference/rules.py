@@ -23,9 +23,21 @@ from olympus.ir import dtypes
 
 # ---- elementwise ------------------------------------------------------------------
 _UNARY = {
-    "neg": np.negative, "exp": np.exp, "log": np.log, "expm1": np.expm1, "log1p": np.log1p,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sqrt": np.sqrt,
-    "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "real": np.real, "imag": np.imag,
+    "neg": np.negative,
+    "exp": np.exp,
+    "log": np.log,
+    "expm1": np.expm1,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "sqrt": np.sqrt,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "abs": np.abs,
+    "real": np.real,
+    "imag": np.imag,
     "stop_gradient": lambda x: x,
 }
 rule("name")(lambda x, *, name: x)  # checkpoint_name's tag: the value itself
@@ -66,10 +78,21 @@ def _integer_pow(x, *, y):
 
 
 _BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum,
-    "min": np.minimum, "atan2": np.arctan2, "and": np.bitwise_and, "or": np.bitwise_or,
-    "xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
-    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "atan2": np.arctan2,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
 }
 for _name, _fn in _BINARY.items():
     reference_rules[_name] = _fn
@@ -79,7 +102,9 @@ for _name, _fn in _BINARY.items():
 def _div(x, y):
     if not np.issubdtype(x.dtype, np.integer):
         return np.true_divide(x, y)
-    safe = np.where(y == 0, 1, y)  # integer division by zero: all bits set, as XLA's CPU
+    safe = np.where(
+        y == 0, 1, y
+    )  # integer division by zero: all bits set, as XLA's CPU
     quotient = np.abs(x.astype(np.int64)) // np.abs(safe.astype(np.int64))
     signed = np.where((x < 0) != (safe < 0), -quotient, quotient)
     return np.where(y == 0, -1, signed).astype(x.dtype)
@@ -126,7 +151,9 @@ def _clamp(lo, x, hi):
 @rule("convert_element_type")
 def _convert(x, *, new_dtype, weak_type):
     new_dtype = np.dtype(new_dtype)
-    if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(new_dtype, np.complexfloating):
+    if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(
+        new_dtype, np.complexfloating
+    ):
         x = np.real(x)
     if new_dtype == np.bool_:
         return x != 0
@@ -191,14 +218,21 @@ def _reshape(x, *, new_sizes, dimensions=None):
 rule("transpose")(lambda x, *, permutation: np.transpose(x, permutation))
 rule("squeeze")(lambda x, *, dimensions: np.squeeze(x, axis=tuple(dimensions)))
 rule("expand_dims")(lambda x, *, dimensions: np.expand_dims(x, tuple(dimensions)))
-rule("rev")(lambda x, *, dimensions: np.flip(x, axis=tuple(dimensions)) if dimensions else x)
+rule("rev")(
+    lambda x, *, dimensions: np.flip(x, axis=tuple(dimensions)) if dimensions else x
+)
 rule("concatenate")(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 
 
 @rule("slice")
 def _slice(x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * x.ndim
-    return x[tuple(slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices, strides))]
+    return x[
+        tuple(
+            slice(lo, hi, st)
+            for lo, hi, st in zip(start_indices, limit_indices, strides)
+        )
+    ]
 
 
 def _clamped_starts(indices, shape, sizes) -> list[int]:
@@ -230,7 +264,7 @@ def _pad_axis(x, value, axis: int, lo: int, hi: int, interior: int):
     """Interior padding first, then edge padding (negative edges crop)."""
     n = x.shape[axis]
     size = n + max(n - 1, 0) * interior
-    spread = np.full(x.shape[:axis] + (size,) + x.shape[axis + 1:], value, x.dtype)
+    spread = np.full(x.shape[:axis] + (size,) + x.shape[axis + 1 :], value, x.dtype)
     index = [slice(None)] * x.ndim
     index[axis] = slice(0, size, interior + 1)
     spread[tuple(index)] = x
@@ -263,13 +297,16 @@ def _identity(kind: str, dtype):
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return np.array(info.min if kind == "max" else info.max, dtype)
-    return np.array(dtypes.float_lowest(dtype) if kind == "max" else dtypes.float_highest(dtype))
+    return np.array(
+        dtypes.float_lowest(dtype) if kind == "max" else dtypes.float_highest(dtype)
+    )
 
 
 def _reduction(kind: str, ufunc, bool_ufunc=None):
     def reduce(x, *, axes):
         fn = bool_ufunc if (bool_ufunc is not None and x.dtype == np.bool_) else ufunc
         return fn.reduce(x, axis=tuple(axes), initial=_identity(kind, x.dtype)[()])
+
     return reduce
 
 
@@ -283,8 +320,10 @@ reference_rules["reduce_or"] = _reduction("or", np.bitwise_or, np.logical_or)
 
 def _arg_reduction(pick):
     """NumPy's argmax/argmin: first index on ties, NaN wins (as in the lowering)."""
+
     def reduce(x, *, axes, index_dtype):
         return pick(x, axis=axes[0]).astype(index_dtype)
+
     return reduce
 
 
@@ -293,7 +332,9 @@ reference_rules["argmin"] = _arg_reduction(np.argmin)
 
 
 @rule("dot_general")
-def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+def _dot_general(
+    lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
+):
     """One einsum: batch dims, then lhs free dims, then rhs free dims."""
     (lc, rc), (lb, rb) = dimension_numbers
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -304,8 +345,14 @@ def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_eleme
     batch = [lhs_sub[d] for d in lb]
     lhs_free = [s for i, s in enumerate(lhs_sub) if i not in lc and i not in lb]
     rhs_free = [s for i, s in enumerate(rhs_sub) if i not in rc and i not in rb]
-    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(batch + lhs_free + rhs_free)}"
-    dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else lhs.dtype
+    spec = (
+        f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(batch + lhs_free + rhs_free)}"
+    )
+    dtype = (
+        np.dtype(preferred_element_type)
+        if preferred_element_type is not None
+        else lhs.dtype
+    )
     if dtype == np.bool_:
         return np.einsum(spec, lhs.astype(np.int64), rhs.astype(np.int64)) != 0
     return np.einsum(spec, lhs.astype(dtype), rhs.astype(dtype))
@@ -332,8 +379,10 @@ def _custom_call(*args, call, **params):
 def _custom_lin(*args, name, **params):
     """A custom_vjp's tangent map exists only to be transposed (its bwd is the
     rule); evaluating it forward is the same error as the eager primitive's."""
-    raise TypeError(f"forward-mode differentiation of the custom_vjp function {name} "
-                    f"has no value: it only has a reverse-mode rule")
+    raise TypeError(
+        f"forward-mode differentiation of the custom_vjp function {name} "
+        f"has no value: it only has a reverse-mode rule"
+    )
 
 
 @rule("optimization_barrier")
@@ -354,10 +403,12 @@ def _cond(index, *operands, branches, linear):
 
 
 @rule("while")
-def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, max_steps=None):
+def _while(
+    *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, max_steps=None
+):
     cond_consts = list(args[:cond_nconsts])
-    body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
-    carry = list(args[cond_nconsts + body_nconsts:])
+    body_consts = list(args[cond_nconsts : cond_nconsts + body_nconsts])
+    carry = list(args[cond_nconsts + body_nconsts :])
     while bool(evaluate(cond_olympuspr, *cond_consts + carry)[0]):
         carry = evaluate(body_olympuspr, *body_consts + carry)
     return carry
@@ -366,8 +417,8 @@ def _while(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, ma
 @rule("scan")
 def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
     consts = list(args[:num_consts])
-    carry = list(args[num_consts:num_consts + num_carry])
-    xs = args[num_consts + num_carry:]
+    carry = list(args[num_consts : num_consts + num_carry])
+    xs = args[num_consts + num_carry :]
     ys_avals = olympuspr.out_avals[num_carry:]
     ys = [np.zeros((length, *a.shape), a.dtype) for a in ys_avals]
     for step in range(length):
@@ -377,4 +428,3 @@ def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unro
         for y, value in zip(ys, outs[num_carry:]):
             y[i] = value
     return carry + ys
-

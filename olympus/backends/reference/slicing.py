@@ -22,7 +22,9 @@ def _window_start(index_vector, index_map, shape, sizes) -> list[int]:
 @rule("gather")
 def _gather(operand, indices, *, dimension_numbers, slice_sizes):
     dn = dimension_numbers
-    window_shape = [s for d, s in enumerate(slice_sizes) if d not in dn.collapsed_slice_dims]
+    window_shape = [
+        s for d, s in enumerate(slice_sizes) if d not in dn.collapsed_slice_dims
+    ]
     batch_shape = indices.shape[:-1]
     rank = len(window_shape) + len(batch_shape)
     out_shape, windows, batch = [], iter(window_shape), iter(batch_shape)
@@ -30,8 +32,12 @@ def _gather(operand, indices, *, dimension_numbers, slice_sizes):
         out_shape.append(next(windows) if d in dn.offset_dims else next(batch))
     out = np.zeros(out_shape, operand.dtype)
     for b in np.ndindex(*batch_shape):
-        start = _window_start(indices[b], dn.start_index_map, operand.shape, slice_sizes)
-        start = [min(max(s, 0), n - k) for s, n, k in zip(start, operand.shape, slice_sizes)]
+        start = _window_start(
+            indices[b], dn.start_index_map, operand.shape, slice_sizes
+        )
+        start = [
+            min(max(s, 0), n - k) for s, n, k in zip(start, operand.shape, slice_sizes)
+        ]
         window = operand[tuple(slice(s, s + k) for s, k in zip(start, slice_sizes))]
         window = window.reshape(window_shape)
         where, b_it = [], iter(b)
@@ -41,8 +47,13 @@ def _gather(operand, indices, *, dimension_numbers, slice_sizes):
     return out
 
 
-_COMBINE = {"scatter": lambda old, new: new, "scatter_add": np.add, "scatter_mul": np.multiply,
-            "scatter_min": np.minimum, "scatter_max": np.maximum}
+_COMBINE = {
+    "scatter": lambda old, new: new,
+    "scatter_add": np.add,
+    "scatter_mul": np.multiply,
+    "scatter_min": np.minimum,
+    "scatter_max": np.maximum,
+}
 
 
 def _scatter(name: str):
@@ -53,10 +64,14 @@ def _scatter(name: str):
         out = operand.copy()
         batch_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
         window_sizes = iter(updates.shape[d] for d in dn.update_window_dims)
-        sizes = [1 if d in dn.inserted_window_dims else next(window_sizes)
-                 for d in range(operand.ndim)]
+        sizes = [
+            1 if d in dn.inserted_window_dims else next(window_sizes)
+            for d in range(operand.ndim)
+        ]
         for b in np.ndindex(*indices.shape[:-1]):
-            start = _window_start(indices[b], dn.scatter_dims_to_operand_dims, operand.shape, sizes)
+            start = _window_start(
+                indices[b], dn.scatter_dims_to_operand_dims, operand.shape, sizes
+            )
             if any(s < 0 or s + k > n for s, k, n in zip(start, sizes, operand.shape)):
                 continue  # a window that does not fit is dropped
             where, b_it = [slice(None)] * updates.ndim, iter(b)

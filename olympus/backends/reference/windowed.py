@@ -62,8 +62,18 @@ def _pad(x: np.ndarray, axes, padding, value=0) -> np.ndarray:
 
 
 @rule("conv_general_dilated")
-def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-          dimension_numbers, feature_group_count, batch_group_count):
+def _conv(
+    lhs,
+    rhs,
+    *,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    dimension_numbers,
+    feature_group_count,
+    batch_group_count,
+):
     lspec, rspec, ospec = dimension_numbers
     lhs = np.transpose(lhs, lspec)  # (N, C, *spatial)
     rhs = np.transpose(rhs, rspec)  # (O, I, *window)
@@ -71,7 +81,9 @@ def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     lhs = _pad(_dilate(lhs, spatial, lhs_dilation), spatial, padding)
     rhs = _dilate(rhs, spatial, rhs_dilation)
     windows = sliding_window_view(lhs, rhs.shape[2:], axis=spatial)
-    windows = windows[(slice(None), slice(None), *(slice(None, None, s) for s in window_strides))]
+    windows = windows[
+        (slice(None), slice(None), *(slice(None, None, s) for s in window_strides))
+    ]
     # feature group g: input features block g -> output features block g;
     # batch group b: input batch block b -> output features block b
     groups, batch_groups = feature_group_count, batch_group_count
@@ -80,8 +92,10 @@ def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     outs = []
     for g in range(groups * batch_groups):
         f, b = g % groups, g // groups
-        w = windows[b * per_batch:(b + 1) * per_batch, f * per_in:(f + 1) * per_in]
-        outs.append(_window_product(w, rhs[g * per_out:(g + 1) * per_out], len(spatial)))
+        w = windows[b * per_batch : (b + 1) * per_batch, f * per_in : (f + 1) * per_in]
+        outs.append(
+            _window_product(w, rhs[g * per_out : (g + 1) * per_out], len(spatial))
+        )
     result = np.concatenate(outs, axis=1).astype(lhs.dtype)
     return np.transpose(result, np.argsort(ospec))
 
@@ -90,7 +104,9 @@ def _window_product(w: np.ndarray, k: np.ndarray, n_sp: int) -> np.ndarray:
     """w: (N, I, *out, *K), k: (O, I, *K) -> (N, O, *out), summed in float64."""
     w_axes = [1] + list(range(2 + n_sp, 2 + 2 * n_sp))
     k_axes = [1] + list(range(2, 2 + n_sp))
-    out = np.tensordot(w.astype(np.float64) if w.dtype.kind == "f" else w, k, (w_axes, k_axes))
+    out = np.tensordot(
+        w.astype(np.float64) if w.dtype.kind == "f" else w, k, (w_axes, k_axes)
+    )
     return np.moveaxis(out, -1, 1)
 
 
@@ -101,6 +117,7 @@ def _reduce_window(reduce, init):
         windows = sliding_window_view(x, window_dimensions)
         windows = windows[tuple(slice(None, None, s) for s in window_strides)]
         return reduce(windows, axis=tuple(range(x.ndim, 2 * x.ndim))).astype(x.dtype)
+
     return rule_fn
 
 

@@ -103,13 +103,24 @@ class Array:
             return [Shard(client.default_device(), (slice(None),) * self.ndim, self)]
         indices = self._sharding.devices_indices_map(self.shape)
         shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
-        devices = [d for d in self._sharding._device_assignment if client.is_addressable(d)]
-        bufs = [self._buf] if self._buf is not None else client.shards_of(self._live_global())
-        return [Shard(d, indices[d], _on_device(b, shard_aval, d)) for d, b in zip(devices, bufs)]
+        devices = [
+            d for d in self._sharding._device_assignment if client.is_addressable(d)
+        ]
+        bufs = (
+            [self._buf]
+            if self._buf is not None
+            else client.shards_of(self._live_global())
+        )
+        return [
+            Shard(d, indices[d], _on_device(b, shard_aval, d))
+            for d, b in zip(devices, bufs)
+        ]
 
     def _live_global(self):
         if self._global is None:
-            raise RuntimeError("this Array was donated to a jitted computation and deleted")
+            raise RuntimeError(
+                "this Array was donated to a jitted computation and deleted"
+            )
         return self._global
 
     # ---- host conversion ---------------------------------------------------
@@ -140,13 +151,17 @@ class Array:
             raise NotAddressableError(
                 f"an Array {self.aval.str_short()} laid out as {self._sharding} has pieces "
                 f"on other processes' devices; read this process's pieces from "
-                f"`addressable_shards`, or lay it out replicated (e.g. out_shardings)")
+                f"`addressable_shards`, or lay it out replicated (e.g. out_shardings)"
+            )
         for shard in shards:
             key = tuple((s.start, s.stop) for s in shard.index)
             if key not in done:
                 data = shard.data
-                value = data._host_copy() if data._global is None else client.host_array(
-                    data._global, data.aval, shard.device)
+                value = (
+                    data._host_copy()
+                    if data._global is None
+                    else client.host_array(data._global, data.aval, shard.device)
+                )
                 out[shard.index] = value
                 done.add(key)
         return out
@@ -158,7 +173,9 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self) -> Array:
-        (self._buf if self._buf is not None else self._live_global()).block_until_ready()
+        (
+            self._buf if self._buf is not None else self._live_global()
+        ).block_until_ready()
         return self
 
     def is_deleted(self) -> bool:
@@ -193,7 +210,9 @@ class Array:
 
     def __index__(self) -> int:
         if not dtypes.is_integer(self.dtype):
-            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+            raise TypeError(
+                f"only integer arrays can be used as an index, got {self.dtype}"
+            )
         return int(self._value())
 
     def __hash__(self):
@@ -212,7 +231,9 @@ class Array:
         body = np.array2string(value, prefix="Array(", separator=", ")
         weak = ", weak_type=True" if self.aval.weak_type else ""
         # "[]" alone hides the shape of an empty array, so NumPy (and we) spell it out.
-        shape = f", shape={value.shape}" if value.size == 0 and value.shape != (0,) else ""
+        shape = (
+            f", shape={value.shape}" if value.size == 0 and value.shape != (0,) else ""
+        )
         return f"Array({body}{shape}, dtype={value.dtype.name}{weak})"
 
     def _repr_html_(self) -> str:
@@ -286,7 +307,10 @@ def put(x, sharding: Sharding) -> Array:
     if isinstance(x, Array) and same_layout(x.sharding, sharding, x.ndim):
         if x.sharding == sharding:
             return x
-        if x._global is None or x._sharding._device_assignment == sharding._device_assignment:
+        if (
+            x._global is None
+            or x._sharding._device_assignment == sharding._device_assignment
+        ):
             return _relabelled(x, sharding)
     value = x._value() if isinstance(x, Array) else x
     aval = x.aval if isinstance(x, Array) else aval_of(x)
@@ -295,8 +319,11 @@ def put(x, sharding: Sharding) -> Array:
         return to_device(value, aval)
     indices = sharding.devices_indices_map(aval.shape, "device_put")
     shard_aval = aval.update(shape=sharding.shard_shape(aval.shape, "device_put"))
-    shards = [client.host_to(np.ascontiguousarray(value[indices[d]]), shard_aval, d)
-              for d in sharding._device_assignment if client.is_addressable(d)]
+    shards = [
+        client.host_to(np.ascontiguousarray(value[indices[d]]), shard_aval, d)
+        for d in sharding._device_assignment
+        if client.is_addressable(d)
+    ]
     return assembled(aval, sharding, shards)
 
 
@@ -337,14 +364,16 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> A
                 f"make_array_from_single_device_arrays: each piece of an array of shape "
                 f"{shape} laid out as {sharding} must be one device's {wanted} array of "
                 f"one dtype; got {a.aval.str_short()} on {len(devices)} device(s)"
-                f"{_at_user_line()}")
+                f"{_at_user_line()}"
+            )
         by_device[next(iter(devices))] = a
     needed = [d for d in sharding._device_assignment if client.is_addressable(d)]
     if set(by_device) != set(needed) or len(arrays) != len(needed):
         raise ShardMismatchError(
             f"make_array_from_single_device_arrays: {sharding} needs one array on each "
             f"of devices {[d.id for d in needed]}, got arrays on "
-            f"{[next(iter(a.devices())).id for a in arrays]}{_at_user_line()}")
+            f"{[next(iter(a.devices())).id for a in arrays]}{_at_user_line()}"
+        )
     first = by_device[needed[0]]
     aval = first.aval.update(shape=shape)
     shards = [_single_buffer(by_device[d]) for d in needed]

@@ -54,8 +54,9 @@ class _Runtime:
     """This process's place among several: its coordination client (and, in
     process 0, the coordination service the others connect to)."""
 
-    def __init__(self, service, runtime_client, process_id: int, num_processes: int,
-                 address: str):
+    def __init__(
+        self, service, runtime_client, process_id: int, num_processes: int, address: str
+    ):
         self.service, self.client = service, runtime_client
         self.process_id, self.num_processes = process_id, num_processes
         self.address = address
@@ -64,8 +65,9 @@ class _Runtime:
 _runtime: _Runtime | None = None
 
 
-def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
-                           timeout_s: int = 60) -> None:
+def initialize_distributed(
+    coordinator_address: str, num_processes: int, process_id: int, timeout_s: int = 60
+) -> None:
     """Joins this process to `num_processes` processes coordinated at
     `coordinator_address` (host:port; process 0 serves it). Must run before
     the backend starts; afterwards `devices()` lists every process's devices."""
@@ -73,23 +75,33 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
     if _client is not None:
         raise DistributedError(
             "olympus.distributed.initialize must run before the first computation "
-            "(the backend has started with this process's devices only)")
+            "(the backend has started with this process's devices only)"
+        )
     if _runtime is not None:
         raise DistributedError(
             f"olympus.distributed is already initialized (process {_runtime.process_id} "
-            f"of {_runtime.num_processes} at {_runtime.address})")
+            f"of {_runtime.num_processes} at {_runtime.address})"
+        )
     if not 0 <= process_id < num_processes:
         raise DistributedError(
-            f"process_id {process_id} is not in 0..{num_processes - 1} (num_processes)")
+            f"process_id {process_id} is not in 0..{num_processes - 1} (num_processes)"
+        )
     xla = (xc or _load_xla_client())._xla
     service = None
     if process_id == 0:
         service = xla.get_distributed_runtime_service(
-            coordinator_address, num_processes, cluster_register_timeout=timeout_s,
-            shutdown_timeout=timeout_s)
+            coordinator_address,
+            num_processes,
+            cluster_register_timeout=timeout_s,
+            shutdown_timeout=timeout_s,
+        )
     runtime_client = xla.get_distributed_runtime_client(
-        coordinator_address, process_id, init_timeout=timeout_s,
-        shutdown_timeout=timeout_s, missed_heartbeat_callback=_lost_contact)
+        coordinator_address,
+        process_id,
+        init_timeout=timeout_s,
+        shutdown_timeout=timeout_s,
+        missed_heartbeat_callback=_lost_contact,
+    )
     try:
         runtime_client.connect()
     except Exception as err:  # jaxlib reports DEADLINE_EXCEEDED / UNAVAILABLE
@@ -98,9 +110,11 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
         raise CoordinatorUnreachableError(
             f"process {process_id} of {num_processes}: no coordinator answered at "
             f"{coordinator_address} within {timeout_s} s (is process 0 running, and the "
-            f"address reachable?): {str(err).splitlines()[0][:300]}") from None
-    _runtime = _Runtime(service, runtime_client, process_id, num_processes,
-                        coordinator_address)
+            f"address reachable?): {str(err).splitlines()[0][:300]}"
+        ) from None
+    _runtime = _Runtime(
+        service, runtime_client, process_id, num_processes, coordinator_address
+    )
 
 
 def _lost_contact(*status) -> None:
@@ -108,7 +122,8 @@ def _lost_contact(*status) -> None:
     log); a warning lets the program's own timeouts and errors report it."""
     logging.getLogger("olympus").warning(
         "olympus.distributed: lost contact with the coordinator or another process: %s",
-        status)
+        status,
+    )
 
 
 def shutdown_distributed() -> None:
@@ -139,7 +154,9 @@ def get_client():
 
 
 def _make_client():
-    platforms = [p.strip() for p in (config.read(_PLATFORMS) or "cpu").split(",") if p.strip()]
+    platforms = [
+        p.strip() for p in (config.read(_PLATFORMS) or "cpu").split(",") if p.strip()
+    ]
     missing = []
     for platform in platforms:
         try:
@@ -150,13 +167,17 @@ def _make_client():
         for reason in missing:
             logging.getLogger("olympus").warning("%s; using %s", reason, platform)
         for name in (_NUM_DEVICES, _PLATFORMS):
-            config.lock(name, f"the backend has started on {platform}; set it before the "
-                              f"first computation (or in the environment: {name.upper()})")
+            config.lock(
+                name,
+                f"the backend has started on {platform}; set it before the "
+                f"first computation (or in the environment: {name.upper()})",
+            )
         _init_device_state(made)
         return made
     raise PlatformUnavailableError(
         f"no platform of {_PLATFORMS}={','.join(platforms)} could start:\n  "
-        + "\n  ".join(missing))
+        + "\n  ".join(missing)
+    )
 
 
 def _cpu_client():
@@ -170,10 +191,15 @@ def _cpu_client():
         made = xla_client.make_cpu_client(num_devices=count)
     else:  # one process of several: devices of all, collectives over TCP (gloo)
         collectives = xla_client._xla.make_gloo_tcp_collectives(
-            distributed_client=_runtime.client)
+            distributed_client=_runtime.client
+        )
         made = xla_client.make_cpu_client(
-            distributed_client=_runtime.client, node_id=_runtime.process_id,
-            num_nodes=_runtime.num_processes, collectives=collectives, num_devices=count)
+            distributed_client=_runtime.client,
+            node_id=_runtime.process_id,
+            num_nodes=_runtime.num_processes,
+            collectives=collectives,
+            num_devices=count,
+        )
     return made
 
 
@@ -186,9 +212,16 @@ _PLATFORMS = "olympus_platforms"
 # Python packages that ship a platform's PjRt plugin, newest first, and the
 # library inside them (the wheels JAX's plugins come as).
 _PLUGIN_PACKAGES = {
-    "cuda": (["jax_cuda13_pjrt", "jax_cuda12_pjrt"], "xla_cuda_plugin.so",
-             "jax-cuda12-pjrt (or jax-cuda13-pjrt)"),
-    "rocm": (["jax_rocm7_pjrt", "jax_rocm60_pjrt"], "xla_rocm_plugin.so", "jax-rocm7-pjrt"),
+    "cuda": (
+        ["jax_cuda13_pjrt", "jax_cuda12_pjrt"],
+        "xla_cuda_plugin.so",
+        "jax-cuda12-pjrt (or jax-cuda13-pjrt)",
+    ),
+    "rocm": (
+        ["jax_rocm7_pjrt", "jax_rocm60_pjrt"],
+        "xla_rocm_plugin.so",
+        "jax-rocm7-pjrt",
+    ),
     "tpu": (["libtpu"], "libtpu.so", "libtpu"),
 }
 _ALIASES = {"gpu": "cuda"}
@@ -218,15 +251,23 @@ def _plugin_client(platform: str):
     path = plugin_library(platform)
     if path is None:
         wheel = _PLUGIN_PACKAGES.get(platform, (None, None, None))[2]
-        how = (f"install the {wheel} wheel matching jaxlib {_jaxlib_version()}" if wheel
-               else "name its library in PJRT_NAMES_AND_LIBRARY_PATHS=name:/path/plugin.so")
-        raise PlatformUnavailableError(f"platform {platform!r}: no PjRt plugin found ({how})")
+        how = (
+            f"install the {wheel} wheel matching jaxlib {_jaxlib_version()}"
+            if wheel
+            else "name its library in PJRT_NAMES_AND_LIBRARY_PATHS=name:/path/plugin.so"
+        )
+        raise PlatformUnavailableError(
+            f"platform {platform!r}: no PjRt plugin found ({how})"
+        )
     xla_client = xc or _load_xla_client()
     try:
         if not xla_client.pjrt_plugin_loaded(platform):
             xla_client.load_pjrt_plugin_dynamically(platform, path)
-        options = xla_client.generate_pjrt_gpu_plugin_options() if platform in (
-            "cuda", "rocm") else None
+        options = (
+            xla_client.generate_pjrt_gpu_plugin_options()
+            if platform in ("cuda", "rocm")
+            else None
+        )
         return xla_client.make_c_api_client(platform, options)
     except Exception as err:  # the plugin's own report: no driver, no device, ...
         raise PlatformUnavailableError(
@@ -259,7 +300,8 @@ def _check_backend(backend) -> None:
     if backend is not None and backend != get_client().platform:
         raise UnknownBackendError(
             f"unknown backend {backend!r}; olympus runs on {get_client().platform!r} "
-            f"(olympus_platforms chooses it)")
+            f"(olympus_platforms chooses it)"
+        )
 
 
 def devices(backend: str | None = None) -> list:
@@ -326,7 +368,8 @@ def compile_options():
     options = xc.CompileOptions()
     if default_device().id != 0:
         options.device_assignment = xc.DeviceAssignment.create(
-            np.array([[_default_device.id]]))
+            np.array([[_default_device.id]])
+        )
     return options
 
 
@@ -342,7 +385,14 @@ def host_to_device(value: np.ndarray, aval):
     if _client is None:
         get_client()
     return xc.batched_device_put(
-        aval, _sharding, [value], [_default_device], True, False, _copy_during_call, True
+        aval,
+        _sharding,
+        [value],
+        [_default_device],
+        True,
+        False,
+        _copy_during_call,
+        True,
     )
 
 
@@ -369,8 +419,13 @@ def host_to(value: np.ndarray, aval, device):
     if device == default_device():
         return host_to_device(value, aval)
     return xc.batched_device_put(
-        aval, jax_sharding((device,), "{replicated}"), [value], [device], True,
-        host_buffer_semantics=_copy_during_call, enable_x64=dtypes.x64_enabled(),
+        aval,
+        jax_sharding((device,), "{replicated}"),
+        [value],
+        [device],
+        True,
+        host_buffer_semantics=_copy_during_call,
+        enable_x64=dtypes.x64_enabled(),
     )
 
 
@@ -421,9 +476,15 @@ def host_array(buf, aval, device=None) -> np.ndarray:
     device = default_device() if device is None else device
     as_bits = _bitcast_executable(aval, device).execute_sharded([buf])
     bits_aval = _bits_like(aval)
-    handler = result_handler(bits_aval) if device == default_device() else (
-        xc._xla.array_result_handler(
-            bits_aval, jax_sharding((device,), "{replicated}"), True, True))
+    handler = (
+        result_handler(bits_aval)
+        if device == default_device()
+        else (
+            xc._xla.array_result_handler(
+                bits_aval, jax_sharding((device,), "{replicated}"), True, True
+            )
+        )
+    )
     (bits,) = as_bits.consume_with_handlers([handler])
     return np.asarray(bits).view(aval.dtype)
 

@@ -53,8 +53,19 @@ logger = logging.getLogger("olympus.compilation_cache")
 # but not written (under the minimum compile time); errors: unreadable entries
 # evictions: entries deleted to keep the folder within its size limit
 _stats = dict.fromkeys(
-    ("hits", "misses", "stores", "too_fast", "errors", "evictions",
-     "eager_hits", "eager_misses", "eager_stores"), 0)
+    (
+        "hits",
+        "misses",
+        "stores",
+        "too_fast",
+        "errors",
+        "evictions",
+        "eager_hits",
+        "eager_misses",
+        "eager_stores",
+    ),
+    0,
+)
 ENTRY_SUFFIX = ".xla"
 EAGER_SUBDIR = "eager"
 EAGER_ENTRIES = 2000  # eager one-primitive executables kept (about 5 KiB each)
@@ -76,7 +87,9 @@ class CompilationCacheWarning(UserWarning):
 
 def default_cache_dir() -> str:
     """`$XDG_CACHE_HOME/olympus`, or `~/.cache/olympus` (the XDG default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache"
+    )
     return os.path.join(base, "olympus")
 
 
@@ -88,16 +101,24 @@ def cache_dir() -> str | None:
 
     if not config.read("olympus_compilation_cache"):
         return None
-    return (config.read("olympus_compilation_cache_dir") or os.environ.get(ENV_VAR)
-            or default_cache_dir())
+    return (
+        config.read("olympus_compilation_cache_dir")
+        or os.environ.get(ENV_VAR)
+        or default_cache_dir()
+    )
 
 
 def cache_key(client, text: str, options) -> str:
     import jaxlib
 
     digest = hashlib.sha256()
-    for part in (text.encode(), options.SerializeAsString(), jaxlib.__version__.encode(),
-                 client.platform.encode(), client.platform_version.encode()):
+    for part in (
+        text.encode(),
+        options.SerializeAsString(),
+        jaxlib.__version__.encode(),
+        client.platform.encode(),
+        client.platform_version.encode(),
+    ):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return digest.hexdigest()
@@ -112,9 +133,12 @@ def _load_cached(client, path: str, devices, options):
         return None
     except Exception as err:  # truncated or foreign file: compile again, say so
         _stats["errors"] += 1
-        warnings.warn(f"ignoring unreadable compilation cache entry {path}: "
-                      f"{type(err).__name__}: {str(err)[:200]}", CompilationCacheWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"ignoring unreadable compilation cache entry {path}: "
+            f"{type(err).__name__}: {str(err)[:200]}",
+            CompilationCacheWarning,
+            stacklevel=4,
+        )
         return None
 
 
@@ -165,7 +189,9 @@ def make_room(directory: str, incoming: int, limit: int) -> bool:
         try:
             os.remove(path)
             _stats["evictions"] += 1
-            logger.debug("persistent compilation cache evicted %s (%d bytes)", path, size)
+            logger.debug(
+                "persistent compilation cache evicted %s (%d bytes)", path, size
+            )
         except OSError:  # another process evicted or is reading it: count it gone
             pass
         total -= size
@@ -181,8 +207,13 @@ def _store(client, path: str, executable, counter: str = "stores") -> None:
         os.makedirs(directory, exist_ok=True)
         limit = _max_size()
         if limit is not None and not make_room(directory, len(data), limit):
-            logger.debug("persistent compilation cache: %s (%d bytes) exceeds the "
-                         "%d-byte limit; not written", path, len(data), limit)
+            logger.debug(
+                "persistent compilation cache: %s (%d bytes) exceeds the "
+                "%d-byte limit; not written",
+                path,
+                len(data),
+                limit,
+            )
             return
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
@@ -190,8 +221,11 @@ def _store(client, path: str, executable, counter: str = "stores") -> None:
         os.replace(tmp, path)
         _stats[counter] += 1
     except Exception as err:
-        warnings.warn(f"could not write compilation cache entry {path}: {err}",
-                      CompilationCacheWarning, stacklevel=4)
+        warnings.warn(
+            f"could not write compilation cache entry {path}: {err}",
+            CompilationCacheWarning,
+            stacklevel=4,
+        )
 
 
 def compile_and_load(client, text: str, devices, options, eager: bool = False):
@@ -223,7 +257,9 @@ def compile_and_load(client, text: str, devices, options, eager: bool = False):
         _stats["too_fast"] += 1
         return executable
     _store(client, path, executable)
-    logger.debug("persistent compilation cache write (%.3f s compile): %s", seconds, path)
+    logger.debug(
+        "persistent compilation cache write (%.3f s compile): %s", seconds, path
+    )
     return executable
 
 

@@ -13,7 +13,11 @@ from olympus import caches
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
-from olympus.backends.xla.lowering import LoweringError, build_module, returns_ordering_token
+from olympus.backends.xla.lowering import (
+    LoweringError,
+    build_module,
+    returns_ordering_token,
+)
 from olympus.tracer.core import aval_of, set_eager_hit
 from olympus.tracer.errors import ArrayTooLargeError
 from olympus.tracer.staging import abstract_eval
@@ -55,7 +59,9 @@ class Executable:
             self.loaded = compiler.compile_and_load(
                 get, text, client.device_list(), client.compile_options(), eager
             )
-        except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
+        except (
+            Exception
+        ) as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(
                 f"XLA could not compile the program: {err}\n--- StableHLO ---\n{text}"
             ) from None
@@ -69,7 +75,9 @@ class Executable:
     def call(self, buffers: list) -> list[Array]:
         if self.ordered:
             return self._call_and_wait(buffers)
-        outs = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        outs = self.loaded.execute_sharded(buffers).consume_with_handlers(
+            self._handlers
+        )
         return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
     def _call_and_wait(self, buffers: list) -> list[Array]:
@@ -78,7 +86,9 @@ class Executable:
             done = results.consume_token()
             outs = results.consume_with_handlers(self._handlers)[:-1]  # drops the token
             done.block_until_ready()
-        except client.xc.XlaRuntimeError as err:  # how XLA reports a failed Python callback
+        except (
+            client.xc.XlaRuntimeError
+        ) as err:  # how XLA reports a failed Python callback
             host_callback.raise_callback_error(err)
         return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
 
@@ -86,7 +96,9 @@ class Executable:
         """`call` for a program with exactly one output (saves the list)."""
         if self.ordered:
             return self._call_and_wait(buffers)[0]
-        (out,) = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        (out,) = self.loaded.execute_sharded(buffers).consume_with_handlers(
+            self._handlers
+        )
         return Array(out, self.out_avals[0])
 
 
@@ -97,7 +109,11 @@ def compile_olympuspr(
     (`donated` ones may have their buffers reused for outputs); `eager`: one
     primitive of eager mode (persistently cached apart, see compiler.py)."""
     check_array_sizes(olympuspr, name)
-    module = build_module(olympuspr, name, donated) if donated else build_module(olympuspr, name)
+    module = (
+        build_module(olympuspr, name, donated)
+        if donated
+        else build_module(olympuspr, name)
+    )
     return Executable(module, olympuspr.out_avals, eager)
 
 
@@ -118,7 +134,9 @@ def check_array_sizes(olympuspr: Olympuspr, name: str) -> None:
     sites += [(v, eqn) for eqn in olympuspr.eqns for v in eqn.outvars]
     for var, eqn in sites:
         aval = var.aval
-        nbytes = int(np.prod(aval.shape, dtype=np.float64)) * np.dtype(aval.dtype).itemsize
+        nbytes = (
+            int(np.prod(aval.shape, dtype=np.float64)) * np.dtype(aval.dtype).itemsize
+        )
         if nbytes > limit:
             made = f" made by {eqn.primitive.name}" if eqn is not None else ""
             site = (eqn.source_info if eqn is not None else None) or user_source_info()
@@ -126,11 +144,14 @@ def check_array_sizes(olympuspr: Olympuspr, name: str) -> None:
             raise ArrayTooLargeError(
                 f"{name}: the array {aval.str_short()}{made}{where} needs "
                 f"{nbytes / 2**30:.1f} GiB, more than this machine's "
-                f"{limit / 2**30:.1f} GiB of memory")
+                f"{limit / 2**30:.1f} GiB of memory"
+            )
 
 
 # ---- eager mode ------------------------------------------------------------
-_eager_cache: dict = caches.register("eager executables", BoundedCache(EAGER_CACHE_SIZE))  # (primitive, avals, params) -> Executable
+_eager_cache: dict = caches.register(
+    "eager executables", BoundedCache(EAGER_CACHE_SIZE)
+)  # (primitive, avals, params) -> Executable
 _eager_lock = threading.Lock()
 
 
@@ -139,7 +160,9 @@ def _eager_executable(primitive, avals: tuple, params: dict):
     out_avals = out if primitive.multiple_results else [out]
     invars = [Var(a) for a in avals]
     outvars = [Var(a) for a in out_avals]
-    olympuspr = Olympuspr([], invars, [Eqn(primitive, params, invars, outvars)], outvars)
+    olympuspr = Olympuspr(
+        [], invars, [Eqn(primitive, params, invars, outvars)], outvars
+    )
     return compile_olympuspr(olympuspr, primitive.name, eager=True)
 
 
@@ -230,9 +253,11 @@ def _apply_general(primitive, args: tuple, params: dict):
         if key is not None:
             with _eager_lock:
                 _eager_cache[key] = exe
-    if (key is not None and not (exe.ordered or primitive.multiple_results)
-            and all([type(x) is Array for x in args])):
+    if (
+        key is not None
+        and not (exe.ordered or primitive.multiple_results)
+        and all([type(x) is Array for x in args])
+    ):
         _remember_hit(primitive, avals, params, exe)
     outs = exe.call([buffer_of(x) for x in args])
     return outs if primitive.multiple_results else outs[0]
-

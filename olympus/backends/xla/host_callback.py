@@ -25,7 +25,6 @@ TARGET = "xla_ffi_python_cpu_callback"
 _INDEX = re.compile(r"backend_config = \{index = (\d+) : ui64\}")
 
 
-
 class HostCallbackError(RuntimeError):
     """A Python callback (`debug.print`, `debug.callback`) raised while a compiled
     program ran; the message holds the callback's own traceback."""
@@ -36,7 +35,8 @@ def raise_callback_error(err: Exception) -> None:
     if "CpuCallback error" in str(err):
         raise HostCallbackError(
             f"a host callback (olympus.debug.print / olympus.debug.callback) raised inside "
-            f"a compiled program:\n{err}") from None
+            f"a compiled program:\n{err}"
+        ) from None
     raise err
 
 
@@ -63,13 +63,17 @@ def emit_host_callback(emitter, function: Callable, operands: Sequence[str]) -> 
         raise LoweringError(
             f"debug_callback ({getattr(function, '__name__', function)}): no ordering token "
             f"reaches this region; the lowering of the primitive holding it must carry "
-            f"the token (see olympus/ir/effects.py)")
-    attrs = (f'call_target_name = "{TARGET}", api_version = 4 : i32, '
-             f"has_side_effect = true, backend_config = {{index = {callback_id(function)} : ui64}}")
+            f"the token (see olympus/ir/effects.py)"
+        )
+    attrs = (
+        f'call_target_name = "{TARGET}", api_version = 4 : i32, '
+        f"has_side_effect = true, backend_config = {{index = {callback_id(function)} : ui64}}"
+    )
     if emitter.spmd:  # over several devices: the callback runs once, on the first
         attrs += ", sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh, []>]>"
     (emitter.token,) = emitter.op_typed(
-        "stablehlo.custom_call", [emitter.token, *operands], [TOKEN_TYPE], attrs)
+        "stablehlo.custom_call", [emitter.token, *operands], [TOKEN_TYPE], attrs
+    )
 
 
 def uses_host_callbacks(text: str) -> bool:
@@ -94,8 +98,10 @@ def _renumber(text: str) -> tuple[str, list[Callable]]:
         local.setdefault(global_id, len(local))
         return f"backend_config = {{index = {local[global_id]} : ui64}}"
 
-    lines = [_INDEX.sub(local_index, line) if TARGET in line else line
-             for line in text.split("\n")]
+    lines = [
+        _INDEX.sub(local_index, line) if TARGET in line else line
+        for line in text.split("\n")
+    ]
     functions = [_token_passing(_callbacks[g]) for g in sorted(local, key=local.get)]
     return "\n".join(lines), functions
 
@@ -127,4 +133,6 @@ def compile_and_load(client, text: str, devices, options):
     text, functions = _renumber(text)
     with mlir_context():
         module = ir.Module.parse(text)
-        return client.compile_and_load(module, devices, options, host_callbacks=functions)
+        return client.compile_and_load(
+            module, devices, options, host_callbacks=functions
+        )

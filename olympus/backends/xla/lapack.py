@@ -33,7 +33,9 @@ def ensure_registered() -> None:
 
     lapack._lapack.initialize()
     for name, capsule, api_version in lapack.registrations()["cpu"]:
-        xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=api_version)
+        xla_client.register_custom_call_target(
+            name, capsule, platform="cpu", api_version=api_version
+        )
     _registered = True
 
 

@@ -46,14 +46,28 @@ class LoweringError(TypeError):
 
 _ELEMENT_TYPES = {
     dtypes.bool_: "i1",
-    dtypes.int8: "i8", dtypes.int16: "i16", dtypes.int32: "i32", dtypes.int64: "i64",
-    dtypes.uint8: "ui8", dtypes.uint16: "ui16", dtypes.uint32: "ui32", dtypes.uint64: "ui64",
-    dtypes.float16: "f16", dtypes.bfloat16: "bf16", dtypes.float32: "f32", dtypes.float64: "f64",
-    dtypes.complex64: "complex<f32>", dtypes.complex128: "complex<f64>",
-    dtypes.float8_e4m3fn: "f8E4M3FN", dtypes.float8_e5m2: "f8E5M2",
-    dtypes.float8_e4m3b11fnuz: "f8E4M3B11FNUZ", dtypes.float8_e4m3fnuz: "f8E4M3FNUZ",
-    dtypes.float8_e5m2fnuz: "f8E5M2FNUZ", dtypes.float8_e3m4: "f8E3M4",
-    dtypes.float8_e4m3: "f8E4M3", dtypes.float8_e8m0fnu: "f8E8M0FNU",
+    dtypes.int8: "i8",
+    dtypes.int16: "i16",
+    dtypes.int32: "i32",
+    dtypes.int64: "i64",
+    dtypes.uint8: "ui8",
+    dtypes.uint16: "ui16",
+    dtypes.uint32: "ui32",
+    dtypes.uint64: "ui64",
+    dtypes.float16: "f16",
+    dtypes.bfloat16: "bf16",
+    dtypes.float32: "f32",
+    dtypes.float64: "f64",
+    dtypes.complex64: "complex<f32>",
+    dtypes.complex128: "complex<f64>",
+    dtypes.float8_e4m3fn: "f8E4M3FN",
+    dtypes.float8_e5m2: "f8E5M2",
+    dtypes.float8_e4m3b11fnuz: "f8E4M3B11FNUZ",
+    dtypes.float8_e4m3fnuz: "f8E4M3FNUZ",
+    dtypes.float8_e5m2fnuz: "f8E5M2FNUZ",
+    dtypes.float8_e3m4: "f8E3M4",
+    dtypes.float8_e4m3: "f8E4M3",
+    dtypes.float8_e8m0fnu: "f8E8M0FNU",
 }
 
 
@@ -150,11 +164,17 @@ class Emitter:
         return names
 
     def constant(self, value, aval: ShapedArray) -> str:
-        (out,) = self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}")
+        (out,) = self.op(
+            "stablehlo.constant", [], [aval], f"value = {dense_attr(value, aval)}"
+        )
         return out
 
-    def region(self, arg_avals: Sequence[ShapedArray | str], build: Callable,
-               terminator: str = "stablehlo.return") -> str:
+    def region(
+        self,
+        arg_avals: Sequence[ShapedArray | str],
+        build: Callable,
+        terminator: str = "stablehlo.return",
+    ) -> str:
         """A one-block region; `build(emitter, *args)` returns the values to yield.
 
         An argument type may be given as text (`TOKEN_TYPE`). The region starts
@@ -203,8 +223,14 @@ def compare(
     return emitter.op("stablehlo.compare", [x, y], [result], attrs)[0]
 
 
-def emit_while(emitter: Emitter, init: Sequence[str], avals: Sequence[ShapedArray],
-               cond_block: Callable, body_block: Callable, ordered: bool) -> list[str]:
+def emit_while(
+    emitter: Emitter,
+    init: Sequence[str],
+    avals: Sequence[ShapedArray],
+    cond_block: Callable,
+    body_block: Callable,
+    ordered: bool,
+) -> list[str]:
     """A `stablehlo.while` over the state `init`: `cond_block(em, *state)` returns
     the predicate, `body_block(em, *state)` the next state.
 
@@ -220,13 +246,17 @@ def emit_while(emitter: Emitter, init: Sequence[str], avals: Sequence[ShapedArra
             em.token = token
             outs = block(em, *state)
             return [em.token, *outs] if returns_token else outs
+
         return build
 
     types = [TOKEN_TYPE, *map(tensor_type, avals)]
-    regions = [emitter.region(types, threading(cond_block, False)),
-               emitter.region(types, threading(body_block, True))]
+    regions = [
+        emitter.region(types, threading(cond_block, False)),
+        emitter.region(types, threading(body_block, True)),
+    ]
     emitter.token, *outs = emitter.op_typed(
-        "stablehlo.while", [emitter.token, *init], types, regions=regions)
+        "stablehlo.while", [emitter.token, *init], types, regions=regions
+    )
     return outs
 
 
@@ -235,7 +265,9 @@ class RuleContext:
 
     __slots__ = ("emitter", "avals_in", "avals_out", "primitive", "operand_hints")
 
-    def __init__(self, emitter: Emitter, avals_in, avals_out, primitive, operand_hints=None):
+    def __init__(
+        self, emitter: Emitter, avals_in, avals_out, primitive, operand_hints=None
+    ):
         self.emitter = emitter
         self.avals_in = avals_in
         self.avals_out = avals_out
@@ -253,7 +285,9 @@ class RuleContext:
         return self.emitter.op(name, operands, avals, attrs, regions)[0]
 
 
-def lower_olympuspr_into(emitter: Emitter, olympuspr: Olympuspr, args: Sequence[str]) -> list[str]:
+def lower_olympuspr_into(
+    emitter: Emitter, olympuspr: Olympuspr, args: Sequence[str]
+) -> list[str]:
     """Emits `olympuspr`'s equations; `args` name its constvars then invars."""
     env = dict(zip(olympuspr.constvars + olympuspr.invars, args))
 
@@ -270,7 +304,10 @@ def lower_olympuspr_into(emitter: Emitter, olympuspr: Olympuspr, args: Sequence[
             raise LoweringError(f"primitive {eqn.primitive} has no XLA lowering rule")
         hints = [hinted.get(x, {}) for x in eqn.invars] if hinted else None
         ctx = RuleContext(
-            emitter, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], eqn.primitive,
+            emitter,
+            [x.aval for x in eqn.invars],
+            [v.aval for v in eqn.outvars],
+            eqn.primitive,
             hints,
         )
         if eqn.primitive in value_hint_primitives:
@@ -302,11 +339,16 @@ def _located(outer_scope: str, eqn) -> tuple[str, str]:
 def _mlir_string(text: str) -> str:
     """`text` as an MLIR string literal (quotes, backslashes and control
     characters as `\\XX` hex escapes)."""
-    return '"' + "".join(
-        f"\\{ord(c):02X}" if c in '"\\' or ord(c) < 32 else c for c in text) + '"'
+    return (
+        '"'
+        + "".join(f"\\{ord(c):02X}" if c in '"\\' or ord(c) < 32 else c for c in text)
+        + '"'
+    )
 
 
-def lower_closed_inline(emitter: Emitter, closed: ClosedOlympuspr, args: Sequence[str]) -> list[str]:
+def lower_closed_inline(
+    emitter: Emitter, closed: ClosedOlympuspr, args: Sequence[str]
+) -> list[str]:
     """Inlines a sub-program (pjit, branches, loop bodies); consts become constants."""
     const_values = [
         emitter.constant(np.asarray(c), v.aval)
@@ -344,16 +386,24 @@ def _output_aliases(olympuspr: Olympuspr, donated) -> dict[int, int]:
     aliases = {}
     for i in donated:
         want = arg_avals[i]
-        match = next((o for o in free if olympuspr.outvars[o].aval.shape == want.shape
-                      and olympuspr.outvars[o].aval.dtype == want.dtype), None)
+        match = next(
+            (
+                o
+                for o in free
+                if olympuspr.outvars[o].aval.shape == want.shape
+                and olympuspr.outvars[o].aval.dtype == want.dtype
+            ),
+            None,
+        )
         if match is not None:
             aliases[i] = match
             free.remove(match)
     return aliases
 
 
-def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = (),
-                 layout=None) -> str:
+def build_module(
+    olympuspr: Olympuspr, name: str = "main", donated: Sequence[int] = (), layout=None
+) -> str:
     """A StableHLO module whose `main` takes constvars then invars as arguments.
 
     Each `donated` argument (an index among constvars + invars) is aliased to
@@ -379,16 +429,25 @@ def build_module(olympuspr: Olympuspr, name: str = "main", donated: Sequence[int
     emitter.op_typed("func.return", outs, [])
     aliases = _output_aliases(olympuspr, donated)
     in_sig = ", ".join(
-        f"{a}: {emitter.types[a]}" + _attributes(
+        f"{a}: {emitter.types[a]}"
+        + _attributes(
             f"tf.aliasing_output = {aliases[i]} : i32" if i in aliases else "",
-            layout.arg_attribute(i) if layout is not None else "")
-        for i, a in enumerate(params))
+            layout.arg_attribute(i) if layout is not None else "",
+        )
+        for i, a in enumerate(params)
+    )
     out_sig = ", ".join(
-        [tensor_type(v.aval) + _attributes(
-            layout.result_attribute(j) if layout is not None else "")
-         for j, v in enumerate(olympuspr.outvars)] + [TOKEN_TYPE] * ordered)
+        [
+            tensor_type(v.aval)
+            + _attributes(layout.result_attribute(j) if layout is not None else "")
+            for j, v in enumerate(olympuspr.outvars)
+        ]
+        + [TOKEN_TYPE] * ordered
+    )
     module_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
-    attributes = f" attributes {{{layout.module_attributes()}}}" if layout is not None else ""
+    attributes = (
+        f" attributes {{{layout.module_attributes()}}}" if layout is not None else ""
+    )
     declarations = layout.declarations() if layout is not None else ""
     return (
         f"module @{module_name}{attributes} {{\n{declarations}"
@@ -407,5 +466,5 @@ def returns_ordering_token(module_text: str) -> bool:
     """Whether `main` of a module from `build_module` ends its results with the
     ordering token (it does exactly when the program has ordered effects)."""
     start = module_text.find("func.func public @main")
-    header = module_text[start:module_text.find("\n", start)]
+    header = module_text[start : module_text.find("\n", start)]
     return header.endswith(f"{TOKEN_TYPE}) {{")

@@ -127,7 +127,9 @@ class Mesh:
         return f"Mesh({axes}; devices={self.device_ids.tolist()})"
 
 
-def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], devices=None) -> Mesh:
+def make_mesh(
+    axis_shapes: Sequence[int], axis_names: Sequence[str], devices=None
+) -> Mesh:
     """A mesh of the given shape over `devices` (all of them by default).
 
     >>> olympus.make_mesh((1,), ("data",))
@@ -191,7 +193,9 @@ class Sharding:
         tiling = self._checked_tiling(tuple(shape), api)
         return tuple(s // t for s, t in zip(shape, tiling.tiles))
 
-    def devices_indices_map(self, shape: Sequence[int], api: str = "devices_indices_map") -> dict:
+    def devices_indices_map(
+        self, shape: Sequence[int], api: str = "devices_indices_map"
+    ) -> dict:
         """Each device's piece of an array of `shape`, as a tuple of slices
         (`api` names the caller in errors)."""
         shape = tuple(shape)
@@ -200,7 +204,8 @@ class Sharding:
         for where in np.ndindex(tiling.holders.shape):
             device = self._device_assignment[tiling.holders[where]]
             found[device] = tuple(
-                _piece(size, tiles, at) for size, tiles, at in zip(shape, tiling.tiles, where)
+                _piece(size, tiles, at)
+                for size, tiles, at in zip(shape, tiling.tiles, where)
             )
         return found
 
@@ -269,7 +274,8 @@ class NamedSharding(Sharding):
         """The Shardy attribute for an array of rank `ndim` on this mesh."""
         self._tiling(ndim)  # checks the rank
         dims = ", ".join(
-            "{" + ", ".join(f'"{n}"' for n in self.spec.axes(d)) + "}" for d in range(ndim)
+            "{" + ", ".join(f'"{n}"' for n in self.spec.axes(d)) + "}"
+            for d in range(ndim)
         )
         return f"#sdy.sharding<@{mesh_name}, [{dims}]>"
 
@@ -347,7 +353,9 @@ def tiling_of_hlo(hlo, ndim: int, count: int) -> Tiling:
     """The Tiling of one of XLA's HloSharding objects for a rank-`ndim` array
     over `count` devices."""
     if hlo.is_replicated() or not hlo.is_tiled():
-        return Tiling((1,) * ndim, count, np.arange(count).reshape((1,) * ndim + (count,)))
+        return Tiling(
+            (1,) * ndim, count, np.arange(count).reshape((1,) * ndim + (count,))
+        )
     dims = tuple(hlo.tile_assignment_dimensions())
     holders = np.asarray(hlo.tile_assignment_devices()).reshape(dims)
     if not hlo.replicate_on_last_tile_dim():
@@ -360,13 +368,19 @@ def same_layout(a: Sharding, b: Sharding, ndim: int) -> bool:
     if a == b:
         return True
     ta, tb = a._tiling(ndim), b._tiling(ndim)
-    return (ta.tiles == tb.tiles and ta.copies == tb.copies
-            and _holder_devices(a, ta) == _holder_devices(b, tb))
+    return (
+        ta.tiles == tb.tiles
+        and ta.copies == tb.copies
+        and _holder_devices(a, ta) == _holder_devices(b, tb)
+    )
 
 
 def _holder_devices(sharding: Sharding, tiling: Tiling) -> list:
     devices = sharding._device_assignment
-    held = [sorted(devices[i].id for i in tiling.holders[t]) for t in np.ndindex(tiling.tiles)]
+    held = [
+        sorted(devices[i].id for i in tiling.holders[t])
+        for t in np.ndindex(tiling.tiles)
+    ]
     return held
 
 
@@ -415,6 +429,7 @@ def _broadcast(prefix, tree, out: list, api: str) -> None:
         raise ShardingTreeError(
             f"{api}: the shardings {prefix!r} do not match the structure of the "
             f"values (a pytree prefix is needed: one sharding per value, or one "
-            f"for a whole subtree){_at_user_line()}")
+            f"for a whole subtree){_at_user_line()}"
+        )
     for p, t in zip(wanted, found):
         _broadcast(p, t, out, api)

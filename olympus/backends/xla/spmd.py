@@ -66,8 +66,16 @@ class SpmdLayout:
     """What `build_module` writes for a program over `devices`: the partition
     count, the meshes, each argument's and result's Shardy sharding."""
 
-    def __init__(self, devices: tuple, in_shardings, out_shardings, avals_in, avals_out,
-                 meshes, mesh):
+    def __init__(
+        self,
+        devices: tuple,
+        in_shardings,
+        out_shardings,
+        avals_in,
+        avals_out,
+        meshes,
+        mesh,
+    ):
         self.devices = devices
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.avals_in, self.avals_out = avals_in, avals_out
@@ -83,7 +91,11 @@ class SpmdLayout:
         for mesh in self.meshes:
             axes = ", ".join(f'"{n}"={s}' for n, s in mesh.shape.items())
             ids = [position[d] for d in mesh.devices.flat]
-            listed = f", device_ids=[{', '.join(map(str, ids))}]" if ids != sorted(ids) else ""
+            listed = (
+                f", device_ids=[{', '.join(map(str, ids))}]"
+                if ids != sorted(ids)
+                else ""
+            )
             lines.append(f"  sdy.mesh @{mesh_symbol(mesh)} = <[{axes}]{listed}>\n")
         # where host callbacks run (olympus/backends/xla/host_callback.py)
         lines.append("  sdy.mesh @maximal_mesh = <[], device_ids=[0]>\n")
@@ -113,7 +125,8 @@ def program_mesh(olympuspr: Olympuspr, shardings) -> Mesh | None:
                 f"jit: one program uses shardings over devices "
                 f"{sorted(d.id for d in mesh.devices.flat)} and "
                 f"{sorted(d.id for d in s.mesh.devices.flat)}; put all of them on one "
-                f"mesh's devices")
+                f"mesh's devices"
+            )
     return mesh
 
 
@@ -130,8 +143,10 @@ def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout
     (None: XLA's propagation decides). A layout no PartitionSpec on the
     program's mesh can say becomes replicated (the argument is re-laid out)."""
     avals_in = [v.aval for v in olympuspr.constvars + olympuspr.invars]
-    for api, shardings, avals in (("jit in_shardings", in_shardings, avals_in),
-                                  ("jit out_shardings", out_shardings, olympuspr.out_avals)):
+    for api, shardings, avals in (
+        ("jit in_shardings", in_shardings, avals_in),
+        ("jit out_shardings", out_shardings, olympuspr.out_avals),
+    ):
         for s, aval in zip(shardings, avals):
             if s is not None:
                 s.shard_shape(aval.shape, api)  # ShardingShapeError: a misfit
@@ -146,11 +161,23 @@ def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout
         s if s is None else as_named(s, mesh, a.ndim) or replicated(mesh)
         for s, a in zip(out_shardings, olympuspr.out_avals)
     ]
-    meshes = list(dict.fromkeys(
-        [mesh] + [s.mesh for s in named_in] + [s.mesh for s in named_out if s is not None]
-        + [s.mesh for s in program_shardings(olympuspr)]))
-    return SpmdLayout(tuple(mesh.devices.flat), named_in, named_out, avals_in,
-                      olympuspr.out_avals, meshes, mesh)
+    meshes = list(
+        dict.fromkeys(
+            [mesh]
+            + [s.mesh for s in named_in]
+            + [s.mesh for s in named_out if s is not None]
+            + [s.mesh for s in program_shardings(olympuspr)]
+        )
+    )
+    return SpmdLayout(
+        tuple(mesh.devices.flat),
+        named_in,
+        named_out,
+        avals_in,
+        olympuspr.out_avals,
+        meshes,
+        mesh,
+    )
 
 
 class ShardedExecutable:
@@ -158,8 +185,16 @@ class ShardedExecutable:
     layout's devices: call it with Arrays (or host values), each is laid out
     as its parameter asks, results come back as Arrays over the devices."""
 
-    __slots__ = ("loaded", "in_shardings", "out_avals", "out_shardings", "text",
-                 "_handlers", "devices", "ordered")
+    __slots__ = (
+        "loaded",
+        "in_shardings",
+        "out_avals",
+        "out_shardings",
+        "text",
+        "_handlers",
+        "devices",
+        "ordered",
+    )
 
     def __init__(self, text: str, layout: SpmdLayout):
         self.devices = layout.devices
@@ -172,10 +207,13 @@ class ShardedExecutable:
             client.result_handler(aval, self.devices, s._tiling(aval.ndim).hlo_text())
             for aval, s in zip(self.out_avals, self.out_shardings)
         ]
-        self.ordered = returns_ordering_token(text)  # host callbacks: a token comes last
+        self.ordered = returns_ordering_token(
+            text
+        )  # host callbacks: a token comes last
         if self.ordered:
             self._handlers.append(
-                client.result_handler(_TOKEN_AVAL, self.devices, "{replicated}"))
+                client.result_handler(_TOKEN_AVAL, self.devices, "{replicated}")
+            )
 
     def _compile(self):
         options = client.xc.CompileOptions()
@@ -183,18 +221,26 @@ class ShardedExecutable:
         options.num_replicas, options.num_partitions = 1, count
         # partition i runs on the i-th device of the layout (ids, not positions)
         options.device_assignment = client.xc.DeviceAssignment.create(
-            np.array([[d.id for d in self.devices]]))
+            np.array([[d.id for d in self.devices]])
+        )
         build = options.executable_build_options
         build.use_spmd_partitioning = True
         build.use_shardy_partitioner = True
         build.allow_spmd_sharding_propagation_to_output = [True]
         try:
             return compiler.compile_and_load(
-                client.get_client(), self.text, client.xc.DeviceList(self.devices), options)
-        except Exception as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
+                client.get_client(),
+                self.text,
+                client.xc.DeviceList(self.devices),
+                options,
+            )
+        except (
+            Exception
+        ) as err:  # XLA's own errors come as RuntimeError / XlaRuntimeError
             raise LoweringError(
                 f"XLA could not compile the program for {count} devices: {err}\n"
-                f"--- StableHLO ---\n{self.text}") from None
+                f"--- StableHLO ---\n{self.text}"
+            ) from None
 
     def _result_shardings(self, mesh: Mesh, asked) -> list[Sharding]:
         """Asked-for layouts, else XLA's choice (as a NamedSharding when one
@@ -206,13 +252,16 @@ class ShardedExecutable:
                 out.append(want)
                 continue
             hlo = client.xc.HloSharding.from_proto(proto)
-            found = GSPMDSharding(self.devices, tiling_of_hlo(hlo, aval.ndim, len(self.devices)))
+            found = GSPMDSharding(
+                self.devices, tiling_of_hlo(hlo, aval.ndim, len(self.devices))
+            )
             out.append(as_named(found, mesh, aval.ndim) or found)
         return out
 
     def call(self, args: list) -> list[Array]:
         buffers = [
-            x._live_global() if type(x) is Array and x._sharding is s
+            x._live_global()
+            if type(x) is Array and x._sharding is s
             else put(x, s)._live_global()
             for x, s in zip(args, self.in_shardings)
         ]
@@ -223,10 +272,14 @@ class ShardedExecutable:
             results = results.consume_with_handlers(self._handlers)
             if self.ordered:
                 done.block_until_ready()
-        except client.xc.XlaRuntimeError as err:  # how XLA reports a failed Python callback
+        except (
+            client.xc.XlaRuntimeError
+        ) as err:  # how XLA reports a failed Python callback
             host_callback.raise_callback_error(err)
-        outs = [placed_array(buf, aval, s)
-                for buf, aval, s in zip(results, self.out_avals, self.out_shardings)]
+        outs = [
+            placed_array(buf, aval, s)
+            for buf, aval, s in zip(results, self.out_avals, self.out_shardings)
+        ]
         for out in outs:  # see the module docstring: no two programs in flight
             out.block_until_ready()
         return outs

@@ -22,5 +22,7 @@ from olympus.lax.control_flow.cond import cond, cond_p, switch  # noqa: F401
 from olympus.lax.control_flow.loops import fori_loop, while_loop, while_p  # noqa: F401
 from olympus.lax.control_flow.scan import map, scan, scan_p  # noqa: F401,A004
 from olympus.lax.control_flow.subprograms import (  # noqa: F401
-    BranchTypeError, CarryTypeError, ScanLengthError,
+    BranchTypeError,
+    CarryTypeError,
+    ScanLengthError,
 )

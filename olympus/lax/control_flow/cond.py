@@ -21,9 +21,23 @@ from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
-    BranchTypeError, common_consts, differentiable_mask, eager_impl, join_weak, leaf_paths,
-    merge, python_mode, run_batched, same_type, same_types, select_mask, stage_all,
-    tangents_out, to_front, trace_function, where_text,
+    BranchTypeError,
+    common_consts,
+    differentiable_mask,
+    eager_impl,
+    join_weak,
+    leaf_paths,
+    merge,
+    python_mode,
+    run_batched,
+    same_type,
+    same_types,
+    select_mask,
+    stage_all,
+    tangents_out,
+    to_front,
+    trace_function,
+    where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
@@ -32,9 +46,17 @@ from olympus.tracer.staging import SubProgram
 from olympus.transforms.batching import batch_rules, batch_to_front, not_mapped
 from olympus.transforms.ad_util import instantiate
 from olympus.transforms.jvp import jvp_rules
-from olympus.transforms.linearize import is_undefined, partial_eval_rules, transpose_rules
+from olympus.transforms.linearize import (
+    is_undefined,
+    partial_eval_rules,
+    transpose_rules,
+)
 from olympus.transforms.programs import (
-    batch_program, jvp_program, known_program, split_nested, transpose_program,
+    batch_program,
+    jvp_program,
+    known_program,
+    split_nested,
+    transpose_program,
     unknown_program,
 )
 
@@ -58,7 +80,9 @@ def _cond_abstract_eval(index: ShapedArray, *operands: ShapedArray, branches, li
                 f"given ({got})"
             )
         if not same_types(branch.out_avals, branches[0].out_avals):
-            raise OlympusTypeError(f"cond: branch {i} returns other types than branch 0")
+            raise OlympusTypeError(
+                f"cond: branch {i} returns other types than branch 0"
+            )
     return join_weak([b.out_avals for b in branches])
 
 
@@ -67,7 +91,9 @@ def _cond_lower(ctx, index, *operands, branches, linear):
         return _cond_lower_ordered(ctx, index, operands, branches)
 
     def branch_region(branch):
-        return ctx.emitter.region([], lambda em: lower_closed_inline(em, branch, operands))
+        return ctx.emitter.region(
+            [], lambda em: lower_closed_inline(em, branch, operands)
+        )
 
     regions = [branch_region(b) for b in branches]
     return ctx.emitter.op("stablehlo.case", [index], ctx.avals_out, regions=regions)
@@ -82,15 +108,20 @@ def _cond_lower_ordered(ctx, index, operands, branches):
             em.token = outer.token
             outs = lower_closed_inline(em, branch, operands)
             return [em.token, *outs]
+
         return outer.region([], block)
 
     regions = [build(b) for b in branches]
     types = [TOKEN_TYPE, *map(tensor_type, ctx.avals_out)]
-    outer.token, *outs = outer.op_typed("stablehlo.case", [index], types, regions=regions)
+    outer.token, *outs = outer.op_typed(
+        "stablehlo.case", [index], types, regions=regions
+    )
     return outs
 
 
-cond_p = define_primitive("cond", _cond_abstract_eval, _cond_lower, multiple_results=True)
+cond_p = define_primitive(
+    "cond", _cond_abstract_eval, _cond_lower, multiple_results=True
+)
 cond_p.def_impl(partial(eager_impl, cond_p))
 
 
@@ -115,14 +146,18 @@ def _check_branch_outputs(traced: Sequence[SubProgram], names, source_info) -> N
                 )
 
 
-def _bind_cond(index, branch_funs: Sequence[Callable], names, operands: tuple, source_info):
+def _bind_cond(
+    index, branch_funs: Sequence[Callable], names, operands: tuple, source_info
+):
     leaves, in_tree = tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
     traced = [trace_function(f, in_tree, avals, "cond branch") for f in branch_funs]
     _check_branch_outputs(traced, names, source_info)
     consts, branches = common_consts(traced)
     args = [*consts, *leaves]
-    outs = cond_p.bind(index, *args, branches=tuple(branches), linear=(False,) * len(args))
+    outs = cond_p.bind(
+        index, *args, branches=tuple(branches), linear=(False,) * len(args)
+    )
     return tree_unflatten(traced[0].out_tree, outs)
 
 
@@ -196,7 +231,9 @@ def _cond_jvp(primals, tangents, *, branches, linear):
     consts, programs = common_consts([t for t, _ in jvps])
     op_tangents = [instantiate(t) for t in select_mask(nonzero, tangents[1:])]
     args = [*consts, *operands, *op_tangents]
-    outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))
+    outs = cond_p.bind(
+        index, *args, branches=tuple(programs), linear=(False,) * len(args)
+    )
     primal_out = outs[:n_out]
     return primal_out, tangents_out(primal_out, out_nz, outs[n_out:])
 
@@ -209,20 +246,37 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
     splits = [split_nested(b, known_in) for b in branches]
     branches = tuple(b for b, _ in splits)
     deferred = [d for _, d in splits]
-    known_out = [all(ks) for ks in zip(*(known_outputs(b.olympuspr, known_in, d)
-                                         for b, d in zip(branches, deferred)))]
-    own = [residual_vars(b.olympuspr, known_in, known_out, d)
-           for b, d in zip(branches, deferred)]
+    known_out = [
+        all(ks)
+        for ks in zip(
+            *(
+                known_outputs(b.olympuspr, known_in, d)
+                for b, d in zip(branches, deferred)
+            )
+        )
+    ]
+    own = [
+        residual_vars(b.olympuspr, known_in, known_out, d)
+        for b, d in zip(branches, deferred)
+    ]
     # Every branch returns every branch's residuals (zeros for the others').
-    slots = [[r if i == j else r.aval for j, rs in enumerate(own) for r in rs]
-             for i in range(len(branches))]
-    known = [known_program(b, known_in, known_out, s, d)
-             for b, s, d in zip(branches, slots, deferred)]
+    slots = [
+        [r if i == j else r.aval for j, rs in enumerate(own) for r in rs]
+        for i in range(len(branches))
+    ]
+    known = [
+        known_program(b, known_in, known_out, s, d)
+        for b, s, d in zip(branches, slots, deferred)
+    ]
     consts, known_branches = common_consts(known)
     known_args = [*consts, *select_mask(known_in, operands)]
     with set_current_trace(trace.parent):
-        outs = cond_p.bind(index, *known_args, branches=tuple(known_branches),
-                           linear=(False,) * len(known_args))
+        outs = cond_p.bind(
+            index,
+            *known_args,
+            branches=tuple(known_branches),
+            linear=(False,) * len(known_args),
+        )
     n_known = sum(known_out)
     known_outs, residuals = outs[:n_known], outs[n_known:]
     unknown_branches = []
@@ -233,8 +287,9 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
     staged_args = [*residuals, *unknown_operands]
     linear = (False,) * len(residuals) + (True,) * len(unknown_operands)  # tangents
     with set_current_trace(trace.tangent_trace):
-        unknown_outs = cond_p.bind(index, *staged_args, branches=tuple(unknown_branches),
-                                   linear=linear)
+        unknown_outs = cond_p.bind(
+            index, *staged_args, branches=tuple(unknown_branches), linear=linear
+        )
     return merge(known_out, known_outs, unknown_outs)
 
 
@@ -246,7 +301,9 @@ def _cond_transpose(cts, index, *operands, branches, linear):
     ct_avals = [aval_of(ct) for ct in cts]
     undefined = [not r for r in residual_mask]
     transposed = [
-        transpose_program(b, undefined, [True] * len(cts), "transpose", res_avals + ct_avals)
+        transpose_program(
+            b, undefined, [True] * len(cts), "transpose", res_avals + ct_avals
+        )
         for b in branches
     ]
     consts, programs = common_consts(transposed)
@@ -261,15 +318,21 @@ def _cond_batch(axis_size, vals, dims, *, branches, linear):
     in_batched = [d is not not_mapped for d in dims[1:]]
     n_out = len(branches[0].out_avals)
     if dims[0] is not_mapped:
-        batched = [batch_program(b, axis_size, in_batched, [True] * n_out, "vmap")[0]
-                   for b in branches]
+        batched = [
+            batch_program(b, axis_size, in_batched, [True] * n_out, "vmap")[0]
+            for b in branches
+        ]
         consts, programs = common_consts(batched)
         args = [*consts, *operands]
-        outs = cond_p.bind(index, *args, branches=tuple(programs), linear=(False,) * len(args))
+        outs = cond_p.bind(
+            index, *args, branches=tuple(programs), linear=(False,) * len(args)
+        )
         return outs, [0] * n_out
     # A predicate per example: every branch runs on the whole batch, select_n picks.
     index = batch_to_front(index, axis_size, dims[0])
-    per_branch = [run_batched(b, axis_size, in_batched, operands, n_out) for b in branches]
+    per_branch = [
+        run_batched(b, axis_size, in_batched, operands, n_out) for b in branches
+    ]
     results = []
     for cases in zip(*per_branch):
         which = ops.broadcast_in_dim(index, aval_of(cases[0]).shape, (0,))

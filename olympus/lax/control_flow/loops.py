@@ -35,16 +35,38 @@ from olympus.lax.control_flow.scan import scan, scan_p, scan_with_names
 from olympus.lax.custom_derivatives import checkpoint
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
-    args_tree, batched_carry_fixpoint, blocks, convert_carry, differentiable_mask, eager_impl,
-    join_weak, loop_jvp_program, merge, python_mode, reorder, same_types, select_mask,
-    split_loop_body, stage_all, tangents_out, to_front, trace_function, trace_loop_body,
-    where_text, with_ignored_invars,
+    args_tree,
+    batched_carry_fixpoint,
+    blocks,
+    convert_carry,
+    differentiable_mask,
+    eager_impl,
+    join_weak,
+    loop_jvp_program,
+    merge,
+    python_mode,
+    reorder,
+    same_types,
+    select_mask,
+    split_loop_body,
+    stage_all,
+    tangents_out,
+    to_front,
+    trace_function,
+    trace_loop_body,
+    where_text,
+    with_ignored_invars,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
-from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
+from olympus.tracer.staging import (
+    DebugInfo,
+    SubProgram,
+    function_name,
+    trace_sub_program,
+)
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.ad_util import instantiate
 from olympus.transforms.jvp import MissingRuleError, jvp_rules
@@ -53,15 +75,20 @@ from olympus.transforms.programs import batch_program, known_program, split_nest
 
 
 # ---- the primitive -------------------------------------------------------------------
-def _while_abstract_eval(*args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts,
-                         max_steps=None):
-    carry = args[cond_nconsts + body_nconsts:]
+def _while_abstract_eval(
+    *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, max_steps=None
+):
+    carry = args[cond_nconsts + body_nconsts :]
     cond_in = args[:cond_nconsts] + carry
     body_in = args[cond_nconsts:]
     programs = (("cond", cond_olympuspr, cond_in), ("body", body_olympuspr, body_in))
     for name, program, given in programs:
-        if len(program.in_avals) != len(given) or not same_types(program.in_avals, given):
-            raise OlympusTypeError(f"while: {name}_olympuspr does not take the given operands")
+        if len(program.in_avals) != len(given) or not same_types(
+            program.in_avals, given
+        ):
+            raise OlympusTypeError(
+                f"while: {name}_olympuspr does not take the given operands"
+            )
     pred = cond_olympuspr.out_avals
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
         raise OlympusTypeError("while: cond_olympuspr must return one bool[] scalar")
@@ -71,8 +98,15 @@ def _while_abstract_eval(*args, cond_olympuspr, body_olympuspr, cond_nconsts, bo
     return join_weak([carry, out])
 
 
-def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts,
-                 max_steps=None):
+def _while_lower(
+    ctx,
+    *args,
+    cond_olympuspr,
+    body_olympuspr,
+    cond_nconsts,
+    body_nconsts,
+    max_steps=None,
+):
     nconsts = cond_nconsts + body_nconsts
 
     def cond_block(em, *state):
@@ -80,19 +114,26 @@ def _while_lower(ctx, *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_
         return lower_closed_inline(em, cond_olympuspr, cond_args)
 
     def body_block(em, *state):
-        return [*state[:nconsts], *lower_closed_inline(em, body_olympuspr, state[cond_nconsts:])]
+        return [
+            *state[:nconsts],
+            *lower_closed_inline(em, body_olympuspr, state[cond_nconsts:]),
+        ]
 
     ordered = has_ordered_effect(cond_olympuspr) or has_ordered_effect(body_olympuspr)
     outs = emit_while(ctx.emitter, args, ctx.avals_in, cond_block, body_block, ordered)
     return outs[nconsts:]
 
 
-while_p = define_primitive("while", _while_abstract_eval, _while_lower, multiple_results=True)
+while_p = define_primitive(
+    "while", _while_abstract_eval, _while_lower, multiple_results=True
+)
 while_p.def_impl(partial(eager_impl, while_p))
 
 
 # ---- while_loop and fori_loop --------------------------------------------------------
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: int | None = None):
+def while_loop(
+    cond_fun: Callable, body_fun: Callable, init_val, max_steps: int | None = None
+):
     """Repeats `val = body_fun(val)` while `cond_fun(val)`; returns the last `val`.
 
     The carry `val` is a pytree whose types the body must preserve. With
@@ -104,10 +145,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: int 
     Array(16, dtype=int32, weak_type=True)
     """
     if max_steps is not None:
-        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) \
-                or max_steps < 0:
+        if (
+            isinstance(max_steps, bool)
+            or not isinstance(max_steps, (int, np.integer))
+            or max_steps < 0
+        ):
             raise ValueError(
-                f"while_loop: max_steps must be a non-negative Python int, got {max_steps!r}")
+                f"while_loop: max_steps must be a non-negative Python int, got {max_steps!r}"
+            )
         max_steps = int(max_steps)
     if python_mode(init_val):
         val, steps = init_val, 0
@@ -128,15 +173,25 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val, max_steps: int 
     bounded_cond.__qualname__ = function_name(cond_fun)
     counted_body.__qualname__ = function_name(body_fun)
     paths = ["steps", *tree_paths(init_val, "init_val")]
-    return _while_loop(bounded_cond, counted_body, (np.int32(0), init_val), "while_loop",
-                       paths, max_steps)[1]
+    return _while_loop(
+        bounded_cond,
+        counted_body,
+        (np.int32(0), init_val),
+        "while_loop",
+        paths,
+        max_steps,
+    )[1]
 
 
 def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths, max_steps=None):
     source_info = user_source_info()
     leaves, tree = tree_flatten(init_val)
-    body, leaves = trace_loop_body(body_fun, tree, leaves, what, source_info, carry_paths)
-    test = trace_function(cond_fun, args_tree(tree), [aval_of(x) for x in leaves], f"{what} cond")
+    body, leaves = trace_loop_body(
+        body_fun, tree, leaves, what, source_info, carry_paths
+    )
+    test = trace_function(
+        cond_fun, args_tree(tree), [aval_of(x) for x in leaves], f"{what} cond"
+    )
     pred = test.out_avals
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
         got = ", ".join(a.str_short() for a in pred) or "nothing"
@@ -144,9 +199,14 @@ def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths, max_steps=
             f"{what}: cond_fun must return a bool[] scalar, got {got}{where_text(source_info)}"
         )
     outs = while_p.bind(
-        *test.consts, *body.consts, *leaves,
-        cond_olympuspr=test.closed, body_olympuspr=body.closed,
-        cond_nconsts=len(test.consts), body_nconsts=len(body.consts), **_bound(max_steps),
+        *test.consts,
+        *body.consts,
+        *leaves,
+        cond_olympuspr=test.closed,
+        body_olympuspr=body.closed,
+        cond_nconsts=len(test.consts),
+        body_nconsts=len(body.consts),
+        **_bound(max_steps),
     )
     return tree_unflatten(tree, outs)
 
@@ -205,7 +265,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None 
     if max_steps is not None:
         return while_loop(keep_going, step, (lower, upper, init_val), max_steps)[2]
     paths = ["lower", "upper", *tree_paths(init_val, "init_val")]
-    return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[2]
+    return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[
+        2
+    ]
 
 
 def _loop_bounds(lower, upper):
@@ -223,29 +285,53 @@ def _loop_bounds(lower, upper):
 
 
 # ---- transformation rules ------------------------------------------------------------
-def _while_jvp(primals, tangents, *, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts,
-               max_steps=None):
+def _while_jvp(
+    primals,
+    tangents,
+    *,
+    cond_olympuspr,
+    body_olympuspr,
+    cond_nconsts,
+    body_nconsts,
+    max_steps=None,
+):
     nc, nb = cond_nconsts, body_nconsts
-    cconsts, bconsts, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
-    bconst_nz = differentiable_mask(bconsts, tangents[nc:nc + nb])
-    carry_nz = differentiable_mask(carry, tangents[nc + nb:])
+    cconsts, bconsts, carry = primals[:nc], primals[nc : nc + nb], primals[nc + nb :]
+    bconst_nz = differentiable_mask(bconsts, tangents[nc : nc + nb])
+    carry_nz = differentiable_mask(carry, tangents[nc + nb :])
     traced, _, carry_nz = loop_jvp_program(body_olympuspr, bconst_nz, carry_nz, [], 0)
     k, n, ntb, ntc = len(traced.consts), len(carry), sum(bconst_nz), sum(carry_nz)
     b_k, b_consts, b_carry, b_tconsts, b_tcarry = blocks(k, nb, n, ntb, ntc)
     body = reorder(traced.closed, b_k + b_consts + b_tconsts + b_carry + b_tcarry)
-    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc + nb:])]
+    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc + nb :])]
     test = with_ignored_invars(cond_olympuspr, [aval_of(t) for t in carry_t])
     outs = while_p.bind(
-        *cconsts, *traced.consts, *bconsts, *select_mask(bconst_nz, tangents[nc:nc + nb]),
-        *carry, *carry_t,
-        cond_olympuspr=test, body_olympuspr=body, cond_nconsts=nc, body_nconsts=k + nb + ntb,
+        *cconsts,
+        *traced.consts,
+        *bconsts,
+        *select_mask(bconst_nz, tangents[nc : nc + nb]),
+        *carry,
+        *carry_t,
+        cond_olympuspr=test,
+        body_olympuspr=body,
+        cond_nconsts=nc,
+        body_nconsts=k + nb + ntb,
         **_bound(max_steps),
     )
     return outs[:n], tangents_out(outs[:n], carry_nz, outs[n:])
 
 
-def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr, cond_nconsts,
-                        body_nconsts, max_steps=None):
+def _while_partial_eval(
+    trace,
+    args,
+    unknown,
+    *,
+    cond_olympuspr,
+    body_olympuspr,
+    cond_nconsts,
+    body_nconsts,
+    max_steps=None,
+):
     """The known carries run in a loop now; the whole loop is also staged (recomputing
     the known carries) for the unknown ones. Like JAX, a while loop can be
     linearized but not transposed: reverse mode needs `scan` (fori_loop with
@@ -253,35 +339,55 @@ def _while_partial_eval(trace, args, unknown, *, cond_olympuspr, body_olympuspr,
     partially evaluated as a masked scan instead."""
     if max_steps is not None:
         with set_current_trace(trace):
-            return _masked_scan(args, cond_olympuspr, body_olympuspr, cond_nconsts,
-                                body_nconsts, max_steps)
-    params = dict(cond_olympuspr=cond_olympuspr, body_olympuspr=body_olympuspr,
-                  cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+            return _masked_scan(
+                args,
+                cond_olympuspr,
+                body_olympuspr,
+                cond_nconsts,
+                body_nconsts,
+                max_steps,
+            )
+    params = dict(
+        cond_olympuspr=cond_olympuspr,
+        body_olympuspr=body_olympuspr,
+        cond_nconsts=cond_nconsts,
+        body_nconsts=body_nconsts,
+    )
     nc, nb = cond_nconsts, body_nconsts
     known = [not u for u in unknown]
     # The known halves use bodies with nested calls split (a nested cond taking a
     # tangent would otherwise make the primal carries it computes unknown).
     split_body, deferred, known_carry, _ = split_loop_body(
-        body_olympuspr, known[nc:nc + nb], known[nc + nb:], [], len(known) - nc - nb)
+        body_olympuspr, known[nc : nc + nb], known[nc + nb :], [], len(known) - nc - nb
+    )
     split_test, test_deferred = split_nested(cond_olympuspr, known[:nc] + known_carry)
-    cond_known = known_outputs(split_test.olympuspr, known[:nc] + known_carry,
-                               test_deferred)[0]
+    cond_known = known_outputs(
+        split_test.olympuspr, known[:nc] + known_carry, test_deferred
+    )[0]
     if not cond_known or not all(known[:nc]) or not any(known_carry):
         return stage_all(trace, while_p, args, params)
-    body_in = known[nc:nc + nb] + known_carry
+    body_in = known[nc : nc + nb] + known_carry
     known_body = known_program(split_body, body_in, known_carry, [], deferred)
-    known_test = known_program(split_test, known[:nc] + known_carry, [True], [], test_deferred)
-    bconsts = select_mask(known[nc:nc + nb], args[nc:nc + nb])
+    known_test = known_program(
+        split_test, known[:nc] + known_carry, [True], [], test_deferred
+    )
+    bconsts = select_mask(known[nc : nc + nb], args[nc : nc + nb])
     with set_current_trace(trace.parent):
         known_outs = while_p.bind(
-            *known_test.consts, *args[:nc], *known_body.consts, *bconsts,
-            *select_mask(known_carry, args[nc + nb:]),
-            cond_olympuspr=known_test.closed, body_olympuspr=known_body.closed,
+            *known_test.consts,
+            *args[:nc],
+            *known_body.consts,
+            *bconsts,
+            *select_mask(known_carry, args[nc + nb :]),
+            cond_olympuspr=known_test.closed,
+            body_olympuspr=known_body.closed,
             cond_nconsts=len(known_test.consts) + nc,
             body_nconsts=len(known_body.consts) + len(bconsts),
         )
     staged = stage_all(trace, while_p, args, params)
-    return merge(known_carry, known_outs, select_mask([not k for k in known_carry], staged))
+    return merge(
+        known_carry, known_outs, select_mask([not k for k in known_carry], staged)
+    )
 
 
 def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
@@ -300,14 +406,19 @@ def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
 
     def step(*vals):
         cconsts, bconsts, val = vals[:nc], vals[nc:n_consts], list(vals[n_consts:])
-        (go,) = eval_program(cond_olympuspr.olympuspr, cond_olympuspr.consts, [*cconsts, *val])
+        (go,) = eval_program(
+            cond_olympuspr.olympuspr, cond_olympuspr.consts, [*cconsts, *val]
+        )
 
         def advance(val):
-            new = eval_program(body_olympuspr.olympuspr, body_olympuspr.consts,
-                               [*bconsts, *val])
+            new = eval_program(
+                body_olympuspr.olympuspr, body_olympuspr.consts, [*bconsts, *val]
+            )
             return [_like(x, a) for x, a in zip(new, avals)]
 
-        return cond(go, advance, lambda val: [_like(x, a) for x, a in zip(val, avals)], val)
+        return cond(
+            go, advance, lambda val: [_like(x, a) for x, a in zip(val, avals)], val
+        )
 
     def repeat(fun, length):
         def loop(*vals):
@@ -323,16 +434,26 @@ def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
     inner_steps = math.isqrt(max_steps - 1) + 1  # ceil(sqrt(max_steps))
     outer_steps = -(-max_steps // inner_steps)
     one = checkpoint(step)
-    body, length = (one, inner_steps) if outer_steps == 1 else (
-        checkpoint(repeat(one, inner_steps)), outer_steps)
+    body, length = (
+        (one, inner_steps)
+        if outer_steps == 1
+        else (checkpoint(repeat(one, inner_steps)), outer_steps)
+    )
     traced = trace_sub_program(
-        lambda *vals: body(*vals), [*(aval_of(c) for c in consts), *avals],
-        DebugInfo("while as masked scan", "while_loop", ()))
+        lambda *vals: body(*vals),
+        [*(aval_of(c) for c in consts), *avals],
+        DebugInfo("while as masked scan", "while_loop", ()),
+    )
     operands = [*traced.consts, *consts, *carry]
     return scan_p.bind(
-        *operands, olympuspr=traced.closed, num_consts=len(traced.consts) + n_consts,
-        num_carry=len(carry), length=length, reverse=False,
-        linear=(False,) * len(operands), unroll=1,
+        *operands,
+        olympuspr=traced.closed,
+        num_consts=len(traced.consts) + n_consts,
+        num_carry=len(carry),
+        length=length,
+        reverse=False,
+        linear=(False,) * len(operands),
+        unroll=1,
     )
 
 
@@ -340,40 +461,67 @@ def _like(x, aval):
     """`x` with the carry's type (a body may return a weak type for a strong one)."""
     if aval_of(x).weak_type == aval.weak_type:
         return x
-    return convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type)
+    return convert_element_type_p.bind(
+        x, new_dtype=aval.dtype, weak_type=aval.weak_type
+    )
 
 
-def _while_batch(axis_size, vals, dims, *, cond_olympuspr, body_olympuspr, cond_nconsts,
-                 body_nconsts, max_steps=None):
+def _while_batch(
+    axis_size,
+    vals,
+    dims,
+    *,
+    cond_olympuspr,
+    body_olympuspr,
+    cond_nconsts,
+    body_nconsts,
+    max_steps=None,
+):
     nc, nb = cond_nconsts, body_nconsts
     vals = to_front(vals, dims, axis_size)
     batched = [d is not not_mapped for d in dims]
-    cconsts, bconsts, carry = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
+    cconsts, bconsts, carry = vals[:nc], vals[nc : nc + nb], vals[nc + nb :]
     body, _, carry_b = batched_carry_fixpoint(
-        body_olympuspr, axis_size, batched[nc:nc + nb], batched[nc + nb:], [], 0)
-    test, pred_b = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False],
-                                 "vmap")
-    if pred_b[0] and not all(carry_b):  # finished examples keep their carry: all batched
+        body_olympuspr, axis_size, batched[nc : nc + nb], batched[nc + nb :], [], 0
+    )
+    test, pred_b = batch_program(
+        cond_olympuspr, axis_size, batched[:nc] + carry_b, [False], "vmap"
+    )
+    if pred_b[0] and not all(
+        carry_b
+    ):  # finished examples keep their carry: all batched
         carry_b = [True] * len(carry)
-        body, _ = batch_program(body_olympuspr, axis_size, batched[nc:nc + nb] + carry_b, carry_b,
-                                "vmap")
-        test, _ = batch_program(cond_olympuspr, axis_size, batched[:nc] + carry_b, [False], "vmap")
-    carry = [move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
-             for c, b, d in zip(carry, carry_b, dims[nc + nb:])]
+        body, _ = batch_program(
+            body_olympuspr, axis_size, batched[nc : nc + nb] + carry_b, carry_b, "vmap"
+        )
+        test, _ = batch_program(
+            cond_olympuspr, axis_size, batched[:nc] + carry_b, [False], "vmap"
+        )
+    carry = [
+        move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
+        for c, b, d in zip(carry, carry_b, dims[nc + nb :])
+    ]
     if pred_b[0]:
         outs = _while_batched_predicate(test, body, cconsts, bconsts, carry, max_steps)
     else:
         outs = while_p.bind(
-            *test.consts, *cconsts, *body.consts, *bconsts, *carry,
-            cond_olympuspr=test.closed, body_olympuspr=body.closed,
-            cond_nconsts=len(test.consts) + nc, body_nconsts=len(body.consts) + nb,
+            *test.consts,
+            *cconsts,
+            *body.consts,
+            *bconsts,
+            *carry,
+            cond_olympuspr=test.closed,
+            body_olympuspr=body.closed,
+            cond_nconsts=len(test.consts) + nc,
+            body_nconsts=len(body.consts) + nb,
             **_bound(max_steps),
         )
     return outs, [0 if b else not_mapped for b in carry_b]
 
 
-def _while_batched_predicate(test: SubProgram, body: SubProgram, cconsts, bconsts, carry,
-                             max_steps=None) -> list:
+def _while_batched_predicate(
+    test: SubProgram, body: SubProgram, cconsts, bconsts, carry, max_steps=None
+) -> list:
     """A loop whose predicate differs per example: it runs while any example goes
     on, and examples that have stopped keep their carry (a select per step)."""
     test_consts = [*test.consts, *cconsts]
@@ -387,22 +535,33 @@ def _while_batched_predicate(test: SubProgram, body: SubProgram, cconsts, bconst
 
     def step(*args):
         n_bc = len(body_consts)
-        tc, bc, old = args[:n_tc], args[n_tc:n_tc + n_bc], args[n_tc + n_bc:]
+        tc, bc, old = args[:n_tc], args[n_tc : n_tc + n_bc], args[n_tc + n_bc :]
         (pred,) = eval_program(test.closed.olympuspr, [], [*tc, *old])
         new = eval_program(body.closed.olympuspr, [], [*bc, *old])
-        return [ops.select(ops.broadcast_in_dim(pred, aval_of(o).shape, (0,)), n, o)
-                for n, o in zip(new, old)]
+        return [
+            ops.select(ops.broadcast_in_dim(pred, aval_of(o).shape, (0,)), n, o)
+            for n, o in zip(new, old)
+        ]
 
     debug = DebugInfo("vmap", "vmap", ())
     cond_t = trace_sub_program(
-        any_going, [*(aval_of(c) for c in test_consts), *carry_avals], debug)
+        any_going, [*(aval_of(c) for c in test_consts), *carry_avals], debug
+    )
     body_t = trace_sub_program(
-        step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals], debug)
+        step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals], debug
+    )
     return while_p.bind(
-        *cond_t.consts, *test_consts, *body_t.consts, *test_consts, *body_consts, *carry,
-        cond_olympuspr=cond_t.closed, body_olympuspr=body_t.closed,
+        *cond_t.consts,
+        *test_consts,
+        *body_t.consts,
+        *test_consts,
+        *body_consts,
+        *carry,
+        cond_olympuspr=cond_t.closed,
+        body_olympuspr=body_t.closed,
         cond_nconsts=len(cond_t.consts) + n_tc,
-        body_nconsts=len(body_t.consts) + n_tc + len(body_consts), **_bound(max_steps),
+        body_nconsts=len(body_t.consts) + n_tc + len(body_consts),
+        **_bound(max_steps),
     )
 
 

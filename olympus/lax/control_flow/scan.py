@@ -19,16 +19,40 @@ from olympus.ir import dtypes
 from olympus.ir.analysis import residual_vars, unknown_vars
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla.array import to_device
-from olympus.backends.xla.lowering import compare, emit_while, i64_array, lower_closed_inline
+from olympus.backends.xla.lowering import (
+    compare,
+    emit_while,
+    i64_array,
+    lower_closed_inline,
+)
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
-    ScanLengthError, args_tree, batched_carry_fixpoint, blocks, check_carry,
-    differentiable_mask, eager_impl, invariant_values, join_weak, leaf_paths,
-    loop_jvp_program, merge, parameter_names, promote_weak_carry, python_mode, reorder,
-    same_types, select_mask, split_blocks, split_loop_body, tangents_out, to_front,
-    trace_function, where_text,
+    ScanLengthError,
+    args_tree,
+    batched_carry_fixpoint,
+    blocks,
+    check_carry,
+    differentiable_mask,
+    eager_impl,
+    invariant_values,
+    join_weak,
+    leaf_paths,
+    loop_jvp_program,
+    merge,
+    parameter_names,
+    promote_weak_carry,
+    python_mode,
+    reorder,
+    same_types,
+    select_mask,
+    split_blocks,
+    split_loop_body,
+    tangents_out,
+    to_front,
+    trace_function,
+    where_text,
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
@@ -38,25 +62,36 @@ from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.ad_util import instantiate
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
-    backward_pass, is_undefined, partial_eval_rules, transpose_rules,
+    backward_pass,
+    is_undefined,
+    partial_eval_rules,
+    transpose_rules,
 )
 from olympus.transforms.programs import known_program, unknown_program
 
 
 # ---- the primitive -------------------------------------------------------------------
-def _scan_abstract_eval(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+def _scan_abstract_eval(
+    *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll
+):
     if len(linear) != len(args):
-        raise OlympusTypeError(f"scan: linear has {len(linear)} entries for {len(args)} operands")
-    xs = args[num_consts + num_carry:]
+        raise OlympusTypeError(
+            f"scan: linear has {len(linear)} entries for {len(args)} operands"
+        )
+    xs = args[num_consts + num_carry :]
     for x in xs:
         if x.ndim == 0 or x.shape[0] != length:
             raise OlympusTypeError(
                 f"scan: scanned operand {x.str_short()} has no leading axis of {length}"
             )
-    given = list(args[:num_consts + num_carry]) + [x.update(shape=x.shape[1:]) for x in xs]
-    if len(given) != len(olympuspr.in_avals) or not same_types(olympuspr.in_avals, given):
+    given = list(args[: num_consts + num_carry]) + [
+        x.update(shape=x.shape[1:]) for x in xs
+    ]
+    if len(given) != len(olympuspr.in_avals) or not same_types(
+        olympuspr.in_avals, given
+    ):
         raise OlympusTypeError("scan: the body does not take the given operands")
-    carry = args[num_consts:num_consts + num_carry]
+    carry = args[num_consts : num_consts + num_carry]
     out = olympuspr.out_avals
     if not same_types(out[:num_carry], carry):
         raise OlympusTypeError("scan: the body must return the carry's types")
@@ -75,20 +110,39 @@ def _slice_at(em, stacked: str, aval: ShapedArray, index: str) -> str:
     """`stacked[index]`: one element along the leading axis."""
     zeros = [_i32(em, 0) for _ in aval.shape[1:]]
     sizes = (1, *aval.shape[1:])
-    (row,) = em.op("stablehlo.dynamic_slice", [stacked, index, *zeros], [aval.update(shape=sizes)],
-                   f"slice_sizes = {i64_array(sizes)}")
+    (row,) = em.op(
+        "stablehlo.dynamic_slice",
+        [stacked, index, *zeros],
+        [aval.update(shape=sizes)],
+        f"slice_sizes = {i64_array(sizes)}",
+    )
     return em.op("stablehlo.reshape", [row], [aval.update(shape=aval.shape[1:])])[0]
 
 
 def _update_at(em, stacked: str, aval: ShapedArray, value: str, index: str) -> str:
     """`stacked.at[index].set(value)` along the leading axis."""
-    (row,) = em.op("stablehlo.reshape", [value], [aval.update(shape=(1, *aval.shape[1:]))])
+    (row,) = em.op(
+        "stablehlo.reshape", [value], [aval.update(shape=(1, *aval.shape[1:]))]
+    )
     zeros = [_i32(em, 0) for _ in aval.shape[1:]]
-    return em.op("stablehlo.dynamic_update_slice", [stacked, row, index, *zeros], [aval])[0]
+    return em.op(
+        "stablehlo.dynamic_update_slice", [stacked, row, index, *zeros], [aval]
+    )[0]
 
 
-def _scan_step(em, olympuspr, step: str, length: int, reverse: bool, consts, carry, xs, ys,
-               xs_avals, ys_avals):
+def _scan_step(
+    em,
+    olympuspr,
+    step: str,
+    length: int,
+    reverse: bool,
+    consts,
+    carry,
+    xs,
+    ys,
+    xs_avals,
+    ys_avals,
+):
     """Emits iteration `step` (an i32 value): slice the xs, run the body, store the ys."""
     at = step
     if reverse:
@@ -96,11 +150,15 @@ def _scan_step(em, olympuspr, step: str, length: int, reverse: bool, consts, car
     x_rows = [_slice_at(em, x, a, at) for x, a in zip(xs, xs_avals)]
     outs = lower_closed_inline(em, olympuspr, [*consts, *carry, *x_rows])
     n_carry = len(carry)
-    new_ys = [_update_at(em, s, a, y, at) for s, a, y in zip(ys, ys_avals, outs[n_carry:])]
+    new_ys = [
+        _update_at(em, s, a, y, at) for s, a, y in zip(ys, ys_avals, outs[n_carry:])
+    ]
     return outs[:n_carry], new_ys
 
 
-def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+def _scan_lower(
+    ctx, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll
+):
     """A while loop over an i32 counter; xs are sliced and ys updated in place.
 
     With `unroll` = u, each trip of the loop runs u iterations and the
@@ -108,9 +166,9 @@ def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, l
     """
     em = ctx.emitter
     ys_avals = ctx.avals_out[num_carry:]
-    xs_avals = ctx.avals_in[num_consts + num_carry:]
-    consts, carry = args[:num_consts], list(args[num_consts:num_consts + num_carry])
-    xs = args[num_consts + num_carry:]
+    xs_avals = ctx.avals_in[num_consts + num_carry :]
+    consts, carry = args[:num_consts], list(args[num_consts : num_consts + num_carry])
+    xs = args[num_consts + num_carry :]
     ys = [em.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals]
     unroll = max(1, min(unroll, length))
     trips = length // unroll if unroll < length else 0  # fully unrolled: no loop at all
@@ -123,26 +181,66 @@ def _scan_lower(ctx, *args, olympuspr, num_consts, num_carry, length, reverse, l
             return [compare(inner, trip, _i32(inner, trips), "LT", _I32.dtype)]
 
         def body_block(inner, trip, *rest):
-            c, ys_now = list(rest[num_consts:num_consts + num_carry]), rest[len(args):]
-            first = inner.op("stablehlo.multiply", [trip, _i32(inner, unroll)], [_I32])[0]
+            c, ys_now = (
+                list(rest[num_consts : num_consts + num_carry]),
+                rest[len(args) :],
+            )
+            first = inner.op("stablehlo.multiply", [trip, _i32(inner, unroll)], [_I32])[
+                0
+            ]
             for j in range(unroll):
-                step = first if j == 0 else inner.op(
-                    "stablehlo.add", [first, _i32(inner, j)], [_I32])[0]
-                c, ys_now = _scan_step(inner, olympuspr, step, *step_args, consts, c, xs,
-                                       ys_now, xs_avals, ys_avals)
+                step = (
+                    first
+                    if j == 0
+                    else inner.op("stablehlo.add", [first, _i32(inner, j)], [_I32])[0]
+                )
+                c, ys_now = _scan_step(
+                    inner,
+                    olympuspr,
+                    step,
+                    *step_args,
+                    consts,
+                    c,
+                    xs,
+                    ys_now,
+                    xs_avals,
+                    ys_avals,
+                )
             (next_trip,) = inner.op("stablehlo.add", [trip, _i32(inner, 1)], [_I32])
-            return [next_trip, *rest[:num_consts], *c, *rest[num_consts + num_carry:len(args)],
-                    *ys_now]
+            return [
+                next_trip,
+                *rest[:num_consts],
+                *c,
+                *rest[num_consts + num_carry : len(args)],
+                *ys_now,
+            ]
 
-        outs = emit_while(em, state, avals, cond_block, body_block, has_ordered_effect(olympuspr))
-        carry, ys = outs[1 + num_consts:1 + num_consts + num_carry], outs[1 + len(args):]
+        outs = emit_while(
+            em, state, avals, cond_block, body_block, has_ordered_effect(olympuspr)
+        )
+        carry, ys = (
+            outs[1 + num_consts : 1 + num_consts + num_carry],
+            outs[1 + len(args) :],
+        )
     for k in range(trips * unroll, length):
-        carry, ys = _scan_step(em, olympuspr, _i32(em, k), *step_args, consts, carry, xs, ys,
-                               xs_avals, ys_avals)
+        carry, ys = _scan_step(
+            em,
+            olympuspr,
+            _i32(em, k),
+            *step_args,
+            consts,
+            carry,
+            xs,
+            ys,
+            xs_avals,
+            ys_avals,
+        )
     return list(carry) + list(ys)
 
 
-scan_p = define_primitive("scan", _scan_abstract_eval, _scan_lower, multiple_results=True)
+scan_p = define_primitive(
+    "scan", _scan_abstract_eval, _scan_lower, multiple_results=True
+)
 scan_p.def_impl(partial(eager_impl, scan_p))
 
 
@@ -180,10 +278,16 @@ def _unroll_factor(unroll, length: int) -> int:
     """`unroll=True` unrolls fully, False means 1, ints count iterations per trip."""
     if unroll is True:
         return max(length, 1)
-    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 0:
+    if (
+        isinstance(unroll, bool)
+        or not isinstance(unroll, (int, np.integer))
+        or unroll < 0
+    ):
         if unroll is False:
             return 1
-        raise ValueError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
+        raise ValueError(
+            f"scan: unroll must be a positive int or a bool, got {unroll!r}"
+        )
     return max(int(unroll), 1)
 
 
@@ -195,8 +299,14 @@ def _split_scan_output(out):
     return out
 
 
-def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False,
-         unroll: int = 1):
+def scan(
+    f: Callable,
+    init,
+    xs=None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int = 1,
+):
     """Loops `carry, y = f(carry, x)` over the leading axis of `xs`; stacks the ys.
 
     Returns `(final_carry, stacked_ys)`; `reverse=True` walks xs from the end
@@ -222,11 +332,15 @@ def _python_scan_rows(f, init, xs, length, reverse):
         return None
     leaves = [to_device(x) for x in leaves]  # rows are olympus Arrays, as under jit
     carry, ys = init, [None] * length
-    for i in (range(length - 1, -1, -1) if reverse else range(length)):
-        carry, ys[i] = _split_scan_output(f(carry, tree_unflatten(tree, [x[i] for x in leaves])))
+    for i in range(length - 1, -1, -1) if reverse else range(length):
+        carry, ys[i] = _split_scan_output(
+            f(carry, tree_unflatten(tree, [x[i] for x in leaves]))
+        )
     rows = [tree_flatten(y)[0] for y in ys]
-    stacked = [ops.concatenate([ops.expand_dims(r, (0,)) for r in column], 0)
-               for column in zip(*rows)]
+    stacked = [
+        ops.concatenate([ops.expand_dims(r, (0,)) for r in column], 0)
+        for column in zip(*rows)
+    ]
     return carry, tree_unflatten(tree_flatten(ys[0])[1], stacked)
 
 
@@ -237,7 +351,9 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
     init_leaves, carry_tree = tree_flatten(init)
     xs_leaves, xs_tree = tree_flatten(xs)
     length = _scan_length(xs_leaves, xs_tree, length, source_info)
-    body_paths = None if carry_paths is None else [*carry_paths, *leaf_paths(xs_tree, "x")]
+    body_paths = (
+        None if carry_paths is None else [*carry_paths, *leaf_paths(xs_tree, "x")]
+    )
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs_leaves]
     in_tree = args_tree(carry_tree, xs_tree)
     carry_out_tree = []
@@ -248,8 +364,15 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
 
     def trace(leaves):
         avals = [*(aval_of(x) for x in leaves), *x_avals]
-        traced = trace_function(body, in_tree, avals, f"{what} body", function_name(f),
-                                parameter_names(f, 2), body_paths)
+        traced = trace_function(
+            body,
+            in_tree,
+            avals,
+            f"{what} body",
+            function_name(f),
+            parameter_names(f, 2),
+            body_paths,
+        )
         carry_tree_out = traced.out_tree.children[0]
         carry_out_tree[:] = [carry_tree_out]
         return traced
@@ -259,16 +382,30 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
     init_leaves, changed = promote_weak_carry(init_leaves, traced.out_avals[:n_carry])
     if changed:
         traced = trace(init_leaves)
-    check_carry(what, carry_tree, carry_out_tree[0], [aval_of(x) for x in init_leaves],
-                 traced.out_avals[:n_carry], source_info, carry_paths)
+    check_carry(
+        what,
+        carry_tree,
+        carry_out_tree[0],
+        [aval_of(x) for x in init_leaves],
+        traced.out_avals[:n_carry],
+        source_info,
+        carry_paths,
+    )
     args = [*traced.consts, *init_leaves, *xs_leaves]
     outs = scan_p.bind(
-        *args, olympuspr=traced.closed, num_consts=len(traced.consts), num_carry=n_carry,
-        length=length, reverse=bool(reverse), linear=(False,) * len(args),
+        *args,
+        olympuspr=traced.closed,
+        num_consts=len(traced.consts),
+        num_carry=n_carry,
+        length=length,
+        reverse=bool(reverse),
+        linear=(False,) * len(args),
         unroll=_unroll_factor(unroll, length),
     )
     ys_tree = traced.out_tree.children[1]
-    return tree_unflatten(carry_tree, outs[:n_carry]), tree_unflatten(ys_tree, outs[n_carry:])
+    return tree_unflatten(carry_tree, outs[:n_carry]), tree_unflatten(
+        ys_tree, outs[n_carry:]
+    )
 
 
 def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001
@@ -284,8 +421,11 @@ def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001
     if batch_size is None:
         _, ys = scan(lambda carry, x: (carry, f(x)), (), xs)
         return ys
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-            or batch_size < 1:
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, (int, np.integer))
+        or batch_size < 1
+    ):
         raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
     leaves, tree = tree_flatten(xs)
     length = _scan_length(leaves, tree, None, user_source_info())
@@ -296,12 +436,18 @@ def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001
     if n_batches:
         split = n_batches * batch_size
         chunks = [
-            ops.reshape(_rows(x, 0, split), (n_batches, batch_size, *aval_of(x).shape[1:]))
+            ops.reshape(
+                _rows(x, 0, split), (n_batches, batch_size, *aval_of(x).shape[1:])
+            )
             for x in leaves
         ]
-        _, ys = scan(lambda carry, x: (carry, batched_f(x)), (), tree_unflatten(tree, chunks))
+        _, ys = scan(
+            lambda carry, x: (carry, batched_f(x)), (), tree_unflatten(tree, chunks)
+        )
         ys_leaves, ys_tree = tree_flatten(ys)
-        parts.append([ops.reshape(y, (split, *aval_of(y).shape[2:])) for y in ys_leaves])
+        parts.append(
+            [ops.reshape(y, (split, *aval_of(y).shape[2:])) for y in ys_leaves]
+        )
     if n_left:
         rest = [_rows(x, length - n_left, length) for x in leaves]
         ys_leaves, ys_tree = tree_flatten(batched_f(tree_unflatten(tree, rest)))
@@ -320,29 +466,57 @@ def _rows(x, start: int, stop: int):
 
 
 # ---- transformation rules ------------------------------------------------------------
-def _scan_jvp(primals, tangents, *, olympuspr, num_consts, num_carry, length, reverse, linear,
-              unroll):
+def _scan_jvp(
+    primals,
+    tangents,
+    *,
+    olympuspr,
+    num_consts,
+    num_carry,
+    length,
+    reverse,
+    linear,
+    unroll,
+):
     nc, ncar = num_consts, num_carry
     nx = len(primals) - nc - ncar
     ny = len(olympuspr.out_avals) - ncar
     const_nz = differentiable_mask(primals[:nc], tangents[:nc])
-    carry_nz = differentiable_mask(primals[nc:nc + ncar], tangents[nc:nc + ncar])
-    xs_nz = differentiable_mask(primals[nc + ncar:], tangents[nc + ncar:])
-    traced, out_nz, carry_nz = loop_jvp_program(olympuspr, const_nz, carry_nz, xs_nz, ny)
+    carry_nz = differentiable_mask(primals[nc : nc + ncar], tangents[nc : nc + ncar])
+    xs_nz = differentiable_mask(primals[nc + ncar :], tangents[nc + ncar :])
+    traced, out_nz, carry_nz = loop_jvp_program(
+        olympuspr, const_nz, carry_nz, xs_nz, ny
+    )
     ys_nz = out_nz[ncar:]
     k = len(traced.consts)
     b = blocks(k, nc, ncar, nx, sum(const_nz), sum(carry_nz), sum(xs_nz))
     o = blocks(ncar, ny, sum(carry_nz), sum(ys_nz))
-    body = reorder(traced.closed, b[0] + b[1] + b[4] + b[2] + b[5] + b[3] + b[6],
-                    o[0] + o[2] + o[1] + o[3])
+    body = reorder(
+        traced.closed,
+        b[0] + b[1] + b[4] + b[2] + b[5] + b[3] + b[6],
+        o[0] + o[2] + o[1] + o[3],
+    )
     consts_t = select_mask(const_nz, tangents[:nc])
-    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc:nc + ncar])]
-    xs_t = select_mask(xs_nz, tangents[nc + ncar:])
-    args = [*traced.consts, *primals[:nc], *consts_t, *primals[nc:nc + ncar], *carry_t,
-            *primals[nc + ncar:], *xs_t]
+    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc : nc + ncar])]
+    xs_t = select_mask(xs_nz, tangents[nc + ncar :])
+    args = [
+        *traced.consts,
+        *primals[:nc],
+        *consts_t,
+        *primals[nc : nc + ncar],
+        *carry_t,
+        *primals[nc + ncar :],
+        *xs_t,
+    ]
     outs = scan_p.bind(
-        *args, olympuspr=body, num_consts=k + nc + len(consts_t), num_carry=ncar + len(carry_t),
-        length=length, reverse=reverse, linear=(False,) * len(args), unroll=unroll,
+        *args,
+        olympuspr=body,
+        num_consts=k + nc + len(consts_t),
+        num_carry=ncar + len(carry_t),
+        length=length,
+        reverse=reverse,
+        linear=(False,) * len(args),
+        unroll=unroll,
     )
     r = blocks(ncar, len(carry_t), ny, sum(ys_nz))
     carry_out, ys = [outs[i] for i in r[0]], [outs[i] for i in r[2]]
@@ -351,8 +525,19 @@ def _scan_jvp(primals, tangents, *, olympuspr, num_consts, num_carry, length, re
     return carry_out + ys, carry_tan + ys_tan
 
 
-def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry, length, reverse,
-                       linear, unroll):
+def _scan_partial_eval(
+    trace,
+    args,
+    unknown,
+    *,
+    olympuspr,
+    num_consts,
+    num_carry,
+    length,
+    reverse,
+    linear,
+    unroll,
+):
     """Known work runs as a scan now and saves, per iteration, the values the
     tangent work needs (residuals, stacked like ys); the staged scan reads them
     as xs. Loop-invariant residuals (computed from known constants alone) are
@@ -360,17 +545,22 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     nc, ncar = num_consts, num_carry
     known = [not u for u in unknown]
     olympuspr, deferred, known_carry, out_known = split_loop_body(
-        olympuspr, known[:nc], known[nc:nc + ncar], known[nc + ncar:], ncar)
-    known_in = known[:nc] + known_carry + known[nc + ncar:]
+        olympuspr, known[:nc], known[nc : nc + ncar], known[nc + ncar :], ncar
+    )
+    known_in = known[:nc] + known_carry + known[nc + ncar :]
     known_out = known_carry + out_known[ncar:]
     residuals = residual_vars(olympuspr.olympuspr, known_in, known_out, deferred)
-    const_env = {v: a for v, a, k in zip(olympuspr.olympuspr.invars, args[:nc], known) if k}
+    const_env = {
+        v: a for v, a, k in zip(olympuspr.olympuspr.invars, args[:nc], known) if k
+    }
     program = olympuspr.olympuspr
     variant = unknown_vars(program, [v in const_env for v in program.invars])
     const_res = [r for r in residuals if r not in variant]
     stacked_res = [r for r in residuals if r in variant]
     # A residual that is an x itself is read from the xs, not saved again.
-    xs_slot = {v: nc + ncar + i for i, v in enumerate(olympuspr.olympuspr.invars[nc + ncar:])}
+    xs_slot = {
+        v: nc + ncar + i for i, v in enumerate(olympuspr.olympuspr.invars[nc + ncar :])
+    }
     saved_res = [r for r in stacked_res if r not in xs_slot]
     known_body = known_program(olympuspr, known_in, known_out, saved_res, deferred)
     known_args = [*known_body.consts, *select_mask(known_in, args)]
@@ -378,46 +568,73 @@ def _scan_partial_eval(trace, args, unknown, *, olympuspr, num_consts, num_carry
     with set_current_trace(trace.parent):
         const_values = invariant_values(olympuspr.olympuspr, const_env, const_res)
         outs = scan_p.bind(
-            *known_args, olympuspr=known_body.closed, num_consts=n_kconsts,
-            num_carry=sum(known_carry), length=length, reverse=reverse,
-            linear=(False,) * len(known_args), unroll=unroll,
+            *known_args,
+            olympuspr=known_body.closed,
+            num_consts=n_kconsts,
+            num_carry=sum(known_carry),
+            length=length,
+            reverse=reverse,
+            linear=(False,) * len(known_args),
+            unroll=unroll,
         )
     n_known = sum(known_out)
     known_outs, saved = outs[:n_known], iter(outs[n_known:])
     stacked = [args[xs_slot[r]] if r in xs_slot else next(saved) for r in stacked_res]
     # The staged body takes (const residuals, unknown consts, unknown carry,
     # stacked residuals, unknown xs).
-    body = unknown_program(olympuspr, known_in, known_out, const_res + stacked_res, deferred)
+    body = unknown_program(
+        olympuspr, known_in, known_out, const_res + stacked_res, deferred
+    )
     n_cr, n_uc = len(const_res), nc - sum(known[:nc])
     n_ucar, n_sr = ncar - sum(known_carry), len(stacked_res)
-    b = blocks(n_cr, n_sr, n_uc, n_ucar, len(body.in_avals) - n_cr - n_sr - n_uc - n_ucar)
+    b = blocks(
+        n_cr, n_sr, n_uc, n_ucar, len(body.in_avals) - n_cr - n_sr - n_uc - n_ucar
+    )
     body = reorder(body, b[0] + b[2] + b[3] + b[1] + b[4])
     unknown_consts = [a for a, k in zip(args[:nc], known[:nc]) if not k]
-    unknown_carry = [a for a, k in zip(args[nc:nc + ncar], known_carry) if not k]
-    unknown_xs = [a for a, k in zip(args[nc + ncar:], known[nc + ncar:]) if not k]
-    staged_args = [*const_values, *unknown_consts, *unknown_carry, *stacked, *unknown_xs]
-    linear = ((False,) * n_cr + (True,) * (n_uc + n_ucar) + (False,) * n_sr
-              + (True,) * len(unknown_xs))  # the tangents are used linearly
+    unknown_carry = [a for a, k in zip(args[nc : nc + ncar], known_carry) if not k]
+    unknown_xs = [a for a, k in zip(args[nc + ncar :], known[nc + ncar :]) if not k]
+    staged_args = [
+        *const_values,
+        *unknown_consts,
+        *unknown_carry,
+        *stacked,
+        *unknown_xs,
+    ]
+    linear = (
+        (False,) * n_cr
+        + (True,) * (n_uc + n_ucar)
+        + (False,) * n_sr
+        + (True,) * len(unknown_xs)
+    )  # the tangents are used linearly
     with set_current_trace(trace.tangent_trace):
         unknown_outs = scan_p.bind(
-            *staged_args, olympuspr=body, num_consts=n_cr + n_uc, num_carry=n_ucar,
-            length=length, reverse=reverse, linear=linear, unroll=unroll,
+            *staged_args,
+            olympuspr=body,
+            num_consts=n_cr + n_uc,
+            num_carry=n_ucar,
+            length=length,
+            reverse=reverse,
+            linear=linear,
+            unroll=unroll,
         )
     return merge(known_out, known_outs, unknown_outs)
 
 
-def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
+def _scan_transpose(
+    cts, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll
+):
     """Runs the loop backwards: the carry holds the carry's cotangent and the sums of
     the constants' cotangents; each step reads a residual row and a ys cotangent."""
     nc, ncar = num_consts, num_carry
-    consts, init, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
+    consts, init, xs = args[:nc], args[nc : nc + ncar], args[nc + ncar :]
     const_res = [not is_undefined(c) for c in consts]
     xs_res = [not is_undefined(x) for x in xs]
     residual_mask = const_res + [False] * ncar + xs_res
     body_avals = olympuspr.in_avals
     lin_const_avals = [a for a, r in zip(body_avals[:nc], const_res) if not r]
-    carry_avals = body_avals[nc:nc + ncar]
-    res_x_avals = [a for a, r in zip(body_avals[nc + ncar:], xs_res) if r]
+    carry_avals = body_avals[nc : nc + ncar]
+    res_x_avals = [a for a, r in zip(body_avals[nc + ncar :], xs_res) if r]
     y_avals = olympuspr.out_avals[ncar:]
     res_c = select_mask(const_res, consts)
 
@@ -429,49 +646,95 @@ def _scan_transpose(cts, *args, olympuspr, num_consts, num_carry, length, revers
         primals_in = [next(res) if r else None for r in residual_mask]
         cts_in = backward_pass(olympuspr.olympuspr, [], [*ctc, *cty], primals_in)
         ct_consts = [instantiate(ct) for ct, r in zip(cts_in[:nc], const_res) if not r]
-        ct_carry = [instantiate(ct) for ct in cts_in[nc:nc + ncar]]
-        ct_xs = [instantiate(ct) for ct, r in zip(cts_in[nc + ncar:], xs_res) if not r]
+        ct_carry = [instantiate(ct) for ct in cts_in[nc : nc + ncar]]
+        ct_xs = [instantiate(ct) for ct, r in zip(cts_in[nc + ncar :], xs_res) if not r]
         return [*ct_carry, *(ops.add(s, c) for s, c in zip(acc, ct_consts)), *ct_xs]
 
-    in_avals = [*(aval_of(c) for c in res_c), *carry_avals, *lin_const_avals, *res_x_avals,
-                *y_avals]
+    in_avals = [
+        *(aval_of(c) for c in res_c),
+        *carry_avals,
+        *lin_const_avals,
+        *res_x_avals,
+        *y_avals,
+    ]
     traced = trace_sub_program(step, in_avals, DebugInfo("transpose", "transpose", ()))
     ct_carry = [instantiate(ct) for ct in cts[:ncar]]
     ct_ys = [instantiate(ct) for ct in cts[ncar:]]
     zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
     res_xs = select_mask(xs_res, xs)
     scan_args = [*traced.consts, *res_c, *ct_carry, *zeros, *res_xs, *ct_ys]
-    linear = ((False,) * (len(traced.consts) + len(res_c)) + (True,) * (ncar + len(zeros))
-              + (False,) * len(res_xs) + (True,) * len(ct_ys))  # cotangents are linear
+    linear = (
+        (False,) * (len(traced.consts) + len(res_c))
+        + (True,) * (ncar + len(zeros))
+        + (False,) * len(res_xs)
+        + (True,) * len(ct_ys)
+    )  # cotangents are linear
     outs = scan_p.bind(
-        *scan_args, olympuspr=traced.closed, num_consts=len(traced.consts) + len(res_c),
-        num_carry=ncar + len(zeros), length=length, reverse=not reverse, linear=linear,
+        *scan_args,
+        olympuspr=traced.closed,
+        num_consts=len(traced.consts) + len(res_c),
+        num_carry=ncar + len(zeros),
+        length=length,
+        reverse=not reverse,
+        linear=linear,
         unroll=unroll,
     )
     ct_init = outs[:ncar]
-    ct_consts, ct_xs = iter(outs[ncar:ncar + len(zeros)]), iter(outs[ncar + len(zeros):])
-    return ([None if r else next(ct_consts) for r in const_res]
-            + [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
-            + [None if r else next(ct_xs) for r in xs_res])
+    ct_consts, ct_xs = (
+        iter(outs[ncar : ncar + len(zeros)]),
+        iter(outs[ncar + len(zeros) :]),
+    )
+    return (
+        [None if r else next(ct_consts) for r in const_res]
+        + [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
+        + [None if r else next(ct_xs) for r in xs_res]
+    )
 
 
-def _scan_batch(axis_size, vals, dims, *, olympuspr, num_consts, num_carry, length, reverse,
-                linear, unroll):
+def _scan_batch(
+    axis_size,
+    vals,
+    dims,
+    *,
+    olympuspr,
+    num_consts,
+    num_carry,
+    length,
+    reverse,
+    linear,
+    unroll,
+):
     """Consts and carries get the batch at axis 0, xs and ys at axis 1 (axis 0 is the scan)."""
     nc, ncar = num_consts, num_carry
     batched = [d is not not_mapped for d in dims]
     ny = len(olympuspr.out_avals) - ncar
     body, out_b, carry_b = batched_carry_fixpoint(
-        olympuspr, axis_size, batched[:nc], batched[nc:nc + ncar], batched[nc + ncar:], ny)
+        olympuspr,
+        axis_size,
+        batched[:nc],
+        batched[nc : nc + ncar],
+        batched[nc + ncar :],
+        ny,
+    )
     consts = to_front(vals[:nc], dims[:nc], axis_size)
-    carry = [move_batch_axis(v, axis_size, d, 0) if b else v
-             for v, d, b in zip(vals[nc:nc + ncar], dims[nc:nc + ncar], carry_b)]
-    xs = [v if d is not_mapped else move_batch_axis(v, axis_size, d, 1)
-          for v, d in zip(vals[nc + ncar:], dims[nc + ncar:])]
+    carry = [
+        move_batch_axis(v, axis_size, d, 0) if b else v
+        for v, d, b in zip(vals[nc : nc + ncar], dims[nc : nc + ncar], carry_b)
+    ]
+    xs = [
+        v if d is not_mapped else move_batch_axis(v, axis_size, d, 1)
+        for v, d in zip(vals[nc + ncar :], dims[nc + ncar :])
+    ]
     args = [*body.consts, *consts, *carry, *xs]
     outs = scan_p.bind(
-        *args, olympuspr=body.closed, num_consts=len(body.consts) + nc, num_carry=ncar,
-        length=length, reverse=reverse, linear=(False,) * len(args), unroll=unroll,
+        *args,
+        olympuspr=body.closed,
+        num_consts=len(body.consts) + nc,
+        num_carry=ncar,
+        length=length,
+        reverse=reverse,
+        linear=(False,) * len(args),
+        unroll=unroll,
     )
     out_dims = [0 if b else not_mapped for b in carry_b]
     out_dims += [1 if b else not_mapped for b in out_b[ncar:]]

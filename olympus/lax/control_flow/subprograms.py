@@ -28,7 +28,12 @@ from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
-from olympus.tracer.staging import DebugInfo, SubProgram, function_name, trace_sub_program
+from olympus.tracer.staging import (
+    DebugInfo,
+    SubProgram,
+    function_name,
+    trace_sub_program,
+)
 from olympus.transforms.batching import batch_to_front, not_mapped
 from olympus.transforms.ad_util import Zero, is_differentiable, is_zero
 from olympus.transforms.programs import batch_program, jvp_program, split_nested
@@ -56,9 +61,15 @@ def check_leaf(x, what: str):
     )
 
 
-def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what: str,
-                   name: str | None = None, arg_names: Sequence[str] | None = None,
-                   arg_paths: Sequence[str] | None = None) -> SubProgram:
+def trace_function(
+    fun: Callable,
+    in_tree,
+    in_avals: Sequence[ShapedArray],
+    what: str,
+    name: str | None = None,
+    arg_names: Sequence[str] | None = None,
+    arg_paths: Sequence[str] | None = None,
+) -> SubProgram:
     """Traces `fun(*unflatten(in_tree, args))` on abstract flat arguments.
 
     `in_tree` is the treedef of the tuple of `fun`'s positional arguments;
@@ -75,7 +86,9 @@ def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what
 
     if arg_paths is None:
         names = arg_names or parameter_names(fun, len(in_tree.children))
-        arg_paths = [p for n, c in zip(names, in_tree.children) for p in leaf_paths(c, n)]
+        arg_paths = [
+            p for n, c in zip(names, in_tree.children) for p in leaf_paths(c, n)
+        ]
     debug = DebugInfo(what, name or function_name(fun), tuple(arg_paths))
     return trace_sub_program(flat_fun, in_avals, debug)._replace(out_tree=out_trees[0])
 
@@ -83,8 +96,11 @@ def trace_function(fun: Callable, in_tree, in_avals: Sequence[ShapedArray], what
 def parameter_names(fun: Callable, count: int) -> list[str]:
     """The names of `fun`'s first `count` positional parameters (`args[i]` if unknown)."""
     try:
-        params = [p for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         params = []
     return [params[i].name if i < len(params) else f"args[{i}]" for i in range(count)]
@@ -93,8 +109,11 @@ def parameter_names(fun: Callable, count: int) -> list[str]:
 def python_mode(*values) -> bool:
     """Under `disable_jit`, with concrete values, control flow runs as plain Python
     (only the taken branch, one Python call per iteration), so pdb can step in."""
-    return (config.read("olympus_disable_jit") and core.current_trace() is core.eval_trace
-            and not any(isinstance(x, Tracer) for x in tree_flatten(values)[0]))
+    return (
+        config.read("olympus_disable_jit")
+        and core.current_trace() is core.eval_trace
+        and not any(isinstance(x, Tracer) for x in tree_flatten(values)[0])
+    )
 
 
 def where_text(source_info) -> str:
@@ -116,7 +135,8 @@ def same_types(xs: Sequence[ShapedArray], ys: Sequence[ShapedArray]) -> bool:
 def join_weak(avals_list) -> list[ShapedArray]:
     """Weak only where every alternative is weak (a strong one fixes the dtype)."""
     return [
-        group[0].update(weak_type=all(a.weak_type for a in group)) for group in zip(*avals_list)
+        group[0].update(weak_type=all(a.weak_type for a in group))
+        for group in zip(*avals_list)
     ]
 
 
@@ -149,14 +169,20 @@ def program_key(olympuspr: Olympuspr) -> tuple:
 
     invars = tuple(binder(v) for v in olympuspr.constvars + olympuspr.invars)
     eqns = tuple(
-        (e.primitive, tuple((k, value_key(v)) for k, v in sorted(e.params.items())),
-         tuple(atom(x) for x in e.invars), tuple(binder(v) for v in e.outvars))
+        (
+            e.primitive,
+            tuple((k, value_key(v)) for k, v in sorted(e.params.items())),
+            tuple(atom(x) for x in e.invars),
+            tuple(binder(v) for v in e.outvars),
+        )
         for e in olympuspr.eqns
     )
     return invars, eqns, tuple(atom(x) for x in olympuspr.outvars)
 
 
-_canonical_params: dict = caches.register("control flow", BoundedCache(STRUCTURE_CACHE_SIZE))
+_canonical_params: dict = caches.register(
+    "control flow", BoundedCache(STRUCTURE_CACHE_SIZE)
+)
 
 
 def eager_impl(primitive, *args, **params):
@@ -188,14 +214,21 @@ def common_consts(traced: Sequence[SubProgram]) -> tuple[list, list[ClosedOlympu
         olympuspr = t.closed.olympuspr
         own = dict(zip((slots[id(c)] for c in t.consts), olympuspr.invars))
         const_vars = [own.get(i) or Var(aval_of(c)) for i, c in enumerate(consts)]
-        operand_vars = olympuspr.invars[len(t.consts):]
-        program = Olympuspr([], const_vars + operand_vars, olympuspr.eqns, olympuspr.outvars,
-                            olympuspr.debug_info)
+        operand_vars = olympuspr.invars[len(t.consts) :]
+        program = Olympuspr(
+            [],
+            const_vars + operand_vars,
+            olympuspr.eqns,
+            olympuspr.outvars,
+            olympuspr.debug_info,
+        )
         branches.append(ClosedOlympuspr(program, []))
     return consts, branches
 
 
-def promote_weak_carry(init_leaves: list, out_avals: Sequence[ShapedArray]) -> tuple[list, bool]:
+def promote_weak_carry(
+    init_leaves: list, out_avals: Sequence[ShapedArray]
+) -> tuple[list, bool]:
     """Gives weak-typed initial carries (Python scalars) the type the body returns.
 
     `fori_loop(0, n, f, 0.0)` starts from a weak f32 that the body turns into a
@@ -205,8 +238,10 @@ def promote_weak_carry(init_leaves: list, out_avals: Sequence[ShapedArray]) -> t
     promoted = []
     for x, out in zip(init_leaves, out_avals):
         aval = aval_of(x)
-        if aval.weak_type and aval.shape == out.shape and (
-            aval.dtype != out.dtype or not out.weak_type
+        if (
+            aval.weak_type
+            and aval.shape == out.shape
+            and (aval.dtype != out.dtype or not out.weak_type)
         ):
             x = convert_carry(x, out.dtype)
             changed = True
@@ -216,12 +251,15 @@ def promote_weak_carry(init_leaves: list, out_avals: Sequence[ShapedArray]) -> t
 
 def convert_carry(x, dtype):
     if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)):
-        return np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0 else np.asarray(x, dtype)
+        return (
+            np.asarray(x, dtype=dtype)[()] if np.ndim(x) == 0 else np.asarray(x, dtype)
+        )
     return ops.convert_element_type(x, dtype)
 
 
-def check_carry(what: str, tree, out_tree, in_avals, out_avals, source_info,
-                 paths=None) -> None:
+def check_carry(
+    what: str, tree, out_tree, in_avals, out_avals, source_info, paths=None
+) -> None:
     if out_tree != tree:
         raise CarryTypeError(
             f"{what}: the body returns a carry of structure {out_tree}, but the carry "
@@ -239,13 +277,23 @@ def check_carry(what: str, tree, out_tree, in_avals, out_avals, source_info,
 def trace_loop_body(fun, tree, leaves, what, source_info, paths=None):
     """Traces a carry -> carry body, first promoting weak initial carries."""
     in_tree = args_tree(tree)
-    traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what, arg_paths=paths)
+    traced = trace_function(
+        fun, in_tree, [aval_of(x) for x in leaves], what, arg_paths=paths
+    )
     leaves, changed = promote_weak_carry(leaves, traced.out_avals)
     if changed:
-        traced = trace_function(fun, in_tree, [aval_of(x) for x in leaves], what,
-                                arg_paths=paths)
-    check_carry(what, tree, traced.out_tree, [aval_of(x) for x in leaves],
-                 traced.out_avals, source_info, paths)
+        traced = trace_function(
+            fun, in_tree, [aval_of(x) for x in leaves], what, arg_paths=paths
+        )
+    check_carry(
+        what,
+        tree,
+        traced.out_tree,
+        [aval_of(x) for x in leaves],
+        traced.out_avals,
+        source_info,
+        paths,
+    )
     return traced, leaves
 
 
@@ -267,7 +315,9 @@ def with_ignored_invars(closed: ClosedOlympuspr, avals) -> ClosedOlympuspr:
     """The same program taking extra trailing arguments it does not read."""
     o = closed.olympuspr
     extra = [Var(a) for a in avals]
-    return ClosedOlympuspr(Olympuspr([], o.invars + extra, o.eqns, o.outvars, o.debug_info), [])
+    return ClosedOlympuspr(
+        Olympuspr([], o.invars + extra, o.eqns, o.outvars, o.debug_info), []
+    )
 
 
 def select_mask(mask, xs) -> list:
@@ -289,7 +339,10 @@ def split_blocks(values, *sizes) -> list[list]:
 
 # ---- jvp -----------------------------------------------------------------------------
 def differentiable_mask(values, tangents) -> list[bool]:
-    return [not is_zero(t) and is_differentiable(aval_of(v)) for v, t in zip(values, tangents)]
+    return [
+        not is_zero(t) and is_differentiable(aval_of(v))
+        for v, t in zip(values, tangents)
+    ]
 
 
 def tangents_out(primals, nonzero, tangents) -> list:
@@ -322,7 +375,9 @@ def stage_all(trace, primitive, args, params):
         return primitive.bind(*args, **params)
 
 
-def split_loop_body(body: ClosedOlympuspr, known_consts, known_carry, known_xs, n_carry):
+def split_loop_body(
+    body: ClosedOlympuspr, known_consts, known_carry, known_xs, n_carry
+):
     """The body with its nested sub-program calls split (`split_nested`), and its
     known carries: a fixpoint, since the split decides which carries stay known
     and the known carries decide the split. Returns (body, deferred,
@@ -352,7 +407,10 @@ def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> lis
 
 # ---- batching ------------------------------------------------------------------------
 def to_front(vals, dims, axis_size):
-    return [v if d is not_mapped else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)]
+    return [
+        v if d is not_mapped else batch_to_front(v, axis_size, d)
+        for v, d in zip(vals, dims)
+    ]
 
 
 def run_batched(closed, axis_size, in_batched, args, n_out) -> list:
@@ -361,13 +419,18 @@ def run_batched(closed, axis_size, in_batched, args, n_out) -> list:
     return eval_program(traced.closed.olympuspr, [], [*traced.consts, *args])
 
 
-def batched_carry_fixpoint(body, axis_size, const_batched, carry_batched, xs_batched, n_ys):
+def batched_carry_fixpoint(
+    body, axis_size, const_batched, carry_batched, xs_batched, n_ys
+):
     """Batches a loop body, widening the batched carries until the body preserves them."""
     n_carry = len(carry_batched)
     while True:
         traced, out_batched = batch_program(
-            body, axis_size, [*const_batched, *carry_batched, *xs_batched],
-            [*carry_batched, *([False] * n_ys)], "vmap",
+            body,
+            axis_size,
+            [*const_batched, *carry_batched, *xs_batched],
+            [*carry_batched, *([False] * n_ys)],
+            "vmap",
         )
         if out_batched[:n_carry] == carry_batched:
             return traced, out_batched, carry_batched
