@@ -30,6 +30,7 @@ MODULES = [
     "olympus",
     "olympus.numpy",
     "olympus.numpy.linalg",
+    "olympus.numpy.fft",
     "olympus.lax",
     "olympus.lax.linalg",
     "olympus.random",

@@ -31,6 +31,7 @@ LAYERS = [
     "polynomial",
     "construction",
     "joining",
+    "fft",  # the Array API fft extension
     "array_api",
     "methods",  # operators and methods of Array and tracers
 ]

@@ -1205,6 +1205,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "conv_general_dilated": ("test_convolution.py", "lax.conv_general_dilated"),
     "reduce_window_sum": ("test_windowed.py", "lax.reduce_window_sum"),
     "reduce_window_max": ("test_windowed.py", "lax.reduce_window_max"),
+    "fft": ("test_array_api.py", "olympus.lax.fft"),
 }
 
 

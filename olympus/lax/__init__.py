@@ -55,6 +55,7 @@ from olympus.lax.hints import HintTypeError, HintValueError, hint  # noqa: E402,
 from olympus.lax.sorting import sort, top_k  # noqa: E402,F401  (sort primitive)
 from olympus.lax.convolution import ConvDimensionNumbers, conv_general_dilated  # noqa: E402,F401
 from olympus.lax.windowed import reduce_window_max, reduce_window_sum  # noqa: E402,F401
+from olympus.lax.fft import fft  # noqa: E402,F401  (stablehlo.fft)
 
 __all__ = [
     "ConvDimensionNumbers",
@@ -100,12 +101,14 @@ __all__ = [
     "exp",
     "expand_dims",
     "expm1",
+    "fft",
     "floor",
     "fori_loop",
     "full",
     "gather",
     "ge",
     "gt",
+    "hint",
     "imag",
     "integer_pow",
     "iota",

@@ -196,3 +196,4 @@ def size(a, axis=None):
 
 bool = bool_  # noqa: A001  (NumPy 2's name; defined last so nothing above sees it)
 from olympus.numpy import linalg  # noqa: E402,F401  (olympus.numpy.linalg)
+from olympus.numpy import fft  # noqa: E402,F401  (olympus.numpy.fft)

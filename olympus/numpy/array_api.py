@@ -1,6 +1,7 @@
-"""Functions of the Python Array API standard that NumPy 2 also adopted:
-concat, unstack, matrix_transpose, matvec, vecmat, vecdot, cumulative_sum,
-cumulative_prod, isdtype and can_cast.
+"""The Python Array API standard: its version, the inspection namespace
+(`__array_namespace_info__`), DLPack import (`from_dlpack`), and the functions
+NumPy 2 also adopted: concat, unstack, matrix_transpose, matvec, vecmat,
+vecdot, cumulative_sum, cumulative_prod, isdtype and can_cast.
 """
 
 from __future__ import annotations
@@ -8,13 +9,20 @@ from __future__ import annotations
 import numpy as np
 
 from olympus import lax
+from olympus.backends.xla import client
+from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
+from olympus.ir.core import ShapedArray
 from olympus.numpy import reductions
 from olympus.numpy.arrays import concatenate, moveaxis, squeeze, swapaxes
-from olympus.numpy.core import aval_of, normalize_axis, to_operand
-from olympus.numpy.ufuncs import conjugate, multiply
+from olympus.numpy.core import asarray, aval_of, normalize_axis, to_operand
+from olympus.numpy.linalg import vecdot
+from olympus.numpy.ufuncs import conjugate
 
 __all__ = [
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "from_dlpack",
     "can_cast",
     "concat",
     "cumulative_prod",
@@ -79,12 +87,6 @@ def vecmat(x1, x2, /):
     _check_core("vecmat", x2, 2)
     row = lax.expand_dims(conjugate(x1), (aval_of(x1).ndim - 1,))
     return squeeze(reductions.matmul(row, x2), -2)
-
-
-def vecdot(x1, x2, /, *, axis: int = -1):
-    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
-    product = multiply(conjugate(x1), x2)
-    return reductions.sum(product, axis=axis)
 
 
 def _cumulative_with_initial(name: str, running):
@@ -161,3 +163,91 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
     if hasattr(from_, "aval"):
         from_ = aval_of(from_).dtype
     return bool(np.can_cast(_as_dtype(from_), _as_dtype(to), casting))
+
+
+__array_api_version__ = "2023.12"
+
+
+class _Info:
+    """The Array API's inspection namespace: what this library and its devices do."""
+
+    __module__ = "olympus.numpy"
+
+    def capabilities(self) -> dict:
+        # nonzero, unique and boolean masks give data-dependent shapes (eagerly only).
+        return {
+            "boolean indexing": True,
+            "data-dependent shapes": True,
+            "max dimensions": None,
+        }
+
+    def default_device(self):
+        return client.default_device()
+
+    def devices(self) -> list:
+        return list(client.device_list())
+
+    def default_dtypes(self, *, device=None) -> dict:
+        return {
+            "real floating": dtypes.default_float_dtype(),
+            "complex floating": dtypes.default_complex_dtype(),
+            "integral": dtypes.default_int_dtype(),
+            "indexing": dtypes.default_int_dtype(),
+        }
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """The standard's dtypes (64-bit ones only with x64 on), by `kind`."""
+        names = [
+            "bool",
+            "int8",
+            "int16",
+            "int32",
+            "uint8",
+            "uint16",
+            "uint32",
+            "float32",
+            "complex64",
+        ]
+        if dtypes.x64_enabled():
+            names += ["int64", "uint64", "float64", "complex128"]
+        found = {n: np.dtype(n) for n in names}
+        if kind is None:
+            return found
+        return {n: d for n, d in found.items() if isdtype(d, kind)}
+
+
+_INFO = _Info()
+
+
+def __array_namespace_info__() -> _Info:
+    """The standard's inspection API (capabilities, devices, default and supported dtypes)."""
+    return _INFO
+
+
+def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Array:
+    """An Array from any object with `__dlpack__` (a NumPy array, a tensor of
+    another library). It shares the producer's memory where DLPack allows it
+    (same device, copy not True); a dtype olympus does not use without x64
+    (int64, float64) is converted through a host copy."""
+    if isinstance(x, Array):
+        out = x if device is None else x.to_device(device)
+        return out.copy() if copy and out is x else out
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(
+            f"jnp.from_dlpack needs an object with __dlpack__, got {type(x)}"
+        )
+    host = (1, 0) == tuple(x.__dlpack_device__())
+    target = client.default_device() if device is None else device
+    if host and target.platform != "cpu":
+        if copy is False:
+            raise BufferError(
+                "from_dlpack: a host array reaches an accelerator only by a copy"
+            )
+        return asarray(np.from_dlpack(x)).to_device(target)
+    # jaxlib's imported buffer carries no shape: the producer's attributes give it.
+    aval = ShapedArray(tuple(x.shape), np.dtype(str(x.dtype).removeprefix("torch.")))
+    buf = client.from_dlpack(x.__dlpack__(), target, copy)
+    if dtypes.canonicalize_dtype(aval.dtype) != aval.dtype:
+        return asarray(client.host_array(buf, aval, target))
+    out = Array(buf, aval)
+    return out if target == client.default_device() else out.to_device(target)

@@ -10,6 +10,8 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
+    accepts_device,
+    placed,
     array,
     aval_of,
     broadcast_to,
@@ -78,6 +80,7 @@ def _dtype(dtype, default=None):
 
 
 # ---- creation --------------------------------------------------------------------
+@accepts_device
 def full(shape, fill_value, dtype=None):
     """An array of `shape` filled with `fill_value`."""
     fill = to_operand(fill_value)
@@ -87,14 +90,17 @@ def full(shape, fill_value, dtype=None):
     return lax.full(_shape(shape), fill, dtype)
 
 
+@accepts_device
 def zeros(shape, dtype=None):
     return lax.full(_shape(shape), 0, _dtype(dtype))
 
 
+@accepts_device
 def ones(shape, dtype=None):
     return lax.full(_shape(shape), 1, _dtype(dtype))
 
 
+@accepts_device
 def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
@@ -114,6 +120,7 @@ def _keep_weak(out, a, dtype):
     return out
 
 
+@accepts_device
 def zeros_like(a, dtype=None, shape=None):
     out = zeros(
         aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
@@ -121,6 +128,7 @@ def zeros_like(a, dtype=None, shape=None):
     return _keep_weak(out, a, dtype)
 
 
+@accepts_device
 def ones_like(a, dtype=None, shape=None):
     out = ones(
         aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
@@ -128,6 +136,7 @@ def ones_like(a, dtype=None, shape=None):
     return _keep_weak(out, a, dtype)
 
 
+@accepts_device
 def full_like(a, fill_value, dtype=None, shape=None):
     out = full(
         aval_of(to_operand(a)).shape if shape is None else shape,
@@ -137,6 +146,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return _keep_weak(out, a, dtype)
 
 
+@accepts_device
 def empty_like(a, dtype=None, shape=None):
     return zeros_like(a, dtype, shape)
 
@@ -148,6 +158,7 @@ def _concrete_scalar(x, name: str):
         raise type(err)(f"jnp.{name} needs concrete bounds: {err}") from None
 
 
+@accepts_device
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in [start, stop); bounds must be concrete."""
     start = _concrete_scalar(start, "arange")
@@ -172,6 +183,7 @@ def arange(start, stop=None, step=None, dtype=None):
     return array(np.arange(start, stop, step).astype(dtype))
 
 
+@accepts_device
 def linspace(
     start,
     stop,
@@ -216,6 +228,7 @@ def linspace(
     return out
 
 
+@accepts_device
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
     M = N if M is None else M
@@ -230,8 +243,9 @@ def identity(n: int, dtype=None):
 
 
 # ---- shape manipulation --------------------------------------------------------
-def reshape(a, newshape=None, order: str = "C", *, shape=None):
-    """A view of `a` with a new shape; one dimension may be -1."""
+def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
+    """A view of `a` with a new shape; one dimension may be -1 (`newshape`:
+    NumPy's older name, by keyword; arrays are immutable, so `copy` changes nothing)."""
     if order != "C":
         raise ValueError("jnp.reshape supports only order='C'")
     newshape = shape if shape is not None else newshape
@@ -370,8 +384,9 @@ def vstack(arrays):
     return concatenate([atleast_2d(a) for a in arrays], 0)
 
 
-def astype(x, dtype):
-    return lax.convert_element_type(to_operand(x), dtype)
+def astype(x, dtype, /, *, copy: bool = True, device=None):
+    """`x` converted to `dtype` (arrays are immutable, so `copy` changes nothing)."""
+    return placed(lax.convert_element_type(to_operand(x), dtype), device)
 
 
 # ---- rearranging and repeating -------------------------------------------------

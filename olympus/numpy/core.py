@@ -6,6 +6,7 @@ this one; it imports none of them."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 import ml_dtypes
 import numpy as np
@@ -80,13 +81,36 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
     return out
 
 
-def asarray(obj, dtype=None, copy=None):
+def asarray(obj, dtype=None, copy=None, *, device=None):
     """Like `array`, but returns Arrays and tracers of the right dtype unchanged."""
     if is_array(obj) and (
         dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype)
     ):
-        return obj
-    return array(obj, dtype)
+        return placed(obj, device)
+    return placed(array(obj, dtype), device)
+
+
+def accepts_device(fn):
+    """`fn` with the Array API's keyword `device=` (where to put the result)."""
+
+    @functools.wraps(fn)
+    def with_device(*args, device=None, **kwargs):
+        return placed(fn(*args, **kwargs), device)
+
+    signature = inspect.signature(fn)
+    device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
+    with_device.__signature__ = signature.replace(
+        parameters=[*signature.parameters.values(), device]
+    )
+    return with_device
+
+
+def placed(x, device):
+    """`x` on `device` (the Array API's `device=` of creation functions); a
+    traced value stays where its program runs."""
+    if device is None or not isinstance(x, Array):
+        return x
+    return x.to_device(device)
 
 
 def to_operand(x):

@@ -18,6 +18,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax import linalg as lax_linalg
 from olympus.numpy import core as _core
+from olympus.numpy import products as _products
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
@@ -54,6 +55,11 @@ __all__ = [
     "svd",
     "trace",
     "vector_norm",
+    "matmul",
+    "tensordot",
+    "vecdot",
+    "cross",
+    "svdvals",
 ]
 
 
@@ -536,6 +542,10 @@ def matrix_transpose(x):
 def diagonal(x, offset: int = 0):
     """The diagonal of the last two axes (offset > 0 above it, < 0 below)."""
     x = _core.asarray(x)
+    if x.dtype == np.bool_:  # the lax rule sums a masked matrix: via uint8
+        return lax.convert_element_type(
+            diagonal(lax.convert_element_type(x, np.uint8), offset), np.bool_
+        )
     rows, cols = x.shape[-2:]
     start = (0, offset) if offset >= 0 else (-offset, 0)
     length = max(0, min(rows - start[0], cols - start[1]))
@@ -549,9 +559,9 @@ def diagonal(x, offset: int = 0):
     return lax_linalg.diagonal(square)
 
 
-def trace(x, offset: int = 0):
-    d = diagonal(x, offset)
-    return lax.reduce_sum(d, (d.ndim - 1,))
+def trace(x, offset: int = 0, *, dtype=None):
+    """The sum of each matrix's diagonal; small integers widen as in sum."""
+    return _red.sum(diagonal(x, offset), axis=-1, dtype=dtype)
 
 
 def outer(x1, x2):
@@ -594,6 +604,38 @@ def vector_norm(x, axis=None, keepdims: bool = False, ord=2):
 
 def matrix_norm(x, ord="fro", keepdims: bool = False):
     return norm(x, ord, (-2, -1), keepdims)
+
+
+def matmul(x1, x2, /):
+    """The Array API's linalg.matmul: `x1 @ x2`."""
+    return _red.matmul(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """The Array API's linalg.tensordot (`axes` by keyword)."""
+    return _red.tensordot(x1, x2, axes)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
+    product = _uf.multiply(_uf.conjugate(x1), x2)
+    return _red.sum(product, axis=axis, dtype=product.dtype)
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """The cross product of 3-vectors along `axis` (the Array API's linalg.cross)."""
+    x1, x2 = _core.to_operand(x1), _core.to_operand(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(
+            f"linalg.cross needs 3-vectors along axis {axis}, got shapes "
+            f"{x1.shape} and {x2.shape}"
+        )
+    return _products.cross(x1, x2, axis=axis)
+
+
+def svdvals(x, /):
+    """The singular values of (a stack of) matrices, in descending order."""
+    return svd(x, compute_uv=False)
 
 
 # ---- compiled entry points ---------------------------------------------------------------

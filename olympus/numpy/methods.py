@@ -6,6 +6,8 @@ same eagerly, under jit, and under every transformation.
 
 from __future__ import annotations
 
+import sys
+
 from olympus.backends.xla.array import Array
 from olympus.numpy import arrays, indexing, reductions, ufuncs
 from olympus.tracer.core import Tracer
@@ -55,6 +57,16 @@ def _transpose_method(self, *axes):
     return arrays.transpose(self, axes or None)
 
 
+def _array_namespace(self, /, *, api_version=None):
+    """olympus.numpy, the Array API namespace of olympus arrays."""
+    if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+        raise ValueError(
+            f"olympus.numpy implements Array API versions up to 2023.12, "
+            f"not {api_version!r}"
+        )
+    return sys.modules[__package__]
+
+
 _OPERATORS = {
     "__add__": ufuncs.add,
     "__sub__": ufuncs.subtract,
@@ -102,6 +114,7 @@ _UNARY = {
 _METHODS = {
     "__len__": _len,
     "__iter__": _iter,
+    "__array_namespace__": _array_namespace,
     "__getitem__": indexing.getitem,
     "__setitem__": _setitem,
     "sum": reductions.sum,

@@ -237,8 +237,11 @@ def var(
     keepdims: bool = False,
     *,
     where=None,
+    correction=None,
 ):
-    """Variance: the mean squared distance from the mean (minus `ddof` in the count)."""
+    """Variance: the mean squared distance from the mean (minus `ddof` in the count;
+    `correction` is the Array API's name for it)."""
+    ddof = ddof if correction is None else correction
     a = to_operand(a)
     centered = lax.sub(
         *prepare(a, mean(a, axis, dtype, out, keepdims=True, where=where))
@@ -268,8 +271,11 @@ def std(
     keepdims: bool = False,
     *,
     where=None,
+    correction=None,
 ):
-    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where))
+    return lax.sqrt(
+        var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
+    )
 
 
 def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):

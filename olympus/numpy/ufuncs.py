@@ -485,8 +485,9 @@ def where(condition, x=None, y=None):
     return lax.select(condition, x, y)
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
-    """Limits values to [min, max]; either bound may be None (a_min/a_max: old names)."""
+def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
+    """Limits values to [min, max]; either bound may be None (a_min/a_max: NumPy's
+    older names, by keyword)."""
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
     a = to_operand(a)

@@ -428,3 +428,16 @@ def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unro
         for y, value in zip(ys, outs[num_carry:]):
             y[i] = value
     return carry + ys
+
+
+@rule("fft")
+def _fft(x, *, fft_type, fft_lengths):
+    axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    if fft_type == "FFT":
+        return np.fft.fftn(x, axes=axes).astype(x.dtype)
+    if fft_type == "IFFT":
+        return np.fft.ifftn(x, axes=axes).astype(x.dtype)
+    if fft_type == "RFFT":
+        return np.fft.rfftn(x, axes=axes).astype(np.result_type(x.dtype, np.complex64))
+    real = np.float32 if x.dtype == np.complex64 else np.float64
+    return np.fft.irfftn(x, s=fft_lengths, axes=axes).astype(real)

@@ -242,6 +242,49 @@ class Array:
 
         return array_html(self._value(), self.aval.str_short())
 
+    # ---- the Array API standard: device and DLPack ------------------------------
+    @property
+    def device(self):
+        """The device holding this array, or its sharding when it spans several."""
+        devices = self.sharding._device_assignment
+        return devices[0] if len(devices) == 1 else self.sharding
+
+    def to_device(self, device, /, *, stream=None) -> Array:
+        """A copy of this array on `device` (a device or a sharding)."""
+        if not isinstance(device, Sharding):
+            device = SingleDeviceSharding(device)
+        return put(self, device)
+
+    def _single_device_buffer(self):
+        devices = self.sharding._device_assignment
+        if len(devices) != 1:
+            raise BufferError(
+                f"DLPack exports an array on one device; this one spans "
+                f"{len(devices)} ({self.sharding})"
+            )
+        return self._buf if self._buf is not None else self._live_global()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        self._single_device_buffer()
+        return client.dlpack_device(self.sharding._device_assignment[0])
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this array; it shares the device memory unless
+        `copy` is True or `dl_device` asks for the host (a NumPy copy)."""
+        buf = self._single_device_buffer()
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if tuple(dl_device) != (1, 0) or copy is False:
+                raise BufferError(
+                    f"cannot export to DLPack device {dl_device} "
+                    f"without a copy (copy={copy})"
+                )
+            return self._value().copy().__dlpack__()
+        if copy:
+            buf = client.host_to(
+                self._value(), self.aval, self.sharding._device_assignment[0]
+            )
+        return client.to_dlpack(buf, stream)
+
     def __reduce__(self):
         return (to_device, (self._value(),))
 

@@ -514,3 +514,31 @@ def _bitcast_executable(aval, device):
         exe = get_client().compile_and_load(text, xc.DeviceList((device,)), options)
         _bitcasts[key] = exe
     return exe
+
+
+# ---- DLPack -------------------------------------------------------------------
+_DLPACK_DEVICE_TYPES = {"cpu": 1, "cuda": 2, "gpu": 2, "rocm": 10}
+
+
+def dlpack_device(device) -> tuple[int, int]:
+    """DLPack's (device type, device id) of a jaxlib device."""
+    kind = _DLPACK_DEVICE_TYPES.get(device.platform)
+    if kind is None:
+        raise BufferError(f"DLPack has no device type for platform {device.platform!r}")
+    return kind, device.local_hardware_id if kind != 1 else 0
+
+
+def to_dlpack(buf, stream: int | None = None):
+    """A DLPack capsule sharing a single-device buffer's memory (no copy)."""
+    from jaxlib import _jax
+
+    return _jax.buffer_to_dlpack_managed_tensor(buf, stream=stream)
+
+
+def from_dlpack(capsule, device=None, copy: bool | None = None):
+    """A single-device buffer on `device` (the default one) from a DLPack
+    capsule; with `copy` not True, it shares the producer's memory when it can."""
+    from jaxlib import _jax
+
+    device = default_device() if device is None else device
+    return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy)
