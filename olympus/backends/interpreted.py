@@ -22,7 +22,7 @@ from collections import ChainMap
 
 import numpy as np
 
-from olympus.backends.reference import reference_rules
+from olympus.backends.reference import MissingReferenceRule, reference_rules
 from olympus.backends.xla.array import to_device
 from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
 from olympus.ir.effects import has_ordered_effect
@@ -64,7 +64,9 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
         for eqn, done in zip(olympuspr.eqns, dead):
             rule = _rules.get(eqn.primitive.name)
             if rule is None:
-                raise NotImplementedError(f"no NumPy rule for {eqn.primitive.name}")
+                raise MissingReferenceRule(
+                    f"no NumPy rule for the primitive {eqn.primitive.name}"
+                )
             outs = rule(*[read(x) for x in eqn.invars], **eqn.params)
             if not eqn.primitive.multiple_results:
                 outs = [outs]
