@@ -20,32 +20,33 @@ def _select(mask, items) -> list:
     return [x for x, keep in zip(items, mask) if keep]
 
 
-def _vars(atoms):
-    return (x for x in atoms if isinstance(x, Var))
-
-
 def _dce(
     olympuspr: Olympuspr, used_outputs: list[bool]
 ) -> tuple[Olympuspr, list, list]:
     """The program returning only the used outputs, without dead equations
     (invars and constvars all kept); and which constvars and invars it reads."""
     outvars = _select(used_outputs, olympuspr.outvars)
-    live = set(_vars(outvars))
+    live = {x for x in outvars if type(x) is Var}
     kept: list[Eqn] = []
     changed = len(outvars) != len(olympuspr.outvars)
     for eqn in reversed(olympuspr.eqns):
-        effectful = is_effectful(eqn)
         used = [v in live for v in eqn.outvars]
-        if not any(used) and not effectful:
-            changed = True
-            continue
-        rule = dce_rules.get(eqn.primitive.name)
-        if rule is not None and not effectful:
-            new = rule(eqn, used)
+        if True not in used:
+            if not is_effectful(eqn):
+                changed = True
+                continue
+            new = map_subprograms(eqn, _dce_inner)
         else:
-            new = map_subprograms(eqn, dce)
-        changed |= new is not eqn
-        live.update(_vars(new.invars))
+            rule = dce_rules.get(eqn.primitive.name)
+            if rule is not None and not is_effectful(eqn):
+                new = rule(eqn, used)
+            else:
+                new = map_subprograms(eqn, _dce_inner)
+        if new is not eqn:
+            changed = True
+        for x in new.invars:
+            if type(x) is Var:
+                live.add(x)
         kept.append(new)
     used_consts = [v in live for v in olympuspr.constvars]
     used_inputs = [v in live for v in olympuspr.invars]
@@ -107,7 +108,20 @@ def _with_own_vars(program: Olympuspr) -> Olympuspr:
 
 def dce(closed: ClosedOlympuspr) -> ClosedOlympuspr:
     """Dead code removed; the signature (invars, outvars) is unchanged and
-    unused constvars go with their consts."""
+    unused constvars go with their consts. The program keeps its Vars (it is
+    nobody's sub-program: no copy of it can share them)."""
+    program, used_consts, _ = _dce(
+        closed.olympuspr, [True] * len(closed.olympuspr.outvars)
+    )
+    if program is closed.olympuspr and all(used_consts):
+        return closed
+    program = rebuilt(program, constvars=_select(used_consts, program.constvars))
+    return ClosedOlympuspr(program, _select(used_consts, closed.consts))
+
+
+def _dce_inner(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    """`dce` of a sub-program whose signature stays (custom derivatives'):
+    a changed one gets its own Vars (`_with_own_vars`)."""
     n = len(closed.olympuspr.invars)
     out, _ = _pruned(closed, [True] * len(closed.olympuspr.outvars), [True] * n)
     return out

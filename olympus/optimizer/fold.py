@@ -18,7 +18,7 @@ import numpy as np
 from olympus.backends.reference import reference_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Literal
-from olympus.optimizer.program import Walk, literal, rewrite_pass
+from olympus.optimizer.program import Walk, literal, rewrite_pass, takes
 
 MAX_ELEMENTS = 16
 
@@ -106,6 +106,7 @@ def _value(walk: Walk, atom):
     return None
 
 
+@takes(EXACT)
 def fold_step(walk: Walk, eqn: Eqn) -> bool:
     if eqn.primitive.name not in EXACT or eqn.primitive.multiple_results:
         return False

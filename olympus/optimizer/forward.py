@@ -18,7 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Var
-from olympus.optimizer.program import Walk, literal, rebuilt, rewrite_pass, same_type
+from olympus.optimizer.program import (
+    Walk,
+    literal,
+    rebuilt,
+    rewrite_pass,
+    same_type,
+    takes,
+)
 
 
 def _read_vars(walk: Walk) -> set:
@@ -226,6 +233,7 @@ def _invariant_xs(walk: Walk, eqn: Eqn) -> Eqn:
     return eqn
 
 
+@takes(_rules)
 def forward_step(walk: Walk, eqn: Eqn) -> bool:
     rule = _rules.get(eqn.primitive.name)
     if rule is None:

@@ -13,9 +13,16 @@ from collections.abc import Callable
 import numpy as np
 
 import olympus.lax  # noqa: F401  (fills the primitive registry the rules emit from)
-from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
-from olympus.ir.effects import eqn_has_ordered_effect
-from olympus.ir.core import all_primitives
+from olympus.ir.core import (
+    ClosedOlympuspr,
+    Eqn,
+    Literal,
+    Olympuspr,
+    ShapedArray,
+    Var,
+    all_primitives,
+)
+from olympus.ir.effects import eqn_has_ordered_effect, ordered_effect_primitives
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
 MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
@@ -43,9 +50,27 @@ def rebuilt(olympuspr: Olympuspr, constvars=None, invars=None, eqns=None, outvar
     )
 
 
+def holds_programs(params: dict) -> bool:
+    """Whether a param holds a sub-program (itself, or in a tuple or list): the
+    cheap test that spares most equations the walk into their params."""
+    for value in params.values():
+        if type(value) in _PROGRAMS:
+            return True
+        if isinstance(value, (tuple, list)):
+            for v in value:
+                if type(v) in _PROGRAMS:
+                    return True
+    return False
+
+
+_PROGRAMS = (ClosedOlympuspr, Olympuspr)
+
+
 def is_effectful(eqn: Eqn) -> bool:
     """Never removed, merged or reordered (debug callbacks, at any depth)."""
-    return eqn_has_ordered_effect(eqn)
+    if eqn.primitive in ordered_effect_primitives:
+        return True
+    return holds_programs(eqn.params) and eqn_has_ordered_effect(eqn)
 
 
 def _map_value(value, fn: Pass):
@@ -73,6 +98,8 @@ def _map_value(value, fn: Pass):
 def map_subprograms(eqn: Eqn, fn: Pass) -> Eqn:
     """`eqn` with `fn` applied to every sub-program in its params (the same
     eqn object when none changed). Sub-program signatures must not change."""
+    if not holds_programs(eqn.params):
+        return eqn
     params = None
     for key, value in eqn.params.items():
         new = _map_value(value, fn)
@@ -164,23 +191,52 @@ class Walk:
         return ClosedOlympuspr(program, closed.consts + [c for _, c in self.new_consts])
 
 
+def takes(names) -> Callable:
+    """Marks a walk step as one that only ever takes equations of the
+    primitives `names`: `rewrite_pass` does not call it on others."""
+
+    def mark(step):
+        step.primitives = frozenset(names)
+        return step
+
+    return mark
+
+
 def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
     """A pass from per-equation steps: `step(walk, eqn)` sees `eqn` with its
     operands renamed and its sub-programs rewritten, and returns True when it
     emitted or replaced the equation itself (later steps then skip it);
     an equation no step takes is emitted as it is. Several steps share one
-    walk (the default pipeline fuses its rewrites so)."""
+    walk (the default pipeline fuses its rewrites so). A step marked with
+    `takes` is only called on its primitives' equations."""
+    by_primitive: dict = {}  # primitive -> the steps that may take its equations
+
+    def steps_for(prim) -> tuple:
+        found = by_primitive.get(prim)
+        if found is None:
+            found = by_primitive[prim] = tuple(
+                step
+                for step in steps
+                if getattr(step, "primitives", None) is None
+                or prim.name in step.primitives
+            )
+        return found
 
     def run(closed: ClosedOlympuspr) -> ClosedOlympuspr:
         walk = Walk(closed.olympuspr, closed.consts)
         depth = [0]
 
         def process(eqn: Eqn) -> None:
-            new = map_subprograms(walk.renamed(eqn), run)
-            if new is not eqn:
-                walk.changed = True
-            if not any(step(walk, new) for step in steps):
-                walk.emit(new)
+            new = walk.renamed(eqn)
+            if holds_programs(new.params):
+                new = map_subprograms(new, run)
+                if new is not eqn:
+                    walk.changed = True
+            prim = new.primitive
+            for step in steps_for(prim):
+                if step(walk, new):
+                    return
+            walk.emit(new)
 
         def feed(eqn: Eqn) -> None:
             if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output

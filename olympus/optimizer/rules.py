@@ -35,6 +35,7 @@ from olympus.optimizer.program import (
     primitive,
     rewrite_pass,
     same_type,
+    takes,
 )
 
 
@@ -168,40 +169,86 @@ def _same_constant(lit: Literal, want: float) -> bool:
     return v == want and math.copysign(1.0, v) == math.copysign(1.0, want)
 
 
-def _match(walk: Walk, pattern, atom, m: Match, eqn: Eqn | None = None) -> bool:
-    """Matches `pattern` against `atom` (or, at the root, `eqn`), adding its
-    captures to `m`; on failure `m` is left as it was."""
+def _undo(m: Match, size: int) -> None:
+    """Drops the captures made after `m` had `size` entries (a failed order)."""
+    for key in list(m)[size:]:
+        del m[key]
+
+
+def _matcher(pattern) -> Callable:
+    """`pattern` as a function `(walk, atom, m) -> bool` matching an operand and
+    adding its captures to `m` (on failure `m` is left as it was). Rules are
+    compiled once, when their table is made."""
     if type(pattern) is str:
-        bound = m.get(pattern)
-        if bound is None:
-            m[pattern] = atom
-            return True
-        return bound is atom
+
+        def capture(walk, atom, m, name=pattern) -> bool:
+            bound = m.get(name)
+            if bound is None:
+                m[name] = atom
+                return True
+            return bound is atom
+
+        return capture
     if type(pattern) is Lit:
-        lit = constant_literal(walk, atom)
-        return lit is not None and _same_constant(lit, pattern.value)
-    if eqn is None:
+
+        def constant(walk, atom, m, value=pattern.value) -> bool:
+            lit = constant_literal(walk, atom)
+            return lit is not None and _same_constant(lit, value)
+
+        return constant
+    match_eqn = _eqn_matcher(pattern)
+
+    def produced(walk, atom, m) -> bool:
         eqn = walk.producer.get(atom) if type(atom) is Var else None
-        if eqn is None:
+        return eqn is not None and match_eqn(walk, eqn, m)
+
+    return produced
+
+
+def _eqn_matcher(pattern: Op) -> Callable:
+    """`pattern` as a function `(walk, eqn, m) -> bool` matching the equation
+    itself (the rule's root, or an operand's producer)."""
+    prim, name, of_scalar = pattern.prim, pattern.name, pattern.of_scalar
+    subs = [_matcher(p) for p in pattern.operands]
+    n = len(subs)
+    swap = n == 2 and prim in COMMUTATIVE
+
+    def operands_match(walk, operands, m) -> bool:
+        if n == 1:
+            return subs[0](walk, operands[0], m)
+        if n == 2:
+            size = len(m)
+            if subs[0](walk, operands[0], m) and subs[1](walk, operands[1], m):
+                return True
+            if len(m) > size:
+                _undo(m, size)
+            if not swap:
+                return False
+            if subs[0](walk, operands[1], m) and subs[1](walk, operands[0], m):
+                return True
+            if len(m) > size:
+                _undo(m, size)
             return False
-    operands = eqn.invars
-    if eqn.primitive.name != pattern.prim or len(operands) != len(pattern.operands):
-        return False
-    if pattern.of_scalar and operands[0].aval.shape != ():
-        return False
-    orders = (operands,)
-    if len(operands) == 2 and pattern.prim in COMMUTATIVE:
-        orders = (operands, operands[::-1])
-    size = len(m)
-    for order in orders:
-        if all(_match(walk, p, x, m) for p, x in zip(pattern.operands, order)):
-            if pattern.name is not None:
-                m[pattern.name] = eqn
-            m[id(eqn)] = eqn  # the matched equations, operands' first (provenance)
+        size = len(m)
+        if all(sub(walk, x, m) for sub, x in zip(subs, operands)):
             return True
-        for key in list(m)[size:]:  # undo this order's partial captures
-            del m[key]
-    return False
+        _undo(m, size)
+        return False
+
+    def match(walk, eqn, m) -> bool:
+        operands = eqn.invars
+        if eqn.primitive.name != prim or len(operands) != n:
+            return False
+        if of_scalar and operands[0].aval.shape != ():
+            return False
+        if not operands_match(walk, operands, m):
+            return False
+        if name is not None:
+            m[name] = eqn
+        m[id(eqn)] = eqn  # the matched equations, operands' first (provenance)
+        return True
+
+    return match
 
 
 class Builder:
@@ -227,9 +274,9 @@ class Builder:
         return literal(value, like.aval.dtype, weak_type)
 
 
-def _apply(rule: Rule, walk: Walk, eqn: Eqn, table: str = "") -> bool:
+def _apply(rule: Rule, walk: Walk, eqn: Eqn, table: str = "", match=None) -> bool:
     m = Match(walk=walk)  # guards may look at producers (`m.walk.producer`)
-    if not _match(walk, rule.pattern, None, m, eqn):
+    if not (match or _eqn_matcher(rule.pattern))(walk, eqn, m):
         return False
     if rule.when is not None and not rule.when(m):
         return False
@@ -295,13 +342,31 @@ def _may_match(wants: tuple, heads: list, commutative: bool) -> bool:
     return commutative and all(w is None or w in h for w, h in zip(wants, heads[::-1]))
 
 
+def _typed_positions(rule: Rule) -> tuple | None:
+    """Where the operand a rule's result is (a capture name that is one of the
+    root's operands) may sit: the rule cannot fire unless one of those operands
+    has the output's type, a test cheaper than the match (guards are pure)."""
+    if type(rule.replacement) is not str:
+        return None
+    operands = rule.pattern.operands
+    found = {i for i, p in enumerate(operands) if p == rule.replacement}
+    if not found:
+        return None
+    if len(operands) == 2 and rule.pattern.prim in COMMUTATIVE:
+        found |= {1 - i for i in found}
+    return tuple(sorted(found))
+
+
 def table_step(rules: list[Rule], table: str = ""):
     """A walk step trying each rule, in table order, on a single-output
-    equation (`table` names the table in the provenance of what it makes)."""
+    equation (`table` names the table in the provenance of what it makes).
+    Rules are indexed by their root primitive, then by what produces the
+    equation's operands, and their patterns compiled to matchers."""
     by_prim: dict[str, list] = {}
     for rule in rules:
         wants = tuple(map(_head, rule.pattern.operands))
-        by_prim.setdefault(rule.pattern.prim, []).append((rule, wants))
+        entry = (rule, _eqn_matcher(rule.pattern), _typed_positions(rule))
+        by_prim.setdefault(rule.pattern.prim, []).append((entry, wants))
 
     chosen: dict = {}  # (primitive, operand heads) -> the rules that may match
 
@@ -309,17 +374,24 @@ def table_step(rules: list[Rule], table: str = ""):
         name = eqn.primitive.name
         if name not in by_prim or len(eqn.outvars) != 1:
             return False
-        heads = tuple(_operand_heads(walk, x) for x in eqn.invars)
+        operands = eqn.invars
+        heads = tuple([_operand_heads(walk, x) for x in operands])
         key = (name, heads)
-        rules = chosen.get(key)
-        if rules is None:
+        entries = chosen.get(key)
+        if entries is None:
             commutative = name in COMMUTATIVE
-            rules = chosen[key] = [
-                r for r, wants in by_prim[name] if _may_match(wants, heads, commutative)
+            entries = chosen[key] = [
+                e for e, wants in by_prim[name] if _may_match(wants, heads, commutative)
             ]
-        return any(_apply(rule, walk, eqn, table) for rule in rules)
+        out = eqn.outvars[0].aval
+        for rule, match, typed in entries:
+            if typed is not None and all(operands[i].aval != out for i in typed):
+                continue
+            if _apply(rule, walk, eqn, table, match):
+                return True
+        return False
 
-    return step
+    return takes(by_prim)(step)
 
 
 def table_pass(rules: list[Rule], table: str = "") -> Pass:
