@@ -45,6 +45,7 @@ from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
 from olympus.ir.printer import VarNames, pp_literal, pp_olympuspr
 from olympus.optimizer import cse, dce, fold, forward, simplify, stable
 from olympus.optimizer.program import Pass, deferred, recording, rewrite_pass
+from olympus.optimizer.rules import fused
 
 MAX_ROUNDS = 8
 
@@ -58,7 +59,10 @@ PASSES: dict[str, Pass] = {
     # The five rewriting passes in one walk (a rule's result is folded and
     # CSE'd in the same round): what the default pipeline runs.
     "rewrite": rewrite_pass(
-        forward.forward_step, stable.step, simplify.step, fold.fold_step, cse.cse_step
+        forward.forward_step,
+        fused(stable.step, simplify.step),
+        fold.fold_step,
+        cse.cse_step,
     ),
     "rewrite_algebraic": rewrite_pass(
         forward.forward_step, simplify.step, fold.fold_step, cse.cse_step

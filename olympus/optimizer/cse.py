@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr
+from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Var
 from olympus.optimizer.program import Walk, is_effectful, rewrite_pass
 
 COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
@@ -51,23 +51,29 @@ def _param_key(value):
     return value
 
 
-def _atom_key(atom):
-    if type(atom) is Literal:
-        val = atom.val
-        if type(val) is not np.dtype(atom.aval.dtype).type:
-            val = np.asarray(val, atom.aval.dtype)
-        return (1, atom.aval, val.tobytes())
-    return (0, atom)
+def _literal_key(atom: Literal) -> tuple:
+    val = atom.val
+    if type(val) is not np.dtype(atom.aval.dtype).type:
+        val = np.asarray(val, atom.aval.dtype)
+    return (atom.aval, val.tobytes())
 
 
 def _order(key) -> tuple:
-    return (0, key[1]._id) if key[0] == 0 else (1, repr(key[1]), key[2])
+    """A total order on operand keys (variables first, by creation)."""
+    return (0, key._id) if type(key) is Var else (1, repr(key[0]), key[1])
 
 
 def _operands_key(eqn: Eqn) -> tuple:
-    operands = [_atom_key(x) for x in eqn.invars]
+    """The primitive and the operands: a variable stands for itself, a literal
+    for its type and bytes; commutative operands in a canonical order."""
+    operands = [x if type(x) is Var else _literal_key(x) for x in eqn.invars]
     if len(operands) == 2 and eqn.primitive.name in COMMUTATIVE:
-        operands.sort(key=_order)
+        a, b = operands
+        if type(a) is Var and type(b) is Var:
+            if b._id < a._id:
+                operands = [b, a]
+        elif _order(b) < _order(a):
+            operands = [b, a]
     return (eqn.primitive, *operands)
 
 
@@ -77,29 +83,35 @@ def _params_key(params: dict) -> tuple:
     return tuple((k, _param_key(v)) for k, v in params.items())
 
 
-def _same_params(a: dict, b: dict) -> bool:
-    return a is b or _params_key(a) == _params_key(b)
-
-
 def cse_step(walk: Walk, eqn: Eqn) -> bool:
     """Merges `eqn` into an earlier equal one. Equations are bucketed by
     primitive and operands; params (the costly part) are compared only
-    within a bucket, and so is the effect test."""
+    within a bucket, each equation's params key made at most once, and so
+    is the effect test."""
     if not eqn.outvars or eqn.primitive.name in NEVER_MERGED:
         return False
-    buckets = walk.memo.setdefault("cse", {})
+    buckets = walk.memo.get("cse")
+    if buckets is None:
+        buckets = walk.memo["cse"] = {}
     bucket = buckets.setdefault(_operands_key(eqn), [])
-    for earlier in bucket:
-        if (
-            _same_params(eqn.params, earlier.params)
-            and all(a.aval == b.aval for a, b in zip(eqn.outvars, earlier.outvars))
-            and not is_effectful(eqn)
-        ):
+    params, mine = eqn.params, None
+    for entry in bucket:  # [equation, its params key or None]
+        earlier = entry[0]
+        if earlier.params is not params:
+            if mine is None:
+                mine = _params_key(params)
+            if entry[1] is None:
+                entry[1] = _params_key(earlier.params)
+            if entry[1] != mine:
+                continue
+        if all(
+            a.aval == b.aval for a, b in zip(eqn.outvars, earlier.outvars)
+        ) and not is_effectful(eqn):
             for old, new in zip(eqn.outvars, earlier.outvars):
                 walk.replace(old, new)
             return True
     if not bucket or not is_effectful(eqn):
-        bucket.append(eqn)
+        bucket.append([eqn, mine])
     return False
 
 

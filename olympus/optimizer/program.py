@@ -227,11 +227,9 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
         depth = [0]
 
         def process(eqn: Eqn) -> None:
-            new = walk.renamed(eqn)
-            if holds_programs(new.params):
-                new = map_subprograms(new, run)
-                if new is not eqn:
-                    walk.changed = True
+            new = map_subprograms(walk.renamed(eqn), run)
+            if new is not eqn:
+                walk.changed = True
             prim = new.primitive
             for step in steps_for(prim):
                 if step(walk, new):

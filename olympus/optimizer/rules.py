@@ -362,11 +362,22 @@ def table_step(rules: list[Rule], table: str = ""):
     equation (`table` names the table in the provenance of what it makes).
     Rules are indexed by their root primitive, then by what produces the
     equation's operands, and their patterns compiled to matchers."""
+    return _tables_step(((rules, table),))
+
+
+def fused(*steps):
+    """One step trying the tables of several `table_step`s in turn: what they
+    do one after the other, with the operands' producers looked up once."""
+    return _tables_step(tuple(t for step in steps for t in step.tables))
+
+
+def _tables_step(tables: tuple):
     by_prim: dict[str, list] = {}
-    for rule in rules:
-        wants = tuple(map(_head, rule.pattern.operands))
-        entry = (rule, _eqn_matcher(rule.pattern), _typed_positions(rule))
-        by_prim.setdefault(rule.pattern.prim, []).append((entry, wants))
+    for rules, table in tables:
+        for rule in rules:
+            wants = tuple(map(_head, rule.pattern.operands))
+            entry = (rule, _eqn_matcher(rule.pattern), _typed_positions(rule), table)
+            by_prim.setdefault(rule.pattern.prim, []).append((entry, wants))
 
     chosen: dict = {}  # (primitive, operand heads) -> the rules that may match
 
@@ -384,13 +395,14 @@ def table_step(rules: list[Rule], table: str = ""):
                 e for e, wants in by_prim[name] if _may_match(wants, heads, commutative)
             ]
         out = eqn.outvars[0].aval
-        for rule, match, typed in entries:
+        for rule, match, typed, table in entries:
             if typed is not None and all(operands[i].aval != out for i in typed):
                 continue
             if _apply(rule, walk, eqn, table, match):
                 return True
         return False
 
+    step.tables = tables
     return takes(by_prim)(step)
 
 
