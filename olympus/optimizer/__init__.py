@@ -44,7 +44,13 @@ from collections.abc import Sequence
 from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
 from olympus.ir.printer import VarNames, pp_literal, pp_olympuspr
 from olympus.optimizer import cse, dce, fold, forward, simplify, stable
-from olympus.optimizer.program import Pass, deferred, recording, rewrite_pass
+from olympus.optimizer.program import (
+    Pass,
+    deferred,
+    deferring,
+    recording,
+    rewrite_pass,
+)
 from olympus.optimizer.rules import fused
 
 MAX_ROUNDS = 8
@@ -69,6 +75,7 @@ PASSES: dict[str, Pass] = {
     ),
 }
 DEFAULT_PASSES = ("rewrite", "dce")
+_REWRITE = PASSES["rewrite"]
 ALGEBRAIC_PASSES = ("rewrite_algebraic", "dce")  # without the stable rewrites
 
 
@@ -92,17 +99,25 @@ def optimize(
         PASSES[p] if isinstance(p, str) else p
         for p in (DEFAULT_PASSES if passes is None else passes)
     ]
-    original, forwards = closed, {}
+    original, forwards, sites = closed, {}, []
     recording.append(forwards)
+    deferring.append(sites)
+    revisit = None  # later default rounds: what the last one deferred work on
     try:
         for _ in range(max_rounds):
-            start, cuts = closed, deferred[0]
+            start, cuts, first = closed, deferred[0], len(sites)
             for run in passes:
-                closed = run(closed)
+                if revisit is not None and run is _REWRITE:
+                    closed = run(closed, revisit)
+                else:
+                    closed = run(closed)
             if closed is start or (one_round and deferred[0] == cuts):
                 break
+            if one_round:
+                revisit = {id(eqn) for eqn in sites[first:]}
     finally:
         recording.pop()
+        deferring.pop()
     if closed is not original:
         _forwards[closed] = forwards
     return closed

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Var
-from olympus.optimizer.program import Walk, is_effectful, rewrite_pass
+from olympus.optimizer.program import Walk, is_effectful, rewrite_pass, sees_all
 
 COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
 NEVER_MERGED = frozenset({"optimization_barrier", "checkpoint"})
@@ -83,6 +83,7 @@ def _params_key(params: dict) -> tuple:
     return tuple((k, _param_key(v)) for k, v in params.items())
 
 
+@sees_all
 def cse_step(walk: Walk, eqn: Eqn) -> bool:
     """Merges `eqn` into an earlier equal one. Equations are bucketed by
     primitive and operands; params (the costly part) are compared only

@@ -29,10 +29,20 @@ MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
 # How often a walk left work a later round may do: a rewrite chain stopped at
 # MAX_FEED_DEPTH, or a rewrite held back by a reader that may yet go away.
 deferred = [0]
+# While `optimize` runs: the equations that left such work (`defer`), which
+# its next round revisits instead of the whole program.
+deferring: list[list] = []
 # While `optimize` runs: old variable -> the atom standing for it now, for
 # every replacement a walk makes (CSE, simplification, forwarding, folding,
 # a rule's result), so a value the user named stays reachable (`forwarding`).
 recording: list[dict] = []
+
+
+def defer(eqn: Eqn) -> None:
+    """`eqn`, as emitted, holds work a later round may do."""
+    deferred[0] += 1
+    if deferring:
+        deferring[-1].append(eqn)
 
 
 def primitive(name: str):
@@ -202,14 +212,30 @@ def takes(names) -> Callable:
     return mark
 
 
+def sees_all(step):
+    """Marks a walk step whose decision on an equation depends on equations
+    other than its operands' producers (CSE's earlier equations): a revisiting
+    round still runs it on the equations it does not revisit."""
+    step.sees_all = True
+    return step
+
+
 def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
     """A pass from per-equation steps: `step(walk, eqn)` sees `eqn` with its
     operands renamed and its sub-programs rewritten, and returns True when it
     emitted or replaced the equation itself (later steps then skip it);
     an equation no step takes is emitted as it is. Several steps share one
     walk (the default pipeline fuses its rewrites so). A step marked with
-    `takes` is only called on its primitives' equations."""
+    `takes` is only called on its primitives' equations.
+
+    `run(closed, revisit)` is a later round of `optimize` (a set of ids of
+    the equations the last round deferred work on, `defer`): every equation
+    the last round emitted as it is, whose operands and their producers are
+    unchanged, is left so (it would be again), save for `sees_all` steps; the
+    deferred equations, those holding sub-programs and whatever reads a
+    value this round changed go through every step."""
     by_primitive: dict = {}  # primitive -> the steps that may take its equations
+    seeing_all: dict = {}  # primitive -> those of them marked `sees_all`
 
     def steps_for(prim) -> tuple:
         found = by_primitive.get(prim)
@@ -220,9 +246,12 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
                 if getattr(step, "primitives", None) is None
                 or prim.name in step.primitives
             )
+            seeing_all[prim] = tuple(
+                step for step in found if getattr(step, "sees_all", False)
+            )
         return found
 
-    def run(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    def run(closed: ClosedOlympuspr, revisit: set | None = None) -> ClosedOlympuspr:
         walk = Walk(closed.olympuspr, closed.consts)
         depth = [0]
 
@@ -238,8 +267,9 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
 
         def feed(eqn: Eqn) -> None:
             if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output
-                deferred[0] += 1
-                walk.emit(walk.renamed(eqn))
+                new = walk.renamed(eqn)
+                defer(new)
+                walk.emit(new)
                 return
             depth[0] += 1
             try:
@@ -249,8 +279,35 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
 
         walk.feed = feed
         walk.run_sub = run  # this pass, for sub-programs a step rebuilds
-        for eqn in closed.olympuspr.eqns:
-            process(eqn)
+        if revisit is None:
+            for eqn in closed.olympuspr.eqns:
+                process(eqn)
+        else:
+            _revisit(walk, closed.olympuspr.eqns, revisit, process, steps_for, seeing_all)
         return walk.finish(closed)
 
     return run
+
+
+def _revisit(walk, eqns, revisit, process, steps_for, seeing_all) -> None:
+    """The walk of a revisiting round (see `rewrite_pass`)."""
+    subst = walk.subst
+    changed: set = set()  # variables whose producer this walk replaced
+    emitted = walk.eqns
+    for eqn in eqns:
+        if id(eqn) not in revisit and not holds_programs(eqn.params):
+            for x in eqn.invars:
+                if type(x) is Var and (x in subst or x in changed):
+                    break
+            else:
+                steps_for(eqn.primitive)
+                for step in seeing_all[eqn.primitive]:
+                    if step(walk, eqn):
+                        break
+                else:
+                    walk.emit(eqn)
+                continue
+        size = len(emitted)
+        process(eqn)
+        if len(emitted) != size + 1 or emitted[-1] is not eqn:
+            changed.update(eqn.outvars)

@@ -13,7 +13,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import Var
-from olympus.optimizer.program import deferred, is_effectful, rewrite_pass
+from olympus.optimizer.program import defer, is_effectful, rewrite_pass
 from olympus.optimizer.rules import (
     Lit,
     NoMatch,
@@ -185,7 +185,7 @@ def _only_here(*names):
             if not _plain_reshape(n)(m):
                 return False
             if uses.get(out, 0) != here.count(out):
-                deferred[0] += 1  # the other reader may be rewritten away later
+                defer(m.e)  # the other reader may be rewritten away later
                 return False
         return len(names) < 2 or m.x.aval.shape == m.y.aval.shape
 
