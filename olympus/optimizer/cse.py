@@ -66,14 +66,18 @@ def _order(key) -> tuple:
 def _operands_key(eqn: Eqn) -> tuple:
     """The primitive and the operands: a variable stands for itself, a literal
     for its type and bytes; commutative operands in a canonical order."""
-    operands = [x if type(x) is Var else _literal_key(x) for x in eqn.invars]
+    operands = eqn.invars
+    for x in operands:
+        if type(x) is not Var:
+            operands = [x if type(x) is Var else _literal_key(x) for x in operands]
+            break
     if len(operands) == 2 and eqn.primitive.name in COMMUTATIVE:
         a, b = operands
         if type(a) is Var and type(b) is Var:
             if b._id < a._id:
-                operands = [b, a]
+                return (eqn.primitive, b, a)
         elif _order(b) < _order(a):
-            operands = [b, a]
+            return (eqn.primitive, b, a)
     return (eqn.primitive, *operands)
 
 

@@ -30,8 +30,12 @@ def _dce(
     kept: list[Eqn] = []
     changed = len(outvars) != len(olympuspr.outvars)
     for eqn in reversed(olympuspr.eqns):
-        used = [v in live for v in eqn.outvars]
-        if True not in used:
+        outs = eqn.outvars
+        if len(outs) == 1:
+            is_live = outs[0] in live
+        else:
+            is_live = any(v in live for v in outs)
+        if not is_live:
             if not is_effectful(eqn):
                 changed = True
                 continue
@@ -39,7 +43,7 @@ def _dce(
         else:
             rule = dce_rules.get(eqn.primitive.name)
             if rule is not None and not is_effectful(eqn):
-                new = rule(eqn, used)
+                new = rule(eqn, [v in live for v in outs])
             else:
                 new = map_subprograms(eqn, _dce_inner)
         if new is not eqn:
@@ -59,10 +63,11 @@ def _dce(
     )
 
 
-def _pruned(closed: ClosedOlympuspr, used_outputs, keep_inputs=None):
+def _pruned(closed: ClosedOlympuspr, used_outputs, keep_inputs=None, found=None):
     """(sub-program with only the used outputs and, unless `keep_inputs` says
-    otherwise, only the inputs it reads; which inputs it kept)."""
-    program, used_consts, used_inputs = _dce(closed.olympuspr, used_outputs)
+    otherwise, only the inputs it reads; which inputs it kept). `found`: the
+    `_dce` of the program for `used_outputs`, when the caller has it."""
+    program, used_consts, used_inputs = found or _dce(closed.olympuspr, used_outputs)
     keep = used_inputs if keep_inputs is None else keep_inputs
     if program is closed.olympuspr and all(used_consts) and all(keep):
         return closed, keep
@@ -187,20 +192,22 @@ def _live_carry(
     used_rest: list[bool],
     first_carry: int,
     also_read=None,
-) -> list[bool]:
+) -> tuple[list[bool], tuple]:
     """The carries a loop must keep: those read after the loop, by `also_read`
-    (the while test) or by the body on the way to a kept carry or output."""
+    (the while test) or by the body on the way to a kept carry or output; and
+    the body's `_dce` for them (and `used_rest`)."""
     n = len(used_carry)
     used_carry = [
         u or (also_read is not None and also_read[i]) for i, u in enumerate(used_carry)
     ]
     while True:
-        _, _, used_in = _dce(body, used_carry + used_rest)
+        found = _dce(body, used_carry + used_rest)
+        used_in = found[2]
         grown = [
             u or r for u, r in zip(used_carry, used_in[first_carry : first_carry + n])
         ]
         if grown == used_carry:
-            return used_carry
+            return used_carry, found
         used_carry = grown
 
 
@@ -209,10 +216,10 @@ def _dce_scan(eqn: Eqn, used: list[bool]) -> Eqn:
     nc, ncarry = p["num_consts"], p["num_carry"]
     closed = p["olympuspr"]
     used_ys = used[ncarry:]
-    carry = _live_carry(closed.olympuspr, used[:ncarry], used_ys, nc)
-    _, _, used_in = _dce(closed.olympuspr, carry + used_ys)
+    carry, found = _live_carry(closed.olympuspr, used[:ncarry], used_ys, nc)
+    used_in = found[2]
     keep = used_in[:nc] + carry + used_in[nc + ncarry :]
-    sub, _ = _pruned(closed, carry + used_ys, keep)
+    sub, _ = _pruned(closed, carry + used_ys, keep, found)
     outs = carry + used_ys
     if sub is closed and all(outs):
         return eqn
@@ -234,13 +241,14 @@ def _dce_while(eqn: Eqn, used: list[bool]) -> Eqn:
     p = eqn.params
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     test, body = p["cond_olympuspr"], p["body_olympuspr"]
-    _, _, test_in = _dce(test.olympuspr, [True])
-    carry = _live_carry(body.olympuspr, used, [], nb, test_in[nc:])
-    _, _, body_in = _dce(body.olympuspr, carry)
+    test_found = _dce(test.olympuspr, [True])
+    test_in = test_found[2]
+    carry, body_found = _live_carry(body.olympuspr, used, [], nb, test_in[nc:])
+    body_in = body_found[2]
     test_keep = test_in[:nc] + carry
     body_keep = body_in[:nb] + carry
-    new_test, _ = _pruned(test, [True], test_keep)
-    new_body, _ = _pruned(body, carry, body_keep)
+    new_test, _ = _pruned(test, [True], test_keep, test_found)
+    new_body, _ = _pruned(body, carry, body_keep, body_found)
     if new_test is test and new_body is body and all(carry):
         return eqn
     params = {

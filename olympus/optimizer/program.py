@@ -64,7 +64,10 @@ def holds_programs(params: dict) -> bool:
     """Whether a param holds a sub-program (itself, or in a tuple or list): the
     cheap test that spares most equations the walk into their params."""
     for value in params.values():
-        if type(value) in _PROGRAMS:
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if kind in _PROGRAMS:
             return True
         if isinstance(value, (tuple, list)):
             for v in value:
@@ -74,6 +77,7 @@ def holds_programs(params: dict) -> bool:
 
 
 _PROGRAMS = (ClosedOlympuspr, Olympuspr)
+_PLAIN = frozenset({int, bool, str, float, type(None)})
 
 
 def is_effectful(eqn: Eqn) -> bool:
@@ -155,12 +159,16 @@ class Walk:
         return self.subst.get(atom, atom) if isinstance(atom, Var) else atom
 
     def renamed(self, eqn: Eqn) -> Eqn:
-        if not self.subst:
+        subst = self.subst
+        if not subst:
             return eqn
-        invars = [self.read(x) for x in eqn.invars]
-        if all(a is b for a, b in zip(invars, eqn.invars)):
+        for x in eqn.invars:
+            if x in subst:  # only variables are keys
+                break
+        else:
             return eqn
-        return eqn._replace(invars=invars)
+        invars = [subst.get(x, x) for x in eqn.invars]
+        return Eqn(eqn.primitive, eqn.params, invars, eqn.outvars, eqn.source_info)
 
     def emit(self, eqn: Eqn) -> None:
         self.eqns.append(eqn)
@@ -260,7 +268,8 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
             if new is not eqn:
                 walk.changed = True
             prim = new.primitive
-            for step in steps_for(prim):
+            found = by_primitive.get(prim)
+            for step in steps_for(prim) if found is None else found:
                 if step(walk, new):
                     return
             walk.emit(new)

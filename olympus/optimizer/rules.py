@@ -319,18 +319,27 @@ def _head(pattern):
     return "lit" if type(pattern) is Lit else None
 
 
-def _operand_heads(walk: Walk, atom) -> tuple:
+_LITERAL = ("lit",)
+_SCALAR_SPREAD = ("broadcast_in_dim", "broadcast_in_dim of scalar")
+_LITERAL_SPREAD = ("broadcast_in_dim", "broadcast_in_dim of scalar", "lit")
+
+
+def _operand_kind(producer: dict, atom):
+    """What produces an operand, as the rules' index tells operands apart: the
+    producing primitive, or the heads tuple of a literal, an input (empty) or
+    a broadcast scalar (`_head`'s names it may match)."""
     if type(atom) is Literal:
-        return ("lit",)
-    eqn = walk.producer.get(atom)
+        return _LITERAL
+    eqn = producer.get(atom)
     if eqn is None:
         return ()
-    name = eqn.primitive.name
-    if name == "broadcast_in_dim" and eqn.invars[0].aval.shape == ():
-        if type(eqn.invars[0]) is Literal:
-            return (name, "broadcast_in_dim of scalar", "lit")
-        return (name, "broadcast_in_dim of scalar")
-    return (name,)
+    if eqn.primitive.name == "broadcast_in_dim" and eqn.invars[0].aval.shape == ():
+        return _LITERAL_SPREAD if type(eqn.invars[0]) is Literal else _SCALAR_SPREAD
+    return eqn.primitive
+
+
+def _heads(kind) -> tuple:
+    return kind if type(kind) is tuple else (kind.name,)
 
 
 def _may_match(wants: tuple, heads: list, commutative: bool) -> bool:
@@ -379,17 +388,18 @@ def _tables_step(tables: tuple):
             entry = (rule, _eqn_matcher(rule.pattern), _typed_positions(rule), table)
             by_prim.setdefault(rule.pattern.prim, []).append((entry, wants))
 
-    chosen: dict = {}  # (primitive, operand heads) -> the rules that may match
+    chosen: dict = {}  # (primitive, operand kinds) -> the rules that may match
 
     def step(walk: Walk, eqn: Eqn) -> bool:
         name = eqn.primitive.name
         if name not in by_prim or len(eqn.outvars) != 1:
             return False
         operands = eqn.invars
-        heads = tuple([_operand_heads(walk, x) for x in operands])
-        key = (name, heads)
+        producer = walk.producer
+        key = (name, *[_operand_kind(producer, x) for x in operands])
         entries = chosen.get(key)
         if entries is None:
+            heads = [_heads(kind) for kind in key[1:]]
             commutative = name in COMMUTATIVE
             entries = chosen[key] = [
                 e for e, wants in by_prim[name] if _may_match(wants, heads, commutative)
