@@ -44,13 +44,7 @@ from collections.abc import Sequence
 from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
 from olympus.ir.printer import VarNames, pp_literal, pp_olympuspr
 from olympus.optimizer import cse, dce, fold, forward, simplify, stable
-from olympus.optimizer.program import (
-    Pass,
-    deferred,
-    deferring,
-    recording,
-    rewrite_pass,
-)
+from olympus.optimizer.program import Pass, Session, deferred, rewrite_pass, sessions
 from olympus.optimizer.rules import fused
 
 MAX_ROUNDS = 8
@@ -99,9 +93,9 @@ def optimize(
         PASSES[p] if isinstance(p, str) else p
         for p in (DEFAULT_PASSES if passes is None else passes)
     ]
-    original, forwards, sites = closed, {}, []
-    recording.append(forwards)
-    deferring.append(sites)
+    original, session = closed, Session()
+    sites = session.deferred_at
+    sessions.append(session)
     revisit = None  # later default rounds: what the last one deferred work on
     try:
         for _ in range(max_rounds):
@@ -116,10 +110,9 @@ def optimize(
             if one_round:
                 revisit = {id(eqn) for eqn in sites[first:]}
     finally:
-        recording.pop()
-        deferring.pop()
+        sessions.pop()
     if closed is not original:
-        _forwards[closed] = forwards
+        _forwards[closed] = session.forwards
     return closed
 
 

@@ -13,7 +13,7 @@ sub-programs are cleaned inside.
 from __future__ import annotations
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
-from olympus.optimizer.program import is_effectful, map_subprograms, rebuilt, recording
+from olympus.optimizer.program import is_effectful, map_subprograms, rebuilt, sessions
 
 
 def _select(mask, items) -> list:
@@ -88,7 +88,8 @@ def _with_own_vars(program: Olympuspr) -> Olympuspr:
     back to itself."""
     fresh: dict = {}
 
-    forwards = recording[-1] if recording else {}  # old name -> new (`forwarding`)
+    # old name -> new (`forwarding`)
+    forwards = sessions[-1].forwards if sessions else {}
 
     def bind(v: Var) -> Var:
         fresh[v] = forwards[v] = Var(v.aval, v.suffix)

@@ -29,20 +29,34 @@ MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
 # How often a walk left work a later round may do: a rewrite chain stopped at
 # MAX_FEED_DEPTH, or a rewrite held back by a reader that may yet go away.
 deferred = [0]
-# While `optimize` runs: the equations that left such work (`defer`), which
-# its next round revisits instead of the whole program.
-deferring: list[list] = []
-# While `optimize` runs: old variable -> the atom standing for it now, for
-# every replacement a walk makes (CSE, simplification, forwarding, folding,
-# a rule's result), so a value the user named stays reachable (`forwarding`).
-recording: list[dict] = []
+
+
+class Session:
+    """What one `optimize` call keeps across its walks and rounds."""
+
+    __slots__ = ("forwards", "deferred_at", "shapes")
+
+    def __init__(self):
+        # Old variable -> the atom standing for it now, for every replacement
+        # a walk makes (CSE, simplification, forwarding, folding, a rule's
+        # result), so a value the user named stays reachable (`forwarding`).
+        self.forwards: dict = {}
+        # The equations that left work a later round may do (`defer`): the
+        # next round revisits them instead of the whole program.
+        self.deferred_at: list = []
+        # (primitive, operand types, params) -> result type, for the equations
+        # rules build (`rules.Builder`): a program repeats them.
+        self.shapes: dict = {}
+
+
+sessions: list[Session] = []  # the `optimize` calls under way (innermost last)
 
 
 def defer(eqn: Eqn) -> None:
     """`eqn`, as emitted, holds work a later round may do."""
     deferred[0] += 1
-    if deferring:
-        deferring[-1].append(eqn)
+    if sessions:
+        sessions[-1].deferred_at.append(eqn)
 
 
 def primitive(name: str):
@@ -183,8 +197,8 @@ class Walk:
     def replace(self, var: Var, atom) -> None:
         """Later uses of `var` read `atom` instead."""
         self.subst[var] = atom
-        if recording:
-            recording[-1][var] = atom
+        if sessions:
+            sessions[-1].forwards[var] = atom
         self.changed = True
         uses = self.memo.get("uses")  # simplify's read counts, if it made them
         if uses is not None and type(atom) is Var:
@@ -292,7 +306,9 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
             for eqn in closed.olympuspr.eqns:
                 process(eqn)
         else:
-            _revisit(walk, closed.olympuspr.eqns, revisit, process, steps_for, seeing_all)
+            _revisit(
+                walk, closed.olympuspr.eqns, revisit, process, steps_for, seeing_all
+            )
         return walk.finish(closed)
 
     return run

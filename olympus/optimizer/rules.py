@@ -35,6 +35,7 @@ from olympus.optimizer.program import (
     primitive,
     rewrite_pass,
     same_type,
+    sessions,
     takes,
 )
 
@@ -261,10 +262,21 @@ class Builder:
 
     def op(self, name: str, *operands, **params) -> Var:
         prim = primitive(name)
-        try:
-            aval = prim.abstract_eval(*(x.aval for x in operands), **params)
-        except (TypeError, ValueError) as err:
-            raise NoMatch(str(err)) from err
+        avals = tuple([x.aval for x in operands])
+        shapes, key, aval = sessions[-1].shapes if sessions else None, None, None
+        if shapes is not None:
+            try:  # the session's memo of shape rules (params of any hashable kind)
+                key = (prim, avals, *[(k, type(v), v) for k, v in params.items()])
+                aval = shapes.get(key)
+            except TypeError:
+                key = None
+        if aval is None:
+            try:
+                aval = prim.abstract_eval(*avals, **params)
+            except (TypeError, ValueError) as err:
+                raise NoMatch(str(err)) from err
+            if key is not None:
+                shapes[key] = aval
         out = Var(aval)
         self.eqns.append(Eqn(prim, params, list(operands), [out], self.source_info))
         return out
@@ -299,7 +311,10 @@ def _apply(rule: Rule, walk: Walk, eqn: Eqn, table: str = "", match=None) -> boo
     if b.eqns and b.eqns[-1].outvars == [atom]:
         # The last new equation binds the original output variable, so its
         # declared type (weak_type included) is unchanged.
-        b.eqns[-1] = b.eqns[-1]._replace(outvars=[out])
+        last = b.eqns[-1]
+        b.eqns[-1] = Eqn(
+            last.primitive, last.params, last.invars, [out], last.source_info
+        )
         atom = out
     elif not same_type(atom.aval, out.aval):
         return False
