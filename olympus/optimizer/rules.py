@@ -74,15 +74,17 @@ class Rule(NamedTuple):
 
 class Match(dict):
     """Captured operands (`m.x` or `m["x"]`) and named equations; `m.walk` is
-    the walk, for guards that look at an operand's producer."""
+    the walk, for guards that look at an operand's producer. A capture comes
+    before a dict method of its name (the engine calls those as `dict.get(m,
+    ...)`): guards read captures often, and this is their fast path."""
 
     __slots__ = ()
 
-    def __getattr__(self, name):
+    def __getattribute__(self, name):
         try:
-            return self[name]
+            return dict.__getitem__(self, name)
         except KeyError:
-            raise AttributeError(name) from None
+            return object.__getattribute__(self, name)
 
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
@@ -170,6 +172,9 @@ def _same_constant(lit: Literal, want: float) -> bool:
     return v == want and math.copysign(1.0, v) == math.copysign(1.0, want)
 
 
+_get = dict.get
+
+
 def _undo(m: Match, size: int) -> None:
     """Drops the captures made after `m` had `size` entries (a failed order)."""
     for key in list(m)[size:]:
@@ -183,7 +188,7 @@ def _matcher(pattern) -> Callable:
     if type(pattern) is str:
 
         def capture(walk, atom, m, name=pattern) -> bool:
-            bound = m.get(name)
+            bound = _get(m, name)
             if bound is None:
                 m[name] = atom
                 return True
@@ -299,8 +304,8 @@ def _apply(rule: Rule, walk: Walk, eqn: Eqn, table: str = "", match=None) -> boo
             return False
         walk.replace(out, atom)
         return True
-    matched = [v for k, v in m.items() if type(k) is int]
-    captures = {k: v for k, v in m.items() if type(v) in (Var, Literal)}
+    matched = [v for k, v in dict.items(m) if type(k) is int]
+    captures = {k: v for k, v in dict.items(m) if type(v) in (Var, Literal)}
     b = Builder(eqn, Rewrite(table, rule, matched, captures))
     try:
         atom = rule.replacement(m, b)

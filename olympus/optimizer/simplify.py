@@ -163,10 +163,15 @@ def _use_counts(walk) -> dict:
             if type(x) is Var:
                 uses[x] = uses.get(x, 0) + 1
         for e in reversed(program.eqns):
-            if any(v in uses for v in e.outvars) or is_effectful(e):
-                for x in e.invars:
-                    if type(x) is Var:
-                        uses[x] = uses.get(x, 0) + 1
+            for v in e.outvars:
+                if v in uses:
+                    break
+            else:
+                if not is_effectful(e):
+                    continue
+            for x in e.invars:
+                if type(x) is Var:
+                    uses[x] = uses.get(x, 0) + 1
         for old, new in walk.subst.items():
             if type(new) is Var:
                 uses[new] = uses.get(new, 0) + uses.get(old, 0)
@@ -177,12 +182,13 @@ def _only_here(*names):
     """The reshapes `names` are plain and read by the rewritten equation alone,
     so moving them after it adds no equation."""
 
+    plain = [_plain_reshape(n) for n in names]
+
     def check(m) -> bool:
         uses, here = _use_counts(m.walk), m.e.invars
-        for n in names:
-            r = m[n]
-            out = r.outvars[0]
-            if not _plain_reshape(n)(m):
+        for n, is_plain in zip(names, plain):
+            out = m[n].outvars[0]
+            if not is_plain(m):
                 return False
             if uses.get(out, 0) != here.count(out):
                 defer(m.e)  # the other reader may be rewritten away later
@@ -204,7 +210,8 @@ def _then_reshape(*operands):
 
 
 def _scalar_and_only_here(name):
-    return lambda m: m.s.aval.shape == () and _only_here(name)(m)
+    only_here = _only_here(name)
+    return lambda m: m.s.aval.shape == () and only_here(m)
 
 
 # Elementwise unary primitives (their params pass through).
