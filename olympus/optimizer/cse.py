@@ -98,7 +98,11 @@ def cse_step(walk: Walk, eqn: Eqn) -> bool:
     buckets = walk.memo.get("cse")
     if buckets is None:
         buckets = walk.memo["cse"] = {}
-    bucket = buckets.setdefault(_operands_key(eqn), [])
+    key = _operands_key(eqn)
+    bucket = buckets.get(key)
+    if bucket is None:
+        buckets[key] = [[eqn, None]]
+        return False
     params, mine = eqn.params, None
     for entry in bucket:  # [equation, its params key or None]
         earlier = entry[0]
@@ -115,7 +119,7 @@ def cse_step(walk: Walk, eqn: Eqn) -> bool:
             for old, new in zip(eqn.outvars, earlier.outvars):
                 walk.replace(old, new)
             return True
-    if not bucket or not is_effectful(eqn):
+    if not is_effectful(eqn):
         bucket.append([eqn, mine])
     return False
 

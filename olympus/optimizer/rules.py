@@ -408,22 +408,37 @@ def _tables_step(tables: tuple):
             entry = (rule, _eqn_matcher(rule.pattern), _typed_positions(rule), table)
             by_prim.setdefault(rule.pattern.prim, []).append((entry, wants))
 
-    chosen: dict = {}  # (primitive, operand kinds) -> the rules that may match
+    chosen: dict = {}  # (primitive, *operand kinds) -> the rules that may match
 
     def step(walk: Walk, eqn: Eqn) -> bool:
-        name = eqn.primitive.name
-        if name not in by_prim or len(eqn.outvars) != 1:
+        if len(eqn.outvars) != 1:
             return False
-        operands = eqn.invars
-        producer = walk.producer
-        key = (name, *[_operand_kind(producer, x) for x in operands])
+        operands, producer = eqn.invars, walk.producer
+        key = [eqn.primitive]
+        for x in operands:  # `_operand_kind`, inlined: this runs on most equations
+            if type(x) is Literal:
+                key.append(_LITERAL)
+                continue
+            made = producer.get(x)
+            if made is None:
+                key.append(())
+            elif made.primitive.name == "broadcast_in_dim":
+                key.append(_operand_kind(producer, x))
+            else:
+                key.append(made.primitive)
+        key = tuple(key)
         entries = chosen.get(key)
         if entries is None:
+            name = eqn.primitive.name
             heads = [_heads(kind) for kind in key[1:]]
             commutative = name in COMMUTATIVE
             entries = chosen[key] = [
-                e for e, wants in by_prim[name] if _may_match(wants, heads, commutative)
+                e
+                for e, wants in by_prim.get(name, ())
+                if _may_match(wants, heads, commutative)
             ]
+        if not entries:
+            return False
         out = eqn.outvars[0].aval
         for rule, match, typed, table in entries:
             if typed is not None and all(operands[i].aval != out for i in typed):
