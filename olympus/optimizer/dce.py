@@ -95,18 +95,19 @@ def _with_own_vars(program: Olympuspr) -> Olympuspr:
         fresh[v] = forwards[v] = Var(v.aval, v.suffix)
         return fresh[v]
 
-    def read(x):
-        return fresh.get(x, x) if isinstance(x, Var) else x
-
     constvars = [bind(v) for v in program.constvars]
     invars = [bind(v) for v in program.invars]
     eqns = [
-        eqn._replace(
-            invars=[read(x) for x in eqn.invars], outvars=[bind(v) for v in eqn.outvars]
+        Eqn(
+            eqn.primitive,
+            eqn.params,
+            [fresh.get(x, x) for x in eqn.invars],  # literals are never keys
+            [bind(v) for v in eqn.outvars],
+            eqn.source_info,
         )
         for eqn in program.eqns
     ]
-    outvars = [read(x) for x in program.outvars]
+    outvars = [fresh.get(x, x) for x in program.outvars]
     return rebuilt(
         program, constvars=constvars, invars=invars, eqns=eqns, outvars=outvars
     )
