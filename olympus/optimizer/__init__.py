@@ -84,9 +84,12 @@ def optimize(
     nothing. Inputs and outputs keep their types.
 
     The default pipeline stops after one round unless its walk deferred work
-    (`program.deferred`): the walk sees every rewrite's effect on later
-    equations, and dead-code elimination uncovers no new rewrite. `verify=True` runs the rounds
-    until nothing changes anyway (the tests check one round is a fixed point).
+    (`program.defer`): the walk sees every rewrite's effect on later
+    equations, and dead-code elimination uncovers no new rewrite. A later
+    round revisits only the equations work was deferred on and what reads a
+    value it changes (`rewrite_pass`). `verify=True` runs whole rounds until
+    nothing changes anyway (the tests check the default result is a fixed
+    point of those).
     """
     one_round = passes is None and not verify
     passes = [

@@ -278,9 +278,11 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
         depth = [0]
 
         def process(eqn: Eqn) -> None:
-            new = map_subprograms(walk.renamed(eqn), run)
-            if new is not eqn:
-                walk.changed = True
+            new = walk.renamed(eqn) if walk.subst else eqn
+            if holds_programs(new.params):
+                new = map_subprograms(new, run)
+                if new is not eqn:
+                    walk.changed = True
             prim = new.primitive
             found = by_primitive.get(prim)
             for step in steps_for(prim) if found is None else found:

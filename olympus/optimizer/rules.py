@@ -16,6 +16,13 @@ A rule fires only when the replacement has the output's exact shape and dtype
 rewritten equation's source line with a `Rewrite` record (provenance: the
 rule and the equations it replaced), which `pretty(source_info=True)`, the
 HTML view and `inspect --source` show.
+
+A guard (`when`) is pure and looks at the matched equations and at what
+produces their operands (`m.walk.producer`); one that looks further (simplify's
+use counts) calls `program.defer` when it refuses, so that a later round of
+`optimize` revisits the equation. The engine indexes a table's rules by their
+root primitive and then by what produces the equation's operands, and compiles
+each pattern once into a matcher: rows stay as they are written.
 """
 
 from __future__ import annotations
