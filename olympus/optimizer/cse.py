@@ -98,7 +98,16 @@ def cse_step(walk: Walk, eqn: Eqn) -> bool:
     buckets = walk.memo.get("cse")
     if buckets is None:
         buckets = walk.memo["cse"] = {}
-    key = _operands_key(eqn)
+    operands = eqn.invars
+    if len(operands) == 1 and type(operands[0]) is Var:  # the common cases first
+        key = (eqn.primitive, operands[0])
+    elif len(operands) == 2 and type(operands[0]) is Var is type(operands[1]):
+        a, b = operands
+        if b._id < a._id and eqn.primitive.name in COMMUTATIVE:
+            a, b = b, a
+        key = (eqn.primitive, a, b)
+    else:
+        key = _operands_key(eqn)
     bucket = buckets.get(key)
     if bucket is None:
         buckets[key] = [[eqn, None]]
