@@ -83,14 +83,14 @@ def holds_programs(params: dict) -> bool:
             continue
         if kind in _PROGRAMS:
             return True
-        if isinstance(value, (tuple, list)):
-            for v in value:
-                if type(v) in _PROGRAMS:
-                    return True
+        if isinstance(value, (tuple, list)) and not _PROGRAMS.isdisjoint(
+            map(type, value)
+        ):
+            return True
     return False
 
 
-_PROGRAMS = (ClosedOlympuspr, Olympuspr)
+_PROGRAMS = frozenset({ClosedOlympuspr, Olympuspr})
 _PLAIN = frozenset({int, bool, str, float, type(None)})
 
 

@@ -448,8 +448,13 @@ def _tables_step(tables: tuple):
             return False
         out = eqn.outvars[0].aval
         for rule, match, typed, table in entries:
-            if typed is not None and all(operands[i].aval != out for i in typed):
-                continue
+            if typed is not None:
+                for i in typed:  # shapes first: ShapedArray.__eq__ is Python code
+                    aval = operands[i].aval
+                    if aval.shape == out.shape and aval == out:
+                        break
+                else:
+                    continue
             if _apply(rule, walk, eqn, table, match):
                 return True
         return False

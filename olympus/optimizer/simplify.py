@@ -9,6 +9,8 @@ operands only: for complex numbers even `x * 1` turns an infinite part into NaN.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from olympus.ir import dtypes
@@ -157,21 +159,19 @@ def _use_counts(walk) -> dict:
     by `Walk.replace`."""
     uses = walk.memo.get("uses")
     if uses is None:
-        uses = walk.memo["uses"] = {}
         program = walk.olympuspr
-        for x in program.outvars:
-            if type(x) is Var:
-                uses[x] = uses.get(x, 0) + 1
+        reads = list(program.outvars)  # literals too: they are never asked for
+        live = set(reads)
         for e in reversed(program.eqns):
             for v in e.outvars:
-                if v in uses:
+                if v in live:
                     break
             else:
                 if not is_effectful(e):
                     continue
-            for x in e.invars:
-                if type(x) is Var:
-                    uses[x] = uses.get(x, 0) + 1
+            reads += e.invars
+            live.update(e.invars)
+        uses = walk.memo["uses"] = Counter(reads)
         for old, new in walk.subst.items():
             if type(new) is Var:
                 uses[new] = uses.get(new, 0) + uses.get(old, 0)
