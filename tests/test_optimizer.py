@@ -1110,9 +1110,51 @@ def test_rewritten_equations_remember_the_rule_and_what_they_replaced():
     assert 'title="replaced:\nb:f32[4] = exp x' in optimized._repr_html_()
     # The source line is still equal to the user's (NaN provenance compares lines).
     assert optimized.eqns[-1].source_info == closed.eqns[-1].source_info
-    # The text parses back (the rule's comment is not a source line: dropped).
+    # The text parses back, the rule with it (the replaced equations are not in
+    # the text: `ir.load` brings them back, see the next test).
     parsed = olympus.ir.parse(text)
     assert str(parsed) == str(optimized)
+    assert parsed.pretty(source_info=True) == text
+    assert str(parsed.eqns[-1].source_info.rewrite) == str(rewrite)
+    assert parsed.eqns[-1].source_info == optimized.eqns[-1].source_info
+
+
+def test_save_and_load_keep_the_rewrite_record(tmp_path):
+    """A loaded optimized program shows its provenance as the saved one did:
+    the rule, the replaced equations, the backward mark; sub-programs too."""
+
+    def f(x):
+        with olympus.named_scope("act"):
+            y = olympus.checkpoint(lambda x: jnp.log(1 + jnp.exp(x)))(x)
+        return jnp.sum(y) + jnp.sum(jnp.log(1 + jnp.exp(x)))
+
+    optimized = make_olympuspr(olympus.value_and_grad(f), optimize=True)(BIG)
+    path = tmp_path / "optimized.olympuspr"
+    olympus.ir.save(optimized, path)
+    loaded = olympus.ir.load(path)
+
+    def marks(closed):
+        from olympus.ir.serialize import walk_eqns
+
+        return [
+            (
+                p.eqns[i].source_info.backward,
+                repr(p.eqns[i].source_info.rewrite),
+                p.eqns[i].source_info.scope,
+            )
+            for p, i in walk_eqns(closed)
+        ]
+
+    text = optimized.pretty(source_info=True)
+    assert "rewritten by stable: log(1 + exp(x)) -> softplus" in text
+    assert "rewritten by stable: (1 / (1 + exp(x))) * exp(x) -> logistic_grad" in text
+    assert loaded.pretty(source_info=True) == text
+    assert marks(loaded) == marks(optimized)
+    rewritten = [(b, scope) for b, r, scope in marks(loaded) if r != "None"]
+    assert (True, "") in rewritten  # in the backward pass
+    assert len(rewritten) > sum(" rewritten by " in row for row in text.splitlines())
+    assert loaded._repr_html_() == optimized._repr_html_()  # the replaced tooltip
+    assert_close(evaluate(loaded, BIG), evaluate(optimized, BIG))
 
 
 def test_provenance_in_a_grad_program_keeps_the_backward_mark():
