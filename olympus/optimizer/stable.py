@@ -6,9 +6,12 @@ olympus.nn uses for the same function, so `log(1 + exp(x))` at x = 100 gives
 inputs both forms agree to rounding. Rows also cover the shapes reverse mode
 gives the naive formulas' gradients (`exp(x) / (1 + exp(x))`, the softmax of
 `log(sum(exp(x)))`, `s / (1 + exp(u)) * exp(u)` of `1 / (1 + exp(-x))`, the
-`(t / logistic(x)) * (logistic(x) * y)` of `log(logistic(x))`), so a gradient
+`(t / logistic(x)) * (logistic(x) * y)` of `log(logistic(x))`, the products
+ending the reverse mode of `log(softmax(x))` along any axes), so a gradient
 program is finite where the math is (the stable rows run on the program jit
-lowers, after differentiation).
+lowers, after differentiation). A sum along some axes appears spread back by a
+`broadcast_in_dim`, or, summed over every axis, as the rank-0 result itself:
+such rows are written once and expand to both (`_spread_rows`).
 """
 
 from __future__ import annotations
