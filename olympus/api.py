@@ -41,6 +41,7 @@ from olympus.stages import (
     split_call,
     trace_call,
 )
+from olympus.tracer import axes as axes_env
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, user_source_info
 from olympus.tracer.functions import (
@@ -400,9 +401,12 @@ class JitFunction:
             self._fast[avals] = entry
 
     def _bind_in_trace(self, call: Call):
-        entry = self._traced.get(call.key)
+        # Named axes bound by an enclosing vmap/shard_map (olympus/tracer/axes.py)
+        # are part of what the body traces to.
+        key = (call.key, axes_env.signature())
+        entry = self._traced.get(key)
         if entry is None:
-            explain_miss(self.name, call, self._traced)
+            explain_miss(self.name, call, [k for k, _ in self._traced])
             traced = trace_call(
                 call,
                 self.name,
@@ -414,7 +418,7 @@ class JitFunction:
             # executable cache (keyed by the body) hit on later calls.
             entry = (traced, ClosedOlympuspr(consts_as_invars(closed.olympuspr), []))
             if not any(isinstance(c, Tracer) for c in closed.consts):
-                self._traced[call.key] = entry
+                self._traced[key] = entry
         traced, body = entry
         leaves = _constrained(call.leaves, traced.in_shardings)
         outs = pjit_p.bind(
