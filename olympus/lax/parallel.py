@@ -69,6 +69,23 @@ class UnboundAxisNameError(NameError):
     """A collective naming an axis no enclosing shard_map binds."""
 
 
+class CollectiveShapeError(ValueError):
+    """A collective's operand or arguments do not fit its axis: a dimension
+    that must equal (or be divisible by) the axis size, an axis out of
+    range, or a `perm` that is not a partial permutation."""
+
+
+def _bad(message: str) -> CollectiveShapeError:
+    site = user_source_info()
+    return CollectiveShapeError(message + (f" (at {site})" if site is not None else ""))
+
+
+def _dimension(api: str, axis: int, ndim: int, what: str, aval) -> int:
+    if not -ndim <= axis < ndim:
+        raise _bad(f"{api}: {what}={axis} is out of range for {aval.str_short()}")
+    return axis % ndim
+
+
 # ---- the axis environment (olympus/tracer/axes.py) ------------------------------------
 def _axis_size(name: str, api: str) -> int:
     size = axes_env.axis_size(name)
@@ -514,7 +531,7 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
             v,
             axis_name=axis_name,
             axis_size=size,
-            axis=axis % (v.ndim + (not tiled)),
+            axis=_dimension("all_gather", axis, v.ndim + (not tiled), "axis", v.aval),
             tiled=tiled,
         ),
         x,
@@ -526,9 +543,11 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
     `axis_name`: device i keeps piece i (`tiled`: a block; else the
     dimension, whose size must be the axis size, is dropped)."""
     size = _axis_size(axis_name, "psum_scatter")
-    d = scatter_dimension % x.ndim
+    d = _dimension(
+        "psum_scatter", scatter_dimension, x.ndim, "scatter_dimension", x.aval
+    )
     if x.shape[d] % size if tiled else x.shape[d] != size:
-        raise ValueError(
+        raise _bad(
             f"psum_scatter: dimension {d} of {x.aval.str_short()} must be "
             f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
         )
@@ -548,8 +567,10 @@ def ppermute(x, axis_name: str, perm):
         or len(set(targets)) < len(perm)
         or not all(0 <= i < size for i in sources + targets)
     ):
-        raise ValueError(
-            f"ppermute: {perm} is not a partial permutation of 0..{size - 1}"
+        raise _bad(
+            f"ppermute: perm={perm} is not a partial permutation of 0..{size - 1} "
+            f"(the indices along axis {axis_name!r} of size {size}): each source "
+            f"and each target at most once"
         )
     return tree_map(lambda v: ppermute_p.bind(v, axis_name=axis_name, perm=perm), x)
 
@@ -562,9 +583,10 @@ def all_to_all(
     device order). Not `tiled` (JAX's convention): `split_axis` has the axis's
     size and goes away, and the pieces stack as axis `concat_axis` of the result."""
     size = _axis_size(axis_name, "all_to_all")
-    split, concat = split_axis % x.ndim, concat_axis % (x.ndim if tiled else x.ndim)
+    split = _dimension("all_to_all", split_axis, x.ndim, "split_axis", x.aval)
+    concat = _dimension("all_to_all", concat_axis, x.ndim, "concat_axis", x.aval)
     if x.shape[split] % size if tiled else x.shape[split] != size:
-        raise ValueError(
+        raise _bad(
             f"all_to_all: dimension {split} of {x.aval.str_short()} must be "
             f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
         )
