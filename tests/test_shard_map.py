@@ -389,3 +389,29 @@ def test_vmap_axis_name_jit_traced_per_axis_size():
         lax.parallel.UnboundAxisNameError, match=r"pmean: axis name 'i'.*test_shard_map"
     ):
         olympus.jit(lambda r: centre(r) * 2)(_X[0])
+
+
+def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
+    """A shard_map body inside vmap(axis_name="i") sees the vmap's "i" unless
+    its mesh has an axis "i" itself (the innermost binding wins)."""
+    out = run_on_devices(
+        """
+        from olympus import lax
+        mesh = olympus.make_mesh((2,), ("d",))
+        x = np.arange(16, dtype=np.float32).reshape(4, 4)
+        body = olympus.shard_map(lambda a: lax.psum(a, "d") + lax.pmean(a, "i"),
+                                 mesh, P("d"), P())
+        want = x[:, :2] + x[:, 2:] + x[:, :2].mean(0)  # pmean read from device 0
+        for f in (body, olympus.jit(body)):
+            got = olympus.vmap(f, axis_name="i")(x)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+        own = olympus.make_mesh((2,), ("i",))
+        shadow = olympus.shard_map(lambda a: lax.psum(a, "i"), own, P("i"), P())
+        for f in (shadow, olympus.jit(shadow)):
+            got = olympus.vmap(f, axis_name="i")(x)
+            np.testing.assert_allclose(np.asarray(got), x[:, :2] + x[:, 2:])
+        print("ok")
+        """,
+        count=2,
+    )
+    assert out.strip() == "ok"

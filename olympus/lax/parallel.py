@@ -55,7 +55,12 @@ from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.ad_util import is_zero
-from olympus.transforms.batching import axis_batch_rules, batch_rules, batch_to_front
+from olympus.transforms.batching import (
+    axis_batch_rules,
+    batch_rules,
+    batch_to_front,
+    shadowing,
+)
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.transforms.programs import (
@@ -842,9 +847,10 @@ def _shard_map_batch(
 ):
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
-    batched, out_batched = cached_batch_program(
-        olympuspr, axis_size, in_batched, force_out, name
-    )
+    with shadowing(mesh.axis_names):  # the body's "i" is the mesh's, not a vmap's
+        batched, out_batched = cached_batch_program(
+            olympuspr, axis_size, in_batched, force_out, name
+        )
     vals = [
         v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
     ]

@@ -204,6 +204,13 @@ def rule_axis_name():
     return getattr(_rule_state, "name", None)
 
 
+def shadowing(names) -> _rule_axis:
+    """Inside a rule batching a body that binds `names` itself (a shard_map's
+    mesh axes): a vmap axis of one of those names is not the body's."""
+    name = rule_axis_name()
+    return _rule_axis(None if name in tuple(names) else name)
+
+
 def batch_rule(primitive: Primitive) -> BatchRule:
     rule = batch_rules.get(primitive)
     if rule is None:
