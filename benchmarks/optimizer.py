@@ -186,11 +186,28 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def _log_softmax(x, axis):
+    return x - np.logaddexp.reduce(x, axis=axis, keepdims=True)
+
+
+def _log_softmax_grad(x, axis, t):
+    """The gradient of sum(t * log_softmax(x, axis)), float64."""
+    x, t = x.astype(float), np.broadcast_to(t, x.shape).astype(float)
+    return t - np.exp(_log_softmax(x, axis)) * t.sum(axis, keepdims=True)
+
+
 def naive_programs(lib, jnp, lax):
     """name -> (function, x, closed form): formulas that overflow as written."""
     big = np.array([100.0, -100.0], f32)
     lse = np.array([1000.0, 999.0], f32)
     huge = np.array([3e20, 1e30], f32)
+    # Softmax along an axis of a 2-D array: exp(1000) = inf, and the softmax of
+    # -1000 beside 1000 underflows to 0.
+    wide = np.array([[1000.0, -1000.0], [1.0, 2.0]], f32)
+    labels = np.array([[1.0, 0.0], [0.25, 0.75]], f32)
+
+    def hand_log_softmax(x, axis):
+        return jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x), axis=axis, keepdims=True))
 
     def grad(f):
         return lib.grad(lambda x: jnp.sum(f(x)))
@@ -248,6 +265,31 @@ def naive_programs(lib, jnp, lax):
             lse,
             np.exp(lse - np.logaddexp.reduce(lse.astype(float))),
         ),
+        "log(exp(x)/sum(exp(x),0))": (
+            lambda x: hand_log_softmax(x, 0),
+            wide,
+            _log_softmax(wide.astype(float), 0),
+        ),
+        "grad log(exp(x)/sum(exp(x),0))": (
+            grad(lambda x: hand_log_softmax(x, 0)),
+            wide,
+            _log_softmax_grad(wide, 0, 1.0),
+        ),
+        "grad log(exp(x)/sum(exp(x),1))": (
+            grad(lambda x: hand_log_softmax(x, 1)),
+            wide,
+            _log_softmax_grad(wide, 1, 1.0),
+        ),
+        "grad log(nn.softmax(x,1))": (
+            grad(lambda x: jnp.log(lib.nn.softmax(x, axis=1))),
+            wide,
+            _log_softmax_grad(wide, 1, 1.0),
+        ),
+        "grad -sum(y*log(softmax(x)),1)": (
+            grad(lambda x: -jnp.sum(labels * hand_log_softmax(x, 1), axis=1)),
+            wide,
+            _log_softmax_grad(wide, 1, -labels),
+        ),
     }
 
 
@@ -270,7 +312,7 @@ def naive_table(with_jax: bool) -> None:
         for name, (fn, x, _) in naive_programs(jax, jjnp, jlax).items():
             jax_values[name] = np.asarray(jax.jit(fn)(*_args(x)))
     print(
-        f"\n{'naive program':<25}{'x':<32}{'off':<22}{'jax':<22}{'on':<26}{'closed form':<26}"
+        f"\n{'naive program':<33}{'x':<32}{'off':<30}{'jax':<30}{'on':<26}{'closed form':<26}"
     )
     for name, (fn, x, want) in programs.items():
         with olympus.config.override("olympus_optimize", False):
@@ -278,7 +320,7 @@ def naive_table(with_jax: bool) -> None:
         on = np.asarray(olympus.jit(fn)(*_args(x)))
         jax_text = _fmt(jax_values[name]) if name in jax_values else "-"
         print(
-            f"{name:<25}{_fmt(x):<32}{_fmt(off):<22}{jax_text:<22}"
+            f"{name:<33}{_fmt(x):<32}{_fmt(off):<30}{jax_text:<30}"
             f"{_fmt(on):<26}{_fmt(want):<26}"
         )
 

@@ -41,6 +41,7 @@ from olympus.stages import (
     split_call,
     trace_call,
 )
+from olympus.tracer import axes as axes_env
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, user_source_info
 from olympus.tracer.functions import (
@@ -400,9 +401,12 @@ class JitFunction:
             self._fast[avals] = entry
 
     def _bind_in_trace(self, call: Call):
-        entry = self._traced.get(call.key)
+        # Named axes bound by an enclosing vmap/shard_map (olympus/tracer/axes.py)
+        # are part of what the body traces to.
+        key = (call.key, axes_env.signature())
+        entry = self._traced.get(key)
         if entry is None:
-            explain_miss(self.name, call, self._traced)
+            explain_miss(self.name, call, [k for k, _ in self._traced])
             traced = trace_call(
                 call,
                 self.name,
@@ -414,7 +418,7 @@ class JitFunction:
             # executable cache (keyed by the body) hit on later calls.
             entry = (traced, ClosedOlympuspr(consts_as_invars(closed.olympuspr), []))
             if not any(isinstance(c, Tracer) for c in closed.consts):
-                self._traced[call.key] = entry
+                self._traced[key] = entry
         traced, body = entry
         leaves = _constrained(call.leaves, traced.in_shardings)
         outs = pjit_p.bind(
@@ -549,6 +553,15 @@ class PmapDeviceCountError(ValueError):
     """pmap over an axis longer than there are devices."""
 
 
+class PmapAxesError(ValueError):
+    """pmap's `in_axes` do not fit its arguments (count, range, or sizes)."""
+
+
+def _at_user_line() -> str:
+    where = core.user_source_info()
+    return f" (at {where})" if where is not None else ""
+
+
 def pmap(
     fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0, devices=None
 ):
@@ -571,10 +584,17 @@ def pmap(
             else (in_axes,) * len(args)
         )
         if len(spec) != len(args):
-            raise ValueError(
+            raise PmapAxesError(
                 f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
-                f"for {len(args)} arguments"
+                f"for {len(args)} arguments{_at_user_line()}"
             )
+        for i, (a, ax) in enumerate(zip(args, spec)):
+            for leaf in tree_flatten(a)[0] if ax is not None else ():
+                if not -np.ndim(leaf) <= ax < np.ndim(leaf):
+                    raise PmapAxesError(
+                        f"pmap of {name}: in_axes {ax} is out of range for args[{i}] "
+                        f"of shape {np.shape(leaf)}{_at_user_line()}"
+                    )
         spec = tuple(
             None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
             for a, ax in zip(args, spec)
@@ -586,20 +606,19 @@ def pmap(
             for leaf in tree_flatten(a)[0]
         }
         if len(sizes) != 1:
-            raise ValueError(
+            raise PmapAxesError(
                 f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
-                f"pmap needs one size"
+                f"pmap needs one size{_at_user_line()}"
             )
         (size,) = sizes
         available = (
             tuple(devices) if devices is not None else tuple(client.local_devices())
         )
         if size > len(available):
-            where = core.user_source_info()
             raise PmapDeviceCountError(
                 f"pmap of {name}: the mapped axis has size {size} but there are only "
-                f"{len(available)} devices (olympus_num_cpu_devices / OLYMPUS_NUM_CPU_DEVICES)"
-                + (f" (at {where})" if where is not None else "")
+                f"{len(available)} devices (olympus_num_cpu_devices / "
+                f"OLYMPUS_NUM_CPU_DEVICES){_at_user_line()}"
             )
         key = (size, spec, available[:size])
         if key not in compiled:

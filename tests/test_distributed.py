@@ -1,6 +1,7 @@
 """Several processes (issue #13, part 5): two processes on 127.0.0.1, two CPU
 devices each, one mesh over all four; a data-parallel gradient step equals
-the single-process one. Bounded timeouts throughout."""
+the single-process one; a process whose peer dies gets PeerLostError. Bounded
+timeouts throughout."""
 
 import os
 import socket
@@ -109,3 +110,67 @@ def test_initialize_after_the_backend_started():
     olympus.devices()
     with pytest.raises(olympus.distributed.DistributedError, match="before the first"):
         olympus.distributed.initialize("127.0.0.1:1", 2, 0)
+
+
+_PEER_DIES = r"""
+import os, sys, time
+import numpy as np
+import olympus, olympus.numpy as jnp
+from olympus.sharding import NamedSharding, PartitionSpec as P
+
+process_id, port, when = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+olympus.distributed.initialize(f"127.0.0.1:{port}", num_processes=2,
+                               process_id=process_id, timeout_s=30,
+                               heartbeat_timeout_s=2)
+if process_id == 1 and when == "after initialize":
+    os._exit(3)  # abruptly: no shutdown, no goodbye
+try:
+    mesh = olympus.make_mesh((4,), ("data",))  # starts the backend with both
+    total = olympus.jit(jnp.sum, in_shardings=NamedSharding(mesh, P("data")),
+                        out_shardings=NamedSharding(mesh, P()))
+    x = np.arange(8.0, dtype=np.float32)
+    assert float(total(x)) == 28.0
+    if process_id == 1:
+        os._exit(3)  # after a first step together
+    started = time.monotonic()
+    float(total(x))  # waits in a collective for the dead process
+except olympus.distributed.PeerLostError as err:
+    assert isinstance(err, olympus.distributed.DistributedError)
+    print("lost:", err, flush=True)
+    raise
+print("no error", flush=True)
+"""
+
+
+@pytest.mark.parametrize("when", ["after initialize", "after a step"])
+def test_dead_peer_is_a_named_error(when):
+    """Process 1 exits abruptly; process 0, waiting on it (to start the
+    backend, or in a collective), gets PeerLostError within about
+    heartbeat_timeout_s (2 s here) and exits; the whole test under 60 s."""
+    env = dict(os.environ, OLYMPUS_NUM_CPU_DEVICES="2", PYTHONPATH=ROOT)
+    port = str(_free_port())
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PEER_DIES, str(i), port, when],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for i in range(2)
+    ]
+    try:
+        out, err = procs[0].communicate(timeout=50)
+        procs[1].communicate(timeout=5)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert procs[1].returncode == 3
+    assert procs[0].returncode == 1, f"{out}\n{err[-3000:]}"
+    assert "PeerLostError" in err
+    assert "lost: " in out, f"{out}\n{err[-3000:]}"
+    assert "process 1 of 2 sent no heartbeat" in out
+    what = "starting the backend" if when == "after initialize" else "a program over 4"
+    assert what in out, out

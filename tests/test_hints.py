@@ -172,6 +172,16 @@ def test_hint_values_of_every_kind_round_trip():
     assert hint_params(parse(str(closed))) == hint_params(closed)
 
 
+@pytest.mark.parametrize("value", [3, "3", 0.5, None, (1, "x")])
+def test_a_hint_key_called_name_parses_back_as_written(value):
+    """`name` params of other primitives are always strings; a hint quotes its
+    strings, so an unquoted `name=3` is the number."""
+    closed = olympus.make_olympuspr(lambda x: olympus.hint(x, name=value))(1.0)
+    again = parse(str(closed))
+    assert hint_params(again) == [{"name": value}]
+    assert str(again) == str(closed)
+
+
 def test_hint_is_the_identity_everywhere():
     x = np.array([0.5, 1.5], np.float32)
     assert olympus.hint(x, device="gpu") is x  # eager: the value itself

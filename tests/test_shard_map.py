@@ -216,3 +216,202 @@ def test_vmap_axis_name_collectives_match_shard_map():
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+# ---- collectives of a vmap's axis inside jit, loops and calls ----------------------
+_N = 4
+_X = np.arange(24, dtype=np.float32).reshape(_N, 6) / 7
+
+
+def _shifted(x):
+    out = np.zeros_like(x)
+    for s, t in [(0, 2), (2, 1), (1, 0)]:
+        out[t] = x[s]
+    return out
+
+
+# name: (per-example body over axis "i", NumPy result over the whole batch)
+_BODIES = {
+    "pmean": (lambda r: r - lax.pmean(r, "i"), lambda x: x - x.mean(0)),
+    "psum": (lambda r: lax.psum(r, "i") * r, lambda x: x.sum(0) * x),
+    "pmax": (lambda r: lax.pmax(r, "i") - r, lambda x: x.max(0) - x),
+    "pmin": (lambda r: lax.pmin(jnp.sin(r), "i"), lambda x: np.sin(x).min(0) + 0 * x),
+    "all_gather": (
+        lambda r: lax.all_gather(r, "i"),
+        lambda x: np.broadcast_to(x, (_N, *x.shape)),
+    ),
+    "all_gather_tiled": (
+        lambda r: lax.all_gather(r, "i", tiled=True),
+        lambda x: np.broadcast_to(x.reshape(-1), (_N, x.size)),
+    ),
+    "psum_scatter": (
+        lambda r: lax.psum_scatter(r[:4], "i"),
+        lambda x: x[:, :4].sum(0),
+    ),
+    "ppermute": (
+        lambda r: lax.ppermute(r, "i", [(0, 2), (2, 1), (1, 0)]),
+        _shifted,
+    ),
+    "axis_index": (
+        lambda r: r + lax.axis_index("i"),
+        lambda x: x + np.arange(_N)[:, None],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BODIES))
+def test_vmap_axis_name_collectives_inside_jit(name):
+    """vmap(jit(f), axis_name="i"): the jitted body's collectives run over
+    the vmap's axis, as without jit, and as the NumPy reference says."""
+    body, want = _BODIES[name]
+    expect = np.asarray(want(_X), np.float32)
+    v = lambda f: olympus.vmap(f, axis_name="i")  # noqa: E731
+    for label, f in [
+        ("vmap", v(body)),
+        ("vmap(jit)", v(olympus.jit(body))),
+        ("jit(vmap(jit))", olympus.jit(v(olympus.jit(body)))),
+        ("vmap(jit(jit))", v(olympus.jit(olympus.jit(body)))),
+        ("vmap(checkpoint)", v(olympus.checkpoint(body))),
+    ]:
+        np.testing.assert_allclose(f(_X), expect, rtol=1e-6, atol=1e-6, err_msg=label)
+
+
+def test_vmap_axis_name_inside_jit_loops_and_conditionals():
+    x = _X
+    centred = x - x.mean(0)
+
+    def scanned(r):
+        step = lambda c, _: (c - lax.pmean(c, "i"), lax.psum(c, "i"))  # noqa: E731
+        return lax.scan(step, r, None, length=2)
+
+    def looped(r):
+        return lax.fori_loop(0, 2, lambda k, c: c + lax.psum(c, "i"), r)
+
+    def branched(r):
+        return lax.cond(r[0] > -1, lambda c: lax.pmean(c, "i"), lambda c: c, r)
+
+    v = lambda f: olympus.vmap(f, axis_name="i")  # noqa: E731
+    c, sums = v(olympus.jit(scanned))(x)
+    np.testing.assert_allclose(c, centred, atol=1e-5)
+    np.testing.assert_allclose(sums[:, 0], np.broadcast_to(x.sum(0), x.shape), 1e-5)
+    np.testing.assert_allclose(sums[:, 1], np.zeros_like(x), atol=1e-5)
+    once = x + x.sum(0)
+    np.testing.assert_allclose(v(looped)(x), once + once.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(v(olympus.jit(looped))(x), once + once.sum(0), 1e-5)
+    np.testing.assert_allclose(
+        v(olympus.jit(branched))(x), np.broadcast_to(x.mean(0), x.shape), 1e-5
+    )
+
+
+def test_vmap_axis_name_inside_jit_under_grad():
+    """grad inside the vmap (of a jitted or jit-wrapped body) and grad of a
+    vmap of a jitted body: as without jit, and as the closed form."""
+    x = _X
+    v = lambda f: olympus.vmap(f, axis_name="i")  # noqa: E731
+
+    def loss(r):  # per example: sum((r - mean_i r) ** 2)
+        return jnp.sum((r - lax.pmean(r, "i")) ** 2)
+
+    # d/dr_k of sum_j ... through pmean's transpose (psum / n): 2 (r - mean)
+    # minus the mean over examples of 2 (r - mean), which is zero.
+    want = 2 * (x - x.mean(0))
+    for label, f in [
+        ("vmap(grad)", v(olympus.grad(loss))),
+        ("vmap(grad(jit))", v(olympus.grad(olympus.jit(loss)))),
+        ("vmap(jit(grad))", v(olympus.jit(olympus.grad(loss)))),
+        ("jit(vmap(grad(jit)))", olympus.jit(v(olympus.grad(olympus.jit(loss))))),
+    ]:
+        np.testing.assert_allclose(f(x), want, rtol=1e-5, atol=1e-5, err_msg=label)
+
+    def total(xs, inner):  # sum over examples of sin(r - mean_i r)
+        return jnp.sum(jnp.sin(v(inner)(xs)))
+
+    centre = lambda r: r - lax.pmean(r, "i")  # noqa: E731
+    cos = np.cos(x - x.mean(0))
+    outside = cos - cos.mean(0)
+    for label, inner in [("no jit", centre), ("jit", olympus.jit(centre))]:
+        np.testing.assert_allclose(
+            olympus.grad(total)(x, inner), outside, rtol=1e-5, atol=1e-6, err_msg=label
+        )
+
+
+def test_nested_vmaps_with_two_axis_names_inside_jit():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    i = np.arange(2)[:, None, None]
+    j = np.arange(3)[None, :, None]
+
+    def body(r):
+        return (
+            r
+            - lax.psum(r, "j")
+            + 10 * lax.pmean(r, "i")
+            + 100 * lax.axis_index("i")
+            + lax.axis_index("j")
+            + lax.psum(r, ("i", "j"))
+        )
+
+    want = x - x.sum(1, keepdims=True) + 10 * x.mean(0, keepdims=True)
+    want = want + 100 * i + j + x.sum((0, 1), keepdims=True)
+    vv = lambda f: olympus.vmap(  # noqa: E731
+        olympus.vmap(f, axis_name="j"), axis_name="i"
+    )
+    jit = olympus.jit
+    for label, f in [
+        ("no jit", vv(body)),
+        ("jit inside both", vv(jit(body))),
+        (
+            "jit between",
+            olympus.vmap(jit(olympus.vmap(jit(body), axis_name="j")), axis_name="i"),
+        ),
+        ("jit outside", jit(vv(jit(body)))),
+    ]:
+        np.testing.assert_allclose(f(x), want, rtol=1e-6, err_msg=label)
+
+
+def test_vmap_axis_name_jit_traced_per_axis_size():
+    """A jitted body traced inside vmap(axis_name="i") bakes in the axis
+    size (pmean divides by it): another size or no binding traces anew."""
+    centre = olympus.jit(lambda r: r - lax.pmean(r, "i"))
+    v = olympus.vmap(centre, axis_name="i")
+    for n in (4, 2, 4):
+        np.testing.assert_allclose(v(_X[:n]), _X[:n] - _X[:n].mean(0), atol=1e-6)
+    # No operand varies over the batch, yet axis_index does.
+    index = olympus.vmap(
+        olympus.jit(lambda r: r + lax.axis_index("i")),
+        in_axes=None,
+        axis_size=3,
+        axis_name="i",
+    )
+    np.testing.assert_array_equal(
+        index(np.zeros(2, np.float32)), [[0, 0], [1, 1], [2, 2]]
+    )
+    with pytest.raises(
+        lax.parallel.UnboundAxisNameError, match=r"pmean: axis name 'i'.*test_shard_map"
+    ):
+        olympus.jit(lambda r: centre(r) * 2)(_X[0])
+
+
+def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
+    """A shard_map body inside vmap(axis_name="i") sees the vmap's "i" unless
+    its mesh has an axis "i" itself (the innermost binding wins)."""
+    out = run_on_devices(
+        """
+        from olympus import lax
+        mesh = olympus.make_mesh((2,), ("d",))
+        x = np.arange(16, dtype=np.float32).reshape(4, 4)
+        body = olympus.shard_map(lambda a: lax.psum(a, "d") + lax.pmean(a, "i"),
+                                 mesh, P("d"), P())
+        want = x[:, :2] + x[:, 2:] + x[:, :2].mean(0)  # pmean read from device 0
+        for f in (body, olympus.jit(body)):
+            got = olympus.vmap(f, axis_name="i")(x)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+        own = olympus.make_mesh((2,), ("i",))
+        shadow = olympus.shard_map(lambda a: lax.psum(a, "i"), own, P("i"), P())
+        for f in (shadow, olympus.jit(shadow)):
+            got = olympus.vmap(f, axis_name="i")(x)
+            np.testing.assert_allclose(np.asarray(got), x[:, :2] + x[:, 2:])
+        print("ok")
+        """,
+        count=2,
+    )
+    assert out.strip() == "ok"

@@ -389,3 +389,58 @@ def test_platform_selection():
     olympus.devices()
     with pytest.raises(config.ConfigLockedError):
         config.update("olympus_platforms", "cuda")
+
+
+def test_bad_input_errors_name_api_shapes_and_line_four_devices():
+    """The issue's bad input, each a named error naming the API, the shapes
+    and the user's line (here: the line of the call in the case list)."""
+    out = run_on_devices("""
+        import sys
+        from olympus import lax
+        from olympus.sharding import Mesh
+        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        s = NamedSharding(mesh, P("x"))
+        d = olympus.devices()
+        sm = lambda f, i=P("x"), o=P("x"): olympus.shard_map(f, mesh, i, o)
+        put = olympus.device_put
+        cases = []
+        def case(error, text, fn):
+            cases.append((error, text, fn, sys._getframe(1).f_lineno))
+        case("MeshShapeError", "make_mesh: a mesh of shape (3,) needs 3 devices, but there are 4", lambda: olympus.make_mesh((3,), ("x",)))
+        case("MeshShapeError", "make_mesh: a mesh of shape (2, 4) needs 8", lambda: olympus.make_mesh((2, 4), ("x", "y")))
+        case("MeshShapeError", "Mesh: each device may appear once", lambda: Mesh(np.array([d[0], d[0]]), ("x",)))
+        case("UnknownMeshAxisError", "PartitionSpec('z') names unknown axes ['z']; the mesh has axes ('x', 'y')", lambda: NamedSharding(mesh, P("z")))
+        case("UnknownMeshAxisError", "PartitionSpec('z') names unknown", lambda: sm(lambda a: a, i=P("z"))(jnp.ones(4)))
+        case("UnknownMeshAxisError", "PartitionSpec('z') names unknown", lambda: sm(lambda a: a, o=P("z"))(jnp.ones(4)))
+        case("ShardingShapeError", "device_put: NamedSharding", lambda: put(jnp.ones((4, 6)), NamedSharding(mesh, P(None, ("x", "y")))))
+        case("ShardingShapeError", "array of shape (3,) into 2 pieces, but 3 is not divisible by 2", lambda: olympus.jit(lambda a: a, in_shardings=s)(jnp.ones(3)))
+        case("ShardingShapeError", "jit out_shardings", lambda: olympus.jit(lambda a: a[:3], out_shardings=s)(jnp.ones(4)))
+        case("OlympusTypeError", "with_sharding_constraint: NamedSharding", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a[:3], s))(jnp.ones(4)))
+        case("TypeError", "with_sharding_constraint takes a NamedSharding", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a, P("x")))(jnp.ones(4)))
+        case("ShardingShapeError", "shard_map: NamedSharding", lambda: sm(lambda a: a)(jnp.ones(3)))
+        case("ShardingShapeError", "shard_map: PartitionSpec('x') has 1 entries, more than the 0 dimensions", lambda: sm(lambda a: a.sum())(jnp.ones(4)))
+        case("UnboundAxisNameError", "psum: axis name 'i' is not bound here (bound: none)", lambda: olympus.jit(lambda a: lax.psum(a, "i"))(jnp.ones(2)))
+        case("UnboundAxisNameError", "pmean: axis name 'q' is not bound here (bound: ['x', 'y'])", lambda: sm(lambda a: lax.pmean(a, "q"))(jnp.ones(4)))
+        case("UnboundAxisNameError", "axis_index: axis name 'j' is not bound here (bound: ['i'])", lambda: olympus.vmap(olympus.jit(lambda a: a + lax.axis_index("j")), axis_name="i")(jnp.ones(2)))
+        case("ShardMismatchError", "must be one device's (2,) array of one dtype; got f32[3]", lambda: olympus.make_array_from_single_device_arrays((4,), s, [put(jnp.ones(3), x) for x in d]))
+        case("ShardMismatchError", "got i32[2]", lambda: olympus.make_array_from_single_device_arrays((4,), s, [put(jnp.ones(2, int) if i else jnp.ones(2), x) for i, x in enumerate(d)]))
+        case("ShardMismatchError", "needs one array on each of devices [0, 1, 2, 3], got arrays on [0, 1]", lambda: olympus.make_array_from_single_device_arrays((4,), s, [put(jnp.ones(2), x) for x in d[:2]]))
+        case("CollectiveShapeError", "psum_scatter: dimension 0 of f32[3] must be equal to the size 2 of axis 'x'", lambda: sm(lambda a: lax.psum_scatter(a, "x"))(jnp.ones(6)))
+        case("CollectiveShapeError", "all_to_all: dimension 0 of f32[3] must be divisible by", lambda: sm(lambda a: lax.all_to_all(a, "x", 0, 0, tiled=True))(jnp.ones(6)))
+        case("CollectiveShapeError", "all_gather: axis=3 is out of range for f32[2]", lambda: sm(lambda a: lax.all_gather(a, "x", axis=3))(jnp.ones(4)))
+        case("CollectiveShapeError", "ppermute: perm=((0, 5),) is not a partial permutation of 0..1", lambda: sm(lambda a: lax.ppermute(a, "x", [(0, 5)]))(jnp.ones(4)))
+        case("PmapAxesError", "in_axes 2 is out of range for args[0] of shape (2, 2)", lambda: olympus.pmap(lambda a: a, in_axes=2)(jnp.ones((2, 2))))
+        case("PmapDeviceCountError", "the mapped axis has size 5 but there are only 4 devices", lambda: olympus.pmap(lambda a: a)(jnp.ones((5, 2))))
+        for error, text, fn, line in cases:
+            try:
+                fn()
+            except Exception as err:
+                message = str(err)
+                assert type(err).__name__ == error, (error, type(err).__name__, message)
+                assert text in message, (text, message)
+                assert f"(at <string>:{line} (<lambda>))" in message, (line, message)
+            else:
+                raise AssertionError(f"no error: {text}")
+        print("ok", len(cases))
+    """)
+    assert out.strip() == "ok 25"

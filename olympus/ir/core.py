@@ -131,6 +131,25 @@ class RewrittenSourceInfo(SourceInfo):
         return RewrittenSourceInfo(*new, rewrite=self.rewrite, backward=self.backward)
 
 
+class RewriteRecord:
+    """An optimizer rewrite's provenance as text: the rule that fired (`str()`,
+    e.g. `stable: log(1 + exp(x)) -> softplus`) and the equations it replaced,
+    as printed. `parse` and `load` give this back for the optimizer's
+    `rules.Rewrite`, whose live rule and equations a file does not carry."""
+
+    __slots__ = ("text", "replaced")
+
+    def __init__(self, text: str, replaced=()):
+        self.text = text
+        self.replaced = list(replaced)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Rewrite({self}; replaced {'; '.join(self.replaced)})"
+
+
 _var_ids = itertools.count()
 
 

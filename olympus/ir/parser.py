@@ -17,7 +17,10 @@ keyed by printed name for constvars anywhere); weak types come back from
 `{weak}` marks (`closed.pretty(weak_types=True)`), and a type printed without
 one is strong, so parse the default `print(closed)` only when weak types do
 not matter (they decide the dtype of a weak output mixed with, say, bf16);
-source lines come back from `# file:line (function) [scope]` comments when present.
+source lines come back from `# file:line (function) [scope]` comments when present,
+and an optimizer rule's note (`rewritten by stable: ...`) as the line's
+`rewrite` record (a `RewriteRecord`: the rule's text; the replaced equations
+are not in the text, `olympus.ir.load` brings them back from its manifest).
 Parameters that hold Python functions (the `bwd` of `custom_lin`, the
 `callback` of `debug_callback`) print as the function's name and come back
 as that string: such programs parse and print, but cannot run.
@@ -52,12 +55,13 @@ from olympus.ir.core import (
     Literal,
     Olympuspr,
     ShapedArray,
+    RewriteRecord,
     SourceInfo,
     Var,
     all_primitives,
     param_types,
 )
-from olympus.ir.printer import WEAK_MARK
+from olympus.ir.printer import REWRITE_MARK, WEAK_MARK, quoted_string_params
 
 
 class OlympusprParseError(ValueError):
@@ -69,13 +73,15 @@ _DTYPES_BY_NAME = {
     **{str(dtype): dtype for dtype in dtypes._SHORT_NAMES if dtype != dtypes.float0},
     "float0": dtypes.float0,
 }
-_STRING_PARAMS = frozenset({"name"})  # always strings, even if they read like numbers
+# Always strings, even if they read like numbers (primitives that quote their
+# string params, such as `hint`, are read as written).
+_STRING_PARAMS = frozenset({"name"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|nan)")
 _SOURCE = re.compile(
     r"(?P<file>.*?):(?P<line>\d+) \((?P<function>.*?)\)(?: \[(?P<scope>[^\]]*)\])?"
-    r"(?: rewritten by .*)?"  # an optimizer rule's note (the rule itself is not kept)
+    rf"(?: {re.escape(REWRITE_MARK)}(?P<rewrite>.*))?"  # an optimizer rule's note
 )
 _DTYPE_NAME = re.compile(r"[A-Za-z0-9_]+(?=\[)")
 _DIMS = re.compile(r"[0-9,\s]*")
@@ -251,16 +257,17 @@ class _Parser:
             r.pos = save
 
     # ---- params --------------------------------------------------------------
-    def params(self) -> dict:
+    def params(self, primitive) -> dict:
         r = self.r
         params = {}
         if not r.text.startswith("[", r.pos):
             return params
         r.pos += 1
+        strings = () if primitive in quoted_string_params else _STRING_PARAMS
         while not r.peek("]"):
             key = r.match(_NAME, "a parameter name")
             r.expect("=")
-            params[key] = self.value(as_string=key in _STRING_PARAMS)
+            params[key] = self.value(as_string=key in strings)
         r.expect("]")
         return params
 
@@ -343,7 +350,10 @@ class _Parser:
         m = _SOURCE.fullmatch(comment)
         if m is None:
             return None
-        return SourceInfo(m["file"], int(m["line"]), m["function"], m["scope"] or "")
+        info = SourceInfo(m["file"], int(m["line"]), m["function"], m["scope"] or "")
+        if m["rewrite"] is not None:  # the rule, not the replaced equations
+            info = info.with_rewrite(RewriteRecord(m["rewrite"]))
+        return info
 
     def equation(self, scope: _Program) -> Eqn:
         r = self.r
@@ -360,7 +370,7 @@ class _Parser:
             raise r.error(
                 f"unknown primitive {name!r} (not in olympus.ir.core.all_primitives)"
             )
-        params = self.params()
+        params = self.params(primitive)
         invars = []
         while not self.operands_end():
             invars.append(self.atom(scope))

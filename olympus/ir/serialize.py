@@ -7,6 +7,9 @@ The file is a zip archive (format version 1) holding:
                                  "dtype": "float32", "shape": [3]}, ...],
                      "weak_vars": ["c", ...], "weak_literals": [0, 2, ...],
                      "source_info": [["f.py", 3, "f"] | null, ...]}
+                    (a source entry is [file, line, function, scope, marks]
+                    when the line is marked: marks = {"backward": true,
+                    "rewrite": rule text, "replaced": [equation text, ...]})
     program.txt     the printed program (`closed.pretty(source_info=True)`),
                     readable on its own and parsed back by `olympus.ir.parse`
     consts/NAME.npy the value of every constvar, top level and sub-programs,
@@ -15,8 +18,12 @@ The file is a zip archive (format version 1) holding:
 
 The manifest also carries what the text leaves out: weak types (variables by
 printed name, literals by position in `walk_literals` order) and the source
-line of every equation, sub-programs included (in `walk_eqns` order). A
-reader refuses other formats and newer versions with `OlympusprFormatError`.
+line of every equation, sub-programs included (in `walk_eqns` order), with
+its marks: a backward-pass line, and an optimizer rewrite's record (the rule
+and the equations it replaced, `RewriteRecord`), so a loaded optimized program
+prints and shows its provenance as the saved one did. A reader refuses other
+formats and newer versions with `OlympusprFormatError`; a reader that predates
+the marks ignores them.
 """
 
 from __future__ import annotations
@@ -30,7 +37,13 @@ from typing import Iterator
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, SourceInfo
+from olympus.ir.core import (
+    ClosedOlympuspr,
+    Literal,
+    Olympuspr,
+    RewriteRecord,
+    SourceInfo,
+)
 from olympus.ir.parser import parse
 from olympus.ir.printer import VarNames, pp_olympuspr
 
@@ -159,7 +172,30 @@ def save(closed: ClosedOlympuspr, path: str | os.PathLike) -> None:
 def _source_json(info: SourceInfo | None):
     if info is None:
         return None
-    return [info.file, info.line, info.function] + ([info.scope] if info.scope else [])
+    entry = [info.file, info.line, info.function]
+    marks = {}
+    if info.backward:
+        marks["backward"] = True
+    if info.rewrite is not None:
+        marks["rewrite"] = str(info.rewrite)
+        marks["replaced"] = list(info.rewrite.replaced)
+    if marks:
+        return entry + [info.scope, marks]
+    return entry + ([info.scope] if info.scope else [])
+
+
+def _source_info(entry) -> SourceInfo | None:
+    """A manifest's source entry back as a SourceInfo, marks included."""
+    if entry is None:
+        return None
+    info = SourceInfo(entry[0], int(entry[1]), *entry[2:4])
+    marks = entry[4] if len(entry) > 4 else {}
+    if marks.get("backward"):
+        info = info.as_backward()
+    if "rewrite" in marks:
+        record = RewriteRecord(marks["rewrite"], marks.get("replaced", ()))
+        info = info.with_rewrite(record)
+    return info
 
 
 def _olympus_version() -> str:
@@ -214,8 +250,7 @@ def _restore_annotations(closed: ClosedOlympuspr, manifest: dict) -> None:
     if infos is None:
         return
     for (program, i), info in zip(list(walk_eqns(closed)), infos):
-        source = None if info is None else SourceInfo(info[0], int(info[1]), *info[2:4])
-        program.eqns[i] = program.eqns[i]._replace(source_info=source)
+        program.eqns[i] = program.eqns[i]._replace(source_info=_source_info(info))
 
 
 def load(path: str | os.PathLike) -> ClosedOlympuspr:

@@ -55,7 +55,12 @@ from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.ad_util import is_zero
-from olympus.transforms.batching import axis_batch_rules, batch_rules, batch_to_front
+from olympus.transforms.batching import (
+    axis_batch_rules,
+    batch_rules,
+    batch_to_front,
+    shadowing,
+)
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
 from olympus.transforms.programs import (
@@ -67,6 +72,23 @@ from olympus.transforms.programs import (
 
 class UnboundAxisNameError(NameError):
     """A collective naming an axis no enclosing shard_map binds."""
+
+
+class CollectiveShapeError(ValueError):
+    """A collective's operand or arguments do not fit its axis: a dimension
+    that must equal (or be divisible by) the axis size, an axis out of
+    range, or a `perm` that is not a partial permutation."""
+
+
+def _bad(message: str) -> CollectiveShapeError:
+    site = user_source_info()
+    return CollectiveShapeError(message + (f" (at {site})" if site is not None else ""))
+
+
+def _dimension(api: str, axis: int, ndim: int, what: str, aval) -> int:
+    if not -ndim <= axis < ndim:
+        raise _bad(f"{api}: {what}={axis} is out of range for {aval.str_short()}")
+    return axis % ndim
 
 
 # ---- the axis environment (olympus/tracer/axes.py) ------------------------------------
@@ -514,7 +536,7 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
             v,
             axis_name=axis_name,
             axis_size=size,
-            axis=axis % (v.ndim + (not tiled)),
+            axis=_dimension("all_gather", axis, v.ndim + (not tiled), "axis", v.aval),
             tiled=tiled,
         ),
         x,
@@ -526,9 +548,11 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
     `axis_name`: device i keeps piece i (`tiled`: a block; else the
     dimension, whose size must be the axis size, is dropped)."""
     size = _axis_size(axis_name, "psum_scatter")
-    d = scatter_dimension % x.ndim
+    d = _dimension(
+        "psum_scatter", scatter_dimension, x.ndim, "scatter_dimension", x.aval
+    )
     if x.shape[d] % size if tiled else x.shape[d] != size:
-        raise ValueError(
+        raise _bad(
             f"psum_scatter: dimension {d} of {x.aval.str_short()} must be "
             f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
         )
@@ -548,8 +572,10 @@ def ppermute(x, axis_name: str, perm):
         or len(set(targets)) < len(perm)
         or not all(0 <= i < size for i in sources + targets)
     ):
-        raise ValueError(
-            f"ppermute: {perm} is not a partial permutation of 0..{size - 1}"
+        raise _bad(
+            f"ppermute: perm={perm} is not a partial permutation of 0..{size - 1} "
+            f"(the indices along axis {axis_name!r} of size {size}): each source "
+            f"and each target at most once"
         )
     return tree_map(lambda v: ppermute_p.bind(v, axis_name=axis_name, perm=perm), x)
 
@@ -562,9 +588,10 @@ def all_to_all(
     device order). Not `tiled` (JAX's convention): `split_axis` has the axis's
     size and goes away, and the pieces stack as axis `concat_axis` of the result."""
     size = _axis_size(axis_name, "all_to_all")
-    split, concat = split_axis % x.ndim, concat_axis % (x.ndim if tiled else x.ndim)
+    split = _dimension("all_to_all", split_axis, x.ndim, "split_axis", x.aval)
+    concat = _dimension("all_to_all", concat_axis, x.ndim, "concat_axis", x.aval)
     if x.shape[split] % size if tiled else x.shape[split] != size:
-        raise ValueError(
+        raise _bad(
             f"all_to_all: dimension {split} of {x.aval.str_short()} must be "
             f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
         )
@@ -820,9 +847,10 @@ def _shard_map_batch(
 ):
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
-    batched, out_batched = cached_batch_program(
-        olympuspr, axis_size, in_batched, force_out, name
-    )
+    with shadowing(mesh.axis_names):  # the body's "i" is the mesh's, not a vmap's
+        batched, out_batched = cached_batch_program(
+            olympuspr, axis_size, in_batched, force_out, name
+        )
     vals = [
         v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
     ]

@@ -12,6 +12,7 @@ from olympus.backends.xla.array import put
 from olympus.backends.xla.sharding import NamedSharding, PartitionSpec
 from olympus.backends.xla.spmd import sdy_sharding
 from olympus.lax.base import define_primitive
+from olympus.tracer.core import user_source_info
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.transforms.batching import batch_rules
 from olympus.transforms.jvp import defjvp_linear
@@ -69,9 +70,11 @@ def with_sharding_constraint(x, shardings):
     if len(per_leaf) != len(leaves) or not all(
         isinstance(s, NamedSharding) for s in per_leaf
     ):
+        site = user_source_info()
         raise TypeError(
-            f"with_sharding_constraint takes a NamedSharding or a pytree of them "
-            f"matching its {len(leaves)} values, got {shardings!r}"
+            f"with_sharding_constraint takes a NamedSharding (a mesh and a "
+            f"PartitionSpec) or a pytree of them matching its {len(leaves)} values, "
+            f"got {shardings!r}" + (f" (at {site})" if site is not None else "")
         )
     outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
     return tree_unflatten(tree, outs)

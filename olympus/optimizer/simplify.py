@@ -347,6 +347,14 @@ RULES: list[Rule] = [
         Op("transpose", Op("transpose", "x", name="inner"), name="outer"),
         _composed_transpose,
     ),
+    # expand_dims(x) -> reshape(x)       (only size-1 axes added: the reshape rows then apply)
+    Rule(
+        "expand_dims_reshape",
+        Op("expand_dims", "x", name="e"),
+        lambda m, b: b.op(
+            "reshape", m.x, new_sizes=m.e.outvars[0].aval.shape, dimensions=None
+        ),
+    ),
     # broadcast_in_dim(x) to x's own shape -> x
     Rule("broadcast_same", Op("broadcast_in_dim", "x"), "x"),
     # broadcast_in_dim(broadcast_in_dim(x, d1), d2) -> broadcast_in_dim(x, d2[d1])

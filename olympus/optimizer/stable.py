@@ -6,9 +6,12 @@ olympus.nn uses for the same function, so `log(1 + exp(x))` at x = 100 gives
 inputs both forms agree to rounding. Rows also cover the shapes reverse mode
 gives the naive formulas' gradients (`exp(x) / (1 + exp(x))`, the softmax of
 `log(sum(exp(x)))`, `s / (1 + exp(u)) * exp(u)` of `1 / (1 + exp(-x))`, the
-`(t / logistic(x)) * (logistic(x) * y)` of `log(logistic(x))`), so a gradient
+`(t / logistic(x)) * (logistic(x) * y)` of `log(logistic(x))`, the products
+ending the reverse mode of `log(softmax(x))` along any axes), so a gradient
 program is finite where the math is (the stable rows run on the program jit
-lowers, after differentiation).
+lowers, after differentiation). A sum along some axes appears spread back by a
+`broadcast_in_dim`, or, summed over every axis, as the rank-0 result itself:
+such rows are written once and expand to both (`_spread_rows`).
 """
 
 from __future__ import annotations
@@ -67,58 +70,142 @@ def _max_shifted(b, x, axes):
     return b.op("exp", b.op("sub", x, spread)), m
 
 
+def _axes(m) -> tuple:
+    """The softmax's axes: those of the matched sum(exp(x)), `s`, or of the
+    denominator `d` a gradient row captured."""
+    return tuple((m["s"] if "s" in m else _denominator(m)).params["axes"])
+
+
 def _log_softmax(m, b):
     """(x - m) - log(sum(exp(x - m))), as olympus.nn.log_softmax."""
-    x, axes = m.x, tuple(m.s.params["axes"])
+    x, axes = m.x, _axes(m)
     e, _ = _max_shifted(b, x, axes)
     shifted = b.eqns[-1].invars[0]  # x - spread(m), the operand of that exp
     log_total = b.op("log", b.op("reduce_sum", e, axes=axes))
-    dims = _kept_dims(x.aval.ndim, axes)
-    spread = b.op(
-        "broadcast_in_dim", log_total, shape=x.aval.shape, broadcast_dimensions=dims
-    )
-    return b.op("sub", shifted, spread)
+    return b.op("sub", shifted, _spread_back(b, log_total, x, axes))
 
 
 def _logsumexp(m, b):
-    axes = tuple(m.s.params["axes"])
+    axes = _axes(m)
     e, shift = _max_shifted(b, m.x, axes)
     return b.op("add", b.op("log", b.op("reduce_sum", e, axes=axes)), shift)
 
 
-def _softmax(b, x, axes):
-    e, _ = _max_shifted(b, x, axes)
-    total = b.op("reduce_sum", e, axes=axes)
+def _spread_back(b, total, x, axes):
+    """A reduction's result over `axes` put back along them (x's shape)."""
     dims = _kept_dims(x.aval.ndim, axes)
     return b.op(
-        "div",
-        e,
-        b.op("broadcast_in_dim", total, shape=x.aval.shape, broadcast_dimensions=dims),
+        "broadcast_in_dim", total, shape=x.aval.shape, broadcast_dimensions=dims
     )
+
+
+def _softmax(b, x, axes):
+    e, _ = _max_shifted(b, x, axes)
+    return b.op("div", e, _spread_back(b, b.op("reduce_sum", e, axes=axes), x, axes))
+
+
+def _full(b, t, x):
+    """t over x's shape (a scalar cotangent, e.g. of sum(f(x)), is spread)."""
+    if t.aval.shape == x.aval.shape:
+        return t
+    return b.op("broadcast_in_dim", t, shape=x.aval.shape, broadcast_dimensions=())
 
 
 def _scaled_softmax(m, b):
     """t * softmax(x), t spread as the rule's broadcast spreads it (1 * s is
     simplified away)."""
-    x, axes = m.x, tuple(m.s.params["axes"])
+    x, axes = m.x, _axes(m)
     t = m.t
     if "spread" in m and t.aval.shape not in ((), x.aval.shape):
         t = b.op("broadcast_in_dim", t, **m.spread.params)
     return b.op("mul", t, _softmax(b, x, axes))
 
 
-def _spread_matches(m) -> bool:
-    """The broadcast puts the reduced value back along the reduced axes."""
-    if not is_float("x")(m):
-        return False
-    params, axes = m.spread.params, m.s.params["axes"]
-    return tuple(params["shape"]) == m.x.aval.shape and tuple(
+def _sum_times_softmax(b, m):
+    """spread(sum(t)) * softmax(x): the part of log_softmax's gradient that
+    flows through the denominator."""
+    x, axes = m.x, _axes(m)
+    total = b.op("reduce_sum", _full(b, m.t, x), axes=axes)
+    return b.op("mul", _spread_back(b, total, x, axes), _softmax(b, x, axes))
+
+
+def _log_softmax_grad(m, b):
+    return b.op("sub", _full(b, m.t, m.x), _sum_times_softmax(b, m))
+
+
+def _spreads_back(m, spread, axes) -> bool:
+    """`spread` (a broadcast_in_dim equation, or None: the reduction's own
+    rank-0 result used as it is) puts a reduction over `axes` back over x's
+    shape along exactly those axes."""
+    x = m.x
+    if spread is None:
+        return len(axes) == x.aval.ndim
+    params = spread.params
+    return tuple(params["shape"]) == x.aval.shape and tuple(
         params["broadcast_dimensions"]
-    ) == _kept_dims(m.x.aval.ndim, axes)
+    ) == _kept_dims(x.aval.ndim, axes)
 
 
-def _full_reduction(m) -> bool:
-    return is_float("x")(m) and len(m.s.params["axes"]) == m.x.aval.ndim
+def _spread_matches(m) -> bool:
+    """The (optional) broadcast puts sum(exp(x)) back along the summed axes."""
+    return is_float("x")(m) and _spreads_back(m, m.get("spread"), _axes(m))
+
+
+def _denominator(m):
+    """The reduce_sum equation of sum(exp(x)) when `d` is that sum spread back
+    along the summed axes (or a sum over every axis, as it is); else None."""
+    spread = _producer(m, m.d, "broadcast_in_dim")
+    total = _producer(m, spread.invars[0] if spread else m.d, "reduce_sum")
+    e = total and _producer(m, total.invars[0], "exp")
+    if not e or e.invars[0] is not m.x:
+        return None
+    return total if _spreads_back(m, spread, tuple(total.params["axes"])) else None
+
+
+def _log_softmax_backward(m) -> bool:
+    """`d` is the softmax's denominator; t is of x's shape (or a scalar, spread);
+    the cotangent's own sum `r` (if any) runs over the softmax's axes and is
+    spread back along them."""
+    if not is_float("x")(m) or m.t.aval.shape not in ((), m.x.aval.shape):
+        return False
+    total = _denominator(m)
+    if total is None:
+        return False
+    axes = tuple(total.params["axes"])
+    r = m.get("r")
+    return r is None or (
+        tuple(r.params["axes"]) == axes and _spreads_back(m, m.get("spread"), axes)
+    )
+
+
+class _Spread:
+    """A reduction's result put back over x's shape: `broadcast_in_dim` (captured
+    as "spread"), or, for a reduction over every axis, the rank-0 result as it
+    is (simplify drops the broadcast of a scalar operand). `_spread_rows`
+    writes a row for each."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+
+def _spread_variants(pattern, spread: bool):
+    if type(pattern) is _Spread:
+        inner = _spread_variants(pattern.inner, spread)
+        return Op("broadcast_in_dim", inner, name="spread") if spread else inner
+    if type(pattern) is not Op:
+        return pattern
+    operands = (_spread_variants(p, spread) for p in pattern.operands)
+    return Op(pattern.prim, *operands, name=pattern.name, of_scalar=pattern.of_scalar)
+
+
+def _spread_rows(name: str, pattern, replacement, when) -> list[Rule]:
+    """`name` with the broadcast, `name_scalar` without (a sum over every axis)."""
+    return [
+        Rule(name, _spread_variants(pattern, True), replacement, when),
+        Rule(f"{name}_scalar", _spread_variants(pattern, False), replacement, when),
+    ]
 
 
 def _logistic(m, b):
@@ -271,44 +358,60 @@ RULES: list[Rule] = [
         _hypot,
         _squares,
     ),
-    # log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
-    Rule(
-        "log_softmax",
-        Op(
-            "log",
-            Op("div", Op("exp", "x"), Op("broadcast_in_dim", _EXP_SUM, name="spread")),
-        ),
-        _log_softmax,
-        _spread_matches,
-    ),
-    # log(exp(x) / sum(exp(x))) -> (x - m) - log(sum(exp(x - m)))   (summed over every axis)
-    Rule(
-        "log_softmax_scalar",
-        Op("log", Op("div", Op("exp", "x"), _EXP_SUM)),
-        _log_softmax,
-        _full_reduction,
-    ),
     # log(sum(exp(x))) -> m + log(sum(exp(x - m))), m = max(x) clamped finite
     Rule("logsumexp", Op("log", _EXP_SUM), _logsumexp, _float_x_and(_not_shifted)),
-    # spread(t / sum(exp(x))) * exp(x) -> spread(t) * softmax(x)   (reverse mode of log(sum(exp(x))))
-    Rule(
-        "softmax_grad",
-        Op(
-            "mul",
-            Op("broadcast_in_dim", Op("div", "t", _EXP_SUM), name="spread"),
-            Op("exp", "x"),
-        ),
-        _scaled_softmax,
-        _spread_matches,
-    ),
-    # (t / sum(exp(x))) * exp(x) -> t * softmax(x)       (the same, summed over every axis)
-    Rule(
-        "softmax_grad_scalar",
-        Op("mul", Op("div", "t", _EXP_SUM), Op("exp", "x")),
-        _scaled_softmax,
-        _full_reduction,
-    ),
 ]
+# The reverse mode of log(softmax(x)), softmax = exp(x) / d, d = sum(exp(x)):
+# log's backward divides t by the softmax, which underflows to 0 where x is far
+# below the max (t / 0 = inf), and the factors only cancel in the product with
+# exp(x) that ends the chain; at x large, d = inf and sum(...) / d * exp(x) is
+# 0 * inf. Each row takes the whole product to the closed form.
+_SOFTMAX = Op("div", Op("exp", "x"), "d")
+_NUMERATOR = Op("div", Op("div", "t", _SOFTMAX), "d")  # (t / softmax) / d
+_DENOMINATOR = _Spread(
+    Op(
+        "reduce_sum",
+        Op("mul", Op("neg", Op("div", "t", _SOFTMAX)), Op("div", _SOFTMAX, "d")),
+        name="r",
+    )
+)  # spread(sum(-(t / softmax) * (softmax / d)))
+# ((t / softmax(x)) / d) * exp(x) -> t
+RULES.append(
+    Rule(
+        "log_softmax_grad_numerator",
+        Op("mul", _NUMERATOR, Op("exp", "x")),
+        lambda m, b: _full(b, m.t, m.x),
+        _log_softmax_backward,
+    )
+)
+# spread(sum(-(t / softmax(x)) * (softmax(x) / d))) * exp(x) -> -spread(sum(t)) * softmax(x)
+RULES += _spread_rows(
+    "log_softmax_grad_denominator",
+    Op("mul", _DENOMINATOR, Op("exp", "x")),
+    lambda m, b: b.op("neg", _sum_times_softmax(b, m)),
+    _log_softmax_backward,
+)
+# ((t / softmax(x)) / d + spread(sum(...))) * exp(x) -> t - spread(sum(t)) * softmax(x)
+RULES += _spread_rows(
+    "log_softmax_grad",
+    Op("mul", Op("add", _NUMERATOR, _DENOMINATOR), Op("exp", "x")),
+    _log_softmax_grad,
+    _log_softmax_backward,
+)
+# log(exp(x) / spread(sum(exp(x)))) -> (x - m) - spread(log(sum(exp(x - m))))
+RULES += _spread_rows(
+    "log_softmax",
+    Op("log", Op("div", Op("exp", "x"), _Spread(_EXP_SUM))),
+    _log_softmax,
+    _spread_matches,
+)
+# spread(t / sum(exp(x))) * exp(x) -> spread(t) * softmax(x)   (reverse mode of log(sum(exp(x))))
+RULES += _spread_rows(
+    "softmax_grad",
+    Op("mul", _Spread(Op("div", "t", _EXP_SUM)), Op("exp", "x")),
+    _scaled_softmax,
+    _spread_matches,
+)
 
 step = table_step(RULES, "stable")
 stable = rewrite_pass(step)

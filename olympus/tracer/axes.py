@@ -38,3 +38,13 @@ def axis_size(name: str) -> int | None:
 def names() -> list[str]:
     """Every bound axis name, outermost first."""
     return [n for frame in _frames() for n in frame]
+
+
+def signature() -> tuple:
+    """The bound axes as (name, size) pairs, innermost binding of a name
+    winning: part of the key of anything traced with collectives (a jitted
+    function traced inside `vmap(axis_name="i")` bakes in the size of "i")."""
+    sizes: dict = {}
+    for frame in _frames():
+        sizes.update(frame)
+    return tuple(sizes.items())

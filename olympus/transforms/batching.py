@@ -19,11 +19,13 @@ move and create batch axes but may not import (`register_batch_ops`).
 from __future__ import annotations
 
 import functools
+import threading
+import weakref
 from typing import Any, Callable
 
 import numpy as np
 
-from olympus.ir.core import Primitive
+from olympus.ir.core import Olympuspr, Primitive, subolympusprs
 from olympus.tracer import core
 from olympus.tracer.core import (
     Trace,
@@ -102,28 +104,28 @@ class BatchTrace(Trace):
 
     def process_primitive(self, primitive, args, params):
         vals, dims = zip(*map(self.unpack, args)) if args else ((), ())
-        if self.axis_name is not None and self._names_my_axis(primitive, params):
+        named = self.axis_name is not None
+        if named and _names_axis(primitive, params, self.axis_name):
             with set_current_trace(self.parent):
                 out, out_dim = axis_batch_rules[primitive](
                     self.axis_name, self.axis_size, list(vals), list(dims), **params
                 )
             return self.pack(out, out_dim)
         with set_current_trace(self.parent):
-            if all(d is not_mapped for d in dims):
+            # A call or loop whose body uses this vmap's axis (a collective,
+            # axis_index) varies over the batch even when no operand does.
+            if all(d is not_mapped for d in dims) and not (
+                named and _body_names_axis(params, self.axis_name)
+            ):
                 return primitive.bind(*vals, **params)
             self.check_per_example(primitive, args, params)
-            out, out_dim = batch_rule(primitive)(
-                self.axis_size, list(vals), list(dims), **params
-            )
+            with _rule_axis(self.axis_name):
+                out, out_dim = batch_rule(primitive)(
+                    self.axis_size, list(vals), list(dims), **params
+                )
         if primitive.multiple_results:
             return [self.pack(v, d) for v, d in zip(out, out_dim)]
         return self.pack(out, out_dim)
-
-    def _names_my_axis(self, primitive, params) -> bool:
-        return primitive in axis_batch_rules and (
-            params.get("axis_name") == self.axis_name
-            or self.axis_name in params.get("axes", ())
-        )
 
     def check_per_example(self, primitive, args, params) -> None:
         """Shape errors name the per-example types the user wrote the code for,
@@ -139,6 +141,74 @@ class BatchTrace(Trace):
                     f"{err}\n  (per-example types, inside {self.describe()})"
                 ) from None
             raise
+
+
+# ---- a vmap's axis name inside the sub-programs it batches ---------------------------
+def _names_axis(primitive, params, name) -> bool:
+    """Whether an equation is a collective over the axis `name`."""
+    return primitive in axis_batch_rules and (
+        params.get("axis_name") == name or name in params.get("axes", ())
+    )
+
+
+_body_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _program_names_axis(program: Olympuspr, name) -> bool:
+    per_program = _body_cache.setdefault(program, {})
+    found = per_program.get(name)
+    if found is None:
+        found = any(
+            _names_axis(eqn.primitive, eqn.params, name)
+            or _body_names_axis(eqn.params, name)
+            for eqn in program.eqns
+        )
+        per_program[name] = found
+    return found
+
+
+def _body_names_axis(params, name) -> bool:
+    """Whether a call's or loop's sub-programs use the axis `name` (a
+    shard_map whose mesh has an axis of that name shadows it)."""
+    mesh = params.get("mesh")
+    if mesh is not None and name in getattr(mesh, "axis_names", ()):
+        return False
+    return any(_program_names_axis(p, name) for p in subolympusprs(params))
+
+
+_rule_state = threading.local()
+
+
+class _rule_axis:
+    """While a BatchTrace's batching rule runs: the vmap's axis name, which
+    `batch_program` gives the trace that batches a call's or loop's body
+    (so `vmap(jit(f), axis_name="i")` batches the collectives over "i" in f).
+    Every BatchTrace sets it around its rules, so it is always the axis of the
+    vmap whose rule is running."""
+
+    __slots__ = ("name", "saved")
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.saved = getattr(_rule_state, "name", None)
+        _rule_state.name = self.name
+
+    def __exit__(self, *exc):
+        _rule_state.name = self.saved
+
+
+def rule_axis_name():
+    """The axis name of the vmap whose batching rule is running (or None)."""
+    return getattr(_rule_state, "name", None)
+
+
+def shadowing(names) -> _rule_axis:
+    """Inside a rule batching a body that binds `names` itself (a shard_map's
+    mesh axes): a vmap axis of one of those names is not the body's."""
+    name = rule_axis_name()
+    return _rule_axis(None if name in tuple(names) else name)
 
 
 def batch_rule(primitive: Primitive) -> BatchRule:

@@ -43,7 +43,13 @@ from olympus.transforms.ad_util import (
     is_zero,
     zeros_like_aval,
 )
-from olympus.transforms.batching import BatchTrace, move_batch_axis, not_mapped
+from olympus.tracer import axes as axes_env
+from olympus.transforms.batching import (
+    BatchTrace,
+    move_batch_axis,
+    not_mapped,
+    rule_axis_name,
+)
 from olympus.transforms.jvp import jvp_flat
 from olympus.transforms.linearize import (
     PartialTrace,
@@ -347,14 +353,18 @@ def batch_program(
         for a, b in zip(closed.in_avals, in_batched)
     ]
     out_batched: list = []
+    # Inside a named vmap's rule the body's collectives over that axis are
+    # batched here (olympus/transforms/batching.py: rule_axis_name).
+    axis_name = rule_axis_name()
+    named = {} if axis_name is None else {axis_name: axis_size}
 
     def fun(*args):
-        trace = BatchTrace(core.current_trace(), axis_size)
+        trace = BatchTrace(core.current_trace(), axis_size, axis_name=axis_name)
         tracers = [
             trace.pack(x, 0 if b else not_mapped) for x, b in zip(args, in_batched)
         ]
         try:
-            with set_current_trace(trace):
+            with set_current_trace(trace), axes_env.bound(named):
                 outs = eval_program(closed.olympuspr, closed.consts, tracers)
             unpacked = [trace.unpack(x) for x in outs]
         finally:
@@ -378,7 +388,7 @@ def cached_batch_program(
 ):
     """`batch_program` of a call's program, cached (an eager vmap of a jitted
     function compiles its batched program once)."""
-    key = ("vmap", axis_size, tuple(in_batched), tuple(force_out))
+    key = ("vmap", axis_size, tuple(in_batched), tuple(force_out), rule_axis_name())
     return cached_program(
         closed,
         key,

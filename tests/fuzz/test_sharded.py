@@ -5,7 +5,8 @@ each generated program's arguments are laid out over a mesh (split along an
 axis where its size divides, else replicated), jit partitions the program
 through XLA's SPMD partitioner, and its results must equal the single-device
 jit's, both for the program and for its gradient; so must the program run as
-the per-device body of a shard_map.
+the per-device body of a shard_map, and as the body of `vmap(jit(f),
+axis_name="i")` with its float inputs centred by a `pmean` over the batch.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 sys.path.insert(0, HERE)
 from program_generator import generate
 import olympus
+from olympus import lax
 from olympus.sharding import NamedSharding, PartitionSpec as P
 from olympus.tracer.pytree import tree_flatten
 
@@ -48,7 +50,7 @@ def close(got, want, what):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-4, atol=2e-4,
                                    err_msg=what)
 
-ran = 0
+ran = named = 0
 for seed in range(SEEDS):
     program = generate(seed)
     fun, args = program.function(), program.arguments()
@@ -65,8 +67,26 @@ for seed in range(SEEDS):
                                for l in tree_flatten(fun(*xs))[0])
         grad = olympus.jit(olympus.grad(loss, argnums=tuple(floats)))
         close(grad(*placed), grad(*args), f"seed {seed}: sharded grad")
+    if floats and all(np.asarray(args[i]).dtype == np.float32 for i in floats):
+        # vmap(jit(f), axis_name): the float inputs centred over the batch by a
+        # pmean inside the jitted body; the reference loops over the examples
+        # with the mean taken by NumPy.
+        def centred(*xs):
+            return fun(*[x - lax.pmean(x, "i") if i in floats else x
+                         for i, x in enumerate(xs)])
+        batch = [np.stack([np.asarray(a), np.asarray(a) * np.float32(0.5) + 1])
+                 if i in floats else a for i, a in enumerate(args)]
+        axes = [0 if i in floats else None for i in range(len(args))]
+        got = olympus.vmap(olympus.jit(centred), in_axes=axes, axis_name="i")(*batch)
+        rows = [olympus.jit(fun)(*[b[k] - b.mean(0, dtype=np.float32) if i in floats
+                                   else b for i, b in enumerate(batch)])
+                for k in range(2)]
+        want = [np.stack([np.asarray(r) for r in leaves])
+                for leaves in zip(*[tree_flatten(r)[0] for r in rows])]
+        close(got, want, f"seed {seed}: vmap(jit) with pmean over the batch")
+        named += 1
     ran += 1
-print("ran", ran)
+print("ran", ran, "named", named)
 """
 
 
@@ -83,3 +103,5 @@ def test_sharded_programs_match_one_device():
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert f"ran {PROGRAMS}" in done.stdout
+    named = int(done.stdout.split("named")[1])
+    assert named >= PROGRAMS // 4, done.stdout  # the vmap(jit) check ran often

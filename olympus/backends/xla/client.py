@@ -6,9 +6,13 @@ of the backend asks it for the client, devices and host-to-device transfers.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import socket
+import sys
 import threading
+import time
 
 import numpy as np
 
@@ -50,27 +54,103 @@ class CoordinatorUnreachableError(DistributedError, ConnectionError):
     """No coordinator answered at the address within the timeout."""
 
 
+class PeerLostError(DistributedError):
+    """Another process of the computation died or stopped answering: work
+    that needs it cannot finish (this process should end)."""
+
+
+_HEARTBEATS = "olympus/heartbeat/"
+
+
 class _Runtime:
     """This process's place among several: its coordination client (and, in
-    process 0, the coordination service the others connect to)."""
+    process 0, the coordination service the others connect to), and the
+    watch on the other processes (`lost` says why one is gone, else None)."""
 
     def __init__(
-        self, service, runtime_client, process_id: int, num_processes: int, address: str
+        self,
+        service,
+        runtime_client,
+        process_id: int,
+        num_processes: int,
+        address: str,
+        heartbeat_timeout_s: float,
     ):
         self.service, self.client = service, runtime_client
         self.process_id, self.num_processes = process_id, num_processes
         self.address = address
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self.lost: str | None = None
+        self.stop = threading.Event()
+        self.watcher = threading.Thread(
+            target=self._watch, name="olympus-heartbeat", daemon=True
+        )
+
+    def _watch(self) -> None:
+        """Publishes this process's heartbeat in the coordination service's
+        key-value store and reads everyone's: a process whose count has not
+        moved for `heartbeat_timeout_s` is lost (jaxlib's own heartbeats end
+        the process from C++ instead, see `initialize_distributed`)."""
+        interval = min(1.0, self.heartbeat_timeout_s / 4)
+        now = time.monotonic()
+        last = {p: (None, now) for p in range(self.num_processes)}
+        del last[self.process_id]
+        count = 0
+        while not self.stop.wait(interval):
+            count += 1
+            try:
+                self.client.key_value_set(
+                    f"{_HEARTBEATS}{self.process_id}", str(count), allow_overwrite=True
+                )
+                seen = dict(self.client.key_value_dir_get(_HEARTBEATS))
+            except Exception as err:  # the coordination service is gone
+                self._mark_lost(
+                    f"the coordinator at {self.address} stopped answering: "
+                    f"{str(err).splitlines()[0][:200]}"
+                )
+                return
+            now = time.monotonic()
+            for peer, (value, since) in last.items():
+                new = seen.get(f"{_HEARTBEATS}{peer}")
+                if new != value:
+                    last[peer] = (new, now)
+                elif now - since > self.heartbeat_timeout_s:
+                    self._mark_lost(
+                        f"process {peer} of {self.num_processes} sent no heartbeat "
+                        f"for {now - since:.1f} s (heartbeat_timeout_s="
+                        f"{self.heartbeat_timeout_s:g}): it died or hangs"
+                    )
+                    return
+
+    def _mark_lost(self, why: str) -> None:
+        if self.stop.is_set():  # shutting down: silence is expected
+            return
+        self.lost = why
+        logging.getLogger("olympus").error("olympus.distributed: %s", why)
 
 
 _runtime: _Runtime | None = None
 
 
 def initialize_distributed(
-    coordinator_address: str, num_processes: int, process_id: int, timeout_s: int = 60
+    coordinator_address: str,
+    num_processes: int,
+    process_id: int,
+    timeout_s: int = 60,
+    heartbeat_timeout_s: float = 30,
 ) -> None:
     """Joins this process to `num_processes` processes coordinated at
     `coordinator_address` (host:port; process 0 serves it). Must run before
-    the backend starts; afterwards `devices()` lists every process's devices."""
+    the backend starts; afterwards `devices()` lists every process's devices.
+
+    A process that dies or hangs is noticed within `heartbeat_timeout_s`: work
+    waiting on it raises PeerLostError. jaxlib's own error handling cannot
+    raise in Python: its `missed_heartbeat_callback` is called with an
+    absl::Status that has no Python form, so a Python callback aborts the
+    process with std::bad_cast from jaxlib's thread. Its default (used here)
+    ends the process with a log naming the cause: when the coordinator
+    (process 0) dies, when a process is missing at the start (after
+    `timeout_s`), and, as a backstop later than ours, on missed heartbeats."""
     global _runtime
     if _client is not None:
         raise DistributedError(
@@ -86,12 +166,18 @@ def initialize_distributed(
         raise DistributedError(
             f"process_id {process_id} is not in 0..{num_processes - 1} (num_processes)"
         )
+    if not heartbeat_timeout_s > 0:
+        raise DistributedError(
+            f"heartbeat_timeout_s must be positive, got {heartbeat_timeout_s!r}"
+        )
     xla = (xc or _load_xla_client())._xla
+    backstop = int(max(4 * heartbeat_timeout_s, heartbeat_timeout_s + 60))
     service = None
     if process_id == 0:
         service = xla.get_distributed_runtime_service(
             coordinator_address,
             num_processes,
+            heartbeat_timeout=backstop,
             cluster_register_timeout=timeout_s,
             shutdown_timeout=timeout_s,
         )
@@ -100,38 +186,121 @@ def initialize_distributed(
         process_id,
         init_timeout=timeout_s,
         shutdown_timeout=timeout_s,
-        missed_heartbeat_callback=_lost_contact,
+        heartbeat_timeout=backstop,
+        # shutdown() waits for the others at a barrier; a lost peer never
+        # comes, so leaving is ours to decide (shutdown_distributed, atexit).
+        shutdown_on_destruction=False,
     )
-    try:
-        runtime_client.connect()
-    except Exception as err:  # jaxlib reports DEADLINE_EXCEEDED / UNAVAILABLE
-        if service is not None:
-            service.shutdown()
-        raise CoordinatorUnreachableError(
-            f"process {process_id} of {num_processes}: no coordinator answered at "
-            f"{coordinator_address} within {timeout_s} s (is process 0 running, and the "
-            f"address reachable?): {str(err).splitlines()[0][:300]}"
-        ) from None
+    if service is None:
+        # jaxlib's connect ends the process (a fatal log) when no coordinator
+        # answers: ask first, with a plain TCP connection.
+        _wait_for_coordinator(coordinator_address, process_id, num_processes, timeout_s)
+    runtime_client.connect()
     _runtime = _Runtime(
-        service, runtime_client, process_id, num_processes, coordinator_address
+        service,
+        runtime_client,
+        process_id,
+        num_processes,
+        coordinator_address,
+        heartbeat_timeout_s,
     )
+    _runtime.watcher.start()
+    atexit.register(_at_exit)
 
 
-def _lost_contact(*status) -> None:
-    """jaxlib's default ends the process from a background thread (a fatal
-    log); a warning lets the program's own timeouts and errors report it."""
-    logging.getLogger("olympus").warning(
-        "olympus.distributed: lost contact with the coordinator or another process: %s",
-        status,
-    )
+def _wait_for_coordinator(
+    address: str, process_id: int, num_processes: int, timeout_s: float
+) -> None:
+    """CoordinatorUnreachableError unless something accepts a TCP connection
+    at `address` (host:port) within `timeout_s`."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        raise DistributedError(
+            f"coordinator_address must be host:port, got {address!r} "
+            f"(olympus.distributed.initialize)"
+        )
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection((host, int(port)), timeout=max(left, 0.1)):
+                return
+        except OSError as err:
+            if left <= 0:
+                raise CoordinatorUnreachableError(
+                    f"process {process_id} of {num_processes}: no coordinator "
+                    f"answered at {address} within {timeout_s} s (is process 0 "
+                    f"running, and the address reachable?): {err}"
+                ) from None
+        time.sleep(min(0.2, max(deadline - time.monotonic(), 0)))
+
+
+def check_peers(what: str) -> None:
+    """PeerLostError if another process is known to be gone."""
+    runtime = _runtime
+    if runtime is not None and runtime.lost is not None:
+        raise PeerLostError(f"{what}: {runtime.lost}")
+
+
+def wait_for_peers(what: str, block):
+    """`block()` (a wait that needs the other processes: a cross-process
+    program, the start of the backend), run on a helper thread so that this
+    one can give up with PeerLostError when a process is lost meanwhile (a
+    collective waiting on a dead peer never returns; its thread is left)."""
+    runtime = _runtime
+    if runtime is None:
+        return block()
+    check_peers(what)
+    box: list = []
+    done = threading.Event()
+
+    def run():
+        try:
+            box.append((True, block()))
+        except BaseException as err:  # handed to the waiting thread
+            box.append((False, err))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="olympus-wait", daemon=True).start()
+    while not done.wait(0.05):
+        if runtime.lost is not None:
+            _abandoned.append(what)
+            check_peers(what)
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+_abandoned: list = []  # waits given up on a lost process (their threads never end)
+
+
+def _at_exit() -> None:
+    """Leaves the runtime; with a thread still stuck in a collective on a
+    lost process, ends the process here, status 1: the interpreter's
+    teardown would otherwise abort in that thread (std::terminate)."""
+    if _abandoned:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # a closed stream: nothing left to keep
+                pass
+        os._exit(1)
+    shutdown_distributed()
 
 
 def shutdown_distributed() -> None:
-    """Leaves the distributed runtime (waits for the other processes to leave)."""
+    """Leaves the distributed runtime: waits (at most `timeout_s`) for the
+    other processes to leave too, unless one is lost."""
     global _runtime
     if _runtime is None:
         return
     runtime, _runtime = _runtime, None
+    runtime.stop.set()
+    if runtime.lost is not None:
+        return  # the barrier would wait for a process that is gone
     runtime.client.shutdown()
     if runtime.service is not None:
         runtime.service.shutdown()
@@ -190,15 +359,21 @@ def _cpu_client():
     if _runtime is None:
         made = xla_client.make_cpu_client(num_devices=count)
     else:  # one process of several: devices of all, collectives over TCP (gloo)
+        runtime = _runtime
         collectives = xla_client._xla.make_gloo_tcp_collectives(
-            distributed_client=_runtime.client
+            distributed_client=runtime.client
         )
-        made = xla_client.make_cpu_client(
-            distributed_client=_runtime.client,
-            node_id=_runtime.process_id,
-            num_nodes=_runtime.num_processes,
-            collectives=collectives,
-            num_devices=count,
+        # The devices of all processes are exchanged here: a process that died
+        # after initialize would keep this waiting for minutes.
+        made = wait_for_peers(
+            "starting the backend with the other processes",
+            lambda: xla_client.make_cpu_client(
+                distributed_client=runtime.client,
+                node_id=runtime.process_id,
+                num_nodes=runtime.num_processes,
+                collectives=collectives,
+                num_devices=count,
+            ),
         )
     return made
 

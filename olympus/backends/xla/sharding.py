@@ -98,6 +98,12 @@ class Mesh:
                 f"Mesh: devices of shape {grid.shape} need one distinct name per "
                 f"axis, got axis_names={names}{_at_user_line()}"
             )
+        ids = [getattr(d, "id", d) for d in grid.flat]
+        if len(set(ids)) != len(ids):
+            raise MeshShapeError(
+                f"Mesh: each device may appear once, got device ids "
+                f"{np.array(ids).reshape(grid.shape).tolist()}{_at_user_line()}"
+            )
         self.devices = grid
         self.axis_names = names
 

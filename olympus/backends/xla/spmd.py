@@ -194,10 +194,12 @@ class ShardedExecutable:
         "_handlers",
         "devices",
         "ordered",
+        "processes",
     )
 
     def __init__(self, text: str, layout: SpmdLayout):
         self.devices = layout.devices
+        self.processes = len({d.process_index for d in self.devices})
         self.text = text
         self.in_shardings = layout.in_shardings
         self.out_avals = layout.avals_out
@@ -265,6 +267,15 @@ class ShardedExecutable:
             else put(x, s)._live_global()
             for x, s in zip(args, self.in_shardings)
         ]
+        if self.processes > 1:  # a dead process would keep the collectives waiting
+            return client.wait_for_peers(
+                f"a program over {len(self.devices)} devices of {self.processes} "
+                f"processes",
+                lambda: self._run(buffers),
+            )
+        return self._run(buffers)
+
+    def _run(self, buffers: list) -> list[Array]:
         try:
             results = self.loaded.execute_sharded(buffers, with_tokens=self.ordered)
             if self.ordered:
