@@ -7,8 +7,8 @@ installed; the optimizer's time as a share of the trace time (it runs on
 every compile: each round traces a fresh program and optimizes it, so the two
 are measured under the same load); compile and run time of the program before
 and after. Times are medians over repeats, on this machine's CPU, with the
-persistent compilation cache off. `opt/jax` is the optimized count over JAX's (the
-issue's goal: below 0.75).
+persistent compilation cache off. `opt/jax` is the optimized count over
+JAX's (the issue's goal: below 0.75).
 
 Then naive programs (and their gradients) whose unoptimized result is inf or
 NaN: the value with the optimizer off (what JAX computes too: its column when
@@ -339,7 +339,8 @@ def main() -> None:
     rows = measure(args.repeats, compile_too=not args.share_only)
     if args.share_only:
         print(
-            f"{'program':<17}{'eqns':>6}{'opt':>6}{'trace ms':>10}{'opt ms':>8}{'share':>7}"
+            f"{'program':<17}{'eqns':>6}{'opt':>6}"
+            f"{'trace ms':>10}{'opt ms':>8}{'share':>7}"
         )
         for r in rows:
             print(
