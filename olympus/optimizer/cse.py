@@ -52,15 +52,16 @@ def _param_key(value):
 
 
 def _literal_key(atom: Literal) -> tuple:
-    val = atom.val
-    if type(val) is not np.dtype(atom.aval.dtype).type:
-        val = np.asarray(val, atom.aval.dtype)
-    return (atom.aval, val.tobytes())
+    """The literal's type (its fields: hashed in C) and bytes."""
+    val, aval = atom.val, atom.aval
+    if type(val) is not aval.dtype.type:
+        val = np.asarray(val, aval.dtype)
+    return (aval.shape, aval.dtype, aval.weak_type, val.tobytes())
 
 
 def _order(key) -> tuple:
     """A total order on operand keys (variables first, by creation)."""
-    return (0, key._id) if type(key) is Var else (1, repr(key[0]), key[1])
+    return (0, key._id) if type(key) is Var else (1, repr(key[:3]), key[3])
 
 
 def _operands_key(eqn: Eqn) -> tuple:

@@ -13,6 +13,8 @@ weak_type.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from olympus.backends.reference import reference_rules
@@ -101,7 +103,7 @@ def _plain_dtype(dtype) -> bool:
 def _value(walk: Walk, atom):
     if isinstance(atom, Literal):
         return np.asarray(atom.val, atom.aval.dtype)
-    if atom in walk.const_values and atom.aval.size <= MAX_ELEMENTS:
+    if atom in walk.const_values and math.prod(atom.aval.shape) <= MAX_ELEMENTS:
         return np.asarray(walk.const_values[atom]).astype(atom.aval.dtype, copy=False)
     return None
 
@@ -116,7 +118,8 @@ def fold_step(walk: Walk, eqn: Eqn) -> bool:
             return False  # the common case, decided before any NumPy call
         vals.append(_value(walk, x))
     (out,) = eqn.outvars
-    if out.aval.size > MAX_ELEMENTS or not _plain_dtype(out.aval.dtype):
+    # math.prod, not ShapedArray.size (np.prod): the same count, without NumPy
+    if math.prod(out.aval.shape) > MAX_ELEMENTS or not _plain_dtype(out.aval.dtype):
         return False
     if any(v is None or not _plain_dtype(v.dtype) for v in vals):
         return False
