@@ -8,6 +8,7 @@ equation applies one `Primitive` to atoms (`Var` or `Literal`) and binds new
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ class ShapedArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
         return ShapedArray(

@@ -4,6 +4,8 @@ concatenate, pad and iota."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from olympus.ir import dtypes
@@ -114,7 +116,7 @@ transpose_rules[broadcast_in_dim_p] = _broadcast_in_dim_transpose
 # ---- reshape -----------------------------------------------------------------
 def _reshape_abstract_eval(x: ShapedArray, *, new_sizes, dimensions=None):
     new_sizes = _shape_tuple("reshape", new_sizes)
-    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+    if math.prod(new_sizes) != x.size:
         raise OlympusTypeError(
             f"reshape: cannot reshape {x.str_short()} ({x.size} elements) to {new_sizes}"
         )
