@@ -208,3 +208,47 @@ def test_creation_functions_take_device():
         jnp.ones_like(jnp.zeros(2), device=device),
     ]:
         assert out.device == device
+
+
+_X = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+@pytest.mark.parametrize(
+    "idx",
+    [
+        True,
+        False,
+        np.array(True),
+        np.array(False),
+        (Ellipsis, np.array(True)),
+        (0, True),
+        (True, [0, 1]),
+        (np.array([True, False]), True),
+        (None, False, 1),
+        (False, Ellipsis, True),
+    ],
+    ids=repr,
+)
+def test_zero_d_boolean_index_matches_numpy(idx):
+    """A 0-d boolean index adds an axis of length 1 (True) or 0 (False), as in
+    NumPy (the conformance suite's test_getitem_masking draws them)."""
+    want = _X[idx]
+    for got in (jnp.asarray(_X)[idx], olympus.jit(lambda a: a[idx])(_X)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_empty_index_into_empty_axis_matches_numpy():
+    for x, idx in [
+        (np.zeros(0, np.bool_), np.zeros(0, np.bool_)),
+        (np.zeros((0, 3), np.float32), np.zeros(0, np.bool_)),
+        (np.zeros((0, 3), np.float32), np.zeros(0, np.int32)),
+        (np.zeros((2, 0), np.int32), (slice(None), np.zeros(0, np.int32))),
+        (np.zeros(0, np.bool_), np.array(False)),
+    ]:
+        want, got = x[idx], jnp.asarray(x)[idx]
+        assert got.shape == want.shape and got.dtype == want.dtype
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        jnp.zeros(0)[np.array([1])]
+    with pytest.raises(IndexError, match="concrete mask"):
+        olympus.jit(lambda x, m: x[m])(_X, np.array(True))
