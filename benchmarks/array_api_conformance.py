@@ -2,8 +2,8 @@
 
 The suite stays out of this tree: give the path of a checkout whose `array-api`
 submodule is populated (`git submodule update --init`) and `pip install
-hypothesis ndindex
-pytest-json-report`. Usage:
+hypothesis ndindex pytest-json-report`
+(the failed test ids come from its report: they hold spaces). Usage:
 
     python benchmarks/array_api_conformance.py /path/to/array-api-tests \
         [--module olympus.numpy] [--max-examples 2] [--version 2023.12] [test files...]
@@ -15,9 +15,11 @@ olympus.numpy and of jax.numpy are recorded in benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 
@@ -49,6 +51,7 @@ def main() -> int:
         filter(None, [str(root), env.get("PYTHONPATH")])
     )
     files = [f"array_api_tests/{f}" if "/" not in f else f for f in args.files]
+    report = Path(tempfile.mkdtemp()) / "report.json"
     command = [
         sys.executable,
         "-m",
@@ -63,7 +66,8 @@ def main() -> int:
         "-o",
         "addopts=",
         "--tb=no",
-        "-rf",
+        "--json-report",
+        f"--json-report-file={report}",
         *(files or ["array_api_tests"]),
     ]
     try:
@@ -79,8 +83,9 @@ def main() -> int:
         print(f"timed out after {args.timeout}s", file=sys.stderr)
         return 1
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    if args.failures:
-        failed = [line.split()[1] for line in lines if line.startswith("FAILED ")]
+    if args.failures and report.exists():  # test ids hold spaces: read the report
+        tests = json.loads(report.read_text())["tests"]
+        failed = [t["nodeid"] for t in tests if t["outcome"] in ("failed", "error")]
         args.failures.write_text("".join(f"{name}\n" for name in failed))
     print(lines[-1] if lines else "no output")
     return 0

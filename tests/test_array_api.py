@@ -208,3 +208,112 @@ def test_creation_functions_take_device():
         jnp.ones_like(jnp.zeros(2), device=device),
     ]:
         assert out.device == device
+
+
+_X = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+@pytest.mark.parametrize(
+    "idx",
+    [
+        True,
+        False,
+        np.array(True),
+        np.array(False),
+        (Ellipsis, np.array(True)),
+        (0, True),
+        (True, [0, 1]),
+        (np.array([True, False]), True),
+        (None, False, 1),
+        (False, Ellipsis, True),
+    ],
+    ids=repr,
+)
+def test_zero_d_boolean_index_matches_numpy(idx):
+    """A 0-d boolean index adds an axis of length 1 (True) or 0 (False), as in
+    NumPy (the conformance suite's test_getitem_masking draws them)."""
+    want = _X[idx]
+    for got in (jnp.asarray(_X)[idx], olympus.jit(lambda a: a[idx])(_X)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_empty_index_into_empty_axis_matches_numpy():
+    for x, idx in [
+        (np.zeros(0, np.bool_), np.zeros(0, np.bool_)),
+        (np.zeros((0, 3), np.float32), np.zeros(0, np.bool_)),
+        (np.zeros((0, 3), np.float32), np.zeros(0, np.int32)),
+        (np.zeros((2, 0), np.int32), (slice(None), np.zeros(0, np.int32))),
+        (np.zeros(0, np.bool_), np.array(False)),
+    ]:
+        want, got = x[idx], jnp.asarray(x)[idx]
+        assert got.shape == want.shape and got.dtype == want.dtype
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        jnp.zeros(0)[np.array([1])]
+    with pytest.raises(IndexError, match="concrete mask"):
+        olympus.jit(lambda x, m: x[m])(_X, np.array(True))
+
+
+def _assert_same_special_values(got, want):
+    """Equal, with NaN where NumPy has NaN and the sign of every zero kept."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    for g, w in [(got.real, want.real), (got.imag, want.imag)]:
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+        np.testing.assert_array_equal(np.signbit(g[w == 0]), np.signbit(w[w == 0]))
+
+
+_INF, _NAN = np.inf, np.nan
+
+
+@pytest.mark.parametrize(
+    "name,values",
+    [
+        ("sinh", [-0.0, 0.0, -_INF, _INF, 1.5]),
+        ("arcsinh", [-0.0, 0.0, -_INF, -2.0]),
+        ("arctanh", [-0.0, 2.0, -1.0, 0.5]),
+        ("arcsin", [-0.0, 1.5, -0.5]),
+        ("arctan", [-0.0, _INF, -_INF]),
+        ("arccosh", [-_INF, 0.5, 1.0, _INF]),
+        ("cosh", [-0.0, -_INF]),
+        ("arccos", [1.0, -1.0, 2.0]),
+    ],
+)
+def test_real_hyperbolic_and_inverse_special_values_match_numpy(name, values):
+    """Signed zeros, infinities and out-of-domain NaN as NumPy (C99): the
+    conformance suite's test_special_cases (sinh(-0) was +0 before)."""
+    x = np.array(values, np.float32)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+    _assert_same_special_values(getattr(jnp, name)(x), want)
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("cosh", complex(_INF, 0.0)),
+        ("cosh", complex(_NAN, 0.0)),
+        ("sinh", complex(_INF, 0.0)),
+        ("sinh", complex(_NAN, 0.0)),
+        ("arccos", complex(0.0, 0.0)),
+        ("arccos", complex(_INF, _INF)),
+        ("arccos", complex(-_INF, 1.0)),
+        ("arccosh", complex(_INF, _INF)),
+        ("arccosh", complex(_NAN, _INF)),
+        ("arccosh", complex(1.0, _INF)),
+        ("arcsinh", complex(_INF, _INF)),
+        ("arcsinh", complex(_NAN, _INF)),
+        ("arctanh", complex(1.0, 0.0)),
+        ("arctanh", complex(_INF, _INF)),
+        ("arctanh", complex(0.5, _INF)),
+    ],
+    ids=repr,
+)
+def test_complex_hyperbolic_and_inverse_special_values_match_numpy(name, value):
+    """C99 Annex G values at infinities, NaN and zeros (the formulas olympus
+    used before gave NaN + NaN j for most of these)."""
+    x = np.array([value], np.complex64)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+    _assert_same_special_values(getattr(jnp, name)(x), want)
+    _assert_same_special_values(olympus.jit(getattr(jnp, name))(x), want)

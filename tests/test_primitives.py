@@ -78,6 +78,14 @@ UNARY_FLOAT = [  # name, lax function, NumPy reference, input generator
     ("floor", lax.floor, np.floor, rand_normal),
     ("ceil", lax.ceil, np.ceil, rand_normal),
     ("erf", lax.erf, np.vectorize(math.erf, otypes=[np.float64]), rand_normal),
+    ("asin", lax.asin, np.arcsin, rand_uniform),
+    ("acos", lax.acos, np.arccos, rand_uniform),
+    ("atan", lax.atan, np.arctan, rand_normal),
+    ("sinh", lax.sinh, np.sinh, rand_normal),
+    ("cosh", lax.cosh, np.cosh, rand_normal),
+    ("asinh", lax.asinh, np.arcsinh, rand_normal),
+    ("acosh", lax.acosh, np.arccosh, lambda r, s, d: rand_uniform(r, s, d, 1.5, 3.0)),
+    ("atanh", lax.atanh, np.arctanh, lambda r, s, d: rand_uniform(r, s, d, -0.9, 0.9)),
 ]
 UNARY_SIGNED = [  # also defined on integers
     ("neg", lax.neg, np.negative),

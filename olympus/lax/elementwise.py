@@ -87,6 +87,17 @@ floor_p = _unary("floor", "stablehlo.floor", dtypes.is_float, "real floating-poi
 ceil_p = _unary("ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point")
 erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point")
 not_p = _unary("not", "stablehlo.not", is_int_or_bool, "integer or boolean")
+# Inverse trigonometric and hyperbolic functions lower to CHLO, as in JAX: XLA
+# expands them with C99's special values (signed zeros, infinities, NaN) for
+# real and complex operands, where closed-form formulas give NaN or lose a sign.
+asin_p = _unary("asin", "chlo.asin")
+acos_p = _unary("acos", "chlo.acos")
+atan_p = _unary("atan", "chlo.atan")
+sinh_p = _unary("sinh", "chlo.sinh")
+cosh_p = _unary("cosh", "chlo.cosh")
+asinh_p = _unary("asinh", "chlo.asinh")
+acosh_p = _unary("acosh", "chlo.acosh")
+atanh_p = _unary("atanh", "chlo.atanh")
 
 
 def _sign_lower(ctx, x):
@@ -119,6 +130,14 @@ def_elementwise(
     ceil_p,
     erf_p,
     not_p,
+    asin_p,
+    acos_p,
+    atan_p,
+    sinh_p,
+    cosh_p,
+    asinh_p,
+    acosh_p,
+    atanh_p,
 )
 
 
@@ -159,6 +178,44 @@ defjvp(
         mul_p.bind(
             scalar_like(2 / np.sqrt(np.pi), x), exp_p.bind(neg_p.bind(mul_p.bind(x, x)))
         ),
+    ),
+)
+
+
+def _one_minus_square(x):
+    return sub_p.bind(_one(x), mul_p.bind(x, x))
+
+
+defjvp(asin_p, lambda t, ans, x: mul_p.bind(t, rsqrt_p.bind(_one_minus_square(x))))
+defjvp(
+    acos_p,
+    lambda t, ans, x: neg_p.bind(mul_p.bind(t, rsqrt_p.bind(_one_minus_square(x)))),
+)
+defjvp(
+    atan_p,
+    lambda t, ans, x: div_p.bind(t, add_p.bind(_one(x), mul_p.bind(x, x))),
+)
+defjvp(sinh_p, lambda t, ans, x: mul_p.bind(t, cosh_p.bind(x)))
+defjvp(cosh_p, lambda t, ans, x: mul_p.bind(t, sinh_p.bind(x)))
+defjvp(
+    asinh_p,
+    lambda t, ans, x: mul_p.bind(
+        t, rsqrt_p.bind(add_p.bind(mul_p.bind(x, x), _one(x)))
+    ),
+)
+defjvp(
+    acosh_p,  # 1 / (sqrt(x - 1) sqrt(x + 1)), the branch of the function itself
+    lambda t, ans, x: mul_p.bind(
+        t,
+        mul_p.bind(
+            rsqrt_p.bind(sub_p.bind(x, _one(x))), rsqrt_p.bind(add_p.bind(x, _one(x)))
+        ),
+    ),
+)
+defjvp(
+    atanh_p,
+    lambda t, ans, x: div_p.bind(
+        t, mul_p.bind(sub_p.bind(_one(x), x), add_p.bind(_one(x), x))
     ),
 )
 for _p in (sign_p, floor_p, ceil_p, not_p):

@@ -222,11 +222,13 @@ def getitem(x, idx):
     """NumPy indexing of an olympus array (a functional copy, never a view)."""
     x = to_operand(x)
     entries = idx if isinstance(idx, tuple) else (idx,)
+    if builtins.any(_is_scalar_mask(e) for e in entries):
+        x, entries = _scalar_masks_to_axes(x, entries)
     if builtins.any(_is_bool_mask(e) for e in entries):
         entries = _masks_to_indices(entries, aval_of(x).shape)
     if builtins.any(_is_int_array(e) for e in entries):
         return advanced_getitem(x, entries)
-    plan = _basic_plan(aval_of(x).shape, idx)
+    plan = _basic_plan(aval_of(x).shape, entries)
     return lax.reshape(_region(x, plan), plan.out_shape)
 
 
@@ -250,8 +252,36 @@ def _is_bool_mask(entry) -> bool:
     return False
 
 
+def _is_scalar_mask(entry) -> bool:
+    """A 0-d boolean index: Python's True/False or a 0-d boolean array."""
+    if isinstance(entry, (bool, np.bool_)):
+        return True
+    if isinstance(entry, (np.ndarray, Array, Tracer)):
+        return entry.dtype == np.bool_ and entry.ndim == 0
+    return False
+
+
+def _scalar_masks_to_axes(x, entries: tuple):
+    """NumPy's 0-d boolean index: a new axis of length 1 (True) or 0 (False)
+    in its place, so x gets a size-1 axis there read at [0] or at []."""
+    entries = list(entries)
+    for i, e in enumerate(entries):
+        if not _is_scalar_mask(e):
+            continue
+        if isinstance(e, Tracer):
+            raise IndexError(
+                f"boolean mask indexing needs a concrete mask, but this one is traced "
+                f"({e.aval.str_short()}): the result's size would depend on its value. "
+                f"Use jnp.where(mask, x, 0)"
+            )
+        axis = _mask_start_dim(tuple(entries), i, aval_of(x).ndim)
+        x = lax.expand_dims(x, (axis,))
+        entries[i] = np.arange(int(bool(e)), dtype=np.int32)
+    return x, tuple(entries)
+
+
 def _dims_consumed(entry) -> int:
-    if entry is None:
+    if entry is None or _is_scalar_mask(entry):
         return 0
     return np.ndim(entry) if _is_bool_mask(entry) else 1
 
@@ -383,6 +413,8 @@ def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
     y = getitem(x, plan.basic)
     shape = aval_of(y).shape
     sizes = [shape[a] for a in plan.axes]
+    if 0 in sizes:  # gather cannot cut a size-1 window from an empty axis
+        return _read_empty_axis(y, plan, sizes)
     arrays = (
         plan.indices
         if mode != "wrap"
@@ -396,6 +428,21 @@ def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
             y, indices, dn, slice_sizes, mode="fill", fill_value=fill_value
         )
     return lax.gather(y, indices, dn, slice_sizes)
+
+
+def _read_empty_axis(y, plan: _AdvancedPlan, sizes: list):
+    """x[idx] where an indexed axis has size 0: empty for empty indices (as
+    NumPy), else an IndexError (NumPy's; there is no element to clamp to)."""
+    if 0 not in plan.batch_shape:
+        axis = plan.axes[sizes.index(0)]
+        raise IndexError(
+            f"index is out of bounds for axis {axis} with size 0: indices of shape "
+            f"{plan.batch_shape} into an array of shape {aval_of(y).shape}"
+        )
+    shape = aval_of(y).shape
+    offset, _ = _window(plan, shape)
+    zero = np.zeros((), aval_of(y).dtype)[()]
+    return lax.full(_result_shape(plan, shape, offset), zero)
 
 
 def _wrapped_around(index, size: int):

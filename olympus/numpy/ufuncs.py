@@ -500,43 +500,27 @@ def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
 
 def sinh(x):
     (x,) = prepare(x, inexact=True)
-    return lax.mul(lax.sub(lax.exp(x), lax.exp(lax.neg(x))), 0.5)
+    return lax.sinh(x)
 
 
 def cosh(x):
     (x,) = prepare(x, inexact=True)
-    return lax.mul(lax.add(lax.exp(x), lax.exp(lax.neg(x))), 0.5)
-
-
-def _times_i(z):
-    return lax.complex(lax.neg(lax.imag(z)), lax.real(z))
-
-
-def _times_minus_i(z):
-    return lax.complex(lax.imag(z), lax.neg(lax.real(z)))
+    return lax.cosh(x)
 
 
 def arctan(x):
     (x,) = prepare(x, inexact=True)
-    if dtypes.is_complex(aval_of(x).dtype):
-        return _times_minus_i(arctanh(_times_i(x)))  # atan(z) = -i atanh(i z)
-    return lax.atan2(x, np.ones((), aval_of(x).dtype)[()])
+    return lax.atan(x)
 
 
 def arcsin(x):
     (x,) = prepare(x, inexact=True)
-    if dtypes.is_complex(aval_of(x).dtype):
-        return _times_minus_i(arcsinh(_times_i(x)))  # asin(z) = -i asinh(i z)
-    one = np.ones((), aval_of(x).dtype)[()]
-    return lax.atan2(x, lax.sqrt(lax.sub(one, lax.mul(x, x))))
+    return lax.asin(x)
 
 
 def arccos(x):
     (x,) = prepare(x, inexact=True)
-    if dtypes.is_complex(aval_of(x).dtype):
-        return lax.sub(np.asarray(np.pi / 2, aval_of(x).dtype)[()], arcsin(x))
-    one = np.ones((), aval_of(x).dtype)[()]
-    return lax.atan2(lax.sqrt(lax.sub(one, lax.mul(x, x))), x)
+    return lax.acos(x)
 
 
 def deg2rad(x):
@@ -554,55 +538,17 @@ radians, degrees = deg2rad, rad2deg
 
 def arcsinh(x):
     (x,) = prepare(x, inexact=True)
-    one = np.ones((), aval_of(x).dtype)[()]
-    if dtypes.is_complex(aval_of(x).dtype):
-        return _complex_arcsinh(x)
-    magnitude = lax.abs(x)
-    # asinh(|x|) = log(|x| + sqrt(x^2 + 1)), with the sign restored (stable for x < 0).
-    out = lax.log(lax.add(magnitude, lax.sqrt(lax.add(lax.mul(x, x), one))))
-    return lax.select(lax.lt(x, np.zeros((), aval_of(x).dtype)[()]), lax.neg(out), out)
-
-
-def _complex_arcsinh(z):
-    """log(z + sqrt(z^2 + 1)) on the right half-plane, where the sum does not
-    cancel; asinh is odd, so the left half-plane is the negated mirror image.
-    The sign bit (not `< 0`) picks the half, so -0 + 3j lands on the cut's left
-    side as in NumPy."""
-    left = signbit(lax.real(z))
-    w = lax.select(left, lax.neg(z), z)
-    out = lax.log(lax.add(w, lax.sqrt(_add_to_real_part(lax.mul(w, w), 1.0))))
-    return lax.select(left, lax.neg(out), out)
-
-
-def _add_to_real_part(z, value: float):
-    """z + value, keeping the sign of a zero imaginary part (adding a complex
-    value + 0j would turn -0j into +0j and pick the wrong side of a branch cut)."""
-    real = lax.real(z)
-    shifted = lax.add(real, np.asarray(value, aval_of(real).dtype)[()])
-    return lax.complex(shifted, lax.imag(z))
-
-
-def _complex_arccosh(z):
-    """log(z + sqrt(z + 1) sqrt(z - 1)): the product of two roots, not the root of
-    z^2 - 1, which lands on the other branch for half of the plane."""
-    roots = lax.mul(
-        lax.sqrt(_add_to_real_part(z, 1.0)), lax.sqrt(_add_to_real_part(z, -1.0))
-    )
-    return lax.log(lax.add(z, roots))
+    return lax.asinh(x)
 
 
 def arccosh(x):
     (x,) = prepare(x, inexact=True)
-    if dtypes.is_complex(aval_of(x).dtype):
-        return _complex_arccosh(x)
-    one = np.ones((), aval_of(x).dtype)[()]
-    return lax.log(lax.add(x, lax.sqrt(lax.mul(lax.sub(x, one), lax.add(x, one)))))
+    return lax.acosh(x)
 
 
 def arctanh(x):
     (x,) = prepare(x, inexact=True)
-    half = np.asarray(0.5, aval_of(x).dtype)[()]
-    return lax.mul(lax.sub(lax.log1p(x), lax.log1p(lax.neg(x))), half)
+    return lax.atanh(x)
 
 
 def hypot(x1, x2):
