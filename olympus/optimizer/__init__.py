@@ -15,8 +15,8 @@
 Each pass is a module of its own and recurses into sub-programs (cond
 branches, loop bodies, pjit, checkpoint and custom-derivative programs):
 
-forward   pass-through outputs of calls and loops are read from their inputs
 fuse      a checkpoint's recomputation moves into its transposed part (fuse.py)
+forward   pass-through outputs of calls and loops are read from their inputs
 stable    numerically stable rewrites (a table of rules: stable.py)
 simplify  algebraic simplification (a table of rules: simplify.py)
 fold      constant folding of small, exactly computed constants
@@ -50,8 +50,8 @@ from olympus.optimizer.program import Pass, deferred, recording, rewrite_pass
 MAX_ROUNDS = 8
 
 PASSES: dict[str, Pass] = {
-    "forward": forward.forward,
     "fuse": fuse.fuse,
+    "forward": forward.forward,
     "stable": stable.stable,
     "simplify": simplify.simplify,
     "fold": fold.fold,
@@ -60,15 +60,15 @@ PASSES: dict[str, Pass] = {
     # The six rewriting passes in one walk (a rule's result is folded and
     # CSE'd in the same round): what the default pipeline runs.
     "rewrite": rewrite_pass(
-        forward.forward_step,
         fuse.fuse_step,
+        forward.forward_step,
         stable.step,
         simplify.step,
         fold.fold_step,
         cse.cse_step,
     ),
     "rewrite_algebraic": rewrite_pass(
-        forward.forward_step, fuse.fuse_step, simplify.step, fold.fold_step, cse.cse_step
+        fuse.fuse_step, forward.forward_step, simplify.step, fold.fold_step, cse.cse_step
     ),
 }
 DEFAULT_PASSES = ("rewrite", "dce")
