@@ -68,7 +68,11 @@ PASSES: dict[str, Pass] = {
         cse.cse_step,
     ),
     "rewrite_algebraic": rewrite_pass(
-        fuse.fuse_step, forward.forward_step, simplify.step, fold.fold_step, cse.cse_step
+        fuse.fuse_step,
+        forward.forward_step,
+        simplify.step,
+        fold.fold_step,
+        cse.cse_step,
     ),
 }
 DEFAULT_PASSES = ("rewrite", "dce")
