@@ -59,8 +59,9 @@ def _fusable(walk: Walk, producer: Eqn | None, eqn: Eqn, base: str) -> bool:
 
 def _fused(producer: Eqn, eqn: Eqn) -> Eqn:
     """`eqn` computing the outputs of `producer` it reads itself: the
-    producer's equations (over new variables: the producer stays in the
-    program until dead-code elimination drops it) then its own."""
+    producer's equations, then its own. Both over new variables: the producer
+    stays in the program until dead-code elimination drops it, and a
+    sub-program may be shared by several calls (programs are cached)."""
     first = producer.params["olympuspr"].olympuspr
     second = eqn.params["olympuspr"].olympuspr
     fresh: dict = {}
@@ -72,33 +73,27 @@ def _fused(producer: Eqn, eqn: Eqn) -> Eqn:
     def read(x):
         return fresh.get(x, x) if type(x) is Var else x
 
+    def copied(eqns) -> list[Eqn]:
+        return [
+            e._replace(
+                invars=[read(x) for x in e.invars],
+                outvars=[bind(v) for v in e.outvars],
+            )
+            for e in eqns
+        ]
+
     invars = [bind(v) for v in first.invars]
-    eqns = [
-        e._replace(
-            invars=[read(x) for x in e.invars], outvars=[bind(v) for v in e.outvars]
-        )
-        for e in first.eqns
-    ]
+    eqns = copied(first.eqns)
     made = {out: read(inner) for out, inner in zip(producer.outvars, first.outvars)}
     operands = list(producer.invars)
-    given: dict = {}  # an input of `second` -> what the producer's equations made
     for outer, inner in zip(eqn.invars, second.invars):
         if type(outer) is Var and outer in made:
-            given[inner] = made[outer]
+            fresh[inner] = made[outer]  # read what the producer's equations made
         else:
             operands.append(outer)
-            invars.append(inner)
-
-    def read_second(x):
-        return given.get(x, x) if type(x) is Var else x
-
-    eqns += [
-        e._replace(invars=[read_second(x) for x in e.invars])
-        if any(type(x) is Var and x in given for x in e.invars)
-        else e
-        for e in second.eqns
-    ]
-    program = Olympuspr([], invars, eqns, [read_second(x) for x in second.outvars])
+            invars.append(bind(inner))
+    eqns += copied(second.eqns)
+    program = Olympuspr([], invars, eqns, [read(x) for x in second.outvars])
     name = eqn.params["name"]
     if producer.params["name"].startswith("remat("):
         name = f"remat({name})"
