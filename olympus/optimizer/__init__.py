@@ -15,7 +15,8 @@
 Each pass is a module of its own and recurses into sub-programs (cond
 branches, loop bodies, pjit, checkpoint and custom-derivative programs):
 
-fuse      a checkpoint's recomputation moves into its transposed part (fuse.py)
+fuse      a checkpoint's recomputation moves into its transposed part; with
+          nothing recomputed, forward and transposed part are inlined
 forward   pass-through outputs of calls and loops are read from their inputs
 stable    numerically stable rewrites (a table of rules: stable.py)
 simplify  algebraic simplification (a table of rules: simplify.py)
