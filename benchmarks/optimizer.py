@@ -14,7 +14,7 @@ Then naive programs (and their gradients) whose unoptimized result is inf or
 NaN: the value with the optimizer off (what JAX computes too: its column when
 JAX is installed), on, and the closed form (float64 NumPy).
 
-    python benchmarks/optimizer.py [--no-jax] [--repeats N] [--share-only]
+    python benchmarks/optimizer.py [--no-jax] [--repeats N] [--share-only | --naive-only]
 """
 
 from __future__ import annotations
@@ -290,6 +290,43 @@ def naive_programs(lib, jnp, lax):
             wide,
             _log_softmax_grad(wide, 1, -labels),
         ),
+        # Inside a checkpoint: reverse mode recomputes in a sub-program of its own.
+        "grad checkpoint(log(1+exp(x)))": (
+            grad(lib.checkpoint(lambda x: jnp.log(1 + jnp.exp(x)))),
+            big,
+            _sigmoid(big),
+        ),
+        "grad checkpoint(1/(1+exp(-x)))": (
+            grad(lib.checkpoint(lambda x: 1 / (1 + jnp.exp(-x)))),
+            big,
+            _sigmoid(big) * _sigmoid(-big),
+        ),
+        "grad checkpoint(log(sum(exp(x))))": (
+            grad(lib.checkpoint(lambda x: jnp.log(jnp.sum(jnp.exp(x))))),
+            lse,
+            np.exp(lse - np.logaddexp.reduce(lse.astype(float))),
+        ),
+        "grad checkpoint(log(exp(x)/sum(exp(x),1)), dots_saveable)": (
+            grad(
+                lib.checkpoint(
+                    lambda x: hand_log_softmax(x, 1),
+                    policy=lib.checkpoint_policies.dots_saveable,
+                )
+            ),
+            wide,
+            _log_softmax_grad(wide, 1, 1.0),
+        ),
+        "grad scan(remat(log(1+exp(x))))": (
+            grad(
+                lambda x: lax.scan(
+                    lambda c, v: (c, lib.remat(lambda v: jnp.log(1 + jnp.exp(v)))(v)),
+                    0.0,
+                    x,
+                )[1]
+            ),
+            big,
+            _sigmoid(big),
+        ),
     }
 
 
@@ -334,7 +371,11 @@ def main() -> None:
         action="store_true",
         help="only the equation counts and the optimizer's time against the trace's",
     )
+    parser.add_argument("--naive-only", action="store_true", help="the naive table")
     args = parser.parse_args()
+    if args.naive_only:
+        naive_table(jax_available() and not args.no_jax)
+        return
     olympus.config.update("olympus_compilation_cache", False)  # time real compiles
     rows = measure(args.repeats, compile_too=not args.share_only)
     if args.share_only:

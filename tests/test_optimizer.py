@@ -678,6 +678,169 @@ def test_gradient_of_naive_hypot_is_right():
     np.testing.assert_allclose(grad(x, y), [1 / np.sqrt(5.0)] * 2, rtol=1e-6)
 
 
+# Naive code inside a checkpoint (issue 14): reverse mode splits it into the
+# forward, the recomputation (`remat(f)`) and the transposed part; the fuse
+# pass puts the recomputation with the cotangent work, so the rows above see
+# the gradient's whole product. Each function acts along the last axis, so it
+# also runs on one row of a scan or lax.map; each comes with its value and the
+# gradient of sum(w * value) in float64 NumPy, computed stably.
+def _log_softmax64(x):
+    return x - np.logaddexp.reduce(x, axis=-1, keepdims=True)
+
+
+CHECKPOINTED = {
+    "log(1 + exp(x))": (
+        lambda x: jnp.log(1 + jnp.exp(x)),
+        lambda x, w: (np.logaddexp(0.0, x), w * _sigmoid(x)),
+    ),
+    "1 / (1 + exp(-x))": (
+        lambda x: 1 / (1 + jnp.exp(-x)),
+        lambda x, w: (_sigmoid(x), w * _sigmoid(x) * _sigmoid(-x)),
+    ),
+    "log(sum(exp(x), -1))": (
+        lambda x: jnp.log(jnp.sum(jnp.exp(x), axis=-1)),
+        lambda x, w: (
+            np.logaddexp.reduce(x, axis=-1),
+            np.expand_dims(w, -1) * np.exp(_log_softmax64(x)),
+        ),
+    ),
+    "log(exp(x) / sum(exp(x), -1, keepdims))": (
+        lambda x: jnp.log(jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)),
+        lambda x, w: (
+            _log_softmax64(x),
+            w - np.exp(_log_softmax64(x)) * w.sum(-1, keepdims=True),
+        ),
+    ),
+}
+
+
+def _rows(apply):
+    """f applied to each row of x by a scan (a loop body holding the remat)."""
+
+    def run(f, x):
+        def body(carry, row):
+            return carry, apply(f)(row)
+
+        return lax.scan(body, 0.0, x)[1]
+
+    return run
+
+
+_policies = olympus.ad_checkpoint.checkpoint_policies
+REMAT_FORMS = {
+    "checkpoint(f)": lambda f, x: olympus.checkpoint(f)(x),
+    "checkpoint(f, policy=dots_saveable)": lambda f, x: (
+        olympus.ad_checkpoint.checkpoint(f, policy=_policies.dots_saveable)(x)
+    ),
+    "checkpoint(f, policy=nothing_saveable)": lambda f, x: olympus.checkpoint(
+        f, policy=_policies.nothing_saveable
+    )(x),
+    # Everything saved: no recomputation; the forward part only made residuals.
+    "checkpoint(f, policy=everything_saveable)": lambda f, x: olympus.checkpoint(
+        f, policy=_policies.everything_saveable
+    )(x),
+    "scan(remat(f)) over rows": _rows(olympus.remat),
+    "lax.map(checkpoint(f)) over rows": lambda f, x: lax.map(olympus.checkpoint(f), x),
+}
+X_CHECKPOINTED = np.array([[100.0, -100.0, 0.5], [30.0, 1.0, -3.0]], f32)
+
+
+@pytest.mark.parametrize("form", REMAT_FORMS)
+@pytest.mark.parametrize("name", CHECKPOINTED)
+def test_gradient_of_naive_code_in_a_checkpoint_is_finite_and_right(name, form):
+    fun, reference = CHECKPOINTED[name]
+    wrap = REMAT_FORMS[form]
+    x = X_CHECKPOINTED
+    out_shape = np.shape(np.asarray(olympus.jit(fun)(x)))
+    w = np.linspace(-1.5, 2.0, int(np.prod(out_shape))).reshape(out_shape).astype(f32)
+    value = olympus.jit(lambda x: wrap(fun, x))
+    loss = lambda x: jnp.sum(wrap(fun, x) * w)  # noqa: E731
+    grad = olympus.jit(olympus.grad(loss))
+    want_value, want_grad = reference(x.astype(np.float64), w.astype(np.float64))
+    np.testing.assert_allclose(value(x), want_value, rtol=1e-5, atol=1e-6)
+    got = np.asarray(grad(x))
+    assert np.all(np.isfinite(got)), got
+    np.testing.assert_allclose(got, want_grad, rtol=1e-5, atol=1e-6)
+    with olympus.config.override("olympus_optimize", False):
+        assert not np.all(np.isfinite(np.asarray(grad(x))))
+    # Nothing runs twice: the optimized program has no more exp than the traced.
+    closed = make_olympuspr(olympus.grad(loss))(x)
+    out = checked(optimize(closed))
+    assert names(out, deep=True).count("exp") <= names(closed, deep=True).count("exp")
+    # At ordinary x: the optimized gradient is the naive one's and the closed
+    # form's, and central differences of the value agree (float32: eps 1e-2).
+    ordinary = np.linspace(-2.0, 1.5, x.size).reshape(x.shape).astype(f32)
+    with olympus.config.override("olympus_optimize", False):
+        naive = np.asarray(grad(ordinary))
+    np.testing.assert_allclose(grad(ordinary), naive, rtol=1e-5, atol=1e-6)
+    _, closed_form = reference(ordinary.astype(np.float64), w.astype(np.float64))
+    np.testing.assert_allclose(naive, closed_form, rtol=1e-5, atol=1e-6)
+    total = olympus.jit(loss)
+    eps = 1e-2
+    for i in np.ndindex(x.shape):
+        up, down = ordinary.copy(), ordinary.copy()
+        up[i] += eps
+        down[i] -= eps
+        difference = (float(total(up)) - float(total(down))) / (2 * eps)
+        np.testing.assert_allclose(difference, naive[i], rtol=1e-3, atol=1e-3)
+
+
+def test_value_and_gradient_of_naive_code_in_a_checkpoint():
+    """value_and_grad: the forward keeps the primal value; the recomputation
+    (not the forward) fuses with the transposed part, the forward's stable
+    row and the gradient's are each recorded."""
+    f = olympus.checkpoint(lambda x: jnp.log(1 + jnp.exp(x)))
+    loss = olympus.value_and_grad(lambda x: jnp.sum(jnp.tanh(f(x))))
+    value, grad = olympus.jit(loss)(BIG)
+    x = BIG.astype(np.float64)
+    np.testing.assert_allclose(value, np.sum(np.tanh(np.logaddexp(0, x))), rtol=1e-6)
+    want = (1 - np.tanh(np.logaddexp(0, x)) ** 2) * _sigmoid(x)
+    np.testing.assert_allclose(grad, want, rtol=1e-5, atol=1e-30)
+    optimized = make_olympuspr(loss, optimize=True)(BIG)
+    calls = [e for e in optimized.eqns if e.primitive.name == "checkpoint"]
+    assert len(calls) == 2
+    forward, fused = calls
+    assert fused.params["name"] == f"remat(transpose(lin({forward.params['name']})))"
+    # The recomputation still reads the barrier, not the forward's values.
+    barrier = [e for e in optimized.eqns if e.primitive.name == "optimization_barrier"]
+    assert barrier and set(barrier[0].outvars) & set(fused.invars)
+    from olympus.ir.serialize import walk_eqns
+
+    rules = {
+        str(p.eqns[i].source_info.rewrite)
+        for p, i in walk_eqns(optimized)
+        if p.eqns[i].source_info.rewrite is not None
+    }
+    assert "stable: log(1 + exp(x)) -> softplus" in rules
+    assert "stable: (s / (1 + exp(u))) * exp(u) -> logistic_ratio_grad" in rules
+
+
+def test_a_checkpoint_that_saves_everything_is_inlined():
+    """With every residual saved there is no recomputation to keep apart: the
+    forward and transposed parts are inlined (nothing computed twice), and
+    value_and_grad of naive code is finite and right."""
+    f = olympus.checkpoint(
+        lambda x: jnp.sin(jnp.sin(x)), policy=_policies.everything_saveable
+    )
+    loss = olympus.value_and_grad(lambda x: jnp.sum(f(x)))
+    closed = make_olympuspr(loss)(np.ones(3, f32))
+    out = checked(optimize(closed))
+    assert names(out, deep=True).count("sin") <= names(closed, deep=True).count("sin")
+    assert "checkpoint" in names(closed) and "checkpoint" not in names(out)
+    assert_close(evaluate(out, np.ones(3, f32)), evaluate(closed, np.ones(3, f32)))
+    softplus = olympus.checkpoint(
+        lambda x: jnp.log(1 + jnp.exp(x)), policy=_policies.everything_saveable
+    )
+    loss = olympus.jit(olympus.value_and_grad(lambda x: jnp.sum(jnp.tanh(softplus(x)))))
+    value, grad = loss(BIG)
+    x = BIG.astype(np.float64)
+    np.testing.assert_allclose(value, np.sum(np.tanh(np.logaddexp(0, x))), rtol=1e-6)
+    want = (1 - np.tanh(np.logaddexp(0, x)) ** 2) * _sigmoid(x)
+    np.testing.assert_allclose(grad, want, rtol=1e-5, atol=1e-30)
+    with olympus.config.override("olympus_optimize", False):
+        assert not np.all(np.isfinite(np.asarray(loss(BIG)[1])))
+
+
 def test_stable_rewrites_can_be_left_out():
     closed = make_olympuspr(lambda x: jnp.log(1 + jnp.exp(x)))(BIG)
     assert names(optimize(closed, ALGEBRAIC_PASSES)) == ["exp", "add", "log"]

@@ -15,6 +15,8 @@
 Each pass is a module of its own and recurses into sub-programs (cond
 branches, loop bodies, pjit, checkpoint and custom-derivative programs):
 
+fuse      a checkpoint's recomputation moves into its transposed part; with
+          nothing recomputed, forward and transposed part are inlined
 forward   pass-through outputs of calls and loops are read from their inputs
 stable    numerically stable rewrites (a table of rules: stable.py)
 simplify  algebraic simplification (a table of rules: simplify.py)
@@ -22,7 +24,7 @@ fold      constant folding of small, exactly computed constants
 cse       common-subexpression elimination (not across checkpoint boundaries)
 dce       dead-code elimination, pruning unused outputs and inputs of calls
 
-The default pipeline runs the first five fused in one walk, then dce, round
+The default pipeline runs the first six fused in one walk, then dce, round
 after round until a round changes nothing (at most MAX_ROUNDS). A pass
 returns its input object when it changes nothing, which is how the fixed
 point is seen. Effectful equations (debug callbacks) are never removed or
@@ -43,29 +45,35 @@ from collections.abc import Sequence
 
 from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
 from olympus.ir.printer import VarNames, pp_literal, pp_olympuspr
-from olympus.optimizer import cse, dce, fold, forward, simplify, stable
+from olympus.optimizer import cse, dce, fold, forward, fuse, simplify, stable
 from olympus.optimizer.program import Pass, Session, deferred, rewrite_pass, sessions
 from olympus.optimizer.rules import fused
 
 MAX_ROUNDS = 8
 
 PASSES: dict[str, Pass] = {
+    "fuse": fuse.fuse,
     "forward": forward.forward,
     "stable": stable.stable,
     "simplify": simplify.simplify,
     "fold": fold.fold,
     "cse": cse.cse,
     "dce": dce.dce,
-    # The five rewriting passes in one walk (a rule's result is folded and
+    # The six rewriting passes in one walk (a rule's result is folded and
     # CSE'd in the same round): what the default pipeline runs.
     "rewrite": rewrite_pass(
+        fuse.fuse_step,
         forward.forward_step,
         fused(stable.step, simplify.step),
         fold.fold_step,
         cse.cse_step,
     ),
     "rewrite_algebraic": rewrite_pass(
-        forward.forward_step, simplify.step, fold.fold_step, cse.cse_step
+        fuse.fuse_step,
+        forward.forward_step,
+        simplify.step,
+        fold.fold_step,
+        cse.cse_step,
     ),
 }
 DEFAULT_PASSES = ("rewrite", "dce")

@@ -1,0 +1,193 @@
+"""A checkpoint's transposed part, together with what makes its residuals.
+
+The reverse mode of `checkpoint(f)` splits f over three sub-programs: the
+forward (`f`), the recomputation of the residuals the policy does not save
+(`remat(f)`, in the backward pass, behind an optimization barrier) and the
+transposed linear part (`transpose(lin(f))`). Rewrite rows that take the
+gradient of naive code to its stable form (`(1 / (1 + exp(x))) * exp(x) ->
+logistic`) match a product whose factors are made in one sub-program and used
+in another, so across that boundary they cannot see it. Two moves put them
+in one program; neither computes anything twice or moves work between the
+forward and the backward pass (lowering inlines checkpoints, so neither
+changes what runs):
+
+- The recomputation, which only the transposed part reads, moves into the
+  transposed part's sub-program: one checkpoint `remat(transpose(lin(f)))`
+  that recomputes and then applies the cotangent. Its inputs still come
+  through the barrier and it is still its own scope for CSE, so
+  rematerialisation is kept.
+- Where the transposed part reads no recomputation (the policy saved every
+  residual it needs, e.g. `everything_saveable`), the boundary protects
+  nothing: the forward and the transposed part are inlined into the
+  enclosing program, as if f had not been checkpointed.
+"""
+
+from __future__ import annotations
+
+from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
+from olympus.optimizer.program import Walk, is_effectful, rewrite_pass, takes
+from olympus.optimizer.simplify import _use_counts
+
+_DERIVED = (("transpose(lin(", "))"), ("lin(", ")"))
+
+
+def _base(name: str) -> str | None:
+    """f, for the name of a checkpoint's linear part `lin(f)` or its
+    transpose `transpose(lin(f))`; else None."""
+    for head, tail in _DERIVED:
+        if name.startswith(head) and name.endswith(tail):
+            return name[len(head) : len(name) - len(tail)]
+    return None
+
+
+def _fusable(walk: Walk, producer: Eqn | None, eqn: Eqn, base: str) -> bool:
+    """`producer` is `base`'s recomputation, made under the same policy, and
+    `eqn` reads every output of it that anything reads."""
+    if producer is None or producer.primitive.name != "checkpoint":
+        return False
+    params = producer.params
+    if params["name"] != f"remat({base})":
+        return False
+    if params["policy"] is not eqn.params["policy"] or params["olympuspr"].consts:
+        return False
+    if is_effectful(producer):
+        return False
+    uses = _use_counts(walk)
+    return all(
+        v in walk.subst or uses.get(v, 0) == eqn.invars.count(v)
+        for v in producer.outvars
+    )
+
+
+def _fused(producer: Eqn, eqn: Eqn) -> Eqn:
+    """`eqn` computing the outputs of `producer` it reads itself: the
+    producer's equations, then its own. Both over new variables: the producer
+    stays in the program until dead-code elimination drops it, and a
+    sub-program may be shared by several calls (programs are cached)."""
+    first = producer.params["olympuspr"].olympuspr
+    second = eqn.params["olympuspr"].olympuspr
+    fresh: dict = {}
+
+    def bind(v: Var) -> Var:
+        fresh[v] = Var(v.aval, v.suffix)
+        return fresh[v]
+
+    def read(x):
+        return fresh.get(x, x) if type(x) is Var else x
+
+    def copied(eqns) -> list[Eqn]:
+        return [
+            e._replace(
+                invars=[read(x) for x in e.invars],
+                outvars=[bind(v) for v in e.outvars],
+            )
+            for e in eqns
+        ]
+
+    invars = [bind(v) for v in first.invars]
+    eqns = copied(first.eqns)
+    made = {out: read(inner) for out, inner in zip(producer.outvars, first.outvars)}
+    operands = list(producer.invars)
+    for outer, inner in zip(eqn.invars, second.invars):
+        if type(outer) is Var and outer in made:
+            fresh[inner] = made[outer]  # read what the producer's equations made
+        else:
+            operands.append(outer)
+            invars.append(bind(inner))
+    eqns += copied(second.eqns)
+    program = Olympuspr([], invars, eqns, [read(x) for x in second.outvars])
+    name = f"remat({eqn.params['name']})"
+    params = {**eqn.params, "olympuspr": ClosedOlympuspr(program, []), "name": name}
+    return eqn._replace(invars=operands, params=params)
+
+
+def _calls(walk: Walk) -> tuple[dict, dict]:
+    """The walk's program as it came: variable -> the equation making it, and
+    variable -> the equations reading it."""
+    calls = walk.memo.get("fuse")
+    if calls is None:
+        made, readers = {}, {}
+        for e in walk.olympuspr.eqns:
+            for x in e.invars:
+                if type(x) is Var:
+                    readers.setdefault(x, []).append(e)
+            for v in e.outvars:
+                made[v] = e
+        calls = walk.memo["fuse"] = (made, readers)
+    return calls
+
+
+def _inlined_pair(walk: Walk, eqn: Eqn) -> Eqn | None:
+    """The transposed part that reads only what the forward part `eqn` saved
+    (no recomputation of `eqn` is read): the pair is inlined. None if none."""
+    name, policy = eqn.params["name"], eqn.params["policy"]
+    if _base(name) is not None or name.startswith("remat(") or is_effectful(eqn):
+        return None
+    made, readers = _calls(walk)
+    for reader in {id(r): r for v in eqn.outvars for r in readers.get(v, ())}.values():
+        if (
+            reader.primitive.name == "checkpoint"
+            and reader.params["name"] == f"transpose(lin({name}))"
+            and reader.params["policy"] is policy
+            and not reader.params["olympuspr"].consts
+            and not is_effectful(reader)
+            and not any(
+                type(x) is Var
+                and x in made
+                and made[x].primitive.name == "checkpoint"
+                and made[x].params["name"] == f"remat({name})"
+                for x in reader.invars
+            )
+        ):
+            return reader
+    return None
+
+
+def _inline(walk: Walk, eqn: Eqn) -> None:
+    """`eqn`'s sub-program's equations in the walk's program, in its place."""
+    program = eqn.params["olympuspr"].olympuspr
+    env = dict(zip(program.invars, eqn.invars))
+
+    def read(x):
+        return env.get(x, x) if type(x) is Var else x
+
+    for e in program.eqns:
+        outvars = [Var(v.aval, v.suffix) for v in e.outvars]
+        env.update(zip(e.outvars, outvars))
+        walk.feed(e._replace(invars=[read(x) for x in e.invars], outvars=outvars))
+    for out, inner in zip(eqn.outvars, program.outvars):
+        walk.replace(out, walk.read(read(inner)))
+    walk.changed = True
+
+
+@takes(("checkpoint",))
+def fuse_step(walk: Walk, eqn: Eqn) -> bool:
+    """A checkpoint's transposed part takes in the recomputation of its
+    residuals, or, where it reads none, the forward and transposed parts are
+    inlined (see the module docstring)."""
+    if eqn.primitive.name != "checkpoint" or eqn.params["olympuspr"].consts:
+        return False
+    inlined = walk.memo.setdefault("inlined", set())
+    if eqn.outvars and eqn.outvars[0] in inlined:
+        _inline(walk, eqn)
+        return True
+    base = _base(eqn.params["name"])
+    if base is None:
+        pair = _inlined_pair(walk, eqn)
+        if pair is None or not pair.outvars:
+            return False
+        inlined.add(pair.outvars[0])
+        _inline(walk, eqn)
+        return True
+    if is_effectful(eqn):
+        return False
+    for x in eqn.invars:
+        producer = walk.producer.get(x) if type(x) is Var else None
+        if _fusable(walk, producer, eqn, base):
+            walk.changed = True
+            walk.feed(_fused(producer, eqn))
+            return True
+    return False
+
+
+fuse = rewrite_pass(fuse_step)
