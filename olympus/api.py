@@ -27,6 +27,11 @@ from olympus.backends.xla.sharding import (
     flat_shardings,
 )
 from olympus.backends.xla.dispatch import check_array_sizes
+from olympus.backends.xla.dispatch_native import (
+    NotNative,
+    install_states,
+    native_caller,
+)
 from olympus.lax.pjit import pjit_p
 from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
@@ -123,6 +128,17 @@ def _ndarray_aval(x) -> ShapedArray:
     return aval
 
 
+def _native_route(entry: Compiled, avals: list):
+    """(C++ dispatcher, output avals) for a signature with NumPy arguments,
+    or () where it must not go: 64-bit parameters (the dispatcher narrows 64-bit NumPy arrays
+    by JAX's x64 state, not olympus's) or ordered effects."""
+    if any(a.dtype.itemsize == 8 or a.dtype.kind == "c" for a in avals):
+        return ()
+    run = native_caller(entry.executable, entry.const_bufs, avals)
+    out_avals = entry.executable.out_avals
+    return () if run is None else (run, out_avals, len(out_avals) == 1)
+
+
 def _host_buffer(x: np.ndarray, aval: ShapedArray):
     return client.host_to_device(
         x if x.dtype == aval.dtype else x.astype(aval.dtype), aval
@@ -165,6 +181,7 @@ class JitFunction:
             self.static_argnums or self.static_argnames or self.donate_argnums
         )
         self._fast: dict = {}  # avals of positional Array/ndarray args -> Compiled
+        self._native: dict = {}  # Compiled in _fast -> _native_route (NumPy args)
         self._epoch = _config_epoch  # the config epoch _fast was filled in
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py)
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
@@ -210,9 +227,49 @@ class JitFunction:
         if entry is None:
             return _MISS
         if on_host:  # copy NumPy arguments only once the call is known to hit
-            for i, b in enumerate(buffers):
-                if type(b) is np.ndarray:
-                    buffers[i] = _host_buffer(b, avals[i])
+            return self._call_host(entry, avals, buffers)
+        try:
+            return entry.run_buffers(buffers)
+        except TypeError:  # a deleted Array: the slow path raises the error
+            return _MISS
+
+    def _call_host(self, entry: Compiled, avals: list, buffers: list) -> Any:
+        """A hit with NumPy arguments: through jaxlib's C++ dispatcher, which
+        copies them to the device for a fraction of `host_to_device`'s cost
+        (olympus/backends/xla/dispatch_native.py), where it may run."""
+        native = self._native.get(entry)
+        if native is None:
+            native = self._native[entry] = _native_route(entry, avals)
+        if not native:
+            return self._call_host_python(entry, avals, buffers)
+        args = []
+        for b, aval in zip(buffers, avals):
+            if type(b) is np.ndarray:  # a private copy: the dispatcher may alias it
+                b = b.astype(aval.dtype)
+            elif b is None:  # a deleted Array: the slow path raises the error
+                return _MISS
+            args.append(b)
+        run, out_avals, single = native
+        try:
+            outs = run(*args)
+        except NotNative:  # a buffer laid out unlike the parameter
+            return self._call_host_python(entry, avals, buffers)
+        except ValueError as err:
+            if "state is not set" not in str(err):
+                raise
+            install_states()  # the first call in a process without JAX
+            outs = run(*args)
+        if single:
+            outs = Array(outs, out_avals[0])
+            return outs if entry.single_out else tree_unflatten(entry.out_tree, [outs])
+        return tree_unflatten(
+            entry.out_tree, [Array(b, a) for b, a in zip(outs, out_avals)]
+        )
+
+    def _call_host_python(self, entry: Compiled, avals: list, buffers: list) -> Any:
+        for i, b in enumerate(buffers):
+            if type(b) is np.ndarray:
+                buffers[i] = _host_buffer(b, avals[i])
         try:
             return entry.run_buffers(buffers)
         except TypeError:  # a deleted Array: the slow path raises the error
@@ -396,6 +453,7 @@ class JitFunction:
         with self._lock:
             if self._epoch != _config_epoch or len(self._fast) >= JIT_CACHE_SIZE:
                 self._fast.clear()  # a new epoch, or bounded like the slow cache
+                self._native.clear()
                 self._epoch = _config_epoch
             self._fast[avals] = entry
 
@@ -443,6 +501,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         with self._lock:
             self._fast.clear()
+            self._native.clear()
         self._cache.clear()
         self._traced.clear()
         with self._compile_lock:
