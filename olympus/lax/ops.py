@@ -49,6 +49,7 @@ def _unary(prim):
     def op(x):
         return prim.bind(x)
 
+    op.primitive = prim  # op(x) only binds: olympus.numpy may dispatch it directly
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}`."
     return op
