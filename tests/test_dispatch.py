@@ -198,3 +198,36 @@ def test_numpy_fed_hits_keep_x64_and_ordered_effects():
     for _ in range(2):  # ordered effects take the Python route, and run
         g(np.ones(2, np.float32))
     assert seen == [2.0, 2.0]
+
+
+def test_eager_cache_hits_keep_numpy_semantics():
+    # The second call of each op takes the direct route from olympus.numpy to
+    # the cached executable (unary_hit / binary_hit): same results as the first.
+    b = jnp.asarray(np.array([True, False]))
+    i = jnp.arange(1, 4, dtype=jnp.int32)
+    c = jnp.asarray(np.array([1 + 2j, 3 - 1j], np.complex64))
+    w = jnp.asarray(2.0)
+    cases = [
+        (lambda: b + b, [True, False]),  # bool add is `or`, not lax.add
+        (lambda: b * b, [True, False]),
+        (lambda: i / i, [1.0, 1.0, 1.0]),  # divide of ints is float
+        (lambda: jnp.sin(i), np.sin([1, 2, 3])),
+        (lambda: jnp.less(c, c[::-1]), [True, False]),  # complex: lexicographic
+        (lambda: jnp.maximum(c, c[::-1]), [3 - 1j, 3 - 1j]),
+        (lambda: w + w, 4.0),
+        (lambda: i - i, [0, 0, 0]),
+    ]
+    for op, expected in cases:
+        first, second = op(), op()
+        assert first.aval == second.aval
+        np.testing.assert_allclose(second, expected, rtol=1e-6)
+    assert (w + w).weak_type and (i / i).dtype == np.float32
+    x = jnp.zeros(2)
+    x / x  # cached
+    with olympus.config.override("olympus_debug_nans", True):
+        try:
+            x / x  # reported per primitive even where the executable is cached
+        except FloatingPointError as err:
+            assert "div" in str(err)
+        else:
+            raise AssertionError("debug_nans missed the NaN")
