@@ -56,7 +56,8 @@ class _FastpathData(NamedTuple):
 
 class NotNative(Exception):
     """An argument the dispatcher cannot take as it is (a buffer laid out
-    other than the program's parameter): the caller takes the Python route."""
+    other than the program's parameter, or without an olympus aval): the
+    caller takes the Python route."""
 
 
 class NotCompiled(Exception):
@@ -145,6 +146,9 @@ def host_dispatcher(lookup: Callable, refuse: Callable):
             ShapedArray(x.shape, x.dtype) if type(x) is np.ndarray else x.aval
             for x in args
         )
+        for aval in avals:
+            if type(aval) is not ShapedArray:  # a buffer jaxlib made (DLPack)
+                raise NotNative("a buffer without an olympus aval")
         entry = lookup(avals)
         if entry is None:
             raise NotCompiled
