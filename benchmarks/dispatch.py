@@ -10,8 +10,9 @@ Measures, for olympus and (when it is importable) JAX in the same process:
     olympus with an empty and with a filled persistent compilation cache,
   - `import olympus` / `import jax` time, each in a fresh interpreter.
 
-The machine is shared and noisy, so every figure is the median over several
-rounds of many calls, and olympus and JAX are measured interleaved in one run.
+The machine is shared and noisy, so every figure is the median (and the best)
+over many short rounds of many calls, and olympus and JAX are measured
+interleaved in one run.
 
     python benchmarks/dispatch.py            # full run (about a minute)
     python benchmarks/dispatch.py --quick    # fewer rounds
@@ -308,7 +309,9 @@ def main(argv=None) -> None:
     parser.add_argument("--no-jax", action="store_true", help="measure olympus only")
     opts = parser.parse_args(argv)
     with_jax = not opts.no_jax and importlib.util.find_spec("jax") is not None
-    rounds, scale, imports = (5, 0.3, 3) if opts.quick else (11, 1.0, 7)
+    # Many short rounds: on a shared machine a short round is more often
+    # uninterrupted, so the best rounds are steadier (benchmarks/README.md).
+    rounds, scale, imports = (5, 0.3, 3) if opts.quick else (41, 0.25, 7)
     rows, numpy_import = run(rounds, scale, with_jax, imports)
     print(machine())
     print(format_table(rows, with_jax))

@@ -26,7 +26,15 @@ from olympus.backends.xla.sharding import (
     SingleDeviceSharding,
     flat_shardings,
 )
+from olympus.backends.xla import dispatch_native
 from olympus.backends.xla.dispatch import check_array_sizes
+from olympus.backends.xla.dispatch_native import (
+    NOT_TAKEN,
+    NotCompiled,
+    NotNative,
+    host_dispatcher,
+    install_states,
+)
 from olympus.lax.pjit import pjit_p
 from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
@@ -109,10 +117,12 @@ def _next_config_epoch(name, value) -> None:
     global _config_epoch
     _config_epoch += 1
     _ndarray_avals.clear()
+    _host_dtypes.clear()
 
 
 config.on_change(_next_config_epoch)
 _ndarray_avals: dict = caches.register("ndarray avals", {})  # (shape, dtype) -> aval
+_host_dtypes: dict = caches.register("ndarray dtypes", {})  # dtype -> _host_dtype
 _MISS = object()
 _FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
 
@@ -122,6 +132,17 @@ def _ndarray_aval(x) -> ShapedArray:
     if aval is None:
         aval = _ndarray_avals[(x.shape, x.dtype)] = aval_of(x)
     return aval
+
+
+def _host_dtype(x: np.ndarray):
+    """The dtype a NumPy argument is passed to the C++ dispatcher as (its
+    aval's), or None for 64 bits (which the dispatcher narrows by JAX's x64
+    state, not olympus's)."""
+    dtype = _ndarray_aval(x).dtype
+    _host_dtypes[x.dtype] = found = (
+        None if dtype.itemsize >= 8 or dtype.kind == "c" else dtype
+    )
+    return found
 
 
 def _host_buffer(x: np.ndarray, aval: ShapedArray):
@@ -166,6 +187,9 @@ class JitFunction:
             self.static_argnums or self.static_argnames or self.donate_argnums
         )
         self._fast: dict = {}  # avals of positional Array/ndarray args -> Compiled
+        # jaxlib's C++ dispatcher for calls with NumPy arguments (made on the
+        # first), or False where this function has a program it must not run
+        self._host = None
         self._epoch = _config_epoch  # the config epoch _fast was filled in
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py)
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
@@ -196,24 +220,73 @@ class JitFunction:
     def _call_fast(self, args) -> Any:
         """A cache hit for positional Array / NumPy arguments, in as little
         Python as possible (jit dispatch latency is measured); `_MISS` else."""
-        avals, buffers, on_host = [], [], False
+        avals, buffers = [], []
         for a in args:
             if type(a) is Array:
                 avals.append(a.aval)
                 buffers.append(a._buf)
             elif type(a) is np.ndarray:
-                avals.append(_ndarray_avals.get((a.shape, a.dtype)) or _ndarray_aval(a))
-                buffers.append(a)
-                on_host = True
+                return self._call_host(args)
             else:
                 return _MISS
         entry = self._fast.get(tuple(avals))
         if entry is None:
             return _MISS
-        if on_host:  # copy NumPy arguments only once the call is known to hit
-            for i, b in enumerate(buffers):
-                if type(b) is np.ndarray:
-                    buffers[i] = _host_buffer(b, avals[i])
+        try:
+            return entry.run_buffers(buffers)
+        except TypeError:  # a deleted Array: the slow path raises the error
+            return _MISS
+
+    def _call_host(self, args) -> Any:
+        """A call with NumPy arguments: through jaxlib's C++ dispatcher, which
+        copies them to the device for a fraction of `host_to_device`'s cost
+        (olympus/backends/xla/dispatch_native.py), where it may run."""
+        host = self._host
+        if host is None:
+            host = self._host = host_dispatcher(self._fast.get, self._refuse_host)
+        if host is False:
+            return self._call_host_python(args)
+        flat = []
+        for a in args:
+            if type(a) is np.ndarray:
+                dtype = _host_dtypes.get(a.dtype, _MISS)
+                if dtype is _MISS:
+                    dtype = _host_dtype(a)
+                if dtype is None:  # 64 bits: the dispatcher would narrow it
+                    return self._call_host_python(args)
+                flat.append(a.astype(dtype))  # a copy: the dispatcher may alias it
+            elif type(a) is Array and a._buf is not None:
+                flat.append(a._buf)
+            else:  # a deleted or sharded Array, another type: the slow path
+                return _MISS
+        try:
+            out = host(*flat)
+        except ValueError as err:
+            install_states(err)  # re-raises err unless JAX's states are missing
+            return self._call_host(args)
+        except NotCompiled:  # a new dispatcher, as this one now falls back for it
+            self._host = None
+            return self._call_host_python(args)
+        except NotNative:  # a buffer laid out unlike the parameter
+            return self._call_host_python(args)
+        if type(out) is dispatch_native.JaxlibArray:  # the one output
+            return Array(out, out.aval)
+        return self._call_host_python(args) if out is NOT_TAKEN else out
+
+    def _refuse_host(self) -> None:
+        """This function has a program the C++ dispatcher must not run."""
+        self._host = False
+
+    def _call_host_python(self, args) -> Any:
+        """A hit with NumPy arguments, copied to the device here; `_MISS` else."""
+        avals = tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args])
+        entry = self._fast.get(avals)
+        if entry is None:
+            return _MISS
+        buffers = [
+            a._buf if type(a) is Array else _host_buffer(a, aval)
+            for a, aval in zip(args, avals)
+        ]
         try:
             return entry.run_buffers(buffers)
         except TypeError:  # a deleted Array: the slow path raises the error
@@ -243,7 +316,12 @@ class JitFunction:
             and not entry.sharded
             and all([type(a) in _FAST_ARG_TYPES for a in args])
         ):
-            self._remember_fast(call.key[1], entry)
+            # Keyed by the aval objects `_call_fast` builds (NumPy arguments'
+            # come from _ndarray_avals), so its lookups compare by identity.
+            self._remember_fast(
+                tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args]),
+                entry,
+            )
         result = entry.run(call.leaves)
         if debug_nans:
             self._find_nans(result, entry, call)
@@ -397,6 +475,7 @@ class JitFunction:
         with self._lock:
             if self._epoch != _config_epoch or len(self._fast) >= JIT_CACHE_SIZE:
                 self._fast.clear()  # a new epoch, or bounded like the slow cache
+                self._host = None
                 self._epoch = _config_epoch
             self._fast[avals] = entry
 
@@ -447,6 +526,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         with self._lock:
             self._fast.clear()
+            self._host = None
         self._cache.clear()
         self._traced.clear()
         with self._compile_lock:

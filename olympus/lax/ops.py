@@ -40,6 +40,7 @@ def _binary(prim):
             return prim.bind(*_match_scalars(x, y))
         return prim.bind(x, y)
 
+    op.primitive = prim  # on two arrays op only binds: olympus.numpy may dispatch it
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two arrays of one dtype (no promotion)."
     return op
@@ -49,6 +50,7 @@ def _unary(prim):
     def op(x):
         return prim.bind(x)
 
+    op.primitive = prim  # op(x) only binds: olympus.numpy may dispatch it directly
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}`."
     return op

@@ -11,6 +11,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
+from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.arrays import diagonal, ravel
 from olympus.numpy.core import (
     aval_of,
@@ -390,6 +391,12 @@ def _promote_only(a, b):
 
 def matmul(a, b):
     """`a @ b` with NumPy's rules: batch dimensions broadcast, vectors promote."""
+    if eager_arrays(a, b):  # one dispatch, as JAX's jitted jnp.matmul
+        return compiled(_matmul)(a, b)
+    return _matmul(a, b)
+
+
+def _matmul(a, b):
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 2 and nb == 2:  # the common case: no batch dimensions

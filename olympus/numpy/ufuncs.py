@@ -7,9 +7,9 @@ import numpy as np
 
 from olympus import lax
 from olympus.backends.xla.array import Array
+from olympus.backends.xla.dispatch import binary_hit, unary_hit
 from olympus.ir import dtypes
-from olympus.numpy.compiled import compiled
-from olympus.tracer import core
+from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.core import (
     INEXACT_DTYPES,
     as_arrays,
@@ -127,11 +127,32 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
         return lax_fn(x1, x2)
 
     body.__name__ = name
+    primitive = getattr(lax_fn, "primitive", None)  # set where lax_fn only binds
+    direct: dict = {}  # dtype -> whether body only binds `primitive` for it
 
     def fn(x1, x2):
+        # Two Arrays of one strong aval need no promotion: when the
+        # executable is cached, skip body, lax and bind (eager latency).
+        if primitive is not None and type(x1) is Array and type(x2) is Array:
+            aval = x1.aval
+            if (x2.aval is aval or x2.aval == aval) and not aval.weak_type:
+                ok = direct.get(aval.dtype)
+                if ok is None:
+                    ok = direct[aval.dtype] = _binds_only(aval.dtype)
+                if ok:
+                    out = binary_hit(primitive, x1, x2)
+                    if out is not None:
+                        return out
         if _eager_broadcast(x1, x2):  # one dispatch, not a broadcast and the op
             return compiled(body)(x1, x2)
         return body(x1, x2)
+
+    def _binds_only(dtype) -> bool:
+        return not (
+            (inexact and dtype not in INEXACT_DTYPES)
+            or (bool_fn is not None and dtype == dtypes.bool_)
+            or (complex_fn is not None and dtypes.is_complex(dtype))
+        )
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
@@ -144,23 +165,24 @@ def _eager_broadcast(x1, x2) -> bool:
     rather than as an eager broadcast_in_dim and the op. Rank-0 operands stay
     scalars (nothing to broadcast); with olympus_debug_nans on, ops stay eager
     so a NaN is reported per primitive."""
-    if type(x1) is not Array or type(x2) is not Array:
+    if not eager_arrays(x1, x2):
         return False
     s1, s2 = x1.aval.shape, x2.aval.shape
-    return (
-        s1 != s2
-        and s1 != ()
-        and s2 != ()
-        and core._state.trace is core.eval_trace
-        and not core._debug_nans[0]
-    )
+    return s1 != s2 and s1 != () and s2 != ()
 
 
 def _unary(lax_fn, name: str, inexact: bool = False):
+    primitive = getattr(lax_fn, "primitive", None)  # set where lax_fn only binds
+
     def fn(x):
-        # An Array that needs no conversion skips `prepare` (eager latency).
+        # An Array that needs no conversion skips `prepare`, and when its
+        # executable is cached, lax and bind too (eager latency).
         if type(x) is not Array or (inexact and x.aval.dtype not in INEXACT_DTYPES):
             (x,) = prepare(x, inexact=inexact)
+        elif primitive is not None:
+            out = unary_hit(primitive, x)
+            if out is not None:
+                return out
         return lax_fn(x)
 
     fn.__name__ = name

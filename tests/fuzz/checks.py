@@ -63,8 +63,11 @@ def check_eager_jit_reference(program) -> None:
     fun, args = program.function(), program.arguments()
     # Eager on olympus Arrays: on raw NumPy inputs, `a * a` would be NumPy's own op.
     eager = fun(*[olympus.device_put(a) for a in args])
-    jitted = olympus.jit(fun)(*args)
+    jit_fun = olympus.jit(fun)
+    jitted = jit_fun(*args)
     _close(jitted, eager, "jit vs eager")
+    # A hit with NumPy arguments runs through jaxlib's C++ dispatcher.
+    _close(jit_fun(*args), jitted, "jit hit (NumPy arguments) vs first call")
     _close(reference_call(fun, *args), jitted, "reference vs jit")
     return True
 
