@@ -33,6 +33,8 @@ from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
     BackgroundCompile,
+    compiler_idle,
+    interpreted,
     Call,
     Compiled,
     Traced,
@@ -135,8 +137,8 @@ class JitFunction:
     Inside another trace it appears as a `pjit` equation.
 
     Tiered (`tiered=True`, or None and olympus_tiered_execution on): a miss
-    traces, then interprets the optimized program with NumPy
-    (olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
+    traces, then interprets the program with NumPy (`stages.interpreted`,
+    olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
     calls of that signature interpret until the executable is ready, then
     run it (and take the fast path). A failed background compile raises its
     error on the next call of that signature, which compiles synchronously
@@ -318,7 +320,7 @@ class JitFunction:
                 self._install(call.key, pending)
                 return _MISS
         try:
-            outs = interpret(pending.program, call.leaves)
+            outs = interpret(pending.program, call.leaves, spare_core=compiler_idle())
         except Exception as err:  # the interpreter's limits: wait for the compiler
             logger.info(
                 "jit(%s): the interpreter failed (%s: %s); waiting for the "
@@ -344,7 +346,7 @@ class JitFunction:
         the interpreter must not run it (then it is compiled and cached now)."""
         explain_miss(self.name, call, [*self._cache, *self._pending])
         traced = trace_call(call, self.name)
-        program = optimized(traced.olympuspr)
+        program = interpreted(traced.olympuspr)
         check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them
         reason = not_interpretable(program)
         if reason is not None:
@@ -352,7 +354,7 @@ class JitFunction:
                 "jit(%s): not interpreted: %s; compiling now", self.name, reason
             )
             self._untiered[call.key] = True
-            self._cache[call.key] = traced.lower(program).compile()
+            self._cache[call.key] = traced.lower().compile()
             return None
         logger.info(
             "jit(%s): new signature: interpreting while XLA compiles in the background",
@@ -507,7 +509,7 @@ def jit(
 
     `tiered=True` (None: the olympus_tiered_execution option, off by default):
     the first call of a new signature returns without waiting for XLA: it
-    interprets the traced, optimized program with NumPy while XLA compiles it
+    interprets the traced program with NumPy while XLA optimizes and compiles it
     on a background thread; later calls interpret until the executable is
     ready, then run it. Worth it where time to the first result matters
     (interactive work, short scripts, many shapes each called a few times);

@@ -35,6 +35,7 @@ import atexit
 import functools
 import logging
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -181,6 +182,19 @@ def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
         return closed
     stable = config.read("olympus_optimize_stable")
     return optimize(closed, None if stable else ALGEBRAIC_PASSES)
+
+
+def interpreted(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    """The program the interpreter tier (tiered execution) runs for `closed`:
+    with the numerically stable rewrites the compiled program has (results
+    differ without them: log(1 + exp(x)) is inf at x = 100, softplus is not)
+    and without dead code; the other passes keep values and are left to the
+    background compile (`optimized` cost 1.0-1.2 ms of an MLP gradient's
+    20 ms first call, these two 0.2-0.3 ms)."""
+    if not config.read("olympus_optimize"):
+        return closed
+    stable = config.read("olympus_optimize_stable")
+    return optimize(closed, ("stable", "dce") if stable else ("dce",))
 
 
 def trace_call(
@@ -463,12 +477,13 @@ class Compiled:
 
 
 class BackgroundCompile:
-    """Lowers and compiles `traced` (its optimized `program`) on olympus's
-    background-compile thread once `start`ed, for tiered execution. `done`
-    is set when it has finished, then `on_done(self)` runs on that thread;
-    `result()` waits and gives the `Compiled`, or raises the exception the
-    compile raised (kept, never lost: the same one `traced.lower().compile()`
-    raises in the caller's thread).
+    """Optimizes, lowers and compiles `traced` on olympus's background-compile
+    thread once `start`ed, for tiered execution (`program`: what the
+    interpreter runs meanwhile, see `interpreted`). `done` is set when it has
+    finished, then `on_done(self)` runs on that thread; `result()` waits and
+    gives the `Compiled`, or raises the exception the compile raised (kept,
+    never lost: the same one `traced.lower().compile()` raises in the
+    caller's thread).
 
     One daemon thread compiles the started programs one at a time, in order:
     a loop over many new shapes queues their compiles instead of starting as
@@ -503,7 +518,9 @@ class BackgroundCompile:
     def _compile(self) -> None:
         start = time.perf_counter()
         try:
-            self.compiled = self.traced.lower(self.program).compile()
+            with _yielding_gil():
+                lowered = self.traced.lower()
+            self.compiled = lowered.compile()
         except BaseException as err:  # raised by result() in the caller's thread
             self.error = err
         finally:
@@ -529,6 +546,32 @@ class BackgroundCompile:
         return f"BackgroundCompile({self.traced.name}, {state})"
 
 
+_YIELD_INTERVAL = 0.0005  # seconds; Python's default switch interval is 0.005
+
+
+class _YieldingGil:
+    """While the compile thread optimizes and lowers (Python, holding the
+    GIL), a thread that wants the GIL waits at most 0.5 ms, not Python's
+    5 ms, for it: the caller's thread gives the GIL up at each blocking call
+    (`block_until_ready` does, per array), and each time waited up to 5 ms
+    for the lowering to hand it back (3-10 ms added to the first result of
+    an MLP's gradient, benchmarks/tiered.py). The switch interval is
+    process-wide; it is restored after, unless someone changed it meanwhile."""
+
+    def __enter__(self):
+        self._saved = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._saved, _YIELD_INTERVAL))
+        self._set = sys.getswitchinterval()
+
+    def __exit__(self, *exc):
+        if sys.getswitchinterval() == self._set:
+            sys.setswitchinterval(self._saved)
+
+
+def _yielding_gil() -> _YieldingGil:
+    return _YieldingGil()
+
+
 _queue: queue.SimpleQueue = queue.SimpleQueue()
 _worker_lock = threading.Lock()
 _worker: threading.Thread | None = None
@@ -548,6 +591,13 @@ def _compile_queued() -> None:
         finally:
             with _worker_lock:
                 _compiling.clear()
+
+
+def compiler_idle() -> bool:
+    """Whether the background-compile thread has nothing to compile now (an
+    interpretation may then use the second core: its compiler's threads are
+    not running)."""
+    return not _compiling and _queue.empty()
 
 
 @atexit.register

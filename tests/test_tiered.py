@@ -16,6 +16,7 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from olympus import config, lax, stages
+from olympus.backends import interpreted
 from olympus.backends.interpreted import _dot_general, interpret, not_interpretable
 from olympus.backends.reference import reference_rules
 from olympus.backends.xla.array import Array
@@ -406,3 +407,109 @@ def test_decorator_static_arguments_and_keywords(held):
     _wait(f)
     _assert_same(out, f(x, 3, scale=2.0))
     np.testing.assert_allclose(out, x**3 * 2.0)
+
+
+def _aligned(shape, dtype=np.float32) -> np.ndarray:
+    """A NumPy array whose data is 64-byte aligned (one the CPU client could
+    use as a device buffer without a copy)."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.zeros(nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize(
+    "fun", [lambda x: x, lambda x: x.T, lambda x: x.reshape(-1), lambda x: (x, x[1:])]
+)
+def test_results_never_share_the_callers_memory(fun, held):
+    """Interpreted results share memory with the device only where the
+    interpreter made them: a result that is (a view of) an argument is
+    copied, so writing to the argument later leaves the Array as it was."""
+    x = _aligned((256, 128))
+    x[...] = 1.0
+    out = olympus.jit(fun, tiered=True)(x)
+    x[...] = 7.0
+    for leaf in olympus.tree_util.tree_flatten(out)[0]:
+        assert np.all(np.asarray(leaf) == 1.0)
+
+
+def test_matmul_results_are_shared_and_stay_put(held):
+    """A large matmul result becomes the device buffer without a copy (it is
+    64-byte aligned); later interpretations do not overwrite it."""
+    a, b = _rng().normal(size=(2, 256, 256)).astype(np.float32)
+    f = olympus.jit(lambda a, b: a @ b, tiered=True)
+    first = f(a, b)
+    second = f(b, a)  # still interpreting: the compile is held
+    assert not f._cache
+    np.testing.assert_allclose(first, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(second, b @ a, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows", [64, 100, 128, 300])
+def test_matmul_on_a_second_core_matches_one_core(rows, monkeypatch):
+    """With an idle core, large matmuls are split into row blocks between the
+    caller and a helper thread; the result is the one-core product."""
+    monkeypatch.setattr(interpreted, "_idle_core", lambda: True)
+    monkeypatch.setattr(interpreted, "_SPLIT_MACS", 1)
+    r = _rng()
+    x = r.normal(size=(rows, 96)).astype(np.float32)
+    w = r.normal(size=(96, 80)).astype(np.float32)
+
+    def f(x, w):
+        return jnp.tanh(x @ w), x.T @ x, (x @ w).T @ x
+
+    closed = olympus.make_olympuspr(f)(x, w)
+    blocks = []
+    matmul = interpreted._SecondCore.matmul
+    monkeypatch.setattr(
+        interpreted._SecondCore,
+        "matmul",
+        lambda self, a, b, out, rows: (
+            blocks.append(rows) or matmul(self, a, b, out, rows)
+        ),
+    )
+    got = interpret(closed, [x, w], spare_core=True)
+    assert blocks if rows >= 128 else not blocks
+    for g, want in zip(got, f(x, w)):
+        np.testing.assert_allclose(
+            np.asarray(g), np.asarray(want), rtol=1e-4, atol=1e-4
+        )
+    assert len(interpret(closed, [x, w], spare_core=False)) == 3
+
+
+def test_a_helper_that_never_runs_leaves_the_work_to_the_caller():
+    """The caller takes every block when the helper has not begun, and does
+    not wait for it (a helper thread that is not scheduled costs nothing)."""
+    second = interpreted._SecondCore()
+    second._thread = threading.current_thread()  # no helper thread serves it
+    a = _rng().normal(size=(256, 32)).astype(np.float32)
+    b = _rng().normal(size=(32, 16)).astype(np.float32)
+    out = np.empty((256, 16), np.float32)
+    second.matmul(a, b, out, rows=64)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+    assert second._jobs.get_nowait().closed
+
+
+def test_stable_rewrites_apply_to_the_interpreted_program(held):
+    """The interpreter runs the numerically stable rewrites the compiled
+    program has (log(1 + exp(100)) is inf without them), not the others."""
+    fun = lambda x: jnp.log(1 + jnp.exp(x)) + x * 1.0  # noqa: E731
+    x = np.float32(100.0)
+    program = stages.interpreted(olympus.make_olympuspr(fun)(x))
+    assert "mul" in {e.primitive.name for e in program.eqns}  # x * 1.0 stays
+    f = olympus.jit(fun, tiered=True)
+    first = f(x)
+    assert not f._cache and float(first) == pytest.approx(200.0)
+    held.set()
+    _wait(f)
+    assert float(f(x)) == pytest.approx(200.0)
+    with config.override("olympus_optimize_stable", False):
+        assert "log1p" not in str(stages.interpreted(olympus.make_olympuspr(fun)(x)))
+
+
+def test_the_switch_interval_is_restored_after_lowering():
+    before = sys.getswitchinterval()
+    f = olympus.jit(lambda x: x + 1.0, tiered=True)
+    f(np.ones(3, np.float32))
+    _wait(f)
+    assert sys.getswitchinterval() == before
