@@ -34,7 +34,6 @@ from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
     BackgroundCompile,
     compiler_idle,
-    interpreted,
     Call,
     Compiled,
     Traced,
@@ -137,8 +136,8 @@ class JitFunction:
     Inside another trace it appears as a `pjit` equation.
 
     Tiered (`tiered=True`, or None and olympus_tiered_execution on): a miss
-    traces, then interprets the program with NumPy (`stages.interpreted`,
-    olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
+    traces, then interprets the optimized program with NumPy
+    (olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
     calls of that signature interpret until the executable is ready, then
     run it (and take the fast path). A failed background compile raises its
     error on the next call of that signature, which compiles synchronously
@@ -346,7 +345,7 @@ class JitFunction:
         the interpreter must not run it (then it is compiled and cached now)."""
         explain_miss(self.name, call, [*self._cache, *self._pending])
         traced = trace_call(call, self.name)
-        program = interpreted(traced.olympuspr)
+        program = optimized(traced.olympuspr)
         check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them
         reason = not_interpretable(program)
         if reason is not None:
@@ -354,7 +353,7 @@ class JitFunction:
                 "jit(%s): not interpreted: %s; compiling now", self.name, reason
             )
             self._untiered[call.key] = True
-            self._cache[call.key] = traced.lower().compile()
+            self._cache[call.key] = traced.lower(program).compile()
             return None
         logger.info(
             "jit(%s): new signature: interpreting while XLA compiles in the background",
@@ -509,7 +508,7 @@ def jit(
 
     `tiered=True` (None: the olympus_tiered_execution option, off by default):
     the first call of a new signature returns without waiting for XLA: it
-    interprets the traced program with NumPy while XLA optimizes and compiles it
+    interprets the traced, optimized program with NumPy while XLA compiles it
     on a background thread; later calls interpret until the executable is
     ready, then run it. Worth it where time to the first result matters
     (interactive work, short scripts, many shapes each called a few times);

@@ -184,19 +184,6 @@ def optimized(closed: ClosedOlympuspr) -> ClosedOlympuspr:
     return optimize(closed, None if stable else ALGEBRAIC_PASSES)
 
 
-def interpreted(closed: ClosedOlympuspr) -> ClosedOlympuspr:
-    """The program the interpreter tier (tiered execution) runs for `closed`:
-    with the numerically stable rewrites the compiled program has (results
-    differ without them: log(1 + exp(x)) is inf at x = 100, softplus is not)
-    and without dead code; the other passes keep values and are left to the
-    background compile (`optimized` cost 1.0-1.2 ms of an MLP gradient's
-    20 ms first call, these two 0.2-0.3 ms)."""
-    if not config.read("olympus_optimize"):
-        return closed
-    stable = config.read("olympus_optimize_stable")
-    return optimize(closed, ("stable", "dce") if stable else ("dce",))
-
-
 def trace_call(
     call: Call,
     name: str,
@@ -477,13 +464,12 @@ class Compiled:
 
 
 class BackgroundCompile:
-    """Optimizes, lowers and compiles `traced` on olympus's background-compile
-    thread once `start`ed, for tiered execution (`program`: what the
-    interpreter runs meanwhile, see `interpreted`). `done` is set when it has
-    finished, then `on_done(self)` runs on that thread; `result()` waits and
-    gives the `Compiled`, or raises the exception the compile raised (kept,
-    never lost: the same one `traced.lower().compile()` raises in the
-    caller's thread).
+    """Lowers and compiles `traced` (its optimized `program`, which the
+    interpreter runs meanwhile) on olympus's background-compile thread once
+    `start`ed, for tiered execution. `done` is set when it has finished, then
+    `on_done(self)` runs on that thread; `result()` waits and gives the
+    `Compiled`, or raises the exception the compile raised (kept, never lost:
+    the same one `traced.lower().compile()` raises in the caller's thread).
 
     One daemon thread compiles the started programs one at a time, in order:
     a loop over many new shapes queues their compiles instead of starting as
@@ -519,7 +505,7 @@ class BackgroundCompile:
         start = time.perf_counter()
         try:
             with _yielding_gil():
-                lowered = self.traced.lower()
+                lowered = self.traced.lower(self.program)
             self.compiled = lowered.compile()
         except BaseException as err:  # raised by result() in the caller's thread
             self.error = err
