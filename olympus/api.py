@@ -33,14 +33,15 @@ from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
     BackgroundCompile,
-    compiler_idle,
     Call,
     Compiled,
     Traced,
+    compiler_idle,
     explain_miss,
     optimized,
     split_call,
     trace_call,
+    weak_callback,
 )
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, user_source_info
@@ -360,7 +361,7 @@ class JitFunction:
             self.name,
         )
         pending = BackgroundCompile(
-            traced, program, functools.partial(self._compiled, call.key)
+            traced, program, weak_callback(self._compiled, call.key)
         )
         pending.origin = user_source_info()  # named if its compile fails
         self._pending[call.key] = pending

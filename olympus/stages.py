@@ -38,6 +38,7 @@ import queue
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -530,6 +531,20 @@ class BackgroundCompile:
     def __repr__(self) -> str:
         state = "failed" if self.error else "done" if self.done.is_set() else "running"
         return f"BackgroundCompile({self.traced.name}, {state})"
+
+
+def weak_callback(method, *args) -> Callable:
+    """An `on_done` that calls `method(*args, pending)` while the method's
+    object lives: a queued compile does not keep a dropped jitted function
+    (and its caches) alive; its result is then dropped too."""
+    ref = weakref.WeakMethod(method)
+
+    def on_done(pending: BackgroundCompile) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(*args, pending)
+
+    return on_done
 
 
 _YIELD_INTERVAL = 0.0005  # seconds; Python's default switch interval is 0.005

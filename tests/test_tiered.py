@@ -4,11 +4,13 @@ executable; results, pytrees and avals agree with the ordinary jit."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import subprocess
 import sys
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -507,3 +509,15 @@ def test_the_switch_interval_is_restored_after_lowering():
     f(np.ones(3, np.float32))
     _wait(f)
     assert sys.getswitchinterval() == before
+
+
+def test_a_pending_compile_does_not_keep_a_dropped_function_alive(held):
+    f = olympus.jit(lambda x: x * 3.0, tiered=True)
+    f(np.ones(3, np.float32))
+    (pending,) = f._pending.values()
+    ref = weakref.ref(f)
+    del f
+    gc.collect()
+    assert ref() is None
+    held.set()
+    assert pending.done.wait(60) and pending.error is None  # compiled, then dropped
