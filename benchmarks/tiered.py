@@ -50,6 +50,9 @@ def first_call(mode: str, warm: bool) -> dict:
     seconds = time.perf_counter() - start
     report = {"first": seconds}
     if mode == "tiered":
+        from olympus.backends.interpreted import _second_core
+
+        report["split"] = _second_core.split  # matmuls shared with a second core
         for pending in list(step._pending.values()):
             pending.done.wait()
         report["ready"] = time.perf_counter() - start
@@ -91,12 +94,15 @@ def main(argv=None) -> None:
     modes = [m for m in MODES if m != "jax" or (not opts.no_jax and jax_available())]
     repeats = opts.fresh or (3 if opts.quick else 7)
     samples = {(m, w): [] for m in modes for w in (False, True)}
+    loads = []
     for _ in range(repeats):  # interleaved, so load on the machine hits all alike
+        loads.append(os.getloadavg()[0])
         for warm in (False, True):
             for mode in modes:
                 samples[mode, warm].append(fresh(mode, warm))
     print("MLP 4x512, batch 128, f32: first call of a new jit(value_and_grad(loss))")
     print(machine() + f"; median of {repeats} fresh interpreters")
+    print("load average before each round: " + " ".join(f"{x:.1f}" for x in loads))
     ratios = " | tiered / jax |"
     print("| case | " + " | ".join(modes) + (ratios if "jax" in modes else " |"))
     print("|---" * (len(modes) + 1 + ("jax" in modes)) + "|")
@@ -123,6 +129,11 @@ def main(argv=None) -> None:
             f"{mode}, {'warm' if warm else 'cold'}, each process (ms): "
             + " ".join(f"{s['first'] * 1e3:.1f}" for s in runs)
         )
+        if mode == "tiered":
+            print(
+                "  matmuls split with a second core, each process: "
+                + " ".join(str(s["split"]) for s in runs)
+            )
     assert "jax" in modes or sys.modules.get("jax") is None
 
 

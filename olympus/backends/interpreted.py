@@ -302,11 +302,13 @@ class _SecondCore:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self.split = 0  # matmuls shared so far (benchmarks/tiered.py reports it)
 
     def matmul(self, a, b, out, rows: int) -> None:
         """out = a @ b (2-D), in blocks of `rows` rows."""
         blocks = iter([slice(i, i + rows) for i in range(0, a.shape[0], rows)])
         job = _Blocks(a, b, out, blocks)
+        self.split += 1
         self._ensure_thread()
         self._jobs.put(job)
         job.work()  # the caller's share
