@@ -35,7 +35,6 @@ import atexit
 import functools
 import logging
 import queue
-import sys
 import threading
 import time
 import weakref
@@ -505,9 +504,7 @@ class BackgroundCompile:
     def _compile(self) -> None:
         start = time.perf_counter()
         try:
-            with _yielding_gil():
-                lowered = self.traced.lower(self.program)
-            self.compiled = lowered.compile()
+            self.compiled = self.traced.lower(self.program).compile()
         except BaseException as err:  # raised by result() in the caller's thread
             self.error = err
         finally:
@@ -545,32 +542,6 @@ def weak_callback(method, *args) -> Callable:
             bound(*args, pending)
 
     return on_done
-
-
-_YIELD_INTERVAL = 0.0005  # seconds; Python's default switch interval is 0.005
-
-
-class _YieldingGil:
-    """While the compile thread optimizes and lowers (Python, holding the
-    GIL), a thread that wants the GIL waits at most 0.5 ms, not Python's
-    5 ms, for it: the caller's thread gives the GIL up at each blocking call
-    (`block_until_ready` does, per array), and each time waited up to 5 ms
-    for the lowering to hand it back (3-10 ms added to the first result of
-    an MLP's gradient, benchmarks/tiered.py). The switch interval is
-    process-wide; it is restored after, unless someone changed it meanwhile."""
-
-    def __enter__(self):
-        self._saved = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._saved, _YIELD_INTERVAL))
-        self._set = sys.getswitchinterval()
-
-    def __exit__(self, *exc):
-        if sys.getswitchinterval() == self._set:
-            sys.setswitchinterval(self._saved)
-
-
-def _yielding_gil() -> _YieldingGil:
-    return _YieldingGil()
 
 
 _queue: queue.SimpleQueue = queue.SimpleQueue()

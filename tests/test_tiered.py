@@ -503,14 +503,6 @@ def test_stable_rewrites_apply_to_the_interpreted_program(held):
     assert float(f(np.float32(100.0))) == pytest.approx(100.0)
 
 
-def test_the_switch_interval_is_restored_after_lowering():
-    before = sys.getswitchinterval()
-    f = olympus.jit(lambda x: x + 1.0, tiered=True)
-    f(np.ones(3, np.float32))
-    _wait(f)
-    assert sys.getswitchinterval() == before
-
-
 def test_a_pending_compile_does_not_keep_a_dropped_function_alive(held):
     f = olympus.jit(lambda x: x * 3.0, tiered=True)
     f(np.ones(3, np.float32))
