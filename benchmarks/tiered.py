@@ -50,9 +50,6 @@ def first_call(mode: str, warm: bool) -> dict:
     seconds = time.perf_counter() - start
     report = {"first": seconds}
     if mode == "tiered":
-        from olympus.backends.interpreted import _second_core
-
-        report["split"] = _second_core.split  # matmuls shared with a second core
         for pending in list(step._pending.values()):
             pending.done.wait()
         report["ready"] = time.perf_counter() - start
@@ -129,11 +126,6 @@ def main(argv=None) -> None:
             f"{mode}, {'warm' if warm else 'cold'}, each process (ms): "
             + " ".join(f"{s['first'] * 1e3:.1f}" for s in runs)
         )
-        if mode == "tiered":
-            print(
-                "  matmuls split with a second core, each process: "
-                + " ".join(str(s["split"]) for s in runs)
-            )
     assert "jax" in modes or sys.modules.get("jax") is None
 
 

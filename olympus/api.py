@@ -36,7 +36,6 @@ from olympus.stages import (
     Call,
     Compiled,
     Traced,
-    compiler_idle,
     explain_miss,
     optimized,
     split_call,
@@ -320,7 +319,7 @@ class JitFunction:
                 self._install(call.key, pending)
                 return _MISS
         try:
-            outs = interpret(pending.program, call.leaves, spare_core=compiler_idle())
+            outs = interpret(pending.program, call.leaves)
         except Exception as err:  # the interpreter's limits: wait for the compiler
             logger.info(
                 "jit(%s): the interpreter failed (%s: %s); waiting for the "

@@ -565,13 +565,6 @@ def _compile_queued() -> None:
                 _compiling.clear()
 
 
-def compiler_idle() -> bool:
-    """Whether the background-compile thread has nothing to compile now (an
-    interpretation may then use the second core: its compiler's threads are
-    not running)."""
-    return not _compiling and _queue.empty()
-
-
 @atexit.register
 def _wait_for_compiles() -> None:
     """At exit, waits for the compile running now (the queued ones are

@@ -23,6 +23,7 @@ from olympus.backends.interpreted import _dot_general, interpret, not_interpreta
 from olympus.backends.reference import reference_rules
 from olympus.backends.xla.array import Array
 from olympus.errors import LoweringError
+from olympus.ir.core import ShapedArray
 
 
 def _wait(f) -> None:
@@ -437,7 +438,24 @@ def test_results_never_share_the_callers_memory(fun, held):
 
 def test_matmul_results_are_shared_and_stay_put(held):
     """A large matmul result becomes the device buffer without a copy (it is
-    64-byte aligned); later interpretations do not overwrite it."""
+    64-byte aligned, and only the interpreter holds it); a small one, or an
+    argument, is copied. Later interpretations do not overwrite it."""
+    f32 = ShapedArray((256, 256), np.dtype(np.float32))
+    made = interpreted._dot_general(
+        np.ones((256, 8), np.float32),
+        np.ones((8, 256), np.float32),
+        dimension_numbers=(((1,), (0,)), ((), ())),
+    )
+    assert np.shares_memory(np.asarray(interpreted._result(made, f32, [])), made)
+    given = np.ones((256, 256), np.float32)
+    assert not np.shares_memory(
+        np.asarray(interpreted._result(given, f32, [given])), given
+    )
+    small = interpreted._aligned_empty((4,), np.float32)
+    small_aval = ShapedArray((4,), np.dtype(np.float32))
+    assert not np.shares_memory(
+        np.asarray(interpreted._result(small, small_aval, [])), small
+    )
     a, b = _rng().normal(size=(2, 256, 256)).astype(np.float32)
     f = olympus.jit(lambda a, b: a @ b, tiered=True)
     first = f(a, b)
@@ -445,51 +463,6 @@ def test_matmul_results_are_shared_and_stay_put(held):
     assert not f._cache
     np.testing.assert_allclose(first, a @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(second, b @ a, rtol=1e-4, atol=1e-4)
-
-
-@pytest.mark.parametrize("rows", [64, 100, 128, 300])
-def test_matmul_on_a_second_core_matches_one_core(rows, monkeypatch):
-    """With an idle core, large matmuls are split into row blocks between the
-    caller and a helper thread; the result is the one-core product."""
-    monkeypatch.setattr(interpreted, "_idle_core", lambda: True)
-    monkeypatch.setattr(interpreted, "_SPLIT_MACS", 1)
-    r = _rng()
-    x = r.normal(size=(rows, 96)).astype(np.float32)
-    w = r.normal(size=(96, 80)).astype(np.float32)
-
-    def f(x, w):
-        return jnp.tanh(x @ w), x.T @ x, (x @ w).T @ x
-
-    closed = olympus.make_olympuspr(f)(x, w)
-    blocks = []
-    matmul = interpreted._SecondCore.matmul
-    monkeypatch.setattr(
-        interpreted._SecondCore,
-        "matmul",
-        lambda self, a, b, out, rows: (
-            blocks.append(rows) or matmul(self, a, b, out, rows)
-        ),
-    )
-    got = interpret(closed, [x, w], spare_core=True)
-    assert blocks if rows >= 128 else not blocks
-    for g, want in zip(got, f(x, w)):
-        np.testing.assert_allclose(
-            np.asarray(g), np.asarray(want), rtol=1e-4, atol=1e-4
-        )
-    assert len(interpret(closed, [x, w], spare_core=False)) == 3
-
-
-def test_a_helper_that_never_runs_leaves_the_work_to_the_caller():
-    """The caller takes every block when the helper has not begun, and does
-    not wait for it (a helper thread that is not scheduled costs nothing)."""
-    second = interpreted._SecondCore()
-    second._thread = threading.current_thread()  # no helper thread serves it
-    a = _rng().normal(size=(256, 32)).astype(np.float32)
-    b = _rng().normal(size=(32, 16)).astype(np.float32)
-    out = np.empty((256, 16), np.float32)
-    second.matmul(a, b, out, rows=64)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
-    assert second._jobs.get_nowait().closed
 
 
 def test_stable_rewrites_apply_to_the_interpreted_program(held):

@@ -17,8 +17,6 @@ weak type), as the compiled program returns them.
 from __future__ import annotations
 
 import ctypes
-import os
-import queue
 import threading
 from collections import ChainMap
 
@@ -93,34 +91,19 @@ def _last_uses(olympuspr, keep: set) -> list[list]:
     return dead
 
 
-def interpret(closed: ClosedOlympuspr, leaves, *, spare_core: bool = False) -> list:
+def interpret(closed: ClosedOlympuspr, leaves) -> list:
     """The outputs of `closed` for these argument leaves (Arrays, NumPy arrays,
-    scalars) as device Arrays of its output avals. `spare_core`: no compile
-    is running, so large matmuls may use an idle core (`_SecondCore`)."""
+    scalars) as device Arrays of its output avals."""
     olympuspr = closed.olympuspr
     consts = [np.asarray(x) for x in closed.consts]
     args = [np.asarray(x) for x in leaves]
-    _local.second_core = _second_core if spare_core and _idle_core() else None
-    try:
-        with _one_blas_thread:
-            outs = run_numpy(olympuspr, consts, args)
-    finally:
-        _local.second_core = None
+    with _one_blas_thread:
+        outs = run_numpy(olympuspr, consts, args)
     inputs = consts + args
-    return [_result(v, var.aval, inputs) for v, var in zip(outs, olympuspr.outvars)]
-
-
-def _idle_core() -> bool:
-    """Whether a core is idle now: fewer runnable threads than cores, by the
-    kernel's count (/proc/loadavg: running/total) that includes this one."""
-    if _CORES < 2:
-        return False
-    try:
-        with open("/proc/loadavg") as f:
-            running = int(f.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return False
-    return running < _CORES
+    return [
+        to_device(v, var.aval) if type(var) is Literal else _result(v, var.aval, inputs)
+        for v, var in zip(outs, olympuspr.outvars)
+    ]
 
 
 def _result(value: np.ndarray, aval, inputs: list) -> Array:
@@ -231,9 +214,6 @@ _one_blas_thread = _OneBlasThread()
 # ---- rules faster than the oracle's ----------------------------------------------
 _ALIGN = 64  # what the CPU client needs to use a host buffer as a device buffer
 _SHARE_BYTES = 1 << 16  # smaller results are copied (a copy costs less than a check)
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-_SPLIT_MACS = 1 << 23  # matmuls smaller than this (~0.1 ms) stay on one core
-_local = threading.local()
 
 
 def _aligned_empty(shape: tuple, dtype) -> np.ndarray:
@@ -277,91 +257,8 @@ def _dot_general(
     a = lhs.transpose(*lb, *lf, *lc).reshape(nb, m, k)
     b = rhs.transpose(*rb, *rc, *rf).reshape(nb, k, n)
     out = _aligned_empty((nb, m, n), dtype)
-    second = getattr(_local, "second_core", None)
-    if second is not None and nb == 1 and m >= 128 and m * n * k >= _SPLIT_MACS:
-        second.matmul(a[0], b[0], out[0], rows=max(64, m // 4))
-    else:
-        np.matmul(a, b, out=out)
+    np.matmul(a, b, out=out)
     return out.reshape(tuple(batch + lf_shape + rf_shape))
-
-
-class _SecondCore:
-    """A helper thread that shares the row blocks of a large matmul with the
-    interpreting thread (each calls one-thread BLAS on its blocks).
-
-    For the first interpretation of a signature, before its compile starts
-    (after it, the compiler has the second core): the 11 matmuls of an MLP's
-    gradient (128x512x512) take about half as long. OpenBLAS's own threads
-    are no substitute on a shared machine: they spin waiting for each other,
-    and with another process on one of 2 cores the same program took
-    60-240 ms instead of 13 (benchmarks/README.md). Here the caller takes
-    blocks until none are left and then waits only for a block the helper
-    has begun, so a helper that is not scheduled costs nothing."""
-
-    def __init__(self):
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._start_lock = threading.Lock()
-        self.split = 0  # matmuls shared so far (benchmarks/tiered.py reports it)
-
-    def matmul(self, a, b, out, rows: int) -> None:
-        """out = a @ b (2-D), in blocks of `rows` rows."""
-        blocks = iter([slice(i, i + rows) for i in range(0, a.shape[0], rows)])
-        job = _Blocks(a, b, out, blocks)
-        self.split += 1
-        self._ensure_thread()
-        self._jobs.put(job)
-        job.work()  # the caller's share
-        with job.lock:
-            job.closed = True
-            begun = job.begun
-        if begun:
-            job.done.wait()
-            if job.error is not None:
-                raise job.error
-
-    def _ensure_thread(self) -> None:
-        if self._thread is None:
-            with self._start_lock:
-                if self._thread is None:
-                    thread = threading.Thread(
-                        target=self._serve, name="olympus interpreter", daemon=True
-                    )
-                    thread.start()
-                    self._thread = thread
-
-    def _serve(self) -> None:
-        while True:
-            job = self._jobs.get()
-            with job.lock:
-                if job.closed:
-                    continue  # the caller did every block already
-                job.begun = True
-            try:
-                job.work()
-            except BaseException as err:  # raised in the caller's thread
-                job.error = err
-            finally:
-                job.done.set()
-
-
-class _Blocks:
-    """One matmul's row blocks, taken by whichever thread is free (`next` on
-    a list iterator is atomic under the GIL)."""
-
-    def __init__(self, a, b, out, blocks):
-        self.a, self.b, self.out, self.blocks = a, b, out, blocks
-        self.lock = threading.Lock()
-        self.done = threading.Event()
-        self.begun = self.closed = False
-        self.error: BaseException | None = None
-
-    def work(self) -> None:
-        for rows in self.blocks:
-            np.matmul(self.a[rows], self.b, out=self.out[rows])
-
-
-_second_core = _SecondCore()
 
 
 def _sub_program(*args, olympuspr, **params):
