@@ -486,3 +486,25 @@ def test_a_pending_compile_does_not_keep_a_dropped_function_alive(held):
     assert ref() is None
     held.set()
     assert pending.done.wait(60) and pending.error is None  # compiled, then dropped
+
+
+def test_one_blas_thread_while_interpreting_and_restored_after():
+    """OpenBLAS runs one thread while the interpreter runs (its threads
+    contend with XLA's on few cores) and gets its setting back after; the
+    library found beside a NumPy wheel is the one loaded in the process."""
+    limit = interpreted._OneBlasThread()
+    wheel = limit._wheel_libraries()
+    mapped = limit._mapped_libraries()
+    assert set(wheel) <= set(mapped)
+    calls = limit._lookup()
+    if not calls:
+        pytest.skip("NumPy does not use OpenBLAS here")
+    get, set_ = calls
+    before = get()
+    set_(2)
+    try:
+        with limit:
+            assert get() == 1
+        assert get() == 2
+    finally:
+        set_(before)
