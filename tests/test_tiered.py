@@ -203,7 +203,7 @@ def test_background_compile_failure_surfaces_on_a_later_call(monkeypatch):
     with pytest.raises(LoweringError, match="broken on purpose"):
         f(np.float32(1.0))
     with pytest.raises(LoweringError, match="broken on purpose"):
-        olympus.jit(lambda x: x + 1.0)(np.float32(1.0))
+        olympus.jit(lambda x: x + 1.0, tiered=False)(np.float32(1.0))
 
 
 def test_threads_calling_during_the_compile_compile_once(monkeypatch):
@@ -264,8 +264,9 @@ def test_config_option_and_override(held):
         g(np.float32(1.0))
         assert g._cache and not g._pending
         _wait(f)
-    h = olympus.jit(lambda x: x * 5.0)
-    h(np.float32(1.0))
+    with config.override("olympus_tiered_execution", False):  # the default
+        h = olympus.jit(lambda x: x * 5.0)
+        h(np.float32(1.0))
     assert h._cache and not h._pending
 
 
