@@ -511,6 +511,11 @@ def test_one_blas_thread_while_interpreting_and_restored_after():
         set_(before)
 
 
+def _twice(v):
+    u = v * 4.0
+    return u, u, u.T
+
+
 def _elementwise_chain(x, y, z):
     a = jnp.tanh(x * 2.0)  # tanh writes into x * 2.0 (read last there)
     b = olympus.lax.stop_gradient(a)  # b is a: one array under two names
@@ -520,7 +525,9 @@ def _elementwise_chain(x, y, z):
     f = e.reshape(128, 64)  # a view of e
     g = e + 1.0  # e dies here, its view f lives on: e may not be written
     w = z + 1.0  # z, the caller's, is read for the last time: never written
-    return b, c, d, x, f.T * 1.0, g, w
+    p, q, t = olympus.jit(_twice)(x)  # one array under two names, and a view
+    s = p - 1.0  # p dies here, q and t live on: p may not be written
+    return b, c, d, x, f.T * 1.0, g, w, q, s, t
 
 
 def test_ufuncs_write_into_dying_operands_only_where_safe():

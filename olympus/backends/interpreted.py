@@ -83,12 +83,16 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
                 outs = rule(*invals, **eqn.params)
             if not eqn.primitive.multiple_results:
                 outs = [outs]
-            for var, out in zip(eqn.outvars, outs):
-                out = _value(out, var.aval)
-                if not out.flags.owndata:  # a view: what it sees is never written
-                    shared.add(*[v for v in invals if np.may_share_memory(out, v)])
-                elif out is not donor and any(out is v for v in invals):
-                    shared.add(out)  # a value under two names: never written
+            outs = [_value(out, var.aval) for var, out in zip(eqn.outvars, outs)]
+            for i, (var, out) in enumerate(zip(eqn.outvars, outs)):
+                others = (
+                    [v for v in invals if v is not donor] + outs[:i] + outs[i + 1 :]
+                )
+                if out.flags.owndata:  # only the same object shares its memory
+                    if any(out is v for v in others):
+                        shared.add(out)  # a value under two names: never written
+                else:  # a view: it and what it sees are never written
+                    shared.add(out, *[v for v in others if np.may_share_memory(out, v)])
                 env[var] = out
             for var in done:
                 env.pop(var, None)
