@@ -511,6 +511,13 @@ def test_one_blas_thread_while_interpreting_and_restored_after():
         set_(before)
 
 
+_CONST = np.full((64, 128), 2.0, np.float32)
+
+
+def _with_const(v):
+    return v * 1.0, jnp.asarray(_CONST)  # the constant itself is an output
+
+
 def _twice(v):
     u = v * 4.0
     return u, u, u.T
@@ -527,7 +534,9 @@ def _elementwise_chain(x, y, z):
     w = z + 1.0  # z, the caller's, is read for the last time: never written
     p, q, t = olympus.jit(_twice)(x)  # one array under two names, and a view
     s = p - 1.0  # p dies here, q and t live on: p may not be written
-    return b, c, d, x, f.T * 1.0, g, w, q, s, t
+    _, k = olympus.jit(_with_const)(x)
+    m = k + 1.0  # k is the program's constant: never written
+    return b, c, d, x, f.T * 1.0, g, w, q, s, t, m
 
 
 def test_ufuncs_write_into_dying_operands_only_where_safe():
@@ -556,6 +565,7 @@ def test_ufuncs_write_into_dying_operands_only_where_safe():
     np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(z, z0)
+    np.testing.assert_array_equal(_CONST, 2.0)
     want = olympus.jit(_elementwise_chain)(x0, y0, z0)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
-import weakref
 from collections import ChainMap
 
 import numpy as np
@@ -53,7 +53,7 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
     """Runs `olympuspr` on NumPy values; an intermediate is dropped after its
     last use (a program's peak memory, not the sum of its values), and an
     elementwise ufunc writes into an operand read for the last time there
-    (`_donor`)."""
+    that nothing else holds (`_donor`)."""
     env: dict = {}
     for var, val in zip(olympuspr.constvars, consts):
         env[var] = _value(val, var.aval)
@@ -61,7 +61,6 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
         env[var] = _value(val, var.aval)
     keep = set(olympuspr.outvars)
     dead = _last_uses(olympuspr, keep)
-    shared = _Shared(env.values())  # the caller's arrays: never written
 
     def read(x):
         return np.asarray(x.val, x.aval.dtype) if type(x) is Literal else env[x]
@@ -73,38 +72,37 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
                 raise MissingReferenceRule(
                     f"no NumPy rule for the primitive {eqn.primitive.name}"
                 )
-            invals = [read(x) for x in eqn.invars]
-            donor = None
-            if done and type(rule) is np.ufunc and rule.nout == 1:
-                donor = _donor(eqn, invals, done, env, shared)
-            if donor is not None:
-                outs = rule(*invals, out=donor)
-            else:
-                outs = rule(*invals, **eqn.params)
-            if not eqn.primitive.multiple_results:
-                outs = [outs]
-            outs = [_value(out, var.aval) for var, out in zip(eqn.outvars, outs)]
-            for i, (var, out) in enumerate(zip(eqn.outvars, outs)):
-                others = (
-                    [v for v in invals if v is not donor] + outs[:i] + outs[i + 1 :]
-                )
-                if out.flags.owndata:  # only the same object shares its memory
-                    if any(out is v for v in others):
-                        shared.add(out)  # a value under two names: never written
-                else:  # a view: it and what it sees are never written
-                    shared.add(out, *[v for v in others if np.may_share_memory(out, v)])
-                env[var] = out
+            _apply(eqn, rule, [read(x) for x in eqn.invars], done, env)
             for var in done:
                 env.pop(var, None)
     return [read(x) for x in olympuspr.outvars]
 
 
-def _donor(eqn, invals: list, done: list, env: dict, shared: _Shared):
+def _apply(eqn, rule, invals: list, done: list, env: dict) -> None:
+    """Runs one equation's rule and stores its results in `env` (a function
+    of its own: no local of the loop keeps an array alive, which `_donor`'s
+    count of references relies on)."""
+    donor = None
+    if done and type(rule) is np.ufunc and rule.nout == 1:
+        donor = _donor(eqn, invals, done, env)
+    if donor is not None:
+        outs = rule(*invals, out=donor)
+    else:
+        outs = rule(*invals, **eqn.params)
+    if not eqn.primitive.multiple_results:
+        outs = [outs]
+    for var, out in zip(eqn.outvars, outs):
+        env[var] = _value(out, var.aval)
+
+
+def _donor(eqn, invals: list, done: list, env: dict):
     """An operand of the elementwise ufunc `eqn` that it may write its result
-    into: read for the last time here, made by this interpretation (owning
-    its memory, no other variable holding it), of the result's shape and
-    dtype, as are all operands (no casting). Writing into it saves a fresh
-    array: its page faults were 1-2 ms of an MLP gradient's first call."""
+    into: read for the last time here, of the result's shape and dtype, as
+    are all operands (no casting), owning its memory, and held by nothing but
+    this interpretation (its variable and the operand list: not the caller,
+    a program's constants, another variable, or a view of it, each of which
+    would add a reference). Writing into it saves a fresh array: its page
+    faults were 1-2 ms of an MLP gradient's first call."""
     (outvar,) = eqn.outvars
     aval = outvar.aval
     if eqn.params or any(v.dtype != aval.dtype for v in invals):
@@ -112,33 +110,19 @@ def _donor(eqn, invals: list, done: list, env: dict, shared: _Shared):
     for var in done:
         value = env.get(var)
         if (
-            value is not None
-            and value.nbytes >= _DONOR_BYTES
-            and value.shape == aval.shape
-            and value.flags.owndata
-            and value.flags.writeable
-            and value.flags.c_contiguous
-            and value not in shared
+            value is None
+            or value.nbytes < _DONOR_BYTES
+            or value.shape != aval.shape
+            or not value.flags.owndata
+            or not value.flags.writeable
+            or not value.flags.c_contiguous
         ):
+            continue
+        operands = sum(v is value for v in invals)
+        # env, the operand list, `value` and getrefcount's own argument
+        if sys.getrefcount(value) <= 3 + operands:
             return value
     return None
-
-
-class _Shared:
-    """Arrays the interpreter must not write into, by identity (weakly: an
-    id is reused once its array is gone)."""
-
-    def __init__(self, values=()):
-        self._refs: dict = {}
-        self.add(*values)
-
-    def add(self, *values) -> None:
-        for value in values:
-            self._refs[id(value)] = weakref.ref(value)
-
-    def __contains__(self, value) -> bool:
-        ref = self._refs.get(id(value))
-        return ref is not None and ref() is value
 
 
 def _last_uses(olympuspr, keep: set) -> list[list]:
