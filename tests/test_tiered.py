@@ -536,7 +536,12 @@ def _elementwise_chain(x, y, z):
     s = p - 1.0  # p dies here, q and t live on: p may not be written
     _, k = olympus.jit(_with_const)(x)
     m = k + 1.0  # k is the program's constant: never written
-    return b, c, d, x, f.T * 1.0, g, w, q, s, t, m
+    mm = x @ x.T  # a matmul's result: a view of an aligned buffer
+    mv = mm.T  # another view of that buffer
+    mo = mm + 1.0  # mm dies here, mv lives on: mm may not be written
+    mp = x @ x.T
+    mq = mp + 1.0  # mp dies here, the only view of its buffer: written
+    return b, c, d, x, f.T * 1.0, g, w, q, s, t, m, mv, mo, mq
 
 
 def test_ufuncs_write_into_dying_operands_only_where_safe():

@@ -98,7 +98,8 @@ def _apply(eqn, rule, invals: list, done: list, env: dict) -> None:
 def _donor(eqn, invals: list, done: list, env: dict):
     """An operand of the elementwise ufunc `eqn` that it may write its result
     into: read for the last time here, of the result's shape and dtype, as
-    are all operands (no casting), owning its memory, and held by nothing but
+    are all operands (no casting), owning its memory (or the only view of
+    memory nothing else holds), and held by nothing but
     this interpretation (its variable and the operand list: not the caller,
     a program's constants, another variable, or a view of it, each of which
     would add a reference). Writing into it saves a fresh array: its page
@@ -113,7 +114,7 @@ def _donor(eqn, invals: list, done: list, env: dict):
             value is None
             or value.nbytes < _DONOR_BYTES
             or value.shape != aval.shape
-            or not value.flags.owndata
+            or not (value.flags.owndata or _sole_view(value))
             or not value.flags.writeable
             or not value.flags.c_contiguous
         ):
@@ -123,6 +124,16 @@ def _donor(eqn, invals: list, done: list, env: dict):
         if sys.getrefcount(value) <= 3 + operands:
             return value
     return None
+
+
+def _sole_view(value: np.ndarray) -> bool:
+    """Whether `value` views NumPy-owned memory that nothing else holds (the
+    aligned result of `_dot_general`, say)."""
+    base = value.base
+    # value's base, `base` and getrefcount's own argument
+    return (
+        type(base) is np.ndarray and base.flags.owndata and sys.getrefcount(base) <= 3
+    )
 
 
 def _last_uses(olympuspr, keep: set) -> list[list]:
