@@ -437,25 +437,40 @@ def test_results_never_share_the_callers_memory(fun, held):
         assert np.all(np.asarray(leaf) == 1.0)
 
 
+class _Var:
+    def __init__(self, aval):
+        self.aval = aval
+
+
 def test_matmul_results_are_shared_and_stay_put(held):
     """A large matmul result becomes the device buffer without a copy (it is
     64-byte aligned, and only the interpreter holds it); a small one, or an
     argument, is copied. Later interpretations do not overwrite it."""
     f32 = ShapedArray((256, 256), np.dtype(np.float32))
-    made = interpreted._dot_general(
-        np.ones((256, 8), np.float32),
-        np.ones((8, 256), np.float32),
-        dimension_numbers=(((1,), (0,)), ((), ())),
+
+    def made():
+        return interpreted._dot_general(
+            np.ones((256, 8), np.float32),
+            np.ones((8, 256), np.float32),
+            dimension_numbers=(((1,), (0,)), ((), ())),
+        )
+
+    outs = [made()]
+    address = outs[0].ctypes.data
+    assert np.asarray(interpreted._result(outs, 0, _Var(f32))).ctypes.data == address
+    outs = [made()]
+    kept = outs[0]  # held elsewhere too: copied
+    assert not np.shares_memory(
+        np.asarray(interpreted._result(outs, 0, _Var(f32))), kept
     )
-    assert np.shares_memory(np.asarray(interpreted._result(made, f32, [])), made)
     given = np.ones((256, 256), np.float32)
     assert not np.shares_memory(
-        np.asarray(interpreted._result(given, f32, [given])), given
+        np.asarray(interpreted._result([given], 0, _Var(f32))), given
     )
     small = interpreted._aligned_empty((4,), np.float32)
     small_aval = ShapedArray((4,), np.dtype(np.float32))
     assert not np.shares_memory(
-        np.asarray(interpreted._result(small, small_aval, [])), small
+        np.asarray(interpreted._result([small], 0, _Var(small_aval))), small
     )
     a, b = _rng().normal(size=(2, 256, 256)).astype(np.float32)
     f = olympus.jit(lambda a, b: a @ b, tiered=True)

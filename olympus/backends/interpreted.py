@@ -157,27 +157,31 @@ def interpret(closed: ClosedOlympuspr, leaves) -> list:
     args = [np.asarray(x) for x in leaves]
     with _one_blas_thread:
         outs = run_numpy(olympuspr, consts, args)
-    inputs = consts + args
     return [
-        to_device(v, var.aval) if type(var) is Literal else _result(v, var.aval, inputs)
-        for v, var in zip(outs, olympuspr.outvars)
+        to_device(outs[i], var.aval) if type(var) is Literal else _result(outs, i, var)
+        for i, var in enumerate(olympuspr.outvars)
     ]
 
 
-def _result(value: np.ndarray, aval, inputs: list) -> Array:
-    """A device Array of `value`, sharing its memory where the interpreter
-    allocated it (64-byte aligned, as the CPU client needs; nobody else holds
-    it, so it stays as immutable as an Array must be): copying the weights'
-    gradients of an MLP cost 2-3 ms of a 20 ms first call (page faults of the
-    fresh device buffers), sharing costs microseconds."""
+def _result(outs: list, i: int, var) -> Array:
+    """A device Array of `outs[i]`, sharing its memory where only the
+    interpreter can reach it: held by nothing but `outs` (not the caller),
+    the sole view of NumPy-owned, 64-byte-aligned memory nothing else holds
+    (a matmul's result, `_aligned_empty`), so it stays as immutable as an
+    Array must be. Copying the weights' gradients of an MLP cost 2-3 ms of a
+    20 ms first call (page faults of the fresh device buffers); sharing
+    costs microseconds."""
+    value, aval = outs[i], var.aval
     if (
         value.nbytes >= _SHARE_BYTES
         and value.ctypes.data % _ALIGN == 0
-        and value.flags.writeable
         and value.dtype == aval.dtype
-        and not any(np.may_share_memory(value, x) for x in inputs)
+        and _sole_view(value)
     ):
-        return Array(host_to_device(value, aval, share=True), aval)
+        names = sum(v is value for v in outs)
+        # `outs`, `value` and getrefcount's own argument
+        if sys.getrefcount(value) <= 2 + names:
+            return Array(host_to_device(value, aval, share=True), aval)
     return to_device(value, aval)
 
 
