@@ -7,7 +7,10 @@ in the background), and JAX's first call when jax is importable. Each figure
 is the median over fresh interpreters (the backend client started first, the
 persistent compilation cache off, as JAX has none by default), both as the
 first program of the process ("cold") and after another step (batch 64) was
-compiled ("warm": one-time costs of a library's first trace excluded). For the
+compiled ("warm": one-time costs of a library's first trace excluded), in
+wall-clock time and in CPU time of the process (all its threads: XLA compiles
+on threads of its own; on a loaded machine the CPU time is the steadier
+measure, the wall-clock time mostly waits for a core). For the
 tiered column it also reports when the compiled executable was ready (seconds
 after the first call began) and that the interpreted result matches it.
 
@@ -45,10 +48,10 @@ def first_call(mode: str, warm: bool) -> dict:
         for pending in list(getattr(other, "_pending", {}).values()):
             pending.done.wait()  # its compile must not overlap the measured call
     step = lib.jit(lib.value_and_grad(make_loss(jnp)), **kwargs)
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     first = lib.block_until_ready(step(*args))
     seconds = time.perf_counter() - start
-    report = {"first": seconds}
+    report = {"first": seconds, "cpu": time.process_time() - cpu}
     if mode == "tiered":
         for pending in list(step._pending.values()):
             pending.done.wait()
@@ -91,26 +94,30 @@ def main(argv=None) -> None:
     modes = [m for m in MODES if m != "jax" or (not opts.no_jax and jax_available())]
     repeats = opts.fresh or (3 if opts.quick else 7)
     samples = {(m, w): [] for m in modes for w in (False, True)}
+    loads = []
     for _ in range(repeats):  # interleaved, so load on the machine hits all alike
+        loads.append(os.getloadavg()[0])
         for warm in (False, True):
             for mode in modes:
                 samples[mode, warm].append(fresh(mode, warm))
     print("MLP 4x512, batch 128, f32: first call of a new jit(value_and_grad(loss))")
     print(machine() + f"; median of {repeats} fresh interpreters")
+    print("load average before each round: " + " ".join(f"{x:.1f}" for x in loads))
     ratios = " | tiered / jax |"
     print("| case | " + " | ".join(modes) + (ratios if "jax" in modes else " |"))
     print("|---" * (len(modes) + 1 + ("jax" in modes)) + "|")
-    for warm in (False, True):
-        med = {
-            m: statistics.median(s["first"] for s in samples[m, warm]) for m in modes
-        }
-        label = "warm" if warm else "cold"
-        row = f"| time to first result, {label} | " + " | ".join(
-            f"{med[m] * 1e3:.1f} ms" for m in modes
-        )
-        if "jax" in modes:
-            row += f" | {med['tiered'] / med['jax']:.3f}x"
-        print(row + " |")
+    for key, what in (("first", "time"), ("cpu", "CPU time (all threads)")):
+        for warm in (False, True):
+            med = {
+                m: statistics.median(s[key] for s in samples[m, warm]) for m in modes
+            }
+            label = "warm" if warm else "cold"
+            row = f"| {what} to first result, {label} | " + " | ".join(
+                f"{med[m] * 1e3:.1f} ms" for m in modes
+            )
+            if "jax" in modes:
+                row += f" | {med['tiered'] / med['jax']:.3f}x"
+            print(row + " |")
     for mode in [m for m in modes if m.startswith("tiered")]:
         for warm in (False, True):
             ready = statistics.median(s["ready"] for s in samples[mode, warm])

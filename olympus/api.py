@@ -48,6 +48,7 @@ from olympus.stages import (
     optimized,
     split_call,
     trace_call,
+    weak_callback,
 )
 from olympus.tracer import axes as axes_env
 from olympus.tracer import core
@@ -438,7 +439,7 @@ class JitFunction:
             self.name,
         )
         pending = BackgroundCompile(
-            traced, program, functools.partial(self._compiled, call.key)
+            traced, program, weak_callback(self._compiled, call.key)
         )
         pending.origin = user_source_info()  # named if its compile fails
         self._pending[call.key] = pending

@@ -37,6 +37,7 @@ import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -463,12 +464,12 @@ class Compiled:
 
 
 class BackgroundCompile:
-    """Lowers and compiles `traced` (its optimized `program`) on olympus's
-    background-compile thread once `start`ed, for tiered execution. `done`
-    is set when it has finished, then `on_done(self)` runs on that thread;
-    `result()` waits and gives the `Compiled`, or raises the exception the
-    compile raised (kept, never lost: the same one `traced.lower().compile()`
-    raises in the caller's thread).
+    """Lowers and compiles `traced` (its optimized `program`, which the
+    interpreter runs meanwhile) on olympus's background-compile thread once
+    `start`ed, for tiered execution. `done` is set when it has finished, then
+    `on_done(self)` runs on that thread; `result()` waits and gives the
+    `Compiled`, or raises the exception the compile raised (kept, never lost:
+    the same one `traced.lower().compile()` raises in the caller's thread).
 
     One daemon thread compiles the started programs one at a time, in order:
     a loop over many new shapes queues their compiles instead of starting as
@@ -527,6 +528,20 @@ class BackgroundCompile:
     def __repr__(self) -> str:
         state = "failed" if self.error else "done" if self.done.is_set() else "running"
         return f"BackgroundCompile({self.traced.name}, {state})"
+
+
+def weak_callback(method, *args) -> Callable:
+    """An `on_done` that calls `method(*args, pending)` while the method's
+    object lives: a queued compile does not keep a dropped jitted function
+    (and its caches) alive; its result is then dropped too."""
+    ref = weakref.WeakMethod(method)
+
+    def on_done(pending: BackgroundCompile) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(*args, pending)
+
+    return on_done
 
 
 _queue: queue.SimpleQueue = queue.SimpleQueue()

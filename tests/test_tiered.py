@@ -4,11 +4,13 @@ executable; results, pytrees and avals agree with the ordinary jit."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import subprocess
 import sys
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -16,10 +18,12 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from olympus import config, lax, stages
+from olympus.backends import interpreted
 from olympus.backends.interpreted import _dot_general, interpret, not_interpretable
 from olympus.backends.reference import reference_rules
 from olympus.backends.xla.array import Array
 from olympus.errors import LoweringError
+from olympus.ir.core import ShapedArray
 
 
 def _wait(f) -> None:
@@ -199,7 +203,7 @@ def test_background_compile_failure_surfaces_on_a_later_call(monkeypatch):
     with pytest.raises(LoweringError, match="broken on purpose"):
         f(np.float32(1.0))
     with pytest.raises(LoweringError, match="broken on purpose"):
-        olympus.jit(lambda x: x + 1.0)(np.float32(1.0))
+        olympus.jit(lambda x: x + 1.0, tiered=False)(np.float32(1.0))
 
 
 def test_threads_calling_during_the_compile_compile_once(monkeypatch):
@@ -260,8 +264,9 @@ def test_config_option_and_override(held):
         g(np.float32(1.0))
         assert g._cache and not g._pending
         _wait(f)
-    h = olympus.jit(lambda x: x * 5.0)
-    h(np.float32(1.0))
+    with config.override("olympus_tiered_execution", False):  # the default
+        h = olympus.jit(lambda x: x * 5.0)
+        h(np.float32(1.0))
     assert h._cache and not h._pending
 
 
@@ -406,3 +411,181 @@ def test_decorator_static_arguments_and_keywords(held):
     _wait(f)
     _assert_same(out, f(x, 3, scale=2.0))
     np.testing.assert_allclose(out, x**3 * 2.0)
+
+
+def _aligned(shape, dtype=np.float32) -> np.ndarray:
+    """A NumPy array whose data is 64-byte aligned (one the CPU client could
+    use as a device buffer without a copy)."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.zeros(nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize(
+    "fun", [lambda x: x, lambda x: x.T, lambda x: x.reshape(-1), lambda x: (x, x[1:])]
+)
+def test_results_never_share_the_callers_memory(fun, held):
+    """Interpreted results share memory with the device only where the
+    interpreter made them: a result that is (a view of) an argument is
+    copied, so writing to the argument later leaves the Array as it was."""
+    x = _aligned((256, 128))
+    x[...] = 1.0
+    out = olympus.jit(fun, tiered=True)(x)
+    x[...] = 7.0
+    for leaf in olympus.tree_util.tree_flatten(out)[0]:
+        assert np.all(np.asarray(leaf) == 1.0)
+
+
+class _Var:
+    def __init__(self, aval):
+        self.aval = aval
+
+
+def test_matmul_results_are_shared_and_stay_put(held):
+    """A large matmul result becomes the device buffer without a copy (it is
+    64-byte aligned, and only the interpreter holds it); a small one, or an
+    argument, is copied. Later interpretations do not overwrite it."""
+    f32 = ShapedArray((256, 256), np.dtype(np.float32))
+
+    def made():
+        return interpreted._dot_general(
+            np.ones((256, 8), np.float32),
+            np.ones((8, 256), np.float32),
+            dimension_numbers=(((1,), (0,)), ((), ())),
+        )
+
+    outs = [made()]
+    address = outs[0].ctypes.data
+    assert np.asarray(interpreted._result(outs, 0, _Var(f32))).ctypes.data == address
+    outs = [made()]
+    kept = outs[0]  # held elsewhere too: copied
+    assert not np.shares_memory(
+        np.asarray(interpreted._result(outs, 0, _Var(f32))), kept
+    )
+    given = np.ones((256, 256), np.float32)
+    assert not np.shares_memory(
+        np.asarray(interpreted._result([given], 0, _Var(f32))), given
+    )
+    small = interpreted._aligned_empty((4,), np.float32)
+    small_aval = ShapedArray((4,), np.dtype(np.float32))
+    assert not np.shares_memory(
+        np.asarray(interpreted._result([small], 0, _Var(small_aval))), small
+    )
+    a, b = _rng().normal(size=(2, 256, 256)).astype(np.float32)
+    f = olympus.jit(lambda a, b: a @ b, tiered=True)
+    first = f(a, b)
+    second = f(b, a)  # still interpreting: the compile is held
+    assert not f._cache
+    np.testing.assert_allclose(first, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(second, b @ a, rtol=1e-4, atol=1e-4)
+
+
+def test_stable_rewrites_apply_to_the_interpreted_program(held):
+    """The interpreter runs the program the compiler gets, stable rewrites
+    included (log(1 + exp(100)) is inf without them)."""
+    f = olympus.jit(lambda x: jnp.log(1 + jnp.exp(x)), tiered=True)
+    first = f(np.float32(100.0))
+    assert not f._cache and float(first) == pytest.approx(100.0)
+    held.set()
+    _wait(f)
+    assert float(f(np.float32(100.0))) == pytest.approx(100.0)
+
+
+def test_a_pending_compile_does_not_keep_a_dropped_function_alive(held):
+    f = olympus.jit(lambda x: x * 3.0, tiered=True)
+    f(np.ones(3, np.float32))
+    (pending,) = f._pending.values()
+    ref = weakref.ref(f)
+    del f
+    gc.collect()
+    assert ref() is None
+    held.set()
+    assert pending.done.wait(60) and pending.error is None  # compiled, then dropped
+
+
+def test_one_blas_thread_while_interpreting_and_restored_after():
+    """OpenBLAS runs one thread while the interpreter runs (its threads
+    contend with XLA's on few cores) and gets its setting back after; the
+    library found beside a NumPy wheel is the one loaded in the process."""
+    limit = interpreted._OneBlasThread()
+    wheel = limit._wheel_libraries()
+    mapped = limit._mapped_libraries()
+    assert set(wheel) <= set(mapped)
+    calls = limit._lookup()
+    if not calls:
+        pytest.skip("NumPy does not use OpenBLAS here")
+    get, set_ = calls
+    before = get()
+    set_(2)
+    try:
+        with limit:
+            assert get() == 1
+        assert get() == 2
+    finally:
+        set_(before)
+
+
+_CONST = np.full((64, 128), 2.0, np.float32)
+
+
+def _with_const(v):
+    return v * 1.0, jnp.asarray(_CONST)  # the constant itself is an output
+
+
+def _twice(v):
+    u = v * 4.0
+    return u, u, u.T
+
+
+def _elementwise_chain(x, y, z):
+    a = jnp.tanh(x * 2.0)  # tanh writes into x * 2.0 (read last there)
+    b = olympus.lax.stop_gradient(a)  # b is a: one array under two names
+    c = a * a + 1.0  # a dies here, b lives on: neither may be written
+    d = jnp.exp(-c) - y  # y, the caller's, dies here: never written
+    e = x * 3.0
+    f = e.reshape(128, 64)  # a view of e
+    g = e + 1.0  # e dies here, its view f lives on: e may not be written
+    w = z + 1.0  # z, the caller's, is read for the last time: never written
+    p, q, t = olympus.jit(_twice)(x)  # one array under two names, and a view
+    s = p - 1.0  # p dies here, q and t live on: p may not be written
+    _, k = olympus.jit(_with_const)(x)
+    m = k + 1.0  # k is the program's constant: never written
+    mm = x @ x.T  # a matmul's result: a view of an aligned buffer
+    mv = mm.T  # another view of that buffer
+    mo = mm + 1.0  # mm dies here, mv lives on: mm may not be written
+    mp = x @ x.T
+    mq = mp + 1.0  # mp dies here, the only view of its buffer: written
+    return b, c, d, x, f.T * 1.0, g, w, q, s, t, m, mv, mo, mq
+
+
+def test_ufuncs_write_into_dying_operands_only_where_safe():
+    """Elementwise ufuncs reuse an operand read for the last time, never the
+    caller's arrays, a value another variable still holds, or an output."""
+    r = _rng()
+    x = r.normal(size=(64, 128)).astype(np.float32)
+    y = r.normal(size=(64, 128)).astype(np.float32)
+    z = r.normal(size=(64, 128)).astype(np.float32)
+    x0, y0, z0 = x.copy(), y.copy(), z.copy()
+    closed = olympus.make_olympuspr(_elementwise_chain)(x, y, z)
+    written = []
+    donor = interpreted._donor
+
+    def spy(*args):
+        found = donor(*args)
+        written.append(found is not None)
+        return found
+
+    interpreted._donor = spy
+    try:
+        got = interpret(closed, [x, y, z])
+    finally:
+        interpreted._donor = donor
+    assert any(written)  # some ufunc wrote into a dying intermediate
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(z, z0)
+    np.testing.assert_array_equal(_CONST, 2.0)
+    want = olympus.jit(_elementwise_chain)(x0, y0, z0)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)

@@ -548,14 +548,16 @@ def compile_options():
     return options
 
 
-def host_to_device(value: np.ndarray, aval):
+def host_to_device(value: np.ndarray, aval, *, share: bool = False):
     """Copies a host array (already of aval's dtype) to the default device.
 
     The copy is made during the call: jaxlib's default (ZERO_COPY) makes the
     device buffer *alias* a 64-byte-aligned NumPy array on the CPU, so writing
     to the NumPy array later would change an immutable Array (or the input of
-    a jitted call still running). x64 canonicalization stays off (True): the
-    value already has aval's dtype, so jaxlib must not narrow it.
+    a jitted call still running). `share=True` asks for that aliasing, for a
+    value no one else holds or writes (the interpreter tier's results). x64
+    canonicalization stays off (True): the value already has aval's dtype, so
+    jaxlib must not narrow it.
     """
     if _client is None:
         get_client()
@@ -566,7 +568,7 @@ def host_to_device(value: np.ndarray, aval):
         [_default_device],
         True,
         False,
-        _copy_during_call,
+        xc.HostBufferSemantics.ZERO_COPY if share else _copy_during_call,
         True,
     )
 
