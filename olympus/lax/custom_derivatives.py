@@ -610,7 +610,7 @@ def _tags(eqn) -> list[tuple]:
 
 def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
     """`known` with every reader of a tagged value, or of the value under the
-    tag, reading the one of them that `policy` saves.
+    tag, reading the one of them that `policy` saves (else the tag).
 
     `checkpoint_name(v, "e")` is v, but jvp rules read v itself (exp's tangent
     reads exp's output): without this the residual is v, which the policy
@@ -627,9 +627,9 @@ def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
             made_by[t] = eqn
     alias, hoisted, after, skip = {}, {}, {}, set()
     for r, group in members.items():
-        rep = next((m for m in group if _policy_saves(producers, m, policy)), None)
-        if rep is None:
-            continue
+        # The saved one, else the first tag: then budget and saved-intermediate
+        # searches see one value, not two copies of it.
+        rep = next((m for m in group if _policy_saves(producers, m, policy)), group[1])
         renamed = {m: rep for m in group if m is not rep}
         if rep is r:  # r is made first: its tags are read as r from the start
             alias.update(renamed)
@@ -691,17 +691,33 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
     res_vars = program.outvars[len(program.outvars) - num_res :]
     saved = {v: i for i, (v, keep) in enumerate(zip(res_vars, saveable)) if keep}
     unsaved = [v for v, keep in zip(res_vars, saveable) if not keep]
-    kept, live = backward_slice(program.eqns, unsaved, given=saved.keys())
+    kept, live = _recompute_slice(program.eqns, unsaved, saved)
+    remade = {v for eqn in kept for v in eqn.outvars}
     # Saved residuals the recomputation reads, latest producer first.
     saved_inputs = [
         v
         for eqn in reversed(program.eqns)
-        if all(o in saved for o in eqn.outvars)
         for v in eqn.outvars
-        if v in live
+        if v in saved and v in live and v not in remade
     ]
+    saved_inputs = list(dict.fromkeys(saved_inputs))
     recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept, unsaved)
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
+
+
+def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
+    """The equations that recompute `wanted` from the inputs and the `saved`
+    values, in program order, and the variables they (and `wanted`) read. An
+    equation is not rerun when the outputs read from it are saved (a jitted
+    call returning a saved tag and the value under it)."""
+    live, kept = set(wanted), []
+    for eqn in reversed(eqns):
+        read = [v for v in eqn.outvars if v in live]
+        if not read or all(v in saved for v in read):
+            continue
+        kept.append(eqn)
+        live.update(x for x in eqn.invars if isinstance(x, Var))
+    return kept[::-1], live
 
 
 def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
@@ -739,14 +755,17 @@ def _with_saved_intermediates(
     todo = [v for v, keep in zip(res_vars, saveable) if not keep]
     seen, extra, outputs = set(), [], set(program.outvars)
     while todo:
-        eqn = producers.get(todo.pop())
-        if eqn is None or id(eqn) in seen:
+        v = todo.pop()
+        eqn = producers.get(v)
+        if eqn is None or v in seen:
             continue
-        seen.add(id(eqn))
-        if policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params):
-            extra += [v for v in eqn.outvars if v not in outputs]
-            outputs.update(eqn.outvars)
-        else:
+        seen.add(v)
+        if _policy_saves(producers, v, policy):  # a tag inside a jitted call too
+            if v not in outputs:
+                extra.append(v)
+                outputs.add(v)
+        elif id(eqn) not in seen:
+            seen.add(id(eqn))
             todo += [x for x in eqn.invars if isinstance(x, Var)]
     if not extra:
         return known, num_res, saveable
@@ -861,7 +880,7 @@ def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:
     def recompute_cost(saved: set) -> int:
         wanted = [v for v in needed if v not in saved]
         return sum(
-            _eqn_cost(e) for e in backward_slice(program.eqns, wanted, given=saved)[0]
+            _eqn_cost(e) for e in _recompute_slice(program.eqns, wanted, saved)[0]
         )
 
     saved: set = set()
