@@ -1083,6 +1083,21 @@ class checkpoint_policies:
         )
 
     @staticmethod
+    def save_from_both_policies(policy_1: Callable, policy_2: Callable) -> Callable:
+        """Saves what either policy saves (e.g. the dots and the tagged values)."""
+        for p in (policy_1, policy_2):
+            if isinstance(p, _MemoryBudget) or not callable(p):
+                why = "memory_budget chooses over a whole call, not per value"
+                raise TypeError(
+                    "checkpoint_policies.save_from_both_policies takes two per-value "
+                    f"policies (such as dots_saveable), got {p!r}"
+                    + (f": {why}" if isinstance(p, _MemoryBudget) else "")
+                )
+        return lambda prim, *avals, **params: bool(
+            policy_1(prim, *avals, **params) or policy_2(prim, *avals, **params)
+        )
+
+    @staticmethod
     def memory_budget(nbytes: int) -> Callable:
         """Saves at most `nbytes` per call of the checkpointed function (in a
         scan, per iteration), beyond its arguments: the values whose saving
