@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import itertools
 import statistics
 import time
@@ -212,6 +213,8 @@ def naive_programs(lib, jnp, lax):
     def grad(f):
         return lib.grad(lambda x: jnp.sum(f(x)))
 
+    name = importlib.import_module(f"{lib.__name__}.ad_checkpoint").checkpoint_name
+
     return {
         "log(1+exp(x))": (lambda x: jnp.log(1 + jnp.exp(x)), big, np.logaddexp(0, big)),
         "log1p(exp(x))": (lambda x: jnp.log1p(jnp.exp(x)), big, np.logaddexp(0, big)),
@@ -323,6 +326,17 @@ def naive_programs(lib, jnp, lax):
                     0.0,
                     x,
                 )[1]
+            ),
+            big,
+            _sigmoid(big),
+        ),
+        # A tagged exp: the tag is saved and read where exp's output was.
+        "grad checkpoint(log(1+name(exp(x))), everything_saveable)": (
+            grad(
+                lib.checkpoint(
+                    lambda x: jnp.log(1 + name(jnp.exp(x), "e")),
+                    policy=lib.checkpoint_policies.everything_saveable,
+                )
             ),
             big,
             _sigmoid(big),

@@ -15,6 +15,7 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from olympus import lax
+from olympus.ad_checkpoint import checkpoint_name
 from olympus.ir.core import Primitive
 from olympus.ir.core import all_primitives
 from olympus.test_util import check_grads
@@ -719,6 +720,124 @@ def test_checkpoint_name_policies_save_what_they_name(x64):
         sins[label] = _count(str(olympus.make_olympuspr(olympus.grad(g))(x)), "sin")
     # forward: sin x, sin h; recomputed: both, or only sin h when h is saved
     assert sins == {"none": 4, "h": 3, "not h": 4}
+
+
+def _remat_count(f, x, op: str) -> int:
+    """How many `op` equations the backward pass's recomputation of
+    grad(f) runs (in its `remat(...)` sub-programs, jitted calls included)."""
+
+    def count(program) -> int:
+        n = 0
+        for eqn in program.eqns:
+            n += eqn.primitive.name == op
+            sub = eqn.params.get("olympuspr")
+            if sub is not None and eqn.primitive.name == "pjit":
+                n += count(sub.olympuspr)
+        return n
+
+    program = olympus.make_olympuspr(olympus.grad(f))(x).olympuspr
+    return sum(
+        count(e.params["olympuspr"].olympuspr)
+        for e in program.eqns
+        if e.primitive.name == "checkpoint" and e.params["name"].startswith("remat(")
+    )
+
+
+def _tagged_exp(x):  # the exp's own tangent reads exp's output, not the tag
+    e = checkpoint_name(jnp.exp(x), "e")
+    return jnp.sum(jnp.log(1 + e) + jnp.sin(e))
+
+
+def _tagged_exp_read_first(x):  # a reader of the value comes before the tag
+    e = jnp.exp(x)
+    s = jnp.sin(e)
+    return jnp.sum(s * checkpoint_name(e, "e") + e)
+
+
+def _tagged_twice(x):
+    e = checkpoint_name(checkpoint_name(jnp.exp(x), "a"), "e")
+    return jnp.sum(jnp.sin(e) * e)
+
+
+def _tagged_in_jit(x):
+    e = olympus.jit(lambda x: checkpoint_name(jnp.exp(x), "e"))(x)
+    return jnp.sum(jnp.log(1 + e))
+
+
+@pytest.mark.parametrize(
+    "f", [_tagged_exp, _tagged_exp_read_first, _tagged_twice, _tagged_in_jit]
+)
+def test_checkpoint_does_not_recompute_a_saved_tag(x64, f):
+    """A value the policy saves under a tag is a residual and is not
+    recomputed (before, the backward pass reran exp beside the saved tag)."""
+    cp = olympus.checkpoint_policies
+    x = np.array([0.3, -0.5])
+    want = np.asarray(olympus.grad(f)(x))
+    exps = {}
+    for label, policy in (
+        ("none", None),
+        ("e", cp.save_only_these_names("e")),
+        ("not e", cp.save_any_names_but_these("e")),
+        ("all names", cp.save_any_names_but_these()),
+        (
+            "e or dots",
+            cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("e")),
+        ),
+        ("budget", cp.memory_budget(16)),
+    ):
+        g = olympus.checkpoint(f, policy=policy)
+        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
+        )
+        exps[label] = _remat_count(g, x, "exp")
+    check_grads(
+        olympus.checkpoint(f, policy=cp.save_only_these_names("e")), (x,), order=1
+    )
+    assert exps == {
+        "none": 1,
+        "e": 0,
+        "not e": 0 if f is _tagged_twice else 1,  # _tagged_twice also tags it "a"
+        "all names": 0,
+        "e or dots": 0,
+        "budget": 0,  # 16 bytes: the exp, the most work per byte
+    }
+
+
+def test_checkpoint_tagged_dot_saved_by_either_policy(x64):
+    """A tagged matmul is saved once whether the policy saves dots or the
+    tag; the backward pass reruns no dot_general for it."""
+    cp = olympus.checkpoint_policies
+    w, x = rng_array((3, 2), seed=5), rng_array((4, 3), seed=6)
+
+    def loss(w):
+        h = checkpoint_name(x @ w, "h")
+        return jnp.sum(jnp.tanh(h) * h)
+
+    want = np.asarray(olympus.grad(loss)(w))
+    dots = {}
+    for label, policy in (
+        ("none", None),
+        ("dots", cp.dots_saveable),
+        ("h", cp.save_only_these_names("h")),
+        (
+            "both",
+            cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("h")),
+        ),
+        ("not h", cp.save_any_names_but_these("h")),
+    ):
+        g = olympus.checkpoint(loss, policy=policy)
+        np.testing.assert_allclose(np.asarray(olympus.grad(g)(w)), want, rtol=1e-12)
+        dots[label] = _remat_count(g, w, "dot_general")
+    assert dots == {"none": 1, "dots": 0, "h": 0, "both": 0, "not h": 1}
+
+
+def test_save_from_both_policies_refuses_a_memory_budget():
+    cp = olympus.checkpoint_policies
+    with pytest.raises(TypeError, match="save_from_both_policies.*memory_budget"):
+        cp.save_from_both_policies(cp.dots_saveable, cp.memory_budget(64))
+    with pytest.raises(TypeError, match="save_from_both_policies.*got 'e'"):
+        cp.save_from_both_policies(cp.dots_saveable, "e")
 
 
 def test_closure_convert_lets_custom_vjp_see_closed_over_weights():

@@ -572,20 +572,102 @@ def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name):
 def _saveable(known: ClosedOlympuspr, num_res: int, policy) -> list[bool]:
     """Per residual: may the forward pass keep it (else the backward recomputes it)?"""
     producers = {v: eqn for eqn in known.olympuspr.eqns for v in eqn.outvars}
-    flags = []
-    for v in known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res :]:
-        eqn = producers.get(v)
-        if eqn is None:  # an input or a literal: nothing to recompute
-            flags.append(True)
-        else:
-            eqn = _named_inside_jit(eqn, v) or eqn
-            flags.append(
-                bool(policy)
-                and bool(
-                    policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)
-                )
-            )
-    return flags
+    res_vars = known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res :]
+    return [_policy_saves(producers, v, policy) for v in res_vars]
+
+
+def _policy_saves(producers: dict, v, policy) -> bool:
+    """Does `policy` save the value `v` of a program (`producers`: variable ->
+    the equation making it)? Inputs and literals need no recomputing."""
+    eqn = producers.get(v)
+    if eqn is None:
+        return True
+    eqn = _named_inside_jit(eqn, v) or eqn
+    return bool(policy) and bool(
+        policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params)
+    )
+
+
+def _tags(eqn) -> list[tuple]:
+    """(value, tagged) pairs of the enclosing program's variables that `eqn`
+    makes equal: `tagged = checkpoint_name(value)`, also inside a jitted call
+    that returns both (or takes the value as an argument)."""
+    if eqn.primitive is name_p:
+        x = eqn.invars[0]
+        return [(x, eqn.outvars[0])] if isinstance(x, Var) else []
+    if eqn.primitive is not pjit_p:
+        return []
+    body = eqn.params["olympuspr"].olympuspr
+    outs = {v: o for v, o in zip(body.outvars, eqn.outvars) if isinstance(v, Var)}
+    ins = {v: o for v, o in zip(body.invars, eqn.invars) if isinstance(o, Var)}
+    return [
+        (ins.get(s, outs.get(s)), outs[t])
+        for inner in body.eqns
+        for s, t in _tags(inner)
+        if t in outs and (s in ins or s in outs)
+    ]
+
+
+def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
+    """`known` with every reader of a tagged value, or of the value under the
+    tag, reading the one of them that `policy` saves (else the tag).
+
+    `checkpoint_name(v, "e")` is v, but jvp rules read v itself (exp's tangent
+    reads exp's output): without this the residual is v, which the policy
+    does not save, and the backward pass recomputes v although the tag, the
+    same value, is saved. A saved tag's equation moves up to just after v is
+    made, so that every reader of v comes after it."""
+    program = known.olympuspr
+    producers = {v: e for e in program.eqns for v in e.outvars}
+    root, members, made_by = {}, {}, {}
+    for eqn in program.eqns:
+        for s, t in _tags(eqn):
+            r = root[t] = root.get(s, s)
+            members.setdefault(r, [r]).append(t)
+            made_by[t] = eqn
+    alias, hoisted, after, skip = {}, {}, {}, set()
+    for r, group in members.items():
+        # The saved one, else the first tag: then budget and saved-intermediate
+        # searches see one value, not two copies of it.
+        rep = next((m for m in group if _policy_saves(producers, m, policy)), group[1])
+        renamed = {m: rep for m in group if m is not rep}
+        if rep is r:  # r is made first: its tags are read as r from the start
+            alias.update(renamed)
+            continue
+        eqn = made_by[rep]
+        if eqn.primitive is name_p:  # `rep = name r`, right after r is made
+            skip.add(id(eqn))
+            eqn = eqn._replace(invars=[r])
+            hoisted.setdefault(id(producers.get(r)), []).append(eqn)
+        after.setdefault(id(eqn), []).append(renamed)
+    if not alias and not after:
+        return known
+
+    def read(x):
+        return alias.get(x, x) if isinstance(x, Var) else x
+
+    eqns = []
+
+    def emit(eqn):
+        eqns.append(eqn._replace(invars=[read(x) for x in eqn.invars]))
+        for renamed in after.pop(id(eqn), ()):
+            alias.update(renamed)
+        for tag in hoisted.pop(id(eqn), ()):
+            emit(tag)
+
+    for tag in hoisted.pop(id(None), ()):  # tags of inputs
+        emit(tag)
+    for eqn in program.eqns:
+        if id(eqn) not in skip:
+            emit(eqn)
+    wider = Olympuspr(
+        program.constvars,
+        program.invars,
+        eqns,
+        [read(x) for x in program.outvars],
+        program.debug_info,
+    )
+    return ClosedOlympuspr(wider, known.consts)
 
 
 def _named_inside_jit(eqn, var):
@@ -609,17 +691,33 @@ def _recompute_program(known: ClosedOlympuspr, num_res: int, saveable: list[bool
     res_vars = program.outvars[len(program.outvars) - num_res :]
     saved = {v: i for i, (v, keep) in enumerate(zip(res_vars, saveable)) if keep}
     unsaved = [v for v, keep in zip(res_vars, saveable) if not keep]
-    kept, live = backward_slice(program.eqns, unsaved, given=saved.keys())
+    kept, live = _recompute_slice(program.eqns, unsaved, saved)
+    remade = {v for eqn in kept for v in eqn.outvars}
     # Saved residuals the recomputation reads, latest producer first.
     saved_inputs = [
         v
         for eqn in reversed(program.eqns)
-        if all(o in saved for o in eqn.outvars)
         for v in eqn.outvars
-        if v in live
+        if v in saved and v in live and v not in remade
     ]
+    saved_inputs = list(dict.fromkeys(saved_inputs))
     recompute = _with_fresh_vars(list(program.invars) + saved_inputs, kept, unsaved)
     return ClosedOlympuspr(recompute, []), [saved[v] for v in saved_inputs]
+
+
+def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
+    """The equations that recompute `wanted` from the inputs and the `saved`
+    values, in program order, and the variables they (and `wanted`) read. An
+    equation is not rerun when the outputs read from it are saved (a jitted
+    call returning a saved tag and the value under it)."""
+    live, kept = set(wanted), []
+    for eqn in reversed(eqns):
+        read = [v for v in eqn.outvars if v in live]
+        if not read or all(v in saved for v in read):
+            continue
+        kept.append(eqn)
+        live.update(x for x in eqn.invars if isinstance(x, Var))
+    return kept[::-1], live
 
 
 def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
@@ -657,14 +755,17 @@ def _with_saved_intermediates(
     todo = [v for v, keep in zip(res_vars, saveable) if not keep]
     seen, extra, outputs = set(), [], set(program.outvars)
     while todo:
-        eqn = producers.get(todo.pop())
-        if eqn is None or id(eqn) in seen:
+        v = todo.pop()
+        eqn = producers.get(v)
+        if eqn is None or v in seen:
             continue
-        seen.add(id(eqn))
-        if policy(eqn.primitive, *[x.aval for x in eqn.invars], **eqn.params):
-            extra += [v for v in eqn.outvars if v not in outputs]
-            outputs.update(eqn.outvars)
-        else:
+        seen.add(v)
+        if _policy_saves(producers, v, policy):  # a tag inside a jitted call too
+            if v not in outputs:
+                extra.append(v)
+                outputs.add(v)
+        elif id(eqn) not in seen:
+            seen.add(id(eqn))
             todo += [x for x in eqn.invars if isinstance(x, Var)]
     if not extra:
         return known, num_res, saveable
@@ -779,7 +880,7 @@ def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:
     def recompute_cost(saved: set) -> int:
         wanted = [v for v in needed if v not in saved]
         return sum(
-            _eqn_cost(e) for e in backward_slice(program.eqns, wanted, given=saved)[0]
+            _eqn_cost(e) for e in _recompute_slice(program.eqns, wanted, saved)[0]
         )
 
     saved: set = set()
@@ -814,6 +915,16 @@ def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:
     )
 
 
+def _policy_key(policy):
+    """The policy as part of a cache key: what it saves depends on more than
+    the flags of the residuals (an unhashable policy object by identity)."""
+    try:
+        hash(policy)
+    except TypeError:
+        return ("id", id(policy))
+    return policy
+
+
 def _forwarded_inputs(
     known: ClosedOlympuspr, num_res: int, inputs: list, residuals
 ) -> list:
@@ -821,9 +932,10 @@ def _forwarded_inputs(
     the forward call's outputs are copies (eagerly, a second buffer each)."""
     position = {v: i for i, v in enumerate(known.olympuspr.invars)}
     res_vars = known.olympuspr.outvars[len(known.olympuspr.outvars) - num_res :]
-    return [
-        inputs[position[v]] if v in position else r for v, r in zip(res_vars, residuals)
-    ]
+    first = {}  # a value saved twice (a tag and what it tags) is one residual
+    for v, r in zip(res_vars, residuals):
+        first.setdefault(v, inputs[position[v]] if v in position else r)
+    return [first[v] for v in res_vars]
 
 
 def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
@@ -834,6 +946,12 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
         olympuspr, unknown, name
     )
     known_args = [a for a, u in zip(args, unknown) if not u]
+    if policy is not None:
+        known = cached_program(
+            known,
+            ("tags", _policy_key(policy)),
+            lambda: _reading_saved_tags(known, policy),
+        )
     num_staged_res, saveable = num_res, _saveable(known, num_res, policy)
     if isinstance(policy, _MemoryBudget):
         known, num_res, saveable = cached_program(
@@ -844,7 +962,7 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
     elif not all(saveable) and policy is not None:
         known, num_res, saveable = cached_program(
             known,
-            ("save", tuple(saveable)),
+            ("save", tuple(saveable), _policy_key(policy)),
             lambda: _with_saved_intermediates(known, num_res, saveable, policy),
         )
     with set_current_trace(trace.parent):
@@ -962,6 +1080,21 @@ class checkpoint_policies:
         """Saves every tagged value except those with these names."""
         return lambda prim, *avals, **params: (
             prim is name_p and params["name"] not in names
+        )
+
+    @staticmethod
+    def save_from_both_policies(policy_1: Callable, policy_2: Callable) -> Callable:
+        """Saves what either policy saves (e.g. the dots and the tagged values)."""
+        for p in (policy_1, policy_2):
+            if isinstance(p, _MemoryBudget) or not callable(p):
+                why = "memory_budget chooses over a whole call, not per value"
+                raise TypeError(
+                    "checkpoint_policies.save_from_both_policies takes two per-value "
+                    f"policies (such as dots_saveable), got {p!r}"
+                    + (f": {why}" if isinstance(p, _MemoryBudget) else "")
+                )
+        return lambda prim, *avals, **params: bool(
+            policy_1(prim, *avals, **params) or policy_2(prim, *avals, **params)
         )
 
     @staticmethod
