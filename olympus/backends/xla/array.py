@@ -173,9 +173,11 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self) -> Array:
-        (
-            self._buf if self._buf is not None else self._live_global()
-        ).block_until_ready()
+        # A ready buffer is not waited on: waiting releases the GIL, which a
+        # background compile (tiered execution) then holds for milliseconds.
+        buf = self._buf if self._buf is not None else self._live_global()
+        if not buf.is_ready():
+            buf.block_until_ready()
         return self
 
     def is_deleted(self) -> bool:
