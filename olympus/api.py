@@ -302,7 +302,9 @@ class JitFunction:
         if core._state.trace is not core.eval_trace:
             return self._bind_in_trace(call)
         entry = self._cache.get(call.key)
-        if entry is None and self._tiers_on():
+        if entry is None and call.key[-1] is None and self._tiers_on():
+            # (key[-1]: arguments laid out on other devices, which the
+            # interpreter's one-device results would not keep)
             result = self._call_tiered(call)
             if result is not _MISS:
                 return result

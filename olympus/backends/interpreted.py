@@ -188,8 +188,8 @@ def _result(outs: list, i: int, var) -> Array:
 def not_interpretable(closed: ClosedOlympuspr) -> str | None:
     """Why the interpreter tier must not run `closed` (None: it may): ordered
     effects (debug prints and callbacks must run once, in order, with the
-    compiled program), arguments or results without a NumPy dtype, or a
-    primitive without a NumPy rule (PRNG keys cross jit's boundary as their
+    compiled program), arguments or results without a NumPy dtype, values
+    laid out over devices, or a primitive without a NumPy rule (PRNG keys cross jit's boundary as their
     uint32 data, so they interpret)."""
     if has_ordered_effect(closed):
         return "it has ordered effects (debug callbacks)"
@@ -197,10 +197,19 @@ def not_interpretable(closed: ClosedOlympuspr) -> str | None:
     for var in (*olympuspr.constvars, *olympuspr.invars, *olympuspr.outvars):
         if not isinstance(var.aval.dtype, np.dtype):
             return f"a value of type {var.aval.str_short()} has no NumPy form"
-    missing = sorted(_primitives(olympuspr) - set(_rules))
+    used = _primitives(olympuspr)
+    placing = sorted(used & _PLACING)
+    if placing:
+        return f"it lays out values over devices ({', '.join(placing)})"
+    missing = sorted(used - set(_rules))
     if missing:
         return f"no NumPy rule for {', '.join(missing)}"
     return None
+
+
+# Primitives whose results the compiled program lays out over several devices:
+# the interpreter would return them on one device.
+_PLACING = frozenset({"sharding_constraint", "shard_map"})
 
 
 def _primitives(olympuspr, seen=None) -> set[str]:

@@ -188,6 +188,7 @@ class Array:
             if buf is not None:
                 buf.delete()
         self._buf = self._global = None
+        self._npy = None  # a host copy read before must not outlive the Array
 
     def item(self, *args):
         return self._value().item(*args)
