@@ -261,6 +261,9 @@ class _OpTables:
         for table in self.tables:
             table.clear()
 
+    def __len__(self) -> int:
+        return sum(map(len, self.tables))
+
 
 _op_tables = caches.register("eager direct paths", _OpTables())
 
