@@ -233,26 +233,27 @@ class JitFunction:
         # arguments never has a current `_epoch` (see __init__).
         if kwargs or self._epoch != _config_epoch or _state.trace is not _eval_trace:
             return self._call_slow(args, kwargs)
-        avals, buffers = [], []
-        for a in args:
-            if type(a) is not Array:
-                break
-            avals.append(a.aval)
-            buffers.append(a._buf)
-        else:
-            hit = self._fast.get(tuple(avals))
-            if hit is None:
-                return self._call_slow(args, kwargs)
-            entry, execute, handlers, aval, consts = hit
-            if consts:
-                buffers = consts + buffers
-            try:
-                if execute is None:
-                    return entry.run_buffers(buffers)
-                (out,) = execute(buffers).consume_with_handlers(handlers)
-            except TypeError:  # a deleted Array: the slow path raises the error
-                return self._call_slow(args, kwargs)
-            return Array(out, aval)
+        if not args or type(args[0]) is not np.ndarray:  # NumPy: skip to host
+            avals, buffers = [], []
+            for a in args:
+                if type(a) is not Array:
+                    break
+                avals.append(a.aval)
+                buffers.append(a._buf)
+            else:
+                hit = self._fast.get(tuple(avals))
+                if hit is None:
+                    return self._call_slow(args, kwargs)
+                entry, execute, handlers, aval, consts = hit
+                if consts:
+                    buffers = consts + buffers
+                try:
+                    if execute is None:
+                        return entry.run_buffers(buffers)
+                    (out,) = execute(buffers).consume_with_handlers(handlers)
+                except TypeError:  # a deleted Array: the slow path raises the error
+                    return self._call_slow(args, kwargs)
+                return Array(out, aval)
         host = self._host
         if host:  # NumPy arrays of their avals' dtypes and live Arrays
             flat = []
