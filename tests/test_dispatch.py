@@ -205,7 +205,7 @@ def test_numpy_fed_hits_keep_x64_and_ordered_effects():
 
 def test_eager_cache_hits_keep_numpy_semantics():
     # The second call of each op takes the direct route from olympus.numpy to
-    # the cached executable (unary_hit / binary_hit): same results as the first.
+    # the cached executable (unary_op / binary_op): same results as the first.
     b = jnp.asarray(np.array([True, False]))
     i = jnp.arange(1, 4, dtype=jnp.int32)
     c = jnp.asarray(np.array([1 + 2j, 3 - 1j], np.complex64))
