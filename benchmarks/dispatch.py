@@ -17,6 +17,7 @@ interleaved in one run.
     python benchmarks/dispatch.py            # full run (about a minute)
     python benchmarks/dispatch.py --quick    # fewer rounds
     python benchmarks/dispatch.py --no-jax   # olympus only
+    python benchmarks/dispatch.py --focus    # issue 17's cases, best rounds
 """
 
 from __future__ import annotations
@@ -258,6 +259,39 @@ def run(
     return rows, import_time("numpy", import_repeats)
 
 
+FOCUS = {  # issue 17's cases: calls per (short) round
+    "jit, device args": 500,
+    "jit, NumPy args": 500,
+    "eager jnp.sin(x)": 500,
+    "eager x + y": 500,
+    "eager 3-layer MLP": 50,
+}
+
+
+def focus(rounds: int) -> str:
+    """The fastest of `rounds` interleaved short rounds per library, for the
+    cases of issue 17: on a shared machine a short round is often
+    uninterrupted, so best rounds compare the libraries' own costs."""
+    names = ["olympus", "jax"]
+    loads = {name: workloads(*load(name)) for name in names}
+    lines = [
+        "| case | olympus (best round) | jax (best round) | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for case, number in FOCUS.items():
+        best = {name: float("inf") for name in names}
+        for _ in range(rounds):
+            for name in names:
+                best[name] = min(
+                    best[name], time_per_call(loads[name][case], number, 1)
+                )
+        ratio = best["olympus"] / best["jax"]
+        lines.append(
+            f"| {case} | {best['olympus']:.2f} us | {best['jax']:.2f} us | {ratio:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
 def format_table(rows: list[tuple], with_jax: bool) -> str:
     """Medians over rounds, and (with jax) the ratio of medians and of best rounds."""
     if with_jax:
@@ -307,8 +341,17 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     parser.add_argument("--no-jax", action="store_true", help="measure olympus only")
+    parser.add_argument(
+        "--focus", action="store_true", help="issue 17's cases: best of 60 rounds"
+    )
     opts = parser.parse_args(argv)
     with_jax = not opts.no_jax and importlib.util.find_spec("jax") is not None
+    if opts.focus:
+        if not with_jax:
+            parser.error("--focus compares with JAX, which is not importable")
+        print(machine())
+        print(focus(60))
+        return
     # Many short rounds: on a shared machine a short round is more often
     # uninterrupted, so the best rounds are steadier (benchmarks/README.md).
     rounds, scale, imports = (5, 0.3, 3) if opts.quick else (41, 0.25, 7)

@@ -126,6 +126,8 @@ _ndarray_avals: dict = caches.register("ndarray avals", {})  # (shape, dtype) ->
 _host_dtypes: dict = caches.register("ndarray dtypes", {})  # dtype -> _host_dtype
 _MISS = object()
 _FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
+_state, _eval_trace = core._state, core.eval_trace  # read on every call
+_JaxlibArray = None  # jaxlib's array type, once a C++ dispatcher is made
 
 
 def _ndarray_aval(x) -> ShapedArray:
@@ -136,13 +138,16 @@ def _ndarray_aval(x) -> ShapedArray:
 
 
 def _host_dtype(x: np.ndarray):
-    """The dtype a NumPy argument is passed to the C++ dispatcher as (its
-    aval's), or None for 64 bits (which the dispatcher narrows by JAX's x64
-    state, not olympus's)."""
+    """How a NumPy argument is handed to the C++ dispatcher: True (a plain
+    copy: already its aval's dtype), its aval's dtype (a converting copy), or
+    None for 64 bits (which the dispatcher narrows by JAX's x64 state, not
+    olympus's)."""
     dtype = _ndarray_aval(x).dtype
-    _host_dtypes[x.dtype] = found = (
-        None if dtype.itemsize >= 8 or dtype.kind == "c" else dtype
-    )
+    if dtype.itemsize >= 8 or dtype.kind == "c":
+        found = None
+    else:
+        found = True if dtype == x.dtype and x.dtype.isnative else dtype
+    _host_dtypes[x.dtype] = found
     return found
 
 
@@ -150,6 +155,18 @@ def _host_buffer(x: np.ndarray, aval: ShapedArray):
     return client.host_to_device(
         x if x.dtype == aval.dtype else x.astype(aval.dtype), aval
     )
+
+
+def _fast_entry(entry: Compiled) -> tuple:
+    """What `JitFunction._fast` keeps for a signature: (Compiled, execute,
+    result handlers, output aval, constant buffers), execute None where the
+    call goes through `Compiled.run_buffers` (several outputs, ordered
+    effects); the rest runs the executable in `__call__` itself."""
+    exe = entry.executable
+    if entry.single_out and not exe.ordered:
+        execute = exe.loaded.execute_sharded
+        return entry, execute, exe._handlers, exe.out_avals[0], entry.const_bufs
+    return entry, None, None, None, entry.const_bufs
 
 
 class JitFunction:
@@ -187,11 +204,14 @@ class JitFunction:
         self._simple = not (
             self.static_argnums or self.static_argnames or self.donate_argnums
         )
-        self._fast: dict = {}  # avals of positional Array/ndarray args -> Compiled
+        # avals of positional Array/ndarray args -> _fast_entry(Compiled)
+        self._fast: dict = {}
         # jaxlib's C++ dispatcher for calls with NumPy arguments (made on the
         # first), or False where this function has a program it must not run
         self._host = None
-        self._epoch = _config_epoch  # the config epoch _fast was filled in
+        # The config epoch _fast was filled in; never current for a function
+        # with static or donated arguments, which no call finds in _fast.
+        self._epoch = _config_epoch if self._simple else -1
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py)
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
         # same key -> (Traced, pjit body), for use inside traces
@@ -207,72 +227,133 @@ class JitFunction:
         functools.update_wrapper(self, fun, updated=())  # keep our own __dict__
 
     def __call__(self, *args, **kwargs):
-        if (
-            self._simple
-            and not kwargs
-            and self._epoch == _config_epoch
-            and core._state.trace is core.eval_trace
-        ):
-            out = self._call_fast(args)
-            if out is not _MISS:
-                return out
-        return self._call_slow(args, kwargs)
-
-    def _call_fast(self, args) -> Any:
-        """A cache hit for positional Array / NumPy arguments, in as little
-        Python as possible (jit dispatch latency is measured); `_MISS` else."""
-        avals, buffers = [], []
-        for a in args:
-            if type(a) is Array:
+        # A cache hit for positional Array arguments, or for NumPy arrays
+        # (with Arrays) through the C++ dispatcher, runs here, in as little
+        # Python as possible (jit dispatch latency is measured); the rest goes
+        # to `_call_host` / `_call_slow`. A function with static or donated
+        # arguments never has a current `_epoch` (see __init__).
+        if kwargs or self._epoch != _config_epoch or _state.trace is not _eval_trace:
+            return self._call_slow(args, kwargs)
+        if not args or type(args[0]) is not np.ndarray:  # NumPy: skip to host
+            avals, buffers = [], []
+            for a in args:
+                if type(a) is not Array:
+                    break
                 avals.append(a.aval)
                 buffers.append(a._buf)
-            elif type(a) is np.ndarray:
-                return self._call_host(args)
             else:
+                hit = self._fast.get(tuple(avals))
+                if hit is None:
+                    return self._call_slow(args, kwargs)
+                entry, execute, handlers, aval, consts = hit
+                if consts:
+                    buffers = consts + buffers
+                try:
+                    if execute is None:
+                        return entry.run_buffers(buffers)
+                    (out,) = execute(buffers).consume_with_handlers(handlers)
+                except TypeError:  # a deleted Array: the slow path raises the error
+                    return self._call_slow(args, kwargs)
+                return Array(out, aval)
+        host = self._host
+        if host:  # NumPy arrays of their avals' dtypes and live Arrays
+            flat = []
+            for a in args:
+                if type(a) is np.ndarray and _host_dtypes.get(a.dtype) is True:
+                    flat.append(a.copy())  # a copy: the dispatcher may alias it
+                elif type(a) is Array and a._buf is not None:
+                    flat.append(a._buf)
+                else:
+                    break
+            else:
+                try:
+                    out = host(*flat)
+                except Exception as err:
+                    out = self._host_failed(err, args)
+                    return self._call_slow(args, kwargs) if out is _MISS else out
+                if type(out) is _JaxlibArray:  # the one output
+                    return Array(out, out.aval)
+                if out is not NOT_TAKEN:
+                    return out
+        out = self._call_host(args)
+        return self._call_slow(args, kwargs) if out is _MISS else out
+
+    def _call_fast(self, args) -> Any:
+        """`__call__`'s cache hit for positional Array / NumPy arguments (for
+        callers holding an argument tuple): the outputs, or `_MISS`."""
+        if self._epoch != _config_epoch or _state.trace is not _eval_trace:
+            return _MISS
+        avals = []
+        for a in args:
+            if type(a) is np.ndarray:
+                return self._call_host(args)
+            if type(a) is not Array:
                 return _MISS
-        entry = self._fast.get(tuple(avals))
-        if entry is None:
+            avals.append(a.aval)
+        hit = self._fast.get(tuple(avals))
+        if hit is None:
             return _MISS
         try:
-            return entry.run_buffers(buffers)
+            return hit[0].run_buffers(hit[4] + [a._buf for a in args])
         except TypeError:  # a deleted Array: the slow path raises the error
             return _MISS
+
+    def _compiled_for(self, avals: tuple) -> Compiled | None:
+        """The Compiled `_fast` has for these argument avals (the C++
+        dispatcher's lookup)."""
+        hit = self._fast.get(avals)
+        return None if hit is None else hit[0]
 
     def _call_host(self, args) -> Any:
         """A call with NumPy arguments: through jaxlib's C++ dispatcher, which
         copies them to the device for a fraction of `host_to_device`'s cost
-        (olympus/backends/xla/dispatch_native.py), where it may run."""
+        (olympus/backends/xla/dispatch_native.py), where it may run; `_MISS`
+        where the slow path must take it. `__call__` makes the common calls
+        itself; this one also makes the dispatcher and converts dtypes."""
+        global _JaxlibArray
         host = self._host
         if host is None:
-            host = self._host = host_dispatcher(self._fast.get, self._refuse_host)
+            host = self._host = host_dispatcher(self._compiled_for, self._refuse_host)
+            _JaxlibArray = dispatch_native.JaxlibArray
         if host is False:
             return self._call_host_python(args)
         flat = []
         for a in args:
             if type(a) is np.ndarray:
-                dtype = _host_dtypes.get(a.dtype, _MISS)
-                if dtype is _MISS:
-                    dtype = _host_dtype(a)
-                if dtype is None:  # 64 bits: the dispatcher would narrow it
+                how = _host_dtypes.get(a.dtype, _MISS)
+                if how is _MISS:
+                    how = _host_dtype(a)
+                # A copy either way: the dispatcher may alias the array.
+                if how is True:
+                    flat.append(a.copy())
+                elif how is None:  # 64 bits: the dispatcher would narrow it
                     return self._call_host_python(args)
-                flat.append(a.astype(dtype))  # a copy: the dispatcher may alias it
+                else:
+                    flat.append(a.astype(how))
             elif type(a) is Array and a._buf is not None:
                 flat.append(a._buf)
             else:  # a deleted or sharded Array, another type: the slow path
                 return _MISS
         try:
             out = host(*flat)
-        except ValueError as err:
-            install_states(err)  # re-raises err unless JAX's states are missing
-            return self._call_host(args)
-        except NotCompiled:  # a new dispatcher, as this one now falls back for it
-            self._host = None
-            return self._call_host_python(args)
-        except NotNative:  # a buffer laid out unlike the parameter
-            return self._call_host_python(args)
-        if type(out) is dispatch_native.JaxlibArray:  # the one output
+        except Exception as err:
+            return self._host_failed(err, args)
+        if type(out) is _JaxlibArray:  # the one output
             return Array(out, out.aval)
         return self._call_host_python(args) if out is NOT_TAKEN else out
+
+    def _host_failed(self, err: Exception, args) -> Any:
+        """A C++ dispatcher call raised `err`: the call made another way (or
+        `_MISS`), or `err` again where it is the program's own error."""
+        if isinstance(err, NotCompiled):  # a new dispatcher, as this one now
+            self._host = None  # falls back to Python for that signature
+            return self._call_host_python(args)
+        if isinstance(err, NotNative):  # a buffer laid out unlike the parameter
+            return self._call_host_python(args)
+        if isinstance(err, ValueError):
+            install_states(err)  # re-raises err unless JAX's states are missing
+            return self._call_host(args)
+        raise err
 
     def _refuse_host(self) -> None:
         """This function has a program the C++ dispatcher must not run."""
@@ -281,7 +362,7 @@ class JitFunction:
     def _call_host_python(self, args) -> Any:
         """A hit with NumPy arguments, copied to the device here; `_MISS` else."""
         avals = tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args])
-        entry = self._fast.get(avals)
+        entry = self._compiled_for(avals)
         if entry is None:
             return _MISS
         buffers = [
@@ -299,7 +380,7 @@ class JitFunction:
         call = split_call(
             self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
         )
-        if core._state.trace is not core.eval_trace:
+        if _state.trace is not _eval_trace:
             return self._bind_in_trace(call)
         entry = self._cache.get(call.key)
         if entry is None and call.key[-1] is None and self._tiers_on():
@@ -480,7 +561,7 @@ class JitFunction:
                 self._fast.clear()  # a new epoch, or bounded like the slow cache
                 self._host = None
                 self._epoch = _config_epoch
-            self._fast[avals] = entry
+            self._fast[avals] = _fast_entry(entry)
 
     def _bind_in_trace(self, call: Call):
         # Named axes bound by an enclosing vmap/shard_map (olympus/tracer/axes.py)

@@ -15,7 +15,9 @@ from olympus import caches, lax
 def _fill_every_cache(jitted):
     x = np.ones(3, np.float32)
     jitted(x)  # a NumPy argument: ndarray avals
-    jnp.sin(jnp.ones(2))  # an eager op on an Array: the eager fast path
+    y = jnp.ones(2)
+    jnp.sin(y)  # an eager op on an Array: the eager fast path
+    jnp.sin(y)  # its second call: olympus.numpy's direct path
     olympus.grad(lambda v: jnp.sum(jitted(v)))(
         x
     )  # pjit executables, transformed programs

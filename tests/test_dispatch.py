@@ -205,7 +205,7 @@ def test_numpy_fed_hits_keep_x64_and_ordered_effects():
 
 def test_eager_cache_hits_keep_numpy_semantics():
     # The second call of each op takes the direct route from olympus.numpy to
-    # the cached executable (unary_hit / binary_hit): same results as the first.
+    # the cached executable (unary_op / binary_op): same results as the first.
     b = jnp.asarray(np.array([True, False]))
     i = jnp.arange(1, 4, dtype=jnp.int32)
     c = jnp.asarray(np.array([1 + 2j, 3 - 1j], np.complex64))
@@ -234,3 +234,24 @@ def test_eager_cache_hits_keep_numpy_semantics():
             assert "div" in str(err)
         else:
             raise AssertionError("debug_nans missed the NaN")
+
+
+def test_direct_routes_step_aside_under_a_trace_and_after_clear_caches():
+    # jnp.sin / x + x on cached Arrays run their executable directly; inside
+    # an outer trace the same calls on closed-over Arrays must be staged.
+    x = jnp.arange(3.0)
+    for _ in range(2):
+        jnp.sin(x), x + x
+    closed = olympus.make_olympuspr(lambda v: jnp.sin(x) + (x + x) + v)(1.0)
+    names = [eqn.primitive.name for eqn in closed.olympuspr.eqns]
+    assert "sin" in names and names.count("add") >= 2, names
+    olympus.clear_caches()
+    from olympus.backends.xla.dispatch import _op_tables
+
+    assert len(_op_tables) == 0
+    np.testing.assert_allclose(jnp.sin(x), np.sin([0.0, 1.0, 2.0]), rtol=1e-6)
+    f = olympus.jit(lambda v: v * 2)
+    assert f(x).dtype == np.float32 and f(x).dtype == np.float32
+    with olympus.config.override("olympus_enable_x64", True):
+        assert f(np.arange(3.0)).dtype == np.float64  # a new epoch: not the f32 hit
+    assert f(np.arange(3.0)).dtype == np.float32

@@ -7,7 +7,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.backends.xla.array import Array
-from olympus.backends.xla.dispatch import binary_hit, unary_hit
+from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.core import (
@@ -128,32 +128,25 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
 
     body.__name__ = name
     primitive = getattr(lax_fn, "primitive", None)  # set where lax_fn only binds
-    direct: dict = {}  # dtype -> whether body only binds `primitive` for it
 
     def fn(x1, x2):
-        # Two Arrays of one strong aval need no promotion: when the
-        # executable is cached, skip body, lax and bind (eager latency).
-        if primitive is not None and type(x1) is Array and type(x2) is Array:
-            aval = x1.aval
-            if (x2.aval is aval or x2.aval == aval) and not aval.weak_type:
-                ok = direct.get(aval.dtype)
-                if ok is None:
-                    ok = direct[aval.dtype] = _binds_only(aval.dtype)
-                if ok:
-                    out = binary_hit(primitive, x1, x2)
-                    if out is not None:
-                        return out
         if _eager_broadcast(x1, x2):  # one dispatch, not a broadcast and the op
             return compiled(body)(x1, x2)
         return body(x1, x2)
 
-    def _binds_only(dtype) -> bool:
+    def binds_only(aval) -> bool:
+        """Whether `body` only binds `primitive` for two operands of `aval`
+        (strong: weak operands may promote)."""
+        dtype = aval.dtype
         return not (
-            (inexact and dtype not in INEXACT_DTYPES)
+            aval.weak_type
+            or (inexact and dtype not in INEXACT_DTYPES)
             or (bool_fn is not None and dtype == dtypes.bool_)
             or (complex_fn is not None and dtypes.is_complex(dtype))
         )
 
+    if primitive is not None:  # two Arrays of one strong aval: no promotion
+        fn = binary_op(primitive, fn, binds_only)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
     return fn
@@ -175,16 +168,16 @@ def _unary(lax_fn, name: str, inexact: bool = False):
     primitive = getattr(lax_fn, "primitive", None)  # set where lax_fn only binds
 
     def fn(x):
-        # An Array that needs no conversion skips `prepare`, and when its
-        # executable is cached, lax and bind too (eager latency).
+        # An Array that needs no conversion skips `prepare`.
         if type(x) is not Array or (inexact and x.aval.dtype not in INEXACT_DTYPES):
             (x,) = prepare(x, inexact=inexact)
-        elif primitive is not None:
-            out = unary_hit(primitive, x)
-            if out is not None:
-                return out
         return lax_fn(x)
 
+    def binds_only(aval) -> bool:
+        return not (inexact and aval.dtype not in INEXACT_DTYPES)
+
+    if primitive is not None:  # a cached executable runs directly
+        fn = unary_op(primitive, fn, binds_only)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `{name}`."
     return fn

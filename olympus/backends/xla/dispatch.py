@@ -242,38 +242,112 @@ def eager_hit(primitive, args: tuple, params: dict):
 set_eager_hit(eager_hit)
 
 
-def binary_hit(primitive, x, y):
-    """`unary_hit` for two Array operands (olympus.numpy's binary functions
-    on two Arrays of one strong aval, which need no promotion)."""
-    if core._state.trace is not core.eval_trace or core._debug_nans[0]:
-        return None
-    entry = _hits.get((primitive, x.aval, y.aval))
-    if entry is None:
-        return None
-    execute, handlers, aval = entry
-    try:
-        (out,) = execute([x._buf, y._buf]).consume_with_handlers(handlers)
-    except TypeError:  # a deleted Array (buffer None): bind raises the error
-        return None
-    return Array(out, aval)
+_state, _eval_trace, _debug_nans = core._state, core.eval_trace, core._debug_nans
 
 
-def unary_hit(primitive, x):
-    """`bind`'s eager hit for one Array operand and no parameters, for callers
-    that would only bind (olympus.numpy's elementwise functions on an Array
-    of a fitting dtype call it first, skipping lax and bind: one eager op's
-    latency is measured): the output Array, or None (then bind as usual)."""
-    if core._state.trace is not core.eval_trace or core._debug_nans[0]:
-        return None
-    entry = _hits.get((primitive, x.aval))
-    if entry is None:
-        return None
-    execute, handlers, aval = entry
-    try:
-        (out,) = execute([x._buf]).consume_with_handlers(handlers)
-    except TypeError:  # a deleted Array (buffer None): bind raises the error
-        return None
-    return Array(out, aval)
+class _OpTables:
+    """The hit tables of olympus.numpy's direct paths (`unary_op`,
+    `binary_op`), one per numpy function; `olympus.clear_caches` empties them."""
+
+    def __init__(self) -> None:
+        self.tables: list[dict] = []
+
+    def new(self) -> dict:
+        table: dict = {}
+        self.tables.append(table)
+        return table
+
+    def clear(self) -> None:
+        for table in self.tables:
+            table.clear()
+
+    def __len__(self) -> int:
+        return sum(map(len, self.tables))
+
+
+_op_tables = caches.register("eager direct paths", _OpTables())
+
+
+def _op_hit(table: dict, key: tuple, aval: ShapedArray, binds_only) -> tuple | None:
+    """A numpy function's table entry for operands of `aval` (key: its
+    `_hits` key), made from `_hits` on the first call that finds it there:
+    (aval, execute, handlers, output aval), execute None where the function
+    does more than bind its primitive for these operands; None while nothing
+    is cached (the call binds, which caches it)."""
+    if not binds_only(aval):
+        hit = (aval, None, None, None)
+    else:
+        entry = _hits.get(key)
+        if entry is None:
+            return None
+        hit = (aval, *entry)
+    if len(table) >= EAGER_CACHE_SIZE:
+        table.clear()
+    table[aval._hash] = hit
+    return hit
+
+
+def unary_op(primitive, general, binds_only):
+    """olympus.numpy's elementwise function of one operand whose `general`
+    form only binds `primitive` (no parameters) where `binds_only(aval)`:
+    on an eager Array whose executable is cached it runs that executable
+    directly, skipping `general`, lax and bind (one eager op's latency is
+    measured in benchmarks/dispatch.py); otherwise it calls `general`. The
+    table is keyed by the aval's hash (an int: no Python `__hash__` call)
+    and the aval is checked on a hit. Not under a trace or with
+    olympus_debug_nans on (reported per primitive by bind)."""
+    table = _op_tables.new()
+    get = table.get
+
+    def op(x):
+        if type(x) is Array and _state.trace is _eval_trace and not _debug_nans[0]:
+            aval = x.aval
+            hit = get(aval._hash)
+            if hit is None:
+                hit = _op_hit(table, (primitive, aval), aval, binds_only)
+            if hit is not None and hit[1] is not None:
+                if hit[0] is aval or hit[0] == aval:
+                    try:
+                        (out,) = hit[1]([x._buf]).consume_with_handlers(hit[2])
+                    except TypeError:  # a deleted Array: bind raises the error
+                        return general(x)
+                    return Array(out, hit[3])
+        return general(x)
+
+    return op
+
+
+def binary_op(primitive, general, binds_only):
+    """`unary_op` for two operands: the direct route takes two Arrays of one
+    aval."""
+    table = _op_tables.new()
+    get = table.get
+
+    def op(x1, x2):
+        if (
+            type(x1) is Array
+            and type(x2) is Array
+            and _state.trace is _eval_trace
+            and not _debug_nans[0]
+        ):
+            aval = x1.aval
+            other = x2.aval
+            if other is aval or other == aval:
+                hit = get(aval._hash)
+                if hit is None:
+                    hit = _op_hit(table, (primitive, aval, aval), aval, binds_only)
+                if hit is not None and hit[1] is not None:
+                    if hit[0] is aval or hit[0] == aval:
+                        try:
+                            (out,) = hit[1]([x1._buf, x2._buf]).consume_with_handlers(
+                                hit[2]
+                            )
+                        except TypeError:  # a deleted Array: bind raises the error
+                            return general(x1, x2)
+                        return Array(out, hit[3])
+        return general(x1, x2)
+
+    return op
 
 
 def _apply_general(primitive, args: tuple, params: dict):
