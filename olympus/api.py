@@ -278,26 +278,6 @@ class JitFunction:
         out = self._call_host(args)
         return self._call_slow(args, kwargs) if out is _MISS else out
 
-    def _call_fast(self, args) -> Any:
-        """`__call__`'s cache hit for positional Array / NumPy arguments (for
-        callers holding an argument tuple): the outputs, or `_MISS`."""
-        if self._epoch != _config_epoch or _state.trace is not _eval_trace:
-            return _MISS
-        avals = []
-        for a in args:
-            if type(a) is np.ndarray:
-                return self._call_host(args)
-            if type(a) is not Array:
-                return _MISS
-            avals.append(a.aval)
-        hit = self._fast.get(tuple(avals))
-        if hit is None:
-            return _MISS
-        try:
-            return hit[0].run_buffers(hit[4] + [a._buf for a in args])
-        except TypeError:  # a deleted Array: the slow path raises the error
-            return _MISS
-
     def _compiled_for(self, avals: tuple) -> Compiled | None:
         """The Compiled `_fast` has for these argument avals (the C++
         dispatcher's lookup)."""
@@ -400,7 +380,7 @@ class JitFunction:
             and not entry.sharded
             and all([type(a) in _FAST_ARG_TYPES for a in args])
         ):
-            # Keyed by the aval objects `_call_fast` builds (NumPy arguments'
+            # Keyed by the aval objects `__call__` builds (NumPy arguments'
             # come from _ndarray_avals), so its lookups compare by identity.
             self._remember_fast(
                 tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args]),
