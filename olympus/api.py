@@ -246,11 +246,11 @@ class JitFunction:
                 if hit is None:
                     return self._call_slow(args, kwargs)
                 entry, execute, handlers, aval, consts = hit
-                if consts:
-                    buffers = consts + buffers
                 try:
-                    if execute is None:
+                    if execute is None:  # run_buffers adds the constants
                         return entry.run_buffers(buffers)
+                    if consts:
+                        buffers = consts + buffers
                     (out,) = execute(buffers).consume_with_handlers(handlers)
                 except TypeError:  # a deleted Array: the slow path raises the error
                     return self._call_slow(args, kwargs)

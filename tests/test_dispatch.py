@@ -255,3 +255,18 @@ def test_direct_routes_step_aside_under_a_trace_and_after_clear_caches():
     with olympus.config.override("olympus_enable_x64", True):
         assert f(np.arange(3.0)).dtype == np.float64  # a new epoch: not the f32 hit
     assert f(np.arange(3.0)).dtype == np.float32
+
+
+def test_fast_hits_with_constants_and_several_outputs():
+    """A cache hit of a program with captured constants: with one output the
+    call adds them itself, with several `run_buffers` does (once)."""
+    const = jnp.arange(3.0) + 1.0
+    one = olympus.jit(lambda x: x * const)
+    two = olympus.jit(lambda x: (x * const, x + const, jnp.sum(const)))
+    x = jnp.ones(3)
+    for _ in range(3):  # miss, then hits
+        np.testing.assert_allclose(one(x), [1.0, 2.0, 3.0])
+        a, b, c = two(x)
+        np.testing.assert_allclose(a, [1.0, 2.0, 3.0])
+        np.testing.assert_allclose(b, [2.0, 3.0, 4.0])
+        assert float(c) == 6.0

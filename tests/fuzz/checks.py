@@ -68,6 +68,10 @@ def check_eager_jit_reference(program) -> None:
     _close(jitted, eager, "jit vs eager")
     # A hit with NumPy arguments runs through jaxlib's C++ dispatcher.
     _close(jit_fun(*args), jitted, "jit hit (NumPy arguments) vs first call")
+    # A first call with device Arrays fills the fast path, the second hits it.
+    placed = [olympus.device_put(a) for a in args]
+    for what in ("jit (Arrays) vs first call", "jit fast hit (Arrays) vs first call"):
+        _close(jit_fun(*placed), jitted, what)
     _close(reference_call(fun, *args), jitted, "reference vs jit")
     return True
 
