@@ -399,7 +399,7 @@ class JitFunction:
         with self._compile_lock:
             entry = self._cache.get(call.key)
             if entry is None:
-                explain_miss(self.name, call, self._cache)
+                explain_miss(self.name, call, [*self._cache, *self._pending])
                 entry = (
                     trace_call(
                         call,
