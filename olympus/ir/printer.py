@@ -94,10 +94,10 @@ def _pp_binder(var: Var, names: VarNames) -> str:
     return f"{names(var)}:{pp_type(var.aval, names.weak_types)}"
 
 
-def pp_param(value, names: VarNames, indent: int = 0) -> str:
+def pp_param(value, names: VarNames, indent: int = 0, source_info=False) -> str:
     """A parameter's value as printed; sub-programs continue `names`."""
     if isinstance(value, (ClosedOlympuspr, Olympuspr)):
-        return _pp(value, names, indent, inline_ok=True)
+        return _pp(value, names, indent, inline_ok=True, source_info=source_info)
     if (
         isinstance(value, tuple)
         and value
@@ -105,7 +105,8 @@ def pp_param(value, names: VarNames, indent: int = 0) -> str:
     ):
         pad = " " * (indent + 2)
         inner = "\n".join(
-            pad + _pp(v, names, indent + 2, inline_ok=True) for v in value
+            pad + _pp(v, names, indent + 2, inline_ok=True, source_info=source_info)
+            for v in value
         )
         return f"(\n{inner}\n{' ' * indent})"
     if isinstance(value, np.dtype):
@@ -137,7 +138,9 @@ def pp_eqn(eqn, names: VarNames, indent: int = 0, source_info: bool = False) -> 
         head = eqn.primitive.name
     elif _has_subprograms(eqn.params):
         pad = " " * (indent + 2)
-        lines = [f"{pad}{k}={pp_param(v, names, indent + 2)}" for k, v in params]
+        lines = [
+            f"{pad}{k}={pp_param(v, names, indent + 2, source_info)}" for k, v in params
+        ]
         head = f"{eqn.primitive.name}[\n" + "\n".join(lines) + f"\n{' ' * indent}]"
     else:
         quoted = eqn.primitive in quoted_string_params
@@ -175,7 +178,12 @@ def _pp(
     outs = ", ".join(_pp_atom(a, names) for a in olympuspr.outvars)
     footer = f"in ({outs}{',' if len(olympuspr.outvars) == 1 else ''}) }}"
     one_line = f"{header} {' '.join(eqn_texts)} {footer}"
-    if inline_ok and len(eqn_texts) <= 1 and "\n" not in one_line:
+    if (
+        inline_ok
+        and len(eqn_texts) <= 1
+        and "\n" not in one_line
+        and "#" not in one_line
+    ):
         if len(one_line) + indent <= _INLINE_WIDTH:
             return one_line.replace("let  in", "let in")
     body = "".join(f"\n{' ' * (indent + 4)}{t}" for t in eqn_texts)
