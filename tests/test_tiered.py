@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -428,6 +429,74 @@ def test_fast_dot_general_matches_the_reference(lhs_shape, rhs_shape, dims, dtyp
     want = reference_rules["dot_general"](lhs, rhs, dimension_numbers=dims)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape, dims",
+    [
+        ((256, 300), (300, 200), (((1,), (0,)), ((), ()))),  # split by rows
+        ((300, 256), (300, 200), (((0,), (0,)), ((), ()))),  # rows of a transpose
+        ((64, 16, 128), (64, 128, 64), (((2,), (1,)), ((0,), (0,)))),  # by batch
+        ((2, 130, 512), (2, 512, 96), (((2,), (1,)), ((0,), (0,)))),  # rows, batched
+    ],
+)
+def test_large_matmuls_split_over_the_cores_match_numpy(
+    lhs_shape, rhs_shape, dims, monkeypatch
+):
+    """A matmul large enough is computed in blocks on the interpreter's
+    worker threads (with two parts even on one core, so the test means the
+    same everywhere); the blocks make up NumPy's result exactly."""
+    monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(1))
+    calls = []
+    run = interpreted._workers.run
+    monkeypatch.setattr(
+        interpreted._workers, "run", lambda j: calls.append(j) or run(j)
+    )
+    r = _rng()
+    lhs = r.normal(size=lhs_shape).astype(np.float32)
+    rhs = r.normal(size=rhs_shape).astype(np.float32)
+    with interpreted._one_blas_thread:  # as when interpreting
+        got = _dot_general(lhs, rhs, dimension_numbers=dims)
+        assert [len(j) for j in calls] == [2]
+        monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(0))
+        whole = _dot_general(lhs, rhs, dimension_numbers=dims)
+    want = reference_rules["dot_general"](lhs, rhs, dimension_numbers=dims)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got, whole)
+
+
+def test_a_failed_matmul_block_raises_after_all_blocks_end(monkeypatch):
+    workers = interpreted._Workers(2)
+    ran = []
+
+    def fails():
+        raise FloatingPointError("block 1")
+
+    def slow():
+        time.sleep(0.05)
+        ran.append("slow")
+
+    with pytest.raises(FloatingPointError, match="block 1"):
+        workers.run([lambda: ran.append("here"), fails, slow])
+    assert sorted(ran) == ["here", "slow"]
+    workers.run([lambda: ran.append("again"), lambda: ran.append("again")])
+    assert ran.count("again") == 2
+
+
+def test_a_split_matmul_result_is_still_shared(held):
+    """The worker threads let go of their blocks' views before the caller
+    goes on, so the result is still the sole view of its memory and becomes
+    the device buffer without a copy."""
+    f32 = ShapedArray((512, 512), np.dtype(np.float32))
+    outs = [
+        interpreted._dot_general(
+            np.ones((128, 512), np.float32),
+            np.ones((128, 512), np.float32),
+            dimension_numbers=(((0,), (0,)), ((), ())),
+        )
+    ]
+    address = outs[0].ctypes.data
+    assert np.asarray(interpreted._result(outs, 0, _Var(f32))).ctypes.data == address
 
 
 def test_interpret_and_not_interpretable():

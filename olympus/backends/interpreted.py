@@ -17,7 +17,9 @@ weak type), as the compiled program returns them.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import queue
 import sys
 import threading
 from collections import ChainMap
@@ -344,8 +346,115 @@ def _dot_general(
     a = lhs.transpose(*lb, *lf, *lc).reshape(nb, m, k)
     b = rhs.transpose(*rb, *rc, *rf).reshape(nb, k, n)
     out = _aligned_empty((nb, m, n), dtype)
-    np.matmul(a, b, out=out)
+    _matmul(a, b, out)
     return out.reshape(tuple(batch + lf_shape + rf_shape))
+
+
+# ---- a large matmul over the cores ------------------------------------------------
+_SPLIT_FLOPS = 1 << 23  # smaller matmuls run whole: a hand-off costs 10-50 us
+_MIN_ROWS = 32  # rows (or batch entries) per block at least
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """`np.matmul(a, b, out=out)` of (nb, m, k) @ (nb, k, n), a large one in
+    blocks of its batch or rows, one per core (`_workers`): OpenBLAS is kept
+    to one thread here (`_OneBlasThread`), so without this a matmul would use
+    one core of several. Each block is the same BLAS call on fewer rows, so
+    the result is that of one call."""
+    nb, m, k = a.shape
+    n = b.shape[2]
+    parts = 1
+    if 2 * nb * m * n * k >= _SPLIT_FLOPS and _workers.count:
+        split_batch = nb >= 2 * m
+        parts = min(_workers.count + 1, (nb if split_batch else m) // _MIN_ROWS)
+        if split_batch:  # many small matrices (batched attention, say)
+            parts = min(_workers.count + 1, nb)
+    if parts <= 1:
+        np.matmul(a, b, out=out)
+        return
+    size = nb if split_batch else m
+    cuts = [size * i // parts for i in range(parts + 1)]
+    if split_batch:
+        blocks = [(a[lo:hi], b[lo:hi], out[lo:hi]) for lo, hi in zip(cuts, cuts[1:])]
+    else:
+        blocks = [(a[:, lo:hi], b, out[:, lo:hi]) for lo, hi in zip(cuts, cuts[1:])]
+    _workers.run([functools.partial(np.matmul, x, y, out=o) for x, y, o in blocks])
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _Workers:
+    """Threads that run blocks of the interpreter's large matmuls; NumPy's
+    BLAS call releases the GIL, so blocks run on as many cores as are free.
+    They block while they wait, where OpenBLAS's own threads spin: on a loaded
+    machine a block waits for a core instead of fighting XLA's compiler for
+    it (benchmarks/README.md, tiered execution). Started on first use; a
+    forked child starts its own."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._started = 0
+
+    def run(self, jobs: list) -> None:
+        """Runs `jobs[0]` here and the others on worker threads; returns when
+        all have finished, raising the first error."""
+        if self._started < len(jobs) - 1:
+            self._start(len(jobs) - 1)
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        for job in jobs[1:]:
+            self._tasks.put((job, done))
+        error = None
+        try:
+            jobs[0]()
+        except BaseException as err:  # re-raised once the others have finished
+            error = err
+        for _ in jobs[1:]:
+            failed = done.get()
+            if error is None:
+                error = failed
+        if error is not None:
+            raise error
+
+    def _start(self, count: int) -> None:
+        with self._lock:
+            while self._started < count:
+                threading.Thread(
+                    target=self._serve,
+                    args=(self._tasks,),
+                    name="olympus-interpreter-matmul",
+                    daemon=True,
+                ).start()
+                self._started += 1
+
+    @staticmethod
+    def _serve(tasks: queue.SimpleQueue) -> None:
+        while True:
+            job, done = tasks.get()
+            try:
+                job()
+                failed = None
+            except BaseException as err:
+                failed = err
+            # Dropped before the caller hears of it: a block's views would
+            # keep its result from being shared with the device (`_sole_view`).
+            job = None
+            done.put(failed)
+            failed = done = None
+
+
+_workers = _Workers(min(_cores(), 8) - 1)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_workers._reset)
 
 
 def _sub_program(*args, olympuspr, **params):

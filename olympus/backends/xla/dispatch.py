@@ -3,6 +3,7 @@ whole-program executables for jit, both through the same lowering."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 
@@ -135,9 +136,7 @@ def check_array_sizes(olympuspr: Olympuspr, name: str) -> None:
     sites += [(v, eqn) for eqn in olympuspr.eqns for v in eqn.outvars]
     for var, eqn in sites:
         aval = var.aval
-        nbytes = (
-            int(np.prod(aval.shape, dtype=np.float64)) * np.dtype(aval.dtype).itemsize
-        )
+        nbytes = math.prod(aval.shape) * aval.dtype.itemsize
         if nbytes > limit:
             made = f" made by {eqn.primitive.name}" if eqn is not None else ""
             site = (eqn.source_info if eqn is not None else None) or user_source_info()
