@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 import queue
 import sys
@@ -26,9 +27,10 @@ from collections import ChainMap
 
 import numpy as np
 
+from olympus import caches
 from olympus.backends.reference import MissingReferenceRule, reference_rules
 from olympus.backends.xla.array import Array, to_device
-from olympus.backends.xla.client import host_to_device
+from olympus.backends.xla.client import host_to_device, release_dropped_host_arrays
 from olympus.ir.core import ClosedOlympuspr, Literal, subolympusprs
 from olympus.ir.effects import has_ordered_effect
 
@@ -84,11 +86,16 @@ def _apply(eqn, rule, invals: list, done: list, env: dict) -> None:
     """Runs one equation's rule and stores its results in `env` (a function
     of its own: no local of the loop keeps an array alive, which `_donor`'s
     count of references relies on)."""
-    donor = None
-    if done and type(rule) is np.ufunc and rule.nout == 1:
-        donor = _donor(eqn, invals, done, env)
-    if donor is not None:
-        outs = rule(*invals, out=donor)
+    out = None
+    if type(rule) is np.ufunc and rule.nout == 1 and not eqn.params:
+        aval = eqn.outvars[0].aval
+        if all([v.dtype == aval.dtype for v in invals]):  # no casting into `out`
+            if done:
+                out = _donor(eqn, invals, done, env)
+            if out is None and aval.size * aval.dtype.itemsize >= _SHARE_BYTES:
+                out = _aligned_empty(aval.shape, aval.dtype)  # memory written before
+    if out is not None:
+        outs = rule(*invals, out=out)
     else:
         outs = rule(*invals, **eqn.params)
     if not eqn.primitive.multiple_results:
@@ -106,10 +113,7 @@ def _donor(eqn, invals: list, done: list, env: dict):
     a program's constants, another variable, or a view of it, each of which
     would add a reference). Writing into it saves a fresh array: its page
     faults were 1-2 ms of an MLP gradient's first call."""
-    (outvar,) = eqn.outvars
-    aval = outvar.aval
-    if eqn.params or any(v.dtype != aval.dtype for v in invals):
-        return None
+    aval = eqn.outvars[0].aval
     for var in done:
         value = env.get(var)
         if (
@@ -130,12 +134,13 @@ def _donor(eqn, invals: list, done: list, env: dict):
 
 def _sole_view(value: np.ndarray) -> bool:
     """Whether `value` views NumPy-owned memory that nothing else holds (the
-    aligned result of `_dot_general`, say)."""
+    aligned result of `_dot_general`, say; the arena's own reference to its
+    memory does not count)."""
     base = value.base
-    # value's base, `base` and getrefcount's own argument
-    return (
-        type(base) is np.ndarray and base.flags.owndata and sys.getrefcount(base) <= 3
-    )
+    if type(base) is not np.ndarray or not base.flags.owndata:
+        return False
+    # value's base, `base` and getrefcount's own argument (and the arena)
+    return sys.getrefcount(base) <= 3 + (id(base) in _arena.ids)
 
 
 def _last_uses(olympuspr, keep: set) -> list[list]:
@@ -306,12 +311,73 @@ _DONOR_BYTES = 1 << 14  # smaller arrays are allocated afresh (cheap, no page fa
 
 
 def _aligned_empty(shape: tuple, dtype) -> np.ndarray:
-    """An uninitialized C-contiguous array whose data is 64-byte aligned."""
+    """An uninitialized C-contiguous array whose data is 64-byte aligned (a
+    large one in memory of `_arena`'s)."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.empty(nbytes + _ALIGN, np.uint8)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes >= _SHARE_BYTES:
+        raw = _arena.claim(nbytes + _ALIGN)
+    else:
+        raw = np.empty(nbytes + _ALIGN, np.uint8)
     start = -raw.ctypes.data % _ALIGN
     return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+class _Arena:
+    """Memory for the interpreter's large matmul results, kept once written
+    and handed out again when nothing views it any more. Fresh memory costs a
+    page fault per 4 KiB on its first write, about 0.5 ms per MiB here (the
+    weight gradients of an MLP: 2 ms of an 11 ms first call, benchmarks/
+    README.md); memory a previous interpretation wrote, whose results have
+    since been dropped, costs none. A block is free when only the arena
+    refers to it: every array viewing it (a result, the device buffer that
+    shares it) holds it as its base. At most `limit` bytes are kept;
+    `olympus.clear_caches()` lets them go."""
+
+    _PAGE = 4096
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.ids: set = set()  # of the blocks kept (alive: the lists hold them)
+        self._blocks: dict = {}  # size -> [uint8 arrays of that size]
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def claim(self, nbytes: int) -> np.ndarray:
+        """A block of at least `nbytes` bytes that nothing views; the caller
+        must view it before letting it go (the view marks it taken)."""
+        size = -(-nbytes // self._PAGE) * self._PAGE
+        with self._lock:
+            blocks = self._blocks.setdefault(size, [])
+            for attempt in (0, 1) if blocks else ():
+                if attempt:  # results dropped since may still be held by jaxlib
+                    release_dropped_host_arrays()
+                for i in range(len(blocks)):
+                    if _free(blocks, i):
+                        return blocks[i][:nbytes]
+            block = np.empty(size, np.uint8)
+            if self._bytes + size <= self.limit:
+                blocks.append(block)
+                self.ids.add(id(block))
+                self._bytes += size
+            return block[:nbytes]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._blocks = {}
+            self.ids = set()
+            self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _free(blocks: list, i: int) -> bool:
+    """Whether nothing but the arena's list refers to `blocks[i]`."""
+    return sys.getrefcount(blocks[i]) <= 2  # the list and getrefcount's argument
+
+
+_arena = caches.register("interpreter memory", _Arena(64 << 20))
 
 
 def _dot_general(
@@ -462,7 +528,20 @@ def _sub_program(*args, olympuspr, **params):
     return run_numpy(closed.olympuspr, closed.consts, args)
 
 
+def _integer_pow(x, *, y):
+    """A float square into `_aligned_empty` memory (a loss's `(a - b) ** 2`),
+    else the reference rule."""
+    if y == 2 and x.dtype in _BLAS_DTYPES and x.nbytes >= _SHARE_BYTES:
+        return np.multiply(x, x, out=_aligned_empty(x.shape, x.dtype))
+    return reference_rules["integer_pow"](x, y=y)
+
+
 _rules = ChainMap(
-    {"dot_general": _dot_general, "pjit": _sub_program, "checkpoint": _sub_program},
+    {
+        "dot_general": _dot_general,
+        "integer_pow": _integer_pow,
+        "pjit": _sub_program,
+        "checkpoint": _sub_program,
+    },
     reference_rules,
 )

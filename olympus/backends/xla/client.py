@@ -573,6 +573,16 @@ def host_to_device(value: np.ndarray, aval, *, share: bool = False):
     )
 
 
+def release_dropped_host_arrays() -> None:
+    """Lets go of the host arrays of device buffers already deleted: jaxlib
+    drops a shared (ZERO_COPY) NumPy array's reference later, at its next
+    call, when the buffer died without the GIL; the interpreter tier's memory
+    arena (olympus/backends/interpreted.py) asks before it looks for free
+    memory."""
+    if xc is not None:
+        xc._xla.collect_garbage()
+
+
 # ---- arrays over several devices --------------------------------------------
 # jaxlib sharding objects by layout: immutable, a few per mesh, not compiled
 # code, so not among the caches olympus.clear_caches() empties.
