@@ -10,6 +10,7 @@ import numpy as np
 import olympus
 import olympus.numpy as jnp
 from olympus import caches, lax
+from olympus.backends import interpreted
 
 
 def _fill_every_cache(jitted):
@@ -30,6 +31,9 @@ def _fill_every_cache(jitted):
     P = olympus.sharding.PartitionSpec
     per_device = olympus.shard_map(lambda v: lax.psum(v, "i"), mesh, P("i"), P())
     per_device(x)
+    square = np.ones((128, 128), np.float32)
+    closed = olympus.make_olympuspr(lambda a: a @ a)(square)
+    interpreted.interpret(closed, [square])  # the interpreter tier's memory
     return per_device  # keeps its traced body, the key of its executable, alive
 
 

@@ -270,3 +270,60 @@ def test_fast_hits_with_constants_and_several_outputs():
         np.testing.assert_allclose(a, [1.0, 2.0, 3.0])
         np.testing.assert_allclose(b, [2.0, 3.0, 4.0])
         assert float(c) == 6.0
+
+
+def test_eager_matrix_products_take_the_direct_route_and_keep_semantics():
+    """`a @ b` of two matrices of one strong dtype runs its cached dot_general
+    executable directly from the second call; other forms (vectors, batches,
+    promotion, weak operands) keep theirs; a precision set later is obeyed
+    (the route's table is emptied by option changes); a trace stages it."""
+    from olympus.backends.xla.dispatch import _op_tables
+
+    r = np.random.default_rng(0)
+    a = r.normal(size=(8, 16)).astype(np.float32)
+    b = r.normal(size=(16, 4)).astype(np.float32)
+    x, y = jnp.asarray(a), jnp.asarray(b)
+    before = len(_op_tables)
+    first, second = x @ y, jnp.matmul(x, y)
+    assert len(_op_tables) == before + 1  # the second call found the executable
+    for got in (first, second, x @ y):
+        assert got.aval == first.aval
+        np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+    halves = jnp.asarray(b.astype(np.float16))
+    mixed = x @ halves  # promotes: not the direct route's executable
+    assert mixed.dtype == np.float32
+    np.testing.assert_allclose(mixed, a @ b.astype(np.float16), rtol=1e-3, atol=1e-3)
+    v = jnp.asarray(b[:, 0])
+    np.testing.assert_allclose(x @ v, a @ b[:, 0], rtol=1e-5, atol=1e-5)
+    batch = jnp.asarray(np.stack([a, a]))
+    np.testing.assert_allclose(batch @ y, np.stack([a, a]) @ b, rtol=1e-5, atol=1e-5)
+    assert (x @ jnp.asarray(2.0 * np.eye(16, dtype=np.float32))).dtype == np.float32
+    with olympus.default_matmul_precision("bfloat16"):
+        assert len(_op_tables) == 0  # emptied by the option change
+        rough = x @ y
+    np.testing.assert_allclose(rough, a @ b, rtol=5e-2, atol=5e-2)
+    exact = x @ y
+    np.testing.assert_allclose(exact, a @ b, rtol=1e-5, atol=1e-5)
+    closed = olympus.make_olympuspr(lambda w: (x @ y) * w)(1.0)
+    assert [e.primitive.name for e in closed.olympuspr.eqns][0] == "dot_general"
+
+
+def test_matmul_keywords_as_jax_spells_them():
+    """jnp.matmul(a, b, *, precision, preferred_element_type) as JAX's, eager
+    and traced; keyword operands reach the general route."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    x, y = jnp.asarray(a), jnp.asarray(b)
+    np.testing.assert_allclose(jnp.matmul(a=x, b=y), a @ b, rtol=1e-6)
+    got = jnp.matmul(x, y, precision="highest")
+    np.testing.assert_allclose(got, a @ b, rtol=1e-6)
+    halves = jnp.asarray(a.astype(np.float16))
+    wide = jnp.matmul(halves, halves.T, preferred_element_type=np.float32)
+    assert wide.dtype == np.float32
+    np.testing.assert_allclose(wide, a @ a.T, rtol=1e-3)
+    traced = olympus.jit(lambda p, q: jnp.matmul(p, q, precision="highest"))(x, y)
+    np.testing.assert_allclose(traced, a @ b, rtol=1e-6)
+    closed = olympus.make_olympuspr(
+        lambda p, q: jnp.matmul(p, q, precision=("highest", "default"))
+    )(x, y)
+    assert closed.olympuspr.eqns[-1].params["precision"] == ("HIGHEST", "DEFAULT")

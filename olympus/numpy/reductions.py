@@ -9,8 +9,10 @@ import builtins
 import numpy as np
 
 from olympus import lax
+from olympus.lax import reductions as lax_reductions
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
+from olympus.backends.xla.dispatch import pair_op
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.arrays import diagonal, ravel
 from olympus.numpy.core import (
@@ -389,28 +391,64 @@ def _promote_only(a, b):
     return promote_dtypes(a, b)
 
 
-def matmul(a, b):
-    """`a @ b` with NumPy's rules: batch dimensions broadcast, vectors promote."""
-    if eager_arrays(a, b):  # one dispatch, as JAX's jitted jnp.matmul
-        return compiled(_matmul)(a, b)
-    return _matmul(a, b)
+_MATRIX_PRODUCT = (((1,), (0,)), ((), ()))  # dot_general's for two matrices
 
 
-def _matmul(a, b):
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    """`a @ b` with NumPy's rules: batch dimensions broadcast, vectors promote;
+    `precision` and `preferred_element_type` as `lax.dot_general`'s."""
+    options = {"precision": precision, "preferred_element_type": preferred_element_type}
+    if eager_arrays(a, b):
+        if (
+            precision is None
+            and preferred_element_type is None
+            and _matrix_params(a.aval, b.aval) is not None
+        ):
+            return lax.dot_general(a, b, _MATRIX_PRODUCT)  # one primitive, bound
+        return compiled(_matmul)(a, b, **options)  # one dispatch, as JAX's jit
+    return _matmul(a, b, **options)
+
+
+def _matrix_params(a, b) -> dict | None:
+    """dot_general's params where `a @ b` of these avals only binds it: two
+    matrices of one strong dtype (nothing to promote)."""
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.weak_type or b.weak_type:
+        return None
+    return {
+        "dimension_numbers": _MATRIX_PRODUCT,
+        "precision": lax_reductions.canonical_precision(None),
+        "preferred_element_type": None,
+    }
+
+
+# From its second call on two matrices, `a @ b` runs its executable directly.
+matmul = pair_op(lax_reductions.dot_general_p, matmul, _matrix_params)
+
+
+def _matmul(a, b, *, precision=None, preferred_element_type=None):
+    def dot(a, b, dims):
+        return lax.dot_general(
+            a,
+            b,
+            dims,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
+
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 2 and nb == 2:  # the common case: no batch dimensions
-        return lax.dot_general(a, b, (((1,), (0,)), ((), ())))
+        return dot(a, b, _MATRIX_PRODUCT)
     if na == 0 or nb == 0:
         raise ValueError(
             "matmul: operands must be at least 1-dimensional; use * for scalars"
         )
     if na == 1 and nb == 1:
-        return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+        return dot(a, b, (((0,), (0,)), ((), ())))
     if nb == 1:
-        return lax.dot_general(a, b, (((na - 1,), (0,)), ((), ())))
+        return dot(a, b, (((na - 1,), (0,)), ((), ())))
     if na == 1:
-        out = lax.dot_general(a, b, (((0,), (nb - 2,)), ((), ())))
+        out = dot(a, b, (((0,), (nb - 2,)), ((), ())))
         return lax.transpose(out, (*range(nb - 2), nb - 2)) if nb > 2 else out
     a_shape, b_shape = aval_of(a).shape, aval_of(b).shape
     batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
@@ -418,7 +456,7 @@ def _matmul(a, b):
     b = broadcast_to(b, batch + b_shape[-2:])
     nbatch = len(batch)
     dims = tuple(range(nbatch))
-    return lax.dot_general(a, b, (((nbatch + 1,), (nbatch,)), (dims, dims)))
+    return dot(a, b, (((nbatch + 1,), (nbatch,)), (dims, dims)))
 
 
 def vdot(a, b):

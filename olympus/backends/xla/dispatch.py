@@ -3,6 +3,7 @@ whole-program executables for jit, both through the same lowering."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -10,7 +11,7 @@ import threading
 import numpy as np
 
 from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
-from olympus import caches
+from olympus import caches, config
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
@@ -265,6 +266,7 @@ class _OpTables:
 
 
 _op_tables = caches.register("eager direct paths", _OpTables())
+config.on_change(lambda name, value: _op_tables.clear())  # see `pair_op`
 
 
 def _op_hit(table: dict, key: tuple, aval: ShapedArray, binds_only) -> tuple | None:
@@ -347,6 +349,60 @@ def binary_op(primitive, general, binds_only):
         return general(x1, x2)
 
     return op
+
+
+def pair_op(primitive, general, params_for):
+    """`binary_op` for two Arrays of different avals (`a @ b`): where
+    `params_for(aval1, aval2)` gives the params with which `general` would
+    only bind `primitive` (None: it does more), a cached executable runs
+    directly. Keyed by both avals' hashes, checked on a hit. The params may
+    read options (the default matmul precision), so every option change
+    empties the table (`_op_tables.clear` on config changes)."""
+    table = _op_tables.new()
+    get = table.get
+
+    @functools.wraps(general)  # its name, docstring and signature
+    def op(*args, **options):
+        if len(args) == 2 and not options:
+            x1, x2 = args
+            if (
+                type(x1) is Array
+                and type(x2) is Array
+                and _state.trace is _eval_trace
+                and not _debug_nans[0]
+            ):
+                a1, a2 = x1.aval, x2.aval
+                key = (a1._hash, a2._hash)
+                hit = get(key)
+                if hit is None:
+                    hit = _pair_hit(table, key, primitive, a1, a2, params_for)
+                if (
+                    hit is not None
+                    and (hit[0] is a1 or hit[0] == a1)
+                    and (hit[1] is a2 or hit[1] == a2)
+                ):
+                    try:
+                        execute = hit[2]([x1._buf, x2._buf])
+                    except TypeError:  # a deleted Array: bind raises the error
+                        return general(x1, x2)
+                    (out,) = execute.consume_with_handlers(hit[3])
+                    return Array(out, hit[4])
+        return general(*args, **options)
+
+    return op
+
+
+def _pair_hit(table, key, primitive, a1, a2, params_for) -> tuple | None:
+    params = params_for(a1, a2)
+    if params is None:
+        return None
+    entry = _hits.get(_hit_key(primitive, (a1, a2), params))
+    if entry is None:
+        return None  # the call binds, which caches it
+    if len(table) >= EAGER_CACHE_SIZE:
+        table.clear()
+    hit = table[key] = (a1, a2, *entry)
+    return hit
 
 
 def _apply_general(primitive, args: tuple, params: dict):
