@@ -443,9 +443,10 @@ def test_fast_dot_general_matches_the_reference(lhs_shape, rhs_shape, dims, dtyp
 def test_large_matmuls_split_over_the_cores_match_numpy(
     lhs_shape, rhs_shape, dims, monkeypatch
 ):
-    """A matmul large enough is computed in blocks on the interpreter's
-    worker threads (with two parts even on one core, so the test means the
-    same everywhere); the blocks make up NumPy's result exactly."""
+    """A matmul large enough is computed in blocks that the caller and the
+    interpreter's worker threads take in turn (one worker even on one core,
+    so the test means the same everywhere); the blocks make up NumPy's
+    result exactly."""
     monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(1))
     calls = []
     run = interpreted._workers.run
@@ -457,7 +458,7 @@ def test_large_matmuls_split_over_the_cores_match_numpy(
     rhs = r.normal(size=rhs_shape).astype(np.float32)
     with interpreted._one_blas_thread:  # as when interpreting
         got = _dot_general(lhs, rhs, dimension_numbers=dims)
-        assert [len(j) for j in calls] == [2]
+        assert [len(j) for j in calls] == [4]  # two blocks per thread
         monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(0))
         whole = _dot_general(lhs, rhs, dimension_numbers=dims)
     want = reference_rules["dot_general"](lhs, rhs, dimension_numbers=dims)
@@ -465,7 +466,7 @@ def test_large_matmuls_split_over_the_cores_match_numpy(
     np.testing.assert_array_equal(got, whole)
 
 
-def test_a_failed_matmul_block_raises_after_all_blocks_end(monkeypatch):
+def test_a_failed_matmul_block_raises_after_all_blocks_end():
     workers = interpreted._Workers(2)
     ran = []
 
@@ -477,10 +478,26 @@ def test_a_failed_matmul_block_raises_after_all_blocks_end(monkeypatch):
         ran.append("slow")
 
     with pytest.raises(FloatingPointError, match="block 1"):
-        workers.run([lambda: ran.append("here"), fails, slow])
-    assert sorted(ran) == ["here", "slow"]
-    workers.run([lambda: ran.append("again"), lambda: ran.append("again")])
-    assert ran.count("again") == 2
+        workers.run([lambda: ran.append("here"), fails, slow, slow])
+    assert sorted(ran) == ["here", "slow", "slow"]
+    workers.run([lambda: ran.append("again")] * 5)
+    assert ran.count("again") == 5
+
+
+def test_the_caller_takes_the_blocks_a_busy_worker_has_not_begun():
+    """While the only worker is busy elsewhere, a split call does not wait for
+    it: the caller runs every block itself."""
+    workers = interpreted._Workers(1)
+    release = threading.Event()
+    busy = interpreted._Jobs([release.wait])
+    workers.run([lambda: None, lambda: None])  # starts the worker
+    workers._tasks.put(busy)  # now it waits on `release`
+    time.sleep(0.01)
+    threads = []
+    workers.run([lambda: threads.append(threading.get_ident())] * 4)
+    assert threads == [threading.get_ident()] * 4
+    release.set()
+    busy.done.wait(5)
 
 
 def test_a_split_matmul_result_is_still_shared(held):

@@ -419,26 +419,28 @@ def _dot_general(
 # ---- a large matmul over the cores ------------------------------------------------
 _SPLIT_FLOPS = 1 << 23  # smaller matmuls run whole: a hand-off costs 10-50 us
 _MIN_ROWS = 32  # rows (or batch entries) per block at least
+_BLOCKS_PER_THREAD = 2  # finer blocks balance threads that start late
 
 
 def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """`np.matmul(a, b, out=out)` of (nb, m, k) @ (nb, k, n), a large one in
-    blocks of its batch or rows, one per core (`_workers`): OpenBLAS is kept
-    to one thread here (`_OneBlasThread`), so without this a matmul would use
-    one core of several. Each block is the same BLAS call on fewer rows, so
-    the result is that of one call."""
+    blocks of its batch or rows that the caller and `_workers` take in turn:
+    OpenBLAS is kept to one thread here (`_OneBlasThread`), so without this a
+    matmul would use one core of several. Each block is the same BLAS call on
+    fewer rows, so the result is that of one call."""
     nb, m, k = a.shape
     n = b.shape[2]
     parts = 1
     if 2 * nb * m * n * k >= _SPLIT_FLOPS and _workers.count:
         split_batch = nb >= 2 * m
-        parts = min(_workers.count + 1, (nb if split_batch else m) // _MIN_ROWS)
+        size = nb if split_batch else m
+        threads = _workers.count + 1
+        parts = min(threads * _BLOCKS_PER_THREAD, size // _MIN_ROWS)
         if split_batch:  # many small matrices (batched attention, say)
-            parts = min(_workers.count + 1, nb)
+            parts = min(threads * _BLOCKS_PER_THREAD, nb)
     if parts <= 1:
         np.matmul(a, b, out=out)
         return
-    size = nb if split_batch else m
     cuts = [size * i // parts for i in range(parts + 1)]
     if split_batch:
         blocks = [(a[lo:hi], b[lo:hi], out[lo:hi]) for lo, hi in zip(cuts, cuts[1:])]
@@ -454,13 +456,44 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+class _Jobs:
+    """One call's jobs, taken one at a time by whichever thread is free: the
+    caller works through them too, so a worker that a loaded machine starts
+    late takes fewer (or none), and the call never waits for a thread that
+    has not begun. `done` is set when the last has finished."""
+
+    def __init__(self, jobs: list):
+        self.jobs = jobs
+        self.left = len(jobs)
+        self.error = None
+        self.done = threading.Event()
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def work(self) -> None:
+        while True:
+            with self._lock:
+                i = self._next
+                if i >= len(self.jobs):
+                    return
+                self._next = i + 1
+            try:
+                self.jobs[i]()
+            except BaseException as err:  # raised by the caller, after the rest
+                self.error = self.error or err
+            with self._lock:
+                self.left -= 1
+                if not self.left:
+                    self.done.set()
+
+
 class _Workers:
-    """Threads that run blocks of the interpreter's large matmuls; NumPy's
-    BLAS call releases the GIL, so blocks run on as many cores as are free.
-    They block while they wait, where OpenBLAS's own threads spin: on a loaded
-    machine a block waits for a core instead of fighting XLA's compiler for
-    it (benchmarks/README.md, tiered execution). Started on first use; a
-    forked child starts its own."""
+    """Threads that help with the interpreter's large matmuls; NumPy's BLAS
+    call releases the GIL, so blocks run on as many cores as are free. They
+    block while they wait, where OpenBLAS's own threads spin, and the caller
+    takes the blocks no worker has begun (`_Jobs`): on a loaded machine a
+    split matmul costs about what one thread does (benchmarks/README.md,
+    tiered execution). Started on first use; a forked child starts its own."""
 
     def __init__(self, count: int):
         self.count = count
@@ -472,24 +505,21 @@ class _Workers:
         self._started = 0
 
     def run(self, jobs: list) -> None:
-        """Runs `jobs[0]` here and the others on worker threads; returns when
-        all have finished, raising the first error."""
-        if self._started < len(jobs) - 1:
-            self._start(len(jobs) - 1)
-        done: queue.SimpleQueue = queue.SimpleQueue()
-        for job in jobs[1:]:
-            self._tasks.put((job, done))
-        error = None
-        try:
-            jobs[0]()
-        except BaseException as err:  # re-raised once the others have finished
-            error = err
-        for _ in jobs[1:]:
-            failed = done.get()
-            if error is None:
-                error = failed
-        if error is not None:
-            raise error
+        """Runs `jobs` on this thread and the workers; returns when all have
+        finished, raising the first error."""
+        helpers = min(self.count, len(jobs) - 1)
+        if self._started < helpers:
+            self._start(helpers)
+        shared = _Jobs(jobs)
+        for _ in range(helpers):
+            self._tasks.put(shared)
+        shared.work()
+        shared.done.wait()
+        # A worker may still hold `shared`: its blocks' views would keep the
+        # result from being shared with the device (`_sole_view`).
+        shared.jobs = []
+        if shared.error is not None:
+            raise shared.error
 
     def _start(self, count: int) -> None:
         with self._lock:
@@ -505,17 +535,9 @@ class _Workers:
     @staticmethod
     def _serve(tasks: queue.SimpleQueue) -> None:
         while True:
-            job, done = tasks.get()
-            try:
-                job()
-                failed = None
-            except BaseException as err:
-                failed = err
-            # Dropped before the caller hears of it: a block's views would
-            # keep its result from being shared with the device (`_sole_view`).
-            job = None
-            done.put(failed)
-            failed = done = None
+            shared = tasks.get()
+            shared.work()
+            shared = None
 
 
 _workers = _Workers(min(_cores(), 8) - 1)
