@@ -7,7 +7,16 @@ any operand; the same name twice must be the same operand) and `Lit(value)`
 (a scalar constant equal to `value`, sign of zero included, written as a
 literal or a broadcast literal). The pattern's root matches the equation being
 rewritten, inner `Op`s the equations producing its operands; the operands of
-commutative primitives match in either order. The replacement is a capture
+commutative primitives match in either order. An inner `Op` matches through
+transparent hints (`program.is_transparent`: `checkpoint_name`, a `hint`
+without `precision`), identities on their value: `log(1 + name(exp(x)))` is
+`log(1 + exp(x))`. The hint equation itself is left as it was, so it stays on
+its value while anything else reads that value; if the rewrite leaves the
+tagged value unread, dead-code elimination drops both, as for any value (a
+tag on a value nothing computes would tag nothing; moved to another value it
+would make a checkpoint policy save that one). The provenance lists the
+hints matched through (`... -> softplus through name[name=e]`). The
+replacement is a capture
 name (the equation's output becomes that operand) or a function
 `(m, b) -> atom` building new equations with `b.op(...)`.
 
