@@ -341,6 +341,23 @@ def naive_programs(lib, jnp, lax):
             big,
             _sigmoid(big),
         ),
+        # A tag between exp and log: the rows match through it.
+        "log(1+name(exp(x)))": (
+            lambda x: jnp.log(1 + name(jnp.exp(x), "e")),
+            big,
+            np.logaddexp(0, big),
+        ),
+        # The saved tag is exp(x) = inf; the transposed part works from x.
+        "grad checkpoint(log(1+name(exp(x))), save_only_these_names)": (
+            grad(
+                lib.checkpoint(
+                    lambda x: jnp.log(1 + name(jnp.exp(x), "e")),
+                    policy=lib.checkpoint_policies.save_only_these_names("e"),
+                )
+            ),
+            big,
+            _sigmoid(big),
+        ),
     }
 
 

@@ -5,8 +5,8 @@ A hint is an identity primitive whose params are the annotations:
     c:f32[3] = hint[device="gpu" unroll=4] b
 
 jvp gives the tangent the same hint, transpose the cotangent, vmap the batched
-value; the optimizer treats it as any primitive (kept while its output is
-used). Known keys have real effects and checked values (`hint_keys`):
+value; the optimizer keeps it while its output is used, and its rewrite
+rows match through it (a hint without `precision` is an identity to them). Known keys have real effects and checked values (`hint_keys`):
 `precision` sets the XLA precision of the matmuls reading the value (where
 their own `precision=` is None). Other keys are kept and printed for backends
 that understand them, as Myia's hint system for device-specific instructions.

@@ -20,13 +20,29 @@ changes what runs):
   residual it needs, e.g. `everything_saveable`), the boundary protects
   nothing: the forward and the transposed part are inlined into the
   enclosing program, as if f had not been checkpointed.
+
+A third move trades a saved residual for the checkpoint's input: where the
+policy saved a value the forward makes from one of its inputs by elementwise
+steps (`checkpoint_name(exp(x), "e")` under `save_only_these_names("e")`),
+the rows cannot see the `exp` behind the saved value (`(1 / (1 + e)) * e` is
+NaN at e = inf). The transposed part is tried with those steps redone from
+the input, which it holds anyway (a checkpoint's inputs are always kept for
+its backward pass); the trial is kept only if the rewrite rows then leave
+none of the redone steps read (`logistic(x)`), so nothing is computed twice
+and the saved value, now read by nobody, is dropped by dead-code elimination.
 """
 
 from __future__ import annotations
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
-from olympus.optimizer.program import Walk, is_effectful, rewrite_pass, takes
-from olympus.optimizer.simplify import _use_counts
+from olympus.optimizer.program import (
+    Walk,
+    is_effectful,
+    is_transparent,
+    rewrite_pass,
+    takes,
+)
+from olympus.optimizer.simplify import _UNARY, _use_counts
 
 _DERIVED = (("transpose(lin(", "))"), ("lin(", ")"))
 
@@ -160,6 +176,102 @@ def _inline(walk: Walk, eqn: Eqn) -> None:
     walk.changed = True
 
 
+MAX_REDONE = 8  # elementwise steps from an input to a saved value, at most
+
+
+def _redoable(walk: Walk, atom, base: str, policy):
+    """(the forward checkpoint's operand, the elementwise equations from it)
+    when `atom`, read by `base`'s transposed part (through a barrier or not),
+    is a value `base`'s forward saved and made from one of its inputs by
+    elementwise steps (hints included); else None."""
+    made = walk.producer.get(atom) if type(atom) is Var else None
+    if made is not None and made.primitive.name == "optimization_barrier":
+        atom = made.invars[made.outvars.index(atom)]
+        made = walk.producer.get(atom) if type(atom) is Var else None
+    if made is None or made.primitive.name != "checkpoint":
+        return None
+    params = made.params
+    if (
+        params["name"] != base
+        or params["policy"] is not policy
+        or params["olympuspr"].consts
+    ):
+        return None
+    body = params["olympuspr"].olympuspr
+    value = body.outvars[made.outvars.index(atom)]
+    makers = {v: e for e in body.eqns for v in e.outvars}
+    steps = []
+    while type(value) is Var and value in makers and len(steps) < MAX_REDONE:
+        e = makers[value]
+        if len(e.invars) != 1 or not (e.primitive.name in _UNARY or is_transparent(e)):
+            return None
+        steps.append(e)
+        value = e.invars[0]
+    if not steps or type(value) is not Var or value not in body.invars:
+        return None
+    operand = made.invars[body.invars.index(value)]
+    return (operand, steps[::-1]) if type(operand) is Var else None
+
+
+def _live(program: Olympuspr) -> set:
+    """The variables a program's outputs depend on."""
+    live = {x for x in program.outvars if type(x) is Var}
+    for e in reversed(program.eqns):
+        if any(v in live for v in e.outvars) or is_effectful(e):
+            live.update(x for x in e.invars if type(x) is Var)
+    return live
+
+
+def _redone(walk: Walk, eqn: Eqn, base: str) -> Eqn | None:
+    """`eqn` (`base`'s transposed part) with the saved values it reads that are
+    elementwise steps from a forward input redone from that input, if the
+    rewrite rows then read none of the redone steps; else None."""
+    program = eqn.params["olympuspr"].olympuspr
+    inputs: dict = {}  # forward operand -> the trial's input for it
+    redone: dict = {}  # (operand, steps) -> the redone value
+    new_vars: list = []
+    eqns: list = []
+    env: dict = {}
+    for outer, inner in zip(eqn.invars, program.invars):
+        found = _redoable(walk, outer, base, eqn.params["policy"])
+        if found is None:
+            continue
+        operand, steps = found
+        key = (operand, *map(id, steps))
+        if key not in redone:
+            if operand not in inputs:
+                inputs[operand] = Var(operand.aval)
+            x = inputs[operand]
+            for step in steps:
+                out = Var(step.outvars[0].aval)
+                eqns.append(step._replace(invars=[x], outvars=[out]))
+                new_vars.append(out)
+                x = out
+            redone[key] = x
+        env[inner] = redone[key]
+    if not env:
+        return None
+    trial = Olympuspr(
+        [],
+        [*program.invars, *inputs.values()],
+        eqns
+        + [e._replace(invars=[env.get(x, x) for x in e.invars]) for e in program.eqns],
+        [env.get(x, x) for x in program.outvars],
+    )
+    rewritten = walk.run_sub(ClosedOlympuspr(trial, [])).olympuspr
+    if _live(rewritten).intersection(new_vars):
+        return None
+    params = {**eqn.params, "olympuspr": ClosedOlympuspr(rewritten, [])}
+    return eqn._replace(invars=[*eqn.invars, *inputs], params=params)
+
+
+def _transposed_base(name: str) -> str | None:
+    """f, for `transpose(lin(f))` or `remat(transpose(lin(f)))`; else None."""
+    if name.startswith("remat(transpose(lin(") and name.endswith(")"):
+        name = name[len("remat(") : -1]
+    return _base(name) if name.startswith("transpose(") else None
+
+
 @takes(("checkpoint",))
 def fuse_step(walk: Walk, eqn: Eqn) -> bool:
     """A checkpoint's transposed part takes in the recomputation of its
@@ -174,20 +286,29 @@ def fuse_step(walk: Walk, eqn: Eqn) -> bool:
     base = _base(eqn.params["name"])
     if base is None:
         pair = _inlined_pair(walk, eqn)
-        if pair is None or not pair.outvars:
-            return False
-        inlined.add(pair.outvars[0])
-        _inline(walk, eqn)
-        return True
+        if pair is not None and pair.outvars:
+            inlined.add(pair.outvars[0])
+            _inline(walk, eqn)
+            return True
     if is_effectful(eqn):
         return False
-    for x in eqn.invars:
+    for x in eqn.invars if base is not None else ():
         producer = walk.producer.get(x) if type(x) is Var else None
         if _fusable(walk, producer, eqn, base):
             walk.changed = True
             walk.feed(_fused(producer, eqn))
             return True
-    return False
+    base = _transposed_base(eqn.params["name"])
+    tried = walk.memo.setdefault("redone", set())
+    if base is None or id(eqn) in tried:
+        return False
+    tried.add(id(eqn))
+    new = _redone(walk, eqn, base)
+    if new is None:
+        return False
+    walk.changed = True
+    walk.emit(new)
+    return True
 
 
 fuse = rewrite_pass(fuse_step)

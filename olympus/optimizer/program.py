@@ -23,6 +23,8 @@ from olympus.ir.core import (
     all_primitives,
 )
 from olympus.ir.effects import eqn_has_ordered_effect, ordered_effect_primitives
+from olympus.lax.custom_derivatives import name_p
+from olympus.lax.hints import hint_keys, hint_p
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]
 MAX_FEED_DEPTH = 4  # rewrites of rewrites within one walk (later rounds go on)
@@ -57,6 +59,31 @@ def defer(eqn: Eqn) -> None:
     deferred[0] += 1
     if sessions:
         sessions[-1].deferred_at.append(eqn)
+
+
+HINTS = frozenset({name_p, hint_p})  # annotations on a value (`is_transparent`)
+
+
+def is_transparent(eqn: Eqn) -> bool:
+    """An identity that only annotates its value: `checkpoint_name`, or a
+    `hint` none of whose keys changes what its readers do (`precision` does).
+    Rewrite patterns match through it (`see_through`); the equation itself
+    stays on its value for as long as anything reads that value."""
+    prim = eqn.primitive
+    if prim is name_p:
+        return True
+    return prim is hint_p and hint_keys.keys().isdisjoint(eqn.params)
+
+
+def see_through(producer: dict, eqn: Eqn | None) -> tuple[Eqn | None, list]:
+    """The equation making the value `eqn` makes, past transparent hints (and
+    those hints, outermost first); `producer` maps variables to equations."""
+    hints = []
+    while eqn is not None and eqn.primitive in HINTS and is_transparent(eqn):
+        hints.append(eqn)
+        x = eqn.invars[0]
+        eqn = producer.get(x) if type(x) is Var else None
+    return eqn, hints
 
 
 def primitive(name: str):

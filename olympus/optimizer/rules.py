@@ -7,7 +7,16 @@ any operand; the same name twice must be the same operand) and `Lit(value)`
 (a scalar constant equal to `value`, sign of zero included, written as a
 literal or a broadcast literal). The pattern's root matches the equation being
 rewritten, inner `Op`s the equations producing its operands; the operands of
-commutative primitives match in either order. The replacement is a capture
+commutative primitives match in either order. An inner `Op` matches through
+transparent hints (`program.is_transparent`: `checkpoint_name`, a `hint`
+without `precision`), identities on their value: `log(1 + name(exp(x)))` is
+`log(1 + exp(x))`. The hint equation itself is left as it was, so it stays on
+its value while anything else reads that value; if the rewrite leaves the
+tagged value unread, dead-code elimination drops both, as for any value (a
+tag on a value nothing computes would tag nothing; moved to another value it
+would make a checkpoint policy save that one). The provenance lists the
+hints matched through (`... -> softplus through name[name=e]`). The
+replacement is a capture
 name (the equation's output becomes that operand) or a function
 `(m, b) -> atom` building new equations with `b.op(...)`.
 
@@ -36,12 +45,14 @@ from olympus.ir.core import Eqn, Literal, Var
 from olympus.ir.printer import VarNames, pp_eqn
 from olympus.optimizer.cse import COMMUTATIVE
 from olympus.optimizer.program import (
+    HINTS,
     Pass,
     Walk,
     literal,
     primitive,
     rewrite_pass,
     same_type,
+    see_through,
     sessions,
     takes,
 )
@@ -128,7 +139,9 @@ class Rewrite:
         self.table, self.rule, self.eqns, self.captures = table, rule, eqns, captures
 
     def __str__(self) -> str:
-        return f"{self.table}: {formula(self.rule.pattern)} -> {self.rule.name}"
+        text = f"{self.table}: {formula(self.rule.pattern)} -> {self.rule.name}"
+        hints = [_hint_text(e) for e in self.eqns if e.primitive in HINTS]
+        return f"{text} through {', '.join(hints)}" if hints else text
 
     @property
     def replaced(self) -> list[str]:
@@ -138,6 +151,11 @@ class Rewrite:
 
     def __repr__(self) -> str:
         return f"Rewrite({self}; replaced {'; '.join(self.replaced)})"
+
+
+def _hint_text(eqn: Eqn) -> str:
+    """`name[name=e]`: a hint the pattern matched through, as printed."""
+    return pp_eqn(eqn._replace(invars=[], outvars=[]), VarNames()).split("= ", 1)[1]
 
 
 class NoMatch(Exception):
@@ -210,10 +228,20 @@ def _matcher(pattern) -> Callable:
 
         return constant
     match_eqn = _eqn_matcher(pattern)
+    through = pattern.prim not in {p.name for p in HINTS}
 
     def produced(walk, atom, m) -> bool:
         eqn = walk.producer.get(atom) if type(atom) is Var else None
-        return eqn is not None and match_eqn(walk, eqn, m)
+        if eqn is None:
+            return False
+        if not (through and eqn.primitive in HINTS):
+            return match_eqn(walk, eqn, m)
+        eqn, hints = see_through(walk.producer, eqn)
+        if eqn is None or not match_eqn(walk, eqn, m):
+            return False
+        for hint in reversed(hints):  # matched too (provenance), innermost first
+            m[id(hint)] = hint
+        return True
 
     return produced
 
@@ -353,11 +381,14 @@ _LITERAL_SPREAD = ("broadcast_in_dim", "broadcast_in_dim of scalar", "lit")
 
 def _operand_kind(producer: dict, atom):
     """What produces an operand, as the rules' index tells operands apart: the
-    producing primitive, or the heads tuple of a literal, an input (empty) or
-    a broadcast scalar (`_head`'s names it may match)."""
+    producing primitive (past transparent hints, as patterns match), or the
+    heads tuple of a literal, an input (empty) or a broadcast scalar (`_head`'s
+    names it may match)."""
     if type(atom) is Literal:
         return _LITERAL
     eqn = producer.get(atom)
+    if eqn is not None and eqn.primitive in HINTS:
+        eqn = see_through(producer, eqn)[0]
     if eqn is None:
         return ()
     if eqn.primitive.name == "broadcast_in_dim" and eqn.invars[0].aval.shape == ():
@@ -429,7 +460,7 @@ def _tables_step(tables: tuple):
             made = producer.get(x)
             if made is None:
                 key.append(())
-            elif made.primitive.name == "broadcast_in_dim":
+            elif made.primitive.name == "broadcast_in_dim" or made.primitive in HINTS:
                 key.append(_operand_kind(producer, x))
             else:
                 key.append(made.primitive)

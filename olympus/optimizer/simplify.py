@@ -188,7 +188,7 @@ def _only_here(*names):
         uses, here = _use_counts(m.walk), m.e.invars
         for n, is_plain in zip(names, plain):
             out = m[n].outvars[0]
-            if not is_plain(m):
+            if not is_plain(m) or out not in here:  # read through a hint
                 return False
             if uses.get(out, 0) != here.count(out):
                 defer(m.e)  # the other reader may be rewritten away later
