@@ -424,6 +424,15 @@ def _mesh2():
     return olympus.make_mesh((1, 1), ("x", "y"))
 
 
+@olympus.custom_vjp
+def _summed(v):
+    """A custom_vjp whose body makes its result equal along "x"."""
+    return lax.psum(v, "x")
+
+
+_summed.defvjp(lambda v: (lax.psum(v, "x"), None), lambda _, g: (lax.psum(g, "x"),))
+
+
 def test_unreplicated_output_is_a_named_error_with_the_users_line():
     """`v * 2` of a block split over "i" differs between devices; out_specs
     P() would return one device's block. The check runs on any mesh size."""
@@ -459,6 +468,7 @@ def test_unreplicated_output_is_a_named_error_with_the_users_line():
         lambda v: lax.psum(v, "x") + np.float32(3) + jnp.ones(2),  # constants
         lambda v: olympus.jit(lambda a: lax.psum(a, "x"))(v),
         lambda v: olympus.checkpoint(lambda a: lax.pmean(jnp.sin(a), "x"))(v),
+        lambda v: _summed(v) * olympus.nn.relu(lax.psum(v, "x")),
         lambda v: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(v, "x"), jnp.ones(2)),
         lambda v: lax.cond(lax.psum(v[0], "x") > 0, jnp.sin, jnp.cos, lax.psum(v, "x")),
         lambda v: lax.scan(lambda c, a: (c + a, c), 0.0, lax.psum(v, "x"))[1],

@@ -6,7 +6,8 @@ argument is split); the body sees local shapes and may combine values across
 a mesh axis with a collective: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`,
 `psum_scatter`, `ppermute`, `all_to_all`, `axis_index`. An output's spec says how the
 per-device results form the global one; an output not split over a mesh axis
-must be equal along it (e.g. the result of a `psum` over that axis).
+must be equal along it (e.g. the result of a `psum` over that axis), which
+`check_rep` verifies when the body is traced (lax/replication.py).
 
 It lowers to Shardy's `sdy.manual_computation` (every mesh axis manual) and
 its collectives to StableHLO's (`all_reduce`, `all_gather`, `reduce_scatter`,
