@@ -20,3 +20,4 @@ from olympus.tracer.errors import (  # noqa: F401
 from olympus.transforms.jvp import MissingRuleError  # noqa: F401,E402  (no jvp/transpose rule)
 from olympus.autodiff import GradTypeError  # noqa: F401,E402  (grad's input/output checks)
 from olympus.lax.custom_derivatives import CustomDerivativeError  # noqa: F401,E402
+from olympus.lax.parallel import ShardMapReplicationError  # noqa: F401,E402  (shard_map check_rep)

@@ -399,9 +399,11 @@ def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
         from olympus import lax
         mesh = olympus.make_mesh((2,), ("d",))
         x = np.arange(16, dtype=np.float32).reshape(4, 4)
+        # the pmean over the vmap's "i" still varies along "d": unchecked, the
+        # output is read from device 0
         body = olympus.shard_map(lambda a: lax.psum(a, "d") + lax.pmean(a, "i"),
-                                 mesh, P("d"), P())
-        want = x[:, :2] + x[:, 2:] + x[:, :2].mean(0)  # pmean read from device 0
+                                 mesh, P("d"), P(), check_rep=False)
+        want = x[:, :2] + x[:, 2:] + x[:, :2].mean(0)
         for f in (body, olympus.jit(body)):
             got = olympus.vmap(f, axis_name="i")(x)
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
@@ -415,3 +417,173 @@ def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
         count=2,
     )
     assert out.strip() == "ok"
+
+
+# ---- check_rep: outputs declared replicated must be equal along the axis ------------
+def _mesh2():
+    return olympus.make_mesh((1, 1), ("x", "y"))
+
+
+@olympus.custom_vjp
+def _summed(v):
+    """A custom_vjp whose body makes its result equal along "x"."""
+    return lax.psum(v, "x")
+
+
+_summed.defvjp(lambda v: (lax.psum(v, "x"), None), lambda _, g: (lax.psum(g, "x"),))
+
+
+def test_unreplicated_output_is_a_named_error_with_the_users_line():
+    """`v * 2` of a block split over "i" differs between devices; out_specs
+    P() would return one device's block. The check runs on any mesh size."""
+
+    def double(v):
+        return v * 2
+
+    line = double.__code__.co_firstlineno + 1
+    mesh = olympus.make_mesh((1,), ("i",))
+    f = olympus.shard_map(double, mesh, P("i"), P())
+    with pytest.raises(lax.parallel.ShardMapReplicationError) as info:
+        f(jnp.ones(4))
+    message = str(info.value)
+    assert "shard_map of test_unreplicated_output_is_a_named_error" in message
+    assert "output (f32[4]) may vary along 'i'" in message
+    assert f"test_shard_map.py:{line} (double)" in message
+    assert "lax.psum" in message and "check_rep=False" in message
+    assert isinstance(info.value, ValueError)
+    assert olympus.errors.ShardMapReplicationError is type(info.value)
+    with pytest.raises(lax.parallel.ShardMapReplicationError):
+        olympus.jit(f)(jnp.ones(4))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda v: lax.psum(v, "x"),
+        lambda v: lax.pmean(v, ("x", "y")),
+        lambda v: lax.pmax(v, "x") * lax.pmin(v, "x"),
+        lambda v: lax.all_gather(v, "x", tiled=True)[:2],
+        lambda v: lax.all_gather(v, "x")[0],
+        lambda v: lax.psum(v * lax.axis_index("x"), "x"),
+        lambda v: lax.psum(v, "x") + np.float32(3) + jnp.ones(2),  # constants
+        lambda v: olympus.jit(lambda a: lax.psum(a, "x"))(v),
+        lambda v: olympus.checkpoint(lambda a: lax.pmean(jnp.sin(a), "x"))(v),
+        lambda v: _summed(v) * olympus.nn.relu(lax.psum(v, "x")),
+        lambda v: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(v, "x"), jnp.ones(2)),
+        lambda v: lax.cond(lax.psum(v[0], "x") > 0, jnp.sin, jnp.cos, lax.psum(v, "x")),
+        lambda v: lax.scan(lambda c, a: (c + a, c), 0.0, lax.psum(v, "x"))[1],
+    ],
+)
+def test_outputs_made_equal_along_the_axis_pass(body):
+    x = np.arange(2, dtype=np.float32) + 1
+    f = olympus.shard_map(body, _mesh2(), P("x"), P())
+    assert np.asarray(f(x)).shape == np.asarray(olympus.jit(f)(x)).shape
+
+
+@pytest.mark.parametrize(
+    "body, in_spec, out_spec, axes",
+    [
+        # varies only through axis_index: the input is replicated
+        (lambda v: v + lax.axis_index("x"), P(), P(), "'x'"),
+        (lambda v: lax.psum(v, "x"), P(("x", "y")), P(), "'y'"),
+        (lambda v: v, P(("x", "y")), P("x"), "'y'"),
+        (lambda v: lax.ppermute(v, "x", [(0, 0)]), P(), P(), "'x'"),
+        (lambda v: lax.psum_scatter(v, "x", tiled=True), P(), P(), "'x'"),
+        # a loop carry that starts replicated and picks up the axis inside
+        (
+            lambda v: lax.fori_loop(0, 3, lambda i, c: c + v, jnp.zeros(2)),
+            P("x"),
+            P(),
+            "'x'",
+        ),
+        (
+            lambda v: lax.fori_loop(
+                0, v[0].astype(int), lambda i, c: c + 1.0, jnp.zeros(2)
+            ),
+            P("x"),
+            P(),
+            "'x'",
+        ),
+        (
+            lambda v: lax.scan(lambda c, a: (c * v, c), jnp.ones(2), v)[0],
+            P("x"),
+            P(),
+            "'x'",
+        ),
+        # a loop whose trip count differs between devices
+        (
+            lambda v: lax.while_loop(lambda c: c < v[0], lambda c: c + 1.0, 0.0),
+            P("x"),
+            P(),
+            "'x'",
+        ),
+        # a branch chosen per device
+        (lambda v: lax.cond(v[0] > 0, lambda: 1.0, lambda: 2.0), P("x"), P(), "'x'"),
+        (
+            lambda v: olympus.jit(lambda: lax.axis_index("y"))() + v,
+            P("x"),
+            P("x"),
+            "'y'",
+        ),
+    ],
+)
+def test_outputs_varying_along_an_unnamed_axis_raise(body, in_spec, out_spec, axes):
+    f = olympus.shard_map(body, _mesh2(), in_spec, out_spec)
+    with pytest.raises(
+        lax.parallel.ShardMapReplicationError, match=f"may vary along {axes}"
+    ):
+        f(np.arange(2, dtype=np.float32) + 1)
+    unchecked = olympus.shard_map(body, _mesh2(), in_spec, out_spec, check_rep=False)
+    unchecked(np.arange(2, dtype=np.float32) + 1)
+    olympus.shard_map(body, _mesh2(), in_spec, out_spec, check_vma=False)(
+        np.arange(2, dtype=np.float32) + 1
+    )
+
+
+def test_check_rep_names_each_offending_output_by_path():
+    f = olympus.shard_map(
+        lambda d: {"sum": lax.psum(d["a"], "x"), "raw": d["a"], "idx": d["b"]},
+        _mesh2(),
+        P("x"),
+        P(),
+    )
+    with pytest.raises(lax.parallel.ShardMapReplicationError) as info:
+        f({"a": jnp.ones(2), "b": jnp.ones(2)})
+    message = str(info.value)
+    assert "output['raw'] (f32[2])" in message and "output['idx']" in message
+    assert "output['sum']" not in message
+
+
+def test_check_rep_on_four_devices():
+    """Unchecked, the wrong program silently returns device 0's block; checked
+    it raises. A checked program's gradient matches finite differences."""
+    out = run_on_devices("""
+        from olympus import lax
+        mesh = olympus.make_mesh((4,), ("i",))
+        x = np.arange(8, dtype=np.float32) / 8
+        try:
+            olympus.shard_map(lambda v: v * 2, mesh, P("i"), P())(x)
+            print("no error")
+        except olympus.errors.ShardMapReplicationError as e:
+            print("raised", "may vary along 'i'" in str(e))
+        loose = olympus.shard_map(lambda v: v * 2, mesh, P("i"), P(), check_rep=False)
+        print("device0", np.allclose(np.asarray(loose(x)), x[:2] * 2))
+        f = olympus.shard_map(lambda w, v: lax.pmean(jnp.sum(jnp.tanh(v * w)), "i"),
+                              mesh, (P(), P("i")), P())
+        loss = lambda w: f(w, x)
+        w = np.float32(0.7)
+        g = float(olympus.grad(loss)(w))
+        gj = float(olympus.jit(olympus.grad(loss))(w))
+        eps = np.float32(1e-2)
+        fd = (float(loss(w + eps)) - float(loss(w - eps))) / (2 * float(eps))
+        exact = float(np.sum(x * (1 - np.tanh(x * 0.7) ** 2)) / 4)
+        print("grad", abs(g - fd) < 1e-3 * abs(fd), abs(g - exact) < 1e-5, abs(gj - g) < 1e-6)
+        vm = olympus.vmap(f, in_axes=(0, None))(np.float32([0.5, 0.7]), x)
+        print("vmap", np.allclose(np.asarray(vm)[1], float(loss(w)), rtol=1e-6))
+        """)
+    assert out.split("\n")[:4] == [
+        "raised True",
+        "device0 True",
+        "grad True True True",
+        "vmap True",
+    ], out

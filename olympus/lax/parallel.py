@@ -6,7 +6,8 @@ argument is split); the body sees local shapes and may combine values across
 a mesh axis with a collective: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`,
 `psum_scatter`, `ppermute`, `all_to_all`, `axis_index`. An output's spec says how the
 per-device results form the global one; an output not split over a mesh axis
-must be equal along it (e.g. the result of a `psum` over that axis).
+must be equal along it (e.g. the result of a `psum` over that axis), which
+`check_rep` verifies when the body is traced (lax/replication.py).
 
 It lowers to Shardy's `sdy.manual_computation` (every mesh axis manual) and
 its collectives to StableHLO's (`all_reduce`, `all_gather`, `reduce_scatter`,
@@ -47,12 +48,12 @@ from olympus.backends.xla.spmd import ShardedExecutable, mesh_symbol, plan_layou
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Olympuspr, Primitive, ShapedArray, Var
 from olympus.ir.core import all_primitives
-from olympus.lax import ops
+from olympus.lax import ops, replication
 from olympus.lax.base import define_primitive
 from olympus.tracer import axes as axes_env
 from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.evaluation import eval_program
-from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
+from olympus.tracer.pytree import tree_flatten, tree_map, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.ad_util import is_zero
 from olympus.transforms.batching import (
@@ -78,6 +79,12 @@ class CollectiveShapeError(ValueError):
     """A collective's operand or arguments do not fit its axis: a dimension
     that must equal (or be divisible by) the axis size, an axis out of
     range, or a `perm` that is not a partial permutation."""
+
+
+class ShardMapReplicationError(ValueError):
+    """A shard_map output whose out_spec leaves a mesh axis out (declaring it
+    equal on every device along that axis) may vary along it: it would come
+    back as one device's block (`check_rep`, lax/replication.py)."""
 
 
 def _bad(message: str) -> CollectiveShapeError:
@@ -489,6 +496,27 @@ def _move_axis(x, source: int, destination: int):
     return x if order == list(range(ndim)) else ops.transpose(x, tuple(order))
 
 
+# ---- which axes a collective's result varies along (lax/replication.py) ------------
+def _equal_along(key: str):
+    def rule(params, operands):
+        names = params[key] if key == "axes" else (params[key],)
+        return [operands[0] - frozenset(names)]
+
+    return rule
+
+
+def _varies_along(params, operands):
+    return [frozenset().union(*operands) | {params["axis_name"]}]
+
+
+for _prim, _key in [(psum_p, "axes"), (pmax_p, "axes"), (pmin_p, "axes")]:
+    replication.rules[_prim.name] = _equal_along(_key)
+replication.rules[all_gather_p.name] = _equal_along("axis_name")
+for _prim in (psum_scatter_p, ppermute_p, all_to_all_p, axis_index_p):
+    replication.rules[_prim.name] = _varies_along
+    replication.introduced[_prim.name] = lambda params: frozenset([params["axis_name"]])
+
+
 # ---- the public collectives ------------------------------------------------------------
 def psum(x, axis_name):
     """The sum of `x` (a pytree) over the devices along `axis_name` (a mesh
@@ -895,11 +923,67 @@ def _trace_body(f, name: str, mesh: Mesh, in_tree, local: list, out_specs):
     return sub, out_flat, box["tree"]
 
 
-def shard_map(f, mesh: Mesh, in_specs, out_specs):
+def _spec_axes(spec: PartitionSpec) -> frozenset:
+    return frozenset(n for d in range(len(spec)) for n in spec.axes(d))
+
+
+def _check_replication(sub, in_flat, out_flat, out_tree, name: str) -> None:
+    """Raises ShardMapReplicationError if an output may vary along a mesh axis
+    its out_spec leaves out (JAX's check_rep)."""
+    program = sub.closed.olympuspr
+    ins = [frozenset()] * len(sub.consts) + [_spec_axes(s) for s in in_flat]
+    outs = replication.varying(program, ins)
+    paths = tree_paths(tree_unflatten(out_tree, [0] * len(outs)), "output")
+    made_by = {v: e for e in program.eqns for v in e.outvars}
+    problems, missing = [], set()
+    for path, var, axes, spec in zip(paths, program.outvars, outs, out_flat):
+        extra = sorted(axes - _spec_axes(spec))
+        if not extra:
+            continue
+        missing.update(extra)
+        eqn = made_by.get(var) if isinstance(var, Var) else None
+        where = (
+            f"computed at {eqn.source_info}"
+            if eqn is not None and eqn.source_info is not None
+            else "an input of the body"
+        )
+        problems.append(
+            f"  {path or 'output'} ({var.aval.str_short()}) may vary along "
+            f"{', '.join(map(repr, extra))} but its out_spec {spec} declares it "
+            f"equal on every device there; it is {where}"
+        )
+    if not problems:
+        return
+    site = user_source_info()
+    axes = ", ".join(map(repr, sorted(missing)))
+    raise ShardMapReplicationError(
+        f"shard_map of {name}: outputs declared replicated may differ between "
+        f"devices (only one device's value would come back):\n"
+        + "\n".join(problems)
+        + f"\nMake each equal along {axes} (lax.psum, lax.pmean, lax.pmax or "
+        f"lax.all_gather over the axis), name the axis in its out_spec "
+        f"(e.g. PartitionSpec({sorted(missing)[0]!r})), or pass check_rep=False "
+        f"if it is equal for a reason the check cannot see"
+        + (f" (shard_map called at {site})" if site is not None else "")
+    )
+
+
+def shard_map(
+    f,
+    mesh: Mesh,
+    in_specs,
+    out_specs,
+    check_rep: bool = True,
+    *,
+    check_vma: bool | None = None,
+):
     """`f` run on each device of `mesh` with that device's block of every
     argument (`in_specs`: a PartitionSpec per argument, or a pytree prefix);
     `out_specs` assemble the outputs. Inside, collectives (`lax.psum`, ...)
-    name the mesh's axes.
+    name the mesh's axes. With `check_rep` (JAX's name; `check_vma` is the
+    newer one) an output whose out_spec leaves a mesh axis out must be
+    provably equal along it (e.g. a psum over it), else
+    ShardMapReplicationError at trace time.
 
     >>> P = olympus.sharding.PartitionSpec
     >>> mesh = olympus.make_mesh((1,), ("i",))
@@ -907,6 +991,7 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
     Array([0., 2.], dtype=float32)
     """
     name = function_name(f)
+    check = check_rep if check_vma is None else check_vma
     traced: dict = {}  # (tree, local avals, specs) -> (body, out specs, out tree)
 
     def wrapped(*args):
@@ -927,6 +1012,8 @@ def shard_map(f, mesh: Mesh, in_specs, out_specs):
         entry = traced.get(key)
         if entry is None:
             entry = _trace_body(f, name, mesh, in_tree, local, out_specs)
+            if check:
+                _check_replication(entry[0], in_flat, entry[1], entry[2], name)
             if not any(isinstance(c, Tracer) for c in entry[0].consts):
                 traced[key] = entry  # one body per signature: compiled once
         sub, out_flat, out_tree = entry

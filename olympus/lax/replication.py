@@ -1,0 +1,165 @@
+"""Which mesh axes each value of a shard_map body may vary along (JAX's
+`check_rep`): the static check that an output declared replicated over an
+axis (its out_spec leaves the axis out) is equal on every device along it.
+
+A body's inputs vary along the axes their in_specs split them over; literals
+and closed-over constants along none. `axis_index(a)`, `ppermute`,
+`psum_scatter` and `all_to_all` over `a` make a value vary along `a`;
+`psum`/`pmax`/`pmin` (so `pmean`) and `all_gather` over `a` make it equal
+along `a`. Any other primitive's results vary along the union of its operands'
+axes; `cond`, `while`, `scan` and the call-like primitives (pjit, checkpoint,
+custom_jvp/vjp) are followed into their bodies, loop carries to a fixpoint.
+The analysis is conservative: a value it calls varying may happen to be
+equal, never the other way round. Rules are keyed by primitive name so this
+module needs none of the primitives; the collectives register theirs in
+`parallel.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, subolympusprs
+
+Axes = frozenset
+NONE: Axes = frozenset()
+
+# primitive name -> (params, operands' axes) -> results' axes
+Rule = Callable[[dict, list], list]
+rules: dict[str, Rule] = {}
+# primitive name -> the axes its results vary along whatever its operands do
+# (axis_index, ppermute, ...): what a body held by an unknown primitive adds
+introduced: dict[str, Callable[[dict], Axes]] = {}
+
+
+def varying(program: Olympuspr, ins: Sequence[Axes]) -> list[Axes]:
+    """The axes each output of `program` may vary along, given its inputs'."""
+    env: dict = dict(zip(program.invars, ins))
+
+    def read(atom) -> Axes:
+        return NONE if isinstance(atom, Literal) else env.get(atom, NONE)
+
+    for eqn in program.eqns:
+        operands = [read(a) for a in eqn.invars]
+        rule = rules.get(eqn.primitive.name)
+        outs = (
+            rule(eqn.params, operands)
+            if rule is not None
+            else _union_rule(eqn.params, operands, len(eqn.outvars))
+        )
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in program.outvars]
+
+
+def _union(sets) -> Axes:
+    return frozenset().union(*sets)
+
+
+def _introduced_in(program: Olympuspr) -> Axes:
+    found = set()
+    for eqn in program.eqns:
+        adds = introduced.get(eqn.primitive.name)
+        if adds is not None:
+            found |= adds(eqn.params)
+        for sub in subolympusprs(eqn.params):
+            found |= _introduced_in(sub)
+    return frozenset(found)
+
+
+def _union_rule(params: dict, operands: list, n_out: int) -> list[Axes]:
+    axes = _union(operands).union(*map(_introduced_in, subolympusprs(params)))
+    return [axes] * n_out
+
+
+def _program(value) -> Olympuspr:
+    return value.olympuspr if isinstance(value, ClosedOlympuspr) else value
+
+
+def _forwarded(program: Olympuspr, out: int) -> int | None:
+    """The input position output `out` returns unchanged, if it does."""
+    var = program.outvars[out]
+    for i, v in enumerate(program.invars):
+        if v is var:
+            return i
+    return None
+
+
+# ---- call-like primitives: the body's invars are the equation's operands ----------
+def _call_rule(key: str) -> Rule:
+    def rule(params, operands):
+        body = _program(params[key])
+        if len(body.invars) != len(operands):
+            return _union_rule(params, operands, len(body.outvars))
+        return varying(body, operands)
+
+    return rule
+
+
+for _name, _key in [
+    ("pjit", "olympuspr"),
+    ("checkpoint", "olympuspr"),
+    ("custom_jvp_call", "call"),
+    ("custom_vjp_call", "call"),
+]:
+    rules[_name] = _call_rule(_key)
+rules["optimization_barrier"] = lambda params, operands: list(operands)
+
+
+# ---- control flow ----------------------------------------------------------------
+def _cond_rule(params, operands):
+    """Outputs vary as any branch's do, and along the index's axes too (devices
+    may take different branches) unless every branch forwards the same input."""
+    index, args = operands[0], operands[1:]
+    branches = [_program(b) for b in params["branches"]]
+    per_branch = [varying(b, args) for b in branches]
+    outs = []
+    for j, sets in enumerate(zip(*per_branch)):
+        same = {_forwarded(b, j) for b in branches}
+        if len(same) == 1 and None not in same:
+            outs.append(args[same.pop()])
+        else:
+            outs.append(_union(sets) | index)
+    return outs
+
+
+def _fixpoint(carry: list, step: Callable[[list], list]) -> list:
+    """Grows the carries' axes until a loop iteration adds none (finite: the
+    mesh has finitely many axes)."""
+    while True:
+        grown = [c | s for c, s in zip(carry, step(carry))]
+        if grown == carry:
+            return carry
+        carry = grown
+
+
+def _while_rule(params, operands):
+    """A carry the body changes also varies along the predicate's axes (the
+    trip count may differ between devices)."""
+    cond, body = _program(params["cond_olympuspr"]), _program(params["body_olympuspr"])
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cconsts, bconsts, init = operands[:nc], operands[nc : nc + nb], operands[nc + nb :]
+    kept = [_forwarded(body, j) == nb + j for j in range(len(init))]
+
+    def step(carry):
+        (pred,) = varying(cond, [*cconsts, *carry])
+        outs = varying(body, [*bconsts, *carry])
+        return [o if k else o | pred for o, k in zip(outs, kept)]
+
+    return _fixpoint(list(init), step)
+
+
+def _scan_rule(params, operands):
+    body = _program(params["olympuspr"])
+    nc, ncarry = params["num_consts"], params["num_carry"]
+    consts, init, xs = (
+        operands[:nc],
+        operands[nc : nc + ncarry],
+        operands[nc + ncarry :],
+    )
+    carry = _fixpoint(list(init), lambda c: varying(body, [*consts, *c, *xs])[:ncarry])
+    return [*carry, *varying(body, [*consts, *carry, *xs])[ncarry:]]
+
+
+rules["cond"] = _cond_rule
+rules["while"] = _while_rule
+rules["scan"] = _scan_rule
