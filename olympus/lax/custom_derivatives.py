@@ -715,12 +715,48 @@ def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
         read = [v for v in eqn.outvars if v in live]
         if not read or all(v in saved for v in read):
             continue
+        if eqn.primitive is pjit_p and any(v in saved for v in eqn.outvars):
+            eqn = _sliced_call(eqn, [v for v in read if v not in saved], saved)
         kept.append(eqn)
         live.update(x for x in eqn.invars if isinstance(x, Var))
     return kept[::-1], live
 
 
-def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
+def _sliced_call(eqn, wanted: list, saved) -> object:
+    """The jitted call `eqn` recomputing only its `wanted` outputs, from its
+    inputs and its outputs that are `saved` (a tag inside it that the policy
+    saves, returned by `_saving_intermediates`): rerun whole, it would
+    recompute the saved value too."""
+    body = eqn.params["olympuspr"]
+    program = body.olympuspr
+    inner = dict(zip(eqn.outvars, program.outvars))
+    inner_saved = {inner[v] for v in eqn.outvars if v in saved}
+    inner_wanted = [inner[v] for v in wanted]
+    kept, live = _recompute_slice(
+        program.eqns, [v for v in inner_wanted if isinstance(v, Var)], inner_saved
+    )
+    remade = {v for e in kept for v in e.outvars}
+    args = [(x, v) for x, v in zip(eqn.invars, program.invars) if v in live]
+    taken = {v for _, v in args} | set(program.constvars)
+    saved_args = {}
+    for v in eqn.outvars:
+        w = inner[v]
+        if v in saved and w in live and w not in remade and w not in taken:
+            saved_args.setdefault(w, v)
+    sliced = _with_fresh_vars(
+        [v for _, v in args] + list(saved_args),
+        kept,
+        inner_wanted,
+        constvars=program.constvars,
+    )
+    return eqn._replace(
+        invars=[x for x, _ in args] + list(saved_args.values()),
+        outvars=list(wanted),
+        params={**eqn.params, "olympuspr": ClosedOlympuspr(sliced, body.consts)},
+    )
+
+
+def _with_fresh_vars(invars, eqns, outvars, constvars=()) -> Olympuspr:
     """The program over new Var objects: the recomputation is a program of its
     own, and sharing variables with the forward program would print both with
     the same names (so the printed text would not parse back to itself)."""
@@ -733,6 +769,7 @@ def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
     def read(x):
         return fresh.get(x, x) if isinstance(x, Var) else x
 
+    new_constvars = [bind(v) for v in constvars]
     new_invars = [bind(v) for v in invars]
     new_eqns = [
         eqn._replace(
@@ -740,7 +777,7 @@ def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
         )
         for eqn in eqns
     ]
-    return Olympuspr([], new_invars, new_eqns, [read(v) for v in outvars])
+    return Olympuspr(new_constvars, new_invars, new_eqns, [read(v) for v in outvars])
 
 
 def _with_saved_intermediates(
@@ -750,33 +787,73 @@ def _with_saved_intermediates(
     way to the residuals it does not save, so the backward pass recomputes from
     them rather than from the inputs. Returns (program, num_res, saveable)."""
     program = known.olympuspr
-    producers = {v: eqn for eqn in program.eqns for v in eqn.outvars}
     res_vars = program.outvars[len(program.outvars) - num_res :]
-    todo = [v for v, keep in zip(res_vars, saveable) if not keep]
-    seen, extra, outputs = set(), [], set(program.outvars)
-    while todo:
-        v = todo.pop()
-        eqn = producers.get(v)
-        if eqn is None or v in seen:
-            continue
-        seen.add(v)
-        if _policy_saves(producers, v, policy):  # a tag inside a jitted call too
-            if v not in outputs:
-                extra.append(v)
-                outputs.add(v)
-        elif id(eqn) not in seen:
-            seen.add(id(eqn))
-            todo += [x for x in eqn.invars if isinstance(x, Var)]
+    wanted = [v for v, keep in zip(res_vars, saveable) if not keep]
+    eqns, saved, _ = _saving_intermediates(program.eqns, wanted, policy)
+    outputs = set(program.outvars)
+    extra = [v for v in dict.fromkeys(saved) if v not in outputs]
     if not extra:
         return known, num_res, saveable
-    wider = Olympuspr(
-        program.constvars, program.invars, program.eqns, program.outvars + extra
-    )
+    wider = Olympuspr(program.constvars, program.invars, eqns, program.outvars + extra)
     return (
         ClosedOlympuspr(wider, known.consts),
         num_res + len(extra),
         saveable + [True] * len(extra),
     )
+
+
+def _saving_intermediates(eqns, wanted, policy) -> tuple[list, list, set]:
+    """The values that `policy` saves on the way to `wanted` (none of which it
+    saves) and the variables read on that way. A jitted call on the way
+    also returns the values inside it that the policy saves (as JAX's
+    policies see inside pjit bodies), so `eqns` comes back with such calls
+    widened. Returns (eqns, saved values, live variables)."""
+    producers = {v: eqn for eqn in eqns for v in eqn.outvars}
+    live, saved, out = {v for v in wanted if isinstance(v, Var)}, [], []
+    for eqn in reversed(eqns):
+        read = [v for v in eqn.outvars if v in live]
+        kept = [v for v in read if not _policy_saves(producers, v, policy)]
+        saved += [v for v in read if v not in kept]
+        if kept and eqn.primitive is pjit_p:
+            eqn, inner_saved, inputs = _exposing_saved(eqn, kept, policy)
+            saved += inner_saved
+            live.update(inputs)
+        elif kept:
+            live.update(x for x in eqn.invars if isinstance(x, Var))
+        out.append(eqn)
+    return out[::-1], saved, live
+
+
+def _exposing_saved(eqn, wanted: list, policy) -> tuple:
+    """The jitted call `eqn` also returning the values inside it that `policy`
+    saves on the way to its `wanted` outputs. Returns (the call, the saved
+    values as its outputs, its inputs read on the way)."""
+    body = eqn.params["olympuspr"]
+    program = body.olympuspr
+    inner = dict(zip(eqn.outvars, program.outvars))
+    eqns, saved, live = _saving_intermediates(
+        program.eqns, [inner[v] for v in wanted], policy
+    )
+    inputs = [x for x, v in zip(eqn.invars, program.invars) if v in live]
+    inputs = [x for x in inputs if isinstance(x, Var)]
+    outer = {w: v for v, w in inner.items() if isinstance(w, Var)}
+    extra = [w for w in dict.fromkeys(saved) if w not in outer]
+    if not extra and all(a is b for a, b in zip(eqns, program.eqns)):
+        return eqn, [outer[w] for w in saved], inputs
+    new_outs = [Var(w.aval) for w in extra]
+    outer.update(zip(extra, new_outs))
+    wider = Olympuspr(
+        program.constvars,
+        program.invars,
+        eqns,
+        program.outvars + extra,
+        program.debug_info,
+    )
+    call = eqn._replace(
+        outvars=list(eqn.outvars) + new_outs,
+        params={**eqn.params, "olympuspr": ClosedOlympuspr(wider, body.consts)},
+    )
+    return call, [outer[w] for w in dict.fromkeys(saved)], inputs
 
 
 class _MemoryBudget:
