@@ -616,8 +616,15 @@ def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
     reads exp's output): without this the residual is v, which the policy
     does not save, and the backward pass recomputes v although the tag, the
     same value, is saved. A saved tag's equation moves up to just after v is
-    made, so that every reader of v comes after it."""
+    made, so that every reader of v comes after it. Jitted calls' bodies
+    are rewritten the same way (their tags are saved too)."""
     program = known.olympuspr
+    eqns = [_call_reading_saved_tags(eqn, policy) for eqn in program.eqns]
+    if any(a is not b for a, b in zip(eqns, program.eqns)):
+        program = Olympuspr(
+            program.constvars, program.invars, eqns, program.outvars, program.debug_info
+        )
+        known = ClosedOlympuspr(program, known.consts)
     producers = {v: e for e in program.eqns for v in e.outvars}
     root, members, made_by = {}, {}, {}
     for eqn in program.eqns:
@@ -668,6 +675,15 @@ def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
         program.debug_info,
     )
     return ClosedOlympuspr(wider, known.consts)
+
+
+def _call_reading_saved_tags(eqn, policy):
+    """`eqn`, a jitted call with its body rewritten by `_reading_saved_tags`."""
+    if eqn.primitive is not pjit_p:
+        return eqn
+    body = eqn.params["olympuspr"]
+    new = _reading_saved_tags(body, policy)
+    return eqn if new is body else eqn._replace(params={**eqn.params, "olympuspr": new})
 
 
 def _named_inside_jit(eqn, var):
