@@ -344,10 +344,14 @@ def check_checkpoint_names(program) -> None:
         f"checkpoint({'jit(program)' if jitted else 'program'}, "
         f"policy={which}{chosen}) of\n{tagged.source()}"
     )
-    # One compile for both (the suite's conftest checks and round-trips it).
-    both = olympus.jit(lambda *xs: (_pullback(h)(*xs), _pullback(g)(*xs)))
-    tagged_result, plain = both(*floats)
-    _close(tagged_result, plain, what)
+    # By the NumPy interpreter, and the tagged pullback compiled half the
+    # time: XLA compiles are most of the check's cost.
+    plain = reference_call(_pullback(g), *floats)
+    if rng.random() < 0.5:
+        got, what = olympus.jit(_pullback(h))(*floats), "jit of " + what
+    else:
+        got = reference_call(_pullback(h), *floats)
+    _close(got, plain, what)
     return True
 
 
