@@ -34,7 +34,7 @@ from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.pjit import _pjit_impl, pjit_p
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
-from olympus.tracer.evaluation import eval_program
+from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.functions import argnums_partial, dynamic_argnums, flatten_fun
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import (
@@ -50,7 +50,7 @@ from olympus.transforms.batching import (
     def_elementwise,
     vmap,
 )
-from olympus.transforms.ad_util import Zero, instantiate, is_zero
+from olympus.transforms.ad_util import Zero, instantiate, is_zero, zeros_like_aval
 from olympus.transforms.jvp import defjvp_zero, jvp_rules
 from olympus.transforms.linearize import (
     call_primitives,
@@ -733,6 +733,8 @@ def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
             continue
         if eqn.primitive is pjit_p and any(v in saved for v in eqn.outvars):
             eqn = _sliced_call(eqn, [v for v in read if v not in saved], saved)
+        elif eqn.primitive.name == "cond" and any(v in saved for v in eqn.outvars):
+            eqn = _sliced_cond(eqn, [v for v in read if v not in saved], saved)
         kept.append(eqn)
         live.update(x for x in eqn.invars if isinstance(x, Var))
     return kept[::-1], live
@@ -834,6 +836,10 @@ def _saving_intermediates(eqns, wanted, policy) -> tuple[list, list, set]:
             eqn, inner_saved, inputs = _exposing_saved(eqn, kept, policy)
             saved += inner_saved
             live.update(inputs)
+        elif kept and eqn.primitive.name == "cond":
+            eqn, inner_saved, inputs = _exposing_saved_in_branches(eqn, kept, policy)
+            saved += inner_saved
+            live.update(inputs)
         elif kept:
             live.update(x for x in eqn.invars if isinstance(x, Var))
         out.append(eqn)
@@ -870,6 +876,88 @@ def _exposing_saved(eqn, wanted: list, policy) -> tuple:
         params={**eqn.params, "olympuspr": ClosedOlympuspr(wider, body.consts)},
     )
     return call, [outer[w] for w in dict.fromkeys(saved)], inputs
+
+
+def _exposing_saved_in_branches(eqn, wanted: list, policy) -> tuple:
+    """The cond `eqn` also returning the values inside its branches that
+    `policy` saves on the way to its `wanted` outputs: each branch fills its
+    own slots and zeros the other branches' (as cond's partial evaluation
+    joins residuals). Returns (the cond, the saved values as its outputs, its
+    operands read on the way)."""
+    branches = eqn.params["branches"]
+    positions = [eqn.outvars.index(v) for v in wanted]
+    found = [
+        _saving_intermediates(
+            b.olympuspr.eqns, [b.olympuspr.outvars[i] for i in positions], policy
+        )
+        for b in branches
+    ]
+    read = [
+        any(b.olympuspr.invars[j] in live for b, (_, _, live) in zip(branches, found))
+        for j in range(len(eqn.invars) - 1)
+    ]
+    inputs = [eqn.invars[0]] + [x for x, r in zip(eqn.invars[1:], read) if r]
+    inputs = [x for x in inputs if isinstance(x, Var)]
+    slots = [v for _, saved, _ in found for v in dict.fromkeys(saved)]
+    if not slots or any(b.consts or b.olympuspr.constvars for b in branches):
+        return eqn, [], inputs
+    wider = []
+    for b, (eqns, saved, _) in zip(branches, found):
+        program, own = b.olympuspr, set(saved)
+
+        def fun(*args, program=program, eqns=eqns, own=own):
+            env = dict(zip(program.invars, args))
+            bind_eqns(eqns, env)
+            return [read_atom(env, v) for v in program.outvars] + [
+                read_atom(env, v) if v in own else zeros_like_aval(v.aval)
+                for v in slots
+            ]
+
+        traced = trace_sub_program(fun, b.in_avals, DebugInfo("checkpoint", "cond", ()))
+        if traced.consts:
+            return eqn, [], inputs
+        wider.append(traced.closed)
+    new_outs = [Var(v.aval) for v in slots]
+    cond = eqn._replace(
+        outvars=list(eqn.outvars) + new_outs,
+        params={**eqn.params, "branches": tuple(wider)},
+    )
+    return cond, new_outs, inputs
+
+
+def _sliced_cond(eqn, wanted: list, saved) -> object:
+    """The cond `eqn` recomputing only its `wanted` outputs, each branch from
+    the operands and the cond's `saved` outputs (taken as operands too)."""
+    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved]
+    wanted_at = [eqn.outvars.index(v) for v in wanted]
+    branches = []
+    for b in eqn.params["branches"]:
+        program = b.olympuspr
+        outs = program.outvars
+        eqns, _ = _recompute_slice(
+            program.eqns,
+            [outs[i] for i in wanted_at if isinstance(outs[i], Var)],
+            {outs[i] for i in kept_at},
+        )
+        taken = [
+            outs[i] if isinstance(outs[i], Var) else Var(outs[i].aval) for i in kept_at
+        ]
+        sliced = _with_fresh_vars(
+            list(program.invars) + taken,
+            eqns,
+            [outs[i] for i in wanted_at],
+            constvars=program.constvars,
+        )
+        branches.append(ClosedOlympuspr(sliced, b.consts))
+    return eqn._replace(
+        invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
+        outvars=list(wanted),
+        params={
+            **eqn.params,
+            "branches": tuple(branches),
+            "linear": tuple(eqn.params["linear"]) + (False,) * len(kept_at),
+        },
+    )
 
 
 class _MemoryBudget:
