@@ -1,7 +1,8 @@
-"""checkpoint_name policies see tags inside jitted calls (issue #15 item 4):
-a tagged value that a jitted call inside the checkpoint does not return is
-still saved by `save_only_these_names`, and the backward pass does not
-recompute it (as JAX's policies see into pjit bodies)."""
+"""checkpoint_name policies see tags inside jitted calls and cond branches
+(issue #15 item 4): a tagged value that a jitted call or a cond inside the
+checkpoint does not return is still saved by `save_only_these_names`, and
+the backward pass does not recompute it (as JAX's policies see into pjit
+bodies and cond branches)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 import olympus
 import olympus.numpy as jnp
+from olympus import lax
 from olympus.ad_checkpoint import checkpoint_name, checkpoint_policies as cp
 from olympus.test_util import check_grads
 
@@ -23,11 +25,13 @@ def x64():
 
 
 def _calls(closed):
-    """`closed`'s equations, those inside jitted calls included."""
+    """`closed`'s equations, those inside jitted calls and branches included."""
     for eqn in closed.olympuspr.eqns:
         yield eqn
         if eqn.primitive.name == "pjit":
             yield from _calls(eqn.params["olympuspr"])
+        for branch in eqn.params.get("branches", ()):
+            yield from _calls(branch)
 
 
 def _parts(f, x) -> dict:
@@ -170,3 +174,37 @@ def test_vmap_of_grad_with_a_tag_inside_a_jitted_call(x64):
     got = olympus.vmap(olympus.grad(g))(xs)
     want = np.stack([np.asarray(olympus.grad(_jitted_twice)(x)) for x in xs])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+def _in_cond(x):  # h is made and read inside a branch: no output of the cond
+    def tagged(x):
+        h = checkpoint_name(jnp.sin(x) * 2.0, "h")
+        return jnp.cos(h) * jnp.exp(x)
+
+    return jnp.sum(lax.cond(jnp.sum(x) > 0.0, tagged, lambda x: x * 3.0, x))
+
+
+def _in_jitted_cond(x):
+    return olympus.jit(_in_cond)(x)
+
+
+@pytest.mark.parametrize("f", [_in_cond, _in_jitted_cond])
+@pytest.mark.parametrize("sign", [1.0, -1.0])  # the tagging branch taken or not
+def test_a_tag_inside_a_cond_branch_is_saved_not_recomputed(x64, f, sign):
+    x = sign * np.array([0.3, 0.5, 1.2])
+    want = np.asarray(olympus.grad(f)(x))
+    sins = {}
+    for label, policy in (
+        ("none", None),
+        ("h", cp.save_only_these_names("h")),
+        ("not h", cp.save_any_names_but_these("h")),
+    ):
+        g = olympus.checkpoint(f, policy=policy)
+        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
+        )
+        sins[label] = _recomputed(g, x, "sin")
+    # The branch's recomputation: sin x and sin h, or sin h from the saved h.
+    assert sins == {"none": 2, "h": 1, "not h": 2}
+    check_grads(olympus.checkpoint(f, policy=cp.save_only_these_names("h")), (x,), 1)
