@@ -1,8 +1,8 @@
-"""checkpoint_name policies see tags inside jitted calls and cond branches
-(issue #15 item 4): a tagged value that a jitted call or a cond inside the
-checkpoint does not return is still saved by `save_only_these_names`, and
-the backward pass does not recompute it (as JAX's policies see into pjit
-bodies and cond branches)."""
+"""checkpoint_name policies see tags inside jitted calls, cond branches and
+scan bodies (issue #15 item 4): a tagged value that a jitted call, cond or
+scan inside the checkpoint does not return is still saved by
+`save_only_these_names`, and the backward pass does not recompute it (as
+JAX's policies see into pjit bodies, branches and loop bodies)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ def _calls(closed):
             yield from _calls(eqn.params["olympuspr"])
         for branch in eqn.params.get("branches", ()):
             yield from _calls(branch)
+        if eqn.primitive.name == "scan":
+            yield from _calls(eqn.params["olympuspr"])
 
 
 def _parts(f, x) -> dict:
@@ -206,5 +208,45 @@ def test_a_tag_inside_a_cond_branch_is_saved_not_recomputed(x64, f, sign):
         )
         sins[label] = _recomputed(g, x, "sin")
     # The branch's recomputation: sin x and sin h, or sin h from the saved h.
+    assert sins == {"none": 2, "h": 1, "not h": 2}
+    check_grads(olympus.checkpoint(f, policy=cp.save_only_these_names("h")), (x,), 1)
+
+
+def _in_scan(x):  # h is made and read inside the body, a carry reads it
+    def body(c, w):
+        h = checkpoint_name(jnp.sin(c * w) * 2.0, "h")
+        return jnp.cos(h) + c, jnp.exp(h)
+
+    c, ys = lax.scan(body, x, jnp.arange(1.0, 4.0))
+    return jnp.sum(c) + jnp.sum(ys)
+
+
+def _in_jitted_reverse_scan(x):
+    def body(c, w):
+        h = checkpoint_name(jnp.sin(c * w) * 2.0, "h")
+        return jnp.cos(h) * c, None
+
+    return olympus.jit(lambda x: jnp.sum(lax.scan(body, x, x, reverse=True)[0]))(x)
+
+
+@pytest.mark.parametrize("f", [_in_scan, _in_jitted_reverse_scan])
+def test_a_tag_inside_a_scan_body_is_saved_per_iteration(x64, f):
+    """The forward scan also returns h of every iteration (stacked); the
+    recomputed scan reads them as scanned operands and reruns no sin."""
+    x = np.array([0.3, -0.5, 0.7])
+    want = np.asarray(olympus.grad(f)(x))
+    sins = {}
+    for label, policy in (
+        ("none", None),
+        ("h", cp.save_only_these_names("h")),
+        ("not h", cp.save_any_names_but_these("h")),
+    ):
+        g = olympus.checkpoint(f, policy=policy)
+        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
+        )
+        sins[label] = _recomputed(g, x, "sin")
+    # sin(c * w) (to remake h) and sin h (cos h's tangent), or only sin h.
     assert sins == {"none": 2, "h": 1, "not h": 2}
     check_grads(olympus.checkpoint(f, policy=cp.save_only_these_names("h")), (x,), 1)

@@ -735,6 +735,10 @@ def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
             eqn = _sliced_call(eqn, [v for v in read if v not in saved], saved)
         elif eqn.primitive.name == "cond" and any(v in saved for v in eqn.outvars):
             eqn = _sliced_cond(eqn, [v for v in read if v not in saved], saved)
+        elif eqn.primitive.name == "scan" and any(
+            v in saved for v in eqn.outvars[eqn.params["num_carry"] :]
+        ):
+            eqn = _sliced_scan(eqn, [v for v in read if v not in saved], saved)
         kept.append(eqn)
         live.update(x for x in eqn.invars if isinstance(x, Var))
     return kept[::-1], live
@@ -838,6 +842,10 @@ def _saving_intermediates(eqns, wanted, policy) -> tuple[list, list, set]:
             live.update(inputs)
         elif kept and eqn.primitive.name == "cond":
             eqn, inner_saved, inputs = _exposing_saved_in_branches(eqn, kept, policy)
+            saved += inner_saved
+            live.update(inputs)
+        elif kept and eqn.primitive.name == "scan":
+            eqn, inner_saved, inputs = _exposing_saved_in_scan(eqn, kept, policy)
             saved += inner_saved
             live.update(inputs)
         elif kept:
@@ -955,6 +963,75 @@ def _sliced_cond(eqn, wanted: list, saved) -> object:
         params={
             **eqn.params,
             "branches": tuple(branches),
+            "linear": tuple(eqn.params["linear"]) + (False,) * len(kept_at),
+        },
+    )
+
+
+def _exposing_saved_in_scan(eqn, wanted: list, policy) -> tuple:
+    """The scan `eqn` also returning, stacked as extra outputs, the values
+    inside its body that `policy` saves on the way to its `wanted` outputs
+    and its carries (the recomputation reruns the carries' chain). Returns
+    (the scan, the saved values as its outputs, its operands read)."""
+    body = eqn.params["olympuspr"]
+    program, n_carry = body.olympuspr, eqn.params["num_carry"]
+    positions = list(range(n_carry)) + [eqn.outvars.index(v) for v in wanted]
+    eqns, saved, live = _saving_intermediates(
+        program.eqns, [program.outvars[i] for i in positions], policy
+    )
+    inputs = [x for x, v in zip(eqn.invars, program.invars) if v in live]
+    inputs = [x for x in inputs if isinstance(x, Var)]
+    extra = list(dict.fromkeys(saved))
+    if not extra:
+        return eqn, [], inputs
+    wider = Olympuspr(
+        program.constvars,
+        program.invars,
+        eqns,
+        program.outvars + extra,
+        program.debug_info,
+    )
+    length = eqn.params["length"]
+    new_outs = [Var(v.aval.update(shape=(length, *v.aval.shape))) for v in extra]
+    scan = eqn._replace(
+        outvars=list(eqn.outvars) + new_outs,
+        params={**eqn.params, "olympuspr": ClosedOlympuspr(wider, body.consts)},
+    )
+    return scan, new_outs, inputs
+
+
+def _sliced_scan(eqn, wanted: list, saved) -> object:
+    """The scan `eqn` recomputing its carries and its `wanted` outputs, each
+    iteration from its operands and its row of the scan's `saved` stacked
+    outputs (taken as extra scanned operands)."""
+    body = eqn.params["olympuspr"]
+    program, n_carry = body.olympuspr, eqn.params["num_carry"]
+    outs = program.outvars
+    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved and i >= n_carry]
+    ys_at = [eqn.outvars.index(v) for v in wanted]
+    wanted_at = list(range(n_carry)) + [i for i in ys_at if i >= n_carry]
+    eqns, _ = _recompute_slice(
+        program.eqns,
+        [outs[i] for i in wanted_at if isinstance(outs[i], Var)],
+        {outs[i] for i in kept_at},
+    )
+    taken = [
+        outs[i] if isinstance(outs[i], Var) else Var(outs[i].aval) for i in kept_at
+    ]
+    sliced = _with_fresh_vars(
+        list(program.invars) + taken,
+        eqns,
+        [outs[i] for i in wanted_at],
+        constvars=program.constvars,
+    )
+    carries = [Var(v.aval) for v in eqn.outvars[:n_carry]]
+    return eqn._replace(
+        invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
+        outvars=[v if v in wanted else c for v, c in zip(eqn.outvars, carries)]
+        + [eqn.outvars[i] for i in wanted_at[n_carry:]],
+        params={
+            **eqn.params,
+            "olympuspr": ClosedOlympuspr(sliced, body.consts),
             "linear": tuple(eqn.params["linear"]) + (False,) * len(kept_at),
         },
     )
