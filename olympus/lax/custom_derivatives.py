@@ -34,7 +34,7 @@ from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.pjit import _pjit_impl, pjit_p
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
-from olympus.tracer.evaluation import eval_program
+from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.functions import argnums_partial, dynamic_argnums, flatten_fun
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import (
@@ -50,7 +50,7 @@ from olympus.transforms.batching import (
     def_elementwise,
     vmap,
 )
-from olympus.transforms.ad_util import Zero, instantiate, is_zero
+from olympus.transforms.ad_util import Zero, instantiate, is_zero, zeros_like_aval
 from olympus.transforms.jvp import defjvp_zero, jvp_rules
 from olympus.transforms.linearize import (
     call_primitives,
@@ -616,8 +616,15 @@ def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
     reads exp's output): without this the residual is v, which the policy
     does not save, and the backward pass recomputes v although the tag, the
     same value, is saved. A saved tag's equation moves up to just after v is
-    made, so that every reader of v comes after it."""
+    made, so that every reader of v comes after it. Jitted calls' bodies
+    are rewritten the same way (their tags are saved too)."""
     program = known.olympuspr
+    eqns = [_call_reading_saved_tags(eqn, policy) for eqn in program.eqns]
+    if any(a is not b for a, b in zip(eqns, program.eqns)):
+        program = Olympuspr(
+            program.constvars, program.invars, eqns, program.outvars, program.debug_info
+        )
+        known = ClosedOlympuspr(program, known.consts)
     producers = {v: e for e in program.eqns for v in e.outvars}
     root, members, made_by = {}, {}, {}
     for eqn in program.eqns:
@@ -670,6 +677,15 @@ def _reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
     return ClosedOlympuspr(wider, known.consts)
 
 
+def _call_reading_saved_tags(eqn, policy):
+    """`eqn`, a jitted call with its body rewritten by `_reading_saved_tags`."""
+    if eqn.primitive is not pjit_p:
+        return eqn
+    body = eqn.params["olympuspr"]
+    new = _reading_saved_tags(body, policy)
+    return eqn if new is body else eqn._replace(params={**eqn.params, "olympuspr": new})
+
+
 def _named_inside_jit(eqn, var):
     """The `checkpoint_name` equation that made `var` inside a jitted call
     (through nested ones), or None: a name policy sees a jitted function's tags."""
@@ -715,12 +731,54 @@ def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
         read = [v for v in eqn.outvars if v in live]
         if not read or all(v in saved for v in read):
             continue
+        if eqn.primitive is pjit_p and any(v in saved for v in eqn.outvars):
+            eqn = _sliced_call(eqn, [v for v in read if v not in saved], saved)
+        elif eqn.primitive.name == "cond" and any(v in saved for v in eqn.outvars):
+            eqn = _sliced_cond(eqn, [v for v in read if v not in saved], saved)
+        elif eqn.primitive.name == "scan" and any(
+            v in saved for v in eqn.outvars[eqn.params["num_carry"] :]
+        ):
+            eqn = _sliced_scan(eqn, [v for v in read if v not in saved], saved)
         kept.append(eqn)
         live.update(x for x in eqn.invars if isinstance(x, Var))
     return kept[::-1], live
 
 
-def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
+def _sliced_call(eqn, wanted: list, saved) -> object:
+    """The jitted call `eqn` recomputing only its `wanted` outputs, from its
+    inputs and its outputs that are `saved` (a tag inside it that the policy
+    saves, returned by `_saving_intermediates`): rerun whole, it would
+    recompute the saved value too."""
+    body = eqn.params["olympuspr"]
+    program = body.olympuspr
+    inner = dict(zip(eqn.outvars, program.outvars))
+    inner_saved = {inner[v] for v in eqn.outvars if v in saved}
+    inner_wanted = [inner[v] for v in wanted]
+    kept, live = _recompute_slice(
+        program.eqns, [v for v in inner_wanted if isinstance(v, Var)], inner_saved
+    )
+    remade = {v for e in kept for v in e.outvars}
+    args = [(x, v) for x, v in zip(eqn.invars, program.invars) if v in live]
+    taken = {v for _, v in args} | set(program.constvars)
+    saved_args = {}
+    for v in eqn.outvars:
+        w = inner[v]
+        if v in saved and w in live and w not in remade and w not in taken:
+            saved_args.setdefault(w, v)
+    sliced = _with_fresh_vars(
+        [v for _, v in args] + list(saved_args),
+        kept,
+        inner_wanted,
+        constvars=program.constvars,
+    )
+    return eqn._replace(
+        invars=[x for x, _ in args] + list(saved_args.values()),
+        outvars=list(wanted),
+        params={**eqn.params, "olympuspr": ClosedOlympuspr(sliced, body.consts)},
+    )
+
+
+def _with_fresh_vars(invars, eqns, outvars, constvars=()) -> Olympuspr:
     """The program over new Var objects: the recomputation is a program of its
     own, and sharing variables with the forward program would print both with
     the same names (so the printed text would not parse back to itself)."""
@@ -733,6 +791,7 @@ def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
     def read(x):
         return fresh.get(x, x) if isinstance(x, Var) else x
 
+    new_constvars = [bind(v) for v in constvars]
     new_invars = [bind(v) for v in invars]
     new_eqns = [
         eqn._replace(
@@ -740,7 +799,7 @@ def _with_fresh_vars(invars, eqns, outvars) -> Olympuspr:
         )
         for eqn in eqns
     ]
-    return Olympuspr([], new_invars, new_eqns, [read(v) for v in outvars])
+    return Olympuspr(new_constvars, new_invars, new_eqns, [read(v) for v in outvars])
 
 
 def _with_saved_intermediates(
@@ -750,32 +809,231 @@ def _with_saved_intermediates(
     way to the residuals it does not save, so the backward pass recomputes from
     them rather than from the inputs. Returns (program, num_res, saveable)."""
     program = known.olympuspr
-    producers = {v: eqn for eqn in program.eqns for v in eqn.outvars}
     res_vars = program.outvars[len(program.outvars) - num_res :]
-    todo = [v for v, keep in zip(res_vars, saveable) if not keep]
-    seen, extra, outputs = set(), [], set(program.outvars)
-    while todo:
-        v = todo.pop()
-        eqn = producers.get(v)
-        if eqn is None or v in seen:
-            continue
-        seen.add(v)
-        if _policy_saves(producers, v, policy):  # a tag inside a jitted call too
-            if v not in outputs:
-                extra.append(v)
-                outputs.add(v)
-        elif id(eqn) not in seen:
-            seen.add(id(eqn))
-            todo += [x for x in eqn.invars if isinstance(x, Var)]
+    wanted = [v for v, keep in zip(res_vars, saveable) if not keep]
+    eqns, saved, _ = _saving_intermediates(program.eqns, wanted, policy)
+    outputs = set(program.outvars)
+    extra = [v for v in dict.fromkeys(saved) if v not in outputs]
     if not extra:
         return known, num_res, saveable
-    wider = Olympuspr(
-        program.constvars, program.invars, program.eqns, program.outvars + extra
-    )
+    wider = Olympuspr(program.constvars, program.invars, eqns, program.outvars + extra)
     return (
         ClosedOlympuspr(wider, known.consts),
         num_res + len(extra),
         saveable + [True] * len(extra),
+    )
+
+
+def _saving_intermediates(eqns, wanted, policy) -> tuple[list, list, set]:
+    """The values that `policy` saves on the way to `wanted` (none of which it
+    saves) and the variables read on that way. A jitted call on the way
+    also returns the values inside it that the policy saves (as JAX's
+    policies see inside pjit bodies), so `eqns` comes back with such calls
+    widened. Returns (eqns, saved values, live variables)."""
+    producers = {v: eqn for eqn in eqns for v in eqn.outvars}
+    live, saved, out = {v for v in wanted if isinstance(v, Var)}, [], []
+    for eqn in reversed(eqns):
+        read = [v for v in eqn.outvars if v in live]
+        kept = [v for v in read if not _policy_saves(producers, v, policy)]
+        saved += [v for v in read if v not in kept]
+        if kept and eqn.primitive is pjit_p:
+            eqn, inner_saved, inputs = _exposing_saved(eqn, kept, policy)
+            saved += inner_saved
+            live.update(inputs)
+        elif kept and eqn.primitive.name == "cond":
+            eqn, inner_saved, inputs = _exposing_saved_in_branches(eqn, kept, policy)
+            saved += inner_saved
+            live.update(inputs)
+        elif kept and eqn.primitive.name == "scan":
+            eqn, inner_saved, inputs = _exposing_saved_in_scan(eqn, kept, policy)
+            saved += inner_saved
+            live.update(inputs)
+        elif kept:
+            live.update(x for x in eqn.invars if isinstance(x, Var))
+        out.append(eqn)
+    return out[::-1], saved, live
+
+
+def _exposing_saved(eqn, wanted: list, policy) -> tuple:
+    """The jitted call `eqn` also returning the values inside it that `policy`
+    saves on the way to its `wanted` outputs. Returns (the call, the saved
+    values as its outputs, its inputs read on the way)."""
+    body = eqn.params["olympuspr"]
+    program = body.olympuspr
+    inner = dict(zip(eqn.outvars, program.outvars))
+    eqns, saved, live = _saving_intermediates(
+        program.eqns, [inner[v] for v in wanted], policy
+    )
+    inputs = [x for x, v in zip(eqn.invars, program.invars) if v in live]
+    inputs = [x for x in inputs if isinstance(x, Var)]
+    outer = {w: v for v, w in inner.items() if isinstance(w, Var)}
+    extra = [w for w in dict.fromkeys(saved) if w not in outer]
+    if not extra and all(a is b for a, b in zip(eqns, program.eqns)):
+        return eqn, [outer[w] for w in saved], inputs
+    new_outs = [Var(w.aval) for w in extra]
+    outer.update(zip(extra, new_outs))
+    wider = Olympuspr(
+        program.constvars,
+        program.invars,
+        eqns,
+        program.outvars + extra,
+        program.debug_info,
+    )
+    call = eqn._replace(
+        outvars=list(eqn.outvars) + new_outs,
+        params={**eqn.params, "olympuspr": ClosedOlympuspr(wider, body.consts)},
+    )
+    return call, [outer[w] for w in dict.fromkeys(saved)], inputs
+
+
+def _exposing_saved_in_branches(eqn, wanted: list, policy) -> tuple:
+    """The cond `eqn` also returning the values inside its branches that
+    `policy` saves on the way to its `wanted` outputs: each branch fills its
+    own slots and zeros the other branches' (as cond's partial evaluation
+    joins residuals). Returns (the cond, the saved values as its outputs, its
+    operands read on the way)."""
+    branches = eqn.params["branches"]
+    positions = [eqn.outvars.index(v) for v in wanted]
+    found = [
+        _saving_intermediates(
+            b.olympuspr.eqns, [b.olympuspr.outvars[i] for i in positions], policy
+        )
+        for b in branches
+    ]
+    read = [
+        any(b.olympuspr.invars[j] in live for b, (_, _, live) in zip(branches, found))
+        for j in range(len(eqn.invars) - 1)
+    ]
+    inputs = [eqn.invars[0]] + [x for x, r in zip(eqn.invars[1:], read) if r]
+    inputs = [x for x in inputs if isinstance(x, Var)]
+    slots = [v for _, saved, _ in found for v in dict.fromkeys(saved)]
+    if not slots or any(b.consts or b.olympuspr.constvars for b in branches):
+        return eqn, [], inputs
+    wider = []
+    for b, (eqns, saved, _) in zip(branches, found):
+        program, own = b.olympuspr, set(saved)
+
+        def fun(*args, program=program, eqns=eqns, own=own):
+            env = dict(zip(program.invars, args))
+            bind_eqns(eqns, env)
+            return [read_atom(env, v) for v in program.outvars] + [
+                read_atom(env, v) if v in own else zeros_like_aval(v.aval)
+                for v in slots
+            ]
+
+        traced = trace_sub_program(fun, b.in_avals, DebugInfo("checkpoint", "cond", ()))
+        if traced.consts:
+            return eqn, [], inputs
+        wider.append(traced.closed)
+    new_outs = [Var(v.aval) for v in slots]
+    cond = eqn._replace(
+        outvars=list(eqn.outvars) + new_outs,
+        params={**eqn.params, "branches": tuple(wider)},
+    )
+    return cond, new_outs, inputs
+
+
+def _sliced_cond(eqn, wanted: list, saved) -> object:
+    """The cond `eqn` recomputing only its `wanted` outputs, each branch from
+    the operands and the cond's `saved` outputs (taken as operands too)."""
+    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved]
+    wanted_at = [eqn.outvars.index(v) for v in wanted]
+    branches = []
+    for b in eqn.params["branches"]:
+        program = b.olympuspr
+        outs = program.outvars
+        eqns, _ = _recompute_slice(
+            program.eqns,
+            [outs[i] for i in wanted_at if isinstance(outs[i], Var)],
+            {outs[i] for i in kept_at},
+        )
+        taken = [
+            outs[i] if isinstance(outs[i], Var) else Var(outs[i].aval) for i in kept_at
+        ]
+        sliced = _with_fresh_vars(
+            list(program.invars) + taken,
+            eqns,
+            [outs[i] for i in wanted_at],
+            constvars=program.constvars,
+        )
+        branches.append(ClosedOlympuspr(sliced, b.consts))
+    return eqn._replace(
+        invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
+        outvars=list(wanted),
+        params={
+            **eqn.params,
+            "branches": tuple(branches),
+            "linear": tuple(eqn.params["linear"]) + (False,) * len(kept_at),
+        },
+    )
+
+
+def _exposing_saved_in_scan(eqn, wanted: list, policy) -> tuple:
+    """The scan `eqn` also returning, stacked as extra outputs, the values
+    inside its body that `policy` saves on the way to its `wanted` outputs
+    and its carries (the recomputation reruns the carries' chain). Returns
+    (the scan, the saved values as its outputs, its operands read)."""
+    body = eqn.params["olympuspr"]
+    program, n_carry = body.olympuspr, eqn.params["num_carry"]
+    positions = list(range(n_carry)) + [eqn.outvars.index(v) for v in wanted]
+    eqns, saved, live = _saving_intermediates(
+        program.eqns, [program.outvars[i] for i in positions], policy
+    )
+    inputs = [x for x, v in zip(eqn.invars, program.invars) if v in live]
+    inputs = [x for x in inputs if isinstance(x, Var)]
+    extra = list(dict.fromkeys(saved))
+    if not extra:
+        return eqn, [], inputs
+    wider = Olympuspr(
+        program.constvars,
+        program.invars,
+        eqns,
+        program.outvars + extra,
+        program.debug_info,
+    )
+    length = eqn.params["length"]
+    new_outs = [Var(v.aval.update(shape=(length, *v.aval.shape))) for v in extra]
+    scan = eqn._replace(
+        outvars=list(eqn.outvars) + new_outs,
+        params={**eqn.params, "olympuspr": ClosedOlympuspr(wider, body.consts)},
+    )
+    return scan, new_outs, inputs
+
+
+def _sliced_scan(eqn, wanted: list, saved) -> object:
+    """The scan `eqn` recomputing its carries and its `wanted` outputs, each
+    iteration from its operands and its row of the scan's `saved` stacked
+    outputs (taken as extra scanned operands)."""
+    body = eqn.params["olympuspr"]
+    program, n_carry = body.olympuspr, eqn.params["num_carry"]
+    outs = program.outvars
+    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved and i >= n_carry]
+    ys_at = [eqn.outvars.index(v) for v in wanted]
+    wanted_at = list(range(n_carry)) + [i for i in ys_at if i >= n_carry]
+    eqns, _ = _recompute_slice(
+        program.eqns,
+        [outs[i] for i in wanted_at if isinstance(outs[i], Var)],
+        {outs[i] for i in kept_at},
+    )
+    taken = [
+        outs[i] if isinstance(outs[i], Var) else Var(outs[i].aval) for i in kept_at
+    ]
+    sliced = _with_fresh_vars(
+        list(program.invars) + taken,
+        eqns,
+        [outs[i] for i in wanted_at],
+        constvars=program.constvars,
+    )
+    carries = [Var(v.aval) for v in eqn.outvars[:n_carry]]
+    return eqn._replace(
+        invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
+        outvars=[v if v in wanted else c for v, c in zip(eqn.outvars, carries)]
+        + [eqn.outvars[i] for i in wanted_at[n_carry:]],
+        params={
+            **eqn.params,
+            "olympuspr": ClosedOlympuspr(sliced, body.consts),
+            "linear": tuple(eqn.params["linear"]) + (False,) * len(kept_at),
+        },
     )
 
 

@@ -12,7 +12,7 @@ import copy
 import re
 
 import numpy as np
-from program_generator import blocks, dead_code_eliminated
+from program_generator import Stmt, blocks, dead_code_eliminated
 
 import olympus
 from olympus.backends.reference import evaluate
@@ -284,6 +284,77 @@ def _central_difference(jg, floats, tangents, eps):
     ]
 
 
+def _tagged(program, rng):
+    """A copy of `program` in which some float values, in every block (jit,
+    cond, loop, checkpoint, vmap and grad bodies too), are re-bound tagged:
+    `v = checkpoint_name(v, "nK")`. Returns (the copy, the names)."""
+    tagged, names = copy.deepcopy(program), []
+    for block in list(blocks(tagged.body)):
+        stmts = []
+        for stmt in block.stmts:
+            stmts.append(stmt)
+            floats = [t for t in stmt.targets if t.kind == "f"]
+            if floats and rng.random() < 0.4:
+                v = floats[int(rng.integers(len(floats)))]
+                names.append(f"n{len(names)}")
+                tag = f'olympus.ad_checkpoint.checkpoint_name({v.name}, "{names[-1]}")'
+                stmts.append(Stmt([v], tag, [v.name]))
+        block.stmts = stmts
+    return tagged, names
+
+
+def _pullback(f):
+    """xs -> (f(xs), vjp(f)(cts)): cotangents fixed by the outputs' shapes."""
+
+    def run(*xs):
+        outs, vjp_fun = olympus.vjp(f, *xs)
+        cts = tuple(
+            np.cos(np.arange(o.size) + 0.5).reshape(o.shape).astype(o.dtype)
+            for o in outs
+        )
+        return outs, vjp_fun(cts)
+
+    return run
+
+
+def check_checkpoint_names(program) -> None:
+    """The program with some values tagged by `checkpoint_name` (chosen from
+    the seed with the check's own RNG, so the generator's stream and every
+    seed's program stay as they were), checkpointed whole (or its jitted
+    call) under save_only_these_names / save_any_names_but_these of some of
+    the names: its value and pullback equal the untagged program's."""
+    fun, args = program.function(), program.arguments()
+    g, floats = _float_part(program, fun, args)
+    if not floats or not program.reverse_differentiable():
+        return False
+    rng = np.random.default_rng([program.seed, 17])
+    tagged, names = _tagged(program, rng)
+    if not names:
+        return False
+    chosen = tuple(n for n in names if rng.random() < 0.5)
+    which = (
+        "save_only_these_names" if rng.random() < 0.5 else "save_any_names_but_these"
+    )
+    policy = getattr(olympus.checkpoint_policies, which)(*chosen)
+    # Half the time the tags are all inside a jitted call in the checkpoint.
+    jitted = bool(rng.random() < 0.5)
+    body = olympus.jit(tagged.function()) if jitted else tagged.function()
+    h, _ = _float_part(tagged, olympus.checkpoint(body, policy=policy), args)
+    what = (
+        f"checkpoint({'jit(program)' if jitted else 'program'}, "
+        f"policy={which}{chosen}) of\n{tagged.source()}"
+    )
+    # By the NumPy interpreter, and the tagged pullback compiled half the
+    # time: XLA compiles are most of the check's cost.
+    plain = reference_call(_pullback(g), *floats)
+    if rng.random() < 0.5:
+        got, what = olympus.jit(_pullback(h))(*floats), "jit of " + what
+    else:
+        got = reference_call(_pullback(h), *floats)
+    _close(got, plain, what)
+    return True
+
+
 CHECKS = {
     "eager == jit == reference": check_eager_jit_reference,
     "stepped == jit": check_stepper,
@@ -293,6 +364,7 @@ CHECKS = {
     "optimizer on == off": check_optimizer,
     "tiered == compiled": check_tiered,
     "jvp == finite differences (x64)": check_finite_differences,
+    "checkpoint_name policies == untagged": check_checkpoint_names,
 }
 
 

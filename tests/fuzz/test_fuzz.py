@@ -4,7 +4,8 @@ equation by equation (olympus.debug.Stepper) == jit, vmap == stacked calls,
 <vjp(ct), t> == <ct, jvp(t)>, jvp == finite differences in float64,
 jit with the optimizer on == off (program and pullback),
 the IR checker accepts every transformed program, print -> parse -> print is
-the identity. A failing program is shrunk and printed as a runnable script.
+the identity, values tagged with checkpoint_name under a name policy's
+checkpoint == untagged (value and pullback). A failing program is shrunk and printed as a runnable script.
 
     pytest tests/fuzz                 # CI: budget.CI_PROGRAMS seeds, time-guarded
     pytest tests/fuzz --fuzz-long     # budget.LONG_PROGRAMS seeds, no time budget
