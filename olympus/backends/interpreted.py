@@ -419,7 +419,7 @@ def _dot_general(
 # ---- a large matmul over the cores ------------------------------------------------
 _SPLIT_FLOPS = 1 << 23  # smaller matmuls run whole: a hand-off costs 10-50 us
 _MIN_ROWS = 32  # rows (or batch entries) per block at least
-_BLOCKS_PER_THREAD = 2  # finer blocks balance threads that start late
+_BLOCKS_PER_THREAD = 1  # a block each: finer blocks were slower (benchmarks/README.md)
 
 
 def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
