@@ -44,6 +44,7 @@ from olympus.stages import (
     Call,
     Compiled,
     Traced,
+    argument_positions,
     explain_miss,
     optimized,
     split_call,
@@ -212,6 +213,14 @@ class JitFunction:
         # The config epoch _fast was filled in; never current for a function
         # with static or donated arguments, which no call finds in _fast.
         self._epoch = _config_epoch if self._simple else -1
+        # Static arguments, no donation, calls without keywords: (number of
+        # args, static values, avals of the Array args) -> the same entries as
+        # _fast, in `_static_epoch`; None for other functions.
+        self._static_fast: dict | None = (
+            {} if self.static_argnums and not self.donate_argnums else None
+        )
+        self._static_epoch = _config_epoch
+        self._static_positions: dict = {}  # number of args -> (dynamic, static)
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py)
         self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
         # same key -> (Traced, pjit body), for use inside traces
@@ -233,6 +242,8 @@ class JitFunction:
         # to `_call_host` / `_call_slow`. A function with static or donated
         # arguments never has a current `_epoch` (see __init__).
         if kwargs or self._epoch != _config_epoch or _state.trace is not _eval_trace:
+            if self._static_fast is not None and not kwargs:
+                return self._call_static(args)
             return self._call_slow(args, kwargs)
         if not args or type(args[0]) is not np.ndarray:  # NumPy: skip to host
             avals, buffers = [], []
@@ -277,6 +288,66 @@ class JitFunction:
                     return out
         out = self._call_host(args)
         return self._call_slow(args, kwargs) if out is _MISS else out
+
+    def _call_static(self, args: tuple) -> Any:
+        """A call of a function with static positional arguments: a hit
+        (these static values, compared as the slow path's key compares them,
+        and Arrays of these avals) runs the executable here; the rest goes
+        to `_call_slow`, which remembers hits (the static argument case of
+        benchmarks/dispatch.py)."""
+        if self._static_epoch != _config_epoch or _state.trace is not _eval_trace:
+            return self._call_slow(args, {})
+        positions = self._static_positions.get(len(args))
+        if positions is None:
+            return self._call_slow(args, {})
+        dynamic, static = positions
+        avals, buffers = [], []
+        for i in dynamic:
+            a = args[i]
+            if type(a) is not Array:
+                return self._call_slow(args, {})
+            avals.append(a.aval)
+            buffers.append(a._buf)
+        try:
+            hit = self._static_fast.get(
+                (len(args), tuple([args[i] for i in static]), tuple(avals))
+            )
+        except TypeError:  # an unhashable static value: the slow path says so
+            hit = None
+        if hit is None:
+            return self._call_slow(args, {})
+        entry, execute, handlers, aval, consts = hit
+        try:
+            if execute is None:
+                return entry.run_buffers(buffers)
+            if consts:
+                buffers = consts + buffers
+            (out,) = execute(buffers).consume_with_handlers(handlers)
+        except TypeError:  # a deleted Array: the slow path raises the error
+            return self._call_slow(args, {})
+        return Array(out, aval)
+
+    def _remember_static(self, args: tuple, entry: Compiled) -> None:
+        n = len(args)
+        positions = self._static_positions.get(n)
+        if positions is None:
+            positions = self._static_positions[n] = argument_positions(
+                n, self.static_argnums
+            )
+        dynamic, static = positions
+        key = (
+            n,
+            tuple([args[i] for i in static]),
+            tuple([args[i].aval for i in dynamic]),
+        )
+        with self._lock:
+            if (
+                self._static_epoch != _config_epoch
+                or len(self._static_fast) >= JIT_CACHE_SIZE
+            ):
+                self._static_fast.clear()
+                self._static_epoch = _config_epoch
+            self._static_fast[key] = _fast_entry(entry)
 
     def _compiled_for(self, avals: tuple) -> Compiled | None:
         """The Compiled `_fast` has for these argument avals (the C++
@@ -386,6 +457,14 @@ class JitFunction:
                 tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args]),
                 entry,
             )
+        elif (
+            self._static_fast is not None
+            and not kwargs
+            and not debug_nans
+            and not entry.sharded
+            and all([type(args[i]) is Array for i in call.dyn_argnums])
+        ):
+            self._remember_static(args, entry)
         result = entry.run(call.leaves)
         if debug_nans:
             self._find_nans(result, entry, call)
@@ -591,6 +670,8 @@ class JitFunction:
         with self._lock:
             self._fast.clear()
             self._host = None
+            if self._static_fast is not None:
+                self._static_fast.clear()
         self._cache.clear()
         self._traced.clear()
         with self._compile_lock:

@@ -111,7 +111,8 @@ class Call:
 
 
 @functools.lru_cache(maxsize=256)
-def _positions(n_args: int, static_argnums: tuple) -> tuple[tuple, tuple]:
+def argument_positions(n_args: int, static_argnums: tuple) -> tuple[tuple, tuple]:
+    """The dynamic and the static positions of a call with `n_args` arguments."""
     dyn = dynamic_argnums(n_args, static_argnums)
     return dyn, tuple(i for i in range(n_args) if i not in dyn)
 
@@ -135,7 +136,7 @@ def split_call(
         )
         statics = ()
     else:
-        dyn_argnums, static_pos = _positions(len(args), tuple(static_argnums))
+        dyn_argnums, static_pos = argument_positions(len(args), tuple(static_argnums))
         static_kw, dyn_kwargs = {}, kwargs
         if kwargs:
             static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}

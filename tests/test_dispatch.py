@@ -327,3 +327,54 @@ def test_matmul_keywords_as_jax_spells_them():
         lambda p, q: jnp.matmul(p, q, precision=("highest", "default"))
     )(x, y)
     assert closed.olympuspr.eqns[-1].params["precision"] == ("HIGHEST", "DEFAULT")
+
+
+def test_static_argument_hits_keep_the_slow_paths_semantics():
+    """A jitted function with static arguments runs a hit (same static values,
+    Arrays of the same avals) without the general path; new static values,
+    config changes, traces, unhashable statics and deleted Arrays still get
+    the general path's answers and errors."""
+    traces = []
+
+    def scaled(x, s, n=1):
+        traces.append((s, n))
+        return x * s + n
+
+    h = olympus.jit(scaled, static_argnums=(1, 2))
+    x = jnp.arange(4.0)
+    for _ in range(3):
+        np.testing.assert_allclose(h(x, 2.0, 1), [1.0, 3.0, 5.0, 7.0])
+    assert len(traces) == 1 and len(h._static_fast) == 1
+    np.testing.assert_allclose(h(x, 3.0, 1), [1.0, 4.0, 7.0, 10.0])
+    np.testing.assert_allclose(h(x, 2.0, 0), [0.0, 2.0, 4.0, 6.0])
+    np.testing.assert_allclose(h(x, 2.0), [1.0, 3.0, 5.0, 7.0])  # another arity
+    assert len(traces) == 4
+    np.testing.assert_allclose(h(x, 2, 1), [1.0, 3.0, 5.0, 7.0])  # 2 == 2.0: a hit
+    assert len(traces) == 4
+    np.testing.assert_allclose(h(jnp.arange(3.0), 2.0, 1), [1.0, 3.0, 5.0])
+    assert len(traces) == 5
+    with olympus.config.override("olympus_enable_x64", True):
+        assert h(jnp.arange(4.0), 2.0, 1).dtype == np.float64
+        assert h(x, 2.0, 1).dtype == np.float32
+    assert len(traces) == 7  # x64 is part of the signature: traced anew
+    h(x, 2.0, 1)
+    assert len(traces) == 7  # the f32 entry again
+    closed = olympus.make_olympuspr(lambda v: h(v, 2.0, 1))(x)
+    assert [e.primitive.name for e in closed.olympuspr.eqns] == ["pjit"]
+    try:
+        h(x, [2.0], 1)
+    except ValueError as err:
+        assert "hashable" in str(err)
+    else:
+        raise AssertionError("an unhashable static argument was accepted")
+    dead = jnp.arange(4.0)
+    dead.delete()
+    try:
+        h(dead, 2.0, 1)
+    except RuntimeError as err:
+        assert "deleted" in str(err)
+    else:
+        raise AssertionError("a deleted Array was accepted")
+    h.clear_cache()
+    assert not h._static_fast
+    np.testing.assert_allclose(h(x, 2.0, 1), [1.0, 3.0, 5.0, 7.0])
