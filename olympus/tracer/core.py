@@ -41,13 +41,22 @@ def user_source_info() -> SourceInfo | None:
         return replayed
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
-            return SourceInfo(
-                filename, frame.f_lineno, frame.f_code.co_name, _state.scope
+        code = frame.f_code
+        filename = code.co_filename
+        user = _user_files.get(filename)
+        if user is None:
+            user = _user_files[filename] = not (
+                filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen")
             )
+        if user:
+            return SourceInfo(filename, frame.f_lineno, code.co_name, _state.scope)
         frame = frame.f_back
     return None
+
+
+# file name -> whether it is the user's (outside the package): every equation
+# asks, walking several of olympus's frames (a few files, one lookup each)
+_user_files: dict = {}
 
 
 class Trace:
