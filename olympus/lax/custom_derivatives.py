@@ -938,25 +938,10 @@ def _sliced_cond(eqn, wanted: list, saved) -> object:
     the operands and the cond's `saved` outputs (taken as operands too)."""
     kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved]
     wanted_at = [eqn.outvars.index(v) for v in wanted]
-    branches = []
-    for b in eqn.params["branches"]:
-        program = b.olympuspr
-        outs = program.outvars
-        eqns, _ = _recompute_slice(
-            program.eqns,
-            [outs[i] for i in wanted_at if isinstance(outs[i], Var)],
-            {outs[i] for i in kept_at},
-        )
-        taken = [
-            outs[i] if isinstance(outs[i], Var) else Var(outs[i].aval) for i in kept_at
-        ]
-        sliced = _with_fresh_vars(
-            list(program.invars) + taken,
-            eqns,
-            [outs[i] for i in wanted_at],
-            constvars=program.constvars,
-        )
-        branches.append(ClosedOlympuspr(sliced, b.consts))
+    branches = [
+        ClosedOlympuspr(_sliced_body(b.olympuspr, wanted_at, kept_at), b.consts)
+        for b in eqn.params["branches"]
+    ]
     return eqn._replace(
         invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
         outvars=list(wanted),
@@ -1000,16 +985,11 @@ def _exposing_saved_in_scan(eqn, wanted: list, policy) -> tuple:
     return scan, new_outs, inputs
 
 
-def _sliced_scan(eqn, wanted: list, saved) -> object:
-    """The scan `eqn` recomputing its carries and its `wanted` outputs, each
-    iteration from its operands and its row of the scan's `saved` stacked
-    outputs (taken as extra scanned operands)."""
-    body = eqn.params["olympuspr"]
-    program, n_carry = body.olympuspr, eqn.params["num_carry"]
+def _sliced_body(program, wanted_at: list, kept_at: list) -> Olympuspr:
+    """A cond branch's or scan body's `program` computing only its outputs at
+    `wanted_at`, taking those at `kept_at` (saved by the forward) as extra
+    inputs after its own."""
     outs = program.outvars
-    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved and i >= n_carry]
-    ys_at = [eqn.outvars.index(v) for v in wanted]
-    wanted_at = list(range(n_carry)) + [i for i in ys_at if i >= n_carry]
     eqns, _ = _recompute_slice(
         program.eqns,
         [outs[i] for i in wanted_at if isinstance(outs[i], Var)],
@@ -1018,12 +998,24 @@ def _sliced_scan(eqn, wanted: list, saved) -> object:
     taken = [
         outs[i] if isinstance(outs[i], Var) else Var(outs[i].aval) for i in kept_at
     ]
-    sliced = _with_fresh_vars(
+    return _with_fresh_vars(
         list(program.invars) + taken,
         eqns,
         [outs[i] for i in wanted_at],
         constvars=program.constvars,
     )
+
+
+def _sliced_scan(eqn, wanted: list, saved) -> object:
+    """The scan `eqn` recomputing its carries and its `wanted` outputs, each
+    iteration from its operands and its row of the scan's `saved` stacked
+    outputs (taken as extra scanned operands)."""
+    body = eqn.params["olympuspr"]
+    program, n_carry = body.olympuspr, eqn.params["num_carry"]
+    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved and i >= n_carry]
+    ys_at = [eqn.outvars.index(v) for v in wanted]
+    wanted_at = list(range(n_carry)) + [i for i in ys_at if i >= n_carry]
+    sliced = _sliced_body(program, wanted_at, kept_at)
     carries = [Var(v.aval) for v in eqn.outvars[:n_carry]]
     return eqn._replace(
         invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
