@@ -347,20 +347,31 @@ class _Arena:
         """A block of at least `nbytes` bytes that nothing views; the caller
         must view it before letting it go (the view marks it taken)."""
         size = -(-nbytes // self._PAGE) * self._PAGE
+        block = self._free_block(size)
+        if block is None and self._blocks.get(size):
+            # Results dropped since may still be held by jaxlib (outside the
+            # lock: letting them go runs deallocators).
+            release_dropped_host_arrays()
+            block = self._free_block(size)
+        if block is not None:
+            return block[:nbytes]
+        block = np.empty(size, np.uint8)
         with self._lock:
-            blocks = self._blocks.setdefault(size, [])
-            for attempt in (0, 1) if blocks else ():
-                if attempt:  # results dropped since may still be held by jaxlib
-                    release_dropped_host_arrays()
-                for i in range(len(blocks)):
-                    if _free(blocks, i):
-                        return blocks[i][:nbytes]
-            block = np.empty(size, np.uint8)
             if self._bytes + size <= self.limit:
-                blocks.append(block)
+                self._blocks.setdefault(size, []).append(block)
                 self.ids.add(id(block))
                 self._bytes += size
-            return block[:nbytes]
+        return block[:nbytes]
+
+    def _free_block(self, size: int) -> np.ndarray | None:
+        """A free block of `size` bytes, marked taken (viewed) before the lock
+        is let go, or None."""
+        with self._lock:
+            blocks = self._blocks.get(size, ())
+            for i in range(len(blocks)):
+                if _free(blocks, i):
+                    return blocks[i][:]
+        return None
 
     def clear(self) -> None:
         with self._lock:
