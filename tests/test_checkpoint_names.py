@@ -48,6 +48,26 @@ def _parts(f, x) -> dict:
     return parts
 
 
+_H_POLICIES = (
+    ("none", None),
+    ("h", cp.save_only_these_names("h")),
+    ("not h", cp.save_any_names_but_these("h")),
+)
+
+
+def _checkpointed(f, x, policies=_H_POLICIES):
+    """(label, checkpoint(f, policy)) for each policy, once its gradient (eager
+    and jitted) was checked against f's own."""
+    want = np.asarray(olympus.grad(f)(x))
+    for label, policy in policies:
+        g = olympus.checkpoint(f, policy=policy)
+        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
+        )
+        yield label, g
+
+
 def _recomputed(f, x, op: str) -> int:
     """How many `op` equations the backward recomputation of grad(f) runs."""
     remat = _parts(f, x).get("remat")
@@ -101,20 +121,12 @@ def _jitted_two_tags(x):  # g is returned by the call, h is not
 @pytest.mark.parametrize("f", [_jitted, _jitted_twice])
 def test_a_tag_inside_a_jitted_call_is_saved_not_recomputed(x64, f):
     x = np.array([0.3, -0.5, 1.2])
-    want = np.asarray(olympus.grad(f)(x))
     sins, saved = {}, {}
-    for label, policy in (
-        ("none", None),
-        ("h", cp.save_only_these_names("h")),
-        ("not h", cp.save_any_names_but_these("h")),
+    policies = _H_POLICIES + (
         ("all names", cp.save_any_names_but_these()),
         ("other", cp.save_only_these_names("other")),
-    ):
-        g = olympus.checkpoint(f, policy=policy)
-        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
-        np.testing.assert_allclose(
-            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
-        )
+    )
+    for label, g in _checkpointed(f, x, policies):
         sins[label] = _recomputed(g, x, "sin")
         saved[label] = _saved_names(g, x)
     # Recomputed: sin x (to remake h) and sin h (cos h's tangent), or only
@@ -194,19 +206,7 @@ def _in_jitted_cond(x):
 @pytest.mark.parametrize("sign", [1.0, -1.0])  # the tagging branch taken or not
 def test_a_tag_inside_a_cond_branch_is_saved_not_recomputed(x64, f, sign):
     x = sign * np.array([0.3, 0.5, 1.2])
-    want = np.asarray(olympus.grad(f)(x))
-    sins = {}
-    for label, policy in (
-        ("none", None),
-        ("h", cp.save_only_these_names("h")),
-        ("not h", cp.save_any_names_but_these("h")),
-    ):
-        g = olympus.checkpoint(f, policy=policy)
-        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
-        np.testing.assert_allclose(
-            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
-        )
-        sins[label] = _recomputed(g, x, "sin")
+    sins = {label: _recomputed(g, x, "sin") for label, g in _checkpointed(f, x)}
     # The branch's recomputation: sin x and sin h, or sin h from the saved h.
     assert sins == {"none": 2, "h": 1, "not h": 2}
     check_grads(olympus.checkpoint(f, policy=cp.save_only_these_names("h")), (x,), 1)
@@ -234,19 +234,7 @@ def test_a_tag_inside_a_scan_body_is_saved_per_iteration(x64, f):
     """The forward scan also returns h of every iteration (stacked); the
     recomputed scan reads them as scanned operands and reruns no sin."""
     x = np.array([0.3, -0.5, 0.7])
-    want = np.asarray(olympus.grad(f)(x))
-    sins = {}
-    for label, policy in (
-        ("none", None),
-        ("h", cp.save_only_these_names("h")),
-        ("not h", cp.save_any_names_but_these("h")),
-    ):
-        g = olympus.checkpoint(f, policy=policy)
-        np.testing.assert_allclose(np.asarray(olympus.grad(g)(x)), want, rtol=1e-12)
-        np.testing.assert_allclose(
-            np.asarray(olympus.jit(olympus.grad(g))(x)), want, rtol=1e-12
-        )
-        sins[label] = _recomputed(g, x, "sin")
+    sins = {label: _recomputed(g, x, "sin") for label, g in _checkpointed(f, x)}
     # sin(c * w) (to remake h) and sin h (cos h's tangent), or only sin h.
     assert sins == {"none": 2, "h": 1, "not h": 2}
     check_grads(olympus.checkpoint(f, policy=cp.save_only_these_names("h")), (x,), 1)

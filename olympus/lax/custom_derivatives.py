@@ -816,7 +816,7 @@ def _with_saved_intermediates(
     extra = [v for v in dict.fromkeys(saved) if v not in outputs]
     if not extra:
         return known, num_res, saveable
-    wider = Olympuspr(program.constvars, program.invars, eqns, program.outvars + extra)
+    wider = _returning_too(program, eqns, extra)
     return (
         ClosedOlympuspr(wider, known.consts),
         num_res + len(extra),
@@ -854,6 +854,28 @@ def _saving_intermediates(eqns, wanted, policy) -> tuple[list, list, set]:
     return out[::-1], saved, live
 
 
+def _returning_too(program, eqns: list, extra: list) -> Olympuspr:
+    """`program` with `eqns` in place of its own, also returning `extra` (the
+    saved values a policy keeps for the backward)."""
+    return Olympuspr(
+        program.constvars,
+        program.invars,
+        eqns,
+        program.outvars + extra,
+        program.debug_info,
+    )
+
+
+def _operands_read(eqn, program, live: set) -> list:
+    """The variables among `eqn`'s operands whose parameters in its body
+    `program` are `live` (read on the way to what is kept)."""
+    return [
+        x
+        for x, v in zip(eqn.invars, program.invars)
+        if v in live and isinstance(x, Var)
+    ]
+
+
 def _exposing_saved(eqn, wanted: list, policy) -> tuple:
     """The jitted call `eqn` also returning the values inside it that `policy`
     saves on the way to its `wanted` outputs. Returns (the call, the saved
@@ -864,21 +886,14 @@ def _exposing_saved(eqn, wanted: list, policy) -> tuple:
     eqns, saved, live = _saving_intermediates(
         program.eqns, [inner[v] for v in wanted], policy
     )
-    inputs = [x for x, v in zip(eqn.invars, program.invars) if v in live]
-    inputs = [x for x in inputs if isinstance(x, Var)]
+    inputs = _operands_read(eqn, program, live)
     outer = {w: v for v, w in inner.items() if isinstance(w, Var)}
     extra = [w for w in dict.fromkeys(saved) if w not in outer]
     if not extra and all(a is b for a, b in zip(eqns, program.eqns)):
         return eqn, [outer[w] for w in saved], inputs
     new_outs = [Var(w.aval) for w in extra]
     outer.update(zip(extra, new_outs))
-    wider = Olympuspr(
-        program.constvars,
-        program.invars,
-        eqns,
-        program.outvars + extra,
-        program.debug_info,
-    )
+    wider = _returning_too(program, eqns, extra)
     call = eqn._replace(
         outvars=list(eqn.outvars) + new_outs,
         params={**eqn.params, "olympuspr": ClosedOlympuspr(wider, body.consts)},
@@ -964,18 +979,11 @@ def _exposing_saved_in_scan(eqn, wanted: list, policy) -> tuple:
     eqns, saved, live = _saving_intermediates(
         program.eqns, [program.outvars[i] for i in positions], policy
     )
-    inputs = [x for x, v in zip(eqn.invars, program.invars) if v in live]
-    inputs = [x for x in inputs if isinstance(x, Var)]
+    inputs = _operands_read(eqn, program, live)
     extra = list(dict.fromkeys(saved))
     if not extra:
         return eqn, [], inputs
-    wider = Olympuspr(
-        program.constvars,
-        program.invars,
-        eqns,
-        program.outvars + extra,
-        program.debug_info,
-    )
+    wider = _returning_too(program, eqns, extra)
     length = eqn.params["length"]
     new_outs = [Var(v.aval.update(shape=(length, *v.aval.shape))) for v in extra]
     scan = eqn._replace(
