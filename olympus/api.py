@@ -14,7 +14,7 @@ import numpy as np
 from olympus import caches, config
 from olympus.caches import JIT_CACHE_SIZE, BoundedCache
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
-from olympus.backends.interpreted import interpret, not_interpretable
+from olympus.backends.interpreted import interpret, not_interpretable, prefault_like
 from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, put, to_device
@@ -565,6 +565,7 @@ class JitFunction:
         """Traces a new signature and starts its background compile; None when
         the interpreter must not run it (then it is compiled and cached now)."""
         explain_miss(self.name, call, [*self._cache, *self._pending])
+        prefault_like(call.leaves)
         traced = trace_call(call, self.name)
         program = optimized(traced.olympuspr)
         check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them

@@ -557,6 +557,69 @@ def test_arena_memory_is_reused_only_once_nothing_views_it(held):
     assert not interpreted._arena.ids
 
 
+def test_prefaulted_blocks_are_handed_out_once_written():
+    """`_Arena.prefault` lays blocks for the asked sizes out in one fresh
+    mapping (none for sizes it has free blocks of); while the job writing
+    them holds them they are not handed out, afterwards `claim` gives them,
+    and arrays viewing them count as the sole views of arena memory."""
+    arena = interpreted._Arena(8 << 20)
+    mapping, blocks = arena.prefault([300_000, 300_000, 100])
+    assert len(blocks) == 3 and len(arena) == 3
+    assert sum(b.nbytes for b in blocks) == len(mapping)
+    job = interpreted._Touch(mapping, blocks)
+    del mapping, blocks
+    taken = arena.claim(300_000)  # the job still holds the prefaulted blocks
+    assert len(arena) == 4
+    job.work()
+    assert job.started.is_set()
+    got = [arena.claim(300_000), arena.claim(300_000)]
+    assert len(arena) == 4  # both from the mapping
+    assert {type(g.base) for g in got} == {np.ndarray}
+    assert all(not g.base.flags.owndata for g in got)  # blocks of the mapping
+    np.testing.assert_array_equal(got[0], 0)
+    extra = arena.prefault([300_000])  # none free: one more block
+    assert extra is not None and len(arena) == 5
+    del taken
+    assert arena.prefault([300_000]) is None  # `taken`'s block is free again
+    assert len(arena) == 5 and extra
+
+
+def test_prefault_like_serves_a_result_the_size_of_an_argument(held):
+    """Before a tiered miss is traced, blocks the size of its large
+    arguments are written on a worker; a result of that size then takes one
+    and still becomes the device buffer without a copy."""
+    olympus.clear_caches()
+    weights = np.ones((512, 512), np.float32)
+    interpreted.prefault_like([weights, np.float32(1.0), np.ones(3, np.float32)])
+    if interpreted._workers.count == 0:  # one core: nothing prefaulted
+        return
+    size = weights.nbytes + interpreted._ALIGN
+    size = -(-size // 4096) * 4096
+    blocks = interpreted._arena._blocks[size]
+    assert len(blocks) == 1 and len(interpreted._arena) == 1
+    deadline = time.monotonic() + 10
+    while not interpreted._free(blocks, 0):  # the worker is writing it
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    outs = [
+        interpreted._dot_general(
+            np.ones((512, 64), np.float32),
+            np.full((64, 512), 2.0, np.float32),
+            dimension_numbers=(((1,), (0,)), ((), ())),
+        )
+    ]
+    assert outs[0].base is blocks[0]
+    block_start = blocks[0].ctypes.data
+    f32 = ShapedArray((512, 512), np.dtype(np.float32))
+    shared = interpreted._result(outs, 0, _Var(f32))
+    assert 0 <= np.asarray(shared).ctypes.data - block_start < interpreted._ALIGN
+    np.testing.assert_array_equal(np.asarray(shared), 128.0)
+    del outs
+    interpreted.prefault_like([weights])  # the block is in use: a new one
+    assert len(interpreted._arena) == 2
+    olympus.clear_caches()
+
+
 def test_arena_keeps_at_most_its_limit():
     arena = interpreted._Arena(1 << 20)
     blocks = [arena.claim(300_000) for _ in range(5)]

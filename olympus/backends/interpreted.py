@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import mmap
 import os
 import queue
 import sys
@@ -137,10 +138,13 @@ def _sole_view(value: np.ndarray) -> bool:
     aligned result of `_dot_general`, say; the arena's own reference to its
     memory does not count)."""
     base = value.base
-    if type(base) is not np.ndarray or not base.flags.owndata:
+    if type(base) is not np.ndarray:
+        return False
+    arena = id(base) in _arena.ids  # its own memory, or a block of a mapping
+    if not (arena or base.flags.owndata):
         return False
     # value's base, `base` and getrefcount's own argument (and the arena)
-    return sys.getrefcount(base) <= 3 + (id(base) in _arena.ids)
+    return sys.getrefcount(base) <= 3 + arena
 
 
 def _last_uses(olympuspr, keep: set) -> list[list]:
@@ -373,6 +377,39 @@ class _Arena:
                     return blocks[i][:]
         return None
 
+    def prefault(self, sizes: list):
+        """Blocks for results of these byte sizes beyond the free ones kept
+        already, laid out in one fresh mapping (so one call writes them all)
+        and kept here: (the mapping, its blocks), or None; the caller writes
+        the mapping once (its page faults) and then lets the blocks go."""
+        wanted, free = [], {}
+        with self._lock:
+            total = self._bytes
+            for nbytes in sizes:
+                size = -(-(nbytes + _ALIGN) // self._PAGE) * self._PAGE
+                if free.get(size) is None:
+                    blocks = self._blocks.get(size, ())
+                    free[size] = sum(_free(blocks, i) for i in range(len(blocks)))
+                if free[size]:
+                    free[size] -= 1
+                elif total + size <= self.limit:
+                    wanted.append(size)
+                    total += size
+            if not wanted:
+                return None
+            mapping = mmap.mmap(
+                -1, sum(wanted), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+            )
+            blocks, offset = [], 0
+            for size in wanted:
+                block = np.frombuffer(mapping, np.uint8, size, offset)
+                self._blocks.setdefault(size, []).append(block)
+                self.ids.add(id(block))
+                blocks.append(block)
+                offset += size
+            self._bytes = total
+        return mapping, blocks
+
     def clear(self) -> None:
         with self._lock:
             self._blocks = {}
@@ -532,6 +569,12 @@ class _Workers:
         if shared.error is not None:
             raise shared.error
 
+    def submit(self, job) -> None:
+        """Queues `job` (an object with `work()`) for one worker."""
+        if self._started < 1:
+            self._start(1)
+        self._tasks.put(job)
+
     def _start(self, count: int) -> None:
         with self._lock:
             while self._started < count:
@@ -554,6 +597,46 @@ class _Workers:
 _workers = _Workers(min(_cores(), 8) - 1)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_workers._reset)
+
+
+class _Touch:
+    """A worker's job: writes a fresh mapping of arena blocks once (its page
+    faults, off the caller's thread, in one ctypes call that runs without
+    the GIL), then lets the blocks go. `started` is set just before."""
+
+    def __init__(self, mapping, blocks: list):
+        self.mapping, self.blocks = mapping, blocks
+        self.started = threading.Event()
+
+    def work(self) -> None:
+        mapping, blocks = self.mapping, self.blocks
+        self.mapping = self.blocks = None
+        if mapping is None:
+            return
+        address = ctypes.addressof(ctypes.c_char.from_buffer(mapping))
+        self.started.set()
+        ctypes.memset(address, 0, len(mapping))
+        del blocks
+
+
+def prefault_like(leaves) -> None:
+    """Before a tiered miss is traced: arena blocks for results the size of
+    its large arguments (a gradient's, an optimizer step's) are written on a
+    worker while the caller traces, so the interpretation takes no page
+    faults for them (1 ms of an MLP gradient's first call, benchmarks/
+    README.md). The caller waits only for the worker to begin: a thread that
+    needs the GIL gets it from a tracing thread only after the switch
+    interval (5 ms), when the trace is over."""
+    if not _workers.count:
+        return
+    sizes = [x.nbytes for x in leaves if getattr(x, "nbytes", 0) >= _SHARE_BYTES]
+    if not sizes:
+        return
+    found = _arena.prefault(sizes)
+    if found is not None:
+        job = _Touch(*found)
+        _workers.submit(job)
+        job.started.wait(0.002)
 
 
 def _sub_program(*args, olympuspr, **params):

@@ -8,6 +8,7 @@ cuts a failing program down while the same check still fails.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 
@@ -15,6 +16,7 @@ import numpy as np
 from program_generator import Stmt, blocks, dead_code_eliminated
 
 import olympus
+from olympus.backends import interpreted
 from olympus.backends.reference import evaluate
 from olympus.test_util import reference_call
 from olympus.ir import check_olympuspr, parse
@@ -231,6 +233,46 @@ def check_tiered(program) -> None:
     return True
 
 
+@contextlib.contextmanager
+def _interpreter_memory_floor():
+    """The interpreter's size thresholds at their floor: every value takes
+    arena memory, is written over when it dies, is shared with the device,
+    and every matmul is split over the threads (the paths a fuzzed program's
+    small values never take otherwise)."""
+    names = ("_SHARE_BYTES", "_DONOR_BYTES", "_SPLIT_FLOPS", "_MIN_ROWS")
+    saved = {name: getattr(interpreted, name) for name in names}
+    for name in names:
+        setattr(interpreted, name, 1)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(interpreted, name, value)
+        interpreted._arena.clear()
+
+
+def check_interpreter_memory(program) -> None:
+    """The interpreter's memory reuse with its thresholds at their floor
+    (arena blocks, prefaulted ones, operands written over, results shared
+    with the device, split matmuls) gives the values of the ordinary
+    interpretation, and a result stays as it was while later runs reuse
+    memory that its own run dropped."""
+    fun, args = program.function(), program.arguments()
+    closed = olympus.make_olympuspr(fun, optimize=True)(*args)
+    if interpreted.not_interpretable(closed) is not None:
+        return False
+    expected = interpreted.interpret(closed, args)
+    with _interpreter_memory_floor():
+        interpreted.prefault_like(args)
+        first = interpreted.interpret(closed, args)
+        kept = [np.array(x, copy=True) for x in _leaves(first)]
+        later = [interpreted.interpret(closed, args) for _ in range(2)]
+    _close(first, expected, "interpreter memory reuse vs ordinary")
+    _close(first, kept, "a result changed when later runs reused memory", 0, 0)
+    _close(later[-1], expected, "interpreter memory reuse (third run) vs ordinary")
+    return True
+
+
 def check_finite_differences(program) -> None:
     """jvp (in float64) against central differences."""
     olympus.config.update("olympus_enable_x64", True)
@@ -363,6 +405,7 @@ CHECKS = {
     "<vjp(ct), t> == <ct, jvp(t)>": check_jvp_vjp,
     "optimizer on == off": check_optimizer,
     "tiered == compiled": check_tiered,
+    "interpreter memory reuse == ordinary": check_interpreter_memory,
     "jvp == finite differences (x64)": check_finite_differences,
     "checkpoint_name policies == untagged": check_checkpoint_names,
 }
