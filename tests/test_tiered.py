@@ -432,21 +432,25 @@ def test_fast_dot_general_matches_the_reference(lhs_shape, rhs_shape, dims, dtyp
 
 
 @pytest.mark.parametrize(
-    "lhs_shape, rhs_shape, dims",
+    "lhs_shape, rhs_shape, dims, block",
     [
-        ((256, 300), (300, 200), (((1,), (0,)), ((), ()))),  # split by rows
-        ((300, 256), (300, 200), (((0,), (0,)), ((), ()))),  # rows of a transpose
-        ((64, 16, 128), (64, 128, 64), (((2,), (1,)), ((0,), (0,)))),  # by batch
-        ((2, 130, 512), (2, 512, 96), (((2,), (1,)), ((0,), (0,)))),  # rows, batched
+        ((256, 300), (300, 200), (((1,), (0,)), ((), ())), (1, 128, 200)),  # rows
+        ((300, 256), (300, 200), (((0,), (0,)), ((), ())), (1, 128, 200)),  # of a.T
+        ((128, 512), (512, 512), (((1,), (0,)), ((), ())), (1, 128, 256)),  # columns
+        ((128, 512), (300, 512), (((1,), (1,)), ((), ())), (1, 128, 150)),  # of b.T
+        ((64, 16, 128), (64, 128, 64), (((2,), (1,)), ((0,), (0,))), (32, 16, 64)),
+        ((2, 130, 512), (2, 512, 96), (((2,), (1,)), ((0,), (0,))), (2, 65, 96)),
+        ((2, 96, 512), (2, 512, 130), (((2,), (1,)), ((0,), (0,))), (2, 96, 65)),
     ],
 )
 def test_large_matmuls_split_over_the_cores_match_numpy(
-    lhs_shape, rhs_shape, dims, monkeypatch
+    lhs_shape, rhs_shape, dims, block, monkeypatch
 ):
     """A matmul large enough is computed in blocks that the caller and the
     interpreter's worker threads take in turn (one worker even on one core,
-    so the test means the same everywhere); the blocks make up NumPy's
-    result exactly."""
+    so the test means the same everywhere), cut along the batch or the
+    longer of rows and columns (`block`: the first one's shape); the blocks
+    make up NumPy's result exactly."""
     monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(1))
     calls = []
     run = interpreted._workers.run
@@ -459,6 +463,7 @@ def test_large_matmuls_split_over_the_cores_match_numpy(
     with interpreted._one_blas_thread:  # as when interpreting
         got = _dot_general(lhs, rhs, dimension_numbers=dims)
         assert [len(j) for j in calls] == [2]  # a block per thread
+        assert calls[0][0].keywords["out"].shape == block
         monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(0))
         whole = _dot_general(lhs, rhs, dimension_numbers=dims)
     want = reference_rules["dot_general"](lhs, rhs, dimension_numbers=dims)
