@@ -5,6 +5,7 @@ import gc
 import weakref
 
 import ml_dtypes
+import pytest
 import numpy as np
 
 import olympus
@@ -92,3 +93,56 @@ def test_register_returns_the_cache_and_clear_all_empties_it():
         assert not cache
     finally:
         caches._caches.pop("test cache")
+
+
+def test_shape_rules_are_remembered_for_plain_params_only():
+    """Tracing asks a shape rule once per (primitive, operand types, params);
+    an error is raised every time; params that differ only in type (2 and
+    2.0) are asked apart; a param holding a function is never kept; an
+    option change forgets every result."""
+    from olympus.ir.core import Primitive, ShapedArray
+    from olympus.tracer import staging
+    from olympus.tracer.errors import OlympusTypeError
+
+    calls = []
+
+    def rule(x, *, y, fun=None):
+        calls.append(y)
+        if y < 0:
+            raise TypeError("counted_thing: y must not be negative")
+        return x
+
+    counted_p = Primitive("counted_thing")
+    counted_p.def_abstract_eval(rule)
+    f32 = ShapedArray((3,), np.float32)
+
+    def shape(**params):
+        return staging.abstract_eval(counted_p, [f32], params, None)
+
+    assert shape(y=2) is f32 and shape(y=2) is f32
+    assert calls == [2]
+    shape(y=2.0)
+    assert calls == [2, 2.0]
+    for _ in range(2):
+        with pytest.raises(OlympusTypeError, match="must not be negative"):
+            shape(y=-1)
+    assert calls == [2, 2.0, -1, -1]
+
+    def helper(v):
+        return v
+
+    shape(y=3, fun=helper)
+    shape(y=3, fun=helper)
+    assert calls[-2:] == [3, 3]  # not remembered
+    ref = weakref.ref(helper)
+    del helper
+    gc.collect()
+    assert ref() is None
+
+    with olympus.config.override("olympus_debug_nans", True):
+        shape(y=2)  # the option change forgot it
+    assert calls[-1] == 2 and len(calls) == 7
+    shape(y=2)  # so did leaving the override
+    assert len(calls) == 8 and staging._shapes
+    olympus.clear_caches()
+    assert not staging._shapes

@@ -12,6 +12,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from olympus import caches, config
+from olympus.caches import BoundedCache
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, ShapedArray, Var
 from olympus.tracer import core
@@ -145,13 +147,55 @@ def _scalar_value(x, aval: ShapedArray):
 
 
 def abstract_eval(primitive, avals, params, source_info):
-    """Runs a primitive's shape rule; errors name the primitive, types and line."""
+    """Runs a primitive's shape rule; errors name the primitive, types and line.
+
+    Results are remembered by (primitive, operand types, params) where every
+    param is a plain value (a number, string, dtype or tuple of such): a
+    trace meets the same few signatures again and again (jvp and transpose
+    rules repeat the forward's), and the rules were a quarter of tracing an
+    MLP's gradient (benchmarks/README.md). Errors are not remembered, and an
+    option change (x64 changes dtypes) forgets them all."""
+    key = _shape_key(primitive, avals, params)
+    if key is not None:
+        try:
+            found = _shapes.get(key)
+        except TypeError:  # an operand type or a nested param is not hashable
+            key = found = None
+        if found is not None:
+            return found
     try:
-        return primitive.abstract_eval(*avals, **params)
+        out = primitive.abstract_eval(*avals, **params)
     except OlympusTypeError as err:
         raise OlympusTypeError(_located(primitive, avals, err, source_info)) from None
     except (TypeError, ValueError) as err:
         raise OlympusTypeError(_located(primitive, avals, err, source_info)) from err
+    if key is not None:
+        out = tuple(out) if primitive.multiple_results else out
+        _shapes[key] = out
+    return out
+
+
+# (primitive, *operand types, *param items, *param types) -> the rule's result
+_shapes: dict = caches.register("shape rules", BoundedCache(4096))
+config.on_change(lambda name, value: _shapes.clear())
+_PLAIN = frozenset({type(None), bool, int, float, str})
+
+
+def _shape_key(primitive, avals, params) -> tuple | None:
+    """`abstract_eval`'s cache key, or None where a param is not a plain
+    value (a sub-program, a function, an array: not kept alive by a cache,
+    and not worth remembering)."""
+    for value in params.values():
+        kind = type(value)
+        if kind in _PLAIN or isinstance(value, np.dtype):
+            continue
+        if not isinstance(value, tuple):
+            return None
+        for item in value:
+            if type(item) not in _PLAIN and type(item) is not tuple:
+                return None
+    # the params' types too: 2 == 2.0 == True, but a rule may tell them apart
+    return (primitive, *avals, *params.items(), *map(type, params.values()))
 
 
 def _located(primitive, avals, err, source_info) -> str:
