@@ -120,11 +120,15 @@ def _next_config_epoch(name, value) -> None:
     _config_epoch += 1
     _ndarray_avals.clear()
     _host_dtypes.clear()
+    _plain_host_dtypes.clear()
 
 
 config.on_change(_next_config_epoch)
 _ndarray_avals: dict = caches.register("ndarray avals", {})  # (shape, dtype) -> aval
 _host_dtypes: dict = caches.register("ndarray dtypes", {})  # dtype -> _host_dtype
+# the dtypes _host_dtype found True: a set test is the cheapest on every call
+_plain_host_dtypes: set = caches.register("ndarray plain dtypes", set())
+_ndarray = np.ndarray  # a global read, not np's attribute, on every call
 _MISS = object()
 _FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
 _state, _eval_trace = core._state, core.eval_trace  # read on every call
@@ -149,6 +153,8 @@ def _host_dtype(x: np.ndarray):
     else:
         found = True if dtype == x.dtype and x.dtype.isnative else dtype
     _host_dtypes[x.dtype] = found
+    if found is True:
+        _plain_host_dtypes.add(x.dtype)
     return found
 
 
@@ -245,7 +251,7 @@ class JitFunction:
             if self._static_fast is not None and not kwargs:
                 return self._call_static(args)
             return self._call_slow(args, kwargs)
-        if not args or type(args[0]) is not np.ndarray:  # NumPy: skip to host
+        if not args or type(args[0]) is not _ndarray:  # NumPy: skip to host
             avals, buffers = [], []
             for a in args:
                 if type(a) is not Array:
@@ -270,7 +276,7 @@ class JitFunction:
         if host:  # NumPy arrays of their avals' dtypes and live Arrays
             flat = []
             for a in args:
-                if type(a) is np.ndarray and _host_dtypes.get(a.dtype) is True:
+                if type(a) is _ndarray and a.dtype in _plain_host_dtypes:
                     flat.append(a.copy())  # a copy: the dispatcher may alias it
                 elif type(a) is Array and a._buf is not None:
                     flat.append(a._buf)
