@@ -148,29 +148,44 @@ def current_trace() -> Trace:
     return _state.trace
 
 
-@contextmanager
-def set_current_trace(trace: Trace):
-    previous = _state.trace
-    _state.trace = trace
-    try:
-        yield trace
-    finally:
-        _state.trace = previous
+class set_current_trace:
+    """`with set_current_trace(trace):` makes `trace` current inside. A class,
+    not a generator context manager: tracing enters one per primitive a
+    transform processes, and a generator's costs 4x as much (about a tenth
+    of tracing an MLP's gradient)."""
+
+    __slots__ = ("trace", "previous")
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self) -> Trace:
+        self.previous = _state.trace
+        _state.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc) -> None:
+        _state.trace = self.previous
 
 
-@contextmanager
-def replaying(source_info: SourceInfo | None):
+class replaying:
     """While a transform (jvp, transpose, vmap, partial evaluation) processes
     an equation, the equations it creates get that equation's user line: the
     Python stack then shows only the transform's caller (or, in a backward
     pass, no user frame of `f` at all). None keeps the enclosing line."""
-    previous = _state.source_info
-    if source_info is not None:
-        _state.source_info = source_info
-    try:
-        yield
-    finally:
-        _state.source_info = previous
+
+    __slots__ = ("source_info", "previous")
+
+    def __init__(self, source_info: SourceInfo | None):
+        self.source_info = source_info
+
+    def __enter__(self) -> None:
+        self.previous = _state.source_info
+        if self.source_info is not None:
+            _state.source_info = self.source_info
+
+    def __exit__(self, *exc) -> None:
+        _state.source_info = self.previous
 
 
 def _no_eager_hit(primitive, args, params):
