@@ -471,6 +471,51 @@ def test_large_matmuls_split_over_the_cores_match_numpy(
     np.testing.assert_array_equal(got, whole)
 
 
+def _two_layer_backward(x, v, g):
+    """A weight gradient (`x.T @ g`) whose result is read only at the end,
+    the next matmul (`g @ v.T`) not needing it, and `a` (made here, an
+    operand of the first) dying at an elementwise op before that end."""
+    a = x * 2.0
+    dw = a.T @ g
+    dx = g @ v.T
+    return dw, jnp.exp(a) + dx
+
+
+def test_a_matmul_read_after_the_next_one_runs_on_a_worker(monkeypatch):
+    """`_early_matmuls` picks the matmul whose result is first read after
+    the next matmul; it runs whole on a worker while the caller goes on,
+    its operand stays untouched until it is done (not written into by the
+    elementwise op where it dies), and the values are NumPy's."""
+    monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(1))
+    r = _rng()
+    x, v, g = (
+        r.normal(size=s).astype(np.float32) / 8
+        for s in [(128, 256), (256, 256), (128, 256)]
+    )
+    closed = olympus.make_olympuspr(_two_layer_backward)(x, v, g)
+    dots = [
+        i
+        for i, e in enumerate(closed.olympuspr.eqns)
+        if e.primitive.name == "dot_general"
+    ]
+    assert interpreted._early_matmuls(closed.olympuspr) == {dots[0]}
+    started = []
+    monkeypatch.setattr(
+        interpreted,
+        "_later_matmul",
+        lambda eqn, invals, later=interpreted._later_matmul: (
+            started.append(eqn) or later(eqn, invals)
+        ),
+    )
+    with interpreted._one_blas_thread:
+        for _ in range(3):  # later runs reuse the first one's memory
+            dw, out = interpreted.run_numpy(closed.olympuspr, closed.consts, [x, v, g])
+            a = x * np.float32(2)
+            np.testing.assert_allclose(dw, a.T @ g, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(out, np.exp(a) + g @ v.T, rtol=1e-5, atol=1e-5)
+    assert len(started) == 3 and interpreted._workers.busy == 0
+
+
 def test_a_failed_matmul_block_raises_after_all_blocks_end():
     workers = interpreted._Workers(2)
     ran = []

@@ -56,9 +56,10 @@ def _value(x, aval) -> np.ndarray:
 
 def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
     """Runs `olympuspr` on NumPy values; an intermediate is dropped after its
-    last use (a program's peak memory, not the sum of its values), and an
+    last use (a program's peak memory, not the sum of its values), an
     elementwise ufunc writes into an operand read for the last time there
-    that nothing else holds (`_donor`)."""
+    that nothing else holds (`_donor`), and a matmul whose result is first
+    read after the next matmul runs on a worker meanwhile (`_Later`)."""
     env: dict = {}
     for var, val in zip(olympuspr.constvars, consts):
         env[var] = _value(val, var.aval)
@@ -66,21 +67,107 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
         env[var] = _value(val, var.aval)
     keep = set(olympuspr.outvars)
     dead = _last_uses(olympuspr, keep)
+    early = _early_matmuls(olympuspr) if _workers.count else ()
 
     def read(x):
-        return np.asarray(x.val, x.aval.dtype) if type(x) is Literal else env[x]
+        if type(x) is Literal:
+            return np.asarray(x.val, x.aval.dtype)
+        value = env[x]
+        if type(value) is _Later:
+            value = env[x] = value.result()
+        return value
 
-    with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, as in XLA
-        for eqn, done in zip(olympuspr.eqns, dead):
-            rule = _rules.get(eqn.primitive.name)
-            if rule is None:
-                raise MissingReferenceRule(
-                    f"no NumPy rule for the primitive {eqn.primitive.name}"
-                )
-            _apply(eqn, rule, [read(x) for x in eqn.invars], done, env)
-            for var in done:
-                env.pop(var, None)
-    return [read(x) for x in olympuspr.outvars]
+    try:
+        with np.errstate(all="ignore"):  # NaN/inf/overflow are values here, as in XLA
+            for i, (eqn, done) in enumerate(zip(olympuspr.eqns, dead)):
+                rule = _rules.get(eqn.primitive.name)
+                if rule is None:
+                    raise MissingReferenceRule(
+                        f"no NumPy rule for the primitive {eqn.primitive.name}"
+                    )
+                if i in early and not _workers.busy:
+                    later = _later_matmul(eqn, [read(x) for x in eqn.invars])
+                    if later is not None:
+                        env[eqn.outvars[0]] = later
+                        continue
+                _apply(eqn, rule, [read(x) for x in eqn.invars], done, env)
+                for var in done:
+                    env.pop(var, None)
+            return [read(x) for x in olympuspr.outvars]
+    finally:
+        for value in list(env.values()):  # none may run past the interpretation
+            if type(value) is _Later:
+                value.wait()
+
+
+def _early_matmuls(olympuspr) -> set:
+    """The indices of matmuls whose result is first read after the next
+    matmul, which does not need it: a worker computes such a one whole while
+    the caller goes on (an MLP gradient's weight gradient beside the
+    layer's input gradient: two whole matmuls on two cores, 0.5 ms of a
+    first call less than each in halves, benchmarks/README.md)."""
+    eqns = olympuspr.eqns
+    first_read: dict = {}
+    for i, eqn in enumerate(eqns):
+        for x in eqn.invars:
+            if type(x) is not Literal and x not in first_read:
+                first_read[x] = i
+    dots = [i for i, eqn in enumerate(eqns) if eqn.primitive.name == "dot_general"]
+    return {
+        i
+        for i, j in zip(dots, dots[1:])
+        if first_read.get(eqns[i].outvars[0], len(eqns)) > j
+    }
+
+
+class _Later:
+    """A whole matmul a worker computes while the caller goes on; `result()`
+    waits for it. It lets go of its operands when done (their reference
+    counts decide donors and free arena blocks) and of its result when
+    handed over (which `_result` may then share)."""
+
+    def __init__(self, a, b, out, shape):
+        self.a, self.b, self.out, self.shape = a, b, out, shape
+        self.error = None
+        self.done = threading.Event()
+
+    def work(self) -> None:
+        try:
+            np.matmul(self.a, self.b, out=self.out)
+        except BaseException as err:  # raised by result(), in the caller
+            self.error = err
+        finally:
+            self.a = self.b = None
+            _workers.finished()
+            self.done.set()
+
+    def wait(self) -> None:
+        self.done.wait()
+
+    def result(self) -> np.ndarray:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        out, self.out = self.out, None
+        return out.reshape(self.shape)
+
+
+def _later_matmul(eqn, invals: list):
+    """`eqn` (a dot_general) started on a worker, or None where it is not a
+    large float matmul."""
+    lhs, rhs = invals
+    params = eqn.params
+    found = _matmul_operands(lhs, rhs, **params)
+    if found is None:
+        return None
+    a, b, out, shape = found
+    nb, m, k = a.shape
+    if 2 * nb * m * k * b.shape[2] < _SPLIT_FLOPS:
+        return None
+    later = _Later(a, b, out, shape)
+    del a, b, out
+    _workers.submit(later)
+    return later
 
 
 def _apply(eqn, rule, invals: list, done: list, env: dict) -> None:
@@ -428,24 +515,18 @@ def _free(blocks: list, i: int) -> bool:
 _arena = caches.register("interpreter memory", _Arena(64 << 20))
 
 
-def _dot_general(
+def _matmul_operands(
     lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
 ):
-    """One batched matmul (BLAS) for float and complex operands of one dtype:
+    """For float and complex operands of one dtype: (a, b, out, shape), the
     operands arranged as (batch, free, contracting) and (batch, contracting,
-    free) as views (BLAS takes transposed operands without a copy), the
-    result written into an aligned array (`_result` can share it); else the
-    oracle's einsum."""
+    free) views (BLAS takes transposed operands without a copy), an aligned
+    array for the result (`_result` can share it) and the result's shape;
+    else None."""
     dtype = lhs.dtype
     out_type = dtype if preferred_element_type is None else preferred_element_type
     if dtype not in _BLAS_DTYPES or rhs.dtype != dtype or np.dtype(out_type) != dtype:
-        return reference_rules["dot_general"](
-            lhs,
-            rhs,
-            dimension_numbers=dimension_numbers,
-            precision=precision,
-            preferred_element_type=preferred_element_type,
-        )
+        return None
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
     lf = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
@@ -460,8 +541,18 @@ def _dot_general(
     a = lhs.transpose(*lb, *lf, *lc).reshape(nb, m, k)
     b = rhs.transpose(*rb, *rc, *rf).reshape(nb, k, n)
     out = _aligned_empty((nb, m, n), dtype)
+    return a, b, out, tuple(batch + lf_shape + rf_shape)
+
+
+def _dot_general(lhs, rhs, **params):
+    """One batched matmul (BLAS) for float and complex operands of one dtype
+    (`_matmul_operands`); else the oracle's einsum."""
+    found = _matmul_operands(lhs, rhs, **params)
+    if found is None:
+        return reference_rules["dot_general"](lhs, rhs, **params)
+    a, b, out, shape = found
     _matmul(a, b, out)
-    return out.reshape(tuple(batch + lf_shape + rf_shape))
+    return out.reshape(shape)
 
 
 # ---- a large matmul over the cores ------------------------------------------------
@@ -481,7 +572,7 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     rows, on one core)."""
     nb, m, k = a.shape
     n = b.shape[2]
-    if 2 * nb * m * n * k < _SPLIT_FLOPS or not _workers.count:
+    if 2 * nb * m * n * k < _SPLIT_FLOPS or not _workers.count or _workers.busy:
         np.matmul(a, b, out=out)
         return
     if nb >= 2 * m:  # many small matrices (batched attention, say)
@@ -556,12 +647,14 @@ class _Workers:
 
     def __init__(self, count: int):
         self.count = count
+        self.busy = 0  # jobs submitted (not `run`'s blocks) and not finished
         self._lock = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
         self._tasks: queue.SimpleQueue = queue.SimpleQueue()
         self._started = 0
+        self.busy = 0
 
     def run(self, jobs: list) -> None:
         """Runs `jobs` on this thread and the workers; returns when all have
@@ -581,10 +674,17 @@ class _Workers:
             raise shared.error
 
     def submit(self, job) -> None:
-        """Queues `job` (an object with `work()`) for one worker."""
+        """Queues `job` (an object with `work()`, which calls `finished()`
+        at its end) for one worker."""
         if self._started < 1:
             self._start(1)
+        with self._lock:
+            self.busy += 1
         self._tasks.put(job)
+
+    def finished(self) -> None:
+        with self._lock:
+            self.busy -= 1
 
     def _start(self, count: int) -> None:
         with self._lock:
@@ -622,12 +722,13 @@ class _Touch:
     def work(self) -> None:
         mapping, blocks = self.mapping, self.blocks
         self.mapping = self.blocks = None
-        if mapping is None:
-            return
-        address = ctypes.addressof(ctypes.c_char.from_buffer(mapping))
-        self.started.set()
-        ctypes.memset(address, 0, len(mapping))
-        del blocks
+        try:
+            address = ctypes.addressof(ctypes.c_char.from_buffer(mapping))
+            self.started.set()
+            ctypes.memset(address, 0, len(mapping))
+            del blocks
+        finally:
+            _workers.finished()
 
 
 def prefault_like(leaves) -> None:
