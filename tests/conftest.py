@@ -231,6 +231,19 @@ def pytest_terminal_summary(terminalreporter):
 
 
 @pytest.fixture
+def x64():
+    """64-bit types on (olympus_enable_x64) for one test, then as before."""
+    from olympus import config
+
+    previous = config.read("olympus_enable_x64")
+    config.update("olympus_enable_x64", True)
+    try:
+        yield
+    finally:
+        config.update("olympus_enable_x64", previous)
+
+
+@pytest.fixture
 def checked_program_count():
     """A function giving how many programs the checker has seen so far."""
     return lambda: checked_programs[0]

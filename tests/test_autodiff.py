@@ -23,14 +23,6 @@ from olympus.transforms.jvp import MissingRuleError, jvp_rules
 from olympus.transforms.linearize import transpose_rules
 
 
-@pytest.fixture
-def x64():
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    yield
-    olympus.config.update("olympus_enable_x64", previous)
-
-
 def rng_array(shape, low=-1.0, high=1.0, seed=0):
     return np.random.default_rng(seed).uniform(low, high, shape).astype(np.float64)
 

@@ -18,14 +18,6 @@ from olympus.transforms.linearize import linearize_flat
 from olympus.tree_util import tree_flatten
 
 
-@pytest.fixture
-def x64():
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    yield
-    olympus.config.update("olympus_enable_x64", previous)
-
-
 def rng_array(shape, seed=0, scale=0.5):
     return np.random.default_rng(seed).standard_normal(shape) * scale
 

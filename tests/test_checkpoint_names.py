@@ -16,14 +16,6 @@ from olympus.ad_checkpoint import checkpoint_name, checkpoint_policies as cp
 from olympus.test_util import check_grads
 
 
-@pytest.fixture
-def x64():
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    yield
-    olympus.config.update("olympus_enable_x64", previous)
-
-
 def _calls(closed):
     """`closed`'s equations, those inside jitted calls and branches included."""
     for eqn in closed.olympuspr.eqns:

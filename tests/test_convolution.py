@@ -67,14 +67,6 @@ def reference(
     return out
 
 
-@pytest.fixture
-def x64():
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    yield
-    olympus.config.update("olympus_enable_x64", previous)
-
-
 def test_values_against_loops():
     got = olympus.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID"))(
         X, W

@@ -69,15 +69,6 @@ def _table_cells():
             yield row[0], col, result
 
 
-@pytest.fixture
-def x64():
-    olympus.config.update("olympus_enable_x64", True)
-    try:
-        yield
-    finally:
-        olympus.config.update("olympus_enable_x64", False)
-
-
 def test_promotion_table_matches_jax_with_x64(x64):
     mismatches = []
     for a, b, want in _table_cells():

@@ -21,14 +21,6 @@ TALL = rng.standard_normal((5, 3)).astype(np.float32)
 TOL = {"rtol": 2e-4, "atol": 2e-5}
 
 
-@pytest.fixture
-def x64():
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    yield
-    olympus.config.update("olympus_enable_x64", previous)
-
-
 def close(got, want, err_msg="", **tol):
     np.testing.assert_allclose(np.asarray(got), want, err_msg=err_msg, **(tol or TOL))
 

@@ -124,14 +124,6 @@ def test_relu_derivative_at_zero_is_zero():
     np.testing.assert_array_equal(np.asarray(g), [0.0, 0.0, 1.0])
 
 
-@pytest.fixture
-def x64():
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    yield
-    olympus.config.update("olympus_enable_x64", previous)
-
-
 SMOOTH = [
     "sigmoid",
     "softplus",
