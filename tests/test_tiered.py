@@ -516,6 +516,42 @@ def test_a_matmul_read_after_the_next_one_runs_on_a_worker(monkeypatch):
     assert len(started) == 3 and interpreted._workers.busy == 0
 
 
+def test_threads_interpreting_at_once_get_one_threads_results(monkeypatch):
+    """Several threads interpreting a gradient at once, each prefaulting
+    first, share the arena, the worker and its matmuls (split, whole, or
+    run beside the caller) and get bit for bit what one thread gets."""
+    monkeypatch.setattr(interpreted, "_workers", interpreted._Workers(1))
+    r = _rng()
+    params = [r.normal(size=(256, 256)).astype(np.float32) / 16 for _ in range(3)]
+    x = r.normal(size=(128, 256)).astype(np.float32)
+
+    def loss(params, x):
+        for w in params:
+            x = jnp.tanh(x @ w)
+        return jnp.sum(x**2)
+
+    closed = olympus.make_olympuspr(olympus.value_and_grad(loss))(params, x)
+    leaves = [*params, x]
+    want = [np.array(o) for o in interpret(closed, leaves)]
+    mismatches = []
+
+    def run():
+        for _ in range(6):
+            interpreted.prefault_like(leaves)
+            got = interpret(closed, leaves)
+            mismatches.extend(
+                i for i, (g, w) in enumerate(zip(got, want)) if not np.array_equal(g, w)
+            )
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not mismatches
+    assert interpreted._workers.busy == 0
+
+
 def test_a_failed_matmul_block_raises_after_all_blocks_end():
     workers = interpreted._Workers(2)
     ran = []
