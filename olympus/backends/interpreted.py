@@ -85,12 +85,13 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
                     raise MissingReferenceRule(
                         f"no NumPy rule for the primitive {eqn.primitive.name}"
                     )
+                later = None
                 if i in early and not _workers.busy:
                     later = _later_matmul(eqn, [read(x) for x in eqn.invars])
-                    if later is not None:
-                        env[eqn.outvars[0]] = later
-                        continue
-                _apply(eqn, rule, [read(x) for x in eqn.invars], done, env)
+                if later is not None:
+                    env[eqn.outvars[0]] = later  # its operands: held by `later`
+                else:
+                    _apply(eqn, rule, [read(x) for x in eqn.invars], done, env)
                 for var in done:
                     env.pop(var, None)
             return [read(x) for x in olympuspr.outvars]
@@ -101,9 +102,9 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
 
 
 def _early_matmuls(olympuspr) -> set:
-    """The indices of matmuls whose result is first read after the next
-    matmul, which does not need it: a worker computes such a one whole while
-    the caller goes on (an MLP gradient's weight gradient beside the
+    """The indices of large matmuls whose result is first read after the
+    next matmul, which does not need it: a worker computes such a one whole
+    while the caller goes on (an MLP gradient's weight gradient beside the
     layer's input gradient: two whole matmuls on two cores, 0.5 ms of a
     first call less than each in halves, benchmarks/README.md)."""
     eqns = olympuspr.eqns
@@ -117,7 +118,16 @@ def _early_matmuls(olympuspr) -> set:
         i
         for i, j in zip(dots, dots[1:])
         if first_read.get(eqns[i].outvars[0], len(eqns)) > j
+        and _flops(eqns[i]) >= _SPLIT_FLOPS
     }
+
+
+def _flops(eqn) -> int:
+    """A dot_general's multiply-adds times two, from its types."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    lhs = eqn.invars[0].aval
+    k = math.prod(lhs.shape[d] for d in lc)
+    return 2 * eqn.outvars[0].aval.size * k
 
 
 class _Later:
@@ -153,19 +163,12 @@ class _Later:
 
 
 def _later_matmul(eqn, invals: list):
-    """`eqn` (a dot_general) started on a worker, or None where it is not a
-    large float matmul."""
-    lhs, rhs = invals
-    params = eqn.params
-    found = _matmul_operands(lhs, rhs, **params)
+    """`eqn` (a large dot_general) started on a worker, or None where it is
+    not a float matmul (the einsum rule runs it then)."""
+    found = _matmul_operands(*invals, **eqn.params)
     if found is None:
         return None
-    a, b, out, shape = found
-    nb, m, k = a.shape
-    if 2 * nb * m * k * b.shape[2] < _SPLIT_FLOPS:
-        return None
-    later = _Later(a, b, out, shape)
-    del a, b, out
+    later = _Later(*found)
     _workers.submit(later)
     return later
 
