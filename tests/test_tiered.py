@@ -645,11 +645,15 @@ def test_arena_memory_is_reused_only_once_nothing_views_it(held):
 
 def test_prefaulted_blocks_are_handed_out_once_written():
     """`_Arena.prefault` lays blocks for the asked sizes out in one fresh
-    mapping (none for sizes it has free blocks of); while the job writing
+    mapping (none for sizes it has free blocks of, none past `most` bytes
+    in all); while the job writing
     them holds them they are not handed out, afterwards `claim` gives them,
     and arrays viewing them count as the sole views of arena memory."""
     arena = interpreted._Arena(8 << 20)
-    mapping, blocks = arena.prefault([300_000, 300_000, 100])
+    assert arena.prefault([300_000, 300_000], 500_000)[1][0].nbytes == 303_104
+    assert len(arena) == 1  # the second block would pass `most`
+    arena.clear()
+    mapping, blocks = arena.prefault([300_000, 300_000, 100], 1 << 20)
     assert len(blocks) == 3 and len(arena) == 3
     assert sum(b.nbytes for b in blocks) == len(mapping)
     job = interpreted._Touch(mapping, blocks)
@@ -663,10 +667,10 @@ def test_prefaulted_blocks_are_handed_out_once_written():
     assert {type(g.base) for g in got} == {np.ndarray}
     assert all(not g.base.flags.owndata for g in got)  # blocks of the mapping
     np.testing.assert_array_equal(got[0], 0)
-    extra = arena.prefault([300_000])  # none free: one more block
+    extra = arena.prefault([300_000], 1 << 20)  # none free: one more block
     assert extra is not None and len(arena) == 5
     del taken
-    assert arena.prefault([300_000]) is None  # `taken`'s block is free again
+    assert arena.prefault([300_000], 1 << 20) is None  # `taken`'s is free again
     assert len(arena) == 5 and extra
 
 

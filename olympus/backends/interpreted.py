@@ -467,14 +467,15 @@ class _Arena:
                     return blocks[i][:]
         return None
 
-    def prefault(self, sizes: list):
+    def prefault(self, sizes: list, most: int):
         """Blocks for results of these byte sizes beyond the free ones kept
-        already, laid out in one fresh mapping (so one call writes them all)
-        and kept here: (the mapping, its blocks), or None; the caller writes
-        the mapping once (its page faults) and then lets the blocks go."""
+        already, `most` bytes of them at most, laid out in one fresh mapping
+        (so one call writes them all) and kept here: (the mapping, its
+        blocks), or None; the caller writes the mapping once (its page
+        faults) and then lets the blocks go."""
         wanted, free = [], {}
         with self._lock:
-            total = self._bytes
+            total, fresh = self._bytes, 0
             for nbytes in sizes:
                 size = -(-(nbytes + _ALIGN) // self._PAGE) * self._PAGE
                 if free.get(size) is None:
@@ -482,9 +483,10 @@ class _Arena:
                     free[size] = sum(_free(blocks, i) for i in range(len(blocks)))
                 if free[size]:
                     free[size] -= 1
-                elif total + size <= self.limit:
+                elif total + size <= self.limit and fresh + size <= most:
                     wanted.append(size)
                     total += size
+                    fresh += size
             if not wanted:
                 return None
             mapping = mmap.mmap(
@@ -575,7 +577,7 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     rows, on one core)."""
     nb, m, k = a.shape
     n = b.shape[2]
-    if 2 * nb * m * n * k < _SPLIT_FLOPS or not _workers.count or _workers.busy:
+    if 2 * nb * m * n * k < _SPLIT_FLOPS or not _workers.count:
         np.matmul(a, b, out=out)
         return
     if nb >= 2 * m:  # many small matrices (batched attention, say)
@@ -734,6 +736,12 @@ class _Touch:
             _workers.finished()
 
 
+# Written per miss at most: a worker writing for longer holds back the matmul
+# blocks it should take (a 2048x2048 argument whose result is a scalar: 16
+# MiB, 8 ms of a 90 ms first call).
+_PREFAULT_BYTES = 8 << 20
+
+
 def prefault_like(leaves) -> None:
     """Before a tiered miss is traced: arena blocks for results the size of
     its large arguments (a gradient's, an optimizer step's) are written on a
@@ -747,7 +755,7 @@ def prefault_like(leaves) -> None:
     sizes = [x.nbytes for x in leaves if getattr(x, "nbytes", 0) >= _SHARE_BYTES]
     if not sizes:
         return
-    found = _arena.prefault(sizes)
+    found = _arena.prefault(sizes, _PREFAULT_BYTES)
     if found is not None:
         job = _Touch(*found)
         _workers.submit(job)
