@@ -499,6 +499,17 @@ def test_a_matmul_read_after_the_next_one_runs_on_a_worker(monkeypatch):
         if e.primitive.name == "dot_general"
     ]
     assert interpreted._early_matmuls(closed.olympuspr) == {dots[0]}
+
+    def two_products(p, q, s):  # p @ q read only after p @ s
+        first = p @ q
+        second = p @ s
+        return jnp.sum(first) + jnp.sum(second)
+
+    for width, early in [(256, {0}), (240, {0}), (64, set()), (128, set())]:
+        s_ = np.ones((256, width), np.float32)
+        pair = olympus.make_olympuspr(two_products)(x, v, s_)
+        # not where the next matmul is much smaller: splitting both is faster
+        assert interpreted._early_matmuls(pair.olympuspr) == early, width
     started = []
     monkeypatch.setattr(
         interpreted,

@@ -67,7 +67,7 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
         env[var] = _value(val, var.aval)
     keep = set(olympuspr.outvars)
     dead = _last_uses(olympuspr, keep)
-    early = _early_matmuls(olympuspr) if _workers.count else ()
+    early = _early_matmuls(olympuspr)
 
     def read(x):
         if type(x) is Literal:
@@ -103,10 +103,14 @@ def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
 
 def _early_matmuls(olympuspr) -> set:
     """The indices of large matmuls whose result is first read after the
-    next matmul, which does not need it: a worker computes such a one whole
-    while the caller goes on (an MLP gradient's weight gradient beside the
-    layer's input gradient: two whole matmuls on two cores, 0.5 ms of a
-    first call less than each in halves, benchmarks/README.md)."""
+    next matmul, which does not need it and is about as large: with one
+    worker, that one computes such a matmul whole while the caller computes
+    the next (an MLP gradient's weight gradient beside the layer's input
+    gradient: two whole matmuls on two cores, 0.5 ms of a first call less
+    than each in halves, benchmarks/README.md). Where the two differ in size,
+    or more threads could share each, splitting both is faster."""
+    if _workers.count != 1:
+        return set()
     eqns = olympuspr.eqns
     first_read: dict = {}
     for i, eqn in enumerate(eqns):
@@ -114,12 +118,14 @@ def _early_matmuls(olympuspr) -> set:
             if type(x) is not Literal and x not in first_read:
                 first_read[x] = i
     dots = [i for i, eqn in enumerate(eqns) if eqn.primitive.name == "dot_general"]
-    return {
-        i
-        for i, j in zip(dots, dots[1:])
-        if first_read.get(eqns[i].outvars[0], len(eqns)) > j
-        and _flops(eqns[i]) >= _SPLIT_FLOPS
-    }
+    early = set()
+    for i, j in zip(dots, dots[1:]):
+        if first_read.get(eqns[i].outvars[0], len(eqns)) <= j:
+            continue
+        this, after = _flops(eqns[i]), _flops(eqns[j])
+        if this >= _SPLIT_FLOPS and 4 * this <= 5 * after and 4 * after <= 5 * this:
+            early.add(i)
+    return early
 
 
 def _flops(eqn) -> int:

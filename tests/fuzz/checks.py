@@ -233,16 +233,22 @@ def check_tiered(program) -> None:
     return True
 
 
+_ONE_WORKER = interpreted._Workers(1)  # started on first use, then reused
+
+
 @contextlib.contextmanager
 def _interpreter_memory_floor():
-    """The interpreter's size thresholds at their floor: every value takes
-    arena memory, is written over when it dies, is shared with the device,
-    and every matmul is split over the threads (the paths a fuzzed program's
-    small values never take otherwise)."""
+    """The interpreter's size thresholds at their floor, with one worker
+    thread on any machine: every value takes arena memory, is written over
+    when it dies, is shared with the device, and every matmul is split over
+    the threads or run on the worker (the paths a fuzzed program's small
+    values never take otherwise)."""
     names = ("_SHARE_BYTES", "_DONOR_BYTES", "_SPLIT_FLOPS", "_MIN_ROWS")
     saved = {name: getattr(interpreted, name) for name in names}
+    saved["_workers"] = interpreted._workers
     for name in names:
         setattr(interpreted, name, 1)
+    interpreted._workers = _ONE_WORKER
     try:
         yield
     finally:
