@@ -366,8 +366,21 @@ class JitFunction:
         copies them to the device for a fraction of `host_to_device`'s cost
         (olympus/backends/xla/dispatch_native.py), where it may run; `_MISS`
         where the slow path must take it. `__call__` makes the common calls
-        itself; this one also makes the dispatcher and converts dtypes."""
+        itself; this one also makes the dispatcher and converts dtypes.
+        A signature not compiled yet goes to the slow path before anything
+        is copied (the dispatcher would only ask `_compiled_for` and give up:
+        two 4 MiB arguments' copies were 2-6 ms of such a first call)."""
         global _JaxlibArray
+        avals = []
+        for a in args:
+            if type(a) is np.ndarray:
+                avals.append(_ndarray_aval(a))
+            elif type(a) is Array:
+                avals.append(a.aval)
+            else:
+                return _MISS
+        if self._compiled_for(tuple(avals)) is None:
+            return _MISS
         host = self._host
         if host is None:
             host = self._host = host_dispatcher(self._compiled_for, self._refuse_host)

@@ -750,12 +750,12 @@ _PREFAULT_BYTES = 8 << 20
 
 def prefault_like(leaves) -> None:
     """Before a tiered miss is traced: arena blocks for results the size of
-    its large arguments (a gradient's, an optimizer step's) are written on a
-    worker while the caller traces, so the interpretation takes no page
-    faults for them (1 ms of an MLP gradient's first call, benchmarks/
-    README.md). The caller waits only for the worker to begin: a thread that
-    needs the GIL gets it from a tracing thread only after the switch
-    interval (5 ms), when the trace is over."""
+    its large arguments (a gradient's, an elementwise function's) are
+    written on a worker while the caller traces, so the interpretation takes
+    no page faults for them (1 ms of an MLP gradient's first call, 1 ms of
+    an elementwise one's, benchmarks/README.md). The caller waits only for
+    the worker to begin: a thread that needs the GIL gets it from a tracing
+    thread only after the switch interval (5 ms), when the trace is over."""
     if not _workers.count:
         return
     sizes = [x.nbytes for x in leaves if getattr(x, "nbytes", 0) >= _SHARE_BYTES]
