@@ -17,6 +17,7 @@ from olympus.backends import interpreted
 def _fill_every_cache(jitted):
     x = np.ones(3, np.float32)
     jitted(x)  # a NumPy argument: ndarray avals
+    jitted(x)  # its hit (C++ dispatcher): the ndarray dtypes it takes as they are
     y = jnp.ones(2)
     jnp.sin(y)  # an eager op on an Array: the eager fast path
     jnp.sin(y)  # its second call: olympus.numpy's direct path
