@@ -914,12 +914,8 @@ def _move_axis(x, source: int, destination: int):
 @contextmanager
 def disable_jit(disable: bool = True):
     """Runs jitted functions op by op in Python (for debugging with pdb)."""
-    previous = config.read("olympus_disable_jit")
-    config.update("olympus_disable_jit", disable)
-    try:
+    with config.override("olympus_disable_jit", disable):
         yield
-    finally:
-        config.update("olympus_disable_jit", previous)
 
 
 # ---- transfers ---------------------------------------------------------------------

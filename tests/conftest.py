@@ -235,12 +235,8 @@ def x64():
     """64-bit types on (olympus_enable_x64) for one test, then as before."""
     from olympus import config
 
-    previous = config.read("olympus_enable_x64")
-    config.update("olympus_enable_x64", True)
-    try:
+    with config.override("olympus_enable_x64", True):
         yield
-    finally:
-        config.update("olympus_enable_x64", previous)
 
 
 @pytest.fixture
