@@ -9,7 +9,16 @@ setup(
     install_requires=["numpy", "jaxlib==0.10.2", "ml_dtypes", "absl-py"],
     extras_require={
         # ruff: tests/test_style.py; nbclient, nbformat, ipykernel:
-        # tests/test_tutorial.py runs docs/tutorial.ipynb in a Jupyter kernel
-        "test": ["pytest", "ruff==0.17.6", "nbclient", "nbformat", "ipykernel"],
+        # tests/test_tutorial.py runs docs/tutorial.ipynb in a Jupyter kernel;
+        # pytest-xdist: the suite runs on both of CI's cores (`-n 2`), since
+        # nearly all of its time is XLA compiling on one thread
+        "test": [
+            "pytest",
+            "pytest-xdist",
+            "ruff==0.17.6",
+            "nbclient",
+            "nbformat",
+            "ipykernel",
+        ],
     },
 )

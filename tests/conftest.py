@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 
 # The persistent compilation cache is on by default in the user's cache folder;
 # the suite (and the subprocesses it starts) use a folder of their own instead,
-# removed at the end of the session.
-_SESSION_CACHE_DIR = tempfile.mkdtemp(prefix="olympus-test-cache-")
+# removed at the end of the session. Workers of a parallel run (pytest-xdist,
+# `-n 2` in README's test command) share their controller's folder, so a
+# program one of them compiled is a cache hit for the other.
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("OLYMPUS_TEST_CACHE_DIR"):
+    _SESSION_CACHE_DIR, _OWNS_CACHE_DIR = os.environ["OLYMPUS_TEST_CACHE_DIR"], False
+else:
+    _SESSION_CACHE_DIR = tempfile.mkdtemp(prefix="olympus-test-cache-")
+    _OWNS_CACHE_DIR = True
+    os.environ["OLYMPUS_TEST_CACHE_DIR"] = _SESSION_CACHE_DIR
 os.environ["OLYMPUS_COMPILATION_CACHE_DIR"] = _SESSION_CACHE_DIR
 
 import pytest
@@ -209,21 +217,65 @@ def pytest_addoption(parser):
 
 def pytest_sessionfinish(session, exitstatus):
     """A run that selects no tests (e.g. `-k` matching nothing) is not a
-    failure; a program that does not round-trip through its text is."""
-    shutil.rmtree(_SESSION_CACHE_DIR, ignore_errors=True)
-    if _round_trip_failures:
+    failure; a program that does not round-trip through its text is. A
+    parallel run's worker hands its round-trip record to the controller
+    (`pytest_testnodedown`), which reports and fails for all of them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["round_trip"] = (
+            _programs_seen[0],
+            _round_tripped[0],
+            _round_trip_seconds[0],
+            _round_trip_failures[:5],
+            len(_round_trip_failures),
+        )
+    if _OWNS_CACHE_DIR:
+        shutil.rmtree(_SESSION_CACHE_DIR, ignore_errors=True)
+    if _round_trip_failures or _worker_round_trip_failures[0]:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK
 
 
-def pytest_terminal_summary(terminalreporter):
+_worker_round_trip_failures = [0]  # counted by a parallel run's controller
+_worker_fuzz_tallies: list[dict] = []  # likewise (tests/fuzz/conftest.py sends them)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist: a worker finished; add its round-trip record and fuzz
+    tally to ours (the controller collects no tests, so this conftest, not
+    tests/fuzz's, is the one it has)."""
+    output = getattr(node, "workeroutput", {})
+    if "fuzz_tally" in output:
+        _worker_fuzz_tallies.append(output["fuzz_tally"])
+    record = output.get("round_trip")
+    if record is None:
+        return
+    seen, tripped, seconds, failures, failed = record
+    _programs_seen[0] += seen
+    _round_tripped[0] += tripped
+    _round_trip_seconds[0] += seconds
+    _round_trip_failures.extend(failures)
+    _worker_round_trip_failures[0] += failed - len(failures)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if _worker_fuzz_tallies:
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fuzz"))
+        from budget import Tally, fuzz_budget_s
+
+        tally = Tally()
+        for record in _worker_fuzz_tallies:
+            tally.merge(record)
+        terminalreporter.write_line(tally.summary(fuzz_budget_s(config)))
     if not _programs_seen[0]:
         return
+    failed = len(_round_trip_failures) + _worker_round_trip_failures[0]
     terminalreporter.write_line(
         f"print/parse round trip: {_round_tripped[0]} distinct programs of "
-        f"{_programs_seen[0]} built, {len(_round_trip_failures)} failed "
+        f"{_programs_seen[0]} built, {failed} failed "
         f"({_round_trip_seconds[0]:.1f} s)"
     )
     for failure in _round_trip_failures[:5]:

@@ -29,6 +29,9 @@ class Box:
     def __init__(self, value, scale):
         self.value, self.scale = value, scale
 
+    def __repr__(self):  # a test id, the same in every process (pytest-xdist)
+        return f"Box({self.value!r}, {self.scale!r})"
+
 
 tree_util.register_pytree_node(
     Box,
@@ -41,6 +44,9 @@ tree_util.register_pytree_node(
 class Pair:
     def __init__(self, a, b):
         self.a, self.b = a, b
+
+    def __repr__(self):  # a test id, the same in every process (pytest-xdist)
+        return f"Pair({self.a!r}, {self.b!r})"
 
     def tree_flatten(self):
         return (self.a, self.b), None

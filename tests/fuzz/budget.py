@@ -51,9 +51,27 @@ class Tally:
             return False
         return True
 
+    merged_spent: float = 0.0  # the longest a parallel run's worker fuzzed
+
+    def spent(self) -> float:
+        """Seconds from the first program's start to the last one's end."""
+        own = (self.ended or self.started or 0.0) - (self.started or 0.0)
+        return max(own, self.merged_spent)
+
+    def merge(self, record: dict) -> None:
+        """Adds a parallel run's worker tally (`dataclasses.asdict` of one,
+        with its `spent`) to this one: the controller's summary covers all."""
+        if self.started is None:
+            self.started = self.ended = time.perf_counter()
+        self.programs += record["programs"]
+        self.checks += record["checks"]
+        self.failed += record["failed"]
+        self.skipped += record["skipped"]
+        self.merged_spent = max(self.merged_spent, record["spent"])
+
     def summary(self, budget_s: float) -> str:
         budget = f"budget {budget_s:.0f} s" if budget_s else "no budget"
-        spent = (self.ended or self.started or 0.0) - (self.started or 0.0)
+        spent = self.spent()
         return (
             f"fuzz: {self.programs} programs, {self.checks} checks, {self.failed} failed, "
             f"{self.skipped} skipped by the time budget ({spent:.0f} s, {budget})"

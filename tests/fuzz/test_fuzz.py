@@ -13,6 +13,8 @@ checkpoint == untagged (value and pullback). A failing program is shrunk and pri
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from budget import fuzz_budget_s, tally
 from checks import CHECKS, run_checks, shrink
@@ -60,6 +62,22 @@ def test_time_budget_skips_programs_only_after_it_is_spent():
     assert t.start_program(budget_s=0.0)  # 0: no budget
     assert (t.programs, t.checks, t.skipped) == (1, 5, 1)
     assert "1 programs, 5 checks, 0 failed, 1 skipped" in t.summary(100.0)
+
+
+def test_a_parallel_runs_tallies_add_up():
+    from budget import Tally
+
+    worker = Tally()
+    worker.start_program(budget_s=0.0)
+    worker.end_program(checks=4, failed=True)
+    worker.skipped = 2
+    record = dataclasses.asdict(worker) | {"spent": 42.0}
+    controller = Tally()
+    controller.merge(record)
+    controller.merge(record)
+    assert (controller.programs, controller.checks, controller.failed) == (2, 8, 2)
+    assert controller.skipped == 4
+    assert "(42 s, budget 150 s)" in controller.summary(150.0)
 
 
 def test_generation_is_reproducible():
