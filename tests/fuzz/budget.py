@@ -14,11 +14,13 @@ from __future__ import annotations
 import dataclasses
 import time
 
-# Measured: about 1 s a program on 2 cores (the 100 CI programs in 94 s at
-# load ~1), so they finish inside BUDGET_S on a quiet machine with room to spare.
+# Measured: about 1 s a program on session 6's 2 cores (the 100 CI programs in
+# 94 s at load ~1); on session 7's slower Xeon 2 s alone and nearer 2.5 s while
+# the suite's other worker runs beside it (`-n 2`), hence 240 s: the suite
+# itself went from 16 to 9 minutes by running on both cores.
 CI_PROGRAMS = 100
 LONG_PROGRAMS = 300
-BUDGET_S = 150.0
+BUDGET_S = 240.0
 
 
 @dataclasses.dataclass
