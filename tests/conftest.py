@@ -226,20 +226,18 @@ def pytest_sessionfinish(session, exitstatus):
             _programs_seen[0],
             _round_tripped[0],
             _round_trip_seconds[0],
-            _round_trip_failures[:5],
-            len(_round_trip_failures),
+            _round_trip_failures,
         )
     if _OWNS_CACHE_DIR:
         shutil.rmtree(_SESSION_CACHE_DIR, ignore_errors=True)
-    if _round_trip_failures or _worker_round_trip_failures[0]:
+    if _round_trip_failures:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK
 
 
-_worker_round_trip_failures = [0]  # counted by a parallel run's controller
-_worker_fuzz_tallies: list[dict] = []  # likewise (tests/fuzz/conftest.py sends them)
+_worker_fuzz_tallies: list[dict] = []  # a parallel run's (tests/fuzz/conftest.py)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -253,12 +251,11 @@ def pytest_testnodedown(node, error):
     record = output.get("round_trip")
     if record is None:
         return
-    seen, tripped, seconds, failures, failed = record
+    seen, tripped, seconds, failures = record
     _programs_seen[0] += seen
     _round_tripped[0] += tripped
     _round_trip_seconds[0] += seconds
     _round_trip_failures.extend(failures)
-    _worker_round_trip_failures[0] += failed - len(failures)
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -272,10 +269,9 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(tally.summary(fuzz_budget_s(config)))
     if not _programs_seen[0]:
         return
-    failed = len(_round_trip_failures) + _worker_round_trip_failures[0]
     terminalreporter.write_line(
         f"print/parse round trip: {_round_tripped[0]} distinct programs of "
-        f"{_programs_seen[0]} built, {failed} failed "
+        f"{_programs_seen[0]} built, {len(_round_trip_failures)} failed "
         f"({_round_trip_seconds[0]:.1f} s)"
     )
     for failure in _round_trip_failures[:5]:

@@ -63,8 +63,6 @@ class Tally:
     def merge(self, record: dict) -> None:
         """Adds a parallel run's worker tally (`dataclasses.asdict` of one,
         with its `spent`) to this one: the controller's summary covers all."""
-        if self.started is None:
-            self.started = self.ended = time.perf_counter()
         self.programs += record["programs"]
         self.checks += record["checks"]
         self.failed += record["failed"]
