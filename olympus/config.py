@@ -60,6 +60,7 @@ class Option:
     default: object
     help: str
     allows_none: bool = False
+    choices: tuple = ()  # the values a str option takes (empty: any)
 
     @property
     def env_var(self) -> str:
@@ -124,6 +125,17 @@ OPTIONS = (
         "(olympus/api.py, jit).",
     ),
     Option(
+        "olympus_cpu_classic_emitter",
+        str,
+        "eager",
+        "Which CPU programs XLA compiles with its classic emitter rather than "
+        "its MLIR fusion emitters (JAX's choice): 'eager' (eager mode's "
+        "one-op programs, whose first use it makes about 40% faster), 'all' "
+        "(jit programs too: faster compiles, slower steady state on some "
+        "programs) or 'none'. benchmarks/README.md, 'Compile time'.",
+        choices=("eager", "all", "none"),
+    ),
+    Option(
         "olympus_compilation_cache",
         bool,
         True,
@@ -186,8 +198,13 @@ def _parse_env(option: Option, text: str):
             return option.kind(text)
         except ValueError:
             pass
-    else:
+    elif not option.choices or text in option.choices:
         return text
+    else:
+        raise ConfigEnvironmentError(
+            f"environment variable {option.env_var}={text!r} is not one of "
+            f"{', '.join(map(repr, option.choices))}"
+        )
     raise ConfigEnvironmentError(
         f"environment variable {option.env_var}={text!r} is not a {option.kind.__name__} "
         f"(booleans take one of {', '.join(_TRUE_WORDS + _FALSE_WORDS[:-1])})"
@@ -214,7 +231,13 @@ def _checked(option: Option, value):
     if option.kind is int and isinstance(value, int) and not isinstance(value, bool):
         return int(value)
     if option.kind is str and isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
+        text = os.fspath(value)
+        if option.choices and text not in option.choices:
+            raise ConfigValueError(
+                f"config option {option.name!r} takes one of "
+                f"{', '.join(map(repr, option.choices))}, got {text!r}"
+            )
+        return text
     wanted = option.kind.__name__ + (" or None" if option.allows_none else "")
     raise ConfigValueError(
         f"config option {option.name!r} takes a {wanted}, got {type(value).__name__} {value!r}"

@@ -146,7 +146,7 @@ def test_cache_hit_skips_the_compiler(compilation_cache_dir):
 def test_corrupt_entry_is_ignored_with_a_warning(compilation_cache_dir):
     tmp_path = compilation_cache_dir
     counting, text = _CountingClient(), _module(5.5)
-    options = client.xc.CompileOptions()
+    options = compiler.with_codegen_options(counting, client.xc.CompileOptions())
     key = compiler.cache_key(counting, text, options)
     (tmp_path / f"{key}.xla").write_bytes(b"not an executable")
     with pytest.warns(

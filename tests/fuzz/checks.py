@@ -233,6 +233,17 @@ def check_tiered(program) -> None:
     return True
 
 
+def check_classic_emitter(program) -> None:
+    """XLA's classic CPU emitter (olympus's choice for eager ops, and for every
+    program with olympus_cpu_classic_emitter='all') and its MLIR fusion
+    emitters (jit's default, and JAX's) compute the same values."""
+    fun, args = program.function(), program.arguments()
+    with olympus.config.override("olympus_cpu_classic_emitter", "all"):
+        classic = olympus.jit(fun)(*args)
+    _close(classic, olympus.jit(fun)(*args), "classic emitter vs fusion emitters")
+    return True
+
+
 _ONE_WORKER = interpreted._Workers(1)  # started on first use, then reused
 
 
@@ -411,6 +422,7 @@ CHECKS = {
     "<vjp(ct), t> == <ct, jvp(t)>": check_jvp_vjp,
     "optimizer on == off": check_optimizer,
     "tiered == compiled": check_tiered,
+    "classic emitter == fusion emitters": check_classic_emitter,
     "interpreter memory reuse == ordinary": check_interpreter_memory,
     "jvp == finite differences (x64)": check_finite_differences,
     "checkpoint_name policies == untagged": check_checkpoint_names,

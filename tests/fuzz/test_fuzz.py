@@ -2,7 +2,8 @@
 checks.py: eager == jit == the NumPy reference interpreter, stepping
 equation by equation (olympus.debug.Stepper) == jit, vmap == stacked calls,
 <vjp(ct), t> == <ct, jvp(t)>, jvp == finite differences in float64,
-jit with the optimizer on == off (program and pullback),
+jit with the optimizer on == off (program and pullback), XLA's classic CPU
+emitter == its fusion emitters,
 the IR checker accepts every transformed program, print -> parse -> print is
 the identity, values tagged with checkpoint_name under a name policy's
 checkpoint == untagged (value and pullback). A failing program is shrunk and printed as a runnable script.

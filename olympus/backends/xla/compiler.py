@@ -28,6 +28,12 @@ folder: a file another one deleted or touched meanwhile is skipped, and a
 failed eviction is ignored (the folder may then briefly exceed the limit by
 what the racing writers add), never raised.
 
+Code generator (CPU): eager one-primitive programs compile with XLA's classic
+emitter, jit programs with its MLIR fusion emitters (JAX's choice), as the
+option `olympus_cpu_classic_emitter` says ('eager', 'all' or 'none'); see
+`with_codegen_options`. The classic emitter compiles a one-op program in about
+half the time; the fusion emitters' code runs faster in most jit programs.
+
 Eager one-primitive programs (`eager=True`) compile in tens of milliseconds,
 which a notebook's first cell pays once per distinct op, while loading one
 takes under a millisecond. They go to the `eager` subfolder whatever their
@@ -228,9 +234,44 @@ def _store(client, path: str, executable, counter: str = "stores") -> None:
         )
 
 
+def with_codegen_options(client, options, text: str = "", eager: bool = False):
+    """`options` with olympus's choice of XLA code generator for `text`, as
+    `olympus_cpu_classic_emitter` says: on CPU, XLA's classic emitter for
+    eager one-op programs (by default) or every program, else its MLIR
+    fusion emitters (XLA's and JAX's default). The fusion emitters build
+    fresh MLIR contexts and pass pipelines for every program: a one-op
+    program compiles in 27 ms with the classic emitter against 53-59 ms,
+    which a notebook's first cell pays per distinct op. In jit programs,
+    whose steady state is what they are for, the fusion emitters' code is
+    mostly as fast or faster (a training step, a fori_loop 2x, an argmax
+    1.6x; a transpose added to its input 3x slower): benchmarks/README.md,
+    "Compile time". Programs with float8/6/4 values always keep the fusion
+    emitters: the classic one computes them through f32 and changes NaN bit
+    patterns even where it only moves them. The choice is in the options,
+    hence in the persistent cache key; an override the caller set is kept."""
+    from olympus import config
+
+    which = config.read("olympus_cpu_classic_emitter")
+    overrides = options.env_option_overrides
+    if (
+        client.platform == "cpu"
+        and (which == "all" or (which == "eager" and eager))
+        and all(name != _FUSION_EMITTERS for name, _ in overrides)
+        and not any(narrow in text for narrow in _NARROW_FLOAT_TYPES)
+    ):
+        options.env_option_overrides = [*overrides, (_FUSION_EMITTERS, False)]
+    return options
+
+
+_FUSION_EMITTERS = "xla_cpu_use_fusion_emitters"
+# How StableHLO spells float8/6/4 element types (f8E4M3FN, f6E2M3FN, f4E2M1FN, ...).
+_NARROW_FLOAT_TYPES = ("f8E", "f6E", "f4E")
+
+
 def compile_and_load(client, text: str, devices, options, eager: bool = False):
     """A LoadedExecutable for `text`, from the persistent cache when possible;
     `eager`: a one-primitive program of eager mode (kept apart, by count)."""
+    options = with_codegen_options(client, options, text, eager)
     if host_callback.uses_host_callbacks(text):
         return host_callback.compile_and_load(client, text, devices, options)
     directory = cache_dir()
