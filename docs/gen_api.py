@@ -36,6 +36,7 @@ MODULES = [
     "olympus.random",
     "olympus.nn",
     "olympus.nn.initializers",
+    "olympus.scipy.special",
     "olympus.tree_util",
     "olympus.dtypes",
     "olympus.debug",

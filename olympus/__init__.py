@@ -111,5 +111,5 @@ __all__ = [
     "remat",
     "vmap",
 ]
-from olympus import nn, random  # noqa: E402,F401  (built on lax, numpy and jit above)
+from olympus import nn, random, scipy  # noqa: E402,F401  (built on lax, numpy and jit above)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

@@ -87,6 +87,11 @@ floor_p = _unary("floor", "stablehlo.floor", dtypes.is_float, "real floating-poi
 ceil_p = _unary("ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point")
 erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point")
 not_p = _unary("not", "stablehlo.not", is_int_or_bool, "integer or boolean")
+# Special functions, expanded by XLA's CHLO decompositions (as in JAX).
+erfc_p = _unary("erfc", "chlo.erfc", dtypes.is_float, "real floating-point")
+erf_inv_p = _unary("erf_inv", "chlo.erf_inv", dtypes.is_float, "real floating-point")
+lgamma_p = _unary("lgamma", "chlo.lgamma", dtypes.is_float, "real floating-point")
+digamma_p = _unary("digamma", "chlo.digamma", dtypes.is_float, "real floating-point")
 # Inverse trigonometric and hyperbolic functions lower to CHLO, as in JAX: XLA
 # expands them with C99's special values (signed zeros, infinities, NaN) for
 # real and complex operands, where closed-form formulas give NaN or lose a sign.
@@ -129,6 +134,10 @@ def_elementwise(
     floor_p,
     ceil_p,
     erf_p,
+    erfc_p,
+    erf_inv_p,
+    lgamma_p,
+    digamma_p,
     not_p,
     asin_p,
     acos_p,
@@ -179,6 +188,32 @@ defjvp(
             scalar_like(2 / np.sqrt(np.pi), x), exp_p.bind(neg_p.bind(mul_p.bind(x, x)))
         ),
     ),
+)
+
+
+defjvp(
+    erfc_p,  # erfc' = -2/sqrt(pi) exp(-x^2)
+    lambda t, ans, x: mul_p.bind(
+        t,
+        mul_p.bind(
+            scalar_like(-2 / np.sqrt(np.pi), x),
+            exp_p.bind(neg_p.bind(mul_p.bind(x, x))),
+        ),
+    ),
+)
+defjvp(
+    erf_inv_p,  # (erf^-1)' = sqrt(pi)/2 exp(erf^-1(x)^2)
+    lambda t, ans, x: mul_p.bind(
+        t,
+        mul_p.bind(
+            scalar_like(np.sqrt(np.pi) / 2, x), exp_p.bind(mul_p.bind(ans, ans))
+        ),
+    ),
+)
+defjvp(lgamma_p, lambda t, ans, x: mul_p.bind(t, digamma_p.bind(x)))
+defjvp(
+    digamma_p,  # digamma' = polygamma(1, x)
+    lambda t, ans, x: mul_p.bind(t, polygamma_p.bind(scalar_like(1, x), x)),
 )
 
 
@@ -348,8 +383,24 @@ atan2_p = _binary("atan2", "stablehlo.atan2", dtypes.is_inexact, "floating-point
 and_p = _binary("and", "stablehlo.and", is_int_or_bool, "integer or boolean")
 or_p = _binary("or", "stablehlo.or", is_int_or_bool, "integer or boolean")
 xor_p = _binary("xor", "stablehlo.xor", is_int_or_bool, "integer or boolean")
+# polygamma(m, x): the m-th derivative of digamma, m a whole number (as a float).
+polygamma_p = _binary(
+    "polygamma", "chlo.polygamma", dtypes.is_float, "real floating-point"
+)
 def_elementwise(
-    add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, and_p, or_p, xor_p
+    add_p,
+    sub_p,
+    mul_p,
+    div_p,
+    rem_p,
+    max_p,
+    min_p,
+    pow_p,
+    atan2_p,
+    and_p,
+    or_p,
+    xor_p,
+    polygamma_p,
 )
 
 
@@ -490,6 +541,22 @@ defjvp(
 )
 for _p in (and_p, or_p, xor_p):
     defjvp_zero(_p)
+
+
+def _polygamma_order_jvp(t, ans, m, x):
+    raise OlympusTypeError(
+        "polygamma: the derivative with respect to the order m is not defined "
+        "(m is a whole number); differentiate with respect to x only"
+    )
+
+
+defjvp(
+    polygamma_p,  # d/dx polygamma(m, x) = polygamma(m + 1, x)
+    _polygamma_order_jvp,
+    lambda t, ans, m, x: _at_shape(
+        mul_p.bind(t, polygamma_p.bind(add_p.bind(m, _one(m)), x)), ans
+    ),
+)
 
 
 # ---- comparisons -----------------------------------------------------------

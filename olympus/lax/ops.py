@@ -74,6 +74,10 @@ sin, cos, tan, tanh, logistic = map(
 )
 sqrt, rsqrt, abs, sign = map(_unary, (ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p))  # noqa: A001
 floor, ceil, erf, bitwise_not = map(_unary, (ew.floor_p, ew.ceil_p, ew.erf_p, ew.not_p))
+erfc, erf_inv, lgamma, digamma = map(
+    _unary, (ew.erfc_p, ew.erf_inv_p, ew.lgamma_p, ew.digamma_p)
+)
+polygamma = _binary(ew.polygamma_p)
 asin, acos, atan = map(_unary, (ew.asin_p, ew.acos_p, ew.atan_p))
 sinh, cosh, asinh, acosh, atanh = map(
     _unary, (ew.sinh_p, ew.cosh_p, ew.asinh_p, ew.acosh_p, ew.atanh_p)

@@ -8,7 +8,7 @@ lowering tends to share that lowering's misreadings, and keying by name keeps
 this backend free of imports from `olympus.lax`.
 
 Layers: `table` (the rule table) < `interpreter` (reads it) < the family
-modules `rules`, `linalg`, `slicing`, `windowed` (register into it; imported
+modules `rules`, `linalg`, `slicing`, `special`, `windowed` (register into it; imported
 here, so any import of this package fills the table).
 
     >>> from olympus.backends.reference import evaluate
@@ -22,7 +22,14 @@ here, so any import of this package fills the table).
 
 from __future__ import annotations
 
-from olympus.backends.reference import linalg, parallel, rules, slicing, windowed  # noqa: F401
+from olympus.backends.reference import (  # noqa: F401
+    linalg,
+    parallel,
+    rules,
+    slicing,
+    special,
+    windowed,
+)
 from olympus.backends.reference.interpreter import (
     MissingReferenceRule,
     evaluate,

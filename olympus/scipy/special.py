@@ -1,0 +1,148 @@
+"""scipy.special's functions on olympus arrays (JAX's `jax.scipy.special`):
+traced, jitted, vmapped and differentiated like any olympus.numpy function.
+
+    >>> from olympus.scipy.special import gammaln, xlogy
+    >>> gammaln(jnp.array([0.5, 4.0])).round(5)  # log|Gamma(x)|
+    Array([0.57236, 1.79176], dtype=float32)
+    >>> xlogy(0.0, 0.0)  # 0 where x is 0, whatever y
+    Array(0., dtype=float32, weak_type=True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import olympus.numpy as jnp
+from olympus import lax
+from olympus.lax.custom_derivatives import custom_jvp
+from olympus.nn import logsumexp
+from olympus.numpy.core import prepare
+
+__all__ = [
+    "betaln",
+    "digamma",
+    "erf",
+    "erfc",
+    "erfinv",
+    "expit",
+    "gamma",
+    "gammaln",
+    "logit",
+    "logsumexp",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "xlog1py",
+    "xlogy",
+]
+
+
+def _inexact(*args):
+    """The operands as arrays of one floating-point dtype, broadcast."""
+    return prepare(*[jnp.asarray(a) for a in args], inexact=True)
+
+
+def gammaln(x):
+    """log|Gamma(x)|."""
+    (x,) = _inexact(x)
+    return lax.lgamma(x)
+
+
+def gamma(x):
+    """Gamma(x): exp(gammaln(x)) with Gamma's sign (negative where floor(x)
+    is odd and negative)."""
+    (x,) = _inexact(x)
+    odd = jnp.remainder(jnp.floor(x), 2) == 1
+    sign = jnp.where((x < 0) & odd, -1.0, 1.0).astype(x.dtype)
+    return sign * jnp.exp(lax.lgamma(x))
+
+
+def betaln(a, b):
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
+    a, b = _inexact(a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def digamma(x):
+    """The logarithmic derivative of Gamma, psi(x)."""
+    (x,) = _inexact(x)
+    return lax.digamma(x)
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma (n a whole number)."""
+    n, x = _inexact(n, x)
+    return lax.polygamma(n, x)
+
+
+def erf(x):
+    (x,) = _inexact(x)
+    return lax.erf(x)
+
+
+def erfc(x):
+    """1 - erf(x), accurate where erf(x) is near 1."""
+    (x,) = _inexact(x)
+    return lax.erfc(x)
+
+
+def erfinv(x):
+    """The inverse of erf on (-1, 1); +-inf at +-1, NaN beyond."""
+    (x,) = _inexact(x)
+    return lax.erf_inv(x)
+
+
+def expit(x):
+    """The logistic sigmoid 1 / (1 + exp(-x))."""
+    (x,) = _inexact(x)
+    return lax.logistic(x)
+
+
+def logit(x):
+    """log(x / (1 - x)), the inverse of expit."""
+    (x,) = _inexact(x)
+    return jnp.log(x) - jnp.log1p(-x)
+
+
+def ndtr(x):
+    """The standard normal CDF, erfc(-x / sqrt(2)) / 2."""
+    (x,) = _inexact(x)
+    return 0.5 * lax.erfc(-x * np.asarray(1 / np.sqrt(2), x.dtype))
+
+
+def ndtri(p):
+    """The inverse of ndtr: sqrt(2) erfinv(2p - 1)."""
+    (p,) = _inexact(p)
+    return np.asarray(np.sqrt(2), p.dtype) * lax.erf_inv(2 * p - 1)
+
+
+@custom_jvp
+def _xlogy(x, y):
+    return jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(y))
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlogy(x, y), x_dot * jnp.log(y) + y_dot * x / y
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x is 0 (even where y is 0)."""
+    return _xlogy(*_inexact(x, y))
+
+
+@custom_jvp
+def _xlog1py(x, y):
+    return jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log1p(y))
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlog1py(x, y), x_dot * jnp.log1p(y) + y_dot * x / (1 + y)
+
+
+def xlog1py(x, y):
+    """x * log1p(y), 0 where x is 0 (even where y is -1)."""
+    return _xlog1py(*_inexact(x, y))
