@@ -116,31 +116,29 @@ def ndtri(p):
     return np.asarray(np.sqrt(2), p.dtype) * lax.erf_inv(2 * p - 1)
 
 
-@custom_jvp
-def _xlogy(x, y):
-    return jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(y))
+def _x_times(log, log_derivative):
+    """(x, y) -> x * log(y), 0 where x is 0; its JVP x' log(y) + y' x log'(y)
+    is finite there too (where log(y) is)."""
+
+    @custom_jvp
+    def f(x, y):
+        return jnp.where(x == 0, jnp.zeros_like(x), x * log(y))
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, y), (x_dot, y_dot) = primals, tangents
+        return f(x, y), x_dot * log(y) + y_dot * x * log_derivative(y)
+
+    return f
 
 
-@_xlogy.defjvp
-def _xlogy_jvp(primals, tangents):
-    (x, y), (x_dot, y_dot) = primals, tangents
-    return _xlogy(x, y), x_dot * jnp.log(y) + y_dot * x / y
+_xlogy = _x_times(jnp.log, lambda y: 1 / y)
+_xlog1py = _x_times(jnp.log1p, lambda y: 1 / (1 + y))
 
 
 def xlogy(x, y):
     """x * log(y), 0 where x is 0 (even where y is 0)."""
     return _xlogy(*_inexact(x, y))
-
-
-@custom_jvp
-def _xlog1py(x, y):
-    return jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log1p(y))
-
-
-@_xlog1py.defjvp
-def _xlog1py_jvp(primals, tangents):
-    (x, y), (x_dot, y_dot) = primals, tangents
-    return _xlog1py(x, y), x_dot * jnp.log1p(y) + y_dot * x / (1 + y)
 
 
 def xlog1py(x, y):
