@@ -245,6 +245,11 @@ class Generator:
                 f"jnp.sin({n}) ** 2",
                 f"jnp.arctan2({n}, 1.5)",
                 f"jnp.where({n} > 0.0, {n}, 0.1 * {n})",
+                f"olympus.scipy.special.gammaln(jnp.abs({n}) + 0.5)",
+                f"olympus.scipy.special.digamma(jnp.abs({n}) + 0.5)",
+                f"lax.erfc({n})",
+                f"olympus.scipy.special.erfinv(jnp.tanh({n}) * 0.9)",
+                f"olympus.scipy.special.xlogy({n}, {n} * {n} + 1.0)",
             ]
         )
         return Stmt([self.new(x.shape)], expr, [n])
