@@ -1214,11 +1214,11 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "reduce_window_sum": ("test_windowed.py", "lax.reduce_window_sum"),
     "reduce_window_max": ("test_windowed.py", "lax.reduce_window_max"),
     "fft": ("test_array_api.py", "olympus.lax.fft"),
-    "erfc": ("test_scipy_special.py", "lax.erfc"),
-    "erf_inv": ("test_scipy_special.py", "lax.erf_inv"),
-    "lgamma": ("test_scipy_special.py", "lax.lgamma"),
-    "digamma": ("test_scipy_special.py", "lax.digamma"),
-    "polygamma": ("test_scipy_special.py", "lax.polygamma"),
+    "erfc": ("test_scipy.py", "lax.erfc"),
+    "erf_inv": ("test_scipy.py", "lax.erf_inv"),
+    "lgamma": ("test_scipy.py", "lax.lgamma"),
+    "digamma": ("test_scipy.py", "lax.digamma"),
+    "polygamma": ("test_scipy.py", "lax.polygamma"),
 }
 
 

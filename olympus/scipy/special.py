@@ -10,7 +10,7 @@ traced, jitted, vmapped and differentiated like any olympus.numpy function.
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 import olympus.numpy as jnp
 from olympus import lax
@@ -28,6 +28,7 @@ __all__ = [
     "gamma",
     "gammaln",
     "logit",
+    "log_ndtr",
     "logsumexp",
     "ndtr",
     "ndtri",
@@ -35,6 +36,11 @@ __all__ = [
     "xlog1py",
     "xlogy",
 ]
+
+
+# Python floats, so results keep their operands' dtype and weak type (as JAX's do).
+_SQRT_HALF = math.sqrt(0.5)
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _inexact(*args):
@@ -53,8 +59,8 @@ def gamma(x):
     is odd and negative)."""
     (x,) = _inexact(x)
     odd = jnp.remainder(jnp.floor(x), 2) == 1
-    sign = jnp.where((x < 0) & odd, -1.0, 1.0).astype(x.dtype)
-    return sign * jnp.exp(lax.lgamma(x))
+    magnitude = jnp.exp(lax.lgamma(x))
+    return jnp.where((x < 0) & odd, -magnitude, magnitude)
 
 
 def betaln(a, b):
@@ -107,13 +113,30 @@ def logit(x):
 def ndtr(x):
     """The standard normal CDF, erfc(-x / sqrt(2)) / 2."""
     (x,) = _inexact(x)
-    return 0.5 * lax.erfc(-x * np.asarray(1 / np.sqrt(2), x.dtype))
+    return 0.5 * lax.erfc(-x * _SQRT_HALF)
+
+
+def log_ndtr(x):
+    """log(ndtr(x)), finite far into the lower tail: below x = -5 from the
+    asymptotic series of Abramowitz & Stegun 7.1.23 (Mills' ratio), above
+    from log(ndtr(x)) or, for x > 0, log1p(-ndtr(-x))."""
+    (x,) = _inexact(x)
+    lower = x < -5
+    t = jnp.where(lower, x, jnp.full_like(x, -5))  # the series' operand, safe
+    z = 1 / (t * t)
+    series = 1 + z * (-1 + z * (3 + z * (-15 + z * (105 + z * -945))))
+    tail = -0.5 * t * t - jnp.log(-t) - _HALF_LOG_2PI + jnp.log(series)
+    m = jnp.where(lower, jnp.full_like(x, -5), x)  # no log(0) to differentiate
+    middle = jnp.where(
+        m > 0, jnp.log1p(-ndtr(-jnp.abs(m))), jnp.log(ndtr(jnp.minimum(m, 0)))
+    )
+    return jnp.where(lower, tail, middle)
 
 
 def ndtri(p):
     """The inverse of ndtr: sqrt(2) erfinv(2p - 1)."""
     (p,) = _inexact(p)
-    return np.asarray(np.sqrt(2), p.dtype) * lax.erf_inv(2 * p - 1)
+    return math.sqrt(2) * lax.erf_inv(2 * p - 1)
 
 
 def _x_times(log, log_derivative):

@@ -1,7 +1,7 @@
-"""olympus.scipy.special and the special-function primitives under it
-(lax.erfc, erf_inv, lgamma, digamma, polygamma): values against Python's
-`math` and classical identities in float64, jit == eager == the NumPy
-reference interpreter, vmap == a loop, derivatives against finite
+"""olympus.scipy (special, stats.norm) and the special-function primitives
+under it (lax.erfc, erf_inv, lgamma, digamma, polygamma): values against
+Python's `math` and classical identities in float64, jit == eager == the
+NumPy reference interpreter, vmap == a loop, derivatives against finite
 differences, and the errors."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 import olympus.scipy.special as sp
+from olympus.scipy.stats import norm
 from olympus import lax
 from olympus.test_util import check_grads, reference_call
 from olympus.tracer.errors import OlympusTypeError
@@ -88,6 +89,58 @@ def test_xlogy_is_zero_where_x_is_zero_and_differentiable_there():
     assert float(olympus.grad(sp.xlogy, 1)(0.0, 2.0)) == 0.0
 
 
+def _log_ndtr_64(x: float) -> float:
+    """log(ndtr(x)) in float64: from erfc where that is representable, else
+    from the asymptotic series to more terms than olympus uses."""
+    if x > -30:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2)))
+    z, term, total = 1 / (x * x), 1.0, 1.0
+    for k in range(1, 12):
+        term *= -(2 * k - 1) * z
+        total += term
+    return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log(total)
+
+
+def test_log_ndtr_across_its_branches():
+    x = np.array([-60, -40, -20, -6, -5.01, -4.99, -1, 0, 1, 4, 9], np.float32)
+    want = _math(_log_ndtr_64, x)
+    np.testing.assert_allclose(sp.log_ndtr(x), want, rtol=2e-5, atol=1e-7)
+    slope = olympus.vmap(olympus.grad(sp.log_ndtr))(x)
+    assert np.all(np.isfinite(slope)) and np.all(np.asarray(slope) > 0)
+    # d/dx log ndtr(x) -> -x far in the lower tail (Mills' ratio)
+    np.testing.assert_allclose(slope[:2], [60.0166, 40.02497], rtol=1e-4)
+
+
+def test_normal_distribution():
+    x = np.array([-3.0, -0.5, 0.0, 1.0, 2.5], np.float32)
+    loc, scale = 0.5, 2.0
+    z = (x.astype(np.float64) - loc) / scale
+    logpdf = -0.5 * z * z - 0.5 * np.log(2 * np.pi) - np.log(scale)
+    np.testing.assert_allclose(norm.logpdf(x, loc, scale), logpdf, rtol=1e-6)
+    np.testing.assert_allclose(norm.pdf(x, loc, scale), np.exp(logpdf), rtol=1e-6)
+    cdf = _math(lambda v: 0.5 * math.erfc(-v / math.sqrt(2)), z)
+    np.testing.assert_allclose(norm.cdf(x, loc, scale), cdf, rtol=2e-6)
+    np.testing.assert_allclose(norm.sf(x, loc, scale), 1 - cdf, rtol=2e-6)
+    np.testing.assert_allclose(norm.logcdf(x, loc, scale), np.log(cdf), rtol=2e-6)
+    np.testing.assert_allclose(norm.logsf(x, loc, scale), np.log1p(-cdf), rtol=2e-6)
+    q = np.array([0.025, 0.5, 0.9], np.float32)
+    np.testing.assert_allclose(
+        norm.cdf(norm.ppf(q, loc, scale), loc, scale), q, rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        norm.sf(norm.isf(q, loc, scale), loc, scale), q, rtol=1e-5
+    )
+    # the gradient of a log-likelihood in loc and scale, against the formula
+    data = x.astype(np.float64)
+    g_loc, g_scale = olympus.grad(
+        lambda m, s: jnp.sum(norm.logpdf(jnp.asarray(x), m, s)), (0, 1)
+    )(loc, scale)
+    np.testing.assert_allclose(g_loc, np.sum(data - loc) / scale**2, rtol=1e-5)
+    np.testing.assert_allclose(
+        g_scale, np.sum((data - loc) ** 2) / scale**3 - len(x) / scale, rtol=1e-5
+    )
+
+
 FUNCTIONS = {
     "gammaln": (sp.gammaln, (X,)),
     "digamma": (sp.digamma, (X,)),
@@ -101,6 +154,8 @@ FUNCTIONS = {
         (X, POSITIVE[: len(X)] if len(POSITIVE) >= len(X) else np.abs(X) + 0.5),
     ),
     "xlog1py": (sp.xlog1py, (X, np.abs(X))),
+    "log_ndtr": (sp.log_ndtr, (X * 10,)),
+    "norm.logcdf": (lambda x: norm.logcdf(x, 1.0, 2.0), (X * 10,)),
 }
 
 

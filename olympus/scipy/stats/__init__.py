@@ -1,0 +1,5 @@
+"""scipy.stats on olympus arrays (JAX's `jax.scipy.stats`); so far `norm`."""
+
+from olympus.scipy.stats import norm  # noqa: F401
+
+__all__ = ["norm"]
