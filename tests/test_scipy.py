@@ -201,3 +201,45 @@ def test_errors_name_the_primitive():
         olympus.grad(lambda m: lax.polygamma(m, np.float32(2.0)))(np.float32(1.0))
     assert np.isnan(float(sp.erfinv(1.5))) and float(sp.erfinv(1.0)) == np.inf
     assert jnp.isinf(sp.gammaln(0.0))
+
+
+ORACLE = {  # name -> (olympus function, its JAX name, arguments)
+    "gammaln": (sp.gammaln, "special.gammaln", (X,)),
+    "gamma": (sp.gamma, "special.gamma", (X[:-1],)),
+    "betaln": (sp.betaln, "special.betaln", (POSITIVE, POSITIVE[::-1])),
+    "digamma": (sp.digamma, "special.digamma", (X,)),
+    "polygamma": (lambda x: sp.polygamma(2, x), None, (POSITIVE,)),
+    "erfc": (sp.erfc, "special.erfc", (X,)),
+    "erfinv": (sp.erfinv, "special.erfinv", (UNIT,)),
+    "ndtr": (sp.ndtr, "special.ndtr", (X,)),
+    "ndtri": (sp.ndtri, "special.ndtri", (np.float32([0.01, 0.3, 0.5, 0.97]),)),
+    "log_ndtr": (sp.log_ndtr, "special.log_ndtr", (X * 10,)),
+    "xlogy": (sp.xlogy, "special.xlogy", (X, np.abs(X) + 0.5)),
+    "xlog1py": (sp.xlog1py, "special.xlog1py", (X, np.abs(X))),
+    "norm.logpdf": (norm.logpdf, "stats.norm.logpdf", (X, 0.5, 2.0)),
+    "norm.logcdf": (norm.logcdf, "stats.norm.logcdf", (X * 10, 0.5, 2.0)),
+    "norm.ppf": (norm.ppf, "stats.norm.ppf", (UNIT * 0.5 + 0.5, 0.5, 2.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORACLE))
+def test_values_and_gradients_match_jax(name):
+    """Optional oracle: jax.scipy's function of the same name, its value and
+    the gradient of its sum with respect to the first argument."""
+    jax = pytest.importorskip("jax")
+    fun, jax_name, args = ORACLE[name]
+    if jax_name is None:
+        jax_fun = lambda x: jax.scipy.special.polygamma(2, x)  # noqa: E731
+    else:
+        jax_fun = jax.scipy
+        for part in jax_name.split("."):
+            jax_fun = getattr(jax_fun, part)
+    got, want = fun(*args), jax_fun(*args)
+    # betaln by cancellation of gammaln values (JAX's corrects it for large
+    # arguments): an absolute error of a few float32 ulps of gammaln(a + b)
+    atol = 1e-5 if name == "betaln" else 1e-6
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=atol, err_msg=name)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    grad = olympus.grad(lambda x, *rest: jnp.sum(fun(x, *rest)))(*args)
+    jax_grad = jax.grad(lambda x, *rest: jax.numpy.sum(jax_fun(x, *rest)))(*args)
+    np.testing.assert_allclose(grad, jax_grad, rtol=2e-5, atol=1e-5, err_msg=name)
