@@ -37,6 +37,7 @@ MODULES = [
     "olympus.nn",
     "olympus.nn.initializers",
     "olympus.scipy.special",
+    "olympus.scipy.stats",
     "olympus.scipy.stats.norm",
     "olympus.tree_util",
     "olympus.dtypes",

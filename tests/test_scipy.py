@@ -14,6 +14,7 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 import olympus.scipy.special as sp
+from olympus.scipy import stats
 from olympus.scipy.stats import norm
 from olympus import lax
 from olympus.test_util import check_grads, reference_call
@@ -141,6 +142,114 @@ def test_normal_distribution():
     )
 
 
+_lgamma = np.vectorize(math.lgamma)
+_S = np.array([0.3, 1.0, 2.5, 4.0], np.float32)  # inside every support below
+_K = np.array([0.0, 1.0, 3.0, 7.0], np.float32)  # counts
+_Z = np.array([0.1, 0.4, 0.75, 0.95], np.float32)  # in (0, 1)
+
+# name -> (olympus function, float64 NumPy formula, arguments)
+DISTRIBUTIONS = {
+    "expon.logpdf": (
+        stats.expon.logpdf,
+        lambda x, m, s: -(x - m) / s - np.log(s),
+        (_S, 0.1, 1.5),
+    ),
+    "expon.cdf": (
+        stats.expon.cdf,
+        lambda x, m, s: 1 - np.exp(-(x - m) / s),
+        (_S, 0.1, 1.5),
+    ),
+    "uniform.logpdf": (
+        stats.uniform.logpdf,
+        lambda x, a, b: np.where((x >= a) & (x <= a + b), -np.log(b), -np.inf),
+        (_S, 0.5, 3.0),
+    ),
+    "laplace.logpdf": (
+        stats.laplace.logpdf,
+        lambda x, m: -np.abs(x - m) - np.log(2),
+        (_S, 1.2),
+    ),
+    "laplace.cdf": (
+        stats.laplace.cdf,
+        lambda x, m: np.where(x < m, 0.5 * np.exp(x - m), 1 - 0.5 * np.exp(-(x - m))),
+        (_S, 1.2),
+    ),
+    "logistic.logpdf": (
+        stats.logistic.logpdf,
+        lambda x: -x - 2 * np.log1p(np.exp(-x)),
+        (X,),
+    ),
+    "logistic.ppf": (stats.logistic.ppf, lambda q: np.log(q / (1 - q)), (_Z,)),
+    "cauchy.logpdf": (
+        stats.cauchy.logpdf,
+        lambda x, m, s: -np.log(np.pi * s * (1 + ((x - m) / s) ** 2)),
+        (X, 0.5, 2.0),
+    ),
+    "cauchy.cdf": (
+        stats.cauchy.cdf,
+        lambda x: 0.5 + np.arctan(x) / np.pi,
+        (X,),
+    ),
+    "gamma.logpdf": (
+        stats.gamma.logpdf,
+        lambda x, a, m, s: (
+            (a - 1) * np.log((x - m) / s) - (x - m) / s - _lgamma(a) - np.log(s)
+        ),
+        (_S, 2.5, 0.1, 1.5),
+    ),
+    "beta.logpdf": (
+        stats.beta.logpdf,
+        lambda x, a, b: (
+            (a - 1) * np.log(x)
+            + (b - 1) * np.log1p(-x)
+            - (_lgamma(a) + _lgamma(b) - _lgamma(a + b))
+        ),
+        (_Z, 2.0, 3.5),
+    ),
+    "t.logpdf": (
+        stats.t.logpdf,
+        lambda x, df: (
+            _lgamma((df + 1) / 2)
+            - _lgamma(df / 2)
+            - 0.5 * np.log(df * np.pi)
+            - (df + 1) / 2 * np.log1p(x * x / df)
+        ),
+        (X, 3.0),
+    ),
+    "poisson.logpmf": (
+        stats.poisson.logpmf,
+        lambda k, mu: k * np.log(mu) - _lgamma(k + 1) - mu,
+        (_K, 2.5),
+    ),
+    "bernoulli.logpmf": (
+        stats.bernoulli.logpmf,
+        lambda k, p: np.where(k == 1, np.log(p), np.log1p(-p)),
+        (np.float32([0, 1, 1, 0]), 0.3),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_distributions_against_their_formulas(name):
+    fun, formula, args = DISTRIBUTIONS[name]
+    want = formula(*[np.asarray(a, np.float64) for a in args])
+    got = fun(*args)
+    np.testing.assert_allclose(got, want, rtol=3e-6, atol=2e-6, err_msg=name)
+    assert np.asarray(got).dtype == np.float32
+
+
+def test_distributions_outside_their_support():
+    assert float(stats.expon.logpdf(-1.0)) == -np.inf
+    assert float(stats.gamma.logpdf(-1.0, 2.0)) == -np.inf
+    assert float(stats.beta.logpdf(1.5, 2.0, 2.0)) == -np.inf
+    assert float(stats.poisson.logpmf(2.5, 1.0)) == -np.inf
+    assert float(stats.bernoulli.logpmf(2.0, 0.5)) == -np.inf
+    assert float(stats.uniform.cdf(5.0, 0.0, 2.0)) == 1.0
+    # a log-likelihood's gradient, finite where the data sit at the support's edge
+    rate = olympus.grad(lambda mu: jnp.sum(stats.poisson.logpmf(_K, mu)))(2.5)
+    np.testing.assert_allclose(rate, np.sum(_K) / 2.5 - len(_K), rtol=1e-6)
+
+
 FUNCTIONS = {
     "gammaln": (sp.gammaln, (X,)),
     "digamma": (sp.digamma, (X,)),
@@ -219,6 +328,10 @@ ORACLE = {  # name -> (olympus function, its JAX name, arguments)
     "norm.logpdf": (norm.logpdf, "stats.norm.logpdf", (X, 0.5, 2.0)),
     "norm.logcdf": (norm.logcdf, "stats.norm.logcdf", (X * 10, 0.5, 2.0)),
     "norm.ppf": (norm.ppf, "stats.norm.ppf", (UNIT * 0.5 + 0.5, 0.5, 2.0)),
+    **{
+        name: (fun, "stats." + name, args)
+        for name, (fun, _, args) in DISTRIBUTIONS.items()
+    },
 }
 
 

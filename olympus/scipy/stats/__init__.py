@@ -1,5 +1,31 @@
-"""scipy.stats on olympus arrays (JAX's `jax.scipy.stats`); so far `norm`."""
+"""scipy.stats on olympus arrays (JAX's `jax.scipy.stats`): the
+distributions below, each a module of log-density (log-mass), density and,
+where closed-form, cdf functions with scipy's loc/scale parameters."""
 
-from olympus.scipy.stats import norm  # noqa: F401
+from olympus.scipy.stats import (  # noqa: F401
+    bernoulli,
+    beta,
+    cauchy,
+    expon,
+    gamma,
+    laplace,
+    logistic,
+    norm,
+    poisson,
+    t,
+    uniform,
+)
 
-__all__ = ["norm"]
+__all__ = [
+    "bernoulli",
+    "beta",
+    "cauchy",
+    "expon",
+    "gamma",
+    "laplace",
+    "logistic",
+    "norm",
+    "poisson",
+    "t",
+    "uniform",
+]
