@@ -36,6 +36,7 @@ MODULES = [
     "olympus.random",
     "olympus.nn",
     "olympus.nn.initializers",
+    "olympus.scipy.linalg",
     "olympus.scipy.special",
     "olympus.scipy.stats",
     "olympus.scipy.stats.norm",

@@ -356,3 +356,119 @@ def test_values_and_gradients_match_jax(name):
     grad = olympus.grad(lambda x, *rest: jnp.sum(fun(x, *rest)))(*args)
     jax_grad = jax.grad(lambda x, *rest: jax.numpy.sum(jax_fun(x, *rest)))(*args)
     np.testing.assert_allclose(grad, jax_grad, rtol=2e-5, atol=1e-5, err_msg=name)
+
+
+# ---- scipy.linalg and multivariate_normal -------------------------------------------
+_RNG = np.random.default_rng(7)
+_M = _RNG.normal(size=(4, 4)).astype(np.float32)
+_SPD = (_M @ _M.T + 4 * np.eye(4)).astype(np.float32)
+_TRI = (np.tril(_M) + 3 * np.eye(4)).astype(np.float32)
+_B = _RNG.normal(size=(4, 3)).astype(np.float32)
+_V = _B[:, 0]
+
+
+def _solve64(a, b):
+    return np.linalg.solve(np.asarray(a, np.float64), np.asarray(b, np.float64))
+
+
+@pytest.mark.parametrize("rhs", [_V, _B], ids=["vector", "matrix"])
+def test_linalg_solvers_against_numpy(rhs):
+    from olympus.scipy import linalg as sl
+
+    close = dict(rtol=1e-5, atol=1e-5)
+    for lower in (False, True):
+        factor = sl.cho_factor(_SPD, lower=lower)
+        np.testing.assert_allclose(
+            sl.cho_solve(factor, rhs), _solve64(_SPD, rhs), **close
+        )
+    np.testing.assert_allclose(
+        sl.solve(_SPD, rhs, assume_a="pos"), _solve64(_SPD, rhs), **close
+    )
+    np.testing.assert_allclose(sl.solve(_M, rhs), _solve64(_M, rhs), **close)
+    for trans, op in [(0, _M), ("T", _M.T), (2, _M.T)]:
+        got = sl.lu_solve(sl.lu_factor(_M), rhs, trans=trans)
+        np.testing.assert_allclose(got, _solve64(op, rhs), **close)
+    for trans, op in [("N", _TRI), (1, _TRI.T)]:
+        got = sl.solve_triangular(_TRI, rhs, trans=trans, lower=True)
+        np.testing.assert_allclose(got, _solve64(op, rhs), **close)
+    upper = _TRI.T + np.tril(np.ones((4, 4), np.float32), -1)  # junk below: unread
+    np.testing.assert_allclose(
+        sl.solve_triangular(upper, rhs), _solve64(np.triu(upper), rhs), **close
+    )
+
+
+def test_linalg_factors_batches_and_gradients():
+    from olympus.scipy import linalg as sl
+
+    u = np.asarray(sl.cholesky(_SPD))
+    assert np.allclose(np.tril(u, -1), 0) and np.allclose(u.T @ u, _SPD, atol=1e-4)
+    lower = np.asarray(sl.cholesky(_SPD, lower=True))
+    np.testing.assert_allclose(lower, u.T, rtol=1e-6, atol=1e-6)
+    lu, piv = sl.lu_factor(_M)
+    perm = np.arange(4)
+    for i, p in enumerate(np.asarray(piv)):  # LAPACK's swaps, in order
+        perm[[i, p]] = perm[[p, i]]
+    l_factor = np.tril(np.asarray(lu), -1) + np.eye(4)
+    np.testing.assert_allclose(l_factor @ np.triu(np.asarray(lu)), _M[perm], atol=1e-5)
+    batch = np.stack([_SPD, 2 * _SPD])
+    batched = olympus.vmap(lambda a: sl.cho_solve(sl.cho_factor(a), _V))(batch)
+    np.testing.assert_allclose(batched[1], _solve64(2 * _SPD, _V), rtol=1e-5, atol=1e-6)
+    with olympus.config.override("olympus_enable_x64", True):
+        check_grads(
+            lambda a: sl.solve(
+                a @ a.T + 4 * jnp.eye(4), _V.astype(np.float64), assume_a="pos"
+            ),
+            (_M.astype(np.float64),),
+            order=1,
+            atol=1e-6,
+            rtol=1e-6,
+        )
+    blocks = sl.block_diag(np.ones((2, 2)), 3.0, np.arange(2.0))
+    want = np.zeros((4, 5))
+    want[:2, :2], want[2, 2], want[3, 3:] = 1.0, 3.0, [0.0, 1.0]
+    np.testing.assert_array_equal(blocks, want)
+    with pytest.raises(ValueError, match="solve_triangular: trans"):
+        sl.solve_triangular(_TRI, _V, trans="X")
+
+
+def test_multivariate_normal_against_its_formula():
+    mvn = stats.multivariate_normal
+    mean = _RNG.normal(size=4).astype(np.float32)
+    x = _RNG.normal(size=(5, 4)).astype(np.float32)
+    d = x.astype(np.float64) - mean
+    cov = _SPD.astype(np.float64)
+    quadratic = np.einsum("ij,jk,ik->i", d, np.linalg.inv(cov), d)
+    want = -0.5 * (quadratic + np.log(np.linalg.det(cov)) + 4 * np.log(2 * np.pi))
+    np.testing.assert_allclose(mvn.logpdf(x, mean, _SPD), want, rtol=1e-5)
+    np.testing.assert_allclose(mvn.logpdf(x[2], mean, _SPD), want[2], rtol=1e-5)
+    np.testing.assert_allclose(mvn.pdf(x, mean, _SPD), np.exp(want), rtol=1e-5)
+    # d/dmean sum log N(x_i; mean, cov) = cov^-1 sum (x_i - mean)
+    grad = olympus.grad(lambda m: jnp.sum(mvn.logpdf(x, m, _SPD)))(mean)
+    np.testing.assert_allclose(grad, _solve64(cov, d.sum(0)), rtol=1e-4, atol=1e-5)
+
+
+LINALG_ORACLE = {
+    "cho_solve": lambda sl: sl.cho_solve(sl.cho_factor(_SPD), _B),
+    "lu_solve T": lambda sl: sl.lu_solve(sl.lu_factor(_M), _V, trans=1),
+    "solve pos": lambda sl: sl.solve(_SPD, _B, assume_a="pos"),
+    "solve_triangular": lambda sl: sl.solve_triangular(_TRI, _B, lower=True),
+    "cholesky": lambda sl: sl.cholesky(_SPD),
+    "block_diag": lambda sl: sl.block_diag(_M[:2, :3], _V),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_ORACLE))
+def test_linalg_matches_jax(name):
+    """Optional oracle: jax.scipy.linalg on the same inputs."""
+    jax = pytest.importorskip("jax")
+    from olympus.scipy import linalg as sl
+
+    got, want = LINALG_ORACLE[name](sl), LINALG_ORACLE[name](jax.scipy.linalg)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=name)
+    mean = _V
+    x = _B.T
+    np.testing.assert_allclose(
+        stats.multivariate_normal.logpdf(x, mean, _SPD),
+        jax.scipy.stats.multivariate_normal.logpdf(x, mean, _SPD),
+        rtol=1e-5,
+    )

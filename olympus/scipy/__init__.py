@@ -1,6 +1,6 @@
-"""olympus.scipy: SciPy's functions on olympus arrays (JAX's `jax.scipy`);
-so far `special` and `stats.norm`."""
+"""olympus.scipy: SciPy's functions on olympus arrays (JAX's `jax.scipy`):
+`linalg`, `special` and `stats`."""
 
-from olympus.scipy import special, stats  # noqa: F401
+from olympus.scipy import linalg, special, stats  # noqa: F401
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]

@@ -10,6 +10,7 @@ from olympus.scipy.stats import (  # noqa: F401
     gamma,
     laplace,
     logistic,
+    multivariate_normal,
     norm,
     poisson,
     t,
