@@ -44,6 +44,15 @@ def _operands(a, b):
     return a, (b[..., None] if vector else b), vector
 
 
+def _op(name: str, trans) -> tuple[bool, bool]:
+    """(transpose, conjugate) for SciPy's `trans` argument."""
+    if trans not in _TRANS:
+        raise ValueError(
+            f"{name}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"
+        )
+    return _TRANS[trans]
+
+
 def _unvector(x, vector: bool):
     return x[..., 0] if vector else x
 
@@ -58,11 +67,7 @@ def cholesky(a, lower: bool = False):
 def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False):
     """x with op(a) x = b for triangular `a` (only its lower or upper triangle
     is read); `trans` 0/'N', 1/'T' or 2/'C' picks op."""
-    if trans not in _TRANS:
-        raise ValueError(
-            f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"
-        )
-    transpose, conjugate = _TRANS[trans]
+    transpose, conjugate = _op("solve_triangular", trans)
     a, b, vector = _operands(a, b)
     x = lax_linalg.triangular_solve(
         a,
@@ -106,11 +111,7 @@ def lu_factor(a):
 def lu_solve(lu_and_piv, b, trans=0):
     """x with op(a) x = b, from `lu_factor(a)`."""
     factors, pivots = lu_and_piv
-    if trans not in _TRANS:
-        raise ValueError(
-            f"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"
-        )
-    transpose, conjugate = _TRANS[trans]
+    transpose, conjugate = _op("lu_solve", trans)
     factors, b, vector = _operands(factors, b)
     perm = lax_linalg.lu_pivots_to_permutation(pivots, factors.shape[-1])
     if not transpose:  # P a = L U: x = U^-1 L^-1 P b
