@@ -250,6 +250,8 @@ class Generator:
                 f"lax.erfc({n})",
                 f"olympus.scipy.special.erfinv(jnp.tanh({n}) * 0.9)",
                 f"olympus.scipy.special.xlogy({n}, {n} * {n} + 1.0)",
+                f"olympus.scipy.stats.norm.logcdf({n} * 4.0)",
+                f"olympus.scipy.stats.t.logpdf({n}, 3.0)",
             ]
         )
         return Stmt([self.new(x.shape)], expr, [n])
