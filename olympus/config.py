@@ -130,7 +130,7 @@ OPTIONS = (
         "eager",
         "Which CPU programs XLA compiles with its classic emitter rather than "
         "its MLIR fusion emitters (JAX's choice): 'eager' (eager mode's "
-        "one-op programs, whose first use it makes about 40% faster), 'all' "
+        "one-op programs, which then compile in about half the time), 'all' "
         "(jit programs too: faster compiles, slower steady state on some "
         "programs) or 'none'. benchmarks/README.md, 'Compile time'.",
         choices=("eager", "all", "none"),
