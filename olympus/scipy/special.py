@@ -64,11 +64,31 @@ def gamma(x):
 
 
 def betaln(a, b):
-    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), by that
-    difference: its absolute error is a few ulps of gammaln(a + b) (JAX's
-    corrects the cancellation where one argument is large)."""
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b). Where the
+    larger argument is 8 or more, gammaln(b) - gammaln(a + b) comes from
+    Stirling's series as one expression, without the cancellation of two
+    large gammaln values (the difference is O(a log b) where each is
+    O(b log b))."""
     a, b = _inexact(a, b)
-    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+    small, large = jnp.minimum(a, b), jnp.maximum(a, b)
+    direct = lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+    y = jnp.maximum(large, 8.0)  # the series' operands, safe in either branch
+    x = jnp.where(large >= 8, small, jnp.ones_like(small))
+    difference = (
+        x
+        - (y - 0.5) * jnp.log1p(x / y)
+        - x * jnp.log(x + y)
+        + _stirling_correction(y)
+        - _stirling_correction(x + y)
+    )
+    return jnp.where(large >= 8, lax.lgamma(x) + difference, direct)
+
+
+def _stirling_correction(z):
+    """gammaln(z) - ((z - 1/2) log z - z + log(2 pi) / 2) for z >= 8, from
+    Stirling's series (its next term is under 1e-10 there)."""
+    w = 1 / (z * z)
+    return (1 / 12 + w * (-1 / 360 + w * (1 / 1260 + w * (-1 / 1680)))) / z
 
 
 def digamma(x):
