@@ -14,6 +14,7 @@ from __future__ import annotations
 import olympus.numpy as jnp
 from olympus.lax import linalg as lax_linalg
 from olympus.numpy.core import promote_dtypes, promote_dtypes_inexact
+from olympus.numpy import linalg as np_linalg
 from olympus.numpy.linalg import det, eigh, inv, qr, svd
 
 __all__ = [
@@ -60,8 +61,7 @@ def _unvector(x, vector: bool):
 def cholesky(a, lower: bool = False):
     """The Cholesky factor of a Hermitian positive-definite `a`: upper
     (a = U^H U) by default, as in SciPy; lower with lower=True."""
-    factor = lax_linalg.cholesky(jnp.asarray(a))
-    return factor if lower else jnp.conj(jnp.swapaxes(factor, -1, -2))
+    return np_linalg.cholesky(jnp.asarray(a), upper=not lower, symmetrize_input=False)
 
 
 def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False):
@@ -114,12 +114,8 @@ def lu_solve(lu_and_piv, b, trans=0):
     transpose, conjugate = _op("lu_solve", trans)
     factors, b, vector = _operands(factors, b)
     perm = lax_linalg.lu_pivots_to_permutation(pivots, factors.shape[-1])
-    if not transpose:  # P a = L U: x = U^-1 L^-1 P b
-        y = jnp.take_along_axis(b, perm[..., None], axis=-2)
-        y = lax_linalg.triangular_solve(
-            factors, y, left_side=True, lower=True, unit_diagonal=True
-        )
-        x = lax_linalg.triangular_solve(factors, y, left_side=True, lower=False)
+    if not transpose:  # P a = L U: x = U^-1 L^-1 P b, as numpy.linalg.solve
+        x = np_linalg._lu_solve(factors, perm, b)
     else:  # a^T = U^T L^T P: x = P^T L^-T U^-T b
         y = lax_linalg.triangular_solve(
             factors,
