@@ -23,8 +23,10 @@ from olympus.api import (  # noqa: F401
     device_get,
     device_put,
     disable_jit,
+    eval_shape,
     jit,
     make_olympuspr,
+    named_call,
     pmap,
 )
 from olympus.backends.xla.array import (  # noqa: F401
@@ -42,7 +44,7 @@ from olympus.backends.xla.client import (  # noqa: F401
 from olympus.backends.xla.sharding import make_mesh  # noqa: F401
 from olympus.lax.parallel import shard_map  # noqa: F401
 from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
-from olympus.tracer.core import named_scope  # noqa: F401
+from olympus.tracer.core import ensure_compile_time_eval, named_scope  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.ir.dtypes import float0  # noqa: F401
@@ -81,6 +83,8 @@ __all__ = [
     "device_put",
     "devices",
     "disable_jit",
+    "ensure_compile_time_eval",
+    "eval_shape",
     "local_device_count",
     "local_devices",
     "make_array_from_single_device_arrays",
@@ -107,9 +111,12 @@ __all__ = [
     "custom_vjp",
     "default_matmul_precision",
     "hint",
+    "named_call",
     "named_scope",
+    "pure_callback",
     "remat",
     "vmap",
 ]
 from olympus import nn, random, scipy  # noqa: E402,F401  (built on lax, numpy and jit above)
+from olympus.callback import pure_callback  # noqa: E402,F401
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

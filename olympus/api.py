@@ -103,6 +103,58 @@ def make_olympuspr(
     return traced
 
 
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The shapes and dtypes `fun(*args, **kwargs)` would return, as a pytree
+    of ShapeDtypeStruct, found by tracing alone: nothing is computed and no
+    array is allocated. Argument leaves may be arrays, Python scalars,
+    ShapeDtypeStructs or any objects with `.shape` and `.dtype`.
+
+    >>> olympus.eval_shape(lambda x, y: x @ y, olympus.ShapeDtypeStruct((3, 4), jnp.float32),
+    ...                    olympus.ShapeDtypeStruct((4, 5), jnp.float32))
+    ShapeDtypeStruct(shape=(3, 5), dtype=float32)
+    >>> olympus.eval_shape(lambda x: {"twice": x * 2}, 1.0)
+    {'twice': ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)}
+    """
+    leaves, tree = tree_flatten((args, kwargs))
+    args, kwargs = tree_unflatten(tree, [_abstract_leaf(x) for x in leaves])
+    closed, _, out_tree = trace_pytree_function(fun, args, kwargs, "eval_shape")
+    return tree_unflatten(
+        out_tree,
+        [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals],
+    )
+
+
+def _abstract_leaf(x):
+    """`x` as tracing sees it: objects that are only a shape and a dtype
+    (another library's ShapeDtypeStruct, say) become ours."""
+    if hasattr(x, "aval") or not (hasattr(x, "shape") and hasattr(x, "dtype")):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x
+    return ShapeDtypeStruct(x.shape, x.dtype, bool(getattr(x, "weak_type", False)))
+
+
+def named_call(fun: Callable, *, name: str | None = None) -> Callable:
+    """`fun`, whose equations carry the scope `name` (default: its
+    `__name__`) wherever it is traced, as `with olympus.named_scope(name)`
+    would give them: printed with `pretty(source_info=True)` and lowered as
+    XLA's `op_name` metadata.
+
+    >>> scaled = olympus.named_call(lambda x: x * 2.0, name="scale")
+    >>> closed = olympus.make_olympuspr(scaled)(1.0)
+    >>> closed.olympuspr.eqns[0].source_info.scope
+    'scale'
+    """
+    scope = name if name is not None else getattr(fun, "__name__", function_name(fun))
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with core.named_scope(scope):
+            return fun(*args, **kwargs)
+
+    return named
+
+
 def _normalize_argnums(argnums) -> tuple:
     if argnums is None:
         return ()
@@ -168,9 +220,9 @@ def _fast_entry(entry: Compiled) -> tuple:
     """What `JitFunction._fast` keeps for a signature: (Compiled, execute,
     result handlers, output aval, constant buffers), execute None where the
     call goes through `Compiled.run_buffers` (several outputs, ordered
-    effects); the rest runs the executable in `__call__` itself."""
+    effects, pure callbacks); the rest runs the executable in `__call__` itself."""
     exe = entry.executable
-    if entry.single_out and not exe.ordered:
+    if entry.single_out and not exe.waits:
         execute = exe.loaded.execute_sharded
         return entry, execute, exe._handlers, exe.out_avals[0], entry.const_bufs
     return entry, None, None, None, entry.const_bufs

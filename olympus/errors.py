@@ -21,3 +21,12 @@ from olympus.transforms.jvp import MissingRuleError  # noqa: F401,E402  (no jvp/
 from olympus.autodiff import GradTypeError  # noqa: F401,E402  (grad's input/output checks)
 from olympus.lax.custom_derivatives import CustomDerivativeError  # noqa: F401,E402
 from olympus.lax.parallel import ShardMapReplicationError  # noqa: F401,E402  (shard_map check_rep)
+from olympus.lax.cumulative import ScanShapeError  # noqa: F401,E402  (cumsum, associative_scan)
+from olympus.lax.convolution import ConvPaddingError  # noqa: F401,E402  (conv padding strings)
+from olympus.callback import (  # noqa: F401,E402  (pure_callback)
+    CallbackDifferentiationError,
+    CallbackResultError,
+    CallbackVmapError,
+)
+from olympus.backends.xla.host_callback import HostCallbackError  # noqa: F401,E402
+from olympus.random import RandomDtypeError, RandomParameterError  # noqa: F401,E402

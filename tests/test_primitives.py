@@ -1165,6 +1165,7 @@ def test_constants_of_a_sub_program_lower_exactly(const):
 # a new primitive is either a row of CASES or named here with its test file.
 # name -> (test file, text that file must contain: the user-facing name)
 TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
+    "pure_callback": ("test_callback.py", "pure_callback"),
     "cond": ("test_control_flow.py", "lax.cond"),
     "while": ("test_control_flow.py", "lax.while_loop"),
     "scan": ("test_control_flow.py", "lax.scan"),
@@ -1219,6 +1220,8 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "lgamma": ("test_scipy.py", "lax.lgamma"),
     "digamma": ("test_scipy.py", "lax.digamma"),
     "polygamma": ("test_scipy.py", "lax.polygamma"),
+    "population_count": ("test_lax_parity.py", "lax.population_count"),
+    "reduce_precision": ("test_lax_parity.py", "lax.reduce_precision"),
 }
 
 
@@ -1254,6 +1257,7 @@ PUBLIC_NAME = {
     "name": "olympus.ad_checkpoint.checkpoint_name",
     "sharding_constraint": "lax.with_sharding_constraint",
     "shard_map": "olympus.shard_map",
+    "pure_callback": "olympus.pure_callback",
     **{
         n: f"lax.linalg.{n}"
         for n in (

@@ -62,34 +62,15 @@ def Dense(out_dim: int, W_init=_DENSE_W_INIT, b_init=_DENSE_B_INIT):
 
 
 def _conv_dimension_numbers(specs) -> lax.ConvDimensionNumbers:
-    """Layout strings such as ('NHWC', 'HWIO', 'NHWC') as axis positions.
-
-    Spatial axes pair up by letter and follow the kernel's order, as in JAX.
-    """
-    lhs, rhs, out = specs
-    spatial = [c for c in rhs if c not in "OI"]
-    return lax.ConvDimensionNumbers(
-        (lhs.index("N"), lhs.index("C"), *(lhs.index(c) for c in spatial)),
-        (rhs.index("O"), rhs.index("I"), *(rhs.index(c) for c in spatial)),
-        (out.index("N"), out.index("C"), *(out.index(c) for c in spatial)),
-    )
+    """Layout strings such as ('NHWC', 'HWIO', 'NHWC') as axis positions."""
+    return lax.conv_dimension_numbers(None, None, specs)
 
 
 def _window_pads(padding, sizes, windows, strides) -> tuple:
     """'SAME' / 'VALID' / explicit (lo, hi) pairs as explicit pairs."""
     if not isinstance(padding, str):
         return tuple((int(lo), int(hi)) for lo, hi in padding)
-    if padding.upper() == "VALID":
-        return ((0, 0),) * len(sizes)
-    if padding.upper() != "SAME":
-        raise ValueError(
-            f"padding must be 'SAME', 'VALID' or (lo, hi) pairs, got {padding!r}"
-        )
-    pads = []
-    for size, w, s in zip(sizes, windows, strides):
-        total = max((-(-size // s) - 1) * s + w - size, 0)
-        pads.append((total // 2, total - total // 2))
-    return tuple(pads)
+    return tuple(lax.padtype_to_pads(sizes, windows, strides, padding))
 
 
 def _window_out(size: int, window: int, stride: int, pad: tuple) -> int:
@@ -168,21 +149,6 @@ def Conv(
     return GeneralConv(layout, out_chan, filter_shape, strides, padding, W_init, b_init)
 
 
-def _transpose_pads(padding, window: int, stride: int) -> tuple:
-    """The padding that makes an lhs-dilated convolution a transposed convolution."""
-    if not isinstance(padding, str):
-        raise TypeError("a transposed convolution's padding must be 'SAME' or 'VALID'")
-    if padding.upper() == "SAME":
-        total = window + stride - 2
-        lo = window - 1 if stride > window - 1 else -(-total // 2)
-    elif padding.upper() == "VALID":
-        total = window + stride - 2 + max(window - stride, 0)
-        lo = window - 1
-    else:
-        raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
-    return lo, total - lo
-
-
 def GeneralConvTranspose(
     dimension_numbers,
     out_chan: int,
@@ -224,12 +190,11 @@ def GeneralConvTranspose(
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
-        windows = [W.shape[d] for d in dn.rhs_spec[2:]]
-        pads = [_transpose_pads(padding, w, s) for w, s in zip(windows, strides)]
-        ones_ = (1,) * len(strides)
-        out = lax.conv_general_dilated(
-            inputs, W, ones_, pads, lhs_dilation=strides, dimension_numbers=dn
-        )
+        if not isinstance(padding, str):
+            raise TypeError(
+                "a transposed convolution's padding must be 'SAME' or 'VALID'"
+            )
+        out = lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dn)
         return out + b
 
     return init_fun, apply_fun

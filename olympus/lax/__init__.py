@@ -36,6 +36,8 @@ from olympus.lax.parallel import (  # noqa: F401  collectives (inside olympus.sh
 )
 from olympus.lax.bits import (  # noqa: F401  bit-level primitives (olympus.random)
     bitcast_convert_type,
+    population_count,
+    reduce_precision,
     shift_left,
     shift_right_arithmetic,
     shift_right_logical,
@@ -52,18 +54,39 @@ from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     scatter_mul,
 )
 from olympus.lax.hints import HintTypeError, HintValueError, hint  # noqa: E402,F401
-from olympus.lax.sorting import sort, top_k  # noqa: E402,F401  (sort primitive)
-from olympus.lax.convolution import ConvDimensionNumbers, conv_general_dilated  # noqa: E402,F401
+from olympus.lax.sorting import sort, sort_key_val, top_k  # noqa: E402,F401  (sort primitive)
+from olympus.lax.convolution import (  # noqa: E402,F401
+    ConvDimensionNumbers,
+    ConvPaddingError,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_transpose,
+    conv_transpose_padding,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
 from olympus.lax.windowed import reduce_window_max, reduce_window_sum  # noqa: E402,F401
 from olympus.lax.fft import fft  # noqa: E402,F401  (stablehlo.fft)
+from olympus.lax.cumulative import (  # noqa: E402,F401  running reductions, prefix scans
+    ScanShapeError,
+    associative_scan,
+    cumlogsumexp,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+)
 
 __all__ = [
     "ConvDimensionNumbers",
+    "ConvPaddingError",
     "GatherDimensionNumbers",
     "HintTypeError",
     "HintValueError",
     "Precision",
     "PrecisionError",
+    "ScanShapeError",
     "ScatterDimensionNumbers",
     "abs",
     "acos",
@@ -75,6 +98,7 @@ __all__ = [
     "argmin",
     "asin",
     "asinh",
+    "associative_scan",
     "atan",
     "atan2",
     "atanh",
@@ -92,10 +116,20 @@ __all__ = [
     "complex",
     "concatenate",
     "cond",
+    "conv",
+    "conv_dimension_numbers",
     "conv_general_dilated",
+    "conv_transpose",
+    "conv_transpose_padding",
+    "conv_with_general_padding",
     "convert_element_type",
     "cos",
     "cosh",
+    "cumlogsumexp",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
     "digamma",
     "div",
     "dot",
@@ -136,10 +170,12 @@ __all__ = [
     "neg",
     "optimization_barrier",
     "pad",
+    "padtype_to_pads",
     "pmax",
     "pmean",
     "pmin",
     "polygamma",
+    "population_count",
     "pow",
     "ppermute",
     "psum",
@@ -149,6 +185,7 @@ __all__ = [
     "reduce_max",
     "reduce_min",
     "reduce_or",
+    "reduce_precision",
     "reduce_prod",
     "reduce_sum",
     "reduce_window_max",
@@ -174,6 +211,7 @@ __all__ = [
     "sinh",
     "slice",
     "sort",
+    "sort_key_val",
     "sqrt",
     "squeeze",
     "stop_gradient",

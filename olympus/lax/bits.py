@@ -1,5 +1,7 @@
 """Bit-level primitives: shifts and bitcasts, what a counter-based PRNG is
-made of (olympus.random's threefry hash and its int -> float conversion).
+made of (olympus.random's threefry hash and its int -> float conversion);
+population_count (set bits of integers) and reduce_precision (floats rounded
+to a narrower format's exponent and mantissa, kept in their own dtype).
 
 Shifts are elementwise on integers of one dtype (rank-0 operands broadcast,
 as for the other binary primitives). A shift by at least the bit width gives
@@ -25,7 +27,8 @@ from olympus.lax.ops import _match_scalars
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
-from olympus.transforms.jvp import defjvp_zero
+from olympus.transforms.jvp import defjvp_linear, defjvp_zero
+from olympus.transforms.linearize import transpose_rules
 
 
 # ---- shifts --------------------------------------------------------------------
@@ -83,6 +86,53 @@ def_elementwise(bitcast_convert_type_p)
 defjvp_zero(bitcast_convert_type_p)
 
 
+# ---- population_count ------------------------------------------------------------
+def _popcnt_abstract_eval(x: ShapedArray) -> ShapedArray:
+    dtype_kind_check("population_count", x, dtypes.is_integer, "integer")
+    return x
+
+
+population_count_p = define_primitive(
+    "population_count",
+    _popcnt_abstract_eval,
+    lambda ctx, x: ctx.op("stablehlo.popcnt", [x]),
+)
+def_elementwise(population_count_p)
+defjvp_zero(population_count_p)
+
+
+# ---- reduce_precision --------------------------------------------------------------
+def _reduce_precision_abstract_eval(
+    x: ShapedArray, *, exponent_bits: int, mantissa_bits: int
+) -> ShapedArray:
+    dtype_kind_check("reduce_precision", x, dtypes.is_float, "real floating-point")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise OlympusTypeError(
+            f"reduce_precision of {x.str_short()}: needs exponent_bits >= 1 and "
+            f"mantissa_bits >= 0, got {exponent_bits} and {mantissa_bits}"
+        )
+    return x
+
+
+def _reduce_precision_lower(ctx, x, *, exponent_bits, mantissa_bits):
+    attrs = (
+        f"exponent_bits = {exponent_bits} : i32, mantissa_bits = {mantissa_bits} : i32"
+    )
+    return ctx.op("stablehlo.reduce_precision", [x], attrs)
+
+
+reduce_precision_p = define_primitive(
+    "reduce_precision", _reduce_precision_abstract_eval, _reduce_precision_lower
+)
+def_elementwise(reduce_precision_p)
+# As in JAX, the tangent (and the cotangent) is rounded like the value: the
+# rule treats the rounding as if it were linear.
+defjvp_linear(reduce_precision_p)
+transpose_rules[reduce_precision_p] = lambda ct, x, **params: [
+    reduce_precision_p.bind(ct, **params)
+]
+
+
 # ---- public functions -----------------------------------------------------------
 def shift_left(x, y):
     """`x << y` elementwise on integers of one dtype (0 once y >= bit width)."""
@@ -105,3 +155,28 @@ def bitcast_convert_type(x, new_dtype):
     if aval_of(x).dtype == new_dtype:
         return x
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
+
+
+def population_count(x):
+    """The number of set bits of each integer (of its two's complement bits
+    for signed ones), in x's dtype.
+
+    >>> lax.population_count(np.int32([0, 7, -1]))
+    Array([ 0,  3, 32], dtype=int32)
+    """
+    return population_count_p.bind(x)
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """`operand` rounded (to nearest, ties to even) to a float format with
+    `exponent_bits` and `mantissa_bits`, kept in its own dtype: values beyond
+    that format's range become infinities, values below its smallest normal
+    number become zeros, NaNs stay NaN. Emulates narrower types, e.g. bf16
+    is (8, 7) and f16 (5, 10).
+
+    >>> lax.reduce_precision(np.float32([3.14159, 1e6]), exponent_bits=5, mantissa_bits=10)
+    Array([3.140625,      inf], dtype=float32)
+    """
+    return reduce_precision_p.bind(
+        operand, exponent_bits=int(exponent_bits), mantissa_bits=int(mantissa_bits)
+    )

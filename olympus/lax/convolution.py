@@ -17,9 +17,12 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from olympus.backends.xla.lowering import i64_array
+from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray, register_param_type
 from olympus.lax.base import define_primitive, same_dtypes
 from olympus.lax.elementwise import add_p
+from olympus.lax.ops import convert_element_type
+from olympus.lax.reductions import canonical_precision
 from olympus.lax.shapes import reshape_p, rev_p, slice_p, transpose_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
@@ -436,23 +439,98 @@ def _fold_both(axis_size, lhs, l_bdim, rhs, params):
 batch_rules[conv_general_dilated_p] = _conv_batch_rule
 
 
-# ---- public function -------------------------------------------------------------
+# ---- public functions -------------------------------------------------------------
+class ConvPaddingError(ValueError):
+    """A convolution's `padding` is neither 'SAME', 'SAME_LOWER', 'VALID' nor
+    one (lo, hi) pair per spatial axis."""
+
+
+def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
+    """Explicit (lo, hi) pairs for 'VALID', 'SAME' or 'SAME_LOWER' padding of
+    spatial sizes `in_shape` by windows `window_shape` moving by `window_strides`.
+
+    'SAME' pads so that the output has ceil(size / stride) entries, the odd
+    entry of padding going high ('SAME_LOWER': low); 'VALID' pads nothing.
+
+    >>> lax.padtype_to_pads((5, 6), (3, 3), (2, 1), "SAME")
+    [(1, 1), (1, 1)]
+    """
+    kind = padding.upper() if isinstance(padding, str) else padding
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ConvPaddingError(
+            f"padtype_to_pads: padding must be 'VALID', 'SAME' or 'SAME_LOWER', "
+            f"got {padding!r}"
+        )
+    pads = []
+    for size, window, stride in zip(in_shape, window_shape, window_strides):
+        out = -(-int(size) // int(stride))
+        total = max((out - 1) * int(stride) + int(window) - int(size), 0)
+        small, large = total // 2, total - total // 2
+        pads.append((large, small) if kind == "SAME_LOWER" else (small, large))
+    return pads
+
+
 def _padding(
     padding, lhs_shape, rhs_shape, strides, dn: ConvDimensionNumbers, rhs_dilation
 ):
-    """'SAME' / 'VALID' or explicit (lo, hi) pairs."""
+    """'SAME' / 'SAME_LOWER' / 'VALID' or explicit (lo, hi) pairs."""
     if not isinstance(padding, str):
-        return tuple((int(lo), int(hi)) for lo, hi in padding)
-    if padding.upper() == "VALID":
-        return ((0, 0),) * len(strides)
-    pads = []
-    for i, s in enumerate(strides):
-        size = lhs_shape[dn.lhs_spec[2 + i]]
-        window = _dilate([rhs_shape[dn.rhs_spec[2 + i]]], [rhs_dilation[i]])[0]
-        out = -(-size // s)
-        total = max((out - 1) * s + window - size, 0)
-        pads.append((total // 2, total - total // 2))
-    return tuple(pads)
+        pads = tuple((int(lo), int(hi)) for lo, hi in padding)
+        if len(pads) != len(strides):
+            raise ConvPaddingError(
+                f"conv: padding {pads} needs one (lo, hi) pair per spatial axis "
+                f"of the input {tuple(lhs_shape)} ({len(strides)})"
+            )
+        return pads
+    sizes = [lhs_shape[d] for d in dn.lhs_spec[2:]]
+    windows = _dilate([rhs_shape[d] for d in dn.rhs_spec[2:]], rhs_dilation)
+    return tuple(padtype_to_pads(sizes, windows, strides, padding))
+
+
+def _spec_positions(spec: str, names: str, spatial: list) -> tuple:
+    return (
+        spec.index(names[0]),
+        spec.index(names[1]),
+        *(spec.index(c) for c in spatial),
+    )
+
+
+def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
+    """ConvDimensionNumbers from None (NCHW / OIHW / NCHW of the operands' rank),
+    axis positions, or layout strings such as ('NHWC', 'HWIO', 'NHWC').
+
+    In strings, spatial axes pair up by letter and follow the kernel's order,
+    as in JAX.
+
+    >>> lax.conv_dimension_numbers((1, 5, 5, 3), (2, 2, 3, 4), ("NHWC", "HWIO", "NHWC"))
+    ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+    """
+    if dimension_numbers is None:
+        return default_dimension_numbers(len(lhs_shape))
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        return ConvDimensionNumbers(
+            *(tuple(int(d) for d in s) for s in dimension_numbers)
+        )
+    lhs, rhs, out = dimension_numbers
+    if not isinstance(lhs, str):
+        return ConvDimensionNumbers(
+            *(tuple(int(d) for d in s) for s in (lhs, rhs, out))
+        )
+    spatial = [c for c in rhs if c not in "OI"]
+    if sorted(lhs) != sorted(out) or sorted(c for c in lhs if c not in "NC") != sorted(
+        spatial
+    ):
+        raise OlympusTypeError(
+            f"conv_dimension_numbers: layouts {dimension_numbers} must name N, C and "
+            f"the kernel's spatial letters in the input and output, O and I in the kernel"
+        )
+    return ConvDimensionNumbers(
+        _spec_positions(lhs, "NC", spatial),
+        _spec_positions(rhs, "OI", spatial),
+        _spec_positions(out, "NC", spatial),
+    )
 
 
 def conv_general_dilated(
@@ -468,8 +546,9 @@ def conv_general_dilated(
 ):
     """N-d convolution (cross-correlation, as in XLA and JAX).
 
-    `padding` is 'SAME', 'VALID' or one (lo, hi) pair per spatial axis;
-    `dimension_numbers` a ConvDimensionNumbers (default NCHW / OIHW / NCHW).
+    `padding` is 'SAME', 'SAME_LOWER', 'VALID' or one (lo, hi) pair per
+    spatial axis; `dimension_numbers` a ConvDimensionNumbers or layout strings
+    such as ('NHWC', 'HWIO', 'NHWC') (default NCHW / OIHW / NCHW).
     With `feature_group_count` G the input features split into G groups, each
     seen by its own block of output features (G = input features is a
     depthwise convolution); with `batch_group_count` B the batch splits into
@@ -487,8 +566,7 @@ def conv_general_dilated(
     """
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
     n = len(lhs_shape) - 2
-    dn = dimension_numbers or default_dimension_numbers(len(lhs_shape))
-    dn = ConvDimensionNumbers(*(tuple(int(d) for d in s) for s in dn))
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     strides = tuple(int(s) for s in window_strides)
     lhs_dilation = tuple(lhs_dilation or (1,) * n)
     rhs_dilation = tuple(rhs_dilation or (1,) * n)
@@ -502,4 +580,143 @@ def conv_general_dilated(
         dimension_numbers=dn,
         feature_group_count=int(feature_group_count),
         batch_group_count=int(batch_group_count),
+    )
+
+
+def _operands_as(lhs, rhs, precision, preferred_element_type, api: str):
+    """The operands in `preferred_element_type` (the output dtype), after
+    checking `precision`. XLA picks the convolution's own precision: the
+    conv primitive has no precision config yet, so a valid `precision` is
+    accepted (JAX programs pass it) but does not reach the lowering."""
+    canonical_precision(precision, api)
+    if preferred_element_type is None:
+        return lhs, rhs
+    dtype = dtypes.canonicalize_dtype(preferred_element_type)
+    return (
+        convert_element_type(lhs, dtype),
+        convert_element_type(rhs, dtype),
+    )
+
+
+def conv_with_general_padding(
+    lhs,
+    rhs,
+    window_strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    precision=None,
+    preferred_element_type=None,
+):
+    """conv_general_dilated with NCHW input, OIHW kernel and NCHW output,
+    explicit dilations and no grouping.
+
+    >>> x, w = jnp.ones((1, 1, 3, 3)), jnp.ones((1, 1, 2, 2))
+    >>> lax.conv_with_general_padding(x, w, (1, 1), "VALID", (2, 2), None).shape
+    (1, 1, 4, 4)
+    """
+    lhs, rhs = _operands_as(
+        lhs, rhs, precision, preferred_element_type, "lax.conv_with_general_padding"
+    )
+    return conv_general_dilated(
+        lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation
+    )
+
+
+def conv(
+    lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None
+):
+    """A plain convolution: NCHW input, OIHW kernel, NCHW output, no dilation.
+
+    >>> lax.conv(jnp.ones((1, 1, 4, 4)), jnp.ones((2, 1, 3, 3)), (1, 1), "VALID").shape
+    (1, 2, 2, 2)
+    """
+    lhs, rhs = _operands_as(lhs, rhs, precision, preferred_element_type, "lax.conv")
+    return conv_general_dilated(lhs, rhs, window_strides, padding)
+
+
+_TRANSPOSE_LAYOUTS = {  # conv_transpose's default layouts by operand rank
+    2: ("NC", "IO", "NC"),
+    3: ("NHC", "HIO", "NHC"),
+    4: ("NHWC", "HWIO", "NHWC"),
+    5: ("NHWDC", "HWDIO", "NHWDC"),
+}
+
+
+def conv_transpose_padding(window: int, stride: int, padding: str) -> tuple:
+    """The (lo, hi) padding of the stride-dilated input that makes a stride-1
+    convolution the transpose of a `stride`-strided one with `window`: 'SAME'
+    gives size * stride outputs, 'VALID' size * stride + max(window - stride, 0)."""
+    kind = padding.upper() if isinstance(padding, str) else padding
+    if kind == "SAME":
+        total = window + stride - 2
+        lo = window - 1 if stride > window - 1 else -(-total // 2)
+    elif kind == "VALID":
+        total = window + stride - 2 + max(window - stride, 0)
+        lo = window - 1
+    else:
+        raise ConvPaddingError(
+            f"conv_transpose: padding must be 'SAME', 'VALID' or (lo, hi) pairs, "
+            f"got {padding!r}"
+        )
+    return lo, total - lo
+
+
+def conv_transpose(
+    lhs,
+    rhs,
+    strides,
+    padding,
+    rhs_dilation=None,
+    dimension_numbers=None,
+    transpose_kernel: bool = False,
+    precision=None,
+    preferred_element_type=None,
+):
+    """A transposed ("fractionally strided") convolution, which upsamples by
+    `strides`: a stride-1 convolution of `lhs` dilated by `strides`.
+
+    Layouts default to NHWC input, HWIO kernel, NHWC output (NC/IO, NHC/HIO,
+    NHWDC/HWDIO by rank). 'SAME' padding gives size * stride outputs, 'VALID'
+    size * stride + max(window - stride, 0); explicit (lo, hi) pairs pad the
+    dilated input. With `transpose_kernel` the kernel's spatial axes are
+    flipped and its I and O swapped, which makes this exactly the gradient of
+    conv_general_dilated with these strides and kernel.
+
+    >>> x, w = jnp.ones((1, 2, 2, 1)), jnp.ones((3, 3, 1, 1))  # NHWC, HWIO
+    >>> lax.conv_transpose(x, w, (2, 2), "SAME").shape
+    (1, 4, 4, 1)
+    """
+    lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
+    if dimension_numbers is None:
+        if len(lhs_shape) not in _TRANSPOSE_LAYOUTS:
+            raise OlympusTypeError(
+                f"conv_transpose: input {aval_of(lhs).str_short()} needs rank 2 to 5 "
+                f"for default layouts; pass dimension_numbers"
+            )
+        dimension_numbers = _TRANSPOSE_LAYOUTS[len(lhs_shape)]
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    strides = tuple(int(s) for s in strides)
+    rhs_dilation = tuple(rhs_dilation or (1,) * len(strides))
+    windows = _dilate([rhs_shape[d] for d in dn.rhs_spec[2:]], rhs_dilation)
+    if isinstance(padding, str):
+        padding = [
+            conv_transpose_padding(w, s, padding) for w, s in zip(windows, strides)
+        ]
+    if transpose_kernel:
+        rhs = rev_p.bind(rhs, dimensions=tuple(dn.rhs_spec[2:]))
+        perm = list(range(len(rhs_shape)))
+        perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = dn.rhs_spec[1], dn.rhs_spec[0]
+        rhs = transpose_p.bind(rhs, permutation=tuple(perm))
+    lhs, rhs = _operands_as(
+        lhs, rhs, precision, preferred_element_type, "lax.conv_transpose"
+    )
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        (1,) * len(strides),
+        padding,
+        lhs_dilation=strides,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=dn,
     )

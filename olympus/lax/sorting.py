@@ -152,6 +152,21 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     return outs[0] if single else tuple(outs)
 
 
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """`keys` sorted along `dimension`, and `values` (of keys' shape) moved
+    with them: a two-operand `sort` with one key.
+
+    >>> lax.sort_key_val(np.float32([3, 1, 2]), np.int32([0, 1, 2]))
+    (Array([1., 2., 3.], dtype=float32), Array([1, 2, 0], dtype=int32))
+    """
+    if aval_of(keys).shape != aval_of(values).shape:
+        raise OlympusTypeError(
+            f"sort_key_val: keys {aval_of(keys).str_short()} and values "
+            f"{aval_of(values).str_short()} must have one shape"
+        )
+    return sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
+
+
 def descending_key(x):
     """A key whose ascending order is x's descending order (no overflow:
     integers use bitwise not, ~x = -x - 1)."""

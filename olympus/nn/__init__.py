@@ -29,9 +29,11 @@ __all__ = [
     "hard_silu",
     "hard_swish",
     "hard_tanh",
+    "identity",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",
+    "mish",
     "logsumexp",
     "normalize",
     "one_hot",
@@ -43,8 +45,12 @@ __all__ = [
     "soft_sign",
     "softmax",
     "softplus",
+    "sparse_plus",
+    "sparse_sigmoid",
+    "squareplus",
     "standardize",
     "swish",
+    "tanh",
 ]
 
 
@@ -154,6 +160,52 @@ def hard_tanh(x):
 def soft_sign(x):
     x = jnp.asarray(x)
     return x / (jnp.abs(x) + 1.0)
+
+
+def mish(x):
+    """x * tanh(softplus(x)) (Misra, 2019); softplus is the stable one above,
+    so mish(-100) is a tiny negative number and mish(100) is 100."""
+    x = jnp.asarray(x)
+    return x * jnp.tanh(softplus(x))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x^2 + b)) / 2, a smooth relu without exp (So, 2021). For x < 0
+    it is written b / (2 (sqrt(x^2 + b) - x)), which does not cancel.
+
+    >>> olympus.nn.squareplus(jnp.array([0.0]))
+    Array([1.], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    below = jnp.minimum(x, 0.0)  # each branch sees only its own side, so
+    above = jnp.maximum(x, 0.0)  # neither divides by a cancelled difference
+    negative = b / (2 * (jnp.sqrt(below * below + b) - below))
+    positive = (above + jnp.sqrt(above * above + b)) / 2
+    return jnp.where(x >= 0, positive, negative)
+
+
+def sparse_plus(x):
+    """0 for x <= -1, (x + 1)^2 / 4 for -1 < x < 1, x for x >= 1: the
+    softplus-like function of sparsemax (Martins and Astudillo, 2016)."""
+    x = jnp.asarray(x)
+    inner = (x + 1.0) * (x + 1.0) / 4.0
+    return jnp.where(x <= -1.0, jnp.zeros_like(x), jnp.where(x < 1.0, inner, x))
+
+
+def sparse_sigmoid(x):
+    """The derivative of sparse_plus: 0, (x + 1) / 2 and 1 on its three pieces."""
+    x = jnp.asarray(x)
+    return jnp.clip((x + 1.0) / 2.0, 0.0, 1.0)
+
+
+def tanh(x):
+    """The hyperbolic tangent (jax.nn re-exports jax.numpy.tanh)."""
+    return jnp.tanh(x)
+
+
+def identity(x):
+    """x itself, as an array: the activation that does nothing."""
+    return jnp.asarray(x)
 
 
 def gelu(x, approximate: bool = True):

@@ -496,12 +496,9 @@ def tensordot(a, b, axes=2):
 
 
 # ---- cumulative reductions ----------------------------------------------------
-def _cumulative(name: str, combine, accumulate: bool):
-    """Running `combine` along an axis by doubling strides (Hillis-Steele scan).
-
-    log2(n) rounds of `x = combine(x, x shifted by 2**k)`, where the shift pads
-    with the identity, so the program stays small and runs under every transform.
-    """
+def _cumulative(name: str, lax_fn, accumulate: bool):
+    """NumPy's running reduction: lax's along one axis (the flattened array if
+    `axis` is None), in the accumulation dtype NumPy picks for sum and prod."""
 
     def fn(a, axis=None, dtype=None):
         a = to_operand(a)
@@ -512,29 +509,17 @@ def _cumulative(name: str, combine, accumulate: bool):
         target = _accumulation_dtype(aval, dtype) if accumulate else aval.dtype
         if target != aval.dtype:
             a = lax.convert_element_type(a, target)
-        n = aval.shape[axis] if aval.ndim else 1
-        identity = _identity(name, target)
-        shift = 1
-        while shift < n:
-            limits = list(aval.shape)
-            limits[axis] = n - shift
-            head = lax.slice(a, [0] * aval.ndim, limits)
-            config = [
-                (shift, 0, 0) if d == axis else (0, 0, 0) for d in range(aval.ndim)
-            ]
-            a = combine(a, lax.pad(head, identity, config))
-            shift *= 2
-        return a
+        return lax_fn(a, axis)
 
     fn.__name__ = f"cum{name}"
     fn.__doc__ = f"Running {name} along `axis` (the flattened array if None)."
     return fn
 
 
-cumsum = _cumulative("sum", lambda x, y: lax.add(x, y), accumulate=True)
-cumprod = _cumulative("prod", lambda x, y: lax.mul(x, y), accumulate=True)
-cummax = _cumulative("max", lambda x, y: lax.max(x, y), accumulate=False)
-cummin = _cumulative("min", lambda x, y: lax.min(x, y), accumulate=False)
+cumsum = _cumulative("sum", lax.cumsum, accumulate=True)
+cumprod = _cumulative("prod", lax.cumprod, accumulate=True)
+cummax = _cumulative("max", lax.cummax, accumulate=False)
+cummin = _cumulative("min", lax.cummin, accumulate=False)
 cumulative_sum = cumsum
 
 

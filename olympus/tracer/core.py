@@ -188,6 +188,51 @@ class replaying:
         _state.source_info = self.previous
 
 
+class CompileTimeEvalTrace(Trace):
+    """The trace inside `ensure_compile_time_eval`: a primitive of concrete
+    operands runs at once (eagerly, even while a jit traces), one with a
+    tracer among them goes to the trace that was current (`parent`), as it
+    would without the context."""
+
+    def __init__(self, parent: Trace):
+        self.parent = parent
+
+    def process_primitive(self, primitive, args, params):
+        trace = eval_trace
+        for x in args:
+            if isinstance(x, Tracer):
+                trace = self.parent
+                break
+        with set_current_trace(trace):
+            return trace.process_primitive(primitive, args, params)
+
+
+@contextmanager
+def ensure_compile_time_eval():
+    """Inside, operations on concrete values (constants, Arrays, NumPy
+    arrays) are computed while the enclosing function is traced, so their
+    results are concrete: Python `if`, `int()` and shapes may use them.
+    Operations on the traced arguments are traced as usual.
+
+    >>> @olympus.jit
+    ... def f(x):
+    ...     with olympus.ensure_compile_time_eval():
+    ...         n = int(jnp.argmax(jnp.array([1, 5, 2])))  # concrete: 1
+    ...     return x[n]
+    >>> f(jnp.arange(3.0))
+    Array(1., dtype=float32)
+    """
+    previous = _state.trace
+    if previous is eval_trace:
+        yield
+        return
+    _state.trace = CompileTimeEvalTrace(previous)
+    try:
+        yield
+    finally:
+        _state.trace = previous
+
+
 def _no_eager_hit(primitive, args, params):
     return None
 

@@ -36,7 +36,8 @@ class ShapeDtypeStruct:
         return ShapedArray(self.shape, self.dtype, self.weak_type)
 
     def __repr__(self) -> str:
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype) == (

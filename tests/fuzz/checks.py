@@ -99,11 +99,12 @@ def check_ir(program) -> None:
     fun, args = program.function(), program.arguments()
     closed = olympus.make_olympuspr(fun)(*args)
     _round_trip(closed, "program")
-    _close(
-        evaluate(parse(str(closed), list(closed.consts)), *args),
-        evaluate(closed, *args),
-        "parsed program",
-    )
+    if "pure_callback[" not in str(closed):  # a parsed callback is its name only
+        _close(
+            evaluate(parse(str(closed), list(closed.consts)), *args),
+            evaluate(closed, *args),
+            "parsed program",
+        )
     batched, axes = _batched_arguments(program)
     _round_trip(
         olympus.make_olympuspr(olympus.vmap(fun, in_axes=axes))(*batched), "vmap"

@@ -23,6 +23,23 @@ import numpy as np
 
 MAX_DEPTH = 2
 
+# A pure callback (NumPy's tanh) with a derivative, so that every check
+# (vmap, jvp, grad, tiered, optimizer) meets olympus.pure_callback; programs
+# call it as `host_tanh(x)`, and their reproducers define it.
+HOST_FUNCTIONS = """\
+@olympus.custom_jvp
+def host_tanh(x):
+    return olympus.pure_callback(
+        np.tanh, olympus.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="expand_dims"
+    )
+
+
+@host_tanh.defjvp
+def _host_tanh_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return host_tanh(x), (1.0 - jnp.tanh(x) ** 2) * t
+"""
+
 
 @dataclasses.dataclass(frozen=True)
 class Value:
@@ -104,6 +121,7 @@ class Program:
         from olympus import lax
 
         namespace = {"olympus": olympus, "jnp": jnp, "lax": lax, "np": np}
+        exec(HOST_FUNCTIONS, namespace)  # noqa: S102
         exec(compile(self.source(), f"<fuzz program {self.seed}>", "exec"), namespace)  # noqa: S102 (the program is source on purpose)
         return namespace["program"]
 
@@ -127,6 +145,7 @@ class Program:
         return (
             header + "import numpy as np\nimport olympus\nimport olympus.numpy as jnp\n"
             "from olympus import lax\n\n"
+            + (HOST_FUNCTIONS + "\n\n" if "host_tanh(" in self.source() else "")
             + self.source()
             + f"\nargs = [{args}]\nprint(olympus.jit(program)(*args))\n"
         )
@@ -252,6 +271,7 @@ class Generator:
                 f"olympus.scipy.special.xlogy({n}, {n} * {n} + 1.0)",
                 f"olympus.scipy.stats.norm.logcdf({n} * 4.0)",
                 f"olympus.scipy.stats.t.logpdf({n}, 3.0)",
+                f"host_tanh({n})",
             ]
         )
         return Stmt([self.new(x.shape)], expr, [n])
@@ -401,6 +421,7 @@ class Generator:
                     f"jnp.maximum({a.name}, {b.name})",
                     f"{a.name} & 6",
                     f"lax.shift_right_arithmetic({a.name}, 1)",
+                    f"lax.population_count({a.name})",
                 ]
             )
             shape = np.broadcast_shapes(a.shape, b.shape)
@@ -443,9 +464,19 @@ class Generator:
         x = self.pick(scope, pred=lambda v: len(v.shape) > 0)
         if x is None:
             return None
-        op = self.choice(["jnp.cumsum", "jnp.cummax"])
         axis = int(self.rng.integers(len(x.shape)))
-        return Stmt([self.new(x.shape)], f"{op}({x.name}, axis={axis})", [x.name])
+        n = x.name
+        expr = self.choice(
+            [
+                f"jnp.cumsum({n}, axis={axis})",
+                f"jnp.cummax({n}, axis={axis})",
+                f"lax.cumsum({n}, axis={axis}, reverse=True)",
+                f"lax.cumlogsumexp({n}, axis={axis})",
+                f"lax.associative_scan(jnp.maximum, {n}, axis={axis}, reverse=True)",
+                f"lax.associative_scan(lambda a, b: a + b, {n}, axis={axis})",
+            ]
+        )
+        return Stmt([self.new(x.shape)], expr, [n])
 
     def shaped(self, scope, depth):
         """Shape-keeping and shape-changing library ops: sort, clip, roll, pad,

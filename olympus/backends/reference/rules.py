@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from olympus.backends.reference.interpreter import evaluate
@@ -218,6 +219,38 @@ def _shift_right_arithmetic(x, y):
 @rule("bitcast_convert_type")
 def _bitcast(x, *, new_dtype):
     return np.ascontiguousarray(x).view(np.dtype(new_dtype))
+
+
+@rule("population_count")
+def _population_count(x):
+    """Set bits of the two's complement representation, counted per byte."""
+    u = np.array(x, dtype=_unsigned(x.dtype), order="C")
+    as_bytes = u.reshape(*u.shape, 1).view(np.uint8)  # one row of bytes per element
+    return np.unpackbits(as_bytes, axis=-1).sum(axis=-1).astype(x.dtype)
+
+
+@rule("reduce_precision")
+def _reduce_precision(x, *, exponent_bits, mantissa_bits):
+    """Computed on values, not bits: x rounded to nearest-even at
+    `mantissa_bits` below its leading bit (x's own subnormals at its smallest
+    normal exponent, where XLA's bit rounding puts them); if the exponent
+    range narrows, magnitudes past its largest binade become inf and those
+    below its smallest normal number signed zeros (XLA keeps no subnormals).
+    """
+    info = ml_dtypes.finfo(x.dtype)
+    v = x.astype(np.float64)
+    out = v
+    if mantissa_bits < info.nmant:
+        finite = np.isfinite(v) & (v != 0)
+        _, exp = np.frexp(np.where(finite, v, 1.0))
+        quantum = np.ldexp(1.0, np.maximum(exp - 1, info.minexp) - mantissa_bits)
+        out = np.where(finite, np.round(v / quantum) * quantum, v)
+    if exponent_bits < x.dtype.itemsize * 8 - 1 - info.nmant:
+        bias = 2 ** (exponent_bits - 1) - 1
+        magnitude = np.abs(out)
+        out = np.where(magnitude >= 2.0 ** (bias + 1), np.copysign(np.inf, out), out)
+        out = np.where(magnitude < 2.0 ** (1 - bias), np.copysign(0.0, out), out)
+    return np.where(np.isnan(v), v, out)
 
 
 # ---- shapes -----------------------------------------------------------------------

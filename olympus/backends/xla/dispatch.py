@@ -52,9 +52,11 @@ class Executable:
     A program with ordered effects (debug prints) returns its ordering token
     last; a call drops it and waits until the program has run, so its effects
     happen before anything the caller does next (another call's prints, a
-    Python print)."""
+    Python print). A program calling pure callbacks (`olympus.pure_callback`)
+    is waited for too, so that a callback's error is raised by the call, as
+    a HostCallbackError (`waits`: either)."""
 
-    __slots__ = ("_handlers", "loaded", "ordered", "out_avals", "text")
+    __slots__ = ("_handlers", "loaded", "ordered", "out_avals", "text", "waits")
 
     def __init__(self, text: str, out_avals: list[ShapedArray], eager: bool = False):
         get = client.get_client()
@@ -71,12 +73,13 @@ class Executable:
         self.out_avals = out_avals
         self.text = text
         self.ordered = returns_ordering_token(text)
+        self.waits = self.ordered or host_callback.uses_host_callbacks(text)
         self._handlers = [client.result_handler(aval) for aval in out_avals]
         if self.ordered:
             self._handlers.append(client.result_handler(_TOKEN_AVAL))
 
     def call(self, buffers: list) -> list[Array]:
-        if self.ordered:
+        if self.waits:
             return self._call_and_wait(buffers)
         outs = self.loaded.execute_sharded(buffers).consume_with_handlers(
             self._handlers
@@ -87,8 +90,12 @@ class Executable:
         try:
             results = self.loaded.execute_sharded(buffers, with_tokens=True)
             done = results.consume_token()
-            outs = results.consume_with_handlers(self._handlers)[:-1]  # drops the token
+            outs = results.consume_with_handlers(self._handlers)
+            if self.ordered:
+                outs = outs[:-1]  # drops the token
             done.block_until_ready()
+            for out in outs:
+                out.block_until_ready()
         except (
             client.xc.XlaRuntimeError
         ) as err:  # how XLA reports a failed Python callback
@@ -97,7 +104,7 @@ class Executable:
 
     def call_one(self, buffers: list) -> Array:
         """`call` for a program with exactly one output (saves the list)."""
-        if self.ordered:
+        if self.waits:
             return self._call_and_wait(buffers)[0]
         (out,) = self.loaded.execute_sharded(buffers).consume_with_handlers(
             self._handlers

@@ -23,8 +23,9 @@ What keeps the behaviour that of the Python route:
 - outputs come back as olympus Arrays in the function's own output tree:
   the dispatcher unflattens them through a node type of this module
   (`_Outputs`), whose rebuild wraps them (one output: the caller wraps it);
-- programs over several devices or with ordered effects are not taken
-  (`lookup` is not asked again: the caller goes back to the Python route).
+- programs over several devices, with ordered effects or with pure
+  callbacks are not taken (`lookup` is not asked again: the caller goes
+  back to the Python route).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def host_dispatcher(lookup: Callable, refuse: Callable):
         if entry is None:
             raise NotCompiled
         exe = entry.executable
-        if entry.sharded or exe.ordered:
+        if entry.sharded or exe.waits:
             refuse()
             return NOT_TAKEN, None, False
         n_in, n_out = len(entry.const_bufs) + len(args), len(exe.out_avals)

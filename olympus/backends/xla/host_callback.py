@@ -19,22 +19,24 @@ import re
 import threading
 from typing import Callable, Sequence
 
-from olympus.backends.xla.lowering import TOKEN_TYPE, LoweringError
+from olympus.backends.xla.lowering import TOKEN_TYPE, LoweringError, tensor_type
 
 TARGET = "xla_ffi_python_cpu_callback"
 _INDEX = re.compile(r"backend_config = \{index = (\d+) : ui64\}")
 
 
 class HostCallbackError(RuntimeError):
-    """A Python callback (`debug.print`, `debug.callback`) raised while a compiled
-    program ran; the message holds the callback's own traceback."""
+    """A Python callback (`debug.print`, `debug.callback`, `pure_callback`)
+    raised while a compiled program ran; the message holds the callback's own
+    traceback."""
 
 
 def raise_callback_error(err: Exception) -> None:
     """Re-raises XLA's report of a failed callback as a HostCallbackError."""
     if "CpuCallback error" in str(err):
         raise HostCallbackError(
-            f"a host callback (olympus.debug.print / olympus.debug.callback) raised inside "
+            f"a host callback (olympus.debug.print / debug.callback / pure_callback) "
+            f"raised inside "
             f"a compiled program:\n{err}"
         ) from None
     raise err
@@ -43,16 +45,20 @@ def raise_callback_error(err: Exception) -> None:
 _lock = threading.Lock()
 _callbacks: list[Callable] = []  # process-wide id -> function
 _ids: dict[int, int] = {}  # id(function) -> process-wide id
+_pure_ids: set[int] = set()  # ids of callbacks called without a token
 _context = None
 
 
-def callback_id(function: Callable) -> int:
-    """A stable id for `function` (kept alive for the life of the process)."""
+def callback_id(function: Callable, pure: bool = False) -> int:
+    """A stable id for `function` (kept alive for the life of the process);
+    `pure`: it takes and returns arrays only, no ordering token."""
     with _lock:
         key = id(function)
         if key not in _ids:
             _ids[key] = len(_callbacks)
             _callbacks.append(function)
+            if pure:
+                _pure_ids.add(_ids[key])
         return _ids[key]
 
 
@@ -73,6 +79,28 @@ def emit_host_callback(emitter, function: Callable, operands: Sequence[str]) -> 
         attrs += ", sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh, []>]>"
     (emitter.token,) = emitter.op_typed(
         "stablehlo.custom_call", [emitter.token, *operands], [TOKEN_TYPE], attrs
+    )
+
+
+def emit_pure_host_callback(
+    emitter, function: Callable, operands: Sequence[str], result_avals
+) -> list[str]:
+    """Emits a call of `function(*operand_arrays)`, which returns the arrays
+    of `result_avals`; no token and no side effect, so XLA may drop an unused
+    call or merge equal ones (`olympus.pure_callback`)."""
+    attrs = (
+        f'call_target_name = "{TARGET}", api_version = 4 : i32, '
+        f"has_side_effect = false, "
+        f"backend_config = {{index = {callback_id(function, pure=True)} : ui64}}"
+    )
+    if emitter.spmd:  # over several devices: called once, on the first
+        on_first = ", ".join(["<@maximal_mesh, []>"] * len(result_avals))
+        attrs += f", sdy.sharding = #sdy.sharding_per_value<[{on_first}]>"
+    return emitter.op_typed(
+        "stablehlo.custom_call",
+        list(operands),
+        [tensor_type(a) for a in result_avals],
+        attrs,
     )
 
 
@@ -102,7 +130,10 @@ def _renumber(text: str) -> tuple[str, list[Callable]]:
         _INDEX.sub(local_index, line) if TARGET in line else line
         for line in text.split("\n")
     ]
-    functions = [_token_passing(_callbacks[g]) for g in sorted(local, key=local.get)]
+    functions = [
+        _callbacks[g] if g in _pure_ids else _token_passing(_callbacks[g])
+        for g in sorted(local, key=local.get)
+    ]
     return "\n".join(lines), functions
 
 

@@ -195,6 +195,7 @@ class ShardedExecutable:
         "devices",
         "ordered",
         "processes",
+        "waits",
     )
 
     def __init__(self, text: str, layout: SpmdLayout):
@@ -212,6 +213,7 @@ class ShardedExecutable:
         self.ordered = returns_ordering_token(
             text
         )  # host callbacks: a token comes last
+        self.waits = True  # every call waits for its outputs (see `_run`)
         if self.ordered:
             self._handlers.append(
                 client.result_handler(_TOKEN_AVAL, self.devices, "{replicated}")
@@ -283,14 +285,14 @@ class ShardedExecutable:
             results = results.consume_with_handlers(self._handlers)
             if self.ordered:
                 done.block_until_ready()
+            outs = [
+                placed_array(buf, aval, s)
+                for buf, aval, s in zip(results, self.out_avals, self.out_shardings)
+            ]
+            for out in outs:  # see the module docstring: no two programs in flight
+                out.block_until_ready()
         except (
             client.xc.XlaRuntimeError
         ) as err:  # how XLA reports a failed Python callback
             host_callback.raise_callback_error(err)
-        outs = [
-            placed_array(buf, aval, s)
-            for buf, aval, s in zip(results, self.out_avals, self.out_shardings)
-        ]
-        for out in outs:  # see the module docstring: no two programs in flight
-            out.block_until_ready()
         return outs
