@@ -20,14 +20,18 @@ from olympus import lax, numpy, tree, tree_util, errors, core  # noqa: F401
 from olympus.api import (  # noqa: F401
     block_until_ready,
     clear_caches,
+    debug_nans,
+    default_backend,
     device_get,
     device_put,
     disable_jit,
+    enable_x64,
     eval_shape,
     jit,
     make_olympuspr,
     named_call,
     pmap,
+    typeof,
 )
 from olympus.backends.xla.array import (  # noqa: F401
     Array,
@@ -50,9 +54,11 @@ from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.p
 from olympus.ir.dtypes import float0  # noqa: F401
 from olympus.autodiff import (  # noqa: F401
     closure_convert,
+    custom_gradient,
     grad,
     hessian,
     jacfwd,
+    jacobian,
     jacrev,
     jvp,
     linear_transpose,
@@ -78,11 +84,15 @@ __all__ = [
     "block_until_ready",
     "clear_caches",
     "config",
+    "custom_gradient",
+    "debug_nans",
+    "default_backend",
     "device_get",
     "device_count",
     "device_put",
     "devices",
     "disable_jit",
+    "enable_x64",
     "ensure_compile_time_eval",
     "eval_shape",
     "local_device_count",
@@ -98,6 +108,7 @@ __all__ = [
     "grad",
     "hessian",
     "jacfwd",
+    "jacobian",
     "jacrev",
     "jvp",
     "closure_convert",
@@ -115,6 +126,7 @@ __all__ = [
     "named_scope",
     "pure_callback",
     "remat",
+    "typeof",
     "vmap",
 ]
 from olympus import nn, random, scipy  # noqa: E402,F401  (built on lax, numpy and jit above)

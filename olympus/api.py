@@ -155,6 +155,32 @@ def named_call(fun: Callable, *, name: str | None = None) -> Callable:
     return named
 
 
+def typeof(x) -> ShapedArray:
+    """The abstract value (shape, dtype, weak type) tracing gives `x`.
+
+    >>> olympus.typeof(jnp.ones((2, 3)))
+    ShapedArray(f32[2,3])
+    """
+    return aval_of(x)
+
+
+def default_backend() -> str:
+    """The platform olympus runs on ("cpu", or a PjRt plugin's)."""
+    return client.get_client().platform
+
+
+def enable_x64(new_val: bool = True):
+    """`with olympus.enable_x64():` 64-bit dtypes inside the block (the
+    option `olympus_enable_x64`, restored after)."""
+    return config.override("olympus_enable_x64", bool(new_val))
+
+
+def debug_nans(new_val: bool = True):
+    """`with olympus.debug_nans():` a NaN made inside the block raises,
+    naming the primitive and line (the option `olympus_debug_nans`)."""
+    return config.override("olympus_debug_nans", bool(new_val))
+
+
 def _normalize_argnums(argnums) -> tuple:
     if argnums is None:
         return ()

@@ -19,13 +19,17 @@ from olympus.ir import dtypes
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, flatten_fun
-from olympus.tracer.pytree import LEAF, tree_flatten, tree_unflatten
+from olympus.backends.xla.array import to_device
+from olympus.tracer.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import function_name, trace_to_olympuspr
 from olympus.transforms.batching import vmap
+from olympus.lax.custom_derivatives import custom_vjp
+from olympus.tracer.pytree import register_pytree_node
 from olympus.transforms.ad_util import (
     Zero,
     instantiate,
     is_differentiable,
+    tangent_aval,
 )
 from olympus.transforms.jvp import JVPTracer, jvp_flat
 from olympus.transforms.linearize import backward_pass, linearize_flat
@@ -242,6 +246,65 @@ def closure_convert(fun: Callable, *example_args):
     return converted, list(consts)
 
 
+class _GradientRule:
+    """custom_gradient's residuals: the user's rule traced as a program of the
+    output cotangents (with its trees: aux data) and the values it closes
+    over, typically the forward pass's (the leaves)."""
+
+    def __init__(self, olympuspr, consts, ct_tree, out_tree):
+        self.olympuspr, self.consts = olympuspr, consts
+        self.ct_tree, self.out_tree = ct_tree, out_tree
+
+
+register_pytree_node(
+    _GradientRule,
+    lambda r: (r.consts, (r.olympuspr, r.ct_tree, r.out_tree)),
+    lambda aux, consts: _GradientRule(aux[0], list(consts), aux[1], aux[2]),
+)
+
+
+def custom_gradient(fun: Callable) -> Callable:
+    """`fun(*args)` returns `(value, rule)`, where `rule(ct)` gives one
+    cotangent per positional argument (a tuple; a single cotangent for a
+    single argument may be bare): `grad` and `vjp` of the result use `rule`
+    instead of differentiating `fun`. `rule` may close over the forward
+    pass's values.
+
+    >>> @olympus.custom_gradient
+    ... def clip_gradient(x):
+    ...     return x, lambda g: (jnp.clip(g, -1.0, 1.0),)
+    >>> olympus.grad(lambda x: 5.0 * clip_gradient(x))(2.0)
+    Array(1., dtype=float32)
+    """
+    name = function_name(fun)
+
+    @custom_vjp
+    def wrapped(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        value, rule = fun(*args)
+        out_leaves, out_tree = tree_flatten(value)
+        flat_rule, box = flatten_fun(rule, tree_flatten((value,))[1])
+        cts = [tangent_aval(aval_of(x)) for x in out_leaves]
+        olympuspr, consts, _ = trace_to_olympuspr(flat_rule, cts)
+        return value, _GradientRule(olympuspr, list(consts), box["tree"], out_tree)
+
+    def bwd(rule: _GradientRule, ct):
+        ct_leaves, tree = tree_flatten(ct)
+        if tree != rule.out_tree:
+            raise GradTypeError(
+                f"custom_gradient of {name}: the cotangent is a {tree}, "
+                f"but the function returned a {rule.out_tree}"
+            )
+        outs = eval_program(rule.olympuspr, rule.consts, ct_leaves)
+        cts = tree_unflatten(rule.ct_tree, outs)
+        return cts if isinstance(cts, tuple) else (cts,)
+
+    wrapped.defvjp(fwd, bwd)
+    return functools.wraps(fun)(wrapped)
+
+
 def _argnums_tuple(argnums) -> tuple:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
@@ -336,6 +399,8 @@ def value_and_grad(
         out, pullback = result[0], result[1]
         _check_scalar_output(name, tree_flatten(out)[1], out, holomorphic)
         grads = pullback(np.ones((), aval_of(out).dtype))
+        # where the output is an input (`grad(lambda x: x)`), the seed itself
+        grads = tree_map(lambda g: to_device(g) if type(g) is np.ndarray else g, grads)
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, result[2]), grads) if has_aux else (out, grads)
 
@@ -487,3 +552,6 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     """The Hessian of scalar `fun`: jacfwd of jacrev."""
     return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+jacobian = jacrev  # JAX's alias

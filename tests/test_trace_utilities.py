@@ -156,3 +156,77 @@ def test_compile_time_eval_under_grad_and_vmap_and_outside_traces():
     )
     with olympus.ensure_compile_time_eval():  # no trace: eager as usual
         assert float(jnp.sin(0.0)) == 0.0
+
+
+# ---- custom_gradient ------------------------------------------------------------
+def test_custom_gradient_replaces_the_derivative_and_closes_over_the_forward_pass():
+    @olympus.custom_gradient
+    def scaled_sin(x, y):
+        z = jnp.sin(x) * y
+        # a deliberately different rule: twice d/dx, and d/dy as is
+        return z, lambda g: (2 * g * y * jnp.cos(x), g * jnp.sin(x))
+
+    x, y = np.float32([0.5, 1.0]), np.float32([2.0, 3.0])
+    loss = lambda x, y: scaled_sin(x, y).sum()  # noqa: E731
+    gx, gy = olympus.grad(loss, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(np.asarray(gx), 2 * y * np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gy), np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(scaled_sin(x, y)), np.sin(x) * y, rtol=1e-6)
+    jitted = olympus.jit(olympus.grad(loss))(x, y)
+    np.testing.assert_allclose(np.asarray(jitted), 2 * y * np.cos(x), rtol=1e-6)
+    per_example = olympus.vmap(olympus.grad(lambda x: scaled_sin(x, 2.0)))(x)
+    np.testing.assert_allclose(np.asarray(per_example), 4 * np.cos(x), rtol=1e-6)
+
+
+def test_custom_gradient_clips_and_takes_a_bare_cotangent():
+    @olympus.custom_gradient
+    def clip_gradient(x):
+        return x, lambda g: jnp.clip(g, -1.0, 1.0)  # bare, one argument
+
+    assert float(olympus.grad(lambda x: 5.0 * clip_gradient(x))(2.0)) == 1.0
+    assert float(olympus.grad(lambda x: 0.5 * clip_gradient(x))(2.0)) == 0.5
+
+    @olympus.custom_gradient
+    def pair(x):
+        return (x, 2 * x), lambda g: (g[0] + 10 * g[1],)
+
+    g = olympus.grad(lambda x: pair(x)[0] + pair(x)[1])(1.0)
+    assert float(g) == 11.0
+
+
+def test_custom_gradient_matches_jax():
+    jax = pytest.importorskip("jax")
+
+    def make(lib, np_):
+        @lib.custom_gradient
+        def f(x):
+            return np_.exp(x), lambda g: (g * np_.tanh(x),)
+
+        return lib.grad(lambda x: f(x).sum())
+
+    x = np.float32([0.1, -0.7, 2.0])
+    np.testing.assert_allclose(
+        np.asarray(make(olympus, jnp)(x)),
+        np.asarray(make(jax, jax.numpy)(x)),
+        rtol=1e-6,
+    )
+
+
+# ---- small utilities -------------------------------------------------------------
+def test_typeof_backend_jacobian_and_option_contexts():
+    assert olympus.typeof(jnp.ones((2, 3))) == olympus.core.ShapedArray(
+        (2, 3), np.float32
+    )
+    assert olympus.typeof(1.0).weak_type
+    assert olympus.default_backend() == olympus.devices()[0].platform == "cpu"
+    x = np.float32([0.3, 1.1])
+    np.testing.assert_allclose(
+        np.asarray(olympus.jacobian(jnp.sin)(x)), np.diag(np.cos(x)), rtol=1e-6
+    )
+    with olympus.enable_x64():
+        assert jnp.asarray(1.0).dtype == np.float64
+    assert jnp.asarray(1.0).dtype == np.float32
+    with olympus.debug_nans():
+        with pytest.raises(FloatingPointError, match="log"):
+            jnp.log(-jnp.ones(2))
+    assert np.isnan(float(jnp.log(-1.0)))
