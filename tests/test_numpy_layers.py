@@ -31,6 +31,8 @@ LAYERS = [
     "polynomial",
     "construction",
     "joining",
+    "index_tricks",  # unravel_index, ravel_multi_index, mask_indices
+    "packing",  # packbits, unpackbits, arrays from bytes, text, files
     "fft",  # the Array API fft extension
     "array_api",
     "methods",  # operators and methods of Array and tracers

@@ -49,6 +49,19 @@ from olympus.numpy.array_api import *  # noqa: F401,F403
 from olympus.numpy.construction import *  # noqa: F401,F403
 from olympus.numpy.joining import *  # noqa: F401,F403
 from olympus.numpy.windows import *  # noqa: F401,F403
+from olympus.numpy.index_tricks import *  # noqa: F401,F403
+from olympus.numpy.packing import *  # noqa: F401,F403
+from numpy import (  # noqa: F401  (host-side: NumPy's own, as in JAX)
+    array_repr,
+    array_str,
+    get_printoptions,
+    object_,
+    printoptions,
+    save,
+    savez,
+    set_printoptions,
+)
+from numpy.exceptions import ComplexWarning  # noqa: F401
 from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
 from olympus.tracer.core import Tracer as _Tracer
 

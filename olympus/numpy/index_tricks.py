@@ -1,0 +1,125 @@
+"""Flat indices and multi-indices: unravel_index, ravel_multi_index, mask_indices.
+
+As in JAX, `unravel_index` takes negative indices Python's way and clips the
+rest into range (NumPy raises); `ravel_multi_index` raises on an index out of
+range only where it can see the values (mode "raise" needs concrete inputs,
+as in JAX), else wraps or clips as asked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from olympus.numpy import ufuncs
+from olympus.numpy.arrays import ones
+from olympus.numpy.core import asarray
+from olympus.numpy.reductions import nonzero
+from olympus.tracer.core import Tracer
+from olympus.tracer.errors import ConcretizationTypeError
+
+__all__ = ["mask_indices", "ravel_multi_index", "unravel_index"]
+
+
+def _shape(shape, name: str) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(int(d) < 0 for d in dims):
+        raise ValueError(f"jnp.{name}: dimensions must be non-negative, got {dims}")
+    return tuple(int(d) for d in dims)
+
+
+def _integer_indices(x, name: str):
+    x = asarray(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"jnp.{name}: indices must be integers, got {x.dtype}")
+    return x
+
+
+def unravel_index(indices, shape) -> tuple:
+    """The multi-index of each flat index into an array of `shape` (row-major);
+    negative indices count from the end and the rest clip into range.
+
+    >>> jnp.unravel_index(jnp.array([5, -1, 30]), (2, 3))
+    (Array([1, 1, 1], dtype=int32), Array([2, 2, 2], dtype=int32))
+    """
+    dims = _shape(shape, "unravel_index")
+    flat = _integer_indices(indices, "unravel_index")
+    size = math.prod(dims)
+    if size == 0:
+        raise ValueError("jnp.unravel_index: cannot unravel into an empty shape")
+    flat = ufuncs.where(flat < 0, flat + size, flat)
+    flat = ufuncs.clip(flat, 0, size - 1)
+    out = []
+    for stride in _strides(dims):
+        out.append(flat // stride)
+        flat = flat % stride
+    return tuple(out)
+
+
+def _strides(dims: tuple) -> list[int]:
+    return [math.prod(dims[i + 1 :]) for i in range(len(dims))]
+
+
+def ravel_multi_index(
+    multi_index: Sequence, dims: Sequence[int], mode: str = "raise", order: str = "C"
+):
+    """The flat index of each multi-index into an array of shape `dims`;
+    `mode`: "raise" (the values must be concrete and in range), "wrap" or "clip".
+
+    >>> jnp.ravel_multi_index((jnp.array([1, 0]), jnp.array([2, 1])), (2, 3))
+    Array([5, 1], dtype=int32)
+    """
+    dims = _shape(dims, "ravel_multi_index")
+    if len(multi_index) != len(dims):
+        raise ValueError(
+            f"jnp.ravel_multi_index: {len(multi_index)} index arrays for "
+            f"{len(dims)} dimensions {dims}"
+        )
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(
+            f"jnp.ravel_multi_index: mode must be raise, wrap or clip, got {mode!r}"
+        )
+    if order not in ("C", "F"):
+        raise ValueError(
+            f"jnp.ravel_multi_index: order must be 'C' or 'F', got {order!r}"
+        )
+    parts = [_integer_indices(i, "ravel_multi_index") for i in multi_index]
+    if mode == "raise":
+        _check_in_range(parts, dims)
+    elif mode == "wrap":
+        parts = [p % d for p, d in zip(parts, dims)]
+    else:
+        parts = [ufuncs.clip(p, 0, d - 1) for p, d in zip(parts, dims)]
+    strides = _strides(dims) if order == "C" else _strides(dims[::-1])[::-1]
+    total = parts[0] * 0
+    for p, stride in zip(parts, strides):
+        total = total + p * stride
+    return total
+
+
+def _check_in_range(parts: list, dims: tuple) -> None:
+    for axis, (p, d) in enumerate(zip(parts, dims)):
+        if isinstance(p, Tracer):
+            raise ConcretizationTypeError(
+                "jnp.ravel_multi_index with mode='raise' needs concrete indices to "
+                "check them; under jit use mode='wrap' or mode='clip'"
+            )
+        values = np.asarray(p)
+        if values.size and (values.min() < 0 or values.max() >= d):
+            raise ValueError(
+                f"jnp.ravel_multi_index: an index along axis {axis} is out of range "
+                f"for a dimension of size {d}"
+            )
+
+
+def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = None):
+    """The indices of the entries of an (n, n) array that `mask_func(ones, k)`
+    keeps (`jnp.triu`, `jnp.tril`, ...), as (rows, columns).
+
+    >>> jnp.mask_indices(3, jnp.triu, 1)
+    (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
+    kept = mask_func(ones((n, n), dtype=np.int32), k)
+    return nonzero(kept, size=size)
