@@ -115,3 +115,43 @@ def test_names_match_jax():
         assert ours == theirs, name
     assert not hasattr(jax.nn, "scaled_dot_product_attention")
     assert not hasattr(nn, "scaled_dot_product_attention")
+
+
+# ---- log1mexp, logmeanexp ----------------------------------------------------------
+def test_log1mexp_against_float64_and_at_both_ends():
+    x = np.array([1e-30, 1e-8, 1e-3, 0.3, 0.69, 0.7, 2.0, 20.0, 80.0], np.float32)
+    x64 = x.astype(np.float64)  # each form where float64 keeps it exact
+    want = np.where(x64 < 0.5, np.log(-np.expm1(-x64)), np.log1p(-np.exp(-x64)))
+    got = np.asarray(nn.log1mexp(x))
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+    assert np.isneginf(float(nn.log1mexp(0.0))) and np.isnan(float(nn.log1mexp(-1.0)))
+    g = olympus.grad(nn.log1mexp)
+    for v in (1e-3, 0.5, 5.0):  # d/dx = 1 / expm1(x)
+        np.testing.assert_allclose(float(g(np.float32(v))), 1 / np.expm1(v), rtol=1e-5)
+
+
+def test_logmeanexp_against_numpy_with_axis_where_and_keepdims():
+    x = np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32) * 30
+    want = np.log(np.mean(np.exp(x.astype(np.float64)), axis=1))
+    np.testing.assert_allclose(np.asarray(nn.logmeanexp(x, axis=1)), want, rtol=1e-5)
+    mask = x > 0
+    got = nn.logmeanexp(x, axis=0, where=mask, keepdims=True)
+    e = np.where(mask, np.exp(x.astype(np.float64)), 0)
+    with np.errstate(divide="ignore"):
+        expected = np.log(e.sum(0, keepdims=True) / mask.sum(0, keepdims=True))
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5)
+    assert float(nn.logmeanexp(jnp.array([1e4, 1e4]))) == 1e4
+
+
+def test_log1mexp_and_logmeanexp_match_jax():
+    jax = pytest.importorskip("jax")
+    x = np.array([1e-6, 0.2, 3.0, 40.0], np.float32)
+    np.testing.assert_allclose(
+        np.asarray(nn.log1mexp(x)), np.asarray(jax.nn.log1mexp(x)), rtol=1e-6
+    )
+    y = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(
+        np.asarray(nn.logmeanexp(y, axis=1)),
+        np.asarray(jax.nn.logmeanexp(y, axis=1)),
+        rtol=1e-6,
+    )

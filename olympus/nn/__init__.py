@@ -24,6 +24,8 @@ __all__ = [
     "dot_product_attention",
     "elu",
     "gelu",
+    "log1mexp",
+    "logmeanexp",
     "glu",
     "hard_sigmoid",
     "hard_silu",
@@ -267,6 +269,39 @@ def logsumexp(
     if not keepdims:
         out, sign = jnp.squeeze(out, axes), jnp.squeeze(sign, axes)
     return (out, sign) if return_sign else out
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)) for x >= 0, accurate at both ends: log(-expm1(-x))
+    below log 2, log1p(-exp(-x)) above (Maechler's note); NaN for x < 0.
+
+    >>> olympus.nn.log1mexp(jnp.array([1e-8, 50.0]))
+    Array([-1.8420681e+01, -1.9287499e-22], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    if not _is_float(x):
+        x = x.astype(jnp.float32)
+    small = x < np.log(2.0)
+    near = jnp.log(-jnp.expm1(-jnp.where(small, x, 1.0)))
+    far = jnp.log1p(-jnp.exp(-jnp.where(small, 1.0, x)))
+    return jnp.where(x < 0, jnp.nan, jnp.where(small, near, far))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+    """log(mean(exp(x))) over `axis` (the entries `where` selects): logsumexp
+    minus the log of how many entries it summed.
+
+    >>> olympus.nn.logmeanexp(jnp.array([1e4, 1e4]))
+    Array(10000., dtype=float32)
+    """
+    x = jnp.asarray(x)
+    axes = _axes(axis, x.ndim)
+    if where is None:
+        count = np.prod([x.shape[a] for a in axes], dtype=np.float64)
+    else:
+        count = jnp.sum(jnp.broadcast_to(where, x.shape), axis=axes, keepdims=keepdims)
+    total = logsumexp(x, axis=axes, keepdims=keepdims, where=where)
+    return total - jnp.log(jnp.asarray(count, dtype=total.dtype))
 
 
 def softmax(x, axis=-1, where=None):
