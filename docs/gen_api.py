@@ -43,6 +43,7 @@ MODULES = [
     "olympus.tree_util",
     "olympus.dtypes",
     "olympus.debug",
+    "olympus.experimental",
     "olympus.sharding",
     "olympus.distributed",
     "olympus.example_libraries.optimizers",

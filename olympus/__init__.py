@@ -131,4 +131,5 @@ __all__ = [
 ]
 from olympus import nn, random, scipy  # noqa: E402,F401  (built on lax, numpy and jit above)
 from olympus.callback import pure_callback  # noqa: E402,F401
+from olympus import experimental  # noqa: E402,F401  (io_callback)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)

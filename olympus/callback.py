@@ -28,10 +28,14 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from olympus.backends.reference.table import reference_rules
-from olympus.backends.xla.host_callback import emit_pure_host_callback
+from olympus.backends.xla.host_callback import (
+    emit_io_host_callback,
+    emit_pure_host_callback,
+)
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Primitive, ShapedArray, all_primitives, register_param_type
+from olympus.ir.effects import ordered_effect_primitives
 from olympus import numpy as jnp
 from olympus.lax import ops as lax
 from olympus.lax.control_flow.scan import map as lax_map
@@ -44,6 +48,7 @@ __all__ = [
     "CallbackDifferentiationError",
     "CallbackResultError",
     "CallbackVmapError",
+    "io_callback",
     "pure_callback",
 ]
 
@@ -67,7 +72,8 @@ class CallbackDifferentiationError(ValueError):
 
 
 class CallbackVmapError(NotImplementedError):
-    """`vmap` reached a pure callback called without `vmap_method`."""
+    """`vmap` reached a pure callback called without `vmap_method`, or an
+    ordered io_callback (whose calls have no per-example order)."""
 
 
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
@@ -91,8 +97,8 @@ class ResultType(NamedTuple):
 
 
 class PureFunction:
-    """The `callback` param: the user's function on flat NumPy arrays,
-    hashable by identity and printed by its name."""
+    """The `callback` param (of pure_callback and io_callback): the user's
+    function on flat NumPy arrays, hashable by identity, printed by its name."""
 
     __slots__ = ("function", "in_tree", "out_tree", "__name__", "_by_types")
 
@@ -162,10 +168,11 @@ def _lower(ctx, *operands, callback, result_types, vmap_method):
     )
 
 
-def _jvp(primals, tangents, *, callback, result_types, vmap_method):
+def _jvp(primals, tangents, *, callback, result_types, vmap_method=None, ordered=None):
     where = user_source_info()
+    what = "pure_callback" if ordered is None else "io_callback"
     raise CallbackDifferentiationError(
-        f"pure_callback {callback.__name__}"
+        f"{what} {callback.__name__}"
         + (f" at {where}" if where is not None else "")
         + ": olympus cannot differentiate a Python callback; give it a derivative "
         "with olympus.custom_jvp or olympus.custom_vjp"
@@ -222,6 +229,118 @@ jvp_rules[pure_callback_p] = _jvp
 batch_rules[pure_callback_p] = _batch
 
 
+# ---- io_callback: a callback with side effects ----------------------------------
+io_callback_p = Primitive("io_callback", multiple_results=True)
+all_primitives["io_callback"] = io_callback_p
+# Every io_callback is ordered, `ordered=False` ones too (a stronger promise
+# than JAX's): each runs once per execution, in program order, is never
+# dropped or merged, and runs with the compiled program (not the interpreter
+# tier).
+ordered_effect_primitives.add(io_callback_p)
+
+
+def _io_abstract_eval(*avals, callback, result_types, ordered):
+    return [t.aval() for t in result_types]
+
+
+def _io_impl(*args, callback, result_types, ordered):
+    return _impl(*args, callback=callback, result_types=result_types, vmap_method=None)
+
+
+def _io_reference(*args, callback, result_types, ordered):
+    return _reference(
+        *args, callback=callback, result_types=result_types, vmap_method=None
+    )
+
+
+def _io_lower(ctx, *operands, callback, result_types, ordered):
+    avals = [t.aval() for t in result_types]
+    return emit_io_host_callback(
+        ctx.emitter, callback.for_types(result_types), operands, avals
+    )
+
+
+def _io_batch(axis_size, vals, dims, *, callback, result_types, ordered):
+    """Unordered: one call per example, in batch order; ordered: refused (as
+    in JAX: the examples' calls would have no program order of their own)."""
+    if ordered:
+        raise CallbackVmapError(
+            f"vmap of io_callback {callback.__name__} with ordered=True: an ordered "
+            f"callback cannot be batched; use ordered=False"
+        )
+    vals = [
+        v if d is not_mapped else batch_to_front(v, axis_size, d)
+        for v, d in zip(vals, dims)
+    ]
+    examples = [
+        io_callback_p.bind(
+            *(v if d is not_mapped else v[i] for v, d in zip(vals, dims)),
+            callback=callback,
+            result_types=result_types,
+            ordered=ordered,
+        )
+        for i in range(axis_size)
+    ]
+    outs = [jnp.stack([e[j] for e in examples]) for j in range(len(result_types))]
+    return outs, [0] * len(outs)
+
+
+io_callback_p.def_abstract_eval(_io_abstract_eval)
+io_callback_p.def_impl(_io_impl)
+reference_rules["io_callback"] = _io_reference
+lowering_rules[io_callback_p] = _io_lower
+jvp_rules[io_callback_p] = _jvp
+batch_rules[io_callback_p] = _io_batch
+
+
+def io_callback(
+    callback: Callable,
+    result_shape_dtypes: Any,
+    *args,
+    sharding=None,
+    ordered: bool = False,
+    **kwargs,
+):
+    """Calls `callback(*args, **kwargs)` on NumPy arrays for its side effects
+    (writing a file, logging, reading a sensor) and returns its results,
+    arrays of `result_shape_dtypes`; under jit it runs once per call of the
+    compiled program, in program order (olympus orders `ordered=False`
+    callbacks too). Not differentiable; `vmap` calls it once per example
+    (unordered only, as in JAX).
+
+    >>> seen = []
+    >>> def record(x):
+    ...     seen.append(float(x))
+    ...     return np.float32(len(seen))
+    >>> f = olympus.jit(lambda x: olympus.experimental.io_callback(
+    ...     record, olympus.ShapeDtypeStruct((), jnp.float32), x * 2))
+    >>> f(1.0), f(2.0), seen
+    (Array(1., dtype=float32), Array(2., dtype=float32), [2.0, 4.0])
+    """
+    return _bind_callback(
+        io_callback_p,
+        callback,
+        result_shape_dtypes,
+        args,
+        kwargs,
+        ordered=bool(ordered),
+    )
+
+
+def _bind_callback(primitive, callback, result_shape_dtypes, args, kwargs, **params):
+    leaves, in_tree = tree_flatten((args, kwargs))
+    structs, out_tree = tree_flatten(result_shape_dtypes)
+    result_types = tuple(ResultType.of(_result_aval(s)) for s in structs)
+    name = getattr(callback, "__name__", type(callback).__name__)
+    outs = primitive.bind(
+        *[jnp.asarray(x) for x in leaves],
+        callback=PureFunction(callback, in_tree, out_tree, name),
+        result_types=result_types,
+        **params,
+    )
+    return tree_unflatten(out_tree, outs)
+
+
 def pure_callback(
     callback: Callable,
     result_shape_dtypes: Any,
@@ -251,18 +370,14 @@ def pure_callback(
             f"pure_callback: vmap_method must be one of "
             f"{', '.join(map(repr, VMAP_METHODS))} or None, got {vmap_method!r}"
         )
-    leaves, in_tree = tree_flatten((args, kwargs))
-    structs, out_tree = tree_flatten(result_shape_dtypes)
-    result_types = tuple(ResultType.of(_result_aval(s)) for s in structs)
-    name = getattr(callback, "__name__", type(callback).__name__)
-    function = PureFunction(callback, in_tree, out_tree, name)
-    outs = pure_callback_p.bind(
-        *[jnp.asarray(x) for x in leaves],
-        callback=function,
-        result_types=result_types,
+    return _bind_callback(
+        pure_callback_p,
+        callback,
+        result_shape_dtypes,
+        args,
+        kwargs,
         vmap_method=vmap_method,
     )
-    return tree_unflatten(out_tree, outs)
 
 
 def _result_aval(struct) -> ShapedArray:

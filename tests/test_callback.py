@@ -267,3 +267,102 @@ def test_programs_over_several_devices_call_back_once_with_whole_arrays():
         "[7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0] 28.0 [(8,)]",
         "raised True",
     ]
+
+
+# ---- io_callback ------------------------------------------------------------------
+io_callback = olympus.experimental.io_callback
+
+
+def test_io_callback_runs_once_per_call_in_order_even_when_unused():
+    log = []
+
+    def record(x):
+        log.append(("io", float(x)))
+        return x + np.float32(100)
+
+    @olympus.jit
+    def f(x):
+        olympus.debug.callback(lambda v: log.append(("before", float(v))), x)
+        count = io_callback(record, S((), np.float32), x * 2)
+        io_callback(record, S((), np.float32), x * 3)  # result unused: still runs
+        olympus.debug.callback(lambda v: log.append(("after", float(v))), count)
+        return x + 1
+
+    assert float(f(1.0)) == 2.0 and float(f(1.0)) == 2.0
+    assert log == [("before", 1.0), ("io", 2.0), ("io", 3.0), ("after", 102.0)] * 2
+    closed = olympus.make_olympuspr(f)(1.0)
+    assert str(closed).count("io_callback[") == 2  # the optimizer dropped neither
+
+
+def test_io_callback_eager_tiered_and_errors():
+    calls = []
+
+    def host(x):
+        calls.append(x.shape)
+        return x[::-1].copy()
+
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(
+        np.asarray(io_callback(host, S((3,), np.float32), x)), x[::-1]
+    )
+    t = olympus.jit(
+        lambda x: io_callback(host, S((3,), np.float32), x) * 2, tiered=True
+    )
+    np.testing.assert_array_equal(
+        np.asarray(t(x)), x[::-1] * 2
+    )  # compiled, not interpreted
+    assert calls == [(3,), (3,)]
+    with pytest.raises(CallbackDifferentiationError, match="io_callback host"):
+        olympus.grad(lambda x: io_callback(host, S((3,), np.float32), x).sum())(x)
+    with pytest.raises(CallbackResultError, match="float32\\[2\\]"):
+        io_callback(lambda x: x[:2], S((3,), np.float32), x)
+
+    def boom(x):
+        raise OSError("disk full")
+
+    with pytest.raises(HostCallbackError, match="disk full"):
+        olympus.jit(lambda x: io_callback(boom, S((3,), np.float32), x))(x)
+
+
+def test_io_callback_under_vmap_calls_per_example_unless_ordered():
+    calls = []
+
+    def host(x):
+        calls.append(float(x))
+        return x * 10
+
+    xs = np.arange(3, dtype=np.float32)
+    got = olympus.jit(olympus.vmap(lambda x: io_callback(host, S((), np.float32), x)))(
+        xs
+    )
+    np.testing.assert_array_equal(np.asarray(got), xs * 10)
+    assert calls == [0.0, 1.0, 2.0]
+    with pytest.raises(CallbackVmapError, match="ordered=True"):
+        olympus.vmap(lambda x: io_callback(host, S((), np.float32), x, ordered=True))(
+            xs
+        )
+
+
+def test_io_callback_program_prints_and_parses():
+    from olympus.ir import parse
+
+    closed = olympus.make_olympuspr(
+        lambda x: io_callback(np.negative, S((2,), np.float32), x, ordered=True)
+    )(np.ones(2, np.float32))
+    assert str(parse(str(closed), list(closed.consts))) == str(closed)
+
+
+def test_io_callback_matches_jax():
+    jax = pytest.importorskip("jax")
+    from jax.experimental import io_callback as jax_io_callback
+
+    x = np.arange(4, dtype=np.float32)
+    ours = olympus.jit(lambda x: io_callback(np.cumsum, S((4,), np.float32), x))(x)
+    theirs = jax.jit(
+        lambda x: jax_io_callback(
+            lambda v: np.cumsum(v).astype(np.float32),
+            jax.ShapeDtypeStruct((4,), np.float32),
+            x,
+        )
+    )(x)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

@@ -1166,6 +1166,7 @@ def test_constants_of_a_sub_program_lower_exactly(const):
 # name -> (test file, text that file must contain: the user-facing name)
 TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "pure_callback": ("test_callback.py", "pure_callback"),
+    "io_callback": ("test_callback.py", "io_callback"),
     "cond": ("test_control_flow.py", "lax.cond"),
     "while": ("test_control_flow.py", "lax.while_loop"),
     "scan": ("test_control_flow.py", "lax.scan"),
@@ -1258,6 +1259,7 @@ PUBLIC_NAME = {
     "sharding_constraint": "lax.with_sharding_constraint",
     "shard_map": "olympus.shard_map",
     "pure_callback": "olympus.pure_callback",
+    "io_callback": "olympus.experimental.io_callback",
     **{
         n: f"lax.linalg.{n}"
         for n in (

@@ -45,20 +45,21 @@ def raise_callback_error(err: Exception) -> None:
 _lock = threading.Lock()
 _callbacks: list[Callable] = []  # process-wide id -> function
 _ids: dict[int, int] = {}  # id(function) -> process-wide id
-_pure_ids: set[int] = set()  # ids of callbacks called without a token
+_raw_ids: set[int] = set()  # ids of callables that take and return what the call passes
 _context = None
 
 
-def callback_id(function: Callable, pure: bool = False) -> int:
+def callback_id(function: Callable, raw: bool = False) -> int:
     """A stable id for `function` (kept alive for the life of the process);
-    `pure`: it takes and returns arrays only, no ordering token."""
+    `raw`: it takes and returns exactly what the custom call passes (else it
+    takes the operands after the token, returns nothing, and is wrapped)."""
     with _lock:
         key = id(function)
         if key not in _ids:
             _ids[key] = len(_callbacks)
             _callbacks.append(function)
-            if pure:
-                _pure_ids.add(_ids[key])
+            if raw:
+                _raw_ids.add(_ids[key])
         return _ids[key]
 
 
@@ -91,7 +92,7 @@ def emit_pure_host_callback(
     attrs = (
         f'call_target_name = "{TARGET}", api_version = 4 : i32, '
         f"has_side_effect = false, "
-        f"backend_config = {{index = {callback_id(function, pure=True)} : ui64}}"
+        f"backend_config = {{index = {callback_id(function, raw=True)} : ui64}}"
     )
     if emitter.spmd:  # over several devices: called once, on the first
         on_first = ", ".join(["<@maximal_mesh, []>"] * len(result_avals))
@@ -102,6 +103,43 @@ def emit_pure_host_callback(
         [tensor_type(a) for a in result_avals],
         attrs,
     )
+
+
+def emit_io_host_callback(
+    emitter, function: Callable, operands: Sequence[str], result_avals
+) -> list[str]:
+    """Emits a call of `function(*operand_arrays)` for its side effect and its
+    results (`olympus.experimental.io_callback`), next in the chain of the
+    emitter's ordering token, so it runs once per execution, in order."""
+    if emitter.token is None:
+        raise LoweringError(
+            f"io_callback ({getattr(function, '__name__', function)}): no ordering token "
+            f"reaches this region; the lowering of the primitive holding it must carry "
+            f"the token (see olympus/ir/effects.py)"
+        )
+
+    def with_token(token, *arrays):
+        return (token, *function(*arrays))
+
+    key = _io_wrappers.setdefault(id(function), (function, with_token))[1]
+    attrs = (
+        f'call_target_name = "{TARGET}", api_version = 4 : i32, '
+        f"has_side_effect = true, "
+        f"backend_config = {{index = {callback_id(key, raw=True)} : ui64}}"
+    )
+    if emitter.spmd:
+        on_first = ", ".join(["<@maximal_mesh, []>"] * (1 + len(result_avals)))
+        attrs += f", sdy.sharding = #sdy.sharding_per_value<[{on_first}]>"
+    emitter.token, *outs = emitter.op_typed(
+        "stablehlo.custom_call",
+        [emitter.token, *operands],
+        [TOKEN_TYPE, *(tensor_type(a) for a in result_avals)],
+        attrs,
+    )
+    return outs
+
+
+_io_wrappers: dict = {}  # id(function) -> (function, its token-passing wrapper)
 
 
 def uses_host_callbacks(text: str) -> bool:
@@ -131,7 +169,7 @@ def _renumber(text: str) -> tuple[str, list[Callable]]:
         for line in text.split("\n")
     ]
     functions = [
-        _callbacks[g] if g in _pure_ids else _token_passing(_callbacks[g])
+        _callbacks[g] if g in _raw_ids else _token_passing(_callbacks[g])
         for g in sorted(local, key=local.get)
     ]
     return "\n".join(lines), functions
