@@ -545,3 +545,35 @@ def test_conv_wrappers_match_jax():
             assert lax.padtype_to_pads(shape, (4, 2), (2, 3), pad) == list(
                 jax.lax.padtype_to_pads(shape, (4, 2), (2, 3), pad)
             )
+
+
+def test_convolution_precision_reaches_xla_and_its_transposes():
+    x = np.random.default_rng(0).normal(size=(2, 3, 6, 6)).astype(np.float32)
+    w = np.random.default_rng(1).normal(size=(4, 3, 3, 3)).astype(np.float32)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision="highest")
+
+    text = olympus.jit(f).lower(x, w).as_text()
+    assert text.count("precision_config") == 1 and "HIGHEST" in text
+    grads = olympus.make_olympuspr(olympus.grad(lambda x, w: f(x, w).sum(), (0, 1)))(
+        x, w
+    )
+    convs = [
+        e for e in grads.olympuspr.eqns if e.primitive.name == "conv_general_dilated"
+    ]
+    assert len(convs) == 3
+    assert all(e.params["precision"] == ("HIGHEST", "HIGHEST") for e in convs)
+    plain = olympus.jit(lambda x, w: lax.conv(x, w, (1, 1), "VALID")).lower(x, w)
+    assert "precision_config" not in plain.as_text()
+    with olympus.default_matmul_precision("float32"):
+        closed = olympus.make_olympuspr(lambda x, w: lax.conv(x, w, (1, 1), "VALID"))(
+            x, w
+        )
+    assert closed.olympuspr.eqns[0].params["precision"] == ("HIGHEST", "HIGHEST")
+    want = lax.conv_general_dilated(x, w, (1, 1), "SAME")
+    np.testing.assert_allclose(
+        np.asarray(f(x, w)), np.asarray(want), rtol=1e-5, atol=1e-5
+    )
+    with pytest.raises(ValueError, match="unknown precision"):
+        lax.conv(x, w, (1, 1), "VALID", precision="quickest")

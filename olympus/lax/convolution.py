@@ -92,6 +92,7 @@ def _conv_abstract_eval(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
+    precision=None,
 ):
     dtype = same_dtypes("conv_general_dilated", (lhs, rhs))
     lspec, rspec, ospec = dimension_numbers
@@ -136,6 +137,7 @@ def _conv_lower(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
+    precision=None,
 ):
     lspec, rspec, ospec = dimension_numbers
     layout = f"{_layout(lspec, 'bf')}x{_layout(rspec, 'oi')}->{_layout(ospec, 'bf')}"
@@ -149,6 +151,9 @@ def _conv_lower(
         f"rhs_dilation = {i64_array(rhs_dilation)}, "
         f"window_strides = {i64_array(window_strides)}"
     )
+    if precision is not None:  # XLA's precision config, one entry per operand
+        configs = ", ".join(f"#stablehlo<precision {p}>" for p in precision)
+        attrs += f", precision_config = [{configs}]"
     return ctx.op("stablehlo.convolution", [lhs, rhs], attrs)
 
 
@@ -263,6 +268,7 @@ def _transpose_lhs(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
+    precision=None,
 ):
     """The input's cotangent: ct convolved with the flipped kernel, its two
     feature axes swapped. Either kind of group becomes feature groups here;
@@ -290,6 +296,7 @@ def _transpose_lhs(
         dimension_numbers=ConvDimensionNumbers(ospec, _swap_first_two(rspec), lspec),
         feature_group_count=groups,
         batch_group_count=1,
+        precision=precision,
     )
     if batch_group_count > 1:
         ct_lhs = _features_into_batch(ct_lhs, lspec, batch_group_count)
@@ -314,6 +321,7 @@ def _transpose_rhs(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
+    precision=None,
 ):
     """The kernel's cotangent: the input convolved with ct, batch and feature
     axes swapped in both; the forward's feature groups become batch groups
@@ -341,6 +349,7 @@ def _transpose_rhs(
         ),
         feature_group_count=batch_group_count,
         batch_group_count=feature_group_count,
+        precision=precision,
     )
     return _fit(ct_rhs, rhs_shape)
 
@@ -543,6 +552,8 @@ def conv_general_dilated(
     dimension_numbers=None,
     feature_group_count: int = 1,
     batch_group_count: int = 1,
+    precision=None,
+    preferred_element_type=None,
 ):
     """N-d convolution (cross-correlation, as in XLA and JAX).
 
@@ -554,6 +565,9 @@ def conv_general_dilated(
     depthwise convolution); with `batch_group_count` B the batch splits into
     B groups instead, each seen by its own block of output features, and the
     output batch is the input batch / B (this is a kernel gradient's form).
+    `precision` is XLA's precision of the operands, as dot_general's (None:
+    `olympus_default_matmul_precision`); `preferred_element_type` the output
+    dtype (the operands are converted to it).
 
     >>> x = jnp.ones((1, 1, 4, 4))  # [N, C, H, W]
     >>> w = jnp.ones((2, 1, 3, 3))  # [O, C, kh, kw]
@@ -564,6 +578,7 @@ def conv_general_dilated(
            [6., 9., 9., 6.],
            [4., 6., 6., 4.]], dtype=float32))
     """
+    lhs, rhs = _operands_as(lhs, rhs, preferred_element_type)
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
     n = len(lhs_shape) - 2
     dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
@@ -580,15 +595,12 @@ def conv_general_dilated(
         dimension_numbers=dn,
         feature_group_count=int(feature_group_count),
         batch_group_count=int(batch_group_count),
+        precision=canonical_precision(precision, "lax.conv_general_dilated"),
     )
 
 
-def _operands_as(lhs, rhs, precision, preferred_element_type, api: str):
-    """The operands in `preferred_element_type` (the output dtype), after
-    checking `precision`. XLA picks the convolution's own precision: the
-    conv primitive has no precision config yet, so a valid `precision` is
-    accepted (JAX programs pass it) but does not reach the lowering."""
-    canonical_precision(precision, api)
+def _operands_as(lhs, rhs, preferred_element_type):
+    """The operands in `preferred_element_type` (the output dtype)."""
     if preferred_element_type is None:
         return lhs, rhs
     dtype = dtypes.canonicalize_dtype(preferred_element_type)
@@ -615,11 +627,15 @@ def conv_with_general_padding(
     >>> lax.conv_with_general_padding(x, w, (1, 1), "VALID", (2, 2), None).shape
     (1, 1, 4, 4)
     """
-    lhs, rhs = _operands_as(
-        lhs, rhs, precision, preferred_element_type, "lax.conv_with_general_padding"
-    )
     return conv_general_dilated(
-        lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )
 
 
@@ -631,8 +647,14 @@ def conv(
     >>> lax.conv(jnp.ones((1, 1, 4, 4)), jnp.ones((2, 1, 3, 3)), (1, 1), "VALID").shape
     (1, 2, 2, 2)
     """
-    lhs, rhs = _operands_as(lhs, rhs, precision, preferred_element_type, "lax.conv")
-    return conv_general_dilated(lhs, rhs, window_strides, padding)
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
 
 
 _TRANSPOSE_LAYOUTS = {  # conv_transpose's default layouts by operand rank
@@ -708,9 +730,6 @@ def conv_transpose(
         perm = list(range(len(rhs_shape)))
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = dn.rhs_spec[1], dn.rhs_spec[0]
         rhs = transpose_p.bind(rhs, permutation=tuple(perm))
-    lhs, rhs = _operands_as(
-        lhs, rhs, precision, preferred_element_type, "lax.conv_transpose"
-    )
     return conv_general_dilated(
         lhs,
         rhs,
@@ -719,4 +738,6 @@ def conv_transpose(
         lhs_dilation=strides,
         rhs_dilation=rhs_dilation,
         dimension_numbers=dn,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )

@@ -73,6 +73,7 @@ def _conv(
     dimension_numbers,
     feature_group_count,
     batch_group_count,
+    precision=None,
 ):
     lspec, rspec, ospec = dimension_numbers
     lhs = np.transpose(lhs, lspec)  # (N, C, *spatial)
