@@ -54,6 +54,7 @@ __all__ = [
     "choice",
     "clone",
     "dirichlet",
+    "double_sided_maxwell",
     "erf_inv",
     "exponential",
     "fold_in",
@@ -67,7 +68,9 @@ __all__ = [
     "laplace",
     "loggamma",
     "logistic",
+    "lognormal",
     "maxwell",
+    "multinomial",
     "multivariate_normal",
     "normal",
     "orthogonal",
@@ -76,6 +79,7 @@ __all__ = [
     "poisson",
     "rademacher",
     "randint",
+    "rayleigh",
     "shuffle",
     "split",
     "t",
@@ -816,120 +820,10 @@ def _marsaglia_tsang_boosted(key, alpha):
     return lax.while_loop(pending, draw, init)[2]
 
 
-# The derivative of a gamma sample in its shape parameter. A sample x is
-# F^-1(u; a) for the regularised lower incomplete gamma F(x; a) = P(a, x), so
-# at fixed u, dx/da = -(dP/da)(a, x) / p(x; a) with p the density
-# x^(a-1) e^-x / Gamma(a): the "implicit reparameterisation" gradient, whose
-# expectation is d E[f(x)] / da. Both pieces are computed as their ratio,
-# which needs no log-gamma:
-#   x < a + 1: P's power series P = e^-x sum_n x^(a+n) / Gamma(a+n+1),
-#     differentiated term by term: dx/da = -sum_n t_n (log x - digamma(a+n+1))
-#     with t_0 = x / a, t_n = t_(n-1) x / (a + n); every term has one sign
-#     there, so the sum does not cancel.
-#   x >= a + 1: Q = 1 - P = e^-x x^a / Gamma(a) * h with h Legendre's continued
-#     fraction (evaluated by Lentz's method), differentiated alongside it in
-#     a: dx/da = x ((log x - digamma(a)) h + dh/da).
-# A fixed number of terms (256) reaches float64 accuracy for a up to ~1000.
-_IGAMMA_TERMS = 256
-
-
-def _digamma(a):
-    """digamma(a) for a > 0: the recurrence up to a + 6, then the asymptotic series."""
-    dtype = aval_of(a).dtype
-    c = lambda v: np.array(v, dtype)[()]
-    shift = lax.full(aval_of(a).shape, 0.0, dtype)
-    for k in range(6):
-        shift = lax.sub(shift, lax.div(c(1.0), lax.add(a, c(k))))
-    z = lax.add(a, c(6.0))
-    w = lax.div(c(1.0), lax.mul(z, z))
-    tail = c(1 / 132)
-    for coeff in (1 / 240, 1 / 252, 1 / 120, 1 / 12):
-        tail = lax.sub(c(coeff), lax.mul(w, tail))
-    series = lax.sub(lax.sub(lax.log(z), lax.div(c(0.5), z)), lax.mul(w, tail))
-    return lax.add(shift, series)
-
-
-def _dx_da_series(a, x):
-    """-sum_n t_n (log x - digamma(a + n + 1)), for x < a + 1."""
-    c = lambda v: np.array(v, aval_of(a).dtype)[()]
-    log_x = lax.log(x)
-
-    def term(n, state):
-        t, psi, total = state
-        n = lax.convert_element_type(n, aval_of(a).dtype)
-        t = lax.div(lax.mul(t, x), lax.add(a, n))
-        psi = lax.add(psi, lax.div(c(1.0), lax.add(a, n)))
-        return t, psi, lax.add(total, lax.mul(t, lax.sub(log_x, psi)))
-
-    t0 = lax.div(x, a)
-    psi0 = lax.add(_digamma(a), lax.div(c(1.0), a))
-    _, _, total = lax.fori_loop(
-        1, _IGAMMA_TERMS, term, (t0, psi0, lax.mul(t0, lax.sub(log_x, psi0)))
-    )
-    return lax.neg(total)
-
-
-def _dx_da_continued_fraction(a, x):
-    """x ((log x - digamma(a)) h + dh/da), h = 1/(b0 + a1/(b1 + a2/(b2 + ...)))
-    with a_i = -i (i - a), b_i = x + 2 i + 1 - a; for x >= a + 1. Each Lentz
-    step carries its value and its derivative in a (db/da = -1, da_i/da = i)."""
-    dtype = aval_of(a).dtype
-    c = lambda v: np.array(v, dtype)[()]
-    b0 = lax.sub(lax.add(x, c(1.0)), a)
-    d0 = lax.div(c(1.0), b0)
-    d0_da = lax.mul(d0, d0)
-    big = lax.full(aval_of(a).shape, 1e30, dtype)
-    zero = lax.full(aval_of(a).shape, 0.0, dtype)
-
-    def step(i, state):
-        b, d, d_da, cf, cf_da, h, h_da = state
-        i = lax.convert_element_type(i, dtype)
-        a_i = lax.neg(lax.mul(i, lax.sub(i, a)))
-        b = lax.add(b, c(2.0))
-        d_new = lax.div(c(1.0), lax.add(lax.mul(a_i, d), b))
-        d_new_da = lax.neg(
-            lax.mul(
-                lax.sub(lax.add(lax.mul(i, d), lax.mul(a_i, d_da)), c(1.0)),
-                lax.mul(d_new, d_new),
-            )
-        )
-        cf_new = lax.add(b, lax.div(a_i, cf))
-        cf_new_da = lax.sub(
-            lax.sub(lax.div(i, cf), lax.div(lax.mul(a_i, cf_da), lax.mul(cf, cf))),
-            c(1.0),
-        )
-        ratio = lax.mul(d_new, cf_new)
-        ratio_da = lax.add(lax.mul(d_new_da, cf_new), lax.mul(d_new, cf_new_da))
-        return (
-            b,
-            d_new,
-            d_new_da,
-            cf_new,
-            cf_new_da,
-            lax.mul(h, ratio),
-            lax.add(lax.mul(h_da, ratio), lax.mul(h, ratio_da)),
-        )
-
-    state = lax.fori_loop(1, _IGAMMA_TERMS, step, (b0, d0, d0_da, big, zero, d0, d0_da))
-    h, h_da = state[5], state[6]
-    return lax.mul(x, lax.add(lax.mul(lax.sub(lax.log(x), _digamma(a)), h), h_da))
-
-
-def _gamma_sample_grad(a, x):
-    """d x / d a for gamma samples x of shape parameters a (elementwise); 0
-    where x underflowed to 0."""
-    dtype = aval_of(a).dtype
-    c = lambda v: np.array(v, dtype)[()]
-    split = lax.add(a, c(1.0))
-    tiny = lax.full(aval_of(x).shape, np.finfo(dtype).tiny, dtype)
-    below = lax.max(
-        lax.min(x, split), tiny
-    )  # each branch sees an argument in its own range
-    above = lax.max(x, split)
-    grad = lax.select(
-        lax.lt(x, split), _dx_da_series(a, below), _dx_da_continued_fraction(a, above)
-    )
-    return lax.select(lax.gt(x, c(0.0)), grad, lax.full(aval_of(x).shape, 0.0, dtype))
+# The derivative of a gamma sample in its shape parameter (implicit
+# reparameterisation: dx/da = -(dP/da)(a, x) / p(x; a)) is lax's
+# random_gamma_grad primitive, as in JAX.
+_gamma_sample_grad = lax.random_gamma_grad
 
 
 def _gamma_reparameterised_rule(primals, tangents):
@@ -1567,6 +1461,74 @@ def _maxwell(key, shape=(), dtype=None):
     return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),)))
 
 
+def _lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """Log-normal floats: exp(sigma Z) for a standard normal Z."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, sigma)
+    return lax.exp(lax.mul(_as(sigma, dtype, shape), _normal(key, shape, dtype)))
+
+
+def _rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh floats (density x / s^2 exp(-x^2 / (2 s^2))): the inverse CDF,
+    s sqrt(-2 log U), at U uniform in (0, 1]."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, scale)
+    e = lax.neg(lax.log(_open_unit_interval(key, shape, dtype)))
+    root = lax.sqrt(lax.mul(np.array(2.0, dtype)[()], e))
+    return lax.mul(_as(scale, dtype, shape), root)
+
+
+def _double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """loc + scale * (a random sign times a one-sided Maxwell float), of
+    shape `shape` followed by the broadcast shape of loc and scale."""
+    dtype = _float_dtype(dtype)
+    shape = _shape(shape) + _param_shape(None, loc, scale)
+    k_sign, k_length = _split2(key)
+    signs = _rademacher(k_sign, shape, dtype)
+    z = lax.mul(signs, _maxwell(k_length, shape, dtype))
+    return lax.add(_as(loc, dtype, shape), lax.mul(_as(scale, dtype, shape), z))
+
+
+def _multinomial(key, n, p, shape=None, dtype=None, unroll=1):
+    """Counts of n draws over the categories on p's last axis, as a chain of
+    binomials: category i takes Binomial(what is left, p_i / (p_i + ... + p_k))
+    (so p need not sum to 1). `shape` is the whole result shape (its last
+    entry the number of categories), as JAX's multinomial takes it."""
+    out_dtype = _float_dtype(dtype)
+    calc = _calc_dtype(dtype=out_dtype)
+    p = lax.convert_element_type(p, calc)
+    p_shape = aval_of(p).shape
+    if not p_shape:
+        raise RandomParameterError(
+            "random.multinomial: p needs a last axis of categories, got a scalar"
+        )
+    shape = p_shape if shape is None else _shape(shape)
+    if not shape or shape[-1] != p_shape[-1]:
+        raise RandomParameterError(
+            f"random.multinomial: shape {shape} must end with the number of "
+            f"categories {p_shape[-1]} (p has shape {p_shape})"
+        )
+    p = _broadcast_to(p, shape)
+    remaining = _as(n, calc, shape[:-1])
+    last = len(shape) - 1
+    tail_mass = lax.cumsum(p, axis=last, reverse=True)
+    share = lax.div(p, lax.max(tail_mass, np.array(np.finfo(calc).tiny, calc)[()]))
+    share = lax.clamp(np.array(0.0, calc)[()], share, np.array(1.0, calc)[()])
+    order = (last, *range(last))  # categories in front, for the scan
+
+    def draw(left, key_and_share):
+        k, q = key_and_share
+        count = _binomial(k, left, q, shape[:-1], calc)
+        return lax.sub(left, count), count
+
+    keys = _split(key, shape[-1])
+    _, counts = lax.scan(
+        draw, remaining, (keys, lax.transpose(share, order)), unroll=unroll
+    )
+    counts = lax.transpose(counts, (*range(1, last + 1), 0))
+    return lax.convert_element_type(counts, out_dtype)
+
+
 # ---- the public functions: each compiled once per shape and dtype ------------------
 def _static(value):
     """A static argument in a hashable, canonical form."""
@@ -1655,9 +1617,24 @@ generalized_normal = _compiled(_generalized_normal, "shape", "dtype")
 triangular = _compiled(_triangular, "shape", "dtype")
 wald = _compiled(_wald, "shape", "dtype")
 maxwell = _compiled(_maxwell, "shape", "dtype")
+lognormal = _compiled(_lognormal, "shape", "dtype")
+rayleigh = _compiled(_rayleigh, "shape", "dtype")
+double_sided_maxwell = _compiled(_double_sided_maxwell, "shape", "dtype")
+_multinomial_compiled = _compiled(_multinomial, "shape", "dtype", "unroll")
 _permutation_compiled = _compiled(_permutation, "axis")
 _random_order_compiled = _compiled(_random_order, "n")
 _choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Counts of `n` draws over the categories on `p`'s last axis (floats of
+    `dtype`); `p` is normalised along that axis, `n` broadcasts to the other
+    axes; `shape`, if given, is the whole result shape.
+
+    >>> olympus.random.multinomial(olympus.random.key(0), 10.0, jnp.array([0.5, 0.5])).sum()
+    Array(10., dtype=float32)
+    """
+    return _multinomial_compiled(key, n, p, shape=shape, dtype=dtype, unroll=unroll)
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False):

@@ -1223,6 +1223,18 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "polygamma": ("test_scipy.py", "lax.polygamma"),
     "population_count": ("test_lax_parity.py", "lax.population_count"),
     "reduce_precision": ("test_lax_parity.py", "lax.reduce_precision"),
+    "cbrt": ("test_lax_more.py", "lax.cbrt"),
+    "clz": ("test_lax_more.py", "lax.clz"),
+    "is_finite": ("test_lax_more.py", "lax.is_finite"),
+    "reduce_xor": ("test_lax_more.py", "lax.reduce_xor"),
+    "igamma": ("test_incomplete_special.py", "lax.igamma"),
+    "igammac": ("test_incomplete_special.py", "lax.igammac"),
+    "igamma_grad_a": ("test_incomplete_special.py", "lax.igamma_grad_a"),
+    "random_gamma_grad": ("test_incomplete_special.py", "lax.random_gamma_grad"),
+    "regularized_incomplete_beta": ("test_incomplete_special.py", "lax.betainc"),
+    "zeta": ("test_incomplete_special.py", "lax.zeta"),
+    "bessel_i0e": ("test_incomplete_special.py", "lax.bessel_i0e"),
+    "bessel_i1e": ("test_incomplete_special.py", "lax.bessel_i1e"),
 }
 
 
@@ -1260,6 +1272,7 @@ PUBLIC_NAME = {
     "shard_map": "olympus.shard_map",
     "pure_callback": "olympus.pure_callback",
     "io_callback": "olympus.experimental.io_callback",
+    "regularized_incomplete_beta": "lax.betainc",
     **{
         n: f"lax.linalg.{n}"
         for n in (

@@ -266,6 +266,7 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
         red.reduce_or_p,
     ),
 )
+reduce_xor = _reducer(red.reduce_xor_p)
 
 
 def argmax(x, axis: int, index_dtype):

@@ -43,7 +43,7 @@ def identity_element(kind: str, dtype) -> np.ndarray:
         return np.array(
             np.iinfo(dtype).max if dtypes.is_unsigned_int(dtype) else -1, dtype
         )
-    if kind == "or":
+    if kind in ("or", "xor"):
         return np.zeros((), dtype)
     if dtype == dtypes.bool_:
         return np.array(kind == "min")
@@ -104,6 +104,13 @@ reduce_or_p = _monoid_reduction(
     lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
     "integer or boolean",
 )
+reduce_xor_p = _monoid_reduction(
+    "reduce_xor",
+    "xor",
+    "stablehlo.xor",
+    lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
+    "integer or boolean",
+)
 
 
 def _reduction_batch_rule(primitive):
@@ -125,6 +132,7 @@ for _p in (
     reduce_min_p,
     reduce_and_p,
     reduce_or_p,
+    reduce_xor_p,
 ):
     batch_rules[_p] = _reduction_batch_rule(_p)
 
@@ -194,6 +202,7 @@ _extremum_jvp(reduce_min_p)
 defjvp(reduce_prod_p, _reduce_prod_partial)
 defjvp_zero(reduce_and_p)
 defjvp_zero(reduce_or_p)
+defjvp_zero(reduce_xor_p)
 
 
 # ---- argmax / argmin ---------------------------------------------------------

@@ -354,6 +354,20 @@ def _gather_updates(x, indices, updates_aval, dn):
     return gather_p.bind(x, indices, **_gather_of_scatter(aval_of(x), updates_aval, dn))
 
 
+def _updates_cotangent(ct, indices, updates_aval, dn):
+    """What each update's window landed on; zero for windows the scatter
+    dropped (out of range), where a plain gather would read clamped ones."""
+    params = _gather_of_scatter(aval_of(ct), updates_aval, dn)
+    gdn = params["dimension_numbers"]
+    fits = _window_fits(
+        aval_of(ct).shape, indices, gdn.start_index_map, params["slice_sizes"]
+    )
+    read = gather_p.bind(ct, indices, **params)
+    return _fill_where_not(
+        fits, read, gdn.offset_dims, np.zeros((), updates_aval.dtype)[()]
+    )
+
+
 def _linear_scatter_jvp(prim):
     """scatter and scatter_add are linear in (operand, updates) jointly."""
 
@@ -377,7 +391,7 @@ def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers):
     ct = instantiate(ct) if is_zero(ct) else ct
     ct_u = None
     if is_undefined(updates):
-        ct_u = _gather_updates(ct, indices, updates.aval, dimension_numbers)
+        ct_u = _updates_cotangent(ct, indices, updates.aval, dimension_numbers)
     return [ct if is_undefined(operand) else None, None, ct_u]
 
 
@@ -392,7 +406,7 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers):
             ct, indices, zeros_like_aval(u_aval), dimension_numbers=dimension_numbers
         )
     if is_undefined(updates):
-        ct_u = _gather_updates(ct, indices, updates.aval, dimension_numbers)
+        ct_u = _updates_cotangent(ct, indices, updates.aval, dimension_numbers)
     return [ct_x, None, ct_u]
 
 

@@ -19,6 +19,7 @@ from olympus.nn import logsumexp
 from olympus.numpy.core import prepare
 
 __all__ = [
+    "betainc",
     "betaln",
     "digamma",
     "erf",
@@ -26,7 +27,13 @@ __all__ = [
     "erfinv",
     "expit",
     "gamma",
+    "gammainc",
+    "gammaincc",
     "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
     "logit",
     "log_ndtr",
     "logsumexp",
@@ -35,6 +42,7 @@ __all__ = [
     "polygamma",
     "xlog1py",
     "xlogy",
+    "zeta",
 ]
 
 
@@ -189,3 +197,58 @@ def xlogy(x, y):
 def xlog1py(x, y):
     """x * log1p(y), 0 where x is 0 (even where y is -1)."""
     return _xlog1py(*_inexact(x, y))
+
+
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x).
+
+    >>> from olympus.scipy.special import gammainc
+    >>> gammainc(1.0, 2.0).round(5)  # 1 - e^-2
+    Array(0.86467, dtype=float32)
+    """
+    return lax.igamma(*_inexact(a, x))
+
+
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return lax.igammac(*_inexact(a, x))
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b) (differentiable in
+    x only, as in JAX)."""
+    return lax.betainc(*_inexact(a, b, x))
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (q + k)^-x (q is required, as in JAX)."""
+    if q is None:
+        raise TypeError(
+            "olympus.scipy.special.zeta(x, q): q is required (as in JAX); "
+            "pass q=1 for Riemann's zeta"
+        )
+    return lax.zeta(*_inexact(x, q))
+
+
+def i0e(x):
+    """e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0."""
+    (x,) = _inexact(x)
+    return lax.bessel_i0e(x)
+
+
+def i1e(x):
+    """e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1."""
+    (x,) = _inexact(x)
+    return lax.bessel_i1e(x)
+
+
+def i0(x):
+    """I0(x), the modified Bessel function of order 0: e^|x| i0e(x)."""
+    (x,) = _inexact(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
+
+
+def i1(x):
+    """I1(x), the modified Bessel function of order 1: e^|x| i1e(x)."""
+    (x,) = _inexact(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)

@@ -272,6 +272,10 @@ class Generator:
                 f"olympus.scipy.stats.norm.logcdf({n} * 4.0)",
                 f"olympus.scipy.stats.t.logpdf({n}, 3.0)",
                 f"host_tanh({n})",
+                f"olympus.scipy.special.gammainc(2.5, jnp.abs({n}))",
+                f"olympus.scipy.special.betainc(2.0, 3.0, olympus.nn.sigmoid({n}))",
+                f"olympus.scipy.special.i0e({n})",
+                f"olympus.scipy.stats.gamma.logcdf(jnp.abs({n}) + 0.1, 1.5)",
             ]
         )
         return Stmt([self.new(x.shape)], expr, [n])

@@ -253,6 +253,21 @@ def _reduce_precision(x, *, exponent_bits, mantissa_bits):
     return np.where(np.isnan(v), v, out)
 
 
+@rule("clz")
+def _clz(x):
+    """Leading zero bits: the width minus the bit length of the unsigned view."""
+    bits = x.dtype.itemsize * 8
+    u = np.array(x, dtype=_unsigned(x.dtype), order="C").astype(np.uint64)
+    length = np.zeros(u.shape, np.int64)
+    for shift in range(bits):
+        length = np.where(u >> np.uint64(shift) != 0, shift + 1, length)
+    return (bits - length).astype(x.dtype)
+
+
+rule("cbrt")(np.cbrt)
+rule("is_finite")(np.isfinite)
+
+
 # ---- shapes -----------------------------------------------------------------------
 @rule("broadcast_in_dim")
 def _broadcast_in_dim(x, *, shape, broadcast_dimensions):
@@ -340,7 +355,7 @@ def _iota(*, dtype, shape, dimension):
 # ---- reductions -------------------------------------------------------------------
 def _identity(kind: str, dtype):
     dtype = np.dtype(dtype)
-    if kind in ("sum", "or"):
+    if kind in ("sum", "or", "xor"):
         return np.zeros((), dtype)
     if kind == "prod":
         return np.ones((), dtype)
@@ -370,6 +385,7 @@ reference_rules["reduce_max"] = _reduction("max", np.maximum, np.logical_or)
 reference_rules["reduce_min"] = _reduction("min", np.minimum, np.logical_and)
 reference_rules["reduce_and"] = _reduction("and", np.bitwise_and, np.logical_and)
 reference_rules["reduce_or"] = _reduction("or", np.bitwise_or, np.logical_or)
+reference_rules["reduce_xor"] = _reduction("xor", np.bitwise_xor, np.logical_xor)
 
 
 def _arg_reduction(pick):

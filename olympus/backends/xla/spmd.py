@@ -279,12 +279,12 @@ class ShardedExecutable:
 
     def _run(self, buffers: list) -> list[Array]:
         try:
-            results = self.loaded.execute_sharded(buffers, with_tokens=self.ordered)
-            if self.ordered:
-                done = results.consume_token()
+            # the execution's token: its wait raises a failure on any device
+            # (a host callback's error), where one device's outputs may not
+            results = self.loaded.execute_sharded(buffers, with_tokens=True)
+            done = results.consume_token()
             results = results.consume_with_handlers(self._handlers)
-            if self.ordered:
-                done.block_until_ready()
+            done.block_until_ready()
             outs = [
                 placed_array(buf, aval, s)
                 for buf, aval, s in zip(results, self.out_avals, self.out_shardings)

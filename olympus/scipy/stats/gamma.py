@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import olympus.numpy as jnp
-from olympus.scipy.special import _inexact, gammaln, xlogy
+from olympus.scipy.special import _inexact, gammainc, gammaincc, gammaln, xlogy
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def logpdf(x, a, loc=0, scale=1):
@@ -17,3 +17,26 @@ def logpdf(x, a, loc=0, scale=1):
 
 def pdf(x, a, loc=0, scale=1):
     return jnp.exp(logpdf(x, a, loc, scale))
+
+
+def _standardized(x, a, loc, scale):
+    x, a, loc, scale = _inexact(x, a, loc, scale)
+    return jnp.maximum((x - loc) / scale, 0), a
+
+
+def cdf(x, a, loc=0, scale=1):
+    """P(a, z) at z = (x - loc) / scale (0 below the support)."""
+    return gammainc(*reversed(_standardized(x, a, loc, scale)))
+
+
+def sf(x, a, loc=0, scale=1):
+    """1 - cdf, as Q(a, z) without cancellation."""
+    return gammaincc(*reversed(_standardized(x, a, loc, scale)))
+
+
+def logcdf(x, a, loc=0, scale=1):
+    return jnp.log(cdf(x, a, loc, scale))
+
+
+def logsf(x, a, loc=0, scale=1):
+    return jnp.log(sf(x, a, loc, scale))

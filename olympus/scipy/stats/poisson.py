@@ -4,9 +4,9 @@ an integer count, from loc)."""
 from __future__ import annotations
 
 import olympus.numpy as jnp
-from olympus.scipy.special import _inexact, gammaln, xlogy
+from olympus.scipy.special import _inexact, gammaincc, gammaln, xlogy
 
-__all__ = ["logpmf", "pmf"]
+__all__ = ["cdf", "logpmf", "pmf"]
 
 
 def logpmf(k, mu, loc=0):
@@ -18,3 +18,11 @@ def logpmf(k, mu, loc=0):
 
 def pmf(k, mu, loc=0):
     return jnp.exp(logpmf(k, mu, loc))
+
+
+def cdf(k, mu, loc=0):
+    """P(K <= k) = Q(floor(k - loc) + 1, mu); 0 below loc."""
+    k, mu, loc = _inexact(k, mu, loc)
+    n = jnp.floor(k - loc)
+    tail = gammaincc(jnp.maximum(n + 1, 1), mu)
+    return jnp.where(n < 0, jnp.zeros_like(tail), tail)

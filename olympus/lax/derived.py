@@ -1,0 +1,337 @@
+"""`olympus.lax` functions that are compositions of other lax functions (no
+primitive of their own), with JAX's signatures: small arithmetic (square,
+reciprocal, exp2, conj), array constructors (full_like, empty), slicing and
+indexing along one axis, reshaping (collapse, tile, split,
+broadcast_to_rank), batch_matmul, scatter_sub and axis_size.
+
+Their derivatives, batching rules and NumPy semantics follow from the
+primitives they are built of.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+
+from olympus.ir import dtypes
+from olympus.lax import ops
+from olympus.lax import slicing
+from olympus.lax.parallel import _axes, _axis_size
+from olympus.tracer.core import aval_of
+from olympus.tracer.errors import OlympusTypeError
+
+
+class LaxArgumentError(ValueError):
+    """A static argument of a lax function (an index, axis, size list or
+    rank) does not fit the operand's shape."""
+
+
+def _axis(api: str, axis: int, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise LaxArgumentError(
+            f"lax.{api}: axis {axis} is out of range for rank {ndim}"
+        )
+    return axis % ndim
+
+
+# ---- arithmetic ------------------------------------------------------------------
+def square(x):
+    """x * x elementwise.
+
+    >>> lax.square(np.int32([3, -2]))
+    Array([9, 4], dtype=int32)
+    """
+    return ops.integer_pow(x, 2)
+
+
+def reciprocal(x):
+    """1 / x elementwise (floating-point x; integers raise, as in JAX).
+
+    >>> lax.reciprocal(np.float32([2.0, 4.0]))
+    Array([0.5 , 0.25], dtype=float32)
+    """
+    return ops.integer_pow(x, -1)
+
+
+def exp2(x, *, accuracy=None):
+    """2 ** x elementwise, as exp(x ln 2).
+
+    >>> lax.exp2(np.float32([0.0, 3.0]))
+    Array([1., 8.], dtype=float32)
+    """
+    dtype = aval_of(x).dtype
+    if not dtypes.is_inexact(dtype):
+        raise OlympusTypeError(
+            f"lax.exp2 requires floating-point operands, got {dtypes.short_name(dtype)}"
+        )
+    return ops.exp(ops.mul(x, np.array(math.log(2), dtype)[()]))
+
+
+def conj(x):
+    """The complex conjugate; a real f32/f64 operand becomes complex (c64/c128)
+    with zero imaginary part, as in JAX.
+
+    >>> lax.conj(np.complex64([1 + 2j]))
+    Array([1.-2.j], dtype=complex64)
+    """
+    dtype = aval_of(x).dtype
+    if dtypes.is_complex(dtype):
+        return ops.complex(ops.real(x), ops.neg(ops.imag(x)))
+    if dtype not in (dtypes.float32, dtypes.float64):
+        raise OlympusTypeError(
+            f"lax.conj requires a complex, f32 or f64 operand, got "
+            f"{aval_of(x).str_short()}"
+        )
+    return ops.complex(x, ops.full(aval_of(x).shape, 0, dtype))
+
+
+# ---- constructors ----------------------------------------------------------------
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array like `x` (its shape and dtype unless given) filled with `fill_value`.
+
+    >>> lax.full_like(np.float32([1.0, 2.0]), 3)
+    Array([3., 3.], dtype=float32)
+    """
+    aval = aval_of(x)
+    shape = aval.shape if shape is None else tuple(int(d) for d in shape)
+    return ops.full(shape, fill_value, aval.dtype if dtype is None else dtype)
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of `shape` and `dtype` whose values the program must not read
+    before writing (olympus fills it with zeros; JAX leaves it to the backend)."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    return ops.full(shape, 0, dtype)
+
+
+# ---- one axis at a time ----------------------------------------------------------
+def _static_index(api: str, index: int, size: int) -> int:
+    index = operator.index(index)
+    if not -size <= index < size:
+        raise LaxArgumentError(
+            f"lax.{api}: index {index} is out of bounds for an axis of size {size}"
+        )
+    return index % size
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+    """Element `index` (a Python int; negative counts from the end) of `axis`.
+
+    >>> lax.index_in_dim(np.arange(6).reshape(2, 3), -1, axis=1, keepdims=False)
+    Array([2, 5], dtype=int32)
+    """
+    shape = aval_of(operand).shape
+    axis = _axis("index_in_dim", axis, len(shape))
+    index = _static_index("index_in_dim", index, shape[axis])
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else ops.squeeze(out, (axis,))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """`operand[start:limit:stride]` along `axis` (None and negative bounds
+    as in Python slicing of that axis).
+
+    >>> lax.slice_in_dim(np.arange(10), -8, None, 2)
+    Array([2, 4, 6, 8], dtype=int32)
+    """
+    shape = aval_of(operand).shape
+    axis = _axis("slice_in_dim", axis, len(shape))
+    size = shape[axis]
+    start = 0 if start_index is None else operator.index(start_index)
+    limit = size if limit_index is None else operator.index(limit_index)
+    start, limit = (b + size if b < 0 else b for b in (start, limit))
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return ops.slice(operand, starts, limits, strides)
+
+
+def _dynamic_index(index, size: int, allow_negative: bool):
+    """`index` (traced or not) with negative values counted from the end."""
+    if isinstance(index, (int, np.integer)):
+        return int(index) + size if allow_negative and index < 0 else int(index)
+    if not allow_negative:
+        return index
+    dtype = aval_of(index).dtype
+    if dtypes.is_unsigned_int(dtype):
+        return index
+    return ops.select(
+        ops.lt(index, np.zeros((), dtype)[()]),
+        ops.add(index, np.array(size, dtype)[()]),
+        index,
+    )
+
+
+def dynamic_index_in_dim(
+    operand, index, axis: int = 0, keepdims: bool = True, *, allow_negative_indices=True
+):
+    """Element `index` (may be traced; negative counts from the end) of
+    `axis`; out-of-range indices clamp, as in dynamic_slice.
+
+    >>> lax.dynamic_index_in_dim(np.arange(6).reshape(2, 3), -1, 1, False)
+    Array([2, 5], dtype=int32)
+    """
+    shape = aval_of(operand).shape
+    axis = _axis("dynamic_index_in_dim", axis, len(shape))
+    index = _dynamic_index(index, shape[axis], allow_negative_indices)
+    out = ops.dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else ops.squeeze(out, (axis,))
+
+
+def dynamic_update_index_in_dim(
+    operand, update, index, axis: int, *, allow_negative_indices=True
+):
+    """`operand` with element `index` of `axis` replaced by `update` (of the
+    operand's shape without that axis, or with it as size 1).
+
+    >>> lax.dynamic_update_index_in_dim(np.zeros((2, 2), np.float32), np.ones(2, np.float32), 1, 0)
+    Array([[0., 0.],
+           [1., 1.]], dtype=float32)
+    """
+    shape = aval_of(operand).shape
+    axis = _axis("dynamic_update_index_in_dim", axis, len(shape))
+    if aval_of(update).ndim == len(shape) - 1:
+        update = ops.expand_dims(update, (axis,))
+    index = _dynamic_index(index, shape[axis], allow_negative_indices)
+    return ops.dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+# ---- reshaping ---------------------------------------------------------------------
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    """Dimensions [start, stop) merged into one (row-major), e.g. shape
+    (2, 3, 4) collapsed from 0 to 2 is (6, 4).
+
+    >>> lax.collapse(np.zeros((2, 3, 4)), 1).shape
+    (2, 12)
+    """
+    shape = aval_of(operand).shape
+    ndim = len(shape)
+    stop = ndim if stop_dimension is None else operator.index(stop_dimension)
+    start = operator.index(start_dimension)
+    start, stop = (d + ndim if d < 0 else d for d in (start, stop))
+    if not 0 <= start <= stop <= ndim:
+        raise LaxArgumentError(
+            f"lax.collapse: dimensions [{start_dimension}, {stop_dimension}) do not "
+            f"fit an operand of shape {shape}"
+        )
+    merged = math.prod(shape[start:stop])
+    return ops.reshape(operand, (*shape[:start], merged, *shape[stop:]))
+
+
+def tile(operand, reps: Sequence[int]):
+    """`operand` repeated reps[i] times along each axis i (one rep per axis).
+
+    >>> lax.tile(np.int32([1, 2]), (2,))
+    Array([1, 2, 1, 2], dtype=int32)
+    """
+    shape = aval_of(operand).shape
+    reps = tuple(operator.index(r) for r in reps)
+    if len(reps) != len(shape) or any(r < 0 for r in reps):
+        raise LaxArgumentError(
+            f"lax.tile: need one non-negative rep per axis of an operand of shape "
+            f"{shape}, got reps={reps}"
+        )
+    interleaved = tuple(d for pair in zip(reps, shape) for d in pair)
+    kept = tuple(range(1, 2 * len(shape), 2))
+    spread = ops.broadcast_in_dim(operand, interleaved, kept)
+    return ops.reshape(spread, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def split(operand, sizes: Sequence[int], axis: int = 0):
+    """`operand` cut along `axis` into consecutive pieces of `sizes` (which
+    must add up to the axis length).
+
+    >>> [p.shape for p in lax.split(np.zeros(5), (2, 3))]
+    [(2,), (3,)]
+    """
+    shape = aval_of(operand).shape
+    axis = _axis("split", axis, len(shape))
+    sizes = tuple(operator.index(s) for s in sizes)
+    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
+        raise LaxArgumentError(
+            f"lax.split: sizes {sizes} must be non-negative and add up to "
+            f"{shape[axis]}, the length of axis {axis} of shape {shape}"
+        )
+    ends = np.cumsum((0,) + sizes)
+    return [
+        slice_in_dim(operand, int(lo), int(hi), 1, axis)
+        for lo, hi in zip(ends[:-1], ends[1:])
+    ]
+
+
+def broadcast_to_rank(x, rank: int):
+    """`x` with leading axes of size 1 added up to `rank`.
+
+    >>> lax.broadcast_to_rank(np.float32([1.0, 2.0]), 3).shape
+    (1, 1, 2)
+    """
+    ndim = aval_of(x).ndim
+    rank = operator.index(rank)
+    if rank < ndim:
+        raise LaxArgumentError(
+            f"lax.broadcast_to_rank: cannot lower the rank of {aval_of(x).str_short()} "
+            f"to {rank}"
+        )
+    return x if rank == ndim else ops.broadcast(x, (1,) * (rank - ndim))
+
+
+# ---- products and scatters -------------------------------------------------------------
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over leading batch axes: [..., m, k] @ [..., k, n]
+    (both operands of one rank >= 2 and equal batch axes).
+
+    >>> lax.batch_matmul(np.ones((4, 2, 3)), np.ones((4, 3, 5))).shape
+    (4, 2, 5)
+    """
+    ls, rs = aval_of(lhs).shape, aval_of(rhs).shape
+    if len(ls) != len(rs) or len(ls) < 2 or ls[:-2] != rs[:-2] or ls[-1] != rs[-2]:
+        raise LaxArgumentError(
+            f"lax.batch_matmul: needs operands [..., m, k] and [..., k, n] with the "
+            f"same batch axes, got shapes {ls} and {rs}"
+        )
+    batch = tuple(range(len(ls) - 2))
+    contract = (((len(ls) - 1,), (len(rs) - 2,)), (batch, batch))
+    return ops.dot_general(lhs, rhs, contract, precision)
+
+
+def scatter_sub(
+    operand,
+    scatter_indices,
+    updates,
+    dimension_numbers,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode=None,
+):
+    """`operand` with `updates` subtracted at the indices (duplicates
+    accumulate; unsigned integers wrap around, as in JAX). Out-of-range
+    windows are dropped; `mode` "clip" is not supported."""
+    if mode is not None and str(mode).lower().rpartition(".")[2] not in (
+        "fill_or_drop",
+        "drop",
+        "fill",
+        "promise_in_bounds",
+    ):
+        raise LaxArgumentError(
+            f"lax.scatter_sub: mode {mode!r} is not supported; out-of-range "
+            f"windows are dropped (mode='drop')"
+        )
+    return slicing.scatter_add(
+        operand, scatter_indices, ops.neg(updates), dimension_numbers
+    )
+
+
+# ---- named axes ---------------------------------------------------------------------------
+def axis_size(axis_name) -> int:
+    """The size of the mapped axis `axis_name` (a name bound by an enclosing
+    shard_map, or vmap's axis_name; a tuple of names gives the product), as
+    a Python int.
+
+    >>> olympus.vmap(lambda x: x * lax.axis_size("i"), axis_name="i")(np.ones(3))
+    Array([3., 3., 3.], dtype=float32)
+    """
+    return math.prod(_axis_size(n, "axis_size") for n in _axes(axis_name, "axis_size"))
