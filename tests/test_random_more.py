@@ -101,12 +101,8 @@ def check_keys_jit_vmap(sample, integer: bool = False, jit: bool = True) -> None
 
 
 def _x64(fn):
-    previous = olympus.config.read("olympus_enable_x64")
-    olympus.config.update("olympus_enable_x64", True)
-    try:
+    with olympus.enable_x64():
         return fn()
-    finally:
-        olympus.config.update("olympus_enable_x64", previous)
 
 
 # ---- poisson -------------------------------------------------------------------------
