@@ -102,3 +102,43 @@ def test_functions_built_on_sort_against_numpy():
     check_grads(
         olympus.jit(lambda a: jnp.median(a, axis=0)), (X,), order=1, modes=("rev",)
     )
+
+
+# ---- approx_max_k / approx_min_k (exact here) ---------------------------------------
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_approx_max_and_min_k_are_the_exact_extremes_along_any_axis(dim):
+    x = np.random.default_rng(3).permutation(60).astype(np.float32).reshape(4, 15)
+    for fun, order in ((lax.approx_max_k, -1), (lax.approx_min_k, 1)):
+        values, indices = fun(x, 3, reduction_dimension=dim, recall_target=0.5)
+        want = np.argsort(order * x, axis=dim, kind="stable")
+        want = np.take(want, np.arange(3), axis=dim)
+        np.testing.assert_array_equal(np.asarray(indices), want)
+        np.testing.assert_array_equal(
+            np.asarray(values), np.take_along_axis(x, want, dim)
+        )
+        again = olympus.jit(lambda v: fun(v, 3, dim, aggregate_to_topk=False))(x)
+        np.testing.assert_array_equal(np.asarray(again[0]), np.asarray(values))
+
+
+def test_approx_max_k_gradient_vmap_and_errors():
+    x = np.float32([[3, 1, 2, 5], [0, 7, 6, 1]])
+    g = olympus.grad(lambda v: lax.approx_max_k(v, 2)[0].sum())(x)
+    np.testing.assert_array_equal(np.asarray(g), [[1, 0, 0, 1], [0, 1, 1, 0]])
+    per_row = olympus.vmap(lambda r: lax.approx_min_k(r, 1)[1])(x)
+    np.testing.assert_array_equal(np.asarray(per_row), [[1], [0]])
+    with pytest.raises(TypeError, match="approx_max_k: the operand must be floating"):
+        lax.approx_max_k(np.int32([1, 2]), 1)
+    with pytest.raises(ValueError, match="k=5 is out of range"):
+        lax.approx_min_k(x, 5)
+    with pytest.raises(ValueError, match="recall_target"):
+        lax.approx_max_k(x, 1, recall_target=1.5)
+
+
+def test_approx_max_k_matches_jax():
+    jax = pytest.importorskip("jax")
+    x = np.random.default_rng(4).normal(size=(3, 9)).astype(np.float32)
+    for name, k, dim in (("approx_max_k", 4, 1), ("approx_min_k", 2, 0)):
+        ours = getattr(lax, name)(x, k, reduction_dimension=dim)
+        theirs = getattr(jax.lax, name)(x, k, reduction_dimension=dim)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

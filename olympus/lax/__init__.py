@@ -54,7 +54,13 @@ from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     scatter_mul,
 )
 from olympus.lax.hints import HintTypeError, HintValueError, hint  # noqa: E402,F401
-from olympus.lax.sorting import sort, sort_key_val, top_k  # noqa: E402,F401  (sort primitive)
+from olympus.lax.sorting import (  # noqa: E402,F401  (sort primitive)
+    approx_max_k,
+    approx_min_k,
+    sort,
+    sort_key_val,
+    top_k,
+)
 from olympus.lax.convolution import (  # noqa: E402,F401
     ConvDimensionNumbers,
     ConvPaddingError,
@@ -139,6 +145,8 @@ __all__ = [
     "add",
     "all_gather",
     "all_to_all",
+    "approx_max_k",
+    "approx_min_k",
     "argmax",
     "argmin",
     "asin",

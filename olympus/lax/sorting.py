@@ -203,3 +203,80 @@ def top_k(operand, k: int):
         slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
         slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
     )
+
+
+def _extreme_k(name: str, operand, k, reduction_dimension, recall_target, largest):
+    """The k largest (or smallest) entries along one axis and their indices,
+    found exactly: recall 1, whatever `recall_target` asks."""
+    aval = aval_of(operand)
+    if not dtypes.is_float(aval.dtype):
+        raise OlympusTypeError(
+            f"lax.{name}: the operand must be floating point, got {aval.str_short()}"
+        )
+    ndim = len(aval.shape)
+    if not -ndim <= reduction_dimension < ndim:
+        raise ValueError(
+            f"lax.{name}: reduction_dimension {reduction_dimension} is out of range "
+            f"for an operand of shape {aval.shape}"
+        )
+    dim = reduction_dimension % ndim
+    k = int(k)
+    if not 0 < k <= aval.shape[dim]:
+        raise ValueError(
+            f"lax.{name}: k={k} is out of range for an axis of size {aval.shape[dim]}"
+        )
+    if not 0 < recall_target <= 1:
+        raise ValueError(
+            f"lax.{name}: recall_target must be in (0, 1], got {recall_target}"
+        )
+    order = iota_p.bind(dtype=dtypes.int32, shape=aval.shape, dimension=dim)
+    key = descending_key(operand) if largest else operand
+    _, values, indices = sort_p.bind(
+        key, operand, order, dimension=dim, is_stable=True, num_keys=1
+    )
+    starts = (0,) * ndim
+    limits = tuple(k if d == dim else n for d, n in enumerate(aval.shape))
+    return (
+        slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
+        slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
+    )
+
+
+def approx_max_k(
+    operand,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+):
+    """The `k` largest entries along `reduction_dimension` and their indices,
+    largest first. JAX's approximate top-k; here exact (recall 1, as XLA's
+    CPU gives), so `aggregate_to_topk=False` also returns exactly k, sorted.
+
+    >>> values, indices = lax.approx_max_k(np.float32([[3, 1, 2, 5]]), 2)
+    >>> values, indices
+    (Array([[5., 3.]], dtype=float32), Array([[3, 0]], dtype=int32))
+    """
+    return _extreme_k(
+        "approx_max_k", operand, k, reduction_dimension, recall_target, True
+    )
+
+
+def approx_min_k(
+    operand,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+):
+    """The `k` smallest entries along `reduction_dimension` and their indices,
+    smallest first (exact, as approx_max_k).
+
+    >>> lax.approx_min_k(np.float32([[3, 1, 2, 5]]), 2)[0]
+    Array([[1., 2.]], dtype=float32)
+    """
+    return _extreme_k(
+        "approx_min_k", operand, k, reduction_dimension, recall_target, False
+    )
