@@ -37,6 +37,7 @@ from olympus.ir import dtypes
 from olympus.ir.core import Primitive, ShapedArray, all_primitives, register_param_type
 from olympus.ir.effects import ordered_effect_primitives
 from olympus import numpy as jnp
+from olympus.api import device_put
 from olympus.lax import ops as lax
 from olympus.lax.control_flow.scan import map as lax_map
 from olympus.tracer.core import user_source_info
@@ -150,8 +151,6 @@ def _abstract_eval(*avals, callback, result_types, vmap_method):
 
 
 def _impl(*args, callback, result_types, vmap_method):
-    from olympus.api import device_put
-
     return [device_put(r) for r in callback(result_types, *args)]
 
 

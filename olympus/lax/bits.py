@@ -22,7 +22,7 @@ from olympus.lax.base import (
     dtype_kind_check,
     same_dtypes,
 )
-from olympus.lax.elementwise import _operands_at_out_shape
+from olympus.lax.elementwise import _operands_at_out_shape, _unary
 from olympus.lax.ops import _match_scalars
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
@@ -87,15 +87,8 @@ defjvp_zero(bitcast_convert_type_p)
 
 
 # ---- population_count ------------------------------------------------------------
-def _popcnt_abstract_eval(x: ShapedArray) -> ShapedArray:
-    dtype_kind_check("population_count", x, dtypes.is_integer, "integer")
-    return x
-
-
-population_count_p = define_primitive(
-    "population_count",
-    _popcnt_abstract_eval,
-    lambda ctx, x: ctx.op("stablehlo.popcnt", [x]),
+population_count_p = _unary(
+    "population_count", "stablehlo.popcnt", dtypes.is_integer, "integer"
 )
 def_elementwise(population_count_p)
 defjvp_zero(population_count_p)

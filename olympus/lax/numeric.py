@@ -27,29 +27,10 @@ from olympus.transforms.batching import def_elementwise
 from olympus.transforms.jvp import defjvp, defjvp_zero, scalar_like
 
 
-def _real_float(name: str):
-    def abstract_eval(x: ShapedArray) -> ShapedArray:
-        dtype_kind_check(name, x, dtypes.is_float, "real floating-point")
-        return x
-
-    return abstract_eval
+cbrt_p = ew._unary("cbrt", "stablehlo.cbrt", dtypes.is_float, "real floating-point")
 
 
-cbrt_p = define_primitive(
-    "cbrt", _real_float("cbrt"), lambda ctx, x: ctx.op("stablehlo.cbrt", [x])
-)
-
-
-def _clz_abstract_eval(x: ShapedArray) -> ShapedArray:
-    dtype_kind_check("clz", x, dtypes.is_integer, "integer")
-    return x
-
-
-clz_p = define_primitive(
-    "clz",
-    _clz_abstract_eval,
-    lambda ctx, x: ctx.op("stablehlo.count_leading_zeros", [x]),
-)
+clz_p = ew._unary("clz", "stablehlo.count_leading_zeros", dtypes.is_integer, "integer")
 
 
 def _is_finite_abstract_eval(x: ShapedArray) -> ShapedArray:

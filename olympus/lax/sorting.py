@@ -189,16 +189,19 @@ def top_k(operand, k: int):
         raise ValueError(
             f"top_k: k={k} is out of range for last axis of size {shape[-1]}"
         )
-    order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=len(shape) - 1)
+    return _first_k(operand, descending_key(operand), k, len(shape) - 1)
+
+
+def _first_k(operand, key, k: int, dim: int):
+    """The first k entries of `operand` along `dim` in `key`'s ascending order
+    (stable: ties keep the lower index first), and their indices."""
+    shape = aval_of(operand).shape
+    order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=dim)
     _, values, indices = sort_p.bind(
-        descending_key(operand),
-        operand,
-        order,
-        dimension=len(shape) - 1,
-        is_stable=True,
-        num_keys=1,
+        key, operand, order, dimension=dim, is_stable=True, num_keys=1
     )
-    starts, limits = (0,) * len(shape), (*shape[:-1], k)
+    starts = (0,) * len(shape)
+    limits = tuple(k if d == dim else n for d, n in enumerate(shape))
     return (
         slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
         slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
@@ -229,17 +232,8 @@ def _extreme_k(name: str, operand, k, reduction_dimension, recall_target, larges
         raise ValueError(
             f"lax.{name}: recall_target must be in (0, 1], got {recall_target}"
         )
-    order = iota_p.bind(dtype=dtypes.int32, shape=aval.shape, dimension=dim)
     key = descending_key(operand) if largest else operand
-    _, values, indices = sort_p.bind(
-        key, operand, order, dimension=dim, is_stable=True, num_keys=1
-    )
-    starts = (0,) * ndim
-    limits = tuple(k if d == dim else n for d, n in enumerate(aval.shape))
-    return (
-        slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
-        slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
-    )
+    return _first_k(operand, key, k, dim)
 
 
 def approx_max_k(
