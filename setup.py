@@ -19,6 +19,9 @@ setup(
             "nbclient",
             "nbformat",
             "ipykernel",
+            # the oracle: JAX's behaviour is the spec (tests/jax_oracle.py); the
+            # olympus package itself never imports jax
+            "jax==0.10.2",
         ],
     },
 )
