@@ -335,14 +335,24 @@ class Lowered:
     def out_info(self):
         return self.traced.out_info
 
-    def as_text(self, generic: bool = False) -> str:
+    def as_text(
+        self, dialect: str | None = None, *, debug_info: bool = False,
+        generic: bool = False,
+    ) -> str:  # fmt: skip
         """The StableHLO module that XLA compiles, in MLIR's readable form
-        (`generic=True`: the generic form olympus emits, op names quoted)."""
+        (`generic=True`: the generic form olympus emits, op names quoted;
+        `debug_info=True`: with each op's location, as JAX's signature has it).
+        `dialect` is JAX's argument: only "stablehlo" (the default) exists here."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(
+                f"Lowered.as_text: dialect {dialect!r} is not available; olympus "
+                "lowers to 'stablehlo' only (Compiled.as_text() gives XLA's HLO)"
+            )
         if generic:
             return self._text
         from olympus.backends.xla.compiler import pretty_stablehlo
 
-        return pretty_stablehlo(self._text)
+        return pretty_stablehlo(self._text, debug_info=debug_info)
 
     def compile(self) -> Compiled:
         """The executable; ArrayTooLargeError first if one of the program's

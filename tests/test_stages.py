@@ -141,3 +141,17 @@ def test_jit_caches_the_compiled_stage():
     aot = f.lower(x, 2)
     assert entry.executable.text == aot.as_text(generic=True) == f.lower_text(x, 2)
     np.testing.assert_array_equal(np.asarray(aot.compile()(x)), x * 2)
+
+
+def test_lowered_as_text_takes_jaxs_signature():
+    def scoped(x):
+        with olympus.named_scope("blk"):
+            return x + 1
+
+    lowered = olympus.jit(scoped).lower(np.ones(3, np.float32))
+    plain = lowered.as_text()
+    assert lowered.as_text("stablehlo") == plain and "loc(" not in plain
+    located = lowered.as_text(debug_info=True)
+    assert '"blk/add"' in located and "test_stages.py" in located
+    with pytest.raises(ValueError, match="dialect 'hlo'"):
+        lowered.as_text("hlo")

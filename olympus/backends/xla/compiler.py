@@ -324,13 +324,17 @@ def _min_compile_secs() -> float:
     return float(config.read("olympus_compilation_cache_min_compile_secs"))
 
 
-def pretty_stablehlo(text: str) -> str:
+def pretty_stablehlo(text: str, debug_info: bool = False) -> str:
     """The module in MLIR's custom (readable) form: `stablehlo.add %0, %1 : ...`.
 
     The lowering emits the generic form (`"stablehlo.add"(%0, %1) : (...) -> ...`);
     MLIR parses it and prints the form people read in StableHLO's documentation.
+    `debug_info`: each op followed by its location (`loc(...)`).
     """
     from jaxlib.mlir import ir
 
     with host_callback.mlir_context():
-        return str(ir.Module.parse(text))
+        module = ir.Module.parse(text)
+        if debug_info:
+            return module.operation.get_asm(enable_debug_info=True)
+        return str(module)
