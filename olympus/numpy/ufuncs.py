@@ -328,28 +328,55 @@ def _bools_as_ints(x1, x2):
     )
 
 
+def _nonzero_divisor(x2):
+    """An integer divisor with its zeros replaced by ones, as JAX does, so that
+    `x % 0` and `fmod(x, 0)` are 0 on every backend instead of XLA's `x`."""
+    if not dtypes.is_integer(aval_of(x2).dtype):
+        return x2
+    zero, one = scalar_like(x2, 0), scalar_like(x2, 1)
+    return lax.select(lax.eq(x2, zero), lax.full_like(x2, one), x2)
+
+
 def floor_divide(x1, x2):
-    """`x1 // x2` with Python's rounding toward negative infinity."""
+    """`x1 // x2` with Python's rounding toward negative infinity; an integer
+    division by zero gives XLA's quotient with JAX's sign fix-up."""
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
     dtype = aval_of(x1).dtype
+    if dtypes.is_unsigned_int(dtype):
+        return lax.div(x1, x2)
     if dtypes.is_integer(dtype):
         quotient = lax.div(x1, x2)
-        if dtypes.is_unsigned_int(dtype):
-            return quotient
         # Truncation rounds toward zero; step down where signs differ and it was inexact.
-        rem = lax.rem(x1, x2)
-        zero = scalar_like(x1, 0)
-        signs_differ = lax.ne(lax.lt(rem, zero), lax.lt(x2, zero))
-        fix = lax.bitwise_and(lax.ne(rem, zero), signs_differ)
+        fix = lax.bitwise_and(
+            lax.ne(lax.sign(x1), lax.sign(x2)),
+            lax.ne(lax.rem(x1, x2), scalar_like(x1, 0)),
+        )
         return lax.select(
             fix, lax.sub(quotient, 1), quotient
         )  # a Python 1 keeps weak types
-    return lax.floor(lax.div(x1, x2))
+    return _float_divmod(x1, x2)[0]
+
+
+def _float_divmod(x1, x2):
+    """Float (x1 // x2, x1 % x2) as CPython's float_divmod computes them: the
+    quotient from the exact remainder, so 1 // 0.1 is 9 (not floor(10.0))."""
+    mod = lax.rem(x1, x2)
+    zero = scalar_like(x2, 0)
+    corrected = lax.select(lax.eq(x2, zero), x1, lax.sub(x1, mod))
+    div = lax.div(corrected, x2)
+    fix = lax.bitwise_and(
+        lax.ne(mod, scalar_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod))
+    )
+    mod = lax.select(fix, lax.add(mod, x2), mod)
+    div = lax.select(fix, lax.sub(div, scalar_like(div, 1)), div)
+    return lax.round(div), mod
 
 
 def remainder(x1, x2):
-    """`x1 % x2` with the sign of the divisor, like Python and NumPy."""
+    """`x1 % x2` with the sign of the divisor, like Python and NumPy; an
+    integer `x % 0` is 0, as in JAX."""
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
+    x2 = _nonzero_divisor(x2)
     rem = lax.rem(x1, x2)
     dtype = aval_of(rem).dtype
     if dtypes.is_unsigned_int(dtype):
@@ -365,8 +392,10 @@ mod = remainder
 
 
 def fmod(x1, x2):
-    """Remainder with the sign of the dividend (C's fmod)."""
-    return lax.rem(*_bools_as_ints(*prepare(x1, x2)))
+    """Remainder with the sign of the dividend (C's fmod); an integer
+    `fmod(x, 0)` is 0, as in JAX."""
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
+    return lax.rem(x1, _nonzero_divisor(x2))
 
 
 def power(x1, x2):
@@ -669,6 +698,9 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
 
 def divmod(x1, x2):  # noqa: A001
     """(x1 // x2, x1 % x2), both with Python's signs."""
+    x1, x2 = _bools_as_ints(*prepare(x1, x2))
+    if dtypes.is_float(aval_of(x1).dtype):
+        return _float_divmod(x1, x2)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
