@@ -21,6 +21,16 @@ _registry: dict[type, _NodeType] = {}
 _NO_INITIALIZER = object()
 
 
+class _Children(tuple):
+    """A treedef's child structures: a tuple inside olympus, and callable as
+    JAX's `treedef.children()` (a list) so libraries written for JAX work."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list:
+        return list(self)
+
+
 class PyTreeDef:
     """The shape of a pytree with its leaves taken out."""
 
@@ -29,7 +39,7 @@ class PyTreeDef:
     def __init__(self, node_type, aux, children: tuple):
         self.node_type = node_type
         self.aux = aux
-        self.children = children
+        self.children = _Children(children)
         self.num_leaves = (
             1 if node_type is None else sum(c.num_leaves for c in children)
         )
@@ -53,6 +63,23 @@ class PyTreeDef:
 
     def unflatten(self, leaves) -> Any:
         return tree_unflatten(self, leaves)
+
+    def node_data(self) -> tuple | None:
+        """(node type, aux data) of the root, None for a leaf (as JAX)."""
+        return None if self.node_type is None else (self.node_type, self.aux)
+
+    def flatten_up_to(self, tree) -> list:
+        """The subtrees of `tree` at this treedef's leaves (it must be a prefix)."""
+        out: list = []
+        _flatten_up_to(self, tree, out)
+        return out
+
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """This structure with `inner` at each of its leaves."""
+        if self.node_type is None:
+            return inner
+        kids = tuple(c.compose(inner) for c in self.children)
+        return PyTreeDef(self.node_type, self.aux, kids)
 
     def __repr__(self) -> str:
         return f"PyTreeDef({_describe(self)})"
@@ -325,8 +352,22 @@ def tree_flatten_with_path(tree, is_leaf: Callable | None = None):
     """Like tree_flatten, with each leaf paired with its key path (a tuple of keys)."""
     leaves, treedef = tree_flatten(tree, is_leaf)
     paths: list = []
-    _collect_key_paths(treedef, (), paths)
+    if _keyed_flatten:  # a class registered with keys names its own children
+        _collect_value_key_paths(tree, (), is_leaf, paths)
+    else:
+        _collect_key_paths(treedef, (), paths)
     return list(zip(paths, leaves)), treedef
+
+
+def _collect_value_key_paths(x, prefix: tuple, is_leaf, out: list) -> None:
+    t = type(x)
+    if (is_leaf is not None and is_leaf(x)) or not is_tree_node(t):
+        out.append(prefix)
+        return
+    children, _, t = _node_children(x, t)
+    children = list(children)
+    for key, child in zip(_keys_of_node(x, t, len(children)), children):
+        _collect_value_key_paths(child, prefix + (key,), is_leaf, out)
 
 
 def _collect_key_paths(treedef: PyTreeDef, prefix: tuple, out: list) -> None:
@@ -365,3 +406,168 @@ register_pytree_node(
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]),
 )
+
+
+# ---- JAX's wider tree_util API ----------------------------------------------
+class TreePrefixError(ValueError):
+    """A tree is not a prefix of another (flatten_up_to, tree_broadcast)."""
+
+
+KeyEntry = Any  # one step of a key path: SequenceKey, DictKey, GetAttrKey, ...
+KeyPath = tuple  # a tuple of KeyEntry, as tree_flatten_with_path gives
+
+
+def _flatten_up_to(treedef: PyTreeDef, tree, out: list) -> None:
+    if treedef.node_type is None:
+        out.append(tree)
+        return
+    found = _node_children(tree, type(tree)) if type(tree) is not type(None) else None
+    if type(tree) is type(None) and treedef.node_type is type(None):
+        return
+    if found is None or found[2] is not treedef.node_type or found[1] != treedef.aux:
+        raise TreePrefixError(
+            f"flatten_up_to: {treedef} is not a prefix of the tree "
+            f"{tree_structure(tree)}; pass a tree whose top levels match it"
+        )
+    children = list(found[0])
+    if len(children) != len(treedef.children):
+        raise TreePrefixError(
+            f"flatten_up_to: {treedef} has {len(treedef.children)} children "
+            f"where the tree has {len(children)}"
+        )
+    for sub, child in zip(treedef.children, children):
+        _flatten_up_to(sub, child, out)
+
+
+def treedef_tuple(treedefs) -> PyTreeDef:
+    """The structure of a tuple whose elements have the structures `treedefs`."""
+    return PyTreeDef(tuple, None, tuple(treedefs))
+
+
+def treedef_children(treedef: PyTreeDef) -> list:
+    """The structures of the root's children."""
+    return list(treedef.children)
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether values of type `typ` are pytree nodes (not leaves)."""
+    return typ in _registry or _is_namedtuple(typ)
+
+
+def all_leaves(iterable, is_leaf: Callable | None = None) -> bool:
+    """Whether every item of `iterable` is a leaf (None is a node, not a leaf)."""
+    items = list(iterable)
+    leaves = tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
+
+
+def flatten_one_level(tree) -> tuple[tuple, Any]:
+    """(children, aux data) of the root node; a leaf raises ValueError."""
+    found = _node_children(tree, type(tree))
+    if found is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return tuple(found[0]), found[1]
+
+
+def flatten_one_level_with_keys(tree) -> tuple[tuple, Any]:
+    """((key, child) pairs, aux data) of the root node."""
+    children, aux = flatten_one_level(tree)
+    keys = _keys_of_node(tree, type(tree), len(children))
+    return tuple(zip(keys, children)), aux
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef, pytree_to_transpose):
+    """A tree of structure outer∘inner turned into one of structure inner∘outer."""
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        first = outer_treedef.flatten_up_to(pytree_to_transpose)[0]
+        inner_treedef = tree_structure(first)
+    inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner_size * outer_size:
+        raise TypeError(
+            f"tree_transpose: mismatch\n{treedef}\n != \n"
+            f"{outer_treedef.compose(inner_treedef)}"
+        )
+    rows = [flat[i * inner_size : (i + 1) * inner_size] for i in range(outer_size)]
+    return inner_treedef.unflatten(outer_treedef.unflatten(col) for col in zip(*rows))
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable | None = None):
+    """`prefix_tree`'s leaves repeated over the matching subtrees of `full_tree`."""
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = prefix_def.flatten_up_to(full_tree)
+    return prefix_def.unflatten(
+        tree_map(lambda _, leaf=leaf: leaf, sub, is_leaf=is_leaf)
+        for leaf, sub in zip(prefix_leaves, subtrees)
+    )
+
+
+_NO_IDENTITY = object()
+
+
+def tree_reduce_associative(
+    operation: Callable, tree, *, identity=_NO_IDENTITY, is_leaf=None
+):
+    """Reduces the leaves with an associative `operation` in a balanced tree
+    (logarithmic depth), so a long reduction stays shallow to differentiate."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_IDENTITY:
+            raise ValueError(
+                "tree_reduce_associative: the tree has no leaves; pass identity="
+            )
+        return identity
+    while len(leaves) > 1:
+        pairs = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
+        leaves = pairs + leaves[len(pairs) * 2 :]
+    return leaves[0]
+
+
+def register_static(cls: type) -> type:
+    """Registers `cls` as a node with no children: its instances are static
+    (hashed into a treedef) rather than leaves."""
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
+def register_pytree_with_keys(
+    nodetype: type,
+    flatten_with_keys: Callable,
+    unflatten_func: Callable,
+    flatten_func: Callable | None = None,
+):
+    """Like register_pytree_node, with `flatten_with_keys(x) -> ((key, child)
+    pairs, aux)` naming each child in key paths."""
+
+    def flatten_from_keys(x):
+        pairs, aux = flatten_with_keys(x)
+        return [child for _, child in pairs], aux
+
+    register_pytree_node(nodetype, flatten_func or flatten_from_keys, unflatten_func)
+    _keyed_flatten[nodetype] = flatten_with_keys
+    return nodetype
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Decorator for classes with `tree_flatten_with_keys` and `tree_unflatten`
+    (and optionally `tree_flatten`)."""
+    flatten = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(
+        cls,
+        lambda x: x.tree_flatten_with_keys(),
+        cls.tree_unflatten,
+        (lambda x: x.tree_flatten()) if flatten is not None else None,
+    )
+    return cls
+
+
+_keyed_flatten: dict[type, Callable] = {}
+
+
+def _keys_of_node(node, t: type, count: int) -> list:
+    keyed = _keyed_flatten.get(t)
+    if keyed is not None:
+        return [key for key, _ in keyed(node)[0]]
+    _, aux, t = _node_children(node, t)
+    children = (LEAF,) * count
+    return _key_objects(PyTreeDef(t, aux, children))

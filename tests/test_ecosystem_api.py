@@ -1,0 +1,193 @@
+"""The public API that libraries written for JAX (optax, flax, equinox, chex,
+numpyro, distrax, ...) reach for, checked against JAX 0.10.2."""
+
+import dataclasses
+import importlib
+import typing
+
+import numpy as np
+import pytest
+from jax_oracle import agree, x64
+
+import jax
+import olympus
+import olympus.numpy as jnp
+
+
+def mod(ox, name: str):
+    """`ox`'s submodule `name` (olympus.flatten_util or jax.flatten_util)."""
+    return importlib.import_module(f"{ox.name}.{name}")
+
+
+# ---- typing -----------------------------------------------------------------
+def test_typing_has_jax_typing_names():
+    import jax.typing
+    import olympus.typing
+
+    public = {n for n in dir(jax.typing) if not n.startswith("_")}
+    assert public <= set(dir(olympus.typing))
+    assert olympus.Array in typing.get_args(olympus.typing.ArrayLike)
+    assert np.dtype in typing.get_args(olympus.typing.DTypeLike)
+
+
+# ---- flatten_util -----------------------------------------------------------
+TREE = {"w": np.ones((2, 3), np.float32), "b": (np.arange(3.0, dtype=np.float32),)}
+MIXED = {"a": np.arange(3, dtype=np.int32), "b": np.ones(2, np.float16), "c": 2.5}
+
+
+@pytest.mark.parametrize("tree", [TREE, MIXED, {}, [np.int8(3), np.uint8(4)]])
+def test_ravel_pytree_values_and_dtypes(tree):
+    def program(ox, tree):
+        flat, unravel = mod(ox, "flatten_util").ravel_pytree(tree)
+        return flat, unravel(flat)
+
+    agree(program, tree)
+
+
+def test_ravel_pytree_x64_mixed():
+    with x64():
+        agree(lambda ox, t: mod(ox, "flatten_util").ravel_pytree(t)[0], MIXED)
+
+
+def test_ravel_pytree_under_jit_and_grad():
+    def program(ox, tree):
+        ravel = mod(ox, "flatten_util").ravel_pytree
+
+        def loss(t):
+            flat, _ = ravel(t)
+            return ox.jnp.sum(flat**2)
+
+        flat, unravel = ravel(tree)
+        rebuilt = ox.jit(unravel)(flat * 2)
+        return ox.jit(lambda t: ravel(t)[0])(tree), ox.grad(loss)(tree), rebuilt
+
+    agree(program, TREE)
+
+
+def test_unravel_rejects_another_dtype():
+    from olympus.flatten_util import UnravelDTypeError, ravel_pytree
+
+    flat, unravel = ravel_pytree(MIXED)
+    with pytest.raises(UnravelDTypeError, match="expected dtype float32"):
+        unravel(flat.astype(jnp.int32))
+
+
+# ---- tree_util and tree -----------------------------------------------------
+def test_tree_module_has_every_jax_tree_name():
+    assert {n for n in dir(jax.tree) if not n.startswith("_")} <= set(dir(olympus.tree))
+    missing = {n for n in dir(jax.tree_util) if not n.startswith("_")} - set(
+        dir(olympus.tree_util)
+    )
+    assert missing <= {"default_registry"}
+
+
+NESTED = {"a": (1.0, 2.0), "b": [3.0], "c": None}
+
+
+def test_pytreedef_methods():
+    def program(ox, tree):
+        tu = ox.tree_util
+        treedef = tu.tree_structure(tree)
+        kids = treedef.children()
+        return (
+            [k.num_leaves for k in kids],
+            treedef.num_leaves,
+            treedef.num_nodes,
+            treedef.node_data()[0].__name__,
+            tu.tree_structure(1.0).node_data(),
+            [k.num_nodes for k in tu.treedef_children(treedef)],
+            tu.treedef_tuple(kids).num_leaves,
+            tu.treedef_tuple(kids).unflatten([1, 2, 3]),
+        )
+
+    agree(program, NESTED)
+
+
+def test_tree_transpose_broadcast_reduce_associative():
+    def program(ox, tree):
+        tu = ox.tree_util
+        pairs = [(1, 2), (3, 4), (5, 6)]
+        outer = tu.tree_structure([0, 0, 0])
+        inner = tu.tree_structure((0, 0))
+        return (
+            tu.tree_transpose(outer, inner, pairs),
+            ox.tree.transpose(outer, None, pairs),
+            ox.tree.broadcast({"a": 1, "b": 2}, {"a": (0, 0), "b": [0, 0, 0]}),
+            ox.tree.reduce_associative(lambda x, y: x + y, [1, 2, 3, 4, 5]),
+            ox.tree.reduce_associative(lambda x, y: x + y, [], identity=0),
+            tu.all_leaves([1, 2.0]),
+            tu.all_leaves([1, (2,)]),
+            tu.flatten_one_level({"b": 1, "a": 2}),
+            tu.is_tree_node(tuple),
+            tu.is_tree_node(int),
+        )
+
+    agree(program, NESTED)
+
+
+def test_tree_transpose_mismatch_raises():
+    def program(ox):
+        tu = ox.tree_util
+        outer = tu.tree_structure([0, 0])
+        return tu.tree_transpose(outer, tu.tree_structure((0, 0)), [(1, 2), (3,)])
+
+    agree(program)
+
+
+class _Keyed:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+def test_register_pytree_with_keys_and_static():
+    tu = olympus.tree_util
+    tu.register_pytree_with_keys(
+        _Keyed,
+        lambda k: (((tu.GetAttrKey("x"), k.x), (tu.GetAttrKey("y"), k.y)), None),
+        lambda aux, kids: _Keyed(*kids),
+    )
+    pairs, treedef = tu.tree_flatten_with_path({"k": _Keyed(1, 2)})
+    assert [tu.keystr(p) for p, _ in pairs] == ["['k'].x", "['k'].y"]
+    assert [leaf for _, leaf in pairs] == [1, 2]
+
+    @tu.register_static
+    class Static:
+        def __hash__(self):
+            return 0
+
+        def __eq__(self, other):
+            return type(other) is Static
+
+    leaves, treedef = tu.tree_flatten((Static(), 1.0))
+    assert leaves == [1.0]
+    assert isinstance(treedef.unflatten([2.0])[0], Static)
+
+
+def test_register_pytree_with_keys_class_and_tree_static_field():
+    tu = olympus.tree_util
+
+    @tu.register_pytree_with_keys_class
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        def tree_flatten_with_keys(self):
+            return ((tu.GetAttrKey("a"), self.a), (tu.GetAttrKey("b"), self.b)), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, kids):
+            return cls(*kids)
+
+    out = olympus.jit(lambda p: Pair(p.b, p.a))(Pair(1.0, 2.0))
+    assert (float(out.a), float(out.b)) == (2.0, 1.0)
+    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(Pair(1, 2))]
+    assert paths == [".a", ".b"]
+
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Layer:
+        w: float
+        name: str = olympus.tree.static(default="dense")
+
+    leaves, treedef = tu.tree_flatten(Layer(1.0))
+    assert leaves == [1.0] and treedef.unflatten([3.0]).name == "dense"
