@@ -1,0 +1,103 @@
+"""`jax.extend.core` under olympus: the IR's classes under JAX's names.
+
+`Jaxpr` is olympus's `Olympuspr` and `ClosedJaxpr` its `ClosedOlympuspr` (the
+same classes, so `isinstance` works both ways); `Primitive` is olympus's with
+JAX's `def_effectful_abstract_eval` added.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from olympus.ir import core as ir
+from olympus.ir.core import (  # noqa: F401
+    ClosedOlympuspr as ClosedJaxpr,
+    Eqn as JaxprEqn,
+    Literal,
+    Olympuspr as Jaxpr,
+    ShapedArray,
+    Var,
+)
+from olympus.tracer.core import Tracer, aval_of as get_aval  # noqa: F401
+from olympus.tracer.evaluation import eval_program
+
+
+class Primitive(ir.Primitive):
+    """A primitive made by a library; `bind`, `def_impl` and
+    `def_abstract_eval` are olympus's own, so every transformation treats it as
+    one of lax's once its rules are registered in `olympus.interpreters`."""
+
+    __slots__ = ()
+
+    def def_effectful_abstract_eval(self, rule: Callable) -> Callable:
+        """JAX's form `rule(*avals, **params) -> (aval, effects)`; olympus
+        primitives carry no effects of their own, so a rule naming any is refused."""
+
+        def abstract_eval(*avals, **params):
+            out, effects = rule(*avals, **params)
+            if effects:
+                raise UnsupportedEffectError(
+                    f"primitive {self.name}: its abstract_eval returned effects "
+                    f"{set(effects)}; olympus.extend primitives are pure. Use "
+                    f"olympus.experimental.io_callback for side effects."
+                )
+            return out
+
+        self.abstract_eval = abstract_eval
+        return rule
+
+
+class UnsupportedEffectError(NotImplementedError):
+    """A library primitive declared JAX effects, which olympus's IR cannot carry."""
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
+    """Runs `jaxpr` on the current trace (JAX's `core.eval_jaxpr`)."""
+    return eval_program(jaxpr, list(consts), list(args))
+
+
+def jaxpr_as_fn(closed: ClosedJaxpr) -> Callable:
+    """The function a closed program computes: `f(*args) -> list of outputs`."""
+    return lambda *args: eval_program(closed.olympuspr, closed.consts, list(args))
+
+
+def mapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
+    """`aval` with its `axis` removed (one example of a batch of `size`)."""
+    if axis is None:
+        return aval
+    shape = aval.shape[:axis] + aval.shape[axis + 1 :]
+    return aval.update(shape=shape)
+
+
+def unmapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
+    """`aval` with a batch axis of `size` inserted at `axis`."""
+    if axis is None:
+        return aval
+    return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
+
+
+def valid_jaxtype(x) -> bool:
+    """Whether `x` can be an operand of a primitive (an array, scalar or tracer)."""
+    try:
+        get_aval(x)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+__all__ = [
+    "ClosedJaxpr",
+    "Jaxpr",
+    "JaxprEqn",
+    "Literal",
+    "Primitive",
+    "ShapedArray",
+    "Tracer",
+    "Var",
+    "eval_jaxpr",
+    "get_aval",
+    "jaxpr_as_fn",
+    "mapped_aval",
+    "unmapped_aval",
+    "valid_jaxtype",
+]
