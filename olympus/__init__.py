@@ -34,10 +34,11 @@ from olympus.api import (  # noqa: F401
     typeof,
 )
 from olympus.backends.xla.array import (  # noqa: F401
-    Array,
+    PublicArray as Array,
     make_array_from_single_device_arrays,
 )
 from olympus.backends.xla.client import (  # noqa: F401
+    Device,
     device_count,
     devices,
     local_device_count,

@@ -11,7 +11,7 @@ from typing import Any, Protocol, Union
 
 import numpy as np
 
-from olympus.backends.xla.array import Array
+from olympus.backends.xla.array import PublicArray as Array
 
 
 class SupportsDType(Protocol):

@@ -191,3 +191,34 @@ def test_register_pytree_with_keys_class_and_tree_static_field():
 
     leaves, treedef = tu.tree_flatten(Layer(1.0))
     assert leaves == [1.0] and treedef.unflatten([3.0]).name == "dense"
+
+
+# ---- Device and Array as types ----------------------------------------------
+def test_device_class_and_attributes():
+    def program(ox):
+        d = ox.devices()[0]
+        assert isinstance(d, ox.Device)
+        return d.id, d.platform, d.device_kind, d.process_index, d.host_id
+
+    agree(program)
+    assert not isinstance("cpu", olympus.Device)
+
+
+def test_tracers_are_arrays_inside_transforms():
+    def program(ox, x):
+        seen = []
+
+        def f(y):
+            seen.append(isinstance(y, ox.Array))
+            return ox.jnp.sum(y * 2.0)
+
+        ox.jit(f)(x)
+        ox.grad(f)(x)
+        ox.vmap(f)(x)
+        eager = isinstance(ox.jnp.asarray(x), ox.Array)
+        return seen, eager, isinstance(x, ox.Array), isinstance(1.0, ox.Array)
+
+    agree(program, np.ones((2, 3), np.float32))
+    assert issubclass(type(jnp.ones(1)), olympus.Array)
+    with pytest.raises(TypeError, match="asarray"):
+        olympus.Array()

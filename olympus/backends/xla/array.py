@@ -22,7 +22,7 @@ from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import client
 from olympus.backends.xla.sharding import Sharding, SingleDeviceSharding, same_layout
-from olympus.tracer.core import aval_of, user_source_info
+from olympus.tracer.core import Tracer, aval_of, user_source_info
 
 
 class ShardMismatchError(ValueError):
@@ -433,3 +433,35 @@ def _single_buffer(a: Array):
 def _at_user_line() -> str:
     site = user_source_info()
     return f" (at {site})" if site is not None else ""
+
+
+# ---- olympus.Array, the public type -----------------------------------------
+class _PublicArrayMeta(type):
+    """isinstance(x, olympus.Array) holds for device arrays and for tracers (as
+    jax.Array is a virtual base of JAX's tracers), so library code that checks
+    `isinstance(x, jax.Array)` works inside jit, grad and vmap. Only that
+    public name uses this check; olympus's own code tests the concrete Array,
+    so no call path pays for it."""
+
+    def __instancecheck__(cls, x) -> bool:
+        return isinstance(x, (Array, Tracer))
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, (Array, Tracer))
+
+
+class PublicArray(metaclass=_PublicArrayMeta):
+    """`olympus.Array`: the type of every olympus array, concrete or traced
+    (`isinstance(x, olympus.Array)`); concrete ones are `backends.xla.array.Array`."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(
+            "olympus.Array cannot be constructed directly; make arrays with "
+            "olympus.numpy.asarray(...) or olympus.device_put(...)"
+        )
+
+
+PublicArray.__name__ = PublicArray.__qualname__ = "Array"
+PublicArray.__module__ = "olympus"

@@ -479,6 +479,25 @@ def _check_backend(backend) -> None:
         )
 
 
+class _DeviceMeta(type):
+    """isinstance against jaxlib's Device class, loaded only when asked (so
+    `import olympus` does not load jaxlib)."""
+
+    def __instancecheck__(cls, x) -> bool:
+        return isinstance(x, _load_xla_client().Device)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, _load_xla_client().Device)
+
+
+class Device(metaclass=_DeviceMeta):
+    """`olympus.Device`: the type of `olympus.devices()`'s entries (jaxlib's
+    device, as jax.Device): `id`, `platform`, `device_kind`, `process_index`,
+    `host_id`, `local_hardware_id`, `client`, `memory_stats()`, ..."""
+
+    __slots__ = ()
+
+
 def devices(backend: str | None = None) -> list:
     """Every device of every process (the CPU devices of this one here).
 
