@@ -360,6 +360,8 @@ def floor_divide(x1, x2):
 def _float_divmod(x1, x2):
     """Float (x1 // x2, x1 % x2) as CPython's float_divmod computes them: the
     quotient from the exact remainder, so 1 // 0.1 is 9 (not floor(10.0))."""
+    shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
+    x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     mod = lax.rem(x1, x2)
     zero = scalar_like(x2, 0)
     corrected = lax.select(lax.eq(x2, zero), x1, lax.sub(x1, mod))
@@ -394,8 +396,9 @@ mod = remainder
 def fmod(x1, x2):
     """Remainder with the sign of the dividend (C's fmod); an integer
     `fmod(x, 0)` is 0, as in JAX."""
-    x1, x2 = _bools_as_ints(*prepare(x1, x2))
-    return lax.rem(x1, _nonzero_divisor(x2))
+    x1, x2 = prepare(x1, x2)
+    # JAX replaces zero divisors before booleans become ints, so fmod(b, False) is b.
+    return lax.rem(*_bools_as_ints(x1, _nonzero_divisor(x2)))
 
 
 def power(x1, x2):
