@@ -87,7 +87,7 @@ def test_a_sub_program_with_constants_round_trips(conftest):
     d, e, a, b, c = (Var(aval) for _ in range(5))
     inner = ClosedOlympuspr(Olympuspr([d], [e], [], [e, d]), [np.ones(4, np.float32)])
     outer = Olympuspr(
-        [], [a], [Eqn(pjit_p, {"name": "f", "olympuspr": inner}, [a], [b, c])], [c]
+        [], [a], [Eqn(pjit_p, {"name": "f", "olympuspr": inner}, [a], [b, c])], [b, c]
     )
     assert "lambda d:f32[4] ; e:f32[4]" in outer.pretty()
     assert conftest.round_trip_failure(outer) is None

@@ -39,6 +39,7 @@ from olympus.backends.xla.array import to_device
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Primitive, Var
 from olympus.ir.html import array_html
 from olympus.ir.printer import (
+    DROPPED,
     VarNames,
     pp_eqn,
     pp_literal,
@@ -348,8 +349,11 @@ class ProgramStepper:
     def eqn_text(self, eqn: Eqn) -> str:
         """The equation as printed; sub-programs shown as `{…}` (one line)."""
         if not any(_programs(v) for v in eqn.params.values()):
-            return pp_eqn(eqn, self.names)
-        lhs = " ".join(f"{self.names(v)}:{pp_type(v.aval)}" for v in eqn.outvars)
+            return pp_eqn(eqn, self.names, dead=frozenset(self.names.dropped))
+        lhs = " ".join(
+            f"{DROPPED if v in self.names.dropped else self.names(v)}:{pp_type(v.aval)}"
+            for v in eqn.outvars
+        )
         params = []
         for key, value in sorted(eqn.params.items()):
             programs = _programs(value)
@@ -364,7 +368,11 @@ class ProgramStepper:
 
     # -- running ------------------------------------------------------------------------
     def _key(self, frame: Frame, var) -> str | None:
-        return None if isinstance(var, Literal) else self.names(var) + frame.qualifier
+        if isinstance(var, Literal):
+            return None
+        if var in self.names.dropped:  # printed `_`: nothing reads it
+            return DROPPED
+        return self.names(var) + frame.qualifier
 
     def _bind(self, frame: Frame, variables, vals, sources) -> list:
         keys = []
@@ -372,7 +380,8 @@ class ProgramStepper:
             value = to_device(value, var.aval) if not hasattr(value, "aval") else value
             frame.env[var] = value
             key = frame.keys[var] = self._key(frame, var)
-            self.values[key] = value
+            if key != DROPPED:
+                self.values[key] = value
             if source is not None:
                 self._origin[key] = source
             keys.append(key)

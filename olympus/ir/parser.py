@@ -61,7 +61,12 @@ from olympus.ir.core import (
     all_primitives,
     param_types,
 )
-from olympus.ir.printer import REWRITE_MARK, WEAK_MARK, quoted_string_params
+from olympus.ir.printer import (
+    DROPPED,
+    REWRITE_MARK,
+    WEAK_MARK,
+    quoted_string_params,
+)
 
 
 class OlympusprParseError(ValueError):
@@ -176,6 +181,8 @@ class _Parser:
         start = r.pos
         name = r.match(_NAME, "a variable name")
         r.expect(":")
+        if name == DROPPED:  # a result nothing reads: bound to no name
+            return Var(self.aval())
         if name in scope.vars:
             r.pos = start
             r.skip_space()

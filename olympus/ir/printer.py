@@ -59,6 +59,7 @@ class VarNames:
     def __init__(self, weak_types: bool = False, given: dict | None = None) -> None:
         self._names: dict = dict(given or {})  # `given`: names chosen beforehand
         self.weak_types = weak_types
+        self.dropped: set = set()  # the results printed `_` (no name given)
 
     def __call__(self, var: Var) -> str:
         name = self._names.get(var)
@@ -129,9 +130,31 @@ def _has_subprograms(params: dict) -> bool:
     return False
 
 
-def pp_eqn(eqn, names: VarNames, indent: int = 0, source_info: bool = False) -> str:
-    """One equation as printed (`indent`: where its sub-programs' lines start)."""
-    lhs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
+DROPPED = "_"  # the name of a result nothing reads (JAX prints it so too)
+
+
+def _pp_result(var: Var, names: VarNames, dead: frozenset) -> str:
+    if var in dead:
+        names.dropped.add(var)
+        return f"{DROPPED}:{pp_type(var.aval, names.weak_types)}"
+    return _pp_binder(var, names)
+
+
+def _dead_results(olympuspr) -> frozenset:
+    """The equations' results that no equation and no output of the program
+    reads: printed `_`, so a reader sees at once what is dead."""
+    read = {v for e in olympuspr.eqns for v in e.invars if not isinstance(v, Literal)}
+    read.update(v for v in olympuspr.outvars if not isinstance(v, Literal))
+    return frozenset(v for e in olympuspr.eqns for v in e.outvars if v not in read)
+
+
+def pp_eqn(
+    eqn, names: VarNames, indent: int = 0, source_info: bool = False,
+    dead: frozenset = frozenset(),
+) -> str:  # fmt: skip
+    """One equation as printed (`indent`: where its sub-programs' lines start;
+    `dead`: results printed `_`)."""
+    lhs = " ".join(_pp_result(v, names, dead) for v in eqn.outvars)
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
     params = sorted(eqn.params.items())
     if not params:
@@ -174,7 +197,10 @@ def _pp(
     consts = " ".join(_pp_binder(v, names) for v in olympuspr.constvars)
     invars = " ".join(_pp_binder(v, names) for v in olympuspr.invars)
     header = f"{{ lambda {consts}{' ' if consts else ''}; {invars}. let"
-    eqn_texts = [pp_eqn(e, names, indent + 4, source_info) for e in olympuspr.eqns]
+    dead = _dead_results(olympuspr)
+    eqn_texts = [
+        pp_eqn(e, names, indent + 4, source_info, dead) for e in olympuspr.eqns
+    ]
     outs = ", ".join(_pp_atom(a, names) for a in olympuspr.outvars)
     footer = f"in ({outs}{',' if len(olympuspr.outvars) == 1 else ''}) }}"
     one_line = f"{header} {' '.join(eqn_texts)} {footer}"
