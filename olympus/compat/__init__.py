@@ -131,8 +131,12 @@ class JaxModule(types.ModuleType):
 
         if name.startswith("__"):
             raise AttributeError(name)
-        if hasattr(olympus, name):
-            return getattr(olympus, name)
+        value = getattr(olympus, name, None)
+        if isinstance(value, types.ModuleType):
+            # through the finder, so its missing names are named as JAX's
+            return importlib.import_module(f"jax.{name}")
+        if value is not None or hasattr(olympus, name):
+            return value
         if name in RENAMED_NAMES:
             return getattr(olympus, RENAMED_NAMES[name])
         if name in private.FACES or importlib.util.find_spec(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,6 +22,12 @@ from olympus.ir import dtypes
 # The standard deviation of a unit normal truncated to [-2, 2]: dividing by it
 # gives a truncated normal of the requested variance.
 _TRUNCATED_STDDEV = 0.87962566103423978
+
+
+class Initializer(Protocol):
+    """What every factory here returns (JAX's type for annotating one)."""
+
+    def __call__(self, key: Any, shape: Sequence[int], dtype: Any = ...) -> Any: ...
 
 
 def _dtype(dtype):
