@@ -56,3 +56,43 @@ def test_float_floor_divide_uses_the_exact_remainder():
     assert float(np.asarray(ours)[0]) == 9.0  # 1 // 0.1 as in Python
     agree(lambda ox: ox.jnp.divmod(x, y))
     agree(lambda ox: (ox.jnp.array([7.0, 3.0]) // 2, 7 % ox.jnp.array([0, 3])))
+
+
+# --- half-precision reductions accumulate in float32 ----------------------------
+
+_HALVES = ["float16", "bfloat16"]
+
+
+@pytest.mark.parametrize("dtype", _HALVES)
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "std", "prod", "nansum"])
+def test_half_reductions_accumulate_in_float32(dtype, name):
+    x = np.full(4096, 0.1, np.float32).astype(dtype)
+    if name == "prod":
+        x = np.full(64, 1.01, np.float32).astype(dtype)
+    agree(lambda ox: getattr(ox.jnp, name)(ox.jnp.asarray(x)))
+    agree(lambda ox: ox.jit(getattr(ox.jnp, name))(x))
+
+
+def test_half_sum_is_exact_to_one_rounding():
+    x = np.full(4096, 0.1, np.float16)
+    ours, _ = agree(lambda ox: ox.jnp.sum(ox.jnp.asarray(x)))
+    assert float(ours) == 409.5  # 408.2 when summed in float16 steps
+
+
+def test_half_sum_in_the_interpreter_tier_matches_compiled():
+    import olympus
+    import olympus.numpy as jnp
+
+    x = np.full(4096, 0.1, np.float16)
+    tiered = olympus.jit(jnp.sum, tiered=True)(x)  # first call: interpreted
+    compiled = olympus.jit(jnp.sum)(x)
+    assert float(tiered) == float(compiled) == 409.5
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", None])
+def test_mean_var_with_dtype_and_ddof(dtype):
+    x = np.arange(12, dtype=np.float16).reshape(3, 4) * np.float16(0.1)
+    agree(lambda ox: ox.jnp.mean(x, axis=1, dtype=dtype))
+    agree(lambda ox: ox.jnp.var(x, axis=0, dtype=dtype, ddof=1))
+    agree(lambda ox: ox.jnp.std(x, axis=1, ddof=4))  # count 0: NaN
+    agree(lambda ox: ox.jnp.var(ox.jnp.ones(3), ddof=5))

@@ -119,11 +119,12 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
     ):
         raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
     target = _accumulation_dtype(aval, dtype) if accumulate else aval.dtype
-    if target != aval.dtype:
-        a = lax.convert_element_type(a, target)
+    compute = _upcast_half(target) if accumulate and dtype is None else target
+    if compute != aval.dtype:
+        a = lax.convert_element_type(a, compute)
     if where is not None:
         mask = broadcast_to(to_operand(where), aval.shape)
-        a = lax.select(mask, a, lax.full(aval.shape, _identity(name, target)))
+        a = lax.select(mask, a, lax.full(aval.shape, _identity(name, compute)))
     result = lax_fn(a, axes)
     if initial is not None:
         combine = {
@@ -132,8 +133,18 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
             "max": ufuncs.maximum,
             "min": ufuncs.minimum,
         }[name]
-        result = lax.convert_element_type(combine(result, initial), target)
+        result = lax.convert_element_type(combine(result, initial), compute)
+    if compute != target:
+        result = lax.convert_element_type(result, target)
     return _keepdims(result, axes, aval.ndim) if keepdims else result
+
+
+def _upcast_half(dtype):
+    """float16 and bfloat16 sums accumulate in float32, then round once, as
+    JAX's do: 4096 halves of 0.1 sum to 409.5, not the 408.2 of half steps."""
+    if dtype in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
+        return np.dtype(np.float32)
+    return dtype
 
 
 def _empty_without_identity(shape, axes, name) -> bool:
@@ -210,25 +221,33 @@ def _count(aval, axes, where, dtype, keepdims):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
-    """Arithmetic mean; integers average in the default float type."""
+    """Arithmetic mean; integers average in the default float type, halves
+    accumulate in float32 (as JAX) unless `dtype` is given."""
     a = to_operand(a)
     aval = aval_of(a)
     axes = normalize_axes(axis, aval.ndim)
     if dtype is None:
-        dtype = (
+        result = (
             aval.dtype
             if dtypes.is_inexact(aval.dtype)
             else dtypes.default_float_dtype()
         )
-    dtype = dtypes.canonicalize_dtype(dtype)
+        compute = _upcast_half(result)
+    else:
+        result = compute = dtypes.canonicalize_dtype(dtype)
     total = sum(
-        lax.convert_element_type(a, dtype),
+        lax.convert_element_type(a, compute),
         axis=axes,
         out=out,
         keepdims=keepdims,
         where=where,
     )
-    return lax.div(total, _count(aval, axes, where, dtype, keepdims))
+    quotient = lax.div(total, _count(aval, axes, where, compute, keepdims))
+    return _to_dtype(quotient, result)
+
+
+def _to_dtype(x, dtype):
+    return x if aval_of(x).dtype == dtype else lax.convert_element_type(x, dtype)
 
 
 def var(
@@ -243,13 +262,17 @@ def var(
     correction=None,
 ):
     """Variance: the mean squared distance from the mean (minus `ddof` in the count;
-    `correction` is the Array API's name for it)."""
+    `correction` is the Array API's name for it). Halves compute in float32 and
+    a count of at most `ddof` gives NaN, as in JAX."""
     ddof = ddof if correction is None else correction
     a = to_operand(a)
+    aval = aval_of(a)
+    compute, result = _var_dtypes(aval.dtype, dtype)
+    a = _to_dtype(a, compute)
     centered = lax.sub(
-        *prepare(a, mean(a, axis, dtype, out, keepdims=True, where=where))
+        *prepare(a, mean(a, axis, compute, out, keepdims=True, where=where))
     )
-    if dtypes.is_complex(aval_of(centered).dtype):
+    if dtypes.is_complex(compute):
         sq = lax.real(
             lax.mul(
                 centered, lax.complex(lax.real(centered), lax.neg(lax.imag(centered)))
@@ -257,12 +280,30 @@ def var(
         )
     else:
         sq = lax.mul(centered, centered)
-    axes = normalize_axes(axis, aval_of(a).ndim)
+    axes = normalize_axes(axis, aval.ndim)
     real = aval_of(sq).dtype
     count = lax.sub(
-        _count(aval_of(a), axes, where, real, keepdims), np.asarray(ddof, real)[()]
+        *prepare(_count(aval, axes, where, real, keepdims), np.asarray(ddof, real)[()])
     )
-    return lax.div(sum(sq, axis=axes, keepdims=keepdims, where=where), count)
+    quotient = lax.div(
+        *prepare(sum(sq, axis=axes, keepdims=keepdims, where=where), count)
+    )
+    quotient = _to_dtype(quotient, result)
+    positive = lax.gt(count, np.asarray(0, real)[()])
+    nan = lax.full(aval_of(quotient).shape, np.asarray(np.nan, result)[()])
+    return lax.select(broadcast_to(positive, aval_of(quotient).shape), quotient, nan)
+
+
+def _var_dtypes(a_dtype, dtype):
+    """(computation dtype, result dtype) of var and std, as JAX picks them."""
+    if dtype is not None:
+        dtype = dtypes.canonicalize_dtype(dtype)
+        return _upcast_half(dtype), dtype
+    if not dtypes.is_inexact(a_dtype):
+        dtype = dtypes.default_float_dtype()
+        return dtype, dtype
+    real = np.zeros((), a_dtype).real.dtype
+    return _upcast_half(a_dtype), real
 
 
 def std(
