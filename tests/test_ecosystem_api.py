@@ -222,3 +222,57 @@ def test_tracers_are_arrays_inside_transforms():
     assert issubclass(type(jnp.ones(1)), olympus.Array)
     with pytest.raises(TypeError, match="asarray"):
         olympus.Array()
+
+
+# ---- lax: primitives under JAX's names, broadcast_shapes, pswapaxes ---------
+def test_every_jax_primitive_name_olympus_defines_is_bound():
+    from olympus.lax.jax_names import JAX_PRIMITIVE_NAMES
+
+    jax_names = {n for n in dir(jax.lax) if n.endswith("_p")}
+    for name in JAX_PRIMITIVE_NAMES:
+        assert f"{name}_p" in jax_names
+        assert getattr(olympus.lax, f"{name}_p").name == getattr(
+            jax.lax, f"{name}_p"
+        ).name.replace("-", "_")
+
+
+def test_primitive_bind_eager_jit_grad_vmap():
+    def program(ox, x, y):
+        lax = ox.lax
+
+        def f(a, b):
+            return lax.add_p.bind(
+                lax.div_p.bind(a, lax.exp_p.bind(b)),
+                lax.max_p.bind(a, lax.neg_p.bind(b)),
+            )
+
+        return (
+            f(x, y),
+            ox.jit(f)(x, y),
+            ox.grad(lambda a, b: ox.jnp.sum(f(a, b)))(x, y),
+            ox.vmap(f)(x, y),
+        )
+
+    agree(program, np.linspace(0, 1, 4, dtype=np.float32), np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize(
+    "shapes", [((2, 1), (3,)), ((), (4, 1, 5)), ((1,), (1,)), ((2, 3), (4,)), ()]
+)
+def test_broadcast_shapes(shapes):
+    agree(lambda ox: ox.lax.broadcast_shapes(*shapes))
+
+
+def test_pswapaxes_in_shard_map():
+    x = np.arange(6.0, dtype=np.float32).reshape(1, 6)
+    mesh = olympus.make_mesh((1,), ("d",))
+    spec = olympus.sharding.PartitionSpec("d")
+    out = olympus.shard_map(
+        lambda v: olympus.lax.pswapaxes(v, "d", 0),
+        mesh=mesh,
+        in_specs=spec,
+        out_specs=spec,
+    )(x)
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(olympus.lax.AxisIndexGroupsError, match="groups"):
+        olympus.lax.pswapaxes(x, "d", 0, axis_index_groups=[[0]])

@@ -46,6 +46,10 @@ from olympus.lax import linalg  # noqa: E402,F401  (matrix primitives: cholesky,
 from olympus.lax.slicing import (  # noqa: E402,F401  computed positions
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
+    dynamic_slice,
+    dynamic_slice_in_dim,
+    dynamic_update_slice,
+    dynamic_update_slice_in_dim,
     gather,
     scatter,
     scatter_add,
@@ -125,8 +129,21 @@ from olympus.lax.implicit import (  # noqa: E402,F401  implicit differentiation
     custom_linear_solve,
     custom_root,
 )
+from olympus.lax.jax_names import (  # noqa: E402,F401  JAX's lax names
+    AxisIndexGroupsError,
+    BroadcastShapesError,
+    broadcast_shapes,
+    jax_named_primitives,
+    pswapaxes,
+)
+
+globals().update(jax_named_primitives())  # add_p, exp_p, ...: see jax_names.py
 
 __all__ = [
+    "AxisIndexGroupsError",
+    "BroadcastShapesError",
+    "broadcast_shapes",
+    "pswapaxes",
     "ConvDimensionNumbers",
     "ConvPaddingError",
     "GatherDimensionNumbers",
