@@ -705,3 +705,103 @@ scatter_min = _public_scatter(
 scatter_max = _public_scatter(
     scatter_max_p, "elementwise max of `operand` and `updates` there."
 )
+
+
+# ---- dynamic slices with negative starts -------------------------------------------
+class NegativeStartError(ValueError):
+    """A static negative start given to a dynamic slice that may not wrap it."""
+
+
+def _wrapped_start(index, size: int):
+    """A start index with a negative value counted from the end (JAX's
+    `allow_negative_indices`): `index + size` where `index < 0`. Out-of-range
+    starts still clamp afterwards, in the primitive."""
+    from olympus.lax import ops
+
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+        dtype = aval_of(index).dtype
+        if dtypes.is_unsigned_int(dtype) or not dtypes.is_integer(dtype):
+            return index
+        return ops.select(
+            ops.lt(index, np.zeros((), dtype)[()]),
+            ops.add(index, np.array(size, dtype)[()]),
+            index,
+        )
+    return int(index) + size if index < 0 else int(index)
+
+
+def _wrapped_starts(shape, start_indices, allow_negative_indices) -> list:
+    if len(start_indices) != len(shape):
+        raise OlympusTypeError(
+            f"lax.dynamic_slice: {len(start_indices)} start indices for an operand "
+            f"of rank {len(shape)} (shape {shape}); pass one start per axis"
+        )
+    if isinstance(allow_negative_indices, bool):
+        allow_negative_indices = [allow_negative_indices] * len(shape)
+    for i, n, wrap in zip(start_indices, shape, allow_negative_indices):
+        if not wrap and isinstance(i, (int, np.integer)) and i < 0:
+            raise NegativeStartError(
+                f"lax.dynamic_slice: start {int(i)} is negative on an axis of size "
+                f"{n} with allow_negative_indices=False; pass {int(i) + n} or allow "
+                f"negative indices"
+            )
+    return [
+        _wrapped_start(i, n) if wrap else i
+        for i, n, wrap in zip(start_indices, shape, allow_negative_indices)
+    ]
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """The window of `slice_sizes` at `start_indices` (traced or not).
+
+    As in JAX, a negative start counts from the end of its axis, then every
+    start clamps so the window fits.
+
+    >>> lax.dynamic_slice(np.arange(5.0), (-2,), (2,))
+    Array([3., 4.], dtype=float32)
+    """
+    from olympus.lax import ops
+
+    shape = aval_of(operand).shape
+    starts = _wrapped_starts(shape, start_indices, allow_negative_indices)
+    return ops.dynamic_slice(operand, starts, slice_sizes)
+
+
+def dynamic_update_slice(
+    operand, update, start_indices, *, allow_negative_indices=True
+):
+    """`operand` with `update` written at `start_indices` (negative ones count
+    from the end; then starts clamp so `update` fits), as in JAX.
+
+    >>> lax.dynamic_update_slice(np.zeros(4, np.float32), np.ones(2, np.float32), (-1,))
+    Array([0., 0., 1., 1.], dtype=float32)
+    """
+    from olympus.lax import ops
+
+    shape = aval_of(operand).shape
+    starts = _wrapped_starts(shape, start_indices, allow_negative_indices)
+    return ops.dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_slice_in_dim(
+    operand, start_index, slice_size: int, axis: int = 0, *, allow_negative_indices=True
+):
+    """`dynamic_slice` along one axis (the others taken whole), as in JAX."""
+    shape = aval_of(operand).shape
+    starts, sizes = [0] * len(shape), list(shape)
+    starts[axis], sizes[axis] = start_index, slice_size
+    wrap = [False] * len(shape)
+    wrap[axis] = allow_negative_indices
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=wrap)
+
+
+def dynamic_update_slice_in_dim(
+    operand, update, start_index, axis: int, *, allow_negative_indices=True
+):
+    """`dynamic_update_slice` at `start_index` along one axis, as in JAX."""
+    shape = aval_of(operand).shape
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    wrap = [False] * len(shape)
+    wrap[axis] = allow_negative_indices
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=wrap)

@@ -45,8 +45,7 @@ def _is_static_int(entry) -> bool:
 
 
 def _is_concrete_int_array_scalar(entry) -> bool:
-    """A 0-d integer array with a known value, olympus or NumPy: data, so an
-    out-of-bounds value clamps (as the traced index does under jit)."""
+    """A 0-d integer array with a known value, olympus or NumPy."""
     return (
         isinstance(entry, (Array, np.ndarray))
         and entry.ndim == 0
@@ -123,7 +122,9 @@ class _BasicPlan(NamedTuple):
 
     `starts`/`limits`/`strides` describe one static `slice` (negative steps are
     cut ascending, then `reversed_dims` are reversed); `dynamic` maps an axis to
-    a traced integer; `out_shape` is the shape of `x[idx]`.
+    a traced integer; `out_shape` is the shape of `x[idx]`. `out_of_bounds`
+    lists the axes whose static integer was out of range and was clamped (as
+    JAX reads it); an update in mode "drop" writes nothing there.
     """
 
     starts: list
@@ -132,12 +133,13 @@ class _BasicPlan(NamedTuple):
     reversed_dims: list
     dynamic: dict
     out_shape: list
+    out_of_bounds: list
 
 
 def _basic_plan(shape: tuple, idx) -> _BasicPlan:
     idx = _expand_ellipsis(idx if isinstance(idx, tuple) else (idx,), len(shape))
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    reversed_dims, dynamic, out_shape = [], {}, []
+    reversed_dims, dynamic, out_shape, out_of_bounds = [], {}, [], []
     dim = 0
     for entry in idx:
         if entry is None:
@@ -162,24 +164,24 @@ def _basic_plan(shape: tuple, idx) -> _BasicPlan:
                 )
                 reversed_dims.append(dim)
             out_shape.append(n)
-        elif _is_concrete_int_array_scalar(entry) and not -size <= int(entry) < size:
-            dynamic[dim] = (
-                entry  # clamped, as under jit (and as JAX does for array indices)
-            )
         elif _is_static_int(entry):
             i = int(entry)
             if not -size <= i < size:
-                raise IndexError(
-                    f"index {i} is out of bounds for axis {dim} with size {size}"
-                )
-            i %= size
+                if size == 0:
+                    raise IndexError(
+                        f"index {i} is out of bounds for axis {dim} with size 0"
+                    )
+                out_of_bounds.append(dim)
+            i = builtins.min(builtins.max(i + size if i < 0 else i, 0), size - 1)
             starts[dim], limits[dim] = i, i + 1
         elif _is_traced_int(entry):
             dynamic[dim] = entry
         else:
             raise _unsupported(entry)
         dim += 1
-    return _BasicPlan(starts, limits, strides, reversed_dims, dynamic, out_shape)
+    return _BasicPlan(
+        starts, limits, strides, reversed_dims, dynamic, out_shape, out_of_bounds
+    )
 
 
 def _region(x, plan: _BasicPlan):
@@ -209,7 +211,7 @@ def _dynamic_index(x, dynamic: dict):
         else:
             starts.append(np.int32(0))
             sizes.append(size)
-    return lax.dynamic_slice(x, starts, sizes)
+    return lax.dynamic_slice(x, starts, sizes, allow_negative_indices=False)
 
 
 def _wrapped(i, size: int):
@@ -378,36 +380,67 @@ class IndexModeError(ValueError):
     """An indexing read (x.at[...].get, take) got a `mode` it does not know."""
 
 
+# JAX's spellings of an out-of-bounds policy -> what a read does: "promise"
+# (x[idx]'s default) hands indices to gather, which clamps them, so the
+# gradient (a scatter-add) drops out-of-range ones; "clip" clamps the indices
+# first, so the gradient lands on the clamped position.
 _READ_MODES = {
-    None: "clip",
+    None: "promise",
+    "promise_in_bounds": "promise",
     "clip": "clip",
-    "promise_in_bounds": "clip",
     "fill": "fill",
     "drop": "fill",
+    "fill_or_drop": "fill",
     "wrap": "wrap",
 }
 
+# What an update does with an out-of-range index: drop it (JAX's default) or
+# clamp it into range.
+_UPDATE_MODES = {
+    None: "drop",
+    "promise_in_bounds": "drop",
+    "drop": "drop",
+    "fill": "drop",
+    "fill_or_drop": "drop",
+    "clip": "clip",
+}
+
+
+def _mode_key(mode):
+    mode = getattr(mode, "name", mode)  # lax.GatherScatterMode-like enums
+    return mode.lower() if isinstance(mode, str) else mode
+
 
 def _read_mode(api: str, mode) -> str:
-    """JAX's spelling of an out-of-bounds policy for reads -> clip, fill or wrap."""
-    mode = getattr(mode, "name", mode)  # lax.GatherScatterMode-like enums
-    key = mode.lower() if isinstance(mode, str) else mode
-    if key == "fill_or_drop":
-        key = "fill"
-    if key not in _READ_MODES:
+    """JAX's spelling of an out-of-bounds policy for reads -> promise, clip,
+    fill or wrap."""
+    if _mode_key(mode) not in _READ_MODES:
         raise IndexModeError(
             f"{api}: unknown mode {mode!r}; use 'clip', 'fill', 'drop', 'wrap' "
             f"or 'promise_in_bounds'"
         )
-    return _READ_MODES[key]
+    return _READ_MODES[_mode_key(mode)]
 
 
-def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
+def _update_mode(api: str, mode) -> str:
+    """JAX's spelling of an out-of-bounds policy for updates -> drop or clip."""
+    if _mode_key(mode) not in _UPDATE_MODES:
+        raise IndexModeError(
+            f"{api}: unknown mode {mode!r} for an update; use 'drop' (the "
+            f"default: out-of-range indices write nothing), 'fill', 'clip' or "
+            f"'promise_in_bounds'"
+        )
+    return _UPDATE_MODES[_mode_key(mode)]
+
+
+def advanced_getitem(x, idx, mode: str = "promise", fill_value=None):
     """`x[idx]` for indices with integer arrays, as NumPy (one gather).
 
-    Out-of-range indices (after negatives count from the end) clamp with
-    mode "clip", read `fill_value` with mode "fill" (see lax.gather), and
-    wrap around the axis with mode "wrap"."""
+    Negative indices count from the end. Out-of-range indices then clamp
+    (mode "promise": gather clamps, and the gradient drops them, as JAX;
+    mode "clip": clamped first, so the gradient lands where they read), read
+    `fill_value` with mode "fill" (see lax.gather), and wrap around the axis
+    with mode "wrap"."""
     x = to_operand(x)
     plan = _advanced_plan(aval_of(x).shape, idx)
     y = getitem(x, plan.basic)
@@ -420,7 +453,7 @@ def advanced_getitem(x, idx, mode: str = "clip", fill_value=None):
         if mode != "wrap"
         else [_wrapped_around(i, n) for i, n in zip(plan.indices, sizes)]
     )
-    indices = _stacked_indices(arrays, sizes, plan.batch_shape, clamp=mode != "fill")
+    indices = _stacked_indices(arrays, sizes, plan.batch_shape, clamp=mode == "clip")
     offset, slice_sizes = _window(plan, shape)
     dn = lax.GatherDimensionNumbers(offset, plan.axes, plan.axes)
     if mode == "fill":
@@ -452,6 +485,9 @@ def _wrapped_around(index, size: int):
     return lax.rem(lax.add(lax.rem(index, n), n), n)
 
 
+_TAKE_MODES = (None, "fill", "clip", "wrap")
+
+
 def take(
     a,
     indices,
@@ -465,8 +501,9 @@ def take(
     """`a` at integer `indices` along `axis` (the flattened array if None), one gather.
 
     As in JAX, an out-of-range index reads `fill_value` by default (mode None
-    or "fill": NaN for inexact dtypes); mode "clip" clamps it into range,
-    mode "wrap" wraps it around the axis.
+    or "fill": NaN for inexact dtypes; negative indices count from the end);
+    mode "clip" clamps every index into range (-1 reads element 0, as
+    NumPy's take), mode "wrap" takes it modulo the axis size.
 
     >>> jnp.take(jnp.arange(5.0), jnp.array([4, 7]))
     Array([ 4., nan], dtype=float32)
@@ -477,12 +514,22 @@ def take(
         raise TypeError(
             "olympus.numpy.take: the 'out' argument is not supported (arrays are immutable)"
         )
-    mode = _read_mode("olympus.numpy.take", "fill" if mode is None else mode)
+    if mode not in _TAKE_MODES:
+        raise IndexModeError(
+            f"olympus.numpy.take: unknown mode {mode!r}; use 'fill' (the default), "
+            f"'clip' or 'wrap'"
+        )
+    mode = "fill" if mode is None else mode
     a = to_operand(a)
     if axis is None:
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
     axis = axis % aval_of(a).ndim
     index = to_operand(asarray(indices) if isinstance(indices, list) else indices)
+    if mode == "clip":  # before negatives could count from the end
+        size = builtins.max(aval_of(a).shape[axis] - 1, 0)
+        index = lax.clamp(
+            np.int32(0), lax.convert_element_type(index, dtypes.int32), np.int32(size)
+        )
     if aval_of(index).ndim == 0:
         index = lax.reshape(index, (1,))
         picked = advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
@@ -519,8 +566,11 @@ def _scatter_static(slab, region, plan: _BasicPlan):
     return lax.select(mask, placed, slab)
 
 
-def _update_basic(x, idx, values, combine=None):
-    """x with x[idx] replaced by `values` (or by `combine(x[idx], values)`)."""
+def _update_basic(x, idx, values, combine=None, mode: str = "drop"):
+    """x with x[idx] replaced by `values` (or by `combine(x[idx], values)`).
+
+    An out-of-range integer index writes nothing in mode "drop" (JAX's
+    default) and is clamped into range in mode "clip"."""
     x = to_operand(x)
     aval = aval_of(x)
     plan = _basic_plan(aval.shape, idx)
@@ -532,6 +582,8 @@ def _update_basic(x, idx, values, combine=None):
         new = lax.convert_element_type(combine(old, new), aval.dtype)
     if plan.reversed_dims:
         new = lax.rev(new, plan.reversed_dims)
+    if mode == "drop" and plan.out_of_bounds:
+        return x
     if not plan.dynamic:
         return _scatter_static(x, new, plan)
     starts = [
@@ -539,8 +591,24 @@ def _update_basic(x, idx, values, combine=None):
         for d, size in enumerate(aval.shape)
     ]
     sizes = [1 if d in plan.dynamic else size for d, size in enumerate(aval.shape)]
-    slab = lax.dynamic_slice(x, starts, sizes)
-    return lax.dynamic_update_slice(x, _scatter_static(slab, new, plan), starts)
+    slab = lax.dynamic_slice(x, starts, sizes, allow_negative_indices=False)
+    slab = _scatter_static(slab, new, plan)
+    out = lax.dynamic_update_slice(x, slab, starts, allow_negative_indices=False)
+    if mode == "drop":
+        inside = _in_bounds(plan.dynamic, aval.shape)
+        return lax.select(lax.broadcast_in_dim(inside, aval.shape, ()), out, x)
+    return out
+
+
+def _in_bounds(dynamic: dict, shape: tuple):
+    """Whether every traced index lies in [-size, size) of its axis (a bool scalar)."""
+    inside = None
+    for d, i in dynamic.items():
+        fits = lax.lt(i, np.array(shape[d], i.dtype)[()])
+        if dtypes.is_signed_int(i.dtype):
+            fits = lax.bitwise_and(lax.ge(i, np.array(-shape[d], i.dtype)[()]), fits)
+        inside = fits if inside is None else lax.bitwise_and(inside, fits)
+    return inside
 
 
 # ---- updates at integer arrays: the scatter family --------------------------------
@@ -554,14 +622,18 @@ def _check_update_index(plan: _AdvancedPlan) -> None:
         )
 
 
-def _scatter_update(x, idx, values, scatter_fn):
-    """x with `scatter_fn` writing `values` (broadcast to x[idx].shape) at idx."""
+def _scatter_update(x, idx, values, scatter_fn, mode: str = "drop"):
+    """x with `scatter_fn` writing `values` (broadcast to x[idx].shape) at idx;
+    out-of-range indices are dropped (mode "drop") or clamped ("clip")."""
     x = to_operand(x)
     shape = aval_of(x).shape
     plan = _advanced_plan(shape, idx)
     _check_update_index(plan)
     indices = _stacked_indices(
-        plan.indices, [shape[a] for a in plan.axes], plan.batch_shape, clamp=False
+        plan.indices,
+        [shape[a] for a in plan.axes],
+        plan.batch_shape,
+        clamp=mode == "clip",
     )
     offset, _ = _window(plan, shape)
     out_shape = _result_shape(plan, shape, offset)
@@ -594,10 +666,11 @@ class IndexUpdateRef:
     def __init__(self, array, index):
         self.array, self.index = array, index
 
-    def _update(self, values, scatter_fn, combine):
+    def _update(self, values, scatter_fn, combine, mode=None):
+        mode = _update_mode(f"x.at[...].{scatter_fn.__name__}", mode)
         if has_int_array(self.index):
-            return _scatter_update(self.array, self.index, values, scatter_fn)
-        return _update_basic(self.array, self.index, values, combine)
+            return _scatter_update(self.array, self.index, values, scatter_fn, mode)
+        return _update_basic(self.array, self.index, values, combine, mode)
 
     def get(
         self,
@@ -612,44 +685,55 @@ class IndexUpdateRef:
         of clamping, and "wrap" wraps them around the axis."""
         mode = _read_mode("x.at[...].get", mode)
         entries = self.index if isinstance(self.index, tuple) else (self.index,)
-        if mode == "clip" or not builtins.any(
+        if mode == "promise" or not builtins.any(
             _is_int_array(e) or _is_int(e) for e in entries
         ):
             return getitem(self.array, self.index)
+        if mode == "clip" and not has_int_array(entries):
+            return getitem(self.array, self.index)  # scalars clamp there too
         return advanced_getitem(self.array, self.index, mode, fill_value)
 
-    def set(self, values, **_):
-        return self._update(values, lax.scatter, None)
+    def set(self, values, *, mode=None, **_):
+        return self._update(values, lax.scatter, None, mode)
 
-    def add(self, values, **_):
-        return self._update(values, lax.scatter_add, ufuncs.add)
+    def add(self, values, *, mode=None, **_):
+        return self._update(values, lax.scatter_add, ufuncs.add, mode)
 
-    def subtract(self, values, **_):
-        return self._update(ufuncs.negative(values), lax.scatter_add, ufuncs.add)
+    def subtract(self, values, *, mode=None, **_):
+        negated = ufuncs.negative(values)
+        return self._update(negated, lax.scatter_add, ufuncs.add, mode)
 
-    def multiply(self, values, **_):
-        return self._update(values, lax.scatter_mul, ufuncs.multiply)
+    def multiply(self, values, *, mode=None, **_):
+        return self._update(values, lax.scatter_mul, ufuncs.multiply, mode)
 
     mul = multiply
 
-    def divide(self, values, **_):
+    def divide(self, values, *, mode=None, **_):
+        update_mode = _update_mode("x.at[...].divide", mode)
         if not has_int_array(self.index):
-            return _update_basic(self.array, self.index, values, ufuncs.divide)
+            return _update_basic(
+                self.array, self.index, values, ufuncs.divide, update_mode
+            )
         reciprocal = ufuncs.divide(1, values)
-        return _scatter_update(self.array, self.index, reciprocal, lax.scatter_mul)
+        return _scatter_update(
+            self.array, self.index, reciprocal, lax.scatter_mul, update_mode
+        )
 
-    def min(self, values, **_):
-        return self._update(values, lax.scatter_min, ufuncs.minimum)
+    def min(self, values, *, mode=None, **_):
+        return self._update(values, lax.scatter_min, ufuncs.minimum, mode)
 
-    def max(self, values, **_):
-        return self._update(values, lax.scatter_max, ufuncs.maximum)
+    def max(self, values, *, mode=None, **_):
+        return self._update(values, lax.scatter_max, ufuncs.maximum, mode)
 
-    def power(self, values, **_):
+    def power(self, values, *, mode=None, **_):
         """Read, combine, write back: repeated indices see the original value."""
-        return self.set(ufuncs.power(self.get(), values))
+        read_mode = "clip" if _update_mode("x.at[...].power", mode) == "clip" else None
+        old = self.get(mode=read_mode)
+        return self.set(ufuncs.power(old, values), mode=mode)
 
-    def apply(self, func, **_):
-        return self.set(func(self.get()))
+    def apply(self, func, *, mode=None, **_):
+        read_mode = "clip" if _update_mode("x.at[...].apply", mode) == "clip" else None
+        return self.set(func(self.get(mode=read_mode)), mode=mode)
 
 
 class IndexUpdateHelper:
