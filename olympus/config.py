@@ -108,6 +108,28 @@ OPTIONS = (
         "Log why each jit recompilation happened (olympus/stages.py).",
     ),
     Option(
+        "olympus_log_compiles",
+        bool,
+        False,
+        "Log each jit compile (function, argument types, seconds) to the "
+        "'olympus' logger at WARNING, as JAX's jax_log_compiles does.",
+    ),
+    Option(
+        "olympus_compile_progress",
+        str,
+        "auto",
+        "A line on stderr while one compile runs past "
+        "olympus_compile_progress_secs: 'auto' (when stderr is a terminal), "
+        "'on' or 'off'.",
+        choices=("auto", "on", "off"),
+    ),
+    Option(
+        "olympus_compile_progress_secs",
+        float,
+        5.0,
+        "How long a compile runs before olympus_compile_progress says so.",
+    ),
+    Option(
         "olympus_default_matmul_precision",
         str,
         None,

@@ -32,9 +32,11 @@ with the user's file:line of the call, e.g.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import logging
 import queue
+import sys
 import threading
 import time
 import weakref
@@ -359,10 +361,11 @@ class Lowered:
         arrays could not fit in this machine's memory."""
         closed = self.program
         check_array_sizes(closed.olympuspr, self.traced.name)
-        if self._layout is not None:
-            executable = ShardedExecutable(self._text, self._layout)
-        else:
-            executable = Executable(self._text, closed.out_avals)
+        with compile_feedback(self.traced.name, closed.in_avals):
+            if self._layout is not None:
+                executable = ShardedExecutable(self._text, self._layout)
+            else:
+                executable = Executable(self._text, closed.out_avals)
         return Compiled(self.traced, executable, closed.consts)
 
     def _repr_html_(self) -> str:
@@ -372,6 +375,60 @@ class Lowered:
 
     def __repr__(self) -> str:
         return f"Lowered({self.traced.name})"
+
+
+@contextlib.contextmanager
+def compile_feedback(name: str, in_avals):
+    """What a user sees of one XLA compile: with `olympus_log_compiles`, a
+    WARNING on the 'olympus' logger once it is done (function, argument types,
+    seconds); while a compile runs past `olympus_compile_progress_secs`, a line
+    on stderr now and then (by default only when stderr is a terminal), so a
+    slow compile is never mistaken for a hang."""
+    signature = ", ".join(a.str_short() for a in in_avals)
+    start = time.perf_counter()
+    progress = _start_progress(name, signature, start)
+    try:
+        yield
+    finally:
+        seconds = time.perf_counter() - start
+        if progress is not None:
+            progress.set()
+            if seconds >= config.read("olympus_compile_progress_secs"):
+                sys.stderr.write(f"olympus: compiled jit({name}) in {seconds:.1f} s\n")
+        if config.read("olympus_log_compiles"):
+            logger.warning(
+                "Compiled jit(%s) for (%s) in %.3f s", name, signature, seconds
+            )
+
+
+def _start_progress(name: str, signature: str, start: float):
+    """A thread that writes the progress lines; an Event that stops it (None
+    when progress lines are off)."""
+    which = config.read("olympus_compile_progress")
+    if which == "off" or (which == "auto" and not _stderr_is_terminal()):
+        return None
+    every = max(float(config.read("olympus_compile_progress_secs")), 0.01)
+    done = threading.Event()
+
+    def report():
+        while not done.wait(every):
+            sys.stderr.write(
+                f"olympus: compiling jit({name}) for ({signature[:200]}): "
+                f"{time.perf_counter() - start:.0f} s so far\n"
+            )
+            sys.stderr.flush()
+
+    threading.Thread(
+        target=report, name="olympus-compile-progress", daemon=True
+    ).start()
+    return done
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed by the program
+        return False
 
 
 class Compiled:

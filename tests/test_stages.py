@@ -155,3 +155,26 @@ def test_lowered_as_text_takes_jaxs_signature():
     assert '"blk/add"' in located and "test_stages.py" in located
     with pytest.raises(ValueError, match="dialect 'hlo'"):
         lowered.as_text("hlo")
+
+
+def test_log_compiles_names_the_function_its_types_and_time(caplog):
+    def scaled_sum(x):
+        return (x * 3.0).sum()
+
+    with olympus.config.override("olympus_log_compiles", True):
+        with caplog.at_level("WARNING", logger="olympus"):
+            olympus.jit(scaled_sum).lower(np.ones((2, 5), np.float32)).compile()
+    (record,) = [r for r in caplog.records if "Compiled jit(" in r.getMessage()]
+    assert "jit(scaled_sum) for (f32[2,5])" in record.getMessage()
+    assert record.getMessage().endswith(" s")
+
+
+def test_compile_progress_line_on_stderr_only_when_asked(capsys):
+    lowered = olympus.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(7, np.float32))
+    with olympus.config.override("olympus_compile_progress", "off"):
+        lowered.compile()
+    assert "olympus: compil" not in capsys.readouterr().err
+    with olympus.config.override("olympus_compile_progress", "on"):
+        with olympus.config.override("olympus_compile_progress_secs", 1e-6):
+            lowered.compile()
+    assert "olympus: compiled jit(<lambda>) in " in capsys.readouterr().err
