@@ -15,9 +15,9 @@ computation is staged (the scheme JAX calls "partitionable" threefry; keys,
     k1, k2 = random.split(key)
     x = random.normal(k1, (3,))
 
-Distributions that need a sort (`permutation`, `shuffle`, `choice` without
-replacement) rank their random keys by comparing all pairs: exact, but O(n^2)
-in the permuted axis length, so they suit axes up to a few thousand.
+Samplers follow JAX's algorithms and key use (how a key is split and which
+draw feeds which step), so for the same key they give JAX's values; the ones
+that do not yet are listed in docs/differences.md.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ __all__ = [
     "double_sided_maxwell",
     "erf_inv",
     "exponential",
+    "f",
     "fold_in",
     "gamma",
     "generalized_normal",
@@ -333,7 +334,9 @@ def _shape(shape) -> tuple:
 
 # ---- raw bits ----------------------------------------------------------------------
 def _bits(key, shape: Sequence[int] = (), dtype=np.uint32):
-    """Uniformly random unsigned integers of `dtype` (uint8/16/32, uint64 with x64)."""
+    """Uniformly random unsigned integers of `dtype` (uint8/16/32, uint64 with x64),
+    as JAX draws them: the xor of the hash's two words, truncated to 8 or 16 bits;
+    for 64 bits the two words side by side."""
     dtype = np.dtype(dtype)
     if not dtypes.is_unsigned_int(dtype):
         raise TypeError(
@@ -341,13 +344,15 @@ def _bits(key, shape: Sequence[int] = (), dtype=np.uint32):
         )
     dtype = dtypes.canonicalize_dtype(dtype)
     y0, y1 = _hash_counters(key, _shape(shape))
+    return _words_to_bits(y0, y1, dtype)
+
+
+def _words_to_bits(y0, y1, dtype):
+    """One hash's two uint32 words as random bits of the unsigned `dtype`."""
     if dtype.itemsize == 8:
         high = shift_left(lax.convert_element_type(y0, dtype), np.uint64(32))
         return lax.bitwise_or(high, lax.convert_element_type(y1, dtype))
-    word = lax.bitwise_xor(y0, y1)
-    if dtype.itemsize < 4:
-        word = shift_right_logical(word, _u32(32 - 8 * dtype.itemsize))
-    return lax.convert_element_type(word, dtype)
+    return lax.convert_element_type(lax.bitwise_xor(y0, y1), dtype)
 
 
 def _float_dtype(dtype):
@@ -569,45 +574,72 @@ def _bernoulli(key, p=0.5, shape=None):
     return lax.lt(_uniform(key, shape, dtype), _as(p, dtype, shape))
 
 
-def _randint(key, shape: Sequence[int], minval, maxval, dtype=np.int32):
-    """Integers uniform in [minval, maxval), from two 32-bit words per value so
-    that the bias of the modulo is at most span / 2**64."""
-    dtype, shape = dtypes.canonicalize_dtype(dtype), _shape(shape)
-    if not dtypes.is_integer(dtype) or dtype.itemsize > 4:
-        raise TypeError(
-            f"random.randint: dtype must be an integer type of <= 32 bits, got {dtype}"
-        )
-    wide = (
-        np.dtype(np.int32) if dtypes.is_signed_int(dtype) else U32
-    )  # bounds are exact here
-    info = np.iinfo(dtype)
-    lo, hi = (
-        _int_bound(minval, wide, shape, info),
-        _int_bound(maxval, wide, shape, info),
-    )
+def _randint(key, shape: Sequence[int], minval, maxval, dtype=None):
+    """Integers uniform in [minval, maxval) by JAX's scheme: two words of the
+    dtype's width per value (one from each half of `split(key)`), reduced modulo
+    the span, so the bias is at most span / 2**nbits. Dtypes narrower than 32
+    bits are drawn as int32 and cast; bounds are clipped to the dtype's range
+    (a maxval past its maximum makes the maximum reachable); minval >= maxval
+    gives minval."""
+    dtype = dtypes.canonicalize_dtype(np.int64 if dtype is None else dtype)
+    shape = _shape(shape)
+    if not dtypes.is_integer(dtype):
+        raise TypeError(f"random.randint: dtype must be an integer type, got {dtype}")
+    lo, hi = _int_array(minval), _int_array(maxval)
+    if dtype.itemsize >= 4:
+        return _randint_words(key, shape, lo, hi, dtype)
+    info, i32 = np.iinfo(dtype), np.dtype(np.int32)
+    lo = lax.clamp(info.min, lax.convert_element_type(lo, i32), info.max)
+    hi = lax.clamp(info.min, lax.convert_element_type(hi, i32), info.max + 1)
+    return lax.convert_element_type(_randint_words(key, shape, lo, hi, i32), dtype)
+
+
+def _int_array(bound):
+    """A bound as an integer array: floats are truncated to the default int."""
+    if isinstance(bound, (int, np.integer)):
+        return lax.full((), int(bound), dtypes.canonicalize_dtype(np.int64))
+    if not dtypes.is_integer(aval_of(bound).dtype):
+        return lax.convert_element_type(bound, dtypes.canonicalize_dtype(np.int64))
+    return bound
+
+
+def _randint_words(key, shape: tuple, lo, hi, dtype):
+    """JAX's `_randint` for a 32- or 64-bit `dtype`."""
+    uint = np.dtype(f"uint{8 * dtype.itemsize}")
+    hi_past_max = lax.gt(hi, _clip_to(np.iinfo(dtype).max, aval_of(hi).dtype))
+    lo, hi = _broadcast_to(_clip_to(lo, dtype), shape), _clip_to(hi, dtype)
+    hi_past_max = _broadcast_to(hi_past_max, shape)
+    hi = _broadcast_to(hi, shape)
     k1, k2 = _split2(key)
-    high_bits, low_bits = _bits(k1, shape, U32), _bits(k2, shape, U32)
-    span = bitcast_convert_type(
-        lax.sub(hi, lo), U32
-    )  # modular: exact even for the full range
-    span = lax.select(lax.le(hi, lo), lax.full(shape, np.uint32(1)), span)
-    two_16 = lax.rem(lax.full(shape, np.uint32(1 << 16)), span)
-    two_32 = lax.rem(lax.mul(two_16, two_16), span)  # 2**32 mod span
-    offset = lax.add(lax.mul(lax.rem(high_bits, span), two_32), lax.rem(low_bits, span))
-    offset = bitcast_convert_type(lax.rem(offset, span), wide)
-    return lax.convert_element_type(lax.add(lo, offset), dtype)
-
-
-def _int_bound(value, wide, shape, info):
-    """A bound clipped to the output dtype's range, as `wide` integers of `shape`."""
-    if isinstance(value, (int, np.integer)):
-        return lax.full(shape, int(np.clip(int(value), info.min, info.max)), wide)
-    value = (
-        lax.clamp(info.min, lax.convert_element_type(value, np.int32), info.max)
-        if wide == np.int32
-        else lax.convert_element_type(value, wide)
+    high_bits, low_bits = _bits(k1, shape, uint), _bits(k2, shape, uint)
+    one = lax.full(shape, 1, uint)
+    empty = lax.le(hi, lo)
+    span = lax.select(empty, one, lax.convert_element_type(lax.sub(hi, lo), uint))
+    # a maxval past the dtype's maximum widens the span by one (wrapping to 0,
+    # the full range, where rem by 0 leaves its operand as it is)
+    grow = lax.bitwise_and(hi_past_max, lax.bitwise_not(empty))
+    span = lax.select(grow, lax.add(span, one), span)
+    half = lax.rem(lax.full(shape, 2 ** (4 * dtype.itemsize), uint), span)
+    multiplier = lax.rem(lax.mul(half, half), span)  # 2**nbits mod span
+    offset = lax.add(
+        lax.mul(lax.rem(high_bits, span), multiplier), lax.rem(low_bits, span)
     )
-    return _broadcast_to(lax.convert_element_type(value, wide), shape)
+    offset = lax.rem(offset, span)
+    return lax.add(lo, lax.convert_element_type(offset, dtype))
+
+
+def _clip_to(value, dtype):
+    """`value` (an int or integer array) converted to the integer `dtype`,
+    saturating at its range rather than wrapping (JAX's _convert_and_clip_integer)."""
+    dtype = np.dtype(dtype)
+    if isinstance(value, (int, np.integer)):
+        info = np.iinfo(dtype)
+        return lax.full((), int(np.clip(int(value), info.min, info.max)), dtype)
+    source = aval_of(value).dtype
+    lo = max(np.iinfo(dtype).min, np.iinfo(source).min)
+    hi = min(np.iinfo(dtype).max, np.iinfo(source).max)
+    clipped = lax.clamp(lax.full((), lo, source), value, lax.full((), hi, source))
+    return lax.convert_element_type(clipped, dtype)
 
 
 def _split2(key):
@@ -633,31 +665,6 @@ def _categorical(key, logits, axis: int = -1, shape=None):
     return lax.argmax(lax.add(full, noise), len(shape), np.int32)
 
 
-def _ranks(keys):
-    """The rank of each entry of the 1-D `keys` (ties broken by position):
-    a permutation of 0..n-1, by comparing all pairs."""
-    n = aval_of(keys).shape[0]
-    row = lax.broadcast_in_dim(keys, (n, n), (1,))  # row[i, j] = keys[j]
-    col = lax.broadcast_in_dim(keys, (n, n), (0,))  # col[i, j] = keys[i]
-    j = lax.broadcasted_iota(np.int32, (n, n), 1)
-    i = lax.broadcasted_iota(np.int32, (n, n), 0)
-    before = lax.bitwise_or(
-        lax.lt(row, col), lax.bitwise_and(lax.eq(row, col), lax.lt(j, i))
-    )
-    return lax.reduce_sum(lax.convert_element_type(before, np.int32), (1,))
-
-
-def _inverse_permutation(ranks):
-    """`perm` with perm[ranks[i]] = i."""
-    n = aval_of(ranks).shape[0]
-    hit = lax.eq(
-        lax.broadcast_in_dim(ranks, (n, n), (1,)),
-        lax.broadcasted_iota(np.int32, (n, n), 0),
-    )
-    idx = lax.broadcasted_iota(np.int32, (n, n), 1)
-    return lax.reduce_sum(lax.select(hit, idx, lax.full((n, n), 0, np.int32)), (1,))
-
-
 def _take(x, indices, axis: int):
     """`x` indexed along `axis` by integer `indices` (any shape), exactly for
     every dtype: each output element is selected by a one-hot mask."""
@@ -679,40 +686,90 @@ def _take(x, indices, axis: int):
     return lax.reduce_sum(lax.select(mask, x_wide, zeros), (axis + k,))
 
 
-def _permutation(key, x, *, axis: int):
-    axis = axis % aval_of(x).ndim
-    return _take(x, _random_order(key, aval_of(x).shape[axis]), axis)
+def _shuffle(key, x, *, axis: int):
+    """`x` shuffled along `axis` as JAX does it: a few rounds of sorting by
+    fresh random uint32 keys (enough rounds, 3 log(size) / log(2**32 - 1), that
+    ties between keys are unlikely to survive them all)."""
+    size = math.prod(aval_of(x).shape)
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        key, subkey = _split2(key)
+        _, x = lax.sort_key_val(_bits(subkey, aval_of(x).shape, U32), x, axis)
+    return x
+
+
+def _arange(n: int):
+    return lax.iota(dtypes.canonicalize_dtype(np.int64), n)
+
+
+def _permutation(key, x, *, axis: int, independent: bool):
+    """JAX's permutation: one array shuffled along `axis` with all its other
+    indices together (or each row by itself when `independent`)."""
+    aval = aval_of(x)
+    axis = axis % aval.ndim
+    if independent or aval.ndim == 1:
+        return _shuffle(key, x, axis=axis)
+    return _take(x, _shuffle(key, _arange(aval.shape[axis]), axis=0), axis)
 
 
 def _random_order(key, n: int):
-    return _inverse_permutation(_ranks(_bits(key, (n,), U32)))
+    return _shuffle(key, _arange(n), axis=0)
 
 
 def _choice(key, a, p, *, n: int, shape: tuple, replace: bool, axis: int):
-    """`n` is the number of candidates; `a` is None when sampling from range(n)."""
+    """`n` is the number of candidates; `a` is None when sampling from range(n).
+    JAX's algorithms and key use: randint with replacement, a shuffle's prefix
+    without; with `p`, inverting the cumulative sum at uniforms, or the top
+    `count` of log p + Gumbel noise (Gumbel-top-k) without replacement."""
     count = math.prod(shape)
     if not replace and count > n:
         raise ValueError(
             f"random.choice: cannot take {count} samples from {n} without replacement"
         )
-    if replace:
-        idx = (
-            _randint(key, shape, 0, n)
-            if p is None
-            else _categorical(key, lax.log(p), shape=shape)
-        )
+    if count == 0:
+        dtype = dtypes.canonicalize_dtype(np.int64) if a is None else aval_of(a).dtype
+        return lax.full(_choice_shape(a, shape, axis), 0, dtype)
+    if p is not None:
+        p = lax.convert_element_type(p, _float_dtype(_inexact(aval_of(p).dtype)))
+    if replace and p is None:
+        idx = _randint(key, shape, 0, n)
+    elif replace:
+        idx = _search_cumulative(key, p, shape)
+    elif p is None:
+        idx = lax.reshape(lax.slice(_random_order(key, n), (0,), (count,)), shape)
     else:
-        order = _random_order(key, n) if p is None else _weighted_order(key, p)
-        idx = lax.reshape(lax.slice(order, (0,), (count,)), shape)
+        noise = lax.add(_gumbel(key, (n,), aval_of(p).dtype), lax.log(p))
+        idx = lax.reshape(lax.top_k(noise, count)[1], shape)
+        idx = lax.convert_element_type(idx, dtypes.canonicalize_dtype(np.int64))
     return idx if a is None else _take(a, idx, axis)
 
 
-def _weighted_order(key, p):
-    """Indices in the order of log p + Gumbel noise, largest first: its prefixes
-    are weighted samples without replacement (Gumbel-top-k)."""
-    n = aval_of(p).shape[0]
-    scores = lax.add(lax.log(p), _gumbel(key, (n,), aval_of(p).dtype))
-    return _inverse_permutation(_ranks(lax.neg(scores)))
+def _inexact(dtype):
+    return dtype if dtypes.is_float(dtype) else np.float64
+
+
+def _choice_shape(a, shape: tuple, axis: int) -> tuple:
+    if a is None:
+        return shape
+    full = aval_of(a).shape
+    return (*full[:axis], *shape, *full[axis + 1 :])
+
+
+def _search_cumulative(key, p, shape: tuple):
+    """Indices i with cumsum(p)[i - 1] < r <= cumsum(p)[i] for r uniform in
+    (0, sum p], as jnp.searchsorted(cumsum(p), r) finds them."""
+    n, dtype = aval_of(p).shape[0], aval_of(p).dtype
+    totals = lax.cumsum(p, axis=0)
+    last = lax.reshape(lax.slice(totals, (n - 1,), (n,)), ())
+    u = lax.sub(np.array(1.0, dtype)[()], _uniform(key, shape, dtype))
+    r = lax.mul(last, u)
+    wide = (*shape, n)
+    below = lax.lt(
+        lax.broadcast_in_dim(totals, wide, (len(shape),)),
+        lax.broadcast_in_dim(r, wide, tuple(range(len(shape)))),
+    )
+    int_dtype = dtypes.canonicalize_dtype(np.int64)
+    return lax.reduce_sum(lax.convert_element_type(below, int_dtype), (len(shape),))
 
 
 # ---- sub-streams of one key ---------------------------------------------------------
@@ -756,6 +813,36 @@ def _row(x, j: int):
     return lax.reshape(lax.slice(x, start, (j + 1, *shape[1:])), shape[1:])
 
 
+# ---- per-value keys ---------------------------------------------------------------
+# Samplers that loop per value (gamma's rejection loop) give element j of the
+# result the key split(key, size)[j], and split it further inside the loop, as
+# JAX's `_gamma_one` does under `lax.map`. Every step below works on a whole
+# batch of keys at once: key words (k0, k1) of the sample's shape.
+def _split_each(k0, k1, count: int):
+    """Each key of a batch split into `count` keys: split(k, count)[i] for every k."""
+    zero = lax.full(aval_of(k0).shape, np.uint32(0))
+    return [
+        _threefry2x32_jit(k0, k1, zero, lax.full(aval_of(k0).shape, np.uint32(i)))
+        for i in range(count)
+    ]
+
+
+def _draw_each(k0, k1, dtype):
+    """The random bits of one value of float `dtype` under each key of a batch:
+    what bits(k, (), uint{width}) gives for every k."""
+    zero = lax.full(aval_of(k0).shape, np.uint32(0))
+    y0, y1 = _threefry2x32_jit(k0, k1, zero, zero)
+    return _words_to_bits(y0, y1, np.dtype(f"uint{8 * dtype.itemsize}"))
+
+
+def _uniform_each(k0, k1, dtype):
+    return _unit_from_bits(_draw_each(k0, k1, dtype), dtype)
+
+
+def _normal_each(k0, k1, dtype):
+    return _normal_from_bits(_draw_each(k0, k1, dtype), dtype)
+
+
 # ---- gamma and friends ---------------------------------------------------------
 def _gamma(key, a, shape=None, dtype=None):
     """Gamma(a, 1) floats, differentiable in `a` (implicit reparameterisation,
@@ -765,59 +852,89 @@ def _gamma(key, a, shape=None, dtype=None):
     return _gamma_reparameterised(key, _as(a, dtype, shape))
 
 
-def _marsaglia_tsang(key, alpha):
-    """Gamma(alpha, 1) floats by Marsaglia and Tsang's rejection method, vectorised:
-    a `while_loop` redraws until every element is accepted; a < 1 is boosted
-    from a + 1 by U**(1/a)."""
+def _loggamma(key, a, shape=None, dtype=None):
+    """log of Gamma(a, 1) floats, accurate where the gamma sample itself would
+    underflow (a << 1): the boost U**(1/a) is applied in log space."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, a)
+    return _loggamma_reparameterised(key, _as(a, dtype, shape))
+
+
+def _marsaglia_tsang(key, alpha, log_space: bool = False):
+    """Gamma(alpha, 1) floats (or their logs) by Marsaglia and Tsang's rejection
+    method with JAX's key use: element j has key split(key, size)[j]; a < 1 is
+    drawn as Gamma(a + 1) times U**(1/a)."""
     dtype = aval_of(alpha).dtype
     c = lambda v: np.array(v, dtype)[()]
-    x = _marsaglia_tsang_boosted(key, alpha)
-    boost = lax.pow(
-        _open_unit_interval(key, aval_of(alpha).shape, dtype),
-        lax.div(c(1.0), alpha),
-    )
-    return lax.select(lax.lt(alpha, c(1.0)), lax.mul(x, boost), x)
+    k0, k1 = _hash_counters(key, aval_of(alpha).shape)
+    unboosted = lax.ge(alpha, c(1.0))
+    d = lax.sub(lax.select(unboosted, alpha, lax.add(alpha, c(1.0))), c(1 / 3))
+    (k0, k1), (b0, b1) = _split_each(k0, k1, 2)
+    cube = _marsaglia_tsang_loop(k0, k1, d, lax.div(c(1 / 3), lax.sqrt(d)))
+    u = _uniform_each(b0, b1, dtype)
+    if log_space:
+        log_u = lax.neg(lax.neg(lax.log1p(lax.neg(u))))  # -exponential(k)
+        skip = lax.bitwise_or(unboosted, lax.eq(log_u, c(0.0)))
+        log_boost = lax.mul(log_u, lax.div(c(1.0), alpha))
+        log_boost = lax.select(skip, lax.full_like(alpha, 0.0), log_boost)
+        return lax.add(lax.add(lax.log(d), lax.log(cube)), log_boost)
+    boost = lax.pow(lax.sub(c(1.0), u), lax.div(c(1.0), alpha))
+    boost = lax.select(unboosted, lax.full_like(alpha, 1.0), boost)
+    return lax.mul(lax.mul(d, cube), boost)
 
 
-def _boosted_shape(alpha):
-    """alpha + 1 where alpha < 1 (where the rejection method needs it), else alpha."""
-    one = np.array(1.0, aval_of(alpha).dtype)[()]
-    return lax.select(lax.lt(alpha, one), lax.add(alpha, one), alpha)
-
-
-def _marsaglia_tsang_boosted(key, alpha):
-    """Gamma(_boosted_shape(alpha), 1) floats: the rejection loop itself, on
-    stream 0 of `key`."""
-    shape, dtype = aval_of(alpha).shape, aval_of(alpha).dtype
+def _marsaglia_tsang_loop(k0, k1, d, scale):
+    """V = (1 + scale x)**3 of the first accepted candidate of every element:
+    each round splits the element's key in three (next key, normal, uniform)."""
+    dtype = aval_of(d).dtype
     c = lambda v: np.array(v, dtype)[()]
-    d = lax.sub(_boosted_shape(alpha), c(1 / 3))
-    scale = lax.rsqrt(lax.mul(d, c(9.0)))
 
-    def draw(state):
-        i, accepted, value = state
-        z_words, u_words = _stream_words(key, 0, i, 2, shape, dtype)
-        z = _normal_from_bits(z_words, dtype)
-        u = lax.sub(c(1.0), _unit_from_bits(u_words, dtype))
-        v = lax.integer_pow(lax.add(c(1.0), lax.mul(scale, z)), 3)
-        positive = lax.gt(v, c(0.0))
-        log_v = lax.log(lax.select(positive, v, lax.full(shape, 1.0, dtype)))
+    def rejected(state):
+        _, _, x2, v, u = state
+        squeeze = lax.ge(u, lax.sub(c(1.0), lax.mul(c(0.0331), lax.mul(x2, x2))))
         bound = lax.add(
-            lax.mul(c(0.5), lax.mul(z, z)),
-            lax.mul(d, lax.add(lax.sub(c(1.0), v), log_v)),
+            lax.mul(x2, c(0.5)),
+            lax.mul(d, lax.add(lax.sub(c(1.0), v), lax.log(v))),
         )
-        ok = lax.bitwise_and(positive, lax.lt(lax.log(u), bound))
-        fresh = lax.bitwise_and(ok, lax.bitwise_not(accepted))
-        return (
-            lax.add(i, np.int32(1)),
-            lax.bitwise_or(accepted, ok),
-            lax.select(fresh, lax.mul(d, v), value),
-        )
+        return lax.bitwise_and(squeeze, lax.ge(lax.log(u), bound))
+
+    def step(state):
+        live = rejected(state)
+        (n0, n1), (x0, x1), (u0, u1) = _split_each(state[0], state[1], 3)
+        x, v = _positive_candidate(x0, x1, scale)
+        fresh = (n0, n1, lax.mul(x, x), lax.mul(lax.mul(v, v), v))
+        fresh = (*fresh, _uniform_each(u0, u1, dtype))
+        return tuple(lax.select(live, f, s) for f, s in zip(fresh, state))
 
     def pending(state):
-        return lax.bitwise_not(lax.reduce_and(state[1], tuple(range(len(shape)))))
+        return lax.reduce_or(rejected(state), tuple(range(aval_of(d).ndim)))
 
-    init = (np.int32(0), lax.full(shape, False, np.bool_), lax.full(shape, 0.0, dtype))
-    return lax.while_loop(pending, draw, init)[2]
+    init = (k0, k1, lax.full_like(d, 0.0), lax.full_like(d, 1.0))
+    return lax.while_loop(pending, step, (*init, lax.full_like(d, 2.0)))[3]
+
+
+def _positive_candidate(k0, k1, scale):
+    """(x, 1 + scale x) for the first normal x, drawn by splitting each key in
+    two (next key, draw), for which 1 + scale x > 0."""
+    dtype = aval_of(scale).dtype
+
+    def step(state):
+        k0, k1, x, v = state
+        (n0, n1), (s0, s1) = _split_each(k0, k1, 2)
+        x_new = _normal_each(s0, s1, dtype)
+        v_new = lax.add(np.array(1.0, dtype)[()], lax.mul(x_new, scale))
+        live = lax.le(v, np.array(0.0, dtype)[()])
+        fresh = (n0, n1, x_new, v_new)
+        return tuple(lax.select(live, f, s) for f, s in zip(fresh, state))
+
+    def pending(state):
+        return lax.reduce_or(
+            lax.le(state[3], np.array(0.0, dtype)[()]), tuple(range(aval_of(k0).ndim))
+        )
+
+    init = (k0, k1, lax.full_like(scale, 0.0), lax.full_like(scale, -1.0))
+    _, _, x, v = lax.while_loop(pending, step, init)
+    return x, v
 
 
 # The derivative of a gamma sample in its shape parameter (implicit
@@ -833,49 +950,70 @@ def _gamma_reparameterised_rule(primals, tangents):
     return x, lax.mul(alpha_dot, _gamma_sample_grad(alpha, x))
 
 
-def _make_gamma_reparameterised():
+def _log_marsaglia_tsang(key, alpha):
+    return _marsaglia_tsang(key, alpha, log_space=True)
+
+
+def _loggamma_rule(primals, tangents):
+    """d log x / da = (dx/da) / x, with x = exp(log x) kept above 0 (as JAX does)."""
+    (key, alpha), (_, alpha_dot) = primals, tangents
+    out = _log_marsaglia_tsang(key, alpha)
+    dtype = aval_of(alpha).dtype
+    x = lax.exp(out)
+    tiny = lax.full_like(x, np.finfo(dtype).tiny)
+    x = lax.select(lax.eq(x, np.array(0.0, dtype)[()]), tiny, x)
+    return out, lax.mul(alpha_dot, lax.div(_gamma_sample_grad(alpha, x), x))
+
+
+def _reparameterised(sampler, rule):
     from olympus.lax.custom_derivatives import custom_jvp
 
-    sampler = custom_jvp(
-        _marsaglia_tsang
-    )  # the key stays an argument: it may be traced
-    sampler.defjvp(_gamma_reparameterised_rule)
-    return sampler
+    wrapped = custom_jvp(sampler)  # the key stays an argument: it may be traced
+    wrapped.defjvp(rule)
+    return wrapped
 
 
-_gamma_reparameterised = _make_gamma_reparameterised()
+_gamma_reparameterised = _reparameterised(_marsaglia_tsang, _gamma_reparameterised_rule)
+_loggamma_reparameterised = _reparameterised(_log_marsaglia_tsang, _loggamma_rule)
 
 
 def _beta(key, a, b, shape=None, dtype=None):
-    """Beta(a, b) floats as X / (X + Y) for independent gammas X ~ G(a), Y ~ G(b)
-    (drawn together, so one rejection loop serves both)."""
+    """Beta(a, b) floats as X / (X + Y) for gammas X ~ G(a), Y ~ G(b) drawn in
+    log space with the two halves of split(key), scaled by their maximum so
+    that tiny a and b keep their precision (JAX's algorithm)."""
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, a, b)
-    both = lax.concatenate(
-        [
-            lax.expand_dims(_as(a, dtype, shape), (0,)),
-            lax.expand_dims(_as(b, dtype, shape), (0,)),
-        ],
-        0,
-    )
-    g = _gamma(key, both, (2, *shape), dtype)
-    x, y = _first(g), _second(g)
+    key_a, key_b = _split2(key)
+    log_a = _loggamma(key_a, _as(a, dtype, shape), shape, dtype)
+    log_b = _loggamma(key_b, _as(b, dtype, shape), shape, dtype)
+    top = lax.max(log_a, log_b)
+    x, y = lax.exp(lax.sub(log_a, top)), lax.exp(lax.sub(log_b, top))
     return lax.div(x, lax.add(x, y))
 
 
 def _dirichlet(key, alpha, shape=None, dtype=None):
-    """Dirichlet(alpha) vectors (last axis) as gammas normalised to sum to one."""
+    """Dirichlet(alpha) vectors (last axis): the softmax of log-gamma samples,
+    which stays accurate for small alpha (JAX's algorithm)."""
     dtype = _float_dtype(dtype)
     if isinstance(alpha, (list, tuple)):
         alpha = np.asarray(alpha, dtype)
     alpha = lax.convert_element_type(alpha, dtype)
+    if aval_of(alpha).ndim < 1:
+        raise RandomParameterError(
+            "random.dirichlet: alpha needs a last axis of categories, got a scalar"
+        )
     k = aval_of(alpha).shape[-1]
     batch = aval_of(alpha).shape[:-1] if shape is None else _shape(shape)
-    g = _gamma(key, _broadcast_to(alpha, (*batch, k)), (*batch, k), dtype)
-    total = lax.reduce_sum(g, (len(batch),))
-    return lax.div(
-        g, lax.broadcast_in_dim(total, (*batch, k), tuple(range(len(batch))))
-    )
+    logs = _loggamma(key, _broadcast_to(alpha, (*batch, k)), (*batch, k), dtype)
+    return _softmax_last(logs)
+
+
+def _softmax_last(x):
+    shape, last = aval_of(x).shape, aval_of(x).ndim - 1
+    keep = tuple(range(last))
+    top = lax.broadcast_in_dim(lax.reduce_max(x, (last,)), shape, keep)
+    e = lax.exp(lax.sub(x, top))
+    return lax.div(e, lax.broadcast_in_dim(lax.reduce_sum(e, (last,)), shape, keep))
 
 
 # ---- more laws built from the ones above ---------------------------------------------
@@ -904,21 +1042,40 @@ def _rademacher(key, shape: Sequence[int] = (), dtype=np.int32):
 
 
 def _chisquare(key, df, shape=None, dtype=None):
-    """Chi-squared floats with `df` degrees of freedom: 2 Gamma(df / 2)."""
+    """Chi-squared floats with `df` degrees of freedom: 2 exp(loggamma(df / 2))."""
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, df)
-    half = lax.mul(_as(df, dtype, shape), np.array(0.5, dtype)[()])
-    return lax.mul(np.array(2.0, dtype)[()], _gamma(key, half, shape, dtype))
+    half = lax.div(_as(df, dtype, shape), np.array(2.0, dtype)[()])
+    log_g = _loggamma(key, half, shape, dtype)
+    return lax.mul(lax.exp(log_g), np.array(2.0, dtype)[()])
 
 
 def _t(key, df, shape=None, dtype=None):
-    """Student's t floats: Z / sqrt(chi2(df) / df)."""
+    """Student's t floats: Z sqrt((df / 2) / G) for Z normal and G ~ Gamma(df / 2),
+    from the two halves of split(key)."""
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, df)
-    kz, kc = _split2(key)
-    z = _normal(kz, shape, dtype)
-    chi2 = _chisquare(kc, _as(df, dtype, shape), shape, dtype)
-    return lax.mul(z, lax.rsqrt(lax.div(chi2, _as(df, dtype, shape))))
+    key_n, key_g = _split2(key)
+    z = _normal(key_n, shape, dtype)
+    half = lax.div(_as(df, dtype, shape), np.array(2.0, dtype)[()])
+    g = _gamma(key_g, half, shape, dtype)
+    return lax.mul(z, lax.sqrt(lax.div(half, g)))
+
+
+def _f(key, dfnum, dfden, shape=None, dtype=None):
+    """F floats, (X / dfnum) / (Y / dfden) for chi-squared X, Y with dfnum and
+    dfden degrees of freedom (Y from split(key)[0], X from split(key)[1]).
+
+    >>> olympus.random.f(olympus.random.key(0), 3.0, 4.0, (2,)).shape
+    (2,)
+    """
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, dfnum, dfden)
+    dfnum, dfden = _as(dfnum, dtype, shape), _as(dfden, dtype, shape)
+    key_den, key_num = _split2(key)
+    num = lax.div(_chisquare(key_num, dfnum, shape, dtype), dfnum)
+    den = lax.div(_chisquare(key_den, dfden, shape, dtype), dfden)
+    return lax.div(num, den)
 
 
 def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
@@ -1289,52 +1446,6 @@ def _weibull_min(key, scale, concentration, shape=(), dtype=None):
     return lax.mul(scale, lax.pow(e, lax.div(np.array(1.0, dtype)[()], conc)))
 
 
-def _loggamma(key, a, shape=None, dtype=None):
-    """log of Gamma(a, 1) floats, accurate where the gamma sample itself would
-    underflow (a << 1): log X + log(U) / a for X ~ Gamma(a + 1), the boost of
-    Marsaglia and Tsang done in log space. exp(loggamma(key, a)) equals
-    gamma(key, a) to rounding; differentiable in `a` (implicit
-    reparameterisation of X, and d/da of log(U) / a)."""
-    dtype = _float_dtype(dtype)
-    shape = _param_shape(shape, a)
-    return _loggamma_reparameterised(key, _as(a, dtype, shape))
-
-
-def _log_marsaglia_tsang(key, alpha):
-    dtype = aval_of(alpha).dtype
-    one = np.array(1.0, dtype)[()]
-    log_x = lax.log(_marsaglia_tsang_boosted(key, alpha))
-    log_u = lax.log(_open_unit_interval(key, aval_of(alpha).shape, dtype))
-    boosted = lax.add(log_x, lax.div(log_u, alpha))
-    return lax.select(lax.lt(alpha, one), boosted, log_x)
-
-
-def _loggamma_rule(primals, tangents):
-    (key, alpha), (_, alpha_dot) = primals, tangents
-    dtype = aval_of(alpha).dtype
-    one = np.array(1.0, dtype)[()]
-    x = _marsaglia_tsang_boosted(key, alpha)
-    log_u = lax.log(_open_unit_interval(key, aval_of(alpha).shape, dtype))
-    small = lax.lt(alpha, one)
-    out = lax.log(x)
-    out = lax.select(small, lax.add(out, lax.div(log_u, alpha)), out)
-    slope = lax.div(_gamma_sample_grad(_boosted_shape(alpha), x), x)
-    boost_slope = lax.neg(lax.div(log_u, lax.mul(alpha, alpha)))
-    slope = lax.select(small, lax.add(slope, boost_slope), slope)
-    return out, lax.mul(alpha_dot, slope)
-
-
-def _make_loggamma_reparameterised():
-    from olympus.lax.custom_derivatives import custom_jvp
-
-    sampler = custom_jvp(_log_marsaglia_tsang)
-    sampler.defjvp(_loggamma_rule)
-    return sampler
-
-
-_loggamma_reparameterised = _make_loggamma_reparameterised()
-
-
 def _generalized_normal(key, p, shape=(), dtype=None):
     """Floats with density proportional to exp(-|x|^p): a random sign times
     G^(1/p) for G ~ Gamma(1/p) (|x|^p is Gamma(1/p)-distributed), drawn in log
@@ -1585,7 +1696,7 @@ def _compiled(impl, *static: str, returns_keys: bool = False):
 
 
 split = _compiled(_split, "num", returns_keys=True)
-fold_in = _compiled(_fold_in, returns_keys=True)
+_fold_in_compiled = _compiled(_fold_in, returns_keys=True)
 bits = _compiled(_bits, "shape", "dtype")
 uniform = _compiled(_uniform, "shape", "dtype")
 normal = _compiled(_normal, "shape", "dtype")
@@ -1604,6 +1715,7 @@ cauchy = _compiled(_cauchy, "shape", "dtype")
 rademacher = _compiled(_rademacher, "shape", "dtype")
 chisquare = _compiled(_chisquare, "shape", "dtype")
 t = _compiled(_t, "shape", "dtype")
+f = _compiled(_f, "shape", "dtype")
 multivariate_normal = _compiled(_multivariate_normal, "shape", "dtype")
 poisson = _compiled(_poisson, "shape", "dtype")
 binomial = _compiled(_binomial, "shape", "dtype")
@@ -1621,9 +1733,26 @@ lognormal = _compiled(_lognormal, "shape", "dtype")
 rayleigh = _compiled(_rayleigh, "shape", "dtype")
 double_sided_maxwell = _compiled(_double_sided_maxwell, "shape", "dtype")
 _multinomial_compiled = _compiled(_multinomial, "shape", "dtype", "unroll")
-_permutation_compiled = _compiled(_permutation, "axis")
+_permutation_compiled = _compiled(_permutation, "axis", "independent")
 _random_order_compiled = _compiled(_random_order, "n")
 _choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")
+
+
+def fold_in(key, data):
+    """A new key derived from `key` and the integer `data` (e.g. a step number),
+    which is taken as a uint32, as JAX does: Python ints must lie in [0, 2**32).
+
+    >>> olympus.random.fold_in(olympus.random.PRNGKey(0), 2**32 - 1).dtype
+    dtype('uint32')
+    """
+    if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        if not 0 <= int(data) < 2**32:
+            raise OverflowError(
+                f"random.fold_in: data {int(data)} is out of bounds for uint32 (the "
+                f"data folded into a key is one 32-bit word); reduce it modulo 2**32"
+            )
+        data = np.uint32(int(data))
+    return _fold_in_compiled(key, data)
 
 
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
@@ -1638,18 +1767,20 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False):
-    """A random permutation of `range(x)` for an int `x`, else `x` shuffled along `axis`.
+    """A random permutation of `range(x)` for an int `x`, else `x` shuffled along
+    `axis` (every slice the same way, or each independently).
 
     >>> olympus.random.permutation(olympus.random.key(0), 4).shape
     (4,)
     """
     if isinstance(x, (int, np.integer)):
         return _random_order_compiled(key, n=int(x))
-    if independent and aval_of(x).ndim > 1:
-        raise ValueError(
-            "random.permutation(independent=True) is only supported for 1-D arrays"
+    if aval_of(x).ndim == 0:
+        raise TypeError(
+            f"random.permutation: x must be an integer or an array of at least one "
+            f"dimension, got {aval_of(x).str_short()}; pass an int n to permute range(n)"
         )
-    return _permutation_compiled(key, x, axis=axis)
+    return _permutation_compiled(key, x, axis=axis, independent=bool(independent))
 
 
 def shuffle(key, x, axis: int = 0):
