@@ -96,3 +96,44 @@ def test_mean_var_with_dtype_and_ddof(dtype):
     agree(lambda ox: ox.jnp.var(x, axis=0, dtype=dtype, ddof=1))
     agree(lambda ox: ox.jnp.std(x, axis=1, ddof=4))  # count 0: NaN
     agree(lambda ox: ox.jnp.var(ox.jnp.ones(3), ddof=5))
+
+
+# --- quantiles: every method JAX accepts, NaN propagation ------------------------
+
+_ROWS = np.array(
+    [[1.0, 5.0, 2.0, 8.0, 3.0], [4.0, np.nan, 0.0, 1.0, 1.0], [np.nan] * 5], np.float32
+)
+_QS = np.array([0.0, 0.1, 0.25, 0.5, 0.6, 1.0], np.float32)
+_METHODS = ["linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf"]
+
+
+@pytest.mark.parametrize("method", _METHODS + ["hazen"])
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+def test_quantile_methods(name, method):
+    fn = lambda ox: getattr(ox.jnp, name)  # noqa: E731
+    agree(lambda ox: fn(ox)(_ROWS, _QS, axis=1, method=method))
+    agree(lambda ox: fn(ox)(_ROWS, 0.3, axis=1, method=method, keepdims=True))
+    agree(lambda ox: ox.jit(lambda a: fn(ox)(a, _QS, axis=0, method=method))(_ROWS))
+
+
+def test_median_and_percentile_as_jax():
+    agree(lambda ox: (ox.jnp.median(_ROWS, axis=1), ox.jnp.nanmedian(_ROWS, axis=1)))
+    agree(lambda ox: ox.jnp.median(_ROWS, axis=(0, 1), keepdims=True))
+    agree(lambda ox: ox.jnp.percentile(np.arange(6), 30))
+    agree(lambda ox: ox.jnp.nanpercentile(np.arange(6), np.array([30, 70])))
+    agree(lambda ox: ox.jnp.median(np.array([3e38], np.float32)))  # midpoint: inf
+    agree(lambda ox: ox.vmap(ox.jnp.median)(_ROWS))
+    agree(lambda ox: ox.grad(lambda a: ox.jnp.quantile(a, 0.3))(_ROWS[0]))
+
+
+def test_weighted_inverted_cdf():
+    x, w = np.array([1.0, 2, np.nan, 4, 5]), np.array([1.0, 1, 1, 2, 1])
+    agree(lambda ox: ox.jnp.nanquantile(x, 0.5, method="inverted_cdf", weights=w))
+    agree(lambda ox: ox.jnp.quantile(x, 0.5, method="inverted_cdf", weights=w))
+    agree(lambda ox: ox.jnp.quantile(x, 0.5, method="linear", weights=w))  # raises
+    bad = np.array([1.0, -1, 1, 2, 1])  # a negative weight: NaN
+    agree(
+        lambda ox: ox.jnp.quantile(
+            _ROWS[:2], np.array([0.2, 0.7]), axis=1, method="inverted_cdf", weights=bad
+        )
+    )

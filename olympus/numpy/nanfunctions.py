@@ -3,17 +3,19 @@ reductions that NumPy keeps beside sum/max/... and olympus keeps here."""
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import reductions, ufuncs
-from olympus.numpy.arrays import expand_dims, moveaxis
-from olympus.numpy.core import aval_of, to_operand
-from olympus.numpy.sorting import _along, take_along_axis
+from olympus.numpy.core import aval_of, scalar_like, to_operand
+from olympus.numpy.sorting import take_along_axis
 from olympus.numpy.ufuncs import isnan, subtract, where
 
 __all__ = [
+    "median",
     "nanargmax",
     "nanargmin",
     "nancumprod",
@@ -23,7 +25,9 @@ __all__ = [
     "nanquantile",
     "nanstd",
     "nanvar",
+    "percentile",
     "ptp",
+    "quantile",
 ]
 
 
@@ -99,67 +103,245 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
 
 
-def nanquantile(
-    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
-):
-    """quantile of the non-NaN elements of each slice; NaN for a slice of only
-    NaNs. q's axes come first, as in quantile.
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
-    Sorting puts NaNs last, so a slice's k valid values come first and the q-th
-    quantile interpolates between positions floor(q (k-1)) and the next one.
+
+class QuantileMethodError(ValueError):
+    """An interpolation method JAX's quantile does not accept."""
+
+
+def quantile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear",
+    keepdims=False, *, weights=None,
+):  # fmt: skip
+    """The q-th quantiles (q in [0, 1], a scalar or a vector: its axis comes
+    first) of `a` along `axis` (an int, a tuple, or None for all), by one of
+    JAX's methods; a slice holding a NaN gives NaN.
+
+    >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)
+    Array(2.5, dtype=float32)
     """
-    if method != "linear":
+    _check_unsupported("quantile", out, overwrite_input)
+    return _quantile(a, q, axis, method, keepdims, False, weights)
+
+
+def nanquantile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear",
+    keepdims=False, *, weights=None,
+):  # fmt: skip
+    """quantile of the non-NaN elements of each slice; NaN for a slice of only
+    NaNs. Sorting puts NaNs last, so a slice's k valid values come first."""
+    _check_unsupported("nanquantile", out, overwrite_input)
+    return _quantile(a, q, axis, method, keepdims, True, weights)
+
+
+def percentile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear",
+    keepdims=False, *, weights=None,
+):  # fmt: skip
+    """quantile with q in percent."""
+    q = _inexact(to_operand(q))
+    return quantile(
+        a, ufuncs.divide(q, 100), axis, out, overwrite_input, method, keepdims,
+        weights=weights,
+    )  # fmt: skip
+
+
+def nanpercentile(
+    a, q, axis=None, out=None, overwrite_input=False, method="linear",
+    keepdims=False, *, weights=None,
+):  # fmt: skip
+    """nanquantile with q in percent."""
+    q = _inexact(to_operand(q))
+    return nanquantile(
+        a, ufuncs.divide(q, 100), axis, out, overwrite_input, method, keepdims,
+        weights=weights,
+    )  # fmt: skip
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The middle value: the midpoint of the two middle values (JAX's method,
+    so an odd count returns its middle value)."""
+    return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of the non-NaN elements; NaN for a slice of only NaNs."""
+    return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
+
+
+def _check_unsupported(name, out, overwrite_input):
+    if out is not None or overwrite_input:
         raise ValueError(
-            f"jnp.nanquantile: method {method!r} is not supported; use 'linear'"
+            f"jnp.{name}: out= and overwrite_input=True are not supported "
+            "(arrays are immutable); use the returned array"
         )
-    a, along = _along(a, axis)
-    a = moveaxis(a, along, -1)
-    if not dtypes.is_inexact(aval_of(a).dtype):
-        a = lax.convert_element_type(a, dtypes.default_float_dtype())
-    dtype, (*rest, n) = aval_of(a).dtype, aval_of(a).shape
-    q = lax.convert_element_type(to_operand(q), dtype)
-    lead = aval_of(q).ndim
-    target = aval_of(q).shape + tuple(rest) + (1,)
-    valid = reductions.sum(lax.bitwise_not(isnan(a)), axis=-1, keepdims=True)
-    last = _behind(
-        lax.convert_element_type(
-            lax.max(lax.sub(valid, np.int32(1)), np.int32(0)), dtype
-        ),
-        target,
-        lead,
-    )
-    position = lax.mul(_behind(q, target, 0), last)
-    low = lax.floor(position)
-    high = lax.min(lax.add(low, np.asarray(1, dtype)[()]), last)
-    ordered = _behind(lax.sort(a, dimension=len(rest)), target[:-1] + (n,), lead)
-    low_value, high_value = (
-        take_along_axis(ordered, lax.convert_element_type(i, dtypes.int32), -1)
+
+
+def _inexact(x):
+    if dtypes.is_inexact(aval_of(x).dtype):
+        return x
+    return lax.convert_element_type(x, dtypes.default_float_dtype())
+
+
+def _reduced_last(a, axis, keepdims):
+    """`a` with the axes to reduce merged into its last one, and the shape a
+    keepdims result has (those axes as 1), or None without keepdims."""
+    ndim = aval_of(a).ndim
+    axes = tuple(range(ndim)) if axis is None else axis
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    axes = tuple(int(ax) % builtins.max(ndim, 1) for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"jnp.quantile: repeated axis in {axis}")
+    shape = aval_of(a).shape
+    kept = [i for i in range(ndim) if i not in axes]
+    a = lax.transpose(a, tuple(kept) + axes) if ndim else a
+    size = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    a = lax.reshape(a, tuple(shape[i] for i in kept) + (size,))
+    keep_shape = tuple(1 if i in axes else shape[i] for i in range(ndim))
+    return a, keep_shape if keepdims else None
+
+
+def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
+    """JAX's quantile algorithm: sort, then read the order statistics at
+    floor and ceil of q (n - 1), and combine them as `method` says."""
+    if method not in _QUANTILE_METHODS:
+        raise QuantileMethodError(
+            f"jnp.quantile: method {method!r} is not one of {_QUANTILE_METHODS}"
+        )
+    if weights is not None and method != "inverted_cdf":
+        raise QuantileMethodError(
+            f"jnp.quantile: method {method!r} takes no weights; "
+            "only method='inverted_cdf' does"
+        )
+    a, q = _inexact(to_operand(a)), _inexact(to_operand(q))
+    dtype = aval_of(a).dtype
+    if dtypes.is_complex(dtype):
+        raise TypeError("jnp.quantile: complex input has no order; pass real values")
+    if aval_of(q).ndim > 1:
+        raise ValueError(f"jnp.quantile: q must have rank <= 1, got {aval_of(q).shape}")
+    if weights is not None:
+        weights = _weights_like(a, to_operand(weights), axis)
+        weights, _ = _reduced_last(lax.convert_element_type(weights, dtype), axis, 0)
+    a, keep_shape = _reduced_last(a, axis, keepdims)
+    *rest, n = aval_of(a).shape
+    nan_data = isnan(a)
+    if squash_nans:
+        a = where(nan_data, np.asarray(np.nan, dtype)[()], a)  # positive: sorts last
+    else:
+        row_nan = reductions.any(nan_data, axis=-1, keepdims=True)
+        a = where(row_nan, np.asarray(np.nan, dtype)[()], a)
+    if weights is not None:
+        a, weights = lax.sort_key_val(a, weights, dimension=len(rest))
+    else:
+        a = lax.sort(a, dimension=len(rest))
+    qdtype = aval_of(q).dtype
+    if squash_nans:
+        counts = reductions.sum(lax.bitwise_not(isnan(a)), axis=-1, dtype=qdtype)
+    else:
+        counts = lax.full(tuple(rest), np.asarray(n, qdtype)[()])
+    target = aval_of(q).shape + tuple(rest)
+    q_b = _behind(q, target, 0)
+    counts_b = _behind(counts, target, aval_of(q).ndim)
+    if method == "inverted_cdf":
+        out = _inverted_cdf(a, weights, q_b, counts_b, squash_nans, target)
+    else:
+        out = _interpolated(a, q_b, counts_b, method, target)
+    out = lax.convert_element_type(out, dtype)
+    if keep_shape is not None:
+        out = lax.reshape(out, aval_of(q).shape + keep_shape)
+    return out
+
+
+def _weights_like(a, weights, axis):
+    """quantile's weights at a's shape: equal to it, or the reduced axes' shape."""
+    shape = aval_of(a).shape
+    if aval_of(weights).shape == shape:
+        return weights
+    axes = None if axis is None else ((axis,) if isinstance(axis, int) else axis)
+    axes = None if axes is None else tuple(int(ax) % len(shape) for ax in axes)
+    if axes is None or aval_of(weights).shape != tuple(shape[i] for i in axes):
+        raise ValueError(
+            f"jnp.quantile: weights of shape {aval_of(weights).shape} must match "
+            f"a's shape {shape} or the reduced axes' shape"
+        )
+    return lax.broadcast_in_dim(weights, shape, axes)
+
+
+def _order_statistics(a, positions, target):
+    """a[..., positions] for positions of shape `target` (q's axes first)."""
+    lead = len(target) - (aval_of(a).ndim - 1)
+    n = aval_of(a).shape[-1]
+    ordered = _behind(a, target + (n,), lead)
+    index = lax.reshape(positions, target + (1,))
+    return lax.reshape(take_along_axis(ordered, index, -1), target)
+
+
+def _interpolated(a, q, counts, method, target):
+    position = lax.mul(q, lax.sub(counts, scalar_like(counts, 1)))
+    low, high = lax.floor(position), lax.ceil(position)
+    high_weight = lax.sub(position, low)
+    last = lax.sub(counts, scalar_like(counts, 1))
+    zero = scalar_like(counts, 0)
+    low_i, high_i = (
+        lax.convert_element_type(lax.max(zero, lax.min(i, last)), dtypes.int32)
         for i in (low, high)
     )
-    out = lax.add(
-        low_value, lax.mul(lax.sub(position, low), lax.sub(high_value, low_value))
+    low_value = _order_statistics(a, low_i, target)
+    high_value = _order_statistics(a, high_i, target)
+    if method == "lower":
+        return low_value
+    if method == "higher":
+        return high_value
+    if method == "nearest":
+        return lax.select(
+            lax.le(high_weight, scalar_like(high_weight, 0.5)), low_value, high_value
+        )
+    if method == "midpoint":
+        return lax.mul(lax.add(low_value, high_value), scalar_like(low_value, 0.5))
+    qdtype = aval_of(q).dtype
+    low_weight = lax.sub(scalar_like(high_weight, 1), high_weight)
+    return lax.add(
+        lax.mul(lax.convert_element_type(low_value, qdtype), low_weight),
+        lax.mul(lax.convert_element_type(high_value, qdtype), high_weight),
     )
-    no_values = _behind(lax.eq(valid, np.int32(0)), target, lead)
-    out = lax.select(no_values, lax.full(target, np.asarray(np.nan, dtype)[()]), out)
-    out = lax.reshape(out, target[:-1])
-    if keepdims and axis is not None:
-        out = expand_dims(out, lead + int(axis) % (len(rest) + 1))
-    return out
+
+
+def _inverted_cdf(a, weights, q, counts, squash_nans, target):
+    """The first order statistic whose cumulative weight reaches q of the
+    total (unit weights without `weights`); NaN where a weight is negative or
+    NaN, or where the slice has no valid value (any NaN, without squashing)."""
+    if weights is None:
+        weights = lax.full_like(a, scalar_like(a, 1))
+    zero = lax.full_like(weights, scalar_like(weights, 0))
+    bad = lax.bitwise_or(lax.lt(weights, zero), isnan(weights))
+    nan_data = isnan(a)
+    clean = lax.select(lax.bitwise_or(bad, nan_data), zero, weights)
+    cumulative = reductions.cumsum(clean, axis=-1)
+    n = aval_of(a).shape[-1]
+    lead = len(target) - (aval_of(a).ndim - 1)
+    total = lax.slice_in_dim(cumulative, n - 1, n, axis=-1) if n else cumulative
+    wanted = lax.mul(lax.reshape(q, target + (1,)), _behind(total, target + (1,), lead))
+    wanted = lax.broadcast_in_dim(wanted, target + (n,), tuple(range(len(target) + 1)))
+    below = lax.lt(_behind(cumulative, target + (n,), lead), wanted)
+    index = reductions.sum(below, axis=-1, dtype=dtypes.default_int_dtype())
+    last = lax.convert_element_type(
+        lax.sub(counts, scalar_like(counts, 1)), aval_of(index).dtype
+    )
+    index = lax.max(scalar_like(index, 0), lax.min(index, last))
+    out = _order_statistics(a, lax.convert_element_type(index, dtypes.int32), target)
+    if squash_nans:
+        no_value = lax.eq(counts, scalar_like(counts, 0))
+    else:
+        no_value = _behind(reductions.any(nan_data, axis=-1), target, lead)
+    force_nan = lax.bitwise_or(
+        _behind(reductions.any(bad, axis=-1), target, lead), no_value
+    )
+    nan = lax.full(target, np.asarray(np.nan, aval_of(out).dtype)[()])
+    return lax.select(force_nan, nan, out)
 
 
 def _behind(x, shape, lead: int):
     """x broadcast to `shape`, its axes placed after the first `lead` ones."""
     dims = tuple(range(lead, lead + aval_of(x).ndim))
     return lax.broadcast_in_dim(x, shape, dims)
-
-
-def nanpercentile(
-    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
-):
-    """nanquantile with q in percent."""
-    return nanquantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
-
-
-def nanmedian(a, axis: int | None = None, keepdims: bool = False):
-    """The median of the non-NaN elements; NaN for a slice of only NaNs."""
-    return nanquantile(a, 0.5, axis, keepdims=keepdims)
