@@ -35,6 +35,7 @@ def wrap_init(
 ) -> WrappedFun:
     """`f` ready to be called as `wrapped.call_wrapped(*args)`.
 
+    >>> from olympus.extend.linear_util import wrap_init
     >>> wrap_init(lambda x, k: x * k, {"k": 3}).call_wrapped(2)
     6
     """
