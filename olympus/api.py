@@ -817,10 +817,21 @@ def jit(
     static_argnums=(),
     static_argnames=(),
     donate_argnums=(),
+    keep_unused: bool = False,
+    device=None,
+    backend: str | None = None,
+    inline: bool = False,
+    compiler_options: dict | None = None,
     tiered: bool | None = None,
 ):
     """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args
     (and new layouts of arguments placed over several devices).
+
+    JAX's `keep_unused` and `inline` are taken and change no result (olympus
+    decides itself which arguments reach the executable and whether a nested
+    jit stays a `pjit` equation); `backend` must be olympus's platform and
+    `device` the default device (place arguments with device_put or
+    in_shardings otherwise); `compiler_options` must be empty.
 
     `in_shardings` (a pytree prefix of the positional arguments, static ones
     left out) and `out_shardings` (of the outputs) lay the program out over a
@@ -850,6 +861,7 @@ def jit(
     >>> f(np.ones(3))  # interpreted: no compile waited for
     Array([2., 2., 2.], dtype=float32)
     """
+    _check_jit_placement(device, backend, in_shardings, out_shardings, compiler_options)
     if fun is None:
         return lambda f: jit(
             f,
@@ -858,6 +870,11 @@ def jit(
             static_argnums=static_argnums,
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
+            keep_unused=keep_unused,
+            device=device,
+            backend=backend,
+            inline=inline,
+            compiler_options=compiler_options,
             tiered=tiered,
         )
     return JitFunction(
@@ -869,6 +886,35 @@ def jit(
         out_shardings,
         tiered,
     )
+
+
+class JitPlacementError(ValueError):
+    """jit's device=/backend=/compiler_options= ask for what olympus cannot do."""
+
+
+def _check_jit_placement(device, backend, in_shardings, out_shardings, options):
+    client._check_backend(backend)
+    if device is not None and backend is not None:
+        raise JitPlacementError(
+            f"can't specify both a device and a backend for jit, got "
+            f"device={device} and backend={backend!r}; pass one"
+        )
+    if device is not None:
+        if in_shardings is not None or out_shardings is not None:
+            raise JitPlacementError(
+                "jit: pass device= or in_shardings/out_shardings, not both"
+            )
+        if device != client.devices()[0]:
+            raise JitPlacementError(
+                f"jit(device={device}): olympus compiles for the default device "
+                f"{client.devices()[0]}; put the arguments on {device} with "
+                "olympus.device_put or give in_shardings/out_shardings"
+            )
+    if options:
+        raise JitPlacementError(
+            f"jit(compiler_options={options!r}): olympus takes no XLA compiler "
+            "options per function; set them with the XLA_FLAGS environment variable"
+        )
 
 
 # ---- pmap ----------------------------------------------------------------------------

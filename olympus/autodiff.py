@@ -119,12 +119,13 @@ def _check_tangent(primal, tangent):
     return tangent
 
 
-def linearize(fun: Callable, *primals):
+def linearize(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the linear map
-    without re-running the primal computation."""
+    without re-running the primal computation; with has_aux, `fun` returns
+    (output, aux) and linearize returns (output, f_jvp, aux)."""
     leaves, in_tree = tree_flatten(primals)
     mask = [is_differentiable(aval_of(x)) for x in leaves]
-    flat_fun, box = flatten_fun(fun, in_tree)
+    flat_fun, box = _flatten_fun_aux(fun, in_tree, has_aux)
     outs, linear = linearize_flat(flat_fun, leaves, mask, function_name(fun))
 
     def f_jvp(*tangents):
@@ -137,17 +138,31 @@ def linearize(fun: Callable, *primals):
         out = eval_program(linear.olympuspr, linear.consts, used)
         return tree_unflatten(box["tree"], out)
 
-    return tree_unflatten(box["tree"], outs), f_jvp
+    out = tree_unflatten(box["tree"], outs)
+    return (out, f_jvp, _strip_tangents(box["aux"])) if has_aux else (out, f_jvp)
+
+
+class ReduceAxesError(NotImplementedError):
+    """reduce_axes= given to grad, vjp, ...: deprecated in JAX, not supported."""
+
+
+def _check_reduce_axes(name: str, reduce_axes) -> None:
+    if reduce_axes:
+        raise ReduceAxesError(
+            f"reduce_axes argument to {name} is deprecated (as in JAX); sum the "
+            f"cotangents with lax.psum inside the function instead"
+        )
 
 
 # ---- reverse mode ---------------------------------------------------------------
-def vjp(fun: Callable, *primals, has_aux: bool = False):
+def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     """(fun(*primals), pullback) where pullback(ct) gives one cotangent per primal.
 
     >>> y, pullback = olympus.vjp(jnp.sin, 0.0)
     >>> pullback(1.0)
     (Array(1., dtype=float32),)
     """
+    _check_reduce_axes("vjp", reduce_axes)
     leaves, in_tree = tree_flatten(primals)
     mask = [is_differentiable(aval_of(x)) for x in leaves]
     flat_fun, box = _flatten_fun_aux(fun, in_tree, has_aux)
@@ -188,7 +203,7 @@ def _check_cotangent(aval, ct):
     return ct
 
 
-def linear_transpose(fun: Callable, *primals):
+def linear_transpose(fun: Callable, *primals, reduce_axes=()):
     """The transpose of linear `fun` (primals give only shapes and dtypes):
     a function from output cotangents to a tuple of input cotangents.
 
@@ -196,6 +211,7 @@ def linear_transpose(fun: Callable, *primals):
     >>> f_t(1.0)
     (Array(2., dtype=float32),)
     """
+    _check_reduce_axes("linear_transpose", reduce_axes)
     leaves, in_tree = tree_flatten(primals)
     flat_fun, box = flatten_fun(fun, in_tree)
     olympuspr, consts, _ = trace_to_olympuspr(flat_fun, [aval_of(x) for x in leaves])
@@ -380,12 +396,14 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes=(),
 ):
     """`fun`'s value and its gradient with respect to the arguments in argnums.
 
     >>> olympus.value_and_grad(lambda x: x ** 2)(3.0)
     (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32))
     """
+    _check_reduce_axes("value_and_grad", reduce_axes)
     nums = _argnums_tuple(argnums)
     name = function_name(fun)
 
@@ -413,12 +431,14 @@ def grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes=(),
 ):
     """The gradient of scalar-valued `fun` with respect to argument(s) argnums.
 
     >>> olympus.grad(lambda x: jnp.sin(x) * 2.0)(0.0)
     Array(2., dtype=float32)
     """
+    _check_reduce_axes("grad", reduce_axes)
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun, updated=())
@@ -482,16 +502,23 @@ def _assemble(out_tree, in_tree, blocks: list[list]) -> Any:
     return tree_unflatten(out_tree, [tree_unflatten(in_tree, row) for row in blocks])
 
 
-def _jacobian_setup(fun, argnums, args, kwargs):
+def _jacobian_setup(fun, argnums, args, kwargs, holomorphic=False, allow_int=False):
     nums = _argnums_tuple(argnums)
-    _check_grad_inputs(function_name(fun), args, nums, False)
+    _check_grad_inputs(function_name(fun), args, nums, allow_int)
+    if holomorphic:
+        _check_holomorphic_inputs(function_name(fun), args, nums)
     f, dyn = argnums_partial(fun, nums, args, kwargs)
     if isinstance(argnums, int):
         return f, dyn[0], (lambda x: f(x))
     return f, dyn, (lambda x: f(*x))
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def jacfwd(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+):
     """The Jacobian of `fun` by forward mode: jvp vmapped over a basis of the inputs.
 
     Each block has shape out.shape + in.shape; the result is the output tree
@@ -502,7 +529,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     """
 
     def jac_fun(*args, **kwargs):
-        _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
+        _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs, holomorphic)
         in_leaves, in_tree = tree_flatten(dyn)
 
         def push(*tangent_leaves):
@@ -526,12 +553,20 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     return jac_fun
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def jacrev(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+):
     """The Jacobian of `fun` by reverse mode: its pullback vmapped over a
     basis of the outputs. Each block has shape out.shape + in.shape."""
 
     def jac_fun(*args, **kwargs):
-        _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs)
+        _, dyn, f_of_tree = _jacobian_setup(
+            fun, argnums, args, kwargs, holomorphic, allow_int
+        )
         res = vjp(f_of_tree, dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves, out_tree = tree_flatten(out)
@@ -549,9 +584,15 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     return jac_fun
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def hessian(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+):
     """The Hessian of scalar `fun`: jacfwd of jacrev."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    inner = jacrev(fun, argnums, has_aux, holomorphic)
+    return jacfwd(inner, argnums, has_aux, holomorphic)
 
 
 jacobian = jacrev  # JAX's alias

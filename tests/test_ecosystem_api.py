@@ -276,3 +276,108 @@ def test_pswapaxes_in_shard_map():
     np.testing.assert_array_equal(out, x)
     with pytest.raises(olympus.lax.AxisIndexGroupsError, match="groups"):
         olympus.lax.pswapaxes(x, "d", 0, axis_index_groups=[[0]])
+
+
+# ---- keyword arguments of the core transforms -------------------------------
+X3 = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def test_cond_operand_keyword_and_fori_loop_unroll():
+    def program(ox, x):
+        lax = ox.lax
+        eager = lax.cond(True, lambda v: v + 1, lambda v: v - 1, operand=x)
+        jitted = ox.jit(
+            lambda p, v: lax.cond(p, lambda a: a * 2, lambda a: -a, operand=v)
+        )(False, x)
+        loop = lax.fori_loop(0, 4, lambda i, v: v * 2 + i, x, unroll=2)
+        jit_loop = ox.jit(
+            lambda v: lax.fori_loop(0, 5, lambda i, c: c + i, v, unroll=True)
+        )(x)
+        return eager, jitted, loop, jit_loop
+
+    agree(program, X3)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox, x: ox.jit(
+            lambda n: ox.lax.fori_loop(0, n, lambda i, v: v, x, unroll=2)
+        )(3),
+        lambda ox, x: ox.lax.cond(True, lambda v: v, lambda v: v, x, operand=x),
+        lambda ox, x: ox.grad(ox.jnp.sum, reduce_axes=("i",))(x),
+        lambda ox, x: ox.jacrev(lambda v: v, holomorphic=True)(x),
+    ],
+)
+def test_bad_keyword_uses_raise_in_both(program):
+    agree(program, X3)
+
+
+def test_jacobian_and_linearize_keywords():
+    def program(ox, x, z):
+        sq = lambda v: v**2
+        primal, f_jvp, aux = ox.linearize(
+            lambda v: (ox.jnp.sin(v), v * 3), x, has_aux=True
+        )
+        return (
+            ox.jacfwd(sq, holomorphic=True)(z),
+            ox.jacrev(sq, holomorphic=True)(z),
+            ox.hessian(lambda v: ox.jnp.sum(v**3), holomorphic=True)(z),
+            ox.jacrev(lambda v: v * 2.0, allow_int=True)(np.float32(1.0)),
+            ox.grad(ox.jnp.sum, reduce_axes=())(x),
+            ox.vjp(ox.jnp.sin, x, reduce_axes=())[0],
+            (primal, f_jvp(x), aux),
+        )
+
+    agree(program, X3, (X3 + 1j).astype(np.complex64))
+
+
+def test_vmap_sum_match_and_spmd_axis_name():
+    def program(ox, x):
+        summed = ox.vmap(lambda v: v * 2, out_axes=None, sum_match=True)(x)
+        named = ox.vmap(lambda v: v * 2, spmd_axis_name="d")(x)
+        return summed, named
+
+    agree(program, X3)
+
+
+def test_checkpoint_static_argnames_and_custom_vjp_nondiff_argnames():
+    def program(ox, x):
+        f = ox.checkpoint(lambda v, n: v**n, static_argnames="n")
+        h = ox.custom_vjp(lambda v, k: v * k, nondiff_argnames=("k",))
+        h.defvjp(lambda v, k: (v * k, None), lambda k, res, g: (g * k * 10,))
+        g = ox.custom_jvp(lambda v, k: v * k, nondiff_argnames=("k",))
+        g.defjvp(lambda k, p, t: (p[0] * k, t[0] * k * 10))
+        return (
+            ox.grad(lambda v: ox.jnp.sum(f(v, n=3)))(x),
+            ox.grad(lambda v: ox.jnp.sum(f(v, 2)))(x),
+            ox.grad(lambda v: ox.jnp.sum(h(v, 2.0)))(x),
+            ox.jvp(lambda v: g(v, 3.0), (x,), (x,)),
+        )
+
+    agree(program, X3)
+
+
+def test_jit_keywords():
+    def program(ox, x):
+        dev = ox.devices()[0]
+        f = ox.jit(lambda v: v * 2, keep_unused=True, inline=True, device=dev)
+        g = ox.jit(keep_unused=True)(lambda v, unused: v + 1)
+        h = ox.jit(lambda v: v - 1, backend="cpu")
+        return f(x), g(x, x), h(x)
+
+    agree(program, X3)
+    agree(lambda ox: ox.jit(lambda v: v, device=ox.devices()[0], backend="cpu"))
+    with pytest.raises(olympus.api.JitPlacementError, match="XLA_FLAGS"):
+        olympus.jit(lambda v: v, compiler_options={"xla_cpu_enable_fast_math": True})
+
+
+def test_shape_dtype_struct_like_update_sharding():
+    def program(ox, x):
+        s = ox.ShapeDtypeStruct.like(x)
+        t = s.update(shape=(4, 2))
+        u = ox.ShapeDtypeStruct((3,), np.float32, sharding=None)
+        out = ox.eval_shape(lambda v: v * 2, u)
+        return s.shape, str(s.dtype), s.ndim, s.size, t.shape, u.sharding, out.shape
+
+    agree(program, np.ones((2, 3), np.float32))

@@ -215,6 +215,27 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, call, jvp, num_consts, name
 batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
+class ArgnamesError(ValueError):
+    """An argument name (nondiff_argnames, static_argnames) the function lacks."""
+
+
+def _with_named_argnums(fun, argnums, argnames) -> tuple:
+    """argnums with the positions of the parameters named in argnames added
+    (as JAX, for arguments that callers pass positionally)."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    if not names:
+        return nums
+    params = list(inspect.signature(fun).parameters)
+    for n in names:
+        if n not in params:
+            raise ArgnamesError(
+                f"{getattr(fun, '__name__', fun)} has no parameter {n!r} "
+                f"(its parameters: {params}); fix the argnames"
+            )
+    return tuple(sorted(set(nums) | {params.index(n) for n in names}))
+
+
 class custom_jvp:
     """A function with a user-defined JVP rule (JAX's `jax.custom_jvp`).
 
@@ -227,9 +248,16 @@ class custom_jvp:
     ...     return f(x), t * lax.logistic(x)
     """
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ):
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _with_named_argnums(
+            fun, nondiff_argnums, nondiff_argnames
+        )
         self.jvp: Callable | None = None
         functools.update_wrapper(self, fun, updated=())
 
@@ -421,9 +449,16 @@ class custom_vjp:
     ...                      lambda res, g: (jnp.clip(g, -1.0, 1.0),))
     """
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ):
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _with_named_argnums(
+            fun, nondiff_argnums, nondiff_argnames
+        )
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         functools.update_wrapper(self, fun, updated=())
@@ -1396,17 +1431,24 @@ def checkpoint(
     prevent_cse: bool = True,
     policy: Callable | None = None,
     static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> Callable:
     """`fun` whose intermediate values are recomputed in the backward pass
     instead of stored (except those `policy` saves): less memory for more compute.
+
+    `static_argnums` / `static_argnames` are Python values the body is traced
+    for (like jit's), not arrays.
 
     >>> loss = olympus.checkpoint(lambda w, x: jnp.sum(jnp.tanh(x @ w)))
     >>> w, x = jnp.zeros(2), jnp.ones((3, 2))
     >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
     Array([3., 3.], dtype=float32)
     """
-    static = (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = _with_named_argnums(fun, static_argnums, static_argnames)
+    static_names = (
+        (static_argnames,)
+        if isinstance(static_argnames, str)
+        else tuple(static_argnames)
     )
     name = function_name(fun)
 
@@ -1416,8 +1458,13 @@ def checkpoint(
     def remat_fun(*args, **kwargs):
         if core.current_trace() is core.eval_trace:
             return fun(*args, **kwargs)
-        statics = [args[i] for i in static]
-        dyn_fun, dyn = argnums_partial(fun, dynamic_argnums(len(args), static), args)
+        static_kw = {k: kwargs.pop(k) for k in static_names if k in kwargs}
+        fun_kw = functools.partial(fun, **static_kw) if static_kw else fun
+        statics = [args[i] for i in static if i < len(args)] + sorted(static_kw.items())
+        positions = tuple(i for i in static if i < len(args))
+        dyn_fun, dyn = argnums_partial(
+            fun_kw, dynamic_argnums(len(args), positions), args
+        )
         leaves, in_tree = tree_flatten((dyn, kwargs))
         key = (
             in_tree,

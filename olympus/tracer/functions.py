@@ -9,6 +9,7 @@ functions that traces run.
 from __future__ import annotations
 
 import inspect
+import math
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,14 +23,38 @@ from olympus.tracer.staging import DebugInfo, function_name, trace_to_olympuspr
 
 
 class ShapeDtypeStruct:
-    """Shape and dtype of an array without its data."""
+    """Shape and dtype of an array without its data (and, optionally, the
+    sharding it is meant to have, kept for code that reads it back)."""
 
-    __slots__ = ("dtype", "shape", "weak_type")
+    __slots__ = ("dtype", "shape", "weak_type", "sharding")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
         self.shape = tuple(shape)
         self.dtype = dtypes.canonicalize_dtype(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding
+
+    @classmethod
+    def like(cls, x) -> ShapeDtypeStruct:
+        """The ShapeDtypeStruct of `x` (an array, a scalar, or another struct)."""
+        aval = x.aval if isinstance(x, ShapeDtypeStruct) else aval_of(x)
+        sharding = x.sharding if isinstance(x, ShapeDtypeStruct) else None
+        return cls(aval.shape, aval.dtype, aval.weak_type, sharding=sharding)
+
+    def update(self, **kwargs) -> ShapeDtypeStruct:
+        """A copy with some of shape, dtype, weak_type, sharding replaced."""
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(kwargs)
+        sharding = fields.pop("sharding")
+        return ShapeDtypeStruct(**fields, sharding=sharding)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
 
     @property
     def aval(self) -> ShapedArray:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from olympus.ir.core import Olympuspr, Primitive, subolympusprs
+from olympus.ir.core import Olympuspr, Primitive, all_primitives, subolympusprs
 from olympus.tracer import core
 from olympus.tracer.core import (
     Trace,
@@ -340,6 +340,8 @@ def vmap(
     out_axes: Any = 0,
     axis_name: str | None = None,
     axis_size: int | None = None,
+    spmd_axis_name: Any = None,
+    sum_match: bool = False,
 ) -> Callable:
     """Maps `fun` over an axis of its arguments, as if by a loop, but traced once.
 
@@ -349,6 +351,9 @@ def vmap(
     Keyword arguments are mapped over axis 0. `axis_size` gives the batch
     size when no argument is mapped. `axis_name` names the mapped axis for
     collectives inside (`lax.psum(x, axis_name)` sums over the batch, ...).
+    `sum_match=True` sums a batched output whose out_axes is None over the
+    batch (as JAX). `spmd_axis_name` is taken for JAX's signature; olympus
+    lets XLA's partitioner lay out the batch axis (docs/differences.md).
 
     >>> olympus.vmap(lambda x, y: x @ y, in_axes=(0, None))(np.ones((5, 3)), np.ones(3)).shape
     (5,)
@@ -383,7 +388,7 @@ def vmap(
         out_axes_flat = _out_leaf_axes(out_axes, out, out_tree, name)
         out_paths = _leaf_paths(out_tree, "out")
         results = [
-            _place_output(v, d, ax, size, p, name)
+            _place_output(v, d, ax, size, p, name, sum_match)
             for (v, d), ax, p in zip(unpacked, out_axes_flat, out_paths)
         ]
         return tree_unflatten(out_tree, results)
@@ -519,11 +524,13 @@ def _batch_size(leaves, axes, paths, axis_size, name: str) -> int:
     return next(iter(sizes.values()))
 
 
-def _place_output(val, bdim, out_axis, axis_size, path: str, name: str):
+def _place_output(val, bdim, out_axis, axis_size, path, name, sum_match=False):
     """An output with its batch axis at `out_axis` (broadcast if unbatched)."""
     if out_axis is None:
         if bdim is not_mapped:
             return val
+        if sum_match:
+            return all_primitives["reduce_sum"].bind(val, axes=(bdim,))
         raise ValueError(
             f"vmap of {name}: out_axes is None for {path}, but that output "
             f"depends on the mapped inputs (it varies over the batch)"

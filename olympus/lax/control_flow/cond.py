@@ -177,8 +177,18 @@ def _branch_index_from_pred(pred, source_info):
     return ops.convert_element_type(pred, dtypes.int32)
 
 
-def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
+_NO_OPERAND = object()
+
+
+class CondOperandError(TypeError):
+    """cond given both positional operands and JAX's old `operand=` keyword."""
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided at run time.
+
+    JAX's older form `cond(pred, true_fun, false_fun, operand=x)` (one
+    operand, by keyword) is taken too.
 
     Both branches are traced and must return the same types; the program keeps
     one `cond` equation whose branches are (false_fun, true_fun).
@@ -187,6 +197,13 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
     Array(6., dtype=float32)
     """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise CondOperandError(
+                "cond: got positional operands and operand=; pass the operands "
+                "positionally only, as cond(pred, true_fun, false_fun, *operands)"
+            )
+        operands = (operand,)
     if python_mode(pred, operands):
         return (true_fun if bool(pred) else false_fun)(*operands)
     source_info = user_source_info()

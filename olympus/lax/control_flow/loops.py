@@ -221,8 +221,19 @@ def _is_static_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None = None):
+def fori_loop(
+    lower,
+    upper,
+    body_fun: Callable,
+    init_val,
+    max_steps: int | None = None,
+    *,
+    unroll: int | bool | None = None,
+):
     """`val = body_fun(i, val)` for i in range(lower, upper); returns the last `val`.
+
+    `unroll` (static bounds only, as JAX) runs that many iterations per trip
+    of the compiled loop (True: all of them).
 
     With Python-int bounds the trip count is static and the loop is a `scan`
     (reverse-differentiable); with traced bounds it is a `while`, which
@@ -248,10 +259,16 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None 
         if max_steps is not None:
             trip_count = min(trip_count, int(max_steps))
         step.__qualname__ = function_name(body_fun)
+        steps = 1 if unroll is None else unroll
         (_, result), _ = scan_with_names(
-            step, (index, init_val), None, trip_count, False, 1, "fori_loop", paths
+            step, (index, init_val), None, trip_count, False, steps, "fori_loop", paths
         )
         return result
+    if unroll is not None:
+        raise LoopUnrollError(
+            "Can only use `unroll` in `fori_loop` if the loop bounds are statically "
+            "known; pass Python ints as lower and upper, or drop unroll="
+        )
     lower, upper = _loop_bounds(lower, upper)
 
     def keep_going(carry):
@@ -268,6 +285,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, max_steps: int | None 
     return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[
         2
     ]
+
+
+class LoopUnrollError(ValueError):
+    """fori_loop(unroll=...) with bounds known only at run time."""
 
 
 def _loop_bounds(lower, upper):
