@@ -468,23 +468,24 @@ def _truncated_normal(key, lower, upper, shape=None, dtype=None):
 
 
 def _exponential(key, shape: Sequence[int] = (), dtype=None):
-    """Exponential floats with rate 1: -log(U) for U uniform in (0, 1]."""
+    """Exponential floats with rate 1: -log1p(-U) for U uniform in [0, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
-    return lax.neg(lax.log(_open_unit_interval(key, shape, dtype)))
+    return lax.neg(lax.log1p(lax.neg(_unit_interval(key, shape, dtype))))
 
 
 def _laplace(key, shape: Sequence[int] = (), dtype=None):
-    """Laplace floats (density exp(-|x|) / 2): a random sign times an exponential."""
+    """Laplace floats (density exp(-|x|) / 2): sign(U) log(1 - |U|) for U uniform
+    in (-1, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
     tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = _uniform(key, shape, dtype, minval=float(tiny), maxval=1.0)
-    return lax.mul(lax.neg(lax.sign(u)), lax.log1p(lax.neg(lax.abs(u))))
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
 def _logistic(key, shape: Sequence[int] = (), dtype=None):
-    """Standard logistic floats: log(U / (1 - U))."""
+    """Standard logistic floats: log(U / (1 - U)) for U uniform in [tiny, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
-    u = _open_unit_interval(key, shape, dtype)
+    u = _uniform(key, shape, dtype, minval=float(np.finfo(dtype).tiny), maxval=1.0)
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
@@ -647,9 +648,10 @@ def _split2(key):
     return _first(keys), _second(keys)
 
 
-def _categorical(key, logits, axis: int = -1, shape=None):
+def _categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
     """Indices drawn with probabilities softmax(logits) along `axis`, by the
-    Gumbel-max trick: argmax(logits + Gumbel noise)."""
+    Gumbel-max trick (argmax of logits + Gumbel noise, the noise laid out as
+    JAX lays it out); without replacement, the Gumbel-top-k trick."""
     aval = aval_of(logits)
     axis = axis % aval.ndim
     batch = aval.shape[:axis] + aval.shape[axis + 1 :]
@@ -658,11 +660,33 @@ def _categorical(key, logits, axis: int = -1, shape=None):
         raise ValueError(
             f"random.categorical: shape {shape} must end with the logits' batch shape {batch}"
         )
-    n = aval.shape[axis]
-    moved = lax.transpose(logits, [d for d in range(aval.ndim) if d != axis] + [axis])
-    full = _broadcast_to(moved, (*shape, n))
-    noise = _gumbel(key, (*shape, n), aval.dtype)
-    return lax.argmax(lax.add(full, noise), len(shape), np.int32)
+    prefix = shape[: len(shape) - len(batch)]
+    index = dtypes.canonicalize_dtype(np.int64)
+    if not replace:
+        return _categorical_top_k(key, logits, axis, prefix)
+    noise_shape = (*prefix, *aval.shape)
+    noise = _gumbel(key, noise_shape, aval.dtype)
+    full = lax.broadcast_in_dim(
+        logits, noise_shape, tuple(range(len(prefix), len(noise_shape)))
+    )
+    return lax.argmax(lax.add(noise, full), len(prefix) + axis, index)
+
+
+def _categorical_top_k(key, logits, axis: int, prefix: tuple):
+    """JAX's sampling without replacement; its indices stay int32, as top_k's."""
+    aval = aval_of(logits)
+    count = math.prod(prefix)
+    if count > aval.shape[axis]:
+        raise ValueError(
+            f"random.categorical: cannot take {count} samples without replacement "
+            f"from {aval.shape[axis]} categories"
+        )
+    scores = lax.add(logits, _gumbel(key, aval.shape, aval.dtype))
+    moved = lax.transpose(scores, [d for d in range(aval.ndim) if d != axis] + [axis])
+    idx = lax.top_k(moved, count)[1]  # (*batch, count)
+    last = aval.ndim - 1
+    idx = lax.transpose(idx, (last, *range(last)))
+    return lax.reshape(idx, (*prefix, *aval.shape[:axis], *aval.shape[axis + 1 :]))
 
 
 def _take(x, indices, axis: int):
@@ -1018,27 +1042,21 @@ def _softmax_last(x):
 
 # ---- more laws built from the ones above ---------------------------------------------
 def _cauchy(key, shape: Sequence[int] = (), dtype=None):
-    """Standard Cauchy floats: tan(pi (U - 1/2)) for U in (0, 1)."""
+    """Standard Cauchy floats: tan(pi (U - 1/2)) for U uniform in [eps, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
-    u = lax.max(
-        _unit_interval(key, shape, dtype),
-        np.array(np.finfo(np.float32).tiny, dtype)[()],
-    )
+    u = _uniform(key, shape, dtype, minval=float(np.finfo(dtype).eps), maxval=1.0)
     return lax.tan(
         lax.mul(np.array(np.pi, dtype)[()], lax.sub(u, np.array(0.5, dtype)[()]))
     )
 
 
-def _rademacher(key, shape: Sequence[int] = (), dtype=np.int32):
-    """-1 or +1 with equal probability."""
+def _rademacher(key, shape: Sequence[int] = (), dtype=None):
+    """-1 or +1 with equal probability: 2 bernoulli(key, 0.5) - 1."""
     shape = _shape(shape)
-    heads = lax.convert_element_type(
-        lax.bitwise_and(_bits(key, shape, U32), np.uint32(1)), np.int32
-    )
-    return lax.convert_element_type(
-        lax.sub(lax.mul(heads, np.int32(2)), np.int32(1)),
-        dtypes.canonicalize_dtype(dtype),
-    )
+    dtype = dtypes.canonicalize_dtype(np.int64 if dtype is None else dtype)
+    heads = lax.convert_element_type(_bernoulli(key, 0.5, shape), dtype)
+    two, one = np.array(2, dtype)[()], np.array(1, dtype)[()]
+    return lax.sub(lax.mul(two, heads), one)
 
 
 def _chisquare(key, df, shape=None, dtype=None):
@@ -1407,20 +1425,17 @@ def _binomial_btrs(key, n, p, active):
 
 def _geometric(key, p, shape=None, dtype=None):
     """Trials up to and including the first success, each succeeding with
-    probability p: 1 + floor(log U / log(1 - p)) (inversion). p = 0 gives the
-    dtype's maximum; p outside [0, 1] or nan gives -1."""
+    probability p: 1 + floor(log U / log(1 - p)) (inversion, U uniform in (0, 1),
+    0 drawn as 1)."""
     out_dtype = _int_dtype(dtype, "geometric")
     shape = _param_shape(shape, p)
     calc = _calc_dtype(p)
     c = lambda v: np.array(v, calc)[()]
-    p = _as(p, calc, shape)
-    valid = lax.bitwise_and(lax.ge(p, c(0.0)), lax.le(p, c(1.0)))
-    u = _open_unit_interval(key, shape, calc)
-    trials = lax.add(lax.floor(lax.div(lax.log(u), lax.log1p(lax.neg(p)))), c(1.0))
-    trials = lax.select(lax.eq(p, c(0.0)), lax.full(shape, np.inf, calc), trials)
-    return _counts_to_int(
-        lax.select(valid, trials, lax.full(shape, -1.0, calc)), out_dtype
-    )
+    u = _uniform(key, shape, calc)
+    u = lax.select(lax.eq(u, c(0.0)), lax.full(shape, 1.0, calc), u)
+    log_q = lax.log1p(lax.neg(_as(p, calc, shape)))
+    trials = lax.add(lax.floor(lax.div(lax.log(u), log_q)), c(1.0))
+    return lax.convert_element_type(trials, out_dtype)
 
 
 def _pareto(key, b, shape=None, dtype=None):
@@ -1447,20 +1462,17 @@ def _weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 
 def _generalized_normal(key, p, shape=(), dtype=None):
-    """Floats with density proportional to exp(-|x|^p): a random sign times
-    G^(1/p) for G ~ Gamma(1/p) (|x|^p is Gamma(1/p)-distributed), drawn in log
-    space so large p does not underflow. The result has `shape` broadcast
-    with p's."""
+    """Floats with density proportional to exp(-|x|^p): a random sign (from
+    split(key)[1]) times G^(1/p) for G ~ Gamma(1/p) (from split(key)[0]). The
+    result has `shape` broadcast with p's."""
     dtype = _float_dtype(dtype)
     shape = tuple(np.broadcast_shapes(_shape(shape), _param_shape(None, p)))
     p = _as(p, dtype, shape)
-    c = lambda v: np.array(v, dtype)[()]
-    log_g = _loggamma_reparameterised(key, lax.div(c(1.0), p))
-    (u,) = _stream_uniforms(key, 3, np.int32(0), 1, shape, dtype)  # gamma uses 0
-    sign = lax.select(
-        lax.lt(u, c(0.5)), lax.full(shape, -1.0, dtype), lax.full(shape, 1.0, dtype)
-    )
-    return lax.mul(sign, lax.exp(lax.div(log_g, p)))
+    one = np.array(1.0, dtype)[()]
+    k_gamma, k_sign = _split2(key)
+    g = _gamma(k_gamma, lax.div(one, p), shape, dtype)
+    r = _rademacher(k_sign, shape, dtype)
+    return lax.mul(r, lax.pow(g, lax.div(one, p)))
 
 
 def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
@@ -1476,9 +1488,9 @@ def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
     if not p > 0:
         raise RandomParameterError(f"random.ball: p must be positive, got {p!r}")
     shape = _shape(shape)
-    x = _generalized_normal(key, float(p), (*shape, int(d)), dtype)  # streams 0, 3
-    (u,) = _stream_uniforms(key, 2, np.int32(0), 1, shape, dtype)
-    y = lax.neg(lax.log(u))
+    k1, k2 = _split2(key)
+    x = _generalized_normal(k1, float(p), (*shape, int(d)), dtype)
+    y = _exponential(k2, shape, dtype)
     c = lambda v: np.array(v, dtype)[()]
     total = lax.add(lax.reduce_sum(lax.pow(lax.abs(x), c(p)), (len(shape),)), y)
     radius = lax.pow(total, c(1.0 / p))
@@ -1545,23 +1557,25 @@ def _triangular(key, left, mode, right, shape=None, dtype=None):
 
 def _wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) floats with mean `mean` and shape parameter 1, by
-    Michael, Schucany and Haas' transformation with multiple roots (1976), the
-    smaller root written as 4 mu^2 y / (mu y + sqrt(4 mu y + (mu y)^2))^2 to
-    avoid cancellation. mean <= 0 or nan gives nan."""
+    Michael, Schucany and Haas' transformation with multiple roots (1976): the
+    normal from split(key)[0], the uniform choosing a root from split(key)[1]."""
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, mean)
     c = lambda v: np.array(v, dtype)[()]
     mu = _as(mean, dtype, shape)
-    words = _bits(key, (2, *shape), np.dtype(f"uint{8 * max(dtype.itemsize, 4)}"))
-    z = _normal_from_bits(_first(words), dtype)
-    my = lax.mul(mu, lax.mul(z, z))
-    root = lax.add(my, lax.sqrt(lax.add(lax.mul(c(4.0), my), lax.mul(my, my))))
-    x = lax.div(lax.mul(c(4.0), lax.mul(mu, my)), lax.mul(root, root))
-    x = lax.select(lax.eq(my, c(0.0)), mu, x)
-    u = _unit_from_bits(_second(words), dtype)
-    keep = lax.le(lax.mul(u, lax.add(mu, x)), mu)
-    out = lax.select(keep, x, lax.div(lax.mul(mu, mu), x))
-    return _nan_where(lax.bitwise_not(lax.gt(mu, c(0.0))), out)
+    k1, k2 = _split2(key)
+    v = _normal(k1, shape, dtype)
+    z = _uniform(k2, shape, dtype)
+    y = lax.integer_pow(v, 2)
+    mu2 = lax.integer_pow(mu, 2)
+    root = lax.sqrt(
+        lax.add(lax.mul(lax.mul(c(4.0), mu), y), lax.mul(mu2, lax.integer_pow(y, 2)))
+    )
+    x = lax.sub(
+        lax.add(mu, lax.div(lax.mul(mu2, y), c(2.0))),
+        lax.mul(lax.div(mu, c(2.0)), root),
+    )
+    return lax.select(lax.le(z, lax.div(mu, lax.add(mu, x))), x, lax.div(mu2, x))
 
 
 def _maxwell(key, shape=(), dtype=None):
@@ -1581,23 +1595,25 @@ def _lognormal(key, sigma=1.0, shape=None, dtype=None):
 
 def _rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats (density x / s^2 exp(-x^2 / (2 s^2))): the inverse CDF,
-    s sqrt(-2 log U), at U uniform in (0, 1]."""
+    s sqrt(-2 log U), at U uniform in [0, 1)."""
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, scale)
-    e = lax.neg(lax.log(_open_unit_interval(key, shape, dtype)))
-    root = lax.sqrt(lax.mul(np.array(2.0, dtype)[()], e))
+    log_u = lax.log(_uniform(key, shape, dtype))
+    root = lax.sqrt(lax.mul(log_u, np.array(-2.0, dtype)[()]))
     return lax.mul(_as(scale, dtype, shape), root)
 
 
 def _double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
-    """loc + scale * (a random sign times a one-sided Maxwell float), of
-    shape `shape` followed by the broadcast shape of loc and scale."""
+    """loc + scale * (a random sign times a one-sided Maxwell float). The shape
+    is `shape` (the parameters' shape if empty) followed by the parameters'
+    broadcast shape, as JAX has it."""
     dtype = _float_dtype(dtype)
-    shape = _shape(shape) + _param_shape(None, loc, scale)
-    k_sign, k_length = _split2(key)
+    params = _param_shape(None, loc, scale)
+    shape = (_shape(shape) or params) + params
+    k_length, k_sign = _split2(key)
     signs = _rademacher(k_sign, shape, dtype)
     z = lax.mul(signs, _maxwell(k_length, shape, dtype))
-    return lax.add(_as(loc, dtype, shape), lax.mul(_as(scale, dtype, shape), z))
+    return lax.add(lax.mul(z, _as(scale, dtype, shape)), _as(loc, dtype, shape))
 
 
 def _multinomial(key, n, p, shape=None, dtype=None, unroll=1):
@@ -1707,7 +1723,7 @@ logistic = _compiled(_logistic, "shape", "dtype")
 gumbel = _compiled(_gumbel, "shape", "dtype")
 bernoulli = _compiled(_bernoulli, "shape")
 randint = _compiled(_randint, "shape", "dtype")
-categorical = _compiled(_categorical, "axis", "shape")
+categorical = _compiled(_categorical, "axis", "shape", "replace")
 gamma = _compiled(_gamma, "shape", "dtype")
 beta = _compiled(_beta, "shape", "dtype")
 dirichlet = _compiled(_dirichlet, "shape", "dtype")
