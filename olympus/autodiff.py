@@ -16,6 +16,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, flatten_fun
@@ -394,6 +395,13 @@ def value_and_grad(
     fun: Callable,
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+def _seed(out_aval):
+    """grad's output cotangent: a one of the output's dtype, weak where the
+    output is (as JAX's), so a Python scalar's gradient stays weakly typed."""
+    one = np.ones((), out_aval.dtype)
+    return to_device(one, out_aval) if out_aval.weak_type else one
+
+
     holomorphic: bool = False,
     allow_int: bool = False,
     reduce_axes=(),
@@ -416,7 +424,7 @@ def value_and_grad(
         result = vjp(dyn_fun, *dyn, has_aux=has_aux)
         out, pullback = result[0], result[1]
         _check_scalar_output(name, tree_flatten(out)[1], out, holomorphic)
-        grads = pullback(np.ones((), aval_of(out).dtype))
+        grads = pullback(_seed(aval_of(out)))
         # where the output is an input (`grad(lambda x: x)`), the seed itself
         grads = tree_map(lambda g: to_device(g) if type(g) is np.ndarray else g, grads)
         grads = grads[0] if isinstance(argnums, int) else grads
@@ -465,8 +473,9 @@ def _standard_basis(leaves: list) -> list[np.ndarray]:
 
 
 def _blocks(
-    stacked: list, row_avals: list, col_avals: list, stack_is_row: bool
-) -> list[list]:
+    stacked: list, row_avals: list, col_avals: list, stack_is_row: bool,
+    like_row: bool,
+) -> list[list]:  # fmt: skip
     """Splits leaves of shape (N,) + s (N: the basis) into out.shape + in.shape blocks."""
     blocks = [[None] * len(col_avals) for _ in row_avals]
     basis_avals = row_avals if stack_is_row else col_avals
@@ -479,7 +488,10 @@ def _blocks(
             else:  # seg: (col.size,) + row.shape
                 i, j = k, b
                 seg = _first_axis_last(seg)
-            blocks[i][j] = lax.reshape(seg, row_avals[i].shape + col_avals[j].shape)
+            block = lax.reshape(seg, row_avals[i].shape + col_avals[j].shape)
+            blocks[i][j] = _typed_like(
+                block, row_avals[i] if like_row else col_avals[j]
+            )
     return blocks
 
 
@@ -489,6 +501,19 @@ def _rows(x, start: int, stop: int):
     if (start, stop) == (0, shape[0]):
         return x
     ndim = len(shape)
+def _typed_like(x, example):
+    """`x` with the dtype and weak type of `example` (the output's for jacfwd,
+    the input's for jacrev), as JAX casts Jacobian blocks."""
+    aval = aval_of(x)
+    if (aval.dtype, aval.weak_type) == (example.dtype, example.weak_type):
+        return x
+    if dtypes.is_complex(aval.dtype) and not dtypes.is_complex(example.dtype):
+        x = lax.real(x)
+    return convert_element_type_p.bind(
+        x, new_dtype=example.dtype, weak_type=example.weak_type
+    )
+
+
     return lax.slice(x, (start,) + (0,) * (ndim - 1), (stop,) + shape[1:], (1,) * ndim)
 
 
@@ -543,11 +568,16 @@ def jacfwd(
 
         stacked = vmap(push)(*_standard_basis(in_leaves))
         out_leaves, out_tree = tree_flatten(stacked)
-        row_avals = [aval_of(o).update(shape=aval_of(o).shape[1:]) for o in out_leaves]
+        row_avals = [
+            p.update(shape=aval_of(o).shape[1:])
+            for o, p in zip(out_leaves, primal_avals)
+        ]
         col_avals = [aval_of(x) for x in in_leaves]
         jac = _assemble(
-            out_tree, in_tree, _blocks(out_leaves, row_avals, col_avals, False)
+            primal_avals[:] = [aval_of(y) for y in tree_flatten(res[0])[0]]
+            out_tree, in_tree, _blocks(out_leaves, row_avals, col_avals, False, True)
         )
+        primal_avals: list = []
         return (jac, _strip_tangents(f_of_tree(dyn)[1])) if has_aux else jac
 
     return jac_fun
@@ -578,7 +608,9 @@ def jacrev(
         stacked = tree_flatten(vmap(pull)(*_standard_basis(out_leaves)))[0]
         row_avals = [aval_of(o) for o in out_leaves]
         col_avals = [aval_of(x) for x in in_leaves]
-        jac = _assemble(out_tree, in_tree, _blocks(stacked, row_avals, col_avals, True))
+        jac = _assemble(
+            out_tree, in_tree, _blocks(stacked, row_avals, col_avals, True, False)
+        )
         return (jac, res[2]) if has_aux else jac
 
     return jac_fun

@@ -13,6 +13,8 @@ beside the NumPy API); this module is their public face.
 
 from __future__ import annotations
 
+import numpy as np
+
 from olympus.ir.dtypes import (
     TypePromotionError,
     bfloat16,
@@ -58,7 +60,7 @@ def is_weakly_typed(x) -> bool:
     bottom of the lattice anyway); arrays are weak when they came from one
     (`jnp.asarray(2.0)`), so `jnp.ones(3, jnp.float16) * jnp.asarray(2.0)` stays f16.
     """
-    if isinstance(x, (int, float, complex)):
+    if isinstance(x, (int, float, complex)) and not isinstance(x, np.generic):
         return not isinstance(x, bool)
     return bool(getattr(x, "weak_type", False))
 

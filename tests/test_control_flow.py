@@ -99,18 +99,18 @@ GOLDEN_FUNC10 = """\
 { lambda ; a:f32[16] b:i32[]. let
     c:f32[16] = broadcast_in_dim[broadcast_dimensions=() shape=(16,)] 1.0:f32[]
     d:f32[16] = add a c
-    e:i32[] f:i32[] g:f32[16] = while[
+    _:i32[] _:i32[] e:f32[16] = while[
       body_nconsts=2
-      body_olympuspr={ lambda ; h:f32[16] i:f32[16] j:i32[] k:i32[] l:f32[16]. let
-          m:i32[] = add j 1:i32[]
-          n:f32[16] = mul h 3.0:f32[]
-          o:f32[16] = add l n
-          p:f32[16] = add o i
-        in (m k p) }
+      body_olympuspr={ lambda ; f:f32[16] g:f32[16] h:i32[] i:i32[] j:f32[16]. let
+          k:i32[] = add h 1:i32[]
+          l:f32[16] = mul f 3.0:f32[]
+          m:f32[16] = add j l
+          n:f32[16] = add m g
+        in (k i n) }
       cond_nconsts=0
-      cond_olympuspr={ lambda ; q:i32[] r:i32[] s:f32[16]. let t:bool[] = lt q r in (t,) }
+      cond_olympuspr={ lambda ; o:i32[] p:i32[] q:f32[16]. let r:bool[] = lt o p in (r,) }
     ] c a 0:i32[] b d
-  in (g,) }"""
+  in (e,) }"""
 
 GOLDEN_FUNC11 = """\
 { lambda ; a:f32[16] b:f32[]. let
@@ -123,8 +123,9 @@ GOLDEN_FUNC11 = """\
       olympuspr={ lambda ; f:f32[] g:f32[] h:f32[] i:f32[]. let
           j:f32[] = mul h i
           k:f32[] = add g j
-          l:f32[] = add k f
-        in (l g) }
+          l:f32[] = convert_element_type[new_dtype=float32 weak_type=False] f
+          m:f32[] = add k l
+        in (m g) }
       reverse=False
       unroll=1
     ] b 0.0:f32[] a c

@@ -295,7 +295,9 @@ def_elementwise(abs_p, round_p)
 def _abs_jvp(t, ans, x):
     """|x|' = sign(x) for reals; re(conj(x) t) / |x| for complex x."""
     if not dtypes.is_complex(aval_of(x).dtype):
-        return mul_p.bind(t, sign_p.bind(x))
+        # t where x >= 0 (0 and -0 included, as JAX: grad(abs)(0.) == 1), else -t
+        nonneg = ge_p.bind(x, scalar_like(0, x))
+        return select_n_p.bind(nonneg, neg_p.bind(t), t)
     dot = add_p.bind(
         mul_p.bind(real_p.bind(x), real_p.bind(t)),
         mul_p.bind(imag_p.bind(x), imag_p.bind(t)),
@@ -426,8 +428,10 @@ def _unbroadcast(ct, operand):
 
 def _mask(pred, like):
     """A boolean array as 0/1 in the dtype of `like`."""
-    dtype = aval_of(like).dtype
-    return convert_element_type_p.bind(pred, new_dtype=dtype, weak_type=False)
+    aval = aval_of(like)  # weak like `like`, so weak primals keep weak tangents
+    return convert_element_type_p.bind(
+        pred, new_dtype=aval.dtype, weak_type=aval.weak_type
+    )
 
 
 def _linear_binary_transpose(sign_y):

@@ -202,10 +202,10 @@ def _first_k(operand, key, k: int, dim: int):
     )
     starts = (0,) * len(shape)
     limits = tuple(k if d == dim else n for d, n in enumerate(shape))
-    return (
+    return [  # a list, as JAX's top_k and approx_max_k return
         slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
         slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
-    )
+    ]
 
 
 def _extreme_k(name: str, operand, k, reduction_dimension, recall_target, largest):

@@ -61,7 +61,14 @@ def _contains_tracer_or_array(obj) -> bool:
 
 
 def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
-    """An olympus Array from array-like data (lists, NumPy arrays, scalars, Arrays)."""
+    """An olympus Array from array-like data (lists, NumPy arrays, scalars, Arrays).
+
+    An object with a `__jax_array__()` method (JAX's protocol, kept under its
+    name so objects written for JAX work) is converted through it; as in JAX
+    0.10.2, only array/asarray call it, not other functions.
+    """
+    if hasattr(type(obj), "__jax_array__"):
+        obj = obj.__jax_array__()
     dtype = _check_dtype_arg(dtype)
     if isinstance(obj, (list, tuple)) and _contains_tracer_or_array(obj):
         out = (
@@ -113,16 +120,32 @@ def placed(x, device):
     return x.to_device(device)
 
 
+class ArrayLikeTypeError(TypeError):
+    """A list or tuple given where jnp (as JAX) takes only arrays and scalars."""
+
+
+def check_arraylike(name: str, *args) -> None:
+    """Refuses Python sequences as operands, as JAX does: `jnp.sum([1, 2])`
+    would silently build an array on every call (and trace a constant)."""
+    for i, x in enumerate(args):
+        if isinstance(x, (list, tuple)):
+            raise ArrayLikeTypeError(
+                f"jnp.{name} requires ndarray or scalar arguments, got "
+                f"{type(x).__name__} at position {i}; convert it first with "
+                f"jnp.asarray(...) (or jnp.array)"
+            )
+
+
 def to_operand(x):
     """Arrays, tracers and Python scalars pass through; anything else becomes an Array."""
-    if isinstance(x, (Array, Tracer, *_PY_SCALARS)):
-        return x
-    if isinstance(x, np.generic):
+    if isinstance(x, np.generic):  # before Python scalars: np.float64 is a float
         return (
             x
             if x.dtype == dtypes.canonicalize_dtype(x.dtype)
             else x.astype(dtypes.canonicalize_dtype(x.dtype))
         )
+    if isinstance(x, (Array, Tracer, *_PY_SCALARS)):
+        return x
     return array(x)
 
 
@@ -147,14 +170,20 @@ _WEAK_PY_TYPE = {"b": bool, "i": int, "u": int, "f": float, "V": float, "c": com
 
 def _convert(x, dtype, weak: bool):
     """`x` as `dtype`; a weak result keeps every operand weak, as JAX does."""
-    if isinstance(x, _PY_SCALARS):
+    if isinstance(x, _PY_SCALARS) and not isinstance(x, np.generic):
         # Python scalars convert on the host: to another Python number while the
         # result is weak (so it stays weak), else to a strong NumPy scalar.
         if weak:
             return _WEAK_PY_TYPE[dtype.kind](x)
         return np.asarray(x, dtype=dtype)[()]
-    if aval_of(x).dtype == dtype:
+    aval = aval_of(x)
+    if aval.dtype == dtype and (
+        weak or not aval.weak_type or not isinstance(x, Tracer)
+    ):
         return x
+    # A traced weak operand meeting a strong one is made strong explicitly, as
+    # JAX does: the conversion's transpose gives its cotangent back the weak
+    # type, so `grad(lambda x: x * jnp.float32(2))(3.0)` is weak like JAX's.
     return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak)
 
 

@@ -29,7 +29,6 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.indexing import take
-from olympus.numpy.reductions import cumsum
 from olympus.numpy.sorting import searchsorted
 from olympus.numpy.statistics import diff
 from olympus.tracer.core import Tracer
@@ -81,7 +80,8 @@ def _index_dtype(x):
 
 
 def _cumsum(x):
-    return cumsum(_int32(x))
+    # lax's cumsum keeps int32 (jnp.cumsum widens it to int64 under x64)
+    return lax.cumsum(_int32(x), axis=0)
 
 
 def _flat(x):

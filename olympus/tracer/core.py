@@ -396,14 +396,15 @@ def aval_of(x) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
+    # NumPy scalars first: np.float64 subclasses float, yet it is strong in JAX
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, (bool, int, float, complex)):
         if isinstance(x, int) and not isinstance(x, bool):
             check_int_range(x)
         return ShapedArray(
             (), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool)
         )
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     raise OlympusTypeError(
         f"{type(x).__name__} object {x!r:.60} is not a valid olympus array type; "
         f"use arrays, NumPy arrays or Python scalars"

@@ -258,7 +258,7 @@ def instantiate_ct(ct, aval):
 
 def _operand(x, env, linear):
     if isinstance(x, Literal):
-        return x.val
+        return x.bind_value()  # a weak literal stays weak, so cotangents do too
     if x in linear:
         return UndefinedPrimal(x.aval)
     return env[x]

@@ -36,6 +36,8 @@ from olympus.lax.custom_derivatives import checkpoint
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
     args_tree,
+    forwarded_carries,
+    reads,
     batched_carry_fixpoint,
     blocks,
     convert_carry,
@@ -185,9 +187,9 @@ def while_loop(
 
 def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths, max_steps=None):
     source_info = user_source_info()
-    leaves, tree = tree_flatten(init_val)
+    init_leaves, tree = tree_flatten(init_val)
     body, leaves = trace_loop_body(
-        body_fun, tree, leaves, what, source_info, carry_paths
+        body_fun, tree, init_leaves, what, source_info, carry_paths
     )
     test = trace_function(
         cond_fun, args_tree(tree), [aval_of(x) for x in leaves], f"{what} cond"
@@ -208,6 +210,18 @@ def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths, max_steps=
         body_nconsts=len(body.consts),
         **_bound(max_steps),
     )
+    # a carry the body passes through and the test never reads is the initial
+    # value itself, as JAX returns it (a Python float stays one)
+    cond_reads = reads(test.closed)
+    cond_carries = test.closed.olympuspr.invars[
+        len(test.closed.olympuspr.invars) - len(leaves) :
+    ]
+    outs = [
+        init if fwd and v not in cond_reads else out
+        for out, init, fwd, v in zip(
+            outs, init_leaves, forwarded_carries(body.closed, len(leaves)), cond_carries
+        )
+    ]
     return tree_unflatten(tree, outs)
 
 

@@ -31,6 +31,7 @@ from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError,
     args_tree,
+    forwarded_carries,
     batched_carry_fixpoint,
     blocks,
     check_carry,
@@ -378,6 +379,7 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
         return traced
 
     traced = trace(init_leaves)
+    given_leaves = list(init_leaves)
     n_carry = len(init_leaves)
     init_leaves, changed = promote_weak_carry(init_leaves, traced.out_avals[:n_carry])
     if changed:
@@ -403,9 +405,10 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
         unroll=_unroll_factor(unroll, length),
     )
     ys_tree = traced.out_tree.children[1]
-    return tree_unflatten(carry_tree, outs[:n_carry]), tree_unflatten(
-        ys_tree, outs[n_carry:]
-    )
+    # a carry the body passes through is the initial value itself, as in JAX
+    fwd = forwarded_carries(traced.closed, n_carry, len(xs_leaves))
+    carry = [init if f else out for out, init, f in zip(outs, given_leaves, fwd)]
+    return tree_unflatten(carry_tree, carry), tree_unflatten(ys_tree, outs[n_carry:])
 
 
 def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001

@@ -297,6 +297,23 @@ def trace_loop_body(fun, tree, leaves, what, source_info, paths=None):
     return traced, leaves
 
 
+def forwarded_carries(closed: ClosedOlympuspr, n_carry: int, n_after: int = 0):
+    """Whether each carry output is its carry input passed through unchanged
+    (the program's invars end with the carries, then `n_after` others): JAX
+    then returns the loop's initial value itself, a Python scalar included."""
+    o = closed.olympuspr
+    start = len(o.invars) - n_carry - n_after
+    carries = o.invars[start : start + n_carry]
+    return [out is inp for out, inp in zip(o.outvars[:n_carry], carries)]
+
+
+def reads(closed: ClosedOlympuspr) -> set:
+    """The variables a program's equations or outputs read."""
+    o = closed.olympuspr
+    read = {v for eqn in o.eqns for v in eqn.invars if isinstance(v, Var)}
+    return read | {v for v in o.outvars if isinstance(v, Var)}
+
+
 def args_tree(*trees) -> PyTreeDef:
     """The treedef of the argument tuple `(a, b, ...)` given each one's treedef."""
     return PyTreeDef(tuple, None, tuple(trees))
