@@ -135,3 +135,4 @@ from olympus.callback import pure_callback  # noqa: E402,F401
 from olympus import experimental  # noqa: E402,F401  (io_callback)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)
 from olympus import flatten_util, typing  # noqa: E402,F401  (JAX's names)
+from olympus import custom_batching  # noqa: E402,F401  (custom_vmap)

@@ -3,6 +3,7 @@ numpyro, distrax, ...) reach for, checked against JAX 0.10.2."""
 
 import dataclasses
 import importlib
+import types
 import typing
 
 import numpy as np
@@ -381,3 +382,89 @@ def test_shape_dtype_struct_like_update_sharding():
         return s.shape, str(s.dtype), s.ndim, s.size, t.shape, u.sharding, out.shape
 
     agree(program, np.ones((2, 3), np.float32))
+
+
+# ---- __jax_array__ ----------------------------------------------------------
+class _Wrapped:
+    """An object written for JAX: it converts itself through __jax_array__."""
+
+    def __init__(self, ns, value):
+        self.ns, self.value = ns, value
+
+    def __jax_array__(self):
+        return self.ns.jnp.asarray(self.value)
+
+
+def test_jax_array_protocol_in_array_and_asarray():
+    def program(ox, x):
+        w = _Wrapped(ox, x)
+        return (
+            ox.jnp.asarray(w),
+            ox.jnp.array(w, dtype=ox.jnp.float16),
+            ox.jit(lambda v: ox.jnp.asarray(_Wrapped(ox, v)) * 2)(x),
+        )
+
+    agree(program, X3)
+
+
+def test_jax_array_protocol_in_jnp_functions_too():
+    # JAX 0.10.2 refuses __jax_array__ outside array/asarray; olympus's jnp
+    # functions convert their operands with asarray, so they take it (the
+    # behaviour of older JAX; docs/differences.md)
+    out = jnp.sin(_Wrapped(types.SimpleNamespace(jnp=jnp), X3))
+    np.testing.assert_allclose(out, np.sin(X3), rtol=1e-6)
+
+
+@pytest.mark.parametrize("use", ["lax_add", "jit_arg"])
+def test_jax_array_protocol_elsewhere_raises_in_both(use):
+    def program(ox, x):
+        w = _Wrapped(ox, x)
+        if use == "lax_add":
+            return ox.lax.add(w, w)
+        return ox.jit(lambda v: v * 2)(w)
+
+    agree(program, X3)
+
+
+# ---- custom_batching --------------------------------------------------------
+def _custom_vmap_program(ox, x, y, calls):
+    cb = mod(ox, "custom_batching")
+
+    @cb.custom_vmap
+    def f(a, b):
+        return a + b
+
+    @f.def_vmap
+    def rule(axis_size, in_batched, a, b):
+        calls.append((ox.name, axis_size, list(in_batched)))
+        return a * 100 + b, any(in_batched)
+
+    return (
+        f(x[0], y[0]),
+        ox.vmap(f)(x, y),
+        ox.vmap(f, in_axes=(0, None))(x, y[0]),
+        ox.jit(ox.vmap(f))(x, y),
+        ox.vmap(ox.vmap(f))(x[None], y[None]),
+        ox.jit(f)(x, y),
+    )
+
+
+def test_custom_vmap_rule_runs_under_vmap():
+    calls: list = []
+    agree(_custom_vmap_program, X3, X3 + 1, calls=calls)
+    ours = [c[1:] for c in calls if c[0] == "olympus"]
+    theirs = [c[1:] for c in calls if c[0] == "jax"]
+    assert ours == theirs and len(ours) == 4
+
+
+def test_custom_vmap_without_rule_and_sequential_vmap():
+    def program(ox, x):
+        cb = mod(ox, "custom_batching")
+        g = cb.sequential_vmap(lambda a, s: ox.jnp.sum(a) * s)
+        return ox.vmap(g, in_axes=(0, None))(x.reshape(3, 1) * x, 2.0)
+
+    agree(program, X3)
+    agree(lambda ox, x: mod(ox, "custom_batching").custom_vmap(lambda a: a)(x), X3)
+    bare = olympus.custom_batching.custom_vmap(lambda a: a * 2)
+    with pytest.raises(olympus.custom_batching.CustomVmapRuleError, match="def_vmap"):
+        olympus.vmap(bare)(X3)
