@@ -12,6 +12,7 @@ both with no budget; `--fuzz-budget S` sets another budget (0: none).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import time
 
 # Measured: about 1 s a program on session 6's 2 cores (the 100 CI programs in
@@ -21,6 +22,13 @@ import time
 CI_PROGRAMS = 100
 LONG_PROGRAMS = 300
 BUDGET_S = 240.0
+
+
+# The JAX-oracle fuzz (tests/fuzz/edge_programs.py against JAX 0.10.2): a few
+# seconds a program on 2 loaded cores (JAX compiles every program too), so CI
+# runs JAX_CI_PROGRAMS new programs a day, time-guarded by JAX_BUDGET_S.
+JAX_CI_PROGRAMS = 24
+JAX_BUDGET_S = 45.0
 
 
 @dataclasses.dataclass
@@ -69,11 +77,13 @@ class Tally:
         self.skipped += record["skipped"]
         self.merged_spent = max(self.merged_spent, record["spent"])
 
+    label: str = "fuzz"
+
     def summary(self, budget_s: float) -> str:
         budget = f"budget {budget_s:.0f} s" if budget_s else "no budget"
         spent = self.spent()
         return (
-            f"fuzz: {self.programs} programs, {self.checks} checks, {self.failed} failed, "
+            f"{self.label}: {self.programs} programs, {self.checks} checks, {self.failed} failed, "
             f"{self.skipped} skipped by the time budget ({spent:.0f} s, {budget})"
         )
 
@@ -104,3 +114,30 @@ def fuzz_budget_s(config) -> float:
         if fuzz_long(config) or config.getoption("fuzz_seeds", default=None)
         else BUDGET_S
     )
+
+
+jax_tally = Tally(label="fuzz against JAX")
+
+
+def jax_fuzz_seeds(config, today: datetime.date | None = None) -> range:
+    """--fuzz-jax-seeds START:STOP, else JAX_CI_PROGRAMS seeds that the date
+    picks (--fuzz-jax-date YYYY-MM-DD, default today, UTC): each day's CI
+    tries programs no earlier day tried, and a day's run can be repeated."""
+    given = config.getoption("fuzz_jax_seeds", default=None)
+    if given:
+        start, _, stop = given.partition(":")
+        return range(int(start), int(stop))
+    day = config.getoption("fuzz_jax_date", default=None)
+    if day:
+        today = datetime.date.fromisoformat(day)
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    start = today.toordinal() * JAX_CI_PROGRAMS
+    return range(start, start + JAX_CI_PROGRAMS)
+
+
+def jax_fuzz_budget_s(config) -> float:
+    """No budget when seeds are given, else JAX_BUDGET_S (--fuzz-budget wins)."""
+    given = config.getoption("fuzz_budget", default=None)
+    if given is not None:
+        return given
+    return 0.0 if config.getoption("fuzz_jax_seeds", default=None) else JAX_BUDGET_S

@@ -430,6 +430,73 @@ CHECKS = {
 }
 
 
+# ---- JAX 0.10.2 as the oracle ---------------------------------------------------------
+# Per float dtype: the tolerance of a whole program's values (its ops' roundings add up).
+JAX_TOLERANCE = {"float64": 1e-9, "float32": 2e-4, "float16": 1e-2, "bfloat16": 6e-2}
+OLYMPUS_ONLY = ("max_steps=", "memory_budget(")  # arguments JAX does not take
+
+
+def _against_jax(what: str, program_of_ns, args, tolerance: float) -> None:
+    """program_of_ns(ns, *args) under olympus and JAX: no difference."""
+    import jax_oracle  # tests/ is on sys.path (test_fuzz and benchmarks put it there)
+
+    ours, theirs = jax_oracle.run_both(program_of_ns, *args)
+    found = jax_oracle.differences(ours, theirs, rtol=tolerance, atol=tolerance)
+    assert not found, f"{what}: olympus and JAX 0.10.2 differ:\n  " + "\n  ".join(
+        found[:6]
+    )
+    return ours
+
+
+def _cotangents(outs) -> tuple:
+    """Fixed cotangents shaped and typed like the outputs."""
+    return tuple(
+        np.cos(np.arange(np.size(o)) + 0.5)
+        .reshape(np.shape(o))
+        .astype(np.asarray(o).dtype)
+        for o in outs
+    )
+
+
+def check_jax_oracle(program) -> None:
+    """The program, its vmap (two examples stacked, some inputs shared) and its
+    pullback (fixed cotangents) give JAX's values, dtypes, weak types and
+    shapes, and raise where JAX raises; with the program's x64 setting in both.
+    Programs with olympus-only arguments do not apply."""
+    import jax_oracle
+
+    if any(word in program.source() for word in OLYMPUS_ONLY):
+        return False
+    tolerance = JAX_TOLERANCE[getattr(program, "float_dtype", "float32")]
+    with jax_oracle.x64(getattr(program, "x64", False)):
+        args = program.arguments()
+        ours = _against_jax(
+            "program", lambda ns, *xs: program.function_in(ns)(*xs), args, tolerance
+        )
+        batched, axes = _batched_arguments(program)
+        _against_jax(
+            f"vmap(program, in_axes={axes})",
+            lambda ns, *xs: ns.vmap(program.function_in(ns), in_axes=axes)(*xs),
+            batched,
+            tolerance,
+        )
+        if isinstance(ours, jax_oracle.Raised) or not program.float_inputs():
+            return True
+        if program.reverse_differentiable():
+            cts = _cotangents(ours)
+
+            def pullback(ns, *floats):
+                g, _ = _float_part(program, program.function_in(ns), args)
+                return ns.vjp(g, *floats)[1](cts)
+
+            floats = [args[i] for i in program.float_inputs()]
+            _against_jax("vjp(program)(cts)", pullback, floats, tolerance)
+    return True
+
+
+JAX_CHECKS = {"olympus == JAX 0.10.2 (value, vmap, vjp)": check_jax_oracle}
+
+
 def run_checks(program) -> tuple[int, list]:
     """(checks that applied, [(check name, error)]) for one program."""
     applied, failures = 0, []

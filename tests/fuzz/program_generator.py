@@ -167,6 +167,8 @@ def input_value(seed: int, v: Value, salt: int = 0, dtype=np.float32) -> np.ndar
 
 # ---- the generator ------------------------------------------------------------------
 class Generator:
+    jax_compatible = False  # True: no olympus-only arguments (max_steps, memory_budget)
+
     def __init__(self, seed: int):
         self.rng = np.random.default_rng(seed)
         self.count = 0
@@ -650,8 +652,9 @@ class Generator:
         )
         out = self.new(x.shape)
         counter = Value(self.fresh(), (), "i")
-        # With max_steps the loop is reverse-differentiable (a masked scan).
-        bounded = self.rng.random() < 0.5
+        # With max_steps the loop is reverse-differentiable (a masked scan);
+        # JAX has no max_steps, so programs for the JAX oracle go without.
+        bounded = self.rng.random() < 0.5 and not self.jax_compatible
         bound = f", max_steps={int(self.rng.integers(0, 6))}" if bounded else ""
         expr = f"lax.while_loop({cname}, {name}, (0, {x.name}){bound})"
         return Stmt(
@@ -718,6 +721,8 @@ class Generator:
                 f", policy=olympus.checkpoint_policies.memory_budget({int(self.rng.integers(0, 64))})",
             ]
         )
+        if self.jax_compatible and "memory_budget" in policy:  # olympus's own
+            policy = ""
         call = f"olympus.checkpoint({name}{policy})({', '.join(a.name for a in args)})"
         return Stmt(
             [self.new(x.shape)],

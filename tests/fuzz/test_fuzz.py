@@ -10,15 +10,25 @@ checkpoint == untagged (value and pullback). A failing program is shrunk and pri
 
     pytest tests/fuzz                 # CI: budget.CI_PROGRAMS seeds, time-guarded
     pytest tests/fuzz --fuzz-long     # budget.LONG_PROGRAMS seeds, no time budget
+
+The JAX oracle (checks.check_jax_oracle) runs edge programs
+(edge_programs.py: float16/bfloat16/x64, NaN/inf/-0/subnormal arguments,
+negative and out-of-bounds indices, empty axes) under olympus and JAX 0.10.2:
+
+    pytest tests/fuzz -k jax                          # today's seeds, time-guarded
+    pytest tests/fuzz -k jax --fuzz-jax-seeds 0:200   # a fixed range, no budget
+    pytest tests/fuzz -k jax --fuzz-jax-date 2026-11-28
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import pytest
-from budget import fuzz_budget_s, tally
-from checks import CHECKS, run_checks, shrink
+from budget import fuzz_budget_s, jax_fuzz_budget_s, jax_tally, tally
+from checks import CHECKS, JAX_CHECKS, check_jax_oracle, run_checks, shrink
+from edge_programs import generate_edge
 from program_generator import generate
 
 
@@ -50,6 +60,87 @@ def test_random_program(fuzz_seed, request):
             f"shrunk reproducer:\n{small.reproducer(name)}",
             pytrace=False,
         )
+
+
+def test_random_program_against_jax(fuzz_jax_seed, request):
+    """An edge program, its vmap and its pullback give JAX 0.10.2's results."""
+    budget_s = jax_fuzz_budget_s(request.config)
+    if not jax_tally.start_program(budget_s):
+        pytest.skip(
+            f"JAX fuzz time budget of {budget_s:.0f} s spent (tests/fuzz/budget.py)"
+        )
+    program = generate_edge(fuzz_jax_seed)
+    try:
+        applied = check_jax_oracle(program) is not False
+    except Exception as error:  # noqa: BLE001  (any error is a finding)
+        jax_tally.end_program(1, True)
+        (name,) = JAX_CHECKS
+        small = shrink(program, _still_fails(check_jax_oracle))
+        pytest.fail(
+            f"edge seed {fuzz_jax_seed} ({program.float_dtype}, {program.int_dtype}, "
+            f"x64={program.x64}): {name} failed: {type(error).__name__}: {error}\n"
+            f"rerun: pytest tests/fuzz -k jax --fuzz-jax-seeds "
+            f"{fuzz_jax_seed}:{fuzz_jax_seed + 1}\n"
+            f"shrunk reproducer:\n{small.reproducer(name)}",
+            pytrace=False,
+        )
+    jax_tally.end_program(applied, False)
+
+
+def test_jax_fuzz_seeds_rotate_by_date():
+    import datetime
+    import types
+
+    from budget import JAX_CI_PROGRAMS, jax_fuzz_seeds
+
+    config = types.SimpleNamespace(getoption=lambda name, default=None: default)
+    day = datetime.date(2026, 11, 28)
+    today = jax_fuzz_seeds(config, day)
+    tomorrow = jax_fuzz_seeds(config, day + datetime.timedelta(days=1))
+    assert len(today) == JAX_CI_PROGRAMS and today.stop == tomorrow.start
+
+
+def test_edge_programs_draw_edge_dtypes_values_and_indices():
+    import numpy as np
+
+    programs = [generate_edge(s) for s in range(60)]
+    assert {p.float_dtype for p in programs} == {
+        "float32",
+        "float16",
+        "bfloat16",
+        "float64",
+    }
+    assert {"int8", "uint8"} <= {p.int_dtype for p in programs}
+    assert all(p.x64 == (p.float_dtype == "float64") for p in programs)
+    args = [a for p in programs for a in p.arguments() if a.dtype.kind == "f"]
+    flat = np.concatenate([a.astype(np.float64).ravel() for a in args])
+    assert (
+        np.isnan(flat).any()
+        and np.isinf(flat).any()
+        and np.signbit(flat[flat == 0]).any()
+    )
+    assert any(0 in a.shape for a in args)
+    sources = "".join(p.source() for p in programs)
+    assert (
+        "jnp.take(" in sources
+        and "[-1]" in sources
+        and "dynamic_slice_in_dim" in sources
+    )
+    assert "max_steps" not in sources and "memory_budget" not in sources
+
+
+def test_jax_oracle_check_catches_a_difference():
+    """A program that differs under JAX (here: made to, through its source)
+    fails the check, and its reproducer runs it under both."""
+    program = next(p for p in map(generate_edge, range(40)) if "jnp.sin(" in p.source())
+    assert check_jax_oracle(program)
+    broken = copy.deepcopy(program)
+    broken.function_in = lambda ns, f=program.function_in: (
+        f(ns) if ns.name == "jax" else (lambda *a: tuple(o + 1 for o in f(ns)(*a)))
+    )
+    with pytest.raises(AssertionError, match="differ"):
+        check_jax_oracle(broken)
+    assert "run_both(" in program.reproducer() and "x64(" in program.reproducer()
 
 
 def test_time_budget_skips_programs_only_after_it_is_spent():
