@@ -137,3 +137,39 @@ def test_weighted_inverted_cdf():
             _ROWS[:2], np.array([0.2, 0.7]), axis=1, method="inverted_cdf", weights=bad
         )
     )
+
+
+# --- softmax, log_softmax, logsumexp at their edges -----------------------------
+
+_NONE, _FIRST = np.array([False, False]), np.array([True, False])
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_masks_and_infinities(name):
+    fn = lambda ox: getattr(ox.nn, name)  # noqa: E731
+    x = np.array([1.0, 2.0], np.float32)
+    agree(lambda ox: fn(ox)(x, where=_NONE))  # softmax: 0s, not NaN
+    agree(lambda ox: fn(ox)(x, where=_FIRST))
+    agree(lambda ox: ox.grad(lambda v: fn(ox)(v, where=_FIRST)[0])(x))
+    agree(lambda ox: fn(ox)(np.array([np.inf, 1.0])))  # NaN, as JAX
+    agree(lambda ox: fn(ox)(np.array([-np.inf, -np.inf])))
+    agree(lambda ox: ox.grad(lambda v: fn(ox)(v)[2])(np.array([-np.inf, 0.0, 1.0])))
+    agree(lambda ox: fn(ox)(np.zeros((2, 0), np.float32)))
+
+
+def test_logsumexp_edges():
+    lse = lambda ox: ox.scipy.special.logsumexp  # noqa: E731
+    x = np.array([1.0, 2.0], np.float32)
+    agree(lambda ox: lse(ox)(np.zeros((2, 0), np.float32), axis=1))  # -inf
+    agree(lambda ox: ox.nn.logsumexp(np.zeros((0,), np.float32)))
+    agree(lambda ox: lse(ox)(x, where=_NONE))
+    agree(lambda ox: lse(ox)(x, b=np.array([1.0, -1.0])))  # negative: NaN
+    agree(lambda ox: lse(ox)(x, b=np.array([1.0, -1.0]), return_sign=True))
+    agree(lambda ox: lse(ox)(x, b=np.array([0.0, 0.0]), return_sign=True))
+    agree(lambda ox: lse(ox)(np.array([np.inf, 1.0]), b=np.array([0.0, 1.0])))
+    agree(lambda ox: lse(ox)(np.array([np.inf, -np.inf])))
+    agree(lambda ox: lse(ox)(np.array([1, 2]), b=2))
+    agree(lambda ox: lse(ox)(np.array([1 + 1j, 2 - 1j], np.complex64)))
+    agree(lambda ox: ox.grad(lse(ox), argnums=(0, 1))(x, np.array([0.0, 2.0])))
+    agree(lambda ox: ox.grad(lambda v: lse(ox)(v, where=_FIRST))(x))
+    agree(lambda ox: ox.nn.logmeanexp(x, where=_NONE))

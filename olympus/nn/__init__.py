@@ -18,6 +18,7 @@ import numpy as np
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.lax.custom_derivatives import custom_jvp, stop_gradient
+from olympus.numpy.core import promote_dtypes_inexact
 
 __all__ = [
     "celu",
@@ -236,15 +237,6 @@ def _half(x, start: int, stop: int, axis: int):
 
 
 # ---- reductions over an axis --------------------------------------------------------
-def _safe_max(x, axes, where=None):
-    """The max over `axes` (kept), 0 where it is not finite (all -inf, say), as a
-    constant for differentiation: shifting by it changes no value."""
-    if where is not None:
-        x = jnp.where(where, x, -jnp.inf)
-    m = jnp.max(x, axis=axes, keepdims=True)
-    return stop_gradient(jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m)))
-
-
 def logsumexp(
     a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None
 ):
@@ -253,22 +245,32 @@ def logsumexp(
     >>> olympus.nn.logsumexp(jnp.array([1e4, 1e4]))
     Array(10000.693, dtype=float32)
     """
-    a = jnp.asarray(a)
-    if not _is_float(a):
-        a = a.astype(jnp.float32)
+    if where is not None:
+        a = jnp.where(where, a, 0)
+    if b is None:
+        (a,) = promote_dtypes_inexact(jnp.asarray(a))
+    else:
+        a, b = promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(b))
+        a = jnp.where(b != 0, a, -jnp.inf)  # a zero weight drops its term
     axes = _axes(axis, a.ndim)
-    m = _safe_max(a, axes, where)
-    e = jnp.exp(a - m)
+    complex_ = jnp.iscomplexobj(a)
+    # initial=-inf: an empty axis (or an all-False `where`) sums to 0, log 0 = -inf
+    m = jnp.max(jnp.real(a), axis=axes, keepdims=True, where=where, initial=-jnp.inf)
+    m = stop_gradient(jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m)))
+    e = jnp.exp(a - m.astype(a.dtype))
     if b is not None:
         e = e * b
-    if where is not None:
-        e = jnp.where(where, e, jnp.zeros_like(e))
-    total = jnp.sum(e, axis=axes, keepdims=True)
+    total = jnp.sum(e, axis=axes, keepdims=keepdims, where=where)
     sign = jnp.sign(total)
-    out = jnp.log(jnp.abs(total)) + m
-    if not keepdims:
-        out, sign = jnp.squeeze(out, axes), jnp.squeeze(sign, axes)
-    return (out, sign) if return_sign else out
+    if return_sign or not complex_:
+        total = jnp.abs(total)
+    m = m if keepdims else jnp.squeeze(m, axes)
+    out = jnp.log(total) + m.astype(total.dtype)
+    if return_sign:
+        return out, sign
+    if b is not None and not complex_:
+        out = jnp.where(sign < 0, jnp.asarray(np.nan, out.dtype), out)  # as JAX
+    return out
 
 
 def log1mexp(x):
@@ -305,29 +307,36 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) over `axis`, computed from x - max(x).
+    """exp(x) / sum(exp(x)) over `axis`, computed from x - max(x); 0 where
+    `where` is False, and NaN throughout a slice holding +inf (as JAX).
 
     >>> olympus.nn.softmax(jnp.array([1e4, -1e4]))
     Array([1., 0.], dtype=float32)
     """
     x = jnp.asarray(x)
     axes = _axes(axis, x.ndim)
-    e = jnp.exp(x - _safe_max(x, axes, where))
-    if where is not None:
-        e = jnp.where(where, e, jnp.zeros_like(e))
-    return e / jnp.sum(e, axis=axes, keepdims=True)
+    e = jnp.exp(_shifted(x, axes, where))
+    out = e / jnp.sum(e, axis=axes, where=where, keepdims=True)
+    return out if where is None else jnp.where(where, out, 0)
 
 
 def log_softmax(x, axis=-1, where=None):
-    """x - logsumexp(x) over `axis`, exact at large inputs (no log(0))."""
+    """x - logsumexp(x) over `axis`, exact at large inputs (no log(0)); -inf
+    where `where` is False."""
     x = jnp.asarray(x)
     axes = _axes(axis, x.ndim)
-    shifted = x - _safe_max(x, axes, where)
-    e = jnp.exp(shifted)
-    if where is not None:
-        e = jnp.where(where, e, jnp.zeros_like(e))
-    out = shifted - jnp.log(jnp.sum(e, axis=axes, keepdims=True))
+    shifted = _shifted(x, axes, where)
+    total = jnp.sum(jnp.exp(shifted), axis=axes, where=where, keepdims=True)
+    out = shifted - jnp.log(total)
     return out if where is None else jnp.where(where, out, -jnp.inf)
+
+
+def _shifted(x, axes, where):
+    """x minus its (constant) max over `axes`; masked entries are -inf. The max
+    is not made finite, so +inf gives NaN and an all -inf slice NaN, as JAX."""
+    m = jnp.max(x, axis=axes, where=where, initial=-jnp.inf, keepdims=True)
+    safe = x if where is None else jnp.where(where, x, -jnp.inf)
+    return safe - stop_gradient(m)
 
 
 def standardize(
