@@ -214,3 +214,181 @@ def test_int64_indices_x64():
             X5,
             np.int64(-7),
         )
+
+
+# ---- roll with a traced shift ---------------------------------------------------
+@pytest.mark.parametrize("shift", [2, -1, 7, 0])
+def test_roll_traced_shift(shift):
+    def program(ox, x, s):
+        def f(x, s):
+            return (
+                ox.jnp.roll(x, s),
+                ox.jnp.roll(x, s, axis=1),
+                ox.jnp.roll(x, (s, 1), axis=(0, 1)),
+                ox.jnp.roll(x, s, axis=(0, 1)),
+            )
+
+        return f(ox.jnp.asarray(x), s), ox.jit(f)(x, s)
+
+    agree(program, X34, shift)
+
+
+def test_roll_vmap_over_shift():
+    agree(
+        lambda ox, x, s: ox.vmap(lambda s: ox.jnp.roll(x, s))(s),
+        X5,
+        np.array([1, -2, 13], np.int32),
+    )
+
+
+def test_roll_shift_array_and_mismatch():
+    agree(lambda ox, x: ox.jnp.roll(x, ox.jnp.array([1, 2]), axis=(0, 1)), X34)
+    agree(lambda ox, x: ox.jnp.roll(x, (1, 2, 3), axis=(0, 1)), X34)
+
+
+# ---- take_along_axis: modes and fill values -------------------------------------
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "drop", "promise_in_bounds"])
+def test_take_along_axis_modes(mode):
+    idx = np.array([[0, 5], [-1, 2], [-9, 3]], np.int32)
+
+    def program(ox, x):
+        def f(x):
+            return (
+                ox.jnp.take_along_axis(x, idx, axis=1, mode=mode),
+                ox.jnp.take_along_axis(x, idx, axis=1, mode=mode, fill_value=-2.0),
+                ox.jnp.take_along_axis(x, idx[:, :1].T, axis=0, mode=mode),
+            )
+
+        return f(x), ox.jit(f)(x)
+
+    agree(program, X34)
+
+
+def test_take_along_axis_flat_and_errors():
+    agree(lambda ox, x: ox.jnp.take_along_axis(x, np.array([1, 20, -1]), None), X34)
+    agree(lambda ox, x: ox.jnp.take_along_axis(x, np.array([1]), axis=1), X34)
+    agree(lambda ox, x: ox.jnp.take_along_axis(x, np.ones((3, 1)), axis=1), X34)
+    agree(
+        lambda ox, x: ox.jnp.take_along_axis(
+            x, np.array([[-1]]), axis=1, wrap_negative_indices=False
+        ),
+        X34,
+    )
+
+
+# ---- one-argument where, nonzero, argwhere, flatnonzero with size= ---------------
+C6 = np.array([0, 3, 0, 1, 2, 0], np.float32)
+
+
+@pytest.mark.parametrize("size", [None, 2, 5])
+@pytest.mark.parametrize("fill_value", [None, -1])
+def test_where_nonzero_sized(size, fill_value):
+    def f(ox, c):
+        kw = {"size": size, "fill_value": fill_value}
+        return (
+            ox.jnp.where(c, **kw),
+            ox.jnp.nonzero(c.reshape(2, 3), **kw),
+            ox.jnp.argwhere(c.reshape(2, 3), **kw),
+            ox.jnp.flatnonzero(c, **kw),
+        )
+
+    agree(f, C6)
+    if size is not None:
+        agree(lambda ox, c: ox.jit(lambda c: f(ox, c))(c), C6)
+        agree(lambda ox, c: ox.vmap(lambda c: f(ox, c))(c.reshape(2, 3)), C6)
+
+
+def test_nonzero_fill_per_axis_and_errors():
+    agree(
+        lambda ox, c: ox.jnp.nonzero(c.reshape(2, 3), size=5, fill_value=(-1, -2)), C6
+    )
+    agree(lambda ox, c: ox.jit(lambda c: ox.jnp.where(c))(c), C6)
+    agree(lambda ox, c: ox.jnp.where(c, c, 0.0), C6)
+
+
+# ---- searchsorted: methods, NaN sorted last ---------------------------------------
+@pytest.mark.parametrize(
+    "method", ["scan", "scan_unrolled", "sort", "compare_all", "bogus"]
+)
+def test_searchsorted_methods(method):
+    a = np.array([1.0, 2.0, 3.0, 3.0, 5.0, np.nan], np.float32)
+    v = np.array([[0.0, 3.0, 3.5], [6.0, -1.0, np.nan]], np.float32)
+
+    def program(ox, a, v):
+        def f(a, v):
+            return [
+                ox.jnp.searchsorted(a, v, side=s, method=method)
+                for s in ("left", "right")
+            ]
+
+        return f(a, v), ox.jit(f)(a, v), ox.vmap(f, (None, 0))(a, v)
+
+    agree(program, a, v)
+
+
+def test_searchsorted_nan_and_other_dtypes():
+    def program(ox):
+        jnp = ox.jnp
+        out = [
+            jnp.searchsorted(jnp.array([1.0, 2.0, np.nan]), jnp.array([np.nan, 1.5]))
+        ]
+        for side in ("left", "right"):
+            out += [
+                jnp.searchsorted(jnp.array([1.0, np.nan, np.nan]),
+                                 jnp.array([np.nan, 1.5, -np.inf]), side=side),
+                jnp.searchsorted(jnp.array([-1.0, 0.0, 1.0]), jnp.array([-0.0, 0.0]), side=side),
+                jnp.searchsorted(jnp.array([1, 2, 2, 4]), jnp.array([2, 3, 9]), side=side),
+                jnp.searchsorted(jnp.array([1, 2, 2, 4]), 2, side=side),
+                jnp.searchsorted(jnp.array([3, 1, 2]), jnp.array([2, 3]), side=side,
+                                 sorter=jnp.array([1, 2, 0])),
+                jnp.searchsorted(jnp.array([], jnp.float32), jnp.array([1.0]), side=side),
+            ]  # fmt: skip
+        return out
+
+    agree(program)
+
+
+# ---- boolean masks on concrete arrays ----------------------------------------------
+def test_boolean_masks_concrete():
+    def program(ox, x):
+        a = ox.jnp.asarray(x)
+        return (
+            a[a > 2],
+            a[x > 2],
+            a[np.array([True, False])],
+            a[np.array([True, False]), 1:],
+            a[1, np.array([True, False, True])],
+            a.at[x > 2].set(0.0),
+            a.at[a > 2].add(1.0),
+            a.at[x > 2].set(ox.jnp.array([7.0, 8.0, 9.0])),
+            a.at[x > 2].get(),
+            a.at[np.array([False, True])].multiply(2.0),
+            a.at[1, np.array([True, False, True])].divide(2.0),
+        )
+
+    agree(program, np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    agree(lambda ox, x: ox.jit(lambda x: x[x > 2])(x), X5)
+    agree(lambda ox, x: ox.jit(lambda x: x.at[x > 2].set(0.0))(x), X5)
+
+
+# ---- arange with wrapping bounds, eye with a huge k ---------------------------------
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "int8"])
+def test_arange_wraps_like_jax(dtype):
+    agree(
+        lambda ox: [
+            ox.jnp.arange(*bounds, dtype=dtype)
+            for bounds in [(-2, 3), (0, 5, 2), (-5, -1), (3, -2, -1), (250, 260)]
+        ]
+    )
+
+
+def test_arange_wraps_x64():
+    with x64():
+        agree(lambda ox: [ox.jnp.arange(-2, 3, dtype=d) for d in ("uint64", "uint32")])
+
+
+@pytest.mark.parametrize("k", [2**40, -(2**40), 2**31, 2, -1, -3])
+def test_eye_tri_huge_k(k):
+    agree(lambda ox: (ox.jnp.eye(3, k=k), ox.jnp.eye(3, 4, k=k)))
+    agree(lambda ox: ox.jnp.tri(3, k=k))  # JAX raises OverflowError past int32
+    agree(lambda ox: ox.jnp.tril(ox.jnp.ones((3, 3)), k=k if abs(k) < 2**31 else 2**40))

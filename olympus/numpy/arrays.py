@@ -158,6 +158,16 @@ def _concrete_scalar(x, name: str):
         raise type(err)(f"jnp.{name} needs concrete bounds: {err}") from None
 
 
+def _wrapped_int(value: int, dtype):
+    """`value` in `dtype`, wrapped modulo 2**bits as JAX's arange does
+    (arange(-2, 3, dtype=uint8) starts at 254)."""
+    bits = np.dtype(dtype).itemsize * 8
+    wrapped = value % (1 << bits)
+    if dtypes.is_signed_int(dtype) and wrapped >= 1 << (bits - 1):
+        wrapped -= 1 << bits
+    return np.array(wrapped, dtype)[()]
+
+
 @accepts_device
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in [start, stop); bounds must be concrete."""
@@ -177,8 +187,8 @@ def arange(start, stop=None, step=None, dtype=None):
     if dtypes.is_integer(dtype) and builtins.all(
         isinstance(v, int) for v in (start, step)
     ):
-        out = lax.mul(lax.iota(dtype, size), np.asarray(step, dtype)[()])
-        return lax.add(out, np.asarray(start, dtype)[()])
+        out = lax.mul(lax.iota(dtype, size), _wrapped_int(step, dtype))
+        return lax.add(out, _wrapped_int(start, dtype))
     # Float steps are computed on the host, like NumPy, so the values match exactly.
     return array(np.arange(start, stop, step).astype(dtype))
 
@@ -230,8 +240,14 @@ def linspace(
 
 @accepts_device
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
-    """A 2-D array with ones on the k-th diagonal."""
+    """A 2-D array with ones on the k-th diagonal (none if it lies outside).
+
+    >>> jnp.eye(2, k=1)
+    Array([[0., 1.],
+           [0., 0.]], dtype=float32)
+    """
     M = N if M is None else M
+    k = builtins.min(builtins.max(int(k), -N), M)  # any k past the edges: no ones
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     on_diag = lax.eq(lax.add(rows, np.int32(k)), cols)
@@ -405,22 +421,82 @@ def flipud(m):
     return flip(m, 0)
 
 
+class RollArgumentError(ValueError):
+    """jnp.roll got shifts and axes that do not broadcast together."""
+
+
 def roll(a, shift, axis=None):
-    """Elements shifted cyclically by static `shift` along `axis` (flattened if None)."""
+    """Elements shifted cyclically by `shift` along `axis` (flattened if None).
+
+    A static shift cuts and joins; a traced one (under jit or vmap) reads a
+    window of the axis repeated twice. Shifts and axes broadcast together.
+
+    >>> jnp.roll(jnp.arange(4), 1)
+    Array([3, 0, 1, 2], dtype=int32)
+    """
     a = to_operand(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval_of(a).shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts, axes = _roll_pairs(shift, axis)
     for s, ax in zip(shifts, axes):
         ax = normalize_axis(ax, aval_of(a).ndim)
         n = aval_of(a).shape[ax]
-        if n and int(s) % n:
-            cut = n - int(s) % n
-            a = concatenate(
-                [_take_range(a, ax, cut, n), _take_range(a, ax, 0, cut)], ax
-            )
+        if not n:
+            continue
+        if isinstance(s, (int, np.integer)):
+            if int(s) % n:
+                cut = n - int(s) % n
+                a = concatenate(
+                    [_take_range(a, ax, cut, n), _take_range(a, ax, 0, cut)], ax
+                )
+        else:
+            a = _roll_traced(a, s, ax, n)
     return a
+
+
+def _roll_pairs(shift, axis) -> tuple[list, list]:
+    """(shift, axis) pairs, broadcast as JAX's roll does."""
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    if isinstance(shift, (int, np.integer)):
+        shifts = [shift]
+    elif isinstance(shift, (tuple, list)):
+        shifts = list(shift)
+    else:
+        shift = to_operand(shift)
+        if not dtypes.is_integer(aval_of(shift).dtype) or aval_of(shift).ndim > 1:
+            raise RollArgumentError(
+                f"jnp.roll: shift must be an integer scalar or 1-d array, got "
+                f"{aval_of(shift).str_short()}"
+            )
+        if aval_of(shift).ndim == 0:
+            shifts = [shift]
+        else:
+            shifts = [lax.index_in_dim(shift, i, keepdims=False)
+                      for i in range(aval_of(shift).shape[0])]  # fmt: skip
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise RollArgumentError(
+            f"jnp.roll: {len(shifts)} shifts and {len(axes)} axes do not "
+            f"broadcast; pass one shift per axis, or one of either"
+        )
+    return shifts, axes
+
+
+def _roll_traced(a, shift, axis: int, n: int):
+    """a rolled by a traced `shift`: the window of [a, a] starting at n - shift % n."""
+    shift = lax.convert_element_type(to_operand(shift), dtypes.int32)
+    size = np.int32(n)
+    r = lax.rem(shift, size)
+    r = lax.select(lax.lt(r, np.int32(0)), lax.add(r, size), r)
+    doubled = lax.concatenate([a, a], axis)
+    starts = [np.int32(0)] * aval_of(a).ndim
+    starts[axis] = lax.sub(size, r)
+    return lax.dynamic_slice(
+        doubled, starts, aval_of(a).shape, allow_negative_indices=False
+    )
 
 
 def _take_range(a, axis: int, start: int, stop: int):

@@ -668,9 +668,18 @@ class IndexUpdateRef:
 
     def _update(self, values, scatter_fn, combine, mode=None):
         mode = _update_mode(f"x.at[...].{scatter_fn.__name__}", mode)
-        if has_int_array(self.index):
-            return _scatter_update(self.array, self.index, values, scatter_fn, mode)
-        return _update_basic(self.array, self.index, values, combine, mode)
+        index = self._without_masks()
+        if has_int_array(index):
+            return _scatter_update(self.array, index, values, scatter_fn, mode)
+        return _update_basic(self.array, index, values, combine, mode)
+
+    def _without_masks(self):
+        """The index with each concrete boolean mask as the integer arrays of
+        its True positions (as JAX does for x.at[mask])."""
+        entries = self.index if isinstance(self.index, tuple) else (self.index,)
+        if not builtins.any(_is_bool_mask(e) for e in entries):
+            return self.index
+        return _masks_to_indices(entries, aval_of(to_operand(self.array)).shape)
 
     def get(
         self,
@@ -710,13 +719,12 @@ class IndexUpdateRef:
 
     def divide(self, values, *, mode=None, **_):
         update_mode = _update_mode("x.at[...].divide", mode)
-        if not has_int_array(self.index):
-            return _update_basic(
-                self.array, self.index, values, ufuncs.divide, update_mode
-            )
+        index = self._without_masks()
+        if not has_int_array(index):
+            return _update_basic(self.array, index, values, ufuncs.divide, update_mode)
         reciprocal = ufuncs.divide(1, values)
         return _scatter_update(
-            self.array, self.index, reciprocal, lax.scatter_mul, update_mode
+            self.array, index, reciprocal, lax.scatter_mul, update_mode
         )
 
     def min(self, values, *, mode=None, **_):

@@ -569,23 +569,65 @@ def nonzero(a, *, size=None, fill_value=None):
     """Indices of the nonzero elements, one array per axis.
 
     Concrete input works like NumPy. Traced input needs a static `size`: the
-    first `size` positions, padded with `fill_value` (0 by default).
+    first `size` positions, padded with `fill_value` (0 by default; a scalar,
+    or one per axis).
+
+    >>> jnp.nonzero(jnp.array([0, 3, 0, 1]), size=3, fill_value=-1)
+    (Array([ 1,  3, -1], dtype=int32),)
     """
     if size is None:
         return concrete_nonzero(a)
     a = to_operand(a)
+    fills = _nonzero_fills(fill_value, aval_of(a).ndim)
     flat_mask = lax.ne(
         lax.reshape(a, (aval_of(a).size,)), np.zeros((), aval_of(a).dtype)[()]
     )
     flat_index = _first_true_positions(flat_mask, int(size))
     found = _first_true_count(flat_mask, int(size))
-    fill = lax.full((int(size),), np.int32(0 if fill_value is None else fill_value))
     # Coordinates along each axis of every flat position, looked up at the found ones.
     coordinates = np.unravel_index(np.arange(aval_of(a).size), aval_of(a).shape)
     return tuple(
-        lax.select(found, _take_flat(np.asarray(c, np.int32), flat_index), fill)
-        for c in coordinates
+        lax.select(
+            found,
+            _take_flat(np.asarray(c, np.int32), flat_index),
+            broadcast_to(
+                lax.convert_element_type(to_operand(fill), dtypes.int32), (int(size),)
+            ),
+        )  # fmt: skip
+        for c, fill in zip(coordinates, fills)
     )
+
+
+def _nonzero_fills(fill_value, ndim: int) -> list:
+    """One padding value per axis (JAX takes a scalar or a tuple of ndim)."""
+    if fill_value is None:
+        return [np.int32(0)] * ndim
+    if np.ndim(fill_value) == 0:
+        return [fill_value] * ndim
+    if np.shape(fill_value) != (ndim,):
+        raise ValueError(
+            f"jnp.nonzero: fill_value must be a scalar or have one entry per "
+            f"axis ({ndim}), got shape {np.shape(fill_value)}"
+        )
+    return list(fill_value)
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """`x` where `condition` else `y` (broadcast), or with only `condition`
+    the indices of its nonzero entries, as `nonzero(condition, size=,
+    fill_value=)` (a static size lets it run under jit).
+
+    >>> jnp.where(jnp.array([0, 2, 3]), size=3, fill_value=9)
+    (Array([1, 2, 9], dtype=int32),)
+    """
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError(
+            "jnp.where: size and fill_value belong to the one-argument form "
+            "where(condition, size=..., fill_value=...); drop them with x and y"
+        )
+    return ufuncs.where(condition, x, y)
 
 
 def _first_true_positions(mask, size: int):

@@ -3,12 +3,14 @@ searchsorted; take_along_axis (one gather) reads their indices back."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax.sorting import descending_key
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import arange, expand_dims, moveaxis
-from olympus.numpy.core import aval_of, to_operand
+from olympus.numpy.core import aval_of, broadcast_shapes, promote_dtypes, to_operand
 from olympus.numpy.indexing import advanced_getitem, take
 from olympus.numpy.reductions import sum as total
 
@@ -106,8 +108,29 @@ def lexsort(keys, axis: int = -1):
     return indices
 
 
-def take_along_axis(arr, indices, axis: int | None):
+class TakeAlongAxisError(ValueError):
+    """jnp.take_along_axis got indices that do not fit the array."""
+
+
+_TAKE_ALONG_MODES = {
+    None: "fill",
+    "fill": "fill",
+    "drop": "fill",
+    "clip": "clip",
+    "promise_in_bounds": "promise",
+}
+
+
+def take_along_axis(
+    arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
+    wrap_negative_indices: bool | None = None,
+):  # fmt: skip
     """`arr` read at `indices` along `axis`, the other axes broadcast (NumPy).
+
+    As in JAX, negative indices count from the end (unless mode is
+    "promise_in_bounds" or wrap_negative_indices=False); out-of-range ones
+    then read `fill_value` (mode None or "fill": NaN for inexact dtypes) or
+    clamp (mode "clip" or "promise_in_bounds").
 
     >>> x = jnp.array([[3, 1, 2], [9, 8, 7]])
     >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)  # == jnp.sort(x, axis=1)
@@ -115,10 +138,19 @@ def take_along_axis(arr, indices, axis: int | None):
            [7, 8, 9]], dtype=int32)
     """
     arr, indices = to_operand(arr), to_operand(indices)
+    _check_take_along(arr, indices, axis, mode)
     if axis is None:
         arr, axis = lax.reshape(arr, (aval_of(arr).size,)), 0
     ndim = aval_of(arr).ndim
     axis = int(axis) % ndim
+    n = aval_of(arr).shape[axis]
+    read = _TAKE_ALONG_MODES[getattr(mode, "name", mode)]
+    if wrap_negative_indices is None:
+        wrap_negative_indices = read != "promise"
+    indices = lax.convert_element_type(indices, dtypes.int32)
+    if not wrap_negative_indices:  # negatives stay out of range: clamp or fill
+        below = np.int32(0 if read != "fill" else -n - 1)
+        indices = ufuncs.where(ufuncs.less(indices, 0), below, indices)
     grid = []
     for d, size in enumerate(aval_of(arr).shape):
         if d == axis:
@@ -127,7 +159,33 @@ def take_along_axis(arr, indices, axis: int | None):
         shape = [1] * ndim
         shape[d] = size
         grid.append(lax.reshape(arange(size, dtype=dtypes.int32), tuple(shape)))
-    return advanced_getitem(arr, tuple(grid))
+    if n == 0:
+        shape = broadcast_shapes(*(aval_of(g).shape for g in grid))
+        return lax.full(shape, np.zeros((), aval_of(arr).dtype)[()])
+    return advanced_getitem(arr, tuple(grid), read, fill_value)
+
+
+def _check_take_along(arr, indices, axis, mode) -> None:
+    where = "jnp.take_along_axis"
+    if getattr(mode, "name", mode) not in _TAKE_ALONG_MODES:
+        raise TakeAlongAxisError(
+            f"{where}: unknown mode {mode!r}; use 'fill' (the default), 'clip' "
+            f"or 'promise_in_bounds'"
+        )
+    if not dtypes.is_integer(aval_of(indices).dtype):
+        raise TypeError(
+            f"{where}: indices must be integers, got {aval_of(indices).dtype}"
+        )
+    if axis is None and aval_of(indices).ndim != 1:
+        raise TakeAlongAxisError(
+            f"{where}: indices must be 1-d when axis=None, got shape "
+            f"{aval_of(indices).shape}; flatten them, or name an axis"
+        )
+    if axis is not None and aval_of(indices).ndim != aval_of(arr).ndim:
+        raise TakeAlongAxisError(
+            f"{where}: indices of shape {aval_of(indices).shape} and arr of shape "
+            f"{aval_of(arr).shape} must have the same rank"
+        )
 
 
 def partition(a, kth, axis: int = -1):
@@ -143,20 +201,82 @@ def argpartition(a, kth, axis: int = -1):
     return argsort(a, axis=axis)
 
 
-def searchsorted(a, v, side: str = "left", sorter=None):
-    """Where `v` would be inserted into sorted 1-d `a` to keep it sorted:
-    counts entries of `a` below (left) or not above (right) each value.
+class SearchSortedMethodError(ValueError):
+    """jnp.searchsorted got a `method` it does not know."""
+
+
+_SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+
+
+def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
+    """Where `v` would be inserted into sorted 1-d `a` to keep it sorted: the
+    count of entries of `a` below (left) or not above (right) each value.
+
+    NaN sorts after every number, as in JAX and NumPy. method "scan" and
+    "scan_unrolled" search by bisection (log2(len(a)) gathers per value);
+    "sort" and "compare_all" compare every pair (len(a) * v.size booleans).
 
     >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)
     Array(1, dtype=int32)
+    >>> jnp.searchsorted(jnp.array([1.0, 2.0, jnp.nan]), jnp.array([jnp.nan, 1.5]))
+    Array([2, 1], dtype=int32)
     """
-    a = to_operand(a)
+    if method not in _SEARCH_METHODS:
+        raise SearchSortedMethodError(
+            f"jnp.searchsorted: unknown method {method!r}; use one of "
+            f"{', '.join(map(repr, _SEARCH_METHODS))}"
+        )
+    if side not in ("left", "right"):
+        raise ValueError(
+            f"jnp.searchsorted: side must be 'left' or 'right', got {side!r}"
+        )
+    a, v = to_operand(a), to_operand(v)
+    if aval_of(a).ndim != 1:
+        raise ValueError(
+            f"jnp.searchsorted: a must be 1-d, got shape {aval_of(a).shape}"
+        )
     if sorter is not None:
-        a = take_along_axis(a, sorter, 0)
-    v = to_operand(v)
-    below = ufuncs.less if side == "left" else ufuncs.less_equal
-    hits = below(lax.reshape(a, (aval_of(a).size,) + (1,) * aval_of(v).ndim), v)
-    return total(hits, axis=0, dtype=dtypes.int32)
+        a = take_along_axis(a, to_operand(sorter), 0)
+    a, v = promote_dtypes(a, v)
+
+    def goes_right(entry, value):  # value belongs after entry
+        if side == "left":
+            return _sorts_before(entry, value)
+        return ufuncs.logical_not(_sorts_before(value, entry))
+
+    if method in ("sort", "compare_all"):
+        column = lax.reshape(a, (aval_of(a).size,) + (1,) * aval_of(v).ndim)
+        return total(goes_right(column, v), axis=0, dtype=dtypes.int32)
+    return _bisect(a, v, goes_right)
+
+
+def _sorts_before(x, y):
+    """x < y in the order sorting uses: NaN after every number."""
+    less = ufuncs.less(x, y)
+    if not dtypes.is_float(aval_of(x).dtype):
+        return less
+    nan_after = ufuncs.logical_and(ufuncs.isnan(y), ufuncs.logical_not(ufuncs.isnan(x)))
+    return ufuncs.logical_or(less, nan_after)
+
+
+def _bisect(a, v, goes_right):
+    """For each value, the first position whose entry it does not go right of."""
+    n = aval_of(a).size
+    shape = aval_of(v).shape
+    low = lax.full(shape, np.int32(0))
+    high = lax.full(shape, np.int32(n))
+    for _ in range(n.bit_length()):
+        mid = lax.div(lax.add(low, high), lax.full(shape, np.int32(2)))
+        entry = take(a, mid, mode="clip")
+        active = ufuncs.less(low, high)
+        right = goes_right(entry, v)
+        low = ufuncs.where(
+            ufuncs.logical_and(active, right), lax.add(mid, np.int32(1)), low
+        )
+        high = ufuncs.where(
+            ufuncs.logical_and(active, ufuncs.logical_not(right)), mid, high
+        )
+    return low
 
 
 def quantile(
