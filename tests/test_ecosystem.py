@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import olympus.compat
+from jax_oracle import agree
 
 # name -> (module to import, program text, JAX 0.10.2's printed numbers, rtol)
 PROGRAMS = {
@@ -338,3 +339,101 @@ def test_command_line_without_program_shows_usage():
         [sys.executable, "-m", "olympus.compat"], capture_output=True, text=True
     )
     assert result.returncode != 0 and "usage" in result.stderr
+
+
+# ---- pieces of JAX's API the libraries needed (fixed here) ----------------------
+def _custom_derivatives(ox):
+    import importlib
+
+    return importlib.import_module(
+        "jax.custom_derivatives"
+        if ox.name == "jax"
+        else "olympus.lax.custom_derivatives"
+    )
+
+
+def _symbolic_vjp_program(transform):
+    """custom_vjp with symbolic_zeros=True (equinox's filter_custom_vjp): fwd
+    sees which arguments are perturbed, bwd a SymbolicZero for an unused
+    output and may return SymbolicZero."""
+
+    def program(ox, x, y):
+        cd = _custom_derivatives(ox)
+        seen = []
+
+        @ox.custom_vjp
+        def f(x, y):
+            return x * ox.jnp.sin(y), y * 2.0
+
+        def fwd(x, y):
+            seen.append((x.perturbed, y.perturbed))
+            return f(x.value, y.value), (x.value, y.value)
+
+        def bwd(res, cts):
+            x, y = res
+            ct0, ct1 = cts
+            seen.append(isinstance(ct1, cd.SymbolicZero))
+            dx = ct0 * ox.jnp.sin(y)
+            dy = cd.SymbolicZero(ox.typeof(y)) if seen[0][1] is False else ct0 * x
+            return dx, dy
+
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        out = transform(ox, lambda x: f(x, y)[0].sum())(x)
+        return out, ox.jnp.array([int(v) for v in seen[0]] + [int(seen[1])])
+
+    return program
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda ox, f: ox.grad(f),
+        lambda ox, f: ox.jit(ox.grad(f)),
+    ],
+    ids=["grad", "jit-grad"],
+)
+def test_custom_vjp_symbolic_zeros_agrees_with_jax(transform):
+    x = np.array([0.5, -1.0], np.float32)
+    y = np.array([2.0, 3.0], np.float32)
+    agree(_symbolic_vjp_program(transform), x, y)
+
+
+def test_custom_vjp_symbolic_zeros_under_vmap_agrees_with_jax():
+    def program(ox, xs, y):
+        cd = _custom_derivatives(ox)
+
+        @ox.custom_vjp
+        def f(x, y):
+            return x * ox.jnp.sin(y)
+
+        def fwd(x, y):
+            assert isinstance(x, cd.CustomVJPPrimal)
+            return f(x.value, y.value), (y.value,)
+
+        def bwd(res, ct):
+            return ct * ox.jnp.sin(res[0]), cd.SymbolicZero(ox.typeof(res[0]))
+
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        return ox.vmap(ox.grad(lambda x: f(x, y).sum()))(xs)
+
+    agree(program, np.ones((3, 2), np.float32), np.array([2.0, 3.0], np.float32))
+
+
+def test_custom_jvp_symbolic_zeros_agrees_with_jax():
+    def program(ox, x, y):
+        cd = _custom_derivatives(ox)
+
+        @ox.custom_jvp
+        def f(x, y):
+            return x * y
+
+        def jvp(primals, tangents):
+            (x, y), (tx, ty) = primals, tangents
+            zero_y = isinstance(ty, cd.SymbolicZero)
+            t = tx * y if zero_y else tx * y + x * ty
+            return f(x, y), t
+
+        f.defjvp(jvp, symbolic_zeros=True)
+        return ox.grad(lambda x: f(x, y).sum())(x), ox.jit(ox.grad(f, 1))(2.0, 3.0)
+
+    agree(program, np.array([1.0, 2.0], np.float32), np.float32(3.0))

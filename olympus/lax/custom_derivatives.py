@@ -164,6 +164,52 @@ def _match_tangent(t, primal):
     return t
 
 
+class SymbolicZero:
+    """A zero tangent or cotangent, as rules defined with `symbolic_zeros=True`
+    see and may return it (JAX's `jax.custom_derivatives.SymbolicZero`)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+
+    def __repr__(self) -> str:
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+class CustomVJPPrimal:
+    """An argument of a `symbolic_zeros=True` fwd: its value, and whether it
+    is differentiated (a tangent that is not a symbolic zero). A pytree leaf,
+    as JAX's."""
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value, perturbed: bool):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def _from_symbolic(t, primal):
+    """A rule's tangent as olympus's: SymbolicZero -> Zero, dtypes matched."""
+    if isinstance(t, SymbolicZero) or is_zero(t):
+        return Zero(aval_of(primal))
+    return _match_tangent(t, primal)
+
+
+def _is_symbolic_zero(x) -> bool:
+    return isinstance(x, SymbolicZero)
+
+
+def _to_symbolic(t):
+    return SymbolicZero(t.aval) if is_zero(t) else t
+
+
 def _check_closure_tangents(kind: str, name: str, const_tangents) -> None:
     """The user's rule cannot see values the function closes over, so their
     derivatives would be silently lost: refuse instead."""
@@ -185,9 +231,11 @@ def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, name):
     """Runs the user's jvp rule (closed-over values must not be differentiated)."""
     _check_closure_tangents("custom_jvp", name, tangents[:num_consts])
     args = primals[num_consts:]
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    arg_tangents = tangents[num_consts:]
+    if not getattr(jvp, "symbolic_zeros", False):
+        arg_tangents = [instantiate(t) for t in arg_tangents]
     outs, tangent_outs = jvp(args, arg_tangents)
-    return outs, [_match_tangent(t, o) for t, o in zip(tangent_outs, outs)]
+    return outs, [_from_symbolic(t, o) for t, o in zip(tangent_outs, outs)]
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
@@ -262,8 +310,11 @@ class custom_jvp:
         functools.update_wrapper(self, fun, updated=())
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
-        """`jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`."""
+        """`jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`;
+        with `symbolic_zeros=True` the tangents of arguments not differentiated
+        arrive as `SymbolicZero` (otherwise as zeros)."""
         self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
         return jvp
 
     def defjvps(self, *jvps: Callable | None) -> None:
@@ -301,6 +352,7 @@ class custom_jvp:
         )
 
         def flat_jvp(primal_leaves, tangent_leaves):
+            tangent_leaves = [_to_symbolic(t) for t in tangent_leaves]
             primals = tuple(tree_unflatten(in_tree, primal_leaves))
             tangents = tuple(tree_unflatten(in_tree, tangent_leaves))
             result = self.jvp(*nondiff, primals, tangents)
@@ -309,7 +361,7 @@ class custom_jvp:
                     f"the custom_jvp rule of {name} must return (primal_out, tangent_out)"
                 )
             out_leaves, o_tree = tree_flatten(result[0])
-            t_leaves, t_tree = tree_flatten(result[1])
+            t_leaves, t_tree = tree_flatten(result[1], is_leaf=_is_symbolic_zero)
             if o_tree != out_tree or t_tree != out_tree:
                 raise CustomDerivativeError(
                     f"the custom_jvp rule of {name} returned primal {o_tree} and tangent "
@@ -317,6 +369,7 @@ class custom_jvp:
                 )
             return out_leaves, t_leaves
 
+        flat_jvp.symbolic_zeros = getattr(self, "symbolic_zeros", False)
         outs = custom_jvp_call_p.bind(
             *consts, *leaves, call=call, jvp=flat_jvp, num_consts=len(consts), name=name
         )
@@ -349,7 +402,10 @@ def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name)
     reverse mode transposes with bwd and forward mode cannot evaluate."""
     _check_closure_tangents("custom_vjp", name, tangents[:num_consts])
     args = primals[num_consts:]
-    outs, res = fwd(args)
+    if getattr(fwd, "symbolic_zeros", False):
+        outs, res = fwd(args, [not is_zero(t) for t in tangents[num_consts:]])
+    else:
+        outs, res = fwd(args)
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
     tangent_outs = custom_lin_p.bind(
         *res,
@@ -364,8 +420,9 @@ def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name)
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, name):
     res = args[:num_res]
-    cts = [instantiate(ct) for ct in cts]
-    cts_in = bwd(list(res), cts)
+    if not getattr(bwd, "symbolic_zeros", False):
+        cts = [instantiate(ct) for ct in cts]
+    cts_in = bwd(list(res), list(cts))
     return [None] * num_res + [None if is_zero(ct) else ct for ct in cts_in]
 
 
@@ -380,8 +437,11 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call, fwd, bwd, num_consts,
         call, axis_size, vals, dims, num_consts, name
     )
 
-    def batched_fwd(args):
-        return vmap(lambda a: fwd(list(a)), in_axes=(arg_dims,))(list(args))
+    def batched_fwd(args, *perturbed):
+        per_example = lambda a: fwd(list(a), *perturbed)  # noqa: E731
+        return vmap(per_example, in_axes=(arg_dims,))(list(args))
+
+    batched_fwd.symbolic_zeros = getattr(fwd, "symbolic_zeros", False)
 
     def batched_bwd(res, cts):
         return _batched_cotangents(
@@ -463,10 +523,22 @@ class custom_vjp:
         self.bwd: Callable | None = None
         functools.update_wrapper(self, fun, updated=())
 
-    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+    def defvjp(
+        self,
+        fwd: Callable,
+        bwd: Callable,
+        symbolic_zeros: bool = False,
+        optimize_remat: bool = False,
+    ) -> None:
         """fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, ct_out) ->
-        a tuple with one cotangent (or None for zero) per differentiable argument."""
+        a tuple with one cotangent (or None for zero) per differentiable argument.
+
+        With `symbolic_zeros=True` (JAX's), fwd's arguments arrive as
+        `CustomVJPPrimal(value, perturbed)`, bwd's zero cotangents as
+        `SymbolicZero`, and bwd may return `SymbolicZero`. `optimize_remat` is
+        accepted for JAX's signature; olympus's fwd is traced once either way."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = symbolic_zeros
 
     def __call__(self, *args, **kwargs):
         name = function_name(self.fun)
@@ -487,7 +559,12 @@ class custom_vjp:
         )
         res_tree_box = {}
 
-        def flat_fwd(arg_leaves):
+        symbolic = getattr(self, "symbolic_zeros", False)
+
+        def flat_fwd(arg_leaves, perturbed=None):
+            if symbolic:
+                flags = perturbed or [True] * len(arg_leaves)
+                arg_leaves = [CustomVJPPrimal(x, p) for x, p in zip(arg_leaves, flags)]
             result = dyn_fwd(*tree_unflatten(in_tree, arg_leaves))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise CustomDerivativeError(
@@ -503,10 +580,12 @@ class custom_vjp:
             return out_leaves, res_leaves
 
         def flat_bwd(res_leaves, ct_leaves):
+            ct_leaves = [_to_symbolic(ct) for ct in ct_leaves]
             res = tree_unflatten(res_tree_box["tree"], res_leaves)
             cts = self.bwd(*nondiff, res, tree_unflatten(out_tree, ct_leaves))
             return _flatten_bwd_output(name, cts, dyn, leaves)
 
+        flat_fwd.symbolic_zeros = flat_bwd.symbolic_zeros = symbolic
         outs = custom_vjp_call_p.bind(
             *consts,
             *leaves,
@@ -532,14 +611,16 @@ def _flatten_bwd_output(name: str, cts, dyn: tuple, leaves: list) -> list:
         if ct is None:
             flat += [Zero(aval_of(x)) for x in arg_leaves]
             continue
-        ct_leaves = tree_flatten(ct, is_leaf=lambda c: c is None)[0]
+        ct_leaves = tree_flatten(
+            ct, is_leaf=lambda c: c is None or _is_symbolic_zero(c)
+        )[0]
         if len(ct_leaves) != len(arg_leaves):
             raise CustomDerivativeError(
                 f"the custom_vjp bwd of {name} returned a cotangent with "
                 f"{len(ct_leaves)} leaves for an argument with {len(arg_leaves)}"
             )
         flat += [
-            Zero(aval_of(x)) if c is None else _match_tangent(c, x)
+            Zero(aval_of(x)) if c is None else _from_symbolic(c, x)
             for c, x in zip(ct_leaves, arg_leaves)
         ]
     return flat
