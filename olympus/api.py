@@ -63,6 +63,7 @@ from olympus.tracer.functions import (
 )
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import consts_as_invars, function_name
+from olympus.tracer.tracebacks import api_boundary, filter_exception
 
 logger = logging.getLogger("olympus")
 
@@ -86,6 +87,7 @@ def make_olympuspr(
     static = _normalize_argnums(static_argnums)
 
     @functools.wraps(fun)
+    @api_boundary
     def traced(*args, **kwargs):
         dyn_fun, dyn_args = argnums_partial(
             fun, dynamic_argnums(len(args), static), args
@@ -276,6 +278,7 @@ class JitFunction:
         in_shardings=None,
         out_shardings=None,
         tiered: bool | None = None,
+        donate_argnames=(),
     ):
         self.fun = fun
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
@@ -284,7 +287,7 @@ class JitFunction:
         self.static_argnums, self.static_argnames = _static_args(
             fun, static_argnums, static_argnames
         )
-        self.donate_argnums = _normalize_argnums(donate_argnums)
+        self.donate_argnums = _donated_args(fun, donate_argnums, donate_argnames)
         # No static or donated arguments: calls may take the fast path.
         self._simple = not (
             self.static_argnums or self.static_argnames or self.donate_argnums
@@ -325,53 +328,61 @@ class JitFunction:
         # Python as possible (jit dispatch latency is measured); the rest goes
         # to `_call_host` / `_call_slow`. A function with static or donated
         # arguments never has a current `_epoch` (see __init__).
-        if kwargs or self._epoch != _config_epoch or _state.trace is not _eval_trace:
-            if self._static_fast is not None and not kwargs:
-                return self._call_static(args)
-            return self._call_slow(args, kwargs)
-        if not args or type(args[0]) is not _ndarray:  # NumPy: skip to host
-            avals, buffers = [], []
-            for a in args:
-                if type(a) is not Array:
-                    break
-                avals.append(a.aval)
-                buffers.append(a._buf)
-            else:
-                hit = self._fast.get(tuple(avals))
-                if hit is None:
-                    return self._call_slow(args, kwargs)
-                entry, execute, handlers, aval, consts = hit
-                try:
-                    if execute is None:  # run_buffers adds the constants
-                        return entry.run_buffers(buffers)
-                    if consts:
-                        buffers = consts + buffers
-                    (out,) = execute(buffers).consume_with_handlers(handlers)
-                except TypeError:  # a deleted Array: the slow path raises the error
-                    return self._call_slow(args, kwargs)
-                return Array(out, aval)
-        host = self._host
-        if host:  # NumPy arrays of their avals' dtypes and live Arrays
-            flat = []
-            for a in args:
-                if type(a) is _ndarray and a.dtype in _plain_host_dtypes:
-                    flat.append(a.copy())  # a copy: the dispatcher may alias it
-                elif type(a) is Array and a._buf is not None:
-                    flat.append(a._buf)
+        try:
+            if (
+                kwargs
+                or self._epoch != _config_epoch
+                or _state.trace is not _eval_trace
+            ):
+                if self._static_fast is not None and not kwargs:
+                    return self._call_static(args)
+                return self._call_slow(args, kwargs)
+            if not args or type(args[0]) is not _ndarray:  # NumPy: skip to host
+                avals, buffers = [], []
+                for a in args:
+                    if type(a) is not Array:
+                        break
+                    avals.append(a.aval)
+                    buffers.append(a._buf)
                 else:
-                    break
-            else:
-                try:
-                    out = host(*flat)
-                except Exception as err:
-                    out = self._host_failed(err, args)
-                    return self._call_slow(args, kwargs) if out is _MISS else out
-                if type(out) is _JaxlibArray:  # the one output
-                    return Array(out, out.aval)
-                if out is not NOT_TAKEN:
-                    return out
-        out = self._call_host(args)
-        return self._call_slow(args, kwargs) if out is _MISS else out
+                    hit = self._fast.get(tuple(avals))
+                    if hit is None:
+                        return self._call_slow(args, kwargs)
+                    entry, execute, handlers, aval, consts = hit
+                    try:
+                        if execute is None:  # run_buffers adds the constants
+                            return entry.run_buffers(buffers)
+                        if consts:
+                            buffers = consts + buffers
+                        (out,) = execute(buffers).consume_with_handlers(handlers)
+                    except TypeError:  # a deleted Array: the slow path raises the error
+                        return self._call_slow(args, kwargs)
+                    return Array(out, aval)
+            host = self._host
+            if host:  # NumPy arrays of their avals' dtypes and live Arrays
+                flat = []
+                for a in args:
+                    if type(a) is _ndarray and a.dtype in _plain_host_dtypes:
+                        flat.append(a.copy())  # a copy: the dispatcher may alias it
+                    elif type(a) is Array and a._buf is not None:
+                        flat.append(a._buf)
+                    else:
+                        break
+                else:
+                    try:
+                        out = host(*flat)
+                    except Exception as err:
+                        out = self._host_failed(err, args)
+                        return self._call_slow(args, kwargs) if out is _MISS else out
+                    if type(out) is _JaxlibArray:  # the one output
+                        return Array(out, out.aval)
+                    if out is not NOT_TAKEN:
+                        return out
+            out = self._call_host(args)
+            return self._call_slow(args, kwargs) if out is _MISS else out
+        except Exception as error:  # the user's frames only (tracer/tracebacks.py)
+            filter_exception(error)
+            raise
 
     def _call_static(self, args: tuple) -> Any:
         """A call of a function with static positional arguments: a hit
@@ -790,6 +801,29 @@ def _constrained(values: list, shardings: list) -> list:
     ]
 
 
+class DonateArgnamesError(ValueError):
+    """donate_argnames naming no positional parameter of the jitted function."""
+
+
+def _donated_args(fun, donate_argnums, donate_argnames) -> tuple:
+    """donate_argnums completed from donate_argnames (the positional
+    parameters they name), as JAX does."""
+    nums = set(_normalize_argnums(donate_argnums))
+    names = (donate_argnames,) if isinstance(donate_argnames, str) else donate_argnames
+    if not names:
+        return tuple(sorted(nums))
+    positional = positional_names(fun) or ()
+    for name in names:
+        if name not in positional:
+            raise DonateArgnamesError(
+                f"jit of {function_name(fun)}: donate_argnames names {name!r}, which "
+                f"is not one of its positional parameters {tuple(positional)}; pass "
+                f"donate_argnums= or a parameter's name"
+            )
+        nums.add(positional.index(name))
+    return tuple(sorted(nums))
+
+
 def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
     """Completes static_argnums from static_argnames and vice versa, as JAX does."""
     nums = set(_normalize_argnums(static_argnums))
@@ -817,6 +851,7 @@ def jit(
     static_argnums=(),
     static_argnames=(),
     donate_argnums=(),
+    donate_argnames=(),
     keep_unused: bool = False,
     device=None,
     backend: str | None = None,
@@ -870,6 +905,7 @@ def jit(
             static_argnums=static_argnums,
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
             keep_unused=keep_unused,
             device=device,
             backend=backend,
@@ -885,6 +921,7 @@ def jit(
         in_shardings,
         out_shardings,
         tiered,
+        donate_argnames,
     )
 
 

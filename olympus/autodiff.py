@@ -8,6 +8,7 @@ enclosing transformations. The transformations themselves live in
 """
 
 from __future__ import annotations
+from olympus.tracer.tracebacks import api_boundary
 
 import functools
 from typing import Any, Callable, Sequence
@@ -15,8 +16,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from olympus import lax
-from olympus.ir import dtypes
 from olympus.lax.elementwise import convert_element_type_p
+from olympus.ir import dtypes
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, flatten_fun
@@ -79,6 +80,7 @@ def _zero_cotangent(x):
 
 
 # ---- forward mode ---------------------------------------------------------------
+@api_boundary
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
     """(fun(*primals), the directional derivative of fun at primals along tangents).
 
@@ -120,6 +122,7 @@ def _check_tangent(primal, tangent):
     return tangent
 
 
+@api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the linear map
     without re-running the primal computation; with has_aux, `fun` returns
@@ -156,6 +159,7 @@ def _check_reduce_axes(name: str, reduce_axes) -> None:
 
 
 # ---- reverse mode ---------------------------------------------------------------
+@api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     """(fun(*primals), pullback) where pullback(ct) gives one cotangent per primal.
 
@@ -391,10 +395,6 @@ def _check_holomorphic_inputs(fun_name: str, args: tuple, argnums: tuple) -> Non
                 )
 
 
-def value_and_grad(
-    fun: Callable,
-    argnums: int | Sequence[int] = 0,
-    has_aux: bool = False,
 def _seed(out_aval):
     """grad's output cotangent: a one of the output's dtype, weak where the
     output is (as JAX's), so a Python scalar's gradient stays weakly typed."""
@@ -402,6 +402,10 @@ def _seed(out_aval):
     return to_device(one, out_aval) if out_aval.weak_type else one
 
 
+def value_and_grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
     reduce_axes=(),
@@ -416,6 +420,7 @@ def _seed(out_aval):
     name = function_name(fun)
 
     @functools.wraps(fun, updated=())
+    @api_boundary
     def value_and_grad_fun(*args, **kwargs):
         _check_grad_inputs(name, args, nums, allow_int)
         if holomorphic:
@@ -450,6 +455,7 @@ def grad(
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun, updated=())
+    @api_boundary
     def grad_fun(*args, **kwargs):
         (value, grads) = value_and_grad_fun(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
@@ -495,12 +501,6 @@ def _blocks(
     return blocks
 
 
-def _rows(x, start: int, stop: int):
-    """x[start:stop] along the first axis."""
-    shape = aval_of(x).shape
-    if (start, stop) == (0, shape[0]):
-        return x
-    ndim = len(shape)
 def _typed_like(x, example):
     """`x` with the dtype and weak type of `example` (the output's for jacfwd,
     the input's for jacrev), as JAX casts Jacobian blocks."""
@@ -514,6 +514,12 @@ def _typed_like(x, example):
     )
 
 
+def _rows(x, start: int, stop: int):
+    """x[start:stop] along the first axis."""
+    shape = aval_of(x).shape
+    if (start, stop) == (0, shape[0]):
+        return x
+    ndim = len(shape)
     return lax.slice(x, (start,) + (0,) * (ndim - 1), (stop,) + shape[1:], (1,) * ndim)
 
 
@@ -553,6 +559,7 @@ def jacfwd(
     Array([[1., 0.], [0., 1.]], dtype=float32)
     """
 
+    @api_boundary
     def jac_fun(*args, **kwargs):
         _, dyn, f_of_tree = _jacobian_setup(fun, argnums, args, kwargs, holomorphic)
         in_leaves, in_tree = tree_flatten(dyn)
@@ -564,8 +571,10 @@ def jacfwd(
                 (tree_unflatten(in_tree, tangent_leaves),),
                 has_aux=has_aux,
             )
+            primal_avals[:] = [aval_of(y) for y in tree_flatten(res[0])[0]]
             return res[1]
 
+        primal_avals: list = []
         stacked = vmap(push)(*_standard_basis(in_leaves))
         out_leaves, out_tree = tree_flatten(stacked)
         row_avals = [
@@ -574,10 +583,8 @@ def jacfwd(
         ]
         col_avals = [aval_of(x) for x in in_leaves]
         jac = _assemble(
-            primal_avals[:] = [aval_of(y) for y in tree_flatten(res[0])[0]]
             out_tree, in_tree, _blocks(out_leaves, row_avals, col_avals, False, True)
         )
-        primal_avals: list = []
         return (jac, _strip_tangents(f_of_tree(dyn)[1])) if has_aux else jac
 
     return jac_fun
@@ -593,6 +600,7 @@ def jacrev(
     """The Jacobian of `fun` by reverse mode: its pullback vmapped over a
     basis of the outputs. Each block has shape out.shape + in.shape."""
 
+    @api_boundary
     def jac_fun(*args, **kwargs):
         _, dyn, f_of_tree = _jacobian_setup(
             fun, argnums, args, kwargs, holomorphic, allow_int

@@ -108,6 +108,15 @@ OPTIONS = (
         "Log why each jit recompilation happened (olympus/stages.py).",
     ),
     Option(
+        "olympus_traceback_filtering",
+        str,
+        "auto",
+        "Cut olympus's own frames from tracebacks of exceptions leaving jit, "
+        "grad, vmap, ...: 'auto' (unless a debugger is attached), 'on' or "
+        "'off' (olympus/tracer/tracebacks.py).",
+        choices=("auto", "on", "off"),
+    ),
+    Option(
         "olympus_log_compiles",
         bool,
         False,

@@ -17,6 +17,7 @@ move and create batch axes but may not import (`register_batch_ops`).
 """
 
 from __future__ import annotations
+from olympus.tracer.tracebacks import api_boundary
 
 import functools
 import threading
@@ -366,6 +367,7 @@ def vmap(
 
     # updated=(): copying __dict__ would copy a JitFunction's caches onto us.
     @functools.wraps(fun, updated=())
+    @api_boundary
     def batched(*args, **kwargs):
         leaves, in_tree = tree_flatten((args, kwargs))
         axes = _leaf_axes(in_axes, args, kwargs, name)

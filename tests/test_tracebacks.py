@@ -1,0 +1,102 @@
+"""Tracebacks of a user's mistake show the user's code: at most one olympus
+frame, and never longer than JAX 0.10.2's traceback for the same mistake
+(olympus/tracer/tracebacks.py). Each script runs in a fresh interpreter, as a
+user's would, under olympus and under JAX (the script written once)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import olympus
+
+PACKAGE = os.path.dirname(os.path.abspath(olympus.__file__))
+
+MISTAKES = {
+    "python if on a traced value under jit": """
+        @lib.jit
+        def f(x):
+            if x > 0:
+                return x
+            return -x
+        f(1.0)
+    """,
+    "grad of a function with a vector output": """
+        def f(x):
+            return x * 2.0
+        lib.grad(f)(jnp.ones(3))
+    """,
+    "python if under vmap": """
+        def f(x):
+            return x if x > 0 else -x
+        lib.vmap(f)(jnp.arange(3.0))
+    """,
+    "shapes that do not broadcast inside jit": """
+        @lib.jit
+        def f(x, y):
+            return x + y
+        f(jnp.ones(3), jnp.ones(4))
+    """,
+    "float() of a traced value inside make_jaxpr": """
+        def f(x):
+            return float(x) * 2
+        make(f)(1.0)
+    """,
+}
+
+PRELUDE = {
+    "olympus": "import olympus as lib, olympus.numpy as jnp\nmake = lib.make_olympuspr\n",
+    "jax": "import jax as lib, jax.numpy as jnp\nmake = lib.make_jaxpr\n",
+}
+
+
+def _traceback(library: str, body: str, filtering: str = "auto") -> str:
+    script = PRELUDE[library] + textwrap.dedent(body)
+    env = dict(os.environ, OLYMPUS_TRACEBACK_FILTERING=filtering)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0, "the mistake raised nothing"
+    return done.stderr[done.stderr.index("Traceback (most recent call last)") :]
+
+
+def _frames(text: str) -> list[str]:
+    return re.findall(r'^  File "([^"]+)"', text, flags=re.M)
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_one_olympus_frame_and_no_longer_than_jax(mistake):
+    ours = _traceback("olympus", MISTAKES[mistake])
+    frames = _frames(ours)
+    inside = [f for f in frames if f.startswith(PACKAGE)]
+    assert len(inside) <= 1, ours
+    assert "<string>" in frames, ours  # the user's own lines are kept
+    assert "OLYMPUS_TRACEBACK_FILTERING=off" in ours
+    theirs = _traceback("jax", MISTAKES[mistake])
+    assert len(ours.splitlines()) <= len(theirs.splitlines()), (ours, theirs)
+
+
+def test_filtering_off_shows_every_frame():
+    body = MISTAKES["python if on a traced value under jit"]
+    full = _traceback("olympus", body, filtering="off")
+    assert len([f for f in _frames(full) if f.startswith(PACKAGE)]) > 3
+    assert "OLYMPUS_TRACEBACK_FILTERING" not in full
+
+
+def test_the_exception_is_the_same_object_with_the_users_frames():
+    def f(x):
+        if x > 0:
+            return x
+        return x
+
+    with pytest.raises(olympus.errors.ConcretizationTypeError) as info:
+        olympus.jit(f)(1.0)
+    files = [entry.path for entry in info.traceback]
+    assert sum(str(p).startswith(PACKAGE) for p in files) <= 1
+    assert any(str(p) == __file__ for p in files)
