@@ -433,11 +433,6 @@ def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0)
     return lax.max(lo, lax.add(lax.mul(u, lax.sub(hi, lo)), lo))
 
 
-def _open_unit_interval(key, shape, dtype):
-    """Uniform floats in (0, 1]: 1 - [0, 1), safe for log."""
-    return lax.sub(np.array(1.0, dtype)[()], _unit_interval(key, shape, dtype))
-
-
 def _normal(key, shape: Sequence[int] = (), dtype=None):
     """Standard normal floats, by inverting the CDF of a uniform in (-1, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
@@ -796,40 +791,6 @@ def _search_cumulative(key, p, shape: tuple):
     return lax.reduce_sum(lax.convert_element_type(below, int_dtype), (len(shape),))
 
 
-# ---- sub-streams of one key ---------------------------------------------------------
-# Samplers that need several independent draws (a rejection loop's iterations,
-# a sign and a magnitude) take them from one key by the counter's high word:
-# the plain draws above hash counters (0, j); stream s at iteration i hashes
-# (1 + 4 i + s, j), s < 4. Deriving keys with split / fold_in would work too,
-# but a hash keyed by another hash's output makes XLA's compile several times
-# slower (1.8 s against 0.25 s for wald on CPU).
-def _stream_words(key, stream: int, i, count: int, shape: tuple, dtype):
-    """`count` arrays of random words of `shape` from `stream` at iteration `i`:
-    uint32 for floats of up to 32 bits (both words of each hash are used),
-    uint64 for float64."""
-    wide = dtype.itemsize > 4
-    pairs = (count, *shape) if wide else ((count + 1) // 2, *shape)
-    k0, k1 = _key_words(key)
-    high = lax.add(lax.mul(lax.convert_element_type(i, U32), _u32(4)), _u32(1 + stream))
-    lo = lax.reshape(lax.iota(U32, math.prod(pairs)), pairs)
-    y0, y1 = _threefry2x32_jit(k0, k1, lax.broadcast(high, pairs), lo)
-    if not wide:
-        return [_row(w, j) for j in range(pairs[0]) for w in (y0, y1)][:count]
-    u64 = np.dtype(np.uint64)
-    raw = lax.bitwise_or(
-        shift_left(lax.convert_element_type(y0, u64), np.uint64(32)),
-        lax.convert_element_type(y1, u64),
-    )
-    return [_row(raw, j) for j in range(count)]
-
-
-def _stream_uniforms(key, stream: int, i, count: int, shape: tuple, dtype):
-    """`count` arrays of uniforms in (0, 1] from `stream` at iteration `i`."""
-    one = np.array(1.0, dtype)[()]
-    words = _stream_words(key, stream, i, count, shape, dtype)
-    return [lax.sub(one, _unit_from_bits(w, dtype)) for w in words]
-
-
 def _row(x, j: int):
     """x[j] for an array whose leading axis is indexed by j."""
     shape = aval_of(x).shape
@@ -1161,266 +1122,264 @@ def _nan_where(bad, x):
     return lax.select(bad, lax.full(aval_of(x).shape, np.nan, aval_of(x).dtype), x)
 
 
-def _counts_to_int(x, dtype):
-    """Whole-number floats as integers of `dtype`; values past its range saturate
-    at its maximum (a Python int conversion of them would be undefined)."""
-    info = np.iinfo(dtype)
-    limit = np.array(2.0 ** (8 * dtype.itemsize - 1), aval_of(x).dtype)[()]
-    big = lax.ge(x, limit)
-    safe = lax.select(big, lax.full(aval_of(x).shape, 0.0, aval_of(x).dtype), x)
-    out = lax.convert_element_type(safe, dtype)
-    return lax.select(big, lax.full(aval_of(x).shape, info.max, dtype), out)
-
-
-def _count_arrivals(key, stream: int, horizon, gap):
-    """How many partial sums of i.i.d. gaps `gap(U)` (U uniform in (0, 1]) lie
-    below `horizon`, elementwise; a `while_loop` runs until every sum has passed
-    its horizon (elements with horizon <= 0 count 0 and cost nothing)."""
-    shape, dtype = aval_of(horizon).shape, aval_of(horizon).dtype
-    zeros = lax.full(shape, 0.0, dtype)
-
-    def step(state):
-        i, total, count = state
-        (u,) = _stream_uniforms(key, stream, i, 1, shape, dtype)
-        total = lax.add(total, gap(u))
-        arrived = lax.convert_element_type(lax.lt(total, horizon), dtype)
-        return lax.add(i, np.int32(1)), total, lax.add(count, arrived)
+def _while_any(pending_each, step, init, limit: int):
+    """`step` repeated while any element is pending and fewer than `limit`
+    rounds have run (JAX's max_iters); `init` is a tuple, the round counter
+    is carried in front of it and dropped."""
 
     def pending(state):
-        return lax.reduce_or(lax.lt(state[1], horizon), tuple(range(len(shape))))
+        live = pending_each(state[1:])
+        everywhere = lax.reduce_or(live, tuple(range(aval_of(live).ndim)))
+        return lax.bitwise_and(everywhere, lax.lt(state[0], np.int32(limit)))
 
-    return lax.while_loop(pending, step, (np.int32(0), zeros, zeros))[2]
+    def body(state):
+        return (lax.add(state[0], np.int32(1)), *step(state[1:]))
 
-
-def _rejection_loop(key, stream: int, active, propose):
-    """Vectorised rejection sampling: `propose(u, v)` maps two uniforms in
-    (0, 1] to (accepted, candidate); each active element keeps its first
-    accepted candidate, and the loop ends when all have one."""
-    shape = aval_of(active).shape
-
-    def step(state):
-        i, done, value = state
-        u, v = _stream_uniforms(key, stream, i, 2, shape, aval_of(value).dtype)
-        ok, candidate = propose(u, v)
-        fresh = lax.bitwise_and(ok, lax.bitwise_not(done))
-        return (
-            lax.add(i, np.int32(1)),
-            lax.bitwise_or(done, ok),
-            lax.select(fresh, candidate, value),
-        )
-
-    def pending(state):
-        return lax.bitwise_not(lax.reduce_and(state[1], tuple(range(len(shape)))))
-
-    return step, pending, lax.bitwise_not(active)
-
-
-def _run_rejection(key, stream: int, active, propose, dtype):
-    step, pending, done = _rejection_loop(key, stream, active, propose)
-    init = (np.int32(0), done, lax.full(aval_of(active).shape, 0.0, dtype))
-    return lax.while_loop(pending, step, init)[2]
-
-
-# Log-probabilities of counts, written so that float32 keeps them accurate at
-# counts of 1e6 (lgamma(k + 1) alone is ~1e7 there, and the differences the
-# rejection tests need would drown in its rounding): Stirling's formula with
-# its error term, and Loader's deviance bd0(x, m) = x log(x / m) + m - x.
-def _stirling_error(k):
-    """lgamma(k + 1) - (k log k - k + log(2 pi k) / 2) for k >= 1."""
-    c = lambda v: np.array(v, aval_of(k).dtype)[()]
-    k = lax.max(k, c(1.0))
-    direct = lax.sub(
-        lax.lgamma(lax.add(k, c(1.0))),
-        lax.add(
-            lax.sub(lax.mul(k, lax.log(k)), k),
-            lax.mul(c(0.5), lax.log(lax.mul(c(2 * np.pi), k))),
-        ),
-    )
-    w = lax.div(c(1.0), lax.mul(k, k))
-    series = lax.div(
-        lax.sub(c(1 / 12), lax.mul(w, lax.sub(c(1 / 360), lax.mul(w, c(1 / 1260))))),
-        k,
-    )
-    return lax.select(lax.lt(k, c(10.0)), direct, series)
-
-
-def _deviance(x, m):
-    """x log(x / m) + m - x for x >= 0, m > 0 (m where x = 0)."""
-    c = lambda v: np.array(v, aval_of(x).dtype)[()]
-    d = lax.sub(x, m)
-    body = lax.sub(lax.mul(x, lax.log1p(lax.div(d, m))), d)
-    return lax.select(lax.eq(x, c(0.0)), m, body)
-
-
-def _poisson_log_pmf(k, lam):
-    """log(lam^k e^-lam / k!) for whole k >= 0."""
-    c = lambda v: np.array(v, aval_of(k).dtype)[()]
-    safe = lax.max(k, c(1.0))
-    positive = lax.neg(
-        lax.add(
-            lax.add(_deviance(safe, lam), _stirling_error(safe)),
-            lax.mul(c(0.5), lax.log(lax.mul(c(2 * np.pi), safe))),
-        )
-    )
-    return lax.select(lax.eq(k, c(0.0)), lax.neg(lam), positive)
-
-
-def _binomial_log_pmf(k, n, p):
-    """log(C(n, k) p^k (1 - p)^(n - k)) for whole 0 <= k <= n, 0 < p < 1."""
-    c = lambda v: np.array(v, aval_of(k).dtype)[()]
-    q = lax.sub(c(1.0), p)
-    inner = lax.clamp(c(1.0), k, lax.max(lax.sub(n, c(1.0)), c(1.0)))
-    rest = lax.sub(n, inner)
-    spread = lax.div(lax.mul(inner, rest), n)
-    interior = lax.sub(
-        lax.sub(
-            _stirling_error(n),
-            lax.add(_stirling_error(inner), _stirling_error(rest)),
-        ),
-        lax.add(
-            lax.mul(c(0.5), lax.log(lax.mul(c(2 * np.pi), spread))),
-            lax.add(_deviance(inner, lax.mul(n, p)), _deviance(rest, lax.mul(n, q))),
-        ),
-    )
-    at_zero = lax.mul(n, lax.log1p(lax.neg(p)))
-    at_n = lax.mul(n, lax.log(p))
-    return lax.select(
-        lax.eq(k, c(0.0)), at_zero, lax.select(lax.eq(k, n), at_n, interior)
-    )
+    return lax.while_loop(pending, body, (np.int32(0), *init))[1:]
 
 
 def _poisson(key, lam, shape=None, dtype=None):
-    """Poisson(lam) counts. lam < 10: Knuth's method, here as the number of
-    arrivals of a unit-rate Poisson process (exponential gaps) before time lam;
-    lam >= 10: Hörmann's transformed rejection with squeeze, PTRS ("The
-    transformed rejection method for generating Poisson random variables",
-    1993), about 1.2 tries per value at any lam. Negative, nan or infinite lam
-    gives -1."""
+    """Poisson(lam) counts by JAX's algorithm, in float32 whatever the dtype:
+    lam < 10 (or nan) by Knuth's product of uniforms, else by Hormann's
+    transformed rejection, PTRS ("The transformed rejection method for
+    generating Poisson random variables", 1993); both loops start from `key`
+    and split it once per round."""
     out_dtype = _int_dtype(dtype, "poisson")
     shape = _param_shape(shape, lam)
-    calc = _calc_dtype(lam)
-    c = lambda v: np.array(v, calc)[()]
-    lam = _as(lam, calc, shape)
-    valid = lax.bitwise_and(lax.ge(lam, c(0.0)), lax.lt(lam, c(np.inf)))
-    small = lax.bitwise_and(valid, lax.lt(lam, c(10.0)))
-    large = lax.bitwise_and(valid, lax.bitwise_not(small))
-    zeros = lax.full(shape, 0.0, calc)
-    knuth = _count_arrivals(
-        key, 0, lax.select(small, lam, zeros), lambda u: lax.neg(lax.log(u))
+    f32 = np.dtype(np.float32)
+    lam = _as(lam, f32, shape)
+    c = lambda v: np.array(v, f32)[()]
+    knuth = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, c(10.0)))
+    limit = min(np.iinfo(out_dtype).max, np.iinfo(np.int32).max)
+    small = _poisson_knuth(key, lax.select(knuth, lam, lax.full_like(lam, 0.0)), limit)
+    large = _poisson_rejection(
+        key, lax.select(knuth, lax.full_like(lam, 1e5), lam), limit
     )
-    ptrs = _poisson_ptrs(
-        key, lax.select(large, lam, lax.full(shape, 10.0, calc)), large
-    )
-    k = lax.select(small, knuth, ptrs)
-    return _counts_to_int(lax.select(valid, k, lax.full(shape, -1.0, calc)), out_dtype)
+    k = lax.convert_element_type(lax.select(knuth, small, large), out_dtype)
+    return lax.select(lax.eq(lam, c(0.0)), lax.full(shape, 0, out_dtype), k)
 
 
-def _poisson_ptrs(key, lam, active):
-    c = lambda v: np.array(v, aval_of(lam).dtype)[()]
+def _poisson_knuth(key, lam, limit: int):
+    """Knuth: one less than the number of uniforms whose product first falls
+    below exp(-lam) (as float32 counts)."""
+    shape, dtype = aval_of(lam).shape, aval_of(lam).dtype
+
+    def pending(state):
+        return lax.gt(state[2], lax.neg(lam))
+
+    def step(state):
+        key, k, log_prod = state
+        key, subkey = _split2(key)
+        k = lax.select(pending(state), lax.add(k, np.array(1.0, dtype)[()]), k)
+        u = _uniform(subkey, shape, dtype)
+        return key, k, lax.add(log_prod, lax.log(u))
+
+    zeros = lax.full(shape, 0.0, dtype)
+    _, k, _ = _while_any(pending, step, (key, zeros, zeros), limit)
+    return lax.sub(k, np.array(1.0, dtype)[()])
+
+
+def _poisson_rejection(key, lam, limit: int):
+    """PTRS; every round splits the key in three (next key, u, v), and any
+    element accepting in a round takes that round's candidate."""
+    shape, dtype = aval_of(lam).shape, aval_of(lam).dtype
+    c = lambda v: np.array(v, dtype)[()]
+    log_lam = lax.log(lam)
     b = lax.add(c(0.931), lax.mul(c(2.53), lax.sqrt(lam)))
     a = lax.add(c(-0.059), lax.mul(c(0.02483), b))
     inv_alpha = lax.add(c(1.1239), lax.div(c(1.1328), lax.sub(b, c(3.4))))
-    vr = lax.sub(c(0.9277), lax.div(c(3.6224), lax.sub(b, c(2.0))))
+    v_r = lax.sub(c(0.9277), lax.div(c(3.6224), lax.sub(b, c(2.0))))
 
-    def propose(u, v):
-        u = lax.sub(u, c(0.5))
+    def step(state):
+        key, k_out, accepted = state
+        keys = _split(key, 3)
+        key, k0, k1 = (_row(keys, i) for i in range(3))
+        u = lax.sub(_uniform(k0, shape, dtype), c(0.5))
+        v = _uniform(k1, shape, dtype)
         us = lax.sub(c(0.5), lax.abs(u))
         k = lax.floor(
             lax.add(
-                lax.mul(lax.add(lax.div(lax.mul(c(2.0), a), us), b), u),
-                lax.add(lam, c(0.43)),
+                lax.add(lax.mul(lax.add(lax.div(lax.mul(c(2.0), a), us), b), u), lam),
+                c(0.43),
             )
         )
-        squeeze = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, vr))
-        rejected = lax.bitwise_or(
-            lax.lt(k, c(0.0)),
-            lax.bitwise_and(lax.lt(us, c(0.013)), lax.gt(v, us)),
+        hat = lax.log(
+            lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b))
         )
-        hat = lax.sub(
-            lax.add(lax.log(v), lax.log(inv_alpha)),
-            lax.log(lax.add(lax.div(a, lax.mul(us, us)), b)),
+        target = lax.sub(
+            lax.add(lax.neg(lam), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, c(1.0)))
         )
-        under = lax.le(hat, _poisson_log_pmf(lax.max(k, c(0.0)), lam))
-        ok = lax.bitwise_or(squeeze, lax.bitwise_and(lax.bitwise_not(rejected), under))
-        return ok, k
+        squeeze = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, v_r))
+        reject = lax.bitwise_or(
+            lax.lt(k, c(0.0)), lax.bitwise_and(lax.lt(us, c(0.013)), lax.gt(v, us))
+        )
+        accept = lax.bitwise_or(
+            squeeze, lax.bitwise_and(lax.bitwise_not(reject), lax.le(hat, target))
+        )
+        return key, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept)
 
-    return _run_rejection(key, 1, active, propose, aval_of(lam).dtype)
+    init = (key, lax.full(shape, -1.0, dtype), lax.full(shape, False, np.bool_))
+    return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
 
 
 def _binomial(key, n, p, shape=None, dtype=None):
-    """Binomial(n, p) counts as floats. With p' = min(p, 1 - p) (and n - X for
-    p > 1/2): n p' < 10 counts successes by geometric waiting times between
-    them; n p' >= 10 uses Hörmann's transformed rejection, BTRS ("The
-    generation of binomial random variates", 1993). n must be a whole number
-    >= 0 and 0 <= p <= 1; other values give nan."""
+    """Binomial(n, p) counts as floats by JAX's algorithm: with q = min(p, 1 - p)
+    (and n - X for p >= 1/2), n q <= 10 counts geometric waiting times
+    (inversion), else Hormann's transformed rejection, BTRS ("The generation
+    of binomial random variates", 1993); both loops start from `key`. n < 0,
+    nan n or p, or p < 0 give nan; infinite n gives inf."""
     out_dtype = _float_dtype(dtype)
     shape = _param_shape(shape, n, p)
-    calc = _calc_dtype(dtype=out_dtype)
+    calc = _calc_dtype(p)
     c = lambda v: np.array(v, calc)[()]
     n, p = _as(n, calc, shape), _as(p, calc, shape)
-    valid = functools.reduce(
-        lax.bitwise_and,
-        [
-            lax.ge(n, c(0.0)),
-            lax.lt(n, c(np.inf)),
-            lax.eq(n, lax.floor(n)),
-            lax.ge(p, c(0.0)),
-            lax.le(p, c(1.0)),
-        ],
-    )
-    flip = lax.gt(p, c(0.5))
-    low = lax.select(flip, lax.sub(c(1.0), p), p)
-    live = lax.bitwise_and(valid, lax.gt(low, c(0.0)))
-    small = lax.bitwise_and(live, lax.lt(lax.mul(n, low), c(10.0)))
-    large = lax.bitwise_and(live, lax.bitwise_not(small))
-    half = lax.full(shape, 0.5, calc)
-    wait_p = lax.select(small, low, half)
-    waiting = _count_arrivals(
-        key,
-        0,
-        lax.select(small, lax.add(n, c(0.5)), lax.full(shape, 0.0, calc)),
-        lambda u: lax.add(
-            lax.floor(lax.div(lax.log(u), lax.log1p(lax.neg(wait_p)))), c(1.0)
-        ),
+    below_half = lax.lt(p, c(0.5))
+    q = lax.select(below_half, p, lax.sub(c(1.0), p))
+    bad_n = lax.bitwise_or(lax.ne(n, n), lax.lt(n, c(0.0)))
+    inf_n = lax.eq(lax.abs(n), c(np.inf))
+    nan_q, neg_q = lax.ne(q, q), lax.lt(q, c(0.0))
+    q = lax.select(lax.bitwise_or(nan_q, neg_q), lax.full_like(q, 0.01), q)
+    inversion = lax.bitwise_or(bad_n, lax.le(lax.mul(n, q), c(10.0)))
+    n = lax.floor(n)
+    limit = np.iinfo(np.int32).max
+    waiting = _binomial_inversion(
+        key, lax.select(inversion, n, lax.full_like(n, 0.0)), q, limit
     )
     btrs = _binomial_btrs(
         key,
-        lax.select(large, n, lax.full(shape, 100.0, calc)),
-        lax.select(large, low, half),
-        large,
+        lax.select(inversion, lax.full_like(n, 1e4), n),
+        lax.select(inversion, lax.full_like(q, 0.5), q),
+        limit,
     )
-    k = lax.select(small, waiting, btrs)
-    k = lax.select(flip, lax.sub(n, k), k)
-    return lax.convert_element_type(_nan_where(lax.bitwise_not(valid), k), out_dtype)
+    k = lax.convert_element_type(lax.select(inversion, waiting, btrs), out_dtype)
+    invalid = functools.reduce(lax.bitwise_or, [neg_q, nan_q, bad_n])
+    k = lax.select(invalid, lax.full(shape, np.nan, out_dtype), k)
+    k = lax.select(
+        lax.bitwise_and(inf_n, lax.bitwise_not(invalid)),
+        lax.full(shape, np.inf, out_dtype),
+        k,
+    )
+    kept = functools.reduce(lax.bitwise_or, [below_half, bad_n, nan_q, inf_n])
+    return lax.select(kept, k, lax.sub(lax.convert_element_type(n, out_dtype), k))
 
 
-def _binomial_btrs(key, n, p, active):
-    c = lambda v: np.array(v, aval_of(n).dtype)[()]
-    spq = lax.sqrt(lax.mul(lax.mul(n, p), lax.sub(c(1.0), p)))
-    b = lax.add(c(1.15), lax.mul(c(2.53), spq))
+def _binomial_inversion(key, n, q, limit: int):
+    """One less than the number of geometric(q) waiting times whose running sum
+    first passes n; each round splits the key in two (draw, next key)."""
+    shape, dtype = aval_of(q).shape, aval_of(q).dtype
+    log_q = lax.log1p(lax.neg(q))
+
+    def pending(state):
+        return lax.le(state[2], n)
+
+    def step(state):
+        key, count, total = state
+        subkey, key = _split2(key)
+        count = lax.select(
+            pending(state), lax.add(count, np.array(1.0, dtype)[()]), count
+        )
+        u = _uniform(subkey, shape, dtype)
+        return key, count, lax.add(total, lax.ceil(lax.div(lax.log(u), log_q)))
+
+    zeros = lax.full(shape, 0.0, dtype)
+    _, count, _ = _while_any(pending, step, (key, zeros, zeros), limit)
+    return lax.sub(count, np.array(1.0, dtype)[()])
+
+
+_STIRLING_TAIL = (
+    0.0810614667953272,
+    0.0413406959554092,
+    0.0276779256849983,
+    0.02079067210376509,
+    0.0166446911898211,
+    0.0138761288230707,
+    0.0118967099458917,
+    0.0104112652619720,
+    0.00925546218271273,
+    0.00833056343336287,
+)
+
+
+def _stirling_tail(k):
+    """lgamma(k + 1) minus Stirling's approximation of it: tabulated for k <= 9,
+    else the series 1/12 - (1/360 - 1/1260 / (k+1)^2) / (k+1)^2, over k + 1."""
+    dtype = aval_of(k).dtype
+    c = lambda v: np.array(v, dtype)[()]
+    small = lax.le(k, c(9.0))
+    k = lax.clamp(c(0.0), k, c(9.0))
+    k1 = lax.add(k, c(1.0))
+    sq = lax.mul(k1, k1)
+    series = lax.div(
+        lax.sub(c(1 / 12), lax.div(lax.sub(c(1 / 360), lax.div(c(1 / 1260), sq)), sq)),
+        k1,
+    )
+    table = lax.full_like(k, 0.0)
+    whole = lax.floor(k)
+    for i, v in enumerate(_STIRLING_TAIL):
+        table = lax.select(lax.eq(whole, c(float(i))), lax.full_like(k, v), table)
+    return lax.select(small, table, series)
+
+
+def _binomial_btrs(key, n, p, limit: int):
+    """BTRS; every round splits the key in three (next key, u, v), and any
+    element accepting in a round takes that round's candidate."""
+    shape, dtype = aval_of(p).shape, aval_of(p).dtype
+    c = lambda v: np.array(v, dtype)[()]
+    stddev = lax.sqrt(lax.mul(lax.mul(n, p), lax.sub(c(1.0), p)))
+    b = lax.add(c(1.15), lax.mul(c(2.53), stddev))
     a = lax.add(lax.add(c(-0.0873), lax.mul(c(0.0248), b)), lax.mul(c(0.01), p))
     centre = lax.add(lax.mul(n, p), c(0.5))
-    vr = lax.sub(c(0.92), lax.div(c(4.2), b))
-    alpha = lax.mul(lax.add(c(2.83), lax.div(c(5.1), b)), spq)
-    mode = lax.floor(lax.mul(lax.add(n, c(1.0)), p))
-    at_mode = _binomial_log_pmf(mode, n, p)
+    v_r = lax.sub(c(0.92), lax.div(c(4.2), b))
+    r = lax.div(p, lax.sub(c(1.0), p))
+    alpha = lax.mul(lax.add(c(2.83), lax.div(c(5.1), b)), stddev)
+    m = lax.floor(lax.mul(lax.add(n, c(1.0)), p))
+    log = lax.log
+    head = lax.add(
+        lax.mul(
+            lax.add(m, c(0.5)),
+            log(
+                lax.div(lax.add(m, c(1.0)), lax.mul(r, lax.add(lax.sub(n, m), c(1.0))))
+            ),
+        ),
+        lax.add(_stirling_tail(m), _stirling_tail(lax.sub(n, m))),
+    )
 
-    def propose(u, v):
-        u = lax.sub(u, c(0.5))
+    def step(state):
+        key, k_out, accepted = state
+        keys = _split(key, 3)
+        key, k0, k1 = (_row(keys, i) for i in range(3))
+        u = lax.sub(_uniform(k0, shape, dtype), c(0.5))
+        v = _uniform(k1, shape, dtype)
         us = lax.sub(c(0.5), lax.abs(u))
+        squeeze = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, v_r))
         k = lax.floor(
             lax.add(lax.mul(lax.add(lax.div(lax.mul(c(2.0), a), us), b), u), centre)
         )
-        inside = lax.bitwise_and(lax.ge(k, c(0.0)), lax.le(k, n))
-        squeeze = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, vr))
-        hat = lax.log(
-            lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b))
+        reject = lax.bitwise_or(lax.lt(k, c(0.0)), lax.gt(k, n))
+        v = log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        rest = lax.add(lax.sub(n, k), c(1.0))
+        bound = lax.add(
+            lax.add(
+                head,
+                lax.mul(
+                    lax.add(n, c(1.0)),
+                    log(lax.div(lax.add(lax.sub(n, m), c(1.0)), rest)),
+                ),
+            ),
+            lax.mul(
+                lax.add(k, c(0.5)), log(lax.div(lax.mul(r, rest), lax.add(k, c(1.0))))
+            ),
         )
-        ratio = lax.sub(_binomial_log_pmf(lax.clamp(c(0.0), k, n), n, p), at_mode)
-        ok = lax.bitwise_and(inside, lax.bitwise_or(squeeze, lax.le(hat, ratio)))
-        return ok, k
+        bound = lax.sub(
+            lax.sub(bound, _stirling_tail(k)), _stirling_tail(lax.sub(n, k))
+        )
+        accept = lax.bitwise_or(
+            squeeze, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, bound))
+        )
+        return key, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept)
 
-    return _run_rejection(key, 1, active, propose, aval_of(n).dtype)
+    init = (key, lax.full(shape, -1.0, dtype), lax.full(shape, False, np.bool_))
+    return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
 
 
 def _geometric(key, p, shape=None, dtype=None):
