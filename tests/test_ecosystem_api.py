@@ -468,3 +468,98 @@ def test_custom_vmap_without_rule_and_sequential_vmap():
     bare = olympus.custom_batching.custom_vmap(lambda a: a * 2)
     with pytest.raises(olympus.custom_batching.CustomVmapRuleError, match="def_vmap"):
         olympus.vmap(bare)(X3)
+
+
+# ---- scipy ------------------------------------------------------------------
+def sp(ox, name: str):
+    return mod(ox, f"scipy.{name}")
+
+
+EI_POINTS = np.array(
+    [
+        -30,
+        -5,
+        -1.5,
+        -1,
+        -0.5,
+        -1e-3,
+        0,
+        1e-3,
+        0.5,
+        1,
+        3,
+        10,
+        19.9,
+        20.1,
+        40,
+        80,
+        100,
+        np.nan,
+    ],
+    np.float32,
+)
+
+
+def test_expi_values_and_gradient():
+    agree(lambda ox, x: sp(ox, "special").expi(x), EI_POINTS, rtol=3e-6)
+    agree(lambda ox: ox.grad(sp(ox, "special").expi)(2.0))
+    agree(
+        lambda ox, x: ox.jit(ox.vmap(sp(ox, "special").expi))(x), EI_POINTS, rtol=3e-6
+    )
+    with x64():
+        agree(
+            lambda ox, x: sp(ox, "special").expi(x),
+            EI_POINTS.astype(np.float64),
+            rtol=1e-12,
+        )
+
+
+def test_multigammaln():
+    a = np.array([[2.5, 3.0], [4.0, 10.5]], np.float32)
+    agree(lambda ox, a: sp(ox, "special").multigammaln(a, 3), a)
+    agree(
+        lambda ox, a: ox.grad(lambda v: sp(ox, "special").multigammaln(v, 2))(a[0, 0]),
+        a,
+    )
+    agree(lambda ox: sp(ox, "special").multigammaln(3.5, 1))
+
+
+@pytest.mark.parametrize("norm", [None, "ortho"])
+@pytest.mark.parametrize("n, axis", [(None, -1), (4, 0), (7, -1)])
+def test_dct_idct(norm, n, axis):
+    x = np.random.RandomState(0).randn(3, 5).astype(np.float32)
+
+    def program(ox, x):
+        f = sp(ox, "fft")
+        return (
+            f.dct(x, n=n, axis=axis, norm=norm),
+            f.idct(x, n=n, axis=axis, norm=norm),
+            f.idct(f.dct(x, norm=norm), norm=norm),
+        )
+
+    agree(program, x, atol=2e-6)
+
+
+def test_dct_complex_int_and_errors():
+    agree(lambda ox, x: sp(ox, "fft").dct(x), np.arange(4))
+    agree(
+        lambda ox, x: sp(ox, "fft").dct(x * (1 + 2j)),
+        np.arange(4.0, dtype=np.float32),
+        atol=3e-6,
+    )
+    agree(lambda ox, x: sp(ox, "fft").dct(x, type=3), np.arange(4.0))
+    agree(lambda ox, x: sp(ox, "fft").idct(x, norm="forward"), np.arange(4.0))
+
+
+@pytest.mark.parametrize(
+    "c, r",
+    [
+        (np.array([1, 2, 3]), None),
+        (np.array([1, 2, 3]), np.array([-1, -2])),
+        (np.array([1, 2 + 1j, 1 + 2j], np.complex64), None),
+        (np.arange(6).reshape(2, 3), np.arange(4.0, dtype=np.float32)),
+        (5.0, None),
+    ],
+)
+def test_toeplitz(c, r):
+    agree(lambda ox, c, r: sp(ox, "linalg").toeplitz(c, r), c, r)

@@ -1,6 +1,6 @@
 """olympus.scipy: SciPy's functions on olympus arrays (JAX's `jax.scipy`):
-`linalg`, `special` and `stats`."""
+`fft`, `linalg`, `special` and `stats`."""
 
-from olympus.scipy import linalg, special, stats  # noqa: F401
+from olympus.scipy import fft, linalg, special, stats  # noqa: F401
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["fft", "linalg", "special", "stats"]

@@ -11,6 +11,8 @@ with one axis fewer than `a` is a vector (or a batch of vectors).
 
 from __future__ import annotations
 
+import numpy as np
+
 import olympus.numpy as jnp
 from olympus.lax import linalg as lax_linalg
 from olympus.numpy.core import promote_dtypes, promote_dtypes_inexact
@@ -31,6 +33,7 @@ __all__ = [
     "solve",
     "solve_triangular",
     "svd",
+    "toeplitz",
 ]
 
 _TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False)}
@@ -167,3 +170,25 @@ def block_diag(*arrays):
         rows.append(jnp.concatenate([left, x, right], axis=1))
         start += x.shape[1]
     return jnp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column `c` and first row `r` (r[0] is
+    ignored; r defaults to conj(c)); leading axes of c and r are batch axes.
+
+    >>> toeplitz(jnp.array([1, 2, 3]))
+    Array([[1, 2, 3],
+           [2, 1, 2],
+           [3, 2, 1]], dtype=int32)
+    """
+    c = jnp.atleast_1d(jnp.asarray(c))
+    r = jnp.conjugate(c) if r is None else jnp.atleast_1d(jnp.asarray(r))
+    c, r = promote_dtypes(c, r)
+    rows, cols = c.shape[-1], r.shape[-1]
+    batch = jnp.broadcast_shapes(c.shape[:-1], r.shape[:-1])
+    c = jnp.broadcast_to(c, batch + (rows,))
+    r = jnp.broadcast_to(r, batch + (cols,))
+    # values along the diagonals: r reversed (without r[0]), then c
+    diagonals = jnp.concatenate([jnp.flip(r[..., 1:], -1), c], axis=-1)
+    index = (cols - 1) + np.arange(rows)[:, None] - np.arange(cols)[None, :]
+    return diagonals[..., index]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.lax.custom_derivatives import custom_jvp
@@ -25,6 +27,7 @@ __all__ = [
     "erf",
     "erfc",
     "erfinv",
+    "expi",
     "expit",
     "gamma",
     "gammainc",
@@ -37,6 +40,7 @@ __all__ = [
     "logit",
     "log_ndtr",
     "logsumexp",
+    "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
@@ -252,3 +256,92 @@ def i1(x):
     """I1(x), the modified Bessel function of order 1: e^|x| i1e(x)."""
     (x,) = _inexact(x)
     return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
+
+
+def multigammaln(a, d):
+    """log of the multivariate gamma function of dimension `d` (a static int):
+    d(d-1)/4 log(pi) + sum_j gammaln(a - j/2), j = 0 .. d-1."""
+    d = int(d)
+    (a,) = _inexact(a)
+    halves = jnp.arange(d, dtype=a.dtype) / 2
+    terms = gammaln(jnp.expand_dims(a, -1) - halves)
+    return jnp.sum(terms, axis=-1) + np.asarray(
+        d * (d - 1) / 4 * np.log(np.pi), a.dtype
+    )
+
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _ei_series(x):
+    """gamma + log x + sum_k x^k / (k k!): Ei for 0 < x <= 40 (positive terms)."""
+
+    def add_term(k, carry):
+        power, total = carry
+        power = power * x / k
+        return power, total + power / k
+
+    zero = jnp.zeros_like(x)
+    _, total = lax.fori_loop(1, 160, add_term, (zero + 1, zero))
+    return _EULER_GAMMA + jnp.log(x) + total
+
+
+def _ei_asymptotic(x):
+    """e^x / x sum_k k! / x^k: Ei for x > 40 (terms still falling at k = 40)."""
+    term, total = jnp.ones_like(x), jnp.ones_like(x)
+    for k in range(1, 41):
+        term = term * k / x
+        total = total + term
+    return jnp.exp(x) / x * total
+
+
+def _e1_series(y):
+    """E1(y) = -gamma - log y - sum_k (-y)^k / (k k!), for 0 < y <= 1."""
+    term, total = jnp.ones_like(y), jnp.zeros_like(y)
+    for k in range(1, 25):
+        term = -term * y / k
+        total = total + term / k
+    return -_EULER_GAMMA - jnp.log(y) - total
+
+
+def _e1_continued_fraction(y):
+    """E1(y) by its continued fraction (modified Lentz), for y > 1."""
+    b = y + 1
+    c = jnp.full_like(y, 1e30)
+    d = 1 / b
+
+    def step(i, carry):
+        b, c, d, h = carry
+        an = -(i * i).astype(y.dtype)
+        b = b + 2
+        d = 1 / (an * d + b)
+        c = b + an / c
+        return b, c, d, h * c * d
+
+    *_, h = lax.fori_loop(1, 80, step, (b, c, d, d))
+    return h * jnp.exp(-y)
+
+
+@custom_jvp
+def _expi(x):
+    positive = jnp.where(x > 40, _ei_asymptotic(jnp.maximum(x, 40)),
+                         _ei_series(jnp.clip(x, 1e-30, 40)))  # fmt: skip
+    y = -x
+    e1 = jnp.where(y > 1, _e1_continued_fraction(jnp.maximum(y, 1)),
+                   _e1_series(jnp.clip(y, 1e-30, 1)))  # fmt: skip
+    out = jnp.where(x > 0, positive, -e1)
+    # Ei(0) is -inf, but JAX (the spec) gives NaN there
+    return jnp.where(jnp.isnan(x) | (x == 0), jnp.nan, out)
+
+
+@_expi.defjvp
+def _expi_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _expi(x), t * jnp.exp(x) / x
+
+
+def expi(x):
+    """The exponential integral Ei(x) = -PV int_{-x}^inf e^-t / t dt; its
+    derivative is e^x / x."""
+    (x,) = _inexact(x)
+    return _expi(x)
