@@ -173,3 +173,42 @@ def test_logsumexp_edges():
     agree(lambda ox: ox.grad(lse(ox), argnums=(0, 1))(x, np.array([0.0, 2.0])))
     agree(lambda ox: ox.grad(lambda v: lse(ox)(v, where=_FIRST))(x))
     agree(lambda ox: ox.nn.logmeanexp(x, where=_NONE))
+
+
+# --- sorting: JAX's canonical total order ---------------------------------------
+
+_SORTABLE = np.array(
+    [1.0, 0.0, -0.0, np.nan, 2.0, -np.inf, -np.nan, 1.0, 0.0], np.float32
+)
+
+
+@pytest.mark.parametrize("stable", [True, False])
+@pytest.mark.parametrize("descending", [True, False])
+def test_sort_and_argsort_ties_zeros_and_nans(stable, descending):
+    kw = dict(stable=stable, descending=descending)
+    agree(lambda ox: ox.jnp.sort(_SORTABLE, **kw))
+    agree(lambda ox: ox.jnp.argsort(_SORTABLE, **kw))
+    agree(lambda ox: ox.jnp.argsort(np.array([3, 1, 3, 2, 1]), **kw))
+    square = _SORTABLE.reshape(3, 3)
+    agree(lambda ox: ox.jit(lambda a: ox.jnp.argsort(a, axis=0, **kw))(square))
+
+
+def test_lax_sort_total_order_in_every_tier():
+    agree(lambda ox: ox.lax.sort(_SORTABLE))  # -0.0 ties 0.0; -NaN sorts last
+    agree(lambda ox: ox.lax.sort_key_val(_SORTABLE, np.arange(9)))
+    agree(lambda ox: ox.vmap(lambda a: ox.jnp.argsort(a, descending=True))(_SORTABLE.reshape(3, 3)))  # fmt: skip
+    import olympus
+
+    tiered = olympus.jit(olympus.lax.sort, tiered=True)(_SORTABLE)  # interpreted
+    compiled = olympus.jit(olympus.lax.sort)(_SORTABLE)
+    np.testing.assert_array_equal(np.signbit(tiered), np.signbit(compiled))
+
+
+def test_sort_complex_and_top_k():
+    z = np.array([1 + 2j, 1 - 1j, 5j, np.nan + 0j, -0.0 + 1j, 1j], np.complex64)
+    agree(lambda ox: ox.jnp.sort_complex(z))
+    agree(lambda ox: ox.jnp.sort(z, descending=True))
+    signed = np.append(_SORTABLE, np.float32(-0.0))
+    for k in (1, 4, 10):
+        agree(lambda ox: ox.lax.top_k(signed, k))  # total order: NaN first, 0 > -0
+    agree(lambda ox: ox.lax.top_k(np.array([3, 1, 3, -5], np.int8), 3))

@@ -1,8 +1,9 @@
 """The sort primitive (several operands ordered by their first `num_keys`,
 lexicographically, along one dimension; stable) and top_k built on it.
 
-Floating-point keys compare in IEEE total order, so NaNs sort last, as in
-NumPy. The derivative moves each tangent with its value: the jvp sorts an
+Floating-point keys compare in IEEE total order after -0.0 becomes 0.0 and
+every NaN becomes +NaN (JAX's canonical keys): zeros of either sign tie, so a
+stable sort keeps their order, and all NaNs sort last, as in NumPy. The derivative moves each tangent with its value: the jvp sorts an
 iota beside the keys and gathers the tangents at that permutation.
 """
 
@@ -10,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from olympus.ir import dtypes
 from olympus.backends.xla.lowering import compare
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import define_primitive
-from olympus.lax.elementwise import neg_p, not_p
+from olympus.lax.bits import bitcast_convert_type_p, shift_right_arithmetic_p
+from olympus.lax.elementwise import and_p, not_p, xor_p
 from olympus.lax.shapes import concatenate_p, iota_p, reshape_p, slice_p
 from olympus.lax.slicing import GatherDimensionNumbers, gather_p
 from olympus.tracer.core import aval_of
@@ -50,15 +54,29 @@ def _comparator(key_dtypes: Sequence, n_operands: int):
         lhs, rhs = args[0::2], args[1::2]
         less = None
         for k in reversed(range(len(key_dtypes))):
-            lt = compare(em, lhs[k], rhs[k], "LT", key_dtypes[k], total_order=True)
+            x, y = (_canonical_key(em, v, key_dtypes[k]) for v in (lhs[k], rhs[k]))
+            lt = compare(em, x, y, "LT", key_dtypes[k], total_order=True)
             if less is not None:
-                eq = compare(em, lhs[k], rhs[k], "EQ", key_dtypes[k], total_order=True)
+                eq = compare(em, x, y, "EQ", key_dtypes[k], total_order=True)
                 tie = em.op("stablehlo.and", [eq, less], [boolean])[0]
                 lt = em.op("stablehlo.or", [lt, tie], [boolean])[0]
             less = lt
         return [less]
 
     return build
+
+
+def _canonical_key(em, x: str, dtype) -> str:
+    """A float key with -0.0 as 0.0 and any NaN as +NaN: `select(x == 0, 0, x)`
+    then `select(x != x, nan, x)`, so total order ties zeros and puts NaNs last."""
+    if not dtypes.is_inexact(dtype):
+        return x
+    scalar = ShapedArray((), dtype)
+    zero, nan = em.constant(0.0, scalar), em.constant(float("nan"), scalar)
+    is_zero = compare(em, x, zero, "EQ", dtype)
+    (x_or_zero,) = em.op("stablehlo.select", [is_zero, zero, x], [scalar])
+    is_nan = compare(em, x, x, "NE", dtype)
+    return em.op("stablehlo.select", [is_nan, nan, x_or_zero], [scalar])[0]
 
 
 def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
@@ -172,7 +190,21 @@ def descending_key(x):
     integers use bitwise not, ~x = -x - 1)."""
     if aval_of(x).dtype == dtypes.bool_ or dtypes.is_integer(aval_of(x).dtype):
         return not_p.bind(x)
-    return neg_p.bind(x)
+    return not_p.bind(total_order_key(x))
+
+
+def total_order_key(x):
+    """An integer whose order is float x's IEEE total order (-NaN < -inf < ...
+    < -0.0 < 0.0 < ... < +NaN), the order top_k ranks by: unlike sort's
+    canonical keys, it keeps the signs of zeros and NaNs apart."""
+    dtype = np.dtype(aval_of(x).dtype)
+    int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
+    bits = bitcast_convert_type_p.bind(x, new_dtype=int_dtype)
+    sign = shift_right_arithmetic_p.bind(
+        bits, np.asarray(8 * dtype.itemsize - 1, int_dtype)[()]
+    )  # all ones for negative floats, whose magnitude bits must order backwards
+    magnitude = np.asarray(np.iinfo(int_dtype).max, int_dtype)[()]
+    return xor_p.bind(bits, and_p.bind(sign, magnitude))
 
 
 def top_k(operand, k: int):
@@ -232,7 +264,7 @@ def _extreme_k(name: str, operand, k, reduction_dimension, recall_target, larges
         raise ValueError(
             f"lax.{name}: recall_target must be in (0, 1], got {recall_target}"
         )
-    key = descending_key(operand) if largest else operand
+    key = descending_key(operand) if largest else total_order_key(operand)
     return _first_k(operand, key, k, dim)
 
 

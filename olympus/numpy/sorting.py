@@ -7,7 +7,6 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.lax.sorting import descending_key
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import arange, expand_dims, moveaxis
 from olympus.numpy.core import aval_of, broadcast_shapes, promote_dtypes, to_operand
@@ -54,18 +53,23 @@ def sort(
     """
     del kind, order
     a, axis = _along(a, axis)
-    keys = _sort_keys(a, descending)
+    keys = _sort_keys(a)
     if len(keys) == 1 and keys[0] is a:
-        return lax.sort(a, dimension=axis, is_stable=stable)
-    *_, out = lax.sort((*keys, a), dimension=axis, is_stable=stable, num_keys=len(keys))
-    return out
+        out = lax.sort(a, dimension=axis, is_stable=stable)
+    else:
+        *_, out = lax.sort(
+            (*keys, a), dimension=axis, is_stable=stable, num_keys=len(keys)
+        )
+    # Descending is the ascending sort reversed (JAX's): NaNs first, ties reversed.
+    return lax.rev(out, (axis,)) if descending else out
 
 
-def _sort_keys(a, descending: bool) -> tuple:
+def _sort_keys(a) -> tuple:
     """What `a` sorts by: itself, or complex numbers by real part then imaginary
-    part (NumPy's order); negated-like keys when descending."""
-    parts = (lax.real(a), lax.imag(a)) if dtypes.is_complex(aval_of(a).dtype) else (a,)
-    return tuple(descending_key(p) for p in parts) if descending else parts
+    part (NumPy's order)."""
+    if dtypes.is_complex(aval_of(a).dtype):
+        return (lax.real(a), lax.imag(a))
+    return (a,)
 
 
 def argsort(
@@ -84,12 +88,16 @@ def argsort(
     """
     del kind, order
     a, axis = _along(a, axis)
-    keys = _sort_keys(a, descending)
-    order_ = lax.broadcasted_iota(dtypes.int32, aval_of(a).shape, axis)
+    order_ = lax.broadcasted_iota(dtypes.default_int_dtype(), aval_of(a).shape, axis)
+    # A stable descending sort reverses first, so that reversing the result
+    # keeps equal entries in their original order (JAX's way).
+    if descending and stable:
+        a, order_ = lax.rev(a, (axis,)), lax.rev(order_, (axis,))
+    keys = _sort_keys(a)
     *_, indices = lax.sort(
-        (*keys, order_), dimension=axis, is_stable=True, num_keys=len(keys)
+        (*keys, order_), dimension=axis, is_stable=stable, num_keys=len(keys)
     )
-    return indices
+    return lax.rev(indices, (axis,)) if descending else indices
 
 
 def lexsort(keys, axis: int = -1):

@@ -15,9 +15,12 @@ from olympus.ir import dtypes
 
 
 def _total_order_key(x: np.ndarray) -> np.ndarray:
-    """An integer key whose order is IEEE total order (-NaN < -inf < ... < +NaN)."""
+    """An integer key whose order is IEEE total order of JAX's canonical keys
+    (-inf < ... < -0.0 == 0.0 < ... < inf < NaN)."""
     if x.dtype.kind in "iub":  # integers and bools already order correctly
         return x.astype(np.int64)
+    x = np.where(x == 0, np.zeros_like(x), x)  # -0.0 ties with 0.0, as in JAX
+    x = np.where(np.isnan(x), np.full_like(x, np.nan), x)  # every NaN sorts last
     bits = 8 * x.dtype.itemsize
     as_int = x.view(np.dtype(f"int{bits}")).astype(np.int64)
     magnitude_mask = (1 << (bits - 1)) - 1
