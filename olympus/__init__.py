@@ -52,7 +52,7 @@ from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
 from olympus.tracer.core import ensure_compile_time_eval, named_scope  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.print, AOT stages)
-from olympus.ir.dtypes import float0  # noqa: F401
+from olympus.ir.dtypes import float0, numpy_dtype_promotion  # noqa: F401
 from olympus.autodiff import (  # noqa: F401
     closure_convert,
     custom_gradient,

@@ -563,3 +563,43 @@ def test_dct_complex_int_and_errors():
 )
 def test_toeplitz(c, r):
     agree(lambda ox, c, r: sp(ox, "linalg").toeplitz(c, r), c, r)
+
+
+# ---- numpy_dtype_promotion --------------------------------------------------
+PROMOTION_CASES = [
+    (np.int32(1), 2),
+    (np.float32(1), 2),
+    (np.float32(1), 2.0),
+    (np.float16(1), 2.0),
+    (np.uint8(1), 2),
+    (np.complex64(1), 2.0),
+    (np.bool_(True), 2),
+    (np.int32(1), 1j),
+    (np.float32(1), 1j),
+    (np.int32(1), np.float32(1)),
+    (np.float16(1), np.float32(1)),
+    (np.int32(1), True),
+    (2, 2.0),
+]
+
+
+@pytest.mark.parametrize("mode", ["standard", "strict"])
+@pytest.mark.parametrize("a, b", PROMOTION_CASES)
+def test_numpy_dtype_promotion(mode, a, b):
+    def program(ox, a, b):
+        a = ox.jnp.asarray(a) if isinstance(a, np.generic) else a
+        b = ox.jnp.asarray(b) if isinstance(b, np.generic) else b
+        with ox.numpy_dtype_promotion(mode):
+            return ox.jnp.add(a, b), ox.jit(lambda x, y: x * y)(a, b)
+
+    agree(program, a, b)
+
+
+def test_numpy_dtype_promotion_bad_mode_and_promote_types():
+    agree(lambda ox: ox.numpy_dtype_promotion("loose").__enter__())
+
+    def program(ox):
+        with ox.numpy_dtype_promotion("strict"):
+            return ox.jnp.promote_types(np.int32, np.float32)
+
+    agree(program)

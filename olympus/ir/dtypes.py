@@ -7,6 +7,7 @@ The result of promoting a set of dtypes is their least upper bound.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import ml_dtypes
@@ -257,10 +258,56 @@ _WEAK_DEFAULTS = {
 }
 
 
+# "standard" (the lattice above) or "strict" (no implicit promotion between
+# different strong dtypes; a Python scalar only joins a dtype of its kind or a
+# wider kind), switched by olympus.numpy_dtype_promotion.
+_promotion_mode = ["standard"]
+_STRICT_WEAK_JOINS = {
+    _WEAK_INT: "iufc",  # 2 joins ints, floats and complex (not bool)
+    _WEAK_FLOAT: "fc",
+    _WEAK_COMPLEX: "c",
+}
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode: str):
+    """Inside the block, dtype promotion follows `mode`: 'standard' (JAX's
+    lattice) or 'strict' (mixing different dtypes raises TypePromotionError,
+    except a Python scalar with an array of its kind), as JAX's context."""
+    if mode not in ("standard", "strict"):
+        raise ValueError(
+            f"numpy_dtype_promotion: mode {mode!r}; expected 'standard' or 'strict'"
+        )
+    before = _promotion_mode[0]
+    _promotion_mode[0] = mode
+    try:
+        yield
+    finally:
+        _promotion_mode[0] = before
+
+
+def _strict_join(nodes: tuple):
+    strong = {n for n in nodes if not isinstance(n, str)}
+    if not strong:
+        return _join(nodes)
+    (target, *others) = strong
+    kind = "c" if is_complex(target) else "f" if is_float(target) else target.kind
+    weak_ok = all(kind in _STRICT_WEAK_JOINS[n] for n in nodes if isinstance(n, str))
+    if others or not weak_ok:
+        names = ", ".join(n if isinstance(n, str) else short_name(n) for n in nodes)
+        raise TypePromotionError(
+            f"no implicit dtype promotion path for {names} with "
+            "numpy_dtype_promotion('strict'); convert explicitly, e.g. "
+            "x.astype(y.dtype), or use numpy_dtype_promotion('standard')"
+        )
+    return target
+
+
 def promote(dtypes_and_weak) -> tuple[np.dtype, bool]:
     """Least upper bound of (dtype, weak_type) pairs: returns (dtype, weak_type)."""
     nodes = tuple(_node(canonicalize_dtype(d), w) for d, w in dtypes_and_weak)
-    joined = _join(nodes)
+    strict = _promotion_mode[0] == "strict"
+    joined = _strict_join(nodes) if strict else _join(nodes)
     if isinstance(joined, str):
         return canonicalize_dtype(_WEAK_DEFAULTS[joined]()), True
     # Two 32-bit types can join at a 64-bit one (u32 + i8 -> i64): narrow it too.
