@@ -210,7 +210,6 @@ BLOCKERS = {
     "blackjax": "a Python function reaches a primitive as an operand (OlympusTypeError)",
     "chex": "jax.experimental.checkify",
     "distrax": "jax.experimental.checkify (through chex)",
-    "equinox": "custom_vjp.defvjp(..., symbolic_zeros=True)",
     "diffrax": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
     "optimistix": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
     "lineax": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
@@ -437,3 +436,43 @@ def test_custom_jvp_symbolic_zeros_agrees_with_jax():
         return ox.grad(lambda x: f(x, y).sum())(x), ox.jit(ox.grad(f, 1))(2.0, 3.0)
 
     agree(program, np.array([1.0, 2.0], np.float32), np.float32(3.0))
+
+
+def test_tree_map_takes_the_first_tree_as_a_prefix_as_jax():
+    """equinox's filter_vmap maps axis specs (leaves) over whole subtrees."""
+
+    def program(ox, x):
+        tu = ox.tree_util
+        pairs = tu.tree_map(
+            lambda a, b: a + tu.tree_leaves(b)[0], (1.0, 2.0), ((x, x), {"k": x})
+        )
+        leaf = tu.tree_map(lambda a, b: a, 3.0, ())
+        return pairs, leaf
+
+    agree(program, np.float32(0.5))
+
+
+class _Node:
+    """A pytree node whose aux data is a dict (equinox's modules hold some)."""
+
+    def __init__(self, value, meta):
+        self.value, self.meta = value, meta
+
+
+def _register_node(ox):
+    key = f"registered_{ox.name}"
+    if not getattr(_Node, key, False):
+        ox.tree_util.register_pytree_node(
+            _Node, lambda n: ((n.value,), n.meta), lambda meta, c: _Node(c[0], meta)
+        )
+        setattr(_Node, key, True)
+
+
+def test_unhashable_aux_data_flattens_and_maps_as_jax():
+    def program(ox, x):
+        _register_node(ox)
+        node = _Node(x, {"scale": 2})
+        doubled = ox.tree_util.tree_map(lambda v: v * 2, node)
+        return doubled.value, len(ox.tree_util.tree_leaves(node))
+
+    agree(program, np.float32(1.5))

@@ -42,6 +42,14 @@ def _ad_util(module: types.ModuleType) -> None:
     module.Zero = Zero
 
 
+def _dtypes(module: types.ModuleType) -> None:
+    import olympus.dtypes
+
+    for name in dir(olympus.dtypes):
+        if not name.startswith("_"):
+            setattr(module, name, getattr(olympus.dtypes, name))
+
+
 def _nothing(module: types.ModuleType) -> None:
     """A package (or a module imported only for names looked up under
     `try/except AttributeError`)."""
@@ -55,6 +63,10 @@ FACES: dict[str, tuple[str, Callable]] = {
     "jax._src.core": ("the trace state", _core),
     "jax._src.flatten_util": ("ravel_pytree", _flatten_util),
     "jax._src.ad_util": ("stop_gradient_p, Zero", _ad_util),
+    "jax._src.dtypes": (
+        "olympus.dtypes' names, TypePromotionError among them",
+        _dtypes,
+    ),
 }
 PACKAGES = {"jax._src"}
 

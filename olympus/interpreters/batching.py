@@ -14,11 +14,19 @@ from typing import Callable, Iterator
 import numpy as np
 
 from olympus.ir.core import Primitive
-from olympus.transforms.batching import batch_rules, not_mapped  # noqa: F401
+from olympus.transforms.batching import (  # noqa: F401
+    batch_rules,
+    not_mapped,
+    rule_axis_name,
+)
 
 
-def _from_jax(rule: Callable) -> Callable:
+def _from_jax(rule: Callable, primitive: Primitive) -> Callable:
     def olympus_rule(axis_size, vals, dims, **params):
+        if all(d is not_mapped for d in dims):  # as JAX: the rule sees a batch
+            out = primitive.bind(*vals, **params)
+            unmapped = [not_mapped] * len(out) if primitive.multiple_results else None
+            return out, unmapped
         return rule(vals, dims, **params)
 
     olympus_rule.jax_rule = rule
@@ -44,7 +52,7 @@ class PrimitiveBatchers(MutableMapping):
         return _to_jax(batch_rules[primitive])
 
     def __setitem__(self, primitive: Primitive, rule: Callable) -> None:
-        batch_rules[primitive] = _from_jax(rule)
+        batch_rules[primitive] = _from_jax(rule, primitive)
 
     def __delitem__(self, primitive: Primitive) -> None:
         del batch_rules[primitive]
@@ -57,6 +65,40 @@ class PrimitiveBatchers(MutableMapping):
 
 
 primitive_batchers = PrimitiveBatchers()
+
+
+class AxisPrimitiveBatchers(MutableMapping):
+    """`primitive -> rule(axis_size, axis_name, trace_type, batched_args,
+    batch_dims, **params)`: JAX's rules that need the vmap's size and name
+    (`trace_type` is None, as JAX now passes)."""
+
+    def __getitem__(self, primitive: Primitive) -> Callable:
+        rule = batch_rules[primitive]
+        return getattr(rule, "jax_axis_rule", None) or (
+            lambda size, name, trace_type, vals, dims, **params: rule(
+                size, list(vals), list(dims), **params
+            )
+        )
+
+    def __setitem__(self, primitive: Primitive, rule: Callable) -> None:
+        def olympus_rule(axis_size, vals, dims, **params):
+            name = rule_axis_name()
+            return rule(axis_size, name, None, vals, dims, **params)
+
+        olympus_rule.jax_axis_rule = rule
+        batch_rules[primitive] = olympus_rule
+
+    def __delitem__(self, primitive: Primitive) -> None:
+        del batch_rules[primitive]
+
+    def __iter__(self) -> Iterator[Primitive]:
+        return iter(batch_rules)
+
+    def __len__(self) -> int:
+        return len(batch_rules)
+
+
+axis_primitive_batchers = AxisPrimitiveBatchers()
 
 
 def moveaxis(x, src: int, dst: int):
@@ -75,4 +117,10 @@ def bdim_at_front(x, bdim: int | None, size: int):
     return jnp.moveaxis(x, bdim, 0)
 
 
-__all__ = ["bdim_at_front", "moveaxis", "not_mapped", "primitive_batchers"]
+__all__ = [
+    "axis_primitive_batchers",
+    "bdim_at_front",
+    "moveaxis",
+    "not_mapped",
+    "primitive_batchers",
+]

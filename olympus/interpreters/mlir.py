@@ -30,14 +30,26 @@ def register_lowering(
     primitive: Primitive, rule: Callable, platform: str | None = None, **kwargs
 ) -> None:
     """Registers `rule` (from `lower_fun`) as how `primitive` compiles; one rule
-    serves every platform olympus compiles for."""
+    serves every platform olympus compiles for. A rule written against MLIR's
+    Python API is kept as a refusal: the library still imports (equinox
+    registers one at import), and compiling the primitive raises
+    LoweringRuleError."""
     if not getattr(rule, "olympus_lower_fun", False):
-        raise LoweringRuleError(
-            f"mlir.register_lowering({primitive.name}, {rule!r}): olympus cannot "
-            f"run a rule that builds MLIR ops; pass mlir.lower_fun(impl), where "
-            f"impl computes the primitive with olympus.numpy / olympus.lax."
-        )
+        rule = _refusal(primitive, rule)
     lowering.lowering_rules[primitive] = rule
+
+
+def _refusal(primitive: Primitive, rule: Callable) -> Callable:
+    def refuse(ctx, *operands, **params):
+        raise LoweringRuleError(
+            f"primitive {primitive.name} was registered with mlir.register_lowering("
+            f"{primitive.name}, {getattr(rule, '__qualname__', rule)}), a rule that "
+            f"builds MLIR ops, which olympus cannot run; register "
+            f"mlir.lower_fun(impl) instead, where impl computes the primitive with "
+            f"olympus.numpy / olympus.lax (eager calls use its impl meanwhile)."
+        )
+
+    return refuse
 
 
 __all__ = ["LoweringRuleError", "lower_fun", "register_lowering"]

@@ -43,18 +43,22 @@ class PyTreeDef:
         self.num_leaves = (
             1 if node_type is None else sum(c.num_leaves for c in children)
         )
-        self._hash = hash((node_type, aux, children))
+        # Hashed on first use, as JAX: a node's aux data (equinox's modules
+        # hold dicts) need be hashable only where the treedef is hashed.
+        self._hash = None
 
     def __eq__(self, other) -> bool:
         return (
             type(other) is PyTreeDef
-            and self._hash == other._hash
+            and (self._hash is None or other._hash is None or self._hash == other._hash)
             and self.node_type == other.node_type
             and self.aux == other.aux
             and self.children == other.children
         )
 
     def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((self.node_type, self.aux, self.children))
         return self._hash
 
     @property
@@ -194,14 +198,19 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 
 
 def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
-    """Applies `f` leaf-wise; `rest` trees must have the structure of `tree`."""
+    """Applies `f` leaf-wise; `tree`'s structure must be a prefix of each of
+    `rest` (as JAX: a leaf of `tree` meets a whole subtree of the others)."""
     leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for other in rest:
-        other_leaves, other_def = tree_flatten(other, is_leaf)
-        if other_def != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} vs {other_def}")
-        others.append(other_leaves)
+        try:
+            others.append(treedef.flatten_up_to(other))
+        except TreePrefixError:
+            other_def = tree_structure(other)
+            raise ValueError(
+                f"tree_map: structures differ: {treedef} vs {other_def} (the first "
+                f"tree's structure must be a prefix of the others')"
+            ) from None
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others))
 
 
