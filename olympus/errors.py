@@ -11,6 +11,7 @@ from olympus.backends.xla.lowering import LoweringError  # noqa: F401
 from olympus.tracer.errors import (  # noqa: F401
     ArrayTooLargeError,
     ConcretizationTypeError,
+    IncompatibleShapesError,
     OlympusTypeError,
     TracerArrayConversionError,
     TracerBoolConversionError,

@@ -34,6 +34,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import inspect
 import logging
 import queue
 import sys
@@ -153,7 +154,10 @@ def split_call(
                 f"jit of {name}: static arguments must be hashable: {err}"
             ) from None
     leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
+    try:
+        avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in leaves])
+    except OlympusTypeError:
+        raise _not_an_array_error(fun, name, dyn_argnums, dyn_args, dyn_kwargs)
     placed = None
     if array_module.layouts_in_use:  # skip the scan while every Array is plain
         placed = [x._sharding if type(x) is Array else None for x in leaves]
@@ -162,6 +166,37 @@ def split_call(
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
+
+
+def _not_an_array_error(fun, name, dyn_argnums, dyn_args, dyn_kwargs):
+    """The argument (by name and path) that is no array, and how to make it static."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    named = [
+        (i, params[i] if i < len(params) else f"args[{i}]", a)
+        for i, a in zip(dyn_argnums, dyn_args)
+    ]
+    named += [(None, k, v) for k, v in dyn_kwargs.items()]
+    for position, arg_name, value in named:
+        leaves, _ = tree_flatten(value)
+        for path, leaf in zip(tree_paths(value, arg_name), leaves):
+            try:
+                aval_of(leaf)
+            except OlympusTypeError:
+                fix = f"static_argnames=({arg_name!r},)"
+                if position is not None:
+                    fix = f"static_argnums=({position},) or {fix}"
+                where = "" if path == arg_name else f" (at {path})"
+                return OlympusTypeError(
+                    f"jit of {name}: argument {arg_name}{where} is a "
+                    f"{type(leaf).__name__} ({leaf!r:.60}), not an array; jit traces "
+                    f"its arguments as arrays. An argument that is not one (a "
+                    f"string, a function, a config object) must be static: "
+                    f"jit({name}, {fix}); it is then part of the cache key"
+                )
+    return OlympusTypeError(f"jit of {name}: an argument is not an array")
 
 
 # The options that change what a traced program compiles to: part of every

@@ -21,6 +21,7 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.indexing import take
+from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
 
 __all__ = [
@@ -155,7 +156,19 @@ def _concrete_scalar(x, name: str):
     try:
         return x if isinstance(x, (int, float)) else np.asarray(x)[()].item()
     except Exception as err:  # a tracer: the size would depend on a traced value
-        raise type(err)(f"jnp.{name} needs concrete bounds: {err}") from None
+        raise type(err)(
+            f"jnp.{name} needs concrete bounds: the number of elements is part of "
+            f"the result's shape, which must be known while tracing, but a bound "
+            f"is a traced {aval_of(x).str_short()}. Make it static: pass it with "
+            f"jit(f, static_argnums=...) / static_argnames=..., or compute it "
+            f"from Python or NumPy values (shapes such as x.shape[0] are static)"
+            f"{_at_user_line()}"
+        ) from None
+
+
+def _at_user_line() -> str:
+    info = user_source_info()
+    return f"\n  at {info}" if info is not None else ""
 
 
 def _wrapped_int(value: int, dtype):

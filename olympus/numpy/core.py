@@ -6,6 +6,7 @@ this one; it imports none of them."""
 from __future__ import annotations
 
 import functools
+import sys
 import inspect
 
 import ml_dtypes
@@ -17,7 +18,7 @@ from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.tracer.core import Tracer, aval_of
-from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -129,11 +130,14 @@ def check_arraylike(name: str, *args) -> None:
     would silently build an array on every call (and trace a constant)."""
     for i, x in enumerate(args):
         if isinstance(x, (list, tuple)):
-            raise ArrayLikeTypeError(
-                f"jnp.{name} requires ndarray or scalar arguments, got "
-                f"{type(x).__name__} at position {i}; convert it first with "
-                f"jnp.asarray(...) (or jnp.array)"
-            )
+            raise _sequence_error(name, x, f" at position {i}")
+
+
+def _sequence_error(name: str, x, where: str = "") -> ArrayLikeTypeError:
+    return ArrayLikeTypeError(
+        f"jnp.{name} requires ndarray or scalar arguments, got a "
+        f"{type(x).__name__}{where}; convert it first with jnp.asarray(...)"
+    )
 
 
 def to_operand(x):
@@ -146,7 +150,23 @@ def to_operand(x):
         )
     if isinstance(x, (Array, Tracer, *_PY_SCALARS)):
         return x
+    if isinstance(x, (list, tuple)):
+        raise _sequence_error(_public_caller(), x)
     return array(x)
+
+
+def _public_caller() -> str:
+    """The name of the public jnp function that was given a sequence (the
+    first caller outside this package's private helpers), for the error."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_name
+        module = frame.f_globals.get("__name__", "")
+        public = not name.startswith(("_", "<"))
+        if module.startswith("olympus.numpy") and public:
+            return name
+        frame = frame.f_back
+    return "function"
 
 
 def result_type(*args) -> np.dtype:
@@ -227,7 +247,7 @@ def _broadcast_shapes(shapes) -> tuple:
     for i in range(ndim):
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise ValueError(
+            raise IncompatibleShapesError(
                 f"shapes {', '.join(map(str, shapes))} cannot be broadcast together"
             )
         out.append(sizes.pop() if sizes else 1)

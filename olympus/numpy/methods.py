@@ -10,7 +10,7 @@ import sys
 
 from olympus.backends.xla.array import Array
 from olympus.numpy import arrays, indexing, reductions, ufuncs
-from olympus.tracer.core import Tracer
+from olympus.tracer.core import Tracer, user_source_info
 
 
 def _swap(fn):
@@ -30,9 +30,16 @@ def _defer_unknown(fn):
 
 def _setitem(self, idx, value):
     raise TypeError(
-        f"{type(self).__name__} objects are immutable; instead of x[idx] = y use "
-        f"x = x.at[idx].set(y) or build the new value with jnp.where"
+        "olympus arrays are immutable: x[idx] = y cannot change x in place "
+        f"(x is {self.aval.str_short()}). Write x = x.at[idx].set(y) instead "
+        "(also .add, .multiply, .min, .max), or build the new value with "
+        f"jnp.where{_at_user_line()}"
     )
+
+
+def _at_user_line() -> str:
+    info = user_source_info()
+    return f"\n  at {info}" if info is not None else ""
 
 
 def _len(self) -> int:

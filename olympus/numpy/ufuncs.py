@@ -10,9 +10,12 @@ from olympus.backends.xla.array import Array
 from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
+from olympus.tracer.core import user_source_info
+from olympus.tracer.errors import IncompatibleShapesError
 from olympus.numpy.core import (
     INEXACT_DTYPES,
     as_arrays,
+    check_arraylike,
     aval_of,
     broadcast_operands,
     broadcast_shapes,
@@ -118,7 +121,11 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
     them (real part, then imaginary part)."""
 
     def body(x1, x2):
-        x1, x2 = prepare(x1, x2, inexact=inexact)
+        check_arraylike(name, x1, x2)
+        try:
+            x1, x2 = prepare(x1, x2, inexact=inexact)
+        except IncompatibleShapesError:
+            raise _shapes_error(name, x1, x2) from None
         dtype = aval_of(x1).dtype
         if bool_fn is not None and dtype == dtypes.bool_:
             return bool_fn(x1, x2)
@@ -152,6 +159,20 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
     return fn
 
 
+def _shapes_error(name: str, x1, x2) -> IncompatibleShapesError:
+    """JAX's TypeError for operands that do not broadcast, with the user's line."""
+    shapes = ", ".join(str(aval_of(x).shape) for x in (x1, x2))
+    return IncompatibleShapesError(
+        f"{name} got incompatible shapes for broadcasting: {shapes}; each "
+        f"dimension must match or be 1 (reshape one operand, e.g. x[:, None])"
+        f"{_at(user_source_info())}"
+    )
+
+
+def _at(source_info) -> str:
+    return f"\n  at {source_info}" if source_info is not None else ""
+
+
 def _eager_broadcast(x1, x2) -> bool:
     """Whether an eager binary op on two Arrays must broadcast one of them:
     then it runs jitted, as one executable (as JAX's jnp functions do),
@@ -170,6 +191,7 @@ def _unary(lax_fn, name: str, inexact: bool = False):
     def fn(x):
         # An Array that needs no conversion skips `prepare`.
         if type(x) is not Array or (inexact and x.aval.dtype not in INEXACT_DTYPES):
+            check_arraylike(name, x)
             (x,) = prepare(x, inexact=inexact)
         return lax_fn(x)
 

@@ -11,6 +11,11 @@ class OlympusTypeError(TypeError):
     """A primitive got operands of the wrong shape or dtype."""
 
 
+class IncompatibleShapesError(OlympusTypeError, ValueError):
+    """Shapes that do not broadcast together: a TypeError from an operation
+    (`a + b`, as JAX's), a ValueError from `broadcast_shapes` (as JAX's)."""
+
+
 class ConcretizationTypeError(TypeError):
     """Python needed a concrete value (`if`, `bool`, `int`, ...) of a traced one."""
 

@@ -269,9 +269,25 @@ def check_carry(
         if not same_type(a, b):
             raise CarryTypeError(
                 f"{what}: carry leaf {path} enters the body as {a.str_short()} but "
-                f"the body returns {b.str_short()}; a loop carry must keep its shape "
-                f"and dtype (convert it with .astype){where_text(source_info)}"
+                f"the body returns {b.str_short()}; {_carry_fix(a, b)}"
+                f"{where_text(source_info)}"
             )
+
+
+def _carry_fix(a: ShapedArray, b: ShapedArray) -> str:
+    """What to do about a carry whose type changed in the body."""
+    if a.shape != b.shape:
+        return (
+            "a loop carry keeps one shape in every iteration (it cannot grow or "
+            "shrink): allocate its final size before the loop and fill it in "
+            "with x.at[i].set(...) or lax.dynamic_update_slice, or return the "
+            "per-iteration pieces as scan outputs"
+        )
+    return (
+        "a loop carry keeps its dtype (and weak type) in every iteration: "
+        f"convert the body's result with .astype({b.dtype.name} -> {a.dtype.name}), "
+        "or give the initial value the dtype the body computes"
+    )
 
 
 def trace_loop_body(fun, tree, leaves, what, source_info, paths=None):
