@@ -32,6 +32,7 @@ be written as text and parsed back.
 
 from __future__ import annotations
 
+import pdb
 import sys
 from typing import Callable
 
@@ -48,7 +49,9 @@ from olympus.backends.stepping import (  # noqa: F401  (the stepper's errors, pu
 from olympus.backends.xla.host_callback import HostCallbackError  # noqa: F401  (re-exported)
 from olympus.backends.xla.host_callback import emit_host_callback
 from olympus.backends.xla.lowering import lowering_rules
+from olympus.backends.xla.array import Array
 from olympus.ir.core import Primitive
+from olympus.tracer.core import Tracer
 from olympus.ir.effects import ordered_effect_primitives
 from olympus.tracer.functions import trace_pytree_function
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
@@ -64,6 +67,7 @@ __all__ = [
     "StepperError",
     "UnknownVariableError",
     "Values",
+    "breakpoint",
     "callback",
     "debug_callback_p",
     "intermediates",
@@ -269,3 +273,40 @@ def intermediates(fun: Callable) -> Callable[..., Values]:
         return stepper.values
 
     return run
+
+
+def breakpoint(  # noqa: A001  (JAX's name)
+    *,
+    backend=None,
+    filter_frames: bool = True,
+    num_frames=None,
+    ordered=False,
+    **kwargs,
+) -> None:
+    """Stops in pdb with the caller's values, as JAX's `jax.debug.breakpoint`.
+
+    Run eagerly, it is pdb's `set_trace` on the calling frame: every local is
+    there, and `c` continues. Inside jit, grad or vmap the caller's locals are
+    tracers; the breakpoint then becomes a host callback that, each time the
+    compiled program passes it, opens pdb on a namespace of the caller's array
+    locals (their values at that point; `p x`, `c` to go on). Non-array locals
+    are left out there, and under vmap the callback sees one example at a time.
+    """
+    caller = sys._getframe(1)
+    if not any(isinstance(v, Tracer) for v in caller.f_locals.values()):
+        pdb.Pdb().set_trace(caller)
+        return
+    names = [k for k, v in caller.f_locals.items() if _is_array_like(v)]
+    values = [caller.f_locals[k] for k in names]
+    where = f"{caller.f_code.co_filename}:{caller.f_lineno}"
+
+    def stop(*arrays):
+        namespace = dict(zip(names, arrays))
+        sys.stdout.write(f"olympus.debug.breakpoint at {where}\n")
+        pdb.Pdb().run("pass", globals=namespace, locals=namespace)
+
+    callback(stop, *values)
+
+
+def _is_array_like(value) -> bool:
+    return isinstance(value, (Tracer, Array, np.ndarray, np.generic))

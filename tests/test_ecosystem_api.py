@@ -603,3 +603,45 @@ def test_numpy_dtype_promotion_bad_mode_and_promote_types():
             return ox.jnp.promote_types(np.int32, np.float32)
 
     agree(program)
+
+
+# ---- ad_checkpoint.print_saved_residuals, debug.breakpoint ------------------
+def _residual_kinds(ox, f, *args):
+    """What print_saved_residuals says, without source lines (JAX adds columns)."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        mod(ox, "ad_checkpoint").print_saved_residuals(f, *args)
+    return sorted(
+        line.split(" from <")[0].split(" from /")[0]
+        for line in out.getvalue().splitlines()
+    )
+
+
+def test_print_saved_residuals():
+    def program(ox, x, y):
+        def f(a, b):
+            return ox.jnp.sum(ox.jnp.sin(a) * b)
+
+        return _residual_kinds(ox, f, x, y), _residual_kinds(ox, ox.checkpoint(f), x, y)
+
+    agree(program, X3, X3)
+
+
+def test_debug_breakpoint_stops_eagerly_and_in_jit(monkeypatch, capsys):
+    import io
+
+    def f(x):
+        y = jnp.sin(x)
+        olympus.debug.breakpoint()
+        return y * 2
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("p y\nc\n"))
+    olympus.jit(f)(np.arange(3.0, dtype=np.float32))
+    monkeypatch.setattr("sys.stdin", io.StringIO("p x\nc\n"))
+    f(jnp.arange(2.0))
+    shown = capsys.readouterr().out
+    assert "0.84147096" in shown and "olympus.debug.breakpoint at" in shown
+    assert "Array([0., 1.], dtype=float32)" in shown
