@@ -26,7 +26,7 @@ import zlib
 import ml_dtypes
 import numpy as np
 import pytest
-from jax_oracle import JAX, OLYMPUS, differences, run_both, x64
+from jax_oracle import JAX, OLYMPUS, agree, differences, run_both, x64
 
 FULL = os.environ.get("OLYMPUS_SWEEP_FULL", "") not in ("", "0")
 
@@ -251,3 +251,18 @@ def test_edge_arrays_hold_the_edge_values():
     assert edge_array("uint8", (3,), 0).tolist() == [0, 1, 2]
     assert edge_array("bfloat16", (2, 3), 1).dtype == ml_dtypes.bfloat16
     assert edge_array("int8", (0,), 0).shape == (0,)
+
+
+# ---- differences the sweep found, fixed ------------------------------------------------
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.bool_, np.float16])
+def test_convolutions_promote_to_inexact_as_jax(name, dtype):
+    a, v = np.array([1, 0, 3], dtype), np.array([1, 1], dtype)
+    run = lambda ox, a, v: getattr(ox.jnp, name)(a, v, mode="full")  # noqa: E731
+    agree(run, a, v)
+    agree(lambda ox, a, v: ox.jit(lambda a, v: run(ox, a, v))(a, v), a, v)
+    agree(lambda ox, a, v: ox.vmap(lambda a: run(ox, a, v))(np.stack([a, a])), a, v)
+    typed = lambda ox, a, v: getattr(ox.jnp, name)(  # noqa: E731
+        a, v, preferred_element_type=np.int32
+    )
+    agree(typed, a.astype(np.int8), v.astype(np.int8))

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from olympus import lax
 from olympus.numpy import ufuncs
-from olympus.numpy.core import aval_of, promote_dtypes, to_operand
+from olympus.numpy.core import (
+    aval_of,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    to_operand,
+)
 
 __all__ = ["convolve", "correlate"]
 
@@ -20,19 +25,24 @@ def _padding(mode: str, n: int, m: int) -> tuple:
     raise ValueError(f"mode must be 'valid', 'same' or 'full', got {mode!r}")
 
 
-def _correlate(a, v, mode: str):
+def _correlate(a, v, mode: str, precision=None, preferred_element_type=None):
     n, m = aval_of(a).shape[0], aval_of(v).shape[0]
     out = lax.conv_general_dilated(
         lax.reshape(a, (1, 1, n)),
         lax.reshape(v, (1, 1, m)),
         (1,),
         (_padding(mode, n, m),),
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )
     return lax.reshape(out, (aval_of(out).shape[-1],))
 
 
-def _operands(a, v):
-    a, v = promote_dtypes(to_operand(a), to_operand(v))
+def _operands(a, v, preferred_element_type=None):
+    """Both as one dtype: inexact (NumPy's convolutions, and JAX's) unless the
+    caller names the result's type."""
+    promote = promote_dtypes if preferred_element_type else promote_dtypes_inexact
+    a, v = promote(to_operand(a), to_operand(v))
     if aval_of(a).ndim != 1 or aval_of(v).ndim != 1:
         raise ValueError("convolve/correlate take 1-d arrays")
     if 0 in (aval_of(a).shape[0], aval_of(v).shape[0]):
@@ -40,25 +50,29 @@ def _operands(a, v):
     return a, v
 
 
-def correlate(a, v, mode: str = "valid"):
+def correlate(
+    a, v, mode: str = "valid", *, precision=None, preferred_element_type=None
+):
     """Cross-correlation c[k] = sum_n a[n + k] * conj(v[n]) (NumPy's definition).
 
     >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]))
     Array([2., 3.], dtype=float32)
     """
-    a, v = _operands(a, v)
+    a, v = _operands(a, v, preferred_element_type)
+    options = dict(precision=precision, preferred_element_type=preferred_element_type)
     if aval_of(a).shape[0] < aval_of(v).shape[0]:
-        return lax.rev(ufuncs.conjugate(_correlate(v, ufuncs.conjugate(a), mode)), (0,))
-    return _correlate(a, ufuncs.conjugate(v), mode)
+        flipped = _correlate(v, ufuncs.conjugate(a), mode, **options)
+        return lax.rev(ufuncs.conjugate(flipped), (0,))
+    return _correlate(a, ufuncs.conjugate(v), mode, **options)
 
 
-def convolve(a, v, mode: str = "full"):
+def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
     """Discrete linear convolution of two 1-d sequences.
 
     >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))
     Array([1., 3., 2.], dtype=float32)
     """
-    a, v = _operands(a, v)
+    a, v = _operands(a, v, preferred_element_type)
     if aval_of(a).shape[0] < aval_of(v).shape[0]:
         a, v = v, a
-    return _correlate(a, lax.rev(v, (0,)), mode)
+    return _correlate(a, lax.rev(v, (0,)), mode, precision, preferred_element_type)

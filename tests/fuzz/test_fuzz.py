@@ -132,7 +132,8 @@ def test_edge_programs_draw_edge_dtypes_values_and_indices():
 def test_jax_oracle_check_catches_a_difference():
     """A program that differs under JAX (here: made to, through its source)
     fails the check, and its reproducer runs it under both."""
-    program = next(p for p in map(generate_edge, range(40)) if "jnp.sin(" in p.source())
+    with_sin = [p for p in map(generate_edge, range(60)) if "jnp.sin(" in p.source()]
+    program = min(with_sin, key=lambda p: len(p.source()))  # the cheapest to run
     assert check_jax_oracle(program)
     broken = copy.deepcopy(program)
     broken.function_in = lambda ns, f=program.function_in: (
