@@ -212,3 +212,25 @@ def test_sort_complex_and_top_k():
     for k in (1, 4, 10):
         agree(lambda ox: ox.lax.top_k(signed, k))  # total order: NaN first, 0 > -0
     agree(lambda ox: ox.lax.top_k(np.array([3, 1, 3, -5], np.int8), 3))
+
+
+# --- float to int conversion saturates in every tier -----------------------------
+
+_TO_INT = np.array(
+    [np.nan, np.inf, -np.inf, 3e9, -3e9, 300.0, -5.0, 2.7, -2.7, 255.9, -0.5],
+    np.float32,
+)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "bool"])
+@pytest.mark.parametrize("source", ["float32", "float16"])
+def test_float_to_int_saturates_in_the_interpreter_tier(source, dtype):
+    import olympus
+
+    x = _TO_INT.astype(source)
+    convert = lambda a: a.astype(dtype)  # noqa: E731
+    interpreted = olympus.jit(convert, tiered=True)(x)  # the first call interprets
+    compiled = olympus.jit(convert)(x)
+    np.testing.assert_array_equal(np.asarray(interpreted), np.asarray(compiled))
+    agree(lambda ox: ox.jit(convert)(x))
+    agree(lambda ox: ox.jnp.asarray(x).astype(dtype))

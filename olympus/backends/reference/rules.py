@@ -179,7 +179,24 @@ def _convert(x, *, new_dtype, weak_type):
         x = np.real(x)
     if new_dtype == np.bool_:
         return x != 0
+    if _is_real_float(x.dtype) and np.issubdtype(new_dtype, np.integer):
+        return _saturating_to_int(x, new_dtype)
     return x.astype(new_dtype)
+
+
+def _is_real_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f" or np.dtype(dtype) == dtypes.bfloat16
+
+
+def _saturating_to_int(x, new_dtype):
+    """Float to int as XLA converts: toward zero, NaN to 0, and values beyond
+    the type's range to its min or max (NumPy's cast would wrap or be undefined)."""
+    info = np.iinfo(new_dtype)
+    wide = np.trunc(x.astype(np.float64))  # every narrower float is exact in float64
+    wide = np.where(np.isnan(wide), 0.0, wide)
+    high, low = wide >= float(info.max), wide <= float(info.min)
+    inside = np.where(high | low, 0.0, wide).astype(new_dtype)
+    return np.where(high, info.max, np.where(low, info.min, inside)).astype(new_dtype)
 
 
 # ---- bits -------------------------------------------------------------------------
