@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
 
@@ -256,6 +257,26 @@ def _fast_entry(entry: Compiled) -> tuple:
     return entry, None, None, None, entry.const_bufs
 
 
+# function -> {jit options -> (Compiled cache, Traced cache)}
+_jit_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun: Callable, options) -> tuple[dict, dict]:
+    """The signature caches of `jit(fun, **options)`, one pair for every
+    wrapper of the same function and options (a fresh pair where `fun`
+    cannot be weakly referenced or the options cannot be hashed)."""
+    try:
+        per_options = _jit_caches.setdefault(fun, {})
+        pair = per_options.get(options) if options is not None else None
+    except TypeError:  # not weakly referenceable, or unhashable options
+        per_options, pair = None, None
+    if pair is None:
+        pair = (BoundedCache(JIT_CACHE_SIZE), BoundedCache(JIT_CACHE_SIZE))
+        if per_options is not None and options is not None:
+            per_options[options] = pair
+    return pair
+
+
 class JitFunction:
     """`jit(f)`: a cache of `Compiled` stages (olympus.stages), one per call
     signature; a miss traces, lowers and compiles f for the new signature.
@@ -308,10 +329,12 @@ class JitFunction:
         )
         self._static_epoch = _config_epoch
         self._static_positions: dict = {}  # number of args -> (dynamic, static)
-        # call signature (Call.key) -> Compiled; bounded (olympus/caches.py)
-        self._cache: dict = BoundedCache(JIT_CACHE_SIZE)
-        # same key -> (Traced, pjit body), for use inside traces
-        self._traced: dict = BoundedCache(JIT_CACHE_SIZE)
+        # call signature (Call.key) -> Compiled; bounded (olympus/caches.py);
+        # same key -> (Traced, pjit body), for use inside traces. Shared by
+        # every jit of the same function and options, as JAX's cache is keyed
+        # on the function: a new `jit(f)` does not retrace (nor re-read the
+        # globals `f` reads).
+        self._cache, self._traced = _shared_caches(fun, self._options_key())
         # tiered: key -> BackgroundCompile running; keys that compile synchronously
         self._pending: dict = {}
         self._untiered: dict = BoundedCache(JIT_CACHE_SIZE)
@@ -321,6 +344,18 @@ class JitFunction:
         self._compile_lock = threading.RLock()
         caches.register_owner(self)  # olympus.clear_caches() calls clear_cache()
         functools.update_wrapper(self, fun, updated=())  # keep our own __dict__
+
+    def _options_key(self):
+        shardings = (self.in_shardings, self.out_shardings)
+        if any(isinstance(x, (list, dict)) for x in shardings):
+            return None  # unhashable options: this wrapper keeps its own caches
+        return (
+            self.static_argnums,
+            self.static_argnames,
+            self.donate_argnums,
+            shardings,
+            self.tiered,
+        )
 
     def __call__(self, *args, **kwargs):
         # A cache hit for positional Array arguments, or for NumPy arrays

@@ -402,6 +402,12 @@ def _seed(out_aval):
     return to_device(one, out_aval) if out_aval.weak_type else one
 
 
+def _seed_on_device(g):
+    if type(g) is np.ndarray and g.dtype != dtypes.float0:
+        return to_device(g)
+    return g
+
+
 def value_and_grad(
     fun: Callable,
     argnums: int | Sequence[int] = 0,
@@ -431,7 +437,8 @@ def value_and_grad(
         _check_scalar_output(name, tree_flatten(out)[1], out, holomorphic)
         grads = pullback(_seed(aval_of(out)))
         # where the output is an input (`grad(lambda x: x)`), the seed itself
-        grads = tree_map(lambda g: to_device(g) if type(g) is np.ndarray else g, grads)
+        # (float0 zeros of integer inputs stay NumPy arrays, as JAX returns them)
+        grads = tree_map(_seed_on_device, grads)
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, result[2]), grads) if has_aux else (out, grads)
 

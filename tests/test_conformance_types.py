@@ -166,3 +166,147 @@ def test_named_tuple_results(program, enabled):
 def test_unique_with_x64(program):
     with x64():
         agree(program)
+
+
+# ---- Python sequences where JAX takes only arrays ------------------------------------
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.jnp.sum([1, 2, 3]),
+        lambda ox: ox.jnp.max((1, 2)),
+        lambda ox: ox.jnp.mean([1.0, 2.0]),
+        lambda ox: ox.jnp.sin([1.0]),
+        lambda ox: ox.jnp.add([1], 2),
+        lambda ox: ox.jnp.add(1, (2,)),
+        lambda ox: ox.jnp.where([True], 1, 2),
+        lambda ox: ox.jnp.dot([1.0], [2.0]),
+        lambda ox: ox.jnp.concatenate([[1.0], [2.0]]),
+        lambda ox: ox.jnp.reshape([1.0, 2.0], (2,)),
+        lambda ox: ox.jnp.cumsum([1, 2]),
+        lambda ox: ox.jnp.einsum("i,i", [1.0], [2.0]),
+        lambda ox: ox.jnp.unique([1, 2]),
+        lambda ox: ox.jnp.compress([True], np.ones(1)),
+        # what JAX does take: sequences of arrays, lists to build arrays from
+        lambda ox: ox.jnp.array([1, 2]),
+        lambda ox: ox.jnp.asarray((1.0, 2.0)),
+        lambda ox: ox.jnp.concatenate([np.ones(1), np.zeros(1)]),
+        lambda ox: ox.jnp.r_["0,2,0", [1, 2, 3], [4, 5, 6]],
+        lambda ox: ox.jit(lambda x: x)([1, 2]),
+    ],
+)
+def test_sequences_refused_as_jax_refuses_them(program):
+    agree(program)
+
+
+def test_a_refused_sequence_names_the_function_and_the_fix():
+    import olympus.numpy as jnp
+    from olympus.numpy.core import ArrayLikeTypeError
+
+    with pytest.raises(ArrayLikeTypeError, match=r"jnp\.mean .*jnp\.asarray"):
+        jnp.mean([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"jnp\.sum .*list at position 0"):
+        jnp.sum([1, 2])
+
+
+# ---- pinv and matrix_rank take array tolerances -----------------------------------------
+STACK = np.random.default_rng(0).normal(size=(2, 3, 3)).astype(F32)
+STACK[1, 2] = STACK[1, 0]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.jnp.linalg.pinv(STACK, rtol=ox.jnp.array([0.1, 0.5])),
+        lambda ox: ox.jnp.linalg.pinv(STACK, rtol=0.3),
+        lambda ox: ox.jnp.linalg.pinv(STACK, rcond=0.3),
+        lambda ox: ox.jnp.linalg.pinv(STACK, rcond=0.3, rtol=0.1),
+        lambda ox: ox.jnp.linalg.pinv(STACK + STACK.transpose(0, 2, 1), hermitian=True),
+        lambda ox: ox.jnp.linalg.matrix_rank(STACK, rtol=ox.jnp.array([0.1, 0.5])),
+        lambda ox: ox.jnp.linalg.matrix_rank(STACK, tol=1.0),
+        lambda ox: ox.jnp.linalg.matrix_rank(STACK),
+        lambda ox: ox.jnp.linalg.matrix_rank(np.zeros(3, F32)),
+        lambda ox: ox.jit(ox.jnp.linalg.matrix_rank)(STACK, F32(0.5)),
+        lambda ox: ox.grad(lambda a: ox.jnp.linalg.pinv(a, rtol=0.01).sum())(STACK[0]),
+    ],
+)
+def test_linalg_array_tolerances(program):
+    agree(program, rtol=1e-4, atol=1e-4)
+    with x64():
+        agree(program, rtol=1e-4, atol=1e-4)
+
+
+# ---- contractions take preferred_element_type and precision ------------------------------
+I8 = np.arange(6, dtype=np.int8).reshape(2, 3)
+F16 = np.ones((2, 3), np.float16)
+
+
+@pytest.mark.parametrize("name", ["dot", "matmul", "inner", "vdot", "tensordot"])
+@pytest.mark.parametrize(
+    "a, preferred", [(I8, np.int32), (I8, None), (F16, np.float32)], ids=str
+)
+def test_contractions_take_preferred_element_type(name, a, preferred):
+    def program(ox):
+        fn = getattr(ox.jnp, name)
+        b = a if name in ("inner", "vdot") else a.T
+        extra = (1,) if name == "tensordot" else ()
+        return fn(a, b, *extra, preferred_element_type=preferred, precision="highest")
+
+    agree(program)
+
+
+def test_scalar_dot_takes_preferred_element_type():
+    agree(lambda ox: ox.jnp.dot(I8, np.int8(2), preferred_element_type=np.int32))
+    agree(lambda ox: ox.jnp.inner(np.int8(3), I8, preferred_element_type=np.int32))
+
+
+# ---- float0 cotangents of integer inputs --------------------------------------------------
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3),
+        lambda ox: ox.grad(lambda n: 1.0 * n, allow_int=True)(3),
+        lambda ox: ox.grad(lambda x, b: x * b, argnums=1, allow_int=True)(2.0, True),
+        lambda ox: ox.vjp(lambda x, n: x * n, 2.0, 3)[1](1.0),
+        lambda ox: ox.dtypes.float0,
+    ],
+)
+def test_float0_cotangents(program):
+    agree(program)
+
+
+# ---- jit: donate_argnames, one cache per function --------------------------------------
+def test_donate_argnames_donates_the_named_positional_arguments():
+    import olympus
+    import olympus.numpy as jnp
+
+    f = olympus.jit(lambda x, y: x + y, donate_argnames="y")
+    x, y = jnp.ones(2), jnp.ones(2)
+    np.testing.assert_array_equal(f(x, y), [2.0, 2.0])
+    assert not x.is_deleted() and y.is_deleted()
+    with pytest.raises(ValueError, match="donate_argnames names 'z'"):
+        olympus.jit(lambda x: x, donate_argnames="z")
+    agree(lambda ox: ox.jit(lambda x: x + 1, donate_argnames="x")(ox.jnp.ones(2)))
+
+
+SCALE = 1.0
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+def test_a_new_jit_of_the_same_function_reuses_its_cache():
+    def program(ox):
+        global SCALE
+        try:
+            SCALE = 1.0
+            first = ox.jit(_scaled)(F32(2))
+            SCALE = 5.0  # not re-read: the new wrapper finds the first trace
+            again = ox.jit(_scaled)(F32(2))
+            new_shape = ox.jit(_scaled)(np.ones(2, F32))  # a new trace reads it
+            static = ox.jit(_scaled, static_argnums=0)(2.0)
+        finally:
+            SCALE = 1.0
+        return first, again, new_shape, static
+
+    agree(program)

@@ -416,7 +416,7 @@ CONSTRUCTION = [
         {},
     ),
     ("append", lambda m: m.append(m.asarray(A), m.ones((3, 1), int), axis=1), {}),
-    ("append_flat", lambda m: m.append(m.asarray(A), [1, 2]), {}),
+    ("append_flat", lambda m: m.append(m.asarray(A), m.asarray([1, 2])), {}),
     (
         "insert_scalar",
         lambda m: m.insert(m.asarray(A), 1, m.asarray([7, 8, 9]), axis=1),
@@ -452,8 +452,16 @@ CONSTRUCTION = [
         ),
         {},
     ),
-    ("compress", lambda m: m.compress([True, False, True], m.asarray(A), axis=0), {}),
-    ("compress_short", lambda m: m.compress([False, True], m.asarray(A), axis=1), {}),
+    (
+        "compress",
+        lambda m: m.compress(m.asarray([True, False, True]), m.asarray(A), axis=0),
+        {},
+    ),
+    (
+        "compress_short",
+        lambda m: m.compress(m.asarray([False, True]), m.asarray(A), axis=1),
+        {},
+    ),
     ("broadcast_arrays", lambda m: m.broadcast_arrays(m.ones((2, 1)), m.arange(3)), {}),
     ("trim_zeros", lambda m: m.trim_zeros(m.asarray([0, 0, 3, 0, 2, 0])), {}),
     (

@@ -44,7 +44,7 @@ def test_polynomial_arithmetic_matches_numpy():
         lambda a: jnp.polyder(a, 2), lambda a: np.polyder(a, 2), (p,)
     )
     check_reference_against_numpy(
-        lambda a: jnp.polyint(a, 2, k=[1.0, -2.0]),
+        lambda a: jnp.polyint(a, 2, k=jnp.asarray([1.0, -2.0])),
         lambda a: np.polyint(a, 2, k=[1.0, -2.0]),
         (p,),
         rtol=1e-5,

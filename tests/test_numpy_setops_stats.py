@@ -202,7 +202,7 @@ def test_diff_of_booleans_and_ediff1d():
     check_reference_against_numpy(jnp.diff, np.diff, (b,))
     x = rand_normal(_rng(), (2, 3))
     check_reference_against_numpy(
-        lambda a: jnp.ediff1d(a, to_end=[7.0, 8.0], to_begin=-1.0),
+        lambda a: jnp.ediff1d(a, to_end=jnp.asarray([7.0, 8.0]), to_begin=-1.0),
         lambda a: np.ediff1d(a, to_end=[7.0, 8.0], to_begin=-1.0),
         (x,),
     )

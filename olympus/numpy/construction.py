@@ -250,8 +250,8 @@ class _Concatenator:
 
     @staticmethod
     def _part(item, ndmin: int, trans1d: int):
-        x = _slice_values(item) if isinstance(item, slice) else to_operand(item)
-        if not is_array(x):
+        x = _slice_values(item) if isinstance(item, slice) else item
+        if not is_array(x):  # r_/c_ take lists, as JAX's
             x = array(x)
         nd = aval_of(x).ndim
         if nd == 0:

@@ -308,19 +308,17 @@ def matrix_power(a, n: int):
     return _eye_like(a) if result is None else result
 
 
-def pinv(a, rtol=None):
-    """The Moore-Penrose pseudo-inverse, from the SVD (singular values below
-    rtol * max(s) are treated as zero)."""
+def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
+    """The Moore-Penrose pseudo-inverse, from the SVD (singular values at or
+    below rtol * max(s) are treated as zero). `rtol` may be an array, one
+    tolerance per matrix of a stack; `rcond` is its older name."""
+    rtol = _one_tolerance("pinv", rtol, "rcond", rcond)
     a = _inexact(a)
     m, n = a.shape[-2:]
-    u, s, vh = svd(a, full_matrices=False)
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
     if rtol is None:
-        rtol = (
-            10
-            * max(m, n)
-            * float(np.finfo(dtypes.canonicalize_dtype(_real(a.dtype))).eps)
-        )
-    cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
+        rtol = 10 * max(m, n) * float(np.finfo(_real(a.dtype)).eps)
+    cutoff = _uf.multiply(_red.max(s, axis=-1, keepdims=True), _per_matrix(rtol, s))
     keep = lax.gt(s, _core.broadcast_to(cutoff, s.shape))
     inv_s = lax.select(
         keep,
@@ -518,19 +516,48 @@ def _core_moveaxes(x, axes):
     return lax.transpose(x, (*rest, *axes))
 
 
-def matrix_rank(a, rtol=None):
-    """The number of singular values above rtol * max(s)."""
+def matrix_rank(a, rtol=None, *, hermitian: bool = False, tol=None):
+    """The number of singular values above the tolerance. As JAX's, a given
+    `rtol` (or its older name `tol`; an array gives one per matrix) is
+    compared with the singular values directly; the default is
+    max(s) * max(m, n) * eps."""
+    rtol = _one_tolerance("matrix_rank", rtol, "tol", tol)
     a = _inexact(a)
-    s = svd(a, compute_uv=False)
+    if a.ndim < 2:
+        return _red.any(lax.ne(a, lax.full(a.shape, 0, a.dtype))).astype(np.int32)
+    s = svd(a, compute_uv=False, hermitian=hermitian)
     if rtol is None:
-        rtol = max(a.shape[-2:]) * float(np.finfo(_real(a.dtype)).eps)
-    cutoff = lax.mul(_red.max(s, axis=-1, keepdims=True), np.array(rtol, s.dtype)[()])
-    return _red.sum(
-        lax.convert_element_type(
-            lax.gt(s, _core.broadcast_to(cutoff, s.shape)), np.int32
-        ),
-        axis=-1,
-    )
+        eps = float(np.finfo(_real(a.dtype)).eps)
+        cutoff = lax.mul(
+            _red.max(s, axis=-1, keepdims=True),
+            np.array(max(a.shape[-2:]) * eps, s.dtype)[()],
+        )
+    else:
+        cutoff = _per_matrix(rtol, s)
+    above = _uf.greater(s, cutoff)
+    return _red.sum(lax.convert_element_type(above, np.int32), axis=-1)
+
+
+class ToleranceError(ValueError):
+    """Both a tolerance and its older name given (pinv's rcond, matrix_rank's tol)."""
+
+
+def _one_tolerance(name: str, rtol, old_name: str, old):
+    if old is None:
+        return rtol
+    if rtol is not None:
+        raise ToleranceError(
+            f"jnp.linalg.{name}: only one of rtol and {old_name} may be specified; "
+            f"drop {old_name}= (its older name)"
+        )
+    return old
+
+
+def _per_matrix(rtol, s):
+    """A tolerance (a scalar or one per matrix) as a column against the
+    singular values `s` (..., k)."""
+    rtol = _core.asarray(rtol)
+    return lax.expand_dims(lax.convert_element_type(rtol, s.dtype), (rtol.ndim,))
 
 
 # ---- array-API helpers ------------------------------------------------------------------
@@ -654,10 +681,10 @@ _STATIC_OPTIONS = {
     "det": (),
     "slogdet": (),
     "matrix_power": ("n",),
-    "pinv": ("rtol",),
+    "pinv": ("hermitian",),
     "_lstsq": ("rcond",),
     "norm": ("ord", "axis", "keepdims"),
-    "matrix_rank": ("rtol",),
+    "matrix_rank": ("hermitian",),
     "cond": ("p",),
 }
 

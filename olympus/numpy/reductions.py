@@ -18,6 +18,7 @@ from olympus.numpy.arrays import diagonal, ravel
 from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
+    check_arraylike,
     broadcast_to,
     concrete_nonzero,
     normalize_axes,
@@ -109,6 +110,7 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
         raise ValueError(
             f"jnp.{name}: the out= argument is not supported (arrays are immutable)"
         )
+    check_arraylike(name, a)
     a = to_operand(a)
     aval = aval_of(a)
     axes = normalize_axes(axis, aval.ndim)
@@ -418,14 +420,31 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
-def dot(a, b):
-    """NumPy's dot: scalars multiply; otherwise last axis of a with second-to-last of b."""
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    """NumPy's dot: scalars multiply; otherwise last axis of a with second-to-last
+    of b. `precision` and `preferred_element_type` as `lax.dot_general`'s."""
+    check_arraylike("dot", a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 0 or nb == 0:
-        return lax.mul(*prepare(a, b))
+        return _preferred(lax.mul(*prepare(a, b)), preferred_element_type)
     contract_b = 0 if nb == 1 else nb - 2
-    return lax.dot_general(a, b, (((na - 1,), (contract_b,)), ((), ())))
+    dims = (((na - 1,), (contract_b,)), ((), ()))
+    return _contract(a, b, dims, precision, preferred_element_type)
+
+
+def _contract(a, b, dims, precision, preferred_element_type):
+    return lax.dot_general(
+        a, b, dims, precision=precision, preferred_element_type=preferred_element_type
+    )
+
+
+def _preferred(x, preferred_element_type):
+    """A product computed without dot_general (a scalar operand) in the
+    preferred element type, as JAX's dot gives it."""
+    if preferred_element_type is None:
+        return x
+    return lax.convert_element_type(x, preferred_element_type)
 
 
 def _promote_only(a, b):
@@ -500,19 +519,25 @@ def _matmul(a, b, *, precision=None, preferred_element_type=None):
     return dot(a, b, (((nbatch + 1,), (nbatch,)), (dims, dims)))
 
 
-def vdot(a, b):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """The dot product of the flattened operands, `a` conjugated."""
+    check_arraylike("vdot", a, b)
     a, b = _promote_only(a, b)
     a = lax.reshape(ufuncs.conjugate(a), (aval_of(a).size,))
     b = lax.reshape(b, (aval_of(b).size,))
-    return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+    dims = (((0,), (0,)), ((), ()))
+    return _contract(a, b, dims, precision, preferred_element_type)
 
 
-def inner(a, b):
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    """The sum product over the last axes of `a` and `b`."""
+    check_arraylike("inner", a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 0 or nb == 0:
-        return lax.mul(*prepare(a, b))
-    return lax.dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())))
+        return _preferred(lax.mul(*prepare(a, b)), preferred_element_type)
+    dims = (((na - 1,), (nb - 1,)), ((), ()))
+    return _contract(a, b, dims, precision, preferred_element_type)
 
 
 def outer(a, b):
@@ -522,7 +547,10 @@ def outer(a, b):
     return lax.dot_general(a, b, (((), ()), ((), ())))
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+    """The sum product over `axes` (a count of trailing/leading axes, or a pair
+    of axis lists)."""
+    check_arraylike("tensordot", a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if isinstance(axes, int):
@@ -533,7 +561,7 @@ def tensordot(a, b, axes=2):
         cb = (cb,) if isinstance(cb, int) else tuple(cb)
     ca = tuple(normalize_axis(x, na) for x in ca)
     cb = tuple(normalize_axis(x, nb) for x in cb)
-    return lax.dot_general(a, b, ((ca, cb), ((), ())))
+    return _contract(a, b, ((ca, cb), ((), ())), precision, preferred_element_type)
 
 
 # ---- cumulative reductions ----------------------------------------------------
