@@ -476,3 +476,29 @@ def test_unhashable_aux_data_flattens_and_maps_as_jax():
         return doubled.value, len(ox.tree_util.tree_leaves(node))
 
     agree(program, np.float32(1.5))
+
+
+class _RightPower:
+    """An operand olympus does not know: Python must ask it (`__rpow__`)."""
+
+    def __rpow__(self, value):
+        return 7.0
+
+
+def test_binary_operators_defer_to_unknown_operands_as_jax():
+    """equinox/optimistix write `tree ** ω`; a list operand still raises."""
+    agree(lambda ox, x: x ** _RightPower(), np.ones(2, np.float32))
+    agree(lambda ox, x: x + [1.0, 2.0], np.ones(2, np.float32))
+
+
+def test_iscomplexobj_reads_a_shape_dtype_struct_as_jax():
+    def program(ox):
+        sds = ox.ShapeDtypeStruct
+        return (
+            ox.jnp.iscomplexobj(sds((3,), ox.jnp.complex64)),
+            ox.jnp.iscomplexobj(sds((3,), ox.jnp.float32)),
+            ox.jnp.iscomplexobj(None),
+            ox.jnp.iscomplexobj(1j),
+        )
+
+    agree(program)

@@ -166,3 +166,15 @@ def test_source_info_is_the_users_line():
     assert "test_extend.py" in str(source_info_util.current())
     with source_info_util.user_context(None):
         pass
+
+
+def test_closed_jaxpr_names_and_helpers_as_jax():
+    closed = olympus.make_olympuspr(lambda x: olympus.jit(jnp.sin)(x) * 2)(1.0)
+    assert closed.jaxpr is closed.olympuspr  # JAX's attribute name
+    assert isinstance(closed.in_avals[0], core.AbstractValue)
+    aval = core.ShapedArray((2,), np.float32, weak_type=True)
+    assert core.raise_to_shaped(aval) is aval
+    assert not core.raise_to_shaped(aval, weak_type=False).weak_type
+    pjit_eqn = closed.eqns[0]
+    assert [len(p.eqns) for p in core.jaxprs_in_params(pjit_eqn.params)] == [1]
+    assert core.subjaxprs(closed.jaxpr) == core.jaxprs_in_params(pjit_eqn.params)

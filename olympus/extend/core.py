@@ -11,15 +11,22 @@ from typing import Callable
 
 from olympus.ir import core as ir
 from olympus.ir.core import (  # noqa: F401
+    Atom,
     ClosedOlympuspr as ClosedJaxpr,
     Eqn as JaxprEqn,
     Literal,
     Olympuspr as Jaxpr,
     ShapedArray,
     Var,
+    subolympusprs,
 )
 from olympus.tracer.core import Tracer, aval_of as get_aval  # noqa: F401
 from olympus.tracer.evaluation import eval_program
+
+
+# Every olympus aval is a ShapedArray, so JAX's base class of avals is it too:
+# `isinstance(aval, AbstractValue)` holds for exactly the avals olympus makes.
+AbstractValue = ShapedArray
 
 
 class Primitive(ir.Primitive):
@@ -49,6 +56,21 @@ class Primitive(ir.Primitive):
 
 class UnsupportedEffectError(NotImplementedError):
     """A library primitive declared JAX effects, which olympus's IR cannot carry."""
+
+
+def raise_to_shaped(aval: ShapedArray, weak_type: bool | None = None) -> ShapedArray:
+    """`aval` itself (olympus's avals are all shaped already)."""
+    return aval if weak_type is None else aval.update(weak_type=weak_type)
+
+
+def jaxprs_in_params(params: dict) -> list[Jaxpr]:
+    """The programs an equation's params hold (a higher-order primitive's)."""
+    return list(subolympusprs(params))
+
+
+def subjaxprs(jaxpr: Jaxpr) -> list[Jaxpr]:
+    """The programs held by `jaxpr`'s equations, one level down."""
+    return [sub for eqn in jaxpr.eqns for sub in subolympusprs(eqn.params)]
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
@@ -86,6 +108,8 @@ def valid_jaxtype(x) -> bool:
 
 
 __all__ = [
+    "AbstractValue",
+    "Atom",
     "ClosedJaxpr",
     "Jaxpr",
     "JaxprEqn",
@@ -97,7 +121,10 @@ __all__ = [
     "eval_jaxpr",
     "get_aval",
     "jaxpr_as_fn",
+    "jaxprs_in_params",
     "mapped_aval",
+    "raise_to_shaped",
+    "subjaxprs",
     "unmapped_aval",
     "valid_jaxtype",
 ]

@@ -289,6 +289,11 @@ class ClosedOlympuspr(_Displayed):
     def eqns(self) -> list[Eqn]:
         return self.olympuspr.eqns
 
+    @property
+    def jaxpr(self) -> Olympuspr:
+        """JAX's name for `olympuspr`: this class is `olympus.extend.core.ClosedJaxpr`."""
+        return self.olympuspr
+
 
 class Primitive:
     """An operation of the IR. Arrays are positional, static params keywords.

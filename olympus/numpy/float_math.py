@@ -255,8 +255,14 @@ def isreal(x):
 
 
 def iscomplexobj(x) -> bool:
-    """Whether `x` has a complex dtype (a static Python bool, whatever its values)."""
-    return dtypes.is_complex(aval_of(to_operand(x)).dtype)
+    """Whether `x` has a complex dtype (a static Python bool, whatever its values).
+    As JAX, anything with a `.dtype` (a ShapeDtypeStruct) is read by it."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = aval_of(to_operand(x)).dtype
+    return dtypes.is_complex(dtype)
 
 
 def isrealobj(x) -> bool:

@@ -8,22 +8,36 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from olympus.backends.xla.array import Array
 from olympus.numpy import arrays, indexing, reductions, ufuncs
 from olympus.tracer.core import Tracer, user_source_info
+from olympus.tracer.tracebacks import filter_exception
 
 
 def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
+# What a binary operator takes, as JAX's: anything else gets NotImplemented, so
+# Python asks the other operand (equinox's `x ** ω` builds a tree-map wrapper).
+_OPERAND_TYPES = (bool, int, float, complex, np.ndarray, np.generic, Array, Tracer)
+
+
 def _defer_unknown(fn):
     """Returns NotImplemented for operands we do not understand (Python protocol)."""
 
     def op(self, other):
-        if isinstance(other, (list, tuple, dict, set, str)) or other is None:
+        if not isinstance(other, _OPERAND_TYPES) and not hasattr(
+            other, "__jax_array__"
+        ):
             return NotImplemented
-        return fn(self, other)
+        try:
+            return fn(self, other)
+        except Exception as error:  # the user's frames only (tracer/tracebacks.py)
+            filter_exception(error)
+            raise
 
     return op
 
