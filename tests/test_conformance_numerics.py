@@ -234,3 +234,28 @@ def test_float_to_int_saturates_in_the_interpreter_tier(source, dtype):
     np.testing.assert_array_equal(np.asarray(interpreted), np.asarray(compiled))
     agree(lambda ox: ox.jit(convert)(x))
     agree(lambda ox: ox.jnp.asarray(x).astype(dtype))
+
+
+# --- a vmapped cond differentiates only the branch each example takes -----------
+
+
+def test_vmapped_cond_gradient_has_no_untaken_nan():
+    def program(ox):
+        branchy = lambda x: ox.lax.cond(x > 0, ox.jnp.sqrt, lambda x: x, x)  # noqa: E731
+        return ox.grad(lambda xs: ox.vmap(branchy)(xs).sum())(ox.jnp.array([-1.0, 4.0]))
+
+    ours, _ = agree(program)
+    np.testing.assert_allclose(np.asarray(ours), [1.0, 0.25])
+    agree(
+        lambda ox: ox.vmap(
+            ox.grad(lambda x: ox.lax.cond(x > 0, ox.jnp.sqrt, lambda x: x, x))
+        )(ox.jnp.array([-1.0, 4.0]))
+    )
+
+    def switch(ox):
+        branches = [ox.jnp.sqrt, ox.jnp.log, lambda x: x]
+        f = lambda x, i: ox.lax.switch(i, branches, x)  # noqa: E731
+        xs, idx = ox.jnp.array([-1.0, 4.0, 2.0]), ox.jnp.array([2, 0, 1])
+        return ox.grad(lambda xs: ox.vmap(f)(xs, idx).sum())(xs)
+
+    agree(switch)

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from olympus.tracer.tracebacks import api_boundary
 from olympus.ir import dtypes
 from olympus.ir.analysis import known_outputs, residual_vars
 from olympus.ir.core import ShapedArray, Var
@@ -20,6 +21,7 @@ from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tenso
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
+from olympus.lax.custom_derivatives import stop_gradient_p
 from olympus.lax.control_flow.subprograms import (
     BranchTypeError,
     common_consts,
@@ -43,7 +45,12 @@ from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import SubProgram
-from olympus.transforms.batching import batch_rules, batch_to_front, not_mapped
+from olympus.transforms.batching import (
+    batch_rules,
+    batch_to_front,
+    broadcast_batch,
+    not_mapped,
+)
 from olympus.transforms.ad_util import instantiate
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
@@ -184,6 +191,7 @@ class CondOperandError(TypeError):
     """cond given both positional operands and JAX's old `operand=` keyword."""
 
 
+@api_boundary
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided at run time.
 
@@ -212,6 +220,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     return _bind_cond(index, (false_fun, true_fun), names, operands, source_info)
 
 
+@api_boundary
 def switch(index, branches: Sequence[Callable], *operands):
     """`branches[index](*operands)`, the index clamped into range, chosen at run time.
 
@@ -347,14 +356,41 @@ def _cond_batch(axis_size, vals, dims, *, branches, linear):
         return outs, [0] * n_out
     # A predicate per example: every branch runs on the whole batch, select_n picks.
     index = batch_to_front(index, axis_size, dims[0])
+    # Every float operand gets the batch axis, so each example's can be masked.
+    operands = [
+        broadcast_batch(x, axis_size, 0)
+        if not b and dtypes.is_inexact(aval_of(x).dtype)
+        else x
+        for x, b in zip(operands, in_batched)
+    ]
+    in_batched = [
+        b or dtypes.is_inexact(aval_of(x).dtype) for x, b in zip(operands, in_batched)
+    ]
     per_branch = [
-        run_batched(b, axis_size, in_batched, operands, n_out) for b in branches
+        run_batched(b, axis_size, in_batched, _taken_only(index, i, operands), n_out)
+        for i, b in enumerate(branches)
     ]
     results = []
     for cases in zip(*per_branch):
         which = ops.broadcast_in_dim(index, aval_of(cases[0]).shape, (0,))
         results.append(ops.select_n(which, *cases))
     return results, [0] * n_out
+
+
+def _taken_only(index, i: int, operands) -> list:
+    """Branch i's operands, differentiable only in the examples that take it
+    (stop_gradient elsewhere, as JAX): an untaken branch's NaN derivative, as
+    sqrt's at -1, then never meets a zero cotangent to make NaN * 0."""
+    taken = ops.eq(index, np.asarray(i, aval_of(index).dtype)[()])
+    selected = []
+    for x in operands:
+        aval = aval_of(x)
+        if not dtypes.is_inexact(aval.dtype):
+            selected.append(x)
+            continue
+        which = ops.broadcast_in_dim(taken, aval.shape, (0,))
+        selected.append(ops.select(which, x, stop_gradient_p.bind(x)))
+    return selected
 
 
 jvp_rules[cond_p] = _cond_jvp
