@@ -645,3 +645,83 @@ def test_debug_breakpoint_stops_eagerly_and_in_jit(monkeypatch, capsys):
     shown = capsys.readouterr().out
     assert "0.84147096" in shown and "olympus.debug.breakpoint at" in shown
     assert "Array([0., 1.], dtype=float32)" in shown
+
+
+# ---- experimental.checkify --------------------------------------------------
+def _checked(ox, x, i, errors="user_checks", wrap=lambda g: g):
+    ck = mod(ox, "experimental.checkify")
+
+    def f(v, k):
+        ck.check(v[0] > 0, "v[0] must be positive, got {}", v[0])
+        return ox.jnp.log(v) / k
+
+    x, i = ox.jnp.asarray(x), ox.jnp.asarray(i)  # JAX's checkify leaves NumPy untraced
+    err, out = wrap(ck.checkify(f, errors=getattr(ck, errors)))(x, i)
+    return err.get(), out
+
+
+@pytest.mark.parametrize(
+    "x, i, errors",
+    [
+        (np.array([-1.0, 2.0], np.float32), 1, "user_checks"),
+        (np.array([1.0, 2.0], np.float32), 1, "user_checks"),
+        (np.array([1.0, 2.0], np.float32), 0, "all_checks"),
+        (np.array([1.0, -2.0], np.float32), 1, "float_checks"),
+        (np.array([1.0, -2.0], np.float32), 1, "nan_checks"),
+        (np.array([-1.0, -2.0], np.float32), 0, "div_checks"),
+    ],
+)
+def test_checkify_eager_and_jit(x, i, errors):
+    agree(_checked, x, np.int32(i), errors=errors)
+    agree(lambda ox, x, i: _checked(ox, x, i, errors, wrap=ox.jit), x, np.int32(i))
+
+
+def test_checkify_under_jit_and_vmap():
+    xs = np.array([[1.0, 2.0], [-3.0, 1.0], [-4.0, 1.0]], np.float32)
+    agree(lambda ox, x: _checked(ox, x, np.int32(1), wrap=ox.jit), xs[1])
+    agree(lambda ox, x: _checked(ox, x, np.ones(3, np.int32), wrap=ox.vmap), xs)
+    agree(
+        lambda ox, x: _checked(
+            ox, x, np.ones(3, np.int32), wrap=lambda g: ox.jit(ox.vmap(g))
+        ),
+        xs,
+    )
+
+
+def test_checkify_index_and_integer_division():
+    def program(ox, i, d):
+        ck = mod(ox, "experimental.checkify")
+        i, d = ox.jnp.asarray(i), ox.jnp.asarray(d)
+        e1, _ = ck.checkify(lambda k: ox.jnp.arange(3)[k], errors=ck.index_checks)(i)
+        e2, _ = ck.checkify(lambda a, b: a // b, errors=ck.div_checks)(i, d)
+        return e1.get(), e2.get()
+
+    agree(program, np.int32(5), np.int32(0))
+    agree(program, np.int32(1), np.int32(2))
+
+
+def test_checkify_throw_and_unfunctionalized_check():
+    from olympus.experimental import checkify as ck
+
+    def program(ox, x):
+        c = mod(ox, "experimental.checkify")
+        err, _ = c.checkify(lambda v: c.check(v > 0, "bad {}", v))(ox.jnp.asarray(x))
+        try:
+            err.throw()
+        except c.JaxRuntimeError as e:
+            return str(e)
+
+    agree(program, np.float32(-2.0))
+    agree(
+        lambda ox, x: mod(ox, "experimental.checkify").check(x > 0, "eager"),
+        np.float32(-1),
+    )
+    agree(
+        lambda ox, x: ox.jit(
+            lambda v: mod(ox, "experimental.checkify").check(v > 0, "m")
+        )(x),
+        np.float32(1),
+    )
+    with pytest.raises(ck.CheckNotFunctionalizedError, match="checkify"):
+        olympus.jit(lambda v: ck.check(v > 0, "m"))(np.float32(1))
+    assert ck.all_checks == ck.user_checks | ck.automatic_checks

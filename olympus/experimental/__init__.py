@@ -2,5 +2,6 @@
 import from there (`from jax.experimental import io_callback`)."""
 
 from olympus.callback import io_callback
+from olympus.experimental import checkify
 
-__all__ = ["io_callback"]
+__all__ = ["checkify", "io_callback"]
