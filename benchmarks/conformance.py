@@ -23,13 +23,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "fuzz")]
 
 
-def run_sweep(prefix: str, report: dict) -> dict:
+def run_sweep(prefix: str, report: dict, names=(), json_path=None) -> dict:
+    """Every cell of the functions named (or with the prefix); `report` gets
+    each difference, written to json_path after each function."""
     import test_conformance_sweep as sweep
 
     counts = dict(functions=0, cells=0, differing=0, allowed=0, seconds=0.0)
     start = time.perf_counter()
     for qualname in sweep.FUNCTIONS:
-        if not qualname.startswith(prefix):
+        if not qualname.startswith(prefix) or (names and qualname not in names):
             continue
         counts["functions"] += 1
         for dtype, shape in sweep.grid(qualname, full=True):
@@ -46,6 +48,10 @@ def run_sweep(prefix: str, report: dict) -> dict:
                     [dtype, list(shape), diffs[:3], known]
                 )
         print(f"  {qualname}: {len(report.get(qualname, []))} cells differ", flush=True)
+        if json_path:
+            pathlib.Path(json_path).write_text(
+                json.dumps(report, indent=1, default=str)
+            )
     counts["seconds"] = time.perf_counter() - start
     return counts
 
@@ -94,12 +100,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0:200", help="fuzz seeds START:STOP")
     parser.add_argument("--only", default="", help="sweep only names with this prefix")
+    parser.add_argument("--names", default="", help="sweep only these, comma-separated")
     parser.add_argument("--no-sweep", action="store_true")
     parser.add_argument("--no-fuzz", action="store_true")
     parser.add_argument("--json", help="write every difference found here")
     args = parser.parse_args()
     report: dict = {}
-    sweep = None if args.no_sweep else run_sweep(args.only, report)
+    names = set(filter(None, args.names.split(",")))
+    sweep = None if args.no_sweep else run_sweep(args.only, report, names, args.json)
     start, _, stop = args.seeds.partition(":")
     fuzz = None if args.no_fuzz else run_fuzz(range(int(start), int(stop)), report)
     if args.json:

@@ -66,6 +66,9 @@ STATIC_PARAMS = {
     "dimensions": (0,),
 }
 
+# One function's static parameters whose names are array operands elsewhere.
+STATIC_ARGS = {"lax.integer_pow": {"y": 3}}
+
 # Functions not called: they take callables, files or options, or print.
 SKIPPED = {
     **dict.fromkeys(
@@ -159,12 +162,12 @@ def required_parameters(qualname: str) -> list[str]:
 def arguments(qualname: str, dtype: str, shape: tuple) -> list:
     """The call's arguments: edge arrays, each from another offset (so binary
     ops meet NaN against inf, -0 against 0, ...), or a static value."""
-    args = []
+    args, static = [], STATIC_PARAMS | STATIC_ARGS.get(qualname, {})
     for i, param in enumerate(required_parameters(qualname)):
         if param in ("dtype",):
             args.append(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype))
-        elif param in STATIC_PARAMS:
-            args.append(STATIC_PARAMS[param])
+        elif param in static:
+            args.append(static[param])
         else:
             args.append(edge_array(dtype, shape, 3 * i))
     return args
@@ -266,3 +269,30 @@ def test_convolutions_promote_to_inexact_as_jax(name, dtype):
         a, v, preferred_element_type=np.int32
     )
     agree(typed, a.astype(np.int8), v.astype(np.int8))
+
+
+@pytest.mark.parametrize(
+    "old, new, shape",
+    [
+        ("float32", "float16", (3,)),
+        ("float32", "uint8", (2, 3)),
+        ("int32", "bfloat16", ()),
+        ("uint8", "float32", (2, 4)),
+        ("float16", "int32", (3, 2)),
+        ("float64", "float32", (3,)),  # x64
+        ("int64", "float16", (2,)),
+        ("float32", "float64", (3, 2)),
+        ("float32", "float64", (3,)),  # not 2 parts: both raise
+    ],
+)
+def test_bitcast_convert_type_between_widths_as_jax(old, new, shape):
+    """A narrower type adds an axis of parts (least significant first), a
+    wider one takes it away."""
+    x = edge_array(old, shape, 2)
+    new_dtype = ml_dtypes.bfloat16 if new == "bfloat16" else np.dtype(new)
+    cast = lambda ox, x: ox.lax.bitcast_convert_type(x, new_dtype)  # noqa: E731
+    with x64():
+        agree(cast, x)
+        agree(lambda ox, x: ox.jit(lambda x: cast(ox, x))(x), x)
+        if shape:
+            agree(lambda ox, x: ox.vmap(lambda x: cast(ox, x))(x), x)

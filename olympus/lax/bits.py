@@ -143,11 +143,66 @@ def shift_right_arithmetic(x, y):
 
 
 def bitcast_convert_type(x, new_dtype):
-    """The bits of `x` read as `new_dtype` (of the same width): f32 1.0 -> u32 0x3f800000."""
+    """The bits of `x` read as `new_dtype`: f32 1.0 -> u32 0x3f800000.
+
+    As in JAX, a narrower `new_dtype` adds a last axis of (old width / new
+    width) parts, the least significant first (f64 1.0 -> f32 [0, 1.875]),
+    and a wider one takes that axis away (its length must be the ratio).
+    """
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
-    if aval_of(x).dtype == new_dtype:
+    old_dtype = aval_of(x).dtype
+    if old_dtype == new_dtype:
         return x
+    old_bits, new_bits = _bit_width(old_dtype), _bit_width(new_dtype)
+    if old_bits > new_bits:
+        return _bitcast_to_parts(x, old_bits, new_bits, new_dtype)
+    if old_bits < new_bits:
+        return _bitcast_from_parts(x, old_bits, new_bits, new_dtype)
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
+
+
+def _bit_width(dtype) -> int:
+    return 8 * np.dtype(dtype).itemsize if np.dtype(dtype) != np.bool_ else 0
+
+
+def _bitcast_to_parts(x, old_bits: int, new_bits: int, new_dtype):
+    """x (old_bits wide) as [..., old_bits // new_bits] parts of new_bits."""
+    from olympus import lax
+
+    wide = bitcast_convert_type(x, np.dtype(f"uint{old_bits}"))
+    narrow = np.dtype(f"uint{new_bits}")
+    parts = [
+        lax.convert_element_type(
+            lax.shift_right_logical(wide, np.array(new_bits * i, wide.dtype)), narrow
+        )
+        for i in range(old_bits // new_bits)
+    ]
+    stacked = lax.concatenate(
+        [lax.expand_dims(p, (-1,)) for p in parts], len(aval_of(x).shape)
+    )
+    return bitcast_convert_type(stacked, new_dtype)
+
+
+def _bitcast_from_parts(x, old_bits: int, new_bits: int, new_dtype):
+    """x's last axis of new_bits // old_bits parts as one new_bits value."""
+    from olympus import lax
+
+    ratio = new_bits // old_bits
+    shape = aval_of(x).shape
+    if not shape or shape[-1] != ratio:
+        raise OlympusTypeError(
+            f"bitcast_convert_type: {dtypes.short_name(aval_of(x).dtype)} to "
+            f"{dtypes.short_name(new_dtype)} takes a last axis of {ratio} parts, got "
+            f"shape {shape}; reshape so the parts of each value are the last axis"
+        )
+    wide = np.dtype(f"uint{new_bits}")
+    parts = bitcast_convert_type(x, np.dtype(f"uint{old_bits}"))
+    value = None
+    for i in range(ratio):
+        part = lax.convert_element_type(lax.index_in_dim(parts, i, -1, False), wide)
+        part = lax.shift_left(part, np.array(old_bits * i, wide))
+        value = part if value is None else lax.bitwise_or(value, part)
+    return bitcast_convert_type(value, new_dtype)
 
 
 def population_count(x):
