@@ -42,6 +42,12 @@ MISTAKES = {
             return x + y
         f(jnp.ones(3), jnp.ones(4))
     """,
+    "shapes that do not broadcast, eagerly": """
+        jnp.ones(3) + jnp.ones(4)
+    """,
+    "a scan carry that changes shape": """
+        lib.lax.scan(lambda c, x: (jnp.concatenate([c, c]), x), jnp.ones(2), jnp.ones(3))
+    """,
     "float() of a traced value inside make_jaxpr": """
         def f(x):
             return float(x) * 2

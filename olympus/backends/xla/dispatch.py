@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from olympus.tracer.tracebacks import filter_exception
 from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
 from olympus import caches, config
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
@@ -353,7 +354,11 @@ def binary_op(primitive, general, binds_only):
                         except TypeError:  # a deleted Array: bind raises the error
                             return general(x1, x2)
                         return Array(out, hit[3])
-        return general(x1, x2)
+        try:
+            return general(x1, x2)
+        except Exception as error:  # the user's frames only (tracer/tracebacks.py)
+            filter_exception(error)
+            raise
 
     return op
 

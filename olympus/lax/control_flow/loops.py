@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from olympus.tracer.tracebacks import api_boundary
 from olympus.ir import dtypes
 from olympus.ir.analysis import known_outputs
 from olympus.backends.xla.lowering import emit_while, lower_closed_inline
@@ -133,6 +134,7 @@ while_p.def_impl(partial(eager_impl, while_p))
 
 
 # ---- while_loop and fori_loop --------------------------------------------------------
+@api_boundary
 def while_loop(
     cond_fun: Callable, body_fun: Callable, init_val, max_steps: int | None = None
 ):
@@ -235,6 +237,7 @@ def _is_static_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
+@api_boundary
 def fori_loop(
     lower,
     upper,

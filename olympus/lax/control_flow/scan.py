@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from olympus.tracer.tracebacks import api_boundary
 from olympus.ir import dtypes
 from olympus.ir.analysis import residual_vars, unknown_vars
 from olympus.ir.core import ShapedArray
@@ -300,6 +301,7 @@ def _split_scan_output(out):
     return out
 
 
+@api_boundary
 def scan(
     f: Callable,
     init,
@@ -411,6 +413,7 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
     return tree_unflatten(carry_tree, carry), tree_unflatten(ys_tree, outs[n_carry:])
 
 
+@api_boundary
 def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001
     """`[f(x) for x in xs]` stacked, as one `scan` (the loop stays in the program).
 
