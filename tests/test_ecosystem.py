@@ -213,7 +213,6 @@ BLOCKERS = {
     "diffrax": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
     "optimistix": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
     "lineax": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
-    "flax_linen": "jax.sharding.AbstractMesh",
     "flax_nnx": "jax.sharding.AbstractMesh",
     "numpyro": "jax.scipy.fft",
 }
@@ -502,3 +501,37 @@ def test_iscomplexobj_reads_a_shape_dtype_struct_as_jax():
         )
 
     agree(program)
+
+
+def test_delta_orthogonal_agrees_with_jax():
+    def program(ox, key_seed):
+        init = ox.nn.initializers.delta_orthogonal()
+        kernel = init(ox.random.PRNGKey(key_seed), (3, 3, 2, 4))
+        return kernel, ox.jnp.linalg.norm(kernel[1, 1], axis=1)
+
+    agree(program, 0, rtol=1e-5, atol=1e-6)
+    agree(
+        lambda ox: ox.nn.initializers.delta_orthogonal()(
+            ox.random.PRNGKey(0), (3, 4, 2)
+        )
+    )
+
+
+def test_abstract_mesh_outside_any_mesh_agrees_with_jax():
+    def program(ox):
+        sharding = __import__(f"{ox.name}.sharding", fromlist=["x"])
+        mesh = sharding.get_abstract_mesh()
+        named = sharding.AbstractMesh((2, 4), ("x", "y"))
+        return mesh.empty, named.shape_tuple, named.size, sharding.AxisType.Auto.name
+
+    agree(program)
+
+
+def test_layout_format_carry_their_parts():
+    from olympus.experimental.layout import Format, Layout, LayoutError
+
+    fmt = Format(Layout((0, 1)), None)
+    assert fmt.layout == Layout((0, 1)) and fmt.sharding is None
+    assert Format() == Format(Layout(), None)
+    with pytest.raises(LayoutError, match="row-major"):
+        Layout((1, 0))

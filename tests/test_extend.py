@@ -178,3 +178,26 @@ def test_closed_jaxpr_names_and_helpers_as_jax():
     pjit_eqn = closed.eqns[0]
     assert [len(p.eqns) for p in core.jaxprs_in_params(pjit_eqn.params)] == [1]
     assert core.subjaxprs(closed.jaxpr) == core.jaxprs_in_params(pjit_eqn.params)
+
+
+def test_opaque_trace_state_tells_traces_apart():
+    outside = core.get_opaque_trace_state(convention="flax")
+    assert outside == core.get_opaque_trace_state()
+    inside = []
+    olympus.jit(lambda x: inside.append(core.get_opaque_trace_state()) or x)(1.0)
+    assert inside[0] != outside
+
+
+def test_partial_val_known_inputs_evaluate():
+    pvals = [partial_eval.PartialVal.known(2.0), partial_eval.PartialVal.known(3.0)]
+    wrapped = linear_util.wrap_init(lambda a, b: (a * b, a + b))
+    _, outs, consts = partial_eval.trace_to_jaxpr_nounits(wrapped, pvals)
+    assert [o.const for o in outs] == [6.0, 5.0] and all(o.is_known() for o in outs)
+    unknown = partial_eval.PartialVal.unknown(core.ShapedArray((), np.float32))
+    with pytest.raises(partial_eval.UnknownInputsError, match="eval_shape"):
+        partial_eval.trace_to_jaxpr_nounits(wrapped, [unknown, pvals[1]])
+
+
+def test_register_exclusion_records_the_path():
+    source_info_util.register_exclusion("/some/library")
+    assert "/some/library" in source_info_util.excluded_paths

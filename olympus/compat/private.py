@@ -13,19 +13,27 @@ from __future__ import annotations
 import types
 from typing import Callable
 
+import numpy as np
+
 
 def _traceback_util(module: types.ModuleType) -> None:
-    # olympus's errors already point at the user's line; nothing to exclude.
-    module.register_exclusion = lambda path: None
+    # olympus's errors already point at the user's line; the paths are only
+    # recorded (flax reads and edits the list).
+    module._exclude_paths = []
+    module.register_exclusion = module._exclude_paths.append
     module.api_boundary = lambda fun=None, **kwargs: (
         fun if fun is not None else (lambda f: f)
     )
 
 
 def _core(module: types.ModuleType) -> None:
+    import olympus.extend.core
     from olympus.tracer.core import current_trace, eval_trace
 
+    for name in olympus.extend.core.__all__:
+        setattr(module, name, getattr(olympus.extend.core, name))
     module.trace_state_clean = lambda: current_trace() is eval_trace
+    module.physical_aval = lambda aval: aval  # olympus has no extended dtypes
 
 
 def _flatten_util(module: types.ModuleType) -> None:
@@ -42,12 +50,26 @@ def _ad_util(module: types.ModuleType) -> None:
     module.Zero = Zero
 
 
+class extended(np.generic):
+    """JAX's scalar type of extended dtypes; olympus has none, so no array is
+    of it: it exists for libraries that subclass it at import (flax's fp8)."""
+
+
+class ExtendedDType:
+    """JAX's base of extended dtypes (see `extended`)."""
+
+    type = extended
+
+
 def _dtypes(module: types.ModuleType) -> None:
     import olympus.dtypes
 
     for name in dir(olympus.dtypes):
         if not name.startswith("_"):
             setattr(module, name, getattr(olympus.dtypes, name))
+    module.extended = extended
+    module.ExtendedDType = ExtendedDType
+    module.DType = np.dtype
 
 
 def _nothing(module: types.ModuleType) -> None:

@@ -20,7 +20,7 @@ from olympus.ir.core import (  # noqa: F401
     Var,
     subolympusprs,
 )
-from olympus.tracer.core import Tracer, aval_of as get_aval  # noqa: F401
+from olympus.tracer.core import Tracer, aval_of as get_aval, current_trace  # noqa: F401
 from olympus.tracer.evaluation import eval_program
 
 
@@ -73,6 +73,27 @@ def subjaxprs(jaxpr: Jaxpr) -> list[Jaxpr]:
     return [sub for eqn in jaxpr.eqns for sub in subolympusprs(eqn.params)]
 
 
+class OpaqueTraceState:
+    """Which trace is current, comparable and nothing else (JAX's): a library
+    checks that a value is used under the trace it was made in."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace):
+        self._trace = trace
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, OpaqueTraceState) and other._trace is self._trace
+
+    def __hash__(self) -> int:
+        return id(self._trace)
+
+
+def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:
+    """The current trace, opaquely (`convention` names the asking library)."""
+    return OpaqueTraceState(current_trace())
+
+
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
     """Runs `jaxpr` on the current trace (JAX's `core.eval_jaxpr`)."""
     return eval_program(jaxpr, list(consts), list(args))
@@ -118,7 +139,9 @@ __all__ = [
     "ShapedArray",
     "Tracer",
     "Var",
+    "OpaqueTraceState",
     "eval_jaxpr",
+    "get_opaque_trace_state",
     "get_aval",
     "jaxpr_as_fn",
     "jaxprs_in_params",

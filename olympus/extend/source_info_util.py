@@ -26,6 +26,17 @@ def user_context(traceback=None, name_stack=None):
     yield
 
 
+# Paths libraries asked to leave out of source info (JAX's `register_exclusion`).
+excluded_paths: list[str] = []
+
+
+def register_exclusion(path: str) -> None:
+    """Records `path` as a library's own (JAX's). olympus attributes an
+    equation to the innermost frame outside olympus, which may be the
+    library's: the path is recorded, equations keep that frame."""
+    excluded_paths.append(path)
+
+
 def extend_name_stack(name: str):
     """Names the equations bound inside, as `olympus.named_scope` does."""
     return named_scope(name)
@@ -36,5 +47,6 @@ __all__ = [
     "current",
     "extend_name_stack",
     "new_source_info",
+    "register_exclusion",
     "user_context",
 ]

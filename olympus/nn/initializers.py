@@ -210,6 +210,30 @@ def orthogonal(scale: float = 1.0, column_axis: int = -1, dtype=jnp.float32):
     return init
 
 
+def delta_orthogonal(scale: float = 1.0, column_axis: int = -1, dtype=jnp.float32):
+    """A convolution kernel (spatial dims first, then in and out channels) that
+    is zero except at the spatial centre, which holds an `orthogonal` matrix:
+    the initial convolution preserves norms (Xiao et al., 2018)."""
+
+    def init(key, shape, dtype=dtype):
+        shape = tuple(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(
+                f"delta_orthogonal needs a kernel of rank 3, 4 or 5 (1-3 spatial "
+                f"dims, then in and out channels), got shape {shape}"
+            )
+        if shape[-1] < shape[-2]:
+            raise ValueError(
+                f"delta_orthogonal needs in channels <= out channels, got "
+                f"{shape[-2]} > {shape[-1]}"
+            )
+        centre = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        middle = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, _dtype(dtype)).at[middle].set(centre)
+
+    return init
+
+
 def _diagonal(r):
     from olympus.lax import linalg as lax_linalg
 
