@@ -259,3 +259,28 @@ def test_vmapped_cond_gradient_has_no_untaken_nan():
         return ox.grad(lambda xs: ox.vmap(f)(xs, idx).sum())(xs)
 
     agree(switch)
+
+
+# --- det and slogdet of singular matrices ----------------------------------------
+
+_SINGULAR2 = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+_SINGULAR3 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+
+
+def test_det_gradient_of_a_singular_matrix_is_the_adjugate():
+    ours, _ = agree(lambda ox: ox.grad(ox.jnp.linalg.det)(_SINGULAR2))
+    np.testing.assert_array_equal(np.asarray(ours), [[4.0, -2.0], [-2.0, 1.0]])
+    agree(lambda ox: ox.grad(ox.jnp.linalg.det)(_SINGULAR3))
+    agree(lambda ox: ox.grad(lambda a: ox.jnp.linalg.slogdet(a)[1])(_SINGULAR2))
+    batch = np.random.RandomState(0).normal(size=(2, 3, 3)).astype(np.float32)
+    agree(lambda ox: ox.vmap(ox.jnp.linalg.det)(batch))
+    agree(lambda ox: ox.grad(lambda a: ox.jnp.linalg.det(a).sum())(batch), rtol=1e-4)
+
+
+def test_singular_det_and_slogdet_signs_are_positive_zero():
+    singular4 = np.array(
+        [[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 1, 2]], np.float32
+    )
+    for m in (_SINGULAR3, singular4):
+        agree(lambda ox: ox.jnp.linalg.det(m))
+        agree(lambda ox: tuple(ox.jnp.linalg.slogdet(m)))

@@ -271,15 +271,52 @@ def _lu_det_parts(a):
 
 
 def det(a):
-    """The determinant: the product of U's diagonal, signed by the pivoting."""
+    """The determinant: for 2x2 and 3x3 matrices the polynomial in the entries
+    (as JAX), whose derivative is the adjugate, finite even where `a` is
+    singular; otherwise the product of U's diagonal, signed by the pivoting."""
     a = _square("det", a)
+    n = aval_of(a).shape[-1]
+    if n in (2, 3):
+        return _det_polynomial(a, n)
     diag, parity = _lu_det_parts(a)
-    return lax.mul(parity, lax.reduce_prod(diag, (diag.ndim - 1,)))
+    return _positive_zero(lax.mul(parity, lax.reduce_prod(diag, (diag.ndim - 1,))))
+
+
+def _entry(a, i: int, j: int):
+    """a[..., i, j]."""
+    *batch, _, _ = aval_of(a).shape
+    start = [0] * len(batch) + [i, j]
+    piece = lax.slice(a, start, [*batch, i + 1, j + 1])
+    return lax.reshape(piece, tuple(batch))
+
+
+def _det_polynomial(a, n: int):
+    """The Leibniz formula: a sum over permutations of signed entry products."""
+    if n == 2:
+        terms = [((0, 1), 1), ((1, 0), -1)]
+    else:
+        terms = [((0, 1, 2), 1), ((1, 2, 0), 1), ((2, 0, 1), 1),
+                 ((2, 1, 0), -1), ((0, 2, 1), -1), ((1, 0, 2), -1)]  # fmt: skip
+    total = None
+    for columns, sign in terms:
+        product = _entry(a, 0, columns[0])
+        for row in range(1, n):
+            product = lax.mul(product, _entry(a, row, columns[row]))
+        if total is None:
+            total = product
+        else:
+            total = (lax.add if sign > 0 else lax.sub)(total, product)
+    return total
 
 
 def slogdet(a) -> SlogdetResult:
     """(sign, log|det|), without the overflow of det for large matrices."""
     a = _square("slogdet", a)
+    if aval_of(a).shape[-1] == 2 and not dtypes.is_complex(a.dtype):
+        # From the polynomial, as JAX: log|det|'s derivative is adjugate / det,
+        # +-inf (not NaN) where `a` is singular.
+        d = _det_polynomial(a, 2)
+        return SlogdetResult(lax.sign(d), lax.log(lax.abs(d)))
     diag, parity = _lu_det_parts(a)
     axis = (diag.ndim - 1,)
     magnitude = lax.abs(diag)
@@ -289,7 +326,13 @@ def slogdet(a) -> SlogdetResult:
         sign = lax.mul(parity, lax.reduce_prod(unit, axis))
     else:
         sign = lax.mul(parity, lax.reduce_prod(lax.sign(diag), axis))
-    return SlogdetResult(sign, logabsdet)
+    return SlogdetResult(_positive_zero(sign), logabsdet)
+
+
+def _positive_zero(x):
+    """x with -0.0 as +0.0: a singular matrix's det and sign are 0, as JAX's."""
+    zero = lax.full(aval_of(x).shape, np.zeros((), aval_of(x).dtype)[()])
+    return lax.select(lax.eq(x, zero), zero, x)
 
 
 def matrix_power(a, n: int):
