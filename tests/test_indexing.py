@@ -142,7 +142,7 @@ def test_index_errors(idx, error, match):
     "idx",
     [
         np.array([1, 0, 1]),
-        [1, -2],
+        ([1, -2],),  # a bare list as the whole index is refused, as in JAX
         (slice(None), np.array([2, -1])),
         (slice(None), [0, 2], slice(1, 3)),
         (np.array([0, 1]), np.array([2, 0])),
@@ -196,7 +196,7 @@ def test_take():
         X > 10,
         X[:, :, 0] > 4,
         np.array([True, False]),
-        [False, True],
+        ([False, True],),
         (slice(None), X[0, :, 0] > 0),
         (Ellipsis, X[0, 0] > 1),
         (0, X[0, :, 0] > 4, None),
@@ -211,8 +211,8 @@ def test_concrete_boolean_masks(mask):
 def test_traced_boolean_mask_is_an_error():
     with pytest.raises(IndexError, match="concrete mask"):
         olympus.jit(lambda x: x[x > 3])(X)
-    with pytest.raises(IndexError, match="boolean masks"):
-        jnp.asarray(X).at[X > 3].set(0.0)
+    with pytest.raises(IndexError, match="concrete mask"):  # concrete ones work
+        olympus.jit(lambda x: x.at[x > 3].set(0.0))(X)
     with pytest.raises(IndexError, match="does not match"):
         jnp.asarray(X)[X[0] > 4]
 

@@ -17,6 +17,7 @@ the integer arrays of their True positions.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -220,14 +221,31 @@ def _wrapped(i, size: int):
     return lax.select(lax.lt(i, zero), lax.add(i, np.asarray(size, i.dtype)[()]), i)
 
 
-def getitem(x, idx):
-    """NumPy indexing of an olympus array (a functional copy, never a view)."""
+class SequenceIndexError(TypeError):
+    """A list (not a tuple) used as the whole index, which JAX refuses."""
+
+
+def _normalized(x, idx):
+    """(x, entries) with boolean masks turned into integer arrays; a 0-d mask
+    adds a size-1 axis to x (read at [0] if True, at [] if False)."""
+    if isinstance(idx, list):
+        raise SequenceIndexError(
+            f"indexing with a list ({idx!r:.40}) as the whole index is not allowed "
+            f"(as in JAX): use x[jnp.array(seq)] for integer or boolean arrays, or "
+            f"x[tuple(seq)] for one entry per axis"
+        )
     x = to_operand(x)
     entries = idx if isinstance(idx, tuple) else (idx,)
     if builtins.any(_is_scalar_mask(e) for e in entries):
         x, entries = _scalar_masks_to_axes(x, entries)
     if builtins.any(_is_bool_mask(e) for e in entries):
         entries = _masks_to_indices(entries, aval_of(x).shape)
+    return x, entries
+
+
+def getitem(x, idx):
+    """NumPy indexing of an olympus array (a functional copy, never a view)."""
+    x, entries = _normalized(x, idx)
     if builtins.any(_is_int_array(e) for e in entries):
         return advanced_getitem(x, entries)
     plan = _basic_plan(aval_of(x).shape, entries)
@@ -612,14 +630,42 @@ def _in_bounds(dynamic: dict, shape: tuple):
 
 
 # ---- updates at integer arrays: the scatter family --------------------------------
-def _check_update_index(plan: _AdvancedPlan) -> None:
-    if builtins.any(
+def _needs_flat_update(plan: _AdvancedPlan) -> bool:
+    """Whether the index mixes integer arrays with None or partial slices,
+    which one scatter with these dimension numbers cannot express."""
+    return builtins.any(
         e is None or (isinstance(e, slice) and e != slice(None)) for e in plan.basic
-    ):
-        raise IndexError(
-            "x.at[...] with integer arrays takes ints, integer arrays, ':' and '...'; "
-            "apply partial slices or None with a separate x.at[...] step"
+    )
+
+
+def _flat_update(x, idx, values, scatter_fn, mode: str):
+    """x.at[idx] for any index: read the flat positions x[idx] names (out of
+    range ones as -1, or clamped in mode "clip"), then scatter into ravel(x)."""
+    shape = aval_of(x).shape
+    size = builtins.max(math.prod(shape), 1)
+    positions = lax.reshape(lax.iota(dtypes.int32, math.prod(shape)), shape)
+    if mode == "clip":
+        picked = advanced_getitem(positions, idx, "clip")
+    else:
+        picked = advanced_getitem(positions, idx, "fill", np.int32(-1))
+        picked = lax.select(
+            lax.lt(picked, lax.full(aval_of(picked).shape, np.int32(0))),
+            lax.full(aval_of(picked).shape, np.int32(size)),
+            picked,
         )
+    picked_shape = aval_of(picked).shape
+    updates = broadcast_to(
+        lax.convert_element_type(to_operand(values), aval_of(x).dtype), picked_shape
+    )
+    n = math.prod(picked_shape)
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    flat = scatter_fn(
+        lax.reshape(x, (math.prod(shape),)),
+        lax.reshape(picked, (n, 1)),
+        lax.reshape(updates, (n,)),
+        dn,
+    )
+    return lax.reshape(flat, shape)
 
 
 def _scatter_update(x, idx, values, scatter_fn, mode: str = "drop"):
@@ -628,7 +674,8 @@ def _scatter_update(x, idx, values, scatter_fn, mode: str = "drop"):
     x = to_operand(x)
     shape = aval_of(x).shape
     plan = _advanced_plan(shape, idx)
-    _check_update_index(plan)
+    if _needs_flat_update(plan):
+        return _flat_update(x, idx, values, scatter_fn, mode)
     indices = _stacked_indices(
         plan.indices,
         [shape[a] for a in plan.axes],
@@ -668,18 +715,13 @@ class IndexUpdateRef:
 
     def _update(self, values, scatter_fn, combine, mode=None):
         mode = _update_mode(f"x.at[...].{scatter_fn.__name__}", mode)
-        index = self._without_masks()
+        shape = aval_of(to_operand(self.array)).shape
+        x, index = _normalized(self.array, self.index)
         if has_int_array(index):
-            return _scatter_update(self.array, index, values, scatter_fn, mode)
-        return _update_basic(self.array, index, values, combine, mode)
-
-    def _without_masks(self):
-        """The index with each concrete boolean mask as the integer arrays of
-        its True positions (as JAX does for x.at[mask])."""
-        entries = self.index if isinstance(self.index, tuple) else (self.index,)
-        if not builtins.any(_is_bool_mask(e) for e in entries):
-            return self.index
-        return _masks_to_indices(entries, aval_of(to_operand(self.array)).shape)
+            out = _scatter_update(x, index, values, scatter_fn, mode)
+        else:
+            out = _update_basic(x, index, values, combine, mode)
+        return lax.reshape(out, shape) if aval_of(out).shape != shape else out
 
     def get(
         self,
@@ -693,14 +735,14 @@ class IndexUpdateRef:
         scalars) read `fill_value` (NaN for inexact dtypes by default) instead
         of clamping, and "wrap" wraps them around the axis."""
         mode = _read_mode("x.at[...].get", mode)
-        entries = self.index if isinstance(self.index, tuple) else (self.index,)
+        x, entries = _normalized(self.array, self.index)
         if mode == "promise" or not builtins.any(
             _is_int_array(e) or _is_int(e) for e in entries
         ):
-            return getitem(self.array, self.index)
+            return getitem(x, entries)
         if mode == "clip" and not has_int_array(entries):
-            return getitem(self.array, self.index)  # scalars clamp there too
-        return advanced_getitem(self.array, self.index, mode, fill_value)
+            return getitem(x, entries)  # scalars clamp there too
+        return advanced_getitem(x, entries, mode, fill_value)
 
     def set(self, values, *, mode=None, **_):
         return self._update(values, lax.scatter, None, mode)
@@ -718,14 +760,16 @@ class IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, mode=None, **_):
-        update_mode = _update_mode("x.at[...].divide", mode)
-        index = self._without_masks()
-        if not has_int_array(index):
-            return _update_basic(self.array, index, values, ufuncs.divide, update_mode)
+        if not has_int_array(self.index) and not builtins.any(
+            _is_bool_mask(e) or _is_scalar_mask(e)
+            for e in (self.index if isinstance(self.index, tuple) else (self.index,))
+        ):
+            update_mode = _update_mode("x.at[...].divide", mode)
+            return _update_basic(
+                self.array, self.index, values, ufuncs.divide, update_mode
+            )
         reciprocal = ufuncs.divide(1, values)
-        return _scatter_update(
-            self.array, index, reciprocal, lax.scatter_mul, update_mode
-        )
+        return self._update(reciprocal, lax.scatter_mul, ufuncs.multiply, mode)
 
     def min(self, values, *, mode=None, **_):
         return self._update(values, lax.scatter_min, ufuncs.minimum, mode)
