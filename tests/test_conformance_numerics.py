@@ -284,3 +284,26 @@ def test_singular_det_and_slogdet_signs_are_positive_zero():
     for m in (_SINGULAR3, singular4):
         agree(lambda ox: ox.jnp.linalg.det(m))
         agree(lambda ox: tuple(ox.jnp.linalg.slogdet(m)))
+
+
+# --- scatter max/min: ties split the cotangent -----------------------------------
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_scatter_extremum_ties_split_the_cotangent(op):
+    def single(ox):
+        f = lambda x, u: getattr(x.at[ox.jnp.array([0])], op)(u).sum()  # noqa: E731
+        return ox.grad(f, argnums=(0, 1))(ox.jnp.array([1.0, 2.0]), ox.jnp.array([1.0]))
+
+    ours, _ = agree(single)
+    np.testing.assert_array_equal(np.asarray(ours[0]), [0.5, 1.0])
+    np.testing.assert_array_equal(np.asarray(ours[1]), [0.5])
+    weights = np.array([1.0, 2.0, 3.0], np.float32)
+    for u in ([1.0, 1.0, 5.0, -3.0], [np.nan, 1.0, 2.0, 3.0], [3.0, 3.0, 3.0, 3.0]):
+
+        def several(ox, u=np.array(u, np.float32)):
+            where = ox.jnp.array([0, 0, 1, 2])
+            f = lambda x, u: (getattr(x.at[where], op)(u) * weights).sum()  # noqa: E731
+            return ox.grad(f, argnums=(0, 1))(np.array([1.0, 2.0, 3.0], np.float32), u)
+
+        agree(several)

@@ -439,31 +439,33 @@ def _scatter_mul_jvp(primals, tangents, *, dimension_numbers):
 
 
 def _scatter_extremum_jvp(prim):
-    """The tangent follows whichever value won: the operand where it kept its
-    value, else the mean tangent of the updates that tie for the result."""
+    """The tangent follows whichever values won, as JAX's: at each position,
+    the mean tangent of everything that ties for the result, the operand's
+    own value included (x.at[0].max(u) with x[0] == u splits it in halves)."""
 
     def rule(primals, tangents, *, dimension_numbers):
         operand, indices, updates = primals
         dn = dimension_numbers
         out = prim.bind(operand, indices, updates, dimension_numbers=dn)
         t_x, t_u = instantiate(tangents[0]), instantiate(tangents[2])
+        dtype = aval_of(out).dtype
         won = eq_p.bind(updates, _gather_updates(out, indices, aval_of(updates), dn))
         zeros_u = zeros_like_aval(aval_of(updates))
-        ones_u = convert_element_type_p.bind(
-            won, new_dtype=aval_of(updates).dtype, weak_type=False
-        )
+        ones_u = convert_element_type_p.bind(won, new_dtype=dtype, weak_type=False)
         zeros = zeros_like_aval(aval_of(out))
         t_sum = scatter_add_p.bind(
             zeros, indices, select_n_p.bind(won, zeros_u, t_u), dimension_numbers=dn
         )
         count = scatter_add_p.bind(zeros, indices, ones_u, dimension_numbers=dn)
+        kept = eq_p.bind(out, operand)
+        kept_ones = convert_element_type_p.bind(kept, new_dtype=dtype, weak_type=False)
         one = broadcast_in_dim_p.bind(
-            np.ones((), aval_of(out).dtype),
-            shape=aval_of(out).shape,
-            broadcast_dimensions=(),
+            np.ones((), dtype), shape=aval_of(out).shape, broadcast_dimensions=()
         )
-        from_u = div_p.bind(t_sum, max_p.bind(count, one))
-        return out, select_n_p.bind(eq_p.bind(out, operand), from_u, t_x)
+        # Nothing ties only where NaN won: JAX's tangent there is 0 (0 / 1).
+        ties = max_p.bind(add_p.bind(count, kept_ones), one)
+        total = add_p.bind(t_sum, select_n_p.bind(kept, zeros, t_x))
+        return out, div_p.bind(total, ties)
 
     return rule
 
