@@ -120,11 +120,33 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """
     leaves, tree = tree_flatten((args, kwargs))
     args, kwargs = tree_unflatten(tree, [_abstract_leaf(x) for x in leaves])
-    closed, _, out_tree = trace_pytree_function(fun, args, kwargs, "eval_shape")
+    given: dict = {}  # output position -> a ShapeDtypeStruct `fun` returned
+
+    def traced(*args, **kwargs):
+        # As JAX, `fun` may return ShapeDtypeStructs: they are their own shapes
+        # (lineax's eval_shape(lambda: struct)); the rest is traced.
+        out_leaves, given["tree"] = tree_flatten(fun(*args, **kwargs))
+        given.update((i, x) for i, x in enumerate(out_leaves) if _is_struct(x))
+        return [x for i, x in enumerate(out_leaves) if i not in given]
+
+    closed, _, _ = trace_pytree_function(traced, args, kwargs, "eval_shape")
+    traced_out = iter(closed.out_avals)
+    out_tree = given.pop("tree")
     return tree_unflatten(
         out_tree,
-        [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals],
+        [
+            given[i] if i in given else _struct_of(next(traced_out))
+            for i in range(out_tree.num_leaves)
+        ],
     )
+
+
+def _is_struct(x) -> bool:
+    return isinstance(x, ShapeDtypeStruct)
+
+
+def _struct_of(aval: ShapedArray) -> ShapeDtypeStruct:
+    return ShapeDtypeStruct(aval.shape, aval.dtype, aval.weak_type)
 
 
 def _abstract_leaf(x):

@@ -207,14 +207,11 @@ print(json.dumps([float(v) for v in d.log_prob(jnp.array([0.0, 1.0, 3.0]))]))
 # What stops each program today (the first missing piece of olympus's JAX API);
 # a program that starts to pass shows as XPASS: remove its line then.
 BLOCKERS = {
-    "blackjax": "a Python function reaches a primitive as an operand (OlympusTypeError)",
-    "chex": "jax.experimental.checkify",
-    "distrax": "jax.experimental.checkify (through chex)",
-    "diffrax": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
-    "optimistix": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
-    "lineax": "custom_vjp.defvjp(..., symbolic_zeros=True) (through equinox)",
-    "flax_nnx": "jax.sharding.AbstractMesh",
-    "numpyro": "jax.scipy.fft",
+    "chex": "jax.experimental.checkify.ErrorCategory",
+    "distrax": "jax.experimental.checkify.ErrorCategory (through chex)",
+    "diffrax": "jax.config's jax_numpy_dtype_promotion option",
+    "flax_nnx": "jax.experimental.hijax and jax.Ref (JAX's mutable arrays)",
+    "numpyro": "jax.experimental.sparse.BCOO",
 }
 
 
@@ -535,3 +532,25 @@ def test_layout_format_carry_their_parts():
     assert Format() == Format(Layout(), None)
     with pytest.raises(LayoutError, match="row-major"):
         Layout((1, 0))
+
+
+def test_eval_shape_passes_returned_shape_dtype_structs_through_as_jax():
+    """lineax asks `eval_shape(lambda: struct)`."""
+
+    def program(ox, x):
+        sds = ox.ShapeDtypeStruct((3,), ox.jnp.float32)
+        out = ox.eval_shape(lambda x: (sds, x * 2, {"k": sds}), x)
+        return [(s.shape, str(s.dtype)) for s in ox.tree_util.tree_leaves(out)]
+
+    agree(program, np.float32(1.0))
+
+
+def test_cond_with_one_operand_per_branch_as_jax():
+    """blackjax's NUTS writes `cond(pred, x_true, f_true, x_false, f_false)`."""
+
+    def program(ox, p, a, b):
+        f = lambda p: ox.lax.cond(p, a, lambda x: x + 1, b, lambda x: x * 10)  # noqa: E731
+        return f(p), ox.jit(f)(p), ox.vmap(f)(ox.jnp.array([True, False]))
+
+    agree(program, True, np.float32(1.0), np.float32(2.0))
+    agree(program, False, np.float32(1.0), np.float32(2.0))

@@ -10,6 +10,7 @@ olympus already has or that have nothing to do under olympus; every other
 
 from __future__ import annotations
 
+import os
 import types
 from typing import Callable
 
@@ -19,8 +20,13 @@ import numpy as np
 def _traceback_util(module: types.ModuleType) -> None:
     # olympus's errors already point at the user's line; the paths are only
     # recorded (flax reads and edits the list).
-    module._exclude_paths = []
+    import olympus
+
+    module._exclude_paths = [os.path.dirname(olympus.__file__)]
     module.register_exclusion = module._exclude_paths.append
+    module.include_frame = lambda frame: (
+        not frame.f_code.co_filename.startswith(tuple(module._exclude_paths))
+    )
     module.api_boundary = lambda fun=None, **kwargs: (
         fun if fun is not None else (lambda f: f)
     )

@@ -204,7 +204,20 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     >>> x = jnp.float32(3.0)
     >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
     Array(6., dtype=float32)
+
+    JAX's oldest form, one operand per branch, is taken as JAX takes it:
+    `cond(pred, true_operand, true_fun, false_operand, false_fun)` (blackjax).
     """
+    if (
+        not callable(true_fun)
+        and callable(false_fun)
+        and len(operands) == 2
+        and callable(operands[1])
+    ):
+        x_true, f_true, (x_false, f_false) = true_fun, false_fun, operands
+        return cond(
+            pred, lambda xs: f_true(xs[0]), lambda xs: f_false(xs[1]), (x_true, x_false)
+        )
     if operand is not _NO_OPERAND:
         if operands:
             raise CondOperandError(
