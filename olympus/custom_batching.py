@@ -2,12 +2,14 @@
 `jax.custom_batching`), for code that batches better by hand than vmap would
 (a solver that handles a whole batch at once, a loop vmap would unroll).
 
->>> @custom_vmap
+>>> @olympus.custom_batching.custom_vmap
 ... def f(x):
 ...     return jnp.sin(x)
 >>> @f.def_vmap
 ... def f_vmap(axis_size, in_batched, x):
 ...     return jnp.sin(x), in_batched[0]
+>>> olympus.vmap(f)(jnp.zeros(2))
+Array([0., 0.], dtype=float32)
 """
 
 from __future__ import annotations

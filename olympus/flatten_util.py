@@ -1,6 +1,7 @@
 """olympus.flatten_util: a pytree of arrays as one flat vector and back
 (`ravel_pytree`), as optimizers and samplers written for JAX use it.
 
+>>> from olympus.flatten_util import ravel_pytree
 >>> flat, unravel = ravel_pytree({"w": jnp.ones((2, 2)), "b": jnp.zeros(3)})
 >>> flat.shape, unravel(flat)["w"].shape
 ((7,), (2, 2))

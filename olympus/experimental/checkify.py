@@ -8,6 +8,7 @@ first failure's message (None if none) and `error.throw()` raises it. With
 (`nan_checks`), division by zero (`div_checks`) and out-of-bounds indices
 (`index_checks`).
 
+>>> from olympus.experimental.checkify import check, checkify
 >>> def f(x):
 ...     check(x > 0, "x must be positive, got {}", x)
 ...     return jnp.log(x)

@@ -1,7 +1,7 @@
 """olympus.scipy.fft: SciPy's discrete cosine transform (type 2, as JAX's
 `jax.scipy.fft`), for spectral methods and compression-style features.
 
->>> dct(jnp.array([1.0, 2.0, 3.0]))
+>>> olympus.scipy.fft.dct(jnp.array([1.0, 2.0, 3.0]))
 Array([12.       , -3.4641016,  0.       ], dtype=float32)
 """
 

@@ -176,7 +176,7 @@ def toeplitz(c, r=None):
     """The Toeplitz matrix with first column `c` and first row `r` (r[0] is
     ignored; r defaults to conj(c)); leading axes of c and r are batch axes.
 
-    >>> toeplitz(jnp.array([1, 2, 3]))
+    >>> olympus.scipy.linalg.toeplitz(jnp.array([1, 2, 3]))
     Array([[1, 2, 3],
            [2, 1, 2],
            [3, 2, 1]], dtype=int32)
