@@ -209,7 +209,6 @@ print(json.dumps([float(v) for v in d.log_prob(jnp.array([0.0, 1.0, 3.0]))]))
 BLOCKERS = {
     "chex": "jax.experimental.checkify.ErrorCategory",
     "distrax": "jax.experimental.checkify.ErrorCategory (through chex)",
-    "diffrax": "jax.config's jax_numpy_dtype_promotion option",
     "flax_nnx": "jax.experimental.hijax and jax.Ref (JAX's mutable arrays)",
     "numpyro": "jax.experimental.sparse.BCOO",
 }
@@ -253,6 +252,11 @@ import json, os, sys
 import jax, jax.numpy as jnp, jax.lax, jax.extend.core
 import olympus, olympus.compat
 checks = {}
+def error(thunk):
+    try:
+        thunk()
+    except Exception as err:
+        return [type(err).__name__, str(err)]
 checks["aliases"] = jax.numpy is olympus.numpy and jax.lax is olympus.lax
 checks["spec_kept"] = jnp.__spec__.name == "olympus.numpy"
 checks["version"] = jax.__version__
@@ -260,13 +264,13 @@ checks["env_x64"] = jax.config.jax_enable_x64
 jax.config.update("jax_enable_x64", False)
 checks["update"] = olympus.config.olympus_enable_x64
 checks["read"] = jax.config.read("jax_enable_x64")
+checks["promotion"] = [jax.config.jax_numpy_dtype_promotion]
+jax.config.update("jax_numpy_dtype_promotion", "strict")
+checks["promotion"].append(jax.config.read("jax_numpy_dtype_promotion"))
+checks["strict_raises"] = error(lambda: jnp.ones(2, jnp.int32) + jnp.ones(2))
+jax.config.update("jax_numpy_dtype_promotion", "standard")
 checks["make_jaxpr"] = type(jax.make_jaxpr(jnp.sin)(1.0)).__name__
 checks["extend"] = jax.extend.core.Primitive.__module__
-def error(thunk):
-    try:
-        thunk()
-    except Exception as err:
-        return [type(err).__name__, str(err)]
 checks["private"] = error(lambda: __import__("jax._src.interpreters.pxla"))
 checks["missing_module"] = error(lambda: __import__("jax.no_such_module"))
 checks["missing_name"] = error(lambda: jnp.no_such_function)
@@ -281,7 +285,12 @@ print(json.dumps(checks))
 
 @pytest.fixture(scope="module")
 def compat_checks() -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_ENABLE_X64="1")
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        JAX_ENABLE_X64="1",
+        JAX_NUMPY_DTYPE_PROMOTION="standard",
+    )
     env.pop("OLYMPUS_ENABLE_X64", None)
     result = subprocess.run(
         [sys.executable, "-m", "olympus.compat", "-c", COMPAT_CHECKS],
@@ -304,6 +313,9 @@ def test_jax_modules_are_olympus_real_modules(compat_checks):
 
 def test_jax_config_names_and_environment(compat_checks):
     assert compat_checks["env_x64"] is True  # JAX_ENABLE_X64=1 was read
+    # JAX_NUMPY_DTYPE_PROMOTION=standard was read; update switches the mode
+    assert compat_checks["promotion"] == ["standard", "strict"]
+    assert compat_checks["strict_raises"][0] == "TypePromotionError"
     assert compat_checks["update"] is False and compat_checks["read"] is False
     kind, message = compat_checks["unknown_option"]
     assert kind == "UnknownConfigOptionError" and "olympus_no_such_option" in message

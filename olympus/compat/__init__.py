@@ -30,6 +30,7 @@ import types
 
 from olympus import config
 from olympus.compat import private
+from olympus.ir import dtypes as ir_dtypes
 
 JAX_VERSION = "0.10.2"  # the JAX release whose API olympus mirrors
 
@@ -91,19 +92,33 @@ def olympus_option_name(jax_name: str) -> str:
     return name
 
 
+# JAX options whose olympus counterpart is state outside olympus.config:
+# name -> (read, update).
+STATE_OPTIONS = {
+    "jax_numpy_dtype_promotion": (
+        ir_dtypes.promotion_mode,
+        ir_dtypes.set_promotion_mode,
+    ),
+}
+
+
 class JaxConfig:
     """`jax.config`: `update`, `read` and attribute reads in JAX's spelling,
     forwarded to `olympus.config`."""
 
     def update(self, name: str, value) -> None:
+        if name in STATE_OPTIONS:
+            return STATE_OPTIONS[name][1](value)
         config.update(olympus_option_name(name), value)
 
     def read(self, name: str):
+        if name in STATE_OPTIONS:
+            return STATE_OPTIONS[name][0]()
         return config.read(olympus_option_name(name))
 
     def __getattr__(self, name: str):
         if name.startswith("jax_"):
-            return config.read(olympus_option_name(name))
+            return self.read(name)
         return getattr(config, name)
 
 
@@ -112,6 +127,9 @@ def _read_jax_environment() -> None:
     variables at import; an `OLYMPUS_*` one set too wins)."""
     for key, text in os.environ.items():
         if not key.startswith("JAX_") or f"OLYMPUS_{key[4:]}" in os.environ:
+            continue
+        if key.lower() in STATE_OPTIONS:
+            STATE_OPTIONS[key.lower()][1](text)
             continue
         try:
             name = olympus_option_name(key.lower())

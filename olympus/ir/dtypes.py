@@ -286,6 +286,21 @@ def numpy_dtype_promotion(mode: str):
         _promotion_mode[0] = before
 
 
+def promotion_mode() -> str:
+    """The promotion mode now in force: 'standard' or 'strict'."""
+    return _promotion_mode[0]
+
+
+def set_promotion_mode(mode: str) -> None:
+    """Sets the mode outside any `numpy_dtype_promotion` block (JAX's
+    `jax_numpy_dtype_promotion` option, under olympus.compat)."""
+    if mode not in ("standard", "strict"):
+        raise ValueError(
+            f"numpy_dtype_promotion: mode {mode!r}; expected 'standard' or 'strict'"
+        )
+    _promotion_mode[0] = mode
+
+
 def _strict_join(nodes: tuple):
     strong = {n for n in nodes if not isinstance(n, str)}
     if not strong:
