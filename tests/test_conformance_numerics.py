@@ -307,3 +307,36 @@ def test_scatter_extremum_ties_split_the_cotangent(op):
             return ox.grad(f, argnums=(0, 1))(np.array([1.0, 2.0, 3.0], np.float32), u)
 
         agree(several)
+
+
+# --- the optimizer's stable rows give JAX's stable functions' values -------------
+
+_FAR = np.array([-200.0, -100.0, -30.0, 0.0, 30.0, 100.0, 200.0], np.float32)
+
+
+def test_optimized_naive_sigmoid_and_its_gradient_match_jax_nn_sigmoid():
+    def program(ox):
+        if ox.name == "jax":  # JAX's own stable function is the reference
+            sigmoid = ox.nn.sigmoid
+        else:  # the naive formula, which olympus's optimizer rewrites
+            sigmoid = lambda x: 1 / (1 + ox.jnp.exp(-x))  # noqa: E731
+        value = ox.jit(sigmoid)(_FAR)
+        grads = ox.jit(ox.vmap(ox.grad(sigmoid)))(_FAR)
+        summed = ox.jit(ox.grad(lambda x: sigmoid(x).sum()))(_FAR)
+        return value, grads, ox.jit(ox.grad(sigmoid))(_FAR[0]), summed
+
+    # At x = 30 JAX's s * (1 - s) rounds to 0 where olympus keeps 9.4e-14
+    # (docs/differences.md); NaN or inf would still fail.
+    agree(program, atol=1e-12)
+
+
+def test_optimized_naive_hypot_matches_jnp_hypot():
+    x = np.array([3e20, 0.0, 3.0, 1e-30, np.inf], np.float32)
+    y = np.array([4e20, 0.0, -4.0, 0.0, 1.0], np.float32)
+
+    def program(ox):
+        if ox.name == "jax":
+            return ox.jit(ox.jnp.hypot)(x, y)
+        return ox.jit(lambda a, b: ox.jnp.sqrt(a**2 + b**2))(x, y)
+
+    agree(program)

@@ -388,6 +388,12 @@ STABLE_CASES = {
         lambda x: _sigmoid(x) * _sigmoid(-x),
         True,
     ),
+    "logistic_ratio_grad_neg": (
+        olympus.grad(lambda x: 1 / (1 + jnp.exp(-x))),
+        [np.float32(-200.0)],
+        lambda x: _sigmoid(x) * _sigmoid(-x),
+        True,
+    ),
     "log_sigmoid_grad": (
         olympus.grad(lambda x: jnp.sum(jnp.log(lax.logistic(x)))),
         [np.array([-200.0, 1.0, 50.0], f32)],

@@ -315,6 +315,18 @@ RULES: list[Rule] = [
         lambda m, b: b.op("mul", m.t, b.op("mul", m.s, b.op("logistic", m.u))),
         is_float("u"),
     ),
+    # -(s / (1 + exp(u))) * exp(u) -> -(s * logistic(u))  (the same, of a scalar:
+    # simplify makes the cotangent's -1 * f a neg)
+    Rule(
+        "logistic_ratio_grad_neg",
+        Op(
+            "mul",
+            Op("neg", Op("div", "s", Op("add", Lit(1), Op("exp", "u")))),
+            Op("exp", "u"),
+        ),
+        lambda m, b: b.op("neg", b.op("mul", m.s, b.op("logistic", m.u))),
+        is_float("u"),
+    ),
     # (t / logistic(x)) * (logistic(x) * y) -> t * y     (reverse mode of log(logistic(x)))
     Rule(
         "log_sigmoid_grad",
