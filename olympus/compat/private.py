@@ -88,6 +88,10 @@ FACES: dict[str, tuple[str, Callable]] = {
     "jax._src": ("JAX's private package", _nothing),
     "jax._src.traceback_util": ("traceback filtering", _traceback_util),
     "jax._src.dispatch": ("eager dispatch (names probed with getattr)", _nothing),
+    "jax._src.compiler": (
+        "the compiler (chex probes its names with hasattr)",
+        _nothing,
+    ),
     "jax._src.core": ("the trace state", _core),
     "jax._src.flatten_util": ("ravel_pytree", _flatten_util),
     "jax._src.ad_util": ("stop_gradient_p, Zero", _ad_util),

@@ -72,6 +72,9 @@ class OOBError:
     """An index outside the array (dynamic_slice, gather)."""
 
 
+# What the check sets below hold: the error classes themselves (JAX's name).
+ErrorCategory = type
+
 user_checks = frozenset({FailedCheckError})
 nan_checks = frozenset({NaNError})
 div_checks = frozenset({DivisionByZeroError})
