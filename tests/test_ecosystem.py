@@ -207,7 +207,7 @@ print(json.dumps([float(v) for v in d.log_prob(jnp.array([0.0, 1.0, 3.0]))]))
 # What stops each program today (the first missing piece of olympus's JAX API);
 # a program that starts to pass shows as XPASS: remove its line then.
 BLOCKERS = {
-    "distrax": "jax.interpreters.xla (tfp's JAX substrate)",
+    "distrax": "tfp registers a non-ndarray type in jax.interpreters.xla's tables",
     "flax_nnx": "jax.experimental.hijax and jax.Ref (JAX's mutable arrays)",
     "numpyro": "jax.experimental.sparse.BCOO",
 }

@@ -201,3 +201,21 @@ def test_partial_val_known_inputs_evaluate():
 def test_register_exclusion_records_the_path():
     source_info_util.register_exclusion("/some/library")
     assert "/some/library" in source_info_util.excluded_paths
+
+
+class _Subarray(np.ndarray):
+    """An np.ndarray subclass a library registers as an array type."""
+
+
+def test_xla_type_tables_take_ndarray_subclasses_only():
+    from olympus.interpreters import xla
+
+    xla.canonicalize_dtype_handlers[_Subarray] = xla.canonicalize_dtype_handlers[
+        np.ndarray
+    ]
+    assert core.pytype_aval_mappings is xla.pytype_aval_mappings
+    x = np.ones(3, np.float64).view(_Subarray)
+    assert xla.canonicalize_dtype_handlers[_Subarray](x).dtype == np.float32
+    np.testing.assert_allclose(olympus.jit(lambda v: v * 2)(x), 2 * np.ones(3))
+    with pytest.raises(xla.ArrayTypeRegistrationError, match="__jax_array__"):
+        xla.pytype_aval_mappings[object] = lambda v: None

@@ -23,6 +23,10 @@ from olympus.ir.core import (  # noqa: F401
 from olympus.tracer.core import Tracer, aval_of as get_aval, current_trace  # noqa: F401
 from olympus.tracer.evaluation import eval_program
 
+# Python types olympus takes as arrays, with their avals (JAX's table; an
+# np.ndarray subclass may be added, any other type is refused).
+from olympus.interpreters.xla import pytype_aval_mappings  # noqa: E402,F401
+
 
 # Every olympus aval is a ShapedArray, so JAX's base class of avals is it too:
 # `isinstance(aval, AbstractValue)` holds for exactly the avals olympus makes.
@@ -146,6 +150,7 @@ __all__ = [
     "jaxpr_as_fn",
     "jaxprs_in_params",
     "mapped_aval",
+    "pytype_aval_mappings",
     "raise_to_shaped",
     "subjaxprs",
     "unmapped_aval",

@@ -7,6 +7,6 @@ rule made by `mlir.lower_fun`. A primitive made with `olympus.extend.core.Primit
 and registered here works eagerly and under jit, grad and vmap.
 """
 
-from olympus.interpreters import ad, batching, mlir, partial_eval  # noqa: F401
+from olympus.interpreters import ad, batching, mlir, partial_eval, xla  # noqa: F401
 
-__all__ = ["ad", "batching", "mlir", "partial_eval"]
+__all__ = ["ad", "batching", "mlir", "partial_eval", "xla"]
