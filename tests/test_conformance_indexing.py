@@ -392,3 +392,69 @@ def test_eye_tri_huge_k(k):
     agree(lambda ox: (ox.jnp.eye(3, k=k), ox.jnp.eye(3, 4, k=k)))
     agree(lambda ox: ox.jnp.tri(3, k=k))  # JAX raises OverflowError past int32
     agree(lambda ox: ox.jnp.tril(ox.jnp.ones((3, 3)), k=k if abs(k) < 2**31 else 2**40))
+
+
+# ---- the sweep: indexing forms x (eager, jit, vmap, updates, fill reads, grad) ------
+X345 = np.arange(60.0, dtype=np.float32).reshape(3, 4, 5)
+_I = np.int32
+SWEEP = [
+    1, -1, 7, -9, np.int32(2), slice(1, 3), slice(None, None, -1), slice(-10, 10, 2),
+    slice(2, 2), None, Ellipsis, (Ellipsis, 1), (None, 1, Ellipsis, None),
+    (1, slice(None), -2), (0, 7, 1), (slice(None), -5), np.array(True), np.array(False),
+    np.array([True, False, True]), np.arange(12).reshape(3, 4) % 3 == 0,
+    (Ellipsis, np.array([True, False, True, False, True])), np.array([0, 2, -1], _I),
+    np.array([[0, 1], [2, -3]], _I), np.array([0, 9], _I), [0, 2], ([0, 2],),
+    (np.array([0, 2], _I), slice(None), np.array([1, 3], _I)),
+    (slice(None), np.array([0, 1], _I), np.array([2, 3], _I)), (1, np.array([0, 2], _I)),
+    (np.array([0, 1], _I), None, 1), (np.array([0, 1], _I), Ellipsis, np.array([[4], [-1]], _I)),
+    np.array([], _I), (slice(None), np.array([], _I)), (1, slice(None), np.array([[0, 4]], _I)),
+    (np.array([True, False, True]), 1, np.array([0, 3], _I)),
+    (None, np.array([2, 0], _I), None), (slice(1, None), np.array([0, 7], _I)),
+]  # fmt: skip
+
+
+def _each(thunks: dict) -> dict:
+    """Each thunk's result, or "raised" (error classes differ between systems)."""
+    out = {}
+    for name, thunk in thunks.items():
+        try:
+            out[name] = thunk()
+        except Exception:  # the comparison is whether both raise
+            out[name] = "raised"
+    return out
+
+
+@pytest.mark.parametrize("index", SWEEP, ids=lambda i: repr(i).replace("\n", ""))
+def test_indexing_sweep(index):
+    def program(ox, x):
+        a = ox.jnp.asarray(x)
+        return _each({
+            "eager": lambda: a[index],
+            "jit": lambda: ox.jit(lambda x: x[index])(x),
+            "vmap": lambda: ox.vmap(lambda x: x[index])(ox.jnp.stack([a, -a])),
+            "set": lambda: a.at[index].set(-1.0),
+            "add_jit": lambda: ox.jit(lambda x: x.at[index].add(1.0))(x),
+            "min_clip": lambda: a.at[index].min(-1.0, mode="clip"),
+            "get_fill": lambda: a.at[index].get(mode="fill", fill_value=-7.0),
+            "grad": lambda: ox.grad(lambda x: x[index].sum())(x),
+        })  # fmt: skip
+
+    agree(program, X345)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [1, -1, 7, -9, np.array([0, 2, -1], _I), np.array([[0, 9], [-4, 1]], _I)],
+    ids=repr,
+)
+def test_indexing_sweep_traced(index):
+    def program(ox, x, i):
+        return _each({
+            "jit": lambda: ox.jit(lambda x, i: x[i])(x, i),
+            "set": lambda: ox.jit(lambda x, i: x.at[i].set(-1.0))(x, i),
+            "clip": lambda: ox.jit(lambda x, i: x.at[i].add(1.0, mode="clip"))(x, i),
+            "vmap": lambda: ox.vmap(lambda i: x[i])(ox.jnp.stack([ox.jnp.asarray(i)] * 2)),
+            "grad": lambda: ox.jit(ox.grad(lambda x, i: x[i].sum()))(x, i),
+        })  # fmt: skip
+
+    agree(program, X345, index)
