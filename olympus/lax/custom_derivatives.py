@@ -51,8 +51,9 @@ from olympus.transforms.batching import (
     vmap,
 )
 from olympus.transforms.ad_util import Zero, instantiate, is_zero, zeros_like_aval
-from olympus.transforms.jvp import defjvp_zero, jvp_rules
+from olympus.transforms.jvp import JVPTrace, defjvp_zero, jvp_rules
 from olympus.transforms.linearize import (
+    PartialTrace,
     call_primitives,
     is_undefined,
     partial_eval_rules,
@@ -342,16 +343,25 @@ class custom_jvp:
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
+        if _known_under_linearize(args):  # primal work: on the trace below
+            with set_current_trace(core.current_trace().parent):
+                return self(*args)
         nondiff = [args[i] for i in self.nondiff_argnums]
         dyn_fun, dyn = argnums_partial(
             self.fun, dynamic_argnums(len(args), self.nondiff_argnums), args
         )
         leaves, in_tree = tree_flatten(dyn)
-        call, consts, out_tree = _trace_sub_program(
-            dyn_fun, leaves, in_tree, "custom_jvp", name
-        )
+        trace = core.current_trace()
+        direct = isinstance(trace, JVPTrace)
+        if direct:  # JAX's order: the rule runs on the primal values, fun never
+            call, consts, out_tree = None, [], None
+        else:
+            call, consts, out_tree = _trace_sub_program(
+                dyn_fun, leaves, in_tree, "custom_jvp", name
+            )
 
         def flat_jvp(primal_leaves, tangent_leaves):
+            nonlocal out_tree
             tangent_leaves = [_to_symbolic(t) for t in tangent_leaves]
             primals = tuple(tree_unflatten(in_tree, primal_leaves))
             tangents = tuple(tree_unflatten(in_tree, tangent_leaves))
@@ -362,6 +372,7 @@ class custom_jvp:
                 )
             out_leaves, o_tree = tree_flatten(result[0])
             t_leaves, t_tree = tree_flatten(result[1], is_leaf=_is_symbolic_zero)
+            out_tree = o_tree if out_tree is None else out_tree
             if o_tree != out_tree or t_tree != out_tree:
                 raise CustomDerivativeError(
                     f"the custom_jvp rule of {name} returned primal {o_tree} and tangent "
@@ -370,6 +381,12 @@ class custom_jvp:
             return out_leaves, t_leaves
 
         flat_jvp.symbolic_zeros = getattr(self, "symbolic_zeros", False)
+        if direct:
+            rule = functools.partial(
+                _custom_jvp_call_jvp, call=None, jvp=flat_jvp, num_consts=0, name=name
+            )
+            outs = _rule_on_primals(trace, self, args, leaves, rule)
+            return outs if out_tree is None else tree_unflatten(out_tree, outs)
         outs = custom_jvp_call_p.bind(
             *consts, *leaves, call=call, jvp=flat_jvp, num_consts=len(consts), name=name
         )
@@ -549,19 +566,28 @@ class custom_vjp:
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
+        if _known_under_linearize(args):  # primal work: on the trace below
+            with set_current_trace(core.current_trace().parent):
+                return self(*args)
         nondiff = [args[i] for i in self.nondiff_argnums]
         dyn_argnums = dynamic_argnums(len(args), self.nondiff_argnums)
         dyn_fun, dyn = argnums_partial(self.fun, dyn_argnums, args)
         dyn_fwd, _ = argnums_partial(self.fwd, dyn_argnums, args)
         leaves, in_tree = tree_flatten(dyn)
-        call, consts, out_tree = _trace_sub_program(
-            dyn_fun, leaves, in_tree, "custom_vjp", name
-        )
+        trace = core.current_trace()
+        direct = isinstance(trace, JVPTrace)
+        if direct:  # JAX's order: fwd runs on the primal values, fun never
+            call, consts, out_tree = None, [], None
+        else:
+            call, consts, out_tree = _trace_sub_program(
+                dyn_fun, leaves, in_tree, "custom_vjp", name
+            )
         res_tree_box = {}
 
         symbolic = getattr(self, "symbolic_zeros", False)
 
         def flat_fwd(arg_leaves, perturbed=None):
+            nonlocal out_tree
             if symbolic:
                 flags = perturbed or [True] * len(arg_leaves)
                 arg_leaves = [CustomVJPPrimal(x, p) for x, p in zip(arg_leaves, flags)]
@@ -571,6 +597,7 @@ class custom_vjp:
                     f"the custom_vjp fwd of {name} must return (output, residuals)"
                 )
             out_leaves, o_tree = tree_flatten(result[0])
+            out_tree = o_tree if out_tree is None else out_tree
             if o_tree != out_tree:
                 raise CustomDerivativeError(
                     f"the custom_vjp fwd of {name} returned {o_tree}, but {name} "
@@ -586,6 +613,17 @@ class custom_vjp:
             return _flatten_bwd_output(name, cts, dyn, leaves)
 
         flat_fwd.symbolic_zeros = flat_bwd.symbolic_zeros = symbolic
+        if direct:
+            rule = functools.partial(
+                _custom_vjp_call_jvp,
+                call=None,
+                fwd=flat_fwd,
+                bwd=flat_bwd,
+                num_consts=0,
+                name=name,
+            )
+            outs = _rule_on_primals(trace, self, args, leaves, rule)
+            return outs if out_tree is None else tree_unflatten(out_tree, outs)
         outs = custom_vjp_call_p.bind(
             *consts,
             *leaves,
@@ -596,6 +634,53 @@ class custom_vjp:
             name=name,
         )
         return tree_unflatten(out_tree, outs)
+
+
+def _known_under_linearize(args) -> bool:
+    """Whether the current trace is linearize's and no argument is a tangent:
+    the call is then primal work (a custom rule calling its own function on
+    the primals), which runs on the trace below, concretely under eager grad."""
+    trace = core.current_trace()
+    if not isinstance(trace, PartialTrace):
+        return False
+    return not any(trace.is_unknown(x) for x in tree_flatten(args)[0])
+
+
+def _closure_tangents(trace: JVPTrace, custom) -> list:
+    """Tangents of the values of `trace` that the function's closure holds
+    (what a staged call would see as its constants)."""
+    cells = getattr(custom.fun, "__closure__", None) or ()
+    found = []
+    for cell in cells:
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        for x in tree_flatten(contents)[0]:
+            if isinstance(x, core.Tracer) and getattr(x, "_trace", None) is trace:
+                found.append(trace.primal_tangent(x)[1])
+    return found
+
+
+def _rule_on_primals(trace: JVPTrace, custom, args: tuple, leaves: list, rule):
+    """A custom_jvp/custom_vjp function called under a JVP trace (grad, jvp):
+    as in JAX, its rule (or fwd) runs on the primal values themselves, so
+    under eager grad it sees concrete values and Python may branch on them,
+    and the primal function is not run (nor traced) for it. With no tangent
+    in, the function runs on the primals one trace down. Returns the output
+    leaves (or the whole output, in that case)."""
+    _check_closure_tangents(
+        type(custom).__name__, function_name(custom.fun), _closure_tangents(trace, custom)
+    )
+    pairs = [trace.primal_tangent(x) for x in leaves]
+    if all(is_zero(t) for _, t in pairs):
+        with set_current_trace(trace.rule_trace):
+            plain = [trace.primal_tangent(x)[0] for x in tree_flatten(args)[0]]
+            return custom(*tree_unflatten(tree_flatten(args)[1], plain))
+    primals, tangents = [p for p, _ in pairs], [t for _, t in pairs]
+    with set_current_trace(trace.rule_trace):
+        outs, tangent_outs = rule(primals, tangents)
+    return [trace._wrap(p, t) for p, t in zip(outs, tangent_outs)]
 
 
 def _flatten_bwd_output(name: str, cts, dyn: tuple, leaves: list) -> list:

@@ -207,21 +207,26 @@ def total_order_key(x):
     return xor_p.bind(bits, and_p.bind(sign, magnitude))
 
 
-def top_k(operand, k: int):
-    """The `k` largest entries along the last axis and their indices, largest
-    first; ties keep the lower index first.
+def top_k(operand, k: int, *, axis: int = -1):
+    """The `k` largest entries along `axis` (the last by default) and their
+    indices, largest first; ties keep the lower index first.
 
     >>> values, indices = lax.top_k(np.float32([1, 5, 3]), 2)
     >>> values, indices
-    (Array([5., 3.], dtype=float32), Array([1, 2], dtype=int32))
+    [Array([5., 3.], dtype=float32), Array([1, 2], dtype=int32)]
     """
     shape = aval_of(operand).shape
-    k = int(k)
-    if not 0 <= k <= shape[-1]:
+    if not -len(shape) <= axis < max(len(shape), 1):
         raise ValueError(
-            f"top_k: k={k} is out of range for last axis of size {shape[-1]}"
+            f"top_k: axis {axis} is out of range for an operand of rank {len(shape)}"
         )
-    return _first_k(operand, descending_key(operand), k, len(shape) - 1)
+    dim = axis % len(shape)
+    k = int(k)
+    if not 0 <= k <= shape[dim]:
+        raise ValueError(
+            f"top_k: k={k} is out of range for axis {axis} of size {shape[dim]}"
+        )
+    return _first_k(operand, descending_key(operand), k, dim)
 
 
 def _first_k(operand, key, k: int, dim: int):

@@ -91,12 +91,16 @@ def _identity(name: str, dtype: np.dtype):
     return np.asarray(info.min if low else info.max, dtype)[()]
 
 
-def _accumulation_dtype(aval, dtype):
+_BOOLS_ONLY = "bools only"  # sum/prod(promote_integers=False): only bools widen
+
+
+def _accumulation_dtype(aval, dtype, accumulate=True):
     """sum/prod of small ints and bools accumulate in the default int (NumPy's rule)."""
     if dtype is not None:
         return dtypes.canonicalize_dtype(dtype)
     if aval.dtype == dtypes.bool_ or (
-        dtypes.is_integer(aval.dtype)
+        accumulate is not _BOOLS_ONLY
+        and dtypes.is_integer(aval.dtype)
         and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize
     ):
         if dtypes.is_unsigned_int(aval.dtype):
@@ -120,7 +124,7 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
         and _empty_without_identity(aval.shape, axes, name)
     ):
         raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
-    target = _accumulation_dtype(aval, dtype) if accumulate else aval.dtype
+    target = _accumulation_dtype(aval, dtype, accumulate) if accumulate else aval.dtype
     compute = _upcast_half(target) if accumulate and dtype is None else target
     if compute != aval.dtype:
         a = lax.convert_element_type(a, compute)
@@ -154,17 +158,27 @@ def _empty_without_identity(shape, axes, name) -> bool:
     return name in ("max", "min") and builtins.any(shape[i] == 0 for i in axes)
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
-    """Sum over `axis` (all axes by default); bools and small ints sum as int32."""
+def sum(  # noqa: A001
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+    promote_integers: bool = True,
+):  # fmt: skip
+    """Sum over `axis` (all axes by default); bools and small ints sum as the
+    default int (small ints keep their type with promote_integers=False)."""
+    widen = True if promote_integers else _BOOLS_ONLY
     return _reduce(
-        "sum", lax.reduce_sum, a, axis, dtype, out, keepdims, initial, where, True
+        "sum", lax.reduce_sum, a, axis, dtype, out, keepdims, initial, where, widen
     )
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Product over `axis`; bools and small ints multiply as int32."""
+def prod(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+    promote_integers: bool = True,
+):  # fmt: skip
+    """Product over `axis`; bools and small ints multiply as the default int
+    (small ints keep their type with promote_integers=False)."""
+    widen = True if promote_integers else _BOOLS_ONLY
     return _reduce(
-        "prod", lax.reduce_prod, a, axis, dtype, out, keepdims, initial, where, True
+        "prod", lax.reduce_prod, a, axis, dtype, out, keepdims, initial, where, widen
     )
 
 

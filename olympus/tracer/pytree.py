@@ -31,6 +31,16 @@ class _Children(tuple):
         return list(self)
 
 
+def _aux_hash(aux) -> int:
+    """A node's aux data in its treedef's hash. Unhashable aux data (a dict,
+    as a flatten function may return) counts by its type only, as JAX's
+    treedefs hash it; equality still compares it, so jit caches stay exact."""
+    try:
+        return hash(aux)
+    except TypeError:
+        return hash(type(aux))
+
+
 class PyTreeDef:
     """The shape of a pytree with its leaves taken out."""
 
@@ -58,7 +68,7 @@ class PyTreeDef:
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash((self.node_type, self.aux, self.children))
+            self._hash = hash((self.node_type, _aux_hash(self.aux), self.children))
         return self._hash
 
     @property
