@@ -775,3 +775,42 @@ def test_minimize_bfgs_vmap_and_iteration_limit():
         options={"maxiter": 1},
     )
     assert int(res.status) == 1 and not bool(res.success) and int(res.nit) == 1
+
+
+KDE_DATA = np.random.RandomState(0).randn(2, 20).astype(np.float32)
+KDE_POINTS = np.random.RandomState(2).randn(2, 5).astype(np.float32)
+KDE_WEIGHTS = np.random.RandomState(1).rand(20).astype(np.float32)
+
+
+@pytest.mark.parametrize("bw", [None, "silverman", 0.5])
+@pytest.mark.parametrize("weights", [None, KDE_WEIGHTS])
+def test_gaussian_kde(bw, weights):
+    def program(ox, data, pts):
+        kde = sp(ox, "stats").gaussian_kde(data, bw, weights)
+        one_d = sp(ox, "stats").gaussian_kde(data[0], bw, weights)
+        return (
+            kde.pdf(pts),
+            kde.logpdf(pts),
+            kde(pts),
+            kde.neff,
+            kde.covariance,
+            (kde.d, kde.n),
+            one_d.evaluate(pts[0]),
+            ox.jit(lambda k, p: k.logpdf(p))(kde, pts),
+        )
+
+    agree(program, KDE_DATA, KDE_POINTS, atol=2e-6, rtol=1e-5)
+
+
+def test_gaussian_kde_resample_and_errors():
+    agree(lambda ox, d: sp(ox, "stats").gaussian_kde(d, "bad"), KDE_DATA)
+    agree(lambda ox, d: sp(ox, "stats").gaussian_kde(d[:, :1]).pdf(d), KDE_DATA[:1])
+    agree(
+        lambda ox, d, p: sp(ox, "stats").gaussian_kde(d).pdf(p[:1]),
+        KDE_DATA,
+        KDE_POINTS,
+    )
+    kde = olympus.scipy.stats.gaussian_kde(KDE_DATA)
+    draws = kde.resample(olympus.random.key(0), (500,))
+    assert draws.shape == (2, 500) and draws.dtype == np.float32
+    np.testing.assert_allclose(np.mean(draws, axis=1), KDE_DATA.mean(axis=1), atol=0.2)

@@ -17,8 +17,10 @@ from olympus.scipy.stats import (  # noqa: F401
     t,
     uniform,
 )
+from olympus.scipy.stats.kde import gaussian_kde  # noqa: F401
 
 __all__ = [
+    "gaussian_kde",
     "bernoulli",
     "beta",
     "cauchy",
