@@ -52,6 +52,8 @@ from olympus.tracer.functions import ShapeDtypeStruct  # noqa: F401
 from olympus.tracer.core import ensure_compile_time_eval, named_scope  # noqa: F401
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.print, AOT stages)
+from olympus.sharding import NamedSharding, reshard, set_mesh  # noqa: F401
+from olympus.sharding import PartitionSpec as P  # noqa: F401
 from olympus.ir.dtypes import float0, numpy_dtype_promotion  # noqa: F401
 from olympus.autodiff import (  # noqa: F401
     closure_convert,
@@ -100,6 +102,10 @@ __all__ = [
     "local_devices",
     "make_array_from_single_device_arrays",
     "make_mesh",
+    "NamedSharding",
+    "P",
+    "reshard",
+    "set_mesh",
     "pmap",
     "process_count",
     "shard_map",

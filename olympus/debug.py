@@ -58,6 +58,7 @@ from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import function_name
 from olympus.transforms.batching import batch_to_front, batch_rules
 from olympus.transforms.jvp import jvp_rules
+from olympus.sharding import visualize_array_sharding  # noqa: F401  (JAX's place for it)
 
 __all__ = [
     "HostCallbackError",

@@ -43,6 +43,7 @@ from olympus.backends.xla.sharding import (
     NamedSharding,
     PartitionSpec,
     flat_shardings,
+    mesh_in_scope,
 )
 from olympus.backends.xla.spmd import ShardedExecutable, mesh_symbol, plan_layout
 from olympus.ir import dtypes
@@ -55,7 +56,7 @@ from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
-from olympus.transforms.ad_util import is_zero
+from olympus.transforms.ad_util import Zero, is_zero
 from olympus.transforms.batching import (
     axis_batch_rules,
     batch_rules,
@@ -63,12 +64,15 @@ from olympus.transforms.batching import (
     shadowing,
 )
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
-from olympus.transforms.linearize import is_undefined, transpose_rules
+from olympus.transforms.linearize import backward_pass, is_undefined, transpose_rules
 from olympus.transforms.programs import (
     cached_batch_program,
     cached_jvp_program,
+    cached_program,
     cached_transpose_program,
+    partial_eval_program,
 )
+from olympus.transforms.ad_util import instantiate
 
 
 class UnboundAxisNameError(NameError):
@@ -808,9 +812,7 @@ def _unsplit_axes(mesh: Mesh, spec: PartitionSpec, ndim: int) -> tuple:
 def _shard_map_transpose(cts, *args, olympuspr, mesh, in_specs, out_specs, name):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(
-        olympuspr, undefined, ct_nonzero, f"transpose({name})"
-    )
+    transposed = _body_transpose(olympuspr, undefined, ct_nonzero, f"transpose({name})")
     n_defined = undefined.count(False)
     n_consts = len(transposed.consts)
     out_axes = [
@@ -861,6 +863,42 @@ def _shard_map_transpose(cts, *args, olympuspr, mesh, in_specs, out_specs, name)
     return [next(outs) if u else None for u in undefined]
 
 
+def _body_transpose(closed, undefined: list, ct_nonzero: list, name: str):
+    """The transpose of a shard_map body linear in its `undefined` inputs.
+
+    The body is a jvp program staged whole, so a loop in it carries primals
+    beside tangents; the body is first split (partial evaluation: the primal
+    work runs forward, a loop splits into a known and a linear one) and the
+    linear rest transposed, as linearize does outside shard_map."""
+    known, known_consts, staged, out_unknown, num_res = partial_eval_program(
+        closed, list(undefined), name
+    )
+    if known_consts:  # the known part closes over tracers: transpose whole
+        return cached_transpose_program(closed, undefined, ct_nonzero, name)
+    n_defined = undefined.count(False)
+    undefined_avals = [a for a, u in zip(closed.in_avals, undefined) if u]
+
+    def transposed(*vals):
+        defined, cts = vals[:n_defined], iter(vals[n_defined:])
+        residuals = eval_program(known.olympuspr, known.consts, list(defined))
+        residuals = residuals[len(residuals) - num_res :]
+        cts_out = [
+            next(cts) if nz else Zero(a) for a, nz in zip(closed.out_avals, ct_nonzero)
+        ]
+        cts_staged = [ct for ct, u in zip(cts_out, out_unknown) if u]
+        primals = list(residuals) + [None] * len(undefined_avals)
+        cts_in = backward_pass(staged.olympuspr, staged.consts, cts_staged, primals)
+        return [instantiate(ct) for ct in cts_in[num_res:]]
+
+    def build():
+        avals = [a for a, u in zip(closed.in_avals, undefined) if not u]
+        avals += [a for a, nz in zip(closed.out_avals, ct_nonzero) if nz]
+        return trace_sub_program(transposed, avals, DebugInfo("transpose", name, ()))
+
+    key = ("shard_map transpose", tuple(undefined), tuple(ct_nonzero), name)
+    return cached_program(closed, key, build)
+
+
 def _first_device_only(ct, axes: tuple):
     """The cotangent of an output replicated over `axes` belongs to the
     first device along them (the output is read from there); zeros elsewhere."""
@@ -908,15 +946,16 @@ def _flat_specs(specs, tree, mesh: Mesh, api: str) -> list[PartitionSpec]:
     return [s.spec for s in flat_shardings(named, tree, api)]
 
 
-def _trace_body(f, name: str, mesh: Mesh, in_tree, local: list, out_specs):
-    """f traced on per-device avals with the mesh's axes bound."""
+def _trace_body(f, name: str, mesh: Mesh, manual, in_tree, local: list, out_specs):
+    """f traced on per-device avals with the mesh's manual axes bound."""
     box = {}
 
     def flat_fun(*xs):
         out_leaves, box["tree"] = tree_flatten(f(*tree_unflatten(in_tree, xs)))
         return out_leaves
 
-    with axes_env.bound(mesh.shape):
+    bound = {n: size for n, size in mesh.shape.items() if n in manual}
+    with axes_env.bound(bound):
         sub = trace_sub_program(flat_fun, local, DebugInfo("shard_map", name, ()))
     outs_like = tree_unflatten(box["tree"], [0] * len(sub.out_avals))
     out_flat = _flat_specs(out_specs, outs_like, mesh, "shard_map out_specs")
@@ -968,35 +1007,98 @@ def _check_replication(sub, in_flat, out_flat, out_tree, name: str) -> None:
     )
 
 
+class ShardMapAxisNamesError(ValueError):
+    """shard_map's axis_names naming an axis the mesh lacks, or a spec
+    naming an axis left out of axis_names (an automatic one)."""
+
+
+def _manual_axes(mesh: Mesh, axis_names) -> tuple:
+    if axis_names is None:
+        return mesh.axis_names
+    names = tuple(axis_names)
+    unknown = [n for n in names if n not in mesh.axis_names]
+    if unknown:
+        raise ShardMapAxisNamesError(
+            f"shard_map: axis_names {sorted(names)} names {unknown}, not an axis of "
+            f"the mesh {mesh.shape}{_site()}"
+        )
+    return tuple(n for n in mesh.axis_names if n in names)
+
+
+def _site() -> str:
+    site = user_source_info()
+    return f" (at {site})" if site is not None else ""
+
+
+def _check_manual(specs: list, manual: tuple, what: str) -> None:
+    for spec in specs:
+        extra = sorted(_spec_axes(spec) - set(manual))
+        if extra:
+            raise ShardMapAxisNamesError(
+                f"shard_map: {what} {spec} names {extra}, which axis_names="
+                f"{set(manual)} leaves automatic; a spec may name only manual "
+                f"axes: add {extra[0]!r} to axis_names or drop it from the spec"
+                f"{_site()}"
+            )
+
+
+def _mesh_for(mesh, api: str) -> Mesh:
+    mesh = mesh_in_scope() if mesh is None else mesh
+    if mesh is None:
+        raise MeshNotInScopeError(
+            f"{api}: no mesh given and none in scope; pass mesh=... or call it "
+            f"inside `with olympus.set_mesh(mesh):`{_site()}"
+        )
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"{api}: mesh must be a Mesh, got {type(mesh).__name__}")
+    return mesh
+
+
+class MeshNotInScopeError(ValueError):
+    """shard_map called without mesh= outside `set_mesh`."""
+
+
 def shard_map(
-    f,
-    mesh: Mesh,
-    in_specs,
-    out_specs,
+    f=None,
+    /,
+    mesh: Mesh | None = None,
+    in_specs=None,
+    out_specs=None,
     check_rep: bool = True,
     *,
+    axis_names=None,
     check_vma: bool | None = None,
 ):
     """`f` run on each device of `mesh` with that device's block of every
     argument (`in_specs`: a PartitionSpec per argument, or a pytree prefix);
     `out_specs` assemble the outputs. Inside, collectives (`lax.psum`, ...)
-    name the mesh's axes. With `check_rep` (JAX's name; `check_vma` is the
-    newer one) an output whose out_spec leaves a mesh axis out must be
-    provably equal along it (e.g. a psum over it), else
-    ShardMapReplicationError at trace time.
+    name the mesh's axes. With `check_vma` (JAX's `check_rep` is the old
+    name) an output whose out_spec leaves a mesh axis out must be provably
+    equal along it (e.g. a psum over it), else ShardMapReplicationError at
+    trace time. Without `f` it is a decorator; without `mesh`, the mesh of
+    `set_mesh`. `axis_names` makes only those axes manual: specs name only
+    them, and the body is unsplit (and collectives unbound) along the rest.
 
     >>> P = olympus.sharding.PartitionSpec
     >>> mesh = olympus.make_mesh((1,), ("i",))
-    >>> olympus.shard_map(lambda v: v * 2, mesh, P("i"), P("i"))(jnp.arange(2.0))
+    >>> olympus.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(jnp.arange(2.0))
     Array([0., 2.], dtype=float32)
     """
+    if f is None:
+        return lambda g: shard_map(
+            g, mesh, in_specs, out_specs, check_rep,
+            axis_names=axis_names, check_vma=check_vma,
+        )  # fmt: skip
     name = function_name(f)
     check = check_rep if check_vma is None else check_vma
-    traced: dict = {}  # (tree, local avals, specs) -> (body, out specs, out tree)
+    traced: dict = {}  # (mesh, tree, local avals, specs) -> (body, out specs, tree)
 
     def wrapped(*args):
+        where = _mesh_for(mesh, "shard_map")
+        manual = _manual_axes(where, axis_names)
         leaves, in_tree = tree_flatten(args)
-        in_flat = _flat_specs(in_specs, args, mesh, "shard_map in_specs")
+        in_flat = _flat_specs(in_specs, args, where, "shard_map in_specs")
+        _check_manual(in_flat, manual, "in_specs")
         local = []
         for x, spec in zip(leaves, in_flat):
             aval = (
@@ -1006,19 +1108,20 @@ def shard_map(
                     np.shape(x), dtypes.canonicalize_dtype(np.result_type(x))
                 )
             )
-            shape = NamedSharding(mesh, spec).shard_shape(aval.shape, "shard_map")
+            shape = NamedSharding(where, spec).shard_shape(aval.shape, "shard_map")
             local.append(aval.update(shape=shape))
-        key = (in_tree, tuple(local), tuple(in_flat))
+        key = (where, manual, in_tree, tuple(local), tuple(in_flat))
         entry = traced.get(key)
         if entry is None:
-            entry = _trace_body(f, name, mesh, in_tree, local, out_specs)
+            entry = _trace_body(f, name, where, manual, in_tree, local, out_specs)
+            _check_manual(entry[1], manual, "out_specs")
             if check:
                 _check_replication(entry[0], in_flat, entry[1], entry[2], name)
             if not any(isinstance(c, Tracer) for c in entry[0].consts):
                 traced[key] = entry  # one body per signature: compiled once
         sub, out_flat, out_tree = entry
         return tree_unflatten(
-            out_tree, _bind(sub, leaves, mesh, in_flat, out_flat, name)
+            out_tree, _bind(sub, leaves, where, in_flat, out_flat, name)
         )
 
     wrapped.__name__ = f"shard_map({name})"

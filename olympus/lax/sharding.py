@@ -9,7 +9,7 @@ the same way, and under vmap the batch dimension is left unsplit.
 from __future__ import annotations
 
 from olympus.backends.xla.array import put
-from olympus.backends.xla.sharding import NamedSharding, PartitionSpec
+from olympus.backends.xla.sharding import NamedSharding, PartitionSpec, mesh_in_scope
 from olympus.backends.xla.spmd import sdy_sharding
 from olympus.lax.base import define_primitive
 from olympus.tracer.core import user_source_info
@@ -63,17 +63,26 @@ def with_sharding_constraint(x, shardings):
     Array([2., 2.], dtype=float32)
     """
     leaves, tree = tree_flatten(x)
-    if isinstance(shardings, NamedSharding):
+    if isinstance(shardings, (NamedSharding, PartitionSpec)):
         per_leaf = [shardings] * len(leaves)
     else:
-        per_leaf, _ = tree_flatten(shardings)
+        per_leaf, _ = tree_flatten(
+            shardings, is_leaf=lambda s: isinstance(s, PartitionSpec)
+        )
+    mesh = mesh_in_scope()
+    if mesh is not None:  # a bare PartitionSpec means the mesh set_mesh set
+        per_leaf = [
+            NamedSharding(mesh, s) if isinstance(s, PartitionSpec) else s
+            for s in per_leaf
+        ]
     if len(per_leaf) != len(leaves) or not all(
         isinstance(s, NamedSharding) for s in per_leaf
     ):
         site = user_source_info()
         raise TypeError(
             f"with_sharding_constraint takes a NamedSharding (a mesh and a "
-            f"PartitionSpec) or a pytree of them matching its {len(leaves)} values, "
+            f"PartitionSpec; a bare PartitionSpec inside `with set_mesh(mesh)`) "
+            f"or a pytree of them matching its {len(leaves)} values, "
             f"got {shardings!r}" + (f" (at {site})" if site is not None else "")
         )
     outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]

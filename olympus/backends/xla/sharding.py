@@ -16,6 +16,7 @@ for arrays and Shardy (`sdy`) attributes for the SPMD partitioner.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 import math
 from collections.abc import Sequence
@@ -50,6 +51,32 @@ def _at_user_line() -> str:
 
 
 # ---- partition specs and meshes --------------------------------------------
+class AxisType(enum.Enum):
+    """How a mesh axis is partitioned (JAX's): by the compiler (`Auto`), by
+    the types of values (`Explicit`), or by the user's code (`Manual`, inside
+    shard_map). olympus partitions `Explicit` axes as `Auto` ones (see
+    docs/differences.md)."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _axis_types(axis_types, count: int) -> tuple:
+    if axis_types is None:
+        return (AxisType.Auto,) * count
+    types = (axis_types,) if isinstance(axis_types, AxisType) else tuple(axis_types)
+    if len(types) != count or not all(isinstance(t, AxisType) for t in types):
+        raise MeshShapeError(
+            f"Mesh: axis_types needs one olympus.sharding.AxisType per axis "
+            f"({count}), got {axis_types!r}{_at_user_line()}"
+        )
+    return types
+
+
 class PartitionSpec(tuple):
     """Per array dimension: None (not split), a mesh axis name, or a tuple of
     names (split over their product, the first major). Missing trailing
@@ -89,7 +116,7 @@ class Mesh:
     {'data': 1, 'model': 1}
     """
 
-    def __init__(self, devices, axis_names: Sequence[str]):
+    def __init__(self, devices, axis_names: Sequence[str], axis_types=None):
         grid = np.empty(np.shape(devices), dtype=object)
         grid[...] = devices
         names = tuple(axis_names) if not isinstance(axis_names, str) else (axis_names,)
@@ -106,6 +133,7 @@ class Mesh:
             )
         self.devices = grid
         self.axis_names = names
+        self.axis_types = _axis_types(axis_types, len(names))
 
     @property
     def shape(self) -> dict:
@@ -119,8 +147,29 @@ class Mesh:
     def device_ids(self) -> np.ndarray:
         return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
 
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(self.shape.items())
+
+    @property
+    def abstract_mesh(self):
+        """The mesh without its devices (what `get_abstract_mesh` returns)."""
+        return AbstractMesh(self.devices.shape, self.axis_names, self.axis_types)
+
+    def __enter__(self):
+        _meshes_in_scope.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _meshes_in_scope.pop()
+
     def _key(self) -> tuple:
-        return (self.axis_names, self.devices.shape, tuple(self.devices.flat))
+        return (
+            self.axis_names,
+            self.devices.shape,
+            tuple(self.devices.flat),
+            self.axis_types,
+        )
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Mesh) and self._key() == other._key()
@@ -130,19 +179,119 @@ class Mesh:
 
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
-        return f"Mesh({axes}; devices={self.device_ids.tolist()})"
+        kinds = ""
+        if any(t is not AxisType.Auto for t in self.axis_types):
+            kinds = f", axis_types={self.axis_types!r}"
+        return f"Mesh({axes}{kinds}; devices={self.device_ids.tolist()})"
+
+
+class AbstractMesh:
+    """A mesh's axis names, sizes and types without its devices (JAX's): what
+    code asks of the mesh in scope. `get_abstract_mesh()` outside any mesh
+    gives the empty one."""
+
+    def __init__(self, axis_sizes: tuple = (), axis_names: tuple = (), axis_types=None):
+        self.axis_sizes = tuple(int(n) for n in axis_sizes)
+        self.axis_names = tuple(axis_names)
+        self.axis_types = _axis_types(axis_types, len(self.axis_names))
+
+    shape = property(lambda self: dict(zip(self.axis_names, self.axis_sizes)))
+    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+    size = property(lambda self: math.prod(self.axis_sizes))
+    empty = property(lambda self: not self.axis_names)
+    are_all_axes_explicit = property(
+        lambda self: all(t is AxisType.Explicit for t in self.axis_types)
+    )
+    explicit_axes = property(lambda self: self._of_type(AxisType.Explicit))
+    auto_axes = property(lambda self: self._of_type(AxisType.Auto))
+    manual_axes = property(lambda self: self._of_type(AxisType.Manual))
+
+    def _of_type(self, kind: AxisType) -> tuple:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple:
+        return (self.axis_sizes, self.axis_names, self.axis_types)
+
+    def __repr__(self) -> str:
+        axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
+        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types!r})"
+
+
+# The meshes of enclosing `with set_mesh(m)` / `with m` blocks, innermost last;
+# a global `set_mesh(m)` sets the bottom one.
+_meshes_in_scope: list = [None]
+
+
+def mesh_in_scope() -> Mesh | None:
+    """The mesh `set_mesh` put in scope, or None."""
+    return _meshes_in_scope[-1]
+
+
+class _MeshScope:
+    """What `set_mesh(m)` returns: `m` is already set; leaving the `with`
+    block restores the mesh before it."""
+
+    def __init__(self, mesh: Mesh | None, previous):
+        self.mesh, self.previous = mesh, previous
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _meshes_in_scope[-1] = self.previous
+
+
+def set_mesh(mesh: Mesh | None) -> _MeshScope:
+    """Puts `mesh` in scope (JAX's `jax.set_mesh`): shard_map, reshard, `P`
+    shardings and `out_sharding=` use it. Called bare it sets the mesh until
+    the next call; as `with set_mesh(mesh):` only inside the block.
+
+    >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
+    ...     olympus.sharding.get_abstract_mesh().axis_names
+    ('x',)
+    """
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(
+            f"set_mesh takes a Mesh (olympus.make_mesh) or None, got "
+            f"{type(mesh).__name__}{_at_user_line()}"
+        )
+    previous = _meshes_in_scope[-1]
+    _meshes_in_scope[-1] = mesh
+    return _MeshScope(mesh, previous)
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The mesh in scope without its devices; empty outside `set_mesh`."""
+    mesh = mesh_in_scope()
+    return AbstractMesh() if mesh is None else mesh.abstract_mesh
 
 
 def make_mesh(
-    axis_shapes: Sequence[int], axis_names: Sequence[str], devices=None
+    axis_shapes: Sequence[int],
+    axis_names: Sequence[str],
+    *,
+    devices=None,
+    axis_types=None,
 ) -> Mesh:
-    """A mesh of the given shape over `devices` (all of them by default).
+    """A mesh of the given shape over `devices` (by default the first
+    prod(axis_shapes) devices, as JAX).
 
     >>> olympus.make_mesh((1,), ("data",))
     Mesh('data': 1; devices=[0])
     """
-    devices = client.devices() if devices is None else list(devices)
     shape = tuple(int(s) for s in axis_shapes)
+    if devices is None:
+        devices = client.devices()
+        devices = (
+            devices[: math.prod(shape)] if math.prod(shape) <= len(devices) else devices
+        )
+    devices = list(devices)
     if math.prod(shape) != len(devices):
         raise MeshShapeError(
             f"make_mesh: a mesh of shape {shape} needs {math.prod(shape)} devices, "
@@ -151,7 +300,7 @@ def make_mesh(
         )
     grid = np.empty(len(devices), dtype=object)
     grid[:] = devices
-    return Mesh(grid.reshape(shape), axis_names)
+    return Mesh(grid.reshape(shape), axis_names, axis_types)
 
 
 # ---- tilings ----------------------------------------------------------------

@@ -1,0 +1,247 @@
+"""JAX's current sharding API (issue 28): set_mesh, P, AxisType, reshard,
+shard_map as a decorator, derivatives of loops inside shard_map, uneven specs.
+
+Programs run under olympus and JAX (tests/jax_oracle.py). Tests needing
+several devices run a script in a subprocess with 4 CPU devices for both
+systems (OLYMPUS_NUM_CPU_DEVICES, XLA_FLAGS), each with a bounded timeout.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from jax_oracle import agree
+
+import olympus
+import olympus.numpy  # noqa: F401
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_with_jax(code: str, count: int = 4, timeout: int = 240) -> str:
+    """Runs `code` in a fresh interpreter where both olympus and JAX see
+    `count` CPU devices (`agree` and `run_both` imported); its stdout."""
+    env = dict(
+        os.environ,
+        OLYMPUS_NUM_CPU_DEVICES=str(count),
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={count}",
+        PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "tests")]),
+    )
+    prelude = (
+        "import numpy as np\nfrom jax_oracle import agree, run_both\n"
+        "import olympus, jax\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# ---- reverse mode through loops inside shard_map --------------------------------
+def auto_mesh(ox, shape, names):
+    """A mesh whose axes are all Auto (JAX's make_mesh defaults to Explicit)."""
+    kinds = (ox.sharding.AxisType.Auto,) * len(names)
+    return ox.make_mesh(shape, names, axis_types=kinds)
+
+
+def _loop_grad(ox, w, loop):
+    mesh = auto_mesh(ox, (1,), ("i",))
+    spec = ox.sharding.PartitionSpec("i")
+    body = ox.shard_map(loop(ox), mesh=mesh, in_specs=spec, out_specs=spec)
+    return ox.grad(lambda v: body(v).sum())(w)
+
+
+def _fori(ox):
+    return lambda w: ox.lax.fori_loop(0, 3, lambda i, c: ox.jnp.sin(c) * w, w)
+
+
+def _scan(ox):
+    def f(w):
+        step = lambda c, x: (ox.jnp.cos(c) + x, c * x)  # noqa: E731
+        c, ys = ox.lax.scan(step, w, ox.jnp.stack([w, 2 * w]))
+        return c + ys.sum(0)
+
+    return f
+
+
+def _nested(ox):
+    def f(w):
+        inner = lambda c: ox.lax.fori_loop(0, 2, lambda j, d: ox.jnp.tanh(d) * c, c)  # noqa: E731
+        return ox.lax.fori_loop(0, 2, lambda i, c: inner(c), w) + w
+
+    return f
+
+
+def test_grad_of_loops_inside_shard_map_one_device():
+    w = np.linspace(-1.0, 1.0, 4, dtype=np.float32)
+    for loop in (_fori, _scan, _nested):
+        agree(lambda ox, w: _loop_grad(ox, w, loop), w)
+        agree(lambda ox, w: ox.jit(lambda v: _loop_grad(ox, v, loop))(w), w)
+
+
+def test_grad_of_loops_inside_shard_map_and_pmap_on_four_devices():
+    out = run_with_jax("""
+        w = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
+        def prog(ox, w):
+            mesh = ox.make_mesh((4,), ("i",), axis_types=(ox.sharding.AxisType.Auto,))
+            P = ox.sharding.PartitionSpec
+            loop = lambda v: ox.lax.fori_loop(0, 3, lambda i, c: ox.jnp.sin(c) * v, v)
+            f = ox.shard_map(loop, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+            total = lambda v: ox.lax.psum(loop(v).sum(), "i")
+            g = ox.shard_map(total, mesh=mesh, in_specs=P("i"), out_specs=P())
+            return (ox.grad(lambda v: f(v).sum())(w), ox.jit(ox.grad(g))(w))
+        agree(prog, w)
+        def pm(ox, w):
+            loop = lambda v: ox.lax.fori_loop(0, 3, lambda i, c: ox.jnp.sin(c), v)
+            return ox.grad(lambda v: ox.pmap(loop)(v).sum())(w)
+        agree(pm, w.reshape(4, 2))
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+# ---- the current API: set_mesh, P, AxisType, reshard, shard_map decorator -------
+def test_set_mesh_scopes_the_abstract_mesh():
+    def prog(ox):
+        mesh = ox.make_mesh((1,), ("x",), axis_types=(ox.sharding.AxisType.Explicit,))
+        before = ox.sharding.get_abstract_mesh()
+        with ox.set_mesh(mesh):
+            inside = ox.sharding.get_abstract_mesh()
+        after = ox.sharding.get_abstract_mesh()
+        return (
+            before.axis_names, inside.axis_names, after.axis_names,
+            inside.axis_sizes, inside.shape_tuple, repr(inside.axis_types),
+            mesh.axis_types == (ox.sharding.AxisType.Explicit,),
+        )  # fmt: skip
+
+    agree(prog)
+
+
+def test_set_mesh_as_a_global_setter():
+    """(JAX's global setter cannot be undone, so olympus alone here.)"""
+    mesh = olympus.make_mesh((1,), ("g",))
+    olympus.set_mesh(mesh)
+    try:
+        assert olympus.sharding.get_abstract_mesh().axis_names == ("g",)
+        with olympus.set_mesh(olympus.make_mesh((1,), ("h",))):
+            assert olympus.sharding.get_abstract_mesh().axis_names == ("h",)
+        assert olympus.sharding.get_abstract_mesh().axis_names == ("g",)
+    finally:
+        olympus.set_mesh(None)
+    assert olympus.sharding.get_abstract_mesh().empty
+    with pytest.raises(TypeError, match="set_mesh takes a Mesh"):
+        olympus.set_mesh(("g",))
+
+
+def test_make_mesh_takes_the_first_devices_and_refuses_too_many():
+    agree(lambda ox: len(ox.make_mesh((1,), ("x",)).devices.flat))
+    with pytest.raises(olympus.sharding.MeshShapeError, match="needs 2 devices"):
+        olympus.make_mesh((2,), ("x",))
+    with pytest.raises(olympus.sharding.MeshShapeError, match="AxisType per axis"):
+        olympus.make_mesh((1,), ("x",), axis_types=("auto",))
+
+
+def test_reshard_and_constraint_take_a_bare_spec_under_set_mesh():
+    def prog(ox, x):
+        P = ox.sharding.PartitionSpec
+        explicit = (ox.sharding.AxisType.Explicit,)
+        with ox.set_mesh(ox.make_mesh((1,), ("x",), axis_types=explicit)):
+            a = ox.sharding.reshard(x, P("x"))
+        with ox.set_mesh(auto_mesh(ox, (1,), ("x",))):
+            b = ox.jit(lambda v: ox.lax.with_sharding_constraint(v * 2, P("x")))(x)
+            return a, b, a.sharding.spec == P("x")
+
+    agree(prog, np.arange(4.0, dtype=np.float32))
+    with pytest.raises(olympus.sharding.MeshNotSetError, match="set_mesh"):
+        olympus.sharding.reshard(np.ones(2), olympus.P("x"))
+
+
+def test_shard_map_as_a_decorator_with_the_mesh_in_scope():
+    def prog(ox, x):
+        P = ox.sharding.PartitionSpec
+        with ox.set_mesh(auto_mesh(ox, (1,), ("i",))):
+
+            @ox.shard_map(in_specs=P("i"), out_specs=P(), check_vma=True)
+            def total(v):
+                return ox.lax.psum(v.sum(), "i")
+
+            @ox.jit
+            @ox.shard_map(in_specs=P("i"), out_specs=P("i"), check_vma=False)
+            def double(v):
+                return v * 2
+
+            return total(x), double(x)
+
+    agree(prog, np.arange(4.0, dtype=np.float32))
+    with pytest.raises(olympus.lax.parallel.MeshNotInScopeError, match="set_mesh"):
+        olympus.shard_map(lambda v: v, in_specs=olympus.P(), out_specs=olympus.P())(1.0)
+
+
+def test_shard_map_axis_names_leaves_the_other_axes_automatic():
+    def prog(ox, x):
+        P = ox.sharding.PartitionSpec
+        mesh = auto_mesh(ox, (1, 1), ("i", "j"))
+        f = ox.shard_map(
+            lambda v: ox.lax.psum(v, "i"), mesh=mesh, in_specs=P("i"),
+            out_specs=P(), axis_names={"i"},
+        )  # fmt: skip
+        return ox.jit(f)(x), f(x)
+
+    agree(prog, np.arange(4.0, dtype=np.float32))
+    mesh = olympus.make_mesh((1, 1), ("i", "j"))
+    with pytest.raises(olympus.lax.parallel.ShardMapAxisNamesError, match="'j'"):
+        olympus.shard_map(
+            lambda v: v, mesh=mesh, in_specs=olympus.P("j"), out_specs=olympus.P("j"),
+            axis_names={"i"},
+        )(np.ones(2))  # fmt: skip
+    with pytest.raises(NameError, match="'j'"):  # an automatic axis is unbound
+        olympus.shard_map(
+            lambda v: olympus.lax.psum(v, "j"), mesh=mesh, in_specs=olympus.P(),
+            out_specs=olympus.P(), axis_names={"i"},
+        )(np.ones(2))  # fmt: skip
+
+
+def test_visualize_array_sharding_prints_a_grid(capsys):
+    olympus.debug.visualize_array_sharding(olympus.numpy.ones((2, 3)))
+    assert capsys.readouterr().out.splitlines()[1] == "│ CPU 0 │"
+    with pytest.raises(ValueError, match="1-d and 2-d"):
+        olympus.debug.visualize_array_sharding(olympus.numpy.ones((2, 2, 2)))
+
+
+def test_the_api_on_four_devices():
+    out = run_with_jax("""
+        def prog(ox, x):
+            P = ox.sharding.PartitionSpec
+            kinds = (ox.sharding.AxisType.Auto,) * 2
+            mesh = ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
+            explicit = (ox.sharding.AxisType.Explicit,) * 2
+            with ox.set_mesh(ox.make_mesh((2, 2), ("x", "y"), axis_types=explicit)):
+                a = ox.reshard(x, P("x", "y"))
+            with ox.set_mesh(mesh):
+                f = ox.shard_map(
+                    lambda v: ox.lax.psum(v, "x"), in_specs=P("x"), out_specs=P(),
+                    axis_names={"x"})
+                g = ox.jit(lambda v: ox.lax.with_sharding_constraint(v + 1, P(None, "y")))
+                b = g(x)
+                return (a, tuple(a.sharding.spec), f(x), ox.jit(f)(x), b,
+                        sorted(d.id for d in b.sharding.device_set),
+                        [d.id for d in ox.make_mesh((3,), ("z",)).devices.flat])
+        x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+        agree(prog, x)
+        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        olympus.debug.visualize_array_sharding(
+            olympus.device_put(x, olympus.NamedSharding(mesh, olympus.P("x", "y"))))
+        print("ok")
+    """)
+    assert out.splitlines()[1] == "│ CPU 0 │ CPU 1 │", out
+    assert out.splitlines()[-1] == "ok"
