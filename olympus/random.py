@@ -366,21 +366,23 @@ def _float_dtype(dtype):
 
 def _unit_interval(key, shape: tuple, dtype):
     """Uniform floats in [0, 1)."""
-    return _unit_from_bits(
-        _bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype
-    )
+    return _unit_from_bits(_bits(key, shape, _draw_uint(dtype)), dtype)
+
+
+def _draw_uint(dtype):
+    """The unsigned type of the random bits a float of `dtype` is made from: its
+    own width, but 8 bits for floats of fewer than 8 mantissa bits (JAX's rule)."""
+    width = 8 if _MANTISSA_BITS[dtype.name] < 8 else 8 * dtype.itemsize
+    return np.dtype(f"uint{width}")
 
 
 def _unit_from_bits(raw, dtype):
-    """Random mantissa bits under the exponent of 1.0, minus 1: [0, 1)."""
-    width = dtype.itemsize * 8
-    uint = np.dtype(f"uint{width}")
-    if (
-        aval_of(raw).dtype != uint
-    ):  # 32-bit words for a narrower float: keep the top bits
-        raw = lax.convert_element_type(shift_right_logical(raw, _u32(32 - width)), uint)
-    nmant = _MANTISSA_BITS[dtype.name]
-    mantissa = shift_right_logical(raw, uint.type(width - nmant))
+    """The top mantissa-many of the random bits `raw` under the exponent of
+    1.0, minus 1: [0, 1)."""
+    drawn = 8 * aval_of(raw).dtype.itemsize
+    uint = np.dtype(f"uint{8 * dtype.itemsize}")
+    raw = lax.convert_element_type(raw, uint)
+    mantissa = shift_right_logical(raw, uint.type(drawn - _MANTISSA_BITS[dtype.name]))
     one = np.array(1.0, dtype).view(uint)[()]
     floats = bitcast_convert_type(lax.bitwise_or(mantissa, one), dtype)
     return lax.sub(floats, np.array(1.0, dtype)[()])
@@ -436,9 +438,7 @@ def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0)
 def _normal(key, shape: Sequence[int] = (), dtype=None):
     """Standard normal floats, by inverting the CDF of a uniform in (-1, 1)."""
     dtype, shape = _float_dtype(dtype), _shape(shape)
-    return _normal_from_bits(
-        _bits(key, shape, np.dtype(f"uint{dtype.itemsize * 8}")), dtype
-    )
+    return _normal_from_bits(_bits(key, shape, _draw_uint(dtype)), dtype)
 
 
 def _normal_from_bits(raw, dtype):
@@ -817,7 +817,7 @@ def _draw_each(k0, k1, dtype):
     what bits(k, (), uint{width}) gives for every k."""
     zero = lax.full(aval_of(k0).shape, np.uint32(0))
     y0, y1 = _threefry2x32_jit(k0, k1, zero, zero)
-    return _words_to_bits(y0, y1, np.dtype(f"uint{8 * dtype.itemsize}"))
+    return _words_to_bits(y0, y1, _draw_uint(dtype))
 
 
 def _uniform_each(k0, k1, dtype):
