@@ -83,6 +83,7 @@ from olympus import ad_checkpoint  # noqa: F401
 __version__ = "0.1.0"
 __all__ = [
     "Array",
+    "Device",
     "ShapeDtypeStruct",
     "block_until_ready",
     "clear_caches",
@@ -131,6 +132,7 @@ __all__ = [
     "hint",
     "named_call",
     "named_scope",
+    "numpy_dtype_promotion",
     "pure_callback",
     "remat",
     "typeof",
