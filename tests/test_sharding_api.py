@@ -245,3 +245,42 @@ def test_the_api_on_four_devices():
     """)
     assert out.splitlines()[1] == "│ CPU 0 │ CPU 1 │", out
     assert out.splitlines()[-1] == "ok"
+
+
+# ---- lax.pcast ------------------------------------------------------------------
+def test_pcast_to_varying_passes_the_check_and_keeps_values_and_derivatives():
+    def prog(ox, x):
+        P = ox.sharding.PartitionSpec
+        mesh = auto_mesh(ox, (1,), ("i",))
+        f = ox.shard_map(
+            lambda v: ox.lax.pcast(v * 2, "i", to="varying"), mesh=mesh,
+            in_specs=P(), out_specs=P("i"),
+        )  # fmt: skip
+        loss = lambda v: (f(v) ** 2).sum()  # noqa: E731
+        return f(x), ox.jit(f)(x), ox.grad(loss)(x), ox.vmap(f)(ox.jnp.stack([x, x]))
+
+    agree(prog, np.arange(3.0, dtype=np.float32))
+
+
+def test_pcast_refuses_other_states_and_sets():
+    mesh = olympus.make_mesh((1,), ("i",))
+    P = olympus.P
+    body = lambda v: olympus.lax.pcast(v, "i", to="reduced")  # noqa: E731
+    with pytest.raises(olympus.lax.parallel.PcastError, match="'varying'"):
+        olympus.shard_map(body, mesh=mesh, in_specs=P(), out_specs=P())(np.ones(2))
+    with pytest.raises(TypeError, match="str or a tuple"):
+        olympus.lax.pcast(np.ones(2), {"i"}, to="varying")
+
+
+def test_pcast_on_four_devices_transposes_as_jax():
+    out = run_with_jax("""
+        def prog(ox, w, x):
+            P = ox.sharding.PartitionSpec
+            mesh = ox.make_mesh((4,), ("i",), axis_types=(ox.sharding.AxisType.Auto,))
+            f = ox.shard_map(lambda w, x: ox.lax.pcast(w, "i", to="varying") * x,
+                             mesh=mesh, in_specs=(P(), P("i")), out_specs=P("i"))
+            return f(w, x), ox.grad(lambda w: (f(w, x) ** 2).sum())(w)
+        agree(prog, np.float32(1.5), np.arange(8.0, dtype=np.float32))
+        print("ok")
+    """)
+    assert out.strip() == "ok"

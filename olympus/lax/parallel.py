@@ -521,6 +521,60 @@ for _prim in (psum_scatter_p, ppermute_p, all_to_all_p, axis_index_p):
     replication.introduced[_prim.name] = lambda params: frozenset([params["axis_name"]])
 
 
+# ---- pvary: a value declared varying along axes (only the replication check sees it) --
+pvary_p = define_primitive("pvary", lambda x, *, axes: x, lambda ctx, x, *, axes: x)
+pvary_p.def_impl(lambda x, *, axes: x)
+defjvp_linear(pvary_p)
+# olympus's values carry no varying-axes type: an invariant input's cotangent
+# is already summed at the shard_map boundary, so pvary transposes to itself.
+transpose_rules[pvary_p] = lambda ct, x, *, axes: [ct]
+batch_rules[pvary_p] = lambda axis_size, vals, dims, *, axes: (vals[0], dims[0])
+
+
+def _vmap_pvary(axis_name, size, vals, dims, *, axes):
+    rest = tuple(a for a in axes if a != axis_name)
+    return (pvary_p.bind(vals[0], axes=rest) if rest else vals[0]), dims[0]
+
+
+axis_batch_rules[pvary_p] = _vmap_pvary
+replication.rules[pvary_p.name] = lambda params, operands: [
+    operands[0] | frozenset(params["axes"])
+]
+
+
+class PcastError(ValueError):
+    """lax.pcast to a state olympus does not have ('reduced', 'unreduced')."""
+
+
+def pcast(x, axis_name, *, to: str):
+    """`x` (a pytree) cast to vary along `axis_name` (JAX's `lax.pcast(...,
+    to='varying')`, the old `lax.pvary`): the value is unchanged; shard_map's
+    replication check then treats it as differing between devices there.
+
+    >>> P = olympus.sharding.PartitionSpec
+    >>> mesh = olympus.make_mesh((1,), ("i",))
+    >>> f = lambda v: lax.pcast(v, "i", to="varying")
+    >>> olympus.shard_map(f, mesh=mesh, in_specs=P(), out_specs=P("i"))(jnp.ones(2))
+    Array([1., 1.], dtype=float32)
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name must be a str or a tuple, got {axis_name}")
+    if not axis_name:
+        return x
+    if to != "varying":
+        raise PcastError(
+            f"pcast(to={to!r}): olympus casts only to 'varying' (it has no reduced "
+            f"or unreduced types); to sum over {axis_name!r} use lax.psum{_site()}"
+        )
+    axes = _axes(axis_name, "pcast")
+    return tree_map(lambda v: pvary_p.bind(v, axes=axes), x)
+
+
+def pvary(x, axis_name):
+    """`pcast(x, axis_name, to='varying')` (JAX's name before 0.10)."""
+    return pcast(x, axis_name, to="varying")
+
+
 # ---- the public collectives ------------------------------------------------------------
 def psum(x, axis_name):
     """The sum of `x` (a pytree) over the devices along `axis_name` (a mesh
