@@ -44,6 +44,7 @@ class Layout:
 class Format:
     """A layout together with a sharding (JAX's `Format(layout, sharding)`).
 
+    >>> from olympus.experimental.layout import Format, Layout
     >>> Format(Layout(), None).layout
     Layout(major_to_minor=None)
     """
