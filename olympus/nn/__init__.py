@@ -84,9 +84,18 @@ def _relu_jvp(primals, tangents):
     return relu(x), jnp.where(x > 0, t, jnp.zeros_like(t))
 
 
+@custom_jvp
 def relu6(x):
-    """min(max(x, 0), 6)."""
-    return jnp.minimum(relu(x), 6.0)
+    """min(max(x, 0), 6); its derivative at 0 and at 6 is taken as 0 (JAX's)."""
+    return jnp.minimum(jnp.maximum(jnp.asarray(x), 0.0), 6.0)
+
+
+@relu6.defjvp
+def _relu6_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    x = jnp.asarray(x)
+    inside = (x > 0) & (x < 6)
+    return relu6(x), jnp.where(inside, t, jnp.zeros_like(t))
 
 
 def leaky_relu(x, negative_slope: float = 1e-2):
@@ -125,9 +134,9 @@ def _is_float(x) -> bool:
 
 
 def softplus(x):
-    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never sees a positive number."""
-    x = jnp.asarray(x)
-    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    """log(1 + exp(x)) = logaddexp(x, 0), as JAX: exp never overflows, and the
+    derivative is sigmoid(x) everywhere (1/2 at 0)."""
+    return jnp.logaddexp(jnp.asarray(x), 0.0)
 
 
 def log_sigmoid(x):
@@ -157,7 +166,9 @@ hard_swish = hard_silu
 
 
 def hard_tanh(x):
-    return jnp.clip(jnp.asarray(x), -1.0, 1.0)
+    """x clipped to [-1, 1]; the derivative is 1 on the closed interval (JAX's)."""
+    x = jnp.asarray(x)
+    return jnp.where(x > 1, 1.0, jnp.where(x < -1, -1.0, x)).astype(x.dtype)
 
 
 def soft_sign(x):
@@ -180,11 +191,13 @@ def squareplus(x, b=4):
     Array([1.], dtype=float32)
     """
     x = jnp.asarray(x)
-    below = jnp.minimum(x, 0.0)  # each branch sees only its own side, so
-    above = jnp.maximum(x, 0.0)  # neither divides by a cancelled difference
+    # Each branch sees only its own side, so neither divides by a cancelled
+    # difference; at 0 the derivative is the positive branch's 1/2 (JAX's).
+    below = jnp.where(x < 0, x, jnp.zeros_like(x))
+    above = jnp.where(x < 0, jnp.zeros_like(x), x)  # NaN stays on this side
     negative = b / (2 * (jnp.sqrt(below * below + b) - below))
     positive = (above + jnp.sqrt(above * above + b)) / 2
-    return jnp.where(x >= 0, positive, negative)
+    return jnp.where(x < 0, negative, positive)
 
 
 def sparse_plus(x):

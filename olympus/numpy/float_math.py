@@ -12,6 +12,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.lax.custom_derivatives import custom_jvp
 from olympus.numpy import ufuncs
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
@@ -84,16 +85,13 @@ def fabs(x):
     return lax.abs(x)
 
 
-def _nan_ignoring(name: str, pick):
+def _nan_ignoring(name: str, wins):
     def fn(x1, x2):
         x1, x2 = as_arrays(x1, x2)
-        out = pick(x1, x2)
-        if not dtypes.is_inexact(aval_of(out).dtype):
-            return out
-        # NaN in one operand yields the other operand; NaN in both stays NaN.
-        return ufuncs.where(
-            ufuncs.isnan(x2), x1, ufuncs.where(ufuncs.isnan(x1), x2, out)
-        )
+        # JAX's where(x1 wins | isnan(x2), x1, x2): NaN only where both are NaN,
+        # and a tie takes x2, whose tangent it then carries whole.
+        take_x1 = ufuncs.logical_or(wins(x1, x2), ufuncs.isnan(x2))
+        return ufuncs.where(take_x1, x1, x2)
 
     fn.__name__ = name
     fn.__doc__ = (
@@ -102,8 +100,8 @@ def _nan_ignoring(name: str, pick):
     return fn
 
 
-fmax = _nan_ignoring("fmax", ufuncs.maximum)
-fmin = _nan_ignoring("fmin", ufuncs.minimum)
+fmax = _nan_ignoring("fmax", ufuncs.greater)
+fmin = _nan_ignoring("fmin", ufuncs.less)
 
 
 def float_power(x1, x2):
@@ -128,12 +126,24 @@ def logaddexp2(x1, x2):
     x1, x2 = as_arrays(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
         return ufuncs.complex_logaddexp(x1, x2, math.log(2))
+    return _real_logaddexp2(x1, x2)
+
+
+@custom_jvp
+def _real_logaddexp2(x1, x2):
     larger = ufuncs.maximum(x1, x2)
     gap = lax.neg(lax.abs(lax.sub(x1, x2)))
     ln2 = scalar_like(gap, math.log(2))
     out = lax.add(larger, lax.div(lax.log1p(lax.exp(lax.mul(gap, ln2))), ln2))
     # Equal infinities make the gap NaN (inf - inf); the answer is that infinity.
     return ufuncs.where(lax.ne(gap, gap), larger, out)
+
+
+@_real_logaddexp2.defjvp
+def _real_logaddexp2_jvp(primals, tangents):
+    """JAX's: t * 2**(x - out) per operand (1/2 each at a tie)."""
+    out = _real_logaddexp2(*primals)
+    return out, ufuncs._log_add_tangent(primals, tangents, out, lax.exp2)
 
 
 def cbrt(x):

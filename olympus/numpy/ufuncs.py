@@ -7,6 +7,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.backends.xla.array import Array
+from olympus.lax.custom_derivatives import custom_jvp
 from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
@@ -627,15 +628,43 @@ def hypot(x1, x2):
 
 
 def logaddexp(x1, x2):
-    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|))."""
+    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)).
+    Its derivative is JAX's: exp(x - out) for each operand, so 1/2 each at a
+    tie and 1 for an infinite operand (not the kinks of max and abs)."""
     x1, x2 = prepare(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
         return complex_logaddexp(x1, x2, 1.0)
+    return _real_logaddexp(x1, x2)
+
+
+@custom_jvp
+def _real_logaddexp(x1, x2):
     larger = lax.max(x1, x2)
     gap = lax.neg(lax.abs(lax.sub(x1, x2)))
     out = lax.add(larger, lax.log1p(lax.exp(gap)))
     # Equal infinities make the gap nan (inf - inf); the answer is that infinity.
     return lax.select(lax.ne(gap, gap), larger, out)
+
+
+@_real_logaddexp.defjvp
+def _real_logaddexp_jvp(primals, tangents):
+    out = _real_logaddexp(*primals)
+    return out, _log_add_tangent(primals, tangents, out, lax.exp)
+
+
+def _log_add_tangent(primals, tangents, out, power):
+    """sum of t * power(x - out) with +inf read as 0 (JAX's rule for
+    logaddexp/logaddexp2): an infinite operand gets the whole tangent."""
+
+    def finite(v):
+        inf = lax.full_like(v, scalar_like(v, np.inf))
+        return lax.select(lax.eq(v, inf), lax.full_like(v, scalar_like(v, 0)), v)
+
+    shares = [
+        lax.mul(t, power(lax.sub(finite(x), finite(out))))
+        for x, t in zip(primals, tangents)
+    ]
+    return lax.add(*shares)
 
 
 def complex_logaddexp(x1, x2, log_base: float):
