@@ -296,3 +296,13 @@ def test_bitcast_convert_type_between_widths_as_jax(old, new, shape):
         agree(lambda ox, x: ox.jit(lambda x: cast(ox, x))(x), x)
         if shape:
             agree(lambda ox, x: ox.vmap(lambda x: cast(ox, x))(x), x)
+
+
+def test_igamma_grad_a_is_nan_outside_its_domain_as_jax():
+    a = np.array(
+        [np.nan, -0.0, np.inf, 1, 1, -1, 0, 2, 2, 2, np.inf, 3, 2.5], np.float32
+    )
+    x = np.array([np.inf, -2.5, -np.inf, np.nan, -1, 1, 1, np.inf, 0, 1e-30, 1, -0.0, 1.5], np.float32)  # fmt: skip
+    agree(lambda ox, a, x: ox.lax.igamma_grad_a(a, x), a, x)
+    agree(lambda ox, a, x: ox.jit(ox.lax.igamma_grad_a)(a, x), a, x)
+    agree(lambda ox, a, x: ox.vmap(ox.lax.igamma_grad_a)(a, x), a, x)

@@ -314,14 +314,19 @@ def _random_gamma_grad_definition(a, x):
 
 @_computed_in_float32
 def _igamma_grad_a_definition(a, x):
-    """dP/da = -(dx/da) p(x; a); 0 at x = 0 and x = inf."""
+    """dP/da = -(dx/da) p(x; a); 0 at x = 0; NaN (as JAX) outside a > 0,
+    x >= 0, both finite."""
     a, x = _common_shape(a, x)
     inside = lax.bitwise_and(lax.gt(x, _c(0.0, x)), lax.lt(x, _c(np.inf, x)))
     safe_x = _where(inside, x, _full(1.0, x))
     grad = lax.neg(
         lax.mul(_random_gamma_grad_definition(a, safe_x), _igamma_density(a, safe_x))
     )
-    return _where(inside, grad, _full(0.0, x))
+    valid = lax.bitwise_and(
+        lax.bitwise_and(lax.gt(a, _c(0.0, a)), lax.lt(a, _c(np.inf, a))),
+        lax.bitwise_and(lax.ge(x, _c(0.0, x)), lax.lt(x, _c(np.inf, x))),
+    )
+    return _where(valid, _where(inside, grad, _full(0.0, x)), _full(np.nan, x))
 
 
 # ---- the incomplete beta function -------------------------------------------

@@ -470,8 +470,12 @@ def check_jax_oracle(program) -> None:
     tolerance = JAX_TOLERANCE[getattr(program, "float_dtype", "float32")]
     with jax_oracle.x64(getattr(program, "x64", False)):
         args = program.arguments()
+        # Each system's own Arrays: on NumPy inputs `a * a` would be NumPy's op.
         ours = _against_jax(
-            "program", lambda ns, *xs: program.function_in(ns)(*xs), args, tolerance
+            "program",
+            lambda ns, *xs: program.function_in(ns)(*map(ns.jnp.asarray, xs)),
+            args,
+            tolerance,
         )
         batched, axes = _batched_arguments(program)
         _against_jax(

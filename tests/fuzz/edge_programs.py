@@ -123,7 +123,8 @@ class EdgeProgram(Program):
             "    exec(HOST, scope)\n    exec(SOURCE, scope)\n"
             "    return scope['program']\n\n\n"
             f"args = [{args}]\nwith x64({self.x64}):\n"
-            "    ours, theirs = run_both(lambda ns, *a: build(ns)(*a), *args)\n"
+            "    ours, theirs = run_both(\n"
+            "        lambda ns, *a: build(ns)(*map(ns.jnp.asarray, a)), *args\n    )\n"
             "    print(ours, theirs, differences(ours, theirs), sep='\\n')\n"
         )
 
