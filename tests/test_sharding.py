@@ -415,7 +415,7 @@ def test_bad_input_errors_name_api_shapes_and_line_four_devices():
         case("ShardingShapeError", "device_put: NamedSharding", lambda: put(jnp.ones((4, 6)), NamedSharding(mesh, P(None, ("x", "y")))))
         case("ShardingShapeError", "array of shape (3,) into 2 pieces, but 3 is not divisible by 2", lambda: olympus.jit(lambda a: a, in_shardings=s)(jnp.ones(3)))
         case("ShardingShapeError", "jit out_shardings", lambda: olympus.jit(lambda a: a[:3], out_shardings=s)(jnp.ones(4)))
-        case("OlympusTypeError", "with_sharding_constraint: NamedSharding", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a[:3], s))(jnp.ones(4)))
+        case("OlympusTypeError", "with_sharding_constraint: PartitionSpec('x', 'y') has 2 entries", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P("x", "y"))))(jnp.ones(4)))
         case("TypeError", "with_sharding_constraint takes a NamedSharding", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a, P("x")))(jnp.ones(4)))
         case("ShardingShapeError", "shard_map: NamedSharding", lambda: sm(lambda a: a)(jnp.ones(3)))
         case("ShardingShapeError", "shard_map: PartitionSpec('x') has 1 entries, more than the 0 dimensions", lambda: sm(lambda a: a.sum())(jnp.ones(4)))

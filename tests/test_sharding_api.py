@@ -284,3 +284,42 @@ def test_pcast_on_four_devices_transposes_as_jax():
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+# ---- uneven shardings -----------------------------------------------------------
+def test_uneven_specs_as_jax_on_four_devices():
+    """JAX pads a spec that does not divide a dimension only inside a program
+    (with_sharding_constraint; the result comes back replicated); device_put,
+    jit in/out_shardings and shard_map refuse it."""
+    out = run_with_jax("""
+        def prog(ox, x, case):
+            P = ox.sharding.PartitionSpec
+            mesh = ox.make_mesh((2,), ("x",), axis_types=(ox.sharding.AxisType.Auto,))
+            s = ox.NamedSharding(mesh, P("x"))
+            wsc = ox.lax.with_sharding_constraint
+            run = {
+                "inside": lambda: ox.jit(lambda v: wsc(v, s) * 2)(x),
+                "output": lambda: ox.jit(lambda v: wsc(v * 2, s))(x),
+                "reduced": lambda: ox.jit(lambda v: wsc(v * 2, s).sum(0))(x),
+                "grad": lambda: ox.grad(lambda v: ox.jit(lambda w: wsc(w, s))(v).sum())(x),
+                "vmap": lambda: ox.jit(ox.vmap(lambda v: wsc(v * 2, ox.NamedSharding(
+                    mesh, P(None))))) (x),
+                "device_put": lambda: ox.device_put(x, s),
+                "eager": lambda: wsc(x, s),
+                "in_shardings": lambda: ox.jit(lambda v: v + 1, in_shardings=s)(x),
+                "out_shardings": lambda: ox.jit(lambda v: v + 1, out_shardings=s)(x),
+                "shard_map": lambda: ox.shard_map(lambda v: v, mesh=mesh,
+                                                  in_specs=P("x"), out_specs=P("x"))(x),
+            }[case]
+            r = run()
+            return r, tuple(r.sharding.spec) if hasattr(r.sharding, "spec") else None
+        x = np.arange(15.0, dtype=np.float32).reshape(5, 3)
+        for case in ["inside", "output", "reduced", "grad", "vmap", "device_put",
+                     "eager", "in_shardings", "out_shardings", "shard_map"]:
+            ours, theirs = run_both(prog, x, case)
+            print(case, type(ours).__name__, type(theirs).__name__)
+            agree(prog, x, case)
+        print("ok")
+    """)
+    assert out.splitlines()[-1] == "ok", out
+    assert "inside tuple tuple" in out and "device_put Raised Raised" in out, out
