@@ -74,6 +74,17 @@ def test_dynamic_slice_without_wrapping():
     )
 
 
+@pytest.mark.parametrize(
+    "starts",
+    [(np.int8(1), 1), (np.int8(1), np.int8(1)), (1, np.uint8(1)), (True, 1),
+     (0.0, 1), (np.int64(1), np.int32(1)), (np.int16(-1), np.int16(-1))],
+    ids=repr,
+)  # fmt: skip
+def test_dynamic_slice_start_dtypes(starts):
+    agree(lambda ox, x: ox.lax.dynamic_slice(x, starts, (2, 2)), X34)
+    agree(lambda ox, x: ox.lax.dynamic_update_slice(x, x[:2, :2], starts), X34)
+
+
 # ---- x.at[i] with an out-of-range index: dropped, or clipped with mode="clip" ----
 _UPDATES = ["set", "add", "multiply", "mul", "min", "max", "divide", "power"]
 

@@ -472,14 +472,14 @@ def _np_pad(x, value, config):
 def _np_dynamic_slice(x, *starts_and_sizes):
     n = x.ndim
     starts, sizes = starts_and_sizes[:n], starts_and_sizes[n]
-    starts = [int(np.clip(s, 0, d - z)) for s, d, z in zip(starts, x.shape, sizes)]
+    starts = [int(np.clip(s + d * (s < 0), 0, d - z))  # negatives count from the end
+              for s, d, z in zip(starts, x.shape, sizes)]  # fmt: skip
     return x[tuple(slice(s, s + z) for s, z in zip(starts, sizes))]
 
 
 def _np_dynamic_update_slice(x, update, *starts):
-    starts = [
-        int(np.clip(s, 0, d - u)) for s, d, u in zip(starts, x.shape, update.shape)
-    ]
+    starts = [int(np.clip(s + d * (s < 0), 0, d - u))
+              for s, d, u in zip(starts, x.shape, update.shape)]  # fmt: skip
     out = x.copy()
     out[tuple(slice(s, s + u) for s, u in zip(starts, update.shape))] = update
     return out
@@ -686,7 +686,7 @@ def _shape_cases() -> list[Case]:
             _arrays((rand_normal, (0,), F32), (rand_normal, (), F32)),
         )
     )
-    for start, label in [(1, "in-bounds"), (4, "clamped"), (-2, "negative-clamped")]:
+    for start, label in [(1, "in-bounds"), (4, "clamped"), (-2, "negative-from-end")]:
         cases.append(
             Case(
                 "dynamic_slice",

@@ -714,6 +714,31 @@ class NegativeStartError(ValueError):
     """A static negative start given to a dynamic slice that may not wrap it."""
 
 
+class StartIndexTypeError(TypeError):
+    """Start indices of a dynamic slice that are not integers of one dtype."""
+
+
+def _start_dtype(index):
+    """The dtype a start index counts in: Python ints take the default int."""
+    if isinstance(index, int) and not isinstance(index, bool):
+        return np.dtype(dtypes.default_int_dtype())
+    if isinstance(index, (np.generic, bool)):
+        return np.dtype(dtypes.canonicalize_dtype(np.asarray(index).dtype))
+    return np.dtype(aval_of(index).dtype)
+
+
+def _check_start_dtypes(api: str, start_indices) -> None:
+    """As JAX: every start an integer, all of one dtype (Python ints count as
+    the default int), so no start is silently converted."""
+    found = [_start_dtype(i) for i in start_indices]
+    if any(not dtypes.is_integer(d) for d in found) or len(set(found)) > 1:
+        raise StartIndexTypeError(
+            f"{api}: start indices must be integers of one dtype, got "
+            f"{', '.join(d.name for d in found)}; convert them first, e.g. "
+            f"with jnp.int32(i)"
+        )
+
+
 def _wrapped_start(index, size: int):
     """A start index with a negative value counted from the end (JAX's
     `allow_negative_indices`): `index + size` where `index < 0`. Out-of-range
@@ -738,6 +763,7 @@ def _wrapped_starts(shape, start_indices, allow_negative_indices) -> list:
             f"lax.dynamic_slice: {len(start_indices)} start indices for an operand "
             f"of rank {len(shape)} (shape {shape}); pass one start per axis"
         )
+    _check_start_dtypes("lax.dynamic_slice", start_indices)
     if isinstance(allow_negative_indices, bool):
         allow_negative_indices = [allow_negative_indices] * len(shape)
     for i, n, wrap in zip(start_indices, shape, allow_negative_indices):

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from olympus import lax
+from olympus.lax import ops as lax_ops
 from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
@@ -212,7 +213,7 @@ def _dynamic_index(x, dynamic: dict):
         else:
             starts.append(np.int32(0))
             sizes.append(size)
-    return lax.dynamic_slice(x, starts, sizes, allow_negative_indices=False)
+    return lax_ops.dynamic_slice(x, starts, sizes)
 
 
 def _wrapped(i, size: int):
@@ -609,9 +610,9 @@ def _update_basic(x, idx, values, combine=None, mode: str = "drop"):
         for d, size in enumerate(aval.shape)
     ]
     sizes = [1 if d in plan.dynamic else size for d, size in enumerate(aval.shape)]
-    slab = lax.dynamic_slice(x, starts, sizes, allow_negative_indices=False)
+    slab = lax_ops.dynamic_slice(x, starts, sizes)
     slab = _scatter_static(slab, new, plan)
-    out = lax.dynamic_update_slice(x, slab, starts, allow_negative_indices=False)
+    out = lax_ops.dynamic_update_slice(x, slab, starts)
     if mode == "drop":
         inside = _in_bounds(plan.dynamic, aval.shape)
         return lax.select(lax.broadcast_in_dim(inside, aval.shape, ()), out, x)
