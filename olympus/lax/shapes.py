@@ -640,8 +640,13 @@ transpose_rules[rev_p] = lambda ct, x, *, dimensions: [
 
 # ---- the array operations of autodiff's tangent algebra (transforms/ad_util.py) ----
 def _zeros(aval: ShapedArray):
-    """Zeros of `aval`: a broadcast scalar (a literal in the IR)."""
+    """Zeros of `aval`: a broadcast scalar (a literal in the IR), weak where
+    `aval` is, as JAX's (so a weak primal's cotangent stays weak)."""
     zero = np.zeros((), aval.dtype)[()]
+    if aval.weak_type and aval.dtype.kind in "fc":
+        python_zero = 0.0 if aval.dtype.kind == "f" else 0j
+        if aval_of(python_zero).dtype == aval.dtype:
+            zero = python_zero
     return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=())
 
 

@@ -164,7 +164,8 @@ def _public_caller() -> str:
         module = frame.f_globals.get("__name__", "")
         public = not name.startswith(("_", "<"))
         if module.startswith("olympus.numpy") and public:
-            return name
+            submodule = module.rsplit(".", 1)[-1]
+            return f"{submodule}.{name}" if submodule in ("linalg", "fft") else name
         frame = frame.f_back
     return "function"
 

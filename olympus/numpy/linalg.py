@@ -94,8 +94,9 @@ class SVDResult(NamedTuple):
 
 
 def _inexact(a):
-    """`a` as an array of an inexact dtype (integers become the default float)."""
-    a = _core.asarray(a)
+    """`a` as an array of an inexact dtype (integers become the default float);
+    a list is refused, as JAX's linalg refuses it."""
+    a = _core.asarray(_core.to_operand(a))
     if not dtypes.is_inexact(a.dtype):
         a = lax.convert_element_type(a, dtypes.canonicalize_dtype(np.float64))
     return a
