@@ -67,6 +67,8 @@ X = np.array([3, 1, 4, 1, 5, 9], F32)
         lambda ox: ox.jnp.meshgrid(X[:2], X[:3]),
         lambda ox: ox.jnp.broadcast_arrays(X, 1.0),
         lambda ox: ox.lax.sort([X, X], num_keys=1),
+        lambda ox: ox.jnp.ogrid[0:2, 0:3],
+        lambda ox: ox.jnp.ogrid[0:2],
     ],
 )
 def test_container_types(program):

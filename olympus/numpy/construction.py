@@ -209,7 +209,7 @@ class _Grid:
                 if self.sparse
                 else lax.broadcast_in_dim(a, shape, tuple(range(len(shape))))
             )
-        return tuple(grids) if self.sparse else stack(grids)
+        return list(grids) if self.sparse else stack(grids)  # a list, as JAX's
 
 
 mgrid = _Grid(sparse=False)
