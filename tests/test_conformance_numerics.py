@@ -393,3 +393,42 @@ def test_clip_and_reduction_gradients_with_ties():
     agree(lambda ox: ox.grad(ox.jnp.ptp)(np.array([1.0, 1.0, 3.0, 3.0], np.float32)))
     agree(lambda ox: ox.grad(ox.jnp.prod)(np.array([0.0, 2.0, 0.0], np.float32)))
     agree(lambda ox: ox.grad(lambda x: ox.lax.cummax(x).sum())(ties))
+
+
+# --- the grid: reductions x dtypes x edge values ---------------------------------
+
+_REDUCTIONS = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin",
+               "cumsum", "cumprod", "nansum", "nanmean", "all", "any", "ptp", "average"]  # fmt: skip
+_GRID_DTYPES = ["float16", "bfloat16", "float32", "int8", "uint8", "int32", "bool"]
+_EDGES = ["plain", "nan", "inf", "negzero", "empty"]
+
+
+def _grid_values(dtype, edge):
+    import ml_dtypes
+
+    base = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    if edge == "nan":
+        base[0, 1] = np.nan
+    elif edge == "inf":
+        base[1, 0], base[0, 2] = np.inf, -np.inf
+    elif edge == "negzero":
+        base[:] = -0.0
+    elif edge == "empty":
+        base = base[:, :0]
+    if dtype == "bool":
+        return base != 0
+    if dtype in ("int8", "uint8", "int32"):
+        base = np.abs(base) if dtype == "uint8" else base
+        return base.astype(dtype)
+    return base.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+
+
+@pytest.mark.parametrize("name", _REDUCTIONS)
+def test_reduction_grid(name):
+    for dtype in _GRID_DTYPES:
+        for edge in _EDGES:
+            if edge in ("nan", "inf", "negzero") and dtype not in _HALVES + ["float32"]:
+                continue
+            x = _grid_values(dtype, edge)
+            for axis in (None, 1):
+                agree(lambda ox: getattr(ox.jnp, name)(x, axis=axis))

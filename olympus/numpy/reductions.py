@@ -581,7 +581,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
 # ---- cumulative reductions ----------------------------------------------------
 def _cumulative(name: str, lax_fn, accumulate: bool):
     """NumPy's running reduction: lax's along one axis (the flattened array if
-    `axis` is None), in the accumulation dtype NumPy picks for sum and prod."""
+    `axis` is None), in the dtype JAX keeps (`_running_dtype`)."""
 
     def fn(a, axis=None, dtype=None):
         a = to_operand(a)
@@ -589,7 +589,7 @@ def _cumulative(name: str, lax_fn, accumulate: bool):
             a, axis = lax.reshape(a, (aval_of(a).size,)), 0
         aval = aval_of(a)
         axis = normalize_axis(axis, aval.ndim)
-        target = _accumulation_dtype(aval, dtype) if accumulate else aval.dtype
+        target = _running_dtype(aval, dtype) if accumulate else aval.dtype
         if target != aval.dtype:
             a = lax.convert_element_type(a, target)
         return lax_fn(a, axis)
@@ -597,6 +597,16 @@ def _cumulative(name: str, lax_fn, accumulate: bool):
     fn.__name__ = f"cum{name}"
     fn.__doc__ = f"Running {name} along `axis` (the flattened array if None)."
     return fn
+
+
+def _running_dtype(aval, dtype):
+    """cumsum/cumprod keep small ints as they are (JAX, unlike NumPy and sum);
+    only booleans count in the default int."""
+    if dtype is not None:
+        return dtypes.canonicalize_dtype(dtype)
+    if aval.dtype == dtypes.bool_:
+        return dtypes.default_int_dtype()
+    return aval.dtype
 
 
 cumsum = _cumulative("sum", lax.cumsum, accumulate=True)
