@@ -501,3 +501,21 @@ def test_reference_interpreter_agrees():
         np.testing.assert_array_equal(
             np.asarray(reference_call(f, X34)), np.asarray(olympus.jit(f)(X34))
         )
+
+
+def test_updates_keep_weak_type_and_dtypes():
+    def program(ox, i8):
+        weak = ox.jnp.asarray(3.0)[None]
+        a = ox.jnp.asarray(i8)
+        return (
+            ox.jnp.asarray(3.0).at[()].set(1.0),
+            weak.at[0].add(1),
+            weak.at[0].divide(2),
+            weak.at[ox.jnp.array([0])].max(5.0),
+            a.at[1].set(2),
+            a.at[ox.jnp.array([1, 1])].mul(3),
+            a.at[np.uint8(2)].get(),
+            a[np.array([0, -1], np.int64)],
+        )
+
+    agree(program, np.arange(12, dtype=np.int8).reshape(3, 4))

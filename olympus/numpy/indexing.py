@@ -24,6 +24,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.lax import ops as lax_ops
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
@@ -716,13 +717,17 @@ class IndexUpdateRef:
 
     def _update(self, values, scatter_fn, combine, mode=None):
         mode = _update_mode(f"x.at[...].{scatter_fn.__name__}", mode)
-        shape = aval_of(to_operand(self.array)).shape
+        aval = aval_of(to_operand(self.array))
         x, index = _normalized(self.array, self.index)
         if has_int_array(index):
             out = _scatter_update(x, index, values, scatter_fn, mode)
         else:
             out = _update_basic(x, index, values, combine, mode)
-        return lax.reshape(out, shape) if aval_of(out).shape != shape else out
+        if aval_of(out).shape != aval.shape:
+            out = lax.reshape(out, aval.shape)
+        if aval.weak_type and not aval_of(out).weak_type:  # JAX keeps x's weak type
+            out = convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
+        return out
 
     def get(
         self,
@@ -765,10 +770,7 @@ class IndexUpdateRef:
             _is_bool_mask(e) or _is_scalar_mask(e)
             for e in (self.index if isinstance(self.index, tuple) else (self.index,))
         ):
-            update_mode = _update_mode("x.at[...].divide", mode)
-            return _update_basic(
-                self.array, self.index, values, ufuncs.divide, update_mode
-            )
+            return self._update(values, lax.scatter_mul, ufuncs.divide, mode)
         reciprocal = ufuncs.divide(1, values)
         return self._update(reciprocal, lax.scatter_mul, ufuncs.multiply, mode)
 
