@@ -301,6 +301,13 @@ def test_donate_argnames_donates_the_named_positional_arguments():
     x, y = jnp.ones(2), jnp.ones(2)
     np.testing.assert_array_equal(f(x, y), [2.0, 2.0])
     assert not x.is_deleted() and y.is_deleted()
+    x, y = jnp.ones(2), jnp.ones(2)  # by keyword, donated too (as JAX)
+    np.testing.assert_array_equal(f(x, y=y), [2.0, 2.0])
+    assert not x.is_deleted() and y.is_deleted()
+    g = olympus.jit(lambda x, y: x + y, donate_argnums=0)
+    x, y = jnp.ones(2), jnp.ones(2)
+    np.testing.assert_array_equal(g(y=y, x=x), [2.0, 2.0])
+    assert x.is_deleted() and not y.is_deleted()
     with pytest.raises(ValueError, match="donate_argnames names 'z'"):
         olympus.jit(lambda x: x, donate_argnames="z")
     agree(lambda ox: ox.jit(lambda x: x + 1, donate_argnames="x")(ox.jnp.ones(2)))
