@@ -61,6 +61,7 @@ from olympus.tracer.functions import (
     arg_names,
     argnums_partial,
     dynamic_argnums,
+    positional_names,
     trace_pytree_function,
 )
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_paths, tree_unflatten
@@ -264,6 +265,14 @@ def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
     for pos, arg in zip(call.dyn_argnums, call.dyn_args):
         size = len(tree_flatten(arg)[0])
         if pos in donated:
+            leaves += range(start, start + size)
+        start += size
+    # a donated parameter passed by keyword is donated too, as in JAX
+    names = positional_names(call.fun) or []
+    donated_names = {names[i] for i in donated if i < len(names)}
+    for name in sorted(call.dyn_kwargs):  # the order the kwargs dict flattens in
+        size = len(tree_flatten(call.dyn_kwargs[name])[0])
+        if name in donated_names:
             leaves += range(start, start + size)
         start += size
     return tuple(leaves)
