@@ -170,7 +170,7 @@ def test_at_set_get_and_gradient():
     want = X.copy()
     want[[0, 2], 1] = 7.0
     np.testing.assert_array_equal(np.asarray(x.at[[0, 2], 1].set(7.0)), want)
-    np.testing.assert_array_equal(np.asarray(x.at[[0, -1]].get()), X[[0, -1]])
+    np.testing.assert_array_equal(np.asarray(x.at[[0, -1],].get()), X[[0, -1]])
     v = jnp.zeros(4).at[np.array([1, 1, 3])].add(1.0)
     np.testing.assert_array_equal(np.asarray(v), [0, 2, 0, 1])
     check_grads(
