@@ -624,7 +624,6 @@ ALLOWED_GAPS = {
     "numpy.std": {"mean"},
     "numpy.trim_zeros": {"axis"},
     "numpy.var": {"mean"},
-    "numpy.vecdot": {"precision", "preferred_element_type"},
     "numpy.vstack": {"dtype", "tup"},
     "olympus.checkpoint": {"concrete"},
     "olympus.default_matmul_precision": {"new_val"},
@@ -660,6 +659,8 @@ def test_signatures_take_what_jax_takes():
         lambda ox: ox.jnp.prod(np.ones(3, np.uint8), promote_integers=False),
         lambda ox: ox.jnp.sum(np.ones(3, bool), promote_integers=False),
         lambda ox: ox.jnp.sum(np.ones(3, np.int8)),
+        lambda ox: ox.jnp.vecdot(I8, I8, preferred_element_type=np.int32),
+        lambda ox: ox.jnp.vecdot(F16, F16, precision="highest", axis=0),
     ],
 )
 def test_parameters_added_from_the_sweep(program):

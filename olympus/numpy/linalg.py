@@ -687,8 +687,17 @@ def tensordot(x1, x2, /, *, axes=2):
     return _red.tensordot(x1, x2, axes)
 
 
-def vecdot(x1, x2, /, *, axis: int = -1):
-    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes."""
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes; with
+    `preferred_element_type` the operands are widened to it first, so the
+    products and their sum are exact in it (int8 vectors summed in int32).
+    `precision` is dot_general's hint, which elementwise products on the
+    host do not need."""
+    del precision
+    if preferred_element_type is not None:
+        x1, x2 = (_core.asarray(_core.to_operand(x)) for x in (x1, x2))
+        x1 = lax.convert_element_type(x1, preferred_element_type)
+        x2 = lax.convert_element_type(x2, preferred_element_type)
     product = _uf.multiply(_uf.conjugate(x1), x2)
     return _red.sum(product, axis=axis, dtype=product.dtype)
 
