@@ -6,12 +6,15 @@
 PartitionSpec('x')
 """
 
+import numpy as np
+
 from olympus.backends.xla.array import Shard, ShardMismatchError  # noqa: F401
 from olympus.backends.xla.sharding import (  # noqa: F401
     AbstractMesh,
     AxisType,
     GSPMDSharding,
     Mesh,
+    MeshNotSetError,
     MeshShapeError,
     NamedSharding,
     PartitionSpec,
@@ -22,36 +25,17 @@ from olympus.backends.xla.sharding import (  # noqa: F401
     UnknownMeshAxisError,
     get_abstract_mesh,
     mesh_in_scope,
+    named_sharding_of,
     set_mesh,
+    spelled_for_rank,
 )
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.backends.xla.spmd import MeshMismatchError  # noqa: F401
 
 
-class MeshNotSetError(ValueError):
-    """A PartitionSpec given where a sharding is needed, with no mesh in
-    scope to pair it with."""
-
-
-def _resolve(where, api: str) -> NamedSharding:
-    """A NamedSharding from `where`: itself, or a PartitionSpec on the mesh
-    `set_mesh` put in scope."""
-    if isinstance(where, NamedSharding):
-        return where
-    if isinstance(where, PartitionSpec):
-        mesh = mesh_in_scope()
-        if mesh is None:
-            raise MeshNotSetError(
-                f"{api}: {where} names mesh axes but no mesh is in scope; "
-                f"wrap the call in `with olympus.set_mesh(mesh):` or pass "
-                f"NamedSharding(mesh, {where})"
-            )
-        return NamedSharding(mesh, where)
-    raise TypeError(
-        f"{api} takes a PartitionSpec (with a mesh in scope) or a NamedSharding, "
-        f"got {type(where).__name__}"
-    )
+def _rank(v) -> int:
+    return len(v.shape) if hasattr(v, "shape") else np.ndim(v)
 
 
 def reshard(x, out_shardings):
@@ -69,7 +53,10 @@ def reshard(x, out_shardings):
     else:
         is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
         wanted = tree_flatten(out_shardings, is_leaf=is_leaf)[0]
-    shardings = [_resolve(w, "reshard") for w in wanted]
+    shardings = [
+        spelled_for_rank(named_sharding_of(w, "reshard"), _rank(v))
+        for w, v in zip(wanted, leaves)
+    ]
     return tree_unflatten(tree, with_sharding_constraint(leaves, shardings))
 
 

@@ -323,3 +323,33 @@ def test_uneven_specs_as_jax_on_four_devices():
     """)
     assert out.splitlines()[-1] == "ok", out
     assert "inside tuple tuple" in out and "device_put Raised Raised" in out, out
+
+
+# ---- out_sharding= on array creation ----------------------------------------------
+def test_out_sharding_of_creation_functions_on_four_devices():
+    out = run_with_jax("""
+        def prog(ox, x):
+            P = ox.sharding.PartitionSpec
+            explicit = (ox.sharding.AxisType.Explicit,) * 2
+            mesh = ox.make_mesh((2, 2), ("x", "y"), axis_types=explicit)
+            spec = lambda a: tuple(a.sharding.spec)  # noqa: E731
+            jnp = ox.jnp
+            with ox.set_mesh(mesh):
+                made = [
+                    jnp.zeros((4, 2), out_sharding=P("x", "y")),
+                    jnp.ones((4, 2), jnp.int32, out_sharding=P("y")),
+                    jnp.full((4,), 3.0, jnp.float32, out_sharding=P("x")),
+                    jnp.arange(8.0, out_sharding=P(("x", "y"))),
+                    jnp.zeros_like(x, out_sharding=P(None, "x")),
+                    jnp.full_like(x, 2, out_sharding=P("y")),
+                    ox.jit(lambda: jnp.ones((4, 2), out_sharding=P("x")))(),
+                    ox.jit(lambda v: jnp.zeros_like(v, out_sharding=P("x")) + v)(x),
+                    jnp.ones((4,), out_sharding=ox.NamedSharding(mesh, P("x"))),
+                ]
+            return made, [spec(a) for a in made]
+        agree(prog, np.arange(8.0, dtype=np.float32).reshape(4, 2))
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+    with pytest.raises(olympus.sharding.MeshNotSetError, match="jnp.zeros"):
+        olympus.numpy.zeros(2, out_sharding=olympus.P("x"))

@@ -9,7 +9,16 @@ the same way, and under vmap the batch dimension is left unsplit.
 from __future__ import annotations
 
 from olympus.backends.xla.array import put
-from olympus.backends.xla.sharding import NamedSharding, PartitionSpec, mesh_in_scope
+import functools
+import inspect
+
+from olympus.backends.xla.sharding import (
+    NamedSharding,
+    PartitionSpec,
+    mesh_in_scope,
+    named_sharding_of,
+    spelled_for_rank,
+)
 from olympus.backends.xla.spmd import sdy_sharding
 from olympus.lax.base import define_primitive
 from olympus.tracer.core import user_source_info
@@ -89,3 +98,27 @@ def with_sharding_constraint(x, shardings):
         )
     outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
     return tree_unflatten(tree, outs)
+
+
+def accepts_out_sharding(fn):
+    """`fn` (an array-creating function) with JAX's keyword `out_sharding=`:
+    a PartitionSpec (on the mesh of `set_mesh`) or NamedSharding the result
+    is laid out as (placed eagerly, constrained under jit)."""
+
+    @functools.wraps(fn)
+    def with_out_sharding(*args, out_sharding=None, **kwargs):
+        out = fn(*args, **kwargs)
+        if out_sharding is None:
+            return out
+        sharding = named_sharding_of(out_sharding, f"jnp.{fn.__name__}")
+        sharding = spelled_for_rank(sharding, len(out.shape))
+        return sharding_constraint_p.bind(out, sharding=sharding)
+
+    signature = inspect.signature(fn)
+    keyword = inspect.Parameter(
+        "out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None
+    )
+    with_out_sharding.__signature__ = signature.replace(
+        parameters=[*signature.parameters.values(), keyword]
+    )
+    return with_out_sharding

@@ -20,6 +20,7 @@ from olympus.numpy.core import (
     promote_dtypes,
     to_operand,
 )
+from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy.indexing import take
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
@@ -81,6 +82,7 @@ def _dtype(dtype, default=None):
 
 
 # ---- creation --------------------------------------------------------------------
+@accepts_out_sharding
 @accepts_device
 def full(shape, fill_value, dtype=None):
     """An array of `shape` filled with `fill_value`."""
@@ -91,16 +93,19 @@ def full(shape, fill_value, dtype=None):
     return lax.full(_shape(shape), fill, dtype)
 
 
+@accepts_out_sharding
 @accepts_device
 def zeros(shape, dtype=None):
     return lax.full(_shape(shape), 0, _dtype(dtype))
 
 
+@accepts_out_sharding
 @accepts_device
 def ones(shape, dtype=None):
     return lax.full(_shape(shape), 1, _dtype(dtype))
 
 
+@accepts_out_sharding
 @accepts_device
 def empty(shape, dtype=None):
     return zeros(shape, dtype)
@@ -121,6 +126,7 @@ def _keep_weak(out, a, dtype):
     return out
 
 
+@accepts_out_sharding
 @accepts_device
 def zeros_like(a, dtype=None, shape=None):
     out = zeros(
@@ -129,6 +135,7 @@ def zeros_like(a, dtype=None, shape=None):
     return _keep_weak(out, a, dtype)
 
 
+@accepts_out_sharding
 @accepts_device
 def ones_like(a, dtype=None, shape=None):
     out = ones(
@@ -137,6 +144,7 @@ def ones_like(a, dtype=None, shape=None):
     return _keep_weak(out, a, dtype)
 
 
+@accepts_out_sharding
 @accepts_device
 def full_like(a, fill_value, dtype=None, shape=None):
     out = full(
@@ -181,6 +189,7 @@ def _wrapped_int(value: int, dtype):
     return np.array(wrapped, dtype)[()]
 
 
+@accepts_out_sharding
 @accepts_device
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in [start, stop); bounds must be concrete."""

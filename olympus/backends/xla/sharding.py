@@ -266,6 +266,31 @@ def set_mesh(mesh: Mesh | None) -> _MeshScope:
     return _MeshScope(mesh, previous)
 
 
+class MeshNotSetError(ValueError):
+    """A PartitionSpec given where a sharding is needed, with no mesh in
+    scope to pair it with."""
+
+
+def named_sharding_of(where, api: str) -> NamedSharding:
+    """A NamedSharding from `where`: itself, or a PartitionSpec on the mesh
+    `set_mesh` put in scope (JAX's `out_sharding=` / `reshard` argument)."""
+    if isinstance(where, NamedSharding):
+        return where
+    if isinstance(where, PartitionSpec):
+        mesh = mesh_in_scope()
+        if mesh is None:
+            raise MeshNotSetError(
+                f"{api}: {where} names mesh axes but no mesh is in scope; wrap "
+                f"the call in `with olympus.set_mesh(mesh):` or pass "
+                f"NamedSharding(mesh, {where}){_at_user_line()}"
+            )
+        return NamedSharding(mesh, where)
+    raise TypeError(
+        f"{api} takes a PartitionSpec (with a mesh in scope) or a NamedSharding, "
+        f"got {type(where).__name__}{_at_user_line()}"
+    )
+
+
 def get_abstract_mesh() -> AbstractMesh:
     """The mesh in scope without its devices; empty outside `set_mesh`."""
     mesh = mesh_in_scope()
@@ -516,6 +541,17 @@ def tiling_of_hlo(hlo, ndim: int, count: int) -> Tiling:
     if not hlo.replicate_on_last_tile_dim():
         holders = holders.reshape(dims + (1,))
     return Tiling(tuple(holders.shape[:ndim]), holders.shape[-1], holders)
+
+
+def spelled_for_rank(sharding, ndim: int):
+    """On a mesh with Explicit axes, a NamedSharding's spec padded with None
+    to the array's rank, as JAX spells an explicitly sharded array's layout."""
+    if not isinstance(sharding, NamedSharding) or len(sharding.spec) >= ndim:
+        return sharding
+    if AxisType.Explicit not in sharding.mesh.axis_types:
+        return sharding
+    padding = (None,) * (ndim - len(sharding.spec))
+    return NamedSharding(sharding.mesh, PartitionSpec(*sharding.spec, *padding))
 
 
 def same_layout(a: Sharding, b: Sharding, ndim: int) -> bool:

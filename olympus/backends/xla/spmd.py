@@ -25,6 +25,7 @@ from olympus.backends.xla.sharding import (
     PartitionSpec,
     Sharding,
     as_named,
+    spelled_for_rank,
     tiling_of_hlo,
 )
 from olympus.ir.core import Olympuspr, ShapedArray, subolympusprs
@@ -259,7 +260,8 @@ class ShardedExecutable:
             found = GSPMDSharding(
                 self.devices, tiling_of_hlo(hlo, aval.ndim, len(self.devices))
             )
-            out.append(as_named(found, mesh, aval.ndim) or found)
+            named = as_named(found, mesh, aval.ndim)
+            out.append(found if named is None else spelled_for_rank(named, aval.ndim))
         return out
 
     def call(self, args: list) -> list[Array]:
