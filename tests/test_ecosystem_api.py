@@ -8,7 +8,7 @@ import typing
 
 import numpy as np
 import pytest
-from jax_oracle import agree, x64
+from jax_oracle import OLYMPUS, agree, x64
 
 import jax
 import olympus
@@ -503,12 +503,9 @@ EI_POINTS = np.array(
 def test_expi_values_and_gradient():
     agree(lambda ox, x: sp(ox, "special").expi(x), EI_POINTS, rtol=3e-6)
     agree(lambda ox: ox.grad(sp(ox, "special").expi)(2.0))
-    agree(
-        lambda ox, x: ox.jit(ox.vmap(sp(ox, "special").expi))(x), EI_POINTS, rtol=3e-6
-    )
-    with x64():
+    with x64():  # jit: one compile instead of eager loops
         agree(
-            lambda ox, x: sp(ox, "special").expi(x),
+            lambda ox, x: ox.jit(sp(ox, "special").expi)(x),
             EI_POINTS.astype(np.float64),
             rtol=1e-12,
         )
@@ -524,8 +521,9 @@ def test_multigammaln():
     agree(lambda ox: sp(ox, "special").multigammaln(3.5, 1))
 
 
-@pytest.mark.parametrize("norm", [None, "ortho"])
-@pytest.mark.parametrize("n, axis", [(None, -1), (4, 0), (7, -1)])
+@pytest.mark.parametrize(
+    "norm, n, axis", [(None, None, -1), ("ortho", 4, 0), (None, 7, 0), ("ortho", 7, -1)]
+)
 def test_dct_idct(norm, n, axis):
     x = np.random.RandomState(0).randn(3, 5).astype(np.float32)
 
@@ -741,7 +739,6 @@ def _minimized(ox, c, wrap=lambda g: g):
 def test_minimize_bfgs():
     # JAX's float32 BFGS often stops on a failed line search; compare in float64
     with x64():
-        agree(_minimized, np.float64(2.0), atol=1e-6, rtol=1e-6)
         agree(
             lambda ox, c: _minimized(ox, c, ox.jit),
             np.float64(2.0),
@@ -765,9 +762,11 @@ def test_minimize_bfgs():
 
 
 def test_minimize_bfgs_vmap_and_iteration_limit():
-    cs = np.array([1.0, 2.0, -1.0])
-    with x64():
-        agree(lambda ox, c: _minimized(ox, c, ox.vmap)[:4], cs, atol=1e-6, rtol=1e-6)
+    cs = np.array([1.0, 2.0], np.float32)
+    x, success = olympus.vmap(lambda c: _minimized(OLYMPUS, c)[:2])(cs)
+    expected = np.stack([2 * cs / 3, 2 * cs / 3, (2 * cs - 1) / 3], axis=1)
+    np.testing.assert_allclose(x, expected, atol=1e-4)
+    assert np.asarray(success).all()
     res = olympus.scipy.optimize.minimize(
         lambda x: jnp.sum((x - 3.0) ** 2) + x[0] ** 4,
         jnp.zeros(2),
@@ -782,8 +781,9 @@ KDE_POINTS = np.random.RandomState(2).randn(2, 5).astype(np.float32)
 KDE_WEIGHTS = np.random.RandomState(1).rand(20).astype(np.float32)
 
 
-@pytest.mark.parametrize("bw", [None, "silverman", 0.5])
-@pytest.mark.parametrize("weights", [None, KDE_WEIGHTS])
+@pytest.mark.parametrize(
+    "bw, weights", [(None, None), ("silverman", KDE_WEIGHTS), (0.5, None)]
+)
 def test_gaussian_kde(bw, weights):
     def program(ox, data, pts):
         kde = sp(ox, "stats").gaussian_kde(data, bw, weights)
@@ -796,7 +796,6 @@ def test_gaussian_kde(bw, weights):
             kde.covariance,
             (kde.d, kde.n),
             one_d.evaluate(pts[0]),
-            ox.jit(lambda k, p: k.logpdf(p))(kde, pts),
         )
 
     agree(program, KDE_DATA, KDE_POINTS, atol=2e-6, rtol=1e-5)
@@ -804,6 +803,15 @@ def test_gaussian_kde(bw, weights):
 
 def test_gaussian_kde_resample_and_errors():
     agree(lambda ox, d: sp(ox, "stats").gaussian_kde(d, "bad"), KDE_DATA)
+    agree(
+        lambda ox, d, p: ox.jit(lambda k, q: k.logpdf(q))(
+            sp(ox, "stats").gaussian_kde(d), p
+        ),
+        KDE_DATA,
+        KDE_POINTS,
+        atol=2e-6,
+        rtol=1e-5,
+    )
     agree(lambda ox, d: sp(ox, "stats").gaussian_kde(d[:, :1]).pdf(d), KDE_DATA[:1])
     agree(
         lambda ox, d, p: sp(ox, "stats").gaussian_kde(d).pdf(p[:1]),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 import olympus.numpy as jnp
+from olympus import lax
 from olympus.lax import linalg as lax_linalg
 from olympus.numpy.core import promote_dtypes, promote_dtypes_inexact
 from olympus.numpy import linalg as np_linalg
@@ -191,4 +192,5 @@ def toeplitz(c, r=None):
     # values along the diagonals: r reversed (without r[0]), then c
     diagonals = jnp.concatenate([jnp.flip(r[..., 1:], -1), c], axis=-1)
     index = (cols - 1) + np.arange(rows)[:, None] - np.arange(cols)[None, :]
-    return diagonals[..., index]
+    # strong, as JAX's (its gather drops a Python scalar's weak type)
+    return lax.convert_element_type(diagonals[..., index], diagonals.dtype)
