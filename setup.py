@@ -23,5 +23,25 @@ setup(
             # olympus package itself never imports jax
             "jax==0.10.2",
         ],
+        # The JAX ecosystem libraries' own non-JAX dependencies (the libraries
+        # themselves are pinned in requirements-ecosystem.txt and installed with
+        # --no-deps, so that they never pull a second jax in): tests/test_ecosystem.py
+        "ecosystem": [
+            "toolz",
+            "typing_extensions",
+            "msgpack",
+            "rich",
+            "PyYAML",
+            "treescope",
+            "wadler-lindig",
+            "multipledispatch",
+            "tqdm",
+            "six",
+            "decorator",
+            "cloudpickle",
+            "gast",
+            "dm-tree",
+            "beartype",
+        ],
     },
 )
