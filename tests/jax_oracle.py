@@ -237,7 +237,5 @@ def agree(program: Callable, *args, rtol=None, atol=None, check_weak_type=True,
         check_zero_sign=check_zero_sign,
     )  # fmt: skip
     if found:
-        raise AssertionError(
-            "olympus and JAX 0.10.2 differ:\n  " + "\n  ".join(found)
-        )
+        raise AssertionError("olympus and JAX 0.10.2 differ:\n  " + "\n  ".join(found))
     return ours, theirs
