@@ -8,10 +8,12 @@ ones; updates write back with `pad`/`select` and `dynamic_update_slice`.
 Integer arrays (NumPy's advanced indexing) go through one `gather` and the
 scatter family: the integer arrays (and ints beside them) broadcast to one
 shape B; if they sit next to each other the B axes replace them in the
-result, otherwise B goes first. Reads clamp out-of-range indices (JAX's
-default for `x[idx]`); updates drop them (JAX's default for `x.at`).
-Negative indices count from the end in both. Concrete boolean masks become
-the integer arrays of their True positions.
+result, otherwise B goes first. As in JAX, negative indices count from the
+end; then reads clamp out-of-range indices, static ints included (the
+gather clamps, so its gradient drops them), and updates drop them (mode
+"clip" clamps instead). Concrete boolean masks become the integer arrays of
+their True positions, for reads and updates; a bare list as the whole index
+is refused, as JAX refuses it.
 """
 
 from __future__ import annotations
