@@ -23,6 +23,7 @@ from olympus.backends.xla.sharding import (  # noqa: F401
     ShardingTreeError,
     SingleDeviceSharding,
     UnknownMeshAxisError,
+    flat_shardings,
     get_abstract_mesh,
     mesh_in_scope,
     named_sharding_of,
@@ -30,7 +31,7 @@ from olympus.backends.xla.sharding import (  # noqa: F401
     spelled_for_rank,
 )
 from olympus.lax.sharding import with_sharding_constraint
-from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.backends.xla.spmd import MeshMismatchError  # noqa: F401
 
 
@@ -47,17 +48,52 @@ def reshard(x, out_shardings):
     ...     olympus.sharding.reshard(jnp.arange(2.0), P("x")).sharding.spec
     PartitionSpec('x')
     """
+    is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
+    named = tree_map(
+        lambda w: named_sharding_of(w, "reshard"), out_shardings, is_leaf=is_leaf
+    )
     leaves, tree = tree_flatten(x)
-    if isinstance(out_shardings, (PartitionSpec, NamedSharding)):
-        wanted = [out_shardings] * len(leaves)
-    else:
-        is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
-        wanted = tree_flatten(out_shardings, is_leaf=is_leaf)[0]
-    shardings = [
-        spelled_for_rank(named_sharding_of(w, "reshard"), _rank(v))
-        for w, v in zip(wanted, leaves)
-    ]
+    per_leaf = flat_shardings(named, x, "reshard")
+    shardings = [spelled_for_rank(s, _rank(v)) for s, v in zip(per_leaf, leaves)]
     return tree_unflatten(tree, with_sharding_constraint(leaves, shardings))
+
+
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """`f` run with mesh `axes` (all by default) automatic, its results laid
+    out as `out_sharding` (JAX's `jax.sharding.auto_axes`). olympus partitions
+    every axis automatically already, so this is `reshard` of `f`'s results.
+
+    >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
+    ...     auto_axes(lambda v: v * 2, out_sharding=P("x"))(jnp.ones(2)).sharding.spec
+    PartitionSpec('x')
+    """
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+    if out_sharding is None:
+        raise TypeError(
+            "auto_axes needs out_sharding= (a PartitionSpec or NamedSharding, or a "
+            "pytree of them) to lay the results out"
+        )
+    return lambda *args, **kwargs: reshard(f(*args, **kwargs), out_sharding)
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """`f` with its arguments laid out as `in_sharding` (JAX's
+    `jax.sharding.explicit_axes`; olympus's axes are all automatic, so the
+    arguments are resharded and `f` runs as is)."""
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+    if in_sharding is None:
+        raise TypeError(
+            "explicit_axes needs in_sharding= (a PartitionSpec or NamedSharding per "
+            "argument, or a pytree prefix of them)"
+        )
+
+    def with_inputs_laid_out(*args):
+        single = isinstance(in_sharding, (PartitionSpec, NamedSharding))
+        return f(*reshard(args, in_sharding if single else tuple(in_sharding)))
+
+    return with_inputs_laid_out
 
 
 def _cell(sharding, where: tuple, tiling) -> str:
@@ -120,6 +156,8 @@ __all__ = [
     "ShardingTreeError",
     "SingleDeviceSharding",
     "UnknownMeshAxisError",
+    "auto_axes",
+    "explicit_axes",
     "get_abstract_mesh",
     "reshard",
     "set_mesh",

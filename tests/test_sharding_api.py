@@ -353,3 +353,26 @@ def test_out_sharding_of_creation_functions_on_four_devices():
     assert out.strip() == "ok"
     with pytest.raises(olympus.sharding.MeshNotSetError, match="jnp.zeros"):
         olympus.numpy.zeros(2, out_sharding=olympus.P("x"))
+
+
+# ---- auto_axes / explicit_axes and reshard of pytrees --------------------------------
+def test_auto_and_explicit_axes_and_reshard_of_a_pytree_on_four_devices():
+    out = run_with_jax("""
+        def prog(ox, x):
+            P = ox.sharding.PartitionSpec
+            mesh = ox.make_mesh((2, 2), ("x", "y"),
+                                axis_types=(ox.sharding.AxisType.Explicit,) * 2)
+            spec = lambda a: tuple(a.sharding.spec)  # noqa: E731
+            with ox.set_mesh(mesh):
+                tree = ox.reshard({"a": x, "b": (x, x[0])}, {"a": P("x"), "b": P("y")})
+                f = ox.sharding.auto_axes(lambda v: v * 2, out_sharding=P(None, "x"))
+                g = ox.sharding.explicit_axes(lambda v, w: v + w, in_sharding=P("y"))
+                outs = [tree["a"], tree["b"][0], tree["b"][1], f(tree["a"]),
+                        ox.jit(f)(x), ox.jit(g)(x, x)]
+                return outs, [spec(o) for o in outs]
+        agree(prog, np.arange(8.0, dtype=np.float32).reshape(4, 2))
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+    with pytest.raises(TypeError, match="out_sharding="):
+        olympus.sharding.auto_axes(lambda v: v)
