@@ -91,6 +91,10 @@ SKIPPED = {
     ),
 }
 
+SKIPPED |= dict.fromkeys(
+    ["jnp.gcd", "jnp.lcm"], "JAX's loop never ends at the int minimum (int8 -128)"
+)
+
 # Differences that remain, each with its reason (and a line in
 # docs/differences.md). A key is `lax.name` / `jnp.name`, or `jnp.name[dtype]`
 # for one dtype only.
@@ -214,9 +218,12 @@ def sweep(qualname: str, full: bool = FULL) -> list[tuple[str, tuple, list[str]]
 
 
 FUNCTIONS = [f for f in public_functions() if f not in SKIPPED]
+# CI calls a fixed half of the functions (picked by name), one cell each: the
+# whole list costs about 75 s on 2 cores, most of it compiling each call twice.
+SAMPLED = FUNCTIONS if FULL else [f for f in FUNCTIONS if zlib.crc32(f.encode()) % 2]
 
 
-@pytest.mark.parametrize("qualname", FUNCTIONS)
+@pytest.mark.parametrize("qualname", SAMPLED)
 def test_agrees_with_jax(qualname):
     new = [
         f"{dtype}{list(shape)}: " + "; ".join(diffs)
@@ -306,3 +313,20 @@ def test_igamma_grad_a_is_nan_outside_its_domain_as_jax():
     agree(lambda ox, a, x: ox.lax.igamma_grad_a(a, x), a, x)
     agree(lambda ox, a, x: ox.jit(ox.lax.igamma_grad_a)(a, x), a, x)
     agree(lambda ox, a, x: ox.vmap(ox.lax.igamma_grad_a)(a, x), a, x)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int32, np.float16])
+@pytest.mark.parametrize("n", [0, 3])
+def test_polymul_and_polyder_promote_to_inexact_as_jax(dtype, n):
+    p = edge_array(np.dtype(dtype).name, (n,), 1)
+    agree(lambda ox, p: ox.jnp.polymul(p, p), p)
+    agree(lambda ox, p: ox.jnp.polyder(p), p)
+    agree(lambda ox, p: ox.jit(ox.jnp.polyder)(p), p)
+    agree(lambda ox, p: ox.vmap(lambda q: ox.jnp.polymul(q, p))(np.stack([p, p])), p)
+
+
+def test_tri_is_float32_by_default_even_with_x64_as_jax():
+    with x64():
+        agree(lambda ox: ox.jnp.tri(3, 2, 1))
+        agree(lambda ox: ox.jnp.tri(2, dtype=np.int64))
+    agree(lambda ox: ox.jit(lambda: ox.jnp.tri(3))())

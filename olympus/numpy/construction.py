@@ -72,16 +72,14 @@ def _index_array(values: np.ndarray):
 
 # ---- triangles ----------------------------------------------------------------------
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
-    """An N x M array with ones at and below the k-th diagonal."""
+    """An N x M array with ones at and below the k-th diagonal; float32 by
+    default even with x64 on (JAX's default, unlike its other constructors)."""
     M = N if M is None else M
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     below = lax.le(cols, lax.add(rows, np.int32(k)))
     return lax.convert_element_type(
-        below,
-        dtypes.canonicalize_dtype(
-            dtypes.default_float_dtype() if dtype is None else dtype
-        ),
+        below, dtypes.canonicalize_dtype(np.float32 if dtype is None else dtype)
     )
 
 

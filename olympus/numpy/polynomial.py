@@ -121,13 +121,13 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     """The product of two polynomials (the convolution of their coefficients).
 
     >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
-    Array([ 1,  0, -1], dtype=int32)
+    Array([ 1.,  0., -1.], dtype=float32)
     """
     a1, a2 = _coefficients(a1, "polymul"), _coefficients(a2, "polymul")
     if trim_leading_zeros:
         a1, a2 = _trim_leading_zeros(a1, "polymul"), _trim_leading_zeros(a2, "polymul")
     if aval_of(a1).shape[0] == 0 or aval_of(a2).shape[0] == 0:
-        a1, a2 = promote_dtypes(a1, a2)
+        a1, a2 = promote_dtypes_inexact(a1, a2)  # as convolve's, JAX's
         return lax.full((1,), np.zeros((), aval_of(a1).dtype)[()])
     return convolve(a1, a2, mode="full")
 
@@ -174,7 +174,7 @@ def polyder(p, m: int = 1):
     >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0]))
     Array([2., 1.], dtype=float32)
     """
-    p = _coefficients(p, "polyder")
+    (p,) = promote_dtypes_inexact(_coefficients(p, "polyder"))  # as JAX
     if m < 0:
         raise ValueError(f"jnp.polyder: order m={m} must be non-negative")
     for _ in range(int(m)):
