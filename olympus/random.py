@@ -849,6 +849,15 @@ def _marsaglia_tsang(key, alpha, log_space: bool = False):
     """Gamma(alpha, 1) floats (or their logs) by Marsaglia and Tsang's rejection
     method with JAX's key use: element j has key split(key, size)[j]; a < 1 is
     drawn as Gamma(a + 1) times U**(1/a)."""
+    d, cube, log_boost, boost = _marsaglia_tsang_parts(key, alpha)
+    if log_space:
+        return lax.add(lax.add(lax.log(d), lax.log(cube)), log_boost)
+    return lax.mul(lax.mul(d, cube), boost)
+
+
+def _marsaglia_tsang_parts(key, alpha):
+    """(d, V, log boost, boost): the sample is d V boost, boost = U**(1/alpha)
+    for alpha < 1 and 1 otherwise (its log computed as JAX's loggamma does)."""
     dtype = aval_of(alpha).dtype
     c = lambda v: np.array(v, dtype)[()]
     k0, k1 = _hash_counters(key, aval_of(alpha).shape)
@@ -857,15 +866,13 @@ def _marsaglia_tsang(key, alpha, log_space: bool = False):
     (k0, k1), (b0, b1) = _split_each(k0, k1, 2)
     cube = _marsaglia_tsang_loop(k0, k1, d, lax.div(c(1 / 3), lax.sqrt(d)))
     u = _uniform_each(b0, b1, dtype)
-    if log_space:
-        log_u = lax.neg(lax.neg(lax.log1p(lax.neg(u))))  # -exponential(k)
-        skip = lax.bitwise_or(unboosted, lax.eq(log_u, c(0.0)))
-        log_boost = lax.mul(log_u, lax.div(c(1.0), alpha))
-        log_boost = lax.select(skip, lax.full_like(alpha, 0.0), log_boost)
-        return lax.add(lax.add(lax.log(d), lax.log(cube)), log_boost)
+    log_u = lax.neg(lax.neg(lax.log1p(lax.neg(u))))  # -exponential(k)
+    skip = lax.bitwise_or(unboosted, lax.eq(log_u, c(0.0)))
+    log_boost = lax.mul(log_u, lax.div(c(1.0), alpha))
+    log_boost = lax.select(skip, lax.full_like(alpha, 0.0), log_boost)
     boost = lax.pow(lax.sub(c(1.0), u), lax.div(c(1.0), alpha))
     boost = lax.select(unboosted, lax.full_like(alpha, 1.0), boost)
-    return lax.mul(lax.mul(d, cube), boost)
+    return d, cube, log_boost, boost
 
 
 def _marsaglia_tsang_loop(k0, k1, d, scale):
@@ -940,14 +947,27 @@ def _log_marsaglia_tsang(key, alpha):
 
 
 def _loggamma_rule(primals, tangents):
-    """d log x / da = (dx/da) / x, with x = exp(log x) kept above 0 (as JAX does)."""
+    """d log x / da = (dx/da) / x as JAX computes it, except where x = exp(log x)
+    underflows (tiny a): there JAX's value is meaningless, and the derivative
+    is taken through the boost instead, d log(d V) / da + d (log U / a) / da."""
     (key, alpha), (_, alpha_dot) = primals, tangents
-    out = _log_marsaglia_tsang(key, alpha)
+    d, cube, log_boost, _ = _marsaglia_tsang_parts(key, alpha)
+    out = lax.add(lax.add(lax.log(d), lax.log(cube)), log_boost)
     dtype = aval_of(alpha).dtype
+    c = lambda v: np.array(v, dtype)[()]
     x = lax.exp(out)
-    tiny = lax.full_like(x, np.finfo(dtype).tiny)
-    x = lax.select(lax.eq(x, np.array(0.0, dtype)[()]), tiny, x)
-    return out, lax.mul(alpha_dot, lax.div(_gamma_sample_grad(alpha, x), x))
+    tiny = np.finfo(dtype).tiny
+    underflow = lax.lt(x, c(tiny))
+    x = lax.max(x, c(tiny))
+    slope = lax.div(_gamma_sample_grad(alpha, x), x)
+    unboosted_alpha = lax.add(d, c(1 / 3))
+    dv = lax.mul(d, cube)
+    through_boost = lax.sub(
+        lax.div(_gamma_sample_grad(unboosted_alpha, dv), dv),
+        lax.div(log_boost, alpha),
+    )
+    slope = lax.select(underflow, through_boost, slope)
+    return out, lax.mul(alpha_dot, slope)
 
 
 def _reparameterised(sampler, rule):
