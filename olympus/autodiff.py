@@ -99,15 +99,33 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
         raise GradTypeError(
             f"jvp: primals {p_tree} and tangents {t_tree} differ in structure"
         )
-    t_leaves = [_check_tangent(p, t) for p, t in zip(p_leaves, t_leaves)]
+    given = [_check_tangent(p, t) for p, t in zip(p_leaves, t_leaves)]
+    t_leaves = [_typed_like_primal(p, t) for p, t in zip(p_leaves, given)]
     flat_fun, box = _flatten_fun_aux(fun, p_tree, has_aux)
     outs, tangent_outs, _ = jvp_flat(flat_fun, p_leaves, t_leaves)
-    tangent_outs = [instantiate(t) for t in tangent_outs]
+    # an input returned as it is comes back with its tangent as given (as in JAX)
+    passed = {(id(p), id(t)): g for p, t, g in zip(p_leaves, t_leaves, given)}
+    tangent_outs = [
+        passed[(id(p), id(t))] if (id(p), id(t)) in passed else instantiate(t)
+        for p, t in zip(outs, tangent_outs)
+    ]
     result = (
         tree_unflatten(box["tree"], outs),
         tree_unflatten(box["tree"], tangent_outs),
     )
     return result + (_strip_tangents(box["aux"]),) if has_aux else result
+
+
+def _typed_like_primal(primal, tangent):
+    """A tangent of a weakly typed primal is weak too (JAX types a tangent by
+    its primal), so `jvp(lambda x: x * 2.0, (3.0,), (jnp.float32(1),))`
+    gives a weak tangent, as JAX's."""
+    if isinstance(tangent, Zero) or not aval_of(primal).weak_type:
+        return tangent
+    t = aval_of(tangent)
+    if t.weak_type or t.dtype != aval_of(primal).dtype:
+        return tangent
+    return convert_element_type_p.bind(tangent, new_dtype=t.dtype, weak_type=True)
 
 
 def _check_tangent(primal, tangent):
