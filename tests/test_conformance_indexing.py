@@ -519,3 +519,20 @@ def test_updates_keep_weak_type_and_dtypes():
         )
 
     agree(program, np.arange(12, dtype=np.int8).reshape(3, 4))
+
+
+def test_nonzero_roll_eye_edge_cases():
+    def program(ox, x):
+        jnp = ox.jnp
+        return _each({
+            "argwhere_0d": lambda: (jnp.argwhere(jnp.asarray(1.0)), jnp.argwhere(0.0)),
+            "nonzero_empty": lambda: jnp.nonzero(jnp.zeros((0, 3)), size=2),
+            "fill_array": lambda: jnp.nonzero(x > 9, size=4, fill_value=np.array([-1, -2])),
+            "fill_tuple": lambda: jnp.nonzero(x > 9, size=4, fill_value=(-1, -2)),
+            "roll_float": lambda: jnp.roll(x, 1.5),
+            "roll_0d": lambda: jnp.roll(jnp.asarray(1.0), 1),
+            "roll_bad_axis": lambda: jnp.roll(x, 1, axis=2),
+            "eye_traced_k": lambda: ox.jit(lambda k: jnp.eye(3, 4, k=k))(-1),
+        })  # fmt: skip
+
+    agree(program, X34)

@@ -269,10 +269,13 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
            [0., 0.]], dtype=float32)
     """
     M = N if M is None else M
-    k = builtins.min(builtins.max(int(k), -N), M)  # any k past the edges: no ones
+    if isinstance(k, (int, np.integer)):
+        k = np.int32(builtins.min(builtins.max(int(k), -N), M))  # past the edges: none
+    else:  # a traced diagonal, as JAX allows
+        k = lax.convert_element_type(to_operand(k), dtypes.int32)
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
-    on_diag = lax.eq(lax.add(rows, np.int32(k)), cols)
+    on_diag = lax.eq(lax.add(rows, k), cols)
     return lax.convert_element_type(on_diag, _dtype(dtype))
 
 
@@ -479,12 +482,14 @@ def roll(a, shift, axis=None):
 def _roll_pairs(shift, axis) -> tuple[list, list]:
     """(shift, axis) pairs, broadcast as JAX's roll does."""
     axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
-    if isinstance(shift, (int, np.integer)):
-        shifts = [shift]
+    if isinstance(shift, (int, np.integer, float, np.floating)):
+        shifts = [int(shift)]  # JAX casts a float shift to int
     elif isinstance(shift, (tuple, list)):
         shifts = list(shift)
     else:
         shift = to_operand(shift)
+        if dtypes.is_float(aval_of(shift).dtype):
+            shift = lax.convert_element_type(shift, dtypes.int32)
         if not dtypes.is_integer(aval_of(shift).dtype) or aval_of(shift).ndim > 1:
             raise RollArgumentError(
                 f"jnp.roll: shift must be an integer scalar or 1-d array, got "

@@ -631,6 +631,12 @@ def nonzero(a, *, size=None, fill_value=None):
         return concrete_nonzero(a)
     a = to_operand(a)
     fills = _nonzero_fills(fill_value, aval_of(a).ndim)
+    if aval_of(a).size == 0:  # nothing found: every slot is padding
+        return tuple(
+            broadcast_to(lax.convert_element_type(to_operand(f), dtypes.int32),
+                         (int(size),))
+            for f in fills
+        )  # fmt: skip
     flat_mask = lax.ne(
         lax.reshape(a, (aval_of(a).size,)), np.zeros((), aval_of(a).dtype)[()]
     )
@@ -654,12 +660,12 @@ def _nonzero_fills(fill_value, ndim: int) -> list:
     """One padding value per axis (JAX takes a scalar or a tuple of ndim)."""
     if fill_value is None:
         return [np.int32(0)] * ndim
-    if np.ndim(fill_value) == 0:
+    if not isinstance(fill_value, tuple) and np.ndim(fill_value) == 0:
         return [fill_value] * ndim
-    if np.shape(fill_value) != (ndim,):
+    if not isinstance(fill_value, tuple) or len(fill_value) != ndim:
         raise ValueError(
-            f"jnp.nonzero: fill_value must be a scalar or have one entry per "
-            f"axis ({ndim}), got shape {np.shape(fill_value)}"
+            f"jnp.nonzero: fill_value must be a scalar or a tuple with one entry "
+            f"per axis ({ndim}), got {fill_value!r:.60}"
         )
     return list(fill_value)
 
@@ -711,6 +717,10 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    """Indices of nonzero elements as rows of an (N, a.ndim) array."""
+    """Indices of nonzero elements as rows of an (N, a.ndim) array (a 0-d
+    array gives (1, 0) if nonzero, (0, 0) if not, as JAX)."""
+    if np.ndim(a) == 0:
+        found = nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+        return lax.full((aval_of(found).shape[0], 0), np.int32(0))
     indices = nonzero(a, size=size, fill_value=fill_value)
     return stack(indices, axis=1) if indices else lax.full((0, 0), np.int32(0))
