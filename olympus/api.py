@@ -1137,11 +1137,13 @@ def disable_jit(disable: bool = True):
 
 
 # ---- transfers ---------------------------------------------------------------------
-def device_put(x, device=None):
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Moves a pytree of arrays to the default device (a no-op for Arrays
     already on a device), or lays them out as `device` says: a device, a
     Sharding, or a pytree prefix of `x` of Shardings (None: left as is).
     Inside jit, a NamedSharding becomes `lax.with_sharding_constraint`.
+    JAX's `src`, `donate` and `may_alias` are taken; they change no value
+    (olympus copies, or returns an Array already in place).
 
     >>> mesh = olympus.make_mesh((1,), ("x",))
     >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))

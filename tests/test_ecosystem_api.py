@@ -823,3 +823,12 @@ def test_gaussian_kde_resample_and_errors():
     draws = kde.resample(olympus.random.key(0), (500,))
     assert draws.shape == (2, 500) and draws.dtype == np.float32
     np.testing.assert_allclose(np.mean(draws, axis=1), KDE_DATA.mean(axis=1), atol=0.2)
+
+
+def test_device_put_and_local_devices_keywords():
+    def program(ox, x):
+        dev = ox.devices()[0]
+        put = ox.device_put(x, dev, src=dev, donate=False, may_alias=True)
+        return put * 1, [d.id for d in ox.local_devices(host_id=0)]
+
+    agree(program, X3)

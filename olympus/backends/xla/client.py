@@ -508,9 +508,15 @@ def devices(backend: str | None = None) -> list:
     return list(get_client().devices())
 
 
-def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
-    """The devices of one process (this one by default)."""
+def local_devices(
+    process_index: int | None = None,
+    backend: str | None = None,
+    host_id: int | None = None,
+) -> list:
+    """The devices of one process (this one by default; `host_id` is JAX's
+    older name for process_index)."""
     _check_backend(backend)
+    process_index = host_id if process_index is None else process_index
     index = get_client().process_index() if process_index is None else process_index
     return [d for d in get_client().devices() if d.process_index == index]
 
