@@ -348,6 +348,7 @@ _KINKS = np.array([0.0, -0.0, 6.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -6
 _UNARY = [
     ("jnp", "abs"), ("jnp", "sqrt"), ("jnp", "sign"), ("jnp", "square"),
     ("jnp", "fabs"), ("jnp", "arctanh"), ("jnp", "exp2"), ("jnp", "log1p"),
+    ("jnp", "cbrt"), ("jnp", "arccosh"),
     ("nn", "relu"), ("nn", "relu6"), ("nn", "sigmoid"), ("nn", "softplus"),
     ("nn", "silu"), ("nn", "gelu"), ("nn", "elu"), ("nn", "celu"), ("nn", "selu"),
     ("nn", "leaky_relu"), ("nn", "hard_tanh"), ("nn", "hard_sigmoid"),
@@ -374,7 +375,7 @@ _RIGHT = np.array([0.0, 1.0, np.inf, -np.inf, 1.0, -2.0, 1.0, 0.0], np.float32)
 
 @pytest.mark.parametrize(
     "name", ["maximum", "minimum", "logaddexp", "logaddexp2", "fmax", "fmin",
-             "arctan2", "copysign", "true_divide"],
+             "arctan2", "copysign", "true_divide", "hypot"],
 )  # fmt: skip
 def test_binary_gradients_at_ties_and_infinities(name):
     def program(ox):
@@ -387,6 +388,9 @@ def test_binary_gradients_at_ties_and_infinities(name):
 
 def test_clip_and_reduction_gradients_with_ties():
     agree(lambda ox: ox.vmap(ox.grad(lambda x: ox.jnp.clip(x, 0.0, 6.0)))(_KINKS))
+    clamp = lambda ox: lambda lo, x, hi: ox.lax.clamp(lo, x, hi)  # noqa: E731
+    bounds = (np.zeros_like(_KINKS), _KINKS, np.full_like(_KINKS, 6.0))
+    agree(lambda ox: ox.grad(lambda *a: clamp(ox)(*a).sum(), (0, 1, 2))(*bounds))
     ties = np.array([1.0, 3.0, 3.0], np.float32)
     agree(lambda ox: ox.grad(ox.jnp.max)(ties))
     agree(lambda ox: ox.grad(ox.jnp.min)(ties[::-1].copy()))

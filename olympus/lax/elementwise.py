@@ -238,15 +238,18 @@ defjvp(
         t, rsqrt_p.bind(add_p.bind(mul_p.bind(x, x), _one(x)))
     ),
 )
-defjvp(
-    acosh_p,  # 1 / (sqrt(x - 1) sqrt(x + 1)), the branch of the function itself
-    lambda t, ans, x: mul_p.bind(
-        t,
-        mul_p.bind(
-            rsqrt_p.bind(sub_p.bind(x, _one(x))), rsqrt_p.bind(add_p.bind(x, _one(x)))
-        ),
-    ),
-)
+defjvp(acosh_p, lambda t, ans, x: mul_p.bind(t, _acosh_slope(x)))
+
+
+def _acosh_slope(x):
+    """1 / sqrt(x^2 - 1) for real x, as JAX (inf at +-1, real for x < -1);
+    complex x takes the branch of the function, 1 / (sqrt(x - 1) sqrt(x + 1))."""
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return rsqrt_p.bind(sub_p.bind(mul_p.bind(x, x), _one(x)))
+    below, above = sub_p.bind(x, _one(x)), add_p.bind(x, _one(x))
+    return mul_p.bind(rsqrt_p.bind(below), rsqrt_p.bind(above))
+
+
 defjvp(
     atanh_p,
     lambda t, ans, x: div_p.bind(
@@ -694,10 +697,13 @@ clamp_p = define_primitive(
 def_elementwise(clamp_p, scalar_positions=lambda i: i != 1)
 
 defjvp(
-    clamp_p,  # clamp(lo, x, hi): the tangent of whichever operand is returned
-    lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(gt_p.bind(lo, x), ans)),
+    clamp_p,  # JAX's: x's tangent strictly inside (lo, hi), a bound's beyond it;
+    # at a bound no operand's tangent passes
     lambda t, ans, lo, x, hi: mul_p.bind(
-        t, _mask(and_p.bind(ge_p.bind(x, lo), le_p.bind(x, hi)), ans)
+        t, _mask(and_p.bind(gt_p.bind(lo, x), lt_p.bind(lo, hi)), ans)
+    ),
+    lambda t, ans, lo, x, hi: mul_p.bind(
+        t, _mask(and_p.bind(gt_p.bind(x, lo), lt_p.bind(x, hi)), ans)
     ),
     lambda t, ans, lo, x, hi: mul_p.bind(t, _mask(lt_p.bind(hi, x), ans)),
 )

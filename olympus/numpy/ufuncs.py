@@ -624,7 +624,20 @@ def arctanh(x):
 def hypot(x1, x2):
     x1, x2 = prepare(x1, x2, inexact=True)
     require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    # JAX's form: big * sqrt(1 + (small / big)**2) never overflows, and its
+    # derivative at (0, 0) is 1/2 each (max's and min's tie), not NaN.
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
+    x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
+    inf = lax.full_like(x1, scalar_like(x1, np.inf))
+    infinite = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
+    big, small = maximum(x1, x2), minimum(x1, x2)
+    zero = lax.eq(big, lax.full_like(big, scalar_like(big, 0)))
+    safe = lax.select(zero, lax.full_like(big, scalar_like(big, 1)), big)
+    ratio = lax.div(small, safe)
+    one = scalar_like(ratio, 1)
+    scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    return lax.select(infinite, inf, lax.select(zero, big, scaled))
 
 
 def logaddexp(x1, x2):
