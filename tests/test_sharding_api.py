@@ -376,3 +376,28 @@ def test_auto_and_explicit_axes_and_reshard_of_a_pytree_on_four_devices():
     assert out.strip() == "ok"
     with pytest.raises(TypeError, match="out_sharding="):
         olympus.sharding.auto_axes(lambda v: v)
+
+
+# ---- eager operations keep arrays where they are ----------------------------------
+def test_eager_ops_on_sharded_arrays_keep_their_layout_on_four_devices():
+    out = run_with_jax("""
+        def prog(ox, x, kind):
+            P = ox.sharding.PartitionSpec
+            jnp = ox.jnp
+            kinds = (getattr(ox.sharding.AxisType, kind),) * 2
+            mesh = ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
+            with ox.set_mesh(mesh):
+                a = ox.device_put(x, ox.NamedSharding(mesh, P("x")))
+                b = ox.device_put(x, ox.NamedSharding(mesh, P(None, "y")))
+                outs = [a * 2, jnp.sin(a), a.sum(0), a.reshape(8), a.T, a + a, a + 1,
+                        jnp.maximum(a, 3.0), a.sum(), b * a]
+                if kind == "Auto":
+                    outs.append(a @ a.T)
+                return outs, [tuple(o.sharding.spec) for o in outs]
+        x = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+        for kind in ("Auto", "Explicit"):
+            print(kind, run_both(prog, x, kind)[1][1])
+            agree(prog, x, kind)
+        print("ok")
+    """)
+    assert out.splitlines()[-1] == "ok", out

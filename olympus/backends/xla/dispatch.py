@@ -16,6 +16,7 @@ from olympus import caches, config
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
+from olympus.backends.xla.spmd import apply_sharded, spans_devices
 from olympus.backends.xla.lowering import (
     LoweringError,
     build_module,
@@ -419,6 +420,12 @@ def _pair_hit(table, key, primitive, a1, a2, params_for) -> tuple | None:
 
 def _apply_general(primitive, args: tuple, params: dict):
     avals = tuple(map(aval_of, args))
+    if any([spans_devices(x) for x in args]):  # stays on its devices, as JAX
+        out = abstract_eval(primitive, list(avals), params, user_source_info())
+        outs = out if primitive.multiple_results else [out]
+        done = apply_sharded(primitive, args, avals, outs, params)
+        if done is not None:
+            return done
     try:
         key = (primitive, avals, tuple(params.items()))
         exe = _eager_cache.get(key)

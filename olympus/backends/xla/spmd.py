@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from olympus import caches
+
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, placed_array, put
-from olympus.backends.xla.lowering import LoweringError, returns_ordering_token
+from olympus.backends.xla.lowering import (
+    LoweringError,
+    build_module,
+    returns_ordering_token,
+)
 from olympus.backends.xla.sharding import (
     GSPMDSharding,
     Mesh,
@@ -28,7 +34,7 @@ from olympus.backends.xla.sharding import (
     spelled_for_rank,
     tiling_of_hlo,
 )
-from olympus.ir.core import Olympuspr, ShapedArray, subolympusprs
+from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var, subolympusprs
 
 _TOKEN_AVAL = ShapedArray((0,), np.bool_)  # how the runtime hands back a token result
 _mesh_symbols: dict = {}  # Mesh -> its symbol in modules (`@mesh0`)
@@ -298,3 +304,44 @@ class ShardedExecutable:
         ) as err:  # how XLA reports a failed Python callback
             host_callback.raise_callback_error(err)
         return outs
+
+
+# ---- eager operations on arrays over several devices -------------------------------
+_eager_sharded: dict = caches.register("eager sharded executables", {})
+
+
+def spans_devices(x) -> bool:
+    """Whether `x` is an Array laid out over several devices."""
+    return (
+        type(x) is Array
+        and x._global is not None
+        and x._buf is None
+        and x._sharding.num_devices > 1
+    )
+
+
+def apply_sharded(primitive, args: tuple, avals: tuple, out_avals: list, params):
+    """Runs one primitive eagerly on operands some of which span several
+    devices, as JAX does (None if no mesh describes their layouts): one SPMD program over their mesh, the operands kept
+    where they are and the results laid out as XLA's propagation chooses
+    (elementwise ops keep the layout, reductions drop reduced axes)."""
+    shardings = tuple(x.sharding if spans_devices(x) else None for x in args)
+    key = (primitive, avals, tuple(params.items()), shardings)
+    exe = _eager_sharded.get(key)
+    if exe is None:
+        invars = [Var(a) for a in avals]
+        outvars = [Var(a) for a in out_avals]
+        program = Olympuspr(
+            [], invars, [Eqn(primitive, params, invars, outvars)], outvars
+        )
+        layout = plan_layout(program, list(shardings), [None] * len(outvars))
+        if layout is None:  # no mesh says the layouts (an XLA-chosen one)
+            return None
+        exe = ShardedExecutable(
+            build_module(program, primitive.name, layout=layout), layout
+        )
+        if len(_eager_sharded) > 512:  # bounded: a new layout per call must not leak
+            _eager_sharded.clear()
+        _eager_sharded[key] = exe
+    outs = exe.call(list(args))
+    return outs if primitive.multiple_results else outs[0]
