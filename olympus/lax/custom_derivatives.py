@@ -670,7 +670,9 @@ def _rule_on_primals(trace: JVPTrace, custom, args: tuple, leaves: list, rule):
     in, the function runs on the primals one trace down. Returns the output
     leaves (or the whole output, in that case)."""
     _check_closure_tangents(
-        type(custom).__name__, function_name(custom.fun), _closure_tangents(trace, custom)
+        type(custom).__name__,
+        function_name(custom.fun),
+        _closure_tangents(trace, custom),
     )
     pairs = [trace.primal_tangent(x) for x in leaves]
     if all(is_zero(t) for _, t in pairs):
