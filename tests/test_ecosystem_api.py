@@ -832,3 +832,11 @@ def test_device_put_and_local_devices_keywords():
         return put * 1, [d.id for d in ox.local_devices(host_id=0)]
 
     agree(program, X3)
+
+
+def test_default_matmul_precision_takes_new_val():
+    def program(ox, x):
+        with ox.default_matmul_precision(new_val="float32"):
+            return ox.jit(ox.jnp.dot)(x, x)
+
+    agree(program, X3)

@@ -272,9 +272,10 @@ defjvp_zero(argmin_p)
 
 
 # ---- dot_general -------------------------------------------------------------
-def default_matmul_precision(precision: str):
-    """Matmuls traced in the block whose precision= is None get `precision`
-    ('bfloat16', 'tensorfloat32', 'float32', or 'default', 'high', 'highest').
+def default_matmul_precision(new_val: str):
+    """Matmuls traced in the block whose precision= is None get `new_val`
+    ('bfloat16', 'tensorfloat32', 'float32', or 'default', 'high', 'highest';
+    the parameter has JAX's name).
 
     >>> with olympus.default_matmul_precision("float32"):
     ...     print(olympus.make_olympuspr(jnp.dot)(jnp.ones(2), jnp.ones(2)))
@@ -282,8 +283,8 @@ def default_matmul_precision(precision: str):
         c:f32[] = dot_general[dimension_numbers=(((0,), (0,)), ((), ())) precision=('HIGHEST', 'HIGHEST') preferred_element_type=None] a b
       in (c,) }
     """
-    canonical_precision(precision, "default_matmul_precision")  # a bad name fails here
-    return config.override("olympus_default_matmul_precision", precision)
+    canonical_precision(new_val, "default_matmul_precision")  # a bad name fails here
+    return config.override("olympus_default_matmul_precision", new_val)
 
 
 class Precision(enum.Enum):
