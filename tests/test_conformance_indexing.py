@@ -536,3 +536,8 @@ def test_nonzero_roll_eye_edge_cases():
         })  # fmt: skip
 
     agree(program, X34)
+
+
+def test_ravel_multi_index_of_no_axes():
+    agree(lambda ox: ox.jnp.ravel_multi_index((), ()))
+    agree(lambda ox, x: ox.jnp.ravel_multi_index(x, ()), np.zeros(0, np.int32))

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from olympus.ir import dtypes
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import ones
 from olympus.numpy.core import asarray
@@ -86,6 +87,8 @@ def ravel_multi_index(
             f"jnp.ravel_multi_index: order must be 'C' or 'F', got {order!r}"
         )
     parts = [_integer_indices(i, "ravel_multi_index") for i in multi_index]
+    if not parts:  # the one position of a 0-d array
+        return asarray(0, dtype=dtypes.default_int_dtype())
     if mode == "raise":
         _check_in_range(parts, dims)
     elif mode == "wrap":
