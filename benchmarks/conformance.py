@@ -58,7 +58,7 @@ def run_sweep(prefix: str, report: dict, names=(), json_path=None) -> dict:
 
 def run_fuzz(seeds: range, report: dict) -> dict:
     from checks import check_jax_oracle
-    from program_generator import generate_edge
+    from edge_programs import generate_edge
 
     counts = dict(programs=0, checks=0, differing=0, allowed=0, seconds=0.0)
     start = time.perf_counter()
