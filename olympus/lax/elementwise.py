@@ -518,7 +518,9 @@ for _p in (max_p, min_p):
 
 
 def _pow_jvp_x(t, ans, x, y):
-    """d x^y / dx = y x^(y-1)."""
+    """d x^y / dx = y x^(y-1), with x made strong first, as JAX's rule does."""
+    if aval_of(x).weak_type:
+        x = convert_element_type_p.bind(x, new_dtype=aval_of(x).dtype, weak_type=False)
     return _at_shape(
         mul_p.bind(t, mul_p.bind(y, pow_p.bind(x, sub_p.bind(y, _one(y))))), ans
     )

@@ -177,6 +177,14 @@ def defjvp(primitive: Primitive, *partials: Callable | None) -> None:
     jvp_rules[primitive] = rule
 
 
-def scalar_like(value, x) -> np.generic:
-    """`value` as a rank-0 constant of x's dtype (binary primitives broadcast it)."""
-    return np.asarray(value, dtype=aval_of(x).dtype)[()]
+def scalar_like(value, x):
+    """`value` as a rank-0 constant of x's dtype (binary primitives broadcast
+    it): a Python scalar where x is weakly typed and Python's type has x's
+    dtype, so derivative rules keep weak types as JAX's do."""
+    aval = aval_of(x)
+    constant = np.asarray(value, dtype=aval.dtype)[()]
+    if aval.weak_type and aval.dtype.kind in "fc":
+        python_value = constant.item()
+        if aval_of(python_value).dtype == aval.dtype:
+            return python_value
+    return constant
