@@ -398,6 +398,10 @@ def test_eager_ops_on_sharded_arrays_keep_their_layout_on_four_devices():
         for kind in ("Auto", "Explicit"):
             print(kind, run_both(prog, x, kind)[1][1])
             agree(prog, x, kind)
+        # a 0-d piece on a non-default device reads back as a scalar
+        mesh = olympus.make_mesh((4,), ("d",))
+        scalar = olympus.device_put(np.int32(3), olympus.NamedSharding(mesh, olympus.P()))
+        assert int(scalar) == 3 and np.asarray(scalar + 1).shape == ()
         print("ok")
     """)
     assert out.splitlines()[-1] == "ok", out

@@ -5,7 +5,11 @@ each generated program's arguments are laid out over a mesh (split along an
 axis where its size divides, else replicated), jit partitions the program
 through XLA's SPMD partitioner, and its results must equal the single-device
 jit's, both for the program and for its gradient; so must the program run as
-the per-device body of a shard_map, and as the body of `vmap(jit(f),
+the per-device body of a shard_map (manual over every axis, and, every
+other program, over "x" only), with its arguments constrained inside jit to specs that do not divide
+their dimensions (XLA pads), in explicit mode on the other programs
+(arguments resharded under `set_mesh` on a mesh of Explicit axes; every
+fourth program eagerly too, each operation an SPMD program), and as the body of `vmap(jit(f),
 axis_name="i")` with its float inputs centred by a `pmean` over the batch.
 """
 
@@ -30,6 +34,17 @@ from olympus.sharding import NamedSharding, PartitionSpec as P
 from olympus.tracer.pytree import tree_flatten
 
 mesh = olympus.make_mesh((2, 2), ("x", "y"))
+explicit = olympus.make_mesh((2, 2), ("x", "y"),
+                             axis_types=(olympus.sharding.AxisType.Explicit,) * 2)
+
+def uneven(a):
+    # split the first dimension that 2 does not divide (padding), else none
+    parts = [None] * a.ndim
+    for dim in range(a.ndim):
+        if a.shape[dim] % 2:
+            parts[dim] = "x"
+            break
+    return NamedSharding(mesh, P(*parts))
 
 def layout(a, turn):
     parts = [None] * a.ndim
@@ -50,7 +65,7 @@ def close(got, want, what):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-4, atol=2e-4,
                                    err_msg=what)
 
-ran = named = 0
+ran = named = padded = 0
 for seed in range(SEEDS):
     program = generate(seed)
     fun, args = program.function(), program.arguments()
@@ -61,6 +76,21 @@ for seed in range(SEEDS):
     # the program as every device's body of a shard_map (replicated in and out)
     per_device = olympus.shard_map(fun, mesh, P(), P())
     close(olympus.jit(per_device)(*placed), want, f"seed {seed}: shard_map")
+    if seed % 2:  # (every other program, to keep the suite's time)
+        partial = olympus.shard_map(fun, mesh=mesh, in_specs=P(), out_specs=P(),
+                                    axis_names={"x"})
+        close(olympus.jit(partial)(*placed), want, f"seed {seed}: shard_map over 'x'")
+    constrained = lambda *xs: fun(*[lax.with_sharding_constraint(x, uneven(x))
+                                    for x in xs])
+    close(olympus.jit(constrained)(*args), want, f"seed {seed}: uneven specs")
+    padded += any(any(d % 2 for d in np.shape(a)) for a in args)
+    if seed % 2 == 0:  # explicit mode on the other half
+        with olympus.set_mesh(explicit):
+            specs = [layout(a, seed + i).spec for i, a in enumerate(args)]
+            resharded = [olympus.reshard(a, s) for a, s in zip(args, specs)]
+            close(olympus.jit(fun)(*resharded), want, f"seed {seed}: explicit jit")
+            if seed % 4 == 0:
+                close(fun(*resharded), want, f"seed {seed}: explicit eager")
     floats = program.float_inputs()
     if floats and program.reverse_differentiable():
         loss = lambda *xs: sum(np.float32(0) + (l.astype("float32") ** 2).sum()
@@ -86,7 +116,7 @@ for seed in range(SEEDS):
         close(got, want, f"seed {seed}: vmap(jit) with pmean over the batch")
         named += 1
     ran += 1
-print("ran", ran, "named", named)
+print("ran", ran, "padded", padded, "named", named)
 """
 
 
@@ -104,4 +134,6 @@ def test_sharded_programs_match_one_device():
     assert done.returncode == 0, done.stderr[-4000:]
     assert f"ran {PROGRAMS}" in done.stdout
     named = int(done.stdout.split("named")[1])
+    padded = int(done.stdout.split("padded")[1].split()[0])
+    assert padded >= PROGRAMS // 4, done.stdout  # uneven specs were exercised
     assert named >= PROGRAMS // 4, done.stdout  # the vmap(jit) check ran often

@@ -499,10 +499,19 @@ class Device(metaclass=_DeviceMeta):
 
 
 def devices(backend: str | None = None) -> list:
-    """Every device of every process (the CPU devices of this one here).
+    """Every device of every process.
 
-    >>> olympus.devices()
-    [CpuDevice(id=0)]
+    Devices are what `device_put` and shardings place arrays on.
+
+    Args:
+      backend: a platform name; None for the default one.
+
+    Returns:
+      A list of Device objects ordered by id.
+
+    Example:
+      >>> olympus.devices()[0].id
+      0
     """
     _check_backend(backend)
     return list(get_client().devices())
@@ -513,8 +522,20 @@ def local_devices(
     backend: str | None = None,
     host_id: int | None = None,
 ) -> list:
-    """The devices of one process (this one by default; `host_id` is JAX's
-    older name for process_index)."""
+    """The devices attached to one process.
+
+    Args:
+      process_index: which process (None: this one).
+      backend: a platform name; None for the default one.
+      host_id: JAX's older name for process_index.
+
+    Returns:
+      A list of Device objects.
+
+    Example:
+      >>> olympus.local_devices()[0] == olympus.devices()[0]
+      True
+    """
     _check_backend(backend)
     process_index = host_id if process_index is None else process_index
     index = get_client().process_index() if process_index is None else process_index
@@ -522,25 +543,69 @@ def local_devices(
 
 
 def device_count(backend: str | None = None) -> int:
-    """How many devices all processes have together."""
+    """How many devices all processes have together.
+
+    Args:
+      backend: a platform name; None for the default one.
+
+    Returns:
+      The number of devices, an int (>= 1).
+
+    Example:
+      >>> olympus.device_count() >= 1
+      True
+    """
     _check_backend(backend)
     return get_client().device_count()
 
 
 def local_device_count(backend: str | None = None) -> int:
-    """How many devices this process has."""
+    """How many devices this process has.
+
+    Args:
+      backend: a platform name; None for the default one.
+
+    Returns:
+      The number of this process's devices, an int.
+
+    Example:
+      >>> olympus.local_device_count() == len(olympus.local_devices())
+      True
+    """
     _check_backend(backend)
     return get_client().local_device_count()
 
 
 def process_index(backend: str | None = None) -> int:
-    """This process's index among the processes of a computation (0 alone)."""
+    """This process's index among the processes of a computation.
+
+    Args:
+      backend: a platform name; None for the default one.
+
+    Returns:
+      An int in range(process_count()); 0 when running alone.
+
+    Example:
+      >>> olympus.process_index()
+      0
+    """
     _check_backend(backend)
     return get_client().process_index()
 
 
 def process_count(backend: str | None = None) -> int:
-    """How many processes share the devices (1 without a distributed runtime)."""
+    """How many processes share the devices.
+
+    Args:
+      backend: a platform name; None for the default one.
+
+    Returns:
+      1 without a distributed runtime (olympus.distributed), else the count.
+
+    Example:
+      >>> olympus.process_count()
+      1
+    """
     _check_backend(backend)
     return len({d.process_index for d in get_client().devices()})
 
@@ -684,7 +749,8 @@ def host_array(buf, aval, device=None) -> np.ndarray:
     their dtype on the host, so every bit (NaN payloads, -0.0) comes back.
     """
     if aval.dtype not in dtypes.ml_dtypes_floats:
-        return np.asarray(buf)
+        # a 0-d piece on a non-default device reads back as shape (1,)
+        return np.asarray(buf).reshape(aval.shape)
     device = default_device() if device is None else device
     as_bits = _bitcast_executable(aval, device).execute_sharded([buf])
     bits_aval = _bits_like(aval)
