@@ -96,9 +96,8 @@ class EdgeProgram(Program):
             edges = float_edges(self.float_dtype)
             dtype = self.float_dtype
         mask = rng.random(v.shape) < self.edge_rate
-        picked = np.asarray(edges, dtype=np.float64)[
-            rng.integers(len(edges), size=v.shape)
-        ]
+        exact = np.int64 if v.kind == "i" else np.float64  # int64's extremes exactly
+        picked = np.asarray(edges, dtype=exact)[rng.integers(len(edges), size=v.shape)]
         mixed = np.where(mask, picked, values)
         if v.kind == "i":  # wrapped into the int type (uint8's -1 is 255)
             return np.asarray(mixed).astype(np.int64).astype(dtype)
