@@ -75,15 +75,33 @@ def make_olympuspr(
     return_shape: bool = False,
     optimize: bool = False,
 ):
-    """Returns a function that traces `fun` and gives its ClosedOlympuspr;
-    `optimize=True`: the program jit lowers, after the optimizer's passes.
+    """Returns a function that traces `fun` and gives its intermediate program.
 
-    >>> print(olympus.make_olympuspr(lambda x: x * 2.0)(1.0))
-    { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
-    >>> print(olympus.make_olympuspr(lambda x: (x * 1.0) * (x * 1.0), optimize=True)(1.0))
-    { lambda ; a:f32[]. let
-        b:f32[] = mul a a
-      in (b,) }
+    For inspecting what a function computes: the ClosedOlympuspr printed is
+    what jit compiles (before the optimizer, unless `optimize=True`).
+
+    Args:
+      fun: the function to trace.
+      static_argnums: positional arguments treated as Python constants (not
+        traced), as jit's.
+      return_shape: if True, also return the outputs' ShapeDtypeStructs.
+      optimize: if True, give the program after the optimizer's passes.
+
+    Returns:
+      A function taking `fun`'s arguments and returning the ClosedOlympuspr,
+      or `(closed_olympuspr, shapes)` with return_shape.
+
+    Raises:
+      ConcretizationTypeError: `fun` uses a traced value where Python needs a
+        concrete one (mark the argument static).
+
+    Example:
+      >>> print(olympus.make_olympuspr(lambda x: x * 2.0)(1.0))
+      { lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
+      >>> print(olympus.make_olympuspr(lambda x: (x * 1.0) * (x * 1.0), optimize=True)(1.0))
+      { lambda ; a:f32[]. let
+          b:f32[] = mul a a
+        in (b,) }
     """
     static = _normalize_argnums(static_argnums)
 
@@ -107,16 +125,29 @@ def make_olympuspr(
 
 
 def eval_shape(fun: Callable, *args, **kwargs):
-    """The shapes and dtypes `fun(*args, **kwargs)` would return, as a pytree
-    of ShapeDtypeStruct, found by tracing alone: nothing is computed and no
-    array is allocated. Argument leaves may be arrays, Python scalars,
-    ShapeDtypeStructs or any objects with `.shape` and `.dtype`.
+    """Gives the shapes and dtypes `fun(*args, **kwargs)` would return.
 
-    >>> olympus.eval_shape(lambda x, y: x @ y, olympus.ShapeDtypeStruct((3, 4), jnp.float32),
-    ...                    olympus.ShapeDtypeStruct((4, 5), jnp.float32))
-    ShapeDtypeStruct(shape=(3, 5), dtype=float32)
-    >>> olympus.eval_shape(lambda x: {"twice": x * 2}, 1.0)
-    {'twice': ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)}
+    Found by tracing alone: nothing is computed and no array is allocated,
+    so it is cheap for planning memory or building parameters.
+
+    Args:
+      fun: the function to trace.
+      *args: positional arguments; leaves may be arrays, Python scalars,
+        ShapeDtypeStructs, or any objects with `.shape` and `.dtype`.
+      **kwargs: keyword arguments, likewise.
+
+    Returns:
+      A pytree of ShapeDtypeStruct with the output's structure.
+
+    Raises:
+      ConcretizationTypeError: `fun` needs a concrete value from an argument.
+
+    Example:
+      >>> olympus.eval_shape(lambda x, y: x @ y, olympus.ShapeDtypeStruct((3, 4), jnp.float32),
+      ...                    olympus.ShapeDtypeStruct((4, 5), jnp.float32))
+      ShapeDtypeStruct(shape=(3, 5), dtype=float32)
+      >>> olympus.eval_shape(lambda x: {"twice": x * 2}, 1.0)
+      {'twice': ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)}
     """
     leaves, tree = tree_flatten((args, kwargs))
     args, kwargs = tree_unflatten(tree, [_abstract_leaf(x) for x in leaves])
@@ -181,16 +212,36 @@ def named_call(fun: Callable, *, name: str | None = None) -> Callable:
 
 
 def typeof(x) -> ShapedArray:
-    """The abstract value (shape, dtype, weak type) tracing gives `x`.
+    """The abstract value tracing gives `x`: its shape, dtype and weak type.
 
-    >>> olympus.typeof(jnp.ones((2, 3)))
-    ShapedArray(f32[2,3])
+    Useful to see how olympus will type a value before calling a function.
+
+    Args:
+      x: an array, a tracer or a Python scalar.
+
+    Returns:
+      A ShapedArray.
+
+    Raises:
+      TypeError: `x` is not array-like.
+
+    Example:
+      >>> olympus.typeof(jnp.ones((2, 3)))
+      ShapedArray(f32[2,3])
     """
     return aval_of(x)
 
 
 def default_backend() -> str:
-    """The platform olympus runs on ("cpu", or a PjRt plugin's)."""
+    """The name of the platform olympus runs on.
+
+    Returns:
+      "cpu", or the platform name of a loaded PjRt plugin (e.g. "gpu").
+
+    Example:
+      >>> olympus.default_backend() in ("cpu", "gpu", "cuda", "tpu")
+      True
+    """
     return client.get_client().platform
 
 
@@ -1170,7 +1221,20 @@ def _put_leaf(v, sharding):
 
 
 def device_get(x):
-    """Copies a pytree of Arrays to NumPy arrays on the host."""
+    """Copies a pytree of Arrays to NumPy arrays on the host.
+
+    Waits for the values; leaves that are not Arrays are returned unchanged.
+
+    Args:
+      x: a pytree of Arrays (and other leaves).
+
+    Returns:
+      The same pytree with each Array replaced by a numpy.ndarray.
+
+    Example:
+      >>> olympus.device_get({"a": jnp.arange(2)})
+      {'a': array([0, 1], dtype=int32)}
+    """
     import numpy as np
 
     leaves, tree = tree_flatten(x)
@@ -1180,7 +1244,21 @@ def device_get(x):
 
 
 def block_until_ready(x):
-    """Waits until every Array in the pytree `x` has been computed."""
+    """Waits until every Array in the pytree `x` has been computed.
+
+    Olympus dispatches asynchronously; call this before timing code so the
+    clock stops when the work is done, not when it is queued.
+
+    Args:
+      x: a pytree whose Array leaves are waited on (other leaves ignored).
+
+    Returns:
+      `x` itself, once ready.
+
+    Example:
+      >>> olympus.block_until_ready(jnp.ones(2) * 3)
+      Array([3., 3.], dtype=float32)
+    """
     for leaf in tree_flatten(x)[0]:
         if isinstance(leaf, Array):
             leaf.block_until_ready()

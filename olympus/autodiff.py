@@ -82,10 +82,33 @@ def _zero_cotangent(x):
 # ---- forward mode ---------------------------------------------------------------
 @api_boundary
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
-    """(fun(*primals), the directional derivative of fun at primals along tangents).
+    """Evaluates `fun` and its directional derivative along `tangents`.
 
-    >>> olympus.jvp(jnp.sin, (0.0,), (1.0,))
-    (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
+    Forward mode: the Jacobian-vector product is computed alongside the
+    primal values in a single pass, without storing intermediates.
+
+    Args:
+      fun: the function to differentiate.
+      primals: a tuple or list of the positional arguments to evaluate at.
+      tangents: a tuple or list of the same length: one tangent per primal,
+        with its shape and dtype.
+      has_aux: if True, `fun` returns `(output, aux)` and jvp returns
+        `(output, tangent_out, aux)`.
+
+    Returns:
+      `(fun(*primals), tangent_out)`, where tangent_out has the output's
+      structure.
+
+    Raises:
+      GradTypeError: a tangent's shape or dtype does not match its primal,
+        or has_aux without a pair.
+      TypeError: primals or tangents is not a tuple or list, or their
+        structures differ.
+
+    Example:
+      >>> y, t = olympus.jvp(jnp.sin, (0.0,), (1.0,))
+      >>> print(y, t)
+      0.0 1.0
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(
         tangents, (tuple, list)
@@ -142,9 +165,30 @@ def _check_tangent(primal, tangent):
 
 @api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
-    """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the linear map
-    without re-running the primal computation; with has_aux, `fun` returns
-    (output, aux) and linearize returns (output, f_jvp, aux)."""
+    """Evaluates `fun` once and returns its linearization at `primals`.
+
+    Useful when many Jacobian-vector products are needed at one point: the
+    primal computation runs once and `f_jvp` evaluates only the linear map.
+
+    Args:
+      fun: the function to linearize.
+      *primals: the point, one value per positional argument.
+      has_aux: if True, `fun` returns `(output, aux)` and linearize returns
+        `(output, f_jvp, aux)`.
+
+    Returns:
+      `(fun(*primals), f_jvp)`; `f_jvp(*tangents)` gives the tangent of the
+      output for tangents shaped as the primals.
+
+    Raises:
+      GradTypeError: tangents passed to `f_jvp` do not match the primals, or
+        has_aux without a pair.
+
+    Example:
+      >>> y, f_jvp = olympus.linearize(jnp.sin, 0.0)
+      >>> print(f_jvp(2.0))
+      2.0
+    """
     leaves, in_tree = tree_flatten(primals)
     mask = [is_differentiable(aval_of(x)) for x in leaves]
     flat_fun, box = _flatten_fun_aux(fun, in_tree, has_aux)
@@ -179,11 +223,32 @@ def _check_reduce_axes(name: str, reduce_axes) -> None:
 # ---- reverse mode ---------------------------------------------------------------
 @api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
-    """(fun(*primals), pullback) where pullback(ct) gives one cotangent per primal.
+    """Evaluates `fun` and returns a function that pulls cotangents back through it.
 
-    >>> y, pullback = olympus.vjp(jnp.sin, 0.0)
-    >>> pullback(1.0)
-    (Array(1., dtype=float32),)
+    The vector-Jacobian product is reverse mode's building block: the
+    returned `pullback` maps a cotangent of the output to one cotangent per
+    primal argument, reusing the values saved by the forward pass.
+
+    Args:
+      fun: the function to differentiate; takes and returns pytrees of arrays.
+      *primals: the point to differentiate at, one per positional argument.
+      has_aux: if True, `fun` returns `(output, aux)` and vjp returns
+        `(output, pullback, aux)`.
+      reduce_axes: taken for JAX's older signature; must be empty.
+
+    Returns:
+      `(fun(*primals), pullback)`; `pullback(ct)` takes a cotangent with the
+      output's structure, shapes and dtypes and returns a tuple of cotangents,
+      one per primal.
+
+    Raises:
+      GradTypeError: a primal is not an array of a differentiable dtype, a
+        cotangent does not match the output, or has_aux without a pair.
+
+    Example:
+      >>> y, pullback = olympus.vjp(jnp.sin, 0.0)
+      >>> print(pullback(1.0)[0])
+      1.0
     """
     _check_reduce_axes("vjp", reduce_axes)
     leaves, in_tree = tree_flatten(primals)
@@ -434,10 +499,34 @@ def value_and_grad(
     allow_int: bool = False,
     reduce_axes=(),
 ):
-    """`fun`'s value and its gradient with respect to the arguments in argnums.
+    """Returns a function that computes `fun`'s value and its gradient together.
 
-    >>> olympus.value_and_grad(lambda x: x ** 2)(3.0)
-    (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32))
+    Like `grad`, but the forward pass's result is returned as well, so a
+    training step needs only one evaluation of the loss.
+
+    Args:
+      fun: the function to differentiate; its output must be a real scalar
+        (or `(scalar, aux)` with has_aux).
+      argnums: an int or a sequence of ints: which positional arguments to
+        differentiate with respect to.
+      has_aux: if True, `fun` returns `(output, aux)` and the value returned
+        is `(output, aux)`.
+      holomorphic: if True, `fun` is holomorphic (complex inputs and output).
+      allow_int: if True, integer arguments get float0 gradients.
+      reduce_axes: taken for JAX's older signature; must be empty.
+
+    Returns:
+      A function returning `(value, gradient)`, or `((value, aux), gradient)`
+      with has_aux.
+
+    Raises:
+      GradTypeError: as `grad` (non-scalar or non-real output, integer
+        argument, has_aux without a pair).
+
+    Example:
+      >>> value, g = olympus.value_and_grad(lambda x: x ** 2)(3.0)
+      >>> print(value, g)
+      9.0 6.0
     """
     _check_reduce_axes("value_and_grad", reduce_axes)
     nums = _argnums_tuple(argnums)
@@ -471,10 +560,45 @@ def grad(
     allow_int: bool = False,
     reduce_axes=(),
 ):
-    """The gradient of scalar-valued `fun` with respect to argument(s) argnums.
+    """Returns a function that computes the gradient of scalar-valued `fun`.
 
-    >>> olympus.grad(lambda x: jnp.sin(x) * 2.0)(0.0)
-    Array(2., dtype=float32)
+    Reverse-mode differentiation: the returned function runs `fun` forward,
+    then pulls a cotangent of 1.0 back to the arguments chosen by `argnums`.
+    It composes with jit, vmap and itself (grad of grad is the second
+    derivative), and takes and returns pytrees.
+
+    Args:
+      fun: the function to differentiate. Its output must be a real scalar
+        (shape ()); with `has_aux=True` it returns a pair (scalar, aux).
+      argnums: an int or a sequence of ints: the positional argument(s) to
+        differentiate with respect to. A sequence gives a tuple of gradients.
+      has_aux: if True, `fun` returns `(output, aux)`; aux is passed through
+        undifferentiated and the returned function gives `(gradient, aux)`.
+      holomorphic: if True, `fun` is a holomorphic complex function and the
+        gradient is its complex derivative.
+      allow_int: if True, integer arguments are allowed; their gradients are
+        float0 zeros.
+      reduce_axes: taken for JAX's older signature; must be empty.
+
+    Returns:
+      A function with `fun`'s signature returning the gradient: a pytree of
+      the differentiated argument's structure, shape and dtype (a tuple of
+      them for a sequence `argnums`), or `(gradient, aux)` with has_aux.
+
+    Raises:
+      GradTypeError: the output is not a scalar, is not real, an argument is
+        an integer without `allow_int`, or has_aux is set and `fun` does not
+        return a pair.
+
+    Example:
+      >>> print(olympus.grad(lambda x: jnp.sin(x) * 2.0)(0.0))
+      2.0
+      >>> dx, dy = olympus.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
+      >>> print(dx, dy)
+      3.0 2.0
+      >>> g, aux = olympus.grad(lambda x: (x**2, x + 1), has_aux=True)(3.0)
+      >>> print(g, aux)
+      6.0 4.0
     """
     _check_reduce_axes("grad", reduce_axes)
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
@@ -575,13 +699,29 @@ def jacfwd(
     has_aux: bool = False,
     holomorphic: bool = False,
 ):
-    """The Jacobian of `fun` by forward mode: jvp vmapped over a basis of the inputs.
+    """Returns a function computing the Jacobian of `fun` by forward mode.
 
-    Each block has shape out.shape + in.shape; the result is the output tree
-    of input trees.
+    A jvp is vmapped over a basis of the inputs: efficient when there are
+    fewer inputs than outputs ("tall" Jacobians).
 
-    >>> olympus.jacfwd(jnp.sin)(jnp.zeros(2))
-    Array([[1., 0.], [0., 1.]], dtype=float32)
+    Args:
+      fun: the function to differentiate.
+      argnums: an int or a sequence of ints: which positional arguments.
+      has_aux: if True, `fun` returns `(output, aux)` and the result is
+        `(jacobian, aux)`.
+      holomorphic: if True, `fun` is holomorphic.
+
+    Returns:
+      A function giving the Jacobian: for each output leaf and input leaf a
+      block of shape `out.shape + in.shape` (the output tree of input trees).
+
+    Raises:
+      GradTypeError: an input is not of an inexact dtype (complex needs
+        holomorphic=True), or has_aux without a pair.
+
+    Example:
+      >>> olympus.jacfwd(jnp.sin)(jnp.zeros(2))
+      Array([[1., 0.], [0., 1.]], dtype=float32)
     """
 
     @api_boundary
@@ -622,8 +762,31 @@ def jacrev(
     holomorphic: bool = False,
     allow_int: bool = False,
 ):
-    """The Jacobian of `fun` by reverse mode: its pullback vmapped over a
-    basis of the outputs. Each block has shape out.shape + in.shape."""
+    """Returns a function computing the Jacobian of `fun` by reverse mode.
+
+    The pullback is vmapped over a basis of the outputs: efficient when there
+    are fewer outputs than inputs ("wide" Jacobians).
+
+    Args:
+      fun: the function to differentiate.
+      argnums: an int or a sequence of ints: which positional arguments.
+      has_aux: if True, `fun` returns `(output, aux)` and the result is
+        `(jacobian, aux)`.
+      holomorphic: if True, `fun` is holomorphic.
+      allow_int: if True, integer inputs get float0 blocks.
+
+    Returns:
+      A function giving the Jacobian, each block of shape
+      `out.shape + in.shape`.
+
+    Raises:
+      GradTypeError: an output or input has a non-differentiable dtype, or
+        has_aux without a pair.
+
+    Example:
+      >>> olympus.jacrev(lambda x: x ** 2)(jnp.array([1.0, 2.0]))
+      Array([[2., 0.], [0., 4.]], dtype=float32)
+    """
 
     @api_boundary
     def jac_fun(*args, **kwargs):
@@ -655,7 +818,30 @@ def hessian(
     has_aux: bool = False,
     holomorphic: bool = False,
 ):
-    """The Hessian of scalar `fun`: jacfwd of jacrev."""
+    """Returns a function computing the Hessian of scalar-valued `fun`.
+
+    It is `jacfwd(jacrev(fun))`: reverse mode for the gradient, forward mode
+    over it, the usual efficient order.
+
+    Args:
+      fun: the function; its output must be a real scalar.
+      argnums: an int or a sequence of ints: which positional arguments.
+      has_aux: if True, `fun` returns `(output, aux)` and the result is
+        `(hessian, aux)`.
+      holomorphic: if True, `fun` is holomorphic.
+
+    Returns:
+      A function giving the matrix of second derivatives, of shape
+      `in.shape + in.shape` per pair of input leaves.
+
+    Raises:
+      GradTypeError: the output is not a real scalar, or an input has a
+        non-differentiable dtype.
+
+    Example:
+      >>> olympus.hessian(lambda x: jnp.sum(x ** 3))(jnp.array([1.0, 2.0]))
+      Array([[ 6.,  0.], [ 0., 12.]], dtype=float32)
+    """
     inner = jacrev(fun, argnums, has_aux, holomorphic)
     return jacfwd(inner, argnums, has_aux, holomorphic)
 
