@@ -191,15 +191,24 @@ def _abstract_leaf(x):
 
 
 def named_call(fun: Callable, *, name: str | None = None) -> Callable:
-    """`fun`, whose equations carry the scope `name` (default: its
-    `__name__`) wherever it is traced, as `with olympus.named_scope(name)`
-    would give them: printed with `pretty(source_info=True)` and lowered as
-    XLA's `op_name` metadata.
+    """Returns `fun` whose equations carry the name scope `name`.
 
-    >>> scaled = olympus.named_call(lambda x: x * 2.0, name="scale")
-    >>> closed = olympus.make_olympuspr(scaled)(1.0)
-    >>> closed.olympuspr.eqns[0].source_info.scope
-    'scale'
+    Names show up in printed programs (`pretty(source_info=True)`) and in
+    XLA's `op_name` metadata, so profiles show which part of a model an op
+    came from. Values are unchanged.
+
+    Args:
+      fun: the function to name.
+      name: the scope name; None uses `fun.__name__`.
+
+    Returns:
+      A function with `fun`'s signature and outputs.
+
+    Example:
+      >>> scaled = olympus.named_call(lambda x: x * 2.0, name="scale")
+      >>> closed = olympus.make_olympuspr(scaled)(1.0)
+      >>> closed.olympuspr.eqns[0].source_info.scope
+      'scale'
     """
     scope = name if name is not None else getattr(fun, "__name__", function_name(fun))
 
@@ -246,14 +255,49 @@ def default_backend() -> str:
 
 
 def enable_x64(new_val: bool = True):
-    """`with olympus.enable_x64():` 64-bit dtypes inside the block (the
-    option `olympus_enable_x64`, restored after)."""
+    """A context in which 64-bit dtypes are on.
+
+    Inside the block, float64/int64 arrays are kept as such and Python
+    scalars default to them; outside, they are narrowed to 32 bits. Sets the
+    option `olympus_enable_x64` and restores it after.
+
+    Args:
+      new_val: True to enable 64-bit types in the block, False to disable.
+
+    Returns:
+      A context manager.
+
+    Example:
+      >>> with olympus.enable_x64():
+      ...     print(jnp.arange(2.0).dtype)
+      float64
+    """
     return config.override("olympus_enable_x64", bool(new_val))
 
 
 def debug_nans(new_val: bool = True):
-    """`with olympus.debug_nans():` a NaN made inside the block raises,
-    naming the primitive and line (the option `olympus_debug_nans`)."""
+    """A context in which a NaN produced by any operation raises.
+
+    For finding where NaNs appear: inside the block (option
+    `olympus_debug_nans`), each primitive's output is checked and the first
+    NaN raises, naming the primitive and the user's line.
+
+    Args:
+      new_val: True to check for NaNs in the block, False to stop checking.
+
+    Returns:
+      A context manager.
+
+    Raises:
+      FloatingPointError: an operation inside the block produced a NaN.
+
+    Example:
+      >>> with olympus.debug_nans():
+      ...     jnp.log(-1.0)
+      Traceback (most recent call last):
+      ...
+      FloatingPointError: ...
+    """
     return config.override("olympus_debug_nans", bool(new_val))
 
 
@@ -967,42 +1011,71 @@ def jit(
     compiler_options: dict | None = None,
     tiered: bool | None = None,
 ):
-    """Compiles `fun` with XLA; recompiles only for new shapes/dtypes/static args
-    (and new layouts of arguments placed over several devices).
+    """Returns a version of `fun` that is traced once and compiled with XLA.
 
-    JAX's `keep_unused` and `inline` are taken and change no result (olympus
-    decides itself which arguments reach the executable and whether a nested
-    jit stays a `pjit` equation); `backend` must be olympus's platform and
-    `device` the default device (place arguments with device_put or
-    in_shardings otherwise); `compiler_options` must be empty.
+    The first call for a new signature (argument shapes, dtypes, weak types,
+    static values, and layouts of arguments placed over several devices)
+    traces `fun` into a program and compiles it; later calls with the same
+    signature reuse the executable. Inside, arguments are abstract tracers:
+    Python control flow may not branch on their values (use lax.cond,
+    lax.while_loop, or mark the argument static).
 
-    `in_shardings` (a pytree prefix of the positional arguments, static ones
-    left out) and `out_shardings` (of the outputs) lay the program out over a
-    mesh's devices (olympus.sharding); XLA's SPMD partitioner splits it. An
-    argument without one keeps its own layout; None: free (replicated inputs,
-    outputs as XLA's propagation lays them out).
+    `tiered=True` (None: the olympus_tiered_execution option, off by default)
+    returns the first call of a new signature without waiting for XLA: the
+    traced program is interpreted with NumPy while XLA compiles on a
+    background thread, and later calls switch to the executable once it is
+    ready. It helps where time to the first result matters; results agree
+    with the compiled program to float tolerance. Programs with ordered
+    effects (debug.print, callbacks), donated arguments or olympus_debug_nans
+    on compile directly. The logger "olympus" says which tier ran.
 
-    >>> f = olympus.jit(lambda x: x * 2.0)
-    >>> f(np.ones(3))
-    Array([2., 2., 2.], dtype=float32)
+    Args:
+      fun: the function to compile; it takes and returns pytrees of arrays.
+        Without it, jit returns a decorator taking these options.
+      in_shardings: a Sharding, or a pytree prefix of the positional
+        (non-static) arguments of Shardings: how inputs are laid out over a
+        mesh. None leaves each argument's own layout.
+      out_shardings: likewise for the outputs; None lets XLA choose.
+      static_argnums: an int or ints: positional arguments passed as Python
+        values, not traced. They must be hashable; each new value retraces
+        and recompiles, and the body may use them in Python control flow.
+      static_argnames: the same, for arguments named by keyword.
+      donate_argnums: an int or ints: positional arguments whose buffers the
+        executable may reuse for outputs. A donated Array must not be used
+        after the call (it is deleted), saving memory for in-place updates.
+      donate_argnames: the same, by keyword.
+      keep_unused: taken for JAX's signature; changes no result.
+      device: must be the default device (place arguments with device_put
+        or in_shardings instead).
+      backend: must be olympus's platform name, or None.
+      inline: taken for JAX's signature; changes no result.
+      compiler_options: must be empty or None.
+      tiered: interpret the first calls while compiling (see above).
 
-    `tiered=True` (None: the olympus_tiered_execution option, off by default):
-    the first call of a new signature returns without waiting for XLA: it
-    interprets the traced, optimized program with NumPy while XLA compiles it
-    on a background thread; later calls interpret until the executable is
-    ready, then run it. Worth it where time to the first result matters
-    (interactive work, short scripts, many shapes each called a few times);
-    the interpreter is slower per call than compiled code. Results agree with
-    the compiled program to float tolerance. Programs with ordered effects
-    (debug.print, callbacks: they must run once, in order), donated arguments
-    (the interpreter cannot reuse buffers), or olympus_debug_nans on skip the
-    interpreter and compile directly. A failed background compile raises its
-    error on the next call; the logger "olympus" says which tier ran (INFO:
-    the switches, DEBUG: each interpreted call). See benchmarks/README.md.
+    Returns:
+      A callable with `fun`'s signature returning `fun`'s outputs as Arrays.
+      It also has `.lower(*args)` (then `.compile()`) and `.trace(*args)`
+      for ahead-of-time use.
 
-    >>> f = olympus.jit(lambda x: x * 2.0, tiered=True)
-    >>> f(np.ones(3))  # interpreted: no compile waited for
-    Array([2., 2., 2.], dtype=float32)
+    Raises:
+      ConcretizationTypeError: `fun` converts a traced argument to a Python
+        value (TracerBoolConversionError for `if x:`,
+        TracerIntegerConversionError for `int(x)`); mark it static.
+      ValueError: a static argument is not hashable (pass a tuple, not a
+        list or array), or an option names an argument `fun` does not have.
+      UnexpectedTracerError: a tracer leaked out of the traced function
+        (e.g. stored in a global) is used later.
+
+    Example:
+      >>> f = olympus.jit(lambda x: x * 2.0)
+      >>> f(np.ones(3))
+      Array([2., 2., 2.], dtype=float32)
+      >>> power = olympus.jit(lambda x, n: x ** n, static_argnums=1)
+      >>> power(jnp.arange(3.0), 2)  # n is a Python int; each n compiles once
+      Array([0., 1., 4.], dtype=float32)
+      >>> g = olympus.jit(lambda x: x * 2.0, tiered=True)
+      >>> g(np.ones(3))  # interpreted: no compile waited for
+      Array([2., 2., 2.], dtype=float32)
     """
     _check_jit_placement(device, backend, in_shardings, out_shardings, compiler_options)
     if fun is None:
@@ -1079,13 +1152,30 @@ def _at_user_line() -> str:
 def pmap(
     fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0, devices=None
 ):
-    """`fun` run on one device per index of the mapped axis, compiled:
-    `shard_map` over a one-axis mesh named `axis_name` (so collectives inside
-    name it). `in_axes`: an int or None for all positional arguments, or one
-    per argument; results are stacked along `out_axes`.
+    """Returns `fun` run in parallel, one device per index of the mapped axis.
 
-    >>> olympus.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(jnp.ones((1, 3)))
-    Array([[1., 1., 1.]], dtype=float32)
+    It is `shard_map` over a one-axis mesh named `axis_name`, compiled, so
+    collectives inside (`lax.psum(x, axis_name)`) reduce across devices.
+    Prefer jit with shardings or shard_map in new code.
+
+    Args:
+      fun: the function run per device.
+      axis_name: the name of the mapped axis, for collectives.
+      in_axes: an int or None for all positional arguments, or one per
+        argument: the axis mapped over devices.
+      out_axes: where the mapped axis goes in the outputs.
+      devices: the devices to use (default: the first ones).
+
+    Returns:
+      A function returning `fun`'s outputs stacked along `out_axes`.
+
+    Raises:
+      ValueError: the mapped axis is larger than the number of devices, or
+        arguments disagree on its size.
+
+    Example:
+      >>> olympus.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(jnp.ones((1, 3)))
+      Array([[1., 1., 1.]], dtype=float32)
     """
     name = function_name(fun)
     axis = axis_name if axis_name is not None else f"pmap_{id(fun)}"
@@ -1182,24 +1272,58 @@ def _move_axis(x, source: int, destination: int):
 
 @contextmanager
 def disable_jit(disable: bool = True):
-    """Runs jitted functions op by op in Python (for debugging with pdb)."""
+    """A context in which jitted functions run op by op in Python.
+
+    For debugging: inside, values are concrete, so `print`, pdb and Python
+    control flow see real numbers. Results are the same, only slower.
+
+    Args:
+      disable: True to disable jit inside the block; False to re-enable it
+        inside an outer disable_jit.
+
+    Returns:
+      A context manager.
+
+    Example:
+      >>> with olympus.disable_jit():
+      ...     print(olympus.jit(lambda x: float(x) + 1.0)(1.0))
+      2.0
+    """
     with config.override("olympus_disable_jit", disable):
         yield
 
 
 # ---- transfers ---------------------------------------------------------------------
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Moves a pytree of arrays to the default device (a no-op for Arrays
-    already on a device), or lays them out as `device` says: a device, a
-    Sharding, or a pytree prefix of `x` of Shardings (None: left as is).
-    Inside jit, a NamedSharding becomes `lax.with_sharding_constraint`.
-    JAX's `src`, `donate` and `may_alias` are taken; they change no value
-    (olympus copies, or returns an Array already in place).
+    """Places a pytree of arrays on a device, or lays it out over several.
 
-    >>> mesh = olympus.make_mesh((1,), ("x",))
-    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
-    >>> olympus.device_put(np.ones(2), s).sharding == s
-    True
+    Use it to put host data on the accelerator once rather than on every
+    call, or to shard arrays over a mesh. Inside jit, a NamedSharding becomes
+    `lax.with_sharding_constraint`.
+
+    Args:
+      x: a pytree of arrays (NumPy arrays, Python scalars, Arrays).
+      device: None (the default device), a Device, a Sharding, or a pytree
+        prefix of `x` of Shardings (a None leaf leaves that array as it is).
+      src: taken for JAX's signature; changes no value.
+      donate: taken for JAX's signature; olympus copies or returns an Array
+        already in place.
+      may_alias: taken for JAX's signature; changes no value.
+
+    Returns:
+      The pytree with each leaf an Array placed as asked.
+
+    Raises:
+      ValueError: a sharding does not divide an array's shape, or `device`
+        does not match the structure of `x`.
+
+    Example:
+      >>> olympus.device_put(np.arange(3))
+      Array([0, 1, 2], dtype=int32)
+      >>> mesh = olympus.make_mesh((1,), ("x",))
+      >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
+      >>> olympus.device_put(np.ones(2), s).sharding == s
+      True
     """
     leaves, tree = tree_flatten(x)
     if device is None:
@@ -1266,14 +1390,21 @@ def block_until_ready(x):
 
 
 def clear_caches() -> None:
-    """Drops every compiled executable and cached program: the eager
-    per-primitive cache, eager control-flow structures, pjit executables,
-    transformed sub-programs, and each jitted function's signatures (every
-    cache registered in olympus.caches).
+    """Drops every compiled executable and cached program.
 
-    >>> f = olympus.jit(lambda x: x + 1)
-    >>> f(1.0)
-    Array(2., dtype=float32, weak_type=True)
-    >>> olympus.clear_caches()  # f retraces and recompiles on its next call
+    For freeing memory or measuring compile time: the eager per-primitive
+    cache, eager control-flow structures, pjit executables, transformed
+    sub-programs and each jitted function's signatures (every cache
+    registered in olympus.caches) are emptied; the next calls retrace and
+    recompile.
+
+    Returns:
+      None.
+
+    Example:
+      >>> f = olympus.jit(lambda x: x + 1)
+      >>> print(f(1.0))
+      2.0
+      >>> olympus.clear_caches()  # f retraces and recompiles on its next call
     """
     caches.clear_all()

@@ -292,12 +292,28 @@ def _check_cotangent(aval, ct):
 
 
 def linear_transpose(fun: Callable, *primals, reduce_axes=()):
-    """The transpose of linear `fun` (primals give only shapes and dtypes):
-    a function from output cotangents to a tuple of input cotangents.
+    """Returns the transpose of a linear function.
 
-    >>> f_t = olympus.linear_transpose(lambda x: 2.0 * x, 1.0)
-    >>> f_t(1.0)
-    (Array(2., dtype=float32),)
+    For linear `fun` (y = A x), the transpose maps a cotangent of y to
+    A^T applied to it, without forming A. The primals only give shapes and
+    dtypes; their values are not used.
+
+    Args:
+      fun: a function linear in its positional arguments.
+      *primals: example arguments fixing the input shapes and dtypes.
+      reduce_axes: taken for JAX's older signature; must be empty.
+
+    Returns:
+      A function from an output cotangent to a tuple of input cotangents.
+
+    Raises:
+      ValueError: `fun` is not linear in its arguments.
+      TypeError: a cotangent's shape or dtype does not match the output.
+
+    Example:
+      >>> f_t = olympus.linear_transpose(lambda x: 2.0 * x, 1.0)
+      >>> print(f_t(1.0)[0])
+      2.0
     """
     _check_reduce_axes("linear_transpose", reduce_axes)
     leaves, in_tree = tree_flatten(primals)
@@ -319,17 +335,26 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
 
 
 def closure_convert(fun: Callable, *example_args):
-    """(converted, consts): `converted(*args, *consts) == fun(*args)`, with the
-    arrays and traced values `fun` closes over hoisted into `consts`, so that
-    custom_vjp / custom_jvp functions can receive them as arguments (and
-    their derivatives can flow).
+    """Hoists the arrays `fun` closes over into explicit arguments.
 
-    >>> w = jnp.arange(3.0)
-    >>> f, consts = olympus.closure_convert(lambda x: x * w, jnp.ones(3))
-    >>> consts
-    [Array([0., 1., 2.], dtype=float32)]
-    >>> f(jnp.ones(3), *consts)
-    Array([0., 1., 2.], dtype=float32)
+    custom_vjp and custom_jvp functions may not close over traced values;
+    closure_convert turns those values into arguments, so derivatives can
+    flow to them.
+
+    Args:
+      fun: the function to convert.
+      *example_args: arguments fixing the shapes and dtypes it is traced at.
+
+    Returns:
+      `(converted, consts)`, with `converted(*args, *consts) == fun(*args)`.
+
+    Example:
+      >>> w = jnp.arange(3.0)
+      >>> f, consts = olympus.closure_convert(lambda x: x * w, jnp.ones(3))
+      >>> consts
+      [Array([0., 1., 2.], dtype=float32)]
+      >>> f(jnp.ones(3), *consts)
+      Array([0., 1., 2.], dtype=float32)
     """
     leaves, in_tree = tree_flatten(example_args)
     flat_fun, box = flatten_fun(fun, in_tree)
@@ -368,17 +393,29 @@ register_pytree_node(
 
 
 def custom_gradient(fun: Callable) -> Callable:
-    """`fun(*args)` returns `(value, rule)`, where `rule(ct)` gives one
-    cotangent per positional argument (a tuple; a single cotangent for a
-    single argument may be bare): `grad` and `vjp` of the result use `rule`
-    instead of differentiating `fun`. `rule` may close over the forward
-    pass's values.
+    """Returns `fun` with a gradient rule it computes itself.
 
-    >>> @olympus.custom_gradient
-    ... def clip_gradient(x):
-    ...     return x, lambda g: (jnp.clip(g, -1.0, 1.0),)
-    >>> olympus.grad(lambda x: 5.0 * clip_gradient(x))(2.0)
-    Array(1., dtype=float32)
+    `fun(*args)` returns `(value, rule)`; grad and vjp of the result call
+    `rule(ct)` instead of differentiating `fun`. The rule may close over the
+    forward pass's values (a convenient form of custom_vjp).
+
+    Args:
+      fun: a function returning `(value, rule)`, where `rule(ct)` gives one
+        cotangent per positional argument (a tuple; a single one may be bare).
+
+    Returns:
+      A function with `fun`'s arguments that returns `value`.
+
+    Raises:
+      CustomDerivativeError: `fun` does not return a pair, or `rule` returns
+        the wrong number, shapes or dtypes of cotangents.
+
+    Example:
+      >>> @olympus.custom_gradient
+      ... def clip_gradient(x):
+      ...     return x, lambda g: (jnp.clip(g, -1.0, 1.0),)
+      >>> print(olympus.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
+      1.0
     """
     name = function_name(fun)
 

@@ -348,21 +348,41 @@ def pure_callback(
     vmap_method: str | None = None,
     **kwargs,
 ):
-    """Calls `callback(*args, **kwargs)` on NumPy arrays, eagerly or from
-    compiled code; it must return arrays of `result_shape_dtypes` (a pytree
-    of objects with `.shape` and `.dtype`, such as ShapeDtypeStruct).
+    """Calls a Python function on NumPy arrays from inside traced code.
 
-    >>> x = jnp.arange(4.0)
-    >>> olympus.jit(lambda x: olympus.pure_callback(
-    ...     np.cumsum, olympus.ShapeDtypeStruct(x.shape, x.dtype), x))(x)
-    Array([0., 1., 3., 6.], dtype=float32)
+    For host code that olympus cannot trace (SciPy, a C extension): the
+    callback runs eagerly, or from the compiled program, and its results
+    re-enter as arrays. It must be pure (no side effects), since olympus may
+    call it fewer or more times than the program does, or not at all when
+    its result is unused.
 
-    `vmap_method` says how `vmap` calls it: "sequential" (a loop, one call
-    per example), "sequential_unrolled", "expand_dims" (one call; unbatched
-    arguments get a leading axis of size 1), "broadcast_all" (unbatched
-    arguments broadcast to the batch), "legacy_vectorized" (unbatched
-    arguments as they are); without it `vmap` raises CallbackVmapError.
-    `sharding` is accepted for JAX's signature: callbacks run on the host.
+    Args:
+      callback: a function taking NumPy arrays and returning NumPy arrays.
+      result_shape_dtypes: a pytree of objects with `.shape` and `.dtype`
+        (e.g. ShapeDtypeStruct) describing what `callback` returns.
+      *args: array arguments passed (as NumPy arrays) to `callback`.
+      sharding: taken for JAX's signature; callbacks run on the host.
+      vmap_method: how vmap calls it: "sequential" (one call per example),
+        "sequential_unrolled", "expand_dims" (one call; unbatched arguments
+        get a leading axis of size 1), "broadcast_all" (unbatched arguments
+        broadcast to the batch), or "legacy_vectorized".
+      **kwargs: keyword arguments passed to `callback`.
+
+    Returns:
+      Arrays of the structure, shapes and dtypes of `result_shape_dtypes`.
+
+    Raises:
+      CallbackResultError: `callback` returned values whose structure, shape
+        or dtype differ from `result_shape_dtypes`.
+      CallbackVmapError: vmap reached the callback without a `vmap_method`.
+      CallbackDifferentiationError: the callback was differentiated (wrap it
+        in custom_jvp or custom_vjp).
+
+    Example:
+      >>> x = jnp.arange(4.0)
+      >>> olympus.jit(lambda x: olympus.pure_callback(
+      ...     np.cumsum, olympus.ShapeDtypeStruct(x.shape, x.dtype), x))(x)
+      Array([0., 1., 3., 6.], dtype=float32)
     """
     if vmap_method is not None and vmap_method not in VMAP_METHODS:
         raise ValueError(

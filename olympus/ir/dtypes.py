@@ -271,9 +271,29 @@ _STRICT_WEAK_JOINS = {
 
 @contextlib.contextmanager
 def numpy_dtype_promotion(mode: str):
-    """Inside the block, dtype promotion follows `mode`: 'standard' (JAX's
-    lattice) or 'strict' (mixing different dtypes raises TypePromotionError,
-    except a Python scalar with an array of its kind), as JAX's context."""
+    """A context setting how mixed dtypes are promoted.
+
+    'standard' is JAX's promotion lattice; 'strict' makes mixing different
+    dtypes an error (except a Python scalar with an array of its kind), for
+    code that wants every conversion written out.
+
+    Args:
+      mode: 'standard' or 'strict'.
+
+    Returns:
+      A context manager.
+
+    Raises:
+      TypePromotionError: in 'strict' mode, an operation mixes dtypes.
+      ValueError: `mode` is not one of the two.
+
+    Example:
+      >>> with olympus.numpy_dtype_promotion("strict"):
+      ...     jnp.ones(2, jnp.float32) + jnp.ones(2, jnp.int32)
+      Traceback (most recent call last):
+      ...
+      olympus.ir.dtypes.TypePromotionError: ...
+    """
     if mode not in ("standard", "strict"):
         raise ValueError(
             f"numpy_dtype_promotion: mode {mode!r}; expected 'standard' or 'strict'"

@@ -1601,16 +1601,36 @@ def checkpoint(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
 ) -> Callable:
-    """`fun` whose intermediate values are recomputed in the backward pass
-    instead of stored (except those `policy` saves): less memory for more compute.
+    """Returns `fun` with its intermediate values recomputed in the backward pass.
 
-    `static_argnums` / `static_argnames` are Python values the body is traced
-    for (like jit's), not arrays.
+    Rematerialization trades compute for memory: instead of storing every
+    intermediate of the forward pass for grad, only the inputs (and what
+    `policy` chooses to save) are kept, and the rest is recomputed when the
+    gradient needs it. Values are unchanged.
 
-    >>> loss = olympus.checkpoint(lambda w, x: jnp.sum(jnp.tanh(x @ w)))
-    >>> w, x = jnp.zeros(2), jnp.ones((3, 2))
-    >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
-    Array([3., 3.], dtype=float32)
+    Args:
+      fun: the function whose internals are recomputed.
+      prevent_cse: if True, keep XLA from merging the recomputation with the
+        forward pass (which would undo the saving).
+      policy: a function from an equation's primitive and types to whether
+        its output is saved; see olympus.checkpoint_policies (e.g.
+        `checkpoint_policies.dots_saveable`). None saves nothing.
+      static_argnums: positional arguments that are Python values, traced
+        for (like jit's), not arrays.
+      static_argnames: the same, by keyword.
+
+    Returns:
+      A function with `fun`'s signature and outputs.
+
+    Raises:
+      ConcretizationTypeError: the body needs a concrete value from a
+        non-static argument.
+
+    Example:
+      >>> loss = olympus.checkpoint(lambda w, x: jnp.sum(jnp.tanh(x @ w)))
+      >>> w, x = jnp.zeros(2), jnp.ones((3, 2))
+      >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
+      Array([3., 3.], dtype=float32)
     """
     static = _with_named_argnums(fun, static_argnums, static_argnames)
     static_names = (

@@ -273,15 +273,28 @@ defjvp_zero(argmin_p)
 
 # ---- dot_general -------------------------------------------------------------
 def default_matmul_precision(new_val: str):
-    """Matmuls traced in the block whose precision= is None get `new_val`
-    ('bfloat16', 'tensorfloat32', 'float32', or 'default', 'high', 'highest';
-    the parameter has JAX's name).
+    """A context setting the precision of matmuls that do not name one.
 
-    >>> with olympus.default_matmul_precision("float32"):
-    ...     print(olympus.make_olympuspr(jnp.dot)(jnp.ones(2), jnp.ones(2)))
-    { lambda ; a:f32[2] b:f32[2]. let
-        c:f32[] = dot_general[dimension_numbers=(((0,), (0,)), ((), ())) precision=('HIGHEST', 'HIGHEST') preferred_element_type=None] a b
-      in (c,) }
+    Matmuls (dot, einsum, @, conv) traced inside whose `precision=` is None
+    get `new_val`: a way to trade speed for accuracy on accelerators without
+    editing the model.
+
+    Args:
+      new_val: 'bfloat16', 'tensorfloat32', 'float32', or 'default', 'high',
+        'highest' (JAX's parameter name).
+
+    Returns:
+      A context manager.
+
+    Raises:
+      ConfigValueError: `new_val` is not one of those names.
+
+    Example:
+      >>> with olympus.default_matmul_precision("float32"):
+      ...     print(olympus.make_olympuspr(jnp.dot)(jnp.ones(2), jnp.ones(2)))
+      { lambda ; a:f32[2] b:f32[2]. let
+          c:f32[] = dot_general[dimension_numbers=(((0,), (0,)), ((), ())) precision=('HIGHEST', 'HIGHEST') preferred_element_type=None] a b
+        in (c,) }
     """
     canonical_precision(new_val, "default_matmul_precision")  # a bad name fails here
     return config.override("olympus_default_matmul_precision", new_val)

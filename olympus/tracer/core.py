@@ -209,18 +209,28 @@ class CompileTimeEvalTrace(Trace):
 
 @contextmanager
 def ensure_compile_time_eval():
-    """Inside, operations on concrete values (constants, Arrays, NumPy
-    arrays) are computed while the enclosing function is traced, so their
-    results are concrete: Python `if`, `int()` and shapes may use them.
-    Operations on the traced arguments are traced as usual.
+    """A context in which operations on concrete values run while tracing.
 
-    >>> @olympus.jit
-    ... def f(x):
-    ...     with olympus.ensure_compile_time_eval():
-    ...         n = int(jnp.argmax(jnp.array([1, 5, 2])))  # concrete: 1
-    ...     return x[n]
-    >>> f(jnp.arange(3.0))
-    Array(1., dtype=float32)
+    Inside, operations on concrete values (constants, Arrays, NumPy arrays)
+    are computed at trace time, so their results are concrete: Python `if`,
+    `int()` and shapes may use them. Operations on traced arguments are
+    still traced as usual.
+
+    Returns:
+      A context manager.
+
+    Raises:
+      ConcretizationTypeError: a value computed from a traced argument is
+        used where a concrete value is needed, as outside the context.
+
+    Example:
+      >>> @olympus.jit
+      ... def f(x):
+      ...     with olympus.ensure_compile_time_eval():
+      ...         n = int(jnp.argmax(jnp.array([1, 5, 2])))  # concrete: 1
+      ...     return x[n]
+      >>> f(jnp.arange(3.0))
+      Array(1., dtype=float32)
     """
     previous = _state.trace
     if previous is eval_trace:
@@ -253,13 +263,28 @@ def set_eager_hit(hit) -> None:
 
 @contextmanager
 def named_scope(name: str):
-    """Equations created inside carry the scope path (`outer/inner`): printed
-    by `pretty(source_info=True)`, kept by jvp, transpose, vmap and the
-    optimizer, and lowered as the ops' location (XLA's `op_name` metadata).
-    A context manager, or a decorator:
+    """A context (or decorator) that names the equations created inside it.
 
-        with olympus.named_scope("layer1"):
-            y = jnp.sin(x)  # printed `... = sin a  # file.py:12 (f) [layer1]`
+    Nested scopes give a path (`outer/inner`). The names are printed by
+    `pretty(source_info=True)`, kept by jvp, transpose, vmap and the
+    optimizer, and lowered as XLA's `op_name` metadata, so a profile shows
+    which layer an op belongs to.
+
+    Args:
+      name: the scope name.
+
+    Returns:
+      A context manager usable as a decorator.
+
+    Raises:
+      TypeError: `name` is not a string.
+
+    Example:
+      >>> def f(x):
+      ...     with olympus.named_scope("layer1"):
+      ...         return jnp.sin(x)
+      >>> olympus.make_olympuspr(f)(1.0).olympuspr.eqns[0].source_info.scope
+      'layer1'
     """
     if not isinstance(name, str) or not name:
         where = user_source_info()
