@@ -307,7 +307,8 @@ class ShardedExecutable:
 
 
 # ---- eager operations on arrays over several devices -------------------------------
-_eager_sharded: dict = caches.register("eager sharded executables", {})
+# registered (for clear_caches) when first filled: a one-device process never is
+_eager_sharded: dict = {}
 
 
 def spans_devices(x) -> bool:
@@ -342,6 +343,7 @@ def apply_sharded(primitive, args: tuple, avals: tuple, out_avals: list, params)
         )
         if len(_eager_sharded) > 512:  # bounded: a new layout per call must not leak
             _eager_sharded.clear()
+        caches.register("eager sharded executables", _eager_sharded)
         _eager_sharded[key] = exe
     outs = exe.call(list(args))
     return outs if primitive.multiple_results else outs[0]
