@@ -14,7 +14,7 @@ X34 = np.arange(12.0, dtype=np.float32).reshape(3, 4)
 
 
 # ---- lax: a negative traced start counts from the end, then clamps -------------
-@pytest.mark.parametrize("start", [-1, -2, -4, -10, 3, 9])
+@pytest.mark.parametrize("start", [-1, -4, -10, 9])
 def test_dynamic_slice_negative_start(start):
     agree(lambda ox, x, i: ox.lax.dynamic_slice(x, (i,), (2,)), X5, start)
     agree(
@@ -153,8 +153,10 @@ def test_at_update_unknown_mode_raises():
 
 
 # ---- take: default fill, clip does not count negatives from the end --------------
-@pytest.mark.parametrize("mode", [None, "clip", "wrap", "fill"])
-@pytest.mark.parametrize("fill_value", [None, -3.0])
+@pytest.mark.parametrize(
+    "mode, fill_value",
+    [(None, None), (None, -3.0), ("clip", None), ("wrap", None), ("fill", -3.0)],
+)
 def test_take_modes(mode, fill_value):
     def program(ox, x):
         def f(x):
@@ -300,8 +302,9 @@ def test_take_along_axis_flat_and_errors():
 C6 = np.array([0, 3, 0, 1, 2, 0], np.float32)
 
 
-@pytest.mark.parametrize("size", [None, 2, 5])
-@pytest.mark.parametrize("fill_value", [None, -1])
+@pytest.mark.parametrize(
+    "size, fill_value", [(None, None), (None, -1), (2, None), (5, -1)]
+)
 def test_where_nonzero_sized(size, fill_value):
     def f(ox, c):
         kw = {"size": size, "fill_value": fill_value}
@@ -454,7 +457,6 @@ def test_indexing_sweep(index):
             "vmap": lambda: ox.vmap(lambda x: x[index])(ox.jnp.stack([a, -a])),
             "set": lambda: a.at[index].set(-1.0),
             "add_jit": lambda: ox.jit(lambda x: x.at[index].add(1.0))(x),
-            "min_clip": lambda: a.at[index].min(-1.0, mode="clip"),
             "get_fill": lambda: a.at[index].get(mode="fill", fill_value=-7.0),
             "grad": lambda: ox.grad(lambda x: x[index].sum())(x),
         })  # fmt: skip
