@@ -246,7 +246,7 @@ def _step(args, commands: str, cwd):
 
 def test_step_drives_the_stepper_from_stdin(program_dir):
     (program_dir / "prog_for_step.py").write_text(STEP_SOURCE)
-    script = "p a\ns\nc cond\ni\nc scan\ni\np o\np o[0]\nc nan\nc sine\nzz\nf\ns\nq\n"
+    script = "p a\ns\nc cond\ni\nc scan\ni\np p\np p[0]\nc nan\nc sine\nzz\nf\ns\nq\n"
     done = _step(
         ["prog_for_step.py:g", "--args", "np.arange(3.0, dtype=np.float32), 2.0"],
         script,
@@ -259,14 +259,14 @@ def test_step_drives_the_stepper_from_stdin(program_dir):
     )
     assert "-> c:f32[3] = sin a" in out and "a = jnp.sin(x) * y" in out
     assert "a = Array([0., 1., 2.], dtype=float32)" in out
-    assert "-> h:f32[3] = cond[branches=({…} {…}) linear=(False,)] g d" in out
+    assert "-> i:f32[3] = cond[branches=({…} {…}) linear=(False,)] h e" in out
     assert "g > cond branch 1 (prog_for_step.py:7)" in out  # sin(x)*2 sums > 0
     assert "g > scan iteration 0 (prog_for_step.py:8)" in out
     assert (
-        "UnknownVariableError: o has several values" in out and "o[0] = Array(0." in out
+        "UnknownVariableError: p has several values" in out and "p[0] = Array(0." in out
     )
     assert (
-        "ran: s:f32[] = log r\n  s[0] = f32[] nan" in out
+        "ran: t:f32[] = log s\n  t[0] = f32[] nan" in out
     )  # log(0 - 1) in iteration 0
     assert "did you mean sin, scan?" in out and "unknown command 'zz'" in out
     assert "result:\nArray(nan, dtype=float32)" in out

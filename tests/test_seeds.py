@@ -65,12 +65,15 @@ FUNC12_IR = """\
       name=inner
       olympuspr={ lambda ; d:f32[] e:f32[]. let
           f:f32[1] = broadcast_in_dim[broadcast_dimensions=() shape=(1,)] 1.0:f32[]
-          g:f32[1] = mul d f
-          h:f32[1] = add e g
-        in (h,) }
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+          h:f32[1] = mul g f
+          i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          j:f32[1] = add i h
+        in (j,) }
     ] a b
-    i:f32[1] = add a c
-  in (i,) }"""
+    k:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    l:f32[1] = add k c
+  in (l,) }"""
 
 
 def test_func1_ir():

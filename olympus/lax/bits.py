@@ -23,6 +23,7 @@ from olympus.lax.base import (
     same_dtypes,
 )
 from olympus.lax.elementwise import _operands_at_out_shape, _unary
+from olympus.lax import ops
 from olympus.lax.ops import _match_scalars
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
@@ -167,26 +168,22 @@ def _bit_width(dtype) -> int:
 
 def _bitcast_to_parts(x, old_bits: int, new_bits: int, new_dtype):
     """x (old_bits wide) as [..., old_bits // new_bits] parts of new_bits."""
-    from olympus import lax
-
     wide = bitcast_convert_type(x, np.dtype(f"uint{old_bits}"))
     narrow = np.dtype(f"uint{new_bits}")
     parts = [
-        lax.convert_element_type(
-            lax.shift_right_logical(wide, np.array(new_bits * i, wide.dtype)), narrow
+        ops.convert_element_type(
+            shift_right_logical(wide, np.array(new_bits * i, wide.dtype)), narrow
         )
         for i in range(old_bits // new_bits)
     ]
-    stacked = lax.concatenate(
-        [lax.expand_dims(p, (-1,)) for p in parts], len(aval_of(x).shape)
+    stacked = ops.concatenate(
+        [ops.expand_dims(p, (-1,)) for p in parts], len(aval_of(x).shape)
     )
     return bitcast_convert_type(stacked, new_dtype)
 
 
 def _bitcast_from_parts(x, old_bits: int, new_bits: int, new_dtype):
     """x's last axis of new_bits // old_bits parts as one new_bits value."""
-    from olympus import lax
-
     ratio = new_bits // old_bits
     shape = aval_of(x).shape
     if not shape or shape[-1] != ratio:
@@ -198,10 +195,12 @@ def _bitcast_from_parts(x, old_bits: int, new_bits: int, new_dtype):
     wide = np.dtype(f"uint{new_bits}")
     parts = bitcast_convert_type(x, np.dtype(f"uint{old_bits}"))
     value = None
+    last = len(shape) - 1
     for i in range(ratio):
-        part = lax.convert_element_type(lax.index_in_dim(parts, i, -1, False), wide)
-        part = lax.shift_left(part, np.array(old_bits * i, wide))
-        value = part if value is None else lax.bitwise_or(value, part)
+        piece = ops.slice(parts, (0,) * last + (i,), shape[:-1] + (i + 1,))
+        part = ops.convert_element_type(ops.squeeze(piece, (last,)), wide)
+        part = shift_left(part, np.array(old_bits * i, wide))
+        value = part if value is None else ops.bitwise_or(value, part)
     return bitcast_convert_type(value, new_dtype)
 
 

@@ -10,6 +10,8 @@ JAX's primitives that olympus does not have are listed in docs/differences.md.
 
 from __future__ import annotations
 
+import sys
+
 from olympus.ir.core import Primitive, all_primitives
 from olympus.lax.parallel import all_to_all
 
@@ -136,9 +138,58 @@ JAX_PRIMITIVE_NAMES = (
 )
 
 
+class ExpandedPrimitive(Primitive):
+    """A JAX primitive olympus computes as a composition of its own.
+
+    `bind(*args, **params)` (JAX's parameters) evaluates the composition under
+    whatever trace is current, so eager calls, jit, grad and vmap behave as
+    lax's function of the same name. Traced programs show the composition's
+    equations, never this primitive: olympus's own functions do not bind it,
+    and a table keyed by it (distrax's inverses) simply never matches."""
+
+    __slots__ = ("expand",)
+
+    def __init__(self, name: str, expand, multiple_results: bool = False):
+        super().__init__(name, multiple_results)
+        self.expand = expand
+
+    def bind(self, *args, **params):
+        return self.expand(*args, **params)
+
+
+def _lax():
+    """The lax package, loaded by the time a primitive is bound (not imported
+    here: lax's __init__ imports this module)."""
+    return sys.modules["olympus.lax"]
+
+
+def _cumulative(name: str):
+    return lambda x, *, axis, reverse: getattr(_lax(), name)(x, axis, reverse)
+
+
+# name -> (how JAX's bind(*args, **params) is computed, multiple_results)
+EXPANDED_PRIMITIVES = {
+    "conj": (lambda x, *, input_dtype=None: _lax().conj(x), False),
+    "square": (lambda x: _lax().square(x), False),
+    "exp2": (lambda x, *, accuracy=None: _lax().exp2(x, accuracy=accuracy), False),
+    "nextafter": (lambda x1, x2: _lax().nextafter(x1, x2), False),
+    "cumsum": (_cumulative("cumsum"), False),
+    "cumprod": (_cumulative("cumprod"), False),
+    "cummax": (_cumulative("cummax"), False),
+    "cummin": (_cumulative("cummin"), False),
+    "cumlogsumexp": (_cumulative("cumlogsumexp"), False),
+    "top_k": (lambda x, *, k, axis=-1: list(_lax().top_k(x, k, axis=axis)), True),
+    "split": (lambda x, *, sizes, axis: list(_lax().split(x, sizes, axis)), True),
+}
+
+
 def jax_named_primitives() -> dict[str, Primitive]:
-    """{"add_p": add primitive, ...} for each of JAX_PRIMITIVE_NAMES."""
-    return {f"{name}_p": all_primitives[name] for name in JAX_PRIMITIVE_NAMES}
+    """{"add_p": add primitive, ...} for each of JAX_PRIMITIVE_NAMES, and the
+    ExpandedPrimitive of each name in EXPANDED_PRIMITIVES."""
+    named = {f"{name}_p": all_primitives[name] for name in JAX_PRIMITIVE_NAMES}
+    for name, (expand, multiple) in EXPANDED_PRIMITIVES.items():
+        named[f"{name}_p"] = ExpandedPrimitive(name, expand, multiple)
+    return named
 
 
 class AxisIndexGroupsError(NotImplementedError):
