@@ -405,3 +405,24 @@ def test_eager_ops_on_sharded_arrays_keep_their_layout_on_four_devices():
         print("ok")
     """)
     assert out.splitlines()[-1] == "ok", out
+
+
+def test_jit_shardings_and_device_put_take_bare_specs_on_four_devices():
+    out = run_with_jax("""
+        def prog(ox, x):
+            P = ox.sharding.PartitionSpec
+            mesh = ox.make_mesh((2, 2), ("x", "y"),
+                                axis_types=(ox.sharding.AxisType.Auto,) * 2)
+            with ox.set_mesh(mesh):
+                a = ox.device_put(x, P("x"))
+                f = ox.jit(lambda v, w: (v * 2, w + 1), in_shardings=(P("y"), P()),
+                           out_shardings=P(None, "x"))
+                b, c = f(x, x)
+                outs = [a, b, c]
+                return outs, [tuple(o.sharding.spec) for o in outs]
+        agree(prog, np.arange(8.0, dtype=np.float32).reshape(4, 2))
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+    with pytest.raises(olympus.sharding.MeshNotSetError, match="device_put"):
+        olympus.device_put(np.ones(2), olympus.P("x"))

@@ -611,6 +611,8 @@ def flat_shardings(prefix, tree, api: str) -> list:
 
 
 def _broadcast(prefix, tree, out: list, api: str) -> None:
+    if isinstance(prefix, PartitionSpec):  # on the mesh of set_mesh, as JAX
+        prefix = named_sharding_of(prefix, api)
     if prefix is None or isinstance(prefix, Sharding):
         out.extend([prefix] * len(tree_flatten(tree)[0]))
         return
