@@ -434,5 +434,5 @@ def test_reduction_grid(name):
             if edge in ("nan", "inf", "negzero") and dtype not in _HALVES + ["float32"]:
                 continue
             x = _grid_values(dtype, edge)
-            for axis in (None, 1):
+            for axis in (None, 1) if edge == "plain" else (1,):
                 agree(lambda ox: getattr(ox.jnp, name)(x, axis=axis))
