@@ -613,13 +613,13 @@ def _update_basic(x, idx, values, combine=None, mode: str = "drop"):
         for d, size in enumerate(aval.shape)
     ]
     sizes = [1 if d in plan.dynamic else size for d, size in enumerate(aval.shape)]
-    slab = lax_ops.dynamic_slice(x, starts, sizes)
-    slab = _scatter_static(slab, new, plan)
-    out = lax_ops.dynamic_update_slice(x, slab, starts)
-    if mode == "drop":
+    old_slab = lax_ops.dynamic_slice(x, starts, sizes)
+    slab = _scatter_static(old_slab, new, plan)
+    if mode == "drop":  # an out-of-range index rewrites the clamped window as it was
         inside = _in_bounds(plan.dynamic, aval.shape)
-        return lax.select(lax.broadcast_in_dim(inside, aval.shape, ()), out, x)
-    return out
+        slab_shape = aval_of(slab).shape
+        slab = lax.select(lax.broadcast_in_dim(inside, slab_shape, ()), slab, old_slab)
+    return lax_ops.dynamic_update_slice(x, slab, starts)
 
 
 def _in_bounds(dynamic: dict, shape: tuple):
