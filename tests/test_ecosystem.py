@@ -196,18 +196,32 @@ print(json.dumps([float(v) for v in sol.value]))
     "distrax": (
         "distrax",
         """
-import json, jax.numpy as jnp, distrax
+import json, jax, jax.numpy as jnp, distrax
 d = distrax.Normal(loc=0.5, scale=2.0)
-print(json.dumps([float(v) for v in d.log_prob(jnp.array([0.0, 1.0, 3.0]))]))
+# Lambda inverts its function by walking its program (distrax's interpreter)
+t = distrax.Transformed(d, distrax.Lambda(lambda x: 3.0 * jnp.exp(x) + 1.0))
+x = jnp.array([0.0, 1.0, 3.0])
+sample = jax.jit(t.sample_and_log_prob, static_argnames="sample_shape")
+s, lp = sample(seed=jax.random.PRNGKey(0), sample_shape=2)
+out = list(d.log_prob(x)) + list(t.log_prob(x + 2.0)) + list(lp)
+print(json.dumps([float(v) for v in out]))
 """,
-        [-1.6433357000350952, -1.6433357000350952, -2.3933358192443848],
+        [
+            -1.6433357000350952,
+            -1.6433357000350952,
+            -2.3933358192443848,
+            -1.9315308332443237,
+            -2.4077162742614746,
+            -3.0040149688720703,
+            -7.772465705871582,
+            -9.312076568603516,
+        ],  # fmt: skip
         1e-5,
     ),
 }
 # What stops each program today (the first missing piece of olympus's JAX API);
 # a program that starts to pass shows as XPASS: remove its line then.
 BLOCKERS = {
-    "distrax": "tfp registers a non-ndarray type in jax.interpreters.xla's tables",
     "flax_nnx": "jax.experimental.hijax and jax.Ref (JAX's mutable arrays)",
     "numpyro": "jax.experimental.sparse.BCOO",
 }

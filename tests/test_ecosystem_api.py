@@ -257,6 +257,89 @@ def test_primitive_bind_eager_jit_grad_vmap():
     agree(program, np.linspace(0, 1, 4, dtype=np.float32), np.ones(4, np.float32))
 
 
+def test_expanded_primitives_bind_as_jax():
+    """conj_p, square_p, cumsum_p, top_k_p, split_p, ... (distrax keys tables
+    by conj_p): bound with JAX's params, eagerly and under jit, grad, vmap."""
+
+    def program(ox, x):
+        lax = ox.lax
+
+        def f(a):
+            parts = lax.split_p.bind(a, sizes=(1, 3), axis=0)
+            top = lax.top_k_p.bind(a, k=2, axis=0)
+            return (
+                lax.cumsum_p.bind(a, axis=0, reverse=True)
+                + lax.cummax_p.bind(a, axis=0, reverse=False)
+                + lax.cumlogsumexp_p.bind(a, axis=0, reverse=False)
+                + lax.square_p.bind(a)
+                + lax.exp2_p.bind(a, accuracy=None)
+                + top[0].sum()
+                + parts[1].sum()
+            )
+
+        conj = lax.conj_p.bind(a := x + 1j * x, input_dtype=a.dtype)
+        return (
+            conj,
+            lax.conj_p.bind(x, input_dtype=x.dtype),
+            f(x),
+            ox.jit(f)(x),
+            ox.grad(lambda a: f(a).sum())(x),
+            ox.vmap(f)(ox.jnp.stack([x, -x])),
+            lax.top_k_p.bind(x, k=3, axis=0),
+            lax.nextafter_p.bind(x, x + 1),
+        )
+
+    agree(program, np.array([0.5, -1.0, 2.0, 0.25], np.float32))
+
+
+def test_program_walking_names():
+    """What distrax's inverting interpreter reads: ClosedJaxpr.literals,
+    Primitive.call_primitive, extend.core.primitives, api_util.safe_map."""
+
+    def program(ox, x):
+        core = mod(ox, "extend.core")
+        jax_side = ox.name == "jax"
+        safe_map = mod(ox, "api_util" if jax_side else "extend.linear_util").safe_map
+        make = ox.make_jaxpr if jax_side else ox.make_olympuspr
+        closed = make(lambda a: ox.jnp.exp(a) * x)(1.0)
+        eqn = closed.jaxpr.eqns[0]
+        flags = eqn.primitive.call_primitive, hasattr(eqn.primitive, "map_primitive")
+        named = core.primitives.exp_p is ox.lax.exp_p, core.primitives.jit_p.name[-3:]
+        return closed.literals, flags, named, safe_map(lambda a, b: a + b, x, x)
+
+    agree(program, np.array([0.5, 2.0], np.float32))
+    with pytest.raises(ValueError, match="argument 2 is longer"):
+        mod(OLYMPUS, "extend.linear_util").safe_map(max, [1], [1, 2])
+
+
+def test_registered_proxy_type_is_an_array():
+    """tfp's JAX substrate registers NumpyVariable (a wrapt.ObjectProxy around
+    an array) in interpreters.xla's tables; its values act as the array."""
+    wrapt = pytest.importorskip("wrapt")
+    from olympus.interpreters import xla
+
+    class Variable(wrapt.ObjectProxy):
+        pass
+
+    from olympus.extend import core
+
+    for tables, avals in ((xla, core), (jax.interpreters.xla, jax.core)):
+        handler = tables.canonicalize_dtype_handlers[np.ndarray]  # as tfp does
+        tables.canonicalize_dtype_handlers[Variable] = handler
+        avals.pytype_aval_mappings[Variable] = avals.pytype_aval_mappings[np.ndarray]
+    assert (
+        xla.canonicalize_dtype_handlers[Variable]
+        is (xla.canonicalize_dtype_handlers[np.ndarray])
+    )
+
+    def program(ox, x):
+        v = Variable(ox.jnp.asarray(x))
+        f = lambda a: ox.jnp.sum(ox.jnp.sin(a) * 2)  # noqa: E731
+        return v + 1, ox.jit(f)(v), ox.grad(f)(v), ox.vmap(ox.jnp.cos)(v)
+
+    agree(program, np.array([0.5, -1.0, 2.0], np.float32))
+
+
 @pytest.mark.parametrize(
     "shapes", [((2, 1), (3,)), ((), (4, 1, 5)), ((1,), (1,)), ((2, 3), (4,)), ()]
 )

@@ -23,9 +23,10 @@ from olympus.ir.core import (  # noqa: F401
 from olympus.tracer.core import Tracer, aval_of as get_aval, current_trace  # noqa: F401
 from olympus.tracer.evaluation import eval_program
 
-# Python types olympus takes as arrays, with their avals (JAX's table; an
-# np.ndarray subclass may be added, any other type is refused).
+# JAX's table of Python types and their avals (registrations are recorded;
+# olympus takes values as arrays by what they are: see interpreters/xla.py).
 from olympus.interpreters.xla import pytype_aval_mappings  # noqa: E402,F401
+from olympus.extend import primitives  # noqa: E402,F401  JAX's `*_p` names
 
 
 # Every olympus aval is a ShapedArray, so JAX's base class of avals is it too:

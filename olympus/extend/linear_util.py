@@ -42,4 +42,19 @@ def wrap_init(
     return WrappedFun(f, dict(params or {}), debug_info)
 
 
-__all__ = ["WrappedFun", "wrap_init"]
+def safe_map(f: Callable, *sequences) -> list:
+    """`list(map(f, *sequences))` whose sequences must be equally long
+    (`jax.api_util.safe_map`, which program interpreters such as distrax's use).
+
+    >>> safe_map(lambda a, b: a + b, [1, 2], [3, 4])
+    [4, 6]
+    """
+    sequences = [list(s) for s in sequences]
+    for i, s in enumerate(sequences[1:], start=2):
+        if len(s) != len(sequences[0]):
+            relation = "longer" if len(s) > len(sequences[0]) else "shorter"
+            raise ValueError(f"safe_map() argument {i} is {relation} than argument 1")
+    return list(map(f, *sequences))
+
+
+__all__ = ["WrappedFun", "safe_map", "wrap_init"]

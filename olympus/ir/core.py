@@ -294,6 +294,11 @@ class ClosedOlympuspr(_Displayed):
         """JAX's name for `olympuspr`: this class is `olympus.extend.core.ClosedJaxpr`."""
         return self.olympuspr
 
+    @property
+    def literals(self) -> list:
+        """JAX's name for `consts` (distrax reads it)."""
+        return self.consts
+
 
 class Primitive:
     """An operation of the IR. Arrays are positional, static params keywords.
@@ -303,6 +308,9 @@ class Primitive:
     """
 
     __slots__ = ("name", "multiple_results", "abstract_eval", "impl")
+    # JAX's flag, read by libraries that walk programs (distrax): olympus has
+    # no call primitives (a jit inside a program is `pjit`, a closed program).
+    call_primitive = False
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name

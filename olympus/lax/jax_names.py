@@ -183,13 +183,17 @@ EXPANDED_PRIMITIVES = {
 }
 
 
+_EXPANDED = {
+    f"{name}_p": ExpandedPrimitive(name, expand, multiple)
+    for name, (expand, multiple) in EXPANDED_PRIMITIVES.items()
+}
+
+
 def jax_named_primitives() -> dict[str, Primitive]:
     """{"add_p": add primitive, ...} for each of JAX_PRIMITIVE_NAMES, and the
-    ExpandedPrimitive of each name in EXPANDED_PRIMITIVES."""
+    ExpandedPrimitive of each name in EXPANDED_PRIMITIVES (one object each)."""
     named = {f"{name}_p": all_primitives[name] for name in JAX_PRIMITIVE_NAMES}
-    for name, (expand, multiple) in EXPANDED_PRIMITIVES.items():
-        named[f"{name}_p"] = ExpandedPrimitive(name, expand, multiple)
-    return named
+    return named | _EXPANDED
 
 
 class AxisIndexGroupsError(NotImplementedError):
