@@ -27,8 +27,8 @@ BUDGET_S = 240.0
 # The JAX-oracle fuzz (tests/fuzz/edge_programs.py against JAX 0.10.2): a few
 # seconds a program on 2 loaded cores (JAX compiles every program too), so CI
 # runs JAX_CI_PROGRAMS new programs a day, time-guarded by JAX_BUDGET_S.
-JAX_CI_PROGRAMS = 24
-JAX_BUDGET_S = 45.0
+JAX_CI_PROGRAMS = 16
+JAX_BUDGET_S = 30.0
 
 
 @dataclasses.dataclass
