@@ -426,3 +426,21 @@ def test_jit_shardings_and_device_put_take_bare_specs_on_four_devices():
     assert out.strip() == "ok"
     with pytest.raises(olympus.sharding.MeshNotSetError, match="device_put"):
         olympus.device_put(np.ones(2), olympus.P("x"))
+
+
+def test_the_abstract_mesh_inside_shard_map_marks_manual_axes():
+    def prog(ox, x):
+        P = ox.sharding.PartitionSpec
+        seen = []
+
+        def body(v):
+            inner = ox.sharding.get_abstract_mesh()
+            seen.append((inner.axis_names, repr(inner.axis_types)))
+            return v
+
+        mesh = auto_mesh(ox, (1, 1), ("i", "j"))
+        ox.shard_map(body, mesh=mesh, in_specs=P(), out_specs=P(), axis_names={"i"})(x)
+        ox.shard_map(body, mesh=mesh, in_specs=P(), out_specs=P())(x)
+        return seen, ox.sharding.get_abstract_mesh().axis_names
+
+    agree(prog, np.ones(2, np.float32))

@@ -39,6 +39,7 @@ from olympus.backends.xla.lowering import (
 )
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.backends.xla.sharding import (
+    AxisType,
     Mesh,
     NamedSharding,
     PartitionSpec,
@@ -1009,7 +1010,12 @@ def _trace_body(f, name: str, mesh: Mesh, manual, in_tree, local: list, out_spec
         return out_leaves
 
     bound = {n: size for n, size in mesh.shape.items() if n in manual}
-    with axes_env.bound(bound):
+    kinds = [
+        AxisType.Manual if n in manual else t
+        for n, t in zip(mesh.axis_names, mesh.axis_types)
+    ]
+    inside = Mesh(mesh.devices, mesh.axis_names, kinds)  # get_abstract_mesh's view
+    with axes_env.bound(bound), inside:
         sub = trace_sub_program(flat_fun, local, DebugInfo("shard_map", name, ()))
     outs_like = tree_unflatten(box["tree"], [0] * len(sub.out_avals))
     out_flat = _flat_specs(out_specs, outs_like, mesh, "shard_map out_specs")
