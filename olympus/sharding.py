@@ -45,7 +45,7 @@ def reshard(x, out_shardings):
     them. Eagerly it moves the data; under jit it constrains the layout.
 
     >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
-    ...     olympus.sharding.reshard(jnp.arange(2.0), P("x")).sharding.spec
+    ...     olympus.reshard(jnp.arange(2.0), olympus.P("x")).sharding.spec
     PartitionSpec('x')
     """
     is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
@@ -63,8 +63,9 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     out as `out_sharding` (JAX's `jax.sharding.auto_axes`). olympus partitions
     every axis automatically already, so this is `reshard` of `f`'s results.
 
+    >>> f = olympus.sharding.auto_axes(lambda v: v * 2, out_sharding=olympus.P("x"))
     >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
-    ...     auto_axes(lambda v: v * 2, out_sharding=P("x"))(jnp.ones(2)).sharding.spec
+    ...     f(jnp.ones(2)).sharding.spec
     PartitionSpec('x')
     """
     if f is None:
