@@ -436,3 +436,11 @@ def test_reduction_grid(name):
             x = _grid_values(dtype, edge)
             for axis in (None, 1) if edge == "plain" else (1,):
                 agree(lambda ox: getattr(ox.jnp, name)(x, axis=axis))
+
+
+def test_weak_types_survive_the_stable_forms():
+    for name in ("hypot", "logaddexp", "logaddexp2"):
+        agree(lambda ox: getattr(ox.jnp, name)(0.0, 1.0))  # Python floats: weak
+        agree(lambda ox: getattr(ox.jnp, name)(np.float32(0.0), 1.0))
+    agree(lambda ox: ox.nn.hard_tanh(1.0))
+    agree(lambda ox: ox.nn.hard_tanh(np.array([2, -3, 0])))

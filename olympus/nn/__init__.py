@@ -168,7 +168,7 @@ hard_swish = hard_silu
 def hard_tanh(x):
     """x clipped to [-1, 1]; the derivative is 1 on the closed interval (JAX's)."""
     x = jnp.asarray(x)
-    return jnp.where(x > 1, 1.0, jnp.where(x < -1, -1.0, x)).astype(x.dtype)
+    return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
 def soft_sign(x):

@@ -126,7 +126,7 @@ def logaddexp2(x1, x2):
     x1, x2 = as_arrays(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
         return ufuncs.complex_logaddexp(x1, x2, math.log(2))
-    return _real_logaddexp2(x1, x2)
+    return ufuncs.keep_weak(_real_logaddexp2(x1, x2), x1)
 
 
 @custom_jvp

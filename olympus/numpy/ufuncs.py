@@ -8,6 +8,7 @@ import numpy as np
 from olympus import lax
 from olympus.backends.xla.array import Array
 from olympus.lax.custom_derivatives import custom_jvp
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
@@ -637,7 +638,16 @@ def hypot(x1, x2):
     ratio = lax.div(small, safe)
     one = scalar_like(ratio, 1)
     scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
-    return lax.select(infinite, inf, lax.select(zero, big, scaled))
+    return keep_weak(lax.select(infinite, inf, lax.select(zero, big, scaled)), x1)
+
+
+def keep_weak(out, like):
+    """`out` weakly typed when `like` is (its constants were strong), as the
+    one-expression forms in JAX stay."""
+    aval = aval_of(out)
+    if aval_of(like).weak_type and not aval.weak_type:
+        return convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
+    return out
 
 
 def logaddexp(x1, x2):
