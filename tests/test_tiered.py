@@ -201,7 +201,7 @@ def test_background_compile_failure_surfaces_on_a_later_call(monkeypatch):
     _wait(f)
     with pytest.raises(LoweringError, match="broken on purpose") as info:
         f(np.float32(1.0))
-    (note,) = info.value.__notes__
+    (note,) = [n for n in info.value.__notes__ if "background compile" in n]
     assert "background compile of jit(<lambda>)" in note and "test_tiered.py:" in note
     # From now on the signature compiles synchronously, as the ordinary jit does.
     with pytest.raises(LoweringError, match="broken on purpose"):
@@ -468,7 +468,11 @@ def test_large_matmuls_split_over_the_cores_match_numpy(
         whole = _dot_general(lhs, rhs, dimension_numbers=dims)
     want = reference_rules["dot_general"](lhs, rhs, dimension_numbers=dims)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    np.testing.assert_array_equal(got, whole)
+    # Bit for bit where OpenBLAS sums a block's dot products in the same order
+    # as the whole matmul's; with OPENBLAS_CORETYPE=Haswell (set on some CI
+    # machines) its kernel for fewer rows sums in another order: float32
+    # rounding apart, no more.
+    np.testing.assert_allclose(got, whole, rtol=1e-5, atol=1e-4)
 
 
 def _two_layer_backward(x, v, g):
