@@ -1196,6 +1196,8 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "ppermute": ("test_shard_map.py", "lax.ppermute"),
     "axis_index": ("test_shard_map.py", "lax.axis_index"),
     "all_to_all": ("test_shard_map.py", "lax.all_to_all"),
+    # the primitive of lax.pcast(to='varying') (JAX 0.10.2 has no lax.pvary)
+    "pvary": ("test_sharding_api.py", "lax.pcast"),
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),
@@ -1258,6 +1260,7 @@ def test_every_primitive_is_tested():
 # A primitive whose public function has another name; "custom_lin" has none on
 # purpose: it only exists inside linearize, where custom_vjp's backward rule waits.
 PUBLIC_NAME = {
+    "pvary": "lax.pcast",
     "not": "lax.bitwise_not",
     "and": "lax.bitwise_and",
     "or": "lax.bitwise_or",
