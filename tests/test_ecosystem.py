@@ -223,7 +223,6 @@ print(json.dumps([float(v) for v in out]))
 # a program that starts to pass shows as XPASS: remove its line then.
 BLOCKERS = {
     "flax_nnx": "jax.experimental.hijax and jax.Ref (JAX's mutable arrays)",
-    "numpyro": "jax.experimental.sparse.BCOO",
 }
 
 

@@ -923,3 +923,134 @@ def test_default_matmul_precision_takes_new_val():
             return ox.jit(ox.jnp.dot)(x, x)
 
     agree(program, X3)
+
+
+# ---- experimental.sparse.BCOO (numpyro's CAR distribution) -------------------
+DENSE = np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 0.0], [0.0, -2.0, 0.5]], np.float32)
+
+
+def _sparse(ox):
+    return mod(ox, "experimental.sparse")
+
+
+def test_bcoo_fromdense_todense_and_products():
+    def program(ox, a, v, b):
+        bcoo = _sparse(ox).BCOO
+        m = bcoo.fromdense(a)
+        padded = bcoo.fromdense(a, nse=6)
+        flat, _ = ox.tree_util.tree_flatten(padded)
+        return (
+            m.data, m.indices, m.shape, m.nse, m.dtype, m.ndim, padded.todense(),
+            flat, (m.indices_sorted, m.unique_indices), m.T.todense(),
+            m @ v, m @ b, m @ b[None], ox.jnp.asarray(b).T @ m,
+            ox.jnp.asarray(v) @ m, padded @ v,
+            bcoo.fromdense(a.astype(np.int32)) @ v,
+        )  # fmt: skip
+
+    agree(program, DENSE, np.array([1.0, 2.0, -1.0], np.float32), DENSE[:, :2] + 1)
+
+
+def test_bcoo_through_jit_grad_vmap():
+    def program(ox, a, v):
+        bcoo = _sparse(ox).BCOO
+        m = bcoo.fromdense(a)
+        matvec = ox.jit(lambda m, v: m @ v)
+        loss = lambda d: ox.jnp.sum(  # noqa: E731
+            bcoo((d, m.indices), shape=m.shape) @ v
+        )
+        fromdense = ox.jit(lambda a: bcoo.fromdense(a, nse=4).todense())
+        return (
+            matvec(m, v),
+            ox.grad(loss)(m.data),
+            ox.vmap(lambda w: m @ w)(ox.jnp.stack([v, 2 * v])),
+            fromdense(a),
+        )
+
+    agree(program, DENSE, np.array([1.0, 2.0, -1.0], np.float32))
+
+
+def test_bcoo_from_scipy_and_errors():
+    sparse = pytest.importorskip("scipy.sparse")
+    csr = sparse.csr_matrix(DENSE)
+
+    def program(ox):
+        m = _sparse(ox).BCOO.from_scipy_sparse(csr)
+        return m.data, m.indices, m.todense(), m @ np.ones(3, np.float32)
+
+    agree(program)
+    from olympus.experimental import sparse as ours
+
+    with pytest.raises(ours.SparseNseError, match="nse="):
+        olympus.jit(lambda a: ours.BCOO.fromdense(a).data)(DENSE)
+    with pytest.raises(ours.SparseLayoutError, match="n_batch"):
+        ours.BCOO.fromdense(DENSE, n_batch=1)
+    with pytest.raises(ours.SparseShapeError, match="contracted"):
+        ours.BCOO.fromdense(DENSE) @ np.ones(2, np.float32)
+    with pytest.raises(ours.SparseShapeError, match="data must have shape"):
+        ours.BCOO((np.ones(2), np.zeros((3, 2), np.int32)), shape=(3, 3))
+
+
+# ---- what numpyro reads: np.all of an Array, OrderedDict trees, api_util ----
+def test_all_any_take_out_none_and_where():
+    def program(ox, x):
+        jnp = ox.jnp
+        mask = x > 0
+        return (
+            np.all(mask), np.any(x > 1), jnp.all(x, where=mask),
+            jnp.any(mask, axis=0, keepdims=True, where=jnp.array([True, False])),
+            jnp.all(x, out=None),
+        )  # fmt: skip
+
+    agree(program, np.array([[1.0, 0.0], [2.0, -1.0]], np.float32))
+    with pytest.raises(ValueError, match="out="):
+        jnp.all(jnp.ones(2), out=np.empty(()))
+
+
+def test_ordered_and_default_dicts_are_pytrees():
+    import collections
+
+    def program(ox, x):
+        tu = ox.tree_util
+        ordered = collections.OrderedDict([("b", x), ("a", 2 * x)])
+        default = collections.defaultdict(list, {"b": x, "a": 3 * x})
+        out = ox.jit(lambda t: tu.tree_map(lambda v: v + 1, t))((ordered, default))
+        paths = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(out)[0]]
+        return tu.tree_leaves(out), paths, list(out[0]), out[1].default_factory
+
+    agree(program, np.float32(1.5))
+
+
+LEAF_TREE = olympus.tree_util.tree_structure((1.0,))
+
+
+def test_flatten_fun_debug_info_and_call_primitives():
+    def program(ox, x, y):
+        jax_side = ox.name == "jax"
+        api = mod(ox, "api_util" if jax_side else "extend.linear_util")
+        lu = mod(ox, "extend.linear_util")
+        prims = mod(ox, "extend.core").primitives
+
+        def f(a, *, b):
+            return {"sum": a + b, "prod": a * b}
+
+        info = api.debug_info("test", f, (x,), {"b": y})
+        leaves, in_tree = ox.tree_util.tree_flatten(((x,), {"b": y}))
+        flat, out_tree = api.flatten_fun(lu.wrap_init(f, debug_info=info), in_tree)
+        out = flat.call_wrapped(*leaves)
+        call_flags = prims.call_p.call_primitive, prims.closed_call_p.call_primitive
+        return info.traced_for, info.arg_names, out, str(out_tree()), call_flags
+
+    agree(program, np.float32(0.5), np.float32(2.0))
+    lu = mod(OLYMPUS, "extend.linear_util")
+    call_p = mod(OLYMPUS, "extend.core").primitives.call_p
+    # JAX's call primitives are keys for libraries (numpyro); bound directly
+    # (JAX wants internal params) olympus's evaluate the function or program
+    assert call_p.bind(lu.wrap_init(lambda a: [a + 1]), 2.0) == [3.0]
+    closed = olympus.make_olympuspr(lambda a: jnp.sin(a) * 2)(0.5)
+    closed_call_p = mod(OLYMPUS, "extend.core").primitives.closed_call_p
+    np.testing.assert_allclose(
+        closed_call_p.bind(np.float32(0.5), call_jaxpr=closed), [2 * np.sin(0.5)]
+    )
+    flat, out_tree = lu.flatten_fun_nokwargs(lu.wrap_init(lambda a: a), LEAF_TREE)
+    with pytest.raises(lu.OutTreeNotReadyError, match="first"):
+        out_tree()

@@ -1,12 +1,18 @@
-"""`jax.extend.linear_util` under olympus: a function wrapped for tracing.
+"""`jax.extend.linear_util` (and `jax.api_util`) under olympus: a function
+wrapped for tracing, and flattening it over pytrees.
 
 olympus traces plain Python functions, so `wrap_init` only records the function
-and its keyword params; `call_wrapped` calls it.
+and its keyword params; `call_wrapped` calls it. `flatten_fun` makes a wrapped
+function of pytrees one of leaves, as JAX's does for libraries that trace it
+themselves (numpyro's provenance, flax's lazy init).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import inspect
+from typing import Any, Callable, NamedTuple
+
+from olympus.tree_util import tree_flatten, tree_unflatten
 
 
 class WrappedFun:
@@ -57,4 +63,81 @@ def safe_map(f: Callable, *sequences) -> list:
     return list(map(f, *sequences))
 
 
-__all__ = ["WrappedFun", "safe_map", "wrap_init"]
+class DebugInfo(NamedTuple):
+    """What a library traced, for its messages (JAX's `api_util.debug_info`)."""
+
+    traced_for: str
+    func_src_info: str
+    arg_names: tuple
+    result_paths: Any = None
+
+
+def debug_info(
+    traced_for: str, fun: Callable, args: tuple, kwargs: dict, **options
+) -> DebugInfo:
+    """`fun`'s name and source line and its arguments' names (from its
+    signature where it has one); `options` (static_argnums, ...) are accepted
+    and not needed."""
+    name = getattr(fun, "__qualname__", type(fun).__name__)
+    code = getattr(fun, "__code__", None)
+    where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        names = tuple(bound.arguments)
+    except (TypeError, ValueError):
+        names = tuple(f"args[{i}]" for i in range(len(args))) + tuple(kwargs)
+    return DebugInfo(traced_for, name + where, names)
+
+
+class OutTreeNotReadyError(RuntimeError):
+    """`flatten_fun`'s out_tree() read before the flattened function ran."""
+
+
+def _out_tree(store: dict) -> Callable:
+    def out_tree():
+        if "tree" not in store:
+            raise OutTreeNotReadyError(
+                "out_tree() of flatten_fun: call the flattened function first; "
+                "its output's tree is known only once it has run"
+            )
+        return store["tree"]
+
+    return out_tree
+
+
+def flatten_fun(fun: WrappedFun, in_tree) -> tuple[WrappedFun, Callable]:
+    """`fun` as a function of leaves that `in_tree` unflattens to `(args,
+    kwargs)`, returning its output's leaves; `out_tree()` gives the output's
+    tree once it has run."""
+    store: dict = {}
+
+    def flat(*leaves):
+        args, kwargs = tree_unflatten(in_tree, leaves)
+        out, store["tree"] = tree_flatten(fun.f(*args, **kwargs, **fun.params))
+        return out
+
+    return WrappedFun(flat, {}, fun.debug_info), _out_tree(store)
+
+
+def flatten_fun_nokwargs(fun: WrappedFun, in_tree) -> tuple[WrappedFun, Callable]:
+    """`flatten_fun` for a tree of positional arguments only."""
+    store: dict = {}
+
+    def flat(*leaves):
+        args = tree_unflatten(in_tree, leaves)
+        out, store["tree"] = tree_flatten(fun.f(*args, **fun.params))
+        return out
+
+    return WrappedFun(flat, {}, fun.debug_info), _out_tree(store)
+
+
+__all__ = [
+    "DebugInfo",
+    "OutTreeNotReadyError",
+    "WrappedFun",
+    "debug_info",
+    "flatten_fun",
+    "flatten_fun_nokwargs",
+    "safe_map",
+    "wrap_init",
+]

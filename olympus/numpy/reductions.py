@@ -210,10 +210,19 @@ min = amin = _max_or_min("min", lax.reduce_min, lax.reduce_and)  # noqa: A001
 
 
 def _bool_reduction(lax_fn, name):
-    def fn(a, axis=None, keepdims: bool = False):
+    identity = name == "all"  # what a masked-out element counts as
+
+    def fn(a, axis=None, out=None, keepdims: bool = False, *, where=None):
+        if out is not None:  # np.all(x) passes out=None
+            raise ValueError(
+                f"jnp.{name}: the out= argument is not supported (arrays are immutable)"
+            )
         a = to_operand(a)
         if aval_of(a).dtype != dtypes.bool_:
             a = lax.ne(a, np.zeros((), aval_of(a).dtype)[()])
+        if where is not None:
+            mask = broadcast_to(to_operand(where), aval_of(a).shape)
+            a = lax.select(mask, a, lax.full_like(a, identity))
         axes = normalize_axes(axis, aval_of(a).ndim)
         out = lax_fn(a, axes)
         return _keepdims(out, axes, aval_of(a).ndim) if keepdims else out

@@ -7,6 +7,7 @@ a leaf. A `PyTreeDef` is hashable, so it can key the jit cache.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 from typing import Any, Callable, NamedTuple
@@ -293,13 +294,34 @@ register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
 register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
 register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
 register_pytree_node(type(None), lambda _: ((), None), lambda _, c: None)
+# collections' dicts are nodes, as in JAX: an OrderedDict keeps its insertion
+# order, a defaultdict sorts its keys and keeps its default_factory.
+register_pytree_node(
+    collections.OrderedDict,
+    lambda d: (list(d.values()), tuple(d)),
+    lambda keys, c: collections.OrderedDict(zip(keys, c)),
+)
+register_pytree_node(
+    collections.defaultdict,
+    lambda d: (_dict_flatten(d)[0], (d.default_factory, tuple(sorted(d)))),
+    lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)),
+)
+
+
+def _dict_keys(treedef: PyTreeDef) -> tuple | None:
+    """The keys of a dict-like node, in its children's order (else None)."""
+    if treedef.node_type in (dict, collections.OrderedDict):
+        return treedef.aux
+    if treedef.node_type is collections.defaultdict:
+        return treedef.aux[1]
+    return None
 
 
 # ---- key paths: where a leaf sits, for error messages ----------------------
 def _child_keys(treedef: PyTreeDef) -> list[str]:
     t = treedef.node_type
-    if t is dict:
-        return [f"[{k!r}]" for k in treedef.aux]
+    if _dict_keys(treedef) is not None:
+        return [f"[{k!r}]" for k in _dict_keys(treedef)]
     if t in (tuple, list):
         return [f"[{i}]" for i in range(len(treedef.children))]
     if _is_namedtuple(t):
@@ -356,8 +378,8 @@ class FlattenedIndexKey(NamedTuple):
 
 def _key_objects(treedef: PyTreeDef) -> list:
     t = treedef.node_type
-    if t is dict:
-        return [DictKey(k) for k in treedef.aux]
+    if _dict_keys(treedef) is not None:
+        return [DictKey(k) for k in _dict_keys(treedef)]
     if t in (tuple, list):
         return [SequenceKey(i) for i in range(len(treedef.children))]
     if _is_namedtuple(t):

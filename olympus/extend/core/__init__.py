@@ -26,7 +26,7 @@ from olympus.tracer.evaluation import eval_program
 # JAX's table of Python types and their avals (registrations are recorded;
 # olympus takes values as arrays by what they are: see interpreters/xla.py).
 from olympus.interpreters.xla import pytype_aval_mappings  # noqa: E402,F401
-from olympus.extend import primitives  # noqa: E402,F401  JAX's `*_p` names
+from olympus.extend.core import primitives  # noqa: E402,F401  JAX's `*_p` names
 
 
 # Every olympus aval is a ShapedArray, so JAX's base class of avals is it too:
