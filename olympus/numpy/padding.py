@@ -13,7 +13,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
-from olympus.numpy import reductions, sorting
+from olympus.numpy import nanfunctions, reductions
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import asarray, aval_of, to_operand
 from olympus.numpy.indexing import slice_along
@@ -205,7 +205,7 @@ def _statistic(x, axis, lo, hi, lengths, reduce):
 def _reduction(mode: str):
     def reduce(window, axis):
         if mode == "median":
-            return sorting.median(window, axis=axis, keepdims=True)
+            return nanfunctions.median(window, axis=axis, keepdims=True)
         fn = {
             "maximum": reductions.max,
             "minimum": reductions.min,

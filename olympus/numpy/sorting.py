@@ -8,7 +8,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
-from olympus.numpy.arrays import arange, expand_dims, moveaxis
+from olympus.numpy.arrays import arange
 from olympus.numpy.core import aval_of, broadcast_shapes, promote_dtypes, to_operand
 from olympus.numpy.indexing import advanced_getitem, take
 from olympus.numpy.reductions import sum as total
@@ -17,10 +17,7 @@ __all__ = [
     "argpartition",
     "argsort",
     "lexsort",
-    "median",
     "partition",
-    "percentile",
-    "quantile",
     "searchsorted",
     "sort",
     "take_along_axis",
@@ -285,54 +282,3 @@ def _bisect(a, v, goes_right):
             ufuncs.logical_and(active, ufuncs.logical_not(right)), mid, high
         )
     return low
-
-
-def quantile(
-    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
-):
-    """The q-th quantiles (q in [0, 1]) with linear interpolation between the
-    two nearest order statistics, as NumPy's default; q's axes come first.
-
-    >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)
-    Array(2.5, dtype=float32)
-    """
-    if method != "linear":
-        raise ValueError(f"quantile: method {method!r} is not supported; use 'linear'")
-    a, along = _along(a, axis)
-    a = moveaxis(a, along, -1)
-    if not dtypes.is_inexact(aval_of(a).dtype):
-        a = lax.convert_element_type(a, dtypes.canonicalize_dtype(dtypes.float64))
-    ordered = lax.sort(a, dimension=aval_of(a).ndim - 1)
-    n = aval_of(a).shape[-1]
-    position = ufuncs.multiply(to_operand(q), n - 1)
-    below = ufuncs.clip(ufuncs.floor(position), 0, n - 1)
-    frac = lax.convert_element_type(ufuncs.subtract(position, below), aval_of(a).dtype)
-    low = lax.convert_element_type(below, dtypes.int32)
-    high = ufuncs.minimum(ufuncs.add(low, 1), n - 1)
-    lo_val, hi_val = _at_positions(ordered, low), _at_positions(ordered, high)
-    frac = lax.reshape(frac, aval_of(frac).shape + (1,) * (aval_of(ordered).ndim - 1))
-    out = ufuncs.add(lo_val, ufuncs.multiply(frac, ufuncs.subtract(hi_val, lo_val)))
-    if keepdims and axis is not None:
-        out = expand_dims(out, int(axis) % (aval_of(out).ndim + 1))
-    return out
-
-
-def _at_positions(ordered, positions):
-    """ordered[..., positions] with positions' axes moved to the front."""
-    picked = take(ordered, positions, axis=-1, mode="clip")
-    lead = aval_of(ordered).ndim - 1
-    for i in range(aval_of(positions).ndim):
-        picked = moveaxis(picked, lead + i, i)
-    return picked
-
-
-def percentile(
-    a, q, axis: int | None = None, method: str = "linear", keepdims: bool = False
-):
-    """quantile with q in percent."""
-    return quantile(a, ufuncs.divide(to_operand(q), 100.0), axis, method, keepdims)
-
-
-def median(a, axis: int | None = None, keepdims: bool = False):
-    """The middle value (mean of the two middle values for even counts)."""
-    return quantile(a, 0.5, axis, keepdims=keepdims)
