@@ -1,0 +1,660 @@
+"""Samplers of real-valued laws (uniform, normal, gamma and the laws built on
+them, multivariate normal), each with JAX's algorithm and key use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from olympus import lax
+from olympus.ir import dtypes
+from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
+from olympus.tracer.core import aval_of
+from olympus.random.keys import (
+    RandomParameterError,
+    _as,
+    _bits,
+    _broadcast_to,
+    _draw_uint,
+    _float_dtype,
+    _hash_counters,
+    _nan_where,
+    _param_shape,
+    _shape,
+    _split2,
+    _threefry2x32_jit,
+    _unit_from_bits,
+    _unit_interval,
+    _words_to_bits,
+)
+
+
+# ---- continuous distributions -----------------------------------------------------
+def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval).
+
+    >>> olympus.random.uniform(olympus.random.key(0), (2,)).shape
+    (2,)
+    """
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    lo, hi = _as(minval, dtype, shape), _as(maxval, dtype, shape)
+    u = _unit_interval(key, shape, dtype)
+    return lax.max(lo, lax.add(lax.mul(u, lax.sub(hi, lo)), lo))
+
+
+def _normal(key, shape: Sequence[int] = (), dtype=None):
+    """Standard normal floats, by inverting the CDF of a uniform in (-1, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    return _normal_from_bits(_bits(key, shape, _draw_uint(dtype)), dtype)
+
+
+def _normal_from_bits(raw, dtype):
+    tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))[()]
+    u = _unit_from_bits(
+        raw, dtype
+    )  # to [tiny, 1), as uniform(minval=tiny, maxval=1) does
+    u = lax.max(tiny, lax.add(lax.mul(u, np.array(1.0, dtype)[()] - tiny), tiny))
+    return lax.mul(np.array(np.sqrt(2), dtype)[()], erf_inv(u))
+
+
+def _truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Standard normal floats conditioned on lower < x < upper (inverse CDF)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, lower, upper)
+    lo, hi = _as(lower, dtype, shape), _as(upper, dtype, shape)
+    rsqrt2 = np.array(1 / np.sqrt(2), dtype)[()]
+    a, b = lax.erf(lax.mul(lo, rsqrt2)), lax.erf(lax.mul(hi, rsqrt2))
+    u = lax.add(a, lax.mul(_unit_interval(key, shape, dtype), lax.sub(b, a)))
+    out = lax.mul(np.array(np.sqrt(2), dtype)[()], erf_inv(u))
+    return lax.clamp(lo, out, hi)
+
+
+def _exponential(key, shape: Sequence[int] = (), dtype=None):
+    """Exponential floats with rate 1: -log1p(-U) for U uniform in [0, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    return lax.neg(lax.log1p(lax.neg(_unit_interval(key, shape, dtype))))
+
+
+def _laplace(key, shape: Sequence[int] = (), dtype=None):
+    """Laplace floats (density exp(-|x|) / 2): sign(U) log(1 - |U|) for U uniform
+    in (-1, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
+    u = _uniform(key, shape, dtype, minval=float(tiny), maxval=1.0)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def _logistic(key, shape: Sequence[int] = (), dtype=None):
+    """Standard logistic floats: log(U / (1 - U)) for U uniform in [tiny, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    u = _uniform(key, shape, dtype, minval=float(np.finfo(dtype).tiny), maxval=1.0)
+    return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
+
+
+def _gumbel(key, shape: Sequence[int] = (), dtype=None):
+    """Standard Gumbel floats: -log(-log(U)) for U in (0, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    u = _unit_interval(key, shape, dtype)
+    tiny = np.array(
+        np.finfo(np.float32).tiny if dtype.itemsize < 4 else np.finfo(dtype).tiny, dtype
+    )[()]
+    u = lax.max(u, tiny)
+    return lax.neg(lax.log(lax.neg(lax.log(u))))
+
+
+# ---- the inverse error function ----------------------------------------------------
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): a
+# polynomial in w = -log(1 - x^2), one for the centre and one for the tails.
+_ERFINV_CENTRE = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
+
+
+def _horner(coeffs, w, dtype):
+    p = lax.full(aval_of(w).shape, coeffs[0], dtype)
+    for c in coeffs[1:]:
+        p = lax.add(lax.mul(p, w), np.array(c, dtype)[()])
+    return p
+
+
+def erf_inv(x):
+    """The inverse of erf on (-1, 1), +-inf at +-1. Float32 accuracy by Giles'
+    polynomials; wider types add Newton steps on erf."""
+    dtype = aval_of(x).dtype
+    calc = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    x = lax.convert_element_type(x, calc)
+    c = lambda v: np.array(v, calc)[()]
+    w = lax.neg(lax.log1p(lax.neg(lax.mul(x, x))))
+    centre = _horner(_ERFINV_CENTRE, lax.sub(w, c(2.5)), calc)
+    tail = _horner(_ERFINV_TAIL, lax.sub(lax.sqrt(w), c(3.0)), calc)
+    y = lax.mul(lax.select(lax.lt(w, c(5.0)), centre, tail), x)
+    if calc.itemsize > 4:
+        y = _erf_inv_newton(x, y, c)
+    edge = lax.mul(lax.sign(x), c(np.inf))
+    y = lax.select(lax.eq(lax.abs(x), c(1.0)), edge, y)
+    return lax.convert_element_type(y, dtype)
+
+
+def _erf_inv_newton(x, y, c):
+    """Two Newton steps on erf(y) = x, where erf' = 2/sqrt(pi) exp(-y^2) is not tiny."""
+    for _ in range(2):
+        slope = lax.mul(c(2 / np.sqrt(np.pi)), lax.exp(lax.neg(lax.mul(y, y))))
+        safe = lax.gt(slope, c(1e-300))
+        step = lax.div(
+            lax.sub(lax.erf(y), x),
+            lax.select(safe, slope, lax.full(aval_of(y).shape, 1.0, aval_of(y).dtype)),
+        )
+        y = lax.select(safe, lax.sub(y, step), y)
+    return y
+
+
+def _bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability `p`."""
+    shape = _param_shape(shape, p)
+    dtype = dtypes.canonicalize_dtype(np.float64)
+    if not isinstance(p, (int, float)) and dtypes.is_float(aval_of(p).dtype):
+        dtype = aval_of(p).dtype
+    return lax.lt(_uniform(key, shape, dtype), _as(p, dtype, shape))
+
+
+# ---- per-value keys ---------------------------------------------------------------
+# Samplers that loop per value (gamma's rejection loop) give element j of the
+# result the key split(key, size)[j], and split it further inside the loop, as
+# JAX's `_gamma_one` does under `lax.map`. Every step below works on a whole
+# batch of keys at once: key words (k0, k1) of the sample's shape.
+def _split_each(k0, k1, count: int):
+    """Each key of a batch split into `count` keys: split(k, count)[i] for every k."""
+    zero = lax.full(aval_of(k0).shape, np.uint32(0))
+    return [
+        _threefry2x32_jit(k0, k1, zero, lax.full(aval_of(k0).shape, np.uint32(i)))
+        for i in range(count)
+    ]
+
+
+def _draw_each(k0, k1, dtype):
+    """The random bits of one value of float `dtype` under each key of a batch:
+    what bits(k, (), uint{width}) gives for every k."""
+    zero = lax.full(aval_of(k0).shape, np.uint32(0))
+    y0, y1 = _threefry2x32_jit(k0, k1, zero, zero)
+    return _words_to_bits(y0, y1, _draw_uint(dtype))
+
+
+def _uniform_each(k0, k1, dtype):
+    return _unit_from_bits(_draw_each(k0, k1, dtype), dtype)
+
+
+def _normal_each(k0, k1, dtype):
+    return _normal_from_bits(_draw_each(k0, k1, dtype), dtype)
+
+
+# ---- gamma and friends ---------------------------------------------------------
+def _gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) floats, differentiable in `a` (implicit reparameterisation,
+    see _gamma_sample_grad)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, a)
+    return _gamma_reparameterised(key, _as(a, dtype, shape))
+
+
+def _loggamma(key, a, shape=None, dtype=None):
+    """log of Gamma(a, 1) floats, accurate where the gamma sample itself would
+    underflow (a << 1): the boost U**(1/a) is applied in log space."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, a)
+    return _loggamma_reparameterised(key, _as(a, dtype, shape))
+
+
+def _marsaglia_tsang(key, alpha, log_space: bool = False):
+    """Gamma(alpha, 1) floats (or their logs) by Marsaglia and Tsang's rejection
+    method with JAX's key use: element j has key split(key, size)[j]; a < 1 is
+    drawn as Gamma(a + 1) times U**(1/a)."""
+    d, cube, log_boost, boost = _marsaglia_tsang_parts(key, alpha)
+    if log_space:
+        return lax.add(lax.add(lax.log(d), lax.log(cube)), log_boost)
+    return lax.mul(lax.mul(d, cube), boost)
+
+
+def _marsaglia_tsang_parts(key, alpha):
+    """(d, V, log boost, boost): the sample is d V boost, boost = U**(1/alpha)
+    for alpha < 1 and 1 otherwise (its log computed as JAX's loggamma does)."""
+    dtype = aval_of(alpha).dtype
+    c = lambda v: np.array(v, dtype)[()]
+    k0, k1 = _hash_counters(key, aval_of(alpha).shape)
+    unboosted = lax.ge(alpha, c(1.0))
+    d = lax.sub(lax.select(unboosted, alpha, lax.add(alpha, c(1.0))), c(1 / 3))
+    (k0, k1), (b0, b1) = _split_each(k0, k1, 2)
+    cube = _marsaglia_tsang_loop(k0, k1, d, lax.div(c(1 / 3), lax.sqrt(d)))
+    u = _uniform_each(b0, b1, dtype)
+    log_u = lax.neg(lax.neg(lax.log1p(lax.neg(u))))  # -exponential(k)
+    skip = lax.bitwise_or(unboosted, lax.eq(log_u, c(0.0)))
+    log_boost = lax.mul(log_u, lax.div(c(1.0), alpha))
+    log_boost = lax.select(skip, lax.full_like(alpha, 0.0), log_boost)
+    boost = lax.pow(lax.sub(c(1.0), u), lax.div(c(1.0), alpha))
+    boost = lax.select(unboosted, lax.full_like(alpha, 1.0), boost)
+    return d, cube, log_boost, boost
+
+
+def _marsaglia_tsang_loop(k0, k1, d, scale):
+    """V = (1 + scale x)**3 of the first accepted candidate of every element:
+    each round splits the element's key in three (next key, normal, uniform)."""
+    dtype = aval_of(d).dtype
+    c = lambda v: np.array(v, dtype)[()]
+
+    def rejected(state):
+        _, _, x2, v, u = state
+        squeeze = lax.ge(u, lax.sub(c(1.0), lax.mul(c(0.0331), lax.mul(x2, x2))))
+        bound = lax.add(
+            lax.mul(x2, c(0.5)),
+            lax.mul(d, lax.add(lax.sub(c(1.0), v), lax.log(v))),
+        )
+        return lax.bitwise_and(squeeze, lax.ge(lax.log(u), bound))
+
+    def step(state):
+        live = rejected(state)
+        (n0, n1), (x0, x1), (u0, u1) = _split_each(state[0], state[1], 3)
+        x, v = _positive_candidate(x0, x1, scale)
+        fresh = (n0, n1, lax.mul(x, x), lax.mul(lax.mul(v, v), v))
+        fresh = (*fresh, _uniform_each(u0, u1, dtype))
+        return tuple(lax.select(live, f, s) for f, s in zip(fresh, state))
+
+    def pending(state):
+        return lax.reduce_or(rejected(state), tuple(range(aval_of(d).ndim)))
+
+    init = (k0, k1, lax.full_like(d, 0.0), lax.full_like(d, 1.0))
+    return lax.while_loop(pending, step, (*init, lax.full_like(d, 2.0)))[3]
+
+
+def _positive_candidate(k0, k1, scale):
+    """(x, 1 + scale x) for the first normal x, drawn by splitting each key in
+    two (next key, draw), for which 1 + scale x > 0."""
+    dtype = aval_of(scale).dtype
+
+    def step(state):
+        k0, k1, x, v = state
+        (n0, n1), (s0, s1) = _split_each(k0, k1, 2)
+        x_new = _normal_each(s0, s1, dtype)
+        v_new = lax.add(np.array(1.0, dtype)[()], lax.mul(x_new, scale))
+        live = lax.le(v, np.array(0.0, dtype)[()])
+        fresh = (n0, n1, x_new, v_new)
+        return tuple(lax.select(live, f, s) for f, s in zip(fresh, state))
+
+    def pending(state):
+        return lax.reduce_or(
+            lax.le(state[3], np.array(0.0, dtype)[()]), tuple(range(aval_of(k0).ndim))
+        )
+
+    init = (k0, k1, lax.full_like(scale, 0.0), lax.full_like(scale, -1.0))
+    _, _, x, v = lax.while_loop(pending, step, init)
+    return x, v
+
+
+# The derivative of a gamma sample in its shape parameter (implicit
+# reparameterisation: dx/da = -(dP/da)(a, x) / p(x; a)) is lax's
+# random_gamma_grad primitive, as in JAX.
+_gamma_sample_grad = lax.random_gamma_grad
+
+
+def _gamma_reparameterised_rule(primals, tangents):
+    """The key (integer words) has no tangent; the sample's is dx/da * da."""
+    (key, alpha), (_, alpha_dot) = primals, tangents
+    x = _marsaglia_tsang(key, alpha)
+    return x, lax.mul(alpha_dot, _gamma_sample_grad(alpha, x))
+
+
+def _log_marsaglia_tsang(key, alpha):
+    return _marsaglia_tsang(key, alpha, log_space=True)
+
+
+def _loggamma_rule(primals, tangents):
+    """d log x / da = (dx/da) / x as JAX computes it, except where x = exp(log x)
+    underflows (tiny a): there JAX's value is meaningless, and the derivative
+    is taken through the boost instead, d log(d V) / da + d (log U / a) / da."""
+    (key, alpha), (_, alpha_dot) = primals, tangents
+    d, cube, log_boost, _ = _marsaglia_tsang_parts(key, alpha)
+    out = lax.add(lax.add(lax.log(d), lax.log(cube)), log_boost)
+    dtype = aval_of(alpha).dtype
+    c = lambda v: np.array(v, dtype)[()]
+    x = lax.exp(out)
+    tiny = np.finfo(dtype).tiny
+    underflow = lax.lt(x, c(tiny))
+    x = lax.max(x, c(tiny))
+    slope = lax.div(_gamma_sample_grad(alpha, x), x)
+    unboosted_alpha = lax.add(d, c(1 / 3))
+    dv = lax.mul(d, cube)
+    through_boost = lax.sub(
+        lax.div(_gamma_sample_grad(unboosted_alpha, dv), dv),
+        lax.div(log_boost, alpha),
+    )
+    slope = lax.select(underflow, through_boost, slope)
+    return out, lax.mul(alpha_dot, slope)
+
+
+def _reparameterised(sampler, rule):
+    from olympus.lax.custom_derivatives import custom_jvp
+
+    wrapped = custom_jvp(sampler)  # the key stays an argument: it may be traced
+    wrapped.defjvp(rule)
+    return wrapped
+
+
+_gamma_reparameterised = _reparameterised(_marsaglia_tsang, _gamma_reparameterised_rule)
+_loggamma_reparameterised = _reparameterised(_log_marsaglia_tsang, _loggamma_rule)
+
+
+def _beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) floats as X / (X + Y) for gammas X ~ G(a), Y ~ G(b) drawn in
+    log space with the two halves of split(key), scaled by their maximum so
+    that tiny a and b keep their precision (JAX's algorithm)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, a, b)
+    key_a, key_b = _split2(key)
+    log_a = _loggamma(key_a, _as(a, dtype, shape), shape, dtype)
+    log_b = _loggamma(key_b, _as(b, dtype, shape), shape, dtype)
+    top = lax.max(log_a, log_b)
+    x, y = lax.exp(lax.sub(log_a, top)), lax.exp(lax.sub(log_b, top))
+    return lax.div(x, lax.add(x, y))
+
+
+def _dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) vectors (last axis): the softmax of log-gamma samples,
+    which stays accurate for small alpha (JAX's algorithm)."""
+    dtype = _float_dtype(dtype)
+    if isinstance(alpha, (list, tuple)):
+        alpha = np.asarray(alpha, dtype)
+    alpha = lax.convert_element_type(alpha, dtype)
+    if aval_of(alpha).ndim < 1:
+        raise RandomParameterError(
+            "random.dirichlet: alpha needs a last axis of categories, got a scalar"
+        )
+    k = aval_of(alpha).shape[-1]
+    batch = aval_of(alpha).shape[:-1] if shape is None else _shape(shape)
+    logs = _loggamma(key, _broadcast_to(alpha, (*batch, k)), (*batch, k), dtype)
+    return _softmax_last(logs)
+
+
+def _softmax_last(x):
+    shape, last = aval_of(x).shape, aval_of(x).ndim - 1
+    keep = tuple(range(last))
+    top = lax.broadcast_in_dim(lax.reduce_max(x, (last,)), shape, keep)
+    e = lax.exp(lax.sub(x, top))
+    return lax.div(e, lax.broadcast_in_dim(lax.reduce_sum(e, (last,)), shape, keep))
+
+
+# ---- more laws built from the ones above ---------------------------------------------
+def _cauchy(key, shape: Sequence[int] = (), dtype=None):
+    """Standard Cauchy floats: tan(pi (U - 1/2)) for U uniform in [eps, 1)."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    u = _uniform(key, shape, dtype, minval=float(np.finfo(dtype).eps), maxval=1.0)
+    return lax.tan(
+        lax.mul(np.array(np.pi, dtype)[()], lax.sub(u, np.array(0.5, dtype)[()]))
+    )
+
+
+def _rademacher(key, shape: Sequence[int] = (), dtype=None):
+    """-1 or +1 with equal probability: 2 bernoulli(key, 0.5) - 1."""
+    shape = _shape(shape)
+    dtype = dtypes.canonicalize_dtype(np.int64 if dtype is None else dtype)
+    heads = lax.convert_element_type(_bernoulli(key, 0.5, shape), dtype)
+    two, one = np.array(2, dtype)[()], np.array(1, dtype)[()]
+    return lax.sub(lax.mul(two, heads), one)
+
+
+def _chisquare(key, df, shape=None, dtype=None):
+    """Chi-squared floats with `df` degrees of freedom: 2 exp(loggamma(df / 2))."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, df)
+    half = lax.div(_as(df, dtype, shape), np.array(2.0, dtype)[()])
+    log_g = _loggamma(key, half, shape, dtype)
+    return lax.mul(lax.exp(log_g), np.array(2.0, dtype)[()])
+
+
+def _t(key, df, shape=None, dtype=None):
+    """Student's t floats: Z sqrt((df / 2) / G) for Z normal and G ~ Gamma(df / 2),
+    from the two halves of split(key)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, df)
+    key_n, key_g = _split2(key)
+    z = _normal(key_n, shape, dtype)
+    half = lax.div(_as(df, dtype, shape), np.array(2.0, dtype)[()])
+    g = _gamma(key_g, half, shape, dtype)
+    return lax.mul(z, lax.sqrt(lax.div(half, g)))
+
+
+def _f(key, dfnum, dfden, shape=None, dtype=None):
+    """F floats, (X / dfnum) / (Y / dfden) for chi-squared X, Y with dfnum and
+    dfden degrees of freedom (Y from split(key)[0], X from split(key)[1]).
+
+    >>> olympus.random.f(olympus.random.key(0), 3.0, 4.0, (2,)).shape
+    (2,)
+    """
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, dfnum, dfden)
+    dfnum, dfden = _as(dfnum, dtype, shape), _as(dfden, dtype, shape)
+    key_den, key_num = _split2(key)
+    num = lax.div(_chisquare(key_num, dfnum, shape, dtype), dfnum)
+    den = lax.div(_chisquare(key_den, dfden, shape, dtype), dfden)
+    return lax.div(num, den)
+
+
+def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
+    """Normal vectors with mean `mean` (..., n) and covariance `cov` (..., n, n):
+    mean + L z with L the Cholesky factor of cov (cov must be positive definite)."""
+    from olympus.lax import linalg as lax_linalg
+
+    dtype = _float_dtype(dtype)
+    mean, cov = (
+        lax.convert_element_type(mean, dtype),
+        lax.convert_element_type(cov, dtype),
+    )
+    n = aval_of(mean).shape[-1]
+    if aval_of(cov).shape[-2:] != (n, n):
+        raise ValueError(
+            f"random.multivariate_normal: cov of shape {aval_of(cov).shape} does not "
+            f"match mean of shape {aval_of(mean).shape}"
+        )
+    batch = tuple(
+        np.broadcast_shapes(aval_of(mean).shape[:-1], aval_of(cov).shape[:-2])
+    )
+    shape = batch if shape is None else _shape(shape)
+    factor = _broadcast_to(lax_linalg.cholesky(cov), (*shape, n, n))
+    z = lax.expand_dims(_normal(key, (*shape, n), dtype), (len(shape) + 1,))
+    lz = lax.reshape(lax_linalg.matmul(factor, z), (*shape, n))
+    return lax.add(_broadcast_to(mean, (*shape, n)), lz)
+
+
+def _pareto(key, b, shape=None, dtype=None):
+    """Pareto floats with density b / x^(b + 1) on x >= 1: exp(E / b) for E
+    exponential (inversion). b < 0 or nan gives nan."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, b)
+    b = _as(b, dtype, shape)
+    x = lax.exp(lax.div(_exponential(key, shape, dtype), b))
+    return _nan_where(lax.bitwise_not(lax.ge(b, np.array(0.0, dtype)[()])), x)
+
+
+def _weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull floats, density proportional to x^(c-1) exp(-(x/scale)^c):
+    scale * E^(1/c) for E exponential (inversion). The result has the shape
+    `shape` broadcast with the parameters', one independent draw per element."""
+    dtype = _float_dtype(dtype)
+    shape = tuple(
+        np.broadcast_shapes(_shape(shape), _param_shape(None, scale, concentration))
+    )
+    scale, conc = _as(scale, dtype, shape), _as(concentration, dtype, shape)
+    e = _exponential(key, shape, dtype)
+    return lax.mul(scale, lax.pow(e, lax.div(np.array(1.0, dtype)[()], conc)))
+
+
+def _generalized_normal(key, p, shape=(), dtype=None):
+    """Floats with density proportional to exp(-|x|^p): a random sign (from
+    split(key)[1]) times G^(1/p) for G ~ Gamma(1/p) (from split(key)[0]). The
+    result has `shape` broadcast with p's."""
+    dtype = _float_dtype(dtype)
+    shape = tuple(np.broadcast_shapes(_shape(shape), _param_shape(None, p)))
+    p = _as(p, dtype, shape)
+    one = np.array(1.0, dtype)[()]
+    k_gamma, k_sign = _split2(key)
+    g = _gamma(k_gamma, lax.div(one, p), shape, dtype)
+    r = _rademacher(k_sign, shape, dtype)
+    return lax.mul(r, lax.pow(g, lax.div(one, p)))
+
+
+def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
+    """Points uniform in the unit l_p ball of R^d, shape (*shape, d): X / (|X|_p^p
+    + Y)^(1/p) for X with i.i.d. generalized-normal(p) coordinates and Y
+    exponential (Barthe, Guedon, Mendelson and Naor, "A probabilistic approach
+    to the geometry of the l_p^n ball", 2005)."""
+    dtype = _float_dtype(dtype)
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
+        raise RandomParameterError(
+            f"random.ball: d must be a non-negative int, got {d!r}"
+        )
+    if not p > 0:
+        raise RandomParameterError(f"random.ball: p must be positive, got {p!r}")
+    shape = _shape(shape)
+    k1, k2 = _split2(key)
+    x = _generalized_normal(k1, float(p), (*shape, int(d)), dtype)
+    y = _exponential(k2, shape, dtype)
+    c = lambda v: np.array(v, dtype)[()]
+    total = lax.add(lax.reduce_sum(lax.pow(lax.abs(x), c(p)), (len(shape),)), y)
+    radius = lax.pow(total, c(1.0 / p))
+    return lax.div(
+        x, lax.broadcast_in_dim(radius, (*shape, int(d)), tuple(range(len(shape))))
+    )
+
+
+def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
+    """Haar-random matrices of shape (*shape, n, m) with orthonormal columns
+    (n >= m) or rows (n < m): the QR factor of a Gaussian matrix, its columns'
+    signs fixed by R's diagonal (Mezzadri, "How to generate random matrices
+    from the classical compact groups", 2007). Real dtypes only."""
+    dtype = _float_dtype(dtype)
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise RandomParameterError(
+                f"random.orthogonal: {name} must be a non-negative int, got {v!r}"
+            )
+    from olympus.lax import linalg as lax_linalg
+
+    shape = _shape(shape)
+    tall, wide = max(n, m), min(n, m)
+    z = _normal(key, (*shape, tall, wide), dtype)
+    q, r = lax_linalg.qr(z, full_matrices=False)
+    signs = lax.sign(lax_linalg.diagonal(r))
+    signs = lax.select(
+        lax.eq(signs, np.array(0.0, dtype)[()]),
+        lax.full(aval_of(signs).shape, 1.0, dtype),
+        signs,
+    )
+    rank = len(shape)
+    q = lax.mul(
+        q, lax.broadcast_in_dim(signs, (*shape, tall, wide), (*range(rank), rank + 1))
+    )
+    return q if n >= m else lax.transpose(q, (*range(rank), rank + 1, rank))
+
+
+def _triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular floats on [left, right] peaking at mode, by inverting the CDF.
+    Parameters with left <= mode <= right violated, or left == right, give nan."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, left, mode, right)
+    lo, peak, hi = (_as(v, dtype, shape) for v in (left, mode, right))
+    width = lax.sub(hi, lo)
+    u = _unit_interval(key, shape, dtype)
+    cut = lax.div(lax.sub(peak, lo), width)
+    rising = lax.add(lo, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(peak, lo))))
+    falling = lax.sub(
+        hi,
+        lax.sqrt(
+            lax.mul(
+                lax.mul(lax.sub(np.array(1.0, dtype)[()], u), width), lax.sub(hi, peak)
+            )
+        ),
+    )
+    x = lax.select(lax.lt(u, cut), rising, falling)
+    ordered = lax.bitwise_and(
+        lax.bitwise_and(lax.le(lo, peak), lax.le(peak, hi)), lax.lt(lo, hi)
+    )
+    return _nan_where(lax.bitwise_not(ordered), x)
+
+
+def _wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) floats with mean `mean` and shape parameter 1, by
+    Michael, Schucany and Haas' transformation with multiple roots (1976): the
+    normal from split(key)[0], the uniform choosing a root from split(key)[1]."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, mean)
+    c = lambda v: np.array(v, dtype)[()]
+    mu = _as(mean, dtype, shape)
+    k1, k2 = _split2(key)
+    v = _normal(k1, shape, dtype)
+    z = _uniform(k2, shape, dtype)
+    y = lax.integer_pow(v, 2)
+    mu2 = lax.integer_pow(mu, 2)
+    root = lax.sqrt(
+        lax.add(lax.mul(lax.mul(c(4.0), mu), y), lax.mul(mu2, lax.integer_pow(y, 2)))
+    )
+    x = lax.sub(
+        lax.add(mu, lax.div(lax.mul(mu2, y), c(2.0))),
+        lax.mul(lax.div(mu, c(2.0)), root),
+    )
+    return lax.select(lax.le(z, lax.div(mu, lax.add(mu, x))), x, lax.div(mu2, x))
+
+
+def _maxwell(key, shape=(), dtype=None):
+    """One-sided Maxwell floats (density proportional to x^2 exp(-x^2 / 2)): the
+    length of a standard normal vector in R^3."""
+    dtype, shape = _float_dtype(dtype), _shape(shape)
+    z = _normal(key, (*shape, 3), dtype)
+    return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),)))
+
+
+def _lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """Log-normal floats: exp(sigma Z) for a standard normal Z."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, sigma)
+    return lax.exp(lax.mul(_as(sigma, dtype, shape), _normal(key, shape, dtype)))
+
+
+def _rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh floats (density x / s^2 exp(-x^2 / (2 s^2))): the inverse CDF,
+    s sqrt(-2 log U), at U uniform in [0, 1)."""
+    dtype = _float_dtype(dtype)
+    shape = _param_shape(shape, scale)
+    log_u = lax.log(_uniform(key, shape, dtype))
+    root = lax.sqrt(lax.mul(log_u, np.array(-2.0, dtype)[()]))
+    return lax.mul(_as(scale, dtype, shape), root)
+
+
+def _double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """loc + scale * (a random sign times a one-sided Maxwell float). The shape
+    is `shape` (the parameters' shape if empty) followed by the parameters'
+    broadcast shape, as JAX has it."""
+    dtype = _float_dtype(dtype)
+    params = _param_shape(None, loc, scale)
+    shape = (_shape(shape) or params) + params
+    k_length, k_sign = _split2(key)
+    signs = _rademacher(k_sign, shape, dtype)
+    z = lax.mul(signs, _maxwell(k_length, shape, dtype))
+    return lax.add(lax.mul(z, _as(scale, dtype, shape)), _as(loc, dtype, shape))
