@@ -8,7 +8,7 @@ import logging
 import threading
 import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -238,7 +238,33 @@ def typeof(x) -> ShapedArray:
       >>> olympus.typeof(jnp.ones((2, 3)))
       ShapedArray(f32[2,3])
     """
+    from olympus.prng import PRNGKeyArray
+
+    if isinstance(x, PRNGKeyArray):
+        return KeyArrayType(x.shape, x.dtype)
     return aval_of(x)
+
+
+class KeyArrayType(NamedTuple):
+    """`typeof` of a typed PRNG key array, `key<fry>[2]` as JAX prints it.
+    olympus's key arrays are pytrees of their uint32 words, so their type is
+    this description rather than an IR aval."""
+
+    shape: tuple
+    dtype: Any
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def str_short(self) -> str:
+        return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"
+
+    __str__ = str_short
+
+    def __repr__(self) -> str:
+        return f"ShapedArray({self.str_short()})"
 
 
 def default_backend() -> str:

@@ -221,9 +221,7 @@ print(json.dumps([float(v) for v in out]))
 }
 # What stops each program today (the first missing piece of olympus's JAX API);
 # a program that starts to pass shows as XPASS: remove its line then.
-BLOCKERS = {
-    "flax_nnx": "jax.experimental.hijax and jax.Ref (JAX's mutable arrays)",
-}
+BLOCKERS = {}
 
 
 def run_under_compat(source: str, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -291,6 +289,17 @@ checks["unknown_option"] = error(lambda: jax.config.update("jax_no_such_option",
 import jax._src.traceback_util as tb
 tb.register_exclusion("somewhere.py")
 checks["sum"] = float(jax.jit(lambda x: jnp.sum(x * 2))(jnp.arange(4.0)))
+from jax.experimental import hijax
+import jax._src.tree_util, jax._src.checkify
+from jax._src.state.types import AbstractRef
+class VariableEffect(jax.extend.core.Effect): ...
+hijax.control_flow_allowed_effects.add_type(VariableEffect)
+prim = type("NewVariable", (hijax.HiPrimitive,), {})("new_variable")
+checks["hijax"] = [
+    hijax.__name__, error(lambda: prim.bind(1.0)), error(lambda: jax.new_ref(1.0)),
+    isinstance(jnp.ones(2), jax.Ref | AbstractRef),
+    dict in jax._src.tree_util._registry, len(jax._src.checkify.user_checks),
+]
 print(json.dumps(checks))
 """
 
@@ -331,6 +340,17 @@ def test_jax_config_names_and_environment(compat_checks):
     assert compat_checks["update"] is False and compat_checks["read"] is False
     kind, message = compat_checks["unknown_option"]
     assert kind == "UnknownConfigOptionError" and "olympus_no_such_option" in message
+
+
+def test_hijax_and_refs_exist_and_refuse_use(compat_checks):
+    """flax.nnx defines its classes with hijax's at import; a reference or a
+    hijax primitive used raises MutableArrayError (olympus has neither)."""
+    name, bind, ref, is_ref, registry, user_checks = compat_checks["hijax"]
+    assert name == "olympus.compat.hijax"
+    for kind, message in (bind, ref):
+        assert kind == "MutableArrayError" and "mutable array references" in message
+    assert "new_variable" in bind[1] and "jax.new_ref" in ref[1]
+    assert not is_ref and registry and user_checks == 1
 
 
 def test_private_and_missing_names_raise_named_errors(compat_checks):

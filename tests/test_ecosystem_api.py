@@ -1054,3 +1054,30 @@ def test_flatten_fun_debug_info_and_call_primitives():
     flat, out_tree = lu.flatten_fun_nokwargs(lu.wrap_init(lambda a: a), LEAF_TREE)
     with pytest.raises(lu.OutTreeNotReadyError, match="first"):
         out_tree()
+
+
+# ---- what flax.nnx reads: key arrays are Arrays, typeof(key), out_sharding ----
+def test_key_arrays_are_arrays_with_a_type():
+    def program(ox, seed):
+        keys = ox.random.split(ox.random.key(seed), 3)
+        seen = []
+
+        def f(k):
+            seen.append(isinstance(k, ox.Array))
+            return ox.random.key_data(k)
+
+        ox.jit(f)(keys)
+        ox.vmap(f)(keys)
+        t = ox.typeof(keys)
+        return isinstance(keys, ox.Array), seen, str(t), t.shape, t.ndim, repr(t)
+
+    agree(program, 0)
+
+
+def test_dot_general_takes_out_sharding():
+    def program(ox, a, b):
+        dims = (((1,), (0,)), ((), ()))
+        f = lambda a, b: ox.lax.dot_general(a, b, dims, out_sharding=None)  # noqa: E731
+        return f(a, b), ox.jit(f)(a, b)
+
+    agree(program, DENSE, DENSE.T)

@@ -36,12 +36,16 @@ JAX_VERSION = "0.10.2"  # the JAX release whose API olympus mirrors
 
 # JAX modules whose olympus counterpart has another name.
 RENAMED_MODULES = {
+    "jax.experimental.hijax": "olympus.compat.hijax",
     "jax.custom_derivatives": "olympus.lax.custom_derivatives",
     "jax.core": "olympus.extend.core",
     "jax.api_util": "olympus.extend.linear_util",
 }
 # JAX names olympus spells another way (looked up on the top-level `jax`).
 RENAMED_NAMES = {"make_jaxpr": "make_olympuspr"}
+# Top-level JAX names answered by olympus.compat's faces (olympus has no
+# mutable references; see olympus/compat/hijax.py).
+COMPAT_NAMES = {"Ref": "olympus.compat.hijax", "new_ref": "olympus.compat.hijax"}
 # What to use instead of a JAX name olympus lacks, where there is an answer.
 INSTEAD = {
     "jax.lib": "olympus.backends.xla (olympus's runtime; not a public API)",
@@ -157,6 +161,8 @@ class JaxModule(types.ModuleType):
             return value
         if name in RENAMED_NAMES:
             return getattr(olympus, RENAMED_NAMES[name])
+        if name in COMPAT_NAMES:
+            return getattr(importlib.import_module(COMPAT_NAMES[name]), name)
         if name in private.FACES or importlib.util.find_spec(
             _olympus_module_name(f"jax.{name}")
         ):
@@ -194,6 +200,8 @@ def _name_missing_with_jax_name(module: types.ModuleType, jax_name: str) -> None
                 pass
         if name.startswith("__"):
             raise AttributeError(name)
+        if f"{jax_name}.{name}" in RENAMED_MODULES:  # `from jax.x import sub`
+            return importlib.import_module(f"{jax_name}.{name}")
         raise _missing_name(jax_name, name)
 
     __getattr__.jax_name = jax_name

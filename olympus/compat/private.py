@@ -78,6 +78,27 @@ def _dtypes(module: types.ModuleType) -> None:
     module.DType = np.dtype
 
 
+def _state_types(module: types.ModuleType) -> None:
+    from olympus.compat.hijax import AbstractRef
+
+    module.AbstractRef = AbstractRef
+
+
+def _tree_util(module: types.ModuleType) -> None:
+    # flax.nnx asks `type(x) in _registry`: olympus's table of pytree node types
+    from olympus.tracer.pytree import _registry
+
+    module._registry = _registry
+
+
+def _checkify(module: types.ModuleType) -> None:
+    import olympus.experimental.checkify as checkify
+
+    for name in dir(checkify):
+        if not name.startswith("_"):
+            setattr(module, name, getattr(checkify, name))
+
+
 def _nothing(module: types.ModuleType) -> None:
     """A package (or a module imported only for names looked up under
     `try/except AttributeError`)."""
@@ -99,8 +120,12 @@ FACES: dict[str, tuple[str, Callable]] = {
         "olympus.dtypes' names, TypePromotionError among them",
         _dtypes,
     ),
+    "jax._src.state": ("JAX's mutable-state package (flax.nnx)", _nothing),
+    "jax._src.state.types": ("AbstractRef (olympus makes no refs)", _state_types),
+    "jax._src.tree_util": ("the pytree node registry (flax.nnx)", _tree_util),
+    "jax._src.checkify": ("olympus.experimental.checkify's names", _checkify),
 }
-PACKAGES = {"jax._src"}
+PACKAGES = {"jax._src", "jax._src.state"}
 
 
 class PrivateNameError(AttributeError):

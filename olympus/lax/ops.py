@@ -282,12 +282,28 @@ def argmin(x, axis: int, index_dtype):
 
 
 def dot_general(
-    lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None
+    lhs,
+    rhs,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    *,
+    out_sharding=None,
 ):
     """Contracts `lhs` and `rhs`: dimension_numbers = ((lhs_contract, rhs_contract),
     (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free.
     `precision` (a lax.Precision, its name, "float32", ..., or a pair) becomes
-    XLA's precision config, also on the matmuls of its derivatives."""
+    XLA's precision config, also on the matmuls of its derivatives;
+    `out_sharding` (JAX's; flax.nnx passes None) lays the result out."""
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        out = dot_general(
+            lhs, rhs, dimension_numbers, precision, preferred_element_type
+        )
+        named = sharding.named_sharding_of(out_sharding, "lax.dot_general")
+        named = sharding.spelled_for_rank(named, len(out.shape))
+        return sharding.sharding_constraint_p.bind(out, sharding=named)
     dn = _dimension_numbers(dimension_numbers)
     pet = (
         None

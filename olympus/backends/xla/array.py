@@ -444,10 +444,19 @@ class _PublicArrayMeta(type):
     so no call path pays for it."""
 
     def __instancecheck__(cls, x) -> bool:
-        return isinstance(x, (Array, Tracer))
+        return isinstance(x, (Array, Tracer)) or isinstance(x, _key_array_type())
 
     def __subclasscheck__(cls, sub) -> bool:
-        return isinstance(sub, type) and issubclass(sub, (Array, Tracer))
+        kinds = (Array, Tracer, _key_array_type())
+        return isinstance(sub, type) and issubclass(sub, kinds)
+
+
+def _key_array_type() -> type:
+    """Typed PRNG key arrays are arrays too, as JAX's (flax.nnx checks
+    `isinstance(key, jax.Array)`); olympus.prng is imported lazily, after this."""
+    from olympus.prng import PRNGKeyArray
+
+    return PRNGKeyArray
 
 
 class PublicArray(metaclass=_PublicArrayMeta):

@@ -59,6 +59,12 @@ class Primitive(ir.Primitive):
         return rule
 
 
+class Effect:
+    """JAX's base class of effects. olympus's primitives carry none; libraries
+    subclass it at import (flax.nnx's VariableEffect) and olympus never sees an
+    instance in a program."""
+
+
 class UnsupportedEffectError(NotImplementedError):
     """A library primitive declared JAX effects, which olympus's IR cannot carry."""
 
@@ -137,6 +143,7 @@ __all__ = [
     "AbstractValue",
     "Atom",
     "ClosedJaxpr",
+    "Effect",
     "Jaxpr",
     "JaxprEqn",
     "Literal",
