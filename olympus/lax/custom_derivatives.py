@@ -79,10 +79,20 @@ def_elementwise(stop_gradient_p)
 
 
 def stop_gradient(x):
-    """`x` with derivatives treated as zero (a pytree of arrays is fine).
+    """`x` itself, with a zero derivative.
 
-    >>> olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0)
-    Array(3., dtype=float32)
+    For values that should be treated as constants by grad (targets,
+    moving averages). Works on pytrees; integer leaves pass unchanged.
+
+    Args:
+      x: a pytree of arrays.
+
+    Returns:
+      x, whose derivative is zero.
+
+    Example:
+      >>> print(olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0))
+      3.0
     """
     if core.current_trace() is core.eval_trace:
         return x

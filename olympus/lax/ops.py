@@ -91,26 +91,112 @@ def round(x, rounding_method: int = 0):  # noqa: A001
 
 
 def integer_pow(x, y: int):
-    """`x ** y` for a static Python int `y`, by repeated multiplication."""
+    """`x ** y` for a static Python int `y`, by repeated multiplication.
+
+    Faster and more accurate than pow for small integer exponents.
+
+    Args:
+      x: the array.
+      y: a Python int (negative for reciprocals of inexact types).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Example:
+      >>> lax.integer_pow(jnp.array([2.0, 3.0]), 3)
+      Array([ 8., 27.], dtype=float32)
+    """
     return ew.integer_pow_p.bind(x, y=int(y))
 
 
 def select_n(which, *cases):
-    """`cases[which]` elementwise; a boolean `which` picks cases[1] where True."""
+    """Picks `cases[which]` elementwise.
+
+    The n-way form of select; a boolean `which` picks cases[1] where True.
+    Out-of-range indices give unspecified values.
+
+    Args:
+      which: a boolean or integer array of the cases' shape (or a scalar).
+      *cases: one or more arrays of one shape and dtype.
+
+    Returns:
+      An array of the cases' shape and dtype.
+
+    Raises:
+      OlympusTypeError: the cases' shapes or dtypes differ, or no case is
+        given.
+
+    Example:
+      >>> lax.select_n(jnp.array([0, 1, 2]), jnp.zeros(3), jnp.ones(3), jnp.full(3, 2.0))
+      Array([0., 1., 2.], dtype=float32)
+    """
     return ew.select_n_p.bind(which, *cases)
 
 
 def select(pred, on_true, on_false):
-    """`on_true` where `pred` else `on_false` (JAX's lax.select)."""
+    """Picks `on_true` where `pred` is true and `on_false` elsewhere.
+
+    lax's strict form of jnp.where: no broadcasting and no promotion.
+
+    Args:
+      pred: a boolean array of the cases' shape (or a scalar).
+      on_true: an array.
+      on_false: an array of on_true's shape and dtype.
+
+    Returns:
+      An array of on_true's shape and dtype.
+
+    Raises:
+      OlympusTypeError: shapes or dtypes differ.
+
+    Example:
+      >>> lax.select(jnp.array([True, False]), jnp.ones(2), jnp.zeros(2))
+      Array([1., 0.], dtype=float32)
+    """
     return ew.select_n_p.bind(pred, on_false, on_true)
 
 
 def clamp(min, x, max):  # noqa: A002
+    """Clips `x` to [min, max] elementwise.
+
+    Args:
+      min: the lower bound: a scalar or an array of x's shape.
+      x: the array.
+      max: the upper bound, likewise.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: the bounds' shapes or dtypes do not fit x.
+
+    Example:
+      >>> lax.clamp(0.0, jnp.array([-1.0, 0.5, 2.0]), 1.0)
+      Array([0. , 0.5, 1. ], dtype=float32)
+    """
     return ew.clamp_p.bind(*_match_scalars(x, min, x, max)[1:])
 
 
 def convert_element_type(x, new_dtype):
-    """Casts `x` to `new_dtype` (canonicalised: 64-bit types need x64)."""
+    """Casts `x` to `new_dtype`.
+
+    Float-to-int conversion rounds toward zero; 64-bit types need x64 (they
+    are narrowed to 32 bits otherwise). The result is strongly typed.
+
+    Args:
+      x: an array or scalar.
+      new_dtype: the target dtype.
+
+    Returns:
+      x converted to new_dtype.
+
+    Raises:
+      TypeError: new_dtype is not a dtype olympus supports.
+
+    Example:
+      >>> lax.convert_element_type(jnp.array([1.7, -2.5]), jnp.int32)
+      Array([ 1, -2], dtype=int32)
+    """
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = aval_of(x)
     if aval.dtype == new_dtype and not aval.weak_type:
@@ -120,6 +206,27 @@ def convert_element_type(x, new_dtype):
 
 # ---- shapes ------------------------------------------------------------------
 def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+    """Broadcasts `x` to `shape`, placing its dimensions at `broadcast_dimensions`.
+
+    The explicit form of NumPy broadcasting: dimension i of x becomes
+    dimension broadcast_dimensions[i] of the result (size 1 or equal).
+
+    Args:
+      x: the array.
+      shape: the result's shape.
+      broadcast_dimensions: for each dimension of x, its position in shape
+        (increasing).
+
+    Returns:
+      An array of `shape` and x's dtype.
+
+    Raises:
+      OlympusTypeError: a dimension of x is neither 1 nor its target's size.
+
+    Example:
+      >>> lax.broadcast_in_dim(jnp.array([1.0, 2.0]), (3, 2), (1,)).shape
+      (3, 2)
+    """
     return sh.broadcast_in_dim_p.bind(
         x,
         shape=tuple(int(d) for d in shape),
@@ -128,13 +235,42 @@ def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int
 
 
 def broadcast(x, sizes: Sequence[int]):
-    """Adds leading dimensions `sizes` to `x`."""
+    """Adds leading dimensions `sizes` to `x`.
+
+    Args:
+      x: the array.
+      sizes: the sizes of the new leading dimensions.
+
+    Returns:
+      An array of shape `sizes + x.shape`.
+
+    Example:
+      >>> lax.broadcast(jnp.array([1.0, 2.0]), (3,)).shape
+      (3, 2)
+    """
     aval = aval_of(x)
     dims = tuple(range(len(sizes), len(sizes) + aval.ndim))
     return broadcast_in_dim(x, tuple(sizes) + aval.shape, dims)
 
 
 def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    """`x` with a new shape of the same size.
+
+    Args:
+      x: the array.
+      new_sizes: the new shape (no -1: lax wants it spelled out).
+      dimensions: an optional permutation applied before reshaping.
+
+    Returns:
+      An array of shape new_sizes, in row-major order.
+
+    Raises:
+      OlympusTypeError: the sizes' product differs from x.size.
+
+    Example:
+      >>> lax.reshape(jnp.arange(6), (2, 3))
+      Array([[0, 1, 2], [3, 4, 5]], dtype=int32)
+    """
     new_sizes = tuple(int(d) for d in new_sizes)
     if dimensions is None and aval_of(x).shape == new_sizes:
         return x
@@ -143,22 +279,87 @@ def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None
 
 
 def transpose(x, permutation: Sequence[int]):
+    """Permutes the dimensions of `x`.
+
+    Args:
+      x: the array.
+      permutation: a permutation of range(x.ndim): dimension i of the result
+        is dimension permutation[i] of x.
+
+    Returns:
+      The permuted array.
+
+    Raises:
+      OlympusTypeError: permutation is not a permutation of the dimensions.
+
+    Example:
+      >>> lax.transpose(jnp.ones((2, 3)), (1, 0)).shape
+      (3, 2)
+    """
     return sh.transpose_p.bind(x, permutation=tuple(int(d) for d in permutation))
 
 
 def squeeze(x, dimensions: Sequence[int]):
+    """Removes the given dimensions of size 1.
+
+    Args:
+      x: the array.
+      dimensions: the dimensions to remove; each must have size 1.
+
+    Returns:
+      x without those dimensions.
+
+    Raises:
+      OlympusTypeError: a listed dimension's size is not 1.
+
+    Example:
+      >>> lax.squeeze(jnp.ones((2, 1)), (1,)).shape
+      (2,)
+    """
     ndim = aval_of(x).ndim
     dims = tuple(sorted(int(d) % ndim if ndim else int(d) for d in dimensions))
     return sh.squeeze_p.bind(x, dimensions=dims) if dims else x
 
 
 def expand_dims(x, dimensions: Sequence[int]):
+    """Inserts dimensions of size 1 at the given positions.
+
+    Args:
+      x: the array.
+      dimensions: positions in the result (negative count from its end).
+
+    Returns:
+      x with the new dimensions.
+
+    Example:
+      >>> lax.expand_dims(jnp.ones(2), (0,)).shape
+      (1, 2)
+    """
     out_ndim = aval_of(x).ndim + len(dimensions)
     dims = tuple(sorted(int(d) % out_ndim for d in dimensions))
     return sh.expand_dims_p.bind(x, dimensions=dims)
 
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
+    """The static slice `x[start:limit:stride]` on every dimension.
+
+    Args:
+      x: the array.
+      start_indices: one int per dimension.
+      limit_indices: one int per dimension (exclusive).
+      strides: one int per dimension, or None for all 1.
+
+    Returns:
+      The sliced array.
+
+    Raises:
+      OlympusTypeError: an index is out of range or the sequences' lengths
+        differ from the rank.
+
+    Example:
+      >>> lax.slice(jnp.arange(6), (1,), (5,), (2,))
+      Array([1, 3], dtype=int32)
+    """
     return sh.slice_p.bind(
         x,
         start_indices=tuple(map(int, start_indices)),
@@ -208,15 +409,65 @@ def dynamic_update_slice_in_dim(x, update, start_index, axis: int):
 
 
 def concatenate(operands, dimension: int):
+    """Joins arrays along an existing dimension.
+
+    Args:
+      operands: a sequence of arrays of one rank and dtype, equal except
+        along `dimension`.
+      dimension: the dimension to join along.
+
+    Returns:
+      The joined array.
+
+    Raises:
+      OlympusTypeError: the operands disagree off `dimension` or in dtype.
+
+    Example:
+      >>> lax.concatenate([jnp.zeros(2), jnp.ones(1)], 0)
+      Array([0., 0., 1.], dtype=float32)
+    """
     return sh.concatenate_p.bind(*operands, dimension=int(dimension))
 
 
 def pad(x, padding_value, padding_config):
+    """Pads `x` with `padding_value`: at each edge and between elements.
+
+    Negative padding removes elements, so pad also crops.
+
+    Args:
+      x: the array.
+      padding_value: a scalar of x's dtype.
+      padding_config: one `(low, high, interior)` triple per dimension.
+
+    Returns:
+      The padded array.
+
+    Raises:
+      OlympusTypeError: the config's length differs from the rank, interior
+        padding is negative, or padding_value's dtype differs from x's.
+
+    Example:
+      >>> lax.pad(jnp.ones(2), 0.0, [(1, 0, 1)])
+      Array([0., 1., 0., 1.], dtype=float32)
+    """
     config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
     return sh.pad_p.bind(*_match_scalars(x, padding_value), padding_config=config)
 
 
 def iota(dtype, size: int):
+    """The integers 0..size-1 as an array of `dtype`.
+
+    Args:
+      dtype: the result's dtype.
+      size: the length.
+
+    Returns:
+      A 1-D array.
+
+    Example:
+      >>> lax.iota(jnp.int32, 4)
+      Array([0, 1, 2, 3], dtype=int32)
+    """
     return sh.iota_p.bind(
         dtype=dtypes.canonicalize_dtype(dtype), shape=(int(size),), dimension=0
     )
@@ -231,7 +482,20 @@ def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
 
 
 def full(shape: Sequence[int], fill_value, dtype=None):
-    """An array of `shape` filled with `fill_value` (a broadcast scalar)."""
+    """An array of `shape` filled with `fill_value`.
+
+    Args:
+      shape: the result's shape.
+      fill_value: a scalar.
+      dtype: the result's dtype (None: fill_value's).
+
+    Returns:
+      The filled array.
+
+    Example:
+      >>> lax.full((2,), 7.0)
+      Array([7., 7.], dtype=float32)
+    """
     shape = tuple(int(d) for d in shape)
     concrete = isinstance(fill_value, (*_PY_SCALARS, np.generic, np.ndarray))
     if concrete:  # converted on the host, so the IR shows a literal
@@ -270,12 +534,52 @@ reduce_xor = _reducer(red.reduce_xor_p)
 
 
 def argmax(x, axis: int, index_dtype):
+    """The index of the largest element along `axis`.
+
+    Ties give the lowest index; NaN counts as the largest value.
+
+    Args:
+      x: the array.
+      axis: the axis to reduce.
+      index_dtype: the integer dtype of the result.
+
+    Returns:
+      An array of index_dtype without `axis`.
+
+    Raises:
+      OlympusTypeError: axis is out of range or index_dtype is not an
+        integer type.
+
+    Example:
+      >>> lax.argmax(jnp.array([1.0, 3.0, 2.0]), 0, jnp.int32)
+      Array(1, dtype=int32)
+    """
     return red.argmax_p.bind(
         x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
     )
 
 
 def argmin(x, axis: int, index_dtype):
+    """The index of the smallest element along `axis`.
+
+    Ties give the lowest index; NaN counts as the smallest value.
+
+    Args:
+      x: the array.
+      axis: the axis to reduce.
+      index_dtype: the integer dtype of the result.
+
+    Returns:
+      An array of index_dtype without `axis`.
+
+    Raises:
+      OlympusTypeError: axis is out of range or index_dtype is not an
+        integer type.
+
+    Example:
+      >>> lax.argmin(jnp.array([1.0, 3.0, 0.5]), 0, jnp.int32)
+      Array(2, dtype=int32)
+    """
     return red.argmin_p.bind(
         x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
     )
@@ -290,11 +594,35 @@ def dot_general(
     *,
     out_sharding=None,
 ):
-    """Contracts `lhs` and `rhs`: dimension_numbers = ((lhs_contract, rhs_contract),
-    (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free.
-    `precision` (a lax.Precision, its name, "float32", ..., or a pair) becomes
-    XLA's precision config, also on the matmuls of its derivatives;
-    `out_sharding` (JAX's; flax.nnx passes None) lays the result out."""
+    """A general tensor contraction: batched matrix products and more.
+
+    The primitive behind jnp.dot, matmul and einsum. Dimensions of `lhs`
+    and `rhs` listed as contracting are summed over; batch dimensions are
+    kept and paired. Operands must have one dtype (no promotion).
+
+    Args:
+      lhs: an array.
+      rhs: an array of the same dtype.
+      dimension_numbers: `((lhs_contract, rhs_contract), (lhs_batch,
+        rhs_batch))`, each a sequence of axes.
+      precision: None, a lax.Precision, its name ("highest", "float32", ...)
+        or a pair (one per operand); XLA's precision config, also on the
+        matmuls of the derivatives.
+      preferred_element_type: the dtype to accumulate and return in.
+
+    Returns:
+      An array whose dimensions are the batch ones, then lhs's free ones,
+      then rhs's free ones.
+
+    Raises:
+      OlympusTypeError: paired dimensions differ in size, or the dtypes
+        differ.
+
+    Example:
+      >>> x, y = jnp.ones((2, 2, 3)), jnp.ones((2, 3, 4))
+      >>> lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))).shape
+      (2, 2, 4)
+    """
     if out_sharding is not None:
         from olympus.lax import sharding
 
@@ -340,7 +668,27 @@ def _dimension_numbers(dimension_numbers) -> tuple:
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Vector/matrix product contracting the last axis of lhs with the first of rhs."""
+    """The vector/matrix product of `lhs` and `rhs`.
+
+    Contracts the last axis of lhs with the first of rhs (vector-vector,
+    matrix-vector or matrix-matrix), without NumPy's promotion.
+
+    Args:
+      lhs: a 1-D or 2-D array.
+      rhs: a 1-D or 2-D array of the same dtype.
+      precision: as dot_general's.
+      preferred_element_type: the dtype to accumulate and return in.
+
+    Returns:
+      The product array.
+
+    Raises:
+      OlympusTypeError: the contracted sizes or the dtypes differ.
+
+    Example:
+      >>> lax.dot(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.ones(2))
+      Array([3., 7.], dtype=float32)
+    """
     lhs_nd = aval_of(lhs).ndim
     return dot_general(
         lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision, preferred_element_type
@@ -348,5 +696,17 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 
 
 def rev(x, dimensions: Sequence[int]):
-    """Reverses `x` along `dimensions`."""
+    """Reverses `x` along `dimensions`.
+
+    Args:
+      x: the array.
+      dimensions: the dimensions to reverse.
+
+    Returns:
+      The reversed array.
+
+    Example:
+      >>> lax.rev(jnp.arange(3), (0,))
+      Array([2, 1, 0], dtype=int32)
+    """
     return sh.rev_p.bind(x, dimensions=tuple(int(d) for d in dimensions))

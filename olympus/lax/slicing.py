@@ -780,13 +780,29 @@ def _wrapped_starts(shape, start_indices, allow_negative_indices) -> list:
 
 
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-    """The window of `slice_sizes` at `start_indices` (traced or not).
+    """The window of `slice_sizes` at `start_indices`, which may be traced.
 
-    As in JAX, a negative start counts from the end of its axis, then every
-    start clamps so the window fits.
+    For slicing at positions known only at run time (the slice's size must
+    be static). As in JAX, a negative start counts from the end of its axis,
+    then every start clamps so the window fits: it never reads out of bounds.
 
-    >>> lax.dynamic_slice(np.arange(5.0), (-2,), (2,))
-    Array([3., 4.], dtype=float32)
+    Args:
+      operand: the array to slice.
+      start_indices: one scalar integer per dimension (a sequence or 1-D
+        array).
+      slice_sizes: one static int per dimension.
+      allow_negative_indices: if True, negative starts count from the end.
+
+    Returns:
+      An array of shape `slice_sizes`.
+
+    Raises:
+      OlympusTypeError: the numbers of starts or sizes differ from the rank,
+        or a size exceeds its dimension.
+
+    Example:
+      >>> lax.dynamic_slice(np.arange(5.0), (-2,), (2,))
+      Array([3., 4.], dtype=float32)
     """
     from olympus.lax import ops
 
@@ -798,11 +814,27 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 def dynamic_update_slice(
     operand, update, start_indices, *, allow_negative_indices=True
 ):
-    """`operand` with `update` written at `start_indices` (negative ones count
-    from the end; then starts clamp so `update` fits), as in JAX.
+    """`operand` with `update` written at `start_indices`, which may be traced.
 
-    >>> lax.dynamic_update_slice(np.zeros(4, np.float32), np.ones(2, np.float32), (-1,))
-    Array([0., 0., 1., 1.], dtype=float32)
+    The functional form of `x[i:i+n] = update`. Negative starts count from
+    the end; then starts clamp so `update` fits entirely.
+
+    Args:
+      operand: the array to update.
+      update: an array of operand's rank and dtype, no larger.
+      start_indices: one scalar integer per dimension.
+      allow_negative_indices: if True, negative starts count from the end.
+
+    Returns:
+      A new array of operand's shape and dtype.
+
+    Raises:
+      OlympusTypeError: ranks or dtypes differ, or update is larger than
+        operand.
+
+    Example:
+      >>> lax.dynamic_update_slice(np.zeros(4, np.float32), np.ones(2, np.float32), (-1,))
+      Array([0., 0., 1., 1.], dtype=float32)
     """
     from olympus.lax import ops
 
@@ -814,7 +846,25 @@ def dynamic_update_slice(
 def dynamic_slice_in_dim(
     operand, start_index, slice_size: int, axis: int = 0, *, allow_negative_indices=True
 ):
-    """`dynamic_slice` along one axis (the others taken whole), as in JAX."""
+    """`dynamic_slice` along one axis, the others taken whole.
+
+    Args:
+      operand: the array to slice.
+      start_index: a scalar integer (may be traced).
+      slice_size: a static int.
+      axis: the axis to slice.
+      allow_negative_indices: if True, a negative start counts from the end.
+
+    Returns:
+      operand with `axis` cut to `slice_size`.
+
+    Raises:
+      OlympusTypeError: slice_size exceeds the axis.
+
+    Example:
+      >>> lax.dynamic_slice_in_dim(jnp.arange(5.0), 1, 2)
+      Array([1., 2.], dtype=float32)
+    """
     shape = aval_of(operand).shape
     starts, sizes = [0] * len(shape), list(shape)
     starts[axis], sizes[axis] = start_index, slice_size
@@ -826,7 +876,25 @@ def dynamic_slice_in_dim(
 def dynamic_update_slice_in_dim(
     operand, update, start_index, axis: int, *, allow_negative_indices=True
 ):
-    """`dynamic_update_slice` at `start_index` along one axis, as in JAX."""
+    """`dynamic_update_slice` at `start_index` along one axis.
+
+    Args:
+      operand: the array to update.
+      update: the values; equal to operand's shape except along `axis`.
+      start_index: a scalar integer (may be traced).
+      axis: the axis the start refers to.
+      allow_negative_indices: if True, a negative start counts from the end.
+
+    Returns:
+      A new array of operand's shape and dtype.
+
+    Raises:
+      OlympusTypeError: update does not fit operand.
+
+    Example:
+      >>> lax.dynamic_update_slice_in_dim(jnp.zeros(3), jnp.ones(1), 1, 0)
+      Array([0., 1., 0.], dtype=float32)
+    """
     shape = aval_of(operand).shape
     starts = [0] * len(shape)
     starts[axis] = start_index

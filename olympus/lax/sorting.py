@@ -149,14 +149,30 @@ jvp_rules[sort_p] = _sort_jvp
 
 # ---- public functions ------------------------------------------------------------
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
-    """Sorts `operand` (an array, or a sequence sorted together by its first
-    `num_keys` arrays) along `dimension`.
+    """Sorts `operand` along `dimension`.
 
-    >>> lax.sort(np.float32([3, 1, 2]))
-    Array([1., 2., 3.], dtype=float32)
-    >>> keys, values = lax.sort((np.int32([2, 1]), np.float32([5, 6])))
-    >>> keys, values
-    (Array([1, 2], dtype=int32), Array([6., 5.], dtype=float32))
+    A sequence of arrays is sorted together, ordered by its first
+    `num_keys` arrays (lexicographically), with the rest carried along.
+    NaNs sort to the end.
+
+    Args:
+      operand: an array, or a sequence of arrays of one shape.
+      dimension: the dimension to sort along.
+      is_stable: if True, equal keys keep their order.
+      num_keys: how many leading arrays are keys.
+
+    Returns:
+      The sorted array, or a tuple of sorted arrays.
+
+    Raises:
+      OlympusTypeError: the arrays' shapes differ or dimension is out of range.
+
+    Example:
+      >>> lax.sort(np.float32([3, 1, 2]))
+      Array([1., 2., 3.], dtype=float32)
+      >>> keys, values = lax.sort((np.int32([2, 1]), np.float32([5, 6])))
+      >>> keys, values
+      (Array([1, 2], dtype=int32), Array([6., 5.], dtype=float32))
     """
     single = not isinstance(operand, (tuple, list))
     operands = [operand] if single else list(operand)
@@ -208,12 +224,25 @@ def total_order_key(x):
 
 
 def top_k(operand, k: int, *, axis: int = -1):
-    """The `k` largest entries along `axis` (the last by default) and their
-    indices, largest first; ties keep the lower index first.
+    """The `k` largest entries along `axis` and their indices, largest first.
 
-    >>> values, indices = lax.top_k(np.float32([1, 5, 3]), 2)
-    >>> values, indices
-    [Array([5., 3.], dtype=float32), Array([1, 2], dtype=int32)]
+    Ties keep the lower index first.
+
+    Args:
+      operand: the array.
+      k: how many entries (a static int, at most the axis' size).
+      axis: the axis to search (the last by default).
+
+    Returns:
+      `[values, indices]`, each with `axis` cut to k; indices are int32.
+
+    Raises:
+      ValueError: k is negative or larger than the axis.
+
+    Example:
+      >>> values, indices = lax.top_k(np.float32([1, 5, 3]), 2)
+      >>> values, indices
+      (Array([5., 3.], dtype=float32), Array([1, 2], dtype=int32))
     """
     shape = aval_of(operand).shape
     if not -len(shape) <= axis < max(len(shape), 1):

@@ -193,20 +193,34 @@ class CondOperandError(TypeError):
 
 @api_boundary
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
-    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided at run time.
+    """Runs `true_fun(*operands)` if `pred` else `false_fun(*operands)`, at run time.
 
-    JAX's older form `cond(pred, true_fun, false_fun, operand=x)` (one
-    operand, by keyword) is taken too.
+    Unlike a Python `if`, the choice is made by the compiled program, so
+    `pred` may be a traced value. Both branches are traced and must return
+    the same types; the program holds one `cond` equation whose branches are
+    (false_fun, true_fun). JAX's older forms `cond(pred, true_fun,
+    false_fun, operand=x)` and `cond(pred, true_operand, true_fun,
+    false_operand, false_fun)` are taken too.
 
-    Both branches are traced and must return the same types; the program keeps
-    one `cond` equation whose branches are (false_fun, true_fun).
+    Args:
+      pred: a scalar boolean (or a number, compared with 0).
+      true_fun: the function run when pred is true.
+      false_fun: the function run when pred is false.
+      *operands: the arguments passed to the chosen branch (pytrees).
+      operand: JAX's older single operand, by keyword.
 
-    >>> x = jnp.float32(3.0)
-    >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
-    Array(6., dtype=float32)
+    Returns:
+      The chosen branch's result.
 
-    JAX's oldest form, one operand per branch, is taken as JAX takes it:
-    `cond(pred, true_operand, true_fun, false_operand, false_fun)` (blackjax).
+    Raises:
+      BranchTypeError: the branches return different structures, shapes or
+        dtypes.
+      TypeError: pred is not a scalar.
+
+    Example:
+      >>> x = jnp.float32(3.0)
+      >>> lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)
+      Array(6., dtype=float32)
     """
     if (
         not callable(true_fun)
@@ -235,10 +249,27 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
 
 @api_boundary
 def switch(index, branches: Sequence[Callable], *operands):
-    """`branches[index](*operands)`, the index clamped into range, chosen at run time.
+    """Runs `branches[index](*operands)`, the branch chosen at run time.
 
-    >>> lax.switch(1, [lambda x: x + 1.0, lambda x: x - 2.0], jnp.float32(5.0))
-    Array(3., dtype=float32)
+    A multi-way cond: `index` may be traced; it is clamped into
+    range(len(branches)), so an out-of-range index runs the first or last
+    branch. All branches are traced and must return the same types.
+
+    Args:
+      index: a scalar integer.
+      branches: a sequence of functions taking `*operands`.
+      *operands: the arguments passed to the chosen branch.
+
+    Returns:
+      The chosen branch's result.
+
+    Raises:
+      BranchTypeError: branches return different structures, shapes or dtypes.
+      ValueError: `branches` is empty.
+
+    Example:
+      >>> lax.switch(1, [lambda x: x + 1.0, lambda x: x - 2.0], jnp.float32(5.0))
+      Array(3., dtype=float32)
     """
     source_info = user_source_info()
     branches = list(branches)

@@ -138,15 +138,30 @@ while_p.def_impl(partial(eager_impl, while_p))
 def while_loop(
     cond_fun: Callable, body_fun: Callable, init_val, max_steps: int | None = None
 ):
-    """Repeats `val = body_fun(val)` while `cond_fun(val)`; returns the last `val`.
+    """Repeats `val = body_fun(val)` while `cond_fun(val)`, compiled as one loop.
 
-    The carry `val` is a pytree whose types the body must preserve. With
-    `max_steps` = N (a Python int) the loop stops after at most N steps, and
-    reverse mode (grad, vjp) works: it differentiates a masked, checkpointed
-    scan of N steps (forward results are those of the while loop).
+    The loop stays in the program (it is not unrolled), so its trip count
+    may depend on traced values. The carry `val` is a pytree whose types
+    the body must keep. Forward mode (jvp) differentiates it; reverse mode
+    needs `max_steps`, with which it becomes a masked, checkpointed scan of
+    at most that many steps (forward results are those of the while loop).
 
-    >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
-    Array(16, dtype=int32, weak_type=True)
+    Args:
+      cond_fun: maps the carry to a scalar boolean: whether to continue.
+      body_fun: maps the carry to the next carry, of the same types.
+      init_val: the initial carry (a pytree).
+      max_steps: a Python int bounding the trip count, for reverse mode.
+
+    Returns:
+      The carry after the last iteration.
+
+    Raises:
+      OlympusTypeError: body_fun changes the carry's types, or cond_fun
+        does not return a boolean scalar.
+
+    Example:
+      >>> lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)
+      Array(16, dtype=int32, weak_type=True)
     """
     if max_steps is not None:
         if (
@@ -247,15 +262,32 @@ def fori_loop(
     *,
     unroll: int | bool | None = None,
 ):
-    """`val = body_fun(i, val)` for i in range(lower, upper); returns the last `val`.
+    """Runs `val = body_fun(i, val)` for i in range(lower, upper).
 
-    `unroll` (static bounds only, as JAX) runs that many iterations per trip
-    of the compiled loop (True: all of them).
+    With Python-int bounds the trip count is static and the loop is a
+    `scan` (reverse-differentiable); with traced bounds it is a `while`,
+    which reverse mode can differentiate when `max_steps` bounds its trip
+    count (see `while_loop`).
 
-    With Python-int bounds the trip count is static and the loop is a `scan`
-    (reverse-differentiable); with traced bounds it is a `while`, which
-    reverse mode can differentiate when `max_steps` bounds its trip count
-    (see `while_loop`).
+    Args:
+      lower: the first index (an int or a scalar integer array).
+      upper: one past the last index.
+      body_fun: maps `(i, val)` to the next val, of the same types.
+      init_val: the initial carry (a pytree).
+      max_steps: a Python int bounding the trip count for traced bounds.
+      unroll: iterations per trip of the compiled loop (static bounds only;
+        True: all of them).
+
+    Returns:
+      The carry after the last iteration (`init_val` if upper <= lower).
+
+    Raises:
+      OlympusTypeError: body_fun changes the carry's types.
+      TypeError: the bounds are not integers.
+
+    Example:
+      >>> lax.fori_loop(0, 5, lambda i, total: total + i, 0)
+      Array(10, dtype=int32)
     """
     if python_mode(lower, upper, init_val):
         val, stop = init_val, int(upper)
