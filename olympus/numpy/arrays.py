@@ -85,7 +85,25 @@ def _dtype(dtype, default=None):
 @accepts_out_sharding
 @accepts_device
 def full(shape, fill_value, dtype=None):
-    """An array of `shape` filled with `fill_value`."""
+    """An array of `shape` filled with `fill_value`.
+
+    Args:
+      shape: an int or a sequence of ints.
+      fill_value: a scalar, or an array broadcast to shape.
+      dtype: the dtype (None: fill_value's).
+      device: where to place the array.
+      out_sharding: how to lay the array out over a mesh.
+
+    Returns:
+      The new array.
+
+    Raises:
+      TypeError: shape is not made of ints.
+
+    Example:
+      >>> jnp.full((2,), 7)
+      Array([7, 7], dtype=int32)
+    """
     fill = to_operand(fill_value)
     dtype = _dtype(dtype, aval_of(fill).dtype)
     if aval_of(fill).shape:
@@ -96,12 +114,48 @@ def full(shape, fill_value, dtype=None):
 @accepts_out_sharding
 @accepts_device
 def zeros(shape, dtype=None):
+    """An array of `shape` filled with zeros.
+
+    Args:
+      shape: an int or a sequence of ints.
+      dtype: the dtype (None: the default float type).
+      device: where to place the array (a Device or Sharding).
+      out_sharding: how to lay the array out over a mesh.
+
+    Returns:
+      The new array.
+
+    Raises:
+      TypeError: shape is not made of ints (e.g. a traced value under jit).
+
+    Example:
+      >>> jnp.zeros((2, 2), jnp.int32)
+      Array([[0, 0], [0, 0]], dtype=int32)
+    """
     return lax.full(_shape(shape), 0, _dtype(dtype))
 
 
 @accepts_out_sharding
 @accepts_device
 def ones(shape, dtype=None):
+    """An array of `shape` filled with ones.
+
+    Args:
+      shape: an int or a sequence of ints.
+      dtype: the dtype (None: the default float type).
+      device: where to place the array (a Device or Sharding).
+      out_sharding: how to lay the array out over a mesh.
+
+    Returns:
+      The new array.
+
+    Raises:
+      TypeError: shape is not made of ints.
+
+    Example:
+      >>> jnp.ones(3)
+      Array([1., 1., 1.], dtype=float32)
+    """
     return lax.full(_shape(shape), 1, _dtype(dtype))
 
 
@@ -129,6 +183,22 @@ def _keep_weak(out, a, dtype):
 @accepts_out_sharding
 @accepts_device
 def zeros_like(a, dtype=None, shape=None):
+    """Zeros of the shape and dtype of `a`.
+
+    Args:
+      a: an array (or anything with .shape and .dtype).
+      dtype: overrides a's dtype.
+      shape: overrides a's shape.
+      device: where to place the array.
+      out_sharding: how to lay the array out over a mesh.
+
+    Returns:
+      The new array.
+
+    Example:
+      >>> jnp.zeros_like(jnp.arange(3))
+      Array([0, 0, 0], dtype=int32)
+    """
     out = zeros(
         aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
     )
@@ -138,6 +208,22 @@ def zeros_like(a, dtype=None, shape=None):
 @accepts_out_sharding
 @accepts_device
 def ones_like(a, dtype=None, shape=None):
+    """Ones of the shape and dtype of `a`.
+
+    Args:
+      a: an array (or anything with .shape and .dtype).
+      dtype: overrides a's dtype.
+      shape: overrides a's shape.
+      device: where to place the array.
+      out_sharding: how to lay the array out over a mesh.
+
+    Returns:
+      The new array.
+
+    Example:
+      >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))
+      Array([1., 1.], dtype=float32)
+    """
     out = ones(
         aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
     )
@@ -192,7 +278,28 @@ def _wrapped_int(value: int, dtype):
 @accepts_out_sharding
 @accepts_device
 def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in [start, stop); bounds must be concrete."""
+    """Evenly spaced values in [start, stop) with spacing `step`.
+
+    The bounds must be concrete (the length is a static shape).
+
+    Args:
+      start: the first value (or stop, when stop is None).
+      stop: the end (exclusive).
+      step: the spacing (default 1).
+      dtype: the dtype (None: from the arguments: int for ints).
+      device: where to place the array.
+      out_sharding: how to lay the array out over a mesh.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ConcretizationTypeError: a bound is traced (pass it as static).
+
+    Example:
+      >>> jnp.arange(1, 7, 2)
+      Array([1, 3, 5], dtype=int32)
+    """
     start = _concrete_scalar(start, "arange")
     stop = None if stop is None else _concrete_scalar(stop, "arange")
     step = None if step is None else _concrete_scalar(step, "arange")
@@ -225,7 +332,28 @@ def linspace(
     dtype=None,
     axis: int = 0,
 ):
-    """`num` evenly spaced samples from start to stop (inclusive if endpoint)."""
+    """`num` evenly spaced values from `start` to `stop`.
+
+    Args:
+      start: the first value (an array gives one sequence per element).
+      stop: the last value (included with endpoint=True).
+      num: how many values (static).
+      endpoint: whether stop is included.
+      retstep: if True, also return the spacing.
+      dtype: the dtype (None: the default float type).
+      axis: where the new axis goes for array bounds.
+      device: where to place the array.
+
+    Returns:
+      The values, or `(values, step)` with retstep.
+
+    Raises:
+      ValueError: num is negative.
+
+    Example:
+      >>> jnp.linspace(0.0, 1.0, 5)
+      Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
     start, stop = promote_dtypes(start, stop)
     dtype = _dtype(dtype, dtypes.default_float_dtype())
     compute = dtypes.default_float_dtype() if not dtypes.is_inexact(dtype) else dtype
@@ -262,11 +390,24 @@ def linspace(
 
 @accepts_device
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
-    """A 2-D array with ones on the k-th diagonal (none if it lies outside).
+    """A 2-D array with ones on a diagonal and zeros elsewhere.
 
-    >>> jnp.eye(2, k=1)
-    Array([[0., 1.],
-           [0., 0.]], dtype=float32)
+    Args:
+      N: the number of rows.
+      M: the number of columns (None: N).
+      k: the diagonal: 0 the main one, >0 above, <0 below.
+      dtype: the dtype (None: the default float type).
+      device: where to place the array.
+
+    Returns:
+      An N x M array.
+
+    Raises:
+      ValueError: N or M is negative.
+
+    Example:
+      >>> jnp.eye(2, dtype=jnp.int32)
+      Array([[1, 0], [0, 1]], dtype=int32)
     """
     M = N if M is None else M
     if isinstance(k, (int, np.integer)):
@@ -285,8 +426,27 @@ def identity(n: int, dtype=None):
 
 # ---- shape manipulation --------------------------------------------------------
 def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
-    """A view of `a` with a new shape; one dimension may be -1 (`newshape`:
-    NumPy's older name, by keyword; arrays are immutable, so `copy` changes nothing)."""
+    """`a` with a new shape of the same size.
+
+    One dimension may be -1: it is inferred. Under jit, shapes are static.
+
+    Args:
+      a: an array.
+      shape: an int or a tuple of ints.
+      order: "C" (row-major) or "F" (column-major).
+      newshape: NumPy's older name for shape.
+      copy: taken for NumPy's signature (arrays are immutable).
+
+    Returns:
+      The reshaped array.
+
+    Raises:
+      ValueError: the size differs, or more than one -1 is given.
+
+    Example:
+      >>> jnp.reshape(jnp.arange(6), (2, -1))
+      Array([[0, 1, 2], [3, 4, 5]], dtype=int32)
+    """
     if order != "C":
         raise ValueError("jnp.reshape supports only order='C'")
     newshape = shape if shape is not None else newshape
@@ -322,6 +482,22 @@ def ravel(a, order: str = "C"):
 
 
 def transpose(a, axes=None):
+    """`a` with its axes permuted (reversed by default).
+
+    Args:
+      a: an array.
+      axes: a permutation of range(a.ndim); None reverses the axes.
+
+    Returns:
+      The transposed array.
+
+    Raises:
+      ValueError: axes is not a permutation of the dimensions.
+
+    Example:
+      >>> jnp.transpose(jnp.ones((2, 3, 4))).shape
+      (4, 3, 2)
+    """
     a = to_operand(a)
     ndim = aval_of(a).ndim
     axes = (
@@ -363,6 +539,22 @@ def moveaxis(a, source, destination):
 
 
 def squeeze(a, axis=None):
+    """`a` without axes of size 1.
+
+    Args:
+      a: an array.
+      axis: None (every size-1 axis), an int, or a tuple of ints.
+
+    Returns:
+      The squeezed array.
+
+    Raises:
+      ValueError: a listed axis does not have size 1.
+
+    Example:
+      >>> jnp.squeeze(jnp.ones((1, 3, 1))).shape
+      (3,)
+    """
     a = to_operand(a)
     shape = aval_of(a).shape
     if axis is None:
@@ -378,6 +570,22 @@ def squeeze(a, axis=None):
 
 
 def expand_dims(a, axis):
+    """`a` with new axes of size 1 at the positions `axis`.
+
+    Args:
+      a: an array.
+      axis: an int or a tuple of ints: positions in the result.
+
+    Returns:
+      The array with the new axes.
+
+    Raises:
+      ValueError: a position is out of range or repeated.
+
+    Example:
+      >>> jnp.expand_dims(jnp.ones(3), 0).shape
+      (1, 3)
+    """
     a = to_operand(a)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     out_ndim = aval_of(a).ndim + len(axes)
@@ -402,7 +610,25 @@ def atleast_2d(*arys):
 
 
 def concatenate(arrays, axis: int | None = 0):
-    """Joins arrays along an existing axis (axis=None flattens first)."""
+    """Joins a sequence of arrays along an existing axis.
+
+    Operands promote to a common dtype.
+
+    Args:
+      arrays: a sequence of arrays, equal in shape except along `axis`.
+      axis: the axis to join along; None flattens them first.
+
+    Returns:
+      The joined array.
+
+    Raises:
+      OlympusTypeError: the shapes differ off `axis` or the ranks differ.
+      ValueError: `arrays` is empty.
+
+    Example:
+      >>> jnp.concatenate([jnp.zeros(2), jnp.ones(1)])
+      Array([0., 0., 1.], dtype=float32)
+    """
     arrays = promote_dtypes(*arrays) if len(arrays) > 1 else [to_operand(arrays[0])]
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -616,7 +842,24 @@ def _fit_length(source: np.ndarray, total: int) -> np.ndarray:
 
 
 def split(ary, indices_or_sections, axis: int = 0):
-    """Sub-arrays along `axis`: equal sections, or cut at the given indices."""
+    """Splits `ary` into pieces along `axis`.
+
+    Args:
+      ary: an array.
+      indices_or_sections: an int N (N equal pieces) or a sequence of split
+        points.
+      axis: the axis to split along.
+
+    Returns:
+      A list of arrays.
+
+    Raises:
+      ValueError: an int N does not divide the axis evenly.
+
+    Example:
+      >>> jnp.split(jnp.arange(4), 2)
+      [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
+    """
     return _split(ary, indices_or_sections, axis, equal=True)
 
 

@@ -62,11 +62,26 @@ def _contains_tracer_or_array(obj) -> bool:
 
 
 def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
-    """An olympus Array from array-like data (lists, NumPy arrays, scalars, Arrays).
+    """An Array made from `obj`, copying it.
 
-    An object with a `__jax_array__()` method (JAX's protocol, kept under its
-    name so objects written for JAX work) is converted through it; as in JAX
-    0.10.2, only array/asarray call it, not other functions.
+    Accepts nested lists and tuples, NumPy arrays, scalars and Arrays.
+    64-bit inputs are narrowed to 32 bits unless x64 is enabled.
+
+    Args:
+      obj: the data.
+      dtype: the dtype (None: inferred, as NumPy's, then canonicalized).
+      copy: taken for NumPy's signature (Arrays are immutable).
+      ndmin: the minimum rank (leading 1s are added).
+
+    Returns:
+      A new Array.
+
+    Raises:
+      TypeError: obj holds objects that are not numbers (strings, None).
+
+    Example:
+      >>> jnp.array([[1, 2], [3, 4]])
+      Array([[1, 2], [3, 4]], dtype=int32)
     """
     if hasattr(type(obj), "__jax_array__"):
         obj = obj.__jax_array__()
@@ -90,7 +105,24 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
 
 
 def asarray(obj, dtype=None, copy=None, *, device=None):
-    """Like `array`, but returns Arrays and tracers of the right dtype unchanged."""
+    """`obj` as an Array, without copying when it already is one.
+
+    Args:
+      obj: an array, scalar or nested sequence.
+      dtype: the dtype (None: inferred).
+      copy: None or False: reuse an existing Array; True: copy.
+      device: where to place the array.
+
+    Returns:
+      An Array.
+
+    Raises:
+      TypeError: obj holds objects that are not numbers.
+
+    Example:
+      >>> jnp.asarray((1.0, 2.0))
+      Array([1., 2.], dtype=float32)
+    """
     if is_array(obj) and (
         dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype)
     ):
@@ -362,7 +394,22 @@ def normalize_axes(axis, ndim: int) -> tuple:
 
 
 def stack(arrays, axis: int = 0):
-    """Joins arrays of one shape along a new axis."""
+    """Joins arrays of one shape along a new axis.
+
+    Args:
+      arrays: a sequence of arrays of one shape.
+      axis: where the new axis goes in the result.
+
+    Returns:
+      An array with one more dimension, of size len(arrays) at `axis`.
+
+    Raises:
+      ValueError: the shapes differ or `arrays` is empty.
+
+    Example:
+      >>> jnp.stack([jnp.zeros(2), jnp.ones(2)], axis=1)
+      Array([[0., 1.], [0., 1.]], dtype=float32)
+    """
     if not len(arrays):
         raise ValueError("need at least one array to stack")
     arrays = [to_operand(a) for a in arrays]

@@ -21,11 +21,30 @@ def einsum(
     precision=None,
     preferred_element_type=None,
 ):
-    """Evaluates e.g. `einsum("bij,bjk->bik", a, b)`; '...' broadcasts leading axes.
+    """Einstein summation: contractions written as a subscript string.
 
-    Operands contract left to right (`optimize` is accepted for compatibility;
-    the order is not searched); `precision` and `preferred_element_type` go to
-    every dot_general.
+    Letters shared by operands and missing from the output are summed over;
+    "..." stands for broadcast dimensions. The contraction order is chosen
+    to keep intermediates small.
+
+    Args:
+      subscripts: e.g. "ij,jk->ik"; without "->" the output is the letters
+        used once, sorted.
+      *operands: the arrays, one per comma-separated term.
+      optimize: the contraction-path strategy (True, False, "greedy", ...).
+      precision: None, a lax.Precision or its name, or a pair.
+      preferred_element_type: the dtype to accumulate and return in.
+
+    Returns:
+      The result array.
+
+    Raises:
+      ValueError: the subscripts do not match the operands' ranks, or a
+        letter's sizes differ.
+
+    Example:
+      >>> jnp.einsum("ij,j->i", jnp.ones((2, 3)), jnp.arange(3.0))
+      Array([3., 3.], dtype=float32)
     """
     operands = promote_dtypes(*operands) if len(operands) > 1 else list(operands)
     inputs, output = _parse(

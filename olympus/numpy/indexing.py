@@ -520,17 +520,33 @@ def take(
     indices_are_sorted: bool = False,
     fill_value=None,
 ):
-    """`a` at integer `indices` along `axis` (the flattened array if None), one gather.
+    """Elements of `a` at `indices` along `axis`.
 
-    As in JAX, an out-of-range index reads `fill_value` by default (mode None
-    or "fill": NaN for inexact dtypes; negative indices count from the end);
-    mode "clip" clamps every index into range (-1 reads element 0, as
-    NumPy's take), mode "wrap" takes it modulo the axis size.
+    Out-of-bounds indices do not raise (arrays on accelerators cannot): by
+    default they give `fill_value` (NaN for inexact dtypes), as JAX's
+    "fill" mode; mode="clip" clamps and mode="wrap" wraps.
 
-    >>> jnp.take(jnp.arange(5.0), jnp.array([4, 7]))
-    Array([ 4., nan], dtype=float32)
-    >>> jnp.take(jnp.arange(5.0), jnp.array([4, 7]), mode="clip")
-    Array([4., 4.], dtype=float32)
+    Args:
+      a: an array.
+      indices: an integer array.
+      axis: the axis to index; None indexes the flattened array.
+      out: unsupported (must be None).
+      mode: None/"fill", "clip", "wrap", or "promise_in_bounds".
+      unique_indices: a promise that indices are unique (faster scatter in
+        gradients).
+      indices_are_sorted: a promise that indices are sorted.
+      fill_value: the value for out-of-bounds indices in "fill" mode.
+
+    Returns:
+      An array with `axis` replaced by the indices' shape.
+
+    Raises:
+      TypeError: indices are not integers.
+      ValueError: mode is not one of the names.
+
+    Example:
+      >>> jnp.take(jnp.array([10.0, 20.0, 30.0]), jnp.array([2, 0, 5]))
+      Array([30., 10., nan], dtype=float32)
     """
     if out is not None:
         raise TypeError(

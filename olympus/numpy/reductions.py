@@ -162,8 +162,33 @@ def sum(  # noqa: A001
     a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
     promote_integers: bool = True,
 ):  # fmt: skip
-    """Sum over `axis` (all axes by default); bools and small ints sum as the
-    default int (small ints keep their type with promote_integers=False)."""
+    """The sum of the elements of `a` over `axis`.
+
+    Booleans and small integers are summed as the default integer type
+    (`promote_integers`), as NumPy's; floats keep their dtype.
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int, or a tuple of ints.
+      dtype: the dtype to accumulate and return in.
+      out: unsupported (must be None); arrays are immutable.
+      keepdims: if True, reduced axes stay with size 1.
+      initial: a value added to the sum.
+      where: a boolean mask of the elements to include.
+      promote_integers: if True, narrow integers sum as the default int.
+
+    Returns:
+      The sums, with `axis` removed (kept with keepdims).
+
+    Raises:
+      ArrayLikeTypeError: `a` is a list or other non-array (convert it with
+        jnp.asarray).
+      ValueError: an axis is out of range or repeated.
+
+    Example:
+      >>> jnp.sum(jnp.array([[1, 2], [3, 4]]), axis=0)
+      Array([4, 6], dtype=int32)
+    """
     widen = True if promote_integers else _BOOLS_ONLY
     return _reduce(
         "sum", lax.reduce_sum, a, axis, dtype, out, keepdims, initial, where, widen
@@ -174,8 +199,28 @@ def prod(
     a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
     promote_integers: bool = True,
 ):  # fmt: skip
-    """Product over `axis`; bools and small ints multiply as the default int
-    (small ints keep their type with promote_integers=False)."""
+    """The product of the elements of `a` over `axis`.
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int, or a tuple of ints.
+      dtype: the dtype to accumulate and return in.
+      out: unsupported (must be None).
+      keepdims: if True, reduced axes stay with size 1.
+      initial: a value the product starts from.
+      where: a boolean mask of the elements to include.
+      promote_integers: if True, narrow integers multiply as the default int.
+
+    Returns:
+      The products, with `axis` removed (kept with keepdims).
+
+    Raises:
+      ArrayLikeTypeError: `a` is not an array or scalar.
+
+    Example:
+      >>> jnp.prod(jnp.array([1.0, 2.0, 3.0]))
+      Array(6., dtype=float32)
+    """
     widen = True if promote_integers else _BOOLS_ONLY
     return _reduce(
         "prod", lax.reduce_prod, a, axis, dtype, out, keepdims, initial, where, widen
@@ -246,8 +291,29 @@ def _count(aval, axes, where, dtype, keepdims):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
-    """Arithmetic mean; integers average in the default float type, halves
-    accumulate in float32 (as JAX) unless `dtype` is given."""
+    """The arithmetic mean of the elements of `a` over `axis`.
+
+    Integers average in floating point (the default float type).
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int, or a tuple of ints.
+      dtype: the dtype to compute and return in.
+      out: unsupported (must be None).
+      keepdims: if True, reduced axes stay with size 1.
+      where: a boolean mask of the elements to include.
+
+    Returns:
+      The means (NaN for an empty reduction).
+
+    Raises:
+      ArrayLikeTypeError: `a` is not an array or scalar.
+      ValueError: an axis is out of range.
+
+    Example:
+      >>> jnp.mean(jnp.array([[1, 2], [3, 4]]), axis=1)
+      Array([1.5, 3.5], dtype=float32)
+    """
     a = to_operand(a)
     aval = aval_of(a)
     axes = normalize_axes(axis, aval.ndim)
@@ -286,9 +352,28 @@ def var(
     where=None,
     correction=None,
 ):
-    """Variance: the mean squared distance from the mean (minus `ddof` in the count;
-    `correction` is the Array API's name for it). Halves compute in float32 and
-    a count of at most `ddof` gives NaN, as in JAX."""
+    """The variance of `a` over `axis`.
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int, or a tuple of ints.
+      dtype: the dtype to compute in.
+      out: unsupported (must be None).
+      ddof: delta degrees of freedom: the divisor is N - ddof.
+      keepdims: if True, reduced axes stay with size 1.
+      where: a boolean mask of the elements to include.
+      correction: the array-API name for ddof (give one of the two).
+
+    Returns:
+      The variances, in a floating dtype.
+
+    Raises:
+      ValueError: both ddof and correction are given.
+
+    Example:
+      >>> jnp.var(jnp.array([1.0, 3.0]), ddof=1)
+      Array(2., dtype=float32)
+    """
     ddof = ddof if correction is None else correction
     a = to_operand(a)
     aval = aval_of(a)
@@ -342,6 +427,28 @@ def std(
     where=None,
     correction=None,
 ):
+    """The standard deviation of `a` over `axis`.
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int, or a tuple of ints.
+      dtype: the dtype to compute in.
+      out: unsupported (must be None).
+      ddof: delta degrees of freedom: the divisor is N - ddof.
+      keepdims: if True, reduced axes stay with size 1.
+      where: a boolean mask of the elements to include.
+      correction: the array-API name for ddof (give one of the two).
+
+    Returns:
+      The standard deviations, in a floating dtype.
+
+    Raises:
+      ValueError: both ddof and correction are given.
+
+    Example:
+      >>> jnp.std(jnp.array([1.0, 3.0]))
+      Array(1., dtype=float32)
+    """
     return lax.sqrt(
         var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
     )
@@ -478,8 +585,29 @@ _MATRIX_PRODUCT = (((1,), (0,)), ((), ()))  # dot_general's for two matrices
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
-    """`a @ b` with NumPy's rules: batch dimensions broadcast, vectors promote;
-    `precision` and `preferred_element_type` as `lax.dot_general`'s."""
+    """The matrix product of two arrays (the `@` operator).
+
+    Leading dimensions broadcast as batch dimensions; a 1-D operand is
+    treated as a vector (its axis is dropped from the result). Scalars are
+    not allowed (use multiply).
+
+    Args:
+      a: an array of rank >= 1.
+      b: an array of rank >= 1.
+      precision: None, a lax.Precision or its name, or a pair.
+      preferred_element_type: the dtype to accumulate and return in.
+
+    Returns:
+      The product array.
+
+    Raises:
+      ValueError: an operand is a scalar.
+      OlympusTypeError: the contracted dimensions differ in size.
+
+    Example:
+      >>> jnp.matmul(jnp.ones((2, 3)), jnp.ones((3, 4))).shape
+      (2, 4)
+    """
     options = {"precision": precision, "preferred_element_type": preferred_element_type}
     if eager_arrays(a, b):
         if (
@@ -510,6 +638,28 @@ matmul = pair_op(lax_reductions.dot_general_p, matmul, _matrix_params)
 
 def _matmul(a, b, *, precision=None, preferred_element_type=None):
     def dot(a, b, dims):
+        """The dot product of two arrays, as NumPy's `dot`.
+
+        Scalars multiply; 1-D with 1-D is the inner product; otherwise the last
+        axis of `a` is contracted with the second-to-last of `b` (the last, if
+        b is 1-D). Operands promote to a common dtype.
+
+        Args:
+          a: an array or scalar.
+          b: an array or scalar.
+          precision: None, a lax.Precision or its name, or a pair.
+          preferred_element_type: the dtype to accumulate and return in.
+
+        Returns:
+          The product array.
+
+        Raises:
+          OlympusTypeError: the contracted dimensions differ in size.
+
+        Example:
+          >>> jnp.dot(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
+          Array(11., dtype=float32)
+        """
         return lax.dot_general(
             a,
             b,
@@ -680,12 +830,35 @@ def _nonzero_fills(fill_value, ndim: int) -> list:
 
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """`x` where `condition` else `y` (broadcast), or with only `condition`
-    the indices of its nonzero entries, as `nonzero(condition, size=,
-    fill_value=)` (a static size lets it run under jit).
+    """Picks from `x` where `condition` is true and from `y` elsewhere.
 
-    >>> jnp.where(jnp.array([0, 2, 3]), size=3, fill_value=9)
-    (Array([1, 2, 9], dtype=int32),)
+    The three operands broadcast together and x, y promote to a common
+    dtype, as NumPy's. With only `condition`, it returns the indices of
+    its nonzero elements (as `nonzero`): that form's output size depends on
+    the data, so under jit pass a static `size`.
+
+    Args:
+      condition: a boolean array (other dtypes: nonzero is true).
+      x: the values where condition is true.
+      y: the values where condition is false.
+      size: with condition alone, the static number of indices to return
+        (padded with fill_value, or truncated).
+      fill_value: the padding for `size`.
+
+    Returns:
+      An array of the broadcast shape and promoted dtype; or, with condition
+      alone, a tuple of index arrays, one per dimension.
+
+    Raises:
+      IncompatibleShapesError: the operands do not broadcast.
+      ValueError: only one of x and y is given.
+      ConcretizationTypeError: the one-argument form under jit without size.
+
+    Example:
+      >>> jnp.where(jnp.array([True, False, True]), 1.0, jnp.zeros(3))
+      Array([1., 0., 1.], dtype=float32)
+      >>> jnp.where(jnp.array([0, 3, 0, 5]))
+      (Array([1, 3], dtype=int32),)
     """
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)

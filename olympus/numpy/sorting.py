@@ -43,10 +43,27 @@ def sort(
     stable: bool = True,
     descending: bool = False,
 ):
-    """`a` sorted along `axis` (NaNs last, as NumPy).
+    """A sorted copy of `a` along `axis`.
 
-    >>> jnp.sort(jnp.array([3, 1, 2]))
-    Array([1, 2, 3], dtype=int32)
+    NaNs sort to the end; complex numbers sort by real, then imaginary part.
+
+    Args:
+      a: an array.
+      axis: the axis to sort; None sorts the flattened array.
+      kind: taken for NumPy's signature (the sort is always stable).
+      order: unsupported (must be None).
+      stable: taken for the array API (True).
+      descending: if True, sort largest first.
+
+    Returns:
+      The sorted array.
+
+    Raises:
+      ValueError: order is given.
+
+    Example:
+      >>> jnp.sort(jnp.array([3, 1, 2]))
+      Array([1, 2, 3], dtype=int32)
     """
     del kind, order
     a, axis = _along(a, axis)
@@ -78,10 +95,27 @@ def argsort(
     stable: bool = True,
     descending: bool = False,
 ):
-    """The indices that sort `a` along `axis`; equal entries keep their order.
+    """The indices that sort `a` along `axis`.
 
-    >>> jnp.argsort(jnp.array([3, 1, 2]))
-    Array([1, 2, 0], dtype=int32)
+    The sort is stable: equal elements keep their order.
+
+    Args:
+      a: an array.
+      axis: the axis to sort; None sorts the flattened array.
+      kind: taken for NumPy's signature.
+      order: unsupported (must be None).
+      stable: taken for the array API (True).
+      descending: if True, sort largest first (equal elements still in order).
+
+    Returns:
+      An int32 array of a's shape (flattened for axis None).
+
+    Raises:
+      ValueError: order is given.
+
+    Example:
+      >>> jnp.argsort(jnp.array([3.0, 1.0, 2.0]))
+      Array([1, 2, 0], dtype=int32)
     """
     del kind, order
     a, axis = _along(a, axis)
@@ -130,17 +164,30 @@ def take_along_axis(
     arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
     wrap_negative_indices: bool | None = None,
 ):  # fmt: skip
-    """`arr` read at `indices` along `axis`, the other axes broadcast (NumPy).
+    """Elements of `arr` picked along `axis` by a matching array of indices.
 
-    As in JAX, negative indices count from the end (unless mode is
-    "promise_in_bounds" or wrap_negative_indices=False); out-of-range ones
-    then read `fill_value` (mode None or "fill": NaN for inexact dtypes) or
-    clamp (mode "clip" or "promise_in_bounds").
+    The companion of argsort/argmax: `take_along_axis(a, argsort(a), axis)`
+    sorts a. Indices broadcast against arr off `axis`.
 
-    >>> x = jnp.array([[3, 1, 2], [9, 8, 7]])
-    >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1)  # == jnp.sort(x, axis=1)
-    Array([[1, 2, 3],
-           [7, 8, 9]], dtype=int32)
+    Args:
+      arr: an array.
+      indices: an integer array of arr's rank.
+      axis: the axis to pick along; None flattens arr.
+      mode: how out-of-bounds indices behave ("fill" by default, "clip").
+      fill_value: the value for out-of-bounds indices in "fill" mode.
+      wrap_negative_indices: if True, negative indices count from the end.
+
+    Returns:
+      An array of the indices' shape (broadcast with arr off `axis`).
+
+    Raises:
+      ValueError: the ranks of arr and indices differ.
+      TypeError: indices are not integers.
+
+    Example:
+      >>> a = jnp.array([[3.0, 1.0], [2.0, 4.0]])
+      >>> jnp.take_along_axis(a, jnp.argsort(a, axis=1), axis=1)
+      Array([[1., 3.], [2., 4.]], dtype=float32)
     """
     arr, indices = to_operand(arr), to_operand(indices)
     _check_take_along(arr, indices, axis, mode)

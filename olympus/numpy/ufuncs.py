@@ -557,8 +557,28 @@ def where(condition, x=None, y=None):
 
 
 def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
-    """Limits values to [min, max]; either bound may be None (a_min/a_max: NumPy's
-    older names, by keyword)."""
+    """`a` with its values limited to [min, max].
+
+    Bounds broadcast against a; None leaves that side open. Where min > max
+    the result is max, as NumPy's.
+
+    Args:
+      a: an array.
+      min: the lower bound (None: none).
+      max: the upper bound (None: none).
+      a_min: NumPy's older name for min.
+      a_max: NumPy's older name for max.
+
+    Returns:
+      The clipped array.
+
+    Raises:
+      IncompatibleShapesError: the bounds do not broadcast with a.
+
+    Example:
+      >>> jnp.clip(jnp.array([-2.0, 0.5, 3.0]), 0.0, 1.0)
+      Array([0. , 0.5, 1. ], dtype=float32)
+    """
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
     a = to_operand(a)
