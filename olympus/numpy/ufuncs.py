@@ -12,6 +12,7 @@ from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
+from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError
 from olympus.numpy.core import (
@@ -157,7 +158,9 @@ def _binary(lax_fn, name: str, inexact: bool = False, bool_fn=None, complex_fn=N
     if primitive is not None:  # two Arrays of one strong aval: no promotion
         fn = binary_op(primitive, fn, binds_only)
     fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
+    fn.__doc__ = UFUNC_DOCS.get(name) or (
+        f"Elementwise `{name}`, promoting dtypes and broadcasting like NumPy."
+    )
     return fn
 
 
@@ -203,7 +206,7 @@ def _unary(lax_fn, name: str, inexact: bool = False):
     if primitive is not None:  # a cached executable runs directly
         fn = unary_op(primitive, fn, binds_only)
     fn.__name__ = name
-    fn.__doc__ = f"Elementwise `{name}`."
+    fn.__doc__ = UFUNC_DOCS.get(name) or f"Elementwise `{name}`."
     return fn
 
 
