@@ -251,11 +251,26 @@ _choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")
 
 
 def fold_in(key, data):
-    """A new key derived from `key` and the integer `data` (e.g. a step number),
-    which is taken as a uint32, as JAX does: Python ints must lie in [0, 2**32).
+    """A new key derived from `key` and an integer.
 
-    >>> olympus.random.fold_in(olympus.random.PRNGKey(0), 2**32 - 1).dtype
-    dtype('uint32')
+    For deterministic per-step or per-device keys: fold_in(key, step) gives
+    a different key for each step without carrying split keys around.
+
+    Args:
+      key: a typed key or a uint32[2] key.
+      data: an integer (32 bits are used), may be traced.
+
+    Returns:
+      A key of key's kind.
+
+    Raises:
+      KeyError_: `key` is not a key.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> bool((olympus.random.key_data(olympus.random.fold_in(k, 1))
+      ...       != olympus.random.key_data(k)).any())
+      True
     """
     if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
         if not 0 <= int(data) < 2**32:
@@ -279,11 +294,28 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
 
 def permutation(key, x, axis: int = 0, independent: bool = False):
-    """A random permutation of `range(x)` for an int `x`, else `x` shuffled along
-    `axis` (every slice the same way, or each independently).
+    """A random permutation of `x`, or of arange(x) for an int.
 
-    >>> olympus.random.permutation(olympus.random.key(0), 4).shape
-    (4,)
+    Shuffles along `axis`; with independent=True every slice along the other axes is shuffled separately.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      x: an array, or an int n meaning arange(n).
+      axis: the axis to permute.
+      independent: if True, permute each slice independently.
+
+    Returns:
+      The permuted array.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      ValueError: axis is out of range.
+
+    Example:
+      >>> p = olympus.random.permutation(olympus.random.key(0), 4)
+      >>> jnp.sort(p)
+      Array([0, 1, 2, 3], dtype=int32)
     """
     if isinstance(x, (int, np.integer)):
         return _random_order_compiled(key, n=int(x))
@@ -303,8 +335,30 @@ def shuffle(key, x, axis: int = 0):
 def choice(
     key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0
 ):
-    """Samples from `range(a)` (an int) or the entries of `a` along `axis`,
-    uniformly or with probabilities `p`, with or without replacement."""
+    """Samples elements of `a`, with or without replacement.
+
+    An int `a` samples from arange(a). With `p`, elements are drawn with those probabilities.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      a: an array, or an int n meaning arange(n).
+      shape: the output shape.
+      replace: if False, no element is drawn twice.
+      p: probabilities of a's entries along axis (None: uniform).
+      axis: the axis of a to draw along.
+
+    Returns:
+      An array of the drawn elements.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      ValueError: more elements without replacement than a has, or p's length differs from a's.
+
+    Example:
+      >>> olympus.random.choice(olympus.random.key(0), 5, (3,), replace=False).shape
+      (3,)
+    """
     if isinstance(a, (int, np.integer)):
         n, a = int(a), None
     else:

@@ -32,10 +32,29 @@ from olympus.random.keys import (
 
 # ---- continuous distributions -----------------------------------------------------
 def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
-    """Uniform floats in [minval, maxval).
+    """Samples uniformly from [minval, maxval).
 
-    >>> olympus.random.uniform(olympus.random.key(0), (2,)).shape
-    (2,)
+    Values are built from the key's random bits, so the same key gives the same draw under jit, vmap and eagerly.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      shape: the output shape.
+      dtype: a floating dtype (None: the default float type).
+      minval: the lower bound, broadcast to shape.
+      maxval: the upper bound (exclusive), broadcast to shape.
+
+    Returns:
+      An array of `shape` and `dtype`.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> x = olympus.random.uniform(olympus.random.key(0), (2, 3))
+      >>> x.shape, x.dtype, bool(((x >= 0) & (x < 1)).all())
+      ((2, 3), dtype('float32'), True)
     """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     lo, hi = _as(minval, dtype, shape), _as(maxval, dtype, shape)
@@ -44,7 +63,28 @@ def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0)
 
 
 def _normal(key, shape: Sequence[int] = (), dtype=None):
-    """Standard normal floats, by inverting the CDF of a uniform in (-1, 1)."""
+    """Samples from the standard normal distribution.
+
+    Mean 0 and variance 1; for complex dtypes the real and imaginary parts each have variance 1/2. Scale and shift the result for other normals.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      shape: the output shape.
+      dtype: a floating or complex dtype (None: the default float type).
+
+    Returns:
+      An array of `shape` and `dtype`.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> x = olympus.random.normal(olympus.random.key(0), (2, 3))
+      >>> x.shape, x.dtype
+      ((2, 3), dtype('float32'))
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     return _normal_from_bits(_bits(key, shape, _draw_uint(dtype)), dtype)
 
@@ -59,7 +99,30 @@ def _normal_from_bits(raw, dtype):
 
 
 def _truncated_normal(key, lower, upper, shape=None, dtype=None):
-    """Standard normal floats conditioned on lower < x < upper (inverse CDF)."""
+    """Samples from a standard normal truncated to [lower, upper].
+
+    For initializers that must avoid large values.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      lower: the lower bound, broadcast to shape.
+      upper: the upper bound, broadcast to shape.
+      shape: the output shape (None: the bounds' broadcast shape).
+      dtype: a floating dtype (None: the default float type).
+
+    Returns:
+      An array within the bounds.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> x = olympus.random.truncated_normal(olympus.random.key(0), -1.0, 1.0, (5,))
+      >>> bool((jnp.abs(x) <= 1).all())
+      True
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, lower, upper)
     lo, hi = _as(lower, dtype, shape), _as(upper, dtype, shape)
@@ -71,7 +134,27 @@ def _truncated_normal(key, lower, upper, shape=None, dtype=None):
 
 
 def _exponential(key, shape: Sequence[int] = (), dtype=None):
-    """Exponential floats with rate 1: -log1p(-U) for U uniform in [0, 1)."""
+    """Samples from the exponential distribution of rate 1.
+
+    Divide by a rate for other rates.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      shape: the output shape.
+      dtype: a floating dtype (None: the default float type).
+
+    Returns:
+      A non-negative array.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> olympus.random.exponential(olympus.random.key(0), (2,)).shape
+      (2,)
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     return lax.neg(lax.log1p(lax.neg(_unit_interval(key, shape, dtype))))
 
@@ -169,7 +252,27 @@ def _erf_inv_newton(x, y, c):
 
 
 def _bernoulli(key, p=0.5, shape=None):
-    """Booleans that are True with probability `p`."""
+    """Samples booleans that are True with probability `p`.
+
+    For dropout masks and coin flips.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      p: the probability of True, broadcast to shape.
+      shape: the output shape (None: p's shape).
+
+    Returns:
+      A boolean array.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      ValueError: shape does not broadcast with p.
+
+    Example:
+      >>> olympus.random.bernoulli(olympus.random.key(0), 0.5, (3,)).dtype
+      dtype('bool')
+    """
     shape = _param_shape(shape, p)
     dtype = dtypes.canonicalize_dtype(np.float64)
     if not isinstance(p, (int, float)) and dtypes.is_float(aval_of(p).dtype):
@@ -209,8 +312,28 @@ def _normal_each(k0, k1, dtype):
 
 # ---- gamma and friends ---------------------------------------------------------
 def _gamma(key, a, shape=None, dtype=None):
-    """Gamma(a, 1) floats, differentiable in `a` (implicit reparameterisation,
-    see _gamma_sample_grad)."""
+    """Samples from Gamma distributions of shape parameter `a` (scale 1).
+
+    Its gradient with respect to `a` is the implicit reparameterization gradient, as JAX's.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      a: the shape parameter (> 0), broadcast to shape.
+      shape: the output shape (None: a's shape).
+      dtype: a floating dtype (None: the default float type).
+
+    Returns:
+      A positive array.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> olympus.random.gamma(olympus.random.key(0), 2.0, (3,)).shape
+      (3,)
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, a)
     return _gamma_reparameterised(key, _as(a, dtype, shape))
@@ -362,9 +485,29 @@ _loggamma_reparameterised = _reparameterised(_log_marsaglia_tsang, _loggamma_rul
 
 
 def _beta(key, a, b, shape=None, dtype=None):
-    """Beta(a, b) floats as X / (X + Y) for gammas X ~ G(a), Y ~ G(b) drawn in
-    log space with the two halves of split(key), scaled by their maximum so
-    that tiny a and b keep their precision (JAX's algorithm)."""
+    """Samples from Beta(a, b) distributions on [0, 1].
+
+    Built from two Gamma draws.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      a: the first shape parameter (> 0).
+      b: the second shape parameter (> 0).
+      shape: the output shape (None: a's and b's broadcast shape).
+      dtype: a floating dtype (None: the default float type).
+
+    Returns:
+      An array with values in [0, 1].
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> olympus.random.beta(olympus.random.key(0), 2.0, 3.0, (2,)).shape
+      (2,)
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, a, b)
     key_a, key_b = _split2(key)
@@ -376,8 +519,29 @@ def _beta(key, a, b, shape=None, dtype=None):
 
 
 def _dirichlet(key, alpha, shape=None, dtype=None):
-    """Dirichlet(alpha) vectors (last axis): the softmax of log-gamma samples,
-    which stays accurate for small alpha (JAX's algorithm)."""
+    """Samples probability vectors from Dirichlet distributions.
+
+    Each sample is non-negative and sums to 1 along the last axis.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      alpha: the concentrations (> 0), shape (..., k).
+      shape: the batch shape (None: alpha's batch shape).
+      dtype: a floating dtype (None: the default float type).
+
+    Returns:
+      An array of shape `shape + (k,)`.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not a floating type.
+
+    Example:
+      >>> x = olympus.random.dirichlet(olympus.random.key(0), jnp.ones(3))
+      >>> x.shape, bool(jnp.isclose(x.sum(), 1.0))
+      ((3,), True)
+    """
     dtype = _float_dtype(dtype)
     if isinstance(alpha, (list, tuple)):
         alpha = np.asarray(alpha, dtype)
@@ -457,8 +621,30 @@ def _f(key, dfnum, dfden, shape=None, dtype=None):
 
 
 def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
-    """Normal vectors with mean `mean` (..., n) and covariance `cov` (..., n, n):
-    mean + L z with L the Cholesky factor of cov (cov must be positive definite)."""
+    """Samples from a multivariate normal with given mean and covariance.
+
+    The covariance is factored (Cholesky) once per call.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      mean: the mean vector(s), shape (..., n).
+      cov: the covariance matrix (matrices), shape (..., n, n), positive
+        semi-definite.
+      shape: the batch shape (None: mean's and cov's broadcast batch shape).
+      dtype: a floating dtype (None: the default float type).
+
+    Returns:
+      An array of shape `shape + (n,)`.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      ValueError: mean and cov's shapes do not fit together.
+
+    Example:
+      >>> olympus.random.multivariate_normal(olympus.random.key(0), jnp.zeros(2), jnp.eye(2), (3,)).shape
+      (3, 2)
+    """
     from olympus.lax import linalg as lax_linalg
 
     dtype = _float_dtype(dtype)

@@ -37,12 +37,30 @@ from olympus.random.continuous import (
 
 # ---- discrete distributions ---------------------------------------------------------
 def _randint(key, shape: Sequence[int], minval, maxval, dtype=None):
-    """Integers uniform in [minval, maxval) by JAX's scheme: two words of the
-    dtype's width per value (one from each half of `split(key)`), reduced modulo
-    the span, so the bias is at most span / 2**nbits. Dtypes narrower than 32
-    bits are drawn as int32 and cast; bounds are clipped to the dtype's range
-    (a maxval past its maximum makes the maximum reachable); minval >= maxval
-    gives minval."""
+    """Samples integers uniformly from [minval, maxval).
+
+    Bounds outside the dtype's range are clipped to it.
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      shape: the output shape.
+      minval: the lower bound (inclusive), broadcast to shape.
+      maxval: the upper bound (exclusive), broadcast to shape.
+      dtype: an integer dtype (None: the default int type).
+
+    Returns:
+      An integer array of `shape`.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not an integer type.
+
+    Example:
+      >>> x = olympus.random.randint(olympus.random.key(0), (4,), 0, 10)
+      >>> x.dtype, bool(((x >= 0) & (x < 10)).all())
+      (dtype('int32'), True)
+    """
     dtype = dtypes.canonicalize_dtype(np.int64 if dtype is None else dtype)
     shape = _shape(shape)
     if not dtypes.is_integer(dtype):
@@ -105,9 +123,30 @@ def _clip_to(value, dtype):
 
 
 def _categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
-    """Indices drawn with probabilities softmax(logits) along `axis`, by the
-    Gumbel-max trick (argmax of logits + Gumbel noise, the noise laid out as
-    JAX lays it out); without replacement, the Gumbel-top-k trick."""
+    """Samples class indices from unnormalized log-probabilities.
+
+    Uses the Gumbel-max trick: the argmax of logits plus Gumbel noise, so logits need no normalization (and -inf excludes a class).
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      logits: log-probabilities (up to a constant) along `axis`.
+      axis: the class axis of logits.
+      shape: the output shape (None: logits' shape without axis).
+      replace: if False, draw without replacement.
+
+    Returns:
+      An int32 array of class indices.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      ValueError: shape does not broadcast with logits' batch shape.
+
+    Example:
+      >>> logits = jnp.log(jnp.array([0.0, 1.0, 0.0]))
+      >>> olympus.random.categorical(olympus.random.key(0), logits)
+      Array(1, dtype=int32)
+    """
     aval = aval_of(logits)
     axis = axis % aval.ndim
     batch = aval.shape[:axis] + aval.shape[axis + 1 :]
@@ -269,11 +308,28 @@ def _while_any(pending_each, step, init, limit: int):
 
 
 def _poisson(key, lam, shape=None, dtype=None):
-    """Poisson(lam) counts by JAX's algorithm, in float32 whatever the dtype:
-    lam < 10 (or nan) by Knuth's product of uniforms, else by Hormann's
-    transformed rejection, PTRS ("The transformed rejection method for
-    generating Poisson random variables", 1993); both loops start from `key`
-    and split it once per round."""
+    """Samples counts from Poisson distributions of rate `lam`.
+
+    Exact for every rate (no normal approximation).
+
+    Args:
+      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
+        Never reuse a key for two draws: split it first.
+      lam: the rate (>= 0), broadcast to shape.
+      shape: the output shape (None: lam's shape).
+      dtype: an integer dtype (None: the default int type).
+
+    Returns:
+      An integer array of counts.
+
+    Raises:
+      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      RandomDtypeError: `dtype` is not an integer type.
+
+    Example:
+      >>> olympus.random.poisson(olympus.random.key(0), 3.0, (2,)).dtype
+      dtype('int32')
+    """
     out_dtype = _int_dtype(dtype, "poisson")
     shape = _param_shape(shape, lam)
     f32 = np.dtype(np.float32)

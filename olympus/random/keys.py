@@ -127,10 +127,23 @@ def _hash_counters(key, shape: tuple):
 
 # ---- keys ------------------------------------------------------------------------
 def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
-    """A raw PRNG key, a uint32[2] array, from an integer seed (JAX's legacy keys).
+    """A raw uint32[2] PRNG key made from an integer seed.
 
-    >>> olympus.random.PRNGKey(0)
-    Array([0, 0], dtype=uint32)
+    JAX's older key form: a plain uint32 array, accepted wherever a key is.
+    Prefer random.key, whose dtype marks it as a key.
+
+    Args:
+      seed: a Python int or an integer scalar array.
+
+    Returns:
+      A uint32 array of shape (2,).
+
+    Raises:
+      TypeError: seed is not an integer.
+
+    Example:
+      >>> olympus.random.PRNGKey(0)
+      Array([0, 0], dtype=uint32)
     """
     if isinstance(seed, (int, np.integer)):
         seed = int(seed)
@@ -150,12 +163,26 @@ def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
 
 
 def key(seed) -> PRNGKeyArray:
-    """A typed PRNG key (shape `()`, dtype `key<fry>`) from an integer seed; its
-    words, and so every number drawn with it, are those of `PRNGKey(seed)`.
+    """A typed PRNG key made from an integer seed.
 
-    >>> olympus.random.key(42)
-    Array((), dtype=key<fry>) overlaying:
-    [ 0 42]
+    olympus's random numbers are functional: every draw takes a key, and the
+    same key gives the same numbers. Make one key per program from a seed,
+    then derive others with split or fold_in. Typed keys have a key dtype,
+    so they cannot be mistaken for data.
+
+    Args:
+      seed: a Python int or an integer scalar array (may be traced).
+
+    Returns:
+      A scalar array of dtype key<fry> (threefry2x32).
+
+    Raises:
+      TypeError: seed is not an integer.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> k.shape, olympus.random.key_data(k)
+      ((), Array([0, 0], dtype=uint32))
     """
     return PRNGKeyArray(PRNGKey(seed))
 
@@ -167,10 +194,23 @@ def _seed_low_word(seed, dtype):
 
 
 def key_data(keys):
-    """The uint32 words of keys, shape `(*keys.shape, 2)`; raw keys are returned as they are.
+    """The uint32 words underlying typed keys.
 
-    >>> olympus.random.key_data(olympus.random.key(7)).shape
-    (2,)
+    For saving keys or passing them to code that wants raw arrays; undo it
+    with wrap_key_data.
+
+    Args:
+      keys: an array of typed keys (raw uint32 keys pass through).
+
+    Returns:
+      A uint32 array of shape `keys.shape + (2,)`.
+
+    Raises:
+      KeyError_: keys is not an array of keys.
+
+    Example:
+      >>> olympus.random.key_data(olympus.random.key(1))
+      Array([0, 1], dtype=uint32)
     """
     if isinstance(keys, PRNGKeyArray):
         return keys.data
@@ -227,8 +267,27 @@ def clone(key):
 
 
 def _split(key, num: int | Sequence[int] = 2):
-    """`num` new keys (shape `(num, 2)`, or `(*num, 2)` for a shape),
-    independent of each other and of `key`."""
+    """Splits a key into `num` new, independent keys.
+
+    The way to get fresh randomness: split, use one key for a draw and keep
+    another for later splits. The input key should not be used again.
+
+    Args:
+      key: a typed key or a uint32[2] key.
+      num: how many keys (an int), or a shape of keys.
+
+    Returns:
+      An array of keys of shape `(num,)` (or `num` as a shape), of key's
+      kind (typed, or uint32 with a trailing axis of 2).
+
+    Raises:
+      KeyError_: `key` is not a key.
+
+    Example:
+      >>> keys = olympus.random.split(olympus.random.key(0), 3)
+      >>> keys.shape
+      (3,)
+    """
     shape = (
         (int(num),)
         if isinstance(num, (int, np.integer))
