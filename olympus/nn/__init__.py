@@ -67,11 +67,19 @@ def _axes(axis, ndim: int) -> tuple:
 # ---- elementwise activations ------------------------------------------------------
 @custom_jvp
 def relu(x):
-    """max(x, 0); its derivative at 0 is taken as 0 (the subgradient most
-    libraries use), not the 1/2 that max's tie rule would give.
+    """The rectified linear unit max(x, 0), elementwise.
 
-    >>> olympus.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
-    Array([0., 0., 2.], dtype=float32)
+    Its derivative at 0 is taken as 0, as JAX's.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
+      Array([0., 0., 2.], dtype=float32)
     """
     x = jnp.asarray(x)
     return jnp.maximum(x, jnp.zeros_like(x))
@@ -86,7 +94,20 @@ def _relu_jvp(primals, tangents):
 
 @custom_jvp
 def relu6(x):
-    """min(max(x, 0), 6); its derivative at 0 and at 6 is taken as 0 (JAX's)."""
+    """relu capped at 6: min(max(x, 0), 6), elementwise.
+
+    Bounded activations suit low-precision arithmetic.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.relu6(jnp.array([-1.0, 3.0, 8.0]))
+      Array([0., 3., 6.], dtype=float32)
+    """
     return jnp.minimum(jnp.maximum(jnp.asarray(x), 0.0), 6.0)
 
 
@@ -99,32 +120,100 @@ def _relu6_jvp(primals, tangents):
 
 
 def leaky_relu(x, negative_slope: float = 1e-2):
-    """x for x >= 0, negative_slope * x below."""
+    """relu with a small slope for negative inputs: x if x >= 0 else slope * x.
+
+    Keeps a gradient flowing for negative inputs.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+      negative_slope: the slope for x < 0.
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.leaky_relu(jnp.array([-1.0, 2.0]), 0.1)
+      Array([-0.1,  2. ], dtype=float32)
+    """
     x = jnp.asarray(x)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
 def elu(x, alpha: float = 1.0):
-    """x for x > 0, alpha (exp(x) - 1) below (exp only sees non-positive values)."""
+    """The exponential linear unit: x for x > 0, alpha * (exp(x) - 1) else.
+
+    Smooth negative part that saturates at -alpha.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+      alpha: the scale of the negative part.
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.elu(jnp.array([-1.0, 1.0]))
+      Array([-0.63212055,  1.        ], dtype=float32)
+    """
     x = jnp.asarray(x)
     safe = jnp.where(x > 0, jnp.zeros_like(x), x)
     return jnp.where(x > 0, x, alpha * jnp.expm1(safe))
 
 
 def selu(x):
-    """Scaled elu with the self-normalising constants of Klambauer et al. (2017)."""
+    """The scaled ELU, with the constants that make activations self-normalize.
+
+    scale * elu(x, alpha) with alpha ~ 1.6733 and scale ~ 1.0507.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.selu(jnp.array([0.0]))
+      Array([0.], dtype=float32)
+    """
     alpha, scale = 1.6732632423543772, 1.0507009873554805
     return scale * elu(x, alpha)
 
 
 def celu(x, alpha: float = 1.0):
-    """max(x, 0) + alpha min(exp(x / alpha) - 1, 0)."""
+    """The continuously differentiable ELU: max(x, 0) + alpha * min(exp(x / alpha) - 1, 0).
+
+    Unlike elu, its derivative is continuous for every alpha.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+      alpha: the scale of the negative part.
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.celu(jnp.array([1.0]))
+      Array([1.], dtype=float32)
+    """
     x = jnp.asarray(x)
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
 
 def sigmoid(x):
-    """1 / (1 + exp(-x)), by XLA's logistic (stable at both ends)."""
+    """The logistic function 1 / (1 + exp(-x)), elementwise.
+
+    Computed stably for large |x| (no overflow).
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.sigmoid(jnp.array([0.0]))
+      Array([0.5], dtype=float32)
+    """
     x = jnp.asarray(x)
     return lax.logistic(x if _is_float(x) else x.astype(jnp.float32))
 
@@ -134,18 +223,56 @@ def _is_float(x) -> bool:
 
 
 def softplus(x):
-    """log(1 + exp(x)) = logaddexp(x, 0), as JAX: exp never overflows, and the
-    derivative is sigmoid(x) everywhere (1/2 at 0)."""
+    """The smooth relu log(1 + exp(x)), elementwise, computed stably.
+
+    Positive everywhere; approaches x for large x without overflow.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.softplus(jnp.array([0.0]))
+      Array([0.6931472], dtype=float32)
+    """
     return jnp.logaddexp(jnp.asarray(x), 0.0)
 
 
 def log_sigmoid(x):
-    """log(sigmoid(x)) = -softplus(-x)."""
+    """log(sigmoid(x)), elementwise, computed stably.
+
+    Equal to -softplus(-x); accurate where sigmoid underflows.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.log_sigmoid(jnp.array([0.0]))
+      Array([-0.6931472], dtype=float32)
+    """
     return -softplus(-jnp.asarray(x))
 
 
 def silu(x):
-    """x * sigmoid(x) (also called swish)."""
+    """The SiLU (swish) activation x * sigmoid(x), elementwise.
+
+    Smooth and non-monotonic near 0; `swish` is the same function.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.silu(jnp.array([0.0]))
+      Array([0.], dtype=float32)
+    """
     x = jnp.asarray(x)
     return x * sigmoid(x)
 
@@ -166,7 +293,20 @@ hard_swish = hard_silu
 
 
 def hard_tanh(x):
-    """x clipped to [-1, 1]; the derivative is 1 on the closed interval (JAX's)."""
+    """tanh's piecewise-linear approximation: x clipped to [-1, 1].
+
+    Cheap where tanh's curvature does not matter.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.hard_tanh(jnp.array([-2.0, 0.5]))
+      Array([-1. ,  0.5], dtype=float32)
+    """
     x = jnp.asarray(x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
@@ -225,8 +365,21 @@ def identity(x):
 
 
 def gelu(x, approximate: bool = True):
-    """The Gaussian error linear unit x * Phi(x), by default with the tanh
-    approximation (as JAX); `approximate=False` uses erf exactly."""
+    """The Gaussian error linear unit x * Phi(x), elementwise.
+
+    With approximate=True, the tanh approximation (faster, as JAX's default); otherwise the exact form with erf.
+
+    Args:
+      x: an array of an inexact dtype (integers are promoted to float).
+      approximate: whether to use the tanh approximation.
+
+    Returns:
+      An array of x's shape and (inexact) dtype.
+
+    Example:
+      >>> olympus.nn.gelu(jnp.array([0.0]))
+      Array([0.], dtype=float32)
+    """
     x = jnp.asarray(x)
     if approximate:
         c = float(np.sqrt(2 / np.pi))
@@ -235,7 +388,22 @@ def gelu(x, approximate: bool = True):
 
 
 def glu(x, axis: int = -1):
-    """Gated linear unit: the first half of `axis` times sigmoid of the second."""
+    """The gated linear unit: x's first half times sigmoid of its second half.
+
+    Args:
+      x: an array whose `axis` has even size.
+      axis: the axis split in two.
+
+    Returns:
+      An array with `axis` halved.
+
+    Raises:
+      ValueError: the axis' size is odd.
+
+    Example:
+      >>> olympus.nn.glu(jnp.array([2.0, 0.0]))
+      Array([1.], dtype=float32)
+    """
     x = jnp.asarray(x)
     n = x.shape[axis] // 2
     return _half(x, 0, n, axis) * sigmoid(_half(x, n, 2 * n, axis))
@@ -253,10 +421,28 @@ def _half(x, start: int, stop: int, axis: int):
 def logsumexp(
     a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None
 ):
-    """log(sum(b * exp(a))) over `axis`, shifted by the max so exp never overflows.
+    """log(sum(b * exp(a))) over `axis`, computed without overflow.
 
-    >>> olympus.nn.logsumexp(jnp.array([1e4, 1e4]))
-    Array(10000.693, dtype=float32)
+    The maximum is factored out before exponentiating, so huge or tiny
+    values stay finite.
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int, or a tuple of ints.
+      b: optional weights, broadcast against a.
+      keepdims: if True, reduced axes stay with size 1.
+      return_sign: if True, also return the sign of the sum (for negative b).
+      where: a boolean mask of the elements to include.
+
+    Returns:
+      The reduced array, or `(result, sign)` with return_sign.
+
+    Raises:
+      IncompatibleShapesError: b does not broadcast with a.
+
+    Example:
+      >>> olympus.nn.logsumexp(jnp.array([0.0, 0.0]))
+      Array(0.6931472, dtype=float32)
     """
     if where is not None:
         a = jnp.where(where, a, 0)
@@ -320,11 +506,24 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) over `axis`, computed from x - max(x); 0 where
-    `where` is False, and NaN throughout a slice holding +inf (as JAX).
+    """Normalized exponentials of `x` along `axis`: positive and summing to 1.
 
-    >>> olympus.nn.softmax(jnp.array([1e4, -1e4]))
-    Array([1., 0.], dtype=float32)
+    Computed stably (the maximum is subtracted first), so large logits do
+    not overflow. Its gradient is the closed form, not differentiation of
+    the implementation.
+
+    Args:
+      x: an array of logits.
+      axis: an int or a tuple of ints: the axes normalized over.
+      where: a boolean mask; masked-out entries get 0 and are left out of
+        the sum.
+
+    Returns:
+      An array of x's shape.
+
+    Example:
+      >>> olympus.nn.softmax(jnp.array([0.0, 0.0]))
+      Array([0.5, 0.5], dtype=float32)
     """
     x = jnp.asarray(x)
     axes = _axes(axis, x.ndim)
@@ -334,8 +533,23 @@ def softmax(x, axis=-1, where=None):
 
 
 def log_softmax(x, axis=-1, where=None):
-    """x - logsumexp(x) over `axis`, exact at large inputs (no log(0)); -inf
-    where `where` is False."""
+    """The logarithm of softmax along `axis`: x minus its logsumexp.
+
+    More accurate than log(softmax(x)) and the usual input to a
+    cross-entropy loss.
+
+    Args:
+      x: an array of logits.
+      axis: an int or a tuple of ints: the axes normalized over.
+      where: a boolean mask; masked-out entries are left out of the sum.
+
+    Returns:
+      An array of x's shape.
+
+    Example:
+      >>> olympus.nn.log_softmax(jnp.array([0.0, 0.0]))
+      Array([-0.6931472, -0.6931472], dtype=float32)
+    """
     x = jnp.asarray(x)
     axes = _axes(axis, x.ndim)
     shifted = _shifted(x, axes, where)
@@ -355,9 +569,26 @@ def _shifted(x, axes, where):
 def standardize(
     x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5, where=None
 ):
-    """(x - mean) / sqrt(variance + epsilon) over `axis`. The variance is the
-    mean squared deviation (not E[x^2] - E[x]^2, which cancels catastrophically
-    at large |x|)."""
+    """`x` shifted to mean 0 and scaled to variance 1 along `axis`.
+
+    The normalization step of layer norm; pass `mean` and `variance` to use
+    precomputed statistics.
+
+    Args:
+      x: an array.
+      axis: an int or a tuple of ints: the axes the statistics cover.
+      mean: precomputed means (None: computed from x).
+      variance: precomputed variances (None: computed from x).
+      epsilon: added to the variance before the square root, for stability.
+      where: a boolean mask of the elements the statistics include.
+
+    Returns:
+      An array of x's shape.
+
+    Example:
+      >>> olympus.nn.standardize(jnp.array([1.0, 3.0]))
+      Array([-0.999995,  0.999995], dtype=float32)
+    """
     x = jnp.asarray(x)
     axes = _axes(axis, x.ndim)
     if mean is None:
@@ -382,11 +613,23 @@ normalize = standardize
 
 
 def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
-    """1 where the new axis' index equals x, else 0; out-of-range x gives all zeros.
+    """One-hot encodes integer class labels.
 
-    >>> olympus.nn.one_hot(jnp.array([0, 2]), 3)
-    Array([[1., 0., 0.],
-           [0., 0., 1.]], dtype=float32)
+    Labels outside [0, num_classes) give all-zero rows rather than an
+    error, as JAX's.
+
+    Args:
+      x: an integer array of labels.
+      num_classes: the number of classes (static).
+      dtype: the dtype of the encoding.
+      axis: where the new class axis goes.
+
+    Returns:
+      An array with a new axis of size num_classes.
+
+    Example:
+      >>> olympus.nn.one_hot(jnp.array([0, 2]), 3)
+      Array([[1., 0., 0.], [0., 0., 1.]], dtype=float32)
     """
     x = jnp.asarray(x)
     out_ndim = x.ndim + 1
@@ -403,13 +646,31 @@ def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
 def dot_product_attention(
     query, key, value, bias=None, mask=None, *, scale=None, is_causal: bool = False
 ):
-    """softmax(q k^T * scale + bias) v over the key axis, per head.
+    """Scaled dot-product attention: softmax(q k^T * scale + bias) v.
 
-    Shapes as in JAX: query (B, T, N, H) (or without B), key and value
-    (B, S, K, H) with N a multiple of K (grouped heads share keys). `mask`
-    (broadcastable to (B, N, T, S)) is True where attention is allowed;
-    `is_causal` also forbids keys after the query's position. Masked logits
-    get the dtype's lowest value, so a fully masked row stays finite.
+    The core of a transformer layer, with optional bias, boolean mask and
+    causal masking; heads may be grouped (fewer key/value heads than query
+    heads).
+
+    Args:
+      query: an array of shape (B, T, N, H) (or without B).
+      key: an array of shape (B, S, K, H), K dividing N.
+      value: an array of key's shape.
+      bias: an optional array added to the logits, broadcast to (B, N, T, S).
+      mask: an optional boolean array; False positions are excluded.
+      scale: the logit scale (None: 1 / sqrt(H)).
+      is_causal: if True, position t attends only to positions <= t.
+
+    Returns:
+      An array of query's shape.
+
+    Raises:
+      ValueError: the shapes of query, key and value do not fit together.
+
+    Example:
+      >>> q = jnp.ones((1, 4, 2, 8))
+      >>> olympus.nn.dot_product_attention(q, q, q, is_causal=True).shape
+      (1, 4, 2, 8)
     """
     query, key, value = jnp.asarray(query), jnp.asarray(key), jnp.asarray(value)
     unbatched = query.ndim == 3
