@@ -77,6 +77,12 @@ DOCUMENTED = {
         expand_dims squeeze split add subtract multiply divide maximum minimum
         arctan2 equal not_equal less greater exp log log1p expm1 sqrt sin cos
         tanh negative""",
+    "olympus.random": """key PRNGKey split fold_in key_data uniform normal
+        randint bernoulli categorical choice permutation gamma beta exponential
+        truncated_normal multivariate_normal poisson dirichlet""",
+    "olympus.nn": """relu relu6 sigmoid log_sigmoid silu gelu elu celu selu
+        leaky_relu softplus hard_tanh glu softmax log_softmax logsumexp one_hot
+        standardize dot_product_attention""",
 }
 DOCUMENTED_NAMES = [
     f"{module}.{name}" for module, names in DOCUMENTED.items() for name in names.split()
