@@ -15,7 +15,7 @@ import numpy as _np
 
 from olympus.ir import dtypes as _dtypes
 from olympus import prng as _prng
-from olympus.backends.xla.array import Array as _Array
+from olympus.backends.xla.array import PublicArray as _PublicArray
 from olympus.numpy.arrays import *  # noqa: F401,F403
 from olympus.numpy.core import normalize_axis as _normalize_axis
 from olympus.numpy.core import (  # noqa: F401
@@ -64,15 +64,15 @@ from numpy import (  # noqa: F401  (host-side: NumPy's own, as in JAX)
 )
 from numpy.exceptions import ComplexWarning  # noqa: F401
 from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
-from olympus.tracer.core import Tracer as _Tracer
 
 
 class _ArrayType(type):
+    # jnp.ndarray is olympus.Array, as in JAX: typed PRNG key arrays included
     def __instancecheck__(cls, instance):
-        return isinstance(instance, (_Array, _Tracer))
+        return isinstance(instance, _PublicArray)
 
     def __subclasscheck__(cls, subclass):
-        return issubclass(subclass, (_Array, _Tracer))
+        return issubclass(subclass, _PublicArray)
 
 
 class ndarray(metaclass=_ArrayType):
