@@ -59,6 +59,18 @@ MODULES = [
 ]
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_FROZENSET = re.compile(r"frozenset\(\{([^{}]*)\}\)")
+
+
+def _stable(text: str) -> str:
+    """`text` without memory addresses and with each frozenset's items sorted:
+    a set of classes iterates in an order that changes from run to run (their
+    hashes are addresses), which would make the check below flaky."""
+    text = _ADDRESS.sub("", text)
+    return _FROZENSET.sub(
+        lambda m: "frozenset({" + ", ".join(sorted(m.group(1).split(", "))) + "})",
+        text,
+    )
 
 
 def _home(obj) -> str | None:
@@ -114,7 +126,7 @@ def _signature(obj) -> str:
     empty = inspect.Parameter.empty
     params = [p.replace(annotation=empty) for p in sig.parameters.values()]
     sig = sig.replace(parameters=params, return_annotation=empty)
-    return _ADDRESS.sub("", str(sig))
+    return _stable(str(sig))
 
 
 def _first_paragraph(obj) -> str:
@@ -131,7 +143,7 @@ def describe(name: str, obj) -> str:
         return f"- module `{obj.__name__}`: {_first_paragraph(obj)}"
     home = _home(obj)
     if home is None:  # an instance such as a NumPy dtype
-        return f"- `{name} = {_ADDRESS.sub('', repr(obj))}`"
+        return f"- `{name} = {_stable(repr(obj))}`"
     if home.split(".")[0] != "olympus":
         return f"- `{name}`: `{home}.{getattr(obj, '__name__', name)}`"
     kind = "class " if inspect.isclass(obj) else ""
