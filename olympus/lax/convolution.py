@@ -555,28 +555,47 @@ def conv_general_dilated(
     precision=None,
     preferred_element_type=None,
 ):
-    """N-d convolution (cross-correlation, as in XLA and JAX).
+    """N-d convolution (cross-correlation, as in XLA and JAX), with dilation.
 
-    `padding` is 'SAME', 'SAME_LOWER', 'VALID' or one (lo, hi) pair per
-    spatial axis; `dimension_numbers` a ConvDimensionNumbers or layout strings
-    such as ('NHWC', 'HWIO', 'NHWC') (default NCHW / OIHW / NCHW).
-    With `feature_group_count` G the input features split into G groups, each
-    seen by its own block of output features (G = input features is a
-    depthwise convolution); with `batch_group_count` B the batch splits into
-    B groups instead, each seen by its own block of output features, and the
-    output batch is the input batch / B (this is a kernel gradient's form).
-    `precision` is XLA's precision of the operands, as dot_general's (None:
-    `olympus_default_matmul_precision`); `preferred_element_type` the output
-    dtype (the operands are converted to it).
+    The primitive behind every convolution layer: strides, padding, input
+    (lhs) dilation for transposed convolutions, kernel (rhs) dilation for
+    atrous ones, and feature or batch groups. With `feature_group_count` G
+    the input features split into G groups, each seen by its own block of
+    output features (G = input features is depthwise); with
+    `batch_group_count` B the batch splits into B groups instead (a kernel
+    gradient's form).
 
-    >>> x = jnp.ones((1, 1, 4, 4))  # [N, C, H, W]
-    >>> w = jnp.ones((2, 1, 3, 3))  # [O, C, kh, kw]
-    >>> y = lax.conv_general_dilated(x, w, (1, 1), "SAME")
-    >>> y.shape, y[0, 0]
-    ((1, 2, 4, 4), Array([[4., 6., 6., 4.],
-           [6., 9., 9., 6.],
-           [6., 9., 9., 6.],
-           [4., 6., 6., 4.]], dtype=float32))
+    Args:
+      lhs: the input, e.g. [N, C, H, W].
+      rhs: the kernel, e.g. [O, I, kh, kw].
+      window_strides: one stride per spatial axis.
+      padding: 'SAME', 'SAME_LOWER', 'VALID' or one (lo, hi) pair per
+        spatial axis.
+      lhs_dilation: input dilation per spatial axis (None: 1).
+      rhs_dilation: kernel dilation per spatial axis (None: 1).
+      dimension_numbers: a ConvDimensionNumbers or layout strings such as
+        ('NHWC', 'HWIO', 'NHWC'); None: NCHW / OIHW / NCHW.
+      feature_group_count: the number of feature groups.
+      batch_group_count: the number of batch groups.
+      precision: as dot_general's (None: olympus_default_matmul_precision).
+      preferred_element_type: the output dtype (operands converted to it).
+
+    Returns:
+      The output array in the output layout.
+
+    Raises:
+      ConvPaddingError: `padding` is a string that is not one of the names.
+      OlympusTypeError: shapes, groups or layouts do not fit together.
+
+    Example:
+      >>> x = jnp.ones((1, 1, 4, 4))  # [N, C, H, W]
+      >>> w = jnp.ones((2, 1, 3, 3))  # [O, C, kh, kw]
+      >>> y = lax.conv_general_dilated(x, w, (1, 1), "SAME")
+      >>> y.shape, y[0, 0]
+      ((1, 2, 4, 4), Array([[4., 6., 6., 4.],
+             [6., 9., 9., 6.],
+             [6., 9., 9., 6.],
+             [4., 6., 6., 4.]], dtype=float32))
     """
     lhs, rhs = _operands_as(lhs, rhs, preferred_element_type)
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
@@ -644,8 +663,25 @@ def conv(
 ):
     """A plain convolution: NCHW input, OIHW kernel, NCHW output, no dilation.
 
-    >>> lax.conv(jnp.ones((1, 1, 4, 4)), jnp.ones((2, 1, 3, 3)), (1, 1), "VALID").shape
-    (1, 2, 2, 2)
+    The common case of conv_general_dilated.
+
+    Args:
+      lhs: the input [N, C, spatial...].
+      rhs: the kernel [O, C, window...].
+      window_strides: one stride per spatial axis.
+      padding: 'SAME', 'SAME_LOWER', 'VALID' or (lo, hi) pairs.
+      precision: as dot_general's.
+      preferred_element_type: the output dtype.
+
+    Returns:
+      The output [N, O, spatial...].
+
+    Raises:
+      ConvPaddingError: `padding` is a string that is not one of the names.
+
+    Example:
+      >>> lax.conv(jnp.ones((1, 1, 4, 4)), jnp.ones((2, 1, 3, 3)), (1, 1), "VALID").shape
+      (1, 2, 2, 2)
     """
     return conv_general_dilated(
         lhs,

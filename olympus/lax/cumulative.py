@@ -84,12 +84,27 @@ def _scalar(value, dtype):
 
 
 def cumsum(operand, axis: int = 0, reverse: bool = False):
-    """Running sum along `axis`, from the end if `reverse`; keeps the dtype.
+    """The running sum along `axis`.
 
-    >>> lax.cumsum(np.float32([1, 2, 3]))
-    Array([1., 3., 6.], dtype=float32)
-    >>> lax.cumsum(np.int32([1, 2, 3]), reverse=True)
-    Array([6, 5, 3], dtype=int32)
+    Keeps the dtype (no integer promotion, unlike jnp.cumsum); reverse
+    sums from the end.
+
+    Args:
+      operand: an array.
+      axis: the axis to accumulate along.
+      reverse: if True, accumulate from the end.
+
+    Returns:
+      An array of operand's shape and dtype.
+
+    Raises:
+      ScanShapeError: axis is out of range.
+
+    Example:
+      >>> lax.cumsum(np.float32([1, 2, 3]))
+      Array([1., 3., 6.], dtype=float32)
+      >>> lax.cumsum(np.int32([1, 2, 3]), reverse=True)
+      Array([6, 5, 3], dtype=int32)
     """
     _check_number("cumsum", operand)
     zero = _scalar(0, aval_of(operand).dtype)
@@ -241,16 +256,28 @@ def _leaf_combiner(fn: Callable, treedef, avals: list) -> Callable:
 def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
     """All prefix combinations `fn(...fn(fn(x0, x1), x2)..., xi)` along `axis`.
 
-    `elems` is a pytree of arrays sharing one length along `axis`; `fn` must
-    be associative and work on whole slices at once (it gets two pytrees like
-    `elems`, shortened along `axis`, and combines them elementwise). It need
-    not be commutative: the earlier element is always the left argument. With
-    `reverse`, the scan runs from the end: the result equals reversing
-    `elems`, scanning, and reversing back (so at position i it is
-    `fn(...fn(x[n-1], x[n-2])..., x[i])`, as in JAX).
+    A parallel scan: O(log n) depth instead of a sequential loop, for any
+    associative `fn` (sums, products, linear recurrences). `fn` gets two
+    pytrees shaped like `elems` (shortened along `axis`) and combines them
+    elementwise; it need not be commutative: the earlier element is always
+    the left argument. With `reverse`, the result equals reversing `elems`,
+    scanning, and reversing back.
 
-    >>> lax.associative_scan(lax.add, np.float32([1, 2, 3, 4]))
-    Array([ 1.,  3.,  6., 10.], dtype=float32)
+    Args:
+      fn: an associative function of two pytrees.
+      elems: a pytree of arrays sharing one length along `axis`.
+      reverse: if True, scan from the end.
+      axis: the axis to scan along.
+
+    Returns:
+      A pytree like elems.
+
+    Raises:
+      ScanShapeError: the leaves disagree on the length along axis.
+
+    Example:
+      >>> lax.associative_scan(lax.add, np.float32([1, 2, 3, 4]))
+      Array([ 1.,  3.,  6., 10.], dtype=float32)
     """
     leaves, treedef = tree_flatten(elems)
     if not leaves:

@@ -91,10 +91,21 @@ def conj(x):
 
 # ---- constructors ----------------------------------------------------------------
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
-    """An array like `x` (its shape and dtype unless given) filled with `fill_value`.
+    """An array like `x` filled with `fill_value`.
 
-    >>> lax.full_like(np.float32([1.0, 2.0]), 3)
-    Array([3., 3.], dtype=float32)
+    Args:
+      x: an array (its shape and dtype are used unless given).
+      fill_value: a scalar.
+      dtype: overrides x's dtype.
+      shape: overrides x's shape.
+      sharding: how to lay the result out (None: as x, if it has one).
+
+    Returns:
+      The filled array.
+
+    Example:
+      >>> lax.full_like(np.float32([1.0, 2.0]), 3)
+      Array([3., 3.], dtype=float32)
     """
     aval = aval_of(x)
     shape = aval.shape if shape is None else tuple(int(d) for d in shape)
@@ -119,10 +130,23 @@ def _static_index(api: str, index: int, size: int) -> int:
 
 
 def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
-    """Element `index` (a Python int; negative counts from the end) of `axis`.
+    """Element `index` (a Python int) of `axis`.
 
-    >>> lax.index_in_dim(np.arange(6).reshape(2, 3), -1, axis=1, keepdims=False)
-    Array([2, 5], dtype=int32)
+    Args:
+      operand: the array.
+      index: a Python int; negative counts from the end.
+      axis: the axis to index.
+      keepdims: if True, keep `axis` with size 1.
+
+    Returns:
+      The selected slice.
+
+    Raises:
+      LaxArgumentError: index is out of range.
+
+    Example:
+      >>> lax.index_in_dim(np.arange(6).reshape(2, 3), -1, axis=1, keepdims=False)
+      Array([2, 5], dtype=int32)
     """
     shape = aval_of(operand).shape
     axis = _axis("index_in_dim", axis, len(shape))
@@ -132,11 +156,23 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
-    """`operand[start:limit:stride]` along `axis` (None and negative bounds
-    as in Python slicing of that axis).
+    """`operand[start:limit:stride]` along one axis.
 
-    >>> lax.slice_in_dim(np.arange(10), -8, None, 2)
-    Array([2, 4, 6, 8], dtype=int32)
+    None and negative bounds behave as in Python slicing of that axis.
+
+    Args:
+      operand: the array.
+      start_index: the start (None: 0).
+      limit_index: the end, exclusive (None: the axis' size).
+      stride: the step.
+      axis: the axis to slice.
+
+    Returns:
+      The sliced array.
+
+    Example:
+      >>> lax.slice_in_dim(np.arange(10), -8, None, 2)
+      Array([2, 4, 6, 8], dtype=int32)
     """
     shape = aval_of(operand).shape
     axis = _axis("slice_in_dim", axis, len(shape))
@@ -168,11 +204,24 @@ def _dynamic_index(index, size: int, allow_negative: bool):
 def dynamic_index_in_dim(
     operand, index, axis: int = 0, keepdims: bool = True, *, allow_negative_indices=True
 ):
-    """Element `index` (may be traced; negative counts from the end) of
-    `axis`; out-of-range indices clamp, as in dynamic_slice.
+    """Element `index` of `axis`, where index may be traced.
 
-    >>> lax.dynamic_index_in_dim(np.arange(6).reshape(2, 3), -1, 1, False)
-    Array([2, 5], dtype=int32)
+    Negative indices count from the end; out-of-range ones clamp, as in
+    dynamic_slice.
+
+    Args:
+      operand: the array.
+      index: a scalar integer.
+      axis: the axis to index.
+      keepdims: if True, keep `axis` with size 1.
+      allow_negative_indices: if True, negative indices count from the end.
+
+    Returns:
+      The selected slice.
+
+    Example:
+      >>> lax.dynamic_index_in_dim(np.arange(6).reshape(2, 3), -1, 1, False)
+      Array([2, 5], dtype=int32)
     """
     shape = aval_of(operand).shape
     axis = _axis("dynamic_index_in_dim", axis, len(shape))
@@ -280,11 +329,23 @@ def broadcast_to_rank(x, rank: int):
 
 # ---- products and scatters -------------------------------------------------------------
 def batch_matmul(lhs, rhs, precision=None):
-    """Matrix products over leading batch axes: [..., m, k] @ [..., k, n]
-    (both operands of one rank >= 2 and equal batch axes).
+    """Matrix products over leading batch axes: [..., m, k] @ [..., k, n].
 
-    >>> lax.batch_matmul(np.ones((4, 2, 3)), np.ones((4, 3, 5))).shape
-    (4, 2, 5)
+    Args:
+      lhs: an array of rank >= 2.
+      rhs: an array of lhs's rank with equal batch axes.
+      precision: as dot_general's.
+
+    Returns:
+      An array [..., m, n].
+
+    Raises:
+      LaxArgumentError: the ranks differ or are below 2, or the batch axes
+        differ.
+
+    Example:
+      >>> lax.batch_matmul(np.ones((4, 2, 3)), np.ones((4, 3, 5))).shape
+      (4, 2, 5)
     """
     ls, rs = aval_of(lhs).shape, aval_of(rhs).shape
     if len(ls) != len(rs) or len(ls) < 2 or ls[:-2] != rs[:-2] or ls[-1] != rs[-2]:

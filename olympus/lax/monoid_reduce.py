@@ -134,12 +134,29 @@ def _leaves(api: str, operands, init_values):
 
 
 def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
-    """Reduces `operands` (an array or a pytree of them) over `dimensions`
-    with `computation`, one of the monoids add, mul, max, min, and, or, xor
-    (JAX's lax.reduce restricted to what olympus has primitives for).
+    """Reduces `operands` over `dimensions` with a monoid `computation`.
 
-    >>> lax.reduce(np.float32([[1, 2], [3, 4]]), 0.0, lax.add, (1,))
-    Array([3., 7.], dtype=float32)
+    JAX's lax.reduce restricted to the monoids olympus has primitives for:
+    add, mul, max, min, and, or, xor. `init_values` must be the monoid's
+    identity for the result to be well defined.
+
+    Args:
+      operands: an array or a pytree of arrays.
+      init_values: the starting value(s), matching operands.
+      computation: lax.add, lax.mul, lax.max, lax.min, lax.bitwise_and,
+        lax.bitwise_or or lax.bitwise_xor.
+      dimensions: the dimensions to reduce.
+
+    Returns:
+      The reduced array(s).
+
+    Raises:
+      ReduceComputationError: `computation` is not one of the monoids (use
+        a scan for general reductions).
+
+    Example:
+      >>> lax.reduce(np.float32([[1, 2], [3, 4]]), 0.0, lax.add, (1,))
+      Array([3., 7.], dtype=float32)
     """
     xs, inits, dtypes_, tree = _leaves("reduce", operands, init_values)
     dims = tuple(int(d) for d in dimensions)
@@ -169,13 +186,31 @@ def reduce_window(
     base_dilation: Sequence[int] | None = None,
     window_dilation: Sequence[int] | None = None,
 ):
-    """Reduces each window of `operand` (an array or a pytree of them) with
-    `computation`, one of the monoids add, mul, max, min, and, or, xor.
-    Padding ('VALID', 'SAME', 'SAME_LOWER' or (lo, hi) pairs) and the holes
-    of `base_dilation` add nothing; `init_value` enters each window once.
+    """Reduces each window of `operand` with a monoid `computation`.
 
-    >>> lax.reduce_window(np.float32([1, 5, 3, 4]), -np.inf, lax.max, (2,), (2,), "VALID")
-    Array([5., 4.], dtype=float32)
+    Pooling's primitive (max pooling, sum pooling). Padding ('VALID',
+    'SAME', 'SAME_LOWER' or (lo, hi) pairs) and the holes of `base_dilation`
+    add nothing; `init_value` enters each window once.
+
+    Args:
+      operand: an array or a pytree of arrays.
+      init_value: the starting value(s) (the monoid's identity).
+      computation: lax.add, lax.mul, lax.max, lax.min or a bitwise monoid.
+      window_dimensions: the window size per dimension.
+      window_strides: the stride per dimension (None: 1).
+      padding: 'VALID', 'SAME', 'SAME_LOWER' or (lo, hi) pairs.
+      base_dilation: input dilation per dimension (None: 1).
+      window_dilation: window dilation per dimension (None: 1).
+
+    Returns:
+      The array of window results.
+
+    Raises:
+      OlympusTypeError: the window description does not fit the rank.
+
+    Example:
+      >>> lax.reduce_window(np.float32([1, 5, 3, 4]), -np.inf, lax.max, (2,), (2,), "VALID")
+      Array([5., 4.], dtype=float32)
     """
     xs, inits, dtypes_, tree = _leaves("reduce_window", operand, init_value)
     monoids = _monoids("reduce_window", computation, dtypes_, tree)

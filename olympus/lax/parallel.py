@@ -578,21 +578,50 @@ def pvary(x, axis_name):
 
 # ---- the public collectives ------------------------------------------------------------
 def psum(x, axis_name):
-    """The sum of `x` (a pytree) over the devices along `axis_name` (a mesh
-    axis of an enclosing shard_map, or a tuple of them), on each of them.
+    """The sum of `x` over the devices along `axis_name`, on each of them.
 
-    >>> P = olympus.sharding.PartitionSpec
-    >>> mesh = olympus.make_mesh((1,), ("i",))
-    >>> f = olympus.shard_map(lambda v: lax.psum(v, "i"), mesh, P("i"), P())
-    >>> f(jnp.ones(2))
-    Array([1., 1.], dtype=float32)
+    The all-reduce of data-parallel training: inside shard_map (or vmap
+    with axis_name, pmap), every participant gets the total.
+
+    Args:
+      x: a pytree of arrays.
+      axis_name: a mesh axis name of an enclosing shard_map (or vmap/pmap
+        axis name), or a tuple of them.
+
+    Returns:
+      A pytree like x holding the sums.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing map.
+
+    Example:
+      >>> P = olympus.sharding.PartitionSpec
+      >>> mesh = olympus.make_mesh((1,), ("i",))
+      >>> f = olympus.shard_map(lambda v: lax.psum(v, "i"), mesh, P("i"), P())
+      >>> f(jnp.ones(2))
+      Array([1., 1.], dtype=float32)
     """
     axes = _axes(axis_name, "psum")
     return tree_map(lambda v: psum_p.bind(v, axes=axes), x)
 
 
 def pmean(x, axis_name):
-    """The mean of `x` over the devices along `axis_name`."""
+    """The mean of `x` over the devices along `axis_name`, on each of them.
+
+    Args:
+      x: a pytree of arrays.
+      axis_name: a mapped axis name, or a tuple of them.
+
+    Returns:
+      A pytree like x holding the means.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing map.
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.pmean(v, "b"), axis_name="b")(jnp.arange(4.0))
+      Array([1.5, 1.5, 1.5, 1.5], dtype=float32)
+    """
     axes = _axes(axis_name, "pmean")
     size = math.prod(_axis_size(a, "pmean") for a in axes)
     return tree_map(lambda v: ops.div(psum_p.bind(v, axes=axes), _like(v, size)), x)
@@ -615,8 +644,24 @@ def pmin(x, axis_name):
 
 
 def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
-    """Every device's `x` along `axis_name`, stacked at `axis` (or, `tiled`,
-    concatenated along it), on each of them."""
+    """Every participant's `x` along `axis_name`, gathered on each of them.
+
+    Args:
+      x: an array.
+      axis_name: a mapped axis name.
+      axis: where the gathered axis goes.
+      tiled: if True, concatenate along `axis` instead of stacking.
+
+    Returns:
+      The gathered array.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing map.
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.all_gather(v, "b"), axis_name="b")(jnp.arange(2.0))
+      Array([[0., 1.], [0., 1.]], dtype=float32)
+    """
     size = _axis_size(axis_name, "all_gather")
     return tree_map(
         lambda v: all_gather_p.bind(

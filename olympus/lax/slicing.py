@@ -592,20 +592,39 @@ def gather(
     mode: str | None = None,
     fill_value=None,
 ):
-    """Windows of `operand` of `slice_sizes` starting at each index vector
-    (the last axis of `start_indices`).
+    """Windows of `operand` of `slice_sizes` starting at each index vector.
 
-    mode None, "clip" or "promise_in_bounds": starts clamp so windows fit.
-    mode "fill": a window whose start does not fit is `fill_value` instead
-    (default: NaN for inexact dtypes, the most negative value of signed
-    integers, the largest of unsigned ones, True for bool, as in JAX).
+    The general indexing primitive behind `x[idx]`, jnp.take and friends:
+    each index vector (the last axis of `start_indices`) gives the start of
+    one window. mode None, "clip" or "promise_in_bounds": starts clamp so
+    windows fit. mode "fill": a window whose start does not fit is
+    `fill_value` instead (default: NaN for inexact dtypes, the most negative
+    value of signed integers, the largest of unsigned ones, True for bool).
 
-    >>> dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
-    ...                             start_index_map=(0,))
-    >>> lax.gather(np.float32([5, 6, 7]), np.int32([[2], [0]]), dn, (1,))
-    Array([7., 5.], dtype=float32)
-    >>> lax.gather(np.float32([5, 6, 7]), np.int32([[3]]), dn, (1,), mode="fill")
-    Array([nan], dtype=float32)
+    Args:
+      operand: the array to read from.
+      start_indices: an integer array whose last axis is an index vector.
+      dimension_numbers: a GatherDimensionNumbers: offset_dims (window axes
+        in the output), collapsed_slice_dims (size-1 window axes dropped),
+        start_index_map (the operand axis each index component addresses).
+      slice_sizes: the window size in each operand dimension.
+      mode: None, "clip", "fill" or "promise_in_bounds".
+      fill_value: the value of out-of-bounds windows in "fill" mode.
+
+    Returns:
+      An array of the batch (index) dimensions and the window dimensions.
+
+    Raises:
+      OlympusTypeError: the dimension numbers do not fit the shapes, or the
+        indices are not integers.
+
+    Example:
+      >>> dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+      ...                             start_index_map=(0,))
+      >>> lax.gather(np.float32([5, 6, 7]), np.int32([[2], [0]]), dn, (1,))
+      Array([7., 5.], dtype=float32)
+      >>> lax.gather(np.float32([5, 6, 7]), np.int32([[3]]), dn, (1,), mode="fill")
+      Array([nan], dtype=float32)
     """
     mode = getattr(
         mode, "name", mode

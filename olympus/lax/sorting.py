@@ -187,11 +187,25 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
-    """`keys` sorted along `dimension`, and `values` (of keys' shape) moved
-    with them: a two-operand `sort` with one key.
+    """Sorts `keys` along `dimension` and moves `values` with them.
 
-    >>> lax.sort_key_val(np.float32([3, 1, 2]), np.int32([0, 1, 2]))
-    (Array([1., 2., 3.], dtype=float32), Array([1, 2, 0], dtype=int32))
+    A two-operand sort with one key: the values are permuted as the keys.
+
+    Args:
+      keys: an array.
+      values: an array of keys' shape.
+      dimension: the dimension to sort along.
+      is_stable: if True, equal keys keep their order.
+
+    Returns:
+      `(sorted_keys, permuted_values)`.
+
+    Raises:
+      OlympusTypeError: the shapes differ.
+
+    Example:
+      >>> lax.sort_key_val(np.float32([3, 1, 2]), np.int32([0, 1, 2]))
+      (Array([1., 2., 3.], dtype=float32), Array([1, 2, 0], dtype=int32))
     """
     if aval_of(keys).shape != aval_of(values).shape:
         raise OlympusTypeError(
