@@ -70,7 +70,11 @@ DOCUMENTED = {
         dynamic_update_slice_in_dim slice select select_n argmax argmin
         broadcast_in_dim broadcast reshape transpose concatenate pad squeeze
         expand_dims rev convert_element_type iota full clamp integer_pow
-        stop_gradient sort top_k""",
+        stop_gradient sort top_k gather conv_general_dilated conv reduce
+        reduce_window cumsum associative_scan sort_key_val dynamic_index_in_dim
+        slice_in_dim index_in_dim full_like batch_matmul psum pmean all_gather
+        add sub mul div max min exp log sqrt tanh reduce_sum reduce_prod
+        reduce_max reduce_min scatter scatter_add""",
     "olympus.numpy": """where sum mean prod std var dot matmul einsum reshape
         transpose concatenate stack take take_along_axis sort argsort zeros ones
         full zeros_like ones_like arange linspace array asarray eye clip
@@ -115,18 +119,26 @@ def test_docstring_has_the_full_format(path):
     assert "\nExample:\n" in doc and ">>> " in doc, f"{path}: no Example: section"
 
 
-def test_factory_made_ufunc_examples_run():
-    """jnp's factory-made ufuncs live in dispatch wrappers that doctest's
-    module walk does not find, so their examples (numpy/ufunc_docs.py) run here."""
-    from olympus.numpy.ufunc_docs import DOCS
-
+@pytest.mark.parametrize(
+    "namespace, table",
+    [
+        ("olympus.numpy", "olympus.numpy.ufunc_docs"),
+        ("olympus.lax", "olympus.lax.op_docs"),
+    ],
+)
+def test_factory_made_examples_run(namespace, table):
+    """Functions made by factories (jnp's ufuncs, lax's elementwise ops,
+    reducers and scatters) take their docstrings from a table; doctest's module
+    walk does not find those in dispatch wrappers, so their examples run here."""
+    module = importlib.import_module(namespace)
+    docs = importlib.import_module(table).DOCS
     globs = {"olympus": olympus, "jnp": jnp, "np": np, "lax": lax}
     flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
     runner = doctest.DocTestRunner(optionflags=flags)
     parser = doctest.DocTestParser()
-    for name in DOCS:
-        doc = getattr(jnp, name).__doc__
-        assert doc == DOCS[name], f"jnp.{name} does not carry its table docstring"
-        runner.run(parser.get_doctest(doc, dict(globs), f"jnp.{name}", None, 0))
+    for name, text in docs.items():
+        doc = getattr(module, name).__doc__
+        assert doc == text, f"{namespace}.{name} does not carry its table docstring"
+        runner.run(parser.get_doctest(doc, dict(globs), name, None, 0))
     failed, attempted = runner.summarize(verbose=False)
-    assert attempted >= len(DOCS) and not failed
+    assert attempted >= len(docs) and not failed

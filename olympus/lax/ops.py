@@ -14,6 +14,7 @@ from olympus.ir import dtypes
 from olympus.lax import elementwise as ew
 from olympus.lax import reductions as red
 from olympus.lax import shapes as sh
+from olympus.lax.op_docs import DOCS as OP_DOCS
 from olympus.tracer.core import aval_of
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -42,7 +43,9 @@ def _binary(prim):
 
     op.primitive = prim  # on two arrays op only binds: olympus.numpy may dispatch it
     op.__name__ = prim.name
-    op.__doc__ = f"Elementwise `{prim.name}` of two arrays of one dtype (no promotion)."
+    op.__doc__ = OP_DOCS.get(prim.name) or (
+        f"Elementwise `{prim.name}` of two arrays of one dtype (no promotion)."
+    )
     return op
 
 
@@ -52,7 +55,7 @@ def _unary(prim):
 
     op.primitive = prim  # op(x) only binds: olympus.numpy may dispatch it directly
     op.__name__ = prim.name
-    op.__doc__ = f"Elementwise `{prim.name}`."
+    op.__doc__ = OP_DOCS.get(prim.name) or f"Elementwise `{prim.name}`."
     return op
 
 
@@ -516,6 +519,7 @@ def _reducer(prim):
         return prim.bind(x, axes=tuple(int(a) for a in axes))
 
     op.__name__ = prim.name
+    op.__doc__ = OP_DOCS.get(prim.name)
     return op
 
 

@@ -21,6 +21,7 @@ from olympus.backends.xla.lowering import i64_array
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray, register_param_type
 from olympus.lax.base import define_primitive
+from olympus.lax.op_docs import DOCS as OP_DOCS
 from olympus.lax.elementwise import (
     add_p,
     clamp_p,
@@ -704,7 +705,7 @@ def _public_scatter(prim, doc):
         )
 
     scatter_fn.__name__ = scatter_fn.__qualname__ = prim.name
-    scatter_fn.__doc__ = doc
+    scatter_fn.__doc__ = OP_DOCS.get(prim.name, doc)
     return scatter_fn
 
 
