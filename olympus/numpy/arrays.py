@@ -98,7 +98,7 @@ def full(shape, fill_value, dtype=None):
       The new array.
 
     Raises:
-      TypeError: shape is not made of ints.
+      TracerIntegerConversionError: shape holds a traced value.
 
     Example:
       >>> jnp.full((2,), 7)
@@ -126,7 +126,8 @@ def zeros(shape, dtype=None):
       The new array.
 
     Raises:
-      TypeError: shape is not made of ints (e.g. a traced value under jit).
+      TracerIntegerConversionError: shape holds a traced value (shapes are
+        static under jit).
 
     Example:
       >>> jnp.zeros((2, 2), jnp.int32)
@@ -150,7 +151,7 @@ def ones(shape, dtype=None):
       The new array.
 
     Raises:
-      TypeError: shape is not made of ints.
+      TracerIntegerConversionError: shape holds a traced value.
 
     Example:
       >>> jnp.ones(3)
@@ -294,7 +295,7 @@ def arange(start, stop=None, step=None, dtype=None):
       A 1-D array.
 
     Raises:
-      ConcretizationTypeError: a bound is traced (pass it as static).
+      TracerArrayConversionError: a bound is traced (pass it as static).
 
     Example:
       >>> jnp.arange(1, 7, 2)
@@ -348,7 +349,7 @@ def linspace(
       The values, or `(values, step)` with retstep.
 
     Raises:
-      ValueError: num is negative.
+      OlympusTypeError: num is negative.
 
     Example:
       >>> jnp.linspace(0.0, 1.0, 5)
@@ -403,7 +404,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
       An N x M array.
 
     Raises:
-      ValueError: N or M is negative.
+      OlympusTypeError: N or M is negative.
 
     Example:
       >>> jnp.eye(2, dtype=jnp.int32)
@@ -472,7 +473,21 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
 
 
 def ravel(a, order: str = "C"):
-    """The elements as a 1-D array, last axis fastest ("C") or first axis fastest ("F")."""
+    """`a` flattened to one dimension.
+
+    order 'C' reads row by row, 'F' column by column.
+
+    Args:
+      a: an array.
+      order: 'C' or 'F'.
+
+    Returns:
+      A 1-D array of a.size elements.
+
+    Example:
+      >>> jnp.ravel(jnp.array([[1, 2], [3, 4]]))
+      Array([1, 2, 3, 4], dtype=int32)
+    """
     a = to_operand(a)
     if order not in ("C", "F"):
         raise ValueError(f"jnp.ravel: order must be 'C' or 'F', got {order!r}")
@@ -492,7 +507,7 @@ def transpose(a, axes=None):
       The transposed array.
 
     Raises:
-      ValueError: axes is not a permutation of the dimensions.
+      OlympusTypeError: axes is not a permutation of the dimensions.
 
     Example:
       >>> jnp.transpose(jnp.ones((2, 3, 4))).shape
@@ -515,6 +530,22 @@ def permute_dims(a, axes=None):
 
 
 def swapaxes(a, axis1: int, axis2: int):
+    """`a` with two axes interchanged.
+
+    A transpose that names only the two axes.
+
+    Args:
+      a: an array.
+      axis1: the first axis.
+      axis2: the second axis.
+
+    Returns:
+      The transposed array.
+
+    Example:
+      >>> jnp.swapaxes(jnp.ones((2, 3)), 0, 1).shape
+      (3, 2)
+    """
     a = to_operand(a)
     ndim = aval_of(a).ndim
     perm = list(range(ndim))
@@ -524,6 +555,25 @@ def swapaxes(a, axis1: int, axis2: int):
 
 
 def moveaxis(a, source, destination):
+    """`a` with axes moved to new positions; the others keep their order.
+
+    Handy to put a batch or channel axis where a function wants it.
+
+    Args:
+      a: an array.
+      source: an int or ints: the axes to move.
+      destination: an int or ints: their new positions.
+
+    Returns:
+      The transposed array.
+
+    Raises:
+      ValueError: source and destination differ in length.
+
+    Example:
+      >>> jnp.moveaxis(jnp.ones((2, 3, 4)), 0, -1).shape
+      (3, 4, 2)
+    """
     a = to_operand(a)
     ndim = aval_of(a).ndim
     src = normalize_axes(source, ndim)
@@ -623,7 +673,6 @@ def concatenate(arrays, axis: int | None = 0):
 
     Raises:
       OlympusTypeError: the shapes differ off `axis` or the ranks differ.
-      ValueError: `arrays` is empty.
 
     Example:
       >>> jnp.concatenate([jnp.zeros(2), jnp.ones(1)])
@@ -643,11 +692,39 @@ def concatenate(arrays, axis: int | None = 0):
 
 
 def hstack(arrays):
+    """Arrays joined column-wise (axis 1; axis 0 for 1-D inputs).
+
+    The horizontal companion of vstack.
+
+    Args:
+      arrays: a sequence of arrays.
+
+    Returns:
+      The joined array.
+
+    Example:
+      >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
+      Array([1, 2, 3], dtype=int32)
+    """
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, 0 if aval_of(arrays[0]).ndim == 1 else 1)
 
 
 def vstack(arrays):
+    """Arrays stacked as rows (along axis 0).
+
+    1-D inputs become rows of a 2-D result.
+
+    Args:
+      arrays: a sequence of arrays.
+
+    Returns:
+      The stacked array.
+
+    Example:
+      >>> jnp.vstack([jnp.array([1, 2]), jnp.array([3, 4])])
+      Array([[1, 2], [3, 4]], dtype=int32)
+    """
     return concatenate([atleast_2d(a) for a in arrays], 0)
 
 
@@ -658,7 +735,21 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
 
 # ---- rearranging and repeating -------------------------------------------------
 def flip(m, axis=None):
-    """Reverses the order of elements along `axis` (all axes by default)."""
+    """`m` with the order of elements along `axis` reversed.
+
+    A view-free copy (arrays are immutable).
+
+    Args:
+      m: an array.
+      axis: None (every axis), an int, or a tuple of ints.
+
+    Returns:
+      The flipped array.
+
+    Example:
+      >>> jnp.flip(jnp.arange(3))
+      Array([2, 1, 0], dtype=int32)
+    """
     m = to_operand(m)
     axes = normalize_axes(axis, aval_of(m).ndim)
     return lax.rev(m, axes) if axes else m
@@ -677,13 +768,21 @@ class RollArgumentError(ValueError):
 
 
 def roll(a, shift, axis=None):
-    """Elements shifted cyclically by `shift` along `axis` (flattened if None).
+    """`a` with elements shifted cyclically by `shift` along `axis`.
 
-    A static shift cuts and joins; a traced one (under jit or vmap) reads a
-    window of the axis repeated twice. Shifts and axes broadcast together.
+    Elements that roll past the end reappear at the start.
 
-    >>> jnp.roll(jnp.arange(4), 1)
-    Array([3, 0, 1, 2], dtype=int32)
+    Args:
+      a: an array.
+      shift: an int or a sequence of ints (may be traced).
+      axis: None (the flattened array), an int, or a sequence of ints.
+
+    Returns:
+      The rolled array.
+
+    Example:
+      >>> jnp.roll(jnp.arange(4), 1)
+      Array([3, 0, 1, 2], dtype=int32)
     """
     a = to_operand(a)
     if axis is None:
@@ -761,7 +860,21 @@ def _take_range(a, axis: int, start: int, stop: int):
 
 
 def tile(A, reps):
-    """`A` repeated `reps` times along each axis (broadcast, then merge axes)."""
+    """`A` repeated `reps` times along each axis.
+
+    When reps is longer than A's rank, A gets leading axes of size 1.
+
+    Args:
+      A: an array.
+      reps: an int or a sequence of ints.
+
+    Returns:
+      The tiled array.
+
+    Example:
+      >>> jnp.tile(jnp.array([1, 2]), 2)
+      Array([1, 2, 1, 2], dtype=int32)
+    """
     A = to_operand(A)
     reps = (
         (int(reps),)
@@ -778,11 +891,25 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
-    """Each element repeated a static number of times along `axis`.
+    """Each element of `a` repeated `repeats` times along `axis`.
 
-    `repeats` is one count for all elements or one per element along `axis`
-    (known when tracing). `total_repeat_length` cuts the result to that length,
-    or pads it by repeating the last element.
+    Array repeats make the output size data-dependent: under jit pass a static total_repeat_length.
+
+    Args:
+      a: an array.
+      repeats: an int or an array of counts per element.
+      axis: the axis to repeat along (None: the flattened array).
+      total_repeat_length: the static output length for array repeats.
+
+    Returns:
+      The repeated array.
+
+    Raises:
+      ConcretizationTypeError: traced repeats without total_repeat_length.
+
+    Example:
+      >>> jnp.repeat(jnp.array([1, 2]), 2)
+      Array([1, 1, 2, 2], dtype=int32)
     """
     a = to_operand(a)
     counts = _static_repeats(repeats)
@@ -960,7 +1087,24 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
 
 
 def diag(v, k: int = 0):
-    """The k-th diagonal of a matrix, or a matrix with vector `v` on it."""
+    """The k-th diagonal of a 2-D array, or a 2-D array with v on it.
+
+    For 1-D v it builds a matrix; for 2-D v it extracts a diagonal.
+
+    Args:
+      v: a 1-D or 2-D array.
+      k: the diagonal (0 main, >0 above, <0 below).
+
+    Returns:
+      A 2-D array (for 1-D v) or a 1-D array (for 2-D v).
+
+    Raises:
+      ValueError: v is neither 1-D nor 2-D.
+
+    Example:
+      >>> jnp.diag(jnp.array([[1, 2], [3, 4]]))
+      Array([1, 4], dtype=int32)
+    """
     v = to_operand(v)
     if aval_of(v).ndim == 2:
         return diagonal(v, k)
@@ -982,7 +1126,23 @@ def diag(v, k: int = 0):
 
 # ---- grids (jnp.pad, with all of np.pad's modes, is in olympus/numpy/padding.py) ----
 def meshgrid(*xi, indexing: str = "xy", sparse: bool = False):
-    """Coordinate matrices from coordinate vectors ('xy' swaps the first two axes)."""
+    """Coordinate arrays from 1-D coordinate vectors.
+
+    indexing='xy' (Cartesian, the default) swaps the first two output axes relative to 'ij' (matrix indexing).
+
+    Args:
+      *xi: 1-D arrays.
+      indexing: 'xy' or 'ij'.
+      sparse: if True, return broadcastable arrays instead of full grids.
+
+    Returns:
+      A list of arrays, one per input.
+
+    Example:
+      >>> xs, ys = jnp.meshgrid(jnp.arange(2), jnp.arange(3))
+      >>> xs.shape
+      (3, 2)
+    """
     xi = [ravel(to_operand(x)) for x in xi]
     shape = [aval_of(x).shape[0] for x in xi]
     if indexing == "xy" and len(xi) > 1:

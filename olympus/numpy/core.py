@@ -77,7 +77,7 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
       A new Array.
 
     Raises:
-      TypeError: obj holds objects that are not numbers (strings, None).
+      OlympusTypeError: obj holds objects that are not numbers (strings).
 
     Example:
       >>> jnp.array([[1, 2], [3, 4]])
@@ -288,6 +288,24 @@ def _broadcast_shapes(shapes) -> tuple:
 
 
 def broadcast_to(x, shape):
+    """`x` broadcast to `shape`.
+
+    NumPy's broadcasting rules: trailing dimensions must match or be 1.
+
+    Args:
+      x: an array.
+      shape: the target shape.
+
+    Returns:
+      An array of `shape`.
+
+    Raises:
+      IncompatibleShapesError: x does not broadcast to shape.
+
+    Example:
+      >>> jnp.broadcast_to(jnp.array([1, 2]), (2, 2))
+      Array([[1, 2], [1, 2]], dtype=int32)
+    """
     x = to_operand(x)
     shape = tuple(
         int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,))

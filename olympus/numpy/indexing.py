@@ -541,7 +541,6 @@ def take(
       An array with `axis` replaced by the indices' shape.
 
     Raises:
-      TypeError: indices are not integers.
       ValueError: mode is not one of the names.
 
     Example:

@@ -223,11 +223,23 @@ def _broadcast_batch(a, b, b_core: int):
 
 
 def solve(a, b):
-    """x with a @ x = b, by LU with partial pivoting. b is a vector when it is
-    1-D, else (a batch of) matrices of columns (..., n, k), as in NumPy 2.
+    """The solution x of the linear system a @ x = b.
 
-    >>> jnp.linalg.solve(jnp.array([[2.0, 0.0], [0.0, 4.0]]), jnp.array([2.0, 2.0]))
-    Array([1. , 0.5], dtype=float32)
+    More accurate and faster than inv(a) @ b.
+
+    Args:
+      a: an array (..., n, n).
+      b: an array (..., n) or (..., n, k).
+
+    Returns:
+      x, of b's shape.
+
+    Raises:
+      LinAlgError: the shapes do not fit.
+
+    Example:
+      >>> jnp.linalg.solve(jnp.array([[2.0, 0.0], [0.0, 4.0]]), jnp.array([2.0, 2.0]))
+      Array([1. , 0.5], dtype=float32)
     """
     a = _square("solve", a)
     b = _core.asarray(b)
@@ -247,7 +259,23 @@ def solve(a, b):
 
 
 def inv(a):
-    """The inverse matrix, as solve(a, I)."""
+    """The inverse of square matrix (matrices) `a`.
+
+    Computed by LU factorization; prefer solve for a @ x = b. A singular matrix gives inf/NaN entries, not an error.
+
+    Args:
+      a: an array of shape (..., n, n).
+
+    Returns:
+      The inverses, of a's shape.
+
+    Raises:
+      LinAlgError: a is not a batch of square matrices.
+
+    Example:
+      >>> jnp.linalg.inv(jnp.array([[2.0, 0.0], [0.0, 4.0]]))
+      Array([[0.5 , 0.  ], [0.  , 0.25]], dtype=float32)
+    """
     a = _square("inv", a)
     return solve(a, _eye_like(a))
 
@@ -272,9 +300,23 @@ def _lu_det_parts(a):
 
 
 def det(a):
-    """The determinant: for 2x2 and 3x3 matrices the polynomial in the entries
-    (as JAX), whose derivative is the adjugate, finite even where `a` is
-    singular; otherwise the product of U's diagonal, signed by the pivoting."""
+    """The determinant of square matrix (matrices) `a`.
+
+    Via LU factorization; differentiable (also at singular matrices).
+
+    Args:
+      a: an array (..., n, n).
+
+    Returns:
+      The determinants, of shape a.shape[:-2].
+
+    Raises:
+      LinAlgError: a is not a batch of square matrices.
+
+    Example:
+      >>> jnp.linalg.det(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+      Array(-2., dtype=float32)
+    """
     a = _square("det", a)
     n = aval_of(a).shape[-1]
     if n in (2, 3):
@@ -477,8 +519,26 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
 
 # ---- norms ----------------------------------------------------------------------------
 def norm(x, ord=None, axis=None, keepdims: bool = False):
-    """Vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis and
-    matrix norms ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) over two, as NumPy."""
+    """A vector or matrix norm.
+
+    For vectors (one axis) `ord` is p (2 by default, inf, -inf, 0); for matrices (two axes) 'fro', 'nuc', 1, 2, inf and their negatives.
+
+    Args:
+      x: an array.
+      ord: the norm's order.
+      axis: None (the whole array as a vector, or a matrix for 2-D), an int, or a pair.
+      keepdims: if True, reduced axes stay with size 1.
+
+    Returns:
+      The norms, in a real inexact dtype.
+
+    Raises:
+      ValueError: ord is not valid for the number of axes.
+
+    Example:
+      >>> jnp.linalg.norm(jnp.array([3.0, 4.0]))
+      Array(5., dtype=float32)
+    """
     x = _inexact(x)
     if axis is None:
         if ord is None:

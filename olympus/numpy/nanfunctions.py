@@ -114,12 +114,29 @@ def quantile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,
 ):  # fmt: skip
-    """The q-th quantiles (q in [0, 1], a scalar or a vector: its axis comes
-    first) of `a` along `axis` (an int, a tuple, or None for all), by one of
-    JAX's methods; a slice holding a NaN gives NaN.
+    """The q-th quantiles of `a` along `axis`, q in [0, 1].
 
-    >>> jnp.quantile(jnp.array([1.0, 2.0, 3.0, 4.0]), 0.5)
-    Array(2.5, dtype=float32)
+    `method` picks how to interpolate between data points ('linear', 'lower', 'higher', 'nearest', 'midpoint').
+
+    Args:
+      a: an array.
+      q: a scalar or array of quantiles in [0, 1].
+      axis: None, an int or a tuple.
+      out: unsupported (must be None).
+      overwrite_input: taken for NumPy's signature.
+      method: the interpolation.
+      keepdims: if True, reduced axes stay with size 1.
+      weights: unsupported (must be None).
+
+    Returns:
+      The quantiles; q's shape leads the result.
+
+    Raises:
+      QuantileMethodError: method is unknown.
+
+    Example:
+      >>> jnp.quantile(jnp.arange(5.0), 0.25)
+      Array(1., dtype=float32)
     """
     _check_unsupported("quantile", out, overwrite_input)
     return _quantile(a, q, axis, method, keepdims, False, weights)
@@ -160,8 +177,24 @@ def nanpercentile(
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The middle value: the midpoint of the two middle values (JAX's method,
-    so an odd count returns its middle value)."""
+    """The median of `a` along `axis`.
+
+    NaN propagates (use nanmedian to ignore NaNs).
+
+    Args:
+      a: an array.
+      axis: None (all elements), an int or a tuple.
+      out: unsupported (must be None).
+      overwrite_input: taken for NumPy's signature.
+      keepdims: if True, reduced axes stay with size 1.
+
+    Returns:
+      The medians, in an inexact dtype.
+
+    Example:
+      >>> jnp.median(jnp.array([3.0, 1.0, 2.0, 10.0]))
+      Array(2.5, dtype=float32)
+    """
     return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 

@@ -247,13 +247,25 @@ def _check_options(mode, kwargs: dict) -> None:
 
 
 def pad(array, pad_width, mode: str = "constant", **kwargs):
-    """`array` padded by pad_width[i] = (before, after) entries along axis i,
-    as np.pad: modes constant, edge, reflect and symmetric (reflect_type
-    'even' or 'odd'), wrap, linear_ramp (end_values), maximum, minimum, mean
-    and median (stat_length), and empty (zeros here).
+    """`array` padded at the edges of each axis.
 
-    >>> jnp.pad(jnp.array([1, 2, 3]), (2, 1), mode="reflect")
-    Array([3, 2, 1, 2, 3, 2], dtype=int32)
+    Modes as NumPy's: 'constant' (constant_values), 'edge', 'reflect', 'symmetric', 'wrap', 'linear_ramp', 'maximum', 'mean', ...
+
+    Args:
+      array: an array.
+      pad_width: an int, a (before, after) pair, or one pair per axis.
+      mode: the padding mode.
+      **kwargs: the mode's options (constant_values, end_values, reflect_type, stat_length).
+
+    Returns:
+      The padded array.
+
+    Raises:
+      PadModeError: the mode is unknown.
+
+    Example:
+      >>> jnp.pad(jnp.array([1, 2]), 1)
+      Array([0, 1, 2, 0], dtype=int32)
     """
     _check_options(mode, kwargs)
     x = to_operand(array)

@@ -367,9 +367,6 @@ def var(
     Returns:
       The variances, in a floating dtype.
 
-    Raises:
-      ValueError: both ddof and correction are given.
-
     Example:
       >>> jnp.var(jnp.array([1.0, 3.0]), ddof=1)
       Array(2., dtype=float32)
@@ -441,9 +438,6 @@ def std(
 
     Returns:
       The standard deviations, in a floating dtype.
-
-    Raises:
-      ValueError: both ddof and correction are given.
 
     Example:
       >>> jnp.std(jnp.array([1.0, 3.0]))
@@ -546,13 +540,50 @@ argmin = _arg_reduction(lax.argmin, "argmin")
 
 # ---- contractions ----------------------------------------------------------------
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
-    """The sum along the `offset` diagonal of the (axis1, axis2) planes."""
+    """The sum along a diagonal of `a`.
+
+    For rank > 2, the diagonal of the axis1/axis2 planes.
+
+    Args:
+      a: an array of rank >= 2.
+      offset: the diagonal's offset.
+      axis1: the first axis of the planes.
+      axis2: the second axis.
+      dtype: the dtype to accumulate in.
+
+    Returns:
+      The sums, without axis1 and axis2.
+
+    Example:
+      >>> jnp.trace(jnp.array([[1, 2], [3, 4]]))
+      Array(5, dtype=int32)
+    """
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None):
-    """NumPy's dot: scalars multiply; otherwise last axis of a with second-to-last
-    of b. `precision` and `preferred_element_type` as `lax.dot_general`'s."""
+    """The dot product of two arrays, as NumPy's `dot`.
+
+    Scalars multiply; 1-D with 1-D is the inner product; otherwise the last
+    axis of `a` is contracted with the second-to-last of `b` (the last, if
+    b is 1-D). Operands promote to a common dtype.
+
+    Args:
+      a: an array or scalar.
+      b: an array or scalar.
+      precision: None, a lax.Precision or its name, or a pair.
+      preferred_element_type: the dtype to accumulate and return in.
+
+    Returns:
+      The product array.
+
+    Raises:
+      OlympusTypeError: the contracted dimensions differ in size.
+
+    Example:
+      >>> jnp.dot(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
+      Array(11., dtype=float32)
+    """
     check_arraylike("dot", a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
@@ -714,6 +745,21 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 
 
 def outer(a, b):
+    """The outer product of two vectors: out[i, j] = a[i] * b[j].
+
+    Inputs are flattened first, as NumPy's.
+
+    Args:
+      a: an array.
+      b: an array.
+
+    Returns:
+      A 2-D array of shape (a.size, b.size).
+
+    Example:
+      >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10]))
+      Array([[ 1, 10], [ 2, 20]], dtype=int32)
+    """
     a, b = _promote_only(a, b)
     a = lax.reshape(a, (aval_of(a).size,))
     b = lax.reshape(b, (aval_of(b).size,))
@@ -777,14 +823,24 @@ cumulative_sum = cumsum
 
 # ---- positions of nonzero elements ---------------------------------------------
 def nonzero(a, *, size=None, fill_value=None):
-    """Indices of the nonzero elements, one array per axis.
+    """The indices of the nonzero elements of `a`, one array per dimension.
 
-    Concrete input works like NumPy. Traced input needs a static `size`: the
-    first `size` positions, padded with `fill_value` (0 by default; a scalar,
-    or one per axis).
+    The output's length depends on the data: under jit pass a static `size` (extra slots get fill_value, extra indices are dropped).
 
-    >>> jnp.nonzero(jnp.array([0, 3, 0, 1]), size=3, fill_value=-1)
-    (Array([ 1,  3, -1], dtype=int32),)
+    Args:
+      a: an array.
+      size: the static number of indices to return.
+      fill_value: the padding for `size` (default 0).
+
+    Returns:
+      A tuple of int32 index arrays.
+
+    Raises:
+      ValueError: a is traced (under jit) and size is not given.
+
+    Example:
+      >>> jnp.nonzero(jnp.array([0, 5, 0, 7]))
+      (Array([1, 3], dtype=int32),)
     """
     if size is None:
         return concrete_nonzero(a)
@@ -852,7 +908,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     Raises:
       IncompatibleShapesError: the operands do not broadcast.
       ValueError: only one of x and y is given.
-      ConcretizationTypeError: the one-argument form under jit without size.
+      ValueError: the one-argument form is traced without size.
 
     Example:
       >>> jnp.where(jnp.array([True, False, True]), 1.0, jnp.zeros(3))
@@ -899,8 +955,25 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    """Indices of nonzero elements as rows of an (N, a.ndim) array (a 0-d
-    array gives (1, 0) if nonzero, (0, 0) if not, as JAX)."""
+    """The indices of the nonzero elements, one row per element.
+
+    As nonzero, transposed; under jit pass a static `size`.
+
+    Args:
+      a: an array.
+      size: the static number of rows to return.
+      fill_value: the padding for `size`.
+
+    Returns:
+      An int32 array of shape (count, a.ndim).
+
+    Raises:
+      ValueError: a is traced (under jit) and size is not given.
+
+    Example:
+      >>> jnp.argwhere(jnp.array([[0, 1], [1, 0]]))
+      Array([[0, 1], [1, 0]], dtype=int32)
+    """
     if np.ndim(a) == 0:
         found = nonzero(ravel(a), size=size, fill_value=fill_value)[0]
         return lax.full((aval_of(found).shape[0], 0), np.int32(0))

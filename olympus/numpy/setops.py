@@ -258,16 +258,29 @@ def unique(
     fill_value=None,
     sorted: bool = True,
 ):
-    """The sorted unique values of `ar` (of its slices along `axis`), optionally
-    with first-occurrence indices, the inverse map and the counts.
+    """The sorted unique elements of `ar`.
 
-    Under jit pass a static `size`: the first `size` unique values, padded with
-    `fill_value` (default: the smallest value); padded counts are 0.
+    The count depends on the data: under jit pass a static `size` (padded with fill_value).
 
-    >>> jnp.unique(jnp.array([3, 1, 3]))
-    Array([1, 3], dtype=int32)
-    >>> olympus.jit(lambda x: jnp.unique(x, size=3, fill_value=-1))(jnp.array([3, 1, 3]))
-    Array([ 1,  3, -1], dtype=int32)
+    Args:
+      ar: an array.
+      return_index: also return first-occurrence indices.
+      return_inverse: also return indices rebuilding ar.
+      return_counts: also return each element's count.
+      axis: unique slices along this axis (None: flatten).
+      equal_nan: if True, NaNs count as one value.
+      size: the static number of unique values to return.
+      fill_value: the padding for `size`.
+
+    Returns:
+      The unique values, or a tuple with the requested extras.
+
+    Raises:
+      UniqueSizeError: ar is traced (under jit) and size is not given (a ConcretizationTypeError).
+
+    Example:
+      >>> jnp.unique(jnp.array([3, 1, 3, 2]))
+      Array([1, 2, 3], dtype=int32)
     """
     del sorted  # always sorted, as NumPy
     ar = to_operand(ar)

@@ -58,9 +58,6 @@ def sort(
     Returns:
       The sorted array.
 
-    Raises:
-      ValueError: order is given.
-
     Example:
       >>> jnp.sort(jnp.array([3, 1, 2]))
       Array([1, 2, 3], dtype=int32)
@@ -109,9 +106,6 @@ def argsort(
 
     Returns:
       An int32 array of a's shape (flattened for axis None).
-
-    Raises:
-      ValueError: order is given.
 
     Example:
       >>> jnp.argsort(jnp.array([3.0, 1.0, 2.0]))
@@ -181,8 +175,7 @@ def take_along_axis(
       An array of the indices' shape (broadcast with arr off `axis`).
 
     Raises:
-      ValueError: the ranks of arr and indices differ.
-      TypeError: indices are not integers.
+      TakeAlongAxisError: the ranks of arr and indices differ.
 
     Example:
       >>> a = jnp.array([[3.0, 1.0], [2.0, 4.0]])
@@ -261,17 +254,26 @@ _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 
 
 def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan"):
-    """Where `v` would be inserted into sorted 1-d `a` to keep it sorted: the
-    count of entries of `a` below (left) or not above (right) each value.
+    """Where to insert `v` in sorted `a` to keep it sorted.
 
-    NaN sorts after every number, as in JAX and NumPy. method "scan" and
-    "scan_unrolled" search by bisection (log2(len(a)) gathers per value);
-    "sort" and "compare_all" compare every pair (len(a) * v.size booleans).
+    A binary search per element of v; `method` chooses the algorithm ('scan', 'scan_unrolled', 'sort', 'compare_all'), not the result.
 
-    >>> jnp.searchsorted(jnp.array([1, 2, 2, 3]), 2)
-    Array(1, dtype=int32)
-    >>> jnp.searchsorted(jnp.array([1.0, 2.0, jnp.nan]), jnp.array([jnp.nan, 1.5]))
-    Array([2, 1], dtype=int32)
+    Args:
+      a: a sorted 1-D array.
+      v: the values to place.
+      side: 'left' (first suitable index) or 'right' (last).
+      sorter: indices that sort a.
+      method: the search algorithm.
+
+    Returns:
+      An int32 array of v's shape.
+
+    Raises:
+      ValueError: side or method is not one of the names.
+
+    Example:
+      >>> jnp.searchsorted(jnp.array([1, 3, 5]), jnp.array([0, 3, 6]))
+      Array([0, 1, 3], dtype=int32)
     """
     if method not in _SEARCH_METHODS:
         raise SearchSortedMethodError(

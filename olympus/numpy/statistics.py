@@ -69,10 +69,26 @@ def _edge_piece(piece, x, axis: int):
 
 
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
-    """The n-th discrete difference along `axis` (booleans differ by `!=`).
+    """The n-th discrete difference along `axis`: a[i+1] - a[i].
 
-    >>> jnp.diff(jnp.array([1, 4, 9]))
-    Array([3, 5], dtype=int32)
+    Each order shortens the axis by one; prepend/append add values first.
+
+    Args:
+      a: an array.
+      n: the order of the difference.
+      axis: the axis.
+      prepend: values put before a along axis.
+      append: values put after.
+
+    Returns:
+      The differences.
+
+    Raises:
+      ValueError: n is negative.
+
+    Example:
+      >>> jnp.diff(jnp.array([1, 4, 9]))
+      Array([3, 5], dtype=int32)
     """
     a = to_operand(a)
     if n < 0:

@@ -272,6 +272,20 @@ bitwise_not = invert = _unary(lax.bitwise_not, "invert")
 
 
 def sign(x):
+    """Elementwise sign: -1, 0 or 1 (NaN for NaN).
+
+    For complex x, x / |x| (0 at 0), as NumPy 2's.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Example:
+      >>> jnp.sign(jnp.array([-2.0, 0.0, 3.0]))
+      Array([-1.,  0.,  1.], dtype=float32)
+    """
     (x,) = prepare(x)
     return x if aval_of(x).dtype == dtypes.bool_ else lax.sign(x)
 
@@ -281,6 +295,20 @@ def positive(x):
 
 
 def absolute(x):
+    """Elementwise absolute value |x|.
+
+    For complex x, the modulus (a real array); unsigned and boolean inputs are returned unchanged.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape (real for complex x).
+
+    Example:
+      >>> jnp.absolute(jnp.array([-1.5, 2.0]))
+      Array([1.5, 2. ], dtype=float32)
+    """
     (x,) = prepare(x)
     if dtypes.is_unsigned_int(aval_of(x).dtype) or aval_of(x).dtype == dtypes.bool_:
         return x
@@ -316,6 +344,20 @@ def logical_not(x):
 
 
 def floor(x):
+    """Elementwise largest integer <= x, as a float.
+
+    Integer inputs are returned unchanged.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Example:
+      >>> jnp.floor(jnp.array([-1.5, 1.5]))
+      Array([-2.,  1.], dtype=float32)
+    """
     (x,) = prepare(x)
     require_real("floor", x)
     return lax.floor(x) if dtypes.is_float(aval_of(x).dtype) else x
@@ -328,7 +370,21 @@ def ceil(x):
 
 
 def round(a, decimals: int = 0):  # noqa: A001
-    """Rounds half to even, like NumPy; complex numbers round both parts."""
+    """Rounds to `decimals` decimal places, halves to even.
+
+    Integers are returned unchanged for decimals >= 0.
+
+    Args:
+      a: an array.
+      decimals: the number of decimal places (negative: tens, hundreds, ...).
+
+    Returns:
+      An array of a's shape and dtype.
+
+    Example:
+      >>> jnp.round(jnp.array([0.5, 1.5, 2.25]), 1)
+      Array([0.5, 1.5, 2.2], dtype=float32)
+    """
     (a,) = prepare(a)
     dtype = aval_of(a).dtype
     if dtypes.is_complex(dtype):
@@ -429,7 +485,24 @@ def fmod(x1, x2):
 
 
 def power(x1, x2):
-    """`x1 ** x2`; a static integer exponent multiplies, others use pow."""
+    """Elementwise x1 ** x2.
+
+    Operands broadcast and promote; an integer base with a negative integer exponent gives 0 (or +-1), never an error.
+
+    Args:
+      x1: the base (array or scalar).
+      x2: the exponent (array or scalar).
+
+    Returns:
+      An array of the broadcast shape and promoted dtype.
+
+    Raises:
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.power(jnp.array([2, 3]), 2)
+      Array([4, 9], dtype=int32)
+    """
     if isinstance(x2, int) and not isinstance(x2, bool):
         (x1,) = prepare(x1)
         if aval_of(x1).dtype == dtypes.bool_:
@@ -489,6 +562,20 @@ def log10(x):
 
 
 def isnan(x):
+    """Elementwise whether x is NaN.
+
+    Integers and booleans are never NaN.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      A boolean array of x's shape.
+
+    Example:
+      >>> jnp.isnan(jnp.array([1.0, jnp.nan]))
+      Array([False,  True], dtype=bool)
+    """
     (x,) = prepare(x)
     if not dtypes.is_inexact(aval_of(x).dtype):
         return lax.full(aval_of(x).shape, False)
@@ -516,6 +603,20 @@ def signbit(x):
 
 
 def isfinite(x):
+    """Elementwise whether x is neither infinite nor NaN.
+
+    For complex x, both parts must be finite.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      A boolean array of x's shape.
+
+    Example:
+      >>> jnp.isfinite(jnp.array([1.0, jnp.inf, jnp.nan]))
+      Array([ True, False, False], dtype=bool)
+    """
     return logical_not(logical_or(isnan(x), isinf(x)))
 
 
@@ -746,12 +847,47 @@ def _all(x):
 
 
 def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
-    """Whether every element of `a` is close to `b` (see isclose)."""
+    """Whether all elements of a and b are close: |a - b| <= atol + rtol * |b|.
+
+    The tolerance is asymmetric in a and b, as NumPy's.
+
+    Args:
+      a: an array.
+      b: an array broadcastable with a.
+      rtol: the relative tolerance.
+      atol: the absolute tolerance.
+      equal_nan: if True, NaNs in the same places count as close.
+
+    Returns:
+      A boolean scalar array.
+
+    Raises:
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.allclose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
+      Array(True, dtype=bool)
+    """
     return _all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1, a2, equal_nan: bool = False):
-    """Whether the shapes match and every element is equal."""
+    """Whether a1 and a2 have the same shape and elements.
+
+    Different shapes give False rather than an error.
+
+    Args:
+      a1: an array.
+      a2: an array.
+      equal_nan: if True, NaNs in the same places count as equal.
+
+    Returns:
+      A boolean scalar array.
+
+    Example:
+      >>> jnp.array_equal(jnp.arange(3), jnp.array([0, 1, 2]))
+      Array(True, dtype=bool)
+    """
     a1, a2 = to_operand(a1), to_operand(a2)
     if aval_of(a1).shape != aval_of(a2).shape:
         return lax.full((), False)
