@@ -80,7 +80,11 @@ DOCUMENTED = {
         full zeros_like ones_like arange linspace array asarray eye clip
         expand_dims squeeze split add subtract multiply divide maximum minimum
         arctan2 equal not_equal less greater exp log log1p expm1 sqrt sin cos
-        tanh negative""",
+        tanh negative absolute sign round floor power isnan isfinite allclose
+        array_equal tile repeat flip roll diag trace outer nonzero argwhere unique
+        meshgrid pad swapaxes moveaxis ravel broadcast_to vstack hstack diff
+        searchsorted median quantile""",
+    "olympus.numpy.linalg": "norm inv solve det",
     "olympus.random": """key PRNGKey split fold_in key_data uniform normal
         randint bernoulli categorical choice permutation gamma beta exponential
         truncated_normal multivariate_normal poisson dirichlet""",
