@@ -296,15 +296,38 @@ def _with_named_argnums(fun, argnums, argnames) -> tuple:
 
 
 class custom_jvp:
-    """A function with a user-defined JVP rule (JAX's `jax.custom_jvp`).
+    """A function with a user-defined JVP (forward-mode derivative) rule.
 
-    >>> @olympus.custom_jvp
-    ... def f(x):
-    ...     return jnp.log1p(jnp.exp(x))
-    >>> @f.defjvp
-    ... def f_jvp(primals, tangents):
-    ...     (x,), (t,) = primals, tangents
-    ...     return f(x), t * lax.logistic(x)
+    For functions whose automatic derivative is unstable or slow (log1p of
+    exp, a solver's fixed point): the rule given with `defjvp` replaces
+    differentiation of the body. grad works too, by transposing the rule,
+    so the rule's tangent output must be linear in the tangents.
+
+    Args:
+      fun: the primal function.
+      nondiff_argnums: positional arguments that are not differentiated
+        (Python values or arrays passed to the rule first).
+      nondiff_argnames: the same, by keyword.
+
+    Returns:
+      A callable object; decorate the rule with `@f.defjvp`, whose
+      `rule(primals, tangents)` returns `(primal_out, tangent_out)`
+      (`defjvps` takes one tangent function per argument instead).
+
+    Raises:
+      CustomDerivativeError: the rule returns outputs whose structure, shape
+        or dtype differ from fun's.
+
+    Example:
+      >>> @olympus.custom_jvp
+      ... def softplus(x):
+      ...     return jnp.log1p(jnp.exp(x))
+      >>> @softplus.defjvp
+      ... def softplus_jvp(primals, tangents):
+      ...     (x,), (t,) = primals, tangents
+      ...     return softplus(x), t * lax.logistic(x)
+      >>> print(olympus.grad(softplus)(0.0))
+      0.5
     """
 
     def __init__(
@@ -527,13 +550,39 @@ batch_rules[custom_lin_p] = _custom_lin_batch
 
 
 class custom_vjp:
-    """A function with a user-defined VJP (JAX's `jax.custom_vjp`).
+    """A function with a user-defined VJP (reverse-mode derivative) rule.
 
-    >>> @olympus.custom_vjp
-    ... def clip_gradient(x):
-    ...     return x
-    >>> clip_gradient.defvjp(lambda x: (x, None),
-    ...                      lambda res, g: (jnp.clip(g, -1.0, 1.0),))
+    For gradients that should differ from the automatic one (clipping,
+    straight-through estimators) or that are cheaper to compute by hand:
+    `defvjp(fwd, bwd)` gives the forward pass, which returns the output and
+    residuals, and the backward pass, which maps residuals and the output
+    cotangent to one cotangent per argument.
+
+    Args:
+      fun: the primal function.
+      nondiff_argnums: positional arguments that are not differentiated
+        (passed to bwd first).
+      nondiff_argnames: the same, by keyword.
+
+    Returns:
+      A callable object; call `f.defvjp(fwd, bwd)` before differentiating.
+      `fwd(*args)` returns `(output, residuals)`; `bwd(residuals, ct)`
+      returns a tuple of cotangents, one per differentiated argument.
+
+    Raises:
+      CustomDerivativeError: bwd returns the wrong number, shapes or dtypes
+        of cotangents, or fwd's output differs from fun's.
+      TypeError: forward mode (jvp, jacfwd) is applied: a custom_vjp
+        function has only a reverse rule (as in JAX).
+
+    Example:
+      >>> @olympus.custom_vjp
+      ... def clip_gradient(x):
+      ...     return x
+      >>> clip_gradient.defvjp(lambda x: (x, None),
+      ...                      lambda res, g: (jnp.clip(g, -1.0, 1.0),))
+      >>> print(olympus.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
+      1.0
     """
 
     def __init__(
