@@ -110,19 +110,32 @@ batch_rules[hint_p] = lambda axis_size, vals, dims, **hints: (
 
 
 def hint(x, **hints):
-    """`x` (a pytree) annotated with `hints`, kept through jvp, grad, vmap,
-    checkpoint and the optimizer; printed as `hint[key=value ...]`.
+    """`x` annotated with `hints`, kept through transformations.
 
-    `precision=` ("highest", lax.Precision.HIGH, ...) sets the precision of the
-    matmuls (dot, einsum, @) that read the value under jit; other keys are
-    kept for backends that understand them. Outside a trace, `x` itself.
+    Hints travel through jvp, grad, vmap, checkpoint and the optimizer and
+    are printed as `hint[key=value ...]`. `precision=` ("highest",
+    lax.Precision.HIGH, ...) sets the precision of the matmuls (dot, einsum,
+    @) that read the value under jit; other keys are kept for backends that
+    understand them. Outside a trace it returns `x` itself.
 
-    >>> f = lambda x: olympus.hint(x, device="gpu", unroll=4) * 2.0
-    >>> print(olympus.make_olympuspr(f)(jnp.ones(3)))
-    { lambda ; a:f32[3]. let
-        b:f32[3] = hint[device="gpu" unroll=4] a
-        c:f32[3] = mul b 2.0:f32[]
-      in (c,) }
+    Args:
+      x: a pytree of arrays.
+      **hints: hashable keyword annotations.
+
+    Returns:
+      x, unchanged in value.
+
+    Raises:
+      HintTypeError: a hint's value is not a str, int, float, bool, None or
+        a tuple of them.
+
+    Example:
+      >>> f = lambda x: olympus.hint(x, device="gpu", unroll=4) * 2.0
+      >>> print(olympus.make_olympuspr(f)(jnp.ones(3)))
+      { lambda ; a:f32[3]. let
+          b:f32[3] = hint[device="gpu" unroll=4] a
+          c:f32[3] = mul b 2.0:f32[]
+        in (c,) }
     """
     params = canonical_hints(hints)
     if core.current_trace() is core.eval_trace:

@@ -1174,20 +1174,38 @@ def shard_map(
     axis_names=None,
     check_vma: bool | None = None,
 ):
-    """`f` run on each device of `mesh` with that device's block of every
-    argument (`in_specs`: a PartitionSpec per argument, or a pytree prefix);
-    `out_specs` assemble the outputs. Inside, collectives (`lax.psum`, ...)
-    name the mesh's axes. With `check_vma` (JAX's `check_rep` is the old
-    name) an output whose out_spec leaves a mesh axis out must be provably
-    equal along it (e.g. a psum over it), else ShardMapReplicationError at
-    trace time. Without `f` it is a decorator; without `mesh`, the mesh of
-    `set_mesh`. `axis_names` makes only those axes manual: specs name only
-    them, and the body is unsplit (and collectives unbound) along the rest.
+    """Runs `f` on each device of `mesh` with that device's block of every argument.
 
-    >>> P = olympus.sharding.PartitionSpec
-    >>> mesh = olympus.make_mesh((1,), ("i",))
-    >>> olympus.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(jnp.arange(2.0))
-    Array([0., 2.], dtype=float32)
+    Per-device programming: inside, `f` sees local blocks and talks to other
+    devices through collectives (`lax.psum`, `lax.all_gather`, ...) naming
+    the mesh's axes. With `check_vma` (JAX's `check_rep` is the old name) an
+    output whose out_spec leaves a mesh axis out must be provably equal
+    along it (e.g. a psum over it). `axis_names` makes only those axes
+    manual: specs name only them, and the body is unsplit along the rest.
+
+    Args:
+      f: the per-device function; without it, shard_map returns a decorator.
+      mesh: the device mesh (None: the mesh of `set_mesh`).
+      in_specs: a PartitionSpec per argument, or a pytree prefix of them.
+      out_specs: PartitionSpecs assembling the outputs from the blocks.
+      check_rep: JAX's older name for check_vma.
+      axis_names: the mesh axes made manual (None: all).
+      check_vma: whether to check that unsplit outputs are replicated.
+
+    Returns:
+      A function taking the global arrays and returning global arrays.
+
+    Raises:
+      ShardMapReplicationError: an output is not provably equal along a
+        mesh axis its out_spec leaves out (psum it, or split it).
+      ValueError: a spec does not divide an argument's shape, or names an
+        axis the mesh lacks.
+
+    Example:
+      >>> P = olympus.sharding.PartitionSpec
+      >>> mesh = olympus.make_mesh((1,), ("i",))
+      >>> olympus.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(jnp.arange(2.0))
+      Array([0., 2.], dtype=float32)
     """
     if f is None:
         return lambda g: shard_map(

@@ -392,13 +392,27 @@ def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
 
 
 def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> Array:
-    """The Array of `shape` laid out as `sharding` whose pieces are `arrays`
-    (one single-device Array per device of the sharding, in any order).
+    """The global Array of `shape` assembled from per-device pieces.
 
-    >>> mesh = olympus.make_mesh((1,), ("x",))
-    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
-    >>> olympus.make_array_from_single_device_arrays((2,), s, [jnp.ones(2)])
-    Array([1., 1.], dtype=float32)
+    For building a sharded array from data loaded separately on each device
+    (one piece per device of the sharding, in any order).
+
+    Args:
+      shape: the global shape.
+      sharding: how the pieces tile the global array.
+      arrays: one single-device Array per device of the sharding.
+
+    Returns:
+      An Array of `shape` laid out as `sharding`.
+
+    Raises:
+      ValueError: the pieces' shapes or devices do not match the sharding.
+
+    Example:
+      >>> mesh = olympus.make_mesh((1,), ("x",))
+      >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
+      >>> olympus.make_array_from_single_device_arrays((2,), s, [jnp.ones(2)])
+      Array([1., 1.], dtype=float32)
     """
     shape = tuple(shape)
     wanted = sharding.shard_shape(shape, "make_array_from_single_device_arrays")

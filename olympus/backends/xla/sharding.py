@@ -248,13 +248,21 @@ class _MeshScope:
 
 
 def set_mesh(mesh: Mesh | None) -> _MeshScope:
-    """Puts `mesh` in scope (JAX's `jax.set_mesh`): shard_map, reshard, `P`
-    shardings and `out_sharding=` use it. Called bare it sets the mesh until
-    the next call; as `with set_mesh(mesh):` only inside the block.
+    """Puts `mesh` in scope for shard_map, reshard and `P` shardings.
 
-    >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
-    ...     olympus.sharding.get_abstract_mesh().axis_names
-    ('x',)
+    Called bare it sets the mesh until the next call; as `with
+    set_mesh(mesh):` only inside the block.
+
+    Args:
+      mesh: a Mesh, or None to clear it.
+
+    Returns:
+      A context manager (also effective without `with`).
+
+    Example:
+      >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
+      ...     olympus.sharding.get_abstract_mesh().axis_names
+      ('x',)
     """
     if mesh is not None and not isinstance(mesh, Mesh):
         raise TypeError(
@@ -304,11 +312,28 @@ def make_mesh(
     devices=None,
     axis_types=None,
 ) -> Mesh:
-    """A mesh of the given shape over `devices` (by default the first
-    prod(axis_shapes) devices, as JAX).
+    """A device mesh of the given shape and axis names.
 
-    >>> olympus.make_mesh((1,), ("data",))
-    Mesh('data': 1; devices=[0])
+    Meshes name the axes that PartitionSpecs, shard_map and collectives
+    refer to.
+
+    Args:
+      axis_shapes: the size of each mesh axis.
+      axis_names: one name per axis.
+      devices: the devices to arrange (default: the first
+        prod(axis_shapes) devices, as JAX).
+      axis_types: taken for JAX's signature (explicit/auto axes).
+
+    Returns:
+      A Mesh.
+
+    Raises:
+      MeshShapeError: the shape needs more devices than there are (set
+        olympus_num_cpu_devices for more CPU devices).
+
+    Example:
+      >>> olympus.make_mesh((1,), ("data",))
+      Mesh('data': 1; devices=[0])
     """
     shape = tuple(int(s) for s in axis_shapes)
     if devices is None:
