@@ -64,7 +64,9 @@ DOCUMENTED = {
         process_count process_index block_until_ready pure_callback named_call
         named_scope ensure_compile_time_eval disable_jit enable_x64 debug_nans
         linear_transpose custom_gradient closure_convert numpy_dtype_promotion
-        clear_caches pmap default_matmul_precision default_backend typeof""",
+        clear_caches pmap default_matmul_precision default_backend typeof
+        custom_jvp custom_vjp shard_map hint make_mesh set_mesh
+        make_array_from_single_device_arrays""",
     "olympus.lax": """cond switch while_loop fori_loop scan map dot_general dot
         dynamic_slice dynamic_update_slice dynamic_slice_in_dim
         dynamic_update_slice_in_dim slice select select_n argmax argmin
