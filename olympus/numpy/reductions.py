@@ -669,28 +669,6 @@ matmul = pair_op(lax_reductions.dot_general_p, matmul, _matrix_params)
 
 def _matmul(a, b, *, precision=None, preferred_element_type=None):
     def dot(a, b, dims):
-        """The dot product of two arrays, as NumPy's `dot`.
-
-        Scalars multiply; 1-D with 1-D is the inner product; otherwise the last
-        axis of `a` is contracted with the second-to-last of `b` (the last, if
-        b is 1-D). Operands promote to a common dtype.
-
-        Args:
-          a: an array or scalar.
-          b: an array or scalar.
-          precision: None, a lax.Precision or its name, or a pair.
-          preferred_element_type: the dtype to accumulate and return in.
-
-        Returns:
-          The product array.
-
-        Raises:
-          OlympusTypeError: the contracted dimensions differ in size.
-
-        Example:
-          >>> jnp.dot(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
-          Array(11., dtype=float32)
-        """
         return lax.dot_general(
             a,
             b,
