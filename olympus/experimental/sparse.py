@@ -9,6 +9,7 @@ multiplies it with a dense array): `fromdense`, `from_scipy_sparse`,
 `todense`, `@` with a dense array either side, `.T`. Batched layouts
 (`n_batch > 0`) are refused with SparseLayoutError.
 
+>>> from olympus.experimental.sparse import BCOO
 >>> m = BCOO.fromdense(jnp.array([[1.0, 0.0], [0.0, 2.0]]))
 >>> m.indices.tolist(), (m @ jnp.ones(2)).tolist()
 ([[0, 0], [1, 1]], [1.0, 2.0])

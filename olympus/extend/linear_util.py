@@ -52,6 +52,7 @@ def safe_map(f: Callable, *sequences) -> list:
     """`list(map(f, *sequences))` whose sequences must be equally long
     (`jax.api_util.safe_map`, which program interpreters such as distrax's use).
 
+    >>> from olympus.extend.linear_util import safe_map
     >>> safe_map(lambda a, b: a + b, [1, 2], [3, 4])
     [4, 6]
     """
