@@ -85,7 +85,8 @@ DOCUMENTED = {
         tanh negative absolute sign round floor power isnan isfinite allclose
         array_equal tile repeat flip roll diag trace outer nonzero argwhere unique
         meshgrid pad swapaxes moveaxis ravel broadcast_to vstack hstack diff
-        searchsorted median quantile""",
+        searchsorted median quantile max min all any argmax argmin cumsum
+        cumprod""",
     "olympus.numpy.linalg": "norm inv solve det",
     "olympus.random": """key PRNGKey split fold_in key_data uniform normal
         randint bernoulli categorical choice permutation gamma beta exponential
@@ -129,13 +130,15 @@ def test_docstring_has_the_full_format(path):
     "namespace, table",
     [
         ("olympus.numpy", "olympus.numpy.ufunc_docs"),
+        ("olympus.numpy", "olympus.numpy.reduction_docs"),
         ("olympus.lax", "olympus.lax.op_docs"),
     ],
 )
 def test_factory_made_examples_run(namespace, table):
-    """Functions made by factories (jnp's ufuncs, lax's elementwise ops,
-    reducers and scatters) take their docstrings from a table; doctest's module
-    walk does not find those in dispatch wrappers, so their examples run here."""
+    """Functions made by factories (jnp's ufuncs and reductions, lax's
+    elementwise ops, reducers and scatters) take their docstrings from a table;
+    doctest's module walk does not find those in dispatch wrappers, so their
+    examples run here."""
     module = importlib.import_module(namespace)
     docs = importlib.import_module(table).DOCS
     globs = {"olympus": olympus, "jnp": jnp, "np": np, "lax": lax}

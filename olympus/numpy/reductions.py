@@ -12,6 +12,7 @@ from olympus import lax
 from olympus.lax import reductions as lax_reductions
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
+from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.backends.xla.dispatch import pair_op
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.arrays import diagonal, ravel
@@ -244,7 +245,7 @@ def _max_or_min(name, lax_fn, bool_fn):
         )
 
     fn.__name__ = name
-    fn.__doc__ = (
+    fn.__doc__ = REDUCTION_DOCS.get(name) or (
         f"`{name}` over `axis` (all axes by default); needs initial= for empty axes."
     )
     return fn
@@ -273,6 +274,7 @@ def _bool_reduction(lax_fn, name):
         return _keepdims(out, axes, aval_of(a).ndim) if keepdims else out
 
     fn.__name__ = name
+    fn.__doc__ = REDUCTION_DOCS.get(name)
     return fn
 
 
@@ -531,6 +533,7 @@ def _arg_reduction(lax_fn, name):
         return _keepdims(out, (axis,), ndim) if keepdims else out
 
     fn.__name__ = name
+    fn.__doc__ = REDUCTION_DOCS.get(name)
     return fn
 
 
@@ -778,7 +781,9 @@ def _cumulative(name: str, lax_fn, accumulate: bool):
         return lax_fn(a, axis)
 
     fn.__name__ = f"cum{name}"
-    fn.__doc__ = f"Running {name} along `axis` (the flattened array if None)."
+    fn.__doc__ = REDUCTION_DOCS.get(f"cum{name}") or (
+        f"Running {name} along `axis` (the flattened array if None)."
+    )
     return fn
 
 

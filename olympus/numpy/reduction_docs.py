@@ -1,0 +1,117 @@
+"""Docstrings of the jnp reductions that numpy/reductions.py's factories make
+(`_max_or_min`, `_bool_reduction`, `_arg_reduction`, `_cumulative`), keyed by
+the function's name: one body serves several functions, so each one's text
+lives in this table. A name missing here keeps its factory's default.
+"""
+
+from __future__ import annotations
+
+_AXIS = "  axis: None (all elements), an int, or a tuple of ints."
+_KEEP = "  keepdims: if True, reduced axes stay with size 1."
+_OUT = "  out: unsupported (must be None); arrays are immutable."
+
+
+def _doc(summary, note, args, returns, raises, example) -> str:
+    return (
+        f"{summary}\n\n{note}\n\nArgs:\n{args}\n\nReturns:\n  {returns}\n\n"
+        f"Raises:\n{raises}\n\nExample:\n{example}"
+    )
+
+
+def _extremum(name: str, word: str, example: str) -> str:
+    return _doc(
+        f"The {word} of the elements of `a` over `axis`.",
+        "NaN propagates (use nan" + name + " to ignore NaNs). An empty "
+        "reduction needs `initial`, as NumPy's.",
+        f"  a: an array.\n{_AXIS}\n{_OUT}\n{_KEEP}\n  initial: a value "
+        f"included in every reduction (required for empty axes).\n  where: a "
+        "boolean mask of the elements to include.",
+        f"The {word}s, of a's dtype, with `axis` removed (kept with keepdims).",
+        "  ValueError: an axis is out of range, or an axis is empty and "
+        "initial is not given.",
+        example,
+    )
+
+
+def _truth(name: str, summary: str, example: str) -> str:
+    return _doc(
+        summary,
+        "Non-boolean inputs count as true where nonzero (NaN is true).",
+        f"  a: an array.\n{_AXIS}\n{_OUT}\n{_KEEP}\n  where: a boolean mask "
+        "of the elements to include.",
+        "A boolean array with `axis` removed (kept with keepdims).",
+        "  ValueError: out is given, or an axis is out of range.",
+        example,
+    )
+
+
+def _arg(name: str, word: str, example: str) -> str:
+    return _doc(
+        f"The index of the {word} element of `a` along `axis`.",
+        "Ties give the first index; NaN counts as the " + word + " value, as NumPy's.",
+        f"  a: an array.\n  axis: an int, or None for the flattened array.\n{_KEEP}",
+        "An int32 array of indices with `axis` removed (kept with keepdims).",
+        "  ValueError: `a` is empty along axis, or axis is out of range.",
+        example,
+    )
+
+
+def _running(word: str, note: str, example: str) -> str:
+    return _doc(
+        f"The running {word} of `a` along `axis`.",
+        note,
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
+        "  dtype: the dtype to accumulate and return in.",
+        "An array of a's shape (1-D for axis None).",
+        "  ValueError: axis is out of range.",
+        example,
+    )
+
+
+DOCS: dict[str, str] = {
+    "max": _extremum(
+        "max",
+        "maximum",
+        "  >>> jnp.max(jnp.array([[1, 5], [3, 2]]), axis=0)\n"
+        "  Array([3, 5], dtype=int32)",
+    ),
+    "min": _extremum(
+        "min",
+        "minimum",
+        "  >>> jnp.min(jnp.array([[1, 5], [3, 2]]), axis=1)\n"
+        "  Array([1, 2], dtype=int32)",
+    ),
+    "all": _truth(
+        "all",
+        "Whether every element of `a` over `axis` is true.",
+        "  >>> jnp.all(jnp.array([True, False]))\n  Array(False, dtype=bool)",
+    ),
+    "any": _truth(
+        "any",
+        "Whether any element of `a` over `axis` is true.",
+        "  >>> jnp.any(jnp.array([0.0, 2.0]))\n  Array(True, dtype=bool)",
+    ),
+    "argmax": _arg(
+        "argmax",
+        "largest",
+        "  >>> jnp.argmax(jnp.array([1.0, 3.0, 3.0]))\n  Array(1, dtype=int32)",
+    ),
+    "argmin": _arg(
+        "argmin",
+        "smallest",
+        "  >>> jnp.argmin(jnp.array([[4, 2], [1, 3]]), axis=1)\n"
+        "  Array([1, 0], dtype=int32)",
+    ),
+    "cumsum": _running(
+        "sum",
+        "Booleans count in the default int; other integers keep their dtype "
+        "(as JAX, unlike NumPy).",
+        "  >>> jnp.cumsum(jnp.array([1, 2, 3]))\n  Array([1, 3, 6], dtype=int32)",
+    ),
+    "cumprod": _running(
+        "product",
+        "Booleans count in the default int; other integers keep their dtype.",
+        "  >>> jnp.cumprod(jnp.array([1.0, 2.0, 3.0]))\n"
+        "  Array([1., 2., 6.], dtype=float32)",
+    ),
+}
