@@ -15,6 +15,7 @@ passing them to `olympus.numpy`, raises `KeyArrayTypeError`.
 
 from __future__ import annotations
 
+from olympus.backends.xla.array import register_array_type
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import register_pytree_node
 
@@ -139,6 +140,9 @@ class PRNGKeyArray:
             f"PRNGKeyArray({self.shape}, dtype={key_dtype}) overlaying:\n{self.data!r}"
         )
 
+
+# A typed key array is an olympus.Array, as JAX's are jax.Array instances.
+register_array_type(PRNGKeyArray)
 
 for _name in (
     "add",

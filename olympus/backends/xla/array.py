@@ -458,19 +458,23 @@ class _PublicArrayMeta(type):
     so no call path pays for it."""
 
     def __instancecheck__(cls, x) -> bool:
-        return isinstance(x, (Array, Tracer)) or isinstance(x, _key_array_type())
+        return isinstance(x, (Array, Tracer, *_other_array_types))
 
     def __subclasscheck__(cls, sub) -> bool:
-        kinds = (Array, Tracer, _key_array_type())
+        kinds = (Array, Tracer, *_other_array_types)
         return isinstance(sub, type) and issubclass(sub, kinds)
 
 
-def _key_array_type() -> type:
-    """Typed PRNG key arrays are arrays too, as JAX's (flax.nnx checks
-    `isinstance(key, jax.Array)`); olympus.prng is imported lazily, after this."""
-    from olympus.prng import PRNGKeyArray
+# Types from the layers above that are olympus.Array instances too: typed PRNG
+# key arrays, as JAX's (flax.nnx checks `isinstance(key, jax.Array)`);
+# olympus.prng adds its class when imported (see `register_array_type`).
+_other_array_types: list[type] = []
 
-    return PRNGKeyArray
+
+def register_array_type(kind: type) -> None:
+    """Makes instances of `kind` count as `olympus.Array` instances."""
+    if kind not in _other_array_types:
+        _other_array_types.append(kind)
 
 
 class PublicArray(metaclass=_PublicArrayMeta):
