@@ -8,6 +8,8 @@ import pathlib
 import olympus.numpy
 
 LAYERS = [
+    "ufunc_docs",  # docstring tables the factories read (no imports)
+    "reduction_docs",
     "core",  # conversion to arrays, promotion, broadcasting, stack, float layouts
     "compiled",  # entry points under jit
     "ufuncs",
