@@ -30,4 +30,8 @@ from olympus.callback import (  # noqa: F401,E402  (pure_callback)
     CallbackVmapError,
 )
 from olympus.backends.xla.host_callback import HostCallbackError  # noqa: F401,E402
-from olympus.random import RandomDtypeError, RandomParameterError  # noqa: F401,E402
+from olympus.random import (  # noqa: F401,E402
+    InvalidKeyError,
+    RandomDtypeError,
+    RandomParameterError,
+)

@@ -95,3 +95,11 @@ def test_a_string_argument_to_jit_names_it_and_static_argnums():
     assert "static_argnums=(1,)" in text and "static_argnames=('mode',)" in text
     with pytest.raises(OlympusTypeError, match=r"mode \(at mode\['a'\]\[1\]\)"):
         olympus.jit(f)(1.0, mode={"a": [np.float32(1), "b"]})
+
+
+def test_an_int_used_as_a_prng_key_is_a_public_error():
+    with pytest.raises(olympus.errors.InvalidKeyError) as info:
+        olympus.random.normal(0, (3,))
+    assert isinstance(info.value, TypeError)
+    assert "random.PRNGKey" in str(info.value) and "random.key" in str(info.value)
+    assert "KeyError_" not in type(info.value).__name__

@@ -35,6 +35,7 @@ from olympus.api import jit
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
 from olympus.random.keys import (  # noqa: F401
+    InvalidKeyError,
     KeyError_,
     PRNGKey,
     RandomDtypeError,
@@ -96,6 +97,7 @@ from olympus.random.discrete import (  # noqa: F401
 
 __all__ = [
     "KeyArrayTypeError",
+    "InvalidKeyError",
     "KeyError_",
     "PRNGKey",
     "PRNGKeyArray",
@@ -166,7 +168,7 @@ def _static(value):
 
 def _single_key_data(key: PRNGKeyArray, name: str):
     if key.shape != ():
-        raise KeyError_(
+        raise InvalidKeyError(
             f"random.{name}: expected a single PRNG key, got a key array of shape "
             f"{key.shape}; to map over a batch of keys use olympus.vmap"
         )
@@ -264,7 +266,7 @@ def fold_in(key, data):
       A key of key's kind.
 
     Raises:
-      KeyError_: `key` is not a key.
+      InvalidKeyError: `key` is not a key.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -309,7 +311,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
       The permuted array.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: axis is out of range.
 
     Example:
@@ -352,7 +354,7 @@ def choice(
       An array of the drawn elements.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: more elements without replacement than a has, or p's length differs from a's.
 
     Example:

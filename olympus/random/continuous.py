@@ -48,7 +48,7 @@ def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0)
       An array of `shape` and `dtype`.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -77,7 +77,7 @@ def _normal(key, shape: Sequence[int] = (), dtype=None):
       An array of `shape` and `dtype`.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -115,7 +115,7 @@ def _truncated_normal(key, lower, upper, shape=None, dtype=None):
       An array within the bounds.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -148,7 +148,7 @@ def _exponential(key, shape: Sequence[int] = (), dtype=None):
       A non-negative array.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -266,7 +266,7 @@ def _bernoulli(key, p=0.5, shape=None):
       A boolean array.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: shape does not broadcast with p.
 
     Example:
@@ -327,7 +327,7 @@ def _gamma(key, a, shape=None, dtype=None):
       A positive array.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -501,7 +501,7 @@ def _beta(key, a, b, shape=None, dtype=None):
       An array with values in [0, 1].
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -534,7 +534,7 @@ def _dirichlet(key, alpha, shape=None, dtype=None):
       An array of shape `shape + (k,)`.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not a floating type.
 
     Example:
@@ -638,7 +638,7 @@ def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
       An array of shape `shape + (n,)`.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: mean and cov's shapes do not fit together.
 
     Example:

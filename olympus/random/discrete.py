@@ -53,7 +53,7 @@ def _randint(key, shape: Sequence[int], minval, maxval, dtype=None):
       An integer array of `shape`.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not an integer type.
 
     Example:
@@ -139,7 +139,7 @@ def _categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
       An int32 array of class indices.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: shape does not broadcast with logits' batch shape.
 
     Example:
@@ -323,7 +323,7 @@ def _poisson(key, lam, shape=None, dtype=None):
       An integer array of counts.
 
     Raises:
-      KeyError_: `key` is neither a typed key nor a uint32[2] array.
+      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       RandomDtypeError: `dtype` is not an integer type.
 
     Example:

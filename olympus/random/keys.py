@@ -22,8 +22,12 @@ _KS_PARITY = np.uint32(0x1BD11BDA)
 _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 
 
-class KeyError_(TypeError):
-    """A value passed as a PRNG key is neither a typed key nor a uint32[2] array."""
+class InvalidKeyError(TypeError):
+    """A value passed as a PRNG key is neither a typed key nor a uint32[2] array
+    (olympus.errors.InvalidKeyError; a TypeError, as JAX raises)."""
+
+
+KeyError_ = InvalidKeyError  # the name earlier sessions gave it
 
 
 # ---- threefry2x32 ------------------------------------------------------------
@@ -92,14 +96,14 @@ def _second(pair):
 def _key_words(key):
     if isinstance(key, PRNGKeyArray):
         if key.shape != ():
-            raise KeyError_(
+            raise InvalidKeyError(
                 f"expected a single PRNG key, got a key array of shape {key.shape}; "
                 f"to map over a batch of keys use olympus.vmap"
             )
         key = key.data
     aval = aval_of(key)
     if aval.shape != (2,) or aval.dtype != U32:
-        raise KeyError_(
+        raise InvalidKeyError(
             f"expected a PRNG key, a uint32[2] array (from random.PRNGKey) or a typed key "
             f"(from random.key), got {aval.str_short()}; to map over a batch of keys use "
             f"olympus.vmap"
@@ -150,7 +154,7 @@ def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
         high = 0 if -(2**31) <= seed < 2**32 else (seed >> 32) & 0xFFFFFFFF
         return device_put(np.array([high, seed & 0xFFFFFFFF], U32))  # no compile needed
     if isinstance(seed, PRNGKeyArray):
-        raise KeyError_(
+        raise InvalidKeyError(
             "random.key / PRNGKey: the seed must be an integer, got a PRNG key"
         )
     aval = aval_of(seed)
@@ -206,7 +210,7 @@ def key_data(keys):
       A uint32 array of shape `keys.shape + (2,)`.
 
     Raises:
-      KeyError_: keys is not an array of keys.
+      InvalidKeyError: keys is not an array of keys.
 
     Example:
       >>> olympus.random.key_data(olympus.random.key(1))
@@ -225,14 +229,14 @@ def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
             f"random.wrap_key_data: only the {IMPL!r} implementation exists, got {impl!r}"
         )
     if isinstance(data, PRNGKeyArray):
-        raise KeyError_(
+        raise InvalidKeyError(
             "random.wrap_key_data: expected uint32 words, got a typed key array"
         )
     if not hasattr(data, "aval"):
         data = device_put(np.asarray(data))
     aval = aval_of(data)
     if not dtypes.is_integer(aval.dtype):
-        raise KeyError_(
+        raise InvalidKeyError(
             f"random.wrap_key_data: expected uint32 words, got {aval.str_short()}"
         )
     if aval.dtype != U32:
@@ -244,7 +248,7 @@ def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
 def _check_raw_keys(data, name: str) -> None:
     aval = aval_of(data)
     if aval.ndim == 0 or aval.shape[-1] != KEY_WORDS or aval.dtype != U32:
-        raise KeyError_(
+        raise InvalidKeyError(
             f"random.{name}: expected keys as uint32[..., 2] words, got {aval.str_short()}"
         )
 
@@ -281,7 +285,7 @@ def _split(key, num: int | Sequence[int] = 2):
       kind (typed, or uint32 with a trailing axis of 2).
 
     Raises:
-      KeyError_: `key` is not a key.
+      InvalidKeyError: `key` is not a key.
 
     Example:
       >>> keys = olympus.random.split(olympus.random.key(0), 3)
