@@ -400,6 +400,14 @@ class Lowered:
 
         return pretty_stablehlo(self._text, debug_info=debug_info)
 
+    def compiler_ir(self, dialect: str | None = None):
+        """The lowered module as JAX's `Lowered.compiler_ir` gives it: an MLIR
+        module for "stablehlo" (the default), an XlaComputation for "hlo"
+        (`.as_hlo_text()`); other dialects raise ValueError."""
+        from olympus.backends.xla.compiler import compiler_ir
+
+        return compiler_ir(self._text, dialect)
+
     def compile(self) -> Compiled:
         """The executable; ArrayTooLargeError first if one of the program's
         arrays could not fit in this machine's memory."""

@@ -178,3 +178,14 @@ def test_compile_progress_line_on_stderr_only_when_asked(capsys):
         with olympus.config.override("olympus_compile_progress_secs", 1e-6):
             lowered.compile()
     assert "olympus: compiled jit(<lambda>) in " in capsys.readouterr().err
+
+
+def test_compiler_ir_gives_jaxs_objects():
+    lowered = olympus.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(3, np.float32))
+    module = lowered.compiler_ir()
+    assert "stablehlo.multiply" in str(module)
+    assert str(lowered.compiler_ir("stablehlo")) == str(module)
+    hlo = lowered.compiler_ir("hlo").as_hlo_text()
+    assert "multiply(" in hlo and "f32[3]" in hlo
+    with pytest.raises(ValueError, match="unknown dialect 'tosa'"):
+        lowered.compiler_ir("tosa")

@@ -324,6 +324,24 @@ def _min_compile_secs() -> float:
     return float(config.read("olympus_compilation_cache_min_compile_secs"))
 
 
+def compiler_ir(text: str, dialect: str | None):
+    """The module as jaxlib's objects, for `Lowered.compiler_ir`: an MLIR
+    `ir.Module` ("stablehlo", the default) or an XlaComputation ("hlo")."""
+    from jaxlib import xla_client
+    from jaxlib.mlir import ir
+
+    if dialect in (None, "stablehlo"):
+        with host_callback.mlir_context():
+            return ir.Module.parse(text)
+    if dialect == "hlo":
+        return xla_client._xla.mlir.mlir_module_to_xla_computation(
+            text, use_tuple_args=False, return_tuple=False
+        )
+    raise ValueError(
+        f"Lowered.compiler_ir: unknown dialect {dialect!r}; use 'stablehlo' or 'hlo'"
+    )
+
+
 def pretty_stablehlo(text: str, debug_info: bool = False) -> str:
     """The module in MLIR's custom (readable) form: `stablehlo.add %0, %1 : ...`.
 
