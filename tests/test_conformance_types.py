@@ -667,3 +667,12 @@ def test_signatures_take_what_jax_takes():
 )
 def test_parameters_added_from_the_sweep(program):
     agree(program)
+
+
+def test_full_like_keeps_a_weak_type_as_jax():
+    """lax.full_like of a weakly typed array is weak unless a dtype is given
+    (so rules built on it, e.g. logaddexp's gradient, keep Python scalars weak)."""
+    agree(lambda ox: ox.lax.full_like(ox.jnp.asarray(2.0), 0))
+    agree(lambda ox: ox.lax.full_like(ox.jnp.asarray(2.0), 1, shape=(2,)))
+    agree(lambda ox: ox.lax.full_like(ox.jnp.asarray(2.0), 0, dtype=ox.jnp.float32))
+    agree(lambda ox: ox.grad(ox.jnp.logaddexp, argnums=(0, 1))(np.inf, np.inf))

@@ -18,6 +18,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.lax import ops
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax import slicing
 from olympus.lax.parallel import _axes, _axis_size
 from olympus.tracer.core import aval_of
@@ -109,7 +110,10 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """
     aval = aval_of(x)
     shape = aval.shape if shape is None else tuple(int(d) for d in shape)
-    return ops.full(shape, fill_value, aval.dtype if dtype is None else dtype)
+    out = ops.full(shape, fill_value, aval.dtype if dtype is None else dtype)
+    if dtype is None and aval.weak_type:  # x's weak type too, as JAX's full_like
+        return convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
+    return out
 
 
 def empty(shape, dtype, *, out_sharding=None):
