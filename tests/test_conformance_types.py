@@ -676,3 +676,9 @@ def test_full_like_keeps_a_weak_type_as_jax():
     agree(lambda ox: ox.lax.full_like(ox.jnp.asarray(2.0), 1, shape=(2,)))
     agree(lambda ox: ox.lax.full_like(ox.jnp.asarray(2.0), 0, dtype=ox.jnp.float32))
     agree(lambda ox: ox.grad(ox.jnp.logaddexp, argnums=(0, 1))(np.inf, np.inf))
+
+
+def test_hypot_gradient_of_python_scalars_is_weak():
+    for a, b in [(3.0, 4.0), (0.0, 0.0), (np.inf, 1.0)]:
+        agree(lambda ox: ox.grad(ox.jnp.hypot, argnums=(0, 1))(a, b))
+    agree(lambda ox: ox.jnp.hypot(ox.jnp.ones(3, ox.jnp.float16) * 3, 4.0))

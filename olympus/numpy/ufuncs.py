@@ -760,8 +760,8 @@ def hypot(x1, x2):
     zero = lax.eq(big, lax.full_like(big, scalar_like(big, 0)))
     safe = lax.select(zero, lax.full_like(big, scalar_like(big, 1)), big)
     ratio = lax.div(small, safe)
-    one = scalar_like(ratio, 1)
-    scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    # a Python 1, weak as JAX's, so a weakly typed gradient stays weak
+    scaled = lax.mul(big, lax.sqrt(add(1, lax.mul(ratio, ratio))))
     return keep_weak(lax.select(infinite, inf, lax.select(zero, big, scaled)), x1)
 
 
