@@ -682,3 +682,20 @@ def test_hypot_gradient_of_python_scalars_is_weak():
     for a, b in [(3.0, 4.0), (0.0, 0.0), (np.inf, 1.0)]:
         agree(lambda ox: ox.grad(ox.jnp.hypot, argnums=(0, 1))(a, b))
     agree(lambda ox: ox.jnp.hypot(ox.jnp.ones(3, ox.jnp.float16) * 3, 4.0))
+
+
+def test_refusals_jax_shares_raise_named_not_implemented_errors():
+    """grad(reduce_axes=...) and a DCT of a type other than 2 are refused by
+    JAX 0.10.2 with NotImplementedError; olympus raises its named subclasses."""
+    import jax.scipy.fft  # noqa: F401  (the oracle's namespace reaches it)
+
+    import olympus.scipy.fft
+    from olympus.autodiff import ReduceAxesError
+    from olympus.scipy.fft import DctTypeError
+
+    agree(lambda ox: ox.grad(lambda x: x * 2.0, reduce_axes=("i",))(1.0))
+    agree(lambda ox: ox.scipy.fft.dct(ox.jnp.ones(4), type=1))
+    with pytest.raises(ReduceAxesError, match="reduce_axes"):
+        olympus.grad(lambda x: x * 2.0, reduce_axes=("i",))(1.0)
+    with pytest.raises(DctTypeError):
+        olympus.scipy.fft.dct(olympus.numpy.ones(4), type=1)
