@@ -37,7 +37,8 @@ import numpy as np
 
 from olympus.backends.xla.array import to_device
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Primitive, Var
-from olympus.ir.html import array_html
+from olympus.ir.html import array_html, scoped
+from olympus.ir.structure import branch_index, structure_of
 from olympus.ir.printer import (
     DROPPED,
     VarNames,
@@ -323,7 +324,10 @@ class ProgramStepper:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        parts = ['<div class="olympus-stepper">']
+        return scoped("olympus-stepper", self._html_body())
+
+    def _html_body(self) -> str:
+        parts = []
         if self.last is not None:
             parts.append(
                 f"<div>ran: <code>{escape(self.eqn_text(self.last.eqn))}</code></div>"
@@ -339,8 +343,8 @@ class ProgramStepper:
                 f"<div>finished; outputs: {escape(self._outputs_text())}</div>"
             )
         else:
-            parts.append(self.current._repr_html_())
-        return "\n".join(parts + ["</div>"])
+            parts.append(self.current._html_body())
+        return "\n".join(parts)
 
     def _outputs_text(self) -> str:
         return ", ".join(summarize(v) for v in self.outputs or [])
@@ -630,16 +634,19 @@ class Position:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
+        return scoped("olympus-position", self._html_body())
+
+    def _html_body(self) -> str:
         eqns = self.frame.program.eqns
         head = (
             escape(" > ".join(self.path))
             + f" (equation {self.index + 1} of {len(eqns)})"
         )
-        mark = ' style="background:#fff3c4;font-weight:bold"'
+        here_class = ' class="olympus-here"'
         body = "".join(
-            f"<tr{mark if here else ''}>"
+            f"<tr{here_class if here else ''}>"
             f"<td>{'&rarr;' if here else ''}</td><td><code>{escape(text)}</code></td>"
-            f'<td style="color:#888">{escape(where)}</td></tr>'
+            f'<td class="source">{escape(where)}</td></tr>'
             for here, text, where in self._rows()
         )
         info = self.eqn.source_info
@@ -650,8 +657,8 @@ class Position:
             else (f"<div>source: {escape(str(info))}<pre>{escape(code)}</pre></div>")
         )
         return (
-            f'<div class="olympus-position"><div>{head}</div>'
-            f"<table>{body}</table>{source}</div>"
+            f'<div>{head}</div><div class="olympus-scroll">'
+            f'<table class="olympus-table"><tbody>{body}</tbody></table></div>{source}'
         )
 
 
@@ -682,9 +689,7 @@ def _enter_cond(
     stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
 ):
     branches = eqn.params["branches"]
-    i = int(_host(ins[0]))
-    if not 0 <= i < len(branches):
-        i = len(branches) - 1  # as XLA's case: an index out of range runs the last
+    i = branch_index(int(_host(ins[0])), len(branches))
     q = stepper._sub_qualifier(frame, branches)
     return (
         yield from stepper._call(
@@ -697,13 +702,8 @@ def _enter_while(
     stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
 ):
     p = eqn.params
-    nc, nb = p["cond_nconsts"], p["body_nconsts"]
-    cond_consts, body_consts, carry = ins[:nc], ins[nc : nc + nb], ins[nc + nb :]
-    cond_keys, body_keys, carry_keys = (
-        in_keys[:nc],
-        in_keys[nc : nc + nb],
-        in_keys[nc + nb :],
-    )
+    cond_consts, body_consts, carry = structure_of(eqn).split(p, ins)
+    cond_keys, body_keys, carry_keys = structure_of(eqn).split(p, in_keys)
     q = stepper._sub_qualifier(frame, [p["cond_olympuspr"], p["body_olympuspr"]])
     i = 0
     while True:
@@ -729,22 +729,11 @@ def _enter_while(
 def _enter_scan(
     stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
 ):
-    p = eqn.params
-    body, length, n_consts, n_carry = (
-        p["olympuspr"],
-        p["length"],
-        p["num_consts"],
-        p["num_carry"],
-    )
-    consts, carry, xs = (
-        ins[:n_consts],
-        ins[n_consts : n_consts + n_carry],
-        ins[n_consts + n_carry :],
-    )
-    const_keys = in_keys[:n_consts]
-    carry_keys = in_keys[n_consts : n_consts + n_carry]
-    xs_keys = in_keys[n_consts + n_carry :]
-    x_avals = body.olympuspr.invars[n_consts + n_carry :]
+    p, structure = eqn.params, structure_of(eqn)
+    body, length = p["olympuspr"], p["length"]
+    consts, carry, xs = structure.split(p, ins)
+    const_keys, carry_keys, xs_keys = structure.split(p, in_keys)
+    x_avals = structure.group(p, body.olympuspr.invars, "xs")
     q = stepper._sub_qualifier(frame, [body])
     hosts = [_host(x) for x in xs]
     rows: list = [None] * length
@@ -758,10 +747,11 @@ def _enter_scan(
             _label(eqn, f"scan iteration {i}"),
             f"{q}[{i}]",
         )
-        carry, carry_keys = outs[:n_carry], out_keys[:n_carry]
-        rows[i] = [_host(y) for y in outs[n_carry:]]
+        carry, ys_i = structure.split_outputs(p, outs)
+        carry_keys = structure.split_outputs(p, out_keys)[0]
+        rows[i] = [_host(y) for y in ys_i]
     ys = []
-    for j, var in enumerate(eqn.outvars[n_carry:]):
+    for j, var in enumerate(structure.split_outputs(p, eqn.outvars)[1]):
         stacked = (
             np.stack([row[j] for row in rows])
             if length

@@ -20,6 +20,7 @@ import numpy as np
 from olympus.backends.reference.interpreter import evaluate
 from olympus.backends.reference.table import reference_rules, rule
 from olympus.ir import dtypes
+from olympus.ir.structure import branch_index, structure_of
 
 
 # ---- elementwise ------------------------------------------------------------------
@@ -484,35 +485,33 @@ def _sharding_constraint(x, *, sharding):
 
 @rule("cond")
 def _cond(index, *operands, branches, linear):
-    i = int(index)
-    branch = branches[i if 0 <= i < len(branches) else len(branches) - 1]
-    return evaluate(branch, *operands)
+    return evaluate(branches[branch_index(int(index), len(branches))], *operands)
 
 
 @rule("while")
-def _while(
-    *args, cond_olympuspr, body_olympuspr, cond_nconsts, body_nconsts, max_steps=None
-):
-    cond_consts = list(args[:cond_nconsts])
-    body_consts = list(args[cond_nconsts : cond_nconsts + body_nconsts])
-    carry = list(args[cond_nconsts + body_nconsts :])
-    while bool(evaluate(cond_olympuspr, *cond_consts + carry)[0]):
-        carry = evaluate(body_olympuspr, *body_consts + carry)
+def _while(*args, **params):
+    cond_consts, body_consts, carry = structure_of("while").split(params, args)
+    while bool(evaluate(params["cond_olympuspr"], *cond_consts + carry)[0]):
+        carry = evaluate(params["body_olympuspr"], *body_consts + carry)
     return carry
 
 
 @rule("scan")
-def _scan(*args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll):
-    consts = list(args[:num_consts])
-    carry = list(args[num_consts : num_consts + num_carry])
-    xs = args[num_consts + num_carry :]
-    ys_avals = olympuspr.out_avals[num_carry:]
+def _scan(*args, **params):
+    structure, body, length = (
+        structure_of("scan"),
+        params["olympuspr"],
+        params["length"],
+    )
+    consts, carry, xs = structure.split(params, args)
+    ys_avals = structure.split_outputs(params, body.out_avals)[1]
     ys = [np.zeros((length, *a.shape), a.dtype) for a in ys_avals]
     for step in range(length):
-        i = length - 1 - step if reverse else step
-        outs = evaluate(olympuspr, *consts + carry + [x[i] for x in xs])
-        carry = outs[:num_carry]
-        for y, value in zip(ys, outs[num_carry:]):
+        i = length - 1 - step if params["reverse"] else step
+        carry, ys_i = structure.split_outputs(
+            params, evaluate(body, *consts + carry + [x[i] for x in xs])
+        )
+        for y, value in zip(ys, ys_i):
             y[i] = value
     return carry + ys
 

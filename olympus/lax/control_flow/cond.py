@@ -19,6 +19,7 @@ from olympus.ir.analysis import known_outputs, residual_vars
 from olympus.ir.core import ShapedArray, Var
 from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tensor_type
 from olympus.ir.effects import has_ordered_effect
+from olympus.ir.structure import Structure, declare
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.custom_derivatives import stop_gradient_p
@@ -130,6 +131,15 @@ cond_p = define_primitive(
     "cond", _cond_abstract_eval, _cond_lower, multiple_results=True
 )
 cond_p.def_impl(partial(eager_impl, cond_p))
+cond_structure = declare(
+    cond_p,
+    Structure(
+        "switch",
+        ("index", "operands"),
+        (1, None),
+        bodies=(("branches", ("operands",)),),
+    ),
+)
 
 
 # ---- cond and switch -----------------------------------------------------------------

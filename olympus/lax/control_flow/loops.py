@@ -29,6 +29,7 @@ from olympus.ir import dtypes
 from olympus.ir.analysis import known_outputs
 from olympus.backends.xla.lowering import emit_while, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
+from olympus.ir.structure import Structure, declare
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.cond import cond
@@ -131,6 +132,19 @@ while_p = define_primitive(
     "while", _while_abstract_eval, _while_lower, multiple_results=True
 )
 while_p.def_impl(partial(eager_impl, while_p))
+while_structure = declare(
+    while_p,
+    Structure(
+        "loop",
+        ("cond_consts", "body_consts", "carry"),
+        ("cond_nconsts", "body_nconsts", None),
+        out_groups=("carry",),
+        bodies=(
+            ("cond_olympuspr", ("cond_consts", "carry")),
+            ("body_olympuspr", ("body_consts", "carry")),
+        ),
+    ),
+)
 
 
 # ---- while_loop and fori_loop --------------------------------------------------------

@@ -19,6 +19,7 @@ from olympus.tracer.tracebacks import api_boundary
 from olympus.ir import dtypes
 from olympus.ir.analysis import residual_vars, unknown_vars
 from olympus.ir.core import ShapedArray
+from olympus.ir.structure import Structure, declare
 from olympus.backends.xla.array import to_device
 from olympus.backends.xla.lowering import (
     compare,
@@ -244,6 +245,17 @@ scan_p = define_primitive(
     "scan", _scan_abstract_eval, _scan_lower, multiple_results=True
 )
 scan_p.def_impl(partial(eager_impl, scan_p))
+scan_structure = declare(
+    scan_p,
+    Structure(
+        "scan",
+        ("consts", "carry", "xs"),
+        ("num_consts", "num_carry", None),
+        out_groups=("carry", "ys"),
+        out_sizes=("num_carry", None),
+        bodies=(("olympuspr", ("consts", "carry", "xs")),),
+    ),
+)
 
 
 # ---- scan and map --------------------------------------------------------------------

@@ -1,0 +1,135 @@
+"""Higher-order primitives declare their operand groups once (olympus/ir/structure.py);
+consumers split operands through the declaration instead of counting indices."""
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import olympus
+from olympus import lax
+from olympus.ir.structure import (
+    StructureError,
+    branch_index,
+    carry_fixpoint,
+    structure_of,
+)
+from jax_oracle import agree
+
+ROOT = pathlib.Path(olympus.__file__).parent
+
+
+def _eqn(fun, *args, name):
+    closed = olympus.make_olympuspr(fun)(*args)
+    return next(e for e in closed.olympuspr.eqns if e.primitive.name == name)
+
+
+def test_scan_structure_splits_and_packs():
+    def f(c, xs):
+        return lax.scan(lambda c, x: (c + x * 2.0, c * x), c, xs)
+
+    eqn = _eqn(f, 1.0, np.arange(3, dtype=np.float32), name="scan")
+    s = structure_of(eqn)
+    consts, carry, xs = s.split(eqn.params, eqn.invars)
+    assert len(carry) == eqn.params["num_carry"] == 1
+    assert len(consts) == eqn.params["num_consts"]
+    assert [v.aval.shape for v in xs] == [(3,)]
+    args, counts = s.pack(consts, carry, xs)
+    assert args == list(eqn.invars)
+    assert counts == {"num_consts": len(consts), "num_carry": 1}
+    carry_out, ys = s.split_outputs(eqn.params, eqn.outvars)
+    assert len(carry_out) == 1 and len(ys) == 1
+    assert s.body_groups("olympuspr") == ("consts", "carry", "xs")
+
+
+def test_while_structure_feeds_each_body_its_groups():
+    eqn = _eqn(
+        lambda x, k: lax.while_loop(lambda c: c < k, lambda c: c + x, x),
+        1.0,
+        5.0,
+        name="while",
+    )
+    s = structure_of(eqn)
+    cond_in = s.body_operands(eqn.params, eqn.invars, "cond_olympuspr")
+    body_in = s.body_operands(eqn.params, eqn.invars, "body_olympuspr")
+    assert [v.aval for v in cond_in] == list(eqn.params["cond_olympuspr"].in_avals)
+    assert [v.aval for v in body_in] == list(eqn.params["body_olympuspr"].in_avals)
+
+
+def test_structure_rejects_operands_that_do_not_fit():
+    eqn = _eqn(
+        lambda c: lax.scan(lambda c, x: (c, x), c, None, length=2), 1.0, name="scan"
+    )
+    with pytest.raises(StructureError):
+        structure_of(eqn).split({"num_consts": 5, "num_carry": 1}, [1, 2])
+    with pytest.raises(StructureError):
+        structure_of(eqn).pack([1])
+
+
+def test_branch_index_runs_the_last_branch_out_of_range():
+    assert [branch_index(i, 3) for i in (-1, 0, 2, 3, 99)] == [2, 0, 2, 2, 2]
+
+
+def test_carry_fixpoint_widens_until_stable():
+    # carry i becomes True once carry i-1 is: a chain needs len(carry) passes
+    passes = []
+
+    def run(carry):
+        passes.append(list(carry))
+        return "result", [False] + carry[:-1]
+
+    result, carry = carry_fixpoint(run, [True, False, False])
+    assert (result, carry) == ("result", [True, True, True])
+    assert len(passes) == 3
+    # `and` narrows instead (known carries)
+    _, known = carry_fixpoint(
+        lambda c: (None, [c[0], False]), [True, True], bool.__and__
+    )
+    assert known == [True, False]
+
+
+@pytest.mark.parametrize("index", [-3, 0, 1, 7])
+def test_switch_out_of_range_index_agrees_with_jax(index):
+    def program(ox, i):
+        branches = [lambda x: x + 1.0, lambda x: x * 2.0, lambda x: -x]
+        return ox.jit(lambda i, x: ox.lax.switch(i, branches, x))(i, 3.0)
+
+    assert agree(program, np.int32(index))
+
+
+def test_scan_and_while_agree_with_jax_under_vmap_and_grad():
+    def program(ox, xs):
+        def loop(c, x):
+            return c * x + 1.0, c
+
+        def f(xs):
+            c, ys = ox.lax.scan(loop, 1.0, xs)
+            w = ox.lax.while_loop(
+                lambda v: v[0] < 3, lambda v: (v[0] + 1, v[1] * c), (0, c)
+            )
+            return w[1] + ys.sum()
+
+        return ox.jit(ox.vmap(ox.grad(f)))(xs)
+
+    assert agree(program, np.arange(6.0, dtype=np.float32).reshape(2, 3) / 4)
+
+
+# The old ways of reading a control-flow primitive's operands: counting with its
+# count parameters. Only the primitive's own module and the structure may.
+_COUNTING = re.compile(
+    r"""params\[["'](num_consts|num_carry|cond_nconsts|body_nconsts)["']\]"""
+    r"""|\[\s*(nc|ncar|ncarry|n_carry|n_consts|num_consts|num_carry)\s*:"""
+    r"""|:\s*(nc|ncar|ncarry|n_carry|n_consts|num_carry)\s*\+\s*(nb|ncar|ncarry|n_carry|num_carry)\s*\]"""
+)
+_CONVERTED = [
+    "backends/reference/rules.py",
+    "backends/stepping.py",
+]
+
+
+@pytest.mark.parametrize("path", _CONVERTED)
+def test_no_consumer_counts_control_flow_operands(path):
+    text = (ROOT / path).read_text()
+    found = [m.group(0) for m in _COUNTING.finditer(text)]
+    assert not found, f"{path} counts operand indices: {found}; use structure_of(eqn)"
