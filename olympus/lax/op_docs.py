@@ -7,7 +7,13 @@ in this table. A name missing here keeps its factory's one-line default.
 from __future__ import annotations
 
 
-def _binary(summary: str, note: str, example: str) -> str:
+_BOOL = "x's shape, of dtype bool"
+_COMPLEX = "x's shape and the complex dtype of x's precision"
+
+
+def _binary(
+    summary: str, note: str, example: str, returns: str = "x's shape and dtype"
+) -> str:
     return f"""{summary}
 
 {note} lax does not promote: both operands must have one dtype (Python
@@ -18,7 +24,7 @@ Args:
   y: an array of x's shape and dtype, or a Python scalar.
 
 Returns:
-  An array of x's shape and dtype.
+  An array of {returns}.
 
 Raises:
   OlympusTypeError: the shapes or dtypes differ (use olympus.numpy for
@@ -28,13 +34,15 @@ Example:
 {example}"""
 
 
-def _unary(summary: str, note: str, example: str) -> str:
+def _unary(
+    summary: str, note: str, example: str, accepts: str = "an inexact dtype"
+) -> str:
     return f"""{summary}
 
 {note}
 
 Args:
-  x: an array of an inexact dtype.
+  x: an array of {accepts}.
 
 Returns:
   An array of x's shape and dtype.
@@ -177,5 +185,261 @@ DOCS: dict[str, str] = {
         "  >>> lax.scatter_add(jnp.zeros(3), jnp.array([[0], [2], [0]]),\n"
         "  ...                 jnp.array([1.0, 2.0, 3.0]), dn)\n"
         "  Array([4., 0., 2.], dtype=float32)",
+    ),
+    "neg": _unary(
+        "Elementwise -x.",
+        "The primitive behind jnp.negative; integers wrap at their minimum.",
+        "  >>> lax.neg(jnp.array([1.0, -2.0]))\n  Array([-1.,  2.], dtype=float32)",
+        "a numeric dtype",
+    ),
+    "abs": _unary(
+        "Elementwise absolute value |x|.",
+        "Complex x gives its real magnitude; the integer minimum wraps to itself.",
+        "  >>> lax.abs(jnp.array([-1.5, 2.0]))\n  Array([1.5, 2. ], dtype=float32)",
+        "a numeric dtype",
+    ),
+    "sign": _unary(
+        "Elementwise sign: -1, 0 or 1 (NaN stays NaN).",
+        "Complex x gives x / |x| (0 at 0).",
+        "  >>> lax.sign(jnp.array([-3.0, 0.0, 2.0]))\n"
+        "  Array([-1.,  0.,  1.], dtype=float32)",
+        "a numeric dtype",
+    ),
+    "floor": _unary(
+        "Elementwise floor: the largest integer not above x.",
+        "The result keeps x's floating dtype.",
+        "  >>> lax.floor(jnp.array([1.5, -1.5]))\n  Array([ 1., -2.], dtype=float32)",
+        "a floating dtype",
+    ),
+    "ceil": _unary(
+        "Elementwise ceiling: the smallest integer not below x.",
+        "The result keeps x's floating dtype.",
+        "  >>> lax.ceil(jnp.array([1.5, -1.5]))\n  Array([ 2., -1.], dtype=float32)",
+        "a floating dtype",
+    ),
+    "rsqrt": _unary(
+        "Elementwise 1 / sqrt(x).",
+        "0 gives inf and negative inputs NaN.",
+        "  >>> lax.rsqrt(jnp.array([4.0, 16.0]))\n  Array([0.5 , 0.25], dtype=float32)",
+    ),
+    "expm1": _unary(
+        "Elementwise e**x - 1, accurate near 0.",
+        "Keeps the digits that exp(x) - 1 loses for tiny x.",
+        "  >>> lax.expm1(jnp.array([0.0, 1e-8]))\n"
+        "  Array([0.e+00, 1.e-08], dtype=float32)",
+    ),
+    "log1p": _unary(
+        "Elementwise log(1 + x), accurate near 0.",
+        "-1 gives -inf; below -1 gives NaN.",
+        "  >>> lax.log1p(jnp.array([0.0, 1e-8]))\n"
+        "  Array([0.e+00, 1.e-08], dtype=float32)",
+    ),
+    "sin": _unary(
+        "Elementwise sine (radians).",
+        "The primitive behind jnp.sin.",
+        "  >>> lax.sin(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.        , 0.84147096], dtype=float32)",
+    ),
+    "cos": _unary(
+        "Elementwise cosine (radians).",
+        "The primitive behind jnp.cos.",
+        "  >>> lax.cos(jnp.array([0.0, 1.0]))\n"
+        "  Array([1.       , 0.5403023], dtype=float32)",
+    ),
+    "tan": _unary(
+        "Elementwise tangent (radians).",
+        "The primitive behind jnp.tan.",
+        "  >>> lax.tan(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.       , 1.5574077], dtype=float32)",
+    ),
+    "asin": _unary(
+        "Elementwise inverse sine, in [-pi/2, pi/2].",
+        "Real inputs outside [-1, 1] give NaN.",
+        "  >>> lax.asin(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.       , 1.5707964], dtype=float32)",
+    ),
+    "acos": _unary(
+        "Elementwise inverse cosine, in [0, pi].",
+        "Real inputs outside [-1, 1] give NaN.",
+        "  >>> lax.acos(jnp.array([1.0, 0.0]))\n"
+        "  Array([0.       , 1.5707964], dtype=float32)",
+    ),
+    "atan": _unary(
+        "Elementwise inverse tangent, in (-pi/2, pi/2).",
+        "For the quadrant-aware form of y / x use lax.atan2.",
+        "  >>> lax.atan(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.       , 0.7853982], dtype=float32)",
+    ),
+    "sinh": _unary(
+        "Elementwise hyperbolic sine.",
+        "Overflows to +-inf for large |x|.",
+        "  >>> lax.sinh(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.       , 1.1752012], dtype=float32)",
+    ),
+    "cosh": _unary(
+        "Elementwise hyperbolic cosine.",
+        "Overflows to inf for large |x|.",
+        "  >>> lax.cosh(jnp.array([0.0, 1.0]))\n"
+        "  Array([1.       , 1.5430806], dtype=float32)",
+    ),
+    "asinh": _unary(
+        "Elementwise inverse hyperbolic sine.",
+        "Defined for every real x.",
+        "  >>> lax.asinh(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.        , 0.88137364], dtype=float32)",
+    ),
+    "acosh": _unary(
+        "Elementwise inverse hyperbolic cosine.",
+        "Real inputs below 1 give NaN.",
+        "  >>> lax.acosh(jnp.array([1.0, 2.0]))\n"
+        "  Array([0.      , 1.316958], dtype=float32)",
+    ),
+    "atanh": _unary(
+        "Elementwise inverse hyperbolic tangent.",
+        "+-1 gives +-inf; real inputs outside [-1, 1] give NaN.",
+        "  >>> lax.atanh(jnp.array([0.0, 0.5]))\n"
+        "  Array([0.        , 0.54930615], dtype=float32)",
+    ),
+    "logistic": _unary(
+        "Elementwise logistic sigmoid 1 / (1 + e**-x).",
+        "The primitive behind olympus.nn.sigmoid; saturates without overflow.",
+        "  >>> lax.logistic(jnp.array([0.0, 2.0]))\n"
+        "  Array([0.5     , 0.880797], dtype=float32)",
+    ),
+    "erf": _unary(
+        "Elementwise error function.",
+        "Odd, with limits -1 and 1.",
+        "  >>> lax.erf(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.        , 0.84270084], dtype=float32)",
+        "a floating dtype",
+    ),
+    "erfc": _unary(
+        "Elementwise complementary error function 1 - erf(x).",
+        "Accurate for large x, where 1 - erf(x) would round to 0.",
+        "  >>> lax.erfc(jnp.array([0.0, 1.0]))\n"
+        "  Array([1.        , 0.15729924], dtype=float32)",
+        "a floating dtype",
+    ),
+    "erf_inv": _unary(
+        "Elementwise inverse error function.",
+        "+-1 gives +-inf; outside [-1, 1] gives NaN.",
+        "  >>> lax.erf_inv(jnp.array([0.0, 0.5]))\n"
+        "  Array([0.        , 0.47693628], dtype=float32)",
+        "a floating dtype",
+    ),
+    "lgamma": _unary(
+        "Elementwise log |Gamma(x)|.",
+        "Poles (0 and the negative integers) give inf.",
+        "  >>> lax.lgamma(jnp.array([1.0, 5.0]))\n"
+        "  Array([4.7683716e-07, 3.1780548e+00], dtype=float32)",
+        "a floating dtype",
+    ),
+    "digamma": _unary(
+        "Elementwise digamma psi(x), the derivative of lgamma.",
+        "Poles (0 and the negative integers) give NaN or inf.",
+        "  >>> lax.digamma(jnp.array([1.0, 2.0]))\n"
+        "  Array([-0.5772154 ,  0.42278463], dtype=float32)",
+        "a floating dtype",
+    ),
+    "real": _unary(
+        "The real part of a complex array.",
+        "The result has the matching real dtype (complex64 gives float32).",
+        "  >>> lax.real(jnp.array([1.0 + 2.0j]))\n  Array([1.], dtype=float32)",
+        "a complex dtype",
+    ),
+    "imag": _unary(
+        "The imaginary part of a complex array.",
+        "The result has the matching real dtype (complex64 gives float32).",
+        "  >>> lax.imag(jnp.array([1.0 + 2.0j]))\n  Array([2.], dtype=float32)",
+        "a complex dtype",
+    ),
+    "not": _unary(
+        "Elementwise bitwise not (logical not on booleans).",
+        "Flips every bit of an integer: ~x is -x - 1 for signed types.",
+        "  >>> lax.bitwise_not(jnp.array([0, 5]))\n"
+        "  Array([-1, -6], dtype=int32)\n"
+        "  >>> lax.bitwise_not(jnp.array([True, False]))\n"
+        "  Array([False,  True], dtype=bool)",
+        "an integer or boolean dtype",
+    ),
+    "rem": _binary(
+        "Elementwise remainder of x / y, with the sign of x.",
+        "C's fmod, not Python's %: jnp.remainder takes the sign of y.",
+        "  >>> lax.rem(jnp.array([7, -7]), 3)\n  Array([ 1, -1], dtype=int32)",
+    ),
+    "pow": _binary(
+        "Elementwise x ** y.",
+        "For a static integer exponent lax.integer_pow is faster.",
+        "  >>> lax.pow(jnp.array([2.0, 3.0]), 2.0)\n  Array([4., 9.], dtype=float32)",
+    ),
+    "atan2": _binary(
+        "Elementwise arctangent of x / y, in the quadrant of (y, x).",
+        "Note the order: lax.atan2(x, y) is atan(x / y), as jnp.arctan2.",
+        "  >>> lax.atan2(jnp.array([1.0, -1.0]), jnp.array([-1.0, -1.0]))\n"
+        "  Array([ 2.3561945, -2.3561945], dtype=float32)",
+    ),
+    "and": _binary(
+        "Elementwise bitwise and (logical and on booleans).",
+        "Needs integer or boolean operands.",
+        "  >>> lax.bitwise_and(jnp.array([12, 10]), 6)\n  Array([4, 2], dtype=int32)",
+    ),
+    "or": _binary(
+        "Elementwise bitwise or (logical or on booleans).",
+        "Needs integer or boolean operands.",
+        "  >>> lax.bitwise_or(jnp.array([12, 10]), 6)\n  Array([14, 14], dtype=int32)",
+    ),
+    "xor": _binary(
+        "Elementwise bitwise exclusive or.",
+        "Needs integer or boolean operands.",
+        "  >>> lax.bitwise_xor(jnp.array([12, 10]), 6)\n  Array([10, 12], dtype=int32)",
+    ),
+    "eq": _binary(
+        "Elementwise x == y, as a bool array.",
+        "NaN compares unequal to everything.",
+        "  >>> lax.eq(jnp.array([1.0, 2.0]), 2.0)\n  Array([False,  True], dtype=bool)",
+        returns=_BOOL,
+    ),
+    "ne": _binary(
+        "Elementwise x != y, as a bool array.",
+        "NaN compares unequal to everything, itself included.",
+        "  >>> lax.ne(jnp.array([1.0, 2.0]), 2.0)\n  Array([ True, False], dtype=bool)",
+        returns=_BOOL,
+    ),
+    "lt": _binary(
+        "Elementwise x < y, as a bool array.",
+        "Comparisons with NaN are False.",
+        "  >>> lax.lt(jnp.array([1.0, 2.0]), 2.0)\n  Array([ True, False], dtype=bool)",
+        returns=_BOOL,
+    ),
+    "le": _binary(
+        "Elementwise x <= y, as a bool array.",
+        "Comparisons with NaN are False.",
+        "  >>> lax.le(jnp.array([1.0, 3.0]), 2.0)\n  Array([ True, False], dtype=bool)",
+        returns=_BOOL,
+    ),
+    "gt": _binary(
+        "Elementwise x > y, as a bool array.",
+        "Comparisons with NaN are False.",
+        "  >>> lax.gt(jnp.array([1.0, 3.0]), 2.0)\n  Array([False,  True], dtype=bool)",
+        returns=_BOOL,
+    ),
+    "ge": _binary(
+        "Elementwise x >= y, as a bool array.",
+        "Comparisons with NaN are False.",
+        "  >>> lax.ge(jnp.array([1.0, 2.0]), 2.0)\n  Array([False,  True], dtype=bool)",
+        returns=_BOOL,
+    ),
+    "complex": _binary(
+        "The complex number x + i*y from real and imaginary parts.",
+        "float32 parts give complex64 (float64 give complex128).",
+        "  >>> lax.complex(jnp.array([1.0]), jnp.array([2.0]))\n"
+        "  Array([1.+2.j], dtype=complex64)",
+        returns=_COMPLEX,
+    ),
+    "polygamma": _binary(
+        "Elementwise polygamma psi^(m)(x), the m-th derivative of digamma.",
+        "m (the first operand) must hold non-negative integers, in x's float dtype.",
+        "  >>> lax.polygamma(jnp.array([1.0]), jnp.array([1.0]))\n"
+        "  Array([1.644934], dtype=float32)",
     ),
 }
