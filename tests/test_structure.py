@@ -125,6 +125,7 @@ _COUNTING = re.compile(
 _CONVERTED = [
     "backends/reference/rules.py",
     "backends/stepping.py",
+    "lax/replication.py",
 ]
 
 

@@ -95,6 +95,13 @@ class Structure:
         """The operand groups sub-program parameter `body` reads, in order."""
         return dict(self.bodies)[body]
 
+    def split_body_inputs(self, params: dict, values: Sequence, body: str) -> list:
+        """`values` (one per input of sub-program `body`) split into the groups
+        it reads, in order (a while body's: body_consts, carry)."""
+        names = self.body_groups(body)
+        sizes = tuple(self.sizes[self.groups.index(n)] for n in names)
+        return _split(names, sizes, params, values)
+
     def body_operands(self, params: dict, values: Sequence, body: str) -> list:
         """The operands (or per-operand values) sub-program `body` receives."""
         named = dict(zip(self.groups, self.split(params, values)))

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, subolympusprs
+from olympus.ir.structure import carry_fixpoint, structure_of
 
 Axes = frozenset
 NONE: Axes = frozenset()
@@ -109,7 +110,7 @@ rules["optimization_barrier"] = lambda params, operands: list(operands)
 def _cond_rule(params, operands):
     """Outputs vary as any branch's do, and along the index's axes too (devices
     may take different branches) unless every branch forwards the same input."""
-    index, args = operands[0], operands[1:]
+    (index,), args = structure_of("cond").split(params, operands)
     branches = [_program(b) for b in params["branches"]]
     per_branch = [varying(b, args) for b in branches]
     outs = []
@@ -125,20 +126,17 @@ def _cond_rule(params, operands):
 def _fixpoint(carry: list, step: Callable[[list], list]) -> list:
     """Grows the carries' axes until a loop iteration adds none (finite: the
     mesh has finitely many axes)."""
-    while True:
-        grown = [c | s for c, s in zip(carry, step(carry))]
-        if grown == carry:
-            return carry
-        carry = grown
+    return carry_fixpoint(lambda c: (None, step(c)), carry)[1]
 
 
 def _while_rule(params, operands):
     """A carry the body changes also varies along the predicate's axes (the
     trip count may differ between devices)."""
+    structure = structure_of("while")
     cond, body = _program(params["cond_olympuspr"]), _program(params["body_olympuspr"])
-    nc, nb = params["cond_nconsts"], params["body_nconsts"]
-    cconsts, bconsts, init = operands[:nc], operands[nc : nc + nb], operands[nc + nb :]
-    kept = [_forwarded(body, j) == nb + j for j in range(len(init))]
+    cconsts, bconsts, init = structure.split(params, operands)
+    carry_in = structure.split_body_inputs(params, body.invars, "body_olympuspr")[1]
+    kept = [out is v for out, v in zip(body.outvars, carry_in)]
 
     def step(carry):
         (pred,) = varying(cond, [*cconsts, *carry])
@@ -149,15 +147,17 @@ def _while_rule(params, operands):
 
 
 def _scan_rule(params, operands):
-    body = _program(params["olympuspr"])
-    nc, ncarry = params["num_consts"], params["num_carry"]
-    consts, init, xs = (
-        operands[:nc],
-        operands[nc : nc + ncarry],
-        operands[nc + ncarry :],
-    )
-    carry = _fixpoint(list(init), lambda c: varying(body, [*consts, *c, *xs])[:ncarry])
-    return [*carry, *varying(body, [*consts, *carry, *xs])[ncarry:]]
+    structure, body = structure_of("scan"), _program(params["olympuspr"])
+    consts, init, xs = structure.split(params, operands)
+
+    def step(carry):
+        return structure.split_outputs(params, varying(body, [*consts, *carry, *xs]))[0]
+
+    carry = _fixpoint(list(init), step)
+    return [
+        *carry,
+        *structure.split_outputs(params, varying(body, [*consts, *carry, *xs]))[1],
+    ]
 
 
 rules["cond"] = _cond_rule
