@@ -204,6 +204,9 @@ def named_call(fun: Callable, *, name: str | None = None) -> Callable:
     Returns:
       A function with `fun`'s signature and outputs.
 
+    Raises:
+      Nothing: when wrapping; calling the result raises what `fun` raises.
+
     Example:
       >>> scaled = olympus.named_call(lambda x: x * 2.0, name="scale")
       >>> closed = olympus.make_olympuspr(scaled)(1.0)
@@ -273,6 +276,9 @@ def default_backend() -> str:
     Returns:
       "cpu", or the platform name of a loaded PjRt plugin (e.g. "gpu").
 
+    Raises:
+      Nothing: the backend is chosen when olympus starts.
+
     Example:
       >>> olympus.default_backend() in ("cpu", "gpu", "cuda", "tpu")
       True
@@ -292,6 +298,9 @@ def enable_x64(new_val: bool = True):
 
     Returns:
       A context manager.
+
+    Raises:
+      Nothing: of its own; the option is restored even when the block raises.
 
     Example:
       >>> with olympus.enable_x64():
@@ -1310,6 +1319,9 @@ def disable_jit(disable: bool = True):
     Returns:
       A context manager.
 
+    Raises:
+      Nothing: of its own; errors inside the block are the functions'.
+
     Example:
       >>> with olympus.disable_jit():
       ...     print(olympus.jit(lambda x: float(x) + 1.0)(1.0))
@@ -1381,6 +1393,10 @@ def device_get(x):
     Returns:
       The same pytree with each Array replaced by a numpy.ndarray.
 
+    Raises:
+      Nothing: of its own; errors of the computations that produced the leaves
+        surface here.
+
     Example:
       >>> olympus.device_get({"a": jnp.arange(2)})
       {'a': array([0, 1], dtype=int32)}
@@ -1405,6 +1421,10 @@ def block_until_ready(x):
     Returns:
       `x` itself, once ready.
 
+    Raises:
+      Nothing: of its own; errors of the computations that produced the leaves
+        surface here.
+
     Example:
       >>> olympus.block_until_ready(jnp.ones(2) * 3)
       Array([3., 3.], dtype=float32)
@@ -1426,6 +1446,9 @@ def clear_caches() -> None:
 
     Returns:
       None.
+
+    Raises:
+      Nothing: it only empties caches.
 
     Example:
       >>> f = olympus.jit(lambda x: x + 1)

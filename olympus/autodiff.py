@@ -348,6 +348,9 @@ def closure_convert(fun: Callable, *example_args):
     Returns:
       `(converted, consts)`, with `converted(*args, *consts) == fun(*args)`.
 
+    Raises:
+      TypeError: fun is not callable, or tracing it with example_args fails.
+
     Example:
       >>> w = jnp.arange(3.0)
       >>> f, consts = olympus.closure_convert(lambda x: x * w, jnp.ones(3))

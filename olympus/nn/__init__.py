@@ -77,6 +77,10 @@ def relu(x):
     Returns:
       An array of x's shape and (inexact) dtype.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
       Array([0., 0., 2.], dtype=float32)
@@ -103,6 +107,10 @@ def relu6(x):
 
     Returns:
       An array of x's shape and (inexact) dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.relu6(jnp.array([-1.0, 3.0, 8.0]))
@@ -131,6 +139,10 @@ def leaky_relu(x, negative_slope: float = 1e-2):
     Returns:
       An array of x's shape and (inexact) dtype.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.leaky_relu(jnp.array([-1.0, 2.0]), 0.1)
       Array([-0.1,  2. ], dtype=float32)
@@ -150,6 +162,10 @@ def elu(x, alpha: float = 1.0):
 
     Returns:
       An array of x's shape and (inexact) dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.elu(jnp.array([-1.0, 1.0]))
@@ -171,6 +187,10 @@ def selu(x):
     Returns:
       An array of x's shape and (inexact) dtype.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.selu(jnp.array([0.0]))
       Array([0.], dtype=float32)
@@ -191,6 +211,10 @@ def celu(x, alpha: float = 1.0):
     Returns:
       An array of x's shape and (inexact) dtype.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.celu(jnp.array([1.0]))
       Array([1.], dtype=float32)
@@ -209,6 +233,10 @@ def sigmoid(x):
 
     Returns:
       An array of x's shape and (inexact) dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.sigmoid(jnp.array([0.0]))
@@ -233,6 +261,10 @@ def softplus(x):
     Returns:
       An array of x's shape and (inexact) dtype.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.softplus(jnp.array([0.0]))
       Array([0.6931472], dtype=float32)
@@ -251,6 +283,10 @@ def log_sigmoid(x):
     Returns:
       An array of x's shape and (inexact) dtype.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.log_sigmoid(jnp.array([0.0]))
       Array([-0.6931472], dtype=float32)
@@ -268,6 +304,10 @@ def silu(x):
 
     Returns:
       An array of x's shape and (inexact) dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.silu(jnp.array([0.0]))
@@ -302,6 +342,10 @@ def hard_tanh(x):
 
     Returns:
       An array of x's shape and (inexact) dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.hard_tanh(jnp.array([-2.0, 0.5]))
@@ -375,6 +419,10 @@ def gelu(x, approximate: bool = True):
 
     Returns:
       An array of x's shape and (inexact) dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.gelu(jnp.array([0.0]))
@@ -521,6 +569,10 @@ def softmax(x, axis=-1, where=None):
     Returns:
       An array of x's shape.
 
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
     Example:
       >>> olympus.nn.softmax(jnp.array([0.0, 0.0]))
       Array([0.5, 0.5], dtype=float32)
@@ -545,6 +597,10 @@ def log_softmax(x, axis=-1, where=None):
 
     Returns:
       An array of x's shape.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.log_softmax(jnp.array([0.0, 0.0]))
@@ -584,6 +640,10 @@ def standardize(
 
     Returns:
       An array of x's shape.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
 
     Example:
       >>> olympus.nn.standardize(jnp.array([1.0, 3.0]))

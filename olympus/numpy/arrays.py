@@ -196,6 +196,10 @@ def zeros_like(a, dtype=None, shape=None):
     Returns:
       The new array.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.zeros_like(jnp.arange(3))
       Array([0, 0, 0], dtype=int32)
@@ -220,6 +224,10 @@ def ones_like(a, dtype=None, shape=None):
 
     Returns:
       The new array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))
@@ -484,6 +492,10 @@ def ravel(a, order: str = "C"):
     Returns:
       A 1-D array of a.size elements.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.ravel(jnp.array([[1, 2], [3, 4]]))
       Array([1, 2, 3, 4], dtype=int32)
@@ -541,6 +553,11 @@ def swapaxes(a, axis1: int, axis2: int):
 
     Returns:
       The transposed array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an axis is out of range for the array's rank.
 
     Example:
       >>> jnp.swapaxes(jnp.ones((2, 3)), 0, 1).shape
@@ -702,6 +719,12 @@ def hstack(arrays):
     Returns:
       The joined array.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the arrays' shapes differ other than along the joined
+        axis.
+
     Example:
       >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
       Array([1, 2, 3], dtype=int32)
@@ -720,6 +743,12 @@ def vstack(arrays):
 
     Returns:
       The stacked array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the arrays' shapes differ other than along the joined
+        axis.
 
     Example:
       >>> jnp.vstack([jnp.array([1, 2]), jnp.array([3, 4])])
@@ -745,6 +774,11 @@ def flip(m, axis=None):
 
     Returns:
       The flipped array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an axis is out of range for the array's rank.
 
     Example:
       >>> jnp.flip(jnp.arange(3))
@@ -779,6 +813,11 @@ def roll(a, shift, axis=None):
 
     Returns:
       The rolled array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an axis is out of range for the array's rank.
 
     Example:
       >>> jnp.roll(jnp.arange(4), 1)
@@ -870,6 +909,10 @@ def tile(A, reps):
 
     Returns:
       The tiled array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.tile(jnp.array([1, 2]), 2)
@@ -1137,6 +1180,10 @@ def meshgrid(*xi, indexing: str = "xy", sparse: bool = False):
 
     Returns:
       A list of arrays, one per input.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> xs, ys = jnp.meshgrid(jnp.arange(2), jnp.arange(3))

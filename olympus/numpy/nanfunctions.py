@@ -191,6 +191,10 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     Returns:
       The medians, in an inexact dtype.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.median(jnp.array([3.0, 1.0, 2.0, 10.0]))
       Array(2.5, dtype=float32)

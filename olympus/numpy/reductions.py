@@ -369,6 +369,11 @@ def var(
     Returns:
       The variances, in a floating dtype.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an axis is out of range for the array's rank.
+
     Example:
       >>> jnp.var(jnp.array([1.0, 3.0]), ddof=1)
       Array(2., dtype=float32)
@@ -440,6 +445,11 @@ def std(
 
     Returns:
       The standard deviations, in a floating dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an axis is out of range for the array's rank.
 
     Example:
       >>> jnp.std(jnp.array([1.0, 3.0]))
@@ -556,6 +566,12 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
 
     Returns:
       The sums, without axis1 and axis2.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: a has fewer than two dimensions, or axis1/axis2 is out of
+        range.
 
     Example:
       >>> jnp.trace(jnp.array([[1, 2], [3, 4]]))
@@ -736,6 +752,10 @@ def outer(a, b):
 
     Returns:
       A 2-D array of shape (a.size, b.size).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10]))

@@ -58,6 +58,10 @@ def sort(
     Returns:
       The sorted array.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.sort(jnp.array([3, 1, 2]))
       Array([1, 2, 3], dtype=int32)
@@ -106,6 +110,10 @@ def argsort(
 
     Returns:
       An int32 array of a's shape (flattened for axis None).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.argsort(jnp.array([3.0, 1.0, 2.0]))

@@ -282,6 +282,10 @@ def sign(x):
     Returns:
       An array of x's shape and dtype.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.sign(jnp.array([-2.0, 0.0, 3.0]))
       Array([-1.,  0.,  1.], dtype=float32)
@@ -304,6 +308,10 @@ def absolute(x):
 
     Returns:
       An array of x's shape (real for complex x).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.absolute(jnp.array([-1.5, 2.0]))
@@ -354,6 +362,10 @@ def floor(x):
     Returns:
       An array of x's shape and dtype.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.floor(jnp.array([-1.5, 1.5]))
       Array([-2.,  1.], dtype=float32)
@@ -380,6 +392,10 @@ def round(a, decimals: int = 0):  # noqa: A001
 
     Returns:
       An array of a's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.round(jnp.array([0.5, 1.5, 2.25]), 1)
@@ -572,6 +588,10 @@ def isnan(x):
     Returns:
       A boolean array of x's shape.
 
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
     Example:
       >>> jnp.isnan(jnp.array([1.0, jnp.nan]))
       Array([False,  True], dtype=bool)
@@ -612,6 +632,10 @@ def isfinite(x):
 
     Returns:
       A boolean array of x's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.isfinite(jnp.array([1.0, jnp.inf, jnp.nan]))
@@ -883,6 +907,10 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
     Returns:
       A boolean scalar array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
 
     Example:
       >>> jnp.array_equal(jnp.arange(3), jnp.array([0, 1, 2]))

@@ -509,6 +509,9 @@ def devices(backend: str | None = None) -> list:
     Returns:
       A list of Device objects ordered by id.
 
+    Raises:
+      UnknownBackendError: `backend` names a platform olympus is not running on.
+
     Example:
       >>> olympus.devices()[0].id
       0
@@ -532,6 +535,9 @@ def local_devices(
     Returns:
       A list of Device objects.
 
+    Raises:
+      UnknownBackendError: `backend` names a platform olympus is not running on.
+
     Example:
       >>> olympus.local_devices()[0] == olympus.devices()[0]
       True
@@ -551,6 +557,9 @@ def device_count(backend: str | None = None) -> int:
     Returns:
       The number of devices, an int (>= 1).
 
+    Raises:
+      UnknownBackendError: `backend` names a platform olympus is not running on.
+
     Example:
       >>> olympus.device_count() >= 1
       True
@@ -567,6 +576,9 @@ def local_device_count(backend: str | None = None) -> int:
 
     Returns:
       The number of this process's devices, an int.
+
+    Raises:
+      UnknownBackendError: `backend` names a platform olympus is not running on.
 
     Example:
       >>> olympus.local_device_count() == len(olympus.local_devices())
@@ -585,6 +597,9 @@ def process_index(backend: str | None = None) -> int:
     Returns:
       An int in range(process_count()); 0 when running alone.
 
+    Raises:
+      UnknownBackendError: `backend` names a platform olympus is not running on.
+
     Example:
       >>> olympus.process_index()
       0
@@ -601,6 +616,9 @@ def process_count(backend: str | None = None) -> int:
 
     Returns:
       1 without a distributed runtime (olympus.distributed), else the count.
+
+    Raises:
+      UnknownBackendError: `backend` names a platform olympus is not running on.
 
     Example:
       >>> olympus.process_count()

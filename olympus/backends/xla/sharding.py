@@ -259,6 +259,9 @@ def set_mesh(mesh: Mesh | None) -> _MeshScope:
     Returns:
       A context manager (also effective without `with`).
 
+    Raises:
+      TypeError: mesh is neither a Mesh (olympus.make_mesh) nor None.
+
     Example:
       >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
       ...     olympus.sharding.get_abstract_mesh().axis_names
