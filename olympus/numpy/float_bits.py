@@ -23,7 +23,6 @@ from olympus.numpy.core import (
     scalar_like,
     to_operand,
 )
-from olympus.numpy.float_math import trunc
 from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, signbit, where
 from olympus.tracer.errors import OlympusTypeError
 
@@ -61,16 +60,28 @@ def ldexp(x1, x2):
     (x1,) = as_arrays(x1, inexact=True)
     layout = float_layout("ldexp", x1)
     shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
+    limit = 2 * layout.bias + layout.nmant + 2
+    x2 = _clip_exponent(x2, limit)
     x1, n = (
         broadcast_to(x1, shape),
         broadcast_to(lax.convert_element_type(x2, np.int32), shape),
     )
-    limit = np.int32(2 * layout.bias + layout.nmant + 2)
+    limit = np.int32(limit)
     n = lax.clamp(-limit, n, limit)
     third = _floor_div(n, 3)
     rest = lax.sub(n, lax.mul(third, np.int32(2)))
     step = _power_of_two(third, layout)
     return lax.mul(lax.mul(lax.mul(x1, step), step), _power_of_two(rest, layout))
+
+
+def _clip_exponent(x2, limit: int):
+    """x2 clipped to [-limit, limit] in its own type, before the int32
+    conversion (an int64 or uint32 exponent would wrap there)."""
+    dtype = aval_of(x2).dtype
+    if dtype == dtypes.bool_ or np.iinfo(dtype).bits < 32:
+        return x2
+    low = -limit if dtypes.is_signed_int(dtype) else 0
+    return lax.clamp(np.asarray(low, dtype)[()], x2, np.asarray(limit, dtype)[()])
 
 
 def _floor_div(n, d: int):
@@ -142,8 +153,13 @@ def nextafter(x1, x2):
 
 
 def spacing(x):
-    """The distance from x to the next float away from zero (negative for x < 0)."""
+    """The distance from x to the next float away from zero (negative for x < 0;
+    float16 steps toward +inf, as NumPy)."""
     (x,) = as_arrays(x, inexact=True)
+    if aval_of(x).dtype == np.float16:
+        # NumPy's (and JAX's) float16 rule: the step toward +inf, positive for
+        # negative x too.
+        return lax.sub(nextafter(x, scalar_like(x, np.inf)), x)
     away = where(signbit(x), scalar_like(x, -np.inf), scalar_like(x, np.inf))
     step = lax.sub(nextafter(x, away), x)
     # At zero the step is the smallest subnormal, which subtraction may flush to 0.
@@ -151,8 +167,9 @@ def spacing(x):
 
 
 def modf(x):
-    """(fractional part, integral part), both with x's sign; modf(inf) = (0, inf)."""
+    """(fractional part, integral part) as JAX computes them: the integral
+    part rounds toward zero and the fraction is x minus it, so an integral
+    x gives +0 (also for negative x) and +-inf gives NaN, unlike NumPy."""
     (x,) = as_arrays(x, inexact=True)
-    whole = trunc(x)
-    frac = where(isinf(x), scalar_like(x, 0), lax.sub(x, whole))
-    return copysign(frac, x), whole
+    whole = where(lax.ge(x, scalar_like(x, 0)), lax.floor(x), lax.ceil(x))
+    return lax.sub(x, whole), whole

@@ -243,8 +243,14 @@ def i0(x):
 def angle(z, deg: bool = False):
     """The complex argument atan2(imag, real), in radians unless `deg`."""
     (z,) = as_arrays(z, inexact=True)
-    if dtypes.is_complex(aval_of(z).dtype):
+    aval = aval_of(z)
+    if dtypes.is_complex(aval.dtype):
         out = lax.atan2(lax.imag(z), lax.real(z))
+    elif not aval.shape:
+        # JAX's rule: a real 0-d operand computes in the default float dtype
+        # (float16 -> float32, not weak), as NumPy's float64 scalar result.
+        z = lax.convert_element_type(z, dtypes.default_float_dtype())
+        out = lax.atan2(lax.full((), scalar_like(z, 0)), z)
     else:
         out = lax.atan2(lax.full(aval_of(z).shape, scalar_like(z, 0)), z)
     return lax.mul(out, scalar_like(out, 180 / np.pi)) if deg else out

@@ -14,7 +14,7 @@ from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.tracer.core import user_source_info
-from olympus.tracer.errors import IncompatibleShapesError
+from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 from olympus.numpy.core import (
     INEXACT_DTYPES,
     as_arrays,
@@ -291,7 +291,12 @@ def sign(x):
       Array([-1.,  0.,  1.], dtype=float32)
     """
     (x,) = prepare(x)
-    return x if aval_of(x).dtype == dtypes.bool_ else lax.sign(x)
+    if aval_of(x).dtype == dtypes.bool_:
+        raise OlympusTypeError(
+            "jnp.sign does not accept bool input (as in JAX: it takes integer, "
+            "floating and complex dtypes); cast first, e.g. jnp.sign(x.astype(int))"
+        )
+    return lax.sign(x)
 
 
 def positive(x):
@@ -381,6 +386,10 @@ def ceil(x):
     return lax.ceil(x) if dtypes.is_float(aval_of(x).dtype) else x
 
 
+class RoundingTypeError(OlympusTypeError, ValueError):
+    """jnp.round/around of a bool array (JAX raises ValueError)."""
+
+
 def round(a, decimals: int = 0):  # noqa: A001
     """Rounds to `decimals` decimal places, halves to even.
 
@@ -403,14 +412,29 @@ def round(a, decimals: int = 0):  # noqa: A001
     """
     (a,) = prepare(a)
     dtype = aval_of(a).dtype
+    if dtype == dtypes.bool_:
+        raise RoundingTypeError(
+            "jnp.round does not accept bool input (JAX raises too: bool is neither "
+            "integer nor inexact); cast first, e.g. jnp.round(a.astype(jnp.float32))"
+        )
+    if dtypes.is_integer(dtype):
+        if decimals < 0:
+            raise NotImplementedError(
+                "jnp.round of integers with decimals < 0 is not implemented "
+                "(as in JAX); cast to a float dtype first"
+            )
+        return a
     if dtypes.is_complex(dtype):
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
-    if not dtypes.is_float(dtype):
-        return a
     if decimals == 0:
         return lax.round(a, 1)
-    factor = np.asarray(10.0**decimals, dtype)[()]
-    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+    if decimals > np.log10(float(_ml_dtypes.finfo(dtype).max)):
+        return a  # finer than the dtype's precision: nothing to round
+    # float16 scales in float32, as JAX: 10**decimals * a overflows float16 early.
+    x = lax.convert_element_type(a, np.float32) if dtype == np.float16 else a
+    factor = np.asarray(10.0**decimals, aval_of(x).dtype)[()]
+    out = lax.div(lax.round(lax.mul(x, factor), 1), factor)
+    return lax.convert_element_type(out, dtype) if dtype == np.float16 else out
 
 
 around = round
@@ -521,8 +545,8 @@ def power(x1, x2):
     """
     if isinstance(x2, int) and not isinstance(x2, bool):
         (x1,) = prepare(x1)
-        if aval_of(x1).dtype == dtypes.bool_:
-            x1 = lax.convert_element_type(x1, dtypes.default_int_dtype())
+        if aval_of(x1).dtype == dtypes.bool_:  # JAX: int32, also with x64 on
+            x1 = lax.convert_element_type(x1, np.int32)
         if x2 >= 0 or dtypes.is_inexact(aval_of(x1).dtype):
             return lax.integer_pow(x1, x2)
         raise ValueError(
@@ -537,23 +561,31 @@ def power(x1, x2):
 
 
 def _integer_power(x, y):
-    """Integer base and exponent: square-and-multiply over the exponent's bits."""
+    """Integer base and exponent: square-and-multiply over the exponent's low
+    6 bits, as JAX (more would overflow any base > 1); a negative exponent
+    reads as its two's-complement bits, and 0 ** y is 0 for y != 0."""
     shape = broadcast_shapes(aval_of(x).shape, aval_of(y).shape)
     x, y = broadcast_to(x, shape), broadcast_to(y, shape)
-    dtype = aval_of(x).dtype
-    one, zero, two = (np.asarray(v, dtype)[()] for v in (1, 0, 2))
-    acc = lax.full(shape, one)
-    base = x
-    for _ in range(8 * dtype.itemsize):
+    one, zero = (np.asarray(v, aval_of(y).dtype)[()] for v in (1, 0))
+    zero_base = lax.bitwise_and(lax.eq(x, scalar_like(x, 0)), lax.ne(y, zero))
+    acc = lax.select(
+        zero_base,
+        lax.full(shape, scalar_like(x, 0)),
+        lax.full(shape, scalar_like(x, 1)),
+    )
+    for _ in range(6):
         odd = lax.ne(lax.bitwise_and(y, one), zero)
-        acc = lax.select(odd, lax.mul(acc, base), acc)
-        base = lax.mul(base, base)
-        y = lax.div(y, two)
+        acc = lax.select(odd, lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.shift_right_logical(y, lax.full(shape, one))
     return acc
 
 
 def square(x):
+    """x * x; booleans square as int32 (also with x64 on), as JAX's."""
     (x,) = prepare(x)
+    if aval_of(x).dtype == dtypes.bool_:
+        x = lax.convert_element_type(x, np.int32)
     return lax.integer_pow(x, 2)
 
 
@@ -930,6 +962,11 @@ def select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError(
             "jnp.select: condlist and choicelist must have the same length"
+        )
+    if len(condlist) == 0:
+        raise ValueError(
+            "jnp.select: condlist must be non-empty (as in JAX); for no choices "
+            "use jnp.full_like(..., default)"
         )
     out = default
     for condition, choice in reversed(list(zip(condlist, choicelist))):

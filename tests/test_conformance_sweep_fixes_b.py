@@ -1,0 +1,105 @@
+"""Regression tests for the op-by-op sweep's differences fixed in part B of
+issue 32 (ufuncs, float bits, joining, sorting, set ops, lax ops), each
+checked against JAX 0.10.2 through the oracle, eagerly and, where the
+function traces, under jit and vmap."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from jax_oracle import agree, x64
+
+BF16 = ml_dtypes.bfloat16
+EDGE = [np.nan, 1.0, -0.0, np.inf, 0.5, -2.5, -np.inf, 0.0, -7.0, 3.25]
+
+
+def agree_traced(fn, *args, vmap: bool = True):
+    """fn agrees with JAX eagerly, under jit and (over a stack of 2) vmap."""
+    agree(lambda ox, *a: fn(ox, *a), *args)
+    agree(lambda ox, *a: ox.jit(lambda *b: fn(ox, *b))(*a), *args)
+    if vmap:
+        stacked = [np.stack([a, a]) for a in args]
+        agree(lambda ox, *a: ox.vmap(lambda *b: fn(ox, *b))(*a), *stacked)
+
+
+# ---- numpy/float_math.py, numpy/float_bits.py ------------------------------------
+@pytest.mark.parametrize("dtype", [np.float16, BF16, np.float32, np.int8])
+def test_angle_of_a_0d_real_computes_in_the_default_float_as_jax(dtype):
+    agree_traced(lambda ox, z: ox.jnp.angle(z), np.asarray(-2.5).astype(dtype))
+    agree(lambda ox, z: ox.jnp.angle(z, deg=True), np.array([-1, 2], dtype))
+    agree(lambda ox: ox.jnp.angle(1.0))
+    with x64():
+        agree(lambda ox, z: ox.jnp.angle(z), np.asarray(-1, dtype))
+
+
+def test_ldexp_clips_a_wide_exponent_before_narrowing_as_jax():
+    x = np.array([1.0, -7.0, 0.5, 2.0], np.float64)
+    n = np.array([2**62, -(2**62), 2**40 + 3, -5], np.int64)
+    with x64():
+        agree_traced(lambda ox, x, n: ox.jnp.ldexp(x, n), x, n)
+        agree(lambda ox, x, n: ox.jnp.ldexp(x, n), x.astype(np.float32), n.astype(np.uint64))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16, np.float32, np.int32])
+def test_modf_fraction_is_x_minus_its_integral_part_as_jax(dtype):
+    x = np.array(EDGE, np.float32).astype(dtype) if dtype != np.int32 else np.array([-7, 0, 3, -1], dtype)  # fmt: skip
+    agree_traced(lambda ox, x: ox.jnp.modf(x), x)
+
+
+def test_spacing_of_float16_steps_toward_plus_infinity_as_jax():
+    x = np.array(EDGE + [-65504.0, 65504.0, -6e-8], np.float16)
+    agree_traced(lambda ox, x: ox.jnp.spacing(x), x)
+    agree(lambda ox, x: ox.jnp.spacing(x), x.astype(np.float32))
+
+
+# ---- numpy/ufuncs.py ----------------------------------------------------------------
+@pytest.mark.parametrize("name", ["round", "around"])
+def test_round_refuses_bool_and_negative_integer_decimals_as_jax(name):
+    agree(lambda ox, x: getattr(ox.jnp, name)(x), np.array([True, False]))
+    agree(lambda ox, x: getattr(ox.jnp, name)(x, -1), np.array([15, 25], np.int8))
+    agree(lambda ox, x: getattr(ox.jnp, name)(x, 2), np.array([15, 25], np.int8))
+
+
+@pytest.mark.parametrize("decimals", [-1, 2, 6])
+def test_round_of_float16_scales_in_float32_as_jax(decimals):
+    x = np.array([1.2345, -655.5, 60000.0, np.nan, -0.0], np.float16)
+    agree_traced(lambda ox, x: ox.jnp.round(x, decimals), x)
+    agree(lambda ox, x: ox.jnp.round(x, 40), np.array([1.25], np.float32))
+
+
+@pytest.mark.parametrize("name", ["power", "pow"])
+def test_integer_power_uses_the_exponents_low_six_bits_as_jax(name):
+    base = np.array([0, 1, -1, 2, -7, 100, 2, 0, 3, -2], np.int64)
+    exp = np.array([2, -7, 100, 2**63 - 1, -(2**63), 3, 64, 64, 65, -1], np.int64)
+    with x64():
+        agree_traced(lambda ox, a, b: getattr(ox.jnp, name)(a, b), base, exp)
+    agree_traced(
+        lambda ox, a, b: getattr(ox.jnp, name)(a, b),
+        base.astype(np.int8),
+        np.array([2, -7, 100, 127, -128, 3, 64, 64, 65, -1], np.int8),
+    )
+
+
+def test_select_needs_a_condition_as_jax():
+    agree(lambda ox: ox.jnp.select([], []))
+    agree(lambda ox, c: ox.jnp.select(c, c), np.zeros(0, np.int8))
+    c, x = np.array([True, False, True]), np.array([1.0, 2.0, 3.0], np.float32)
+    agree_traced(lambda ox, c, x: ox.jnp.select([c, ~c], [x, -x], 7.0), c, x)
+
+
+def test_sign_refuses_bool_and_square_makes_it_int32_as_jax():
+    b = np.array([True, False])
+    agree(lambda ox, b: ox.jnp.sign(b), b)
+    agree_traced(lambda ox, b: ox.jnp.square(b), b)
+    agree(lambda ox: ox.jnp.square(True))
+    agree(lambda ox, b: ox.jnp.power(b, 3), b)
+    with x64():
+        agree(lambda ox, b: ox.jnp.square(b), b)
+        agree(lambda ox, b: ox.jnp.power(b, 2), b)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16, np.float32])
+def test_hypot_of_edge_values_as_jax(dtype):
+    x = np.array(EDGE, np.float32).astype(dtype)
+    agree_traced(lambda ox, a, b: ox.jnp.hypot(a, b), x, x[::-1].copy())
