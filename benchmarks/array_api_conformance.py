@@ -6,7 +6,8 @@ hypothesis ndindex pytest-json-report`
 (the failed test ids come from its report: they hold spaces). Usage:
 
     python benchmarks/array_api_conformance.py /path/to/array-api-tests \
-        [--module olympus.numpy] [--max-examples 2] [--version 2023.12] [test files...]
+        [--module olympus.numpy] [--max-examples 2] [--version 2023.12] [--x64] \
+        [test files...]
 
 It prints pytest's summary line (passed/failed/skipped counts); the results of
 olympus.numpy and of jax.numpy are recorded in benchmarks/README.md.
@@ -31,6 +32,12 @@ def main() -> int:
     parser.add_argument("--module", default="olympus.numpy")
     parser.add_argument("--max-examples", type=int, default=2)
     parser.add_argument("--version", default="2023.12")
+    parser.add_argument(
+        "--x64",
+        action="store_true",
+        help="64-bit types on (OLYMPUS_ENABLE_X64 and JAX_ENABLE_X64), so the "
+        "suite's float64/int64 draws are not truncated to 32 bits",
+    )
     parser.add_argument("--timeout", type=int, default=3600, help="seconds for the run")
     parser.add_argument("--failures", type=Path, help="write the failed test ids here")
     parser.add_argument("files", nargs="*", help="test files (default: all of them)")
@@ -47,6 +54,8 @@ def main() -> int:
         ARRAY_API_TESTS_MODULE=args.module,
         ARRAY_API_TESTS_VERSION=args.version,
     )
+    if args.x64:
+        env.update(OLYMPUS_ENABLE_X64="1", JAX_ENABLE_X64="1")
     env["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(root), env.get("PYTHONPATH")])
     )

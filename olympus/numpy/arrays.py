@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import math
 
 import numpy as np
 
@@ -12,12 +11,13 @@ from olympus.ir import dtypes
 from olympus.numpy.core import (
     accepts_device,
     placed,
-    array,
     aval_of,
     broadcast_to,
     normalize_axes,
     normalize_axis,
+    broadcast_shapes,
     promote_dtypes,
+    result_type,
     to_operand,
 )
 from olympus.lax.sharding import accepts_out_sharding
@@ -256,8 +256,10 @@ def empty_like(a, dtype=None, shape=None):
 
 
 def _concrete_scalar(x, name: str):
+    """`x` on the host: a Python number as it is, else a NumPy array that
+    keeps the dtype."""
     try:
-        return x if isinstance(x, (int, float)) else np.asarray(x)[()].item()
+        return x if isinstance(x, (int, float, complex)) else np.asarray(x)
     except Exception as err:  # a tracer: the size would depend on a traced value
         raise type(err)(
             f"jnp.{name} needs concrete bounds: the number of elements is part of "
@@ -284,12 +286,23 @@ def _wrapped_int(value: int, dtype):
     return np.array(wrapped, dtype)[()]
 
 
+class ArangeArgumentError(ValueError):
+    """jnp.arange was given a bound that is not a real scalar."""
+
+
+class ArangeDtypeError(TypeError):
+    """jnp.arange was asked for bool values (XLA's iota has no bool form)."""
+
+
 @accepts_out_sharding
 @accepts_device
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in [start, stop) with spacing `step`.
 
-    The bounds must be concrete (the length is a static shape).
+    The bounds must be concrete (the length is a static shape). Without a
+    dtype the result has the bounds' promoted dtype, as JAX's
+    (`arange(np.int8(3))` is int8); values are computed on the device as
+    `start + step * iota` (float16/bfloat16 in float32), so they match JAX's.
 
     Args:
       start: the first value (or stop, when stop is None).
@@ -304,31 +317,67 @@ def arange(start, stop=None, step=None, dtype=None):
 
     Raises:
       TracerArrayConversionError: a bound is traced (pass it as static).
+      ArangeArgumentError: a bound is not a scalar, or is complex.
+      ArangeDtypeError: the dtype is bool.
 
     Example:
       >>> jnp.arange(1, 7, 2)
       Array([1, 3, 5], dtype=int32)
     """
-    start = _concrete_scalar(start, "arange")
-    stop = None if stop is None else _concrete_scalar(stop, "arange")
-    step = None if step is None else _concrete_scalar(step, "arange")
+    names = ("stop" if stop is None and step is None else "start", "stop", "step")
+    values = (start, stop, step)
+    if dtype is None:
+        dtype = result_type(*(to_operand(v) for v in values if v is not None))
+    start, stop, step = (
+        None if v is None else _arange_bound(_concrete_scalar(v, "arange"), name)
+        for name, v in zip(names, values)
+    )
+    dtype = dtypes.canonicalize_dtype(dtype)
+    if dtype == np.bool_:
+        raise ArangeDtypeError(
+            "jnp.arange cannot make bool values (XLA's iota takes integer, float "
+            "and complex dtypes); make them with jnp.arange(n) % 2 == 1 or pass "
+            f"an integer dtype{_at_user_line()}"
+        )
     if stop is None:
         start, stop = 0, start
-    step = 1 if step is None else step
-    if dtype is None:
-        is_float = builtins.any(isinstance(v, float) for v in (start, stop, step))
-        dtype = dtypes.default_float_dtype() if is_float else dtypes.default_int_dtype()
-    dtype = dtypes.canonicalize_dtype(dtype)
-    size = builtins.max(0, math.ceil((stop - start) / step))
-    if step == 1 and start == 0 or size == 0:
-        return lax.iota(dtype, size)
-    if dtypes.is_integer(dtype) and builtins.all(
-        isinstance(v, int) for v in (start, step)
-    ):
-        out = lax.mul(lax.iota(dtype, size), _wrapped_int(step, dtype))
-        return lax.add(out, _wrapped_int(start, dtype))
-    # Float steps are computed on the host, like NumPy, so the values match exactly.
-    return array(np.arange(start, stop, step).astype(dtype))
+    if step is not None:
+        working = dtype
+        if dtypes.is_float(dtype) and np.dtype(dtype).itemsize < 4:
+            working = np.dtype(np.float32)
+        size = builtins.max(0, int(np.ceil((stop - start) / step)))
+        steps = lax.mul(_arange_cast(step, working), lax.iota(working, size))
+        out = lax.add(_arange_cast(start, working), steps)
+        return lax.convert_element_type(out, dtype)
+    if start == 0:
+        return lax.iota(dtype, builtins.max(0, int(np.ceil(stop))))
+    size = builtins.max(0, int(np.ceil(stop - start)))
+    return lax.add(_arange_cast(start, dtype), lax.iota(dtype, size))
+
+
+def _arange_bound(value, name: str):
+    """A concrete arange bound, checked: a real scalar (a NumPy one keeps its
+    dtype, so the length is computed in it as JAX computes it)."""
+    if np.ndim(value) != 0:
+        raise ArangeArgumentError(
+            f"jnp.arange: arguments must be scalars; got {name} of shape "
+            f"{np.shape(value)}. Pass one value per bound (x.item(), or "
+            f"jnp.linspace for an array of bounds){_at_user_line()}"
+        )
+    if np.iscomplexobj(value):
+        raise ArangeArgumentError(
+            f"jnp.arange takes real bounds; got complex {name}={value!r}. Pass "
+            f"the real part (x.real){_at_user_line()}"
+        )
+    return value
+
+
+def _arange_cast(value, dtype):
+    """An arange bound in `dtype`; a Python int wraps modulo 2**bits as JAX's
+    conversion does (arange(-2, 3, dtype=uint8) starts at 254)."""
+    if isinstance(value, int) and dtypes.is_integer(dtype):
+        return _wrapped_int(value, dtype)
+    return lax.convert_element_type(value, dtype)
 
 
 @accepts_device
@@ -357,44 +406,65 @@ def linspace(
       The values, or `(values, step)` with retstep.
 
     Raises:
-      OlympusTypeError: num is negative.
+      LinspaceArgumentError: num is negative.
 
     Example:
       >>> jnp.linspace(0.0, 1.0, 5)
       Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
-    start, stop = promote_dtypes(start, stop)
-    dtype = _dtype(dtype, dtypes.default_float_dtype())
-    compute = dtypes.default_float_dtype() if not dtypes.is_inexact(dtype) else dtype
-    start = lax.convert_element_type(array(start), compute)
-    stop = lax.convert_element_type(array(stop), compute)
+    if num < 0:
+        raise LinspaceArgumentError(
+            f"jnp.linspace: the number of samples, {num}, must be non-negative"
+            f"{_at_user_line()}"
+        )
+    start, stop = to_operand(start), to_operand(stop)
+    if dtype is None:
+        dtype = _inexact(result_type(start, stop))
+    dtype = dtypes.canonicalize_dtype(dtype)
+    compute = _inexact(dtype)
+    start = lax.convert_element_type(start, compute)
+    stop = lax.convert_element_type(stop, compute)
+    shape = list(broadcast_shapes(aval_of(start).shape, aval_of(stop).shape))
+    start, stop = broadcast_to(start, shape), broadcast_to(stop, shape)
+    axis = normalize_axis(axis, len(shape) + 1)
+    grid_shape = (*shape[:axis], 1, *shape[axis:])
     div = (num - 1) if endpoint else num
-    shape = aval_of(start).shape
-    steps = lax.broadcasted_iota(compute, (num, *shape), 0)
-    start_b = broadcast_to(start, (num, *shape))
-    stop_b = broadcast_to(stop, (num, *shape))
-    delta = lax.sub(stop_b, start_b)
-    if div > 0:
-        out = lax.add(
-            start_b, lax.mul(steps, lax.div(delta, np.asarray(div, compute)[()]))
-        )
-        if endpoint and num > 1:
-            # The last sample is exactly `stop`, as in NumPy.
-            head = lax.slice(out, (0,) * (len(shape) + 1), (num - 1, *shape))
-            out = lax.concatenate([head, lax.reshape(stop, (1, *shape))], 0)
+    if num > 1:
+        # start * (1 - t) + stop * t, as JAX computes it: both ends are exact.
+        delta = lax.div(lax.sub(stop, start), np.asarray(div, compute)[()])
+        t_shape = tuple(div if i == axis else 1 for i in range(len(grid_shape)))
+        t = lax.div(lax.iota(compute, div), np.asarray(div, compute)[()])
+        full_shape = (*shape[:axis], div, *shape[axis:])
+        t = broadcast_to(lax.reshape(t, t_shape), full_shape)
+        lo = broadcast_to(lax.reshape(start, grid_shape), full_shape)
+        hi = broadcast_to(lax.reshape(stop, grid_shape), full_shape)
+        out = lax.add(lax.mul(lo, lax.sub(_one(compute), t)), lax.mul(hi, t))
+        if endpoint:
+            out = lax.concatenate([out, lax.reshape(stop, grid_shape)], axis)
+    elif num == 1:
+        delta = lax.full((), np.nan, compute) if endpoint else lax.sub(stop, start)
+        out = lax.reshape(start, grid_shape)
     else:
-        out = start_b
+        delta = lax.full((), np.nan, compute)
+        out = lax.full((*shape[:axis], 0, *shape[axis:]), 0, compute)
+    if not dtypes.is_inexact(dtype):
+        out = lax.floor(out)
     out = lax.convert_element_type(out, dtype)
-    if axis != 0:
-        out = moveaxis(out, 0, axis)
-    if retstep:
-        step = (
-            lax.div(lax.sub(stop, start), np.asarray(div, compute)[()])
-            if div > 0
-            else np.nan
-        )
-        return out, step
-    return out
+    return (out, delta) if retstep else out
+
+
+class LinspaceArgumentError(ValueError):
+    """jnp.linspace was asked for a negative number of samples."""
+
+
+def _inexact(dtype) -> np.dtype:
+    """`dtype` if it is inexact, else the default float dtype."""
+    dtype = np.dtype(dtype)
+    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+
+
+def _one(dtype):
+    return np.asarray(1, dtype)[()]
 
 
 @accepts_device
@@ -1168,13 +1238,18 @@ def diag(v, k: int = 0):
 
 
 # ---- grids (jnp.pad, with all of np.pad's modes, is in olympus/numpy/padding.py) ----
-def meshgrid(*xi, indexing: str = "xy", sparse: bool = False):
+class MeshgridShapeError(ValueError):
+    """jnp.meshgrid was given an array that is not 1-D."""
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
     """Coordinate arrays from 1-D coordinate vectors.
 
     indexing='xy' (Cartesian, the default) swaps the first two output axes relative to 'ij' (matrix indexing).
 
     Args:
       *xi: 1-D arrays.
+      copy: accepted for NumPy's signature (results are always new arrays).
       indexing: 'xy' or 'ij'.
       sparse: if True, return broadcastable arrays instead of full grids.
 
@@ -1190,8 +1265,14 @@ def meshgrid(*xi, indexing: str = "xy", sparse: bool = False):
       >>> xs.shape
       (3, 2)
     """
-    xi = [ravel(to_operand(x)) for x in xi]
-    shape = [aval_of(x).shape[0] for x in xi]
+    xi = [to_operand(x) for x in xi]
+    shapes = [aval_of(x).shape for x in xi]
+    if builtins.any(len(shape) != 1 for shape in shapes):
+        raise MeshgridShapeError(
+            f"jnp.meshgrid takes 1-D arrays, got shapes {shapes}; flatten them "
+            f"first (jnp.ravel(x)){_at_user_line()}"
+        )
+    shape = [s[0] for s in shapes]
     if indexing == "xy" and len(xi) > 1:
         shape[0], shape[1] = shape[1], shape[0]
     outs = []
