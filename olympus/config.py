@@ -206,6 +206,14 @@ OPTIONS = (
         allows_none=True,
     ),
     Option(
+        "olympus_html_max_equations",
+        int,
+        50,
+        "In a notebook's HTML view of a program (olympus/ir/html.py), a "
+        "program with more equations than this shows its table collapsed "
+        "(a <details> to click open).",
+    ),
+    Option(
         "olympus_num_cpu_devices",
         int,
         1,

@@ -17,16 +17,44 @@ from html import escape
 
 import numpy as np
 
+from olympus import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, displays
 from olympus.ir.printer import REWRITE_MARK, VarNames, pp_literal, pp_param
 
+# Every rule sits under the root class `olympus-html`, and each selector is
+# more specific than the notebook's own table rules, so the layout survives them:
+# JupyterLab's `.jp-RenderedHTMLCommon td` (right-aligned, wrapping, padded) and
+# `... tbody tr:nth-child(odd)` stripes, its centred `table-layout: fixed` tables,
+# classic Notebook's `.rendered_html ...` and VS Code's `table > tbody > tr > td`.
+# Header lines are box shadows: VS Code removes table borders with !important.
 _STYLE = """<style>
-.olympuspr table { border-collapse: collapse; font-family: monospace; font-size: 12px; }
-.olympuspr td, .olympuspr th { padding: 1px 8px; text-align: left; vertical-align: top; }
-.olympuspr th { border-bottom: 1px solid #999; }
-.olympuspr .type { color: #666; } .olympuspr .prim { font-weight: bold; color: #0b5394; }
-.olympuspr .lit { color: #b45f06; } .olympuspr .source { color: #888; }
-.olympuspr details { margin-left: 1em; }
+div.olympus-html { font-family: monospace; font-size: 12px; text-align: left;
+  line-height: 1.4; max-width: 100%; }
+div.olympus-html .olympus-scroll { overflow-x: auto; max-width: 100%; }
+div.olympus-html table:is(.olympus-table, .olympus-array) { border: none;
+  border-collapse: collapse; border-spacing: 0; table-layout: auto; width: auto;
+  max-width: none; margin: 0; font-size: inherit; color: inherit; }
+div.olympus-html table:is(.olympus-table, .olympus-array) thead { border: none; }
+div.olympus-html table:is(.olympus-table, .olympus-array) tr:nth-child(n) {
+  background: transparent; border: none; }
+div.olympus-html table.olympus-table tbody tr:nth-child(n):hover {
+  background: rgba(66, 165, 245, 0.12); }
+div.olympus-html table:is(.olympus-table, .olympus-array) td:nth-child(n),
+div.olympus-html table:is(.olympus-table, .olympus-array) th:nth-child(n) {
+  padding: 1px 8px; text-align: left; vertical-align: top; white-space: nowrap;
+  line-height: 1.4; max-width: none; border: none; font-weight: normal; }
+div.olympus-html table.olympus-table th:nth-child(n) { font-weight: bold;
+  box-shadow: inset 0 -1px #999; }
+div.olympus-html table.olympus-table tbody tr.olympus-here:nth-child(n) {
+  background: #fff3c4; color: #000; font-weight: bold; }
+div.olympus-html .type, div.olympus-html .source { color: #888; }
+div.olympus-html .prim { font-weight: bold; color: #3b78c4; }
+div.olympus-html .lit { color: #b45f06; }
+div.olympus-html details { margin-left: 1em; }
+div.olympus-html details.olympus-collapsed { margin-left: 0; }
+div.olympus-html summary { cursor: pointer; display: list-item; }
+div.olympus-html caption { text-align: left; }
+div.olympus-html pre { overflow-x: auto; margin: 2px 0; text-align: left; }
 </style>"""
 
 _MAX_ARRAY_CELLS = 100
@@ -100,24 +128,62 @@ def _eqn_row(eqn, names: VarNames) -> str:
     )
 
 
-def _program(olympuspr: Olympuspr, names: VarNames) -> str:
+def _table(rows: str) -> str:
+    return (
+        '<table class="olympus-table"><thead><tr><th>outputs</th><th>primitive</th>'
+        "<th>params</th><th>operands</th><th>source</th></tr></thead>"
+        f"<tbody>{rows}\n</tbody></table>"
+    )
+
+
+def _collapsed(eqns, rows: str, limit: int) -> str:
+    """A long program's table inside a closed `<details>`: the summary says how
+    many equations of which primitives, so the cell stays short until opened."""
+    counts: dict[str, int] = {}
+    for eqn in eqns:
+        counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
+    common = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{n} {name}" for name, n in common[:4])
+    more = ", ..." if len(common) > 4 else ""
+    return (
+        f'<details class="olympus-collapsed"><summary>{len(eqns)} equations '
+        f"({shown}{more}); collapsed beyond olympus_html_max_equations={limit}"
+        f'</summary><div class="olympus-scroll">{_table(rows)}</div></details>'
+    )
+
+
+def _program(olympuspr: Olympuspr, names: VarNames, limit: int | None = None) -> str:
+    """The signature, the table of equations and the outputs. With `limit` (the
+    top level only), the table scrolls sideways in its own box and is collapsed
+    when there are more than `limit` equations."""
     consts = " ".join(_binder(v, names) for v in olympuspr.constvars)
     invars = " ".join(_binder(v, names) for v in olympuspr.invars)
     rows = "".join(f"\n{_eqn_row(e, names)}" for e in olympuspr.eqns)  # a row a line
     outs = ", ".join(_atom(a, names) for a in olympuspr.outvars)
     binders = f"{consts} ; {invars}" if consts else f"; {invars}"
+    if limit is None:
+        table = _table(rows)
+    elif len(olympuspr.eqns) > limit:
+        table = _collapsed(olympuspr.eqns, rows, limit)
+    else:
+        table = f'<div class="olympus-scroll">{_table(rows)}</div>'
     return (
-        f'<div class="signature">lambda {binders}</div>'
-        f"<table><thead><tr><th>outputs</th><th>primitive</th><th>params</th>"
-        f"<th>operands</th><th>source</th></tr></thead><tbody>{rows}\n</tbody></table>"
+        f'<div class="signature">lambda {binders}</div>{table}'
         f'<div class="outputs">in ({outs})</div>'
     )
 
 
+def scoped(root_class: str, body: str) -> str:
+    """`body` under the root element that the stylesheet's rules are scoped to."""
+    return f'<div class="{root_class} olympus-html">{_STYLE}\n{body}</div>\n'
+
+
 def olympuspr_html(program) -> str:
-    """The HTML table of an Olympuspr or ClosedOlympuspr."""
+    """The HTML table of an Olympuspr or ClosedOlympuspr (collapsed beyond
+    `olympus_html_max_equations` equations)."""
     olympuspr = program.olympuspr if isinstance(program, ClosedOlympuspr) else program
-    return f'<div class="olympuspr">{_STYLE}\n{_program(olympuspr, VarNames())}</div>\n'
+    limit = config.read("olympus_html_max_equations")
+    return scoped("olympuspr", _program(olympuspr, VarNames(), limit))
 
 
 displays["html"] = olympuspr_html

@@ -1,0 +1,326 @@
+"""The notebook HTML of programs, sub-programs and the stepper keeps its layout
+under JupyterLab's and VS Code's table styles, measured in headless Chromium.
+
+The page puts each view inside two hosts: one carrying JupyterLab's rendered
+HTML table rules (`.jp-RenderedHTMLCommon`: right-aligned, wrapping, padded
+cells, striped rows, centred tables) and one carrying VS Code's notebook output
+table rules (scoped under `.vscode`, which makes them stronger than in VS Code
+itself). A script in the page opens the sub-programs' `<details>`, measures
+every table cell, scroll box and collapsed block with getBoundingClientRect,
+and writes the numbers into the page, which Chromium dumps (`--dump-dom`); the
+assertions are on that layout, not on pixels. The views are those the tutorial
+(docs/tutorial.ipynb, run in this process) displays, plus a long program, a
+wide one and the stepper. A control view, the same HTML without its
+stylesheet, must fail the checks, so the checks can fail.
+
+Skipped where no Chromium or Chrome is installed (CI, unless it installs one).
+OLYMPUS_DISPLAY_SCREENSHOT=<file.png> also saves a screenshot of the page.
+"""
+
+import ast
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from html import escape
+from pathlib import Path
+
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from olympus import lax
+
+ROOT = Path(__file__).resolve().parent.parent
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER = next(filter(None, map(shutil.which, BROWSERS)), None)
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium/Chrome installed")
+HOST_WIDTH_PX = 560
+TOLERANCE_PX = 0.5
+
+# JupyterLab 4's rules for rendered HTML tables (rendermime's base.css), with its
+# CSS variables replaced by the light theme's values.
+JUPYTERLAB_CSS = """
+.jp-RenderedHTMLCommon { font-size: 14px; line-height: 1.6; }
+.jp-RenderedHTMLCommon table { border-collapse: collapse; border-spacing: 0;
+  border: none; color: rgba(0,0,0,.87); font-size: 13px; table-layout: fixed;
+  margin-left: auto; margin-bottom: 1em; margin-right: auto; }
+.jp-RenderedHTMLCommon thead { border-bottom: 1px solid #616161;
+  vertical-align: bottom; }
+.jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th, .jp-RenderedHTMLCommon tr {
+  vertical-align: middle; padding: 0.5em; line-height: normal; white-space: normal;
+  max-width: none; border: none; }
+:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td,
+:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon th,
+:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon tr { text-align: right; }
+.jp-RenderedHTMLCommon th { font-weight: bold; }
+.jp-RenderedHTMLCommon tbody tr:nth-child(odd) { background: #fff; }
+.jp-RenderedHTMLCommon tbody tr:nth-child(even) { background: #f5f5f5; }
+.jp-RenderedHTMLCommon tbody tr:hover { background: rgba(66,165,245,.2); }
+.jp-RenderedHTMLCommon pre { padding: 0; margin: 0 0 1em; }
+"""
+
+# VS Code's notebook output and markdown table rules, scoped under .vscode.
+VSCODE_CSS = """
+.vscode table, .vscode thead, .vscode tr, .vscode th, .vscode td, .vscode tbody {
+  border: none !important; border-color: transparent; border-spacing: 0;
+  border-collapse: collapse; }
+.vscode table, .vscode th, .vscode tr { vertical-align: middle; text-align: right; }
+.vscode thead { font-weight: bold; background-color: rgba(130,130,130,.16); }
+.vscode th, .vscode td { padding: 4px 8px; }
+.vscode tr:nth-child(even) { background-color: rgba(130,130,130,.08); }
+.vscode table > tbody > tr + tr > td { border-top: 1px solid; }
+.vscode table > thead > tr > th { text-align: left; border-bottom: 1px solid; }
+"""
+
+# Opens every sub-program (a collapsed long program stays closed), then writes
+# the boxes of each case's tables, scroll boxes and collapsed blocks as JSON.
+MEASURE_JS = """
+const box = (e) => { const r = e.getBoundingClientRect();
+  return [r.left, r.top, r.right, r.bottom]; };
+const contentBox = (e) => { const range = document.createRange();
+  range.selectNodeContents(e); return box(range); };
+const shown = (e) => e.checkVisibility();
+document.querySelectorAll('details:not(.olympus-collapsed)')
+  .forEach((d) => { d.open = true; });
+const cases = [];
+for (const c of document.querySelectorAll('.case')) {
+  const host = c.closest('.host');
+  const tables = [...c.querySelectorAll('table')].filter(shown).map((t) => ({
+    box: box(t), parent: box(t.parentElement),
+    rows: [...t.rows].map((r) => ({
+      box: box(r), here: r.classList.contains('olympus-here'),
+      body: r.parentElement.tagName === 'TBODY',
+      background: getComputedStyle(r).backgroundColor,
+      cells: [...r.cells].map((td) => ({
+        box: box(td), content: contentBox(td), empty: td.textContent === '',
+        align: getComputedStyle(td).textAlign,
+        padding: parseFloat(getComputedStyle(td).paddingLeft) })) })) }));
+  const scrolls = [...c.querySelectorAll('.olympus-scroll')].filter(shown)
+    .map((s) => { s.scrollLeft = 40; const scrolled = s.scrollLeft;
+      s.scrollLeft = 0; return { box: box(s), scrollWidth: s.scrollWidth,
+      clientWidth: s.clientWidth, scrolled }; });
+  const collapsed = [...c.querySelectorAll('details.olympus-collapsed')]
+    .map((d) => ({ open: d.open, tableShown: shown(d.querySelector('table')),
+      summary: d.querySelector('summary').textContent }));
+  cases.push({ host: host.dataset.host, name: c.dataset.name,
+    hostBox: box(host), box: box(c), tables, scrolls, collapsed });
+}
+document.getElementById('layout').textContent = JSON.stringify(cases);
+"""
+
+
+def _displayed(source: str, namespace: dict):
+    """Runs a cell as IPython does; its last expression's value, if any."""
+    tree = ast.parse(source)
+    last = (
+        tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    )
+    exec(compile(tree, "<cell>", "exec"), namespace)
+    if last is not None:
+        return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
+
+
+def _tutorial_views() -> dict:
+    """The HTML views the tutorial shows, or whose text it prints."""
+    cells = json.loads((ROOT / "docs" / "tutorial.ipynb").read_text())["cells"]
+    namespace, views = {}, {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in cells:
+            if cell["cell_type"] == "code":
+                value = _displayed("".join(cell["source"]), namespace)
+                if hasattr(value, "_repr_html_"):
+                    views[f"tutorial-{cell['metadata']['tags'][0]}"] = value
+    make = namespace["olympus"].make_olympuspr
+    views["tutorial-ir"] = namespace["program"]
+    views["tutorial-ir_grad"] = make(olympus.grad(namespace["loss"]))(
+        namespace["w"], namespace["x"]
+    )
+    stepper = olympus.debug.Stepper(namespace["repeated"], namespace["x"])
+    views["tutorial-stepper"] = stepper.continue_to(primitive="add")
+    return {name: value._repr_html_() for name, value in views.items()}
+
+
+def _long(x):
+    for _ in range(40):
+        x = jnp.sin(x) * 2.0
+    return x
+
+
+def _wide(x):
+    y = jnp.concatenate([x] * 30)
+    dims = (((1,), (0,)), ((), ()))
+    z = lax.dot_general(x.reshape(1, 4), y.reshape(4, 30), dims)
+    return lax.cond(
+        z.sum() > 0,
+        lambda v: v.reshape(2, 3, 5) * 2.0,
+        lambda v: jnp.cos(v).reshape(2, 3, 5),
+        z,
+    )
+
+
+def _views() -> dict:
+    views = _tutorial_views()
+    x = jnp.arange(4.0)
+    views["long"] = olympus.make_olympuspr(_long)(x)._repr_html_()
+    opened = '<details class="olympus-collapsed" open>'
+    views["long-opened"] = views["long"].replace(opened[:-6] + ">", opened)
+    views["wide"] = olympus.make_olympuspr(_wide)(x)._repr_html_()
+    stepper = olympus.debug.Stepper(_wide, x).continue_to(primitive="cond")
+    views["stepper-in-branch"] = stepper.step_into()._repr_html_()
+    return views
+
+
+def _page(views: dict) -> str:
+    # Without its stylesheet, and out of reach of the other views' ones.
+    unstyled = re.sub(r"<style>.*?</style>", "", views["wide"], flags=re.S)
+    unstyled = unstyled.replace("olympus-", "unstyled-")
+    cases = {**views, "control-unstyled": unstyled}
+    body = "".join(
+        f'<div class="case" data-name="{escape(name)}">{html}</div>'
+        for name, html in cases.items()
+    )
+    hosts = (
+        f'<div class="host jp-RenderedHTMLCommon" data-host="jupyterlab" '
+        f'style="width: {HOST_WIDTH_PX}px">{body}</div>'
+        f'<div class="host vscode" data-host="vscode" '
+        f'style="width: {HOST_WIDTH_PX}px">{body}</div>'
+    )
+    return (
+        f"<!DOCTYPE html><html><head><style>{JUPYTERLAB_CSS}{VSCODE_CSS}</style>"
+        f'</head><body>{hosts}<pre id="layout"></pre>'
+        f"<script>{MEASURE_JS}</script></body></html>"
+    )
+
+
+def _chromium(page: Path, *flags: str) -> str:
+    command = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", *flags]
+    done = subprocess.run(
+        [*command, page.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory) -> dict:
+    page = tmp_path_factory.mktemp("display") / "page.html"
+    page.write_text(_page(_views()))
+    if os.environ.get("OLYMPUS_DISPLAY_SCREENSHOT"):
+        shot = Path(os.environ["OLYMPUS_DISPLAY_SCREENSHOT"]).resolve()
+        _chromium(page, f"--screenshot={shot}", "--window-size=1280,4000")
+    dom = _chromium(page, "--dump-dom")
+    found = re.search(r'<pre id="layout">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1), f"no layout in Chromium's page:\n{dom[-2000:]}"
+    text = found.group(1).replace("&amp;", "&").replace("&lt;", "<")
+    return {(c["host"], c["name"]): c for c in json.loads(text.replace("&gt;", ">"))}
+
+
+def _problems(case: dict) -> list[str]:
+    """What is wrong with one view's layout (empty: nothing)."""
+    problems = []
+    if case["box"][2] > case["hostBox"][2] + TOLERANCE_PX:
+        problems.append(f"overflows its output area: {case['box']}")
+    for t, table in enumerate(case["tables"]):
+        problems += [f"table {t}: {p}" for p in _table_problems(table)]
+    return problems
+
+
+def _table_problems(table: dict) -> list[str]:
+    problems = []
+    if table["box"][0] > table["parent"][0] + TOLERANCE_PX:
+        problems.append("not at the left of its box (centred?)")
+    rows = table["rows"]
+    for above, below in zip(rows, rows[1:]):
+        if above["box"][3] > below["box"][1] + TOLERANCE_PX:
+            problems.append("rows overlap")
+    backgrounds = {r["background"] for r in rows if r["body"] and not r["here"]}
+    if len(backgrounds) > 1:
+        problems.append(f"striped rows: {sorted(backgrounds)}")
+    for row in rows:
+        for j, cell in enumerate(row["cells"]):
+            problems += [f"column {j}: {p}" for p in _cell_problems(cell)]
+    widths = {len(r["cells"]) for r in rows}
+    for j in range(min(widths)):
+        lefts = {round(r["cells"][j]["box"][0], 1) for r in rows}
+        if len(lefts) > 1:
+            problems.append(f"column {j} misaligned: left edges {sorted(lefts)}")
+    return problems
+
+
+def _cell_problems(cell: dict) -> list[str]:
+    (left, _, right, _), content = cell["box"], cell["content"]
+    if cell["empty"]:
+        return []
+    problems = []
+    if content[0] < left - TOLERANCE_PX or content[2] > right + TOLERANCE_PX:
+        problems.append(f"content {content} overflows its cell {cell['box']}")
+    if cell["align"] not in ("left", "start"):
+        problems.append(f"text-align {cell['align']}")
+    if content[0] - left > cell["padding"] + 1:
+        problems.append("content not at the cell's left")
+    return problems
+
+
+HOSTS = ("jupyterlab", "vscode")
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_every_view_keeps_its_layout(layout, host):
+    names = [name for h, name in layout if h == host and name != "control-unstyled"]
+    expected = {"tutorial-html", "tutorial-stepper", "long", "long-opened", "wide"}
+    assert expected <= set(names)
+    for name in names:
+        case = layout[host, name]
+        assert case["tables"] or case["collapsed"], name
+        assert _problems(case) == [], (host, name)
+
+
+def test_sub_programs_are_measured_open(layout):
+    """The tutorial's jitted cond: the pjit callee's table inside the program's,
+    and the two branches' inside that."""
+    assert len(layout["jupyterlab", "tutorial-html"]["tables"]) == 4
+    assert len(layout["jupyterlab", "wide"]["tables"]) == 3
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_wide_program_scrolls_inside_its_box(layout, host):
+    case = layout[host, "wide"]
+    (scroll,) = case["scrolls"]
+    assert scroll["scrollWidth"] > scroll["clientWidth"] and scroll["scrolled"] > 0
+    assert scroll["box"][2] <= case["hostBox"][2] + TOLERANCE_PX
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_long_program_is_collapsed(layout, host):
+    case = layout[host, "long"]
+    limit = olympus.config.read("olympus_html_max_equations")
+    (block,) = case["collapsed"]
+    assert not block["open"] and not block["tableShown"] and not case["tables"][1:]
+    assert block["summary"].startswith("80 equations (40 mul, 40 sin)")
+    assert f"olympus_html_max_equations={limit}" in block["summary"]
+    assert case["box"][3] - case["box"][1] < 100  # px: three short lines
+    (table,) = layout[host, "long-opened"]["tables"]
+    assert len(table["rows"]) == 1 + 80
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_checks_catch_the_hosts_styles_on_an_unstyled_table(layout, host):
+    problems = _problems(layout[host, "control-unstyled"])
+    assert any("text-align right" in p for p in problems)
+    assert any("striped rows" in p for p in problems)
+    assert any("content not at the cell's left" in p for p in problems)
+
+
+def test_the_limit_is_an_option():
+    x = jnp.arange(4.0)
+    with olympus.config.override("olympus_html_max_equations", 100):
+        assert (
+            '<details class="olympus-collapsed">'
+            not in olympus.make_olympuspr(_long)(x)._repr_html_()
+        )
+    with olympus.config.override("olympus_html_max_equations", 2):
+        html = olympus.make_olympuspr(_long)(x)._repr_html_()
+    assert '<details class="olympus-collapsed">' in html
