@@ -321,10 +321,46 @@ swish = silu
 
 
 def hard_sigmoid(x):
+    """A piecewise-linear sigmoid, relu6(x + 3) / 6.
+
+    Cheap to compute: 0 below -3, 1 above 3 and linear between.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.hard_sigmoid(jnp.array([-2.0, 0.0, 2.0]))
+      Array([0.16666667, 0.5       , 0.8333334 ], dtype=float32)
+    """
     return relu6(jnp.asarray(x) + 3.0) / 6.0
 
 
 def hard_silu(x):
+    """x * hard_sigmoid(x); another name of hard_silu.
+
+    The MobileNetV3 name of hard_silu; the two are the same function.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.hard_swish(jnp.array([-2.0, 0.0, 2.0]))
+      Array([-0.33333334,  0.        ,  1.6666667 ], dtype=float32)
+    """
     x = jnp.asarray(x)
     return x * hard_sigmoid(x)
 
@@ -356,23 +392,72 @@ def hard_tanh(x):
 
 
 def soft_sign(x):
+    """x / (|x| + 1), a sigmoid-shaped function with polynomial tails.
+
+    Bounded in (-1, 1); it approaches its limits more slowly than tanh.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.soft_sign(jnp.array([-2.0, 0.0, 2.0]))
+      Array([-0.6666667,  0.       ,  0.6666667], dtype=float32)
+    """
     x = jnp.asarray(x)
     return x / (jnp.abs(x) + 1.0)
 
 
 def mish(x):
-    """x * tanh(softplus(x)) (Misra, 2019); softplus is the stable one above,
-    so mish(-100) is a tiny negative number and mish(100) is 100."""
+    """The self-gated activation x * tanh(softplus(x)).
+
+    x * tanh(softplus(x)) (Misra, 2019); softplus is the stable one above, so
+    mish(-100) is a tiny negative number and mish(100) is 100.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.mish(jnp.array([-2.0, 0.0, 2.0]))
+      Array([-0.25250146,  0.        ,  1.943959  ], dtype=float32)
+    """
     x = jnp.asarray(x)
     return x * jnp.tanh(softplus(x))
 
 
 def squareplus(x, b=4):
-    """(x + sqrt(x^2 + b)) / 2, a smooth relu without exp (So, 2021). For x < 0
-    it is written b / (2 (sqrt(x^2 + b) - x)), which does not cancel.
+    """(x + sqrt(x**2 + b)) / 2, a smooth relu without exponentials.
 
-    >>> olympus.nn.squareplus(jnp.array([0.0]))
-    Array([1.], dtype=float32)
+    (x + sqrt(x^2 + b)) / 2, a smooth relu without exp (So, 2021). For x < 0 it
+    is written b / (2 (sqrt(x^2 + b) - x)), which does not cancel.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+      b: the smoothness, a positive number (4 by default); 0 gives relu.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.squareplus(jnp.array([-2.0, 0.0, 2.0]))
+      Array([0.41421354, 1.        , 2.4142137 ], dtype=float32)
     """
     x = jnp.asarray(x)
     # Each branch sees only its own side, so neither divides by a cancelled
@@ -385,26 +470,95 @@ def squareplus(x, b=4):
 
 
 def sparse_plus(x):
-    """0 for x <= -1, (x + 1)^2 / 4 for -1 < x < 1, x for x >= 1: the
-    softplus-like function of sparsemax (Martins and Astudillo, 2016)."""
+    """A softplus whose curved part is a parabola on (-1, 1).
+
+    0 for x <= -1, (x + 1)^2 / 4 for -1 < x < 1, x for x >= 1: the softplus-like
+    function of sparsemax (Martins and Astudillo, 2016).
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.sparse_plus(jnp.array([-2.0, 0.0, 0.5, 2.0]))
+      Array([0.    , 0.25  , 0.5625, 2.    ], dtype=float32)
+    """
     x = jnp.asarray(x)
     inner = (x + 1.0) * (x + 1.0) / 4.0
     return jnp.where(x <= -1.0, jnp.zeros_like(x), jnp.where(x < 1.0, inner, x))
 
 
 def sparse_sigmoid(x):
-    """The derivative of sparse_plus: 0, (x + 1) / 2 and 1 on its three pieces."""
+    """A sigmoid that is exactly 0 below -1 and 1 above 1.
+
+    The derivative of sparse_plus: 0, (x + 1) / 2 and 1 on its three pieces.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.sparse_sigmoid(jnp.array([-2.0, 0.0, 0.5, 2.0]))
+      Array([0.  , 0.5 , 0.75, 1.  ], dtype=float32)
+    """
     x = jnp.asarray(x)
     return jnp.clip((x + 1.0) / 2.0, 0.0, 1.0)
 
 
 def tanh(x):
-    """The hyperbolic tangent (jax.nn re-exports jax.numpy.tanh)."""
+    """Elementwise hyperbolic tangent, as an activation.
+
+    The same function as jnp.tanh (JAX's nn re-exports it); saturates to +-1
+    without overflow.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: x is a list or other non-array (convert it with
+        jnp.asarray).
+
+    Example:
+      >>> olympus.nn.tanh(jnp.array([0.0, 1.0]))
+      Array([0.       , 0.7615942], dtype=float32)
+    """
     return jnp.tanh(x)
 
 
 def identity(x):
-    """x itself, as an array: the activation that does nothing."""
+    """x itself: the activation that does nothing.
+
+    Useful as a default where a layer takes an activation.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.identity(jnp.array([1.0, -1.0]))
+      Array([ 1., -1.], dtype=float32)
+    """
     return jnp.asarray(x)
 
 
@@ -521,11 +675,24 @@ def logsumexp(
 
 
 def log1mexp(x):
-    """log(1 - exp(-x)) for x >= 0, accurate at both ends: log(-expm1(-x))
-    below log 2, log1p(-exp(-x)) above (Maechler's note); NaN for x < 0.
+    """log(1 - exp(-x)), accurate for every x >= 0.
 
-    >>> olympus.nn.log1mexp(jnp.array([1e-8, 50.0]))
-    Array([-1.8420681e+01, -1.9287499e-22], dtype=float32)
+    log(1 - exp(-x)) for x >= 0, accurate at both ends: log(-expm1(-x)) below
+    log 2, log1p(-exp(-x)) above (Maechler's note); NaN for x < 0.
+
+    Args:
+      x: an array of an inexact dtype (or a Python number).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+
+    Example:
+      >>> olympus.nn.log1mexp(jnp.array([0.1, 10.0]))
+      Array([-2.3521686e+00, -4.5400961e-05], dtype=float32)
     """
     x = jnp.asarray(x)
     if not _is_float(x):
@@ -537,11 +704,28 @@ def log1mexp(x):
 
 
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
-    """log(mean(exp(x))) over `axis` (the entries `where` selects): logsumexp
-    minus the log of how many entries it summed.
+    """log(mean(exp(x))) over `axis`, without overflow.
 
-    >>> olympus.nn.logmeanexp(jnp.array([1e4, 1e4]))
-    Array(10000., dtype=float32)
+    log(mean(exp(x))) over `axis` (the entries `where` selects): logsumexp minus
+    the log of how many entries it summed.
+
+    Args:
+      x: an array.
+      axis: the axis or axes to reduce; None for all.
+      where: a boolean mask of the entries to include; None for all.
+      keepdims: whether to keep reduced axes with size 1.
+
+    Returns:
+      An array of x's dtype without the reduced axes (unless keepdims).
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
+        string, say).
+      ValueError: an axis is out of range.
+
+    Example:
+      >>> olympus.nn.logmeanexp(jnp.array([0.0, 0.0, 0.0]))
+      Array(0., dtype=float32)
     """
     x = jnp.asarray(x)
     axes = _axes(axis, x.ndim)

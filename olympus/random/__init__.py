@@ -285,12 +285,32 @@ def fold_in(key, data):
 
 
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
-    """Counts of `n` draws over the categories on `p`'s last axis (floats of
+    """Counts of n draws over categories (as floats).
+
+    Counts of `n` draws over the categories on `p`'s last axis (floats of
     `dtype`); `p` is normalised along that axis, `n` broadcasts to the other
     axes; `shape`, if given, is the whole result shape.
 
-    >>> olympus.random.multinomial(olympus.random.key(0), 10.0, jnp.array([0.5, 0.5])).sum()
-    Array(10., dtype=float32)
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      n: the number of draws (broadcasts with p's leading axes).
+      p: the category probabilities on the last axis (normalised there).
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of counts, shape `shape` (or the broadcast shape) followed by p's
+      last axis.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.multinomial(k, 10.0, jnp.array([0.2, 0.8]))
+      >>> x.shape, float(x.sum())
+      ((2,), 10.0)
     """
     return _multinomial_compiled(key, n, p, shape=shape, dtype=dtype, unroll=unroll)
 
@@ -330,7 +350,26 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
 
 
 def shuffle(key, x, axis: int = 0):
-    """`x` shuffled along `axis` (JAX's deprecated name for permutation)."""
+    """x shuffled along an axis (JAX's deprecated name of permutation).
+
+    `x` shuffled along `axis` (JAX's deprecated name for permutation).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      x: the array to shuffle.
+      axis: the axis to shuffle along.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> jnp.sort(olympus.random.shuffle(k, jnp.arange(4)))
+      Array([0, 1, 2, 3], dtype=int32)
+    """
     return permutation(key, x, axis)
 
 

@@ -160,8 +160,29 @@ def _exponential(key, shape: Sequence[int] = (), dtype=None):
 
 
 def _laplace(key, shape: Sequence[int] = (), dtype=None):
-    """Laplace floats (density exp(-|x|) / 2): sign(U) log(1 - |U|) for U uniform
-    in (-1, 1)."""
+    """Samples of the standard Laplace distribution.
+
+    Laplace floats (density exp(-|x|) / 2): sign(U) log(1 - |U|) for U uniform
+    in (-1, 1).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.laplace(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     tiny = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = _uniform(key, shape, dtype, minval=float(tiny), maxval=1.0)
@@ -169,14 +190,56 @@ def _laplace(key, shape: Sequence[int] = (), dtype=None):
 
 
 def _logistic(key, shape: Sequence[int] = (), dtype=None):
-    """Standard logistic floats: log(U / (1 - U)) for U uniform in [tiny, 1)."""
+    """Samples of the standard logistic distribution.
+
+    Standard logistic floats: log(U / (1 - U)) for U uniform in [tiny, 1).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.logistic(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     u = _uniform(key, shape, dtype, minval=float(np.finfo(dtype).tiny), maxval=1.0)
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
 def _gumbel(key, shape: Sequence[int] = (), dtype=None):
-    """Standard Gumbel floats: -log(-log(U)) for U in (0, 1)."""
+    """Samples of the standard Gumbel distribution.
+
+    Standard Gumbel floats: -log(-log(U)) for U in (0, 1).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.gumbel(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     u = _unit_interval(key, shape, dtype)
     tiny = np.array(
@@ -340,8 +403,30 @@ def _gamma(key, a, shape=None, dtype=None):
 
 
 def _loggamma(key, a, shape=None, dtype=None):
-    """log of Gamma(a, 1) floats, accurate where the gamma sample itself would
-    underflow (a << 1): the boost U**(1/a) is applied in log space."""
+    """Logarithms of Gamma(a, 1) samples.
+
+    log of Gamma(a, 1) floats, accurate where the gamma sample itself would
+    underflow (a << 1): the boost U**(1/a) is applied in log space.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      a: the shape parameter, positive.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.loggamma(k, 0.1, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, a)
     return _loggamma_reparameterised(key, _as(a, dtype, shape))
@@ -566,7 +651,28 @@ def _softmax_last(x):
 
 # ---- more laws built from the ones above ---------------------------------------------
 def _cauchy(key, shape: Sequence[int] = (), dtype=None):
-    """Standard Cauchy floats: tan(pi (U - 1/2)) for U uniform in [eps, 1)."""
+    """Samples of the standard Cauchy distribution.
+
+    Standard Cauchy floats: tan(pi (U - 1/2)) for U uniform in [eps, 1).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.cauchy(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     u = _uniform(key, shape, dtype, minval=float(np.finfo(dtype).eps), maxval=1.0)
     return lax.tan(
@@ -575,7 +681,29 @@ def _cauchy(key, shape: Sequence[int] = (), dtype=None):
 
 
 def _rademacher(key, shape: Sequence[int] = (), dtype=None):
-    """-1 or +1 with equal probability: 2 bernoulli(key, 0.5) - 1."""
+    """Random signs: -1 or +1 with equal probability.
+
+    -1 or +1 with equal probability: 2 bernoulli(key, 0.5) - 1.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: an integer or floating dtype; None for the default int.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.rademacher(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('int32'))
+      >>> bool((jnp.abs(x) == 1).all())
+      True
+    """
     shape = _shape(shape)
     dtype = dtypes.canonicalize_dtype(np.int64 if dtype is None else dtype)
     heads = lax.convert_element_type(_bernoulli(key, 0.5, shape), dtype)
@@ -584,7 +712,29 @@ def _rademacher(key, shape: Sequence[int] = (), dtype=None):
 
 
 def _chisquare(key, df, shape=None, dtype=None):
-    """Chi-squared floats with `df` degrees of freedom: 2 exp(loggamma(df / 2))."""
+    """Samples of the chi-squared distribution.
+
+    Chi-squared floats with `df` degrees of freedom: 2 exp(loggamma(df / 2)).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      df: the degrees of freedom, positive (broadcasts with shape).
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.chisquare(k, 3.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, df)
     half = lax.div(_as(df, dtype, shape), np.array(2.0, dtype)[()])
@@ -593,8 +743,30 @@ def _chisquare(key, df, shape=None, dtype=None):
 
 
 def _t(key, df, shape=None, dtype=None):
-    """Student's t floats: Z sqrt((df / 2) / G) for Z normal and G ~ Gamma(df / 2),
-    from the two halves of split(key)."""
+    """Samples of Student's t distribution.
+
+    Student's t floats: Z sqrt((df / 2) / G) for Z normal and G ~ Gamma(df / 2),
+    from the two halves of split(key).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      df: the degrees of freedom, positive.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.t(k, 3.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, df)
     key_n, key_g = _split2(key)
@@ -605,11 +777,30 @@ def _t(key, df, shape=None, dtype=None):
 
 
 def _f(key, dfnum, dfden, shape=None, dtype=None):
-    """F floats, (X / dfnum) / (Y / dfden) for chi-squared X, Y with dfnum and
+    """Samples of the F distribution.
+
+    F floats, (X / dfnum) / (Y / dfden) for chi-squared X, Y with dfnum and
     dfden degrees of freedom (Y from split(key)[0], X from split(key)[1]).
 
-    >>> olympus.random.f(olympus.random.key(0), 3.0, 4.0, (2,)).shape
-    (2,)
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      dfnum: the numerator's degrees of freedom.
+      dfden: the denominator's degrees of freedom.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.f(k, 2.0, 5.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
     """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, dfnum, dfden)
@@ -669,8 +860,32 @@ def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
 
 
 def _pareto(key, b, shape=None, dtype=None):
-    """Pareto floats with density b / x^(b + 1) on x >= 1: exp(E / b) for E
-    exponential (inversion). b < 0 or nan gives nan."""
+    """Samples of the Pareto distribution.
+
+    Pareto floats with density b / x^(b + 1) on x >= 1: exp(E / b) for E
+    exponential (inversion). b < 0 or nan gives nan.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      b: the shape parameter, positive.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.pareto(k, 3.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+      >>> bool((x >= 1).all())
+      True
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, b)
     b = _as(b, dtype, shape)
@@ -679,9 +894,32 @@ def _pareto(key, b, shape=None, dtype=None):
 
 
 def _weibull_min(key, scale, concentration, shape=(), dtype=None):
-    """Weibull floats, density proportional to x^(c-1) exp(-(x/scale)^c):
-    scale * E^(1/c) for E exponential (inversion). The result has the shape
-    `shape` broadcast with the parameters', one independent draw per element."""
+    """Samples of the Weibull distribution.
+
+    Weibull floats, density proportional to x^(c-1) exp(-(x/scale)^c): scale *
+    E^(1/c) for E exponential (inversion). The result has the shape `shape`
+    broadcast with the parameters', one independent draw per element.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      scale: the scale, positive.
+      concentration: the shape parameter c, positive.
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.weibull_min(k, 1.0, 2.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = tuple(
         np.broadcast_shapes(_shape(shape), _param_shape(None, scale, concentration))
@@ -692,9 +930,31 @@ def _weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 
 def _generalized_normal(key, p, shape=(), dtype=None):
-    """Floats with density proportional to exp(-|x|^p): a random sign (from
+    """Samples of the generalized normal distribution.
+
+    Floats with density proportional to exp(-|x|^p): a random sign (from
     split(key)[1]) times G^(1/p) for G ~ Gamma(1/p) (from split(key)[0]). The
-    result has `shape` broadcast with p's."""
+    result has `shape` broadcast with p's.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      p: the exponent of the density exp(-|x|**p), positive.
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.generalized_normal(k, 1.5, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = tuple(np.broadcast_shapes(_shape(shape), _param_shape(None, p)))
     p = _as(p, dtype, shape)
@@ -706,10 +966,33 @@ def _generalized_normal(key, p, shape=(), dtype=None):
 
 
 def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
-    """Points uniform in the unit l_p ball of R^d, shape (*shape, d): X / (|X|_p^p
+    """Points uniform in the unit l_p ball of R^d.
+
+    Points uniform in the unit l_p ball of R^d, shape (*shape, d): X / (|X|_p^p
     + Y)^(1/p) for X with i.i.d. generalized-normal(p) coordinates and Y
     exponential (Barthe, Guedon, Mendelson and Naor, "A probabilistic approach
-    to the geometry of the l_p^n ball", 2005)."""
+    to the geometry of the l_p^n ball", 2005).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      d: the dimension.
+      p: the norm's exponent (2 for the Euclidean ball).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of shape (*shape, d).
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.ball(k, 3, shape=(4,))
+      >>> x.shape, bool((jnp.linalg.norm(x, axis=-1) <= 1).all())
+      ((4, 3), True)
+    """
     dtype = _float_dtype(dtype)
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
         raise RandomParameterError(
@@ -730,10 +1013,32 @@ def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
 
 
 def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
-    """Haar-random matrices of shape (*shape, n, m) with orthonormal columns
-    (n >= m) or rows (n < m): the QR factor of a Gaussian matrix, its columns'
-    signs fixed by R's diagonal (Mezzadri, "How to generate random matrices
-    from the classical compact groups", 2007). Real dtypes only."""
+    """Haar-random matrices with orthonormal columns (or rows).
+
+    Haar-random matrices of shape (*shape, n, m) with orthonormal columns (n >=
+    m) or rows (n < m): the QR factor of a Gaussian matrix, its columns' signs
+    fixed by R's diagonal (Mezzadri, "How to generate random matrices from the
+    classical compact groups", 2007). Real dtypes only.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      n: the number of rows.
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of shape (*shape, n, m).
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> q = olympus.random.orthogonal(k, 3)
+      >>> bool(jnp.allclose(q @ q.T, jnp.eye(3), atol=1e-5))
+      True
+    """
     dtype = _float_dtype(dtype)
     m = n if m is None else m
     for name, v in (("n", n), ("m", m)):
@@ -761,8 +1066,32 @@ def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
 
 
 def _triangular(key, left, mode, right, shape=None, dtype=None):
-    """Triangular floats on [left, right] peaking at mode, by inverting the CDF.
-    Parameters with left <= mode <= right violated, or left == right, give nan."""
+    """Samples of the triangular distribution.
+
+    Triangular floats on [left, right] peaking at mode, by inverting the CDF.
+    Parameters with left <= mode <= right violated, or left == right, give nan.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      left: the lower end.
+      mode: the peak, left <= mode <= right.
+      right: the upper end.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.triangular(k, 0.0, 1.0, 2.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, left, mode, right)
     lo, peak, hi = (_as(v, dtype, shape) for v in (left, mode, right))
@@ -786,9 +1115,31 @@ def _triangular(key, left, mode, right, shape=None, dtype=None):
 
 
 def _wald(key, mean, shape=None, dtype=None):
-    """Wald (inverse Gaussian) floats with mean `mean` and shape parameter 1, by
+    """Samples of the Wald (inverse Gaussian) distribution.
+
+    Wald (inverse Gaussian) floats with mean `mean` and shape parameter 1, by
     Michael, Schucany and Haas' transformation with multiple roots (1976): the
-    normal from split(key)[0], the uniform choosing a root from split(key)[1]."""
+    normal from split(key)[0], the uniform choosing a root from split(key)[1].
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      mean: the mean, positive.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.wald(k, 1.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, mean)
     c = lambda v: np.array(v, dtype)[()]
@@ -809,23 +1160,90 @@ def _wald(key, mean, shape=None, dtype=None):
 
 
 def _maxwell(key, shape=(), dtype=None):
-    """One-sided Maxwell floats (density proportional to x^2 exp(-x^2 / 2)): the
-    length of a standard normal vector in R^3."""
+    """Samples of the one-sided Maxwell distribution.
+
+    One-sided Maxwell floats (density proportional to x^2 exp(-x^2 / 2)): the
+    length of a standard normal vector in R^3.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.maxwell(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+      >>> bool((x >= 0).all())
+      True
+    """
     dtype, shape = _float_dtype(dtype), _shape(shape)
     z = _normal(key, (*shape, 3), dtype)
     return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),)))
 
 
 def _lognormal(key, sigma=1.0, shape=None, dtype=None):
-    """Log-normal floats: exp(sigma Z) for a standard normal Z."""
+    """Samples of the log-normal distribution.
+
+    Log-normal floats: exp(sigma Z) for a standard normal Z.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      sigma: the standard deviation of the underlying normal.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.lognormal(k, 0.5, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, sigma)
     return lax.exp(lax.mul(_as(sigma, dtype, shape), _normal(key, shape, dtype)))
 
 
 def _rayleigh(key, scale, shape=None, dtype=None):
-    """Rayleigh floats (density x / s^2 exp(-x^2 / (2 s^2))): the inverse CDF,
-    s sqrt(-2 log U), at U uniform in [0, 1)."""
+    """Samples of the Rayleigh distribution.
+
+    Rayleigh floats (density x / s^2 exp(-x^2 / (2 s^2))): the inverse CDF, s
+    sqrt(-2 log U), at U uniform in [0, 1).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      scale: the scale, positive.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.rayleigh(k, 1.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     shape = _param_shape(shape, scale)
     log_u = lax.log(_uniform(key, shape, dtype))
@@ -834,9 +1252,32 @@ def _rayleigh(key, scale, shape=None, dtype=None):
 
 
 def _double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
-    """loc + scale * (a random sign times a one-sided Maxwell float). The shape
-    is `shape` (the parameters' shape if empty) followed by the parameters'
-    broadcast shape, as JAX has it."""
+    """Samples of the double-sided Maxwell distribution.
+
+    loc + scale * (a random sign times a one-sided Maxwell float). The shape is
+    `shape` (the parameters' shape if empty) followed by the parameters'
+    broadcast shape, as JAX has it.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      loc: the location.
+      scale: the scale, positive.
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.double_sided_maxwell(k, 0.0, 1.0, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     dtype = _float_dtype(dtype)
     params = _param_shape(None, loc, scale)
     shape = (_shape(shape) or params) + params

@@ -409,11 +409,34 @@ def _poisson_rejection(key, lam, limit: int):
 
 
 def _binomial(key, n, p, shape=None, dtype=None):
-    """Binomial(n, p) counts as floats by JAX's algorithm: with q = min(p, 1 - p)
+    """Samples of the binomial distribution (counts, as floats).
+
+    Binomial(n, p) counts as floats by JAX's algorithm: with q = min(p, 1 - p)
     (and n - X for p >= 1/2), n q <= 10 counts geometric waiting times
-    (inversion), else Hormann's transformed rejection, BTRS ("The generation
-    of binomial random variates", 1993); both loops start from `key`. n < 0,
-    nan n or p, or p < 0 give nan; infinite n gives inf."""
+    (inversion), else Hormann's transformed rejection, BTRS ("The generation of
+    binomial random variates", 1993); both loops start from `key`. n < 0, nan n
+    or p, or p < 0 give nan; infinite n gives inf.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      n: the number of trials.
+      p: the success probability of each trial.
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: a floating dtype; None for the default float.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not a floating dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.binomial(k, 10.0, 0.5, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
     out_dtype = _float_dtype(dtype)
     shape = _param_shape(shape, n, p)
     calc = _calc_dtype(p)
@@ -569,9 +592,32 @@ def _binomial_btrs(key, n, p, limit: int):
 
 
 def _geometric(key, p, shape=None, dtype=None):
-    """Trials up to and including the first success, each succeeding with
-    probability p: 1 + floor(log U / log(1 - p)) (inversion, U uniform in (0, 1),
-    0 drawn as 1)."""
+    """Samples of the geometric distribution (trials to the first success).
+
+    Trials up to and including the first success, each succeeding with
+    probability p: 1 + floor(log U / log(1 - p)) (inversion, U uniform in (0,
+    1), 0 drawn as 1).
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      p: the success probability of each trial, in (0, 1].
+      shape: the sample shape; None for the parameters' broadcast shape.
+      dtype: an integer dtype; None for the default int.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.geometric(k, 0.5, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('int32'))
+      >>> bool((x >= 1).all())
+      True
+    """
     out_dtype = _int_dtype(dtype, "geometric")
     shape = _param_shape(shape, p)
     calc = _calc_dtype(p)

@@ -330,9 +330,31 @@ def _shape(shape) -> tuple:
 
 # ---- raw bits ----------------------------------------------------------------------
 def _bits(key, shape: Sequence[int] = (), dtype=np.uint32):
-    """Uniformly random unsigned integers of `dtype` (uint8/16/32, uint64 with x64),
-    as JAX draws them: the xor of the hash's two words, truncated to 8 or 16 bits;
-    for 64 bits the two words side by side."""
+    """Uniformly random unsigned integers.
+
+    Uniformly random unsigned integers of `dtype` (uint8/16/32, uint64 with
+    x64), as JAX draws them: the xor of the hash's two words, truncated to 8 or
+    16 bits; for 64 bits the two words side by side.
+
+    Args:
+      key: a PRNG key (olympus.random.key or PRNGKey).
+      shape: the sample shape (a tuple of ints); () for one number.
+      dtype: an unsigned dtype: uint8, uint16, uint32 (default), uint64 with
+        x64.
+
+    Returns:
+      An array of `shape` and `dtype` holding the samples.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+      TypeError: dtype is not an unsigned integer dtype.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> x = olympus.random.bits(k, (3,))
+      >>> x.shape, x.dtype
+      ((3,), dtype('uint32'))
+    """
     dtype = np.dtype(dtype)
     if not dtypes.is_unsigned_int(dtype):
         raise TypeError(
