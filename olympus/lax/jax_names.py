@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from olympus.ir.core import Primitive, all_primitives
 from olympus.lax.parallel import all_to_all
 
@@ -131,6 +133,7 @@ JAX_PRIMITIVE_NAMES = (
     "sub",
     "tan",
     "tanh",
+    "top_k",
     "transpose",
     "while",
     "xor",
@@ -167,6 +170,292 @@ def _cumulative(name: str):
     return lambda x, *, axis, reverse: getattr(_lax(), name)(x, axis, reverse)
 
 
+def _numpy():
+    return sys.modules["olympus.numpy"]
+
+
+class MulhiTypeError(TypeError):
+    """lax.mulhi given operands that are not integers of one dtype."""
+
+
+def mulhi(x, y, /):
+    """The upper N bits of the 2N-bit product of N-bit integers, elementwise
+    (JAX's `lax.mulhi`, for multiply-shift hashing and division by constants).
+
+    Computed from half-width limbs, so no wider integer type is needed (32-bit
+    operands work without x64). Signed operands take the unsigned product's
+    high half less the two-complement corrections.
+
+    Args:
+      x, y: integer arrays of one dtype (a rank-0 one broadcasts).
+
+    Returns:
+      An array of that dtype: `(x * y) >> N` computed exactly.
+
+    Raises:
+      MulhiTypeError: the operands are not integers of one dtype.
+
+    Example:
+      >>> lax.mulhi(np.uint8([200, 3]), np.uint8([100, 5]))
+      Array([78,  0], dtype=uint8)
+    """
+    jnp = _numpy()
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    if x.dtype != y.dtype or not np.issubdtype(x.dtype, np.integer):
+        raise MulhiTypeError(
+            f"lax.mulhi: operands must be integers of one dtype, got {x.dtype} and "
+            f"{y.dtype}; convert them with lax.convert_element_type first"
+        )
+    x, y = jnp.broadcast_arrays(x, y)
+    bits = x.dtype.itemsize * 8
+    unsigned = np.dtype(f"uint{bits}")
+    a = _lax().bitcast_convert_type(x, unsigned)
+    b = _lax().bitcast_convert_type(y, unsigned)
+    high = _unsigned_mulhi(a, b, bits // 2)
+    if np.issubdtype(x.dtype, np.signedinteger):
+        zero = np.zeros((), unsigned)
+        high = high - jnp.where(x < 0, b, zero) - jnp.where(y < 0, a, zero)
+    return _lax().bitcast_convert_type(high, x.dtype)
+
+
+def _unsigned_mulhi(a, b, half: int):
+    """The high half of a*b for unsigned a, b: schoolbook multiplication of
+    half-width limbs, each partial product fitting in the full width."""
+    mask = np.array(2**half - 1, a.dtype)
+    shift = np.array(half, a.dtype)
+
+    def high(v):
+        return _lax().shift_right_logical(v, _lax().full_like(v, shift))
+
+    a_lo, a_hi, b_lo, b_hi = a & mask, high(a), b & mask, high(b)
+    lo_lo, hi_lo, lo_hi = a_lo * b_lo, a_hi * b_lo, a_lo * b_hi
+    cross = high(lo_lo) + (hi_lo & mask) + lo_hi
+    return a_hi * b_hi + high(hi_lo) + high(cross)
+
+
+def _total_order_key(x):
+    """`x` as integers whose order is XLA's total order of floats
+    (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN); other dtypes as they are."""
+    x = _numpy().asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        return x
+    signed = np.dtype(f"int{x.dtype.itemsize * 8}")
+    key = _lax().bitcast_convert_type(x, signed)
+    flip = np.array(np.iinfo(signed).max, signed)
+    return _numpy().where(key < 0, key ^ flip, key)
+
+
+class TotalOrderTypeError(TypeError):
+    """eq_to / le_to / lt_to given complex operands (XLA has no total order
+    of complex numbers; JAX's fail when compiled)."""
+
+
+def _total_order(name: str, compare):
+    """eq_to / le_to / lt_to: `compare` on the total-order keys (the
+    comparisons lax.sort's comparator makes)."""
+
+    def expand(x, y):
+        jnp = _numpy()
+        x, y = jnp.asarray(x), jnp.asarray(y)
+        if np.issubdtype(x.dtype, np.complexfloating):
+            raise TotalOrderTypeError(
+                f"lax.{name}_p: no total order of {x.dtype}; compare the real and "
+                "imaginary parts (x.real, x.imag) instead"
+            )
+        return compare(_total_order_key(x), _total_order_key(y))
+
+    return expand
+
+
+def _highest(dtype) -> np.ndarray:
+    """The identity of min: +inf, the largest integer, or True."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array(True)
+    if np.issubdtype(dtype, np.integer):
+        return np.array(np.iinfo(dtype).max, dtype)
+    return np.array(np.inf).astype(dtype)
+
+
+def _reduce_window_min(
+    operand,
+    *,
+    window_dimensions,
+    window_strides,
+    padding,
+    base_dilation,
+    window_dilation,
+):
+    operand = _numpy().asarray(operand)
+    return _lax().reduce_window(
+        operand,
+        _highest(operand.dtype),
+        _lax().min,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
+
+
+def _operand_tree(args) -> tuple:
+    """(operands, init values) of a reduction bound as `*operands, *inits`:
+    single arrays when there is one operand (lax calls the computation on
+    scalars then), tuples otherwise."""
+    n = len(args) // 2
+    if n == 1:
+        return args[0], args[1]
+    return tuple(args[:n]), tuple(args[n:])
+
+
+def _reduce_window(*args, jaxpr, consts, **window):
+    """JAX's general reduce_window_p: operands then init values; the
+    reduction is `jaxpr` (2n scalars -> n), evaluated as lax's computation."""
+    from olympus.tracer.evaluation import eval_program
+
+    def computation(x, y):
+        flat = [x, y] if len(args) == 2 else [*x, *y]
+        outs = eval_program(jaxpr, consts, flat)
+        return outs[0] if len(args) == 2 else tuple(outs)
+
+    operands, inits = _operand_tree(args)
+    out = _lax().reduce_window(operands, inits, computation, **window)
+    return [out] if len(args) == 2 else list(out)
+
+
+def _reduce(*args, computation, jaxpr=None, dimensions, out_sharding=None):
+    """JAX's reduce_p: operands then init values, reduced by `computation`."""
+    operands, inits = _operand_tree(args)
+    out = _lax().reduce(operands, inits, computation, dimensions)
+    return [out] if len(args) == 2 else list(out)
+
+
+def _approx_top_k(
+    operand,
+    *,
+    k,
+    reduction_dimension,
+    recall_target,
+    is_max_k,
+    reduction_input_size_override,
+    aggregate_to_topk,
+):
+    top = _lax().approx_max_k if is_max_k else _lax().approx_min_k
+    return list(
+        top(
+            operand,
+            k,
+            reduction_dimension,
+            recall_target,
+            reduction_input_size_override,
+            aggregate_to_topk,
+        )
+    )
+
+
+def _scatter_sub(
+    operand,
+    indices,
+    updates,
+    *,
+    dimension_numbers,
+    indices_are_sorted,
+    unique_indices,
+    mode,
+    update_jaxpr=None,
+    update_consts=(),
+):
+    return _lax().scatter_sub(
+        operand,
+        indices,
+        updates,
+        dimension_numbers,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
+
+
+def _device_put(*xs, devices, srcs, copy_semantics=None):
+    put = sys.modules["olympus"].device_put
+    return [put(x, device) for x, device in zip(xs, devices)]
+
+
+def stack(operands, axis: int = 0):
+    """Joins arrays of one shape along a new axis `axis` (JAX's `lax.stack`).
+
+    Args:
+      operands: a sequence of arrays of one shape and dtype.
+      axis: where the new axis goes (negative counts from the end).
+
+    Returns:
+      An array with one more axis, of length `len(operands)`.
+
+    Raises:
+      ValueError: no operands, or operands of different shapes.
+
+    Example:
+      >>> lax.stack([np.float32([1, 2]), np.float32([3, 4])], axis=1)
+      Array([[1., 3.],
+             [2., 4.]], dtype=float32)
+    """
+    if not len(operands):
+        raise ValueError("lax.stack: give at least one array")
+    ndim = np.ndim(operands[0]) + 1
+    axis = axis + ndim if axis < 0 else axis
+    expanded = [_lax().expand_dims(x, (axis,)) for x in operands]
+    return _lax().concatenate(expanded, axis)
+
+
+def unstack(x, axis: int = 0) -> tuple:
+    """Splits `x` along `axis` into a tuple of arrays one axis smaller (JAX's
+    `lax.unstack`).
+
+    Args:
+      x: an array.
+      axis: the axis to split (negative counts from the end).
+
+    Returns:
+      A tuple of `x.shape[axis]` arrays.
+
+    Raises:
+      ValueError: `axis` is out of range for `x`.
+
+    Example:
+      >>> lax.unstack(np.float32([[1, 2], [3, 4]]), axis=1)
+      (Array([1., 3.], dtype=float32), Array([2., 4.], dtype=float32))
+    """
+    ndim = np.ndim(x)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"lax.unstack: axis {axis} is out of range for rank {ndim}")
+    axis = axis % ndim
+    return tuple(
+        _lax().index_in_dim(x, i, axis, keepdims=False)
+        for i in range(np.shape(x)[axis])
+    )
+
+
+def stage(x, /):
+    """`x` as an array of the current trace (the identity on values; JAX's
+    `lax.stage`): a Python scalar or ndarray becomes an array, weak type kept.
+
+    Args:
+      x: an array-like value.
+
+    Returns:
+      `x` as an array (a tracer under a transformation).
+
+    Raises:
+      TypeError: `x` is not array-like.
+
+    Example:
+      >>> lax.stage(1.0)
+      Array(1., dtype=float32, weak_type=True)
+    """
+    return _numpy().asarray(x)
+
+
 # name -> (how JAX's bind(*args, **params) is computed, multiple_results)
 EXPANDED_PRIMITIVES = {
     "conj": (lambda x, *, input_dtype=None: _lax().conj(x), False),
@@ -178,8 +467,22 @@ EXPANDED_PRIMITIVES = {
     "cummax": (_cumulative("cummax"), False),
     "cummin": (_cumulative("cummin"), False),
     "cumlogsumexp": (_cumulative("cumlogsumexp"), False),
-    "top_k": (lambda x, *, k, axis=-1: list(_lax().top_k(x, k, axis=axis)), True),
     "split": (lambda x, *, sizes, axis: list(_lax().split(x, sizes, axis)), True),
+    "copy": (lambda x: _numpy().array(x, copy=True), False),
+    "stage": (stage, False),
+    "mulhi": (mulhi, False),
+    "tile": (lambda x, *, reps: _lax().tile(x, reps), False),
+    "stack": (lambda *xs, axis: stack(xs, axis), False),
+    "unstack": (lambda x, *, axis: list(unstack(x, axis)), True),
+    "eq_to": (_total_order("eq_to", lambda a, b: a == b), False),
+    "le_to": (_total_order("le_to", lambda a, b: a <= b), False),
+    "lt_to": (_total_order("lt_to", lambda a, b: a < b), False),
+    "scatter_sub": (_scatter_sub, False),
+    "reduce_window_min": (_reduce_window_min, False),
+    "reduce_window": (_reduce_window, True),
+    "reduce": (_reduce, True),
+    "approx_top_k": (_approx_top_k, True),
+    "device_put": (_device_put, True),
 }
 
 

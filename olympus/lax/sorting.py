@@ -113,8 +113,9 @@ batch_rules[sort_p] = _sort_batch_rule
 
 
 def _take_along(x, positions, dimension: int):
-    """x reordered along `dimension` by `positions` (same shape): one gather."""
-    shape = aval_of(x).shape
+    """x's entries at `positions` along `dimension` (positions has x's shape,
+    or a shorter `dimension`): one gather."""
+    shape = aval_of(positions).shape
     columns = []
     for d in range(len(shape)):
         column = (
@@ -240,7 +241,9 @@ def total_order_key(x):
 def top_k(operand, k: int, *, axis: int = -1):
     """The `k` largest entries along `axis` and their indices, largest first.
 
-    Ties keep the lower index first.
+    Ties keep the lower index first; floats rank by IEEE total order (+NaN
+    first, -NaN last, 0.0 before -0.0). Lowered to `chlo.top_k`, as JAX does,
+    which XLA runs without sorting the whole axis.
 
     Args:
       operand: the array.
@@ -269,7 +272,71 @@ def top_k(operand, k: int, *, axis: int = -1):
         raise ValueError(
             f"top_k: k={k} is out of range for axis {axis} of size {shape[dim]}"
         )
-    return _first_k(operand, descending_key(operand), k, dim)
+    return list(top_k_p.bind(operand, k=k, axis=dim))  # a list, as JAX's
+
+
+def _top_k_abstract_eval(operand: ShapedArray, *, k, axis):
+    if dtypes.is_complex(operand.dtype) or operand.ndim == 0:
+        raise OlympusTypeError(
+            f"top_k: the operand must be a real array of rank >= 1, got "
+            f"{operand.str_short()}"
+        )
+    if not 0 <= axis < operand.ndim or not 0 <= k <= operand.shape[axis]:
+        raise OlympusTypeError(
+            f"top_k: k={k}, axis={axis} are out of range for {operand.str_short()}"
+        )
+    shape = tuple(k if d == axis else n for d, n in enumerate(operand.shape))
+    return [ShapedArray(shape, operand.dtype), ShapedArray(shape, dtypes.int32)]
+
+
+def _top_k_lower(ctx, operand, *, k, axis):
+    """`chlo.top_k` works on the last axis: another axis is swapped with it
+    before and after (JAX's lowering)."""
+    em, (aval,) = ctx.emitter, ctx.avals_in
+    last = aval.ndim - 1
+    perm = list(range(aval.ndim))
+    perm[axis], perm[last] = last, axis
+
+    def swapped(a: ShapedArray) -> ShapedArray:
+        return ShapedArray(tuple(a.shape[p] for p in perm), a.dtype)
+
+    attr = f"permutation = array<i64: {', '.join(map(str, perm))}>"
+    if axis != last:
+        (operand,) = em.op("stablehlo.transpose", [operand], [swapped(aval)], attr)
+    outs = em.op(
+        "chlo.top_k", [operand], [swapped(a) for a in ctx.avals_out], f"k = {k} : i64"
+    )
+    if axis == last:
+        return outs
+    return [
+        em.op("stablehlo.transpose", [o], [a], attr)[0]
+        for o, a in zip(outs, ctx.avals_out)
+    ]
+
+
+top_k_p = define_primitive(
+    "top_k", _top_k_abstract_eval, _top_k_lower, multiple_results=True
+)
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+    values, indices = top_k_p.bind(*primals, k=k, axis=axis)
+    (t,) = tangents
+    if is_zero(t):
+        t_values = Zero(aval_of(values))
+    else:
+        t_values = _take_along(t, indices, axis)
+    return [values, indices], [t_values, Zero(aval_of(indices))]
+
+
+def _top_k_batch_rule(axis_size, vals, dims, *, k, axis):
+    (x,), (d,) = vals, dims
+    x = batch_to_front(x, axis_size, d)
+    return list(top_k_p.bind(x, k=k, axis=axis + 1)), [0, 0]
+
+
+jvp_rules[top_k_p] = _top_k_jvp
+batch_rules[top_k_p] = _top_k_batch_rule
 
 
 def _first_k(operand, key, k: int, dim: int):

@@ -1,4 +1,4 @@
-"""Reference rules of sort, conv_general_dilated and reduce_window, in NumPy.
+"""Reference rules of sort, top_k, conv_general_dilated and reduce_window, in NumPy.
 
 Written from StableHLO's definitions: sort orders floats by total order (NaNs
 last) and is stable; convolution dilates, pads (negative padding crops), then
@@ -37,6 +37,25 @@ def _sort(*operands, dimension, is_stable, num_keys):
         for out, m in zip(outs, moved):
             out[index] = m[index][order]
     return [np.moveaxis(o, -1, dimension) for o in outs]
+
+
+@rule("top_k")
+def _top_k(x, *, k, axis):
+    """The first k of a stable sort by descending IEEE total order, in which
+    +NaN > inf and 0.0 > -0.0 (XLA's TopK, unlike sort, keeps signs apart)."""
+    moved = np.moveaxis(x, axis, -1)
+    if moved.dtype.kind == "f" or moved.dtype == dtypes.bfloat16:
+        bits = 8 * moved.dtype.itemsize
+        as_int = moved.view(np.dtype(f"int{bits}")).astype(np.int64)
+        key = np.where(as_int < 0, -(as_int & ((1 << (bits - 1)) - 1)) - 1, as_int)
+    else:
+        key = moved.astype(np.int64)
+    order = np.argsort(~key, axis=-1, kind="stable")[..., :k]  # ~key = -key - 1
+    values = np.take_along_axis(moved, order, axis=-1)
+    return [
+        np.moveaxis(values, -1, axis),
+        np.moveaxis(order.astype(np.int32), -1, axis),
+    ]
 
 
 def _dilate(x: np.ndarray, axes, factors) -> np.ndarray:
