@@ -292,6 +292,156 @@ def test_expanded_primitives_bind_as_jax():
     agree(program, np.array([0.5, -1.0, 2.0, 0.25], np.float32))
 
 
+def _jaxpr_of(ox, f, *args):
+    """(open program, consts) of `f`: make_jaxpr under JAX, make_olympuspr here."""
+    closed = (ox.make_jaxpr if ox.name == "jax" else ox.make_olympuspr)(f)(*args)
+    return closed.jaxpr, closed.consts
+
+
+WINDOW = dict(
+    window_dimensions=(2,),
+    window_strides=(1,),
+    padding=((0, 1),),
+    base_dilation=(1,),
+    window_dilation=(1,),
+)
+
+
+def test_jax_primitives_olympus_lacked_bind_as_jax():
+    """copy_p, stage_p, tile_p, stack_p, unstack_p, scatter_sub_p, reduce_p,
+    reduce_window_p, reduce_window_min_p, approx_top_k_p, device_put_p: bound
+    with JAX's params, eagerly and under jit, grad and vmap."""
+
+    def program(ox, x):
+        lax = ox.lax
+        jaxpr, consts = _jaxpr_of(ox, lax.max, x[0], x[0])
+        numbers = lax.ScatterDimensionNumbers((), (0,), (0,))
+
+        def f(a):
+            (low,) = lax.reduce_window_p.bind(
+                a, -ox.jnp.inf, jaxpr=jaxpr, consts=consts, **WINDOW
+            )
+            (total,) = lax.reduce_p.bind(
+                a, 0.0, computation=lax.add, jaxpr=None, dimensions=(0,)
+            )
+            top, index = lax.approx_top_k_p.bind(
+                a, k=2, reduction_dimension=0, recall_target=0.95, is_max_k=False,
+                reduction_input_size_override=-1, aggregate_to_topk=True,
+            )  # fmt: skip
+            parts = lax.unstack_p.bind(lax.stack_p.bind(a, -a, axis=1), axis=1)
+            (put,) = lax.device_put_p.bind(
+                a, devices=(None,), srcs=(None,), copy_semantics=(None,)
+            )
+            sub = lax.scatter_sub_p.bind(
+                a, ox.jnp.array([[1]]), a[:1], dimension_numbers=numbers,
+                indices_are_sorted=True, unique_indices=True, mode=None,
+                update_jaxpr=None, update_consts=(),
+            )  # fmt: skip
+            return (
+                lax.reduce_window_min_p.bind(a, **WINDOW)
+                + low
+                + total
+                + top.sum()
+                + index.sum()
+                + parts[1]
+                + lax.copy_p.bind(put)
+                + lax.stage_p.bind(a)
+                + lax.tile_p.bind(a, reps=(2,))[2:]
+                + sub
+            )
+
+        return (
+            f(x),
+            ox.jit(f)(x),
+            ox.grad(lambda a: f(a).sum())(x),
+            ox.vmap(f)(ox.jnp.stack([x, -x, x * 2])),
+            lax.stage_p.bind(2.0),
+        )
+
+    agree(program, np.array([0.5, -1.0, 2.0, 0.25], np.float32))
+
+
+def test_reduce_p_with_several_operands():
+    def program(ox, x, i):
+        def both(a, b):
+            return a[0] + b[0], ox.lax.max(a[1], b[1])
+
+        make = ox.make_jaxpr if ox.name == "jax" else ox.make_olympuspr
+        flat = make(lambda a0, a1, b0, b1: both((a0, a1), (b0, b1)))(
+            x[0], i[0], x[0], i[0]
+        )
+        return ox.lax.reduce_p.bind(
+            x, i, 0.0, 0, computation=both, jaxpr=flat, dimensions=(0,)
+        )
+
+    agree(program, np.float32([1, 2, 3]), np.int32([4, -1, 7]))
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+)
+def test_mulhi_is_the_high_half_of_the_product(dtype):
+    info = np.iinfo(dtype)
+    small = [-3, -1] if info.min < 0 else [2, 3]
+    x = np.array(
+        [info.min, info.min + 1, *small, 0, 1, 7, info.max // 2 + 1, info.max], dtype
+    )
+    a, b = np.meshgrid(x, x)
+
+    def program(ox, a, b):
+        return (
+            ox.lax.mulhi_p.bind(a, b),
+            ox.jit(ox.vmap(ox.lax.mulhi))(a, b),
+            ox.lax.mulhi(a, np.array(3, a.dtype)),
+        )
+
+    agree(program, a, b)
+
+
+def test_mulhi_refuses_mixed_or_float_operands():
+    agree(lambda ox: ox.lax.mulhi(np.int8([1]), np.int16([1])))
+    agree(lambda ox: ox.lax.mulhi(np.float32([1]), np.float32([1])))
+    with pytest.raises(TypeError, match="convert_element_type"):
+        olympus.lax.mulhi(np.float32([1]), np.float32([1]))
+
+
+def test_total_order_comparisons():
+    """eq_to_p, le_to_p, lt_to_p: XLA's total order (-NaN < -inf < -0 < +0 <
+    inf < NaN), the comparisons of lax.sort's comparator."""
+    edges = np.float32([-np.nan, -np.inf, -1, -0.0, 0.0, 1, np.inf, np.nan])
+    a, b = np.meshgrid(edges, edges)
+
+    def program(ox, a, b):
+        lax = ox.lax
+        return (
+            lax.eq_to_p.bind(a, b),
+            lax.le_to_p.bind(a, b),
+            lax.lt_to_p.bind(a, b),
+            ox.jit(lambda p, q: lax.lt_to_p.bind(p, q))(a, b),
+        )
+
+    agree(program, a, b)
+    i, j = np.meshgrid(np.arange(-2, 3), np.arange(-2, 3))
+    agree(lambda ox: (ox.lax.lt_to_p.bind(i, j), ox.lax.eq_to_p.bind(i, j)))
+    agree(lambda ox: ox.lax.eq_to_p.bind(a + 1j * b, b + 1j * a))
+
+
+def test_stack_unstack_and_stage_as_jax():
+    def program(ox, x):
+        lax = ox.lax
+        return (
+            lax.stack([x, x + 1], axis=-1),
+            lax.unstack(x, axis=1),
+            lax.unstack(x, axis=-2),
+            lax.stage(x),
+            lax.stage(3),
+            ox.jit(lambda y: lax.stack(lax.unstack(y)))(x),
+        )
+
+    agree(program, np.arange(6, dtype=np.float32).reshape(2, 3))
+    agree(lambda ox: ox.lax.unstack(np.ones(3), axis=1))
+
+
 def test_program_walking_names():
     """What distrax's inverting interpreter reads: ClosedJaxpr.literals,
     Primitive.call_primitive, extend.core.primitives, api_util.safe_map."""

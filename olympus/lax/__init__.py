@@ -133,9 +133,14 @@ from olympus.lax.implicit import (  # noqa: E402,F401  implicit differentiation
 from olympus.lax.jax_names import (  # noqa: E402,F401  JAX's lax names
     AxisIndexGroupsError,
     BroadcastShapesError,
+    MulhiTypeError,
     broadcast_shapes,
     jax_named_primitives,
+    mulhi,
     pswapaxes,
+    stack,
+    stage,
+    unstack,
 )
 
 globals().update(jax_named_primitives())  # add_p, exp_p, ...: see jax_names.py
@@ -143,6 +148,11 @@ globals().update(jax_named_primitives())  # add_p, exp_p, ...: see jax_names.py
 __all__ = [
     "AxisIndexGroupsError",
     "BroadcastShapesError",
+    "MulhiTypeError",
+    "mulhi",
+    "stack",
+    "stage",
+    "unstack",
     "broadcast_shapes",
     "pswapaxes",
     "ConvDimensionNumbers",
