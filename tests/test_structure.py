@@ -126,6 +126,8 @@ _CONVERTED = [
     "backends/reference/rules.py",
     "backends/stepping.py",
     "lax/replication.py",
+    "optimizer/dce.py",
+    "optimizer/forward.py",
 ]
 
 

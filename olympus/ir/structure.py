@@ -48,6 +48,9 @@ class Structure:
     out_groups / out_sizes: the same for the outputs.
     bodies: (parameter, groups it reads in order) for each sub-program parameter;
     a switch's one entry names the tuple parameter holding its branches.
+    per_operand: (parameter, groups) for each parameter holding one entry per
+    operand of those groups (scan's `linear`: every operand; cond's: its
+    operands after the index).
     """
 
     kind: str
@@ -56,6 +59,7 @@ class Structure:
     out_groups: tuple[str, ...] = ("outs",)
     out_sizes: tuple[Size, ...] = (None,)
     bodies: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_operand: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def split(self, params: dict, values: Sequence) -> list[list]:
         """`values` (one per operand) split into the operand groups, in order."""
@@ -91,6 +95,23 @@ class Structure:
         """The count parameters of `groups`, as `pack` gives them."""
         return self.pack(*groups)[1]
 
+    def select(self, params: dict, operands: Sequence, keep: Sequence[bool]):
+        """The operands where `keep` holds, and `params` updated to describe
+        them (the count parameters and the per-operand ones). The sub-programs
+        are the caller's to change."""
+        masks = self.split(params, keep)
+        kept = [_select(m, g) for m, g in zip(masks, self.split(params, operands))]
+        operands, counts = self.pack(*kept)
+        new = {**params, **counts}
+        for name, groups in self.per_operand:
+            sizes = tuple(self.sizes[self.groups.index(g)] for g in groups)
+            values = _split(groups, sizes, params, params[name])
+            mask = dict(zip(self.groups, masks))
+            new[name] = tuple(
+                x for g, v in zip(groups, values) for x in _select(mask[g], v)
+            )
+        return operands, new
+
     def body_groups(self, body: str) -> tuple[str, ...]:
         """The operand groups sub-program parameter `body` reads, in order."""
         return dict(self.bodies)[body]
@@ -106,6 +127,10 @@ class Structure:
         """The operands (or per-operand values) sub-program `body` receives."""
         named = dict(zip(self.groups, self.split(params, values)))
         return [x for g in self.body_groups(body) for x in named[g]]
+
+
+def _select(mask, values) -> list:
+    return [x for x, m in zip(values, mask) if m]
 
 
 def _sizes(names, sizes, params, total) -> list[int]:

@@ -28,6 +28,7 @@ from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
+from olympus.ir.structure import call_structure, declare, structure_of
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import convert_element_type_p
@@ -797,13 +798,28 @@ batch_rules[optimization_barrier_p] = lambda axis_size, vals, dims: (
 
 
 def optimization_barrier(values):
-    """The same pytree of values, opaque to XLA's common-subexpression elimination."""
+    """The same pytree of values, opaque to XLA's common-subexpression elimination.
+
+    Args:
+      values: a pytree of arrays.
+
+    Returns:
+      The same pytree of values.
+
+    Raises:
+      OlympusTypeError: a leaf is not an array or a number.
+
+    Example:
+      >>> lax.optimization_barrier((jnp.ones(2), 3.0))
+      (Array([1., 1.], dtype=float32), Array(3., dtype=float32, weak_type=True))
+    """
     leaves, tree = tree_flatten(values)
     return tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
 
 
 # ---- checkpoint / remat -------------------------------------------------------------
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
+declare(checkpoint_p, call_structure("olympuspr"))
 all_primitives["checkpoint"] = checkpoint_p
 checkpoint_p.def_abstract_eval(lambda *avals, olympuspr, **params: olympuspr.out_avals)
 checkpoint_p.def_impl(
@@ -998,7 +1014,8 @@ def _recompute_slice(eqns, wanted, saved) -> tuple[list, set]:
         elif eqn.primitive.name == "cond" and any(v in saved for v in eqn.outvars):
             eqn = _sliced_cond(eqn, [v for v in read if v not in saved], saved)
         elif eqn.primitive.name == "scan" and any(
-            v in saved for v in eqn.outvars[eqn.params["num_carry"] :]
+            v in saved
+            for v in structure_of(eqn).split_outputs(eqn.params, eqn.outvars)[1]
         ):
             eqn = _sliced_scan(eqn, [v for v in read if v not in saved], saved)
         kept.append(eqn)
@@ -1177,11 +1194,12 @@ def _exposing_saved_in_branches(eqn, wanted: list, policy) -> tuple:
         )
         for b in branches
     ]
+    (index,), operands = structure_of(eqn).split(eqn.params, eqn.invars)
     read = [
         any(b.olympuspr.invars[j] in live for b, (_, _, live) in zip(branches, found))
-        for j in range(len(eqn.invars) - 1)
+        for j in range(len(operands))
     ]
-    inputs = [eqn.invars[0]] + [x for x, r in zip(eqn.invars[1:], read) if r]
+    inputs = [index] + [x for x, r in zip(operands, read) if r]
     inputs = [x for x in inputs if isinstance(x, Var)]
     slots = [v for _, saved, _ in found for v in dict.fromkeys(saved)]
     if not slots or any(b.consts or b.olympuspr.constvars for b in branches):
@@ -1235,9 +1253,10 @@ def _exposing_saved_in_scan(eqn, wanted: list, policy) -> tuple:
     inside its body that `policy` saves on the way to its `wanted` outputs
     and its carries (the recomputation reruns the carries' chain). Returns
     (the scan, the saved values as its outputs, its operands read)."""
-    body = eqn.params["olympuspr"]
-    program, n_carry = body.olympuspr, eqn.params["num_carry"]
-    positions = list(range(n_carry)) + [eqn.outvars.index(v) for v in wanted]
+    body, structure = eqn.params["olympuspr"], structure_of(eqn)
+    program = body.olympuspr
+    carry_at = structure.split_outputs(eqn.params, range(len(eqn.outvars)))[0]
+    positions = carry_at + [eqn.outvars.index(v) for v in wanted]
     eqns, saved, live = _saving_intermediates(
         program.eqns, [program.outvars[i] for i in positions], policy
     )
@@ -1280,17 +1299,16 @@ def _sliced_scan(eqn, wanted: list, saved) -> object:
     """The scan `eqn` recomputing its carries and its `wanted` outputs, each
     iteration from its operands and its row of the scan's `saved` stacked
     outputs (taken as extra scanned operands)."""
-    body = eqn.params["olympuspr"]
-    program, n_carry = body.olympuspr, eqn.params["num_carry"]
-    kept_at = [i for i, v in enumerate(eqn.outvars) if v in saved and i >= n_carry]
-    ys_at = [eqn.outvars.index(v) for v in wanted]
-    wanted_at = list(range(n_carry)) + [i for i in ys_at if i >= n_carry]
-    sliced = _sliced_body(program, wanted_at, kept_at)
-    carries = [Var(v.aval) for v in eqn.outvars[:n_carry]]
+    body, structure = eqn.params["olympuspr"], structure_of(eqn)
+    carry_at, ys_at = structure.split_outputs(eqn.params, range(len(eqn.outvars)))
+    kept_at = [i for i in ys_at if eqn.outvars[i] in saved]
+    wanted_ys_at = [i for i in map(eqn.outvars.index, wanted) if i in ys_at]
+    sliced = _sliced_body(body.olympuspr, carry_at + wanted_ys_at, kept_at)
+    carries = [eqn.outvars[i] for i in carry_at]
     return eqn._replace(
         invars=list(eqn.invars) + [eqn.outvars[i] for i in kept_at],
-        outvars=[v if v in wanted else c for v, c in zip(eqn.outvars, carries)]
-        + [eqn.outvars[i] for i in wanted_at[n_carry:]],
+        outvars=[v if v in wanted else Var(v.aval) for v in carries]
+        + [eqn.outvars[i] for i in wanted_ys_at],
         params={
             **eqn.params,
             "olympuspr": ClosedOlympuspr(sliced, body.consts),

@@ -11,6 +11,7 @@ import weakref
 
 from olympus import caches
 from olympus.ir.core import ClosedOlympuspr, Primitive
+from olympus.ir.structure import call_structure, declare
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import (
     build_module,
@@ -37,6 +38,7 @@ from olympus.transforms.programs import (
 )
 
 pjit_p = Primitive("pjit", multiple_results=True)
+declare(pjit_p, call_structure("olympuspr"))
 all_primitives["pjit"] = pjit_p
 
 _executables = caches.register("pjit executables", weakref.WeakKeyDictionary())

@@ -12,7 +12,10 @@ sub-programs are cleaned inside.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
+from olympus.ir.structure import carry_fixpoint, structure_of
 from olympus.optimizer.program import is_effectful, map_subprograms, rebuilt, sessions
 
 
@@ -181,9 +184,10 @@ def _dce_cond(eqn: Eqn, used: list[bool]) -> Eqn:
         "branches": tuple(new_branches),
         "linear": tuple(_select(keep, eqn.params["linear"])),
     }
+    (index,), operands = structure_of(eqn).split(eqn.params, eqn.invars)
     return eqn._replace(
         params=params,
-        invars=[eqn.invars[0], *_select(keep, eqn.invars[1:])],
+        invars=[index, *_select(keep, operands)],
         outvars=_select(used, eqn.outvars),
     )
 
@@ -192,79 +196,76 @@ def _live_carry(
     body: Olympuspr,
     used_carry: list[bool],
     used_rest: list[bool],
-    first_carry: int,
+    carry_of: Callable[[list], list],
     also_read=None,
 ) -> tuple[list[bool], tuple]:
     """The carries a loop must keep: those read after the loop, by `also_read`
     (the while test) or by the body on the way to a kept carry or output; and
-    the body's `_dce` for them (and `used_rest`)."""
-    n = len(used_carry)
-    used_carry = [
-        u or (also_read is not None and also_read[i]) for i, u in enumerate(used_carry)
-    ]
-    while True:
-        found = _dce(body, used_carry + used_rest)
-        used_in = found[2]
-        grown = [
-            u or r for u, r in zip(used_carry, used_in[first_carry : first_carry + n])
-        ]
-        if grown == used_carry:
-            return used_carry, found
-        used_carry = grown
+    the body's `_dce` for them (and `used_rest`). `carry_of` picks the carry
+    inputs out of the body's per-input flags."""
+    if also_read is not None:
+        used_carry = [u or r for u, r in zip(used_carry, also_read)]
+
+    def run(carry):
+        found = _dce(body, carry + used_rest)
+        return found, carry_of(found[2])
+
+    found, carry = carry_fixpoint(run, used_carry)
+    return carry, found
 
 
 def _dce_scan(eqn: Eqn, used: list[bool]) -> Eqn:
-    p = eqn.params
-    nc, ncarry = p["num_consts"], p["num_carry"]
+    p, structure = eqn.params, structure_of(eqn)
     closed = p["olympuspr"]
-    used_ys = used[ncarry:]
-    carry, found = _live_carry(closed.olympuspr, used[:ncarry], used_ys, nc)
-    used_in = found[2]
-    keep = used_in[:nc] + carry + used_in[nc + ncarry :]
+    used_carry, used_ys = structure.split_outputs(p, used)
+    carry, found = _live_carry(
+        closed.olympuspr, used_carry, used_ys, lambda u: structure.split(p, u)[1]
+    )
+    used_consts, _, used_xs = structure.split(p, found[2])
+    keep = used_consts + carry + used_xs
     sub, _ = _pruned(closed, carry + used_ys, keep, found)
     outs = carry + used_ys
     if sub is closed and all(outs):
         return eqn
+    groups = structure.split(p, eqn.invars)
+    invars, counts = structure.pack(
+        *(_select(k, g) for k, g in zip((used_consts, carry, used_xs), groups))
+    )
     params = {
         **p,
         "olympuspr": sub,
-        "num_consts": sum(keep[:nc]),
-        "num_carry": sum(carry),
+        **counts,
         "linear": tuple(_select(keep, p["linear"])),
     }
     return eqn._replace(
-        params=params,
-        invars=_select(keep, eqn.invars),
-        outvars=_select(outs, eqn.outvars),
+        params=params, invars=invars, outvars=_select(outs, eqn.outvars)
     )
 
 
 def _dce_while(eqn: Eqn, used: list[bool]) -> Eqn:
-    p = eqn.params
-    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    p, structure = eqn.params, structure_of(eqn)
     test, body = p["cond_olympuspr"], p["body_olympuspr"]
     test_found = _dce(test.olympuspr, [True])
-    test_in = test_found[2]
-    carry, body_found = _live_carry(body.olympuspr, used, [], nb, test_in[nc:])
-    body_in = body_found[2]
-    test_keep = test_in[:nc] + carry
-    body_keep = body_in[:nb] + carry
-    new_test, _ = _pruned(test, [True], test_keep, test_found)
-    new_body, _ = _pruned(body, carry, body_keep, body_found)
+    test_consts, test_carry = structure.split_body_inputs(
+        p, test_found[2], "cond_olympuspr"
+    )
+    carry, body_found = _live_carry(
+        body.olympuspr,
+        used,
+        [],
+        lambda u: structure.split_body_inputs(p, u, "body_olympuspr")[1],
+        test_carry,
+    )
+    body_consts = structure.split_body_inputs(p, body_found[2], "body_olympuspr")[0]
+    new_test, _ = _pruned(test, [True], test_consts + carry, test_found)
+    new_body, _ = _pruned(body, carry, body_consts + carry, body_found)
     if new_test is test and new_body is body and all(carry):
         return eqn
-    params = {
-        **p,
-        "cond_olympuspr": new_test,
-        "body_olympuspr": new_body,
-        "cond_nconsts": sum(test_keep[:nc]),
-        "body_nconsts": sum(body_keep[:nb]),
-    }
-    invars = (
-        _select(test_keep[:nc], eqn.invars[:nc])
-        + _select(body_keep[:nb], eqn.invars[nc : nc + nb])
-        + _select(carry, eqn.invars[nc + nb :])
+    groups = structure.split(p, eqn.invars)
+    invars, counts = structure.pack(
+        *(_select(k, g) for k, g in zip((test_consts, body_consts, carry), groups))
     )
+    params = {**p, "cond_olympuspr": new_test, "body_olympuspr": new_body, **counts}
     return eqn._replace(
         params=params, invars=invars, outvars=_select(carry, eqn.outvars)
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Var
+from olympus.ir.structure import structure_of
 from olympus.optimizer.program import (
     Walk,
     literal,
@@ -60,6 +61,7 @@ def _call(walk: Walk, eqn: Eqn) -> None:
 def _cond(walk: Walk, eqn: Eqn) -> None:
     programs = [b.olympuspr for b in eqn.params["branches"]]
     positions = [{v: i for i, v in enumerate(p.invars)} for p in programs]
+    _, operands = structure_of(eqn).split(eqn.params, eqn.invars)
     for k, out in enumerate(eqn.outvars):
         inners = [p.outvars[k] for p in programs]
         if all(isinstance(x, Literal) for x in inners):
@@ -71,28 +73,31 @@ def _cond(walk: Walk, eqn: Eqn) -> None:
             for x, pos in zip(inners, positions)
         }
         if len(where) == 1 and None not in where:
-            _forward(walk, out, eqn.invars[1 + where.pop()])
+            _forward(walk, out, operands[where.pop()])
 
 
-def _loop_invariant(
-    walk: Walk, eqn: Eqn, body, first_carry: int, first_init: int, n_carry: int
-) -> None:
-    for i in range(n_carry):
-        if body.outvars[i] is body.invars[first_carry + i]:
-            _forward(walk, eqn.outvars[i], eqn.invars[first_init + i])
+def _loop_invariant(walk: Walk, eqn: Eqn, body_name: str) -> None:
+    """A carry the body passes through unchanged is the loop's initial value."""
+    p, structure = eqn.params, structure_of(eqn)
+    body = p[body_name].olympuspr
+    body_groups = structure.body_groups(body_name)
+    carry_in = structure.split_body_inputs(p, body.invars, body_name)[
+        body_groups.index("carry")
+    ]
+    carry_out = structure.split_outputs(p, body.outvars)[0]
+    init = structure.group(p, eqn.invars, "carry")
+    outs = structure.split_outputs(p, eqn.outvars)[0]
+    for inner_out, inner_in, out, x in zip(carry_out, carry_in, outs, init):
+        if inner_out is inner_in:
+            _forward(walk, out, x)
 
 
 def _scan(walk: Walk, eqn: Eqn) -> None:
-    p = eqn.params
-    nc = p["num_consts"]
-    _loop_invariant(walk, eqn, p["olympuspr"].olympuspr, nc, nc, p["num_carry"])
+    _loop_invariant(walk, eqn, "olympuspr")
 
 
 def _while(walk: Walk, eqn: Eqn) -> None:
-    p = eqn.params
-    nc, nb = p["cond_nconsts"], p["body_nconsts"]
-    n_carry = len(eqn.outvars)
-    _loop_invariant(walk, eqn, p["body_olympuspr"].olympuspr, nb, nc + nb, n_carry)
+    _loop_invariant(walk, eqn, "body_olympuspr")
 
 
 _rules = {
@@ -134,66 +139,40 @@ def _with_literals(walk: Walk, closed: ClosedOlympuspr, given: dict) -> ClosedOl
     return walk.run_sub(ClosedOlympuspr(program, closed.consts))
 
 
-def _literal_positions(operands, start: int, stop: int) -> dict:
-    return {
-        i - start: x
-        for i, x in enumerate(operands)
-        if start <= i < stop and type(x) is Literal
-    }
-
-
-def _drop(items, start: int, given: dict) -> list:
-    return [x for i, x in enumerate(items) if i - start not in given]
+# The operand groups whose literals move into the sub-programs reading them:
+# those every iteration or branch reads unchanged.
+_INLINED_GROUPS = {
+    "call": ("args",),
+    "switch": ("operands",),
+    "scan": ("consts",),
+    "loop": ("cond_consts", "body_consts"),
+}
 
 
 def _inline(walk: Walk, eqn: Eqn) -> Eqn:
     """`eqn` with its literal operands moved into its sub-programs."""
-    name, p, ops = eqn.primitive.name, eqn.params, eqn.invars
-    if not any(type(x) is Literal for x in ops):
+    structure, p = structure_of(eqn), eqn.params
+    if structure is None or not any(type(x) is Literal for x in eqn.invars):
         return eqn
-    if name in ("pjit", "checkpoint"):
-        given = _literal_positions(ops, 0, len(ops))
-        params = {**p, "olympuspr": _with_literals(walk, p["olympuspr"], given)}
-        return eqn._replace(params=params, invars=_drop(ops, 0, given))
-    if name == "cond":
-        given = _literal_positions(ops, 1, len(ops))
-        if not given:
-            return eqn
-        branches = tuple(_with_literals(walk, b, given) for b in p["branches"])
-        linear = tuple(_drop(p["linear"], 0, given))
-        params = {**p, "branches": branches, "linear": linear}
-        return eqn._replace(params=params, invars=[ops[0], *_drop(ops[1:], 0, given)])
-    if name == "scan":
-        given = _literal_positions(ops, 0, p["num_consts"])
-        if not given:
-            return eqn
-        params = {
-            **p,
-            "olympuspr": _with_literals(walk, p["olympuspr"], given),
-            "num_consts": p["num_consts"] - len(given),
-            "linear": tuple(_drop(p["linear"], 0, given)),
-        }
-        return eqn._replace(params=params, invars=_drop(ops, 0, given))
-    if name == "while":
-        nc, nb = p["cond_nconsts"], p["body_nconsts"]
-        test_given = _literal_positions(ops, 0, nc)
-        body_given = _literal_positions(ops, nc, nc + nb)
-        if not test_given and not body_given:
-            return eqn
-        params = {
-            **p,
-            "cond_olympuspr": _with_literals(walk, p["cond_olympuspr"], test_given),
-            "body_olympuspr": _with_literals(walk, p["body_olympuspr"], body_given),
-            "cond_nconsts": nc - len(test_given),
-            "body_nconsts": nb - len(body_given),
-        }
-        invars = (
-            _drop(ops[:nc], 0, test_given)
-            + _drop(ops[nc : nc + nb], 0, body_given)
-            + list(ops[nc + nb :])
-        )
-        return eqn._replace(params=params, invars=invars)
-    return eqn
+    inlined = _INLINED_GROUPS[structure.kind]
+    dropped = [
+        type(x) is Literal and name in inlined
+        for name, group in zip(structure.groups, structure.split(p, eqn.invars))
+        for x in group
+    ]
+    if not any(dropped):
+        return eqn
+    params = dict(p)
+    for body, _ in structure.bodies:
+        operands = structure.body_operands(p, eqn.invars, body)
+        flags = structure.body_operands(p, dropped, body)
+        given = {i: x for i, (x, d) in enumerate(zip(operands, flags)) if d}
+        if isinstance(p[body], tuple):
+            params[body] = tuple(_with_literals(walk, b, given) for b in p[body])
+        else:
+            params[body] = _with_literals(walk, p[body], given)
+    invars, params = structure.select(params, eqn.invars, [not d for d in dropped])
+    return eqn._replace(params=params, invars=invars)
 
 
 def _scalar_spread(walk: Walk, atom):
@@ -205,30 +184,30 @@ def _scalar_spread(walk: Walk, atom):
     return s if s.aval.shape == () and s.aval.dtype == atom.aval.dtype else None
 
 
+def _x_to_consts(groups, j: int, value=None):
+    """(consts, carry, xs) with xs[j] (or `value` for it) moved to the end of consts."""
+    consts, carry, xs = groups
+    moved = xs[j] if value is None else value
+    return [*consts, moved], carry, [*xs[:j], *xs[j + 1 :]]
+
+
 def _invariant_xs(walk: Walk, eqn: Eqn) -> Eqn:
     """A scan over broadcast_in_dim(s) of a scalar s (a cotangent of ones, say)
     reads s in every step: s becomes a constant of the scan instead."""
-    p, ops = eqn.params, list(eqn.invars)
-    first_x = p["num_consts"] + p["num_carry"]
-    for j in range(first_x, len(ops)):
-        s = _scalar_spread(walk, ops[j]) if ops[j].aval.ndim == 1 else None
+    p, structure = eqn.params, structure_of(eqn)
+    groups = structure.split(p, eqn.invars)
+    for j, x in enumerate(groups[2]):
+        s = _scalar_spread(walk, x) if x.aval.ndim == 1 else None
         if s is None:
             continue
         body = p["olympuspr"]
         program = body.olympuspr
-        invars, linear = list(program.invars), list(p["linear"])
-        nc = p["num_consts"]
-        invars.insert(nc, invars.pop(j))
-        linear.insert(nc, linear.pop(j))
-        ops.insert(nc, s)
-        del ops[j + 1]
+        body_in = structure.split_body_inputs(p, program.invars, "olympuspr")
+        invars = structure.pack(*_x_to_consts(body_in, j))[0]
+        linear = structure.pack(*_x_to_consts(structure.split(p, p["linear"]), j))[0]
+        ops, counts = structure.pack(*_x_to_consts(groups, j, s))
         moved = ClosedOlympuspr(rebuilt(program, invars=invars), body.consts)
-        params = {
-            **p,
-            "olympuspr": moved,
-            "num_consts": nc + 1,
-            "linear": tuple(linear),
-        }
+        params = {**p, "olympuspr": moved, **counts, "linear": tuple(linear)}
         return _invariant_xs(walk, eqn._replace(params=params, invars=ops))
     return eqn
 

@@ -138,6 +138,7 @@ cond_structure = declare(
         ("index", "operands"),
         (1, None),
         bodies=(("branches", ("operands",)),),
+        per_operand=(("linear", ("operands",)),),
     ),
 )
 

@@ -254,6 +254,7 @@ scan_structure = declare(
         out_groups=("carry", "ys"),
         out_sizes=("num_carry", None),
         bodies=(("olympuspr", ("consts", "carry", "xs")),),
+        per_operand=(("linear", ("consts", "carry", "xs")),),
     ),
 )
 
