@@ -23,11 +23,16 @@ _lock = threading.Lock()
 _client = None
 xc = None  # jaxlib.xla_client, once loaded
 
+# jaxlib logs INFO lines when a client starts (`PjRt-IFRT device count ...`);
+# users should not see them. Its C++ logging reads this variable once, when the
+# first jaxlib library loads, and that can be before the client starts (lowering
+# LAPACK calls or `Lowered.compiler_ir` imports jaxlib.mlir), so it is set here,
+# while `import olympus` runs, before anything of jaxlib is loaded.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
 
 def _load_xla_client():
     global xc
-    # jaxlib logs a few INFO lines when a client starts; users should not see them.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     from jaxlib import xla_client
 
     xc = xla_client
