@@ -129,17 +129,68 @@ transpose_rules[reduce_precision_p] = lambda ct, x, **params: [
 
 # ---- public functions -----------------------------------------------------------
 def shift_left(x, y):
-    """`x << y` elementwise on integers of one dtype (0 once y >= bit width)."""
+    """`x << y` elementwise on integers of one dtype (0 once y >= bit width).
+
+    Args:
+      x: an array of an integer dtype.
+      y: the shift amounts, of x's shape and dtype (or a Python int).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of an integer dtype.
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.shift_left(jnp.array([1, 3]), 2)
+      Array([ 4, 12], dtype=int32)
+    """
     return shift_left_p.bind(*_match_scalars(x, y))
 
 
 def shift_right_logical(x, y):
-    """`x >> y` filling with zeros (what unsigned integers do)."""
+    """`x >> y` filling with zeros (what unsigned integers do).
+
+    Args:
+      x: an array of an integer dtype.
+      y: the shift amounts, of x's shape and dtype (or a Python int).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of an integer dtype.
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.shift_right_logical(jnp.array([8, 16], dtype=jnp.uint32), 2)
+      Array([2, 4], dtype=uint32)
+    """
     return shift_right_logical_p.bind(*_match_scalars(x, y))
 
 
 def shift_right_arithmetic(x, y):
-    """`x >> y` filling with the sign bit (what signed integers do)."""
+    """`x >> y` filling with the sign bit (what signed integers do).
+
+    Args:
+      x: an array of an integer dtype.
+      y: the shift amounts, of x's shape and dtype (or a Python int).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of an integer dtype.
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.shift_right_arithmetic(jnp.array([-8, 8]), 1)
+      Array([-4,  4], dtype=int32)
+    """
     return shift_right_arithmetic_p.bind(*_match_scalars(x, y))
 
 
@@ -147,8 +198,23 @@ def bitcast_convert_type(x, new_dtype):
     """The bits of `x` read as `new_dtype`: f32 1.0 -> u32 0x3f800000.
 
     As in JAX, a narrower `new_dtype` adds a last axis of (old width / new
-    width) parts, the least significant first (f64 1.0 -> f32 [0, 1.875]),
-    and a wider one takes that axis away (its length must be the ratio).
+    width) parts, the least significant first (f64 1.0 -> f32 [0, 1.875]), and a
+    wider one takes that axis away (its length must be the ratio).
+
+    Args:
+      x: an array.
+      new_dtype: the dtype to read the bits as.
+
+    Returns:
+      An array of new_dtype; its shape gains a last axis when new_dtype is
+      narrower and loses one when wider.
+
+    Raises:
+      TypeError: new_dtype is not a dtype, or the widths do not divide.
+
+    Example:
+      >>> lax.bitcast_convert_type(jnp.float32(1.0), jnp.uint32)
+      Array(1065353216, dtype=uint32)
     """
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     old_dtype = aval_of(x).dtype
@@ -205,24 +271,51 @@ def _bitcast_from_parts(x, old_bits: int, new_bits: int, new_dtype):
 
 
 def population_count(x):
-    """The number of set bits of each integer (of its two's complement bits
-    for signed ones), in x's dtype.
+    """The number of set bits of each integer, in x's dtype.
 
-    >>> lax.population_count(np.int32([0, 7, -1]))
-    Array([ 0,  3, 32], dtype=int32)
+    The number of set bits of each integer (of its two's complement bits for
+    signed ones), in x's dtype.
+
+    Args:
+      x: an array of an integer dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of an integer dtype.
+
+    Example:
+      >>> lax.population_count(np.int32([0, 7, -1]))
+      Array([ 0,  3, 32], dtype=int32)
     """
     return population_count_p.bind(x)
 
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
-    """`operand` rounded (to nearest, ties to even) to a float format with
+    """`operand` rounded to a narrower float format, kept in its own dtype.
+
+    `operand` rounded (to nearest, ties to even) to a float format with
     `exponent_bits` and `mantissa_bits`, kept in its own dtype: values beyond
     that format's range become infinities, values below its smallest normal
-    number become zeros, NaNs stay NaN. Emulates narrower types, e.g. bf16
-    is (8, 7) and f16 (5, 10).
+    number become zeros, NaNs stay NaN. Emulates narrower types, e.g. bf16 is
+    (8, 7) and f16 (5, 10).
 
-    >>> lax.reduce_precision(np.float32([3.14159, 1e6]), exponent_bits=5, mantissa_bits=10)
-    Array([3.140625,      inf], dtype=float32)
+    Args:
+      operand: an array of a real floating dtype.
+      exponent_bits: the exponent width of the target format.
+      mantissa_bits: the mantissa width of the target format.
+
+    Returns:
+      An array of operand's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.reduce_precision(jnp.array([1.0 + 2.0 ** -10]), 8, 7)
+      Array([1.], dtype=float32)
     """
     return reduce_precision_p.bind(
         operand, exponent_bits=int(exponent_bits), mantissa_bits=int(mantissa_bits)

@@ -455,14 +455,29 @@ class ConvPaddingError(ValueError):
 
 
 def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list:
-    """Explicit (lo, hi) pairs for 'VALID', 'SAME' or 'SAME_LOWER' padding of
-    spatial sizes `in_shape` by windows `window_shape` moving by `window_strides`.
+    """Explicit (lo, hi) pads for a named padding of windows.
 
-    'SAME' pads so that the output has ceil(size / stride) entries, the odd
-    entry of padding going high ('SAME_LOWER': low); 'VALID' pads nothing.
+    Explicit (lo, hi) pairs for 'VALID', 'SAME' or 'SAME_LOWER' padding of
+    spatial sizes `in_shape` by windows `window_shape` moving by
+    `window_strides`. 'SAME' pads so that the output has ceil(size / stride)
+    entries, the odd entry of padding going high ('SAME_LOWER': low); 'VALID'
+    pads nothing.
 
-    >>> lax.padtype_to_pads((5, 6), (3, 3), (2, 1), "SAME")
-    [(1, 1), (1, 1)]
+    Args:
+      in_shape: the spatial sizes.
+      window_shape: the window sizes.
+      window_strides: the strides.
+      padding: 'VALID', 'SAME' or 'SAME_LOWER'.
+
+    Returns:
+      A list of (lo, hi) pairs, one per spatial dimension.
+
+    Raises:
+      ConvPaddingError: padding is not one of the three names (a ValueError).
+
+    Example:
+      >>> lax.padtype_to_pads((5,), (3,), (2,), 'SAME')
+      [(1, 1)]
     """
     kind = padding.upper() if isinstance(padding, str) else padding
     if kind == "VALID":
@@ -702,9 +717,28 @@ _TRANSPOSE_LAYOUTS = {  # conv_transpose's default layouts by operand rank
 
 
 def conv_transpose_padding(window: int, stride: int, padding: str) -> tuple:
-    """The (lo, hi) padding of the stride-dilated input that makes a stride-1
+    """The padding that makes a stride-1 convolution transpose a strided one.
+
+    The (lo, hi) padding of the stride-dilated input that makes a stride-1
     convolution the transpose of a `stride`-strided one with `window`: 'SAME'
-    gives size * stride outputs, 'VALID' size * stride + max(window - stride, 0)."""
+    gives size * stride outputs, 'VALID' size * stride + max(window - stride,
+    0).
+
+    Args:
+      window: the kernel size (after dilation).
+      stride: the forward convolution's stride.
+      padding: 'SAME' or 'VALID'.
+
+    Returns:
+      A (lo, hi) pair of ints.
+
+    Raises:
+      ConvPaddingError: padding is not 'SAME' or 'VALID' (a ValueError).
+
+    Example:
+      >>> lax.conv_transpose_padding(3, 2, 'SAME')
+      (2, 1)
+    """
     kind = padding.upper() if isinstance(padding, str) else padding
     if kind == "SAME":
         total = window + stride - 2

@@ -114,8 +114,20 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
 def cumprod(operand, axis: int = 0, reverse: bool = False):
     """Running product along `axis`, from the end if `reverse`.
 
-    >>> lax.cumprod(np.float32([1, 2, 3]))
-    Array([1., 2., 6.], dtype=float32)
+    Args:
+      operand: an array.
+      axis: the axis to run along.
+      reverse: whether to run from the end.
+
+    Returns:
+      An array of operand's shape and dtype.
+
+    Raises:
+      ScanShapeError: axis is out of range (a ValueError).
+
+    Example:
+      >>> lax.cumprod(np.float32([1, 2, 3]))
+      Array([1., 2., 6.], dtype=float32)
     """
     _check_number("cumprod", operand)
     one = _scalar(1, aval_of(operand).dtype)
@@ -141,8 +153,20 @@ def _highest(dtype):
 def cummax(operand, axis: int = 0, reverse: bool = False):
     """Running maximum along `axis`, from the end if `reverse`.
 
-    >>> lax.cummax(np.float32([1, 3, 2]))
-    Array([1., 3., 3.], dtype=float32)
+    Args:
+      operand: an array.
+      axis: the axis to run along.
+      reverse: whether to run from the end.
+
+    Returns:
+      An array of operand's shape and dtype.
+
+    Raises:
+      ScanShapeError: axis is out of range (a ValueError).
+
+    Example:
+      >>> lax.cummax(np.float32([1, 3, 2]))
+      Array([1., 3., 3.], dtype=float32)
     """
     _check_number("cummax", operand)
     lowest = _lowest(aval_of(operand).dtype)
@@ -152,8 +176,20 @@ def cummax(operand, axis: int = 0, reverse: bool = False):
 def cummin(operand, axis: int = 0, reverse: bool = False):
     """Running minimum along `axis`, from the end if `reverse`.
 
-    >>> lax.cummin(np.float32([2, 3, 1]))
-    Array([2., 2., 1.], dtype=float32)
+    Args:
+      operand: an array.
+      axis: the axis to run along.
+      reverse: whether to run from the end.
+
+    Returns:
+      An array of operand's shape and dtype.
+
+    Raises:
+      ScanShapeError: axis is out of range (a ValueError).
+
+    Example:
+      >>> lax.cummin(np.float32([2, 3, 1]))
+      Array([2., 2., 1.], dtype=float32)
     """
     _check_number("cummin", operand)
     highest = _highest(aval_of(operand).dtype)
@@ -173,11 +209,27 @@ def logaddexp(x, y):
 
 
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
-    """Running log(sum(exp(x))) along `axis`, from the end if `reverse`;
-    stable for large inputs (floating-point operands only).
+    """The running log(sum(exp(x))) along `axis`.
 
-    >>> lax.cumlogsumexp(np.float32([0, 0, 1000]))
-    Array([0.000000e+00, 6.931472e-01, 1.000000e+03], dtype=float32)
+    Running log(sum(exp(x))) along `axis`, from the end if `reverse`; stable for
+    large inputs (floating-point operands only).
+
+    Args:
+      operand: an array of a real floating dtype.
+      axis: the axis to run along.
+      reverse: whether to run from the end.
+
+    Returns:
+      An array of operand's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      ScanShapeError: axis is out of range (a ValueError).
+
+    Example:
+      >>> lax.cumlogsumexp(jnp.array([0.0, 0.0, 0.0]))
+      Array([0.       , 0.6931472, 1.0986123], dtype=float32)
     """
     _check_number("cumlogsumexp", operand, floats_only=True)
     lowest = _lowest(aval_of(operand).dtype)

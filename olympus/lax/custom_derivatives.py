@@ -91,6 +91,9 @@ def stop_gradient(x):
     Returns:
       x, whose derivative is zero.
 
+    Raises:
+      OlympusTypeError: a leaf of x is not an array or a number.
+
     Example:
       >>> print(olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0))
       3.0

@@ -43,8 +43,18 @@ def _axis(api: str, axis: int, ndim: int) -> int:
 def square(x):
     """x * x elementwise.
 
-    >>> lax.square(np.int32([3, -2]))
-    Array([9, 4], dtype=int32)
+    Args:
+      x: an array of a numeric dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array, a NumPy array or a Python number.
+
+    Example:
+      >>> lax.square(np.int32([3, -2]))
+      Array([9, 4], dtype=int32)
     """
     return ops.integer_pow(x, 2)
 
@@ -52,8 +62,18 @@ def square(x):
 def reciprocal(x):
     """1 / x elementwise (floating-point x; integers raise, as in JAX).
 
-    >>> lax.reciprocal(np.float32([2.0, 4.0]))
-    Array([0.5 , 0.25], dtype=float32)
+    Args:
+      x: an array of an inexact dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is of an integer dtype.
+
+    Example:
+      >>> lax.reciprocal(np.float32([2.0, 4.0]))
+      Array([0.5 , 0.25], dtype=float32)
     """
     return ops.integer_pow(x, -1)
 
@@ -61,8 +81,20 @@ def reciprocal(x):
 def exp2(x, *, accuracy=None):
     """2 ** x elementwise, as exp(x ln 2).
 
-    >>> lax.exp2(np.float32([0.0, 3.0]))
-    Array([1., 8.], dtype=float32)
+    Args:
+      x: an array of a real floating dtype.
+      accuracy: an accuracy hint for XLA; None for the default.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.exp2(np.float32([0.0, 3.0]))
+      Array([1., 8.], dtype=float32)
     """
     dtype = aval_of(x).dtype
     if not dtypes.is_inexact(dtype):
@@ -73,11 +105,20 @@ def exp2(x, *, accuracy=None):
 
 
 def conj(x):
-    """The complex conjugate; a real f32/f64 operand becomes complex (c64/c128)
-    with zero imaginary part, as in JAX.
+    """The complex conjugate; a real f32/f64 operand becomes complex (c64/c128) with zero imaginary part, as in JAX.
 
-    >>> lax.conj(np.complex64([1 + 2j]))
-    Array([1.-2.j], dtype=complex64)
+    Args:
+      x: an array of a complex or real floating dtype.
+
+    Returns:
+      A complex array of x's shape.
+
+    Raises:
+      OlympusTypeError: x is of an integer dtype.
+
+    Example:
+      >>> lax.conj(np.complex64([1 + 2j]))
+      Array([1.-2.j], dtype=complex64)
     """
     dtype = aval_of(x).dtype
     if dtypes.is_complex(dtype):
@@ -104,6 +145,9 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     Returns:
       The filled array.
 
+    Raises:
+      OlympusTypeError: x or fill_value is not an array or number.
+
     Example:
       >>> lax.full_like(np.float32([1.0, 2.0]), 3)
       Array([3., 3.], dtype=float32)
@@ -117,8 +161,26 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 
 
 def empty(shape, dtype, *, out_sharding=None):
-    """An array of `shape` and `dtype` whose values the program must not read
-    before writing (olympus fills it with zeros; JAX leaves it to the backend)."""
+    """An array whose values must be written before they are read.
+
+    An array of `shape` and `dtype` whose values the program must not read
+    before writing (olympus fills it with zeros; JAX leaves it to the backend).
+
+    Args:
+      shape: the result's shape.
+      dtype: the result's dtype.
+      out_sharding: a sharding for the result; None for the default.
+
+    Returns:
+      An array of `shape` and `dtype`.
+
+    Raises:
+      OlympusTypeError: shape has a negative size.
+
+    Example:
+      >>> lax.empty((2,), jnp.float32).shape
+      (2,)
+    """
     shape = (shape,) if isinstance(shape, (int, np.integer)) else shape
     return ops.full(shape, 0, dtype)
 
@@ -174,6 +236,10 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     Returns:
       The sliced array.
 
+    Raises:
+      LaxArgumentError: axis is out of range for the operand's rank (a
+        ValueError).
+
     Example:
       >>> lax.slice_in_dim(np.arange(10), -8, None, 2)
       Array([2, 4, 6, 8], dtype=int32)
@@ -223,6 +289,10 @@ def dynamic_index_in_dim(
     Returns:
       The selected slice.
 
+    Raises:
+      LaxArgumentError: axis is out of range for the operand's rank (a
+        ValueError).
+
     Example:
       >>> lax.dynamic_index_in_dim(np.arange(6).reshape(2, 3), -1, 1, False)
       Array([2, 5], dtype=int32)
@@ -237,12 +307,32 @@ def dynamic_index_in_dim(
 def dynamic_update_index_in_dim(
     operand, update, index, axis: int, *, allow_negative_indices=True
 ):
-    """`operand` with element `index` of `axis` replaced by `update` (of the
+    """`operand` with element `index` of `axis` replaced by `update`.
+
+    `operand` with element `index` of `axis` replaced by `update` (of the
     operand's shape without that axis, or with it as size 1).
 
-    >>> lax.dynamic_update_index_in_dim(np.zeros((2, 2), np.float32), np.ones(2, np.float32), 1, 0)
-    Array([[0., 0.],
-           [1., 1.]], dtype=float32)
+    Args:
+      operand: the array to update.
+      update: the new slice: operand's shape without `axis`, or with it of size
+        1.
+      index: the position along axis, an int or a traced integer scalar (clamped
+        into range).
+      axis: the axis.
+      allow_negative_indices: whether negative indices count from the end.
+
+    Returns:
+      A new array of operand's shape and dtype.
+
+    Raises:
+      LaxArgumentError: axis is out of range for the operand's rank (a
+        ValueError).
+
+    Example:
+      >>> lax.dynamic_update_index_in_dim(jnp.zeros((3, 2)), jnp.ones(2), 1, 0)
+      Array([[0., 0.],
+             [1., 1.],
+             [0., 0.]], dtype=float32)
     """
     shape = aval_of(operand).shape
     axis = _axis("dynamic_update_index_in_dim", axis, len(shape))
@@ -254,11 +344,26 @@ def dynamic_update_index_in_dim(
 
 # ---- reshaping ---------------------------------------------------------------------
 def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
-    """Dimensions [start, stop) merged into one (row-major), e.g. shape
-    (2, 3, 4) collapsed from 0 to 2 is (6, 4).
+    """`operand` with dimensions [start, stop) merged into one.
 
-    >>> lax.collapse(np.zeros((2, 3, 4)), 1).shape
-    (2, 12)
+    Dimensions [start, stop) merged into one (row-major), e.g. shape (2, 3, 4)
+    collapsed from 0 to 2 is (6, 4).
+
+    Args:
+      operand: an array.
+      start_dimension: the first dimension to merge.
+      stop_dimension: one past the last; None for the end.
+
+    Returns:
+      An array of operand's values and dtype with the dimensions merged.
+
+    Raises:
+      LaxArgumentError: the dimensions do not fit the operand's shape (a
+        ValueError).
+
+    Example:
+      >>> lax.collapse(np.zeros((2, 3, 4)), 1).shape
+      (2, 12)
     """
     shape = aval_of(operand).shape
     ndim = len(shape)
@@ -277,8 +382,20 @@ def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
 def tile(operand, reps: Sequence[int]):
     """`operand` repeated reps[i] times along each axis i (one rep per axis).
 
-    >>> lax.tile(np.int32([1, 2]), (2,))
-    Array([1, 2, 1, 2], dtype=int32)
+    Args:
+      operand: an array.
+      reps: one non-negative repetition count per axis.
+
+    Returns:
+      An array of operand's dtype, each axis reps[i] times longer.
+
+    Raises:
+      LaxArgumentError: reps has the wrong length or a negative count (a
+        ValueError).
+
+    Example:
+      >>> lax.tile(np.int32([1, 2]), (2,))
+      Array([1, 2, 1, 2], dtype=int32)
     """
     shape = aval_of(operand).shape
     reps = tuple(operator.index(r) for r in reps)
@@ -294,11 +411,25 @@ def tile(operand, reps: Sequence[int]):
 
 
 def split(operand, sizes: Sequence[int], axis: int = 0):
-    """`operand` cut along `axis` into consecutive pieces of `sizes` (which
-    must add up to the axis length).
+    """`operand` cut along `axis` into consecutive pieces of `sizes`.
 
-    >>> [p.shape for p in lax.split(np.zeros(5), (2, 3))]
-    [(2,), (3,)]
+    `operand` cut along `axis` into consecutive pieces of `sizes` (which must
+    add up to the axis length).
+
+    Args:
+      operand: an array.
+      sizes: the pieces' lengths, adding up to the axis length.
+      axis: the axis to cut.
+
+    Returns:
+      A list of arrays, one per size.
+
+    Raises:
+      LaxArgumentError: the sizes are negative or do not add up (a ValueError).
+
+    Example:
+      >>> [p.shape for p in lax.split(np.zeros(5), (2, 3))]
+      [(2,), (3,)]
     """
     shape = aval_of(operand).shape
     axis = _axis("split", axis, len(shape))
@@ -318,8 +449,19 @@ def split(operand, sizes: Sequence[int], axis: int = 0):
 def broadcast_to_rank(x, rank: int):
     """`x` with leading axes of size 1 added up to `rank`.
 
-    >>> lax.broadcast_to_rank(np.float32([1.0, 2.0]), 3).shape
-    (1, 1, 2)
+    Args:
+      x: an array.
+      rank: the rank to reach, at least x's.
+
+    Returns:
+      An array of x's values with rank `rank`.
+
+    Raises:
+      LaxArgumentError: rank is below x's rank (a ValueError).
+
+    Example:
+      >>> lax.broadcast_to_rank(np.float32([1.0, 2.0]), 3).shape
+      (1, 1, 2)
     """
     ndim = aval_of(x).ndim
     rank = operator.index(rank)
@@ -392,11 +534,25 @@ def scatter_sub(
 
 # ---- named axes ---------------------------------------------------------------------------
 def axis_size(axis_name) -> int:
-    """The size of the mapped axis `axis_name` (a name bound by an enclosing
-    shard_map, or vmap's axis_name; a tuple of names gives the product), as
-    a Python int.
+    """The size of the mapped axis `axis_name`.
 
-    >>> olympus.vmap(lambda x: x * lax.axis_size("i"), axis_name="i")(np.ones(3))
-    Array([3., 3., 3.], dtype=float32)
+    The size of the mapped axis `axis_name` (a name bound by an enclosing
+    shard_map, or vmap's axis_name; a tuple of names gives the product), as a
+    Python int.
+
+    Args:
+      axis_name: the mapped axis' name (or a tuple of names, whose sizes
+        multiply).
+
+    Returns:
+      The size, a Python int.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> olympus.vmap(lambda v: v * lax.axis_size('i'), axis_name='i')(jnp.ones(3))
+      Array([3., 3., 3.], dtype=float32)
     """
     return math.prod(_axis_size(n, "axis_size") for n in _axes(axis_name, "axis_size"))

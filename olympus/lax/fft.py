@@ -82,7 +82,24 @@ fft_p = define_primitive("fft", _fft_abstract_eval, _fft_lower)
 
 
 def fft(x, fft_type: str, fft_lengths) -> object:
-    """The `fft_type` transform of `x` over its trailing len(fft_lengths) axes."""
+    """The `fft_type` transform of `x` over its trailing len(fft_lengths) axes.
+
+    Args:
+      x: an array of a float (RFFT) or complex dtype.
+      fft_type: 'FFT', 'IFFT', 'RFFT' or 'IRFFT' (or lax.FftType's members).
+      fft_lengths: the transform's lengths over the trailing axes.
+
+    Returns:
+      A complex array (a real one for IRFFT) of the transform.
+
+    Raises:
+      OlympusTypeError: fft_type is not one of the four, or x's dtype does not
+        fit it.
+
+    Example:
+      >>> lax.fft(jnp.array([1.0, 0.0, 0.0, 0.0]), 'RFFT', (4,))
+      Array([1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)
+    """
     return fft_p.bind(
         x, fft_type=fft_type, fft_lengths=tuple(int(n) for n in fft_lengths)
     )

@@ -179,21 +179,26 @@ class MulhiTypeError(TypeError):
 
 
 def mulhi(x, y, /):
-    """The upper N bits of the 2N-bit product of N-bit integers, elementwise
-    (JAX's `lax.mulhi`, for multiply-shift hashing and division by constants).
+    """The upper half of the double-width product of two integers, elementwise.
 
-    Computed from half-width limbs, so no wider integer type is needed (32-bit
-    operands work without x64). Signed operands take the unsigned product's
-    high half less the two-complement corrections.
+    The upper N bits of the 2N-bit product of N-bit integers, elementwise (JAX's
+    `lax.mulhi`, for multiply-shift hashing and division by constants). Computed
+    from half-width limbs, so no wider integer type is needed (32-bit operands
+    work without x64). Signed operands take the unsigned product's high half
+    less the two-complement corrections. Args: x, y: integer arrays of one dtype
+    (a rank-0 one broadcasts). Returns: An array of that dtype: `(x * y) >> N`
+    computed exactly. Raises: MulhiTypeError: the operands are not integers of
+    one dtype.
 
     Args:
-      x, y: integer arrays of one dtype (a rank-0 one broadcasts).
+      x: an array of an integer dtype.
+      y: an array of x's shape and dtype.
 
     Returns:
-      An array of that dtype: `(x * y) >> N` computed exactly.
+      An array of x's shape and dtype.
 
     Raises:
-      MulhiTypeError: the operands are not integers of one dtype.
+      MulhiTypeError: the operands are not integers of one dtype (a TypeError).
 
     Example:
       >>> lax.mulhi(np.uint8([200, 3]), np.uint8([100, 5]))
@@ -437,17 +442,19 @@ def unstack(x, axis: int = 0) -> tuple:
 
 
 def stage(x, /):
-    """`x` as an array of the current trace (the identity on values; JAX's
+    """`x` as an array of the current trace; the identity on values.
+
+    `x` as an array of the current trace (the identity on values; JAX's
     `lax.stage`): a Python scalar or ndarray becomes an array, weak type kept.
 
     Args:
-      x: an array-like value.
+      x: an array, NumPy array or Python number.
 
     Returns:
-      `x` as an array (a tracer under a transformation).
+      x as an Array of the current trace.
 
     Raises:
-      TypeError: `x` is not array-like.
+      OlympusTypeError: x is not an array or a number (a string, say).
 
     Example:
       >>> lax.stage(1.0)
@@ -510,8 +517,18 @@ class BroadcastShapesError(ValueError):
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
     """The shape NumPy broadcasting gives `shapes` together.
 
-    >>> lax.broadcast_shapes((2, 1), (3,))
-    (2, 3)
+    Args:
+      *shapes: tuples of ints.
+
+    Returns:
+      The broadcast shape, a tuple of ints.
+
+    Raises:
+      BroadcastShapesError: the shapes do not broadcast (a ValueError).
+
+    Example:
+      >>> lax.broadcast_shapes((2, 1), (3,))
+      (2, 3)
     """
     if not shapes:
         raise BroadcastShapesError("broadcast_shapes: give at least one shape")
@@ -530,8 +547,30 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 
 def pswapaxes(x, axis_name: str, axis: int, *, axis_index_groups=None):
-    """Swaps the named axis `axis_name` with positional `axis` of `x` (an
-    all_to_all splitting and joining the same axis), inside shard_map."""
+    """Swaps the named axis `axis_name` with positional `axis` of `x`.
+
+    Swaps the named axis `axis_name` with positional `axis` of `x` (an
+    all_to_all splitting and joining the same axis), inside shard_map.
+
+    Args:
+      x: an array.
+      axis_name: the mapped axis' name.
+      axis: the positional axis to swap with it.
+      axis_index_groups: must be None (groups are not supported).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> f = lambda v: lax.pswapaxes(v, 'i', 0)
+      >>> olympus.vmap(f, axis_name='i')(jnp.arange(4.0).reshape(2, 2))
+      Array([[0., 2.],
+             [1., 3.]], dtype=float32)
+    """
     if axis_index_groups is not None:
         raise AxisIndexGroupsError(
             "pswapaxes(axis_index_groups=...): olympus's collectives run over "

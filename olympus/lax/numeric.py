@@ -63,8 +63,20 @@ defjvp_zero(is_finite_p)
 def cbrt(x, *, accuracy=None):
     """The real cube root, negative for negative x (stablehlo.cbrt).
 
-    >>> lax.cbrt(np.float32([-8.0, 27.0]))
-    Array([-2.,  3.], dtype=float32)
+    Args:
+      x: an array of a real floating dtype.
+      accuracy: an accuracy hint for XLA; None for the default.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.cbrt(np.float32([-8.0, 27.0]))
+      Array([-2.,  3.], dtype=float32)
     """
     return cbrt_p.bind(x)
 
@@ -72,8 +84,18 @@ def cbrt(x, *, accuracy=None):
 def clz(x):
     """The number of leading zero bits of each integer, in x's dtype.
 
-    >>> lax.clz(np.uint8([0, 1, 255]))
-    Array([8, 7, 0], dtype=uint8)
+    Args:
+      x: an array of an integer dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of an integer dtype.
+
+    Example:
+      >>> lax.clz(np.uint8([0, 1, 255]))
+      Array([8, 7, 0], dtype=uint8)
     """
     return clz_p.bind(x)
 
@@ -81,24 +103,45 @@ def clz(x):
 def is_finite(x):
     """True where x is neither infinite nor NaN (a bool array).
 
-    >>> lax.is_finite(np.float32([1.0, np.inf, np.nan]))
-    Array([ True, False, False], dtype=bool)
+    Args:
+      x: an array of a real floating dtype.
+
+    Returns:
+      A bool array of x's shape.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.is_finite(np.float32([1.0, np.inf, np.nan]))
+      Array([ True, False, False], dtype=bool)
     """
     return is_finite_p.bind(x)
 
 
 def nextafter(x1, x2):
-    """The float next to x1 in the direction of x2, bit for bit as
-    numpy.nextafter: x2 where they are equal (so nextafter(0.0, -0.0) is
-    -0.0), the smallest subnormal with x2's sign from zero, -0.0 from the
-    smallest negative subnormal up, NaN if either is NaN.
+    """The float next to x1 in the direction of x2, bit for bit as numpy.nextafter: x2 where they are equal (so nextafter(0.0, -0.0) is -0.0), the smallest subnormal with x2's sign from zero, -0.0 from the smallest negative subnormal up, NaN if either is NaN.
 
-    Computed on the integer bits, so a CPU that treats subnormal operands
-    as zero in float comparisons (as XLA's does) still steps through them.
-    (NumPy's float16 nextafter alone returns x1 for nextafter(0.0, -0.0).)
+    Computed on the integer bits, so a CPU that treats subnormal operands as
+    zero in float comparisons (as XLA's does) still steps through them. (NumPy's
+    float16 nextafter alone returns x1 for nextafter(0.0, -0.0).)
 
-    >>> lax.nextafter(np.float32([1.0, 0.0]), np.float32([2.0, -1.0]))
-    Array([ 1.0000001e+00, -1.4012985e-45], dtype=float32)
+    Args:
+      x1: an array of a floating dtype.
+      x2: the direction, an array of x1's shape and dtype.
+
+    Returns:
+      An array of x1's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      ValueError: the shapes do not broadcast.
+
+    Example:
+      >>> lax.nextafter(np.float32([1.0, 0.0]), np.float32([2.0, -1.0]))
+      Array([ 1.0000001e+00, -1.4012985e-45], dtype=float32)
     """
     x1, x2 = _match_scalars(x1, x2)
     dtype = aval_of(x1).dtype

@@ -89,7 +89,29 @@ real, imag = map(_unary, (ew.real_p, ew.imag_p))
 
 
 def round(x, rounding_method: int = 0):  # noqa: A001
-    """Rounds to the nearest integer: 0 = away from zero (default), 1 = to even."""
+    """Elementwise rounding to the nearest integer, keeping the float dtype.
+
+    Halfway cases round away from zero (rounding_method=0, the default) or to
+    the nearest even integer (rounding_method=1, as jnp.round).
+
+    Args:
+      x: an array of a real floating dtype.
+      rounding_method: 0 (away from zero) or 1 (to even); lax.RoundingMethod's
+        members are these ints.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.round(jnp.array([0.5, 1.5, 2.5]))
+      Array([1., 2., 3.], dtype=float32)
+      >>> lax.round(jnp.array([0.5, 1.5, 2.5]), 1)
+      Array([0., 2., 2.], dtype=float32)
+    """
     return ew.round_p.bind(x, rounding_method=int(rounding_method))
 
 
@@ -104,6 +126,9 @@ def integer_pow(x, y: int):
 
     Returns:
       An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: y is negative and x is of an integer dtype.
 
     Example:
       >>> lax.integer_pow(jnp.array([2.0, 3.0]), 3)
@@ -247,6 +272,9 @@ def broadcast(x, sizes: Sequence[int]):
     Returns:
       An array of shape `sizes + x.shape`.
 
+    Raises:
+      OlympusTypeError: a size is negative or not an int.
+
     Example:
       >>> lax.broadcast(jnp.array([1.0, 2.0]), (3,)).shape
       (3, 2)
@@ -333,6 +361,9 @@ def expand_dims(x, dimensions: Sequence[int]):
 
     Returns:
       x with the new dimensions.
+
+    Raises:
+      OlympusTypeError: a position is out of range for the result's rank.
 
     Example:
       >>> lax.expand_dims(jnp.ones(2), (0,)).shape
@@ -467,6 +498,9 @@ def iota(dtype, size: int):
     Returns:
       A 1-D array.
 
+    Raises:
+      OlympusTypeError: size is negative.
+
     Example:
       >>> lax.iota(jnp.int32, 4)
       Array([0, 1, 2, 3], dtype=int32)
@@ -477,6 +511,28 @@ def iota(dtype, size: int):
 
 
 def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
+    """An array of `shape` counting 0, 1, ... along one dimension.
+
+    Constant along the other dimensions: the index grid jnp.indices builds, one
+    dimension at a time.
+
+    Args:
+      dtype: the result's dtype.
+      shape: the result's shape.
+      dimension: the dimension that counts.
+
+    Returns:
+      An array of `shape` and `dtype`.
+
+    Raises:
+      OlympusTypeError: dimension is out of range for shape, or shape has a
+        negative size.
+
+    Example:
+      >>> lax.broadcasted_iota(jnp.int32, (2, 3), 1)
+      Array([[0, 1, 2],
+             [0, 1, 2]], dtype=int32)
+    """
     return sh.iota_p.bind(
         dtype=dtypes.canonicalize_dtype(dtype),
         shape=tuple(map(int, shape)),
@@ -494,6 +550,10 @@ def full(shape: Sequence[int], fill_value, dtype=None):
 
     Returns:
       The filled array.
+
+    Raises:
+      OlympusTypeError: fill_value is not a scalar, or shape has a negative
+        size.
 
     Example:
       >>> lax.full((2,), 7.0)
@@ -708,6 +768,9 @@ def rev(x, dimensions: Sequence[int]):
 
     Returns:
       The reversed array.
+
+    Raises:
+      OlympusTypeError: a dimension is out of range.
 
     Example:
       >>> lax.rev(jnp.arange(3), (0,))

@@ -548,15 +548,28 @@ class PcastError(ValueError):
 
 
 def pcast(x, axis_name, *, to: str):
-    """`x` (a pytree) cast to vary along `axis_name` (JAX's `lax.pcast(...,
+    """`x` marked to vary along `axis_name`; the values are unchanged.
+
+    `x` (a pytree) cast to vary along `axis_name` (JAX's `lax.pcast(...,
     to='varying')`, the old `lax.pvary`): the value is unchanged; shard_map's
     replication check then treats it as differing between devices there.
 
-    >>> P = olympus.sharding.PartitionSpec
-    >>> mesh = olympus.make_mesh((1,), ("i",))
-    >>> f = lambda v: lax.pcast(v, "i", to="varying")
-    >>> olympus.shard_map(f, mesh=mesh, in_specs=P(), out_specs=P("i"))(jnp.ones(2))
-    Array([1., 1.], dtype=float32)
+    Args:
+      x: a pytree of arrays.
+      axis_name: the axis name (or a tuple of names).
+      to: 'varying'.
+
+    Returns:
+      x, marked as varying along axis_name.
+
+    Raises:
+      PcastError: `to` is not 'varying' (a ValueError).
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.pcast(v, 'i', to='varying'), axis_name='i')(jnp.ones(2))
+      Array([1., 1.], dtype=float32)
     """
     if isinstance(axis_name, (set, frozenset)):
         raise TypeError(f"pcast: axis_name must be a str or a tuple, got {axis_name}")
@@ -632,13 +645,45 @@ def _like(v, value):
 
 
 def pmax(x, axis_name):
-    """The elementwise maximum of `x` over the devices along `axis_name`."""
+    """The elementwise maximum of `x` over the devices along `axis_name`.
+
+    Args:
+      x: a pytree of arrays.
+      axis_name: the mapped axis' name (or a tuple of names).
+
+    Returns:
+      A pytree of x's structure holding the maxima.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.pmax(v, 'i'), axis_name='i')(jnp.array([1.0, 3.0]))
+      Array([3., 3.], dtype=float32)
+    """
     axes = _axes(axis_name, "pmax")
     return tree_map(lambda v: pmax_p.bind(v, axes=axes), x)
 
 
 def pmin(x, axis_name):
-    """The elementwise minimum of `x` over the devices along `axis_name`."""
+    """The elementwise minimum of `x` over the devices along `axis_name`.
+
+    Args:
+      x: a pytree of arrays.
+      axis_name: the mapped axis' name (or a tuple of names).
+
+    Returns:
+      A pytree of x's structure holding the minima.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.pmin(v, 'i'), axis_name='i')(jnp.array([1.0, 3.0]))
+      Array([1., 1.], dtype=float32)
+    """
     axes = _axes(axis_name, "pmin")
     return tree_map(lambda v: pmin_p.bind(v, axes=axes), x)
 
@@ -676,9 +721,30 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
 
 
 def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool = False):
-    """`psum(x)` split along `scatter_dimension` over the devices along
-    `axis_name`: device i keeps piece i (`tiled`: a block; else the
-    dimension, whose size must be the axis size, is dropped)."""
+    """The sum of `x` over devices, each device keeping one piece.
+
+    `psum(x)` split along `scatter_dimension` over the devices along
+    `axis_name`: device i keeps piece i (`tiled`: a block; else the dimension,
+    whose size must be the axis size, is dropped).
+
+    Args:
+      x: an array.
+      axis_name: the mapped axis' name.
+      scatter_dimension: the axis cut into one piece per device.
+      tiled: whether to keep the axis (True) or remove it (False).
+
+    Returns:
+      Each device's piece of the sum.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> f = lambda v: lax.psum_scatter(v, 'i')
+      >>> olympus.vmap(f, axis_name='i')(jnp.ones((2, 2)))
+      Array([2., 2.], dtype=float32)
+    """
     size = _axis_size(axis_name, "psum_scatter")
     d = _dimension(
         "psum_scatter", scatter_dimension, x.ndim, "scatter_dimension", x.aval
@@ -694,8 +760,27 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
 
 
 def ppermute(x, axis_name: str, perm):
-    """Sends device s's `x` to device t for each (s, t) in `perm` (indices
-    along `axis_name`); a device no pair targets gets zeros."""
+    """Sends each device's `x` to the device `perm` pairs it with.
+
+    Sends device s's `x` to device t for each (s, t) in `perm` (indices along
+    `axis_name`); a device no pair targets gets zeros.
+
+    Args:
+      x: a pytree of arrays.
+      axis_name: the mapped axis' name.
+      perm: (source, target) index pairs; each index at most once per side.
+
+    Returns:
+      A pytree of x's structure; devices that no pair targets get zeros.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.ppermute(v, 'i', [(0, 1), (1, 0)]), axis_name='i')(jnp.array([1.0, 2.0]))
+      Array([2., 1.], dtype=float32)
+    """
     size = _axis_size(axis_name, "ppermute")
     perm = tuple((int(s), int(t)) for s, t in perm)
     sources, targets = [s for s, _ in perm], [t for _, t in perm]
@@ -715,10 +800,35 @@ def ppermute(x, axis_name: str, perm):
 def all_to_all(
     x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: bool = False
 ):
-    """Cuts `x` along `split_axis` into one piece per device along `axis_name`,
+    """Exchanges pieces of `x` between the devices along `axis_name`.
+
+    Cuts `x` along `split_axis` into one piece per device along `axis_name`,
     sends piece i to device i, and joins what arrives along `concat_axis` (in
     device order). Not `tiled` (JAX's convention): `split_axis` has the axis's
-    size and goes away, and the pieces stack as axis `concat_axis` of the result."""
+    size and goes away, and the pieces stack as axis `concat_axis` of the
+    result.
+
+    Args:
+      x: an array.
+      axis_name: the mapped axis' name.
+      split_axis: the axis cut into one piece per device.
+      concat_axis: the axis the received pieces are joined along.
+      tiled: whether to keep split_axis (True) or to remove it and add a new
+        axis (False).
+
+    Returns:
+      An array of x's dtype.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> f = lambda v: lax.all_to_all(v, 'i', 0, 0)
+      >>> olympus.vmap(f, axis_name='i')(jnp.arange(4.0).reshape(2, 2))
+      Array([[0., 2.],
+             [1., 3.]], dtype=float32)
+    """
     size = _axis_size(axis_name, "all_to_all")
     split = _dimension("all_to_all", split_axis, x.ndim, "split_axis", x.aval)
     concat = _dimension("all_to_all", concat_axis, x.ndim, "concat_axis", x.aval)
@@ -748,7 +858,22 @@ def all_to_all(
 
 
 def axis_index(axis_name: str):
-    """This device's index along `axis_name` (an int32 scalar)."""
+    """This device's index along `axis_name` (an int32 scalar).
+
+    Args:
+      axis_name: the mapped axis' name.
+
+    Returns:
+      An int32 scalar.
+
+    Raises:
+      UnboundAxisNameError: axis_name is not bound by an enclosing shard_map,
+        pmap or vmap (a NameError).
+
+    Example:
+      >>> olympus.vmap(lambda v: lax.axis_index('i'), axis_name='i')(jnp.zeros(3))
+      Array([0, 1, 2], dtype=int32)
+    """
     _axis_size(axis_name, "axis_index")
     return axis_index_p.bind(axis_name=axis_name)
 

@@ -65,13 +65,26 @@ batch_rules[sharding_constraint_p] = _batch
 
 
 def with_sharding_constraint(x, shardings):
-    """`x` (a pytree) laid out as `shardings` (one NamedSharding, or a pytree
-    of them matching `x`) says, wherever XLA's partitioner can see it.
+    """`x` constrained to the layout `shardings` gives.
 
-    >>> mesh = olympus.make_mesh((1,), ("x",))
-    >>> s = olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("x"))
-    >>> olympus.jit(lambda v: lax.with_sharding_constraint(v * 2, s))(jnp.ones(2))
-    Array([2., 2.], dtype=float32)
+    `x` (a pytree) laid out as `shardings` (one NamedSharding, or a pytree of
+    them matching `x`) says, wherever XLA's partitioner can see it.
+
+    Args:
+      x: a pytree of arrays.
+      shardings: a NamedSharding, or a pytree of them matching x.
+
+    Returns:
+      x, laid out as shardings says.
+
+    Raises:
+      TypeError: shardings is not a NamedSharding (or a pytree of them).
+
+    Example:
+      >>> mesh = olympus.make_mesh((1,), ('x',))
+      >>> s = olympus.sharding.NamedSharding(mesh, olympus.P('x'))
+      >>> lax.with_sharding_constraint(jnp.arange(2.0), s)
+      Array([0., 1.], dtype=float32)
     """
     leaves, tree = tree_flatten(x)
     if isinstance(shardings, (NamedSharding, PartitionSpec)):

@@ -391,13 +391,30 @@ def approx_max_k(
     reduction_input_size_override: int = -1,
     aggregate_to_topk: bool = True,
 ):
-    """The `k` largest entries along `reduction_dimension` and their indices,
-    largest first. JAX's approximate top-k; here exact (recall 1, as XLA's
-    CPU gives), so `aggregate_to_topk=False` also returns exactly k, sorted.
+    """The `k` largest entries along an axis and their indices.
 
-    >>> values, indices = lax.approx_max_k(np.float32([[3, 1, 2, 5]]), 2)
-    >>> values, indices
-    (Array([[5., 3.]], dtype=float32), Array([[3, 0]], dtype=int32))
+    The `k` largest entries along `reduction_dimension` and their indices,
+    largest first. JAX's approximate top-k; here exact (recall 1, as XLA's CPU
+    gives), so `aggregate_to_topk=False` also returns exactly k, sorted.
+
+    Args:
+      operand: an array.
+      k: how many entries to keep.
+      reduction_dimension: the axis to search.
+      recall_target: accepted for JAX's signature (the result is exact).
+      reduction_input_size_override: accepted for JAX's signature.
+      aggregate_to_topk: accepted for JAX's signature.
+
+    Returns:
+      (values, indices), each with the axis cut to k.
+
+    Raises:
+      ValueError: k is out of range for the axis.
+
+    Example:
+      >>> values, indices = lax.approx_max_k(np.float32([[3, 1, 2, 5]]), 2)
+      >>> values, indices
+      (Array([[5., 3.]], dtype=float32), Array([[3, 0]], dtype=int32))
     """
     return _extreme_k(
         "approx_max_k", operand, k, reduction_dimension, recall_target, True
@@ -412,11 +429,28 @@ def approx_min_k(
     reduction_input_size_override: int = -1,
     aggregate_to_topk: bool = True,
 ):
-    """The `k` smallest entries along `reduction_dimension` and their indices,
+    """The `k` smallest entries along an axis and their indices.
+
+    The `k` smallest entries along `reduction_dimension` and their indices,
     smallest first (exact, as approx_max_k).
 
-    >>> lax.approx_min_k(np.float32([[3, 1, 2, 5]]), 2)[0]
-    Array([[1., 2.]], dtype=float32)
+    Args:
+      operand: an array.
+      k: how many entries to keep.
+      reduction_dimension: the axis to search.
+      recall_target: accepted for JAX's signature (the result is exact).
+      reduction_input_size_override: accepted for JAX's signature.
+      aggregate_to_topk: accepted for JAX's signature.
+
+    Returns:
+      (values, indices), each with the axis cut to k.
+
+    Raises:
+      ValueError: k is out of range for the axis.
+
+    Example:
+      >>> lax.approx_min_k(jnp.array([3.0, 1.0, 2.0]), 2)
+      [Array([1., 2.], dtype=float32), Array([1, 2], dtype=int32)]
     """
     return _extreme_k(
         "approx_min_k", operand, k, reduction_dimension, recall_target, False

@@ -651,48 +651,184 @@ def _operands(*args):
 def igamma(a, x):
     """The regularized lower incomplete gamma function P(a, x).
 
-    >>> lax.igamma(np.float32(1.0), np.float32(2.0)).round(5)  # 1 - e^-2
-    Array(0.86467, dtype=float32)
+    Args:
+      a: the shape parameter, positive.
+      x: the point, non-negative, of a's shape and dtype.
+
+    Returns:
+      An array of the operands' shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.igamma(np.float32(1.0), np.float32(2.0)).round(5)  # 1 - e^-2
+      Array(0.86467, dtype=float32)
     """
     return igamma_p.bind(*_operands(a, x))
 
 
 def igammac(a, x):
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x),
-    accurate where P is near 1."""
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), accurate where P is near 1.
+
+    Args:
+      a: the shape parameter, positive.
+      x: the point, non-negative, of a's shape and dtype.
+
+    Returns:
+      An array of the operands' shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.igammac(jnp.float32(1.0), jnp.float32(2.0))
+      Array(0.1353345, dtype=float32)
+    """
     return igammac_p.bind(*_operands(a, x))
 
 
 def igamma_grad_a(a, x):
-    """dP(a, x)/da, the derivative of igamma in its shape a."""
+    """dP(a, x)/da, the derivative of igamma in its shape a.
+
+    Args:
+      a: the shape parameter, positive.
+      x: the point, of a's shape and dtype.
+
+    Returns:
+      An array of the operands' shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.igamma_grad_a(jnp.float32(1.0), jnp.float32(1.0))
+      Array(-0.43172967, dtype=float32)
+    """
     return igamma_grad_a_p.bind(*_operands(a, x))
 
 
 def random_gamma_grad(a, x):
-    """dx/da for a Gamma(a, 1) sample x held at its quantile (the implicit
-    reparameterisation gradient olympus.random.gamma differentiates with)."""
+    """The derivative of a Gamma(a, 1) sample x with respect to a.
+
+    dx/da for a Gamma(a, 1) sample x held at its quantile (the implicit
+    reparameterisation gradient olympus.random.gamma differentiates with).
+
+    Args:
+      a: the shape parameter, positive.
+      x: a Gamma(a, 1) sample, of a's shape and dtype.
+
+    Returns:
+      An array of the operands' shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.random_gamma_grad(jnp.float32(1.0), jnp.float32(1.0))
+      Array(1.1735635, dtype=float32)
+    """
     return random_gamma_grad_p.bind(*_operands(a, x))
 
 
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b).
 
-    >>> lax.betainc(np.float32(2.0), np.float32(3.0), np.float32(0.5)).round(5)
-    Array(0.6875, dtype=float32)
+    Args:
+      a: the first shape parameter, positive.
+      b: the second shape parameter, positive.
+      x: the point, in [0, 1]; a, b and x share one float dtype and shape.
+
+    Returns:
+      An array of the operands' shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.betainc(np.float32(2.0), np.float32(3.0), np.float32(0.5)).round(5)
+      Array(0.6875, dtype=float32)
     """
     return regularized_incomplete_beta_p.bind(*_operands(a, b, x))
 
 
 def zeta(x, q):
-    """The Hurwitz zeta function sum_k (q + k)^-x."""
+    """The Hurwitz zeta function sum_k (q + k)^-x.
+
+    Args:
+      x: the exponent, > 1 for convergence.
+      q: the offset, positive, of x's shape and dtype.
+
+    Returns:
+      An array of the operands' shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
+        promote or broadcast).
+
+    Example:
+      >>> lax.zeta(jnp.float32(2.0), jnp.float32(1.0))
+      Array(1.644934, dtype=float32)
+    """
     return zeta_p.bind(*_operands(x, q))
 
 
 def bessel_i0e(x):
-    """e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0."""
+    """The exponentially scaled modified Bessel function e**-|x| I0(x).
+
+    e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0.
+
+    Args:
+      x: an array of a real floating dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.bessel_i0e(jnp.array([0.0, 1.0]))
+      Array([1.        , 0.46575963], dtype=float32)
+    """
     return bessel_i0e_p.bind(x)
 
 
 def bessel_i1e(x):
-    """e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1."""
+    """The exponentially scaled modified Bessel function e**-|x| I1(x).
+
+    e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1.
+
+    Args:
+      x: an array of a real floating dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: an operand is not of a real floating dtype (cast
+        integers with lax.convert_element_type).
+
+    Example:
+      >>> lax.bessel_i1e(jnp.array([0.0, 1.0]))
+      Array([0.        , 0.20791042], dtype=float32)
+    """
     return bessel_i1e_p.bind(x)

@@ -231,10 +231,26 @@ def _bind(prim, operand, window_dimensions: Sequence[int], window_strides, paddi
 
 
 def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="VALID"):
-    """Sums over windows (sum pooling); `padding` is 'SAME', 'VALID' or (lo, hi) pairs.
+    """Sums over sliding windows (sum pooling).
 
-    >>> lax.reduce_window_sum(np.float32([1, 2, 3, 4]), (2,), (2,))
-    Array([3., 7.], dtype=float32)
+    Sums over windows (sum pooling); `padding` is 'SAME', 'VALID' or (lo, hi)
+    pairs.
+
+    Args:
+      operand: an array.
+      window_dimensions: the window's size per axis.
+      window_strides: the strides; None for 1.
+      padding: 'SAME', 'VALID' or (lo, hi) pairs.
+
+    Returns:
+      An array of operand's dtype, one entry per window.
+
+    Raises:
+      OlympusTypeError: the window does not fit the padded operand.
+
+    Example:
+      >>> lax.reduce_window_sum(np.float32([1, 2, 3, 4]), (2,), (2,))
+      Array([3., 7.], dtype=float32)
     """
     return _bind(
         reduce_window_sum_p, operand, window_dimensions, window_strides, padding
@@ -242,10 +258,25 @@ def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="
 
 
 def reduce_window_max(operand, window_dimensions, window_strides=None, padding="VALID"):
-    """Maxima over windows (max pooling); padding never wins (it is -inf).
+    """Maxima over sliding windows (max pooling).
 
-    >>> lax.reduce_window_max(np.float32([1, 5, 3, 4]), (2,), (2,))
-    Array([5., 4.], dtype=float32)
+    Maxima over windows (max pooling); padding never wins (it is -inf).
+
+    Args:
+      operand: an array.
+      window_dimensions: the window's size per axis.
+      window_strides: the strides; None for 1.
+      padding: 'SAME', 'VALID' or (lo, hi) pairs.
+
+    Returns:
+      An array of operand's dtype, one entry per window.
+
+    Raises:
+      OlympusTypeError: the window does not fit the padded operand.
+
+    Example:
+      >>> lax.reduce_window_max(np.float32([1, 5, 3, 4]), (2,), (2,))
+      Array([5., 4.], dtype=float32)
     """
     return _bind(
         reduce_window_max_p, operand, window_dimensions, window_strides, padding
