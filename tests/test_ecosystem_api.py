@@ -1232,3 +1232,21 @@ def test_dot_general_takes_out_sharding():
         return f(a, b), ox.jit(f)(a, b)
 
     agree(program, DENSE, DENSE.T)
+
+
+def test_like_functions_take_eval_shape_results():
+    """optax's factored RMS: jnp.zeros_like(jax.eval_shape(f, x)), under jit."""
+
+    def program(ox, x):
+        def init(y):
+            target = ox.eval_shape(lambda z: ox.jnp.sum(z, axis=0), y)
+            return (
+                ox.jnp.zeros_like(target),
+                ox.jnp.ones_like(target, dtype=np.int8),
+                ox.jnp.full_like(target, 2.5),
+                ox.jnp.zeros_like(ox.ShapeDtypeStruct((2,), np.int32), shape=(3,)),
+            )
+
+        return init(x), ox.jit(init)(x)
+
+    agree(program, np.ones((3, 4), np.float16))

@@ -166,13 +166,23 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
+def _like_aval(a):
+    """The aval `*_like` copies: an array's, or a ShapeDtypeStruct's (JAX's
+    `*_like` take jax.eval_shape's results; optax's factored RMS does)."""
+    from olympus.tracer.functions import ShapeDtypeStruct
+
+    if isinstance(a, ShapeDtypeStruct):
+        return a.aval
+    return aval_of(to_operand(a))
+
+
 def _like_dtype(a, dtype):
-    return _dtype(dtype, aval_of(to_operand(a)).dtype)
+    return _dtype(dtype, _like_aval(a).dtype)
 
 
 def _keep_weak(out, a, dtype):
     """`*_like` of a weakly typed value stays weak unless a dtype is given (JAX)."""
-    if dtype is None and aval_of(to_operand(a)).weak_type:
+    if dtype is None and _like_aval(a).weak_type:
         from olympus.lax.elementwise import convert_element_type_p
 
         return convert_element_type_p.bind(
@@ -204,9 +214,7 @@ def zeros_like(a, dtype=None, shape=None):
       >>> jnp.zeros_like(jnp.arange(3))
       Array([0, 0, 0], dtype=int32)
     """
-    out = zeros(
-        aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
-    )
+    out = zeros(_like_aval(a).shape if shape is None else shape, _like_dtype(a, dtype))
     return _keep_weak(out, a, dtype)
 
 
@@ -233,9 +241,7 @@ def ones_like(a, dtype=None, shape=None):
       >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))
       Array([1., 1.], dtype=float32)
     """
-    out = ones(
-        aval_of(to_operand(a)).shape if shape is None else shape, _like_dtype(a, dtype)
-    )
+    out = ones(_like_aval(a).shape if shape is None else shape, _like_dtype(a, dtype))
     return _keep_weak(out, a, dtype)
 
 
@@ -243,7 +249,7 @@ def ones_like(a, dtype=None, shape=None):
 @accepts_device
 def full_like(a, fill_value, dtype=None, shape=None):
     out = full(
-        aval_of(to_operand(a)).shape if shape is None else shape,
+        _like_aval(a).shape if shape is None else shape,
         fill_value,
         _like_dtype(a, dtype),
     )
