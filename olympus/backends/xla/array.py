@@ -125,11 +125,17 @@ class Array:
 
     # ---- host conversion ---------------------------------------------------
     def _value(self) -> np.ndarray:
-        if self._npy is None:
-            npy = self._host_copy() if self._global is None else self._gathered()
-            npy.flags.writeable = False
+        npy = self._npy
+        if npy is None:
+            buf = self._buf
+            if buf is not None and self._global is None:  # one frame fewer
+                npy = client.host_array(buf, self.aval)
+            else:
+                npy = self._host_copy() if self._global is None else self._gathered()
+            if npy.flags.writeable:  # the buffer protocol's view is read-only
+                npy.flags.writeable = False
             self._npy = npy
-        return self._npy
+        return npy
 
     def _host_copy(self) -> np.ndarray:
         if self._buf is None:

@@ -761,6 +761,9 @@ def result_handler(aval, devices: tuple | None = None, hlo_text: str | None = No
     return xc._xla.array_result_handler(aval, sharding, True, True)
 
 
+_ML_FLOATS = frozenset(dtypes.ml_dtypes_floats)
+
+
 def host_array(buf, aval, device=None) -> np.ndarray:
     """A NumPy copy of a single-device buffer holding an array of `aval`
     (on `device`, the default device if None).
@@ -771,9 +774,10 @@ def host_array(buf, aval, device=None) -> np.ndarray:
     bitcast on the device to unsigned integers of their width and viewed as
     their dtype on the host, so every bit (NaN payloads, -0.0) comes back.
     """
-    if aval.dtype not in dtypes.ml_dtypes_floats:
+    if aval.dtype not in _ML_FLOATS:  # a set: the tuple's == tests cost 0.6 us
+        value = np.asarray(buf)
         # a 0-d piece on a non-default device reads back as shape (1,)
-        return np.asarray(buf).reshape(aval.shape)
+        return value if value.shape == aval.shape else value.reshape(aval.shape)
     device = default_device() if device is None else device
     as_bits = _bitcast_executable(aval, device).execute_sharded([buf])
     bits_aval = _bits_like(aval)
