@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import olympus
@@ -106,3 +107,32 @@ def test_the_exception_is_the_same_object_with_the_users_frames():
     files = [entry.path for entry in info.traceback]
     assert sum(str(p).startswith(PACKAGE) for p in files) <= 1
     assert any(str(p) == __file__ for p in files)
+
+
+BAD_KEYS = {
+    "normal(0)": lambda r: r.normal(0, (3,)),
+    "split(0)": lambda r: r.split(0),
+    "fold_in(0, 1)": lambda r: r.fold_in(0, 1),
+    "permutation(0, 3)": lambda r: r.permutation(0, 3),
+    "choice(0, 3)": lambda r: r.choice(0, 3),
+    "multinomial(0, ...)": lambda r: r.multinomial(0, 3.0, np.ones(3) / 3),
+    "key_data(0)": lambda r: r.key_data(0),
+    "wrap_key_data(f32[3])": lambda r: r.wrap_key_data(np.ones(3, np.float32)),
+    "key(1.5)": lambda r: r.key(1.5),
+    "PRNGKey(f32[3])": lambda r: r.PRNGKey(np.ones(3, np.float32)),
+    "uniform(keys[2])": lambda r: r.uniform(r.split(r.key(0))),
+}
+
+
+@pytest.mark.parametrize("call", sorted(BAD_KEYS))
+def test_a_bad_prng_key_or_seed_leaves_no_olympus_frame(call):
+    """olympus.random's functions are entry points too (benchmarks/tracebacks.py's
+    'an int used as a PRNG key' showed random's argument check)."""
+    with olympus.config.override("olympus_traceback_filtering", "on"):
+        with pytest.raises(TypeError) as info:
+            BAD_KEYS[call](olympus.random)
+    files = [str(entry.path) for entry in info.traceback]
+    assert not [f for f in files if f.startswith(PACKAGE)], files
+    assert files[-1] == __file__ and "OLYMPUS_TRACEBACK_FILTERING" in str(
+        info.value.__notes__
+    )

@@ -34,6 +34,7 @@ import numpy as np
 from olympus.api import jit
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
+from olympus.tracer.tracebacks import api_boundary
 from olympus.random.keys import (  # noqa: F401
     InvalidKeyError,
     KeyError_,
@@ -184,6 +185,7 @@ def _compiled(impl, *static: str, returns_keys: bool = False):
     names = tuple(parameters)
     defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}
 
+    @api_boundary  # a bad key's error shows the user's line, no frame of random's
     @functools.wraps(impl)
     def public(*args, **kwargs):
         if len(args) > len(names):
@@ -252,6 +254,7 @@ _random_order_compiled = _compiled(_random_order, "n")
 _choice_compiled = _compiled(_choice, "n", "shape", "replace", "axis")
 
 
+@api_boundary
 def fold_in(key, data):
     """A new key derived from `key` and an integer.
 
@@ -284,6 +287,7 @@ def fold_in(key, data):
     return _fold_in_compiled(key, data)
 
 
+@api_boundary
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Counts of n draws over categories (as floats).
 
@@ -315,6 +319,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     return _multinomial_compiled(key, n, p, shape=shape, dtype=dtype, unroll=unroll)
 
 
+@api_boundary
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of `x`, or of arange(x) for an int.
 
@@ -349,6 +354,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     return _permutation_compiled(key, x, axis=axis, independent=bool(independent))
 
 
+@api_boundary
 def shuffle(key, x, axis: int = 0):
     """x shuffled along an axis (JAX's deprecated name of permutation).
 
@@ -373,6 +379,7 @@ def shuffle(key, x, axis: int = 0):
     return permutation(key, x, axis)
 
 
+@api_boundary
 def choice(
     key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0
 ):

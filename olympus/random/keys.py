@@ -14,6 +14,7 @@ from olympus.ir import dtypes
 from olympus.lax.bits import bitcast_convert_type, shift_left, shift_right_logical
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
+from olympus.tracer.tracebacks import api_boundary
 
 
 U32 = np.dtype(np.uint32)
@@ -130,6 +131,7 @@ def _hash_counters(key, shape: tuple):
 
 
 # ---- keys ------------------------------------------------------------------------
+@api_boundary  # a bad seed's or key's error shows no frame of olympus's
 def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
     """A raw uint32[2] PRNG key made from an integer seed.
 
@@ -166,6 +168,7 @@ def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
     return lax.concatenate([lax.full((1,), np.uint32(0)), lax.broadcast(low, (1,))], 0)
 
 
+@api_boundary
 def key(seed) -> PRNGKeyArray:
     """A typed PRNG key made from an integer seed.
 
@@ -197,6 +200,7 @@ def _seed_low_word(seed, dtype):
     return lax.convert_element_type(seed, U32)
 
 
+@api_boundary
 def key_data(keys):
     """The uint32 words underlying typed keys.
 
@@ -222,6 +226,7 @@ def key_data(keys):
     return keys
 
 
+@api_boundary
 def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
     """Typed keys from their uint32 words (`data` of shape `(..., 2)`): the inverse of `key_data`."""
     if impl is not None and impl != IMPL:
@@ -256,6 +261,7 @@ def _check_raw_keys(data, name: str) -> None:
 IMPL = "threefry2x32"
 
 
+@api_boundary
 def key_impl(keys) -> str:
     """The name of the PRNG implementation behind `keys` (typed or raw): "threefry2x32"."""
     if not isinstance(keys, PRNGKeyArray):
@@ -263,6 +269,7 @@ def key_impl(keys) -> str:
     return IMPL
 
 
+@api_boundary
 def clone(key):
     """The key itself: threefry keys are values, so reusing one is already safe."""
     if not isinstance(key, PRNGKeyArray):
