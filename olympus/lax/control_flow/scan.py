@@ -517,176 +517,136 @@ def _rows(x, start: int, stop: int):
 
 
 # ---- transformation rules ------------------------------------------------------------
-def _scan_jvp(
-    primals,
-    tangents,
-    *,
-    olympuspr,
-    num_consts,
-    num_carry,
-    length,
-    reverse,
-    linear,
-    unroll,
-):
-    nc, ncar = num_consts, num_carry
-    nx = len(primals) - nc - ncar
-    ny = len(olympuspr.out_avals) - ncar
-    const_nz = differentiable_mask(primals[:nc], tangents[:nc])
-    carry_nz = differentiable_mask(primals[nc : nc + ncar], tangents[nc : nc + ncar])
-    xs_nz = differentiable_mask(primals[nc + ncar :], tangents[nc + ncar :])
+def _bind_scan(consts, carry, xs, *, linear=None, **params) -> list:
+    """Binds a scan of the operand groups `consts`, `carry`, `xs` (its count
+    parameters from the groups; `linear` all False unless given)."""
+    args, counts = scan_structure.pack(consts, carry, xs)
+    linear = (False,) * len(args) if linear is None else tuple(linear)
+    return scan_p.bind(*args, **params, **counts, linear=linear)
+
+
+def _loop_params(params) -> dict:
+    """The parameters a transformed scan keeps: all but its body, counts, linear."""
+    return {k: params[k] for k in ("length", "reverse", "unroll")}
+
+
+def _scan_jvp(primals, tangents, **params):
+    olympuspr = params["olympuspr"]
+    consts, carry, xs = scan_structure.split(params, primals)
+    t_consts, t_carry, t_xs = scan_structure.split(params, tangents)
+    nc, ncar, nx = len(consts), len(carry), len(xs)
+    ny = len(scan_structure.split_outputs(params, olympuspr.out_avals)[1])
+    const_nz = differentiable_mask(consts, t_consts)
+    xs_nz = differentiable_mask(xs, t_xs)
     traced, out_nz, carry_nz = loop_jvp_program(
-        olympuspr, const_nz, carry_nz, xs_nz, ny
+        olympuspr, const_nz, differentiable_mask(carry, t_carry), xs_nz, ny
     )
-    ys_nz = out_nz[ncar:]
-    k = len(traced.consts)
-    b = blocks(k, nc, ncar, nx, sum(const_nz), sum(carry_nz), sum(xs_nz))
+    ys_nz = scan_structure.split_outputs(params, out_nz)[1]
+    # the jvp program takes (consts, primals, nonzero tangents); the scan's body
+    # takes each group's primals then its tangents, and returns the same
+    b = blocks(
+        len(traced.consts), nc, ncar, nx, *(sum(m) for m in (const_nz, carry_nz, xs_nz))
+    )
     o = blocks(ncar, ny, sum(carry_nz), sum(ys_nz))
     body = reorder(
         traced.closed,
         b[0] + b[1] + b[4] + b[2] + b[5] + b[3] + b[6],
         o[0] + o[2] + o[1] + o[3],
     )
-    consts_t = select_mask(const_nz, tangents[:nc])
-    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc : nc + ncar])]
-    xs_t = select_mask(xs_nz, tangents[nc + ncar :])
-    args = [
-        *traced.consts,
-        *primals[:nc],
-        *consts_t,
-        *primals[nc : nc + ncar],
-        *carry_t,
-        *primals[nc + ncar :],
-        *xs_t,
-    ]
-    outs = scan_p.bind(
-        *args,
+    carry_t = [instantiate(t) for t in select_mask(carry_nz, t_carry)]
+    outs = _bind_scan(
+        [*traced.consts, *consts, *select_mask(const_nz, t_consts)],
+        [*carry, *carry_t],
+        [*xs, *select_mask(xs_nz, t_xs)],
         olympuspr=body,
-        num_consts=k + nc + len(consts_t),
-        num_carry=ncar + len(carry_t),
-        length=length,
-        reverse=reverse,
-        linear=(False,) * len(args),
-        unroll=unroll,
+        **_loop_params(params),
     )
-    r = blocks(ncar, len(carry_t), ny, sum(ys_nz))
-    carry_out, ys = [outs[i] for i in r[0]], [outs[i] for i in r[2]]
-    carry_tan = tangents_out(carry_out, carry_nz, [outs[i] for i in r[1]])
-    ys_tan = tangents_out(ys, ys_nz, [outs[i] for i in r[3]])
-    return carry_out + ys, carry_tan + ys_tan
+    carry_out, carry_t_out, ys, ys_t = split_blocks(
+        outs, ncar, len(carry_t), ny, sum(ys_nz)
+    )
+    carry_tan = tangents_out(carry_out, carry_nz, carry_t_out)
+    return carry_out + ys, carry_tan + tangents_out(ys, ys_nz, ys_t)
 
 
-def _scan_partial_eval(
-    trace,
-    args,
-    unknown,
-    *,
-    olympuspr,
-    num_consts,
-    num_carry,
-    length,
-    reverse,
-    linear,
-    unroll,
-):
+def _scan_partial_eval(trace, args, unknown, **params):
     """Known work runs as a scan now and saves, per iteration, the values the
     tangent work needs (residuals, stacked like ys); the staged scan reads them
     as xs. Loop-invariant residuals (computed from known constants alone) are
     computed once, before the loop, and passed as constants instead."""
-    nc, ncar = num_consts, num_carry
-    known = [not u for u in unknown]
-    olympuspr, deferred, known_carry, out_known = split_loop_body(
-        olympuspr, known[:nc], known[nc : nc + ncar], known[nc + ncar :], ncar
+    known_consts, known_carry, known_xs = scan_structure.split(
+        params, [not u for u in unknown]
     )
-    known_in = known[:nc] + known_carry + known[nc + ncar :]
-    known_out = known_carry + out_known[ncar:]
-    residuals = residual_vars(olympuspr.olympuspr, known_in, known_out, deferred)
-    const_env = {
-        v: a for v, a, k in zip(olympuspr.olympuspr.invars, args[:nc], known) if k
-    }
+    consts, carry, xs = scan_structure.split(params, args)
+    olympuspr, deferred, known_carry, out_known = split_loop_body(
+        params["olympuspr"], known_consts, known_carry, known_xs, len(carry)
+    )
+    known_in = known_consts + known_carry + known_xs
+    known_out = known_carry + scan_structure.split_outputs(params, out_known)[1]
     program = olympuspr.olympuspr
+    residuals = residual_vars(program, known_in, known_out, deferred)
+    body_consts, _, body_xs = scan_structure.split(params, program.invars)
+    const_env = {v: a for v, a, k in zip(body_consts, consts, known_consts) if k}
     variant = unknown_vars(program, [v in const_env for v in program.invars])
     const_res = [r for r in residuals if r not in variant]
     stacked_res = [r for r in residuals if r in variant]
     # A residual that is an x itself is read from the xs, not saved again.
-    xs_slot = {
-        v: nc + ncar + i for i, v in enumerate(olympuspr.olympuspr.invars[nc + ncar :])
-    }
-    saved_res = [r for r in stacked_res if r not in xs_slot]
+    x_of = dict(zip(body_xs, xs))
+    saved_res = [r for r in stacked_res if r not in x_of]
     known_body = known_program(olympuspr, known_in, known_out, saved_res, deferred)
-    known_args = [*known_body.consts, *select_mask(known_in, args)]
-    n_kconsts = len(known_body.consts) + sum(known[:nc])
     with set_current_trace(trace.parent):
-        const_values = invariant_values(olympuspr.olympuspr, const_env, const_res)
-        outs = scan_p.bind(
-            *known_args,
+        const_values = invariant_values(program, const_env, const_res)
+        outs = _bind_scan(
+            [*known_body.consts, *select_mask(known_consts, consts)],
+            select_mask(known_carry, carry),
+            select_mask(known_xs, xs),
             olympuspr=known_body.closed,
-            num_consts=n_kconsts,
-            num_carry=sum(known_carry),
-            length=length,
-            reverse=reverse,
-            linear=(False,) * len(known_args),
-            unroll=unroll,
+            **_loop_params(params),
         )
     n_known = sum(known_out)
     known_outs, saved = outs[:n_known], iter(outs[n_known:])
-    stacked = [args[xs_slot[r]] if r in xs_slot else next(saved) for r in stacked_res]
+    stacked = [x_of[r] if r in x_of else next(saved) for r in stacked_res]
     # The staged body takes (const residuals, unknown consts, unknown carry,
     # stacked residuals, unknown xs).
     body = unknown_program(
         olympuspr, known_in, known_out, const_res + stacked_res, deferred
     )
-    n_cr, n_uc = len(const_res), nc - sum(known[:nc])
-    n_ucar, n_sr = ncar - sum(known_carry), len(stacked_res)
-    b = blocks(
-        n_cr, n_sr, n_uc, n_ucar, len(body.in_avals) - n_cr - n_sr - n_uc - n_ucar
-    )
+    unknown_consts = select_mask([not k for k in known_consts], consts)
+    unknown_carry = select_mask([not k for k in known_carry], carry)
+    unknown_xs = select_mask([not k for k in known_xs], xs)
+    n_cr, n_uc, n_ucar = len(const_res), len(unknown_consts), len(unknown_carry)
+    b = blocks(n_cr, len(stacked_res), n_uc, n_ucar, len(unknown_xs))
     body = reorder(body, b[0] + b[2] + b[3] + b[1] + b[4])
-    unknown_consts = [a for a, k in zip(args[:nc], known[:nc]) if not k]
-    unknown_carry = [a for a, k in zip(args[nc : nc + ncar], known_carry) if not k]
-    unknown_xs = [a for a, k in zip(args[nc + ncar :], known[nc + ncar :]) if not k]
-    staged_args = [
-        *const_values,
-        *unknown_consts,
-        *unknown_carry,
-        *stacked,
-        *unknown_xs,
-    ]
     linear = (
         (False,) * n_cr
         + (True,) * (n_uc + n_ucar)
-        + (False,) * n_sr
+        + (False,) * len(stacked_res)
         + (True,) * len(unknown_xs)
     )  # the tangents are used linearly
     with set_current_trace(trace.tangent_trace):
-        unknown_outs = scan_p.bind(
-            *staged_args,
+        unknown_outs = _bind_scan(
+            [*const_values, *unknown_consts],
+            unknown_carry,
+            [*stacked, *unknown_xs],
             olympuspr=body,
-            num_consts=n_cr + n_uc,
-            num_carry=n_ucar,
-            length=length,
-            reverse=reverse,
             linear=linear,
-            unroll=unroll,
+            **_loop_params(params),
         )
     return merge(known_out, known_outs, unknown_outs)
 
 
-def _scan_transpose(
-    cts, *args, olympuspr, num_consts, num_carry, length, reverse, linear, unroll
-):
+def _scan_transpose(cts, *args, **params):
     """Runs the loop backwards: the carry holds the carry's cotangent and the sums of
     the constants' cotangents; each step reads a residual row and a ys cotangent."""
-    nc, ncar = num_consts, num_carry
-    consts, init, xs = args[:nc], args[nc : nc + ncar], args[nc + ncar :]
+    olympuspr = params["olympuspr"]
+    consts, init, xs = scan_structure.split(params, args)
+    ncar = len(init)
     const_res = [not is_undefined(c) for c in consts]
     xs_res = [not is_undefined(x) for x in xs]
     residual_mask = const_res + [False] * ncar + xs_res
-    body_avals = olympuspr.in_avals
-    lin_const_avals = [a for a, r in zip(body_avals[:nc], const_res) if not r]
-    carry_avals = body_avals[nc : nc + ncar]
-    res_x_avals = [a for a, r in zip(body_avals[nc + ncar :], xs_res) if r]
-    y_avals = olympuspr.out_avals[ncar:]
+    body_consts, carry_avals, body_xs = scan_structure.split(params, olympuspr.in_avals)
+    lin_const_avals = [a for a, r in zip(body_consts, const_res) if not r]
+    res_x_avals = select_mask(xs_res, body_xs)
+    y_avals = scan_structure.split_outputs(params, olympuspr.out_avals)[1]
     res_c = select_mask(const_res, consts)
 
     def step(*a):
@@ -696,10 +656,14 @@ def _scan_transpose(
         res = iter([*rc, *rx])
         primals_in = [next(res) if r else None for r in residual_mask]
         cts_in = backward_pass(olympuspr.olympuspr, [], [*ctc, *cty], primals_in)
-        ct_consts = [instantiate(ct) for ct, r in zip(cts_in[:nc], const_res) if not r]
-        ct_carry = [instantiate(ct) for ct in cts_in[nc : nc + ncar]]
-        ct_xs = [instantiate(ct) for ct, r in zip(cts_in[nc + ncar :], xs_res) if not r]
-        return [*ct_carry, *(ops.add(s, c) for s, c in zip(acc, ct_consts)), *ct_xs]
+        ct_c, ct_carry, ct_x = scan_structure.split(params, cts_in)
+        ct_consts = [instantiate(ct) for ct, r in zip(ct_c, const_res) if not r]
+        ct_xs = [instantiate(ct) for ct, r in zip(ct_x, xs_res) if not r]
+        return [
+            *(instantiate(ct) for ct in ct_carry),
+            *(ops.add(s, c) for s, c in zip(acc, ct_consts)),
+            *ct_xs,
+        ]
 
     in_avals = [
         *(aval_of(c) for c in res_c),
@@ -709,32 +673,29 @@ def _scan_transpose(
         *y_avals,
     ]
     traced = trace_sub_program(step, in_avals, DebugInfo("transpose", "transpose", ()))
-    ct_carry = [instantiate(ct) for ct in cts[:ncar]]
-    ct_ys = [instantiate(ct) for ct in cts[ncar:]]
+    ct_carry, ct_ys = (
+        [instantiate(ct) for ct in g] for g in scan_structure.split_outputs(params, cts)
+    )
     zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
     res_xs = select_mask(xs_res, xs)
-    scan_args = [*traced.consts, *res_c, *ct_carry, *zeros, *res_xs, *ct_ys]
     linear = (
         (False,) * (len(traced.consts) + len(res_c))
         + (True,) * (ncar + len(zeros))
         + (False,) * len(res_xs)
         + (True,) * len(ct_ys)
     )  # cotangents are linear
-    outs = scan_p.bind(
-        *scan_args,
+    outs = _bind_scan(
+        [*traced.consts, *res_c],
+        [*ct_carry, *zeros],
+        [*res_xs, *ct_ys],
         olympuspr=traced.closed,
-        num_consts=len(traced.consts) + len(res_c),
-        num_carry=ncar + len(zeros),
-        length=length,
-        reverse=not reverse,
         linear=linear,
-        unroll=unroll,
+        **{**_loop_params(params), "reverse": not params["reverse"]},
     )
-    ct_init = outs[:ncar]
-    ct_consts, ct_xs = (
-        iter(outs[ncar : ncar + len(zeros)]),
-        iter(outs[ncar + len(zeros) :]),
+    ct_init, ct_consts, ct_xs = split_blocks(
+        outs, ncar, len(zeros), len(outs) - ncar - len(zeros)
     )
+    ct_consts, ct_xs = iter(ct_consts), iter(ct_xs)
     return (
         [None if r else next(ct_consts) for r in const_res]
         + [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
@@ -742,54 +703,32 @@ def _scan_transpose(
     )
 
 
-def _scan_batch(
-    axis_size,
-    vals,
-    dims,
-    *,
-    olympuspr,
-    num_consts,
-    num_carry,
-    length,
-    reverse,
-    linear,
-    unroll,
-):
+def _scan_batch(axis_size, vals, dims, **params):
     """Consts and carries get the batch at axis 0, xs and ys at axis 1 (axis 0 is the scan)."""
-    nc, ncar = num_consts, num_carry
+    olympuspr = params["olympuspr"]
     batched = [d is not not_mapped for d in dims]
-    ny = len(olympuspr.out_avals) - ncar
+    ny = len(scan_structure.split_outputs(params, olympuspr.out_avals)[1])
     body, out_b, carry_b = batched_carry_fixpoint(
-        olympuspr,
-        axis_size,
-        batched[:nc],
-        batched[nc : nc + ncar],
-        batched[nc + ncar :],
-        ny,
+        olympuspr, axis_size, *scan_structure.split(params, batched), ny
     )
-    consts = to_front(vals[:nc], dims[:nc], axis_size)
-    carry = [
-        move_batch_axis(v, axis_size, d, 0) if b else v
-        for v, d, b in zip(vals[nc : nc + ncar], dims[nc : nc + ncar], carry_b)
-    ]
-    xs = [
-        v if d is not_mapped else move_batch_axis(v, axis_size, d, 1)
-        for v, d in zip(vals[nc + ncar :], dims[nc + ncar :])
-    ]
-    args = [*body.consts, *consts, *carry, *xs]
-    outs = scan_p.bind(
-        *args,
+    consts, carry, xs = scan_structure.split(params, vals)
+    const_dims, carry_dims, xs_dims = scan_structure.split(params, dims)
+    outs = _bind_scan(
+        [*body.consts, *to_front(consts, const_dims, axis_size)],
+        [
+            move_batch_axis(v, axis_size, d, 0) if b else v
+            for v, d, b in zip(carry, carry_dims, carry_b)
+        ],
+        [
+            v if d is not_mapped else move_batch_axis(v, axis_size, d, 1)
+            for v, d in zip(xs, xs_dims)
+        ],
         olympuspr=body.closed,
-        num_consts=len(body.consts) + nc,
-        num_carry=ncar,
-        length=length,
-        reverse=reverse,
-        linear=(False,) * len(args),
-        unroll=unroll,
+        **_loop_params(params),
     )
+    ys_b = scan_structure.split_outputs(params, out_b)[1]
     out_dims = [0 if b else not_mapped for b in carry_b]
-    out_dims += [1 if b else not_mapped for b in out_b[ncar:]]
-    return outs, out_dims
+    return outs, out_dims + [1 if b else not_mapped for b in ys_b]
 
 
 jvp_rules[scan_p] = _scan_jvp

@@ -12,6 +12,7 @@ constants among branches, and the fixpoints over loop carries.
 from __future__ import annotations
 
 import inspect
+import operator
 from typing import Callable, Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ from olympus.caches import STRUCTURE_CACHE_SIZE, BoundedCache
 from olympus import caches
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
+from olympus.ir.structure import carry_fixpoint
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.lax import ops
 from olympus.tracer import core
@@ -387,14 +389,15 @@ def tangents_out(primals, nonzero, tangents) -> list:
 def loop_jvp_program(body, const_nz, carry_nz, xs_nz, n_ys):
     """jvp of a loop body `(consts, carry, xs) -> (carry, ys)`, widening the set of
     carries with nonzero tangents until the body preserves it."""
-    n_carry = len(carry_nz)
-    while True:
+
+    def run(carry_nz):
         traced, out_nz = jvp_program(
             body, [*const_nz, *carry_nz, *xs_nz], "jvp", [*carry_nz, *([False] * n_ys)]
         )
-        if out_nz[:n_carry] == carry_nz:
-            return traced, out_nz, carry_nz
-        carry_nz = [a or b for a, b in zip(carry_nz, out_nz[:n_carry])]
+        return (traced, out_nz), out_nz[: len(carry_nz)]
+
+    (traced, out_nz), carry_nz = carry_fixpoint(run, carry_nz)
+    return traced, out_nz, carry_nz
 
 
 # ---- partial evaluation: known (primal) work now, unknown (tangent) work staged ------
@@ -421,14 +424,17 @@ def split_loop_body(
     known outputs (e.g. a checkpoint's primal output beside its tangent
     residuals), so on that stale split a carry turning unknown would wrongly
     take those outputs with it."""
-    while True:
+
+    def run(known_carry):
         known_in = [*known_consts, *known_carry, *known_xs]
         split, deferred = split_nested(body, known_in)
         out_known = known_outputs(split.olympuspr, known_in, deferred)
-        new_carry = [a and b for a, b in zip(known_carry, out_known[:n_carry])]
-        if new_carry == known_carry:
-            return split, deferred, known_carry, out_known
-        known_carry = new_carry
+        return (split, deferred, out_known), out_known[:n_carry]
+
+    (split, deferred, out_known), known_carry = carry_fixpoint(
+        run, known_carry, operator.and_
+    )
+    return split, deferred, known_carry, out_known
 
 
 def invariant_values(olympuspr: Olympuspr, const_env: dict, wanted: list) -> list:
@@ -456,8 +462,8 @@ def batched_carry_fixpoint(
     body, axis_size, const_batched, carry_batched, xs_batched, n_ys
 ):
     """Batches a loop body, widening the batched carries until the body preserves them."""
-    n_carry = len(carry_batched)
-    while True:
+
+    def run(carry_batched):
         traced, out_batched = batch_program(
             body,
             axis_size,
@@ -465,6 +471,7 @@ def batched_carry_fixpoint(
             [*carry_batched, *([False] * n_ys)],
             "vmap",
         )
-        if out_batched[:n_carry] == carry_batched:
-            return traced, out_batched, carry_batched
-        carry_batched = [a or b for a, b in zip(carry_batched, out_batched[:n_carry])]
+        return (traced, out_batched), out_batched[: len(carry_batched)]
+
+    (traced, out_batched), carry_batched = carry_fixpoint(run, carry_batched)
+    return traced, out_batched, carry_batched
