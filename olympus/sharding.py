@@ -40,13 +40,28 @@ def _rank(v) -> int:
 
 
 def reshard(x, out_shardings):
-    """`x` (a pytree) laid out as `out_shardings` says (JAX's `jax.reshard`):
-    a PartitionSpec on the mesh in scope, a NamedSharding, or a pytree of
-    them. Eagerly it moves the data; under jit it constrains the layout.
+    """`x` laid out as `out_shardings` says.
 
-    >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
-    ...     olympus.reshard(jnp.arange(2.0), olympus.P("x")).sharding.spec
-    PartitionSpec('x')
+    `x` (a pytree) laid out as `out_shardings` says (JAX's `jax.reshard`): a
+    PartitionSpec on the mesh in scope, a NamedSharding, or a pytree of them.
+    Eagerly it moves the data; under jit it constrains the layout.
+
+    Args:
+      x: a pytree of arrays.
+      out_shardings: a PartitionSpec (with a mesh in scope), a NamedSharding, or
+        a pytree of them matching x.
+
+    Returns:
+      x with its leaves laid out as out_shardings says.
+
+    Raises:
+      MeshNotSetError: a PartitionSpec names mesh axes but no mesh is in scope
+        (a ValueError).
+      TypeError: out_shardings is not a PartitionSpec or NamedSharding.
+
+    Example:
+      >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
+      ...     olympus.reshard(jnp.arange(2.0), olympus.P("x")).sharding.spec
     """
     is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
     named = tree_map(

@@ -522,14 +522,28 @@ def _spec_positions(spec: str, names: str, spatial: list) -> tuple:
 
 
 def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
-    """ConvDimensionNumbers from None (NCHW / OIHW / NCHW of the operands' rank),
-    axis positions, or layout strings such as ('NHWC', 'HWIO', 'NHWC').
+    """Convolution dimension numbers from layout strings or axis positions.
 
-    In strings, spatial axes pair up by letter and follow the kernel's order,
-    as in JAX.
+    ConvDimensionNumbers from None (NCHW / OIHW / NCHW of the operands' rank),
+    axis positions, or layout strings such as ('NHWC', 'HWIO', 'NHWC'). In
+    strings, spatial axes pair up by letter and follow the kernel's order, as in
+    JAX.
 
-    >>> lax.conv_dimension_numbers((1, 5, 5, 3), (2, 2, 3, 4), ("NHWC", "HWIO", "NHWC"))
-    ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+    Args:
+      lhs_shape: the input's shape.
+      rhs_shape: the kernel's shape.
+      dimension_numbers: None, a ConvDimensionNumbers, or three layout strings
+        (input, kernel, output).
+
+    Returns:
+      A ConvDimensionNumbers of axis positions.
+
+    Raises:
+      OlympusTypeError: the layout strings do not name the operands' axes.
+
+    Example:
+      >>> lax.conv_dimension_numbers((1, 5, 5, 3), (2, 2, 3, 4), ("NHWC", "HWIO", "NHWC"))
+      ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
     """
     if dimension_numbers is None:
         return default_dimension_numbers(len(lhs_shape))
@@ -654,12 +668,32 @@ def conv_with_general_padding(
     precision=None,
     preferred_element_type=None,
 ):
-    """conv_general_dilated with NCHW input, OIHW kernel and NCHW output,
-    explicit dilations and no grouping.
+    """conv_general_dilated in NCHW/OIHW layouts with explicit dilations.
 
-    >>> x, w = jnp.ones((1, 1, 3, 3)), jnp.ones((1, 1, 2, 2))
-    >>> lax.conv_with_general_padding(x, w, (1, 1), "VALID", (2, 2), None).shape
-    (1, 1, 4, 4)
+    conv_general_dilated with NCHW input, OIHW kernel and NCHW output, explicit
+    dilations and no grouping.
+
+    Args:
+      lhs: the input, NCHW.
+      rhs: the kernel, OIHW.
+      window_strides: the strides per spatial axis.
+      padding: 'SAME', 'VALID' or (lo, hi) pairs.
+      lhs_dilation: the input's dilation; None for 1.
+      rhs_dilation: the kernel's dilation; None for 1.
+      precision: the matmul precision; None for the default.
+      preferred_element_type: the accumulation and result dtype; None for the
+        inputs'.
+
+    Returns:
+      The output, NCHW.
+
+    Raises:
+      OlympusTypeError: the shapes or dtypes do not fit.
+
+    Example:
+      >>> x, w = jnp.ones((1, 1, 3, 3)), jnp.ones((1, 1, 2, 2))
+      >>> lax.conv_with_general_padding(x, w, (1, 1), "VALID", (2, 2), None).shape
+      (1, 1, 4, 4)
     """
     return conv_general_dilated(
         lhs,
@@ -765,19 +799,41 @@ def conv_transpose(
     precision=None,
     preferred_element_type=None,
 ):
-    """A transposed ("fractionally strided") convolution, which upsamples by
-    `strides`: a stride-1 convolution of `lhs` dilated by `strides`.
+    """A transposed (fractionally strided) convolution, which upsamples by `strides`.
 
-    Layouts default to NHWC input, HWIO kernel, NHWC output (NC/IO, NHC/HIO,
-    NHWDC/HWDIO by rank). 'SAME' padding gives size * stride outputs, 'VALID'
-    size * stride + max(window - stride, 0); explicit (lo, hi) pairs pad the
-    dilated input. With `transpose_kernel` the kernel's spatial axes are
-    flipped and its I and O swapped, which makes this exactly the gradient of
-    conv_general_dilated with these strides and kernel.
+    A transposed ("fractionally strided") convolution, which upsamples by
+    `strides`: a stride-1 convolution of `lhs` dilated by `strides`. Layouts
+    default to NHWC input, HWIO kernel, NHWC output (NC/IO, NHC/HIO, NHWDC/HWDIO
+    by rank). 'SAME' padding gives size * stride outputs, 'VALID' size * stride
+    + max(window - stride, 0); explicit (lo, hi) pairs pad the dilated input.
+    With `transpose_kernel` the kernel's spatial axes are flipped and its I and
+    O swapped, which makes this exactly the gradient of conv_general_dilated
+    with these strides and kernel.
 
-    >>> x, w = jnp.ones((1, 2, 2, 1)), jnp.ones((3, 3, 1, 1))  # NHWC, HWIO
-    >>> lax.conv_transpose(x, w, (2, 2), "SAME").shape
-    (1, 4, 4, 1)
+    Args:
+      lhs: the input, NHWC by default.
+      rhs: the kernel, HWIO by default.
+      strides: the upsampling factor per spatial axis.
+      padding: 'SAME', 'VALID' or (lo, hi) pairs.
+      rhs_dilation: the kernel's dilation; None for 1.
+      dimension_numbers: the layouts; None for the defaults above.
+      transpose_kernel: whether to flip the kernel and swap its I and O axes
+        (the exact gradient of a strided convolution).
+      precision: the matmul precision; None for the default.
+      preferred_element_type: the accumulation and result dtype; None for the
+        inputs'.
+
+    Returns:
+      The upsampled output, of the layout's shape.
+
+    Raises:
+      OlympusTypeError: the shapes or dtypes do not fit the layouts.
+      ConvPaddingError: padding is not 'SAME', 'VALID' or pairs (a ValueError).
+
+    Example:
+      >>> x, w = jnp.ones((1, 2, 2, 1)), jnp.ones((3, 3, 1, 1))  # NHWC, HWIO
+      >>> lax.conv_transpose(x, w, (2, 2), "SAME").shape
+      (1, 4, 4, 1)
     """
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
     if dimension_numbers is None:

@@ -514,9 +514,35 @@ def scatter_sub(
     unique_indices: bool = False,
     mode=None,
 ):
-    """`operand` with `updates` subtracted at the indices (duplicates
-    accumulate; unsigned integers wrap around, as in JAX). Out-of-range
-    windows are dropped; `mode` "clip" is not supported."""
+    """`operand` with `updates` subtracted at the indices.
+
+    `operand` with `updates` subtracted at the indices (duplicates accumulate;
+    unsigned integers wrap around, as in JAX). Out-of-range windows are dropped;
+    `mode` "clip" is not supported.
+
+    Args:
+      operand: the array to update.
+      scatter_indices: an integer array whose last axis is an index vector.
+      updates: the values, shaped as the index batch plus the window.
+      dimension_numbers: a ScatterDimensionNumbers.
+      indices_are_sorted: a hint; the result does not depend on it.
+      unique_indices: a hint; the result does not depend on it.
+      mode: None, 'drop', 'fill' or 'promise_in_bounds' (all drop out-of-range
+        windows); 'clip' is refused.
+
+    Returns:
+      A new array of operand's shape and dtype.
+
+    Raises:
+      LaxArgumentError: mode is 'clip' or unknown (a ValueError).
+      OlympusTypeError: the dimension numbers do not fit the shapes, or the
+        dtypes differ.
+
+    Example:
+      >>> dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+      >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.array([2.0, 1.0]), dn)
+      Array([ 0., -3.,  0.], dtype=float32)
+    """
     if mode is not None and str(mode).lower().rpartition(".")[2] not in (
         "fill_or_drop",
         "drop",

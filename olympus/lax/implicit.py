@@ -106,18 +106,34 @@ def _negated(cts: list) -> list:
 def custom_root(
     f: Callable, initial_guess, solve: Callable, tangent_solve: Callable, has_aux=False
 ):
-    """`solve(f, initial_guess)`, a root x* of f, differentiated implicitly:
-    gradients reach the values f closes over through f(x*) = 0, not through
-    the solver's steps. `tangent_solve(g, y)` solves g(x) = y for a linear g
-    (given the transposed Jacobian of f at x* in reverse mode; for a scalar
-    x, `lambda g, y: y / g(1.0)`).
+    """A root of `f` found by `solve`, differentiated implicitly.
 
-    >>> def sqrt(a):
-    ...     f = lambda x: x**2 - a
-    ...     newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: x - f(x) / (2 * x), x0)
-    ...     return lax.custom_root(f, 1.0, newton, lambda g, y: y / g(1.0))
-    >>> print(olympus.grad(sqrt)(4.0))  # 1 / (2 sqrt(4))
-    0.25
+    `solve(f, initial_guess)`, a root x* of f, differentiated implicitly:
+    gradients reach the values f closes over through f(x*) = 0, not through the
+    solver's steps. `tangent_solve(g, y)` solves g(x) = y for a linear g (given
+    the transposed Jacobian of f at x* in reverse mode; for a scalar x, `lambda
+    g, y: y / g(1.0)`).
+
+    Args:
+      f: the function whose root is sought.
+      initial_guess: the starting point (a pytree).
+      solve: solve(f, initial_guess) -> a root.
+      tangent_solve: tangent_solve(g, y) solves the linear g(x) = y.
+      has_aux: whether solve returns (root, aux).
+
+    Returns:
+      The root, a pytree of initial_guess's structure (and aux when has_aux).
+
+    Raises:
+      TypeError: f, solve or tangent_solve is not callable.
+
+    Example:
+      >>> def sqrt(a):
+      ...     f = lambda x: x**2 - a
+      ...     newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: x - f(x) / (2 * x), x0)
+      ...     return lax.custom_root(f, 1.0, newton, lambda g, y: y / g(1.0))
+      >>> print(olympus.grad(sqrt)(4.0))  # 1 / (2 sqrt(4))
+      0.25
     """
     program, consts, tree = _traced("custom_root", f, initial_guess)
     guess = tree_flatten(initial_guess)[0]
@@ -163,16 +179,35 @@ def custom_linear_solve(
     symmetric: bool = False,
     has_aux: bool = False,
 ):
-    """`solve(matvec, b)`, the x with matvec(x) = b, differentiated implicitly:
-    the cotangent of b is transpose_solve(vecmat, ct) (solve(matvec, ct) when
-    `symmetric`), vecmat being matvec's transpose, and the values matvec
-    closes over get -(d matvec)^T of it. Needs `transpose_solve` or
-    `symmetric=True` for reverse mode.
+    """Solves matvec(x) = b with `solve`, differentiated implicitly.
 
-    >>> a = np.float32([[2.0, 1.0], [1.0, 3.0]])
-    >>> solve = lambda mv, b: jnp.linalg.solve(a, b)
-    >>> lax.custom_linear_solve(lambda x: a @ x, np.float32([3.0, 4.0]), solve, symmetric=True)
-    Array([1., 1.], dtype=float32)
+    `solve(matvec, b)`, the x with matvec(x) = b, differentiated implicitly: the
+    cotangent of b is transpose_solve(vecmat, ct) (solve(matvec, ct) when
+    `symmetric`), vecmat being matvec's transpose, and the values matvec closes
+    over get -(d matvec)^T of it. Needs `transpose_solve` or `symmetric=True`
+    for reverse mode.
+
+    Args:
+      matvec: the linear map x -> A x.
+      b: the right-hand side (a pytree).
+      solve: solve(matvec, b) -> x.
+      transpose_solve: solve for the transposed map, for reverse mode; None when
+        symmetric.
+      symmetric: whether A is symmetric (solve serves as transpose_solve).
+      has_aux: whether solve returns (x, aux).
+
+    Returns:
+      x, a pytree of b's structure (and aux when has_aux).
+
+    Raises:
+      TypeError: matvec or solve is not callable, or their outputs do not match
+        b's structure.
+
+    Example:
+      >>> a = np.float32([[2.0, 1.0], [1.0, 3.0]])
+      >>> solve = lambda mv, b: jnp.linalg.solve(a, b)
+      >>> lax.custom_linear_solve(lambda x: a @ x, np.float32([3.0, 4.0]), solve, symmetric=True)
+      Array([1., 1.], dtype=float32)
     """
     program, consts, tree = _traced("custom_linear_solve", matvec, b)
     b_leaves = tree_flatten(b)[0]

@@ -414,7 +414,9 @@ def stack(operands, axis: int = 0):
 
 
 def unstack(x, axis: int = 0) -> tuple:
-    """Splits `x` along `axis` into a tuple of arrays one axis smaller (JAX's
+    """`x` split along `axis` into a tuple of arrays one axis smaller.
+
+    Splits `x` along `axis` into a tuple of arrays one axis smaller (JAX's
     `lax.unstack`).
 
     Args:
@@ -425,7 +427,7 @@ def unstack(x, axis: int = 0) -> tuple:
       A tuple of `x.shape[axis]` arrays.
 
     Raises:
-      ValueError: `axis` is out of range for `x`.
+      ValueError: axis is out of range for x.
 
     Example:
       >>> lax.unstack(np.float32([[1, 2], [3, 4]]), axis=1)

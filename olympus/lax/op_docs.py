@@ -61,11 +61,11 @@ def _reducer(summary: str, note: str, example: str) -> str:
 {note}
 
 Args:
-  x: an array.
+  operand: an array.
   axes: the dimensions to reduce (a sequence of ints).
 
 Returns:
-  An array of x's dtype without the reduced dimensions.
+  An array of operand's dtype without the reduced dimensions.
 
 Raises:
   OlympusTypeError: an axis is out of range or repeated.
@@ -441,5 +441,40 @@ DOCS: dict[str, str] = {
         "m (the first operand) must hold non-negative integers, in x's float dtype.",
         "  >>> lax.polygamma(jnp.array([1.0]), jnp.array([1.0]))\n"
         "  Array([1.644934], dtype=float32)",
+    ),
+    "reduce_and": _reducer(
+        "The logical (bitwise) and of `x` over `axes`.",
+        "Needs an integer or boolean x; an empty reduction gives True (all bits set).",
+        "  >>> lax.reduce_and(jnp.array([True, False]), (0,))\n"
+        "  Array(False, dtype=bool)",
+    ),
+    "reduce_or": _reducer(
+        "The logical (bitwise) or of `x` over `axes`.",
+        "Needs an integer or boolean x; an empty reduction gives False (0).",
+        "  >>> lax.reduce_or(jnp.array([True, False]), (0,))\n"
+        "  Array(True, dtype=bool)",
+    ),
+    "reduce_xor": _reducer(
+        "The bitwise exclusive or of `x` over `axes`.",
+        "Needs an integer or boolean x; an empty reduction gives 0.",
+        "  >>> lax.reduce_xor(jnp.array([1, 3, 4]), (0,))\n  Array(6, dtype=int32)",
+    ),
+    "scatter_mul": _scatter(
+        "`operand` multiplied by `updates` at the indices.",
+        "The functional `x[idx] *= updates`; duplicate indices multiply together.",
+        "  >>> lax.scatter_mul(jnp.ones(3), jnp.array([[0], [0]]), jnp.array([2.0, 3.0]), dn)\n"
+        "  Array([6., 1., 1.], dtype=float32)",
+    ),
+    "scatter_max": _scatter(
+        "The elementwise maximum of `operand` and `updates` at the indices.",
+        "The functional `x[idx] = max(x[idx], updates)`.",
+        "  >>> lax.scatter_max(jnp.ones(3), jnp.array([[0], [2]]), jnp.array([5.0, -5.0]), dn)\n"
+        "  Array([5., 1., 1.], dtype=float32)",
+    ),
+    "scatter_min": _scatter(
+        "The elementwise minimum of `operand` and `updates` at the indices.",
+        "The functional `x[idx] = min(x[idx], updates)`.",
+        "  >>> lax.scatter_min(jnp.ones(3), jnp.array([[0], [2]]), jnp.array([5.0, -5.0]), dn)\n"
+        "  Array([ 1.,  1., -5.], dtype=float32)",
     ),
 }

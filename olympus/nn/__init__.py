@@ -871,6 +871,9 @@ def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
     Returns:
       An array with a new axis of size num_classes.
 
+    Raises:
+      OlympusTypeError: x is not an array or a number.
+
     Example:
       >>> olympus.nn.one_hot(jnp.array([0, 2]), 3)
       Array([[1., 0., 0.], [0., 0., 1.]], dtype=float32)

@@ -284,8 +284,24 @@ def _horner(coeffs, w, dtype):
 
 
 def erf_inv(x):
-    """The inverse of erf on (-1, 1), +-inf at +-1. Float32 accuracy by Giles'
-    polynomials; wider types add Newton steps on erf."""
+    """The inverse error function, elementwise.
+
+    The inverse of erf on (-1, 1), +-inf at +-1. Float32 accuracy by Giles'
+    polynomials; wider types add Newton steps on erf.
+
+    Args:
+      x: an array of a floating dtype.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      OlympusTypeError: x is not an array or a number.
+
+    Example:
+      >>> olympus.random.erf_inv(jnp.array([0.0, 0.5]))
+      Array([0.        , 0.47693628], dtype=float32)
+    """
     dtype = aval_of(x).dtype
     calc = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
     x = lax.convert_element_type(x, calc)

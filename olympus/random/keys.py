@@ -73,8 +73,26 @@ _threefry2x32_jit = jit(_threefry2x32_hash)
 
 
 def threefry2x32(key, counts):
-    """Hashes counter pairs: `key` is uint32[2], `counts` uint32[2, ...]
-    (high words then low words); returns uint32[2, ...]."""
+    """The Threefry-2x32 hash of counter pairs under `key`.
+
+    Hashes counter pairs: `key` is uint32[2], `counts` uint32[2, ...] (high
+    words then low words); returns uint32[2, ...].
+
+    Args:
+      key: a uint32[2] raw key.
+      counts: uint32 counters of shape (2, ...): high words, then low words.
+
+    Returns:
+      uint32 hashes of counts' shape.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+
+    Example:
+      >>> h = olympus.random.threefry2x32(olympus.random.PRNGKey(0), jnp.zeros((2, 3), jnp.uint32))
+      >>> h.shape, h.dtype
+      ((2, 3), dtype('uint32'))
+    """
     k0, k1 = _key_words(key)
     counts = lax.convert_element_type(counts, U32)
     x0, x1 = _first(counts), _second(counts)
@@ -228,7 +246,27 @@ def key_data(keys):
 
 @api_boundary
 def wrap_key_data(data, *, impl: str | None = None) -> PRNGKeyArray:
-    """Typed keys from their uint32 words (`data` of shape `(..., 2)`): the inverse of `key_data`."""
+    """Typed keys made from their uint32 words; the inverse of key_data.
+
+    Typed keys from their uint32 words (`data` of shape `(..., 2)`): the inverse
+    of `key_data`.
+
+    Args:
+      data: uint32 words of shape (..., 2).
+      impl: the implementation's name; None or 'threefry2x32'.
+
+    Returns:
+      Typed keys of shape data.shape[:-1].
+
+    Raises:
+      InvalidKeyError: data is not uint32 words of shape (..., 2) (a TypeError).
+      ValueError: impl names another implementation.
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> olympus.random.wrap_key_data(olympus.random.key_data(k)) == k
+      False
+    """
     if impl is not None and impl != IMPL:
         raise ValueError(
             f"random.wrap_key_data: only the {IMPL!r} implementation exists, got {impl!r}"
@@ -263,7 +301,24 @@ IMPL = "threefry2x32"
 
 @api_boundary
 def key_impl(keys) -> str:
-    """The name of the PRNG implementation behind `keys` (typed or raw): "threefry2x32"."""
+    """The name of the PRNG implementation behind `keys`.
+
+    The name of the PRNG implementation behind `keys` (typed or raw):
+    "threefry2x32".
+
+    Args:
+      keys: typed keys (random.key) or raw uint32[..., 2] keys (random.PRNGKey).
+
+    Returns:
+      The implementation's name, a str.
+
+    Raises:
+      InvalidKeyError: keys are neither (a TypeError).
+
+    Example:
+      >>> olympus.random.key_impl(olympus.random.key(0))
+      'threefry2x32'
+    """
     if not isinstance(keys, PRNGKeyArray):
         _check_raw_keys(keys, "key_impl")
     return IMPL
@@ -271,7 +326,24 @@ def key_impl(keys) -> str:
 
 @api_boundary
 def clone(key):
-    """The key itself: threefry keys are values, so reusing one is already safe."""
+    """A copy of `key` that may be used independently.
+
+    The key itself: threefry keys are values, so reusing one is already safe.
+
+    Args:
+      key: a PRNG key.
+
+    Returns:
+      key itself.
+
+    Raises:
+      InvalidKeyError: key is not a PRNG key (a TypeError).
+
+    Example:
+      >>> k = olympus.random.key(0)
+      >>> olympus.random.clone(k) == k
+      True
+    """
     if not isinstance(key, PRNGKeyArray):
         _key_words(key)
     return key
