@@ -62,6 +62,7 @@ def reshard(x, out_shardings):
     Example:
       >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
       ...     olympus.reshard(jnp.arange(2.0), olympus.P("x")).sharding.spec
+      PartitionSpec('x')
     """
     is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
     named = tree_map(
