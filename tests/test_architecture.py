@@ -22,6 +22,7 @@ LAYERS = [
     ["olympus.lax", "olympus.prng"],
     ["olympus.optimizer"],
     ["olympus.stages"],
+    ["olympus.jit_function"],
     ["olympus.api"],
 ]
 # Everything else (numpy, random, nn, autodiff, debug, ...) sits on top.

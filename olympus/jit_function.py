@@ -1,0 +1,749 @@
+"""`JitFunction`, what `jit(f)` returns: a cache of `Compiled` stages, one
+per call signature, and the fast paths a cache hit takes (positional Arrays
+run their executable's `FastEntry`; NumPy arguments go through jaxlib's C++
+dispatcher, olympus/backends/xla/dispatch_native.py). The per-call cost of
+these paths is measured in benchmarks/dispatch.py."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from olympus import caches, config
+from olympus.caches import JIT_CACHE_SIZE, BoundedCache
+from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.backends.interpreted import interpret, not_interpretable, prefault_like
+from olympus.backends.stepping import has_nan, raise_first_nan
+from olympus.backends.xla import client
+from olympus.backends.xla.array import Array
+from olympus.backends.xla.sharding import NamedSharding
+from olympus.backends.xla import dispatch_native
+from olympus.backends.xla.dispatch import check_array_sizes
+from olympus.backends.xla.dispatch_native import (
+    NOT_TAKEN,
+    NotCompiled,
+    NotNative,
+    host_dispatcher,
+    install_states,
+)
+from olympus.lax.pjit import pjit_p
+from olympus.lax.sharding import with_sharding_constraint
+from olympus.stages import (
+    BackgroundCompile,
+    Call,
+    Compiled,
+    Traced,
+    argument_positions,
+    explain_miss,
+    optimized,
+    split_call,
+    trace_call,
+    weak_callback,
+)
+from olympus.tracer import axes as axes_env
+from olympus.tracer import core
+from olympus.tracer.core import Tracer, aval_of, user_source_info
+from olympus.tracer.functions import positional_names
+from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.tracer.staging import consts_as_invars, function_name
+from olympus.tracer.tracebacks import filter_exception
+
+logger = logging.getLogger("olympus")
+
+
+def normalize_argnums(argnums) -> tuple:
+    if argnums is None:
+        return ()
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+# Bumped on every config change (x64 changes avals, disable_jit bypasses
+# compiled code): a JitFunction's fast cache is valid only in its epoch.
+_config_epoch = 0
+
+
+def _next_config_epoch(name, value) -> None:
+    global _config_epoch
+    _config_epoch += 1
+    _ndarray_avals.clear()
+    _host_dtypes.clear()
+    _plain_host_dtypes.clear()
+
+
+config.on_change(_next_config_epoch)
+_ndarray_avals: dict = caches.register("ndarray avals", {})  # (shape, dtype) -> aval
+_host_dtypes: dict = caches.register("ndarray dtypes", {})  # dtype -> _host_dtype
+# the dtypes _host_dtype found True: a set test is the cheapest on every call
+_plain_host_dtypes: set = caches.register("ndarray plain dtypes", set())
+_ndarray = np.ndarray  # a global read, not np's attribute, on every call
+_MISS = object()
+_FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
+_state, _eval_trace = core._state, core.eval_trace  # read on every call
+_JaxlibArray = None  # jaxlib's array type, once a C++ dispatcher is made
+
+
+def _ndarray_aval(x) -> ShapedArray:
+    aval = _ndarray_avals.get((x.shape, x.dtype))
+    if aval is None:
+        aval = _ndarray_avals[(x.shape, x.dtype)] = aval_of(x)
+    return aval
+
+
+def _host_dtype(x: np.ndarray):
+    """How a NumPy argument is handed to the C++ dispatcher: True (a plain
+    copy: already its aval's dtype), its aval's dtype (a converting copy), or
+    None for 64 bits (which the dispatcher narrows by JAX's x64 state, not
+    olympus's)."""
+    dtype = _ndarray_aval(x).dtype
+    if dtype.itemsize >= 8 or dtype.kind == "c":
+        found = None
+    else:
+        found = True if dtype == x.dtype and x.dtype.isnative else dtype
+    _host_dtypes[x.dtype] = found
+    if found is True:
+        _plain_host_dtypes.add(x.dtype)
+    return found
+
+
+def _host_buffer(x: np.ndarray, aval: ShapedArray):
+    return client.host_to_device(
+        x if x.dtype == aval.dtype else x.astype(aval.dtype), aval
+    )
+
+
+def _fast_entry(entry: Compiled) -> tuple:
+    """What `JitFunction._fast` keeps for a signature: (Compiled, execute,
+    result handlers, output aval, constant buffers), execute None where the
+    call goes through `Compiled.run_buffers` (several outputs, ordered
+    effects, pure callbacks); the rest runs the executable in `__call__` itself."""
+    exe = entry.executable
+    if entry.single_out and not exe.waits:
+        execute = exe.loaded.execute_sharded
+        return entry, execute, exe._handlers, exe.out_avals[0], entry.const_bufs
+    return entry, None, None, None, entry.const_bufs
+
+
+# function -> {jit options -> (Compiled cache, Traced cache)}
+_jit_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun: Callable, options) -> tuple[dict, dict]:
+    """The signature caches of `jit(fun, **options)`, one pair for every
+    wrapper of the same function and options (a fresh pair where `fun`
+    cannot be weakly referenced or the options cannot be hashed)."""
+    try:
+        per_options = _jit_caches.setdefault(fun, {})
+        pair = per_options.get(options) if options is not None else None
+    except TypeError:  # not weakly referenceable, or unhashable options
+        per_options, pair = None, None
+    if pair is None:
+        pair = (BoundedCache(JIT_CACHE_SIZE), BoundedCache(JIT_CACHE_SIZE))
+        if per_options is not None and options is not None:
+            per_options[options] = pair
+    return pair
+
+
+class JitFunction:
+    """`jit(f)`: a cache of `Compiled` stages (olympus.stages), one per call
+    signature; a miss traces, lowers and compiles f for the new signature.
+    Inside another trace it appears as a `pjit` equation.
+
+    Tiered (`tiered=True`, or None and olympus_tiered_execution on): a miss
+    traces, then interprets the optimized program with NumPy
+    (olympus/backends/interpreted.py) while a `BackgroundCompile` compiles it;
+    calls of that signature interpret until the executable is ready, then
+    run it (and take the fast path). A failed background compile raises its
+    error on the next call of that signature, which compiles synchronously
+    from then on."""
+
+    def __init__(
+        self,
+        fun: Callable,
+        static_argnums=(),
+        static_argnames=(),
+        donate_argnums=(),
+        in_shardings=None,
+        out_shardings=None,
+        tiered: bool | None = None,
+        donate_argnames=(),
+    ):
+        self.fun = fun
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.tiered = tiered
+        self.name = getattr(fun, "__name__", None) or function_name(fun)
+        self.static_argnums, self.static_argnames = _static_args(
+            fun, static_argnums, static_argnames
+        )
+        self.donate_argnums = _donated_args(fun, donate_argnums, donate_argnames)
+        # No static or donated arguments: calls may take the fast path.
+        self._simple = not (
+            self.static_argnums or self.static_argnames or self.donate_argnums
+        )
+        # avals of positional Array/ndarray args -> _fast_entry(Compiled)
+        self._fast: dict = {}
+        # jaxlib's C++ dispatcher for calls with NumPy arguments (made on the
+        # first), or False where this function has a program it must not run
+        self._host = None
+        # The config epoch _fast was filled in; never current for a function
+        # with static or donated arguments, which no call finds in _fast.
+        self._epoch = _config_epoch if self._simple else -1
+        # Static arguments, no donation, calls without keywords: (number of
+        # args, static values, avals of the Array args) -> the same entries as
+        # _fast, in `_static_epoch`; None for other functions.
+        self._static_fast: dict | None = (
+            {} if self.static_argnums and not self.donate_argnums else None
+        )
+        self._static_epoch = _config_epoch
+        self._static_positions: dict = {}  # number of args -> (dynamic, static)
+        # call signature (Call.key) -> Compiled; bounded (olympus/caches.py);
+        # same key -> (Traced, pjit body), for use inside traces. Shared by
+        # every jit of the same function and options, as JAX's cache is keyed
+        # on the function: a new `jit(f)` does not retrace (nor re-read the
+        # globals `f` reads).
+        self._cache, self._traced = _shared_caches(fun, self._options_key())
+        # tiered: key -> BackgroundCompile running; keys that compile synchronously
+        self._pending: dict = {}
+        self._untiered: dict = BoundedCache(JIT_CACHE_SIZE)
+        self._lock = threading.Lock()
+        # Held while tracing and compiling a new signature, so threads that
+        # miss together compile it once (cache hits never take it).
+        self._compile_lock = threading.RLock()
+        caches.register_owner(self)  # olympus.clear_caches() calls clear_cache()
+        functools.update_wrapper(self, fun, updated=())  # keep our own __dict__
+
+    def _options_key(self):
+        shardings = (self.in_shardings, self.out_shardings)
+        if any(isinstance(x, (list, dict)) for x in shardings):
+            return None  # unhashable options: this wrapper keeps its own caches
+        return (
+            self.static_argnums,
+            self.static_argnames,
+            self.donate_argnums,
+            shardings,
+            self.tiered,
+        )
+
+    def __call__(self, *args, **kwargs):
+        # A cache hit for positional Array arguments, or for NumPy arrays
+        # (with Arrays) through the C++ dispatcher, runs here, in as little
+        # Python as possible (jit dispatch latency is measured); the rest goes
+        # to `_call_host` / `_call_slow`. A function with static or donated
+        # arguments never has a current `_epoch` (see __init__).
+        try:
+            if (
+                kwargs
+                or self._epoch != _config_epoch
+                or _state.trace is not _eval_trace
+            ):
+                if self._static_fast is not None and not kwargs:
+                    return self._call_static(args)
+                return self._call_slow(args, kwargs)
+            if not args or type(args[0]) is not _ndarray:  # NumPy: skip to host
+                avals, buffers = [], []
+                for a in args:
+                    if type(a) is not Array:
+                        break
+                    avals.append(a.aval)
+                    buffers.append(a._buf)
+                else:
+                    hit = self._fast.get(tuple(avals))
+                    if hit is None:
+                        return self._call_slow(args, kwargs)
+                    entry, execute, handlers, aval, consts = hit
+                    try:
+                        if execute is None:  # run_buffers adds the constants
+                            return entry.run_buffers(buffers)
+                        if consts:
+                            buffers = consts + buffers
+                        (out,) = execute(buffers).consume_with_handlers(handlers)
+                    except TypeError:  # a deleted Array: the slow path raises the error
+                        return self._call_slow(args, kwargs)
+                    return Array(out, aval)
+            host = self._host
+            if host:  # NumPy arrays of their avals' dtypes and live Arrays
+                flat = []
+                for a in args:
+                    if type(a) is _ndarray and a.dtype in _plain_host_dtypes:
+                        flat.append(a.copy())  # a copy: the dispatcher may alias it
+                    elif type(a) is Array and a._buf is not None:
+                        flat.append(a._buf)
+                    else:
+                        break
+                else:
+                    try:
+                        out = host(*flat)
+                    except Exception as err:
+                        out = self._host_failed(err, args)
+                        return self._call_slow(args, kwargs) if out is _MISS else out
+                    if type(out) is _JaxlibArray:  # the one output
+                        return Array(out, out.aval)
+                    if out is not NOT_TAKEN:
+                        return out
+            out = self._call_host(args)
+            return self._call_slow(args, kwargs) if out is _MISS else out
+        except Exception as error:  # the user's frames only (tracer/tracebacks.py)
+            filter_exception(error)
+            raise
+
+    def _call_static(self, args: tuple) -> Any:
+        """A call of a function with static positional arguments: a hit
+        (these static values, compared as the slow path's key compares them,
+        and Arrays of these avals) runs the executable here; the rest goes
+        to `_call_slow`, which remembers hits (the static argument case of
+        benchmarks/dispatch.py)."""
+        if self._static_epoch != _config_epoch or _state.trace is not _eval_trace:
+            return self._call_slow(args, {})
+        positions = self._static_positions.get(len(args))
+        if positions is None:
+            return self._call_slow(args, {})
+        dynamic, static = positions
+        avals, buffers = [], []
+        for i in dynamic:
+            a = args[i]
+            if type(a) is not Array:
+                return self._call_slow(args, {})
+            avals.append(a.aval)
+            buffers.append(a._buf)
+        try:
+            hit = self._static_fast.get(
+                (len(args), tuple([args[i] for i in static]), tuple(avals))
+            )
+        except TypeError:  # an unhashable static value: the slow path says so
+            hit = None
+        if hit is None:
+            return self._call_slow(args, {})
+        entry, execute, handlers, aval, consts = hit
+        try:
+            if execute is None:
+                return entry.run_buffers(buffers)
+            if consts:
+                buffers = consts + buffers
+            (out,) = execute(buffers).consume_with_handlers(handlers)
+        except TypeError:  # a deleted Array: the slow path raises the error
+            return self._call_slow(args, {})
+        return Array(out, aval)
+
+    def _remember_static(self, args: tuple, entry: Compiled) -> None:
+        n = len(args)
+        positions = self._static_positions.get(n)
+        if positions is None:
+            positions = self._static_positions[n] = argument_positions(
+                n, self.static_argnums
+            )
+        dynamic, static = positions
+        key = (
+            n,
+            tuple([args[i] for i in static]),
+            tuple([args[i].aval for i in dynamic]),
+        )
+        with self._lock:
+            if (
+                self._static_epoch != _config_epoch
+                or len(self._static_fast) >= JIT_CACHE_SIZE
+            ):
+                self._static_fast.clear()
+                self._static_epoch = _config_epoch
+            self._static_fast[key] = _fast_entry(entry)
+
+    def _compiled_for(self, avals: tuple) -> Compiled | None:
+        """The Compiled `_fast` has for these argument avals (the C++
+        dispatcher's lookup)."""
+        hit = self._fast.get(avals)
+        return None if hit is None else hit[0]
+
+    def _call_host(self, args) -> Any:
+        """A call with NumPy arguments: through jaxlib's C++ dispatcher, which
+        copies them to the device for a fraction of `host_to_device`'s cost
+        (olympus/backends/xla/dispatch_native.py), where it may run; `_MISS`
+        where the slow path must take it. `__call__` makes the common calls
+        itself; this one also makes the dispatcher and converts dtypes.
+        A signature not compiled yet goes to the slow path before anything
+        is copied (the dispatcher would only ask `_compiled_for` and give up:
+        two 4 MiB arguments' copies were 2-6 ms of such a first call)."""
+        global _JaxlibArray
+        avals = []
+        for a in args:
+            if type(a) is np.ndarray:
+                avals.append(_ndarray_aval(a))
+            elif type(a) is Array:
+                avals.append(a.aval)
+            else:
+                return _MISS
+        if self._compiled_for(tuple(avals)) is None:
+            return _MISS
+        host = self._host
+        if host is None:
+            host = self._host = host_dispatcher(self._compiled_for, self._refuse_host)
+            _JaxlibArray = dispatch_native.JaxlibArray
+        if host is False:
+            return self._call_host_python(args)
+        flat = []
+        for a in args:
+            if type(a) is np.ndarray:
+                how = _host_dtypes.get(a.dtype, _MISS)
+                if how is _MISS:
+                    how = _host_dtype(a)
+                # A copy either way: the dispatcher may alias the array.
+                if how is True:
+                    flat.append(a.copy())
+                elif how is None:  # 64 bits: the dispatcher would narrow it
+                    return self._call_host_python(args)
+                else:
+                    flat.append(a.astype(how))
+            elif type(a) is Array and a._buf is not None:
+                flat.append(a._buf)
+            else:  # a deleted or sharded Array, another type: the slow path
+                return _MISS
+        try:
+            out = host(*flat)
+        except Exception as err:
+            return self._host_failed(err, args)
+        if type(out) is _JaxlibArray:  # the one output
+            return Array(out, out.aval)
+        return self._call_host_python(args) if out is NOT_TAKEN else out
+
+    def _host_failed(self, err: Exception, args) -> Any:
+        """A C++ dispatcher call raised `err`: the call made another way (or
+        `_MISS`), or `err` again where it is the program's own error."""
+        if isinstance(err, NotCompiled):  # a new dispatcher, as this one now
+            self._host = None  # falls back to Python for that signature
+            return self._call_host_python(args)
+        if isinstance(err, NotNative):  # a buffer laid out unlike the parameter
+            return self._call_host_python(args)
+        if isinstance(err, ValueError):
+            install_states(err)  # re-raises err unless JAX's states are missing
+            return self._call_host(args)
+        raise err
+
+    def _refuse_host(self) -> None:
+        """This function has a program the C++ dispatcher must not run."""
+        self._host = False
+
+    def _call_host_python(self, args) -> Any:
+        """A hit with NumPy arguments, copied to the device here; `_MISS` else."""
+        avals = tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args])
+        entry = self._compiled_for(avals)
+        if entry is None:
+            return _MISS
+        buffers = [
+            a._buf if type(a) is Array else _host_buffer(a, aval)
+            for a, aval in zip(args, avals)
+        ]
+        try:
+            return entry.run_buffers(buffers)
+        except TypeError:  # a deleted Array: the slow path raises the error
+            return _MISS
+
+    def _call_slow(self, args, kwargs):
+        if config.read("olympus_disable_jit"):
+            return self.fun(*args, **kwargs)
+        call = split_call(
+            self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
+        )
+        if _state.trace is not _eval_trace:
+            return self._bind_in_trace(call)
+        entry = self._cache.get(call.key)
+        if entry is None and call.key[-1] is None and self._tiers_on():
+            # (key[-1]: arguments laid out on other devices, which the
+            # interpreter's one-device results would not keep)
+            result = self._call_tiered(call)
+            if result is not _MISS:
+                return result
+            entry = self._cache.get(call.key)
+        if entry is None:
+            entry = self._compile(call)
+        debug_nans = config.read("olympus_debug_nans")
+        if (
+            self._simple
+            and not kwargs
+            and not debug_nans
+            and not entry.sharded
+            and all([type(a) in _FAST_ARG_TYPES for a in args])
+        ):
+            # Keyed by the aval objects `__call__` builds (NumPy arguments'
+            # come from _ndarray_avals), so its lookups compare by identity.
+            self._remember_fast(
+                tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args]),
+                entry,
+            )
+        elif (
+            self._static_fast is not None
+            and not kwargs
+            and not debug_nans
+            and not entry.sharded
+            and all([type(args[i]) is Array for i in call.dyn_argnums])
+        ):
+            self._remember_static(args, entry)
+        result = entry.run(call.leaves)
+        if debug_nans:
+            self._find_nans(result, entry, call)
+        if entry.donated:
+            entry.donate(call.leaves)
+        return result
+
+    def _compile(self, call: Call) -> Compiled:
+        """Traces, lowers and compiles one signature, once even when threads
+        miss together."""
+        with self._compile_lock:
+            entry = self._cache.get(call.key)
+            if entry is None:
+                explain_miss(self.name, call, [*self._cache, *self._pending])
+                entry = (
+                    trace_call(
+                        call,
+                        self.name,
+                        self.donate_argnums,
+                        self.in_shardings,
+                        self.out_shardings,
+                    )
+                    .lower()
+                    .compile()
+                )
+                self._cache[call.key] = entry
+        return entry
+
+    def _tiers_on(self) -> bool:
+        """Whether a miss may interpret: tiered, no donation (the interpreter
+        cannot reuse buffers), no shardings (it runs on one device), no NaN
+        checking (it checks compiled results)."""
+        tiered = self.tiered
+        if tiered is None:
+            tiered = config.read("olympus_tiered_execution")
+        return (
+            tiered
+            and not self.donate_argnums
+            and self.in_shardings is None
+            and self.out_shardings is None
+            and not config.read("olympus_debug_nans")
+        )
+
+    def _call_tiered(self, call: Call) -> Any:
+        """A miss of a tiered jit: the interpreted result while the signature
+        compiles in the background; `_MISS` once the Compiled is in the cache
+        (ready now, or compiled synchronously: a program the interpreter must
+        not run, or whose background compile failed before)."""
+        with self._compile_lock:
+            if call.key in self._cache:
+                return _MISS
+            pending = self._pending.get(call.key)
+            if pending is None:
+                if call.key in self._untiered:
+                    return _MISS
+                pending = self._start_tiers(call)
+                if pending is None:
+                    return _MISS
+            elif pending.done.is_set():
+                if pending.error is not None:
+                    del self._pending[call.key]
+                    self._untiered[call.key] = True
+                    logger.info(
+                        "jit(%s): the background compile failed; raising its "
+                        "error (later calls compile synchronously)",
+                        self.name,
+                    )
+                    pending.error.add_note(
+                        f"(raised by the background compile of jit({self.name}), "
+                        f"tiered execution, started by the call at {pending.origin})"
+                    )
+                    raise pending.error
+                self._install(call.key, pending)
+                return _MISS
+        try:
+            outs = interpret(pending.program, call.leaves)
+        except Exception as err:  # the interpreter's limits: wait for the compiler
+            logger.info(
+                "jit(%s): the interpreter failed (%s: %s); waiting for the "
+                "background compile",
+                self.name,
+                type(err).__name__,
+                err,
+            )
+            pending.start()
+            pending.done.wait()
+            return self._call_tiered(call)
+        # Started after the first interpretation: on a machine with few cores
+        # the compiler's threads slow the first result (benchmarks/README.md).
+        pending.start()
+        logger.debug(
+            "jit(%s): ran interpreted (NumPy); XLA compiles in the background",
+            self.name,
+        )
+        return tree_unflatten(pending.traced.out_tree, outs)
+
+    def _start_tiers(self, call: Call) -> BackgroundCompile | None:
+        """Traces a new signature and starts its background compile; None when
+        the interpreter must not run it (then it is compiled and cached now)."""
+        explain_miss(self.name, call, [*self._cache, *self._pending])
+        prefault_like(call.leaves)
+        traced = trace_call(call, self.name)
+        program = optimized(traced.olympuspr)
+        check_array_sizes(program.olympuspr, self.name)  # before NumPy allocates them
+        reason = not_interpretable(program)
+        if reason is not None:
+            logger.info(
+                "jit(%s): not interpreted: %s; compiling now", self.name, reason
+            )
+            self._untiered[call.key] = True
+            self._cache[call.key] = traced.lower(program).compile()
+            return None
+        logger.info(
+            "jit(%s): new signature: interpreting while XLA compiles in the background",
+            self.name,
+        )
+        pending = BackgroundCompile(
+            traced, program, weak_callback(self._compiled, call.key)
+        )
+        pending.origin = user_source_info()  # named if its compile fails
+        self._pending[call.key] = pending
+        return pending
+
+    def _compiled(self, key, pending: BackgroundCompile) -> None:
+        """On the compile thread: a finished compile goes into the cache at
+        once (a failed one waits in `_pending` for a call to raise it)."""
+        if pending.error is None:
+            with self._compile_lock:
+                self._install(key, pending)
+
+    def _install(self, key, pending: BackgroundCompile) -> None:
+        if self._pending.get(key) is not pending:
+            return  # installed already, or the caches were cleared
+        logger.info(
+            "jit(%s): compiled in the background in %.3f s; running the "
+            "compiled executable from now on",
+            self.name,
+            pending.seconds,
+        )
+        del self._pending[key]
+        self._cache[key] = pending.compiled
+
+    def _find_nans(self, result, entry: Compiled, call: Call) -> None:
+        """With olympus_debug_nans: a NaN output runs the traced program again,
+        equation by equation (olympus/backends/stepping.py); the FloatingPointError
+        names the first equation that made a NaN, its operands, the user's line,
+        the loop iteration and whether it is in a backward pass."""
+        if any(has_nan(leaf) for leaf in tree_flatten(result)[0]):
+            raise_first_nan(entry.traced.olympuspr, call.leaves, f"jit({self.name})")
+
+    def _remember_fast(self, avals: tuple, entry: Compiled) -> None:
+        with self._lock:
+            if self._epoch != _config_epoch or len(self._fast) >= JIT_CACHE_SIZE:
+                self._fast.clear()  # a new epoch, or bounded like the slow cache
+                self._host = None
+                self._epoch = _config_epoch
+            self._fast[avals] = _fast_entry(entry)
+
+    def _bind_in_trace(self, call: Call):
+        # Named axes bound by an enclosing vmap/shard_map (olympus/tracer/axes.py)
+        # are part of what the body traces to.
+        key = (call.key, axes_env.signature())
+        entry = self._traced.get(key)
+        if entry is None:
+            explain_miss(self.name, call, [k for k, _ in self._traced])
+            traced = trace_call(
+                call,
+                self.name,
+                in_shardings=self.in_shardings,
+                out_shardings=self.out_shardings,
+            )
+            closed = traced.olympuspr
+            # One body object per signature, so transforms and the pjit
+            # executable cache (keyed by the body) hit on later calls.
+            entry = (traced, ClosedOlympuspr(consts_as_invars(closed.olympuspr), []))
+            if not any(isinstance(c, Tracer) for c in closed.consts):
+                self._traced[key] = entry
+        traced, body = entry
+        leaves = _constrained(call.leaves, traced.in_shardings)
+        outs = pjit_p.bind(
+            *traced.olympuspr.consts, *leaves, olympuspr=body, name=self.name
+        )
+        return tree_unflatten(traced.out_tree, _constrained(outs, traced.out_shardings))
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
+        stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages)."""
+        call = split_call(
+            self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
+        )
+        return trace_call(
+            call, self.name, self.donate_argnums, self.in_shardings, self.out_shardings
+        )
+
+    def lower(self, *args, **kwargs):
+        """`trace(*args, **kwargs).lower()`: the StableHLO stage."""
+        return self.trace(*args, **kwargs).lower()
+
+    def lower_text(self, *args, **kwargs) -> str:
+        """The StableHLO text this function compiles to for these arguments."""
+        return self.lower(*args, **kwargs).as_text(generic=True)
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._fast.clear()
+            self._host = None
+            if self._static_fast is not None:
+                self._static_fast.clear()
+        self._cache.clear()
+        self._traced.clear()
+        with self._compile_lock:
+            self._pending.clear()
+            self._untiered.clear()
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def _constrained(values: list, shardings: list) -> list:
+    """jit's in/out_shardings inside another trace: sharding constraints."""
+    return [
+        with_sharding_constraint(v, s) if isinstance(s, NamedSharding) else v
+        for v, s in zip(values, shardings)
+    ]
+
+
+class DonateArgnamesError(ValueError):
+    """donate_argnames naming no positional parameter of the jitted function."""
+
+
+def _donated_args(fun, donate_argnums, donate_argnames) -> tuple:
+    """donate_argnums completed from donate_argnames (the positional
+    parameters they name), as JAX does."""
+    nums = set(normalize_argnums(donate_argnums))
+    names = (donate_argnames,) if isinstance(donate_argnames, str) else donate_argnames
+    if not names:
+        return tuple(sorted(nums))
+    positional = positional_names(fun) or ()
+    for name in names:
+        if name not in positional:
+            raise DonateArgnamesError(
+                f"jit of {function_name(fun)}: donate_argnames names {name!r}, which "
+                f"is not one of its positional parameters {tuple(positional)}; pass "
+                f"donate_argnums= or a parameter's name"
+            )
+        nums.add(positional.index(name))
+    return tuple(sorted(nums))
+
+
+def _static_args(fun, static_argnums, static_argnames) -> tuple[tuple, tuple]:
+    """Completes static_argnums from static_argnames and vice versa, as JAX does."""
+    nums = set(normalize_argnums(static_argnums))
+    names = (
+        {static_argnames}
+        if isinstance(static_argnames, str)
+        else set(static_argnames or ())
+    )
+    positional = positional_names(fun)
+    if positional is None:
+        return tuple(sorted(nums)), tuple(sorted(names))
+    for i, name in enumerate(positional):
+        if name in names:
+            nums.add(i)
+        if i in nums or (i - len(positional)) in nums:
+            names.add(name)
+    return tuple(sorted(nums)), tuple(sorted(names))
