@@ -55,49 +55,79 @@ def test_docstring_examples(name):
 
 
 # The public API whose docstrings follow the full format (issue 29): a summary
-# line, a paragraph, Args (when it takes parameters), Returns and an example.
-# Raises is not required: some functions raise nothing of their own.
-DOCUMENTED = {
-    "olympus": """jit grad value_and_grad vjp jvp linearize vmap jacfwd jacrev
-        jacobian hessian make_olympuspr eval_shape checkpoint remat device_put
-        device_get devices local_devices device_count local_device_count
-        process_count process_index block_until_ready pure_callback named_call
-        named_scope ensure_compile_time_eval disable_jit enable_x64 debug_nans
-        linear_transpose custom_gradient closure_convert numpy_dtype_promotion
-        clear_caches pmap default_matmul_precision default_backend typeof
-        custom_jvp custom_vjp shard_map hint make_mesh set_mesh
-        make_array_from_single_device_arrays""",
-    "olympus.lax": """cond switch while_loop fori_loop scan map dot_general dot
-        dynamic_slice dynamic_update_slice dynamic_slice_in_dim
-        dynamic_update_slice_in_dim slice select select_n argmax argmin
-        broadcast_in_dim broadcast reshape transpose concatenate pad squeeze
-        expand_dims rev convert_element_type iota full clamp integer_pow
-        stop_gradient sort top_k gather conv_general_dilated conv reduce
-        reduce_window cumsum associative_scan sort_key_val dynamic_index_in_dim
-        slice_in_dim index_in_dim full_like batch_matmul psum pmean all_gather
-        add sub mul div max min exp log sqrt tanh reduce_sum reduce_prod
-        reduce_max reduce_min scatter scatter_add""",
-    "olympus.numpy": """where sum mean prod std var dot matmul einsum reshape
-        transpose concatenate stack take take_along_axis sort argsort zeros ones
-        full zeros_like ones_like arange linspace array asarray eye clip
-        expand_dims squeeze split add subtract multiply divide maximum minimum
-        arctan2 equal not_equal less greater exp log log1p expm1 sqrt sin cos
-        tanh negative absolute sign round floor power isnan isfinite allclose
-        array_equal tile repeat flip roll diag trace outer nonzero argwhere unique
-        meshgrid pad swapaxes moveaxis ravel broadcast_to vstack hstack diff
-        searchsorted median quantile max min all any argmax argmin cumsum
-        cumprod""",
-    "olympus.numpy.linalg": "norm inv solve det",
-    "olympus.random": """key PRNGKey split fold_in key_data uniform normal
-        randint bernoulli categorical choice permutation gamma beta exponential
-        truncated_normal multivariate_normal poisson dirichlet""",
-    "olympus.nn": """relu relu6 sigmoid log_sigmoid silu gelu elu celu selu
-        leaky_relu softplus hard_tanh glu softmax log_softmax logsumexp one_hot
-        standardize dot_product_attention""",
-}
-DOCUMENTED_NAMES = [
-    f"{module}.{name}" for module, names in DOCUMENTED.items() for name in names.split()
-]
+# line, a paragraph, Args (when it takes parameters), Returns, Raises and an
+# example. Every public function of these namespaces is checked; a function
+# that raises nothing of its own says so under Raises ("Nothing: ...").
+NAMESPACES = ["olympus", "olympus.lax", "olympus.random", "olympus.nn", "olympus.numpy"]
+
+# Issue 29 asks for the most used 100 of olympus.numpy at least; these names
+# (and olympus.numpy.linalg's four) must never appear in NUMPY_PENDING.
+MOST_USED_NUMPY = """where sum mean prod std var dot matmul einsum reshape
+    transpose concatenate stack take take_along_axis sort argsort zeros ones
+    full zeros_like ones_like arange linspace array asarray eye clip
+    expand_dims squeeze split add subtract multiply divide maximum minimum
+    arctan2 equal not_equal less greater exp log log1p expm1 sqrt sin cos
+    tanh negative absolute sign round floor power isnan isfinite allclose
+    array_equal tile repeat flip roll diag trace outer nonzero argwhere unique
+    meshgrid pad swapaxes moveaxis ravel broadcast_to vstack hstack diff
+    searchsorted median quantile max min all any argmax argmin cumsum
+    cumprod""".split()
+EXTRA = ["olympus.numpy.linalg." + n for n in ("norm", "inv", "solve", "det")]
+
+# olympus.numpy functions whose docstrings are not yet in the full format:
+# this list only shrinks (test_numpy_pending_is_current fails on a name that
+# is done, so it is removed when its docstring is written).
+NUMPY_PENDING = set(
+    """
+    acos acosh angle append apply_along_axis apply_over_axes arccos arccosh arcsin
+    arcsinh arctan arctanh argpartition array_equiv array_repr array_split array_str
+    asanyarray ascontiguousarray asin asinh astype atan atanh atleast_1d atleast_2d
+    atleast_3d average bartlett bincount bitwise_and bitwise_count bitwise_invert
+    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor
+    blackman block broadcast_arrays broadcast_shapes can_cast cbrt ceil choose
+    column_stack compress concat conj conjugate convolve copy copysign corrcoef
+    correlate cosh count_nonzero cov cross cummax cummin cumulative_prod
+    cumulative_sum deg2rad degrees delete diag_indices diag_indices_from diagflat
+    diagonal digitize divmod dsplit dstack ediff1d empty empty_like exp2 extract
+    fabs fill_diagonal finfo fix flatnonzero fliplr flipud float_power floor_divide
+    fmax fmin fmod frexp from_dlpack frombuffer fromfunction fromiter fromstring
+    full_like gcd geomspace get_printoptions gradient greater_equal hamming hanning
+    heaviside histogram histogram2d histogram_bin_edges histogramdd hsplit hypot i0
+    identity imag indices inner insert interp intersect1d invert isclose iscomplex
+    iscomplexobj isdtype isin isinf isneginf isposinf isreal isrealobj isscalar
+    issubdtype iterable ix_ kaiser kron lcm ldexp left_shift less_equal lexsort load
+    log10 log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor
+    logspace mask_indices matrix_transpose matvec mod modf nan_to_num nanargmax
+    nanargmin nancumprod nancumsum nanmax nanmean nanmedian nanmin nanpercentile
+    nanprod nanquantile nanstd nansum nanvar ndim nextafter packbits partition
+    percentile permute_dims piecewise place poly polyadd polyder polydiv polyfit
+    polyint polymul polysub polyval positive printoptions promote_dtypes
+    promote_types ptp put put_along_axis rad2deg radians ravel_multi_index real
+    reciprocal remainder resize result_type right_shift rint rollaxis roots rot90
+    row_stack save savez select set_printoptions setdiff1d setxor1d shape signbit
+    sinc sinh size sort_complex spacing square tan tensordot trapezoid tri tril
+    tril_indices tril_indices_from trim_zeros triu triu_indices triu_indices_from
+    trunc union1d unique_all unique_counts unique_inverse unique_values unpackbits
+    unravel_index unstack unwrap vander vdot vecdot vecmat vectorize vsplit
+""".split()
+)
+
+
+def _public_functions(namespace: str) -> list[str]:
+    module = importlib.import_module(namespace)
+    names = getattr(module, "__all__", None) or [
+        n for n in dir(module) if not n.startswith("_")
+    ]
+    return sorted(
+        f"{namespace}.{name}"
+        for name in set(names)
+        if callable(obj := getattr(module, name, None))
+        and not inspect.isclass(obj)
+        and not inspect.ismodule(obj)
+    )
+
+
+PUBLIC = [p for ns in NAMESPACES for p in _public_functions(ns)] + EXTRA
 
 
 def _resolve(path: str):
@@ -112,18 +142,41 @@ def _takes_parameters(fn) -> bool:
         return True
 
 
-@pytest.mark.parametrize("path", DOCUMENTED_NAMES)
-def test_docstring_has_the_full_format(path):
-    fn = _resolve(path)
+def _format_problems(fn) -> list[str]:
+    """The parts of the full format that fn's docstring lacks."""
     doc = inspect.getdoc(fn) or ""
     lines = doc.splitlines()
-    assert len(lines) > 2 and lines[0].strip() and not lines[1].strip(), (
-        f"{path}: the docstring must open with a one-line summary and a blank line"
-    )
-    if _takes_parameters(fn):
-        assert "\nArgs:\n" in doc, f"{path}: no Args: section"
-    assert "\nReturns:\n" in doc, f"{path}: no Returns: section"
-    assert "\nExample:\n" in doc and ">>> " in doc, f"{path}: no Example: section"
+    problems = []
+    if not (len(lines) > 2 and lines[0].strip() and not lines[1].strip()):
+        problems.append("a one-line summary and a blank line")
+    if _takes_parameters(fn) and "\nArgs:\n" not in doc:
+        problems.append("Args:")
+    problems += [s for s in ("Returns:", "Raises:") if f"\n{s}\n" not in doc]
+    if "\nExample:\n" not in doc or ">>> " not in doc:
+        problems.append("Example:")
+    return problems
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        p
+        for p in PUBLIC
+        if p.rpartition(".")[2] not in NUMPY_PENDING
+        or not p.startswith("olympus.numpy.")
+    ],
+)
+def test_docstring_has_the_full_format(path):
+    problems = _format_problems(_resolve(path))
+    assert not problems, f"{path}'s docstring lacks {', '.join(problems)}"
+
+
+def test_numpy_pending_is_current():
+    public = {p.rpartition(".")[2] for p in _public_functions("olympus.numpy")}
+    assert not NUMPY_PENDING & set(MOST_USED_NUMPY)
+    assert NUMPY_PENDING <= public, NUMPY_PENDING - public
+    done = [n for n in NUMPY_PENDING if not _format_problems(getattr(jnp, n))]
+    assert not done, f"remove these from NUMPY_PENDING: {done}"
 
 
 # Tables are keyed by the primitive's name; these four are public under another.
