@@ -33,7 +33,7 @@ from olympus.ir.structure import Structure, declare
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.cond import cond
-from olympus.lax.control_flow.scan import scan, scan_p, scan_with_names
+from olympus.lax.control_flow.scan import scan, scan_p, scan_structure, scan_with_names
 from olympus.lax.custom_derivatives import checkpoint
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
@@ -369,104 +369,76 @@ def _loop_bounds(lower, upper):
 
 
 # ---- transformation rules ------------------------------------------------------------
-def _while_jvp(
-    primals,
-    tangents,
-    *,
-    cond_olympuspr,
-    body_olympuspr,
-    cond_nconsts,
-    body_nconsts,
-    max_steps=None,
-):
-    nc, nb = cond_nconsts, body_nconsts
-    cconsts, bconsts, carry = primals[:nc], primals[nc : nc + nb], primals[nc + nb :]
-    bconst_nz = differentiable_mask(bconsts, tangents[nc : nc + nb])
-    carry_nz = differentiable_mask(carry, tangents[nc + nb :])
+def _bind_while(cond_consts, body_consts, carry, **params) -> list:
+    """Binds a while loop of the operand groups (its count parameters from them)."""
+    args, counts = while_structure.pack(cond_consts, body_consts, carry)
+    return while_p.bind(*args, **params, **counts)
+
+
+def _while_jvp(primals, tangents, **params):
+    cond_olympuspr, body_olympuspr = params["cond_olympuspr"], params["body_olympuspr"]
+    cconsts, bconsts, carry = while_structure.split(params, primals)
+    _, t_bconsts, t_carry = while_structure.split(params, tangents)
+    bconst_nz = differentiable_mask(bconsts, t_bconsts)
+    carry_nz = differentiable_mask(carry, t_carry)
     traced, _, carry_nz = loop_jvp_program(body_olympuspr, bconst_nz, carry_nz, [], 0)
-    k, n, ntb, ntc = len(traced.consts), len(carry), sum(bconst_nz), sum(carry_nz)
-    b_k, b_consts, b_carry, b_tconsts, b_tcarry = blocks(k, nb, n, ntb, ntc)
+    k, n, nb = len(traced.consts), len(carry), len(bconsts)
+    b_k, b_consts, b_carry, b_tconsts, b_tcarry = blocks(
+        k, nb, n, sum(bconst_nz), sum(carry_nz)
+    )
     body = reorder(traced.closed, b_k + b_consts + b_tconsts + b_carry + b_tcarry)
-    carry_t = [instantiate(t) for t in select_mask(carry_nz, tangents[nc + nb :])]
+    carry_t = [instantiate(t) for t in select_mask(carry_nz, t_carry)]
     test = with_ignored_invars(cond_olympuspr, [aval_of(t) for t in carry_t])
-    outs = while_p.bind(
-        *cconsts,
-        *traced.consts,
-        *bconsts,
-        *select_mask(bconst_nz, tangents[nc : nc + nb]),
-        *carry,
-        *carry_t,
+    outs = _bind_while(
+        cconsts,
+        [*traced.consts, *bconsts, *select_mask(bconst_nz, t_bconsts)],
+        [*carry, *carry_t],
         cond_olympuspr=test,
         body_olympuspr=body,
-        cond_nconsts=nc,
-        body_nconsts=k + nb + ntb,
-        **_bound(max_steps),
+        **_bound(params.get("max_steps")),
     )
     return outs[:n], tangents_out(outs[:n], carry_nz, outs[n:])
 
 
-def _while_partial_eval(
-    trace,
-    args,
-    unknown,
-    *,
-    cond_olympuspr,
-    body_olympuspr,
-    cond_nconsts,
-    body_nconsts,
-    max_steps=None,
-):
+def _while_partial_eval(trace, args, unknown, **params):
     """The known carries run in a loop now; the whole loop is also staged (recomputing
     the known carries) for the unknown ones. Like JAX, a while loop can be
     linearized but not transposed: reverse mode needs `scan` (fori_loop with
     Python-int bounds), or the bound `max_steps`, with which the loop is
     partially evaluated as a masked scan instead."""
-    if max_steps is not None:
+    cond_olympuspr, body_olympuspr = params["cond_olympuspr"], params["body_olympuspr"]
+    if params.get("max_steps") is not None:
         with set_current_trace(trace):
-            return _masked_scan(
-                args,
-                cond_olympuspr,
-                body_olympuspr,
-                cond_nconsts,
-                body_nconsts,
-                max_steps,
-            )
-    params = dict(
-        cond_olympuspr=cond_olympuspr,
-        body_olympuspr=body_olympuspr,
-        cond_nconsts=cond_nconsts,
-        body_nconsts=body_nconsts,
+            return _masked_scan(args, params)
+    params = {k: v for k, v in params.items() if k != "max_steps"}
+    known_cc, known_bc, known_carry = while_structure.split(
+        params, [not u for u in unknown]
     )
-    nc, nb = cond_nconsts, body_nconsts
-    known = [not u for u in unknown]
+    cconsts, bconsts, carry = while_structure.split(params, args)
     # The known halves use bodies with nested calls split (a nested cond taking a
     # tangent would otherwise make the primal carries it computes unknown).
     split_body, deferred, known_carry, _ = split_loop_body(
-        body_olympuspr, known[nc : nc + nb], known[nc + nb :], [], len(known) - nc - nb
+        body_olympuspr, known_bc, known_carry, [], len(carry)
     )
-    split_test, test_deferred = split_nested(cond_olympuspr, known[:nc] + known_carry)
+    split_test, test_deferred = split_nested(cond_olympuspr, known_cc + known_carry)
     cond_known = known_outputs(
-        split_test.olympuspr, known[:nc] + known_carry, test_deferred
+        split_test.olympuspr, known_cc + known_carry, test_deferred
     )[0]
-    if not cond_known or not all(known[:nc]) or not any(known_carry):
+    if not cond_known or not all(known_cc) or not any(known_carry):
         return stage_all(trace, while_p, args, params)
-    body_in = known[nc : nc + nb] + known_carry
-    known_body = known_program(split_body, body_in, known_carry, [], deferred)
-    known_test = known_program(
-        split_test, known[:nc] + known_carry, [True], [], test_deferred
+    known_body = known_program(
+        split_body, known_bc + known_carry, known_carry, [], deferred
     )
-    bconsts = select_mask(known[nc : nc + nb], args[nc : nc + nb])
+    known_test = known_program(
+        split_test, known_cc + known_carry, [True], [], test_deferred
+    )
     with set_current_trace(trace.parent):
-        known_outs = while_p.bind(
-            *known_test.consts,
-            *args[:nc],
-            *known_body.consts,
-            *bconsts,
-            *select_mask(known_carry, args[nc + nb :]),
+        known_outs = _bind_while(
+            [*known_test.consts, *cconsts],
+            [*known_body.consts, *select_mask(known_bc, bconsts)],
+            select_mask(known_carry, carry),
             cond_olympuspr=known_test.closed,
             body_olympuspr=known_body.closed,
-            cond_nconsts=len(known_test.consts) + nc,
-            body_nconsts=len(known_body.consts) + len(bconsts),
         )
     staged = stage_all(trace, while_p, args, params)
     return merge(
@@ -474,7 +446,7 @@ def _while_partial_eval(
     )
 
 
-def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
+def _masked_scan(args, params):
     """The loop as `max_steps` steps of `carry = body(carry) if cond(carry) else
     carry` (the same result: the condition bounds the trip count), in two
     nested scans of about sqrt(max_steps) steps whose bodies are checkpointed:
@@ -482,14 +454,16 @@ def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
     through an outer step, one per inner step. The constants are explicit
     operands at every level (`args` are values of the partial-evaluation
     trace, which the traces of sub-programs may not close over)."""
-    n_consts = nc + nb
-    consts, carry = list(args[:n_consts]), list(args[n_consts:])
+    cond_olympuspr, body_olympuspr = params["cond_olympuspr"], params["body_olympuspr"]
+    max_steps = params["max_steps"]
+    cconsts, bconsts, carry = while_structure.split(params, args)
+    consts, n_consts = cconsts + bconsts, len(cconsts) + len(bconsts)
     if max_steps == 0:
         return carry
     avals = [aval_of(c) for c in carry]
 
     def step(*vals):
-        cconsts, bconsts, val = vals[:nc], vals[nc:n_consts], list(vals[n_consts:])
+        cconsts, bconsts, val = while_structure.split(params, vals)
         (go,) = eval_program(
             cond_olympuspr.olympuspr, cond_olympuspr.consts, [*cconsts, *val]
         )
@@ -528,12 +502,11 @@ def _masked_scan(args, cond_olympuspr, body_olympuspr, nc, nb, max_steps):
         [*(aval_of(c) for c in consts), *avals],
         DebugInfo("while as masked scan", "while_loop", ()),
     )
-    operands = [*traced.consts, *consts, *carry]
+    operands, counts = scan_structure.pack([*traced.consts, *consts], carry, [])
     return scan_p.bind(
         *operands,
         olympuspr=traced.closed,
-        num_consts=len(traced.consts) + n_consts,
-        num_carry=len(carry),
+        **counts,
         length=length,
         reverse=False,
         linear=(False,) * len(operands),
@@ -550,54 +523,45 @@ def _like(x, aval):
     )
 
 
-def _while_batch(
-    axis_size,
-    vals,
-    dims,
-    *,
-    cond_olympuspr,
-    body_olympuspr,
-    cond_nconsts,
-    body_nconsts,
-    max_steps=None,
-):
-    nc, nb = cond_nconsts, body_nconsts
-    vals = to_front(vals, dims, axis_size)
-    batched = [d is not not_mapped for d in dims]
-    cconsts, bconsts, carry = vals[:nc], vals[nc : nc + nb], vals[nc + nb :]
+def _while_batch(axis_size, vals, dims, **params):
+    cond_olympuspr, body_olympuspr = params["cond_olympuspr"], params["body_olympuspr"]
+    max_steps = params.get("max_steps")
+    cconsts, bconsts, carry = while_structure.split(
+        params, to_front(vals, dims, axis_size)
+    )
+    cc_b, bc_b, carry_b = while_structure.split(
+        params, [d is not not_mapped for d in dims]
+    )
+    carry_dims = while_structure.group(params, dims, "carry")
     body, _, carry_b = batched_carry_fixpoint(
-        body_olympuspr, axis_size, batched[nc : nc + nb], batched[nc + nb :], [], 0
+        body_olympuspr, axis_size, bc_b, carry_b, [], 0
     )
     test, pred_b = batch_program(
-        cond_olympuspr, axis_size, batched[:nc] + carry_b, [False], "vmap"
+        cond_olympuspr, axis_size, cc_b + carry_b, [False], "vmap"
     )
     if pred_b[0] and not all(
         carry_b
     ):  # finished examples keep their carry: all batched
         carry_b = [True] * len(carry)
         body, _ = batch_program(
-            body_olympuspr, axis_size, batched[nc : nc + nb] + carry_b, carry_b, "vmap"
+            body_olympuspr, axis_size, bc_b + carry_b, carry_b, "vmap"
         )
         test, _ = batch_program(
-            cond_olympuspr, axis_size, batched[:nc] + carry_b, [False], "vmap"
+            cond_olympuspr, axis_size, cc_b + carry_b, [False], "vmap"
         )
     carry = [
         move_batch_axis(c, axis_size, not_mapped, 0) if b and d is not_mapped else c
-        for c, b, d in zip(carry, carry_b, dims[nc + nb :])
+        for c, b, d in zip(carry, carry_b, carry_dims)
     ]
     if pred_b[0]:
         outs = _while_batched_predicate(test, body, cconsts, bconsts, carry, max_steps)
     else:
-        outs = while_p.bind(
-            *test.consts,
-            *cconsts,
-            *body.consts,
-            *bconsts,
-            *carry,
+        outs = _bind_while(
+            [*test.consts, *cconsts],
+            [*body.consts, *bconsts],
+            carry,
             cond_olympuspr=test.closed,
             body_olympuspr=body.closed,
-            cond_nconsts=len(test.consts) + nc,
-            body_nconsts=len(body.consts) + nb,
             **_bound(max_steps),
         )
     return outs, [0 if b else not_mapped for b in carry_b]
@@ -634,17 +598,12 @@ def _while_batched_predicate(
     body_t = trace_sub_program(
         step, [*(aval_of(c) for c in test_consts + body_consts), *carry_avals], debug
     )
-    return while_p.bind(
-        *cond_t.consts,
-        *test_consts,
-        *body_t.consts,
-        *test_consts,
-        *body_consts,
-        *carry,
+    return _bind_while(
+        [*cond_t.consts, *test_consts],
+        [*body_t.consts, *test_consts, *body_consts],
+        carry,
         cond_olympuspr=cond_t.closed,
         body_olympuspr=body_t.closed,
-        cond_nconsts=len(cond_t.consts) + n_tc,
-        body_nconsts=len(body_t.consts) + n_tc + len(body_consts),
         **_bound(max_steps),
     )
 
