@@ -6,12 +6,25 @@ argument and result (and of `with_sharding_constraint` values) as Shardy
 and `use_spmd_partitioning`, and XLA inserts the collectives. Results whose
 layout was not asked for take the one XLA's propagation chose.
 
-Several programs in flight on the same CPU devices can deadlock in XLA's
-collective rendezvous (each device's thread pool waits on a different run),
-so a call waits until its program has finished before returning.
+A call returns once its program is launched, as on one device. One rule
+keeps programs in flight from deadlocking (`_launch`): a program *with
+collectives* waits for the previous one to finish unless it reads that one's
+results (a chain of training steps, each started at once). XLA's CPU client runs each
+device's part of a program as a task on one shared pool of
+max(cores, devices) threads, and a part holding a collective keeps its thread
+until every other part has arrived. Two such programs whose parts become
+runnable together (two jits reading the same result, or back-to-back steps)
+can take all the threads with parts of both, each waiting for a part that
+has no thread left: the rendezvous never completes (JAX 0.10.2 hangs on the
+same programs on a 2-core machine). A program reading the previous one's
+results cannot: its part on a device waits for the previous part there,
+which has passed every rendezvous of its program. Programs without
+collectives, and the caller's Python, overlap freely.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -203,6 +216,7 @@ class ShardedExecutable:
         "ordered",
         "processes",
         "waits",
+        "collective",
     )
 
     def __init__(self, text: str, layout: SpmdLayout):
@@ -220,7 +234,15 @@ class ShardedExecutable:
         self.ordered = returns_ordering_token(
             text
         )  # host callbacks: a token comes last
-        self.waits = True  # every call waits for its outputs (see `_run`)
+        # as one device's Executable: wait only where a host callback's error
+        # must be raised by the call, or effects come before what follows; a
+        # call over several processes waits too (a lost peer raises there)
+        self.waits = (
+            self.ordered
+            or host_callback.uses_host_callbacks(text)
+            or self.processes > 1
+        )
+        self.collective = has_collectives(self.loaded)
         if self.ordered:
             self._handlers.append(
                 client.result_handler(_TOKEN_AVAL, self.devices, "{replicated}")
@@ -287,23 +309,85 @@ class ShardedExecutable:
 
     def _run(self, buffers: list) -> list[Array]:
         try:
-            # the execution's token: its wait raises a failure on any device
-            # (a host callback's error), where one device's outputs may not
-            results = self.loaded.execute_sharded(buffers, with_tokens=True)
-            done = results.consume_token()
-            results = results.consume_with_handlers(self._handlers)
-            done.block_until_ready()
+            results, done = _launch(self, buffers)
             outs = [
                 placed_array(buf, aval, s)
                 for buf, aval, s in zip(results, self.out_avals, self.out_shardings)
             ]
-            for out in outs:  # see the module docstring: no two programs in flight
-                out.block_until_ready()
+            if self.waits:
+                # the execution's token: its wait raises a failure on any device
+                # (a host callback's error), where one device's outputs may not
+                done.block_until_ready()
+                for out in outs:
+                    out.block_until_ready()
         except (
             client.xc.XlaRuntimeError
         ) as err:  # how XLA reports a failed Python callback
             host_callback.raise_callback_error(err)
         return outs
+
+
+_COLLECTIVE_OPS = (
+    "all-reduce",
+    "all-gather",
+    "all-to-all",
+    "collective-permute",
+    "reduce-scatter",
+    "collective-broadcast",
+)
+
+
+def has_collectives(loaded) -> bool:
+    """Whether the partitioned program rendezvous between devices (looked up
+    once per executable, in the HLO XLA's partitioner produced)."""
+    try:
+        modules = loaded.hlo_modules()
+    except Exception:  # no HLO to read: assume the worst
+        return True
+    text = "".join(m.to_string() for m in modules)
+    return any(f" {op}(" in text or f" {op}-start(" in text for op in _COLLECTIVE_OPS)
+
+
+_launch_lock = threading.Lock()
+# The last program with collectives launched: (its devices, its token, its
+# result buffers), or None.
+_in_flight: list = [None]
+
+
+def _launch(exe: ShardedExecutable, buffers: list) -> tuple[list, object]:
+    """Starts `exe`: its result buffers and its token (whose wait ends with
+    the program). A program with collectives starts at once when it reads a
+    result of the last one launched (on each device its part then runs after
+    that one's part, which has passed all of that program's rendezvous);
+    otherwise it first waits for the last one to finish (the module
+    docstring says why). Programs without collectives start at once."""
+    if not exe.collective:
+        return _execute(exe, buffers)
+    with _launch_lock:
+        last = _in_flight[0]
+        if last is not None and not _follows(exe, buffers, last):
+            try:
+                last[1].block_until_ready()
+            except Exception:  # its failure belongs to its own results
+                pass
+        outs, token = _execute(exe, buffers)
+        _in_flight[0] = (exe.devices, token, outs)
+    return outs, token
+
+
+def _execute(exe: ShardedExecutable, buffers: list) -> tuple[list, object]:
+    results = exe.loaded.execute_sharded(buffers, with_tokens=True)
+    token = results.consume_token()
+    return results.consume_with_handlers(exe._handlers), token
+
+
+def _follows(exe: ShardedExecutable, buffers: list, last: tuple) -> bool:
+    """Whether every device's part of `exe` waits for that device's part of
+    the program `last`: same devices, and an argument is one of its results."""
+    devices, _, outs = last
+    if devices != exe.devices:
+        return False
+    return any(b is o for b in buffers for o in outs)
 
 
 # ---- eager operations on arrays over several devices -------------------------------
