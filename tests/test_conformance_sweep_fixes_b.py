@@ -103,3 +103,63 @@ def test_sign_refuses_bool_and_square_makes_it_int32_as_jax():
 def test_hypot_of_edge_values_as_jax(dtype):
     x = np.array(EDGE, np.float32).astype(dtype)
     agree_traced(lambda ox, a, b: ox.jnp.hypot(a, b), x, x[::-1].copy())
+
+
+# ---- numpy/joining.py -------------------------------------------------------------
+@pytest.mark.parametrize("obj", [2, -9, (0, 2), (5, -5, 1), slice(0, 3)])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_insert_clips_positions_and_places_values_as_jax(obj, axis):
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    obj = np.array(obj) if isinstance(obj, tuple) else obj  # JAX refuses lists
+    if axis == 0 and isinstance(obj, np.ndarray) and len(obj) == 3:
+        values = np.int32(9)
+    else:
+        values = np.array([7.5, 8.5, 9.5][: 3 if axis != 0 else 1], np.float32)
+    agree(lambda ox, a: ox.jnp.insert(a, obj, values, axis=axis), a)
+
+
+def test_insert_wants_integer_positions_as_jax():
+    a = np.arange(3, dtype=np.uint8)
+    agree(lambda ox, a: ox.jnp.insert(a, np.array([True, False]), 5), a)
+    agree(lambda ox, a: ox.jnp.insert(a, np.array([], np.float32), a), a)
+    agree(lambda ox, a: ox.jnp.insert(a, np.uint8(2), np.array([4, 5], np.uint8)), a)
+    agree(lambda ox, a: ox.jnp.insert(a, np.array([[1]]), 5), a)
+    agree(lambda ox, a: ox.jit(lambda a: ox.jnp.insert(a, np.array([1, 9]), 5))(a), a)
+
+
+def test_compress_wants_a_1d_condition_and_allows_false_extras_as_jax():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for condition in (np.array([1, 0, 2, 0, 0, 0, 0, 0], np.int8), np.array([0, 1])):
+        for axis in (None, -1):
+            agree(lambda ox, c, a: ox.jnp.compress(c, a, axis=axis), condition, a)
+    agree(lambda ox, a: ox.jnp.compress(np.array([0, 0, 0, 1]), a, axis=1), a)
+    agree(lambda ox, a: ox.jnp.compress(np.ones((2, 3), bool), a), a)
+    agree(lambda ox, a: ox.jnp.compress(np.array(True), a), a)
+    c = np.array([True, False, True])
+    for size in (1, 4):
+        agree_traced(
+            lambda ox, c, a: ox.jnp.compress(c, a, axis=1, size=size, fill_value=-1),
+            c, a, vmap=False,
+        )  # fmt: skip
+
+
+def test_trim_zeros_trims_every_axis_as_jax():
+    x = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]], np.int8)
+    for trim in ("fb", "f", "B", "x"):
+        for axis in (None, 1, (0, 1)):
+            agree(lambda ox, x: ox.jnp.trim_zeros(x, trim, axis=axis), x)
+    agree(lambda ox, x: ox.jnp.trim_zeros(x), np.float32(0))
+    agree(lambda ox, x: ox.jnp.trim_zeros(x), np.zeros((2, 3), np.float32))
+    agree(lambda ox, x: ox.jnp.trim_zeros(x), np.array([0.0, -0.0, 1, 0, 2, 0]))
+
+
+def test_choose_rollaxis_and_vsplit_as_jax():
+    choices = [np.array([1.0, 2.0, 3.0]), np.array([-1.0, -2.0, -3.0])]
+    agree(lambda ox, a: ox.jnp.choose(a, choices), np.array([0.0, 1.0, 1.0]))
+    agree(lambda ox, a: ox.jnp.choose(a, choices), np.array([True, False, True]))
+    agree_traced(lambda ox, a: ox.jnp.choose(a, choices, mode="wrap"), np.array([0, 3, -1]))  # fmt: skip
+    agree(lambda ox, a: ox.jnp.rollaxis(a, 0), np.float32(1))
+    agree(lambda ox, a: ox.jnp.rollaxis(a, 2, 0), np.zeros((2, 3, 4)))
+    agree(lambda ox, a: ox.jnp.vsplit(a, 2), np.arange(4.0))
+    agree(lambda ox, a: ox.jnp.vsplit(a, [1]), np.arange(6.0).reshape(3, 2))
+    agree(lambda ox, a: ox.jnp.vsplit(a, 1), np.float32(1))

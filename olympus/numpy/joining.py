@@ -14,6 +14,7 @@ import builtins
 import numpy as np
 
 from olympus import lax
+from olympus.ir import dtypes
 from olympus.numpy.arrays import (
     atleast_2d,
     concatenate,
@@ -30,6 +31,8 @@ from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
     broadcast_to,
+    is_array,
+    normalize_axes,
     normalize_axis,
     promote_dtypes,
     to_operand,
@@ -127,7 +130,8 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    return _split_at_least("vsplit", ary, indices_or_sections, 0, 2)
+    """split along axis 0; JAX (unlike NumPy) also splits 1-D arrays."""
+    return _split_at_least("vsplit", ary, indices_or_sections, 0, 1)
 
 
 def dsplit(ary, indices_or_sections):
@@ -191,47 +195,80 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
 
 
 def insert(arr, obj, values, axis: int | None = None):
-    """`values` inserted before the positions `obj` along `axis`, like NumPy.
+    """`values` inserted before the positions `obj` along `axis`, as JAX.
 
-    The positions come from NumPy's own insert on an index vector, so every
-    form of `obj` (int, slice, sequence, unsorted) places values as NumPy does.
+    Positions are concrete; negative ones count from the end and out-of-range
+    ones clip to [0, n] (NumPy raises). A single position takes all of
+    `values`' slices; several take one slice each, in the order of `obj`.
     """
     arr = to_operand(arr)
     if axis is None:
         arr, axis = ravel(arr), 0
     ndim = aval_of(arr).ndim
-    axis = normalize_axis(axis, ndim)
+    axis = _axis_of_array("insert", axis, ndim)
     n = aval_of(arr).shape[axis]
-    if not isinstance(obj, slice):
-        obj = _concrete(obj, "insert", "the insertion positions")
+    positions = _insert_positions(obj, n)
     values = to_operand(values)
-    count = _inserted_count(obj, n, values, ndim, axis)
-    if isinstance(obj, np.ndarray) and obj.ndim == 0:
-        # A scalar position inserts `values` as a block: its leading axis moves to `axis`.
-        values = reshape(
-            values, (1,) * (ndim - aval_of(values).ndim) + aval_of(values).shape
-        )
-        values = moveaxis(values, 0, axis)
+    values = reshape(
+        values, (1,) * (ndim - aval_of(values).ndim) + aval_of(values).shape
+    )
+    if positions.size == 1:
+        if (
+            positions.ndim == 0
+        ):  # a scalar position: values' leading axis moves to `axis`
+            values = moveaxis(values, 0, axis)
+        positions = np.full(aval_of(values).shape[axis], positions.ravel()[0])
+    count = np.broadcast_shapes(positions.shape, (aval_of(values).shape[axis],))[0]
     shape = list(aval_of(arr).shape)
     shape[axis] = count
-    arr, values = promote_dtypes(arr, values)
-    values = lax.convert_element_type(
-        broadcast_to(values, tuple(shape)), aval_of(arr).dtype
+    values = broadcast_to(
+        lax.convert_element_type(values, aval_of(arr).dtype), tuple(shape)
     )
-    order = np.insert(np.arange(n), obj, n + np.arange(count))
-    return take(
-        concatenate([arr, values], axis), order.astype(np.int32), axis=axis, mode="clip"
-    )
+    order = _insert_order(np.broadcast_to(positions, (count,)), n)
+    return take(concatenate([arr, values], axis), order, axis=axis, mode="clip")
 
 
-def _inserted_count(obj, n: int, values, ndim: int, axis: int) -> int:
-    """How many slices insert adds: one per position, except that a single
-    position takes all of `values`' slices (NumPy's rule)."""
-    positions = np.arange(n)[obj] if isinstance(obj, slice) else obj
-    if positions.size != 1:
-        return positions.size
-    vshape = (1,) * (ndim - aval_of(values).ndim) + aval_of(values).shape
-    return vshape[0] if positions.ndim == 0 else vshape[axis]
+def _insert_positions(obj, n: int) -> np.ndarray:
+    """insert's positions as a 0-d or 1-d int64 NumPy array (JAX's checks)."""
+    if isinstance(obj, slice):
+        return np.arange(*obj.indices(n))
+    positions = _concrete(obj, "insert", "the insertion positions")
+    if positions.ndim > 1:
+        raise ValueError(
+            f"jnp.insert: obj must be a slice, a 1-D array or a scalar; got shape "
+            f"{positions.shape}"
+        )
+    if not np.issubdtype(positions.dtype, np.integer):
+        if positions.size or is_array(obj):
+            raise ValueError(
+                f"jnp.insert: the positions must be integer typed, got {positions.dtype}"
+                " (as in JAX); cast them, e.g. obj.astype(int)"
+            )
+    return positions.astype(np.int64)
+
+
+def _insert_order(positions: np.ndarray, n: int) -> np.ndarray:
+    """Where each output slice comes from in concatenate([arr, values]):
+    value i lands at its clipped position plus its rank among the positions."""
+    count = positions.size
+    positions = np.clip(np.where(positions < 0, positions + n, positions), 0, n)
+    landing = positions.copy()
+    landing[np.argsort(positions, kind="stable")] += np.arange(count)
+    order = np.empty(n + count, np.int32)
+    from_arr = np.ones(n + count, bool)
+    from_arr[landing] = False
+    order[landing] = n + np.arange(count)
+    order[from_arr] = np.arange(n)
+    return order
+
+
+def _axis_of_array(name: str, axis: int, ndim: int) -> int:
+    """normalize_axis, also refusing axis 0 of a 0-d array (as JAX)."""
+    if ndim == 0:
+        raise ValueError(
+            f"jnp.{name}: axis {axis} is out of bounds for an array of dimension 0"
+        )
+    return normalize_axis(axis, ndim)
 
 
 # ---- rearranging --------------------------------------------------------------------
@@ -256,7 +293,7 @@ def rollaxis(a, axis: int, start: int = 0):
     """Moves `axis` to sit before position `start` (moveaxis is the clearer spelling)."""
     a = to_operand(a)
     ndim = aval_of(a).ndim
-    axis = normalize_axis(axis, ndim)
+    axis = _axis_of_array("rollaxis", axis, ndim)
     if not -ndim <= start <= ndim:
         raise ValueError(
             f"jnp.rollaxis: start={start} is out of range for {ndim} dimensions"
@@ -290,6 +327,11 @@ def choose(a, choices, mode: str = "raise"):
     'raise' checks the bounds of a concrete `a` and clips a traced one.
     """
     a = to_operand(a)
+    if not dtypes.is_integer(aval_of(a).dtype):
+        raise ValueError(
+            f"jnp.choose: the index array `a` must be integer typed, got "
+            f"{aval_of(a).str_short()} (as in JAX); cast it, e.g. a.astype(int)"
+        )
     n = len(choices)
     if mode == "raise" and not isinstance(a, Tracer):
         index = np.asarray(a)
@@ -320,26 +362,46 @@ def compress(
     static `size` (the first `size` selected slices, then `fill_value` ones).
     """
     a = to_operand(a)
+    condition = to_operand(condition)
+    if aval_of(condition).ndim != 1:
+        raise ValueError(
+            f"jnp.compress: condition must be a 1-D array, got shape "
+            f"{aval_of(condition).shape} (as in JAX); ravel it first"
+        )
     if axis is None:
         a, axis = ravel(a), 0
-    axis = normalize_axis(axis, aval_of(a).ndim)
-    n = aval_of(a).shape[axis]
-    condition = ravel(to_operand(condition))
-    if aval_of(condition).size > n:
-        raise ValueError(
-            f"jnp.compress: condition has {aval_of(condition).size} entries, "
-            f"more than the {n} slices of axis {axis}"
-        )
+    a = moveaxis(a, _axis_of_array("compress", axis, aval_of(a).ndim), 0)
+    n = builtins.min(aval_of(a).shape[0], aval_of(condition).shape[0])
     if size is None:
-        selected = np.nonzero(
+        selected = np.flatnonzero(
             _concrete(condition, "compress", "condition (without size=)")
-        )[0]
-        return take(a, selected.astype(np.int32), axis=axis, mode="clip")
+        )
+        if selected.size and selected[-1] >= n:
+            raise ValueError(
+                f"jnp.compress: condition selects entry {selected[-1]}, out of bounds "
+                f"for an axis of {n}"
+            )
+        out = take(a, selected.astype(np.int32), axis=0, mode="clip")
+    else:
+        out = _compress_to_size(condition, a, n, size, fill_value)
+    return moveaxis(out, 0, axis)
+
+
+def _compress_to_size(condition, a, n: int, size: int, fill_value):
+    """The first `size` selected slices of `a` (axis 0), then fill_value ones."""
+    if not 0 <= size <= n:
+        raise ValueError(
+            f"jnp.compress: size must be in [0, {n}] (the axis' length), got {size}"
+        )
+    condition = lax.slice(condition, (0,), (n,))
+    condition = lax.ne(
+        condition, lax.full((n,), np.zeros((), aval_of(condition).dtype)[()])
+    )
+    a = lax.slice_in_dim(a, 0, n, axis=0) if aval_of(a).shape[0] != n else a
     (selected,) = nonzero(condition, size=size, fill_value=n)
-    fill_shape = list(aval_of(a).shape)
-    fill_shape[axis] = 1
-    filler = lax.full(tuple(fill_shape), np.asarray(fill_value, aval_of(a).dtype)[()])
-    return take(concatenate([a, filler], axis), selected, axis=axis, mode="clip")
+    fill_shape = (1,) + aval_of(a).shape[1:]
+    filler = lax.full(fill_shape, np.asarray(fill_value, aval_of(a).dtype)[()])
+    return take(concatenate([a, filler], 0), selected, axis=0, mode="clip")
 
 
 def broadcast_arrays(*args):
@@ -351,18 +413,26 @@ def broadcast_arrays(*args):
     ]
 
 
-def trim_zeros(filt, trim: str = "fb"):
-    """A 1-D array without its leading ('f') and/or trailing ('b') zeros.
+def trim_zeros(filt, trim: str = "fb", axis=None):
+    """`filt` without its leading ('f') and/or trailing ('b') all-zero slices
+    along each of `axis` (all axes when None), as JAX; a 0-d array comes back
+    unchanged.
 
-    The result's length depends on the values, so `filt` must be concrete.
+    The result's shape depends on the values, so `filt` must be concrete.
     """
     filt = to_operand(filt)
     values = _concrete(filt, "trim_zeros", "the array")
-    if values.ndim != 1:
-        raise ValueError(f"jnp.trim_zeros needs a 1-D array, got shape {values.shape}")
-    nonzero = np.flatnonzero(values)
     trim = trim.lower()
-    start = (nonzero[0] if nonzero.size else values.size) if "f" in trim else 0
-    stop = (nonzero[-1] + 1 if nonzero.size else 0) if "b" in trim else values.size
-    stop = builtins.max(start, stop)
-    return lax.slice(filt, (int(start),), (int(stop),))
+    axes = set(normalize_axes(axis, values.ndim)) if values.ndim else set()
+    if not axes or ("f" not in trim and "b" not in trim):
+        return filt
+    start, limit = [0] * values.ndim, list(values.shape)
+    for ax in axes:
+        others = tuple(i for i in range(values.ndim) if i != ax)
+        nonzero = np.flatnonzero(np.any(values != 0, axis=others))
+        if not nonzero.size:
+            start[ax], limit[ax] = 0, 0
+            continue
+        start[ax] = int(nonzero[0]) if "f" in trim else 0
+        limit[ax] = int(nonzero[-1]) + 1 if "b" in trim else values.shape[ax]
+    return lax.slice(filt, tuple(start), tuple(limit))
