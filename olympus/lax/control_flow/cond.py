@@ -303,14 +303,21 @@ def switch(index, branches: Sequence[Callable], *operands):
 
 
 # ---- transformation rules ------------------------------------------------------------
+def _index_and_operands(values) -> tuple:
+    """(the index's value, the operands' values) of a per-operand list."""
+    (index,), operands = cond_structure.split({}, values)
+    return index, operands
+
+
 def _cond_jvp(primals, tangents, *, branches, linear):
-    index, operands = primals[0], primals[1:]
-    nonzero = differentiable_mask(operands, tangents[1:])
+    index, operands = _index_and_operands(primals)
+    op_tangents = _index_and_operands(tangents)[1]
+    nonzero = differentiable_mask(operands, op_tangents)
     n_out = len(branches[0].out_avals)
     jvps = [jvp_program(b, nonzero, "jvp", [True] * n_out) for b in branches]
     out_nz = jvps[0][1]
     consts, programs = common_consts([t for t, _ in jvps])
-    op_tangents = [instantiate(t) for t in select_mask(nonzero, tangents[1:])]
+    op_tangents = [instantiate(t) for t in select_mask(nonzero, op_tangents)]
     args = [*consts, *operands, *op_tangents]
     outs = cond_p.bind(
         index, *args, branches=tuple(programs), linear=(False,) * len(args)
@@ -320,10 +327,11 @@ def _cond_jvp(primals, tangents, *, branches, linear):
 
 
 def _cond_partial_eval(trace, args, unknown, *, branches, linear):
-    if unknown[0]:
+    index_unknown, unknown_operands = _index_and_operands(unknown)
+    if index_unknown:
         return stage_all(trace, cond_p, args, dict(branches=branches, linear=linear))
-    index, operands = args[0], args[1:]
-    known_in = [not u for u in unknown[1:]]
+    index, operands = _index_and_operands(args)
+    known_in = [not u for u in unknown_operands]
     splits = [split_nested(b, known_in) for b in branches]
     branches = tuple(b for b, _ in splits)
     deferred = [d for _, d in splits]
@@ -364,7 +372,7 @@ def _cond_partial_eval(trace, args, unknown, *, branches, linear):
     for b, s, d in zip(branches, slots, deferred):
         res_invars = [r if isinstance(r, Var) else Var(r) for r in s]
         unknown_branches.append(unknown_program(b, known_in, known_out, res_invars, d))
-    unknown_operands = [x for x, u in zip(operands, unknown[1:]) if u]
+    unknown_operands = select_mask(unknown_operands, operands)
     staged_args = [*residuals, *unknown_operands]
     linear = (False,) * len(residuals) + (True,) * len(unknown_operands)  # tangents
     with set_current_trace(trace.tangent_trace):
@@ -395,10 +403,12 @@ def _cond_transpose(cts, index, *operands, branches, linear):
 
 
 def _cond_batch(axis_size, vals, dims, *, branches, linear):
-    index, operands = vals[0], to_front(vals[1:], dims[1:], axis_size)
-    in_batched = [d is not not_mapped for d in dims[1:]]
+    index, operands = _index_and_operands(vals)
+    index_dim, dims = _index_and_operands(dims)
+    operands = to_front(operands, dims, axis_size)
+    in_batched = [d is not not_mapped for d in dims]
     n_out = len(branches[0].out_avals)
-    if dims[0] is not_mapped:
+    if index_dim is not_mapped:
         batched = [
             batch_program(b, axis_size, in_batched, [True] * n_out, "vmap")[0]
             for b in branches
@@ -410,7 +420,7 @@ def _cond_batch(axis_size, vals, dims, *, branches, linear):
         )
         return outs, [0] * n_out
     # A predicate per example: every branch runs on the whole batch, select_n picks.
-    index = batch_to_front(index, axis_size, dims[0])
+    index = batch_to_front(index, axis_size, index_dim)
     # Every float operand gets the batch axis, so each example's can be masked.
     operands = [
         broadcast_batch(x, axis_size, 0)
