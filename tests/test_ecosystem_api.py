@@ -1250,3 +1250,69 @@ def test_like_functions_take_eval_shape_results():
         return init(x), ox.jit(init)(x)
 
     agree(program, np.ones((3, 4), np.float16))
+
+
+# ---- lax's keyword arguments as JAX's (the signature sweep's allow-list) ------
+def test_lax_takes_jax_keyword_names():
+    """operand=/array=/m= as JAX names them, accuracy= (a hint), and the
+    gather/scatter hints and scatter modes that keep olympus's semantics."""
+    x = np.array([[1.5, -2.0, 0.25], [4.0, 0.5, -1.0]], np.float32)
+    numbers = dict(
+        update_window_dims=(), inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+    )  # fmt: skip
+
+    def program(ox, x):
+        lax = ox.lax
+        flat = lax.reshape(operand=x, new_sizes=(6,))
+        dn = lax.ScatterDimensionNumbers(**numbers)
+        gather_dn = lax.GatherDimensionNumbers(
+            offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,)
+        )
+        at = np.array([[1], [7], [1]], np.int32)
+        ones = ox.jnp.ones(3, np.float32)
+        return (
+            lax.reduce_sum(operand=x, axes=(0,)),
+            lax.reduce_max(operand=x, axes=(1,)),
+            lax.argmax(operand=x, axis=1, index_dtype=np.int32),
+            lax.convert_element_type(operand=x, new_dtype=np.int32),
+            lax.bitcast_convert_type(operand=x, new_dtype=np.int32),
+            lax.transpose(operand=x, permutation=(1, 0)),
+            lax.rev(operand=x, dimensions=(0,)),
+            lax.slice(operand=x, start_indices=(0, 1), limit_indices=(2, 3)),
+            lax.pad(operand=x, padding_value=0.0, padding_config=[(1, 0, 0)] * 2),
+            lax.squeeze(array=x[:1], dimensions=(0,)),
+            lax.expand_dims(array=x, dimensions=(0,)),
+            lax.broadcast(operand=x[0], sizes=(2,)),
+            lax.polygamma(m=ox.jnp.ones(3), x=ox.jnp.abs(x[0]) + 1),
+            [f(x, accuracy=None) for f in (lax.exp, lax.sin, lax.tanh, lax.logistic)],
+            lax.gather(
+                flat,
+                at,
+                gather_dn,
+                (1,),
+                unique_indices=False,
+                indices_are_sorted=False,
+                mode="fill",
+            ),  # fmt: skip
+            [
+                f(
+                    flat,
+                    at,
+                    ones,
+                    dn,
+                    indices_are_sorted=True,
+                    unique_indices=False,
+                    mode=mode,
+                )  # fmt: skip
+                for f in (lax.scatter, lax.scatter_add, lax.scatter_mul)
+                for mode in (None, "drop", "promise_in_bounds")
+            ],
+        )
+
+    agree(program, x)
+    dn = olympus.lax.ScatterDimensionNumbers(**numbers)
+    with pytest.raises(ValueError, match="clamp the indices"):
+        olympus.lax.scatter_add(
+            np.zeros(3), np.array([[5]]), np.ones(1), dn, mode="clip"
+        )

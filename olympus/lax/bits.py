@@ -194,15 +194,15 @@ def shift_right_arithmetic(x, y):
     return shift_right_arithmetic_p.bind(*_match_scalars(x, y))
 
 
-def bitcast_convert_type(x, new_dtype):
-    """The bits of `x` read as `new_dtype`: f32 1.0 -> u32 0x3f800000.
+def bitcast_convert_type(operand, new_dtype):
+    """The bits of `operand` read as `new_dtype`: f32 1.0 -> u32 0x3f800000.
 
     As in JAX, a narrower `new_dtype` adds a last axis of (old width / new
     width) parts, the least significant first (f64 1.0 -> f32 [0, 1.875]), and a
     wider one takes that axis away (its length must be the ratio).
 
     Args:
-      x: an array.
+      operand: an array.
       new_dtype: the dtype to read the bits as.
 
     Returns:
@@ -217,15 +217,15 @@ def bitcast_convert_type(x, new_dtype):
       Array(1065353216, dtype=uint32)
     """
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
-    old_dtype = aval_of(x).dtype
+    old_dtype = aval_of(operand).dtype
     if old_dtype == new_dtype:
-        return x
+        return operand
     old_bits, new_bits = _bit_width(old_dtype), _bit_width(new_dtype)
     if old_bits > new_bits:
-        return _bitcast_to_parts(x, old_bits, new_bits, new_dtype)
+        return _bitcast_to_parts(operand, old_bits, new_bits, new_dtype)
     if old_bits < new_bits:
-        return _bitcast_from_parts(x, old_bits, new_bits, new_dtype)
-    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype)
+        return _bitcast_from_parts(operand, old_bits, new_bits, new_dtype)
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
 
 
 def _bit_width(dtype) -> int:

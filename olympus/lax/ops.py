@@ -49,9 +49,19 @@ def _binary(prim):
     return op
 
 
-def _unary(prim):
-    def op(x):
-        return prim.bind(x)
+def _unary(prim, accuracy: bool = False):
+    """lax's function binding `prim`; with `accuracy`, it takes JAX's
+    `accuracy=` (XLA's result-accuracy hint, which olympus's lowering ignores:
+    the default accuracy is what every backend gives)."""
+    if accuracy:
+
+        def op(x, *, accuracy=None):
+            return prim.bind(x)
+
+    else:
+
+        def op(x):
+            return prim.bind(x)
 
     op.primitive = prim  # op(x) only binds: olympus.numpy may dispatch it directly
     op.__name__ = prim.name
@@ -69,18 +79,36 @@ eq, ne, lt, le, gt, ge = map(
 )
 complex = _binary(ew.complex_p)  # noqa: A001
 
-neg, exp, log, expm1, log1p = map(
-    _unary, (ew.neg_p, ew.exp_p, ew.log_p, ew.expm1_p, ew.log1p_p)
+neg = _unary(ew.neg_p)
+exp, log, expm1, log1p = (
+    _unary(p, accuracy=True) for p in (ew.exp_p, ew.log_p, ew.expm1_p, ew.log1p_p)
 )
-sin, cos, tan, tanh, logistic = map(
-    _unary, (ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p, ew.logistic_p)
+sin, cos, tan, tanh, logistic, sqrt, rsqrt = (
+    _unary(p, accuracy=True)
+    for p in (
+        ew.sin_p,
+        ew.cos_p,
+        ew.tan_p,
+        ew.tanh_p,
+        ew.logistic_p,
+        ew.sqrt_p,
+        ew.rsqrt_p,
+    )
 )
-sqrt, rsqrt, abs, sign = map(_unary, (ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p))  # noqa: A001
+abs, sign = map(_unary, (ew.abs_p, ew.sign_p))  # noqa: A001
 floor, ceil, erf, bitwise_not = map(_unary, (ew.floor_p, ew.ceil_p, ew.erf_p, ew.not_p))
 erfc, erf_inv, lgamma, digamma = map(
     _unary, (ew.erfc_p, ew.erf_inv_p, ew.lgamma_p, ew.digamma_p)
 )
-polygamma = _binary(ew.polygamma_p)
+_polygamma = _binary(ew.polygamma_p)
+
+
+def polygamma(m, x):
+    return _polygamma(m, x)
+
+
+polygamma.primitive = ew.polygamma_p
+polygamma.__doc__ = _polygamma.__doc__
 asin, acos, atan = map(_unary, (ew.asin_p, ew.acos_p, ew.atan_p))
 sinh, cosh, asinh, acosh, atanh = map(
     _unary, (ew.sinh_p, ew.cosh_p, ew.asinh_p, ew.acosh_p, ew.atanh_p)
@@ -205,18 +233,18 @@ def clamp(min, x, max):  # noqa: A002
     return ew.clamp_p.bind(*_match_scalars(x, min, x, max)[1:])
 
 
-def convert_element_type(x, new_dtype):
-    """Casts `x` to `new_dtype`.
+def convert_element_type(operand, new_dtype):
+    """Casts `operand` to `new_dtype`.
 
     Float-to-int conversion rounds toward zero; 64-bit types need x64 (they
     are narrowed to 32 bits otherwise). The result is strongly typed.
 
     Args:
-      x: an array or scalar.
+      operand: an array or scalar.
       new_dtype: the target dtype.
 
     Returns:
-      x converted to new_dtype.
+      operand converted to new_dtype.
 
     Raises:
       TypeError: new_dtype is not a dtype olympus supports.
@@ -226,51 +254,53 @@ def convert_element_type(x, new_dtype):
       Array([ 1, -2], dtype=int32)
     """
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
-    aval = aval_of(x)
+    aval = aval_of(operand)
     if aval.dtype == new_dtype and not aval.weak_type:
-        return x
-    return ew.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=False)
+        return operand
+    return ew.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False)
 
 
 # ---- shapes ------------------------------------------------------------------
-def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
-    """Broadcasts `x` to `shape`, placing its dimensions at `broadcast_dimensions`.
+def broadcast_in_dim(
+    operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]
+):
+    """Broadcasts `operand` to `shape`, placing its dimensions at `broadcast_dimensions`.
 
-    The explicit form of NumPy broadcasting: dimension i of x becomes
+    The explicit form of NumPy broadcasting: dimension i of operand becomes
     dimension broadcast_dimensions[i] of the result (size 1 or equal).
 
     Args:
-      x: the array.
+      operand: the array.
       shape: the result's shape.
-      broadcast_dimensions: for each dimension of x, its position in shape
+      broadcast_dimensions: for each dimension of operand, its position in shape
         (increasing).
 
     Returns:
-      An array of `shape` and x's dtype.
+      An array of `shape` and operand's dtype.
 
     Raises:
-      OlympusTypeError: a dimension of x is neither 1 nor its target's size.
+      OlympusTypeError: a dimension of operand is neither 1 nor its target's size.
 
     Example:
       >>> lax.broadcast_in_dim(jnp.array([1.0, 2.0]), (3, 2), (1,)).shape
       (3, 2)
     """
     return sh.broadcast_in_dim_p.bind(
-        x,
+        operand,
         shape=tuple(int(d) for d in shape),
         broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions),
     )
 
 
-def broadcast(x, sizes: Sequence[int]):
-    """Adds leading dimensions `sizes` to `x`.
+def broadcast(operand, sizes: Sequence[int]):
+    """Adds leading dimensions `sizes` to `operand`.
 
     Args:
-      x: the array.
+      operand: the array.
       sizes: the sizes of the new leading dimensions.
 
     Returns:
-      An array of shape `sizes + x.shape`.
+      An array of shape `sizes + operand.shape`.
 
     Raises:
       OlympusTypeError: a size is negative or not an int.
@@ -279,16 +309,16 @@ def broadcast(x, sizes: Sequence[int]):
       >>> lax.broadcast(jnp.array([1.0, 2.0]), (3,)).shape
       (3, 2)
     """
-    aval = aval_of(x)
+    aval = aval_of(operand)
     dims = tuple(range(len(sizes), len(sizes) + aval.ndim))
-    return broadcast_in_dim(x, tuple(sizes) + aval.shape, dims)
+    return broadcast_in_dim(operand, tuple(sizes) + aval.shape, dims)
 
 
-def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
-    """`x` with a new shape of the same size.
+def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    """`operand` with a new shape of the same size.
 
     Args:
-      x: the array.
+      operand: the array.
       new_sizes: the new shape (no -1: lax wants it spelled out).
       dimensions: an optional permutation applied before reshaping.
 
@@ -296,26 +326,26 @@ def reshape(x, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None
       An array of shape new_sizes, in row-major order.
 
     Raises:
-      OlympusTypeError: the sizes' product differs from x.size.
+      OlympusTypeError: the sizes' product differs from operand.size.
 
     Example:
       >>> lax.reshape(jnp.arange(6), (2, 3))
       Array([[0, 1, 2], [3, 4, 5]], dtype=int32)
     """
     new_sizes = tuple(int(d) for d in new_sizes)
-    if dimensions is None and aval_of(x).shape == new_sizes:
-        return x
+    if dimensions is None and aval_of(operand).shape == new_sizes:
+        return operand
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
-    return sh.reshape_p.bind(x, new_sizes=new_sizes, dimensions=dims)
+    return sh.reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
 
 
-def transpose(x, permutation: Sequence[int]):
-    """Permutes the dimensions of `x`.
+def transpose(operand, permutation: Sequence[int]):
+    """Permutes the dimensions of `operand`.
 
     Args:
-      x: the array.
-      permutation: a permutation of range(x.ndim): dimension i of the result
-        is dimension permutation[i] of x.
+      operand: the array.
+      permutation: a permutation of range(operand.ndim): dimension i of the result
+        is dimension permutation[i] of operand.
 
     Returns:
       The permuted array.
@@ -327,18 +357,18 @@ def transpose(x, permutation: Sequence[int]):
       >>> lax.transpose(jnp.ones((2, 3)), (1, 0)).shape
       (3, 2)
     """
-    return sh.transpose_p.bind(x, permutation=tuple(int(d) for d in permutation))
+    return sh.transpose_p.bind(operand, permutation=tuple(int(d) for d in permutation))
 
 
-def squeeze(x, dimensions: Sequence[int]):
+def squeeze(array, dimensions: Sequence[int]):
     """Removes the given dimensions of size 1.
 
     Args:
-      x: the array.
+      array: the array.
       dimensions: the dimensions to remove; each must have size 1.
 
     Returns:
-      x without those dimensions.
+      array without those dimensions.
 
     Raises:
       OlympusTypeError: a listed dimension's size is not 1.
@@ -347,20 +377,20 @@ def squeeze(x, dimensions: Sequence[int]):
       >>> lax.squeeze(jnp.ones((2, 1)), (1,)).shape
       (2,)
     """
-    ndim = aval_of(x).ndim
+    ndim = aval_of(array).ndim
     dims = tuple(sorted(int(d) % ndim if ndim else int(d) for d in dimensions))
-    return sh.squeeze_p.bind(x, dimensions=dims) if dims else x
+    return sh.squeeze_p.bind(array, dimensions=dims) if dims else array
 
 
-def expand_dims(x, dimensions: Sequence[int]):
+def expand_dims(array, dimensions: Sequence[int]):
     """Inserts dimensions of size 1 at the given positions.
 
     Args:
-      x: the array.
+      array: the array.
       dimensions: positions in the result (negative count from its end).
 
     Returns:
-      x with the new dimensions.
+      array with the new dimensions.
 
     Raises:
       OlympusTypeError: a position is out of range for the result's rank.
@@ -369,16 +399,16 @@ def expand_dims(x, dimensions: Sequence[int]):
       >>> lax.expand_dims(jnp.ones(2), (0,)).shape
       (1, 2)
     """
-    out_ndim = aval_of(x).ndim + len(dimensions)
+    out_ndim = aval_of(array).ndim + len(dimensions)
     dims = tuple(sorted(int(d) % out_ndim for d in dimensions))
-    return sh.expand_dims_p.bind(x, dimensions=dims)
+    return sh.expand_dims_p.bind(array, dimensions=dims)
 
 
-def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
-    """The static slice `x[start:limit:stride]` on every dimension.
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
+    """The static slice `operand[start:limit:stride]` on every dimension.
 
     Args:
-      x: the array.
+      operand: the array.
       start_indices: one int per dimension.
       limit_indices: one int per dimension (exclusive).
       strides: one int per dimension, or None for all 1.
@@ -395,7 +425,7 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
       Array([1, 3], dtype=int32)
     """
     return sh.slice_p.bind(
-        x,
+        operand,
         start_indices=tuple(map(int, start_indices)),
         limit_indices=tuple(map(int, limit_indices)),
         strides=None if strides is None else tuple(map(int, strides)),
@@ -463,14 +493,14 @@ def concatenate(operands, dimension: int):
     return sh.concatenate_p.bind(*operands, dimension=int(dimension))
 
 
-def pad(x, padding_value, padding_config):
-    """Pads `x` with `padding_value`: at each edge and between elements.
+def pad(operand, padding_value, padding_config):
+    """Pads `operand` with `padding_value`: at each edge and between elements.
 
     Negative padding removes elements, so pad also crops.
 
     Args:
-      x: the array.
-      padding_value: a scalar of x's dtype.
+      operand: the array.
+      padding_value: a scalar of operand's dtype.
       padding_config: one `(low, high, interior)` triple per dimension.
 
     Returns:
@@ -478,14 +508,14 @@ def pad(x, padding_value, padding_config):
 
     Raises:
       OlympusTypeError: the config's length differs from the rank, interior
-        padding is negative, or padding_value's dtype differs from x's.
+        padding is negative, or padding_value's dtype differs from operand's.
 
     Example:
       >>> lax.pad(jnp.ones(2), 0.0, [(1, 0, 1)])
       Array([0., 1., 0., 1.], dtype=float32)
     """
     config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
-    return sh.pad_p.bind(*_match_scalars(x, padding_value), padding_config=config)
+    return sh.pad_p.bind(*_match_scalars(operand, padding_value), padding_config=config)
 
 
 def iota(dtype, size: int):
@@ -575,8 +605,8 @@ def full(shape: Sequence[int], fill_value, dtype=None):
 
 # ---- reductions and contractions ---------------------------------------------
 def _reducer(prim):
-    def op(x, axes: Sequence[int]):
-        return prim.bind(x, axes=tuple(int(a) for a in axes))
+    def op(operand, axes: Sequence[int]):
+        return prim.bind(operand, axes=tuple(int(a) for a in axes))
 
     op.__name__ = prim.name
     op.__doc__ = OP_DOCS.get(prim.name)
@@ -597,13 +627,13 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
 reduce_xor = _reducer(red.reduce_xor_p)
 
 
-def argmax(x, axis: int, index_dtype):
+def argmax(operand, axis: int, index_dtype):
     """The index of the largest element along `axis`.
 
     Ties give the lowest index; NaN counts as the largest value.
 
     Args:
-      x: the array.
+      operand: the array.
       axis: the axis to reduce.
       index_dtype: the integer dtype of the result.
 
@@ -619,17 +649,17 @@ def argmax(x, axis: int, index_dtype):
       Array(1, dtype=int32)
     """
     return red.argmax_p.bind(
-        x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
+        operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
     )
 
 
-def argmin(x, axis: int, index_dtype):
+def argmin(operand, axis: int, index_dtype):
     """The index of the smallest element along `axis`.
 
     Ties give the lowest index; NaN counts as the smallest value.
 
     Args:
-      x: the array.
+      operand: the array.
       axis: the axis to reduce.
       index_dtype: the integer dtype of the result.
 
@@ -645,7 +675,7 @@ def argmin(x, axis: int, index_dtype):
       Array(2, dtype=int32)
     """
     return red.argmin_p.bind(
-        x, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
+        operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
     )
 
 
@@ -759,11 +789,11 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     )
 
 
-def rev(x, dimensions: Sequence[int]):
-    """Reverses `x` along `dimensions`.
+def rev(operand, dimensions: Sequence[int]):
+    """Reverses `operand` along `dimensions`.
 
     Args:
-      x: the array.
+      operand: the array.
       dimensions: the dimensions to reverse.
 
     Returns:
@@ -776,4 +806,4 @@ def rev(x, dimensions: Sequence[int]):
       >>> lax.rev(jnp.arange(3), (0,))
       Array([2, 1, 0], dtype=int32)
     """
-    return sh.rev_p.bind(x, dimensions=tuple(int(d) for d in dimensions))
+    return sh.rev_p.bind(operand, dimensions=tuple(int(d) for d in dimensions))

@@ -590,6 +590,8 @@ def gather(
     dimension_numbers: GatherDimensionNumbers,
     slice_sizes,
     *,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
     mode: str | None = None,
     fill_value=None,
 ):
@@ -609,6 +611,8 @@ def gather(
         in the output), collapsed_slice_dims (size-1 window axes dropped),
         start_index_map (the operand axis each index component addresses).
       slice_sizes: the window size in each operand dimension.
+      unique_indices: a hint (JAX's); the result does not depend on it.
+      indices_are_sorted: a hint (JAX's); the result does not depend on it.
       mode: None, "clip", "fill" or "promise_in_bounds".
       fill_value: the value of out-of-bounds windows in "fill" mode.
 
@@ -695,8 +699,33 @@ def _scatter_dn(dn) -> ScatterDimensionNumbers:
     return ScatterDimensionNumbers(*(tuple(int(d) for d in f) for f in dn))
 
 
+class ScatterModeError(ValueError):
+    """A scatter given mode 'clip' (or an unknown mode): olympus's scatters
+    drop out-of-range windows, JAX's 'fill_or_drop'."""
+
+
+def _check_scatter_mode(api: str, mode) -> None:
+    name = str(getattr(mode, "name", mode)).lower()
+    if mode is not None and name not in ("fill_or_drop", "drop", "promise_in_bounds"):
+        raise ScatterModeError(
+            f"lax.{api}: mode {mode!r} is not supported; olympus drops "
+            "out-of-range windows (mode='drop'); clamp the indices yourself "
+            "for 'clip'"
+        )
+
+
 def _public_scatter(prim, doc):
-    def scatter_fn(operand, scatter_indices, updates, dimension_numbers):
+    def scatter_fn(
+        operand,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode=None,
+    ):
+        _check_scatter_mode(prim.name, mode)
         return prim.bind(
             operand,
             scatter_indices,
