@@ -30,7 +30,26 @@ __all__ = ["copysign", "frexp", "ldexp", "modf", "nextafter", "spacing"]
 
 
 def copysign(x1, x2):
-    """|x1| with the sign bit of x2 (so copysign(1, -0.0) = -1)."""
+    """|x1| with the sign of x2, elementwise.
+
+    |x1| with the sign bit of x2 (so copysign(1, -0.0) = -1).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and a float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.copysign(jnp.array([1.0, 2.0]), -1.0)
+      Array([-1., -2.], dtype=float32)
+    """
     x1, x2 = as_arrays(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
         raise OlympusTypeError("jnp.copysign is not defined for complex operands")
@@ -47,10 +66,27 @@ def _power_of_two(k, layout: FloatLayout):
 
 
 def ldexp(x1, x2):
-    """x1 * 2**x2 for an integer x2, exact and free of spurious overflow.
+    """x1 * 2**x2 for an integer x2, elementwise.
 
-    The exponent is clipped to the range where the result can differ from 0
-    or inf, then applied in three steps that each stay representable.
+    x1 * 2**x2 for an integer x2, exact and free of spurious overflow. The
+    exponent is clipped to the range where the result can differ from 0 or inf,
+    then applied in three steps that each stay representable.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and x1's float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.ldexp(jnp.array([1.0, 3.0]), jnp.array([2, -1]))
+      Array([4. , 1.5], dtype=float32)
     """
     x2 = to_operand(x2)
     if not (dtypes.is_integer(aval_of(x2).dtype) or aval_of(x2).dtype == dtypes.bool_):
@@ -93,10 +129,26 @@ def _floor_div(n, d: int):
 
 
 def frexp(x):
-    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1.
+    """Splits x into mantissa and exponent: x = mantissa * 2**exponent.
 
-    Zeros, infinities and NaNs come back unchanged with exponent 0; the
+    (mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| <
+    1. Zeros, infinities and NaNs come back unchanged with exponent 0; the
     exponent is int32, as in JAX.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      (mantissa, exponent): the mantissa in x's float dtype with 0.5 <=
+      |mantissa| < 1 (0 for 0), the exponent as int32.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.frexp(jnp.array([8.0, 0.75]))
+      (Array([0.5 , 0.75], dtype=float32), Array([4, 0], dtype=int32))
     """
     (x,) = as_arrays(x, inexact=True)
     layout = float_layout("frexp", x)
@@ -133,7 +185,26 @@ def frexp(x):
 
 
 def nextafter(x1, x2):
-    """The next representable float after x1 in the direction of x2."""
+    """The next float after x1 in the direction of x2, elementwise.
+
+    The next representable float after x1 in the direction of x2.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.nextafter(jnp.array([1.0, 1.0]), jnp.array([2.0, 0.0]))
+      Array([1.0000001 , 0.99999994], dtype=float32)
+    """
     x1, x2 = as_arrays(x1, x2, inexact=True)
     layout = float_layout("nextafter", x1)
     shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
@@ -153,8 +224,26 @@ def nextafter(x1, x2):
 
 
 def spacing(x):
-    """The distance from x to the next float away from zero (negative for x < 0;
-    float16 steps toward +inf, as NumPy)."""
+    """The distance from x to the next float away from zero, elementwise.
+
+    The distance from x to the next float away from zero (negative for x < 0;
+    float16 steps toward +inf, as NumPy).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.spacing(jnp.array([1.0, 2.0, 4.0]))
+      Array([1.1920929e-07, 2.3841858e-07, 4.7683716e-07], dtype=float32)
+    """
     (x,) = as_arrays(x, inexact=True)
     if aval_of(x).dtype == np.float16:
         # NumPy's (and JAX's) float16 rule: the step toward +inf, positive for
@@ -167,9 +256,26 @@ def spacing(x):
 
 
 def modf(x):
-    """(fractional part, integral part) as JAX computes them: the integral
-    part rounds toward zero and the fraction is x minus it, so an integral
-    x gives +0 (also for negative x) and +-inf gives NaN, unlike NumPy."""
+    """The fractional and integral parts of x, both with x's sign.
+
+    (fractional part, integral part) as JAX computes them: the integral part
+    rounds toward zero and the fraction is x minus it, so an integral x gives +0
+    (also for negative x) and +-inf gives NaN, unlike NumPy.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      (fractional, integral), two arrays of x's shape and float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.modf(jnp.array([1.5, -2.25]))
+      (Array([ 0.5 , -0.25], dtype=float32), Array([ 1., -2.], dtype=float32))
+    """
     (x,) = as_arrays(x, inexact=True)
     whole = where(lax.ge(x, scalar_like(x, 0)), lax.floor(x), lax.ceil(x))
     return lax.sub(x, whole), whole

@@ -59,7 +59,24 @@ bitwise_left_shift, bitwise_right_shift = ufuncs.left_shift, ufuncs.right_shift
 
 
 def trunc(x):
-    """Rounds toward zero; integers and booleans come back unchanged."""
+    """Rounds toward zero, elementwise (the integer part).
+
+    Rounds toward zero; integers and booleans come back unchanged.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.trunc(jnp.array([-1.7, 1.7]))
+      Array([-1.,  1.], dtype=float32)
+    """
     (x,) = as_arrays(x)
     require_real("trunc", x)
     if not dtypes.is_float(aval_of(x).dtype):
@@ -71,7 +88,25 @@ fix = trunc
 
 
 def rint(x):
-    """Rounds half to even; integers become the default float (as in JAX)."""
+    """Rounds to the nearest integer, halves to even, elementwise.
+
+    Rounds half to even; integers become the default float (as in JAX).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.rint(jnp.array([0.5, 1.5, 2.5]))
+      Array([0., 2., 2.], dtype=float32)
+    """
     (x,) = as_arrays(x, inexact=True)
     if dtypes.is_complex(aval_of(x).dtype):
         return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))
@@ -79,7 +114,25 @@ def rint(x):
 
 
 def fabs(x):
-    """|x| as a float (integers are promoted); complex input is an error, as in NumPy."""
+    """Elementwise absolute value, as a float.
+
+    |x| as a float (integers are promoted); complex input is an error, as in
+    NumPy.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and a floating dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.fabs(jnp.array([-1, 2]))
+      Array([1., 2.], dtype=float32)
+    """
     (x,) = as_arrays(x, inexact=True)
     require_real("fabs", x)
     return lax.abs(x)
@@ -105,13 +158,52 @@ fmin = _nan_ignoring("fmin", ufuncs.less)
 
 
 def float_power(x1, x2):
-    """x1 ** x2 computed in floating point (integers promote to the default float)."""
+    """x1 ** x2 computed in floating point.
+
+    x1 ** x2 computed in floating point (integers promote to the default float).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and a float dtype (at least the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.float_power(jnp.array([2, 3]), 2)
+      Array([4., 9.], dtype=float32)
+    """
     x1, x2 = as_arrays(x1, x2, inexact=True)
     return lax.pow(x1, x2)
 
 
 def heaviside(x1, x2):
-    """0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN stays NaN)."""
+    """The Heaviside step function: 0 below 0, 1 above, x2 at 0.
+
+    0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN stays NaN).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.heaviside(jnp.array([-1.0, 0.0, 2.0]), 0.5)
+      Array([0. , 0.5, 1. ], dtype=float32)
+    """
     x1, x2 = as_arrays(x1, x2, inexact=True)
     require_real("heaviside", x1)
     step = ufuncs.where(
@@ -122,7 +214,26 @@ def heaviside(x1, x2):
 
 
 def logaddexp2(x1, x2):
-    """log2(2**x1 + 2**x2) without overflow: max + log2(1 + 2**-|x1 - x2|)."""
+    """log2(2**x1 + 2**x2) without overflow, elementwise.
+
+    log2(2**x1 + 2**x2) without overflow: max + log2(1 + 2**-|x1 - x2|).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and a float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.logaddexp2(jnp.array([0.0, 1.0]), jnp.array([0.0, 1.0]))
+      Array([1., 2.], dtype=float32)
+    """
     x1, x2 = as_arrays(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
         return ufuncs.complex_logaddexp(x1, x2, math.log(2))
@@ -147,17 +258,51 @@ def _real_logaddexp2_jvp(primals, tangents):
 
 
 def cbrt(x):
-    """The real cube root, negative for negative x."""
+    """Elementwise real cube root.
+
+    The real cube root, negative for negative x.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.cbrt(jnp.array([1.0, 2.0, 4.0]))
+      Array([1.       , 1.2599211, 1.587401 ], dtype=float32)
+    """
     (x,) = as_arrays(x, inexact=True)
     require_real("cbrt", x)
     return lax.cbrt(x)  # XLA's op, as JAX: its derivative is inf at 0, not NaN
 
 
 def sinc(x):
-    """sin(pi x) / (pi x), with the limit 1 at 0.
+    """The normalized sinc function sin(pi x) / (pi x), elementwise.
 
-    Near 0 a Taylor polynomial replaces the quotient, so every derivative at 0
-    is right too (sinc''(0) = -pi**2 / 3), not just the value.
+    sin(pi x) / (pi x), with the limit 1 at 0. Near 0 a Taylor polynomial
+    replaces the quotient, so every derivative at 0 is right too (sinc''(0) =
+    -pi**2 / 3), not just the value.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.sinc(jnp.array([0.0, 0.5, 1.0]))
+      Array([ 1.0000000e+00,  6.3661975e-01, -2.7827534e-08], dtype=float32)
     """
     (x,) = as_arrays(x, inexact=True)
     pix = lax.mul(x, scalar_like(x, np.pi))
@@ -229,10 +374,24 @@ def _i0_impl(x):
 
 
 def i0(x):
-    """The modified Bessel function of the first kind of order 0 (differentiable).
+    """The modified Bessel function of the first kind of order 0, elementwise.
 
-    >>> jnp.i0(jnp.array([0.0, 1.0]))
-    Array([1.       , 1.2660658], dtype=float32)
+    The modified Bessel function of the first kind of order 0 (differentiable).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.i0(jnp.array([0.0, 0.5, 1.0]))
+      Array([1.       , 1.0634834, 1.2660658], dtype=float32)
     """
     (x,) = as_arrays(x, inexact=True)
     require_real("i0", x)
@@ -241,7 +400,27 @@ def i0(x):
 
 # ---- complex and infinity predicates ---------------------------------------------
 def angle(z, deg: bool = False):
-    """The complex argument atan2(imag, real), in radians unless `deg`."""
+    """The complex argument of z, elementwise.
+
+    The complex argument atan2(imag, real), in radians unless `deg`.
+
+    Args:
+      z: an array or scalar.
+      deg: whether to return degrees rather than radians.
+
+    Returns:
+      An array of z's shape and a real floating dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.angle(jnp.array([1j, -1 + 0j]))
+      Array([1.5707964, 3.1415927], dtype=float32)
+      >>> jnp.angle(jnp.array([1j]), deg=True)
+      Array([90.], dtype=float32)
+    """
     (z,) = as_arrays(z, inexact=True)
     aval = aval_of(z)
     if dtypes.is_complex(aval.dtype):
@@ -257,7 +436,24 @@ def angle(z, deg: bool = False):
 
 
 def iscomplex(x):
-    """Elementwise: whether the imaginary part is nonzero (False for real dtypes)."""
+    """Whether x has a nonzero imaginary part, elementwise.
+
+    Elementwise: whether the imaginary part is nonzero (False for real dtypes).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.iscomplex(jnp.array([1 + 1j, 2 + 0j]))
+      Array([ True, False], dtype=bool)
+    """
     (x,) = as_arrays(x)
     if not dtypes.is_complex(aval_of(x).dtype):
         return lax.full(aval_of(x).shape, False)
@@ -266,7 +462,24 @@ def iscomplex(x):
 
 
 def isreal(x):
-    """Elementwise: whether the imaginary part is zero (True for real dtypes)."""
+    """Whether x has a zero imaginary part, elementwise.
+
+    Elementwise: whether the imaginary part is zero (True for real dtypes).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.isreal(jnp.array([1 + 1j, 2 + 0j]))
+      Array([False,  True], dtype=bool)
+    """
     return ufuncs.logical_not(iscomplex(x))
 
 

@@ -35,8 +35,27 @@ def _magnitude(x):
 
 
 def gcd(x1, x2):
-    """The greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0), by Euclid's
-    algorithm in a while_loop that runs until every pair has reached 0."""
+    """The greatest common divisor of |x1| and |x2|, elementwise.
+
+    The greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0), by Euclid's
+    algorithm in a while_loop that runs until every pair has reached 0.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted integer dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.gcd(jnp.array([12, 9]), jnp.array([8, 6]))
+      Array([4, 3], dtype=int32)
+    """
     x1, x2 = _integer_operands("gcd", x1, x2)
     return _gcd(_magnitude(x1), _magnitude(x2))
 
@@ -58,7 +77,26 @@ def _gcd(a, b):
 
 
 def lcm(x1, x2):
-    """The least common multiple of |x1| and |x2| (0 if either is 0)."""
+    """The least common multiple of |x1| and |x2|, elementwise.
+
+    The least common multiple of |x1| and |x2| (0 if either is 0).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted integer dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.lcm(jnp.array([4, 3]), jnp.array([6, 5]))
+      Array([12, 15], dtype=int32)
+    """
     x1, x2 = _integer_operands("lcm", x1, x2)
     a, b = _magnitude(x1), _magnitude(x2)
     divisor = _gcd(a, b)
@@ -72,10 +110,25 @@ def lcm(x1, x2):
 
 
 def bitwise_count(x):
-    """The number of 1 bits in |x|, as uint8 (NumPy's and JAX's dtype).
+    """The number of 1 bits in |x|, elementwise.
 
-    A branch-free SWAR count: bits are summed in pairs, nibbles, then bytes,
-    and a multiply by 0x0101... adds the bytes into the top one.
+    The number of 1 bits in |x|, as uint8 (NumPy's and JAX's dtype). A branch-
+    free SWAR count: bits are summed in pairs, nibbles, then bytes, and a
+    multiply by 0x0101... adds the bytes into the top one.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape, of dtype uint8.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.bitwise_count(jnp.array([0, 7, -1]))
+      Array([0, 3, 1], dtype=uint8)
     """
     (x,) = as_arrays(x)
     dtype = aval_of(x).dtype

@@ -300,6 +300,22 @@ def sign(x):
 
 
 def positive(x):
+    """Elementwise +x: a copy of x's values.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.positive(jnp.array([-1, 2]))
+      Array([-1,  2], dtype=int32)
+    """
     return to_operand(x)
 
 
@@ -340,18 +356,88 @@ def _bool_args(*args):
 
 
 def logical_and(x1, x2):
+    """Elementwise logical and (nonzero is true).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.logical_and(jnp.array([0, 1, 2]), jnp.array([1, 1, 0]))
+      Array([False,  True, False], dtype=bool)
+    """
     return lax.bitwise_and(*_bool_args(x1, x2))
 
 
 def logical_or(x1, x2):
+    """Elementwise logical or (nonzero is true).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.logical_or(jnp.array([0, 1, 0]), jnp.array([0, 0, 3]))
+      Array([False,  True,  True], dtype=bool)
+    """
     return lax.bitwise_or(*_bool_args(x1, x2))
 
 
 def logical_xor(x1, x2):
+    """Elementwise logical exclusive or (nonzero is true).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.logical_xor(jnp.array([0, 1, 1]), jnp.array([0, 0, 2]))
+      Array([False,  True, False], dtype=bool)
+    """
     return lax.bitwise_xor(*_bool_args(x1, x2))
 
 
 def logical_not(x):
+    """Elementwise logical not.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.logical_not(jnp.array([0, 1, 2]))
+      Array([ True, False, False], dtype=bool)
+    """
     (x,) = _bool_args(x)
     return lax.bitwise_not(x)
 
@@ -381,6 +467,23 @@ def floor(x):
 
 
 def ceil(x):
+    """Elementwise ceiling: the smallest integer not below x.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and a float dtype (integers and booleans come back
+      unchanged).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.ceil(jnp.array([-1.5, 0.2, 2.0]))
+      Array([-1.,  1.,  2.], dtype=float32)
+    """
     (x,) = prepare(x)
     require_real("ceil", x)
     return lax.ceil(x) if dtypes.is_float(aval_of(x).dtype) else x
@@ -461,8 +564,27 @@ def _nonzero_divisor(x2):
 
 
 def floor_divide(x1, x2):
-    """`x1 // x2` with Python's rounding toward negative infinity; an integer
-    division by zero gives XLA's quotient with JAX's sign fix-up."""
+    """x1 // x2, rounding toward negative infinity, elementwise.
+
+    `x1 // x2` with Python's rounding toward negative infinity; an integer
+    division by zero gives XLA's quotient with JAX's sign fix-up.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.floor_divide(jnp.array([7, -7]), 2)
+      Array([ 3, -4], dtype=int32)
+    """
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
     dtype = aval_of(x1).dtype
     if dtypes.is_unsigned_int(dtype):
@@ -498,8 +620,27 @@ def _float_divmod(x1, x2):
 
 
 def remainder(x1, x2):
-    """`x1 % x2` with the sign of the divisor, like Python and NumPy; an
-    integer `x % 0` is 0, as in JAX."""
+    """x1 % x2 with the sign of x2 (another name of mod).
+
+    `x1 % x2` with the sign of the divisor, like Python and NumPy; an integer `x
+    % 0` is 0, as in JAX.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.remainder(jnp.array([7, -7]), 3)
+      Array([1, 2], dtype=int32)
+    """
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
     x2 = _nonzero_divisor(x2)
     rem = lax.rem(x1, x2)
@@ -517,8 +658,27 @@ mod = remainder
 
 
 def fmod(x1, x2):
-    """Remainder with the sign of the dividend (C's fmod); an integer
-    `fmod(x, 0)` is 0, as in JAX."""
+    """The remainder of x1 / x2 with the sign of x1 (C's fmod).
+
+    Remainder with the sign of the dividend (C's fmod); an integer `fmod(x, 0)`
+    is 0, as in JAX.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.fmod(jnp.array([7, -7]), 3)
+      Array([ 1, -1], dtype=int32)
+    """
     x1, x2 = prepare(x1, x2)
     # JAX replaces zero divisors before booleans become ints, so fmod(b, False) is b.
     return lax.rem(*_bools_as_ints(x1, _nonzero_divisor(x2)))
@@ -582,7 +742,24 @@ def _integer_power(x, y):
 
 
 def square(x):
-    """x * x; booleans square as int32 (also with x64 on), as JAX's."""
+    """Elementwise x * x.
+
+    x * x; booleans square as int32 (also with x64 on), as JAX's.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.square(jnp.array([-2, 3]))
+      Array([4, 9], dtype=int32)
+    """
     (x,) = prepare(x)
     if aval_of(x).dtype == dtypes.bool_:
         x = lax.convert_element_type(x, np.int32)
@@ -590,21 +767,88 @@ def square(x):
 
 
 def reciprocal(x):
+    """Elementwise 1 / x.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype (integer division truncates, as NumPy's).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.reciprocal(jnp.array([1.0, 2.0, 4.0]))
+      Array([1.  , 0.5 , 0.25], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.integer_pow(x, -1)
 
 
 def exp2(x):
+    """Elementwise 2 ** x.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.exp2(jnp.array([1.0, 2.0, 4.0]))
+      Array([ 2.,  4., 16.], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.exp(lax.mul(x, np.asarray(np.log(2), aval_of(x).dtype)[()]))
 
 
 def log2(x):
+    """Elementwise base-2 logarithm.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.log2(jnp.array([1.0, 2.0, 4.0]))
+      Array([0., 1., 2.], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.div(lax.log(x), np.asarray(np.log(2), aval_of(x).dtype)[()])
 
 
 def log10(x):
+    """Elementwise base-10 logarithm.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.log10(jnp.array([1.0, 2.0, 4.0]))
+      Array([0.        , 0.30102998, 0.60205996], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.div(lax.log(x), np.asarray(np.log(10), aval_of(x).dtype)[()])
 
@@ -635,6 +879,22 @@ def isnan(x):
 
 
 def isinf(x):
+    """Whether x is +inf or -inf, elementwise.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.isinf(jnp.array([1.0, jnp.inf, -jnp.inf]))
+      Array([False,  True,  True], dtype=bool)
+    """
     (x,) = prepare(x)
     if not dtypes.is_inexact(aval_of(x).dtype):
         return lax.full(aval_of(x).shape, False)
@@ -642,7 +902,24 @@ def isinf(x):
 
 
 def signbit(x):
-    """Whether the sign bit is set: True for -0.0 and negative NaNs too."""
+    """Whether the sign bit of x is set, elementwise.
+
+    Whether the sign bit is set: True for -0.0 and negative NaNs too.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape, of dtype bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.signbit(jnp.array([-1.0, -0.0, 2.0]))
+      Array([ True,  True, False], dtype=bool)
+    """
     (x,) = as_arrays(x)
     dtype = aval_of(x).dtype
     if dtype == dtypes.bool_ or dtypes.is_unsigned_int(dtype):
@@ -677,11 +954,44 @@ def isfinite(x):
 
 
 def real(x):
+    """The real part of x, elementwise.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and the matching real dtype (real input comes back
+      unchanged).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.real(jnp.array([1 + 2j]))
+      Array([1.], dtype=float32)
+    """
     (x,) = prepare(x)
     return lax.real(x) if dtypes.is_complex(aval_of(x).dtype) else x
 
 
 def imag(x):
+    """The imaginary part of x, elementwise.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and the matching real dtype (zeros for real input).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.imag(jnp.array([1 + 2j]))
+      Array([2.], dtype=float32)
+    """
     (x,) = prepare(x)
     if dtypes.is_complex(aval_of(x).dtype):
         return lax.imag(x)
@@ -689,6 +999,22 @@ def imag(x):
 
 
 def conjugate(x):
+    """The complex conjugate, elementwise (another name of conj).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.conjugate(jnp.array([1 + 2j]))
+      Array([1.-2.j], dtype=complex64)
+    """
     (x,) = prepare(x)
     if dtypes.is_complex(aval_of(x).dtype):
         return lax.complex(lax.real(x), lax.neg(lax.imag(x)))
@@ -750,36 +1076,155 @@ def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
 
 
 def sinh(x):
+    """Elementwise hyperbolic sine.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.sinh(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.        , 0.52109534, 1.1752012 ], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.sinh(x)
 
 
 def cosh(x):
+    """Elementwise hyperbolic cosine.
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.cosh(jnp.array([0.0, 0.5, 1.0]))
+      Array([1.       , 1.127626 , 1.5430806], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.cosh(x)
 
 
 def arctan(x):
+    """Elementwise inverse tangent (the Array API's name of arctan).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.atan(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.       , 0.4636476, 0.7853982], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.atan(x)
 
 
 def arcsin(x):
+    """Elementwise inverse sine (the Array API's name of arcsin).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.asin(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.       , 0.5235988, 1.5707964], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.asin(x)
 
 
 def arccos(x):
+    """Elementwise inverse cosine (the Array API's name of arccos).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.acos(jnp.array([0.0, 0.5, 1.0]))
+      Array([1.5707964, 1.0471976, 0.       ], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.acos(x)
 
 
 def deg2rad(x):
+    """Degrees converted to radians (another name of deg2rad).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.radians(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.        , 0.00872665, 0.01745329], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.mul(x, np.asarray(np.pi / 180, aval_of(x).dtype)[()])
 
 
 def rad2deg(x):
+    """Radians converted to degrees (another name of rad2deg).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.degrees(jnp.array([0.0, 0.5, 1.0]))
+      Array([ 0.     , 28.64789, 57.29578], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.mul(x, np.asarray(180 / np.pi, aval_of(x).dtype)[()])
 
@@ -788,21 +1233,90 @@ radians, degrees = deg2rad, rad2deg
 
 
 def arcsinh(x):
+    """Elementwise inverse hyperbolic sine (the Array API's name of arcsinh).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.asinh(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.        , 0.48121184, 0.88137364], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.asinh(x)
 
 
 def arccosh(x):
+    """Elementwise inverse hyperbolic cosine (the Array API's name of arccosh).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.acosh(jnp.array([1.0, 2.0]))
+      Array([0.      , 1.316958], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.acosh(x)
 
 
 def arctanh(x):
+    """Elementwise inverse hyperbolic tangent (the Array API's name of arctanh).
+
+    Args:
+      x: an array or scalar.
+
+    Returns:
+      An array of x's shape and an inexact dtype (integers become the default
+      float).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.atanh(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.        , 0.54930615,        inf], dtype=float32)
+    """
     (x,) = prepare(x, inexact=True)
     return lax.atanh(x)
 
 
 def hypot(x1, x2):
+    """sqrt(x1**2 + x2**2) without overflow, elementwise.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and a float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
+      Array([ 5., 13.], dtype=float32)
+    """
     x1, x2 = prepare(x1, x2, inexact=True)
     require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
     # JAX's form: big * sqrt(1 + (small / big)**2) never overflows, and its
@@ -831,9 +1345,28 @@ def keep_weak(out, like):
 
 
 def logaddexp(x1, x2):
-    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)).
-    Its derivative is JAX's: exp(x - out) for each operand, so 1/2 each at a
-    tie and 1 for an infinite operand (not the kinks of max and abs)."""
+    """log(exp(x1) + exp(x2)) without overflow, elementwise.
+
+    log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)). Its
+    derivative is JAX's: exp(x - out) for each operand, so 1/2 each at a tie and
+    1 for an infinite operand (not the kinks of max and abs).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and a float dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.logaddexp(jnp.array([0.0, 100.0]), jnp.array([0.0, 100.0]))
+      Array([  0.6931472, 100.693146 ], dtype=float32)
+    """
     x1, x2 = prepare(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
         return complex_logaddexp(x1, x2, 1.0)
@@ -998,7 +1531,26 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
 
 
 def divmod(x1, x2):  # noqa: A001
-    """(x1 // x2, x1 % x2), both with Python's signs."""
+    """(x1 // x2, x1 % x2), elementwise, with Python's signs.
+
+    (x1 // x2, x1 % x2), both with Python's signs.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape; a pair of arrays of the promoted dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.divmod(jnp.array([7, -7]), 2)
+      (Array([ 3, -4], dtype=int32), Array([1, 1], dtype=int32))
+    """
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
     if dtypes.is_float(aval_of(x1).dtype):
         return _float_divmod(x1, x2)
@@ -1006,12 +1558,49 @@ def divmod(x1, x2):  # noqa: A001
 
 
 def left_shift(x1, x2):
+    """x1 << x2 on integers (the Array API's name of left_shift).
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted integer dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.bitwise_left_shift(jnp.array([1, 3]), 2)
+      Array([ 4, 12], dtype=int32)
+    """
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
     return lax.shift_left(x1, x2)
 
 
 def right_shift(x1, x2):
-    """Arithmetic shift for signed integers (sign-filling), logical for unsigned."""
+    """x1 >> x2 on integers (the Array API's name of right_shift).
+
+    Arithmetic shift for signed integers (sign-filling), logical for unsigned.
+
+    Args:
+      x1: an array or scalar.
+      x2: an array or scalar; it broadcasts with x1.
+
+    Returns:
+      An array of the broadcast shape and the promoted integer dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast.
+
+    Example:
+      >>> jnp.bitwise_right_shift(jnp.array([-8, 8]), 1)
+      Array([-4,  4], dtype=int32)
+    """
     x1, x2 = _bools_as_ints(*prepare(x1, x2))
     if dtypes.is_unsigned_int(aval_of(x1).dtype):
         return lax.shift_right_logical(x1, x2)
