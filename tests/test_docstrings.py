@@ -79,36 +79,30 @@ EXTRA = ["olympus.numpy.linalg." + n for n in ("norm", "inv", "solve", "det")]
 # is done, so it is removed when its docstring is written).
 NUMPY_PENDING = set(
     """
-    acos acosh angle append apply_along_axis apply_over_axes arccos arccosh arcsin
-    arcsinh arctan arctanh argpartition array_equiv array_repr array_split array_str
-    asanyarray ascontiguousarray asin asinh astype atan atanh atleast_1d atleast_2d
-    atleast_3d average bartlett bincount bitwise_and bitwise_count bitwise_invert
-    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor
-    blackman block broadcast_arrays broadcast_shapes can_cast cbrt ceil choose
-    column_stack compress concat conj conjugate convolve copy copysign corrcoef
-    correlate cosh count_nonzero cov cross cummax cummin cumulative_prod
-    cumulative_sum deg2rad degrees delete diag_indices diag_indices_from diagflat
-    diagonal digitize divmod dsplit dstack ediff1d empty empty_like exp2 extract
-    fabs fill_diagonal finfo fix flatnonzero fliplr flipud float_power floor_divide
-    fmax fmin fmod frexp from_dlpack frombuffer fromfunction fromiter fromstring
-    full_like gcd geomspace get_printoptions gradient greater_equal hamming hanning
-    heaviside histogram histogram2d histogram_bin_edges histogramdd hsplit hypot i0
-    identity imag indices inner insert interp intersect1d invert isclose iscomplex
-    iscomplexobj isdtype isin isinf isneginf isposinf isreal isrealobj isscalar
-    issubdtype iterable ix_ kaiser kron lcm ldexp left_shift less_equal lexsort load
-    log10 log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor
-    logspace mask_indices matrix_transpose matvec mod modf nan_to_num nanargmax
-    nanargmin nancumprod nancumsum nanmax nanmean nanmedian nanmin nanpercentile
-    nanprod nanquantile nanstd nansum nanvar ndim nextafter packbits partition
-    percentile permute_dims piecewise place poly polyadd polyder polydiv polyfit
-    polyint polymul polysub polyval positive printoptions promote_dtypes
-    promote_types ptp put put_along_axis rad2deg radians ravel_multi_index real
-    reciprocal remainder resize result_type right_shift rint rollaxis roots rot90
-    row_stack save savez select set_printoptions setdiff1d setxor1d shape signbit
-    sinc sinh size sort_complex spacing square tan tensordot trapezoid tri tril
-    tril_indices tril_indices_from trim_zeros triu triu_indices triu_indices_from
-    trunc union1d unique_all unique_counts unique_inverse unique_values unpackbits
-    unravel_index unstack unwrap vander vdot vecdot vecmat vectorize vsplit
+    append apply_along_axis apply_over_axes argpartition array_equiv array_repr
+    array_split array_str asanyarray ascontiguousarray astype atleast_1d atleast_2d
+    atleast_3d average bartlett bincount bitwise_and bitwise_invert bitwise_not
+    bitwise_or bitwise_xor blackman block broadcast_arrays broadcast_shapes can_cast
+    choose column_stack compress concat convolve copy corrcoef correlate
+    count_nonzero cov cross cummax cummin cumulative_prod cumulative_sum delete
+    diag_indices diag_indices_from diagflat diagonal digitize dsplit dstack ediff1d
+    empty empty_like extract fill_diagonal finfo flatnonzero fliplr flipud fmax fmin
+    from_dlpack frombuffer fromfunction fromiter fromstring full_like geomspace
+    get_printoptions gradient greater_equal hamming hanning histogram histogram2d
+    histogram_bin_edges histogramdd hsplit identity indices inner insert interp
+    intersect1d invert isclose iscomplexobj isdtype isin isneginf isposinf isrealobj
+    isscalar issubdtype iterable ix_ kaiser kron less_equal lexsort load logspace
+    mask_indices matrix_transpose matvec nan_to_num nanargmax nanargmin nancumprod
+    nancumsum nanmax nanmean nanmedian nanmin nanpercentile nanprod nanquantile
+    nanstd nansum nanvar ndim packbits partition percentile permute_dims piecewise
+    place poly polyadd polyder polydiv polyfit polyint polymul polysub polyval
+    printoptions promote_dtypes promote_types ptp put put_along_axis
+    ravel_multi_index resize result_type rollaxis roots rot90 row_stack save savez
+    select set_printoptions setdiff1d setxor1d shape size sort_complex tan tensordot
+    trapezoid tri tril tril_indices tril_indices_from trim_zeros triu triu_indices
+    triu_indices_from union1d unique_all unique_counts unique_inverse unique_values
+    unpackbits unravel_index unstack unwrap vander vdot vecdot vecmat vectorize
+    vsplit
 """.split()
 )
 
