@@ -13,7 +13,9 @@ assertions are on that layout, not on pixels. The views are those the tutorial
 wide one and the stepper. A control view, the same HTML without its
 stylesheet, must fail the checks, so the checks can fail.
 
-Skipped where no Chromium or Chrome is installed (CI, unless it installs one).
+The layout tests skip where no Chromium or Chrome is installed (CI, unless it
+installs one); the stylesheet's scoping and the collapse limit are checked
+everywhere.
 OLYMPUS_DISPLAY_SCREENSHOT=<file.png> also saves a screenshot of the page.
 """
 
@@ -33,11 +35,11 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from olympus import lax
+from olympus.ir.html import _STYLE
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = next(filter(None, map(shutil.which, BROWSERS)), None)
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium/Chrome installed")
 HOST_WIDTH_PX = 560
 TOLERANCE_PX = 0.5
 
@@ -206,6 +208,8 @@ def _chromium(page: Path, *flags: str) -> str:
 
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory) -> dict:
+    if BROWSER is None:
+        pytest.skip("no Chromium or Chrome installed")
     page = tmp_path_factory.mktemp("display") / "page.html"
     page.write_text(_page(_views()))
     if os.environ.get("OLYMPUS_DISPLAY_SCREENSHOT"):
@@ -324,3 +328,24 @@ def test_the_limit_is_an_option():
     with olympus.config.override("olympus_html_max_equations", 2):
         html = olympus.make_olympuspr(_long)(x)._repr_html_()
     assert '<details class="olympus-collapsed">' in html
+
+
+def test_every_style_rule_is_scoped_to_the_root():
+    """No rule reaches outside olympus's own output (the notebook's other cells)."""
+    rules = re.findall(r"([^{}]+)\{[^{}]*\}", _STYLE.removeprefix("<style>"))
+    outside_parentheses = r",(?![^(]*\))"
+    selectors = [s.strip() for r in rules for s in re.split(outside_parentheses, r)]
+    assert len(selectors) > 10
+    assert all(s.startswith("div.olympus-html") for s in selectors), selectors
+
+
+def test_one_stylesheet_per_output():
+    x = jnp.arange(4.0)
+    stepper = olympus.debug.Stepper(_wide, x).continue_to(primitive="cond")
+    for html in (
+        olympus.make_olympuspr(_wide)(x)._repr_html_(),
+        stepper._repr_html_(),
+        stepper.current._repr_html_(),
+    ):
+        assert html.startswith('<div class="') and html.count("<style>") == 1
+        assert "olympus-html" in html[: html.index(">")]
