@@ -114,4 +114,14 @@ DOCS: dict[str, str] = {
         "  >>> jnp.cumprod(jnp.array([1.0, 2.0, 3.0]))\n"
         "  Array([1., 2., 6.], dtype=float32)",
     ),
+    "cummax": _running(
+        "maximum",
+        "NaN propagates to every later entry.",
+        "  >>> jnp.cummax(jnp.array([1, 3, 2, 5]))\n  Array([1, 3, 3, 5], dtype=int32)",
+    ),
+    "cummin": _running(
+        "minimum",
+        "NaN propagates to every later entry.",
+        "  >>> jnp.cummin(jnp.array([4, 2, 3, 1]))\n  Array([4, 2, 2, 1], dtype=int32)",
+    ),
 }

@@ -193,4 +193,52 @@ DOCS: dict[str, str] = {
         "  >>> jnp.negative(jnp.array([1, -2]))\n  Array([-1,  2], dtype=int32)",
         " and dtype",
     ),
+    "tan": _unary(
+        "Elementwise tangent (radians).",
+        "Poles at odd multiples of pi/2 give large finite values in floating point.",
+        "  >>> jnp.tan(jnp.array([0.0, 1.0]))\n"
+        "  Array([0.       , 1.5574077], dtype=float32)",
+        _FLOAT,
+    ),
+    "invert": _unary(
+        "Elementwise bitwise not (logical not on booleans).",
+        "Also named bitwise_not and bitwise_invert; ~x is -x - 1 for signed integers.",
+        "  >>> jnp.invert(jnp.array([0, 5]))\n"
+        "  Array([-1, -6], dtype=int32)\n"
+        "  >>> jnp.bitwise_not(jnp.array([True, False]))\n"
+        "  Array([False,  True], dtype=bool)",
+        " and dtype",
+    ),
+    "bitwise_and": _binary(
+        "Elementwise bitwise and (logical and on booleans).",
+        "Integer or boolean operands only.",
+        "  >>> jnp.bitwise_and(jnp.array([12, 10]), 6)\n  Array([4, 2], dtype=int32)",
+        " and the promoted dtype",
+    ),
+    "bitwise_or": _binary(
+        "Elementwise bitwise or (logical or on booleans).",
+        "Integer or boolean operands only.",
+        "  >>> jnp.bitwise_or(jnp.array([12, 10]), 6)\n  Array([14, 14], dtype=int32)",
+        " and the promoted dtype",
+    ),
+    "bitwise_xor": _binary(
+        "Elementwise bitwise exclusive or.",
+        "Integer or boolean operands only.",
+        "  >>> jnp.bitwise_xor(jnp.array([12, 10]), 6)\n  Array([10, 12], dtype=int32)",
+        " and the promoted dtype",
+    ),
+    "greater_equal": _binary(
+        "Elementwise x1 >= x2.",
+        "Comparisons with NaN are False.",
+        "  >>> jnp.greater_equal(jnp.array([1.0, 2.0, 3.0]), 2.0)\n"
+        "  Array([False,  True,  True], dtype=bool)",
+        _BOOL,
+    ),
+    "less_equal": _binary(
+        "Elementwise x1 <= x2.",
+        "Comparisons with NaN are False.",
+        "  >>> jnp.less_equal(jnp.array([1.0, 2.0, 3.0]), 2.0)\n"
+        "  Array([ True,  True, False], dtype=bool)",
+        _BOOL,
+    ),
 }
