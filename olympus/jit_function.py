@@ -117,15 +117,14 @@ def _host_buffer(x: np.ndarray, aval: ShapedArray):
 
 
 def _fast_entry(entry: Compiled) -> tuple:
-    """What `JitFunction._fast` keeps for a signature: (Compiled, execute,
-    result handlers, output aval, constant buffers), execute None where the
-    call goes through `Compiled.run_buffers` (several outputs, ordered
-    effects, pure callbacks); the rest runs the executable in `__call__` itself."""
+    """What `JitFunction._fast` keeps for a signature: (Compiled, its
+    executable's `FastEntry` with the constants), the FastEntry None where
+    the call goes through `Compiled.run_buffers` (several outputs, ordered
+    effects, pure callbacks)."""
     exe = entry.executable
     if entry.single_out and not exe.waits:
-        execute = exe.loaded.execute_sharded
-        return entry, execute, exe._handlers, exe.out_avals[0], entry.const_bufs
-    return entry, None, None, None, entry.const_bufs
+        return entry, exe.fast.with_consts(entry.const_bufs)
+    return entry, None
 
 
 # function -> {jit options -> (Compiled cache, Traced cache)}
@@ -254,16 +253,13 @@ class JitFunction:
                     hit = self._fast.get(tuple(avals))
                     if hit is None:
                         return self._call_slow(args, kwargs)
-                    entry, execute, handlers, aval, consts = hit
+                    entry, fast = hit
                     try:
-                        if execute is None:  # run_buffers adds the constants
+                        if fast is None:  # run_buffers adds the constants
                             return entry.run_buffers(buffers)
-                        if consts:
-                            buffers = consts + buffers
-                        (out,) = execute(buffers).consume_with_handlers(handlers)
+                        return fast.run(buffers)
                     except TypeError:  # a deleted Array: the slow path raises the error
                         return self._call_slow(args, kwargs)
-                    return Array(out, aval)
             host = self._host
             if host:  # NumPy arrays of their avals' dtypes and live Arrays
                 flat = []
@@ -317,16 +313,13 @@ class JitFunction:
             hit = None
         if hit is None:
             return self._call_slow(args, {})
-        entry, execute, handlers, aval, consts = hit
+        entry, fast = hit
         try:
-            if execute is None:
+            if fast is None:
                 return entry.run_buffers(buffers)
-            if consts:
-                buffers = consts + buffers
-            (out,) = execute(buffers).consume_with_handlers(handlers)
+            return fast.run(buffers)
         except TypeError:  # a deleted Array: the slow path raises the error
             return self._call_slow(args, {})
-        return Array(out, aval)
 
     def _remember_static(self, args: tuple, entry: Compiled) -> None:
         n = len(args)

@@ -372,12 +372,12 @@ def test_debug_nans_checks_the_compiled_result():
 
 
 def test_an_interpreter_failure_waits_for_the_compiled_result(monkeypatch, caplog):
-    import olympus.api
+    import olympus.jit_function
 
     def failing(program, leaves):
         raise ValueError("interpreter broken on purpose")
 
-    monkeypatch.setattr(olympus.api, "interpret", failing)
+    monkeypatch.setattr(olympus.jit_function, "interpret", failing)
     f = olympus.jit(lambda x: x * 4.0, tiered=True)
     with caplog.at_level(logging.INFO, logger="olympus"):
         assert float(f(np.float32(2.0))) == 8.0

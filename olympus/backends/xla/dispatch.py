@@ -45,6 +45,51 @@ def buffer_of(x):
     return to_device(x)._buf
 
 
+class FastEntry:
+    """A compiled program run on device buffers in the fewest Python steps:
+    the one place the execute-and-unpack sequence is written, used by every
+    hot call path (a jit cache hit, `Compiled.run_buffers`, an eager op's
+    cached executable, olympus.numpy's direct paths, the C++ dispatcher's
+    first call of a signature). `run` is a method, not `__call__`: Python
+    3.11 inlines a method call, not a call through the type's slot.
+
+    A deleted argument (buffer None) raises TypeError from jaxlib before
+    anything runs: callers take their slow path, which names the error.
+    Programs with ordered effects or pure callbacks are not run through one
+    (`Executable.waits`)."""
+
+    __slots__ = ("execute", "handlers", "out_avals", "out_aval")
+
+    def __init__(self, execute, handlers: list, out_avals):
+        self.execute = execute  # buffers -> jaxlib's ExecuteResults
+        self.handlers = handlers
+        self.out_avals = list(out_avals)
+        self.out_aval = self.out_avals[0] if self.out_avals else None
+
+    def run(self, buffers: list) -> Array:
+        """The one output of a one-output program, as an Array."""
+        (out,) = self.execute(buffers).consume_with_handlers(self.handlers)
+        return Array(out, self.out_aval)
+
+    def outputs(self, buffers: list) -> list:
+        """Every output's jaxlib buffer."""
+        return self.execute(buffers).consume_with_handlers(self.handlers)
+
+    def arrays(self, buffers: list) -> list[Array]:
+        """Every output, as Arrays."""
+        return [Array(b, a) for b, a in zip(self.outputs(buffers), self.out_avals)]
+
+    def with_consts(self, consts: list) -> FastEntry:
+        """The same program with these buffers passed before the arguments
+        (a jitted function's captured constants)."""
+        if not consts:
+            return self
+        execute, consts = self.execute, list(consts)
+        return FastEntry(
+            lambda buffers: execute(consts + buffers), self.handlers, self.out_avals
+        )
+
+
 _TOKEN_AVAL = ShapedArray((0,), np.bool_)  # how the runtime hands back a token result
 
 
@@ -58,7 +103,7 @@ class Executable:
     is waited for too, so that a callback's error is raised by the call, as
     a HostCallbackError (`waits`: either)."""
 
-    __slots__ = ("_handlers", "loaded", "ordered", "out_avals", "text", "waits")
+    __slots__ = ("_handlers", "fast", "loaded", "ordered", "out_avals", "text", "waits")
 
     def __init__(self, text: str, out_avals: list[ShapedArray], eager: bool = False):
         get = client.get_client()
@@ -79,14 +124,12 @@ class Executable:
         self._handlers = [client.result_handler(aval) for aval in out_avals]
         if self.ordered:
             self._handlers.append(client.result_handler(_TOKEN_AVAL))
+        self.fast = FastEntry(self.loaded.execute_sharded, self._handlers, out_avals)
 
     def call(self, buffers: list) -> list[Array]:
         if self.waits:
             return self._call_and_wait(buffers)
-        outs = self.loaded.execute_sharded(buffers).consume_with_handlers(
-            self._handlers
-        )
-        return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
+        return self.fast.arrays(buffers)
 
     def _call_and_wait(self, buffers: list) -> list[Array]:
         try:
@@ -108,10 +151,7 @@ class Executable:
         """`call` for a program with exactly one output (saves the list)."""
         if self.waits:
             return self._call_and_wait(buffers)[0]
-        (out,) = self.loaded.execute_sharded(buffers).consume_with_handlers(
-            self._handlers
-        )
-        return Array(out, self.out_avals[0])
+        return self.fast.run(buffers)
 
 
 def compile_olympuspr(
@@ -216,7 +256,7 @@ def _hit_key(primitive, avals: tuple, params: dict) -> tuple:
 def _remember_hit(primitive, avals: tuple, params: dict, exe: Executable) -> None:
     key = _hit_key(primitive, avals, params)
     if key not in _hits:
-        _hits[key] = (exe.loaded.execute_sharded, exe._handlers, exe.out_avals[0])
+        _hits[key] = exe.fast
 
 
 def eager_hit(primitive, args: tuple, params: dict):
@@ -240,12 +280,10 @@ def eager_hit(primitive, args: tuple, params: dict):
         return None
     if entry is None:
         return None
-    execute, handlers, aval = entry
     try:
-        (out,) = execute(buffers).consume_with_handlers(handlers)
+        return entry.run(buffers)
     except TypeError:  # a deleted Array (buffer None): impl raises the error
         return None
-    return Array(out, aval)
 
 
 set_eager_hit(eager_hit)
@@ -281,16 +319,16 @@ config.on_change(lambda name, value: _op_tables.clear())  # see `pair_op`
 def _op_hit(table: dict, key: tuple, aval: ShapedArray, binds_only) -> tuple | None:
     """A numpy function's table entry for operands of `aval` (key: its
     `_hits` key), made from `_hits` on the first call that finds it there:
-    (aval, execute, handlers, output aval), execute None where the function
-    does more than bind its primitive for these operands; None while nothing
-    is cached (the call binds, which caches it)."""
+    (aval, FastEntry), the entry None where the function does more than bind
+    its primitive for these operands; None while nothing is cached (the call
+    binds, which caches it)."""
     if not binds_only(aval):
-        hit = (aval, None, None, None)
+        hit = (aval, None)
     else:
         entry = _hits.get(key)
         if entry is None:
             return None
-        hit = (aval, *entry)
+        hit = (aval, entry)
     if len(table) >= EAGER_CACHE_SIZE:
         table.clear()
     table[aval._hash] = hit
@@ -318,10 +356,9 @@ def unary_op(primitive, general, binds_only):
             if hit is not None and hit[1] is not None:
                 if hit[0] is aval or hit[0] == aval:
                     try:
-                        (out,) = hit[1]([x._buf]).consume_with_handlers(hit[2])
+                        return hit[1].run([x._buf])
                     except TypeError:  # a deleted Array: bind raises the error
                         return general(x)
-                    return Array(out, hit[3])
         return general(x)
 
     return op
@@ -349,12 +386,9 @@ def binary_op(primitive, general, binds_only):
                 if hit is not None and hit[1] is not None:
                     if hit[0] is aval or hit[0] == aval:
                         try:
-                            (out,) = hit[1]([x1._buf, x2._buf]).consume_with_handlers(
-                                hit[2]
-                            )
+                            return hit[1].run([x1._buf, x2._buf])
                         except TypeError:  # a deleted Array: bind raises the error
                             return general(x1, x2)
-                        return Array(out, hit[3])
         try:
             return general(x1, x2)
         except Exception as error:  # the user's frames only (tracer/tracebacks.py)
@@ -395,11 +429,9 @@ def pair_op(primitive, general, params_for):
                     and (hit[1] is a2 or hit[1] == a2)
                 ):
                     try:
-                        execute = hit[2]([x1._buf, x2._buf])
+                        return hit[2].run([x1._buf, x2._buf])
                     except TypeError:  # a deleted Array: bind raises the error
                         return general(x1, x2)
-                    (out,) = execute.consume_with_handlers(hit[3])
-                    return Array(out, hit[4])
         return general(*args, **options)
 
     return op
@@ -414,7 +446,7 @@ def _pair_hit(table, key, primitive, a1, a2, params_for) -> tuple | None:
         return None  # the call binds, which caches it
     if len(table) >= EAGER_CACHE_SIZE:
         table.clear()
-    hit = table[key] = (a1, a2, *entry)
+    hit = table[key] = (a1, a2, entry)
     return hit
 
 
