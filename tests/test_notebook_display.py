@@ -1,22 +1,23 @@
 """The notebook HTML of programs, sub-programs and the stepper keeps its layout
-under JupyterLab's and VS Code's table styles, measured in headless Chromium.
+under JupyterLab's, classic Notebook's and VS Code's table styles, measured in
+headless Chromium.
 
-The page puts each view inside two hosts: one carrying JupyterLab's rendered
-HTML table rules (`.jp-RenderedHTMLCommon`: right-aligned, wrapping, padded
-cells, striped rows, centred tables) and one carrying VS Code's notebook output
-table rules (scoped under `.vscode`, which makes them stronger than in VS Code
-itself). A script in the page opens the sub-programs' `<details>`, measures
-every table cell, scroll box and collapsed block with getBoundingClientRect,
-and writes the numbers into the page, which Chromium dumps (`--dump-dom`); the
-assertions are on that layout, not on pixels. The views are those the tutorial
-(docs/tutorial.ipynb, run in this process) displays, plus a long program, a
-wide one and the stepper. A control view, the same HTML without its
-stylesheet, must fail the checks, so the checks can fail.
+The page puts each view inside three hosts, each carrying one front end's rules
+for tables in rendered HTML: JupyterLab's `.jp-RenderedHTMLCommon` (right-aligned,
+wrapping, padded cells, striped rows, centred tables), classic Notebook's and
+nbconvert's `.rendered_html`, and VS Code's notebook output rules (scoped under
+`.vscode`, which makes them stronger than in VS Code itself). A script in the
+page opens the sub-programs' `<details>`, measures every table cell, scroll box
+and collapsed block with getBoundingClientRect, and writes the numbers into the
+page, which Chromium dumps (`--dump-dom`); the assertions are on that layout,
+not on pixels. The views are those the tutorial (docs/tutorial.ipynb, run in
+this process) displays, plus a long program, a wide one and the stepper. A
+control view, the same HTML without its stylesheet, must fail the checks, so
+the checks can fail.
 
 The layout tests skip where no Chromium or Chrome is installed (CI, unless it
 installs one); the stylesheet's scoping and the collapse limit are checked
-everywhere.
-OLYMPUS_DISPLAY_SCREENSHOT=<file.png> also saves a screenshot of the page.
+everywhere. OLYMPUS_DISPLAY_SCREENSHOT=<file.png> also saves a screenshot.
 """
 
 import ast
@@ -63,6 +64,21 @@ JUPYTERLAB_CSS = """
 .jp-RenderedHTMLCommon tbody tr:nth-child(even) { background: #f5f5f5; }
 .jp-RenderedHTMLCommon tbody tr:hover { background: rgba(66,165,245,.2); }
 .jp-RenderedHTMLCommon pre { padding: 0; margin: 0 0 1em; }
+"""
+
+# Classic Notebook's and nbconvert's rules for the same (`.rendered_html`).
+NOTEBOOK_CSS = """
+.rendered_html * + table { margin-top: 1em; }
+.rendered_html table { margin-left: auto; margin-right: auto; border: none;
+  border-collapse: collapse; border-spacing: 0; color: black; font-size: 12px;
+  table-layout: fixed; }
+.rendered_html thead { border-bottom: 1px solid black; vertical-align: bottom; }
+.rendered_html tr, .rendered_html th, .rendered_html td { text-align: right;
+  vertical-align: middle; padding: 0.5em 0.5em; line-height: normal;
+  white-space: normal; max-width: none; border: none; }
+.rendered_html th { font-weight: bold; }
+.rendered_html tbody tr:nth-child(odd) { background: #f5f5f5; }
+.rendered_html tbody tr:hover { background: rgba(66, 165, 245, 0.2); }
 """
 
 # VS Code's notebook output and markdown table rules, scoped under .vscode.
@@ -190,9 +206,12 @@ def _page(views: dict) -> str:
         f'style="width: {HOST_WIDTH_PX}px">{body}</div>'
         f'<div class="host vscode" data-host="vscode" '
         f'style="width: {HOST_WIDTH_PX}px">{body}</div>'
+        f'<div class="host rendered_html" data-host="notebook" '
+        f'style="width: {HOST_WIDTH_PX}px">{body}</div>'
     )
     return (
-        f"<!DOCTYPE html><html><head><style>{JUPYTERLAB_CSS}{VSCODE_CSS}</style>"
+        f"<!DOCTYPE html><html><head><style>{JUPYTERLAB_CSS}{NOTEBOOK_CSS}{VSCODE_CSS}"
+        "</style>"
         f'</head><body>{hosts}<pre id="layout"></pre>'
         f"<script>{MEASURE_JS}</script></body></html>"
     )
@@ -268,7 +287,7 @@ def _cell_problems(cell: dict) -> list[str]:
     return problems
 
 
-HOSTS = ("jupyterlab", "vscode")
+HOSTS = ("jupyterlab", "notebook", "vscode")
 
 
 @pytest.mark.parametrize("host", HOSTS)
