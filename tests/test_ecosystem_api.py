@@ -1316,3 +1316,28 @@ def test_lax_takes_jax_keyword_names():
         olympus.lax.scatter_add(
             np.zeros(3), np.array([[5]]), np.ones(1), dn, mode="clip"
         )
+
+
+def test_numpy_takes_out_none_only():
+    """NumPy's out= as JAX takes it: None works, an array raises."""
+    x = np.array([[3.0, -1.0], [2.0, 5.0]], np.float32)
+
+    def program(ox, x):
+        jnp = ox.jnp
+        return (
+            jnp.argmax(x, 1, None, True),
+            jnp.argmin(x, axis=0, out=None),
+            jnp.cumsum(x, 0, None, None),
+            jnp.cumprod(x, axis=1, out=None),
+            jnp.outer(x[0], x[1], out=None),
+            jnp.trace(x, out=None),
+        )
+
+    agree(program, x)
+    for call in (
+        lambda ox: ox.jnp.argmax(x, out=np.zeros(2, np.int32)),
+        lambda ox: ox.jnp.cumsum(x, out=np.zeros_like(x)),
+        lambda ox: ox.jnp.outer(x[0], x[1], out=np.zeros((2, 2), np.float32)),
+        lambda ox: ox.jnp.trace(x, out=np.zeros((), np.float32)),
+    ):
+        agree(call)

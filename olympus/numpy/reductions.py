@@ -110,11 +110,16 @@ def _accumulation_dtype(aval, dtype, accumulate=True):
     return aval.dtype
 
 
-def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumulate):
+def _no_out(name: str, out) -> None:
+    """NumPy's out= is taken (np.sum(x) passes out=None) but only as None."""
     if out is not None:
         raise ValueError(
             f"jnp.{name}: the out= argument is not supported (arrays are immutable)"
         )
+
+
+def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumulate):
+    _no_out(name, out)
     check_arraylike(name, a)
     a = to_operand(a)
     aval = aval_of(a)
@@ -461,7 +466,29 @@ def std(
 
 
 def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
-    """Weighted mean along `axis`; `weights` broadcast against `a`."""
+    """The weighted mean along `axis`.
+
+    Weighted mean along `axis`; `weights` broadcast against `a`.
+
+    Args:
+      a: an array or scalar.
+      axis: the axis to work along (None: the flattened array).
+      weights: weights broadcasting against a (None: the plain mean).
+      returned: whether to also return the sum of the weights.
+      keepdims: whether to keep reduced axes, with size 1.
+
+    Returns:
+      The averages (and the weight sums when returned is True).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.average(jnp.array([1.0, 2.0, 4.0]), weights=jnp.array([1.0, 1.0, 2.0]))
+      Array(2.75, dtype=float32)
+    """
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         total = lax.full(
@@ -524,13 +551,35 @@ nanmean = _nan_reduction("nanmean", mean)
 
 
 def count_nonzero(a, axis=None, keepdims: bool = False):
+    """The number of nonzero entries of `a` along `axis`.
+
+    Args:
+      a: an array or scalar.
+      axis: the axis to work along (None: the flattened array).
+      keepdims: whether to keep reduced axes, with size 1.
+
+    Returns:
+      The counts, of the default int dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.count_nonzero(jnp.array([[0, 1], [2, 3]]))
+      Array(3, dtype=int32)
+      >>> jnp.count_nonzero(jnp.array([[0, 1], [2, 3]]), axis=0)
+      Array([1, 2], dtype=int32)
+    """
     a = to_operand(a)
     nonzero = lax.ne(a, np.zeros((), aval_of(a).dtype)[()])
     return sum(nonzero, axis=axis, keepdims=keepdims)
 
 
 def _arg_reduction(lax_fn, name):
-    def fn(a, axis=None, keepdims: bool = False):
+    def fn(a, axis=None, out=None, keepdims: bool = False):
+        _no_out(name, out)
         a = to_operand(a)
         if axis is None:
             a = lax.reshape(a, (aval_of(a).size,))
@@ -552,7 +601,7 @@ argmin = _arg_reduction(lax.argmin, "argmin")
 
 
 # ---- contractions ----------------------------------------------------------------
-def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """The sum along a diagonal of `a`.
 
     For rank > 2, the diagonal of the axis1/axis2 planes.
@@ -563,6 +612,7 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
       axis1: the first axis of the planes.
       axis2: the second axis.
       dtype: the dtype to accumulate in.
+      out: only None (NumPy's output array; olympus arrays are immutable).
 
     Returns:
       The sums, without axis1 and axis2.
@@ -577,6 +627,7 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
       >>> jnp.trace(jnp.array([[1, 2], [3, 4]]))
       Array(5, dtype=int32)
     """
+    _no_out("trace", out)
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -721,7 +772,29 @@ def _matmul(a, b, *, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """The dot product of the flattened operands, `a` conjugated."""
+    """The dot product of the flattened operands, the first conjugated.
+
+    The dot product of the flattened operands, `a` conjugated.
+
+    Args:
+      a: an array (flattened, conjugated).
+      b: an array with a's number of elements.
+      precision: the matmul precision (None: the default).
+      preferred_element_type: the accumulation and result dtype (None: the
+        inputs').
+
+    Returns:
+      A scalar array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the operands' sizes differ.
+
+    Example:
+      >>> jnp.vdot(jnp.array([1 + 1j, 2]), jnp.array([1, 1j]))
+      Array(1.+1.j, dtype=complex64)
+    """
     check_arraylike("vdot", a, b)
     a, b = _promote_only(a, b)
     a = lax.reshape(ufuncs.conjugate(a), (aval_of(a).size,))
@@ -731,7 +804,27 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
-    """The sum product over the last axes of `a` and `b`."""
+    """The sum product over the last axes of `a` and `b`.
+
+    Args:
+      a: an array.
+      b: an array whose last axis matches a's.
+      precision: the matmul precision (None: the default).
+      preferred_element_type: the accumulation and result dtype (None: the
+        inputs').
+
+    Returns:
+      An array of shape a.shape[:-1] + b.shape[:-1].
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the last axes differ in length.
+
+    Example:
+      >>> jnp.inner(jnp.array([1, 2]), jnp.array([3, 4]))
+      Array(11, dtype=int32)
+    """
     check_arraylike("inner", a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
@@ -741,7 +834,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     return _contract(a, b, dims, precision, preferred_element_type)
 
 
-def outer(a, b):
+def outer(a, b, out=None):
     """The outer product of two vectors: out[i, j] = a[i] * b[j].
 
     Inputs are flattened first, as NumPy's.
@@ -749,6 +842,7 @@ def outer(a, b):
     Args:
       a: an array.
       b: an array.
+      out: only None (NumPy's output array; olympus arrays are immutable).
 
     Returns:
       A 2-D array of shape (a.size, b.size).
@@ -761,6 +855,7 @@ def outer(a, b):
       >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10]))
       Array([[ 1, 10], [ 2, 20]], dtype=int32)
     """
+    _no_out("outer", out)
     a, b = _promote_only(a, b)
     a = lax.reshape(a, (aval_of(a).size,))
     b = lax.reshape(b, (aval_of(b).size,))
@@ -768,8 +863,32 @@ def outer(a, b):
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
-    """The sum product over `axes` (a count of trailing/leading axes, or a pair
-    of axis lists)."""
+    """The sum product of `a` and `b` over the given axes.
+
+    The sum product over `axes` (a count of trailing/leading axes, or a pair of
+    axis lists).
+
+    Args:
+      a: an array.
+      b: an array.
+      axes: an int n (a's last n axes with b's first n) or a pair of axis
+        sequences.
+      precision: the matmul precision (None: the default).
+      preferred_element_type: the accumulation and result dtype (None: the
+        inputs').
+
+    Returns:
+      An array of a's free axes followed by b's.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the contracted axes differ in length.
+
+    Example:
+      >>> jnp.tensordot(jnp.ones((2, 3)), jnp.ones((3, 4)), axes=1).shape
+      (2, 4)
+    """
     check_arraylike("tensordot", a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
@@ -789,7 +908,8 @@ def _cumulative(name: str, lax_fn, accumulate: bool):
     """NumPy's running reduction: lax's along one axis (the flattened array if
     `axis` is None), in the dtype JAX keeps (`_running_dtype`)."""
 
-    def fn(a, axis=None, dtype=None):
+    def fn(a, axis=None, dtype=None, out=None):
+        _no_out(f"cum{name}", out)
         a = to_operand(a)
         if axis is None:
             a, axis = lax.reshape(a, (aval_of(a).size,)), 0
