@@ -8,11 +8,18 @@ Variables are named exactly as the text printer names them, so the HTML and
 `print(closed)` can be read side by side. Source lines show the file's base
 name (`train.py:12 (loss)`): short in a notebook cell, and the same on every
 machine, so the output can be compared with a golden file.
+
+Each output carries its own stylesheet, scoped to its root element, so the
+tables look the same in JupyterLab, classic Notebook and VS Code whatever their
+own table styles; a wide table scrolls sideways in its box, and a program of
+more than `olympus_html_max_equations` equations starts collapsed
+(tests/test_notebook_display.py measures this in a browser).
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from html import escape
 
 import numpy as np
@@ -139,9 +146,7 @@ def _table(rows: str) -> str:
 def _collapsed(eqns, rows: str, limit: int) -> str:
     """A long program's table inside a closed `<details>`: the summary says how
     many equations of which primitives, so the cell stays short until opened."""
-    counts: dict[str, int] = {}
-    for eqn in eqns:
-        counts[eqn.primitive.name] = counts.get(eqn.primitive.name, 0) + 1
+    counts = Counter(eqn.primitive.name for eqn in eqns)
     common = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = ", ".join(f"{n} {name}" for name, n in common[:4])
     more = ", ..." if len(common) > 4 else ""
