@@ -586,7 +586,6 @@ ALLOWED_GAPS = {
     "numpy.vstack": {"dtype", "tup"},
     "olympus.checkpoint": {"concrete"},
     "olympus.make_array_from_single_device_arrays": {"dtype"},
-    "olympus.numpy_dtype_promotion": {"new_val"},
     "olympus.pmap": {
         "axis_size",
         "backend",

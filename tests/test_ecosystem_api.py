@@ -1341,3 +1341,13 @@ def test_numpy_takes_out_none_only():
         lambda ox: ox.jnp.trace(x, out=np.zeros((), np.float32)),
     ):
         agree(call)
+
+
+def test_numpy_dtype_promotion_takes_new_val():
+    def program(ox):
+        with ox.numpy_dtype_promotion(new_val="strict"):
+            return ox.jnp.ones(2, np.float32) + ox.jnp.ones(2, np.int32)
+
+    agree(program)
+    with olympus.numpy_dtype_promotion(new_val="standard"):
+        assert (jnp.ones(2, np.float32) + jnp.ones(2, np.int32)).dtype == np.float32

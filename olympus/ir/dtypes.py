@@ -270,7 +270,7 @@ _STRICT_WEAK_JOINS = {
 
 
 @contextlib.contextmanager
-def numpy_dtype_promotion(mode: str):
+def numpy_dtype_promotion(new_val: str):
     """A context setting how mixed dtypes are promoted.
 
     'standard' is JAX's promotion lattice; 'strict' makes mixing different
@@ -278,14 +278,14 @@ def numpy_dtype_promotion(mode: str):
     code that wants every conversion written out.
 
     Args:
-      mode: 'standard' or 'strict'.
+      new_val: 'standard' or 'strict' (JAX's name for the mode).
 
     Returns:
       A context manager.
 
     Raises:
       TypePromotionError: in 'strict' mode, an operation mixes dtypes.
-      ValueError: `mode` is not one of the two.
+      ValueError: `new_val` is not one of the two.
 
     Example:
       >>> with olympus.numpy_dtype_promotion("strict"):
@@ -294,12 +294,12 @@ def numpy_dtype_promotion(mode: str):
       ...
       olympus.ir.dtypes.TypePromotionError: ...
     """
-    if mode not in ("standard", "strict"):
+    if new_val not in ("standard", "strict"):
         raise ValueError(
-            f"numpy_dtype_promotion: mode {mode!r}; expected 'standard' or 'strict'"
+            f"numpy_dtype_promotion: mode {new_val!r}; expected 'standard' or 'strict'"
         )
     before = _promotion_mode[0]
-    _promotion_mode[0] = mode
+    _promotion_mode[0] = new_val
     try:
         yield
     finally:
