@@ -84,3 +84,94 @@ def test_meshgrid_of_vectors_as_jax():
     for kwargs in ({}, dict(indexing="ij"), dict(sparse=True)):
         agree(lambda ox, a, b: ox.jnp.meshgrid(a, b, **kwargs), a, b)
     agree(lambda ox, a, b: ox.jit(lambda a, b: ox.jnp.meshgrid(a, b, a))(a, b), a, b)
+
+
+# ---- statistics: gradient, trapezoid, unwrap, cov, bincount, digitize, histograms --------
+def edge(dtype: str, shape: tuple, offset: int = 0) -> np.ndarray:
+    from test_conformance_sweep import edge_array
+
+    return edge_array(dtype, shape, offset)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32"])
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
+def test_calculus_and_cov_on_edge_values_as_jax(dtype, shape):
+    """gradient gives a list for several (or no) axes; trapezoid refuses an
+    empty axis and computes dx * (sum - (first + last) / 2); unwrap of an
+    empty axis is p in p's and period's promoted (weak) dtype; cov without
+    observations is NaN."""
+    x = edge(dtype, shape)
+    for name in ("gradient", "trapezoid", "unwrap", "cov"):
+        agree(lambda ox, x: getattr(ox.jnp, name)(x), x)
+
+
+def test_trapezoid_with_steps_and_coordinates_as_jax():
+    y = np.arange(12.0, dtype=np.float32).reshape(3, 4) ** 2
+    agree(lambda ox, y: ox.jnp.trapezoid(y, axis=0), y)
+    agree(lambda ox, y: ox.jnp.trapezoid(y, dx=np.array([1.0, 2, 3, 4])), y)
+    agree(lambda ox, y: ox.jnp.trapezoid(y, x=np.array([0.0, 1, 3, 4])), y)
+    agree(lambda ox, y: ox.jnp.trapezoid(y, x=y, axis=0), y)
+    agree(lambda ox, y: ox.jit(ox.jnp.trapezoid)(y), y)
+    agree(lambda ox, y: ox.vmap(ox.jnp.trapezoid)(y), y)
+    agree(lambda ox, y: ox.jnp.unwrap(y + 0j), y)  # complex: both refuse
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "float16", "bfloat16", "float32"])  # fmt: skip
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
+def test_counting_functions_on_edge_values_as_jax(dtype, shape):
+    """bincount counts bools; histogram counts in a's inexact dtype and
+    refuses empty samples without a range; histogramdd takes only (N, D)."""
+    x, y = edge(dtype, shape), edge(dtype, shape, 3)
+    for name in ("histogram", "histogram_bin_edges", "histogramdd", "bincount"):
+        agree(lambda ox, x: getattr(ox.jnp, name)(x), x)
+    agree(lambda ox, x, y: ox.jnp.histogram2d(x, y), x, y)
+    agree(lambda ox, x, y: ox.jnp.digitize(x, y), x, y)
+
+
+def test_digitize_is_int32_with_x64_as_jax():
+    with x64():
+        for dtype in ("float64", "int64"):
+            agree(lambda ox, x, b: ox.jnp.digitize(x, b), edge(dtype, (3,)), edge(dtype, (3,), 3))  # fmt: skip
+            agree(lambda ox, x: ox.jnp.digitize(x, np.zeros(0)), edge(dtype, (3,)))
+
+
+def test_histograms_with_options_as_jax():
+    a = np.array([0.1, 0.5, 0.5, 0.9, 2.0, -1.0], np.float32)
+    w = np.arange(6, dtype=np.float32)
+    agree(lambda ox, a: ox.jnp.histogram(a, bins=4, range=(0, 1)), a)
+    agree(lambda ox, a, w: ox.jnp.histogram(a, bins=3, weights=w, density=True), a, w)
+    agree(lambda ox, a: ox.jnp.histogram(a, bins=np.array([0.0, 0.5, 1.0])), a)
+    agree(lambda ox, a: ox.jit(lambda a: ox.jnp.histogram(a, bins=3))(a), a)
+    s = np.stack([a, a[::-1]], 1)
+    agree(lambda ox, s: ox.jnp.histogramdd(s, bins=[2, 3], density=True), s)
+    agree(lambda ox, s, w: ox.jnp.histogramdd(s, 2, weights=w, range=[(0, 1), None]), s, w)  # fmt: skip
+    agree(lambda ox, a: ox.jnp.histogram2d(a, a[::-1], bins=[2, 3]), a)
+    agree(lambda ox, a: ox.jnp.histogram2d(a, a, bins=np.array([0.0, 0.5, 1, 2])), a)
+    agree(lambda ox, a: ox.jit(lambda a: ox.jnp.histogram2d(a, a, bins=3))(a), a)
+    agree(lambda ox: ox.jnp.bincount(np.array([True, False, True]), minlength=4))
+    agree(lambda ox: ox.jnp.bincount(np.array([[1]])))
+
+
+# ---- nan-functions: quantile, median and their nan-forms ------------------------------
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "float16", "float32"])
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
+def test_quantiles_on_edge_values_as_jax(dtype, shape):
+    """q must be floating (JAX computes q * (n - 1) in q's dtype), and no
+    elements to read an order statistic from raise; running nan-sums keep
+    small ints."""
+    x, q = edge(dtype, shape), edge(dtype, shape, 3)
+    for name in ("quantile", "nanquantile"):
+        agree(lambda ox, x, q: getattr(ox.jnp, name)(x, q), x, q)
+    for name in ("median", "nanmedian", "nancumsum", "nancumprod"):
+        agree(lambda ox, x: getattr(ox.jnp, name)(x), x)
+
+
+def test_quantiles_of_empty_axes_as_jax():
+    e, m = np.zeros(0, np.float32), np.zeros((2, 0), np.float32)
+    agree(lambda ox: ox.jnp.quantile(e, e))  # no q: an empty result
+    agree(lambda ox: ox.jnp.quantile(m, 0.5, axis=0))
+    agree(lambda ox: ox.jnp.nanquantile(m, 0.5, axis=1))
+    agree(lambda ox: ox.jnp.quantile(np.ones(3, np.float32), 1))
+    agree(lambda ox: ox.jnp.percentile(np.arange(5), 30))
+    agree(lambda ox: ox.jit(ox.jnp.nanmedian)(np.array([1.0, np.nan, 3.0, 0.5])))
+    agree(lambda ox, x: ox.vmap(ox.jnp.median)(x), np.arange(6.0).reshape(2, 3))

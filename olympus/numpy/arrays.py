@@ -21,6 +21,7 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.lax.sharding import accepts_out_sharding
+from olympus.numpy.compiled import compiled
 from olympus.numpy.indexing import take
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
@@ -163,6 +164,24 @@ def ones(shape, dtype=None):
 @accepts_out_sharding
 @accepts_device
 def empty(shape, dtype=None):
+    """An array of `shape` (olympus fills it with zeros).
+
+    Args:
+      shape: the result's shape (an int or a tuple of ints).
+      dtype: the result's dtype; None to infer it from the inputs.
+      device: the device to place the result on (None: the default one).
+      out_sharding: a sharding for the result (None: the default).
+
+    Returns:
+      An array of shape and dtype (the default float).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.empty((2,))
+      Array([0., 0.], dtype=float32)
+    """
     return zeros(shape, dtype)
 
 
@@ -248,6 +267,27 @@ def ones_like(a, dtype=None, shape=None):
 @accepts_out_sharding
 @accepts_device
 def full_like(a, fill_value, dtype=None, shape=None):
+    """An array like `a` filled with `fill_value`.
+
+    Args:
+      a: an array or scalar.
+      fill_value: the value (a scalar or an array broadcasting to the shape).
+      dtype: the result's dtype (None: a's).
+      shape: the result's shape (None: a's).
+      device: the device to place the result on (None: the default one).
+      out_sharding: a sharding for the result (None: the default).
+
+    Returns:
+      An array of a's shape and dtype unless given.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.full_like(jnp.array([1, 2]), 7)
+      Array([7, 7], dtype=int32)
+    """
     out = full(
         _like_aval(a).shape if shape is None else shape,
         fill_value,
@@ -258,6 +298,25 @@ def full_like(a, fill_value, dtype=None, shape=None):
 
 @accepts_device
 def empty_like(a, dtype=None, shape=None):
+    """An array like `a` (olympus fills it with zeros).
+
+    Args:
+      a: an array or scalar.
+      dtype: the result's dtype (None: a's).
+      shape: the result's shape (None: a's).
+      device: the device to place the result on (None: the default one).
+
+    Returns:
+      An array of a's shape and dtype unless given.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.empty_like(jnp.array([1, 2]))
+      Array([0, 0], dtype=int32)
+    """
     return zeros_like(a, dtype, shape)
 
 
@@ -427,6 +486,15 @@ def linspace(
     if dtype is None:
         dtype = _inexact(result_type(start, stop))
     dtype = dtypes.canonicalize_dtype(dtype)
+    # One compiled program, as JAX's: XLA's fused arithmetic gives the same
+    # last bits (which histogram bin a sample on an edge falls into).
+    return compiled(_linspace)(
+        start, stop, num=num, endpoint=endpoint, retstep=retstep, dtype=dtype,
+        axis=axis,
+    )  # fmt: skip
+
+
+def _linspace(start, stop, *, num, endpoint, retstep, dtype, axis):
     compute = _inexact(dtype)
     start = lax.convert_element_type(start, compute)
     stop = lax.convert_element_type(stop, compute)
@@ -506,6 +574,23 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
 
 
 def identity(n: int, dtype=None):
+    """The n x n identity matrix.
+
+    Args:
+      n: the number of rows and columns.
+      dtype: the result's dtype; None to infer it from the inputs.
+
+    Returns:
+      An (n, n) array of dtype (the default float).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.identity(2)
+      Array([[1., 0.],
+             [0., 1.]], dtype=float32)
+    """
     return eye(n, dtype=dtype)
 
 
@@ -614,6 +699,24 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, axes=None):
+    """`a` with its axes permuted (the Array API's name of transpose).
+
+    Args:
+      a: an array or scalar.
+      axes: the permutation (None: reverse the axes).
+
+    Returns:
+      An array with a's dtype and permuted shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: axes is not a permutation of a's axes.
+
+    Example:
+      >>> jnp.permute_dims(jnp.ones((2, 3)), (1, 0)).shape
+      (3, 2)
+    """
     return transpose(a, axes)
 
 
@@ -736,6 +839,23 @@ def expand_dims(a, axis):
 
 
 def atleast_1d(*arys):
+    """Each argument as an array with at least one dimension.
+
+    Args:
+      *arys: one or more arrays or scalars.
+
+    Returns:
+      One array, or a list of arrays when given several.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.atleast_1d(1.0)
+      Array([1.], dtype=float32, weak_type=True)
+      >>> jnp.atleast_1d(jnp.ones(2), 3)
+      [Array([1., 1.], dtype=float32), Array([3], dtype=int32, weak_type=True)]
+    """
     outs = [
         reshape(x, (1,)) if aval_of(to_operand(x)).ndim == 0 else to_operand(x)
         for x in arys
@@ -744,6 +864,23 @@ def atleast_1d(*arys):
 
 
 def atleast_2d(*arys):
+    """Each argument as an array with at least two dimensions.
+
+    Args:
+      *arys: one or more arrays or scalars.
+
+    Returns:
+      One array, or a list of arrays when given several; a 1-D (n,) becomes (1,
+      n).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.atleast_2d(jnp.array([1, 2]))
+      Array([[1, 2]], dtype=int32)
+    """
     outs = []
     for x in arys:
         x = to_operand(x)
@@ -866,10 +1003,45 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
+    """`m` reversed along axis 1 (left to right).
+
+    Args:
+      m: an array of rank >= 2.
+
+    Returns:
+      An array of m's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: m has fewer than two dimensions.
+
+    Example:
+      >>> jnp.fliplr(jnp.array([[1, 2], [3, 4]]))
+      Array([[2, 1],
+             [4, 3]], dtype=int32)
+    """
     return flip(m, 1)
 
 
 def flipud(m):
+    """`m` reversed along axis 0 (up to down).
+
+    Args:
+      m: an array of rank >= 1.
+
+    Returns:
+      An array of m's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.flipud(jnp.array([[1, 2], [3, 4]]))
+      Array([[3, 4],
+             [1, 2]], dtype=int32)
+    """
     return flip(m, 0)
 
 
@@ -1110,7 +1282,28 @@ def split(ary, indices_or_sections, axis: int = 0):
 
 
 def array_split(ary, indices_or_sections, axis: int = 0):
-    """Like split, but unequal sections are allowed (the first ones are larger)."""
+    """`ary` split into sections that may differ in size by one.
+
+    Like split, but unequal sections are allowed (the first ones are larger).
+
+    Args:
+      ary: an array.
+      indices_or_sections: the number of equal sections, or the indices to cut
+        before.
+      axis: the axis to work along; negative counts from the end.
+
+    Returns:
+      A list of arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.array_split(jnp.arange(5), 2)
+      [Array([0, 1, 2], dtype=int32), Array([3, 4], dtype=int32)]
+    """
     return _split(ary, indices_or_sections, axis, equal=False)
 
 
@@ -1155,7 +1348,27 @@ def _diagonal_mask(shape, k: int, above: bool):
 
 
 def triu(m, k: int = 0):
-    """Zeros below the k-th diagonal of the last two axes."""
+    """`m` with the entries below the k-th diagonal zeroed.
+
+    Zeros below the k-th diagonal of the last two axes.
+
+    Args:
+      m: an array of rank >= 2 (the last two axes).
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+
+    Returns:
+      An array of m's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.triu(jnp.ones((3, 3)))
+      Array([[1., 1., 1.],
+             [0., 1., 1.],
+             [0., 0., 1.]], dtype=float32)
+    """
     m = to_operand(m)
     shape = aval_of(m).shape
     _require_matrix("triu", shape)
@@ -1164,7 +1377,27 @@ def triu(m, k: int = 0):
 
 
 def tril(m, k: int = 0):
-    """Zeros above the k-th diagonal of the last two axes."""
+    """`m` with the entries above the k-th diagonal zeroed.
+
+    Zeros above the k-th diagonal of the last two axes.
+
+    Args:
+      m: an array of rank >= 2 (the last two axes).
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+
+    Returns:
+      An array of m's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.tril(jnp.ones((3, 3)))
+      Array([[1., 0., 0.],
+             [1., 1., 0.],
+             [1., 1., 1.]], dtype=float32)
+    """
     m = to_operand(m)
     shape = aval_of(m).shape
     _require_matrix("tril", shape)
@@ -1173,7 +1406,28 @@ def tril(m, k: int = 0):
 
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
-    """The `offset` diagonal of the (axis1, axis2) planes, as the last axis."""
+    """The diagonal of the (axis1, axis2) planes of `a`, as its last axis.
+
+    The `offset` diagonal of the (axis1, axis2) planes, as the last axis.
+
+    Args:
+      a: an array or scalar.
+      offset: the diagonal's offset.
+      axis1: the first axis of the planes.
+      axis2: the second axis of the planes.
+
+    Returns:
+      An array with axis1 and axis2 removed and the diagonal appended.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: a has fewer than two dimensions, or an axis is out of range.
+
+    Example:
+      >>> jnp.diagonal(jnp.arange(6).reshape(2, 3))
+      Array([0, 4], dtype=int32)
+    """
     a = to_operand(a)
     ndim = aval_of(a).ndim
     a = moveaxis(a, (axis1, axis2), (-2, -1))

@@ -72,7 +72,27 @@ nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1)
 
 
 def ptp(a, axis=None, keepdims: bool = False):
-    """Peak to peak: max - min along `axis`."""
+    """The range max - min along `axis`.
+
+    Peak to peak: max - min along `axis`.
+
+    Args:
+      a: an array or scalar.
+      axis: the axis to work along (None: the flattened array).
+      keepdims: whether to keep reduced axes, with size 1.
+
+    Returns:
+      An array with axis reduced.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.ptp(jnp.array([[1, 5], [2, 3]]), axis=1)
+      Array([4, 1], dtype=int32)
+    """
     a = to_operand(a)
     if aval_of(a).dtype == dtypes.bool_:
         raise TypeError(
@@ -108,6 +128,15 @@ _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "invert
 
 class QuantileMethodError(ValueError):
     """An interpolation method JAX's quantile does not accept."""
+
+
+class QuantileTypeError(TypeError):
+    """quantile's q is not floating (JAX computes q * (n - 1) in q's dtype)."""
+
+
+class EmptyQuantileError(TypeError, IndexError):
+    """A quantile or median over no elements. JAX's gather raises TypeError,
+    its nan-variant's indexing IndexError: this is both."""
 
 
 def quantile(
@@ -251,7 +280,14 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
             f"jnp.quantile: method {method!r} takes no weights; "
             "only method='inverted_cdf' does"
         )
-    a, q = _inexact(to_operand(a)), _inexact(to_operand(q))
+    q = to_operand(q)
+    if not dtypes.is_inexact(aval_of(q).dtype):
+        # JAX computes floor(q * (n - 1)) in q's own dtype, so it refuses these.
+        raise QuantileTypeError(
+            f"jnp.quantile: q must be floating, got {aval_of(q).str_short()}; "
+            "pass fractions such as 0.5 (jnp.asarray(q, float))"
+        )
+    a = _inexact(to_operand(a))
     dtype = aval_of(a).dtype
     if dtypes.is_complex(dtype):
         raise TypeError("jnp.quantile: complex input has no order; pass real values")
@@ -262,6 +298,12 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
         weights, _ = _reduced_last(lax.convert_element_type(weights, dtype), axis, 0)
     a, keep_shape = _reduced_last(a, axis, keepdims)
     *rest, n = aval_of(a).shape
+    if n == 0 and aval_of(q).size > 0:
+        raise EmptyQuantileError(
+            f"jnp.quantile: the axes reduced hold no elements (a has shape "
+            f"{aval_of(a).shape}), so there is no order statistic to read; "
+            "reduce over a non-empty axis"
+        )
     nan_data = isnan(a)
     if squash_nans:
         a = where(nan_data, np.asarray(np.nan, dtype)[()], a)  # positive: sorts last

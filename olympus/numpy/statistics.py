@@ -20,6 +20,7 @@ from olympus.numpy import arrays as _arr
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import compiled, jit_entry_points
+from olympus.numpy.construction import ix_
 from olympus.numpy.core import (
     aval_of,
     broadcast_to,
@@ -29,6 +30,7 @@ from olympus.numpy.core import (
     stack,
     to_operand,
 )
+from olympus.numpy.index_tricks import ravel_multi_index
 from olympus.numpy.indexing import slice_along, take
 from olympus.numpy.reductions import cumsum
 from olympus.numpy.sorting import searchsorted
@@ -227,7 +229,8 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
     elif len(varargs) != len(axes):
         raise TypeError(f"jnp.gradient: {len(varargs)} spacings for {len(axes)} axes")
     outs = compiled(_gradient)(f, varargs, axes=axes, edge_order=edge_order)
-    return outs[0] if len(outs) == 1 else outs
+    # One axis gives an array, several (or none, for a scalar) a list, as JAX.
+    return outs[0] if len(outs) == 1 else list(outs)
 
 
 def _gradient(f, spacings, *, axes: tuple, edge_order: int):
@@ -241,17 +244,44 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))
     Array(4., dtype=float32)
     """
-    (y,) = promote_dtypes_inexact(to_operand(y))
-    axis = normalize_axis(axis, aval_of(y).ndim)
     if x is None:
-        d = _arr.astype(to_operand(dx), aval_of(y).dtype)
+        (y,) = promote_dtypes_inexact(to_operand(y))
+        d = to_operand(dx)
+        if aval_of(d).ndim > 0:
+            d = _arr.moveaxis(_shaped_as(d, aval_of(y).ndim), axis, -1)
     else:
-        x = to_operand(x)
-        d = diff(x) if aval_of(x).ndim == 1 else diff(x, axis=axis)
+        y, x = promote_dtypes_inexact(to_operand(y), to_operand(x))
         if aval_of(x).ndim == 1:
-            d = _shaped(d, axis, aval_of(y).ndim)
-    pairs = slice_along(y, axis, 1, None) + slice_along(y, axis, None, -1)
-    return _red.sum(d * pairs / 2, axis=axis)
+            d = diff(x)
+        else:
+            d = _arr.moveaxis(diff(x, axis=axis), axis, -1)
+    y = _arr.moveaxis(y, axis, -1)
+    if aval_of(d).ndim == 0 or aval_of(d).shape[-1] == 1:
+        # A constant step: dx * (sum - (first + last) / 2), as JAX computes it.
+        n = aval_of(y).shape[-1]
+        if n == 0:
+            raise TrapezoidShapeError(
+                f"jnp.trapezoid: y has no samples along axis {axis} (shape "
+                f"{aval_of(y).shape}); the integral needs its first and last"
+            )
+        step = d if aval_of(d).ndim == 0 else slice_along(d, -1, 0, 1)[..., 0]
+        ends = slice_along(y, -1, 0, 1)[..., 0] + slice_along(y, -1, n - 1, n)[..., 0]
+        return step * (_red.sum(y, axis=-1) - 0.5 * ends)
+    pairs = slice_along(y, -1, 1, None) + slice_along(y, -1, None, -1)
+    return 0.5 * _red.sum(d * pairs, axis=-1)
+
+
+class TrapezoidShapeError(IndexError):
+    """jnp.trapezoid was given no samples along the axis it integrates."""
+
+
+def _shaped_as(d, ndim: int):
+    """`d` with leading axes of length 1 up to `ndim` axes."""
+    return _arr.reshape(d, (1,) * (ndim - aval_of(d).ndim) + aval_of(d).shape)
+
+
+class UnwrapTypeError(ValueError):
+    """jnp.unwrap was given complex values."""
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
@@ -261,6 +291,14 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     >>> jnp.unwrap(jnp.array([0.0, 3.0, 6.5]))
     Array([0.      , 3.      , 0.216815], dtype=float32)
     """
+    promoted, _ = promote_dtypes(to_operand(p), period)
+    if dtypes.is_complex(aval_of(promoted).dtype):
+        raise UnwrapTypeError(
+            f"jnp.unwrap takes real phases, got {aval_of(promoted).str_short()}; "
+            "unwrap jnp.angle(p) instead"
+        )
+    if aval_of(promoted).shape[axis] == 0:
+        return promoted  # nothing to unwrap: p in the promoted dtype, as JAX
     (p,) = promote_dtypes_inexact(to_operand(p))
     axis = normalize_axis(axis, aval_of(p).ndim)
     dtype = aval_of(p).dtype
@@ -327,7 +365,10 @@ def cov(
            [-1.,  1.]], dtype=float32)
     """
     x = _observations(m, y, rowvar)
-    n = aval_of(x).shape[1]
+    variables, n = aval_of(x).shape
+    if n == 0:  # no observations: NaN, as JAX (np.cov warns and gives NaN too)
+        shape = () if variables == 1 else (variables, variables)
+        return lax.full(shape, np.nan, aval_of(x).dtype)
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     dtype = aval_of(x).dtype
     w = _weights(fweights, aweights, n, dtype)
@@ -445,10 +486,17 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     Array([1, 0, 2], dtype=int32)
     """
     x = to_operand(x)
-    if aval_of(x).ndim != 1 or not dtypes.is_integer(aval_of(x).dtype):
+    if aval_of(x).dtype == np.bool_:  # False/True count as 0/1, as JAX
+        x = lax.convert_element_type(x, dtypes.int32)
+    if not dtypes.is_integer(aval_of(x).dtype):
         raise TypeError(
-            f"jnp.bincount: x must be a 1-d integer array, got "
-            f"{aval_of(x).dtype}{list(aval_of(x).shape)}"
+            f"jnp.bincount: x must have an integer type, got "
+            f"{aval_of(x).str_short()}; round it first (x.astype(int))"
+        )
+    if aval_of(x).ndim != 1:
+        raise HistogramShapeError(
+            f"jnp.bincount takes 1-d input, got {aval_of(x).str_short()}; "
+            "flatten it first (x.ravel())"
         )
     if length is None:
         top = _red.max(x) + 1 if aval_of(x).size else 0
@@ -482,127 +530,170 @@ def digitize(x, bins, right: bool = False):
         )
     n = aval_of(bins).shape[0]
     side = "left" if right else "right"
+    # int32 even with x64 on, as JAX's searchsorted gives.
     if n == 0:
-        return lax.full(aval_of(x).shape, np.zeros((), dtypes.default_int_dtype())[()])
+        return lax.full(aval_of(x).shape, np.int32(0))
     rising = searchsorted(bins, x, side=side)
     falling = n - searchsorted(_arr.flip(bins), x, side=side)
     out = _uf.where(bins[-1] >= bins[0], rising, falling)
-    return _arr.astype(out, dtypes.default_int_dtype())
+    return _arr.astype(out, dtypes.int32)
 
 
-def _range_of(a, range_, name: str):
-    """(lo, hi) of the histogram: given, or a's min and max (widened by 0.5
-    on each side when they are equal, as NumPy)."""
-    if range_ is not None:
-        lo, hi = range_
-        if not np.isscalar(lo) or not np.isscalar(hi) or lo > hi:
-            raise ValueError(
-                f"jnp.{name}: range={range_!r} must be (low, high) with low <= high"
-            )
-        lo, hi = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
-        return np.asarray(lo, aval_of(a).dtype)[()], np.asarray(hi, aval_of(a).dtype)[
-            ()
-        ]
-    if aval_of(a).size == 0:
-        return np.zeros((), aval_of(a).dtype)[()], np.ones((), aval_of(a).dtype)[()]
-    lo, hi = _red.min(a), _red.max(a)
-    same = lo == hi
-    return _uf.where(same, lo - 0.5, lo), _uf.where(same, hi + 0.5, hi)
+class HistogramRangeError(ValueError):
+    """A histogram was given no range and no samples to take one from."""
 
 
-def _even_edges(a, *, count: int, range_, name: str):
-    """`count` equal bins over `range_` (or a's min to max)."""
-    lo, hi = _range_of(a, range_, name)
-    steps = lax.iota(aval_of(a).dtype, count + 1)
-    edges = lo + (hi - lo) * (steps / np.asarray(count, aval_of(a).dtype)[()])
-    return _arr.concatenate([edges[:-1], _arr.reshape(hi + 0 * edges[:1], (1,))])
+class HistogramShapeError(ValueError):
+    """A histogram's samples, weights, bins or ranges do not fit together."""
 
 
-def _bin_index(a, edges):
-    """Bin of each sample (right edge of the last bin included); -1 outside."""
-    nbins = aval_of(edges).shape[0] - 1
-    index = searchsorted(edges, a, side="right") - 1
-    index = _uf.where(a == edges[-1], nbins - 1, index)
-    return _uf.where((a < edges[0]) | (a > edges[-1]), -1, index)
+def _inexact_dtype(dtype) -> np.dtype:
+    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    """The edges np.histogram would use for `bins` (a count or edges).
+    """The edges np.histogram would use for `bins` (a count or edges):
+    `bins` equal bins from a's min to max (or over `range`), widened by 0.5
+    on each side when the two are equal, as JAX.
 
     >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)
     Array([0. , 0.5, 1. ], dtype=float32)
     """
-    del weights
-    (a,) = promote_dtypes_inexact(_arr.ravel(to_operand(a)))
+    del weights  # string bin rules (which would use them) are not taken
+    a = to_operand(a)
+    dtype = _inexact_dtype(aval_of(a).dtype)
     if _is_edges(bins):
-        return _arr.astype(to_operand(bins), aval_of(a).dtype)
-    range_ = None if range is None else tuple(float(v) for v in range)
-    return compiled(_even_edges)(
-        a,
-        count=_bin_count(bins, "histogram_bin_edges"),
-        range_=range_,
-        name="histogram_bin_edges",
-    )
+        return _arr.astype(to_operand(bins), dtype)
+    count = operator.index(bins)
+    if range is None:
+        if aval_of(a).size == 0:
+            raise HistogramRangeError(
+                "jnp.histogram_bin_edges: the samples are empty, so they have no "
+                "min and max to span; pass range=(low, high)"
+            )
+        lo, hi = _red.min(a), _red.max(a)
+    else:
+        given = _arr.astype(to_operand(np.asarray(range)), dtype)
+        if aval_of(given).shape != (2,):
+            raise HistogramShapeError(
+                f"jnp.histogram_bin_edges: range must be None or (low, high); got "
+                f"{range!r}"
+            )
+        lo, hi = given[0], given[1]
+    lo, hi = _arr.astype(lo, dtype), _arr.astype(hi, dtype)
+    same = (_uf.maximum(lo, hi) - _uf.minimum(lo, hi)) == 0
+    lo, hi = _uf.where(same, lo - 0.5, lo), _uf.where(same, hi + 0.5, hi)
+    return _arr.linspace(lo, hi, count + 1, dtype=dtype)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
-    """Counts (or summed weights, or a density) of `a` in each bin, and the
-    edges. `bins` is a static count or an array of edges.
+    """Counts (summed weights, or a density) of `a` in each bin, and the
+    edges. `bins` is a static count or an array of edges; the counts have
+    a's inexact dtype, as JAX's.
 
     >>> jnp.histogram(jnp.array([0.0, 0.2, 1.0]), bins=2)
-    (Array([2, 1], dtype=int32), Array([0. , 0.5, 1. ], dtype=float32))
+    (Array([2., 1.], dtype=float32), Array([0. , 0.5, 1. ], dtype=float32))
     """
-    hist, (edges,) = histogramdd(
-        _arr.reshape(to_operand(a), (-1, 1)),
-        [bins],
-        None if range is None else [range],
-        None if weights is None else _arr.ravel(to_operand(weights)),
-        density,
-    )
-    return hist, edges
+    a = to_operand(a)
+    if weights is None:
+        (a,) = promote_dtypes_inexact(a)
+        weights = _arr.ones_like(a)
+    else:
+        weights = to_operand(weights)
+        if aval_of(weights).shape != aval_of(a).shape:
+            raise HistogramShapeError(
+                f"jnp.histogram: weights of shape {aval_of(weights).shape} for "
+                f"samples of shape {aval_of(a).shape}; give one weight per sample"
+            )
+        a, weights = promote_dtypes_inexact(a, weights)
+    edges = histogram_bin_edges(a, bins, range)
+    n = aval_of(edges).shape[0]
+    index = searchsorted(edges, a, side="right")
+    index = _uf.where(a == edges[-1], n - 1, index)
+    zero = np.zeros((), aval_of(weights).dtype)[()]
+    counts = lax.full((n,), zero).at[index].add(weights, mode="drop")[1:]
+    if density:
+        counts = counts / diff(edges) / _red.sum(counts)
+    return counts, edges
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """The 2-d histogram of points (x, y) and the edges along x and y."""
-    if not isinstance(bins, (list, tuple)) or (len(bins) != 2):
-        bins = [bins, bins]
-    sample = stack(promote_dtypes_inexact(to_operand(x), to_operand(y)), axis=1)
+    x, y = to_operand(x), to_operand(y)
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):  # one array of edges for both axes
+        bins = [to_operand(bins)] * 2
+    if aval_of(x).shape != aval_of(y).shape:
+        raise HistogramShapeError(
+            f"jnp.histogram2d: x {aval_of(x).shape} and y {aval_of(y).shape} "
+            "must have one shape"
+        )
+    sample = _arr.transpose(stack(promote_dtypes(x, y)))
     hist, edges = histogramdd(sample, bins, range, weights, density)
     return hist, edges[0], edges[1]
 
 
-def _per_dimension(value, d: int, name: str) -> list:
-    if isinstance(value, (list, tuple)):
-        if len(value) != d:
-            raise ValueError(f"jnp.{name}: {len(value)} entries for {d} dimensions")
-        return list(value)
-    return [value] * d
-
-
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
-    """The D-dimensional histogram of N points, given as an (N, D) array.
+    """The D-dimensional histogram of N points, given as an (N, D) array:
+    counts (default int; summed weights with weights) and the edges.
 
     >>> hist, edges = jnp.histogramdd(jnp.zeros((4, 2)), bins=3)
     """
-    (sample,) = promote_dtypes_inexact(to_operand(sample))
-    if aval_of(sample).ndim == 1:
-        sample = _arr.reshape(sample, (-1, 1))
+    sample = to_operand(sample)
+    if weights is None:
+        (sample,) = promote_dtypes_inexact(sample)
+    else:
+        weights = to_operand(weights)
+        if aval_of(weights).shape != aval_of(sample).shape[:1]:
+            raise HistogramShapeError(
+                f"jnp.histogramdd: weights of shape {aval_of(weights).shape} for "
+                f"samples of shape {aval_of(sample).shape}; give one per sample"
+            )
+        sample, weights = promote_dtypes_inexact(sample, weights)
+    if aval_of(sample).ndim != 2:
+        raise HistogramShapeError(
+            f"jnp.histogramdd: sample has shape {aval_of(sample).shape}; expected "
+            "(N, D), N points of D coordinates (reshape 1-d data to (-1, 1))"
+        )
     d = aval_of(sample).shape[1]
-    bins = (
-        [bins] * d if hasattr(bins, "ndim") else _per_dimension(bins, d, "histogramdd")
-    )
-    ranges = [None] * d if range is None else _per_dimension(range, d, "histogramdd")
-    ranges = tuple(None if r is None else tuple(float(v) for v in r) for r in ranges)
-    given_edges = [b if _is_edges(b) else None for b in bins]
-    counts = tuple(None if _is_edges(b) else _bin_count(b, "histogramdd") for b in bins)
-    return compiled(_histogramdd)(
-        sample,
-        weights,
-        given_edges,
-        counts=counts,
-        ranges=ranges,
-        density=bool(density),
-    )
+    if range is not None and (
+        len(range) != d
+        or builtins.any(r is not None and np.shape(r)[0] != 2 for r in range)
+    ):
+        raise HistogramShapeError(
+            f"jnp.histogramdd: for samples of shape {aval_of(sample).shape}, range "
+            f"must be {d} pairs or Nones; got {range!r}"
+        )
+    try:
+        per_dimension = list(bins)
+    except TypeError:
+        per_dimension = [bins] * d
+    if len(per_dimension) != d:
+        raise HistogramShapeError(
+            f"jnp.histogramdd: {len(per_dimension)} bins for {d} dimensions"
+        )
+    indices, edges = [], []
+    for i in builtins.range(d):
+        column = sample[:, i]
+        e = histogram_bin_edges(
+            column, per_dimension[i], None if range is None else range[i]
+        )
+        index = searchsorted(e, column, side="right")
+        indices.append(_uf.where(column == e[-1], index - 1, index))
+        edges.append(e)
+    nbins = tuple(aval_of(e).shape[0] + 1 for e in edges)
+    flat = ravel_multi_index(tuple(indices), nbins, mode="clip")
+    hist = bincount(flat, weights, length=int(np.prod(nbins)))
+    hist = _arr.reshape(hist, nbins)[(slice(1, -1),) * d]
+    if density:
+        hist = _arr.astype(hist, aval_of(sample).dtype)
+        hist = hist / _red.sum(hist)
+        for norm in ix_(*(diff(e) for e in edges)):
+            hist = hist / norm
+    return hist, edges
 
 
 def _is_edges(bins) -> bool:
@@ -612,54 +703,6 @@ def _is_edges(bins) -> bool:
             "not NumPy's estimator names"
         )
     return np.ndim(bins) == 1 if not hasattr(bins, "ndim") else bins.ndim == 1
-
-
-def _bin_count(bins, name: str) -> int:
-    count = operator.index(bins)
-    if count < 1:
-        raise ValueError(f"jnp.{name}: bins={count} must be positive")
-    return count
-
-
-def _histogramdd(sample, weights, given_edges, *, counts, ranges, density):
-    """histogramdd for static bin counts (or given edges) and ranges."""
-    d = aval_of(sample).shape[1]
-    columns = [sample[:, j] for j in builtins.range(d)]
-    edges = [
-        _arr.astype(to_operand(e), aval_of(c).dtype)
-        if e is not None
-        else _even_edges(c, count=n, range_=r, name="histogramdd")
-        for c, e, n, r in zip(columns, given_edges, counts, ranges)
-    ]
-    nbins = [aval_of(e).shape[0] - 1 for e in edges]
-    flat, outside = 0, None
-    for column, e, n in zip(columns, edges, nbins):
-        index = _bin_index(column, e)
-        outside = (index < 0) if outside is None else (outside | (index < 0))
-        flat = flat * n + index
-    flat = _uf.where(outside, -1, flat)
-    dtype = (
-        aval_of(sample).dtype
-        if density or weights is not None
-        else dtypes.default_int_dtype()
-    )
-    hist = _counts_into(
-        flat,
-        None if weights is None else to_operand(weights),
-        int(np.prod(nbins)),
-        dtype,
-    )
-    hist = _arr.reshape(hist, tuple(nbins))
-    return (_density(hist, edges) if density else hist), edges
-
-
-def _density(hist, edges):
-    """Counts divided by the total and by each bin's volume."""
-    volume = None
-    for axis, e in enumerate(edges):
-        width = _shaped(e[1:] - e[:-1], axis, len(edges))
-        volume = width if volume is None else volume * width
-    return hist / _red.sum(hist) / volume
 
 
 # ---- one compiled program per call ----------------------------------------------------
