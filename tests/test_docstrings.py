@@ -79,28 +79,21 @@ EXTRA = ["olympus.numpy.linalg." + n for n in ("norm", "inv", "solve", "det")]
 # is done, so it is removed when its docstring is written).
 NUMPY_PENDING = set(
     """
-    append apply_along_axis apply_over_axes argpartition array_equiv array_repr
-    array_split array_str asanyarray ascontiguousarray astype atleast_1d atleast_2d
-    atleast_3d average bartlett bincount blackman block broadcast_arrays
-    broadcast_shapes can_cast choose column_stack compress concat convolve copy
-    corrcoef correlate count_nonzero cov cross cumulative_prod cumulative_sum delete
-    diag_indices diag_indices_from diagflat diagonal digitize dsplit dstack ediff1d
-    empty empty_like extract fill_diagonal finfo flatnonzero fliplr flipud fmax fmin
-    from_dlpack frombuffer fromfunction fromiter fromstring full_like geomspace
-    get_printoptions gradient hamming hanning histogram histogram2d
-    histogram_bin_edges histogramdd hsplit identity indices inner insert interp
-    intersect1d isclose iscomplexobj isdtype isin isneginf isposinf isrealobj
-    isscalar issubdtype iterable ix_ kaiser kron lexsort load logspace mask_indices
-    matrix_transpose matvec nan_to_num nanargmax nanargmin nancumprod nancumsum
-    nanmax nanmean nanmedian nanmin nanpercentile nanprod nanquantile nanstd nansum
-    nanvar ndim packbits partition percentile permute_dims piecewise place poly
-    polyadd polyder polydiv polyfit polyint polymul polysub polyval printoptions
-    promote_dtypes promote_types ptp put put_along_axis ravel_multi_index resize
-    result_type rollaxis roots rot90 row_stack save savez select set_printoptions
-    setdiff1d setxor1d shape size sort_complex tensordot trapezoid tri tril
-    tril_indices tril_indices_from trim_zeros triu triu_indices triu_indices_from
-    union1d unique_all unique_counts unique_inverse unique_values unpackbits
-    unravel_index unstack unwrap vander vdot vecdot vecmat vectorize vsplit
+    apply_along_axis apply_over_axes argpartition array_equiv array_repr array_str
+    asanyarray ascontiguousarray astype bartlett bincount blackman block can_cast
+    choose compress convolve corrcoef correlate cov cumulative_prod cumulative_sum
+    delete digitize ediff1d extract fill_diagonal finfo flatnonzero fmax fmin
+    from_dlpack frombuffer fromfunction fromiter fromstring get_printoptions
+    gradient hamming hanning histogram histogram2d histogram_bin_edges histogramdd
+    insert interp intersect1d iscomplexobj isdtype isin isneginf isposinf isrealobj
+    isscalar issubdtype iterable ix_ kaiser lexsort load mask_indices nanargmax
+    nanargmin nancumprod nancumsum nanmax nanmean nanmedian nanmin nanpercentile
+    nanprod nanquantile nanstd nansum nanvar packbits partition percentile piecewise
+    place poly polyadd polyder polydiv polyfit polyint polymul polysub polyval
+    printoptions promote_dtypes promote_types put put_along_axis result_type
+    rollaxis roots row_stack save savez set_printoptions setdiff1d setxor1d
+    sort_complex trapezoid trim_zeros union1d unique_all unique_counts
+    unique_inverse unique_values unpackbits unwrap vander vectorize
 """.split()
 )
 

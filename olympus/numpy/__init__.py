@@ -192,15 +192,66 @@ def finfo(dtype):
 
 
 def shape(a):
+    """The shape of `a`.
+
+    Args:
+      a: an array or scalar.
+
+    Returns:
+      A tuple of ints.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.shape(jnp.ones((2, 3)))
+      (2, 3)
+    """
     return asarray(a).shape
 
 
 def ndim(a):
+    """The number of dimensions of `a`.
+
+    Args:
+      a: an array or scalar.
+
+    Returns:
+      An int.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.ndim(jnp.ones((2, 3)))
+      2
+      >>> jnp.ndim(1.0)
+      0
+    """
     return asarray(a).ndim
 
 
 def size(a, axis=None):
-    """The number of elements, in all of `a` or along `axis` (an int or a tuple)."""
+    """The number of elements of `a`, or along `axis`.
+
+    The number of elements, in all of `a` or along `axis` (an int or a tuple).
+
+    Args:
+      a: an array or scalar.
+      axis: an axis or tuple of axes (None: all of a).
+
+    Returns:
+      An int.
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.size(jnp.ones((2, 3)))
+      6
+      >>> jnp.size(jnp.ones((2, 3)), axis=1)
+      3
+    """
     shape = asarray(a).shape
     if axis is None:
         return _math.prod(shape)

@@ -37,12 +37,49 @@ __all__ = [
 
 
 def concat(arrays, /, *, axis: int | None = 0):
-    """The Array API's name for concatenate."""
+    """Arrays joined along an existing axis (the Array API's name of concatenate).
+
+    The Array API's name for concatenate.
+
+    Args:
+      arrays: a sequence of arrays, equal in shape except along axis.
+      axis: the axis to join along (None: flatten first).
+
+    Returns:
+      An array of the promoted dtype.
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+      OlympusTypeError: the shapes differ other than along axis.
+
+    Example:
+      >>> jnp.concat([jnp.ones(2), jnp.zeros(1)])
+      Array([1., 1., 0.], dtype=float32)
+    """
     return concatenate(arrays, axis)
 
 
 def unstack(x, /, *, axis: int = 0) -> tuple:
-    """The slices of `x` along `axis`, as a tuple (the inverse of stack)."""
+    """The slices of `x` along `axis`, as a tuple.
+
+    The slices of `x` along `axis`, as a tuple (the inverse of stack).
+
+    Args:
+      x: an array of rank >= 1.
+      axis: the axis to work along; negative counts from the end.
+
+    Returns:
+      A tuple of x.shape[axis] arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.unstack(jnp.arange(4).reshape(2, 2))
+      (Array([0, 1], dtype=int32), Array([2, 3], dtype=int32))
+    """
     x = to_operand(x)
     axis = normalize_axis(axis, aval_of(x).ndim)
     x = moveaxis(x, axis, 0)
@@ -54,7 +91,25 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
 
 
 def matrix_transpose(x, /):
-    """Swaps the last two axes (a stack of matrices, each transposed)."""
+    """Each matrix of a stack transposed: the last two axes swapped.
+
+    Swaps the last two axes (a stack of matrices, each transposed).
+
+    Args:
+      x: an array of rank >= 2.
+
+    Returns:
+      An array of x's dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: x has fewer than two dimensions.
+
+    Example:
+      >>> jnp.matrix_transpose(jnp.ones((4, 2, 3))).shape
+      (4, 3, 2)
+    """
     x = to_operand(x)
     if aval_of(x).ndim < 2:
         raise ValueError(
@@ -73,7 +128,27 @@ def _check_core(name: str, x, ndim: int):
 
 
 def matvec(x1, x2, /):
-    """Matrix-vector products over broadcast batches: (..., m, n) x (..., n) -> (..., m)."""
+    """Matrix-vector products over broadcast batches.
+
+    Matrix-vector products over broadcast batches: (..., m, n) x (..., n) ->
+    (..., m).
+
+    Args:
+      x1: matrices of shape (..., m, n).
+      x2: vectors of shape (..., n).
+
+    Returns:
+      An array of shape (..., m).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the inner dimensions differ.
+
+    Example:
+      >>> jnp.matvec(jnp.eye(2), jnp.array([1.0, 2.0]))
+      Array([1., 2.], dtype=float32)
+    """
     x1, x2 = to_operand(x1), to_operand(x2)
     _check_core("matvec", x1, 2)
     _check_core("matvec", x2, 1)
@@ -81,7 +156,26 @@ def matvec(x1, x2, /):
 
 
 def vecmat(x1, x2, /):
-    """conj(x1) times matrices: (..., n) x (..., n, m) -> (..., m)."""
+    """Conjugated vector-matrix products over broadcast batches.
+
+    conj(x1) times matrices: (..., n) x (..., n, m) -> (..., m).
+
+    Args:
+      x1: vectors of shape (..., n) (conjugated).
+      x2: matrices of shape (..., n, m).
+
+    Returns:
+      An array of shape (..., m).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      OlympusTypeError: the inner dimensions differ.
+
+    Example:
+      >>> jnp.vecmat(jnp.array([1.0, 2.0]), jnp.eye(2))
+      Array([1., 2.], dtype=float32)
+    """
     x1, x2 = to_operand(x1), to_operand(x2)
     _check_core("vecmat", x1, 1)
     _check_core("vecmat", x2, 2)

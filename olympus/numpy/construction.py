@@ -72,8 +72,29 @@ def _index_array(values: np.ndarray):
 
 # ---- triangles ----------------------------------------------------------------------
 def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
-    """An N x M array with ones at and below the k-th diagonal; float32 by
-    default even with x64 on (JAX's default, unlike its other constructors)."""
+    """An N x M array with ones at and below the k-th diagonal.
+
+    An N x M array with ones at and below the k-th diagonal; float32 by default
+    even with x64 on (JAX's default, unlike its other constructors).
+
+    Args:
+      N: the number of rows.
+      M: the number of columns (None: N).
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+      dtype: the result's dtype; None to infer it from the inputs.
+
+    Returns:
+      An (N, M) array of dtype (the default float).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.tri(3)
+      Array([[1., 0., 0.],
+             [1., 1., 0.],
+             [1., 1., 1.]], dtype=float32)
+    """
     M = N if M is None else M
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
@@ -84,12 +105,48 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """(rows, cols) of the lower triangle of an n x m array, row by row."""
+    """(rows, cols) of the lower triangle of an n x m array.
+
+    (rows, cols) of the lower triangle of an n x m array, row by row.
+
+    Args:
+      n: the number of rows.
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+      m: the number of columns (None: n).
+
+    Returns:
+      A pair of int arrays.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.tril_indices(3)
+      (Array([0, 1, 1, 2, 2, 2], dtype=int32), Array([0, 0, 1, 0, 1, 2], dtype=int32))
+    """
     return tuple(_index_array(i) for i in np.tril_indices(n, k, m))
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """(rows, cols) of the upper triangle of an n x m array, row by row."""
+    """(rows, cols) of the upper triangle of an n x m array.
+
+    (rows, cols) of the upper triangle of an n x m array, row by row.
+
+    Args:
+      n: the number of rows.
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+      m: the number of columns (None: n).
+
+    Returns:
+      A pair of int arrays.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.triu_indices(3)
+      (Array([0, 0, 0, 1, 1, 2], dtype=int32), Array([0, 1, 2, 1, 2, 2], dtype=int32))
+    """
     return tuple(_index_array(i) for i in np.triu_indices(n, k, m))
 
 
@@ -101,22 +158,93 @@ def _matrix_shape(name: str, arr) -> tuple:
 
 
 def tril_indices_from(arr, k: int = 0) -> tuple:
+    """(rows, cols) of the lower triangle of a 2-D array.
+
+    Args:
+      arr: a 2-D array.
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+
+    Returns:
+      A pair of int arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: arr is not 2-D.
+
+    Example:
+      >>> jnp.tril_indices_from(jnp.ones((2, 2)))
+      (Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))
+    """
     n, m = _matrix_shape("tril_indices_from", arr)
     return tril_indices(n, k, m)
 
 
 def triu_indices_from(arr, k: int = 0) -> tuple:
+    """(rows, cols) of the upper triangle of a 2-D array.
+
+    Args:
+      arr: a 2-D array.
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+
+    Returns:
+      A pair of int arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: arr is not 2-D.
+
+    Example:
+      >>> jnp.triu_indices_from(jnp.ones((2, 2)))
+      (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
+    """
     n, m = _matrix_shape("triu_indices_from", arr)
     return triu_indices(n, k, m)
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple:
-    """Indices of the main diagonal of an n x n x ... array: ndim copies of arange(n)."""
+    """The indices of the main diagonal of an n x n x ... array.
+
+    Indices of the main diagonal of an n x n x ... array: ndim copies of
+    arange(n).
+
+    Args:
+      n: the size of each axis.
+      ndim: the number of axes.
+
+    Returns:
+      A tuple of ndim int arrays of length n.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.diag_indices(2)
+      (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
+    """
     index = lax.iota(dtypes.default_int_dtype(), int(n))
     return (index,) * ndim
 
 
 def diag_indices_from(arr) -> tuple:
+    """The indices of the main diagonal of `arr`.
+
+    Args:
+      arr: an array of rank >= 2 whose axes have one length.
+
+    Returns:
+      A tuple of arr.ndim int arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: arr has fewer than two dimensions or unequal axes.
+
+    Example:
+      >>> jnp.diag_indices_from(jnp.ones((2, 2)))
+      (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
+    """
     shape = aval_of(to_operand(arr)).shape
     if len(shape) < 2 or len(set(shape)) != 1:
         raise ValueError(
@@ -127,13 +255,53 @@ def diag_indices_from(arr) -> tuple:
 
 
 def diagflat(v, k: int = 0):
-    """A 2-D array with the flattened `v` on its k-th diagonal."""
+    """A 2-D array with the flattened `v` on its k-th diagonal.
+
+    Args:
+      v: an array (flattened).
+      k: the diagonal offset: 0 the main one, positive above, negative below.
+
+    Returns:
+      A square 2-D array of v's dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.diagflat(jnp.array([1, 2]))
+      Array([[1, 0],
+             [0, 2]], dtype=int32)
+    """
     return diag(ravel(to_operand(v)), k)
 
 
 # ---- index grids --------------------------------------------------------------------
 def indices(dimensions, dtype=None, sparse: bool = False):
-    """The index of every position of a grid of shape `dimensions`, per axis."""
+    """The index of every position of a grid, one array per axis.
+
+    The index of every position of a grid of shape `dimensions`, per axis.
+
+    Args:
+      dimensions: the grid's shape.
+      dtype: the result's dtype; None to infer it from the inputs.
+      sparse: whether to return broadcastable open grids instead of full arrays.
+
+    Returns:
+      An array of shape (len(dimensions), *dimensions), or a tuple of open grids
+      when sparse.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.indices((2, 2))
+      Array([[[0, 0],
+              [1, 1]],
+      <BLANKLINE>
+             [[0, 1],
+              [0, 1]]], dtype=int32)
+    """
     dtype = dtypes.canonicalize_dtype(
         dtypes.default_int_dtype() if dtype is None else dtype
     )
@@ -279,7 +447,29 @@ def logspace(
     dtype=None,
     axis: int = 0,
 ):
-    """base ** linspace(start, stop): `num` points evenly spaced on a log scale."""
+    """Numbers spaced evenly on a log scale: base ** linspace(start, stop).
+
+    base ** linspace(start, stop): `num` points evenly spaced on a log scale.
+
+    Args:
+      start: the first value (as an exponent for logspace).
+      stop: the last value.
+      num: the number of points.
+      endpoint: whether stop is included.
+      base: the logarithm's base.
+      dtype: the result's dtype; None to infer it from the inputs.
+      axis: where the samples go when start or stop is an array.
+
+    Returns:
+      A 1-D array of num values (the default float unless dtype).
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.logspace(0.0, 2.0, 3)
+      Array([  1.,  10., 100.], dtype=float32)
+    """
     exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     out = power(base, exponents)
     return out if dtype is None else lax.convert_element_type(out, dtype)
@@ -288,7 +478,29 @@ def logspace(
 def geomspace(
     start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0
 ):
-    """`num` points from start to stop in a geometric progression (same-signed ends)."""
+    """Numbers spaced evenly on a log scale from start to stop.
+
+    `num` points from start to stop in a geometric progression (same-signed
+    ends).
+
+    Args:
+      start: the first value (nonzero).
+      stop: the last value, of start's sign.
+      num: the number of points.
+      endpoint: whether stop is included.
+      dtype: the result's dtype; None to infer it from the inputs.
+      axis: where the samples go when start or stop is an array.
+
+    Returns:
+      A 1-D array of num values.
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.geomspace(1.0, 100.0, 3)
+      Array([  1.,  10., 100.], dtype=float32)
+    """
     start, stop = to_operand(start), to_operand(stop)
     if not is_array(start) and not is_array(stop) and (start == 0 or stop == 0):
         raise ValueError("jnp.geomspace: a geometric sequence cannot include zero")
@@ -315,7 +527,24 @@ def fromfunction(function, shape, *, dtype=None, **kwargs):
 
 # ---- conversions and predicates ------------------------------------------------------
 def copy(a, order: str | None = None):
-    """A copy of `a`; arrays are immutable, so this is an array with a's values."""
+    """A copy of `a`'s values as a new array.
+
+    A copy of `a`; arrays are immutable, so this is an array with a's values.
+
+    Args:
+      a: an array or scalar.
+      order: accepted for NumPy's signature (layout is not observable).
+
+    Returns:
+      An array of a's shape and dtype.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.copy(jnp.array([1, 2]))
+      Array([1, 2], dtype=int32)
+    """
     return array(a)
 
 

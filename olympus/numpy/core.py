@@ -262,7 +262,24 @@ def promote_dtypes_inexact(*args):
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """NumPy broadcasting of shapes, with an error naming them when they clash."""
+    """The shape that broadcasting gives the shapes together.
+
+    NumPy broadcasting of shapes, with an error naming them when they clash.
+
+    Args:
+      *shapes: shapes (tuples of ints).
+
+    Returns:
+      A tuple of ints.
+
+    Raises:
+      IncompatibleShapesError: the shapes do not broadcast (a ValueError and
+        TypeError).
+
+    Example:
+      >>> jnp.broadcast_shapes((2, 1), (3,))
+      (2, 3)
+    """
     try:
         return _broadcast_shapes_cached(shapes)
     except TypeError:  # a shape given as a list

@@ -39,11 +39,24 @@ def _integer_indices(x, name: str):
 
 
 def unravel_index(indices, shape) -> tuple:
-    """The multi-index of each flat index into an array of `shape` (row-major);
+    """The multi-index of each flat index into an array of `shape`.
+
+    The multi-index of each flat index into an array of `shape` (row-major);
     negative indices count from the end and the rest clip into range.
 
-    >>> jnp.unravel_index(jnp.array([5, -1, 30]), (2, 3))
-    (Array([1, 1, 1], dtype=int32), Array([2, 2, 2], dtype=int32))
+    Args:
+      indices: an integer array of flat indices.
+      shape: the array's shape.
+
+    Returns:
+      A tuple of int arrays, one per axis.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.unravel_index(jnp.array([5, 1]), (2, 3))
+      (Array([1, 0], dtype=int32), Array([2, 1], dtype=int32))
     """
     dims = _shape(shape, "unravel_index")
     flat = _integer_indices(indices, "unravel_index")
@@ -66,11 +79,26 @@ def _strides(dims: tuple) -> list[int]:
 def ravel_multi_index(
     multi_index: Sequence, dims: Sequence[int], mode: str = "raise", order: str = "C"
 ):
-    """The flat index of each multi-index into an array of shape `dims`;
-    `mode`: "raise" (the values must be concrete and in range), "wrap" or "clip".
+    """The flat index of each multi-index into an array of `dims`.
 
-    >>> jnp.ravel_multi_index((jnp.array([1, 0]), jnp.array([2, 1])), (2, 3))
-    Array([5, 1], dtype=int32)
+    The flat index of each multi-index into an array of shape `dims`; `mode`:
+    "raise" (the values must be concrete and in range), "wrap" or "clip".
+
+    Args:
+      multi_index: a sequence of integer arrays, one per axis.
+      dims: the array's shape.
+      mode: 'raise' (out of range raises, eager only), 'wrap' or 'clip'.
+      order: 'C' (row-major) or 'F' (column-major).
+
+    Returns:
+      An int array of the indices' broadcast shape.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.ravel_multi_index((jnp.array([1, 0]), jnp.array([2, 1])), (2, 3))
+      Array([5, 1], dtype=int32)
     """
     dims = _shape(dims, "ravel_multi_index")
     if len(multi_index) != len(dims):

@@ -79,7 +79,24 @@ def _concrete(x, name: str, what: str) -> np.ndarray:
 
 # ---- stacking and splitting -------------------------------------------------------
 def atleast_3d(*arys):
-    """Views with at least 3 dimensions: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    """Each argument as an array with at least three dimensions.
+
+    Views with at least 3 dimensions: (n,) -> (1, n, 1), (m, n) -> (m, n, 1).
+
+    Args:
+      *arys: one or more arrays or scalars.
+
+    Returns:
+      One array, or a list of arrays when given several.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.atleast_3d(jnp.array([1, 2])).shape
+      (1, 2, 1)
+    """
     outs = []
     for x in arys:
         x = to_operand(x)
@@ -95,7 +112,24 @@ def atleast_3d(*arys):
 
 
 def column_stack(tup):
-    """1-D arrays become columns of a 2-D array; 2-D arrays join along axis 1."""
+    """1-D arrays as the columns of a 2-D array (2-D arrays join along axis 1).
+
+    1-D arrays become columns of a 2-D array; 2-D arrays join along axis 1.
+
+    Args:
+      tup: a sequence of arrays.
+
+    Returns:
+      A 2-D array.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.column_stack([jnp.array([1, 2]), jnp.array([3, 4])])
+      Array([[1, 3],
+             [2, 4]], dtype=int32)
+    """
     columns = []
     for x in tup:
         x = to_operand(x)
@@ -109,7 +143,23 @@ def row_stack(tup):
 
 
 def dstack(tup):
-    """Joins along the third axis, after atleast_3d."""
+    """Arrays joined along the third axis (after atleast_3d).
+
+    Joins along the third axis, after atleast_3d.
+
+    Args:
+      tup: a sequence of arrays.
+
+    Returns:
+      An array of at least three dimensions.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.dstack([jnp.array([1, 2]), jnp.array([3, 4])]).shape
+      (1, 2, 2)
+    """
     return concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
@@ -124,17 +174,77 @@ def _split_at_least(name: str, ary, sections, axis: int, ndim: int):
 
 
 def hsplit(ary, indices_or_sections):
-    """split along axis 1 (axis 0 for 1-D arrays)."""
+    """`ary` split along axis 1 (axis 0 for 1-D arrays).
+
+    split along axis 1 (axis 0 for 1-D arrays).
+
+    Args:
+      ary: an array.
+      indices_or_sections: the number of equal sections, or the indices to cut
+        before.
+
+    Returns:
+      A list of arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: the sections do not divide the axis.
+
+    Example:
+      >>> jnp.hsplit(jnp.arange(4), 2)
+      [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
+    """
     ndim = aval_of(to_operand(ary)).ndim
     return _split_at_least("hsplit", ary, indices_or_sections, 1 if ndim > 1 else 0, 1)
 
 
 def vsplit(ary, indices_or_sections):
-    """split along axis 0; JAX (unlike NumPy) also splits 1-D arrays."""
+    """`ary` split along axis 0.
+
+    split along axis 0; JAX (unlike NumPy) also splits 1-D arrays.
+
+    Args:
+      ary: an array.
+      indices_or_sections: the number of equal sections, or the indices to cut
+        before.
+
+    Returns:
+      A list of arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: the sections do not divide the axis.
+
+    Example:
+      >>> jnp.vsplit(jnp.arange(4).reshape(2, 2), 2)
+      [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32)]
+    """
     return _split_at_least("vsplit", ary, indices_or_sections, 0, 1)
 
 
 def dsplit(ary, indices_or_sections):
+    """`ary` split along its third axis.
+
+    Args:
+      ary: an array.
+      indices_or_sections: the number of equal sections, or the indices to cut
+        before.
+
+    Returns:
+      A list of arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: ary has fewer than three dimensions, or the sections do not
+        divide the axis.
+
+    Example:
+      >>> [p.shape for p in jnp.dsplit(jnp.ones((1, 1, 4)), 2)]
+      [(1, 1, 2), (1, 1, 2)]
+    """
     return _split_at_least("dsplit", ary, indices_or_sections, 2, 3)
 
 
@@ -175,7 +285,30 @@ def _assemble(arrays, depth: int, ndim: int):
 
 # ---- append, insert, delete ---------------------------------------------------------
 def append(arr, values, axis: int | None = None):
-    """`values` joined after `arr` (both flattened when axis is None)."""
+    """`values` joined after `arr`, along `axis` or flattened.
+
+    `values` joined after `arr` (both flattened when axis is None).
+
+    Args:
+      arr: an array.
+      values: the values to append; of arr's shape except along axis (any shape
+        when axis is None).
+      axis: the axis to join along (None: flatten both first).
+
+    Returns:
+      An array: 1-D when axis is None, else arr's rank.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.append(jnp.array([1, 2]), jnp.array([3]))
+      Array([1, 2, 3], dtype=int32)
+      >>> jnp.append(jnp.arange(6).reshape(2, 3), jnp.zeros((1, 3), int), axis=0).shape
+      (3, 3)
+    """
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)
     return concatenate([arr, values], axis)
@@ -273,7 +406,28 @@ def _axis_of_array(name: str, axis: int, ndim: int) -> int:
 
 # ---- rearranging --------------------------------------------------------------------
 def rot90(m, k: int = 1, axes: tuple = (0, 1)):
-    """`m` rotated by 90 degrees k times, from the first axis toward the second."""
+    """`m` rotated by 90 degrees k times in the plane of `axes`.
+
+    `m` rotated by 90 degrees k times, from the first axis toward the second.
+
+    Args:
+      m: an array of rank >= 2.
+      k: the number of quarter turns (negative: clockwise).
+      axes: the two axes of the plane, rotating from the first toward the
+        second.
+
+    Returns:
+      An array of m's dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.rot90(jnp.array([[1, 2], [3, 4]]))
+      Array([[2, 4],
+             [1, 3]], dtype=int32)
+    """
     m = to_operand(m)
     ndim = aval_of(m).ndim
     a0, a1 = (normalize_axis(a, ndim) for a in axes)
@@ -305,7 +459,26 @@ def rollaxis(a, axis: int, start: int = 0):
 
 
 def resize(a, new_shape):
-    """An array of `new_shape` filled by repeating `a`'s flattened elements."""
+    """An array of `new_shape` filled by repeating a's flattened values.
+
+    An array of `new_shape` filled by repeating `a`'s flattened elements.
+
+    Args:
+      a: an array or scalar.
+      new_shape: the result's shape.
+
+    Returns:
+      An array of new_shape and a's dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.resize(jnp.array([1, 2, 3]), (2, 2))
+      Array([[1, 2],
+             [3, 1]], dtype=int32)
+    """
     a = ravel(to_operand(a))
     new_shape = (
         (int(new_shape),)
@@ -405,7 +578,26 @@ def _compress_to_size(condition, a, n: int, size: int, fill_value):
 
 
 def broadcast_arrays(*args):
-    """The arguments broadcast to their common shape."""
+    """The arguments broadcast to one common shape.
+
+    The arguments broadcast to their common shape.
+
+    Args:
+      *args: arrays or scalars.
+
+    Returns:
+      A list of arrays of the common shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IncompatibleShapesError: the shapes do not broadcast (a ValueError and
+        TypeError).
+
+    Example:
+      >>> [x.shape for x in jnp.broadcast_arrays(jnp.ones((2, 1)), jnp.ones(3))]
+      [(2, 3), (2, 3)]
+    """
     args = [to_operand(x) for x in args]
     shape = broadcast_shapes(*(aval_of(x).shape for x in args))
     return [

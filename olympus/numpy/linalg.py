@@ -748,11 +748,35 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-    """sum(conj(x1) * x2) along `axis`, broadcasting the other axes; with
+    """The conjugated dot product of vectors along `axis`, broadcasting the rest.
+
+    sum(conj(x1) * x2) along `axis`, broadcasting the other axes; with
     `preferred_element_type` the operands are widened to it first, so the
     products and their sum are exact in it (int8 vectors summed in int32).
-    `precision` is dot_general's hint, which elementwise products on the
-    host do not need."""
+    `precision` is dot_general's hint, which elementwise products on the host do
+    not need.
+
+    Args:
+      x1: an array of vectors along axis (conjugated).
+      x2: an array of vectors along axis; the batch axes broadcast.
+      axis: the axis to work along; negative counts from the end.
+      precision: the matmul precision (None: the default).
+      preferred_element_type: the accumulation and result dtype (None: the
+        inputs').
+
+    Returns:
+      An array of the broadcast batch shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+      IncompatibleShapesError: the vector axes differ in length.
+
+    Example:
+      >>> jnp.vecdot(jnp.ones((2, 3)), jnp.ones(3))
+      Array([3., 3.], dtype=float32)
+    """
     del precision
     if preferred_element_type is not None:
         x1, x2 = (_core.asarray(_core.to_operand(x)) for x in (x1, x2))

@@ -22,14 +22,26 @@ class CrossDimensionError(ValueError):
 
 
 def kron(a, b):
-    """The Kronecker product: blocks a[i, j] * b, for arrays of any rank
-    (the shorter shape is padded with leading 1s).
+    """The Kronecker product of `a` and `b`.
 
-    >>> jnp.kron(jnp.eye(2), jnp.array([[1, 2], [3, 4]]))
-    Array([[1., 2., 0., 0.],
-           [3., 4., 0., 0.],
-           [0., 0., 1., 2.],
-           [0., 0., 3., 4.]], dtype=float32)
+    The Kronecker product: blocks a[i, j] * b, for arrays of any rank (the
+    shorter shape is padded with leading 1s).
+
+    Args:
+      a: an array.
+      b: an array.
+
+    Returns:
+      An array whose shape is the product of the operands' shapes.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.kron(jnp.eye(2), jnp.array([[1.0, 2.0]]))
+      Array([[1., 2., 0., 0.],
+             [0., 0., 1., 2.]], dtype=float32)
     """
     a, b = promote_dtypes(to_operand(a), to_operand(b))
     ndim = max(aval_of(a).ndim, aval_of(b).ndim)
@@ -56,11 +68,32 @@ def _components(v, axis: int, name: str):
 def cross(
     a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
 ):
-    """The cross product of 2- or 3-vectors along the given axes (2-vectors
-    have z = 0; two 2-vectors give the z component only).
+    """The cross product of 2- or 3-vectors.
 
-    >>> jnp.cross(jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))
-    Array([0., 0., 1.], dtype=float32)
+    The cross product of 2- or 3-vectors along the given axes (2-vectors have z
+    = 0; two 2-vectors give the z component only).
+
+    Args:
+      a: vectors of length 2 or 3 along axisa.
+      b: vectors of length 2 or 3 along axisb.
+      axisa: the axis of a holding the vectors.
+      axisb: the axis of b holding the vectors.
+      axisc: the axis of the result holding the vectors.
+      axis: if given, overrides axisa, axisb and axisc.
+
+    Returns:
+      The products, vectors along axisc.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+      CrossDimensionError: a vector axis has a length other than 2 or 3 (a
+        ValueError).
+
+    Example:
+      >>> jnp.cross(jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))
+      Array([0., 0., 1.], dtype=float32)
     """
     if axis is not None:
         axisa = axisb = axisc = axis

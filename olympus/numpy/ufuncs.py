@@ -1415,7 +1415,28 @@ def complex_logaddexp(x1, x2, log_base: float):
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
-    """|a - b| <= atol + rtol * |b| elementwise; infinities match only themselves."""
+    """Whether a and b are equal within a tolerance, elementwise.
+
+    |a - b| <= atol + rtol * |b| elementwise; infinities match only themselves.
+
+    Args:
+      a: an array or scalar.
+      b: an array or scalar; it broadcasts with a.
+      rtol: the relative tolerance.
+      atol: the absolute tolerance.
+      equal_nan: whether NaNs compare equal.
+
+    Returns:
+      A bool array of the broadcast shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.isclose(jnp.array([1.0, 1.1]), 1.0)
+      Array([ True, False], dtype=bool)
+    """
     a, b = prepare(a, b)
     if not dtypes.is_inexact(aval_of(a).dtype):
         return lax.eq(a, b)
@@ -1491,7 +1512,26 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
 
 def select(condlist, choicelist, default=0):
-    """The first choice whose condition holds, elementwise; `default` elsewhere."""
+    """Elementwise, the choice of the first condition that holds.
+
+    The first choice whose condition holds, elementwise; `default` elsewhere.
+
+    Args:
+      condlist: a list of boolean arrays.
+      choicelist: a list of arrays, one per condition.
+      default: the value where no condition holds.
+
+    Returns:
+      An array of the broadcast shape and the choices' dtype.
+
+    Raises:
+      ValueError: condlist and choicelist differ in length.
+
+    Example:
+      >>> x = jnp.arange(4)
+      >>> jnp.select([x < 1, x > 2], [x, -x], default=9)
+      Array([ 0,  9,  9, -3], dtype=int32)
+    """
     if len(condlist) != len(choicelist):
         raise ValueError(
             "jnp.select: condlist and choicelist must have the same length"
@@ -1508,7 +1548,28 @@ def select(condlist, choicelist, default=0):
 
 
 def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None):
-    """NaN -> `nan`, +inf -> `posinf` (largest finite), -inf -> `neginf` (lowest)."""
+    """NaN and infinities replaced by finite numbers.
+
+    NaN -> `nan`, +inf -> `posinf` (largest finite), -inf -> `neginf` (lowest).
+
+    Args:
+      x: an array or scalar.
+      copy: ignored: arrays are immutable, so no copy is observable.
+      nan: the value for NaN.
+      posinf: the value for +inf (None: the largest finite value).
+      neginf: the value for -inf (None: the lowest finite value).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.0]))
+      Array([ 0.0000000e+00,  3.4028235e+38, -3.4028235e+38,  1.0000000e+00], dtype=float32)
+    """
     (x,) = prepare(x)
     dtype = aval_of(x).dtype
     if dtypes.is_complex(dtype):
