@@ -71,13 +71,8 @@ from olympus.autodiff import (  # noqa: F401
 )
 from olympus.lax.reductions import default_matmul_precision  # noqa: F401
 from olympus.lax.hints import hint  # noqa: F401
-from olympus.lax.custom_derivatives import (  # noqa: F401
-    checkpoint,
-    checkpoint_policies,
-    custom_jvp,
-    custom_vjp,
-    remat,
-)
+from olympus.lax.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from olympus.lax.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from olympus import ad_checkpoint  # noqa: F401
 
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ from olympus.tracer.staging import function_name, trace_to_olympuspr
 from olympus.transforms.ad_util import is_differentiable
 from olympus.transforms.linearize import linearize_flat
 
-from olympus.lax.custom_derivatives import (  # noqa: F401
+from olympus.lax.checkpoint import (  # noqa: F401
     checkpoint,
     checkpoint_name,
     checkpoint_policies,

@@ -17,10 +17,12 @@ consumer shares live here too: which branch an index runs (`branch_index`) and
 the carry fixpoint (`carry_fixpoint`).
 
 Example:
-    >>> consts, carry, xs = structure_of(eqn).split(eqn.params, eqn.invars)
-    >>> args, counts = scan_structure.pack(consts, carry, xs)
-    >>> counts
-    {'num_consts': 1, 'num_carry': 2}
+    >>> from olympus.ir.structure import Structure
+    >>> scan = Structure("scan", ("consts", "carry", "xs"), ("num_consts", "num_carry", None))
+    >>> scan.split({"num_consts": 1, "num_carry": 2}, ["k", "c0", "c1", "x"])
+    [['k'], ['c0', 'c1'], ['x']]
+    >>> scan.pack(["k"], ["c0", "c1"], ["x"])
+    (['k', 'c0', 'c1', 'x'], {'num_consts': 1, 'num_carry': 2})
 """
 
 from __future__ import annotations

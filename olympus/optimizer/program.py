@@ -23,7 +23,7 @@ from olympus.ir.core import (
     all_primitives,
 )
 from olympus.ir.effects import eqn_has_ordered_effect, ordered_effect_primitives
-from olympus.lax.custom_derivatives import name_p
+from olympus.lax.checkpoint import name_p
 from olympus.lax.hints import hint_keys, hint_p
 
 Pass = Callable[[ClosedOlympuspr], ClosedOlympuspr]

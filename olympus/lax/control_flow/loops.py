@@ -34,7 +34,7 @@ from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.cond import cond
 from olympus.lax.control_flow.scan import scan, scan_p, scan_structure, scan_with_names
-from olympus.lax.custom_derivatives import checkpoint
+from olympus.lax.checkpoint import checkpoint
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
     args_tree,
