@@ -528,3 +528,39 @@ def test_many_sharded_steps_with_collectives_back_to_back_do_not_deadlock():
         print("ok")
     """)
     assert out.strip() == "ok"
+
+
+# ---- partly manual shard_map (axis_names=) ---------------------------------------
+def test_partly_manual_shard_map_on_four_devices():
+    """axis_names={"i"} on a 2x2 mesh: manual over "i", automatic over "j"
+    (Shardy's manual_axes={"i"}, dimensions open to XLA along "j"), as JAX
+    lowers it; values, axis_index, grad, vmap and eager agree with JAX."""
+    out = run_with_jax("""
+        def prog(ox, x):
+            P = ox.sharding.PartitionSpec
+            kinds = (ox.sharding.AxisType.Auto,) * 2
+            mesh = ox.make_mesh((2, 2), ("i", "j"), axis_types=kinds)
+            part = lambda f, o: ox.shard_map(
+                f, mesh=mesh, in_specs=P("i"), out_specs=o, axis_names={"i"})
+            f = part(lambda v: ox.lax.psum(v * ox.lax.axis_index("i"), "i") + 1, P())
+            g = part(lambda v: ox.jnp.sin(v) @ v.T, P("i"))
+            loss = lambda v: f(v).sum() + (g(v) ** 2).sum()
+            batched = ox.vmap(g)(ox.jnp.stack([x, 2 * x]))
+            return (ox.jit(f)(x), f(x), ox.jit(g)(x), ox.jit(ox.grad(loss))(x),
+                    ox.grad(loss)(x), batched)
+        x = np.arange(32.0, dtype=np.float32).reshape(8, 4) / 10
+        agree(prog, x)
+        P = olympus.sharding.PartitionSpec
+        mesh = olympus.make_mesh((2, 2), ("i", "j"))
+        f = olympus.shard_map(lambda v: olympus.lax.psum(v, "i"), mesh=mesh,
+                              in_specs=P("i"), out_specs=P(), axis_names={"i"})
+        text = olympus.jit(f).lower(x).as_text()
+        assert 'manual_axes={"i"}' in text and '[{"i", ?}, {?}]' in text, text
+        ir = str(olympus.make_olympuspr(f)(x))
+        assert "manual_axes=('i',)" in ir, ir
+        whole = olympus.shard_map(lambda v: v, mesh=mesh, in_specs=P("i", "j"),
+                                  out_specs=P("i", "j"))
+        assert "manual_axes" not in str(olympus.make_olympuspr(whole)(x))
+        print("ok")
+    """)
+    assert out.strip() == "ok"

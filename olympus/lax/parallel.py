@@ -344,7 +344,29 @@ def _axis_index_lower(ctx, *, axis_name):
     i32 = ShapedArray((), np.dtype(np.int32))
     if mesh.shape[axis_name] == 1:
         return ctx.emitter.constant(np.int32(0), i32)
-    em = ctx.emitter
+    automatic = [
+        n for n, t in zip(mesh.axis_names, mesh.axis_types) if t is not AxisType.Manual
+    ]
+    if automatic and ctx.emitter.spmd:
+        # XLA refuses partition_id where some axes are automatic (is it
+        # replicated along them?); as JAX, it goes in a computation manual
+        # over those axes too
+        region = ctx.emitter.region(
+            [], lambda em: [_device_axis_index(em, mesh, axis_name)], "sdy.return"
+        )
+        axes = ", ".join(f'"{n}"' for n in automatic)
+        attrs = (
+            f"in_shardings = #sdy.sharding_per_value<[]>, out_shardings = "
+            f"#sdy.sharding_per_value<[<@{mesh_symbol(mesh)}, []>]>, "
+            f"manual_axes = #sdy<manual_axes{{{axes}}}>"
+        )
+        return ctx.emitter.op("sdy.manual_computation", [], [i32], attrs, [region])[0]
+    return _device_axis_index(ctx.emitter, mesh, axis_name)
+
+
+def _device_axis_index(em, mesh: Mesh, axis_name: str) -> str:
+    """This device's index along `axis_name`, from its partition id."""
+    i32 = ShapedArray((), np.dtype(np.int32))
     (pid,) = em.op_typed("stablehlo.partition_id", [], ["tensor<ui32>"])
     (index,) = em.op("stablehlo.convert", [pid], [i32])
     names = mesh.axis_names
@@ -888,23 +910,53 @@ def _global_shape(shape: tuple, mesh: Mesh, spec: PartitionSpec) -> tuple:
     return tuple(d * t for d, t in zip(shape, tiles))
 
 
-def _shard_map_abstract_eval(*avals, olympuspr, mesh, in_specs, out_specs, name):
+def _shard_map_abstract_eval(
+    *avals, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
+):
     return [
         a.update(shape=_global_shape(a.shape, mesh, s))
         for a, s in zip(olympuspr.out_avals, out_specs)
     ]
 
 
-def _per_value(mesh: Mesh, specs, avals) -> str:
+def _per_value(mesh: Mesh, specs, avals, manual_axes=None) -> str:
     symbol = mesh_symbol(mesh)
-    values = [
-        NamedSharding(mesh, s).sdy_text(a.ndim, symbol).removeprefix("#sdy.sharding")
-        for s, a in zip(specs, avals)
-    ]
+    if manual_axes is None:  # every axis manual: closed dimensions
+        values = [
+            NamedSharding(mesh, s)
+            .sdy_text(a.ndim, symbol)
+            .removeprefix("#sdy.sharding")
+            for s, a in zip(specs, avals)
+        ]
+    else:
+        values = [_open_sdy(s, a.ndim, symbol) for s, a in zip(specs, avals)]
     return f"#sdy.sharding_per_value<[{', '.join(values)}]>"
 
 
-def _shard_map_lower(ctx, *args, olympuspr, mesh, in_specs, out_specs, name):
+def _marked_manual(mesh: Mesh, manual_axes) -> Mesh:
+    """`mesh` with `manual_axes` typed Manual: how a partly manual body's
+    lowering tells its manual axes from the automatic ones."""
+    kinds = [
+        AxisType.Manual if n in manual_axes else t
+        for n, t in zip(mesh.axis_names, mesh.axis_types)
+    ]
+    return Mesh(mesh.devices, mesh.axis_names, kinds)
+
+
+def _open_sdy(spec: PartitionSpec, ndim: int, symbol: str) -> str:
+    """A partly manual shard_map's operand sharding, as JAX writes it: each
+    dimension split over its manual axes and open (`?`) to XLA's propagation
+    along the automatic ones (`[{"i", ?}, {?}]`)."""
+    dims = []
+    for d in range(ndim):
+        named = [f'"{n}"' for n in spec.axes(d)]
+        dims.append("{" + ", ".join(named + ["?"]) + "}")
+    return f"<@{symbol}, [{', '.join(dims)}]>"
+
+
+def _shard_map_lower(
+    ctx, *args, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
+):
     em = ctx.emitter
     if not em.spmd:  # one device: the body is the program
         outer, em.manual_mesh = em.manual_mesh, mesh
@@ -913,15 +965,21 @@ def _shard_map_lower(ctx, *args, olympuspr, mesh, in_specs, out_specs, name):
         finally:
             em.manual_mesh = outer
 
+    body_mesh = _marked_manual(
+        mesh, mesh.axis_names if manual_axes is None else manual_axes
+    )
+
     def body(inner, *local):
-        inner.manual_mesh = mesh
+        inner.manual_mesh = body_mesh
         return lower_closed_inline(inner, olympuspr, local)
 
     region = em.region(olympuspr.in_avals, body, terminator="sdy.return")
-    axes = ", ".join(f'"{n}"' for n in mesh.axis_names)
+    manual = mesh.axis_names if manual_axes is None else manual_axes
+    axes = ", ".join(f'"{n}"' for n in manual)
+    ins = _per_value(mesh, in_specs, olympuspr.in_avals, manual_axes)
+    outs = _per_value(mesh, out_specs, olympuspr.out_avals, manual_axes)
     attrs = (
-        f"in_shardings = {_per_value(mesh, in_specs, olympuspr.in_avals)}, "
-        f"out_shardings = {_per_value(mesh, out_specs, olympuspr.out_avals)}, "
+        f"in_shardings = {ins}, out_shardings = {outs}, "
         f"manual_axes = #sdy<manual_axes{{{axes}}}>"
     )
     return em.op("sdy.manual_computation", list(args), ctx.avals_out, attrs, [region])
@@ -930,7 +988,9 @@ def _shard_map_lower(ctx, *args, olympuspr, mesh, in_specs, out_specs, name):
 _executables = caches.register("shard_map executables", weakref.WeakKeyDictionary())
 
 
-def _shard_map_impl(*args, olympuspr, mesh, in_specs, out_specs, name):
+def _shard_map_impl(
+    *args, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
+):
     """Eagerly: one program holding just this shard_map, compiled once."""
     params = dict(
         olympuspr=olympuspr,
@@ -938,6 +998,7 @@ def _shard_map_impl(*args, olympuspr, mesh, in_specs, out_specs, name):
         in_specs=in_specs,
         out_specs=out_specs,
         name=name,
+        **_partial(manual_axes),
     )
     avals = tuple(
         a.aval
@@ -946,7 +1007,7 @@ def _shard_map_impl(*args, olympuspr, mesh, in_specs, out_specs, name):
         for a in args
     )
     per_body = _executables.setdefault(olympuspr, {})
-    key = (mesh, in_specs, out_specs, avals)
+    key = (mesh, in_specs, out_specs, avals, manual_axes)
     exe = per_body.get(key)
     if exe is None:
         invars = [Var(a) for a in avals]
@@ -983,7 +1044,13 @@ class Specs(tuple):
         return f"Specs({', '.join(map(repr, self))})"
 
 
-def _bind(sub, args, mesh, in_specs, out_specs, name):
+def _partial(manual_axes) -> dict:
+    """The `manual_axes` param of a partly manual shard_map (the manual axes,
+    in mesh order); a wholly manual one has none, so its IR reads as before."""
+    return {} if manual_axes is None else {"manual_axes": tuple(manual_axes)}
+
+
+def _bind(sub, args, mesh, in_specs, out_specs, name, manual_axes=None):
     specs = Specs((PartitionSpec(),) * len(sub.consts) + tuple(in_specs))
     return shard_map_p.bind(
         *sub.consts,
@@ -993,10 +1060,13 @@ def _bind(sub, args, mesh, in_specs, out_specs, name):
         in_specs=specs,
         out_specs=Specs(out_specs),
         name=name,
+        **_partial(manual_axes),
     )
 
 
-def _shard_map_jvp(primals, tangents, *, olympuspr, mesh, in_specs, out_specs, name):
+def _shard_map_jvp(
+    primals, tangents, *, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
+):
     outs = shard_map_p.bind(
         *primals,
         olympuspr=olympuspr,
@@ -1004,6 +1074,7 @@ def _shard_map_jvp(primals, tangents, *, olympuspr, mesh, in_specs, out_specs, n
         in_specs=in_specs,
         out_specs=out_specs,
         name=name,
+        **_partial(manual_axes),
     )
     nonzero = [not is_zero(t) for t in tangents]
     jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
@@ -1025,28 +1096,37 @@ def _shard_map_jvp(primals, tangents, *, olympuspr, mesh, in_specs, out_specs, n
         specs,
         out_specs,
         f"jvp({name})",
+        manual_axes,
     )
     return outs, t_outs
 
 
-def _unsplit_axes(mesh: Mesh, spec: PartitionSpec, ndim: int) -> tuple:
+def _unsplit_axes(mesh: Mesh, spec: PartitionSpec, ndim: int, manual_axes) -> tuple:
+    """The manual axes (of size > 1) a value of this spec is not split over."""
     used = {n for d in range(ndim) for n in spec.axes(d)}
-    return tuple(n for n, size in mesh.shape.items() if size > 1 and n not in used)
+    manual = mesh.axis_names if manual_axes is None else manual_axes
+    return tuple(
+        n
+        for n, size in mesh.shape.items()
+        if size > 1 and n not in used and n in manual
+    )
 
 
-def _shard_map_transpose(cts, *args, olympuspr, mesh, in_specs, out_specs, name):
+def _shard_map_transpose(
+    cts, *args, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
+):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
     transposed = _body_transpose(olympuspr, undefined, ct_nonzero, f"transpose({name})")
     n_defined = undefined.count(False)
     n_consts = len(transposed.consts)
     out_axes = [
-        _unsplit_axes(mesh, s, a.ndim)
+        _unsplit_axes(mesh, s, a.ndim, manual_axes)
         for s, a, nz in zip(out_specs, olympuspr.out_avals, ct_nonzero)
         if nz
     ]
     in_axes = [
-        _unsplit_axes(mesh, s, a.ndim)
+        _unsplit_axes(mesh, s, a.ndim, manual_axes)
         for s, a, u in zip(in_specs, olympuspr.in_avals, undefined)
         if u
     ]
@@ -1083,6 +1163,7 @@ def _shard_map_transpose(cts, *args, olympuspr, mesh, in_specs, out_specs, name)
             specs,
             [s for s, u in zip(in_specs, undefined) if u],
             f"transpose({name})",
+            manual_axes,
         )
     )
     return [next(outs) if u else None for u in undefined]
@@ -1134,8 +1215,9 @@ def _first_device_only(ct, axes: tuple):
 
 
 def _shard_map_batch(
-    axis_size, vals, dims, *, olympuspr, mesh, in_specs, out_specs, name
-):
+    axis_size, vals, dims, *, olympuspr, mesh, in_specs, out_specs, name,
+    manual_axes=None,
+):  # fmt: skip
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
     with shadowing(mesh.axis_names):  # the body's "i" is the mesh's, not a vmap's
@@ -1153,6 +1235,7 @@ def _shard_map_batch(
         [front(s, b) for s, b in zip(in_specs, in_batched)],
         [front(s, b) for s, b in zip(out_specs, out_batched)],
         name,
+        manual_axes,
     )
     return outs, [0 if b else None for b in out_batched]
 
@@ -1368,8 +1451,9 @@ def shard_map(
             if not any(isinstance(c, Tracer) for c in entry[0].consts):
                 traced[key] = entry  # one body per signature: compiled once
         sub, out_flat, out_tree = entry
+        partial = None if set(manual) == set(where.axis_names) else manual
         return tree_unflatten(
-            out_tree, _bind(sub, leaves, where, in_flat, out_flat, name)
+            out_tree, _bind(sub, leaves, where, in_flat, out_flat, name, partial)
         )
 
     wrapped.__name__ = f"shard_map({name})"

@@ -51,7 +51,7 @@ def _block(shape, spec, coords: dict, sizes: dict) -> tuple:
 
 
 @rule("shard_map")
-def _shard_map(*args, olympuspr, mesh, in_specs, out_specs, name):
+def _shard_map(*args, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None):
     sizes = mesh.shape
     grid = [dict(zip(sizes, at)) for at in np.ndindex(*sizes.values())]
     exchange, results, errors = _Exchange(len(grid)), {}, []

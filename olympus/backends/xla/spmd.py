@@ -54,10 +54,12 @@ _mesh_symbols: dict = {}  # Mesh -> its symbol in modules (`@mesh0`)
 
 
 def mesh_symbol(mesh: Mesh) -> str:
-    """The name modules give `mesh` (the same in every module)."""
-    name = _mesh_symbols.get(mesh)
+    """The name modules give `mesh` (the same in every module; meshes that
+    differ only in axis types, as a shard_map body's, share it)."""
+    key = (mesh.axis_names, mesh.devices.shape, tuple(mesh.devices.flat))
+    name = _mesh_symbols.get(key)
     if name is None:
-        name = _mesh_symbols[mesh] = f"mesh{len(_mesh_symbols)}"
+        name = _mesh_symbols[key] = f"mesh{len(_mesh_symbols)}"
     return name
 
 
@@ -107,8 +109,11 @@ class SpmdLayout:
 
     def declarations(self) -> str:
         position = {d: i for i, d in enumerate(self.devices)}
-        lines = []
+        lines, declared = [], set()
         for mesh in self.meshes:
+            if mesh_symbol(mesh) in declared:  # the same axes and devices
+                continue
+            declared.add(mesh_symbol(mesh))
             axes = ", ".join(f'"{n}"={s}' for n, s in mesh.shape.items())
             ids = [position[d] for d in mesh.devices.flat]
             listed = (
