@@ -243,14 +243,26 @@ class JitFunction:
                     return self._call_static(args)
                 return self._call_slow(args, kwargs)
             if not args or type(args[0]) is not _ndarray:  # NumPy: skip to host
-                avals, buffers = [], []
-                for a in args:
-                    if type(a) is not Array:
-                        break
-                    avals.append(a.aval)
-                    buffers.append(a._buf)
+                # One or two Arrays (most calls) spelled out: 0.1 us less
+                # than the loop, which builds two lists and a tuple.
+                n = len(args)
+                if n == 2 and type(args[0]) is Array and type(args[1]) is Array:
+                    a, b = args
+                    key, buffers = (a.aval, b.aval), [a._buf, b._buf]
+                elif n == 1 and type(args[0]) is Array:
+                    key, buffers = (args[0].aval,), [args[0]._buf]
                 else:
-                    hit = self._fast.get(tuple(avals))
+                    key, buffers = [], []
+                    for a in args:
+                        if type(a) is not Array:
+                            key = None
+                            break
+                        key.append(a.aval)
+                        buffers.append(a._buf)
+                    else:
+                        key = tuple(key)
+                if key is not None:
+                    hit = self._fast.get(key)
                     if hit is None:
                         return self._call_slow(args, kwargs)
                     entry, fast = hit
