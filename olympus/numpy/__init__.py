@@ -171,8 +171,27 @@ def _concrete_dtype(t):
 
 
 def issubdtype(arg1, arg2) -> bool:
-    """NumPy's issubdtype, knowing that bfloat16 and float8 types are floating
-    and that key dtypes (`key<fry>`) are `olympus.dtypes.prng_key` and nothing else."""
+    """Whether dtype arg1 is arg2 or below it in NumPy's hierarchy.
+
+    NumPy's issubdtype, knowing that bfloat16 and float8 types are floating and
+    that key dtypes (`key<fry>`) are `olympus.dtypes.prng_key` and nothing else.
+
+    Args:
+      arg1: a dtype.
+      arg2: a dtype or abstract type such as jnp.floating.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.issubdtype(jnp.float32, jnp.floating)
+      True
+      >>> jnp.issubdtype(jnp.int32, jnp.floating)
+      False
+    """
     if isinstance(arg1, _prng.KeyDtype) or arg1 is _prng.prng_key:
         return arg2 is _prng.prng_key or arg2 == arg1
     if isinstance(arg2, _prng.KeyDtype) or arg2 is _prng.prng_key:

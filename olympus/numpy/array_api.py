@@ -236,8 +236,29 @@ def _as_dtype(t) -> np.dtype:
 
 
 def isdtype(dtype, kind) -> bool:
-    """Whether `dtype` is of `kind`: a dtype, a kind name such as 'real floating'
-    (bfloat16 and float8 count as real floating), or a tuple of these."""
+    """Whether `dtype` belongs to `kind`.
+
+    Whether `dtype` is of `kind`: a dtype, a kind name such as 'real floating'
+    (bfloat16 and float8 count as real floating), or a tuple of these.
+
+    Args:
+      dtype: a dtype.
+      kind: a dtype, a kind name ('bool', 'signed integer', 'unsigned integer',
+        'integral', 'real floating', 'complex floating', 'numeric') or a tuple
+        of them.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      ValueError: kind is not a dtype or a known kind name.
+
+    Example:
+      >>> jnp.isdtype(jnp.float32, 'real floating')
+      True
+      >>> jnp.isdtype(jnp.int8, ('bool', 'signed integer'))
+      True
+    """
     dtype = _as_dtype(dtype)
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
@@ -251,7 +272,27 @@ def isdtype(dtype, kind) -> bool:
 
 
 def can_cast(from_, to, casting: str = "safe") -> bool:
-    """NumPy's can_cast on dtypes; an array or Python scalar stands for its dtype."""
+    """Whether NumPy's casting rule allows `from_` to become `to`.
+
+    NumPy's can_cast on dtypes; an array or Python scalar stands for its dtype.
+
+    Args:
+      from_: a dtype, or an array or scalar standing for its dtype.
+      to: the target dtype.
+      casting: 'no', 'equiv', 'safe', 'same_kind' or 'unsafe'.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.can_cast(jnp.int32, jnp.float32)
+      False
+      >>> jnp.can_cast(jnp.float32, jnp.int32)
+      False
+    """
     if not isinstance(from_, (np.dtype, type, str)) and not hasattr(from_, "aval"):
         from_ = to_operand(from_)
     if hasattr(from_, "aval"):
@@ -319,10 +360,28 @@ def __array_namespace_info__() -> _Info:
 
 
 def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Array:
-    """An Array from any object with `__dlpack__` (a NumPy array, a tensor of
+    """An Array from an object that supports DLPack.
+
+    An Array from any object with `__dlpack__` (a NumPy array, a tensor of
     another library). It shares the producer's memory where DLPack allows it
     (same device, copy not True); a dtype olympus does not use without x64
-    (int64, float64) is converted through a host copy."""
+    (int64, float64) is converted through a host copy.
+
+    Args:
+      x: an object with __dlpack__ (a NumPy array, a tensor of another library).
+      device: the device to place the result on (None: the default one).
+      copy: None, True or False, as the Array API says.
+
+    Returns:
+      An Array sharing or copying x's data.
+
+    Raises:
+      TypeError: x does not support DLPack.
+
+    Example:
+      >>> jnp.from_dlpack(np.arange(3))
+      Array([0, 1, 2], dtype=int32)
+    """
     if isinstance(x, Array):
         out = x if device is None else x.to_device(device)
         return out.copy() if copy and out is x else out

@@ -971,7 +971,27 @@ def vstack(arrays):
 
 
 def astype(x, dtype, /, *, copy: bool = True, device=None):
-    """`x` converted to `dtype` (arrays are immutable, so `copy` changes nothing)."""
+    """`x` converted to `dtype`.
+
+    `x` converted to `dtype` (arrays are immutable, so `copy` changes nothing).
+
+    Args:
+      x: an array.
+      dtype: the target dtype.
+      copy: accepted for the Array API's signature (arrays are immutable).
+      device: the device to place the result on (None: the default one).
+
+    Returns:
+      An array of x's shape and dtype `dtype`.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
+      Array([ 1, -1], dtype=int32)
+    """
     return placed(lax.convert_element_type(to_operand(x), dtype), device)
 
 

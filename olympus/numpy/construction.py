@@ -319,9 +319,24 @@ def indices(dimensions, dtype=None, sparse: bool = False):
 
 
 def ix_(*args) -> tuple:
-    """An open mesh from 1-D sequences: the i-th output has shape (1, .., n_i, .., 1).
+    """An open mesh from 1-D sequences, for indexing cross products.
 
-    Boolean sequences stand for their nonzero positions, so they must be concrete.
+    An open mesh from 1-D sequences: the i-th output has shape (1, .., n_i, ..,
+    1). Boolean sequences stand for their nonzero positions, so they must be
+    concrete.
+
+    Args:
+      *args: 1-D integer or boolean arrays.
+
+    Returns:
+      A tuple of arrays, the i-th of shape (1, ..., n_i, ..., 1).
+
+    Raises:
+      ValueError: an argument is not 1-D.
+
+    Example:
+      >>> [i.shape for i in jnp.ix_(jnp.array([0, 1]), jnp.array([2, 3, 4]))]
+      [(2, 1), (1, 3)]
     """
     out = []
     for i, seq in enumerate(args):
@@ -519,7 +534,27 @@ def geomspace(
 
 
 def fromfunction(function, shape, *, dtype=None, **kwargs):
-    """function(*indices(shape)): the function gets one index array per axis."""
+    """An array whose entry at each index is function(*index).
+
+    function(*indices(shape)): the function gets one index array per axis.
+
+    Args:
+      function: a function of one index array per axis.
+      shape: the grid's shape.
+      dtype: the result's dtype; None to infer it from the inputs.
+      **kwargs: passed on to function.
+
+    Returns:
+      What function returns for the index grids.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.fromfunction(lambda i, j: i + j, (2, 2), dtype=int)
+      Array([[0, 1],
+             [1, 2]], dtype=int32)
+    """
     dtype = dtypes.default_float_dtype() if dtype is None else dtype
     grids = indices(shape, dtype=dtype, sparse=False)
     return function(*(grids[i] for i in range(len(tuple(shape)))), **kwargs)
@@ -549,18 +584,71 @@ def copy(a, order: str | None = None):
 
 
 def asanyarray(a, dtype=None, order=None):
-    """asarray: olympus has no array subclasses to keep."""
+    """`a` as an Array (olympus has no array subclasses).
+
+    asarray: olympus has no array subclasses to keep.
+
+    Args:
+      a: an array, scalar or nested sequence of them.
+      dtype: the result's dtype; None to infer it from the inputs.
+      order: accepted for NumPy's signature (layout is not observable).
+
+    Returns:
+      An Array.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.asanyarray([1, 2])
+      Array([1, 2], dtype=int32)
+    """
     return asarray(a, dtype)
 
 
 def ascontiguousarray(a, dtype=None):
-    """asarray: olympus arrays have no strides, so every array is contiguous."""
+    """`a` as an Array (every olympus array is contiguous).
+
+    asarray: olympus arrays have no strides, so every array is contiguous.
+
+    Args:
+      a: an array, scalar or nested sequence of them.
+      dtype: the result's dtype; None to infer it from the inputs.
+
+    Returns:
+      An Array.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.ascontiguousarray([1, 2])
+      Array([1, 2], dtype=int32)
+    """
     out = asarray(a, dtype)
     return reshape(out, (1,)) if aval_of(out).ndim == 0 else out
 
 
 def iterable(y) -> bool:
-    """Whether `iter(y)` works (0-d arrays are not iterable)."""
+    """Whether iter(y) works.
+
+    Whether `iter(y)` works (0-d arrays are not iterable).
+
+    Args:
+      y: any object.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.iterable(jnp.ones(2))
+      True
+      >>> jnp.iterable(1.0)
+      False
+    """
     try:
         iter(y)
     except TypeError:
@@ -569,7 +657,25 @@ def iterable(y) -> bool:
 
 
 def isscalar(element) -> bool:
-    """True for Python and NumPy numbers and for 0-d arrays (JAX's reading)."""
+    """Whether `element` is a scalar: a Python or NumPy number, or a 0-d array.
+
+    True for Python and NumPy numbers and for 0-d arrays (JAX's reading).
+
+    Args:
+      element: any object.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.isscalar(1.0)
+      True
+      >>> jnp.isscalar(jnp.ones(2))
+      False
+    """
     if is_array(element) or isinstance(element, np.ndarray):
         return element.ndim == 0
     return isinstance(
@@ -578,7 +684,25 @@ def isscalar(element) -> bool:
 
 
 def array_equiv(a1, a2):
-    """Whether a1 and a2 broadcast to one shape and are equal everywhere there."""
+    """Whether a1 and a2 broadcast together and are equal everywhere.
+
+    Whether a1 and a2 broadcast to one shape and are equal everywhere there.
+
+    Args:
+      a1: an array or scalar.
+      a2: an array or scalar.
+
+    Returns:
+      A bool scalar array (False when the shapes do not broadcast).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.array_equiv(jnp.array([1, 1]), 1)
+      Array(True, dtype=bool)
+    """
     a1, a2 = to_operand(a1), to_operand(a2)
     try:
         broadcast_shapes(aval_of(a1).shape, aval_of(a2).shape)

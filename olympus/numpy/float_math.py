@@ -484,8 +484,27 @@ def isreal(x):
 
 
 def iscomplexobj(x) -> bool:
-    """Whether `x` has a complex dtype (a static Python bool, whatever its values).
-    As JAX, anything with a `.dtype` (a ShapeDtypeStruct) is read by it."""
+    """Whether `x` has a complex dtype.
+
+    Whether `x` has a complex dtype (a static Python bool, whatever its values).
+    As JAX, anything with a `.dtype` (a ShapeDtypeStruct) is read by it.
+
+    Args:
+      x: an array, scalar or dtype-carrying object.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.iscomplexobj(jnp.array([1j]))
+      True
+      >>> jnp.iscomplexobj(1.0)
+      False
+    """
     if x is None:
         return False
     dtype = getattr(x, "dtype", None)
@@ -495,6 +514,24 @@ def iscomplexobj(x) -> bool:
 
 
 def isrealobj(x) -> bool:
+    """Whether `x` has a non-complex dtype.
+
+    Args:
+      x: an array, scalar or dtype-carrying object.
+
+    Returns:
+      A Python bool.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.isrealobj(jnp.array([1j]))
+      False
+      >>> jnp.isrealobj(1.0)
+      True
+    """
     return not iscomplexobj(x)
 
 

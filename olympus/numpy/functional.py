@@ -84,13 +84,33 @@ def _index_mode(indices, n: int, mode, name: str, default: str):
 
 
 def put(a, ind, v, mode=None, *, inplace: bool = True):
-    """`a` with its flattened entries at `ind` replaced by `v` (repeated as
-    needed). By default (as JAX) negative indices count from the end and
-    out-of-range ones clip; mode 'wrap' takes them modulo the size, 'drop'
-    ignores them.
+    """`a` with its flattened entries at `ind` replaced by `v`.
 
-    >>> jnp.put(jnp.zeros(4), jnp.array([0, 2]), 5.0, inplace=False)
-    Array([5., 0., 5., 0.], dtype=float32)
+    `a` with its flattened entries at `ind` replaced by `v` (repeated as
+    needed). By default (as JAX) negative indices count from the end and out-of-
+    range ones clip; mode 'wrap' takes them modulo the size, 'drop' ignores
+    them.
+
+    Args:
+      a: an array.
+      ind: flat indices.
+      v: the values (repeated as needed).
+      mode: how out-of-range indices are treated: None or 'clip' (clipped),
+        'wrap' (modulo the size) or 'drop'.
+      inplace: must be False: olympus arrays are immutable, so True is refused.
+
+    Returns:
+      A new array of a's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      InplaceUpdateError: inplace is True: olympus arrays are immutable (a
+        ValueError).
+
+    Example:
+      >>> jnp.put(jnp.zeros(4), jnp.array([1, 3]), 5.0, inplace=False)
+      Array([0., 5., 0., 5.], dtype=float32)
     """
     _refuse_inplace("put", inplace)
     a = to_operand(a)
@@ -104,13 +124,35 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
 def put_along_axis(
     arr, indices, values, axis: int | None, inplace: bool = True, mode=None
 ):
-    """`arr` with `values` written at `indices` along `axis` (the inverse of
-    take_along_axis; the other axes broadcast). By default (as JAX)
-    out-of-range indices are dropped; mode 'clip' or 'wrap' moves them in.
+    """`arr` with `values` written at `indices` along `axis`.
 
-    >>> jnp.put_along_axis(jnp.zeros((2, 2)), jnp.array([[1], [0]]), 1.0, 1, inplace=False)
-    Array([[0., 1.],
-           [1., 0.]], dtype=float32)
+    `arr` with `values` written at `indices` along `axis` (the inverse of
+    take_along_axis; the other axes broadcast). By default (as JAX) out-of-range
+    indices are dropped; mode 'clip' or 'wrap' moves them in.
+
+    Args:
+      arr: an array.
+      indices: an int array, as take_along_axis takes.
+      values: the values to write, broadcasting against indices.
+      axis: the axis (None: the flattened array).
+      inplace: must be False: olympus arrays are immutable, so True is refused.
+      mode: how out-of-range indices are treated: None or 'drop' (dropped),
+        'clip' or 'wrap'.
+
+    Returns:
+      A new array of arr's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+      InplaceUpdateError: inplace is True: olympus arrays are immutable (a
+        ValueError).
+
+    Example:
+      >>> jnp.put_along_axis(jnp.zeros((2, 2)), jnp.array([[1], [0]]), 5.0, axis=1, inplace=False)
+      Array([[0., 5.],
+             [5., 0.]], dtype=float32)
     """
     _refuse_inplace("put_along_axis", inplace)
     arr = to_operand(arr)
@@ -162,13 +204,31 @@ def put_along_axis(
 
 
 def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
-    """`a` with its main diagonal set to `val` (repeated as needed); all
-    axes of an N-d `a` must have one length. For tall 2-d arrays `wrap`
-    restarts the diagonal every columns+1 rows, as np.fill_diagonal.
+    """`a` with its main diagonal set to `val`.
 
-    >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False)
-    Array([[1., 0.],
-           [0., 1.]], dtype=float32)
+    `a` with its main diagonal set to `val` (repeated as needed); all axes of an
+    N-d `a` must have one length. For tall 2-d arrays `wrap` restarts the
+    diagonal every columns+1 rows, as np.fill_diagonal.
+
+    Args:
+      a: an array of rank >= 2, all axes equal for rank > 2.
+      val: the value(s) to write.
+      wrap: for tall matrices, whether the diagonal wraps after N columns.
+      inplace: must be False: olympus arrays are immutable, so True is refused.
+
+    Returns:
+      A new array of a's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      InplaceUpdateError: inplace is True: olympus arrays are immutable (a
+        ValueError).
+
+    Example:
+      >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False)
+      Array([[1., 0.],
+             [0., 1.]], dtype=float32)
     """
     _refuse_inplace("fill_diagonal", inplace)
     a = to_operand(a)
@@ -187,11 +247,29 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
 
 
 def place(arr, mask, vals, *, inplace: bool = True):
-    """`arr` with the entries where `mask` holds replaced, in order, by the
-    values of `vals` (repeated cyclically), as np.place.
+    """`arr` with the entries where `mask` holds replaced, in order, by `vals`.
 
-    >>> jnp.place(jnp.zeros(4), jnp.array([1, 0, 1, 1]), jnp.array([7.0, 8.0]), inplace=False)
-    Array([7., 0., 8., 7.], dtype=float32)
+    `arr` with the entries where `mask` holds replaced, in order, by the values
+    of `vals` (repeated cyclically), as np.place.
+
+    Args:
+      arr: an array.
+      mask: a boolean array of arr's shape.
+      vals: the values, repeated as needed.
+      inplace: must be False: olympus arrays are immutable, so True is refused.
+
+    Returns:
+      A new array of arr's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      InplaceUpdateError: inplace is True: olympus arrays are immutable (a
+        ValueError).
+
+    Example:
+      >>> jnp.place(jnp.zeros(4), jnp.array([True, False, True, False]), jnp.array([1.0, 2.0]), inplace=False)
+      Array([1., 0., 2., 0.], dtype=float32)
     """
     _refuse_inplace("place", inplace)
     arr = to_operand(arr)
@@ -215,11 +293,28 @@ def place(arr, mask, vals, *, inplace: bool = True):
 
 # ---- selection ----------------------------------------------------------------------
 def extract(condition, arr, *, size: int | None = None, fill_value=0):
-    """The entries of `arr` (flattened) where `condition` holds, in order.
-    Under a trace pass a static `size`: the first `size`, padded with fill_value.
+    """The entries of `arr` where `condition` holds, flattened, in order.
 
-    >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6]))
-    Array([4, 6], dtype=int32)
+    The entries of `arr` (flattened) where `condition` holds, in order. Under a
+    trace pass a static `size`: the first `size`, padded with fill_value.
+
+    Args:
+      condition: a boolean array of arr's size.
+      arr: an array.
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.extract(jnp.array([True, False, True]), jnp.array([1, 2, 3]))
+      Array([1, 3], dtype=int32)
     """
     keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))
     flat = _arr.ravel(to_operand(arr))
@@ -247,15 +342,33 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
-    """A function defined piece by piece: where condlist[i] holds, funclist[i]
-    (a function of x, or a constant); one extra entry in funclist gives the
-    value where no condition holds (else 0). Later conditions win overlaps.
+    """A function defined piece by piece over conditions.
 
-    Every piece is evaluated on all of x and the results are selected, so
-    pieces should be defined (not raise) everywhere.
+    A function defined piece by piece: where condlist[i] holds, funclist[i] (a
+    function of x, or a constant); one extra entry in funclist gives the value
+    where no condition holds (else 0). Later conditions win overlaps. Every
+    piece is evaluated on all of x and the results are selected, so pieces
+    should be defined (not raise) everywhere.
 
-    >>> jnp.piecewise(jnp.array([-1.0, 2.0]), [jnp.array([True, False])], [-1.0, jnp.sqrt])
-    Array([-1.       ,  1.4142135], dtype=float32)
+    Args:
+      x: the input array.
+      condlist: boolean arrays of x's shape.
+      funclist: functions (or constants), one per condition, plus an optional
+        default.
+      *args: passed on to the functions.
+      **kw: passed on to the functions.
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> x = jnp.array([-1.0, 2.0])
+      >>> jnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * 10])
+      Array([ 1., 20.], dtype=float32)
     """
     x = to_operand(x)
     condlist = _condition_list(condlist, aval_of(x).ndim)
@@ -304,11 +417,27 @@ def _condition_list(condlist, ndim: int) -> list:
 
 # ---- mapping functions over axes ---------------------------------------------------------
 def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
-    """func1d applied to every 1-d slice of `arr` along `axis` (by vmap); the
+    """`func1d` applied to every 1-d slice of `arr` along `axis`.
+
+    func1d applied to every 1-d slice of `arr` along `axis` (by vmap); the
     result's dimensions from func1d take the place of `axis`.
 
-    >>> jnp.apply_along_axis(jnp.sum, 1, jnp.ones((2, 3)))
-    Array([3., 3.], dtype=float32)
+    Args:
+      func1d: a function of a 1-d array.
+      axis: the axis of the slices.
+      arr: an array.
+      *args: passed on to func1d.
+      **kwargs: passed on to func1d.
+
+    Returns:
+      The stacked results.
+
+    Raises:
+      TypeError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.apply_along_axis(jnp.sum, 1, jnp.arange(6).reshape(2, 3))
+      Array([ 3, 12], dtype=int32)
     """
     from olympus.transforms.batching import vmap
 
@@ -324,11 +453,25 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
 
 
 def apply_over_axes(func, a, axes):
-    """func(a, axis) applied for each axis in turn; a result that lost the
-    axis gets it back (size 1), so later axes keep their positions.
+    """func(a, axis) applied for each axis in turn, keeping the rank.
 
-    >>> jnp.apply_over_axes(jnp.sum, jnp.ones((2, 3)), [0, 1])
-    Array([[6.]], dtype=float32)
+    func(a, axis) applied for each axis in turn; a result that lost the axis
+    gets it back (size 1), so later axes keep their positions.
+
+    Args:
+      func: a function of (array, axis).
+      a: an array or scalar.
+      axes: the axes, in order.
+
+    Returns:
+      An array of a's rank.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.apply_over_axes(jnp.sum, jnp.ones((2, 3)), [0, 1])
+      Array([[6.]], dtype=float32)
     """
     a = to_operand(a)
     for axis in [axes] if np.ndim(axes) == 0 else list(axes):

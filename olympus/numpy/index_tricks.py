@@ -146,11 +146,26 @@ def _check_in_range(parts: list, dims: tuple) -> None:
 
 
 def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = None):
-    """The indices of the entries of an (n, n) array that `mask_func(ones, k)`
+    """The indices of an (n, n) array where mask_func(ones, k) is nonzero.
+
+    The indices of the entries of an (n, n) array that `mask_func(ones, k)`
     keeps (`jnp.triu`, `jnp.tril`, ...), as (rows, columns).
 
-    >>> jnp.mask_indices(3, jnp.triu, 1)
-    (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    Args:
+      n: the size of each axis.
+      mask_func: a function like triu or tril taking (array, k).
+      k: passed on to mask_func.
+      size: a static number of indices (needed under jit).
+
+    Returns:
+      A pair of int arrays (rows, cols).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.mask_indices(2, jnp.triu)
+      (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
     """
     kept = mask_func(ones((n, n), dtype=np.int32), k)
     return nonzero(kept, size=size)

@@ -138,7 +138,24 @@ def column_stack(tup):
 
 
 def row_stack(tup):
-    """NumPy's old name for vstack."""
+    """Arrays stacked as rows (NumPy's old name of vstack).
+
+    NumPy's old name for vstack.
+
+    Args:
+      tup: a sequence of arrays.
+
+    Returns:
+      A 2-D or higher array.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.row_stack([jnp.array([1, 2]), jnp.array([3, 4])])
+      Array([[1, 2],
+             [3, 4]], dtype=int32)
+    """
     return concatenate([atleast_2d(x) for x in tup], axis=0)
 
 
@@ -249,8 +266,26 @@ def dsplit(ary, indices_or_sections):
 
 
 def block(arrays):
-    """An array assembled from nested lists of blocks: the innermost lists join
-    along the last axis, the next ones out along the one before, and so on."""
+    """An array assembled from nested lists of blocks.
+
+    An array assembled from nested lists of blocks: the innermost lists join
+    along the last axis, the next ones out along the one before, and so on.
+
+    Args:
+      arrays: nested lists of arrays; the innermost lists join along the last
+        axis.
+
+    Returns:
+      The assembled array.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.block([[jnp.eye(2), jnp.zeros((2, 1))]])
+      Array([[1., 0., 0.],
+             [0., 1., 0.]], dtype=float32)
+    """
     depth = _nesting_depth(arrays)
     ndim = builtins.max(depth, _max_leaf_ndim(arrays))
     return _assemble(arrays, depth, ndim)
@@ -315,7 +350,29 @@ def append(arr, values, axis: int | None = None):
 
 
 def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = False):
-    """`arr` without the entries at `obj` (an int, slice or concrete index array)."""
+    """`arr` without the entries at `obj` along `axis`.
+
+    `arr` without the entries at `obj` (an int, slice or concrete index array).
+
+    Args:
+      arr: an array.
+      obj: the positions: an int, a slice or an index array (concrete).
+      axis: the axis (None: the flattened array).
+      assume_unique_indices: a hint that obj has no duplicates (for jit with
+        array obj).
+
+    Returns:
+      An array, shorter along axis (flattened when axis is None).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.delete(jnp.array([1, 2, 3]), 1)
+      Array([1, 3], dtype=int32)
+    """
     arr = to_operand(arr)
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -328,11 +385,30 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
 
 
 def insert(arr, obj, values, axis: int | None = None):
-    """`values` inserted before the positions `obj` along `axis`, as JAX.
+    """`values` inserted before the positions `obj` along `axis`.
 
-    Positions are concrete; negative ones count from the end and out-of-range
-    ones clip to [0, n] (NumPy raises). A single position takes all of
-    `values`' slices; several take one slice each, in the order of `obj`.
+    `values` inserted before the positions `obj` along `axis`, as JAX. Positions
+    are concrete; negative ones count from the end and out-of-range ones clip to
+    [0, n] (NumPy raises). A single position takes all of `values`' slices;
+    several take one slice each, in the order of `obj`.
+
+    Args:
+      arr: an array.
+      obj: the positions: an int, a slice or an index array (concrete).
+      values: the values to insert or append.
+      axis: the axis (None: the flattened array).
+
+    Returns:
+      An array, longer along axis (flattened when axis is None).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9)
+      Array([1, 9, 2, 3], dtype=int32)
     """
     arr = to_operand(arr)
     if axis is None:
@@ -444,7 +520,28 @@ def rot90(m, k: int = 1, axes: tuple = (0, 1)):
 
 
 def rollaxis(a, axis: int, start: int = 0):
-    """Moves `axis` to sit before position `start` (moveaxis is the clearer spelling)."""
+    """`a` with `axis` moved to sit before position `start`.
+
+    Moves `axis` to sit before position `start` (moveaxis is the clearer
+    spelling).
+
+    Args:
+      a: an array.
+      axis: the axis to move.
+      start: the position to move it before.
+
+    Returns:
+      An array of a's dtype with permuted axes.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      TypeError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.rollaxis(jnp.ones((2, 3, 4)), 2).shape
+      (4, 2, 3)
+    """
     a = to_operand(a)
     ndim = aval_of(a).ndim
     axis = _axis_of_array("rollaxis", axis, ndim)
@@ -494,10 +591,27 @@ def resize(a, new_shape):
 
 
 def choose(a, choices, mode: str = "raise"):
-    """choices[a] elementwise, broadcasting `a` and every choice together.
+    """choices[a] elementwise: each entry picks from the choice `a` names.
 
+    choices[a] elementwise, broadcasting `a` and every choice together.
     mode='clip' clamps indices and 'wrap' takes them modulo len(choices);
     'raise' checks the bounds of a concrete `a` and clips a traced one.
+
+    Args:
+      a: an integer array of choice indices.
+      choices: a sequence of arrays broadcasting with a.
+      mode: 'raise' (eager only), 'wrap' or 'clip' for indices out of range.
+
+    Returns:
+      An array of the broadcast shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.choose(jnp.array([0, 1, 0]), [jnp.array([1, 2, 3]), jnp.array([10, 20, 30])])
+      Array([ 1, 20,  3], dtype=int32)
     """
     a = to_operand(a)
     if not dtypes.is_integer(aval_of(a).dtype):
@@ -531,8 +645,28 @@ def compress(
 ):
     """The slices of `a` along `axis` where `condition` holds.
 
-    A concrete condition gives exactly those slices; a traced one needs a
-    static `size` (the first `size` selected slices, then `fill_value` ones).
+    A concrete condition gives exactly those slices; a traced one needs a static
+    `size` (the first `size` selected slices, then `fill_value` ones).
+
+    Args:
+      condition: a 1-D boolean array.
+      a: an array.
+      axis: the axis to work along (None: the flattened array).
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      An array whose axis keeps only the selected slices.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.compress(jnp.array([True, False, True]), jnp.array([1, 2, 3]))
+      Array([1, 3], dtype=int32)
     """
     a = to_operand(a)
     condition = to_operand(condition)
@@ -606,11 +740,29 @@ def broadcast_arrays(*args):
 
 
 def trim_zeros(filt, trim: str = "fb", axis=None):
-    """`filt` without its leading ('f') and/or trailing ('b') all-zero slices
-    along each of `axis` (all axes when None), as JAX; a 0-d array comes back
-    unchanged.
+    """`filt` without its leading and/or trailing zeros.
 
-    The result's shape depends on the values, so `filt` must be concrete.
+    `filt` without its leading ('f') and/or trailing ('b') all-zero slices along
+    each of `axis` (all axes when None), as JAX; a 0-d array comes back
+    unchanged. The result's shape depends on the values, so `filt` must be
+    concrete.
+
+    Args:
+      filt: an array.
+      trim: 'f' to trim the front, 'b' the back, 'fb' both.
+      axis: the axes to trim (None: all).
+
+    Returns:
+      A shorter array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.trim_zeros(jnp.array([0, 1, 2, 0]))
+      Array([1, 2], dtype=int32)
     """
     filt = to_operand(filt)
     values = _concrete(filt, "trim_zeros", "the array")

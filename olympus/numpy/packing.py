@@ -29,11 +29,25 @@ def _bitorder(bitorder: str, name: str) -> np.ndarray:
 
 
 def packbits(a, axis: int | None = None, bitorder: str = "big"):
-    """Each group of 8 values along `axis` (the flattened array if None),
-    nonzero or not, as the bits of one uint8; the last group is padded with 0.
+    """Groups of 8 bits packed into uint8 bytes.
 
-    >>> jnp.packbits(jnp.array([1, 0, 1, 1, 0, 0, 0, 1, 1], dtype=jnp.uint8))
-    Array([177, 128], dtype=uint8)
+    Each group of 8 values along `axis` (the flattened array if None), nonzero
+    or not, as the bits of one uint8; the last group is padded with 0.
+
+    Args:
+      a: an integer or boolean array (nonzero is a 1 bit).
+      axis: the axis to pack (None: the flattened array).
+      bitorder: 'big' (default) or 'little': the bit order within each byte.
+
+    Returns:
+      A uint8 array, axis shortened to ceil(n / 8).
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.packbits(jnp.array([1, 0, 1, 0, 0, 0, 0, 0]))
+      Array([160], dtype=uint8)
     """
     a = asarray(a)
     if a.dtype.kind not in "biu":
@@ -52,11 +66,26 @@ def packbits(a, axis: int | None = None, bitorder: str = "big"):
 def unpackbits(
     a, axis: int | None = None, count: int | None = None, bitorder: str = "big"
 ):
-    """The bits of uint8 values as 0/1 uint8 values, 8 per byte along `axis`
-    (the flattened array if None); `count` keeps that many (negative: drops).
+    """The bits of uint8 values as 0/1 uint8 values.
 
-    >>> jnp.unpackbits(jnp.array([177], dtype=jnp.uint8), bitorder="little")
-    Array([1, 0, 0, 0, 1, 1, 0, 1], dtype=uint8)
+    The bits of uint8 values as 0/1 uint8 values, 8 per byte along `axis` (the
+    flattened array if None); `count` keeps that many (negative: drops).
+
+    Args:
+      a: a uint8 array.
+      axis: the axis to unpack (None: the flattened array).
+      count: how many bits to keep (None: all).
+      bitorder: 'big' (default) or 'little': the bit order within each byte.
+
+    Returns:
+      A uint8 array, axis 8 times longer (or count).
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.unpackbits(jnp.array([160], dtype=jnp.uint8))
+      Array([1, 0, 1, 0, 0, 0, 0, 0], dtype=uint8)
     """
     a = asarray(a)
     if a.dtype != np.uint8:
@@ -73,29 +102,73 @@ def unpackbits(
 
 
 def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):
-    """The bytes of `buffer` read as a 1-d array of `dtype` (NumPy's reading).
+    """The bytes of `buffer` read as a 1-d array of `dtype`.
 
-    >>> jnp.frombuffer(b"\\x01\\x02\\x03", dtype=jnp.uint8)
-    Array([1, 2, 3], dtype=uint8)
+    The bytes of `buffer` read as a 1-d array of `dtype` (NumPy's reading).
+
+    Args:
+      buffer: a bytes-like object.
+      dtype: the element dtype.
+      count: how many items to read (-1: all).
+      offset: the byte offset to start at.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ValueError: the buffer's size does not fit the dtype, count and offset.
+
+    Example:
+      >>> jnp.frombuffer(bytes([1, 2]), dtype=jnp.uint8)
+      Array([1, 2], dtype=uint8)
     """
     return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromstring(string: str, dtype=float, count: int = -1, *, sep: str):
-    """Numbers written in `string`, separated by `sep`, as a 1-d array.
+    """Numbers written in a string, as a 1-d array.
 
-    >>> jnp.fromstring("1 2 3", dtype=jnp.int32, sep=" ")
-    Array([1, 2, 3], dtype=int32)
+    Numbers written in `string`, separated by `sep`, as a 1-d array.
+
+    Args:
+      string: the text.
+      dtype: the element dtype.
+      count: the number of items (-1: all).
+      sep: the separator (required).
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ValueError: the text does not parse as numbers.
+
+    Example:
+      >>> jnp.fromstring('1 2 3', dtype=int, sep=' ')
+      Array([1, 2, 3], dtype=int32)
     """
     return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
 
 
 def fromiter(iterable, dtype, count: int = -1):
-    """The values of a Python iterable as a 1-d array (read once, on the
-    host: inside a traced function it is read at trace time).
+    """The values of a Python iterable as a 1-d array.
 
-    >>> jnp.fromiter(range(3), dtype=jnp.float32)
-    Array([0., 1., 2.], dtype=float32)
+    The values of a Python iterable as a 1-d array (read once, on the host:
+    inside a traced function it is read at trace time).
+
+    Args:
+      iterable: a Python iterable of numbers.
+      dtype: the element dtype.
+      count: the number of items (-1: all).
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.fromiter(range(3), dtype=int)
+      Array([0, 1, 2], dtype=int32)
     """
     return asarray(np.fromiter(iterable, dtype=dtype, count=count))
 

@@ -82,10 +82,26 @@ def _left_pad(p, length: int):
 
 # ---- evaluation and arithmetic ---------------------------------------------------------
 def polyval(p, x, *, unroll: int = 16):
-    """The polynomial with coefficients `p` at `x`, by Horner's rule.
+    """The polynomial with coefficients `p` evaluated at `x`.
 
-    >>> jnp.polyval(jnp.array([1.0, 0.0, -2.0]), 3.0)  # 1*9 + 0*3 - 2 = 7.0
-    Array(7., dtype=float32)
+    The polynomial with coefficients `p` (along p's first axis; the rest
+    broadcast against x) at `x`, by Horner's rule.
+
+    Args:
+      p: polynomial coefficients, highest power first.
+      x: the points.
+      unroll: how many steps of the loop to unroll.
+
+    Returns:
+      An array of x's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polyval(jnp.array([1, 0, -1]), jnp.array([2, 3]))
+      Array([3, 8], dtype=int32)
     """
     del unroll  # the loop is unrolled at trace time: p's length is static
     p, x = promote_dtypes(_coefficients(p, "polyval"), to_operand(x))
@@ -96,10 +112,25 @@ def polyval(p, x, *, unroll: int = 16):
 
 
 def polyadd(a1, a2):
-    """The sum of two polynomials (the shorter padded with leading zeros).
+    """The sum of two polynomials.
 
-    >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
-    Array([1, 1, 2], dtype=int32)
+    The sum of two polynomials (the shorter added into the end of the longer,
+    along the first axis, as JAX).
+
+    Args:
+      a1: polynomial coefficients, highest power first.
+      a2: polynomial coefficients, highest power first.
+
+    Returns:
+      The coefficients, highest power first.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+      Array([1, 1, 2], dtype=int32)
     """
     a1, a2 = promote_dtypes(_coefficients(a1, "polyadd"), _coefficients(a2, "polyadd"))
     n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
@@ -109,8 +140,20 @@ def polyadd(a1, a2):
 def polysub(a1, a2):
     """The difference of two polynomials.
 
-    >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
-    Array([-1,  1,  2], dtype=int32)
+    Args:
+      a1: polynomial coefficients, highest power first.
+      a2: polynomial coefficients, highest power first.
+
+    Returns:
+      The coefficients, highest power first.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
+      Array([-1,  1,  2], dtype=int32)
     """
     a1, a2 = promote_dtypes(_coefficients(a1, "polysub"), _coefficients(a2, "polysub"))
     n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
@@ -118,10 +161,26 @@ def polysub(a1, a2):
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
-    """The product of two polynomials (the convolution of their coefficients).
+    """The product of two polynomials.
 
-    >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
-    Array([ 1.,  0., -1.], dtype=float32)
+    The product of two polynomials (the convolution of their coefficients).
+
+    Args:
+      a1: polynomial coefficients, highest power first.
+      a2: polynomial coefficients, highest power first.
+      trim_leading_zeros: whether to drop leading zero coefficients (not jit-
+        compatible).
+
+    Returns:
+      The coefficients, highest power first.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
+      Array([ 1.,  0., -1.], dtype=float32)
     """
     a1, a2 = _coefficients(a1, "polymul"), _coefficients(a2, "polymul")
     if trim_leading_zeros:
@@ -133,12 +192,27 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
 
 
 def polydiv(u, v, *, trim_leading_zeros: bool = False):
-    """Quotient and remainder of polynomial division u / v (v's leading
-    coefficient nonzero). The remainder keeps u's length unless trimmed.
+    """Quotient and remainder of polynomial division u / v.
 
-    >>> q, r = jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))
-    >>> q, r
-    (Array([ 1., -1.], dtype=float32), Array([0., 0., 0.], dtype=float32))
+    Quotient and remainder of polynomial division u / v (v's leading coefficient
+    nonzero). The remainder keeps u's length unless trimmed.
+
+    Args:
+      u: the dividend's coefficients.
+      v: the divisor's coefficients (leading one nonzero).
+      trim_leading_zeros: whether to drop leading zero coefficients (not jit-
+        compatible).
+
+    Returns:
+      (quotient, remainder) coefficient arrays.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))
+      (Array([ 1., -1.], dtype=float32), Array([0., 0., 0.], dtype=float32))
     """
     u, v = promote_dtypes_inexact(
         _coefficients(u, "polydiv"), _coefficients(v, "polydiv")
@@ -169,10 +243,24 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
 
 # ---- calculus ---------------------------------------------------------------------------
 def polyder(p, m: int = 1):
-    """The m-th derivative of the polynomial.
+    """The m-th derivative of a polynomial.
 
-    >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0]))
-    Array([2., 1.], dtype=float32)
+    The m-th derivative of the polynomial (coefficients along p's first axis).
+
+    Args:
+      p: polynomial coefficients, highest power first.
+      m: the order of the derivative.
+
+    Returns:
+      The coefficients, highest power first.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polyder(jnp.array([1, 2, 3]))
+      Array([2., 2.], dtype=float32)
     """
     (p,) = promote_dtypes_inexact(_coefficients(p, "polyder"))  # as JAX
     if m < 0:
@@ -187,11 +275,26 @@ def polyder(p, m: int = 1):
 
 
 def polyint(p, m: int = 1, k=None):
-    """The m-th antiderivative, with integration constants `k` (one per step,
-    or one scalar for all; zeros by default).
+    """The m-th antiderivative of a polynomial.
 
-    >>> jnp.polyint(jnp.array([3.0, 2.0]))
-    Array([1.5, 2. , 0. ], dtype=float32)
+    The m-th antiderivative, with integration constants `k` (one per step, or
+    one scalar for all; zeros by default).
+
+    Args:
+      p: polynomial coefficients, highest power first.
+      m: the order of the antiderivative.
+      k: the integration constants (None: zeros).
+
+    Returns:
+      The coefficients, highest power first.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polyint(jnp.array([3.0, 2.0]))
+      Array([1.5, 2. , 0. ], dtype=float32)
     """
     (p,) = promote_dtypes_inexact(_coefficients(p, "polyint"))
     if m < 0:
@@ -214,11 +317,25 @@ def polyint(p, m: int = 1, k=None):
 
 # ---- roots and fitting --------------------------------------------------------------------
 def poly(seq_of_zeros):
-    """The monic polynomial with the given roots (or the characteristic
-    polynomial of a square matrix).
+    """The coefficients of the monic polynomial with the given roots.
 
-    >>> jnp.poly(jnp.array([1.0, 2.0]))
-    Array([ 1., -3.,  2.], dtype=float32)
+    The monic polynomial with the given roots (or the characteristic polynomial
+    of a square matrix); a scalar is one root, no roots give 1.
+
+    Args:
+      seq_of_zeros: the roots (or a square matrix: its characteristic
+        polynomial).
+
+    Returns:
+      The coefficients, highest power first.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.poly(jnp.array([1.0, 2.0]))
+      Array([ 1., -3.,  2.], dtype=float32)
     """
     zeros = to_operand(seq_of_zeros)
     shape = aval_of(zeros).shape
@@ -238,13 +355,27 @@ def poly(seq_of_zeros):
 
 
 def roots(p, *, strip_zeros: bool = True):
-    """The roots of the polynomial: eigenvalues of its companion matrix
-    (complex). With `strip_zeros` (needs concrete p) leading zeros are
-    dropped and trailing zeros give roots at 0, as NumPy; without it,
-    p[0] must be nonzero and the result has len(p) - 1 roots.
+    """The roots of a polynomial, as eigenvalues of its companion matrix.
 
-    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))
-    Array([2.+0.j, 1.+0.j], dtype=complex64)
+    The roots of the polynomial: eigenvalues of its companion matrix (complex).
+    With `strip_zeros` (needs concrete p) leading zeros are dropped, as JAX;
+    without it, p[0] must be nonzero and the result has len(p) - 1 roots. Fewer
+    than two coefficients have no roots.
+
+    Args:
+      p: polynomial coefficients, highest power first.
+      strip_zeros: whether to drop leading zeros first (not jit-compatible).
+
+    Returns:
+      A complex array of roots.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.sort_complex(jnp.roots(jnp.array([1.0, -3.0, 2.0])))
+      Array([1.+0.j, 2.+0.j], dtype=complex64)
     """
     (p,) = promote_dtypes_inexact(_coefficients(p, "roots"))
     trailing = 0
@@ -273,13 +404,29 @@ def _companion_roots(p, n: int, linalg):
 
 
 def vander(x, N: int | None = None, increasing: bool = False):
-    """The Vandermonde matrix of 1-d x: column j holds x ** (N - 1 - j)
-    (x ** j if `increasing`); N defaults to len(x).
+    """The Vandermonde matrix of 1-d x.
 
-    >>> jnp.vander(jnp.array([1, 2, 3]), 3)
-    Array([[1, 1, 1],
-           [4, 2, 1],
-           [9, 3, 1]], dtype=int32)
+    The Vandermonde matrix of 1-d x: column j holds x ** (N - 1 - j) (x ** j if
+    `increasing`); N defaults to len(x). The powers are an iota in x's dtype, as
+    JAX's (so bool x is refused).
+
+    Args:
+      x: a 1-D array.
+      N: the number of columns (None: len(x)).
+      increasing: whether powers increase left to right.
+
+    Returns:
+      An (len(x), N) array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.vander(jnp.array([1, 2, 3]), 3)
+      Array([[1, 1, 1],
+             [4, 2, 1],
+             [9, 3, 1]], dtype=int32)
     """
     x = to_operand(x)
     if aval_of(x).ndim != 1:
@@ -295,16 +442,32 @@ def vander(x, N: int | None = None, increasing: bool = False):
 
 
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
-    """Least-squares fit of a degree-`deg` polynomial to points (x, y): the
-    coefficients, highest power first (y may hold several columns).
+    """The least-squares polynomial fit of degree `deg`.
 
-    `full` also returns residuals, rank, singular values and rcond; `cov`
-    the coefficients' covariance (scaled by the residual variance unless
-    cov='unscaled').
+    Least-squares fit of a degree-`deg` polynomial to points (x, y): the
+    coefficients, highest power first (y may hold several columns). `full` also
+    returns residuals, rank, singular values and rcond; `cov` the coefficients'
+    covariance (scaled by the residual variance unless cov='unscaled').
 
-    >>> c = jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1)
-    >>> jnp.round(c, 4)  # 2 x + 1, to float32 rounding
-    Array([2., 1.], dtype=float32)
+    Args:
+      x: the sample points.
+      y: the sample values (a 1-D or 2-D array).
+      deg: the degree of the fit.
+      rcond: the cut-off for small singular values.
+      full: whether to also return the diagnostics of the fit.
+      w: weights per sample point.
+      cov: whether to also return the covariance of the coefficients.
+
+    Returns:
+      The coefficients, highest power first (more with full or cov).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1).round(4)
+      Array([2., 1.], dtype=float32)
     """
     x, y = promote_dtypes_inexact(to_operand(x), to_operand(y))
     deg = int(deg)

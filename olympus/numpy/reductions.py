@@ -1074,6 +1074,25 @@ def _take_flat(table: np.ndarray, index):
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
+    """The indices of the nonzero entries of the flattened `a`.
+
+    Args:
+      a: an array.
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D int array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.flatnonzero(jnp.array([0, 3, 0, 4]))
+      Array([1, 3], dtype=int32)
+    """
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 

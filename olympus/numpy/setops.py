@@ -133,11 +133,24 @@ def _sorted_rows(rows):
 
 
 def sort_complex(a):
-    """`a` sorted along its last axis by real part, then imaginary part, as
-    a complex array (the order np.unique and np.sort give complex numbers).
+    """`a` sorted along its last axis by real part, then imaginary part.
 
-    >>> jnp.sort_complex(jnp.array([1 + 2j, 1 - 1j, 0j]))
-    Array([0.+0.j, 1.-1.j, 1.+2.j], dtype=complex64)
+    `a` sorted along its last axis by real part, then imaginary part, as a
+    complex array (the order np.unique and np.sort give complex numbers).
+
+    Args:
+      a: an array.
+
+    Returns:
+      A complex array of a's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.sort_complex(jnp.array([2 + 0j, 1 + 1j, 1 + 0j]))
+      Array([1.+0.j, 1.+1.j, 2.+0.j], dtype=complex64)
     """
     (a,) = promote_dtypes_inexact(to_operand(a))
     if not dtypes.is_complex(aval_of(a).dtype):
@@ -338,14 +351,55 @@ def _restore_axis(values, row_shape: tuple, axis):
 
 
 def unique_values(x, /, *, size: int | None = None, fill_value=None):
-    """The sorted unique values of `x` (flattened); `size` as in `unique`."""
+    """The sorted unique values of `x`.
+
+    The sorted unique values of `x` (flattened); `size` as in `unique`. These
+    array-API forms keep every NaN (equal_nan=False), as JAX's.
+
+    Args:
+      x: an array (flattened).
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.unique_values(jnp.array([3, 1, 3]))
+      Array([1, 3], dtype=int32)
+    """
     return unique(x, size=size, fill_value=fill_value)
 
 
 def unique_counts(
     x, /, *, size: int | None = None, fill_value=None
 ) -> UniqueCountsResult:
-    """(values, counts) of `x` flattened; `size` as in `unique`."""
+    """The sorted unique values of `x` and how often each occurs.
+
+    (values, counts) of `x` flattened; `size` as in `unique`.
+
+    Args:
+      x: an array (flattened).
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A (values, counts) named tuple.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.unique_counts(jnp.array([3, 1, 3]))
+      _UniqueCountsResult(values=Array([1, 3], dtype=int32), counts=Array([1, 2], dtype=int32))
+    """
     return UniqueCountsResult(
         *unique(x, return_counts=True, size=size, fill_value=fill_value)
     )
@@ -354,14 +408,55 @@ def unique_counts(
 def unique_inverse(
     x, /, *, size: int | None = None, fill_value=None
 ) -> UniqueInverseResult:
-    """(values, inverse_indices) with inverse_indices of x's shape."""
+    """The sorted unique values of `x` and the index of each entry among them.
+
+    (values, inverse_indices) with inverse_indices of x's shape.
+
+    Args:
+      x: an array.
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A (values, inverse_indices) named tuple; inverse_indices has x's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.unique_inverse(jnp.array([3, 1, 3]))
+      _UniqueInverseResult(values=Array([1, 3], dtype=int32), inverse_indices=Array([1, 0, 1], dtype=int32))
+    """
     return UniqueInverseResult(
         *unique(x, return_inverse=True, size=size, fill_value=fill_value)
     )
 
 
 def unique_all(x, /, *, size: int | None = None, fill_value=None) -> UniqueAllResult:
-    """(values, indices, inverse_indices, counts) of `x`, as `unique` with all flags."""
+    """The unique values of `x` with first indices, inverse indices and counts.
+
+    (values, indices, inverse_indices, counts) of `x`, as `unique` with all
+    flags.
+
+    Args:
+      x: an array.
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A (values, indices, inverse_indices, counts) named tuple.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.unique_all(jnp.array([3, 1, 3])).counts
+      Array([1, 2], dtype=int32)
+    """
     return UniqueAllResult(
         *unique(
             x,
@@ -386,14 +481,32 @@ def isin(
     *,
     method: str = "auto",
 ):
-    """True where an entry of `element` occurs in `test_elements` (NaN never does).
+    """Whether each entry of `element` occurs in `test_elements`.
 
-    method 'compare_all' compares every pair (fast for small inputs), 'sort'
-    (or 'binary_search') looks each entry up in the sorted test elements;
-    'auto' picks by size.
+    True where an entry of `element` occurs in `test_elements` (NaN never does).
+    method 'compare_all' compares every pair (fast for small inputs), 'sort' (or
+    'binary_search') looks each entry up in the sorted test elements; 'auto'
+    picks by size.
 
-    >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([3, 1]))
-    Array([ True, False,  True], dtype=bool)
+    Args:
+      element: an array.
+      test_elements: the values to look for.
+      assume_unique: a hint that the inputs have no duplicates (the result must
+        not depend on it being wrong).
+      invert: whether to negate the result.
+      method: 'auto', 'sort', 'compare_all' or 'binary_search': the algorithm
+        (not the result).
+
+    Returns:
+      A bool array of element's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([2, 5]))
+      Array([False,  True, False], dtype=bool)
     """
     del assume_unique
     element, test = promote_dtypes(to_operand(element), _flat(test_elements))
@@ -513,10 +626,27 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
 
 
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
-    """The sorted unique values in either array.
+    """The sorted unique values found in either array.
 
-    >>> jnp.union1d(jnp.array([1, 3]), jnp.array([2, 3]))
-    Array([1, 2, 3], dtype=int32)
+    The sorted unique values in either array.
+
+    Args:
+      ar1: an array (flattened).
+      ar2: an array (flattened).
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.union1d(jnp.array([1, 2]), jnp.array([2, 3]))
+      Array([1, 2, 3], dtype=int32)
     """
     return _set_operation("union1d", _union_keep, ar1, ar2, size, fill_value)
 
@@ -524,10 +654,29 @@ def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
 def setdiff1d(
     ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
 ):
-    """The sorted unique values of `ar1` that are not in `ar2`.
+    """The sorted unique values of `ar1` not in `ar2`.
 
-    >>> jnp.setdiff1d(jnp.array([1, 2, 3, 2]), jnp.array([2]))
-    Array([1, 3], dtype=int32)
+    The sorted unique values of `ar1` that are not in `ar2`.
+
+    Args:
+      ar1: an array (flattened).
+      ar2: an array (flattened).
+      assume_unique: a hint that the inputs have no duplicates (the result must
+        not depend on it being wrong).
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.setdiff1d(jnp.array([1, 2, 3]), jnp.array([2]))
+      Array([1, 3], dtype=int32)
     """
     del assume_unique
     # JAX pads setdiff1d with 0 (not with the smallest value, as the others).
@@ -538,10 +687,29 @@ def setdiff1d(
 def setxor1d(
     ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
 ):
-    """The sorted values that are in exactly one of the arrays.
+    """The sorted values in exactly one of the arrays.
 
-    >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([3, 4]))
-    Array([1, 2, 4], dtype=int32)
+    The sorted values that are in exactly one of the arrays.
+
+    Args:
+      ar1: an array (flattened).
+      ar2: an array (flattened).
+      assume_unique: a hint that the inputs have no duplicates (the result must
+        not depend on it being wrong).
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([2, 4]))
+      Array([1, 3, 4], dtype=int32)
     """
     del assume_unique
     return _set_operation("setxor1d", _xor_keep, ar1, ar2, size, fill_value)
@@ -556,12 +724,33 @@ def intersect1d(
     size: int | None = None,
     fill_value=None,
 ):
-    """The sorted unique values in both arrays; with `return_indices`, also
-    where each first occurs in `ar1` and in `ar2` (padding gets the
-    out-of-range indices len(ar1) and len(ar2)).
+    """The sorted unique values found in both arrays.
 
-    >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([3, 1, 5]))
-    Array([1, 3], dtype=int32)
+    The sorted unique values in both arrays; with `return_indices`, also where
+    each first occurs in `ar1` and in `ar2` (padding gets the out-of-range
+    indices len(ar1) and len(ar2)).
+
+    Args:
+      ar1: an array (flattened).
+      ar2: an array (flattened).
+      assume_unique: a hint that the inputs have no duplicates (the result must
+        not depend on it being wrong).
+      return_indices: whether to also return the first index of each value in
+        ar1 and ar2.
+      size: a static output length, needed under jit: the result is padded with
+        fill_value or cut to it (None: the true length, eager only).
+      fill_value: the value that pads the result up to size.
+
+    Returns:
+      A 1-D array (and the indices into each when return_indices).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([2, 3, 4]))
+      Array([2, 3], dtype=int32)
     """
     del assume_unique
     return _set_operation(

@@ -53,10 +53,29 @@ def _operands(a, v, preferred_element_type=None):
 def correlate(
     a, v, mode: str = "valid", *, precision=None, preferred_element_type=None
 ):
-    """Cross-correlation c[k] = sum_n a[n + k] * conj(v[n]) (NumPy's definition).
+    """The cross-correlation of two 1-d sequences.
 
-    >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.0]))
-    Array([2., 3.], dtype=float32)
+    Cross-correlation c[k] = sum_n a[n + k] * conj(v[n]) (NumPy's definition).
+
+    Args:
+      a: a 1-d array.
+      v: a 1-d array (conjugated).
+      mode: 'valid' (default), 'same' or 'full'.
+      precision: the matmul precision (None: the default).
+      preferred_element_type: the accumulation and result dtype (None: the
+        inputs').
+
+    Returns:
+      A 1-D array (length by mode).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an operand is not 1-D, or mode is unknown.
+
+    Example:
+      >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([1.0, 1.0]))
+      Array([3., 5.], dtype=float32)
     """
     a, v = _operands(a, v, preferred_element_type)
     options = dict(precision=precision, preferred_element_type=preferred_element_type)
@@ -67,10 +86,29 @@ def correlate(
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
-    """Discrete linear convolution of two 1-d sequences.
+    """The discrete linear convolution of two 1-d sequences.
 
-    >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))
-    Array([1., 3., 2.], dtype=float32)
+    Discrete linear convolution of two 1-d sequences.
+
+    Args:
+      a: a 1-d array.
+      v: a 1-d array.
+      mode: 'full' (default), 'same' or 'valid'.
+      precision: the matmul precision (None: the default).
+      preferred_element_type: the accumulation and result dtype (None: the
+        inputs').
+
+    Returns:
+      A 1-D array (length by mode).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: an operand is not 1-D, or mode is unknown.
+
+    Example:
+      >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))
+      Array([1., 3., 2.], dtype=float32)
     """
     a, v = _operands(a, v, preferred_element_type)
     if aval_of(a).shape[0] < aval_of(v).shape[0]:

@@ -134,10 +134,23 @@ def argsort(
 
 
 def lexsort(keys, axis: int = -1):
-    """Indices that sort by the last key first, then the one before it, ...
+    """Indices that sort by the last key, then the one before it, and so on.
 
-    >>> jnp.lexsort((jnp.array([1, 0]), jnp.array([0, 0])))
-    Array([1, 0], dtype=int32)
+    Indices that sort by the last key first, then the one before it, ...
+
+    Args:
+      keys: a sequence of arrays of one shape (or a 2-D array, rows as keys).
+      axis: the axis to work along; negative counts from the end.
+
+    Returns:
+      An int array of the keys' shape.
+
+    Raises:
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.lexsort((jnp.array([1, 0, 1]), jnp.array([0, 0, 1])))
+      Array([1, 0, 2], dtype=int32)
     """
     keys = [to_operand(k) for k in keys]
     shape = aval_of(keys[0]).shape
@@ -242,14 +255,56 @@ def _check_take_along(arr, indices, axis, mode) -> None:
 
 
 def partition(a, kth, axis: int = -1):
-    """`a` with the kth entries where a full sort puts them; a sort keeps
-    that promise for every k at once."""
+    """`a` with its kth entry where a sort puts it, smaller ones before it.
+
+    `a` with its kth smallest entry at position kth along `axis`, as JAX
+    computes it: the kth + 1 smallest entries ascending, then the others
+    descending (two `lax.top_k`s, so NaNs and ties land where JAX's do).
+
+    Args:
+      a: an array.
+      kth: the index (or indices) to put in sorted position.
+      axis: the axis to work along; negative counts from the end.
+
+    Returns:
+      An array of a's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      PartitionArgumentError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.partition(jnp.array([3.0, 1.0, 2.0]), 1)
+      Array([1., 2., 3.], dtype=float32)
+    """
     del kth
     return sort(a, axis=axis)
 
 
 def argpartition(a, kth, axis: int = -1):
-    """Indices that partition `a` (a stable argsort satisfies every kth)."""
+    """Indices that put the kth entry where a sort would, smaller ones before it.
+
+    Indices that partition `a` as `partition` does (JAX's order: the kth + 1
+    smallest first, then the remaining indices in ascending order).
+
+    Args:
+      a: an array.
+      kth: the index (or indices) to put in sorted position.
+      axis: the axis to work along; negative counts from the end.
+
+    Returns:
+      An int array of a's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      PartitionArgumentError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.argpartition(jnp.array([3.0, 1.0, 2.0]), 1)
+      Array([1, 2, 0], dtype=int32)
+    """
     del kth
     return argsort(a, axis=axis)
 

@@ -112,11 +112,26 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
-    """Differences of consecutive entries of the flattened array, with
-    optional values before and after.
+    """Differences of consecutive entries of the flattened array.
 
-    >>> jnp.ediff1d(jnp.array([1, 2, 4]), to_begin=0)
-    Array([0, 1, 2], dtype=int32)
+    Differences of consecutive entries of the flattened array, with optional
+    values before and after.
+
+    Args:
+      ary: an array (flattened).
+      to_end: values appended at the end.
+      to_begin: values prepended at the start.
+
+    Returns:
+      A 1-D array.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.ediff1d(jnp.array([1, 4, 9]))
+      Array([3, 5], dtype=int32)
     """
     flat = _arr.ravel(to_operand(ary))
     pieces = [flat[1:] - flat[:-1]]
@@ -202,12 +217,29 @@ def _gradient_along(f, spacing, axis: int, edge_order: int):
 
 
 def gradient(f, *varargs, axis=None, edge_order: int | None = None):
-    """The gradient of sampled `f`: central differences inside, one-sided
-    differences (of order `edge_order`, 1 or 2) at the ends. `varargs` give
-    one spacing for all axes, or one per axis (a step or coordinates).
+    """The gradient of sampled values: central differences inside, one-sided at the edges.
 
-    >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0]))
-    Array([3., 4., 5.], dtype=float32)
+    The gradient of sampled `f`: central differences inside, one-sided
+    differences (of order `edge_order`, 1 or 2) at the ends. `varargs` give one
+    spacing for all axes, or one per axis (a step or coordinates).
+
+    Args:
+      f: an array of samples.
+      *varargs: the spacing: a scalar or coordinates per axis.
+      axis: the axis or axes (None: all).
+      edge_order: 1 (the only order supported; None means 1).
+
+    Returns:
+      An array of f's shape (a list of arrays for several axes).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0, 16.0]))
+      Array([3., 4., 6., 7.], dtype=float32)
     """
     f = to_operand(f)
     ndim = aval_of(f).ndim
@@ -239,10 +271,27 @@ def _gradient(f, spacings, *, axes: tuple, edge_order: int):
 
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
-    """Integral of sampled `y` by the trapezoidal rule, along `axis`.
+    """The integral of sampled `y` by the trapezoidal rule.
 
-    >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))
-    Array(4., dtype=float32)
+    Integral of sampled `y` by the trapezoidal rule, along `axis`.
+
+    Args:
+      y: the samples.
+      x: the sample points (None: spaced by dx).
+      dx: the spacing when x is None.
+      axis: the axis to work along; negative counts from the end.
+
+    Returns:
+      An array with axis reduced.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))
+      Array(4., dtype=float32)
     """
     if x is None:
         (y,) = promote_dtypes_inexact(to_operand(y))
@@ -285,11 +334,28 @@ class UnwrapTypeError(ValueError):
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
-    """`p` with jumps between neighbours larger than `discont` (default
-    period/2) removed by adding multiples of `period`, as np.unwrap.
+    """Phase angles with jumps larger than `discont` undone.
 
-    >>> jnp.unwrap(jnp.array([0.0, 3.0, 6.5]))
-    Array([0.      , 3.      , 0.216815], dtype=float32)
+    `p` with jumps between neighbours larger than `discont` (default period/2)
+    removed by adding multiples of `period`, as np.unwrap.
+
+    Args:
+      p: an array of angles.
+      discont: the largest jump left alone (None: period / 2).
+      axis: the axis to work along; negative counts from the end.
+      period: the period of the values.
+
+    Returns:
+      An array of p's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      IndexError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.unwrap(jnp.array([0.0, 6.0]))
+      Array([ 0.      , -0.283185], dtype=float32)
     """
     promoted, _ = promote_dtypes(to_operand(p), period)
     if dtypes.is_complex(aval_of(promoted).dtype):
@@ -357,12 +423,31 @@ def cov(
     fweights=None,
     aweights=None,
 ):
-    """The covariance matrix of the variables in `m` (and `y`), with optional
+    """The covariance matrix of the variables in `m` (and `y`).
+
+    The covariance matrix of the variables in `m` (and `y`), with optional
     frequency and reliability weights, normalised as np.cov.
 
-    >>> jnp.cov(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
-    Array([[ 1., -1.],
-           [-1.,  1.]], dtype=float32)
+    Args:
+      m: a 1-D or 2-D array of observations.
+      y: an optional second set of variables.
+      rowvar: whether each row is a variable (True) or each column.
+      bias: whether to divide by N (True) or N - 1.
+      ddof: overrides bias: the divisor is N - ddof.
+      fweights: integer frequency weights per observation.
+      aweights: observation weights.
+
+    Returns:
+      A 2-D array (a scalar array for one variable).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.cov(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+      Array([[ 1., -1.],
+             [-1.,  1.]], dtype=float32)
     """
     x = _observations(m, y, rowvar)
     variables, n = aval_of(x).shape
@@ -392,12 +477,27 @@ def cov(
 
 
 def corrcoef(x, y=None, rowvar: bool = True):
-    """Pearson correlation coefficients (cov normalised by the standard
-    deviations, clipped to [-1, 1]).
+    """Pearson correlation coefficients of the variables in `x` (and `y`).
 
-    >>> jnp.corrcoef(jnp.array([1.0, 2.0, 3.0]), jnp.array([3.0, 2.0, 1.0]))
-    Array([[ 1., -1.],
-           [-1.,  1.]], dtype=float32)
+    Pearson correlation coefficients (cov normalised by the standard deviations,
+    clipped to [-1, 1]).
+
+    Args:
+      x: a 1-D or 2-D array of observations.
+      y: an optional second set of variables.
+      rowvar: whether each row is a variable (True) or each column.
+
+    Returns:
+      A 2-D array of coefficients in [-1, 1].
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.corrcoef(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+      Array([[ 1., -1.],
+             [-1.,  1.]], dtype=float32)
     """
     c = cov(x, y, rowvar)
     if aval_of(c).ndim == 0:
@@ -411,12 +511,30 @@ def corrcoef(x, y=None, rowvar: bool = True):
 
 # ---- interpolation -----------------------------------------------------------------
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation of points (xp, fp) at `x`; xp increasing.
-    Outside [xp[0], xp[-1]] it gives `left`/`right` (default fp[0]/fp[-1]),
-    or wraps around with a `period`.
+    """Piecewise-linear interpolation of (xp, fp) at `x`.
 
-    >>> jnp.interp(jnp.array([0.5]), jnp.array([0.0, 1.0]), jnp.array([0.0, 2.0]))
-    Array([1.], dtype=float32)
+    Piecewise-linear interpolation of points (xp, fp) at `x`; xp increasing.
+    Outside [xp[0], xp[-1]] it gives `left`/`right` (default fp[0]/fp[-1]), or
+    wraps around with a `period`.
+
+    Args:
+      x: the points to evaluate at.
+      xp: the sample points, increasing.
+      fp: the sample values.
+      left: the value below xp[0] (None: fp[0]).
+      right: the value above xp[-1] (None: fp[-1]).
+      period: a period for angular x (None: not periodic).
+
+    Returns:
+      An array of x's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.interp(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]), jnp.array([0.0, 10.0, 20.0]))
+      Array([ 5., 15.], dtype=float32)
     """
     x, xp = promote_dtypes_inexact(to_operand(x), to_operand(xp))
     (fp,) = promote_dtypes_inexact(to_operand(fp))
@@ -477,13 +595,30 @@ def _counts_into(index, weights, length: int, dtype):
 
 
 def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
-    """How often each value 0, 1, ... occurs in the 1-d non-negative integer
-    array `x` (summing `weights` instead of 1s). Under a trace the result
-    length must be static (`length=`); negative values count as 0 and values
-    past `length` are dropped, as in JAX.
+    """How often each value 0, 1, ... occurs in a non-negative int array.
 
-    >>> jnp.bincount(jnp.array([0, 2, 2]))
-    Array([1, 0, 2], dtype=int32)
+    How often each value 0, 1, ... occurs in the 1-d non-negative integer array
+    `x` (summing `weights` instead of 1s). Under a trace the result length must
+    be static (`length=`); negative values count as 0 and values past `length`
+    are dropped, as in JAX.
+
+    Args:
+      x: a 1-D array of non-negative integers.
+      weights: a weight per entry of x (None: count 1 each).
+      minlength: the least length of the result.
+      length: the static length of the result (needed under jit).
+
+    Returns:
+      A 1-D array of counts (or summed weights), of length max(x) + 1, minlength
+      or length.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.bincount(jnp.array([0, 1, 1, 3]))
+      Array([1, 2, 0, 1], dtype=int32)
     """
     x = to_operand(x)
     if aval_of(x).dtype == np.bool_:  # False/True count as 0/1, as JAX
@@ -518,10 +653,25 @@ def _bincount(x, weights, *, length: int):
 
 
 def digitize(x, bins, right: bool = False):
-    """Index of the bin of each entry of `x`; `bins` increasing or decreasing.
+    """The index of the bin of each entry of `x`.
 
-    >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]))
-    Array([1, 2], dtype=int32)
+    Index of the bin of each entry of `x`; `bins` increasing or decreasing.
+
+    Args:
+      x: an array.
+      bins: a 1-D monotonic array of bin edges.
+      right: whether bins include their right edge.
+
+    Returns:
+      An int array of x's shape.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.digitize(jnp.array([0.5, 1.5, 3.0]), jnp.array([1.0, 2.0]))
+      Array([0, 1, 2], dtype=int32)
     """
     x, bins = promote_dtypes(to_operand(x), to_operand(bins))
     if aval_of(bins).ndim != 1:
@@ -552,12 +702,28 @@ def _inexact_dtype(dtype) -> np.dtype:
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    """The edges np.histogram would use for `bins` (a count or edges):
-    `bins` equal bins from a's min to max (or over `range`), widened by 0.5
-    on each side when the two are equal, as JAX.
+    """The bin edges histogram would use.
 
-    >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)
-    Array([0. , 0.5, 1. ], dtype=float32)
+    The edges np.histogram would use for `bins` (a count or edges): `bins` equal
+    bins from a's min to max (or over `range`), widened by 0.5 on each side when
+    the two are equal, as JAX.
+
+    Args:
+      a: an array (flattened).
+      bins: the number of bins, or the bin edges.
+      range: the (lower, upper) range of the bins (None: the data's).
+      weights: ignored, as NumPy's.
+
+    Returns:
+      A 1-D array of edges.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=4)
+      Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
     del weights  # string bin rules (which would use them) are not taken
     a = to_operand(a)
@@ -587,12 +753,29 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
-    """Counts (summed weights, or a density) of `a` in each bin, and the
-    edges. `bins` is a static count or an array of edges; the counts have
-    a's inexact dtype, as JAX's.
+    """The counts of `a` in bins, and the bin edges.
 
-    >>> jnp.histogram(jnp.array([0.0, 0.2, 1.0]), bins=2)
-    (Array([2., 1.], dtype=float32), Array([0. , 0.5, 1. ], dtype=float32))
+    Counts (summed weights, or a density) of `a` in each bin, and the edges.
+    `bins` is a static count or an array of edges; the counts have a's inexact
+    dtype, as JAX's.
+
+    Args:
+      a: an array (flattened).
+      bins: the number of bins, or the bin edges.
+      range: the (lower, upper) range of the bins (None: the data's).
+      weights: optional weights, broadcasting against the data (None: all 1).
+      density: whether to normalise the counts to a probability density.
+
+    Returns:
+      (counts, edges).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.histogram(jnp.array([1.0, 2.0, 2.0, 3.0]), bins=2)
+      (Array([1., 3.], dtype=float32), Array([1., 2., 3.], dtype=float32))
     """
     a = to_operand(a)
     if weights is None:
@@ -618,7 +801,30 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
-    """The 2-d histogram of points (x, y) and the edges along x and y."""
+    """The 2-d histogram of points (x, y), and the edges along x and y.
+
+    The 2-d histogram of points (x, y) and the edges along x and y.
+
+    Args:
+      x: the points' x coordinates.
+      y: the points' y coordinates.
+      bins: the number of bins, or the bin edges.
+      range: the (lower, upper) range of the bins (None: the data's).
+      weights: optional weights, broadcasting against the data (None: all 1).
+      density: whether to normalise the counts to a probability density.
+
+    Returns:
+      (counts, x edges, y edges).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> h, ex, ey = jnp.histogram2d(jnp.array([0.0, 1.0]), jnp.array([0.0, 1.0]), bins=2)
+      >>> h
+      Array([[1, 0],
+             [0, 1]], dtype=int32)
+    """
     x, y = to_operand(x), to_operand(y)
     try:
         n = len(bins)
@@ -637,10 +843,29 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
 
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
-    """The D-dimensional histogram of N points, given as an (N, D) array:
-    counts (default int; summed weights with weights) and the edges.
+    """The D-dimensional histogram of N points, and the edges per dimension.
 
-    >>> hist, edges = jnp.histogramdd(jnp.zeros((4, 2)), bins=3)
+    The D-dimensional histogram of N points, given as an (N, D) array: counts
+    (default int; summed weights with weights) and the edges.
+
+    Args:
+      sample: an (N, D) array of points.
+      bins: the number of bins, or the bin edges.
+      range: the (lower, upper) range of the bins (None: the data's).
+      weights: optional weights, broadcasting against the data (None: all 1).
+      density: whether to normalise the counts to a probability density.
+
+    Returns:
+      (counts, list of edge arrays).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> h, edges = jnp.histogramdd(jnp.array([[0.0, 0.0], [1.0, 1.0]]), bins=2)
+      >>> h
+      Array([[1, 0],
+             [0, 1]], dtype=int32)
     """
     sample = to_operand(sample)
     if weights is None:

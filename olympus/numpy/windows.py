@@ -37,22 +37,86 @@ def _cosine_sum(name: str, M: int, coefficients):
 
 
 def hamming(M: int):
-    """0.54 - 0.46 cos(2 pi n / (M - 1))."""
+    """The Hamming window of length M.
+
+    0.54 - 0.46 cos(2 pi n / (M - 1)).
+
+    Args:
+      M: the window length, a non-negative int.
+
+    Returns:
+      A 1-D array of M floats (the default float dtype).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.hamming(4)
+      Array([0.08000001, 0.77000004, 0.77      , 0.08000001], dtype=float32)
+    """
     return _cosine_sum("hamming", M, (0.54, 0.46))
 
 
 def hanning(M: int):
-    """0.5 - 0.5 cos(2 pi n / (M - 1))."""
+    """The Hann window of length M.
+
+    0.5 - 0.5 cos(2 pi n / (M - 1)).
+
+    Args:
+      M: the window length, a non-negative int.
+
+    Returns:
+      A 1-D array of M floats (the default float dtype).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.hanning(4)
+      Array([0.        , 0.75      , 0.74999994, 0.        ], dtype=float32)
+    """
     return _cosine_sum("hanning", M, (0.5, 0.5))
 
 
 def blackman(M: int):
-    """0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))."""
+    """The Blackman window of length M.
+
+    0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1)).
+
+    Args:
+      M: the window length, a non-negative int.
+
+    Returns:
+      A 1-D array of M floats (the default float dtype).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.blackman(4)
+      Array([-1.4901161e-08,  6.3000000e-01,  6.2999994e-01, -1.4901161e-08], dtype=float32)
+    """
     return _cosine_sum("blackman", M, (0.42, 0.5, 0.08))
 
 
 def bartlett(M: int):
-    """The triangle 1 - |2n / (M - 1) - 1|."""
+    """The Bartlett (triangular) window of length M.
+
+    The triangle 1 - |2n / (M - 1) - 1|.
+
+    Args:
+      M: the window length, a non-negative int.
+
+    Returns:
+      A 1-D array of M floats (the default float dtype).
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.bartlett(4)
+      Array([0.       , 0.6666667, 0.6666666, 0.       ], dtype=float32)
+    """
     t, dtype = _positions("bartlett", M)
     one = np.ones((), dtype)[()]
     if M == 1:
@@ -61,7 +125,24 @@ def bartlett(M: int):
 
 
 def kaiser(M: int, beta):
-    """i0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / i0(beta)."""
+    """The Kaiser window of length M with shape parameter beta.
+
+    i0(beta sqrt(1 - (2n / (M - 1) - 1)^2)) / i0(beta).
+
+    Args:
+      M: the window length, a non-negative int.
+      beta: the shape parameter (0 gives a rectangle).
+
+    Returns:
+      A 1-D array of M floats.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.kaiser(4, 2.0)
+      Array([0.43867627, 0.92431384, 0.9243137 , 0.43867627], dtype=float32)
+    """
     t, dtype = _positions("kaiser", M)
     one = np.ones((), dtype)[()]
     if M == 1:
