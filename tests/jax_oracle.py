@@ -150,7 +150,7 @@ def differences(
             ours, theirs, rtol, atol, check_weak_type, check_zero_sign, path
         )
     if isinstance(ours, (tuple, list)) or isinstance(theirs, (tuple, list)):
-        if type(ours) is not type(theirs) or len(ours) != len(theirs):
+        if _container_kind(ours) != _container_kind(theirs) or len(ours) != len(theirs):
             return [f"{path}: olympus {type(ours).__name__} of {_len(ours)}, "
                     f"JAX {type(theirs).__name__} of {_len(theirs)}"]  # fmt: skip
         found = []
@@ -182,6 +182,14 @@ def differences(
     if ours != theirs:
         return [f"{path}: olympus {ours!r} but JAX {theirs!r}"]
     return []
+
+
+def _container_kind(x):
+    """A container's type as the two systems can share it: a namedtuple by
+    its class name and fields (each system defines its own class)."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return ("namedtuple", type(x).__name__, type(x)._fields)
+    return type(x)
 
 
 def _len(x):

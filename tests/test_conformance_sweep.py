@@ -99,7 +99,6 @@ SKIPPED |= dict.fromkeys(
 # docs/differences.md). A key is `lax.name` / `jnp.name`, or `jnp.name[dtype]`
 # for one dtype only.
 ALLOWED: dict[str, str] = {
-    "jnp.argpartition": "numpy/sorting.py: olympus returns a value where JAX raises ValueError (all dtypes)",
     "jnp.argwhere": "numpy/reductions.py: olympus raises ValueError where JAX returns a value (all dtypes)",
     "jnp.dot": "numpy/reductions.py: olympus raises OlympusTypeError where JAX returns a value (bool)",
     "jnp.geomspace": "numpy/construction.py: values differ (bool, float32, float64, int32, int64, int8, uint8); result dtype float32, JAX float16 (float16)",
@@ -107,9 +106,7 @@ ALLOWED: dict[str, str] = {
     "jnp.interp[bfloat16]": "numpy/statistics.py: a choice: olympus interpolates bfloat16; JAX 0.10.2 raises ValueError because its dx threshold calls np.finfo, which rejects bfloat16 (a JAX bug)",
     "jnp.ix_": "numpy/construction.py: olympus returns a value where JAX raises NotImplementedError (bool); result dtype int8, JAX int32 (int8)",
     "jnp.kron": "numpy/products.py: olympus returns a value where JAX raises TypeError (bool)",
-    "jnp.lexsort": "numpy/sorting.py: olympus raises ZeroDivisionError where JAX returns a value (all dtypes); result dtype int32, JAX int64 (float64, int64)",
     "jnp.logspace": "numpy/construction.py: values differ (int32, int8, uint8); result dtype float32, JAX float16 (float16)",
-    "jnp.partition": "numpy/sorting.py: olympus returns a value where JAX raises ValueError (all dtypes)",
     "jnp.poly": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes); result shape (1,), JAX () (all dtypes)",
     "jnp.polyadd": "numpy/polynomial.py: olympus returns a value where JAX raises TypeError (bool); olympus raises PolynomialShapeError where JAX returns a value (bfloat16, float16, float32, float64, int32, int64, int8, uint8)",
     "jnp.polyder": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes)",
@@ -118,12 +115,7 @@ ALLOWED: dict[str, str] = {
     "jnp.ravel_multi_index": "numpy/index_tricks.py: olympus raises IndexError where JAX returns a value (all dtypes)",
     "jnp.roll": "numpy/arrays.py: olympus raises RollArgumentError where JAX returns a value (bfloat16, bool, float16, float32, float64)",
     "jnp.roots": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes); olympus raises LapackTypeError where JAX returns a value (bfloat16, float16)",
-    "jnp.setxor1d": "numpy/setops.py: result shape (1,), JAX (2,) (bfloat16, float16, float32, float64); result shape (5,), JAX (6,) (bfloat16, float16, float32, float64)",
-    "jnp.sort_complex": "numpy/setops.py: olympus raises OlympusTypeError where JAX returns a value (bfloat16, float16)",
     "jnp.take": "numpy/indexing.py: olympus raises IndexError where JAX returns a value (bfloat16, bool, float16, float32, float64); values differ (int64)",
-    "jnp.unique_all": "numpy/setops.py: returns a UniqueAllResult, JAX a _UniqueAllResult (all dtypes)",
-    "jnp.unique_counts": "numpy/setops.py: returns a UniqueCountsResult, JAX a _UniqueCountsResult (all dtypes)",
-    "jnp.unique_inverse": "numpy/setops.py: returns a UniqueInverseResult, JAX a _UniqueInverseResult (all dtypes)",
     "jnp.unravel_index": "numpy/index_tricks.py: olympus raises TypeError where JAX returns a value (bfloat16, bool, float16, float32, float64)",
     "jnp.vander": "numpy/polynomial.py: olympus returns a value where JAX raises TypeError (bool); result dtype int32, JAX int8 (int8)",
     "jnp.vecdot": "numpy/linalg.py: olympus raises OlympusTypeError where JAX returns a value (bool)",

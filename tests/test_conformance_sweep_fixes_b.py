@@ -163,3 +163,67 @@ def test_choose_rollaxis_and_vsplit_as_jax():
     agree(lambda ox, a: ox.jnp.vsplit(a, 2), np.arange(4.0))
     agree(lambda ox, a: ox.jnp.vsplit(a, [1]), np.arange(6.0).reshape(3, 2))
     agree(lambda ox, a: ox.jnp.vsplit(a, 1), np.float32(1))
+
+
+# ---- numpy/sorting.py, numpy/setops.py --------------------------------------------
+@pytest.mark.parametrize("name", ["partition", "argpartition"])
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([3.0, np.nan, -0.0, 1, 0.0, 1, -np.inf], np.float32),
+        np.array([3, 0, 255, 1, 0, 7], np.uint8),
+        np.array([[3, -1, 4], [1, 5, -9]], np.int32),
+    ],
+)
+def test_partition_orders_as_jax(name, x):
+    for kth in (0, 2, -1):
+        agree(lambda ox, x: getattr(ox.jnp, name)(x, kth), x)
+    agree_traced(lambda ox, x: getattr(ox.jnp, name)(x, 1, axis=0), x, vmap=False)
+    agree(lambda ox, x: ox.vmap(lambda r: getattr(ox.jnp, name)(r, 1))(x), x)
+    agree(lambda ox, x: getattr(ox.jnp, name)(x, np.array(1)), x)  # not static
+    agree(lambda ox, x: getattr(ox.jnp, name)(x, 9), x)
+
+
+def test_partition_refuses_bool_complex_and_0d_as_jax():
+    agree(lambda ox, x: ox.jnp.partition(x, 1), np.array([True, False]))
+    agree(lambda ox, x: ox.jnp.argpartition(x, 0), np.array([1j, 2]))
+    agree(lambda ox, x: ox.jnp.partition(x, 0), np.float32(1))
+
+
+def test_lexsort_of_0d_keys_and_its_index_dtype_as_jax():
+    keys = np.array([[1, 0, 1], [2, 2, 1]], np.int8)
+    agree(lambda ox, k: ox.jnp.lexsort(k), np.array([3, 1, 2], np.int8))
+    agree_traced(lambda ox, k: ox.jnp.lexsort(k), keys, vmap=False)
+    agree(lambda ox, k: ox.jnp.lexsort(k, axis=0), keys)
+    agree(lambda ox: ox.jnp.lexsort([]))
+    agree(lambda ox, k: ox.jnp.lexsort([k[0], k[0, :2]]), keys)
+    with x64():
+        agree(lambda ox, k: ox.jnp.lexsort(k), keys)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16, np.int8, np.bool_])
+def test_sort_complex_of_real_input_as_jax(dtype):
+    x = np.array(EDGE, np.float32).astype(dtype)
+    agree_traced(lambda ox, x: ox.jnp.sort_complex(x), x)
+    with x64():
+        agree(lambda ox, x: ox.jnp.sort_complex(x), x.astype(np.float64))
+        agree(lambda ox, x: ox.jnp.sort_complex(x), np.array([3, 1], np.int32))
+
+
+def test_setxor1d_keeps_a_nan_of_each_array_as_jax():
+    a = np.array([np.nan, 1, -0.0, np.nan], np.float32)
+    for b in (np.array([np.inf, 0.5, np.nan]), np.array([1.0, 2.0]), np.zeros(0)):
+        agree(lambda ox, a, b: ox.jnp.setxor1d(a, b), a, b.astype(np.float32))
+        agree(lambda ox, a, b: ox.jnp.setxor1d(b, a), a, b.astype(np.float32))
+    agree(lambda ox, a: ox.jnp.setxor1d(a, a[:2]), np.array([3, 1, 3], np.int8))
+
+
+@pytest.mark.parametrize(
+    "name", ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+)
+def test_unique_results_are_jaxs_namedtuples(name):
+    x = np.array([[3.0, np.nan, 1.0], [1.0, np.nan, -0.0]], np.float32)
+    agree(lambda ox, x: getattr(ox.jnp, name)(x), x)
+    if name != "unique_values":
+        agree(lambda ox, x: getattr(ox.jnp, name)(x)._fields, x)
+    agree(lambda ox, x: ox.jit(lambda y: getattr(ox.jnp, name)(y, size=4))(x), x)

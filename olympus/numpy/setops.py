@@ -54,21 +54,27 @@ class UniqueSizeError(ConcretizationTypeError):
     """A set operation on a traced array was called without a static `size=`."""
 
 
-class UniqueAllResult(NamedTuple):
+# JAX's class names (the oracle compares namedtuples by name and fields).
+class _UniqueAllResult(NamedTuple):
     values: object
     indices: object
     inverse_indices: object
     counts: object
 
 
-class UniqueCountsResult(NamedTuple):
+class _UniqueCountsResult(NamedTuple):
     values: object
     counts: object
 
 
-class UniqueInverseResult(NamedTuple):
+class _UniqueInverseResult(NamedTuple):
     values: object
     inverse_indices: object
+
+
+UniqueAllResult = _UniqueAllResult
+UniqueCountsResult = _UniqueCountsResult
+UniqueInverseResult = _UniqueInverseResult
 
 
 def _int32(x):
@@ -152,7 +158,14 @@ def sort_complex(a):
       >>> jnp.sort_complex(jnp.array([2 + 0j, 1 + 1j, 1 + 0j]))
       Array([1.+0.j, 1.+1.j, 2.+0.j], dtype=complex64)
     """
-    (a,) = promote_dtypes_inexact(to_operand(a))
+    a = to_operand(a)
+    if not dtypes.is_complex(aval_of(a).dtype) and aval_of(a).ndim:
+        # JAX sorts the real values, then converts: complex128 from the 64-bit
+        # types only, complex64 from the rest (float16 and bfloat16 too).
+        wide = aval_of(a).dtype in (np.float64, np.int64, np.uint64)
+        out = lax.sort(a, dimension=aval_of(a).ndim - 1)
+        return lax.convert_element_type(out, np.complex128 if wide else np.complex64)
+    (a,) = promote_dtypes_inexact(a)
     if not dtypes.is_complex(aval_of(a).dtype):
         a = lax.complex(
             a, lax.full(aval_of(a).shape, np.zeros((), aval_of(a).dtype)[()])
@@ -373,12 +386,12 @@ def unique_values(x, /, *, size: int | None = None, fill_value=None):
       >>> jnp.unique_values(jnp.array([3, 1, 3]))
       Array([1, 3], dtype=int32)
     """
-    return unique(x, size=size, fill_value=fill_value)
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
 def unique_counts(
     x, /, *, size: int | None = None, fill_value=None
-) -> UniqueCountsResult:
+) -> _UniqueCountsResult:
     """The sorted unique values of `x` and how often each occurs.
 
     (values, counts) of `x` flattened; `size` as in `unique`.
@@ -400,14 +413,16 @@ def unique_counts(
       >>> jnp.unique_counts(jnp.array([3, 1, 3]))
       _UniqueCountsResult(values=Array([1, 3], dtype=int32), counts=Array([1, 2], dtype=int32))
     """
-    return UniqueCountsResult(
-        *unique(x, return_counts=True, size=size, fill_value=fill_value)
+    return _UniqueCountsResult(
+        *unique(
+            x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value
+        )
     )
 
 
 def unique_inverse(
     x, /, *, size: int | None = None, fill_value=None
-) -> UniqueInverseResult:
+) -> _UniqueInverseResult:
     """The sorted unique values of `x` and the index of each entry among them.
 
     (values, inverse_indices) with inverse_indices of x's shape.
@@ -429,12 +444,14 @@ def unique_inverse(
       >>> jnp.unique_inverse(jnp.array([3, 1, 3]))
       _UniqueInverseResult(values=Array([1, 3], dtype=int32), inverse_indices=Array([1, 0, 1], dtype=int32))
     """
-    return UniqueInverseResult(
-        *unique(x, return_inverse=True, size=size, fill_value=fill_value)
+    return _UniqueInverseResult(
+        *unique(
+            x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value
+        )
     )
 
 
-def unique_all(x, /, *, size: int | None = None, fill_value=None) -> UniqueAllResult:
+def unique_all(x, /, *, size: int | None = None, fill_value=None) -> _UniqueAllResult:
     """The unique values of `x` with first indices, inverse indices and counts.
 
     (values, indices, inverse_indices, counts) of `x`, as `unique` with all
@@ -457,12 +474,13 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None) -> UniqueAllRe
       >>> jnp.unique_all(jnp.array([3, 1, 3])).counts
       Array([1, 2], dtype=int32)
     """
-    return UniqueAllResult(
+    return _UniqueAllResult(
         *unique(
             x,
             return_index=True,
             return_inverse=True,
             return_counts=True,
+            equal_nan=False,
             size=size,
             fill_value=fill_value,
         )
@@ -576,7 +594,30 @@ def _difference_keep(ar1, ar2):
 def _xor_keep(ar1, ar2):
     aux, perm, first = _sorted_unique_mask(concatenate([ar1, ar2]))
     in_one = lax.ne(isin(aux, ar1), isin(aux, ar2))
-    return aux, perm, lax.bitwise_and(first, in_one)
+    keep = lax.bitwise_and(first, in_one)
+    if not dtypes.is_inexact(aval_of(aux).dtype) or not aval_of(aux).shape[0]:
+        return aux, perm, keep
+    # JAX uniques each array (one NaN each), then keeps what differs from its
+    # neighbours, and NaN differs from NaN: a NaN of each array stays.
+    n = aval_of(aux).shape[0]
+    from_ar1 = lax.lt(perm, lax.full((n,), np.int32(aval_of(ar1).shape[0])))
+    nan = ufuncs.isnan(aux)
+    changes = lax.bitwise_or(
+        lax.bitwise_not(_shift_right_one(nan)),
+        lax.ne(from_ar1, _shift_right_one(from_ar1)),
+    )
+    first_nan_of_each = lax.bitwise_and(nan, lax.bitwise_or(changes, _is_first(n)))
+    return aux, perm, lax.bitwise_or(keep, first_nan_of_each)
+
+
+def _shift_right_one(x):
+    """x[i - 1] at i (x[0] at 0), for comparing neighbours of a 1-d array."""
+    n = aval_of(x).shape[0]
+    return lax.concatenate([lax.slice(x, (0,), (1,)), lax.slice(x, (0,), (n - 1,))], 0)
+
+
+def _is_first(n: int):
+    return lax.eq(lax.iota(dtypes.int32, n), lax.full((n,), np.int32(0)))
 
 
 def _intersection_keep(ar1, ar2):

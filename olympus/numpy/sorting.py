@@ -3,15 +3,25 @@ searchsorted; take_along_axis (one gather) reads their indices back."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from olympus import lax
+from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import arange
-from olympus.numpy.core import aval_of, broadcast_shapes, promote_dtypes, to_operand
+from olympus.numpy.core import (
+    aval_of,
+    broadcast_shapes,
+    normalize_axis,
+    promote_dtypes,
+    to_operand,
+)
 from olympus.numpy.indexing import advanced_getitem, take
 from olympus.numpy.reductions import sum as total
+from olympus.tracer.core import Tracer
 
 __all__ = [
     "argpartition",
@@ -153,9 +163,19 @@ def lexsort(keys, axis: int = -1):
       Array([1, 0, 2], dtype=int32)
     """
     keys = [to_operand(k) for k in keys]
-    shape = aval_of(keys[0]).shape
-    axis = int(axis) % len(shape)
-    order_ = lax.broadcasted_iota(dtypes.int32, shape, axis)
+    if not keys:
+        raise TypeError("jnp.lexsort needs at least one key (as NumPy and JAX)")
+    shapes = {aval_of(k).shape for k in keys}
+    if len(shapes) > 1:
+        raise ValueError(
+            f"jnp.lexsort: all keys need the same shape, got {sorted(shapes)}"
+        )
+    shape = shapes.pop()
+    index_dtype = dtypes.default_int_dtype()  # int64 with x64 on, as JAX
+    if not shape:
+        return lax.full((), np.zeros((), index_dtype)[()])
+    axis = normalize_axis(axis, len(shape))
+    order_ = lax.broadcasted_iota(index_dtype, shape, axis)
     *_, indices = lax.sort(
         (*reversed(keys), order_), dimension=axis, is_stable=True, num_keys=len(keys)
     )
@@ -254,7 +274,11 @@ def _check_take_along(arr, indices, axis, mode) -> None:
         )
 
 
-def partition(a, kth, axis: int = -1):
+class PartitionArgumentError(ValueError):
+    """jnp.partition/argpartition got a kth that is not a static int in range."""
+
+
+def partition(a, kth: int, axis: int = -1):
     """`a` with its kth entry where a sort puts it, smaller ones before it.
 
     `a` with its kth smallest entry at position kth along `axis`, as JAX
@@ -278,11 +302,19 @@ def partition(a, kth, axis: int = -1):
       >>> jnp.partition(jnp.array([3.0, 1.0, 2.0]), 1)
       Array([1., 2., 3.], dtype=float32)
     """
-    del kth
-    return sort(a, axis=axis)
+    x, kth, axis = _partition_operand("partition", a, kth, axis)
+    n = aval_of(x).shape[-1]
+    if dtypes.is_unsigned_int(aval_of(x).dtype):  # -x wraps: shift by one, as JAX
+        one = np.ones((), aval_of(x).dtype)[()]
+        lowest = ufuncs.negative(ufuncs.add(x, one))
+        bottom = ufuncs.subtract(ufuncs.negative(lax.top_k(lowest, kth + 1)[0]), one)
+    else:
+        bottom = ufuncs.negative(lax.top_k(ufuncs.negative(x), kth + 1)[0])
+    top = lax.top_k(x, n - kth - 1)[0]
+    return _swap_last(lax.concatenate([bottom, top], aval_of(x).ndim - 1), axis)
 
 
-def argpartition(a, kth, axis: int = -1):
+def argpartition(a, kth: int, axis: int = -1):
     """Indices that put the kth entry where a sort would, smaller ones before it.
 
     Indices that partition `a` as `partition` does (JAX's order: the kth + 1
@@ -305,8 +337,61 @@ def argpartition(a, kth, axis: int = -1):
       >>> jnp.argpartition(jnp.array([3.0, 1.0, 2.0]), 1)
       Array([1, 2, 0], dtype=int32)
     """
-    del kth
-    return argsort(a, axis=axis)
+    x, kth, axis = _partition_operand("argpartition", a, kth, axis)
+    n = aval_of(x).shape[-1]
+    if dtypes.is_unsigned_int(aval_of(x).dtype):
+        lowest = ufuncs.negative(ufuncs.add(x, np.ones((), aval_of(x).dtype)[()]))
+    else:
+        lowest = ufuncs.negative(x)
+    bottom = lax.top_k(lowest, kth + 1)[1]
+    # The rest: rank the positions bottom did not take (1.0) above those it did.
+    last = aval_of(x).ndim - 1
+    iota = lax.broadcasted_iota(aval_of(bottom).dtype, aval_of(x).shape, last)
+    # taken[..., i, j]: bottom's i-th index is position j
+    taken = ufuncs.equal(
+        lax.expand_dims(bottom, (last + 1,)), lax.expand_dims(iota, (last,))
+    )
+    untaken = lax.bitwise_not(lax.reduce_or(taken, (last,)))
+    proxy = lax.convert_element_type(untaken, np.float32)
+    top = lax.top_k(proxy, n - kth - 1)[1]
+    return _swap_last(lax.concatenate([bottom, top], last), axis)
+
+
+def _partition_operand(name: str, a, kth, axis: int):
+    """(a with `axis` last, kth in [0, n), axis) after JAX's checks: kth is a
+    static int (JAX hashes it, so an array raises), complex is refused."""
+    if isinstance(kth, (np.ndarray, Array, Tracer)):
+        raise PartitionArgumentError(
+            f"jnp.{name}: kth must be a static Python int, got an array "
+            f"({np.shape(kth)}); pass int(kth)"
+        )
+    kth = operator.index(kth)
+    a = to_operand(a)
+    if dtypes.is_complex(aval_of(a).dtype):
+        raise NotImplementedError(
+            f"jnp.{name} of complex dtypes is not implemented (as in JAX)"
+        )
+    ndim = aval_of(a).ndim
+    if not -ndim <= axis < ndim:
+        raise PartitionArgumentError(
+            f"jnp.{name}: axis {axis} is out of bounds for an array of dimension {ndim}"
+        )
+    axis %= ndim
+    n = aval_of(a).shape[axis]
+    if not -n <= kth < n:
+        raise PartitionArgumentError(
+            f"jnp.{name}: kth={kth} is out of bounds for an axis of length {n}"
+        )
+    return _swap_last(a, axis), kth % n, axis
+
+
+def _swap_last(x, axis: int):
+    last = aval_of(x).ndim - 1
+    if axis == last:
+        return x
+    perm = list(range(last + 1))
+    perm[axis], perm[last] = last, axis
+    return lax.transpose(x, tuple(perm))
 
 
 class SearchSortedMethodError(ValueError):
