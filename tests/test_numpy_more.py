@@ -120,14 +120,6 @@ def _jax_modf(x):
         return x - whole, whole
 
 
-def _jax_modf(x):
-    """JAX's modf, the spec: x minus its integral part, so +0 for integral x
-    (also negative) and NaN at +-inf, where NumPy gives -0 and +-0."""
-    whole = np.where(x >= 0, np.floor(x), np.ceil(x))
-    with np.errstate(invalid="ignore"):
-        return x - whole, whole
-
-
 def test_frexp_modf_ldexp_round_trip_special_values():
     check_jit(jnp.frexp, np.frexp, SPECIAL)
     check_jit(jnp.modf, _jax_modf, SPECIAL)
