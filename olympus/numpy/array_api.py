@@ -17,6 +17,7 @@ from olympus.numpy import reductions
 from olympus.numpy.arrays import concatenate, moveaxis, squeeze, swapaxes
 from olympus.numpy.core import asarray, aval_of, normalize_axis, to_operand
 from olympus.numpy.linalg import vecdot
+from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.numpy.ufuncs import conjugate
 
 __all__ = [
@@ -207,10 +208,7 @@ def _cumulative_with_initial(name: str, running):
         return out
 
     fn.__name__ = name
-    fn.__doc__ = (
-        f"The running {name.split('_')[1]} along `axis` (needed beyond 1-D); "
-        "include_initial puts the identity first."
-    )
+    fn.__doc__ = REDUCTION_DOCS.get(name, f"The running `{name}` along `axis`.")
     return fn
 
 

@@ -16,6 +16,7 @@ from olympus.lax.custom_derivatives import custom_jvp
 from olympus.numpy import ufuncs
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
+from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 
 __all__ = [
     "acos",
@@ -147,9 +148,7 @@ def _nan_ignoring(name: str, wins):
         return ufuncs.where(take_x1, x1, x2)
 
     fn.__name__ = name
-    fn.__doc__ = (
-        f"Elementwise `{name}` that ignores NaNs (NaN only where both are NaN)."
-    )
+    fn.__doc__ = UFUNC_DOCS.get(name, f"Elementwise `{name}`, ignoring NaNs.")
     return fn
 
 
@@ -544,7 +543,7 @@ def _is_infinity(name: str, sign: float):
         return lax.eq(x, scalar_like(x, sign * np.inf))
 
     fn.__name__ = name
-    fn.__doc__ = f"Elementwise: whether x is {'+' if sign > 0 else '-'}inf."
+    fn.__doc__ = UFUNC_DOCS.get(name, f"Elementwise `{name}`.")
     return fn
 
 

@@ -11,6 +11,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import reductions, ufuncs
 from olympus.numpy.core import aval_of, scalar_like, to_operand
+from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.numpy.sorting import take_along_axis
 from olympus.numpy.ufuncs import isnan, subtract, where
 
@@ -47,7 +48,7 @@ def _nan_arg_reduction(name: str, arg_reduction, fill: float):
         return where(all_nan, np.asarray(-1, aval_of(index).dtype)[()], index)
 
     fn.__name__ = name
-    fn.__doc__ = f"`{name[3:]}` ignoring NaNs; -1 where a slice holds only NaNs."
+    fn.__doc__ = REDUCTION_DOCS.get(name, f"`{name[3:]}` ignoring NaNs.")
     return fn
 
 
@@ -63,7 +64,7 @@ def _nan_cumulative(name: str, running, identity: int):
         return running(a, axis=axis, dtype=dtype)
 
     fn.__name__ = name
-    fn.__doc__ = f"`{name[3:]}` with NaNs counted as {identity}."
+    fn.__doc__ = REDUCTION_DOCS.get(name, f"`{name[3:]}` ignoring NaNs.")
     return fn
 
 

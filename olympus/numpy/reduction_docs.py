@@ -124,4 +124,100 @@ DOCS: dict[str, str] = {
         "NaN propagates to every later entry.",
         "  >>> jnp.cummin(jnp.array([4, 2, 3, 1]))\n  Array([4, 2, 2, 1], dtype=int32)",
     ),
+    "nansum": _doc(
+        "The sum of the non-NaN elements of `a` over `axis`.",
+        "NaNs count as 0: an all-NaN slice sums to 0.",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what sum also takes (out=None, dtype, initial; where is not supported yet).",
+        "An array with the reduced axes removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nansum(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(4., dtype=float32)",
+    ),
+    "nanprod": _doc(
+        "The product of the non-NaN elements of `a` over `axis`.",
+        "NaNs count as 1: an all-NaN slice gives 1.",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what prod also takes (out=None, dtype, initial, where).",
+        "An array with the reduced axes removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nanprod(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(3., dtype=float32)",
+    ),
+    "nanmax": _doc(
+        "The maximum of the non-NaN elements of `a` over `axis`.",
+        "An all-NaN slice gives NaN.",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what max also takes (out=None, initial, where).",
+        "An array with the reduced axes removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nanmax(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(3., dtype=float32)",
+    ),
+    "nanmin": _doc(
+        "The minimum of the non-NaN elements of `a` over `axis`.",
+        "An all-NaN slice gives NaN.",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what min also takes (out=None, initial, where).",
+        "An array with the reduced axes removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nanmin(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(1., dtype=float32)",
+    ),
+    "nanmean": _doc(
+        "The mean of the non-NaN elements of `a` over `axis`.",
+        "The mean of the non-NaN entries; an all-NaN slice gives NaN.",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what mean also takes (out=None, dtype, where).",
+        "An array with the reduced axes removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nanmean(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(2., dtype=float32)",
+    ),
+    "nanargmax": _doc(
+        "The index of the largest non-NaN element of `a` along `axis`.",
+        "A slice that holds only NaNs gives -1.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n  keepdims: whether to keep the reduced axis, with size 1.",
+        "An int array with axis removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nanargmax(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(2, dtype=int32)",
+    ),
+    "nanargmin": _doc(
+        "The index of the smallest non-NaN element of `a` along `axis`.",
+        "A slice that holds only NaNs gives -1.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n  keepdims: whether to keep the reduced axis, with size 1.",
+        "An int array with axis removed (kept with keepdims).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nanargmin(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(0, dtype=int32)",
+    ),
+    "nancumsum": _doc(
+        "The running sum of `a` along `axis`, NaNs counted as 0.",
+        "Integers have no NaNs and run as in cumsum.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.",
+        "An array of a's shape (1-D for axis None).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nancumsum(jnp.array([1.0, jnp.nan, 3.0]))\n"
+        "  Array([1., 1., 4.], dtype=float32)",
+    ),
+    "nancumprod": _doc(
+        "The running product of `a` along `axis`, NaNs counted as 1.",
+        "Integers have no NaNs and run as in cumprod.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.",
+        "An array of a's shape (1-D for axis None).",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  >>> jnp.nancumprod(jnp.array([1.0, jnp.nan, 3.0]))\n"
+        "  Array([1., 1., 3.], dtype=float32)",
+    ),
+    "cumulative_sum": _doc(
+        "The running sum of `x` along `axis` (the Array API's form).",
+        "Unlike cumsum, axis may be None only for 1-D x; include_initial puts the identity first.",
+        "  x: an array of at least one dimension.\n  axis: the axis; None only for 1-D x.\n  dtype: the dtype to accumulate and return in.\n  include_initial: whether to start with the identity (one more entry).",
+        "An array of x's shape (one longer along axis with include_initial).",
+        "  ArrayLikeTypeError: x is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: x is 0-D, or axis is out of range or None for x of rank > 1.",
+        "  >>> jnp.cumulative_sum(jnp.array([1, 2, 3]))\n"
+        "  Array([1, 3, 6], dtype=int32)\n"
+        "  >>> jnp.cumulative_sum(jnp.array([1, 2, 3]), include_initial=True)\n"
+        "  Array([0, 1, 3, 6], dtype=int32)",
+    ),
+    "cumulative_prod": _doc(
+        "The running product of `x` along `axis` (the Array API's form).",
+        "Unlike cumprod, axis may be None only for 1-D x; include_initial puts the identity first.",
+        "  x: an array of at least one dimension.\n  axis: the axis; None only for 1-D x.\n  dtype: the dtype to accumulate and return in.\n  include_initial: whether to start with the identity (one more entry).",
+        "An array of x's shape (one longer along axis with include_initial).",
+        "  ArrayLikeTypeError: x is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: x is 0-D, or axis is out of range or None for x of rank > 1.",
+        "  >>> jnp.cumulative_prod(jnp.array([1, 2, 3]))\n"
+        "  Array([1, 2, 6], dtype=int32)\n"
+        "  >>> jnp.cumulative_prod(jnp.array([1, 2, 3]), include_initial=True)\n"
+        "  Array([1, 1, 2, 6], dtype=int32)",
+    ),
 }

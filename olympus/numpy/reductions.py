@@ -531,7 +531,7 @@ def _nan_reduction(name, reduction):
         return out
 
     fn.__name__ = name
-    fn.__doc__ = f"`{name[3:]}` ignoring NaNs."
+    fn.__doc__ = REDUCTION_DOCS.get(name, f"`{name[3:]}` ignoring NaNs.")
     return fn
 
 

@@ -241,4 +241,32 @@ DOCS: dict[str, str] = {
         "  Array([ True,  True, False], dtype=bool)",
         _BOOL,
     ),
+    "fmax": _binary(
+        "Elementwise maximum that ignores NaNs.",
+        "NaN only where both are NaN (jnp.maximum propagates NaN).",
+        "  >>> jnp.fmax(jnp.array([1.0, jnp.nan]), jnp.array([jnp.nan, jnp.nan]))\n"
+        "  Array([ 1., nan], dtype=float32)",
+        " and the promoted dtype",
+    ),
+    "fmin": _binary(
+        "Elementwise minimum that ignores NaNs.",
+        "NaN only where both are NaN (jnp.minimum propagates NaN).",
+        "  >>> jnp.fmin(jnp.array([1.0, jnp.nan]), 0.0)\n"
+        "  Array([0., 0.], dtype=float32)",
+        " and the promoted dtype",
+    ),
+    "isposinf": _unary(
+        "Whether x is +inf, elementwise.",
+        "Integers are never infinite; complex input raises OlympusTypeError.",
+        "  >>> jnp.isposinf(jnp.array([1.0, jnp.inf, -jnp.inf]))\n"
+        "  Array([False,  True, False], dtype=bool)",
+        _BOOL,
+    ),
+    "isneginf": _unary(
+        "Whether x is -inf, elementwise.",
+        "Integers are never infinite; complex input raises OlympusTypeError.",
+        "  >>> jnp.isneginf(jnp.array([1.0, jnp.inf, -jnp.inf]))\n"
+        "  Array([False, False,  True], dtype=bool)",
+        _BOOL,
+    ),
 }
