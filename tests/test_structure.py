@@ -136,3 +136,27 @@ def test_no_consumer_counts_control_flow_operands(path):
     text = (ROOT / path).read_text()
     found = [m.group(0) for m in _COUNTING.finditer(text)]
     assert not found, f"{path} counts operand indices: {found}; use structure_of(eqn)"
+
+
+def test_checkpoint_parts_carry_their_role():
+    """Reverse mode splits a checkpoint into parts that say what they are; the
+    name each part prints is derived from the role, and inverts back to it."""
+    from olympus.lax.checkpoint import checkpoint_base, part_name
+
+    f = olympus.checkpoint(lambda x: np.float32(2.0) * olympus.numpy.sin(x))
+    closed = olympus.make_olympuspr(olympus.grad(f))(np.float32(1.0))
+    parts = {
+        e.params["role"]: e.params
+        for e in closed.olympuspr.eqns
+        if e.primitive.name == "checkpoint"
+    }
+    assert set(parts) == {"call", "remat", "transpose"}
+    base = parts["call"]["name"]
+    for role, params in parts.items():
+        assert params["name"] == part_name(role, base)
+        assert checkpoint_base(params) == base
+
+
+def test_optimizer_reads_roles_not_names():
+    text = (ROOT / "optimizer/fuse.py").read_text()
+    assert not re.search(r"""["'](remat|lin|transpose\(lin)\(""", text)

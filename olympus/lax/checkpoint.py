@@ -74,7 +74,7 @@ declare(checkpoint_p, call_structure("olympuspr"))
 all_primitives["checkpoint"] = checkpoint_p
 checkpoint_p.def_abstract_eval(lambda *avals, olympuspr, **params: olympuspr.out_avals)
 checkpoint_p.def_impl(
-    lambda *args, olympuspr, policy, name: _pjit_impl(
+    lambda *args, olympuspr, policy, name, role="call": _pjit_impl(
         *args, olympuspr=olympuspr, name=name
     )
 )
@@ -83,7 +83,32 @@ lowering_rules[checkpoint_p] = lambda ctx, *args, olympuspr, **params: (
 )
 
 
-def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name):
+# The parts a checkpoint becomes under reverse mode, by `role`, and the name
+# each part takes from the name of the checkpoint it came from ("call": the
+# user's function, or a forward or jvp of one).
+PART_NAMES = {
+    "call": "{}",
+    "remat": "remat({})",  # recomputes the residuals the policy does not save
+    "lin": "lin({})",  # the linear part, reading the residuals
+    "transpose": "transpose(lin({}))",  # the linear part, transposed
+    "remat_transpose": "remat(transpose(lin({})))",  # its recomputation inside
+}
+
+
+def part_name(role: str, base: str) -> str:
+    """The name of the `role` part of the checkpoint named `base`."""
+    return PART_NAMES[role].format(base)
+
+
+def checkpoint_base(params: dict) -> str:
+    """The name of the checkpoint a part came from (`part_name`'s inverse): the
+    optimizer pairs a checkpoint's parts by it."""
+    head, tail = PART_NAMES[params.get("role", "call")].split("{}")
+    name = params["name"]
+    return name[len(head) : len(name) - len(tail)]
+
+
+def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name, role="call"):
     nonzero = [not is_zero(t) for t in tangents]
     jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
     outs = checkpoint_p.bind(
@@ -93,6 +118,7 @@ def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name):
         olympuspr=jvp.closed,
         policy=policy,
         name=name,
+        role=role,
     )
     n = len(olympuspr.out_avals)
     return outs[:n], outs[n:]
@@ -257,7 +283,9 @@ def _forwarded_inputs(
     return [first[v] for v in res_vars]
 
 
-def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
+def _checkpoint_partial_eval(
+    trace, args, unknown, *, olympuspr, policy, name, role="call"
+):
     """Forward: the known part on the parent. Backward: the residuals the
     policy does not save are recomputed by rerunning the known part, staged
     into the linear program (so it runs when the backward pass does)."""
@@ -286,7 +314,12 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
         )
     with set_current_trace(trace.parent):
         forward = checkpoint_p.bind(
-            *known_consts, *known_args, olympuspr=known, policy=policy, name=name
+            *known_consts,
+            *known_args,
+            olympuspr=known,
+            policy=policy,
+            name=name,
+            role=role,
         )
     n_known = len(forward) - num_res
     residuals = _forwarded_inputs(
@@ -305,7 +338,11 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
             )
             again = iter(
                 checkpoint_p.bind(
-                    *inputs, olympuspr=recompute, policy=policy, name=f"remat({name})"
+                    *inputs,
+                    olympuspr=recompute,
+                    policy=policy,
+                    name=f"remat({name})",
+                    role="remat_transpose" if role == "transpose" else "remat",
                 )
             )
         residuals = [r if s else next(again) for r, s in zip(residuals, saveable)]
@@ -321,13 +358,14 @@ def _checkpoint_partial_eval(trace, args, unknown, *, olympuspr, policy, name):
                 olympuspr=staged,
                 policy=policy,
                 name=f"lin({name})",
+                role="lin",
             )
         )
     known_outs = iter(forward[:n_known])
     return [next(staged_outs) if u else next(known_outs) for u in out_unknown]
 
 
-def _checkpoint_transpose(cts, *args, olympuspr, policy, name):
+def _checkpoint_transpose(cts, *args, olympuspr, policy, name, role="call"):
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
     transposed = cached_transpose_program(
@@ -342,12 +380,13 @@ def _checkpoint_transpose(cts, *args, olympuspr, policy, name):
             olympuspr=transposed.closed,
             policy=policy,
             name=f"transpose({name})",
+            role="transpose" if role == "lin" else "call",
         )
     )
     return [next(outs) if u else None for u in undefined]
 
 
-def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name):
+def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name, role="call"):
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
     batched, out_batched = cached_batch_program(
@@ -357,7 +396,12 @@ def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name):
         v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
     ]
     outs = checkpoint_p.bind(
-        *batched.consts, *vals, olympuspr=batched.closed, policy=policy, name=name
+        *batched.consts,
+        *vals,
+        olympuspr=batched.closed,
+        policy=policy,
+        name=name,
+        role=role,
     )
     return outs, [0 if b else None for b in out_batched]
 
@@ -528,7 +572,7 @@ def checkpoint(
                 traced[key] = entry
         body, consts, out_tree = entry
         outs = checkpoint_p.bind(
-            *consts, *leaves, olympuspr=body, policy=policy, name=name
+            *consts, *leaves, olympuspr=body, policy=policy, name=name, role="call"
         )
         return tree_unflatten(out_tree, outs)
 

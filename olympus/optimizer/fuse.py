@@ -3,7 +3,9 @@
 The reverse mode of `checkpoint(f)` splits f over three sub-programs: the
 forward (`f`), the recomputation of the residuals the policy does not save
 (`remat(f)`, in the backward pass, behind an optimization barrier) and the
-transposed linear part (`transpose(lin(f))`). Rewrite rows that take the
+transposed linear part (`transpose(lin(f))`); each part's `role` parameter
+says which it is ("call", "remat", "transpose"), and `checkpoint_base` the
+name of the checkpoint it came from. Rewrite rows that take the
 gradient of naive code to its stable form (`(1 / (1 + exp(x))) * exp(x) ->
 logistic`) match a product whose factors are made in one sub-program and used
 in another, so across that boundary they cannot see it. Two moves put them
@@ -35,6 +37,7 @@ and the saved value, now read by nobody, is dropped by dead-code elimination.
 from __future__ import annotations
 
 from olympus.ir.core import ClosedOlympuspr, Eqn, Olympuspr, Var
+from olympus.lax.checkpoint import checkpoint_base, part_name
 from olympus.optimizer.program import (
     Walk,
     is_effectful,
@@ -44,15 +47,16 @@ from olympus.optimizer.program import (
 )
 from olympus.optimizer.simplify import _UNARY, _use_counts
 
-_DERIVED = (("transpose(lin(", "))"), ("lin(", ")"))
+
+def _role(eqn: Eqn) -> str:
+    return eqn.params.get("role", "call")
 
 
-def _base(name: str) -> str | None:
-    """f, for the name of a checkpoint's linear part `lin(f)` or its
-    transpose `transpose(lin(f))`; else None."""
-    for head, tail in _DERIVED:
-        if name.startswith(head) and name.endswith(tail):
-            return name[len(head) : len(name) - len(tail)]
+def _base(eqn: Eqn) -> str | None:
+    """f, for a checkpoint's linear part `lin(f)` or its transpose
+    `transpose(lin(f))`; else None."""
+    if _role(eqn) in ("lin", "transpose"):
+        return checkpoint_base(eqn.params)
     return None
 
 
@@ -62,7 +66,7 @@ def _fusable(walk: Walk, producer: Eqn | None, eqn: Eqn, base: str) -> bool:
     if producer is None or producer.primitive.name != "checkpoint":
         return False
     params = producer.params
-    if params["name"] != f"remat({base})":
+    if _role(producer) != "remat" or checkpoint_base(params) != base:
         return False
     if params["policy"] is not eqn.params["policy"] or params["olympuspr"].consts:
         return False
@@ -112,8 +116,13 @@ def _fused(producer: Eqn, eqn: Eqn) -> Eqn:
             invars.append(bind(inner))
     eqns += copied(second.eqns)
     program = Olympuspr([], invars, eqns, [read(x) for x in second.outvars])
-    name = f"remat({eqn.params['name']})"
-    params = {**eqn.params, "olympuspr": ClosedOlympuspr(program, []), "name": name}
+    role = "remat_transpose" if _role(eqn) == "transpose" else "remat"
+    params = {
+        **eqn.params,
+        "olympuspr": ClosedOlympuspr(program, []),
+        "name": part_name("remat", eqn.params["name"]),
+        "role": role,
+    }
     return eqn._replace(invars=operands, params=params)
 
 
@@ -137,13 +146,14 @@ def _inlined_pair(walk: Walk, eqn: Eqn) -> Eqn | None:
     """The transposed part that reads only what the forward part `eqn` saved
     (no recomputation of `eqn` is read): the pair is inlined. None if none."""
     name, policy = eqn.params["name"], eqn.params["policy"]
-    if _base(name) is not None or name.startswith("remat(") or is_effectful(eqn):
+    if _role(eqn) != "call" or is_effectful(eqn):
         return None
     made, readers = _calls(walk)
     for reader in {id(r): r for v in eqn.outvars for r in readers.get(v, ())}.values():
         if (
             reader.primitive.name == "checkpoint"
-            and reader.params["name"] == f"transpose(lin({name}))"
+            and _role(reader) == "transpose"
+            and checkpoint_base(reader.params) == name
             and reader.params["policy"] is policy
             and not reader.params["olympuspr"].consts
             and not is_effectful(reader)
@@ -151,7 +161,8 @@ def _inlined_pair(walk: Walk, eqn: Eqn) -> Eqn | None:
                 type(x) is Var
                 and x in made
                 and made[x].primitive.name == "checkpoint"
-                and made[x].params["name"] == f"remat({name})"
+                and _role(made[x]) == "remat"
+                and checkpoint_base(made[x].params) == name
                 for x in reader.invars
             )
         ):
@@ -265,11 +276,11 @@ def _redone(walk: Walk, eqn: Eqn, base: str) -> Eqn | None:
     return eqn._replace(invars=[*eqn.invars, *inputs], params=params)
 
 
-def _transposed_base(name: str) -> str | None:
+def _transposed_base(eqn: Eqn) -> str | None:
     """f, for `transpose(lin(f))` or `remat(transpose(lin(f)))`; else None."""
-    if name.startswith("remat(transpose(lin(") and name.endswith(")"):
-        name = name[len("remat(") : -1]
-    return _base(name) if name.startswith("transpose(") else None
+    if _role(eqn) in ("transpose", "remat_transpose"):
+        return checkpoint_base(eqn.params)
+    return None
 
 
 @takes(("checkpoint",))
@@ -283,7 +294,7 @@ def fuse_step(walk: Walk, eqn: Eqn) -> bool:
     if eqn.outvars and eqn.outvars[0] in inlined:
         _inline(walk, eqn)
         return True
-    base = _base(eqn.params["name"])
+    base = _base(eqn)
     if base is None:
         pair = _inlined_pair(walk, eqn)
         if pair is not None and pair.outvars:
@@ -298,7 +309,7 @@ def fuse_step(walk: Walk, eqn: Eqn) -> bool:
             walk.changed = True
             walk.feed(_fused(producer, eqn))
             return True
-    base = _transposed_base(eqn.params["name"])
+    base = _transposed_base(eqn)
     tried = walk.memo.setdefault("redone", set())
     if base is None or id(eqn) in tried:
         return False

@@ -6,8 +6,7 @@ keywords, and returns an array (or a list, for multiple-result primitives).
 The interpreter casts each result to the dtype the program declares, so a
 rule may let NumPy promote; shapes it must get right. Semantics follow
 StableHLO where NumPy differs: integer division truncates, shifts by the bit
-width or more give 0 (or the sign), out-of-range dynamic slice starts clamp,
-an out-of-range cond index runs the last branch.
+width or more give 0 (or the sign), out-of-range dynamic slice starts clamp.
 """
 
 from __future__ import annotations
@@ -17,10 +16,8 @@ import math
 import ml_dtypes
 import numpy as np
 
-from olympus.backends.reference.interpreter import evaluate
 from olympus.backends.reference.table import reference_rules, rule
 from olympus.ir import dtypes
-from olympus.ir.structure import branch_index, structure_of
 
 
 # ---- elementwise ------------------------------------------------------------------
@@ -447,22 +444,9 @@ def _dot_general(
 
 
 # ---- sub-programs -----------------------------------------------------------------
-@rule("pjit")
-def _pjit(*args, olympuspr, name):
-    return evaluate(olympuspr, *args)
-
-
-@rule("checkpoint")
-def _checkpoint(*args, olympuspr, policy, name):
-    return evaluate(olympuspr, *args)
-
-
-@rule("custom_jvp_call", "custom_vjp_call")
-def _custom_call(*args, call, **params):
-    """The primal function; the custom rules only matter to differentiation."""
-    return evaluate(call, *args)
-
-
+# cond, while, scan, pjit, checkpoint and the custom-derivative calls are
+# evaluated by the loop itself (olympus/ir/evaluation.py `program_rules`),
+# their bodies with the caller's rules.
 @rule("custom_lin")
 def _custom_lin(*args, name, **params):
     """A custom_vjp's tangent map exists only to be transposed (its bwd is the
@@ -481,39 +465,6 @@ def _optimization_barrier(*args):
 @rule("sharding_constraint")
 def _sharding_constraint(x, *, sharding):
     return x  # a layout request: the values are unchanged
-
-
-@rule("cond")
-def _cond(index, *operands, branches, linear):
-    return evaluate(branches[branch_index(int(index), len(branches))], *operands)
-
-
-@rule("while")
-def _while(*args, **params):
-    cond_consts, body_consts, carry = structure_of("while").split(params, args)
-    while bool(evaluate(params["cond_olympuspr"], *cond_consts + carry)[0]):
-        carry = evaluate(params["body_olympuspr"], *body_consts + carry)
-    return carry
-
-
-@rule("scan")
-def _scan(*args, **params):
-    structure, body, length = (
-        structure_of("scan"),
-        params["olympuspr"],
-        params["length"],
-    )
-    consts, carry, xs = structure.split(params, args)
-    ys_avals = structure.split_outputs(params, body.out_avals)[1]
-    ys = [np.zeros((length, *a.shape), a.dtype) for a in ys_avals]
-    for step in range(length):
-        i = length - 1 - step if params["reverse"] else step
-        carry, ys_i = structure.split_outputs(
-            params, evaluate(body, *consts + carry + [x[i] for x in xs])
-        )
-        for y, value in zip(ys, ys_i):
-            y[i] = value
-    return carry + ys
 
 
 @rule("fft")
