@@ -17,14 +17,18 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus import config
+from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
-from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var
+from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var, all_primitives
 from olympus.ir.structure import call_structure, declare
-from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
+from olympus.lax.custom_derivatives import (
+    optimization_barrier_p,
+    trace_user_function,
+    with_named_argnums,
+)
 from olympus.lax.pjit import _pjit_impl
 from olympus.tracer import core
 from olympus.tracer.core import aval_of, set_current_trace
@@ -33,15 +37,14 @@ from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import (
     function_name,
 )
+from olympus.transforms.ad_util import is_zero
 from olympus.transforms.batching import (
     batch_rules,
     batch_to_front,
 )
-from olympus.transforms.ad_util import is_zero
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
     call_primitives,
-    is_undefined,
     partial_eval_rules,
     transpose_rules,
 )
@@ -49,24 +52,16 @@ from olympus.transforms.programs import (
     cached_batch_program,
     cached_jvp_program,
     cached_program,
-    cached_transpose_program,
     partial_eval_program,
-)
-
-
-from olympus.lax.custom_derivatives import (
-    optimization_barrier_p,
-    trace_user_function,
-    with_named_argnums,
+    transpose_call,
 )
 from olympus.transforms.remat import (
+    reading_saved_tags,
     recompute_program,
     recompute_slice,
-    reading_saved_tags,
     saveable_residuals,
     with_saved_intermediates,
 )
-
 
 # ---- checkpoint / remat -------------------------------------------------------------
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
@@ -366,24 +361,15 @@ def _checkpoint_partial_eval(
 
 
 def _checkpoint_transpose(cts, *args, olympuspr, policy, name, role="call"):
-    undefined = [is_undefined(a) for a in args]
-    ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(
-        olympuspr, undefined, ct_nonzero, f"transpose({name})"
+    return transpose_call(
+        checkpoint_p,
+        cts,
+        args,
+        olympuspr,
+        f"transpose({name})",
+        policy=policy,
+        role="transpose" if role == "lin" else "call",
     )
-    defined = [a for a in args if not is_undefined(a)]
-    outs = iter(
-        checkpoint_p.bind(
-            *transposed.consts,
-            *defined,
-            *[ct for ct in cts if not is_zero(ct)],
-            olympuspr=transposed.closed,
-            policy=policy,
-            name=f"transpose({name})",
-            role="transpose" if role == "lin" else "call",
-        )
-    )
-    return [next(outs) if u else None for u in undefined]
 
 
 def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name, role="call"):

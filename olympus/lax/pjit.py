@@ -10,8 +10,6 @@ from __future__ import annotations
 import weakref
 
 from olympus import caches
-from olympus.ir.core import ClosedOlympuspr, Primitive
-from olympus.ir.structure import call_structure, declare
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import (
     build_module,
@@ -19,22 +17,22 @@ from olympus.backends.xla.lowering import (
     lowering_rules,
 )
 from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
-from olympus.ir.core import all_primitives
+from olympus.ir.core import ClosedOlympuspr, Primitive, all_primitives
+from olympus.ir.structure import call_structure, declare
 from olympus.tracer.core import set_current_trace
-from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.ad_util import is_zero
+from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
     call_primitives,
-    is_undefined,
     partial_eval_rules,
     transpose_rules,
 )
 from olympus.transforms.programs import (
     cached_batch_program,
     cached_jvp_program,
-    cached_transpose_program,
     partial_eval_program,
+    transpose_call,
 )
 
 pjit_p = Primitive("pjit", multiple_results=True)
@@ -149,23 +147,7 @@ def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name
 
 
 def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
-    undefined = [is_undefined(a) for a in args]
-    ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(
-        olympuspr, undefined, ct_nonzero, f"transpose({name})"
-    )
-    defined = [a for a in args if not is_undefined(a)]
-    nonzero_cts = [ct for ct in cts if not is_zero(ct)]
-    outs = iter(
-        pjit_p.bind(
-            *transposed.consts,
-            *defined,
-            *nonzero_cts,
-            olympuspr=transposed.closed,
-            name=f"transpose({name})",
-        )
-    )
-    return [next(outs) if u else None for u in undefined]
+    return transpose_call(pjit_p, cts, args, olympuspr, f"transpose({name})")
 
 
 jvp_rules[pjit_p] = _pjit_jvp

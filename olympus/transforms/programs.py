@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from olympus import caches
 from olympus.ir.analysis import dependent_vars, is_unknown_eqn, reads_any, unknown_vars
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
+from olympus.tracer import axes as axes_env
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
@@ -43,7 +44,6 @@ from olympus.transforms.ad_util import (
     is_zero,
     zeros_like_aval,
 )
-from olympus.tracer import axes as axes_env
 from olympus.transforms.batching import (
     BatchTrace,
     move_batch_axis,
@@ -55,6 +55,7 @@ from olympus.transforms.linearize import (
     PartialTrace,
     UndefinedPrimal,
     backward_pass,
+    is_undefined,
     new_tangent_trace,
     partial_eval_rules,
 )
@@ -338,6 +339,28 @@ def cached_transpose_program(closed: ClosedOlympuspr, undefined, ct_nonzero, nam
     return cached_program(
         closed, key, lambda: transpose_program(closed, undefined, ct_nonzero, name)
     )
+
+
+def transpose_call(primitive, cts, args, olympuspr, name: str, **params) -> list:
+    """The transpose rule of a call-like primitive (pjit, checkpoint): one call
+    of its transposed body, named `name`, on the defined operands and the
+    nonzero cotangents; the cotangents of the undefined (linear) operands,
+    None for the others. `params` are the call's other parameters."""
+    undefined = [is_undefined(a) for a in args]
+    ct_nonzero = [not is_zero(ct) for ct in cts]
+    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, name)
+    defined = [a for a, u in zip(args, undefined) if not u]
+    outs = iter(
+        primitive.bind(
+            *transposed.consts,
+            *defined,
+            *[ct for ct in cts if not is_zero(ct)],
+            olympuspr=transposed.closed,
+            name=name,
+            **params,
+        )
+    )
+    return [next(outs) if u else None for u in undefined]
 
 
 # ---- batching --------------------------------------------------------------------
