@@ -1351,3 +1351,29 @@ def test_numpy_dtype_promotion_takes_new_val():
     agree(program)
     with olympus.numpy_dtype_promotion(new_val="standard"):
         assert (jnp.ones(2, np.float32) + jnp.ones(2, np.int32)).dtype == np.float32
+
+
+def test_copies_have_their_own_buffer():
+    """optax's schedule_free copies params (`t.copy()`) so that both params and
+    state can be donated to one jitted step: a copy must be a new buffer."""
+
+    def program(ox):
+        a = ox.jnp.arange(3.0)
+        step = ox.jit(lambda p, z: (p + 1, z * 2), donate_argnums=(0, 1))
+        same = (
+            a.copy() is a,
+            ox.jnp.array(a) is a,
+            ox.jnp.array(a, copy=False) is a,
+            ox.jnp.asarray(a) is a,
+            ox.jnp.asarray(a, copy=True) is a,
+            ox.jnp.copy(a) is a,
+        )
+        b, c = ox.jnp.arange(3.0), ox.jnp.ones(2)
+        return same, step(b, b.copy()), step(*[ox.jnp.array(c) for _ in range(2)])
+
+    agree(program)
+    kept = jnp.float32(2.0) + 0
+    copied = kept.copy()
+    olympus.jit(lambda z: z * 2, donate_argnums=0)(copied)
+    assert copied.is_deleted() and not kept.is_deleted()
+    assert float(kept) == 2.0 and jnp.asarray(1.0).copy().weak_type

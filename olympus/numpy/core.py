@@ -70,7 +70,8 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
     Args:
       obj: the data.
       dtype: the dtype (None: inferred, as NumPy's, then canonicalized).
-      copy: taken for NumPy's signature (Arrays are immutable).
+      copy: whether an Array `obj` gets a buffer of its own (True, the
+        default) or is returned as it is.
       ndmin: the minimum rank (leading 1s are added).
 
     Returns:
@@ -94,6 +95,8 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
         )
     elif is_array(obj):
         out = obj if dtype is None else lax.convert_element_type(obj, dtype)
+        if copy and out is obj and isinstance(out, Array):
+            out = out.copy()  # a buffer of its own, as JAX's (donation)
     else:
         value = _host_array(obj, dtype)
         # A bare Python number has no dtype of its own, so it stays weak (as in JAX).
@@ -123,8 +126,10 @@ def asarray(obj, dtype=None, copy=None, *, device=None):
       >>> jnp.asarray((1.0, 2.0))
       Array([1., 2.], dtype=float32)
     """
-    if is_array(obj) and (
-        dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype)
+    if (
+        is_array(obj)
+        and not copy
+        and (dtype is None or aval_of(obj).dtype == _check_dtype_arg(dtype))
     ):
         return placed(obj, device)
     return placed(array(obj, dtype), device)
@@ -203,7 +208,25 @@ def _public_caller() -> str:
 
 
 def result_type(*args) -> np.dtype:
-    """`jnp.result_type`: the dtype that numpy-style ops promote `args` to."""
+    """The dtype that jnp operations promote the arguments to.
+
+    `jnp.result_type`: the dtype that numpy-style ops promote `args` to.
+
+    Args:
+      *args: arrays, dtypes or Python scalars (weakly typed).
+
+    Returns:
+      A numpy dtype.
+
+    Raises:
+      Nothing: of its own for valid array or scalar input.
+
+    Example:
+      >>> jnp.result_type(jnp.int32, 1.0)
+      dtype('float32')
+      >>> jnp.result_type(jnp.array([1], jnp.int8), jnp.uint8)
+      dtype('int16')
+    """
     return _promoted(args)[0]
 
 
@@ -241,7 +264,24 @@ def _convert(x, dtype, weak: bool):
 
 
 def promote_dtypes(*args):
-    """Converts operands to their common dtype (JAX's lattice, weak scalars)."""
+    """The arguments converted to their common dtype.
+
+    Converts operands to their common dtype (JAX's lattice, weak scalars).
+
+    Args:
+      *args: arrays or Python scalars.
+
+    Returns:
+      A list of arrays of the promoted dtype (Python scalars stay weakly typed).
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.promote_dtypes(jnp.array([1]), 2.5)
+      [Array([1.], dtype=float32, weak_type=True), 2.5]
+    """
     if _one_strong_dtype(args):
         return list(args)
     args = [to_operand(x) for x in args]

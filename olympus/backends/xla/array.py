@@ -203,7 +203,10 @@ class Array:
         return self._value().tolist()
 
     def copy(self) -> Array:
-        return self
+        """A new Array with its own buffer (as JAX's), so that donating one of
+        the two to a jitted call leaves the other alive."""
+        copied = to_device(self._value(), self.aval)
+        return copied if self._sharding is None else put(copied, self._sharding)
 
     def __bool__(self) -> bool:
         return bool(self._value())
