@@ -3,9 +3,12 @@
   - scan RNN: `h = tanh(h @ W + x_t @ U + b)` over T=100 steps, hidden 128,
     batch 16, float32; `jit(grad(loss))` with respect to (W, U, b);
   - Newton: sqrt of 4096 numbers by `fori_loop(0, n, newton_step, x)` with a
-    traced trip count `n` (so it is a `while` loop), n = 30, under `jit`.
+    traced trip count `n` (so it is a `while` loop), n = 30, under `jit`;
+  - small body: `while_loop` over a scalar (counter, running value), 1000
+    steps with a traced bound, under `jit`: the per-iteration cost of XLA's
+    loop, where the body itself costs almost nothing (issue 33).
 Olympus and (when importable) JAX are interleaved in one process.
-Target: <= 1.1x JAX.
+Target: <= 1.1x JAX (issue 33: <= 1.0x for the while loops).
 
     python benchmarks/control_flow.py [--quick] [--no-jax]
 """
@@ -19,6 +22,7 @@ from harness import format_table, interleaved, jax_available, libraries, load, m
 
 T, HIDDEN, BATCH, FEATURES = 100, 128, 16, 32
 NEWTON_SIZE, NEWTON_STEPS = 4096, 30
+SMALL_STEPS = 1000
 
 
 def rnn_data(seed: int = 0):
@@ -54,6 +58,16 @@ def make_newton_sqrt(lax):
     return newton_sqrt
 
 
+def make_small_loop(lax):
+    def small_loop(n):
+        """A scalar recurrence v <- 0.999 v + 1 for n steps (a while loop)."""
+        return lax.while_loop(
+            lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 0.999 + 1.0), (0, 0.0)
+        )[1]
+
+    return small_loop
+
+
 def workloads(name: str) -> dict:
     lib, jnp, lax = load(name)
     params, xs = lib.device_put(rnn_data())
@@ -61,9 +75,12 @@ def workloads(name: str) -> dict:
     a = lib.device_put(np.linspace(0.5, 100.0, NEWTON_SIZE, dtype=np.float32))
     newton = lib.jit(make_newton_sqrt(lax))
     n = lib.device_put(np.int32(NEWTON_STEPS))
+    small = lib.jit(make_small_loop(lax))
+    steps = lib.device_put(np.int32(SMALL_STEPS))
     return {
         "scan RNN jit(grad)": (lib, lambda: rnn_grad(params, xs)),
         "fori_loop Newton (while)": (lib, lambda: newton(a, n)),
+        "while_loop small body": (lib, lambda: small(steps)),
     }
 
 
@@ -78,6 +95,11 @@ def check_same(per_lib: dict) -> None:
             np.sqrt(np.linspace(0.5, 100.0, NEWTON_SIZE, dtype=np.float32)),
             rtol=1e-5,
         )
+        np.testing.assert_allclose(
+            float(r["while_loop small body"]),
+            1000 * (1 - 0.999**SMALL_STEPS),
+            rtol=1e-3,
+        )
         for g, g0 in zip(r["scan RNN jit(grad)"], results[0]["scan RNN jit(grad)"]):
             np.testing.assert_allclose(
                 np.asarray(g), np.asarray(g0), rtol=2e-3, atol=1e-4
@@ -90,16 +112,22 @@ def main(argv=None) -> None:
     parser.add_argument("--no-jax", action="store_true")
     opts = parser.parse_args(argv)
     names = libraries(not opts.no_jax and jax_available())
-    rounds = 5 if opts.quick else 11
+    rounds = 5 if opts.quick else 21
     per_lib = {n: workloads(n) for n in names}
     check_same(per_lib)
     rows = []
-    for case, number in (("scan RNN jit(grad)", 10), ("fori_loop Newton (while)", 50)):
+    cases = (  # (case, calls per round, unit)
+        ("scan RNN jit(grad)", 10, "ms"),
+        ("fori_loop Newton (while)", 500, "us"),
+        ("while_loop small body", 500, "us"),
+    )
+    for case, number, unit in cases:
         calls = {n: per_lib[n][case] for n in names}
-        rows.append((case, "ms", interleaved(calls, number, rounds)))
+        rows.append((case, unit, interleaved(calls, number, rounds)))
     print(
         f"scan RNN: T={T}, hidden {HIDDEN}, batch {BATCH}, {FEATURES} features, f32; "
-        f"Newton sqrt: {NEWTON_SIZE} f32 values, {NEWTON_STEPS} steps (traced trip count)"
+        f"Newton sqrt: {NEWTON_SIZE} f32 values, {NEWTON_STEPS} steps (traced trip count); "
+        f"small while body: {SMALL_STEPS} scalar steps"
     )
     print(machine())
     print(format_table(rows, names))

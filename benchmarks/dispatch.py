@@ -3,6 +3,7 @@
 Measures, for olympus and (when it is importable) JAX in the same process:
   - a jit cache hit on a tiny function with device-resident arguments,
   - the same call with NumPy arguments (a host-to-device copy each call),
+    and with its result read back by `np.asarray` (issue 33),
   - a jit call whose argument is a dict of 100 small arrays (pytree flattening),
   - a jit call with a static argument (the signature key of the general path),
   - one eager op (`x + y`), an eager `jnp.sin(x)` and an eager 3-layer MLP,
@@ -43,15 +44,21 @@ def time_per_call(fn, number: int, rounds: int) -> float:
     Dispatch may be asynchronous, so each round waits for its last result: the
     figure is the throughput of back-to-back calls, as in a training loop.
     """
-    fn().block_until_ready()
+    _ready(fn())
     samples = []
     for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(number):
             out = fn()
-        out.block_until_ready()
+        _ready(out)
         samples.append((time.perf_counter() - start) / number * 1e6)
     return statistics.median(samples)
+
+
+def _ready(out):
+    """Waits for a device result (a NumPy result is ready already)."""
+    if not isinstance(out, np.ndarray):
+        out.block_until_ready()
 
 
 def import_time(module: str, repeats: int) -> float:
@@ -196,6 +203,7 @@ def workloads(lib, jnp) -> dict:
     return {
         "jit, device args": lambda: f(x, y),
         "jit, NumPy args": lambda: f(x_host, y_host),
+        "jit, NumPy args, np.asarray result": lambda: np.asarray(f(x_host, y_host)),
         "jit, dict of 100 arrays": lambda: g(tree),
         "jit, static argument": lambda: h(x, 2.0),
         "eager x + y": lambda: x + y,
@@ -211,6 +219,7 @@ def check_same(got, want, rtol: float = 1e-5) -> None:
 NUMBERS = {  # calls per round: enough for ~50-100 ms per round
     "jit, device args": 10000,
     "jit, NumPy args": 5000,
+    "jit, NumPy args, np.asarray result": 5000,
     "jit, dict of 100 arrays": 500,
     "jit, static argument": 5000,
     "eager x + y": 5000,
@@ -243,7 +252,7 @@ def run(
     for name in libs:  # olympus first, so this also checks that it never imports jax
         loads[name] = workloads(*load(name))
         for call in loads[name].values():
-            call().block_until_ready()
+            _ready(call())
         if name == "olympus":
             assert sys.modules.get("jax") is None, "running olympus imported jax"
     rows = []
@@ -262,6 +271,7 @@ def run(
 FOCUS = {  # issue 17's cases: calls per (short) round
     "jit, device args": 500,
     "jit, NumPy args": 500,
+    "jit, NumPy args, np.asarray result": 500,
     "eager jnp.sin(x)": 500,
     "eager x + y": 500,
     "eager 3-layer MLP": 50,
