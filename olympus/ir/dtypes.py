@@ -350,7 +350,26 @@ def promote(dtypes_and_weak) -> tuple[np.dtype, bool]:
 
 
 def promote_types(a, b) -> np.dtype:
-    """`jnp.promote_types`: the promoted dtype of two (strong) dtypes."""
+    """The dtype two dtypes promote to under JAX's rules.
+
+    `jnp.promote_types`: the promoted dtype of two (strong) dtypes.
+
+    Args:
+      a: a dtype.
+      b: a dtype.
+
+    Returns:
+      A numpy dtype.
+
+    Raises:
+      TypeError: an argument is not a dtype.
+
+    Example:
+      >>> jnp.promote_types(jnp.int8, jnp.uint8)
+      dtype('int16')
+      >>> jnp.promote_types(jnp.int32, jnp.float16)
+      dtype('float16')
+    """
     return promote([(np.dtype(a), False), (np.dtype(b), False)])[0]
 
 

@@ -206,7 +206,26 @@ def issubdtype(arg1, arg2) -> bool:
 
 
 def finfo(dtype):
-    """Machine limits of a float type, bfloat16 and float8 included (ml_dtypes)."""
+    """The machine limits of a floating dtype.
+
+    Machine limits of a float type, bfloat16 and float8 included (ml_dtypes).
+
+    Args:
+      dtype: a floating or complex dtype (bfloat16 and the float8 types
+        included).
+
+    Returns:
+      An object with bits, eps, max, min, tiny, resolution, ... of the dtype.
+
+    Raises:
+      ValueError: dtype is not an inexact dtype.
+
+    Example:
+      >>> jnp.finfo(jnp.float32).eps
+      np.float32(1.1920929e-07)
+      >>> jnp.finfo(jnp.bfloat16).bits
+      16
+    """
     return _ml_dtypes.finfo(_as_numpy_type(dtype))
 
 

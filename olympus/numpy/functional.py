@@ -514,11 +514,29 @@ def _parse_signature(signature: str):
 
 
 def vectorize(pyfunc, *, excluded=frozenset(), signature: str | None = None):
-    """`pyfunc` (written for scalars, or for the core shapes of `signature`)
-    made to broadcast over leading dimensions, by vmap.
+    """`pyfunc` made to broadcast over leading dimensions, by vmap.
 
-    >>> jnp.vectorize(lambda a, b: a @ b, signature="(n),(n)->()")(jnp.ones((4, 3)), jnp.ones(3))
-    Array([3., 3., 3., 3.], dtype=float32)
+    `pyfunc` (written for scalars, or for the core shapes of `signature`) made
+    to broadcast over leading dimensions, by vmap.
+
+    Args:
+      pyfunc: the function, written for scalars or for the core shapes of
+        signature.
+      excluded: positions or names of arguments passed through unvectorized.
+      signature: a generalized-ufunc signature such as '(n),(n)->()' (None:
+        scalar elementwise).
+
+    Returns:
+      A function taking and returning arrays, like NumPy's vectorize.
+
+    Raises:
+      ValueError: signature does not parse, or the arguments' core shapes do not
+        fit it (when the result is called).
+
+    Example:
+      >>> f = jnp.vectorize(lambda a, b: a @ b, signature='(n),(n)->()')
+      >>> f(jnp.ones((4, 3)), jnp.ones(3))
+      Array([3., 3., 3., 3.], dtype=float32)
     """
     # Output core dimensions need no checking: vmap lays the loop axes in front.
     core_in = None if signature is None else _parse_signature(signature)[0]

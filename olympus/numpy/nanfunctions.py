@@ -109,8 +109,31 @@ def ptp(a, axis=None, keepdims: bool = False):
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False):
-    """Variance of the non-NaN elements (their count, minus `ddof`, divides); NaN
-    where that leaves no degrees of freedom, as in NumPy."""
+    """The variance of the non-NaN elements of `a`.
+
+    Variance of the non-NaN elements (their count, minus `ddof`, divides); NaN
+    where that leaves no degrees of freedom, as in NumPy.
+
+    Args:
+      a: an array.
+      axis: an int, a tuple of ints, or None for all axes.
+      dtype: the dtype to compute in (None: a's inexact dtype).
+      out: must be None (arrays are immutable).
+      ddof: the delta degrees of freedom: the divisor is N - ddof.
+      keepdims: whether to keep reduced axes, with size 1.
+
+    Returns:
+      An array with axis reduced; NaN where no degrees of freedom remain.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.nanvar(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
+      Array(1.5555557, dtype=float32)
+    """
     a = to_operand(a)
     present = lax.bitwise_not(isnan(a))
     out = reductions.var(a, axis, dtype, out, ddof, keepdims, where=present)
@@ -120,7 +143,30 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False):
-    """Standard deviation of the non-NaN elements."""
+    """The standard deviation of the non-NaN elements of `a`.
+
+    Standard deviation of the non-NaN elements.
+
+    Args:
+      a: an array.
+      axis: an int, a tuple of ints, or None for all axes.
+      dtype: the dtype to compute in (None: a's inexact dtype).
+      out: must be None (arrays are immutable).
+      ddof: the delta degrees of freedom: the divisor is N - ddof.
+      keepdims: whether to keep reduced axes, with size 1.
+
+    Returns:
+      An array with axis reduced.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+      ValueError: axis is out of range for the array's rank.
+
+    Example:
+      >>> jnp.nanstd(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
+      Array(1.2472192, dtype=float32)
+    """
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
 
 
@@ -176,8 +222,33 @@ def nanquantile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,
 ):  # fmt: skip
-    """quantile of the non-NaN elements of each slice; NaN for a slice of only
-    NaNs. Sorting puts NaNs last, so a slice's k valid values come first."""
+    """Quantiles of the non-NaN elements of `a` along `axis`.
+
+    quantile of the non-NaN elements of each slice; NaN for a slice of only
+    NaNs. Sorting puts NaNs last, so a slice's k valid values come first.
+
+    Args:
+      a: an array.
+      q: the quantile(s), in [0, 1].
+      axis: an int, a tuple of ints, or None for all axes.
+      out: must be None (arrays are immutable).
+      overwrite_input: ignored (arrays are immutable).
+      method: the interpolation method: 'linear' (default), 'lower', 'higher',
+        'nearest' or 'midpoint'.
+      keepdims: whether to keep reduced axes, with size 1.
+      weights: must be None (weighted quantiles are not supported).
+
+    Returns:
+      An array: q's shape followed by the reduced shape of a.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.nanquantile(jnp.array([1.0, jnp.nan, 3.0, 4.0]), 0.5)
+      Array(3., dtype=float32)
+    """
     _check_unsupported("nanquantile", out, overwrite_input)
     return _quantile(a, q, axis, method, keepdims, True, weights)
 
@@ -186,7 +257,32 @@ def percentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,
 ):  # fmt: skip
-    """quantile with q in percent."""
+    """Percentiles of `a` along `axis`.
+
+    quantile with q in percent.
+
+    Args:
+      a: an array.
+      q: the percentile(s), in [0, 100].
+      axis: an int, a tuple of ints, or None for all axes.
+      out: must be None (arrays are immutable).
+      overwrite_input: ignored (arrays are immutable).
+      method: the interpolation method: 'linear' (default), 'lower', 'higher',
+        'nearest' or 'midpoint'.
+      keepdims: whether to keep reduced axes, with size 1.
+      weights: must be None (weighted percentiles are not supported).
+
+    Returns:
+      An array: q's shape followed by the reduced shape of a.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.percentile(jnp.array([1.0, 2.0, 3.0, 4.0]), 50.0)
+      Array(2.5, dtype=float32)
+    """
     q = _inexact(to_operand(q))
     return quantile(
         a, ufuncs.divide(q, 100), axis, out, overwrite_input, method, keepdims,
@@ -198,7 +294,32 @@ def nanpercentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,
 ):  # fmt: skip
-    """nanquantile with q in percent."""
+    """Percentiles of the non-NaN elements of `a` along `axis`.
+
+    nanquantile with q in percent.
+
+    Args:
+      a: an array.
+      q: the percentile(s), in [0, 100].
+      axis: an int, a tuple of ints, or None for all axes.
+      out: must be None (arrays are immutable).
+      overwrite_input: ignored (arrays are immutable).
+      method: the interpolation method: 'linear' (default), 'lower', 'higher',
+        'nearest' or 'midpoint'.
+      keepdims: whether to keep reduced axes, with size 1.
+      weights: must be None (weighted percentiles are not supported).
+
+    Returns:
+      An array: q's shape followed by the reduced shape of a.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.nanpercentile(jnp.array([1.0, jnp.nan, 3.0, 4.0]), 50.0)
+      Array(3., dtype=float32)
+    """
     q = _inexact(to_operand(q))
     return nanquantile(
         a, ufuncs.divide(q, 100), axis, out, overwrite_input, method, keepdims,
@@ -233,7 +354,28 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The median of the non-NaN elements; NaN for a slice of only NaNs."""
+    """The median of the non-NaN elements of `a` along `axis`.
+
+    The median of the non-NaN elements; NaN for a slice of only NaNs.
+
+    Args:
+      a: an array.
+      axis: an int, a tuple of ints, or None for all axes.
+      out: must be None (arrays are immutable).
+      overwrite_input: ignored (arrays are immutable).
+      keepdims: whether to keep reduced axes, with size 1.
+
+    Returns:
+      An array with axis reduced; NaN for a slice of only NaNs.
+
+    Raises:
+      ArrayLikeTypeError: an argument is a list or other non-array (convert it
+        with jnp.asarray).
+
+    Example:
+      >>> jnp.nanmedian(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
+      Array(3., dtype=float32)
+    """
     return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 

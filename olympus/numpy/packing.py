@@ -174,7 +174,30 @@ def fromiter(iterable, dtype, count: int = -1):
 
 
 def load(file, *args, **kwargs):
-    """`numpy.load`, with a single array returned as an Array (`.npz` files
-    and pickles come back as NumPy gives them)."""
+    """Arrays read from a .npy file (as numpy.load does), as an Array.
+
+    `numpy.load`, with a single array returned as an Array (`.npz` files and
+    pickles come back as NumPy gives them).
+
+    Args:
+      file: a path or file-like object.
+      *args: passed on to numpy.load.
+      **kwargs: passed on to numpy.load.
+
+    Returns:
+      An Array for a .npy file; .npz files and pickles come back as NumPy gives
+      them.
+
+    Raises:
+      OSError: the file cannot be read, as numpy.load raises.
+
+    Example:
+      >>> import io
+      >>> buf = io.BytesIO()
+      >>> np.save(buf, np.arange(3))
+      >>> _ = buf.seek(0)
+      >>> jnp.load(buf)
+      Array([0, 1, 2], dtype=int32)
+    """
     loaded = np.load(file, *args, **kwargs)
     return asarray(loaded) if isinstance(loaded, np.ndarray) else loaded
