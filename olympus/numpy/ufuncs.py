@@ -846,8 +846,8 @@ def log10(x):
         with jnp.asarray).
 
     Example:
-      >>> jnp.log10(jnp.array([1.0, 2.0, 4.0]))
-      Array([0.        , 0.30102998, 0.60205996], dtype=float32)
+      >>> jnp.log10(jnp.array([1.0, 10.0, 1000.0]))
+      Array([0., 1., 3.], dtype=float32)
     """
     (x,) = prepare(x, inexact=True)
     return lax.div(lax.log(x), np.asarray(np.log(10), aval_of(x).dtype)[()])
