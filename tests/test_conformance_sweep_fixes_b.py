@@ -227,3 +227,46 @@ def test_unique_results_are_jaxs_namedtuples(name):
     if name != "unique_values":
         agree(lambda ox, x: getattr(ox.jnp, name)(x)._fields, x)
     agree(lambda ox, x: ox.jit(lambda y: getattr(ox.jnp, name)(y, size=4))(x), x)
+
+
+# ---- numpy/reductions.py, products.py, linalg.py, indexing.py, arrays.py ----------
+def test_products_of_bools_as_jax():
+    b, c = np.array([True, False, True]), np.array([True, True, False])
+    for name in ("dot", "inner", "vecdot", "kron"):
+        agree(lambda ox, b, c: getattr(ox.jnp, name)(b, c), b, c)
+        agree(lambda ox, b, c: getattr(ox.jnp, name)(b, c), b[0], c[0])
+    agree(lambda ox, b, c: ox.jnp.vecdot(b, c), b[:0], c[:0])
+    agree(lambda ox, b, c: ox.jnp.vecdot(b, c), np.stack([b, c]), c)
+    agree(lambda ox, b: ox.jnp.dot(b, True, preferred_element_type=np.int32), b[1])
+    agree_traced(lambda ox, b, c: ox.jnp.vecdot(b, c), b, c)
+
+
+def test_argwhere_of_a_0d_array_has_the_default_int_dtype_as_jax():
+    agree(lambda ox, x: ox.jnp.argwhere(x), np.float32(2))
+    with x64():
+        agree(lambda ox, x: ox.jnp.argwhere(x), np.float64(2))
+        agree(lambda ox, x: ox.jnp.argwhere(x), np.int64(0))
+        agree(lambda ox, x: ox.jnp.argwhere(x), np.array([[0, 2], [1, 0]]))
+
+
+def test_take_with_bool_empty_and_wide_indices_as_jax():
+    a = np.array([1.0, np.nan, -0.0], np.float32)
+    agree(lambda ox, a, i: ox.jnp.take(a, i), a, np.array([True, False]))
+    agree(lambda ox, a, i: ox.jnp.take(a, i), a[:0], np.zeros(0, np.float32))
+    agree(lambda ox, a, i: ox.jnp.take(a, i), a[:0], np.array([0]))
+    agree(lambda ox, a, i: ox.jnp.take(a, i), a, np.zeros((2, 0), np.int8))
+    agree(lambda ox, a, i: ox.jnp.take(a, i), a, np.array([1.0]))
+    agree(lambda ox, a: ox.jnp.take(a, np.zeros((0,), np.int32), axis=1), np.ones((2, 3)))  # fmt: skip
+    wide = np.array([2**62, -(2**62), 2**32 + 1, -1, 2, -4], np.int64)
+    with x64():
+        for mode in (None, "clip", "fill"):
+            agree_traced(lambda ox, a, i: ox.jnp.take(a, i, mode=mode), a, wide, vmap=False)  # fmt: skip
+        agree(lambda ox, a, i: ox.jnp.take(a, i), np.arange(3), wide)
+
+
+def test_roll_by_bool_shifts_as_jax():
+    a = np.array([1, 2, 3], np.int8)
+    agree(lambda ox, a, s: ox.jnp.roll(a, s), a, np.array([True, False, True]))
+    agree(lambda ox, a, s: ox.jnp.roll(a, s), a, np.array(True))
+    agree(lambda ox, a, s: ox.jit(ox.jnp.roll)(a, s), a, np.array(True))
+    agree(lambda ox, a, s: ox.jnp.roll(a, s), a[:0], np.zeros(0, bool))

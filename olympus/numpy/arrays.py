@@ -1120,7 +1120,8 @@ def _roll_pairs(shift, axis) -> tuple[list, list]:
         shifts = list(shift)
     else:
         shift = to_operand(shift)
-        if dtypes.is_float(aval_of(shift).dtype):
+        kind = aval_of(shift).dtype
+        if dtypes.is_float(kind) or kind == dtypes.bool_:  # cast to int, as JAX
             shift = lax.convert_element_type(shift, dtypes.int32)
         if not dtypes.is_integer(aval_of(shift).dtype) or aval_of(shift).ndim > 1:
             raise RollArgumentError(

@@ -398,6 +398,10 @@ def _window(plan: _AdvancedPlan, basic_shape: tuple):
     return offset, slice_sizes
 
 
+class IndexTypeError(ValueError):
+    """jnp.take got non-integer indices (JAX raises ValueError)."""
+
+
 class IndexModeError(ValueError):
     """An indexing read (x.at[...].get, take) got a `mode` it does not know."""
 
@@ -562,8 +566,20 @@ def take(
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
     axis = axis % aval_of(a).ndim
     index = to_operand(asarray(indices) if isinstance(indices, list) else indices)
+    n, index_dtype = aval_of(a).shape[axis], aval_of(index).dtype
+    if index_dtype == dtypes.bool_:  # JAX gathers at 0 and 1
+        index = lax.convert_element_type(index, dtypes.int32)
+    elif not dtypes.is_integer(index_dtype) and aval_of(index).size:
+        raise IndexTypeError(
+            f"jnp.take: indices must have an integer type, got {aval_of(index).str_short()}"
+            " (as in JAX); cast them, e.g. indices.astype(int)"
+        )
+    if n == 0 or aval_of(index).size == 0:
+        return _take_nothing(a, index, axis)
+    if np.dtype(index_dtype).itemsize > 4 and mode in ("fill", "clip"):
+        index = _narrow_wide_index(index, n, mode)
     if mode == "clip":  # before negatives could count from the end
-        size = builtins.max(aval_of(a).shape[axis] - 1, 0)
+        size = builtins.max(n - 1, 0)
         index = lax.clamp(
             np.int32(0), lax.convert_element_type(index, dtypes.int32), np.int32(size)
         )
@@ -572,6 +588,38 @@ def take(
         picked = advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
         return lax.squeeze(picked, (axis,))
     return advanced_getitem(a, (slice(None),) * axis + (index,), mode, fill_value)
+
+
+def _narrow_wide_index(index, n: int, mode: str):
+    """A 64-bit take index as int32, the way JAX's gather reads it: "clip"
+    clamps in the wide type; "fill" counts negatives from the end in the wide
+    type, then keeps the low 32 bits (so 2**62 reads entry 0, as in JAX), and
+    what is negative after that is out of range (filled)."""
+    dtype = aval_of(index).dtype
+    if mode == "clip":
+        low, high = (np.asarray(v, dtype)[()] for v in (0, max(n - 1, 0)))
+        return lax.convert_element_type(lax.clamp(low, index, high), dtypes.int32)
+    if dtypes.is_signed_int(dtype):
+        size = lax.full(aval_of(index).shape, np.asarray(n, dtype)[()])
+        index = lax.select(lax.lt(index, lax.full_like(index, 0)), lax.add(index, size), index)  # fmt: skip
+    index = lax.convert_element_type(index, dtypes.int32)
+    beyond = lax.full(aval_of(index).shape, np.int32(n))
+    return lax.select(lax.lt(index, lax.full_like(index, 0)), beyond, index)
+
+
+def _take_nothing(a, index, axis: int):
+    """take from an empty axis (only with no indices: `a` itself, as JAX) or
+    with no indices (zeros of the result's shape)."""
+    shape = aval_of(a).shape
+    if aval_of(index).size:
+        raise IndexError(
+            f"jnp.take: cannot take {aval_of(index).size} entries from the empty axis "
+            f"{axis} of an array of shape {shape}"
+        )
+    if shape[axis] == 0:
+        return a
+    out_shape = shape[:axis] + aval_of(index).shape + shape[axis + 1 :]
+    return lax.full(out_shape, np.zeros((), aval_of(a).dtype)[()])
 
 
 # ---- updates at basic indices: x.at[idx].set(v) and friends ----------------------

@@ -783,6 +783,8 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
         x1 = lax.convert_element_type(x1, preferred_element_type)
         x2 = lax.convert_element_type(x2, preferred_element_type)
     product = _uf.multiply(_uf.conjugate(x1), x2)
+    if product.dtype == np.bool_:  # a boolean dot is an OR of ANDs, as JAX's
+        return _red.any(product, axis=axis)
     return _red.sum(product, axis=axis, dtype=product.dtype)
 
 

@@ -37,6 +37,7 @@ def kron(a, b):
     Raises:
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
+      OlympusTypeError: the operands are bool (as in JAX).
 
     Example:
       >>> jnp.kron(jnp.eye(2), jnp.array([[1.0, 2.0]]))

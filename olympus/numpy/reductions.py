@@ -658,10 +658,19 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 0 or nb == 0:
-        return _preferred(lax.mul(*prepare(a, b)), preferred_element_type)
+        return _preferred(_scalar_product(a, b), preferred_element_type)
     contract_b = 0 if nb == 1 else nb - 2
     dims = (((na - 1,), (contract_b,)), ((), ()))
     return _contract(a, b, dims, precision, preferred_element_type)
+
+
+def _scalar_product(a, b):
+    """a * b for a scalar operand; booleans AND, as JAX's dot_general
+    without contracting dimensions (lax.mul refuses bool)."""
+    a, b = prepare(a, b)
+    if aval_of(a).dtype == dtypes.bool_:
+        return lax.bitwise_and(a, b)
+    return lax.mul(a, b)
 
 
 def _contract(a, b, dims, precision, preferred_element_type):
@@ -829,7 +838,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 0 or nb == 0:
-        return _preferred(lax.mul(*prepare(a, b)), preferred_element_type)
+        return _preferred(_scalar_product(a, b), preferred_element_type)
     dims = (((na - 1,), (nb - 1,)), ((), ()))
     return _contract(a, b, dims, precision, preferred_element_type)
 
@@ -1118,6 +1127,7 @@ def argwhere(a, *, size=None, fill_value=None):
     """
     if np.ndim(a) == 0:
         found = nonzero(ravel(a), size=size, fill_value=fill_value)[0]
-        return lax.full((aval_of(found).shape[0], 0), np.int32(0))
+        index = np.zeros((), dtypes.default_int_dtype())[()]  # int64 with x64, as JAX
+        return lax.full((aval_of(found).shape[0], 0), index)
     indices = nonzero(a, size=size, fill_value=fill_value)
     return stack(indices, axis=1) if indices else lax.full((0, 0), np.int32(0))
