@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from olympus import lax
+from olympus.ir import dtypes
 from olympus.numpy import arrays as _arr
 from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import (
@@ -13,6 +14,7 @@ from olympus.numpy.core import (
     stack,
     to_operand,
 )
+from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["cross", "kron"]
 
@@ -45,6 +47,11 @@ def kron(a, b):
              [0., 0., 1., 2.]], dtype=float32)
     """
     a, b = promote_dtypes(to_operand(a), to_operand(b))
+    if aval_of(a).dtype == dtypes.bool_:
+        raise OlympusTypeError(
+            "jnp.kron does not accept bool operands (as JAX: its product is lax.mul, "
+            "which takes numbers); cast them, e.g. a.astype(jnp.int32)"
+        )
     ndim = max(aval_of(a).ndim, aval_of(b).ndim)
     a_shape = (1,) * (ndim - aval_of(a).ndim) + aval_of(a).shape
     b_shape = (1,) * (ndim - aval_of(b).ndim) + aval_of(b).shape
