@@ -673,15 +673,6 @@ def _scalar_product(a, b):
     return lax.mul(a, b)
 
 
-def _scalar_product(a, b):
-    """a * b for a scalar operand; booleans AND, as JAX's dot_general
-    without contracting dimensions (lax.mul refuses bool)."""
-    a, b = prepare(a, b)
-    if aval_of(a).dtype == dtypes.bool_:
-        return lax.bitwise_and(*broadcast_arrays_for_product(a, b))
-    return lax.mul(a, b)
-
-
 def _contract(a, b, dims, precision, preferred_element_type):
     return lax.dot_general(
         a, b, dims, precision=precision, preferred_element_type=preferred_element_type
