@@ -160,3 +160,18 @@ def test_checkpoint_parts_carry_their_role():
 def test_optimizer_reads_roles_not_names():
     text = (ROOT / "optimizer/fuse.py").read_text()
     assert not re.search(r"""["'](remat|lin|transpose\(lin)\(""", text)
+
+
+def test_primitive_traits_replace_the_passes_name_lists():
+    from olympus.lax.traits import names_with
+
+    prims = olympus.ir.core.all_primitives
+    assert "commutative" in prims["add"].traits
+    assert "commutative" not in prims["sub"].traits
+    assert "exact" in prims["add"].traits and "exact" not in prims["exp"].traits
+    assert "never_merged" in prims["checkpoint"].traits
+    assert {"elementwise_unary", "exact"} <= prims["neg"].traits
+    # every declared name is a real primitive (a typo would silently match nothing)
+    for trait in ("elementwise_unary", "reduction", "commutative", "exact", "cheap"):
+        missing = [n for n in names_with(trait) if n not in prims]
+        assert not missing, (trait, missing)

@@ -329,6 +329,12 @@ class Primitive:
     def bind(self, *args, **params):
         return _binder(self, args, params)
 
+    @property
+    def traits(self) -> frozenset[str]:
+        """What passes may assume of it ("commutative", "reduction", ...), as
+        olympus/lax/traits.py declares them."""
+        return primitive_traits.get(self.name, frozenset())
+
     def __repr__(self) -> str:
         return self.name
 
@@ -337,6 +343,9 @@ class Primitive:
 # here); olympus.lax registers each primitive it defines. debug_callback stays
 # out: a program holding a Python function cannot be written as text.
 all_primitives: dict[str, Primitive] = {}
+
+# Each primitive's traits, by name (`Primitive.traits`).
+primitive_traits: dict[str, frozenset[str]] = {}
 
 # Parameter types (NamedTuples such as lax's GatherDimensionNumbers) that print
 # as `Name(field=value, ...)`, by name: the parser rebuilds them as `cls(**fields)`.

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+import olympus.lax.traits  # noqa: F401  the "cheap" trait
 from olympus import config
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
@@ -143,41 +144,6 @@ def _nbytes(aval) -> int:
     return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
 
 
-# Cheap to recompute (data movement, arithmetic on values already at hand): saving
-# their results spares no real work, so a memory budget is not spent on them.
-_CHEAP = frozenset(
-    {
-        "add",
-        "sub",
-        "mul",
-        "neg",
-        "max",
-        "min",
-        "abs",
-        "sign",
-        "select_n",
-        "convert_element_type",
-        "broadcast_in_dim",
-        "reshape",
-        "squeeze",
-        "expand_dims",
-        "transpose",
-        "slice",
-        "concatenate",
-        "copy",
-        "optimization_barrier",
-        "name",
-        "stop_gradient",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-    }
-)
-
-
 def _eqn_cost(eqn) -> int:
     """Rough work of recomputing an equation: multiply-adds for dot_general,
     nothing for cheap arithmetic and data movement, else (transcendentals,
@@ -194,7 +160,8 @@ def _eqn_cost(eqn) -> int:
         sub = eqn.params.get(param)
         if isinstance(sub, ClosedOlympuspr):
             return sum(_eqn_cost(e) for e in sub.olympuspr.eqns)
-    return 0 if name in _CHEAP else 8 * max(out, 1)
+    # cheap steps (data movement, arithmetic on values at hand) spare no work
+    return 0 if "cheap" in eqn.primitive.traits else 8 * max(out, 1)
 
 
 def _within_budget(known: ClosedOlympuspr, num_res: int, nbytes: int) -> tuple:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from olympus.lax.traits import names_with
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Var
 from olympus.optimizer.program import Walk, is_effectful, rewrite_pass, sees_all
 
-COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
-NEVER_MERGED = frozenset({"optimization_barrier", "checkpoint"})
+COMMUTATIVE = frozenset(names_with("commutative"))
 
 
 _PLAIN = (int, bool, str, type(None), np.dtype)
@@ -72,7 +72,7 @@ def _operands_key(eqn: Eqn) -> tuple:
         if type(x) is not Var:
             operands = [x if type(x) is Var else _literal_key(x) for x in operands]
             break
-    if len(operands) == 2 and eqn.primitive.name in COMMUTATIVE:
+    if len(operands) == 2 and "commutative" in eqn.primitive.traits:
         a, b = operands
         if type(a) is Var and type(b) is Var:
             if b._id < a._id:
@@ -94,7 +94,7 @@ def cse_step(walk: Walk, eqn: Eqn) -> bool:
     primitive and operands; params (the costly part) are compared only
     within a bucket, each equation's params key made at most once, and so
     is the effect test."""
-    if not eqn.outvars or eqn.primitive.name in NEVER_MERGED:
+    if not eqn.outvars or "never_merged" in eqn.primitive.traits:
         return False
     buckets = walk.memo.get("cse")
     if buckets is None:
@@ -104,7 +104,7 @@ def cse_step(walk: Walk, eqn: Eqn) -> bool:
         key = (eqn.primitive, operands[0])
     elif len(operands) == 2 and type(operands[0]) is Var is type(operands[1]):
         a, b = operands
-        if b._id < a._id and eqn.primitive.name in COMMUTATIVE:
+        if b._id < a._id and "commutative" in eqn.primitive.traits:
             a, b = b, a
         key = (eqn.primitive, a, b)
     else:

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from olympus.lax.traits import names_with
 from olympus.backends.reference import reference_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Literal
@@ -24,36 +25,7 @@ from olympus.optimizer.program import Walk, literal, rewrite_pass, takes
 
 MAX_ELEMENTS = 16
 
-EXACT = frozenset(
-    {
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "rem",
-        "neg",
-        "abs",
-        "max",
-        "min",
-        "sign",
-        "floor",
-        "ceil",
-        "round",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "and",
-        "or",
-        "xor",
-        "not",
-        "select_n",
-        "clamp",
-        "convert_element_type",
-    }
-)
+EXACT = names_with("exact")
 
 
 def _integer_division_defined(eqn: Eqn, vals) -> bool:
@@ -110,7 +82,7 @@ def _value(walk: Walk, atom):
 
 @takes(EXACT)
 def fold_step(walk: Walk, eqn: Eqn) -> bool:
-    if eqn.primitive.name not in EXACT or eqn.primitive.multiple_results:
+    if "exact" not in eqn.primitive.traits or eqn.primitive.multiple_results:
         return False
     vals = []
     for x in eqn.invars:

@@ -45,7 +45,7 @@ from olympus.optimizer.program import (
     rewrite_pass,
     takes,
 )
-from olympus.optimizer.simplify import _UNARY, _use_counts
+from olympus.optimizer.simplify import _use_counts
 
 
 def _role(eqn: Eqn) -> str:
@@ -214,7 +214,9 @@ def _redoable(walk: Walk, atom, base: str, policy):
     steps = []
     while type(value) is Var and value in makers and len(steps) < MAX_REDONE:
         e = makers[value]
-        if len(e.invars) != 1 or not (e.primitive.name in _UNARY or is_transparent(e)):
+        if len(e.invars) != 1 or not (
+            "elementwise_unary" in e.primitive.traits or is_transparent(e)
+        ):
             return None
         steps.append(e)
         value = e.invars[0]

@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 
+from olympus.lax.traits import names_with
 from olympus.ir import dtypes
 from olympus.ir.core import Var
 from olympus.optimizer.program import defer, is_effectful, rewrite_pass
@@ -214,59 +215,9 @@ def _scalar_and_only_here(name):
     return lambda m: m.s.aval.shape == () and only_here(m)
 
 
-# Elementwise unary primitives (their params pass through).
-_UNARY = (
-    "neg",
-    "exp",
-    "log",
-    "expm1",
-    "log1p",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "logistic",
-    "sqrt",
-    "rsqrt",
-    "abs",
-    "sign",
-    "floor",
-    "ceil",
-    "erf",
-    "not",
-    "round",
-    "integer_pow",
-    "convert_element_type",
-)
-_REDUCTIONS = (
-    "reduce_sum",
-    "reduce_max",
-    "reduce_min",
-    "reduce_prod",
-    "reduce_and",
-    "reduce_or",
-)
-# Elementwise binary primitives: a rank-0 operand broadcasts by itself.
-_BROADCASTING = (
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "rem",
-    "max",
-    "min",
-    "pow",
-    "atan2",
-    "and",
-    "or",
-    "xor",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-)
+_UNARY = names_with("elementwise_unary")
+_REDUCTIONS = names_with("reduction")
+_BROADCASTING = names_with("scalar_broadcasting")
 
 RULES: list[Rule] = [
     # x * 1 -> x
