@@ -1377,3 +1377,29 @@ def test_copies_have_their_own_buffer():
     olympus.jit(lambda z: z * 2, donate_argnums=0)(copied)
     assert copied.is_deleted() and not kept.is_deleted()
     assert float(kept) == 2.0 and jnp.asarray(1.0).copy().weak_type
+
+
+def test_array_methods_jax_has():
+    """x.argsort() (optax's hungarian algorithm), sort, argpartition,
+    searchsorted, nonzero, ptp, choose, compress and itemsize, eager and jit."""
+    x = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]], np.float32)
+
+    def methods(a):
+        return (
+            a.argsort(),
+            a.argsort(axis=0, descending=True),
+            a.sort(axis=0),
+            a.argpartition(1),
+            a[0].sort().searchsorted(2.0, side="right"),
+            a.nonzero(size=4),
+            a.ptp(axis=1),
+            (a > 1).astype(np.int32).choose([a, -a], mode="clip"),
+            a.itemsize,
+        )
+
+    def program(ox, a):
+        eager = ox.jnp.asarray(a)
+        keep = np.array([True, False, True])
+        return methods(eager), ox.jit(methods)(a), eager.compress(keep, axis=1)
+
+    agree(program, x)

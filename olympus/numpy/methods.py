@@ -16,6 +16,12 @@ from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.tracebacks import filter_exception
 
 
+def _jnp():
+    """olympus.numpy, loaded by the time a method is called (sorting and
+    joining import this module's package)."""
+    return sys.modules["olympus.numpy"]
+
+
 def _swap(fn):
     return lambda self, other: fn(other, self)
 
@@ -168,8 +174,20 @@ _METHODS = {
     "diagonal": arrays.diagonal,
     "trace": reductions.trace,
     "repeat": arrays.repeat,
+    "sort": lambda self, *a, **k: _jnp().sort(self, *a, **k),
+    "argsort": lambda self, *a, **k: _jnp().argsort(self, *a, **k),
+    "argpartition": lambda self, *a, **k: _jnp().argpartition(self, *a, **k),
+    "searchsorted": lambda self, *a, **k: _jnp().searchsorted(self, *a, **k),
+    "nonzero": lambda self, **k: _jnp().nonzero(self, **k),
+    "ptp": lambda self, *a, **k: _jnp().ptp(self, *a, **k),
+    "choose": lambda self, *a, **k: _jnp().choose(self, *a, **k),
+    # a.compress(condition) is jnp.compress(condition, a), as NumPy's method
+    "compress": lambda self, condition, *a, **k: _jnp().compress(
+        condition, self, *a, **k
+    ),
 }
 _PROPERTIES = {
+    "itemsize": lambda x: x.aval.dtype.itemsize,
     "T": arrays.transpose,
     "real": ufuncs.real,
     "imag": ufuncs.imag,
