@@ -467,7 +467,7 @@ def apply_over_axes(func, a, axes):
       An array of a's rank.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      ValueError: func returns an array whose rank is neither a's nor one less.
 
     Example:
       >>> jnp.apply_over_axes(jnp.sum, jnp.ones((2, 3)), [0, 1])

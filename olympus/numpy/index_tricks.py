@@ -94,7 +94,8 @@ def ravel_multi_index(
       An int array of the indices' broadcast shape.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      ValueError: multi_index has the wrong length for dims, or mode or order is
+        unknown.
 
     Example:
       >>> jnp.ravel_multi_index((jnp.array([1, 0]), jnp.array([2, 1])), (2, 3))

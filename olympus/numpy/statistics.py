@@ -817,7 +817,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
       (counts, x edges, y edges).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      HistogramShapeError: x and y differ in shape (a ValueError).
 
     Example:
       >>> h, ex, ey = jnp.histogram2d(jnp.array([0.0, 1.0]), jnp.array([0.0, 1.0]), bins=2)
@@ -859,7 +859,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
       (counts, list of edge arrays).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      HistogramShapeError: sample is not (N, D), or weights, bins or range do
+        not fit it (a ValueError).
 
     Example:
       >>> h, edges = jnp.histogramdd(jnp.array([[0.0, 0.0], [1.0, 1.0]]), bins=2)
