@@ -1215,6 +1215,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "scatter_max": ("test_gather_scatter.py", "lax.scatter_max"),
     "sort": ("test_sorting.py", "lax.sort"),
     "top_k": ("test_top_k.py", "lax.top_k"),
+    "approx_top_k": ("test_top_k.py", "lax.approx_max_k"),
     "conv_general_dilated": ("test_convolution.py", "lax.conv_general_dilated"),
     "reduce_window_sum": ("test_windowed.py", "lax.reduce_window_sum"),
     "reduce_window_max": ("test_windowed.py", "lax.reduce_window_max"),

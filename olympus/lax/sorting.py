@@ -1,5 +1,7 @@
 """The sort primitive (several operands ordered by their first `num_keys`,
-lexicographically, along one dimension; stable) and top_k built on it.
+lexicographically, along one dimension; stable), top_k (lowered to
+`chlo.top_k`) and approx_top_k (the program XLA's CPU runs for JAX's
+approximate top-k).
 
 Floating-point keys compare in IEEE total order after -0.0 becomes 0.0 and
 every NaN becomes +NaN (JAX's canonical keys): zeros of either sign tie, so a
@@ -14,12 +16,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.backends.xla.lowering import compare
+from olympus.backends.xla.lowering import compare, i64_array
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import define_primitive
-from olympus.lax.bits import bitcast_convert_type_p, shift_right_arithmetic_p
-from olympus.lax.elementwise import and_p, not_p, xor_p
-from olympus.lax.shapes import concatenate_p, iota_p, reshape_p, slice_p
+from olympus.lax.shapes import concatenate_p, iota_p, reshape_p
 from olympus.lax.slicing import GatherDimensionNumbers, gather_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
@@ -216,28 +216,6 @@ def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
     return sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
 
 
-def descending_key(x):
-    """A key whose ascending order is x's descending order (no overflow:
-    integers use bitwise not, ~x = -x - 1)."""
-    if aval_of(x).dtype == dtypes.bool_ or dtypes.is_integer(aval_of(x).dtype):
-        return not_p.bind(x)
-    return not_p.bind(total_order_key(x))
-
-
-def total_order_key(x):
-    """An integer whose order is float x's IEEE total order (-NaN < -inf < ...
-    < -0.0 < 0.0 < ... < +NaN), the order top_k ranks by: unlike sort's
-    canonical keys, it keeps the signs of zeros and NaNs apart."""
-    dtype = np.dtype(aval_of(x).dtype)
-    int_dtype = np.dtype(f"int{8 * dtype.itemsize}")
-    bits = bitcast_convert_type_p.bind(x, new_dtype=int_dtype)
-    sign = shift_right_arithmetic_p.bind(
-        bits, np.asarray(8 * dtype.itemsize - 1, int_dtype)[()]
-    )  # all ones for negative floats, whose magnitude bits must order backwards
-    magnitude = np.asarray(np.iinfo(int_dtype).max, int_dtype)[()]
-    return xor_p.bind(bits, and_p.bind(sign, magnitude))
-
-
 def top_k(operand, k: int, *, axis: int = -1):
     """The `k` largest entries along `axis` and their indices, largest first.
 
@@ -339,22 +317,6 @@ jvp_rules[top_k_p] = _top_k_jvp
 batch_rules[top_k_p] = _top_k_batch_rule
 
 
-def _first_k(operand, key, k: int, dim: int):
-    """The first k entries of `operand` along `dim` in `key`'s ascending order
-    (stable: ties keep the lower index first), and their indices."""
-    shape = aval_of(operand).shape
-    order = iota_p.bind(dtype=dtypes.int32, shape=shape, dimension=dim)
-    _, values, indices = sort_p.bind(
-        key, operand, order, dimension=dim, is_stable=True, num_keys=1
-    )
-    starts = (0,) * len(shape)
-    limits = tuple(k if d == dim else n for d, n in enumerate(shape))
-    return [  # a list, as JAX's top_k and approx_max_k return
-        slice_p.bind(values, start_indices=starts, limit_indices=limits, strides=None),
-        slice_p.bind(indices, start_indices=starts, limit_indices=limits, strides=None),
-    ]
-
-
 def _extreme_k(name: str, operand, k, reduction_dimension, recall_target, largest):
     """The k largest (or smallest) entries along one axis and their indices,
     found exactly: recall 1, whatever `recall_target` asks."""
@@ -379,8 +341,113 @@ def _extreme_k(name: str, operand, k, reduction_dimension, recall_target, larges
         raise ValueError(
             f"lax.{name}: recall_target must be in (0, 1], got {recall_target}"
         )
-    key = descending_key(operand) if largest else total_order_key(operand)
-    return _first_k(operand, key, k, dim)
+    return list(
+        approx_top_k_p.bind(
+            operand,
+            k=k,
+            reduction_dimension=dim,
+            recall_target=float(recall_target),
+            is_max_k=largest,
+            reduction_input_size_override=-1,
+            aggregate_to_topk=True,
+        )
+    )
+
+
+def _approx_top_k_abstract_eval(operand: ShapedArray, *, k, reduction_dimension, **_):
+    shape = list(operand.shape)
+    shape[reduction_dimension] = k
+    return [ShapedArray(shape, operand.dtype), ShapedArray(shape, dtypes.int32)]
+
+
+def _approx_top_k_lower(ctx, operand, *, k, reduction_dimension, is_max_k, **_):
+    """What XLA's CPU makes of JAX's ApproxTopK custom call (its fallback):
+    with a plain `>` (`<`), under which NaN is unordered, an unstable sort of
+    (operand, iota) cut to k, or for k = 1 a reduce from (-inf (inf), -1)
+    keeping the left pair where `>` holds. The same HLO gives JAX's results,
+    NaNs included."""
+    em, (aval,) = ctx.emitter, ctx.avals_in
+    direction = "GT" if is_max_k else "LT"
+    index = ShapedArray(aval.shape, dtypes.int32)
+    (iota,) = em.op(
+        "stablehlo.iota", [], [index], f"iota_dimension = {reduction_dimension} : i64"
+    )
+    scalar, scalar_index = ShapedArray((), aval.dtype), ShapedArray((), dtypes.int32)
+    if k == 1:
+        return _approx_top_1(ctx, operand, iota, direction, reduction_dimension)
+
+    def comparator(e, lhs, rhs, _lhs_index, _rhs_index):
+        return [compare(e, lhs, rhs, direction, aval.dtype)]
+
+    region = em.region([scalar, scalar, scalar_index, scalar_index], comparator)
+    attrs = f"dimension = {reduction_dimension} : i64, is_stable = false"
+    outs = em.op("stablehlo.sort", [operand, iota], [aval, index], attrs, [region])
+    limits = tuple(ctx.avals_out[0].shape)
+    cut = (
+        f"start_indices = {i64_array((0,) * aval.ndim)}, limit_indices = "
+        f"{i64_array(limits)}, strides = {i64_array((1,) * aval.ndim)}"
+    )
+    return [
+        em.op("stablehlo.slice", [o], [a], cut)[0] for o, a in zip(outs, ctx.avals_out)
+    ]
+
+
+def _approx_top_1(ctx, operand, iota, direction: str, dim: int):
+    em, (aval,) = ctx.emitter, ctx.avals_in
+    scalar, scalar_index = ShapedArray((), aval.dtype), ShapedArray((), dtypes.int32)
+    worst = -np.inf if direction == "GT" else np.inf
+    inits = [em.constant(worst, scalar), em.constant(-1, scalar_index)]
+
+    def keep_left(e, lhs, lhs_index, rhs, rhs_index):
+        better = compare(e, lhs, rhs, direction, aval.dtype)
+        value = e.op("stablehlo.select", [better, lhs, rhs], [scalar])[0]
+        where = e.op(
+            "stablehlo.select", [better, lhs_index, rhs_index], [scalar_index]
+        )[0]
+        return [value, where]
+
+    region = em.region([scalar, scalar_index, scalar, scalar_index], keep_left)
+    reduced = [
+        ShapedArray(tuple(n for d, n in enumerate(aval.shape) if d != dim), a.dtype)
+        for a in ctx.avals_out
+    ]
+    outs = em.op(
+        "stablehlo.reduce",
+        [operand, iota, *inits],
+        reduced,
+        f"dimensions = {i64_array((dim,))}",
+        [region],
+    )
+    return [
+        em.op("stablehlo.reshape", [o], [a])[0] for o, a in zip(outs, ctx.avals_out)
+    ]
+
+
+approx_top_k_p = define_primitive(
+    "approx_top_k",
+    _approx_top_k_abstract_eval,
+    _approx_top_k_lower,
+    multiple_results=True,
+)
+
+
+def _approx_top_k_jvp(primals, tangents, **params):
+    values, indices = approx_top_k_p.bind(*primals, **params)
+    (t,) = tangents
+    dim = params["reduction_dimension"]
+    t_values = Zero(aval_of(values)) if is_zero(t) else _take_along(t, indices, dim)
+    return [values, indices], [t_values, Zero(aval_of(indices))]
+
+
+def _approx_top_k_batch_rule(axis_size, vals, dims, *, reduction_dimension, **params):
+    (x,), (d,) = vals, dims
+    x = batch_to_front(x, axis_size, d)
+    outs = approx_top_k_p.bind(x, reduction_dimension=reduction_dimension + 1, **params)
+    return list(outs), [0, 0]
+
+
+jvp_rules[approx_top_k_p] = _approx_top_k_jvp
+batch_rules[approx_top_k_p] = _approx_top_k_batch_rule
 
 
 def approx_max_k(

@@ -1,4 +1,4 @@
-"""Reference rules of sort, top_k, conv_general_dilated and reduce_window, in NumPy.
+"""Reference rules of sort, top_k, approx_top_k, conv_general_dilated and reduce_window, in NumPy.
 
 Written from StableHLO's definitions: sort orders floats by total order (NaNs
 last) and is stable; convolution dilates, pads (negative padding crops), then
@@ -55,6 +55,31 @@ def _top_k(x, *, k, axis):
     return [
         np.moveaxis(values, -1, axis),
         np.moveaxis(order.astype(np.int32), -1, axis),
+    ]
+
+
+@rule("approx_top_k")
+def _approx_top_k(x, *, k, reduction_dimension, is_max_k, **_):
+    """k = 1: XLA's reduce from (-inf, -1) keeping the left pair where `>`
+    holds, in order; k > 1: a stable sort by value (XLA's is unstable, and NaN
+    unordered: the two agree where there are no ties and no NaN)."""
+    moved = np.moveaxis(x, reduction_dimension, -1)
+    if k == 1:
+        worst = -np.inf if is_max_k else np.inf
+        values = np.full(moved.shape[:-1], worst, moved.dtype)
+        order = np.full(moved.shape[:-1], -1, np.int64)
+        for i in range(moved.shape[-1]):
+            column = moved[..., i]
+            keep = values > column if is_max_k else values < column
+            values, order = np.where(keep, values, column), np.where(keep, order, i)
+        order = order[..., None]
+    else:
+        key = -moved.astype(np.float64) if is_max_k else moved.astype(np.float64)
+        order = np.argsort(key, axis=-1, kind="stable")[..., :k]
+    values = np.take_along_axis(moved, order, axis=-1)
+    return [
+        np.moveaxis(values, -1, reduction_dimension),
+        np.moveaxis(order.astype(np.int32), -1, reduction_dimension),
     ]
 
 
