@@ -1403,3 +1403,22 @@ def test_array_methods_jax_has():
         return methods(eager), ox.jit(methods)(a), eager.compress(keep, axis=1)
 
     agree(program, x)
+
+
+def test_vmap_of_indexing_over_an_empty_batch():
+    """optax's hungarian algorithm vmapped over 0 problems: gather and scatter
+    batched over an axis of size 0."""
+
+    def program(ox, x, i):
+        def pick(a, k):
+            return a[k, k] + a[k].sum() + a.at[k].add(1.0).sum()
+
+        return (
+            ox.vmap(pick)(x, i),
+            ox.jit(ox.vmap(lambda a, k: a.at[k].set(2.0)))(x, i),
+            ox.vmap(ox.grad(pick))(x, i),
+            ox.vmap(lambda k: x[0:1][0, k] if x.shape[0] else k * 1.0)(i),
+        )
+
+    agree(program, np.zeros((0, 3, 4), np.float32), np.zeros((0,), np.int32))
+    agree(program, np.ones((2, 3, 4), np.float32), np.array([0, 2], np.int32))

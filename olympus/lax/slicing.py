@@ -198,6 +198,16 @@ def _with_batch_component(indices, axis_size: int):
     return concatenate_p.bind(example, indices, dimension=len(shape) - 1)
 
 
+def _one_example(operand):
+    """A batch of one (zeros) in place of an empty batch of operands, for
+    windows over the batch axis of size 1 when no index reads them."""
+    aval = aval_of(operand)
+    zero = np.zeros((), aval.dtype)[()]
+    return broadcast_in_dim_p.bind(
+        zero, shape=(1, *aval.shape[1:]), broadcast_dimensions=()
+    )
+
+
 def _at_front(x, axis_size: int, bdim):
     """x with the batch axis first, broadcast if x is not batched."""
     if bdim is None:
@@ -212,6 +222,8 @@ def _at_front(x, axis_size: int, bdim):
 
 def _gather_batch_rule(axis_size, vals, dims, *, dimension_numbers, slice_sizes):
     operand, indices = (_at_front(v, axis_size, d) for v, d in zip(vals, dims))
+    if axis_size == 0:  # a window of 1 must fit: gather from one unread example
+        operand = _one_example(operand)
     dn = dimension_numbers
     batched = GatherDimensionNumbers(
         offset_dims=tuple(d + 1 for d in dn.offset_dims),
@@ -314,6 +326,8 @@ def _scatter_batch_rule(prim):
         operand, indices, updates = (
             _at_front(v, axis_size, d) for v, d in zip(vals, dims)
         )
+        if axis_size == 0:  # no example: nothing is written
+            return operand, 0
         dn = dimension_numbers
         batched = ScatterDimensionNumbers(
             update_window_dims=tuple(d + 1 for d in dn.update_window_dims),
