@@ -171,6 +171,7 @@ __all__ = [
     "Sharding",
     "ShardingShapeError",
     "ShardingTreeError",
+    "ShardingTypeError",
     "SingleDeviceSharding",
     "UnknownMeshAxisError",
     "auto_axes",
@@ -180,3 +181,8 @@ __all__ = [
     "set_mesh",
     "visualize_array_sharding",
 ]
+
+
+from olympus.lax.sharding import ShardingTypeError, _install_sharding_rules  # noqa: E402
+
+_install_sharding_rules()  # every primitive is defined by now

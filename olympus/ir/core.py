@@ -21,16 +21,25 @@ class ShapedArray:
 
     `weak_type` marks values that came from Python scalars; they give way to
     the dtype of whatever they are combined with (see `dtypes.promote`).
+    `sharding` is None except for values laid out over a mesh with Explicit
+    axes, where the layout is part of the type (an `AvalSharding`, printed
+    `f32[8@x,4]`); without one an aval prints, compares and hashes as ever.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
     array_abstraction_level = 1
 
-    def __init__(self, shape: Sequence[int], dtype, weak_type: bool = False):
+    def __init__(
+        self, shape: Sequence[int], dtype, weak_type: bool = False, sharding=None
+    ):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self.sharding = sharding
+        if sharding is None:
+            self._hash = hash((self.shape, self.dtype, self.weak_type))
+        else:
+            self._hash = hash((self.shape, self.dtype, self.weak_type, sharding))
 
     @property
     def ndim(self) -> int:
@@ -40,11 +49,18 @@ class ShapedArray:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+    def update(
+        self, shape=None, dtype=None, weak_type=None, sharding=None
+    ) -> ShapedArray:
+        """A copy with the given fields; a new shape drops the sharding (a
+        sharding rule says the new one)."""
+        if sharding is None and shape is None:
+            sharding = self.sharding
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            sharding,
         )
 
     def strip_weak_type(self) -> ShapedArray:
@@ -56,20 +72,56 @@ class ShapedArray:
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
+            and self.sharding == other.sharding
         )
 
     def __hash__(self) -> int:
         return self._hash
 
     def str_short(self) -> str:
-        """`f32[3,4]`: the IR's spelling of this type."""
-        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        """`f32[3,4]`: the IR's spelling of this type (`f32[8@x,4]` where
+        dimension 0 is split over mesh axis x)."""
+        if self.sharding is None:
+            dims = map(str, self.shape)
+        else:
+            dims = (
+                f"{d}@{axes}" if axes else str(d)
+                for d, axes in zip(self.shape, self.sharding.dim_names(self.ndim))
+            )
+        return f"{dtypes.short_name(self.dtype)}[{','.join(dims)}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
 
     __str__ = str_short
+
+
+class AvalSharding(NamedTuple):
+    """The layout part of an explicit-mode type (JAX's `typeof(x).sharding`):
+    the mesh without its devices (an AbstractMesh; None in a program read
+    back from text) and `spec`, one entry per dimension (None, an axis name
+    or a tuple of names) as a PartitionSpec says it."""
+
+    mesh: Any
+    spec: tuple
+
+    def dim_names(self, ndim: int) -> list[str]:
+        """Per dimension, what follows `@` in the IR (`x`, `(x,y)`), or ''."""
+        out = []
+        for d in range(ndim):
+            entry = self.spec[d] if d < len(self.spec) else None
+            names = (
+                () if entry is None else (entry,) if isinstance(entry, str) else entry
+            )
+            out.append(
+                ""
+                if not names
+                else names[0]
+                if len(names) == 1
+                else f"({','.join(names)})"
+            )
+        return out
 
 
 class SourceInfo(NamedTuple):

@@ -50,6 +50,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.ir.core import (
+    AvalSharding,
     ClosedOlympuspr,
     Eqn,
     Literal,
@@ -89,7 +90,7 @@ _SOURCE = re.compile(
     rf"(?: {re.escape(REWRITE_MARK)}(?P<rewrite>.*))?"  # an optimizer rule's note
 )
 _DTYPE_NAME = re.compile(r"[A-Za-z0-9_]+(?=\[)")
-_DIMS = re.compile(r"[0-9,\s]*")
+_DIMS = re.compile(r"(?:[0-9,\s]|@\w+|@\([\w,]+\))*")  # `8@x`: explicit sharding
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _LITERAL_WORDS = ("True", "False", "nan", "inf", "-inf", "+inf", "-nan")
 
@@ -170,11 +171,11 @@ class _Parser:
         r.expect("[")
         dims = r.match(_DIMS, "dimensions")
         r.expect("]")
-        shape = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
+        shape, sharding = _dims_and_sharding(dims.replace(" ", ""))
         weak = r.text.startswith(WEAK_MARK, r.pos)  # only right after the ']'
         if weak:
             r.pos += len(WEAK_MARK)
-        return ShapedArray(shape, dtype, weak_type=weak)
+        return ShapedArray(shape, dtype, weak_type=weak, sharding=sharding)
 
     def binder(self, scope: _Program) -> Var:
         r = self.r
@@ -459,6 +460,19 @@ def _scalar(token: str, dtype: np.dtype, r: _Reader):
         return np.asarray(float(token), dtype=dtype)[()]
     except (ValueError, OverflowError):
         raise r.error(f"{token!r} is not a {dtypes.short_name(dtype)} value") from None
+
+
+def _dims_and_sharding(dims: str) -> tuple:
+    """`8@x,4` -> ((8, 4), AvalSharding(None, ("x", None))); no `@`: no sharding."""
+    if "@" not in dims:
+        return tuple(int(d) for d in dims.split(",") if d), None
+    parts = re.findall(r"(\d+)(?:@(\w+|\([\w,]+\)))?", dims)
+    shape = tuple(int(d) for d, _ in parts)
+    spec = tuple(
+        None if not a else tuple(a[1:-1].split(",")) if a[0] == "(" else a
+        for _, a in parts
+    )
+    return shape, AvalSharding(None, spec)
 
 
 _SHAPED_ARRAY = re.compile(r"ShapedArray\((\w+)\[([0-9,]*)\](, weak_type=True)?\)")

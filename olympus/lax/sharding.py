@@ -8,9 +8,11 @@ the same way, and under vmap the batch dimension is left unsplit.
 
 from __future__ import annotations
 
-from olympus.backends.xla.array import put
 import functools
 import inspect
+import math
+
+from olympus.backends.xla.array import put
 
 from olympus.backends.xla.sharding import (
     NamedSharding,
@@ -20,6 +22,7 @@ from olympus.backends.xla.sharding import (
     spelled_for_rank,
 )
 from olympus.backends.xla.spmd import sdy_sharding
+from olympus.ir.core import AvalSharding, ShapedArray, all_primitives
 from olympus.lax.base import define_primitive
 from olympus.tracer.core import user_source_info
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
@@ -135,3 +138,245 @@ def accepts_out_sharding(fn):
         parameters=[*signature.parameters.values(), keyword]
     )
     return with_out_sharding
+
+
+# ---- explicit mode: shardings as part of the type -------------------------------
+# A value on a mesh with Explicit axes has its layout in its aval
+# (`AvalSharding`: `f32[8@x,4]`). Each rule below says the layout of a
+# primitive's results from its operands', as JAX's explicit mode does, and
+# raises ShardingTypeError where JAX does. A primitive without a rule gives
+# results with no sharding (docs/differences.md).
+class ShardingTypeError(Exception):
+    """Operands whose explicit shardings cannot be combined (JAX's
+    `ShardingTypeError`, like it an Exception, not a TypeError): reshard one
+    of them (`olympus.reshard`), or say the result's layout."""
+
+
+def _entry(spec, d: int):
+    return spec[d] if d < len(spec) else None
+
+
+def _spec_of(aval) -> tuple:
+    s = aval.sharding
+    return (
+        tuple(_entry(s.spec, d) for d in range(aval.ndim)) if s else (None,) * aval.ndim
+    )
+
+
+def _as_spec(entries) -> PartitionSpec:
+    return PartitionSpec(*entries)
+
+
+def _elementwise(name, avals, out, params):
+    """Operands of the result's rank must agree dimension by dimension (an
+    unsplit dimension agrees with any); the result takes their layout."""
+    rank = out.ndim
+    shaped = [a for a in avals if a.ndim == rank and a.ndim > 0]
+    merged = [None] * rank
+    for a in shaped:
+        for d, e in enumerate(_spec_of(a)):
+            if e is not None and merged[d] is not None and e != merged[d]:
+                specs = ", ".join(str(_spec_of(b)) for b in shaped)
+                raise ShardingTypeError(
+                    f"{name} got incompatible shardings for broadcasting: {specs}. "
+                    f"Reshard one operand (olympus.reshard) to match the other."
+                )
+            merged[d] = merged[d] if e is None else e
+    return [merged]
+
+
+def _reduction(name, avals, out, params):
+    axes = set(params["axes"])
+    return [[e for d, e in enumerate(_spec_of(avals[0])) if d not in axes]]
+
+
+def _transpose(name, avals, out, params):
+    spec = _spec_of(avals[0])
+    return [[spec[p] for p in params["permutation"]]]
+
+
+def _broadcast_in_dim(name, avals, out, params):
+    x, merged = avals[0], [None] * out.ndim
+    for i, d in enumerate(params["broadcast_dimensions"]):
+        if x.shape[i] == out.shape[d]:
+            merged[d] = _spec_of(x)[i]
+    return [merged]
+
+
+def _squeeze(name, avals, out, params):
+    gone = set(params["dimensions"])
+    return [[e for d, e in enumerate(_spec_of(avals[0])) if d not in gone]]
+
+
+def _expand_dims(name, avals, out, params):
+    spec = list(_spec_of(avals[0]))
+    for d in sorted(params["dimensions"]):
+        spec.insert(d, None)
+    return [spec]
+
+
+def _axes_size(mesh, entry) -> int:
+    names = (entry,) if isinstance(entry, str) else entry
+    return math.prod(mesh.shape[n] for n in names)
+
+
+def _reshape_groups(old: tuple, new: tuple) -> list:
+    """Runs of dimensions of equal product: [(old dims, new dims)], size-1
+    dimensions in runs of their own."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        if i < len(old) and old[i] == 1 and (j >= len(new) or new[j] != 1):
+            groups.append(([i], []))
+            i += 1
+            continue
+        if j < len(new) and new[j] == 1 and (i >= len(old) or old[i] != 1):
+            groups.append(([], [j]))
+            j += 1
+            continue
+        gi, gj = [i], [j]
+        a, b = old[i], new[j]
+        i, j = i + 1, j + 1
+        while a != b:
+            if a < b:
+                a, i = a * old[i], i + 1
+                gi.append(i - 1)
+            else:
+                b, j = b * new[j], j + 1
+                gj.append(j - 1)
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape(name, avals, out, params):
+    """Dimensions kept, split (the first piece takes the layout when the
+    mesh axes divide it) or merged (when only the first is split), as JAX."""
+    x = avals[0]
+    spec, mesh = _spec_of(x), x.sharding.mesh
+    merged = [None] * out.ndim
+    for old, new in _reshape_groups(x.shape, out.shape):
+        split = [spec[d] for d in old if spec[d] is not None]
+        if not split:
+            continue
+        if len(new) == 1 and spec[old[0]] is not None and len(split) == 1:
+            merged[new[0]] = spec[old[0]]  # kept, or merged into the first
+            continue
+        if (
+            len(old) == 1
+            and new
+            and out.shape[new[0]] % _axes_size(mesh, split[0]) == 0
+        ):
+            merged[new[0]] = split[0]  # split: the major piece keeps it
+            continue
+        raise ShardingTypeError(
+            f"This reshape is not supported. Please specify the sharding of the "
+            f"output via the `out_sharding` argument of olympus.lax.reshape (or "
+            f"reshard first). Got operand type: {x.str_short()}, new sizes: "
+            f"{tuple(out.shape)}"
+        )
+    return [merged]
+
+
+def _dot_general(name, avals, out, params):
+    lhs, rhs = avals
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    ls, rs = _spec_of(lhs), _spec_of(rhs)
+    lcs, rcs = tuple(ls[d] for d in lc), tuple(rs[d] for d in rc)
+    if any(e is not None for e in lcs + rcs):
+        raise ShardingTypeError(
+            f"Contracting dimensions are sharded and it is ambiguous how the "
+            f"output should be sharded. Please specify the output sharding via "
+            f"the `out_sharding` parameter (or reshard an operand). Got "
+            f"lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}"
+        )
+    batch = []
+    for a, b in zip(lb, rb):
+        if ls[a] is not None and rs[b] is not None and ls[a] != rs[b]:
+            raise ShardingTypeError(
+                f"dot_general requires contracting and batch dimensions to have "
+                f"the same sharding, got lhs batch {ls[a]} and rhs batch {rs[b]}"
+            )
+        batch.append(ls[a] if ls[a] is not None else rs[b])
+    free_l = [ls[d] for d in range(lhs.ndim) if d not in lc and d not in lb]
+    free_r = [rs[d] for d in range(rhs.ndim) if d not in rc and d not in rb]
+    merged = batch + free_l + free_r
+    used = [
+        n for e in merged if e is not None for n in ((e,) if isinstance(e, str) else e)
+    ]
+    if len(used) != len(set(used)):
+        mesh = (lhs.sharding or rhs.sharding).mesh
+        typed = out.update(sharding=AvalSharding(mesh, _as_spec(merged)))
+        raise ShardingTypeError(
+            f"dot_general operation with inputs: {lhs.str_short()}, "
+            f"{rhs.str_short()} produces an illegally sharded result: "
+            f"{typed.str_short()}"
+        )
+    return [merged]
+
+
+_UNARY = (
+    "abs acos acosh asin asinh atan atanh bessel_i0e bessel_i1e cbrt ceil clz "
+    "convert_element_type cos cosh digamma erf erf_inv erfc exp expm1 floor imag "
+    "integer_pow is_finite lgamma log log1p logistic neg not population_count real "
+    "reduce_precision round rsqrt sign sin sinh sqrt stop_gradient tan tanh"
+).split()
+_NARY = (
+    "add and atan2 clamp complex div eq ge gt igamma igammac le lt max min mul ne "
+    "nextafter or pow rem select_n shift_left shift_right_arithmetic "
+    "shift_right_logical sub xor zeta polygamma"
+).split()
+_REDUCTIONS = "reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor argmax argmin".split()
+
+sharding_rules: dict = {
+    **{n: _elementwise for n in _UNARY + _NARY},
+    **{n: _reduction for n in _REDUCTIONS},
+    "transpose": _transpose,
+    "broadcast_in_dim": _broadcast_in_dim,
+    "squeeze": _squeeze,
+    "expand_dims": _expand_dims,
+    "reshape": _reshape,
+    "dot_general": _dot_general,
+}
+
+
+def _typed(aval, entries, mesh):
+    """`aval` with the layout `entries`; an unsplit value's type holds none
+    (so it equals the type of the same value made without a mesh)."""
+    if all(e is None for e in entries):
+        if aval.sharding is None:
+            return aval
+        return ShapedArray(aval.shape, aval.dtype, aval.weak_type)
+    return aval.update(sharding=AvalSharding(mesh, _as_spec(entries)))
+
+
+def _with_sharding_rule(primitive, shape_rule, sharding_rule):
+    """`shape_rule`, then, where an operand's type holds a sharding, the
+    results' shardings from `sharding_rule`."""
+    name = primitive.name
+
+    def abstract_eval(*avals, **params):
+        out = shape_rule(*avals, **params)
+        for a in avals:
+            if getattr(a, "sharding", None) is not None:
+                break
+        else:
+            return out
+        outs = list(out) if primitive.multiple_results else [out]
+        mesh = next(a.sharding.mesh for a in avals if getattr(a, "sharding", None))
+        specs = sharding_rule(name, avals, outs[0], params)
+        typed = [_typed(o, s, mesh) for o, s in zip(outs, specs)]
+        return typed if primitive.multiple_results else typed[0]
+
+    abstract_eval.__wrapped__ = shape_rule
+    return abstract_eval
+
+
+def _install_sharding_rules() -> None:
+    for name, rule in sharding_rules.items():
+        primitive = all_primitives.get(name)
+        if primitive is None or primitive.abstract_eval is None:
+            continue
+        if getattr(primitive.abstract_eval, "__wrapped__", None) is not None:
+            continue
+        primitive.abstract_eval = _with_sharding_rule(
+            primitive, primitive.abstract_eval, rule
+        )

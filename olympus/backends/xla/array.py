@@ -21,7 +21,12 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import client
-from olympus.backends.xla.sharding import Sharding, SingleDeviceSharding, same_layout
+from olympus.backends.xla.sharding import (
+    Sharding,
+    SingleDeviceSharding,
+    explicit_aval,
+    same_layout,
+)
 from olympus.tracer.core import Tracer, aval_of, user_source_info
 
 
@@ -334,6 +339,7 @@ def _laid_out(out: Array, sharding: Sharding | None) -> Array:
     global layouts_in_use
     if sharding is not None:
         layouts_in_use = True
+        out.aval = explicit_aval(out.aval, sharding)  # explicit mode: in the type
     out._sharding = sharding
     return out
 

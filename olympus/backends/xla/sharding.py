@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from olympus.backends.xla import client
+from olympus.ir.core import AvalSharding, ShapedArray
 from olympus.tracer.core import user_source_info
 from olympus.tracer.pytree import tree_flatten
 
@@ -275,6 +276,31 @@ def set_mesh(mesh: Mesh | None) -> _MeshScope:
     previous = _meshes_in_scope[-1]
     _meshes_in_scope[-1] = mesh
     return _MeshScope(mesh, previous)
+
+
+def typed_spec(spec: PartitionSpec, ndim: int, explicit: tuple) -> tuple:
+    """`spec` as an explicit-mode type says it: one entry per dimension,
+    only the `explicit` mesh axes kept (None, a name, or a tuple of names)."""
+    out = []
+    for d in range(ndim):
+        names = tuple(n for n in spec.axes(d) if n in explicit)
+        out.append(None if not names else names[0] if len(names) == 1 else names)
+    return PartitionSpec(*out)
+
+
+def explicit_aval(aval, sharding):
+    """`aval` with its layout as part of the type where `sharding` is over a
+    mesh with Explicit axes (JAX's explicit mode); `aval` itself otherwise."""
+    mesh = getattr(sharding, "mesh", None)
+    explicit = () if mesh is None else mesh.abstract_mesh.explicit_axes
+    if not explicit or not isinstance(sharding, NamedSharding):
+        if aval.sharding is None:
+            return aval
+        return ShapedArray(aval.shape, aval.dtype, aval.weak_type)
+    spec = typed_spec(sharding.spec, aval.ndim, explicit)
+    if all(e is None for e in spec):  # unsplit: a type without a layout
+        return ShapedArray(aval.shape, aval.dtype, aval.weak_type)
+    return aval.update(sharding=AvalSharding(mesh.abstract_mesh, spec))
 
 
 class MeshNotSetError(ValueError):

@@ -183,7 +183,9 @@ def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout
         for s, a in zip(in_shardings, avals_in)
     ]
     named_out = [
-        s if s is None else as_named(s, mesh, a.ndim) or replicated(mesh)
+        _typed_layout(a, mesh)
+        if s is None
+        else as_named(s, mesh, a.ndim) or replicated(mesh)
         for s, a in zip(out_shardings, olympuspr.out_avals)
     ]
     meshes = list(
@@ -203,6 +205,16 @@ def plan_layout(olympuspr: Olympuspr, in_shardings, out_shardings) -> SpmdLayout
         meshes,
         mesh,
     )
+
+
+def _typed_layout(aval, mesh: Mesh) -> NamedSharding | None:
+    """An explicit-mode result's layout, from its type (None: XLA decides)."""
+    typed = aval.sharding
+    if typed is None or typed.mesh is None:
+        return None
+    if tuple(typed.mesh.axis_names) != mesh.axis_names:
+        return None
+    return NamedSharding(mesh, PartitionSpec(*typed.spec))
 
 
 class ShardedExecutable:

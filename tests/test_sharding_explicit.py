@@ -1,0 +1,158 @@
+"""Explicit sharding (issue 28): on a mesh with Explicit axes a value's layout
+is part of its type (`typeof(x).sharding`, `f32[8@x,4]` in the IR), ops say
+their results' layouts by JAX's rules and refuse conflicting operands with
+ShardingTypeError, naming both shardings.
+
+The programs follow JAX's "Explicit sharding" page; each runs under olympus
+and JAX 0.10.2 on 4 CPU devices in a subprocess (tests/test_sharding_api.py's
+`run_with_jax`) and is compared by tests/jax_oracle.py. A type is compared
+by its dimensions (`8@x,4`: the dtype's spelling differs, f32 / float32).
+"""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import olympus
+from olympus.ir.core import AvalSharding, ShapedArray
+from olympus.ir.parser import parse
+from test_sharding_api import run_with_jax
+
+PRELUDE = """
+    def dims(ox, v):
+        return str(ox.typeof(v)).split("[", 1)[1]
+
+    def mesh_of(ox):
+        kinds = (ox.sharding.AxisType.Explicit,) * 2
+        return ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
+
+    def put(ox, value, *spec):
+        return ox.device_put(value, ox.NamedSharding(mesh_of(ox), ox.P(*spec)))
+
+    a = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+"""
+
+
+def run(code: str) -> str:
+    """`code` after PRELUDE, under olympus and JAX on 4 devices: its stdout."""
+    return run_with_jax(textwrap.dedent(PRELUDE) + textwrap.dedent(code))
+
+
+def test_types_carry_shardings_through_ops_eagerly_and_under_jit():
+    out = run(
+        """
+        def prog(ox, a):
+            x = put(ox, a, "x")
+            xy = put(ox, a, ("x", "y"))
+            w = put(ox, a.T, None, "y")
+            def body(x):
+                return [dims(ox, v) for v in (
+                    x, x * 2 + 1, ox.jnp.sin(x), x.sum(0), x.sum(1), x.T,
+                    x.reshape(4, 2, 4), x.reshape(32), x[None], ox.jnp.expand_dims(x, 2),
+                    ox.jnp.broadcast_to(x[:, None], (8, 3, 4)), x.astype(ox.jnp.int32),
+                    x @ w, ox.jnp.maximum(x, 0.0), x + ox.jnp.ones(4),
+                )]
+            traced = []
+            ox.jit(lambda v: traced.append(body(v)) or v)(x)
+            spec = tuple(ox.typeof(x).sharding.spec)
+            axes = ox.typeof(x).sharding.mesh.axis_names
+            return body(x), traced[0], dims(ox, xy), spec, tuple(axes)
+        agree(prog, a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_conflicting_shardings_raise_as_in_jax():
+    out = run(
+        """
+        def conflict(ox, a, make):
+            try:
+                make(ox, put(ox, a, "x"), put(ox, a, "y"))
+            except Exception as err:
+                return type(err).__name__, str(err)
+            return None
+        cases = [
+            lambda ox, x, y: x + y,
+            lambda ox, x, y: ox.jit(lambda u, v: u * v)(x, y),
+            lambda ox, x, y: x.T @ x,
+            lambda ox, x, y: ox.jit(lambda u: u @ u.T)(x),
+            lambda ox, x, y: x.reshape(2, 16),
+        ]
+        for make in cases:
+            ours, theirs = run_both(lambda ox, a: conflict(ox, a, make), a)
+            assert ours[0] == theirs[0] == "ShardingTypeError", (ours, theirs)
+            print(ours[1])
+        """
+    )
+    lines = out.strip().splitlines()
+    assert (
+        "add got incompatible shardings for broadcasting: ('x', None), ('y', None)"
+        in lines[0]
+    )
+    assert "('x', None), ('y', None)" in lines[1]
+    assert "lhs_contracting_spec=('x',) and rhs_contracting_spec=('x',)" in lines[2]
+    assert "illegally sharded result: f32[8@x,8@x]" in lines[3]
+    assert "f32[8@x,4], new sizes: (2, 16)" in lines[4]
+
+
+def test_results_are_laid_out_as_their_types_say_and_reshard_changes_them():
+    out = run(
+        """
+        def prog(ox, a):
+            x = put(ox, a, "x")
+            f = ox.jit(lambda v: (ox.jnp.tanh(v) * 2).T)
+            y = f(x)
+            moved = ox.reshard(x, ox.P(None, "y"))
+            z = moved * 3
+            with ox.set_mesh(mesh_of(ox)):
+                auto = ox.sharding.auto_axes(lambda v: v + 1, out_sharding=ox.P("y"))(x)
+            return (y, tuple(y.sharding.spec), dims(ox, y), z, dims(ox, z),
+                    tuple(z.sharding.spec), dims(ox, auto), ox.grad(lambda v: (f(v) ** 2).sum())(x))
+        agree(prog, a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_auto_meshes_keep_types_without_shardings():
+    """On Auto axes (and on one device) nothing changes: no sharding in the
+    type, the IR as before."""
+    mesh = olympus.make_mesh((1,), ("x",))
+    x = olympus.device_put(
+        np.ones((2, 3), np.float32), olympus.NamedSharding(mesh, olympus.P("x"))
+    )
+    assert olympus.typeof(x).sharding is None
+    assert "f32[2,3]" in str(olympus.make_olympuspr(lambda v: v * 2)(x))
+
+
+def test_sharded_types_print_parse_and_compare():
+    typed = ShapedArray((8, 4), np.float32, sharding=AvalSharding(None, ("x", None)))
+    plain = ShapedArray((8, 4), np.float32)
+    assert str(typed) == "f32[8@x,4]" and typed != plain
+    assert hash(plain) == hash(ShapedArray((8, 4), np.float32))
+    pair = ShapedArray((6,), np.float32, sharding=AvalSharding(None, (("x", "y"),)))
+    assert str(pair) == "f32[6@(x,y)]"
+    text = "{ lambda ; a:f32[8@x,4]. let b:f32[8@x,4] = sin a in (b,) }"
+    program = parse(text).olympuspr
+    assert str(program.invars[0].aval) == "f32[8@x,4]"
+    assert program.invars[0].aval.sharding.spec == ("x", None)
+    assert str(program) == text.replace(" let b", " let\n    b").replace(
+        " in", "\n  in"
+    )
+
+
+@pytest.mark.parametrize("spec", [("x",), (None, "x")])
+def test_one_device_explicit_mesh_agrees_with_jax(spec):
+    from jax_oracle import agree
+
+    def prog(ox, a):
+        kinds = (ox.sharding.AxisType.Explicit,)
+        mesh = ox.make_mesh((1,), ("x",), axis_types=kinds)
+        x = ox.device_put(a, ox.NamedSharding(mesh, ox.P(*spec)))
+        return ox.jit(lambda v: v.sum(0) * 2)(x), (x * 3).T
+
+    agree(prog, np.arange(6.0, dtype=np.float32).reshape(2, 3))
