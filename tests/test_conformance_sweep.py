@@ -112,11 +112,6 @@ ALLOWED: dict[str, str] = {
     "jnp.roots": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes); olympus raises LapackTypeError where JAX returns a value (bfloat16, float16)",
     "jnp.unravel_index": "numpy/index_tricks.py: olympus raises TypeError where JAX returns a value (bfloat16, bool, float16, float32, float64)",
     "jnp.vander": "numpy/polynomial.py: olympus returns a value where JAX raises TypeError (bool); result dtype int32, JAX int8 (int8)",
-    "lax.clamp": "lax/ops.py: olympus raises LoweringError where JAX returns a value (bool)",
-    "lax.cumlogsumexp": "lax/cumulative.py: olympus raises OlympusTypeError where JAX returns a value (int32, int64, int8, uint8)",
-    "lax.max": "lax/ops.py: olympus raises OlympusTypeError where JAX returns a value (bool)",
-    "lax.min": "lax/ops.py: olympus raises OlympusTypeError where JAX returns a value (bool)",
-    "lax.select": "lax/ops.py: values differ (int32, int64, int8)",
 }
 
 

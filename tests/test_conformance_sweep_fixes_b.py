@@ -270,3 +270,57 @@ def test_roll_by_bool_shifts_as_jax():
     agree(lambda ox, a, s: ox.jnp.roll(a, s), a, np.array(True))
     agree(lambda ox, a, s: ox.jit(ox.jnp.roll)(a, s), a, np.array(True))
     agree(lambda ox, a, s: ox.jnp.roll(a, s), a[:0], np.zeros(0, bool))
+
+
+# ---- lax/ops.py: max, min, clamp and select (the lowering and the reference tier) ---
+def _on_every_tier(fn, *args):
+    """fn agrees with JAX eagerly and under jit, and the reference interpreter
+    gives jit's values."""
+    agree_traced(lambda ox, *a: fn(ox, *a), *args, vmap=False)
+    import olympus
+    from jax_oracle import OLYMPUS
+    from olympus.test_util import reference_call
+
+    jitted = np.asarray(olympus.jit(lambda *a: fn(OLYMPUS, *a))(*args))
+    reference = np.asarray(reference_call(lambda *a: fn(OLYMPUS, *a), *args))
+    assert reference.dtype == jitted.dtype
+    np.testing.assert_array_equal(reference, jitted)
+
+
+def test_bool_max_min_and_clamp_are_or_and_as_jax():
+    x = np.array([True, False, True, False])
+    y = np.array([True, True, False, False])
+    _on_every_tier(lambda ox, x, y: ox.lax.max(x, y), x, y)
+    _on_every_tier(lambda ox, x, y: ox.lax.min(x, y), x, y)
+    _on_every_tier(lambda ox, x, y: ox.lax.clamp(y, x, np.bool_(True)), x, y)
+    _on_every_tier(lambda ox, x, y: ox.lax.clamp(np.bool_(False), x, y), x, y)
+    agree(lambda ox, x, y: ox.lax.max(x, y), x[0], y[0])
+    agree(lambda ox, x, y: ox.vmap(ox.lax.min)(x, y), x, y)
+
+
+PREDICATES = {
+    np.int8: [0, 1, -1, 2, -128, 127, 5],
+    np.int32: [0, 1, -1, 2, -(2**31), 2**31 - 1, 5],
+    np.uint8: [0, 1, 2, 255, 3, 0, 1],
+}
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8])
+def test_select_with_an_integer_predicate_takes_the_nearest_case_as_jax(dtype):
+    pred = np.array(PREDICATES[dtype], dtype)
+    on_true = np.arange(len(pred), dtype=np.float32)
+    on_false = -on_true - 1
+    select = lambda ox, p, t, f: ox.lax.select(p, t, f)  # noqa: E731
+    _on_every_tier(select, pred, on_true, on_false)
+    cases = [on_false, on_true, on_true * 10]
+    _on_every_tier(lambda ox, p, *c: ox.lax.select_n(p, *c), pred, *cases)
+    agree(
+        lambda ox, *a: ox.vmap(lambda *b: select(ox, *b))(*a), pred, on_true, on_false
+    )
+
+
+def test_cumlogsumexp_of_an_empty_integer_axis_as_jax():
+    for shape, axis in (((0,), 0), ((0, 3), 0), ((3, 0), 1), ((3, 0), 0), ((2,), 0)):
+        agree(lambda ox, x: ox.lax.cumlogsumexp(x, axis=axis), np.zeros(shape, np.int8))
+    agree(lambda ox, x: ox.jit(ox.lax.cumlogsumexp)(x), np.zeros(0, np.int32))
+    agree(lambda ox, x: ox.lax.cumlogsumexp(x), np.zeros(0, bool))

@@ -224,15 +224,24 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
 
     Raises:
       OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
+        integers with lax.convert_element_type); as JAX, an integer operand
+        with an empty `axis` comes back unchanged.
       ScanShapeError: axis is out of range (a ValueError).
 
     Example:
       >>> lax.cumlogsumexp(jnp.array([0.0, 0.0, 0.0]))
       Array([0.       , 0.6931472, 1.0986123], dtype=float32)
     """
+    shape, dtype = aval_of(operand).shape, aval_of(operand).dtype
+    if (
+        dtypes.is_integer(dtype)
+        and -len(shape) <= axis < len(shape)
+        and not shape[axis]
+    ):
+        # Nothing to run along: JAX returns an empty integer operand as it is.
+        return ops.convert_element_type(operand, dtype)
     _check_number("cumlogsumexp", operand, floats_only=True)
-    lowest = _lowest(aval_of(operand).dtype)
+    lowest = _lowest(dtype)
     return _running("cumlogsumexp", logaddexp, operand, axis, reverse, lowest)
 
 

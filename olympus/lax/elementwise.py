@@ -363,7 +363,12 @@ defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # ---- binary ------------------------------------------------------------------
-def _binary(name: str, hlo_op: str, accepted=is_number, kinds="numeric"):
+def _binary(
+    name: str, hlo_op: str, accepted=is_number, kinds="numeric", bool_hlo_op=None
+):
+    """A binary elementwise primitive; `bool_hlo_op` lowers its bool form
+    (XLA has no maximum/minimum/clamp on PRED: or/and are the same functions)."""
+
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         dtype = same_dtypes(name, (x, y))
         dtype_kind_check(name, x, accepted, kinds)
@@ -371,9 +376,15 @@ def _binary(name: str, hlo_op: str, accepted=is_number, kinds="numeric"):
         return ShapedArray(shape, dtype, all_weak((x, y)))
 
     def lower(ctx, x, y):
-        return ctx.op(hlo_op, _operands_at_out_shape(ctx, (x, y)))
+        is_bool = ctx.aval_out.dtype == dtypes.bool_
+        op = bool_hlo_op if is_bool and bool_hlo_op else hlo_op
+        return ctx.op(op, _operands_at_out_shape(ctx, (x, y)))
 
     return define_primitive(name, abstract_eval, lower)
+
+
+def _any_dtype(dtype) -> bool:
+    return True
 
 
 add_p = _binary("add", "stablehlo.add")
@@ -381,8 +392,9 @@ sub_p = _binary("sub", "stablehlo.subtract")
 mul_p = _binary("mul", "stablehlo.multiply")
 div_p = _binary("div", "stablehlo.divide")
 rem_p = _binary("rem", "stablehlo.remainder")
-max_p = _binary("max", "stablehlo.maximum")
-min_p = _binary("min", "stablehlo.minimum")
+# max/min take bools too, as JAX's (max is or, min is and).
+max_p = _binary("max", "stablehlo.maximum", _any_dtype, "any", "stablehlo.or")
+min_p = _binary("min", "stablehlo.minimum", _any_dtype, "any", "stablehlo.and")
 pow_p = _binary("pow", "stablehlo.power", dtypes.is_inexact, "floating-point")
 atan2_p = _binary("atan2", "stablehlo.atan2", dtypes.is_inexact, "floating-point")
 and_p = _binary("and", "stablehlo.and", is_int_or_bool, "integer or boolean")
@@ -628,19 +640,22 @@ def _select_n_lower(ctx, which, *cases):
     if which_aval.dtype == dtypes.bool_:
         pred = _broadcast_operand(ctx, which, which_aval, aval.shape)
         return ctx.op("stablehlo.select", [pred, cases[1], cases[0]])
-    # Integer index: choose case i where which == i (the last case takes the rest).
+    # Integer index: a binary search with `which < mid`, as JAX lowers it, so an
+    # out-of-range index takes the first case (below 0) or the last (above).
     which_b = _broadcast_operand(ctx, which, which_aval, aval.shape)
-    result = cases[-1]
-    for i in range(len(cases) - 2, -1, -1):
-        const = ctx.emitter.constant(
-            np.array(i, which_aval.dtype), ShapedArray((), which_aval.dtype)
-        )
-        const = _broadcast_operand(
-            ctx, const, ShapedArray((), which_aval.dtype), aval.shape
-        )
-        pred = compare(ctx.emitter, which_b, const, "EQ", which_aval.dtype, aval.shape)
-        result = ctx.op("stablehlo.select", [pred, cases[i], result])
-    return result
+
+    def pick(offset: int, cases: tuple):
+        if len(cases) == 1:
+            return cases[0]
+        mid = len(cases) // 2
+        scalar = ShapedArray((), which_aval.dtype)
+        const = ctx.emitter.constant(np.array(offset + mid, which_aval.dtype), scalar)
+        const = _broadcast_operand(ctx, const, scalar, aval.shape)
+        pred = compare(ctx.emitter, which_b, const, "LT", which_aval.dtype, aval.shape)
+        lower, upper = pick(offset, cases[:mid]), pick(offset + mid, cases[mid:])
+        return ctx.op("stablehlo.select", [pred, lower, upper])
+
+    return pick(0, cases)
 
 
 select_n_p = define_primitive("select_n", _select_n_abstract_eval, _select_n_lower)
@@ -688,13 +703,14 @@ def _clamp_abstract_eval(
     return x.update(weak_type=all_weak((lo, x, hi)))
 
 
-clamp_p = define_primitive(
-    "clamp",
-    _clamp_abstract_eval,
-    lambda ctx, lo, x, hi: ctx.op(
-        "stablehlo.clamp", _operands_at_out_shape(ctx, (lo, x, hi))
-    ),
-)
+def _clamp_lower(ctx, lo, x, hi):
+    lo, x, hi = _operands_at_out_shape(ctx, (lo, x, hi))
+    if ctx.aval_out.dtype == dtypes.bool_:  # XLA has no PRED clamp: (x or lo) and hi
+        return ctx.op("stablehlo.and", [ctx.op("stablehlo.or", [x, lo]), hi])
+    return ctx.op("stablehlo.clamp", [lo, x, hi])
+
+
+clamp_p = define_primitive("clamp", _clamp_abstract_eval, _clamp_lower)
 # The bounds may stay rank-0; the operand itself is always full-shaped.
 def_elementwise(clamp_p, scalar_positions=lambda i: i != 1)
 

@@ -157,6 +157,9 @@ def _complex(x, y):
 def _select_n(which, *cases):
     if which.dtype == np.bool_:
         which = which.astype(np.int32)
+    # Out-of-range indices take the nearest case, as JAX's lowering (a binary
+    # search with `which < mid`).
+    which = np.clip(which, 0, len(cases) - 1)
     out = np.broadcast_to(cases[-1], cases[0].shape)
     for i in range(len(cases) - 2, -1, -1):
         out = np.where(which == i, cases[i], out)
