@@ -166,7 +166,7 @@ def shift_right_logical(x, y):
         promote or broadcast).
 
     Example:
-      >>> lax.shift_right_logical(jnp.array([8, 16], dtype=jnp.uint32), 2)
+      >>> lax.shift_right_logical(jnp.array([8, 16], dtype=jnp.uint32), jnp.array([2, 2], dtype=jnp.uint32))
       Array([2, 4], dtype=uint32)
     """
     return shift_right_logical_p.bind(*_match_scalars(x, y))

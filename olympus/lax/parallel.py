@@ -590,7 +590,9 @@ def pcast(x, axis_name, *, to: str):
         pmap or vmap (a NameError).
 
     Example:
-      >>> olympus.vmap(lambda v: lax.pcast(v, 'i', to='varying'), axis_name='i')(jnp.ones(2))
+      >>> mesh = olympus.make_mesh((1,), ('i',))
+      >>> f = lambda v: lax.pcast(v, 'i', to='varying')
+      >>> olympus.shard_map(f, mesh=mesh, in_specs=olympus.P(), out_specs=olympus.P('i'))(jnp.ones(2))
       Array([1., 1.], dtype=float32)
     """
     if isinstance(axis_name, (set, frozenset)):

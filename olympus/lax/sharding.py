@@ -84,9 +84,10 @@ def with_sharding_constraint(x, shardings):
       TypeError: shardings is not a NamedSharding (or a pytree of them).
 
     Example:
-      >>> mesh = olympus.make_mesh((1,), ('x',))
+      >>> auto = (olympus.sharding.AxisType.Auto,)
+      >>> mesh = olympus.make_mesh((1,), ('x',), axis_types=auto)
       >>> s = olympus.sharding.NamedSharding(mesh, olympus.P('x'))
-      >>> lax.with_sharding_constraint(jnp.arange(2.0), s)
+      >>> olympus.jit(lambda v: lax.with_sharding_constraint(v, s))(jnp.arange(2.0))
       Array([0., 1.], dtype=float32)
     """
     leaves, tree = tree_flatten(x)
