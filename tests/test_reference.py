@@ -12,11 +12,14 @@ from olympus import lax
 from olympus.backends.reference import evaluate, reference_rules
 from olympus.test_util import reference_call
 from olympus.ir.core import all_primitives
+from olympus.ir.evaluation import program_rules
 from olympus.tracer.pytree import tree_flatten
 
 
 def test_every_primitive_has_a_reference_rule():
-    missing = sorted(set(all_primitives) - set(reference_rules))
+    """A NumPy rule each, or a rule of the evaluation loop's (the
+    higher-order primitives, whose bodies run with the caller's rules)."""
+    missing = sorted(set(all_primitives) - set(reference_rules) - set(program_rules))
     assert missing == [], f"primitives without a reference rule: {missing}"
 
 

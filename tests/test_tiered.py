@@ -614,7 +614,8 @@ def test_a_split_matmul_result_is_still_shared(held):
         )
     ]
     address = outs[0].ctypes.data
-    assert np.asarray(interpreted._result(outs, 0, _Var(f32))).ctypes.data == address
+    assert interpreted._allocated(outs[0])  # the tier's own: it may share it
+    assert np.asarray(interpreted._result(outs[0], f32, True)).ctypes.data == address
 
 
 def test_arena_memory_is_reused_only_once_nothing_views_it(held):
@@ -644,7 +645,7 @@ def test_arena_memory_is_reused_only_once_nothing_views_it(held):
             dimension_numbers=(((1,), (0,)), ((), ())),
         )
 
-    shared = interpreted._result([product()], 0, _Var(f32))
+    shared = interpreted._result(product(), f32, True)
     address = np.asarray(shared).ctypes.data
     assert interpreted._arena.ids  # the product's memory is the arena's
     other = product()
@@ -703,7 +704,7 @@ def test_prefault_like_serves_a_result_the_size_of_an_argument(held):
     blocks = interpreted._arena._blocks[size]
     assert len(blocks) == 1 and len(interpreted._arena) == 1
     deadline = time.monotonic() + 10
-    while not interpreted._free(blocks, 0):  # the worker is writing it
+    while not interpreted._arena._is_free(blocks[0]):  # the worker is writing it
         assert time.monotonic() < deadline
         time.sleep(0.001)
     outs = [
@@ -713,10 +714,10 @@ def test_prefault_like_serves_a_result_the_size_of_an_argument(held):
             dimension_numbers=(((1,), (0,)), ((), ())),
         )
     ]
-    assert outs[0].base is blocks[0]
+    assert np.shares_memory(outs[0], blocks[0])  # the prefaulted block
     block_start = blocks[0].ctypes.data
     f32 = ShapedArray((512, 512), np.dtype(np.float32))
-    shared = interpreted._result(outs, 0, _Var(f32))
+    shared = interpreted._result(outs[0], f32, True)
     assert 0 <= np.asarray(shared).ctypes.data - block_start < interpreted._ALIGN
     np.testing.assert_array_equal(np.asarray(shared), 128.0)
     del outs
@@ -815,11 +816,6 @@ def test_results_never_share_the_callers_memory(fun, held):
         assert np.all(np.asarray(leaf) == 1.0)
 
 
-class _Var:
-    def __init__(self, aval):
-        self.aval = aval
-
-
 def test_matmul_results_are_shared_and_stay_put(held):
     """A large matmul result becomes the device buffer without a copy (it is
     64-byte aligned, and only the interpreter holds it); a small one, or an
@@ -833,22 +829,19 @@ def test_matmul_results_are_shared_and_stay_put(held):
             dimension_numbers=(((1,), (0,)), ((), ())),
         )
 
-    outs = [made()]
-    address = outs[0].ctypes.data
-    assert np.asarray(interpreted._result(outs, 0, _Var(f32))).ctypes.data == address
-    outs = [made()]
-    kept = outs[0]  # held elsewhere too: copied
-    assert not np.shares_memory(
-        np.asarray(interpreted._result(outs, 0, _Var(f32))), kept
-    )
+    made_once = made()
+    address = made_once.ctypes.data
+    assert np.asarray(interpreted._result(made_once, f32, True)).ctypes.data == address
+    kept = made()  # not owned by the interpretation (a view lives on): copied
+    assert not np.shares_memory(np.asarray(interpreted._result(kept, f32, False)), kept)
     given = np.ones((256, 256), np.float32)
     assert not np.shares_memory(
-        np.asarray(interpreted._result([given], 0, _Var(f32))), given
+        np.asarray(interpreted._result(given, f32, False)), given
     )
     small = interpreted._aligned_empty((4,), np.float32)
     small_aval = ShapedArray((4,), np.dtype(np.float32))
     assert not np.shares_memory(
-        np.asarray(interpreted._result([small], 0, _Var(small_aval))), small
+        np.asarray(interpreted._result(small, small_aval, True)), small
     )
     a, b = _rng().normal(size=(2, 256, 256)).astype(np.float32)
     f = olympus.jit(lambda a, b: a @ b, tiered=True)

@@ -7,7 +7,9 @@ from the primitives' definitions on purpose: an oracle written beside the
 lowering tends to share that lowering's misreadings, and keying by name keeps
 this backend free of imports from `olympus.lax`.
 
-Layers: `table` (the rule table) < `interpreter` (reads it) < the family
+Layers: `table` (the rule table) < `interpreter` (the shared evaluation
+loop of olympus/ir/evaluation.py over it; that loop evaluates cond, while,
+scan and the calls itself) < the family
 modules `rules`, `linalg`, `slicing`, `special`, `windowed` (register into it; imported
 here, so any import of this package fills the table).
 
