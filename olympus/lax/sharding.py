@@ -282,13 +282,16 @@ def _dot_general(name, avals, out, params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     ls, rs = _spec_of(lhs), _spec_of(rhs)
     lcs, rcs = tuple(ls[d] for d in lc), tuple(rs[d] for d in rc)
-    if any(e is not None for e in lcs + rcs):
-        raise ShardingTypeError(
-            f"Contracting dimensions are sharded and it is ambiguous how the "
-            f"output should be sharded. Please specify the output sharding via "
-            f"the `out_sharding` parameter (or reshard an operand). Got "
-            f"lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}"
-        )
+    for a, b in zip(lcs, rcs):
+        if a is not None and b is not None and a != b:
+            raise ShardingTypeError(
+                f"dot_general requires contracting dimensions to have consistent "
+                f"sharding, got {lcs} and {rcs}. Reshard one operand "
+                f"(olympus.reshard) so they match."
+            )
+    # Contracting dimensions split alike give a result unsplit there (XLA
+    # sums over the devices): what JAX's transpose rules ask for through
+    # out_sharding; JAX refuses it in user code, olympus has no out_sharding.
     batch = []
     for a, b in zip(lb, rb):
         if ls[a] is not None and rs[b] is not None and ls[a] != rs[b]:
