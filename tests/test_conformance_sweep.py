@@ -99,19 +99,8 @@ SKIPPED |= dict.fromkeys(
 # docs/differences.md). A key is `lax.name` / `jnp.name`, or `jnp.name[dtype]`
 # for one dtype only.
 ALLOWED: dict[str, str] = {
-    "jnp.geomspace": "numpy/construction.py: values differ (bool, float32, float64, int32, int64, int8, uint8); result dtype float32, JAX float16 (float16)",
     "jnp.interp[bfloat16]": "numpy/statistics.py: a choice: olympus interpolates bfloat16; JAX 0.10.2 raises ValueError because its dx threshold calls np.finfo, which rejects bfloat16 (a JAX bug)",
-    "jnp.ix_": "numpy/construction.py: olympus returns a value where JAX raises NotImplementedError (bool); result dtype int8, JAX int32 (int8)",
-    "jnp.logspace": "numpy/construction.py: values differ (int32, int8, uint8); result dtype float32, JAX float16 (float16)",
-    "jnp.poly": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes); result shape (1,), JAX () (all dtypes)",
-    "jnp.polyadd": "numpy/polynomial.py: olympus returns a value where JAX raises TypeError (bool); olympus raises PolynomialShapeError where JAX returns a value (bfloat16, float16, float32, float64, int32, int64, int8, uint8)",
-    "jnp.polyder": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes)",
-    "jnp.polysub": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (bfloat16, float16, float32, float64, int32, int64, int8, uint8)",
-    "jnp.polyval": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes)",
-    "jnp.ravel_multi_index": "numpy/index_tricks.py: olympus raises IndexError where JAX returns a value (all dtypes)",
-    "jnp.roots": "numpy/polynomial.py: olympus raises PolynomialShapeError where JAX returns a value (all dtypes); olympus raises LapackTypeError where JAX returns a value (bfloat16, float16)",
-    "jnp.unravel_index": "numpy/index_tricks.py: olympus raises TypeError where JAX returns a value (bfloat16, bool, float16, float32, float64)",
-    "jnp.vander": "numpy/polynomial.py: olympus returns a value where JAX raises TypeError (bool); result dtype int32, JAX int8 (int8)",
+    "jnp.ix_[bool]": "numpy/construction.py: a choice: olympus takes a concrete bool sequence as its nonzero positions, as NumPy; JAX 0.10.2 raises NotImplementedError (not implemented there, not an error of the input)",
 }
 
 

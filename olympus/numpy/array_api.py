@@ -198,6 +198,8 @@ def _cumulative_with_initial(name: str, running):
         if ndim == 0:
             raise ValueError(f"jnp.{name} needs an array of at least 1 dimension")
         axis = normalize_axis(axis, ndim)
+        if dtype is None and name == "cumulative_sum":
+            dtype = _summed_int_dtype(aval_of(x).dtype)
         out = running(x, axis=axis, dtype=dtype)
         if include_initial:
             identity = np.asarray(
@@ -210,6 +212,19 @@ def _cumulative_with_initial(name: str, running):
     fn.__name__ = name
     fn.__doc__ = REDUCTION_DOCS.get(name, f"The running `{name}` along `axis`.")
     return fn
+
+
+def _summed_int_dtype(dtype):
+    """The dtype cumulative_sum gives narrow ints and bools: the default int
+    (uint for unsigned), as sum and JAX do (cumsum keeps them; None: keep)."""
+    width = dtypes.default_int_dtype().itemsize
+    if dtype == dtypes.bool_ or (
+        dtypes.is_signed_int(dtype) and dtype.itemsize < width
+    ):
+        return dtypes.default_int_dtype()
+    if dtypes.is_unsigned_int(dtype) and dtype.itemsize < width:
+        return np.dtype(f"uint{8 * width}")
+    return None
 
 
 cumulative_sum = _cumulative_with_initial("cumulative_sum", reductions.cumsum)

@@ -21,17 +21,20 @@ from olympus.numpy.arrays import (
     reshape,
     transpose,
 )
+from olympus.numpy.compiled import compiled
 from olympus.numpy.core import (
     array,
     asarray,
     aval_of,
     broadcast_shapes,
     is_array,
+    normalize_axis,
+    result_type,
     stack,
     to_operand,
 )
 from olympus.numpy.reductions import nonzero
-from olympus.numpy.ufuncs import _all, absolute, equal, log10, power, sign, where
+from olympus.numpy.ufuncs import _all, equal, log10, power, sign
 
 __all__ = [
     "array_equiv",
@@ -350,6 +353,8 @@ def ix_(*args) -> tuple:
             (seq,) = nonzero(seq)
         shape = [1] * len(args)
         shape[i] = aval_of(seq).shape[0]
+        if aval_of(seq).size == 0:  # an empty index is integer, as in NumPy and JAX
+            seq = lax.full((0,), np.zeros((), dtypes.canonicalize_dtype(np.intp))[()])
         out.append(reshape(seq, shape))
     return tuple(out)
 
@@ -485,9 +490,34 @@ def logspace(
       >>> jnp.logspace(0.0, 2.0, 3)
       Array([  1.,  10., 100.], dtype=float32)
     """
+    start, stop = to_operand(start), to_operand(stop)
+    dtype = _spaced_dtype(start, stop, dtype)
+    return compiled(_logspace)(
+        start, stop, base, num=num, endpoint=endpoint, dtype=dtype, axis=axis
+    )
+
+
+def _spaced_dtype(start, stop, dtype) -> np.dtype:
+    """The dtype of logspace/geomspace: given, or the bounds' promoted
+    inexact dtype (float16 stays float16), as JAX's."""
+    if dtype is None:
+        dtype = result_type(start, stop)
+        if not dtypes.is_inexact(dtype):
+            dtype = dtypes.default_float_dtype()
+    return dtypes.canonicalize_dtype(dtype)
+
+
+def _computation_dtype(dtype) -> np.dtype:
+    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+
+
+def _logspace(start, stop, base, *, num, endpoint, dtype, axis):
+    """One compiled program, as JAX's, so the last bits of base ** t agree."""
+    compute = _computation_dtype(dtype)
+    start = lax.convert_element_type(start, compute)
+    stop = lax.convert_element_type(stop, compute)
     exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
-    out = power(base, exponents)
-    return out if dtype is None else lax.convert_element_type(out, dtype)
+    return lax.convert_element_type(power(base, exponents), dtype)
 
 
 def geomspace(
@@ -517,20 +547,27 @@ def geomspace(
       Array([  1.,  10., 100.], dtype=float32)
     """
     start, stop = to_operand(start), to_operand(stop)
-    if not is_array(start) and not is_array(stop) and (start == 0 or stop == 0):
-        raise ValueError("jnp.geomspace: a geometric sequence cannot include zero")
-    out = logspace(
-        log10(absolute(start)), log10(absolute(stop)), num, endpoint=endpoint
+    dtype = _spaced_dtype(start, stop, dtype)
+    return compiled(_geomspace)(
+        start, stop, num=num, endpoint=endpoint, dtype=dtype, axis=axis
     )
-    out = out * sign(start)
-    # The ends are exactly start and stop, as in NumPy.
-    position = lax.broadcasted_iota(dtypes.int32, aval_of(out).shape, 0)
-    out = where(position == 0, start, out)
-    if endpoint and num > 1:
-        out = where(position == num - 1, stop, out)
-    if dtype is not None:
-        out = lax.convert_element_type(out, dtype)
-    return moveaxis(out, 0, axis) if axis != 0 else out
+
+
+def _geomspace(start, stop, *, num, endpoint, dtype, axis):
+    """sign(start) * logspace of |ends| as JAX computes it (one compiled
+    program; ends of opposite signs or at zero give NaN, not an error)."""
+    compute = _computation_dtype(dtype)
+    start = lax.convert_element_type(start, compute)
+    stop = lax.convert_element_type(stop, compute)
+    sign_ = sign(start)
+    out = logspace(
+        log10(start / sign_), log10(stop / sign_), num, endpoint=endpoint,
+        base=10.0, dtype=compute,
+    )  # fmt: skip
+    out = sign_ * out
+    if axis != 0:
+        out = moveaxis(out, 0, normalize_axis(axis, aval_of(out).ndim))
+    return lax.convert_element_type(out, dtype)
 
 
 def fromfunction(function, shape, *, dtype=None, **kwargs):

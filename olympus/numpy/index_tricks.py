@@ -16,7 +16,7 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import ones
-from olympus.numpy.core import asarray
+from olympus.numpy.core import asarray, aval_of, to_operand
 from olympus.numpy.reductions import nonzero
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -39,37 +39,34 @@ def _integer_indices(x, name: str):
 
 
 def unravel_index(indices, shape) -> tuple:
-    """The multi-index of each flat index into an array of `shape`.
+    """The multi-index of each flat index into an array of `shape` (row-major);
+    negative indices count from the end and the rest clip into range. As
+    JAX's, it is divmod by each dimension from the last, in the indices' own
+    dtype (float or bool indices give float or int results, NaN stays NaN).
 
-    The multi-index of each flat index into an array of `shape` (row-major);
-    negative indices count from the end and the rest clip into range.
-
-    Args:
-      indices: an integer array of flat indices.
-      shape: the array's shape.
-
-    Returns:
-      A tuple of int arrays, one per axis.
-
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
-    Example:
-      >>> jnp.unravel_index(jnp.array([5, 1]), (2, 3))
-      (Array([1, 0], dtype=int32), Array([2, 1], dtype=int32))
+    >>> jnp.unravel_index(jnp.array([5, -1, 30]), (2, 3))
+    (Array([1, 1, 1], dtype=int32), Array([2, 2, 2], dtype=int32))
     """
-    dims = _shape(shape, "unravel_index")
-    flat = _integer_indices(indices, "unravel_index")
-    size = math.prod(dims)
-    if size == 0:
-        raise ValueError("jnp.unravel_index: cannot unravel into an empty shape")
-    flat = ufuncs.where(flat < 0, flat + size, flat)
-    flat = ufuncs.clip(flat, 0, size - 1)
-    out = []
-    for stride in _strides(dims):
-        out.append(flat // stride)
-        flat = flat % stride
-    return tuple(out)
+    flat = to_operand(indices)
+    try:
+        dims = list(shape)
+    except TypeError:
+        dims = [shape]
+    if any(np.ndim(d) != 0 for d in dims):
+        raise ValueError(
+            f"jnp.unravel_index: shape must be a scalar or a 1-d sequence, got {shape!r}"
+        )
+    out = [0] * len(dims)
+    for i in reversed(range(len(dims))):
+        flat, out[i] = ufuncs.divmod(flat, dims[i])
+    # What is left over says whether the index ran past either end.
+    past_end = flat > 0
+    unsigned = dtypes.is_unsigned_int(aval_of(flat).dtype)
+    before_start = asarray(False) if unsigned else flat < -1
+    return tuple(
+        ufuncs.where(past_end, d - 1, ufuncs.where(before_start, 0, i))
+        for d, i in zip(dims, out)
+    )
 
 
 def _strides(dims: tuple) -> list[int]:

@@ -10,6 +10,9 @@ results by those zeros.
 
 from __future__ import annotations
 
+import builtins
+import operator
+
 import numpy as np
 
 from olympus import lax
@@ -18,8 +21,10 @@ from olympus.numpy import linalg
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
+from olympus.ir import dtypes
 from olympus.numpy.core import (
     aval_of,
+    broadcast_shapes,
     promote_dtypes,
     promote_dtypes_inexact,
     stack,
@@ -46,6 +51,27 @@ __all__ = [
 
 class PolynomialShapeError(ValueError):
     """A polynomial argument has the wrong number of dimensions or length."""
+
+
+class PolynomialScalarError(PolynomialShapeError, IndexError):
+    """A 0-d array where coefficients along a first axis are expected (JAX
+    raises IndexError reading its length)."""
+
+
+class PolynomialTypeError(TypeError):
+    """Coefficients of a dtype the operation has no arithmetic for (bool)."""
+
+
+def _leading_axis(p, name: str):
+    """`p` as an operand with a first axis (the coefficients, highest power
+    first; further axes are batch axes, as JAX allows)."""
+    p = to_operand(p)
+    if aval_of(p).ndim == 0:
+        raise PolynomialScalarError(
+            f"jnp.{name}: coefficients must have a first axis, got a 0-d array; "
+            "pass jnp.atleast_1d(p)"
+        )
+    return p
 
 
 def _coefficients(p, name: str):
@@ -104,8 +130,9 @@ def polyval(p, x, *, unroll: int = 16):
       Array([3, 8], dtype=int32)
     """
     del unroll  # the loop is unrolled at trace time: p's length is static
-    p, x = promote_dtypes(_coefficients(p, "polyval"), to_operand(x))
-    y = _arr.zeros_like(x)
+    p, x = promote_dtypes(_leading_axis(p, "polyval"), to_operand(x))
+    shape = broadcast_shapes(aval_of(p).shape[1:], aval_of(x).shape)
+    y = _arr.zeros(shape, aval_of(x).dtype)
     for i in range(aval_of(p).shape[0]):
         y = y * x + p[i]
     return y
@@ -132,9 +159,16 @@ def polyadd(a1, a2):
       >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
       Array([1, 1, 2], dtype=int32)
     """
-    a1, a2 = promote_dtypes(_coefficients(a1, "polyadd"), _coefficients(a2, "polyadd"))
-    n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
-    return _left_pad(a1, n) + _left_pad(a2, n)
+    a1, a2 = promote_dtypes(_leading_axis(a1, "polyadd"), _leading_axis(a2, "polyadd"))
+    added = a2 if aval_of(a2).shape[0] <= aval_of(a1).shape[0] else a1
+    if aval_of(a1).dtype == np.bool_ and aval_of(added).size:
+        raise PolynomialTypeError(
+            "jnp.polyadd: bool coefficients have no sum (JAX's scatter-add takes "
+            "numbers); cast them first (a.astype(int))"
+        )
+    if added is a2:
+        return a1.at[-aval_of(a2).shape[0] :].add(a2)
+    return a2.at[-aval_of(a1).shape[0] :].add(a1)
 
 
 def polysub(a1, a2):
@@ -155,9 +189,8 @@ def polysub(a1, a2):
       >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
       Array([-1,  1,  2], dtype=int32)
     """
-    a1, a2 = promote_dtypes(_coefficients(a1, "polysub"), _coefficients(a2, "polysub"))
-    n = max(aval_of(a1).shape[0], aval_of(a2).shape[0])
-    return _left_pad(a1, n) - _left_pad(a2, n)
+    a1, a2 = promote_dtypes(_leading_axis(a1, "polysub"), _leading_axis(a2, "polysub"))
+    return polyadd(a1, _uf.negative(a2))
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
@@ -262,16 +295,17 @@ def polyder(p, m: int = 1):
       >>> jnp.polyder(jnp.array([1, 2, 3]))
       Array([2., 2.], dtype=float32)
     """
-    (p,) = promote_dtypes_inexact(_coefficients(p, "polyder"))  # as JAX
+    (p,) = promote_dtypes_inexact(_leading_axis(p, "polyder"))  # as JAX
+    m = operator.index(m)
     if m < 0:
         raise ValueError(f"jnp.polyder: order m={m} must be non-negative")
-    for _ in range(int(m)):
-        n = aval_of(p).shape[0]
-        if n <= 1:
-            return lax.full((0,), np.zeros((), aval_of(p).dtype)[()])
-        powers = np.arange(n - 1, 0, -1).astype(aval_of(p).dtype)
-        p = p[:-1] * powers
-    return p
+    if m == 0:
+        return p
+    n = aval_of(p).shape[0]
+    # k (k - 1) ... (k - m + 1) for the powers k = n - 1 down to m.
+    powers = np.arange(m, builtins.max(n, m))
+    coeff = np.prod(powers[None, :] - np.arange(m)[:, None], axis=0)
+    return p[:-m] * coeff[::-1].astype(aval_of(p).dtype)
 
 
 def polyint(p, m: int = 1, k=None):
@@ -337,17 +371,20 @@ def poly(seq_of_zeros):
       >>> jnp.poly(jnp.array([1.0, 2.0]))
       Array([ 1., -3.,  2.], dtype=float32)
     """
-    zeros = to_operand(seq_of_zeros)
+    (zeros,) = promote_dtypes_inexact(to_operand(seq_of_zeros))
+    zeros = _arr.atleast_1d(zeros)
     shape = aval_of(zeros).shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         zeros = linalg.eigvals(zeros)
     elif len(shape) != 1:
         raise PolynomialShapeError(
-            f"jnp.poly: expected a 1-d array of roots or a square "
+            f"jnp.poly: expected a 1-d array of roots or a non-empty square "
             f"matrix, got shape {shape}"
         )
-    (zeros,) = promote_dtypes_inexact(zeros)
-    a = lax.full((1,), np.ones((), aval_of(zeros).dtype)[()])
+    one = np.ones((), aval_of(zeros).dtype)[()]
+    if shape[0] == 0:
+        return lax.full((), one)
+    a = lax.full((1,), one)
     for i in range(aval_of(zeros).shape[0]):
         factor = _arr.concatenate([a[:1] * 0 + 1, -zeros[i : i + 1]])
         a = convolve(a, factor, mode="full")
@@ -377,27 +414,32 @@ def roots(p, *, strip_zeros: bool = True):
       >>> jnp.sort_complex(jnp.roots(jnp.array([1.0, -3.0, 2.0])))
       Array([1.+0.j, 2.+0.j], dtype=complex64)
     """
-    (p,) = promote_dtypes_inexact(_coefficients(p, "roots"))
-    trailing = 0
+    (p,) = promote_dtypes_inexact(to_operand(p))
+    p = _arr.atleast_1d(p)
+    if aval_of(p).ndim != 1:
+        raise PolynomialShapeError(
+            f"jnp.roots: coefficients must be a 1-d array, got shape {aval_of(p).shape}"
+        )
+    if aval_of(p).size < 2:
+        return lax.full((0,), np.zeros((), _complex_dtype(aval_of(p).dtype))[()])
     if strip_zeros:
         values = _concrete(p, "roots")
         nonzero = np.flatnonzero(values)
-        if nonzero.size == 0:
-            return _companion_roots(p[:1], 0, linalg)
-        trailing = len(values) - 1 - int(nonzero[-1])
-        p = p[int(nonzero[0]) : int(nonzero[-1]) + 1]
-    n = aval_of(p).shape[0] - 1
-    found = _companion_roots(p, n, linalg)
-    if trailing:
-        found = _arr.concatenate([found, _arr.zeros((trailing,), aval_of(found).dtype)])
-    return found
+        p = p[int(nonzero[0]) if nonzero.size else len(values) :]
+    return _companion_roots(p, aval_of(p).shape[0] - 1, linalg)
+
+
+def _complex_dtype(dtype) -> np.dtype:
+    """The complex dtype eigenvalues of real `dtype` have (complex64 below 64 bits)."""
+    if dtypes.is_complex(dtype):
+        return np.dtype(dtype)
+    return np.dtype(np.complex128 if np.dtype(dtype).itemsize == 8 else np.complex64)
 
 
 def _companion_roots(p, n: int, linalg):
     """Eigenvalues of the companion matrix of p (n = its degree)."""
-    complex_dtype = aval_of(linalg.eigvals(_arr.zeros((1, 1), aval_of(p).dtype))).dtype
     if n < 1:
-        return lax.full((0,), np.zeros((), complex_dtype)[()])
+        return lax.full((0,), np.zeros((), _complex_dtype(aval_of(p).dtype))[()])
     first_row = lax.reshape(-p[1:] / p[0], (1, n))
     below = _arr.eye(n - 1, n, dtype=aval_of(p).dtype)
     return linalg.eigvals(_arr.concatenate([first_row, below], axis=0))
@@ -433,12 +475,24 @@ def vander(x, N: int | None = None, increasing: bool = False):
         raise PolynomialShapeError(
             f"jnp.vander: x must be 1-d, got shape {aval_of(x).shape}"
         )
-    n = aval_of(x).shape[0] if N is None else int(N)
+    n = aval_of(x).shape[0] if N is None else operator.index(N)
     if n < 0:
         raise ValueError(f"jnp.vander: N={n} must be non-negative")
-    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
-    columns = _arr.broadcast_to(x[:, None], (aval_of(x).shape[0], n))
-    return _uf.power(columns, powers.astype(np.int32))
+    dtype = aval_of(x).dtype
+    if dtype == np.bool_:
+        raise PolynomialTypeError(
+            "jnp.vander: bool x has no powers (JAX's iota of the exponents takes "
+            "numbers); cast it first (x.astype(int))"
+        )
+    if not increasing and dtypes.is_unsigned_int(dtype) and n == 0:
+        raise OverflowError(
+            f"jnp.vander: the exponents N - 1 = -1 do not fit {dtype}, as in JAX; "
+            "pass N > 0 or a signed x"
+        )
+    powers = lax.iota(dtype, n)
+    if not increasing:
+        powers = lax.sub(lax.full((n,), np.asarray(n - 1, dtype)[()]), powers)
+    return _uf.power(x[:, None], powers[None, :])
 
 
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):

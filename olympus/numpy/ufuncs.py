@@ -850,7 +850,16 @@ def log10(x):
       Array([0., 1., 3.], dtype=float32)
     """
     (x,) = prepare(x, inexact=True)
-    return lax.div(lax.log(x), np.asarray(np.log(10), aval_of(x).dtype)[()])
+    # log(x) * (1 / ln 10), as JAX computes it, so the last bits agree.
+    dtype = aval_of(x).dtype
+    real = np.empty(0, dtype).real.dtype if dtypes.is_complex(dtype) else dtype
+    one_over_ln10 = np.asarray(0.4342944819032518, real)[()]
+    r = lax.log(x)
+    if dtypes.is_complex(dtype):
+        return lax.complex(
+            lax.mul(lax.real(r), one_over_ln10), lax.mul(lax.imag(r), one_over_ln10)
+        )
+    return lax.mul(r, one_over_ln10)
 
 
 def isnan(x):
