@@ -132,6 +132,27 @@ def test_docstring_has_the_full_format(path):
     assert not problems, f"{path}'s docstring lacks {', '.join(problems)}"
 
 
+def _documented_args(doc: str) -> set[str]:
+    """The names an Args section describes ("x:", "*args:", "a, b:")."""
+    section = doc.partition("\nArgs:\n")[2].partition("\n\n")[0]
+    names = set()
+    for line in section.splitlines():
+        if line.startswith("  ") and not line.startswith("   ") and ":" in line:
+            names |= {n.strip().lstrip("*") for n in line.partition(":")[0].split(",")}
+    return names
+
+
+@pytest.mark.parametrize("path", PUBLIC)
+def test_docstring_documents_every_parameter(path):
+    fn = _resolve(path)
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable
+        return
+    missing = set(params) - _documented_args(inspect.getdoc(fn) or "")
+    assert not missing, f"{path}'s Args section lacks {sorted(missing)}"
+
+
 def test_most_used_numpy_are_checked():
     """Issue 29's floor: the most used 100 of olympus.numpy are in PUBLIC."""
     checked = {p.rpartition(".")[2] for p in PUBLIC if p.startswith("olympus.numpy.")}

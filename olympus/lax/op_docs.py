@@ -85,6 +85,12 @@ Args:
   updates: the values, shaped as the index batch plus the window.
   dimension_numbers: a ScatterDimensionNumbers: update_window_dims,
     inserted_window_dims and scatter_dims_to_operand_dims.
+  indices_are_sorted: a hint that the indices are sorted (the result does
+    not depend on it).
+  unique_indices: a hint that no index repeats (the result does not depend
+    on it).
+  mode: None, 'drop', 'fill' or 'promise_in_bounds': out-of-range windows
+    are dropped; 'clip' is refused.
 
 Returns:
   A new array of operand's shape and dtype.
@@ -92,6 +98,7 @@ Returns:
 Raises:
   OlympusTypeError: the dimension numbers do not fit the shapes, or the
     dtypes differ.
+  ScatterModeError: mode is 'clip' or unknown (a ValueError).
 
 Example:
   >>> dn = lax.ScatterDimensionNumbers(update_window_dims=(),
@@ -478,3 +485,19 @@ DOCS: dict[str, str] = {
         "  Array([ 1.,  1., -5.], dtype=float32)",
     ),
 }
+
+# These also take JAX's accuracy= hint for XLA's lowering of transcendentals.
+for _name in "cos exp expm1 log log1p logistic rsqrt sin sqrt tan tanh".split():
+    DOCS[_name] = DOCS[_name].replace(
+        "\n\nReturns:",
+        "\n  accuracy: an accuracy hint for XLA (None: the default); olympus"
+        "\n    accepts it and computes as usual.\n\nReturns:",
+        1,
+    )
+# polygamma's operands are the order m and the point x.
+DOCS["polygamma"] = DOCS["polygamma"].replace(
+    "  x: an array.\n  y: an array of x's shape and dtype, or a Python scalar.",
+    "  m: the derivative order, non-negative integers in x's float dtype.\n"
+    "  x: the point, an array of m's shape and dtype.",
+    1,
+)

@@ -703,6 +703,7 @@ def dot_general(
         or a pair (one per operand); XLA's precision config, also on the
         matmuls of the derivatives.
       preferred_element_type: the dtype to accumulate and return in.
+      out_sharding: a sharding for the result (None: what XLA chooses).
 
     Returns:
       An array whose dimensions are the batch ones, then lhs's free ones,

@@ -49,9 +49,11 @@ def _arg(name: str, word: str, example: str) -> str:
     return _doc(
         f"The index of the {word} element of `a` along `axis`.",
         "Ties give the first index; NaN counts as the " + word + " value, as NumPy's.",
-        f"  a: an array.\n  axis: an int, or None for the flattened array.\n{_KEEP}",
+        f"  a: an array.\n  axis: an int, or None for the flattened array.\n{_OUT}\n"
+        f"{_KEEP}",
         "An int32 array of indices with `axis` removed (kept with keepdims).",
-        "  ValueError: `a` is empty along axis, or axis is out of range.",
+        "  ValueError: `a` is empty along axis, axis is out of range, or out is\n"
+        "    given.",
         example,
     )
 
@@ -61,9 +63,9 @@ def _running(word: str, note: str, example: str) -> str:
         f"The running {word} of `a` along `axis`.",
         note,
         "  a: an array.\n  axis: an int, or None for the flattened array.\n"
-        "  dtype: the dtype to accumulate and return in.",
+        f"  dtype: the dtype to accumulate and return in.\n{_OUT}",
         "An array of a's shape (1-D for axis None).",
-        "  ValueError: axis is out of range.",
+        "  ValueError: axis is out of range, or out is given.",
         example,
     )
 

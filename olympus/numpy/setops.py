@@ -297,6 +297,8 @@ def unique(
       equal_nan: if True, NaNs count as one value.
       size: the static number of unique values to return.
       fill_value: the padding for `size`.
+      sorted: accepted for NumPy 2.3's signature; the values always come back
+        sorted.
 
     Returns:
       The unique values, or a tuple with the requested extras.

@@ -301,6 +301,8 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
       p: the category probabilities on the last axis (normalised there).
       shape: the sample shape; None for the parameters' broadcast shape.
       dtype: a floating dtype; None for the default float.
+      unroll: how many categories the sampling loop handles per iteration (speed
+        only).
 
     Returns:
       An array of counts, shape `shape` (or the broadcast shape) followed by p's

@@ -1041,6 +1041,7 @@ def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
       n: the number of rows.
       shape: the sample shape (a tuple of ints); () for one number.
       dtype: a floating dtype; None for the default float.
+      m: the number of columns (None: n).
 
     Returns:
       An array of shape (*shape, n, m).
