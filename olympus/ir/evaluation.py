@@ -10,6 +10,8 @@ run their bodies with the *caller's* evaluator, so a backend's own rules
 branch too. The reference interpreter (`backends/reference`) and the
 interpreter tier (`backends/interpreted.py`) are evaluators over it.
 
+    >>> from olympus.ir.evaluation import Evaluator, coerce, run
+    >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2.0)(1.0)
     >>> ev = Evaluator({"sin": np.sin, "mul": np.multiply}, coerce)
     >>> run(ev, closed.olympuspr, closed.consts, [np.float32(1.0)])
     [array(1.682942, dtype=float32)]
