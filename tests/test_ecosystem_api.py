@@ -1422,3 +1422,23 @@ def test_vmap_of_indexing_over_an_empty_batch():
 
     agree(program, np.zeros((0, 3, 4), np.float32), np.zeros((0,), np.int32))
     agree(program, np.ones((2, 3, 4), np.float32), np.array([0, 2], np.int32))
+
+
+def test_asarray_of_a_key_array_is_the_key_array():
+    """optax's inject_hyperparams passes a PRNG key through jnp.asarray."""
+
+    def program(ox):
+        key = ox.random.key(3)
+        same = ox.jnp.asarray(key)
+        copied = ox.jnp.array(key)
+        traced = ox.jit(lambda k: ox.random.normal(ox.jnp.asarray(k), (2,)))(key)
+        return (
+            same is key,
+            copied is key,
+            ox.random.key_data(copied),
+            ox.random.key_data(ox.jnp.asarray(key, copy=True)),
+            traced,
+        )
+
+    agree(program)
+    agree(lambda ox: ox.jnp.asarray(ox.random.key(0), dtype=np.float32))

@@ -61,6 +61,12 @@ def _contains_tracer_or_array(obj) -> bool:
     return False
 
 
+def _key_array_type() -> type | tuple:
+    """olympus.prng's key array class once keys exist (nothing matches before)."""
+    prng = sys.modules.get("olympus.prng")
+    return prng.PRNGKeyArray if prng is not None else ()
+
+
 def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
     """An Array made from `obj`, copying it.
 
@@ -86,6 +92,8 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
     """
     if hasattr(type(obj), "__jax_array__"):
         obj = obj.__jax_array__()
+    if isinstance(obj, _key_array_type()) and dtype is None:
+        return type(obj)(array(obj.data, copy=copy)) if copy else obj
     dtype = _check_dtype_arg(dtype)
     if isinstance(obj, (list, tuple)) and _contains_tracer_or_array(obj):
         out = (
@@ -126,6 +134,8 @@ def asarray(obj, dtype=None, copy=None, *, device=None):
       >>> jnp.asarray((1.0, 2.0))
       Array([1., 2.], dtype=float32)
     """
+    if isinstance(obj, _key_array_type()) and dtype is None:
+        return array(obj, copy=bool(copy))  # a key array stays one, as JAX's
     if (
         is_array(obj)
         and not copy
