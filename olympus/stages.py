@@ -47,7 +47,7 @@ from typing import Any
 from olympus.backends.xla import array as array_module
 from olympus.backends.xla.array import Array, put
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
-from olympus.backends.xla.lowering import build_module
+from olympus.backends.xla.lowering import build_module, float0_consts_inlined
 from olympus.backends.xla.sharding import flat_shardings
 from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
 from olympus.ir import dtypes
@@ -340,6 +340,7 @@ class Traced:
         `program`: that program, when the caller has made it already)."""
         if program is None:
             program = optimized(self.olympuspr)
+        program = float0_consts_inlined(program)
         olympuspr = program.olympuspr
         n_consts = len(olympuspr.constvars)
         donated = tuple(n_consts + i for i in self.donated)  # program parameters

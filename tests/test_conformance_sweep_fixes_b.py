@@ -324,3 +324,20 @@ def test_cumlogsumexp_of_an_empty_integer_axis_as_jax():
         agree(lambda ox, x: ox.lax.cumlogsumexp(x, axis=axis), np.zeros(shape, np.int8))
     agree(lambda ox, x: ox.jit(ox.lax.cumlogsumexp)(x), np.zeros(0, np.int32))
     agree(lambda ox, x: ox.lax.cumlogsumexp(x), np.zeros(0, bool))
+
+
+# ---- issue 32's other items ---------------------------------------------------------
+def test_jit_of_grad_with_integer_inputs_gives_host_float0_zeros_as_jax():
+    x, n = np.ones(3, np.float32), np.arange(3)
+    f = lambda x, n: (x * n).sum()  # noqa: E731
+    both = lambda ox: ox.jit(ox.grad(f, argnums=(0, 1), allow_int=True))  # noqa: E731
+    agree(lambda ox, x, n: both(ox)(x, n), x, n)
+    agree(lambda ox, x, n: [both(ox)(x, n) for _ in range(3)], x, n)  # cached calls
+    agree(lambda ox, x, n: ox.jit(lambda x, n: both(ox)(x, n))(x, n), x, n)
+    agree(
+        lambda ox, n: ox.jit(ox.grad(lambda n: 1.0 * n, allow_int=True))(n), np.int32(3)
+    )
+    agree(
+        lambda ox, x, n: ox.jit(ox.value_and_grad(f, (0, 1), allow_int=True))(x, n),
+        x, np.arange(3000).reshape(1000, 3),
+    )  # fmt: skip

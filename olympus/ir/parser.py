@@ -214,6 +214,8 @@ class _Parser:
             raise r.error("expected a literal such as 3.0:f32[]")
         r.pos = end + 1
         aval = self.aval()
+        if aval.dtype == dtypes.float0 and token == "0":  # grad's integer zeros
+            return Literal(np.zeros(aval.shape, dtypes.float0), aval)
         if aval.shape != ():
             raise r.error("literals are scalars")
         return Literal(_scalar(token, aval.dtype, r), aval)

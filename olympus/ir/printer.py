@@ -31,6 +31,7 @@ import json
 
 import numpy as np
 
+from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, Var, displays
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -79,6 +80,8 @@ def pp_type(aval, weak_types: bool = False) -> str:
 
 
 def pp_literal(lit: Literal, weak_types: bool = False) -> str:
+    if lit.aval.dtype == dtypes.float0:  # no bytes: zeros of any shape read as `0`
+        return f"0:{pp_type(lit.aval, weak_types)}"
     val = lit.val
     if isinstance(val, np.ndarray):
         val = val[()]

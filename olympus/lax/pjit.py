@@ -13,6 +13,7 @@ from olympus import caches
 from olympus.backends.xla.dispatch import buffer_of, compile_olympuspr
 from olympus.backends.xla.lowering import (
     build_module,
+    float0_consts_inlined,
     lower_closed_inline,
     lowering_rules,
 )
@@ -58,7 +59,7 @@ def executable_for(olympuspr: ClosedOlympuspr, name: str):
     whose sharding constraints name a mesh runs over that mesh's devices."""
     exe = _executables.get(olympuspr)
     if exe is None:
-        program = olympuspr.olympuspr
+        program = float0_consts_inlined(olympuspr).olympuspr
         n_in = len(program.constvars) + len(program.invars)
         layout = plan_layout(program, [None] * n_in, [None] * len(program.outvars))
         if layout is None:
@@ -73,7 +74,7 @@ def _pjit_impl(*args, olympuspr: ClosedOlympuspr, name: str):
     exe = executable_for(olympuspr, name)
     if isinstance(exe, ShardedExecutable):
         return exe.call(list(olympuspr.consts) + list(args))
-    consts = [buffer_of(c) for c in olympuspr.consts]
+    consts = [buffer_of(c) for c in float0_consts_inlined(olympuspr).consts]
     return exe.call(consts + [buffer_of(x) for x in args])
 
 

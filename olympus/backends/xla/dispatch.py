@@ -14,6 +14,7 @@ from olympus.tracer.tracebacks import filter_exception
 from olympus.caches import EAGER_CACHE_SIZE, BoundedCache
 from olympus import caches, config
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
+from olympus.ir.dtypes import float0
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
 from olympus.backends.xla.spmd import apply_sharded, spans_devices
@@ -101,9 +102,14 @@ class Executable:
     happen before anything the caller does next (another call's prints, a
     Python print). A program calling pure callbacks (`olympus.pure_callback`)
     is waited for too, so that a callback's error is raised by the call, as
-    a HostCallbackError (`waits`: either)."""
+    a HostCallbackError (`waits`: either). float0 outputs (grad's zeros for
+    integer inputs) are not in the module (XLA has no float0): the call makes
+    them on the host, as JAX does, through the same slower path."""
 
-    __slots__ = ("_handlers", "fast", "loaded", "ordered", "out_avals", "text", "waits")
+    __slots__ = (
+        "_device_avals", "_handlers", "fast", "host_outputs", "loaded", "ordered",
+        "out_avals", "text", "waits",
+    )  # fmt: skip
 
     def __init__(self, text: str, out_avals: list[ShapedArray], eager: bool = False):
         get = client.get_client()
@@ -120,11 +126,18 @@ class Executable:
         self.out_avals = out_avals
         self.text = text
         self.ordered = returns_ordering_token(text)
-        self.waits = self.ordered or host_callback.uses_host_callbacks(text)
-        self._handlers = [client.result_handler(aval) for aval in out_avals]
+        self.host_outputs = [i for i, a in enumerate(out_avals) if a.dtype == float0]
+        self.waits = (
+            self.ordered
+            or host_callback.uses_host_callbacks(text)
+            or bool(self.host_outputs)
+        )
+        device_avals = [a for a in out_avals if a.dtype != float0]
+        self._device_avals = device_avals
+        self._handlers = [client.result_handler(aval) for aval in device_avals]
         if self.ordered:
             self._handlers.append(client.result_handler(_TOKEN_AVAL))
-        self.fast = FastEntry(self.loaded.execute_sharded, self._handlers, out_avals)
+        self.fast = FastEntry(self.loaded.execute_sharded, self._handlers, device_avals)
 
     def call(self, buffers: list) -> list[Array]:
         if self.waits:
@@ -145,7 +158,10 @@ class Executable:
             client.xc.XlaRuntimeError
         ) as err:  # how XLA reports a failed Python callback
             host_callback.raise_callback_error(err)
-        return [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
+        arrays = [Array(buf, aval) for buf, aval in zip(outs, self._device_avals)]
+        for i in self.host_outputs:
+            arrays.insert(i, np.zeros(self.out_avals[i].shape, float0))
+        return arrays
 
     def call_one(self, buffers: list) -> Array:
         """`call` for a program with exactly one output (saves the list)."""

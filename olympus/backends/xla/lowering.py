@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray
+from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
 from olympus.ir.effects import has_ordered_effect
 from olympus.tracer.core import eval_trace, set_current_trace
 from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
@@ -412,6 +412,7 @@ def build_module(
     A `layout` (olympus/backends/xla/spmd.py) spreads the program over
     several devices: it gives the module's attributes, its declarations
     (meshes) and each argument's and result's sharding attribute."""
+    olympuspr = _without_float0_outputs(olympuspr)
     emitter = Emitter(spmd=layout is not None)
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
@@ -455,6 +456,41 @@ def build_module(
         f"{emitter.text()}"
         f"  }}\n}}\n"
     )
+
+
+def float0_consts_inlined(closed: ClosedOlympuspr) -> ClosedOlympuspr:
+    """`closed` with its float0 constants (grad's zeros for integer inputs,
+    which have no bytes) written inline as literals: XLA has no float0 type,
+    so they cannot be arguments; the outputs they are become host zeros."""
+    program = closed.olympuspr
+    inline = {
+        v: Literal(c, v.aval)
+        for v, c in zip(program.constvars, closed.consts)
+        if v.aval.dtype == dtypes.float0
+    }
+    if not inline:
+        return closed
+    kept = [(v, c) for v, c in zip(program.constvars, closed.consts) if v not in inline]
+    swap = lambda atoms: [inline.get(a, a) if isinstance(a, Var) else a for a in atoms]  # noqa: E731
+    program = Olympuspr(
+        [v for v, _ in kept], program.invars,
+        [eqn._replace(invars=swap(eqn.invars)) for eqn in program.eqns],
+        swap(program.outvars), program.debug_info,
+    )  # fmt: skip
+    return ClosedOlympuspr(program, [c for _, c in kept])
+
+
+def _without_float0_outputs(olympuspr: Olympuspr) -> Olympuspr:
+    """The program without its float0 outputs (grad's zeros for integer
+    inputs): XLA has no float0 type, so the executable makes them on the host
+    (`Executable` in dispatch.py), as JAX does."""
+    outvars = [v for v in olympuspr.outvars if v.aval.dtype != dtypes.float0]
+    if len(outvars) == len(olympuspr.outvars):
+        return olympuspr
+    return Olympuspr(
+        olympuspr.constvars, olympuspr.invars, olympuspr.eqns, outvars,
+        olympuspr.debug_info,
+    )  # fmt: skip
 
 
 def _attributes(*entries: str) -> str:
