@@ -14,7 +14,12 @@ measure, the wall-clock time mostly waits for a core). For the
 tiered column it also reports when the compiled executable was ready (seconds
 after the first call began) and that the interpreted result matches it.
 
-    python benchmarks/tiered.py [--quick] [--no-jax] [--fresh N]
+With `--scan`, it times instead the tiered first call of a `lax.scan` of
+20 matmuls (256x256, f32) against the same 20 matmuls unrolled (issue 30:
+the tier's own BLAS rule runs in the scan body, so the two should cost about
+the same; the budget is 1.5x).
+
+    python benchmarks/tiered.py [--quick] [--no-jax] [--fresh N] [--scan]
     PYTHONPATH=$PWD:/tmp/jaxpkg python benchmarks/tiered.py   # JAX column
 """
 
@@ -62,6 +67,61 @@ def first_call(mode: str, warm: bool) -> dict:
     return report
 
 
+def scan_first_calls(repeats: int) -> dict:
+    """Median seconds of a new tiered jit's first call (trace, optimize,
+    interpret) of 20 matmuls in a scan and unrolled, and of the
+    interpretation alone."""
+    os.environ["OLYMPUS_COMPILATION_CACHE"] = "0"  # as `fresh`'s processes
+    import olympus
+    from olympus import lax
+    from olympus.backends.interpreted import interpret
+
+    w = np.random.default_rng(0).normal(size=(256, 256)).astype(np.float32) / 16
+    x = np.ones((256, 256), np.float32)
+
+    def scanned(w, x):
+        return lax.scan(lambda c, _: (c @ w, None), x, None, length=20)[0]
+
+    def unrolled(w, x):
+        for _ in range(20):
+            x = x @ w
+        return x
+
+    times: dict = {}
+    for _ in range(repeats):
+        for name, f in (("scan", scanned), ("unrolled", unrolled)):
+            olympus.clear_caches()  # no executable of the last round's program
+            step = olympus.jit(f, tiered=True)  # new each time: a first call
+            start = time.perf_counter()
+            out = olympus.block_until_ready(step(w, x))
+            times.setdefault(name, []).append(time.perf_counter() - start)
+            for pending in list(step._pending.values()):
+                pending.done.wait()  # its compile must not overlap the next
+            closed = olympus.make_olympuspr(f)(w, x)
+            start = time.perf_counter()
+            interpret(closed, [w, x])
+            times.setdefault(name + " interpreted", []).append(
+                time.perf_counter() - start
+            )
+            times.setdefault(name + " out", []).append(np.asarray(out))
+    np.testing.assert_allclose(
+        times["scan out"][0], times["unrolled out"][0], rtol=1e-3, atol=1e-4
+    )
+    return {k: statistics.median(v) for k, v in times.items() if "out" not in k}
+
+
+def print_scan_row(repeats: int) -> None:
+    med = scan_first_calls(repeats)
+    print(
+        f"20 matmuls 256x256 f32, tiered first call; {machine()}; median of {repeats}"
+    )
+    print("| case | scan | unrolled | scan / unrolled |")
+    print("|---|---|---|---|")
+    for key, what in (("", "first call"), (" interpreted", "interpretation only")):
+        a, b = med["scan" + key], med["unrolled" + key]
+        print(f"| {what} | {a * 1e3:.1f} ms | {b * 1e3:.1f} ms | {a / b:.2f}x |")
+
+
 def check_close(a, b) -> None:
     (va, ga), (vb, gb) = a, b
     np.testing.assert_allclose(np.asarray(va), np.asarray(vb), rtol=1e-4)
@@ -85,11 +145,15 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-jax", action="store_true")
     parser.add_argument("--fresh", type=int, help="fresh interpreters per case")
+    parser.add_argument("--scan", action="store_true", help="the scan row only")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.child:
         print(json.dumps(first_call(opts.child, opts.warm)))
+        return
+    if opts.scan:
+        print_scan_row(opts.fresh or (3 if opts.quick else 7))
         return
     modes = [m for m in MODES if m != "jax" or (not opts.no_jax and jax_available())]
     repeats = opts.fresh or (3 if opts.quick else 7)
