@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Primitive
+from olympus.ir.structure import Structure, declare
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import convert_element_type_p
@@ -131,7 +132,18 @@ def _call_primitive(name: str) -> Primitive:
     lowering_rules[prim] = lambda ctx, *args, call, **params: lower_closed_inline(
         ctx.emitter, call, args
     )
+    declare(prim, _CUSTOM_CALL)
     return prim
+
+
+# A custom_jvp_call's / custom_vjp_call's operands: the values its function
+# closes over (never differentiated), then the user's arguments.
+_CUSTOM_CALL = Structure(
+    "call",
+    ("consts", "args"),
+    ("num_consts", None),
+    bodies=(("call", ("consts", "args")),),
+)
 
 
 def _batched_call(call, axis_size, vals, dims, num_consts, name):
@@ -143,13 +155,13 @@ def _batched_call(call, axis_size, vals, dims, num_consts, name):
     vals = [
         v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
     ]
-    arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
-    return (
-        batched.closed,
-        [*batched.consts, *vals],
-        len(batched.consts) + num_consts,
-        arg_dims,
-    )
+    consts, args = _CUSTOM_CALL.split({"num_consts": num_consts}, vals)
+    arg_dims = [
+        None if d is None else 0
+        for d in _CUSTOM_CALL.group({"num_consts": num_consts}, dims, "args")
+    ]
+    operands, counts = _CUSTOM_CALL.pack([*batched.consts, *consts], args)
+    return batched.closed, operands, counts["num_consts"], arg_dims
 
 
 def _match_tangent(t, primal):
@@ -232,9 +244,10 @@ custom_jvp_call_p = _call_primitive("custom_jvp_call")
 
 def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, name):
     """Runs the user's jvp rule (closed-over values must not be differentiated)."""
-    _check_closure_tangents("custom_jvp", name, tangents[:num_consts])
-    args = primals[num_consts:]
-    arg_tangents = tangents[num_consts:]
+    counts = {"num_consts": num_consts}
+    const_tangents, arg_tangents = _CUSTOM_CALL.split(counts, tangents)
+    _check_closure_tangents("custom_jvp", name, const_tangents)
+    args = _CUSTOM_CALL.group(counts, primals, "args")
     if not getattr(jvp, "symbolic_zeros", False):
         arg_tangents = [instantiate(t) for t in arg_tangents]
     outs, tangent_outs = jvp(args, arg_tangents)
@@ -442,13 +455,15 @@ lowering_rules[custom_lin_p] = lambda ctx, *args, **params: _custom_lin_unavaila
 def _custom_vjp_call_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name):
     """fwd gives outputs and residuals; the tangent side is a `custom_lin`, which
     reverse mode transposes with bwd and forward mode cannot evaluate."""
-    _check_closure_tangents("custom_vjp", name, tangents[:num_consts])
-    args = primals[num_consts:]
+    counts = {"num_consts": num_consts}
+    const_tangents, arg_tangents = _CUSTOM_CALL.split(counts, tangents)
+    _check_closure_tangents("custom_vjp", name, const_tangents)
+    args = _CUSTOM_CALL.group(counts, primals, "args")
     if getattr(fwd, "symbolic_zeros", False):
-        outs, res = fwd(args, [not is_zero(t) for t in tangents[num_consts:]])
+        outs, res = fwd(args, [not is_zero(t) for t in arg_tangents])
     else:
         outs, res = fwd(args)
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    arg_tangents = [instantiate(t) for t in arg_tangents]
     tangent_outs = custom_lin_p.bind(
         *res,
         *arg_tangents,
