@@ -39,13 +39,27 @@ def _integer_indices(x, name: str):
 
 
 def unravel_index(indices, shape) -> tuple:
-    """The multi-index of each flat index into an array of `shape` (row-major);
-    negative indices count from the end and the rest clip into range. As
-    JAX's, it is divmod by each dimension from the last, in the indices' own
-    dtype (float or bool indices give float or int results, NaN stays NaN).
+    """The multi-index of each flat index into an array of `shape`.
 
-    >>> jnp.unravel_index(jnp.array([5, -1, 30]), (2, 3))
-    (Array([1, 1, 1], dtype=int32), Array([2, 2, 2], dtype=int32))
+    The multi-index of each flat index into an array of `shape` (row-major);
+    negative indices count from the end and the rest clip into range. As JAX's,
+    it is divmod by each dimension from the last, in the indices' own dtype
+    (float or bool indices give float or int results, NaN stays NaN).
+
+    Args:
+      indices: an array of flat indices (integer, or float and bool as JAX takes
+        them).
+      shape: the array's shape: an int or a 1-d sequence of ints.
+
+    Returns:
+      A tuple of arrays of indices' shape and dtype, one per axis.
+
+    Raises:
+      ValueError: shape is neither a scalar nor a 1-d sequence.
+
+    Example:
+      >>> jnp.unravel_index(jnp.array([5, -1, 30]), (2, 3))
+      (Array([1, 1, 1], dtype=int32), Array([2, 2, 2], dtype=int32))
     """
     flat = to_operand(indices)
     try:
