@@ -199,6 +199,8 @@ def to_operand(x):
         return x
     if isinstance(x, (list, tuple)):
         raise _sequence_error(_public_caller(), x)
+    if isinstance(x, _key_array_type()):
+        x.__array__()  # raises KeyArrayTypeError: keys are not numbers
     return array(x)
 
 
