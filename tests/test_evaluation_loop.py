@@ -237,3 +237,24 @@ def test_an_owned_value_a_live_view_reads_is_not_written():
     got = interpret(olympus.make_olympuspr(f)(x), [x])
     np.testing.assert_allclose(got[0], np.exp(x).T, rtol=1e-6)
     np.testing.assert_allclose(got[1], np.exp(x) + 1, rtol=1e-6)
+
+
+def test_constant_folding_applies_its_table_of_exact_reference_rules(monkeypatch):
+    """Folding computes an equation of constants with the evaluation loop's
+    `apply_eqn` and its own table (exact primitives only): a spy on its
+    `add` rule runs, and `exp` (not exact) is never in the table."""
+    from olympus.optimizer import fold
+
+    seen = []
+    add = fold._folding.rules["add"]
+    monkeypatch.setitem(
+        fold._folding.rules, "add", lambda *a: seen.append(1) or add(*a)
+    )
+    assert "exp" not in fold._folding.rules and set(fold._folding.rules) <= set(
+        fold.EXACT
+    )
+    closed = olympus.make_olympuspr(
+        lambda x: x + (jnp.float32(2.0) + jnp.float32(3.0)), optimize=True
+    )(np.float32(1.0))
+    assert seen and "5.0" in str(closed)
+    agree(lambda ox, x: ox.jit(lambda v: v + (ox.jnp.float32(2.0) + 3.0))(x), 1.0)

@@ -8,7 +8,9 @@ once per kind (`program_rules`: a switch, a loop, a scan, a call), and they
 run their bodies with the *caller's* evaluator, so a backend's own rules
 (the interpreter tier's BLAS matmul, say) apply inside every loop body and
 branch too. The reference interpreter (`backends/reference`) and the
-interpreter tier (`backends/interpreted.py`) are evaluators over it.
+interpreter tier (`backends/interpreted.py`) are evaluators over it;
+constant folding (`optimizer/fold.py`) applies single equations with a
+table of the reference rules (`apply_eqn`).
 
     >>> from olympus.ir.evaluation import Evaluator, coerce, run
     >>> closed = olympus.make_olympuspr(lambda x: jnp.sin(x) * 2.0)(1.0)
@@ -189,6 +191,13 @@ def apply_rule(frame: Frame, eqn, values: list) -> list:
             outs = [outs]
     store = frame.evaluator.coerce
     return [store(out, var.aval) for out, var in zip(outs, eqn.outvars)]
+
+
+def apply_eqn(evaluator: Evaluator, eqn, values: list) -> list:
+    """One equation's outputs by `evaluator`, outside any program (constant
+    folding's step)."""
+    with np.errstate(all="ignore"):
+        return apply_rule(Frame(evaluator, None), eqn, values)
 
 
 # ---- the higher-order primitives, once per kind ------------------------------------

@@ -21,11 +21,26 @@ from olympus.lax.traits import names_with
 from olympus.backends.reference import reference_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Eqn, Literal
+from olympus.ir.evaluation import Evaluator, apply_eqn
 from olympus.optimizer.program import Walk, literal, rewrite_pass, takes
 
 MAX_ELEMENTS = 16
 
 EXACT = names_with("exact")
+
+
+def _cast(value, aval) -> np.ndarray:
+    """A folded result in the equation's dtype (its shape `fold_step` checks)."""
+    return np.asarray(value).astype(aval.dtype, copy=False)
+
+
+# The evaluation loop's rule table for folding: the reference rules of the
+# primitives whose result IEEE arithmetic fixes exactly.
+_folding = Evaluator(
+    {name: reference_rules[name] for name in EXACT if name in reference_rules},
+    coerce=_cast,
+    name="constant-folding",
+)
 
 
 def _integer_division_defined(eqn: Eqn, vals) -> bool:
@@ -98,9 +113,7 @@ def fold_step(walk: Walk, eqn: Eqn) -> bool:
     guard = _GUARDS.get(eqn.primitive.name)
     if guard is not None and not guard(eqn, vals):
         return False
-    with np.errstate(all="ignore"):
-        result = np.asarray(reference_rules[eqn.primitive.name](*vals, **eqn.params))
-    result = result.astype(out.aval.dtype, copy=False)
+    (result,) = apply_eqn(_folding, eqn, vals)
     if result.shape != out.aval.shape:
         return False
     if out.aval.shape == ():
