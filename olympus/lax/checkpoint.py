@@ -245,81 +245,86 @@ def _forwarded_inputs(
     return [first[v] for v in res_vars]
 
 
-def _checkpoint_partial_eval(
-    trace, args, unknown, *, olympuspr, policy, name, role="call"
-):
-    """Forward: the known part on the parent. Backward: the residuals the
-    policy does not save are recomputed by rerunning the known part, staged
-    into the linear program (so it runs when the backward pass does)."""
-    known, known_consts, staged, out_unknown, num_res = partial_eval_program(
-        olympuspr, unknown, name
-    )
-    known_args = [a for a, u in zip(args, unknown) if not u]
+def _with_policy(known: ClosedOlympuspr, num_res: int, policy) -> tuple:
+    """The forward program as `policy` has it: readers of tagged values read the
+    saved tag, and (for a budget, or values saved on the way to unsaved
+    residuals) widened to return the saved intermediates. Returns (program,
+    num_res, saveable), each step cached on the program."""
     if policy is not None:
         known = cached_program(
             known,
             ("tags", _policy_key(policy)),
             lambda: reading_saved_tags(known, policy),
         )
-    num_staged_res, saveable = num_res, saveable_residuals(known, num_res, policy)
+    saveable = saveable_residuals(known, num_res, policy)
     if isinstance(policy, _MemoryBudget):
-        known, num_res, saveable = cached_program(
+        return cached_program(
             known,
             ("budget", policy.nbytes),
             lambda: _within_budget(known, num_res, policy.nbytes),
         )
-    elif not all(saveable) and policy is not None:
-        known, num_res, saveable = cached_program(
+    if not all(saveable) and policy is not None:
+        return cached_program(
             known,
             ("save", tuple(saveable), _policy_key(policy)),
             lambda: with_saved_intermediates(known, num_res, saveable, policy),
         )
+    return known, num_res, saveable
+
+
+def _recomputed(known, num_res, saveable, inputs, residuals, **params) -> list:
+    """The residuals, those the policy does not save recomputed in the backward
+    pass (staged on the tangent trace) from the checkpoint's `inputs` and the
+    saved ones."""
+    if all(saveable):
+        return residuals
+    recompute, saved_used = cached_program(
+        known,
+        ("recompute", tuple(saveable)),
+        lambda: recompute_program(known, num_res, saveable),
+    )
+    # The barrier keeps XLA from merging the recomputation with the forward pass.
+    inputs = optimization_barrier_p.bind(*inputs, *[residuals[i] for i in saved_used])
+    again = iter(checkpoint_p.bind(*inputs, olympuspr=recompute, **params))
+    return [r if s else next(again) for r, s in zip(residuals, saveable)]
+
+
+def _checkpoint_partial_eval(
+    trace, args, unknown, *, olympuspr, policy, name, role="call"
+):
+    """Forward: the known part on the parent. Backward: the residuals the
+    policy does not save are recomputed by rerunning the known part, staged
+    into the linear program (so it runs when the backward pass does)."""
+    known, known_consts, staged, out_unknown, num_staged_res = partial_eval_program(
+        olympuspr, unknown, name
+    )
+    known, num_res, saveable = _with_policy(known, num_staged_res, policy)
+    inputs = [*known_consts, *(a for a, u in zip(args, unknown) if not u)]
     with set_current_trace(trace.parent):
         forward = checkpoint_p.bind(
-            *known_consts,
-            *known_args,
-            olympuspr=known,
-            policy=policy,
-            name=name,
-            role=role,
+            *inputs, olympuspr=known, policy=policy, name=name, role=role
         )
     n_known = len(forward) - num_res
-    residuals = _forwarded_inputs(
-        known, num_res, [*known_consts, *known_args], forward[n_known:]
-    )
-    if not all(saveable):
-        recompute, saved_used = cached_program(
-            known,
-            ("recompute", tuple(saveable)),
-            lambda: recompute_program(known, num_res, saveable),
-        )
-        with set_current_trace(trace.tangent_trace):
-            # The barrier keeps XLA from merging the recomputation with the forward pass.
-            inputs = optimization_barrier_p.bind(
-                *known_consts, *known_args, *[residuals[i] for i in saved_used]
-            )
-            again = iter(
-                checkpoint_p.bind(
-                    *inputs,
-                    olympuspr=recompute,
-                    policy=policy,
-                    name=f"remat({name})",
-                    role="remat_transpose" if role == "transpose" else "remat",
-                )
-            )
-        residuals = [r if s else next(again) for r, s in zip(residuals, saveable)]
-    residuals = residuals[
-        :num_staged_res
-    ]  # the saved intermediates only fed the recompute
-    unknown_args = [a for a, u in zip(args, unknown) if u]
+    residuals = _forwarded_inputs(known, num_res, inputs, forward[n_known:])
     with set_current_trace(trace.tangent_trace):
+        residuals = _recomputed(
+            known,
+            num_res,
+            saveable,
+            inputs,
+            residuals,
+            policy=policy,
+            name=part_name("remat", name),
+            role="remat_transpose" if role == "transpose" else "remat",
+        )
+        # the saved intermediates past num_staged_res only fed the recomputation
         staged_outs = iter(
             checkpoint_p.bind(
-                *residuals,
-                *unknown_args,
+                *residuals[:num_staged_res],
+                *(a for a, u in zip(args, unknown) if u),
                 olympuspr=staged,
                 policy=policy,
-                name=f"lin({name})",
+                name=part_name("lin", name),
                 role="lin",
             )
         )
