@@ -341,3 +341,17 @@ def test_jit_of_grad_with_integer_inputs_gives_host_float0_zeros_as_jax():
         lambda ox, x, n: ox.jit(ox.value_and_grad(f, (0, 1), allow_int=True))(x, n),
         x, np.arange(3000).reshape(1000, 3),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16])
+def test_cumsum_rounds_as_jax_on_every_tier(dtype):
+    """One reduce_window, as JAX: XLA's rewrite (blocks of 16) fixes the
+    order of the additions; the reference rule adds in that order too."""
+    x = (np.random.default_rng(0).standard_normal((3, 70)) * 10).astype(dtype)
+    for axis, reverse in ((1, False), (1, True), (0, True)):
+        run = lambda ox, x: ox.lax.cumsum(x, axis, reverse=reverse)  # noqa: E731
+        _on_every_tier(run, x)
+        agree(lambda ox, x: ox.vmap(lambda r: run(ox, r[None])[0])(x), x, rtol=0, atol=0)  # fmt: skip
+    agree(lambda ox, x: ox.jnp.cumsum(x), x, rtol=0, atol=0)
+    agree(lambda ox, x: ox.jit(ox.jnp.cumsum)(x, axis=1), x, rtol=0, atol=0)
+    agree(lambda ox, x: ox.grad(lambda y: ox.jnp.cumsum(y).sum())(x), x[0].astype(np.float32))  # fmt: skip

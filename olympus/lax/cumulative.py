@@ -7,7 +7,9 @@ concatenations with the combining function's own primitives, so they run
 under jit, grad and vmap as those do. The cumulative reductions use
 log2(n) doubling rounds (Hillis-Steele): round k combines each element with
 the one 2**k before it, padding with the reduction's identity, which keeps
-the program to a few equations per round. `associative_scan` pairs
+the program to a few equations per round. cumsum is JAX's one
+reduce_window over the axis instead, whose XLA rewrite fixes the order of
+its additions (float16 sums round as JAX's). `associative_scan` pairs
 neighbours and recurses on the half-length sequence of pair results
 (odd positions), then fills in the even positions with one more combine,
 so it calls `fn` about 2 log2(n) times on ever shorter slices.
@@ -107,8 +109,25 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
       Array([6, 5, 3], dtype=int32)
     """
     _check_number("cumsum", operand)
-    zero = _scalar(0, aval_of(operand).dtype)
-    return _running("cumsum", ops.add, operand, axis, reverse, zero)
+    shape = aval_of(operand).shape
+    axis = _normalized_axis("cumsum", axis, shape)
+    n = shape[axis]
+    if n == 0:
+        return ops.convert_element_type(operand, aval_of(operand).dtype)
+    # JAX's form: one reduce_window over the whole axis, which XLA rewrites into
+    # a tree of blocks (of 16 on CPU); the same program rounds float16 sums as
+    # JAX's does (the reference rule follows that rewrite).
+    from olympus.lax.windowed import reduce_window_sum_p
+
+    window = tuple(n if d == axis else 1 for d in range(len(shape)))
+    padding = tuple(
+        ((0, n - 1) if reverse else (n - 1, 0)) if d == axis else (0, 0)
+        for d in range(len(shape))
+    )
+    return reduce_window_sum_p.bind(
+        operand, window_dimensions=window, window_strides=(1,) * len(shape),
+        padding=padding,
+    )  # fmt: skip
 
 
 def cumprod(operand, axis: int = 0, reverse: bool = False):

@@ -177,5 +177,76 @@ def _lowest(dtype):
     return dtypes.float_lowest(dtype)  # float8 types without -inf: their lowest
 
 
-rule("reduce_window_sum")(_reduce_window(np.sum, lambda dtype: 0))
+def _reduce_window_sum(x, *, window_dimensions, window_strides, padding):
+    """Sums over windows; a running sum along one axis (cumsum's form) in
+    floating point adds in the order XLA's rewrite of it does, so its
+    rounding is the compiled program's."""
+    axis = _running_sum_axis(x.shape, window_dimensions, window_strides, padding)
+    if axis is None or x.dtype.kind not in "fc" and x.dtype != dtypes.bfloat16:
+        return _plain_window_sum(
+            x, window_dimensions=window_dimensions, window_strides=window_strides,
+            padding=padding,
+        )  # fmt: skip
+    reverse = tuple(padding[axis]) == (0, x.shape[axis] - 1)
+    return np.moveaxis(_running_sum(np.moveaxis(x, axis, -1), reverse), -1, axis)
+
+
+def _running_sum_axis(shape, window, strides, padding):
+    """The axis of a running sum (window the whole axis, padded n - 1 on one
+    side, unit strides, every other axis untouched), or None."""
+    axes = [d for d, w in enumerate(window) if w != 1]
+    if len(axes) != 1 or any(s != 1 for s in strides):
+        return None
+    (axis,) = axes
+    n = shape[axis]
+    pads = [tuple(p) for p in padding]
+    others_plain = all(pads[d] == (0, 0) for d in range(len(shape)) if d != axis)
+    if window[axis] != n or n < 2 or not others_plain:
+        return None
+    return axis if pads[axis] in ((n - 1, 0), (0, n - 1)) else None
+
+
+_XLA_SCAN_BLOCK = 16  # XLA's CPU rewrite scans blocks of this many elements
+
+
+def _running_sum(x, reverse: bool):
+    """Running sums along the last axis as XLA computes them: blocks of 16
+    (the last padded with zeros) summed in order, the blocks' totals scanned
+    the same way, then added to each block."""
+    n, base = x.shape[-1], _XLA_SCAN_BLOCK
+    if n <= base:
+        return _window_sums_in_order(x, reverse)
+    m = -(-n // base)
+    pad = np.zeros(x.shape[:-1] + (m * base - n,), x.dtype)
+    blocks = np.concatenate([x, pad], -1).reshape(x.shape[:-1] + (m, base))
+    inner = _window_sums_in_order(blocks, reverse)
+    totals = _running_sum(inner[..., 0] if reverse else inner[..., -1], reverse)
+    zero = np.zeros(x.shape[:-1] + (1,), x.dtype)
+    if reverse:
+        others = np.concatenate([totals[..., 1:], zero], -1)
+    else:
+        others = np.concatenate([zero, totals[..., :-1]], -1)
+    out = (inner + others[..., None]).astype(x.dtype)
+    return out.reshape(x.shape[:-1] + (m * base,))[..., :n]
+
+
+def _window_sums_in_order(x, reverse: bool):
+    """Each window's sum, added from its first element on as XLA's loop does:
+    prefixes share one running sum; each suffix is summed on its own."""
+    out = np.empty_like(x)
+    n = x.shape[-1]
+    acc = np.zeros(x.shape[:-1], x.dtype)
+    for i in range(n):
+        if reverse:
+            acc = np.zeros(x.shape[:-1], x.dtype)
+            for k in range(i, n):
+                acc = (acc + x[..., k]).astype(x.dtype)
+        else:
+            acc = (acc + x[..., i]).astype(x.dtype)
+        out[..., i] = acc
+    return out
+
+
+_plain_window_sum = _reduce_window(np.sum, lambda dtype: 0)
+rule("reduce_window_sum")(_reduce_window_sum)
 rule("reduce_window_max")(_reduce_window(np.max, _lowest))
