@@ -82,6 +82,17 @@ def reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
             program.constvars, program.invars, eqns, program.outvars, program.debug_info
         )
         known = ClosedOlympuspr(program, known.consts)
+    plan = _tag_plan(program, policy)
+    if not plan[0] and not plan[2]:
+        return known
+    return ClosedOlympuspr(_with_tag_plan(program, *plan), known.consts)
+
+
+def _tag_plan(program: Olympuspr, policy) -> tuple:
+    """For each value and its tags, the one read in their place (the saved
+    one, else the first tag): (alias: read at once, hoisted: tag equations
+    moved to just after their value's producer (by id), after: renamings
+    that start after an equation (by id), skip: ids of moved equations)."""
     producers = {v: e for e in program.eqns for v in e.outvars}
     root, members, made_by = {}, {}, {}
     for eqn in program.eqns:
@@ -104,8 +115,11 @@ def reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
             eqn = eqn._replace(invars=[r])
             hoisted.setdefault(id(producers.get(r)), []).append(eqn)
         after.setdefault(id(eqn), []).append(renamed)
-    if not alias and not after:
-        return known
+    return alias, hoisted, after, skip
+
+
+def _with_tag_plan(program: Olympuspr, alias, hoisted, after, skip) -> Olympuspr:
+    """`program` rewritten as `_tag_plan` says."""
 
     def read(x):
         return alias.get(x, x) if isinstance(x, Var) else x
@@ -124,14 +138,13 @@ def reading_saved_tags(known: ClosedOlympuspr, policy) -> ClosedOlympuspr:
     for eqn in program.eqns:
         if id(eqn) not in skip:
             emit(eqn)
-    wider = Olympuspr(
+    return Olympuspr(
         program.constvars,
         program.invars,
         eqns,
         [read(x) for x in program.outvars],
         program.debug_info,
     )
-    return ClosedOlympuspr(wider, known.consts)
 
 
 def _call_reading_saved_tags(eqn, policy):
