@@ -454,48 +454,23 @@ def _masked_scan(args, params):
     through an outer step, one per inner step. The constants are explicit
     operands at every level (`args` are values of the partial-evaluation
     trace, which the traces of sub-programs may not close over)."""
-    cond_olympuspr, body_olympuspr = params["cond_olympuspr"], params["body_olympuspr"]
     max_steps = params["max_steps"]
     cconsts, bconsts, carry = while_structure.split(params, args)
-    consts, n_consts = cconsts + bconsts, len(cconsts) + len(bconsts)
+    consts = cconsts + bconsts
     if max_steps == 0:
         return carry
     avals = [aval_of(c) for c in carry]
-
-    def step(*vals):
-        cconsts, bconsts, val = while_structure.split(params, vals)
-        (go,) = eval_program(
-            cond_olympuspr.olympuspr, cond_olympuspr.consts, [*cconsts, *val]
-        )
-
-        def advance(val):
-            new = eval_program(
-                body_olympuspr.olympuspr, body_olympuspr.consts, [*bconsts, *val]
-            )
-            return [_like(x, a) for x, a in zip(new, avals)]
-
-        return cond(
-            go, advance, lambda val: [_like(x, a) for x, a in zip(val, avals)], val
-        )
-
-    def repeat(fun, length):
-        def loop(*vals):
-            ks = vals[:n_consts]
-
-            def step_carry(val, _):
-                return fun(*ks, *val), None
-
-            return scan(step_carry, list(vals[n_consts:]), None, length=length)[0]
-
-        return loop
-
     inner_steps = math.isqrt(max_steps - 1) + 1  # ceil(sqrt(max_steps))
     outer_steps = -(-max_steps // inner_steps)
+
+    def step(*vals):  # the checkpoint's name in printed programs
+        return _masked_step(params, avals, *vals)
+
     one = checkpoint(step)
     body, length = (
         (one, inner_steps)
         if outer_steps == 1
-        else (checkpoint(repeat(one, inner_steps)), outer_steps)
+        else (checkpoint(_repeated(one, inner_steps, len(consts))), outer_steps)
     )
     traced = trace_sub_program(
         lambda *vals: body(*vals),
@@ -512,6 +487,34 @@ def _masked_scan(args, params):
         linear=(False,) * len(operands),
         unroll=1,
     )
+
+
+def _masked_step(params, avals, *vals) -> list:
+    """One step of the masked loop: `body(carry) if cond(carry) else carry`,
+    over the while's operands (constants, then the carry of types `avals`)."""
+    test, body = params["cond_olympuspr"], params["body_olympuspr"]
+    cconsts, bconsts, val = while_structure.split(params, vals)
+    (go,) = eval_program(test.olympuspr, test.consts, [*cconsts, *val])
+
+    def advance(val):
+        new = eval_program(body.olympuspr, body.consts, [*bconsts, *val])
+        return [_like(x, a) for x, a in zip(new, avals)]
+
+    return cond(go, advance, lambda val: [_like(x, a) for x, a in zip(val, avals)], val)
+
+
+def _repeated(fun, length: int, n_consts: int) -> Callable:
+    """`fun(*consts, *carry) -> carry` run `length` times in a scan."""
+
+    def loop(*vals):
+        ks, init = vals[:n_consts], list(vals[n_consts:])
+
+        def step_carry(val, _):
+            return fun(*ks, *val), None
+
+        return scan(step_carry, init, None, length=length)[0]
+
+    return loop
 
 
 def _like(x, aval):
