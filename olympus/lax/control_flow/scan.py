@@ -634,25 +634,23 @@ def _scan_partial_eval(trace, args, unknown, **params):
     return merge(known_out, known_outs, unknown_outs)
 
 
-def _scan_transpose(cts, *args, **params):
-    """Runs the loop backwards: the carry holds the carry's cotangent and the sums of
-    the constants' cotangents; each step reads a residual row and a ys cotangent."""
+def _transposed_body(params, const_res, xs_res):
+    """The body of the backward scan: (residual consts; carry cotangents, the
+    sums of the linear consts' cotangents; residual xs, ys cotangents) ->
+    (carry cotangents, the sums, xs cotangents), for the body of scan
+    `params` whose consts and xs are residuals where `const_res` / `xs_res`."""
     olympuspr = params["olympuspr"]
-    consts, init, xs = scan_structure.split(params, args)
-    ncar = len(init)
-    const_res = [not is_undefined(c) for c in consts]
-    xs_res = [not is_undefined(x) for x in xs]
-    residual_mask = const_res + [False] * ncar + xs_res
     body_consts, carry_avals, body_xs = scan_structure.split(params, olympuspr.in_avals)
+    res_c_avals = select_mask(const_res, body_consts)
     lin_const_avals = [a for a, r in zip(body_consts, const_res) if not r]
     res_x_avals = select_mask(xs_res, body_xs)
     y_avals = scan_structure.split_outputs(params, olympuspr.out_avals)[1]
-    res_c = select_mask(const_res, consts)
+    residual_mask = const_res + [False] * len(carry_avals) + xs_res
+    sizes = [len(res_c_avals), len(carry_avals), len(lin_const_avals)]
+    sizes += [len(res_x_avals), len(y_avals)]
 
     def step(*a):
-        rc, ctc, acc, rx, cty = split_blocks(
-            a, len(res_c), ncar, len(lin_const_avals), len(res_x_avals), len(y_avals)
-        )
+        rc, ctc, acc, rx, cty = split_blocks(a, *sizes)
         res = iter([*rc, *rx])
         primals_in = [next(res) if r else None for r in residual_mask]
         cts_in = backward_pass(olympuspr.olympuspr, [], [*ctc, *cty], primals_in)
@@ -665,22 +663,26 @@ def _scan_transpose(cts, *args, **params):
             *ct_xs,
         ]
 
-    in_avals = [
-        *(aval_of(c) for c in res_c),
-        *carry_avals,
-        *lin_const_avals,
-        *res_x_avals,
-        *y_avals,
-    ]
+    in_avals = [*res_c_avals, *carry_avals, *lin_const_avals, *res_x_avals, *y_avals]
     traced = trace_sub_program(step, in_avals, DebugInfo("transpose", "transpose", ()))
+    return traced, lin_const_avals
+
+
+def _scan_transpose(cts, *args, **params):
+    """Runs the loop backwards: the carry holds the carry's cotangent and the sums of
+    the constants' cotangents; each step reads a residual row and a ys cotangent."""
+    consts, init, xs = scan_structure.split(params, args)
+    const_res = [not is_undefined(c) for c in consts]
+    xs_res = [not is_undefined(x) for x in xs]
+    traced, lin_const_avals = _transposed_body(params, const_res, xs_res)
     ct_carry, ct_ys = (
         [instantiate(ct) for ct in g] for g in scan_structure.split_outputs(params, cts)
     )
+    res_c, res_xs = select_mask(const_res, consts), select_mask(xs_res, xs)
     zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
-    res_xs = select_mask(xs_res, xs)
     linear = (
         (False,) * (len(traced.consts) + len(res_c))
-        + (True,) * (ncar + len(zeros))
+        + (True,) * (len(init) + len(zeros))
         + (False,) * len(res_xs)
         + (True,) * len(ct_ys)
     )  # cotangents are linear
@@ -693,7 +695,7 @@ def _scan_transpose(cts, *args, **params):
         **{**_loop_params(params), "reverse": not params["reverse"]},
     )
     ct_init, ct_consts, ct_xs = split_blocks(
-        outs, ncar, len(zeros), len(outs) - ncar - len(zeros)
+        outs, len(init), len(zeros), len(outs) - len(init) - len(zeros)
     )
     ct_consts, ct_xs = iter(ct_consts), iter(ct_xs)
     return (
