@@ -1427,9 +1427,7 @@ def tril(m, k: int = 0):
 
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
-    """The diagonal of the (axis1, axis2) planes of `a`, as its last axis.
-
-    The `offset` diagonal of the (axis1, axis2) planes, as the last axis.
+    """The `offset` diagonal of the (axis1, axis2) planes of `a`, as its last axis.
 
     Args:
       a: an array or scalar.

@@ -108,9 +108,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """(rows, cols) of the lower triangle of an n x m array.
-
-    (rows, cols) of the lower triangle of an n x m array, row by row.
+    """(rows, cols) of the lower triangle of an n x m array, row by row.
 
     Args:
       n: the number of rows.
@@ -131,9 +129,7 @@ def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """(rows, cols) of the upper triangle of an n x m array.
-
-    (rows, cols) of the upper triangle of an n x m array, row by row.
+    """(rows, cols) of the upper triangle of an n x m array, row by row.
 
     Args:
       n: the number of rows.
@@ -623,8 +619,6 @@ def copy(a, order: str | None = None):
 def asanyarray(a, dtype=None, order=None):
     """`a` as an Array (olympus has no array subclasses).
 
-    asarray: olympus has no array subclasses to keep.
-
     Args:
       a: an array, scalar or nested sequence of them.
       dtype: the result's dtype; None to infer it from the inputs.
@@ -722,8 +716,6 @@ def isscalar(element) -> bool:
 
 def array_equiv(a1, a2):
     """Whether a1 and a2 broadcast together and are equal everywhere.
-
-    Whether a1 and a2 broadcast to one shape and are equal everywhere there.
 
     Args:
       a1: an array or scalar.

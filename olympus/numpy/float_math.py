@@ -373,9 +373,7 @@ def _i0_impl(x):
 
 
 def i0(x):
-    """The modified Bessel function of the first kind of order 0, elementwise.
-
-    The modified Bessel function of the first kind of order 0 (differentiable).
+    """The modified Bessel function of the first kind of order 0 (differentiable).
 
     Args:
       x: an array or scalar.

@@ -77,9 +77,7 @@ def _gcd(a, b):
 
 
 def lcm(x1, x2):
-    """The least common multiple of |x1| and |x2|, elementwise.
-
-    The least common multiple of |x1| and |x2| (0 if either is 0).
+    """The least common multiple of |x1| and |x2|, elementwise (0 if either is 0).
 
     Args:
       x1: an array or scalar.

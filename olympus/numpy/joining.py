@@ -114,8 +114,6 @@ def atleast_3d(*arys):
 def column_stack(tup):
     """1-D arrays as the columns of a 2-D array (2-D arrays join along axis 1).
 
-    1-D arrays become columns of a 2-D array; 2-D arrays join along axis 1.
-
     Args:
       tup: a sequence of arrays.
 
@@ -162,8 +160,6 @@ def row_stack(tup):
 def dstack(tup):
     """Arrays joined along the third axis (after atleast_3d).
 
-    Joins along the third axis, after atleast_3d.
-
     Args:
       tup: a sequence of arrays.
 
@@ -192,8 +188,6 @@ def _split_at_least(name: str, ary, sections, axis: int, ndim: int):
 
 def hsplit(ary, indices_or_sections):
     """`ary` split along axis 1 (axis 0 for 1-D arrays).
-
-    split along axis 1 (axis 0 for 1-D arrays).
 
     Args:
       ary: an array.
@@ -558,8 +552,6 @@ def rollaxis(a, axis: int, start: int = 0):
 def resize(a, new_shape):
     """An array of `new_shape` filled by repeating a's flattened values.
 
-    An array of `new_shape` filled by repeating `a`'s flattened elements.
-
     Args:
       a: an array or scalar.
       new_shape: the result's shape.
@@ -713,8 +705,6 @@ def _compress_to_size(condition, a, n: int, size: int, fill_value):
 
 def broadcast_arrays(*args):
     """The arguments broadcast to one common shape.
-
-    The arguments broadcast to their common shape.
 
     Args:
       *args: arrays or scalars.

@@ -145,8 +145,6 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
 def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False):
     """The standard deviation of the non-NaN elements of `a`.
 
-    Standard deviation of the non-NaN elements.
-
     Args:
       a: an array.
       axis: an int, a tuple of ints, or None for all axes.

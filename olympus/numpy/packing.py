@@ -104,8 +104,6 @@ def unpackbits(
 def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):
     """The bytes of `buffer` read as a 1-d array of `dtype`.
 
-    The bytes of `buffer` read as a 1-d array of `dtype` (NumPy's reading).
-
     Args:
       buffer: a bytes-like object.
       dtype: the element dtype.

@@ -783,8 +783,6 @@ def _matmul(a, b, *, precision=None, preferred_element_type=None):
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of the flattened operands, the first conjugated.
 
-    The dot product of the flattened operands, `a` conjugated.
-
     Args:
       a: an array (flattened, conjugated).
       b: an array with a's number of elements.

@@ -671,8 +671,6 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
     """The sorted unique values found in either array.
 
-    The sorted unique values in either array.
-
     Args:
       ar1: an array (flattened).
       ar2: an array (flattened).
@@ -698,8 +696,6 @@ def setdiff1d(
     ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
 ):
     """The sorted unique values of `ar1` not in `ar2`.
-
-    The sorted unique values of `ar1` that are not in `ar2`.
 
     Args:
       ar1: an array (flattened).
@@ -731,8 +727,6 @@ def setxor1d(
     ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
 ):
     """The sorted values in exactly one of the arrays.
-
-    The sorted values that are in exactly one of the arrays.
 
     Args:
       ar1: an array (flattened).

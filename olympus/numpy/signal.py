@@ -88,8 +88,6 @@ def correlate(
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
     """The discrete linear convolution of two 1-d sequences.
 
-    Discrete linear convolution of two 1-d sequences.
-
     Args:
       a: a 1-d array.
       v: a 1-d array.

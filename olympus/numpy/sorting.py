@@ -146,8 +146,6 @@ def argsort(
 def lexsort(keys, axis: int = -1):
     """Indices that sort by the last key, then the one before it, and so on.
 
-    Indices that sort by the last key first, then the one before it, ...
-
     Args:
       keys: a sequence of arrays of one shape (or a 2-D array, rows as keys).
       axis: the axis to work along; negative counts from the end.

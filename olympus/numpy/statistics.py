@@ -273,8 +273,6 @@ def _gradient(f, spacings, *, axes: tuple, edge_order: int):
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """The integral of sampled `y` by the trapezoidal rule.
 
-    Integral of sampled `y` by the trapezoidal rule, along `axis`.
-
     Args:
       y: the samples.
       x: the sample points (None: spaced by dx).
@@ -802,8 +800,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """The 2-d histogram of points (x, y), and the edges along x and y.
-
-    The 2-d histogram of points (x, y) and the edges along x and y.
 
     Args:
       x: the points' x coordinates.

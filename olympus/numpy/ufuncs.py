@@ -1603,8 +1603,6 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
 def divmod(x1, x2):  # noqa: A001
     """(x1 // x2, x1 % x2), elementwise, with Python's signs.
 
-    (x1 // x2, x1 % x2), both with Python's signs.
-
     Args:
       x1: an array or scalar.
       x2: an array or scalar; it broadcasts with x1.

@@ -360,8 +360,6 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
 def shuffle(key, x, axis: int = 0):
     """x shuffled along an axis (JAX's deprecated name of permutation).
 
-    `x` shuffled along `axis` (JAX's deprecated name for permutation).
-
     Args:
       key: a PRNG key (olympus.random.key or PRNGKey).
       x: the array to shuffle.
