@@ -355,3 +355,23 @@ def test_cumsum_rounds_as_jax_on_every_tier(dtype):
     agree(lambda ox, x: ox.jnp.cumsum(x), x, rtol=0, atol=0)
     agree(lambda ox, x: ox.jit(ox.jnp.cumsum)(x, axis=1), x, rtol=0, atol=0)
     agree(lambda ox, x: ox.grad(lambda y: ox.jnp.cumsum(y).sum())(x), x[0].astype(np.float32))  # fmt: skip
+
+
+_RANK3 = np.array([[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 1, 2]], np.float32)
+_RANK4 = np.vstack([np.eye(5, dtype=np.float32)[:4], 2 * np.eye(5, dtype=np.float32)[:1]])  # fmt: skip
+
+
+def test_det_gradient_at_singular_matrices_of_size_4_and_more_as_jax():
+    det_grad = lambda ox, a: ox.grad(lambda a: ox.jnp.linalg.det(a).sum())(a)  # noqa: E731
+    rank2 = _RANK3.copy()
+    rank2[2] = 3 * rank2[0]
+    for a in (_RANK3, rank2, _RANK4, np.zeros((4, 4), np.float32)):
+        agree(det_grad, a)
+    batch = np.stack([np.random.RandomState(1).normal(size=(5, 5)), _RANK4])
+    agree(det_grad, batch.astype(np.float32), rtol=1e-4, atol=1e-5)
+    agree(lambda ox, a: ox.jit(ox.grad(ox.jnp.linalg.det))(a), _RANK4)
+    agree(lambda ox, a: ox.vmap(ox.grad(ox.jnp.linalg.det))(a), batch.astype(np.float32), rtol=1e-4, atol=1e-5)  # fmt: skip
+    agree(lambda ox, a: ox.jvp(ox.jnp.linalg.det, (a,), (a,)), batch[0], rtol=1e-4)
+    agree(det_grad, np.array([[3.0]], np.float32))
+    with x64():
+        agree(det_grad, _RANK4.astype(np.float64))

@@ -21,6 +21,7 @@ from olympus.numpy import core as _core
 from olympus.numpy import products as _products
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
+from olympus.lax.custom_derivatives import custom_jvp
 from olympus.numpy.compiled import jit_entry_points
 from olympus.tracer.core import aval_of
 
@@ -321,8 +322,64 @@ def det(a):
     n = aval_of(a).shape[-1]
     if n in (2, 3):
         return _det_polynomial(a, n)
+    return _det_lu(a)
+
+
+@custom_jvp
+def _det_lu(a):
     diag, parity = _lu_det_parts(a)
     return _positive_zero(lax.mul(parity, lax.reduce_prod(diag, (diag.ndim - 1,))))
+
+
+@_det_lu.defjvp
+def _det_lu_jvp(primals, tangents):
+    """JAX's: d det = trace(adjugate(a) @ da), the adjugate product from the LU
+    factors so that it is finite (and JAX's value) at singular matrices."""
+    (a,), (da,) = primals, tangents
+    det_a, adjugate_da = _cofactor_solve(a, da)
+    return det_a, _trace(adjugate_da)
+
+
+def _trace(x):
+    n = aval_of(x).shape[-1]
+    eye = lax.convert_element_type(_identity(n), x.dtype)
+    return lax.reduce_sum(_uf.multiply(x, eye), (x.ndim - 2, x.ndim - 1))
+
+
+def _identity(n: int):
+    rows = lax.broadcasted_iota(np.int32, (n, n), 0)
+    return lax.eq(rows, lax.broadcasted_iota(np.int32, (n, n), 1))
+
+
+def _cofactor_solve(a, b):
+    """(det(a), adjugate(a) @ b) as JAX computes them: with a = P L U, the last
+    pivot of U is replaced by 1 / (product of the others), so a matrix of rank
+    n - 1 gives its (finite) adjugate; one of lower rank gives zeros."""
+    n = aval_of(a).shape[-1]
+    if n < 2:  # adjugate([[x]]) is [[1]]
+        return _det_lu(a), b
+    lu, pivots, permutation = lax_linalg.lu(a)
+    diag, parity = _lu_det_parts(a)
+    partial_det = _uf.multiply(lax.cumprod(diag, axis=diag.ndim - 1), parity[..., None])
+    before_last = partial_det[..., n - 2 : n - 1, None]
+    corner = _uf.logical_and(_identity(n), lax.eq(_row_iota(n), np.int32(n - 1)))
+    lu = _uf.where(corner, _uf.divide(lax.full_like(before_last, 1), before_last), lu)
+    ones = lax.full(aval_of(b).shape[:-1] + (1,), 1, aval_of(b).dtype)
+    probe = lax_linalg.triangular_solve(lu, ones, left_side=True, lower=False)
+    low_rank = _red.any(_uf.logical_not(_uf.isfinite(probe)), axis=(-2, -1))
+    zero = lax.full_like(b, 0)
+    x = _uf.where(low_rank[..., None, None], zero, b)
+    onehot = _uf.equal(permutation[..., :, None], _row_iota(n)[None, :])
+    x = _red.matmul(lax.convert_element_type(onehot, aval_of(b).dtype), x)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)  # fmt: skip
+    det_a = partial_det[..., n - 1]
+    scale = _uf.where(lax.eq(_row_iota(n), np.int32(n - 1))[:, None], lax.full_like(det_a, 1)[..., None, None], det_a[..., None, None])  # fmt: skip
+    x = lax_linalg.triangular_solve(lu, _uf.multiply(x, scale), left_side=True, lower=False)  # fmt: skip
+    return det_a, _uf.where(low_rank[..., None, None], zero, x)
+
+
+def _row_iota(n: int):
+    return lax.iota(np.int32, n)
 
 
 def _entry(a, i: int, j: int):
