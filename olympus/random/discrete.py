@@ -594,9 +594,7 @@ def _binomial_btrs(key, n, p, limit: int):
 def _geometric(key, p, shape=None, dtype=None):
     """Samples of the geometric distribution (trials to the first success).
 
-    Trials up to and including the first success, each succeeding with
-    probability p: 1 + floor(log U / log(1 - p)) (inversion, U uniform in (0,
-    1), 0 drawn as 1).
+    Samples of the geometric distribution (trials to the first success).
 
     Args:
       key: a PRNG key (olympus.random.key or PRNGKey).
@@ -609,6 +607,7 @@ def _geometric(key, p, shape=None, dtype=None):
 
     Raises:
       InvalidKeyError: key is not a PRNG key (a TypeError).
+      RandomDtypeError: dtype is not an integer dtype (a TypeError).
 
     Example:
       >>> k = olympus.random.key(0)
