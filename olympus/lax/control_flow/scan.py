@@ -568,6 +568,26 @@ def _scan_jvp(primals, tangents, **params):
     return carry_out + ys, carry_tan + tangents_out(ys, ys_nz, ys_t)
 
 
+def _split_residuals(params, program, residuals, consts, known_consts) -> tuple:
+    """(the body's known consts -> their values, the residuals computed from
+    those alone (loop-invariant: computed once, before the loop), the others
+    (one per iteration, stacked))."""
+    body_consts = scan_structure.split(params, program.invars)[0]
+    const_env = {v: a for v, a, k in zip(body_consts, consts, known_consts) if k}
+    variant = unknown_vars(program, [v in const_env for v in program.invars])
+    const_res = [r for r in residuals if r not in variant]
+    return const_env, const_res, [r for r in residuals if r in variant]
+
+
+def _staged_order(const_res, stacked_res, *unknown) -> list[int]:
+    """The staged body's inputs come (const residuals, stacked residuals,
+    unknown consts, unknown carry, unknown xs); the scan takes them as
+    (const residuals, unknown consts | unknown carry | stacked residuals,
+    unknown xs): the positions in that order."""
+    b = blocks(len(const_res), len(stacked_res), *(len(u) for u in unknown))
+    return b[0] + b[2] + b[3] + b[1] + b[4]
+
+
 def _scan_partial_eval(trace, args, unknown, **params):
     """Known work runs as a scan now and saves, per iteration, the values the
     tangent work needs (residuals, stacked like ys); the staged scan reads them
@@ -584,13 +604,11 @@ def _scan_partial_eval(trace, args, unknown, **params):
     known_out = known_carry + scan_structure.split_outputs(params, out_known)[1]
     program = olympuspr.olympuspr
     residuals = residual_vars(program, known_in, known_out, deferred)
-    body_consts, _, body_xs = scan_structure.split(params, program.invars)
-    const_env = {v: a for v, a, k in zip(body_consts, consts, known_consts) if k}
-    variant = unknown_vars(program, [v in const_env for v in program.invars])
-    const_res = [r for r in residuals if r not in variant]
-    stacked_res = [r for r in residuals if r in variant]
+    const_env, const_res, stacked_res = _split_residuals(
+        params, program, residuals, consts, known_consts
+    )
     # A residual that is an x itself is read from the xs, not saved again.
-    x_of = dict(zip(body_xs, xs))
+    x_of = dict(zip(scan_structure.split(params, program.invars)[2], xs))
     saved_res = [r for r in stacked_res if r not in x_of]
     known_body = known_program(olympuspr, known_in, known_out, saved_res, deferred)
     with set_current_trace(trace.parent):
@@ -605,20 +623,20 @@ def _scan_partial_eval(trace, args, unknown, **params):
     n_known = sum(known_out)
     known_outs, saved = outs[:n_known], iter(outs[n_known:])
     stacked = [x_of[r] if r in x_of else next(saved) for r in stacked_res]
-    # The staged body takes (const residuals, unknown consts, unknown carry,
-    # stacked residuals, unknown xs).
-    body = unknown_program(
-        olympuspr, known_in, known_out, const_res + stacked_res, deferred
-    )
     unknown_consts = select_mask([not k for k in known_consts], consts)
     unknown_carry = select_mask([not k for k in known_carry], carry)
     unknown_xs = select_mask([not k for k in known_xs], xs)
-    n_cr, n_uc, n_ucar = len(const_res), len(unknown_consts), len(unknown_carry)
-    b = blocks(n_cr, len(stacked_res), n_uc, n_ucar, len(unknown_xs))
-    body = reorder(body, b[0] + b[2] + b[3] + b[1] + b[4])
+    body = reorder(
+        unknown_program(
+            olympuspr, known_in, known_out, const_res + stacked_res, deferred
+        ),
+        _staged_order(
+            const_res, stacked_res, unknown_consts, unknown_carry, unknown_xs
+        ),
+    )
     linear = (
-        (False,) * n_cr
-        + (True,) * (n_uc + n_ucar)
+        (False,) * len(const_res)
+        + (True,) * (len(unknown_consts) + len(unknown_carry))
         + (False,) * len(stacked_res)
         + (True,) * len(unknown_xs)
     )  # the tangents are used linearly
