@@ -258,3 +258,35 @@ def test_constant_folding_applies_its_table_of_exact_reference_rules(monkeypatch
     )(np.float32(1.0))
     assert seen and "5.0" in str(closed)
     agree(lambda ox, x: ox.jit(lambda v: v + (ox.jnp.float32(2.0) + 3.0))(x), 1.0)
+
+
+def test_the_stepper_steps_into_bodies_by_the_shared_rules(monkeypatch):
+    """The step debugger enters a scan through the loop's scan rule (a spy
+    sees its value reader, not a NumPy evaluator's), each iteration a frame
+    of its own, and finishes with jit's values."""
+    from olympus.backends.stepping import ProgramStepper
+
+    readers = []
+    scan = program_rules["scan"]
+
+    def spy(ops, eqn, values):
+        readers.append(ops)
+        return (yield from scan(ops, eqn, values))
+
+    monkeypatch.setitem(program_rules, "scan", spy)
+
+    def f(xs):
+        return lax.scan(lambda c, x: (c + jnp.sin(x), c * 2.0), 0.0, xs)
+
+    xs = _x(3)
+    stepper = ProgramStepper(olympus.make_olympuspr(f)(xs), [xs])
+    while stepper.current.eqn.primitive.name != "scan":
+        stepper.step()
+    stepper.step_into()
+    assert stepper.path[-1].startswith("scan iteration 0")
+    assert len(readers) == 1 and not isinstance(readers[0], Evaluator)
+    outs = stepper.finish()
+    for got, want in zip(outs, olympus.tree_util.tree_leaves(olympus.jit(f)(xs))):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    evaluate(olympus.make_olympuspr(f)(xs), xs)  # the reference: an Evaluator
+    assert isinstance(readers[-1], Evaluator)

@@ -11,9 +11,11 @@ not used: its numbers can differ from XLA's in the last digits.
 Stepping *into* an equation runs its sub-program equation by equation too:
 the taken branch of `cond`, each iteration of `while` (its condition program,
 then its body) and `scan`, and the callee of `pjit`, `checkpoint` and the
-custom-derivative calls (their primal function). Primitives are known here
-by name, as the reference interpreter knows them, so this module sits below
-`lax`.
+custom-derivative calls (their primal function). Which bodies run, on what,
+is the evaluation loop's per-kind rule (olympus/ir/evaluation.py
+`program_rules`, shared with the NumPy backends); the stepper runs each body
+it asks for in a frame of its own. Primitives are known by name, as the
+reference interpreter knows them, so this module sits below `lax`.
 
 Values are keyed by the names `print(closed)` gives the variables (the
 printer's `VarNames`; names are unique across the whole print, sub-programs
@@ -38,7 +40,7 @@ import numpy as np
 from olympus.backends.xla.array import to_device
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Olympuspr, Primitive, Var
 from olympus.ir.html import array_html, scoped
-from olympus.ir.structure import branch_index, structure_of
+from olympus.ir.evaluation import program_rules
 from olympus.ir.printer import (
     DROPPED,
     VarNames,
@@ -415,11 +417,10 @@ class ProgramStepper:
             in_keys = [
                 frame.keys.get(x) if isinstance(x, Var) else None for x in eqn.invars
             ]
-            rule = _enter_rules.get(eqn.primitive.name) if enter else None
-            if rule is None:
-                outs, sources = self._apply(eqn, ins), [None] * len(eqn.outvars)
+            if enter and eqn.primitive.name in program_rules:
+                outs, sources = yield from _enter(self, frame, eqn, ins, in_keys)
             else:
-                outs, sources = yield from rule(self, frame, eqn, ins, in_keys)
+                outs, sources = self._apply(eqn, ins), [None] * len(eqn.outvars)
             out_keys = self._bind(frame, eqn.outvars, outs, sources)
             self.last = Step(
                 eqn,
@@ -673,103 +674,73 @@ def _label(eqn: Eqn, text: str) -> str:
     )
 
 
-def _enter_call(param: str) -> Callable:
-    def rule(stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list):
-        closed = eqn.params[param]
-        label = _label(
-            eqn, f"{eqn.primitive.name} {eqn.params.get('name', '')}".rstrip()
-        )
-        q = stepper._sub_qualifier(frame, [closed])
-        return (yield from stepper._call(closed, ins, in_keys, label, q))
+class _Keyed:
+    """A value in the stepper's higher-order rules (olympus/ir/evaluation.py
+    `program_rules`): the device value and the key its value has in
+    `values` (None for one made here, a scan's stacked rows)."""
 
-    return rule
+    __slots__ = ("value", "key", "_host")
 
+    def __init__(self, value, key):
+        self.value, self.key, self._host = value, key, None
 
-def _enter_cond(
-    stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
-):
-    branches = eqn.params["branches"]
-    i = branch_index(int(_host(ins[0])), len(branches))
-    q = stepper._sub_qualifier(frame, branches)
-    return (
-        yield from stepper._call(
-            branches[i], ins[1:], in_keys[1:], _label(eqn, f"cond branch {i}"), q
-        )
-    )
+    def host(self) -> np.ndarray:
+        if self._host is None:
+            self._host = _host(self.value)
+        return self._host
 
 
-def _enter_while(
-    stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
-):
-    p = eqn.params
-    cond_consts, body_consts, carry = structure_of(eqn).split(p, ins)
-    cond_keys, body_keys, carry_keys = structure_of(eqn).split(p, in_keys)
-    q = stepper._sub_qualifier(frame, [p["cond_olympuspr"], p["body_olympuspr"]])
-    i = 0
-    while True:
-        pred, _ = yield from stepper._call(
-            p["cond_olympuspr"],
-            cond_consts + carry,
-            cond_keys + carry_keys,
-            _label(eqn, f"while condition, iteration {i}"),
-            f"{q}[{i}]",
-        )
-        if not bool(_host(pred[0])):
-            return carry, carry_keys
-        carry, carry_keys = yield from stepper._call(
-            p["body_olympuspr"],
-            body_consts + carry,
-            body_keys + carry_keys,
-            _label(eqn, f"while body, iteration {i}"),
-            f"{q}[{i}]",
-        )
-        i += 1
+class _KeyedOps:
+    """How the shared higher-order rules read the stepper's values."""
+
+    @staticmethod
+    def index(v: _Keyed) -> int:
+        return int(v.host())
+
+    @staticmethod
+    def truth(v: _Keyed) -> bool:
+        return bool(v.host())
+
+    @staticmethod
+    def row(x: _Keyed, i: int, var) -> _Keyed:
+        return _Keyed(to_device(x.host()[i], var.aval), x.key)
+
+    @staticmethod
+    def stack(rows: list, var) -> _Keyed:
+        aval = var.aval
+        stacked = np.stack([r.host() for r in rows]) if rows else np.zeros(aval.shape)
+        return _Keyed(to_device(stacked.astype(aval.dtype, copy=False), aval), None)
 
 
-def _enter_scan(
-    stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list
-):
-    p, structure = eqn.params, structure_of(eqn)
-    body, length = p["olympuspr"], p["length"]
-    consts, carry, xs = structure.split(p, ins)
-    const_keys, carry_keys, xs_keys = structure.split(p, in_keys)
-    x_avals = structure.group(p, body.olympuspr.invars, "xs")
-    q = stepper._sub_qualifier(frame, [body])
-    hosts = [_host(x) for x in xs]
-    rows: list = [None] * length
-    for step in range(length):
-        i = length - 1 - step if p["reverse"] else step
-        x_i = [to_device(h[i], v.aval) for h, v in zip(hosts, x_avals)]
-        outs, out_keys = yield from stepper._call(
-            body,
-            consts + carry + x_i,
-            const_keys + carry_keys + xs_keys,
-            _label(eqn, f"scan iteration {i}"),
-            f"{q}[{i}]",
-        )
-        carry, ys_i = structure.split_outputs(p, outs)
-        carry_keys = structure.split_outputs(p, out_keys)[0]
-        rows[i] = [_host(y) for y in ys_i]
-    ys = []
-    for j, var in enumerate(structure.split_outputs(p, eqn.outvars)[1]):
-        stacked = (
-            np.stack([row[j] for row in rows])
-            if length
-            else np.zeros(var.aval.shape, var.aval.dtype)
-        )
-        ys.append(to_device(stacked.astype(var.aval.dtype, copy=False), var.aval))
-    return carry + ys, carry_keys + [None] * len(ys)
-
-
-_enter_rules: dict[str, Callable] = {
-    "cond": _enter_cond,
-    "while": _enter_while,
-    "scan": _enter_scan,
-    "pjit": _enter_call("olympuspr"),
-    "checkpoint": _enter_call("olympuspr"),
-    "custom_jvp_call": _enter_call("call"),
-    "custom_vjp_call": _enter_call("call"),
-}
+def _enter(stepper: ProgramStepper, frame: Frame, eqn: Eqn, ins: list, in_keys: list):
+    """Steps into a higher-order equation: its kind's shared rule says which
+    bodies run on what; each runs here equation by equation, in a frame
+    labelled by the rule (`scan iteration 2 (f.py:8)`) and keyed `name[i]`
+    inside loops, `name#n` for a sub-program's n-th run."""
+    rule = program_rules[eqn.primitive.name]
+    calls = rule(_KeyedOps, eqn, [_Keyed(v, k) for v, k in zip(ins, in_keys)])
+    qualifier = None
+    try:
+        call = next(calls)
+        while True:
+            if qualifier is None:
+                qualifier = stepper._sub_qualifier(frame, call.family)
+            q = (
+                qualifier
+                if call.iteration is None
+                else f"{qualifier}[{call.iteration}]"
+            )
+            outs, keys = yield from stepper._call(
+                call.body,
+                [a.value for a in call.args],
+                [a.key for a in call.args],
+                _label(eqn, call.label),
+                q,
+            )
+            call = calls.send([_Keyed(v, k) for v, k in zip(outs, keys)])
+    except StopIteration as stop:
+        results = stop.value
+    return [r.value for r in results], [r.key for r in results]
 
 
 # ---- NaN provenance -------------------------------------------------------------------

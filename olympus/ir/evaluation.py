@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -78,6 +79,8 @@ class Evaluator:
     write into a dying operand); it must call `apply_rule` for the rest.
     start: called with each new Frame before its first equation.
     name / missing: the rules' name and the error a missing one raises.
+    index / truth / row / stack: how the higher-order rules read values
+    (see `Call`).
     """
 
     rules: Mapping[str, Callable]
@@ -86,6 +89,12 @@ class Evaluator:
     start: Callable | None = None
     name: str = "NumPy"
     missing: type = MissingRule
+    index: Callable = int  # reading values in higher-order rules (`Call`)
+    truth: Callable = bool
+    row: Callable = lambda x, i, var: x[i]
+    stack: Callable = lambda rows, var: (
+        np.stack(rows) if rows else np.zeros(var.aval.shape, var.aval.dtype)
+    )
 
 
 class Frame:
@@ -167,11 +176,6 @@ def run_frame(
                     value.wait()
 
 
-def run_closed(evaluator: Evaluator, closed, args: Sequence, dead=None) -> list:
-    """`run` for a ClosedOlympuspr (a sub-program parameter)."""
-    return run(evaluator, closed.olympuspr, closed.consts, args, dead)
-
-
 def apply_rule(frame: Frame, eqn, values: list) -> list:
     """One equation's outputs: its kind's rule from `program_rules` for a
     higher-order primitive, else the evaluator's table entry, each output
@@ -179,7 +183,7 @@ def apply_rule(frame: Frame, eqn, values: list) -> list:
     name = eqn.primitive.name
     program_rule = program_rules.get(name)
     if program_rule is not None:
-        outs = program_rule(frame.evaluator, eqn, values)
+        outs = _evaluate_kind(program_rule, frame.evaluator, eqn, values)
     else:
         rule = frame.evaluator.rules.get(name)
         if rule is None:
@@ -201,51 +205,96 @@ def apply_eqn(evaluator: Evaluator, eqn, values: list) -> list:
 
 
 # ---- the higher-order primitives, once per kind ------------------------------------
-# rule(evaluator, eqn, operands) -> outputs; bodies run with `evaluator`.
+class Call(NamedTuple):
+    """A body a higher-order rule asks its driver to run: `body` on `args`;
+    `label` and `iteration` name it (the stepper's frames: "scan iteration
+    3"), `family` the sub-programs whose runs the stepper counts together,
+    `dead` the body's `last_uses` where the rule computed them."""
+
+    body: object
+    args: list
+    label: str
+    iteration: int | None
+    family: tuple
+    dead: list | None = None
+
+
+# A rule is a generator: rule(ops, eqn, operands) yields a Call for each body
+# to run, is sent that body's outputs, and returns the equation's outputs.
+# `ops` says how to read a value: `ops.index(v)` (an int), `ops.truth(v)` (a
+# bool), `ops.row(x, i, var)` (row i of a scanned operand, for the body's
+# input `var`) and `ops.stack(rows, var)` (the rows a scan gave for output
+# `var`, in order). The NumPy evaluators read NumPy arrays; the stepper reads
+# its (device value, key) pairs, and runs each Call equation by equation.
 def _call(parameter: str) -> Callable:
     """A call's rule: its one body (`parameter`) on every operand."""
 
-    def call(evaluator: Evaluator, eqn, values: list) -> list:
-        return run_closed(evaluator, eqn.params[parameter], values)
+    def call(ops, eqn, values: list):
+        body = eqn.params[parameter]
+        label = f"{eqn.primitive.name} {eqn.params.get('name', '')}".rstrip()
+        return (yield Call(body, values, label, None, (body,)))
 
     return call
 
 
-def _switch(evaluator: Evaluator, eqn, values: list) -> list:
+def _switch(ops, eqn, values: list):
     """The branch the index picks, on the operands after it."""
     (index,), operands = structure_of(eqn).split(eqn.params, values)
     branches = eqn.params["branches"]
-    chosen = branches[branch_index(int(index), len(branches))]
-    return run_closed(evaluator, chosen, operands)
+    i = branch_index(ops.index(index), len(branches))
+    return (yield Call(branches[i], operands, f"cond branch {i}", None, branches))
 
 
-def _loop(evaluator: Evaluator, eqn, values: list) -> list:
+def _loop(ops, eqn, values: list):
     """The body on the carry while the predicate holds."""
     p = eqn.params
     cond_consts, body_consts, carry = structure_of(eqn).split(p, values)
     cond, body = p["cond_olympuspr"], p["body_olympuspr"]
     cond_dead, body_dead = last_uses(cond.olympuspr), last_uses(body.olympuspr)
-    while bool(run_closed(evaluator, cond, cond_consts + carry, cond_dead)[0]):
-        carry = run_closed(evaluator, body, body_consts + carry, body_dead)
-    return carry
+    i = 0
+    while True:
+        label = f"while condition, iteration {i}"
+        pred = yield Call(cond, cond_consts + carry, label, i, (cond, body), cond_dead)
+        if not ops.truth(pred[0]):
+            return carry
+        label = f"while body, iteration {i}"
+        carry = yield Call(body, body_consts + carry, label, i, (cond, body), body_dead)
+        i += 1
 
 
-def _scan(evaluator: Evaluator, eqn, values: list) -> list:
+def _scan(ops, eqn, values: list):
     """The body over the carry and one row of each xs per step; the rows
     it returns stacked (in the scan's order, reversed for `reverse`)."""
     p, structure = eqn.params, structure_of(eqn)
     body, length = p["olympuspr"], p["length"]
     consts, carry, xs = structure.split(p, values)
+    x_vars = structure.group(p, body.olympuspr.invars, "xs")
     ys_vars = structure.split_outputs(p, eqn.outvars)[1]
-    ys = [np.zeros(v.aval.shape, v.aval.dtype) for v in ys_vars]
+    rows: list = [None] * length
     dead = last_uses(body.olympuspr)
     for step in range(length):
         i = length - 1 - step if p["reverse"] else step
-        outs = run_closed(evaluator, body, consts + carry + [x[i] for x in xs], dead)
-        carry, ys_i = structure.split_outputs(p, outs)
-        for y, row in zip(ys, ys_i):
-            y[i] = row
+        x_i = [ops.row(x, i, var) for x, var in zip(xs, x_vars)]
+        args = consts + carry + x_i
+        outs = yield Call(body, args, f"scan iteration {i}", i, (body,), dead)
+        carry, rows[i] = structure.split_outputs(p, outs)
+    ys = [ops.stack([row[j] for row in rows], v) for j, v in enumerate(ys_vars)]
     return carry + ys
+
+
+def _evaluate_kind(rule: Callable, evaluator: Evaluator, eqn, values: list) -> list:
+    """Drives a higher-order rule: each body it asks for runs with
+    `evaluator` (the caller's)."""
+    calls = rule(evaluator, eqn, values)
+    try:
+        call = next(calls)
+        while True:
+            outs = run(
+                evaluator, call.body.olympuspr, call.body.consts, call.args, call.dead
+            )
+            call = calls.send(outs)
+    except StopIteration as stop:
+        return stop.value
 
 
 program_rules: dict[str, Callable] = {
