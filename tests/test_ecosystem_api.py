@@ -1442,3 +1442,23 @@ def test_asarray_of_a_key_array_is_the_key_array():
 
     agree(program)
     agree(lambda ox: ox.jnp.asarray(ox.random.key(0), dtype=np.float32))
+
+
+def test_max_and_min_of_complex_numbers():
+    """optax's tree_max over complex leaves: lax.max/min and reduce_max/min
+    order complex numbers by (real, imag), as JAX's lowering."""
+    x = np.array([1 + 2j, 3 + 0j, 3 - 1j, -1 + 5j, 3 + 0j, np.nan + 1j], np.complex64)
+
+    def program(ox, x):
+        lax = ox.lax
+        return (
+            ox.jnp.max(x[:5]),
+            ox.jnp.min(x[:5]),
+            lax.max(x, x[::-1]),
+            lax.min(x, x[::-1]),
+            lax.reduce_max(x, (0,)),
+            ox.jit(lambda a: ox.jnp.max(a, axis=1))(x.reshape(2, 3)),
+            ox.vmap(lax.min)(x, x[::-1]),
+        )
+
+    agree(program, x)

@@ -20,7 +20,12 @@ from olympus.lax.base import (
     is_number,
     same_dtypes,
 )
-from olympus.backends.xla.lowering import compare, i64_array, lowering_rules
+from olympus.backends.xla.lowering import (
+    complex_extremum,
+    compare,
+    i64_array,
+    lowering_rules,
+)
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
@@ -363,6 +368,10 @@ defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # ---- binary ------------------------------------------------------------------
+# max/min of complex numbers: lexicographic, picking x where (real, imag) compare so.
+_COMPLEX_EXTREMA = {"max": "GT", "min": "LT"}
+
+
 def _binary(
     name: str, hlo_op: str, accepted=is_number, kinds="numeric", bool_hlo_op=None
 ):
@@ -377,6 +386,10 @@ def _binary(
 
     def lower(ctx, x, y):
         is_bool = ctx.aval_out.dtype == dtypes.bool_
+        if name in _COMPLEX_EXTREMA and dtypes.is_complex(ctx.aval_out.dtype):
+            x, y = _operands_at_out_shape(ctx, (x, y))
+            direction = _COMPLEX_EXTREMA[name]
+            return complex_extremum(ctx.emitter, x, y, ctx.aval_out, direction)
         op = bool_hlo_op if is_bool and bool_hlo_op else hlo_op
         return ctx.op(op, _operands_at_out_shape(ctx, (x, y)))
 

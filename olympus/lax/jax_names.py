@@ -505,7 +505,7 @@ def jax_named_primitives() -> dict[str, Primitive]:
     """{"add_p": add primitive, ...} for each of JAX_PRIMITIVE_NAMES, and the
     ExpandedPrimitive of each name in EXPANDED_PRIMITIVES (one object each)."""
     named = {f"{name}_p": all_primitives[name] for name in JAX_PRIMITIVE_NAMES}
-    return named | _EXPANDED
+    return _EXPANDED | named  # olympus's own primitive wins where both exist
 
 
 class AxisIndexGroupsError(NotImplementedError):

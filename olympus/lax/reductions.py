@@ -16,7 +16,7 @@ from olympus.lax.base import (
     is_number,
     same_dtypes,
 )
-from olympus.backends.xla.lowering import compare, i64_array
+from olympus.backends.xla.lowering import compare, complex_extremum, i64_array
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import batch_rules, shift_axes
 from olympus.tracer.core import aval_of, user_source_info
@@ -64,9 +64,16 @@ def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):
     def lower(ctx, x, *, axes):
         scalar = ShapedArray((), ctx.avals_in[0].dtype)
         init = ctx.emitter.constant(identity_element(kind, scalar.dtype), scalar)
-        body = ctx.emitter.region(
-            [scalar, scalar], lambda em, a, b: em.op(hlo_op, [a, b], [scalar])
-        )
+        if kind in ("max", "min") and dtypes.is_complex(scalar.dtype):
+            direction = "GT" if kind == "max" else "LT"
+            body = ctx.emitter.region(
+                [scalar, scalar],
+                lambda em, a, b: [complex_extremum(em, a, b, scalar, direction)],
+            )
+        else:
+            body = ctx.emitter.region(
+                [scalar, scalar], lambda em, a, b: em.op(hlo_op, [a, b], [scalar])
+            )
         return ctx.op(
             "stablehlo.reduce", [x, init], f"dimensions = {i64_array(axes)}", [body]
         )

@@ -223,6 +223,28 @@ def compare(
     return emitter.op("stablehlo.compare", [x, y], [result], attrs)[0]
 
 
+def complex_extremum(
+    emitter: Emitter, x: str, y: str, aval: ShapedArray, direction: str
+) -> str:
+    """max (direction GT) or min (LT) of complex `x` and `y` of `aval`, which
+    XLA lacks: lexicographic on (real, imag), as JAX's lowering."""
+    part = ShapedArray(aval.shape, np.finfo(aval.dtype).dtype)
+    xr, xi, yr, yi = (
+        emitter.op(f"stablehlo.{kind}", [v], [part])[0]
+        for v in (x, y)
+        for kind in ("real", "imag")
+    )
+    args = (part.dtype, part.shape)
+    same_real = compare(emitter, xr, yr, "EQ", *args)
+    pick = emitter.op(
+        "stablehlo.select",
+        [same_real, compare(emitter, xi, yi, direction, *args)]
+        + [compare(emitter, xr, yr, direction, *args)],
+        [ShapedArray(aval.shape, dtypes.bool_)],
+    )[0]
+    return emitter.op("stablehlo.select", [pick, x, y], [aval])[0]
+
+
 def emit_while(
     emitter: Emitter,
     init: Sequence[str],
