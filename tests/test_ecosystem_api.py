@@ -1462,3 +1462,21 @@ def test_max_and_min_of_complex_numbers():
         )
 
     agree(program, x)
+
+
+def test_reshape_in_column_major_order():
+    """optax's microbatching reshapes with order='F'."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+    def program(ox, x):
+        a = ox.jnp.asarray(x)
+        return (
+            ox.jnp.reshape(x, (4, -1), order="F"),
+            a.reshape((6, 4), order="F"),
+            ox.jit(lambda b: b.reshape(3, 8, order="F"))(x),
+            ox.vmap(lambda b: b.reshape(-1, order="F"))(x),
+            ox.grad(lambda b: (b.reshape(4, 6, order="F")[0] ** 2).sum())(x),
+        )
+
+    agree(program, x)
+    agree(lambda ox: ox.jnp.reshape(ox.jnp.ones((2, 3)), (6,), order="A"))

@@ -603,7 +603,8 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     Args:
       a: an array.
       shape: an int or a tuple of ints.
-      order: "C" (row-major) or "F" (column-major).
+      order: "C" (row-major) or "F" (column-major); "A" raises
+        NotImplementedError, as JAX's.
       newshape: NumPy's older name for shape.
       copy: taken for NumPy's signature (arrays are immutable).
 
@@ -617,10 +618,16 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
       >>> jnp.reshape(jnp.arange(6), (2, -1))
       Array([[0, 1, 2], [3, 4, 5]], dtype=int32)
     """
-    if order != "C":
-        raise ValueError("jnp.reshape supports only order='C'")
+    if order not in ("C", "F"):
+        raise NotImplementedError(
+            f"jnp.reshape: order={order!r} is not supported; use 'C' or 'F'"
+        )
     newshape = shape if shape is not None else newshape
     a = to_operand(a)
+    if order == "F":  # column-major: reverse the axes, reshape, reverse back
+        flipped = reshape(lax.transpose(a, tuple(range(aval_of(a).ndim))[::-1]),
+                          tuple(_shape(newshape))[::-1])  # fmt: skip
+        return lax.transpose(flipped, tuple(range(aval_of(flipped).ndim))[::-1])
     size = aval_of(a).size
     newshape = list(_shape(newshape))
     if newshape.count(-1) > 1:
