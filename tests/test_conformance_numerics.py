@@ -382,7 +382,7 @@ def test_binary_gradients_at_ties_and_infinities(name):
         f = getattr(ox.jnp, name)
         return ox.vmap(ox.grad(f, argnums=(0, 1)))(_LEFT, _RIGHT)
 
-    agree(program, check_weak_type=False)
+    agree(program)
     agree(lambda ox: getattr(ox.jnp, name)(_LEFT, _RIGHT))
 
 
