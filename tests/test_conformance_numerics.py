@@ -363,7 +363,7 @@ def test_unary_gradients_at_kinks(module, name):
         f = getattr(getattr(ox, module), name)
         return ox.vmap(ox.grad(f))(_KINKS)
 
-    agree(program, check_weak_type=False)  # grad's weak types: another issue
+    agree(program)
     # squareplus(-inf) is 0 in olympus's stable form, NaN in JAX's (differences.md)
     x = _KINKS[_KINKS != -np.inf] if name == "squareplus" else _KINKS
     agree(lambda ox: getattr(getattr(ox, module), name)(x))
