@@ -201,7 +201,8 @@ def test_sharded_arrays_four_devices():
     """)
     assert out.split("\n")[:4] == [
         "ShardMismatchError",
-        "device_put: NamedSharding(mesh=Mesh('x': 2, 'y': 2; devices=[[0, 1], [2, 3]]), "
+        "device_put: NamedSharding(mesh=Mesh('x': 2, 'y': 2, axis_types=(Explicit, "
+        "Explicit); devices=[[0, 1], [2, 3]]), "
         "spec=PartitionSpec('x')) splits dimension 0 of an array of shape (3, 4) into 2 "
         "pieces, but 3 is not divisible by 2",
         "mesh",
@@ -234,7 +235,8 @@ def test_sharded_jit_matches_one_device():
     out = run_on_devices("""
         import logging
         from olympus import lax
-        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        auto = (olympus.sharding.AxisType.Auto,) * 2  # XLA's propagation, not types
+        mesh = olympus.make_mesh((2, 2), ("x", "y"), axis_types=auto)
         rep, rows = NamedSharding(mesh, P()), NamedSharding(mesh, P("x"))
         def f(w, x):
             h = jnp.tanh(x @ w)

@@ -472,7 +472,7 @@ def test_sharded_calls_return_before_their_program_ends():
     unsharded one (the timeout guards against a rendezvous deadlock)."""
     out = run_olympus("""
         from olympus.sharding import PartitionSpec as P
-        mesh = olympus.make_mesh((4,), ("d",))
+        mesh = olympus.make_mesh((4,), ("d",), axis_types=(olympus.sharding.AxisType.Auto,))
         split = olympus.NamedSharding(mesh, P("d"))
         def slow(v):  # ~0.1 s or more of work, then an all-reduce
             body = lambda i, c: jnp.tanh(c @ c.T @ c * 1e-3)
@@ -496,7 +496,7 @@ def test_many_sharded_steps_with_collectives_back_to_back_do_not_deadlock():
     out = run_olympus("""
         import threading
         from olympus.sharding import PartitionSpec as P
-        mesh = olympus.make_mesh((4,), ("d",))
+        mesh = olympus.make_mesh((4,), ("d",), axis_types=(olympus.sharding.AxisType.Auto,))
         split, rep = (olympus.NamedSharding(mesh, P(s)) for s in ("d", None))
         step = olympus.jit(lambda v: v - v.mean(0) * 0.5, out_shardings=split)
         gram = olympus.jit(lambda v: (v @ v.T).sum(1), out_shardings=rep)

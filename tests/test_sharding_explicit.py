@@ -124,7 +124,7 @@ def test_results_are_laid_out_as_their_types_say_and_reshard_changes_them():
 def test_auto_meshes_keep_types_without_shardings():
     """On Auto axes (and on one device) nothing changes: no sharding in the
     type, the IR as before."""
-    mesh = olympus.make_mesh((1,), ("x",))
+    mesh = olympus.make_mesh((1,), ("x",), axis_types=(olympus.sharding.AxisType.Auto,))
     x = olympus.device_put(
         np.ones((2, 3), np.float32), olympus.NamedSharding(mesh, olympus.P("x"))
     )

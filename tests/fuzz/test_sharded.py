@@ -35,7 +35,8 @@ from olympus import lax
 from olympus.sharding import NamedSharding, PartitionSpec as P, ShardingTypeError
 from olympus.tracer.pytree import tree_flatten
 
-mesh = olympus.make_mesh((2, 2), ("x", "y"))
+mesh = olympus.make_mesh((2, 2), ("x", "y"),
+                         axis_types=(olympus.sharding.AxisType.Auto,) * 2)
 explicit = olympus.make_mesh((2, 2), ("x", "y"),
                              axis_types=(olympus.sharding.AxisType.Explicit,) * 2)
 

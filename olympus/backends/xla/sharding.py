@@ -351,7 +351,8 @@ def make_mesh(
       axis_names: one name per axis.
       devices: the devices to arrange (default: the first
         prod(axis_shapes) devices, as JAX).
-      axis_types: taken for JAX's signature (explicit/auto axes).
+      axis_types: an AxisType per axis; by default Explicit, as JAX 0.10.2
+        (a value's layout is then part of its type: `typeof(x).sharding`).
 
     Returns:
       A Mesh.
@@ -362,7 +363,7 @@ def make_mesh(
 
     Example:
       >>> olympus.make_mesh((1,), ("data",))
-      Mesh('data': 1; devices=[0])
+      Mesh('data': 1, axis_types=(Explicit,); devices=[0])
     """
     shape = tuple(int(s) for s in axis_shapes)
     if devices is None:
@@ -379,6 +380,8 @@ def make_mesh(
         )
     grid = np.empty(len(devices), dtype=object)
     grid[:] = devices
+    if axis_types is None:  # JAX 0.10.2: explicit sharding by default
+        axis_types = (AxisType.Explicit,) * len(shape)
     return Mesh(grid.reshape(shape), axis_names, axis_types)
 
 
@@ -467,7 +470,7 @@ class NamedSharding(Sharding):
 
     >>> mesh = olympus.make_mesh((1,), ("data",))
     >>> olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("data"))
-    NamedSharding(mesh=Mesh('data': 1; devices=[0]), spec=PartitionSpec('data'))
+    NamedSharding(mesh=Mesh('data': 1, axis_types=(Explicit,); devices=[0]), spec=PartitionSpec('data'))
     """
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec):
