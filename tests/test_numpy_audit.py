@@ -143,10 +143,18 @@ TABLE = [
     ("triu", lambda m, x: m.triu(x, 2), "x", FI, SHAPES),
     ("astype", lambda m, x: m.astype(x, np.int8), "x", FI, SHAPES),
     ("astype", lambda m, x: m.astype(x, np.float32), "x", FI, SHAPES),
-    ("meshgrid", lambda m, x: m.meshgrid(x[0].ravel(), x[-1, -1]), "x", FI, SHAPES),
     (
         "meshgrid",
-        lambda m, x: m.meshgrid(x[0].ravel(), x[-1, -1], indexing="ij", sparse=True),
+        lambda m, x: m.meshgrid(x[0].ravel(), x.ravel()[-1:]),
+        "x",
+        FI,
+        SHAPES,
+    ),
+    (
+        "meshgrid",
+        lambda m, x: m.meshgrid(
+            x[0].ravel(), x.ravel()[-1:], indexing="ij", sparse=True
+        ),
         "x",
         FI,
         SHAPES,
