@@ -227,8 +227,13 @@ def _matcher(pattern) -> Callable:
             return lit is not None and _same_constant(lit, value)
 
         return constant
-    match_eqn = _eqn_matcher(pattern)
     through = pattern.prim not in {p.name for p in HINTS}
+    return _producer_matcher(_eqn_matcher(pattern), through)
+
+
+def _producer_matcher(match_eqn: Callable, through: bool) -> Callable:
+    """Matches an operand by its producer with `match_eqn`; `through` hints
+    (a hint-key annotation is seen through unless the pattern names it)."""
 
     def produced(walk, atom, m) -> bool:
         eqn = walk.producer.get(atom) if type(atom) is Var else None
@@ -246,6 +251,18 @@ def _matcher(pattern) -> Callable:
     return produced
 
 
+def _pair_match(subs, swap: bool, walk, operands, m) -> bool:
+    """Two operands matched in order, or (commutative `swap`) the other way."""
+    size = len(m)
+    orders = ((0, 1), (1, 0)) if swap else ((0, 1),)
+    for i, j in orders:
+        if subs[0](walk, operands[i], m) and subs[1](walk, operands[j], m):
+            return True
+        if len(m) > size:
+            _undo(m, size)
+    return False
+
+
 def _eqn_matcher(pattern: Op) -> Callable:
     """`pattern` as a function `(walk, eqn, m) -> bool` matching the equation
     itself (the rule's root, or an operand's producer)."""
@@ -258,18 +275,7 @@ def _eqn_matcher(pattern: Op) -> Callable:
         if n == 1:
             return subs[0](walk, operands[0], m)
         if n == 2:
-            size = len(m)
-            if subs[0](walk, operands[0], m) and subs[1](walk, operands[1], m):
-                return True
-            if len(m) > size:
-                _undo(m, size)
-            if not swap:
-                return False
-            if subs[0](walk, operands[1], m) and subs[1](walk, operands[0], m):
-                return True
-            if len(m) > size:
-                _undo(m, size)
-            return False
+            return _pair_match(subs, swap, walk, operands, m)
         size = len(m)
         if all(sub(walk, x, m) for sub, x in zip(subs, operands)):
             return True
@@ -339,6 +345,13 @@ def _apply(rule: Rule, walk: Walk, eqn: Eqn, table: str = "", match=None) -> boo
             return False
         walk.replace(out, atom)
         return True
+    return _build(rule, walk, eqn, table, m)
+
+
+def _build(rule: Rule, walk: Walk, eqn: Eqn, table: str, m: Match) -> bool:
+    """Builds a matched rule's replacement and feeds its equations to the walk;
+    False (nothing changed) if the replacement refuses or has another type."""
+    (out,) = eqn.outvars
     matched = [v for k, v in dict.items(m) if type(k) is int]
     captures = {k: v for k, v in dict.items(m) if type(v) in (Var, Literal)}
     b = Builder(eqn, Rewrite(table, rule, matched, captures))
