@@ -28,8 +28,10 @@ def test_unravel_index_matches_numpy_in_range_and_clips_like_jax_outside():
     assert [np.asarray(a).tolist() for a in jitted] == [
         np.asarray(a).tolist() for a in got
     ]
-    with pytest.raises(TypeError, match="integers"):
-        jnp.unravel_index(jnp.ones(2), shape)
+    # Float indices divide as floats, as JAX's (no refusal).
+    floats = jnp.unravel_index(jnp.array([7.0, 61.0]), shape)
+    assert [np.asarray(a).tolist() for a in floats] == [[0, 2], [1, 3], [2, 4]]
+    assert all(a.dtype == np.float32 for a in floats)
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
