@@ -184,7 +184,7 @@ def issubdtype(arg1, arg2) -> bool:
       A Python bool.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      TypeError: an argument is not a dtype.
 
     Example:
       >>> jnp.issubdtype(jnp.float32, jnp.floating)

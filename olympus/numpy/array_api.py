@@ -298,7 +298,7 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
       A Python bool.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      ValueError: casting is not one of the five names.
 
     Example:
       >>> jnp.can_cast(jnp.int32, jnp.float32)

@@ -176,7 +176,7 @@ def empty(shape, dtype=None):
       An array of shape and dtype (the default float).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.empty((2,))
@@ -584,7 +584,7 @@ def identity(n: int, dtype=None):
       An (n, n) array of dtype (the default float).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.identity(2)
@@ -855,7 +855,7 @@ def atleast_1d(*arys):
       One array, or a list of arrays when given several.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: an argument is not an array or a number (a string, say).
 
     Example:
       >>> jnp.atleast_1d(1.0)

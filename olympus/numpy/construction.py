@@ -90,7 +90,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
       An (N, M) array of dtype (the default float).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.tri(3)
@@ -216,7 +216,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple:
       A tuple of ndim int arrays of length n.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.diag_indices(2)
@@ -291,7 +291,7 @@ def indices(dimensions, dtype=None, sparse: bool = False):
       when sparse.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.indices((2, 2))
@@ -607,7 +607,7 @@ def copy(a, order: str | None = None):
       An array of a's shape and dtype.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: a is not an array or a number (a string, say).
 
     Example:
       >>> jnp.copy(jnp.array([1, 2]))

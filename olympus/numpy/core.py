@@ -231,7 +231,7 @@ def result_type(*args) -> np.dtype:
       A numpy dtype.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      TypeError: an argument is not a dtype, array or scalar.
 
     Example:
       >>> jnp.result_type(jnp.int32, 1.0)

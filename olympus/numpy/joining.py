@@ -121,7 +121,8 @@ def column_stack(tup):
       A 2-D array.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: the arrays' shapes differ other than along the joined
+        axis.
 
     Example:
       >>> jnp.column_stack([jnp.array([1, 2]), jnp.array([3, 4])])
@@ -147,7 +148,8 @@ def row_stack(tup):
       A 2-D or higher array.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: the arrays' shapes differ other than along the joined
+        axis.
 
     Example:
       >>> jnp.row_stack([jnp.array([1, 2]), jnp.array([3, 4])])
@@ -167,7 +169,8 @@ def dstack(tup):
       An array of at least three dimensions.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: the arrays' shapes differ other than along the joined
+        axis.
 
     Example:
       >>> jnp.dstack([jnp.array([1, 2]), jnp.array([3, 4])]).shape
@@ -273,7 +276,7 @@ def block(arrays):
       The assembled array.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      OlympusTypeError: the blocks' shapes do not fit together.
 
     Example:
       >>> jnp.block([[jnp.eye(2), jnp.zeros((2, 1))]])

@@ -162,7 +162,7 @@ def fromiter(iterable, dtype, count: int = -1):
       A 1-D array.
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      ValueError: an item does not convert to dtype.
 
     Example:
       >>> jnp.fromiter(range(3), dtype=int)

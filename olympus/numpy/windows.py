@@ -48,7 +48,7 @@ def hamming(M: int):
       A 1-D array of M floats (the default float dtype).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      TypeError: M is not an integer.
 
     Example:
       >>> jnp.hamming(4)
@@ -69,7 +69,7 @@ def hanning(M: int):
       A 1-D array of M floats (the default float dtype).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      TypeError: M is not an integer.
 
     Example:
       >>> jnp.hanning(4)
@@ -90,7 +90,7 @@ def blackman(M: int):
       A 1-D array of M floats (the default float dtype).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      TypeError: M is not an integer.
 
     Example:
       >>> jnp.blackman(4)
@@ -111,7 +111,7 @@ def bartlett(M: int):
       A 1-D array of M floats (the default float dtype).
 
     Raises:
-      Nothing: of its own for valid array or scalar input.
+      TypeError: M is not an integer.
 
     Example:
       >>> jnp.bartlett(4)
