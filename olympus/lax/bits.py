@@ -210,7 +210,9 @@ def bitcast_convert_type(operand, new_dtype):
       narrower and loses one when wider.
 
     Raises:
-      TypeError: new_dtype is not a dtype, or the widths do not divide.
+      OlympusTypeError: the widths do not divide, or the last axis does not hold
+        the parts a wider new_dtype needs.
+      TypeError: new_dtype is not a dtype.
 
     Example:
       >>> lax.bitcast_convert_type(jnp.float32(1.0), jnp.uint32)

@@ -81,7 +81,7 @@ def stop_gradient(x):
       x, whose derivative is zero.
 
     Raises:
-      OlympusTypeError: a leaf of x is not an array or a number.
+      Nothing: of its own (non-array leaves pass through unchanged).
 
     Example:
       >>> print(olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0))

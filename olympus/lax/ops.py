@@ -303,7 +303,7 @@ def broadcast(operand, sizes: Sequence[int]):
       An array of shape `sizes + operand.shape`.
 
     Raises:
-      OlympusTypeError: a size is negative or not an int.
+      OlympusTypeError: a size is negative.
 
     Example:
       >>> lax.broadcast(jnp.array([1.0, 2.0]), (3,)).shape
@@ -393,7 +393,8 @@ def expand_dims(array, dimensions: Sequence[int]):
       array with the new dimensions.
 
     Raises:
-      OlympusTypeError: a position is out of range for the result's rank.
+      OlympusTypeError: x is not an array or a number (positions past the
+        result's rank are not refused yet; JAX raises ValueError).
 
     Example:
       >>> lax.expand_dims(jnp.ones(2), (0,)).shape
