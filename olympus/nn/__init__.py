@@ -720,8 +720,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 
     Raises:
       OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
-      ValueError: an axis is out of range.
+        string, say); an out-of-range axis is not refused yet.
 
     Example:
       >>> olympus.nn.logmeanexp(jnp.array([0.0, 0.0, 0.0]))
