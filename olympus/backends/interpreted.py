@@ -604,7 +604,7 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         else:
             x, y, o = a, b[:, :, part], out[:, :, part]
         jobs.append(functools.partial(np.matmul, x, y, out=o))
-    del x, y, o  # the jobs' views only: `_sole_view` counts them
+    del x, y, o  # the jobs' views only: a live view keeps its arena block taken
     _workers.run(jobs)
 
 
@@ -677,7 +677,7 @@ class _Workers:
         shared.work()
         shared.done.wait()
         # A worker may still hold `shared`: its blocks' views would keep the
-        # result from being shared with the device (`_sole_view`).
+        # result's arena block taken after the result is gone.
         shared.jobs = []
         if shared.error is not None:
             raise shared.error
