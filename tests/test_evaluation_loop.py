@@ -290,3 +290,29 @@ def test_the_stepper_steps_into_bodies_by_the_shared_rules(monkeypatch):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
     evaluate(olympus.make_olympuspr(f)(xs), xs)  # the reference: an Evaluator
     assert isinstance(readers[-1], Evaluator)
+
+
+def test_an_output_a_body_returns_twice_is_not_written():
+    """A jitted callee returns one array twice: the two outer variables
+    share it, so neither is written into where the other lives on."""
+
+    def f(ox):
+        def body(v):
+            y = ox.jnp.exp(v)
+            return y, y
+
+        twice = ox.jit(body)
+
+        def g(x):
+            a, b = twice(x)
+            return b, a + 1.0
+
+        return g
+
+    x = _x(128, 256)
+    closed = olympus.make_olympuspr(f(OLYMPUS))(x)
+    assert "pjit" in str(closed)
+    got = interpret(closed, [x])
+    np.testing.assert_allclose(got[0], np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(got[1], np.exp(x) + 1, rtol=1e-6)
+    agree(lambda ox, x: _by_the_tier(ox, f(ox), x), x, rtol=1e-5)

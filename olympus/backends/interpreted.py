@@ -110,15 +110,15 @@ def _track(frame: Frame, eqn, rule, invals: list, outs: list) -> None:
             if x in owned and any(np.may_share_memory(frame.env[x], o) for o in outs):
                 owned.discard(x)
     fresh_ufunc = type(rule) is np.ufunc
-    for var, out in zip(eqn.outvars, outs):
+    for j, (var, out) in enumerate(zip(eqn.outvars, outs)):
         if out.nbytes < _DONOR_BYTES or not (fresh_ufunc or _allocated(out)):
             continue
         if any(v is out for v in invals):
             continue
         if len(outs) > 1 and any(
-            o is not out and np.may_share_memory(o, out) for o in outs
+            np.may_share_memory(o, out) for k, o in enumerate(outs) if k != j
         ):
-            continue
+            continue  # another output is (a view of) it: `f(x) -> (y, y)`
         owned.add(var)
 
 
