@@ -316,3 +316,19 @@ def test_an_output_a_body_returns_twice_is_not_written():
     np.testing.assert_allclose(got[0], np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(got[1], np.exp(x) + 1, rtol=1e-6)
     agree(lambda ox, x: _by_the_tier(ox, f(ox), x), x, rtol=1e-5)
+
+
+def test_a_result_fed_back_as_a_constant_is_never_written():
+    """A tier result (sharing memory with its Array) captured by a new
+    program, which passes it through a callee to a ufunc where it dies: it
+    belongs to the earlier interpretation, so it is not written."""
+    x = np.ones((256, 256), np.float32)
+    (r1,) = interpret(olympus.make_olympuspr(lambda a: a @ a)(x), [x])
+
+    def g(y):
+        return (olympus.jit(lambda: r1)() + y,)
+
+    (got,) = interpret(olympus.make_olympuspr(g)(x), [x])
+    np.testing.assert_array_equal(np.asarray(r1), 256.0)
+    np.testing.assert_array_equal(np.asarray(got), 257.0)
+    assert not interpreted._allocated(np.asarray(r1))

@@ -44,7 +44,6 @@ from olympus.ir.evaluation import (
     Pending,
     apply_rule,
     program_rules,
-    run,
     run_frame,
 )
 from olympus.ir.evaluation import coerce as _value
@@ -57,7 +56,19 @@ _BLAS_DTYPES = frozenset(
 def run_numpy(olympuspr, consts, args) -> list[np.ndarray]:
     """Runs `olympuspr` on NumPy values with the shared evaluation loop
     (olympus/ir/evaluation.py) and the tier's rules, in sub-programs too."""
-    return run(_evaluator, olympuspr, consts, args)
+    return _run(olympuspr, consts, args)[0]
+
+
+def _run(olympuspr, consts, args) -> tuple[list, Frame]:
+    """`run_frame` as one interpretation: arrays allocated during it are its
+    own (`_allocate`), never those of an earlier one that a caller may hold
+    (a result fed back as a constant of a new program)."""
+    outer = getattr(_interpreting, "run", None)
+    _interpreting.run = object()
+    try:
+        return run_frame(_evaluator, olympuspr, consts, args)
+    finally:
+        _interpreting.run = outer
 
 
 def _start(frame: Frame) -> None:
@@ -146,22 +157,28 @@ def _donor(frame: Frame, eqn):
     return None
 
 
-_allocations: dict = {}  # id -> weakref of each array the tier's rules allocated
+# id -> (weakref, interpretation) of each array the tier's rules allocated
+_allocations: dict = {}
+_interpreting = threading.local()  # .run: this thread's interpretation (`_run`)
 
 
 def _allocate(value: np.ndarray) -> np.ndarray:
     """Marks `value` (memory the tier allocated, viewed by nothing else) as
-    the tier's: `_track` may then call it owned."""
+    the current interpretation's: `_track` may then call it owned."""
     key = id(value)
-    _allocations[key] = weakref.ref(
-        value, lambda _, key=key: _allocations.pop(key, None)
-    )
+    ref = weakref.ref(value, lambda _, key=key: _allocations.pop(key, None))
+    _allocations[key] = ref, getattr(_interpreting, "run", None)
     return value
 
 
 def _allocated(value) -> bool:
-    ref = _allocations.get(id(value))
-    return ref is not None and ref() is value
+    """Whether the current interpretation allocated `value` (`_allocate`)."""
+    found = _allocations.get(id(value))
+    return (
+        found is not None
+        and found[0]() is value
+        and found[1] is getattr(_interpreting, "run", None)
+    )
 
 
 def _early_matmuls(olympuspr) -> set:
@@ -248,7 +265,7 @@ def interpret(closed: ClosedOlympuspr, leaves) -> list:
     consts = [np.asarray(x) for x in closed.consts]
     args = [np.asarray(x) for x in leaves]
     with _one_blas_thread:
-        outs, frame = run_frame(_evaluator, olympuspr, consts, args)
+        outs, frame = _run(olympuspr, consts, args)
     return [
         _result(
             outs[i], var.aval, var in frame.owned and olympuspr.outvars.count(var) == 1
