@@ -89,30 +89,23 @@ def _params_key(params: dict) -> tuple:
 
 
 @sees_all
-def cse_step(walk: Walk, eqn: Eqn) -> bool:
-    """Merges `eqn` into an earlier equal one. Equations are bucketed by
-    primitive and operands; params (the costly part) are compared only
-    within a bucket, each equation's params key made at most once, and so
-    is the effect test."""
-    if not eqn.outvars or "never_merged" in eqn.primitive.traits:
-        return False
-    buckets = walk.memo.get("cse")
-    if buckets is None:
-        buckets = walk.memo["cse"] = {}
+def _bucket_key(eqn: Eqn) -> tuple:
+    """The primitive and operands, with the common cases (one or two variable
+    operands) made without `_operands_key`'s general work."""
     operands = eqn.invars
-    if len(operands) == 1 and type(operands[0]) is Var:  # the common cases first
-        key = (eqn.primitive, operands[0])
-    elif len(operands) == 2 and type(operands[0]) is Var is type(operands[1]):
+    if len(operands) == 1 and type(operands[0]) is Var:
+        return (eqn.primitive, operands[0])
+    if len(operands) == 2 and type(operands[0]) is Var is type(operands[1]):
         a, b = operands
         if b._id < a._id and "commutative" in eqn.primitive.traits:
             a, b = b, a
-        key = (eqn.primitive, a, b)
-    else:
-        key = _operands_key(eqn)
-    bucket = buckets.get(key)
-    if bucket is None:
-        buckets[key] = [[eqn, None]]
-        return False
+        return (eqn.primitive, a, b)
+    return _operands_key(eqn)
+
+
+def _earlier_equal(eqn: Eqn, bucket: list):
+    """The earlier equation in `bucket` equal to `eqn` (params and output
+    types), or None; and `eqn`'s params key if it was made."""
     params, mine = eqn.params, None
     for entry in bucket:  # [equation, its params key or None]
         earlier = entry[0]
@@ -123,14 +116,34 @@ def cse_step(walk: Walk, eqn: Eqn) -> bool:
                 entry[1] = _params_key(earlier.params)
             if entry[1] != mine:
                 continue
-        if all(
-            a.aval == b.aval for a, b in zip(eqn.outvars, earlier.outvars)
-        ) and not is_effectful(eqn):
-            for old, new in zip(eqn.outvars, earlier.outvars):
-                walk.replace(old, new)
-            return True
-    if not is_effectful(eqn):
-        bucket.append([eqn, mine])
+        if all(a.aval == b.aval for a, b in zip(eqn.outvars, earlier.outvars)):
+            return earlier, mine
+    return None, mine
+
+
+def cse_step(walk: Walk, eqn: Eqn) -> bool:
+    """Merges `eqn` into an earlier equal one. Equations are bucketed by
+    primitive and operands; params (the costly part) are compared only
+    within a bucket, each equation's params key made at most once, and so
+    is the effect test."""
+    if not eqn.outvars or "never_merged" in eqn.primitive.traits:
+        return False
+    buckets = walk.memo.get("cse")
+    if buckets is None:
+        buckets = walk.memo["cse"] = {}
+    key = _bucket_key(eqn)
+    bucket = buckets.get(key)
+    if bucket is None:
+        buckets[key] = [[eqn, None]]
+        return False
+    earlier, mine = _earlier_equal(eqn, bucket)
+    if is_effectful(eqn):
+        return False
+    if earlier is not None:
+        for old, new in zip(eqn.outvars, earlier.outvars):
+            walk.replace(old, new)
+        return True
+    bucket.append([eqn, mine])
     return False
 
 
