@@ -551,11 +551,25 @@ def test_partly_manual_shard_map_on_four_devices():
         x = np.arange(32.0, dtype=np.float32).reshape(8, 4) / 10
         agree(prog, x)
         P = olympus.sharding.PartitionSpec
-        mesh = olympus.make_mesh((2, 2), ("i", "j"))
+        auto = (olympus.sharding.AxisType.Auto,) * 2
+        mesh = olympus.make_mesh((2, 2), ("i", "j"), axis_types=auto)
         f = olympus.shard_map(lambda v: olympus.lax.psum(v, "i"), mesh=mesh,
                               in_specs=P("i"), out_specs=P(), axis_names={"i"})
         text = olympus.jit(f).lower(x).as_text()
         assert 'manual_axes={"i"}' in text and '[{"i", ?}, {?}]' in text, text
+        # on Explicit axes (make_mesh's default) the dimensions are closed, as JAX's
+        explicit = olympus.make_mesh((2, 2), ("i", "j"))
+        g = olympus.shard_map(lambda v: v * 2, mesh=explicit, in_specs=P("i"),
+                              out_specs=P("i"), axis_names={"i"})
+        text = olympus.jit(g).lower(x).as_text()
+        assert 'in_shardings=[<@mesh0, [{"i"}, {}]>]' in text or '[{"i"}, {}]' in text, text
+        def typed(ox, a):
+            mesh = ox.make_mesh((2, 2), ("i", "j"))
+            h = ox.shard_map(lambda v: v * 2, mesh=mesh, in_specs=ox.P("i", "j"),
+                             out_specs=ox.P("j", "i"), axis_names={"i", "j"})
+            a = ox.device_put(a, ox.NamedSharding(mesh, ox.P("i", "j")))
+            return str(ox.typeof(h(a))).split("[")[1], str(ox.typeof(ox.jit(h)(a))).split("[")[1]
+        agree(typed, x)
         ir = str(olympus.make_olympuspr(f)(x))
         assert "manual_axes=('i',)" in ir, ir
         whole = olympus.shard_map(lambda v: v, mesh=mesh, in_specs=P("i", "j"),

@@ -43,6 +43,7 @@ from olympus.backends.xla.sharding import (
     Mesh,
     NamedSharding,
     PartitionSpec,
+    explicit_aval,
     flat_shardings,
     mesh_in_scope,
 )
@@ -915,8 +916,11 @@ def _global_shape(shape: tuple, mesh: Mesh, spec: PartitionSpec) -> tuple:
 def _shard_map_abstract_eval(
     *avals, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
 ):
+    # on Explicit axes the results' types say their layout (out_specs), as JAX
     return [
-        a.update(shape=_global_shape(a.shape, mesh, s))
+        explicit_aval(
+            a.update(shape=_global_shape(a.shape, mesh, s)), NamedSharding(mesh, s)
+        )
         for a, s in zip(olympuspr.out_avals, out_specs)
     ]
 
@@ -930,8 +934,11 @@ def _per_value(mesh: Mesh, specs, avals, manual_axes=None) -> str:
             .removeprefix("#sdy.sharding")
             for s, a in zip(specs, avals)
         ]
-    else:
-        values = [_open_sdy(s, a.ndim, symbol) for s, a in zip(specs, avals)]
+    else:  # open along Auto axes, closed where the rest are Explicit (as JAX)
+        automatic = set(mesh.abstract_mesh.auto_axes) - set(manual_axes)
+        values = [
+            _open_sdy(s, a.ndim, symbol, bool(automatic)) for s, a in zip(specs, avals)
+        ]
     return f"#sdy.sharding_per_value<[{', '.join(values)}]>"
 
 
@@ -945,14 +952,14 @@ def _marked_manual(mesh: Mesh, manual_axes) -> Mesh:
     return Mesh(mesh.devices, mesh.axis_names, kinds)
 
 
-def _open_sdy(spec: PartitionSpec, ndim: int, symbol: str) -> str:
+def _open_sdy(spec: PartitionSpec, ndim: int, symbol: str, open_: bool) -> str:
     """A partly manual shard_map's operand sharding, as JAX writes it: each
-    dimension split over its manual axes and open (`?`) to XLA's propagation
-    along the automatic ones (`[{"i", ?}, {?}]`)."""
+    dimension split over its manual axes and, where the other axes are Auto,
+    open (`?`) to XLA's propagation along them (`[{"i", ?}, {?}]`)."""
     dims = []
     for d in range(ndim):
         named = [f'"{n}"' for n in spec.axes(d)]
-        dims.append("{" + ", ".join(named + ["?"]) + "}")
+        dims.append("{" + ", ".join(named + ["?"] * open_) + "}")
     return f"<@{symbol}, [{', '.join(dims)}]>"
 
 
