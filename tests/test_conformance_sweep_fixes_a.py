@@ -259,3 +259,23 @@ def test_cumulative_sum_promotes_narrow_ints_as_jax(dtype):
             agree(run, x)
             with x64():
                 agree(run, x)
+
+
+def test_eager_integer_indexing_compiles_one_program_for_all_indices():
+    """x[i] eagerly passes i as an operand (as JAX), so reading every element,
+    as the Array API suite's hypothesis strategies do, compiles one program
+    rather than one per index (seconds per draw before)."""
+    import olympus.numpy as onp
+    from olympus.backends.xla import dispatch
+
+    x = onp.asarray(np.arange(40, dtype=np.float16) / 3)
+    x[0]  # the program for this shape and dtype
+    before = len(dispatch._eager_cache)
+    values = [float(x[i]) for i in range(-40, 40, 3)]
+    assert len(dispatch._eager_cache) == before
+    ref = np.arange(40, dtype=np.float16) / 3
+    assert values == [float(ref[i]) for i in range(-40, 40, 3)]
+    m = np.arange(24.0).reshape(2, 3, 4)
+    for index in [(1, slice(0, 2), -1), (-1, 2), (slice(1, 2), 0, slice(1, 3))]:
+        agree(lambda ox, m: m[index], m)
+        agree(lambda ox, m: ox.jit(lambda m: m[index])(m), m)

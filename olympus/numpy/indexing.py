@@ -37,7 +37,8 @@ from olympus.numpy.core import (
     broadcast_to,
     to_operand,
 )
-from olympus.tracer.core import Tracer
+from olympus.tracer.core import Tracer, eval_trace
+from olympus.tracer.core import _state as core_state
 
 
 # ---- kinds of index entries ----------------------------------------------------
@@ -197,12 +198,23 @@ def _region(x, plan: _BasicPlan):
         or plan.limits != list(shape)
         or plan.strides != [1] * len(shape)
     ):
-        x = lax.slice(x, plan.starts, plan.limits, plan.strides)
+        if _eager(x) and plan.strides == [1] * len(shape):
+            # The starts as operands, as JAX does eagerly: one compiled program
+            # serves x[0], x[1], ... (a static slice compiles one per index).
+            sizes = [hi - lo for lo, hi in zip(plan.starts, plan.limits)]
+            starts = [np.int32(lo) for lo in plan.starts]
+            x = lax_ops.dynamic_slice(x, starts, sizes)
+        else:
+            x = lax.slice(x, plan.starts, plan.limits, plan.strides)
     if plan.reversed_dims:
         x = lax.rev(x, plan.reversed_dims)
     if plan.dynamic:
         x = _dynamic_index(x, plan.dynamic)
     return x
+
+
+def _eager(x) -> bool:
+    return type(x) is Array and core_state.trace is eval_trace
 
 
 def _dynamic_index(x, dynamic: dict):
