@@ -98,10 +98,13 @@ def scan_first_calls(repeats: int) -> dict:
             for pending in list(step._pending.values()):
                 pending.done.wait()  # its compile must not overlap the next
             closed = olympus.make_olympuspr(f)(w, x)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             interpret(closed, [w, x])
             times.setdefault(name + " interpreted", []).append(
                 time.perf_counter() - start
+            )
+            times.setdefault(name + " interpreted cpu", []).append(
+                time.process_time() - cpu
             )
             times.setdefault(name + " out", []).append(np.asarray(out))
     np.testing.assert_allclose(
@@ -117,7 +120,11 @@ def print_scan_row(repeats: int) -> None:
     )
     print("| case | scan | unrolled | scan / unrolled |")
     print("|---|---|---|---|")
-    for key, what in (("", "first call"), (" interpreted", "interpretation only")):
+    for key, what in (
+        ("", "first call"),
+        (" interpreted", "interpretation only"),
+        (" interpreted cpu", "interpretation only, CPU time (all threads)"),
+    ):
         a, b = med["scan" + key], med["unrolled" + key]
         print(f"| {what} | {a * 1e3:.1f} ms | {b * 1e3:.1f} ms | {a / b:.2f}x |")
 
