@@ -160,36 +160,39 @@ def backward_pass(
         if isinstance(v, Var) and v in linear:
             _write_ct(ct_env, v, ct)
     for eqn in reversed(olympuspr.eqns):
-        if not any(v in linear for v in eqn.outvars):
-            continue
-        cts = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(ct is None or is_zero(ct) for ct in cts):
-            continue
-        args = [_operand(x, env, linear) for x in eqn.invars]
-        rule = transpose_rules.get(eqn.primitive)
-        if rule is None:
-            raise missing_rule(
-                eqn.primitive,
-                "transpose (reverse-mode differentiation)",
-                eqn.source_info,
-            )
-        if eqn.primitive.multiple_results:
-            ct_arg = [
-                Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)
-            ]
-        else:
-            ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
-        # cotangent sums too get eqn's line, marked as the backward pass
-        backward_line = eqn.source_info and eqn.source_info.as_backward()
-        with core.replaying(backward_line):
-            cts_in = _apply_transpose_rule(rule, eqn, ct_arg, args)
-            for x, ct in zip(eqn.invars, cts_in):
-                if isinstance(x, Var) and x in linear and ct is not None:
-                    _write_ct(ct_env, x, ct)
+        if any(v in linear for v in eqn.outvars):
+            _transpose_eqn(eqn, env, ct_env, linear)
     return [
         ct_env.get(v, Zero(v.aval)) if v in set(linear_invars) else Zero(v.aval)
         for v in olympuspr.invars
     ]
+
+
+def _transpose_eqn(eqn, env: dict, ct_env: dict, linear) -> None:
+    """Moves the cotangents of a linear equation's outputs (taken from
+    `ct_env`) to its linear operands (added into `ct_env`)."""
+    cts = [ct_env.pop(v, None) for v in eqn.outvars]
+    if all(ct is None or is_zero(ct) for ct in cts):
+        return
+    args = [_operand(x, env, linear) for x in eqn.invars]
+    rule = transpose_rules.get(eqn.primitive)
+    if rule is None:
+        raise missing_rule(
+            eqn.primitive,
+            "transpose (reverse-mode differentiation)",
+            eqn.source_info,
+        )
+    if eqn.primitive.multiple_results:
+        ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+    else:
+        ct_arg = instantiate_ct(cts[0], eqn.outvars[0].aval)
+    # cotangent sums too get eqn's line, marked as the backward pass
+    backward_line = eqn.source_info and eqn.source_info.as_backward()
+    with core.replaying(backward_line):
+        cts_in = _apply_transpose_rule(rule, eqn, ct_arg, args)
+        for x, ct in zip(eqn.invars, cts_in):
+            if isinstance(x, Var) and x in linear and ct is not None:
+                _write_ct(ct_env, x, ct)
 
 
 def _apply_transpose_rule(rule: Callable, eqn, ct_arg, args) -> list:
