@@ -283,8 +283,42 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
     unchanged, is left so (it would be again), save for `sees_all` steps; the
     deferred equations, those holding sub-programs and whatever reads a
     value this round changed go through every step."""
-    by_primitive: dict = {}  # primitive -> the steps that may take its equations
-    seeing_all: dict = {}  # primitive -> those of them marked `sees_all`
+    steps_for, seeing_all = _step_index(steps)
+
+    def run(closed: ClosedOlympuspr, revisit: set | None = None) -> ClosedOlympuspr:
+        walk = Walk(closed.olympuspr, closed.consts)
+
+        def process(eqn: Eqn) -> None:
+            new = walk.renamed(eqn) if walk.subst else eqn
+            if holds_programs(new.params):
+                new = map_subprograms(new, run)
+                if new is not eqn:
+                    walk.changed = True
+            for step in steps_for(new.primitive):
+                if step(walk, new):
+                    return
+            walk.emit(new)
+
+        walk.feed = _feeder(walk, process)
+        walk.run_sub = run  # this pass, for sub-programs a step rebuilds
+        if revisit is None:
+            for eqn in closed.olympuspr.eqns:
+                process(eqn)
+        else:
+            _revisit(
+                walk, closed.olympuspr.eqns, revisit, process, steps_for, seeing_all
+            )
+        return walk.finish(closed)
+
+    return run
+
+
+def _step_index(steps) -> tuple[Callable, dict]:
+    """`steps_for(primitive)`: the steps that may take its equations (all but
+    the `takes` steps of other primitives), memoised; and the memo of those
+    among them marked `sees_all`, by primitive."""
+    by_primitive: dict = {}
+    seeing_all: dict = {}
 
     def steps_for(prim) -> tuple:
         found = by_primitive.get(prim)
@@ -300,47 +334,28 @@ def rewrite_pass(*steps: Callable[[Walk, Eqn], bool]) -> Pass:
             )
         return found
 
-    def run(closed: ClosedOlympuspr, revisit: set | None = None) -> ClosedOlympuspr:
-        walk = Walk(closed.olympuspr, closed.consts)
-        depth = [0]
+    return steps_for, seeing_all
 
-        def process(eqn: Eqn) -> None:
-            new = walk.renamed(eqn) if walk.subst else eqn
-            if holds_programs(new.params):
-                new = map_subprograms(new, run)
-                if new is not eqn:
-                    walk.changed = True
-            prim = new.primitive
-            found = by_primitive.get(prim)
-            for step in steps_for(prim) if found is None else found:
-                if step(walk, new):
-                    return
+
+def _feeder(walk: Walk, process: Callable) -> Callable:
+    """`walk.feed`: a step's new equation goes through the steps again, up to
+    MAX_FEED_DEPTH deep (rules that keep rewriting their own output are
+    then deferred to the next round)."""
+    depth = [0]
+
+    def feed(eqn: Eqn) -> None:
+        if depth[0] >= MAX_FEED_DEPTH:
+            new = walk.renamed(eqn)
+            defer(new)
             walk.emit(new)
+            return
+        depth[0] += 1
+        try:
+            process(eqn)
+        finally:
+            depth[0] -= 1
 
-        def feed(eqn: Eqn) -> None:
-            if depth[0] >= MAX_FEED_DEPTH:  # rules that keep rewriting their own output
-                new = walk.renamed(eqn)
-                defer(new)
-                walk.emit(new)
-                return
-            depth[0] += 1
-            try:
-                process(eqn)
-            finally:
-                depth[0] -= 1
-
-        walk.feed = feed
-        walk.run_sub = run  # this pass, for sub-programs a step rebuilds
-        if revisit is None:
-            for eqn in closed.olympuspr.eqns:
-                process(eqn)
-        else:
-            _revisit(
-                walk, closed.olympuspr.eqns, revisit, process, steps_for, seeing_all
-            )
-        return walk.finish(closed)
-
-    return run
+    return feed
 
 
 def _revisit(walk, eqns, revisit, process, steps_for, seeing_all) -> None:
