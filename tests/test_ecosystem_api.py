@@ -1485,3 +1485,19 @@ def test_reshape_in_column_major_order():
 
     agree(program, x)
     agree(lambda ox: ox.jnp.reshape(ox.jnp.ones((2, 3)), (6,), order="A"))
+
+
+def test_complex_normal_samples_as_jax():
+    """optax's muon test draws a complex matrix: random.normal(dtype=complex64)."""
+
+    def program(ox):
+        normal = ox.random.normal
+        return (
+            normal(ox.random.key(0), (4, 3), dtype=np.complex64),
+            ox.jit(lambda k: normal(k, (2,), np.complex64))(ox.random.PRNGKey(3)),
+            ox.vmap(lambda k: normal(k, (), np.complex64))(
+                ox.random.split(ox.random.key(1), 3)
+            ),
+        )
+
+    agree(program)

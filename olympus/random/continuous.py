@@ -85,8 +85,21 @@ def _normal(key, shape: Sequence[int] = (), dtype=None):
       >>> x.shape, x.dtype
       ((2, 3), dtype('float32'))
     """
+    if dtype is not None and dtypes.is_complex(dtypes.canonicalize_dtype(dtype)):
+        return _complex_normal(key, _shape(shape), dtypes.canonicalize_dtype(dtype))
     dtype, shape = _float_dtype(dtype), _shape(shape)
     return _normal_from_bits(_bits(key, shape, _draw_uint(dtype)), dtype)
+
+
+def _complex_normal(key, shape: tuple, dtype):
+    """(re + 1j*im) / sqrt(2) from two halves of `key`, as JAX draws it, so
+    |z|^2 has mean 1."""
+    key_re, key_im = _split2(key)
+    part = np.finfo(dtype).dtype
+    re = _normal(key_re, shape, part)
+    im = _normal(key_im, shape, part)
+    root2 = np.array(np.sqrt(2), dtype)[()]
+    return lax.div(lax.complex(re, im), root2)
 
 
 def _normal_from_bits(raw, dtype):
