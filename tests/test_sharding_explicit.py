@@ -52,6 +52,10 @@ def test_types_carry_shardings_through_ops_eagerly_and_under_jit():
                     x.reshape(4, 2, 4), x.reshape(32), x[None], ox.jnp.expand_dims(x, 2),
                     ox.jnp.broadcast_to(x[:, None], (8, 3, 4)), x.astype(ox.jnp.int32),
                     x @ w, ox.jnp.maximum(x, 0.0), x + ox.jnp.ones(4),
+                    ox.jnp.cumsum(x, 1), x[:, 1:3], x[:, 1], ox.jnp.concatenate([x, x], 1),
+                    ox.jnp.pad(x, ((0, 0), (1, 1))), ox.jnp.roll(x, 1, axis=1),
+                    ox.jnp.stack([x, x], 2), ox.lax.dynamic_slice_in_dim(x, 1, 2, axis=1),
+                    ox.nn.softmax(x, axis=-1), ox.jnp.sort(x, axis=1),
                 )]
             traced = []
             ox.jit(lambda v: traced.append(body(v)) or v)(x)

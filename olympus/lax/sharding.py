@@ -317,6 +317,26 @@ def _dot_general(name, avals, out, params):
     return [merged]
 
 
+def _kept_where_unchanged(name, avals, out, params):
+    """Slicing, padding, concatenating, windows: a dimension keeps its layout
+    where its size is unchanged (operands agreeing there); one whose size
+    changes is unsplit (JAX refuses some of these; olympus gathers)."""
+    merged = [None] * out.ndim
+    shaped = [a for a in avals if a.ndim == out.ndim]
+    for a in shaped:
+        for d, e in enumerate(_spec_of(a)):
+            if e is None or a.shape[d] != out.shape[d]:
+                continue
+            if merged[d] is not None and merged[d] != e:
+                specs = ", ".join(str(_spec_of(b)) for b in shaped)
+                raise ShardingTypeError(
+                    f"{name} got incompatible shardings: {specs}. Reshard the "
+                    f"operands (olympus.reshard) to one layout."
+                )
+            merged[d] = e
+    return [merged]
+
+
 _UNARY = (
     "abs acos acosh asin asinh atan atanh bessel_i0e bessel_i1e cbrt ceil clz "
     "convert_element_type cos cosh digamma erf erf_inv erfc exp expm1 floor imag "
@@ -339,6 +359,13 @@ sharding_rules: dict = {
     "expand_dims": _expand_dims,
     "reshape": _reshape,
     "dot_general": _dot_general,
+    **{
+        n: _kept_where_unchanged
+        for n in (
+            "slice pad concatenate dynamic_slice dynamic_update_slice rev "
+            "reduce_window_sum reduce_window_max cumsum cumprod cummax cummin"
+        ).split()
+    },
 }
 
 
