@@ -259,7 +259,7 @@ def test_take_with_bool_empty_and_wide_indices_as_jax():
     agree(lambda ox, a: ox.jnp.take(a, np.zeros((0,), np.int32), axis=1), np.ones((2, 3)))  # fmt: skip
     wide = np.array([2**62, -(2**62), 2**32 + 1, -1, 2, -4], np.int64)
     with x64():
-        for mode in (None, "clip", "fill"):
+        for mode in (None, "clip", "fill", "wrap"):
             agree_traced(lambda ox, a, i: ox.jnp.take(a, i, mode=mode), a, wide, vmap=False)  # fmt: skip
         agree(lambda ox, a, i: ox.jnp.take(a, i), np.arange(3), wide)
 

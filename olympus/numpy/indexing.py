@@ -588,7 +588,7 @@ def take(
         )
     if n == 0 or aval_of(index).size == 0:
         return _take_nothing(a, index, axis)
-    if np.dtype(index_dtype).itemsize > 4 and mode in ("fill", "clip"):
+    if np.dtype(index_dtype).itemsize > 4 and mode in ("fill", "clip", "wrap"):
         index = _narrow_wide_index(index, n, mode)
     if mode == "clip":  # before negatives could count from the end
         size = builtins.max(n - 1, 0)
@@ -603,11 +603,14 @@ def take(
 
 
 def _narrow_wide_index(index, n: int, mode: str):
-    """A 64-bit take index as int32, the way JAX's gather reads it: "clip"
-    clamps in the wide type; "fill" counts negatives from the end in the wide
+    """A 64-bit take index as int32, the way JAX's gather reads it: "wrap"
+    takes the remainder and "clip" clamps in the wide type; "fill" counts negatives from the end in the wide
     type, then keeps the low 32 bits (so 2**62 reads entry 0, as in JAX), and
     what is negative after that is out of range (filled)."""
     dtype = aval_of(index).dtype
+    if mode == "wrap":  # the remainder in the wide type, as JAX's mod
+        size = lax.full(aval_of(index).shape, np.asarray(n, dtype)[()])
+        return lax.convert_element_type(ufuncs.remainder(index, size), dtypes.int32)
     if mode == "clip":
         low, high = (np.asarray(v, dtype)[()] for v in (0, max(n - 1, 0)))
         return lax.convert_element_type(lax.clamp(low, index, high), dtypes.int32)
