@@ -279,3 +279,19 @@ def test_eager_integer_indexing_compiles_one_program_for_all_indices():
     for index in [(1, slice(0, 2), -1), (-1, 2), (slice(1, 2), 0, slice(1, 3))]:
         agree(lambda ox, m: m[index], m)
         agree(lambda ox, m: ox.jit(lambda m: m[index])(m), m)
+
+
+def test_interp_extrapolates_and_treats_tiny_steps_as_flat_as_jax():
+    xp = np.array([0.0, 1.0, 1.0, 2.0, 4.0], np.float32)
+    fp = np.array([0.0, 1.0, 3.0, 2.0, 0.0], np.float32)
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 1.5, 3.0, 5.0, np.nan], np.float32)
+    for kwargs in (
+        {},
+        dict(left="extrapolate", right="extrapolate"),
+        dict(left=-9.0, right=np.float32(9)),
+        dict(period=3.0),
+        dict(left="bad"),  # both refuse
+    ):
+        agree(lambda ox: ox.jnp.interp(x, xp, fp, **kwargs))
+    agree(lambda ox: ox.jit(lambda x: ox.jnp.interp(x, xp, fp, right="extrapolate"))(x))  # fmt: skip
+    agree(lambda ox: ox.vmap(lambda f: ox.jnp.interp(x, xp, f))(np.stack([fp, fp])))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import operator
 
+import ml_dtypes
 import numpy as np
 
 from olympus import lax
@@ -519,8 +520,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
       x: the points to evaluate at.
       xp: the sample points, increasing.
       fp: the sample values.
-      left: the value below xp[0] (None: fp[0]).
-      right: the value above xp[-1] (None: fp[-1]).
+      left: the value below xp[0] (None: fp[0]; 'extrapolate': the first
+        segment's line).
+      right: the value above xp[-1] (None: fp[-1]; 'extrapolate': the last
+        segment's line).
       period: a period for angular x (None: not periodic).
 
     Returns:
@@ -534,6 +537,18 @@ def interp(x, xp, fp, left=None, right=None, period=None):
       >>> jnp.interp(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]), jnp.array([0.0, 10.0, 20.0]))
       Array([ 5., 15.], dtype=float32)
     """
+    for name, end in (("left", left), ("right", right)):
+        if isinstance(end, str) and end != "extrapolate":
+            raise ValueError(
+                f"jnp.interp: the only string {name}= takes is 'extrapolate', "
+                f"got {end!r}"
+            )
+    extrapolate = (isinstance(left, str), isinstance(right, str))
+    left, right = (None if e else v for e, v in zip(extrapolate, (left, right)))
+    return compiled(_interp)(x, xp, fp, left, right, period, extrapolate=extrapolate)
+
+
+def _interp(x, xp, fp, left, right, period, *, extrapolate):
     x, xp = promote_dtypes_inexact(to_operand(x), to_operand(xp))
     (fp,) = promote_dtypes_inexact(to_operand(fp))
     if aval_of(xp).ndim != 1 or aval_of(fp).shape != aval_of(xp).shape:
@@ -541,9 +556,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
             f"jnp.interp: xp {aval_of(xp).shape} and fp {aval_of(fp).shape} "
             "must be 1-d of the same length"
         )
+    if dtypes.is_complex(aval_of(x).dtype):
+        raise TypeError("jnp.interp: complex x has no order; pass real values")
     if period is not None:
         x, xp, fp = _periodic(x, xp, fp, period)
-    return _interpolate(x, xp, fp, left, right, period is None)
+    return _interpolate(x, xp, fp, left, right, period is None, extrapolate)
 
 
 def _periodic(x, xp, fp, period):
@@ -556,7 +573,7 @@ def _periodic(x, xp, fp, period):
     return x, xp, fp
 
 
-def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
+def _interpolate(x, xp, fp, left, right, clamp_ends: bool, extrapolate=(False, False)):
     n = aval_of(xp).shape[0]
     if n == 1:
         return broadcast_to(fp[0], aval_of(x).shape) + 0 * x
@@ -564,13 +581,21 @@ def _interpolate(x, xp, fp, left, right, clamp_ends: bool):
     x0, x1 = take(xp, i - 1, mode="clip"), take(xp, i, mode="clip")
     f0, f1 = take(fp, i - 1, mode="clip"), take(fp, i, mode="clip")
     dx = x1 - x0
-    safe_dx = _uf.where(dx == 0, _arr.ones_like(dx), dx)
-    f = f0 + (x - x0) * ((f1 - f0) / safe_dx)
-    f = _uf.where(dx == 0, f0, f)
-    if clamp_ends:
+    # JAX treats steps up to spacing(eps) as flat (no NaN gradients there).
+    flat = _uf.absolute(dx) <= _flat_step(aval_of(xp).dtype)
+    safe_dx = _uf.where(flat, _arr.ones_like(dx), dx)
+    f = _uf.where(flat, f0, f0 + ((x - x0) / safe_dx) * (f1 - f0))
+    if clamp_ends and not extrapolate[0]:
         f = _uf.where(x < xp[0], fp[0] if left is None else left, f)
+    if clamp_ends and not extrapolate[1]:
         f = _uf.where(x > xp[-1], fp[-1] if right is None else right, f)
     return _arr.astype(f, aval_of(fp).dtype)
+
+
+def _flat_step(dtype):
+    """spacing(eps) of `dtype`: the widest step interp treats as flat."""
+    info = ml_dtypes.finfo(dtype) if dtype == ml_dtypes.bfloat16 else np.finfo(dtype)
+    return np.spacing(info.eps)
 
 
 # ---- counting ----------------------------------------------------------------------
@@ -935,7 +960,6 @@ _STATIC_OPTIONS = {
     "trapezoid": ("axis",),
     "cov": ("rowvar", "bias", "ddof"),
     "corrcoef": ("rowvar",),
-    "interp": (),
     "digitize": ("right",),
     "unwrap": ("axis",),
 }
