@@ -381,3 +381,18 @@ def test_det_gradient_at_singular_matrices_of_size_4_and_more_as_jax():
     agree(jitted, np.array([[3.0]], np.float32))
     with x64():
         agree(jitted, _RANK4.astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [([1, 2, 3], 1, 9), ("arange", [0, 2], 5), ("arange", 1, [7, 8])],
+    ids=["arr", "obj", "values"],
+)
+def test_insert_refuses_lists_as_jax(args):
+    """jnp.insert takes no Python list in any argument (JAX's TypeError)."""
+    arr, obj, values = args
+    agree(
+        lambda ox: ox.jnp.insert(
+            ox.jnp.arange(3) if arr == "arange" else arr, obj, values
+        )
+    )

@@ -430,8 +430,16 @@ CONSTRUCTION = [
         lambda m: m.insert(m.asarray(A), 1, m.asarray([7, 8, 9]), axis=1),
         {},
     ),
-    ("insert_seq", lambda m: m.insert(m.asarray(A), [0, 2, 2], 5, axis=1), {}),
-    ("insert_one_seq", lambda m: m.insert(m.arange(3), [1], m.asarray([7, 8])), {}),
+    (
+        "insert_seq",
+        lambda m: m.insert(m.asarray(A), m.asarray([0, 2, 2]), 5, axis=1),
+        {},
+    ),
+    (
+        "insert_one_seq",
+        lambda m: m.insert(m.arange(3), m.asarray([1]), m.asarray([7, 8])),
+        {},
+    ),
     ("insert_slice", lambda m: m.insert(m.asarray(A), slice(1, 3), 0, axis=0), {}),
     ("delete", lambda m: m.delete(m.asarray(A), [0, 2], axis=1), {}),
     ("delete_slice_flat", lambda m: m.delete(m.asarray(A), slice(2, 9, 3)), {}),
@@ -523,7 +531,7 @@ def test_construction_under_jit_and_vmap():
 
     x = np.arange(5, dtype=np.float32)
     check_jit_matches_eager(f, (x,))
-    batched = olympus.vmap(lambda r: jnp.insert(r, [0, 2], -1.0))(F)
+    batched = olympus.vmap(lambda r: jnp.insert(r, jnp.asarray([0, 2]), -1.0))(F)
     _same(batched, np.stack([np.insert(r, [0, 2], -1.0) for r in F]))
 
 

@@ -29,6 +29,7 @@ from olympus.numpy.arrays import (
 from olympus.numpy.core import (
     array,
     aval_of,
+    check_arraylike,
     broadcast_shapes,
     broadcast_to,
     is_array,
@@ -407,6 +408,7 @@ def insert(arr, obj, values, axis: int | None = None):
       >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9)
       Array([1, 9, 2, 3], dtype=int32)
     """
+    check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     arr = to_operand(arr)
     if axis is None:
         arr, axis = ravel(arr), 0
