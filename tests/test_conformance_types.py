@@ -652,3 +652,13 @@ def test_refusals_jax_shares_raise_named_not_implemented_errors():
         olympus.grad(lambda x: x * 2.0, reduce_axes=("i",))(1.0)
     with pytest.raises(DctTypeError):
         olympus.scipy.fft.dct(olympus.numpy.ones(4), type=1)
+
+
+def test_var_method_under_every_transform():
+    """`x.var()` is the jnp method on tracers too (a tracer field once shadowed it)."""
+    program = lambda ox, x: (  # noqa: E731
+        ox.jit(lambda v: v.var(ddof=1))(x),
+        ox.grad(lambda v: v.var())(x),
+        ox.vmap(lambda v: v.var())(x.reshape(2, 2)),
+    )
+    agree(program, np.arange(4.0, dtype=np.float32))

@@ -34,14 +34,14 @@ def function_name(fun: Callable) -> str:
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("aval", "var", "source_info")
+    __slots__ = ("aval", "ir_var", "source_info")
 
     def __init__(
         self, trace: StagingTrace, aval: ShapedArray, var: Var, source_info=None
     ):
         self._trace = trace
         self.aval = aval
-        self.var = var
+        self.ir_var = var  # not `var`: that name is the jnp method
         self.source_info = source_info
 
 
@@ -77,7 +77,7 @@ class StagingTrace(Trace):
     def to_atom(self, x):
         """The Var or Literal that stands for `x` in this trace's program."""
         if isinstance(x, StagingTracer) and x._trace is self:
-            return x.var
+            return x.ir_var
         if isinstance(x, Tracer):
             if not x._trace.alive or not x._trace.is_ancestor_of(self):
                 raise core.escaped_tracer_error(x)
@@ -133,7 +133,7 @@ class StagingTrace(Trace):
         """The argument paths a traced value depends on (walks eqns backwards)."""
         if self.debug_info is None or tracer._trace is not self:
             return []
-        _, needed = backward_slice(self.eqns, [tracer.var])
+        _, needed = backward_slice(self.eqns, [tracer.ir_var])
         paths = self.debug_info.arg_paths
         return [
             paths[i] if i < len(paths) else f"#{i}"
