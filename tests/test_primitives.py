@@ -1262,6 +1262,7 @@ def test_every_primitive_is_tested():
 # A primitive whose public function has another name; "custom_lin" has none on
 # purpose: it only exists inside linearize, where custom_vjp's backward rule waits.
 PUBLIC_NAME = {
+    "approx_top_k": "lax.approx_max_k",
     "pvary": "lax.pcast",
     "not": "lax.bitwise_not",
     "and": "lax.bitwise_and",
