@@ -1369,7 +1369,14 @@ def test_copies_have_their_own_buffer():
             ox.jnp.copy(a) is a,
         )
         b, c = ox.jnp.arange(3.0), ox.jnp.ones(2)
-        return same, step(b, b.copy()), step(*[ox.jnp.array(c) for _ in range(2)])
+        traced = ox.jit(lambda p: p.copy() * 2)(c)  # optax inits under jit
+        return (
+            same,
+            step(b, b.copy()),
+            step(*[ox.jnp.array(c) for _ in range(2)]),
+            traced,
+            ox.grad(lambda p: (p.copy() ** 2).sum())(c),
+        )
 
     agree(program)
     kept = jnp.float32(2.0) + 0

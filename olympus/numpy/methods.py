@@ -209,3 +209,12 @@ def install(cls: type) -> None:
 
 for _cls in (Array, Tracer):
     install(_cls)
+
+
+def _tracer_copy(self):
+    """`x.copy()` of a traced value: the value itself (a compiled program's
+    outputs are new buffers anyway); Array.copy makes a new buffer."""
+    return self
+
+
+Tracer.copy = _tracer_copy
