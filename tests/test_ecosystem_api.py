@@ -1508,3 +1508,25 @@ def test_complex_normal_samples_as_jax():
         )
 
     agree(program)
+
+
+def test_full_of_a_python_number_is_weakly_typed():
+    """optax's schedule_free keeps bfloat16 params bfloat16 through
+    jnp.where(c, jnp.full(shape, jnp.nan), x): full of a Python number is weak."""
+
+    def program(ox):
+        jnp = ox.jnp
+        bf16 = jnp.ones((2,), jnp.bfloat16)
+        return (
+            jnp.full((), jnp.nan),
+            jnp.full((2,), 1),
+            jnp.full((2,), True),
+            jnp.full((2,), np.int8(3)),
+            jnp.full((2,), jnp.asarray(2.0)),
+            ox.lax.full((2,), 1.0),
+            jnp.where(True, jnp.full((2,), jnp.nan), bf16),
+            ox.jit(lambda: jnp.full((2, 3), 2.5))(),
+            jnp.full((2,), 1.0, dtype=np.float16),
+        )
+
+    agree(program)

@@ -592,7 +592,9 @@ def full(shape: Sequence[int], fill_value, dtype=None):
     """
     shape = tuple(int(d) for d in shape)
     concrete = isinstance(fill_value, (*_PY_SCALARS, np.generic, np.ndarray))
-    if concrete:  # converted on the host, so the IR shows a literal
+    if dtype is None and type(fill_value) in (int, float, complex):
+        pass  # a Python number stays weakly typed, as JAX's
+    elif concrete:  # converted on the host, so the IR shows a literal
         fill_dtype = (
             aval_of(fill_value).dtype
             if dtype is None

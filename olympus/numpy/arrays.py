@@ -106,6 +106,8 @@ def full(shape, fill_value, dtype=None):
       Array([7, 7], dtype=int32)
     """
     fill = to_operand(fill_value)
+    if dtype is None and not aval_of(fill).shape:  # keeps a Python number weak
+        return lax.full(_shape(shape), fill)
     dtype = _dtype(dtype, aval_of(fill).dtype)
     if aval_of(fill).shape:
         return broadcast_to(lax.convert_element_type(fill, dtype), _shape(shape))
