@@ -1530,3 +1530,32 @@ def test_full_of_a_python_number_is_weakly_typed():
         )
 
     agree(program)
+
+
+def test_log_compiles_reports_each_compile_on_the_jax_logger():
+    """jax.log_compiles under olympus.compat (optax's log_compilations reads
+    "Finished ... compilation" records on the 'jax' logger)."""
+    import logging
+    import re
+
+    from olympus.compat.logging_faces import log_compiles
+
+    def compiles(log_compiles, jit, jnp):
+        records = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logging.getLogger("jax").addHandler(handler)
+        f = jit(lambda x: x * 2 + 1)
+        three, four = jnp.ones(3), jnp.ones(4)
+        try:
+            with log_compiles():
+                f(three)
+                f(three)
+                f(four)
+        finally:
+            logging.getLogger("jax").removeHandler(handler)
+        found = r"Finished .* compilation"
+        return sum(bool(re.search(found, r.getMessage())) for r in records)
+
+    assert compiles(jax.log_compiles, jax.jit, jax.numpy) == 2
+    assert compiles(log_compiles, olympus.jit, jnp) == 2

@@ -45,7 +45,11 @@ RENAMED_MODULES = {
 RENAMED_NAMES = {"make_jaxpr": "make_olympuspr"}
 # Top-level JAX names answered by olympus.compat's faces (olympus has no
 # mutable references; see olympus/compat/hijax.py).
-COMPAT_NAMES = {"Ref": "olympus.compat.hijax", "new_ref": "olympus.compat.hijax"}
+COMPAT_NAMES = {
+    "Ref": "olympus.compat.hijax",
+    "new_ref": "olympus.compat.hijax",
+    "log_compiles": "olympus.compat.logging_faces",
+}
 # What to use instead of a JAX name olympus lacks, where there is an answer.
 INSTEAD = {
     "jax.lib": "olympus.backends.xla (olympus's runtime; not a public API)",
