@@ -21,6 +21,8 @@ LAYERS = [
     "indexing",  # x[idx], x.at[idx], take
     "arrays",  # creation and shape manipulation
     "reductions",  # sum, ..., dot, cumsum, nonzero, trace
+    "construction",  # ranges, grids, ix_
+    "index_tricks",  # unravel_index, ravel_multi_index, mask_indices
     "einsum",
     "products",
     "linalg",
@@ -31,9 +33,7 @@ LAYERS = [
     "functional",
     "padding",
     "polynomial",
-    "construction",
     "joining",
-    "index_tricks",  # unravel_index, ravel_multi_index, mask_indices
     "packing",  # packbits, unpackbits, arrays from bytes, text, files
     "fft",  # the Array API fft extension
     "array_api",

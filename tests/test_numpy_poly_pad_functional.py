@@ -404,3 +404,29 @@ def test_fill_diagonal_matches_numpy(shape, wrap):
     assert_allclose(got, want)
     with pytest.raises(InplaceUpdateError, match="fill_diagonal"):
         jnp.fill_diagonal(a, 1.0, wrap=wrap)
+
+
+def _pad_ends(vector, widths, axis, kwargs):
+    """A pad function as JAX takes them: returns the vector with its pads set."""
+    lo, hi = widths
+    vector = vector.at[:lo].set(kwargs.get("val", -1))
+    return vector.at[vector.shape[0] - hi :].set(axis + 7)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox, x: ox.jnp.pad(x, ((1, 2), (0, 1)), mode=_pad_ends),
+        lambda ox, x: ox.jnp.pad(x.astype(int), 1, mode=_pad_ends, val=5),
+        lambda ox, x: ox.jit(lambda y: ox.jnp.pad(y, 2, mode=_pad_ends))(x),
+        lambda ox, x: ox.grad(lambda y: (ox.jnp.pad(y, 1, mode=_pad_ends) ** 2).sum())(
+            x
+        ),
+    ],
+    ids=["float", "kwargs", "jit", "grad"],
+)
+def test_pad_with_a_function_as_jax(program):
+    """mode=<function>: zeros first, then each axis's slices through it (JAX's)."""
+    from jax_oracle import agree
+
+    agree(program, np.arange(6.0, dtype=np.float32).reshape(2, 3))

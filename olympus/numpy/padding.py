@@ -16,6 +16,7 @@ from olympus.numpy import arrays as _arr
 from olympus.numpy import nanfunctions, reductions
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import asarray, aval_of, to_operand
+from olympus.numpy.functional import apply_along_axis
 from olympus.numpy.indexing import slice_along
 from olympus.numpy.ufuncs import floor_divide
 from olympus.numpy.ufuncs import round as round_
@@ -231,10 +232,7 @@ _OPTIONS = {
 
 def _check_options(mode, kwargs: dict) -> None:
     if callable(mode):
-        raise PadModeError(
-            "jnp.pad: a function as mode is not supported; pass one of "
-            + ", ".join(_MODES)
-        )
+        return
     if mode not in _MODES:
         raise PadModeError(
             f"jnp.pad: unknown mode={mode!r}; expected one of " + ", ".join(_MODES)
@@ -254,14 +252,16 @@ def pad(array, pad_width, mode: str = "constant", **kwargs):
     Args:
       array: an array.
       pad_width: an int, a (before, after) pair, or one pair per axis.
-      mode: the padding mode.
+      mode: the padding mode, or a function `f(vector, (before, after), axis,
+        kwargs)` returning each 1-d slice padded (zeros fill the pad before it
+        runs), as in JAX.
       **kwargs: the mode's options (constant_values, end_values, reflect_type, stat_length).
 
     Returns:
       The padded array.
 
     Raises:
-      PadModeError: the mode is unknown.
+      PadModeError: the mode is unknown, or pad_width has negative entries.
 
     Example:
       >>> jnp.pad(jnp.array([1, 2]), 1)
@@ -273,6 +273,8 @@ def pad(array, pad_width, mode: str = "constant", **kwargs):
     widths = _per_axis_pairs(pad_width, ndim, "pad_width")
     if (widths < 0).any():
         raise PadModeError(f"jnp.pad: pad_width={pad_width!r} has negative entries")
+    if callable(mode):
+        return _pad_with_function(x, widths, mode, kwargs)
     stat_length = kwargs.get("stat_length")
     if stat_length is not None:
         stat_length = tuple(
@@ -289,6 +291,17 @@ def pad(array, pad_width, mode: str = "constant", **kwargs):
         reflect_type=kwargs.get("reflect_type", "even"),
         stat_length=stat_length,
     )
+
+
+def _pad_with_function(x, widths, function, kwargs):
+    """NumPy's function mode, as JAX defines it: zeros padded around `x`, then
+    for each axis every 1-d slice along it replaced by
+    `function(vector, (before, after), axis, kwargs)`, which returns the new
+    vector (JAX's arrays are immutable: NumPy's function writes in place)."""
+    padded = _pad_constant(x, widths, 0)
+    for axis, pair in enumerate(widths.tolist()):
+        padded = apply_along_axis(function, axis, padded, tuple(pair), axis, kwargs)
+    return padded
 
 
 def _pad(x, constant_values, end_values, *, widths, mode, reflect_type, stat_length):
