@@ -10,6 +10,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
     accepts_device,
+    requested_dtype,
     placed,
     aval_of,
     broadcast_to,
@@ -77,9 +78,9 @@ def _shape(shape) -> tuple:
 
 
 def _dtype(dtype, default=None):
-    return dtypes.canonicalize_dtype(
-        dtype if dtype is not None else (default or dtypes.default_float_dtype())
-    )
+    if dtype is not None:
+        return requested_dtype(dtype)
+    return dtypes.canonicalize_dtype(default or dtypes.default_float_dtype())
 
 
 # ---- creation --------------------------------------------------------------------
@@ -399,7 +400,7 @@ def arange(start, stop=None, step=None, dtype=None):
         None if v is None else _arange_bound(_concrete_scalar(v, "arange"), name)
         for name, v in zip(names, values)
     )
-    dtype = dtypes.canonicalize_dtype(dtype)
+    dtype = requested_dtype(dtype)
     if dtype == np.bool_:
         raise ArangeDtypeError(
             "jnp.arange cannot make bool values (XLA's iota takes integer, float "
@@ -1001,7 +1002,9 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
       >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
       Array([ 1, -1], dtype=int32)
     """
-    return placed(lax.convert_element_type(to_operand(x), dtype), device)
+    return placed(
+        lax.convert_element_type(to_operand(x), requested_dtype(dtype)), device
+    )
 
 
 # ---- rearranging and repeating -------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 import inspect
 
 import ml_dtypes
@@ -28,7 +29,65 @@ def is_array(x) -> bool:
 
 
 def _check_dtype_arg(dtype):
-    return None if dtype is None else dtypes.canonicalize_dtype(dtype)
+    return None if dtype is None else requested_dtype(dtype)
+
+
+class DtypeTruncationWarning(UserWarning):
+    """A 64-bit dtype asked for by name while x64 is off (JAX warns too)."""
+
+
+def requested_dtype(dtype) -> np.dtype:
+    """A dtype the user passed, as the system uses it. Without x64 a 64-bit
+    request narrows to 32 bits; as JAX, that is said in a warning pointing at
+    the user's line, since a silent float32 surprises (Python's `float`,
+    `int` and `complex` mean the default types and are not warned about)."""
+    canonical = dtypes.canonicalize_dtype(dtype)
+    if any(dtype is t for t in (bool, int, float, complex)) or canonical == dtype:
+        return canonical
+    name = _outermost_jnp_function()
+    warnings.warn(
+        f"jnp.{name}: the requested dtype {np.dtype(dtype).name} is not available "
+        f"and is truncated to {canonical.name}; turn 64-bit types on with "
+        "olympus.config.update('olympus_enable_x64', True) or OLYMPUS_ENABLE_X64=1",
+        DtypeTruncationWarning,
+        stacklevel=_user_stacklevel(),
+    )
+    return canonical
+
+
+def _outermost_jnp_function() -> str:
+    """The name of the outermost `jnp` function on the stack (the one the
+    user called: `asarray`, not the `array` it calls). Functions a factory
+    made share one code object; their closures tell them apart."""
+    import olympus.numpy as jnp
+
+    functions = {}
+    for key, value in vars(jnp).items():
+        function = inspect.unwrap(value) if callable(value) else None
+        code = getattr(function, "__code__", None)
+        if code is not None and not key.startswith("_"):
+            functions.setdefault(code, []).append((key, function))
+    name, frame = "function", sys._getframe(1)
+    while frame is not None:
+        for key, function in functions.get(frame.f_code, ()):
+            cells = zip(frame.f_code.co_freevars, function.__closure__ or ())
+            if all(
+                frame.f_locals.get(var) is cell.cell_contents for var, cell in cells
+            ):
+                name = key
+                break
+        frame = frame.f_back
+    return name
+
+
+def _user_stacklevel() -> int:
+    """warnings.warn's stacklevel of the first frame outside olympus."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        "olympus."
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _host_array(obj, dtype=None) -> np.ndarray:

@@ -18,6 +18,7 @@ from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.arrays import diagonal, ravel
 from olympus.numpy.core import (
     aval_of,
+    requested_dtype,
     broadcast_shapes,
     check_arraylike,
     broadcast_to,
@@ -98,7 +99,7 @@ _BOOLS_ONLY = "bools only"  # sum/prod(promote_integers=False): only bools widen
 def _accumulation_dtype(aval, dtype, accumulate=True):
     """sum/prod of small ints and bools accumulate in the default int (NumPy's rule)."""
     if dtype is not None:
-        return dtypes.canonicalize_dtype(dtype)
+        return requested_dtype(dtype)
     if aval.dtype == dtypes.bool_ or (
         accumulate is not _BOOLS_ONLY
         and dtypes.is_integer(aval.dtype)
@@ -332,7 +333,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=No
         )
         compute = _upcast_half(result)
     else:
-        result = compute = dtypes.canonicalize_dtype(dtype)
+        result = compute = requested_dtype(dtype)
     total = sum(
         lax.convert_element_type(a, compute),
         axis=axes,
@@ -416,7 +417,7 @@ def var(
 def _var_dtypes(a_dtype, dtype):
     """(computation dtype, result dtype) of var and std, as JAX picks them."""
     if dtype is not None:
-        dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = requested_dtype(dtype)
         return _upcast_half(dtype), dtype
     if not dtypes.is_inexact(a_dtype):
         dtype = dtypes.default_float_dtype()
@@ -938,7 +939,7 @@ def _running_dtype(aval, dtype):
     """cumsum/cumprod keep small ints as they are (JAX, unlike NumPy and sum);
     only booleans count in the default int."""
     if dtype is not None:
-        return dtypes.canonicalize_dtype(dtype)
+        return requested_dtype(dtype)
     if aval.dtype == dtypes.bool_:
         return dtypes.default_int_dtype()
     return aval.dtype
