@@ -588,7 +588,7 @@ def full(shape: Sequence[int], fill_value, dtype=None):
 
     Example:
       >>> lax.full((2,), 7.0)
-      Array([7., 7.], dtype=float32)
+      Array([7., 7.], dtype=float32, weak_type=True)
     """
     shape = tuple(int(d) for d in shape)
     concrete = isinstance(fill_value, (*_PY_SCALARS, np.generic, np.ndarray))

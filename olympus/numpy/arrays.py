@@ -104,7 +104,7 @@ def full(shape, fill_value, dtype=None):
 
     Example:
       >>> jnp.full((2,), 7)
-      Array([7, 7], dtype=int32)
+      Array([7, 7], dtype=int32, weak_type=True)
     """
     fill = to_operand(fill_value)
     if dtype is None and not aval_of(fill).shape:  # keeps a Python number weak
