@@ -59,10 +59,8 @@ def _outermost_jnp_function() -> str:
     """The name of the outermost `jnp` function on the stack (the one the
     user called: `asarray`, not the `array` it calls). Functions a factory
     made share one code object; their closures tell them apart."""
-    import olympus.numpy as jnp
-
     functions = {}
-    for key, value in vars(jnp).items():
+    for key, value in vars(sys.modules["olympus.numpy"]).items():
         function = inspect.unwrap(value) if callable(value) else None
         code = getattr(function, "__code__", None)
         if code is not None and not key.startswith("_"):
