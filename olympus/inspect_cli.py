@@ -223,38 +223,47 @@ STEP_HELP = """commands:
   q               quit"""
 
 
+def _continue(stepper, arg: str):
+    """`c ARG`: to a primitive, a line (N or file:N) or the first non-finite value."""
+    if not arg:
+        return "c needs a primitive, a line or 'nan' (h for help)"
+    if arg.lower() in ("nan", "inf", "nonfinite"):
+        return stepper.continue_to_nonfinite()
+    if arg.isdigit() or (":" in arg and arg.rpartition(":")[2].isdigit()):
+        return stepper.continue_to(line=int(arg) if arg.isdigit() else arg)
+    return stepper.continue_to(primitive=arg)
+
+
+def _values(stepper, arg: str) -> str:
+    from olympus.backends.stepping import summarize
+
+    return "\n".join(f"{key}: {summarize(v)}" for key, v in stepper.values.items())
+
+
+# Each stepper command: its spellings and what it prints.
+_STEP_COMMANDS = (
+    (("", "s", "n", "step", "next"), lambda stepper, arg: stepper.step()),
+    (("i", "into"), lambda stepper, arg: stepper.step_into()),
+    (("c", "continue"), _continue),
+    (("p", "print"), lambda stepper, arg: f"{arg} = {stepper.values[arg]!r}"),
+    (("v", "values"), _values),
+    (("l", "w", "where"), lambda stepper, arg: stepper),
+    (("f", "finish"), lambda stepper, arg: f"result:\n{stepper.finish()!r}"),
+    (("h", "help", "?"), lambda stepper, arg: STEP_HELP),
+)
+
+
 def _step_command(stepper, command: str, arg: str) -> bool:
     """Runs one stepper command, printing what it shows; False to quit."""
     if command in ("q", "quit", "exit"):
         return False
-    if command in ("", "s", "n", "step", "next"):
-        print(stepper.step())
-    elif command in ("i", "into"):
-        print(stepper.step_into())
-    elif command in ("c", "continue"):
-        if not arg:
-            print("c needs a primitive, a line or 'nan' (h for help)")
-        elif arg.lower() in ("nan", "inf", "nonfinite"):
-            print(stepper.continue_to_nonfinite())
-        elif arg.isdigit() or (":" in arg and arg.rpartition(":")[2].isdigit()):
-            print(stepper.continue_to(line=int(arg) if arg.isdigit() else arg))
-        else:
-            print(stepper.continue_to(primitive=arg))
-    elif command in ("p", "print"):
-        print(f"{arg} = {stepper.values[arg]!r}")
-    elif command in ("v", "values"):
-        from olympus.backends.stepping import summarize
-
-        for key, value in stepper.values.items():
-            print(f"{key}: {summarize(value)}")
-    elif command in ("l", "w", "where"):
-        print(stepper)
-    elif command in ("f", "finish"):
-        print(f"result:\n{stepper.finish()!r}")
-    elif command in ("h", "help", "?"):
-        print(STEP_HELP)
-    else:
-        print(f"unknown command {command!r}\n{STEP_HELP}")
+    for spellings, run in _STEP_COMMANDS:
+        if command in spellings:
+            shown = run(stepper, arg)
+            if shown != "" or command not in ("v", "values"):
+                print(shown)
+            return True
+    print(f"unknown command {command!r}\n{STEP_HELP}")
     return True
 
 

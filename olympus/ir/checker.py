@@ -66,39 +66,45 @@ def check_olympuspr(program: Olympuspr | ClosedOlympuspr) -> None:
     for v in olympuspr.constvars + olympuspr.invars:
         define(v, "binder")
     for i, eqn in enumerate(olympuspr.eqns):
-        for x in eqn.invars:
-            if isinstance(x, Literal) and x.aval.shape != ():
-                _fail(
-                    olympuspr,
-                    i,
-                    f"{eqn.primitive} has an array literal {x.aval.str_short()}; "
-                    f"array constants belong in constvars",
-                )
-            if not isinstance(x, Literal) and x not in defined:
-                _fail(
-                    olympuspr,
-                    i,
-                    f"{eqn.primitive} uses a variable before it is defined",
-                )
+        _check_operands(olympuspr, i, defined)
         for sub in subolympusprs(eqn.params):
             check_olympuspr(sub)
-        rule = eqn.primitive.abstract_eval
-        if rule is None:
-            _fail(olympuspr, i, f"primitive {eqn.primitive} has no shape rule")
-        try:
-            expected = rule(*(x.aval for x in eqn.invars), **eqn.params)
-        except (TypeError, ValueError) as err:
-            _fail(olympuspr, i, f"{eqn.primitive} rejects its operands: {err}")
-        expected = expected if eqn.primitive.multiple_results else [expected]
-        got = [v.aval for v in eqn.outvars]
-        if len(expected) != len(got) or not all(map(_types_match, expected, got)):
-            want = ", ".join(a.str_short() for a in expected)
-            have = ", ".join(a.str_short() for a in got)
-            _fail(
-                olympuspr, i, f"{eqn.primitive} should produce ({want}), binds ({have})"
-            )
+        _check_result_types(olympuspr, i)
         for v in eqn.outvars:
             define(v, str(eqn.primitive))
     for x in olympuspr.outvars:
         if not isinstance(x, Literal) and x not in defined:
             raise OlympusprTypeError("an output variable is never defined")
+
+
+def _check_operands(olympuspr: Olympuspr, i: int, defined: set) -> None:
+    """Equation i reads scalar literals and variables defined before it."""
+    eqn = olympuspr.eqns[i]
+    for x in eqn.invars:
+        if isinstance(x, Literal) and x.aval.shape != ():
+            _fail(
+                olympuspr,
+                i,
+                f"{eqn.primitive} has an array literal {x.aval.str_short()}; "
+                f"array constants belong in constvars",
+            )
+        if not isinstance(x, Literal) and x not in defined:
+            _fail(olympuspr, i, f"{eqn.primitive} uses a variable before it is defined")
+
+
+def _check_result_types(olympuspr: Olympuspr, i: int) -> None:
+    """Equation i binds the types its primitive's shape rule gives."""
+    eqn = olympuspr.eqns[i]
+    rule = eqn.primitive.abstract_eval
+    if rule is None:
+        _fail(olympuspr, i, f"primitive {eqn.primitive} has no shape rule")
+    try:
+        expected = rule(*(x.aval for x in eqn.invars), **eqn.params)
+    except (TypeError, ValueError) as err:
+        _fail(olympuspr, i, f"{eqn.primitive} rejects its operands: {err}")
+    expected = expected if eqn.primitive.multiple_results else [expected]
+    got = [v.aval for v in eqn.outvars]
+    if len(expected) != len(got) or not all(map(_types_match, expected, got)):
+        want = ", ".join(a.str_short() for a in expected)
+        have = ", ".join(a.str_short() for a in got)
+        _fail(olympuspr, i, f"{eqn.primitive} should produce ({want}), binds ({have})")
