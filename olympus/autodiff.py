@@ -24,13 +24,14 @@ from olympus.tracer.functions import argnums_partial, flatten_fun
 from olympus.backends.xla.array import to_device
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import function_name, trace_to_olympuspr
-from olympus.transforms.batching import vmap
+from olympus.transforms.batching import BatchTracer, vmap
 from olympus.lax.custom_derivatives import custom_vjp
 from olympus.tracer.pytree import register_pytree_node
 from olympus.transforms.ad_util import (
     Zero,
     instantiate,
     is_differentiable,
+    is_zero,
     tangent_aval,
 )
 from olympus.transforms.jvp import JVPTracer, jvp_flat
@@ -335,11 +336,14 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
 
 
 def closure_convert(fun: Callable, *example_args):
-    """Hoists the arrays `fun` closes over into explicit arguments.
+    """Hoists the traced values `fun` closes over into explicit arguments.
 
     custom_vjp and custom_jvp functions may not close over traced values;
     closure_convert turns those values into arguments, so derivatives can
-    flow to them.
+    flow to them. As in JAX, only values that may carry a tangent are hoisted:
+    concrete arrays, tracers of non-differentiable dtypes (integers, bools)
+    and tracers whose tangent is known to be zero stay inside the converted
+    function.
 
     Args:
       fun: the function to convert.
@@ -352,30 +356,51 @@ def closure_convert(fun: Callable, *example_args):
       TypeError: fun is not callable, or tracing it with example_args fails.
 
     Example:
-      >>> w = jnp.arange(3.0)
-      >>> f, consts = olympus.closure_convert(lambda x: x * w, jnp.ones(3))
-      >>> consts
-      [Array([0., 1., 2.], dtype=float32)]
-      >>> f(jnp.ones(3), *consts)
-      Array([0., 1., 2.], dtype=float32)
+      >>> def scaled_sum(w):
+      ...     f, consts = olympus.closure_convert(lambda x: jnp.sum(x * w), jnp.ones(3))
+      ...     print(len(consts))  # w is traced by grad: hoisted
+      ...     return f(jnp.ones(3), *consts)
+      >>> olympus.grad(scaled_sum)(jnp.arange(3.0))
+      1
+      Array([1., 1., 1.], dtype=float32)
     """
     leaves, in_tree = tree_flatten(example_args)
     flat_fun, box = flatten_fun(fun, in_tree)
     olympuspr, consts, _ = trace_to_olympuspr(flat_fun, [aval_of(x) for x in leaves])
+    hoist = [_maybe_perturbed(c) for c in consts]
+    kept = [c for c, h in zip(consts, hoist) if not h]
+    hoisted_consts = [c for c, h in zip(consts, hoist) if h]
     n_args = len(example_args)
 
     def converted(*args_and_consts):
         args, hoisted = args_and_consts[:n_args], args_and_consts[n_args:]
         arg_leaves, tree = tree_flatten(args)
-        if tree != in_tree or len(hoisted) != len(consts):
+        if tree != in_tree or len(hoisted) != len(hoisted_consts):
             raise GradTypeError(
                 f"closure_convert of {function_name(fun)}: call it with arguments like "
-                f"{in_tree} followed by the {len(consts)} hoisted constants"
+                f"{in_tree} followed by the {len(hoisted_consts)} hoisted constants"
             )
-        outs = eval_program(olympuspr, list(hoisted), arg_leaves)
+        hoisted, kept_iter = iter(hoisted), iter(kept)
+        all_consts = [next(hoisted) if h else next(kept_iter) for h in hoist]
+        outs = eval_program(olympuspr, all_consts, arg_leaves)
         return tree_unflatten(box["tree"], outs)
 
-    return converted, list(consts)
+    return converted, hoisted_consts
+
+
+def _maybe_perturbed(x) -> bool:
+    """Whether `x` may carry a nonzero tangent (JAX's heuristic): concrete
+    values cannot; a JVP tracer with a symbolic zero tangent can only through
+    its primal; a staged value can if its dtype is differentiable (a later
+    transformation may differentiate it); a batched value through its examples.
+    """
+    if not isinstance(x, Tracer):
+        return False
+    if isinstance(x, JVPTracer):
+        return not is_zero(x.tangent) or _maybe_perturbed(x.primal)
+    if isinstance(x, BatchTracer):
+        return _maybe_perturbed(x.val)
+    return is_differentiable(x.aval)
 
 
 class _GradientRule:
