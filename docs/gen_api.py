@@ -3,8 +3,12 @@
     python docs/gen_api.py           # regenerate docs/api.md
     python docs/gen_api.py --check   # exit 1 if docs/api.md is stale
 
-Every public name of each module in MODULES gets its signature and the first
-paragraph of its docstring. A module's public names are its `__all__` when it
+Each module in MODULES gets an index (every public name with its signature and
+the first paragraph of its docstring), then one `###` section per function and
+class defined in olympus: its signature and its whole docstring, the Args and
+Raises sections as lists, Returns as text, the Example as a fenced code block.
+An alias of a name documented in the same module links to that name's section
+instead of repeating it. A module's public names are its `__all__` when it
 has one; otherwise its attributes not starting with `_`, minus modules,
 minus objects from outside olympus and NumPy (typing, `from __future__`), and
 minus names re-exported from another listed module (`olympus.random.jit` is
@@ -14,6 +18,7 @@ memory and fails when docs/api.md differs, so a stale reference fails CI.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import importlib
 import inspect
@@ -156,7 +161,134 @@ def describe(name: str, obj) -> str:
 
 
 def _anchor(name: str) -> str:
-    return name.replace(".", "")
+    """The anchor GitHub gives a heading whose text is `name`."""
+    return re.sub(r"[^\w\- ]", "", name.lower()).replace(" ", "-")
+
+
+SECTIONS = ("Args", "Returns", "Raises", "Example")
+_ITEM = re.compile(r"(\*{0,2}[\w.]+)(\s*\([^)]*\))?:\s*(.*)")
+
+
+def _split_sections(doc: str) -> tuple[str, list[tuple[str, list[str]]]]:
+    """The docstring's text before its first section, and each section's name
+    with its lines (dedented by the section's own indent)."""
+    lines = doc.splitlines()
+    starts = [
+        i for i, line in enumerate(lines) if line[:-1] in SECTIONS and line[-1:] == ":"
+    ]
+    if not starts:
+        return doc.strip(), []
+    sections = []
+    for at, end in zip(starts, starts[1:] + [len(lines)]):
+        body = lines[at + 1 : end]
+        indent = min((len(b) - len(b.lstrip()) for b in body if b.strip()), default=0)
+        sections.append((lines[at][:-1], [b[indent:] for b in body]))
+    return "\n".join(lines[: starts[0]]).strip(), sections
+
+
+def _items(lines: list[str]) -> list[str]:
+    """An Args or Raises section as a Markdown list: `name: text` lines start an
+    item, lines indented under them continue it."""
+    items: list[list[str]] = []
+    for line in lines:
+        match = _ITEM.fullmatch(line) if line and not line[0].isspace() else None
+        if match:
+            name, kind, text = match.groups()
+            kind = f" ({kind.strip()[1:-1]})" if kind else ""
+            items.append([f"- `{name}`{kind}: {text}".rstrip()])
+        elif line.strip() and items:
+            items[-1].append(line.strip())
+        elif line.strip():
+            items.append([line.strip()])
+    return [" ".join(item) for item in items]
+
+
+def _text(block: str) -> list[str]:
+    """Prose as Markdown paragraphs; indented or `>>>` blocks become code."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", block.strip()):
+        if not para.strip():
+            continue
+        first = para.splitlines()[0]
+        if first.startswith((" ", ">>>")):
+            out += ["```python", inspect.cleandoc("\n" + para), "```", ""]
+        elif first.startswith(("- ", "* ")):  # a list: one line per item
+            items: list[str] = []
+            for line in para.splitlines():
+                if line.startswith(("- ", "* ")):
+                    items.append(line)
+                else:
+                    items[-1] += " " + line.strip()
+            out += items + [""]
+        else:
+            out += [" ".join(line.strip() for line in para.splitlines()), ""]
+    return out
+
+
+def _section(name: str, lines: list[str]) -> list[str]:
+    out = [f"**{name}**", ""]
+    if name in ("Args", "Raises"):
+        return out + _items(lines) + [""]
+    if name == "Example":
+        code = "\n".join(lines).strip("\n")
+        return out + ["```python", code, "```", ""]
+    return out + _text("\n".join(lines))
+
+
+def detail(qualified: str, name: str, obj) -> list[str]:
+    """One function's or class's section: heading, signature, whole docstring."""
+    kind = "class " if inspect.isclass(obj) else ""
+    out = [
+        f"### {qualified}",
+        "",
+        "```python",
+        f"{kind}{name}{_signature(obj)}",
+        "```",
+        "",
+    ]
+    summary, sections = _split_sections(inspect.getdoc(obj) or "")
+    out += _text(summary)
+    for section, lines in sections:
+        out += _section(section, lines)
+    return out
+
+
+def _documented(module, name: str, obj) -> str | None:
+    """What `name`'s section is: itself (a function or class defined in
+    olympus), the name it aliases in the same module, or None (no section)."""
+    if not (inspect.isclass(obj) or callable(obj)) or isinstance(obj, types.ModuleType):
+        return None
+    if (_home(obj) or "").split(".")[0] != "olympus" or not inspect.getdoc(obj):
+        return None
+    alias = getattr(obj, "__name__", name)
+    if alias != name and getattr(module, alias, None) is obj:
+        return alias
+    return name
+
+
+def _module_page(module, names: list[str], anchors: collections.Counter) -> list[str]:
+    """A module's index of names, then a section for each documented one."""
+    targets = {n: _documented(module, n, getattr(module, n)) for n in names}
+    links = {}
+    for name in names:
+        if targets[name] == name:
+            anchor = _anchor(f"{module.__name__}.{name}")
+            seen = anchors[anchor]
+            anchors[anchor] += 1
+            links[name] = f"{anchor}-{seen}" if seen else anchor
+    index, details = [], []
+    for name in names:
+        item = describe(name, getattr(module, name))
+        target = targets[name]
+        if target in links:
+            item = re.sub(r"^- (`[^`]*`)", rf"- [\1](#{links[target]})", item, count=1)
+        index.append(item)
+        if target == name:
+            details += detail(f"{module.__name__}.{name}", name, getattr(module, name))
+    out = index + [""] + details if details else index
+    while out and out[-1] == "":
+        out.pop()
+    return out
 
 
 def render() -> str:
@@ -166,10 +298,16 @@ def render() -> str:
         "# olympus API reference",
         "",
         f"Generated from the docstrings by `{COMMAND}`; do not edit by hand",
-        "(tests/test_docs.py fails when this file is stale). Each name shows its",
-        "signature and the first paragraph of its docstring.",
+        "(tests/test_docs.py fails when this file is stale). Each module lists its",
+        "names with their signatures and the first paragraph of their docstrings,",
+        "then gives each function and class its own section with the whole",
+        "docstring: arguments, return value, the errors it raises and an example.",
         "",
     ]
+    anchors: collections.Counter = collections.Counter()
+    for m in modules:
+        anchors[_anchor(m.__name__)] += 1
+    anchors["olympus-api-reference"] += 1
     out += [f"- [`{m.__name__}`](#{_anchor(m.__name__)})" for m in modules]
     for module in modules:
         names = public_names(module, modules)
@@ -179,7 +317,9 @@ def render() -> str:
         if summary:
             out += [summary, ""]
         out += [f"{len(names)} names (from {source}).", ""]
-        out += [describe(name, getattr(module, name)) for name in names]
+        out += _module_page(module, names, anchors)
+    while out[-1] == "":
+        out.pop()
     return "\n".join(out) + "\n"
 
 

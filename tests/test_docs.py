@@ -50,7 +50,69 @@ def test_api_reference_covers_every_listed_module():
         "adam",
         "Conv",
     ):
-        assert f"- `{name}(" in text or f"- `class {name}(" in text, name
+        assert f"- [`{name}(" in text or f"- [`class {name}(" in text, name
+
+
+def test_api_reference_shows_whole_docstrings():
+    """Issue 29: each public function's Args, Returns, Raises and Example are on
+    the page, as Markdown (Args and Raises as lists, the example fenced)."""
+    text = _generator().render()
+    for qualified, arg, error in (
+        ("olympus.numpy.sin", "x", "ArrayLikeTypeError"),
+        ("olympus.lax.scan", "f", "ScanShapeError"),
+        ("olympus.closure_convert", "*example_args", "TypeError"),
+        ("olympus.random.split", "key", "InvalidKeyError"),
+    ):
+        start = text.index(f"\n### {qualified}\n")
+        section = text[start : text.index("\n### ", start + 1)]
+        for part in ("**Args**", "**Returns**", "**Raises**", "**Example**"):
+            assert part in section, (qualified, part)
+        assert f"\n- `{arg}`: " in section and f"\n- `{error}`: " in section
+        assert "\n```python\n>>> " in section, qualified
+    anchor = "(#olympusnumpyabsolute) (alias of `absolute`)"
+    assert f"- [`abs(x)`]{anchor}" in text  # an alias links, not repeats
+    assert "\n### olympus.numpy.abs\n" not in text
+
+
+def test_docstring_sections_become_markdown():
+    gen_api = _generator()
+
+    def sample(x, *rest):
+        """Does a thing.
+
+        More about it.
+
+        - one point,
+          over two lines;
+        - another.
+
+        Args:
+          x: the input, described
+            over two lines.
+          *rest: more inputs.
+
+        Returns:
+          The thing.
+
+        Raises:
+          ValueError: x is bad.
+
+        Example:
+          >>> 1 + 1
+          2
+        """
+
+    lines = gen_api.detail("m.sample", "sample", sample)
+    page = "\n".join(lines)
+    assert page.startswith("### m.sample\n\n```python\nsample(x, *rest)\n```\n")
+    assert "Does a thing.\n\nMore about it.\n" in page
+    assert "\n- one point, over two lines;\n- another.\n" in page
+    assert (
+        "- `x`: the input, described over two lines.\n- `*rest`: more inputs." in page
+    )
+    assert "**Returns**\n\nThe thing.\n" in page
+    assert "**Raises**\n\n- `ValueError`: x is bad.\n" in page
+    assert page.endswith("**Example**\n\n```python\n>>> 1 + 1\n2\n```\n")
 
 
 def test_public_names_skip_helpers_and_foreign_objects():
