@@ -15,13 +15,24 @@ this process) displays, plus a long program, a wide one and the stepper. A
 control view, the same HTML without its stylesheet, must fail the checks, so
 the checks can fail.
 
+The same measurements run on a second page, the real one: nbconvert executes
+the tutorial (plus cells showing the long, wide and stepper views and the
+control) in a Jupyter kernel, once per module, and exports it with the `lab`
+template, which ships JupyterLab's own stylesheets; every HTML output there is
+measured inside its output area. A cell that raises fails
+test_the_tutorial_runs_under_nbconvert.
+
 The layout tests skip where no Chromium or Chrome is installed (CI, unless it
-installs one); the stylesheet's scoping and the collapse limit are checked
-everywhere. OLYMPUS_DISPLAY_SCREENSHOT=<file.png> also saves a screenshot.
+installs one), the nbconvert ones also where nbconvert, ipykernel or a python3
+Jupyter kernel is missing; the stylesheet's scoping and the collapse limit are
+checked everywhere. OLYMPUS_DISPLAY_SCREENSHOT=<file.png> also saves screenshots
+(<file>.png and <file>-nbconvert-lab.png).
 """
 
 import ast
 import contextlib
+import importlib.util
+import inspect
 import io
 import json
 import os
@@ -192,11 +203,14 @@ def _views() -> dict:
     return views
 
 
+def _unstyled(html: str) -> str:
+    """The control: a view without its stylesheet, out of reach of the others'."""
+    html = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
+    return html.replace("olympus-", "unstyled-")
+
+
 def _page(views: dict) -> str:
-    # Without its stylesheet, and out of reach of the other views' ones.
-    unstyled = re.sub(r"<style>.*?</style>", "", views["wide"], flags=re.S)
-    unstyled = unstyled.replace("olympus-", "unstyled-")
-    cases = {**views, "control-unstyled": unstyled}
+    cases = {**views, "control-unstyled": _unstyled(views["wide"])}
     body = "".join(
         f'<div class="case" data-name="{escape(name)}">{html}</div>'
         for name, html in cases.items()
@@ -225,20 +239,130 @@ def _chromium(page: Path, *flags: str) -> str:
     return done.stdout
 
 
+def _measured(page: Path, *flags: str) -> dict:
+    """The layout MEASURE_JS wrote into the page, by (host, view name)."""
+    dom = _chromium(page, "--dump-dom", *flags)
+    found = re.search(r'<pre id="layout">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1), f"no layout in Chromium's page:\n{dom[-2000:]}"
+    text = found.group(1).replace("&amp;", "&").replace("&lt;", "<")
+    return {(c["host"], c["name"]): c for c in json.loads(text.replace("&gt;", ">"))}
+
+
+def _screenshot(page: Path, suffix: str = "", width_px: int = 1280) -> None:
+    if os.environ.get("OLYMPUS_DISPLAY_SCREENSHOT"):
+        shot = Path(os.environ["OLYMPUS_DISPLAY_SCREENSHOT"]).resolve()
+        shot = shot.with_stem(shot.stem + suffix)
+        _chromium(page, f"--screenshot={shot}", f"--window-size={width_px},4000")
+
+
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory) -> dict:
     if BROWSER is None:
         pytest.skip("no Chromium or Chrome installed")
     page = tmp_path_factory.mktemp("display") / "page.html"
     page.write_text(_page(_views()))
-    if os.environ.get("OLYMPUS_DISPLAY_SCREENSHOT"):
-        shot = Path(os.environ["OLYMPUS_DISPLAY_SCREENSHOT"]).resolve()
-        _chromium(page, f"--screenshot={shot}", "--window-size=1280,4000")
-    dom = _chromium(page, "--dump-dom")
-    found = re.search(r'<pre id="layout">(.*?)</pre>', dom, re.S)
-    assert found and found.group(1), f"no layout in Chromium's page:\n{dom[-2000:]}"
-    text = found.group(1).replace("&amp;", "&").replace("&lt;", "<")
-    return {(c["host"], c["name"]): c for c in json.loads(text.replace("&gt;", ">"))}
+    _screenshot(page)
+    return _measured(page)
+
+
+# The nbconvert route: the tutorial executed by a Jupyter kernel and exported with
+# the `lab` template, whose page carries JupyterLab's own stylesheets (not the
+# imitation above). Cells appended to the tutorial show the views it does not.
+LAB_HOST = "nbconvert-lab"
+LAB_WINDOW_PX = 800
+COLLAPSED = '<details class="olympus-collapsed">'
+
+# Makes every HTML output of a cell a case named by the cell's tag, inside a host
+# (its output area), so that MEASURE_JS measures it as on the hosts' page.
+MARK_LAB_VIEWS_JS = """
+for (const cell of document.querySelectorAll('.jp-Cell')) {
+  const tag = [...cell.classList].find((k) => k.startsWith('celltag_'));
+  for (const out of cell.querySelectorAll(
+      '.jp-OutputArea-output[data-mime-type="text/html"]')) {
+    out.classList.add('host'); out.dataset.host = 'nbconvert-lab';
+    out.firstElementChild.classList.add('case');
+    out.firstElementChild.dataset.name = tag ? tag.slice(8) : 'untagged';
+  }
+}
+"""
+
+# The screenshot shows the cells with HTML output only (the page is long).
+LAB_SCREENSHOT_CSS = """<style>
+.jp-Cell:not(:has(.jp-OutputArea-output[data-mime-type="text/html"])) {
+  display: none; }
+</style>"""
+
+
+def _lab_extra_cells(nbformat) -> list:
+    """The tutorial's stepper, a long and a wide program, a stepper inside a
+    branch, a long program opened and the unstyled control, as cells."""
+    new = nbformat.v4.new_code_cell
+    long_html = "olympus.make_olympuspr(_long)(x4)._repr_html_()"
+    opened = f"{long_html}.replace({COLLAPSED!r}, {COLLAPSED[:-1] + ' open>'!r})"
+    control = _unstyled(olympus.make_olympuspr(_wide)(jnp.arange(4.0))._repr_html_())
+    definitions = inspect.getsource(_long) + "\n\n" + inspect.getsource(_wide)
+    views = {
+        "tutorial-stepper": "stepper",
+        "long": "olympus.make_olympuspr(_long)(x4)",
+        "long-opened": f"HTML({opened})",
+        "wide": "olympus.make_olympuspr(_wide)(x4)",
+        "stepper-in-branch": "olympus.debug.Stepper(_wide, x4)"
+        '.continue_to(primitive="cond").step_into()',
+        "control-unstyled": f"HTML({control!r})",
+    }
+    setup = (
+        "from IPython.display import HTML\n\n" + definitions + "\nx4 = jnp.arange(4.0)"
+    )
+    cells = [new(setup)]
+    return cells + [new(src, metadata={"tags": [t]}) for t, src in views.items()]
+
+
+@pytest.fixture(scope="module")
+def lab_notebook():
+    """The tutorial (tags prefixed `tutorial-`) and the extra cells, executed once
+    by a Jupyter kernel; a cell's error stays in its outputs."""
+    nbformat = pytest.importorskip("nbformat")
+    executing = pytest.importorskip("nbconvert.preprocessors")
+    kernelspec = pytest.importorskip("jupyter_client.kernelspec")
+    if importlib.util.find_spec("ipykernel") is None:
+        pytest.skip("no ipykernel installed")
+    if "python3" not in kernelspec.KernelSpecManager().find_kernel_specs():
+        pytest.skip("no python3 Jupyter kernel installed")
+    notebook = nbformat.read(ROOT / "docs" / "tutorial.ipynb", as_version=4)
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        cell.metadata["tags"] = [f"tutorial-{tag}" for tag in tags]
+    notebook.cells += _lab_extra_cells(nbformat)
+    run = executing.ExecutePreprocessor(
+        kernel_name="python3", timeout=120, allow_errors=True
+    )
+    run.preprocess(notebook, {"metadata": {"path": str(ROOT)}})
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def lab_layout(lab_notebook, tmp_path_factory) -> dict:
+    if BROWSER is None:
+        pytest.skip("no Chromium or Chrome installed")
+    exporter = pytest.importorskip("nbconvert").HTMLExporter(template_name="lab")
+    html, _ = exporter.from_notebook_node(lab_notebook)
+    # Offline: the CDN scripts (require.js, MathJax) play no part in the tables.
+    html = re.sub(r"<script[^>]*\bsrc=[^>]*>\s*</script>", "", html)
+    head, body_end, tail = html.rpartition("</body>")
+    measure = f'<pre id="layout"></pre><script>{MARK_LAB_VIEWS_JS}{MEASURE_JS}</script>'
+    folder = tmp_path_factory.mktemp("nbconvert")
+    page, shown = folder / "tutorial.html", folder / "tutorial-shown.html"
+    page.write_text(head + measure + body_end + tail)
+    shown.write_text(head + LAB_SCREENSHOT_CSS + measure + body_end + tail)
+    _screenshot(shown, "-nbconvert-lab", LAB_WINDOW_PX)
+    return _measured(page, f"--window-size={LAB_WINDOW_PX},2000")
+
+
+@pytest.fixture
+def views(request, host) -> dict:
+    """The views measured in `host`, by name: on the hosts' page or nbconvert's."""
+    found = request.getfixturevalue("lab_layout" if host == LAB_HOST else "layout")
+    return {name: case for (h, name), case in found.items() if h == host}
 
 
 def _problems(case: dict) -> list[str]:
@@ -287,51 +411,71 @@ def _cell_problems(cell: dict) -> list[str]:
     return problems
 
 
-HOSTS = ("jupyterlab", "notebook", "vscode")
+HOSTS = ("jupyterlab", "notebook", "vscode", LAB_HOST)
+
+
+def test_the_tutorial_runs_under_nbconvert(lab_notebook):
+    code = [cell for cell in lab_notebook.cells if cell.cell_type == "code"]
+    assert all(cell.execution_count for cell in code)
+    errors = [
+        (cell.metadata.get("tags"), "\n".join(out.traceback))
+        for cell in code
+        for out in cell.outputs
+        if out.output_type == "error"
+    ]
+    assert errors == []
+    silent = [
+        cell.metadata["tags"]
+        for cell in code
+        if "print(" in cell.source
+        and not any(out.get("name") == "stdout" and out.text for out in cell.outputs)
+    ]
+    assert silent == []  # every cell that prints printed
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_every_view_keeps_its_layout(layout, host):
-    names = [name for h, name in layout if h == host and name != "control-unstyled"]
+def test_every_view_keeps_its_layout(views, host):
+    names = [name for name in views if name != "control-unstyled"]
     expected = {"tutorial-html", "tutorial-stepper", "long", "long-opened", "wide"}
-    assert expected <= set(names)
+    assert expected | {"stepper-in-branch"} <= set(names)
     for name in names:
-        case = layout[host, name]
+        case = views[name]
         assert case["tables"] or case["collapsed"], name
         assert _problems(case) == [], (host, name)
 
 
-def test_sub_programs_are_measured_open(layout):
+@pytest.mark.parametrize("host", ("jupyterlab", LAB_HOST))
+def test_sub_programs_are_measured_open(views, host):
     """The tutorial's jitted cond: the pjit callee's table inside the program's,
     and the two branches' inside that."""
-    assert len(layout["jupyterlab", "tutorial-html"]["tables"]) == 4
-    assert len(layout["jupyterlab", "wide"]["tables"]) == 3
+    assert len(views["tutorial-html"]["tables"]) == 4
+    assert len(views["wide"]["tables"]) == 3
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_a_wide_program_scrolls_inside_its_box(layout, host):
-    case = layout[host, "wide"]
+def test_a_wide_program_scrolls_inside_its_box(views, host):
+    case = views["wide"]
     (scroll,) = case["scrolls"]
     assert scroll["scrollWidth"] > scroll["clientWidth"] and scroll["scrolled"] > 0
     assert scroll["box"][2] <= case["hostBox"][2] + TOLERANCE_PX
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_a_long_program_is_collapsed(layout, host):
-    case = layout[host, "long"]
+def test_a_long_program_is_collapsed(views, host):
+    case = views["long"]
     limit = olympus.config.read("olympus_html_max_equations")
     (block,) = case["collapsed"]
     assert not block["open"] and not block["tableShown"] and not case["tables"][1:]
     assert block["summary"].startswith("80 equations (40 mul, 40 sin)")
     assert f"olympus_html_max_equations={limit}" in block["summary"]
     assert case["box"][3] - case["box"][1] < 100  # px: three short lines
-    (table,) = layout[host, "long-opened"]["tables"]
+    (table,) = views["long-opened"]["tables"]
     assert len(table["rows"]) == 1 + 80
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_the_checks_catch_the_hosts_styles_on_an_unstyled_table(layout, host):
-    problems = _problems(layout[host, "control-unstyled"])
+def test_the_checks_catch_the_hosts_styles_on_an_unstyled_table(views, host):
+    problems = _problems(views["control-unstyled"])
     assert any("text-align right" in p for p in problems)
     assert any("striped rows" in p for p in problems)
     assert any("content not at the cell's left" in p for p in problems)
