@@ -211,7 +211,8 @@ def _text(block: str) -> list[str]:
             continue
         first = para.splitlines()[0]
         if first.startswith((" ", ">>>")):
-            out += ["```python", inspect.cleandoc("\n" + para), "```", ""]
+            lang = "pycon" if first.startswith(">>>") else ""
+            out += ["```" + lang, inspect.cleandoc("\n" + para), "```", ""]
         elif first.startswith(("- ", "* ")):  # a list: one line per item
             items: list[str] = []
             for line in para.splitlines():
@@ -231,7 +232,7 @@ def _section(name: str, lines: list[str]) -> list[str]:
         return out + _items(lines) + [""]
     if name == "Example":
         code = "\n".join(lines).strip("\n")
-        return out + ["```python", code, "```", ""]
+        return out + ["```pycon", code, "```", ""]
     return out + _text("\n".join(lines))
 
 
@@ -296,6 +297,10 @@ def render() -> str:
     modules = [importlib.import_module(name) for name in MODULES]
     out = [
         "# olympus API reference",
+        "",
+        # ruff format (tests/test_style.py) would rewrap the code blocks: they
+        # show signatures and docstring examples as written, so it is off.
+        "<!-- fmt:off -->",
         "",
         f"Generated from the docstrings by `{COMMAND}`; do not edit by hand",
         "(tests/test_docs.py fails when this file is stale). Each module lists its",

@@ -68,7 +68,7 @@ def test_api_reference_shows_whole_docstrings():
         for part in ("**Args**", "**Returns**", "**Raises**", "**Example**"):
             assert part in section, (qualified, part)
         assert f"\n- `{arg}`: " in section and f"\n- `{error}`: " in section
-        assert "\n```python\n>>> " in section, qualified
+        assert "\n```pycon\n>>> " in section, qualified
     anchor = "(#olympusnumpyabsolute) (alias of `absolute`)"
     assert f"- [`abs(x)`]{anchor}" in text  # an alias links, not repeats
     assert "\n### olympus.numpy.abs\n" not in text
@@ -112,7 +112,7 @@ def test_docstring_sections_become_markdown():
     )
     assert "**Returns**\n\nThe thing.\n" in page
     assert "**Raises**\n\n- `ValueError`: x is bad.\n" in page
-    assert page.endswith("**Example**\n\n```python\n>>> 1 + 1\n2\n```\n")
+    assert page.endswith("**Example**\n\n```pycon\n>>> 1 + 1\n2\n```\n")
 
 
 def test_public_names_skip_helpers_and_foreign_objects():
