@@ -220,7 +220,9 @@ def typeof(x) -> ShapedArray:
 
     if isinstance(x, PRNGKeyArray):
         return KeyArrayType(x.shape, x.dtype)
-    return aval_of(x)
+    from olympus.lax.sharding import unsplit_type
+
+    return unsplit_type(x, aval_of(x))  # on Explicit axes: P(None, ...), as JAX
 
 
 class KeyArrayType(NamedTuple):

@@ -182,3 +182,59 @@ def test_gradients_of_a_data_parallel_step_in_explicit_mode():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_unsplit_types_and_out_sharding_agree_with_jax():
+    """An unsplit value on Explicit axes has `P(None, ...)` in its type; dot,
+    matmul, einsum, tensordot, dot_general and reshape take `out_sharding=`,
+    and a contraction over dimensions split alike is refused without it."""
+    out = run(
+        """
+        def spec(ox, v):
+            return dims(ox, v), tuple(ox.typeof(v).sharding.spec)
+        def prog(ox, a):
+            P, mesh = ox.P, mesh_of(ox)
+            u, w, x = put(ox, a, None, "x"), put(ox, a.T, "x"), put(ox, a, "x")
+            jnp, lax = ox.jnp, ox.lax
+            dn = (((1,), (0,)), ((), ()))
+            with ox.set_mesh(mesh):
+                got = [spec(ox, v) for v in (
+                    put(ox, a), put(ox, a) * 2, ox.jit(lambda v: v + 1)(put(ox, a)),
+                    jnp.dot(u, w, out_sharding=P("y")), jnp.matmul(u, w, out_sharding=P()),
+                    jnp.einsum("ij,jk->ik", u, w, out_sharding=P(None, "y")),
+                    jnp.tensordot(u, w, 1, out_sharding=P("x")),
+                    lax.dot_general(u, w, dn, out_sharding=P("y")),
+                    ox.jit(lambda p, q: jnp.dot(p, q, out_sharding=P("y")))(u, w),
+                    jnp.reshape(x, (2, 16), out_sharding=P("x")),
+                    ox.jit(lambda v: lax.reshape(v, (2, 16), out_sharding=P("x")))(x),
+                    ox.jit(lambda v: ox.reshard(v, P(None, "y")))(x),
+                    jnp.dot(u, w, out_sharding=ox.NamedSharding(mesh, P("y"))),
+                )]
+                inside = []
+                ox.jit(lambda v: inside.append(spec(ox, v)) or v)(put(ox, a))
+            return got, inside, jnp.dot(u, w, out_sharding=ox.NamedSharding(mesh, P("y")))
+        agree(prog, a)
+        def refused(ox, a, make):
+            try:
+                make(ox)
+            except ValueError as err:  # olympus's MeshNotSetError is one
+                return "ValueError", str(err)
+            except Exception as err:
+                return type(err).__name__, str(err)
+            return None
+        cases = [
+            lambda ox: put(ox, a, None, "x") @ put(ox, a.T, "x"),
+            lambda ox: ox.jit(ox.jnp.dot)(put(ox, a, None, "x"), put(ox, a.T, "x")),
+            lambda ox: ox.jnp.dot(put(ox, a), put(ox, a.T), out_sharding=ox.P("y")),
+        ]
+        for make in cases:
+            ours, theirs = run_both(lambda ox, a: refused(ox, a, make), a)
+            assert ours[0] == theirs[0], (ours, theirs)
+            print(ours[1])
+        """
+    )
+    lines = out.strip().splitlines()
+    for line in lines[:2]:
+        assert "specify the output sharding via the `out_sharding` parameter" in line
+        assert "lhs_contracting_spec=('x',) and rhs_contracting_spec=('x',)" in line
+    assert "no mesh is in scope" in lines[2]

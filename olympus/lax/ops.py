@@ -314,7 +314,13 @@ def broadcast(operand, sizes: Sequence[int]):
     return broadcast_in_dim(operand, tuple(sizes) + aval.shape, dims)
 
 
-def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+def reshape(
+    operand,
+    new_sizes: Sequence[int],
+    dimensions: Sequence[int] | None = None,
+    *,
+    out_sharding=None,
+):
     """`operand` with a new shape of the same size.
 
     Args:
@@ -332,6 +338,14 @@ def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None 
       >>> lax.reshape(jnp.arange(6), (2, 3))
       Array([[0, 1, 2], [3, 4, 5]], dtype=int32)
     """
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        return sharding.laid_out_as(
+            lambda: reshape(operand, new_sizes, dimensions),
+            out_sharding,
+            "lax.reshape",
+        )
     new_sizes = tuple(int(d) for d in new_sizes)
     if dimensions is None and aval_of(operand).shape == new_sizes:
         return operand
@@ -721,16 +735,18 @@ def dot_general(
       >>> lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))).shape
       (2, 2, 4)
     """
-    if out_sharding is not None:
-        from olympus.lax import sharding
+    from olympus.lax import sharding
 
-        out = dot_general(
-            lhs, rhs, dimension_numbers, precision, preferred_element_type
+    if out_sharding is not None:
+        return sharding.laid_out_as(
+            lambda: dot_general(
+                lhs, rhs, dimension_numbers, precision, preferred_element_type
+            ),
+            out_sharding,
+            "lax.dot_general",
         )
-        named = sharding.named_sharding_of(out_sharding, "lax.dot_general")
-        named = sharding.spelled_for_rank(named, len(out.shape))
-        return sharding.sharding_constraint_p.bind(out, sharding=named)
     dn = _dimension_numbers(dimension_numbers)
+    sharding.refuse_ambiguous_contraction(lhs, rhs, dn)
     pet = (
         None
         if preferred_element_type is None
@@ -765,7 +781,7 @@ def _dimension_numbers(dimension_numbers) -> tuple:
     return dn
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=None):
     """The vector/matrix product of `lhs` and `rhs`.
 
     Contracts the last axis of lhs with the first of rhs (vector-vector,
@@ -789,7 +805,12 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """
     lhs_nd = aval_of(lhs).ndim
     return dot_general(
-        lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision, preferred_element_type
+        lhs,
+        rhs,
+        (((lhs_nd - 1,), (0,)), ((), ())),
+        precision,
+        preferred_element_type,
+        out_sharding=out_sharding,
     )
 
 

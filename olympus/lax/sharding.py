@@ -8,6 +8,8 @@ the same way, and under vmap the batch dimension is left unsplit.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import math
@@ -17,6 +19,8 @@ from olympus.backends.xla.array import put
 from olympus.backends.xla.sharding import (
     NamedSharding,
     PartitionSpec,
+    explicit_aval,
+    get_abstract_mesh,
     mesh_in_scope,
     named_sharding_of,
     spelled_for_rank,
@@ -35,7 +39,7 @@ def _abstract_eval(x, *, sharding):
     # the rank is checked; a spec that does not divide a dimension is fine
     # inside a program (XLA pads, as in JAX); eagerly device_put refuses it
     sharding._tiling(len(x.shape), "with_sharding_constraint")
-    return x
+    return explicit_aval(x, sharding)  # on Explicit axes the type says it
 
 
 def _lower(ctx, x, *, sharding):
@@ -117,19 +121,80 @@ def with_sharding_constraint(x, shardings):
     return tree_unflatten(tree, outs)
 
 
+_out_sharding_given = contextvars.ContextVar("out_sharding_given", default=False)
+
+
+@contextlib.contextmanager
+def _result_layout_given():
+    """While the caller says the result's layout (`out_sharding=`), rules
+    that would refuse an ambiguous layout leave it unsplit instead."""
+    token = _out_sharding_given.set(True)
+    try:
+        yield
+    finally:
+        _out_sharding_given.reset(token)
+
+
+def laid_out_as(compute, out_sharding, api: str):
+    """`compute()`, its result laid out as `out_sharding` (JAX's keyword on
+    dot, einsum, reshape, ...: a PartitionSpec on the `set_mesh` mesh or a
+    NamedSharding); on Explicit axes that layout is the result's type."""
+    if out_sharding is None:
+        return compute()
+    with _result_layout_given():
+        out = compute()
+    sharding = spelled_for_rank(named_sharding_of(out_sharding, api), len(out.shape))
+    return sharding_constraint_p.bind(out, sharding=sharding)
+
+
+def refuse_ambiguous_contraction(lhs, rhs, dimension_numbers) -> None:
+    """JAX's refusal of a dot_general whose contracting dimensions are split
+    alike (a sum over devices: which layout the result takes is the caller's
+    choice, through `out_sharding=`); transposes bind the primitive directly."""
+    ls = getattr(getattr(lhs, "aval", None), "sharding", None)
+    rs = getattr(getattr(rhs, "aval", None), "sharding", None)
+    if ls is None or rs is None or _out_sharding_given.get():
+        return
+    (lc, rc), _ = dimension_numbers
+    lcs = tuple(_entry(ls.spec, d) for d in lc)
+    rcs = tuple(_entry(rs.spec, d) for d in rc)
+    if any(a is not None and a == b for a, b in zip(lcs, rcs)):
+        raise ShardingTypeError(
+            f"Contracting dimensions are sharded and it is ambiguous how the "
+            f"output should be sharded. Please specify the output sharding via "
+            f"the `out_sharding` parameter. Got lhs_contracting_spec={lcs} and "
+            f"rhs_contracting_spec={rcs}"
+        )
+
+
+def unsplit_type(x, aval):
+    """`aval` of `x` with JAX's unsplit layout (`P(None, ...)`) in its type
+    where `x` lies on a mesh with Explicit axes (or, for a traced value, such
+    a mesh is set): JAX's `typeof(x).sharding`. Programs' types keep no
+    unsplit layouts, so their IR is unchanged."""
+    if aval.sharding is not None:
+        return aval
+    named = getattr(x, "_sharding", None)
+    mesh = named.mesh.abstract_mesh if isinstance(named, NamedSharding) else None
+    if mesh is None and not hasattr(x, "_sharding"):
+        mesh = get_abstract_mesh()
+    if mesh is None or not getattr(mesh, "explicit_axes", ()):
+        return aval
+    return aval.update(sharding=AvalSharding(mesh, PartitionSpec(*[None] * aval.ndim)))
+
+
 def accepts_out_sharding(fn):
-    """`fn` (an array-creating function) with JAX's keyword `out_sharding=`:
-    a PartitionSpec (on the mesh of `set_mesh`) or NamedSharding the result
-    is laid out as (placed eagerly, constrained under jit)."""
+    """`fn` (a jnp function: creation, dot, einsum, reshape) with JAX's
+    keyword `out_sharding=`: a PartitionSpec (on the mesh of `set_mesh`) or
+    NamedSharding the result is laid out as (placed eagerly, constrained
+    under jit; see `laid_out_as`)."""
 
     @functools.wraps(fn)
     def with_out_sharding(*args, out_sharding=None, **kwargs):
-        out = fn(*args, **kwargs)
         if out_sharding is None:
-            return out
-        sharding = named_sharding_of(out_sharding, f"jnp.{fn.__name__}")
-        sharding = spelled_for_rank(sharding, len(out.shape))
-        return sharding_constraint_p.bind(out, sharding=sharding)
+            return fn(*args, **kwargs)
+        compute = lambda: fn(*args, **kwargs)  # noqa: E731
+        return laid_out_as(compute, out_sharding, f"jnp.{fn.__name__}")
 
     signature = inspect.signature(fn)
     keyword = inspect.Parameter(
@@ -268,6 +333,8 @@ def _reshape(name, avals, out, params):
         ):
             merged[new[0]] = split[0]  # split: the major piece keeps it
             continue
+        if _out_sharding_given.get():  # out_sharding= says the layout
+            return [[None] * out.ndim]
         raise ShardingTypeError(
             f"This reshape is not supported. Please specify the sharding of the "
             f"output via the `out_sharding` argument of olympus.lax.reshape (or "
@@ -290,8 +357,9 @@ def _dot_general(name, avals, out, params):
                 f"(olympus.reshard) so they match."
             )
     # Contracting dimensions split alike give a result unsplit there (XLA
-    # sums over the devices): what JAX's transpose rules ask for through
-    # out_sharding; JAX refuses it in user code, olympus has no out_sharding.
+    # sums over the devices), as JAX's transpose rules ask for; user code is
+    # refused by lax.dot_general (refuse_ambiguous_contraction) without
+    # out_sharding=.
     batch = []
     for a, b in zip(lb, rb):
         if ls[a] is not None and rs[b] is not None and ls[a] != rs[b]:
@@ -307,6 +375,8 @@ def _dot_general(name, avals, out, params):
         n for e in merged if e is not None for n in ((e,) if isinstance(e, str) else e)
     ]
     if len(used) != len(set(used)):
+        if _out_sharding_given.get():  # out_sharding= says the layout
+            return [[None] * out.ndim]
         mesh = (lhs.sharding or rhs.sharding).mesh
         typed = out.update(sharding=AvalSharding(mesh, _as_spec(merged)))
         raise ShardingTypeError(

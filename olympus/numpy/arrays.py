@@ -598,6 +598,7 @@ def identity(n: int, dtype=None):
 
 
 # ---- shape manipulation --------------------------------------------------------
+@accepts_out_sharding
 def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     """`a` with a new shape of the same size.
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import string
 
 from olympus import lax
+from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy.arrays import broadcast_to, diagonal, transpose
 from olympus.numpy.core import aval_of, promote_dtypes
 
 
+@accepts_out_sharding
 def einsum(
     subscripts: str,
     *operands,

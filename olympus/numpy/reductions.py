@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 from olympus import lax
+from olympus.lax.sharding import accepts_out_sharding
 from olympus.lax import reductions as lax_reductions
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
@@ -632,6 +633,7 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
+@accepts_out_sharding
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of two arrays, as NumPy's `dot`.
 
@@ -695,6 +697,7 @@ def _promote_only(a, b):
 _MATRIX_PRODUCT = (((1,), (0,)), ((), ()))  # dot_general's for two matrices
 
 
+@accepts_out_sharding
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """The matrix product of two arrays (the `@` operator).
 
@@ -870,6 +873,7 @@ def outer(a, b, out=None):
     return lax.dot_general(a, b, (((), ()), ((), ())))
 
 
+@accepts_out_sharding
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """The sum product of `a` and `b` over the given axes.
 
