@@ -186,8 +186,8 @@ def test_gradients_of_a_data_parallel_step_in_explicit_mode():
 
 def test_unsplit_types_and_out_sharding_agree_with_jax():
     """An unsplit value on Explicit axes has `P(None, ...)` in its type; dot,
-    matmul, einsum, tensordot, dot_general and reshape take `out_sharding=`,
-    and a contraction over dimensions split alike is refused without it."""
+    matmul, einsum, tensordot, dot_general, reshape and the random samplers
+    take `out_sharding=`, and a contraction over dimensions split alike is refused without it."""
     out = run(
         """
         def spec(ox, v):
@@ -210,9 +210,17 @@ def test_unsplit_types_and_out_sharding_agree_with_jax():
                     ox.jit(lambda v: ox.reshard(v, P(None, "y")))(x),
                     jnp.dot(u, w, out_sharding=ox.NamedSharding(mesh, P("y"))),
                 )]
+                key = ox.random.key(0)
+                drawn = (
+                    ox.random.normal(key, (8, 4), out_sharding=P("x")),
+                    ox.random.uniform(key, (8, 4), out_sharding=P(None, "y")),
+                    ox.jit(lambda k: ox.random.bits(k, (8,), out_sharding=P("x")))(key),
+                    ox.random.randint(key, (4, 4), 0, 9, out_sharding=P("y")),
+                )
+                got += [spec(ox, v) for v in drawn]
                 inside = []
                 ox.jit(lambda v: inside.append(spec(ox, v)) or v)(put(ox, a))
-            return got, inside, jnp.dot(u, w, out_sharding=ox.NamedSharding(mesh, P("y")))
+            return got, inside, drawn, jnp.dot(u, w, out_sharding=ox.NamedSharding(mesh, P("y")))
         agree(prog, a)
         def refused(ox, a, make):
             try:

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from olympus.api import jit
+from olympus.lax.sharding import laid_out_as
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
 from olympus.tracer.tracebacks import api_boundary
@@ -176,10 +177,40 @@ def _single_key_data(key: PRNGKeyArray, name: str):
     return key.data
 
 
+# The samplers that take JAX's `out_sharding=` (the layout of the sample).
+_TAKE_OUT_SHARDING = frozenset(
+    "ball bernoulli beta bits categorical cauchy chisquare dirichlet exponential f "
+    "gamma generalized_normal geometric gumbel laplace loggamma logistic lognormal "
+    "maxwell multivariate_normal normal orthogonal pareto poisson rademacher "
+    "randint rayleigh t triangular truncated_normal uniform wald".split()
+)
+
+
+def _with_out_sharding(public):
+    """`public` with JAX's keyword `out_sharding=` (see `laid_out_as`)."""
+
+    @functools.wraps(public)
+    def sampler(*args, out_sharding=None, **kwargs):
+        if out_sharding is None:
+            return public(*args, **kwargs)
+        compute = lambda: public(*args, **kwargs)  # noqa: E731
+        return laid_out_as(compute, out_sharding, f"random.{public.__name__}")
+
+    signature = inspect.signature(public)
+    keyword = inspect.Parameter(
+        "out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None
+    )
+    sampler.__signature__ = signature.replace(
+        parameters=[*signature.parameters.values(), keyword]
+    )
+    return sampler
+
+
 def _compiled(impl, *static: str, returns_keys: bool = False):
     """`impl` jitted with `static` names static (shapes, dtypes, axes); eager calls
     then cost one dispatch, not one per lax operation. Typed keys go in as
-    their words, and come back typed when `returns_keys`."""
+    their words, and come back typed when `returns_keys`; the samplers JAX
+    gives `out_sharding=` take it."""
     jitted = jit(impl, static_argnames=static)
     parameters = inspect.signature(impl).parameters
     names = tuple(parameters)
@@ -208,6 +239,8 @@ def _compiled(impl, *static: str, returns_keys: bool = False):
         return PRNGKeyArray(out) if typed and returns_keys else out
 
     public.__name__ = public.__qualname__ = impl.__name__.lstrip("_")
+    if public.__name__ in _TAKE_OUT_SHARDING:
+        return _with_out_sharding(public)
     return public
 
 
@@ -321,6 +354,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     return _multinomial_compiled(key, n, p, shape=shape, dtype=dtype, unroll=unroll)
 
 
+@_with_out_sharding
 @api_boundary
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of `x`, or of arange(x) for an int.
