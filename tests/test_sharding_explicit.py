@@ -246,3 +246,33 @@ def test_unsplit_types_and_out_sharding_agree_with_jax():
         assert "specify the output sharding via the `out_sharding` parameter" in line
         assert "lhs_contracting_spec=('x',) and rhs_contracting_spec=('x',)" in line
     assert "no mesh is in scope" in lines[2]
+
+
+def test_gathers_and_scans_carry_shardings_as_in_jax():
+    """A gather keeps the layout of the operand's dimensions taken whole; a
+    scan's stacked outputs are unsplit along the scan and laid out as each
+    step's output."""
+    out = run(
+        """
+        def prog(ox, a):
+            x, c = put(ox, a, "x"), put(ox, a, None, "y")
+            idx = ox.jnp.array([0, 2, 1])
+            row = put(ox, np.ones(4, np.float32), "y")
+            scan = ox.lax.scan
+            def body(x, c, idx, row):
+                return (
+                    x[:, idx], ox.jnp.take(x, idx, axis=1), c[idx], c[1], x[:, 2],
+                    scan(lambda cr, _: (cr * 2, cr), row, None, length=3),
+                    scan(lambda cr, r: (cr + r, r * 2), ox.jnp.zeros(4), c),
+                    scan(lambda cr, r: (cr, r.sum(0)), 0.0, c.reshape(2, 4, 4)),
+                )
+            traced = []
+            ox.jit(lambda *v: traced.append(body(*v)) or 0)(x, c, idx, row)
+            types = lambda t: ox.tree_util.tree_map(lambda v: dims(ox, v), t)
+            got = body(x, c, idx, row)
+            return got, types(got), types(traced[0])
+        agree(prog, a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

@@ -387,6 +387,38 @@ def _dot_general(name, avals, out, params):
     return [merged]
 
 
+def _gather(name, avals, out, params):
+    """Window dimensions taken whole keep the operand's layout, batch
+    dimensions take the indices' (JAX's rule); an indexed or partly taken
+    operand dimension leaves the result unsplit there (JAX refuses a split
+    one and asks for `.at[...].get(out_sharding=)`; olympus gathers)."""
+    operand, indices = avals
+    dn, sizes = params["dimension_numbers"], params["slice_sizes"]
+    ospec, ispec = _spec_of(operand), _spec_of(indices)
+    window = iter(
+        ospec[d]
+        if sizes[d] == operand.shape[d] and d not in dn.start_index_map
+        else None
+        for d in range(operand.ndim)
+        if d not in dn.collapsed_slice_dims
+    )
+    batch = iter(ispec[:-1])
+    merged = [
+        next(window) if d in dn.offset_dims else next(batch) for d in range(out.ndim)
+    ]
+    used = [
+        n for e in merged if e is not None for n in ((e,) if isinstance(e, str) else e)
+    ]
+    if len(used) != len(set(used)):
+        raise ShardingTypeError(
+            f"gather of operand {operand.str_short()} at indices "
+            f"{indices.str_short()} would split two result dimensions over one "
+            f"mesh axis ({tuple(merged)}); reshard the operand or the indices "
+            f"(olympus.reshard) first."
+        )
+    return [merged]
+
+
 def _kept_where_unchanged(name, avals, out, params):
     """Slicing, padding, concatenating, windows: a dimension keeps its layout
     where its size is unchanged (operands agreeing there); one whose size
@@ -429,6 +461,7 @@ sharding_rules: dict = {
     "expand_dims": _expand_dims,
     "reshape": _reshape,
     "dot_general": _dot_general,
+    "gather": _gather,
     **{
         n: _kept_where_unchanged
         for n in (
@@ -437,6 +470,24 @@ sharding_rules: dict = {
         ).split()
     },
 }
+
+
+def unstacked(aval):
+    """`aval` of a scanned operand without its leading (scanned) dimension:
+    one step's type, keeping the other dimensions' layout."""
+    if aval.sharding is None:
+        return aval.update(shape=aval.shape[1:])
+    rest = _spec_of(aval)[1:]
+    return _typed(aval.update(shape=aval.shape[1:]), rest, aval.sharding.mesh)
+
+
+def stacked(aval, length: int):
+    """`aval` of one step's output stacked `length` times (a scan's ys):
+    unsplit along the new leading dimension, as JAX's scan."""
+    if aval.sharding is None:
+        return aval.update(shape=(length, *aval.shape))
+    entries = (None, *_spec_of(aval))
+    return _typed(aval.update(shape=(length, *aval.shape)), entries, aval.sharding.mesh)
 
 
 def _typed(aval, entries, mesh):

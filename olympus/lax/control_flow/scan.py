@@ -30,6 +30,7 @@ from olympus.backends.xla.lowering import (
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
+from olympus.lax.sharding import stacked, unstacked
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError,
     args_tree,
@@ -87,9 +88,7 @@ def _scan_abstract_eval(
             raise OlympusTypeError(
                 f"scan: scanned operand {x.str_short()} has no leading axis of {length}"
             )
-    given = list(args[: num_consts + num_carry]) + [
-        x.update(shape=x.shape[1:]) for x in xs
-    ]
+    given = list(args[: num_consts + num_carry]) + [unstacked(x) for x in xs]
     if len(given) != len(olympuspr.in_avals) or not same_types(
         olympuspr.in_avals, given
     ):
@@ -98,8 +97,9 @@ def _scan_abstract_eval(
     out = olympuspr.out_avals
     if not same_types(out[:num_carry], carry):
         raise OlympusTypeError("scan: the body must return the carry's types")
-    ys = [y.update(shape=(length, *y.shape)) for y in out[num_carry:]]
-    return join_weak([carry, out[:num_carry]]) + ys
+    ys = [stacked(y, length) for y in out[num_carry:]]
+    # the carry's layout is the body's (JAX's), its weak type the join
+    return join_weak([out[:num_carry], carry]) + ys
 
 
 _I32 = ShapedArray((), dtypes.int32)
@@ -389,7 +389,7 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
     body_paths = (
         None if carry_paths is None else [*carry_paths, *leaf_paths(xs_tree, "x")]
     )
-    x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in xs_leaves]
+    x_avals = [unstacked(aval_of(x)) for x in xs_leaves]
     in_tree = args_tree(carry_tree, xs_tree)
     carry_out_tree = []
 
