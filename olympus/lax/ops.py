@@ -327,6 +327,8 @@ def reshape(
       operand: the array.
       new_sizes: the new shape (no -1: lax wants it spelled out).
       dimensions: an optional permutation applied before reshaping.
+      out_sharding: a sharding for the result (None: what the operand's type
+        says; needed where a split dimension cannot be reshaped so).
 
     Returns:
       An array of shape new_sizes, in row-major order.
@@ -792,6 +794,8 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=N
       rhs: a 1-D or 2-D array of the same dtype.
       precision: as dot_general's.
       preferred_element_type: the dtype to accumulate and return in.
+      out_sharding: a sharding for the result (None: what the operands'
+        types say).
 
     Returns:
       The product array.

@@ -183,6 +183,29 @@ def unsplit_type(x, aval):
     return aval.update(sharding=AvalSharding(mesh, PartitionSpec(*[None] * aval.ndim)))
 
 
+_OUT_SHARDING_ARG = (
+    "out_sharding: the result's layout, a PartitionSpec (on the `set_mesh` "
+    "mesh) or a NamedSharding (None: what the operands' types say)."
+)
+
+
+def documented_out_sharding(doc: str | None) -> str | None:
+    """`doc` with `out_sharding` described at the end of its Args section
+    (where it has one and does not describe it yet)."""
+    if not doc or "out_sharding:" in doc:
+        return doc
+    lines = doc.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.strip() == "Args:"]
+    if not heads:
+        return doc
+    indent = lines[heads[0]][: len(lines[heads[0]]) - len(lines[heads[0]].lstrip())]
+    end = heads[0] + 1
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    lines.insert(end, f"{indent}  {_OUT_SHARDING_ARG}")
+    return "\n".join(lines) + ("\n" if doc.endswith("\n") else "")
+
+
 def accepts_out_sharding(fn):
     """`fn` (a jnp function: creation, dot, einsum, reshape) with JAX's
     keyword `out_sharding=`: a PartitionSpec (on the mesh of `set_mesh`) or
@@ -203,6 +226,7 @@ def accepts_out_sharding(fn):
     with_out_sharding.__signature__ = signature.replace(
         parameters=[*signature.parameters.values(), keyword]
     )
+    with_out_sharding.__doc__ = documented_out_sharding(fn.__doc__)
     return with_out_sharding
 
 

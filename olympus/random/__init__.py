@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from olympus.api import jit
-from olympus.lax.sharding import laid_out_as
+from olympus.lax.sharding import documented_out_sharding, laid_out_as
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
 from olympus.tracer.tracebacks import api_boundary
@@ -203,6 +203,7 @@ def _with_out_sharding(public):
     sampler.__signature__ = signature.replace(
         parameters=[*signature.parameters.values(), keyword]
     )
+    sampler.__doc__ = documented_out_sharding(public.__doc__)
     return sampler
 
 
@@ -212,6 +213,9 @@ def _compiled(impl, *static: str, returns_keys: bool = False):
     their words, and come back typed when `returns_keys`; the samplers JAX
     gives `out_sharding=` take it."""
     jitted = jit(impl, static_argnames=static)
+    if impl.__name__.lstrip("_") in _TAKE_OUT_SHARDING:
+        # described on the sampler itself, where doctest finds its example
+        impl.__doc__ = documented_out_sharding(impl.__doc__)
     parameters = inspect.signature(impl).parameters
     names = tuple(parameters)
     defaults = {k: p.default for k, p in parameters.items() if p.default is not p.empty}
