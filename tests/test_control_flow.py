@@ -122,10 +122,11 @@ GOLDEN_FUNC11 = """\
       num_consts=1
       olympuspr={ lambda ; f:f32[] g:f32[] h:f32[] i:f32[]. let
           j:f32[] = mul h i
-          k:f32[] = add g j
-          l:f32[] = convert_element_type[new_dtype=float32 weak_type=False] f
-          m:f32[] = add k l
-        in (m g) }
+          k:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g
+          l:f32[] = add k j
+          m:f32[] = convert_element_type[new_dtype=float32 weak_type=False] f
+          n:f32[] = add l m
+        in (n g) }
       reverse=False
       unroll=1
     ] b 0.0:f32[] a c

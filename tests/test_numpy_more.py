@@ -456,8 +456,10 @@ CONSTRUCTION = [
     ("resize", lambda m: m.resize(m.arange(5), (3, 4)), {}),
     (
         "choose",
-        lambda m: m.choose(
-            m.asarray([[0, 1, 2]]), [m.arange(3), 10 * m.ones((2, 3), int), 7]
+        lambda m: m.choose(  # mode="raise" (the default) cannot run under jit
+            m.asarray([[0, 1, 2]]),
+            [m.arange(3), 10 * m.ones((2, 3), int), 7],
+            mode="clip",
         ),
         {},
     ),
@@ -526,7 +528,7 @@ def test_construction_under_jit_and_vmap():
             jnp.delete(x, 0),
             jnp.rot90(jnp.atleast_2d(x)),
             jnp.append(x, x[:1]),
-            jnp.choose(jnp.asarray([1, 0, 1]), [x[:3], -x[:3]]),
+            jnp.choose(jnp.asarray([1, 0, 1]), [x[:3], -x[:3]], mode="clip"),
         )
 
     x = np.arange(5, dtype=np.float32)

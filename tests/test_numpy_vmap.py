@@ -231,7 +231,8 @@ GROUPS = {  # group -> (per-example argument makers, [(name, f)])
             ("where", jnp.where),
             ("select", lambda c, x, y: jnp.select([c, x > 0], [x, y], -1.0)),
             ("clip", lambda c, x, y: jnp.clip(x, -jnp.abs(y), jnp.abs(y))),
-            ("choose", lambda c, x, y: jnp.choose(c.astype(jnp.int32), [x, y])),
+            # mode="raise" (the default) needs concrete indices, as in JAX
+            ("choose", lambda c, x, y: jnp.choose(c.astype(jnp.int32), [x, y], "clip")),
         ],
     ),
     "reductions": (

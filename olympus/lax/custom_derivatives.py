@@ -81,20 +81,21 @@ def stop_gradient(x):
       x, whose derivative is zero.
 
     Raises:
-      Nothing: of its own (non-array leaves pass through unchanged).
+      OlympusTypeError: a leaf is not an array or a number (a string, say), as JAX.
 
     Example:
       >>> print(olympus.grad(lambda x: x * lax.stop_gradient(x))(3.0))
       3.0
     """
+    leaves, tree = tree_flatten(x)
+    avals = [aval_of(v) for v in leaves]  # refuses a non-array leaf, even eagerly
     if core.current_trace() is core.eval_trace:
         return x
-    leaves, tree = tree_flatten(x)
     return tree_unflatten(
         tree,
         [
-            stop_gradient_p.bind(v) if dtypes.is_inexact(aval_of(v).dtype) else v
-            for v in leaves
+            stop_gradient_p.bind(v) if dtypes.is_inexact(aval.dtype) else v
+            for v, aval in zip(leaves, avals)
         ],
     )
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import operator
+
 import numpy as np
 
 from olympus.ir import dtypes
@@ -16,6 +18,7 @@ from olympus.lax import reductions as red
 from olympus.lax import shapes as sh
 from olympus.lax.op_docs import DOCS as OP_DOCS
 from olympus.tracer.core import aval_of
+from olympus.tracer.errors import ConcretizationTypeError
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -261,6 +264,44 @@ def convert_element_type(operand, new_dtype):
 
 
 # ---- shapes ------------------------------------------------------------------
+class AxisOutOfBoundsError(ValueError):
+    """An axis outside an array's rank (NumPy's and JAX's ValueError)."""
+
+
+class ShapeSizeTypeError(TypeError):
+    """A shape holding something other than integers (a float size, say)."""
+
+
+def checked_axis(api: str, axis, ndim: int) -> int:
+    """`axis` counted from the front; JAX refuses one outside [-ndim, ndim)."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisOutOfBoundsError(
+            f"{api}: axis {axis} is out of bounds for array of dimension {ndim}; "
+            f"pass an axis in [-{ndim}, {ndim})"
+        )
+    return axis % ndim
+
+
+def _size(d) -> int:
+    # A traced size raises its concretization error from int(); an Array is concrete.
+    return int(d) if hasattr(d, "aval") else operator.index(d)
+
+
+def integer_sizes(api: str, shape) -> tuple:
+    """`shape` as a tuple of ints; a float size is refused as JAX does, not rounded."""
+    try:
+        return tuple(_size(d) for d in shape)
+    except ConcretizationTypeError:
+        raise  # a traced size: its own error says where the value came from
+    except TypeError:
+        kinds = tuple(type(d).__name__ for d in shape)
+        raise ShapeSizeTypeError(
+            f"lax.{api}: shape must have every element be an integer, got {kinds}; "
+            "pass ints (int(size) if the size is a whole float)"
+        ) from None
+
+
 def broadcast_in_dim(
     operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]
 ):
@@ -280,6 +321,7 @@ def broadcast_in_dim(
 
     Raises:
       OlympusTypeError: a dimension of operand is neither 1 nor its target's size.
+      ShapeSizeTypeError: a size in `shape` is not an integer (2.0, say).
 
     Example:
       >>> lax.broadcast_in_dim(jnp.array([1.0, 2.0]), (3, 2), (1,)).shape
@@ -287,7 +329,7 @@ def broadcast_in_dim(
     """
     return sh.broadcast_in_dim_p.bind(
         operand,
-        shape=tuple(int(d) for d in shape),
+        shape=integer_sizes("broadcast_in_dim", shape),
         broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions),
     )
 
@@ -348,7 +390,7 @@ def reshape(
             out_sharding,
             "lax.reshape",
         )
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = integer_sizes("reshape", new_sizes)
     if dimensions is None and aval_of(operand).shape == new_sizes:
         return operand
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
@@ -409,15 +451,20 @@ def expand_dims(array, dimensions: Sequence[int]):
       array with the new dimensions.
 
     Raises:
-      OlympusTypeError: x is not an array or a number (positions past the
-        result's rank are not refused yet; JAX raises ValueError).
+      OlympusTypeError: x is not an array or a number.
+      AxisOutOfBoundsError: a position is outside the result's rank.
+      ValueError: a position is repeated.
 
     Example:
       >>> lax.expand_dims(jnp.ones(2), (0,)).shape
       (1, 2)
     """
     out_ndim = aval_of(array).ndim + len(dimensions)
-    dims = tuple(sorted(int(d) % out_ndim for d in dimensions))
+    dims = tuple(
+        sorted(checked_axis("lax.expand_dims", d, out_ndim) for d in dimensions)
+    )
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(dimensions)}")
     return sh.expand_dims_p.bind(array, dimensions=dims)
 
 
@@ -531,7 +578,7 @@ def pad(operand, padding_value, padding_config):
       >>> lax.pad(jnp.ones(2), 0.0, [(1, 0, 1)])
       Array([0., 1., 0., 1.], dtype=float32)
     """
-    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    config = tuple(integer_sizes("pad", widths) for widths in padding_config)
     return sh.pad_p.bind(*_match_scalars(operand, padding_value), padding_config=config)
 
 
@@ -553,7 +600,9 @@ def iota(dtype, size: int):
       Array([0, 1, 2, 3], dtype=int32)
     """
     return sh.iota_p.bind(
-        dtype=dtypes.canonicalize_dtype(dtype), shape=(int(size),), dimension=0
+        dtype=dtypes.canonicalize_dtype(dtype),
+        shape=integer_sizes("iota", (size,)),
+        dimension=0,
     )
 
 
@@ -606,7 +655,7 @@ def full(shape: Sequence[int], fill_value, dtype=None):
       >>> lax.full((2,), 7.0)
       Array([7., 7.], dtype=float32, weak_type=True)
     """
-    shape = tuple(int(d) for d in shape)
+    shape = integer_sizes("full", shape)
     concrete = isinstance(fill_value, (*_PY_SCALARS, np.generic, np.ndarray))
     if dtype is None and type(fill_value) in (int, float, complex):
         pass  # a Python number stays weakly typed, as JAX's

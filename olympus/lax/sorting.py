@@ -19,6 +19,7 @@ from olympus.ir import dtypes
 from olympus.backends.xla.lowering import compare, i64_array
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import define_primitive
+from olympus.lax.ops import checked_axis
 from olympus.lax.shapes import concatenate_p, iota_p, reshape_p
 from olympus.lax.slicing import GatherDimensionNumbers, gather_p
 from olympus.tracer.core import aval_of
@@ -180,7 +181,7 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     ndim = aval_of(operands[0]).ndim
     outs = sort_p.bind(
         *operands,
-        dimension=int(dimension) % max(ndim, 1),
+        dimension=checked_axis("lax.sort", dimension, ndim) if ndim else 0,
         is_stable=bool(is_stable),
         num_keys=int(num_keys),
     )

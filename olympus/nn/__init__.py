@@ -13,12 +13,14 @@ a large positive number; shift by the maximum, or split on the sign.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.lax.custom_derivatives import custom_jvp, stop_gradient
-from olympus.numpy.core import promote_dtypes_inexact
+from olympus.numpy.core import normalize_axes, normalize_axis, promote_dtypes_inexact
 
 __all__ = [
     "celu",
@@ -58,10 +60,8 @@ __all__ = [
 
 
 def _axes(axis, ndim: int) -> tuple:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return tuple(a % ndim for a in axes)
+    """`axis` (None: all) as non-negative axes; one out of range raises as JAX's."""
+    return normalize_axes(axis, ndim)
 
 
 # ---- elementwise activations ------------------------------------------------------
@@ -879,9 +879,9 @@ def one_hot(x, num_classes: int, *, dtype=jnp.float32, axis=-1):
     """
     x = jnp.asarray(x)
     out_ndim = x.ndim + 1
-    axis = axis % out_ndim
+    axis = normalize_axis(operator.index(axis), out_ndim)
     shape = list(x.shape)
-    shape.insert(axis, int(num_classes))
+    shape.insert(axis, operator.index(num_classes))
     kept = [d for d in range(out_ndim) if d != axis]
     labels = lax.broadcast_in_dim(x, shape, kept)
     classes = lax.broadcasted_iota(x.dtype, shape, axis)

@@ -41,8 +41,9 @@ from olympus.numpy.core import (
 from olympus.numpy.indexing import take
 from olympus.numpy.reductions import nonzero
 from olympus.numpy.ufuncs import clip, equal, remainder, where
-from olympus.tracer.core import Tracer
+from olympus.tracer.core import Tracer, current_trace
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.tracer.staging import StagingTrace
 
 __all__ = [
     "append",
@@ -76,6 +77,18 @@ def _concrete(x, name: str, what: str) -> np.ndarray:
             f"traced value was given; compute it outside jit or pass it as a static argument"
         )
     return np.asarray(x)
+
+
+def _under_jit() -> bool:
+    """Whether a jit trace is being built: JAX's jnp functions are jitted
+    themselves, so there even a constant operand is abstract and a check that
+    needs its value raises (jnp.choose mode='raise')."""
+    trace = current_trace()
+    while trace is not None:
+        if isinstance(trace, StagingTrace):
+            return True
+        trace = getattr(trace, "parent", None)
+    return False
 
 
 # ---- stacking and splitting -------------------------------------------------------
@@ -592,7 +605,7 @@ def choose(a, choices, mode: str = "raise"):
 
     choices[a] elementwise, broadcasting `a` and every choice together.
     mode='clip' clamps indices and 'wrap' takes them modulo len(choices);
-    'raise' checks the bounds of a concrete `a` and clips a traced one.
+    'raise' checks the bounds of `a`, so it needs a concrete `a` (not under jit).
 
     Args:
       a: an integer array of choice indices.
@@ -605,6 +618,7 @@ def choose(a, choices, mode: str = "raise"):
     Raises:
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
+      ConcretizationTypeError: mode='raise' under jit or with a traced `a`.
 
     Example:
       >>> jnp.choose(jnp.array([0, 1, 0]), [jnp.array([1, 2, 3]), jnp.array([10, 20, 30])])
@@ -617,8 +631,13 @@ def choose(a, choices, mode: str = "raise"):
             f"{aval_of(a).str_short()} (as in JAX); cast it, e.g. a.astype(int)"
         )
     n = len(choices)
-    if mode == "raise" and not isinstance(a, Tracer):
-        index = np.asarray(a)
+    if mode == "raise":
+        if _under_jit():
+            raise ConcretizationTypeError(
+                "jnp.choose: mode='raise' checks the index values, which are abstract "
+                "under jit (as in JAX); pass mode='clip' or mode='wrap'"
+            )
+        index = _concrete(a, "choose", "a (with mode='raise'; or pass mode='clip')")
         if index.size and (index.min() < 0 or index.max() >= n):
             raise ValueError(
                 f"jnp.choose: index out of range for {n} choices "
@@ -660,6 +679,7 @@ def compress(
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
       ValueError: axis is out of range for the array's rank.
+      ConcretizationTypeError: size is None and the condition is traced.
 
     Example:
       >>> jnp.compress(jnp.array([True, False, True]), jnp.array([1, 2, 3]))

@@ -3,14 +3,19 @@ reductions that NumPy keeps beside sum/max/... and olympus keeps here."""
 
 from __future__ import annotations
 
-import builtins
 
 import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy import reductions, ufuncs
-from olympus.numpy.core import aval_of, scalar_like, to_operand
+from olympus.numpy.core import (
+    aval_of,
+    check_arraylike,
+    normalize_axis,
+    scalar_like,
+    to_operand,
+)
 from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.numpy.sorting import take_along_axis
 from olympus.numpy.ufuncs import isnan, subtract, where
@@ -34,6 +39,7 @@ __all__ = [
 
 def _nan_arg_reduction(name: str, arg_reduction, fill: float):
     def fn(a, axis: int | None = None, keepdims: bool = False):
+        check_arraylike(name, a)  # names the nan-function, not this closure
         a = to_operand(a)
         if not dtypes.is_inexact(aval_of(a).dtype):
             return arg_reduction(a, axis=axis, keepdims=keepdims)
@@ -58,6 +64,7 @@ nanargmin = _nan_arg_reduction("nanargmin", reductions.argmin, np.inf)
 
 def _nan_cumulative(name: str, running, identity: int):
     def fn(a, axis: int | None = None, dtype=None):
+        check_arraylike(name, a)  # names the nan-function, not this closure
         a = to_operand(a)
         if dtypes.is_inexact(aval_of(a).dtype):
             a = where(isnan(a), np.asarray(identity, aval_of(a).dtype)[()], a)
@@ -397,7 +404,7 @@ def _reduced_last(a, axis, keepdims):
     ndim = aval_of(a).ndim
     axes = tuple(range(ndim)) if axis is None else axis
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    axes = tuple(int(ax) % builtins.max(ndim, 1) for ax in axes)
+    axes = tuple(normalize_axis(int(ax), ndim) for ax in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"jnp.quantile: repeated axis in {axis}")
     shape = aval_of(a).shape

@@ -510,7 +510,8 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
 
 def _nan_reduction(name, reduction):
-    def fn(a, axis=None, keepdims: bool = False, **kwargs):
+    def fn(a, axis=None, keepdims: bool = False, *, where=None, **kwargs):
+        check_arraylike(name, a)  # names the nan-function, not this closure
         a = to_operand(a)
         aval = aval_of(a)
         if kwargs.get("initial") is None and _empty_without_identity(
@@ -520,9 +521,9 @@ def _nan_reduction(name, reduction):
                 f"jnp.{name} of an empty axis has no identity; pass initial="
             )
         is_nan = lax.ne(a, a)
-        out = reduction(
-            a, axis=axis, keepdims=keepdims, where=lax.bitwise_not(is_nan), **kwargs
-        )
+        # The caller's mask and the not-NaN mask both apply (JAX's nan-reductions).
+        present = _and_where(lax.bitwise_not(is_nan), where)
+        out = reduction(a, axis=axis, keepdims=keepdims, where=present, **kwargs)
         no_initial = kwargs.get("initial") is None
         if (
             name in ("nanmax", "nanmin")
@@ -535,6 +536,16 @@ def _nan_reduction(name, reduction):
     fn.__name__ = name
     fn.__doc__ = REDUCTION_DOCS.get(name, f"`{name[3:]}` ignoring NaNs.")
     return fn
+
+
+def _and_where(present, where):
+    """The elements a nan-reduction reads: not NaN, and in `where` if given."""
+    if where is None:
+        return present
+    where = to_operand(where)
+    shape = broadcast_shapes(aval_of(present).shape, aval_of(where).shape)
+    where = broadcast_to(lax.convert_element_type(where, dtypes.bool_), shape)
+    return lax.bitwise_and(broadcast_to(present, shape), where)
 
 
 def _nan_where_all_nan(out, is_nan, axis, keepdims):

@@ -22,6 +22,7 @@ from olympus.ir import dtypes
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import concatenate, moveaxis
 from olympus.numpy.compiled import compiled
+from olympus.lax.ops import checked_axis
 from olympus.numpy.core import (
     aval_of,
     promote_dtypes,
@@ -312,7 +313,7 @@ def unique(
     """
     del sorted  # always sorted, as NumPy
     ar = to_operand(ar)
-    axis = None if axis is None else int(axis) % max(aval_of(ar).ndim, 1)
+    axis = None if axis is None else checked_axis("jnp.unique", axis, aval_of(ar).ndim)
     rows = aval_of(ar).size if axis is None else aval_of(ar).shape[axis]
     flags = (bool(return_index), bool(return_inverse), bool(return_counts))
     outs, count = compiled(_unique)(

@@ -41,7 +41,7 @@ def _along(a, axis):
         return lax.reshape(a, (aval_of(a).size,)), 0
     if aval_of(a).ndim == 0:
         raise ValueError("sort of a 0-d array needs axis=None")
-    return a, int(axis) % aval_of(a).ndim
+    return a, normalize_axis(operator.index(axis), aval_of(a).ndim)
 
 
 def sort(

@@ -301,7 +301,7 @@ def fori_loop(
 
     Example:
       >>> lax.fori_loop(0, 5, lambda i, total: total + i, 0)
-      Array(10, dtype=int32)
+      Array(10, dtype=int32, weak_type=True)
     """
     if python_mode(lower, upper, init_val):
         val, stop = init_val, int(upper)
@@ -311,11 +311,13 @@ def fori_loop(
             val = body_fun(np.int32(i), val)
         return val
     if _is_static_int(lower) and _is_static_int(upper):
-        index = np.int32(lower)
+        # A Python int, so the index is weakly typed int32 (JAX's: i + 0.5 stays
+        # float32 and a Python-int carry plus i stays weak).
+        index = int(lower)
 
         def step(carry, _):
             i, val = carry
-            return (i + np.int32(1), body_fun(i, val)), None
+            return (i + 1, body_fun(i, val)), None
 
         paths = ["lower", *tree_paths(init_val, "init_val")]
         trip_count = max(int(upper) - int(lower), 0)

@@ -31,6 +31,7 @@ from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
 from olympus.lax.sharding import stacked, unstacked
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
     ScanLengthError,
     args_tree,
@@ -415,7 +416,9 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
     traced = trace(init_leaves)
     given_leaves = list(init_leaves)
     n_carry = len(init_leaves)
-    init_leaves, changed = promote_weak_carry(init_leaves, traced.out_avals[:n_carry])
+    init_leaves, changed = promote_weak_carry(
+        init_leaves, traced.out_avals[:n_carry], strengthen=False
+    )
     if changed:
         traced = trace(init_leaves)
     check_carry(
@@ -715,11 +718,28 @@ def _scan_transpose(cts, *args, **params):
     ct_init, ct_consts, ct_xs = split_blocks(
         outs, len(init), len(zeros), len(outs) - len(init) - len(zeros)
     )
+    # A cotangent has its primal's weak type (JAX's): a const's that of the const,
+    # the init's that of the carry the forward scan returned.
+    _, carry_avals, _ = scan_structure.split(params, params["olympuspr"].in_avals)
+    carry_out = scan_structure.split_outputs(params, params["olympuspr"].out_avals)[0]
+    ct_init = [
+        _weak_as(ct, a) for ct, a in zip(ct_init, join_weak([carry_avals, carry_out]))
+    ]
+    ct_consts = [_weak_as(ct, a) for ct, a in zip(ct_consts, lin_const_avals)]
     ct_consts, ct_xs = iter(ct_consts), iter(ct_xs)
     return (
         [None if r else next(ct_consts) for r in const_res]
         + [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
         + [None if r else next(ct_xs) for r in xs_res]
+    )
+
+
+def _weak_as(ct, aval: ShapedArray):
+    """`ct` with `aval`'s weak type (same dtype)."""
+    if aval_of(ct).weak_type == aval.weak_type:
+        return ct
+    return convert_element_type_p.bind(
+        ct, new_dtype=aval.dtype, weak_type=aval.weak_type
     )
 
 

@@ -229,12 +229,14 @@ def common_consts(traced: Sequence[SubProgram]) -> tuple[list, list[ClosedOlympu
 
 
 def promote_weak_carry(
-    init_leaves: list, out_avals: Sequence[ShapedArray]
+    init_leaves: list, out_avals: Sequence[ShapedArray], *, strengthen: bool = True
 ) -> tuple[list, bool]:
     """Gives weak-typed initial carries (Python scalars) the type the body returns.
 
     `fori_loop(0, n, f, 0.0)` starts from a weak f32 that the body turns into a
-    strong f32; the carry then has the body's type from the start.
+    strong f32; the carry then has the body's type from the start. With
+    `strengthen=False` (scan's rule in JAX) a weak carry the body makes strong
+    of the same dtype stays weak going in, so ys computed from it stay weak.
     """
     changed = False
     promoted = []
@@ -243,7 +245,7 @@ def promote_weak_carry(
         if (
             aval.weak_type
             and aval.shape == out.shape
-            and (aval.dtype != out.dtype or not out.weak_type)
+            and (aval.dtype != out.dtype or (strengthen and not out.weak_type))
         ):
             x = convert_carry(x, out.dtype)
             changed = True
