@@ -350,7 +350,7 @@ def scan(
 
     Example:
       >>> lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
-      (Array(3., dtype=float32), Array([0., 0., 1.], dtype=float32))
+      (Array(3., dtype=float32), Array([0., 0., 1.], dtype=float32, weak_type=True))
     """
     if python_mode(init, xs):
         ys_rows = _python_scan_rows(f, init, xs, length, reverse)
