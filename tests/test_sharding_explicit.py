@@ -209,6 +209,9 @@ def test_unsplit_types_and_out_sharding_agree_with_jax():
                     ox.jit(lambda v: lax.reshape(v, (2, 16), out_sharding=P("x")))(x),
                     ox.jit(lambda v: ox.reshard(v, P(None, "y")))(x),
                     jnp.dot(u, w, out_sharding=ox.NamedSharding(mesh, P("y"))),
+                    ox.vmap(lambda p: jnp.dot(p, w, out_sharding=P("y")))(
+                        jnp.stack([u, u])
+                    ),
                 )]
                 key = ox.random.key(0)
                 drawn = (
