@@ -266,7 +266,7 @@ def test_step_drives_the_stepper_from_stdin(program_dir):
         "UnknownVariableError: p has several values" in out and "p[0] = Array(0." in out
     )
     assert (
-        "ran: t:f32[] = log s\n  t[0] = f32[] nan" in out
+        "ran: u:f32[] = log t\n  u[0] = f32[] nan" in out
     )  # log(0 - 1) in iteration 0
     assert "did you mean sin, scan?" in out and "unknown command 'zz'" in out
     assert "result:\nArray(nan, dtype=float32)" in out
