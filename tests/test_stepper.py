@@ -136,7 +136,9 @@ def test_step_into_scan_and_while_iterations():
     s = debug.Stepper(_mixed, X, Y).continue_to(primitive="scan")
     s.step_into()
     assert s.path[-1].startswith("scan iteration 0")
-    s.step().step()  # the body's two equations: on to iteration 1
+    # The body's four equations (c is weak: each use converts it first, as in
+    # JAX's IR): on to iteration 1
+    s.step().step().step().step()
     assert s.path[-1].startswith("scan iteration 1")
     s.continue_to(primitive="while")
     s.step_into()
