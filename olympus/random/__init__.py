@@ -204,7 +204,7 @@ def _with_out_sharding(public):
         parameters=[*signature.parameters.values(), keyword]
     )
     sampler.__doc__ = documented_out_sharding(public.__doc__)
-    return sampler
+    return api_boundary(sampler)  # this wrapper's frame is olympus's too
 
 
 def _compiled(impl, *static: str, returns_keys: bool = False):
