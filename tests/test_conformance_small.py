@@ -237,3 +237,31 @@ def test_fori_index_is_weak_int32_in_the_body():
 
     olympus.lax.fori_loop(0, 3, body, jnp.float32(0))
     assert seen and all(seen)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.jnp.zeros((2.0,)),
+        lambda ox: ox.jnp.ones((2, 3.0)),
+        lambda ox: ox.jnp.full((2.0,), 1.0),
+        lambda ox: ox.jnp.empty((2.0,)),
+        lambda ox: ox.jnp.broadcast_to(ox.jnp.ones(3), (2.0, 3)),
+        lambda ox: ox.jnp.reshape(ox.jnp.ones(6), (2.0, 3)),
+        lambda ox: ox.jnp.zeros(np.array([2, 3])),
+        lambda ox: ox.jnp.zeros((np.int64(2), 3)),
+    ],
+    ids=[
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "broadcast_to",
+        "reshape",
+        "np-shape",
+        "np-int",
+    ],
+)
+def test_float_sizes_in_jnp_shapes_are_refused_as_jax(program):
+    """A float size is a TypeError (ShapeSizeTypeError), never rounded."""
+    agree(program)

@@ -297,7 +297,8 @@ def integer_sizes(api: str, shape) -> tuple:
     except TypeError:
         kinds = tuple(type(d).__name__ for d in shape)
         raise ShapeSizeTypeError(
-            f"lax.{api}: shape must have every element be an integer, got {kinds}; "
+            f"{api if '.' in api else 'lax.' + api}: shape must have every element "
+            f"be an integer, got {kinds}; "
             "pass ints (int(size) if the size is a whole float)"
         ) from None
 

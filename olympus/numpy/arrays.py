@@ -21,6 +21,7 @@ from olympus.numpy.core import (
     result_type,
     to_operand,
 )
+from olympus.lax.ops import integer_sizes
 from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy.compiled import compiled
 from olympus.numpy.indexing import take
@@ -71,10 +72,14 @@ __all__ = [
 ]
 
 
-def _shape(shape) -> tuple:
+def _shape(shape, api: str = "jnp.zeros/ones/full/empty") -> tuple:
+    """A shape argument as ints; a float size is refused, as JAX."""
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    return tuple(int(d) for d in shape)
+    return integer_sizes(
+        api,
+        np.atleast_1d(shape).tolist() if isinstance(shape, np.ndarray) else shape,
+    )
 
 
 def _dtype(dtype, default=None):
@@ -630,10 +635,10 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     a = to_operand(a)
     if order == "F":  # column-major: reverse the axes, reshape, reverse back
         flipped = reshape(lax.transpose(a, tuple(range(aval_of(a).ndim))[::-1]),
-                          tuple(_shape(newshape))[::-1])  # fmt: skip
+                          tuple(_shape(newshape, "jnp.reshape"))[::-1])  # fmt: skip
         return lax.transpose(flipped, tuple(range(aval_of(flipped).ndim))[::-1])
     size = aval_of(a).size
-    newshape = list(_shape(newshape))
+    newshape = list(_shape(newshape, "jnp.reshape"))
     if newshape.count(-1) > 1:
         raise ValueError(
             f"reshape: can only specify one unknown dimension, got {tuple(newshape)}"

@@ -18,6 +18,7 @@ from olympus.backends.xla.array import Array
 from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.lax.elementwise import convert_element_type_p
+from olympus.lax.ops import integer_sizes
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 
@@ -433,8 +434,9 @@ def broadcast_to(x, shape):
       Array([[1, 2], [1, 2]], dtype=int32)
     """
     x = to_operand(x)
-    shape = tuple(
-        int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,))
+    shape = integer_sizes(
+        "jnp.broadcast_to",
+        shape if isinstance(shape, (tuple, list)) else (shape,),
     )
     aval = aval_of(x)
     if aval.shape == shape:
