@@ -129,7 +129,7 @@ DOCS: dict[str, str] = {
     "nansum": _doc(
         "The sum of the non-NaN elements of `a` over `axis`.",
         "NaNs count as 0: an all-NaN slice sums to 0.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what sum also takes (out=None, dtype, initial; where is not supported yet).",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what sum also takes (out=None, dtype, initial).",
         "An array with the reduced axes removed (kept with keepdims).",
         "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
         "  >>> jnp.nansum(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(4., dtype=float32)",
@@ -137,7 +137,7 @@ DOCS: dict[str, str] = {
     "nanprod": _doc(
         "The product of the non-NaN elements of `a` over `axis`.",
         "NaNs count as 1: an all-NaN slice gives 1.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what prod also takes (out=None, dtype, initial, where).",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what prod also takes (out=None, dtype, initial).",
         "An array with the reduced axes removed (kept with keepdims).",
         "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
         "  >>> jnp.nanprod(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(3., dtype=float32)",
@@ -145,7 +145,7 @@ DOCS: dict[str, str] = {
     "nanmax": _doc(
         "The maximum of the non-NaN elements of `a` over `axis`.",
         "An all-NaN slice gives NaN.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what max also takes (out=None, initial, where).",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what max also takes (out=None, initial).",
         "An array with the reduced axes removed (kept with keepdims).",
         "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
         "  >>> jnp.nanmax(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(3., dtype=float32)",
@@ -153,7 +153,7 @@ DOCS: dict[str, str] = {
     "nanmin": _doc(
         "The minimum of the non-NaN elements of `a` over `axis`.",
         "An all-NaN slice gives NaN.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what min also takes (out=None, initial, where).",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what min also takes (out=None, initial).",
         "An array with the reduced axes removed (kept with keepdims).",
         "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
         "  >>> jnp.nanmin(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(1., dtype=float32)",
@@ -161,7 +161,7 @@ DOCS: dict[str, str] = {
     "nanmean": _doc(
         "The mean of the non-NaN elements of `a` over `axis`.",
         "The mean of the non-NaN entries; an all-NaN slice gives NaN.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  **kwargs: what mean also takes (out=None, dtype, where).",
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what mean also takes (out=None, dtype).",
         "An array with the reduced axes removed (kept with keepdims).",
         "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
         "  >>> jnp.nanmean(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(2., dtype=float32)",

@@ -235,8 +235,33 @@ def prod(
     )
 
 
+class ReductionWhereError(ValueError):
+    """max/min with a `where` mask but no `initial`: a slice the mask empties
+    would have no value (JAX's ValueError)."""
+
+
+def _check_where_has_initial(name: str, where, initial) -> None:
+    if where is not None and initial is None:
+        raise ReductionWhereError(
+            f"jnp.{name}: the reduction has no identity, so a where= mask needs "
+            f"initial= (the value of a slice the mask leaves empty)"
+        )
+
+
+def _identity_of(name: str, dtype):
+    """The value max (or min) starts from in `dtype`: what masked entries give."""
+    biggest = name.endswith("min")
+    if dtype == dtypes.bool_:
+        return biggest
+    if dtypes.is_integer(dtype):
+        info = np.iinfo(dtype)
+        return info.max if biggest else info.min
+    return np.inf if biggest else -np.inf
+
+
 def _max_or_min(name, lax_fn, bool_fn):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _check_where_has_initial(name, where, initial)
         is_bool = aval_of(to_operand(a)).dtype == dtypes.bool_
         return _reduce(
             name,
@@ -523,8 +548,12 @@ def _nan_reduction(name, reduction):
         is_nan = lax.ne(a, a)
         # The caller's mask and the not-NaN mask both apply (JAX's nan-reductions).
         present = _and_where(lax.bitwise_not(is_nan), where)
-        out = reduction(a, axis=axis, keepdims=keepdims, where=present, **kwargs)
         no_initial = kwargs.get("initial") is None
+        if name in ("nanmax", "nanmin"):
+            _check_where_has_initial(name, where, kwargs.get("initial"))
+            if no_initial:  # the NaN mask is ours: start from the identity
+                kwargs["initial"] = _identity_of(name, aval.dtype)
+        out = reduction(a, axis=axis, keepdims=keepdims, where=present, **kwargs)
         if (
             name in ("nanmax", "nanmin")
             and no_initial
