@@ -136,3 +136,39 @@ def test_a_bad_prng_key_or_seed_leaves_no_olympus_frame(call):
     assert files[-1] == __file__ and "OLYMPUS_TRACEBACK_FILTERING" in str(
         info.value.__notes__
     )
+
+
+def test_ipython_shows_no_olympus_frame(tmp_path):
+    """IPython formats the filtered traceback: the user's cell and function,
+    none of olympus's files (skipped where IPython is not installed)."""
+    import importlib.util
+
+    if importlib.util.find_spec("IPython") is None:
+        pytest.skip("IPython is not installed")
+    script = tmp_path / "cell.py"
+    script.write_text(
+        "import olympus\n"
+        "def f(x):\n"
+        "    if x > 0:\n"
+        "        return x\n"
+        "    return -x\n"
+        "olympus.jit(f)(1.0)\n"
+    )
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "IPython",
+            "--no-banner",
+            "--colors=NoColor",
+            "-c",
+            f"exec(open({str(script)!r}).read())",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    text = shown.stdout + shown.stderr
+    assert "TracerBoolConversionError" in text
+    assert "in f(x)" in text
+    assert "olympus/" not in text.replace("olympus.jit", "")
