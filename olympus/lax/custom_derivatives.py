@@ -63,7 +63,9 @@ class CustomDerivativeError(TypeError):
 
 
 # ---- stop_gradient ------------------------------------------------------------
-stop_gradient_p = define_primitive("stop_gradient", lambda x: x, lambda ctx, x: x)
+stop_gradient_p = define_primitive(
+    "stop_gradient", lambda x: x, lambda ctx, x: x, traits=("cheap",)
+)
 defjvp_zero(stop_gradient_p)
 def_elementwise(stop_gradient_p)
 
@@ -301,7 +303,71 @@ def with_named_argnums(fun, argnums, argnames) -> tuple:
     return tuple(sorted(set(nums) | {params.index(n) for n in names}))
 
 
-class custom_jvp:
+class _CustomDerivative:
+    """What custom_jvp and custom_vjp share: the wrapped function, its
+    non-differentiated arguments, and the calls that need no rule at all
+    (eagerly, and primal work under linearize)."""
+
+    symbolic_zeros = False
+
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ):
+        self.fun = fun
+        self.nondiff_argnums = with_named_argnums(
+            fun, nondiff_argnums, nondiff_argnames
+        )
+        functools.update_wrapper(self, fun, updated=())
+
+    def __call__(self, *args, **kwargs):
+        name = function_name(self.fun)
+        self._check_defined(name)
+        args = _positional(self.fun, args, kwargs)
+        if core.current_trace() is core.eval_trace:
+            return self.fun(*args)
+        if _known_under_linearize(args):  # primal work: on the trace below
+            with set_current_trace(core.current_trace().parent):
+                return self(*args)
+        return self._call_with_rule(name, args)
+
+    def _nondiff(self, args: tuple) -> list:
+        return [args[i] for i in self.nondiff_argnums]
+
+    def _dynamic(self, args: tuple) -> tuple:
+        """The positions of the differentiated arguments, their values' leaves
+        and tree."""
+        argnums = dynamic_argnums(len(args), self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(tuple(args[i] for i in argnums))
+        return argnums, leaves, in_tree
+
+    def _trace_body(self, name: str, args: tuple, argnums, leaves, in_tree) -> dict:
+        """The trees and staged body of a call: under a JVPTrace none (JAX's
+        order: the rule runs on the primal values and fun never runs), else fun
+        traced to a sub-program. "out" is filled in by the rule when None."""
+        if isinstance(core.current_trace(), JVPTrace):
+            return {"call": None, "consts": [], "in": in_tree, "out": None}
+        dyn_fun, _ = argnums_partial(self.fun, argnums, args)
+        call, consts, out_tree = trace_user_function(
+            dyn_fun, leaves, in_tree, type(self).__name__, name
+        )
+        return {"call": call, "consts": consts, "in": in_tree, "out": out_tree}
+
+    def _on_primals(self, args: tuple, leaves: list, rule, trees: dict):
+        """The output of a call under a JVPTrace, by `rule` on the primals."""
+        outs = _rule_on_primals(core.current_trace(), self, args, leaves, rule)
+        return outs if trees["out"] is None else tree_unflatten(trees["out"], outs)
+
+
+def _check_pair(result, message: str) -> None:
+    """A rule's result must be a (primal, tangent) or (output, residuals) pair."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise CustomDerivativeError(message)
+
+
+class custom_jvp(_CustomDerivative):
     """A function with a user-defined JVP (forward-mode derivative) rule.
 
     For functions whose automatic derivative is unstable or slow (log1p of
@@ -336,18 +402,7 @@ class custom_jvp:
       0.5
     """
 
-    def __init__(
-        self,
-        fun: Callable,
-        nondiff_argnums: Sequence[int] = (),
-        nondiff_argnames: Sequence[str] = (),
-    ):
-        self.fun = fun
-        self.nondiff_argnums = with_named_argnums(
-            fun, nondiff_argnums, nondiff_argnames
-        )
-        self.jvp: Callable | None = None
-        functools.update_wrapper(self, fun, updated=())
+    jvp: Callable | None = None
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """`jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`;
@@ -373,63 +428,57 @@ class custom_jvp:
 
         self.defjvp(jvp)
 
-    def __call__(self, *args, **kwargs):
-        name = function_name(self.fun)
+    def _check_defined(self, name: str) -> None:
         if self.jvp is None:
             raise AttributeError(
                 f"no JVP rule defined for custom_jvp function {name}; use defjvp"
             )
-        args = _positional(self.fun, args, kwargs)
-        if core.current_trace() is core.eval_trace:
-            return self.fun(*args)
-        if _known_under_linearize(args):  # primal work: on the trace below
-            with set_current_trace(core.current_trace().parent):
-                return self(*args)
-        nondiff = [args[i] for i in self.nondiff_argnums]
-        dyn_fun, dyn = argnums_partial(
-            self.fun, dynamic_argnums(len(args), self.nondiff_argnums), args
-        )
-        leaves, in_tree = tree_flatten(dyn)
-        trace = core.current_trace()
-        direct = isinstance(trace, JVPTrace)
-        if direct:  # JAX's order: the rule runs on the primal values, fun never
-            call, consts, out_tree = None, [], None
-        else:
-            call, consts, out_tree = trace_user_function(
-                dyn_fun, leaves, in_tree, "custom_jvp", name
-            )
 
-        def flat_jvp(primal_leaves, tangent_leaves):
-            nonlocal out_tree
-            tangent_leaves = [_to_symbolic(t) for t in tangent_leaves]
-            primals = tuple(tree_unflatten(in_tree, primal_leaves))
-            tangents = tuple(tree_unflatten(in_tree, tangent_leaves))
-            result = self.jvp(*nondiff, primals, tangents)
-            if not isinstance(result, (tuple, list)) or len(result) != 2:
-                raise CustomDerivativeError(
-                    f"the custom_jvp rule of {name} must return (primal_out, tangent_out)"
-                )
-            out_leaves, o_tree = tree_flatten(result[0])
-            t_leaves, t_tree = tree_flatten(result[1], is_leaf=_is_symbolic_zero)
-            out_tree = o_tree if out_tree is None else out_tree
-            if o_tree != out_tree or t_tree != out_tree:
-                raise CustomDerivativeError(
-                    f"the custom_jvp rule of {name} returned primal {o_tree} and tangent "
-                    f"{t_tree}, but {name} returns {out_tree}"
-                )
-            return out_leaves, t_leaves
-
-        flat_jvp.symbolic_zeros = getattr(self, "symbolic_zeros", False)
-        if direct:
+    def _call_with_rule(self, name: str, args: tuple):
+        argnums, leaves, in_tree = self._dynamic(args)
+        trees = self._trace_body(name, args, argnums, leaves, in_tree)
+        flat_jvp = self._flat_jvp(name, self._nondiff(args), trees)
+        if trees["call"] is None:
             rule = functools.partial(
                 _custom_jvp_call_jvp, call=None, jvp=flat_jvp, num_consts=0, name=name
             )
-            outs = _rule_on_primals(trace, self, args, leaves, rule)
-            return outs if out_tree is None else tree_unflatten(out_tree, outs)
+            return self._on_primals(args, leaves, rule, trees)
+        consts = trees["consts"]
         outs = custom_jvp_call_p.bind(
-            *consts, *leaves, call=call, jvp=flat_jvp, num_consts=len(consts), name=name
+            *consts,
+            *leaves,
+            call=trees["call"],
+            jvp=flat_jvp,
+            num_consts=len(consts),
+            name=name,
         )
-        return tree_unflatten(out_tree, outs)
+        return tree_unflatten(trees["out"], outs)
+
+    def _flat_jvp(self, name: str, nondiff: list, trees: dict):
+        """The user's rule on leaves: checks its output's structure against
+        fun's (and records it, when fun was not traced)."""
+
+        def flat_jvp(primal_leaves, tangent_leaves):
+            tangent_leaves = [_to_symbolic(t) for t in tangent_leaves]
+            primals = tuple(tree_unflatten(trees["in"], primal_leaves))
+            tangents = tuple(tree_unflatten(trees["in"], tangent_leaves))
+            result = self.jvp(*nondiff, primals, tangents)
+            _check_pair(
+                result,
+                f"the custom_jvp rule of {name} must return (primal_out, tangent_out)",
+            )
+            out_leaves, o_tree = tree_flatten(result[0])
+            t_leaves, t_tree = tree_flatten(result[1], is_leaf=_is_symbolic_zero)
+            trees["out"] = o_tree if trees["out"] is None else trees["out"]
+            if o_tree != trees["out"] or t_tree != trees["out"]:
+                raise CustomDerivativeError(
+                    f"the custom_jvp rule of {name} returned primal {o_tree} and "
+                    f"tangent {t_tree}, but {name} returns {trees['out']}"
+                )
+            return out_leaves, t_leaves
+
+        flat_jvp.symbolic_zeros = self.symbolic_zeros
+        return flat_jvp
 
 
 # ---- custom_vjp -----------------------------------------------------------------
@@ -557,7 +606,7 @@ batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 batch_rules[custom_lin_p] = _custom_lin_batch
 
 
-class custom_vjp:
+class custom_vjp(_CustomDerivative):
     """A function with a user-defined VJP (reverse-mode derivative) rule.
 
     For gradients that should differ from the automatic one (clipping,
@@ -593,19 +642,8 @@ class custom_vjp:
       1.0
     """
 
-    def __init__(
-        self,
-        fun: Callable,
-        nondiff_argnums: Sequence[int] = (),
-        nondiff_argnames: Sequence[str] = (),
-    ):
-        self.fun = fun
-        self.nondiff_argnums = with_named_argnums(
-            fun, nondiff_argnums, nondiff_argnames
-        )
-        self.fwd: Callable | None = None
-        self.bwd: Callable | None = None
-        functools.update_wrapper(self, fun, updated=())
+    fwd: Callable | None = None
+    bwd: Callable | None = None
 
     def defvjp(
         self,
@@ -624,83 +662,67 @@ class custom_vjp:
         self.fwd, self.bwd = fwd, bwd
         self.symbolic_zeros = symbolic_zeros
 
-    def __call__(self, *args, **kwargs):
-        name = function_name(self.fun)
+    def _check_defined(self, name: str) -> None:
         if self.fwd is None:
             raise AttributeError(
                 f"no VJP defined for custom_vjp function {name}; use defvjp"
             )
-        args = _positional(self.fun, args, kwargs)
-        if core.current_trace() is core.eval_trace:
-            return self.fun(*args)
-        if _known_under_linearize(args):  # primal work: on the trace below
-            with set_current_trace(core.current_trace().parent):
-                return self(*args)
-        nondiff = [args[i] for i in self.nondiff_argnums]
-        dyn_argnums = dynamic_argnums(len(args), self.nondiff_argnums)
-        dyn_fun, dyn = argnums_partial(self.fun, dyn_argnums, args)
-        dyn_fwd, _ = argnums_partial(self.fwd, dyn_argnums, args)
-        leaves, in_tree = tree_flatten(dyn)
-        trace = core.current_trace()
-        direct = isinstance(trace, JVPTrace)
-        if direct:  # JAX's order: fwd runs on the primal values, fun never
-            call, consts, out_tree = None, [], None
-        else:
-            call, consts, out_tree = trace_user_function(
-                dyn_fun, leaves, in_tree, "custom_vjp", name
-            )
-        res_tree_box = {}
 
-        symbolic = getattr(self, "symbolic_zeros", False)
+    def _call_with_rule(self, name: str, args: tuple):
+        argnums, leaves, in_tree = self._dynamic(args)
+        trees = self._trace_body(name, args, argnums, leaves, in_tree)
+        dyn_fwd, dyn = argnums_partial(self.fwd, argnums, args)
+        flat_fwd = self._flat_fwd(name, dyn_fwd, trees)
+        flat_bwd = self._flat_bwd(name, self._nondiff(args), dyn, leaves, trees)
+        rules = {"fwd": flat_fwd, "bwd": flat_bwd, "name": name}
+        if trees["call"] is None:
+            rule = functools.partial(
+                _custom_vjp_call_jvp, call=None, num_consts=0, **rules
+            )
+            return self._on_primals(args, leaves, rule, trees)
+        consts = trees["consts"]
+        outs = custom_vjp_call_p.bind(
+            *consts, *leaves, call=trees["call"], num_consts=len(consts), **rules
+        )
+        return tree_unflatten(trees["out"], outs)
+
+    def _flat_fwd(self, name: str, dyn_fwd, trees: dict):
+        """The user's fwd on leaves: checks its output's structure against
+        fun's (recording it when fun was not traced) and records the residuals'
+        tree for bwd."""
 
         def flat_fwd(arg_leaves, perturbed=None):
-            nonlocal out_tree
-            if symbolic:
+            if self.symbolic_zeros:
                 flags = perturbed or [True] * len(arg_leaves)
                 arg_leaves = [CustomVJPPrimal(x, p) for x, p in zip(arg_leaves, flags)]
-            result = dyn_fwd(*tree_unflatten(in_tree, arg_leaves))
-            if not isinstance(result, (tuple, list)) or len(result) != 2:
-                raise CustomDerivativeError(
-                    f"the custom_vjp fwd of {name} must return (output, residuals)"
-                )
+            result = dyn_fwd(*tree_unflatten(trees["in"], arg_leaves))
+            _check_pair(
+                result, f"the custom_vjp fwd of {name} must return (output, residuals)"
+            )
             out_leaves, o_tree = tree_flatten(result[0])
-            out_tree = o_tree if out_tree is None else out_tree
-            if o_tree != out_tree:
+            trees["out"] = o_tree if trees["out"] is None else trees["out"]
+            if o_tree != trees["out"]:
                 raise CustomDerivativeError(
                     f"the custom_vjp fwd of {name} returned {o_tree}, but {name} "
-                    f"returns {out_tree}"
+                    f"returns {trees['out']}"
                 )
-            res_leaves, res_tree_box["tree"] = tree_flatten(result[1])
+            res_leaves, trees["res"] = tree_flatten(result[1])
             return out_leaves, res_leaves
+
+        flat_fwd.symbolic_zeros = self.symbolic_zeros
+        return flat_fwd
+
+    def _flat_bwd(self, name: str, nondiff: list, dyn: tuple, leaves: list, trees):
+        """The user's bwd on leaves: one cotangent leaf per argument leaf."""
 
         def flat_bwd(res_leaves, ct_leaves):
             ct_leaves = [_to_symbolic(ct) for ct in ct_leaves]
-            res = tree_unflatten(res_tree_box["tree"], res_leaves)
-            cts = self.bwd(*nondiff, res, tree_unflatten(out_tree, ct_leaves))
+            res = tree_unflatten(trees["res"], res_leaves)
+            cts = self.bwd(*nondiff, res, tree_unflatten(trees["out"], ct_leaves))
             return _flatten_bwd_output(name, cts, dyn, leaves)
 
-        flat_fwd.symbolic_zeros = flat_bwd.symbolic_zeros = symbolic
-        if direct:
-            rule = functools.partial(
-                _custom_vjp_call_jvp,
-                call=None,
-                fwd=flat_fwd,
-                bwd=flat_bwd,
-                num_consts=0,
-                name=name,
-            )
-            outs = _rule_on_primals(trace, self, args, leaves, rule)
-            return outs if out_tree is None else tree_unflatten(out_tree, outs)
-        outs = custom_vjp_call_p.bind(
-            *consts,
-            *leaves,
-            call=call,
-            fwd=flat_fwd,
-            bwd=flat_bwd,
-            num_consts=len(consts),
-            name=name,
-        )
-        return tree_unflatten(out_tree, outs)
+        flat_bwd.symbolic_zeros = self.symbolic_zeros
+        return flat_bwd
 
 
 def _known_under_linearize(args) -> bool:
@@ -788,6 +810,7 @@ optimization_barrier_p = define_primitive(
         "stablehlo.optimization_barrier", list(args), list(ctx.avals_in)
     ),
     multiple_results=True,
+    traits=("cheap", "never_merged"),
 )
 
 

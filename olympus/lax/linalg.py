@@ -872,71 +872,71 @@ def _svd_jvp(primals, tangents, *, full_matrices):
     (a,), (a_dot,) = primals, tangents
     s, u, vt = svd_p.bind(a, full_matrices=full_matrices)
     if is_zero(a_dot):
-        return [s, u, vt], [Zero(aval_of(s)), Zero(aval_of(u)), Zero(aval_of(vt))]
+        return [s, u, vt], [Zero(aval_of(x)) for x in (s, u, vt)]
     m, n = aval_of(a).shape[-2:]
     if full_matrices and m != n:
         raise OlympusTypeError(
             "the derivative of svd needs full_matrices=False for non-square matrices"
         )
-    dtype, real = aval_of(a).dtype, aval_of(s).dtype
+    dtype = aval_of(a).dtype
     uh, v = matrix_transpose(u, conjugate=True), matrix_transpose(vt, conjugate=True)
     dp = matmul(uh, matmul(a_dot, v))
     ds = diagonal(dp)
     ds = lax.real(ds) if dtypes.is_complex(dtype) else ds
-    shape = aval_of(dp).shape
-    nd = len(shape)
-    s_row = lax.broadcast_in_dim(
-        s, shape, (*range(nd - 2), nd - 1)
-    )  # s_j along columns
-    s_col = lax.broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s_i along rows
-    gaps = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))  # s_j^2 - s_i^2
-    off = lax.ne(gaps, lax.full(shape, 0, real))
-    ones = lax.full(shape, 1, real)
-    f = lax.convert_element_type(
-        _where(off, lax.div(ones, lax.select(off, gaps, ones))), dtype
-    )
-    s_c, s_r = (
-        lax.convert_element_type(s_col, dtype),
-        lax.convert_element_type(s_row, dtype),
-    )
-    dp_s = lax.mul(dp, s_r)  # dP diag(s)
-    s_dp = lax.mul(s_c, dp)  # diag(s) dP
-    sym = lambda x: lax.add(x, matrix_transpose(x, conjugate=True))
-    nonzero = lax.ne(s, lax.full(aval_of(s).shape, 0, real))
-    s_inv = _where(
-        nonzero,
-        lax.div(
-            lax.full(aval_of(s).shape, 1, real),
-            lax.select(nonzero, s, lax.full(aval_of(s).shape, 1, real)),
-        ),
-    )
-    skew_diag = lax.mul(
-        lax.mul(
-            lax.sub(dp, matrix_transpose(dp, conjugate=True)), np.array(0.5, dtype)[()]
-        ),
-        lax.convert_element_type(diag_matrix(s_inv, shape), dtype),
-    )
-    du = matmul(u, lax.add(lax.mul(f, sym(dp_s)), skew_diag))
-    dv = matmul(v, lax.mul(f, sym(s_dp)))
-    s_inv_r = lax.convert_element_type(
-        lax.broadcast_in_dim(
-            s_inv, (*shape[:-2], m, shape[-1]), (*range(nd - 2), nd - 1)
-        ),
-        dtype,
-    )
+    s_inv = _inverse_or_zero(s)
+    inner_u, inner_v = _svd_inner_tangents(s, s_inv, dp, dtype)
+    du, dv = matmul(u, inner_u), matmul(v, inner_v)
     if m > n:
         da_v = matmul(a_dot, v)
-        du = lax.add(du, lax.mul(lax.sub(da_v, matmul(u, matmul(uh, da_v))), s_inv_r))
+        du = lax.add(du, _outside_span(da_v, u, uh, s_inv, dtype))
     if n > m:
         dah_u = matmul(matrix_transpose(a_dot, conjugate=True), u)
-        s_inv_v = lax.convert_element_type(
-            lax.broadcast_in_dim(
-                s_inv, (*shape[:-2], n, shape[-1]), (*range(nd - 2), nd - 1)
-            ),
-            dtype,
-        )
-        dv = lax.add(dv, lax.mul(lax.sub(dah_u, matmul(v, matmul(vt, dah_u))), s_inv_v))
+        dv = lax.add(dv, _outside_span(dah_u, v, vt, s_inv, dtype))
     return [s, u, vt], [ds, du, matrix_transpose(dv, conjugate=True)]
+
+
+def _inverse_or_zero(x):
+    """1 / x elementwise, 0 where x is 0 (a repeated or zero singular value
+    contributes nothing rather than inf)."""
+    aval = aval_of(x)
+    nonzero = lax.ne(x, lax.full(aval.shape, 0, aval.dtype))
+    ones = lax.full(aval.shape, 1, aval.dtype)
+    return _where(nonzero, lax.div(ones, lax.select(nonzero, x, ones)))
+
+
+def _along_columns(s, shape):
+    """s broadcast to `shape` with s[..., j] in every row's column j."""
+    nd = len(shape)
+    return lax.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))
+
+
+def _svd_inner_tangents(s, s_inv, dp, dtype):
+    """U^H dU and V^H dV: F o sym(dP S) plus dP's skew part over s, and
+    F o sym(S dP), where F is 1 / (s_j^2 - s_i^2) off the diagonal."""
+    shape = aval_of(dp).shape
+    s_row = _along_columns(s, shape)  # s_j along columns
+    s_col = lax.broadcast_in_dim(s, shape, tuple(range(len(shape) - 1)))  # s_i
+    gaps = lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col))  # s_j^2 - s_i^2
+    f = lax.convert_element_type(_inverse_or_zero(gaps), dtype)
+    s_c = lax.convert_element_type(s_col, dtype)
+    s_r = lax.convert_element_type(s_row, dtype)
+    sym = lambda x: lax.add(x, matrix_transpose(x, conjugate=True))
+    skew = lax.sub(dp, matrix_transpose(dp, conjugate=True))
+    skew_diag = lax.mul(
+        lax.mul(skew, np.array(0.5, dtype)[()]),
+        lax.convert_element_type(diag_matrix(s_inv, shape), dtype),
+    )
+    inner_u = lax.add(lax.mul(f, sym(lax.mul(dp, s_r))), skew_diag)
+    return inner_u, lax.mul(f, sym(lax.mul(s_c, dp)))
+
+
+def _outside_span(d, basis, basis_h, s_inv, dtype):
+    """(d - B B^H d) diag(1 / s): the part of d outside the span of the
+    orthonormal columns B, scaled column by column by 1 / s."""
+    s_inv_cols = lax.convert_element_type(
+        _along_columns(s_inv, aval_of(d).shape), dtype
+    )
+    return lax.mul(lax.sub(d, matmul(basis, matmul(basis_h, d))), s_inv_cols)
 
 
 jvp_rules[svd_p] = _svd_jvp
