@@ -357,16 +357,20 @@ class Primitive:
 
     `abstract_eval(*avals, **params) -> aval | list[aval]` is its shape rule;
     the transforms and backends keep their own rule tables keyed by primitive.
+    `traits` are what passes may assume of it ("commutative", "reduction",
+    ...), declared where it is defined; olympus/lax/traits.py says what each
+    one means.
     """
 
-    __slots__ = ("name", "multiple_results", "abstract_eval", "impl")
+    __slots__ = ("name", "multiple_results", "abstract_eval", "impl", "traits")
     # JAX's flag, read by libraries that walk programs (distrax): olympus has
     # no call primitives (a jit inside a program is `pjit`, a closed program).
     call_primitive = False
 
-    def __init__(self, name: str, multiple_results: bool = False):
+    def __init__(self, name: str, multiple_results: bool = False, traits=()):
         self.name = name
         self.multiple_results = multiple_results
+        self.traits: frozenset[str] = frozenset(traits)
         self.abstract_eval: Callable | None = None
         self.impl: Callable | None = None
 
@@ -381,12 +385,6 @@ class Primitive:
     def bind(self, *args, **params):
         return _binder(self, args, params)
 
-    @property
-    def traits(self) -> frozenset[str]:
-        """What passes may assume of it ("commutative", "reduction", ...), as
-        olympus/lax/traits.py declares them."""
-        return primitive_traits.get(self.name, frozenset())
-
     def __repr__(self) -> str:
         return self.name
 
@@ -395,9 +393,6 @@ class Primitive:
 # here); olympus.lax registers each primitive it defines. debug_callback stays
 # out: a program holding a Python function cannot be written as text.
 all_primitives: dict[str, Primitive] = {}
-
-# Each primitive's traits, by name (`Primitive.traits`).
-primitive_traits: dict[str, frozenset[str]] = {}
 
 # Parameter types (NamedTuples such as lax's GatherDimensionNumbers) that print
 # as `Name(field=value, ...)`, by name: the parser rebuilds them as `cls(**fields)`.

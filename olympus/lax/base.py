@@ -24,9 +24,11 @@ def define_primitive(
     abstract_eval: Callable,
     lowering: Callable,
     multiple_results: bool = False,
+    traits: tuple[str, ...] = (),
 ) -> Primitive:
-    """A primitive with its shape rule, eager implementation and lowering."""
-    prim = Primitive(name, multiple_results)
+    """A primitive with its shape rule, eager implementation, lowering and the
+    traits passes may assume of it (the vocabulary: lax/traits.py)."""
+    prim = Primitive(name, multiple_results, traits)
     prim.def_abstract_eval(abstract_eval)
     prim.def_impl(partial(apply_primitive, prim))
     lowering_rules[prim] = lowering

@@ -17,7 +17,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-import olympus.lax.traits  # noqa: F401  the "cheap" trait
 from olympus import config
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
@@ -65,7 +64,7 @@ from olympus.transforms.remat import (
 )
 
 # ---- checkpoint / remat -------------------------------------------------------------
-checkpoint_p = Primitive("checkpoint", multiple_results=True)
+checkpoint_p = Primitive("checkpoint", multiple_results=True, traits=("never_merged",))
 declare(checkpoint_p, call_structure("olympuspr"))
 all_primitives["checkpoint"] = checkpoint_p
 checkpoint_p.def_abstract_eval(lambda *avals, olympuspr, **params: olympuspr.out_avals)
@@ -428,7 +427,9 @@ class checkpoint_policies:
 
 
 # ---- checkpoint_name: tags a value for checkpoint policies ---------------------------
-name_p = define_primitive("name", lambda x, *, name: x, lambda ctx, x, *, name: x)
+name_p = define_primitive(
+    "name", lambda x, *, name: x, lambda ctx, x, *, name: x, traits=("cheap",)
+)
 transpose_rules[name_p] = lambda ct, x, *, name: [ct]
 batch_rules[name_p] = lambda axis_size, vals, dims, *, name: (
     name_p.bind(*vals, name=name),

@@ -26,6 +26,13 @@ from olympus.backends.xla.lowering import (
     i64_array,
     lowering_rules,
 )
+from olympus.lax.traits import (
+    CHEAP_UNARY,
+    COMPARISON,
+    EXACT_BINARY,
+    EXACT_UNARY,
+    UNARY,
+)
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.tracer.core import aval_of
@@ -58,7 +65,13 @@ def _operands_at_out_shape(ctx, args) -> list[str]:
 
 
 # ---- unary -------------------------------------------------------------------
-def _unary(name: str, hlo_op: str, accepted=dtypes.is_inexact, kinds="floating-point"):
+def _unary(
+    name: str,
+    hlo_op: str,
+    accepted=dtypes.is_inexact,
+    kinds="floating-point",
+    traits=(),
+):
     def abstract_eval(x: ShapedArray) -> ShapedArray:
         dtype_kind_check(name, x, accepted, kinds)
         return x
@@ -66,32 +79,42 @@ def _unary(name: str, hlo_op: str, accepted=dtypes.is_inexact, kinds="floating-p
     def lower(ctx, x):
         return ctx.op(hlo_op, [x])
 
-    return define_primitive(name, abstract_eval, lower)
+    return define_primitive(name, abstract_eval, lower, traits=traits)
 
 
 def _signed_number(dtype) -> bool:
     return is_number(dtype) and not dtypes.is_unsigned_int(dtype)
 
 
-neg_p = _unary(
-    "neg", "stablehlo.negate", is_number, "numeric"
-)  # unsigned wraps, as in C
-exp_p = _unary("exp", "stablehlo.exponential")
-log_p = _unary("log", "stablehlo.log")
-expm1_p = _unary("expm1", "stablehlo.exponential_minus_one")
-log1p_p = _unary("log1p", "stablehlo.log_plus_one")
-sin_p = _unary("sin", "stablehlo.sine")
-cos_p = _unary("cos", "stablehlo.cosine")
-tan_p = _unary("tan", "stablehlo.tan")
-tanh_p = _unary("tanh", "stablehlo.tanh")
-logistic_p = _unary("logistic", "stablehlo.logistic")
-sqrt_p = _unary("sqrt", "stablehlo.sqrt")
-rsqrt_p = _unary("rsqrt", "stablehlo.rsqrt")
-sign_p = _unary("sign", "stablehlo.sign", is_number, "numeric")
-floor_p = _unary("floor", "stablehlo.floor", dtypes.is_float, "real floating-point")
-ceil_p = _unary("ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point")
-erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point")
-not_p = _unary("not", "stablehlo.not", is_int_or_bool, "integer or boolean")
+neg_p = _unary(  # unsigned wraps, as in C
+    "neg", "stablehlo.negate", is_number, "numeric", traits=CHEAP_UNARY
+)
+exp_p = _unary("exp", "stablehlo.exponential", traits=UNARY)
+log_p = _unary("log", "stablehlo.log", traits=UNARY)
+expm1_p = _unary("expm1", "stablehlo.exponential_minus_one", traits=UNARY)
+log1p_p = _unary("log1p", "stablehlo.log_plus_one", traits=UNARY)
+sin_p = _unary("sin", "stablehlo.sine", traits=UNARY)
+cos_p = _unary("cos", "stablehlo.cosine", traits=UNARY)
+tan_p = _unary("tan", "stablehlo.tan", traits=UNARY)
+tanh_p = _unary("tanh", "stablehlo.tanh", traits=UNARY)
+logistic_p = _unary("logistic", "stablehlo.logistic", traits=UNARY)
+sqrt_p = _unary("sqrt", "stablehlo.sqrt", traits=UNARY)
+rsqrt_p = _unary("rsqrt", "stablehlo.rsqrt", traits=UNARY)
+sign_p = _unary("sign", "stablehlo.sign", is_number, "numeric", traits=CHEAP_UNARY)
+floor_p = _unary(
+    "floor",
+    "stablehlo.floor",
+    dtypes.is_float,
+    "real floating-point",
+    traits=EXACT_UNARY,
+)
+ceil_p = _unary(
+    "ceil", "stablehlo.ceil", dtypes.is_float, "real floating-point", traits=EXACT_UNARY
+)
+erf_p = _unary("erf", "chlo.erf", dtypes.is_float, "real floating-point", traits=UNARY)
+not_p = _unary(
+    "not", "stablehlo.not", is_int_or_bool, "integer or boolean", traits=EXACT_UNARY
+)
 # Special functions, expanded by XLA's CHLO decompositions (as in JAX).
 erfc_p = _unary("erfc", "chlo.erfc", dtypes.is_float, "real floating-point")
 erf_inv_p = _unary("erf_inv", "chlo.erf_inv", dtypes.is_float, "real floating-point")
@@ -274,7 +297,10 @@ def _abs_abstract_eval(x: ShapedArray) -> ShapedArray:
 
 
 abs_p = define_primitive(
-    "abs", _abs_abstract_eval, lambda ctx, x: ctx.op("stablehlo.abs", [x])
+    "abs",
+    _abs_abstract_eval,
+    lambda ctx, x: ctx.op("stablehlo.abs", [x]),
+    traits=CHEAP_UNARY,
 )
 
 
@@ -296,7 +322,9 @@ def _round_lower(ctx, x, *, rounding_method):
     return ctx.op(op, [x])
 
 
-round_p = define_primitive("round", _round_abstract_eval, _round_lower)
+round_p = define_primitive(
+    "round", _round_abstract_eval, _round_lower, traits=EXACT_UNARY
+)
 def_elementwise(abs_p, round_p)
 
 
@@ -349,7 +377,7 @@ def _integer_pow_lower(ctx, x, *, y):
 
 
 integer_pow_p = define_primitive(
-    "integer_pow", _integer_pow_abstract_eval, _integer_pow_lower
+    "integer_pow", _integer_pow_abstract_eval, _integer_pow_lower, traits=UNARY
 )
 def_elementwise(integer_pow_p)
 
@@ -373,7 +401,12 @@ _COMPLEX_EXTREMA = {"max": "GT", "min": "LT"}
 
 
 def _binary(
-    name: str, hlo_op: str, accepted=is_number, kinds="numeric", bool_hlo_op=None
+    name: str,
+    hlo_op: str,
+    accepted=is_number,
+    kinds="numeric",
+    bool_hlo_op=None,
+    traits=(),
 ):
     """A binary elementwise primitive; `bool_hlo_op` lowers its bool form
     (XLA has no maximum/minimum/clamp on PRED: or/and are the same functions)."""
@@ -393,26 +426,72 @@ def _binary(
         op = bool_hlo_op if is_bool and bool_hlo_op else hlo_op
         return ctx.op(op, _operands_at_out_shape(ctx, (x, y)))
 
-    return define_primitive(name, abstract_eval, lower)
+    return define_primitive(name, abstract_eval, lower, traits=traits)
 
 
 def _any_dtype(dtype) -> bool:
     return True
 
 
-add_p = _binary("add", "stablehlo.add")
-sub_p = _binary("sub", "stablehlo.subtract")
-mul_p = _binary("mul", "stablehlo.multiply")
-div_p = _binary("div", "stablehlo.divide")
-rem_p = _binary("rem", "stablehlo.remainder")
+add_p = _binary("add", "stablehlo.add", traits=(*EXACT_BINARY, "cheap", "commutative"))
+sub_p = _binary("sub", "stablehlo.subtract", traits=(*EXACT_BINARY, "cheap"))
+mul_p = _binary(
+    "mul", "stablehlo.multiply", traits=(*EXACT_BINARY, "cheap", "commutative")
+)
+div_p = _binary("div", "stablehlo.divide", traits=EXACT_BINARY)
+rem_p = _binary("rem", "stablehlo.remainder", traits=EXACT_BINARY)
 # max/min take bools too, as JAX's (max is or, min is and).
-max_p = _binary("max", "stablehlo.maximum", _any_dtype, "any", "stablehlo.or")
-min_p = _binary("min", "stablehlo.minimum", _any_dtype, "any", "stablehlo.and")
-pow_p = _binary("pow", "stablehlo.power", dtypes.is_inexact, "floating-point")
-atan2_p = _binary("atan2", "stablehlo.atan2", dtypes.is_inexact, "floating-point")
-and_p = _binary("and", "stablehlo.and", is_int_or_bool, "integer or boolean")
-or_p = _binary("or", "stablehlo.or", is_int_or_bool, "integer or boolean")
-xor_p = _binary("xor", "stablehlo.xor", is_int_or_bool, "integer or boolean")
+max_p = _binary(
+    "max",
+    "stablehlo.maximum",
+    _any_dtype,
+    "any",
+    "stablehlo.or",
+    traits=(*EXACT_BINARY, "cheap", "commutative"),
+)
+min_p = _binary(
+    "min",
+    "stablehlo.minimum",
+    _any_dtype,
+    "any",
+    "stablehlo.and",
+    traits=(*EXACT_BINARY, "cheap", "commutative"),
+)
+pow_p = _binary(
+    "pow",
+    "stablehlo.power",
+    dtypes.is_inexact,
+    "floating-point",
+    traits=("scalar_broadcasting",),
+)
+atan2_p = _binary(
+    "atan2",
+    "stablehlo.atan2",
+    dtypes.is_inexact,
+    "floating-point",
+    traits=("scalar_broadcasting",),
+)
+and_p = _binary(
+    "and",
+    "stablehlo.and",
+    is_int_or_bool,
+    "integer or boolean",
+    traits=(*EXACT_BINARY, "commutative"),
+)
+or_p = _binary(
+    "or",
+    "stablehlo.or",
+    is_int_or_bool,
+    "integer or boolean",
+    traits=(*EXACT_BINARY, "commutative"),
+)
+xor_p = _binary(
+    "xor",
+    "stablehlo.xor",
+    is_int_or_bool,
+    "integer or boolean",
+    traits=(*EXACT_BINARY, "commutative"),
+)
 # polygamma(m, x): the m-th derivative of digamma, m a whole number (as a float).
 polygamma_p = _binary(
     "polygamma", "chlo.polygamma", dtypes.is_float, "real floating-point"
@@ -594,7 +673,7 @@ defjvp(
 
 
 # ---- comparisons -----------------------------------------------------------
-def _comparison(name: str, direction: str):
+def _comparison(name: str, direction: str, traits=()):
     def abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         same_dtypes(name, (x, y))
         if direction not in ("EQ", "NE") and dtypes.is_complex(x.dtype):
@@ -607,15 +686,15 @@ def _comparison(name: str, direction: str):
             ctx.emitter, x, y, direction, ctx.avals_in[0].dtype, ctx.aval_out.shape
         )
 
-    return define_primitive(name, abstract_eval, lower)
+    return define_primitive(name, abstract_eval, lower, traits=traits)
 
 
-eq_p = _comparison("eq", "EQ")
-ne_p = _comparison("ne", "NE")
-lt_p = _comparison("lt", "LT")
-le_p = _comparison("le", "LE")
-gt_p = _comparison("gt", "GT")
-ge_p = _comparison("ge", "GE")
+eq_p = _comparison("eq", "EQ", traits=(*COMPARISON, "commutative"))
+ne_p = _comparison("ne", "NE", traits=(*COMPARISON, "commutative"))
+lt_p = _comparison("lt", "LT", traits=COMPARISON)
+le_p = _comparison("le", "LE", traits=COMPARISON)
+gt_p = _comparison("gt", "GT", traits=COMPARISON)
+ge_p = _comparison("ge", "GE", traits=COMPARISON)
 def_elementwise(eq_p, ne_p, lt_p, le_p, gt_p, ge_p)
 
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
@@ -671,7 +750,9 @@ def _select_n_lower(ctx, which, *cases):
     return pick(0, cases)
 
 
-select_n_p = define_primitive("select_n", _select_n_abstract_eval, _select_n_lower)
+select_n_p = define_primitive(
+    "select_n", _select_n_abstract_eval, _select_n_lower, traits=("exact", "cheap")
+)
 # Only the predicate may stay rank-0 while the cases are arrays.
 def_elementwise(select_n_p, scalar_positions=lambda i: i == 0)
 
@@ -723,7 +804,9 @@ def _clamp_lower(ctx, lo, x, hi):
     return ctx.op("stablehlo.clamp", [lo, x, hi])
 
 
-clamp_p = define_primitive("clamp", _clamp_abstract_eval, _clamp_lower)
+clamp_p = define_primitive(
+    "clamp", _clamp_abstract_eval, _clamp_lower, traits=("exact",)
+)
 # The bounds may stay rank-0; the operand itself is always full-shaped.
 def_elementwise(clamp_p, scalar_positions=lambda i: i != 1)
 
@@ -765,7 +848,7 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type):
 
 
 convert_element_type_p = define_primitive(
-    "convert_element_type", _convert_abstract_eval, _convert_lower
+    "convert_element_type", _convert_abstract_eval, _convert_lower, traits=CHEAP_UNARY
 )
 def_elementwise(convert_element_type_p)
 

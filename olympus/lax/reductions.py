@@ -55,7 +55,9 @@ def identity_element(kind: str, dtype) -> np.ndarray:
     )
 
 
-def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):
+def _monoid_reduction(
+    name: str, kind: str, hlo_op: str, accepted, kinds: str, traits=()
+):
     def abstract_eval(x: ShapedArray, *, axes):
         axes = check_axes(name, axes, x.ndim)
         dtype_kind_check(name, x, accepted, kinds)
@@ -78,7 +80,7 @@ def _monoid_reduction(name: str, kind: str, hlo_op: str, accepted, kinds: str):
             "stablehlo.reduce", [x, init], f"dimensions = {i64_array(axes)}", [body]
         )
 
-    return define_primitive(name, abstract_eval, lower)
+    return define_primitive(name, abstract_eval, lower, traits=traits)
 
 
 def _any_dtype(dtype) -> bool:
@@ -86,16 +88,21 @@ def _any_dtype(dtype) -> bool:
 
 
 reduce_sum_p = _monoid_reduction(
-    "reduce_sum", "sum", "stablehlo.add", is_number, "numeric"
+    "reduce_sum", "sum", "stablehlo.add", is_number, "numeric", traits=("reduction",)
 )
 reduce_prod_p = _monoid_reduction(
-    "reduce_prod", "prod", "stablehlo.multiply", is_number, "numeric"
+    "reduce_prod",
+    "prod",
+    "stablehlo.multiply",
+    is_number,
+    "numeric",
+    traits=("reduction",),
 )
 reduce_max_p = _monoid_reduction(
-    "reduce_max", "max", "stablehlo.maximum", _any_dtype, "any"
+    "reduce_max", "max", "stablehlo.maximum", _any_dtype, "any", traits=("reduction",)
 )
 reduce_min_p = _monoid_reduction(
-    "reduce_min", "min", "stablehlo.minimum", _any_dtype, "any"
+    "reduce_min", "min", "stablehlo.minimum", _any_dtype, "any", traits=("reduction",)
 )
 reduce_and_p = _monoid_reduction(
     "reduce_and",
@@ -103,6 +110,7 @@ reduce_and_p = _monoid_reduction(
     "stablehlo.and",
     lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
     "integer or boolean",
+    traits=("reduction",),
 )
 reduce_or_p = _monoid_reduction(
     "reduce_or",
@@ -110,6 +118,7 @@ reduce_or_p = _monoid_reduction(
     "stablehlo.or",
     lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
     "integer or boolean",
+    traits=("reduction",),
 )
 reduce_xor_p = _monoid_reduction(
     "reduce_xor",

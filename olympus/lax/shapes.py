@@ -72,7 +72,10 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
 
 
 broadcast_in_dim_p = define_primitive(
-    "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lower
+    "broadcast_in_dim",
+    _broadcast_in_dim_abstract_eval,
+    _broadcast_in_dim_lower,
+    traits=("cheap",),
 )
 
 
@@ -138,7 +141,9 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
     return ctx.op("stablehlo.reshape", [x])
 
 
-reshape_p = define_primitive("reshape", _reshape_abstract_eval, _reshape_lower)
+reshape_p = define_primitive(
+    "reshape", _reshape_abstract_eval, _reshape_lower, traits=("cheap",)
+)
 
 
 def _reshape_batch_rule(axis_size, vals, dims, *, new_sizes, dimensions=None):
@@ -180,6 +185,7 @@ transpose_p = define_primitive(
     lambda ctx, x, *, permutation: ctx.op(
         "stablehlo.transpose", [x], f"permutation = {i64_array(permutation)}"
     ),
+    traits=("cheap",),
 )
 
 
@@ -212,6 +218,7 @@ squeeze_p = define_primitive(
     "squeeze",
     _squeeze_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
+    traits=("cheap",),
 )
 
 
@@ -244,6 +251,7 @@ expand_dims_p = define_primitive(
     "expand_dims",
     _expand_dims_abstract_eval,
     lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
+    traits=("cheap",),
 )
 
 
@@ -288,7 +296,9 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
     return ctx.op("stablehlo.slice", [x], attrs)
 
 
-slice_p = define_primitive("slice", _slice_abstract_eval, _slice_lower)
+slice_p = define_primitive(
+    "slice", _slice_abstract_eval, _slice_lower, traits=("cheap",)
+)
 
 
 def _insert(entries, index: int, value) -> tuple:
@@ -462,6 +472,7 @@ concatenate_p = define_primitive(
     lambda ctx, *xs, dimension: ctx.op(
         "stablehlo.concatenate", list(xs), f"dimension = {dimension} : i64"
     ),
+    traits=("cheap",),
 )
 
 

@@ -3,7 +3,9 @@
 A pass that treats a family of primitives alike (rewrites every elementwise
 unary op the same way, folds only what NumPy computes bit-exactly, merges no
 checkpoint) asks `eqn.primitive.traits` instead of keeping its own list of
-names. Each trait is declared here once, with why it holds:
+names. A primitive declares its traits where it is defined
+(`define_primitive(..., traits=(...))`); this module is only the vocabulary,
+each trait with why a primitive may claim it:
 
     elementwise_unary    one operand, applied per element; its params pass
                          through a rewrite that moves it (simplify, fuse)
@@ -26,60 +28,32 @@ Example:
 
 from __future__ import annotations
 
-from olympus.ir.core import primitive_traits
+from olympus.ir.core import all_primitives
 
-_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-_ARITHMETIC = ("add", "sub", "mul", "div", "rem")
-_BITWISE = ("and", "or", "xor")
-
-# trait -> the primitives (by name) that have it, in the order passes list them
-_TRAITS: dict[str, tuple[str, ...]] = {
-    "elementwise_unary": (
-        *("neg", "exp", "log", "expm1", "log1p", "sin", "cos", "tan", "tanh"),
-        *("logistic", "sqrt", "rsqrt", "abs", "sign", "floor", "ceil", "erf"),
-        *("not", "round", "integer_pow", "convert_element_type"),
-    ),
-    "scalar_broadcasting": (
-        *_ARITHMETIC,
-        *("max", "min", "pow", "atan2"),
-        *_BITWISE,
-        *_COMPARISONS,
-    ),
-    "reduction": (
-        *("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"),
-        *("reduce_and", "reduce_or"),
-    ),
-    "commutative": ("add", "mul", "max", "min", *_BITWISE, "eq", "ne"),
-    "exact": (
-        *_ARITHMETIC,
-        *("neg", "abs", "max", "min", "sign", "floor", "ceil", "round"),
-        *_COMPARISONS,
-        *_BITWISE,
-        *("not", "select_n", "clamp", "convert_element_type"),
-    ),
-    "cheap": (
-        *("add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n"),
-        *("convert_element_type", "broadcast_in_dim", "reshape", "squeeze"),
-        *("expand_dims", "transpose", "slice", "concatenate"),
-        *("optimization_barrier", "name", "stop_gradient"),
-        *_COMPARISONS,
-    ),
-    "never_merged": ("optimization_barrier", "checkpoint"),
+# trait -> the pass that relies on it
+TRAITS: dict[str, str] = {
+    "elementwise_unary": "simplify, fuse",
+    "scalar_broadcasting": "simplify",
+    "reduction": "simplify",
+    "commutative": "cse, rewrite-rule matching",
+    "exact": "fold",
+    "cheap": "checkpoint",
+    "never_merged": "cse",
 }
+
+# The trait sets families of lax's primitives share, named for their definitions.
+UNARY = ("elementwise_unary",)
+EXACT_UNARY = ("elementwise_unary", "exact")
+CHEAP_UNARY = ("elementwise_unary", "exact", "cheap")
+EXACT_BINARY = ("scalar_broadcasting", "exact")
+COMPARISON = ("scalar_broadcasting", "exact", "cheap")
 
 
 def names_with(trait: str) -> tuple[str, ...]:
     """The names of the primitives that have `trait` (for rule tables keyed by
-    name); `KeyError` for a trait nobody declares."""
-    return _TRAITS[trait]
-
-
-def _declare_all() -> None:
-    found: dict[str, set[str]] = {}
-    for trait, names in _TRAITS.items():
-        for name in names:
-            found.setdefault(name, set()).add(trait)
-    primitive_traits.update({n: frozenset(t) for n, t in found.items()})
-
-
-_declare_all()
+    name), in the order lax defines them; `KeyError` for a trait that is not
+    in the vocabulary. Reads `all_primitives`, so call it once lax is
+    imported (any module above lax)."""
+    if trait not in TRAITS:
+        raise KeyError(f"{trait!r} is not a trait; the traits are {sorted(TRAITS)}")
+    return tuple(name for name, p in all_primitives.items() if trait in p.traits)
