@@ -30,6 +30,14 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero
 from olympus.transforms.linearize import transpose_rules
+from olympus.lax.op_docs import (
+    RAISES_NOT_INTEGER,
+    RAISES_NOT_INTEGER_OR_DIFFER,
+    RAISES_NOT_REAL_FLOAT,
+    RETURNS_LIKE_OPERAND,
+    RETURNS_LIKE_X,
+    with_sections,
+)
 
 
 # ---- shifts --------------------------------------------------------------------
@@ -128,20 +136,13 @@ transpose_rules[reduce_precision_p] = lambda ct, x, **params: [
 
 
 # ---- public functions -----------------------------------------------------------
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
 def shift_left(x, y):
     """`x << y` elementwise on integers of one dtype (0 once y >= bit width).
 
     Args:
       x: an array of an integer dtype.
       y: the shift amounts, of x's shape and dtype (or a Python int).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of an integer dtype.
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.shift_left(jnp.array([1, 3]), 2)
@@ -150,20 +151,13 @@ def shift_left(x, y):
     return shift_left_p.bind(*_match_scalars(x, y))
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
 def shift_right_logical(x, y):
     """`x >> y` filling with zeros (what unsigned integers do).
 
     Args:
       x: an array of an integer dtype.
       y: the shift amounts, of x's shape and dtype (or a Python int).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of an integer dtype.
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.shift_right_logical(jnp.array([8, 16], dtype=jnp.uint32), jnp.array([2, 2], dtype=jnp.uint32))
@@ -172,20 +166,13 @@ def shift_right_logical(x, y):
     return shift_right_logical_p.bind(*_match_scalars(x, y))
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
 def shift_right_arithmetic(x, y):
     """`x >> y` filling with the sign bit (what signed integers do).
 
     Args:
       x: an array of an integer dtype.
       y: the shift amounts, of x's shape and dtype (or a Python int).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of an integer dtype.
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.shift_right_arithmetic(jnp.array([-8, 8]), 1)
@@ -272,6 +259,7 @@ def _bitcast_from_parts(x, old_bits: int, new_bits: int, new_dtype):
     return bitcast_convert_type(value, new_dtype)
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER)
 def population_count(x):
     """The number of set bits of each integer, in x's dtype.
 
@@ -281,12 +269,6 @@ def population_count(x):
     Args:
       x: an array of an integer dtype.
 
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of an integer dtype.
-
     Example:
       >>> lax.population_count(np.int32([0, 7, -1]))
       Array([ 0,  3, 32], dtype=int32)
@@ -294,6 +276,7 @@ def population_count(x):
     return population_count_p.bind(x)
 
 
+@with_sections(RETURNS_LIKE_OPERAND, RAISES_NOT_REAL_FLOAT)
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
     """`operand` rounded to a narrower float format, kept in its own dtype.
 
@@ -307,13 +290,6 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
       operand: an array of a real floating dtype.
       exponent_bits: the exponent width of the target format.
       mantissa_bits: the mantissa width of the target format.
-
-    Returns:
-      An array of operand's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
 
     Example:
       >>> lax.reduce_precision(jnp.array([1.0 + 2.0 ** -10]), 8, 7)

@@ -26,11 +26,20 @@ from olympus.lax import ops
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
+from olympus.lax.op_docs import RETURNS_LIKE_OPERAND, with_sections
 
 
 class ScanShapeError(ValueError):
     """A running reduction or associative_scan got an axis outside the
     operand's rank, or elements whose lengths along the axis differ."""
+
+
+# The sections cumsum, cumprod, cummax and cummin share (see op_docs.with_sections).
+_ARGS = """Args:
+  operand: an array.
+  axis: the axis to run along.
+  reverse: whether to run from the end."""
+_RAISES = "Raises:\n  ScanShapeError: axis is out of range (a ValueError)."
 
 
 def _normalized_axis(name: str, axis: int, shape: tuple) -> int:
@@ -85,22 +94,12 @@ def _scalar(value, dtype):
     return np.asarray(value, dtype)[()]
 
 
+@with_sections(_ARGS, RETURNS_LIKE_OPERAND, _RAISES)
 def cumsum(operand, axis: int = 0, reverse: bool = False):
     """The running sum along `axis`.
 
     Keeps the dtype (no integer promotion, unlike jnp.cumsum); reverse
     sums from the end.
-
-    Args:
-      operand: an array.
-      axis: the axis to accumulate along.
-      reverse: if True, accumulate from the end.
-
-    Returns:
-      An array of operand's shape and dtype.
-
-    Raises:
-      ScanShapeError: axis is out of range.
 
     Example:
       >>> lax.cumsum(np.float32([1, 2, 3]))
@@ -130,19 +129,9 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
     )  # fmt: skip
 
 
+@with_sections(_ARGS, RETURNS_LIKE_OPERAND, _RAISES)
 def cumprod(operand, axis: int = 0, reverse: bool = False):
     """Running product along `axis`, from the end if `reverse`.
-
-    Args:
-      operand: an array.
-      axis: the axis to run along.
-      reverse: whether to run from the end.
-
-    Returns:
-      An array of operand's shape and dtype.
-
-    Raises:
-      ScanShapeError: axis is out of range (a ValueError).
 
     Example:
       >>> lax.cumprod(np.float32([1, 2, 3]))
@@ -153,66 +142,48 @@ def cumprod(operand, axis: int = 0, reverse: bool = False):
     return _running("cumprod", ops.mul, operand, axis, reverse, one)
 
 
-def _lowest(dtype):
+def _running_extreme(name: str, operand, axis, reverse, highest: bool):
+    """cummax (highest=False) or cummin: the identity is the dtype's lowest or
+    highest value (infinities for floats and complex numbers)."""
+    _check_number(name, operand)
+    dtype = aval_of(operand).dtype
     if dtypes.is_integer(dtype):
-        return _scalar(np.iinfo(dtype).min, dtype)
-    if dtypes.is_complex(dtype):
-        return _scalar(-np.inf, dtype)
-    return dtypes.float_lowest(dtype)
+        info = np.iinfo(dtype)
+        identity = _scalar(info.max if highest else info.min, dtype)
+    elif dtypes.is_complex(dtype):
+        identity = _scalar(np.inf if highest else -np.inf, dtype)
+    else:
+        identity = (dtypes.float_highest if highest else dtypes.float_lowest)(dtype)
+    combine = ops.min if highest else ops.max
+    return _running(name, combine, operand, axis, reverse, identity)
 
 
-def _highest(dtype):
-    if dtypes.is_integer(dtype):
-        return _scalar(np.iinfo(dtype).max, dtype)
-    if dtypes.is_complex(dtype):
-        return _scalar(np.inf, dtype)
-    return dtypes.float_highest(dtype)
-
-
+@with_sections(_ARGS, RETURNS_LIKE_OPERAND, _RAISES)
 def cummax(operand, axis: int = 0, reverse: bool = False):
     """Running maximum along `axis`, from the end if `reverse`.
 
-    Args:
-      operand: an array.
-      axis: the axis to run along.
-      reverse: whether to run from the end.
-
-    Returns:
-      An array of operand's shape and dtype.
-
-    Raises:
-      ScanShapeError: axis is out of range (a ValueError).
+    A NaN carries on to every later element, as lax.max propagates it.
 
     Example:
       >>> lax.cummax(np.float32([1, 3, 2]))
       Array([1., 3., 3.], dtype=float32)
+      >>> lax.cummax(np.float32([1, np.nan, 2]))
+      Array([ 1., nan, nan], dtype=float32)
     """
-    _check_number("cummax", operand)
-    lowest = _lowest(aval_of(operand).dtype)
-    return _running("cummax", ops.max, operand, axis, reverse, lowest)
+    return _running_extreme("cummax", operand, axis, reverse, highest=False)
 
 
+@with_sections(_ARGS, RETURNS_LIKE_OPERAND, _RAISES)
 def cummin(operand, axis: int = 0, reverse: bool = False):
     """Running minimum along `axis`, from the end if `reverse`.
-
-    Args:
-      operand: an array.
-      axis: the axis to run along.
-      reverse: whether to run from the end.
-
-    Returns:
-      An array of operand's shape and dtype.
-
-    Raises:
-      ScanShapeError: axis is out of range (a ValueError).
 
     Example:
       >>> lax.cummin(np.float32([2, 3, 1]))
       Array([2., 2., 1.], dtype=float32)
+      >>> lax.cummin(np.uint8([3, 1, 2]), reverse=True)  # from the end
+      Array([1, 1, 2], dtype=uint8)
     """
-    _check_number("cummin", operand)
-    highest = _highest(aval_of(operand).dtype)
-    return _running("cummin", ops.min, operand, axis, reverse, highest)
+    return _running_extreme("cummin", operand, axis, reverse, highest=True)
 
 
 def logaddexp(x, y):
@@ -227,6 +198,7 @@ def logaddexp(x, y):
     return ops.add(larger, ops.log1p(ops.exp(ops.neg(ops.abs(gap)))))
 
 
+@with_sections(RETURNS_LIKE_OPERAND)
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     """The running log(sum(exp(x))) along `axis`.
 
@@ -237,9 +209,6 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
       operand: an array of a real floating dtype.
       axis: the axis to run along.
       reverse: whether to run from the end.
-
-    Returns:
-      An array of operand's shape and dtype.
 
     Raises:
       OlympusTypeError: an operand is not of a real floating dtype (cast
@@ -260,7 +229,7 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
         # Nothing to run along: JAX returns an empty integer operand as it is.
         return ops.convert_element_type(operand, dtype)
     _check_number("cumlogsumexp", operand, floats_only=True)
-    lowest = _lowest(dtype)
+    lowest = dtypes.float_lowest(dtype)
     return _running("cumlogsumexp", logaddexp, operand, axis, reverse, lowest)
 
 

@@ -23,6 +23,12 @@ from olympus.lax import slicing
 from olympus.lax.parallel import _axes, _axis_size
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
+from olympus.lax.op_docs import (
+    RAISES_NOT_REAL_FLOAT,
+    RETURNS_LIKE_X,
+    RETURNS_NEW_LIKE_OPERAND,
+    with_sections,
+)
 
 
 class LaxArgumentError(ValueError):
@@ -40,14 +46,12 @@ def _axis(api: str, axis: int, ndim: int) -> int:
 
 
 # ---- arithmetic ------------------------------------------------------------------
+@with_sections(RETURNS_LIKE_X)
 def square(x):
     """x * x elementwise.
 
     Args:
       x: an array of a numeric dtype.
-
-    Returns:
-      An array of x's shape and dtype.
 
     Raises:
       OlympusTypeError: x is not an array, a NumPy array or a Python number.
@@ -59,14 +63,12 @@ def square(x):
     return ops.integer_pow(x, 2)
 
 
+@with_sections(RETURNS_LIKE_X)
 def reciprocal(x):
     """1 / x elementwise (floating-point x; integers raise, as in JAX).
 
     Args:
       x: an array of an inexact dtype.
-
-    Returns:
-      An array of x's shape and dtype.
 
     Raises:
       OlympusTypeError: x is of an integer dtype.
@@ -78,19 +80,13 @@ def reciprocal(x):
     return ops.integer_pow(x, -1)
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def exp2(x, *, accuracy=None):
     """2 ** x elementwise, as exp(x ln 2).
 
     Args:
       x: an array of a real floating dtype.
       accuracy: an accuracy hint for XLA; None for the default.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
 
     Example:
       >>> lax.exp2(np.float32([0.0, 3.0]))
@@ -304,6 +300,7 @@ def dynamic_index_in_dim(
     return out if keepdims else ops.squeeze(out, (axis,))
 
 
+@with_sections(RETURNS_NEW_LIKE_OPERAND)
 def dynamic_update_index_in_dim(
     operand, update, index, axis: int, *, allow_negative_indices=True
 ):
@@ -320,9 +317,6 @@ def dynamic_update_index_in_dim(
         into range).
       axis: the axis.
       allow_negative_indices: whether negative indices count from the end.
-
-    Returns:
-      A new array of operand's shape and dtype.
 
     Raises:
       LaxArgumentError: axis is out of range for the operand's rank (a
@@ -504,6 +498,7 @@ def batch_matmul(lhs, rhs, precision=None):
     return ops.dot_general(lhs, rhs, contract, precision)
 
 
+@with_sections(RETURNS_NEW_LIKE_OPERAND)
 def scatter_sub(
     operand,
     scatter_indices,
@@ -529,9 +524,6 @@ def scatter_sub(
       unique_indices: a hint; the result does not depend on it.
       mode: None, 'drop', 'fill' or 'promise_in_bounds' (all drop out-of-range
         windows); 'clip' is refused.
-
-    Returns:
-      A new array of operand's shape and dtype.
 
     Raises:
       LaxArgumentError: mode is 'clip' or unknown (a ValueError).

@@ -25,6 +25,12 @@ from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.transforms.jvp import defjvp, defjvp_zero, scalar_like
+from olympus.lax.op_docs import (
+    RAISES_NOT_INTEGER,
+    RAISES_NOT_REAL_FLOAT,
+    RETURNS_LIKE_X,
+    with_sections,
+)
 
 
 cbrt_p = ew._unary("cbrt", "stablehlo.cbrt", dtypes.is_float, "real floating-point")
@@ -60,19 +66,13 @@ defjvp_zero(is_finite_p)
 
 
 # ---- public functions -----------------------------------------------------------
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def cbrt(x, *, accuracy=None):
     """The real cube root, negative for negative x (stablehlo.cbrt).
 
     Args:
       x: an array of a real floating dtype.
       accuracy: an accuracy hint for XLA; None for the default.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
 
     Example:
       >>> lax.cbrt(np.float32([-8.0, 27.0]))
@@ -81,17 +81,12 @@ def cbrt(x, *, accuracy=None):
     return cbrt_p.bind(x)
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER)
 def clz(x):
     """The number of leading zero bits of each integer, in x's dtype.
 
     Args:
       x: an array of an integer dtype.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of an integer dtype.
 
     Example:
       >>> lax.clz(np.uint8([0, 1, 255]))
@@ -100,6 +95,7 @@ def clz(x):
     return clz_p.bind(x)
 
 
+@with_sections(RAISES_NOT_REAL_FLOAT)
 def is_finite(x):
     """True where x is neither infinite nor NaN (a bool array).
 
@@ -108,10 +104,6 @@ def is_finite(x):
 
     Returns:
       A bool array of x's shape.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
 
     Example:
       >>> lax.is_finite(np.float32([1.0, np.inf, np.nan]))

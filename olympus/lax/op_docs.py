@@ -2,9 +2,17 @@
 `_unary` and `_reducer`, slicing.py's `_public_scatter`), keyed by the
 primitive's name: one body serves many functions, so each one's text lives
 in this table. A name missing here keeps its factory's one-line default.
+
+Hand-written lax functions of one family (elementwise special functions, bit
+operations, cumulative reductions) share their Returns and Raises text: each
+section is written once below and `with_sections` adds it to a function's
+own docstring, which keeps its summary, Args and example beside the code.
 """
 
 from __future__ import annotations
+
+import inspect
+from typing import Callable
 
 
 _BOOL = "x's shape, of dtype bool"
@@ -501,3 +509,51 @@ DOCS["polygamma"] = DOCS["polygamma"].replace(
     "  x: the point, an array of m's shape and dtype.",
     1,
 )
+
+
+# ---- sections shared by families of hand-written lax functions ----------------------
+_ORDER = ("Args:", "Returns:", "Raises:", "Example:")
+
+RETURNS_LIKE_X = "Returns:\n  An array of x's shape and dtype."
+RETURNS_LIKE_OPERAND = "Returns:\n  An array of operand's shape and dtype."
+RETURNS_LIKE_OPERANDS = "Returns:\n  An array of the operands' shape and dtype."
+RETURNS_NEW_LIKE_OPERAND = "Returns:\n  A new array of operand's shape and dtype."
+
+_NOT_REAL_FLOAT = (
+    "  OlympusTypeError: an operand is not of a real floating dtype (cast\n"
+    "    integers with lax.convert_element_type)."
+)
+_NOT_INTEGER = "  OlympusTypeError: an operand is not of an integer dtype."
+_OPERANDS_DIFFER = (
+    "  OlympusTypeError: the operands' shapes or dtypes differ (lax does not\n"
+    "    promote or broadcast)."
+)
+RAISES_NOT_REAL_FLOAT = f"Raises:\n{_NOT_REAL_FLOAT}"
+RAISES_NOT_REAL_FLOAT_OR_DIFFER = f"Raises:\n{_NOT_REAL_FLOAT}\n{_OPERANDS_DIFFER}"
+RAISES_NOT_INTEGER = f"Raises:\n{_NOT_INTEGER}"
+RAISES_NOT_INTEGER_OR_DIFFER = f"Raises:\n{_NOT_INTEGER}\n{_OPERANDS_DIFFER}"
+
+
+def _insert_section(doc: str, section: str) -> str:
+    """`doc` with `section` placed before the first later section it has
+    (Args, Returns, Raises, Example, in that order), else at the end."""
+    later = _ORDER[_ORDER.index(section.partition("\n")[0]) + 1 :]
+    for header in later:
+        at = doc.find(f"\n{header}\n")
+        if at >= 0:
+            return f"{doc[: at + 1]}{section}\n\n{doc[at + 1 :]}"
+    return f"{doc}\n\n{section}"
+
+
+def with_sections(*sections: str) -> Callable[[Callable], Callable]:
+    """A decorator giving a function its family's shared docstring sections
+    (e.g. RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT) in their place."""
+
+    def add_sections(fn: Callable) -> Callable:
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        for section in sections:
+            doc = _insert_section(doc, section)
+        fn.__doc__ = doc
+        return fn
+
+    return add_sections

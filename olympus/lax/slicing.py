@@ -50,6 +50,7 @@ from olympus.transforms.ad_util import (
 )
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import is_undefined, transpose_rules
+from olympus.lax.op_docs import RETURNS_NEW_LIKE_OPERAND, with_sections
 
 
 @register_param_type
@@ -874,6 +875,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     return ops.dynamic_slice(operand, starts, slice_sizes)
 
 
+@with_sections(RETURNS_NEW_LIKE_OPERAND)
 def dynamic_update_slice(
     operand, update, start_indices, *, allow_negative_indices=True
 ):
@@ -887,9 +889,6 @@ def dynamic_update_slice(
       update: an array of operand's rank and dtype, no larger.
       start_indices: one scalar integer per dimension.
       allow_negative_indices: if True, negative starts count from the end.
-
-    Returns:
-      A new array of operand's shape and dtype.
 
     Raises:
       OlympusTypeError: ranks or dtypes differ, or update is larger than
@@ -936,6 +935,7 @@ def dynamic_slice_in_dim(
     return dynamic_slice(operand, starts, sizes, allow_negative_indices=wrap)
 
 
+@with_sections(RETURNS_NEW_LIKE_OPERAND)
 def dynamic_update_slice_in_dim(
     operand, update, start_index, axis: int, *, allow_negative_indices=True
 ):
@@ -947,9 +947,6 @@ def dynamic_update_slice_in_dim(
       start_index: a scalar integer (may be traced).
       axis: the axis the start refers to.
       allow_negative_indices: if True, a negative start counts from the end.
-
-    Returns:
-      A new array of operand's shape and dtype.
 
     Raises:
       OlympusTypeError: update does not fit operand.

@@ -38,6 +38,13 @@ from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.transforms.jvp import defjvp
+from olympus.lax.op_docs import (
+    RAISES_NOT_REAL_FLOAT,
+    RAISES_NOT_REAL_FLOAT_OR_DIFFER,
+    RETURNS_LIKE_OPERANDS,
+    RETURNS_LIKE_X,
+    with_sections,
+)
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # Stirling's series for lgamma(z) - ((z - 1/2) log z - z + log(2 pi) / 2),
@@ -648,21 +655,13 @@ def _operands(*args):
     return lax._match_scalars(*args)
 
 
+@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def igamma(a, x):
     """The regularized lower incomplete gamma function P(a, x).
 
     Args:
       a: the shape parameter, positive.
       x: the point, non-negative, of a's shape and dtype.
-
-    Returns:
-      An array of the operands' shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.igamma(np.float32(1.0), np.float32(2.0)).round(5)  # 1 - e^-2
@@ -671,21 +670,13 @@ def igamma(a, x):
     return igamma_p.bind(*_operands(a, x))
 
 
+@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def igammac(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), accurate where P is near 1.
 
     Args:
       a: the shape parameter, positive.
       x: the point, non-negative, of a's shape and dtype.
-
-    Returns:
-      An array of the operands' shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.igammac(jnp.float32(1.0), jnp.float32(2.0))
@@ -694,21 +685,13 @@ def igammac(a, x):
     return igammac_p.bind(*_operands(a, x))
 
 
+@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def igamma_grad_a(a, x):
     """dP(a, x)/da, the derivative of igamma in its shape a.
 
     Args:
       a: the shape parameter, positive.
       x: the point, of a's shape and dtype.
-
-    Returns:
-      An array of the operands' shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.igamma_grad_a(jnp.float32(1.0), jnp.float32(1.0))
@@ -717,6 +700,7 @@ def igamma_grad_a(a, x):
     return igamma_grad_a_p.bind(*_operands(a, x))
 
 
+@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def random_gamma_grad(a, x):
     """The derivative of a Gamma(a, 1) sample x with respect to a.
 
@@ -727,15 +711,6 @@ def random_gamma_grad(a, x):
       a: the shape parameter, positive.
       x: a Gamma(a, 1) sample, of a's shape and dtype.
 
-    Returns:
-      An array of the operands' shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
-
     Example:
       >>> lax.random_gamma_grad(jnp.float32(1.0), jnp.float32(1.0))
       Array(1.1735635, dtype=float32)
@@ -743,6 +718,7 @@ def random_gamma_grad(a, x):
     return random_gamma_grad_p.bind(*_operands(a, x))
 
 
+@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b).
 
@@ -751,15 +727,6 @@ def betainc(a, b, x):
       b: the second shape parameter, positive.
       x: the point, in [0, 1]; a, b and x share one float dtype and shape.
 
-    Returns:
-      An array of the operands' shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
-
     Example:
       >>> lax.betainc(np.float32(2.0), np.float32(3.0), np.float32(0.5)).round(5)
       Array(0.6875, dtype=float32)
@@ -767,21 +734,13 @@ def betainc(a, b, x):
     return regularized_incomplete_beta_p.bind(*_operands(a, b, x))
 
 
+@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def zeta(x, q):
     """The Hurwitz zeta function sum_k (q + k)^-x.
 
     Args:
       x: the exponent, > 1 for convergence.
       q: the offset, positive, of x's shape and dtype.
-
-    Returns:
-      An array of the operands' shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-      OlympusTypeError: the operands' shapes or dtypes differ (lax does not
-        promote or broadcast).
 
     Example:
       >>> lax.zeta(jnp.float32(2.0), jnp.float32(1.0))
@@ -790,6 +749,7 @@ def zeta(x, q):
     return zeta_p.bind(*_operands(x, q))
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def bessel_i0e(x):
     """The exponentially scaled modified Bessel function e**-|x| I0(x).
 
@@ -798,13 +758,6 @@ def bessel_i0e(x):
     Args:
       x: an array of a real floating dtype.
 
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-
     Example:
       >>> lax.bessel_i0e(jnp.array([0.0, 1.0]))
       Array([1.        , 0.46575963], dtype=float32)
@@ -812,6 +765,7 @@ def bessel_i0e(x):
     return bessel_i0e_p.bind(x)
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def bessel_i1e(x):
     """The exponentially scaled modified Bessel function e**-|x| I1(x).
 
@@ -819,13 +773,6 @@ def bessel_i1e(x):
 
     Args:
       x: an array of a real floating dtype.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
 
     Example:
       >>> lax.bessel_i1e(jnp.array([0.0, 1.0]))
