@@ -53,6 +53,11 @@ from olympus.tracer.core import ensure_compile_time_eval, named_scope  # noqa: F
 from olympus.transforms.batching import vmap  # noqa: F401
 from olympus import debug, distributed, sharding, stages  # noqa: F401  (debug.print, AOT stages)
 from olympus.sharding import NamedSharding, reshard, set_mesh  # noqa: F401
+from olympus.sharding import (  # noqa: F401
+    Shard,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+)
 from olympus.sharding import PartitionSpec as P  # noqa: F401
 from olympus.ir.dtypes import float0, numpy_dtype_promotion  # noqa: F401
 from olympus.autodiff import (  # noqa: F401
@@ -96,7 +101,10 @@ __all__ = [
     "eval_shape",
     "local_device_count",
     "local_devices",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
+    "Shard",
     "make_mesh",
     "NamedSharding",
     "P",
@@ -139,3 +147,5 @@ from olympus import experimental  # noqa: E402,F401  (io_callback)
 from olympus import dtypes  # noqa: E402,F401  (public face of olympus.ir.dtypes)
 from olympus import flatten_util, typing  # noqa: E402,F401  (JAX's names)
 from olympus import custom_batching  # noqa: E402,F401  (custom_vmap)
+from olympus import ref  # noqa: E402,F401  (mutable array references)
+from olympus.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401

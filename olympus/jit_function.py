@@ -38,7 +38,6 @@ from olympus.stages import (
     Call,
     Compiled,
     Traced,
-    argument_positions,
     explain_miss,
     optimized,
     split_call,
@@ -46,7 +45,7 @@ from olympus.stages import (
     weak_callback,
 )
 from olympus.tracer import axes as axes_env
-from olympus.tracer import core
+from olympus.tracer import core, refs
 from olympus.tracer.core import Tracer, aval_of, user_source_info
 from olympus.tracer.functions import positional_names
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
@@ -127,6 +126,50 @@ def _fast_entry(entry: Compiled) -> tuple:
     return entry, None
 
 
+_NO_HIT = (None, None)  # what `JitFunction._fast` gives for a miss
+
+
+def _converted_host_arguments(args) -> list | None:
+    """The flat arguments for the C++ dispatcher: private copies of the NumPy
+    arrays in their avals' dtypes, live Arrays' buffers; None where one is of
+    64 bits (the dispatcher would narrow it by JAX's x64 state, not
+    olympus's) or a deleted or sharded Array."""
+    flat = []
+    for a in args:
+        if type(a) is _ndarray:
+            how = _host_dtypes.get(a.dtype, _MISS)
+            if how is _MISS:
+                how = _host_dtype(a)
+            if how is None:
+                return None
+            # A copy either way: the dispatcher may alias the array.
+            flat.append(a.copy() if how is True else a.astype(how))
+        elif type(a) is Array and a._buf is not None:
+            flat.append(a._buf)
+        else:
+            return None
+    return flat
+
+
+def _fast_key(args: tuple, dynamic) -> tuple | None:
+    """The `JitFunction._fast` key `__call__` builds for these arguments (the
+    avals of the dynamic ones, the type and value of the static ones), or
+    None where a call like this one cannot be a `__call__` hit (a dynamic
+    argument that is not an Array or a NumPy array, a static one that is)."""
+    key = []
+    for i, a in enumerate(args):
+        is_array = type(a) in _FAST_ARG_TYPES
+        if is_array != (i in dynamic):
+            return None
+        if type(a) is Array:
+            key.append(a.aval)
+        elif is_array:
+            key.append(_ndarray_aval(a))
+        else:
+            key += (type(a), a)
+    return tuple(key)
+
+
 # function -> {jit options -> (Compiled cache, Traced cache)}
 _jit_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -179,26 +222,14 @@ class JitFunction:
             fun, static_argnums, static_argnames
         )
         self.donate_argnums = _donated_args(fun, donate_argnums, donate_argnames)
-        # No static or donated arguments: calls may take the fast path.
-        self._simple = not (
-            self.static_argnums or self.static_argnames or self.donate_argnums
-        )
-        # avals of positional Array/ndarray args -> _fast_entry(Compiled)
+        # `__call__`'s key of a call (see there) -> _fast_entry(Compiled)
         self._fast: dict = {}
         # jaxlib's C++ dispatcher for calls with NumPy arguments (made on the
         # first), or False where this function has a program it must not run
         self._host = None
         # The config epoch _fast was filled in; never current for a function
-        # with static or donated arguments, which no call finds in _fast.
-        self._epoch = _config_epoch if self._simple else -1
-        # Static arguments, no donation, calls without keywords: (number of
-        # args, static values, avals of the Array args) -> the same entries as
-        # _fast, in `_static_epoch`; None for other functions.
-        self._static_fast: dict | None = (
-            {} if self.static_argnums and not self.donate_argnums else None
-        )
-        self._static_epoch = _config_epoch
-        self._static_positions: dict = {}  # number of args -> (dynamic, static)
+        # with donated arguments, which no call finds in _fast.
+        self._epoch = -1 if self.donate_argnums else _config_epoch
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py);
         # same key -> (Traced, pjit body), for use inside traces. Shared by
         # every jit of the same function and options, as JAX's cache is keyed
@@ -228,132 +259,42 @@ class JitFunction:
         )
 
     def __call__(self, *args, **kwargs):
-        # A cache hit for positional Array arguments, or for NumPy arrays
-        # (with Arrays) through the C++ dispatcher, runs here, in as little
-        # Python as possible (jit dispatch latency is measured); the rest goes
-        # to `_call_host` / `_call_slow`. A function with static or donated
-        # arguments never has a current `_epoch` (see __init__).
+        # A cache hit for positional arguments (Arrays, static values) runs
+        # here in as little Python as possible (jit dispatch latency is
+        # measured in benchmarks/dispatch.py); NumPy arguments go to
+        # `_call_host`, the rest to `_call_slow`. The `_fast` key is the
+        # argument list with each Array replaced by its aval and any other
+        # value by its type and itself (how JAX compares static arguments).
+        # A function with donated arguments never has a current `_epoch`.
         try:
             if (
                 kwargs
                 or self._epoch != _config_epoch
                 or _state.trace is not _eval_trace
             ):
-                if self._static_fast is not None and not kwargs:
-                    return self._call_static(args)
                 return self._call_slow(args, kwargs)
-            if not args or type(args[0]) is not _ndarray:  # NumPy: skip to host
-                # One or two Arrays (most calls) spelled out: 0.1 us less
-                # than the loop, which builds two lists and a tuple.
-                n = len(args)
-                if n == 2 and type(args[0]) is Array and type(args[1]) is Array:
-                    a, b = args
-                    key, buffers = (a.aval, b.aval), [a._buf, b._buf]
-                elif n == 1 and type(args[0]) is Array:
-                    key, buffers = (args[0].aval,), [args[0]._buf]
-                else:
-                    key, buffers = [], []
-                    for a in args:
-                        if type(a) is not Array:
-                            key = None
-                            break
-                        key.append(a.aval)
-                        buffers.append(a._buf)
-                    else:
-                        key = tuple(key)
-                if key is not None:
-                    hit = self._fast.get(key)
-                    if hit is None:
-                        return self._call_slow(args, kwargs)
-                    entry, fast = hit
-                    try:
-                        if fast is None:  # run_buffers adds the constants
-                            return entry.run_buffers(buffers)
-                        return fast.run(buffers)
-                    except TypeError:  # a deleted Array: the slow path raises the error
-                        return self._call_slow(args, kwargs)
-            host = self._host
-            if host:  # NumPy arrays of their avals' dtypes and live Arrays
-                flat = []
-                for a in args:
-                    if type(a) is _ndarray and a.dtype in _plain_host_dtypes:
-                        flat.append(a.copy())  # a copy: the dispatcher may alias it
-                    elif type(a) is Array and a._buf is not None:
-                        flat.append(a._buf)
-                    else:
-                        break
-                else:
-                    try:
-                        out = host(*flat)
-                    except Exception as err:
-                        out = self._host_failed(err, args)
-                        return self._call_slow(args, kwargs) if out is _MISS else out
-                    if type(out) is _JaxlibArray:  # the one output
-                        return Array(out, out.aval)
-                    if out is not NOT_TAKEN:
-                        return out
-            out = self._call_host(args)
-            return self._call_slow(args, kwargs) if out is _MISS else out
+            key, buffers = [], []
+            for a in args:
+                if type(a) is Array:
+                    key.append(a.aval)
+                    buffers.append(a._buf)
+                elif type(a) is _ndarray:
+                    return self._call_host(args)
+                else:  # a static argument, or a miss where it is not one
+                    key.append(type(a))
+                    key.append(a)
+            try:  # a hash or a run may raise TypeError: the slow path says why
+                entry, fast = self._fast.get(tuple(key), _NO_HIT)
+                if fast is not None:
+                    return fast.run(buffers)
+                if entry is not None:  # run_buffers adds the constants
+                    return entry.run_buffers(buffers)
+            except TypeError:  # an unhashable static value; a deleted Array
+                pass
+            return self._call_slow(args, kwargs)
         except Exception as error:  # the user's frames only (tracer/tracebacks.py)
             filter_exception(error)
             raise
-
-    def _call_static(self, args: tuple) -> Any:
-        """A call of a function with static positional arguments: a hit
-        (these static values, compared as the slow path's key compares them,
-        and Arrays of these avals) runs the executable here; the rest goes
-        to `_call_slow`, which remembers hits (the static argument case of
-        benchmarks/dispatch.py)."""
-        if self._static_epoch != _config_epoch or _state.trace is not _eval_trace:
-            return self._call_slow(args, {})
-        positions = self._static_positions.get(len(args))
-        if positions is None:
-            return self._call_slow(args, {})
-        dynamic, static = positions
-        avals, buffers = [], []
-        for i in dynamic:
-            a = args[i]
-            if type(a) is not Array:
-                return self._call_slow(args, {})
-            avals.append(a.aval)
-            buffers.append(a._buf)
-        try:
-            hit = self._static_fast.get(
-                (len(args), tuple([args[i] for i in static]), tuple(avals))
-            )
-        except TypeError:  # an unhashable static value: the slow path says so
-            hit = None
-        if hit is None:
-            return self._call_slow(args, {})
-        entry, fast = hit
-        try:
-            if fast is None:
-                return entry.run_buffers(buffers)
-            return fast.run(buffers)
-        except TypeError:  # a deleted Array: the slow path raises the error
-            return self._call_slow(args, {})
-
-    def _remember_static(self, args: tuple, entry: Compiled) -> None:
-        n = len(args)
-        positions = self._static_positions.get(n)
-        if positions is None:
-            positions = self._static_positions[n] = argument_positions(
-                n, self.static_argnums
-            )
-        dynamic, static = positions
-        key = (
-            n,
-            tuple([args[i] for i in static]),
-            tuple([args[i].aval for i in dynamic]),
-        )
-        with self._lock:
-            if (
-                self._static_epoch != _config_epoch
-                or len(self._static_fast) >= JIT_CACHE_SIZE
-            ):
-                self._static_fast.clear()
-                self._static_epoch = _config_epoch
-            self._static_fast[key] = _fast_entry(entry)
 
     def _compiled_for(self, avals: tuple) -> Compiled | None:
         """The Compiled `_fast` has for these argument avals (the C++
@@ -362,48 +303,27 @@ class JitFunction:
         return None if hit is None else hit[0]
 
     def _call_host(self, args) -> Any:
-        """A call with NumPy arguments: through jaxlib's C++ dispatcher, which
-        copies them to the device for a fraction of `host_to_device`'s cost
-        (olympus/backends/xla/dispatch_native.py), where it may run; `_MISS`
-        where the slow path must take it. `__call__` makes the common calls
-        itself; this one also makes the dispatcher and converts dtypes.
-        A signature not compiled yet goes to the slow path before anything
-        is copied (the dispatcher would only ask `_compiled_for` and give up:
-        two 4 MiB arguments' copies were 2-6 ms of such a first call)."""
-        global _JaxlibArray
-        avals = []
-        for a in args:
-            if type(a) is np.ndarray:
-                avals.append(_ndarray_aval(a))
-            elif type(a) is Array:
-                avals.append(a.aval)
-            else:
-                return _MISS
-        if self._compiled_for(tuple(avals)) is None:
-            return _MISS
-        host = self._host
-        if host is None:
-            host = self._host = host_dispatcher(self._compiled_for, self._refuse_host)
-            _JaxlibArray = dispatch_native.JaxlibArray
-        if host is False:
-            return self._call_host_python(args)
-        flat = []
-        for a in args:
-            if type(a) is np.ndarray:
-                how = _host_dtypes.get(a.dtype, _MISS)
-                if how is _MISS:
-                    how = _host_dtype(a)
-                # A copy either way: the dispatcher may alias the array.
-                if how is True:
-                    flat.append(a.copy())
-                elif how is None:  # 64 bits: the dispatcher would narrow it
-                    return self._call_host_python(args)
+        """A call with NumPy arguments (`__call__` sends every such call
+        here): through jaxlib's C++ dispatcher, which copies them to the
+        device for a fraction of `host_to_device`'s cost
+        (olympus/backends/xla/dispatch_native.py), where it may run. NumPy
+        arrays already of their avals' dtypes and live Arrays are handed over
+        here; `_host_arguments` makes the dispatcher and converts the rest."""
+        host, flat = self._host, None
+        if host:
+            flat = []
+            for a in args:
+                if type(a) is _ndarray and a.dtype in _plain_host_dtypes:
+                    flat.append(a.copy())  # a copy: the dispatcher may alias it
+                elif type(a) is Array and a._buf is not None:
+                    flat.append(a._buf)
                 else:
-                    flat.append(a.astype(how))
-            elif type(a) is Array and a._buf is not None:
-                flat.append(a._buf)
-            else:  # a deleted or sharded Array, another type: the slow path
-                return _MISS
+                    flat = None
+                    break
+        if flat is None:
+            host, flat = self._host_arguments(args)
+            if host is None:  # the call was made another way: `flat` is its result
+                return flat
         try:
             out = host(*flat)
         except Exception as err:
@@ -412,9 +332,36 @@ class JitFunction:
             return Array(out, out.aval)
         return self._call_host_python(args) if out is NOT_TAKEN else out
 
+    def _host_arguments(self, args) -> tuple:
+        """(the C++ dispatcher, made on the first call, and the flat arguments
+        to hand it, dtypes converted), or (None, the call's result) where it
+        must be made another way. A signature not compiled yet goes to the
+        slow path before anything is copied (the dispatcher would only ask
+        `_compiled_for` and give up: two 4 MiB arguments' copies were 2-6 ms
+        of such a first call)."""
+        global _JaxlibArray
+        avals = []
+        for a in args:
+            if type(a) is _ndarray:
+                avals.append(_ndarray_aval(a))
+            elif type(a) is Array:
+                avals.append(a.aval)
+            else:
+                return None, self._call_slow(args, {})
+        if self._compiled_for(tuple(avals)) is None:
+            return None, self._call_slow(args, {})
+        host = self._host
+        if host is None:
+            host = self._host = host_dispatcher(self._compiled_for, self._refuse_host)
+            _JaxlibArray = dispatch_native.JaxlibArray
+        flat = _converted_host_arguments(args) if host else None
+        if flat is None:  # a 64-bit or a deleted argument; a refused program
+            return None, self._call_host_python(args)
+        return host, flat
+
     def _host_failed(self, err: Exception, args) -> Any:
-        """A C++ dispatcher call raised `err`: the call made another way (or
-        `_MISS`), or `err` again where it is the program's own error."""
+        """A C++ dispatcher call raised `err`: the call made another way, or
+        `err` again where it is the program's own error."""
         if isinstance(err, NotCompiled):  # a new dispatcher, as this one now
             self._host = None  # falls back to Python for that signature
             return self._call_host_python(args)
@@ -430,21 +377,24 @@ class JitFunction:
         self._host = False
 
     def _call_host_python(self, args) -> Any:
-        """A hit with NumPy arguments, copied to the device here; `_MISS` else."""
+        """A call with NumPy arguments copied to the device here: a hit runs
+        its Compiled, the rest (and a deleted Array) goes to the slow path."""
         avals = tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args])
         entry = self._compiled_for(avals)
-        if entry is None:
-            return _MISS
-        buffers = [
-            a._buf if type(a) is Array else _host_buffer(a, aval)
-            for a, aval in zip(args, avals)
-        ]
-        try:
-            return entry.run_buffers(buffers)
-        except TypeError:  # a deleted Array: the slow path raises the error
-            return _MISS
+        if entry is not None:
+            buffers = [
+                a._buf if type(a) is Array else _host_buffer(a, aval)
+                for a, aval in zip(args, avals)
+            ]
+            try:
+                return entry.run_buffers(buffers)
+            except TypeError:  # a deleted Array: the slow path raises the error
+                pass
+        return self._call_slow(args, {})
 
     def _call_slow(self, args, kwargs):
+        if refs.made[0] and refs.intercepts(self):  # Refs among args or closed over
+            return refs.call_jit(self, args, kwargs)
         if config.read("olympus_disable_jit"):
             return self.fun(*args, **kwargs)
         call = split_call(
@@ -463,27 +413,8 @@ class JitFunction:
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
-        if (
-            self._simple
-            and not kwargs
-            and not debug_nans
-            and not entry.sharded
-            and all([type(a) in _FAST_ARG_TYPES for a in args])
-        ):
-            # Keyed by the aval objects `__call__` builds (NumPy arguments'
-            # come from _ndarray_avals), so its lookups compare by identity.
-            self._remember_fast(
-                tuple([a.aval if type(a) is Array else _ndarray_aval(a) for a in args]),
-                entry,
-            )
-        elif (
-            self._static_fast is not None
-            and not kwargs
-            and not debug_nans
-            and not entry.sharded
-            and all([type(args[i]) is Array for i in call.dyn_argnums])
-        ):
-            self._remember_static(args, entry)
+        if not (kwargs or debug_nans or entry.sharded or self.donate_argnums):
+            self._remember_fast(args, call, entry)
         result = entry.run(call.leaves)
         if debug_nans:
             self._find_nans(result, entry, call)
@@ -634,13 +565,18 @@ class JitFunction:
         if any(has_nan(leaf) for leaf in tree_flatten(result)[0]):
             raise_first_nan(entry.traced.olympuspr, call.leaves, f"jit({self.name})")
 
-    def _remember_fast(self, avals: tuple, entry: Compiled) -> None:
+    def _remember_fast(self, args: tuple, call: Call, entry: Compiled) -> None:
+        """Makes later calls like this one (positional, not donating, no NaN
+        checks, one device) `__call__` hits, where they can be."""
+        key = _fast_key(args, call.dyn_argnums)
+        if key is None:
+            return
         with self._lock:
             if self._epoch != _config_epoch or len(self._fast) >= JIT_CACHE_SIZE:
                 self._fast.clear()  # a new epoch, or bounded like the slow cache
                 self._host = None
                 self._epoch = _config_epoch
-            self._fast[avals] = _fast_entry(entry)
+            self._fast[key] = _fast_entry(entry)
 
     def _bind_in_trace(self, call: Call):
         # Named axes bound by an enclosing vmap/shard_map (olympus/tracer/axes.py)
@@ -690,8 +626,6 @@ class JitFunction:
         with self._lock:
             self._fast.clear()
             self._host = None
-            if self._static_fast is not None:
-                self._static_fast.clear()
         self._cache.clear()
         self._traced.clear()
         with self._compile_lock:

@@ -18,6 +18,7 @@ from olympus.ir import dtypes
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer.refs import Ref, check_no_refs
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_to_olympuspr
 
@@ -164,6 +165,8 @@ def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, dict]:
 
 
 def _check_output_leaf(x, fun_name: str):
+    if isinstance(x, Ref):
+        check_no_refs(x, fun_name)
     if isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "__array__"):
         return x
     raise OlympusTypeError(

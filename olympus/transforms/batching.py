@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from olympus.ir.core import Olympuspr, Primitive, all_primitives, subolympusprs
-from olympus.tracer import core
+from olympus.tracer import core, refs
 from olympus.tracer.core import (
     Trace,
     Tracer,
@@ -394,6 +394,7 @@ def vmap(
     @api_boundary
     def batched(*args, **kwargs):
         leaves, in_tree = tree_flatten((args, kwargs))
+        leaves, ref_args = refs.split_refs(leaves)  # a Ref is mapped as its value
         axes = _leaf_axes(in_axes, args, kwargs, name)
         paths = _leaf_paths(in_tree)
         axes = [
@@ -402,6 +403,7 @@ def vmap(
         size = _batch_size(leaves, axes, paths, axis_size, name)
         trace = BatchTrace(core.current_trace(), size, f"vmap of {name}", axis_name)
         tracers = [trace.pack(x, a) for x, a in zip(leaves, axes)]
+        boxes = refs.rebox(tracers, ref_args, trace)
         named = {} if axis_name is None else {axis_name: size}
         try:
             with set_current_trace(trace), axes_env.bound(named):
@@ -409,6 +411,7 @@ def vmap(
                 out = fun(*a, **k)
             out_leaves, out_tree = tree_flatten(out)
             unpacked = [trace.unpack(x) for x in out_leaves]
+            written = [(ref, axes[i], trace.unpack(box._value)) for i, ref, box in boxes]
         finally:
             trace.alive = False
         out_axes_flat = _out_leaf_axes(out_axes, out, out_tree, name)
@@ -417,6 +420,8 @@ def vmap(
             _place_output(v, d, ax, size, p, name, sum_match)
             for (v, d), ax, p in zip(unpacked, out_axes_flat, out_paths)
         ]
+        for ref, axis, (value, bdim) in written:
+            refs.write(ref, _place_output(value, bdim, axis, size, "a Ref", name))
         return tree_unflatten(out_tree, results)
 
     return batched

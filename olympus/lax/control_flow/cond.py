@@ -16,9 +16,10 @@ import numpy as np
 from olympus.tracer.tracebacks import api_boundary
 from olympus.ir import dtypes
 from olympus.ir.analysis import known_outputs, residual_vars
-from olympus.ir.core import ShapedArray, Var
+from olympus.ir.core import Literal, ShapedArray, Var
 from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tensor_type
 from olympus.ir.effects import has_ordered_effect
+from olympus.ir.pruning import Pruner, dce_rules, forwarding_rules, select
 from olympus.ir.structure import Structure, declare
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
@@ -44,6 +45,7 @@ from olympus.lax.control_flow.subprograms import (
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer import refs
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import SubProgram
 from olympus.transforms.batching import (
@@ -164,6 +166,7 @@ def _check_branch_outputs(traced: Sequence[SubProgram], names, source_info) -> N
                 )
 
 
+@refs.threaded_cond  # the refs the branches use are operands and outputs
 def _bind_cond(
     index, branch_funs: Sequence[Callable], names, operands: tuple, source_info
 ):
@@ -462,3 +465,57 @@ jvp_rules[cond_p] = _cond_jvp
 partial_eval_rules[cond_p] = _cond_partial_eval
 transpose_rules[cond_p] = _cond_transpose
 batch_rules[cond_p] = _cond_batch
+
+
+# ---- optimizer rules: dead code and forwarding at the boundary -----------------------
+def _literal_key(x: Literal):
+    return (x.aval, np.asarray(x.val, x.aval.dtype).tobytes())
+
+
+def _cond_dce(pruner: Pruner, eqn, used: list[bool]):
+    """Each branch computes only the used outputs; an operand goes when no
+    branch reads it."""
+    branches = eqn.params["branches"]
+    found = [pruner.dce(b.olympuspr, used) for b in branches]
+    keep = [any(flags) for flags in zip(*(f[2] for f in found))]
+    new_branches = tuple(
+        pruner.pruned(b, used, keep, f)[0] for b, f in zip(branches, found)
+    )
+    if all(a is b for a, b in zip(new_branches, branches)) and all(used):
+        return eqn
+    params = {
+        **eqn.params,
+        "branches": new_branches,
+        "linear": tuple(select(keep, eqn.params["linear"])),
+    }
+    (index,), operands = cond_structure.split(eqn.params, eqn.invars)
+    return eqn._replace(
+        params=params,
+        invars=[index, *select(keep, operands)],
+        outvars=select(used, eqn.outvars),
+    )
+
+
+def _cond_forwards(eqn) -> list:
+    """An output every branch takes from the same operand, or the same literal."""
+    programs = [b.olympuspr for b in eqn.params["branches"]]
+    positions = [{v: i for i, v in enumerate(p.invars)} for p in programs]
+    _, operands = cond_structure.split(eqn.params, eqn.invars)
+    found = []
+    for k, out in enumerate(eqn.outvars):
+        inners = [p.outvars[k] for p in programs]
+        if all(isinstance(x, Literal) for x in inners):
+            if len({_literal_key(x) for x in inners}) == 1:
+                found.append((out, inners[0]))
+            continue
+        where = {
+            pos.get(x) if isinstance(x, Var) else None
+            for x, pos in zip(inners, positions)
+        }
+        if len(where) == 1 and None not in where:
+            found.append((out, operands[where.pop()]))
+    return found
+
+
+dce_rules[cond_p] = _cond_dce
+forwarding_rules[cond_p] = _cond_forwards

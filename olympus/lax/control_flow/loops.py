@@ -29,6 +29,14 @@ from olympus.ir import dtypes
 from olympus.ir.analysis import known_outputs
 from olympus.backends.xla.lowering import emit_while, lower_closed_inline
 from olympus.ir.effects import has_ordered_effect
+from olympus.ir.pruning import (
+    Pruner,
+    carry_forwards,
+    dce_rules,
+    forwarding_rules,
+    live_carry,
+    select,
+)
 from olympus.ir.structure import Structure, declare
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
@@ -64,6 +72,7 @@ from olympus.lax.control_flow.subprograms import (
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.evaluation import eval_program
+from olympus.tracer import refs
 from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import (
     DebugInfo,
@@ -216,6 +225,7 @@ def while_loop(
     )[1]
 
 
+@refs.threaded_while  # the refs the body and test use are carried
 def _while_loop(cond_fun, body_fun, init_val, what: str, carry_paths, max_steps=None):
     source_info = user_source_info()
     init_leaves, tree = tree_flatten(init_val)
@@ -633,3 +643,40 @@ jvp_rules[while_p] = _while_jvp
 transpose_rules[while_p] = _while_transpose
 partial_eval_rules[while_p] = _while_partial_eval
 batch_rules[while_p] = _while_batch
+
+
+# ---- optimizer rules: dead code and forwarding at the boundary -----------------------
+def _while_dce(pruner: Pruner, eqn, used: list[bool]):
+    """A carry goes when neither the result, the test nor a live part of the
+    body reads it; then the constants only it needed."""
+    p, structure = eqn.params, while_structure
+    test, body = p["cond_olympuspr"], p["body_olympuspr"]
+    test_found = pruner.dce(test.olympuspr, [True])
+    test_consts, test_carry = structure.split_body_inputs(
+        p, test_found[2], "cond_olympuspr"
+    )
+    carry, body_found = live_carry(
+        pruner,
+        body.olympuspr,
+        used,
+        [],
+        lambda u: structure.split_body_inputs(p, u, "body_olympuspr")[1],
+        test_carry,
+    )
+    body_consts = structure.split_body_inputs(p, body_found[2], "body_olympuspr")[0]
+    new_test, _ = pruner.pruned(test, [True], test_consts + carry, test_found)
+    new_body, _ = pruner.pruned(body, carry, body_consts + carry, body_found)
+    if new_test is test and new_body is body and all(carry):
+        return eqn
+    groups = structure.split(p, eqn.invars)
+    invars, counts = structure.pack(
+        *(select(k, g) for k, g in zip((test_consts, body_consts, carry), groups))
+    )
+    params = {**p, "cond_olympuspr": new_test, "body_olympuspr": new_body, **counts}
+    return eqn._replace(
+        params=params, invars=invars, outvars=select(carry, eqn.outvars)
+    )
+
+
+dce_rules[while_p] = _while_dce
+forwarding_rules[while_p] = carry_forwards("body_olympuspr")

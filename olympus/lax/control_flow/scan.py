@@ -18,7 +18,17 @@ import numpy as np
 from olympus.tracer.tracebacks import api_boundary
 from olympus.ir import dtypes
 from olympus.ir.analysis import residual_vars, unknown_vars
-from olympus.ir.core import ShapedArray
+from olympus.ir.core import ClosedOlympuspr, ShapedArray, Var
+from olympus.ir.pruning import (
+    Pruner,
+    carry_forwards,
+    dce_rules,
+    forwarding_rules,
+    hoisting_rules,
+    live_carry,
+    rebuilt,
+    select,
+)
 from olympus.ir.structure import Structure, declare
 from olympus.backends.xla.array import to_device
 from olympus.backends.xla.lowering import (
@@ -61,6 +71,7 @@ from olympus.lax.control_flow.subprograms import (
 )
 from olympus.tracer.core import aval_of, set_current_trace, user_source_info
 from olympus.tracer.errors import OlympusTypeError
+from olympus.tracer import refs
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_sub_program
 from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped, vmap
@@ -380,6 +391,7 @@ def _python_scan_rows(f, init, xs, length, reverse):
     return carry, tree_unflatten(tree_flatten(ys[0])[1], stacked)
 
 
+@refs.threaded_scan  # the refs the body uses are carried
 def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths):
     """`scan` as another loop (fori_loop) presents it: `what` and `carry_paths`
     name the loop and its carry leaves in errors."""
@@ -775,3 +787,78 @@ jvp_rules[scan_p] = _scan_jvp
 partial_eval_rules[scan_p] = _scan_partial_eval
 transpose_rules[scan_p] = _scan_transpose
 batch_rules[scan_p] = _scan_batch
+
+
+# ---- optimizer rules: dead code, forwarding and hoisting at the boundary -------------
+def _scan_dce(pruner: Pruner, eqn, used: list[bool]):
+    """Unused ys go, and each carry that neither the result nor a live part of
+    the body reads; then the operands only they needed."""
+    p, structure = eqn.params, scan_structure
+    closed = p["olympuspr"]
+    used_carry, used_ys = structure.split_outputs(p, used)
+    carry, found = live_carry(
+        pruner,
+        closed.olympuspr,
+        used_carry,
+        used_ys,
+        lambda u: structure.split(p, u)[1],
+    )
+    used_consts, _, used_xs = structure.split(p, found[2])
+    keep = used_consts + carry + used_xs
+    sub, _ = pruner.pruned(closed, carry + used_ys, keep, found)
+    outs = carry + used_ys
+    if sub is closed and all(outs):
+        return eqn
+    groups = structure.split(p, eqn.invars)
+    invars, counts = structure.pack(
+        *(select(k, g) for k, g in zip((used_consts, carry, used_xs), groups))
+    )
+    params = {
+        **p,
+        "olympuspr": sub,
+        **counts,
+        "linear": tuple(select(keep, p["linear"])),
+    }
+    return eqn._replace(params=params, invars=invars, outvars=select(outs, eqn.outvars))
+
+
+def _scalar_spread(producer, atom):
+    """s, where `atom` is broadcast_in_dim(s) of a scalar s; else None."""
+    eqn = producer(atom) if type(atom) is Var else None
+    if eqn is None or eqn.primitive.name != "broadcast_in_dim":
+        return None
+    s = eqn.invars[0]
+    return s if s.aval.shape == () and s.aval.dtype == atom.aval.dtype else None
+
+
+def _x_to_consts(groups, j: int, value=None):
+    """(consts, carry, xs) with xs[j] (or `value` for it) moved to the end of consts."""
+    consts, carry, xs = groups
+    moved = xs[j] if value is None else value
+    return [*consts, moved], carry, [*xs[:j], *xs[j + 1 :]]
+
+
+def _scan_hoist(eqn, producer):
+    """A scan over broadcast_in_dim(s) of a scalar s (a cotangent of ones, say)
+    reads s in every step: s becomes a constant of the scan instead."""
+    p, structure = eqn.params, scan_structure
+    groups = structure.split(p, eqn.invars)
+    for j, x in enumerate(groups[2]):
+        s = _scalar_spread(producer, x) if x.aval.ndim == 1 else None
+        if s is None:
+            continue
+        body = p["olympuspr"]
+        program = body.olympuspr
+        body_in = structure.split_body_inputs(p, program.invars, "olympuspr")
+        invars = structure.pack(*_x_to_consts(body_in, j))[0]
+        linear = structure.pack(*_x_to_consts(structure.split(p, p["linear"]), j))[0]
+        ops, counts = structure.pack(*_x_to_consts(groups, j, s))
+        moved = ClosedOlympuspr(rebuilt(program, invars=invars), body.consts)
+        params = {**p, "olympuspr": moved, **counts, "linear": tuple(linear)}
+        return _scan_hoist(eqn._replace(params=params, invars=ops), producer)
+    return eqn
+
+
+dce_rules[scan_p] = _scan_dce
+forwarding_rules[scan_p] = carry_forwards("olympuspr")
+hoisting_rules[scan_p] = _scan_hoist

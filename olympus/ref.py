@@ -1,0 +1,207 @@
+"""Mutable array references: `olympus.new_ref`, `olympus.Ref` and the
+operations of JAX's `jax.ref` module (`get`, `set`, `swap`, `addupdate`,
+`freeze`, `empty_ref`, `free_ref`).
+
+A Ref is a box whose value is replaced by each write (olympus/tracer/refs.py
+holds the box and how jit and control flow thread it through staged
+programs); the operations here check what JAX checks (a write must match
+the indexed shape and the dtype exactly) and compute the new value with
+olympus.numpy, so a program using refs is an ordinary pure program.
+
+Example:
+  >>> r = olympus.new_ref(jnp.zeros(3))
+  >>> @olympus.jit
+  ... def add(r, y):
+  ...     r[...] += y
+  >>> add(r, 2.0)
+  >>> r[...]
+  Array([2., 2., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olympus import numpy as jnp
+from olympus.lax import elementwise as ew
+from olympus.tracer import refs
+from olympus.tracer.core import Tracer, aval_of
+from olympus.tracer.refs import (
+    Ref,
+    RefAliasError,
+    RefError,
+    RefEscapeError,
+    RefReturnError,
+    RefScopeError,
+    RefWriteError,
+)
+
+AbstractRef = Ref  # olympus has no abstract ref type: isinstance checks use Ref
+
+
+class RefInitError(TypeError):
+    """`new_ref` of something that is not an array or scalar (a list, a Ref)."""
+
+
+class RefIndexError(ValueError):
+    """A static integer index outside the ref's shape (JAX's ValueError)."""
+
+
+class RefUpdateError(ValueError):
+    """A write whose value does not match the indexed shape or the ref's
+    dtype (refs neither broadcast nor cast, as in JAX)."""
+
+
+def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
+    """A new mutable array reference holding `init_val`.
+
+    Args:
+      init_val: an array or scalar (its dtype and weak type are the ref's).
+      memory_space: taken for JAX's signature (olympus has one).
+      kind: taken for JAX's signature.
+
+    Returns:
+      A `Ref`: read it with `ref[idx]`, write with `ref[idx] = value`.
+
+    Raises:
+      RefInitError: init_val is a list, a tuple or a Ref.
+
+    Example:
+      >>> r = olympus.new_ref(1.0)
+      >>> r[...] = r[...] * 3
+      >>> r[...]
+      Array(3., dtype=float32, weak_type=True)
+    """
+    if isinstance(init_val, (Ref, list, tuple, dict)) or init_val is None:
+        raise RefInitError(
+            f"new_ref: the initial value must be an array or scalar, got "
+            f"{type(init_val).__name__}; pass jnp.asarray(value) (one Ref per "
+            f"array)."
+        )
+    return refs.make_ref(jnp.asarray(init_val))
+
+
+def empty_ref(ty, memory_space=None) -> Ref:
+    """A new Ref of `ty`'s shape and dtype (a ShapeDtypeStruct or array),
+    holding zeros (JAX leaves it uninitialized)."""
+    return new_ref(jnp.zeros(ty.shape, ty.dtype))
+
+
+def free_ref(ref: Ref) -> tuple:
+    """JAX's `free_ref`: nothing to free (the value is garbage collected)."""
+    _check_ref(ref, "free_ref")
+    return ()
+
+
+def freeze(ref: Ref):
+    """The ref's value as an immutable array (JAX: the ref is not to be used
+    after; olympus does not enforce it)."""
+    return get(ref)
+
+
+def get(ref: Ref, idx=None):
+    """`ref[idx]`: the value at `idx` (None or `...`: all of it)."""
+    value = refs.read(_check_ref(ref, "get"))
+    idx = _index(ref, idx)
+    return value if idx is None else value[idx]
+
+
+def swap(ref: Ref, idx, value, _function_name: str = "swap"):
+    """Writes `value` at `idx` and returns the value that was there."""
+    current = refs.read(_check_ref(ref, _function_name))
+    idx = _index(ref, idx)
+    old = current if idx is None else current[idx]
+    value = _checked_value(ref, old, value, "swap")
+    new = value if idx is None else current.at[idx].set(value)
+    refs.write(ref, _of_ref_type(ref, new))
+    return old
+
+
+def set(ref: Ref, idx, value) -> None:  # noqa: A001  (JAX's name)
+    """`ref[idx] = value`: value must have the indexed shape and ref's dtype."""
+    swap(ref, idx, value, "set")
+
+
+def addupdate(ref: Ref, idx, x) -> None:
+    """`ref[idx] += x` in one operation (x of the indexed shape and dtype)."""
+    current = refs.read(_check_ref(ref, "addupdate"))
+    idx = _index(ref, idx)
+    old = current if idx is None else current[idx]
+    x = _checked_value(ref, old, x, "addupdate")
+    new = current + x if idx is None else current.at[idx].add(x)
+    refs.write(ref, _of_ref_type(ref, new))
+
+
+def _check_ref(ref, what: str) -> Ref:
+    if not isinstance(ref, Ref):
+        raise TypeError(
+            f"olympus.ref.{what}: expected a Ref (from olympus.new_ref), got "
+            f"{type(ref).__name__}"
+        )
+    return ref
+
+
+def _index(ref: Ref, idx):
+    """idx as a tuple, or None for the whole ref; RefIndexError for a static
+    integer outside the shape."""
+    if idx is None or idx is Ellipsis or idx == ():
+        return None
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    for entry, dim in zip(entries, ref.shape):
+        if entry is Ellipsis or entry is None:
+            break
+        if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+            if not -dim <= entry < dim:
+                raise RefIndexError(f"Out of bound indexer: idx={entry}, dim={dim}.")
+    return idx
+
+
+def _checked_value(ref: Ref, old, value, what: str):
+    value = value if isinstance(value, Tracer) else jnp.asarray(value)
+    aval, want = aval_of(value), aval_of(old)
+    if aval.shape != want.shape:
+        raise RefUpdateError(
+            f"Invalid shape for `{what}`. Ref shape: {ref.shape}. Expected "
+            f"shape: {want.shape}. Value shape: {aval.shape}. Refs do not "
+            f"broadcast: pass jnp.broadcast_to(value, {want.shape})."
+        )
+    if aval.dtype != ref.dtype:
+        raise RefUpdateError(
+            f"Invalid dtype for `{what}`. Ref dtype: {ref.dtype}. Value dtype: "
+            f"{aval.dtype}. Cast it: value.astype({ref.dtype.name!r})."
+        )
+    return value
+
+
+def _of_ref_type(ref: Ref, new):
+    """`new` with the ref's weak type (a write keeps the ref's type)."""
+    if aval_of(new).weak_type == ref.weak_type:
+        return new
+    return ew.convert_element_type_p.bind(
+        new, new_dtype=ref.dtype, weak_type=ref.weak_type
+    )
+
+
+refs.operations.update(get=get, swap=swap)
+
+__all__ = [
+    "AbstractRef",
+    "Ref",
+    "RefAliasError",
+    "RefError",
+    "RefEscapeError",
+    "RefIndexError",
+    "RefInitError",
+    "RefReturnError",
+    "RefScopeError",
+    "RefUpdateError",
+    "RefWriteError",
+    "addupdate",
+    "empty_ref",
+    "free_ref",
+    "freeze",
+    "get",
+    "new_ref",
+    "set",
+    "swap",
+]

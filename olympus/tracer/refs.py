@@ -1,0 +1,463 @@
+"""Mutable array references (`olympus.new_ref`, JAX's `jax.Ref`), made pure
+while tracing.
+
+olympus's IR has no reference type: a `Ref` is a Python box holding its
+current value, an Array eagerly or a tracer while a trace runs. Reading
+gives the value, writing replaces it, so a traced function that uses refs
+records only ordinary (pure) equations. Where a program is staged (jit, a
+loop body, a cond branch), the refs it uses are threaded through it as
+state: their values go in as extra inputs (loop carries, operands) and come
+out as extra outputs, which are written back into the Ref objects after
+the call. This is JAX's "discharge" of refs, done at trace time.
+
+Each Ref has an *owner*: the trace whose values the box may hold (the one
+current where it was made, or the staged program it is threaded through).
+A staged trace that meets a ref it does not own raises `RefDiscovered`
+(internal): the jit, scan, while_loop or cond around it catches it, adds
+the ref to the refs it threads, and traces again. A transform (vmap, jvp)
+reads an outer ref as a constant and refuses to write a batched or
+differentiated value into it, as JAX does.
+
+The operations (`get`, `swap`, `addupdate`, with their checks) need
+olympus.numpy, which sits above this layer; `olympus.ref` installs them in
+`operations`. The hooks in jit, scan, while_loop and cond cost nothing
+until the first Ref is made (`made`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+
+from olympus.ir.core import ShapedArray
+from olympus.tracer import core
+from olympus.tracer.core import Tracer
+from olympus.tracer.pytree import tree_flatten, tree_leaves, tree_unflatten
+from olympus.tracer.staging import StagingTrace
+
+made = [False]  # set when the first Ref is made; until then no hook does anything
+
+# get / swap / addupdate, installed by olympus.ref (they need olympus.numpy)
+operations: dict = {}
+
+
+class RefError(ValueError):
+    """Base of the errors of mutable array references."""
+
+
+class RefScopeError(RefError):
+    """A Ref made outside a staged function (checkpoint, custom_jvp,
+    make_olympuspr, ...) was used inside it, where olympus cannot thread it:
+    only jit, scan, fori_loop, while_loop, cond and switch take refs that
+    their functions close over."""
+
+
+class RefDiscovered(RefScopeError):
+    """A staged trace met a ref it does not own: the jit or control-flow
+    primitive around it threads the ref and traces again (never seen by a
+    user unless nothing around the trace can thread refs)."""
+
+    def __init__(self, ref: Ref, trace):
+        self.ref = ref
+        super().__init__(
+            f"a Ref {ref.aval_str()} made outside {trace.describe()} is used "
+            f"inside it. olympus threads refs through jit, scan, fori_loop, "
+            f"while_loop, cond and switch only; pass the value in and out "
+            f"of this function instead (ref[...] before, ref[...] = after)."
+        )
+
+
+class RefEscapeError(RefError):
+    """A Ref made inside a traced function was used after that trace ended."""
+
+
+class RefWriteError(RefError):
+    """A transform (vmap, jvp/grad) wrote a batched or differentiated value
+    into a Ref made outside it, which cannot hold one."""
+
+
+class RefReturnError(RefError):
+    """A jitted function or a loop body returned a Ref (JAX: refs cannot be
+    returned)."""
+
+
+class RefAliasError(RefError):
+    """The same Ref was passed twice to one jitted call."""
+
+
+class Ref:
+    """A mutable array reference: `ref[...]` reads it, `ref[idx] = v` writes.
+
+    Made by `olympus.new_ref(x)`. Its shape, dtype and weak type are fixed at
+    creation; writes must match them (no broadcasting or casting, as in
+    JAX). Refs may be read and written eagerly, inside jit (passed as
+    arguments or closed over: the writes are visible after the call), in
+    scan/fori_loop/while_loop bodies and cond branches, under vmap (as a
+    mapped argument) and grad (made inside the function).
+
+    Example:
+      >>> r = olympus.new_ref(jnp.zeros(3))
+      >>> r[1] = 5.0
+      >>> r[...] += 1.0
+      >>> r
+      Ref([1., 6., 1.], dtype=float32)
+    """
+
+    __slots__ = ("_value", "_owner", "_aval", "__weakref__")
+
+    def __init__(self, value, aval: ShapedArray, owner):
+        self._value = value
+        self._aval = aval
+        self._owner = owner
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: self._aval.ndim)
+    size = property(lambda self: self._aval.size)
+    weak_type = property(lambda self: self._aval.weak_type)
+
+    def aval_str(self) -> str:
+        return f"Ref{{{self._aval.str_short()}}}"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __getitem__(self, idx):
+        return operations["get"](self, idx)
+
+    def __setitem__(self, idx, value) -> None:
+        operations["swap"](self, idx, value)
+
+    def __repr__(self) -> str:
+        value = self._value
+        if isinstance(value, Tracer):
+            return f"{self.aval_str()} holding {value!r}"
+        return repr(value).replace("Array(", "Ref(", 1)
+
+    __str__ = __repr__
+
+
+def make_ref(value) -> Ref:
+    """A new Ref owned by the current trace, holding `value` (an array)."""
+    made[0] = True
+    return Ref(value, core.aval_of(value), core.current_trace())
+
+
+# ---- reading and writing a ref's value, checked against its owner ------------
+def read(ref: Ref):
+    """The value `ref` holds, as the current trace may use it."""
+    trace = core.current_trace()
+    owner = ref._owner
+    if trace is owner:
+        return ref._value
+    if not owner.alive or not owner.is_ancestor_of(trace):
+        raise RefEscapeError(
+            f"a Ref {ref.aval_str()} made inside {owner.describe()} was used "
+            f"after that trace ended (or outside it). Refs made inside a "
+            f"traced function stay inside it: return ref[...] instead."
+        )
+    if isinstance(trace, StagingTrace):
+        raise RefDiscovered(ref, trace)
+    return ref._value
+
+
+def write(ref: Ref, value) -> None:
+    """Stores `value` (already of the ref's type) in `ref`."""
+    trace = core.current_trace()
+    owner = ref._owner
+    if trace is not owner:
+        read(ref)  # the escape and discovery checks
+        if isinstance(value, Tracer) and not value._trace.is_ancestor_of(owner):
+            raise RefWriteError(
+                f"writing a value of {value._trace.describe()} into a Ref "
+                f"{ref.aval_str()} made outside it: the Ref cannot hold a "
+                f"batched or differentiated value. Move the Ref to be an "
+                f"argument of the vmapped function, or make it inside the "
+                f"differentiated function."
+            )
+    ref._value = value
+
+
+class _Bound:
+    """While inside: each ref holds a given value (a tracer of the staged
+    program it is threaded through) and is owned by the current trace; the
+    old values and owners come back on exit."""
+
+    def __init__(self, refs, values):
+        self.refs, self.values = refs, values
+
+    def __enter__(self):
+        trace = core.current_trace()
+        self.saved = [(r._value, r._owner) for r in self.refs]
+        for ref, value in zip(self.refs, self.values):
+            ref._value, ref._owner = value, trace
+        return self
+
+    def final_values(self) -> list:
+        return [r._value for r in self.refs]
+
+    def __exit__(self, *exc):
+        for ref, (value, owner) in zip(self.refs, self.saved):
+            ref._value, ref._owner = value, owner
+
+
+def check_no_refs(out, what: str) -> None:
+    """RefReturnError where `out` (a pytree) holds a Ref."""
+    for leaf in tree_leaves(out):
+        if isinstance(leaf, Ref):
+            raise RefReturnError(
+                f"{what} returned a mutable array reference of type "
+                f"{leaf.aval_str()}, but mutable array references cannot be "
+                f"returned. Return ref[...] (its value) instead."
+            )
+
+
+def _retrying(run):
+    """Calls `run(refs)` with the refs threaded so far, adding each ref the
+    staged function turns out to use, until it runs; returns (refs, result)."""
+    refs: list = []
+    while True:
+        try:
+            return refs, run(refs)
+        except RefDiscovered as found:
+            if any(found.ref is r for r in refs):
+                raise
+            refs.append(found.ref)
+
+
+# ---- control flow: the refs a body uses become loop carries / operands -------
+def threaded_scan(scan_with_names):
+    """`scan_with_names` (lax/control_flow/scan.py) threading the refs its
+    body uses through the carry."""
+
+    @functools.wraps(scan_with_names)
+    def scan(f, init, xs, length, reverse, unroll, what, carry_paths):
+        if not made[0]:
+            return scan_with_names(
+                f, init, xs, length, reverse, unroll, what, carry_paths
+            )
+
+        def run(refs):
+            def body(carry, x):
+                c, values = carry
+                with _Bound(refs, values) as bound:
+                    new_c, y = f(c, x)
+                    check_no_refs(new_c, f"the body of {what}")
+                    return (new_c, bound.final_values()), y
+
+            paths = carry_paths and [
+                *carry_paths,
+                *(f"ref{i}" for i in range(len(refs))),
+            ]
+            init_values = [read(r) for r in refs]
+            return scan_with_names(
+                body, (init, init_values), xs, length, reverse, unroll, what, paths
+            )
+
+        refs, ((carry, values), ys) = _retrying(run)
+        for ref, value in zip(refs, values):
+            write(ref, value)
+        return carry, ys
+
+    return scan
+
+
+def threaded_while(while_loop):
+    """`_while_loop` (lax/control_flow/loops.py) threading the refs its
+    body and test use through the carry."""
+
+    @functools.wraps(while_loop)
+    def loop(cond_fun, body_fun, init_val, what, carry_paths, max_steps=None):
+        if not made[0]:
+            return while_loop(
+                cond_fun, body_fun, init_val, what, carry_paths, max_steps
+            )
+
+        def run(refs):
+            def test(carry):
+                val, values = carry
+                with _Bound(refs, values):
+                    return cond_fun(val)
+
+            def body(carry):
+                val, values = carry
+                with _Bound(refs, values) as bound:
+                    new_val = body_fun(val)
+                    return new_val, bound.final_values()
+
+            paths = carry_paths and [
+                *carry_paths,
+                *(f"ref{i}" for i in range(len(refs))),
+            ]
+            init = (init_val, [read(r) for r in refs])
+            return while_loop(test, body, init, what, paths, max_steps)
+
+        refs, (val, values) = _retrying(run)
+        for ref, value in zip(refs, values):
+            write(ref, value)
+        return val
+
+    return loop
+
+
+def threaded_cond(bind_cond):
+    """`_bind_cond` (lax/control_flow/cond.py) threading the refs its
+    branches use through the operands and outputs."""
+
+    @functools.wraps(bind_cond)
+    def cond(index, branch_funs, names, operands, source_info):
+        if not made[0]:
+            return bind_cond(index, branch_funs, names, operands, source_info)
+
+        def branch(fun, refs):
+            def threaded(values, *ops):
+                with _Bound(refs, values) as bound:
+                    out = fun(*ops)
+                    check_no_refs(out, "a cond branch")
+                    return out, bound.final_values()
+
+            return threaded
+
+        def run(refs):
+            funs = [branch(f, refs) for f in branch_funs]
+            values = [read(r) for r in refs]
+            return bind_cond(index, funs, names, (values, *operands), source_info)
+
+        refs, (out, values) = _retrying(run)
+        for ref, value in zip(refs, values):
+            write(ref, value)
+        return out
+
+    return cond
+
+
+# ---- jit: ref arguments and refs the function closes over --------------------
+_state = threading.local()  # .plain: ids of JitFunctions called without refs
+# jitted function -> [the refs its function closes over, its pure JitFunction]
+_jitted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_pure = weakref.WeakSet()  # the pure JitFunctions made here (no hook of their own)
+
+
+def intercepts(jitfn) -> bool:
+    """Whether `jitfn`'s slow path goes through `call_jit` (refs exist, and
+    this is neither a pure function made here nor a call already inside)."""
+    return jitfn not in _pure and id(jitfn) not in getattr(_state, "plain", ())
+
+
+def call_jit(jitfn, args: tuple, kwargs: dict):
+    """Calls `jitfn` (a JitFunction), threading the refs among its arguments
+    and those its function closes over through the compiled program."""
+    entry = _jitted.get(jitfn)
+    if entry is None and not any(
+        isinstance(x, Ref) for x in tree_leaves((args, kwargs))
+    ):
+        plain = _state.__dict__.setdefault("plain", set())
+        plain.add(id(jitfn))
+        try:
+            return jitfn._call_slow(args, kwargs)
+        except RefDiscovered as found:
+            entry = _jitted[jitfn] = [[found.ref], None]
+        finally:
+            plain.discard(id(jitfn))
+    if entry is None:
+        entry = _jitted[jitfn] = [[], None]
+    return _call_with_refs(jitfn, entry, args, kwargs)
+
+
+def _call_with_refs(jitfn, entry, args, kwargs):
+    leaves, tree = tree_flatten((args, kwargs))
+    positions = tuple(i for i, x in enumerate(leaves) if isinstance(x, Ref))
+    arg_refs = [leaves[i] for i in positions]
+    _check_distinct(jitfn, arg_refs)
+    closed = entry[0]
+    if entry[1] is None:
+        entry[1] = _pure_jit(jitfn, closed)
+    while True:
+        for i, ref in zip(positions, arg_refs):
+            leaves[i] = read(ref)
+        closed_values = [read(r) for r in closed]
+        a, k = tree_unflatten(tree, leaves)
+        try:
+            out, arg_values, closed_values = entry[1](positions, closed_values, *a, **k)
+            break
+        except RefDiscovered as found:
+            if any(found.ref is r for r in [*closed, *arg_refs]):
+                raise
+            closed.append(found.ref)
+    for ref, value in zip([*arg_refs, *closed], [*arg_values, *closed_values]):
+        write(ref, value)
+    return out
+
+
+def _check_distinct(jitfn, refs) -> None:
+    seen: set = set()
+    for ref in refs:
+        if id(ref) in seen:
+            raise RefAliasError(
+                f"only one reference to a mutable array may be passed as an "
+                f"argument to a function, but jit of {jitfn.name} got the Ref "
+                f"{ref.aval_str()} twice. Pass it once."
+            )
+        seen.add(id(ref))
+
+
+def _pure_jit(jitfn, closed: list):
+    """A JitFunction of `(positions, closed_values, *args, **kwargs)`: the
+    function with the ref arguments at leaf `positions` and the refs in
+    `closed` given as values, returning (out, their new values)."""
+    fun = jitfn.fun
+
+    def pure(positions, closed_values, *args, **kwargs):
+        leaves, tree = tree_flatten((args, kwargs))
+        inner = [make_ref(leaves[i]) for i in positions]
+        for i, ref in zip(positions, inner):
+            leaves[i] = ref
+        a, k = tree_unflatten(tree, leaves)
+        with _Bound(closed, closed_values) as bound:
+            out = fun(*a, **k)
+            check_no_refs(out, f"jit of {jitfn.name}")
+            return out, [r._value for r in inner], bound.final_values()
+
+    pure.__qualname__ = pure.__name__ = jitfn.name
+    shift = lambda nums: tuple(n + 2 if n >= 0 else n for n in nums)  # noqa: E731
+    made_fn = type(jitfn)(
+        pure,
+        static_argnums=(0, *shift(jitfn.static_argnums)),
+        static_argnames=jitfn.static_argnames,
+        donate_argnums=shift(jitfn.donate_argnums),
+        in_shardings=jitfn.in_shardings,
+        out_shardings=jitfn.out_shardings,
+        tiered=jitfn.tiered,
+    )
+    _pure.add(made_fn)
+    return made_fn
+
+
+# ---- vmap: a mapped Ref argument is a Ref of one example's slice -------------
+def split_refs(leaves: list) -> tuple[list, list]:
+    """(leaves with each Ref replaced by its value, [(position, Ref)])."""
+    if not made[0]:
+        return leaves, []
+    found = [(i, x) for i, x in enumerate(leaves) if isinstance(x, Ref)]
+    values = list(leaves)
+    for i, ref in found:
+        values[i] = read(ref)
+    return values, found
+
+
+def rebox(tracers: list, ref_args: list, trace) -> list:
+    """Puts a Ref owned by `trace` where a mapped Ref argument's value was
+    packed (an unmapped one stays the caller's Ref, which refuses batched
+    writes); returns [(position, caller's Ref, inner Ref)] of the mapped."""
+    boxes = []
+    for i, ref in ref_args:
+        value = tracers[i]
+        if isinstance(value, Tracer) and value._trace is trace:
+            tracers[i] = Ref(value, core.aval_of(value), trace)
+            boxes.append((i, ref, tracers[i]))
+        else:
+            tracers[i] = ref
+    return boxes
