@@ -30,7 +30,13 @@ from olympus.backends.xla.sharding import (  # noqa: F401
     set_mesh,
     spelled_for_rank,
 )
+from olympus.api import device_put
+from olympus.backends.xla import client
+from olympus.backends.xla.array import make_array_from_single_device_arrays
+from olympus.ir import dtypes
 from olympus.lax.sharding import with_sharding_constraint
+from olympus.tracer.core import Tracer
+from olympus.tracer.errors import UnexpectedTracerError
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.backends.xla.spmd import MeshMismatchError  # noqa: F401
 
@@ -72,6 +78,160 @@ def reshard(x, out_shardings):
     per_leaf = flat_shardings(named, x, "reshard")
     shardings = [spelled_for_rank(s, _rank(v)) for s, v in zip(per_leaf, leaves)]
     return tree_unflatten(tree, with_sharding_constraint(leaves, shardings))
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """The Array of `shape` laid out as `sharding`, each device's piece made
+    by `data_callback(index)` (JAX's `jax.make_array_from_callback`).
+
+    For building a large sharded array without holding it whole on one
+    host: the callback loads only the slices a device needs.
+
+    Args:
+      shape: the global shape.
+      sharding: the layout (any Sharding).
+      data_callback: maps a device's index (a tuple of slices of the global
+        array) to its piece: a NumPy array, Array or scalar.
+      dtype: the result's dtype; must be the pieces' (None: theirs).
+
+    Returns:
+      An Array of `shape` laid out as `sharding`.
+
+    Raises:
+      TypeError: sharding is not a Sharding.
+      ValueError: dtype differs from the pieces' dtype, or a piece has the
+        wrong shape (ShardMismatchError).
+
+    Example:
+      >>> mesh = olympus.make_mesh((1,), ("x",))
+      >>> s = NamedSharding(mesh, P("x"))
+      >>> olympus.make_array_from_callback((3,), s, lambda i: np.arange(3.0)[i])
+      Array([0., 1., 2.], dtype=float32)
+    """
+    api = "make_array_from_callback"
+    if not isinstance(sharding, Sharding):
+        raise TypeError(
+            f"olympus.{api}: sharding should be an instance of olympus.sharding."
+            f"Sharding (NamedSharding, SingleDeviceSharding); got "
+            f"{type(sharding).__name__}"
+        )
+    shape = tuple(shape)
+    indices = {
+        d: i
+        for d, i in sharding.devices_indices_map(shape, api).items()
+        if client.is_addressable(d)
+    }
+    if sharding.is_fully_replicated_for(len(shape)):  # one call serves all
+        piece = _host_piece(data_callback((slice(None),) * len(shape)), api)
+        pieces = {d: piece for d in indices}
+    else:
+        pieces = {d: _host_piece(data_callback(i), api) for d, i in indices.items()}
+    found = next(iter(pieces.values())).dtype if pieces else None
+    if dtype is not None and found is not None:
+        wanted = dtypes.canonicalize_dtype(dtype)
+        if found != wanted:
+            raise ValueError(
+                f"If `dtype` is provided to `olympus.{api}`, it must match the "
+                f"dtype of the addressable shards. Got dtype={wanted} and shard "
+                f"dtype={found}; convert the callback's pieces (or drop dtype)."
+            )
+    arrays = [device_put(p, d) for d, p in pieces.items()]
+    return make_array_from_single_device_arrays(shape, sharding, arrays)
+
+
+def _host_piece(value, api: str) -> np.ndarray:
+    """A callback's piece as a host array of its canonical dtype."""
+    if isinstance(value, Tracer):
+        raise UnexpectedTracerError(
+            f"olympus.{api} cannot be called within a traced context "
+            f"(its callback returned a traced value); call it outside jit"
+        )
+    if not hasattr(value, "dtype"):
+        value = np.asarray(value)
+    return np.asarray(value, dtype=dtypes.canonicalize_dtype(value.dtype))
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """The global Array laid out as `sharding` from this process's data
+    (JAX's `jax.make_array_from_process_local_data`).
+
+    Each process passes the part of the array its devices hold (in one
+    process: all of it); `global_shape` (None: the data's shape) is the
+    whole array's, where dimensions larger than the local data's are split
+    between processes. `local_data` may be a pytree (with a matching pytree
+    of shardings and global shapes, or one for all).
+
+    Args:
+      sharding: a Sharding, or a pytree of them matching local_data.
+      local_data: this process's data (NumPy arrays), or a pytree of them.
+      global_shape: the global shape(s) (None: inferred).
+
+    Returns:
+      An Array (or a pytree of them) laid out as sharding.
+
+    Raises:
+      ValueError: in one process, global_shape differs from the data's shape.
+
+    Example:
+      >>> mesh = olympus.make_mesh((1,), ("x",))
+      >>> s = NamedSharding(mesh, P("x"))
+      >>> olympus.make_array_from_process_local_data(s, np.arange(2.0))
+      Array([0., 1.], dtype=float32)
+    """
+    leaves, tree = tree_flatten(local_data)
+    shardings = _per_leaf(sharding, leaves, lambda x: isinstance(x, Sharding))
+    shapes = _per_leaf(global_shape, leaves, lambda x: isinstance(x, tuple))
+    outs = [
+        _from_local(s, x, g) for s, x, g in zip(shardings, leaves, shapes, strict=True)
+    ]
+    return tree_unflatten(tree, outs)
+
+
+def _per_leaf(given, leaves, is_leaf) -> list:
+    if given is None or is_leaf(given):
+        return [given] * len(leaves)
+    return tree_flatten(given, is_leaf=is_leaf)[0]
+
+
+def _from_local(sharding, local, global_shape):
+    local = _host_piece(local, "make_array_from_process_local_data")
+    global_shape = local.shape if global_shape is None else tuple(global_shape)
+    if client.process_count() == 1:
+        if global_shape != local.shape:
+            raise ValueError(
+                f"When calling `make_array_from_process_local_data` on a single "
+                f"process, global_shape should be None or equal to "
+                f"local_data.shape.Got global_shape={global_shape} and "
+                f"local_data.shape={local.shape}."
+            )
+        return device_put(local, sharding)
+    return make_array_from_callback(
+        global_shape, sharding, _local_slicer(sharding, local, global_shape)
+    )
+
+
+def _local_slicer(sharding, local, global_shape):
+    """Maps a global index to this process's data: along a dimension split
+    between processes, the process's pieces lie one after another."""
+    indices = [
+        i
+        for d, i in sharding.devices_indices_map(global_shape).items()
+        if client.is_addressable(d)
+    ]
+    starts = [sorted({(i[d].start or 0) for i in indices}) for d in range(local.ndim)]
+
+    def piece(index):
+        local_index = []
+        for d, sl in enumerate(index):
+            if global_shape[d] == local.shape[d]:
+                local_index.append(sl)
+                continue
+            width = (sl.stop or global_shape[d]) - (sl.start or 0)
+            at = starts[d].index(sl.start or 0) * width
+            local_index.append(slice(at, at + width))
+        return local[tuple(local_index)]
+
+    return piece
 
 
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
@@ -175,6 +335,8 @@ __all__ = [
     "SingleDeviceSharding",
     "UnknownMeshAxisError",
     "auto_axes",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
     "explicit_axes",
     "get_abstract_mesh",
     "reshard",

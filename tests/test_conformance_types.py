@@ -534,18 +534,6 @@ ALLOWED_GAPS = {
     "numpy.ptp": {"out"},
     "numpy.round": {"out"},
     "numpy.subtract": {"out", "where"},
-    # explicit-sharding arguments (out_sharding=, sharding=): no sharding-in-types mode
-    "lax.broadcast": {"out_sharding"},
-    "lax.broadcast_in_dim": {"out_sharding"},
-    "lax.broadcasted_iota": {"out_sharding"},
-    "lax.reduce_sum": {"out_sharding"},
-    "lax.conv_general_dilated": {"out_sharding"},
-    "lax.full": {"sharding"},
-    "lax.reduce": {"out_sharding"},
-    "numpy.bincount": {"out_sharding"},
-    "numpy.percentile": {"out_sharding"},
-    "numpy.ravel": {"out_sharding"},
-    "numpy.repeat": {"out_sharding"},
     # collectives over groups of devices (axis_index_groups=)
     "lax.all_gather": {"axis_index_groups", "to"},
     "lax.all_to_all": {"axis_index_groups"},
@@ -556,7 +544,7 @@ ALLOWED_GAPS = {
     "lax.psum_scatter": {"axis_index_groups"},
     # a positional parameter named otherwise in olympus (only a keyword call differs)
     "lax.switch": {"operand"},
-    "numpy.broadcast_to": {"array", "out_sharding"},
+    "numpy.broadcast_to": {"array"},
     "numpy.empty_like": {"prototype"},
     "olympus.reshard": {"xs"},
     # other parameters olympus lacks
@@ -564,8 +552,8 @@ ALLOWED_GAPS = {
     "lax.dot": {"dimension_numbers", "out_sharding"},
     "lax.mul": {"out_dtype"},
     "numpy.argsort": {"dtype"},
-    "numpy.array": {"device", "object", "order", "out_sharding"},
-    "numpy.asarray": {"a", "order", "out_sharding"},
+    "numpy.array": {"object", "order"},
+    "numpy.asarray": {"a", "order"},
     "numpy.concatenate": {"dtype"},
     "numpy.corrcoef": {"dtype"},
     "numpy.cov": {"dtype"},

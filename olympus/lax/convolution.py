@@ -583,6 +583,7 @@ def conv_general_dilated(
     batch_group_count: int = 1,
     precision=None,
     preferred_element_type=None,
+    out_sharding=None,
 ):
     """N-d convolution (cross-correlation, as in XLA and JAX), with dilation.
 
@@ -608,6 +609,8 @@ def conv_general_dilated(
       batch_group_count: the number of batch groups.
       precision: as dot_general's (None: olympus_default_matmul_precision).
       preferred_element_type: the output dtype (operands converted to it).
+      out_sharding: the result's layout (a PartitionSpec on the `set_mesh`
+        mesh or a NamedSharding; None: what the operands' types say).
 
     Returns:
       The output array in the output layout.
@@ -626,6 +629,18 @@ def conv_general_dilated(
              [6., 9., 9., 6.],
              [4., 6., 6., 4.]], dtype=float32))
     """
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        args = (lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation)
+        options = (dimension_numbers, feature_group_count, batch_group_count)
+        return sharding.laid_out_as(
+            lambda: conv_general_dilated(
+                *args, *options, precision, preferred_element_type
+            ),
+            out_sharding,
+            "lax.conv_general_dilated",
+        )
     lhs, rhs = _operands_as(lhs, rhs, preferred_element_type)
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
     n = len(lhs_shape) - 2

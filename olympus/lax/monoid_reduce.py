@@ -133,7 +133,13 @@ def _leaves(api: str, operands, init_values):
     return xs, inits, dtypes_, tree
 
 
-def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
+def reduce(
+    operands,
+    init_values,
+    computation: Callable,
+    dimensions: Sequence[int],
+    out_sharding=None,
+):
     """Reduces `operands` over `dimensions` with a monoid `computation`.
 
     JAX's lax.reduce restricted to the monoids olympus has primitives for:
@@ -146,6 +152,8 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
       computation: lax.add, lax.mul, lax.max, lax.min, lax.bitwise_and,
         lax.bitwise_or or lax.bitwise_xor.
       dimensions: the dimensions to reduce.
+      out_sharding: the results' layout (a PartitionSpec on the `set_mesh`
+        mesh or a NamedSharding; None: what the operands' types say).
 
     Returns:
       The reduced array(s).
@@ -158,6 +166,14 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
       >>> lax.reduce(np.float32([[1, 2], [3, 4]]), 0.0, lax.add, (1,))
       Array([3., 7.], dtype=float32)
     """
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        return sharding.laid_out_as(
+            lambda: reduce(operands, init_values, computation, dimensions),
+            out_sharding,
+            "lax.reduce",
+        )
     xs, inits, dtypes_, tree = _leaves("reduce", operands, init_values)
     dims = tuple(int(d) for d in dimensions)
     outs = []

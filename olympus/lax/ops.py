@@ -304,7 +304,11 @@ def integer_sizes(api: str, shape) -> tuple:
 
 
 def broadcast_in_dim(
-    operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]
+    operand,
+    shape: Sequence[int],
+    broadcast_dimensions: Sequence[int],
+    *,
+    out_sharding=None,
 ):
     """Broadcasts `operand` to `shape`, placing its dimensions at `broadcast_dimensions`.
 
@@ -316,6 +320,8 @@ def broadcast_in_dim(
       shape: the result's shape.
       broadcast_dimensions: for each dimension of operand, its position in shape
         (increasing).
+      out_sharding: the result's layout (a PartitionSpec on the `set_mesh`
+        mesh or a NamedSharding; None: what the operand's type says).
 
     Returns:
       An array of `shape` and operand's dtype.
@@ -328,6 +334,14 @@ def broadcast_in_dim(
       >>> lax.broadcast_in_dim(jnp.array([1.0, 2.0]), (3, 2), (1,)).shape
       (3, 2)
     """
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        return sharding.laid_out_as(
+            lambda: broadcast_in_dim(operand, shape, broadcast_dimensions),
+            out_sharding,
+            "lax.broadcast_in_dim",
+        )
     return sh.broadcast_in_dim_p.bind(
         operand,
         shape=integer_sizes("broadcast_in_dim", shape),
@@ -335,12 +349,14 @@ def broadcast_in_dim(
     )
 
 
-def broadcast(operand, sizes: Sequence[int]):
+def broadcast(operand, sizes: Sequence[int], *, out_sharding=None):
     """Adds leading dimensions `sizes` to `operand`.
 
     Args:
       operand: the array.
       sizes: the sizes of the new leading dimensions.
+      out_sharding: the result's layout (a PartitionSpec on the `set_mesh`
+        mesh or a NamedSharding; None: what the operand's type says).
 
     Returns:
       An array of shape `sizes + operand.shape`.
@@ -354,7 +370,8 @@ def broadcast(operand, sizes: Sequence[int]):
     """
     aval = aval_of(operand)
     dims = tuple(range(len(sizes), len(sizes) + aval.ndim))
-    return broadcast_in_dim(operand, tuple(sizes) + aval.shape, dims)
+    shape = tuple(sizes) + aval.shape
+    return broadcast_in_dim(operand, shape, dims, out_sharding=out_sharding)
 
 
 def reshape(
@@ -607,7 +624,7 @@ def iota(dtype, size: int):
     )
 
 
-def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
+def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_sharding=None):
     """An array of `shape` counting 0, 1, ... along one dimension.
 
     Constant along the other dimensions: the index grid jnp.indices builds, one
@@ -617,6 +634,8 @@ def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
       dtype: the result's dtype.
       shape: the result's shape.
       dimension: the dimension that counts.
+      out_sharding: the result's layout (a PartitionSpec on the `set_mesh`
+        mesh or a NamedSharding; None: unsplit).
 
     Returns:
       An array of `shape` and `dtype`.
@@ -630,6 +649,14 @@ def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
       Array([[0, 1, 2],
              [0, 1, 2]], dtype=int32)
     """
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        return sharding.laid_out_as(
+            lambda: broadcasted_iota(dtype, shape, dimension),
+            out_sharding,
+            "lax.broadcasted_iota",
+        )
     return sh.iota_p.bind(
         dtype=dtypes.canonicalize_dtype(dtype),
         shape=tuple(map(int, shape)),
@@ -637,13 +664,15 @@ def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
     )
 
 
-def full(shape: Sequence[int], fill_value, dtype=None):
+def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None):
     """An array of `shape` filled with `fill_value`.
 
     Args:
       shape: the result's shape.
       fill_value: a scalar.
       dtype: the result's dtype (None: fill_value's).
+      sharding: where an eager result is laid out (a Sharding; inside jit it
+        is ignored, as JAX ignores it: use with_sharding_constraint there).
 
     Returns:
       The filled array.
@@ -656,6 +685,11 @@ def full(shape: Sequence[int], fill_value, dtype=None):
       >>> lax.full((2,), 7.0)
       Array([7., 7.], dtype=float32, weak_type=True)
     """
+    if sharding is not None:  # as JAX: placed eagerly, not weak; ignored in jit
+        from olympus.lax import sharding as layouts
+
+        typed = aval_of(fill_value).dtype if dtype is None else dtype
+        return layouts.placed_if_concrete(full(shape, fill_value, typed), sharding)
     shape = integer_sizes("full", shape)
     concrete = isinstance(fill_value, (*_PY_SCALARS, np.generic, np.ndarray))
     if dtype is None and type(fill_value) in (int, float, complex):
@@ -694,6 +728,20 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
     ),
 )
 reduce_xor = _reducer(red.reduce_xor_p)
+_reduce_sum = reduce_sum
+
+
+def reduce_sum(operand, axes: Sequence[int], *, out_sharding=None):
+    if out_sharding is not None:
+        from olympus.lax import sharding
+
+        return sharding.laid_out_as(
+            lambda: _reduce_sum(operand, axes), out_sharding, "lax.reduce_sum"
+        )
+    return _reduce_sum(operand, axes)
+
+
+reduce_sum.__doc__ = _reduce_sum.__doc__
 
 
 def argmax(operand, axis: int, index_dtype):

@@ -14,11 +14,12 @@ import functools
 import inspect
 import math
 
-from olympus.backends.xla.array import put
+from olympus.backends.xla.array import Array, put
 
 from olympus.backends.xla.sharding import (
     NamedSharding,
     PartitionSpec,
+    Sharding,
     explicit_aval,
     get_abstract_mesh,
     mesh_in_scope,
@@ -142,9 +143,25 @@ def laid_out_as(compute, out_sharding, api: str):
     if out_sharding is None:
         return compute()
     with _result_layout_given():
-        out = compute()
-    sharding = spelled_for_rank(named_sharding_of(out_sharding, api), len(out.shape))
-    return sharding_constraint_p.bind(out, sharding=sharding)
+        outs, tree = tree_flatten(compute())
+    if isinstance(out_sharding, Sharding) and not isinstance(
+        out_sharding, NamedSharding
+    ):
+        # a device's layout (lax.full's sharding=): placed eagerly, as JAX
+        laid = [put(v, out_sharding) if isinstance(v, Array) else v for v in outs]
+        return tree_unflatten(tree, laid)
+    named = named_sharding_of(out_sharding, api)
+    laid = [
+        sharding_constraint_p.bind(v, sharding=spelled_for_rank(named, len(v.shape)))
+        for v in outs
+    ]
+    return tree_unflatten(tree, laid)
+
+
+def placed_if_concrete(x, sharding):
+    """`x` laid out as `sharding` where it is a concrete Array (lax.full's
+    `sharding=`, which JAX applies eagerly only); a traced `x` unchanged."""
+    return put(x, sharding) if isinstance(x, Array) else x
 
 
 def refuse_ambiguous_contraction(lhs, rhs, dimension_numbers) -> None:
@@ -228,6 +245,28 @@ def accepts_out_sharding(fn):
     )
     with_out_sharding.__doc__ = documented_out_sharding(fn.__doc__)
     return with_out_sharding
+
+
+def accepts_unsplit_out_sharding(fn):
+    """`accepts_out_sharding(fn)` for a result whose every device holds all
+    of it (a histogram's counts, jnp.bincount): a split layout is refused
+    with ShardingTypeError, as JAX refuses it."""
+    wrapped = accepts_out_sharding(fn)
+    api = f"jnp.{fn.__name__}"
+
+    @functools.wraps(wrapped)
+    def with_unsplit_out_sharding(*args, out_sharding=None, **kwargs):
+        if out_sharding is not None:
+            spec = named_sharding_of(out_sharding, api).spec
+            if any(e is not None for e in spec):
+                raise ShardingTypeError(
+                    f"out_sharding passed to `{api}` can only be fully replicated "
+                    f"or fully unreduced along all mesh axes; got {spec}. Pass "
+                    f"P() and reshard the result (olympus.reshard) if needed."
+                )
+        return wrapped(*args, out_sharding=out_sharding, **kwargs)
+
+    return with_unsplit_out_sharding
 
 
 # ---- explicit mode: shardings as part of the type -------------------------------

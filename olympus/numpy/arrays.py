@@ -657,6 +657,7 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     return lax.reshape(a, newshape)
 
 
+@accepts_out_sharding
 def ravel(a, order: str = "C"):
     """`a` flattened to one dimension.
 
@@ -1220,6 +1221,7 @@ def tile(A, reps):
     return reshape(expanded, [r * s for r, s in zip(reps, shape)])
 
 
+@accepts_out_sharding
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Each element of `a` repeated `repeats` times along `axis`.
 

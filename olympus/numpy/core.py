@@ -19,6 +19,7 @@ from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.ops import integer_sizes
+from olympus.lax.sharding import accepts_out_sharding
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 
@@ -125,7 +126,8 @@ def _key_array_type() -> type | tuple:
     return prng.PRNGKeyArray if prng is not None else ()
 
 
-def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
+@accepts_out_sharding
+def array(obj, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None):
     """An Array made from `obj`, copying it.
 
     Accepts nested lists and tuples, NumPy arrays, scalars and Arrays.
@@ -137,6 +139,7 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
       copy: whether an Array `obj` gets a buffer of its own (True, the
         default) or is returned as it is.
       ndmin: the minimum rank (leading 1s are added).
+      device: where to place the array (a device or a sharding).
 
     Returns:
       A new Array.
@@ -170,9 +173,10 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0):
         out = to_device(value, aval_of(obj)) if weak else to_device(value)
     if ndmin > out.ndim:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
-    return out
+    return placed(out, device)
 
 
+@accepts_out_sharding
 def asarray(obj, dtype=None, copy=None, *, device=None):
     """`obj` as an Array, without copying when it already is one.
 
@@ -414,6 +418,7 @@ def _broadcast_shapes(shapes) -> tuple:
     return tuple(out)
 
 
+@accepts_out_sharding
 def broadcast_to(x, shape):
     """`x` broadcast to `shape`.
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy import reductions, ufuncs
 from olympus.numpy.core import (
     aval_of,
@@ -258,6 +259,7 @@ def nanquantile(
     return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
+@accepts_out_sharding
 def percentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,

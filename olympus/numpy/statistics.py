@@ -17,6 +17,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.lax.sharding import accepts_unsplit_out_sharding
 from olympus.numpy import arrays as _arr
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
@@ -617,6 +618,7 @@ def _counts_into(index, weights, length: int, dtype):
     return lax.full((length,), np.zeros((), dtype)[()]).at[index].add(updates)
 
 
+@accepts_unsplit_out_sharding
 def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     """How often each value 0, 1, ... occurs in a non-negative int array.
 
