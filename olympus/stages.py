@@ -146,8 +146,10 @@ def split_call(
             static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
             dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
         dyn_args = tuple([args[i] for i in dyn_argnums])
-        statics = tuple([(i, args[i]) for i in static_pos])
-        statics += tuple(sorted(static_kw.items()))
+        # (position or name, value, type): as JAX's, 2 and 2.0 are different
+        # static arguments (x * 2 keeps an int x's dtype, x * 2.0 does not)
+        statics = tuple([(i, args[i], type(args[i])) for i in static_pos])
+        statics += tuple([(k, v, type(v)) for k, v in sorted(static_kw.items())])
         try:
             hash(statics)
         except TypeError as err:
@@ -730,18 +732,26 @@ def aval_changes(path: str, old, new) -> list[str]:
 def static_changes(old: tuple, new: tuple, arg_names: list[str]) -> list[str]:
     """Static arguments whose value changed (or that appeared or vanished);
     positional ones are named by `arg_names` where it reaches."""
-    old_values, new_values = dict(old), dict(new)
+    old_values = {name: (v, t) for name, v, t in old}
+    new_values = {name: (v, t) for name, v, t in new}
     changes = []
+    absent = ("<absent>", None)
     for name in sorted(old_values.keys() | new_values.keys(), key=str):
-        before, after = (
-            old_values.get(name, "<absent>"),
-            new_values.get(name, "<absent>"),
+        (before, old_type), (after, new_type) = (
+            old_values.get(name, absent),
+            new_values.get(name, absent),
         )
-        if before != after:
+        if before != after or old_type is not new_type:
             label = name
             if isinstance(name, int):
                 label = arg_names[name] if name < len(arg_names) else f"args[{name}]"
-            changes.append(f"static {label}: {before!r:.60} -> {after!r:.60}")
+            shown = f"{before!r:.60} -> {after!r:.60}"
+            if before == after:  # the type alone changed: 2 -> 2.0
+                shown = (
+                    f"{before!r:.50} ({old_type.__name__}) -> "
+                    f"{after!r:.50} ({new_type.__name__})"
+                )
+            changes.append(f"static {label}: {shown}")
     return changes
 
 
