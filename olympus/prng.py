@@ -5,8 +5,12 @@ wrapping the key's uint32 words (`random.key_data`), so a batch of `n` keys
 has shape `(n,)` rather than `(n, 2)`. It is a pytree node whose one leaf is
 that `uint32[..., 2]` array, so keys pass through `jit`, `vmap`, `grad` (an
 integer leaf: never differentiated), `scan`/`fori_loop` carries and `cond`
-operands, and come back typed. Keys are not numbers: arithmetic on them, or
-passing them to `olympus.numpy`, raises `KeyArrayTypeError`.
+operands, and come back typed. To the tree functions a user calls
+(`olympus.tree_util`, `olympus.tree`) a key array is one leaf, as JAX's are
+(`tracer.user_trees.register_opaque_leaf`), so a library's `tree_map` over a
+state holding keys meets the keys. Keys are not numbers: arithmetic on them,
+or passing them to `olympus.numpy`, raises `KeyArrayTypeError`; `==` and `!=`
+compare keys elementwise, as JAX's.
 
     >>> k = olympus.random.key(0)
     >>> k.shape, str(k.dtype), olympus.random.key_data(k).shape
@@ -18,6 +22,7 @@ from __future__ import annotations
 from olympus.backends.xla.array import register_array_type
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import register_pytree_node
+from olympus.tracer.user_trees import register_opaque_leaf
 
 KEY_WORDS = 2  # a threefry2x32 key is two uint32 words
 
@@ -92,6 +97,48 @@ class PRNGKeyArray:
     @property
     def dtype(self) -> KeyDtype:
         return key_dtype
+
+    @property
+    def itemsize(self) -> int:
+        return 4 * KEY_WORDS
+
+    @property
+    def nbytes(self) -> int:
+        return self.itemsize * self.size
+
+    def __eq__(self, other):
+        """Elementwise: keys are equal where all their words are (broadcasting)."""
+        if not isinstance(other, PRNGKeyArray):
+            return NotImplemented
+        return (self.data == other.data).all(axis=-1)
+
+    def __ne__(self, other):
+        if not isinstance(other, PRNGKeyArray):
+            return NotImplemented
+        return (self.data != other.data).any(axis=-1)
+
+    __hash__ = None  # unhashable, as JAX's key arrays and every array
+
+    def transpose(self, *axes) -> PRNGKeyArray:
+        """The key dimensions permuted; each key's words stay last."""
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        order = tuple(axes) or tuple(reversed(range(self.ndim)))
+        order = tuple(a % self.ndim if self.ndim else a for a in order)
+        return PRNGKeyArray(self.data.transpose((*order, self.ndim)))
+
+    @property
+    def T(self) -> PRNGKeyArray:
+        return self.transpose()
+
+    def squeeze(self, axis=None) -> PRNGKeyArray:
+        if axis is None:
+            axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        return PRNGKeyArray(self.data.squeeze(tuple(a % self.ndim for a in axes)))
+
+    def copy(self) -> PRNGKeyArray:
+        return PRNGKeyArray(self.data.copy())
 
     def __len__(self) -> int:
         if not self.shape:
@@ -183,3 +230,4 @@ del _name
 register_pytree_node(
     PRNGKeyArray, lambda k: ((k.data,), None), lambda _, c: PRNGKeyArray(c[0])
 )
+register_opaque_leaf(PRNGKeyArray)

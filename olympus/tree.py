@@ -3,6 +3,10 @@
 import dataclasses
 
 from olympus.tracer.pytree import (  # noqa: F401
+    tree_transpose as transpose,
+    tree_unflatten as unflatten,
+)
+from olympus.tracer.user_trees import (  # noqa: F401  (typed keys are leaves here)
     tree_all as all,  # noqa: A004
     tree_broadcast as broadcast,
     tree_flatten as flatten,
@@ -14,8 +18,6 @@ from olympus.tracer.pytree import (  # noqa: F401
     tree_reduce as reduce,
     tree_reduce_associative as reduce_associative,
     tree_structure as structure,
-    tree_transpose as transpose,
-    tree_unflatten as unflatten,
 )
 
 

@@ -85,10 +85,11 @@ def _state_types(module: types.ModuleType) -> None:
 
 
 def _tree_util(module: types.ModuleType) -> None:
-    # flax.nnx asks `type(x) in _registry`: olympus's table of pytree node types
-    from olympus.tracer.pytree import _registry
+    # flax.nnx asks `type(x) in _registry`: olympus's pytree node types as a
+    # user sees them (typed PRNG key arrays are leaves)
+    from olympus.tracer.user_trees import UsersRegistry
 
-    module._registry = _registry
+    module._registry = UsersRegistry()
 
 
 def _checkify(module: types.ModuleType) -> None:

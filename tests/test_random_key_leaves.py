@@ -1,0 +1,198 @@
+"""Typed PRNG key arrays are pytree leaves to the user's tree functions (as
+JAX's are) while jit, vmap, grad and the loops still trace their uint32 words:
+tree_leaves, tree_structure, tree_map, paths, equality and the transformations
+with keys in arguments, carries and results, each through the JAX oracle
+(key values compared through key_data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import olympus
+import olympus.numpy as jnp
+from jax_oracle import OLYMPUS, agree
+
+
+def _state(ox):
+    k = ox.random.key(3)
+    return {"k": k, "ks": ox.random.split(k, 3), "x": ox.jnp.ones(2), "n": None}
+
+
+# ---- the user's tree functions ------------------------------------------------------
+def test_a_key_is_one_leaf():
+    agree(lambda ox: len(ox.tree_util.tree_leaves(ox.random.key(0))))
+    agree(lambda ox: str(ox.tree_util.tree_structure(ox.random.key(0))))
+    k = olympus.random.key(0)
+    assert olympus.tree_util.tree_leaves(k)[0] is k
+    assert olympus.tree.leaves({"k": k})[0] is k
+
+
+def test_structure_of_a_state_holding_keys():
+    agree(lambda ox: str(ox.tree_util.tree_structure(_state(ox))))
+    agree(lambda ox: len(ox.tree_util.tree_leaves(_state(ox))))
+    agree(lambda ox: str(ox.tree.structure(_state(ox))))
+
+
+def test_tree_map_meets_the_keys():
+    agree(lambda ox: ox.tree.map(lambda x: x.shape, _state(ox)))
+    agree(
+        lambda ox: ox.tree_util.tree_map(
+            lambda x: str(x.dtype), _state(ox), is_leaf=lambda x: x is None
+        )
+    )
+
+
+def test_paths_end_at_the_key():
+    def program(ox):
+        pairs = ox.tree_util.tree_flatten_with_path(_state(ox))[0]
+        return [ox.tree_util.keystr(path) for path, _ in pairs]
+
+    agree(program)
+    agree(lambda ox: ox.tree_util.all_leaves([ox.random.key(0), ox.jnp.ones(1)]))
+
+
+def test_flatten_and_unflatten_keep_the_key():
+    def program(ox):
+        leaves, treedef = ox.tree_util.tree_flatten(_state(ox))
+        back = ox.tree_util.tree_unflatten(treedef, leaves)
+        return ox.random.key_data(back["ks"])
+
+    agree(program)
+
+
+def test_transformations_still_see_the_words():
+    """jit's and vmap's own flattening goes through the key: its words are
+    traced, and the key comes back typed."""
+    traced = olympus.make_olympuspr(lambda k: olympus.random.split(k))(
+        olympus.random.key(0)
+    )
+    assert "u32[2]" in str(traced)
+    out = olympus.jit(lambda s: s)(_state(OLYMPUS))
+    assert isinstance(out["k"], olympus.random.PRNGKeyArray)
+
+
+# ---- equality and array methods ---------------------------------------------------
+def test_keys_compare_elementwise():
+    agree(lambda ox: ox.random.key(1) == ox.random.key(1))
+    agree(lambda ox: ox.random.key(1) != ox.random.key(2))
+    agree(lambda ox: ox.random.split(ox.random.key(0)) == ox.random.key(0))
+    agree(
+        lambda ox: (
+            ox.random.split(ox.random.key(0), 3)
+            != ox.random.split(ox.random.key(0), 3)[1]
+        )
+    )
+    agree(lambda ox: ox.jit(lambda a, b: a == b)(ox.random.key(1), ox.random.key(1)))
+
+
+def test_keys_are_unhashable():
+    with pytest.raises(TypeError):
+        hash(olympus.random.key(0))
+
+
+def test_transpose_squeeze_copy():
+    def program(ox):
+        ks = ox.random.split(ox.random.key(0), 6).reshape(2, 3, 1)
+        return [
+            ox.random.key_data(ks.T),
+            ox.random.key_data(ks.transpose(1, 0, 2)),
+            ox.random.key_data(ks.squeeze()),
+            ox.random.key_data(ks.squeeze(2)),
+            ox.random.key_data(ks.copy()),
+        ]
+
+    agree(program)
+    agree(
+        lambda ox: (ox.random.key(0).itemsize, ox.random.split(ox.random.key(0)).size)
+    )
+
+
+# ---- keys through the transformations ----------------------------------------------
+def test_jit_with_keys_in_a_dict():
+    def program(ox):
+        step = ox.jit(lambda s: {**s, "k": ox.random.fold_in(s["k"], 1)})
+        out = step(_state(ox))
+        return ox.random.key_data(out["k"]), str(ox.tree_util.tree_structure(out))
+
+    agree(program)
+
+
+def test_vmap_over_keys():
+    agree(
+        lambda ox: ox.vmap(lambda k: ox.random.normal(k, (2,)))(
+            ox.random.split(ox.random.key(0), 3)
+        )
+    )
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.vmap(lambda k: ox.random.split(k))(ox.random.split(ox.random.key(0), 3))
+        )
+    )
+
+
+def test_grad_skips_a_key_argument():
+    agree(
+        lambda ox: ox.grad(lambda x, k: x * ox.random.normal(k))(1.0, ox.random.key(0))
+    )
+    agree(
+        lambda ox: ox.grad(lambda s: s["x"].sum() * ox.random.uniform(s["k"]))(
+            {"x": ox.jnp.ones(2), "k": ox.random.key(0)}
+        )["x"]
+    )
+    agree(lambda ox: ox.grad(lambda k: 1.0)(ox.random.key(0)))  # both raise
+
+
+def test_scan_fori_cond_carry_keys():
+    def scan(ox):
+        def body(k, sub):
+            return ox.random.fold_in(k, 1), ox.random.normal(sub)
+
+        k, xs = ox.lax.scan(
+            body, ox.random.key(0), ox.random.split(ox.random.key(1), 4)
+        )
+        return ox.random.key_data(k), xs
+
+    def fori(ox):
+        k = ox.lax.fori_loop(
+            0, 3, lambda i, k: ox.random.fold_in(k, i), ox.random.key(2)
+        )
+        return ox.random.key_data(k)
+
+    def cond(ox, which):
+        k = ox.lax.cond(
+            which, lambda k: k, lambda k: ox.random.split(k)[1], ox.random.key(5)
+        )
+        return ox.random.key_data(k)
+
+    agree(scan)
+    agree(fori)
+    agree(cond, True)
+    agree(cond, False)
+
+
+def test_split_fold_in_key_data_wrap_key_data():
+    agree(lambda ox: ox.random.key_data(ox.random.split(ox.random.key(0), (2, 3))))
+    agree(lambda ox: ox.random.split(ox.random.key(0), (2, 3)).shape)
+    agree(lambda ox: ox.random.key_data(ox.random.fold_in(ox.random.key(0), 7)))
+    data = np.array([[0, 1], [2, 3]], np.uint32)
+    agree(lambda ox, d: ox.random.key_data(ox.random.wrap_key_data(d)), data)
+    agree(lambda ox, d: ox.random.wrap_key_data(d).shape, data)
+
+
+def test_printing():
+    agree(lambda ox: repr(ox.random.key(0)))
+    agree(lambda ox: str(ox.random.split(ox.random.key(0), 2)))
+    agree(lambda ox: str(ox.typeof(ox.random.key(0))))
+    agree(lambda ox: ox.jnp.issubdtype(ox.random.key(0).dtype, ox.dtypes.prng_key))
+
+
+def test_eager_jit_vmap_agree():
+    ks = olympus.random.split(olympus.random.key(0), 3)
+
+    def draw(k):
+        return olympus.random.uniform(olympus.random.fold_in(k, 3), (2,))
+
+    eager = jnp.stack([draw(k) for k in ks])
+    np.testing.assert_array_equal(olympus.vmap(draw)(ks), eager)
+    np.testing.assert_array_equal(olympus.jit(olympus.vmap(draw))(ks), eager)
