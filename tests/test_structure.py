@@ -185,3 +185,67 @@ def test_primitive_traits_replace_the_passes_name_lists():
     for trait in ("elementwise_unary", "reduction", "commutative", "exact", "cheap"):
         missing = [n for n in names_with(trait) if n not in prims]
         assert not missing, (trait, missing)
+
+
+def _defining_module(prim) -> pathlib.Path:
+    """The lax module whose top level defines `prim` (`<name>_p = ...`)."""
+    pattern = re.compile(rf"^{re.escape(prim.name)}_p = ", re.M)
+    found = [p for p in (ROOT / "lax").rglob("*.py") if pattern.search(p.read_text())]
+    assert len(found) == 1, (prim.name, found)
+    return found[0]
+
+
+@pytest.mark.parametrize("table", ["dce_rules", "forwarding_rules", "hoisting_rules"])
+def test_optimizer_rules_register_beside_their_primitive(table):
+    from olympus.ir import pruning
+
+    rules = getattr(pruning, table)
+    assert rules, table
+    for prim in rules:
+        text = _defining_module(prim).read_text()
+        assert f"{table}[{prim.name}_p] = " in text, (table, prim.name)
+
+
+def test_optimizer_engines_name_no_higher_order_primitive():
+    names = "pjit|checkpoint|cond|scan|while|optimization_barrier|shard_map"
+    for module in ("dce.py", "forward.py"):
+        text = (ROOT / "optimizer" / module).read_text()
+        code = re.sub(r'"""[\s\S]*?"""|#.*', "", text)  # docstrings and comments
+        # a rule table keyed by a primitive's name, or a test of the name
+        rule_row = rf"""["']({names})["']\s*:\s*_"""
+        name_test = rf"""name\s*[!=]=\s*["']({names})["']"""
+        assert not re.search(rule_row, code), module
+        assert not re.search(name_test, code), module
+
+
+def test_dce_and_forwarding_through_control_flow_agree_with_jax():
+    """Unused loop carries, cond outputs and pass-through values are pruned
+    and forwarded; the program still computes what JAX's does."""
+
+    def program(ox, x, xs):
+        def f(x, xs):
+            (c, unused), ys = ox.lax.scan(
+                lambda c, x: ((c[0] + x, c[1] * x), c[0]), (x, x), xs
+            )
+            kept, _ = ox.lax.cond(x > 0, lambda a: (a, a * 2), lambda a: (a, -a), c)
+            n, dead = ox.lax.while_loop(
+                lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 2.0), (0, x)
+            )
+            return kept + ys.sum() + n
+
+        return ox.jit(f)(x, xs), ox.vmap(f, (None, 0))(x, xs[None]), ox.grad(f)(x, xs)
+
+    agree(program, np.float32(1.5), np.arange(4, dtype=np.float32))
+
+
+def test_dce_prunes_the_unused_carry_of_a_scan():
+    from olympus.optimizer import optimize
+
+    def f(x, xs):
+        (c, _), _ = lax.scan(lambda c, x: ((c[0] + x, c[1] * x), None), (x, x), xs)
+        return c
+
+    closed = olympus.make_olympuspr(f)(1.0, np.arange(3, dtype=np.float32))
+    before = next(e for e in closed.eqns if e.primitive.name == "scan")
+    after = next(e for e in optimize(closed).eqns if e.primitive.name == "scan")
+    assert before.params["num_carry"] == 2 and after.params["num_carry"] == 1

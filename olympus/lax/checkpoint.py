@@ -22,6 +22,7 @@ from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var, all_primitives
+from olympus.ir.pruning import call_forwards, dce_call, dce_rules, forwarding_rules
 from olympus.ir.structure import call_structure, declare
 from olympus.lax.base import define_primitive
 from olympus.lax.custom_derivatives import (
@@ -368,6 +369,8 @@ partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
 call_primitives.add(checkpoint_p)
 transpose_rules[checkpoint_p] = _checkpoint_transpose
 batch_rules[checkpoint_p] = _checkpoint_batch
+dce_rules[checkpoint_p] = dce_call
+forwarding_rules[checkpoint_p] = call_forwards
 
 
 class checkpoint_policies:

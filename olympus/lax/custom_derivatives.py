@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Primitive
+from olympus.ir.pruning import dce_pass_through, dce_rules
 from olympus.ir.structure import Structure, declare
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
@@ -821,6 +822,7 @@ def _barrier_jvp(primals, tangents):
 
 jvp_rules[optimization_barrier_p] = _barrier_jvp
 transpose_rules[optimization_barrier_p] = lambda cts, *args: list(cts)
+dce_rules[optimization_barrier_p] = dce_pass_through
 batch_rules[optimization_barrier_p] = lambda axis_size, vals, dims: (
     optimization_barrier_p.bind(*vals),
     list(dims),

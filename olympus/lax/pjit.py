@@ -19,6 +19,7 @@ from olympus.backends.xla.lowering import (
 )
 from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
 from olympus.ir.core import ClosedOlympuspr, Primitive, all_primitives
+from olympus.ir.pruning import call_forwards, dce_call, dce_rules, forwarding_rules
 from olympus.ir.structure import call_structure, declare
 from olympus.tracer.core import set_current_trace
 from olympus.transforms.ad_util import is_zero
@@ -155,3 +156,5 @@ jvp_rules[pjit_p] = _pjit_jvp
 partial_eval_rules[pjit_p] = _pjit_partial_eval
 call_primitives.add(pjit_p)
 transpose_rules[pjit_p] = _pjit_transpose
+dce_rules[pjit_p] = dce_call
+forwarding_rules[pjit_p] = call_forwards

@@ -2,11 +2,14 @@
 
 Out: where a call or loop returns one of its own inputs unchanged (or a
 literal), later equations read that input directly, and dead-code elimination
-then drops the output from the call.
+then drops the output from the call. Which outputs those are, each primitive's
+rule in `ir.pruning.forwarding_rules` says (registered beside it in lax):
   pjit / checkpoint: an output that is an input of the sub-program, or a literal.
   cond: an output every branch takes from the same operand, or the same literal.
   scan / while: a carry the body returns unchanged is its initial value.
-A scan over a broadcast scalar takes the scalar as a constant instead.
+Before that, a primitive's `hoisting_rules` entry may make it read fewer
+values per iteration: a scan over a broadcast scalar takes the scalar as a
+constant instead.
 
 In: a literal operand (`checkpoint[...] b 1.0`) is written into the
 sub-program in place of its input (pjit, checkpoint, cond branches, and the
@@ -15,9 +18,9 @@ constants of scan and while), which then simplifies and folds with it.
 
 from __future__ import annotations
 
-import numpy as np
-
+import olympus.lax  # noqa: F401  (registers the per-primitive rules)
 from olympus.ir.core import ClosedOlympuspr, Eqn, Literal, Var
+from olympus.ir.pruning import forwarding_rules, hoisting_rules
 from olympus.ir.structure import structure_of
 from olympus.optimizer.program import (
     Walk,
@@ -42,71 +45,6 @@ def _read_vars(walk: Walk) -> set:
 def _forward(walk: Walk, outer_out: Var, atom) -> None:
     if outer_out in _read_vars(walk) and same_type(atom.aval, outer_out.aval):
         walk.replace(outer_out, atom)
-
-
-def _literal_key(x):
-    return (x.aval, np.asarray(x.val, x.aval.dtype).tobytes())
-
-
-def _call(walk: Walk, eqn: Eqn) -> None:
-    program = eqn.params["olympuspr"].olympuspr
-    position = {v: i for i, v in enumerate(program.invars)}
-    for out, inner in zip(eqn.outvars, program.outvars):
-        if isinstance(inner, Literal):
-            _forward(walk, out, inner)
-        elif inner in position:
-            _forward(walk, out, eqn.invars[position[inner]])
-
-
-def _cond(walk: Walk, eqn: Eqn) -> None:
-    programs = [b.olympuspr for b in eqn.params["branches"]]
-    positions = [{v: i for i, v in enumerate(p.invars)} for p in programs]
-    _, operands = structure_of(eqn).split(eqn.params, eqn.invars)
-    for k, out in enumerate(eqn.outvars):
-        inners = [p.outvars[k] for p in programs]
-        if all(isinstance(x, Literal) for x in inners):
-            if len({_literal_key(x) for x in inners}) == 1:
-                _forward(walk, out, inners[0])
-            continue
-        where = {
-            pos.get(x) if isinstance(x, Var) else None
-            for x, pos in zip(inners, positions)
-        }
-        if len(where) == 1 and None not in where:
-            _forward(walk, out, operands[where.pop()])
-
-
-def _loop_invariant(walk: Walk, eqn: Eqn, body_name: str) -> None:
-    """A carry the body passes through unchanged is the loop's initial value."""
-    p, structure = eqn.params, structure_of(eqn)
-    body = p[body_name].olympuspr
-    body_groups = structure.body_groups(body_name)
-    carry_in = structure.split_body_inputs(p, body.invars, body_name)[
-        body_groups.index("carry")
-    ]
-    carry_out = structure.split_outputs(p, body.outvars)[0]
-    init = structure.group(p, eqn.invars, "carry")
-    outs = structure.split_outputs(p, eqn.outvars)[0]
-    for inner_out, inner_in, out, x in zip(carry_out, carry_in, outs, init):
-        if inner_out is inner_in:
-            _forward(walk, out, x)
-
-
-def _scan(walk: Walk, eqn: Eqn) -> None:
-    _loop_invariant(walk, eqn, "olympuspr")
-
-
-def _while(walk: Walk, eqn: Eqn) -> None:
-    _loop_invariant(walk, eqn, "body_olympuspr")
-
-
-_rules = {
-    "pjit": _call,
-    "checkpoint": _call,
-    "cond": _cond,
-    "scan": _scan,
-    "while": _while,
-}
 
 
 # ---- literal operands into sub-programs ---------------------------------------------
@@ -175,53 +113,18 @@ def _inline(walk: Walk, eqn: Eqn) -> Eqn:
     return eqn._replace(params=params, invars=invars)
 
 
-def _scalar_spread(walk: Walk, atom):
-    """s, where `atom` is broadcast_in_dim(s) of a scalar s; else None."""
-    eqn = walk.producer.get(atom) if type(atom) is Var else None
-    if eqn is None or eqn.primitive.name != "broadcast_in_dim":
-        return None
-    s = eqn.invars[0]
-    return s if s.aval.shape == () and s.aval.dtype == atom.aval.dtype else None
-
-
-def _x_to_consts(groups, j: int, value=None):
-    """(consts, carry, xs) with xs[j] (or `value` for it) moved to the end of consts."""
-    consts, carry, xs = groups
-    moved = xs[j] if value is None else value
-    return [*consts, moved], carry, [*xs[:j], *xs[j + 1 :]]
-
-
-def _invariant_xs(walk: Walk, eqn: Eqn) -> Eqn:
-    """A scan over broadcast_in_dim(s) of a scalar s (a cotangent of ones, say)
-    reads s in every step: s becomes a constant of the scan instead."""
-    p, structure = eqn.params, structure_of(eqn)
-    groups = structure.split(p, eqn.invars)
-    for j, x in enumerate(groups[2]):
-        s = _scalar_spread(walk, x) if x.aval.ndim == 1 else None
-        if s is None:
-            continue
-        body = p["olympuspr"]
-        program = body.olympuspr
-        body_in = structure.split_body_inputs(p, program.invars, "olympuspr")
-        invars = structure.pack(*_x_to_consts(body_in, j))[0]
-        linear = structure.pack(*_x_to_consts(structure.split(p, p["linear"]), j))[0]
-        ops, counts = structure.pack(*_x_to_consts(groups, j, s))
-        moved = ClosedOlympuspr(rebuilt(program, invars=invars), body.consts)
-        params = {**p, "olympuspr": moved, **counts, "linear": tuple(linear)}
-        return _invariant_xs(walk, eqn._replace(params=params, invars=ops))
-    return eqn
-
-
-@takes(_rules)
+@takes(p.name for p in forwarding_rules)
 def forward_step(walk: Walk, eqn: Eqn) -> bool:
-    rule = _rules.get(eqn.primitive.name)
+    rule = forwarding_rules.get(eqn.primitive)
     if rule is None:
         return False
     inlined = eqn
-    if eqn.primitive.name == "scan":
-        inlined = _invariant_xs(walk, inlined)
+    hoist = hoisting_rules.get(eqn.primitive)
+    if hoist is not None:
+        inlined = hoist(inlined, walk.producer.get)
     inlined = _inline(walk, inlined)
-    rule(walk, inlined)
+    for out, atom in rule(inlined):
+        _forward(walk, out, atom)
     if inlined is eqn:
         return False  # the equation stays; its forwarded outputs are now unread
     walk.changed = True

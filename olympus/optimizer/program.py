@@ -23,6 +23,7 @@ from olympus.ir.core import (
     all_primitives,
 )
 from olympus.ir.effects import eqn_has_ordered_effect, ordered_effect_primitives
+from olympus.ir.pruning import rebuilt
 from olympus.lax.checkpoint import name_p
 from olympus.lax.hints import hint_keys, hint_p
 
@@ -88,17 +89,6 @@ def see_through(producer: dict, eqn: Eqn | None) -> tuple[Eqn | None, list]:
 
 def primitive(name: str):
     return all_primitives[name]
-
-
-def rebuilt(olympuspr: Olympuspr, constvars=None, invars=None, eqns=None, outvars=None):
-    """A copy of `olympuspr` with some parts replaced (debug_info kept)."""
-    return Olympuspr(
-        olympuspr.constvars if constvars is None else constvars,
-        olympuspr.invars if invars is None else invars,
-        olympuspr.eqns if eqns is None else eqns,
-        olympuspr.outvars if outvars is None else outvars,
-        olympuspr.debug_info,
-    )
 
 
 def holds_programs(params: dict) -> bool:
