@@ -310,6 +310,8 @@ class _CustomDerivative:
     (eagerly, and primal work under linearize)."""
 
     symbolic_zeros = False
+    _rule: str  # the attribute holding the user's rule (None until defined)
+    _missing_rule: str  # the error when it is called before that
 
     def __init__(
         self,
@@ -325,7 +327,8 @@ class _CustomDerivative:
 
     def __call__(self, *args, **kwargs):
         name = function_name(self.fun)
-        self._check_defined(name)
+        if getattr(self, self._rule) is None:
+            raise AttributeError(self._missing_rule.format(name))
         args = _positional(self.fun, args, kwargs)
         if core.current_trace() is core.eval_trace:
             return self.fun(*args)
@@ -404,6 +407,8 @@ class custom_jvp(_CustomDerivative):
     """
 
     jvp: Callable | None = None
+    _rule = "jvp"
+    _missing_rule = "no JVP rule defined for custom_jvp function {}; use defjvp"
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """`jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`;
@@ -428,12 +433,6 @@ class custom_jvp(_CustomDerivative):
             return ans, tree_unflatten(tree, [instantiate(t) for t in total])
 
         self.defjvp(jvp)
-
-    def _check_defined(self, name: str) -> None:
-        if self.jvp is None:
-            raise AttributeError(
-                f"no JVP rule defined for custom_jvp function {name}; use defjvp"
-            )
 
     def _call_with_rule(self, name: str, args: tuple):
         argnums, leaves, in_tree = self._dynamic(args)
@@ -645,6 +644,8 @@ class custom_vjp(_CustomDerivative):
 
     fwd: Callable | None = None
     bwd: Callable | None = None
+    _rule = "fwd"
+    _missing_rule = "no VJP defined for custom_vjp function {}; use defvjp"
 
     def defvjp(
         self,
@@ -662,12 +663,6 @@ class custom_vjp(_CustomDerivative):
         accepted for JAX's signature; olympus's fwd is traced once either way."""
         self.fwd, self.bwd = fwd, bwd
         self.symbolic_zeros = symbolic_zeros
-
-    def _check_defined(self, name: str) -> None:
-        if self.fwd is None:
-            raise AttributeError(
-                f"no VJP defined for custom_vjp function {name}; use defvjp"
-            )
 
     def _call_with_rule(self, name: str, args: tuple):
         argnums, leaves, in_tree = self._dynamic(args)

@@ -99,8 +99,29 @@ def _solution(api: str, out, has_aux: bool, tree):
     return leaves, aux
 
 
-def _negated(cts: list) -> list:
-    return [None if c is None else ops.neg(c) for c in cts]
+def _on_trees(program, consts: list, tree):
+    """The traced function (f or matvec) with its constants, as the user's
+    solver calls it: a pytree of `tree`'s structure in and out."""
+    return lambda x: tree_unflatten(
+        tree, eval_program(program, consts, tree_flatten(x)[0])
+    )
+
+
+def _consts_cotangent(program, consts: list, x: list, lam: list) -> list:
+    """-(d program / d consts)^T lam at x: by the implicit function theorem,
+    the cotangent of the constants the traced f or matvec closes over."""
+    pull = _pullback(lambda *c: eval_program(program, c, x), consts)
+    return [None if c is None else ops.neg(c) for c in pull(lam)]
+
+
+def _with_implicit_vjp(apply, fwd, bwd, operands: tuple, tree, has_aux: bool):
+    """apply(run_consts, consts, leaves) differentiated by fwd and bwd; the
+    solution unflattened to `tree` (with aux when has_aux)."""
+    solved = custom_vjp(lambda rc, bc, cs, leaves: apply(rc, cs, leaves))
+    solved.defvjp(fwd, bwd)
+    x, aux = solved(*operands)
+    x = tree_unflatten(tree, x)
+    return (x, aux) if has_aux else x
 
 
 def custom_root(
@@ -139,10 +160,7 @@ def custom_root(
     guess = tree_flatten(initial_guess)[0]
 
     def run(cs, guess):
-        f_cs = lambda x: tree_unflatten(  # noqa: E731
-            tree, eval_program(program, cs, tree_flatten(x)[0])
-        )
-        out = solve(f_cs, tree_unflatten(tree, guess))
+        out = solve(_on_trees(program, cs, tree), tree_unflatten(tree, guess))
         return _solution("custom_root", out, has_aux, tree)
 
     def back(cs, x, ct):  # lambda with (df/dx)^T lambda = ct
@@ -161,14 +179,10 @@ def custom_root(
     def bwd(res, ct):
         bc, cs, x = res
         lam = back_apply(bc, cs, x, [instantiate(c) for c in ct[0]])
-        pull_cs = _pullback(lambda *c: eval_program(program, c, x), cs)
-        return None, None, _negated(pull_cs(lam)), None
+        return None, None, _consts_cotangent(program, cs, x, lam), None
 
-    solved = custom_vjp(lambda rc, bc, cs, guess: apply(rc, cs, guess))
-    solved.defvjp(fwd, bwd)
-    x, aux = solved(run_consts, back_consts, consts, guess)
-    x = tree_unflatten(tree, x)
-    return (x, aux) if has_aux else x
+    operands = (run_consts, back_consts, consts, guess)
+    return _with_implicit_vjp(apply, fwd, bwd, operands, tree, has_aux)
 
 
 def custom_linear_solve(
@@ -213,9 +227,7 @@ def custom_linear_solve(
     b_leaves = tree_flatten(b)[0]
 
     def run(cs, b_leaves):
-        matvec_cs = lambda x: tree_unflatten(  # noqa: E731
-            tree, eval_program(program, cs, tree_flatten(x)[0])
-        )
+        matvec_cs = _on_trees(program, cs, tree)
         out = solve(matvec_cs, tree_unflatten(tree, b_leaves))
         return _solution("custom_linear_solve", out, has_aux, tree)
 
@@ -245,11 +257,7 @@ def custom_linear_solve(
             )
         bc, cs, x = res
         lam = back_apply(bc, cs, [instantiate(c) for c in ct[0]])
-        pull_cs = _pullback(lambda *c: eval_program(program, c, x), cs)
-        return None, None, _negated(pull_cs(lam)), lam
+        return None, None, _consts_cotangent(program, cs, x, lam), lam
 
-    solved = custom_vjp(lambda rc, bc, cs, b_leaves: apply(rc, cs, b_leaves))
-    solved.defvjp(fwd, bwd)
-    x, aux = solved(run_consts, back_consts, consts, b_leaves)
-    x = tree_unflatten(tree, x)
-    return (x, aux) if has_aux else x
+    operands = (run_consts, back_consts, consts, b_leaves)
+    return _with_implicit_vjp(apply, fwd, bwd, operands, tree, has_aux)

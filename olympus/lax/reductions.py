@@ -104,29 +104,23 @@ reduce_max_p = _monoid_reduction(
 reduce_min_p = _monoid_reduction(
     "reduce_min", "min", "stablehlo.minimum", _any_dtype, "any", traits=("reduction",)
 )
-reduce_and_p = _monoid_reduction(
-    "reduce_and",
-    "and",
-    "stablehlo.and",
-    lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
-    "integer or boolean",
-    traits=("reduction",),
-)
-reduce_or_p = _monoid_reduction(
-    "reduce_or",
-    "or",
-    "stablehlo.or",
-    lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
-    "integer or boolean",
-    traits=("reduction",),
-)
-reduce_xor_p = _monoid_reduction(
-    "reduce_xor",
-    "xor",
-    "stablehlo.xor",
-    lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
-    "integer or boolean",
-)
+
+
+def _bitwise_reduction(op: str, traits: tuple = ()):
+    """reduce_and, reduce_or and reduce_xor: integer or boolean operands."""
+    return _monoid_reduction(
+        f"reduce_{op}",
+        op,
+        f"stablehlo.{op}",
+        lambda d: d == dtypes.bool_ or dtypes.is_integer(d),
+        "integer or boolean",
+        traits=traits,
+    )
+
+
+reduce_and_p = _bitwise_reduction("and", traits=("reduction",))
+reduce_or_p = _bitwise_reduction("or", traits=("reduction",))
+reduce_xor_p = _bitwise_reduction("xor")
 
 
 def _reduction_batch_rule(primitive):

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from olympus.lax.op_docs import with_sections
 from olympus.ir import dtypes
 from olympus.backends.xla.lowering import compare, i64_array
 from olympus.ir.core import ShapedArray
@@ -451,6 +452,19 @@ jvp_rules[approx_top_k_p] = _approx_top_k_jvp
 batch_rules[approx_top_k_p] = _approx_top_k_batch_rule
 
 
+# The sections approx_max_k and approx_min_k share (op_docs.with_sections).
+_APPROX_ARGS = """Args:
+  operand: an array.
+  k: how many entries to keep.
+  reduction_dimension: the axis to search.
+  recall_target: accepted for JAX's signature (the result is exact).
+  reduction_input_size_override: accepted for JAX's signature.
+  aggregate_to_topk: accepted for JAX's signature."""
+_APPROX_RETURNS = "Returns:\n  (values, indices), each with the axis cut to k."
+_APPROX_RAISES = "Raises:\n  ValueError: k is out of range for the axis."
+
+
+@with_sections(_APPROX_ARGS, _APPROX_RETURNS, _APPROX_RAISES)
 def approx_max_k(
     operand,
     k: int,
@@ -465,20 +479,6 @@ def approx_max_k(
     largest first. JAX's approximate top-k; here exact (recall 1, as XLA's CPU
     gives), so `aggregate_to_topk=False` also returns exactly k, sorted.
 
-    Args:
-      operand: an array.
-      k: how many entries to keep.
-      reduction_dimension: the axis to search.
-      recall_target: accepted for JAX's signature (the result is exact).
-      reduction_input_size_override: accepted for JAX's signature.
-      aggregate_to_topk: accepted for JAX's signature.
-
-    Returns:
-      (values, indices), each with the axis cut to k.
-
-    Raises:
-      ValueError: k is out of range for the axis.
-
     Example:
       >>> values, indices = lax.approx_max_k(np.float32([[3, 1, 2, 5]]), 2)
       >>> values, indices
@@ -489,6 +489,7 @@ def approx_max_k(
     )
 
 
+@with_sections(_APPROX_ARGS, _APPROX_RETURNS, _APPROX_RAISES)
 def approx_min_k(
     operand,
     k: int,
@@ -501,20 +502,6 @@ def approx_min_k(
 
     The `k` smallest entries along `reduction_dimension` and their indices,
     smallest first (exact, as approx_max_k).
-
-    Args:
-      operand: an array.
-      k: how many entries to keep.
-      reduction_dimension: the axis to search.
-      recall_target: accepted for JAX's signature (the result is exact).
-      reduction_input_size_override: accepted for JAX's signature.
-      aggregate_to_topk: accepted for JAX's signature.
-
-    Returns:
-      (values, indices), each with the axis cut to k.
-
-    Raises:
-      ValueError: k is out of range for the axis.
 
     Example:
       >>> lax.approx_min_k(jnp.array([3.0, 1.0, 2.0]), 2)

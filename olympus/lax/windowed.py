@@ -19,6 +19,7 @@ from olympus.backends.xla.lowering import i64_array
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import define_primitive
+from olympus.lax.op_docs import with_sections
 from olympus.lax.elementwise import and_p, eq_p, not_p, or_p, select_n_p
 from olympus.lax.shapes import broadcast_in_dim_p, pad_p, slice_p
 from olympus.tracer.core import aval_of
@@ -218,6 +219,16 @@ def _pads(padding, shape, window_dimensions, window_strides) -> tuple:
     return tuple(pads)
 
 
+# The sections reduce_window_sum and reduce_window_max share (op_docs.with_sections).
+_ARGS = """Args:
+  operand: an array.
+  window_dimensions: the window's size per axis.
+  window_strides: the strides; None for 1.
+  padding: 'SAME', 'VALID' or (lo, hi) pairs."""
+_RETURNS = "Returns:\n  An array of operand's dtype, one entry per window."
+_RAISES = "Raises:\n  OlympusTypeError: the window does not fit the padded operand."
+
+
 def _bind(prim, operand, window_dimensions: Sequence[int], window_strides, padding):
     shape = aval_of(operand).shape
     window = tuple(int(w) for w in window_dimensions)
@@ -230,23 +241,11 @@ def _bind(prim, operand, window_dimensions: Sequence[int], window_strides, paddi
     )
 
 
+@with_sections(_ARGS, _RETURNS, _RAISES)
 def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="VALID"):
     """Sums over sliding windows (sum pooling).
 
-    Sums over windows (sum pooling); `padding` is 'SAME', 'VALID' or (lo, hi)
-    pairs.
-
-    Args:
-      operand: an array.
-      window_dimensions: the window's size per axis.
-      window_strides: the strides; None for 1.
-      padding: 'SAME', 'VALID' or (lo, hi) pairs.
-
-    Returns:
-      An array of operand's dtype, one entry per window.
-
-    Raises:
-      OlympusTypeError: the window does not fit the padded operand.
+    Padded entries add nothing (they are 0).
 
     Example:
       >>> lax.reduce_window_sum(np.float32([1, 2, 3, 4]), (2,), (2,))
@@ -257,22 +256,11 @@ def reduce_window_sum(operand, window_dimensions, window_strides=None, padding="
     )
 
 
+@with_sections(_ARGS, _RETURNS, _RAISES)
 def reduce_window_max(operand, window_dimensions, window_strides=None, padding="VALID"):
     """Maxima over sliding windows (max pooling).
 
-    Maxima over windows (max pooling); padding never wins (it is -inf).
-
-    Args:
-      operand: an array.
-      window_dimensions: the window's size per axis.
-      window_strides: the strides; None for 1.
-      padding: 'SAME', 'VALID' or (lo, hi) pairs.
-
-    Returns:
-      An array of operand's dtype, one entry per window.
-
-    Raises:
-      OlympusTypeError: the window does not fit the padded operand.
+    Padding never wins (it is -inf), so a window of padding alone gives -inf.
 
     Example:
       >>> lax.reduce_window_max(np.float32([1, 5, 3, 4]), (2,), (2,))
