@@ -19,6 +19,11 @@ compare keys elementwise, as JAX's.
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
+from olympus import lax
 from olympus.backends.xla.array import register_array_type
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import register_pytree_node
@@ -179,8 +184,6 @@ class PRNGKeyArray:
 
     def __repr__(self) -> str:
         if type(self.data).__name__ == "Array":
-            import numpy as np
-
             words = np.asarray(self.data)
             return f"Array({self.shape}, dtype={key_dtype}) overlaying:\n{words}"
         return (
@@ -231,3 +234,104 @@ register_pytree_node(
     PRNGKeyArray, lambda k: ((k.data,), None), lambda _, c: PRNGKeyArray(c[0])
 )
 register_opaque_leaf(PRNGKeyArray)
+
+
+# ---- the jnp functions JAX defines on key arrays ------------------------------------
+# olympus.numpy hands key arrays here: each works on the words, which stay last.
+def _all_keys(keys, name: str) -> list:
+    keys = list(keys)
+    if not keys:
+        raise ValueError(f"jnp.{name}: need at least one array")
+    if not all(isinstance(k, PRNGKeyArray) for k in keys):
+        kinds = sorted({type(k).__name__ for k in keys})
+        raise KeyArrayTypeError(
+            f"jnp.{name}: cannot join typed PRNG key arrays with other arrays "
+            f"(got {', '.join(kinds)}); wrap raw words with random.wrap_key_data first"
+        )
+    return keys
+
+
+def _key_axis(axis: int, ndim: int, name: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(
+            f"jnp.{name}: axis {axis} is out of bounds for key arrays of rank {ndim}"
+        )
+    return axis % ndim
+
+
+def _no_dtype(name: str, out, dtype) -> None:
+    if out is not None or dtype is not None:
+        raise KeyArrayTypeError(
+            f"jnp.{name} of typed PRNG key arrays takes no out= or dtype= (got "
+            f"out={out!r}, dtype={dtype!r}): keys keep their key dtype"
+        )
+
+
+def stack(keys, axis: int = 0, out=None, dtype=None) -> PRNGKeyArray:
+    """jnp.stack of key arrays of one shape: a new key axis at `axis`."""
+    _no_dtype("stack", out, dtype)
+    keys = _all_keys(keys, "stack")
+    ndim = keys[0].ndim + 1
+    axis = _key_axis(axis, ndim, "stack")
+    words = [lax.expand_dims(k.data, (axis,)) for k in keys]
+    return PRNGKeyArray(lax.concatenate(words, axis))
+
+
+def concatenate(keys, axis: int | None = 0, dtype=None) -> PRNGKeyArray:
+    """jnp.concatenate of key arrays along an existing key axis (None: flat)."""
+    _no_dtype("concatenate", None, dtype)
+    keys = _all_keys(keys, "concatenate")
+    if axis is None:
+        keys, axis = [k.ravel() for k in keys], 0
+    if keys[0].ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = _key_axis(axis, keys[0].ndim, "concatenate")
+    return PRNGKeyArray(lax.concatenate([k.data for k in keys], axis))
+
+
+def where(condition, x, y) -> PRNGKeyArray:
+    """jnp.where(condition, x, y) of two key arrays: the keys of `x` where
+    `condition`, else of `y`, all three broadcast together."""
+    keys = _all_keys((x, y), "where")
+    cond_shape = tuple(np.shape(condition))
+    if hasattr(condition, "aval"):
+        cond_shape = tuple(condition.aval.shape)
+    shape = tuple(np.broadcast_shapes(cond_shape, x.shape, y.shape))
+    words = [_broadcast_words(k.data, k.ndim, shape) for k in keys]
+    condition = lax.convert_element_type(condition, np.bool_)
+    dims = tuple(range(len(shape) - len(cond_shape), len(shape)))
+    condition = lax.broadcast_in_dim(condition, (*shape, KEY_WORDS), dims)
+    return PRNGKeyArray(lax.select(condition, *words))
+
+
+def _broadcast_words(data, ndim: int, shape: tuple):
+    """A key array's words broadcast to keys of `shape` (words last)."""
+    dims = (*range(len(shape) - ndim, len(shape)), len(shape))
+    return lax.broadcast_in_dim(data, (*shape, KEY_WORDS), dims)
+
+
+def joining_keys(numeric, keyed):
+    """The jnp joining function `numeric` (stack, concatenate), handing a
+    list or tuple that holds key arrays to `keyed`."""
+
+    @functools.wraps(numeric)
+    def join(arrays, *args, **kwargs):
+        if isinstance(arrays, (list, tuple)) and any(
+            isinstance(a, PRNGKeyArray) for a in arrays
+        ):
+            return keyed(arrays, *args, **kwargs)
+        return numeric(arrays, *args, **kwargs)
+
+    return join
+
+
+def selecting_keys(numeric, keyed):
+    """jnp.where (`numeric`), handing a choice between key arrays to `keyed`."""
+
+    @functools.wraps(numeric)
+    def select(condition, *args, **kwargs):
+        if any(isinstance(a, PRNGKeyArray) for a in args):
+            return keyed(condition, *args, **kwargs)
+        return numeric(condition, *args, **kwargs)
+
+    return select

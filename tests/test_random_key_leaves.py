@@ -196,3 +196,46 @@ def test_eager_jit_vmap_agree():
     eager = jnp.stack([draw(k) for k in ks])
     np.testing.assert_array_equal(olympus.vmap(draw)(ks), eager)
     np.testing.assert_array_equal(olympus.jit(olympus.vmap(draw))(ks), eager)
+
+
+# ---- the jnp functions JAX defines on key arrays -----------------------------------
+def test_stack_concatenate_where_of_keys():
+    def program(ox):
+        k, ks = ox.random.key(0), ox.random.split(ox.random.key(1), 3)
+        data = ox.random.key_data
+        grid = ox.random.split(ox.random.key(2), (2, 3))
+        return [
+            data(ox.jnp.stack([k, k])),
+            data(ox.jnp.stack([ks, ks], axis=1)),
+            data(ox.jnp.stack((ks, ks), axis=-1)),
+            data(ox.jnp.concatenate([ks, ks])),
+            data(ox.jnp.concatenate([grid, grid], axis=1)),
+            data(ox.jnp.concatenate([grid, ks.reshape(1, 3)], axis=None)),
+            data(ox.jnp.where(True, k, ks[1])),
+            data(ox.jnp.where(ox.jnp.array([True, False, True]), ks, k)),
+            data(ox.jnp.where(ox.jnp.array([[True], [False]]), grid, ks)),
+        ]
+
+    agree(program)
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.jit(lambda c, a, b: ox.jnp.where(c, a, b))(
+                False, ox.random.key(0), ox.random.key(1)
+            )
+        )
+    )
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.vmap(lambda a, b: ox.jnp.stack([a, b]))(
+                ox.random.split(ox.random.key(0), 2), ox.random.split(ox.random.key(1), 2)
+            )
+        )
+    )
+
+
+def test_joining_keys_with_numbers_raises():
+    agree(lambda ox: ox.jnp.stack([ox.random.key(0), ox.jnp.zeros(2, "uint32")]))
+    agree(lambda ox: ox.jnp.where(True, ox.random.key(0), 0))
+    agree(lambda ox: ox.jnp.concatenate([ox.random.key(0), ox.random.key(0)]))
+    with pytest.raises(olympus.random.KeyArrayTypeError):
+        jnp.stack([olympus.random.key(0), jnp.zeros(2, "uint32")])

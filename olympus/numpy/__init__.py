@@ -300,3 +300,8 @@ def size(a, axis=None):
 bool = bool_  # noqa: A001  (NumPy 2's name; defined last so nothing above sees it)
 from olympus.numpy import linalg  # noqa: E402,F401  (olympus.numpy.linalg)
 from olympus.numpy import fft  # noqa: E402,F401  (olympus.numpy.fft)
+
+# JAX defines these on typed PRNG key arrays too; keys go to olympus.prng's
+stack = _prng.joining_keys(stack, _prng.stack)
+concatenate = _prng.joining_keys(concatenate, _prng.concatenate)  # noqa: F405
+where = _prng.selecting_keys(where, _prng.where)
