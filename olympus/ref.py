@@ -36,7 +36,17 @@ from olympus.tracer.refs import (
     RefWriteError,
 )
 
-AbstractRef = Ref  # olympus has no abstract ref type: isinstance checks use Ref
+
+class AbstractRef:
+    """JAX's type of a reference's abstract value. olympus types no value
+    with it (a Ref holds an ordinary array), so `isinstance(x, AbstractRef)`
+    is False for every value, as for JAX's arrays and Refs."""
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(
+            "olympus.ref.AbstractRef is not constructed: make a reference with "
+            "olympus.new_ref(value)"
+        )
 
 
 class RefInitError(TypeError):

@@ -41,7 +41,7 @@ def test_eager_jit_and_vmap_of_the_same_program_agree():
 def test_ref_attributes():
     r = olympus.new_ref(jnp.zeros((2, 3)))
     assert (r.shape, r.dtype, r.ndim, r.size, len(r)) == ((2, 3), np.float32, 2, 6, 2)
-    assert isinstance(r, olympus.Ref) and isinstance(r, R.AbstractRef)
+    assert isinstance(r, olympus.Ref) and not isinstance(r, R.AbstractRef)
     # JAX keeps Array's indentation of the rows too
     assert repr(r) == "Ref([[0., 0., 0.],\n       [0., 0., 0.]], dtype=float32)"
     assert olympus.tree_util.tree_leaves({"a": r}) == [r]

@@ -43,11 +43,8 @@ RENAMED_MODULES = {
 }
 # JAX names olympus spells another way (looked up on the top-level `jax`).
 RENAMED_NAMES = {"make_jaxpr": "make_olympuspr"}
-# Top-level JAX names answered by olympus.compat's faces (olympus has no
-# mutable references; see olympus/compat/hijax.py).
+# Top-level JAX names answered by olympus.compat's faces.
 COMPAT_NAMES = {
-    "Ref": "olympus.compat.hijax",
-    "new_ref": "olympus.compat.hijax",
     "log_compiles": "olympus.compat.logging_faces",
 }
 # What to use instead of a JAX name olympus lacks, where there is an answer.

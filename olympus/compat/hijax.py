@@ -1,55 +1,35 @@
-"""`jax.experimental.hijax`, `jax.Ref` and `jax.new_ref` under olympus.compat:
-the names flax.nnx defines its classes with at import.
+"""`jax.experimental.hijax` under olympus.compat: the names flax.nnx defines
+its classes with at import.
 
-olympus has no mutable array references and no "high-level" (hijax) types in
-its IR. flax.nnx subclasses `HiPrimitive` and `MutableHiType` and registers
-them at import, but uses them (and `jax.new_ref`) only when a Variable is made
-with `hijax=True` or `ref=True` (both off by default, in `flax.config`). So
-the classes and registries here exist and record what is registered; making
-a reference or binding a hijax primitive raises MutableArrayError naming what
-olympus lacks. The names olympus has (`Zero`, `instantiate_zeros`,
+olympus has no "high-level" (hijax) types in its IR. flax.nnx subclasses
+`HiPrimitive` and `MutableHiType` and registers them at import, but uses them
+only when a Variable is made with `hijax=True` (off by default, in
+`flax.config`). So the classes and registries here exist and record what is
+registered; binding a hijax primitive raises MutableArrayError naming what
+olympus lacks. Mutable array references themselves are olympus's own
+(`olympus.new_ref`, `olympus.Ref`: olympus/ref.py), re-exported here. The
+names olympus has (`Zero`, `instantiate_zeros`,
 `is_undefined_primal`, `ShapedArray`) are olympus's own.
 """
 
 from __future__ import annotations
 
 from olympus.ir.core import ShapedArray
+from olympus.ref import AbstractRef, Ref, new_ref
 from olympus.transforms.ad_util import Zero, instantiate as instantiate_zeros
 from olympus.transforms.linearize import is_undefined as is_undefined_primal
 
 
 class MutableArrayError(NotImplementedError):
-    """A mutable array reference (jax.Ref) or a hijax type was used: olympus's
-    IR has neither."""
+    """A hijax type or primitive was used: olympus's IR has none."""
 
 
 def _refuse(what: str) -> MutableArrayError:
     return MutableArrayError(
-        f"{what}: olympus has no mutable array references (jax.Ref) or hijax "
-        f"types in its IR. In flax.nnx keep Variables plain (the default: "
-        f"flax.config flax_array_ref and flax_hijax_variable off, no "
-        f"Variable(..., ref=True) or hijax=True)."
+        f"{what}: olympus has no hijax types in its IR. In flax.nnx keep "
+        f"Variables plain or ref-backed (flax.config flax_hijax_variable off, "
+        f"no Variable(..., hijax=True))."
     )
-
-
-class Ref:
-    """JAX's mutable array reference type; olympus makes none (new_ref raises),
-    so `isinstance(x, Ref)` is False for every olympus value."""
-
-    def __new__(cls, *args, **kwargs):
-        raise _refuse("jax.Ref(...)")
-
-
-class AbstractRef:
-    """The type of a reference's abstract value (jax._src.state.types)."""
-
-    def __new__(cls, *args, **kwargs):
-        raise _refuse("AbstractRef(...)")
-
-
-def new_ref(init_val, *, memory_space=None, kind=None):
-    """JAX's `jax.new_ref`: refused, olympus has no mutable references."""
-    raise _refuse("jax.new_ref")
 
 
 AbstractValue = ShapedArray  # every olympus aval is a ShapedArray
