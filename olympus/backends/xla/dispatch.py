@@ -49,10 +49,12 @@ def buffer_of(x):
 class FastEntry:
     """A compiled program run on device buffers in the fewest Python steps:
     the one place the execute-and-unpack sequence is written, used by every
-    hot call path (a jit cache hit, `Compiled.run_buffers`, an eager op's
-    cached executable, olympus.numpy's direct paths, the C++ dispatcher's
-    first call of a signature). `run` is a method, not `__call__`: Python
-    3.11 inlines a method call, not a call through the type's slot.
+    hot call path (`Compiled.run_buffers`, an eager op's cached executable,
+    olympus.numpy's direct paths, the C++ dispatcher's first call of a
+    signature; a jit cache hit reads its fields and spells `run` out, which
+    saves the frame: 0.08 us of a 3.5 us call). `run` is a method, not
+    `__call__`: Python 3.11 inlines a method call, not a call through the
+    type's slot.
 
     A deleted argument (buffer None) raises TypeError from jaxlib before
     anything runs: callers take their slow path, which names the error.
