@@ -24,6 +24,8 @@ from olympus.lax.parallel import _axes, _axis_size
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.lax.op_docs import (
+    ARGS_REAL_X_ACCURACY,
+    documented,
     RAISES_NOT_REAL_FLOAT,
     RETURNS_LIKE_X,
     RETURNS_NEW_LIKE_OPERAND,
@@ -80,13 +82,9 @@ def reciprocal(x):
     return ops.integer_pow(x, -1)
 
 
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
+@with_sections(ARGS_REAL_X_ACCURACY, RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def exp2(x, *, accuracy=None):
     """2 ** x elementwise, as exp(x ln 2).
-
-    Args:
-      x: an array of a real floating dtype.
-      accuracy: an accuracy hint for XLA; None for the default.
 
     Example:
       >>> lax.exp2(np.float32([0.0, 3.0]))
@@ -498,7 +496,7 @@ def batch_matmul(lhs, rhs, precision=None):
     return ops.dot_general(lhs, rhs, contract, precision)
 
 
-@with_sections(RETURNS_NEW_LIKE_OPERAND)
+@documented("scatter_sub")
 def scatter_sub(
     operand,
     scatter_indices,
@@ -509,38 +507,7 @@ def scatter_sub(
     unique_indices: bool = False,
     mode=None,
 ):
-    """`operand` with `updates` subtracted at the indices.
-
-    `operand` with `updates` subtracted at the indices (duplicates accumulate;
-    unsigned integers wrap around, as in JAX). Out-of-range windows are dropped;
-    `mode` "clip" is not supported.
-
-    Args:
-      operand: the array to update.
-      scatter_indices: an integer array whose last axis is an index vector.
-      updates: the values, shaped as the index batch plus the window.
-      dimension_numbers: a ScatterDimensionNumbers.
-      indices_are_sorted: a hint; the result does not depend on it.
-      unique_indices: a hint; the result does not depend on it.
-      mode: None, 'drop', 'fill' or 'promise_in_bounds' (all drop out-of-range
-        windows); 'clip' is refused.
-
-    Raises:
-      LaxArgumentError: mode is 'clip' or unknown (a ValueError).
-      OlympusTypeError: the dimension numbers do not fit the shapes, or the
-        dtypes differ.
-
-    Example:
-      >>> dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-      >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.array([2.0, 1.0]), dn)
-      Array([ 0., -3.,  0.], dtype=float32)
-    """
-    if mode is not None and str(mode).lower().rpartition(".")[2] not in (
-        "fill_or_drop",
-        "drop",
-        "fill",
-        "promise_in_bounds",
-    ):
+    if not slicing.drops_out_of_range(mode):
         raise LaxArgumentError(
             f"lax.scatter_sub: mode {mode!r} is not supported; out-of-range "
             f"windows are dropped (mode='drop')"

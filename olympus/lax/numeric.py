@@ -26,6 +26,8 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.transforms.jvp import defjvp, defjvp_zero, scalar_like
 from olympus.lax.op_docs import (
+    ARGS_REAL_X,
+    ARGS_REAL_X_ACCURACY,
     RAISES_NOT_INTEGER,
     RAISES_NOT_REAL_FLOAT,
     RETURNS_LIKE_X,
@@ -66,13 +68,9 @@ defjvp_zero(is_finite_p)
 
 
 # ---- public functions -----------------------------------------------------------
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
+@with_sections(ARGS_REAL_X_ACCURACY, RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def cbrt(x, *, accuracy=None):
     """The real cube root, negative for negative x (stablehlo.cbrt).
-
-    Args:
-      x: an array of a real floating dtype.
-      accuracy: an accuracy hint for XLA; None for the default.
 
     Example:
       >>> lax.cbrt(np.float32([-8.0, 27.0]))
@@ -95,12 +93,9 @@ def clz(x):
     return clz_p.bind(x)
 
 
-@with_sections(RAISES_NOT_REAL_FLOAT)
+@with_sections(ARGS_REAL_X, RAISES_NOT_REAL_FLOAT)
 def is_finite(x):
     """True where x is neither infinite nor NaN (a bool array).
-
-    Args:
-      x: an array of a real floating dtype.
 
     Returns:
       A bool array of x's shape.

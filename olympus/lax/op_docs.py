@@ -82,7 +82,9 @@ Example:
 {example}"""
 
 
-def _scatter(summary: str, note: str, example: str) -> str:
+def _scatter(
+    summary: str, note: str, example: str, mode_error: str = "ScatterModeError"
+) -> str:
     return f"""{summary}
 
 {note} Out-of-range windows are dropped.
@@ -106,7 +108,7 @@ Returns:
 Raises:
   OlympusTypeError: the dimension numbers do not fit the shapes, or the
     dtypes differ.
-  ScatterModeError: mode is 'clip' or unknown (a ValueError).
+  {mode_error}: mode is 'clip' or unknown (a ValueError).
 
 Example:
   >>> dn = lax.ScatterDimensionNumbers(update_window_dims=(),
@@ -486,6 +488,14 @@ DOCS: dict[str, str] = {
         "  >>> lax.scatter_max(jnp.ones(3), jnp.array([[0], [2]]), jnp.array([5.0, -5.0]), dn)\n"
         "  Array([5., 1., 1.], dtype=float32)",
     ),
+    "scatter_sub": _scatter(
+        "`operand` with `updates` subtracted at the indices.",
+        "The functional `x[idx] -= updates`; duplicate indices accumulate and "
+        "unsigned integers wrap around, as in JAX.",
+        "  >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.array([2.0, 1.0]), dn)\n"
+        "  Array([ 0., -3.,  0.], dtype=float32)",
+        mode_error="LaxArgumentError",
+    ),
     "scatter_min": _scatter(
         "The elementwise minimum of `operand` and `updates` at the indices.",
         "The functional `x[idx] = min(x[idx], updates)`.",
@@ -494,14 +504,21 @@ DOCS: dict[str, str] = {
     ),
 }
 
+_ACCURACY = (
+    "  accuracy: an accuracy hint for XLA (None: the default); olympus\n"
+    "    accepts it and computes as usual."
+)
 # These also take JAX's accuracy= hint for XLA's lowering of transcendentals.
 for _name in "cos exp expm1 log log1p logistic rsqrt sin sqrt tan tanh".split():
-    DOCS[_name] = DOCS[_name].replace(
-        "\n\nReturns:",
-        "\n  accuracy: an accuracy hint for XLA (None: the default); olympus"
-        "\n    accepts it and computes as usual.\n\nReturns:",
-        1,
-    )
+    DOCS[_name] = DOCS[_name].replace("\n\nReturns:", f"\n{_ACCURACY}\n\nReturns:", 1)
+# reduce_sum also takes JAX's out_sharding= (ops.reduce_sum).
+DOCS["reduce_sum"] = DOCS["reduce_sum"].replace(
+    "\n\nReturns:",
+    "\n  out_sharding: the result's layout (a PartitionSpec on the `set_mesh`"
+    "\n    mesh or a NamedSharding; None: what the operand's type says)."
+    "\n\nReturns:",
+    1,
+)
 # polygamma's operands are the order m and the point x.
 DOCS["polygamma"] = DOCS["polygamma"].replace(
     "  x: an array.\n  y: an array of x's shape and dtype, or a Python scalar.",
@@ -528,6 +545,8 @@ _OPERANDS_DIFFER = (
     "  OlympusTypeError: the operands' shapes or dtypes differ (lax does not\n"
     "    promote or broadcast)."
 )
+ARGS_REAL_X = "Args:\n  x: an array of a real floating dtype."
+ARGS_REAL_X_ACCURACY = f"{ARGS_REAL_X}\n{_ACCURACY}"
 RAISES_NOT_REAL_FLOAT = f"Raises:\n{_NOT_REAL_FLOAT}"
 RAISES_NOT_REAL_FLOAT_OR_DIFFER = f"Raises:\n{_NOT_REAL_FLOAT}\n{_OPERANDS_DIFFER}"
 RAISES_NOT_INTEGER = f"Raises:\n{_NOT_INTEGER}"
@@ -557,3 +576,14 @@ def with_sections(*sections: str) -> Callable[[Callable], Callable]:
         return fn
 
     return add_sections
+
+
+def documented(name: str) -> Callable[[Callable], Callable]:
+    """A decorator giving a hand-written function its docstring from DOCS,
+    where it belongs to a family written there (scatter_sub with the scatters)."""
+
+    def set_doc(fn: Callable) -> Callable:
+        fn.__doc__ = DOCS[name]
+        return fn
+
+    return set_doc

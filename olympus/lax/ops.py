@@ -19,6 +19,7 @@ from olympus.lax import shapes as sh
 from olympus.lax.op_docs import DOCS as OP_DOCS
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.lax.op_docs import RAISES_NOT_REAL_FLOAT, RETURNS_LIKE_X, with_sections
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -119,6 +120,7 @@ sinh, cosh, asinh, acosh, atanh = map(
 real, imag = map(_unary, (ew.real_p, ew.imag_p))
 
 
+@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def round(x, rounding_method: int = 0):  # noqa: A001
     """Elementwise rounding to the nearest integer, keeping the float dtype.
 
@@ -130,13 +132,6 @@ def round(x, rounding_method: int = 0):  # noqa: A001
       rounding_method: 0 (away from zero) or 1 (to even); lax.RoundingMethod's
         members are these ints.
 
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: an operand is not of a real floating dtype (cast
-        integers with lax.convert_element_type).
-
     Example:
       >>> lax.round(jnp.array([0.5, 1.5, 2.5]))
       Array([1., 2., 3.], dtype=float32)
@@ -146,6 +141,7 @@ def round(x, rounding_method: int = 0):  # noqa: A001
     return ew.round_p.bind(x, rounding_method=int(rounding_method))
 
 
+@with_sections(RETURNS_LIKE_X)
 def integer_pow(x, y: int):
     """`x ** y` for a static Python int `y`, by repeated multiplication.
 
@@ -154,9 +150,6 @@ def integer_pow(x, y: int):
     Args:
       x: the array.
       y: a Python int (negative for reciprocals of inexact types).
-
-    Returns:
-      An array of x's shape and dtype.
 
     Raises:
       OlympusTypeError: y is negative and x is of an integer dtype.

@@ -719,9 +719,16 @@ class ScatterModeError(ValueError):
     drop out-of-range windows, JAX's 'fill_or_drop'."""
 
 
-def _check_scatter_mode(api: str, mode) -> None:
+def drops_out_of_range(mode) -> bool:
+    """Whether a scatter's `mode` (None, a string or a GatherScatterMode-like
+    enum) is one olympus implements: all of them drop out-of-range windows,
+    as JAX's 'fill' (alias 'drop') and 'promise_in_bounds' do; 'clip' is not."""
     name = str(getattr(mode, "name", mode)).lower()
-    if mode is not None and name not in ("fill_or_drop", "drop", "promise_in_bounds"):
+    return mode is None or name in ("fill", "fill_or_drop", "drop", "promise_in_bounds")
+
+
+def _check_scatter_mode(api: str, mode) -> None:
+    if not drops_out_of_range(mode):
         raise ScatterModeError(
             f"lax.{api}: mode {mode!r} is not supported; olympus drops "
             "out-of-range windows (mode='drop'); clamp the indices yourself "

@@ -39,6 +39,7 @@ from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.batching import def_elementwise
 from olympus.transforms.jvp import defjvp
 from olympus.lax.op_docs import (
+    ARGS_REAL_X,
     RAISES_NOT_REAL_FLOAT,
     RAISES_NOT_REAL_FLOAT_OR_DIFFER,
     RETURNS_LIKE_OPERANDS,
@@ -749,14 +750,12 @@ def zeta(x, q):
     return zeta_p.bind(*_operands(x, q))
 
 
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
+@with_sections(ARGS_REAL_X, RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def bessel_i0e(x):
     """The exponentially scaled modified Bessel function e**-|x| I0(x).
 
-    e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0.
-
-    Args:
-      x: an array of a real floating dtype.
+    Even in x, 1 at 0, decaying as 1 / sqrt(2 pi |x|): finite where I0 itself
+    overflows (float32 beyond |x| of about 90).
 
     Example:
       >>> lax.bessel_i0e(jnp.array([0.0, 1.0]))
@@ -765,14 +764,12 @@ def bessel_i0e(x):
     return bessel_i0e_p.bind(x)
 
 
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
+@with_sections(ARGS_REAL_X, RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT)
 def bessel_i1e(x):
     """The exponentially scaled modified Bessel function e**-|x| I1(x).
 
-    e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1.
-
-    Args:
-      x: an array of a real floating dtype.
+    Odd in x and 0 at 0; bessel_i0e's derivative is
+    bessel_i1e(x) - sign(x) * bessel_i0e(x).
 
     Example:
       >>> lax.bessel_i1e(jnp.array([0.0, 1.0]))

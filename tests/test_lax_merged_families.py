@@ -1,0 +1,92 @@
+"""lax functions that share one body or one docstring section (issue 30):
+each still agrees with JAX, and the shared sections land where the full
+docstring format puts them."""
+
+import numpy as np
+import pytest
+
+from jax_oracle import agree
+from olympus import lax
+from olympus.lax import op_docs
+from olympus.lax.slicing import ScatterModeError
+
+DN = dict(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "drop", "promise_in_bounds"])
+@pytest.mark.parametrize("name", ["scatter_add", "scatter_sub", "scatter_max"])
+def test_scatters_take_every_dropping_mode_as_jax(name, mode):
+    """'fill' (JAX's name for fill-or-drop) was refused by all but scatter_sub."""
+
+    def program(ox, x):
+        dn = ox.lax.ScatterDimensionNumbers(**DN)
+        indices = ox.jnp.array([[1], [5]])  # 5 is out of range: dropped
+        updates = ox.jnp.array([2.0, 1.0])
+        return getattr(ox.lax, name)(x, indices, updates, dn, mode=mode)
+
+    agree(program, np.zeros(3, np.float32))
+
+
+def test_scatter_clip_is_refused_with_a_named_error():
+    dn = lax.ScatterDimensionNumbers(**DN)
+    args = (np.zeros(3, np.float32), np.array([[1]]), np.ones(1, np.float32), dn)
+    with pytest.raises(ScatterModeError, match="clip"):
+        lax.scatter_add(*args, mode="clip")
+    with pytest.raises(lax.LaxArgumentError, match="clip"):
+        lax.scatter_sub(*args, mode="clip")
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([1.0, np.nan, 2.0, -np.inf], np.float32),
+        np.array([3, -1, 7, 2], np.int8),
+        np.array([3, 1, 200, 2], np.uint8),
+        np.array([[True, False], [False, True]]),
+    ],
+)
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cummax_cummin_agree_with_jax(name, reverse, x):
+    agree(lambda ox, x: getattr(ox.lax, name)(x, 0, reverse), x)
+    agree(lambda ox, x: ox.jit(lambda x: getattr(ox.lax, name)(x, 0, reverse))(x), x)
+
+
+def test_cummax_under_vmap_agrees_with_jax():
+    x = np.array([[1.0, 3.0, 2.0], [5.0, 4.0, 6.0]], np.float32)
+    agree(lambda ox, x: ox.vmap(lambda r: ox.lax.cummax(r, 0, True))(x), x)
+
+
+@pytest.mark.parametrize("name", ["reduce_and", "reduce_or", "reduce_xor"])
+def test_bitwise_reductions_agree_with_jax(name):
+    x = np.array([[5, 3], [6, 1]], np.int32)
+    agree(lambda ox, x: getattr(ox.lax, name)(x, (0,)), x)
+    agree(lambda ox, x: getattr(ox.lax, name)(x > 2, (1,)), x)
+
+
+def test_shared_sections_go_in_the_format_order():
+    @op_docs.with_sections(op_docs.RAISES_NOT_REAL_FLOAT, op_docs.RETURNS_LIKE_X)
+    def f(x):
+        """Summary.
+
+        Args:
+          x: an array.
+
+        Example:
+          >>> 1
+          1
+        """
+
+    headers = [h for h in ("Args:", "Returns:", "Raises:", "Example:")]
+    positions = [f.__doc__.index(f"\n{h}\n") for h in headers]
+    assert positions == sorted(positions)
+    assert "  An array of x's shape and dtype." in f.__doc__
+
+    @op_docs.with_sections(op_docs.ARGS_REAL_X, op_docs.RETURNS_LIKE_X)
+    def g(x):
+        """Summary without other sections."""
+
+    assert g.__doc__.startswith("Summary without other sections.\n\nArgs:\n  x: ")
+    assert g.__doc__.index("Args:") < g.__doc__.index("Returns:")
