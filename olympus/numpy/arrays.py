@@ -10,6 +10,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
     accepts_device,
+    asarray,
     requested_dtype,
     placed,
     aval_of,
@@ -906,14 +907,15 @@ def atleast_2d(*arys):
     return outs[0] if len(outs) == 1 else outs
 
 
-def concatenate(arrays, axis: int | None = 0):
+def concatenate(arrays, axis: int | None = 0, dtype=None):
     """Joins a sequence of arrays along an existing axis.
 
-    Operands promote to a common dtype.
+    Operands promote to a common dtype, or are each converted to `dtype`.
 
     Args:
       arrays: a sequence of arrays, equal in shape except along `axis`.
       axis: the axis to join along; None flattens them first.
+      dtype: the result's dtype (None: the operands' promoted dtype).
 
     Returns:
       The joined array.
@@ -925,7 +927,7 @@ def concatenate(arrays, axis: int | None = 0):
       >>> jnp.concatenate([jnp.zeros(2), jnp.ones(1)])
       Array([0., 0., 1.], dtype=float32)
     """
-    arrays = promote_dtypes(*arrays) if len(arrays) > 1 else [to_operand(arrays[0])]
+    arrays = _joinable(arrays, dtype)
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
@@ -938,13 +940,21 @@ def concatenate(arrays, axis: int | None = 0):
     return lax.concatenate(arrays, axis)
 
 
-def hstack(arrays):
+def _joinable(arrays, dtype) -> list:
+    """The operands of a join: promoted together, or each converted to dtype."""
+    if dtype is not None:
+        return [asarray(a, dtype=dtype) for a in arrays]
+    return promote_dtypes(*arrays) if len(arrays) > 1 else [to_operand(arrays[0])]
+
+
+def hstack(tup, dtype=None):
     """Arrays joined column-wise (axis 1; axis 0 for 1-D inputs).
 
     The horizontal companion of vstack.
 
     Args:
-      arrays: a sequence of arrays.
+      tup: a sequence of arrays.
+      dtype: the result's dtype (None: the operands' promoted dtype).
 
     Returns:
       The joined array.
@@ -959,17 +969,18 @@ def hstack(arrays):
       >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
       Array([1, 2, 3], dtype=int32)
     """
-    arrays = [atleast_1d(a) for a in arrays]
-    return concatenate(arrays, 0 if aval_of(arrays[0]).ndim == 1 else 1)
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, 0 if aval_of(arrays[0]).ndim == 1 else 1, dtype)
 
 
-def vstack(arrays):
+def vstack(tup, dtype=None):
     """Arrays stacked as rows (along axis 0).
 
     1-D inputs become rows of a 2-D result.
 
     Args:
-      arrays: a sequence of arrays.
+      tup: a sequence of arrays.
+      dtype: the result's dtype (None: the operands' promoted dtype).
 
     Returns:
       The stacked array.
@@ -984,7 +995,7 @@ def vstack(arrays):
       >>> jnp.vstack([jnp.array([1, 2]), jnp.array([3, 4])])
       Array([[1, 2], [3, 4]], dtype=int32)
     """
-    return concatenate([atleast_2d(a) for a in arrays], 0)
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
 def astype(x, dtype, /, *, copy: bool = True, device=None):

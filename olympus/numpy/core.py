@@ -544,26 +544,30 @@ def normalize_axes(axis, ndim: int) -> tuple:
     return out
 
 
-def stack(arrays, axis: int = 0):
+def stack(arrays, axis: int = 0, out=None, dtype=None):
     """Joins arrays of one shape along a new axis.
 
     Args:
       arrays: a sequence of arrays of one shape.
       axis: where the new axis goes in the result.
+      out: unsupported (must be None); arrays are immutable.
+      dtype: the result's dtype (None: the operands' promoted dtype).
 
     Returns:
       An array with one more dimension, of size len(arrays) at `axis`.
 
     Raises:
-      ValueError: the shapes differ or `arrays` is empty.
+      ValueError: the shapes differ, `arrays` is empty, or out is given.
 
     Example:
       >>> jnp.stack([jnp.zeros(2), jnp.ones(2)], axis=1)
       Array([[0., 1.], [0., 1.]], dtype=float32)
     """
+    if out is not None:
+        raise ValueError("jnp.stack: out is unsupported (arrays are immutable)")
     if not len(arrays):
         raise ValueError("need at least one array to stack")
-    arrays = [to_operand(a) for a in arrays]
+    arrays = [to_operand(a) if dtype is None else asarray(a, dtype) for a in arrays]
     shape = aval_of(arrays[0]).shape
     for a in arrays:
         if aval_of(a).shape != shape:

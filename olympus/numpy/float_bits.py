@@ -24,6 +24,13 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, signbit, where
+from olympus.numpy.ufunc_docs import (
+    FLOAT,
+    PROMOTED_FLOAT,
+    REAL_FLOAT,
+    add_binary_sections,
+    add_unary_sections,
+)
 from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["copysign", "frexp", "ldexp", "modf", "nextafter", "spacing"]
@@ -33,18 +40,6 @@ def copysign(x1, x2):
     """|x1| with the sign of x2, elementwise.
 
     |x1| with the sign bit of x2 (so copysign(1, -0.0) = -1).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and a float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.copysign(jnp.array([1.0, 2.0]), -1.0)
@@ -71,18 +66,6 @@ def ldexp(x1, x2):
     x1 * 2**x2 for an integer x2, exact and free of spurious overflow. The
     exponent is clipped to the range where the result can differ from 0 or inf,
     then applied in three steps that each stay representable.
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and x1's float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.ldexp(jnp.array([1.0, 3.0]), jnp.array([2, -1]))
@@ -189,18 +172,6 @@ def nextafter(x1, x2):
 
     The next representable float after x1 in the direction of x2.
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.nextafter(jnp.array([1.0, 1.0]), jnp.array([2.0, 0.0]))
       Array([1.0000001 , 0.99999994], dtype=float32)
@@ -228,17 +199,6 @@ def spacing(x):
 
     The distance from x to the next float away from zero (negative for x < 0;
     float16 steps toward +inf, as NumPy).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.spacing(jnp.array([1.0, 2.0, 4.0]))
@@ -279,3 +239,11 @@ def modf(x):
     (x,) = as_arrays(x, inexact=True)
     whole = where(lax.ge(x, scalar_like(x, 0)), lax.floor(x), lax.ceil(x))
     return lax.sub(x, whole), whole
+
+
+# The Args/Returns/Raises each hand-written ufunc above shares with its family
+# (ufunc_docs), by what it returns.
+add_binary_sections(REAL_FLOAT, copysign)
+add_binary_sections(" and x1's float dtype", ldexp)
+add_binary_sections(PROMOTED_FLOAT, nextafter)
+add_unary_sections(FLOAT, spacing)

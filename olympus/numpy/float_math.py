@@ -17,6 +17,15 @@ from olympus.numpy import ufuncs
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
+from olympus.numpy.ufunc_docs import (
+    BOOL,
+    FLOAT,
+    PROMOTED_FLOAT,
+    REAL_FLOAT,
+    SAME,
+    add_binary_sections,
+    add_unary_sections,
+)
 
 __all__ = [
     "acos",
@@ -64,16 +73,6 @@ def trunc(x):
 
     Rounds toward zero; integers and booleans come back unchanged.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.trunc(jnp.array([-1.7, 1.7]))
       Array([-1.,  1.], dtype=float32)
@@ -93,17 +92,6 @@ def rint(x):
 
     Rounds half to even; integers become the default float (as in JAX).
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.rint(jnp.array([0.5, 1.5, 2.5]))
       Array([0., 2., 2.], dtype=float32)
@@ -119,16 +107,6 @@ def fabs(x):
 
     |x| as a float (integers are promoted); complex input is an error, as in
     NumPy.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and a floating dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.fabs(jnp.array([-1, 2]))
@@ -161,19 +139,6 @@ def float_power(x1, x2):
 
     x1 ** x2 computed in floating point (integers promote to the default float).
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and a float dtype (at least the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.float_power(jnp.array([2, 3]), 2)
       Array([4., 9.], dtype=float32)
@@ -186,18 +151,6 @@ def heaviside(x1, x2):
     """The Heaviside step function: 0 below 0, 1 above, x2 at 0.
 
     0 where x1 < 0, 1 where x1 > 0, x2 where x1 == 0 (NaN stays NaN).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.heaviside(jnp.array([-1.0, 0.0, 2.0]), 0.5)
@@ -216,18 +169,6 @@ def logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2) without overflow, elementwise.
 
     log2(2**x1 + 2**x2) without overflow: max + log2(1 + 2**-|x1 - x2|).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and a float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.logaddexp2(jnp.array([0.0, 1.0]), jnp.array([0.0, 1.0]))
@@ -261,17 +202,6 @@ def cbrt(x):
 
     The real cube root, negative for negative x.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.cbrt(jnp.array([1.0, 2.0, 4.0]))
       Array([1.       , 1.2599211, 1.587401 ], dtype=float32)
@@ -287,17 +217,6 @@ def sinc(x):
     sin(pi x) / (pi x), with the limit 1 at 0. Near 0 a Taylor polynomial
     replaces the quotient, so every derivative at 0 is right too (sinc''(0) =
     -pi**2 / 3), not just the value.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.sinc(jnp.array([0.0, 0.5, 1.0]))
@@ -375,17 +294,6 @@ def _i0_impl(x):
 def i0(x):
     """The modified Bessel function of the first kind of order 0 (differentiable).
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.i0(jnp.array([0.0, 0.5, 1.0]))
       Array([1.       , 1.0634834, 1.2660658], dtype=float32)
@@ -437,16 +345,6 @@ def iscomplex(x):
 
     Elementwise: whether the imaginary part is nonzero (False for real dtypes).
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.iscomplex(jnp.array([1 + 1j, 2 + 0j]))
       Array([ True, False], dtype=bool)
@@ -462,16 +360,6 @@ def isreal(x):
     """Whether x has a zero imaginary part, elementwise.
 
     Elementwise: whether the imaginary part is zero (True for real dtypes).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.isreal(jnp.array([1 + 1j, 2 + 0j]))
@@ -547,3 +435,14 @@ def _is_infinity(name: str, sign: float):
 
 isposinf = _is_infinity("isposinf", 1.0)
 isneginf = _is_infinity("isneginf", -1.0)
+
+
+# The Args/Returns/Raises each hand-written ufunc above shares with its family
+# (ufunc_docs), by what it returns.
+add_unary_sections(SAME, trunc)
+add_unary_sections(FLOAT, rint, cbrt, sinc, i0)
+add_unary_sections(" and a floating dtype", fabs)
+add_binary_sections(" and a float dtype (at least the default float)", float_power)
+add_binary_sections(PROMOTED_FLOAT, heaviside)
+add_binary_sections(REAL_FLOAT, logaddexp2)
+add_unary_sections(BOOL, iscomplex, isreal)

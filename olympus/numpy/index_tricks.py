@@ -16,7 +16,13 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
 from olympus.numpy.arrays import ones
-from olympus.numpy.core import asarray, aval_of, to_operand
+from olympus.numpy.core import (
+    asarray,
+    aval_of,
+    requested_dtype,
+    result_type,
+    to_operand,
+)
 from olympus.numpy.reductions import nonzero
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -88,7 +94,12 @@ def _strides(dims: tuple) -> list[int]:
 
 
 def ravel_multi_index(
-    multi_index: Sequence, dims: Sequence[int], mode: str = "raise", order: str = "C"
+    multi_index: Sequence,
+    dims: Sequence[int],
+    mode: str = "raise",
+    order: str = "C",
+    *,
+    dtype=None,
 ):
     """The flat index of each multi-index into an array of `dims`.
 
@@ -100,13 +111,15 @@ def ravel_multi_index(
       dims: the array's shape.
       mode: 'raise' (out of range raises, eager only), 'wrap' or 'clip'.
       order: 'C' (row-major) or 'F' (column-major).
+      dtype: an integer dtype for the result (None: the indices' dtype, at
+        least the default int's kind).
 
     Returns:
       An int array of the indices' broadcast shape.
 
     Raises:
-      ValueError: multi_index has the wrong length for dims, or mode or order is
-        unknown.
+      ValueError: multi_index has the wrong length for dims, mode or order is
+        unknown, or dtype is not an integer dtype able to hold every flat index.
 
     Example:
       >>> jnp.ravel_multi_index((jnp.array([1, 0]), jnp.array([2, 1])), (2, 3))
@@ -127,8 +140,9 @@ def ravel_multi_index(
             f"jnp.ravel_multi_index: order must be 'C' or 'F', got {order!r}"
         )
     parts = [_integer_indices(i, "ravel_multi_index") for i in multi_index]
+    dtype = _flat_index_dtype(dtype, parts, dims)
     if not parts:  # the one position of a 0-d array
-        return asarray(0, dtype=dtypes.default_int_dtype())
+        return asarray(0, dtype=dtype)
     if mode == "raise":
         _check_in_range(parts, dims)
     elif mode == "wrap":
@@ -136,10 +150,27 @@ def ravel_multi_index(
     else:
         parts = [ufuncs.clip(p, 0, d - 1) for p, d in zip(parts, dims)]
     strides = _strides(dims) if order == "C" else _strides(dims[::-1])[::-1]
-    total = parts[0] * 0
+    total = asarray(0, dtype=dtype)
     for p, stride in zip(parts, strides):
-        total = total + p * stride
+        total = total + p.astype(dtype) * stride
     return total
+
+
+def _flat_index_dtype(dtype, parts: list, dims: tuple) -> np.dtype:
+    """ravel_multi_index's result dtype, as JAX's: the given one or the indices'
+    promoted with a weak int, checked to hold the largest flat index."""
+    if dtype is None:
+        dtype = result_type(*parts, 0)
+    else:
+        dtype = requested_dtype(dtype)
+    if dtype.kind not in "iu":
+        raise ValueError(f"jnp.ravel_multi_index: dtype={dtype} is not an integer type")
+    if math.prod(dims) - 1 > np.iinfo(dtype).max:
+        raise ValueError(
+            f"jnp.ravel_multi_index: dtype={dtype} cannot hold the flat index of "
+            f"dims={dims}; pass a larger integer dtype="
+        )
+    return dtype
 
 
 def _check_in_range(parts: list, dims: tuple) -> None:

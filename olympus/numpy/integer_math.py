@@ -14,6 +14,11 @@ from olympus.numpy.core import (
     broadcast_to,
     scalar_like,
 )
+from olympus.numpy.ufunc_docs import (
+    PROMOTED_INT,
+    add_binary_sections,
+    add_unary_sections,
+)
 from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["bitwise_count", "gcd", "lcm"]
@@ -39,18 +44,6 @@ def gcd(x1, x2):
 
     The greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0), by Euclid's
     algorithm in a while_loop that runs until every pair has reached 0.
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted integer dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.gcd(jnp.array([12, 9]), jnp.array([8, 6]))
@@ -79,18 +72,6 @@ def _gcd(a, b):
 def lcm(x1, x2):
     """The least common multiple of |x1| and |x2|, elementwise (0 if either is 0).
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted integer dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.lcm(jnp.array([4, 3]), jnp.array([6, 5]))
       Array([12, 15], dtype=int32)
@@ -113,16 +94,6 @@ def bitwise_count(x):
     The number of 1 bits in |x|, as uint8 (NumPy's and JAX's dtype). A branch-
     free SWAR count: bits are summed in pairs, nibbles, then bytes, and a
     multiply by 0x0101... adds the bytes into the top one.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape, of dtype uint8.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.bitwise_count(jnp.array([0, 7, -1]))
@@ -154,3 +125,9 @@ def bitwise_count(x):
     if width > 1:
         v = shifted(lax.mul(v, pattern(0x01)), 8 * (width - 1))
     return lax.convert_element_type(v, np.uint8)
+
+
+# The Args/Returns/Raises each hand-written ufunc above shares with its family
+# (ufunc_docs), by what it returns.
+add_binary_sections(PROMOTED_INT, gcd, lcm)
+add_unary_sections(", of dtype uint8", bitwise_count)

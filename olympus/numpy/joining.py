@@ -173,11 +173,12 @@ def row_stack(tup):
     return concatenate([atleast_2d(x) for x in tup], axis=0)
 
 
-def dstack(tup):
+def dstack(tup, dtype=None):
     """Arrays joined along the third axis (after atleast_3d).
 
     Args:
       tup: a sequence of arrays.
+      dtype: the result's dtype (None: the operands' promoted dtype).
 
     Returns:
       An array of at least three dimensions.
@@ -190,7 +191,7 @@ def dstack(tup):
       >>> jnp.dstack([jnp.array([1, 2]), jnp.array([3, 4])]).shape
       (1, 2, 2)
     """
-    return concatenate([atleast_3d(x) for x in tup], axis=2)
+    return concatenate([atleast_3d(x) for x in tup], axis=2, dtype=dtype)
 
 
 def _split_at_least(name: str, ary, sections, axis: int, ndim: int):

@@ -116,7 +116,16 @@ def ptp(a, axis=None, keepdims: bool = False):
     )
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False):
+def nanvar(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    where=None,
+    mean=None,
+):
     """The variance of the non-NaN elements of `a`.
 
     Variance of the non-NaN elements (their count, minus `ddof`, divides); NaN
@@ -129,6 +138,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
       out: must be None (arrays are immutable).
       ddof: the delta degrees of freedom: the divisor is N - ddof.
       keepdims: whether to keep reduced axes, with size 1.
+      where: a boolean mask of the elements to include (with the non-NaN ones).
+      mean: a's nanmean over axis (kept, keepdims=True), if already computed.
 
     Returns:
       An array with axis reduced; NaN where no degrees of freedom remain.
@@ -144,13 +155,24 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
     """
     a = to_operand(a)
     present = lax.bitwise_not(isnan(a))
-    out = reductions.var(a, axis, dtype, out, ddof, keepdims, where=present)
+    if where is not None:
+        present = ufuncs.logical_and(present, where)
+    out = reductions.var(a, axis, dtype, out, ddof, keepdims, where=present, mean=mean)
     count = reductions.sum(present, axis=axis, keepdims=keepdims)
     no_freedom = lax.le(count, np.asarray(ddof, aval_of(count).dtype)[()])
-    return where(no_freedom, np.asarray(np.nan, aval_of(out).dtype)[()], out)
+    return ufuncs.where(no_freedom, np.asarray(np.nan, aval_of(out).dtype)[()], out)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False):
+def nanstd(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    where=None,
+    mean=None,
+):
     """The standard deviation of the non-NaN elements of `a`.
 
     Args:
@@ -160,6 +182,8 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
       out: must be None (arrays are immutable).
       ddof: the delta degrees of freedom: the divisor is N - ddof.
       keepdims: whether to keep reduced axes, with size 1.
+      where: a boolean mask of the elements to include (with the non-NaN ones).
+      mean: a's nanmean over axis (kept, keepdims=True), if already computed.
 
     Returns:
       An array with axis reduced.
@@ -173,7 +197,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = F
       >>> jnp.nanstd(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
       Array(1.2472192, dtype=float32)
     """
-    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
+    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean))
 
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")

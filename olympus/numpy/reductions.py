@@ -384,6 +384,7 @@ def var(
     keepdims: bool = False,
     *,
     where=None,
+    mean=None,
     correction=None,
 ):
     """The variance of `a` over `axis`.
@@ -396,6 +397,7 @@ def var(
       ddof: delta degrees of freedom: the divisor is N - ddof.
       keepdims: if True, reduced axes stay with size 1.
       where: a boolean mask of the elements to include.
+      mean: a's mean over axis (kept, keepdims=True), if already computed.
       correction: the array-API name for ddof (give one of the two).
 
     Returns:
@@ -415,9 +417,7 @@ def var(
     aval = aval_of(a)
     compute, result = _var_dtypes(aval.dtype, dtype)
     a = _to_dtype(a, compute)
-    centered = lax.sub(
-        *prepare(a, mean(a, axis, compute, out, keepdims=True, where=where))
-    )
+    centered = _centered(a, axis, out, where, mean)
     if dtypes.is_complex(compute):
         sq = lax.real(
             lax.mul(
@@ -438,6 +438,16 @@ def var(
     positive = lax.gt(count, np.asarray(0, real)[()])
     nan = lax.full(aval_of(quotient).shape, np.asarray(np.nan, result)[()])
     return lax.select(broadcast_to(positive, aval_of(quotient).shape), quotient, nan)
+
+
+def _centered(a, axis, out, where, a_mean):
+    """a minus its mean over axis (kept), or minus the mean the caller gives."""
+    compute = aval_of(a).dtype
+    if a_mean is None:
+        a_mean = mean(a, axis, compute, out, keepdims=True, where=where)
+    else:
+        a_mean = _to_dtype(to_operand(a_mean), compute)
+    return lax.sub(*prepare(a, a_mean))
 
 
 def _var_dtypes(a_dtype, dtype):
@@ -461,6 +471,7 @@ def std(
     keepdims: bool = False,
     *,
     where=None,
+    mean=None,
     correction=None,
 ):
     """The standard deviation of `a` over `axis`.
@@ -473,6 +484,7 @@ def std(
       ddof: delta degrees of freedom: the divisor is N - ddof.
       keepdims: if True, reduced axes stay with size 1.
       where: a boolean mask of the elements to include.
+      mean: a's mean over axis (kept, keepdims=True), if already computed.
       correction: the array-API name for ddof (give one of the two).
 
     Returns:
@@ -488,7 +500,17 @@ def std(
       Array(1., dtype=float32)
     """
     return lax.sqrt(
-        var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
+        var(
+            a,
+            axis,
+            dtype,
+            out,
+            ddof,
+            keepdims,
+            where=where,
+            mean=mean,
+            correction=correction,
+        )
     )
 
 

@@ -17,6 +17,7 @@ from olympus.numpy.core import (
     broadcast_shapes,
     normalize_axis,
     promote_dtypes,
+    requested_dtype,
     to_operand,
 )
 from olympus.numpy.indexing import advanced_getitem, take
@@ -105,6 +106,7 @@ def argsort(
     order=None,
     stable: bool = True,
     descending: bool = False,
+    dtype=None,
 ):
     """The indices that sort `a` along `axis`.
 
@@ -117,9 +119,10 @@ def argsort(
       order: unsupported (must be None).
       stable: taken for the array API (True).
       descending: if True, sort largest first (equal elements still in order).
+      dtype: the indices' dtype (None: the default integer dtype).
 
     Returns:
-      An int32 array of a's shape (flattened for axis None).
+      An integer array of a's shape (flattened for axis None).
 
     Raises:
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
@@ -131,7 +134,10 @@ def argsort(
     """
     del kind, order
     a, axis = _along(a, axis)
-    order_ = lax.broadcasted_iota(dtypes.default_int_dtype(), aval_of(a).shape, axis)
+    index_dtype = (
+        dtypes.default_int_dtype() if dtype is None else requested_dtype(dtype)
+    )
+    order_ = lax.broadcasted_iota(index_dtype, aval_of(a).shape, axis)
     # A stable descending sort reverses first, so that reversing the result
     # keeps equal entries in their original order (JAX's way).
     if descending and stable:

@@ -29,6 +29,7 @@ from olympus.numpy.core import (
     normalize_axis,
     promote_dtypes,
     promote_dtypes_inexact,
+    requested_dtype,
     stack,
     to_operand,
 )
@@ -422,6 +423,7 @@ def cov(
     ddof: int | None = None,
     fweights=None,
     aweights=None,
+    dtype=None,
 ):
     """The covariance matrix of the variables in `m` (and `y`).
 
@@ -436,6 +438,8 @@ def cov(
       ddof: overrides bias: the divisor is N - ddof.
       fweights: integer frequency weights per observation.
       aweights: observation weights.
+      dtype: the dtype to compute and return in (None: the observations'
+        inexact dtype).
 
     Returns:
       A 2-D array (a scalar array for one variable).
@@ -455,6 +459,8 @@ def cov(
         shape = () if variables == 1 else (variables, variables)
         return lax.full(shape, np.nan, aval_of(x).dtype)
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    if dtype is not None:
+        x = _arr.astype(x, dtype)
     dtype = aval_of(x).dtype
     w = _weights(fweights, aweights, n, dtype)
     if w is None:
@@ -468,7 +474,7 @@ def cov(
         fact = w_sum - ddof * (
             1
             if aweights is None
-            else _red.sum(w * _arr.astype(to_operand(aweights), dtype)) / w_sum
+            else _red.sum(w * to_operand(aweights)) / w_sum  # aweights' dtype, as JAX
         )
         centred = x - mean
         weighted = centred * w
@@ -476,7 +482,7 @@ def cov(
     return _arr.squeeze(c)
 
 
-def corrcoef(x, y=None, rowvar: bool = True):
+def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     """Pearson correlation coefficients of the variables in `x` (and `y`).
 
     Pearson correlation coefficients (cov normalised by the standard deviations,
@@ -486,6 +492,8 @@ def corrcoef(x, y=None, rowvar: bool = True):
       x: a 1-D or 2-D array of observations.
       y: an optional second set of variables.
       rowvar: whether each row is a variable (True) or each column.
+      dtype: a float or complex dtype to compute and return in (None: the
+        observations' inexact dtype).
 
     Returns:
       A 2-D array of coefficients in [-1, 1].
@@ -493,13 +501,18 @@ def corrcoef(x, y=None, rowvar: bool = True):
     Raises:
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
+      ValueError: dtype is not a float or complex dtype.
 
     Example:
       >>> jnp.corrcoef(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
       Array([[ 1., -1.],
              [-1.,  1.]], dtype=float32)
     """
-    c = cov(x, y, rowvar)
+    if dtype is not None and not dtypes.is_inexact(requested_dtype(dtype)):
+        raise ValueError(
+            f"jnp.corrcoef: dtype must be a float or complex dtype, got {dtype!r}"
+        )
+    c = cov(x, y, rowvar, dtype=dtype)
     if aval_of(c).ndim == 0:
         return c / c
     std = _uf.sqrt(_uf.real(_arr.diagonal(c)))
@@ -677,7 +690,7 @@ def _bincount(x, weights, *, length: int):
     return _counts_into(_uf.clip(x, 0, None), weights, length, dtype)
 
 
-def digitize(x, bins, right: bool = False):
+def digitize(x, bins, right: bool = False, *, method: str | None = None):
     """The index of the bin of each entry of `x`.
 
     Index of the bin of each entry of `x`; `bins` increasing or decreasing.
@@ -686,6 +699,8 @@ def digitize(x, bins, right: bool = False):
       x: an array.
       bins: a 1-D monotonic array of bin edges.
       right: whether bins include their right edge.
+      method: searchsorted's algorithm (None: its default); it changes the
+        speed, not the result.
 
     Returns:
       An int array of x's shape.
@@ -693,6 +708,7 @@ def digitize(x, bins, right: bool = False):
     Raises:
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
+      SearchSortedMethodError: method is not one of searchsorted's.
 
     Example:
       >>> jnp.digitize(jnp.array([0.5, 1.5, 3.0]), jnp.array([1.0, 2.0]))
@@ -708,8 +724,9 @@ def digitize(x, bins, right: bool = False):
     # int32 even with x64 on, as JAX's searchsorted gives.
     if n == 0:
         return lax.full(aval_of(x).shape, np.int32(0))
-    rising = searchsorted(bins, x, side=side)
-    falling = n - searchsorted(_arr.flip(bins), x, side=side)
+    kwargs = {} if method is None else {"method": method}
+    rising = searchsorted(bins, x, side=side, **kwargs)
+    falling = n - searchsorted(_arr.flip(bins), x, side=side, **kwargs)
     out = _uf.where(bins[-1] >= bins[0], rising, falling)
     return _arr.astype(out, dtypes.int32)
 
@@ -960,9 +977,9 @@ _STATIC_OPTIONS = {
     "diff": ("n", "axis"),
     "ediff1d": (),
     "trapezoid": ("axis",),
-    "cov": ("rowvar", "bias", "ddof"),
-    "corrcoef": ("rowvar",),
-    "digitize": ("right",),
+    "cov": ("rowvar", "bias", "ddof", "dtype"),
+    "corrcoef": ("rowvar", "dtype"),
+    "digitize": ("right", "method"),
     "unwrap": ("axis",),
 }
 

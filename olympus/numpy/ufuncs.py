@@ -13,6 +13,20 @@ from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
+from olympus.lax.op_docs import with_sections
+from olympus.numpy.ufunc_docs import (
+    ARGS_X1_X2,
+    RAISES_X1_X2,
+    returns,
+    BOOL,
+    FLOAT,
+    PROMOTED,
+    PROMOTED_INT,
+    REAL_FLOAT,
+    SAME,
+    add_binary_sections,
+    add_unary_sections,
+)
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 from olympus.numpy.core import (
@@ -269,22 +283,20 @@ tanh = _unary(lax.tanh, "tanh", inexact=True)
 sqrt = _unary(lax.sqrt, "sqrt", inexact=True)
 negative = _unary(lax.neg, "negative")
 bitwise_not = invert = _unary(lax.bitwise_not, "invert")
+sinh = _unary(lax.sinh, "sinh", inexact=True)
+cosh = _unary(lax.cosh, "cosh", inexact=True)
+arctan = _unary(lax.atan, "arctan", inexact=True)
+arcsin = _unary(lax.asin, "arcsin", inexact=True)
+arccos = _unary(lax.acos, "arccos", inexact=True)
+arcsinh = _unary(lax.asinh, "arcsinh", inexact=True)
+arccosh = _unary(lax.acosh, "arccosh", inexact=True)
+arctanh = _unary(lax.atanh, "arctanh", inexact=True)
 
 
 def sign(x):
     """Elementwise sign: -1, 0 or 1 (NaN for NaN).
 
     For complex x, x / |x| (0 at 0), as NumPy 2's.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.sign(jnp.array([-2.0, 0.0, 3.0]))
@@ -302,16 +314,6 @@ def sign(x):
 def positive(x):
     """Elementwise +x: a copy of x's values.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.positive(jnp.array([-1, 2]))
       Array([-1,  2], dtype=int32)
@@ -323,16 +325,6 @@ def absolute(x):
     """Elementwise absolute value |x|.
 
     For complex x, the modulus (a real array); unsigned and boolean inputs are returned unchanged.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape (real for complex x).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.absolute(jnp.array([-1.5, 2.0]))
@@ -355,84 +347,24 @@ def _bool_args(*args):
     ]
 
 
-def logical_and(x1, x2):
-    """Elementwise logical and (nonzero is true).
+def _logical(lax_fn, name: str):
+    """A logical ufunc of two operands, each true where nonzero (as NumPy's)."""
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
+    def fn(x1, x2):
+        return lax_fn(*_bool_args(x1, x2))
 
-    Returns:
-      An array of the broadcast shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
-    Example:
-      >>> jnp.logical_and(jnp.array([0, 1, 2]), jnp.array([1, 1, 0]))
-      Array([False,  True, False], dtype=bool)
-    """
-    return lax.bitwise_and(*_bool_args(x1, x2))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = UFUNC_DOCS[name]
+    return fn
 
 
-def logical_or(x1, x2):
-    """Elementwise logical or (nonzero is true).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
-    Example:
-      >>> jnp.logical_or(jnp.array([0, 1, 0]), jnp.array([0, 0, 3]))
-      Array([False,  True,  True], dtype=bool)
-    """
-    return lax.bitwise_or(*_bool_args(x1, x2))
-
-
-def logical_xor(x1, x2):
-    """Elementwise logical exclusive or (nonzero is true).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
-    Example:
-      >>> jnp.logical_xor(jnp.array([0, 1, 1]), jnp.array([0, 0, 2]))
-      Array([False,  True, False], dtype=bool)
-    """
-    return lax.bitwise_xor(*_bool_args(x1, x2))
+logical_and = _logical(lax.bitwise_and, "logical_and")
+logical_or = _logical(lax.bitwise_or, "logical_or")
+logical_xor = _logical(lax.bitwise_xor, "logical_xor")
 
 
 def logical_not(x):
     """Elementwise logical not.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.logical_not(jnp.array([0, 1, 2]))
@@ -447,16 +379,6 @@ def floor(x):
 
     Integer inputs are returned unchanged.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.floor(jnp.array([-1.5, 1.5]))
       Array([-2.,  1.], dtype=float32)
@@ -468,17 +390,6 @@ def floor(x):
 
 def ceil(x):
     """Elementwise ceiling: the smallest integer not below x.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and a float dtype (integers and booleans come back
-      unchanged).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.ceil(jnp.array([-1.5, 0.2, 2.0]))
@@ -569,18 +480,6 @@ def floor_divide(x1, x2):
     `x1 // x2` with Python's rounding toward negative infinity; an integer
     division by zero gives XLA's quotient with JAX's sign fix-up.
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.floor_divide(jnp.array([7, -7]), 2)
       Array([ 3, -4], dtype=int32)
@@ -625,18 +524,6 @@ def remainder(x1, x2):
     `x1 % x2` with the sign of the divisor, like Python and NumPy; an integer `x
     % 0` is 0, as in JAX.
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.remainder(jnp.array([7, -7]), 3)
       Array([1, 2], dtype=int32)
@@ -662,18 +549,6 @@ def fmod(x1, x2):
 
     Remainder with the sign of the dividend (C's fmod); an integer `fmod(x, 0)`
     is 0, as in JAX.
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.fmod(jnp.array([7, -7]), 3)
@@ -746,16 +621,6 @@ def square(x):
 
     x * x; booleans square as int32 (also with x64 on), as JAX's.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.square(jnp.array([-2, 3]))
       Array([4, 9], dtype=int32)
@@ -769,16 +634,6 @@ def square(x):
 def reciprocal(x):
     """Elementwise 1 / x.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype (integer division truncates, as NumPy's).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.reciprocal(jnp.array([1.0, 2.0, 4.0]))
       Array([1.  , 0.5 , 0.25], dtype=float32)
@@ -789,17 +644,6 @@ def reciprocal(x):
 
 def exp2(x):
     """Elementwise 2 ** x.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.exp2(jnp.array([1.0, 2.0, 4.0]))
@@ -812,17 +656,6 @@ def exp2(x):
 def log2(x):
     """Elementwise base-2 logarithm.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.log2(jnp.array([1.0, 2.0, 4.0]))
       Array([0., 1., 2.], dtype=float32)
@@ -833,17 +666,6 @@ def log2(x):
 
 def log10(x):
     """Elementwise base-10 logarithm.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.log10(jnp.array([1.0, 10.0, 1000.0]))
@@ -867,16 +689,6 @@ def isnan(x):
 
     Integers and booleans are never NaN.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      A boolean array of x's shape.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.isnan(jnp.array([1.0, jnp.nan]))
       Array([False,  True], dtype=bool)
@@ -889,16 +701,6 @@ def isnan(x):
 
 def isinf(x):
     """Whether x is +inf or -inf, elementwise.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.isinf(jnp.array([1.0, jnp.inf, -jnp.inf]))
@@ -914,16 +716,6 @@ def signbit(x):
     """Whether the sign bit of x is set, elementwise.
 
     Whether the sign bit is set: True for -0.0 and negative NaNs too.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape, of dtype bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.signbit(jnp.array([-1.0, -0.0, 2.0]))
@@ -945,16 +737,6 @@ def isfinite(x):
 
     For complex x, both parts must be finite.
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      A boolean array of x's shape.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.isfinite(jnp.array([1.0, jnp.inf, jnp.nan]))
       Array([ True, False, False], dtype=bool)
@@ -964,17 +746,6 @@ def isfinite(x):
 
 def real(x):
     """The real part of x, elementwise.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and the matching real dtype (real input comes back
-      unchanged).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.real(jnp.array([1 + 2j]))
@@ -986,16 +757,6 @@ def real(x):
 
 def imag(x):
     """The imaginary part of x, elementwise.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and the matching real dtype (zeros for real input).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.imag(jnp.array([1 + 2j]))
@@ -1009,16 +770,6 @@ def imag(x):
 
 def conjugate(x):
     """The complex conjugate, elementwise (another name of conj).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.conjugate(jnp.array([1 + 2j]))
@@ -1084,129 +835,8 @@ def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
     return a
 
 
-def sinh(x):
-    """Elementwise hyperbolic sine.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.sinh(jnp.array([0.0, 0.5, 1.0]))
-      Array([0.        , 0.52109534, 1.1752012 ], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.sinh(x)
-
-
-def cosh(x):
-    """Elementwise hyperbolic cosine.
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.cosh(jnp.array([0.0, 0.5, 1.0]))
-      Array([1.       , 1.127626 , 1.5430806], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.cosh(x)
-
-
-def arctan(x):
-    """Elementwise inverse tangent (the Array API's name of arctan).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.atan(jnp.array([0.0, 0.5, 1.0]))
-      Array([0.       , 0.4636476, 0.7853982], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.atan(x)
-
-
-def arcsin(x):
-    """Elementwise inverse sine (the Array API's name of arcsin).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.asin(jnp.array([0.0, 0.5, 1.0]))
-      Array([0.       , 0.5235988, 1.5707964], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.asin(x)
-
-
-def arccos(x):
-    """Elementwise inverse cosine (the Array API's name of arccos).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.acos(jnp.array([0.0, 0.5, 1.0]))
-      Array([1.5707964, 1.0471976, 0.       ], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.acos(x)
-
-
 def deg2rad(x):
     """Degrees converted to radians (another name of deg2rad).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.radians(jnp.array([0.0, 0.5, 1.0]))
@@ -1219,17 +849,6 @@ def deg2rad(x):
 def rad2deg(x):
     """Radians converted to degrees (another name of rad2deg).
 
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.degrees(jnp.array([0.0, 0.5, 1.0]))
       Array([ 0.     , 28.64789, 57.29578], dtype=float32)
@@ -1241,86 +860,8 @@ def rad2deg(x):
 radians, degrees = deg2rad, rad2deg
 
 
-def arcsinh(x):
-    """Elementwise inverse hyperbolic sine (the Array API's name of arcsinh).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.asinh(jnp.array([0.0, 0.5, 1.0]))
-      Array([0.        , 0.48121184, 0.88137364], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.asinh(x)
-
-
-def arccosh(x):
-    """Elementwise inverse hyperbolic cosine (the Array API's name of arccosh).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.acosh(jnp.array([1.0, 2.0]))
-      Array([0.      , 1.316958], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.acosh(x)
-
-
-def arctanh(x):
-    """Elementwise inverse hyperbolic tangent (the Array API's name of arctanh).
-
-    Args:
-      x: an array or scalar.
-
-    Returns:
-      An array of x's shape and an inexact dtype (integers become the default
-      float).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
-    Example:
-      >>> jnp.atanh(jnp.array([0.0, 0.5, 1.0]))
-      Array([0.        , 0.54930615,        inf], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.atanh(x)
-
-
 def hypot(x1, x2):
     """sqrt(x1**2 + x2**2) without overflow, elementwise.
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and a float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
@@ -1359,18 +900,6 @@ def logaddexp(x1, x2):
     log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)). Its
     derivative is JAX's: exp(x - out) for each operand, so 1/2 each at a tie and
     1 for an infinite operand (not the kinks of max and abs).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and a float dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.logaddexp(jnp.array([0.0, 100.0]), jnp.array([0.0, 100.0]))
@@ -1603,18 +1132,6 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
 def divmod(x1, x2):  # noqa: A001
     """(x1 // x2, x1 % x2), elementwise, with Python's signs.
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape; a pair of arrays of the promoted dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.divmod(jnp.array([7, -7]), 2)
       (Array([ 3, -4], dtype=int32), Array([1, 1], dtype=int32))
@@ -1627,18 +1144,6 @@ def divmod(x1, x2):  # noqa: A001
 
 def left_shift(x1, x2):
     """x1 << x2 on integers (the Array API's name of left_shift).
-
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted integer dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
 
     Example:
       >>> jnp.bitwise_left_shift(jnp.array([1, 3]), 2)
@@ -1653,18 +1158,6 @@ def right_shift(x1, x2):
 
     Arithmetic shift for signed integers (sign-filling), logical for unsigned.
 
-    Args:
-      x1: an array or scalar.
-      x2: an array or scalar; it broadcasts with x1.
-
-    Returns:
-      An array of the broadcast shape and the promoted integer dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      IncompatibleShapesError: the shapes do not broadcast.
-
     Example:
       >>> jnp.bitwise_right_shift(jnp.array([-8, 8]), 1)
       Array([-4,  4], dtype=int32)
@@ -1673,3 +1166,27 @@ def right_shift(x1, x2):
     if dtypes.is_unsigned_int(aval_of(x1).dtype):
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
+
+
+# The Args/Returns/Raises each hand-written ufunc above shares with its family
+# (ufunc_docs), by what it returns.
+add_unary_sections(SAME, sign, positive, floor, square, conjugate)
+add_unary_sections(" (real for complex x)", absolute)
+add_unary_sections(BOOL, logical_not, isnan, isinf, signbit, isfinite)
+add_unary_sections(
+    " and a float dtype (integers and booleans come back unchanged)", ceil
+)
+add_binary_sections(PROMOTED, floor_divide, remainder, fmod)
+add_unary_sections(" and dtype (integer division truncates, as NumPy's)", reciprocal)
+add_unary_sections(FLOAT, exp2, log2, log10, deg2rad, rad2deg)
+add_unary_sections(
+    " and the matching real dtype (real input comes back unchanged)", real
+)
+add_unary_sections(" and the matching real dtype (zeros for real input)", imag)
+add_binary_sections(REAL_FLOAT, hypot, logaddexp)
+add_binary_sections(PROMOTED_INT, left_shift, right_shift)
+with_sections(
+    ARGS_X1_X2,
+    returns("A pair of arrays of the broadcast shape and the promoted dtype."),
+    RAISES_X1_X2,
+)(divmod)
