@@ -10,7 +10,7 @@
 Olympus and (when importable) JAX are interleaved in one process.
 Target: <= 1.1x JAX (issue 33: <= 1.0x for the while loops).
 
-    python benchmarks/control_flow.py [--quick] [--no-jax]
+    python benchmarks/control_flow.py [--quick] [--no-jax] [--rounds N]
 """
 
 from __future__ import annotations
@@ -110,9 +110,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-jax", action="store_true")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        help="interleaved rounds (21; 5 with --quick): more "
+        "give steadier best rounds on a loaded machine",
+    )
     opts = parser.parse_args(argv)
     names = libraries(not opts.no_jax and jax_available())
-    rounds = 5 if opts.quick else 21
+    rounds = opts.rounds or (5 if opts.quick else 21)
     per_lib = {n: workloads(n) for n in names}
     check_same(per_lib)
     rows = []

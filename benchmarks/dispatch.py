@@ -18,7 +18,7 @@ interleaved in one run.
     python benchmarks/dispatch.py            # full run (about a minute)
     python benchmarks/dispatch.py --quick    # fewer rounds
     python benchmarks/dispatch.py --no-jax   # olympus only
-    python benchmarks/dispatch.py --focus    # issue 17's cases, best rounds
+    python benchmarks/dispatch.py --focus    # issue 17/33's cases, best rounds
 """
 
 from __future__ import annotations
@@ -268,8 +268,9 @@ def run(
     return rows, import_time("numpy", import_repeats)
 
 
-FOCUS = {  # issue 17's cases: calls per (short) round
+FOCUS = {  # issue 17's and 33's cases: calls per (short) round
     "jit, device args": 500,
+    "jit, static argument": 500,
     "jit, NumPy args": 500,
     "jit, NumPy args, np.asarray result": 500,
     "eager jnp.sin(x)": 500,
@@ -280,7 +281,7 @@ FOCUS = {  # issue 17's cases: calls per (short) round
 
 def focus(rounds: int) -> str:
     """The fastest of `rounds` interleaved short rounds per library, for the
-    cases of issue 17: on a shared machine a short round is often
+    cases of issues 17 and 33: on a shared machine a short round is often
     uninterrupted, so best rounds compare the libraries' own costs."""
     names = ["olympus", "jax"]
     loads = {name: workloads(*load(name)) for name in names}
@@ -352,7 +353,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     parser.add_argument("--no-jax", action="store_true", help="measure olympus only")
     parser.add_argument(
-        "--focus", action="store_true", help="issue 17's cases: best of 60 rounds"
+        "--focus", action="store_true", help="issue 17/33's cases: best of 60 rounds"
     )
     opts = parser.parse_args(argv)
     with_jax = not opts.no_jax and importlib.util.find_spec("jax") is not None
