@@ -249,3 +249,15 @@ def test_dce_prunes_the_unused_carry_of_a_scan():
     before = next(e for e in closed.eqns if e.primitive.name == "scan")
     after = next(e for e in optimize(closed).eqns if e.primitive.name == "scan")
     assert before.params["num_carry"] == 2 and after.params["num_carry"] == 1
+
+
+@pytest.mark.parametrize("name", ["pjit", "checkpoint", "shard_map"])
+def test_call_primitives_transpose_through_the_shared_rule(name):
+    """One transpose for every call-like primitive (transforms/programs.py's
+    `transpose_call`); shard_map supplies only how its body is split and bound."""
+    import inspect
+
+    from olympus.transforms.linearize import transpose_rules
+
+    prim = olympus.ir.core.all_primitives[name]
+    assert "transpose_call(" in inspect.getsource(transpose_rules[prim])

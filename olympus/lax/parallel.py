@@ -66,13 +66,14 @@ from olympus.transforms.batching import (
     shadowing,
 )
 from olympus.transforms.jvp import defjvp_linear, defjvp_zero, jvp_rules
-from olympus.transforms.linearize import backward_pass, is_undefined, transpose_rules
+from olympus.transforms.linearize import backward_pass, transpose_rules
 from olympus.transforms.programs import (
     cached_batch_program,
     cached_jvp_program,
     cached_program,
     cached_transpose_program,
     partial_eval_program,
+    transpose_call,
 )
 from olympus.transforms.ad_util import instantiate
 
@@ -1124,21 +1125,49 @@ def _unsplit_axes(mesh: Mesh, spec: PartitionSpec, ndim: int, manual_axes) -> tu
 def _shard_map_transpose(
     cts, *args, olympuspr, mesh, in_specs, out_specs, name, manual_axes=None
 ):
-    undefined = [is_undefined(a) for a in args]
-    ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = _body_transpose(olympuspr, undefined, ct_nonzero, f"transpose({name})")
-    n_defined = undefined.count(False)
+    """The shared call transpose (`transpose_call`), with the body split before
+    it is transposed (`_body_transpose`) and bound as a shard_map whose specs
+    follow the operands that remain."""
+
+    def unsplit(spec, aval) -> tuple:
+        return _unsplit_axes(mesh, spec, aval.ndim, manual_axes)
+
+    def bind(transposed, undefined, ct_nonzero, operands):
+        out_avals, in_avals = olympuspr.out_avals, olympuspr.in_avals
+        out_axes = [
+            unsplit(s, a) for s, a, nz in zip(out_specs, out_avals, ct_nonzero) if nz
+        ]
+        in_axes = [unsplit(s, a) for s, a, u in zip(in_specs, in_avals, undefined) if u]
+        n_defined = undefined.count(False)
+        local = _replicated_transpose(transposed, n_defined, out_axes, in_axes, name)
+        specs = (
+            (PartitionSpec(),) * len(transposed.consts)
+            + tuple(s for s, u in zip(in_specs, undefined) if not u)
+            + tuple(s for s, nz in zip(out_specs, ct_nonzero) if nz)
+        )
+        ct_specs = [s for s, u in zip(in_specs, undefined) if u]
+        transposed_name = f"transpose({name})"
+        return _bind(
+            local, operands, mesh, specs, ct_specs, transposed_name, manual_axes
+        )
+
+    return transpose_call(
+        shard_map_p,
+        cts,
+        args,
+        olympuspr,
+        f"transpose({name})",
+        transpose=_body_transpose,
+        bind=bind,
+    )
+
+
+def _replicated_transpose(transposed, n_defined: int, out_axes, in_axes, name: str):
+    """The per-device transposed body: the cotangent of an output replicated
+    over manual axes (`out_axes`) counts once, on the first device along them,
+    and the cotangent of an input replicated over some (`in_axes`) is summed
+    over them."""
     n_consts = len(transposed.consts)
-    out_axes = [
-        _unsplit_axes(mesh, s, a.ndim, manual_axes)
-        for s, a, nz in zip(out_specs, olympuspr.out_avals, ct_nonzero)
-        if nz
-    ]
-    in_axes = [
-        _unsplit_axes(mesh, s, a.ndim, manual_axes)
-        for s, a, u in zip(in_specs, olympuspr.in_avals, undefined)
-        if u
-    ]
 
     def body(*vals):
         consts, rest = vals[:n_consts], list(vals[n_consts:])
@@ -1152,30 +1181,9 @@ def _shard_map_transpose(
             psum_p.bind(o, axes=axes) if axes else o for o, axes in zip(outs, in_axes)
         ]
 
-    sub = trace_sub_program(
+    return trace_sub_program(
         body, transposed.closed.in_avals, DebugInfo("transpose", name, ())
     )
-    specs = (
-        (PartitionSpec(),) * n_consts
-        + tuple(s for s, u in zip(in_specs, undefined) if not u)
-        + tuple(s for s, nz in zip(out_specs, ct_nonzero) if nz)
-    )
-    outs = iter(
-        _bind(
-            sub,
-            [
-                *transposed.consts,
-                *[a for a in args if not is_undefined(a)],
-                *[ct for ct in cts if not is_zero(ct)],
-            ],
-            mesh,
-            specs,
-            [s for s, u in zip(in_specs, undefined) if u],
-            f"transpose({name})",
-            manual_axes,
-        )
-    )
-    return [next(outs) if u else None for u in undefined]
 
 
 def _body_transpose(closed, undefined: list, ct_nonzero: list, name: str):

@@ -451,55 +451,75 @@ def fused(*steps):
     return _tables_step(tuple(t for step in steps for t in step.tables))
 
 
-def _tables_step(tables: tuple):
+def _rule_index(tables: tuple) -> dict[str, list]:
+    """Root primitive name -> [(entry, the operand heads its pattern wants)],
+    an entry being (rule, compiled matcher, `_typed_positions`, table name)."""
     by_prim: dict[str, list] = {}
     for rules, table in tables:
         for rule in rules:
             wants = tuple(map(_head, rule.pattern.operands))
             entry = (rule, _eqn_matcher(rule.pattern), _typed_positions(rule), table)
             by_prim.setdefault(rule.pattern.prim, []).append((entry, wants))
+    return by_prim
 
-    chosen: dict = {}  # (primitive, *operand kinds) -> the rules that may match
+
+def _match_key(eqn: Eqn, producer: dict) -> tuple:
+    """(primitive, *operand kinds): what decides which rules may match.
+    `_operand_kind`, inlined for the common cases: this runs on most equations."""
+    key = [eqn.primitive]
+    for x in eqn.invars:
+        if type(x) is Literal:
+            key.append(_LITERAL)
+            continue
+        made = producer.get(x)
+        if made is None:
+            key.append(())
+        elif made.primitive.name == "broadcast_in_dim" or made.primitive in HINTS:
+            key.append(_operand_kind(producer, x))
+        else:
+            key.append(made.primitive)
+    return tuple(key)
+
+
+def _type_fits(typed: tuple | None, operands: list, out) -> bool:
+    """Whether an operand at one of the `typed` positions has the output's
+    type (always, for a rule without them). Shapes first: ShapedArray.__eq__
+    is Python code."""
+    if typed is None:
+        return True
+    for i in typed:
+        aval = operands[i].aval
+        if aval.shape == out.shape and aval == out:
+            return True
+    return False
+
+
+def _tables_step(tables: tuple):
+    by_prim = _rule_index(tables)
+    chosen: dict = {}  # `_match_key` -> the entries that may match
+
+    def candidates(key: tuple) -> list:
+        name = key[0].name
+        heads = [_heads(kind) for kind in key[1:]]
+        commutative = name in COMMUTATIVE
+        return [
+            e
+            for e, wants in by_prim.get(name, ())
+            if _may_match(wants, heads, commutative)
+        ]
 
     def step(walk: Walk, eqn: Eqn) -> bool:
         if len(eqn.outvars) != 1:
             return False
-        operands, producer = eqn.invars, walk.producer
-        key = [eqn.primitive]
-        for x in operands:  # `_operand_kind`, inlined: this runs on most equations
-            if type(x) is Literal:
-                key.append(_LITERAL)
-                continue
-            made = producer.get(x)
-            if made is None:
-                key.append(())
-            elif made.primitive.name == "broadcast_in_dim" or made.primitive in HINTS:
-                key.append(_operand_kind(producer, x))
-            else:
-                key.append(made.primitive)
-        key = tuple(key)
+        key = _match_key(eqn, walk.producer)
         entries = chosen.get(key)
         if entries is None:
-            name = eqn.primitive.name
-            heads = [_heads(kind) for kind in key[1:]]
-            commutative = name in COMMUTATIVE
-            entries = chosen[key] = [
-                e
-                for e, wants in by_prim.get(name, ())
-                if _may_match(wants, heads, commutative)
-            ]
-        if not entries:
-            return False
+            entries = chosen[key] = candidates(key)
         out = eqn.outvars[0].aval
         for rule, match, typed, table in entries:
-            if typed is not None:
-                for i in typed:  # shapes first: ShapedArray.__eq__ is Python code
-                    aval = operands[i].aval
-                    if aval.shape == out.shape and aval == out:
-                        break
-                else:
-                    continue
-            if _apply(rule, walk, eqn, table, match):
+            if _type_fits(typed, eqn.invars, out) and _apply(
+                rule, walk, eqn, table, match
+            ):
                 return True
         return False
 

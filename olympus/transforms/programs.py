@@ -341,25 +341,37 @@ def cached_transpose_program(closed: ClosedOlympuspr, undefined, ct_nonzero, nam
     )
 
 
-def transpose_call(primitive, cts, args, olympuspr, name: str, **params) -> list:
-    """The transpose rule of a call-like primitive (pjit, checkpoint): one call
-    of its transposed body, named `name`, on the defined operands and the
-    nonzero cotangents; the cotangents of the undefined (linear) operands,
-    None for the others. `params` are the call's other parameters."""
+def transpose_call(
+    primitive,
+    cts,
+    args,
+    olympuspr,
+    name: str,
+    *,
+    transpose: Callable = cached_transpose_program,
+    bind: Callable | None = None,
+    **params,
+) -> list:
+    """The transpose rule of a call-like primitive (pjit, checkpoint,
+    shard_map): one call of its transposed body, named `name`, on the defined
+    operands and the nonzero cotangents; the cotangents of the undefined
+    (linear) operands, None for the others. `params` are the call's other
+    parameters. `transpose(olympuspr, undefined, ct_nonzero, name)` makes the
+    transposed body (a `SubProgram`); `bind(transposed, undefined, ct_nonzero,
+    operands)` calls it, where a primitive's call is more than `bind` with the
+    program and `params` (shard_map's specs follow which operands remain)."""
     undefined = [is_undefined(a) for a in args]
     ct_nonzero = [not is_zero(ct) for ct in cts]
-    transposed = cached_transpose_program(olympuspr, undefined, ct_nonzero, name)
+    transposed = transpose(olympuspr, undefined, ct_nonzero, name)
     defined = [a for a, u in zip(args, undefined) if not u]
-    outs = iter(
-        primitive.bind(
-            *transposed.consts,
-            *defined,
-            *[ct for ct in cts if not is_zero(ct)],
-            olympuspr=transposed.closed,
-            name=name,
-            **params,
+    operands = [*transposed.consts, *defined, *[ct for ct in cts if not is_zero(ct)]]
+    if bind is None:
+        outs = primitive.bind(
+            *operands, olympuspr=transposed.closed, name=name, **params
         )
-    )
+    else:
+        outs = bind(transposed, undefined, ct_nonzero, operands)
+    outs = iter(outs)
     return [next(outs) if u else None for u in undefined]
 
 

@@ -314,36 +314,52 @@ def fori_loop(
       Array(10, dtype=int32, weak_type=True)
     """
     if python_mode(lower, upper, init_val):
-        val, stop = init_val, int(upper)
-        if max_steps is not None:
-            stop = min(stop, int(lower) + int(max_steps))
-        for i in range(int(lower), stop):
-            val = body_fun(np.int32(i), val)
-        return val
+        return _fori_in_python(lower, upper, body_fun, init_val, max_steps)
     if _is_static_int(lower) and _is_static_int(upper):
-        # A Python int, so the index is weakly typed int32 (JAX's: i + 0.5 stays
-        # float32 and a Python-int carry plus i stays weak).
-        index = int(lower)
-
-        def step(carry, _):
-            i, val = carry
-            return (i + 1, body_fun(i, val)), None
-
-        paths = ["lower", *tree_paths(init_val, "init_val")]
-        trip_count = max(int(upper) - int(lower), 0)
-        if max_steps is not None:
-            trip_count = min(trip_count, int(max_steps))
-        step.__qualname__ = function_name(body_fun)
-        steps = 1 if unroll is None else unroll
-        (_, result), _ = scan_with_names(
-            step, (index, init_val), None, trip_count, False, steps, "fori_loop", paths
-        )
-        return result
+        return _fori_as_scan(lower, upper, body_fun, init_val, max_steps, unroll)
     if unroll is not None:
         raise LoopUnrollError(
             "Can only use `unroll` in `fori_loop` if the loop bounds are statically "
             "known; pass Python ints as lower and upper, or drop unroll="
         )
+    return _fori_as_while(lower, upper, body_fun, init_val, max_steps)
+
+
+def _fori_in_python(lower, upper, body_fun: Callable, init_val, max_steps):
+    """fori_loop run by Python (`python_mode`: nothing traced)."""
+    val, stop = init_val, int(upper)
+    if max_steps is not None:
+        stop = min(stop, int(lower) + int(max_steps))
+    for i in range(int(lower), stop):
+        val = body_fun(np.int32(i), val)
+    return val
+
+
+def _fori_as_scan(lower, upper, body_fun: Callable, init_val, max_steps, unroll):
+    """fori_loop over static bounds: a scan of known length, which reverse
+    mode differentiates. The index starts as a Python int, so it is weakly
+    typed int32 (JAX's: i + 0.5 stays float32 and a Python-int carry plus i
+    stays weak)."""
+
+    def step(carry, _):
+        i, val = carry
+        return (i + 1, body_fun(i, val)), None
+
+    paths = ["lower", *tree_paths(init_val, "init_val")]
+    trip_count = max(int(upper) - int(lower), 0)
+    if max_steps is not None:
+        trip_count = min(trip_count, int(max_steps))
+    step.__qualname__ = function_name(body_fun)
+    steps = 1 if unroll is None else unroll
+    (_, result), _ = scan_with_names(
+        step, (int(lower), init_val), None, trip_count, False, steps, "fori_loop", paths
+    )
+    return result
+
+
+def _fori_as_while(lower, upper, body_fun: Callable, init_val, max_steps):
+    """fori_loop over traced bounds: a while loop carrying the index and the
+    bound (reverse-differentiable only with `max_steps`)."""
     lower, upper = _loop_bounds(lower, upper)
 
     def keep_going(carry):
@@ -357,9 +373,8 @@ def fori_loop(
     if max_steps is not None:
         return while_loop(keep_going, step, (lower, upper, init_val), max_steps)[2]
     paths = ["lower", "upper", *tree_paths(init_val, "init_val")]
-    return _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)[
-        2
-    ]
+    carry = _while_loop(keep_going, step, (lower, upper, init_val), "fori_loop", paths)
+    return carry[2]
 
 
 class LoopUnrollError(ValueError):
