@@ -37,6 +37,7 @@ from olympus.tracer.functions import (
     dynamic_argnums,
     trace_pytree_function,
 )
+from olympus.tracer.refs import AbstractRef, Ref
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
 from olympus.tracer.staging import function_name
 from olympus.tracer.tracebacks import api_boundary
@@ -220,6 +221,8 @@ def typeof(x) -> ShapedArray:
 
     if isinstance(x, PRNGKeyArray):
         return KeyArrayType(x.shape, x.dtype)
+    if isinstance(x, Ref):  # its type: AbstractRef of its value's
+        return AbstractRef(x._aval)
     from olympus.lax.sharding import unsplit_type
 
     return unsplit_type(x, aval_of(x))  # on Explicit axes: P(None, ...), as JAX

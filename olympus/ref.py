@@ -27,6 +27,7 @@ from olympus.lax import elementwise as ew
 from olympus.tracer import refs
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.refs import (
+    AbstractRef,
     Ref,
     RefAliasError,
     RefError,
@@ -35,18 +36,6 @@ from olympus.tracer.refs import (
     RefScopeError,
     RefWriteError,
 )
-
-
-class AbstractRef:
-    """JAX's type of a reference's abstract value. olympus types no value
-    with it (a Ref holds an ordinary array), so `isinstance(x, AbstractRef)`
-    is False for every value, as for JAX's arrays and Refs."""
-
-    def __new__(cls, *args, **kwargs):
-        raise TypeError(
-            "olympus.ref.AbstractRef is not constructed: make a reference with "
-            "olympus.new_ref(value)"
-        )
 
 
 class RefInitError(TypeError):

@@ -128,6 +128,37 @@ print(json.dumps([float(l)]))
         [0.6031284928321838],
         1e-5,
     ),
+    # a Variable backed by a mutable array reference (jax.new_ref), written
+    # inside nnx.jit and inside the differentiated function
+    "flax_nnx_refs": (
+        "flax.nnx",
+        """
+import json, jax, jax.numpy as jnp
+from flax import nnx
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(3, 1, rngs=rngs)
+        self.count = nnx.Variable(jnp.zeros((), jnp.int32), ref=True)
+        self.w = nnx.Param(jnp.ones((3, 1)))
+    def __call__(self, x):
+        self.count[...] += 1
+        return self.linear(x) + x @ self.w[...]
+model = Model(nnx.Rngs(0))
+x = jnp.linspace(-1, 1, 24).reshape(8, 3); y = jnp.sum(x, axis=1, keepdims=True)
+@nnx.jit
+def step(m):
+    l, g = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(m)
+    m.count[...] += 10
+    params = nnx.state(m, nnx.Param)
+    nnx.update(m, jax.tree_util.tree_map(lambda p, d: p - 0.1 * d, params, g))
+    return l
+for _ in range(5):
+    l = step(model)
+print(json.dumps([float(l), int(model.count[...]), float(model.w[...].sum())]))
+""",
+        [0.002067988971248269, 50, 3.1908631324768066],
+        1e-5,
+    ),
     "numpyro": (
         "numpyro",
         """

@@ -376,3 +376,16 @@ def test_no_ref_made_no_hook_runs():
     f = olympus.jit(lambda x: x * 2)
     np.testing.assert_array_equal(f(jnp.ones(2)), np.full(2, 2.0))
     assert f not in tracer_refs._jitted
+
+
+def test_typeof_a_ref_is_its_abstract_ref():
+    """flax.nnx asks `isinstance(jax.typeof(x), AbstractRef | Ref)`."""
+    r = olympus.new_ref(jnp.zeros(3))
+    ty = olympus.typeof(r)
+    assert isinstance(ty, R.AbstractRef) and not isinstance(r, R.AbstractRef)
+    assert (ty.shape, ty.dtype, ty.inner_aval) == (
+        (3,),
+        np.float32,
+        olympus.typeof(r[...]),
+    )
+    assert str(ty) == "Ref{f32[3]}"

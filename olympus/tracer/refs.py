@@ -140,6 +140,30 @@ class Ref:
     __str__ = __repr__
 
 
+class AbstractRef:
+    """The type of a Ref (`olympus.typeof(ref)`): the ShapedArray of its
+    value inside (`inner_aval`). No value is an AbstractRef."""
+
+    def __init__(self, inner_aval: ShapedArray):
+        self.inner_aval = inner_aval
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    ndim = property(lambda self: self.inner_aval.ndim)
+    weak_type = property(lambda self: self.inner_aval.weak_type)
+
+    def str_short(self) -> str:
+        return f"Ref{{{self.inner_aval.str_short()}}}"
+
+    __repr__ = __str__ = str_short
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
+
+    def __hash__(self) -> int:
+        return hash(("Ref", self.inner_aval))
+
+
 def make_ref(value) -> Ref:
     """A new Ref owned by the current trace, holding `value` (an array)."""
     made[0] = True
