@@ -445,6 +445,42 @@ def _reduced_last(a, axis, keepdims):
 def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
     """JAX's quantile algorithm: sort, then read the order statistics at
     floor and ceil of q (n - 1), and combine them as `method` says."""
+    a, q = _quantile_operands(a, q, method, weights)
+    dtype = aval_of(a).dtype
+    if weights is not None:
+        weights = _weights_like(a, to_operand(weights), axis)
+        weights, _ = _reduced_last(lax.convert_element_type(weights, dtype), axis, 0)
+    a, keep_shape = _reduced_last(a, axis, keepdims)
+    *rest, n = aval_of(a).shape
+    if n == 0 and aval_of(q).size > 0:
+        raise EmptyQuantileError(
+            f"jnp.quantile: the axes reduced hold no elements (a has shape "
+            f"{aval_of(a).shape}), so there is no order statistic to read; "
+            "reduce over a non-empty axis"
+        )
+    a, weights = _sorted_rows(a, weights, squash_nans)
+    qdtype = aval_of(q).dtype
+    if squash_nans:
+        counts = reductions.sum(lax.bitwise_not(isnan(a)), axis=-1, dtype=qdtype)
+    else:
+        counts = lax.full(tuple(rest), np.asarray(n, qdtype)[()])
+    target = aval_of(q).shape + tuple(rest)
+    q_b = _behind(q, target, 0)
+    counts_b = _behind(counts, target, aval_of(q).ndim)
+    if method == "inverted_cdf":
+        out = _inverted_cdf(a, weights, q_b, counts_b, squash_nans, target)
+    else:
+        out = _interpolated(a, q_b, counts_b, method, target)
+    out = lax.convert_element_type(out, dtype)
+    if keep_shape is not None:
+        out = lax.reshape(out, aval_of(q).shape + keep_shape)
+    return out
+
+
+def _quantile_operands(a, q, method, weights) -> tuple:
+    """(a, q) as quantile computes with them: a inexact and real, q floating of
+    rank <= 1; a method JAX does not know, or weights without inverted_cdf,
+    are refused."""
     if method not in _QUANTILE_METHODS:
         raise QuantileMethodError(
             f"jnp.quantile: method {method!r} is not one of {_QUANTILE_METHODS}"
@@ -462,48 +498,28 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
             "pass fractions such as 0.5 (jnp.asarray(q, float))"
         )
     a = _inexact(to_operand(a))
-    dtype = aval_of(a).dtype
-    if dtypes.is_complex(dtype):
+    if dtypes.is_complex(aval_of(a).dtype):
         raise TypeError("jnp.quantile: complex input has no order; pass real values")
     if aval_of(q).ndim > 1:
         raise ValueError(f"jnp.quantile: q must have rank <= 1, got {aval_of(q).shape}")
-    if weights is not None:
-        weights = _weights_like(a, to_operand(weights), axis)
-        weights, _ = _reduced_last(lax.convert_element_type(weights, dtype), axis, 0)
-    a, keep_shape = _reduced_last(a, axis, keepdims)
-    *rest, n = aval_of(a).shape
-    if n == 0 and aval_of(q).size > 0:
-        raise EmptyQuantileError(
-            f"jnp.quantile: the axes reduced hold no elements (a has shape "
-            f"{aval_of(a).shape}), so there is no order statistic to read; "
-            "reduce over a non-empty axis"
-        )
+    return a, q
+
+
+def _sorted_rows(a, weights, squash_nans: bool) -> tuple:
+    """a's last axis sorted (weights along with it), NaNs last: with
+    squash_nans (the nan-functions) each NaN sorts last on its own, else a
+    row holding one becomes all NaN, as JAX's quantile gives NaN for it."""
+    dtype = aval_of(a).dtype
     nan_data = isnan(a)
     if squash_nans:
         a = where(nan_data, np.asarray(np.nan, dtype)[()], a)  # positive: sorts last
     else:
         row_nan = reductions.any(nan_data, axis=-1, keepdims=True)
         a = where(row_nan, np.asarray(np.nan, dtype)[()], a)
+    last = aval_of(a).ndim - 1
     if weights is not None:
-        a, weights = lax.sort_key_val(a, weights, dimension=len(rest))
-    else:
-        a = lax.sort(a, dimension=len(rest))
-    qdtype = aval_of(q).dtype
-    if squash_nans:
-        counts = reductions.sum(lax.bitwise_not(isnan(a)), axis=-1, dtype=qdtype)
-    else:
-        counts = lax.full(tuple(rest), np.asarray(n, qdtype)[()])
-    target = aval_of(q).shape + tuple(rest)
-    q_b = _behind(q, target, 0)
-    counts_b = _behind(counts, target, aval_of(q).ndim)
-    if method == "inverted_cdf":
-        out = _inverted_cdf(a, weights, q_b, counts_b, squash_nans, target)
-    else:
-        out = _interpolated(a, q_b, counts_b, method, target)
-    out = lax.convert_element_type(out, dtype)
-    if keep_shape is not None:
-        out = lax.reshape(out, aval_of(q).shape + keep_shape)
-    return out
+        return lax.sort_key_val(a, weights, dimension=last)
+    return lax.sort(a, dimension=last), None
 
 
 def _weights_like(a, weights, axis):
