@@ -554,11 +554,16 @@ RAISES_NOT_INTEGER_OR_DIFFER = f"Raises:\n{_NOT_INTEGER}\n{_OPERANDS_DIFFER}"
 
 
 def _insert_section(doc: str, section: str) -> str:
-    """`doc` with `section` placed before the first later section it has
+    """`doc` with `section` in its place: its entries first in doc's own
+    section of that name, else as a new section before the first later one
     (Args, Returns, Raises, Example, in that order), else at the end."""
-    later = _ORDER[_ORDER.index(section.partition("\n")[0]) + 1 :]
-    for header in later:
-        at = doc.find(f"\n{header}\n")
+    header, _, entries = section.partition("\n")
+    own = doc.find(f"\n{header}\n")
+    if own >= 0 and entries:
+        at = own + len(header) + 2
+        return f"{doc[:at]}{entries}\n{doc[at:]}"
+    for later in _ORDER[_ORDER.index(header) + 1 :]:
+        at = doc.find(f"\n{later}\n")
         if at >= 0:
             return f"{doc[: at + 1]}{section}\n\n{doc[at + 1 :]}"
     return f"{doc}\n\n{section}"
@@ -566,7 +571,9 @@ def _insert_section(doc: str, section: str) -> str:
 
 def with_sections(*sections: str) -> Callable[[Callable], Callable]:
     """A decorator giving a function its family's shared docstring sections
-    (e.g. RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT) in their place."""
+    (e.g. RETURNS_LIKE_X, RAISES_NOT_REAL_FLOAT) in their place; where the
+    function's own docstring has that section (Args with its other
+    parameters, say), the shared entries come first in it."""
 
     def add_sections(fn: Callable) -> Callable:
         doc = inspect.cleandoc(fn.__doc__ or "")

@@ -20,6 +20,7 @@ import numpy as np
 import olympus.numpy as jnp
 from olympus import lax
 from olympus.lax.custom_derivatives import custom_jvp, stop_gradient
+from olympus.lax.op_docs import RETURNS_LIKE_X as _RETURNS_LIKE_X, with_sections
 from olympus.numpy.core import normalize_axes, normalize_axis, promote_dtypes_inexact
 
 __all__ = [
@@ -59,6 +60,18 @@ __all__ = [
 ]
 
 
+# The docstring sections the activations share (see lax.op_docs.with_sections).
+_ARGS_PROMOTED = (
+    "Args:\n  x: an array of an inexact dtype (integers are promoted to float)."
+)
+_ARGS_INEXACT = "Args:\n  x: an array of an inexact dtype (or a Python number)."
+_RETURNS_INEXACT = "Returns:\n  An array of x's shape and (inexact) dtype."
+_RAISES_NOT_ARRAY = (
+    "Raises:\n  OlympusTypeError: x is not an array, a NumPy array or a Python "
+    "number (a\n    string, say)."
+)
+
+
 def _axes(axis, ndim: int) -> tuple:
     """`axis` (None: all) as non-negative axes; one out of range raises as JAX's."""
     return normalize_axes(axis, ndim)
@@ -66,20 +79,11 @@ def _axes(axis, ndim: int) -> tuple:
 
 # ---- elementwise activations ------------------------------------------------------
 @custom_jvp
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def relu(x):
     """The rectified linear unit max(x, 0), elementwise.
 
     Its derivative at 0 is taken as 0, as JAX's.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
@@ -97,20 +101,11 @@ def _relu_jvp(primals, tangents):
 
 
 @custom_jvp
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def relu6(x):
     """relu capped at 6: min(max(x, 0), 6), elementwise.
 
     Bounded activations suit low-precision arithmetic.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.relu6(jnp.array([-1.0, 3.0, 8.0]))
@@ -127,21 +122,14 @@ def _relu6_jvp(primals, tangents):
     return relu6(x), jnp.where(inside, t, jnp.zeros_like(t))
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def leaky_relu(x, negative_slope: float = 1e-2):
     """relu with a small slope for negative inputs: x if x >= 0 else slope * x.
 
     Keeps a gradient flowing for negative inputs.
 
     Args:
-      x: an array of an inexact dtype (integers are promoted to float).
       negative_slope: the slope for x < 0.
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.leaky_relu(jnp.array([-1.0, 2.0]), 0.1)
@@ -151,21 +139,14 @@ def leaky_relu(x, negative_slope: float = 1e-2):
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def elu(x, alpha: float = 1.0):
     """The exponential linear unit: x for x > 0, alpha * (exp(x) - 1) else.
 
     Smooth negative part that saturates at -alpha.
 
     Args:
-      x: an array of an inexact dtype (integers are promoted to float).
       alpha: the scale of the negative part.
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.elu(jnp.array([-1.0, 1.0]))
@@ -176,20 +157,11 @@ def elu(x, alpha: float = 1.0):
     return jnp.where(x > 0, x, alpha * jnp.expm1(safe))
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def selu(x):
     """The scaled ELU, with the constants that make activations self-normalize.
 
     scale * elu(x, alpha) with alpha ~ 1.6733 and scale ~ 1.0507.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.selu(jnp.array([0.0]))
@@ -199,44 +171,28 @@ def selu(x):
     return scale * elu(x, alpha)
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def celu(x, alpha: float = 1.0):
     """The continuously differentiable ELU: max(x, 0) + alpha * min(exp(x / alpha) - 1, 0).
 
     Unlike elu, its derivative is continuous for every alpha.
 
     Args:
-      x: an array of an inexact dtype (integers are promoted to float).
       alpha: the scale of the negative part.
 
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
-
     Example:
-      >>> olympus.nn.celu(jnp.array([1.0]))
-      Array([1.], dtype=float32)
+      >>> olympus.nn.celu(jnp.array([-1.0, 1.0]), alpha=2.0)  # 2 (e^-0.5 - 1)
+      Array([-0.78693867,  1.        ], dtype=float32)
     """
     x = jnp.asarray(x)
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def sigmoid(x):
     """The logistic function 1 / (1 + exp(-x)), elementwise.
 
     Computed stably for large |x| (no overflow).
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.sigmoid(jnp.array([0.0]))
@@ -250,20 +206,11 @@ def _is_float(x) -> bool:
     return jnp.issubdtype(jnp.asarray(x).dtype, jnp.floating)
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def softplus(x):
     """The smooth relu log(1 + exp(x)), elementwise, computed stably.
 
     Positive everywhere; approaches x for large x without overflow.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.softplus(jnp.array([0.0]))
@@ -272,20 +219,11 @@ def softplus(x):
     return jnp.logaddexp(jnp.asarray(x), 0.0)
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def log_sigmoid(x):
     """log(sigmoid(x)), elementwise, computed stably.
 
     Equal to -softplus(-x); accurate where sigmoid underflows.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.log_sigmoid(jnp.array([0.0]))
@@ -294,20 +232,11 @@ def log_sigmoid(x):
     return -softplus(-jnp.asarray(x))
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def silu(x):
     """The SiLU (swish) activation x * sigmoid(x), elementwise.
 
     Smooth and non-monotonic near 0; `swish` is the same function.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.silu(jnp.array([0.0]))
@@ -320,20 +249,11 @@ def silu(x):
 swish = silu
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def hard_sigmoid(x):
     """A piecewise-linear sigmoid, relu6(x + 3) / 6.
 
     Cheap to compute: 0 below -3, 1 above 3 and linear between.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.hard_sigmoid(jnp.array([-2.0, 0.0, 2.0]))
@@ -342,20 +262,11 @@ def hard_sigmoid(x):
     return relu6(jnp.asarray(x) + 3.0) / 6.0
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def hard_silu(x):
     """x * hard_sigmoid(x); another name of hard_silu.
 
     The MobileNetV3 name of hard_silu; the two are the same function.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.hard_swish(jnp.array([-2.0, 0.0, 2.0]))
@@ -368,20 +279,11 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def hard_tanh(x):
     """tanh's piecewise-linear approximation: x clipped to [-1, 1].
 
     Cheap where tanh's curvature does not matter.
-
-    Args:
-      x: an array of an inexact dtype (integers are promoted to float).
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.hard_tanh(jnp.array([-2.0, 0.5]))
@@ -391,20 +293,11 @@ def hard_tanh(x):
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def soft_sign(x):
     """x / (|x| + 1), a sigmoid-shaped function with polynomial tails.
 
     Bounded in (-1, 1); it approaches its limits more slowly than tanh.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.soft_sign(jnp.array([-2.0, 0.0, 2.0]))
@@ -414,21 +307,12 @@ def soft_sign(x):
     return x / (jnp.abs(x) + 1.0)
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def mish(x):
     """The self-gated activation x * tanh(softplus(x)).
 
     x * tanh(softplus(x)) (Misra, 2019); softplus is the stable one above, so
     mish(-100) is a tiny negative number and mish(100) is 100.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.mish(jnp.array([-2.0, 0.0, 2.0]))
@@ -438,6 +322,7 @@ def mish(x):
     return x * jnp.tanh(softplus(x))
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def squareplus(x, b=4):
     """(x + sqrt(x**2 + b)) / 2, a smooth relu without exponentials.
 
@@ -445,15 +330,7 @@ def squareplus(x, b=4):
     is written b / (2 (sqrt(x^2 + b) - x)), which does not cancel.
 
     Args:
-      x: an array of an inexact dtype (or a Python number).
       b: the smoothness, a positive number (4 by default); 0 gives relu.
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.squareplus(jnp.array([-2.0, 0.0, 2.0]))
@@ -469,21 +346,12 @@ def squareplus(x, b=4):
     return jnp.where(x < 0, negative, positive)
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def sparse_plus(x):
     """A softplus whose curved part is a parabola on (-1, 1).
 
     0 for x <= -1, (x + 1)^2 / 4 for -1 < x < 1, x for x >= 1: the softplus-like
     function of sparsemax (Martins and Astudillo, 2016).
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.sparse_plus(jnp.array([-2.0, 0.0, 0.5, 2.0]))
@@ -494,20 +362,11 @@ def sparse_plus(x):
     return jnp.where(x <= -1.0, jnp.zeros_like(x), jnp.where(x < 1.0, inner, x))
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def sparse_sigmoid(x):
     """A sigmoid that is exactly 0 below -1 and 1 above 1.
 
     The derivative of sparse_plus: 0, (x + 1) / 2 and 1 on its three pieces.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.sparse_sigmoid(jnp.array([-2.0, 0.0, 0.5, 2.0]))
@@ -517,17 +376,12 @@ def sparse_sigmoid(x):
     return jnp.clip((x + 1.0) / 2.0, 0.0, 1.0)
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X)
 def tanh(x):
     """Elementwise hyperbolic tangent, as an activation.
 
     The same function as jnp.tanh (JAX's nn re-exports it); saturates to +-1
     without overflow.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
 
     Raises:
       ArrayLikeTypeError: x is a list or other non-array (convert it with
@@ -540,20 +394,11 @@ def tanh(x):
     return jnp.tanh(x)
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def identity(x):
     """x itself: the activation that does nothing.
 
     Useful as a default where a layer takes an activation.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.identity(jnp.array([1.0, -1.0]))
@@ -562,21 +407,14 @@ def identity(x):
     return jnp.asarray(x)
 
 
+@with_sections(_ARGS_PROMOTED, _RETURNS_INEXACT, _RAISES_NOT_ARRAY)
 def gelu(x, approximate: bool = True):
     """The Gaussian error linear unit x * Phi(x), elementwise.
 
     With approximate=True, the tanh approximation (faster, as JAX's default); otherwise the exact form with erf.
 
     Args:
-      x: an array of an inexact dtype (integers are promoted to float).
       approximate: whether to use the tanh approximation.
-
-    Returns:
-      An array of x's shape and (inexact) dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.gelu(jnp.array([0.0]))
@@ -674,21 +512,12 @@ def logsumexp(
     return out
 
 
+@with_sections(_ARGS_INEXACT, _RETURNS_LIKE_X, _RAISES_NOT_ARRAY)
 def log1mexp(x):
     """log(1 - exp(-x)), accurate for every x >= 0.
 
     log(1 - exp(-x)) for x >= 0, accurate at both ends: log(-expm1(-x)) below
     log 2, log1p(-exp(-x)) above (Maechler's note); NaN for x < 0.
-
-    Args:
-      x: an array of an inexact dtype (or a Python number).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.log1mexp(jnp.array([0.1, 10.0]))
@@ -736,6 +565,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     return total - jnp.log(jnp.asarray(count, dtype=total.dtype))
 
 
+@with_sections(_RAISES_NOT_ARRAY)
 def softmax(x, axis=-1, where=None):
     """Normalized exponentials of `x` along `axis`: positive and summing to 1.
 
@@ -752,10 +582,6 @@ def softmax(x, axis=-1, where=None):
     Returns:
       An array of x's shape.
 
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
-
     Example:
       >>> olympus.nn.softmax(jnp.array([0.0, 0.0]))
       Array([0.5, 0.5], dtype=float32)
@@ -767,6 +593,7 @@ def softmax(x, axis=-1, where=None):
     return out if where is None else jnp.where(where, out, 0)
 
 
+@with_sections(_RAISES_NOT_ARRAY)
 def log_softmax(x, axis=-1, where=None):
     """The logarithm of softmax along `axis`: x minus its logsumexp.
 
@@ -780,10 +607,6 @@ def log_softmax(x, axis=-1, where=None):
 
     Returns:
       An array of x's shape.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.log_softmax(jnp.array([0.0, 0.0]))
@@ -805,6 +628,7 @@ def _shifted(x, axes, where):
     return safe - stop_gradient(m)
 
 
+@with_sections(_RAISES_NOT_ARRAY)
 def standardize(
     x, axis=-1, mean=None, variance=None, epsilon: float = 1e-5, where=None
 ):
@@ -823,10 +647,6 @@ def standardize(
 
     Returns:
       An array of x's shape.
-
-    Raises:
-      OlympusTypeError: x is not an array, a NumPy array or a Python number (a
-        string, say).
 
     Example:
       >>> olympus.nn.standardize(jnp.array([1.0, 3.0]))

@@ -140,40 +140,33 @@ def variance_scaling(
     return init
 
 
-def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(
-        1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype
+def _variance_scaling_preset(name: str, scale: float, mode: str, distribution: str):
+    """A named variance_scaling with scale, mode and distribution fixed: JAX's
+    glorot (Xavier), lecun and he (Kaiming) initializer constructors."""
+
+    def preset(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
+        return variance_scaling(
+            scale, mode, distribution, in_axis, out_axis, batch_axis, dtype
+        )
+
+    preset.__name__ = preset.__qualname__ = name
+    preset.__doc__ = (
+        f"variance_scaling({scale}, {mode!r}, {distribution!r}) over the given "
+        "axes: an initializer `init(key, shape, dtype)`."
     )
+    return preset
 
 
-def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(
-        1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype
-    )
-
-
-def lecun_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(
-        1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype
-    )
-
-
-def lecun_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(
-        1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype
-    )
-
-
-def he_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(
-        2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype
-    )
-
-
-def he_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=jnp.float32):
-    return variance_scaling(
-        2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype
-    )
+glorot_uniform = _variance_scaling_preset("glorot_uniform", 1.0, "fan_avg", "uniform")
+glorot_normal = _variance_scaling_preset(
+    "glorot_normal", 1.0, "fan_avg", "truncated_normal"
+)
+lecun_uniform = _variance_scaling_preset("lecun_uniform", 1.0, "fan_in", "uniform")
+lecun_normal = _variance_scaling_preset(
+    "lecun_normal", 1.0, "fan_in", "truncated_normal"
+)
+he_uniform = _variance_scaling_preset("he_uniform", 2.0, "fan_in", "uniform")
+he_normal = _variance_scaling_preset("he_normal", 2.0, "fan_in", "truncated_normal")
 
 
 xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
