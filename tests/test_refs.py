@@ -363,10 +363,37 @@ def test_a_ref_made_inside_a_trace_does_not_escape():
         kept[0][...]
 
 
-def test_staged_functions_that_cannot_thread_a_ref_say_so():
+def _checkpoint_and_custom_jvp_read(ox, x):
+    r = ox.new_ref(ox.jnp.full(3, 2.0))
+    f = ox.custom_jvp(lambda y: r[...] * y)
+    f.defjvp(lambda p, t: (f(*p), r[...] * t[0]))
+    g = ox.jit(lambda y: ox.checkpoint(lambda y: r[...] * y)(y))
+    first = g(x)
+    r[...] = ox.jnp.full(3, 5.0)  # the next call reads the new value
+    return (
+        first,
+        g(x),
+        ox.grad(ox.checkpoint(lambda y: (r[...] * y).sum()))(x),
+        ox.jit(ox.grad(lambda y: f(y).sum()))(x),
+        ox.jvp(f, (x,), (x,)),
+    )
+
+
+def test_checkpoint_and_custom_jvp_read_a_closed_over_ref():
+    agree(_checkpoint_and_custom_jvp_read, V)
+
+
+def test_staged_functions_that_cannot_thread_a_write_say_so():
     r = olympus.new_ref(jnp.ones(3))
+
+    def write(y):
+        r[...] = y
+        return y
+
     with pytest.raises(R.RefScopeError, match="threads refs through jit"):
-        olympus.jit(olympus.checkpoint(lambda y: r[...] * y))(jnp.ones(3))
+        olympus.jit(olympus.checkpoint(write))(jnp.ones(3))
+    with pytest.raises(R.RefScopeError, match="threads refs through jit"):
+        olympus.eval_shape(write, jnp.ones(3))
 
 
 def test_no_ref_made_no_hook_runs():

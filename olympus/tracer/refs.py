@@ -171,29 +171,57 @@ def make_ref(value) -> Ref:
 
 
 # ---- reading and writing a ref's value, checked against its owner ------------
-def read(ref: Ref):
-    """The value `ref` holds, as the current trace may use it."""
-    trace = core.current_trace()
+# Staged traces that thread refs (a loop body, a branch, a jit's pure function)
+_threading: weakref.WeakSet = weakref.WeakSet()
+
+
+def _threads_refs(trace) -> bool:
+    """Whether `trace` must thread an outer ref it reads: it does (a loop body,
+    a branch) or its program is cached by function (jit), where a value read
+    as a constant would be stale on the next call."""
+    if not isinstance(trace, StagingTrace):
+        return False
+    info = trace.debug_info
+    return trace in _threading or (info is not None and info.transform == "jit")
+
+
+def _between(ref: Ref, trace):
+    """The traces from `trace` up to (not including) the ref's owner;
+    RefEscapeError where the owner is not among its ancestors."""
     owner = ref._owner
-    if trace is owner:
-        return ref._value
     if not owner.alive or not owner.is_ancestor_of(trace):
         raise RefEscapeError(
             f"a Ref {ref.aval_str()} made inside {owner.describe()} was used "
             f"after that trace ended (or outside it). Refs made inside a "
             f"traced function stay inside it: return ref[...] instead."
         )
-    if isinstance(trace, StagingTrace):
-        raise RefDiscovered(ref, trace)
+    while trace is not owner:
+        yield trace
+        trace = trace.parent
+
+
+def read(ref: Ref):
+    """The value `ref` holds, as the current trace may use it: a staged
+    function that caches or loops (jit, a loop body) threads the ref
+    (RefDiscovered); another staged function (checkpoint, custom_jvp)
+    or a transform reads the value as a constant."""
+    trace = core.current_trace()
+    if trace is not ref._owner:
+        for between in _between(ref, trace):
+            if _threads_refs(between):
+                raise RefDiscovered(ref, between)
     return ref._value
 
 
 def write(ref: Ref, value) -> None:
-    """Stores `value` (already of the ref's type) in `ref`."""
+    """Stores `value` (already of the ref's type) in `ref`; a staged trace
+    between the writer and the ref's owner must thread the ref first."""
     trace = core.current_trace()
     owner = ref._owner
     if trace is not owner:
-        read(ref)  # the escape and discovery checks
+        for between in _between(ref, trace):
+            if isinstance(between, StagingTrace):
+                raise RefDiscovered(ref, between)
         if isinstance(value, Tracer) and not value._trace.is_ancestor_of(owner):
             raise RefWriteError(
                 f"writing a value of {value._trace.describe()} into a Ref "
@@ -215,6 +243,7 @@ class _Bound:
 
     def __enter__(self):
         trace = core.current_trace()
+        _threading.add(trace)
         self.saved = [(r._value, r._owner) for r in self.refs]
         for ref, value in zip(self.refs, self.values):
             ref._value, ref._owner = value, trace
@@ -248,7 +277,7 @@ def _retrying(run):
             return refs, run(refs)
         except RefDiscovered as found:
             if any(found.ref is r for r in refs):
-                raise
+                raise RefScopeError(str(found)) from None
             refs.append(found.ref)
 
 
@@ -409,7 +438,7 @@ def _call_with_refs(jitfn, entry, args, kwargs):
             break
         except RefDiscovered as found:
             if any(found.ref is r for r in [*closed, *arg_refs]):
-                raise
+                raise RefScopeError(str(found)) from None
             closed.append(found.ref)
     for ref, value in zip([*arg_refs, *closed], [*arg_values, *closed_values]):
         write(ref, value)
