@@ -11,7 +11,7 @@ residuals as extra ys, and the transpose runs the loop backwards over them.
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -145,30 +145,60 @@ def _update_at(em, stacked: str, aval: ShapedArray, value: str, index: str) -> s
     )[0]
 
 
-def _scan_step(
-    em,
-    olympuspr,
-    step: str,
-    length: int,
-    reverse: bool,
-    consts,
-    carry,
-    xs,
-    ys,
-    xs_avals,
-    ys_avals,
-):
+class _ScanPlan(NamedTuple):
+    """What every iteration of a lowered scan reads: the body, its trip count
+    and direction, and the constants and xs (with the xs' and ys' avals)."""
+
+    olympuspr: object
+    length: int
+    reverse: bool
+    consts: list
+    xs: list
+    xs_avals: list
+    ys_avals: list
+
+
+def _scan_step(em, plan: _ScanPlan, step: str, carry, ys):
     """Emits iteration `step` (an i32 value): slice the xs, run the body, store the ys."""
     at = step
-    if reverse:
-        at = em.op("stablehlo.subtract", [_i32(em, length - 1), step], [_I32])[0]
-    x_rows = [_slice_at(em, x, a, at) for x, a in zip(xs, xs_avals)]
-    outs = lower_closed_inline(em, olympuspr, [*consts, *carry, *x_rows])
+    if plan.reverse:
+        last = _i32(em, plan.length - 1)
+        at = em.op("stablehlo.subtract", [last, step], [_I32])[0]
+    x_rows = [_slice_at(em, x, a, at) for x, a in zip(plan.xs, plan.xs_avals)]
+    outs = lower_closed_inline(em, plan.olympuspr, [*plan.consts, *carry, *x_rows])
     n_carry = len(carry)
     new_ys = [
-        _update_at(em, s, a, y, at) for s, a, y in zip(ys, ys_avals, outs[n_carry:])
+        _update_at(em, s, a, y, at)
+        for s, a, y in zip(ys, plan.ys_avals, outs[n_carry:])
     ]
     return outs[:n_carry], new_ys
+
+
+def _scan_loop(ctx, plan: _ScanPlan, args, num_consts, num_carry, unroll, trips, ys):
+    """`trips` trips of a while loop, each running `unroll` iterations; the
+    carry and ys after them."""
+    em, n_args = ctx.emitter, len(args)
+    state = [_i32(em, 0), *args, *ys]
+    avals = [_I32, *ctx.avals_in, *plan.ys_avals]
+
+    def cond_block(inner, trip, *rest):
+        return [compare(inner, trip, _i32(inner, trips), "LT", _I32.dtype)]
+
+    def body_block(inner, trip, *rest):
+        carry, ys_now = list(rest[num_consts : num_consts + num_carry]), rest[n_args:]
+        first = inner.op("stablehlo.multiply", [trip, _i32(inner, unroll)], [_I32])[0]
+        for j in range(unroll):
+            step = first
+            if j:
+                step = inner.op("stablehlo.add", [first, _i32(inner, j)], [_I32])[0]
+            carry, ys_now = _scan_step(inner, plan, step, carry, ys_now)
+        (next_trip,) = inner.op("stablehlo.add", [trip, _i32(inner, 1)], [_I32])
+        rest_xs = rest[num_consts + num_carry : n_args]
+        return [next_trip, *rest[:num_consts], *carry, *rest_xs, *ys_now]
+
+    ordered = has_ordered_effect(plan.olympuspr)
+    outs = emit_while(em, state, avals, cond_block, body_block, ordered)
+    return outs[1 + num_consts : 1 + num_consts + num_carry], outs[1 + n_args :]
 
 
 def _scan_lower(
@@ -181,75 +211,25 @@ def _scan_lower(
     """
     em = ctx.emitter
     ys_avals = ctx.avals_out[num_carry:]
-    xs_avals = ctx.avals_in[num_consts + num_carry :]
-    consts, carry = args[:num_consts], list(args[num_consts : num_consts + num_carry])
-    xs = args[num_consts + num_carry :]
+    plan = _ScanPlan(
+        olympuspr,
+        length,
+        reverse,
+        consts=args[:num_consts],
+        xs=args[num_consts + num_carry :],
+        xs_avals=ctx.avals_in[num_consts + num_carry :],
+        ys_avals=ys_avals,
+    )
+    carry = list(args[num_consts : num_consts + num_carry])
     ys = [em.constant(np.zeros(a.shape, a.dtype), a) for a in ys_avals]
     unroll = max(1, min(unroll, length))
     trips = length // unroll if unroll < length else 0  # fully unrolled: no loop at all
-    step_args = (length, reverse)
     if trips:
-        state = [_i32(em, 0), *args, *ys]
-        avals = [_I32, *ctx.avals_in, *ys_avals]
-
-        def cond_block(inner, trip, *rest):
-            return [compare(inner, trip, _i32(inner, trips), "LT", _I32.dtype)]
-
-        def body_block(inner, trip, *rest):
-            c, ys_now = (
-                list(rest[num_consts : num_consts + num_carry]),
-                rest[len(args) :],
-            )
-            first = inner.op("stablehlo.multiply", [trip, _i32(inner, unroll)], [_I32])[
-                0
-            ]
-            for j in range(unroll):
-                step = (
-                    first
-                    if j == 0
-                    else inner.op("stablehlo.add", [first, _i32(inner, j)], [_I32])[0]
-                )
-                c, ys_now = _scan_step(
-                    inner,
-                    olympuspr,
-                    step,
-                    *step_args,
-                    consts,
-                    c,
-                    xs,
-                    ys_now,
-                    xs_avals,
-                    ys_avals,
-                )
-            (next_trip,) = inner.op("stablehlo.add", [trip, _i32(inner, 1)], [_I32])
-            return [
-                next_trip,
-                *rest[:num_consts],
-                *c,
-                *rest[num_consts + num_carry : len(args)],
-                *ys_now,
-            ]
-
-        outs = emit_while(
-            em, state, avals, cond_block, body_block, has_ordered_effect(olympuspr)
-        )
-        carry, ys = (
-            outs[1 + num_consts : 1 + num_consts + num_carry],
-            outs[1 + len(args) :],
+        carry, ys = _scan_loop(
+            ctx, plan, args, num_consts, num_carry, unroll, trips, ys
         )
     for k in range(trips * unroll, length):
-        carry, ys = _scan_step(
-            em,
-            olympuspr,
-            _i32(em, k),
-            *step_args,
-            consts,
-            carry,
-            xs,
-            ys,
-            xs_avals,
-            ys_avals,
-        )
+        carry, ys = _scan_step(em, plan, _i32(em, k), carry, ys)
     return list(carry) + list(ys)
 
 
