@@ -151,15 +151,21 @@ def _converted_host_arguments(args) -> list | None:
     return flat
 
 
-def _fast_key(args: tuple, dynamic) -> tuple | None:
-    """The `JitFunction._fast` key `__call__` builds for these arguments (the
-    avals of the dynamic ones, the type and value of the static ones), or
-    None where a call like this one cannot be a `__call__` hit (a dynamic
-    argument that is not an Array or a NumPy array, a static one that is)."""
-    key = []
-    for i, a in enumerate(args):
-        is_array = type(a) in _FAST_ARG_TYPES
-        if is_array != (i in dynamic):
+def _fast_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
+    """The `JitFunction._fast` key `__call__` (or, with keywords,
+    `_call_keywords`) builds for these arguments: the avals of the dynamic
+    ones, the type and value of the static ones; None where a call like this
+    one cannot be a hit (a dynamic argument that is not an Array, or with
+    keywords a NumPy array; a static one that is)."""
+    names = tuple(sorted(kwargs))
+    values = [*args, *[kwargs[name] for name in names]]
+    dynamic = [i in call.dyn_argnums for i in range(len(args))]
+    dynamic += [name in call.dyn_kwargs for name in names]
+    arrays = (Array,) if kwargs else _FAST_ARG_TYPES
+    key = [names] if kwargs else []
+    for a, is_dynamic in zip(values, dynamic):
+        is_array = type(a) in arrays
+        if is_array != is_dynamic:
             return None
         if type(a) is Array:
             key.append(a.aval)
@@ -262,7 +268,7 @@ class JitFunction:
         # A cache hit for positional arguments (Arrays, static values) runs
         # here in as little Python as possible (jit dispatch latency is
         # measured in benchmarks/dispatch.py); NumPy arguments go to
-        # `_call_host`, the rest to `_call_slow`. The `_fast` key is the
+        # `_call_host`, keywords to `_call_keywords`. The `_fast` key is the
         # argument list with each Array replaced by its aval and any other
         # value by its type and itself (how JAX compares static arguments).
         # A function with donated arguments never has a current `_epoch`.
@@ -272,7 +278,7 @@ class JitFunction:
                 or self._epoch != _config_epoch
                 or _state.trace is not _eval_trace
             ):
-                return self._call_slow(args, kwargs)
+                return self._call_keywords(args, kwargs)
             key, buffers = [], []
             for a in args:
                 if type(a) is Array:
@@ -296,6 +302,38 @@ class JitFunction:
         except Exception as error:  # the user's frames only (tracer/tracebacks.py)
             filter_exception(error)
             raise
+
+    def _call_keywords(self, args: tuple, kwargs: dict) -> Any:
+        """A call with keyword arguments: a hit runs here (its `_fast` key:
+        the keywords' names, sorted, then `__call__`'s key of the positional
+        arguments and of the keyword values by name, the order of the
+        compiled program's parameters); everything else (no current epoch,
+        inside a trace, NumPy arguments) goes to `_call_slow`."""
+        if (
+            not kwargs
+            or self._epoch != _config_epoch
+            or _state.trace is not _eval_trace
+        ):
+            return self._call_slow(args, kwargs)
+        names = tuple(sorted(kwargs))
+        key, buffers = [names], []
+        for a in (*args, *[kwargs[name] for name in names]):
+            if type(a) is Array:
+                key.append(a.aval)
+                buffers.append(a._buf)
+            elif type(a) is _ndarray:
+                return self._call_slow(args, kwargs)
+            else:
+                key += (type(a), a)
+        try:  # as in `__call__`
+            entry, fast = self._fast.get(tuple(key), _NO_HIT)
+            if fast is not None:
+                return fast.run(buffers)
+            if entry is not None:
+                return entry.run_buffers(buffers)
+        except TypeError:
+            pass
+        return self._call_slow(args, kwargs)
 
     def _compiled_for(self, avals: tuple) -> Compiled | None:
         """The Compiled `_fast` has for these argument avals (the C++
@@ -414,8 +452,8 @@ class JitFunction:
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
-        if not (kwargs or debug_nans or entry.sharded or self.donate_argnums):
-            self._remember_fast(args, call, entry)
+        if not (debug_nans or entry.sharded or self.donate_argnums):
+            self._remember_fast(args, kwargs, call, entry)
         result = entry.run(call.leaves)
         if debug_nans:
             self._find_nans(result, entry, call)
@@ -566,10 +604,10 @@ class JitFunction:
         if any(has_nan(leaf) for leaf in tree_flatten(result)[0]):
             raise_first_nan(entry.traced.olympuspr, call.leaves, f"jit({self.name})")
 
-    def _remember_fast(self, args: tuple, call: Call, entry: Compiled) -> None:
-        """Makes later calls like this one (positional, not donating, no NaN
-        checks, one device) `__call__` hits, where they can be."""
-        key = _fast_key(args, call.dyn_argnums)
+    def _remember_fast(self, args, kwargs, call: Call, entry: Compiled) -> None:
+        """Makes later calls like this one (not donating, no NaN checks, one
+        device) `__call__` or `_call_keywords` hits, where they can be."""
+        key = _fast_key(args, kwargs, call)
         if key is None:
             return
         with self._lock:

@@ -77,3 +77,48 @@ def test_a_static_array_position_never_hits_another_arrays_entry():
     f(x, 2.0), f(x, 2.0)
     with pytest.raises((TypeError, ValueError)):
         f(x, x)
+
+
+def _keyword_calls(ox, x, y):
+    traces = []
+
+    def affine(a, b, scale=1.0, shift=0):
+        traces.append((scale, shift))
+        return a * scale + b + shift
+
+    f = ox.jit(affine, static_argnames=("scale", "shift"))
+    xs, ys = ox.device_put(x), ox.device_put(y)
+    outs = []
+    for _ in range(2):  # the second round is all cache hits
+        outs += [
+            f(xs, b=ys),
+            f(xs, b=ys, scale=2),
+            f(xs, b=ys, scale=2.0),
+            f(xs, shift=3, b=ys, scale=2.0),  # keywords in another order
+            f(xs, scale=2.0, b=ys, shift=3),
+            f(b=ys, a=xs),
+            f(xs, b=y),  # a NumPy keyword argument
+            f(xs, b=1.5),  # a Python scalar: a dynamic argument
+            f(xs, ys, shift=True),
+        ]
+    return outs, len(traces)
+
+
+def test_keyword_hits_agree_with_jax():
+    agree(_keyword_calls, np.arange(4, dtype=np.float32), np.ones(4, np.float32))
+
+
+def test_keyword_hits_keep_the_slow_paths_errors():
+    f = olympus.jit(lambda a, b, s=1: a * s + b, static_argnames="s")
+    x, y = jnp.arange(3.0), jnp.ones(3)
+    for _ in range(2):
+        np.testing.assert_allclose(f(x, b=y, s=2), [1.0, 3.0, 5.0])
+    assert len(f._fast) == 1
+    with pytest.raises(ValueError, match="hashable"):
+        f(x, b=y, s=[2])
+    dead = jnp.ones(3)
+    dead.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(x, b=dead, s=2)
+    with pytest.raises(TypeError):
+        f(x, c=y, s=2)  # no parameter c
