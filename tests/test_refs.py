@@ -416,3 +416,24 @@ def test_typeof_a_ref_is_its_abstract_ref():
         olympus.typeof(r[...]),
     )
     assert str(ty) == "Ref{f32[3]}"
+
+
+def _jit_closing_over_a_ref_a_loop_writes(ox, xs):
+    r = ox.new_ref(ox.jnp.zeros(3))
+
+    @ox.jit
+    def f(xs):
+        def body(c, x):
+            r[...] += x
+            return c, None
+
+        ox.lax.scan(body, 0, xs)
+        ox.lax.fori_loop(0, 2, lambda i, c: (r.__setitem__(0, r[0] * 2), c)[1], 0)
+        ox.lax.cond(r[1] > 0, lambda: r.__setitem__(2, r[2] + 1), lambda: None)
+        return r[...] + 1
+
+    return f(xs), f(xs), r[...]
+
+
+def test_jit_closing_over_a_ref_that_its_loops_and_branches_write():
+    agree(_jit_closing_over_a_ref_a_loop_writes, np.ones((2, 3), np.float32))

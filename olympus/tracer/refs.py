@@ -269,31 +269,46 @@ def check_no_refs(out, what: str) -> None:
 
 
 def _retrying(run):
-    """Calls `run(refs)` with the refs threaded so far, adding each ref the
-    staged function turns out to use, until it runs; returns (refs, result)."""
+    """`run(refs)` with the refs a staged function writes threaded through it:
+    first with none (the function itself, as if refs did not exist), then,
+    each time its trace meets a ref it must thread, with that one added.
+    Returns (refs, result)."""
     refs: list = []
     while True:
+        # read here, outside the try: a trace around this call threads these
+        values = [read(r) for r in refs]
         try:
-            return refs, run(refs)
+            return refs, run(refs, values)
         except RefDiscovered as found:
             if any(found.ref is r for r in refs):
                 raise RefScopeError(str(found)) from None
             refs.append(found.ref)
 
 
-# ---- control flow: the refs a body uses become loop carries / operands -------
+def _write_back(refs, values) -> None:
+    for ref, value in zip(refs, values):
+        write(ref, value)
+
+
+def _ref_paths(paths, refs):
+    return paths and [*paths, *(f"ref{i}" for i in range(len(refs)))]
+
+
+# ---- control flow: the refs a body writes become loop carries / operands -----
 def threaded_scan(scan_with_names):
     """`scan_with_names` (lax/control_flow/scan.py) threading the refs its
-    body uses through the carry."""
+    body writes through the carry."""
 
     @functools.wraps(scan_with_names)
     def scan(f, init, xs, length, reverse, unroll, what, carry_paths):
-        if not made[0]:
-            return scan_with_names(
-                f, init, xs, length, reverse, unroll, what, carry_paths
-            )
+        def run(refs, values):
+            if not refs:
+                carry, ys = scan_with_names(
+                    f, init, xs, length, reverse, unroll, what, carry_paths
+                )
+                return carry, ys, []
 
-        def run(refs):
+            @functools.wraps(f)
             def body(carry, x):
                 c, values = carry
                 with _Bound(refs, values) as bound:
@@ -301,18 +316,17 @@ def threaded_scan(scan_with_names):
                     check_no_refs(new_c, f"the body of {what}")
                     return (new_c, bound.final_values()), y
 
-            paths = carry_paths and [
-                *carry_paths,
-                *(f"ref{i}" for i in range(len(refs))),
-            ]
-            init_values = [read(r) for r in refs]
-            return scan_with_names(
-                body, (init, init_values), xs, length, reverse, unroll, what, paths
+            start = (init, values)
+            paths = _ref_paths(carry_paths, refs)
+            (carry, values), ys = scan_with_names(
+                body, start, xs, length, reverse, unroll, what, paths
             )
+            return carry, ys, values
 
-        refs, ((carry, values), ys) = _retrying(run)
-        for ref, value in zip(refs, values):
-            write(ref, value)
+        if not made[0]:
+            return run([], [])[:2]
+        refs, (carry, ys, values) = _retrying(run)
+        _write_back(refs, values)
         return carry, ys
 
     return scan
@@ -320,37 +334,37 @@ def threaded_scan(scan_with_names):
 
 def threaded_while(while_loop):
     """`_while_loop` (lax/control_flow/loops.py) threading the refs its
-    body and test use through the carry."""
+    body and test write through the carry."""
 
     @functools.wraps(while_loop)
     def loop(cond_fun, body_fun, init_val, what, carry_paths, max_steps=None):
-        if not made[0]:
-            return while_loop(
-                cond_fun, body_fun, init_val, what, carry_paths, max_steps
-            )
+        def run(refs, values):
+            if not refs:
+                val = while_loop(
+                    cond_fun, body_fun, init_val, what, carry_paths, max_steps
+                )
+                return val, []
 
-        def run(refs):
+            @functools.wraps(cond_fun)
             def test(carry):
                 val, values = carry
                 with _Bound(refs, values):
                     return cond_fun(val)
 
+            @functools.wraps(body_fun)
             def body(carry):
                 val, values = carry
                 with _Bound(refs, values) as bound:
-                    new_val = body_fun(val)
-                    return new_val, bound.final_values()
+                    return body_fun(val), bound.final_values()
 
-            paths = carry_paths and [
-                *carry_paths,
-                *(f"ref{i}" for i in range(len(refs))),
-            ]
-            init = (init_val, [read(r) for r in refs])
-            return while_loop(test, body, init, what, paths, max_steps)
+            start = (init_val, values)
+            paths = _ref_paths(carry_paths, refs)
+            return while_loop(test, body, start, what, paths, max_steps)
 
+        if not made[0]:
+            return run([], [])[0]
         refs, (val, values) = _retrying(run)
-        for ref, value in zip(refs, values):
-            write(ref, value)
+        _write_back(refs, values)
         return val
 
     return loop
@@ -358,30 +372,30 @@ def threaded_while(while_loop):
 
 def threaded_cond(bind_cond):
     """`_bind_cond` (lax/control_flow/cond.py) threading the refs its
-    branches use through the operands and outputs."""
+    branches write through the operands and outputs."""
+
+    def branch(fun, refs):
+        @functools.wraps(fun)
+        def threaded(values, *ops):
+            with _Bound(refs, values) as bound:
+                out = fun(*ops)
+                check_no_refs(out, "a cond branch")
+                return out, bound.final_values()
+
+        return threaded
 
     @functools.wraps(bind_cond)
     def cond(index, branch_funs, names, operands, source_info):
-        if not made[0]:
-            return bind_cond(index, branch_funs, names, operands, source_info)
-
-        def branch(fun, refs):
-            def threaded(values, *ops):
-                with _Bound(refs, values) as bound:
-                    out = fun(*ops)
-                    check_no_refs(out, "a cond branch")
-                    return out, bound.final_values()
-
-            return threaded
-
-        def run(refs):
+        def run(refs, values):
+            if not refs:
+                return bind_cond(index, branch_funs, names, operands, source_info), []
             funs = [branch(f, refs) for f in branch_funs]
-            values = [read(r) for r in refs]
             return bind_cond(index, funs, names, (values, *operands), source_info)
 
+        if not made[0]:
+            return run([], [])[0]
         refs, (out, values) = _retrying(run)
-        for ref, value in zip(refs, values):
-            write(ref, value)
+        _write_back(refs, values)
         return out
 
     return cond
