@@ -9,8 +9,10 @@ operands, and come back typed. To the tree functions a user calls
 (`olympus.tree_util`, `olympus.tree`) a key array is one leaf, as JAX's are
 (`tracer.user_trees.register_opaque_leaf`), so a library's `tree_map` over a
 state holding keys meets the keys. Keys are not numbers: arithmetic on them,
-or passing them to `olympus.numpy`, raises `KeyArrayTypeError`; `==` and `!=`
-compare keys elementwise, as JAX's.
+or passing them to numeric `olympus.numpy` functions, raises
+`KeyArrayTypeError`; `==` and `!=` compare keys elementwise, and the jnp
+functions that only move, pick or repeat elements (`stack`, `where`,
+`reshape`, `take`, `zeros_like`, ...) take them, as JAX's.
 
     >>> k = olympus.random.key(0)
     >>> k.shape, str(k.dtype), olympus.random.key_data(k).shape
@@ -145,6 +147,18 @@ class PRNGKeyArray:
     def copy(self) -> PRNGKeyArray:
         return PRNGKeyArray(self.data.copy())
 
+    def flatten(self) -> PRNGKeyArray:
+        return self.reshape(-1)
+
+    def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
+        order = list(range(self.ndim))
+        order[axis1], order[axis2] = order[axis2], order[axis1]
+        return self.transpose(order)
+
+    def block_until_ready(self) -> PRNGKeyArray:
+        self.data.block_until_ready()
+        return self
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a scalar PRNG key array (shape ())")
@@ -178,8 +192,8 @@ class PRNGKeyArray:
     def __array__(self, dtype=None, copy=None):
         raise KeyArrayTypeError(
             f"a typed PRNG key array (dtype {key_dtype}) is not a numeric array: it cannot "
-            f"be passed to olympus.numpy functions or converted to a NumPy array; use "
-            f"random.key_data(keys) for its uint32 words"
+            f"be passed to numeric olympus.numpy functions or converted to a NumPy array; "
+            f"use random.key_data(keys) for its uint32 words"
         )
 
     def __repr__(self) -> str:
@@ -335,3 +349,108 @@ def selecting_keys(numeric, keyed):
         return numeric(condition, *args, **kwargs)
 
     return select
+
+
+# Functions that only move, pick or repeat elements (reshape, take, roll, ...)
+# run on the positions of the keys in a table of all the keys' words, whose
+# rows they then look up: each keeps its own rules for shapes and axes.
+def _positions(value, keys: list, name: str):
+    """`value` (an operand, or a list of them) with each key array replaced by
+    the int32 positions of its keys in the table; `keys` collects them."""
+    if isinstance(value, PRNGKeyArray):
+        start = sum(k.size for k in keys)
+        keys.append(value)
+        return np.arange(start, start + value.size, dtype=np.int32).reshape(value.shape)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_positions(v, keys, name) for v in value)
+    raise KeyArrayTypeError(
+        f"jnp.{name}: cannot mix typed PRNG key arrays with other arrays (got a "
+        f"{type(value).__name__}); wrap raw words with random.wrap_key_data first"
+    )
+
+
+def _holds_keys(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_keys(v) for v in value)
+    return isinstance(value, PRNGKeyArray)
+
+
+def _look_up(out, table):
+    if isinstance(out, (list, tuple)):
+        return type(out)(_look_up(o, table) for o in out)
+    return PRNGKeyArray(table[out])
+
+
+def moving_keys(numeric, *operands):
+    """The jnp function `numeric`, whose `operands` (argument positions, or
+    keyword names) may hold typed key arrays, as JAX's key dtypes allow."""
+    name = numeric.__name__
+
+    @functools.wraps(numeric)
+    def moved(*args, **kwargs):
+        places = [i for i in operands if isinstance(i, int) and i < len(args)]
+        places += [i for i in operands if isinstance(i, str) and i in kwargs]
+        if not any(
+            _holds_keys(args[i] if isinstance(i, int) else kwargs[i]) for i in places
+        ):
+            return numeric(*args, **kwargs)
+        args, keys = list(args), []
+        for i in places:
+            if isinstance(i, int):
+                args[i] = _positions(args[i], keys, name)
+            else:
+                kwargs[i] = _positions(kwargs[i], keys, name)
+        rows = [lax.reshape(k.data, (k.size, KEY_WORDS)) for k in keys]
+        table = rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
+        return _look_up(numeric(*args, **kwargs), table)
+
+    return moved
+
+
+def words_like(numeric):
+    """jnp.zeros_like / ones_like / empty_like / full_like, which JAX defines on
+    key arrays word by word: a key of all zeros, all ones, or the fill value."""
+
+    @functools.wraps(numeric)
+    def like(a, *args, shape=None, **kwargs):
+        if not isinstance(a, PRNGKeyArray):
+            return numeric(a, *args, shape=shape, **kwargs)
+        args = [x.data if isinstance(x, PRNGKeyArray) else x for x in args]
+        kwargs = {
+            k: v.data if isinstance(v, PRNGKeyArray) else v for k, v in kwargs.items()
+        }
+        if shape is not None:
+            shape = (*((shape,) if isinstance(shape, int) else shape), KEY_WORDS)
+        return PRNGKeyArray(numeric(a.data, *args, shape=shape, **kwargs))
+
+    return like
+
+
+def comparing_keys(numeric, keyed):
+    """jnp.equal / not_equal / array_equal (`numeric`), comparing two key
+    arrays with `keyed`."""
+
+    @functools.wraps(numeric)
+    def compare(a, b, *args, **kwargs):
+        if isinstance(a, PRNGKeyArray) and isinstance(b, PRNGKeyArray):
+            return keyed(a, b)
+        return numeric(a, b, *args, **kwargs)
+
+    return compare
+
+
+def words_equal(numeric):
+    """`numeric(a, b)` (jnp.array_equal) of two key arrays' words."""
+    return lambda a, b: numeric(a.data, b.data)
+
+
+def arrays_of_keys(numeric):
+    """jnp.array / asarray, which make a key array of a (nested) list of keys."""
+
+    @functools.wraps(numeric)
+    def make(obj, *args, **kwargs):
+        if isinstance(obj, (list, tuple)) and _holds_keys(obj):
+            return moving_keys(numeric, 0)(obj, *args, **kwargs)
+        return numeric(obj, *args, **kwargs)
+
+    return make

@@ -227,7 +227,8 @@ def test_stack_concatenate_where_of_keys():
     agree(
         lambda ox: ox.random.key_data(
             ox.vmap(lambda a, b: ox.jnp.stack([a, b]))(
-                ox.random.split(ox.random.key(0), 2), ox.random.split(ox.random.key(1), 2)
+                ox.random.split(ox.random.key(0), 2),
+                ox.random.split(ox.random.key(1), 2),
             )
         )
     )
@@ -239,3 +240,61 @@ def test_joining_keys_with_numbers_raises():
     agree(lambda ox: ox.jnp.concatenate([ox.random.key(0), ox.random.key(0)]))
     with pytest.raises(olympus.random.KeyArrayTypeError):
         jnp.stack([olympus.random.key(0), jnp.zeros(2, "uint32")])
+
+
+def test_moving_functions_of_keys():
+    """The jnp functions that only move, pick or repeat elements, as JAX
+    defines them on key arrays (compared through key_data)."""
+
+    def program(ox):
+        jnp, data = ox.jnp, ox.random.key_data
+        k, ks = ox.random.key(0), ox.random.split(ox.random.key(1), 4)
+        g = ks.reshape(2, 2)
+        outs = [
+            jnp.reshape(ks, (2, 2)), jnp.ravel(g), jnp.broadcast_to(k, (3,)),
+            jnp.expand_dims(ks, 0), jnp.squeeze(ks[None]), jnp.transpose(g),
+            jnp.swapaxes(g, 0, 1), jnp.moveaxis(g, 0, 1), jnp.take(ks, jnp.array([3, 0])),
+            jnp.take_along_axis(g, jnp.array([[1], [0]]), axis=1), jnp.tile(ks, 2),
+            jnp.repeat(ks, 2), jnp.flip(ks), jnp.roll(ks, 1), jnp.hstack([ks, ks]),
+            jnp.vstack([ks, ks]), jnp.atleast_1d(k), jnp.atleast_2d(ks), jnp.copy(g),
+            jnp.array([k, k]), jnp.asarray([[k], [k]]), jnp.asarray(ks),
+            jnp.select([jnp.array([True, False, True, False])], [ks], k),
+            g.flatten(), g.swapaxes(0, 1),
+        ]  # fmt: skip
+        return [data(x) for x in outs] + [data(x) for x in jnp.split(ks, 2)]
+
+    agree(program)
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.jit(lambda ks, i: ox.jnp.take(ks, i))(
+                ox.random.split(ox.random.key(1), 4), ox.jnp.array([2, 2])
+            )
+        )
+    )
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.vmap(lambda ks: ox.jnp.roll(ks, 1))(
+                ox.random.split(ox.random.key(1), 6).reshape(2, 3)
+            )
+        )
+    )
+
+
+def test_words_like_and_array_equal():
+    def program(ox):
+        jnp, data = ox.jnp, ox.random.key_data
+        ks = ox.random.split(ox.random.key(0), 2)
+        return [
+            data(jnp.zeros_like(ks)), data(jnp.ones_like(ks)),
+            data(jnp.full_like(ks, 5)), data(jnp.full_like(ks, ox.random.key(3))),
+            data(jnp.zeros_like(ks, shape=(3,))),
+            jnp.array_equal(ks, ks), jnp.array_equal(ks, ks[:1]),
+        ]  # fmt: skip
+
+    agree(program)
+    # a library's tree_map of zeros_like over a state holding a key
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.tree.map(ox.jnp.zeros_like, {"k": ox.random.key(0), "x": 1.0})["k"]
+        )
+    )

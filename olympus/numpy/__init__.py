@@ -305,3 +305,17 @@ from olympus.numpy import fft  # noqa: E402,F401  (olympus.numpy.fft)
 stack = _prng.joining_keys(stack, _prng.stack)
 concatenate = _prng.joining_keys(concatenate, _prng.concatenate)  # noqa: F405
 where = _prng.selecting_keys(where, _prng.where)
+array, asarray = _prng.arrays_of_keys(array), _prng.arrays_of_keys(asarray)
+array_equal = _prng.comparing_keys(array_equal, _prng.words_equal(array_equal))  # noqa: F405
+select = _prng.moving_keys(select, 1, 2, "choicelist", "default")  # noqa: F405
+for _name in (
+    "reshape ravel broadcast_to expand_dims squeeze transpose swapaxes moveaxis take "
+    "take_along_axis tile repeat flip fliplr flipud roll rot90 hstack vstack dstack "
+    "column_stack split array_split copy"
+).split():
+    globals()[_name] = _prng.moving_keys(globals()[_name], 0, "a")
+for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):  # (*arrays)
+    globals()[_name] = _prng.moving_keys(globals()[_name], *range(16))
+for _name in ("zeros_like", "ones_like", "empty_like", "full_like"):
+    globals()[_name] = _prng.words_like(globals()[_name])
+del _name

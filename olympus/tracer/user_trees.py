@@ -61,7 +61,7 @@ def tree_structure(tree, is_leaf: Callable | None = None) -> PyTreeDef:
 
 def tree_map(f: Callable, tree, *rest, is_leaf: Callable | None = None):
     """Applies `f` leaf-wise; `tree`'s structure must be a prefix of each of
-    `rest` (a leaf of `tree` meets a whole subtree of the others)."""
+    `rest` (as JAX: a leaf of `tree` meets a whole subtree of the others)."""
     return pytree.tree_map(f, tree, *rest, is_leaf=_users(is_leaf))
 
 
@@ -104,14 +104,15 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable | None = None):
 def tree_reduce_associative(
     operation: Callable, tree, *, identity=pytree._NO_IDENTITY, is_leaf=None
 ):
-    """Reduces the leaves with an associative `operation` in a balanced tree."""
+    """Reduces the leaves with an associative `operation` in a balanced tree
+    (logarithmic depth), so a long reduction stays shallow to differentiate."""
     return pytree.tree_reduce_associative(
         operation, tree, identity=identity, is_leaf=_users(is_leaf)
     )
 
 
 def is_tree_node(typ: type) -> bool:
-    """Whether values of type `typ` are pytree nodes to the user (not leaves)."""
+    """Whether values of type `typ` are pytree nodes (not leaves)."""
     return pytree.is_tree_node(typ) and not issubclass(typ, _opaque_types)
 
 
