@@ -411,7 +411,9 @@ def vmap(
                 out = fun(*a, **k)
             out_leaves, out_tree = tree_flatten(out)
             unpacked = [trace.unpack(x) for x in out_leaves]
-            written = [(ref, axes[i], trace.unpack(box._value)) for i, ref, box in boxes]
+            written = [
+                (ref, axes[i], trace.unpack(box._value)) for i, ref, box in boxes
+            ]
         finally:
             trace.alive = False
         out_axes_flat = _out_leaf_axes(out_axes, out, out_tree, name)
