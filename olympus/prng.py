@@ -171,6 +171,10 @@ class PRNGKeyArray:
 
     def __getitem__(self, index) -> PRNGKeyArray:
         """Indexes the key dimensions; the words of each key stay together."""
+        return PRNGKeyArray(self.data[self._words_index(index)])
+
+    def _words_index(self, index) -> tuple:
+        """`index` into the keys as an index into their words (all of each key's)."""
         index = index if isinstance(index, tuple) else (index,)
         counted = [i for i in index if i is not None and i is not Ellipsis]
         if len(counted) > self.ndim:
@@ -178,8 +182,13 @@ class PRNGKeyArray:
                 f"too many indices for a PRNG key array of shape {self.shape}: {len(counted)}"
             )
         if any(i is Ellipsis for i in index):
-            return PRNGKeyArray(self.data[(*index, slice(None))])
-        return PRNGKeyArray(self.data[(*index, Ellipsis, slice(None))])
+            return (*index, slice(None))
+        return (*index, Ellipsis, slice(None))
+
+    @property
+    def at(self) -> _KeyUpdates:
+        """`keys.at[index].set(other_keys)` and `.get()`, as JAX's key arrays."""
+        return _KeyUpdates(self)
 
     def reshape(self, *shape) -> PRNGKeyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -203,6 +212,43 @@ class PRNGKeyArray:
         return (
             f"PRNGKeyArray({self.shape}, dtype={key_dtype}) overlaying:\n{self.data!r}"
         )
+
+
+class _KeyUpdates:
+    """`keys.at`: indexing it gives the updates of those keys."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: PRNGKeyArray):
+        self.keys = keys
+
+    def __getitem__(self, index) -> _KeyUpdate:
+        return _KeyUpdate(self.keys, self.keys._words_index(index))
+
+
+class _KeyUpdate:
+    """`keys.at[index]`: only `set` (of keys) and `get`; keys have no arithmetic."""
+
+    __slots__ = ("keys", "index")
+
+    def __init__(self, keys: PRNGKeyArray, index: tuple):
+        self.keys, self.index = keys, index
+
+    def get(self, **kwargs) -> PRNGKeyArray:
+        return PRNGKeyArray(self.keys.data.at[self.index].get(**kwargs))
+
+    def set(self, values, **kwargs) -> PRNGKeyArray:
+        if not isinstance(values, PRNGKeyArray):
+            raise KeyArrayTypeError(
+                f"keys.at[...].set: the new values must be typed PRNG keys, got a "
+                f"{type(values).__name__}; wrap raw words with random.wrap_key_data"
+            )
+        return PRNGKeyArray(self.keys.data.at[self.index].set(values.data, **kwargs))
+
+    def __getattr__(self, name: str):
+        if name in ("add", "multiply", "mul", "divide", "power", "min", "max", "apply"):
+            return _not_numeric(f"keys.at[...].{name}").__get__(self)
+        raise AttributeError(name)
 
 
 # A typed key array is an olympus.Array, as JAX's are jax.Array instances.

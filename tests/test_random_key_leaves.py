@@ -298,3 +298,17 @@ def test_words_like_and_array_equal():
             ox.tree.map(ox.jnp.zeros_like, {"k": ox.random.key(0), "x": 1.0})["k"]
         )
     )
+
+
+def test_at_set_and_get_of_keys():
+    def program(ox):
+        ks, k = ox.random.split(ox.random.key(0), 4), ox.random.key(7)
+        data = ox.random.key_data
+        return [
+            data(ks.at[1].set(k)), data(ks.at[1:3].set(k)), data(ks.at[1].get()),
+            data(ox.jit(lambda ks, i: ks.at[i].set(k))(ks, 2)),
+        ]  # fmt: skip
+
+    agree(program)
+    agree(lambda ox: ox.random.split(ox.random.key(0)).at[0].set(0))  # both raise
+    agree(lambda ox: ox.random.split(ox.random.key(0)).at[0].add(ox.random.key(1)))
