@@ -19,6 +19,7 @@ from olympus.numpy.core import asarray, aval_of, normalize_axis, to_operand
 from olympus.numpy.linalg import vecdot
 from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.numpy.ufuncs import conjugate
+from olympus.numpy.ufunc_docs import RAISES_AXIS, add_sections
 
 __all__ = [
     "__array_api_version__",
@@ -71,11 +72,6 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
 
     Returns:
       A tuple of x.shape[axis] arrays.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.unstack(jnp.arange(4).reshape(2, 2))
@@ -417,3 +413,7 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Array:
         return asarray(client.host_array(buf, aval, target))
     out = Array(buf, aval)
     return out if target == client.default_device() else out.to_device(target)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((unstack,), RAISES_AXIS)

@@ -28,6 +28,7 @@ from olympus.numpy.compiled import compiled
 from olympus.numpy.indexing import take
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
 
 __all__ = [
     "arange",
@@ -234,10 +235,6 @@ def zeros_like(a, dtype=None, shape=None):
     Returns:
       The new array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.zeros_like(jnp.arange(3))
       Array([0, 0, 0], dtype=int32)
@@ -260,10 +257,6 @@ def ones_like(a, dtype=None, shape=None):
 
     Returns:
       The new array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))
@@ -289,10 +282,6 @@ def full_like(a, fill_value, dtype=None, shape=None):
     Returns:
       An array of a's shape and dtype unless given.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.full_like(jnp.array([1, 2]), 7)
       Array([7, 7], dtype=int32)
@@ -317,10 +306,6 @@ def empty_like(a, dtype=None, shape=None):
 
     Returns:
       An array of a's shape and dtype unless given.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.empty_like(jnp.array([1, 2]))
@@ -751,11 +736,6 @@ def swapaxes(a, axis1: int, axis2: int):
     Returns:
       The transposed array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an axis is out of range for the array's rank.
-
     Example:
       >>> jnp.swapaxes(jnp.ones((2, 3)), 0, 1).shape
       (3, 2)
@@ -891,10 +871,6 @@ def atleast_2d(*arys):
       One array, or a list of arrays when given several; a 1-D (n,) becomes (1,
       n).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.atleast_2d(jnp.array([1, 2]))
       Array([[1, 2]], dtype=int32)
@@ -1012,10 +988,6 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     Returns:
       An array of x's shape and dtype `dtype`.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
       Array([ 1, -1], dtype=int32)
@@ -1037,11 +1009,6 @@ def flip(m, axis=None):
 
     Returns:
       The flipped array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an axis is out of range for the array's rank.
 
     Example:
       >>> jnp.flip(jnp.arange(3))
@@ -1083,10 +1050,6 @@ def flipud(m):
     Returns:
       An array of m's shape and dtype.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.flipud(jnp.array([[1, 2], [3, 4]]))
       Array([[3, 4],
@@ -1111,11 +1074,6 @@ def roll(a, shift, axis=None):
 
     Returns:
       The rolled array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an axis is out of range for the array's rank.
 
     Example:
       >>> jnp.roll(jnp.arange(4), 1)
@@ -1208,10 +1166,6 @@ def tile(A, reps):
 
     Returns:
       The tiled array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.tile(jnp.array([1, 2]), 2)
@@ -1347,11 +1301,6 @@ def array_split(ary, indices_or_sections, axis: int = 0):
     Returns:
       A list of arrays.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.array_split(jnp.arange(5), 2)
       [Array([0, 1, 2], dtype=int32), Array([3, 4], dtype=int32)]
@@ -1411,10 +1360,6 @@ def triu(m, k: int = 0):
     Returns:
       An array of m's shape and dtype.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.triu(jnp.ones((3, 3)))
       Array([[1., 1., 1.],
@@ -1439,10 +1384,6 @@ def tril(m, k: int = 0):
 
     Returns:
       An array of m's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.tril(jnp.ones((3, 3)))
@@ -1566,10 +1507,6 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     Returns:
       A list of arrays, one per input.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> xs, ys = jnp.meshgrid(jnp.arange(2), jnp.arange(3))
       >>> xs.shape
@@ -1593,3 +1530,23 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
         x = reshape(x, sparse_shape)
         outs.append(x if sparse else broadcast_to(x, shape))
     return outs
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections(
+    (
+        zeros_like,
+        ones_like,
+        full_like,
+        empty_like,
+        atleast_2d,
+        astype,
+        flipud,
+        tile,
+        triu,
+        tril,
+        meshgrid,
+    ),
+    RAISES_X,
+)
+add_sections((swapaxes, flip, roll, array_split), RAISES_AXIS)

@@ -35,6 +35,7 @@ from olympus.numpy.core import (
 )
 from olympus.numpy.reductions import nonzero
 from olympus.numpy.ufuncs import _all, equal, log10, power, sign
+from olympus.numpy.ufunc_docs import RAISES_NOTHING, RAISES_X, add_sections
 
 __all__ = [
     "array_equiv",
@@ -118,9 +119,6 @@ def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
     Returns:
       A pair of int arrays.
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.tril_indices(3)
       (Array([0, 1, 1, 2, 2, 2], dtype=int32), Array([0, 0, 1, 0, 1, 2], dtype=int32))
@@ -138,9 +136,6 @@ def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
 
     Returns:
       A pair of int arrays.
-
-    Raises:
-      Nothing: of its own for valid array or scalar input.
 
     Example:
       >>> jnp.triu_indices(3)
@@ -262,10 +257,6 @@ def diagflat(v, k: int = 0):
 
     Returns:
       A square 2-D array of v's dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.diagflat(jnp.array([1, 2]))
@@ -580,9 +571,6 @@ def fromfunction(function, shape, *, dtype=None, **kwargs):
     Returns:
       What function returns for the index grids.
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.fromfunction(lambda i, j: i + j, (2, 2), dtype=int)
       Array([[0, 1],
@@ -627,9 +615,6 @@ def asanyarray(a, dtype=None, order=None):
     Returns:
       An Array.
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.asanyarray([1, 2])
       Array([1, 2], dtype=int32)
@@ -649,9 +634,6 @@ def ascontiguousarray(a, dtype=None):
     Returns:
       An Array.
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.ascontiguousarray([1, 2])
       Array([1, 2], dtype=int32)
@@ -670,9 +652,6 @@ def iterable(y) -> bool:
 
     Returns:
       A Python bool.
-
-    Raises:
-      Nothing: of its own for valid array or scalar input.
 
     Example:
       >>> jnp.iterable(jnp.ones(2))
@@ -698,9 +677,6 @@ def isscalar(element) -> bool:
     Returns:
       A Python bool.
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.isscalar(1.0)
       True
@@ -724,10 +700,6 @@ def array_equiv(a1, a2):
     Returns:
       A bool scalar array (False when the shapes do not broadcast).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.array_equiv(jnp.array([1, 1]), 1)
       Array(True, dtype=bool)
@@ -738,3 +710,19 @@ def array_equiv(a1, a2):
     except ValueError:
         return lax.full((), False)
     return _all(equal(a1, a2))
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections(
+    (
+        tril_indices,
+        triu_indices,
+        fromfunction,
+        asanyarray,
+        ascontiguousarray,
+        iterable,
+        isscalar,
+    ),
+    RAISES_NOTHING,
+)
+add_sections((diagflat, array_equiv), RAISES_X)

@@ -22,6 +22,7 @@ from olympus.lax.ops import integer_sizes
 from olympus.lax.sharding import accepts_out_sharding
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
+from olympus.numpy.ufunc_docs import RAISES_X, add_sections
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -348,10 +349,6 @@ def promote_dtypes(*args):
     Returns:
       A list of arrays of the promoted dtype (Python scalars stay weakly typed).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.promote_dtypes(jnp.array([1]), 2.5)
       [Array([1.], dtype=float32, weak_type=True), 2.5]
@@ -649,3 +646,7 @@ def float_layout(name: str, x) -> FloatLayout:
             f"got {dtypes.short_name(dtype)}"
         )
     return FloatLayout(dtype)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((promote_dtypes,), RAISES_X)

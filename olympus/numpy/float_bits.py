@@ -27,8 +27,10 @@ from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, signbit, wher
 from olympus.numpy.ufunc_docs import (
     FLOAT,
     PROMOTED_FLOAT,
+    RAISES_X,
     REAL_FLOAT,
     add_binary_sections,
+    add_sections,
     add_unary_sections,
 )
 from olympus.tracer.errors import OlympusTypeError
@@ -124,10 +126,6 @@ def frexp(x):
     Returns:
       (mantissa, exponent): the mantissa in x's float dtype with 0.5 <=
       |mantissa| < 1 (0 for 0), the exponent as int32.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.frexp(jnp.array([8.0, 0.75]))
@@ -228,10 +226,6 @@ def modf(x):
     Returns:
       (fractional, integral), two arrays of x's shape and float dtype.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.modf(jnp.array([1.5, -2.25]))
       (Array([ 0.5 , -0.25], dtype=float32), Array([ 1., -2.], dtype=float32))
@@ -247,3 +241,7 @@ add_binary_sections(REAL_FLOAT, copysign)
 add_binary_sections(" and x1's float dtype", ldexp)
 add_binary_sections(PROMOTED_FLOAT, nextafter)
 add_unary_sections(FLOAT, spacing)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((frexp, modf), RAISES_X)

@@ -21,9 +21,11 @@ from olympus.numpy.ufunc_docs import (
     BOOL,
     FLOAT,
     PROMOTED_FLOAT,
+    RAISES_X,
     REAL_FLOAT,
     SAME,
     add_binary_sections,
+    add_sections,
     add_unary_sections,
 )
 
@@ -316,10 +318,6 @@ def angle(z, deg: bool = False):
     Returns:
       An array of z's shape and a real floating dtype.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.angle(jnp.array([1j, -1 + 0j]))
       Array([1.5707964, 3.1415927], dtype=float32)
@@ -380,10 +378,6 @@ def iscomplexobj(x) -> bool:
     Returns:
       A Python bool.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.iscomplexobj(jnp.array([1j]))
       True
@@ -406,10 +400,6 @@ def isrealobj(x) -> bool:
 
     Returns:
       A Python bool.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.isrealobj(jnp.array([1j]))
@@ -446,3 +436,7 @@ add_binary_sections(" and a float dtype (at least the default float)", float_pow
 add_binary_sections(PROMOTED_FLOAT, heaviside)
 add_binary_sections(REAL_FLOAT, logaddexp2)
 add_unary_sections(BOOL, iscomplex, isreal)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((angle, iscomplexobj, isrealobj), RAISES_X)

@@ -25,6 +25,7 @@ from olympus.numpy.reductions import cumsum
 from olympus.numpy.setops import _compact_positions
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.numpy.ufunc_docs import RAISES_X, add_sections
 
 __all__ = [
     "apply_along_axis",
@@ -308,10 +309,6 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
     Returns:
       A 1-D array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.extract(jnp.array([True, False, True]), jnp.array([1, 2, 3]))
       Array([1, 3], dtype=int32)
@@ -360,10 +357,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
     Returns:
       An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> x = jnp.array([-1.0, 2.0])
@@ -603,6 +596,10 @@ def _broadcast_map(call, arrays, cores):
     for _ in loop_shape:
         fn = vmap(fn)
     return fn(*arrays)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((extract, piecewise), RAISES_X)
 
 
 # Writers whose every call is one compiled program; their options static.

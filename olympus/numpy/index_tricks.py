@@ -26,6 +26,7 @@ from olympus.numpy.core import (
 from olympus.numpy.reductions import nonzero
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.numpy.ufunc_docs import RAISES_NOTHING, add_sections
 
 __all__ = ["mask_indices", "ravel_multi_index", "unravel_index"]
 
@@ -203,12 +204,13 @@ def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = 
     Returns:
       A pair of int arrays (rows, cols).
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.mask_indices(2, jnp.triu)
       (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
     """
     kept = mask_func(ones((n, n), dtype=np.int32), k)
     return nonzero(kept, size=size)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((mask_indices,), RAISES_NOTHING)

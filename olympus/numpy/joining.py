@@ -44,6 +44,7 @@ from olympus.numpy.ufuncs import clip, equal, remainder, where
 from olympus.tracer.core import Tracer, current_trace
 from olympus.tracer.errors import ConcretizationTypeError
 from olympus.tracer.staging import StagingTrace
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
 
 __all__ = [
     "append",
@@ -102,10 +103,6 @@ def atleast_3d(*arys):
 
     Returns:
       One array, or a list of arrays when given several.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.atleast_3d(jnp.array([1, 2])).shape
@@ -345,11 +342,6 @@ def append(arr, values, axis: int | None = None):
     Returns:
       An array: 1-D when axis is None, else arr's rank.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.append(jnp.array([1, 2]), jnp.array([3]))
       Array([1, 2, 3], dtype=int32)
@@ -375,11 +367,6 @@ def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = F
 
     Returns:
       An array, shorter along axis (flattened when axis is None).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.delete(jnp.array([1, 2, 3]), 1)
@@ -412,11 +399,6 @@ def insert(arr, obj, values, axis: int | None = None):
 
     Returns:
       An array, longer along axis (flattened when axis is None).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9)
@@ -508,10 +490,6 @@ def rot90(m, k: int = 1, axes: tuple = (0, 1)):
     Returns:
       An array of m's dtype.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.rot90(jnp.array([[1, 2], [3, 4]]))
       Array([[2, 4],
@@ -577,10 +555,6 @@ def resize(a, new_shape):
 
     Returns:
       An array of new_shape and a's dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.resize(jnp.array([1, 2, 3]), (2, 2))
@@ -771,11 +745,6 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
     Returns:
       A shorter array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.trim_zeros(jnp.array([0, 1, 2, 0]))
       Array([1, 2], dtype=int32)
@@ -796,3 +765,8 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
         start[ax] = int(nonzero[0]) if "f" in trim else 0
         limit[ax] = int(nonzero[-1]) + 1 if "b" in trim else values.shape[ax]
     return lax.slice(filt, tuple(start), tuple(limit))
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((atleast_3d, rot90, resize), RAISES_X)
+add_sections((append, delete, insert, trim_zeros), RAISES_AXIS)

@@ -18,6 +18,16 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
+from olympus.numpy.reduction_docs import (
+    MEDIAN_ARGS,
+    MEDIAN_RAISES,
+    MEDIAN_RETURNS,
+    PERCENTILE_ARGS,
+    QUANTILE_ARGS,
+    QUANTILE_RAISES,
+    QUANTILE_RETURNS,
+)
+from olympus.numpy.ufunc_docs import RAISES_AXIS, add_sections
 from olympus.numpy.sorting import take_along_axis
 from olympus.numpy.ufuncs import isnan, subtract, where
 
@@ -93,11 +103,6 @@ def ptp(a, axis=None, keepdims: bool = False):
     Returns:
       An array with axis reduced.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.ptp(jnp.array([[1, 5], [2, 3]]), axis=1)
       Array([4, 1], dtype=int32)
@@ -117,42 +122,9 @@ def ptp(a, axis=None, keepdims: bool = False):
 
 
 def nanvar(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    where=None,
-    mean=None,
-):
-    """The variance of the non-NaN elements of `a`.
-
-    Variance of the non-NaN elements (their count, minus `ddof`, divides); NaN
-    where that leaves no degrees of freedom, as in NumPy.
-
-    Args:
-      a: an array.
-      axis: an int, a tuple of ints, or None for all axes.
-      dtype: the dtype to compute in (None: a's inexact dtype).
-      out: must be None (arrays are immutable).
-      ddof: the delta degrees of freedom: the divisor is N - ddof.
-      keepdims: whether to keep reduced axes, with size 1.
-      where: a boolean mask of the elements to include (with the non-NaN ones).
-      mean: a's nanmean over axis (kept, keepdims=True), if already computed.
-
-    Returns:
-      An array with axis reduced; NaN where no degrees of freedom remain.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
-    Example:
-      >>> jnp.nanvar(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
-      Array(1.5555557, dtype=float32)
-    """
+    a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False,
+    where=None, mean=None,
+):  # fmt: skip
     a = to_operand(a)
     present = lax.bitwise_not(isnan(a))
     if where is not None:
@@ -163,41 +135,8 @@ def nanvar(
     return ufuncs.where(no_freedom, np.asarray(np.nan, aval_of(out).dtype)[()], out)
 
 
-def nanstd(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    where=None,
-    mean=None,
-):
-    """The standard deviation of the non-NaN elements of `a`.
-
-    Args:
-      a: an array.
-      axis: an int, a tuple of ints, or None for all axes.
-      dtype: the dtype to compute in (None: a's inexact dtype).
-      out: must be None (arrays are immutable).
-      ddof: the delta degrees of freedom: the divisor is N - ddof.
-      keepdims: whether to keep reduced axes, with size 1.
-      where: a boolean mask of the elements to include (with the non-NaN ones).
-      mean: a's nanmean over axis (kept, keepdims=True), if already computed.
-
-    Returns:
-      An array with axis reduced.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
-    Example:
-      >>> jnp.nanstd(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
-      Array(1.2472192, dtype=float32)
-    """
-    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean))
+nanvar.__doc__ = REDUCTION_DOCS["nanvar"]
+nanstd = reductions.square_root_of(nanvar, "nanstd")
 
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
@@ -224,22 +163,6 @@ def quantile(
 
     `method` picks how to interpolate between data points ('linear', 'lower', 'higher', 'nearest', 'midpoint').
 
-    Args:
-      a: an array.
-      q: a scalar or array of quantiles in [0, 1].
-      axis: None, an int or a tuple.
-      out: unsupported (must be None).
-      overwrite_input: taken for NumPy's signature.
-      method: the interpolation.
-      keepdims: if True, reduced axes stay with size 1.
-      weights: unsupported (must be None).
-
-    Returns:
-      The quantiles; q's shape leads the result.
-
-    Raises:
-      QuantileMethodError: method is unknown.
-
     Example:
       >>> jnp.quantile(jnp.arange(5.0), 0.25)
       Array(1., dtype=float32)
@@ -256,24 +179,6 @@ def nanquantile(
 
     quantile of the non-NaN elements of each slice; NaN for a slice of only
     NaNs. Sorting puts NaNs last, so a slice's k valid values come first.
-
-    Args:
-      a: an array.
-      q: the quantile(s), in [0, 1].
-      axis: an int, a tuple of ints, or None for all axes.
-      out: must be None (arrays are immutable).
-      overwrite_input: ignored (arrays are immutable).
-      method: the interpolation method: 'linear' (default), 'lower', 'higher',
-        'nearest' or 'midpoint'.
-      keepdims: whether to keep reduced axes, with size 1.
-      weights: must be None (weighted quantiles are not supported).
-
-    Returns:
-      An array: q's shape followed by the reduced shape of a.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.nanquantile(jnp.array([1.0, jnp.nan, 3.0, 4.0]), 0.5)
@@ -329,24 +234,6 @@ def nanpercentile(
 
     nanquantile with q in percent.
 
-    Args:
-      a: an array.
-      q: the percentile(s), in [0, 100].
-      axis: an int, a tuple of ints, or None for all axes.
-      out: must be None (arrays are immutable).
-      overwrite_input: ignored (arrays are immutable).
-      method: the interpolation method: 'linear' (default), 'lower', 'higher',
-        'nearest' or 'midpoint'.
-      keepdims: whether to keep reduced axes, with size 1.
-      weights: must be None (weighted percentiles are not supported).
-
-    Returns:
-      An array: q's shape followed by the reduced shape of a.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.nanpercentile(jnp.array([1.0, jnp.nan, 3.0, 4.0]), 50.0)
       Array(3., dtype=float32)
@@ -363,20 +250,6 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
     NaN propagates (use nanmedian to ignore NaNs).
 
-    Args:
-      a: an array.
-      axis: None (all elements), an int or a tuple.
-      out: unsupported (must be None).
-      overwrite_input: taken for NumPy's signature.
-      keepdims: if True, reduced axes stay with size 1.
-
-    Returns:
-      The medians, in an inexact dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.median(jnp.array([3.0, 1.0, 2.0, 10.0]))
       Array(2.5, dtype=float32)
@@ -388,20 +261,6 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median of the non-NaN elements of `a` along `axis`.
 
     The median of the non-NaN elements; NaN for a slice of only NaNs.
-
-    Args:
-      a: an array.
-      axis: an int, a tuple of ints, or None for all axes.
-      out: must be None (arrays are immutable).
-      overwrite_input: ignored (arrays are immutable).
-      keepdims: whether to keep reduced axes, with size 1.
-
-    Returns:
-      An array with axis reduced; NaN for a slice of only NaNs.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.nanmedian(jnp.array([1.0, jnp.nan, 3.0, 4.0]))
@@ -614,3 +473,13 @@ def _behind(x, shape, lead: int):
     """x broadcast to `shape`, its axes placed after the first `lead` ones."""
     dims = tuple(range(lead, lead + aval_of(x).ndim))
     return lax.broadcast_in_dim(x, shape, dims)
+
+
+# The sections each family shares (reduction_docs), added to its docstrings.
+add_sections((quantile, nanquantile), QUANTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
+add_sections((nanpercentile,), PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
+add_sections((median, nanmedian), MEDIAN_ARGS, MEDIAN_RETURNS, MEDIAN_RAISES)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((ptp,), RAISES_AXIS)

@@ -33,6 +33,7 @@ from olympus.numpy.core import (
 from olympus.numpy.signal import convolve
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.numpy.ufunc_docs import RAISES_X, add_sections
 
 __all__ = [
     "poly",
@@ -121,10 +122,6 @@ def polyval(p, x, *, unroll: int = 16):
     Returns:
       An array of x's shape.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.polyval(jnp.array([1, 0, -1]), jnp.array([2, 3]))
       Array([3, 8], dtype=int32)
@@ -150,10 +147,6 @@ def polyadd(a1, a2):
 
     Returns:
       The coefficients, highest power first.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
@@ -181,10 +174,6 @@ def polysub(a1, a2):
     Returns:
       The coefficients, highest power first.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
       Array([-1,  1,  2], dtype=int32)
@@ -206,10 +195,6 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
 
     Returns:
       The coefficients, highest power first.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
@@ -238,10 +223,6 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
 
     Returns:
       (quotient, remainder) coefficient arrays.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))
@@ -287,10 +268,6 @@ def polyder(p, m: int = 1):
     Returns:
       The coefficients, highest power first.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.polyder(jnp.array([1, 2, 3]))
       Array([2., 2.], dtype=float32)
@@ -321,10 +298,6 @@ def polyint(p, m: int = 1, k=None):
 
     Returns:
       The coefficients, highest power first.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.polyint(jnp.array([3.0, 2.0]))
@@ -362,10 +335,6 @@ def poly(seq_of_zeros):
 
     Returns:
       The coefficients, highest power first.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.poly(jnp.array([1.0, 2.0]))
@@ -405,10 +374,6 @@ def roots(p, *, strip_zeros: bool = True):
 
     Returns:
       A complex array of roots.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.sort_complex(jnp.roots(jnp.array([1.0, -3.0, 2.0])))
@@ -460,10 +425,6 @@ def vander(x, N: int | None = None, increasing: bool = False):
     Returns:
       An (len(x), N) array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.vander(jnp.array([1, 2, 3]), 3)
       Array([[1, 1, 1],
@@ -514,10 +475,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
 
     Returns:
       The coefficients, highest power first (more with full or cov).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.polyfit(jnp.array([0.0, 1.0, 2.0]), jnp.array([1.0, 3.0, 5.0]), 1).round(4)
@@ -571,6 +528,25 @@ def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
         )
     factor = resids / (n - order)
     return base * factor if y_ndim == 1 else base[:, :, None] * factor
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections(
+    (
+        polyval,
+        polyadd,
+        polysub,
+        polymul,
+        polydiv,
+        polyder,
+        polyint,
+        poly,
+        roots,
+        vander,
+        polyfit,
+    ),
+    RAISES_X,
+)
 
 
 # Public functions whose every call is one compiled program; their options static.

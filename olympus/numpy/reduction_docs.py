@@ -70,6 +70,72 @@ def _running(word: str, note: str, example: str) -> str:
     )
 
 
+def _spread(name: str, word: str, note: str, example: str) -> str:
+    """var, std and their nan-variants: one parameter list, nan-variants
+    leaving NaNs out (and taking no `correction`)."""
+    nan = name.startswith("nan")
+    args = (
+        f"  a: an array.\n{_AXIS}\n  dtype: the dtype to compute and return in "
+        f"(None: a's inexact dtype).\n{_OUT}\n  ddof: delta degrees of freedom: the "
+        f"divisor is N - ddof.\n{_KEEP}\n  where: a boolean mask of the elements to "
+        f"include{' (NaNs are left out too)' if nan else ''}.\n  mean: a's "
+        f"{'nan' if nan else ''}mean over axis (kept, keepdims=True), if already "
+        "computed."
+    )
+    if not nan:
+        args += "\n  correction: the Array API's name for ddof (give one of the two)."
+    return _doc(
+        f"The {word} of the {'non-NaN ' if nan else ''}elements of `a` over `axis`.",
+        note,
+        args,
+        f"The {word}s in a real floating dtype, `axis` removed (kept with\n"
+        "  keepdims); NaN where N - ddof <= 0.",
+        "  ArrayLikeTypeError: an argument is a list or other non-array (convert it\n"
+        "    with jnp.asarray).\n  ValueError: an axis is out of range for the "
+        "array's rank.",
+        example,
+    )
+
+
+# ---- sections shared by the quantile family (numpy/nanfunctions.py) -------------------
+_QUANTILE_ARGS = """Args:
+  a: an array.
+  q: {q}
+  axis: None (all elements), an int, or a tuple of ints.
+  out: unsupported (must be None); arrays are immutable.
+  overwrite_input: ignored (arrays are immutable).
+  method: how to read between order statistics: 'linear' (default),
+    'lower', 'higher', 'nearest', 'midpoint' or 'inverted_cdf'.
+  keepdims: if True, reduced axes stay with size 1.
+  weights: per-element weights, of a's shape or the reduced axes' shape
+    (only with method='inverted_cdf')."""
+QUANTILE_ARGS = _QUANTILE_ARGS.format(q="the quantile(s), floating, in [0, 1].")
+PERCENTILE_ARGS = _QUANTILE_ARGS.format(q="the percentile(s), in [0, 100].")
+QUANTILE_RETURNS = """Returns:
+  An array of a's inexact dtype: q's shape followed by the reduced shape
+  of a."""
+QUANTILE_RAISES = """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  QuantileMethodError: method is unknown, or weights come without
+    method='inverted_cdf'.
+  QuantileTypeError: q is not floating (percentiles are converted).
+  EmptyQuantileError: the reduced axes hold no elements."""
+MEDIAN_ARGS = """Args:
+  a: an array.
+  axis: None (all elements), an int, or a tuple of ints.
+  out: unsupported (must be None); arrays are immutable.
+  overwrite_input: ignored (arrays are immutable).
+  keepdims: if True, reduced axes stay with size 1."""
+MEDIAN_RETURNS = """Returns:
+  The medians, in a's inexact dtype, with the reduced axes removed (kept
+  with keepdims)."""
+MEDIAN_RAISES = """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  EmptyQuantileError: the reduced axes hold no elements."""
+
+
 DOCS: dict[str, str] = {
     "max": _extremum(
         "max",
@@ -221,5 +287,31 @@ DOCS: dict[str, str] = {
         "  Array([1, 2, 6], dtype=int32)\n"
         "  >>> jnp.cumulative_prod(jnp.array([1, 2, 3]), include_initial=True)\n"
         "  Array([1, 1, 2, 6], dtype=int32)",
+    ),
+    "var": _spread(
+        "var",
+        "variance",
+        "The mean squared deviation from the mean; complex values use |x - mean|.",
+        "  >>> jnp.var(jnp.array([1.0, 3.0]), ddof=1)\n  Array(2., dtype=float32)",
+    ),
+    "std": _spread(
+        "std",
+        "standard deviation",
+        "The square root of var, with var's parameters.",
+        "  >>> jnp.std(jnp.array([1.0, 3.0]))\n  Array(1., dtype=float32)",
+    ),
+    "nanvar": _spread(
+        "nanvar",
+        "variance",
+        "The non-NaN elements' count, minus `ddof`, divides, as NumPy's.",
+        "  >>> jnp.nanvar(jnp.array([1.0, jnp.nan, 3.0, 4.0]))\n"
+        "  Array(1.5555557, dtype=float32)",
+    ),
+    "nanstd": _spread(
+        "nanstd",
+        "standard deviation",
+        "The square root of nanvar, with nanvar's parameters.",
+        "  >>> jnp.nanstd(jnp.array([1.0, jnp.nan, 3.0, 4.0]))\n"
+        "  Array(1.2472192, dtype=float32)",
     ),
 }

@@ -5,6 +5,7 @@ elements (nonzero, argwhere, flatnonzero)."""
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.indexing import take
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
 
 __all__ = [
     "all",
@@ -376,42 +378,9 @@ def _to_dtype(x, dtype):
 
 
 def var(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    *,
-    where=None,
-    mean=None,
-    correction=None,
-):
-    """The variance of `a` over `axis`.
-
-    Args:
-      a: an array.
-      axis: None (all elements), an int, or a tuple of ints.
-      dtype: the dtype to compute in.
-      out: unsupported (must be None).
-      ddof: delta degrees of freedom: the divisor is N - ddof.
-      keepdims: if True, reduced axes stay with size 1.
-      where: a boolean mask of the elements to include.
-      mean: a's mean over axis (kept, keepdims=True), if already computed.
-      correction: the array-API name for ddof (give one of the two).
-
-    Returns:
-      The variances, in a floating dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an axis is out of range for the array's rank.
-
-    Example:
-      >>> jnp.var(jnp.array([1.0, 3.0]), ddof=1)
-      Array(2., dtype=float32)
-    """
+    a, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *,
+    where=None, mean=None, correction=None,
+):  # fmt: skip
     ddof = ddof if correction is None else correction
     a = to_operand(a)
     aval = aval_of(a)
@@ -462,56 +431,22 @@ def _var_dtypes(a_dtype, dtype):
     return _upcast_half(a_dtype), real
 
 
-def std(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof: int = 0,
-    keepdims: bool = False,
-    *,
-    where=None,
-    mean=None,
-    correction=None,
-):
-    """The standard deviation of `a` over `axis`.
+def square_root_of(spread, name: str):
+    """std from var, nanstd from nanvar: the square root of `spread`'s result,
+    taking `spread`'s parameters (inspect.signature reads them through
+    __wrapped__)."""
 
-    Args:
-      a: an array.
-      axis: None (all elements), an int, or a tuple of ints.
-      dtype: the dtype to compute in.
-      out: unsupported (must be None).
-      ddof: delta degrees of freedom: the divisor is N - ddof.
-      keepdims: if True, reduced axes stay with size 1.
-      where: a boolean mask of the elements to include.
-      mean: a's mean over axis (kept, keepdims=True), if already computed.
-      correction: the array-API name for ddof (give one of the two).
+    @functools.wraps(spread)
+    def root(*args, **kwargs):
+        return lax.sqrt(spread(*args, **kwargs))
 
-    Returns:
-      The standard deviations, in a floating dtype.
+    root.__name__ = root.__qualname__ = name
+    root.__doc__ = REDUCTION_DOCS[name]
+    return root
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an axis is out of range for the array's rank.
 
-    Example:
-      >>> jnp.std(jnp.array([1.0, 3.0]))
-      Array(1., dtype=float32)
-    """
-    return lax.sqrt(
-        var(
-            a,
-            axis,
-            dtype,
-            out,
-            ddof,
-            keepdims,
-            where=where,
-            mean=mean,
-            correction=correction,
-        )
-    )
+var.__doc__ = REDUCTION_DOCS["var"]
+std = square_root_of(var, "std")
 
 
 def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
@@ -528,11 +463,6 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
     Returns:
       The averages (and the weight sums when returned is True).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.average(jnp.array([1.0, 2.0, 4.0]), weights=jnp.array([1.0, 1.0, 2.0]))
@@ -624,11 +554,6 @@ def count_nonzero(a, axis=None, keepdims: bool = False):
 
     Returns:
       The counts, of the default int dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.count_nonzero(jnp.array([[0, 1], [2, 3]]))
@@ -920,10 +845,6 @@ def outer(a, b, out=None):
     Returns:
       A 2-D array of shape (a.size, b.size).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.outer(jnp.array([1, 2]), jnp.array([1, 10]))
       Array([[ 1, 10], [ 2, 20]], dtype=int32)
@@ -1159,10 +1080,6 @@ def flatnonzero(a, *, size=None, fill_value=None):
     Returns:
       A 1-D int array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.flatnonzero(jnp.array([0, 3, 0, 4]))
       Array([1, 3], dtype=int32)
@@ -1196,3 +1113,8 @@ def argwhere(a, *, size=None, fill_value=None):
         return lax.full((aval_of(found).shape[0], 0), index)
     indices = nonzero(a, size=size, fill_value=fill_value)
     return stack(indices, axis=1) if indices else lax.full((0, 0), np.int32(0))
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((average, count_nonzero), RAISES_AXIS)
+add_sections((outer, flatnonzero), RAISES_X)

@@ -34,6 +34,7 @@ from olympus.numpy.sorting import searchsorted
 from olympus.numpy.statistics import diff
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.numpy.ufunc_docs import RAISES_X, add_sections
 
 __all__ = [
     "in1d",
@@ -150,10 +151,6 @@ def sort_complex(a):
 
     Returns:
       A complex array of a's shape.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.sort_complex(jnp.array([2 + 0j, 1 + 1j, 1 + 0j]))
@@ -381,10 +378,6 @@ def unique_values(x, /, *, size: int | None = None, fill_value=None):
     Returns:
       A 1-D array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.unique_values(jnp.array([3, 1, 3]))
       Array([1, 3], dtype=int32)
@@ -407,10 +400,6 @@ def unique_counts(
 
     Returns:
       A (values, counts) named tuple.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.unique_counts(jnp.array([3, 1, 3]))
@@ -439,10 +428,6 @@ def unique_inverse(
     Returns:
       A (values, inverse_indices) named tuple; inverse_indices has x's shape.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.unique_inverse(jnp.array([3, 1, 3]))
       _UniqueInverseResult(values=Array([1, 3], dtype=int32), inverse_indices=Array([1, 0, 1], dtype=int32))
@@ -468,10 +453,6 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None) -> _UniqueAllR
 
     Returns:
       A (values, indices, inverse_indices, counts) named tuple.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.unique_all(jnp.array([3, 1, 3])).counts
@@ -520,10 +501,6 @@ def isin(
 
     Returns:
       A bool array of element's shape.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([2, 5]))
@@ -682,10 +659,6 @@ def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
     Returns:
       A 1-D array.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.union1d(jnp.array([1, 2]), jnp.array([2, 3]))
       Array([1, 2, 3], dtype=int32)
@@ -709,10 +682,6 @@ def setdiff1d(
 
     Returns:
       A 1-D array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.setdiff1d(jnp.array([1, 2, 3]), jnp.array([2]))
@@ -740,10 +709,6 @@ def setxor1d(
 
     Returns:
       A 1-D array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([2, 4]))
@@ -782,10 +747,6 @@ def intersect1d(
     Returns:
       A 1-D array (and the indices into each when return_indices).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([2, 3, 4]))
       Array([2, 3], dtype=int32)
@@ -814,3 +775,21 @@ def _first_index_in(ar, values):
         np.int32(n - 1),
     )
     return _take_rows(perm, where_)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections(
+    (
+        sort_complex,
+        unique_values,
+        unique_counts,
+        unique_inverse,
+        unique_all,
+        isin,
+        union1d,
+        setdiff1d,
+        setxor1d,
+        intersect1d,
+    ),
+    RAISES_X,
+)

@@ -23,6 +23,7 @@ from olympus.numpy.core import (
 from olympus.numpy.indexing import advanced_getitem, take
 from olympus.numpy.reductions import sum as total
 from olympus.tracer.core import Tracer
+from olympus.numpy.ufunc_docs import RAISES_X, add_sections
 
 __all__ = [
     "argpartition",
@@ -68,10 +69,6 @@ def sort(
 
     Returns:
       The sorted array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.sort(jnp.array([3, 1, 2]))
@@ -123,10 +120,6 @@ def argsort(
 
     Returns:
       An integer array of a's shape (flattened for axis None).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.argsort(jnp.array([3.0, 1.0, 2.0]))
@@ -483,3 +476,7 @@ def _bisect(a, v, goes_right):
             ufuncs.logical_and(active, ufuncs.logical_not(right)), mid, high
         )
     return low
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((sort, argsort), RAISES_X)

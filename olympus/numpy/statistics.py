@@ -39,6 +39,7 @@ from olympus.numpy.reductions import cumsum
 from olympus.numpy.sorting import searchsorted
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
 
 __all__ = [
     "bincount",
@@ -127,10 +128,6 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
     Returns:
       A 1-D array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.ediff1d(jnp.array([1, 4, 9]))
@@ -235,11 +232,6 @@ def gradient(f, *varargs, axis=None, edge_order: int | None = None):
     Returns:
       An array of f's shape (a list of arrays for several axes).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.gradient(jnp.array([1.0, 4.0, 9.0, 16.0]))
       Array([3., 4., 6., 7.], dtype=float32)
@@ -284,11 +276,6 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
 
     Returns:
       An array with axis reduced.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]))
@@ -444,10 +431,6 @@ def cov(
     Returns:
       A 2-D array (a scalar array for one variable).
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.cov(jnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
       Array([[ 1., -1.],
@@ -542,10 +525,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
     Returns:
       An array of x's shape.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.interp(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0]), jnp.array([0.0, 10.0, 20.0]))
@@ -759,10 +738,6 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     Returns:
       A 1-D array of edges.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=4)
       Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
@@ -810,10 +785,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 
     Returns:
       (counts, edges).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.histogram(jnp.array([1.0, 2.0, 2.0, 3.0]), bins=2)
@@ -969,6 +940,11 @@ def _is_edges(bins) -> bool:
             "not NumPy's estimator names"
         )
     return np.ndim(bins) == 1 if not hasattr(bins, "ndim") else bins.ndim == 1
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((ediff1d, cov, interp, histogram_bin_edges, histogram), RAISES_X)
+add_sections((gradient, trapezoid), RAISES_AXIS)
 
 
 # ---- one compiled program per call ----------------------------------------------------

@@ -37,6 +37,8 @@ _NOT_ARRAY = (
 )
 RAISES_X = f"Raises:\n{_NOT_ARRAY}"
 RAISES_X1_X2 = f"{RAISES_X}\n  IncompatibleShapesError: the shapes do not broadcast."
+RAISES_AXIS = f"{RAISES_X}\n  ValueError: an axis is out of range for the array's rank."
+RAISES_NOTHING = "Raises:\n  Nothing: of its own for valid array or scalar input."
 
 
 def returns(text: str) -> str:
@@ -46,23 +48,26 @@ def returns(text: str) -> str:
     )
 
 
+def add_sections(fns: tuple, *sections: str) -> None:
+    """Adds `sections` (Args, Returns, Raises: what a family of functions
+    shares) to each of `fns`' docstrings, before its Example."""
+    add = with_sections(*sections)
+    for fn in fns:
+        add(fn)
+
+
 def add_unary_sections(result: str, *fns: Callable) -> None:
     """Adds the Args/Returns/Raises of a function of one array `x` to each of
     `fns`' docstrings; `result` follows "An array of x's shape"."""
-    add = with_sections(ARGS_X, returns(f"An array of x's shape{result}."), RAISES_X)
-    for fn in fns:
-        add(fn)
+    add_sections(fns, ARGS_X, returns(f"An array of x's shape{result}."), RAISES_X)
 
 
 def add_binary_sections(result: str, *fns: Callable) -> None:
     """Adds the Args/Returns/Raises of a function of two broadcasting arrays
     `x1` and `x2` to each of `fns`' docstrings; `result` follows "An array of
     the broadcast shape"."""
-    add = with_sections(
-        ARGS_X1_X2, returns(f"An array of the broadcast shape{result}."), RAISES_X1_X2
-    )
-    for fn in fns:
-        add(fn)
+    result = returns(f"An array of the broadcast shape{result}.")
+    add_sections(fns, ARGS_X1_X2, result, RAISES_X1_X2)
 
 
 def _doc(summary: str, note: str, sections: tuple, example: str) -> str:

@@ -16,16 +16,18 @@ from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.lax.op_docs import with_sections
 from olympus.numpy.ufunc_docs import (
     ARGS_X1_X2,
-    RAISES_X1_X2,
-    returns,
     BOOL,
     FLOAT,
     PROMOTED,
     PROMOTED_INT,
+    RAISES_X,
+    RAISES_X1_X2,
     REAL_FLOAT,
     SAME,
     add_binary_sections,
+    add_sections,
     add_unary_sections,
+    returns,
 )
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
@@ -415,10 +417,6 @@ def round(a, decimals: int = 0):  # noqa: A001
 
     Returns:
       An array of a's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.round(jnp.array([0.5, 1.5, 2.25]), 1)
@@ -967,10 +965,6 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     Returns:
       A bool array of the broadcast shape.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.isclose(jnp.array([1.0, 1.1]), 1.0)
       Array([ True, False], dtype=bool)
@@ -1031,10 +1025,6 @@ def array_equal(a1, a2, equal_nan: bool = False):
 
     Returns:
       A boolean scalar array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.array_equal(jnp.arange(3), jnp.array([0, 1, 2]))
@@ -1099,10 +1089,6 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
 
     Returns:
       An array of x's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
 
     Example:
       >>> jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.0]))
@@ -1190,3 +1176,7 @@ with_sections(
     returns("A pair of arrays of the broadcast shape and the promoted dtype."),
     RAISES_X1_X2,
 )(divmod)
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((round, isclose, array_equal, nan_to_num), RAISES_X)

@@ -8,6 +8,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.float_math import i0
+from olympus.numpy.ufunc_docs import RAISES_NOTHING, add_sections
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
@@ -136,9 +137,6 @@ def kaiser(M: int, beta):
     Returns:
       A 1-D array of M floats.
 
-    Raises:
-      Nothing: of its own for valid array or scalar input.
-
     Example:
       >>> jnp.kaiser(4, 2.0)
       Array([0.43867627, 0.92431384, 0.9243137 , 0.43867627], dtype=float32)
@@ -156,3 +154,7 @@ def kaiser(M: int, beta):
         else np.asarray(beta, dtype)[()]
     )
     return lax.div(i0(lax.mul(lax.sqrt(inside), beta)), i0(beta))
+
+
+# The Raises section each function above shares with others (ufunc_docs).
+add_sections((kaiser,), RAISES_NOTHING)
