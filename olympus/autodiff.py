@@ -23,6 +23,7 @@ from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, flatten_fun
 from olympus.backends.xla.array import to_device
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
+from olympus.prng import PRNGKeyArray
 from olympus.tracer.staging import function_name, trace_to_olympuspr
 from olympus.transforms.batching import BatchTracer, vmap
 from olympus.lax.custom_derivatives import custom_vjp
@@ -78,6 +79,18 @@ def _strip_tangents(tree):
 def _zero_cotangent(x):
     """What the cotangent of a non-differentiable input is: float0 zeros."""
     return np.zeros(aval_of(x).shape, dtypes.float0)
+
+
+def _key_cotangents(tree):
+    """`tree` with float0 zeros of each typed key's shape where vjp, which
+    differentiates a key's words, made a key of float0 words (JAX's form)."""
+    return tree_map(
+        lambda x: (
+            np.zeros(x.shape, dtypes.float0) if isinstance(x, PRNGKeyArray) else x
+        ),
+        tree,
+        is_leaf=lambda x: isinstance(x, PRNGKeyArray),
+    )
 
 
 # ---- forward mode ---------------------------------------------------------------
@@ -272,7 +285,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
             instantiate(next(cts)) if m else _zero_cotangent(x)
             for x, m in zip(leaves, mask)
         ]
-        return tree_unflatten(in_tree, cts_in)
+        if all(mask):  # no integer leaf, so no typed key either
+            return tree_unflatten(in_tree, cts_in)
+        return _key_cotangents(tree_unflatten(in_tree, cts_in))
 
     out = tree_unflatten(out_tree, outs)
     return (out, pullback, _strip_tangents(box["aux"])) if has_aux else (out, pullback)

@@ -312,3 +312,12 @@ def test_at_set_and_get_of_keys():
     agree(program)
     agree(lambda ox: ox.random.split(ox.random.key(0)).at[0].set(0))  # both raise
     agree(lambda ox: ox.random.split(ox.random.key(0)).at[0].add(ox.random.key(1)))
+
+
+def test_allow_int_gradient_of_a_key_is_float0_of_its_shape():
+    agree(lambda ox: ox.grad(lambda k: 1.0, allow_int=True)(ox.random.key(0)))
+    agree(
+        lambda ox: ox.grad(
+            lambda x, ks: x * ox.random.normal(ks[0]), argnums=(0, 1), allow_int=True
+        )(1.0, ox.random.split(ox.random.key(0), 3))
+    )
