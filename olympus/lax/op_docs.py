@@ -553,7 +553,7 @@ RAISES_NOT_INTEGER = f"Raises:\n{_NOT_INTEGER}"
 RAISES_NOT_INTEGER_OR_DIFFER = f"Raises:\n{_NOT_INTEGER}\n{_OPERANDS_DIFFER}"
 
 
-def _insert_section(doc: str, section: str) -> str:
+def insert_section(doc: str, section: str) -> str:
     """`doc` with `section` in its place: its entries first in doc's own
     section of that name, else as a new section before the first later one
     (Args, Returns, Raises, Example, in that order), else at the end."""
@@ -578,7 +578,7 @@ def with_sections(*sections: str) -> Callable[[Callable], Callable]:
     def add_sections(fn: Callable) -> Callable:
         doc = inspect.cleandoc(fn.__doc__ or "")
         for section in sections:
-            doc = _insert_section(doc, section)
+            doc = insert_section(doc, section)
         fn.__doc__ = doc
         return fn
 

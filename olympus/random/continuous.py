@@ -11,6 +11,7 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
+from olympus.random.sampler_docs import BROADCAST_SHAPE, documented_sampler
 from olympus.random.keys import (
     RandomParameterError,
     _as,
@@ -31,25 +32,15 @@ from olympus.random.keys import (
 
 
 # ---- continuous distributions -----------------------------------------------------
+@documented_sampler()
 def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
     """Samples uniformly from [minval, maxval).
 
     Values are built from the key's random bits, so the same key gives the same draw under jit, vmap and eagerly.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
-      shape: the output shape.
-      dtype: a floating dtype (None: the default float type).
       minval: the lower bound, broadcast to shape.
       maxval: the upper bound (exclusive), broadcast to shape.
-
-    Returns:
-      An array of `shape` and `dtype`.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> x = olympus.random.uniform(olympus.random.key(0), (2, 3))
@@ -62,23 +53,16 @@ def _uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0)
     return lax.max(lo, lax.add(lax.mul(u, lax.sub(hi, lo)), lo))
 
 
+@documented_sampler(
+    dtype_error="TypeError: dtype is neither a floating nor a complex dtype."
+)
 def _normal(key, shape: Sequence[int] = (), dtype=None):
     """Samples from the standard normal distribution.
 
     Mean 0 and variance 1; for complex dtypes the real and imaginary parts each have variance 1/2. Scale and shift the result for other normals.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
-      shape: the output shape.
       dtype: a floating or complex dtype (None: the default float type).
-
-    Returns:
-      An array of `shape` and `dtype`.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> x = olympus.random.normal(olympus.random.key(0), (2, 3))
@@ -111,25 +95,19 @@ def _normal_from_bits(raw, dtype):
     return lax.mul(np.array(np.sqrt(2), dtype)[()], erf_inv(u))
 
 
+@documented_sampler()
 def _truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Samples from a standard normal truncated to [lower, upper].
 
     For initializers that must avoid large values.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       lower: the lower bound, broadcast to shape.
       upper: the upper bound, broadcast to shape.
       shape: the output shape (None: the bounds' broadcast shape).
-      dtype: a floating dtype (None: the default float type).
 
     Returns:
       An array within the bounds.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> x = olympus.random.truncated_normal(olympus.random.key(0), -1.0, 1.0, (5,))
@@ -146,23 +124,14 @@ def _truncated_normal(key, lower, upper, shape=None, dtype=None):
     return lax.clamp(lo, out, hi)
 
 
+@documented_sampler()
 def _exponential(key, shape: Sequence[int] = (), dtype=None):
     """Samples from the exponential distribution of rate 1.
 
     Divide by a rate for other rates.
 
-    Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
-      shape: the output shape.
-      dtype: a floating dtype (None: the default float type).
-
     Returns:
       A non-negative array.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> olympus.random.exponential(olympus.random.key(0), (2,)).shape
@@ -172,23 +141,12 @@ def _exponential(key, shape: Sequence[int] = (), dtype=None):
     return lax.neg(lax.log1p(lax.neg(_unit_interval(key, shape, dtype))))
 
 
+@documented_sampler()
 def _laplace(key, shape: Sequence[int] = (), dtype=None):
     """Samples of the standard Laplace distribution.
 
     Laplace floats (density exp(-|x|) / 2): sign(U) log(1 - |U|) for U uniform
     in (-1, 1).
-
-    Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -202,22 +160,11 @@ def _laplace(key, shape: Sequence[int] = (), dtype=None):
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
+@documented_sampler()
 def _logistic(key, shape: Sequence[int] = (), dtype=None):
     """Samples of the standard logistic distribution.
 
     Standard logistic floats: log(U / (1 - U)) for U uniform in [tiny, 1).
-
-    Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -230,22 +177,11 @@ def _logistic(key, shape: Sequence[int] = (), dtype=None):
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
+@documented_sampler()
 def _gumbel(key, shape: Sequence[int] = (), dtype=None):
     """Samples of the standard Gumbel distribution.
 
     Standard Gumbel floats: -log(-log(U)) for U in (0, 1).
-
-    Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -343,14 +279,13 @@ def _erf_inv_newton(x, y, c):
     return y
 
 
+@documented_sampler()
 def _bernoulli(key, p=0.5, shape=None):
     """Samples booleans that are True with probability `p`.
 
     For dropout masks and coin flips.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       p: the probability of True, broadcast to shape.
       shape: the output shape (None: p's shape).
 
@@ -358,7 +293,6 @@ def _bernoulli(key, p=0.5, shape=None):
       A boolean array.
 
     Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: shape does not broadcast with p.
 
     Example:
@@ -403,24 +337,18 @@ def _normal_each(k0, k1, dtype):
 
 
 # ---- gamma and friends ---------------------------------------------------------
+@documented_sampler()
 def _gamma(key, a, shape=None, dtype=None):
     """Samples from Gamma distributions of shape parameter `a` (scale 1).
 
     Its gradient with respect to `a` is the implicit reparameterization gradient, as JAX's.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       a: the shape parameter (> 0), broadcast to shape.
       shape: the output shape (None: a's shape).
-      dtype: a floating dtype (None: the default float type).
 
     Returns:
       A positive array.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> olympus.random.gamma(olympus.random.key(0), 2.0, (3,)).shape
@@ -431,6 +359,7 @@ def _gamma(key, a, shape=None, dtype=None):
     return _gamma_reparameterised(key, _as(a, dtype, shape))
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _loggamma(key, a, shape=None, dtype=None):
     """Logarithms of Gamma(a, 1) samples.
 
@@ -438,17 +367,7 @@ def _loggamma(key, a, shape=None, dtype=None):
     underflow (a << 1): the boost U**(1/a) is applied in log space.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       a: the shape parameter, positive.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -598,25 +517,19 @@ _gamma_reparameterised = _reparameterised(_marsaglia_tsang, _gamma_reparameteris
 _loggamma_reparameterised = _reparameterised(_log_marsaglia_tsang, _loggamma_rule)
 
 
+@documented_sampler()
 def _beta(key, a, b, shape=None, dtype=None):
     """Samples from Beta(a, b) distributions on [0, 1].
 
     Built from two Gamma draws.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       a: the first shape parameter (> 0).
       b: the second shape parameter (> 0).
       shape: the output shape (None: a's and b's broadcast shape).
-      dtype: a floating dtype (None: the default float type).
 
     Returns:
       An array with values in [0, 1].
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> olympus.random.beta(olympus.random.key(0), 2.0, 3.0, (2,)).shape
@@ -632,24 +545,18 @@ def _beta(key, a, b, shape=None, dtype=None):
     return lax.div(x, lax.add(x, y))
 
 
+@documented_sampler()
 def _dirichlet(key, alpha, shape=None, dtype=None):
     """Samples probability vectors from Dirichlet distributions.
 
     Each sample is non-negative and sums to 1 along the last axis.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       alpha: the concentrations (> 0), shape (..., k).
       shape: the batch shape (None: alpha's batch shape).
-      dtype: a floating dtype (None: the default float type).
 
     Returns:
       An array of shape `shape + (k,)`.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not a floating type.
 
     Example:
       >>> x = olympus.random.dirichlet(olympus.random.key(0), jnp.ones(3))
@@ -679,22 +586,11 @@ def _softmax_last(x):
 
 
 # ---- more laws built from the ones above ---------------------------------------------
+@documented_sampler()
 def _cauchy(key, shape: Sequence[int] = (), dtype=None):
     """Samples of the standard Cauchy distribution.
 
     Standard Cauchy floats: tan(pi (U - 1/2)) for U uniform in [eps, 1).
-
-    Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -709,21 +605,14 @@ def _cauchy(key, shape: Sequence[int] = (), dtype=None):
     )
 
 
+@documented_sampler(dtype_error=None)
 def _rademacher(key, shape: Sequence[int] = (), dtype=None):
     """Random signs: -1 or +1 with equal probability.
 
     -1 or +1 with equal probability: 2 bernoulli(key, 0.5) - 1.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
-      shape: the sample shape (a tuple of ints); () for one number.
       dtype: an integer or floating dtype; None for the default int.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
 
     Example:
       >>> k = olympus.random.key(0)
@@ -740,23 +629,14 @@ def _rademacher(key, shape: Sequence[int] = (), dtype=None):
     return lax.sub(lax.mul(two, heads), one)
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _chisquare(key, df, shape=None, dtype=None):
     """Samples of the chi-squared distribution.
 
     Chi-squared floats with `df` degrees of freedom: 2 exp(loggamma(df / 2)).
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       df: the degrees of freedom, positive (broadcasts with shape).
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -771,6 +651,7 @@ def _chisquare(key, df, shape=None, dtype=None):
     return lax.mul(lax.exp(log_g), np.array(2.0, dtype)[()])
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _t(key, df, shape=None, dtype=None):
     """Samples of Student's t distribution.
 
@@ -778,17 +659,7 @@ def _t(key, df, shape=None, dtype=None):
     from the two halves of split(key).
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       df: the degrees of freedom, positive.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -805,6 +676,7 @@ def _t(key, df, shape=None, dtype=None):
     return lax.mul(z, lax.sqrt(lax.div(half, g)))
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _f(key, dfnum, dfden, shape=None, dtype=None):
     """Samples of the F distribution.
 
@@ -812,18 +684,8 @@ def _f(key, dfnum, dfden, shape=None, dtype=None):
     dfden degrees of freedom (Y from split(key)[0], X from split(key)[1]).
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       dfnum: the numerator's degrees of freedom.
       dfden: the denominator's degrees of freedom.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -840,25 +702,22 @@ def _f(key, dfnum, dfden, shape=None, dtype=None):
     return lax.div(num, den)
 
 
+@documented_sampler()
 def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
     """Samples from a multivariate normal with given mean and covariance.
 
     The covariance is factored (Cholesky) once per call.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       mean: the mean vector(s), shape (..., n).
       cov: the covariance matrix (matrices), shape (..., n, n), positive
         semi-definite.
       shape: the batch shape (None: mean's and cov's broadcast batch shape).
-      dtype: a floating dtype (None: the default float type).
 
     Returns:
       An array of shape `shape + (n,)`.
 
     Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: mean and cov's shapes do not fit together.
 
     Example:
@@ -888,6 +747,7 @@ def _multivariate_normal(key, mean, cov, shape=None, dtype=None):
     return lax.add(_broadcast_to(mean, (*shape, n)), lz)
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _pareto(key, b, shape=None, dtype=None):
     """Samples of the Pareto distribution.
 
@@ -895,17 +755,7 @@ def _pareto(key, b, shape=None, dtype=None):
     exponential (inversion). b < 0 or nan gives nan.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       b: the shape parameter, positive.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -922,6 +772,7 @@ def _pareto(key, b, shape=None, dtype=None):
     return _nan_where(lax.bitwise_not(lax.ge(b, np.array(0.0, dtype)[()])), x)
 
 
+@documented_sampler()
 def _weibull_min(key, scale, concentration, shape=(), dtype=None):
     """Samples of the Weibull distribution.
 
@@ -930,18 +781,8 @@ def _weibull_min(key, scale, concentration, shape=(), dtype=None):
     broadcast with the parameters', one independent draw per element.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       scale: the scale, positive.
       concentration: the shape parameter c, positive.
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -958,6 +799,7 @@ def _weibull_min(key, scale, concentration, shape=(), dtype=None):
     return lax.mul(scale, lax.pow(e, lax.div(np.array(1.0, dtype)[()], conc)))
 
 
+@documented_sampler()
 def _generalized_normal(key, p, shape=(), dtype=None):
     """Samples of the generalized normal distribution.
 
@@ -966,17 +808,7 @@ def _generalized_normal(key, p, shape=(), dtype=None):
     result has `shape` broadcast with p's.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       p: the exponent of the density exp(-|x|**p), positive.
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -994,6 +826,7 @@ def _generalized_normal(key, p, shape=(), dtype=None):
     return lax.mul(r, lax.pow(g, lax.div(one, p)))
 
 
+@documented_sampler()
 def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
     """Points uniform in the unit l_p ball of R^d.
 
@@ -1003,18 +836,11 @@ def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
     to the geometry of the l_p^n ball", 2005).
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       d: the dimension.
       p: the norm's exponent (2 for the Euclidean ball).
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
 
     Returns:
       An array of shape (*shape, d).
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1041,6 +867,7 @@ def _ball(key, d: int, p: float = 2, shape=(), dtype=None):
     )
 
 
+@documented_sampler()
 def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
     """Haar-random matrices with orthonormal columns (or rows).
 
@@ -1050,18 +877,11 @@ def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
     classical compact groups", 2007). Real dtypes only.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       n: the number of rows.
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
       m: the number of columns (None: n).
 
     Returns:
       An array of shape (*shape, n, m).
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1095,6 +915,7 @@ def _orthogonal(key, n: int, shape=(), dtype=None, m=None):
     return q if n >= m else lax.transpose(q, (*range(rank), rank + 1, rank))
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _triangular(key, left, mode, right, shape=None, dtype=None):
     """Samples of the triangular distribution.
 
@@ -1102,19 +923,9 @@ def _triangular(key, left, mode, right, shape=None, dtype=None):
     Parameters with left <= mode <= right violated, or left == right, give nan.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       left: the lower end.
       mode: the peak, left <= mode <= right.
       right: the upper end.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1144,6 +955,7 @@ def _triangular(key, left, mode, right, shape=None, dtype=None):
     return _nan_where(lax.bitwise_not(ordered), x)
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _wald(key, mean, shape=None, dtype=None):
     """Samples of the Wald (inverse Gaussian) distribution.
 
@@ -1152,17 +964,7 @@ def _wald(key, mean, shape=None, dtype=None):
     normal from split(key)[0], the uniform choosing a root from split(key)[1].
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       mean: the mean, positive.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1189,23 +991,12 @@ def _wald(key, mean, shape=None, dtype=None):
     return lax.select(lax.le(z, lax.div(mu, lax.add(mu, x))), x, lax.div(mu2, x))
 
 
+@documented_sampler()
 def _maxwell(key, shape=(), dtype=None):
     """Samples of the one-sided Maxwell distribution.
 
     One-sided Maxwell floats (density proportional to x^2 exp(-x^2 / 2)): the
     length of a standard normal vector in R^3.
-
-    Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1220,23 +1011,14 @@ def _maxwell(key, shape=(), dtype=None):
     return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),)))
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _lognormal(key, sigma=1.0, shape=None, dtype=None):
     """Samples of the log-normal distribution.
 
     Log-normal floats: exp(sigma Z) for a standard normal Z.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       sigma: the standard deviation of the underlying normal.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1249,6 +1031,7 @@ def _lognormal(key, sigma=1.0, shape=None, dtype=None):
     return lax.exp(lax.mul(_as(sigma, dtype, shape), _normal(key, shape, dtype)))
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _rayleigh(key, scale, shape=None, dtype=None):
     """Samples of the Rayleigh distribution.
 
@@ -1256,17 +1039,7 @@ def _rayleigh(key, scale, shape=None, dtype=None):
     sqrt(-2 log U), at U uniform in [0, 1).
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       scale: the scale, positive.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -1281,6 +1054,7 @@ def _rayleigh(key, scale, shape=None, dtype=None):
     return lax.mul(_as(scale, dtype, shape), root)
 
 
+@documented_sampler()
 def _double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     """Samples of the double-sided Maxwell distribution.
 
@@ -1289,18 +1063,8 @@ def _double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     broadcast shape, as JAX has it.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       loc: the location.
       scale: the scale, positive.
-      shape: the sample shape (a tuple of ints); () for one number.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)

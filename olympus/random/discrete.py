@@ -14,6 +14,12 @@ from olympus import lax
 from olympus.ir import dtypes
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
+from olympus.random.sampler_docs import (
+    BROADCAST_SHAPE,
+    INT_DTYPE,
+    NOT_INT,
+    documented_sampler,
+)
 from olympus.random.keys import (
     RandomParameterError,
     U32,
@@ -36,25 +42,20 @@ from olympus.random.continuous import (
 
 
 # ---- discrete distributions ---------------------------------------------------------
+@documented_sampler(
+    dtype=INT_DTYPE, dtype_error="TypeError: dtype is not an integer dtype."
+)
 def _randint(key, shape: Sequence[int], minval, maxval, dtype=None):
     """Samples integers uniformly from [minval, maxval).
 
     Bounds outside the dtype's range are clipped to it.
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
-      shape: the output shape.
       minval: the lower bound (inclusive), broadcast to shape.
       maxval: the upper bound (exclusive), broadcast to shape.
-      dtype: an integer dtype (None: the default int type).
 
     Returns:
       An integer array of `shape`.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not an integer type.
 
     Example:
       >>> x = olympus.random.randint(olympus.random.key(0), (4,), 0, 10)
@@ -122,14 +123,13 @@ def _clip_to(value, dtype):
     return lax.convert_element_type(clipped, dtype)
 
 
+@documented_sampler()
 def _categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
     """Samples class indices from unnormalized log-probabilities.
 
     Uses the Gumbel-max trick: the argmax of logits plus Gumbel noise, so logits need no normalization (and -inf excludes a class).
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       logits: log-probabilities (up to a constant) along `axis`.
       axis: the class axis of logits.
       shape: the output shape (None: logits' shape without axis).
@@ -139,7 +139,6 @@ def _categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
       An int32 array of class indices.
 
     Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
       ValueError: shape does not broadcast with logits' batch shape.
 
     Example:
@@ -307,24 +306,18 @@ def _while_any(pending_each, step, init, limit: int):
     return lax.while_loop(pending, body, (np.int32(0), *init))[1:]
 
 
+@documented_sampler(dtype=INT_DTYPE, dtype_error=NOT_INT)
 def _poisson(key, lam, shape=None, dtype=None):
     """Samples counts from Poisson distributions of rate `lam`.
 
     Exact for every rate (no normal approximation).
 
     Args:
-      key: a typed key (random.key) or a uint32[2] key (random.PRNGKey).
-        Never reuse a key for two draws: split it first.
       lam: the rate (>= 0), broadcast to shape.
       shape: the output shape (None: lam's shape).
-      dtype: an integer dtype (None: the default int type).
 
     Returns:
       An integer array of counts.
-
-    Raises:
-      InvalidKeyError: `key` is neither a typed key nor a uint32[2] array.
-      RandomDtypeError: `dtype` is not an integer type.
 
     Example:
       >>> olympus.random.poisson(olympus.random.key(0), 3.0, (2,)).dtype
@@ -408,6 +401,7 @@ def _poisson_rejection(key, lam, limit: int):
     return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
 
 
+@documented_sampler(shape=BROADCAST_SHAPE)
 def _binomial(key, n, p, shape=None, dtype=None):
     """Samples of the binomial distribution (counts, as floats).
 
@@ -418,18 +412,8 @@ def _binomial(key, n, p, shape=None, dtype=None):
     or p, or p < 0 give nan; infinite n gives inf.
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       n: the number of trials.
       p: the success probability of each trial.
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: a floating dtype; None for the default float.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      TypeError: dtype is not a floating dtype.
 
     Example:
       >>> k = olympus.random.key(0)
@@ -591,23 +575,14 @@ def _binomial_btrs(key, n, p, limit: int):
     return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
 
 
+@documented_sampler(shape=BROADCAST_SHAPE, dtype=INT_DTYPE, dtype_error=NOT_INT)
 def _geometric(key, p, shape=None, dtype=None):
     """Samples of the geometric distribution (trials to the first success).
 
     Samples of the geometric distribution (trials to the first success).
 
     Args:
-      key: a PRNG key (olympus.random.key or PRNGKey).
       p: the success probability of each trial, in (0, 1].
-      shape: the sample shape; None for the parameters' broadcast shape.
-      dtype: an integer dtype; None for the default int.
-
-    Returns:
-      An array of `shape` and `dtype` holding the samples.
-
-    Raises:
-      InvalidKeyError: key is not a PRNG key (a TypeError).
-      RandomDtypeError: dtype is not an integer dtype (a TypeError).
 
     Example:
       >>> k = olympus.random.key(0)
