@@ -326,6 +326,7 @@ __all__ = [
     "MeshShapeError",
     "NamedSharding",
     "PartitionSpec",
+    "ScanShardingError",
     "Shard",
     "ShardMismatchError",
     "Sharding",
@@ -345,6 +346,10 @@ __all__ = [
 ]
 
 
-from olympus.lax.sharding import ShardingTypeError, _install_sharding_rules  # noqa: E402
+from olympus.lax.sharding import (  # noqa: E402
+    ScanShardingError,
+    ShardingTypeError,
+    _install_sharding_rules,
+)
 
 _install_sharding_rules()  # every primitive is defined by now

@@ -48,7 +48,7 @@ from olympus.backends.xla import array as array_module
 from olympus.backends.xla.array import Array, put
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
 from olympus.backends.xla.lowering import build_module, float0_consts_inlined
-from olympus.backends.xla.sharding import flat_shardings
+from olympus.backends.xla.sharding import arguments_mesh, flat_shardings
 from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
 from olympus.ir import dtypes
 from olympus import config
@@ -237,9 +237,10 @@ def trace_call(
     `in_shardings` (a pytree prefix of the dynamic positional arguments) and
     `out_shardings` (of the outputs) are jit's; an argument without one keeps
     the layout it has when it is an Array placed on other devices."""
-    closed, in_tree, out_tree = trace_pytree_function(
-        call.dyn_fun(), call.dyn_args, call.dyn_kwargs, "jit"
-    )
+    with arguments_mesh(call.key[-1]):  # typeof inside: the arguments' mesh
+        closed, in_tree, out_tree = trace_pytree_function(
+            call.dyn_fun(), call.dyn_args, call.dyn_kwargs, "jit"
+        )
     asked = flat_shardings(in_shardings, tuple(call.dyn_args), "jit in_shardings")
     asked += [None] * (len(call.leaves) - len(asked))  # keyword arguments
     placed = call.key[-1] or [None] * len(call.leaves)

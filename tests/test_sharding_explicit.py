@@ -279,3 +279,78 @@ def test_gathers_and_scans_carry_shardings_as_in_jax():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_more_primitives_carry_layouts_and_refuse_as_jax():
+    """Sharding rules of slice/pad/dynamic_slice (kept where the size stays
+    divisible), concatenate, sort, top_k, scatter, gather (take_along_axis),
+    conv, fft and bitcast; JAX's refusals (sorting, running reductions,
+    windows, dynamic_update_slice, gathers and scans along split dimensions)
+    raise what JAX raises; `typeof` inside jit without `set_mesh` reports the
+    arguments' mesh; an eager loop run on two layouts keeps each one's."""
+    out = run(
+        """
+        def prog(ox, a):
+            x, xy, u = put(ox, a, "x"), put(ox, a, "x", "y"), put(ox, a, None, "y")
+            lax, jnp = ox.lax, ox.jnp
+            def body(x, xy, u):
+                img = x.reshape(2, 1, 4, 4)
+                return [dims(ox, v) for v in (
+                    lax.dynamic_slice(x, (1, 0), (4, 4)), lax.dynamic_slice(u, (0, 1), (8, 2)),
+                    lax.pad(xy, 0.0, ((1, 1, 0), (1, 1, 0))), lax.slice(x, (2, 0), (6, 4)),
+                    *jnp.split(xy, 2, axis=1),
+                    jnp.concatenate([x, x]), jnp.sort(x, axis=1), *lax.top_k(x, 2),
+                    jnp.argsort(x, axis=1), jnp.take_along_axis(x, jnp.argsort(x, axis=1), 1),
+                    u.at[jnp.array([0, 2])].add(1.0),
+                    lax.conv_general_dilated(img, jnp.ones((3, 1, 2, 2)), (1, 1), "SAME"),
+                    jnp.fft.fft(xy, axis=1), lax.bitcast_convert_type(xy, np.int32),
+                    lax.rev(xy, (0,)), lax.fori_loop(0, 2, lambda i, c: c * 2, u),
+                    lax.cond(True, lambda v: v + 1, lambda v: v - 1, xy),
+                )]
+            traced = []
+            ox.jit(lambda *v: traced.append(body(*v)) or v[0])(x, xy, u)
+            with ox.set_mesh(mesh_of(ox)):  # JAX's eager scatter needs one
+                return body(x, xy, u), traced[0]
+        agree(prog, a)
+
+        def kind(ox, make):
+            try:
+                make(ox)
+            except Exception as err:
+                return "ValueError" if isinstance(err, ValueError) else type(err).__name__
+            return None
+        x = lambda ox: put(ox, a, "x")
+        u = lambda ox: put(ox, a, None, "y")
+        refusals = [
+            lambda ox: ox.jnp.sort(x(ox), axis=0),
+            lambda ox: ox.jit(lambda v: ox.jnp.argsort(v, axis=1))(u(ox)),
+            lambda ox: ox.lax.top_k(u(ox), 2),
+            lambda ox: ox.jnp.cumsum(x(ox), axis=0),
+            lambda ox: ox.jit(lambda v: ox.lax.cummax(v, axis=1))(u(ox)),
+            lambda ox: ox.lax.dynamic_update_slice(x(ox), ox.jnp.zeros((2, 4)), (1, 0)),
+            lambda ox: ox.jit(lambda v: ox.lax.reduce_window(v, 0.0, ox.lax.add, (1, 2), (1, 1), "VALID"))(u(ox)),
+            lambda ox: ox.jit(lambda v: v[:, ox.jnp.array([0, 2])])(u(ox)),
+            lambda ox: ox.jit(lambda v: v[ox.jnp.array([0, 2])])(x(ox)),
+            lambda ox: ox.jit(lambda v: v.at[ox.jnp.array([0, 2])].add(1.0))(x(ox)),
+            lambda ox: ox.jit(lambda v: ox.jnp.concatenate([v, put(ox, a, "y")]))(x(ox)),
+            lambda ox: ox.lax.conv_general_dilated(
+                put(ox, a.reshape(2, 4, 2, 2), None, "x"), ox.jnp.ones((3, 4, 1, 1)), (1, 1), "SAME"),
+            lambda ox: ox.lax.scan(lambda c, r: (c + r, r), ox.jnp.zeros(4), x(ox)),
+        ]
+        for i, make in enumerate(refusals):
+            ours, theirs = run_both(lambda ox, a: kind(ox, make), a)
+            assert ours == theirs and ours in ("ShardingTypeError", "ValueError"), (i, ours, theirs)
+
+        def inside(ox, a):
+            seen = []
+            def f(v, w):
+                sh = lambda t: (tuple(ox.typeof(t).sharding.spec), ox.typeof(t).sharding.mesh.axis_names)
+                seen.append([sh(t) for t in (v, w, v.sum(0), v * 2, w + 1, v.T)])
+                return v
+            ox.jit(f)(put(ox, a, "x"), put(ox, a))
+            return seen
+        agree(inside, a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

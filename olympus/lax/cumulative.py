@@ -23,6 +23,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.lax import ops
+from olympus.lax.sharding import refuse_split_axis
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
@@ -71,6 +72,7 @@ def _shifted(x, identity, axis: int, shift: int, reverse: bool):
 def _running(name: str, combine: Callable, operand, axis, reverse, identity):
     aval = aval_of(operand)
     axis = _normalized_axis(name, axis, aval.shape)
+    refuse_split_axis(f"lax.{name}", operand, axis)  # as JAX, on Explicit axes
     n, shift = aval.shape[axis], 1
     while shift < n:
         operand = combine(
@@ -110,6 +112,7 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
     _check_number("cumsum", operand)
     shape = aval_of(operand).shape
     axis = _normalized_axis("cumsum", axis, shape)
+    refuse_split_axis("lax.cumsum", operand, axis)  # as JAX, on Explicit axes
     n = shape[axis]
     if n == 0:
         return ops.convert_element_type(operand, aval_of(operand).dtype)

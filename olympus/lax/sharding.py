@@ -20,6 +20,7 @@ from olympus.backends.xla.sharding import (
     NamedSharding,
     PartitionSpec,
     Sharding,
+    arguments_mesh_in_scope,
     explicit_aval,
     get_abstract_mesh,
     mesh_in_scope,
@@ -187,14 +188,14 @@ def refuse_ambiguous_contraction(lhs, rhs, dimension_numbers) -> None:
 def unsplit_type(x, aval):
     """`aval` of `x` with JAX's unsplit layout (`P(None, ...)`) in its type
     where `x` lies on a mesh with Explicit axes (or, for a traced value, such
-    a mesh is set): JAX's `typeof(x).sharding`. Programs' types keep no
+    a mesh is set, or jit's arguments lie on one): JAX's `typeof(x).sharding`. Programs' types keep no
     unsplit layouts, so their IR is unchanged."""
     if aval.sharding is not None:
         return aval
     named = getattr(x, "_sharding", None)
     mesh = named.mesh.abstract_mesh if isinstance(named, NamedSharding) else None
-    if mesh is None and not hasattr(x, "_sharding"):
-        mesh = get_abstract_mesh()
+    if mesh is None and not hasattr(x, "_sharding"):  # traced
+        mesh = get_abstract_mesh() if mesh_in_scope() else arguments_mesh_in_scope()
     if mesh is None or not getattr(mesh, "explicit_axes", ()):
         return aval
     return aval.update(sharding=AvalSharding(mesh, PartitionSpec(*[None] * aval.ndim)))
@@ -450,28 +451,41 @@ def _dot_general(name, avals, out, params):
     return [merged]
 
 
+def _unsplit(entries) -> bool:
+    return all(e is None for e in entries)
+
+
 def _gather(name, avals, out, params):
-    """Window dimensions taken whole keep the operand's layout, batch
-    dimensions take the indices' (JAX's rule); an indexed or partly taken
-    operand dimension leaves the result unsplit there (JAX refuses a split
-    one and asks for `.at[...].get(out_sharding=)`; olympus gathers)."""
+    """JAX's rule: operand dimensions indexed into must be taken whole or be
+    unsplit, and the indices unsplit; the result's window dimensions take
+    the operand's layout. Anything else is refused (say the layout with
+    out_sharding=, or reshard first). olympus has no batching dimensions:
+    an indexed dimension split like an index batch dimension (an iota index,
+    take_along_axis) stands for one, as JAX's batched gather allows."""
     operand, indices = avals
     dn, sizes = params["dimension_numbers"], params["slice_sizes"]
     ospec, ispec = _spec_of(operand), _spec_of(indices)
+    partial = [d for d in dn.start_index_map if sizes[d] != operand.shape[d]]
+    indexed = sorted(str(ospec[d]) for d in partial if ospec[d] is not None)
+    batched = sorted(str(e) for e in ispec[:-1] if e is not None)
+    if ispec[-1] is not None or indexed != batched:
+        if _out_sharding_given.get():
+            return [[None] * out.ndim]
+        raise ShardingTypeError(
+            f"Use `.at[...].get(out_sharding=)` to provide output PartitionSpec "
+            f"for the gather indexing as out sharding could not be resolved "
+            f"unambiguously (or would require collectives on inputs). Got "
+            f"operand={operand.str_short()}, indices={indices.str_short()}; "
+            f"reshard the operand or the indices (olympus.reshard) first."
+        )
     window = iter(
-        ospec[d]
-        if sizes[d] == operand.shape[d] and d not in dn.start_index_map
-        else None
-        for d in range(operand.ndim)
-        if d not in dn.collapsed_slice_dims
+        ospec[d] for d in range(operand.ndim) if d not in dn.collapsed_slice_dims
     )
     batch = iter(ispec[:-1])
     merged = [
         next(window) if d in dn.offset_dims else next(batch) for d in range(out.ndim)
     ]
-    used = [
-        n for e in merged if e is not None for n in ((e,) if isinstance(e, str) else e)
-    ]
+    used = [n for e in merged if e is not None for n in _names(e)]
     if len(used) != len(set(used)):
         raise ShardingTypeError(
             f"gather of operand {operand.str_short()} at indices "
@@ -482,24 +496,171 @@ def _gather(name, avals, out, params):
     return [merged]
 
 
-def _kept_where_unchanged(name, avals, out, params):
-    """Slicing, padding, concatenating, windows: a dimension keeps its layout
-    where its size is unchanged (operands agreeing there); one whose size
-    changes is unsplit (JAX refuses some of these; olympus gathers)."""
-    merged = [None] * out.ndim
-    shaped = [a for a in avals if a.ndim == out.ndim]
-    for a in shaped:
-        for d, e in enumerate(_spec_of(a)):
-            if e is None or a.shape[d] != out.shape[d]:
-                continue
-            if merged[d] is not None and merged[d] != e:
-                specs = ", ".join(str(_spec_of(b)) for b in shaped)
-                raise ShardingTypeError(
-                    f"{name} got incompatible shardings: {specs}. Reshard the "
-                    f"operands (olympus.reshard) to one layout."
-                )
-            merged[d] = e
+def _names(entry) -> tuple:
+    return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def _scatter(name, avals, out, params):
+    """JAX's rule (a gather in reverse): window dimensions of the updates
+    taken whole match the operand's layout or both are unsplit; inserted
+    dimensions, the indices and the updates' other dimensions are unsplit.
+    The result takes the operand's layout (filled in from the updates')."""
+    operand, indices, updates = avals[:3]
+    dn = params["dimension_numbers"]
+    ospec, ispec, uspec = _spec_of(operand), _spec_of(indices), _spec_of(updates)
+    windows = [d for d in range(operand.ndim) if d not in dn.inserted_window_dims]
+    pairs = list(zip(dn.update_window_dims, windows))
+    resolvable = (
+        all(
+            # an unsplit whole window takes the operand's layout (olympus
+            # broadcasts updates without one; JAX's carry it)
+            (updates.shape[u] == operand.shape[o] and uspec[u] in (ospec[o], None))
+            or (uspec[u] is None and ospec[o] is None)
+            for u, o in pairs
+        )
+        and all(ospec[d] is None for d in dn.inserted_window_dims)
+        and all(
+            e is None for d, e in enumerate(uspec) if d not in dn.update_window_dims
+        )
+        and _unsplit(ispec)
+    )
+    if not resolvable:
+        if _out_sharding_given.get():
+            return [[None] * out.ndim]
+        raise ShardingTypeError(
+            f"Use `.at[...].set/add/mul/...(out_sharding=)` to provide output "
+            f"PartitionSpec for the scatter update as out sharding could not be "
+            f"resolved unambiguously (or would require collectives on inputs). "
+            f"Got operand={operand.str_short()}, indices={indices.str_short()}, "
+            f"updates={updates.str_short()}; reshard them (olympus.reshard) first."
+        )
+    merged = list(ospec)
+    for u, o in pairs:
+        merged[o] = merged[o] if merged[o] is not None else uspec[u]
     return [merged]
+
+
+def _varying_shape(label):
+    """JAX's rule for slicing, padding, dynamic_slice and windows: the result
+    keeps the operand's layout, so a split dimension whose size changes must
+    stay divisible by its mesh axes (else ShardingTypeError, as in JAX)."""
+
+    def rule(name, avals, out, params):
+        x = avals[0]
+        if x.sharding is None:
+            return [[None] * out.ndim]
+        return [_kept_spec(label, x, out.shape)]
+
+    return rule
+
+
+def _kept_spec(label: str, x, out_shape) -> list:
+    spec, mesh = _spec_of(x), x.sharding.mesh
+    for d, e in enumerate(spec):
+        if e is None or x.shape[d] == out_shape[d]:
+            continue
+        size = _axes_size(mesh, e)
+        if out_shape[d] % size:
+            raise ShardingTypeError(
+                f"{label} on sharded dims where out dim ({out_shape[d]}) is not "
+                f"divisible by mesh axes ({size}) with spec ({e}) is not "
+                f"implemented. Got input type={x.str_short()} and output "
+                f"shape={tuple(out_shape)}; reshard dimension {d} unsplit "
+                f"(olympus.reshard) first."
+            )
+    return list(spec)
+
+
+def _concatenate(name, avals, out, params):
+    """Operands with a layout must all have the same one (JAX's rule); the
+    result takes it, the joined dimension included."""
+    typed = [a for a in avals if a.sharding is not None]
+    specs = {_spec_of(a) for a in typed}
+    if len(specs) > 1:
+        shown = ", ".join(a.str_short() for a in typed)
+        raise ShardingTypeError(
+            f"All operands should have the same sharding. Got shardings {shown}; "
+            f"reshard them (olympus.reshard) to one layout."
+        )
+    return [list(specs.pop())]
+
+
+def _dynamic_update_slice(name, avals, out, params):
+    operand, update = avals[:2]
+    if _spec_of(operand) != _spec_of(update):
+        raise ShardingTypeError(
+            f"dynamic_update_slice operand sharding must be equal to update "
+            f"sharding, got operand sharding {operand.str_short()} and update "
+            f"sharding {update.str_short()}; reshard the update (olympus.reshard)."
+        )
+    return [_spec_of(operand)]
+
+
+def _sort(name, avals, out, params):
+    """Operands unsplit along the sorted dimension and laid out alike."""
+    dim = params["dimension"]
+    typed = [a for a in avals if a.sharding is not None]
+    for a in typed:
+        if _spec_of(a)[dim] is not None:
+            raise ShardingTypeError(
+                f"Arguments to sort must be unsharded over the sorting dimension. "
+                f"Got arg sharding={a.str_short()} and sorting dimension={dim}; "
+                f"reshard it unsplit there (olympus.reshard) first."
+            )
+    if len({_spec_of(a) for a in typed}) > 1:
+        shown = " ".join(a.str_short() for a in typed)
+        raise ShardingTypeError(
+            f"Arguments to sort must have equal shardings, got: {shown}"
+        )
+    return [_spec_of(typed[0])] * len(avals)
+
+
+def _top_k(name, avals, out, params):
+    x, axis = avals[0], params.get("axis", avals[0].ndim - 1)
+    if _spec_of(x)[axis] is not None:
+        raise ShardingTypeError(
+            f"The input should be unsharded over the axis along which to compute "
+            f"the top_k values. Got input type={x.str_short()} and axis={axis}; "
+            f"reshard it unsplit there (olympus.reshard) first."
+        )
+    return [_spec_of(x)] * 2
+
+
+def _conv(name, avals, out, params):
+    """An unsplit kernel and input features: the result takes the input's
+    layout (JAX's rule); otherwise the caller says it with out_sharding=."""
+    lhs, rhs = avals
+    features = params["dimension_numbers"].lhs_spec[1]
+    if _unsplit(_spec_of(rhs)) and _spec_of(lhs)[features] is None:
+        if lhs.sharding is None:
+            return [[None] * out.ndim]
+        return [_kept_spec("conv_general_dilated", lhs, out.shape)]
+    if _out_sharding_given.get():
+        return [[None] * out.ndim]
+    raise ShardingTypeError(
+        f"Please specify the output sharding via `out_sharding` parameter of "
+        f"`conv_general_dilated` (got lhs {lhs.str_short()}, rhs "
+        f"{rhs.str_short()}: a split kernel or split input features)."
+    )
+
+
+def _same_as_operand(name, avals, out, params):
+    """Results laid out as the operand (fft, where JAX keeps the type's
+    sharding as it is)."""
+    return [_spec_of(avals[0])[: out.ndim] + (None,) * (out.ndim - avals[0].ndim)]
+
+
+def refuse_split_axis(api: str, operand, axis: int) -> None:
+    """JAX's refusal of a running reduction (cumsum, cummax, ...) along a
+    split axis: each device would need the others' partial results."""
+    aval = getattr(operand, "aval", None)
+    if aval is None or aval.sharding is None or _spec_of(aval)[axis] is None:
+        return
+    raise ShardingTypeError(
+        f"Input should be unsharded over the axis being reduced. Got input "
+        f"type={aval.str_short()} and axis={axis} ({api}); reshard it unsplit "
+        f"there (olympus.reshard) first."
+    )
 
 
 _UNARY = (
@@ -513,6 +674,7 @@ _NARY = (
     "nextafter or pow rem select_n shift_left shift_right_arithmetic "
     "shift_right_logical sub xor zeta polygamma"
 ).split()
+_SCATTERS = "scatter scatter_add scatter_mul scatter_min scatter_max".split()
 _REDUCTIONS = "reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor argmax argmin".split()
 
 sharding_rules: dict = {
@@ -525,13 +687,20 @@ sharding_rules: dict = {
     "reshape": _reshape,
     "dot_general": _dot_general,
     "gather": _gather,
-    **{
-        n: _kept_where_unchanged
-        for n in (
-            "slice pad concatenate dynamic_slice dynamic_update_slice rev "
-            "reduce_window_sum reduce_window_max cumsum cumprod cummax cummin"
-        ).split()
-    },
+    **{n: _scatter for n in _SCATTERS},
+    "slice": _varying_shape("slicing"),
+    "pad": _varying_shape("padding"),
+    "dynamic_slice": _varying_shape("dynamic_slice"),
+    "reduce_window_sum": _varying_shape("reduce_window"),
+    "reduce_window_max": _varying_shape("reduce_window"),
+    "rev": _varying_shape("rev"),
+    "concatenate": _concatenate,
+    "dynamic_update_slice": _dynamic_update_slice,
+    "sort": _sort,
+    "top_k": _top_k,
+    "conv_general_dilated": _conv,
+    "fft": _same_as_operand,
+    "bitcast_convert_type": _same_as_operand,
 }
 
 
@@ -540,8 +709,19 @@ def unstacked(aval):
     one step's type, keeping the other dimensions' layout."""
     if aval.sharding is None:
         return aval.update(shape=aval.shape[1:])
+    if _spec_of(aval)[0] is not None:
+        raise ScanShardingError(
+            f"0th dimension of all xs should be replicated. Got "
+            f"{PartitionSpec(*_spec_of(aval))} (scan over {aval.str_short()}); "
+            f"reshard xs unsplit along the scanned axis (olympus.reshard) first."
+        )
     rest = _spec_of(aval)[1:]
     return _typed(aval.update(shape=aval.shape[1:]), rest, aval.sharding.mesh)
+
+
+class ScanShardingError(ValueError):
+    """A scan over an axis split between devices (JAX's ValueError): each
+    step would need another device's slice."""
 
 
 def stacked(aval, length: int):
@@ -578,11 +758,28 @@ def _with_sharding_rule(primitive, shape_rule, sharding_rule):
         outs = list(out) if primitive.multiple_results else [out]
         mesh = next(a.sharding.mesh for a in avals if getattr(a, "sharding", None))
         specs = sharding_rule(name, avals, outs[0], params)
+        for o, spec in zip(outs, specs):
+            _check_divisible(name, avals, o, spec, mesh)
         typed = [_typed(o, s, mesh) for o, s in zip(outs, specs)]
         return typed if primitive.multiple_results else typed[0]
 
     abstract_eval.__wrapped__ = shape_rule
     return abstract_eval
+
+
+def _check_divisible(name, avals, out, spec, mesh) -> None:
+    """JAX has no uneven layouts in types: a result dimension split over
+    mesh axes whose size they do not divide is refused."""
+    for d, e in enumerate(spec):
+        if e is not None and out.shape[d] % _axes_size(mesh, e):
+            shown = ", ".join(a.str_short() for a in avals if hasattr(a, "str_short"))
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({out.shape[d]}) is not "
+                f"divisible by mesh axes ({_axes_size(mesh, e)}) with spec ({e}) "
+                f"is not implemented. Got inputs {shown} and output shape "
+                f"{tuple(out.shape)}; reshard dimension {d} unsplit "
+                f"(olympus.reshard) first."
+            )
 
 
 def _install_sharding_rules() -> None:

@@ -15,6 +15,9 @@ for arrays and Shardy (`sdy`) attributes for the SPMD partitioner.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import dataclasses
 import enum
 import itertools
@@ -306,6 +309,34 @@ def explicit_aval(aval, sharding):
 class MeshNotSetError(ValueError):
     """A PartitionSpec given where a sharding is needed, with no mesh in
     scope to pair it with."""
+
+
+_arguments_mesh = contextvars.ContextVar("arguments_mesh", default=None)
+
+
+@contextlib.contextmanager
+def arguments_mesh(placed):
+    """While jit traces arguments laid out as `placed` (their shardings, or
+    None): the first Explicit mesh among them, which `typeof` of a traced
+    value reports as JAX does (its types carry the arguments' mesh)."""
+    meshes = [
+        s.mesh.abstract_mesh
+        for s in placed or ()
+        if isinstance(s, NamedSharding) and s.mesh.abstract_mesh.explicit_axes
+    ]
+    if not meshes:
+        yield
+        return
+    token = _arguments_mesh.set(meshes[0])
+    try:
+        yield
+    finally:
+        _arguments_mesh.reset(token)
+
+
+def arguments_mesh_in_scope():
+    """The Explicit mesh (abstract) of the arguments jit is tracing, or None."""
+    return _arguments_mesh.get()
 
 
 def named_sharding_of(where, api: str) -> NamedSharding:

@@ -167,7 +167,8 @@ def program_key(olympuspr: Olympuspr) -> tuple:
         return numbers.setdefault(x, len(numbers))
 
     def binder(v):  # weak types too: they decide the types of the eager results
-        return atom(v), v.aval.shape, v.aval.dtype.str, v.aval.weak_type
+        aval = v.aval  # and layouts: they are part of explicit-mode types
+        return atom(v), aval.shape, aval.dtype.str, aval.weak_type, aval.sharding
 
     invars = tuple(binder(v) for v in olympuspr.constvars + olympuspr.invars)
     eqns = tuple(
