@@ -54,6 +54,7 @@ MODULES = [
     "olympus.custom_batching",
     "olympus.ad_checkpoint",
     "olympus.dtypes",
+    "olympus.ref",
     "olympus.debug",
     "olympus.experimental",
     "olympus.experimental.checkify",

@@ -140,6 +140,12 @@ __all__ = [
     "remat",
     "typeof",
     "vmap",
+    "Ref",
+    "empty_ref",
+    "free_ref",
+    "freeze",
+    "new_ref",
+    "ref",
 ]
 from olympus import nn, random, scipy  # noqa: E402,F401  (built on lax, numpy and jit above)
 from olympus.callback import pure_callback  # noqa: E402,F401

@@ -81,32 +81,116 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
 
 
 def empty_ref(ty, memory_space=None) -> Ref:
-    """A new Ref of `ty`'s shape and dtype (a ShapeDtypeStruct or array),
-    holding zeros (JAX leaves it uninitialized)."""
+    """A new Ref of `ty`'s shape and dtype, to be written before it is read.
+
+    Args:
+      ty: a ShapeDtypeStruct (or array) giving the shape and dtype.
+      memory_space: taken for JAX's signature (olympus has one).
+
+    Returns:
+      A Ref holding zeros (JAX leaves it uninitialized).
+
+    Raises:
+      AttributeError: ty has no shape or dtype.
+
+    Example:
+      >>> r = olympus.empty_ref(olympus.ShapeDtypeStruct((2,), jnp.float32))
+      >>> r[...] = jnp.ones(2)
+      >>> r[...]
+      Array([1., 1.], dtype=float32)
+    """
     return new_ref(jnp.zeros(ty.shape, ty.dtype))
 
 
 def free_ref(ref: Ref) -> tuple:
-    """JAX's `free_ref`: nothing to free (the value is garbage collected)."""
+    """JAX's `free_ref`: olympus has nothing to free.
+
+    The value is garbage collected with the Ref.
+
+    Args:
+      ref: a Ref.
+
+    Returns:
+      An empty tuple, as JAX's.
+
+    Raises:
+      TypeError: ref is not a Ref.
+
+    Example:
+      >>> olympus.free_ref(olympus.new_ref(jnp.zeros(2)))
+      ()
+    """
     _check_ref(ref, "free_ref")
     return ()
 
 
 def freeze(ref: Ref):
-    """The ref's value as an immutable array (JAX: the ref is not to be used
-    after; olympus does not enforce it)."""
+    """The ref's value as an immutable array, ending the ref's use.
+
+    JAX says the ref is not to be used after; olympus does not enforce it.
+
+    Args:
+      ref: a Ref.
+
+    Returns:
+      Its value (an Array, or a tracer while tracing).
+
+    Raises:
+      TypeError: ref is not a Ref.
+
+    Example:
+      >>> r = olympus.new_ref(jnp.arange(3.0))
+      >>> r[0] = jnp.float32(5)
+      >>> olympus.freeze(r)
+      Array([5., 1., 2.], dtype=float32)
+    """
     return get(ref)
 
 
 def get(ref: Ref, idx=None):
-    """`ref[idx]`: the value at `idx` (None or `...`: all of it)."""
+    """`ref[idx]`: the value at `idx`.
+
+    Args:
+      ref: a Ref.
+      idx: an index as for arrays (ints, slices, arrays); None or `...`
+        for all of it.
+
+    Returns:
+      The indexed value.
+
+    Raises:
+      RefIndexError: a static integer index is out of range.
+
+    Example:
+      >>> olympus.ref.get(olympus.new_ref(jnp.arange(3.0)), 1)
+      Array(1., dtype=float32)
+    """
     value = refs.read(_check_ref(ref, "get"))
     idx = _index(ref, idx)
     return value if idx is None else value[idx]
 
 
 def swap(ref: Ref, idx, value, _function_name: str = "swap"):
-    """Writes `value` at `idx` and returns the value that was there."""
+    """Writes `value` at `idx` and returns the value that was there.
+
+    Args:
+      ref: a Ref.
+      idx: an index as for `get`.
+      value: the new value, of the indexed shape and the ref's dtype.
+      _function_name: the operation named in errors (`set` passes its own).
+
+    Returns:
+      The value that was at `idx`.
+
+    Raises:
+      RefUpdateError: value's shape or dtype does not match (no broadcasting
+        or casting, as in JAX).
+
+    Example:
+      >>> r = olympus.new_ref(jnp.zeros(2))
+      >>> olympus.ref.swap(r, ..., jnp.ones(2))
+      Array([0., 0.], dtype=float32)
+    """
     current = refs.read(_check_ref(ref, _function_name))
     idx = _index(ref, idx)
     old = current if idx is None else current[idx]
@@ -117,12 +201,48 @@ def swap(ref: Ref, idx, value, _function_name: str = "swap"):
 
 
 def set(ref: Ref, idx, value) -> None:  # noqa: A001  (JAX's name)
-    """`ref[idx] = value`: value must have the indexed shape and ref's dtype."""
+    """`ref[idx] = value`.
+
+    Args:
+      ref: a Ref.
+      idx: an index as for `get`.
+      value: the new value, of the indexed shape and the ref's dtype.
+
+    Returns:
+      None.
+
+    Raises:
+      RefUpdateError: value's shape or dtype does not match.
+
+    Example:
+      >>> r = olympus.new_ref(jnp.zeros(2))
+      >>> olympus.ref.set(r, 1, jnp.float32(3))
+      >>> r[...]
+      Array([0., 3.], dtype=float32)
+    """
     swap(ref, idx, value, "set")
 
 
 def addupdate(ref: Ref, idx, x) -> None:
-    """`ref[idx] += x` in one operation (x of the indexed shape and dtype)."""
+    """`ref[idx] += x` in one operation.
+
+    Args:
+      ref: a Ref.
+      idx: an index as for `get`.
+      x: what to add, of the indexed shape and the ref's dtype.
+
+    Returns:
+      None.
+
+    Raises:
+      RefUpdateError: x's shape or dtype does not match.
+
+    Example:
+      >>> r = olympus.new_ref(jnp.ones(2))
+      >>> olympus.ref.addupdate(r, ..., jnp.ones(2))
+      >>> r[...]
+      Array([2., 2.], dtype=float32)
+    """
     current = refs.read(_check_ref(ref, "addupdate"))
     idx = _index(ref, idx)
     old = current if idx is None else current[idx]
