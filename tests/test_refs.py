@@ -437,3 +437,104 @@ def _jit_closing_over_a_ref_a_loop_writes(ox, xs):
 
 def test_jit_closing_over_a_ref_that_its_loops_and_branches_write():
     agree(_jit_closing_over_a_ref_a_loop_writes, np.ones((2, 3), np.float32))
+
+
+def _static_argument(ox, x):
+    r = ox.new_ref(x)
+
+    def f(r, n):
+        r[...] = r[...] * n
+        return n
+
+    f = ox.jit(f, static_argnums=1)
+    f(r, 2)
+    f(r, 3)
+    return r[...]
+
+
+def _keyword_argument(ox, x):
+    r = ox.new_ref(x)
+
+    @ox.jit
+    def f(y, *, r):
+        r[...] += y
+
+    f(x, r=r)
+    f(x, r=r)
+    return r[...]
+
+
+def _donated_argument(ox, x):
+    r = ox.new_ref(x)
+
+    def f(r, y):
+        r[...] += y
+        return y * 2
+
+    return ox.jit(f, donate_argnums=1)(r, ox.jnp.ones(3)), r[...]
+
+
+def _vmap_of_jit(ox, x):
+    r = ox.new_ref(ox.jnp.zeros((2, 3)))
+
+    @ox.jit
+    def f(r, y):
+        r[...] += y
+
+    ox.vmap(f)(r, ox.jnp.stack([x, x]))
+    return r[...]
+
+
+def _grad_of_jit(ox, x):
+    def g(y):
+        q = ox.new_ref(y)
+
+        @ox.jit
+        def f(q):
+            q[...] = ox.jnp.sin(q[...])
+
+        f(q)
+        return q[...].sum()
+
+    return ox.grad(g)(x)
+
+
+def _a_new_jit_each_call(ox, x):
+    r = ox.new_ref(x)
+
+    def f():
+        r[...] = r[...] + 1
+
+    ox.jit(f)()
+    ox.jit(f)()
+    g = ox.jit(f)
+    g()
+    g()
+    return r[...]
+
+
+def _lax_map(ox, x):
+    r = ox.new_ref(ox.jnp.zeros((4, 3)))
+
+    def f(y):
+        r[...] += y
+        return r[0]
+
+    return ox.lax.map(f, ox.jnp.ones((2, 4, 3))), r[...]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        _static_argument,
+        _keyword_argument,
+        _donated_argument,
+        _vmap_of_jit,
+        _grad_of_jit,
+        _a_new_jit_each_call,
+        _lax_map,
+    ],
+    ids=lambda p: p.__name__.strip("_"),
+)
+def test_jit_options_and_compositions_with_refs(program):
+    agree(program, V)
