@@ -10,7 +10,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from olympus import caches, config
+from olympus import caches, config, prng
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, put, to_device
@@ -125,7 +125,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
       >>> olympus.eval_shape(lambda x: {"twice": x * 2}, 1.0)
       {'twice': ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)}
     """
-    leaves, tree = tree_flatten((args, kwargs))
+    leaves, tree = tree_flatten(prng.keys_from_structs((args, kwargs)))
     args, kwargs = tree_unflatten(tree, [_abstract_leaf(x) for x in leaves])
     given: dict = {}  # output position -> a ShapeDtypeStruct `fun` returned
 
@@ -139,13 +139,14 @@ def eval_shape(fun: Callable, *args, **kwargs):
     closed, _, _ = trace_pytree_function(traced, args, kwargs, "eval_shape")
     traced_out = iter(closed.out_avals)
     out_tree = given.pop("tree")
-    return tree_unflatten(
+    out = tree_unflatten(
         out_tree,
         [
             given[i] if i in given else _struct_of(next(traced_out))
             for i in range(out_tree.num_leaves)
         ],
     )
+    return prng.structs_of_keys(out)
 
 
 def _is_struct(x) -> bool:

@@ -28,7 +28,8 @@ import numpy as np
 from olympus import lax
 from olympus.backends.xla.array import register_array_type
 from olympus.tracer.errors import OlympusTypeError
-from olympus.tracer.pytree import register_pytree_node
+from olympus.tracer.functions import ShapeDtypeStruct
+from olympus.tracer.pytree import register_pytree_node, tree_map
 from olympus.tracer.user_trees import register_opaque_leaf
 
 KEY_WORDS = 2  # a threefry2x32 key is two uint32 words
@@ -48,6 +49,8 @@ class KeyDtype:
     impl = "threefry2x32"
     name = "key<fry>"
     type = prng_key
+    extended = True  # not a NumPy dtype (ShapeDtypeStruct keeps it as it is)
+    itemsize = 4 * KEY_WORDS
 
     def __repr__(self) -> str:
         return self.name
@@ -500,3 +503,28 @@ def arrays_of_keys(numeric):
         return numeric(obj, *args, **kwargs)
 
     return make
+
+
+# ---- eval_shape's structs of keys -------------------------------------------------
+def keys_from_structs(tree):
+    """`tree` with each ShapeDtypeStruct of a key dtype as a key array over a
+    uint32 struct of its words, which tracing takes."""
+
+    def keys(x):
+        if isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, KeyDtype):
+            return PRNGKeyArray(ShapeDtypeStruct((*x.shape, KEY_WORDS), np.uint32))
+        return x
+
+    return tree_map(keys, tree)
+
+
+def structs_of_keys(tree):
+    """`tree` with each key array as a ShapeDtypeStruct of dtype key<fry> (what
+    JAX's eval_shape gives for a key)."""
+    return tree_map(
+        lambda x: (
+            ShapeDtypeStruct(x.shape, key_dtype) if isinstance(x, PRNGKeyArray) else x
+        ),
+        tree,
+        is_leaf=lambda x: isinstance(x, PRNGKeyArray),
+    )

@@ -321,3 +321,25 @@ def test_allow_int_gradient_of_a_key_is_float0_of_its_shape():
             lambda x, ks: x * ox.random.normal(ks[0]), argnums=(0, 1), allow_int=True
         )(1.0, ox.random.split(ox.random.key(0), 3))
     )
+
+
+def test_eval_shape_of_keys_gives_key_structs():
+    agree(lambda ox: repr(ox.eval_shape(lambda: ox.random.split(ox.random.key(0)))))
+    agree(
+        lambda ox: repr(ox.eval_shape(lambda k: {"k": k, "n": 1.0}, ox.random.key(0)))
+    )
+    agree(
+        lambda ox: repr(
+            ox.eval_shape(
+                lambda k: ox.random.normal(k, (3,)),
+                ox.ShapeDtypeStruct((), ox.random.key(0).dtype),
+            )
+        )
+    )
+    agree(
+        lambda ox: repr(
+            ox.eval_shape(
+                ox.random.split, ox.ShapeDtypeStruct((), ox.random.key(0).dtype)
+            )
+        )
+    )

@@ -31,7 +31,9 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, weak_type: bool = False, *, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        # an extended dtype (a typed PRNG key's) is kept as it is
+        extended = getattr(dtype, "extended", False)
+        self.dtype = dtype if extended else dtypes.canonicalize_dtype(dtype)
         self.weak_type = weak_type
         self.sharding = sharding
 
