@@ -538,3 +538,40 @@ def _lax_map(ox, x):
 )
 def test_jit_options_and_compositions_with_refs(program):
     agree(program, V)
+
+
+def _write_in_scan(ox, r, y):
+    def body(c, xi):
+        r[...] += xi * y
+        return c, None
+
+    ox.lax.scan(body, ox.jnp.float32(0), ox.jnp.arange(3.0))
+    return r[...]
+
+
+def test_vmap_of_a_scan_writing_a_mapped_ref():
+    def prog(ox, ys):
+        r = ox.new_ref(ox.jnp.zeros(3))
+        out = ox.vmap(lambda r, y: _write_in_scan(ox, r, y))(r, ys)
+        return out, r[...], ox.jit(ox.vmap(lambda y: _write_in_scan(ox, r, y)))(ys)
+
+    # the last: a vmapped value written into an unmapped ref raises in both
+    agree(lambda ox, ys: prog(ox, ys)[:2], V)
+    agree(prog, V)
+
+
+def test_vmap_of_a_cond_writing_a_ref_matches_a_loop_over_examples():
+    """JAX 0.10.2 raises NotImplementedError here (no state effects in
+    vmap-of-cond); olympus batches it: each example as if run alone."""
+
+    def one(r, y):
+        olympus.lax.cond(y > 1, lambda: r.__setitem__(..., r[...] * 10), lambda: None)
+        r[...] += y
+        return r[...]
+
+    ys = jnp.arange(3.0)
+    r = olympus.new_ref(jnp.ones(3))
+    batched = olympus.vmap(one)(r, ys)
+    alone = [one(olympus.new_ref(jnp.float32(1)), y) for y in ys]
+    np.testing.assert_array_equal(batched, np.array(alone))
+    np.testing.assert_array_equal(r[...], np.array(alone))
