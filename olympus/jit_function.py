@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import threading
 import weakref
 from typing import Any, Callable
@@ -26,6 +27,7 @@ from olympus.backends.xla import dispatch_native
 from olympus.backends.xla.dispatch import check_array_sizes
 from olympus.backends.xla.dispatch_native import (
     NOT_TAKEN,
+    builtin_flatten,
     NotCompiled,
     NotNative,
     host_dispatcher,
@@ -82,6 +84,17 @@ _plain_host_dtypes: set = caches.register("ndarray plain dtypes", set())
 _ndarray = np.ndarray  # a global read, not np's attribute, on every call
 _MISS = object()
 _FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
+# containers jaxlib's builtin flatten takes apart (`_call_tree`'s arguments)
+_TREE_TYPES = frozenset([tuple, list, dict, type(None)])
+_flatten = None  # dispatch_native.builtin_flatten(), once a call needs it
+
+
+def _load_flatten():
+    global _flatten
+    _flatten = builtin_flatten()
+    return _flatten
+
+
 _state, _eval_trace = core._state, core.eval_trace  # read on every call
 _JaxlibArray = None  # jaxlib's array type, once a C++ dispatcher is made
 
@@ -151,21 +164,16 @@ def _converted_host_arguments(args) -> list | None:
     return flat
 
 
-def _fast_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
-    """The `JitFunction._fast` key `__call__` (or, with keywords,
-    `_call_keywords`) builds for these arguments: the avals of the dynamic
-    ones, the type and value of the static ones; None where a call like this
-    one cannot be a hit (a dynamic argument that is not an Array, or with
-    keywords a NumPy array; a static one that is)."""
-    names = tuple(sorted(kwargs))
-    values = [*args, *[kwargs[name] for name in names]]
-    dynamic = [i in call.dyn_argnums for i in range(len(args))]
-    dynamic += [name in call.dyn_kwargs for name in names]
-    arrays = (Array,) if kwargs else _FAST_ARG_TYPES
-    key = [names] if kwargs else []
-    for a, is_dynamic in zip(values, dynamic):
-        is_array = type(a) in arrays
-        if is_array != is_dynamic:
+def _fast_key(args: tuple, dynamic) -> tuple | None:
+    """The `JitFunction._fast` key `__call__` builds for these positional
+    arguments (the avals of the dynamic ones, the type and value of the
+    static ones), or None where a call like this one cannot be its hit (a
+    dynamic argument that is not an Array or a NumPy array, a static one
+    that is; a container, which `_call_tree` takes)."""
+    key = []
+    for i, a in enumerate(args):
+        is_array = type(a) in _FAST_ARG_TYPES
+        if is_array != (i in dynamic) or type(a) in _TREE_TYPES:
             return None
         if type(a) is Array:
             key.append(a.aval)
@@ -173,6 +181,29 @@ def _fast_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
             key.append(_ndarray_aval(a))
         else:
             key += (type(a), a)
+    return tuple(key)
+
+
+def _tree_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
+    """The `JitFunction._fast` key `_call_tree` builds for this call (jaxlib's
+    treedef of (args, kwargs), then per leaf its aval or static type and
+    value), or None where a call like this one cannot be its hit: its Array
+    leaves must be the call's dynamic leaves, in order and each once (so
+    the two flattenings agree), and no other leaf may be dynamic."""
+    try:
+        leaves, treedef = (_flatten or _load_flatten())((args, kwargs))
+    except (TypeError, ValueError):  # dict keys that do not sort
+        return None
+    arrays = [a for a in leaves if type(a) is Array]
+    if (
+        len(arrays) != len(call.leaves)
+        or len(set(map(id, arrays))) != len(arrays)
+        or not all(map(operator.is_, arrays, call.leaves))
+    ):
+        return None
+    key = [treedef]
+    for a in leaves:
+        key += (a.aval,) if type(a) is Array else (type(a), a)
     return tuple(key)
 
 
@@ -268,7 +299,7 @@ class JitFunction:
         # A cache hit for positional arguments (Arrays, static values) runs
         # here in as little Python as possible (jit dispatch latency is
         # measured in benchmarks/dispatch.py); NumPy arguments go to
-        # `_call_host`, keywords to `_call_keywords`. The `_fast` key is the
+        # `_call_host`, keywords and containers to `_call_tree`. The key is the
         # argument list with each Array replaced by its aval and any other
         # value by its type and itself (how JAX compares static arguments).
         # A function with donated arguments never has a current `_epoch`.
@@ -278,7 +309,7 @@ class JitFunction:
                 or self._epoch != _config_epoch
                 or _state.trace is not _eval_trace
             ):
-                return self._call_keywords(args, kwargs)
+                return self._call_tree(args, kwargs)
             key, buffers = [], []
             for a in args:
                 if type(a) is Array:
@@ -286,6 +317,8 @@ class JitFunction:
                     buffers.append(a._buf)
                 elif type(a) is _ndarray:
                     return self._call_host(args)
+                elif type(a) in _TREE_TYPES:
+                    return self._call_tree(args, kwargs)
                 else:  # a static argument, or a miss where it is not one
                     key.append(type(a))
                     key.append(a)
@@ -303,35 +336,30 @@ class JitFunction:
             filter_exception(error)
             raise
 
-    def _call_keywords(self, args: tuple, kwargs: dict) -> Any:
-        """A call with keyword arguments: a hit runs here (its `_fast` key:
-        the keywords' names, sorted, then `__call__`'s key of the positional
-        arguments and of the keyword values by name, the order of the
-        compiled program's parameters); everything else (no current epoch,
-        inside a trace, NumPy arguments) goes to `_call_slow`."""
-        if (
-            not kwargs
-            or self._epoch != _config_epoch
-            or _state.trace is not _eval_trace
-        ):
+    def _call_tree(self, args: tuple, kwargs: dict) -> Any:
+        """A call with keywords or containers (tuples, lists, dicts, None)
+        among its arguments: a hit runs here, its `_fast` key made from
+        jaxlib's C++ flatten of (args, kwargs) (see `_tree_key`); the rest
+        (no current epoch, inside a trace, NumPy leaves) goes to
+        `_call_slow`."""
+        if self._epoch != _config_epoch or _state.trace is not _eval_trace:
             return self._call_slow(args, kwargs)
-        names = tuple(sorted(kwargs))
-        key, buffers = [names], []
-        for a in (*args, *[kwargs[name] for name in names]):
-            if type(a) is Array:
-                key.append(a.aval)
-                buffers.append(a._buf)
-            elif type(a) is _ndarray:
-                return self._call_slow(args, kwargs)
-            else:
-                key += (type(a), a)
-        try:  # as in `__call__`
+        try:  # unhashable leaves (NumPy arrays), unsortable dict keys, deleted Arrays
+            flatten = _flatten or _load_flatten()
+            leaves, treedef = flatten((args, kwargs))
+            key, buffers = [treedef], []
+            for a in leaves:
+                if type(a) is Array:
+                    key.append(a.aval)
+                    buffers.append(a._buf)
+                else:
+                    key += (type(a), a)
             entry, fast = self._fast.get(tuple(key), _NO_HIT)
             if fast is not None:
                 return fast.run(buffers)
             if entry is not None:
                 return entry.run_buffers(buffers)
-        except TypeError:
+        except (TypeError, ValueError):  # the slow path says why, if it is an error
             pass
         return self._call_slow(args, kwargs)
 
@@ -606,8 +634,10 @@ class JitFunction:
 
     def _remember_fast(self, args, kwargs, call: Call, entry: Compiled) -> None:
         """Makes later calls like this one (not donating, no NaN checks, one
-        device) `__call__` or `_call_keywords` hits, where they can be."""
-        key = _fast_key(args, kwargs, call)
+        device) `__call__` or `_call_tree` hits, where they can be."""
+        key = None if kwargs else _fast_key(args, call.dyn_argnums)
+        if key is None:
+            key = _tree_key(args, kwargs, call)
         if key is None:
             return
         with self._lock:

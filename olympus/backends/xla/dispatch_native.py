@@ -122,6 +122,14 @@ def _get_registry():
     return _registry
 
 
+def builtin_flatten() -> Callable:
+    """jaxlib's C++ pytree flatten, which takes apart tuples, lists, dicts
+    (keys sorted), None and namedtuples as olympus's tree_flatten does and
+    leaves everything else whole: jit's fast path for container and keyword
+    arguments keys its cache on its treedef (hashed and compared in C++)."""
+    return _get_registry().flatten
+
+
 NOT_TAKEN = object()  # what a dispatcher returns for a call it does not run
 JaxlibArray = None  # jaxlib's array type, once a dispatcher is made (lazy import)
 
