@@ -549,7 +549,7 @@ ALLOWED_GAPS = {
     "olympus.reshard": {"xs"},
     # other parameters olympus lacks
     "lax.conv_transpose": {"use_consistent_padding"},
-    "lax.dot": {"dimension_numbers", "out_sharding"},
+    "lax.dot": {"dimension_numbers"},
     "lax.mul": {"out_dtype"},
     "numpy.array": {"object", "order"},
     "numpy.asarray": {"a", "order"},

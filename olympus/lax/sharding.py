@@ -346,6 +346,8 @@ def _expand_dims(name, avals, out, params):
 
 
 def _axes_size(mesh, entry) -> int:
+    if mesh is None:  # a program read back from text: sizes unknown, 1 divides all
+        return 1
     names = (entry,) if isinstance(entry, str) else entry
     return math.prod(mesh.shape[n] for n in names)
 
