@@ -575,3 +575,29 @@ def test_vmap_of_a_cond_writing_a_ref_matches_a_loop_over_examples():
     alone = [one(olympus.new_ref(jnp.float32(1)), y) for y in ys]
     np.testing.assert_array_equal(batched, np.array(alone))
     np.testing.assert_array_equal(r[...], np.array(alone))
+
+
+def test_jit_fast_paths_never_skip_a_ref():
+    """Calls whose arguments are containers or keywords take jit's fast
+    paths once compiled; a function that closes over a ref or gets one in a
+    container must still write it on every call."""
+    r = olympus.new_ref(jnp.zeros(2))
+
+    @olympus.jit
+    def f(p, x):
+        r[...] += p[0] * x
+        return p[1]
+
+    for _ in range(3):
+        f((jnp.ones(2), jnp.ones(2)), jnp.float32(2))
+    f(p=(jnp.ones(2), jnp.ones(2)), x=jnp.float32(2))
+    np.testing.assert_array_equal(r[...], np.full(2, 8.0))
+    q = olympus.new_ref(jnp.zeros(2))
+
+    @olympus.jit
+    def g(d):
+        d["r"][...] += d["x"]
+
+    for _ in range(3):
+        g({"r": q, "x": jnp.ones(2)})
+    np.testing.assert_array_equal(q[...], np.full(2, 3.0))
