@@ -125,3 +125,28 @@ def test_make_array_from_callback_and_process_local_data_as_in_jax():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_at_get_and_updates_take_out_sharding_where_jax_asks_for_it():
+    """`x.at[...].get/set/add(out_sharding=)`: what JAX's gather and scatter
+    refusals ask for; with it the result is laid out so, as in JAX."""
+    out = run(
+        """
+        def prog(ox, a):
+            P, jnp = ox.P, ox.jnp
+            x, u = put(ox, a, "x"), put(ox, a, None, "y")
+            cols, rows = jnp.array([0, 2]), jnp.array([0, 2])
+            with ox.set_mesh(mesh_of(ox)):
+                values = (
+                    ox.jit(lambda v: v.at[:, cols].get(out_sharding=P()))(u),
+                    ox.jit(lambda v: v.at[rows].get(out_sharding=P(None, "y")))(x),
+                    ox.jit(lambda v: v.at[rows].add(1.0, out_sharding=P("x")))(x),
+                    ox.jit(lambda v: v.at[:, 1].set(5.0, out_sharding=P(None, "y")))(u),
+                    x.at[rows].get(out_sharding=P()),
+                )
+            return values, [dims(ox, v) for v in values]
+        agree(prog, a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

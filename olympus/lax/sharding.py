@@ -557,12 +557,14 @@ def _varying_shape(label):
 
 
 def _kept_spec(label: str, x, out_shape) -> list:
-    spec, mesh = _spec_of(x), x.sharding.mesh
+    spec, mesh = list(_spec_of(x)), x.sharding.mesh
     for d, e in enumerate(spec):
         if e is None or x.shape[d] == out_shape[d]:
             continue
         size = _axes_size(mesh, e)
-        if out_shape[d] % size:
+        if out_shape[d] % size and _out_sharding_given.get():
+            spec[d] = None  # the caller says the layout (out_sharding=)
+        elif out_shape[d] % size:
             raise ShardingTypeError(
                 f"{label} on sharded dims where out dim ({out_shape[d]}) is not "
                 f"divisible by mesh axes ({size}) with spec ({e}) is not "
@@ -570,7 +572,7 @@ def _kept_spec(label: str, x, out_shape) -> list:
                 f"shape={tuple(out_shape)}; reshard dimension {d} unsplit "
                 f"(olympus.reshard) first."
             )
-    return list(spec)
+    return spec
 
 
 def _concatenate(name, avals, out, params):

@@ -27,6 +27,7 @@ import numpy as np
 from olympus import lax
 from olympus.lax import ops as lax_ops
 from olympus.lax.elementwise import convert_element_type_p
+from olympus.lax.sharding import laid_out_as
 from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
@@ -795,7 +796,10 @@ class IndexUpdateRef:
     def __init__(self, array, index):
         self.array, self.index = array, index
 
-    def _update(self, values, scatter_fn, combine, mode=None):
+    def _update(self, values, scatter_fn, combine, mode=None, out_sharding=None, **_):
+        if out_sharding is not None:  # JAX's keyword: the result's layout
+            update = lambda: self._update(values, scatter_fn, combine, mode)  # noqa: E731
+            return laid_out_as(update, out_sharding, f"x.at[...].{scatter_fn.__name__}")
         mode = _update_mode(f"x.at[...].{scatter_fn.__name__}", mode)
         aval = aval_of(to_operand(self.array))
         x, index = _normalized(self.array, self.index)
@@ -816,10 +820,15 @@ class IndexUpdateRef:
         fill_value=None,
         indices_are_sorted=False,
         unique_indices=False,
+        out_sharding=None,
     ):
         """x[idx]; with mode "fill" out-of-range integer indices (arrays or
         scalars) read `fill_value` (NaN for inexact dtypes by default) instead
-        of clamping, and "wrap" wraps them around the axis."""
+        of clamping, and "wrap" wraps them around the axis; `out_sharding`
+        lays the result out (JAX's keyword, for a split operand or indices)."""
+        if out_sharding is not None:
+            read = lambda: self.get(mode=mode, fill_value=fill_value)  # noqa: E731
+            return laid_out_as(read, out_sharding, "x.at[...].get")
         mode = _read_mode("x.at[...].get", mode)
         x, entries = _normalized(self.array, self.index)
         if mode == "promise" or not builtins.any(
@@ -831,17 +840,17 @@ class IndexUpdateRef:
         return advanced_getitem(x, entries, mode, fill_value)
 
     def set(self, values, *, mode=None, **_):
-        return self._update(values, lax.scatter, None, mode)
+        return self._update(values, lax.scatter, None, mode, **_)
 
     def add(self, values, *, mode=None, **_):
-        return self._update(values, lax.scatter_add, ufuncs.add, mode)
+        return self._update(values, lax.scatter_add, ufuncs.add, mode, **_)
 
     def subtract(self, values, *, mode=None, **_):
         negated = ufuncs.negative(values)
-        return self._update(negated, lax.scatter_add, ufuncs.add, mode)
+        return self._update(negated, lax.scatter_add, ufuncs.add, mode, **_)
 
     def multiply(self, values, *, mode=None, **_):
-        return self._update(values, lax.scatter_mul, ufuncs.multiply, mode)
+        return self._update(values, lax.scatter_mul, ufuncs.multiply, mode, **_)
 
     mul = multiply
 
@@ -850,15 +859,15 @@ class IndexUpdateRef:
             _is_bool_mask(e) or _is_scalar_mask(e)
             for e in (self.index if isinstance(self.index, tuple) else (self.index,))
         ):
-            return self._update(values, lax.scatter_mul, ufuncs.divide, mode)
+            return self._update(values, lax.scatter_mul, ufuncs.divide, mode, **_)
         reciprocal = ufuncs.divide(1, values)
-        return self._update(reciprocal, lax.scatter_mul, ufuncs.multiply, mode)
+        return self._update(reciprocal, lax.scatter_mul, ufuncs.multiply, mode, **_)
 
     def min(self, values, *, mode=None, **_):
-        return self._update(values, lax.scatter_min, ufuncs.minimum, mode)
+        return self._update(values, lax.scatter_min, ufuncs.minimum, mode, **_)
 
     def max(self, values, *, mode=None, **_):
-        return self._update(values, lax.scatter_max, ufuncs.maximum, mode)
+        return self._update(values, lax.scatter_max, ufuncs.maximum, mode, **_)
 
     def power(self, values, *, mode=None, **_):
         """Read, combine, write back: repeated indices see the original value."""
