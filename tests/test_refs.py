@@ -601,3 +601,14 @@ def test_jit_fast_paths_never_skip_a_ref():
     for _ in range(3):
         g({"r": q, "x": jnp.ones(2)})
     np.testing.assert_array_equal(q[...], np.full(2, 3.0))
+
+
+def test_jit_with_shardings_refuses_a_ref():
+    r = olympus.new_ref(jnp.zeros(2))
+    f = olympus.jit(lambda r: r.__setitem__(..., r[...] + 1), out_shardings=None)
+    f(r)  # no shardings given: threaded
+    np.testing.assert_array_equal(r[...], np.ones(2))
+    sharding = olympus.sharding.SingleDeviceSharding(olympus.devices()[0])
+    g = olympus.jit(lambda r: r.__setitem__(..., r[...] + 1), in_shardings=sharding)
+    with pytest.raises(R.RefJitOptionError, match="in_shardings"):
+        g(r)

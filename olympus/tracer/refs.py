@@ -12,11 +12,13 @@ the call. This is JAX's "discharge" of refs, done at trace time.
 
 Each Ref has an *owner*: the trace whose values the box may hold (the one
 current where it was made, or the staged program it is threaded through).
-A staged trace that meets a ref it does not own raises `RefDiscovered`
-(internal): the jit, scan, while_loop or cond around it catches it, adds
-the ref to the refs it threads, and traces again. A transform (vmap, jvp)
-reads an outer ref as a constant and refuses to write a batched or
-differentiated value into it, as JAX does.
+A jit, loop body or branch that reads a ref it does not own, and any staged
+function that writes one, raises `RefDiscovered` (internal): the jit, scan,
+while_loop or cond around it catches it, adds the ref to the refs it
+threads, and traces again. Other staged functions (checkpoint, custom_jvp,
+eval_shape) read an outer ref as a constant, as do transforms (vmap, jvp),
+which refuse to write a batched or differentiated value into it, as JAX
+does.
 
 The operations (`get`, `swap`, `addupdate`, with their checks) need
 olympus.numpy, which sits above this layer; `olympus.ref` installs them in
@@ -47,10 +49,15 @@ class RefError(ValueError):
 
 
 class RefScopeError(RefError):
-    """A Ref made outside a staged function (checkpoint, custom_jvp,
-    make_olympuspr, ...) was used inside it, where olympus cannot thread it:
-    only jit, scan, fori_loop, while_loop, cond and switch take refs that
-    their functions close over."""
+    """A Ref made outside a staged function that cannot thread it
+    (checkpoint, custom_jvp, eval_shape, make_olympuspr) was written inside
+    it: only jit, scan, fori_loop, while_loop, cond and switch thread the
+    refs their functions close over."""
+
+
+class RefJitOptionError(RefError):
+    """jit with in_shardings or out_shardings got or closes over a Ref
+    (the shardings would not describe the threaded program)."""
 
 
 class RefDiscovered(RefScopeError):
@@ -476,6 +483,13 @@ def _pure_jit(jitfn, closed: list):
     function with the ref arguments at leaf `positions` and the refs in
     `closed` given as values, returning (out, their new values)."""
     fun = jitfn.fun
+    if jitfn.in_shardings is not None or jitfn.out_shardings is not None:
+        raise RefJitOptionError(
+            f"jit of {jitfn.name} with in_shardings/out_shardings uses a Ref: "
+            f"olympus threads refs only through jit without shardings. Place "
+            f"the values with device_put (or with_sharding_constraint inside) "
+            f"instead of in_shardings/out_shardings."
+        )
 
     def pure(positions, closed_values, *args, **kwargs):
         leaves, tree = tree_flatten((args, kwargs))
@@ -495,8 +509,6 @@ def _pure_jit(jitfn, closed: list):
         static_argnums=(0, *shift(jitfn.static_argnums)),
         static_argnames=jitfn.static_argnames,
         donate_argnums=shift(jitfn.donate_argnums),
-        in_shardings=jitfn.in_shardings,
-        out_shardings=jitfn.out_shardings,
         tiered=jitfn.tiered,
     )
     _pure.add(made_fn)
