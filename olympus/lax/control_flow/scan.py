@@ -401,8 +401,7 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
             parameter_names(f, 2),
             body_paths,
         )
-        carry_tree_out = traced.out_tree.children[0]
-        carry_out_tree[:] = [carry_tree_out]
+        carry_out_tree[:] = [traced.out_tree.children[0]]
         return traced
 
     traced = trace(init_leaves)
@@ -422,15 +421,13 @@ def scan_with_names(f, init, xs, length, reverse, unroll, what: str, carry_paths
         source_info,
         carry_paths,
     )
-    args = [*traced.consts, *init_leaves, *xs_leaves]
-    outs = scan_p.bind(
-        *args,
+    outs = _bind_scan(
+        traced.consts,
+        init_leaves,
+        xs_leaves,
         olympuspr=traced.closed,
-        num_consts=len(traced.consts),
-        num_carry=n_carry,
         length=length,
         reverse=bool(reverse),
-        linear=(False,) * len(args),
         unroll=_unroll_factor(unroll, length),
     )
     ys_tree = traced.out_tree.children[1]
