@@ -134,42 +134,46 @@ def sgd(step_size):
     return init, update, get_params
 
 
-@optimizer
-def momentum(step_size, mass: float):
-    """Heavy-ball momentum: v <- mass * v + g; x <- x - step_size(i) * v."""
+def _with_zero_statistics(count: int):
+    """The init of an optimizer whose state is x and `count` statistics of
+    x's shape (moments, velocities), all starting at zero."""
+    return lambda x0: (x0, *(jnp.zeros_like(x0) for _ in range(count)))
+
+
+def _params_of(state):
+    """The get_params of an optimizer whose state is (x, *statistics)."""
+    return state[0]
+
+
+_params_of.__name__ = _params_of.__qualname__ = "get_params"
+
+
+def _heavy_ball(step_size, mass: float, nesterov: bool):
+    """momentum's and nesterov's (init, update, get_params): the velocity
+    v <- mass * v + g; the step along v, or along mass * v + g (Nesterov)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
+    init = _with_zero_statistics(1)
 
     def update(i, g, state):
         x, velocity = state
         velocity = mass * velocity + g
-        return x - step_size(i) * velocity, velocity
+        direction = mass * velocity + g if nesterov else velocity
+        return x - step_size(i) * direction, velocity
 
-    def get_params(state):
-        return state[0]
+    return init, update, _params_of
 
-    return init, update, get_params
+
+@optimizer
+def momentum(step_size, mass: float):
+    """Heavy-ball momentum: v <- mass * v + g; x <- x - step_size(i) * v."""
+    return _heavy_ball(step_size, mass, nesterov=False)
 
 
 @optimizer
 def nesterov(step_size, mass: float):
     """Nesterov momentum: v <- mass * v + g; x <- x - step_size(i) * (mass * v + g)."""
-    step_size = make_schedule(step_size)
-
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
-
-    def update(i, g, state):
-        x, velocity = state
-        velocity = mass * velocity + g
-        return x - step_size(i) * (mass * velocity + g), velocity
-
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return _heavy_ball(step_size, mass, nesterov=True)
 
 
 def _inverse_sqrt_or_zero(a):
@@ -187,8 +191,7 @@ def adagrad(step_size, momentum: float = 0.9):
     """
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zero_statistics(2)
 
     def update(i, g, state):
         x, g_sq, m = state
@@ -196,10 +199,7 @@ def adagrad(step_size, momentum: float = 0.9):
         m = (1.0 - momentum) * (g * _inverse_sqrt_or_zero(g_sq)) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -207,18 +207,14 @@ def rmsprop(step_size, gamma: float = 0.9, eps: float = 1e-8):
     """RMSProp: r <- gamma * r + (1 - gamma) * g**2; x <- x - step_size(i) * g / sqrt(r + eps)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0)
+    init = _with_zero_statistics(1)
 
     def update(i, g, state):
         x, avg_sq_grad = state
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1.0 - gamma)
         return x - step_size(i) * g / jnp.sqrt(avg_sq_grad + eps), avg_sq_grad
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -228,8 +224,7 @@ def rmsprop_momentum(
     """RMSProp with momentum: m <- momentum * m + step_size(i) * g / sqrt(r + eps); x <- x - m."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zero_statistics(2)
 
     def update(i, g, state):
         x, avg_sq_grad, mom = state
@@ -237,10 +232,7 @@ def rmsprop_momentum(
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 def _power(base: float, i, like):
@@ -258,8 +250,7 @@ def adam(step_size, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8):
     """
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zero_statistics(2)
 
     def update(i, g, state):
         x, m, v = state
@@ -269,10 +260,7 @@ def adam(step_size, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8):
         v_hat = v / (1.0 - _power(b2, i, v))
         return x - step_size(i) * m_hat / (jnp.sqrt(v_hat) + eps), m, v
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -283,8 +271,7 @@ def adamax(step_size, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8):
     """
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
+    init = _with_zero_statistics(2)
 
     def update(i, g, state):
         x, m, u = state
@@ -293,10 +280,7 @@ def adamax(step_size, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8):
         x = x - (step_size(i) / (1.0 - _power(b1, i, m))) * m / (u + eps)
         return x, m, u
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 @optimizer
@@ -330,10 +314,7 @@ def sm3(step_size, momentum: float = 0.9):
         accumulators = [jnp.max(accum, axis=axes) for axes in others]
         return jnp.reshape(x, shape), jnp.reshape(m, shape), accumulators
 
-    def get_params(state):
-        return state[0]
-
-    return init, update, get_params
+    return init, update, _params_of
 
 
 def _along_axis(v, axis: int, ndim: int):

@@ -90,6 +90,35 @@ def GeneralConv(
     b_init=_CONV_BIAS_INIT,
 ):
     """A convolution in any layout, given as strings ('NHWC', 'HWIO', 'NHWC')."""
+
+    def output_sizes(sizes, windows, strides):
+        pads = _window_pads(padding, sizes, windows, strides)
+        return [_window_out(*a) for a in zip(sizes, windows, strides, pads)]
+
+    def conv(inputs, W, strides, dn):
+        sizes = [inputs.shape[d] for d in dn.lhs_spec[2:]]
+        windows = [W.shape[d] for d in dn.rhs_spec[2:]]
+        pads = _window_pads(padding, sizes, windows, strides)
+        return lax.conv_general_dilated(inputs, W, strides, pads, dimension_numbers=dn)
+
+    kernel = (out_chan, filter_shape, strides, W_init, b_init)
+    return _conv_layer(dimension_numbers, *kernel, output_sizes, conv)
+
+
+def _conv_layer(
+    dimension_numbers,
+    out_chan,
+    filter_shape,
+    strides,
+    W_init,
+    b_init,
+    output_sizes,
+    conv,
+):
+    """The (init_fun, apply_fun) GeneralConv and GeneralConvTranspose share:
+    the same kernel and bias, initialised alike; `output_sizes(sizes, windows,
+    strides)` gives the output's spatial sizes and `conv(inputs, W, strides,
+    dn)` computes it."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     dn = _conv_dimension_numbers(dimension_numbers)
     strides = tuple(strides or (1,) * len(filter_shape))
@@ -101,8 +130,7 @@ def GeneralConv(
         )
         sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
         windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
-        pads = _window_pads(padding, sizes, windows, strides)
-        spatial = [_window_out(*a) for a in zip(sizes, windows, strides, pads)]
+        spatial = output_sizes(sizes, windows, strides)
         output_shape = _in_layout(
             out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec
         )
@@ -112,12 +140,7 @@ def GeneralConv(
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
-        sizes = [inputs.shape[d] for d in dn.lhs_spec[2:]]
-        windows = [W.shape[d] for d in dn.rhs_spec[2:]]
-        pads = _window_pads(padding, sizes, windows, strides)
-        return (
-            lax.conv_general_dilated(inputs, W, strides, pads, dimension_numbers=dn) + b
-        )
+        return conv(inputs, W, strides, dn) + b
 
     return init_fun, apply_fun
 
@@ -136,19 +159,6 @@ def _in_layout(spec: str, batch: int, chan: int, spatial, rhs_spec: str) -> tupl
     return tuple(sizes[c] for c in spec)
 
 
-def Conv(
-    out_chan: int,
-    filter_shape,
-    strides=None,
-    padding="VALID",
-    W_init=None,
-    b_init=_CONV_BIAS_INIT,
-):
-    """A 2-d convolution on NHWC inputs with an HWIO kernel."""
-    layout = ("NHWC", "HWIO", "NHWC")
-    return GeneralConv(layout, out_chan, filter_shape, strides, padding, W_init, b_init)
-
-
 def GeneralConvTranspose(
     dimension_numbers,
     out_chan: int,
@@ -164,70 +174,61 @@ def GeneralConvTranspose(
     JAX's `lax.conv_transpose` with `transpose_kernel=False` does; 'SAME' gives
     size * stride outputs, 'VALID' size * stride + max(window - stride, 0).
     """
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    dn = _conv_dimension_numbers(dimension_numbers)
-    strides = tuple(strides or (1,) * len(filter_shape))
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(
-            rhs_spec, out_chan, filter_shape, input_shape[lhs_spec.index("C")]
-        )
-        sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
-        windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
-        spatial = [
-            -1
-            if n < 0
-            else n * s + (max(w - s, 0) if padding.upper() == "VALID" else 0)
+    def output_sizes(sizes, windows, strides):
+        extra = padding.upper() == "VALID"
+        return [
+            -1 if n < 0 else n * s + (max(w - s, 0) if extra else 0)
             for n, w, s in zip(sizes, windows, strides)
         ]
-        output_shape = _in_layout(
-            out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec
-        )
-        bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
 
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
+    def conv(inputs, W, strides, dn):
         if not isinstance(padding, str):
             raise TypeError(
                 "a transposed convolution's padding must be 'SAME' or 'VALID'"
             )
-        out = lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dn)
-        return out + b
+        return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dn)
 
-    return init_fun, apply_fun
-
-
-def Conv1DTranspose(
-    out_chan: int,
-    filter_shape,
-    strides=None,
-    padding="VALID",
-    W_init=None,
-    b_init=_CONV_BIAS_INIT,
-):
-    """A 1-d transposed convolution on NHC inputs with an HIO kernel."""
-    layout = ("NHC", "HIO", "NHC")
-    return GeneralConvTranspose(
-        layout, out_chan, filter_shape, strides, padding, W_init, b_init
-    )
+    kernel = (out_chan, filter_shape, strides, W_init, b_init)
+    return _conv_layer(dimension_numbers, *kernel, output_sizes, conv)
 
 
-def ConvTranspose(
-    out_chan: int,
-    filter_shape,
-    strides=None,
-    padding="VALID",
-    W_init=None,
-    b_init=_CONV_BIAS_INIT,
-):
-    """A 2-d transposed convolution on NHWC inputs with an HWIO kernel."""
-    layout = ("NHWC", "HWIO", "NHWC")
-    return GeneralConvTranspose(
-        layout, out_chan, filter_shape, strides, padding, W_init, b_init
-    )
+def _fixed_layout(name: str, general, layout: tuple, doc: str):
+    """`general` (GeneralConv or GeneralConvTranspose) with its dimension
+    numbers fixed to `layout`, as JAX's functools.partial of it; a function,
+    so that it has its own name and docstring."""
+
+    def layer(
+        out_chan: int,
+        filter_shape,
+        strides=None,
+        padding="VALID",
+        W_init=None,
+        b_init=_CONV_BIAS_INIT,
+    ):
+        return general(layout, out_chan, filter_shape, strides, padding, W_init, b_init)
+
+    layer.__name__ = layer.__qualname__ = name
+    layer.__doc__ = doc
+    return layer
+
+
+_NHWC, _NHC = ("NHWC", "HWIO", "NHWC"), ("NHC", "HIO", "NHC")
+Conv = _fixed_layout(
+    "Conv", GeneralConv, _NHWC, "A 2-d convolution on NHWC inputs with an HWIO kernel."
+)
+Conv1DTranspose = _fixed_layout(
+    "Conv1DTranspose",
+    GeneralConvTranspose,
+    _NHC,
+    "A 1-d transposed convolution on NHC inputs with an HIO kernel.",
+)
+ConvTranspose = _fixed_layout(
+    "ConvTranspose",
+    GeneralConvTranspose,
+    _NHWC,
+    "A 2-d transposed convolution on NHWC inputs with an HWIO kernel.",
+)
 
 
 def BatchNorm(
