@@ -187,19 +187,21 @@ def _fast_key(args: tuple, dynamic) -> tuple | None:
 def _tree_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
     """The `JitFunction._fast` key `_call_tree` builds for this call (jaxlib's
     treedef of (args, kwargs), then per leaf its aval or static type and
-    value), or None where a call like this one cannot be its hit: its Array
-    leaves must be the call's dynamic leaves, in order and each once (so
-    the two flattenings agree), and no other leaf may be dynamic."""
+    value), or None where a call like this one cannot be its hit: olympus's
+    tree_flatten must order this structure's leaves as jaxlib's does (a
+    namedtuple registered with its own flatten would not), and the Array
+    leaves must be the call's dynamic leaves (no other leaf dynamic)."""
     try:
         leaves, treedef = (_flatten or _load_flatten())((args, kwargs))
     except (TypeError, ValueError):  # dict keys that do not sort
         return None
     arrays = [a for a in leaves if type(a) is Array]
-    if (
-        len(arrays) != len(call.leaves)
-        or len(set(map(id, arrays))) != len(arrays)
-        or not all(map(operator.is_, arrays, call.leaves))
+    if len(arrays) != len(call.leaves) or not all(
+        map(operator.is_, arrays, call.leaves)
     ):
+        return None
+    markers = list(range(len(leaves)))
+    if tree_flatten(treedef.unflatten(markers))[0] != markers:
         return None
     key = [treedef]
     for a in leaves:

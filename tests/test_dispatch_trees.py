@@ -88,3 +88,28 @@ def test_registered_nodes_take_the_general_path():
     for k in range(3):
         np.testing.assert_allclose(f(Box(x + k), x), (x + k) * x)
     assert not f._fast
+
+
+def test_the_same_array_twice_hits():
+    f = olympus.jit(lambda p, v: p[0] * v + p[1])
+    x, y = jnp.arange(3.0), jnp.ones(3)
+    for _ in range(2):
+        np.testing.assert_allclose(f((x, y), x), x * x + 1.0)
+    assert len(f._fast) == 1
+    np.testing.assert_allclose(f((y, x), y), 1.0 + x)  # other Arrays, same key
+
+
+def test_a_namedtuple_flattened_its_own_way_is_never_a_hit():
+    """jaxlib flattens a namedtuple by its fields; one registered with
+    olympus in another order must not be keyed on jaxlib's order."""
+    Rev = collections.namedtuple("Rev", "a b")
+    olympus.tree_util.register_pytree_node(
+        Rev, lambda r: ((r.b, r.a), None), lambda _, c: Rev(c[1], c[0])
+    )
+    f = olympus.jit(lambda r, v: r.a * v - r.b)
+    x, y = jnp.arange(3.0), jnp.ones(3)
+    for _ in range(2):  # the same Array in both fields: orders look alike
+        np.testing.assert_allclose(f(Rev(x, x), x), x * x - x)
+    np.testing.assert_allclose(f(Rev(x, y), x), x * x - 1.0)
+    np.testing.assert_allclose(f(Rev(y, x), x), x - x)
+    assert not f._fast
