@@ -122,7 +122,7 @@ FACES: dict[str, tuple[str, Callable]] = {
         _dtypes,
     ),
     "jax._src.state": ("JAX's mutable-state package (flax.nnx)", _nothing),
-    "jax._src.state.types": ("AbstractRef (olympus makes no refs)", _state_types),
+    "jax._src.state.types": ("AbstractRef, the type of a Ref", _state_types),
     "jax._src.tree_util": ("the pytree node registry (flax.nnx)", _tree_util),
     "jax._src.checkify": ("olympus.experimental.checkify's names", _checkify),
 }
