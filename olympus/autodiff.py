@@ -23,7 +23,8 @@ from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, flatten_fun
 from olympus.backends.xla.array import to_device
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
-from olympus.prng import PRNGKeyArray
+from olympus.prng import KEY_WORDS, PRNGKeyArray
+from olympus.tracer import user_trees
 from olympus.tracer.staging import function_name, trace_to_olympuspr
 from olympus.transforms.batching import BatchTracer, vmap
 from olympus.lax.custom_derivatives import custom_vjp
@@ -81,6 +82,24 @@ def _zero_cotangent(x):
     return np.zeros(aval_of(x).shape, dtypes.float0)
 
 
+def _key_tangents(primals: tuple, tangents: tuple) -> tuple:
+    """`tangents` with a typed key's float0 tangent (JAX's form, of the key's
+    shape) as a key over float0 words, the form olympus differentiates."""
+
+    def words(p, t):
+        if isinstance(p, PRNGKeyArray) and not isinstance(t, PRNGKeyArray):
+            if np.shape(t) == p.shape and getattr(t, "dtype", None) == dtypes.float0:
+                return PRNGKeyArray(np.zeros((*p.shape, KEY_WORDS), dtypes.float0))
+        return t
+
+    if not any(isinstance(p, PRNGKeyArray) for p in user_trees.tree_leaves(primals)):
+        return tangents
+    try:
+        return user_trees.tree_map(words, primals, tangents)
+    except ValueError:  # structures differ: jvp says so
+        return tangents
+
+
 def _key_cotangents(tree):
     """`tree` with float0 zeros of each typed key's shape where vjp, which
     differentiates a key's words, made a key of float0 words (JAX's form)."""
@@ -131,7 +150,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
             "jvp takes primals and tangents as tuples: jvp(f, (x,), (t,))"
         )
     p_leaves, p_tree = tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    t_leaves, t_tree = tree_flatten(_key_tangents(tuple(primals), tuple(tangents)))
     if p_tree != t_tree:
         raise GradTypeError(
             f"jvp: primals {p_tree} and tangents {t_tree} differ in structure"
@@ -146,10 +165,10 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
         passed[(id(p), id(t))] if (id(p), id(t)) in passed else instantiate(t)
         for p, t in zip(outs, tangent_outs)
     ]
-    result = (
-        tree_unflatten(box["tree"], outs),
-        tree_unflatten(box["tree"], tangent_outs),
-    )
+    tangent_tree = tree_unflatten(box["tree"], tangent_outs)
+    if not all(is_differentiable(aval_of(o)) for o in outs):
+        tangent_tree = _key_cotangents(tangent_tree)  # a key's: float0 of its shape
+    result = (tree_unflatten(box["tree"], outs), tangent_tree)
     return result + (_strip_tangents(box["aux"]),) if has_aux else result
 
 

@@ -343,3 +343,16 @@ def test_eval_shape_of_keys_gives_key_structs():
             )
         )
     )
+
+
+def test_jvp_takes_and_gives_a_key_tangent_as_float0_of_its_shape():
+    def program(ox, which):
+        k = ox.random.key(0)
+        t = np.zeros((), ox.dtypes.float0)
+        if which == "in":
+            return ox.jvp(lambda k: ox.random.normal(k), (k,), (t,))
+        out, tangent = ox.jvp(lambda x, k: (x, ox.random.split(k)), (1.0, k), (1.0, t))
+        return out[0], tangent
+
+    agree(program, "in")
+    agree(program, "out")
