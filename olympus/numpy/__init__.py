@@ -120,16 +120,9 @@ uint8, uint16, uint32, uint64 = map(
 )
 float16, float32, float64 = map(_scalar_type, (_np.float16, _np.float32, _np.float64))
 bfloat16 = _scalar_type(_dtypes.bfloat16)
-(
-    float8_e4m3fn,
-    float8_e5m2,
-    float8_e4m3b11fnuz,
-    float8_e4m3fnuz,
-    float8_e5m2fnuz,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e8m0fnu,
-) = map(_scalar_type, _dtypes.float8_dtypes)
+_float8 = [_scalar_type(d) for d in _dtypes.float8_dtypes]  # in ir.dtypes' order
+float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz = _float8[:4]
+float8_e5m2fnuz, float8_e3m4, float8_e4m3, float8_e8m0fnu = _float8[4:]
 complex64, complex128 = map(_scalar_type, (_np.complex64, _np.complex128))
 float_, int_, complex_ = float64, int64, complex128
 dtype = _np.dtype

@@ -134,13 +134,6 @@ def matvec(x1, x2, /):
       x1: matrices of shape (..., m, n).
       x2: vectors of shape (..., n).
 
-    Returns:
-      An array of shape (..., m).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      OlympusTypeError: the inner dimensions differ.
 
     Example:
       >>> jnp.matvec(jnp.eye(2), jnp.array([1.0, 2.0]))
@@ -161,13 +154,6 @@ def vecmat(x1, x2, /):
       x1: vectors of shape (..., n) (conjugated).
       x2: matrices of shape (..., n, m).
 
-    Returns:
-      An array of shape (..., m).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      OlympusTypeError: the inner dimensions differ.
 
     Example:
       >>> jnp.vecmat(jnp.array([1.0, 2.0]), jnp.eye(2))
@@ -415,5 +401,14 @@ def from_dlpack(x, /, *, device=None, copy: bool | None = None) -> Array:
     return out if target == client.default_device() else out.to_device(target)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections(
+    (matvec, vecmat),
+    """Returns:
+  An array of shape (..., m).""",
+    """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  OlympusTypeError: the inner dimensions differ.""",
+)
 add_sections((unstack,), RAISES_AXIS)

@@ -23,12 +23,12 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.lax.ops import integer_sizes
-from olympus.lax.sharding import accepts_out_sharding
+from olympus.lax.sharding import accepts_out_sharding, refuse_unlaid_repeat
 from olympus.numpy.compiled import compiled
 from olympus.numpy.indexing import take
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import ConcretizationTypeError as _ConcretizationTypeError
-from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_SIZE, RAISES_X, add_sections
 
 __all__ = [
     "arange",
@@ -122,10 +122,14 @@ def full(shape, fill_value, dtype=None):
     return lax.full(_shape(shape), fill, dtype)
 
 
-@accepts_out_sharding
-@accepts_device
-def zeros(shape, dtype=None):
-    """An array of `shape` filled with zeros.
+def _constant(name: str, value: int, example: str):
+    """zeros or ones: an array of `shape` filled with `value`."""
+
+    def constant(shape, dtype=None):
+        return lax.full(_shape(shape), value, _dtype(dtype))
+
+    constant.__name__ = constant.__qualname__ = name
+    constant.__doc__ = f"""An array of `shape` filled with {name}.
 
     Args:
       shape: an int or a sequence of ints.
@@ -141,34 +145,19 @@ def zeros(shape, dtype=None):
         static under jit).
 
     Example:
-      >>> jnp.zeros((2, 2), jnp.int32)
-      Array([[0, 0], [0, 0]], dtype=int32)
+{example}
     """
-    return lax.full(_shape(shape), 0, _dtype(dtype))
+    return accepts_out_sharding(accepts_device(constant))
 
 
-@accepts_out_sharding
-@accepts_device
-def ones(shape, dtype=None):
-    """An array of `shape` filled with ones.
-
-    Args:
-      shape: an int or a sequence of ints.
-      dtype: the dtype (None: the default float type).
-      device: where to place the array (a Device or Sharding).
-      out_sharding: how to lay the array out over a mesh.
-
-    Returns:
-      The new array.
-
-    Raises:
-      TracerIntegerConversionError: shape holds a traced value.
-
-    Example:
-      >>> jnp.ones(3)
-      Array([1., 1., 1.], dtype=float32)
-    """
-    return lax.full(_shape(shape), 1, _dtype(dtype))
+zeros = _constant(
+    "zeros",
+    0,
+    "      >>> jnp.zeros((2, 2), jnp.int32)\n      Array([[0, 0], [0, 0]], dtype=int32)",
+)
+ones = _constant(
+    "ones", 1, "      >>> jnp.ones(3)\n      Array([1., 1., 1.], dtype=float32)"
+)
 
 
 @accepts_out_sharding
@@ -184,9 +173,6 @@ def empty(shape, dtype=None):
 
     Returns:
       An array of shape and dtype (the default float).
-
-    Raises:
-      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.empty((2,))
@@ -220,10 +206,15 @@ def _keep_weak(out, a, dtype):
     return out
 
 
-@accepts_out_sharding
-@accepts_device
-def zeros_like(a, dtype=None, shape=None):
-    """Zeros of the shape and dtype of `a`.
+def _constant_like(name: str, constant, example: str):
+    """zeros_like or ones_like: `constant` (zeros, ones) at a's shape and dtype."""
+
+    def like(a, dtype=None, shape=None):
+        shape = _like_aval(a).shape if shape is None else shape
+        return _keep_weak(constant(shape, _like_dtype(a, dtype)), a, dtype)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"""{constant.__name__.capitalize()} of the shape and dtype of `a`.
 
     Args:
       a: an array (or anything with .shape and .dtype).
@@ -235,35 +226,27 @@ def zeros_like(a, dtype=None, shape=None):
     Returns:
       The new array.
 
-    Example:
-      >>> jnp.zeros_like(jnp.arange(3))
-      Array([0, 0, 0], dtype=int32)
-    """
-    out = zeros(_like_aval(a).shape if shape is None else shape, _like_dtype(a, dtype))
-    return _keep_weak(out, a, dtype)
-
-
-@accepts_out_sharding
-@accepts_device
-def ones_like(a, dtype=None, shape=None):
-    """Ones of the shape and dtype of `a`.
-
-    Args:
-      a: an array (or anything with .shape and .dtype).
-      dtype: overrides a's dtype.
-      shape: overrides a's shape.
-      device: where to place the array.
-      out_sharding: how to lay the array out over a mesh.
-
-    Returns:
-      The new array.
+    Raises:
+      ArrayLikeTypeError: a is a list or other non-array (convert it with
+        jnp.asarray).
 
     Example:
-      >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))
-      Array([1., 1.], dtype=float32)
+{example}
     """
-    out = ones(_like_aval(a).shape if shape is None else shape, _like_dtype(a, dtype))
-    return _keep_weak(out, a, dtype)
+    return accepts_out_sharding(accepts_device(like))
+
+
+zeros_like = _constant_like(
+    "zeros_like",
+    zeros,
+    "      >>> jnp.zeros_like(jnp.arange(3))\n      Array([0, 0, 0], dtype=int32)",
+)
+ones_like = _constant_like(
+    "ones_like",
+    ones,
+    "      >>> jnp.ones_like(jnp.zeros((2,), jnp.float32))\n"
+    "      Array([1., 1.], dtype=float32)",
+)
 
 
 @accepts_out_sharding
@@ -576,9 +559,6 @@ def identity(n: int, dtype=None):
 
     Returns:
       An (n, n) array of dtype (the default float).
-
-    Raises:
-      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.identity(2)
@@ -928,19 +908,6 @@ def hstack(tup, dtype=None):
 
     The horizontal companion of vstack.
 
-    Args:
-      tup: a sequence of arrays.
-      dtype: the result's dtype (None: the operands' promoted dtype).
-
-    Returns:
-      The joined array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      OlympusTypeError: the arrays' shapes differ other than along the joined
-        axis.
-
     Example:
       >>> jnp.hstack([jnp.array([1, 2]), jnp.array([3])])
       Array([1, 2, 3], dtype=int32)
@@ -953,19 +920,6 @@ def vstack(tup, dtype=None):
     """Arrays stacked as rows (along axis 0).
 
     1-D inputs become rows of a 2-D result.
-
-    Args:
-      tup: a sequence of arrays.
-      dtype: the result's dtype (None: the operands' promoted dtype).
-
-    Returns:
-      The stacked array.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      OlympusTypeError: the arrays' shapes differ other than along the joined
-        axis.
 
     Example:
       >>> jnp.vstack([jnp.array([1, 2]), jnp.array([3, 4])])
@@ -1019,43 +973,35 @@ def flip(m, axis=None):
     return lax.rev(m, axes) if axes else m
 
 
-def fliplr(m):
-    """`m` reversed along axis 1 (left to right).
+def _flip_along(name: str, axis: int, words: str, flipped: str):
+    """fliplr (axis 1) or flipud (axis 0): flip along one fixed axis."""
+
+    def flip_along(m):
+        return flip(m, axis)
+
+    flip_along.__name__ = flip_along.__qualname__ = name
+    flip_along.__doc__ = f"""`m` reversed along axis {axis} ({words}).
 
     Args:
-      m: an array of rank >= 2.
+      m: an array of rank >= {axis + 1}.
 
     Returns:
       An array of m's shape and dtype.
 
     Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: m has fewer than two dimensions.
+      ArrayLikeTypeError: m is a list or other non-array (convert it with
+        jnp.asarray).
+      ValueError: m has fewer than {axis + 1} dimensions.
 
     Example:
-      >>> jnp.fliplr(jnp.array([[1, 2], [3, 4]]))
-      Array([[2, 1],
-             [4, 3]], dtype=int32)
+      >>> jnp.{name}(jnp.array([[1, 2], [3, 4]]))
+      Array({flipped}, dtype=int32)
     """
-    return flip(m, 1)
+    return flip_along
 
 
-def flipud(m):
-    """`m` reversed along axis 0 (up to down).
-
-    Args:
-      m: an array of rank >= 1.
-
-    Returns:
-      An array of m's shape and dtype.
-
-    Example:
-      >>> jnp.flipud(jnp.array([[1, 2], [3, 4]]))
-      Array([[3, 4],
-             [1, 2]], dtype=int32)
-    """
-    return flip(m, 0)
+fliplr = _flip_along("fliplr", 1, "left to right", "[[2, 1], [4, 3]]")
+flipud = _flip_along("flipud", 0, "up to down", "[[3, 4], [1, 2]]")
 
 
 class RollArgumentError(ValueError):
@@ -1214,6 +1160,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a, axis = ravel(a), 0
     shape = aval_of(a).shape
     axis = normalize_axis(axis, len(shape))
+    refuse_unlaid_repeat(a, axis)  # as JAX on an Explicit mesh
     if counts.ndim or total_repeat_length is not None:
         return _repeat_by_gather(a, counts, axis, total_repeat_length)
     repeats = int(counts)
@@ -1348,35 +1295,23 @@ def _diagonal_mask(shape, k: int, above: bool):
     return lax.ge(offset, np.int32(k)) if above else lax.le(offset, np.int32(k))
 
 
-def triu(m, k: int = 0):
-    """`m` with the entries below the k-th diagonal zeroed.
+def _triangle(name: str, above: bool, ones_3x3: str):
+    """triu (above=True) or tril: `m` with the entries on the other side of
+    the k-th diagonal of its last two axes zeroed."""
 
-    Zeros below the k-th diagonal of the last two axes.
+    def triangle(m, k: int = 0):
+        m = to_operand(m)
+        shape = aval_of(m).shape
+        _require_matrix(name, shape)
+        zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
+        return lax.select(_diagonal_mask(shape, k, above), m, zero)
 
-    Args:
-      m: an array of rank >= 2 (the last two axes).
-      k: the diagonal offset: 0 the main one, positive above, negative below.
+    side = "below" if above else "above"
+    triangle.__name__ = triangle.__qualname__ = name
+    triangle.__doc__ = f"""`m` with the entries {side} the k-th diagonal zeroed.
 
-    Returns:
-      An array of m's shape and dtype.
-
-    Example:
-      >>> jnp.triu(jnp.ones((3, 3)))
-      Array([[1., 1., 1.],
-             [0., 1., 1.],
-             [0., 0., 1.]], dtype=float32)
-    """
-    m = to_operand(m)
-    shape = aval_of(m).shape
-    _require_matrix("triu", shape)
-    zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
-    return lax.select(_diagonal_mask(shape, k, True), m, zero)
-
-
-def tril(m, k: int = 0):
-    """`m` with the entries above the k-th diagonal zeroed.
-
-    Zeros above the k-th diagonal of the last two axes.
+    Zeros {side} the k-th diagonal of the last two axes (of every matrix in a
+    stack).
 
     Args:
       m: an array of rank >= 2 (the last two axes).
@@ -1385,17 +1320,20 @@ def tril(m, k: int = 0):
     Returns:
       An array of m's shape and dtype.
 
+    Raises:
+      ArrayLikeTypeError: m is a list or other non-array (convert it with
+        jnp.asarray).
+      ValueError: m has fewer than 2 dimensions.
+
     Example:
-      >>> jnp.tril(jnp.ones((3, 3)))
-      Array([[1., 0., 0.],
-             [1., 1., 0.],
-             [1., 1., 1.]], dtype=float32)
+      >>> jnp.{name}(jnp.ones((3, 3)))
+      Array({ones_3x3}, dtype=float32)
     """
-    m = to_operand(m)
-    shape = aval_of(m).shape
-    _require_matrix("tril", shape)
-    zero = lax.full(shape, np.zeros((), aval_of(m).dtype)[()])
-    return lax.select(_diagonal_mask(shape, k, False), m, zero)
+    return triangle
+
+
+triu = _triangle("triu", True, "[[1., 1., 1.], [0., 1., 1.], [0., 0., 1.]]")
+tril = _triangle("tril", False, "[[1., 0., 0.], [1., 1., 0.], [1., 1., 1.]]")
 
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
@@ -1532,19 +1470,28 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     return outs
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections((empty, identity), RAISES_SIZE)
+add_sections(
+    (hstack, vstack),
+    """Args:
+  tup: a sequence of arrays.
+  dtype: the result's dtype (None: the operands' promoted dtype).""",
+    """Returns:
+  The joined array.""",
+    """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  OlympusTypeError: the arrays' shapes differ other than along the joined
+    axis.""",
+)
 add_sections(
     (
-        zeros_like,
-        ones_like,
         full_like,
         empty_like,
         atleast_2d,
         astype,
-        flipud,
         tile,
-        triu,
-        tril,
         meshgrid,
     ),
     RAISES_X,

@@ -35,7 +35,7 @@ from olympus.numpy.core import (
 )
 from olympus.numpy.reductions import nonzero
 from olympus.numpy.ufuncs import _all, equal, log10, power, sign
-from olympus.numpy.ufunc_docs import RAISES_NOTHING, RAISES_X, add_sections
+from olympus.numpy.ufunc_docs import RAISES_NOTHING, RAISES_SIZE, RAISES_X, add_sections
 
 __all__ = [
     "array_equiv",
@@ -90,9 +90,6 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     Returns:
       An (N, M) array of dtype (the default float).
 
-    Raises:
-      OlympusTypeError: a size is negative.
-
     Example:
       >>> jnp.tri(3)
       Array([[1., 0., 0.],
@@ -108,42 +105,6 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     )
 
 
-def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """(rows, cols) of the lower triangle of an n x m array, row by row.
-
-    Args:
-      n: the number of rows.
-      k: the diagonal offset: 0 the main one, positive above, negative below.
-      m: the number of columns (None: n).
-
-    Returns:
-      A pair of int arrays.
-
-    Example:
-      >>> jnp.tril_indices(3)
-      (Array([0, 1, 1, 2, 2, 2], dtype=int32), Array([0, 0, 1, 0, 1, 2], dtype=int32))
-    """
-    return tuple(_index_array(i) for i in np.tril_indices(n, k, m))
-
-
-def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
-    """(rows, cols) of the upper triangle of an n x m array, row by row.
-
-    Args:
-      n: the number of rows.
-      k: the diagonal offset: 0 the main one, positive above, negative below.
-      m: the number of columns (None: n).
-
-    Returns:
-      A pair of int arrays.
-
-    Example:
-      >>> jnp.triu_indices(3)
-      (Array([0, 0, 0, 1, 1, 2], dtype=int32), Array([0, 1, 2, 1, 2, 2], dtype=int32))
-    """
-    return tuple(_index_array(i) for i in np.triu_indices(n, k, m))
-
-
 def _matrix_shape(name: str, arr) -> tuple:
     shape = aval_of(to_operand(arr)).shape
     if len(shape) != 2:
@@ -151,50 +112,87 @@ def _matrix_shape(name: str, arr) -> tuple:
     return shape
 
 
-def tril_indices_from(arr, k: int = 0) -> tuple:
-    """(rows, cols) of the lower triangle of a 2-D array.
+_K = "k: the diagonal offset: 0 the main one, positive above, negative below."
+
+
+def _triangle_indices(name: str, numpy_indices, example: str):
+    """tril_indices or triu_indices (static sizes, so NumPy's own indices)."""
+
+    def indices(n: int, k: int = 0, m: int | None = None) -> tuple:
+        return tuple(_index_array(i) for i in numpy_indices(n, k, m))
+
+    side = "lower" if name == "tril_indices" else "upper"
+    indices.__name__ = indices.__qualname__ = name
+    indices.__doc__ = f"""(rows, cols) of the {side} triangle of an n x m array, row by row.
 
     Args:
-      arr: a 2-D array.
-      k: the diagonal offset: 0 the main one, positive above, negative below.
+      n: the number of rows.
+      {_K}
+      m: the number of columns (None: n).
 
     Returns:
       A pair of int arrays.
 
     Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: arr is not 2-D.
+      Nothing: of its own for valid array or scalar input.
 
     Example:
-      >>> jnp.tril_indices_from(jnp.ones((2, 2)))
-      (Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))
+      >>> jnp.{name}(3)
+      {example}
     """
-    n, m = _matrix_shape("tril_indices_from", arr)
-    return tril_indices(n, k, m)
+    return indices
 
 
-def triu_indices_from(arr, k: int = 0) -> tuple:
-    """(rows, cols) of the upper triangle of a 2-D array.
+def _triangle_indices_from(name: str, indices, example: str):
+    """tril_indices_from or triu_indices_from: `indices` for arr's shape."""
+
+    def indices_from(arr, k: int = 0) -> tuple:
+        n, m = _matrix_shape(name, arr)
+        return indices(n, k, m)
+
+    side = "lower" if name == "tril_indices_from" else "upper"
+    indices_from.__name__ = indices_from.__qualname__ = name
+    indices_from.__doc__ = f"""(rows, cols) of the {side} triangle of a 2-D array.
 
     Args:
       arr: a 2-D array.
-      k: the diagonal offset: 0 the main one, positive above, negative below.
+      {_K}
 
     Returns:
       A pair of int arrays.
 
     Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
+      ArrayLikeTypeError: arr is a list or other non-array (convert it with
+        jnp.asarray).
       ValueError: arr is not 2-D.
 
     Example:
-      >>> jnp.triu_indices_from(jnp.ones((2, 2)))
-      (Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))
+      >>> jnp.{name}(jnp.ones((2, 2)))
+      {example}
     """
-    n, m = _matrix_shape("triu_indices_from", arr)
-    return triu_indices(n, k, m)
+    return indices_from
+
+
+tril_indices = _triangle_indices(
+    "tril_indices",
+    np.tril_indices,
+    "(Array([0, 1, 1, 2, 2, 2], dtype=int32), Array([0, 0, 1, 0, 1, 2], dtype=int32))",
+)
+triu_indices = _triangle_indices(
+    "triu_indices",
+    np.triu_indices,
+    "(Array([0, 0, 0, 1, 1, 2], dtype=int32), Array([0, 1, 2, 1, 2, 2], dtype=int32))",
+)
+tril_indices_from = _triangle_indices_from(
+    "tril_indices_from",
+    tril_indices,
+    "(Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))",
+)
+triu_indices_from = _triangle_indices_from(
+    "triu_indices_from",
+    triu_indices,
+    "(Array([0, 0, 1], dtype=int32), Array([0, 1, 1], dtype=int32))",
+)
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple:
@@ -209,9 +207,6 @@ def diag_indices(n: int, ndim: int = 2) -> tuple:
 
     Returns:
       A tuple of ndim int arrays of length n.
-
-    Raises:
-      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.diag_indices(2)
@@ -280,9 +275,6 @@ def indices(dimensions, dtype=None, sparse: bool = False):
     Returns:
       An array of shape (len(dimensions), *dimensions), or a tuple of open grids
       when sparse.
-
-    Raises:
-      OlympusTypeError: a size is negative.
 
     Example:
       >>> jnp.indices((2, 2))
@@ -470,18 +462,19 @@ def logspace(
     Returns:
       A 1-D array of num values (the default float unless dtype).
 
-    Raises:
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.logspace(0.0, 2.0, 3)
       Array([  1.,  10., 100.], dtype=float32)
     """
+    options = dict(num=num, endpoint=endpoint, axis=axis)
+    return _spaced(_logspace, start, stop, dtype, base, **options)
+
+
+def _spaced(kernel, start, stop, dtype, *args, **options):
+    """logspace or geomspace: `kernel` compiled on the bounds, in their dtype."""
     start, stop = to_operand(start), to_operand(stop)
     dtype = _spaced_dtype(start, stop, dtype)
-    return compiled(_logspace)(
-        start, stop, base, num=num, endpoint=endpoint, dtype=dtype, axis=axis
-    )
+    return compiled(kernel)(start, stop, *args, dtype=dtype, **options)
 
 
 def _spaced_dtype(start, stop, dtype) -> np.dtype:
@@ -526,18 +519,12 @@ def geomspace(
     Returns:
       A 1-D array of num values.
 
-    Raises:
-      ValueError: axis is out of range for the array's rank.
-
     Example:
       >>> jnp.geomspace(1.0, 100.0, 3)
       Array([  1.,  10., 100.], dtype=float32)
     """
-    start, stop = to_operand(start), to_operand(stop)
-    dtype = _spaced_dtype(start, stop, dtype)
-    return compiled(_geomspace)(
-        start, stop, num=num, endpoint=endpoint, dtype=dtype, axis=axis
-    )
+    options = dict(num=num, endpoint=endpoint, axis=axis)
+    return _spaced(_geomspace, start, stop, dtype, **options)
 
 
 def _geomspace(start, stop, *, num, endpoint, dtype, axis):
@@ -712,11 +699,15 @@ def array_equiv(a1, a2):
     return _all(equal(a1, a2))
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections((tri, diag_indices, indices), RAISES_SIZE)
+add_sections(
+    (logspace, geomspace),
+    """Raises:
+  ValueError: axis is out of range for the array's rank.""",
+)
 add_sections(
     (
-        tril_indices,
-        triu_indices,
         fromfunction,
         asanyarray,
         ascontiguousarray,

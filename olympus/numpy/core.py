@@ -648,5 +648,5 @@ def float_layout(name: str, x) -> FloatLayout:
     return FloatLayout(dtype)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((promote_dtypes,), RAISES_X)

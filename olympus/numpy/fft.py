@@ -140,22 +140,23 @@ def _axes_and_sizes(a, s, axes):
     return axes, tuple(s)
 
 
-def fftn(a, s=None, axes=None, norm=None):
-    """The n-D transform over `axes` (all by default)."""
+def _along_axes(transform, a, s, axes, norm):
+    """The 1-D `transform` (fft, ifft) applied along each of `axes` in turn."""
     axes, s = _axes_and_sizes(a, s, axes)
     out = _complex(to_operand(a))
     for ax, n in zip(axes, s):
-        out = fft(out, n, ax, norm)
+        out = transform(out, n, ax, norm)
     return out
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    """The n-D transform over `axes` (all by default)."""
+    return _along_axes(fft, a, s, axes, norm)
 
 
 def ifftn(a, s=None, axes=None, norm=None):
     """The inverse of fftn."""
-    axes, s = _axes_and_sizes(a, s, axes)
-    out = _complex(to_operand(a))
-    for ax, n in zip(axes, s):
-        out = ifft(out, n, ax, norm)
-    return out
+    return _along_axes(ifft, a, s, axes, norm)
 
 
 def rfftn(a, s=None, axes=None, norm=None):

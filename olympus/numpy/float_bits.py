@@ -24,15 +24,9 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.ufuncs import absolute, isinf, isnan, negative, signbit, where
-from olympus.numpy.ufunc_docs import (
-    FLOAT,
-    PROMOTED_FLOAT,
-    RAISES_X,
-    REAL_FLOAT,
-    add_binary_sections,
-    add_sections,
-    add_unary_sections,
-)
+from olympus.numpy.ufunc_docs import FLOAT, PROMOTED_FLOAT, RAISES_X, REAL_FLOAT
+from olympus.numpy.ufunc_docs import add_binary_sections, add_sections
+from olympus.numpy.ufunc_docs import add_unary_sections
 from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["copysign", "frexp", "ldexp", "modf", "nextafter", "spacing"]
@@ -243,5 +237,5 @@ add_binary_sections(PROMOTED_FLOAT, nextafter)
 add_unary_sections(FLOAT, spacing)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((frexp, modf), RAISES_X)

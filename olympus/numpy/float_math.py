@@ -17,17 +17,10 @@ from olympus.numpy import ufuncs
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
-from olympus.numpy.ufunc_docs import (
-    BOOL,
-    FLOAT,
-    PROMOTED_FLOAT,
-    RAISES_X,
-    REAL_FLOAT,
-    SAME,
-    add_binary_sections,
-    add_sections,
-    add_unary_sections,
-)
+from olympus.numpy.ufunc_docs import BOOL, FLOAT, PROMOTED_FLOAT, RAISES_X, REAL_FLOAT
+from olympus.numpy.ufunc_docs import SAME
+from olympus.numpy.ufunc_docs import add_binary_sections, add_sections
+from olympus.numpy.ufunc_docs import add_unary_sections
 
 __all__ = [
     "acos",
@@ -372,11 +365,6 @@ def iscomplexobj(x) -> bool:
     Whether `x` has a complex dtype (a static Python bool, whatever its values).
     As JAX, anything with a `.dtype` (a ShapeDtypeStruct) is read by it.
 
-    Args:
-      x: an array, scalar or dtype-carrying object.
-
-    Returns:
-      A Python bool.
 
     Example:
       >>> jnp.iscomplexobj(jnp.array([1j]))
@@ -395,11 +383,6 @@ def iscomplexobj(x) -> bool:
 def isrealobj(x) -> bool:
     """Whether `x` has a non-complex dtype.
 
-    Args:
-      x: an array, scalar or dtype-carrying object.
-
-    Returns:
-      A Python bool.
 
     Example:
       >>> jnp.isrealobj(jnp.array([1j]))
@@ -438,5 +421,12 @@ add_binary_sections(REAL_FLOAT, logaddexp2)
 add_unary_sections(BOOL, iscomplex, isreal)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections(
+    (iscomplexobj, isrealobj),
+    """Args:
+  x: an array, scalar or dtype-carrying object.""",
+    """Returns:
+  A Python bool.""",
+)
 add_sections((angle, iscomplexobj, isrealobj), RAISES_X)

@@ -25,7 +25,7 @@ from olympus.numpy.reductions import cumsum
 from olympus.numpy.setops import _compact_positions
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
-from olympus.numpy.ufunc_docs import RAISES_X, add_sections
+from olympus.numpy.ufunc_docs import RAISES_X, SIZE_ARGS, add_sections, append_args
 
 __all__ = [
     "apply_along_axis",
@@ -102,12 +102,6 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
 
     Returns:
       A new array of a's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      InplaceUpdateError: inplace is True: olympus arrays are immutable (a
-        ValueError).
 
     Example:
       >>> jnp.put(jnp.zeros(4), jnp.array([1, 3]), 5.0, inplace=False)
@@ -220,12 +214,6 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
     Returns:
       A new array of a's shape and dtype.
 
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      InplaceUpdateError: inplace is True: olympus arrays are immutable (a
-        ValueError).
-
     Example:
       >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False)
       Array([[1., 0.],
@@ -302,9 +290,6 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
     Args:
       condition: a boolean array of arr's size.
       arr: an array.
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
 
     Returns:
       A 1-D array.
@@ -598,7 +583,16 @@ def _broadcast_map(call, arrays, cores):
     return fn(*arrays)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+append_args((extract,), SIZE_ARGS)
+add_sections(
+    (put, fill_diagonal),
+    """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  InplaceUpdateError: inplace is True: olympus arrays are immutable (a
+    ValueError).""",
+)
 add_sections((extract, piecewise), RAISES_X)
 
 

@@ -212,5 +212,5 @@ def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = 
     return nonzero(kept, size=size)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((mask_indices,), RAISES_NOTHING)

@@ -14,11 +14,8 @@ from olympus.numpy.core import (
     broadcast_to,
     scalar_like,
 )
-from olympus.numpy.ufunc_docs import (
-    PROMOTED_INT,
-    add_binary_sections,
-    add_unary_sections,
-)
+from olympus.numpy.ufunc_docs import PROMOTED_INT
+from olympus.numpy.ufunc_docs import add_binary_sections, add_unary_sections
 from olympus.tracer.errors import OlympusTypeError
 
 __all__ = ["bitwise_count", "gcd", "lcm"]

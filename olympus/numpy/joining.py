@@ -16,7 +16,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.arrays import (
-    atleast_2d,
+    vstack,
     concatenate,
     flip,
     moveaxis,
@@ -44,7 +44,8 @@ from olympus.numpy.ufuncs import clip, equal, remainder, where
 from olympus.tracer.core import Tracer, current_trace
 from olympus.tracer.errors import ConcretizationTypeError
 from olympus.tracer.staging import StagingTrace
-from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, SIZE_ARGS
+from olympus.numpy.ufunc_docs import add_sections, append_args
 
 __all__ = [
     "append",
@@ -147,27 +148,7 @@ def column_stack(tup):
     return concatenate(columns, axis=1)
 
 
-def row_stack(tup):
-    """Arrays stacked as rows (NumPy's old name of vstack).
-
-    NumPy's old name for vstack.
-
-    Args:
-      tup: a sequence of arrays.
-
-    Returns:
-      A 2-D or higher array.
-
-    Raises:
-      OlympusTypeError: the arrays' shapes differ other than along the joined
-        axis.
-
-    Example:
-      >>> jnp.row_stack([jnp.array([1, 2]), jnp.array([3, 4])])
-      Array([[1, 2],
-             [3, 4]], dtype=int32)
-    """
-    return concatenate([atleast_2d(x) for x in tup], axis=0)
+row_stack = vstack  # NumPy's old name (NumPy 2 and JAX dropped it)
 
 
 def dstack(tup, dtype=None):
@@ -204,19 +185,6 @@ def _split_at_least(name: str, ary, sections, axis: int, ndim: int):
 def hsplit(ary, indices_or_sections):
     """`ary` split along axis 1 (axis 0 for 1-D arrays).
 
-    Args:
-      ary: an array.
-      indices_or_sections: the number of equal sections, or the indices to cut
-        before.
-
-    Returns:
-      A list of arrays.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: the sections do not divide the axis.
-
     Example:
       >>> jnp.hsplit(jnp.arange(4), 2)
       [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
@@ -230,19 +198,6 @@ def vsplit(ary, indices_or_sections):
 
     split along axis 0; JAX (unlike NumPy) also splits 1-D arrays.
 
-    Args:
-      ary: an array.
-      indices_or_sections: the number of equal sections, or the indices to cut
-        before.
-
-    Returns:
-      A list of arrays.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: the sections do not divide the axis.
-
     Example:
       >>> jnp.vsplit(jnp.arange(4).reshape(2, 2), 2)
       [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32)]
@@ -252,20 +207,6 @@ def vsplit(ary, indices_or_sections):
 
 def dsplit(ary, indices_or_sections):
     """`ary` split along its third axis.
-
-    Args:
-      ary: an array.
-      indices_or_sections: the number of equal sections, or the indices to cut
-        before.
-
-    Returns:
-      A list of arrays.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: ary has fewer than three dimensions, or the sections do not
-        divide the axis.
 
     Example:
       >>> [p.shape for p in jnp.dsplit(jnp.ones((1, 1, 4)), 2)]
@@ -643,9 +584,6 @@ def compress(
       condition: a 1-D boolean array.
       a: an array.
       axis: the axis to work along (None: the flattened array).
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
 
     Returns:
       An array whose axis keeps only the selected slices.
@@ -767,6 +705,20 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
     return lax.slice(filt, tuple(start), tuple(limit))
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+append_args((compress,), SIZE_ARGS)
+add_sections(
+    (hsplit, vsplit, dsplit),
+    """Args:
+  ary: an array.
+  indices_or_sections: the number of equal sections, or the indices to cut
+    before.""",
+    "Returns:\n  A list of arrays.",
+    """Raises:
+  ArrayLikeTypeError: ary is a list or other non-array (convert it with
+    jnp.asarray).
+  ValueError: ary has too few dimensions (3 for dsplit), or the sections do
+    not divide the axis.""",
+)
 add_sections((atleast_3d, rot90, resize), RAISES_X)
 add_sections((append, delete, insert, trim_zeros), RAISES_AXIS)

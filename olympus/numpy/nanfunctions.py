@@ -481,5 +481,5 @@ add_sections((nanpercentile,), PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISE
 add_sections((median, nanmedian), MEDIAN_ARGS, MEDIAN_RETURNS, MEDIAN_RAISES)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((ptp,), RAISES_AXIS)

@@ -141,12 +141,6 @@ def polyadd(a1, a2):
     The sum of two polynomials (the shorter added into the end of the longer,
     along the first axis, as JAX).
 
-    Args:
-      a1: polynomial coefficients, highest power first.
-      a2: polynomial coefficients, highest power first.
-
-    Returns:
-      The coefficients, highest power first.
 
     Example:
       >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0]))
@@ -167,12 +161,6 @@ def polyadd(a1, a2):
 def polysub(a1, a2):
     """The difference of two polynomials.
 
-    Args:
-      a1: polynomial coefficients, highest power first.
-      a2: polynomial coefficients, highest power first.
-
-    Returns:
-      The coefficients, highest power first.
 
     Example:
       >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0]))
@@ -530,7 +518,15 @@ def _fit_covariance(lhs, scale, resids, n: int, order: int, cov, y_ndim: int):
     return base * factor if y_ndim == 1 else base[:, :, None] * factor
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections(
+    (polyadd, polysub),
+    """Args:
+  a1: polynomial coefficients, highest power first.
+  a2: polynomial coefficients, highest power first.""",
+    """Returns:
+  The coefficients, highest power first.""",
+)
 add_sections(
     (
         polyval,

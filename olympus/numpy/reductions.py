@@ -33,7 +33,8 @@ from olympus.numpy.core import (
     to_operand,
 )
 from olympus.numpy.indexing import take
-from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, add_sections
+from olympus.numpy.ufunc_docs import RAISES_AXIS, RAISES_X, SIZE_ARGS
+from olympus.numpy.ufunc_docs import add_sections, append_args
 
 __all__ = [
     "all",
@@ -644,13 +645,19 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
       >>> jnp.dot(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
       Array(11., dtype=float32)
     """
-    check_arraylike("dot", a, b)
+    second_to_last = lambda nb: 0 if nb == 1 else nb - 2  # noqa: E731
+    return _product("dot", a, b, second_to_last, precision, preferred_element_type)
+
+
+def _product(name: str, a, b, b_axis, precision, preferred_element_type):
+    """dot or inner: a's last axis contracted with b's axis `b_axis(b.ndim)`;
+    a scalar operand multiplies."""
+    check_arraylike(name, a, b)
     a, b = _promote_only(a, b)
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 0 or nb == 0:
         return _preferred(_scalar_product(a, b), preferred_element_type)
-    contract_b = 0 if nb == 1 else nb - 2
-    dims = (((na - 1,), (contract_b,)), ((), ()))
+    dims = (((na - 1,), (b_axis(nb),)), ((), ()))
     return _contract(a, b, dims, precision, preferred_element_type)
 
 
@@ -823,13 +830,8 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
       >>> jnp.inner(jnp.array([1, 2]), jnp.array([3, 4]))
       Array(11, dtype=int32)
     """
-    check_arraylike("inner", a, b)
-    a, b = _promote_only(a, b)
-    na, nb = aval_of(a).ndim, aval_of(b).ndim
-    if na == 0 or nb == 0:
-        return _preferred(_scalar_product(a, b), preferred_element_type)
-    dims = (((na - 1,), (nb - 1,)), ((), ()))
-    return _contract(a, b, dims, precision, preferred_element_type)
+    last = lambda nb: nb - 1  # noqa: E731
+    return _product("inner", a, b, last, precision, preferred_element_type)
 
 
 def outer(a, b, out=None):
@@ -1073,9 +1075,6 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
     Args:
       a: an array.
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
 
     Returns:
       A 1-D int array.
@@ -1115,6 +1114,7 @@ def argwhere(a, *, size=None, fill_value=None):
     return stack(indices, axis=1) if indices else lax.full((0, 0), np.int32(0))
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+append_args((flatnonzero,), SIZE_ARGS)
 add_sections((average, count_nonzero), RAISES_AXIS)
 add_sections((outer, flatnonzero), RAISES_X)

@@ -34,7 +34,7 @@ from olympus.numpy.sorting import searchsorted
 from olympus.numpy.statistics import diff
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
-from olympus.numpy.ufunc_docs import RAISES_X, add_sections
+from olympus.numpy.ufunc_docs import RAISES_X, SIZE_ARGS, add_args, add_sections
 
 __all__ = [
     "in1d",
@@ -369,12 +369,6 @@ def unique_values(x, /, *, size: int | None = None, fill_value=None):
     The sorted unique values of `x` (flattened); `size` as in `unique`. These
     array-API forms keep every NaN (equal_nan=False), as JAX's.
 
-    Args:
-      x: an array (flattened).
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
-
     Returns:
       A 1-D array.
 
@@ -391,12 +385,6 @@ def unique_counts(
     """The sorted unique values of `x` and how often each occurs.
 
     (values, counts) of `x` flattened; `size` as in `unique`.
-
-    Args:
-      x: an array (flattened).
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
 
     Returns:
       A (values, counts) named tuple.
@@ -419,12 +407,6 @@ def unique_inverse(
 
     (values, inverse_indices) with inverse_indices of x's shape.
 
-    Args:
-      x: an array.
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
-
     Returns:
       A (values, inverse_indices) named tuple; inverse_indices has x's shape.
 
@@ -444,12 +426,6 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None) -> _UniqueAllR
 
     (values, indices, inverse_indices, counts) of `x`, as `unique` with all
     flags.
-
-    Args:
-      x: an array.
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
 
     Returns:
       A (values, indices, inverse_indices, counts) named tuple.
@@ -649,16 +625,6 @@ def _set_operation(name: str, keep_fn, ar1, ar2, size, fill_value, **options):
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
     """The sorted unique values found in either array.
 
-    Args:
-      ar1: an array (flattened).
-      ar2: an array (flattened).
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
-
-    Returns:
-      A 1-D array.
-
     Example:
       >>> jnp.union1d(jnp.array([1, 2]), jnp.array([2, 3]))
       Array([1, 2, 3], dtype=int32)
@@ -670,18 +636,6 @@ def setdiff1d(
     ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
 ):
     """The sorted unique values of `ar1` not in `ar2`.
-
-    Args:
-      ar1: an array (flattened).
-      ar2: an array (flattened).
-      assume_unique: a hint that the inputs have no duplicates (the result must
-        not depend on it being wrong).
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
-
-    Returns:
-      A 1-D array.
 
     Example:
       >>> jnp.setdiff1d(jnp.array([1, 2, 3]), jnp.array([2]))
@@ -697,18 +651,6 @@ def setxor1d(
     ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None
 ):
     """The sorted values in exactly one of the arrays.
-
-    Args:
-      ar1: an array (flattened).
-      ar2: an array (flattened).
-      assume_unique: a hint that the inputs have no duplicates (the result must
-        not depend on it being wrong).
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
-
-    Returns:
-      A 1-D array.
 
     Example:
       >>> jnp.setxor1d(jnp.array([1, 2, 3]), jnp.array([2, 4]))
@@ -732,17 +674,6 @@ def intersect1d(
     The sorted unique values in both arrays; with `return_indices`, also where
     each first occurs in `ar1` and in `ar2` (padding gets the out-of-range
     indices len(ar1) and len(ar2)).
-
-    Args:
-      ar1: an array (flattened).
-      ar2: an array (flattened).
-      assume_unique: a hint that the inputs have no duplicates (the result must
-        not depend on it being wrong).
-      return_indices: whether to also return the first index of each value in
-        ar1 and ar2.
-      size: a static output length, needed under jit: the result is padded with
-        fill_value or cut to it (None: the true length, eager only).
-      fill_value: the value that pads the result up to size.
 
     Returns:
       A 1-D array (and the indices into each when return_indices).
@@ -777,7 +708,24 @@ def _first_index_in(ar, values):
     return _take_rows(perm, where_)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_args(
+    (unique_values, unique_counts, unique_inverse, unique_all),
+    {"x": "an array (flattened for the values).", **SIZE_ARGS},
+)
+add_args(
+    (union1d, setdiff1d, setxor1d, intersect1d),
+    {
+        "ar1": "an array (flattened).",
+        "ar2": "an array (flattened).",
+        "assume_unique": "a hint that the inputs have no duplicates (the result "
+        "must not depend on it being wrong).",
+        "return_indices": "whether to also return the first index of each value "
+        "in ar1 and ar2.",
+        **SIZE_ARGS,
+    },
+)
+add_sections((union1d, setdiff1d, setxor1d), "Returns:\n  A 1-D array.")
 add_sections(
     (
         sort_complex,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from olympus import lax
 from olympus.numpy import ufuncs
+from olympus.numpy.ufunc_docs import add_sections
 from olympus.numpy.core import (
     aval_of,
     promote_dtypes,
@@ -65,13 +66,6 @@ def correlate(
       preferred_element_type: the accumulation and result dtype (None: the
         inputs').
 
-    Returns:
-      A 1-D array (length by mode).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an operand is not 1-D, or mode is unknown.
 
     Example:
       >>> jnp.correlate(jnp.array([1.0, 2.0, 3.0]), jnp.array([1.0, 1.0]))
@@ -96,13 +90,6 @@ def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type
       preferred_element_type: the accumulation and result dtype (None: the
         inputs').
 
-    Returns:
-      A 1-D array (length by mode).
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      ValueError: an operand is not 1-D, or mode is unknown.
 
     Example:
       >>> jnp.convolve(jnp.array([1.0, 2.0]), jnp.array([1.0, 1.0]))
@@ -112,3 +99,15 @@ def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type
     if aval_of(a).shape[0] < aval_of(v).shape[0]:
         a, v = v, a
     return _correlate(a, lax.rev(v, (0,)), mode, precision, preferred_element_type)
+
+
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections(
+    (correlate, convolve),
+    """Returns:
+  A 1-D array (length by mode).""",
+    """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  ValueError: an operand is not 1-D, or mode is unknown.""",
+)

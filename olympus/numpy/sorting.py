@@ -282,18 +282,8 @@ def partition(a, kth: int, axis: int = -1):
     computes it: the kth + 1 smallest entries ascending, then the others
     descending (two `lax.top_k`s, so NaNs and ties land where JAX's do).
 
-    Args:
-      a: an array.
-      kth: the index (or indices) to put in sorted position.
-      axis: the axis to work along; negative counts from the end.
-
     Returns:
       An array of a's shape and dtype.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      PartitionArgumentError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.partition(jnp.array([3.0, 1.0, 2.0]), 1)
@@ -317,18 +307,8 @@ def argpartition(a, kth: int, axis: int = -1):
     Indices that partition `a` as `partition` does (JAX's order: the kth + 1
     smallest first, then the remaining indices in ascending order).
 
-    Args:
-      a: an array.
-      kth: the index (or indices) to put in sorted position.
-      axis: the axis to work along; negative counts from the end.
-
     Returns:
       An int array of a's shape.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-      PartitionArgumentError: axis is out of range for the array's rank.
 
     Example:
       >>> jnp.argpartition(jnp.array([3.0, 1.0, 2.0]), 1)
@@ -478,5 +458,16 @@ def _bisect(a, v, goes_right):
     return low
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
+add_sections(
+    (partition, argpartition),
+    """Args:
+  a: an array.
+  kth: the index (or indices) to put in sorted position.
+  axis: the axis to work along; negative counts from the end.""",
+    """Raises:
+  ArrayLikeTypeError: an argument is a list or other non-array (convert it
+    with jnp.asarray).
+  PartitionArgumentError: axis is out of range for the array's rank.""",
+)
 add_sections((sort, argsort), RAISES_X)

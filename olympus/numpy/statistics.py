@@ -942,7 +942,7 @@ def _is_edges(bins) -> bool:
     return np.ndim(bins) == 1 if not hasattr(bins, "ndim") else bins.ndim == 1
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((ediff1d, cov, interp, histogram_bin_edges, histogram), RAISES_X)
 add_sections((gradient, trapezoid), RAISES_AXIS)
 

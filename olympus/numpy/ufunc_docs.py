@@ -12,6 +12,7 @@ DOCS keeps the factory's one-line default.
 
 from __future__ import annotations
 
+import inspect
 import textwrap
 from typing import Callable
 
@@ -39,6 +40,7 @@ RAISES_X = f"Raises:\n{_NOT_ARRAY}"
 RAISES_X1_X2 = f"{RAISES_X}\n  IncompatibleShapesError: the shapes do not broadcast."
 RAISES_AXIS = f"{RAISES_X}\n  ValueError: an axis is out of range for the array's rank."
 RAISES_NOTHING = "Raises:\n  Nothing: of its own for valid array or scalar input."
+RAISES_SIZE = "Raises:\n  OlympusTypeError: a size is negative."
 
 
 def returns(text: str) -> str:
@@ -54,6 +56,41 @@ def add_sections(fns: tuple, *sections: str) -> None:
     add = with_sections(*sections)
     for fn in fns:
         add(fn)
+
+
+def add_args(fns: tuple, described: dict[str, str]) -> None:
+    """Adds an Args section to each of `fns`' docstrings: one entry per
+    parameter of its signature, as `described` (name -> text) says, so that a
+    family's parameters are described once."""
+    for fn in fns:
+        entries = [
+            _entry(name, described[name]) for name in inspect.signature(fn).parameters
+        ]
+        with_sections("Args:\n" + "\n".join(entries))(fn)
+
+
+# The static output size of functions whose result length depends on values.
+SIZE_ARGS = {
+    "size": "a static output length, needed under jit: the result is padded with "
+    "fill_value or cut to it (None: the true length, eager only).",
+    "fill_value": "the value that pads the result up to size.",
+}
+
+
+def _entry(name: str, text: str) -> str:
+    return textwrap.fill(
+        f"{name}: {text}", 78, initial_indent="  ", subsequent_indent="    "
+    )
+
+
+def append_args(fns: tuple, described: dict[str, str]) -> None:
+    """Appends `described` (name -> text, e.g. SIZE_ARGS) to the end of the
+    Args section of each of `fns`' docstrings."""
+    added = "\n".join(_entry(name, text) for name, text in described.items())
+    for fn in fns:
+        head, args, rest = inspect.cleandoc(fn.__doc__).partition("\nArgs:\n")
+        section, blank, after = rest.partition("\n\n")
+        fn.__doc__ = f"{head}{args}{section}\n{added}{blank}{after}"
 
 
 def add_unary_sections(result: str, *fns: Callable) -> None:

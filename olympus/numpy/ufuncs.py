@@ -14,21 +14,10 @@ from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.lax.op_docs import with_sections
-from olympus.numpy.ufunc_docs import (
-    ARGS_X1_X2,
-    BOOL,
-    FLOAT,
-    PROMOTED,
-    PROMOTED_INT,
-    RAISES_X,
-    RAISES_X1_X2,
-    REAL_FLOAT,
-    SAME,
-    add_binary_sections,
-    add_sections,
-    add_unary_sections,
-    returns,
-)
+from olympus.numpy.ufunc_docs import ARGS_X1_X2, BOOL, FLOAT, PROMOTED, PROMOTED_INT
+from olympus.numpy.ufunc_docs import RAISES_X, RAISES_X1_X2, REAL_FLOAT, SAME
+from olympus.numpy.ufunc_docs import add_binary_sections, add_sections
+from olympus.numpy.ufunc_docs import add_unary_sections, returns
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 from olympus.numpy.core import (
@@ -274,25 +263,22 @@ bitwise_and = _binary(lax.bitwise_and, "bitwise_and")
 bitwise_or = _binary(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _binary(lax.bitwise_xor, "bitwise_xor")
 
-exp = _unary(lax.exp, "exp", inexact=True)
-log = _unary(lax.log, "log", inexact=True)
-expm1 = _unary(lax.expm1, "expm1", inexact=True)
-log1p = _unary(lax.log1p, "log1p", inexact=True)
-sin = _unary(lax.sin, "sin", inexact=True)
-cos = _unary(lax.cos, "cos", inexact=True)
-tan = _unary(lax.tan, "tan", inexact=True)
-tanh = _unary(lax.tanh, "tanh", inexact=True)
-sqrt = _unary(lax.sqrt, "sqrt", inexact=True)
+
+def _inexact_unaries(names: str, lax_names: str | None = None) -> tuple:
+    """The float ufuncs `names` (space-separated), each the lax function of
+    the same name (or the one `lax_names` gives) on inexact operands."""
+    pairs = zip(names.split(), (lax_names or names).split())
+    return tuple(_unary(getattr(lax, op), name, inexact=True) for name, op in pairs)
+
+
+exp, log, expm1, log1p, sqrt = _inexact_unaries("exp log expm1 log1p sqrt")
+sin, cos, tan, tanh, sinh, cosh = _inexact_unaries("sin cos tan tanh sinh cosh")
+arctan, arcsin, arccos = _inexact_unaries("arctan arcsin arccos", "atan asin acos")
+arcsinh, arccosh, arctanh = _inexact_unaries(
+    "arcsinh arccosh arctanh", "asinh acosh atanh"
+)
 negative = _unary(lax.neg, "negative")
 bitwise_not = invert = _unary(lax.bitwise_not, "invert")
-sinh = _unary(lax.sinh, "sinh", inexact=True)
-cosh = _unary(lax.cosh, "cosh", inexact=True)
-arctan = _unary(lax.atan, "arctan", inexact=True)
-arcsin = _unary(lax.asin, "arcsin", inexact=True)
-arccos = _unary(lax.acos, "arccos", inexact=True)
-arcsinh = _unary(lax.asinh, "arcsinh", inexact=True)
-arccosh = _unary(lax.acosh, "arccosh", inexact=True)
-arctanh = _unary(lax.atanh, "arctanh", inexact=True)
 
 
 def sign(x):
@@ -1178,5 +1164,5 @@ with_sections(
 )(divmod)
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((round, isclose, array_equal, nan_to_num), RAISES_X)

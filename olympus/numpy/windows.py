@@ -37,82 +37,48 @@ def _cosine_sum(name: str, M: int, coefficients):
     return out
 
 
-def hamming(M: int):
-    """The Hamming window of length M.
+def _cosine_window(name: str, coefficients: tuple, summary: str, formula: str, example):
+    """hamming, hanning or blackman: a generalized cosine window."""
 
-    0.54 - 0.46 cos(2 pi n / (M - 1)).
+    def window(M: int):
+        return _cosine_sum(name, M, coefficients)
 
-    Args:
-      M: the window length, a non-negative int.
-
-    Returns:
-      A 1-D array of M floats (the default float dtype).
-
-    Raises:
-      TypeError: M is not an integer.
-
-    Example:
-      >>> jnp.hamming(4)
-      Array([0.08000001, 0.77000004, 0.77      , 0.08000001], dtype=float32)
-    """
-    return _cosine_sum("hamming", M, (0.54, 0.46))
+    window.__name__ = window.__qualname__ = name
+    window.__doc__ = f"{summary}\n\n{formula}\n\nExample:\n{example}"
+    return window
 
 
-def hanning(M: int):
-    """The Hann window of length M.
-
-    0.5 - 0.5 cos(2 pi n / (M - 1)).
-
-    Args:
-      M: the window length, a non-negative int.
-
-    Returns:
-      A 1-D array of M floats (the default float dtype).
-
-    Raises:
-      TypeError: M is not an integer.
-
-    Example:
-      >>> jnp.hanning(4)
-      Array([0.        , 0.75      , 0.74999994, 0.        ], dtype=float32)
-    """
-    return _cosine_sum("hanning", M, (0.5, 0.5))
-
-
-def blackman(M: int):
-    """The Blackman window of length M.
-
-    0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1)).
-
-    Args:
-      M: the window length, a non-negative int.
-
-    Returns:
-      A 1-D array of M floats (the default float dtype).
-
-    Raises:
-      TypeError: M is not an integer.
-
-    Example:
-      >>> jnp.blackman(4)
-      Array([-1.4901161e-08,  6.3000000e-01,  6.2999994e-01, -1.4901161e-08], dtype=float32)
-    """
-    return _cosine_sum("blackman", M, (0.42, 0.5, 0.08))
+hamming = _cosine_window(
+    "hamming",
+    (0.54, 0.46),
+    "The Hamming window of length M.",
+    "0.54 - 0.46 cos(2 pi n / (M - 1)).",
+    "  >>> jnp.hamming(4)\n"
+    "  Array([0.08000001, 0.77000004, 0.77      , 0.08000001], dtype=float32)",
+)
+hanning = _cosine_window(
+    "hanning",
+    (0.5, 0.5),
+    "The Hann window of length M.",
+    "0.5 - 0.5 cos(2 pi n / (M - 1)).",
+    "  >>> jnp.hanning(4)\n"
+    "  Array([0.        , 0.75      , 0.74999994, 0.        ], dtype=float32)",
+)
+blackman = _cosine_window(
+    "blackman",
+    (0.42, 0.5, 0.08),
+    "The Blackman window of length M.",
+    "0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1)).",
+    "  >>> jnp.blackman(4)\n"
+    "  Array([-1.4901161e-08,  6.3000000e-01,  6.2999994e-01, -1.4901161e-08],"
+    " dtype=float32)",
+)
 
 
 def bartlett(M: int):
     """The Bartlett (triangular) window of length M.
 
     The triangle 1 - |2n / (M - 1) - 1|.
-
-    Args:
-      M: the window length, a non-negative int.
-
-    Returns:
-      A 1-D array of M floats (the default float dtype).
-
-    Raises:
-      TypeError: M is not an integer.
 
     Example:
       >>> jnp.bartlett(4)
@@ -156,5 +122,11 @@ def kaiser(M: int, beta):
     return lax.div(i0(lax.mul(lax.sqrt(inside), beta)), i0(beta))
 
 
-# The Raises section each function above shares with others (ufunc_docs).
+# Docstring sections the functions above share with their families (ufunc_docs).
 add_sections((kaiser,), RAISES_NOTHING)
+add_sections(
+    (hamming, hanning, blackman, bartlett),
+    "Args:\n  M: the window length, a non-negative int.",
+    "Returns:\n  A 1-D array of M floats (the default float dtype).",
+    "Raises:\n  TypeError: M is not an integer.",
+)
