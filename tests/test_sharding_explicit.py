@@ -301,6 +301,7 @@ def test_more_primitives_carry_layouts_and_refuse_as_jax():
                     *jnp.split(xy, 2, axis=1),
                     jnp.concatenate([x, x]), jnp.sort(x, axis=1), *lax.top_k(x, 2),
                     jnp.argsort(x, axis=1), jnp.take_along_axis(x, jnp.argsort(x, axis=1), 1),
+                    jnp.median(u, axis=0), jnp.percentile(x, 50.0, axis=1),
                     u.at[jnp.array([0, 2])].add(1.0),
                     lax.conv_general_dilated(img, jnp.ones((3, 1, 2, 2)), (1, 1), "SAME"),
                     jnp.fft.fft(xy, axis=1), lax.bitcast_convert_type(xy, np.int32),
@@ -321,6 +322,9 @@ def test_more_primitives_carry_layouts_and_refuse_as_jax():
             return None
         x = lambda ox: put(ox, a, "x")
         u = lambda ox: put(ox, a, None, "y")
+        def repeat_split(ox):
+            with ox.set_mesh(mesh_of(ox)):
+                return ox.jnp.repeat(x(ox), 2, axis=0)
         refusals = [
             lambda ox: ox.jnp.sort(x(ox), axis=0),
             lambda ox: ox.jit(lambda v: ox.jnp.argsort(v, axis=1))(u(ox)),
@@ -336,6 +340,7 @@ def test_more_primitives_carry_layouts_and_refuse_as_jax():
             lambda ox: ox.lax.conv_general_dilated(
                 put(ox, a.reshape(2, 4, 2, 2), None, "x"), ox.jnp.ones((3, 4, 1, 1)), (1, 1), "SAME"),
             lambda ox: ox.lax.scan(lambda c, r: (c + r, r), ox.jnp.zeros(4), x(ox)),
+            repeat_split,
         ]
         for i, make in enumerate(refusals):
             ours, theirs = run_both(lambda ox, a: kind(ox, make), a)

@@ -462,12 +462,14 @@ def _gather(name, avals, out, params):
     unsplit, and the indices unsplit; the result's window dimensions take
     the operand's layout. Anything else is refused (say the layout with
     out_sharding=, or reshard first). olympus has no batching dimensions:
-    an indexed dimension split like an index batch dimension (an iota index,
-    take_along_axis) stands for one, as JAX's batched gather allows."""
+    an indexed dimension split like an index batch dimension, or unsplit
+    index dimension of the same size at its position (an iota index,
+    take_along_axis), stands for one, as JAX's batched gather allows."""
     operand, indices = avals
     dn, sizes = params["dimension_numbers"], params["slice_sizes"]
     ospec, ispec = _spec_of(operand), _spec_of(indices)
     partial = [d for d in dn.start_index_map if sizes[d] != operand.shape[d]]
+    ispec = _batching_stand_ins(operand, indices, ospec, ispec, partial)
     indexed = sorted(str(ospec[d]) for d in partial if ospec[d] is not None)
     batched = sorted(str(e) for e in ispec[:-1] if e is not None)
     if ispec[-1] is not None or indexed != batched:
@@ -496,6 +498,21 @@ def _gather(name, avals, out, params):
             f"(olympus.reshard) first."
         )
     return [merged]
+
+
+def _batching_stand_ins(operand, indices, ospec, ispec, partial) -> tuple:
+    """`ispec` with each unsplit index dimension that stands for a batching
+    dimension (the indices' batch shape is the operand's, as take_along_axis
+    and sorting-based reductions build them: an iota index there) taking the
+    split of the operand dimension at its position, as JAX's batched gather."""
+    if indices.ndim - 1 != operand.ndim:
+        return ispec
+    merged = list(ispec)
+    for d in partial:
+        if ospec[d] is not None and merged[d] is None:
+            if indices.shape[d] == operand.shape[d]:
+                merged[d] = ospec[d]
+    return tuple(merged)
 
 
 def _names(entry) -> tuple:
@@ -652,6 +669,26 @@ def _same_as_operand(name, avals, out, params):
     """Results laid out as the operand (fft, where JAX keeps the type's
     sharding as it is)."""
     return [_spec_of(avals[0])[: out.ndim] + (None,) * (out.ndim - avals[0].ndim)]
+
+
+class RepeatShardingError(ValueError):
+    """jnp.repeat along a split axis inside `set_mesh` without out_sharding=
+    (JAX's ValueError): the repeated pieces' layout is the caller's choice."""
+
+
+def refuse_unlaid_repeat(a, axis: int) -> None:
+    """JAX's refusal of jnp.repeat along a split axis on an Explicit mesh in
+    scope unless `out_sharding=` says the result's layout."""
+    aval = getattr(a, "aval", None)
+    mesh = mesh_in_scope()
+    if mesh is None or not mesh.abstract_mesh.explicit_axes or aval is None:
+        return
+    if _out_sharding_given.get() or _spec_of(aval)[axis] is None:
+        return
+    raise RepeatShardingError(
+        f"Please pass sharding to `jnp.repeat` via `out_sharding` parameter "
+        f"(repeating {aval.str_short()} along its split axis {axis})."
+    )
 
 
 def refuse_split_axis(api: str, operand, axis: int) -> None:
