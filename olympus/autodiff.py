@@ -83,8 +83,8 @@ def _zero_cotangent(x):
 
 
 def _key_tangents(primals: tuple, tangents: tuple) -> tuple:
-    """`tangents` with a typed key's float0 tangent (JAX's form, of the key's
-    shape) as a key over float0 words, the form olympus differentiates."""
+    """`tangents` (or cotangents) with a typed key's float0 one (JAX's form, of
+    the key's shape) as a key over float0 words, the form olympus differentiates."""
 
     def words(p, t):
         if isinstance(p, PRNGKeyArray) and not isinstance(t, PRNGKeyArray):
@@ -292,6 +292,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     out_avals = [aval_of(x) for x in outs]
 
     def pullback(ct):
+        if not all(is_differentiable(a) for a in out_avals):
+            ct = _key_tangents(out, ct)  # a key's float0 cotangent, as JAX's
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
             raise GradTypeError(

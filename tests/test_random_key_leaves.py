@@ -356,3 +356,13 @@ def test_jvp_takes_and_gives_a_key_tangent_as_float0_of_its_shape():
 
     agree(program, "in")
     agree(program, "out")
+
+
+def test_vjp_takes_a_key_cotangent_as_float0_of_its_shape():
+    def program(ox):
+        out, pullback = ox.vjp(
+            lambda x, k: (x * 2.0, ox.random.split(k)), 1.0, ox.random.key(0)
+        )
+        return pullback((1.0, np.zeros((2,), ox.dtypes.float0)))
+
+    agree(program)
