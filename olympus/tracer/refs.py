@@ -483,7 +483,7 @@ def _pure_jit(jitfn, closed: list):
     function with the ref arguments at leaf `positions` and the refs in
     `closed` given as values, returning (out, their new values)."""
     fun = jitfn.fun
-    if jitfn.in_shardings is not None or jitfn.out_shardings is not None:
+    if tree_leaves((jitfn.in_shardings, jitfn.out_shardings)):  # (Nones: none)
         raise RefJitOptionError(
             f"jit of {jitfn.name} with in_shardings/out_shardings uses a Ref: "
             f"olympus threads refs only through jit without shardings. Place "
