@@ -8,7 +8,7 @@ import pathlib
 import olympus.numpy
 
 LAYERS = [
-    "ufunc_docs",  # docstring tables the factories read (no imports)
+    "ufunc_docs",  # docstrings and the sections families share (no numpy imports)
     "reduction_docs",
     "core",  # conversion to arrays, promotion, broadcasting, stack, float layouts
     "compiled",  # entry points under jit

@@ -178,16 +178,6 @@ def sum(  # noqa: A001
     Booleans and small integers are summed as the default integer type
     (`promote_integers`), as NumPy's; floats keep their dtype.
 
-    Args:
-      a: an array.
-      axis: None (all elements), an int, or a tuple of ints.
-      dtype: the dtype to accumulate and return in.
-      out: unsupported (must be None); arrays are immutable.
-      keepdims: if True, reduced axes stay with size 1.
-      initial: a value added to the sum.
-      where: a boolean mask of the elements to include.
-      promote_integers: if True, narrow integers sum as the default int.
-
     Returns:
       The sums, with `axis` removed (kept with keepdims).
 
@@ -211,16 +201,6 @@ def prod(
     promote_integers: bool = True,
 ):  # fmt: skip
     """The product of the elements of `a` over `axis`.
-
-    Args:
-      a: an array.
-      axis: None (all elements), an int, or a tuple of ints.
-      dtype: the dtype to accumulate and return in.
-      out: unsupported (must be None).
-      keepdims: if True, reduced axes stay with size 1.
-      initial: a value the product starts from.
-      where: a boolean mask of the elements to include.
-      promote_integers: if True, narrow integers multiply as the default int.
 
     Returns:
       The products, with `axis` removed (kept with keepdims).
@@ -645,8 +625,16 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
       >>> jnp.dot(jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0]))
       Array(11., dtype=float32)
     """
-    second_to_last = lambda nb: 0 if nb == 1 else nb - 2  # noqa: E731
-    return _product("dot", a, b, second_to_last, precision, preferred_element_type)
+    return _product("dot", a, b, _dot_axis, precision, preferred_element_type)
+
+
+def _dot_axis(ndim: int) -> int:
+    """The axis of b that dot contracts: its second-to-last (its only, for 1-D)."""
+    return 0 if ndim == 1 else ndim - 2
+
+
+def _last_axis(ndim: int) -> int:
+    return ndim - 1
 
 
 def _product(name: str, a, b, b_axis, precision, preferred_element_type):
@@ -830,8 +818,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
       >>> jnp.inner(jnp.array([1, 2]), jnp.array([3, 4]))
       Array(11, dtype=int32)
     """
-    last = lambda nb: nb - 1  # noqa: E731
-    return _product("inner", a, b, last, precision, preferred_element_type)
+    return _product("inner", a, b, _last_axis, precision, preferred_element_type)
 
 
 def outer(a, b, out=None):
@@ -1115,6 +1102,19 @@ def argwhere(a, *, size=None, fill_value=None):
 
 
 # Docstring sections the functions above share with their families (ufunc_docs).
+add_sections(
+    (sum, prod),
+    """Args:
+  a: an array.
+  axis: None (all elements), an int, or a tuple of ints.
+  dtype: the dtype to accumulate and return in.
+  out: unsupported (must be None); arrays are immutable.
+  keepdims: if True, reduced axes stay with size 1.
+  initial: a starting value, included in every reduction.
+  where: a boolean mask of the elements to include.
+  promote_integers: if True, booleans and narrow integers reduce in the
+    default int.""",
+)
 append_args((flatnonzero,), SIZE_ARGS)
 add_sections((average, count_nonzero), RAISES_AXIS)
 add_sections((outer, flatnonzero), RAISES_X)

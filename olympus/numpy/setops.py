@@ -434,16 +434,9 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None) -> _UniqueAllR
       >>> jnp.unique_all(jnp.array([3, 1, 3])).counts
       Array([1, 2], dtype=int32)
     """
+    flags = dict(return_index=True, return_inverse=True, return_counts=True)
     return _UniqueAllResult(
-        *unique(
-            x,
-            return_index=True,
-            return_inverse=True,
-            return_counts=True,
-            equal_nan=False,
-            size=size,
-            fill_value=fill_value,
-        )
+        *unique(x, equal_nan=False, size=size, fill_value=fill_value, **flags)
     )
 
 

@@ -47,14 +47,9 @@ def _along(a, axis):
 
 
 def sort(
-    a,
-    axis: int | None = -1,
-    *,
-    kind=None,
-    order=None,
-    stable: bool = True,
+    a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
     descending: bool = False,
-):
+):  # fmt: skip
     """A sorted copy of `a` along `axis`.
 
     NaNs sort to the end; complex numbers sort by real, then imaginary part.
@@ -96,15 +91,9 @@ def _sort_keys(a) -> tuple:
 
 
 def argsort(
-    a,
-    axis: int | None = -1,
-    *,
-    kind=None,
-    order=None,
-    stable: bool = True,
-    descending: bool = False,
-    dtype=None,
-):
+    a, axis: int | None = -1, *, kind=None, order=None, stable: bool = True,
+    descending: bool = False, dtype=None,
+):  # fmt: skip
     """The indices that sort `a` along `axis`.
 
     The sort is stable: equal elements keep their order.
