@@ -357,8 +357,9 @@ class JitFunction:
                 else:
                     key += (type(a), a)
             entry, fast = self._fast.get(tuple(key), _NO_HIT)
-            if fast is not None:
-                return fast.run(buffers)
+            if fast is not None:  # FastEntry.run spelled out, as in __call__
+                (out,) = fast.execute(buffers).consume_with_handlers(fast.handlers)
+                return Array(out, fast.out_aval)
             if entry is not None:
                 return entry.run_buffers(buffers)
         except (TypeError, ValueError):  # the slow path says why, if it is an error
