@@ -45,14 +45,9 @@ def _to_jax(rule: Callable) -> Callable:
     return as_jax
 
 
-class PrimitiveBatchers(MutableMapping):
-    """`primitive -> rule(batched_args, batch_dims, **params)` over olympus's table."""
-
-    def __getitem__(self, primitive: Primitive) -> Callable:
-        return _to_jax(batch_rules[primitive])
-
-    def __setitem__(self, primitive: Primitive, rule: Callable) -> None:
-        batch_rules[primitive] = _from_jax(rule, primitive)
+class _BatchRulesView(MutableMapping):
+    """What JAX's batching tables share: olympus's one table of batch rules
+    behind them (deleting, iterating and counting need no conversion)."""
 
     def __delitem__(self, primitive: Primitive) -> None:
         del batch_rules[primitive]
@@ -64,10 +59,20 @@ class PrimitiveBatchers(MutableMapping):
         return len(batch_rules)
 
 
+class PrimitiveBatchers(_BatchRulesView):
+    """`primitive -> rule(batched_args, batch_dims, **params)` over olympus's table."""
+
+    def __getitem__(self, primitive: Primitive) -> Callable:
+        return _to_jax(batch_rules[primitive])
+
+    def __setitem__(self, primitive: Primitive, rule: Callable) -> None:
+        batch_rules[primitive] = _from_jax(rule, primitive)
+
+
 primitive_batchers = PrimitiveBatchers()
 
 
-class AxisPrimitiveBatchers(MutableMapping):
+class AxisPrimitiveBatchers(_BatchRulesView):
     """`primitive -> rule(axis_size, axis_name, trace_type, batched_args,
     batch_dims, **params)`: JAX's rules that need the vmap's size and name
     (`trace_type` is None, as JAX now passes)."""
@@ -87,15 +92,6 @@ class AxisPrimitiveBatchers(MutableMapping):
 
         olympus_rule.jax_axis_rule = rule
         batch_rules[primitive] = olympus_rule
-
-    def __delitem__(self, primitive: Primitive) -> None:
-        del batch_rules[primitive]
-
-    def __iter__(self) -> Iterator[Primitive]:
-        return iter(batch_rules)
-
-    def __len__(self) -> int:
-        return len(batch_rules)
 
 
 axis_primitive_batchers = AxisPrimitiveBatchers()

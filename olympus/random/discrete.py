@@ -358,6 +358,27 @@ def _poisson_knuth(key, lam, limit: int):
     return lax.sub(k, np.array(1.0, dtype)[()])
 
 
+def _transformed_rejection(key, shape: tuple, dtype, limit: int, round_):
+    """Hormann's transformed-rejection loop (PTRS, BTRS): every round splits
+    the key in three (next key, u, v), draws u uniform in [-1/2, 1/2) and v in
+    [0, 1), and `round_(u, v, us)`, us = 1/2 - |u|, gives the candidates and
+    where they are accepted; an element accepting in a round takes that
+    round's candidate, and the rounds go on until every element has one."""
+    c = lambda v: np.array(v, dtype)[()]
+
+    def step(state):
+        key, k_out, accepted = state
+        keys = _split(key, 3)
+        key, k0, k1 = (_row(keys, i) for i in range(3))
+        u = lax.sub(_uniform(k0, shape, dtype), c(0.5))
+        v = _uniform(k1, shape, dtype)
+        k, accept = round_(u, v, lax.sub(c(0.5), lax.abs(u)))
+        return key, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept)
+
+    init = (key, lax.full(shape, -1.0, dtype), lax.full(shape, False, np.bool_))
+    return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
+
+
 def _poisson_rejection(key, lam, limit: int):
     """PTRS; every round splits the key in three (next key, u, v), and any
     element accepting in a round takes that round's candidate."""
@@ -369,13 +390,7 @@ def _poisson_rejection(key, lam, limit: int):
     inv_alpha = lax.add(c(1.1239), lax.div(c(1.1328), lax.sub(b, c(3.4))))
     v_r = lax.sub(c(0.9277), lax.div(c(3.6224), lax.sub(b, c(2.0))))
 
-    def step(state):
-        key, k_out, accepted = state
-        keys = _split(key, 3)
-        key, k0, k1 = (_row(keys, i) for i in range(3))
-        u = lax.sub(_uniform(k0, shape, dtype), c(0.5))
-        v = _uniform(k1, shape, dtype)
-        us = lax.sub(c(0.5), lax.abs(u))
+    def round_(u, v, us):
         k = lax.floor(
             lax.add(
                 lax.add(lax.mul(lax.add(lax.div(lax.mul(c(2.0), a), us), b), u), lam),
@@ -395,10 +410,9 @@ def _poisson_rejection(key, lam, limit: int):
         accept = lax.bitwise_or(
             squeeze, lax.bitwise_and(lax.bitwise_not(reject), lax.le(hat, target))
         )
-        return key, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept)
+        return k, accept
 
-    init = (key, lax.full(shape, -1.0, dtype), lax.full(shape, False, np.bool_))
-    return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
+    return _transformed_rejection(key, shape, dtype, limit, round_)
 
 
 @documented_sampler(shape=BROADCAST_SHAPE)
@@ -537,13 +551,7 @@ def _binomial_btrs(key, n, p, limit: int):
         lax.add(_stirling_tail(m), _stirling_tail(lax.sub(n, m))),
     )
 
-    def step(state):
-        key, k_out, accepted = state
-        keys = _split(key, 3)
-        key, k0, k1 = (_row(keys, i) for i in range(3))
-        u = lax.sub(_uniform(k0, shape, dtype), c(0.5))
-        v = _uniform(k1, shape, dtype)
-        us = lax.sub(c(0.5), lax.abs(u))
+    def round_(u, v, us):
         squeeze = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, v_r))
         k = lax.floor(
             lax.add(lax.mul(lax.add(lax.div(lax.mul(c(2.0), a), us), b), u), centre)
@@ -569,10 +577,9 @@ def _binomial_btrs(key, n, p, limit: int):
         accept = lax.bitwise_or(
             squeeze, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, bound))
         )
-        return key, lax.select(accept, k, k_out), lax.bitwise_or(accepted, accept)
+        return k, accept
 
-    init = (key, lax.full(shape, -1.0, dtype), lax.full(shape, False, np.bool_))
-    return _while_any(lambda st: lax.bitwise_not(st[2]), step, init, limit)[1]
+    return _transformed_rejection(key, shape, dtype, limit, round_)
 
 
 @documented_sampler(shape=BROADCAST_SHAPE, dtype=INT_DTYPE, dtype_error=NOT_INT)

@@ -62,6 +62,20 @@ def _unvector(x, vector: bool):
     return x[..., 0] if vector else x
 
 
+def _left_solve(a, b, lower, transpose, conjugate, unit_diagonal=False):
+    """x with op(a) x = b for the `lower` (or upper) triangle of `a`, op
+    transposing and conjugating as asked."""
+    return lax_linalg.triangular_solve(
+        a,
+        b,
+        left_side=True,
+        lower=lower,
+        transpose_a=transpose,
+        conjugate_a=conjugate,
+        unit_diagonal=unit_diagonal,
+    )
+
+
 def cholesky(a, lower: bool = False):
     """The Cholesky factor of a Hermitian positive-definite `a`: upper
     (a = U^H U) by default, as in SciPy; lower with lower=True."""
@@ -73,15 +87,7 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     is read); `trans` 0/'N', 1/'T' or 2/'C' picks op."""
     transpose, conjugate = _op("solve_triangular", trans)
     a, b, vector = _operands(a, b)
-    x = lax_linalg.triangular_solve(
-        a,
-        b,
-        left_side=True,
-        lower=lower,
-        transpose_a=transpose,
-        conjugate_a=conjugate,
-        unit_diagonal=unit_diagonal,
-    )
+    x = _left_solve(a, b, lower, transpose, conjugate, unit_diagonal)
     return _unvector(x, vector)
 
 
@@ -96,12 +102,8 @@ def cho_solve(c_and_lower, b):
     c, lower = c_and_lower
     c, b, vector = _operands(c, b)
     # a = L L^H: solve L y = b, then L^H x = y (for an upper factor U = L^H)
-    y = lax_linalg.triangular_solve(
-        c, b, left_side=True, lower=lower, transpose_a=not lower, conjugate_a=not lower
-    )
-    x = lax_linalg.triangular_solve(
-        c, y, left_side=True, lower=lower, transpose_a=lower, conjugate_a=lower
-    )
+    y = _left_solve(c, b, lower, not lower, not lower)
+    x = _left_solve(c, y, lower, lower, lower)
     return _unvector(x, vector)
 
 
@@ -121,23 +123,8 @@ def lu_solve(lu_and_piv, b, trans=0):
     if not transpose:  # P a = L U: x = U^-1 L^-1 P b, as numpy.linalg.solve
         x = np_linalg._lu_solve(factors, perm, b)
     else:  # a^T = U^T L^T P: x = P^T L^-T U^-T b
-        y = lax_linalg.triangular_solve(
-            factors,
-            b,
-            left_side=True,
-            lower=False,
-            transpose_a=True,
-            conjugate_a=conjugate,
-        )
-        y = lax_linalg.triangular_solve(
-            factors,
-            y,
-            left_side=True,
-            lower=True,
-            transpose_a=True,
-            conjugate_a=conjugate,
-            unit_diagonal=True,
-        )
+        y = _left_solve(factors, b, False, True, conjugate)
+        y = _left_solve(factors, y, True, True, conjugate, unit_diagonal=True)
         inverse = jnp.argsort(perm, axis=-1)
         x = jnp.take_along_axis(y, inverse[..., None], axis=-2)
     return _unvector(x, vector)

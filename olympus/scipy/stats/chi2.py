@@ -14,25 +14,19 @@ def _as_gamma(x, df, loc, scale):
     return x, df / 2, loc, 2 * scale
 
 
-def logpdf(x, df, loc=0, scale=1):
-    return gamma.logpdf(*_as_gamma(x, df, loc, scale))
+def _as_gamma_law(name: str):
+    """chi2's `name` (logpdf, cdf, ...): the chi-squared law with df degrees
+    of freedom is the gamma law of shape df / 2 and scale 2 * scale."""
+    gamma_fn = getattr(gamma, name)
+
+    def law(x, df, loc=0, scale=1):
+        return gamma_fn(*_as_gamma(x, df, loc, scale))
+
+    law.__name__ = law.__qualname__ = name
+    law.__doc__ = f"gamma.{name} at shape df / 2 and scale 2 * scale."
+    return law
 
 
-def pdf(x, df, loc=0, scale=1):
-    return gamma.pdf(*_as_gamma(x, df, loc, scale))
-
-
-def cdf(x, df, loc=0, scale=1):
-    return gamma.cdf(*_as_gamma(x, df, loc, scale))
-
-
-def logcdf(x, df, loc=0, scale=1):
-    return gamma.logcdf(*_as_gamma(x, df, loc, scale))
-
-
-def sf(x, df, loc=0, scale=1):
-    return gamma.sf(*_as_gamma(x, df, loc, scale))
-
-
-def logsf(x, df, loc=0, scale=1):
-    return gamma.logsf(*_as_gamma(x, df, loc, scale))
+logpdf, pdf, cdf, logcdf, sf, logsf = map(
+    _as_gamma_law, ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
+)
