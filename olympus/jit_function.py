@@ -1,8 +1,9 @@
 """`JitFunction`, what `jit(f)` returns: a cache of `Compiled` stages, one
 per call signature, and the fast paths a cache hit takes (positional Arrays
-run their executable's `FastEntry`; NumPy arguments go through jaxlib's C++
-dispatcher, olympus/backends/xla/dispatch_native.py). The per-call cost of
-these paths is measured in benchmarks/dispatch.py."""
+and static values run their executable's `FastEntry`; keywords and
+containers are keyed on jaxlib's C++ flatten; NumPy arguments go through
+jaxlib's C++ dispatcher, olympus/backends/xla/dispatch_native.py). The
+per-call cost of these paths is measured in benchmarks/dispatch.py."""
 
 from __future__ import annotations
 
