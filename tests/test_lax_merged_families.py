@@ -90,3 +90,18 @@ def test_shared_sections_go_in_the_format_order():
 
     assert g.__doc__.startswith("Summary without other sections.\n\nArgs:\n  x: ")
     assert g.__doc__.index("Args:") < g.__doc__.index("Returns:")
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin_agree_with_jax(name):
+    x = np.array([[1.0, np.nan, 0.5], [2.0, 2.0, -1.0]], np.float32)
+    for axis in (0, 1):
+        agree(lambda ox, x: getattr(ox.lax, name)(x, axis, ox.jnp.int32), x)
+
+
+@pytest.mark.parametrize(
+    "name", ["shift_left", "shift_right_logical", "shift_right_arithmetic"]
+)
+def test_shifts_agree_with_jax(name):
+    x = np.array([-8, 1, 7, 2**30], np.int32)
+    agree(lambda ox, x: getattr(ox.lax, name)(x, np.int32(3)), x)

@@ -136,13 +136,15 @@ transpose_rules[reduce_precision_p] = lambda ct, x, **params: [
 
 
 # ---- public functions -----------------------------------------------------------
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
+# The shifts' arguments (op_docs.with_sections).
+_SHIFT_ARGS = """Args:
+  x: an array of an integer dtype.
+  y: the shift amounts, of x's shape and dtype (or a Python int)."""
+
+
+@with_sections(_SHIFT_ARGS, RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
 def shift_left(x, y):
     """`x << y` elementwise on integers of one dtype (0 once y >= bit width).
-
-    Args:
-      x: an array of an integer dtype.
-      y: the shift amounts, of x's shape and dtype (or a Python int).
 
     Example:
       >>> lax.shift_left(jnp.array([1, 3]), 2)
@@ -151,13 +153,9 @@ def shift_left(x, y):
     return shift_left_p.bind(*_match_scalars(x, y))
 
 
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
+@with_sections(_SHIFT_ARGS, RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
 def shift_right_logical(x, y):
     """`x >> y` filling with zeros (what unsigned integers do).
-
-    Args:
-      x: an array of an integer dtype.
-      y: the shift amounts, of x's shape and dtype (or a Python int).
 
     Example:
       >>> lax.shift_right_logical(jnp.array([8, 16], dtype=jnp.uint32), jnp.array([2, 2], dtype=jnp.uint32))
@@ -166,13 +164,9 @@ def shift_right_logical(x, y):
     return shift_right_logical_p.bind(*_match_scalars(x, y))
 
 
-@with_sections(RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
+@with_sections(_SHIFT_ARGS, RETURNS_LIKE_X, RAISES_NOT_INTEGER_OR_DIFFER)
 def shift_right_arithmetic(x, y):
     """`x >> y` filling with the sign bit (what signed integers do).
-
-    Args:
-      x: an array of an integer dtype.
-      y: the shift amounts, of x's shape and dtype (or a Python int).
 
     Example:
       >>> lax.shift_right_arithmetic(jnp.array([-8, 8]), 1)

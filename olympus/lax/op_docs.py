@@ -19,78 +19,31 @@ _BOOL = "x's shape, of dtype bool"
 _COMPLEX = "x's shape and the complex dtype of x's precision"
 
 
-def _binary(
-    summary: str, note: str, example: str, returns: str = "x's shape and dtype"
-) -> str:
-    return f"""{summary}
-
-{note} lax does not promote: both operands must have one dtype (Python
-scalars take the array's), and shapes must be equal (no broadcasting).
-
-Args:
-  x: an array.
-  y: an array of x's shape and dtype, or a Python scalar.
-
-Returns:
-  An array of {returns}.
-
-Raises:
-  OlympusTypeError: the shapes or dtypes differ (use olympus.numpy for
-    NumPy's promotion and broadcasting).
-
-Example:
-{example}"""
+def _doc(summary: str, note: str, sections: tuple, example: str) -> str:
+    """One function's docstring: `sections` are the (Args, Returns, Raises)
+    bodies its family writes, indented by two."""
+    args, returns, raises = sections
+    return (
+        f"{summary}\n\n{note}\n\nArgs:\n{args}\n\nReturns:\n{returns}\n\n"
+        f"Raises:\n{raises}\n\nExample:\n{example}"
+    )
 
 
-def _unary(
-    summary: str, note: str, example: str, accepts: str = "an inexact dtype"
-) -> str:
-    return f"""{summary}
-
-{note}
-
-Args:
-  x: an array of {accepts}.
-
-Returns:
-  An array of x's shape and dtype.
-
-Raises:
-  OlympusTypeError: x's dtype is not one the operation accepts (cast
-    integers with lax.convert_element_type first).
-
-Example:
-{example}"""
-
-
-def _reducer(summary: str, note: str, example: str) -> str:
-    return f"""{summary}
-
-{note}
-
-Args:
-  operand: an array.
-  axes: the dimensions to reduce (a sequence of ints).
-
-Returns:
-  An array of operand's dtype without the reduced dimensions.
-
-Raises:
-  OlympusTypeError: an axis is out of range or repeated.
-
-Example:
-{example}"""
-
-
-def _scatter(
-    summary: str, note: str, example: str, mode_error: str = "ScatterModeError"
-) -> str:
-    return f"""{summary}
-
-{note} Out-of-range windows are dropped.
-
-Args:
-  operand: the array to update.
+_BINARY_NOTE = """lax does not promote: both operands must have one dtype (Python
+scalars take the array's), and shapes must be equal (no broadcasting)."""
+_BINARY_ARGS = (
+    "  x: an array.\n  y: an array of x's shape and dtype, or a Python scalar."
+)
+_BINARY_RAISES = """  OlympusTypeError: the shapes or dtypes differ (use olympus.numpy for
+    NumPy's promotion and broadcasting)."""
+_UNARY_RAISES = """  OlympusTypeError: x's dtype is not one the operation accepts (cast
+    integers with lax.convert_element_type first)."""
+_REDUCER_SECTIONS = (
+    "  operand: an array.\n  axes: the dimensions to reduce (a sequence of ints).",
+    "  An array of operand's dtype without the reduced dimensions.",
+    "  OlympusTypeError: an axis is out of range or repeated.",
+)
+_SCATTER_ARGS = """  operand: the array to update.
   scatter_indices: an integer array whose last axis is an index vector.
   updates: the values, shaped as the index batch plus the window.
   dimension_numbers: a ScatterDimensionNumbers: update_window_dims,
@@ -100,20 +53,39 @@ Args:
   unique_indices: a hint that no index repeats (the result does not depend
     on it).
   mode: None, 'drop', 'fill' or 'promise_in_bounds': out-of-range windows
-    are dropped; 'clip' is refused.
+    are dropped; 'clip' is refused."""
+_SCATTER_DN = """  >>> dn = lax.ScatterDimensionNumbers(update_window_dims=(),
+  ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))"""
 
-Returns:
-  A new array of operand's shape and dtype.
 
-Raises:
-  OlympusTypeError: the dimension numbers do not fit the shapes, or the
-    dtypes differ.
-  {mode_error}: mode is 'clip' or unknown (a ValueError).
+def _binary(
+    summary: str, note: str, example: str, returns: str = "x's shape and dtype"
+) -> str:
+    sections = (_BINARY_ARGS, f"  An array of {returns}.", _BINARY_RAISES)
+    return _doc(summary, f"{note} {_BINARY_NOTE}", sections, example)
 
-Example:
-  >>> dn = lax.ScatterDimensionNumbers(update_window_dims=(),
-  ...     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-{example}"""
+
+def _unary(
+    summary: str, note: str, example: str, accepts: str = "an inexact dtype"
+) -> str:
+    sections = (f"  x: an array of {accepts}.", "  An array of x's shape and dtype.")
+    return _doc(summary, note, (*sections, _UNARY_RAISES), example)
+
+
+def _reducer(summary: str, note: str, example: str) -> str:
+    return _doc(summary, note, _REDUCER_SECTIONS, example)
+
+
+def _scatter(
+    summary: str, note: str, example: str, mode_error: str = "ScatterModeError"
+) -> str:
+    raises = (
+        "  OlympusTypeError: the dimension numbers do not fit the shapes, or the\n"
+        f"    dtypes differ.\n  {mode_error}: mode is 'clip' or unknown (a ValueError)."
+    )
+    sections = (_SCATTER_ARGS, "  A new array of operand's shape and dtype.", raises)
+    note = f"{note} Out-of-range windows are dropped."
+    return _doc(summary, note, sections, f"{_SCATTER_DN}\n{example}")
 
 
 DOCS: dict[str, str] = {

@@ -737,56 +737,50 @@ def reduce_sum(operand, axes: Sequence[int], *, out_sharding=None):
 reduce_sum.__doc__ = _reduce_sum.__doc__
 
 
+# The sections argmax and argmin share (op_docs.with_sections).
+_ARG_EXTREME_ARGS = """Args:
+  operand: the array.
+  axis: the axis to reduce.
+  index_dtype: the integer dtype of the result."""
+_ARG_EXTREME_RETURNS = "Returns:\n  An array of index_dtype without `axis`."
+_ARG_EXTREME_RAISES = """Raises:
+  OlympusTypeError: axis is out of range or index_dtype is not an
+    integer type."""
+
+
+def _arg_extreme(primitive, operand, axis: int, index_dtype):
+    return primitive.bind(
+        operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
+    )
+
+
+@with_sections(_ARG_EXTREME_ARGS, _ARG_EXTREME_RETURNS, _ARG_EXTREME_RAISES)
 def argmax(operand, axis: int, index_dtype):
     """The index of the largest element along `axis`.
 
     Ties give the lowest index; NaN counts as the largest value.
 
-    Args:
-      operand: the array.
-      axis: the axis to reduce.
-      index_dtype: the integer dtype of the result.
-
-    Returns:
-      An array of index_dtype without `axis`.
-
-    Raises:
-      OlympusTypeError: axis is out of range or index_dtype is not an
-        integer type.
-
     Example:
       >>> lax.argmax(jnp.array([1.0, 3.0, 2.0]), 0, jnp.int32)
       Array(1, dtype=int32)
     """
-    return red.argmax_p.bind(
-        operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
-    )
+    return _arg_extreme(red.argmax_p, operand, axis, index_dtype)
 
 
+@with_sections(_ARG_EXTREME_ARGS, _ARG_EXTREME_RETURNS, _ARG_EXTREME_RAISES)
 def argmin(operand, axis: int, index_dtype):
     """The index of the smallest element along `axis`.
 
-    Ties give the lowest index; NaN counts as the smallest value.
-
-    Args:
-      operand: the array.
-      axis: the axis to reduce.
-      index_dtype: the integer dtype of the result.
-
-    Returns:
-      An array of index_dtype without `axis`.
-
-    Raises:
-      OlympusTypeError: axis is out of range or index_dtype is not an
-        integer type.
+    Ties give the lowest index; a NaN counts as smaller than every number, so
+    its index is the answer.
 
     Example:
       >>> lax.argmin(jnp.array([1.0, 3.0, 0.5]), 0, jnp.int32)
       Array(2, dtype=int32)
+      >>> lax.argmin(jnp.array([1.0, jnp.nan, 0.5]), 0, jnp.int32)
+      Array(1, dtype=int32)
     """
-    return red.argmin_p.bind(
-        operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype)
-    )
+    return _arg_extreme(red.argmin_p, operand, axis, index_dtype)
 
 
 def dot_general(

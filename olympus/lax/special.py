@@ -656,13 +656,15 @@ def _operands(*args):
     return lax._match_scalars(*args)
 
 
-@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
+# The incomplete gamma functions' arguments (op_docs.with_sections).
+_GAMMA_ARGS = """Args:
+  a: the shape parameter, positive.
+  x: the point, non-negative, of a's shape and dtype."""
+
+
+@with_sections(_GAMMA_ARGS, RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def igamma(a, x):
     """The regularized lower incomplete gamma function P(a, x).
-
-    Args:
-      a: the shape parameter, positive.
-      x: the point, non-negative, of a's shape and dtype.
 
     Example:
       >>> lax.igamma(np.float32(1.0), np.float32(2.0)).round(5)  # 1 - e^-2
@@ -671,13 +673,9 @@ def igamma(a, x):
     return igamma_p.bind(*_operands(a, x))
 
 
-@with_sections(RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
+@with_sections(_GAMMA_ARGS, RETURNS_LIKE_OPERANDS, RAISES_NOT_REAL_FLOAT_OR_DIFFER)
 def igammac(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x), accurate where P is near 1.
-
-    Args:
-      a: the shape parameter, positive.
-      x: the point, non-negative, of a's shape and dtype.
 
     Example:
       >>> lax.igammac(jnp.float32(1.0), jnp.float32(2.0))
