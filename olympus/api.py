@@ -401,22 +401,9 @@ def jit(
       Array([2., 2., 2.], dtype=float32)
     """
     _check_jit_placement(device, backend, in_shardings, out_shardings, compiler_options)
-    if fun is None:
-        return lambda f: jit(
-            f,
-            in_shardings=in_shardings,
-            out_shardings=out_shardings,
-            static_argnums=static_argnums,
-            static_argnames=static_argnames,
-            donate_argnums=donate_argnums,
-            donate_argnames=donate_argnames,
-            keep_unused=keep_unused,
-            device=device,
-            backend=backend,
-            inline=inline,
-            compiler_options=compiler_options,
-            tiered=tiered,
-        )
+    if fun is None:  # jit(**options) as a decorator: its options, every one
+        options = {k: v for k, v in locals().items() if k != "fun"}
+        return lambda f: jit(f, **options)
     return JitFunction(
         fun,
         static_argnums,

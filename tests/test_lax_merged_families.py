@@ -105,3 +105,17 @@ def test_argmax_argmin_agree_with_jax(name):
 def test_shifts_agree_with_jax(name):
     x = np.array([-8, 1, 7, 2**30], np.int32)
     agree(lambda ox, x: getattr(ox.lax, name)(x, np.int32(3)), x)
+
+
+def test_jit_with_options_only_is_a_decorator_keeping_every_option():
+    """jit(**options) returns a decorator (its options now passed on as one
+    dict): static and donated arguments and inline are all honoured."""
+
+    def program(ox, x):
+        @ox.jit(static_argnames="n", donate_argnums=(), inline=True)
+        def f(x, n):
+            return x * n if n > 1 else -x
+
+        return f(x, n=3), f(x, n=1)
+
+    agree(program, np.arange(3.0, dtype=np.float32))
