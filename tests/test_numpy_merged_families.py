@@ -84,3 +84,26 @@ def test_member_keeps_its_name_and_signature(name):
 def test_ufunc_member_keeps_its_name(name):
     fn = getattr(onp, name)
     assert fn.__name__ == name and "\nArgs:\n  x" in fn.__doc__
+
+
+def test_shared_sections_are_added_once():
+    from olympus.numpy import ufunc_docs
+
+    def f(x, size=None, fill_value=None):
+        """Summary.
+
+        Example:
+          >>> 1
+          1
+        """
+
+    ufunc_docs.add_args((f,), {"x": "an array.", **ufunc_docs.SIZE_ARGS})
+    ufunc_docs.add_sections((f,), ufunc_docs.RAISES_X)
+    assert (
+        f.__doc__.index("Args:")
+        < f.__doc__.index("Raises:")
+        < f.__doc__.index("Example:")
+    )
+    assert "  fill_value: the value that pads" in f.__doc__
+    with pytest.raises(ufunc_docs.DocstringSectionError, match="own Raises"):
+        ufunc_docs.add_sections((f,), ufunc_docs.RAISES_SIZE)

@@ -1,13 +1,15 @@
-"""Docstrings of the jnp ufuncs, and the sections they share.
+"""Docstrings of the jnp ufuncs, and the docstring sections numpy's families
+of functions share.
 
 `_binary` and `_unary` in numpy/ufuncs.py build many functions from one body,
-so their text lives here, keyed by the ufunc's name: each gets its own
-summary, note and example. The Args/Returns/Raises of a function of one array
-`x`, or of two broadcasting arrays `x1` and `x2`, are written once below: the
-table's entries use them, and each module of hand-written ufuncs adds them to
-its functions' docstrings at its end (`add_unary_sections`,
-`add_binary_sections`), grouped by what the functions return. A name missing from
-DOCS keeps the factory's one-line default.
+so their text lives here (DOCS), keyed by the ufunc's name: each gets its own
+summary, note and example. What several functions say alike is written once
+below: the Args/Returns/Raises of a function of one array `x` or of two
+broadcasting arrays `x1` and `x2`, the common Raises sections (RAISES_*), the
+`size`/`fill_value` parameters. A numpy module keeps each function's own
+summary, note and example in its docstring and adds the shared sections at
+its end (`add_sections`, `add_args`, `append_args`, `add_unary_sections`,
+`add_binary_sections`), so `help()` shows the full format.
 """
 
 from __future__ import annotations
@@ -50,23 +52,23 @@ def returns(text: str) -> str:
     )
 
 
+class DocstringSectionError(ValueError):
+    """A shared section added to a docstring that already has its own."""
+
+
 def add_sections(fns: tuple, *sections: str) -> None:
     """Adds `sections` (Args, Returns, Raises: what a family of functions
-    shares) to each of `fns`' docstrings, before its Example."""
+    shares) to each of `fns`' docstrings, before its Example; a function that
+    writes one of them itself is refused, so no docstring says it twice."""
     add = with_sections(*sections)
     for fn in fns:
+        for header in (section.partition("\n")[0] for section in sections):
+            if f"\n{header}\n" in inspect.cleandoc(fn.__doc__ or ""):
+                raise DocstringSectionError(
+                    f"{fn.__name__}'s docstring has its own {header} section; "
+                    "remove it there or from the shared sections added to it"
+                )
         add(fn)
-
-
-def add_args(fns: tuple, described: dict[str, str]) -> None:
-    """Adds an Args section to each of `fns`' docstrings: one entry per
-    parameter of its signature, as `described` (name -> text) says, so that a
-    family's parameters are described once."""
-    for fn in fns:
-        entries = [
-            _entry(name, described[name]) for name in inspect.signature(fn).parameters
-        ]
-        with_sections("Args:\n" + "\n".join(entries))(fn)
 
 
 # The static output size of functions whose result length depends on values.
@@ -81,6 +83,17 @@ def _entry(name: str, text: str) -> str:
     return textwrap.fill(
         f"{name}: {text}", 78, initial_indent="  ", subsequent_indent="    "
     )
+
+
+def add_args(fns: tuple, described: dict[str, str]) -> None:
+    """Adds an Args section to each of `fns`' docstrings: one entry per
+    parameter of its signature, as `described` (name -> text) says, so that a
+    family's parameters are described once."""
+    for fn in fns:
+        entries = [
+            _entry(name, described[name]) for name in inspect.signature(fn).parameters
+        ]
+        add_sections((fn,), "Args:\n" + "\n".join(entries))
 
 
 def append_args(fns: tuple, described: dict[str, str]) -> None:
