@@ -217,14 +217,19 @@ def _sequential(axis_size, vals, dims, result_types, params) -> list:
     if params["vmap_method"] == "sequential":
         return list(lax_map(one, moved))
     examples = [one([x[i] for x in moved]) for i in range(axis_size)]
-    return [jnp.stack([e[j] for e in examples]) for j in range(len(result_types))]
+    return _stacked(examples, len(result_types))
+
+
+def _stacked(examples: list, count: int) -> list:
+    """The callbacks' per-example results (lists of `count` arrays) as one
+    batched list, example-major."""
+    return [jnp.stack([e[j] for e in examples]) for j in range(count)]
 
 
 pure_callback_p.def_abstract_eval(_abstract_eval)
 pure_callback_p.def_impl(_impl)
 reference_rules["pure_callback"] = _reference
 lowering_rules[pure_callback_p] = _lower
-jvp_rules[pure_callback_p] = _jvp
 batch_rules[pure_callback_p] = _batch
 
 
@@ -280,7 +285,7 @@ def _io_batch(axis_size, vals, dims, *, callback, result_types, ordered):
         )
         for i in range(axis_size)
     ]
-    outs = [jnp.stack([e[j] for e in examples]) for j in range(len(result_types))]
+    outs = _stacked(examples, len(result_types))
     return outs, [0] * len(outs)
 
 
@@ -288,7 +293,7 @@ io_callback_p.def_abstract_eval(_io_abstract_eval)
 io_callback_p.def_impl(_io_impl)
 reference_rules["io_callback"] = _io_reference
 lowering_rules[io_callback_p] = _io_lower
-jvp_rules[io_callback_p] = _jvp
+jvp_rules[pure_callback_p] = jvp_rules[io_callback_p] = _jvp  # both refuse
 batch_rules[io_callback_p] = _io_batch
 
 
