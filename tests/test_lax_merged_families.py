@@ -119,3 +119,14 @@ def test_jit_with_options_only_is_a_decorator_keeping_every_option():
         return f(x, n=3), f(x, n=1)
 
     agree(program, np.arange(3.0, dtype=np.float32))
+
+
+def test_index_and_axis_checks_agree_with_jax():
+    """index_in_dim's index and axis go through one range check."""
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    agree(lambda ox, x: ox.lax.index_in_dim(x, -1, -1), x)
+    agree(lambda ox, x: ox.lax.index_in_dim(x, 1, 0, keepdims=False), x)
+    with pytest.raises(lax.LaxArgumentError, match="index 5 is out of bounds"):
+        lax.index_in_dim(x, 5, 1)
+    with pytest.raises(lax.LaxArgumentError, match="axis 4 is out of range"):
+        lax.index_in_dim(x, 0, 4)

@@ -38,13 +38,17 @@ class LaxArgumentError(ValueError):
     rank) does not fit the operand's shape."""
 
 
+def _wrapped(api: str, value: int, size: int, problem: str) -> int:
+    """`value` in [-size, size) as an index in [0, size); else `problem`
+    (with {} for the value) as a LaxArgumentError."""
+    value = operator.index(value)
+    if not -size <= value < size:
+        raise LaxArgumentError(f"lax.{api}: {problem.format(value)}")
+    return value % size
+
+
 def _axis(api: str, axis: int, ndim: int) -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise LaxArgumentError(
-            f"lax.{api}: axis {axis} is out of range for rank {ndim}"
-        )
-    return axis % ndim
+    return _wrapped(api, axis, ndim, f"axis {{}} is out of range for rank {ndim}")
 
 
 # ---- arithmetic ------------------------------------------------------------------
@@ -181,12 +185,8 @@ def empty(shape, dtype, *, out_sharding=None):
 
 # ---- one axis at a time ----------------------------------------------------------
 def _static_index(api: str, index: int, size: int) -> int:
-    index = operator.index(index)
-    if not -size <= index < size:
-        raise LaxArgumentError(
-            f"lax.{api}: index {index} is out of bounds for an axis of size {size}"
-        )
-    return index % size
+    problem = f"index {{}} is out of bounds for an axis of size {size}"
+    return _wrapped(api, index, size, problem)
 
 
 def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
