@@ -347,23 +347,27 @@ class JitFunction:
         `_call_slow`."""
         if self._epoch != _config_epoch or _state.trace is not _eval_trace:
             return self._call_slow(args, kwargs)
-        try:  # unhashable leaves (NumPy arrays), unsortable dict keys, deleted Arrays
-            flatten = _flatten or _load_flatten()
-            leaves, treedef = flatten((args, kwargs))
-            key, buffers = [treedef], []
-            for a in leaves:
-                if type(a) is Array:
-                    key.append(a.aval)
-                    buffers.append(a._buf)
-                else:
-                    key += (type(a), a)
+        try:
+            leaves, treedef = (_flatten or _load_flatten())((args, kwargs))
+        except (TypeError, ValueError):  # dict keys that do not sort
+            leaves = None  # the slow path raises JAX's error
+        if leaves is None:
+            return self._call_slow(args, kwargs)
+        key, buffers = [treedef], []
+        for a in leaves:
+            if type(a) is Array:
+                key.append(a.aval)
+                buffers.append(a._buf)
+            else:
+                key += (type(a), a)
+        try:  # unhashable leaves (NumPy arrays), deleted Arrays: as in __call__
             entry, fast = self._fast.get(tuple(key), _NO_HIT)
             if fast is not None:  # FastEntry.run spelled out, as in __call__
                 (out,) = fast.execute(buffers).consume_with_handlers(fast.handlers)
                 return Array(out, fast.out_aval)
             if entry is not None:
                 return entry.run_buffers(buffers)
-        except (TypeError, ValueError):  # the slow path says why, if it is an error
+        except TypeError:
             pass
         return self._call_slow(args, kwargs)
 
