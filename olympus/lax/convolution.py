@@ -22,7 +22,7 @@ from olympus.ir.core import ShapedArray, register_param_type
 from olympus.lax.base import define_primitive, same_dtypes
 from olympus.lax.elementwise import add_p
 from olympus.lax.ops import convert_element_type
-from olympus.lax.reductions import canonical_precision
+from olympus.lax.reductions import canonical_precision, precision_attr
 from olympus.lax.shapes import reshape_p, rev_p, slice_p, transpose_p
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
@@ -151,10 +151,9 @@ def _conv_lower(
         f"rhs_dilation = {i64_array(rhs_dilation)}, "
         f"window_strides = {i64_array(window_strides)}"
     )
-    if precision is not None:  # XLA's precision config, one entry per operand
-        configs = ", ".join(f"#stablehlo<precision {p}>" for p in precision)
-        attrs += f", precision_config = [{configs}]"
-    return ctx.op("stablehlo.convolution", [lhs, rhs], attrs)
+    return ctx.op(
+        "stablehlo.convolution", [lhs, rhs], attrs + precision_attr(precision)
+    )
 
 
 conv_general_dilated_p = define_primitive(

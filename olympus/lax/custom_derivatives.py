@@ -555,13 +555,9 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, call, fwd, bwd, num_consts,
             bwd, res, cts, arg_dims, vals[-len(arg_dims) :] if arg_dims else []
         )
 
+    rules = {"fwd": batched_fwd, "bwd": batched_bwd, "name": name}
     outs = custom_vjp_call_p.bind(
-        *operands,
-        call=batched,
-        fwd=batched_fwd,
-        bwd=batched_bwd,
-        num_consts=num_consts,
-        name=name,
+        *operands, call=batched, num_consts=num_consts, **rules
     )
     return outs, [0] * len(outs)
 

@@ -349,6 +349,15 @@ def _one_precision(p, api: str) -> str:
     )
 
 
+def precision_attr(precision) -> str:
+    """XLA's precision config of a dot or convolution (one entry per operand)
+    as an attribute to append; "" for none."""
+    if precision is None:
+        return ""
+    configs = ", ".join(f"#stablehlo<precision {p}>" for p in precision)
+    return f", precision_config = [{configs}]"
+
+
 def canonical_precision(precision, api: str = "dot_general") -> tuple[str, str] | None:
     """`precision=` as dot_general's param: None, or a (lhs, rhs) pair of names
     of Precision members (printed, and parsed back, as a tuple of strings).
@@ -413,10 +422,9 @@ def _dot_general_lower(
         hinted = [h.get("precision") for h in ctx.operand_hints]
         if any(hinted):
             precision = tuple(p or "DEFAULT" for p in hinted)
-    if precision is not None:  # XLA's precision config, one entry per operand
-        configs = ", ".join(f"#stablehlo<precision {p}>" for p in precision)
-        attrs += f", precision_config = [{configs}]"
-    return ctx.op("stablehlo.dot_general", [lhs, rhs], attrs)
+    return ctx.op(
+        "stablehlo.dot_general", [lhs, rhs], attrs + precision_attr(precision)
+    )
 
 
 dot_general_p = define_primitive(
