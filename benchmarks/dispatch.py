@@ -5,7 +5,8 @@ Measures, for olympus and (when it is importable) JAX in the same process:
   - the same call with NumPy arguments (a host-to-device copy each call),
     and with its result read back by `np.asarray` (issue 33),
   - a jit call whose argument is a dict of 100 small arrays (pytree flattening),
-  - a jit call with a static argument (the signature key of the general path),
+  - a jit call with a static argument, one with it as a keyword, and one
+    whose first argument is a tuple of arrays (a container),
   - one eager op (`x + y`), an eager `jnp.sin(x)` and an eager 3-layer MLP,
   - a notebook-like first cell (20 distinct eager ops) in a fresh interpreter,
     olympus with an empty and with a filled persistent compilation cache,
@@ -174,6 +175,10 @@ def scaled(x, factor):
     return x * factor
 
 
+def affine(pair, x):
+    return pair[0] * x + pair[1]
+
+
 def workloads(lib, jnp) -> dict:
     """name -> zero-argument callable that makes one call and returns its result."""
     x_host = np.arange(4, dtype=np.float32)
@@ -182,6 +187,8 @@ def workloads(lib, jnp) -> dict:
     f = lib.jit(tiny(jnp))
     g = lib.jit(dict_sum(jnp))
     h = lib.jit(scaled, static_argnums=1)
+    k = lib.jit(scaled, static_argnames="factor")
+    t = lib.jit(affine)
     tree = {f"w{i:03d}": lib.device_put(np.full(4, i, np.float32)) for i in range(100)}
     rng = np.random.default_rng(0)
     sizes = [(16, 32), (32, 32), (32, 4)]
@@ -200,12 +207,16 @@ def workloads(lib, jnp) -> dict:
     check_same(f(x, y), tiny(np)(x_host, y_host))
     check_same(g(tree), float(sum(4 * i for i in range(100))))
     check_same(h(x, 2.0), x_host * 2.0)
+    check_same(k(x, factor=2.0), x_host * 2.0)
+    check_same(t((x, y), x), x_host * x_host + y_host)
     return {
         "jit, device args": lambda: f(x, y),
         "jit, NumPy args": lambda: f(x_host, y_host),
         "jit, NumPy args, np.asarray result": lambda: np.asarray(f(x_host, y_host)),
         "jit, dict of 100 arrays": lambda: g(tree),
         "jit, static argument": lambda: h(x, 2.0),
+        "jit, static keyword argument": lambda: k(x, factor=2.0),
+        "jit, tuple argument": lambda: t((x, y), x),
         "eager x + y": lambda: x + y,
         "eager jnp.sin(x)": lambda: jnp.sin(x),
         "eager 3-layer MLP": lambda: forward(params, batch),
@@ -222,6 +233,8 @@ NUMBERS = {  # calls per round: enough for ~50-100 ms per round
     "jit, NumPy args, np.asarray result": 5000,
     "jit, dict of 100 arrays": 500,
     "jit, static argument": 5000,
+    "jit, static keyword argument": 5000,
+    "jit, tuple argument": 5000,
     "eager x + y": 5000,
     "eager jnp.sin(x)": 5000,
     "eager 3-layer MLP": 1000,
@@ -271,6 +284,8 @@ def run(
 FOCUS = {  # issue 17's and 33's cases: calls per (short) round
     "jit, device args": 500,
     "jit, static argument": 500,
+    "jit, static keyword argument": 500,
+    "jit, tuple argument": 500,
     "jit, NumPy args": 500,
     "jit, NumPy args, np.asarray result": 500,
     "eager jnp.sin(x)": 500,
