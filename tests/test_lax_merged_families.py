@@ -130,3 +130,20 @@ def test_index_and_axis_checks_agree_with_jax():
         lax.index_in_dim(x, 5, 1)
     with pytest.raises(lax.LaxArgumentError, match="axis 4 is out of range"):
         lax.index_in_dim(x, 0, 4)
+
+
+@pytest.mark.parametrize("precision", [None, "HIGHEST"])
+def test_conv_and_dot_lower_their_precision_alike(precision):
+    """dot_general and conv_general_dilated write XLA's precision config with
+    one helper: present (one entry per operand) exactly when asked for."""
+    import olympus
+
+    x, w = np.ones((1, 1, 4), np.float32), np.ones((1, 1, 2), np.float32)
+    conv = olympus.jit(
+        lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID", precision=precision)
+    )
+    dot = olympus.jit(lambda a, b: lax.dot(a, b, precision=precision))
+    a = np.ones((2, 2), np.float32)
+    for text in (conv.lower(x, w).as_text(), dot.lower(a, a).as_text()):
+        assert ("HIGHEST" in text) == bool(precision)
+    agree(lambda ox, x, w: ox.lax.conv_general_dilated(x, w, (1,), "VALID"), x, w)
