@@ -147,3 +147,22 @@ def test_conv_and_dot_lower_their_precision_alike(precision):
     for text in (conv.lower(x, w).as_text(), dot.lower(a, a).as_text()):
         assert ("HIGHEST" in text) == bool(precision)
     agree(lambda ox, x, w: ox.lax.conv_general_dilated(x, w, (1,), "VALID"), x, w)
+
+
+def test_conv_transposes_share_their_padding_and_agree_with_jax():
+    """Both transposes pad by one _dilated_sizes: strides, both dilations and
+    uneven padding give JAX's gradients for the input and the kernel."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 9, 7)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)
+
+    def program(ox, x, w):
+        def loss(x, w):
+            out = ox.lax.conv_general_dilated(
+                x, w, (2, 1), ((1, 2), (0, 1)), lhs_dilation=(1, 2), rhs_dilation=(2, 1)
+            )
+            return (out * out).sum()
+
+        return ox.grad(loss, argnums=(0, 1))(x, w)
+
+    agree(program, x, w, rtol=2e-5, atol=1e-4)

@@ -228,23 +228,24 @@ def _swap_first_two(spec):
     return (spec[1], spec[0], *spec[2:])
 
 
-def _lhs_padding(
-    in_sizes, window, strides, out_sizes, padding, lhs_dilation, rhs_dilation
-):
-    lhs_d = _dilate(in_sizes, lhs_dilation)
-    rhs_d = _dilate(window, rhs_dilation)
-    out_d = _dilate(out_sizes, strides)
+def _dilated_sizes(lhs_shape, rhs_shape, ct_shape, params) -> tuple:
+    """The input's and kernel's spatial sizes after the forward's dilations,
+    and the output's after its strides: what both transposes pad by."""
+    lspec, rspec, ospec = params["dimension_numbers"]
+    return (
+        _dilate(_spatial(lhs_shape, lspec), params["lhs_dilation"]),
+        _dilate(_spatial(rhs_shape, rspec), params["rhs_dilation"]),
+        _dilate(_spatial(ct_shape, ospec), params["window_strides"]),
+    )
+
+
+def _lhs_padding(lhs_d, rhs_d, out_d, padding):
     before = [w - lo - 1 for w, (lo, _) in zip(rhs_d, padding)]
     after = [i + w - 1 - o - b for i, w, o, b in zip(lhs_d, rhs_d, out_d, before)]
     return tuple(zip(before, after))
 
 
-def _rhs_padding(
-    in_sizes, window, strides, out_sizes, padding, lhs_dilation, rhs_dilation
-):
-    lhs_d = _dilate(in_sizes, lhs_dilation)
-    rhs_d = _dilate(window, rhs_dilation)
-    out_d = _dilate(out_sizes, strides)
+def _rhs_padding(lhs_d, rhs_d, out_d, padding):
     return tuple(
         (lo, (o - i) + (w - lo - 1))
         for i, w, o, (lo, _) in zip(lhs_d, rhs_d, out_d, padding)
@@ -255,50 +256,29 @@ def _spatial(shape, spec):
     return [shape[d] for d in spec[2:]]
 
 
-def _transpose_lhs(
-    ct,
-    rhs,
-    lhs_shape,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-):
+def _transpose_lhs(ct, rhs, lhs_shape, **params):
     """The input's cotangent: ct convolved with the flipped kernel, its two
     feature axes swapped. Either kind of group becomes feature groups here;
     with batch groups, group b's input features land in batch block b."""
-    lspec, rspec, ospec = dimension_numbers
-    rhs_shape = aval_of(rhs).shape
-    pads = _lhs_padding(
-        _spatial(lhs_shape, lspec),
-        _spatial(rhs_shape, rspec),
-        window_strides,
-        _spatial(aval_of(ct).shape, ospec),
-        padding,
-        lhs_dilation,
-        rhs_dilation,
-    )
-    groups = feature_group_count * batch_group_count  # at most one of them exceeds 1
+    lspec, rspec, ospec = params["dimension_numbers"]
+    sizes = _dilated_sizes(lhs_shape, aval_of(rhs).shape, aval_of(ct).shape, params)
+    batch_groups = params["batch_group_count"]
+    groups = params["feature_group_count"] * batch_groups  # one of them is 1
     flipped = rev_p.bind(rhs, dimensions=tuple(rspec[2:]))
     ct_lhs = conv_general_dilated_p.bind(
         ct,
         _regroup_kernel(flipped, rspec, groups),
-        window_strides=tuple(lhs_dilation),
-        padding=pads,
-        lhs_dilation=tuple(window_strides),
-        rhs_dilation=tuple(rhs_dilation),
+        window_strides=tuple(params["lhs_dilation"]),
+        padding=_lhs_padding(*sizes, params["padding"]),
+        lhs_dilation=tuple(params["window_strides"]),
+        rhs_dilation=tuple(params["rhs_dilation"]),
         dimension_numbers=ConvDimensionNumbers(ospec, _swap_first_two(rspec), lspec),
         feature_group_count=groups,
         batch_group_count=1,
-        precision=precision,
+        precision=params.get("precision"),
     )
-    if batch_group_count > 1:
-        ct_lhs = _features_into_batch(ct_lhs, lspec, batch_group_count)
+    if batch_groups > 1:
+        ct_lhs = _features_into_batch(ct_lhs, lspec, batch_groups)
     return _fit(ct_lhs, lhs_shape)
 
 
@@ -308,47 +288,25 @@ def _features_into_batch(x, lspec, groups: int):
     return _merge_axis_into(split, 0, lspec[0] + 1, 1)
 
 
-def _transpose_rhs(
-    ct,
-    lhs,
-    rhs_shape,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-):
+def _transpose_rhs(ct, lhs, rhs_shape, **params):
     """The kernel's cotangent: the input convolved with ct, batch and feature
     axes swapped in both; the forward's feature groups become batch groups
     (each kernel group only sees its own input features) and vice versa."""
-    lspec, rspec, ospec = dimension_numbers
-    lhs_shape = aval_of(lhs).shape
-    pads = _rhs_padding(
-        _spatial(lhs_shape, lspec),
-        _spatial(rhs_shape, rspec),
-        window_strides,
-        _spatial(aval_of(ct).shape, ospec),
-        padding,
-        lhs_dilation,
-        rhs_dilation,
-    )
+    lspec, rspec, ospec = params["dimension_numbers"]
+    sizes = _dilated_sizes(aval_of(lhs).shape, rhs_shape, aval_of(ct).shape, params)
     ct_rhs = conv_general_dilated_p.bind(
         lhs,
         ct,
-        window_strides=tuple(rhs_dilation),
-        padding=pads,
-        lhs_dilation=tuple(lhs_dilation),
-        rhs_dilation=tuple(window_strides),
+        window_strides=tuple(params["rhs_dilation"]),
+        padding=_rhs_padding(*sizes, params["padding"]),
+        lhs_dilation=tuple(params["lhs_dilation"]),
+        rhs_dilation=tuple(params["window_strides"]),
         dimension_numbers=ConvDimensionNumbers(
             _swap_first_two(lspec), _swap_first_two(ospec), _swap_first_two(rspec)
         ),
-        feature_group_count=batch_group_count,
-        batch_group_count=feature_group_count,
-        precision=precision,
+        feature_group_count=params["batch_group_count"],
+        batch_group_count=params["feature_group_count"],
+        precision=params.get("precision"),
     )
     return _fit(ct_rhs, rhs_shape)
 
