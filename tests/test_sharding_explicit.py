@@ -355,6 +355,20 @@ def test_more_primitives_carry_layouts_and_refuse_as_jax():
             ox.jit(f)(put(ox, a, "x"), put(ox, a))
             return seen
         agree(inside, a)
+
+        def grads(ox, a):  # transposes' zeros take the cotangents' layout
+            jnp, lax = ox.jnp, ox.lax
+            fs = (
+                lambda v: jnp.take_along_axis(v, jnp.argsort(v, axis=1), 1),
+                lambda v: jnp.median(v, axis=1), lambda v: lax.top_k(v, 2)[0],
+                lambda v: lax.dynamic_slice(v, (0, 1), (8, 2)),
+                lambda v: v[:, jnp.array([0, 2])], lambda v: v[2:6],
+                lambda v: jnp.concatenate([v, v]),
+            )
+            x = put(ox, a, "x")
+            gs = [ox.jit(ox.grad(lambda v: (f(v) ** 2).sum()))(x) for f in fs]
+            return gs, [dims(ox, g) for g in gs]
+        agree(grads, a)
         print("ok")
         """
     )

@@ -523,25 +523,43 @@ def _scatter(name, avals, out, params):
     """JAX's rule (a gather in reverse): window dimensions of the updates
     taken whole match the operand's layout or both are unsplit; inserted
     dimensions, the indices and the updates' other dimensions are unsplit.
-    The result takes the operand's layout (filled in from the updates')."""
+    The result takes the operand's layout (filled in from the updates'). An
+    operand without a layout (a transpose's zeros; JAX's carry the layout)
+    takes the updates'; dimensions addressed element by element through an
+    iota index (`_scatter_batching`) stand for JAX's batching dimensions."""
     operand, indices, updates = avals[:3]
     dn = params["dimension_numbers"]
     ospec, ispec, uspec = _spec_of(operand), _spec_of(indices), _spec_of(updates)
     windows = [d for d in range(operand.ndim) if d not in dn.inserted_window_dims]
     pairs = list(zip(dn.update_window_dims, windows))
+    batching = _scatter_batching(operand, indices, updates, dn)
+    merged = list(ospec)
+    if operand.sharding is None:
+        for u, o in pairs:
+            if updates.shape[u] == operand.shape[o]:
+                merged[o] = uspec[u]
+    for d in batching:
+        merged[d] = merged[d] if merged[d] is not None else uspec[d]
     resolvable = (
         all(
             # an unsplit whole window takes the operand's layout (olympus
             # broadcasts updates without one; JAX's carry it)
-            (updates.shape[u] == operand.shape[o] and uspec[u] in (ospec[o], None))
-            or (uspec[u] is None and ospec[o] is None)
+            (updates.shape[u] == operand.shape[o] and uspec[u] in (merged[o], None))
+            or (uspec[u] is None and merged[o] is None)
             for u, o in pairs
         )
-        and all(ospec[d] is None for d in dn.inserted_window_dims)
+        and all(uspec[d] in (None, merged[d]) for d in batching)
+        and all(merged[d] is None for d in dn.inserted_window_dims if d not in batching)
         and all(
-            e is None for d, e in enumerate(uspec) if d not in dn.update_window_dims
+            e is None
+            for d, e in enumerate(uspec)
+            if d not in dn.update_window_dims and d not in batching
         )
-        and _unsplit(ispec)
+        and ispec[-1] is None
+        and all(
+            e is None or (d in batching and e == merged[d])
+            for d, e in enumerate(ispec[:-1])
+        )
     )
     if not resolvable:
         if _out_sharding_given.get():
@@ -553,10 +571,19 @@ def _scatter(name, avals, out, params):
             f"Got operand={operand.str_short()}, indices={indices.str_short()}, "
             f"updates={updates.str_short()}; reshard them (olympus.reshard) first."
         )
-    merged = list(ospec)
     for u, o in pairs:
         merged[o] = merged[o] if merged[o] is not None else uspec[u]
     return [merged]
+
+
+def _scatter_batching(operand, indices, updates, dn) -> set:
+    """Operand dimensions a scatter without windows addresses element by
+    element through updates of the operand's rank and the same size there
+    (an iota index: take_along_axis's, sort's or top_k's transpose): they
+    stand for JAX's batching dimensions."""
+    if dn.update_window_dims or updates.ndim != operand.ndim:
+        return set()
+    return {d for d in range(operand.ndim) if updates.shape[d] == operand.shape[d]}
 
 
 def _varying_shape(label):
@@ -608,6 +635,8 @@ def _concatenate(name, avals, out, params):
 
 def _dynamic_update_slice(name, avals, out, params):
     operand, update = avals[:2]
+    if operand.sharding is None:  # a transpose's zeros: JAX's carry the layout
+        return [_spec_of(update)]
     if _spec_of(operand) != _spec_of(update):
         raise ShardingTypeError(
             f"dynamic_update_slice operand sharding must be equal to update "
