@@ -369,6 +369,18 @@ def test_more_primitives_carry_layouts_and_refuse_as_jax():
             gs = [ox.jit(ox.grad(lambda v: (f(v) ** 2).sum()))(x) for f in fs]
             return gs, [dims(ox, g) for g in gs]
         agree(grads, a)
+
+        def batched(ox, a):  # vmap's gathers and scatters keep the batch's split
+            jnp, lax = ox.jnp, ox.lax
+            fs = (
+                lambda r: jnp.sort(r), lambda r: r[jnp.array([0, 2])],
+                lambda r: lax.dynamic_slice(r, (jnp.argmax(r),), (1,)),
+                lambda r: r.at[jnp.argmax(r)].set(0.0), lambda r: jnp.cumsum(r),
+            )
+            x = put(ox, a, "x")
+            ys = [ox.jit(ox.vmap(f))(x) for f in fs]
+            return ys, [dims(ox, y) for y in ys]
+        agree(batched, a)
         print("ok")
         """
     )

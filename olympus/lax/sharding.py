@@ -502,14 +502,12 @@ def _gather(name, avals, out, params):
 
 def _batching_stand_ins(operand, indices, ospec, ispec, partial) -> tuple:
     """`ispec` with each unsplit index dimension that stands for a batching
-    dimension (the indices' batch shape is the operand's, as take_along_axis
-    and sorting-based reductions build them: an iota index there) taking the
-    split of the operand dimension at its position, as JAX's batched gather."""
-    if indices.ndim - 1 != operand.ndim:
-        return ispec
+    dimension (of the size of the operand dimension at its position, as
+    take_along_axis, sorting-based reductions and vmap build them: an iota
+    index there) taking that dimension's split, as JAX's batched gather."""
     merged = list(ispec)
     for d in partial:
-        if ospec[d] is not None and merged[d] is None:
+        if d < indices.ndim - 1 and ospec[d] is not None and merged[d] is None:
             if indices.shape[d] == operand.shape[d]:
                 merged[d] = ospec[d]
     return tuple(merged)
@@ -538,8 +536,8 @@ def _scatter(name, avals, out, params):
         for u, o in pairs:
             if updates.shape[u] == operand.shape[o]:
                 merged[o] = uspec[u]
-    for d in batching:
-        merged[d] = merged[d] if merged[d] is not None else uspec[d]
+    for o, u in batching.items():
+        merged[o] = merged[o] if merged[o] is not None else uspec[u]
     resolvable = (
         all(
             # an unsplit whole window takes the operand's layout (olympus
@@ -548,12 +546,12 @@ def _scatter(name, avals, out, params):
             or (uspec[u] is None and merged[o] is None)
             for u, o in pairs
         )
-        and all(uspec[d] in (None, merged[d]) for d in batching)
+        and all(uspec[u] in (None, merged[o]) for o, u in batching.items())
         and all(merged[d] is None for d in dn.inserted_window_dims if d not in batching)
         and all(
             e is None
             for d, e in enumerate(uspec)
-            if d not in dn.update_window_dims and d not in batching
+            if d not in dn.update_window_dims and d not in batching.values()
         )
         and ispec[-1] is None
         and all(
@@ -576,14 +574,17 @@ def _scatter(name, avals, out, params):
     return [merged]
 
 
-def _scatter_batching(operand, indices, updates, dn) -> set:
-    """Operand dimensions a scatter without windows addresses element by
-    element through updates of the operand's rank and the same size there
-    (an iota index: take_along_axis's, sort's or top_k's transpose): they
-    stand for JAX's batching dimensions."""
-    if dn.update_window_dims or updates.ndim != operand.ndim:
-        return set()
-    return {d for d in range(operand.ndim) if updates.shape[d] == operand.shape[d]}
+def _scatter_batching(operand, indices, updates, dn) -> dict:
+    """{operand dimension: updates dimension} for the leading scatter
+    dimensions of the updates that address an inserted operand dimension at
+    the same position, of its size (an iota index: take_along_axis's, sort's
+    or top_k's transpose, vmap's batch): JAX's batching dimensions."""
+    scattered = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+    found = {}
+    for k, u in enumerate(scattered[: min(operand.ndim, indices.ndim - 1)]):
+        if k in dn.inserted_window_dims and updates.shape[u] == operand.shape[k]:
+            found[k] = u
+    return found
 
 
 def _varying_shape(label):
