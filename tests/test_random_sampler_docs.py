@@ -62,3 +62,27 @@ def test_documented_sampler_fills_in_only_what_is_missing():
     assert raises.index("InvalidKeyError") < raises.index("TypeError: dtype")
     assert raises.index("TypeError: dtype") < raises.index("ValueError")
     assert doc.index("Returns:") < doc.index("Raises:") < doc.index("Example:")
+
+
+def test_the_three_draws_example_opens_the_samplers_own():
+    @sampler_docs.documented_sampler(dtype=sampler_docs.INT_DTYPE, example="0.5")
+    def _law(key, p, shape=(), dtype=None):
+        """Samples of a law.
+
+        Args:
+          p: a probability.
+
+        Example:
+          >>> bool((x >= 0).all())
+          True
+        """
+
+    example = _law.__doc__.partition("\nExample:\n")[2]
+    assert example.splitlines() == [
+        "  >>> k = olympus.random.key(0)",
+        "  >>> x = olympus.random.law(k, 0.5, (3,))",
+        "  >>> x.shape, x.dtype",
+        "  ((3,), dtype('int32'))",
+        "  >>> bool((x >= 0).all())",
+        "  True",
+    ]

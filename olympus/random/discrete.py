@@ -415,7 +415,7 @@ def _poisson_rejection(key, lam, limit: int):
     return _transformed_rejection(key, shape, dtype, limit, round_)
 
 
-@documented_sampler(shape=BROADCAST_SHAPE)
+@documented_sampler(shape=BROADCAST_SHAPE, example="10.0, 0.5")
 def _binomial(key, n, p, shape=None, dtype=None):
     """Samples of the binomial distribution (counts, as floats).
 
@@ -428,12 +428,6 @@ def _binomial(key, n, p, shape=None, dtype=None):
     Args:
       n: the number of trials.
       p: the success probability of each trial.
-
-    Example:
-      >>> k = olympus.random.key(0)
-      >>> x = olympus.random.binomial(k, 10.0, 0.5, (3,))
-      >>> x.shape, x.dtype
-      ((3,), dtype('float32'))
     """
     out_dtype = _float_dtype(dtype)
     shape = _param_shape(shape, n, p)
@@ -582,7 +576,9 @@ def _binomial_btrs(key, n, p, limit: int):
     return _transformed_rejection(key, shape, dtype, limit, round_)
 
 
-@documented_sampler(shape=BROADCAST_SHAPE, dtype=INT_DTYPE, dtype_error=NOT_INT)
+@documented_sampler(
+    shape=BROADCAST_SHAPE, dtype=INT_DTYPE, dtype_error=NOT_INT, example="0.5"
+)
 def _geometric(key, p, shape=None, dtype=None):
     """Samples of the geometric distribution (trials to the first success).
 
@@ -592,10 +588,6 @@ def _geometric(key, p, shape=None, dtype=None):
       p: the success probability of each trial, in (0, 1].
 
     Example:
-      >>> k = olympus.random.key(0)
-      >>> x = olympus.random.geometric(k, 0.5, (3,))
-      >>> x.shape, x.dtype
-      ((3,), dtype('int32'))
       >>> bool((x >= 1).all())
       True
     """

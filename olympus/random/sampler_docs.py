@@ -61,17 +61,31 @@ def _args_section(fn: Callable, doc: str, standard: dict[str, str | None]) -> st
     return insert_section(doc, args)
 
 
+def _three_draws(name: str, args: str, dtype: str) -> str:
+    """The Example most samplers open with: three draws, their shape and dtype."""
+    call = f"olympus.random.{name}(k, {args}{', ' if args else ''}(3,))"
+    return (
+        f"Example:\n  >>> k = olympus.random.key(0)\n  >>> x = {call}\n"
+        f"  >>> x.shape, x.dtype\n  ((3,), dtype('{dtype}'))"
+    )
+
+
 def documented_sampler(
     *,
     shape: str = SHAPE,
     dtype: str = FLOAT_DTYPE,
     dtype_error: str | None = NOT_FLOAT,
     returns: str = SAMPLES,
+    example: str | None = None,
+    example_dtype: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """A decorator completing a sampler's docstring with the shared text: the
     key, shape and dtype arguments (where its own Args does not describe
     them), Returns (where it has none) and the Raises of a bad key and, when
-    it takes a dtype, a bad dtype (before its own Raises entries)."""
+    it takes a dtype, a bad dtype (before its own Raises entries). With
+    `example` (the arguments between the key and the shape, "" for none), the
+    Example begins with three draws and their shape and dtype (`example_dtype`,
+    by default the default int or float of `dtype`)."""
 
     def document(fn: Callable) -> Callable:
         doc = inspect.cleandoc(fn.__doc__ or "")
@@ -81,6 +95,9 @@ def documented_sampler(
         takes_dtype = "dtype" in inspect.signature(fn).parameters
         errors = [BAD_KEY] + ([dtype_error] if dtype_error and takes_dtype else [])
         sections.append("Raises:\n" + _indented(errors))
+        if example is not None:
+            kind = example_dtype or ("int32" if dtype == INT_DTYPE else "float32")
+            sections.append(_three_draws(fn.__name__.lstrip("_"), example, kind))
         fn.__doc__ = doc
         return with_sections(*sections)(fn)
 
