@@ -25,7 +25,7 @@ from olympus.backends.xla import client
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.sharding import NamedSharding
 from olympus.backends.xla import dispatch_native
-from olympus.backends.xla.dispatch import check_array_sizes
+from olympus.backends.xla.dispatch import buffer_of, check_array_sizes
 from olympus.backends.xla.dispatch_native import (
     NOT_TAKEN,
     builtin_flatten,
@@ -87,6 +87,9 @@ _MISS = object()
 _FAST_ARG_TYPES = (Array, np.ndarray)  # exact types whose calls can take the fast path
 # containers jaxlib's builtin flatten takes apart (`_call_tree`'s arguments)
 _TREE_TYPES = frozenset([tuple, list, dict, type(None)])
+# Python scalars a `__call__` hit takes as dynamic arguments (by value: their
+# buffers are made once, when the second call with that value is remembered)
+_SCALAR_TYPES = frozenset([bool, int, float, complex])
 _flatten = None  # dispatch_native.builtin_flatten(), once a call needs it
 
 
@@ -129,15 +132,20 @@ def _host_buffer(x: np.ndarray, aval: ShapedArray):
     )
 
 
-def _fast_entry(entry: Compiled) -> tuple:
+def _fast_entry(entry: Compiled, scalars=()) -> tuple | None:
     """What `JitFunction._fast` keeps for a signature: (Compiled, its
-    executable's `FastEntry` with the constants), the FastEntry None where
-    the call goes through `Compiled.run_buffers` (several outputs, ordered
-    effects, pure callbacks)."""
+    executable's `FastEntry` with the constants and the buffers of the
+    call's dynamic Python `scalars`, (leaf position, value) pairs), the
+    FastEntry None where the call goes through `Compiled.run_buffers`
+    (several outputs, ordered effects, pure callbacks); None where such a
+    call has scalars (it stays on the slow path)."""
     exe = entry.executable
-    if entry.single_out and not exe.waits:
-        return entry, exe.fast.with_consts(entry.const_bufs)
-    return entry, None
+    if not entry.single_out or exe.waits:
+        return None if scalars else (entry, None)
+    fast = exe.fast
+    if scalars:
+        fast = fast.with_inserted([(i, buffer_of(v)) for i, v in scalars])
+    return entry, fast.with_consts(entry.const_bufs)
 
 
 _NO_HIT = (None, None)  # what `JitFunction._fast` gives for a miss
@@ -166,23 +174,39 @@ def _converted_host_arguments(args) -> list | None:
 
 
 def _fast_key(args: tuple, dynamic) -> tuple | None:
-    """The `JitFunction._fast` key `__call__` builds for these positional
-    arguments (the avals of the dynamic ones, the type and value of the
-    static ones), or None where a call like this one cannot be its hit (a
-    dynamic argument that is not an Array or a NumPy array, a static one
-    that is; a container, which `_call_tree` takes)."""
-    key = []
+    """(the `JitFunction._fast` key `__call__` builds for these positional
+    arguments: the avals of the dynamic Arrays, the type and value of
+    anything else; the dynamic Python scalars as (leaf position, value)),
+    or None where a call like this one cannot be its hit (a static Array or
+    NumPy array, a dynamic argument of another kind, a float zero, whose
+    sign the key would not keep; a container, which `_call_tree` takes)."""
+    key, scalars, leaf = [], [], 0
     for i, a in enumerate(args):
         is_array = type(a) in _FAST_ARG_TYPES
-        if is_array != (i in dynamic) or type(a) in _TREE_TYPES:
+        is_dynamic = i in dynamic
+        if type(a) in _TREE_TYPES or (is_array and not is_dynamic):
             return None
         if type(a) is Array:
             key.append(a.aval)
         elif is_array:
             key.append(_ndarray_aval(a))
-        else:
+        elif not is_dynamic:
             key += (type(a), a)
-    return tuple(key)
+        elif type(a) in _SCALAR_TYPES and _keeps_sign(a):
+            scalars.append((leaf, a))
+            key += (type(a), a)
+        else:
+            return None
+        leaf += is_dynamic
+    return tuple(key), scalars
+
+
+def _keeps_sign(x) -> bool:
+    """Whether equal Python scalars of x's type are the same value: not for
+    a float or complex zero (0.0 == -0.0, and 1/x tells them apart)."""
+    if type(x) is float:
+        return x != 0
+    return type(x) is not complex or (x.real != 0 and x.imag != 0)
 
 
 def _tree_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
@@ -270,6 +294,7 @@ class JitFunction:
         # The config epoch _fast was filled in; never current for a function
         # with donated arguments, which no call finds in _fast.
         self._epoch = -1 if self.donate_argnums else _config_epoch
+        self._scalar_keys: dict = {}  # see `_seen_before`
         # call signature (Call.key) -> Compiled; bounded (olympus/caches.py);
         # same key -> (Traced, pjit body), for use inside traces. Shared by
         # every jit of the same function and options, as JAX's cache is keyed
@@ -643,17 +668,32 @@ class JitFunction:
     def _remember_fast(self, args, kwargs, call: Call, entry: Compiled) -> None:
         """Makes later calls like this one (not donating, no NaN checks, one
         device) `__call__` or `_call_tree` hits, where they can be."""
-        key = None if kwargs else _fast_key(args, call.dyn_argnums)
-        if key is None:
-            key = _tree_key(args, kwargs, call)
-        if key is None:
+        found = None if kwargs else _fast_key(args, call.dyn_argnums)
+        key, scalars = found or (_tree_key(args, kwargs, call), ())
+        if key is None or (scalars and not self._seen_before(key)):
+            return
+        hit = _fast_entry(entry, scalars)
+        if hit is None:
             return
         with self._lock:
             if self._epoch != _config_epoch or len(self._fast) >= JIT_CACHE_SIZE:
                 self._fast.clear()  # a new epoch, or bounded like the slow cache
                 self._host = None
                 self._epoch = _config_epoch
-            self._fast[key] = _fast_entry(entry)
+            self._fast[key] = hit
+
+    def _seen_before(self, key: tuple) -> bool:
+        """Whether a call with this key (holding Python scalars' values) came
+        before: only a value seen twice gets its buffers made and a `_fast`
+        entry, so that a loop passing a new value on every call does not pay
+        for entries it never hits."""
+        seen = self._scalar_keys  # no lock: a lost mark only delays an entry
+        if seen.pop(key, None) is not None:
+            return True
+        if len(seen) >= JIT_CACHE_SIZE:
+            seen.clear()
+        seen[key] = True
+        return False
 
     def _bind_in_trace(self, call: Call):
         # Named axes bound by an enclosing vmap/shard_map (olympus/tracer/axes.py)
@@ -702,6 +742,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         with self._lock:
             self._fast.clear()
+            self._scalar_keys.clear()
             self._host = None
         self._cache.clear()
         self._traced.clear()

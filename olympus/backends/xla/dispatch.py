@@ -82,6 +82,20 @@ class FastEntry:
         """Every output, as Arrays."""
         return [Array(b, a) for b, a in zip(self.outputs(buffers), self.out_avals)]
 
+    def with_inserted(self, inserts: list) -> FastEntry:
+        """The same program with these buffers put among the arguments,
+        (position, buffer) pairs by increasing position: a jitted call's
+        Python scalars, whose values are part of its cache key."""
+        execute = self.execute
+
+        def execute_inserted(buffers):
+            buffers = list(buffers)
+            for i, buf in inserts:
+                buffers.insert(i, buf)
+            return execute(buffers)
+
+        return FastEntry(execute_inserted, self.handlers, self.out_avals)
+
     def with_consts(self, consts: list) -> FastEntry:
         """The same program with these buffers passed before the arguments
         (a jitted function's captured constants)."""
