@@ -56,3 +56,12 @@ def test_lu_solve_agrees_with_jax(trans):
             B,
             rtol=1e-9,
         )
+
+
+@pytest.mark.parametrize(
+    "name", ["gammaln", "digamma", "erf", "erfc", "erfinv", "expit", "i0e", "i1e"]
+)
+def test_thin_special_wrappers_agree_with_jax(name):
+    """The one-line wrappers (lax's function on the operand as floats)."""
+    agree(lambda ox, x: getattr(ox.scipy.special, name)(x), X / 10)
+    agree(lambda ox, x: getattr(ox.scipy.special, name)(x), np.array([0, 1], np.int32))

@@ -62,8 +62,7 @@ def _inexact(*args):
 
 def gammaln(x):
     """log|Gamma(x)|."""
-    (x,) = _inexact(x)
-    return lax.lgamma(x)
+    return lax.lgamma(*_inexact(x))
 
 
 def gamma(x):
@@ -105,8 +104,7 @@ def _stirling_correction(z):
 
 def digamma(x):
     """The logarithmic derivative of Gamma, psi(x)."""
-    (x,) = _inexact(x)
-    return lax.digamma(x)
+    return lax.digamma(*_inexact(x))
 
 
 def polygamma(n, x):
@@ -116,26 +114,22 @@ def polygamma(n, x):
 
 
 def erf(x):
-    (x,) = _inexact(x)
-    return lax.erf(x)
+    return lax.erf(*_inexact(x))
 
 
 def erfc(x):
     """1 - erf(x), accurate where erf(x) is near 1."""
-    (x,) = _inexact(x)
-    return lax.erfc(x)
+    return lax.erfc(*_inexact(x))
 
 
 def erfinv(x):
     """The inverse of erf on (-1, 1); +-inf at +-1, NaN beyond."""
-    (x,) = _inexact(x)
-    return lax.erf_inv(x)
+    return lax.erf_inv(*_inexact(x))
 
 
 def expit(x):
     """The logistic sigmoid 1 / (1 + exp(-x))."""
-    (x,) = _inexact(x)
-    return lax.logistic(x)
+    return lax.logistic(*_inexact(x))
 
 
 def logit(x):
@@ -236,14 +230,12 @@ def zeta(x, q=None):
 
 def i0e(x):
     """e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0."""
-    (x,) = _inexact(x)
-    return lax.bessel_i0e(x)
+    return lax.bessel_i0e(*_inexact(x))
 
 
 def i1e(x):
     """e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1."""
-    (x,) = _inexact(x)
-    return lax.bessel_i1e(x)
+    return lax.bessel_i1e(*_inexact(x))
 
 
 def i0(x):
