@@ -190,3 +190,29 @@ def test_no_limit_with_none_or_a_negative_size(compilation_cache_dir, monkeypatc
         with olympus.config.override("olympus_compilation_cache_max_size", unlimited):
             _compile(scale)
     assert len(_entry_sizes(compilation_cache_dir)) == 2 and calls == []
+
+
+class _BytesClient:
+    """Stands in for the XLA client: an executable serialises to 5 bytes."""
+
+    @staticmethod
+    def serialize_executable(executable) -> bytes:
+        return b"entry"
+
+
+def test_eager_folder_is_scanned_once_per_tenth_of_its_cap(tmp_path, monkeypatch):
+    """Eager stores keep the folder at most EAGER_ENTRIES entries (one process)
+    and evict least recently used first, but scan the folder once every tenth
+    of the cap, not on every store (a full folder's scan costs a compile)."""
+    monkeypatch.setattr(compiler, "EAGER_ENTRIES", 50)
+    scans, entries = [], compiler._entries
+    monkeypatch.setattr(compiler, "_entries", lambda d: scans.append(d) or entries(d))
+    folder = tmp_path / "eager"
+    for i in range(200):
+        compiler._store_eager(_BytesClient, str(folder / f"{i:03d}.xla"), None)
+        os.utime(folder / f"{i:03d}.xla", (i, i))  # i is its last use
+        assert len(os.listdir(folder)) <= 50
+    assert len(scans) <= 200 // 5 + 1  # a scan every 5 stores (50 // 10), not 200
+    kept = sorted(os.listdir(folder))
+    assert kept == [f"{i:03d}.xla" for i in range(200 - len(kept), 200)]
+    assert len(kept) >= 45  # cut to the cap less a tenth at most

@@ -204,6 +204,14 @@ def make_room(directory: str, incoming: int, limit: int) -> bool:
     return True
 
 
+def _eager_folder_fits(counter: str, size: int, limit: int | None) -> bool:
+    """True for an eager entry whose folder, full of entries like it, would
+    stay under half the size limit: no scan of it against the limit is needed."""
+    return counter == "eager_stores" and (
+        limit is None or 2 * EAGER_ENTRIES * size <= limit
+    )
+
+
 def _store(client, path: str, executable, counter: str = "stores") -> None:
     """Writes atomically (temp file + rename), so readers never see half an
     entry, after making room for it under the size limit."""
@@ -212,6 +220,8 @@ def _store(client, path: str, executable, counter: str = "stores") -> None:
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
         limit = _max_size()
+        if _eager_folder_fits(counter, len(data), limit):
+            limit = None  # the eager folder's entry cap keeps it far under the limit
         if limit is not None and not make_room(directory, len(data), limit):
             logger.debug(
                 "persistent compilation cache: %s (%d bytes) exceeds the "
@@ -304,17 +314,32 @@ def compile_and_load(client, text: str, devices, options, eager: bool = False):
     return executable
 
 
+# Eager stores this process may still make before it scans the eager folder
+# again, per folder. A scan stats every entry, which costs about as much as a
+# one-op compile once the folder is full, so it runs once every tenth of
+# EAGER_ENTRIES stores, and a full folder is cut by that tenth more than needed.
+_eager_room: dict[str, int] = {}
+
+
 def _store_eager(client, path: str, executable) -> None:
-    """Writes an eager entry after deleting the least recently used ones
-    beyond `EAGER_ENTRIES - 1` (scanned only on a compile, which costs more)."""
+    """Writes an eager entry, keeping the folder near the `EAGER_ENTRIES` most
+    recently used. Other processes' stores between two scans are not counted,
+    so a shared folder may pass the cap by a tenth of it per other writer
+    until the next scan."""
     directory = os.path.dirname(path)
-    entries = _entries(directory)
-    for _, _, old in entries[: max(0, len(entries) - EAGER_ENTRIES + 1)]:
-        try:
-            os.remove(old)
-            _stats["evictions"] += 1
-        except OSError:  # another process removed it first
-            pass
+    if _eager_room.get(directory, 0) < 1:
+        step = max(1, EAGER_ENTRIES // 10)
+        entries = _entries(directory)
+        excess = len(entries) + 1 - EAGER_ENTRIES
+        cut = min(len(entries), excess + step - 1) if excess > 0 else 0
+        for _, _, old in entries[:cut]:
+            try:
+                os.remove(old)
+                _stats["evictions"] += 1
+            except OSError:  # another process removed it first
+                pass
+        _eager_room[directory] = min(step, EAGER_ENTRIES - (len(entries) - cut))
+    _eager_room[directory] -= 1
     _store(client, path, executable, "eager_stores")
 
 
