@@ -38,7 +38,8 @@ Eager one-primitive programs (`eager=True`) compile in tens of milliseconds,
 which a notebook's first cell pays once per distinct op, while loading one
 takes under a millisecond. They go to the `eager` subfolder whatever their
 compile time, counted apart (`eager_hits`, `eager_misses`, `eager_stores`)
-and kept to the `EAGER_ENTRIES` most recently used (a few KiB each), so they
+and kept to about the `EAGER_ENTRIES` most recently used (a few KiB each;
+the folder is scanned once per tenth of them written), so they
 never crowd the whole programs out of the folder's size limit.
 """
 
