@@ -166,3 +166,11 @@ def test_conv_transposes_share_their_padding_and_agree_with_jax():
         return ox.grad(loss, argnums=(0, 1))(x, w)
 
     agree(program, x, w, rtol=2e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["approx_max_k", "approx_min_k"])
+def test_approx_k_agree_with_jax(name):
+    """approx_max_k and approx_min_k: one body with JAX's signature."""
+    x = np.array([[3.0, 1.0, 2.0, 5.0], [0.0, -1.0, 4.0, 4.0]], np.float32)
+    agree(lambda ox, x: getattr(ox.lax, name)(x, 2), x)
+    agree(lambda ox, x: getattr(ox.lax, name)(x, 1, reduction_dimension=0), x)

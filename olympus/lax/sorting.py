@@ -464,15 +464,28 @@ _APPROX_RETURNS = "Returns:\n  (values, indices), each with the axis cut to k."
 _APPROX_RAISES = "Raises:\n  ValueError: k is out of range for the axis."
 
 
-@with_sections(_APPROX_ARGS, _APPROX_RETURNS, _APPROX_RAISES)
-def approx_max_k(
-    operand,
-    k: int,
-    reduction_dimension: int = -1,
-    recall_target: float = 0.95,
-    reduction_input_size_override: int = -1,
-    aggregate_to_topk: bool = True,
-):
+def _approx_extreme_k(largest: bool, doc: str):
+    """approx_max_k (largest) or approx_min_k with JAX's signature, computed
+    exactly by _extreme_k; `doc` is its summary and example."""
+    name = "approx_max_k" if largest else "approx_min_k"
+
+    def approx_k(
+        operand,
+        k: int,
+        reduction_dimension: int = -1,
+        recall_target: float = 0.95,
+        reduction_input_size_override: int = -1,
+        aggregate_to_topk: bool = True,
+    ):
+        return _extreme_k(name, operand, k, reduction_dimension, recall_target, largest)
+
+    approx_k.__name__ = approx_k.__qualname__ = name
+    approx_k.__doc__ = doc
+    return with_sections(_APPROX_ARGS, _APPROX_RETURNS, _APPROX_RAISES)(approx_k)
+
+
+approx_max_k = _approx_extreme_k(
+    True,
     """The `k` largest entries along an axis and their indices.
 
     The `k` largest entries along `reduction_dimension` and their indices,
@@ -483,21 +496,10 @@ def approx_max_k(
       >>> values, indices = lax.approx_max_k(np.float32([[3, 1, 2, 5]]), 2)
       >>> values, indices
       (Array([[5., 3.]], dtype=float32), Array([[3, 0]], dtype=int32))
-    """
-    return _extreme_k(
-        "approx_max_k", operand, k, reduction_dimension, recall_target, True
-    )
-
-
-@with_sections(_APPROX_ARGS, _APPROX_RETURNS, _APPROX_RAISES)
-def approx_min_k(
-    operand,
-    k: int,
-    reduction_dimension: int = -1,
-    recall_target: float = 0.95,
-    reduction_input_size_override: int = -1,
-    aggregate_to_topk: bool = True,
-):
+    """,
+)
+approx_min_k = _approx_extreme_k(
+    False,
     """The `k` smallest entries along an axis and their indices.
 
     The `k` smallest entries along `reduction_dimension` and their indices,
@@ -506,7 +508,5 @@ def approx_min_k(
     Example:
       >>> lax.approx_min_k(jnp.array([3.0, 1.0, 2.0]), 2)
       [Array([1., 2.], dtype=float32), Array([1, 2], dtype=int32)]
-    """
-    return _extreme_k(
-        "approx_min_k", operand, k, reduction_dimension, recall_target, False
-    )
+    """,
+)
