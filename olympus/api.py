@@ -221,7 +221,9 @@ def typeof(x) -> ShapedArray:
     from olympus.prng import PRNGKeyArray
 
     if isinstance(x, PRNGKeyArray):
-        return KeyArrayType(x.shape, x.dtype)
+        words = typeof(x.data).sharding  # the key axes' part of the words' layout
+        sharding = None if words is None else words._replace(spec=words.spec[: x.ndim])
+        return KeyArrayType(x.shape, x.dtype, sharding=sharding)
     if isinstance(x, Ref):  # its type: AbstractRef of its value's
         return AbstractRef(x._aval)
     from olympus.lax.sharding import unsplit_type
@@ -237,10 +239,15 @@ class KeyArrayType(NamedTuple):
     shape: tuple
     dtype: Any
     weak_type: bool = False
+    sharding: Any = None  # as ShapedArray's: None unless laid out on Explicit axes
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def update(self, **fields) -> KeyArrayType:
+        """A copy with the given fields (shape, dtype, weak_type, sharding)."""
+        return self._replace(**{k: v for k, v in fields.items() if v is not None})
 
     def str_short(self) -> str:
         return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"

@@ -162,6 +162,18 @@ class PRNGKeyArray:
         self.data.block_until_ready()
         return self
 
+    # where the keys live: their words' placement
+    @property
+    def sharding(self):
+        return self.data.sharding
+
+    def devices(self) -> set:
+        return self.data.devices()
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self.data.is_fully_addressable
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a scalar PRNG key array (shape ())")

@@ -366,3 +366,14 @@ def test_vjp_takes_a_key_cotangent_as_float0_of_its_shape():
         return pullback((1.0, np.zeros((2,), ox.dtypes.float0)))
 
     agree(program)
+
+
+def test_typeof_and_placement_of_keys():
+    agree(
+        lambda ox: str(ox.typeof(ox.random.split(ox.random.key(0))).update(shape=(3,)))
+    )
+    agree(lambda ox: len(ox.random.key(0).devices()))
+    agree(lambda ox: ox.random.key(0).is_fully_addressable)
+    k = olympus.random.split(olympus.random.key(0))
+    assert olympus.typeof(k).sharding == olympus.typeof(k.data).sharding  # None here
+    assert k.sharding == k.data.sharding
