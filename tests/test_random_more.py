@@ -74,11 +74,15 @@ def binomial_pmf(n: int, p: float) -> dict[int, float]:
     return {k: math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)}
 
 
-def check_keys_jit_vmap(sample, integer: bool = False, jit: bool = True) -> None:
+def check_keys_jit_vmap(
+    sample, integer: bool = False, jit: bool = True, jit_of_vmap: bool = False
+) -> None:
     """The same key gives the same numbers; jit gives eager's; vmap over split
     keys gives the loop over them. `sample` returns an array or a tuple;
     `jit=False` skips the jit check (one sampler alone: its public function
-    is a compiled program already)."""
+    is a compiled program already); `jit_of_vmap=True` checks both at once
+    through jit(vmap(sample)), whose row 0 must be eager's (one compile of the
+    batched program instead of a jit and a vmap of every sampler)."""
 
     def as_tuple(out):
         return tuple(np.asarray(o) for o in (out if isinstance(out, tuple) else (out,)))
@@ -86,8 +90,12 @@ def check_keys_jit_vmap(sample, integer: bool = False, jit: bool = True) -> None
     keys = random.split(random.key(99), 3)
     loop = [as_tuple(sample(keys[i])) for i in range(3)]
     again = as_tuple(sample(keys[0]))
-    jitted = as_tuple(olympus.jit(sample)(keys[0])) if jit else loop[0]
-    mapped = as_tuple(olympus.vmap(sample)(keys))
+    if jit_of_vmap:
+        mapped = as_tuple(olympus.jit(olympus.vmap(sample))(keys))
+        jitted = tuple(m[0] for m in mapped)
+    else:
+        jitted = as_tuple(olympus.jit(sample)(keys[0])) if jit else loop[0]
+        mapped = as_tuple(olympus.vmap(sample)(keys))
     for j, first in enumerate(loop[0]):
         stacked = np.stack([out[j] for out in loop])
         np.testing.assert_array_equal(again[j], first)
@@ -426,8 +434,12 @@ def test_shapes_and_dtypes(name):
 
 def test_keys_jit_vmap_for_all_samplers():
     """One program holding every continuous sampler: jit == eager and vmap ==
-    a loop, element by element (one compile, not one per sampler)."""
-    check_keys_jit_vmap(lambda k: tuple(SAMPLERS[n](k) for n in sorted(SAMPLERS)))
+    a loop, element by element (one compile of jit(vmap(...)), not a jit and
+    a vmap of each sampler; eager vmap is test_random_extra's and
+    test_random's)."""
+    check_keys_jit_vmap(
+        lambda k: tuple(SAMPLERS[n](k) for n in sorted(SAMPLERS)), jit_of_vmap=True
+    )
 
 
 def test_raw_keys_and_requested_dtypes():
