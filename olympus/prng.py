@@ -27,16 +27,13 @@ import numpy as np
 
 from olympus import lax
 from olympus.backends.xla.array import register_array_type
-from olympus.tracer.errors import OlympusTypeError
+from olympus.lax.key_arrays import KeyArrayTypeError, holds_keys, moving_keys
+from olympus.lax.key_arrays import register as register_key_array
 from olympus.tracer.functions import ShapeDtypeStruct
 from olympus.tracer.pytree import register_pytree_node, tree_map
 from olympus.tracer.user_trees import register_opaque_leaf
 
 KEY_WORDS = 2  # a threefry2x32 key is two uint32 words
-
-
-class KeyArrayTypeError(OlympusTypeError):
-    """A typed PRNG key array was used where a numeric array is expected."""
 
 
 class prng_key:  # lower case: named like NumPy's abstract scalar types, as JAX does)
@@ -309,6 +306,7 @@ register_pytree_node(
     PRNGKeyArray, lambda k: ((k.data,), None), lambda _, c: PRNGKeyArray(c[0])
 )
 register_opaque_leaf(PRNGKeyArray)
+register_key_array(PRNGKeyArray)
 
 
 # ---- the jnp functions JAX defines on key arrays ------------------------------------
@@ -412,62 +410,6 @@ def selecting_keys(numeric, keyed):
     return select
 
 
-# Functions that only move, pick or repeat elements (reshape, take, roll, ...)
-# run on the positions of the keys in a table of all the keys' words, whose
-# rows they then look up: each keeps its own rules for shapes and axes.
-def _positions(value, keys: list, name: str):
-    """`value` (an operand, or a list of them) with each key array replaced by
-    the int32 positions of its keys in the table; `keys` collects them."""
-    if isinstance(value, PRNGKeyArray):
-        start = sum(k.size for k in keys)
-        keys.append(value)
-        return np.arange(start, start + value.size, dtype=np.int32).reshape(value.shape)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_positions(v, keys, name) for v in value)
-    raise KeyArrayTypeError(
-        f"jnp.{name}: cannot mix typed PRNG key arrays with other arrays (got a "
-        f"{type(value).__name__}); wrap raw words with random.wrap_key_data first"
-    )
-
-
-def _holds_keys(value) -> bool:
-    if isinstance(value, (list, tuple)):
-        return any(_holds_keys(v) for v in value)
-    return isinstance(value, PRNGKeyArray)
-
-
-def _look_up(out, table):
-    if isinstance(out, (list, tuple)):
-        return type(out)(_look_up(o, table) for o in out)
-    return PRNGKeyArray(table[out])
-
-
-def moving_keys(numeric, *operands):
-    """The jnp function `numeric`, whose `operands` (argument positions, or
-    keyword names) may hold typed key arrays, as JAX's key dtypes allow."""
-    name = numeric.__name__
-
-    @functools.wraps(numeric)
-    def moved(*args, **kwargs):
-        places = [i for i in operands if isinstance(i, int) and i < len(args)]
-        places += [i for i in operands if isinstance(i, str) and i in kwargs]
-        if not any(
-            _holds_keys(args[i] if isinstance(i, int) else kwargs[i]) for i in places
-        ):
-            return numeric(*args, **kwargs)
-        args, keys = list(args), []
-        for i in places:
-            if isinstance(i, int):
-                args[i] = _positions(args[i], keys, name)
-            else:
-                kwargs[i] = _positions(kwargs[i], keys, name)
-        rows = [lax.reshape(k.data, (k.size, KEY_WORDS)) for k in keys]
-        table = rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
-        return _look_up(numeric(*args, **kwargs), table)
-
-    return moved
-
-
 def words_like(numeric):
     """jnp.zeros_like / ones_like / empty_like / full_like, which JAX defines on
     key arrays word by word: a key of all zeros, all ones, or the fill value."""
@@ -510,7 +452,7 @@ def arrays_of_keys(numeric):
 
     @functools.wraps(numeric)
     def make(obj, *args, **kwargs):
-        if isinstance(obj, (list, tuple)) and _holds_keys(obj):
+        if isinstance(obj, (list, tuple)) and holds_keys(obj):
             return moving_keys(numeric, 0)(obj, *args, **kwargs)
         return numeric(obj, *args, **kwargs)
 

@@ -377,3 +377,36 @@ def test_typeof_and_placement_of_keys():
     k = olympus.random.split(olympus.random.key(0))
     assert olympus.typeof(k).sharding == olympus.typeof(k.data).sharding  # None here
     assert k.sharding == k.data.sharding
+
+
+def test_lax_functions_of_keys():
+    """The lax functions that only move or pick elements, on key arrays as
+    JAX defines them (olympus.lax.key_arrays)."""
+
+    def program(ox):
+        lax, data = ox.lax, ox.random.key_data
+        k, ks = ox.random.key(0), ox.random.split(ox.random.key(1), 4)
+        g = ks.reshape(2, 2)
+        mask = ox.jnp.array([True, False, True, False])
+        outs = [
+            lax.select(mask, ks, ks[::-1]), lax.select_n(True, k, ks[0]),
+            lax.concatenate([ks, ks], 0), lax.reshape(ks, (2, 2)), lax.broadcast(k, (3,)),
+            lax.broadcast_in_dim(ks, (2, 4), (1,)), lax.transpose(g, (1, 0)),
+            lax.squeeze(ks[None], (0,)), lax.expand_dims(ks, (0,)),
+            lax.slice(ks, (1,), (3,)), lax.slice_in_dim(ks, 0, 2),
+            lax.index_in_dim(ks, 1, keepdims=False), lax.dynamic_slice(ks, (1,), (2,)),
+            lax.dynamic_index_in_dim(ks, 2, keepdims=False),
+            lax.dynamic_update_slice(ks, ks[:2], (1,)),
+            lax.dynamic_update_index_in_dim(ks, k, 3, 0), lax.rev(ks, (0,)),
+        ]  # fmt: skip
+        return [data(x) for x in outs]
+
+    agree(program)
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.jit(lambda ks, i: ox.lax.dynamic_index_in_dim(ks, i, keepdims=False))(
+                ox.random.split(ox.random.key(1), 4), 2
+            )
+        )
+    )
+    agree(lambda ox: ox.lax.select(True, ox.random.key(0), ox.jnp.zeros(2, "uint32")))

@@ -340,3 +340,19 @@ __all__ = [
     "with_sharding_constraint",
     "zeta",
 ]
+
+# JAX defines these on typed PRNG key arrays too (olympus.prng registers them):
+# the key operands' positions, as olympus.lax.key_arrays explains
+from olympus.lax import key_arrays as _key_arrays  # noqa: E402
+
+for _name, _operands in {
+    "select": (1, 2), "select_n": range(1, 33), "concatenate": (0,), "reshape": (0,),
+    "broadcast": (0,), "broadcast_in_dim": (0,), "transpose": (0,), "squeeze": (0,),
+    "expand_dims": (0,), "slice": (0,), "slice_in_dim": (0,), "index_in_dim": (0,),
+    "dynamic_slice": (0,), "dynamic_slice_in_dim": (0,), "dynamic_index_in_dim": (0,),
+    "dynamic_update_slice": (0, 1), "dynamic_update_slice_in_dim": (0, 1),
+    "dynamic_update_index_in_dim": (0, 1), "rev": (0,), "gather": (0,), "tile": (0,),
+    "split": (0,),
+}.items():  # fmt: skip
+    globals()[_name] = _key_arrays.moving_keys(globals()[_name], *_operands)
+del _name, _operands
