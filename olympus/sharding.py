@@ -104,7 +104,7 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
 
     Example:
       >>> mesh = olympus.make_mesh((1,), ("x",))
-      >>> s = NamedSharding(mesh, P("x"))
+      >>> s = olympus.NamedSharding(mesh, olympus.P("x"))
       >>> olympus.make_array_from_callback((3,), s, lambda i: np.arange(3.0)[i])
       Array([0., 1., 2.], dtype=float32)
     """
@@ -174,7 +174,7 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
 
     Example:
       >>> mesh = olympus.make_mesh((1,), ("x",))
-      >>> s = NamedSharding(mesh, P("x"))
+      >>> s = olympus.NamedSharding(mesh, olympus.P("x"))
       >>> olympus.make_array_from_process_local_data(s, np.arange(2.0))
       Array([0., 1.], dtype=float32)
     """
