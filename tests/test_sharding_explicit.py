@@ -385,3 +385,65 @@ def test_more_primitives_carry_layouts_and_refuse_as_jax():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
+    """vmap of a jitted function (and of jnp functions run as one program)
+    keeps the batch's split; matrix decompositions keep the batch dims'
+    layout and refuse split matrix dims; jnp.nonzero refuses a split array
+    (its positions are a running count over the whole array)."""
+    out = run(
+        """
+        m = np.eye(4, dtype=np.float32) * 4 + np.arange(16, dtype=np.float32).reshape(4, 4) / 64
+        b = np.stack([m + m.T] * 4)
+        def batched(ox, a):
+            jnp, x = ox.jnp, put(ox, a, "x")
+            ys = [
+                ox.vmap(lambda r: jnp.pad(r, (1, 1)))(x),
+                ox.vmap(ox.jit(lambda r: r * 2))(put(ox, a, "x", "y")),
+                ox.vmap(ox.jit(lambda r: r.sum()), in_axes=1)(put(ox, a, None, "y")),
+                ox.jit(ox.vmap(ox.jit(lambda r, s: r * s)))(x, x),
+            ]
+            with ox.set_mesh(mesh_of(ox)):  # JAX's eager grad here needs one
+                loss = lambda v: ox.vmap(ox.jit(lambda r: (r**2).sum()))(v).sum()
+                ys.append(ox.grad(loss)(x))
+            return ys, [dims(ox, y) for y in ys]
+        agree(batched, a)
+
+        def decompositions(ox, b):
+            L, u = ox.lax.linalg, put(ox, b, "x")
+            lower = L.cholesky(u)
+            outs = (
+                lower, *L.qr(u), *L.eigh(u), *L.lu(u), *L.eig(u, compute_left_eigenvectors=False),
+                L.triangular_solve(lower, put(ox, b, "x", None, "y"), left_side=True, lower=True),
+                L.triangular_solve(put(ox, b, None, "y"), u, left_side=True, lower=True),
+                ox.jit(L.cholesky)(u), ox.jnp.linalg.solve(u, u),
+            )
+            return [dims(ox, v) for v in outs], lower
+        agree(decompositions, b)
+
+        def kind(ox, make):
+            try:
+                make(ox)
+            except Exception as err:
+                return type(err).__name__
+            return None
+        L = lambda ox: ox.lax.linalg
+        refusals = [
+            lambda ox: L(ox).qr(put(ox, b, None, "x")),
+            lambda ox: ox.jit(L(ox).svd)(put(ox, b, None, "y")),
+            lambda ox: L(ox).lu(put(ox, b, None, None, "x")),
+            lambda ox: L(ox).cholesky(put(ox, b, None, "x")),
+            lambda ox: ox.jnp.nonzero(put(ox, a, "x")),
+            lambda ox: ox.jit(lambda v: ox.jnp.nonzero(v, size=3))(put(ox, a, None, "y")),
+            lambda ox: ox.jnp.argwhere(put(ox, a, "x")),
+            lambda ox: ox.jnp.flatnonzero(put(ox, a, "x")),
+        ]
+        for i, make in enumerate(refusals):
+            ours, theirs = run_both(lambda ox, a: kind(ox, make), a)
+            assert ours == theirs == "ShardingTypeError", (i, ours, theirs)
+        agree(lambda ox, a: ox.jnp.nonzero(put(ox, a) - 3), a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

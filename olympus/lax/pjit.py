@@ -21,7 +21,7 @@ from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
 from olympus.ir.core import ClosedOlympuspr, Primitive, all_primitives
 from olympus.ir.pruning import call_forwards, dce_call, dce_rules, forwarding_rules
 from olympus.ir.structure import call_structure, declare
-from olympus.tracer.core import set_current_trace
+from olympus.tracer.core import aval_of, set_current_trace
 from olympus.transforms.ad_util import is_zero
 from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.jvp import jvp_rules
@@ -92,14 +92,24 @@ def _pjit_batch_rule(axis_size, vals, dims, *, olympuspr: ClosedOlympuspr, name:
     """The jitted sub-program is batched into a new pjit (still one call)."""
     in_batched = [d is not None for d in dims]
     force_out = [False] * len(olympuspr.out_avals)
-    batched, out_batched = cached_batch_program(
-        olympuspr, axis_size, in_batched, force_out, name
-    )
     vals = [
         v if d is None else batch_to_front(v, axis_size, d) for v, d in zip(vals, dims)
     ]
+    batched, out_batched = cached_batch_program(
+        olympuspr, axis_size, in_batched, force_out, name, _split_batch_avals(vals)
+    )
     outs = pjit_p.bind(*batched.consts, *vals, olympuspr=batched.closed, name=name)
     return outs, [0 if b else None for b in out_batched]
+
+
+def _split_batch_avals(vals) -> list | None:
+    """The batched operands' types where one holds a sharding (a batch split
+    between devices in explicit mode: the batched body keeps it, as JAX's);
+    None otherwise, and the body is typed from the per-example program."""
+    avals = [aval_of(v) for v in vals]
+    if all(getattr(a, "sharding", None) is None for a in avals):
+        return None
+    return avals
 
 
 batch_rules[pjit_p] = _pjit_batch_rule

@@ -701,6 +701,55 @@ def _same_as_operand(name, avals, out, params):
     return [_spec_of(avals[0])[: out.ndim] + (None,) * (out.ndim - avals[0].ndim)]
 
 
+def _linalg(*ranks: int):
+    """JAX's rule for matrix decompositions (cholesky, lu, qr, eigh, svd,
+    ...): each operand's last `rank` dimensions (the matrix) unsplit, the
+    batch dimensions split alike; every result keeps that batch layout."""
+
+    def rule(name, avals, out, params):
+        batches = []
+        for i, (rank, aval) in enumerate(zip(ranks, avals)):
+            spec = _spec_of(aval)
+            if not _unsplit(spec[aval.ndim - rank :]):
+                raise ShardingTypeError(
+                    f"Input {i} to {name} must be unsharded on non-batch "
+                    f"dimensions, but got {_as_spec(spec)}; reshard its last "
+                    f"{rank} dimensions unsplit (olympus.reshard) first."
+                )
+            batches.append(spec[: aval.ndim - rank])
+        _same_batches(name, batches)
+        return [batches[0]] * 4  # results' leading dims; the rest unsplit
+
+    return rule
+
+
+def _same_batches(name, batches) -> None:
+    if any(b != batches[0] for b in batches[1:]):
+        shown = ", ".join(str(_as_spec(b)) for b in batches)
+        raise ShardingTypeError(
+            f"All inputs to {name} must have the same batch sharding, but got "
+            f"{shown}; reshard them alike (olympus.reshard) first."
+        )
+
+
+def _triangular_solve(name, avals, out, params):
+    """JAX's triangular_solve rule: the dimension `a` contracts with `b`
+    unsplit in both; the result takes a's other matrix dimension's layout
+    and b's free one."""
+    a, b = (_spec_of(v) for v in avals)
+    left, trans = params["left_side"], params["transpose_a"]
+    _same_batches(name, [a[:-2], b[:-2]])
+    if a[-2:][left ^ trans] is not None or b[-2:][not left] is not None:
+        raise ShardingTypeError(
+            f"triangular solve inputs must be unsharded on the contracting "
+            f"axis, but got a: {_as_spec(a)}, b: {_as_spec(b)} with "
+            f"left_side={left} and transpose_a={trans}; reshard it unsplit "
+            f"(olympus.reshard) first."
+        )
+    mat = [a[-2:][trans], b[-1]] if left else [b[-2], a[-2:][not trans]]
+    return [(*a[:-2], *mat)]
+
+
 class RepeatShardingError(ValueError):
     """jnp.repeat along a split axis inside `set_mesh` without out_sharding=
     (JAX's ValueError): the repeated pieces' layout is the caller's choice."""
@@ -731,6 +780,20 @@ def refuse_split_axis(api: str, operand, axis: int) -> None:
         f"Input should be unsharded over the axis being reduced. Got input "
         f"type={aval.str_short()} and axis={axis} ({api}); reshard it unsplit "
         f"there (olympus.reshard) first."
+    )
+
+
+def refuse_split_operand(api: str, operand) -> None:
+    """JAX's refusal of a split operand where every element's result depends
+    on all the elements before it in flat order (jnp.nonzero's running count
+    of the nonzero elements)."""
+    aval = getattr(operand, "aval", None)
+    if aval is None or aval.sharding is None or _unsplit(_spec_of(aval)):
+        return
+    raise ShardingTypeError(
+        f"The input should be fully replicated when axis is not specified to "
+        f"cumsum. Got input type={aval.str_short()} ({api}); reshard it "
+        f"unsplit (olympus.reshard(x, P())) first."
     )
 
 
@@ -772,6 +835,9 @@ sharding_rules: dict = {
     "conv_general_dilated": _conv,
     "fft": _same_as_operand,
     "bitcast_convert_type": _same_as_operand,
+    **{n: _linalg(2) for n in "cholesky lu eigh geqrf svd eig qr".split()},
+    "householder_product": _linalg(2, 1),
+    "triangular_solve": _triangular_solve,
 }
 
 
@@ -805,8 +871,10 @@ def stacked(aval, length: int):
 
 
 def _typed(aval, entries, mesh):
-    """`aval` with the layout `entries`; an unsplit value's type holds none
-    (so it equals the type of the same value made without a mesh)."""
+    """`aval` with the layout `entries` (the leading dimensions' where fewer:
+    the rest unsplit); an unsplit value's type holds none (so it equals the
+    type of the same value made without a mesh)."""
+    entries = (*entries[: aval.ndim], *(None,) * (aval.ndim - len(entries)))
     if all(e is None for e in entries):
         if aval.sharding is None:
             return aval

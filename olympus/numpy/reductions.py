@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 from olympus import lax
-from olympus.lax.sharding import accepts_out_sharding
+from olympus.lax.sharding import accepts_out_sharding, refuse_split_operand
 from olympus.lax import reductions as lax_reductions
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
@@ -944,11 +944,14 @@ def nonzero(a, *, size=None, fill_value=None):
 
     Raises:
       ValueError: a is traced (under jit) and size is not given.
+      ShardingTypeError: a is split between devices on Explicit mesh axes
+        (as JAX: the positions are a running count over all of a).
 
     Example:
       >>> jnp.nonzero(jnp.array([0, 5, 0, 7]))
       (Array([1, 3], dtype=int32),)
     """
+    refuse_split_operand("jnp.nonzero", a)
     if size is None:
         return concrete_nonzero(a)
     a = to_operand(a)

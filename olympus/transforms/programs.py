@@ -377,13 +377,19 @@ def transpose_call(
 
 # ---- batching --------------------------------------------------------------------
 def batch_program(
-    closed: ClosedOlympuspr, axis_size: int, in_batched, force_out, name: str
+    closed: ClosedOlympuspr,
+    axis_size: int,
+    in_batched,
+    force_out,
+    name: str,
+    batched_avals=None,
 ) -> tuple[SubProgram, list[bool]]:
     """The per-example program run on a batch, with the batch at axis 0 of
     the batched inputs and outputs. Outputs in `force_out` are batched even
     when they do not vary over the batch; returns the program and which
-    outputs are batched."""
-    in_avals = [
+    outputs are batched. `batched_avals` (where given) are the batched
+    inputs' types, so a batch split between devices keeps its layout."""
+    in_avals = batched_avals or [
         a.update(shape=(axis_size, *a.shape)) if b else a
         for a, b in zip(closed.in_avals, in_batched)
     ]
@@ -419,13 +425,22 @@ def batch_program(
 
 
 def cached_batch_program(
-    closed: ClosedOlympuspr, axis_size: int, in_batched, force_out, name: str
+    closed: ClosedOlympuspr,
+    axis_size: int,
+    in_batched,
+    force_out,
+    name: str,
+    batched_avals=None,
 ):
     """`batch_program` of a call's program, cached (an eager vmap of a jitted
-    function compiles its batched program once)."""
+    function compiles its batched program once per batch layout)."""
     key = ("vmap", axis_size, tuple(in_batched), tuple(force_out), rule_axis_name())
+    if batched_avals:
+        key += (tuple(batched_avals),)
     return cached_program(
         closed,
         key,
-        lambda: batch_program(closed, axis_size, in_batched, force_out, name),
+        lambda: batch_program(
+            closed, axis_size, in_batched, force_out, name, batched_avals
+        ),
     )
