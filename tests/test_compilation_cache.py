@@ -216,3 +216,26 @@ def test_eager_folder_is_scanned_once_per_tenth_of_its_cap(tmp_path, monkeypatch
     kept = sorted(os.listdir(folder))
     assert kept == [f"{i:03d}.xla" for i in range(200 - len(kept), 200)]
     assert len(kept) >= 45  # cut to the cap less a tenth at most
+
+
+def test_writes_under_a_limit_rescan_the_folder_only_when_room_may_run_out(
+    tmp_path, monkeypatch
+):
+    """A store scans the folder (make_room) only when the room its last scan
+    found may be used up: once for 50 small entries under a large limit, and
+    the limit is still kept when entries fill it (one process)."""
+    scans, make_room = [], compiler.make_room
+    monkeypatch.setattr(
+        compiler, "make_room", lambda *a: scans.append(a) or make_room(*a)
+    )
+    for limit, count in ((10**9, 50), (100, 60)):
+        folder = tmp_path / str(limit)
+        scans.clear()
+        with olympus.config.override("olympus_compilation_cache_max_size", limit):
+            for i in range(count):
+                compiler._store(_BytesClient, str(folder / f"{i:03d}.xla"), None)
+                os.utime(folder / f"{i:03d}.xla", (i, i))
+        total = sum(p.stat().st_size for p in folder.iterdir())
+        assert total <= limit and (limit < 10**9 or len(scans) == 1), (total, scans)
+    kept = sorted(os.listdir(tmp_path / "100"))
+    assert kept == [f"{i:03d}.xla" for i in range(60 - len(kept), 60)]

@@ -202,6 +202,26 @@ def make_room(directory: str, incoming: int, limit: int) -> bool:
         except OSError:  # another process evicted or is reading it: count it gone
             pass
         total -= size
+    _known_room[(directory, limit)] = [(limit - total - incoming) // 10, 100]
+    return True
+
+
+# What the last scan of a folder under a size limit left room for, per
+# (folder, limit): [bytes, stores] this process may still write before it
+# scans again. A scan stats every entry (thousands in a long-used folder), so
+# it is repeated only after a tenth of the room it found, or 100 stores, is
+# used; other processes' writes in between are not counted.
+_known_room: dict[tuple[str, int], list[int]] = {}
+
+
+def _fits_known_room(directory: str, size: int, limit: int) -> bool:
+    """True (and the room counted down) when the last scan of `directory`
+    under `limit` left room for `size` more bytes: no scan is needed now."""
+    room = _known_room.get((directory, limit))
+    if room is None or room[0] < size or room[1] < 1:
+        return False
+    room[0] -= size
+    room[1] -= 1
     return True
 
 
@@ -223,7 +243,11 @@ def _store(client, path: str, executable, counter: str = "stores") -> None:
         limit = _max_size()
         if _eager_folder_fits(counter, len(data), limit):
             limit = None  # the eager folder's entry cap keeps it far under the limit
-        if limit is not None and not make_room(directory, len(data), limit):
+        if (
+            limit is not None
+            and not _fits_known_room(directory, len(data), limit)
+            and not make_room(directory, len(data), limit)
+        ):
             logger.debug(
                 "persistent compilation cache: %s (%d bytes) exceeds the "
                 "%d-byte limit; not written",
