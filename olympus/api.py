@@ -467,7 +467,16 @@ def _at_user_line() -> str:
 
 
 def pmap(
-    fun: Callable, axis_name: str | None = None, *, in_axes=0, out_axes=0, devices=None
+    fun: Callable,
+    axis_name: str | None = None,
+    *,
+    in_axes=0,
+    out_axes=0,
+    static_broadcasted_argnums: int | Sequence[int] = (),
+    devices=None,
+    backend: str | None = None,
+    axis_size: int | None = None,
+    donate_argnums: int | Sequence[int] = (),
 ):
     """Returns `fun` run in parallel, one device per index of the mapped axis.
 
@@ -481,14 +490,24 @@ def pmap(
       in_axes: an int or None for all positional arguments, or one per
         argument: the axis mapped over devices.
       out_axes: where the mapped axis goes in the outputs.
+      static_broadcasted_argnums: positional arguments passed to every
+        device as they are (hashable Python values, compiled for, as jit's
+        static_argnums); in_axes then counts them too, as JAX's.
       devices: the devices to use (default: the first ones).
+      backend: the platform whose devices to use ('cpu', 'gpu', ...) when
+        `devices` is None.
+      axis_size: the mapped axis's size, checked against the arguments'.
+      donate_argnums: positional arguments whose buffers the computation may
+        reuse (as jit's; a static argument is never donated).
 
     Returns:
       A function returning `fun`'s outputs stacked along `out_axes`.
 
     Raises:
-      ValueError: the mapped axis is larger than the number of devices, or
-        arguments disagree on its size.
+      PmapDeviceCountError: the mapped axis is larger than the number of
+        devices (a ValueError).
+      PmapAxesError: arguments disagree on the mapped axis's size, or it is
+        not `axis_size` (a ValueError).
 
     Example:
       >>> olympus.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(jnp.ones((1, 3)))
@@ -496,14 +515,20 @@ def pmap(
     """
     name = function_name(fun)
     axis = axis_name if axis_name is not None else f"pmap_{id(fun)}"
-    compiled: dict = {}  # (size, in_axes, devices) -> jitted shard_map
+    compiled: dict = {}  # (size, in_axes, devices, statics) -> jitted shard_map
+    static, donate = map(
+        normalize_argnums, (static_broadcasted_argnums, donate_argnums)
+    )
 
     def mapped(*args):
-        spec = (
-            tuple(in_axes)
-            if isinstance(in_axes, (tuple, list))
-            else (in_axes,) * len(args)
-        )
+        static_at = {i % len(args) for i in static if -len(args) <= i < len(args)}
+        statics = tuple((i, args[i]) for i in sorted(static_at))
+        positions = [i for i in range(len(args)) if i not in static_at]
+        axes = in_axes
+        if statics and isinstance(in_axes, (tuple, list)) and len(axes) == len(args):
+            axes = tuple(in_axes[i] for i in positions)  # JAX's: in_axes counts statics
+        args = tuple(args[i] for i in positions)
+        spec = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * len(args)
         if len(spec) != len(args):
             raise PmapAxesError(
                 f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
@@ -532,8 +557,15 @@ def pmap(
                 f"pmap needs one size{_at_user_line()}"
             )
         (size,) = sizes
+        if axis_size is not None and axis_size != size:
+            raise PmapAxesError(
+                f"pmap of {name}: axis_size={axis_size} but the mapped axes have "
+                f"size {size}; pass axis_size={size} or leave it out{_at_user_line()}"
+            )
         available = (
-            tuple(devices) if devices is not None else tuple(client.local_devices())
+            tuple(devices)
+            if devices is not None
+            else tuple(client.local_devices(backend=backend))
         )
         if size > len(available):
             raise PmapDeviceCountError(
@@ -541,16 +573,35 @@ def pmap(
                 f"{len(available)} devices (olympus_num_cpu_devices / "
                 f"OLYMPUS_NUM_CPU_DEVICES){_at_user_line()}"
             )
-        key = (size, spec, available[:size])
+        donated = tuple(k for k, i in enumerate(positions) if i in donate)
+        key = (size, spec, available[:size], statics, donated)
         if key not in compiled:
-            compiled[key] = _pmapped(fun, axis, spec, available[:size], out_axes)
+            body = _with_statics(fun, statics) if statics else fun
+            compiled[key] = _pmapped(
+                body, axis, spec, available[:size], out_axes, donated
+            )
         return compiled[key](*args)
 
     mapped.__name__ = f"pmap({name})"
     return mapped
 
 
-def _pmapped(fun, axis: str, spec: tuple, devices: tuple, out_axes: int):
+def _with_statics(fun, statics: tuple):
+    """`fun` of the dynamic arguments only: the (position, value) pairs in
+    `statics` are put back in place."""
+
+    def dynamic(*args):
+        full = list(args)
+        for i, value in statics:
+            full.insert(i, value)
+        return fun(*full)
+
+    return dynamic
+
+
+def _pmapped(
+    fun, axis: str, spec: tuple, devices: tuple, out_axes: int, donated: tuple = ()
+):
     """The jitted shard_map one pmap call signature runs."""
     mesh = Mesh(np.asarray(devices, dtype=object).reshape(len(devices)), (axis,))
 
@@ -574,7 +625,7 @@ def _pmapped(fun, axis: str, spec: tuple, devices: tuple, out_axes: int):
         return tree_map(lambda v: _move_axis(v, 0, out_axes), body(*front))
 
     run.__name__ = f"pmap({function_name(fun)})"
-    return jit(run)
+    return jit(run, donate_argnums=donated)
 
 
 def _move_axis(x, source: int, destination: int):

@@ -22,6 +22,7 @@ functions that only move, pick or repeat elements (`stack`, `where`,
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -414,8 +415,13 @@ def words_like(numeric):
     """jnp.zeros_like / ones_like / empty_like / full_like, which JAX defines on
     key arrays word by word: a key of all zeros, all ones, or the fill value."""
 
+    first = next(iter(inspect.signature(numeric).parameters))  # a, or prototype
+
     @functools.wraps(numeric)
-    def like(a, *args, shape=None, **kwargs):
+    def like(*args, shape=None, **kwargs):
+        if not args and first not in kwargs:
+            return numeric(*args, shape=shape, **kwargs)  # numeric's TypeError
+        a, args = (args[0], args[1:]) if args else (kwargs.pop(first), ())
         if not isinstance(a, PRNGKeyArray):
             return numeric(a, *args, shape=shape, **kwargs)
         args = [x.data if isinstance(x, PRNGKeyArray) else x for x in args]
@@ -450,8 +456,13 @@ def words_equal(numeric):
 def arrays_of_keys(numeric):
     """jnp.array / asarray, which make a key array of a (nested) list of keys."""
 
+    first = next(iter(inspect.signature(numeric).parameters))  # object, or a
+
     @functools.wraps(numeric)
-    def make(obj, *args, **kwargs):
+    def make(*args, **kwargs):
+        if not args and first not in kwargs:
+            return numeric(*args, **kwargs)  # numeric's TypeError
+        obj, args = (args[0], args[1:]) if args else (kwargs.pop(first), ())
         if isinstance(obj, (list, tuple)) and holds_keys(obj):
             return moving_keys(numeric, 0)(obj, *args, **kwargs)
         return numeric(obj, *args, **kwargs)

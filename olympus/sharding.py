@@ -45,20 +45,20 @@ def _rank(v) -> int:
     return len(v.shape) if hasattr(v, "shape") else np.ndim(v)
 
 
-def reshard(x, out_shardings):
-    """`x` laid out as `out_shardings` says.
+def reshard(xs, out_shardings):
+    """`xs` laid out as `out_shardings` says.
 
-    `x` (a pytree) laid out as `out_shardings` says (JAX's `jax.reshard`): a
+    `xs` (a pytree) laid out as `out_shardings` says (JAX's `jax.reshard`): a
     PartitionSpec on the mesh in scope, a NamedSharding, or a pytree of them.
     Eagerly it moves the data; under jit it constrains the layout.
 
     Args:
-      x: a pytree of arrays.
+      xs: a pytree of arrays.
       out_shardings: a PartitionSpec (with a mesh in scope), a NamedSharding, or
-        a pytree of them matching x.
+        a pytree of them matching xs.
 
     Returns:
-      x with its leaves laid out as out_shardings says.
+      xs with its leaves laid out as out_shardings says.
 
     Raises:
       MeshNotSetError: a PartitionSpec names mesh axes but no mesh is in scope
@@ -74,8 +74,8 @@ def reshard(x, out_shardings):
     named = tree_map(
         lambda w: named_sharding_of(w, "reshard"), out_shardings, is_leaf=is_leaf
     )
-    leaves, tree = tree_flatten(x)
-    per_leaf = flat_shardings(named, x, "reshard")
+    leaves, tree = tree_flatten(xs)
+    per_leaf = flat_shardings(named, xs, "reshard")
     shardings = [spelled_for_rank(s, _rank(v)) for s, v in zip(per_leaf, leaves)]
     return tree_unflatten(tree, with_sharding_constraint(leaves, shardings))
 

@@ -542,26 +542,6 @@ ALLOWED_GAPS = {
     "lax.pmin": {"axis_index_groups"},
     "lax.psum": {"axis_index_groups"},
     "lax.psum_scatter": {"axis_index_groups"},
-    # a positional parameter named otherwise in olympus (only a keyword call differs)
-    "lax.switch": {"operand"},
-    "numpy.broadcast_to": {"array"},
-    "numpy.empty_like": {"prototype"},
-    "olympus.reshard": {"xs"},
-    # other parameters olympus lacks
-    "lax.conv_transpose": {"use_consistent_padding"},
-    "lax.dot": {"dimension_numbers"},
-    "lax.mul": {"out_dtype"},
-    "numpy.array": {"object", "order"},
-    "numpy.asarray": {"a", "order"},
-    "olympus.checkpoint": {"concrete"},
-    "olympus.make_array_from_single_device_arrays": {"dtype"},
-    "olympus.pmap": {
-        "axis_size",
-        "backend",
-        "donate_argnums",
-        "static_broadcasted_argnums",
-    },
-    "olympus.remat": {"concrete"},
 }
 
 

@@ -457,6 +457,13 @@ def checkpoint_name(x, name: str):
     return tree_unflatten(tree, [name_p.bind(v, name=str(name)) for v in leaves])
 
 
+_NOT_GIVEN = object()  # `concrete`'s default: passing it at all is refused
+
+
+class ConcreteRemovedError(NotImplementedError):
+    """checkpoint(concrete=...): an option JAX removed in 0.10."""
+
+
 def checkpoint(
     fun: Callable,
     *,
@@ -464,6 +471,7 @@ def checkpoint(
     policy: Callable | None = None,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    concrete=_NOT_GIVEN,
 ) -> Callable:
     """Returns `fun` with its intermediate values recomputed in the backward pass.
 
@@ -482,11 +490,14 @@ def checkpoint(
       static_argnums: positional arguments that are Python values, traced
         for (like jit's), not arrays.
       static_argnames: the same, by keyword.
+      concrete: removed (as in JAX 0.10, which refuses it too); pass
+        static_argnums for the arguments the body needs concrete.
 
     Returns:
       A function with `fun`'s signature and outputs.
 
     Raises:
+      ConcreteRemovedError: `concrete` was passed (a NotImplementedError).
       ConcretizationTypeError: the body needs a concrete value from a
         non-static argument.
 
@@ -496,6 +507,12 @@ def checkpoint(
       >>> olympus.grad(loss)(w, x)  # tanh(x @ w) is recomputed in the backward pass
       Array([3., 3.], dtype=float32)
     """
+    if concrete is not _NOT_GIVEN:
+        raise ConcreteRemovedError(
+            "checkpoint/remat: the `concrete` option was removed (as in JAX "
+            "0.10); mark the arguments the body needs concrete with "
+            "static_argnums=... instead"
+        )
     static = with_named_argnums(fun, static_argnums, static_argnames)
     static_names = (
         (static_argnames,)

@@ -770,6 +770,7 @@ def conv_transpose(
     transpose_kernel: bool = False,
     precision=None,
     preferred_element_type=None,
+    use_consistent_padding: bool = False,
 ):
     """A transposed (fractionally strided) convolution, which upsamples by `strides`.
 
@@ -794,6 +795,11 @@ def conv_transpose(
       precision: the matmul precision; None for the default.
       preferred_element_type: the accumulation and result dtype; None for the
         inputs'.
+      use_consistent_padding: read (lo, hi) pairs as the forward convolution's
+        padding too (PyTorch's convention: each side gets
+        window - 1 - pad), so this is the gradient of a convolution given the
+        same padding; False (JAX's default) keeps pairs as the padding of the
+        dilated input.
 
     Returns:
       The upsampled output, of the layout's shape.
@@ -823,6 +829,8 @@ def conv_transpose(
         padding = [
             conv_transpose_padding(w, s, padding) for w, s in zip(windows, strides)
         ]
+    elif use_consistent_padding:  # the forward padding: window - 1 - pad a side
+        padding = [(w - 1 - lo, w - 1 - hi) for w, (lo, hi) in zip(windows, padding)]
     if transpose_kernel:
         rhs = rev_p.bind(rhs, dimensions=tuple(dn.rhs_spec[2:]))
         perm = list(range(len(rhs_shape)))

@@ -99,10 +99,21 @@ DOCS: dict[str, str] = {
         "The primitive behind jnp.subtract.",
         "  >>> lax.sub(jnp.ones(2), 2.0)\n  Array([-1., -1.], dtype=float32)",
     ),
-    "mul": _binary(
+    "mul": _doc(
         "Elementwise x * y.",
-        "The primitive behind jnp.multiply.",
-        "  >>> lax.mul(jnp.ones(2), 3.0)\n  Array([3., 3.], dtype=float32)",
+        f"The primitive behind jnp.multiply. {_BINARY_NOTE} With out_dtype,"
+        " both operands are cast to it first (a weak operand stays weak), as"
+        " JAX's.",
+        (
+            f"{_BINARY_ARGS}\n  out_dtype: None, or the dtype to cast both"
+            " operands to\n    and return.",
+            "  An array of x's shape and dtype (out_dtype where given).",
+            _BINARY_RAISES,
+        ),
+        "  >>> lax.mul(jnp.ones(2), 3.0)\n  Array([3., 3.], dtype=float32)\n"
+        "  >>> x = jnp.array([100, -100], jnp.int8)\n"
+        "  >>> lax.mul(x, x, out_dtype=jnp.int32)\n"
+        "  Array([10000, 10000], dtype=int32)",
     ),
     "div": _binary(
         "Elementwise x / y; integers divide rounding toward zero.",

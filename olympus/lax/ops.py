@@ -73,9 +73,32 @@ def _unary(prim, accuracy: bool = False):
     return op
 
 
-add, sub, mul, div, rem = map(
+add, sub, _mul, div, rem = map(
     _binary, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p)
 )
+
+
+def mul(x, y, *, out_dtype=None):
+    if out_dtype is not None:  # JAX's: cast both operands, weak ones stay weak
+        x, y = (_cast_keeping_weak(v, out_dtype) for v in _match_scalars(x, y))
+    return _mul(x, y)
+
+
+mul.primitive = ew.mul_p  # without out_dtype mul only binds (see _binary)
+mul.__doc__ = _mul.__doc__
+
+
+def _cast_keeping_weak(operand, dtype):
+    """`operand` as `dtype`, weakly typed if it was."""
+    new_dtype = dtypes.canonicalize_dtype(dtype)
+    aval = aval_of(operand)
+    if aval.dtype == new_dtype:
+        return operand
+    return ew.convert_element_type_p.bind(
+        operand, new_dtype=new_dtype, weak_type=aval.weak_type
+    )
+
+
 max, min, pow, atan2 = map(_binary, (ew.max_p, ew.min_p, ew.pow_p, ew.atan2_p))  # noqa: A001
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (ew.and_p, ew.or_p, ew.xor_p))
 eq, ne, lt, le, gt, ge = map(
@@ -868,7 +891,20 @@ def _dimension_numbers(dimension_numbers) -> tuple:
     return dn
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=None):
+class DotDimensionNumbersError(ValueError):
+    """lax.dot of operands that are not vectors or matrices, without
+    dimension_numbers."""
+
+
+def dot(
+    lhs,
+    rhs,
+    precision=None,
+    preferred_element_type=None,
+    *,
+    dimension_numbers=None,
+    out_sharding=None,
+):
     """The vector/matrix product of `lhs` and `rhs`.
 
     Contracts the last axis of lhs with the first of rhs (vector-vector,
@@ -879,6 +915,8 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=N
       rhs: a 1-D or 2-D array of the same dtype.
       precision: as dot_general's.
       preferred_element_type: the dtype to accumulate and return in.
+      dimension_numbers: dot_general's ((lhs_contract, rhs_contract),
+        (lhs_batch, rhs_batch)); None for the vector/matrix product above.
       out_sharding: a sharding for the result (None: what the operands'
         types say).
 
@@ -887,16 +925,29 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, out_sharding=N
 
     Raises:
       OlympusTypeError: the contracted sizes or the dtypes differ.
+      DotDimensionNumbersError: operands of rank 0 or above 2 without
+        dimension_numbers (a ValueError, as JAX's).
 
     Example:
       >>> lax.dot(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.ones(2))
       Array([3., 7.], dtype=float32)
+      >>> lax.dot(jnp.ones((2, 3)), jnp.ones((2, 3)),
+      ...         dimension_numbers=(((1,), (1,)), ((0,), (0,))))
+      Array([3., 3.], dtype=float32)
     """
-    lhs_nd = aval_of(lhs).ndim
+    if dimension_numbers is None:
+        lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
+        if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2):
+            raise DotDimensionNumbersError(
+                f"lax.dot: operands of shapes {lhs_shape} and {rhs_shape} are "
+                f"not vectors or matrices; pass dimension_numbers=(((lhs "
+                f"contracting,), (rhs contracting,)), ((lhs batch,), (rhs batch,)))"
+            )
+        dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
     return dot_general(
         lhs,
         rhs,
-        (((lhs_nd - 1,), (0,)), ((), ())),
+        dimension_numbers,
         precision,
         preferred_element_type,
         out_sharding=out_sharding,

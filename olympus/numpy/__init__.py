@@ -306,7 +306,7 @@ for _name in (
     "take_along_axis tile repeat flip fliplr flipud roll rot90 hstack vstack dstack "
     "column_stack split array_split copy"
 ).split():
-    globals()[_name] = _prng.moving_keys(globals()[_name], 0, "a")
+    globals()[_name] = _prng.moving_keys(globals()[_name], 0, "a", "array")
 for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):  # (*arrays)
     globals()[_name] = _prng.moving_keys(globals()[_name], *range(16))
 for _name in ("zeros_like", "ones_like", "empty_like", "full_like"):

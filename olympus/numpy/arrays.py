@@ -278,23 +278,23 @@ def full_like(a, fill_value, dtype=None, shape=None):
 
 
 @accepts_device
-def empty_like(a, dtype=None, shape=None):
-    """An array like `a` (olympus fills it with zeros).
+def empty_like(prototype, dtype=None, shape=None):
+    """An array like `prototype` (olympus fills it with zeros).
 
     Args:
-      a: an array or scalar.
-      dtype: the result's dtype (None: a's).
-      shape: the result's shape (None: a's).
+      prototype: an array or scalar.
+      dtype: the result's dtype (None: prototype's).
+      shape: the result's shape (None: prototype's).
       device: the device to place the result on (None: the default one).
 
     Returns:
-      An array of a's shape and dtype unless given.
+      An array of prototype's shape and dtype unless given.
 
     Example:
       >>> jnp.empty_like(jnp.array([1, 2]))
       Array([0, 0], dtype=int32)
     """
-    return zeros_like(a, dtype, shape)
+    return zeros_like(prototype, dtype, shape)
 
 
 def _concrete_scalar(x, name: str):

@@ -127,31 +127,57 @@ def _key_array_type() -> type | tuple:
     return prng.PRNGKeyArray if prng is not None else ()
 
 
+class ArrayOrderError(NotImplementedError):
+    """jnp.array/asarray with a memory order other than 'K' (as JAX, which
+    keeps no strides, olympus refuses it)."""
+
+
+def _check_order(api: str, order) -> None:
+    if order is not None and order != "K":
+        raise ArrayOrderError(
+            f"{api}: order={order!r} is not supported (arrays have no memory "
+            f"layout to choose, as in JAX); leave order out or pass order='K'"
+        )
+
+
 @accepts_out_sharding
-def array(obj, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None):
+def array(
+    object,  # JAX's and NumPy's name (a keyword call passes object=)
+    dtype=None,
+    copy: bool = True,
+    ndmin: int = 0,
+    *,
+    order: str | None = "K",
+    device=None,
+):
     """An Array made from `obj`, copying it.
 
     Accepts nested lists and tuples, NumPy arrays, scalars and Arrays.
     64-bit inputs are narrowed to 32 bits unless x64 is enabled.
 
     Args:
-      obj: the data.
+      object: the data.
       dtype: the dtype (None: inferred, as NumPy's, then canonicalized).
-      copy: whether an Array `obj` gets a buffer of its own (True, the
+      copy: whether an Array `object` gets a buffer of its own (True, the
         default) or is returned as it is.
       ndmin: the minimum rank (leading 1s are added).
+      order: 'K' or None only (arrays have no memory order to choose).
       device: where to place the array (a device or a sharding).
 
     Returns:
       A new Array.
 
     Raises:
-      OlympusTypeError: obj holds objects that are not numbers (strings).
+      OlympusTypeError: object holds objects that are not numbers (strings).
+      ArrayOrderError: order is not 'K' or None (a NotImplementedError, as
+        JAX's).
 
     Example:
       >>> jnp.array([[1, 2], [3, 4]])
       Array([[1, 2], [3, 4]], dtype=int32)
     """
+    _check_order("jnp.array", order)
+    obj = object
     if hasattr(type(obj), "__jax_array__"):
         obj = obj.__jax_array__()
     if isinstance(obj, _key_array_type()) and dtype is None:
@@ -178,12 +204,13 @@ def array(obj, dtype=None, copy: bool = True, ndmin: int = 0, *, device=None):
 
 
 @accepts_out_sharding
-def asarray(obj, dtype=None, copy=None, *, device=None):
-    """`obj` as an Array, without copying when it already is one.
+def asarray(a, dtype=None, order: str | None = None, *, copy=None, device=None):
+    """`a` as an Array, without copying when it already is one.
 
     Args:
-      obj: an array, scalar or nested sequence.
+      a: an array, scalar or nested sequence.
       dtype: the dtype (None: inferred).
+      order: 'K' or None only (arrays have no memory order to choose).
       copy: None or False: reuse an existing Array; True: copy.
       device: where to place the array.
 
@@ -191,12 +218,16 @@ def asarray(obj, dtype=None, copy=None, *, device=None):
       An Array.
 
     Raises:
-      TypeError: obj holds objects that are not numbers.
+      TypeError: a holds objects that are not numbers.
+      ArrayOrderError: order is not 'K' or None (a NotImplementedError, as
+        JAX's).
 
     Example:
       >>> jnp.asarray((1.0, 2.0))
       Array([1., 2.], dtype=float32)
     """
+    _check_order("jnp.asarray", order)
+    obj = a
     if isinstance(obj, _key_array_type()) and dtype is None:
         return array(obj, copy=bool(copy))  # a key array stays one, as JAX's
     if (
@@ -416,26 +447,26 @@ def _broadcast_shapes(shapes) -> tuple:
 
 
 @accepts_out_sharding
-def broadcast_to(x, shape):
-    """`x` broadcast to `shape`.
+def broadcast_to(array, shape):
+    """`array` broadcast to `shape`.
 
     NumPy's broadcasting rules: trailing dimensions must match or be 1.
 
     Args:
-      x: an array.
+      array: an array.
       shape: the target shape.
 
     Returns:
       An array of `shape`.
 
     Raises:
-      IncompatibleShapesError: x does not broadcast to shape.
+      IncompatibleShapesError: array does not broadcast to shape.
 
     Example:
       >>> jnp.broadcast_to(jnp.array([1, 2]), (2, 2))
       Array([[1, 2], [1, 2]], dtype=int32)
     """
-    x = to_operand(x)
+    x = to_operand(array)
     shape = integer_sizes(
         "jnp.broadcast_to",
         shape if isinstance(shape, (tuple, list)) else (shape,),

@@ -406,7 +406,9 @@ def assembled(aval: ShapedArray, sharding: Sharding, shards: list) -> Array:
     return placed_array(whole, aval, sharding)
 
 
-def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> Array:
+def make_array_from_single_device_arrays(
+    shape, sharding: Sharding, arrays, *, dtype=None
+) -> Array:
     """The global Array of `shape` assembled from per-device pieces.
 
     For building a sharded array from data loaded separately on each device
@@ -416,12 +418,14 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> A
       shape: the global shape.
       sharding: how the pieces tile the global array.
       arrays: one single-device Array per device of the sharding.
+      dtype: the result's dtype, checked against the pieces' (None: theirs).
 
     Returns:
       An Array of `shape` laid out as `sharding`.
 
     Raises:
-      ValueError: the pieces' shapes or devices do not match the sharding.
+      ShardMismatchError: the pieces' shapes, devices or dtype do not match
+        the sharding or `dtype` (a ValueError).
 
     Example:
       >>> mesh = olympus.make_mesh((1,), ("x",))
@@ -430,6 +434,16 @@ def make_array_from_single_device_arrays(shape, sharding: Sharding, arrays) -> A
       Array([1., 1.], dtype=float32)
     """
     shape = tuple(shape)
+    if (
+        dtype is not None
+        and arrays
+        and arrays[0].dtype != dtypes.canonicalize_dtype(dtype)
+    ):
+        raise ShardMismatchError(
+            f"make_array_from_single_device_arrays: dtype={np.dtype(dtype).name} "
+            f"but the pieces are {arrays[0].dtype}; pass their dtype or cast them"
+            f"{_at_user_line()}"
+        )
     wanted = sharding.shard_shape(shape, "make_array_from_single_device_arrays")
     by_device = {}
     for a in arrays:

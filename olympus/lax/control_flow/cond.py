@@ -202,7 +202,8 @@ _NO_OPERAND = object()
 
 
 class CondOperandError(TypeError):
-    """cond given both positional operands and JAX's old `operand=` keyword."""
+    """cond or switch given both positional operands and JAX's old `operand=`
+    keyword."""
 
 
 @api_boundary
@@ -262,7 +263,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
 
 
 @api_boundary
-def switch(index, branches: Sequence[Callable], *operands):
+def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
     """Runs `branches[index](*operands)`, the branch chosen at run time.
 
     A multi-way cond: `index` may be traced; it is clamped into
@@ -273,12 +274,15 @@ def switch(index, branches: Sequence[Callable], *operands):
       index: a scalar integer.
       branches: a sequence of functions taking `*operands`.
       *operands: the arguments passed to the chosen branch.
+      operand: the one argument, by keyword (JAX's older form), instead of
+        `*operands`.
 
     Returns:
       The chosen branch's result.
 
     Raises:
       BranchTypeError: branches return different structures, shapes or dtypes.
+      CondOperandError: operands were given both ways (a TypeError).
       ValueError: `branches` is empty.
 
     Example:
@@ -286,6 +290,13 @@ def switch(index, branches: Sequence[Callable], *operands):
       Array(3., dtype=float32)
     """
     source_info = user_source_info()
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise CondOperandError(
+                f"switch: operands were given positionally ({len(operands)}) and "
+                f"as operand=; pass them one way{where_text(source_info)}"
+            )
+        operands = (operand,)
     branches = list(branches)
     if not branches:
         raise ValueError("switch: needs at least one branch")

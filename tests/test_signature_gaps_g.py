@@ -1,0 +1,178 @@
+"""The last signature gaps against JAX 0.10.2 (issue 27), closed: each
+parameter is checked through the oracle (`jax_oracle.agree`), JAX's behaviour
+being the spec, including where JAX refuses a value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jax_oracle import agree
+
+F32 = np.float32
+I8 = np.array([100, -100], np.int8)
+M = np.arange(6, dtype=F32).reshape(2, 3)
+
+
+# ---- keyword names: JAX's parameter names, so keyword calls work -------------------
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.lax.switch(
+            1, [lambda v: v + 1.0, lambda v: v * 2.0], operand=F32(3)
+        ),
+        lambda ox: ox.jit(
+            lambda i: ox.lax.switch(i, [lambda v: v + 1.0, lambda v: -v], operand=M)
+        )(0),
+        lambda ox: ox.lax.switch(
+            0, [lambda v: v], F32(1), operand=F32(2)
+        ),  # both: raises
+        lambda ox: ox.jnp.broadcast_to(array=M[0], shape=(2, 3)),
+        lambda ox: ox.jnp.empty_like(prototype=M).shape,
+        lambda ox: ox.jnp.array(object=[1, 2], dtype=np.int8),
+        lambda ox: ox.jnp.array(M, order="K"),
+        lambda ox: ox.jnp.array(M, order=None),
+        lambda ox: ox.jnp.array(M, order="F"),
+        lambda ox: ox.jnp.asarray(a=[1.0, 2.0]),
+        lambda ox: ox.jnp.asarray(M, None, "K"),
+        lambda ox: ox.jnp.asarray(M, order="C"),
+    ],
+)
+def test_jax_keyword_names(program):
+    agree(program)
+
+
+def test_an_order_other_than_k_is_a_named_not_implemented_error():
+    import olympus.numpy as jnp
+    from olympus.numpy.core import ArrayOrderError
+
+    assert issubclass(ArrayOrderError, NotImplementedError)
+    with pytest.raises(ArrayOrderError, match="order='F'"):
+        jnp.array([1.0], order="F")
+    with pytest.raises(ArrayOrderError, match="jnp.asarray"):
+        jnp.asarray([1.0], order="A")
+
+
+def test_reshard_takes_xs_by_keyword():
+    def program(ox):
+        with ox.set_mesh(ox.make_mesh((1,), ("x",))):
+            out = ox.reshard(xs={"a": ox.jnp.arange(2.0)}, out_shardings=ox.P("x"))
+        return out["a"], tuple(out["a"].sharding.spec)
+
+    agree(program)
+
+
+# ---- lax: mul(out_dtype=), dot(dimension_numbers=), conv_transpose ------------------
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.lax.mul(I8, I8, out_dtype=np.int32),  # no int8 overflow
+        lambda ox: ox.lax.mul(I8, I8),
+        lambda ox: ox.lax.mul(2.0, 3.0, out_dtype=np.float16),  # weak stays weak
+        lambda ox: ox.lax.mul(F32(1.5), F32(3), out_dtype=np.int32),  # cast first
+        lambda ox: ox.lax.mul(np.ones(2, F32), 3.0, out_dtype=ox.jnp.bfloat16),
+        lambda ox: ox.jit(lambda a: ox.lax.mul(a, a, out_dtype=np.int32))(I8),
+        lambda ox: ox.vmap(lambda a: ox.lax.mul(a, a, out_dtype=np.int16))(I8),
+        lambda ox: ox.grad(
+            lambda v: ox.lax.mul(v, v, out_dtype=np.float16).astype(F32)
+        )(F32(3)),
+        lambda ox: ox.lax.dot(M, M, dimension_numbers=(((1,), (1,)), ((0,), (0,)))),
+        lambda ox: ox.lax.dot(M, M, dimension_numbers=(((0,), (0,)), ((), ()))),
+        lambda ox: ox.lax.dot(M, M.T),
+        lambda ox: ox.lax.dot(M[None], M.T),  # rank 3 needs dimension_numbers
+        lambda ox: ox.jit(
+            lambda a: ox.lax.dot(a, a, dimension_numbers=(((1,), (1,)), ((), ())))
+        )(M),
+    ],
+)
+def test_lax_parameters(program):
+    agree(program)
+
+
+LHS = np.random.default_rng(0).normal(size=(1, 5, 5, 2)).astype(F32)
+RHS = np.random.default_rng(1).normal(size=(3, 3, 2, 4)).astype(F32)
+
+
+@pytest.mark.parametrize("padding", [((1, 1), (0, 2)), "SAME", "VALID"], ids=str)
+@pytest.mark.parametrize("consistent", [False, True])
+def test_conv_transpose_use_consistent_padding(padding, consistent):
+    agree(
+        lambda ox: ox.lax.conv_transpose(
+            LHS, RHS, (2, 2), padding, use_consistent_padding=consistent
+        ),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    agree(
+        lambda ox: ox.lax.conv_transpose(
+            LHS, RHS, (2, 1), padding, rhs_dilation=(2, 1),
+            use_consistent_padding=consistent,
+        ),
+        rtol=1e-5,
+        atol=1e-5,
+    )  # fmt: skip
+
+
+def test_checkpoint_concrete_is_refused_as_jax_refuses_it():
+    from olympus.lax.checkpoint import ConcreteRemovedError
+
+    agree(lambda ox: ox.checkpoint(lambda v: v * 2, concrete=False)(F32(1)))
+    agree(lambda ox: ox.remat(lambda v: v * 2, concrete=True)(F32(1)))
+    agree(lambda ox: ox.grad(ox.checkpoint(lambda v: v * 2))(F32(1)))
+    import olympus
+
+    with pytest.raises(ConcreteRemovedError, match="static_argnums"):
+        olympus.checkpoint(lambda v: v, concrete=True)
+    assert issubclass(ConcreteRemovedError, NotImplementedError)
+
+
+def test_make_array_from_single_device_arrays_dtype():
+    def program(ox, dtype):
+        mesh = ox.make_mesh((1,), ("x",))
+        s = ox.sharding.NamedSharding(mesh, ox.sharding.PartitionSpec("x"))
+        pieces = [ox.jnp.ones(2, F32)]
+        return ox.make_array_from_single_device_arrays((2,), s, pieces, dtype=dtype)
+
+    for dtype in (None, F32, np.int32):
+        agree(program, dtype)
+
+
+# ---- pmap: static_broadcasted_argnums, axis_size, backend, donate_argnums ------------
+X = np.arange(6.0, dtype=F32).reshape(1, 6)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.pmap(lambda x, n: x * n, static_broadcasted_argnums=1)(X, 3),
+        lambda ox: ox.pmap(
+            lambda n, x: x * n, static_broadcasted_argnums=0, in_axes=(None, 0)
+        )(3, X),
+        lambda ox: ox.pmap(lambda x: x * 2, axis_size=1, backend="cpu")(X),
+        lambda ox: ox.pmap(lambda x: x * 2, axis_size=2)(X),  # raises in both
+        lambda ox: ox.pmap(lambda x: x * 2, backend="gpu")(X),  # no such backend
+    ],
+)
+def test_pmap_parameters(program):
+    agree(program)
+
+
+def test_pmap_donates_and_reuses_its_compilation_per_static_value():
+    def program(ox):
+        x = ox.jnp.asarray(X)
+        y = ox.pmap(lambda v: v + 1, donate_argnums=0)(x)
+        return y, x.is_deleted()
+
+    agree(program)
+    import olympus
+
+    traces = []
+
+    def scaled(x, n):
+        traces.append(n)
+        return x * n
+
+    f = olympus.pmap(scaled, static_broadcasted_argnums=1)
+    for n in (2, 2, 3):
+        np.testing.assert_array_equal(f(X, n), X * n)
+    assert traces == [2, 3]
