@@ -176,3 +176,42 @@ def test_pmap_donates_and_reuses_its_compilation_per_static_value():
     for n in (2, 2, 3):
         np.testing.assert_array_equal(f(X, n), X * n)
     assert traces == [2, 3]
+
+
+# ---- NumPy's out=: None is taken, an array is refused (NotImplementedError) ---------
+V = np.array([1.5, -2.25, np.nan, np.inf], F32)
+IDX, CHOICES = np.array([0, 1, 0]), [np.array([1, 2, 3]), np.array([10, 20, 30])]
+
+
+@pytest.mark.parametrize("out", [None, np.zeros(4, F32)], ids=["None", "array"])
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox, o: ox.jnp.around(V, 1, o),
+        lambda ox, o: ox.jnp.round(V, out=o),
+        lambda ox, o: ox.jnp.choose(IDX, CHOICES, o, mode="clip"),
+        lambda ox, o: ox.jnp.compress(np.array([True, False, True]), IDX, out=o),
+        lambda ox, o: ox.jnp.einsum("i,i", V[:2], V[:2], out=o),
+        lambda ox, o: ox.jnp.isneginf(V, o),
+        lambda ox, o: ox.jnp.isposinf(V, out=o),
+        lambda ox, o: ox.jnp.modf(V, o),
+        lambda ox, o: ox.jnp.nanargmax(V, 0, o, True),
+        lambda ox, o: ox.jnp.nanargmin(V, None, o),
+        lambda ox, o: ox.jnp.nancumprod(V, 0, None, o),
+        lambda ox, o: ox.jnp.nancumsum(V, out=o),
+        lambda ox, o: ox.jnp.ptp(V[:2], 0, o, True),
+    ],
+)
+def test_out_is_taken_as_none_only(program, out):
+    agree(program, out)
+
+
+def test_out_refusal_is_named():
+    import olympus.numpy as jnp
+    from olympus.numpy.core import OutArgumentError
+
+    assert issubclass(OutArgumentError, NotImplementedError)
+    with pytest.raises(OutArgumentError, match="jnp.ptp: the out= argument"):
+        jnp.ptp(V, out=V)
+    with pytest.raises(OutArgumentError, match="jnp.sum"):
+        jnp.sum(V, out=V)

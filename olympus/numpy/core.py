@@ -127,6 +127,20 @@ def _key_array_type() -> type | tuple:
     return prng.PRNGKeyArray if prng is not None else ()
 
 
+class OutArgumentError(NotImplementedError, ValueError):
+    """NumPy's `out=` given an array: olympus arrays are immutable. A
+    NotImplementedError as JAX's (and a ValueError, as olympus raised before)."""
+
+
+def refuse_out(api: str, out) -> None:
+    """NumPy's out= is taken (NumPy code passes out=None) but only as None."""
+    if out is not None:
+        raise OutArgumentError(
+            f"{api}: the out= argument is not supported (arrays are immutable, "
+            f"as in JAX); use the returned array instead"
+        )
+
+
 class ArrayOrderError(NotImplementedError):
     """jnp.array/asarray with a memory order other than 'K' (as JAX, which
     keeps no strides, olympus refuses it)."""

@@ -13,12 +13,14 @@ from olympus import lax
 from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy.arrays import broadcast_to, diagonal, transpose
 from olympus.numpy.core import aval_of, promote_dtypes
+from olympus.numpy.core import refuse_out
 
 
 @accepts_out_sharding
 def einsum(
     subscripts: str,
     *operands,
+    out=None,
     optimize=None,
     precision=None,
     preferred_element_type=None,
@@ -33,6 +35,7 @@ def einsum(
       subscripts: e.g. "ij,jk->ik"; without "->" the output is the letters
         used once, sorted.
       *operands: the arrays, one per comma-separated term.
+      out: unsupported (must be None); arrays are immutable, as in JAX.
       optimize: the contraction-path strategy (True, False, "greedy", ...).
       precision: None, a lax.Precision or its name, or a pair.
       preferred_element_type: the dtype to accumulate and return in.
@@ -43,11 +46,13 @@ def einsum(
     Raises:
       ValueError: the subscripts do not match the operands' ranks, or a
         letter's sizes differ.
+      OutArgumentError: out is not None (a NotImplementedError, as JAX's).
 
     Example:
       >>> jnp.einsum("ij,j->i", jnp.ones((2, 3)), jnp.arange(3.0))
       Array([3., 3.], dtype=float32)
     """
+    refuse_out("jnp.einsum", out)
     operands = promote_dtypes(*operands) if len(operands) > 1 else list(operands)
     inputs, output = _parse(
         subscripts.replace(" ", ""), [aval_of(x).ndim for x in operands]

@@ -14,6 +14,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
+    refuse_out,
     FloatLayout,
     as_arrays,
     aval_of,
@@ -207,7 +208,7 @@ def spacing(x):
     return where(lax.eq(x, scalar_like(x, 0)), nextafter(x, away), step)
 
 
-def modf(x):
+def modf(x, /, out=None):
     """The fractional and integral parts of x, both with x's sign.
 
     (fractional part, integral part) as JAX computes them: the integral part
@@ -216,14 +217,21 @@ def modf(x):
 
     Args:
       x: an array or scalar.
+      out: unsupported (must be None); arrays are immutable, as in JAX.
 
     Returns:
       (fractional, integral), two arrays of x's shape and float dtype.
+
+    Raises:
+      ArrayLikeTypeError: x is a list or other non-array (convert it with
+        jnp.asarray).
+      OutArgumentError: out is not None (a NotImplementedError, as JAX's).
 
     Example:
       >>> jnp.modf(jnp.array([1.5, -2.25]))
       (Array([ 0.5 , -0.25], dtype=float32), Array([ 1., -2.], dtype=float32))
     """
+    refuse_out("jnp.modf", out)
     (x,) = as_arrays(x, inexact=True)
     whole = where(lax.ge(x, scalar_like(x, 0)), lax.floor(x), lax.ceil(x))
     return lax.sub(x, whole), whole
@@ -238,4 +246,4 @@ add_unary_sections(FLOAT, spacing)
 
 
 # Docstring sections the functions above share with their families (ufunc_docs).
-add_sections((frexp, modf), RAISES_X)
+add_sections((frexp,), RAISES_X)

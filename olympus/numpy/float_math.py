@@ -16,6 +16,7 @@ from olympus.lax.custom_derivatives import custom_jvp
 from olympus.numpy import ufuncs
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
+from olympus.numpy.core import refuse_out
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.numpy.ufunc_docs import BOOL, FLOAT, PROMOTED_FLOAT, RAISES_X, REAL_FLOAT
 from olympus.numpy.ufunc_docs import SAME
@@ -394,7 +395,8 @@ def isrealobj(x) -> bool:
 
 
 def _is_infinity(name: str, sign: float):
-    def fn(x):
+    def fn(x, /, out=None):
+        refuse_out(f"jnp.{name}", out)
         (x,) = as_arrays(x)
         require_real(name, x)
         if not dtypes.is_float(aval_of(x).dtype):

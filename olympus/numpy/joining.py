@@ -27,6 +27,7 @@ from olympus.numpy.arrays import (
     tile,
 )
 from olympus.numpy.core import (
+    refuse_out,
     array,
     aval_of,
     check_arraylike,
@@ -516,7 +517,7 @@ def resize(a, new_shape):
     return reshape(lax.slice(repeated, (0,), (total,)), new_shape)
 
 
-def choose(a, choices, mode: str = "raise"):
+def choose(a, choices, out=None, mode: str = "raise"):
     """choices[a] elementwise: each entry picks from the choice `a` names.
 
     choices[a] elementwise, broadcasting `a` and every choice together.
@@ -526,6 +527,7 @@ def choose(a, choices, mode: str = "raise"):
     Args:
       a: an integer array of choice indices.
       choices: a sequence of arrays broadcasting with a.
+      out: unsupported (must be None); arrays are immutable, as in JAX.
       mode: 'raise' (eager only), 'wrap' or 'clip' for indices out of range.
 
     Returns:
@@ -535,11 +537,13 @@ def choose(a, choices, mode: str = "raise"):
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
       ConcretizationTypeError: mode='raise' under jit or with a traced `a`.
+      OutArgumentError: out is not None (a NotImplementedError, as JAX's).
 
     Example:
       >>> jnp.choose(jnp.array([0, 1, 0]), [jnp.array([1, 2, 3]), jnp.array([10, 20, 30])])
       Array([ 1, 20,  3], dtype=int32)
     """
+    refuse_out("jnp.choose", out)
     a = to_operand(a)
     if not dtypes.is_integer(aval_of(a).dtype):
         raise ValueError(
@@ -573,7 +577,13 @@ def choose(a, choices, mode: str = "raise"):
 
 
 def compress(
-    condition, a, axis: int | None = None, *, size: int | None = None, fill_value=0
+    condition,
+    a,
+    axis: int | None = None,
+    *,
+    size: int | None = None,
+    fill_value=0,
+    out=None,
 ):
     """The slices of `a` along `axis` where `condition` holds.
 
@@ -584,6 +594,9 @@ def compress(
       condition: a 1-D boolean array.
       a: an array.
       axis: the axis to work along (None: the flattened array).
+      size: the number of slices returned (needed under jit).
+      fill_value: the value of slices beyond those selected, up to size.
+      out: unsupported (must be None); arrays are immutable, as in JAX.
 
     Returns:
       An array whose axis keeps only the selected slices.
@@ -593,11 +606,13 @@ def compress(
         with jnp.asarray).
       ValueError: axis is out of range for the array's rank.
       ConcretizationTypeError: size is None and the condition is traced.
+      OutArgumentError: out is not None (a NotImplementedError, as JAX's).
 
     Example:
       >>> jnp.compress(jnp.array([True, False, True]), jnp.array([1, 2, 3]))
       Array([1, 3], dtype=int32)
     """
+    refuse_out("jnp.compress", out)
     a = to_operand(a)
     condition = to_operand(condition)
     if aval_of(condition).ndim != 1:

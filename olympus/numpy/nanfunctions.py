@@ -11,6 +11,7 @@ from olympus.ir import dtypes
 from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy import reductions, ufuncs
 from olympus.numpy.core import (
+    refuse_out,
     aval_of,
     check_arraylike,
     normalize_axis,
@@ -49,8 +50,10 @@ __all__ = [
 
 
 def _nan_arg_reduction(name: str, arg_reduction, fill: float):
-    def fn(a, axis: int | None = None, keepdims: bool = False):
+    def fn(a, axis: int | None = None, out=None, keepdims: bool | None = None):
+        refuse_out(f"jnp.{name}", out)
         check_arraylike(name, a)  # names the nan-function, not this closure
+        keepdims = bool(keepdims)
         a = to_operand(a)
         if not dtypes.is_inexact(aval_of(a).dtype):
             return arg_reduction(a, axis=axis, keepdims=keepdims)
@@ -74,7 +77,8 @@ nanargmin = _nan_arg_reduction("nanargmin", reductions.argmin, np.inf)
 
 
 def _nan_cumulative(name: str, running, identity: int):
-    def fn(a, axis: int | None = None, dtype=None):
+    def fn(a, axis: int | None = None, dtype=None, out=None):
+        refuse_out(f"jnp.{name}", out)
         check_arraylike(name, a)  # names the nan-function, not this closure
         a = to_operand(a)
         if dtypes.is_inexact(aval_of(a).dtype):
@@ -90,7 +94,7 @@ nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0)
 nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1)
 
 
-def ptp(a, axis=None, keepdims: bool = False):
+def ptp(a, axis=None, out=None, keepdims: bool = False):
     """The range max - min along `axis`.
 
     Peak to peak: max - min along `axis`.
@@ -98,6 +102,7 @@ def ptp(a, axis=None, keepdims: bool = False):
     Args:
       a: an array or scalar.
       axis: the axis to work along (None: the flattened array).
+      out: unsupported (must be None); arrays are immutable, as in JAX.
       keepdims: whether to keep reduced axes, with size 1.
 
     Returns:
@@ -107,6 +112,7 @@ def ptp(a, axis=None, keepdims: bool = False):
       >>> jnp.ptp(jnp.array([[1, 5], [2, 3]]), axis=1)
       Array([4, 1], dtype=int32)
     """
+    refuse_out("jnp.ptp", out)
     a = to_operand(a)
     if aval_of(a).dtype == dtypes.bool_:
         raise TypeError(

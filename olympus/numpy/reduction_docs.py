@@ -9,6 +9,7 @@ from __future__ import annotations
 _AXIS = "  axis: None (all elements), an int, or a tuple of ints."
 _KEEP = "  keepdims: if True, reduced axes stay with size 1."
 _OUT = "  out: unsupported (must be None); arrays are immutable."
+_OUT_RAISES = "  OutArgumentError: out is not None (a NotImplementedError, as JAX's)."
 
 
 def _doc(summary, note, args, returns, raises, example) -> str:
@@ -235,34 +236,42 @@ DOCS: dict[str, str] = {
     "nanargmax": _doc(
         "The index of the largest non-NaN element of `a` along `axis`.",
         "A slice that holds only NaNs gives -1.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n  keepdims: whether to keep the reduced axis, with size 1.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
+        f"{_OUT}\n  keepdims: whether to keep the reduced axis, with size 1.",
         "An int array with axis removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
+        f"{_OUT_RAISES}",
         "  >>> jnp.nanargmax(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(2, dtype=int32)",
     ),
     "nanargmin": _doc(
         "The index of the smallest non-NaN element of `a` along `axis`.",
         "A slice that holds only NaNs gives -1.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n  keepdims: whether to keep the reduced axis, with size 1.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
+        f"{_OUT}\n  keepdims: whether to keep the reduced axis, with size 1.",
         "An int array with axis removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
+        f"{_OUT_RAISES}",
         "  >>> jnp.nanargmin(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(0, dtype=int32)",
     ),
     "nancumsum": _doc(
         "The running sum of `a` along `axis`, NaNs counted as 0.",
         "Integers have no NaNs and run as in cumsum.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.\n"
+        f"{_OUT}",
         "An array of a's shape (1-D for axis None).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
+        f"{_OUT_RAISES}",
         "  >>> jnp.nancumsum(jnp.array([1.0, jnp.nan, 3.0]))\n"
         "  Array([1., 1., 4.], dtype=float32)",
     ),
     "nancumprod": _doc(
         "The running product of `a` along `axis`, NaNs counted as 1.",
         "Integers have no NaNs and run as in cumprod.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.\n"
+        f"{_OUT}",
         "An array of a's shape (1-D for axis None).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
+        f"{_OUT_RAISES}",
         "  >>> jnp.nancumprod(jnp.array([1.0, jnp.nan, 3.0]))\n"
         "  Array([1., 1., 3.], dtype=float32)",
     ),

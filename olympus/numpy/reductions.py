@@ -19,6 +19,7 @@ from olympus.backends.xla.dispatch import pair_op
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.arrays import diagonal, ravel
 from olympus.numpy.core import (
+    refuse_out,
     aval_of,
     requested_dtype,
     broadcast_shapes,
@@ -117,10 +118,7 @@ def _accumulation_dtype(aval, dtype, accumulate=True):
 
 def _no_out(name: str, out) -> None:
     """NumPy's out= is taken (np.sum(x) passes out=None) but only as None."""
-    if out is not None:
-        raise ValueError(
-            f"jnp.{name}: the out= argument is not supported (arrays are immutable)"
-        )
+    refuse_out(f"jnp.{name}", out)
 
 
 def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumulate):

@@ -41,6 +41,10 @@ _NOT_ARRAY = (
 RAISES_X = f"Raises:\n{_NOT_ARRAY}"
 RAISES_X1_X2 = f"{RAISES_X}\n  IncompatibleShapesError: the shapes do not broadcast."
 RAISES_AXIS = f"{RAISES_X}\n  ValueError: an axis is out of range for the array's rank."
+_OUT = "  out: unsupported (must be None); arrays are immutable, as in JAX."
+_OUT_RAISES = "  OutArgumentError: out is not None (a NotImplementedError, as JAX's)."
+ARGS_X_OUT = f"{ARGS_X}\n{_OUT}"
+RAISES_X_OUT = f"{RAISES_X}\n{_OUT_RAISES}"
 RAISES_NOTHING = "Raises:\n  Nothing: of its own for valid array or scalar input."
 RAISES_SIZE = "Raises:\n  OlympusTypeError: a size is negative."
 
@@ -136,6 +140,12 @@ def _binary(summary: str, note: str, example: str, result: str = PROMOTED) -> st
 
 def _unary(summary: str, note: str, example: str, result: str = SAME) -> str:
     sections = (ARGS_X, returns(f"An array of x's shape{result}."), RAISES_X)
+    return _doc(summary, note, sections, example)
+
+
+def _unary_out(summary: str, note: str, example: str, result: str = SAME) -> str:
+    """`_unary`'s docstring for a function that also takes NumPy's out=."""
+    sections = (ARGS_X_OUT, returns(f"An array of x's shape{result}."), RAISES_X_OUT)
     return _doc(summary, note, sections, example)
 
 
@@ -335,14 +345,14 @@ DOCS: dict[str, str] = {
         "  Array([0., 0.], dtype=float32)",
         PROMOTED,
     ),
-    "isposinf": _unary(
+    "isposinf": _unary_out(
         "Whether x is +inf, elementwise.",
         "Integers are never infinite; complex input raises OlympusTypeError.",
         "  >>> jnp.isposinf(jnp.array([1.0, jnp.inf, -jnp.inf]))\n"
         "  Array([False,  True, False], dtype=bool)",
         BOOL,
     ),
-    "isneginf": _unary(
+    "isneginf": _unary_out(
         "Whether x is -inf, elementwise.",
         "Integers are never infinite; complex input raises OlympusTypeError.",
         "  >>> jnp.isneginf(jnp.array([1.0, jnp.inf, -jnp.inf]))\n"

@@ -21,6 +21,7 @@ from olympus.numpy.ufunc_docs import add_unary_sections, returns
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 from olympus.numpy.core import (
+    refuse_out,
     INEXACT_DTYPES,
     as_arrays,
     check_arraylike,
@@ -392,7 +393,7 @@ class RoundingTypeError(OlympusTypeError, ValueError):
     """jnp.round/around of a bool array (JAX raises ValueError)."""
 
 
-def round(a, decimals: int = 0):  # noqa: A001
+def round(a, decimals: int = 0, out=None):  # noqa: A001
     """Rounds to `decimals` decimal places, halves to even.
 
     Integers are returned unchanged for decimals >= 0.
@@ -400,14 +401,23 @@ def round(a, decimals: int = 0):  # noqa: A001
     Args:
       a: an array.
       decimals: the number of decimal places (negative: tens, hundreds, ...).
+      out: unsupported (must be None); arrays are immutable, as in JAX.
 
     Returns:
       An array of a's shape and dtype.
+
+    Raises:
+      ArrayLikeTypeError: a is a list or other non-array (convert it with
+        jnp.asarray).
+      RoundingTypeError: a is boolean.
+      NotImplementedError: integers with decimals < 0 (as JAX).
+      OutArgumentError: out is not None (a NotImplementedError, as JAX's).
 
     Example:
       >>> jnp.round(jnp.array([0.5, 1.5, 2.25]), 1)
       Array([0.5, 1.5, 2.2], dtype=float32)
     """
+    refuse_out("jnp.round", out)
     (a,) = prepare(a)
     dtype = aval_of(a).dtype
     if dtype == dtypes.bool_:
@@ -1165,4 +1175,4 @@ with_sections(
 
 
 # Docstring sections the functions above share with their families (ufunc_docs).
-add_sections((round, isclose, array_equal, nan_to_num), RAISES_X)
+add_sections((isclose, array_equal, nan_to_num), RAISES_X)
