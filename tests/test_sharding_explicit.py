@@ -391,7 +391,8 @@ def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
     """vmap of a jitted function (and of jnp functions run as one program)
     keeps the batch's split; matrix decompositions keep the batch dims'
     layout and refuse split matrix dims; jnp.nonzero refuses a split array
-    (its positions are a running count over the whole array)."""
+    (its positions are a running count over the whole array), approx_max_k
+    one split along its reduction dimension."""
     out = run(
         """
         m = np.eye(4, dtype=np.float32) * 4 + np.arange(16, dtype=np.float32).reshape(4, 4) / 64
@@ -403,6 +404,7 @@ def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
                 ox.vmap(ox.jit(lambda r: r * 2))(put(ox, a, "x", "y")),
                 ox.vmap(ox.jit(lambda r: r.sum()), in_axes=1)(put(ox, a, None, "y")),
                 ox.jit(ox.vmap(ox.jit(lambda r, s: r * s)))(x, x),
+                *ox.lax.approx_max_k(x, 2),
             ]
             with ox.set_mesh(mesh_of(ox)):  # JAX's eager grad here needs one
                 loss = lambda v: ox.vmap(ox.jit(lambda r: (r**2).sum()))(v).sum()
@@ -438,6 +440,7 @@ def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
             lambda ox: ox.jit(lambda v: ox.jnp.nonzero(v, size=3))(put(ox, a, None, "y")),
             lambda ox: ox.jnp.argwhere(put(ox, a, "x")),
             lambda ox: ox.jnp.flatnonzero(put(ox, a, "x")),
+            lambda ox: ox.lax.approx_min_k(put(ox, a, None, "y"), 2),
         ]
         for i, make in enumerate(refusals):
             ours, theirs = run_both(lambda ox, a: kind(ox, make), a)

@@ -677,6 +677,19 @@ def _top_k(name, avals, out, params):
     return [_spec_of(x)] * 2
 
 
+def _approx_top_k(name, avals, out, params):
+    """approx_max_k/approx_min_k: as top_k, along `reduction_dimension`."""
+    x = avals[0]
+    axis = params["reduction_dimension"] % max(x.ndim, 1)
+    if _spec_of(x)[axis] is not None:
+        raise ShardingTypeError(
+            f"reduction dimension {axis} in operand {x.str_short()} should be "
+            f"unsharded i.e. the spec of that dim should be `None`; reshard it "
+            f"unsplit there (olympus.reshard) first."
+        )
+    return [_spec_of(x)] * 2
+
+
 def _conv(name, avals, out, params):
     """An unsplit kernel and input features: the result takes the input's
     layout (JAX's rule); otherwise the caller says it with out_sharding=."""
@@ -832,6 +845,7 @@ sharding_rules: dict = {
     "dynamic_update_slice": _dynamic_update_slice,
     "sort": _sort,
     "top_k": _top_k,
+    "approx_top_k": _approx_top_k,
     "conv_general_dilated": _conv,
     "fft": _same_as_operand,
     "bitcast_convert_type": _same_as_operand,
