@@ -27,6 +27,12 @@ else:
     _OWNS_CACHE_DIR = True
     os.environ["OLYMPUS_TEST_CACHE_DIR"] = _SESSION_CACHE_DIR
 os.environ["OLYMPUS_COMPILATION_CACHE_DIR"] = _SESSION_CACHE_DIR
+# JAX (the oracle) caches its programs in a subfolder of the same one, every
+# program whatever its compile time: a program one worker's JAX compiled is a
+# hit for the other's (a third of an oracle test file's time is JAX compiling).
+os.environ["JAX_COMPILATION_CACHE_DIR"] = os.path.join(_SESSION_CACHE_DIR, "jax")
+os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
 
 import pytest
 
