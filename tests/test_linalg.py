@@ -388,8 +388,9 @@ def test_lapack_primitives_directly():
     close(np.asarray(q) @ np.triu(np.asarray(packed))[:3], TALL)
     _, w = lax_linalg.eigh(SPD)
     close(w, np.linalg.eigvalsh(SPD))
-    s, u, vt = lax_linalg.svd(A, full_matrices=True)
+    u, s, vt = lax_linalg.svd(A, full_matrices=True)
     close(np.asarray(u) * np.asarray(s) @ np.asarray(vt), A)
+    close(lax_linalg.svd(A, compute_uv=False), s)
     close(lax_linalg.cholesky(SPD), np.linalg.cholesky(SPD))
     c64 = (A + 1j * A.T).astype(np.complex64)
     herm = c64 @ c64.conj().T + 4 * np.eye(4)
@@ -549,3 +550,16 @@ def test_rule_coverage_of_linalg_primitives():
         "householder_product",
     ]
     assert lax_linalg.triangular_solve_p in transpose_rules
+
+
+def test_lax_svd_returns_u_s_vt_as_jax():
+    """lax.linalg.svd's results come in JAX's order (u, s, vt); with
+    compute_uv=False only the singular values."""
+    from jax_oracle import agree
+
+    def prog(ox, a):
+        u, s, vt = ox.lax.linalg.svd(a, full_matrices=False)
+        alone = ox.lax.linalg.svd(a, compute_uv=False)
+        return [t.shape for t in (u, s, vt)], s, alone, ox.jnp.abs(u @ vt)
+
+    agree(prog, np.diag(np.float32([3.0, 2.0, 1.0]))[:, :2].copy())

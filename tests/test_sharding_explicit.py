@@ -416,7 +416,8 @@ def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
             L, u = ox.lax.linalg, put(ox, b, "x")
             lower = L.cholesky(u)
             outs = (
-                lower, *L.qr(u), *L.eigh(u), *L.lu(u), *L.eig(u, compute_left_eigenvectors=False),
+                lower, *L.qr(u), *L.eigh(u), *L.lu(u), *L.svd(u),
+                *L.eig(u, compute_left_eigenvectors=False),
                 L.triangular_solve(lower, put(ox, b, "x", None, "y"), left_side=True, lower=True),
                 L.triangular_solve(put(ox, b, None, "y"), u, left_side=True, lower=True),
                 ox.jit(L.cholesky)(u), ox.jnp.linalg.solve(u, u),

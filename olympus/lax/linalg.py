@@ -994,7 +994,8 @@ def qr(a, full_matrices: bool = False):
     return q, r
 
 
-def svd(a, full_matrices: bool = True):
-    """(s, u, vt) with a = u diag(s) vt, s descending."""
-    s, u, vt = svd_p.bind(a, full_matrices=bool(full_matrices))
-    return s, u, vt
+def svd(a, *, full_matrices: bool = True, compute_uv: bool = True):
+    """(u, s, vt) with a = u diag(s) vt, s descending (JAX's order); the
+    singular values alone with compute_uv=False."""
+    s, u, vt = svd_p.bind(a, full_matrices=bool(full_matrices and compute_uv))
+    return (u, s, vt) if compute_uv else s

@@ -201,7 +201,7 @@ def svd(
     if a.ndim < 2:
         raise LinAlgError(f"linalg.svd needs a matrix, got shape {a.shape}")
     # singular values alone come from the thin factorisation (differentiable for any shape)
-    s, u, vt = lax_linalg.svd(a, full_matrices=full_matrices and compute_uv)
+    u, s, vt = lax_linalg.svd(a, full_matrices=full_matrices and compute_uv)
     return SVDResult(u, s, vt) if compute_uv else s
 
 
