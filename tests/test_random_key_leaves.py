@@ -410,3 +410,21 @@ def test_lax_functions_of_keys():
         )
     )
     agree(lambda ox: ox.lax.select(True, ox.random.key(0), ox.jnp.zeros(2, "uint32")))
+
+
+def test_key_operands_by_keyword():
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.jnp.broadcast_to(array=ox.random.key(0), shape=(2,))
+        )
+    )
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.jnp.reshape(a=ox.random.split(ox.random.key(0), 4), shape=(2, 2))
+        )
+    )
+    agree(
+        lambda ox: ox.random.key_data(
+            ox.lax.rev(operand=ox.random.split(ox.random.key(0)), dimensions=(0,))
+        )
+    )

@@ -15,6 +15,7 @@ shapes, axes and indices (traced ones too), and keys never meet arithmetic.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from olympus.lax.ops import concatenate, reshape
 from olympus.tracer.errors import OlympusTypeError
 
 _key_types: tuple = ()
+_BY_NAME = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 class KeyArrayTypeError(OlympusTypeError):
@@ -64,10 +66,22 @@ def _look_up(out, table, make):
     return make(table[out])
 
 
+def _names(params: list, operands) -> list[str]:
+    """The keyword names of the operand positions `operands` that have one."""
+    return [
+        params[i].name
+        for i in operands
+        if isinstance(i, int) and i < len(params) and params[i].kind is _BY_NAME
+    ]
+
+
 def moving_keys(numeric, *operands):
     """`numeric`, whose `operands` (argument positions, or keyword names) may
     hold key arrays: all of them, then, or it raises KeyArrayTypeError."""
     name = f"{numeric.__module__.split('.')[1]}.{numeric.__name__}"
+    # an operand given by position may come by keyword (jnp.broadcast_to(array=k))
+    params = list(inspect.signature(numeric).parameters.values())
+    operands = tuple(dict.fromkeys((*operands, *_names(params, operands))))
 
     @functools.wraps(numeric)
     def moved(*args, **kwargs):
