@@ -506,21 +506,6 @@ def signature_gaps() -> dict[str, set]:
 # The gaps that remain (also listed in docs/differences.md). Remove an entry
 # when the parameter is added; a new gap fails the test below.
 ALLOWED_GAPS = {
-    # NumPy's out= (arrays are immutable) and the ufuncs' where=
-    "numpy.add": {"out", "where"},
-    "numpy.bitwise_and": {"out", "where"},
-    "numpy.bitwise_or": {"out", "where"},
-    "numpy.bitwise_xor": {"out", "where"},
-    "numpy.logaddexp": {"out", "where"},
-    "numpy.logaddexp2": {"out", "where"},
-    "numpy.logical_and": {"out", "where"},
-    "numpy.logical_or": {"out", "where"},
-    "numpy.logical_xor": {"out", "where"},
-    "numpy.maximum": {"out", "where"},
-    "numpy.minimum": {"out", "where"},
-    "numpy.multiply": {"out", "where"},
-    "numpy.negative": {"out", "where"},
-    "numpy.subtract": {"out", "where"},
     # collectives over groups of devices (axis_index_groups=)
     "lax.all_gather": {"axis_index_groups", "to"},
     "lax.all_to_all": {"axis_index_groups"},

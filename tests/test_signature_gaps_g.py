@@ -215,3 +215,97 @@ def test_out_refusal_is_named():
         jnp.ptp(V, out=V)
     with pytest.raises(OutArgumentError, match="jnp.sum"):
         jnp.sum(V, out=V)
+
+
+# ---- jnp.ufunc objects: JAX's binary ufuncs (and negative) with their methods --------
+UFUNCS = """add multiply subtract maximum minimum bitwise_and bitwise_or bitwise_xor
+    logical_and logical_or logical_xor logaddexp logaddexp2""".split()
+INTS = np.array([[3, 1, 4], [1, 5, 9]], np.int32)
+FLOATS = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -3.0]], F32)
+
+
+def _operand(name):
+    return FLOATS if name.startswith("logaddexp") else INTS
+
+
+@pytest.mark.parametrize("name", UFUNCS)
+def test_ufunc_objects_and_their_methods(name):
+    x = _operand(name)
+
+    def program(ox):
+        f = getattr(ox.jnp, name)
+        return (
+            (type(f).__name__, f.nin, f.nout, f.nargs, f.identity, f.__name__),
+            f(x, x[0]),
+            f(x, x, out=None, where=None),
+            f.reduce(x),
+            f.reduce(x, axis=1, keepdims=True),
+            f.reduce(x, axis=None),
+            f.accumulate(x, axis=1),
+            f.outer(x[0], x[1, :2]),
+            f.at(x, (np.array([0, 0]), np.array([1, 1])), x[1, :2], inplace=False),
+            f.reduceat(x, np.array([0, 2]), axis=1),
+            ox.jit(lambda v: (f(v, v), f.reduce(v), f.accumulate(v)))(x),
+        )
+
+    agree(program, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.jnp.add(INTS, 1, out=INTS),
+        lambda ox: ox.jnp.add(INTS, 1, where=INTS > 1),
+        lambda ox: ox.jnp.negative(INTS, out=None),
+        lambda ox: ox.jnp.negative(INTS, where=INTS > 1),
+        lambda ox: (ox.jnp.negative.nin, ox.jnp.negative.identity),
+        lambda ox: ox.jnp.negative.reduce(INTS),  # unary: raises
+        lambda ox: ox.jnp.add.at(INTS, 0, 1),  # inplace: raises
+        lambda ox: ox.jnp.add.reduce(INTS, out=INTS),
+        lambda ox: ox.jnp.add.reduce(INTS, where=INTS > 1),
+        lambda ox: ox.jnp.maximum.reduce(INTS, where=INTS > 1),  # no identity
+        lambda ox: ox.jnp.maximum.reduce(INTS, where=INTS > 1, initial=0),
+        lambda ox: ox.jnp.multiply.reduce(INTS, axis=1, initial=2),
+        lambda ox: ox.jnp.add.reduce(INTS, dtype=F32),
+        lambda ox: ox.jnp.add.reduce(np.ones((0, 2), F32)),
+        lambda ox: ox.jnp.subtract.reduce(np.ones((0, 2), F32)),  # no identity
+        lambda ox: ox.jnp.add.accumulate(np.array([True, True, False])),
+        lambda ox: ox.jnp.add.at(np.array([True, False]), 1, True, inplace=False),
+        lambda ox: ox.jnp.add([1], 2),  # a list: refused as JAX refuses it
+        lambda ox: ox.vmap(ox.jnp.add.reduce)(INTS),
+        lambda ox: ox.grad(lambda v: ox.jnp.multiply.reduce(v))(FLOATS[0]),
+        lambda ox: ox.grad(lambda v: ox.jnp.maximum.accumulate(v).sum())(FLOATS[0]),
+    ],
+)
+def test_ufunc_edges(program):
+    agree(program)
+
+
+def test_frompyfunc():
+    def program(ox):
+        hyp = ox.jnp.frompyfunc(lambda a, b: ox.jnp.sqrt(a * a + b * b), 2, 1)
+        x = np.array([3.0, 4.0, 12.0], F32)
+        add = ox.jnp.frompyfunc(lambda a, b: a + b, nin=2, nout=1, identity=0)
+        return (
+            type(hyp).__name__,
+            hyp(x, 4.0),
+            hyp.reduce(x),
+            hyp.accumulate(x),
+            hyp.outer(x[:2], x),
+            add.reduce(INTS, axis=1),
+            add.at(INTS[0], np.array([0, 0]), 5, inplace=False),
+        )
+
+    agree(program, rtol=1e-6, atol=1e-6)
+
+
+def test_ufunc_refusals_are_named():
+    import olympus.numpy as jnp
+    from olympus.numpy.ufunc_objects import UfuncArgumentError
+
+    assert issubclass(UfuncArgumentError, NotImplementedError)
+    with pytest.raises(UfuncArgumentError, match="where="):
+        jnp.add(1, 2, where=True)
+    with pytest.raises(UfuncArgumentError, match="inplace=False"):
+        jnp.add.at(jnp.zeros(2), 0, 1.0)
+    assert repr(jnp.add) == "<jnp.ufunc 'add'>" and isinstance(jnp.add, jnp.ufunc)

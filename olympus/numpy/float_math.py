@@ -21,7 +21,7 @@ from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.numpy.ufunc_docs import BOOL, FLOAT, PROMOTED_FLOAT, RAISES_X, REAL_FLOAT
 from olympus.numpy.ufunc_docs import SAME
 from olympus.numpy.ufunc_docs import add_binary_sections, add_sections
-from olympus.numpy.ufunc_docs import add_unary_sections
+from olympus.numpy.ufunc_docs import add_unary_sections, with_out_where
 
 __all__ = [
     "acos",
@@ -420,6 +420,7 @@ add_unary_sections(" and a floating dtype", fabs)
 add_binary_sections(" and a float dtype (at least the default float)", float_power)
 add_binary_sections(PROMOTED_FLOAT, heaviside)
 add_binary_sections(REAL_FLOAT, logaddexp2)
+logaddexp2.__doc__ = with_out_where(logaddexp2.__doc__)  # jnp.logaddexp2 is a ufunc
 add_unary_sections(BOOL, iscomplex, isreal)
 
 

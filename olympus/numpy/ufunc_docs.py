@@ -143,6 +143,32 @@ def _unary(summary: str, note: str, example: str, result: str = SAME) -> str:
     return _doc(summary, note, sections, example)
 
 
+UFUNC_OBJECTS = """add multiply subtract maximum minimum bitwise_and bitwise_or
+    bitwise_xor logical_and logical_or logical_xor logaddexp logaddexp2
+    negative""".split()  # jnp.ufunc objects in JAX (and olympus)
+
+
+def with_out_where(doc: str) -> str:
+    """`doc` of a function that jnp exposes as a ufunc object, whose call
+    also takes NumPy's out= and where= (refused unless None, as JAX's);
+    unchanged if it already says so."""
+    if "\n  where: " in doc:
+        return doc
+    args = (
+        "  out: unsupported (must be None); arrays are immutable, as in JAX.\n"
+        "  where: unsupported (must be None); use jnp.where on the result."
+    )
+    raises = (
+        "  UfuncArgumentError: out or where is not None (a NotImplementedError,\n"
+        "    as JAX's)."
+    )
+    for section, extra in (("Args:", args), ("Raises:", raises)):
+        head, found, rest = doc.partition(f"\n{section}\n")
+        body, blank, tail = rest.partition("\n\n")
+        doc = f"{head}{found}{body}\n{extra}{blank}{tail}" if found else doc
+    return doc
+
+
 def _unary_out(summary: str, note: str, example: str, result: str = SAME) -> str:
     """`_unary`'s docstring for a function that also takes NumPy's out=."""
     sections = (ARGS_X_OUT, returns(f"An array of x's shape{result}."), RAISES_X_OUT)
@@ -437,3 +463,7 @@ DOCS: dict[str, str] = {
         BOOL,
     ),
 }
+for _name in UFUNC_OBJECTS:  # their calls also take out= and where=
+    if _name in DOCS:
+        DOCS[_name] = with_out_where(DOCS[_name])
+del _name

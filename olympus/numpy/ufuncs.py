@@ -17,7 +17,7 @@ from olympus.lax.op_docs import with_sections
 from olympus.numpy.ufunc_docs import ARGS_X1_X2, BOOL, FLOAT, PROMOTED, PROMOTED_INT
 from olympus.numpy.ufunc_docs import RAISES_X, RAISES_X1_X2, REAL_FLOAT, SAME
 from olympus.numpy.ufunc_docs import add_binary_sections, add_sections
-from olympus.numpy.ufunc_docs import add_unary_sections, returns
+from olympus.numpy.ufunc_docs import add_unary_sections, returns, with_out_where
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 from olympus.numpy.core import (
@@ -1166,6 +1166,7 @@ add_unary_sections(
 )
 add_unary_sections(" and the matching real dtype (zeros for real input)", imag)
 add_binary_sections(REAL_FLOAT, hypot, logaddexp)
+logaddexp.__doc__ = with_out_where(logaddexp.__doc__)  # jnp.logaddexp is a ufunc
 add_binary_sections(PROMOTED_INT, left_shift, right_shift)
 with_sections(
     ARGS_X1_X2,
