@@ -53,8 +53,6 @@ from olympus.numpy.windows import *  # noqa: F401,F403
 from olympus.numpy.index_tricks import *  # noqa: F401,F403
 from olympus.numpy.packing import *  # noqa: F401,F403
 from olympus.numpy.ufunc_objects import frompyfunc, jax_ufuncs as _jax_ufuncs, ufunc  # noqa: F401,E501
-
-globals().update(_jax_ufuncs())  # add, multiply, ...: ufunc objects, as JAX's
 from numpy import (  # noqa: F401  (host-side: NumPy's own, as in JAX)
     array_repr,
     array_str,
@@ -67,6 +65,8 @@ from numpy import (  # noqa: F401  (host-side: NumPy's own, as in JAX)
 )
 from numpy.exceptions import ComplexWarning  # noqa: F401
 from olympus.numpy import methods as _methods  # noqa: F401  (installs operators)
+
+globals().update(_jax_ufuncs())  # add, multiply, ...: ufunc objects, as JAX's
 
 
 class _ArrayType(type):
