@@ -103,14 +103,15 @@ class ufunc:
         return f"<jnp.ufunc '{self.__name__}'>"
 
     def __call__(self, *args, out=None, where=None):
-        check_arraylike(self.__name__, *args)
-        for keyword, value in (("out", out), ("where", where)):
-            if value is not None:
-                raise UfuncArgumentError(
-                    f"jnp.{self.__name__}: the {keyword}= argument is not "
-                    f"supported (as in JAX; arrays are immutable); use "
-                    f"jnp.where(mask, jnp.{self.__name__}(...), other) instead"
-                )
+        # `_call` checks its operands (jnp's functions do; frompyfunc's wraps
+        # one in a check), so an eager call costs one Python frame more.
+        if out is not None or where is not None:
+            keyword = "out" if out is not None else "where"
+            raise UfuncArgumentError(
+                f"jnp.{self.__name__}: the {keyword}= argument is not "
+                f"supported (as in JAX; arrays are immutable); use "
+                f"jnp.where(mask, jnp.{self.__name__}(...), other) instead"
+            )
         return self._call(*args)
 
     def _binary_only(self, method: str, out=None) -> None:
@@ -425,9 +426,13 @@ def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity: Any = None):
     """
     import olympus.numpy as jnp
 
-    return ufunc(
-        func, nin, nout, identity=identity, call=jnp.vectorize(func), name=func.__name__
-    )
+    name, elementwise = func.__name__, jnp.vectorize(func)
+
+    def call(*args):
+        check_arraylike(name, *args)
+        return elementwise(*args)
+
+    return ufunc(func, nin, nout, identity=identity, call=call, name=name)
 
 
 def jax_ufuncs() -> dict:
