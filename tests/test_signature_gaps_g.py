@@ -228,20 +228,28 @@ def _operand(name):
     return FLOATS if name.startswith("logaddexp") else INTS
 
 
+# Every method of one ufunc per kind of implementation (a reduction, a loop, a
+# scatter); the rest get their attributes, call, reduce and accumulate.
+FULL = ["add", "subtract", "maximum", "bitwise_xor", "logical_or", "logaddexp2"]
+
+
 @pytest.mark.parametrize("name", UFUNCS)
 def test_ufunc_objects_and_their_methods(name):
     x = _operand(name)
 
     def program(ox):
         f = getattr(ox.jnp, name)
-        return (
+        common = (
             (type(f).__name__, f.nin, f.nout, f.nargs, f.identity, f.__name__),
-            f(x, x[0]),
-            f(x, x, out=None, where=None),
+            f(x, x[0], out=None, where=None),
             f.reduce(x),
+            f.accumulate(x, axis=1),
+        )
+        if name not in FULL:
+            return common
+        return common + (
             f.reduce(x, axis=1, keepdims=True),
             f.reduce(x, axis=None),
-            f.accumulate(x, axis=1),
             f.outer(x[0], x[1, :2]),
             f.at(x, (np.array([0, 0]), np.array([1, 1])), x[1, :2], inplace=False),
             f.reduceat(x, np.array([0, 2]), axis=1),
