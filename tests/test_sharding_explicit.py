@@ -424,6 +424,13 @@ def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
             )
             return [dims(ox, v) for v in outs], lower
         agree(decompositions, b)
+        # a transpose's cotangent (no layout) takes the other operand's batch
+        # layout (JAX refuses this gradient at its tril's select)
+        solve = lambda v: olympus.lax.linalg.triangular_solve(v, v * 2 + 1, left_side=True, lower=True)
+        grad = olympus.jit(olympus.grad(lambda v: solve(v).sum()))
+        g = grad(put(olympus, b, "x"))
+        np.testing.assert_allclose(g, grad(b), rtol=1e-6)
+        assert dims(olympus, g) == "4@x,4,4]", dims(olympus, g)
 
         def kind(ox, make):
             try:

@@ -730,19 +730,23 @@ def _linalg(*ranks: int):
                     f"{rank} dimensions unsplit (olympus.reshard) first."
                 )
             batches.append(spec[: aval.ndim - rank])
-        _same_batches(name, batches)
-        return [batches[0]] * 4  # results' leading dims; the rest unsplit
+        return [_same_batches(name, avals, batches)] * 4  # the rest unsplit
 
     return rule
 
 
-def _same_batches(name, batches) -> None:
-    if any(b != batches[0] for b in batches[1:]):
+def _same_batches(name, avals, batches) -> tuple:
+    """The operands' common batch layout. An operand whose type holds no
+    layout (unsplit: a transpose's cotangent made without a mesh) takes the
+    others' (JAX's would carry it)."""
+    typed = [b for a, b in zip(avals, batches) if a.sharding is not None]
+    if any(b != typed[0] for b in typed[1:]):
         shown = ", ".join(str(_as_spec(b)) for b in batches)
         raise ShardingTypeError(
             f"All inputs to {name} must have the same batch sharding, but got "
             f"{shown}; reshard them alike (olympus.reshard) first."
         )
+    return typed[0]
 
 
 def _triangular_solve(name, avals, out, params):
@@ -751,7 +755,7 @@ def _triangular_solve(name, avals, out, params):
     and b's free one."""
     a, b = (_spec_of(v) for v in avals)
     left, trans = params["left_side"], params["transpose_a"]
-    _same_batches(name, [a[:-2], b[:-2]])
+    batch = _same_batches(name, avals, [a[:-2], b[:-2]])
     if a[-2:][left ^ trans] is not None or b[-2:][not left] is not None:
         raise ShardingTypeError(
             f"triangular solve inputs must be unsharded on the contracting "
@@ -760,7 +764,7 @@ def _triangular_solve(name, avals, out, params):
             f"(olympus.reshard) first."
         )
     mat = [a[-2:][trans], b[-1]] if left else [b[-2], a[-2:][not trans]]
-    return [(*a[:-2], *mat)]
+    return [(*batch, *mat)]
 
 
 class RepeatShardingError(ValueError):
