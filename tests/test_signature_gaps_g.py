@@ -317,3 +317,19 @@ def test_ufunc_refusals_are_named():
     with pytest.raises(UfuncArgumentError, match="inplace=False"):
         jnp.add.at(jnp.zeros(2), 0, 1.0)
     assert repr(jnp.add) == "<jnp.ufunc 'add'>" and isinstance(jnp.add, jnp.ufunc)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.jit(ox.jnp.add)(FLOATS, 1.0),
+        lambda ox: ox.vmap(ox.jnp.multiply)(FLOATS, FLOATS),
+        lambda ox: ox.grad(lambda v: ox.jnp.logaddexp(v, 1.0))(2.0),
+        lambda ox: ox.jit(ox.jnp.negative)(FLOATS),
+        lambda ox: ox.jit(ox.jnp.add.reduce, static_argnames="axis")(FLOATS, axis=1),
+        lambda ox: ox.tree_util.tree_map(ox.jnp.add, [FLOATS], [FLOATS]),
+        lambda ox: ox.jnp.add.outer(2.0, FLOATS),
+    ],
+)
+def test_ufunc_objects_under_transformations(program):
+    agree(program)
