@@ -333,3 +333,16 @@ def test_ufunc_refusals_are_named():
 )
 def test_ufunc_objects_under_transformations(program):
     agree(program)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox: ox.checkpoint(lambda v: v * 2)(1.0),  # a weak Array, not a float
+        lambda ox: ox.checkpoint(lambda v: (v + 1, np.ones(2)))(1.0),
+        lambda ox: ox.remat(lambda v: {"a": v + 1})(F32(2)),
+        lambda ox: ox.checkpoint(lambda v, n: v * n, static_argnums=1)(2.0, 3),
+    ],
+)
+def test_eager_checkpoint_returns_arrays(program):
+    agree(program)

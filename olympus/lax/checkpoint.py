@@ -457,6 +457,15 @@ def checkpoint_name(x, name: str):
     return tree_unflatten(tree, [name_p.bind(v, name=str(name)) for v in leaves])
 
 
+def _as_arrays(out):
+    """`out` with its Python and NumPy leaves as Arrays (Python numbers weak),
+    as the outputs of a checkpointed function are in JAX."""
+    from olympus.numpy.core import asarray  # numpy is built on lax: import late
+
+    leaves, tree = tree_flatten(out)
+    return tree_unflatten(tree, [asarray(v) for v in leaves])
+
+
 _NOT_GIVEN = object()  # `concrete`'s default: passing it at all is refused
 
 
@@ -525,8 +534,8 @@ def checkpoint(
 
     @functools.wraps(fun, updated=())
     def remat_fun(*args, **kwargs):
-        if core.current_trace() is core.eval_trace:
-            return fun(*args, **kwargs)
+        if core.current_trace() is core.eval_trace:  # JAX's eager remat gives Arrays
+            return _as_arrays(fun(*args, **kwargs))
         static_kw = {k: kwargs.pop(k) for k in static_names if k in kwargs}
         fun_kw = functools.partial(fun, **static_kw) if static_kw else fun
         statics = [args[i] for i in static if i < len(args)] + sorted(static_kw.items())
