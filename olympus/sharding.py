@@ -81,8 +81,10 @@ def reshard(xs, out_shardings):
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
-    """The Array of `shape` laid out as `sharding`, each device's piece made
-    by `data_callback(index)` (JAX's `jax.make_array_from_callback`).
+    """The Array of `shape` laid out as `sharding`, built piece by piece.
+
+    Each device's piece is made by `data_callback(index)` (JAX's
+    `jax.make_array_from_callback`).
 
     For building a large sharded array without holding it whole on one
     host: the callback loads only the slices a device needs.
@@ -152,10 +154,9 @@ def _host_piece(value, api: str) -> np.ndarray:
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """The global Array laid out as `sharding` from this process's data
-    (JAX's `jax.make_array_from_process_local_data`).
+    """The global Array laid out as `sharding` from this process's data.
 
-    Each process passes the part of the array its devices hold (in one
+    As in JAX's `jax.make_array_from_process_local_data`, each process passes the part of the array its devices hold (in one
     process: all of it); `global_shape` (None: the data's shape) is the
     whole array's, where dimensions larger than the local data's are split
     between processes. `local_data` may be a pytree (with a matching pytree
