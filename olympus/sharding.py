@@ -156,8 +156,9 @@ def _host_piece(value, api: str) -> np.ndarray:
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
     """The global Array laid out as `sharding` from this process's data.
 
-    As in JAX's `jax.make_array_from_process_local_data`, each process passes the part of the array its devices hold (in one
-    process: all of it); `global_shape` (None: the data's shape) is the
+    As in JAX's `jax.make_array_from_process_local_data`, each process
+    passes the part of the array its devices hold (in one process: all of
+    it); `global_shape` (None: the data's shape) is the
     whole array's, where dimensions larger than the local data's are split
     between processes. `local_data` may be a pytree (with a matching pytree
     of shardings and global shapes, or one for all).
