@@ -232,7 +232,10 @@ GROUPS = {  # group -> (per-example argument makers, [(name, f)])
             ("select", lambda c, x, y: jnp.select([c, x > 0], [x, y], -1.0)),
             ("clip", lambda c, x, y: jnp.clip(x, -jnp.abs(y), jnp.abs(y))),
             # mode="raise" (the default) needs concrete indices, as in JAX
-            ("choose", lambda c, x, y: jnp.choose(c.astype(jnp.int32), [x, y], "clip")),
+            (
+                "choose",
+                lambda c, x, y: jnp.choose(c.astype(jnp.int32), [x, y], mode="clip"),
+            ),
         ],
     ),
     "reductions": (
