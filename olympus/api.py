@@ -521,58 +521,9 @@ def pmap(
     )
 
     def mapped(*args):
-        static_at = {i % len(args) for i in static if -len(args) <= i < len(args)}
-        statics = tuple((i, args[i]) for i in sorted(static_at))
-        positions = [i for i in range(len(args)) if i not in static_at]
-        axes = in_axes
-        if statics and isinstance(in_axes, (tuple, list)) and len(axes) == len(args):
-            axes = tuple(in_axes[i] for i in positions)  # JAX's: in_axes counts statics
-        args = tuple(args[i] for i in positions)
-        spec = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * len(args)
-        if len(spec) != len(args):
-            raise PmapAxesError(
-                f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
-                f"for {len(args)} arguments{_at_user_line()}"
-            )
-        for i, (a, ax) in enumerate(zip(args, spec)):
-            for leaf in tree_flatten(a)[0] if ax is not None else ():
-                if not -np.ndim(leaf) <= ax < np.ndim(leaf):
-                    raise PmapAxesError(
-                        f"pmap of {name}: in_axes {ax} is out of range for args[{i}] "
-                        f"of shape {np.shape(leaf)}{_at_user_line()}"
-                    )
-        spec = tuple(
-            None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
-            for a, ax in zip(args, spec)
-        )
-        sizes = {
-            np.shape(leaf)[ax]
-            for a, ax in zip(args, spec)
-            if ax is not None
-            for leaf in tree_flatten(a)[0]
-        }
-        if len(sizes) != 1:
-            raise PmapAxesError(
-                f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
-                f"pmap needs one size{_at_user_line()}"
-            )
-        (size,) = sizes
-        if axis_size is not None and axis_size != size:
-            raise PmapAxesError(
-                f"pmap of {name}: axis_size={axis_size} but the mapped axes have "
-                f"size {size}; pass axis_size={size} or leave it out{_at_user_line()}"
-            )
-        available = (
-            tuple(devices)
-            if devices is not None
-            else tuple(client.local_devices(backend=backend))
-        )
-        if size > len(available):
-            raise PmapDeviceCountError(
-                f"pmap of {name}: the mapped axis has size {size} but there are only "
-                f"{len(available)} devices (olympus_num_cpu_devices / "
-                f"OLYMPUS_NUM_CPU_DEVICES){_at_user_line()}"
-            )
+        statics, positions, args, axes = _split_statics(args, static, in_axes)
+        spec, size = _mapped_axis(name, args, axes, in_axes, axis_size)
+        available = _pmap_devices(name, size, devices, backend)
         donated = tuple(k for k, i in enumerate(positions) if i in donate)
         key = (size, spec, available[:size], statics, donated)
         if key not in compiled:
@@ -584,6 +535,75 @@ def pmap(
 
     mapped.__name__ = f"pmap({name})"
     return mapped
+
+
+def _split_statics(args: tuple, static, in_axes):
+    """pmap's call split into (static (position, value) pairs, the dynamic
+    arguments' positions, those arguments, their in_axes): JAX's in_axes
+    counts the static arguments too."""
+    static_at = {i % len(args) for i in static if -len(args) <= i < len(args)}
+    statics = tuple((i, args[i]) for i in sorted(static_at))
+    positions = [i for i in range(len(args)) if i not in static_at]
+    axes = in_axes
+    if statics and isinstance(in_axes, (tuple, list)) and len(axes) == len(args):
+        axes = tuple(in_axes[i] for i in positions)
+    return statics, positions, tuple(args[i] for i in positions), axes
+
+
+def _mapped_axis(name: str, args: tuple, axes, in_axes, axis_size):
+    """(each argument's mapped axis, made non-negative, or None; the one size
+    of the mapped axes), or PmapAxesError naming what disagrees."""
+    spec = tuple(axes) if isinstance(axes, (tuple, list)) else (axes,) * len(args)
+    if len(spec) != len(args):
+        raise PmapAxesError(
+            f"pmap of {name}: in_axes {in_axes!r} has {len(spec)} entries "
+            f"for {len(args)} arguments{_at_user_line()}"
+        )
+    mapped = [
+        (i, leaf, ax)
+        for i, (a, ax) in enumerate(zip(args, spec))
+        if ax is not None
+        for leaf in tree_flatten(a)[0]
+    ]
+    for i, leaf, ax in mapped:
+        if not -np.ndim(leaf) <= ax < np.ndim(leaf):
+            raise PmapAxesError(
+                f"pmap of {name}: in_axes {ax} is out of range for args[{i}] "
+                f"of shape {np.shape(leaf)}{_at_user_line()}"
+            )
+    spec = tuple(
+        None if ax is None else ax % np.ndim(tree_flatten(a)[0][0])
+        for a, ax in zip(args, spec)
+    )
+    sizes = {np.shape(leaf)[ax % np.ndim(leaf)] for _, leaf, ax in mapped}
+    if len(sizes) != 1:
+        raise PmapAxesError(
+            f"pmap of {name}: the mapped axes have sizes {sorted(sizes)}; "
+            f"pmap needs one size{_at_user_line()}"
+        )
+    (size,) = sizes
+    if axis_size is not None and axis_size != size:
+        raise PmapAxesError(
+            f"pmap of {name}: axis_size={axis_size} but the mapped axes have "
+            f"size {size}; pass axis_size={size} or leave it out{_at_user_line()}"
+        )
+    return spec, size
+
+
+def _pmap_devices(name: str, size: int, devices, backend) -> tuple:
+    """The devices pmap may use (`devices`, else the backend's local ones),
+    or PmapDeviceCountError when the mapped axis needs more."""
+    if devices is not None:
+        available = tuple(devices)
+    else:
+        available = tuple(client.local_devices(backend=backend))
+    if size > len(available):
+        raise PmapDeviceCountError(
+            f"pmap of {name}: the mapped axis has size {size} but there are only "
+            f"{len(available)} devices (olympus_num_cpu_devices / "
+            f"OLYMPUS_NUM_CPU_DEVICES){_at_user_line()}"
+        )
+    return available
 
 
 def _with_statics(fun, statics: tuple):
