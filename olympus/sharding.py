@@ -3,7 +3,7 @@
 >>> from olympus.sharding import NamedSharding, PartitionSpec as P
 >>> mesh = olympus.make_mesh((1,), ("x",))
 >>> olympus.device_put(jnp.arange(4.0), NamedSharding(mesh, P("x"))).sharding.spec
-PartitionSpec('x')
+P('x',)
 """
 
 import numpy as np
@@ -68,7 +68,7 @@ def reshard(xs, out_shardings):
     Example:
       >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
       ...     olympus.reshard(jnp.arange(2.0), olympus.P("x")).sharding.spec
-      PartitionSpec('x')
+      P('x',)
     """
     is_leaf = lambda s: isinstance(s, (PartitionSpec, NamedSharding))  # noqa: E731
     named = tree_map(
@@ -244,7 +244,7 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     >>> f = olympus.sharding.auto_axes(lambda v: v * 2, out_sharding=olympus.P("x"))
     >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",))):
     ...     f(jnp.ones(2)).sharding.spec
-    PartitionSpec('x')
+    P('x',)
     """
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)

@@ -91,7 +91,7 @@ def test_one_device_mesh_round_trip():
 
 def test_partition_spec():
     assert P("x", None) == ("x", None)
-    assert repr(P("x", ("y", "z"))) == "PartitionSpec('x', ('y', 'z'))"
+    assert repr(P("x", ("y", "z"))) == "P('x', ('y', 'z'))"
     with pytest.raises(TypeError):
         P(3)
 
@@ -106,9 +106,7 @@ def test_bad_mesh_errors_name_api_and_line():
     with pytest.raises(MeshShapeError, match="one distinct name per axis"):
         Mesh(np.array(olympus.devices()).reshape(1, 1), ("x",))
     mesh = olympus.make_mesh((1,), ("x",))
-    with pytest.raises(
-        UnknownMeshAxisError, match=r"PartitionSpec\('y'\) names unknown"
-    ):
+    with pytest.raises(UnknownMeshAxisError, match=r"P\('y',\) names unknown"):
         NamedSharding(mesh, P("y"))
     with pytest.raises(UnknownMeshAxisError, match="used twice"):
         NamedSharding(mesh, P("x", "x"))
@@ -203,7 +201,7 @@ def test_sharded_arrays_four_devices():
         "ShardMismatchError",
         "device_put: NamedSharding(mesh=Mesh('x': 2, 'y': 2, axis_types=(Explicit, "
         "Explicit); devices=[[0, 1], [2, 3]]), "
-        "spec=PartitionSpec('x')) splits dimension 0 of an array of shape (3, 4) into 2 "
+        "spec=P('x',)) splits dimension 0 of an array of shape (3, 4) into 2 "
         "pieces, but 3 is not divisible by 2",
         "mesh",
         "ok",
@@ -411,16 +409,16 @@ def test_bad_input_errors_name_api_shapes_and_line_four_devices():
         case("MeshShapeError", "make_mesh: a mesh of shape (3,) needs 3 devices, but there are 2", lambda: olympus.make_mesh((3,), ("x",), devices=olympus.devices()[:2]))
         case("MeshShapeError", "make_mesh: a mesh of shape (2, 4) needs 8", lambda: olympus.make_mesh((2, 4), ("x", "y")))
         case("MeshShapeError", "Mesh: each device may appear once", lambda: Mesh(np.array([d[0], d[0]]), ("x",)))
-        case("UnknownMeshAxisError", "PartitionSpec('z') names unknown axes ['z']; the mesh has axes ('x', 'y')", lambda: NamedSharding(mesh, P("z")))
-        case("UnknownMeshAxisError", "PartitionSpec('z') names unknown", lambda: sm(lambda a: a, i=P("z"))(jnp.ones(4)))
-        case("UnknownMeshAxisError", "PartitionSpec('z') names unknown", lambda: sm(lambda a: a, o=P("z"))(jnp.ones(4)))
+        case("UnknownMeshAxisError", "P('z',) names unknown axes ['z']; the mesh has axes ('x', 'y')", lambda: NamedSharding(mesh, P("z")))
+        case("UnknownMeshAxisError", "P('z',) names unknown", lambda: sm(lambda a: a, i=P("z"))(jnp.ones(4)))
+        case("UnknownMeshAxisError", "P('z',) names unknown", lambda: sm(lambda a: a, o=P("z"))(jnp.ones(4)))
         case("ShardingShapeError", "device_put: NamedSharding", lambda: put(jnp.ones((4, 6)), NamedSharding(mesh, P(None, ("x", "y")))))
         case("ShardingShapeError", "array of shape (3,) into 2 pieces, but 3 is not divisible by 2", lambda: olympus.jit(lambda a: a, in_shardings=s)(jnp.ones(3)))
         case("ShardingShapeError", "jit out_shardings", lambda: olympus.jit(lambda a: a[:3], out_shardings=s)(jnp.ones(4)))
-        case("OlympusTypeError", "with_sharding_constraint: PartitionSpec('x', 'y') has 2 entries", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P("x", "y"))))(jnp.ones(4)))
+        case("OlympusTypeError", "with_sharding_constraint: P('x', 'y') has 2 entries", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P("x", "y"))))(jnp.ones(4)))
         case("TypeError", "with_sharding_constraint takes a NamedSharding", lambda: olympus.jit(lambda a: lax.with_sharding_constraint(a, P("x")))(jnp.ones(4)))
         case("ShardingShapeError", "shard_map: NamedSharding", lambda: sm(lambda a: a)(jnp.ones(3)))
-        case("ShardingShapeError", "shard_map: PartitionSpec('x') has 1 entries, more than the 0 dimensions", lambda: sm(lambda a: a.sum())(jnp.ones(4)))
+        case("ShardingShapeError", "shard_map: P('x',) has 1 entries, more than the 0 dimensions", lambda: sm(lambda a: a.sum())(jnp.ones(4)))
         case("UnboundAxisNameError", "psum: axis name 'i' is not bound here (bound: none)", lambda: olympus.jit(lambda a: lax.psum(a, "i"))(jnp.ones(2)))
         case("UnboundAxisNameError", "pmean: axis name 'q' is not bound here (bound: ['x', 'y'])", lambda: sm(lambda a: lax.pmean(a, "q"))(jnp.ones(4)))
         case("UnboundAxisNameError", "axis_index: axis name 'j' is not bound here (bound: ['i'])", lambda: olympus.vmap(olympus.jit(lambda a: a + lax.axis_index("j")), axis_name="i")(jnp.ones(2)))

@@ -138,5 +138,5 @@ def test_stepper(executed):
 
 def test_sharding_on_one_device(executed):
     lines = _stdout(executed["sharding"]).split("\n")
-    assert lines[0] == "PartitionSpec('data')"
+    assert lines[0] == "P('data',)"
     assert float(lines[1]) == 56.0

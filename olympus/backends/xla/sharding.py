@@ -87,7 +87,7 @@ class PartitionSpec(tuple):
     dimensions are not split.
 
     >>> olympus.sharding.PartitionSpec("data", None)
-    PartitionSpec('data', None)
+    P('data', None)
     """
 
     def __new__(cls, *parts):
@@ -101,7 +101,8 @@ class PartitionSpec(tuple):
         return super().__new__(cls, parts)
 
     def __repr__(self) -> str:
-        return f"PartitionSpec{tuple.__repr__(self)}".replace(",)", ")")
+        # JAX 0.10.2's spelling, a tuple's repr after `P`: P('x',), P(), P(None, 'x')
+        return f"P{tuple.__repr__(self)}"
 
     def axes(self, dim: int) -> tuple:
         """The mesh axes splitting dimension `dim` (none past the spec's end)."""
@@ -501,7 +502,7 @@ class NamedSharding(Sharding):
 
     >>> mesh = olympus.make_mesh((1,), ("data",))
     >>> olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("data"))
-    NamedSharding(mesh=Mesh('data': 1, axis_types=(Explicit,); devices=[0]), spec=PartitionSpec('data'))
+    NamedSharding(mesh=Mesh('data': 1, axis_types=(Explicit,); devices=[0]), spec=P('data',))
     """
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec):
