@@ -250,7 +250,10 @@ class KeyArrayType(NamedTuple):
         return self._replace(**{k: v for k, v in fields.items() if v is not None})
 
     def str_short(self) -> str:
-        return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"
+        """`key<fry>[8@x]` where dimension 0 is split over mesh axis x, as JAX's."""
+        names = self.sharding.dim_names(self.ndim) if self.sharding else ()
+        dims = (f"{d}@{a}" if a else str(d) for d, a in zip(self.shape, names))
+        return f"{self.dtype}[{','.join(dims if names else map(str, self.shape))}]"
 
     __str__ = str_short
 

@@ -34,6 +34,7 @@ from olympus.backends.xla.dispatch_native import (
     host_dispatcher,
     install_states,
 )
+from olympus.prng import keys_from_structs
 from olympus.lax.pjit import pjit_p
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
@@ -723,7 +724,9 @@ class JitFunction:
 
     def trace(self, *args, **kwargs) -> Traced:
         """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
-        stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages)."""
+        stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages).
+        A ShapeDtypeStruct of a key dtype stands for a key array, as in JAX."""
+        args, kwargs = keys_from_structs((args, kwargs))
         call = split_call(
             self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
         )

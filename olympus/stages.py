@@ -54,6 +54,7 @@ from olympus.ir import dtypes
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, ShapedArray
 from olympus.optimizer import ALGEBRAIC_PASSES, optimize
+from olympus.prng import structs_of_keys
 from olympus.tracer.core import aval_of, user_source_info
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.functions import (
@@ -283,8 +284,11 @@ def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
 
 # ---- the stages -----------------------------------------------------------------
 def _shape_structs(avals, tree):
-    return tree_unflatten(
-        tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals]
+    """The structs of `avals` in `tree`; a key array's is of its key dtype (JAX's)."""
+    return structs_of_keys(
+        tree_unflatten(
+            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals]
+        )
     )
 
 

@@ -12,6 +12,7 @@ import pytest
 import olympus
 import olympus.numpy as jnp
 from jax_oracle import OLYMPUS, agree
+from test_sharding_api import run_with_jax
 
 
 def _state(ox):
@@ -84,6 +85,49 @@ def test_keys_compare_elementwise():
         )
     )
     agree(lambda ox: ox.jit(lambda a, b: a == b)(ox.random.key(1), ox.random.key(1)))
+
+
+def test_jnp_equal_and_not_equal_compare_keys():
+    ks = lambda ox: ox.random.split(ox.random.key(0), 3)  # noqa: E731
+    agree(lambda ox: ox.jnp.equal(ks(ox), ks(ox)[1]))
+    agree(lambda ox: ox.jnp.not_equal(ks(ox), ox.random.key(0)))
+    agree(lambda ox: ox.jnp.equal(ks(ox)[:, None], ks(ox)))  # broadcasting
+    agree(lambda ox: ox.jit(ox.jnp.not_equal)(ks(ox), ks(ox)[::-1]))
+    agree(lambda ox: ox.vmap(ox.jnp.equal, (0, None))(ks(ox), ks(ox)[2]))
+    agree(lambda ox: ox.jnp.equal(ks(ox), ox.jnp.zeros(3, "uint32")))  # raises
+
+
+def test_lower_and_trace_take_structs_of_a_key_dtype():
+    def program(ox):
+        sds = ox.ShapeDtypeStruct((3,), ox.random.key(0).dtype)
+        f = ox.jit(lambda ks: (ox.random.uniform(ks[0], (2,)), ox.random.split(ks[1])))
+        info = [str(s) for s in f.trace(sds).out_info + f.lower(sds).out_info]
+        out = f.lower(sds).compile()(ox.random.split(ox.random.key(4), 3))
+        return info, out[0], ox.random.key_data(out[1])
+
+    agree(program)
+
+
+def test_key_types_carry_explicit_shardings():
+    out = run_with_jax(
+        """
+        def prog(ox, spec):
+            kinds = (ox.sharding.AxisType.Explicit,) * 2
+            mesh = ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
+            ks = ox.random.split(ox.random.key(0), 8)
+            k = ox.device_put(ks, ox.NamedSharding(mesh, ox.P(*spec)))
+            seen = ox.jit(lambda k: [str(ox.typeof(k)), tuple(ox.typeof(k).sharding.spec)])
+            t = ox.typeof(k)
+            return str(t), tuple(t.sharding.spec), t.sharding.mesh.axis_names, seen(k)
+
+        for spec in [("x",), (("x", "y"),), ("y",), ()]:
+            agree(prog, spec)
+        print("ok", str(olympus.typeof(olympus.device_put(
+            olympus.random.split(olympus.random.key(0), 8),
+            olympus.NamedSharding(olympus.make_mesh((2, 2), ("x", "y")), olympus.P("x"))))))
+        """
+    )
+    assert out.split()[-1] == "key<fry>[8@x]"
 
 
 def test_keys_are_unhashable():

@@ -303,6 +303,8 @@ concatenate = _prng.joining_keys(concatenate, _prng.concatenate)  # noqa: F405
 where = _prng.selecting_keys(where, _prng.where)
 array, asarray = _prng.arrays_of_keys(array), _prng.arrays_of_keys(asarray)
 array_equal = _prng.comparing_keys(array_equal, _prng.words_equal(array_equal))  # noqa: F405
+equal = _prng.comparing_keys(equal, _prng.PRNGKeyArray.__eq__)  # noqa: F405
+not_equal = _prng.comparing_keys(not_equal, _prng.PRNGKeyArray.__ne__)  # noqa: F405
 select = _prng.moving_keys(select, 1, 2, "choicelist", "default")  # noqa: F405
 for _name in (
     "reshape ravel broadcast_to expand_dims squeeze transpose swapaxes moveaxis take "
