@@ -458,3 +458,36 @@ def test_vmap_of_jit_linalg_and_nonzero_follow_jax():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_values_made_from_host_data_under_set_mesh_lie_on_the_mesh():
+    """Under `set_mesh` of an Explicit mesh, JAX places an eager value made
+    from no mesh-placed operand on the mesh, unsplit: creation functions as
+    `P(None, ...)`, jnp.array as `P()`; a later op on a split value composes."""
+    out = run(
+        """
+        made = [
+            lambda ox: ox.jnp.arange(8),
+            lambda ox: ox.jnp.eye(4),
+            lambda ox: ox.lax.iota(np.int32, 4),
+            lambda ox: ox.jnp.zeros((2, 3)),
+            lambda ox: ox.jnp.full((2,), 3.0),
+            lambda ox: ox.jnp.ones(4) * 2,
+            lambda ox: ox.jnp.sin(1.0),
+            lambda ox: ox.jnp.array(np.ones(3)),
+            lambda ox: ox.jnp.asarray([1.0, 2.0]),
+            lambda ox: ox.jnp.array(3.0),
+            lambda ox: ox.jnp.arange(32.0).reshape(8, 4) + put(ox, a, "x"),
+        ]
+        def layout(ox, make):
+            with ox.set_mesh(mesh_of(ox)):
+                v = make(ox)
+                return str(v.sharding.spec), str(ox.typeof(v).sharding.spec), v
+        for make in made:
+            ours, theirs = run_both(lambda ox: layout(ox, make)[:2])
+            assert ours == theirs, (ours, theirs)
+            agree(lambda ox: layout(ox, make)[2])
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

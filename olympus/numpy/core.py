@@ -16,6 +16,7 @@ import numpy as np
 from olympus import lax
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.array import to_device
+from olympus.backends.xla.sharding import onto_mesh_in_scope
 from olympus.ir import dtypes
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.ops import integer_sizes
@@ -212,6 +213,7 @@ def array(
         # A bare Python number has no dtype of its own, so it stays weak (as in JAX).
         weak = dtype is None and type(obj) in (int, float, complex)
         out = to_device(value, aval_of(obj)) if weak else to_device(value)
+        out = onto_mesh_in_scope(out, per_dimension=False)  # JAX: P()
     if ndmin > out.ndim:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return placed(out, device)

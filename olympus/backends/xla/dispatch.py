@@ -17,6 +17,7 @@ from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.ir.dtypes import float0
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
+from olympus.backends.xla.sharding import _meshes_in_scope, onto_mesh_in_scope
 from olympus.backends.xla.spmd import apply_sharded, spans_devices
 from olympus.backends.xla.lowering import (
     LoweringError,
@@ -255,6 +256,8 @@ def apply_primitive(primitive, *args, **params):
     from `bind` and never gets here; this handles the rest: NumPy or Python
     operands, a first call, several results, a deleted Array, NaN checking.
     """
+    if _meshes_in_scope[-1] is not None and not any(type(x) is Array for x in args):
+        return onto_mesh_in_scope(_apply_general(primitive, args, params))
     try:
         avals = tuple([x.aval for x in args])
         buffers = [x._buf for x in args]
@@ -503,6 +506,7 @@ def _apply_general(primitive, args: tuple, params: dict):
     if (
         key is not None
         and not (exe.ordered or primitive.multiple_results)
+        and args  # an operand-free one (iota) may go onto a `set_mesh` mesh
         and all([type(x) is Array for x in args])
     ):
         _remember_hit(primitive, avals, params, exe)

@@ -282,6 +282,26 @@ def set_mesh(mesh: Mesh | None) -> _MeshScope:
     return _MeshScope(mesh, previous)
 
 
+def onto_mesh_in_scope(out, per_dimension: bool = True):
+    """`out` (an eager result, or a list of them) where JAX puts a value made
+    from host operands under `set_mesh` of a mesh with Explicit axes: on that
+    mesh, not split (`P(None, ...)`, or jnp.array's `P()` without
+    `per_dimension`); unchanged without such a mesh."""
+    mesh = _meshes_in_scope[-1]
+    if mesh is None or not mesh.abstract_mesh.explicit_axes:
+        return out
+    if isinstance(out, (list, tuple)):
+        return type(out)(onto_mesh_in_scope(v, per_dimension) for v in out)
+    from olympus.backends.xla.array import Array, put
+
+    if type(out) is not Array or out.sharding.num_devices > 1:
+        return out
+    if not isinstance(out.dtype, np.dtype):  # keys and float0 stay put
+        return out
+    spec = PartitionSpec(*[None] * out.ndim) if per_dimension else PartitionSpec()
+    return put(out, NamedSharding(mesh, spec))
+
+
 def typed_spec(spec: PartitionSpec, ndim: int, explicit: tuple) -> tuple:
     """`spec` as an explicit-mode type says it: one entry per dimension,
     only the `explicit` mesh axes kept (None, a name, or a tuple of names)."""
