@@ -506,15 +506,8 @@ def signature_gaps() -> dict[str, set]:
 # The gaps that remain (also listed in docs/differences.md). Remove an entry
 # when the parameter is added; a new gap fails the test below.
 ALLOWED_GAPS = {
-    # collectives over groups of devices (axis_index_groups=), all_gather's
-    # output type (to=: olympus values carry no varying/invariant type)
-    "lax.all_gather": {"axis_index_groups", "to"},
-    "lax.all_to_all": {"axis_index_groups"},
-    "lax.pmax": {"axis_index_groups"},
-    "lax.pmean": {"axis_index_groups"},
-    "lax.pmin": {"axis_index_groups"},
-    "lax.psum": {"axis_index_groups"},
-    "lax.psum_scatter": {"axis_index_groups"},
+    # all_gather's output type (to=: olympus values carry no varying/invariant type)
+    "lax.all_gather": {"to"},
 }
 
 

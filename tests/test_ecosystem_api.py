@@ -508,8 +508,13 @@ def test_pswapaxes_in_shard_map():
         out_specs=spec,
     )(x)
     np.testing.assert_array_equal(out, x)
-    with pytest.raises(olympus.lax.AxisIndexGroupsError, match="groups"):
-        olympus.lax.pswapaxes(x, "d", 0, axis_index_groups=[[0]])
+    grouped = olympus.shard_map(  # groups: tests/test_collective_groups.py
+        lambda v: olympus.lax.pswapaxes(v, "d", 0, axis_index_groups=[[0]]),
+        mesh=mesh,
+        in_specs=spec,
+        out_specs=spec,
+    )(x)
+    np.testing.assert_array_equal(grouped, x)
 
 
 # ---- keyword arguments of the core transforms -------------------------------

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from olympus.ir.core import Primitive, all_primitives
-from olympus.lax.parallel import all_to_all
+from olympus.lax.parallel import AxisIndexGroupsError, all_to_all  # noqa: F401
 
 # The names of jax.lax's `*_p` attributes whose primitive olympus defines.
 JAX_PRIMITIVE_NAMES = tuple(
@@ -405,10 +405,6 @@ def jax_named_primitives() -> dict[str, Primitive]:
     return _EXPANDED | named  # olympus's own primitive wins where both exist
 
 
-class AxisIndexGroupsError(NotImplementedError):
-    """A collective given axis_index_groups, which olympus does not take."""
-
-
 class BroadcastShapesError(ValueError):
     """Shapes that NumPy's broadcasting cannot join (lax.broadcast_shapes)."""
 
@@ -455,7 +451,7 @@ def pswapaxes(x, axis_name: str, axis: int, *, axis_index_groups=None):
       x: an array.
       axis_name: the mapped axis' name.
       axis: the positional axis to swap with it.
-      axis_index_groups: must be None (groups are not supported).
+      axis_index_groups: as all_to_all's.
 
     Returns:
       An array of x's shape and dtype.
@@ -470,9 +466,4 @@ def pswapaxes(x, axis_name: str, axis: int, *, axis_index_groups=None):
       Array([[0., 2.],
              [1., 3.]], dtype=float32)
     """
-    if axis_index_groups is not None:
-        raise AxisIndexGroupsError(
-            "pswapaxes(axis_index_groups=...): olympus's collectives run over "
-            "whole mesh axes; split the mesh into the groups instead"
-        )
-    return all_to_all(x, axis_name, axis, axis)
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)

@@ -94,6 +94,15 @@ class ShardMapReplicationError(ValueError):
     back as one device's block (`check_rep`, lax/replication.py)."""
 
 
+class AxisIndexGroupsError(NotImplementedError):
+    """axis_index_groups where JAX takes none either: a collective over vmap's
+    own axis."""
+
+
+class AxisIndexGroupsCoverError(ValueError):
+    """axis_index_groups that do not hold each index of the axis exactly once."""
+
+
 def _bad(message: str) -> CollectiveShapeError:
     site = user_source_info()
     return CollectiveShapeError(message + (f" (at {site})" if site is not None else ""))
@@ -125,6 +134,30 @@ def _axes(axis_name, api: str) -> tuple:
     return names
 
 
+def _index_groups(groups, axes: tuple, api: str, even: bool = False):
+    """`axis_index_groups` as a tuple of tuples of indices along `axes` (the
+    first axis major, as axis_index of them counts; None: one group of all),
+    checked to cover them exactly once; `even`: the groups must be of one
+    size (the gathering collectives)."""
+    if groups is None:
+        return None
+    groups = tuple(tuple(int(i) for i in g) for g in groups)
+    size = math.prod(_axis_size(a, api) for a in axes)
+    if sorted(i for g in groups for i in g) != list(range(size)):
+        raise AxisIndexGroupsCoverError(
+            f"{api}: axis_index_groups must cover all indices exactly once (the "
+            f"indices 0..{size - 1} along {axes}); got {groups}"
+        )
+    if even and len({len(g) for g in groups}) > 1:
+        raise _bad(f"{api}: axis_index_groups {groups} must all be of one size")
+    return groups
+
+
+def _grouped(groups) -> dict:
+    """The `groups` param of a collective's bind: absent for one group of all."""
+    return {} if groups is None else {"groups": groups}
+
+
 # ---- lowering helpers ------------------------------------------------------------------
 def _manual_mesh(ctx) -> Mesh:
     mesh = ctx.emitter.manual_mesh
@@ -144,8 +177,12 @@ def _groups(mesh: Mesh, axes: tuple) -> list[list[int]]:
     return positions.transpose(order).reshape(-1, size).tolist()
 
 
-def _group_attrs(ctx, mesh: Mesh, axes: tuple) -> str:
+def _group_attrs(ctx, mesh: Mesh, axes: tuple, index_groups=None) -> str:
     groups = _groups(mesh, axes)
+    if index_groups is not None:  # each row split by the indices along the axis
+        groups = [[row[i] for i in g] for row in groups for g in index_groups]
+        width = max(map(len, groups))  # uneven groups padded with -1, as XLA reads
+        groups = [g + [-1] * (width - len(g)) for g in groups]
     channel = next(ctx.emitter.counter) + 1
     return (
         f"replica_groups = dense<{groups}> : tensor<{len(groups)}x{len(groups[0])}xi64>, "
@@ -172,10 +209,10 @@ def _reduction_region(ctx, op: str) -> str:
 
 # ---- psum, pmax, pmin ------------------------------------------------------------------
 def _all_reduce(op: str):
-    def lower(ctx, x, *, axes):
+    def lower(ctx, x, *, axes, groups=None):
         if _group_size(ctx, axes) == 1:
             return x
-        attrs = _group_attrs(ctx, _manual_mesh(ctx), axes)
+        attrs = _group_attrs(ctx, _manual_mesh(ctx), axes, groups)
         return ctx.op(
             "stablehlo.all_reduce", [x], attrs, regions=[_reduction_region(ctx, op)]
         )
@@ -183,29 +220,30 @@ def _all_reduce(op: str):
     return lower
 
 
-psum_p = define_primitive("psum", lambda x, *, axes: x, _all_reduce("stablehlo.add"))
-pmax_p = define_primitive(
-    "pmax", lambda x, *, axes: x, _all_reduce("stablehlo.maximum")
-)
-pmin_p = define_primitive(
-    "pmin", lambda x, *, axes: x, _all_reduce("stablehlo.minimum")
-)
+def _same_aval(x, *, axes, groups=None):
+    return x
+
+
+psum_p = define_primitive("psum", _same_aval, _all_reduce("stablehlo.add"))
+pmax_p = define_primitive("pmax", _same_aval, _all_reduce("stablehlo.maximum"))
+pmin_p = define_primitive("pmin", _same_aval, _all_reduce("stablehlo.minimum"))
 defjvp_linear(psum_p)
-transpose_rules[psum_p] = lambda ct, x, *, axes: [psum_p.bind(ct, axes=axes)]
+transpose_rules[psum_p] = lambda ct, x, *, axes, groups=None: [
+    psum_p.bind(ct, axes=axes, **_grouped(groups))
+]
 
 
 def _extremum_jvp(prim):
     """Ties share the derivative equally: d pmax = psum(t * hit) / psum(hit)."""
 
-    def rule(primals, tangents, *, axes):
+    def rule(primals, tangents, *, axes, groups=None):
         (x,), (t,) = primals, tangents
-        out = prim.bind(x, axes=axes)
+        out = prim.bind(x, axes=axes, **_grouped(groups))
         if is_zero(t):
             return out, t
         hit = ops.convert_element_type(ops.eq(x, out), x.dtype)
-        share = ops.div(
-            psum_p.bind(ops.mul(t, hit), axes=axes), psum_p.bind(hit, axes=axes)
-        )
+        total = lambda v: psum_p.bind(v, axes=axes, **_grouped(groups))  # noqa: E731
+        share = ops.div(total(ops.mul(t, hit)), total(hit))
         return out, share
 
     return rule
@@ -216,8 +254,8 @@ jvp_rules[pmin_p] = _extremum_jvp(pmin_p)
 for _prim in (psum_p, pmax_p, pmin_p):
     batch_rules[_prim] = (
         lambda prim: (
-            lambda axis_size, vals, dims, *, axes: (
-                prim.bind(vals[0], axes=axes),
+            lambda axis_size, vals, dims, **params: (
+                prim.bind(vals[0], **params),
                 dims[0],
             )
         )
@@ -231,11 +269,11 @@ def _gathered_shape(shape: tuple, size: int, axis: int, tiled: bool) -> tuple:
     return shape[:axis] + (size,) + shape[axis:]
 
 
-def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled):
+def _all_gather_abstract_eval(x, *, axis_name, axis_size, axis, tiled, groups=None):
     return x.update(shape=_gathered_shape(x.shape, axis_size, axis, tiled))
 
 
-def _all_gather_lower(ctx, x, *, axis_name, axis_size, axis, tiled):
+def _all_gather_lower(ctx, x, *, axis_name, axis_size, axis, tiled, groups=None):
     aval = ctx.avals_in[0]
     if not tiled:
         aval = aval.update(shape=aval.shape[:axis] + (1,) + aval.shape[axis:])
@@ -243,7 +281,7 @@ def _all_gather_lower(ctx, x, *, axis_name, axis_size, axis, tiled):
     if axis_size == 1:
         return x
     attrs = f"all_gather_dim = {axis} : i64, " + _group_attrs(
-        ctx, _manual_mesh(ctx), (axis_name,)
+        ctx, _manual_mesh(ctx), (axis_name,), groups
     )
     return ctx.op("stablehlo.all_gather", [x], attrs)
 
@@ -253,21 +291,25 @@ all_gather_p = define_primitive(
 )
 
 
-def _psum_scatter_abstract_eval(x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_abstract_eval(
+    x, *, axis_name, axis_size, scatter_dimension, tiled, groups=None
+):
     d, shape = scatter_dimension, x.shape
     if tiled:
         return x.update(shape=shape[:d] + (shape[d] // axis_size,) + shape[d + 1 :])
     return x.update(shape=shape[:d] + shape[d + 1 :])
 
 
-def _psum_scatter_lower(ctx, x, *, axis_name, axis_size, scatter_dimension, tiled):
+def _psum_scatter_lower(
+    ctx, x, *, axis_name, axis_size, scatter_dimension, tiled, groups=None
+):
     d, aval = scatter_dimension, ctx.avals_in[0]
     piece = aval.update(
         shape=aval.shape[:d] + (aval.shape[d] // axis_size,) + aval.shape[d + 1 :]
     )
     if axis_size > 1:
         attrs = f"scatter_dimension = {d} : i64, " + _group_attrs(
-            ctx, _manual_mesh(ctx), (axis_name,)
+            ctx, _manual_mesh(ctx), (axis_name,), groups
         )
         region = _reduction_region(ctx, "stablehlo.add")
         (x,) = ctx.emitter.op("stablehlo.reduce_scatter", [x], [piece], attrs, [region])
@@ -279,26 +321,12 @@ psum_scatter_p = define_primitive(
 )
 defjvp_linear(all_gather_p)
 defjvp_linear(psum_scatter_p)
-transpose_rules[all_gather_p] = lambda ct, x, *, axis_name, axis_size, axis, tiled: [
-    psum_scatter_p.bind(
-        ct,
-        axis_name=axis_name,
-        axis_size=axis_size,
-        scatter_dimension=axis,
-        tiled=tiled,
-    )
+transpose_rules[all_gather_p] = lambda ct, x, *, axis, **params: [
+    psum_scatter_p.bind(ct, scatter_dimension=axis, **params)
 ]
-transpose_rules[psum_scatter_p] = (
-    lambda ct, x, *, axis_name, axis_size, scatter_dimension, tiled: [
-        all_gather_p.bind(
-            ct,
-            axis_name=axis_name,
-            axis_size=axis_size,
-            axis=scatter_dimension,
-            tiled=tiled,
-        )
-    ]
-)
+transpose_rules[psum_scatter_p] = lambda ct, x, *, scatter_dimension, **params: [
+    all_gather_p.bind(ct, axis=scatter_dimension, **params)
+]
 
 
 def _batch_front(prim, dim_param: str):
@@ -394,20 +422,24 @@ batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
 
 
 # ---- all_to_all (tiled: split_axis is cut in axis_size pieces, concat_axis grows) ------
-def _all_to_all_abstract_eval(x, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_abstract_eval(
+    x, *, axis_name, axis_size, split_axis, concat_axis, groups=None
+):
     shape = list(x.shape)
     shape[split_axis] //= axis_size
     shape[concat_axis] *= axis_size
     return x.update(shape=tuple(shape))
 
 
-def _all_to_all_lower(ctx, x, *, axis_name, axis_size, split_axis, concat_axis):
+def _all_to_all_lower(
+    ctx, x, *, axis_name, axis_size, split_axis, concat_axis, groups=None
+):
     if axis_size == 1:
         return x
     attrs = (
         f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
         f"split_count = {axis_size} : i64, "
-        + _group_attrs(ctx, _manual_mesh(ctx), (axis_name,))
+        + _group_attrs(ctx, _manual_mesh(ctx), (axis_name,), groups)
     )
     return ctx.op("stablehlo.all_to_all", [x], attrs)
 
@@ -416,17 +448,9 @@ all_to_all_p = define_primitive(
     "all_to_all", _all_to_all_abstract_eval, _all_to_all_lower
 )
 defjvp_linear(all_to_all_p)
-transpose_rules[all_to_all_p] = (
-    lambda ct, x, *, axis_name, axis_size, split_axis, concat_axis: [
-        all_to_all_p.bind(
-            ct,
-            axis_name=axis_name,
-            axis_size=axis_size,
-            split_axis=concat_axis,
-            concat_axis=split_axis,
-        )
-    ]
-)
+transpose_rules[all_to_all_p] = lambda ct, x, *, split_axis, concat_axis, **params: [
+    all_to_all_p.bind(ct, split_axis=concat_axis, concat_axis=split_axis, **params)
+]
 
 
 def _all_to_all_batch(batch_size, vals, dims, **params):
@@ -449,7 +473,7 @@ def _front(x, size: int, dim):
 
 
 def _reduce_over_batch(reduce, prim):
-    def rule(axis_name, size, vals, dims, *, axes):
+    def rule(axis_name, size, vals, dims, *, axes, groups=None):
         x = reduce(_front(vals[0], size, dims[0]), (0,))
         rest = tuple(a for a in axes if a != axis_name)
         return (prim.bind(x, axes=rest) if rest else x), None
@@ -518,6 +542,24 @@ axis_batch_rules[ppermute_p] = _vmap_ppermute
 axis_batch_rules[axis_index_p] = _vmap_axis_index
 
 
+def _ungrouped(rule, api: str):
+    """`rule` (over vmap's own axis), refusing axis_index_groups as JAX does."""
+
+    def checked(name, size, vals, dims, **params):
+        if params.get("groups") is not None:
+            raise AxisIndexGroupsError(
+                f"{api}: axis_index_groups are not supported over vmap's axis "
+                f"{name!r} (nor in JAX); use shard_map or pmap for groups"
+            )
+        return rule(name, size, vals, dims, **params)
+
+    return checked
+
+
+for _prim in (psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p, all_to_all_p):
+    axis_batch_rules[_prim] = _ungrouped(axis_batch_rules[_prim], _prim.name)
+
+
 def _move_axis(x, source: int, destination: int):
     ndim = len(x.shape)
     order = [d for d in range(ndim) if d != source]
@@ -528,8 +570,10 @@ def _move_axis(x, source: int, destination: int):
 # ---- which axes a collective's result varies along (lax/replication.py) ------------
 def _equal_along(key: str):
     def rule(params, operands):
-        names = params[key] if key == "axes" else (params[key],)
-        return [operands[0] - frozenset(names)]
+        names = frozenset(params[key] if key == "axes" else (params[key],))
+        if params.get("groups") is not None:  # equal within each group only
+            return [operands[0] | names]
+        return [operands[0] - names]
 
     return rule
 
@@ -616,7 +660,7 @@ def pvary(x, axis_name):
 
 
 # ---- the public collectives ------------------------------------------------------------
-def psum(x, axis_name):
+def psum(x, axis_name, *, axis_index_groups=None):
     """The sum of `x` over the devices along `axis_name`, on each of them.
 
     The all-reduce of data-parallel training: inside shard_map (or vmap
@@ -626,12 +670,17 @@ def psum(x, axis_name):
       x: a pytree of arrays.
       axis_name: a mesh axis name of an enclosing shard_map (or vmap/pmap
         axis name), or a tuple of them.
+      axis_index_groups: None (all devices along the axis), or lists of
+        indices along the one axis named, each index in exactly one: each
+        group sums over its own members (under shard_map and pmap).
 
     Returns:
       A pytree like x holding the sums.
 
     Raises:
       UnboundAxisNameError: axis_name is not bound by an enclosing map.
+      AxisIndexGroupsCoverError: the groups miss or repeat an index.
+      AxisIndexGroupsError: groups over vmap's axis (JAX has none there).
 
     Example:
       >>> P = olympus.sharding.PartitionSpec
@@ -641,15 +690,22 @@ def psum(x, axis_name):
       Array([1., 1.], dtype=float32)
     """
     axes = _axes(axis_name, "psum")
-    return tree_map(lambda v: psum_p.bind(v, axes=axes), x)
+    groups = _index_groups(axis_index_groups, axes, "psum")
+    leaves = tree_flatten(x)[0]
+    if groups is not None and not any(isinstance(v, Tracer) for v in leaves):
+        # as JAX: constants are summed statically, by the first group's size
+        return tree_map(lambda v: v * _like_constant(v, len(groups[0])), x)
+    return tree_map(lambda v: psum_p.bind(v, axes=axes, **_grouped(groups)), x)
 
 
-def pmean(x, axis_name):
+def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of `x` over the devices along `axis_name`, on each of them.
 
     Args:
       x: a pytree of arrays.
       axis_name: a mapped axis name, or a tuple of them.
+      axis_index_groups: as psum's; the sum is divided by the first group's
+        size (JAX's convention: give groups of one size).
 
     Returns:
       A pytree like x holding the means.
@@ -662,20 +718,29 @@ def pmean(x, axis_name):
       Array([1.5, 1.5, 1.5, 1.5], dtype=float32)
     """
     axes = _axes(axis_name, "pmean")
+    groups = _index_groups(axis_index_groups, axes, "pmean")
     size = math.prod(_axis_size(a, "pmean") for a in axes)
-    return tree_map(lambda v: ops.div(psum_p.bind(v, axes=axes), _like(v, size)), x)
+    size = size if groups is None else len(groups[0])
+    total = lambda v: psum_p.bind(v, axes=axes, **_grouped(groups))  # noqa: E731
+    return tree_map(lambda v: ops.div(total(v), _like(v, size)), x)
+
+
+def _like_constant(v, value):
+    """`value` of the Python or NumPy type of the constant `v`."""
+    return type(v)(value) if isinstance(v, (int, float, complex)) else _like(v, value)
 
 
 def _like(v, value):
     return np.asarray(value, dtype=np.asarray(0, v.dtype).dtype)[()]
 
 
-def pmax(x, axis_name):
+def pmax(x, axis_name, *, axis_index_groups=None):
     """The elementwise maximum of `x` over the devices along `axis_name`.
 
     Args:
       x: a pytree of arrays.
       axis_name: the mapped axis' name (or a tuple of names).
+      axis_index_groups: as psum's: each group reduces over its own members.
 
     Returns:
       A pytree of x's structure holding the maxima.
@@ -689,15 +754,17 @@ def pmax(x, axis_name):
       Array([3., 3.], dtype=float32)
     """
     axes = _axes(axis_name, "pmax")
-    return tree_map(lambda v: pmax_p.bind(v, axes=axes), x)
+    groups = _grouped(_index_groups(axis_index_groups, axes, "pmax"))
+    return tree_map(lambda v: pmax_p.bind(v, axes=axes, **groups), x)
 
 
-def pmin(x, axis_name):
+def pmin(x, axis_name, *, axis_index_groups=None):
     """The elementwise minimum of `x` over the devices along `axis_name`.
 
     Args:
       x: a pytree of arrays.
       axis_name: the mapped axis' name (or a tuple of names).
+      axis_index_groups: as psum's: each group reduces over its own members.
 
     Returns:
       A pytree of x's structure holding the minima.
@@ -711,16 +778,27 @@ def pmin(x, axis_name):
       Array([1., 1.], dtype=float32)
     """
     axes = _axes(axis_name, "pmin")
-    return tree_map(lambda v: pmin_p.bind(v, axes=axes), x)
+    groups = _grouped(_index_groups(axis_index_groups, axes, "pmin"))
+    return tree_map(lambda v: pmin_p.bind(v, axes=axes, **groups), x)
 
 
-def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
+def all_gather(
+    x,
+    axis_name: str,
+    *,
+    axis_index_groups=None,
+    axis: int = 0,
+    tiled: bool = False,
+):
     """Every participant's `x` along `axis_name`, gathered on each of them.
 
     Args:
       x: an array.
       axis_name: a mapped axis name.
       axis: where the gathered axis goes.
+      axis_index_groups: None, or lists of indices along the axis, each
+        index in exactly one, all of one size: each group gathers its own
+        members' `x` (the group's size replaces the axis size).
       tiled: if True, concatenate along `axis` instead of stacking.
 
     Returns:
@@ -734,6 +812,8 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
       Array([[0., 1.], [0., 1.]], dtype=float32)
     """
     size = _axis_size(axis_name, "all_gather")
+    groups = _index_groups(axis_index_groups, (axis_name,), "all_gather", even=True)
+    size = size if groups is None else len(groups[0])
     return tree_map(
         lambda v: all_gather_p.bind(
             v,
@@ -741,12 +821,20 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
             axis_size=size,
             axis=_dimension("all_gather", axis, v.ndim + (not tiled), "axis", v.aval),
             tiled=tiled,
+            **_grouped(groups),
         ),
         x,
     )
 
 
-def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool = False):
+def psum_scatter(
+    x,
+    axis_name: str,
+    *,
+    scatter_dimension: int = 0,
+    axis_index_groups=None,
+    tiled: bool = False,
+):
     """The sum of `x` over devices, each device keeping one piece.
 
     `psum(x)` split along `scatter_dimension` over the devices along
@@ -757,6 +845,9 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
       x: an array.
       axis_name: the mapped axis' name.
       scatter_dimension: the axis cut into one piece per device.
+      axis_index_groups: None, or lists of indices along the axis, each
+        index in exactly one, all of one size: each group sums and scatters
+        among its own members (the group's size replaces the axis size).
       tiled: whether to keep the axis (True) or remove it (False).
 
     Returns:
@@ -772,6 +863,8 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
       Array([2., 2.], dtype=float32)
     """
     size = _axis_size(axis_name, "psum_scatter")
+    groups = _index_groups(axis_index_groups, (axis_name,), "psum_scatter", True)
+    size = size if groups is None else len(groups[0])
     d = _dimension(
         "psum_scatter", scatter_dimension, x.ndim, "scatter_dimension", x.aval
     )
@@ -781,7 +874,12 @@ def psum_scatter(x, axis_name: str, *, scatter_dimension: int = 0, tiled: bool =
             f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
         )
     return psum_scatter_p.bind(
-        x, axis_name=axis_name, axis_size=size, scatter_dimension=d, tiled=tiled
+        x,
+        axis_name=axis_name,
+        axis_size=size,
+        scatter_dimension=d,
+        tiled=tiled,
+        **_grouped(groups),
     )
 
 
@@ -824,7 +922,13 @@ def ppermute(x, axis_name: str, perm):
 
 
 def all_to_all(
-    x, axis_name: str, split_axis: int, concat_axis: int, *, tiled: bool = False
+    x,
+    axis_name: str,
+    split_axis: int,
+    concat_axis: int,
+    *,
+    axis_index_groups=None,
+    tiled: bool = False,
 ):
     """Exchanges pieces of `x` between the devices along `axis_name`.
 
@@ -839,6 +943,9 @@ def all_to_all(
       axis_name: the mapped axis' name.
       split_axis: the axis cut into one piece per device.
       concat_axis: the axis the received pieces are joined along.
+      axis_index_groups: None, or lists of indices along the axis, each
+        index in exactly one, all of one size: pieces go between the members
+        of each group (the group's size replaces the axis size).
       tiled: whether to keep split_axis (True) or to remove it and add a new
         axis (False).
 
@@ -856,6 +963,8 @@ def all_to_all(
              [1., 3.]], dtype=float32)
     """
     size = _axis_size(axis_name, "all_to_all")
+    groups = _index_groups(axis_index_groups, (axis_name,), "all_to_all", True)
+    size = size if groups is None else len(groups[0])
     split = _dimension("all_to_all", split_axis, x.ndim, "split_axis", x.aval)
     concat = _dimension("all_to_all", concat_axis, x.ndim, "concat_axis", x.aval)
     if x.shape[split] % size if tiled else x.shape[split] != size:
@@ -863,23 +972,18 @@ def all_to_all(
             f"all_to_all: dimension {split} of {x.aval.str_short()} must be "
             f"{'divisible by' if tiled else 'equal to'} the size {size} of axis {axis_name!r}"
         )
+    params = dict(axis_name=axis_name, axis_size=size, **_grouped(groups))
     if tiled:
-        return all_to_all_p.bind(
-            x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
-        )
+        return all_to_all_p.bind(x, split_axis=split, concat_axis=concat, **params)
     # As JAX does: the pieces stack as a new axis at `concat_axis` of the result
     # (made room for with size 1), and the cut axis goes; equal axes swap in place.
     if split == concat:
-        return all_to_all_p.bind(
-            x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
-        )
+        return all_to_all_p.bind(x, split_axis=split, concat_axis=concat, **params)
     if split < concat:
         concat += 1
     x = ops.expand_dims(x, (concat,))
     split += concat < split
-    out = all_to_all_p.bind(
-        x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
-    )
+    out = all_to_all_p.bind(x, split_axis=split, concat_axis=concat, **params)
     return ops.squeeze(out, (split,))
 
 
