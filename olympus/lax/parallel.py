@@ -671,8 +671,9 @@ def psum(x, axis_name, *, axis_index_groups=None):
       axis_name: a mesh axis name of an enclosing shard_map (or vmap/pmap
         axis name), or a tuple of them.
       axis_index_groups: None (all devices along the axis), or lists of
-        indices along the one axis named, each index in exactly one: each
-        group sums over its own members (under shard_map and pmap).
+        indices along the axes named (the first axis major, as axis_index
+        counts), each index in exactly one: each group sums over its own
+        members (under shard_map and pmap).
 
     Returns:
       A pytree like x holding the sums.
