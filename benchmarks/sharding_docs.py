@@ -9,7 +9,9 @@ runs in one fresh interpreter per system on 8 CPU devices, its cells in order
 sharing one namespace as in a notebook; under `--system olympus` the names are
 bound to olympus's (`jax` is `olympus`, `jnp` is `olympus.numpy`): the port is
 the renaming. A cell agrees when it prints the same text and raises the same
-kind of exception (or none). Float values are printed rounded (`show`), so a
+built-in kind of exception (or none: olympus's own exception classes subclass
+the built-in one JAX raises, so a ShardMapReplicationError is a ValueError
+here). Float values are printed rounded (`show`), so a
 last-bit difference of a reduction's order is not counted.
 """
 
@@ -526,6 +528,12 @@ PAGES = {
 }
 
 
+def _kind(err: Exception) -> str:
+    """The built-in exception class `err` is (olympus names one class per
+    failure, subclassing the built-in one JAX raises)."""
+    return next(c.__name__ for c in type(err).__mro__ if c.__module__ == "builtins")
+
+
 def run_page(system: str, page: str) -> list:
     """Runs `page`'s cells in order in this interpreter: [(cell, out, error)]."""
     namespace: dict = {}
@@ -537,7 +545,7 @@ def run_page(system: str, page: str) -> list:
             try:
                 exec(textwrap.dedent(source), namespace)
             except Exception as err:  # a cell's raise is part of its result
-                error = (type(err).__name__, str(err).splitlines()[0][:160])
+                error = (_kind(err), str(err).splitlines()[0][:160])
         results.append((name, out.getvalue(), error))
     return results
 

@@ -277,14 +277,40 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
 
 def _cell(sharding, where: tuple, tiling) -> str:
     devices = sharding._device_assignment
-    held = sorted(devices[i] for i in tiling.holders[where].flat)
-    ids = ",".join(str(d.id) for d in held)
-    return f"{held[0].platform.upper()} {ids}"
+    ids = sorted(devices[i].id for i in np.ravel(tiling.holders[where]))
+    return f"{devices[0].platform.upper()} " + ",".join(map(str, ids))
+
+
+def _halves(room: int) -> tuple:
+    """Padding before and after a text in `room` spare characters, as JAX's
+    rich table splits it (the odd one after; none when there is no room)."""
+    before, odd = divmod(room, 2)
+    return max(before, 0), max(before + odd, 0)
+
+
+def _tile_size(shape: tuple, tiles: tuple, max_width: int) -> tuple:
+    """(width, height) of one tile's box in characters, by JAX's rule: ten
+    lines for the whole first dimension, 2.5 characters a line across,
+    scaled to the tile's share of the array."""
+    aspect = (shape[1] if len(shape) == 2 else 1) / shape[0]
+    share = [-(-size // t) / size for size, t in zip(shape, tiles)]
+    width = int(share[-1] * int(10 * aspect) * 2.5)
+    height = int(share[0] * 10) if len(shape) == 2 else 1
+    return min(max(width, 9), max_width), height
+
+
+def _boxed(text: str, width: int, height: int) -> list:
+    """`text` centred in a box of width - 2 by height - 2 (JAX's padding)."""
+    left, right = _halves(width - len(text) - 2)
+    top, bottom = _halves(height - 2)
+    blank = " " * (left + len(text) + right)
+    return [blank] * top + [" " * left + text + " " * right] + [blank] * bottom
 
 
 def visualize_array_sharding(x, *, max_width: int = 80) -> None:
-    """Prints which devices hold which block of a 1-d or 2-d array, as a
-    plain-text grid (JAX's `jax.debug.visualize_array_sharding`, without rich).
+    """Prints which devices hold which block of a 1-d or 2-d array, as the
+    grid JAX's `jax.debug.visualize_array_sharding` draws without colour
+    (its box sizes, plain text instead of rich).
 
     >>> olympus.debug.visualize_array_sharding(jnp.ones(4))
     ┌───────┐
@@ -300,22 +326,28 @@ def visualize_array_sharding(x, *, max_width: int = 80) -> None:
     sharding = x.sharding
     tiling = sharding._tiling(len(shape))
     rows, cols = (1, *tiling.tiles) if len(shape) == 1 else tiling.tiles
-    cells = [
+    size = _tile_size(shape, tuple(tiling.tiles), max_width)
+    boxes = [
         [
-            _cell(sharding, (c,) if len(shape) == 1 else (r, c), tiling)
+            _boxed(_cell(sharding, (c,) if len(shape) == 1 else (r, c), tiling), *size)
             for c in range(cols)
         ]
         for r in range(rows)
     ]
-    width = min(
-        max(len(c) for row in cells for c in row) + 2, max(max_width // cols, 5)
-    )
-    rule = lambda l, m, r: l + m.join("─" * width for _ in range(cols)) + r  # noqa: E731
+    widths = [max(len(row[c][0]) for row in boxes) for c in range(cols)]
+    rule = lambda l, m, r: l + m.join("─" * w for w in widths) + r  # noqa: E731
     lines = [rule("┌", "┬", "┐")]
-    for i, row in enumerate(cells):
-        lines.append("│" + "│".join(c.center(width) for c in row) + "│")
+    for i, row in enumerate(boxes):
+        for k in range(len(row[0])):
+            cells = [_centred(box[k], w) for box, w in zip(row, widths)]
+            lines.append("│" + "│".join(cells) + "│")
         lines.append(rule("├", "┼", "┤") if i < rows - 1 else rule("└", "┴", "┘"))
     print("\n".join(lines))
+
+
+def _centred(line: str, width: int) -> str:
+    left, right = _halves(width - len(line))
+    return " " * left + line + " " * right
 
 
 __all__ = [

@@ -200,8 +200,8 @@ def test_sharded_arrays_four_devices():
     assert out.split("\n")[:4] == [
         "ShardMismatchError",
         "device_put: NamedSharding(mesh=Mesh('x': 2, 'y': 2, axis_types=(Explicit, "
-        "Explicit); devices=[[0, 1], [2, 3]]), "
-        "spec=P('x',)) splits dimension 0 of an array of shape (3, 4) into 2 "
+        "Explicit)), spec=P('x',), memory_kind=device) splits dimension 0 of an "
+        "array of shape (3, 4) into 2 "
         "pieces, but 3 is not divisible by 2",
         "mesh",
         "ok",

@@ -213,7 +213,8 @@ def test_shard_map_axis_names_leaves_the_other_axes_automatic():
 
 def test_visualize_array_sharding_prints_a_grid(capsys):
     olympus.debug.visualize_array_sharding(olympus.numpy.ones((2, 3)))
-    assert capsys.readouterr().out.splitlines()[1] == "│ CPU 0 │"
+    lines = capsys.readouterr().out.splitlines()  # JAX's: ten lines, 35 wide
+    assert len(lines) == 11 and lines[5] == "│" + "CPU 0".center(35) + "│", lines
     with pytest.raises(ValueError, match="1-d and 2-d"):
         olympus.debug.visualize_array_sharding(olympus.numpy.ones((2, 2, 2)))
 
@@ -243,8 +244,32 @@ def test_the_api_on_four_devices():
             olympus.device_put(x, olympus.NamedSharding(mesh, olympus.P("x", "y"))))
         print("ok")
     """)
-    assert out.splitlines()[1] == "│ CPU 0 │ CPU 1 │", out
+    assert out.splitlines()[2] == "│ CPU 0 │ CPU 1 │", out
     assert out.splitlines()[-1] == "ok"
+
+
+def test_shardings_print_and_draw_as_in_jax():
+    """Shardings' reprs and visualize_array_sharding's grid are JAX 0.10.2's
+    (its box sizes without colour), for 1-d and 2-d layouts on 4 devices."""
+    out = run_with_jax("""
+        import contextlib, io
+        def drawn(ox, shape, *spec):
+            kinds = (ox.sharding.AxisType.Auto,) * 2
+            mesh = ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
+            s = ox.NamedSharding(mesh, ox.P(*spec))
+            x = ox.device_put(np.zeros(shape, np.float32), s)
+            text = io.StringIO()
+            with contextlib.redirect_stdout(text):
+                ox.debug.visualize_array_sharding(x)
+            return repr(s), repr(ox.numpy.ones(2).sharding), text.getvalue()
+        layouts = [((8, 4), "x", "y"), ((8, 8), None, "y"), ((8, 16), "y", "x"),
+                   ((4, 4),), ((16,), ("x", "y")), ((8,), "x"), ((32, 8), ("y", "x"))]
+        for shape, *spec in layouts:
+            ours, theirs = run_both(lambda ox: drawn(ox, shape, *spec))
+            assert ours == theirs, (ours, theirs)
+        print("ok")
+    """)
+    assert out.strip() == "ok"
 
 
 # ---- lax.pcast ------------------------------------------------------------------

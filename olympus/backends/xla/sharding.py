@@ -183,11 +183,9 @@ class Mesh:
         return hash(self._key())
 
     def __repr__(self) -> str:
+        # JAX 0.10.2's spelling; the devices are `mesh.device_ids`
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
-        kinds = ""
-        if any(t is not AxisType.Auto for t in self.axis_types):
-            kinds = f", axis_types={self.axis_types!r}"
-        return f"Mesh({axes}{kinds}; devices={self.device_ids.tolist()})"
+        return f"Mesh({axes}, axis_types={self.axis_types!r})"
 
 
 class AbstractMesh:
@@ -415,7 +413,7 @@ def make_mesh(
 
     Example:
       >>> olympus.make_mesh((1,), ("data",))
-      Mesh('data': 1, axis_types=(Explicit,); devices=[0])
+      Mesh('data': 1, axis_types=(Explicit,))
     """
     shape = tuple(int(s) for s in axis_shapes)
     if devices is None:
@@ -522,7 +520,7 @@ class NamedSharding(Sharding):
 
     >>> mesh = olympus.make_mesh((1,), ("data",))
     >>> olympus.sharding.NamedSharding(mesh, olympus.sharding.PartitionSpec("data"))
-    NamedSharding(mesh=Mesh('data': 1, axis_types=(Explicit,); devices=[0]), spec=P('data',))
+    NamedSharding(mesh=Mesh('data': 1, axis_types=(Explicit,)), spec=P('data',), memory_kind=device)
     """
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec):
@@ -586,7 +584,9 @@ class NamedSharding(Sharding):
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        return (
+            f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        )
 
 
 class SingleDeviceSharding(Sharding):
@@ -608,7 +608,7 @@ class SingleDeviceSharding(Sharding):
         return hash(self.device)
 
     def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self.device!r})"
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
 
 
 class GSPMDSharding(Sharding):
