@@ -134,3 +134,47 @@ def test_groups_must_cover_the_axis_once():
             lambda v: ox.lax.psum(1, "i", axis_index_groups=PAIRS), axis_name="i"
         )(np.ones(4))
     )
+
+
+@pytest.mark.parametrize(
+    "to, groups", [("varying", None), ("invarying", None), ("varying", [[0]])]
+)
+def test_all_gather_to_gives_the_same_values(to, groups):
+    def program(ox, check):
+        mesh = ox.make_mesh((1,), ("i",), axis_types=(ox.sharding.AxisType.Auto,))
+        P = ox.sharding.PartitionSpec
+        gather = lambda v: ox.lax.all_gather(  # noqa: E731
+            v, "i", to=to, axis_index_groups=groups, tiled=True
+        )
+        spec = P("i")
+        f = ox.shard_map(
+            gather, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=check
+        )
+        return f(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+
+    agree(program, False)
+    agree(program, True)
+
+
+@pytest.mark.parametrize(
+    "to, groups, error",
+    [
+        ("reduced", None, lax.AllGatherToUnsupportedError),
+        ("invarying", [[0]], lax.AllGatherToUnsupportedError),
+        ("bogus", None, lax.AllGatherToError),
+    ],
+)
+def test_all_gather_to_refusals_are_jaxs(to, groups, error):
+    def program(ox):
+        mesh = ox.make_mesh((1,), ("i",), axis_types=(ox.sharding.AxisType.Auto,))
+        P = ox.sharding.PartitionSpec
+        gather = lambda v: ox.lax.all_gather(v, "i", to=to, axis_index_groups=groups)  # noqa: E731
+        return ox.shard_map(gather, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(
+            np.ones((1, 2), np.float32)
+        )
+
+    agree(program)  # JAX raises too: ValueError / NotImplementedError
+    with pytest.raises(error, match="to="):
+        program(olympus)
+    jax_kind = ValueError if to == "bogus" else NotImplementedError
+    assert issubclass(error, jax_kind)

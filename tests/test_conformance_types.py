@@ -505,10 +505,7 @@ def signature_gaps() -> dict[str, set]:
 
 # The gaps that remain (also listed in docs/differences.md). Remove an entry
 # when the parameter is added; a new gap fails the test below.
-ALLOWED_GAPS = {
-    # all_gather's output type (to=: olympus values carry no varying/invariant type)
-    "lax.all_gather": {"to"},
-}
+ALLOWED_GAPS: dict[str, set[str]] = {}
 
 
 def test_signatures_take_what_jax_takes():

@@ -24,6 +24,8 @@ from olympus.lax.custom_derivatives import optimization_barrier, stop_gradient  
 from olympus.lax.reductions import Precision, PrecisionError  # noqa: F401  (dot precision)
 from olympus.lax.sharding import with_sharding_constraint  # noqa: F401
 from olympus.lax.parallel import (  # noqa: F401  collectives (inside olympus.shard_map)
+    AllGatherToError,
+    AllGatherToUnsupportedError,
     AxisIndexGroupsCoverError,
     all_gather,
     all_to_all,
@@ -147,6 +149,8 @@ from olympus.lax.jax_names import (  # noqa: E402,F401  JAX's lax names
 globals().update(jax_named_primitives())  # add_p, exp_p, ...: see jax_names.py
 
 __all__ = [
+    "AllGatherToError",
+    "AllGatherToUnsupportedError",
     "AxisIndexGroupsCoverError",
     "AxisIndexGroupsError",
     "BroadcastShapesError",

@@ -783,6 +783,30 @@ def pmin(x, axis_name, *, axis_index_groups=None):
     return tree_map(lambda v: pmin_p.bind(v, axes=axes, **groups), x)
 
 
+class AllGatherToError(ValueError):
+    """all_gather's `to` not 'varying', 'invarying' or 'reduced'."""
+
+
+class AllGatherToUnsupportedError(NotImplementedError):
+    """all_gather(to='reduced') (olympus has no reduced type), or
+    to='invarying' with axis_index_groups (JAX refuses it too)."""
+
+
+def _check_gather_to(to: str, groups) -> None:
+    if to not in ("varying", "invarying", "reduced"):
+        raise AllGatherToError(
+            f"all_gather: to={to!r}; allowed values are 'varying', 'invarying' "
+            f"and 'reduced' (JAX's output types)"
+        )
+    if to == "reduced" or (to == "invarying" and groups is not None):
+        raise AllGatherToUnsupportedError(
+            f"all_gather(to={to!r})"
+            + (" with axis_index_groups" if groups is not None else "")
+            + ": olympus's values carry no reduced type; gather to='varying' "
+            "(the default) and psum where a reduction is meant"
+        )
+
+
 def all_gather(
     x,
     axis_name: str,
@@ -790,6 +814,7 @@ def all_gather(
     axis_index_groups=None,
     axis: int = 0,
     tiled: bool = False,
+    to: str = "varying",
 ):
     """Every participant's `x` along `axis_name`, gathered on each of them.
 
@@ -801,12 +826,17 @@ def all_gather(
         index in exactly one, all of one size: each group gathers its own
         members' `x` (the group's size replaces the axis size).
       tiled: if True, concatenate along `axis` instead of stacking.
+      to: JAX's output type, 'varying' or 'invarying' (the same values:
+        olympus's shard_map checks replication statically, with no types);
+        'reduced' raises AllGatherToError, as there is no reduced type.
 
     Returns:
       The gathered array.
 
     Raises:
       UnboundAxisNameError: axis_name is not bound by an enclosing map.
+      AllGatherToError: `to` is not one of JAX's three.
+      AllGatherToUnsupportedError: to='reduced', or 'invarying' with groups.
 
     Example:
       >>> olympus.vmap(lambda v: lax.all_gather(v, "b"), axis_name="b")(jnp.arange(2.0))
@@ -814,6 +844,7 @@ def all_gather(
     """
     size = _axis_size(axis_name, "all_gather")
     groups = _index_groups(axis_index_groups, (axis_name,), "all_gather", even=True)
+    _check_gather_to(to, groups)
     size = size if groups is None else len(groups[0])
     return tree_map(
         lambda v: all_gather_p.bind(
