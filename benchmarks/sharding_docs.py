@@ -499,8 +499,8 @@ print(jax.typeof(w))""",
 @jax.sharding.auto_axes
 def add_auto(a, b):
     return a + b
-a2 = jax.device_put(np.ones((4, 2)), P("X", None))
-b2 = jax.device_put(np.ones((4, 2)), P(None, "Y"))
+a2 = jax.device_put(np.ones((4, 8)), P("X", None))
+b2 = jax.device_put(np.ones((4, 8)), P(None, "Y"))
 print(jax.typeof(add_auto(a2, b2, out_sharding=P("X", None))))""",
     "explicit_axes": """
 mesh_auto = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto, AxisType.Auto))

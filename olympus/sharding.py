@@ -6,6 +6,8 @@
 P('x',)
 """
 
+import functools
+
 import numpy as np
 
 from olympus.backends.xla.array import Shard, ShardMismatchError  # noqa: F401
@@ -23,6 +25,7 @@ from olympus.backends.xla.sharding import (  # noqa: F401
     ShardingTreeError,
     SingleDeviceSharding,
     UnknownMeshAxisError,
+    _at_user_line,
     flat_shardings,
     get_abstract_mesh,
     mesh_in_scope,
@@ -248,12 +251,25 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     """
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
-    if out_sharding is None:
+
+    @functools.wraps(f)
+    def with_results_laid_out(*args, **kwargs):
+        where = _sharding_argument(out_sharding, kwargs, "auto_axes", "out_sharding")
+        return reshard(f(*args, **kwargs), where)
+
+    return with_results_laid_out
+
+
+def _sharding_argument(given, kwargs: dict, api: str, name: str):
+    """The sharding given to the decorator, else the call's `name=` keyword
+    (taken out of `kwargs`), as JAX's auto_axes / explicit_axes take it."""
+    if given is None and name not in kwargs:
         raise TypeError(
-            "auto_axes needs out_sharding= (a PartitionSpec or NamedSharding, or a "
-            "pytree of them) to lay the results out"
+            f"{api}: missing required keyword argument {name!r} (a PartitionSpec "
+            f"or NamedSharding, or a pytree of them): pass it to {api}(...) or to "
+            f"the call{_at_user_line()}"
         )
-    return lambda *args, **kwargs: reshard(f(*args, **kwargs), out_sharding)
+    return kwargs.pop(name) if given is None else given
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
@@ -262,15 +278,12 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     arguments are resharded and `f` runs as is)."""
     if f is None:
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
-    if in_sharding is None:
-        raise TypeError(
-            "explicit_axes needs in_sharding= (a PartitionSpec or NamedSharding per "
-            "argument, or a pytree prefix of them)"
-        )
 
-    def with_inputs_laid_out(*args):
-        single = isinstance(in_sharding, (PartitionSpec, NamedSharding))
-        return f(*reshard(args, in_sharding if single else tuple(in_sharding)))
+    @functools.wraps(f)
+    def with_inputs_laid_out(*args, **kwargs):
+        where = _sharding_argument(in_sharding, kwargs, "explicit_axes", "in_sharding")
+        single = isinstance(where, (PartitionSpec, NamedSharding))
+        return f(*reshard(args, where if single else tuple(where)), **kwargs)
 
     return with_inputs_laid_out
 

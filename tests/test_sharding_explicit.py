@@ -491,3 +491,29 @@ def test_values_made_from_host_data_under_set_mesh_lie_on_the_mesh():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_auto_and_explicit_axes_take_the_sharding_at_the_call():
+    """JAX's auto_axes / explicit_axes take `out_sharding=` / `in_sharding=`
+    when decorating or when calling; missing both is a TypeError."""
+    out = run(
+        """
+        def prog(ox, a):
+            with ox.set_mesh(mesh_of(ox)):
+                add = ox.sharding.auto_axes(lambda u, v: u + v)
+                r = add(put(ox, a, "x"), put(ox, a, None, "y"), out_sharding=ox.P("x", None))
+                total = ox.sharding.explicit_axes(lambda u: u * 2)
+                t = total(a, in_sharding=ox.P("x", None))
+                return r, tuple(r.sharding.spec), t
+        agree(prog, a)
+        def missing(ox, a):
+            with ox.set_mesh(mesh_of(ox)):
+                try:
+                    ox.sharding.auto_axes(lambda u: u)(put(ox, a, "x"))
+                except TypeError:
+                    return "TypeError"
+        agree(missing, a)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
