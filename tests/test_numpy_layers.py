@@ -34,6 +34,7 @@ LAYERS = [
     "padding",
     "polynomial",
     "joining",
+    "ufunc_objects",  # jnp.ufunc objects (add.reduce, ...) and frompyfunc
     "packing",  # packbits, unpackbits, arrays from bytes, text, files
     "fft",  # the Array API fft extension
     "array_api",

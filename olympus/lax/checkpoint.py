@@ -19,6 +19,7 @@ import numpy as np
 
 from olympus import config
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
+from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var, all_primitives
@@ -460,10 +461,14 @@ def checkpoint_name(x, name: str):
 def _as_arrays(out):
     """`out` with its Python and NumPy leaves as Arrays (Python numbers weak),
     as the outputs of a checkpointed function are in JAX."""
-    from olympus.numpy.core import asarray  # numpy is built on lax: import late
-
     leaves, tree = tree_flatten(out)
-    return tree_unflatten(tree, [asarray(v) for v in leaves])
+    return tree_unflatten(tree, [_as_array(v) for v in leaves])
+
+
+def _as_array(v):
+    if isinstance(v, (bool, int, float, complex, np.ndarray, np.generic)):
+        return to_device(v, aval_of(v))  # a Python number's aval is weak
+    return v
 
 
 _NOT_GIVEN = object()  # `concrete`'s default: passing it at all is refused

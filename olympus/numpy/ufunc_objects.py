@@ -12,12 +12,29 @@ loop over the axis otherwise, as JAX's do.
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any, Callable
 
 import numpy as np
 
 from olympus.numpy.core import check_arraylike
 from olympus.numpy.ufunc_docs import with_out_where
+from olympus.numpy import arrays, core, functional, indexing, joining, reductions
+
+# The numpy functions the ufunc methods are built on, under their jnp names.
+jnp = types.SimpleNamespace(
+    append=joining.append,
+    asarray=core.asarray,
+    broadcast_to=core.broadcast_to,
+    concatenate=arrays.concatenate,
+    full=arrays.full,
+    moveaxis=arrays.moveaxis,
+    ravel=arrays.ravel,
+    take=indexing.take,
+    vectorize=functional.vectorize,
+    where=reductions.where,
+    zeros=arrays.zeros,
+)
 
 __all__ = ["frompyfunc", "ufunc"]
 
@@ -127,10 +144,11 @@ class ufunc:
             )
 
     def _result_dtype(self, *arrays):
-        import olympus
+        from olympus.api import eval_shape
+        from olympus.tracer.functions import ShapeDtypeStruct
 
-        ones = [olympus.ShapeDtypeStruct((), a.dtype) for a in arrays]
-        return olympus.eval_shape(self._func, *ones).dtype
+        ones = [ShapeDtypeStruct((), a.dtype) for a in arrays]
+        return eval_shape(self._func, *ones).dtype
 
     def reduce(
         self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None
@@ -158,7 +176,6 @@ class ufunc:
           >>> jnp.bitwise_or.reduce(jnp.array([[1, 2], [4, 4]]), axis=1)
           Array([3, 4], dtype=int32)
         """
-        import olympus.numpy as jnp
 
         check_arraylike(f"{self.__name__}.reduce", a)
         self._binary_only("reduce", out)
@@ -181,7 +198,6 @@ class ufunc:
         return self._reduce_by_loop(jnp.asarray(a), where=where, **params)
 
     def _reduce_by_loop(self, a, axis, dtype, keepdims, initial, where):
-        import olympus.numpy as jnp
         from olympus import lax
 
         if isinstance(axis, tuple):
@@ -237,7 +253,6 @@ class ufunc:
           >>> jnp.maximum.accumulate(jnp.array([1, 3, 2, 5]))
           Array([1, 3, 3, 5], dtype=int32)
         """
-        import olympus.numpy as jnp
         from olympus import lax
 
         self._binary_only("accumulate", out)
@@ -287,7 +302,6 @@ class ufunc:
         return self._at_by_loop(a, indices, *args)
 
     def _at_by_loop(self, a, indices, *args):
-        import olympus.numpy as jnp
         from olympus import lax
 
         check_arraylike(f"{self.__name__}.at", a, *args)
@@ -343,7 +357,6 @@ class ufunc:
           >>> jnp.add.reduceat(jnp.arange(6), jnp.array([0, 4, 5]))
           Array([6, 4, 5], dtype=int32)
         """
-        import olympus.numpy as jnp
         from olympus import lax
 
         self._binary_only("reduceat", out)
@@ -387,13 +400,12 @@ class ufunc:
           >>> jnp.subtract.outer(jnp.array([10, 20]), jnp.array([1, 2, 3]))
           Array([[ 9,  8,  7], [19, 18, 17]], dtype=int32)
         """
-        import olympus
-        import olympus.numpy as jnp
+        from olympus.transforms.batching import vmap
 
         self._binary_only("outer")
         check_arraylike(f"{self.__name__}.outer", A, B)
         a, b = jnp.ravel(A), jnp.ravel(B)
-        pairs = olympus.vmap(olympus.vmap(self, (None, 0)), (0, None))(a, b)
+        pairs = vmap(vmap(self, (None, 0)), (0, None))(a, b)
         return pairs.reshape(*np.shape(A), *np.shape(B))
 
 
@@ -424,7 +436,6 @@ def frompyfunc(func: Callable, /, nin: int, nout: int, *, identity: Any = None):
       >>> hyp.reduce(jnp.array([3.0, 4.0, 12.0]))
       Array(13., dtype=float32)
     """
-    import olympus.numpy as jnp
 
     name, elementwise = func.__name__, jnp.vectorize(func)
 
@@ -487,14 +498,12 @@ def jax_ufuncs() -> dict:
 
 
 def _asarray(a):
-    import olympus.numpy as jnp
 
     return jnp.asarray(a)
 
 
 def _bool_as_int(a, b, update):
     """A scatter-add or -multiply of booleans, run on int32 (as JAX's)."""
-    import olympus.numpy as jnp
 
     a = jnp.asarray(a)
     if a.dtype != np.bool_:
