@@ -254,6 +254,24 @@ W0 = jax.device_put(W0, NamedSharding(mesh42, P(None, 'model')))
 b0 = jax.device_put(b0, NamedSharding(mesh42, P('model')))
 p42 = [(W0, b0)] + jax.device_put(params[1:], NamedSharding(mesh42, P()))
 show(loss_jit(p42, batch_42))""",
+    "addressable_shards": """
+for shard in z.addressable_shards[:2]:
+    print(shard.device, shard.index)""",
+    "is_fully_replicated": """
+print(z.sharding.is_fully_replicated, w.sharding.is_fully_replicated)""",
+    "shard_shape": """
+print(z.sharding.shard_shape(z.shape), z.sharding.num_devices)""",
+    "make_array_from_callback": """
+data = np.arange(64.).reshape(8, 8)
+arr = jax.make_array_from_callback((8, 8), NamedSharding(mesh, P('a', 'b')), lambda idx: data[idx])
+print(arr.sharding.spec)
+show(arr[1:3, 1:3])""",
+    "inspect_array_sharding in jit": """
+@jax.jit
+def peek(a):
+    jax.debug.inspect_array_sharding(a, callback=lambda s: print(s.spec))
+    return a * 2
+_ = peek(z)""",
     "random in jit sharded out": """
 @partial(jax.jit, out_shardings=NamedSharding(mesh, P('a', 'b')))
 def rand(key):
@@ -439,6 +457,18 @@ print(jax.shard_map(lambda v: v + lax.axis_index('i'), mesh=mesh1, in_specs=P('i
     "explicit mesh: input laid out otherwise": """
 emesh = jax.make_mesh((8,), ('i',))
 jax.shard_map(lambda v: v * 2, mesh=emesh, in_specs=P('i'), out_specs=P('i'))(jnp.arange(8.))""",
+    "axis_names partial manual": """
+mesh2 = jax.make_mesh((4, 2), ('i', 'j'), axis_types=AUTO2)
+f = jax.shard_map(lambda v: lax.psum(v, 'i'), mesh=mesh2, in_specs=P('i'), out_specs=P(), axis_names={'i'})
+print(f(jnp.arange(8.)))""",
+    "vma in typeof": """
+def body(v):
+    print(jax.typeof(v).vma, jax.typeof(lax.psum(v, 'i')).vma)
+    return v
+_ = jax.shard_map(body, mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.arange(8.))""",
+    "pcast to varying": """
+f = jax.shard_map(lambda v: lax.pcast(v, 'i', to='varying'), mesh=mesh1, in_specs=P(), out_specs=P('i'))
+print(f(jnp.arange(2.)))""",
     "grad through psum": """
 f = jax.shard_map(lambda v: lax.psum(v ** 2, 'i'), mesh=mesh1, in_specs=P('i'), out_specs=P())
 show(jax.grad(lambda v: f(v).sum())(jnp.arange(8.)))""",
@@ -510,6 +540,26 @@ def explicit_sum(a):
     return a.sum(axis=0)
 with jax.set_mesh(mesh_auto):
     show(jax.jit(explicit_sum)(np.ones((4, 2))))""",
+    "zeros out_sharding": """
+v = jnp.zeros((8, 4), out_sharding=P("X", None))
+print(jax.typeof(v).sharding.spec)""",
+    "device_put a spec": """
+v = jax.device_put(np.arange(16.).reshape(8, 2), P("X", "Y"))
+print(v.sharding.spec)""",
+    "random under set_mesh": """
+v = jax.random.normal(jax.random.key(0), (8,))
+print(jax.typeof(v).sharding.spec)""",
+    "reduction over a split axis": """
+s = sharded_array.sum(axis=0)
+print(jax.typeof(s).sharding.spec)
+print(s)""",
+    "with_sharding_constraint spec": """
+@jax.jit
+def constrain(a):
+    return lax.with_sharding_constraint(a * 2, P(None, "X"))
+print(jax.typeof(constrain(jnp.ones((4, 8)))).sharding.spec)""",
+    "reshape splits": """
+print(jax.typeof(jax.device_put(np.arange(16.), P("X")).reshape(2, 8)).sharding.spec)""",
     "get_abstract_mesh": """
 print(jax.sharding.get_abstract_mesh().axis_names)""",
     "grad keeps sharding": """
