@@ -35,7 +35,7 @@ from olympus.backends.xla.sharding import (  # noqa: F401
 )
 from olympus.api import device_put
 from olympus.backends.xla import client
-from olympus.backends.xla.array import make_array_from_single_device_arrays
+from olympus.backends.xla.array import Array, make_array_from_single_device_arrays
 from olympus.ir import dtypes
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.tracer.core import Tracer
@@ -273,9 +273,17 @@ def _sharding_argument(given, kwargs: dict, api: str, name: str):
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
-    """`f` with its arguments laid out as `in_sharding` (JAX's
-    `jax.sharding.explicit_axes`; olympus's axes are all automatic, so the
-    arguments are resharded and `f` runs as is)."""
+    """`f` run with mesh `axes` (all by default) Explicit, its arguments laid
+    out as `in_sharding` (JAX's `jax.sharding.explicit_axes`): inside, their
+    types hold those layouts; the results come back on the mesh in scope,
+    keeping only the layouts over its own Explicit axes.
+
+    >>> auto = (olympus.sharding.AxisType.Auto,)
+    >>> f = olympus.sharding.explicit_axes(lambda v: str(olympus.typeof(v)))
+    >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",), axis_types=auto)):
+    ...     f(jnp.ones(2), in_sharding=olympus.P("x"))
+    'f32[2@x]'
+    """
     if f is None:
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
 
@@ -283,9 +291,48 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     def with_inputs_laid_out(*args, **kwargs):
         where = _sharding_argument(in_sharding, kwargs, "explicit_axes", "in_sharding")
         single = isinstance(where, (PartitionSpec, NamedSharding))
-        return f(*reshard(args, where if single else tuple(where)), **kwargs)
+        outer = mesh_in_scope()
+        if outer is None:
+            raise MeshNotSetError(
+                "explicit_axes: no mesh is in scope; call it inside `with "
+                f"olympus.set_mesh(mesh):` (as JAX asks){_at_user_line()}"
+            )
+        with set_mesh(_with_explicit_axes(outer, axes)):
+            out = f(*reshard(args, where if single else tuple(where)), **kwargs)
+        return tree_map(lambda o: _onto(o, outer), out)
 
     return with_inputs_laid_out
+
+
+def _with_explicit_axes(mesh: Mesh, axes) -> Mesh:
+    """`mesh` with `axes` (a name, names, or None: all) made Explicit."""
+    names = (
+        mesh.axis_names if axes is None else (axes,) if isinstance(axes, str) else axes
+    )
+    kinds = tuple(
+        AxisType.Explicit if n in names else t
+        for n, t in zip(mesh.axis_names, mesh.axis_types)
+    )
+    return Mesh(mesh.devices, mesh.axis_names, axis_types=kinds)
+
+
+def _onto(value, mesh: Mesh):
+    """`value` (a result of explicit_axes' `f`) back on `mesh`, its layout kept
+    over `mesh`'s Explicit axes only (the others' are the partitioner's)."""
+    from olympus.api import typeof
+
+    if not isinstance(value, (Tracer, Array)):
+        return value
+    typed = getattr(typeof(value), "sharding", None)
+    explicit = mesh.abstract_mesh.explicit_axes
+    spec = [
+        tuple(n for n in typed.spec.axes(d) if n in explicit) or None
+        if typed is not None
+        else None
+        for d in range(np.ndim(value))
+    ]
+    spec = [e[0] if e and len(e) == 1 else e for e in spec]
+    return reshard(value, NamedSharding(mesh, PartitionSpec(*spec)))
 
 
 def _cell(sharding, where: tuple, tiling) -> str:

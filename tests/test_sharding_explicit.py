@@ -513,6 +513,16 @@ def test_auto_and_explicit_axes_take_the_sharding_at_the_call():
                 except TypeError:
                     return "TypeError"
         agree(missing, a)
+        def inside_explicit_axes(ox, a):
+            kinds = (ox.sharding.AxisType.Auto,) * 2
+            seen = []
+            def f(u):
+                seen.append(dims(ox, u))
+                return u.sum(0)
+            g = ox.sharding.explicit_axes(f, axes="x", in_sharding=ox.P("x", None))
+            with ox.set_mesh(ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)):
+                return ox.jit(g)(a), g(a), seen
+        agree(inside_explicit_axes, a)
         print("ok")
         """
     )
