@@ -34,6 +34,7 @@ from olympus.lax.control_flow.subprograms import (
     merge,
     python_mode,
     run_batched,
+    split_batch_avals,
     same_type,
     same_types,
     select_mask,
@@ -423,8 +424,16 @@ def _cond_batch(axis_size, vals, dims, *, branches, linear):
     in_batched = [d is not not_mapped for d in dims]
     n_out = len(branches[0].out_avals)
     if index_dim is not_mapped:
+        avals = [aval_of(x) for x in operands]
         batched = [
-            batch_program(b, axis_size, in_batched, [True] * n_out, "vmap")[0]
+            batch_program(
+                b,
+                axis_size,
+                in_batched,
+                [True] * n_out,
+                "vmap",
+                split_batch_avals(b, axis_size, in_batched, avals),
+            )[0]
             for b in branches
         ]
         consts, programs = common_consts(batched)

@@ -40,6 +40,7 @@ from olympus.backends.xla.lowering import (
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
 from olympus.lax.base import define_primitive
+from olympus.backends.xla.sharding import PartitionSpec
 from olympus.lax.sharding import stacked, unstacked
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax.control_flow.subprograms import (
@@ -737,11 +738,17 @@ def _scan_batch(axis_size, vals, dims, **params):
     olympuspr = params["olympuspr"]
     batched = [d is not not_mapped for d in dims]
     ny = len(scan_structure.split_outputs(params, olympuspr.out_avals)[1])
-    body, out_b, carry_b = batched_carry_fixpoint(
-        olympuspr, axis_size, *scan_structure.split(params, batched), ny
-    )
     consts, carry, xs = scan_structure.split(params, vals)
     const_dims, carry_dims, xs_dims = scan_structure.split(params, dims)
+    body, out_b, carry_b = batched_carry_fixpoint(
+        olympuspr,
+        axis_size,
+        *scan_structure.split(params, batched),
+        ny,
+        _step_avals(
+            axis_size, [*consts, *carry], [*const_dims, *carry_dims], xs, xs_dims
+        ),
+    )
     outs = _bind_scan(
         [*body.consts, *to_front(consts, const_dims, axis_size)],
         [
@@ -758,6 +765,30 @@ def _scan_batch(axis_size, vals, dims, **params):
     ys_b = scan_structure.split_outputs(params, out_b)[1]
     out_dims = [0 if b else not_mapped for b in carry_b]
     return outs, out_dims + [1 if b else not_mapped for b in ys_b]
+
+
+def _step_avals(axis_size, operands, dims, xs, xs_dims) -> list:
+    """The body's operands' types on a batch: consts' and carries' with the
+    batch at 0, one step of the xs (batch at 1 of the stacked xs) likewise."""
+    avals = [_batch_moved(aval_of(v), d, 0) for v, d in zip(operands, dims)]
+    for v, d in zip(xs, xs_dims):
+        avals.append(unstacked(_batch_moved(aval_of(v), d, 1)))
+    return avals
+
+
+def _batch_moved(aval, src, dst: int):
+    """`aval` with its batch axis moved from `src` to `dst` (its layout with
+    it); an unbatched one as it is. Types only: nothing is bound."""
+    if src is not_mapped or src == dst:
+        return aval
+    order = list(range(aval.ndim))
+    order.insert(dst, order.pop(src))
+    shape = tuple(aval.shape[d] for d in order)
+    if aval.sharding is None:
+        return aval.update(shape=shape)
+    spec = tuple(aval.sharding.spec) + (None,) * aval.ndim
+    moved = PartitionSpec(*(spec[d] for d in order))
+    return aval.update(shape=shape, sharding=aval.sharding._replace(spec=moved))
 
 
 jvp_rules[scan_p] = _scan_jvp

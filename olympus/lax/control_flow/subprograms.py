@@ -455,24 +455,55 @@ def to_front(vals, dims, axis_size):
     ]
 
 
+def split_batch_avals(closed, axis_size, in_batched, avals) -> list | None:
+    """The batched body's input types where an operand's type holds a sharding
+    (a batch split between devices in explicit mode keeps its layout in the
+    body, as JAX's); None otherwise (typed from the per-example program).
+    `avals` are the operands' types, batched ones with the batch at 0; one
+    batched only by a widened carry (its operand unbatched) gets the plain
+    batched type."""
+    if all(getattr(a, "sharding", None) is None for a in avals):
+        return None
+    typed = []
+    for inner, b, a in zip(closed.in_avals, in_batched, avals):
+        if not b:
+            typed.append(inner)
+        elif a.shape == (axis_size, *inner.shape):
+            typed.append(inner.update(shape=a.shape, sharding=a.sharding))
+        else:
+            typed.append(inner.update(shape=(axis_size, *inner.shape)))
+    return typed
+
+
 def run_batched(closed, axis_size, in_batched, args, n_out) -> list:
     """Runs a sub-program on batched arguments now; every output batched at 0."""
-    traced, _ = batch_program(closed, axis_size, in_batched, [True] * n_out, "vmap")
+    traced, _ = batch_program(
+        closed,
+        axis_size,
+        in_batched,
+        [True] * n_out,
+        "vmap",
+        split_batch_avals(closed, axis_size, in_batched, [aval_of(a) for a in args]),
+    )
     return eval_program(traced.closed.olympuspr, [], [*traced.consts, *args])
 
 
 def batched_carry_fixpoint(
-    body, axis_size, const_batched, carry_batched, xs_batched, n_ys
+    body, axis_size, const_batched, carry_batched, xs_batched, n_ys, avals=()
 ):
-    """Batches a loop body, widening the batched carries until the body preserves them."""
+    """Batches a loop body, widening the batched carries until the body
+    preserves them. `avals` (where given) are the body's operands' types, the
+    batched ones with the batch at 0, so a split batch keeps its layout."""
 
     def run(carry_batched):
+        in_batched = [*const_batched, *carry_batched, *xs_batched]
         traced, out_batched = batch_program(
             body,
             axis_size,
-            [*const_batched, *carry_batched, *xs_batched],
+            in_batched,
             [*carry_batched, *([False] * n_ys)],
             "vmap",
+            avals and split_batch_avals(body, axis_size, in_batched, avals),
         )
         return (traced, out_batched), out_batched[: len(carry_batched)]
 
