@@ -469,6 +469,33 @@ _ = jax.shard_map(body, mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.arang
     "pcast to varying": """
 f = jax.shard_map(lambda v: lax.pcast(v, 'i', to='varying'), mesh=mesh1, in_specs=P(), out_specs=P('i'))
 print(f(jnp.arange(2.)))""",
+    "indivisible in_specs": """
+jax.shard_map(lambda v: v, mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.arange(6.))""",
+    "in_specs longer than rank": """
+jax.shard_map(lambda v: v, mesh=mesh1, in_specs=P('i', None), out_specs=P('i'))(jnp.arange(8.))""",
+    "unknown axis name": """
+jax.shard_map(lambda v: v, mesh=mesh1, in_specs=P('k'), out_specs=P('k'))(jnp.arange(8.))""",
+    "psum of an unknown axis": """
+jax.shard_map(lambda v: lax.psum(v, 'k'), mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.arange(8.))""",
+    "axis_size": """
+print(jax.shard_map(lambda v: v * lax.axis_size('i'), mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.ones(8)))""",
+    "pmax and pmin": """
+f = jax.shard_map(lambda v: (lax.pmax(v, 'i'), lax.pmin(v, 'i')), mesh=mesh1, in_specs=P('i'), out_specs=(P(), P()))
+print(f(jnp.arange(8.)))""",
+    "vmap of shard_map": """
+f = jax.shard_map(lambda v: lax.psum(v, 'i'), mesh=mesh1, in_specs=P('i'), out_specs=P())
+print(jax.vmap(f)(jnp.arange(16.).reshape(2, 8)))""",
+    "vmap inside shard_map": """
+f = jax.shard_map(jax.vmap(lambda r: r.sum()), mesh=mesh1, in_specs=P('i'), out_specs=P('i'))
+print(f(jnp.arange(32.).reshape(8, 4)))""",
+    "ppermute both ways": """
+def both(v):
+    right = lax.ppermute(v, 'i', [(k, (k + 1) % 8) for k in range(8)])
+    left = lax.ppermute(v, 'i', [(k, (k - 1) % 8) for k in range(8)])
+    return right + left
+print(jax.shard_map(both, mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.arange(8.)))""",
+    "out_specs tree mismatch": """
+jax.shard_map(lambda v: (v, v), mesh=mesh1, in_specs=P('i'), out_specs=P('i'))(jnp.arange(8.))""",
     "grad through psum": """
 f = jax.shard_map(lambda v: lax.psum(v ** 2, 'i'), mesh=mesh1, in_specs=P('i'), out_specs=P())
 show(jax.grad(lambda v: f(v).sum())(jnp.arange(8.)))""",
@@ -595,7 +622,7 @@ def run_page(system: str, page: str) -> list:
             try:
                 exec(textwrap.dedent(source), namespace)
             except Exception as err:  # a cell's raise is part of its result
-                error = (_kind(err), str(err).splitlines()[0][:160])
+                error = (_kind(err), (str(err).splitlines() or [""])[0][:160])
         results.append((name, out.getvalue(), error))
     return results
 
