@@ -48,7 +48,12 @@ from olympus.backends.xla import array as array_module
 from olympus.backends.xla.array import Array, put
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
 from olympus.backends.xla.lowering import build_module, float0_consts_inlined
-from olympus.backends.xla.sharding import arguments_mesh, flat_shardings
+from olympus.backends.xla.sharding import (
+    NamedSharding,
+    PartitionSpec,
+    arguments_mesh,
+    flat_shardings,
+)
 from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
 from olympus.ir import dtypes
 from olympus import config
@@ -283,13 +288,32 @@ def _donated_leaves(call: Call, donate_argnums: tuple) -> tuple[int, ...]:
 
 
 # ---- the stages -----------------------------------------------------------------
-def _shape_structs(avals, tree):
-    """The structs of `avals` in `tree`; a key array's is of its key dtype (JAX's)."""
-    return structs_of_keys(
-        tree_unflatten(
-            tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals]
+def _shape_structs(avals, tree, mesh=None):
+    """The structs of `avals` in `tree`; a key array's is of its key dtype (JAX's).
+    Where the arguments lie on `mesh` (one with Explicit axes), each struct's
+    `sharding=` is its type's layout on it, as JAX's out_info (unsplit:
+    every dimension None)."""
+    structs = []
+    for a in avals:
+        sharding = None
+        if mesh is not None:
+            spec = tuple(a.sharding.spec) if a.sharding is not None else ()
+            spec = (*spec[: a.ndim], *(None,) * (a.ndim - len(spec)))
+            sharding = NamedSharding(mesh, PartitionSpec(*spec))
+        structs.append(
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=sharding)
         )
-    )
+    return structs_of_keys(tree_unflatten(tree, structs))
+
+
+def _explicit_mesh(shardings):
+    """The mesh of the first NamedSharding in `shardings` with Explicit axes
+    (where an argument lies: its layout is part of the program's types)."""
+    for s in shardings:
+        mesh = getattr(s, "mesh", None)
+        if isinstance(s, NamedSharding) and mesh.abstract_mesh.explicit_axes:
+            return mesh
+    return None
 
 
 class Traced:
@@ -315,6 +339,8 @@ class Traced:
         self.donated = tuple(donated)
         self.in_shardings = in_shardings or [None] * len(closed.in_avals)
         self.out_shardings = out_shardings or [None] * len(closed.out_avals)
+        # the Explicit mesh the arguments lie on (out_info's layouts), if any
+        self.layout_mesh = _explicit_mesh(self.in_shardings)
 
     @classmethod
     def from_olympuspr(cls, closed: ClosedOlympuspr, name: str = "main") -> Traced:
@@ -339,8 +365,9 @@ class Traced:
 
     @property
     def out_info(self):
-        """The outputs' shapes and dtypes, as a pytree of ShapeDtypeStruct."""
-        return _shape_structs(self.olympuspr.out_avals, self.out_tree)
+        """The outputs' shapes and dtypes (and layouts on an Explicit mesh),
+        as a pytree of ShapeDtypeStruct."""
+        return _shape_structs(self.olympuspr.out_avals, self.out_tree, self.layout_mesh)
 
     def lower(self, program: ClosedOlympuspr | None = None) -> Lowered:
         """The StableHLO stage of the optimized program (see `optimized`;

@@ -54,3 +54,30 @@ def test_vmap_of_control_flow_keeps_the_batch_split_as_jax():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_traced_out_info_carries_the_outputs_layouts_as_jax():
+    """jit(f).trace(x).out_info (and .lower's) says each output's layout on
+    the arguments' Explicit mesh (unsplit dimensions None); none without one."""
+    out = run(
+        """
+        def info(ox, a):
+            x = put(ox, a, "x")
+            f = ox.jit(lambda v: (v * 2, v.sum(), v.T, v.sum(0), v @ ox.jnp.ones((4, 3))))
+            layouts = lambda structs: [
+                (s.shape, None if s.sharding is None else (
+                    tuple(s.sharding.spec), tuple(s.sharding.mesh.axis_names)))
+                for s in ox.tree_util.tree_leaves(structs)
+            ]
+            return (
+                layouts(f.trace(x).out_info),
+                layouts(f.lower(x).out_info),
+                layouts(f.trace(a).out_info),
+            )
+        ours, theirs = run_both(info, a)
+        assert ours == theirs, (ours, theirs)
+        assert ours[0][0][1] == (("x", None), ("x", "y")), ours
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

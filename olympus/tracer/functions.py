@@ -65,7 +65,10 @@ class ShapeDtypeStruct:
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        laid = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        return (
+            f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{laid})"
+        )
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype) == (
