@@ -265,17 +265,28 @@ def _digamma(a: float) -> float:
     return math.log(z) - 1 / (2 * z) - 1 / (12 * z**2) + 1 / (120 * z**4) - shift
 
 
-def _loggamma(key, a: np.ndarray) -> np.ndarray:
-    """loggamma(key, a) for a float32[N] `a`: one compiled program for all of
-    this section's draws (a is an argument, not a constant)."""
-    return np.asarray(random.loggamma(key, np.broadcast_to(np.float32(a), (N,))))
+def _loggamma_program(key, a):
+    """loggamma(key, a), gamma(key, a) and loggamma's reparameterised gradient
+    at a[0] under 4000 keys split from key: one program for this section."""
+    sample_grad = olympus.grad(lambda k, a: random.loggamma(k, a), argnums=1)
+    grads = olympus.vmap(sample_grad, (0, None))(random.split(key, 4000), a[0])
+    return random.loggamma(key, a), random.gamma(key, a), grads
+
+
+_loggamma_draws = olympus.jit(_loggamma_program)
+
+
+def _loggamma(key, a) -> tuple[np.ndarray, ...]:
+    """_loggamma_program for a float32[N] `a` (an argument, not a constant:
+    one compile for every test here)."""
+    out = _loggamma_draws(key, np.broadcast_to(np.float32(a), (N,)))
+    return tuple(np.asarray(o, np.float64) for o in out)
 
 
 def test_loggamma_is_the_log_of_gamma():
     """JAX's contract: exp(loggamma(key, a)) equals gamma(key, a)."""
     a = np.tile(np.float32([0.3, 1.0, 4.0, 20.0]), N // 4)
-    log_x = _loggamma(random.key(12), a)
-    x = np.asarray(random.gamma(random.key(12), a))
+    log_x, x, _ = _loggamma(random.key(12), a)
     np.testing.assert_allclose(np.exp(log_x), x, rtol=2e-5)
 
 
@@ -284,16 +295,11 @@ def test_loggamma_moments_and_gradient(a):
     """E log X = digamma(a), Var log X = trigamma(a); at a = 0.01 most gamma
     samples underflow float32 and loggamma's stay finite. The reparameterised
     gradient's mean is d E[log X] / da = trigamma(a)."""
-    x = _loggamma(random.key(13), a)
+    x, _, grads = _loggamma(random.key(13), a)
     assert np.all(np.isfinite(x))
     var = _trigamma(a)
     assert abs(x.mean() - _digamma(a)) < 5 * math.sqrt(var / N)
     assert abs(x.var() / var - 1) < 0.1
-    sample_grad = olympus.grad(lambda k, a: random.loggamma(k, a), argnums=1)
-    grads = olympus.jit(olympus.vmap(sample_grad, (0, None)))(
-        random.split(random.key(14), 4000), np.float32(a)
-    )  # one compile for both values of a
-    grads = np.asarray(grads, np.float64)
     assert abs(grads.mean() - var) < 5 * grads.std() / math.sqrt(grads.size)
 
 
