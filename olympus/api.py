@@ -216,7 +216,7 @@ def typeof(x) -> ShapedArray:
 
     Example:
       >>> olympus.typeof(jnp.ones((2, 3)))
-      ShapedArray(f32[2,3])
+      ShapedArray(float32[2,3])
     """
     from olympus.prng import PRNGKeyArray
 

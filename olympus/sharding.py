@@ -282,7 +282,7 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     >>> f = olympus.sharding.explicit_axes(lambda v: str(olympus.typeof(v)))
     >>> with olympus.set_mesh(olympus.make_mesh((1,), ("x",), axis_types=auto)):
     ...     f(jnp.ones(2), in_sharding=olympus.P("x"))
-    'f32[2@x]'
+    'float32[2@x]'
     """
     if f is None:
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)

@@ -78,23 +78,28 @@ class ShapedArray:
     def __hash__(self) -> int:
         return self._hash
 
+    def _dims(self) -> str:
+        if self.sharding is None:
+            return ",".join(map(str, self.shape))
+        return ",".join(
+            f"{d}@{axes}" if axes else str(d)
+            for d, axes in zip(self.shape, self.sharding.dim_names(self.ndim))
+        )
+
     def str_short(self) -> str:
         """`f32[3,4]`: the IR's spelling of this type (`f32[8@x,4]` where
         dimension 0 is split over mesh axis x)."""
-        if self.sharding is None:
-            dims = map(str, self.shape)
-        else:
-            dims = (
-                f"{d}@{axes}" if axes else str(d)
-                for d, axes in zip(self.shape, self.sharding.dim_names(self.ndim))
-            )
-        return f"{dtypes.short_name(self.dtype)}[{','.join(dims)}]"
+        return f"{dtypes.short_name(self.dtype)}[{self._dims()}]"
+
+    def __str__(self) -> str:
+        """`float32[3,4]`, `~float32[]` when weak: JAX's `str` of a type
+        (what `print(typeof(x))` shows); programs print `str_short`."""
+        weak = "~" if self.weak_type else ""
+        return f"{weak}{np.dtype(self.dtype).name}[{self._dims()}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
-
-    __str__ = str_short
+        return f"ShapedArray({str(self).lstrip('~')}{weak})"
 
 
 class AvalSharding(NamedTuple):
