@@ -1,31 +1,11 @@
 """JAX's `out_sharding=` / `sharding=` / `device=` keywords (issue 28) and the
 top-level `make_array_from_callback` / `make_array_from_process_local_data`:
 each program runs under olympus and JAX 0.10.2 on 4 CPU devices (one
-subprocess per test, tests/test_sharding_api.py's `run_with_jax`) and is
+subprocess per test, tests/test_sharding_explicit.py's `run`) and is
 compared by tests/jax_oracle.py, types by their dimensions (`8@x,4`).
 """
 
-import textwrap
-
-from test_sharding_api import run_with_jax
-
-PRELUDE = """
-    def dims(ox, v):
-        return str(ox.typeof(v)).split("[", 1)[1]
-
-    def mesh_of(ox):
-        kinds = (ox.sharding.AxisType.Explicit,) * 2
-        return ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
-
-    def put(ox, value, *spec):
-        return ox.device_put(value, ox.NamedSharding(mesh_of(ox), ox.P(*spec)))
-
-    a = np.arange(32.0, dtype=np.float32).reshape(8, 4)
-"""
-
-
-def run(code: str) -> str:
-    return run_with_jax(textwrap.dedent(PRELUDE) + textwrap.dedent(code))
+from test_sharding_explicit import run  # the same prelude: dims, mesh_of, put, a
 
 
 def test_out_sharding_keywords_lay_results_out_eagerly_and_under_jit():
