@@ -388,9 +388,8 @@ class JitFunction:
                 key += (type(a), a)
         try:  # unhashable leaves (NumPy arrays), deleted Arrays: as in __call__
             entry, fast = self._fast.get(tuple(key), _NO_HIT)
-            if fast is not None:  # FastEntry.run spelled out, as in __call__
-                (out,) = fast.execute(buffers).consume_with_handlers(fast.handlers)
-                return Array(out, fast.out_aval)
+            if fast is not None:
+                return fast.run(buffers)
             if entry is not None:
                 return entry.run_buffers(buffers)
         except TypeError:
