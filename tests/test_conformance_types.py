@@ -12,7 +12,7 @@ import inspect
 import numpy as np
 import pytest
 
-from jax_oracle import agree, differences, run_both, x64
+from jax_oracle import JAX, OLYMPUS, agree, differences, run_both, x64
 
 F32 = np.float32
 
@@ -574,3 +574,21 @@ def test_var_method_under_every_transform():
         ox.vmap(lambda v: v.var())(x.reshape(2, 2)),
     )
     agree(program, np.arange(4.0, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ox: ox.jnp.ones((2, 3)),
+        lambda ox: 2.0,
+        lambda ox: ox.jnp.int32(1),
+        lambda ox: ox.jnp.ones(3, ox.jnp.bfloat16),
+        lambda ox: ox.jnp.zeros((0, 4), bool),
+    ],
+)
+def test_str_and_repr_of_a_type_are_jaxs(make):
+    """print(typeof(x)) shows JAX's spelling (float32[2,3], ~ when weak);
+    programs keep the IR's short one (f32[2,3])."""
+    ours = OLYMPUS.typeof(make(OLYMPUS))
+    theirs = JAX.typeof(make(JAX))
+    assert (str(ours), repr(ours)) == (str(theirs), repr(theirs))
