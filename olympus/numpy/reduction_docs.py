@@ -98,6 +98,74 @@ def _spread(name: str, word: str, note: str, example: str) -> str:
     )
 
 
+# ---- the nan-variants and the Array API's running reductions (nanfunctions.py,
+# array_api.py): each pair differs only in the operation's name and example.
+_ARRAYLIKE_RAISES = (
+    "  ArrayLikeTypeError: {a} is a list or other non-array (convert it with\n"
+    "    jnp.asarray)."
+)
+_NAN_RAISES = _ARRAYLIKE_RAISES.format(a="a") + "\n  ValueError: axis is out of range."
+_CUM_NAMES = {"sum": "cumsum", "product": "cumprod"}
+
+
+def _nan_reduction(word: str, note: str, takes: str, example: str) -> str:
+    """nansum, nanprod, nanmax, nanmin, nanmean: `takes` lists the keywords
+    they pass on to the reduction they wrap."""
+    wrapped = {"maximum": "max", "minimum": "min", "product": "prod"}.get(word, word)
+    return _doc(
+        f"The {word} of the non-NaN elements of `a` over `axis`.",
+        note,
+        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n"
+        "  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean "
+        "mask of the elements to include (NaNs are left out too).\n  **kwargs: what "
+        f"{wrapped} also takes ({takes}).",
+        "An array with the reduced axes removed (kept with keepdims).",
+        _NAN_RAISES,
+        example,
+    )
+
+
+def _nan_arg(word: str, example: str) -> str:
+    return _doc(
+        f"The index of the {word} non-NaN element of `a` along `axis`.",
+        "A slice that holds only NaNs gives -1.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
+        f"{_OUT}\n  keepdims: whether to keep the reduced axis, with size 1.",
+        "An int array with axis removed (kept with keepdims).",
+        f"{_NAN_RAISES}\n{_OUT_RAISES}",
+        example,
+    )
+
+
+def _nan_running(word: str, nan_as: str, example: str) -> str:
+    return _doc(
+        f"The running {word} of `a` along `axis`, NaNs counted as {nan_as}.",
+        f"Integers have no NaNs and run as in {_CUM_NAMES[word]}.",
+        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
+        f"  dtype: the dtype to accumulate and return in.\n{_OUT}",
+        "An array of a's shape (1-D for axis None).",
+        f"{_NAN_RAISES}\n{_OUT_RAISES}",
+        example,
+    )
+
+
+def _array_api_running(word: str, example: str) -> str:
+    """cumulative_sum and cumulative_prod, the Array API's cumsum and cumprod."""
+    return _doc(
+        f"The running {word} of `x` along `axis` (the Array API's form).",
+        f"Unlike {_CUM_NAMES[word]}, axis may be None only for 1-D x; "
+        "include_initial puts the identity first.",
+        "  x: an array of at least one dimension.\n  axis: the axis; None only for "
+        "1-D x.\n  dtype: the dtype to accumulate and return in.\n  include_initial: "
+        "whether to start with the identity (one more entry).",
+        "An array of x's shape (one longer along axis with include_initial).",
+        _ARRAYLIKE_RAISES.format(a="x")
+        + "\n  ValueError: x is 0-D, or axis is out of range or None for x of "
+        "rank > 1.",
+        example,
+    )
+
+
 # ---- sections shared by the quantile family (numpy/nanfunctions.py) -------------------
 _QUANTILE_ARGS = """Args:
   a: an array.
@@ -193,105 +261,65 @@ DOCS: dict[str, str] = {
         "NaN propagates to every later entry.",
         "  >>> jnp.cummin(jnp.array([4, 2, 3, 1]))\n  Array([4, 2, 2, 1], dtype=int32)",
     ),
-    "nansum": _doc(
-        "The sum of the non-NaN elements of `a` over `axis`.",
+    "nansum": _nan_reduction(
+        "sum",
         "NaNs count as 0: an all-NaN slice sums to 0.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what sum also takes (out=None, dtype, initial).",
-        "An array with the reduced axes removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "out=None, dtype, initial",
         "  >>> jnp.nansum(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(4., dtype=float32)",
     ),
-    "nanprod": _doc(
-        "The product of the non-NaN elements of `a` over `axis`.",
+    "nanprod": _nan_reduction(
+        "product",
         "NaNs count as 1: an all-NaN slice gives 1.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what prod also takes (out=None, dtype, initial).",
-        "An array with the reduced axes removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "out=None, dtype, initial",
         "  >>> jnp.nanprod(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(3., dtype=float32)",
     ),
-    "nanmax": _doc(
-        "The maximum of the non-NaN elements of `a` over `axis`.",
+    "nanmax": _nan_reduction(
+        "maximum",
         "An all-NaN slice gives NaN.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what max also takes (out=None, initial).",
-        "An array with the reduced axes removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "out=None, initial",
         "  >>> jnp.nanmax(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(3., dtype=float32)",
     ),
-    "nanmin": _doc(
-        "The minimum of the non-NaN elements of `a` over `axis`.",
+    "nanmin": _nan_reduction(
+        "minimum",
         "An all-NaN slice gives NaN.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what min also takes (out=None, initial).",
-        "An array with the reduced axes removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "out=None, initial",
         "  >>> jnp.nanmin(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(1., dtype=float32)",
     ),
-    "nanmean": _doc(
-        "The mean of the non-NaN elements of `a` over `axis`.",
+    "nanmean": _nan_reduction(
+        "mean",
         "The mean of the non-NaN entries; an all-NaN slice gives NaN.",
-        "  a: an array.\n  axis: an int, a tuple of ints, or None for all axes.\n  keepdims: whether to keep reduced axes, with size 1.\n  where: a boolean mask of the elements to include (NaNs are left out too).\n  **kwargs: what mean also takes (out=None, dtype).",
-        "An array with the reduced axes removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.",
+        "out=None, dtype",
         "  >>> jnp.nanmean(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(2., dtype=float32)",
     ),
-    "nanargmax": _doc(
-        "The index of the largest non-NaN element of `a` along `axis`.",
-        "A slice that holds only NaNs gives -1.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
-        f"{_OUT}\n  keepdims: whether to keep the reduced axis, with size 1.",
-        "An int array with axis removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
-        f"{_OUT_RAISES}",
+    "nanargmax": _nan_arg(
+        "largest",
         "  >>> jnp.nanargmax(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(2, dtype=int32)",
     ),
-    "nanargmin": _doc(
-        "The index of the smallest non-NaN element of `a` along `axis`.",
-        "A slice that holds only NaNs gives -1.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n"
-        f"{_OUT}\n  keepdims: whether to keep the reduced axis, with size 1.",
-        "An int array with axis removed (kept with keepdims).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
-        f"{_OUT_RAISES}",
+    "nanargmin": _nan_arg(
+        "smallest",
         "  >>> jnp.nanargmin(jnp.array([1.0, jnp.nan, 3.0]))\n  Array(0, dtype=int32)",
     ),
-    "nancumsum": _doc(
-        "The running sum of `a` along `axis`, NaNs counted as 0.",
-        "Integers have no NaNs and run as in cumsum.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.\n"
-        f"{_OUT}",
-        "An array of a's shape (1-D for axis None).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
-        f"{_OUT_RAISES}",
+    "nancumsum": _nan_running(
+        "sum",
+        "0",
         "  >>> jnp.nancumsum(jnp.array([1.0, jnp.nan, 3.0]))\n"
         "  Array([1., 1., 4.], dtype=float32)",
     ),
-    "nancumprod": _doc(
-        "The running product of `a` along `axis`, NaNs counted as 1.",
-        "Integers have no NaNs and run as in cumprod.",
-        "  a: an array.\n  axis: an int, or None for the flattened array.\n  dtype: the dtype to accumulate and return in.\n"
-        f"{_OUT}",
-        "An array of a's shape (1-D for axis None).",
-        "  ArrayLikeTypeError: a is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: axis is out of range.\n"
-        f"{_OUT_RAISES}",
+    "nancumprod": _nan_running(
+        "product",
+        "1",
         "  >>> jnp.nancumprod(jnp.array([1.0, jnp.nan, 3.0]))\n"
         "  Array([1., 1., 3.], dtype=float32)",
     ),
-    "cumulative_sum": _doc(
-        "The running sum of `x` along `axis` (the Array API's form).",
-        "Unlike cumsum, axis may be None only for 1-D x; include_initial puts the identity first.",
-        "  x: an array of at least one dimension.\n  axis: the axis; None only for 1-D x.\n  dtype: the dtype to accumulate and return in.\n  include_initial: whether to start with the identity (one more entry).",
-        "An array of x's shape (one longer along axis with include_initial).",
-        "  ArrayLikeTypeError: x is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: x is 0-D, or axis is out of range or None for x of rank > 1.",
+    "cumulative_sum": _array_api_running(
+        "sum",
         "  >>> jnp.cumulative_sum(jnp.array([1, 2, 3]))\n"
         "  Array([1, 3, 6], dtype=int32)\n"
         "  >>> jnp.cumulative_sum(jnp.array([1, 2, 3]), include_initial=True)\n"
         "  Array([0, 1, 3, 6], dtype=int32)",
     ),
-    "cumulative_prod": _doc(
-        "The running product of `x` along `axis` (the Array API's form).",
-        "Unlike cumprod, axis may be None only for 1-D x; include_initial puts the identity first.",
-        "  x: an array of at least one dimension.\n  axis: the axis; None only for 1-D x.\n  dtype: the dtype to accumulate and return in.\n  include_initial: whether to start with the identity (one more entry).",
-        "An array of x's shape (one longer along axis with include_initial).",
-        "  ArrayLikeTypeError: x is a list or other non-array (convert it with\n    jnp.asarray).\n  ValueError: x is 0-D, or axis is out of range or None for x of rank > 1.",
+    "cumulative_prod": _array_api_running(
+        "product",
         "  >>> jnp.cumulative_prod(jnp.array([1, 2, 3]))\n"
         "  Array([1, 2, 6], dtype=int32)\n"
         "  >>> jnp.cumulative_prod(jnp.array([1, 2, 3]), include_initial=True)\n"
