@@ -89,3 +89,13 @@ def is_number(dtype) -> bool:
 
 def is_int_or_bool(dtype) -> bool:
     return dtypes.is_integer(dtype) or dtype == dtypes.bool_
+
+
+def blocks(*sizes) -> list[list[int]]:
+    """Consecutive index ranges of the given sizes: blocks(2, 1) = [[0, 1], [2]]
+    (an equation's operands split into its groups)."""
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out

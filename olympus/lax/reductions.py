@@ -10,6 +10,7 @@ from olympus import config
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.lax.base import (
+    blocks,
     check_axes,
     define_primitive,
     dtype_kind_check,
@@ -460,14 +461,6 @@ batch_rules[dot_general_p] = _dot_general_batch_rule
 
 
 # ---- derivatives of dot_general ---------------------------------------------
-def _consecutive_ranges(*lengths) -> list[list[int]]:
-    out, start = [], 0
-    for n in lengths:
-        out.append(list(range(start, start + n)))
-        start += n
-    return out
-
-
 def _argsort(values) -> list[int]:
     """np.argsort of a few axis numbers, in Python (a tenth of NumPy's cost
     on a list this short; every dot_general's transpose asks twice)."""
@@ -488,13 +481,9 @@ def _dot_transpose_lhs(
     x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
     y_kept = _free_dims(y_ndim, y_contract, y_batch)
     if swap_ans:
-        ans_batch, ans_y, _ = _consecutive_ranges(
-            len(x_batch), len(y_kept), len(x_kept)
-        )
+        ans_batch, ans_y, _ = blocks(len(x_batch), len(y_kept), len(x_kept))
     else:
-        ans_batch, _, ans_y = _consecutive_ranges(
-            len(x_batch), len(x_kept), len(y_kept)
-        )
+        ans_batch, _, ans_y = blocks(len(x_batch), len(x_kept), len(y_kept))
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
     x_contract_by_y = [x_contract[i] for i in _argsort(y_contract)]
     out_axes = _argsort(list(x_batch) + x_kept + x_contract_by_y)

@@ -25,6 +25,7 @@ from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Va
 from olympus.ir.structure import carry_fixpoint
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.lax import ops
+from olympus.lax.base import blocks
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
@@ -360,15 +361,6 @@ def with_ignored_invars(closed: ClosedOlympuspr, avals) -> ClosedOlympuspr:
 
 def select_mask(mask, xs) -> list:
     return [x for x, m in zip(xs, mask) if m]
-
-
-def blocks(*sizes) -> list[list[int]]:
-    """Consecutive index ranges of the given sizes: blocks(2, 1) = [[0, 1], [2]]."""
-    out, start = [], 0
-    for n in sizes:
-        out.append(list(range(start, start + n)))
-        start += n
-    return out
 
 
 def split_blocks(values, *sizes) -> list[list]:
