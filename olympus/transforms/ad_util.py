@@ -19,8 +19,9 @@ from olympus.ir.core import ShapedArray
 ad_ops: dict[str, Callable] = {}
 
 
-class Zero:
-    """The tangent (or cotangent) that is known to be zero; never materialised."""
+class AvalMarker:
+    """A stand-in for a value of which only the type is known (a symbolic zero
+    tangent, a transpose rule's linear operand); printed as `Kind(f32[3])`."""
 
     __slots__ = ("aval",)
 
@@ -28,7 +29,13 @@ class Zero:
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"Zero({self.aval.str_short()})"
+        return f"{type(self).__name__}({self.aval.str_short()})"
+
+
+class Zero(AvalMarker):
+    """The tangent (or cotangent) that is known to be zero; never materialised."""
+
+    __slots__ = ()
 
 
 def is_zero(t) -> bool:

@@ -24,7 +24,6 @@ from olympus.ir.core import (
     Literal,
     Olympuspr,
     Primitive,
-    ShapedArray,
     Var,
 )
 from olympus.tracer import core
@@ -32,6 +31,7 @@ from olympus.tracer.core import Trace, set_current_trace
 from olympus.tracer.evaluation import bind_eqns, eval_program
 from olympus.tracer.staging import DebugInfo, StagingTrace, StagingTracer
 from olympus.transforms.ad_util import (
+    AvalMarker,
     Zero,
     add_tangents,
     instantiate,
@@ -53,16 +53,10 @@ partial_eval_rules: dict[Primitive, Callable] = {}
 call_primitives: set[Primitive] = set()
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(AvalMarker):
     """Marks a linear operand in a transpose rule: its value is not needed."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"UndefinedPrimal({self.aval.str_short()})"
+    __slots__ = ()
 
 
 def is_undefined(x) -> bool:
