@@ -18,6 +18,7 @@ Convolutions and pooling take NHWC inputs by default, as in JAX.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -80,69 +81,75 @@ def _window_out(size: int, window: int, stride: int, pad: tuple) -> int:
     return (size + pad[0] + pad[1] - window) // stride + 1
 
 
-def GeneralConv(
-    dimension_numbers,
-    out_chan: int,
-    filter_shape,
-    strides=None,
-    padding="VALID",
-    W_init=None,
-    b_init=_CONV_BIAS_INIT,
-):
-    """A convolution in any layout, given as strings ('NHWC', 'HWIO', 'NHWC')."""
-
-    def output_sizes(sizes, windows, strides):
-        pads = _window_pads(padding, sizes, windows, strides)
-        return [_window_out(*a) for a in zip(sizes, windows, strides, pads)]
-
-    def conv(inputs, W, strides, dn):
-        sizes = [inputs.shape[d] for d in dn.lhs_spec[2:]]
-        windows = [W.shape[d] for d in dn.rhs_spec[2:]]
-        pads = _window_pads(padding, sizes, windows, strides)
-        return lax.conv_general_dilated(inputs, W, strides, pads, dimension_numbers=dn)
-
-    kernel = (out_chan, filter_shape, strides, W_init, b_init)
-    return _conv_layer(dimension_numbers, *kernel, output_sizes, conv)
+def _conv_sizes(padding, sizes, windows, strides) -> list:
+    pads = _window_pads(padding, sizes, windows, strides)
+    return [_window_out(*a) for a in zip(sizes, windows, strides, pads)]
 
 
-def _conv_layer(
-    dimension_numbers,
-    out_chan,
-    filter_shape,
-    strides,
-    W_init,
-    b_init,
-    output_sizes,
-    conv,
-):
-    """The (init_fun, apply_fun) GeneralConv and GeneralConvTranspose share:
-    the same kernel and bias, initialised alike; `output_sizes(sizes, windows,
-    strides)` gives the output's spatial sizes and `conv(inputs, W, strides,
-    dn)` computes it."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    dn = _conv_dimension_numbers(dimension_numbers)
-    strides = tuple(strides or (1,) * len(filter_shape))
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+def _conv(padding, inputs, W, strides, dn):
+    sizes = [inputs.shape[d] for d in dn.lhs_spec[2:]]
+    windows = [W.shape[d] for d in dn.rhs_spec[2:]]
+    pads = _window_pads(padding, sizes, windows, strides)
+    return lax.conv_general_dilated(inputs, W, strides, pads, dimension_numbers=dn)
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(
-            rhs_spec, out_chan, filter_shape, input_shape[lhs_spec.index("C")]
-        )
-        sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
-        windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
-        spatial = output_sizes(sizes, windows, strides)
-        output_shape = _in_layout(
-            out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec
-        )
-        bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
 
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        return conv(inputs, W, strides, dn) + b
+def _conv_transpose_sizes(padding, sizes, windows, strides) -> list:
+    extra = padding.upper() == "VALID"
+    return [
+        -1 if n < 0 else n * s + (max(w - s, 0) if extra else 0)
+        for n, w, s in zip(sizes, windows, strides)
+    ]
 
-    return init_fun, apply_fun
+
+def _conv_transpose(padding, inputs, W, strides, dn):
+    if not isinstance(padding, str):
+        raise TypeError("a transposed convolution's padding must be 'SAME' or 'VALID'")
+    return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dn)
+
+
+def _general_conv(name: str, output_sizes, conv, doc: str):
+    """GeneralConv or GeneralConvTranspose: one signature, one kernel and bias
+    initialised alike; `output_sizes(padding, sizes, windows, strides)` gives
+    the output's spatial sizes and `conv(padding, inputs, W, strides, dn)`
+    computes it."""
+
+    def layer(
+        dimension_numbers,
+        out_chan: int,
+        filter_shape,
+        strides=None,
+        padding="VALID",
+        W_init=None,
+        b_init=_CONV_BIAS_INIT,
+    ):
+        lhs_spec, rhs_spec, out_spec = dimension_numbers
+        dn = _conv_dimension_numbers(dimension_numbers)
+        strides = tuple(strides or (1,) * len(filter_shape))
+        W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+        def init_fun(rng, input_shape):
+            kernel_shape = _kernel_shape(
+                rhs_spec, out_chan, filter_shape, input_shape[lhs_spec.index("C")]
+            )
+            sizes = [input_shape[d] for d in dn.lhs_spec[2:]]
+            windows = [kernel_shape[d] for d in dn.rhs_spec[2:]]
+            spatial = output_sizes(padding, sizes, windows, strides)
+            output_shape = _in_layout(
+                out_spec, input_shape[dn.lhs_spec[0]], out_chan, spatial, rhs_spec
+            )
+            bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
+            k1, k2 = random.split(rng)
+            return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+        def apply_fun(params, inputs, **kwargs):
+            W, b = params
+            return conv(padding, inputs, W, strides, dn) + b
+
+        return init_fun, apply_fun
+
+    layer.__name__ = layer.__qualname__ = name
+    layer.__doc__ = doc
+    return layer
 
 
 def _kernel_shape(rhs_spec: str, out_chan: int, filter_shape, in_chan: int) -> tuple:
@@ -159,55 +166,37 @@ def _in_layout(spec: str, batch: int, chan: int, spatial, rhs_spec: str) -> tupl
     return tuple(sizes[c] for c in spec)
 
 
-def GeneralConvTranspose(
-    dimension_numbers,
-    out_chan: int,
-    filter_shape,
-    strides=None,
-    padding="VALID",
-    W_init=None,
-    b_init=_CONV_BIAS_INIT,
-):
+GeneralConv = _general_conv(
+    "GeneralConv",
+    _conv_sizes,
+    _conv,
+    "A convolution in any layout, given as strings ('NHWC', 'HWIO', 'NHWC').",
+)
+GeneralConvTranspose = _general_conv(
+    "GeneralConvTranspose",
+    _conv_transpose_sizes,
+    _conv_transpose,
     """A transposed convolution (the gradient of a strided one): it upsamples by `strides`.
 
     Computed as a stride-1 convolution of the input dilated by `strides`, as
     JAX's `lax.conv_transpose` with `transpose_kernel=False` does; 'SAME' gives
     size * stride outputs, 'VALID' size * stride + max(window - stride, 0).
-    """
-
-    def output_sizes(sizes, windows, strides):
-        extra = padding.upper() == "VALID"
-        return [
-            -1 if n < 0 else n * s + (max(w - s, 0) if extra else 0)
-            for n, w, s in zip(sizes, windows, strides)
-        ]
-
-    def conv(inputs, W, strides, dn):
-        if not isinstance(padding, str):
-            raise TypeError(
-                "a transposed convolution's padding must be 'SAME' or 'VALID'"
-            )
-        return lax.conv_transpose(inputs, W, strides, padding, dimension_numbers=dn)
-
-    kernel = (out_chan, filter_shape, strides, W_init, b_init)
-    return _conv_layer(dimension_numbers, *kernel, output_sizes, conv)
+    """,
+)
 
 
 def _fixed_layout(name: str, general, layout: tuple, doc: str):
     """`general` (GeneralConv or GeneralConvTranspose) with its dimension
     numbers fixed to `layout`, as JAX's functools.partial of it; a function,
-    so that it has its own name and docstring."""
+    so that it has its own name, docstring and signature (general's, less
+    dimension_numbers)."""
 
-    def layer(
-        out_chan: int,
-        filter_shape,
-        strides=None,
-        padding="VALID",
-        W_init=None,
-        b_init=_CONV_BIAS_INIT,
-    ):
-        return general(layout, out_chan, filter_shape, strides, padding, W_init, b_init)
+    def layer(*args, **kwargs):
+        return general(layout, *args, **kwargs)
 
+    signature = inspect.signature(general)
+    rest = list(signature.parameters.values())[1:]
+    layer.__signature__ = signature.replace(parameters=rest)
     layer.__name__ = layer.__qualname__ = name
     layer.__doc__ = doc
     return layer
