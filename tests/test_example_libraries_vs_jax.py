@@ -60,3 +60,30 @@ def test_fixed_layout_convolutions_match_jax_shapes(name):
         )
         assert ours[0] == theirs[0]
         assert [p.shape for p in ours[1]] == [p.shape for p in theirs[1]]
+
+
+@pytest.mark.parametrize("name", ["GeneralConv", "GeneralConvTranspose"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_general_convolutions_match_jax_values(name, padding):
+    """GeneralConv and GeneralConvTranspose share one factory (issue 30): each
+    keeps its own output sizes and convolution, in a non-default layout."""
+    dims, shape = ("NCHW", "OIHW", "NHWC"), (2, 3, 7, 6)
+    ours_init, ours_apply = getattr(stax, name)(dims, 4, (3, 2), (2, 1), padding)
+    jax_init, jax_apply = getattr(jax_stax, name)(dims, 4, (3, 2), (2, 1), padding)
+    out_shape, params = jax_init(jax.random.PRNGKey(0), shape)
+    assert ours_init(np.array([0, 1], np.uint32), shape)[0] == out_shape
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    params = [np.asarray(p) for p in params]
+    ours, theirs = np.asarray(ours_apply(params, x)), np.asarray(jax_apply(params, x))
+    assert ours.shape == theirs.shape == out_shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_fixed_layout_signature_is_generals_less_dimension_numbers():
+    import inspect
+
+    general = list(inspect.signature(stax.GeneralConvTranspose).parameters)
+    assert list(inspect.signature(stax.ConvTranspose).parameters) == general[1:]
+    assert stax.Conv(4, (2, 2), padding="SAME")[0](
+        np.array([0, 1], np.uint32), (1, 5, 5, 2)
+    )[0] == (1, 5, 5, 4)
