@@ -8,7 +8,6 @@ user's operands) and returning the same types. It lowers to `stablehlo.case`.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -20,15 +19,14 @@ from olympus.ir.core import Literal, ShapedArray, Var
 from olympus.backends.xla.lowering import TOKEN_TYPE, lower_closed_inline, tensor_type
 from olympus.ir.effects import has_ordered_effect
 from olympus.ir.pruning import Pruner, dce_rules, forwarding_rules, select
-from olympus.ir.structure import Structure, declare
+from olympus.ir.structure import Structure
 from olympus.lax import ops
-from olympus.lax.base import define_primitive
 from olympus.lax.custom_derivatives import stop_gradient_p
 from olympus.lax.control_flow.subprograms import (
     BranchTypeError,
     common_consts,
     differentiable_mask,
-    eager_impl,
+    define_control_flow,
     join_weak,
     leaf_paths,
     merge,
@@ -130,20 +128,14 @@ def _cond_lower_ordered(ctx, index, operands, branches):
     return outs
 
 
-cond_p = define_primitive(
-    "cond", _cond_abstract_eval, _cond_lower, multiple_results=True
+cond_structure = Structure(
+    "switch",
+    ("index", "operands"),
+    (1, None),
+    bodies=(("branches", ("operands",)),),
+    per_operand=(("linear", ("operands",)),),
 )
-cond_p.def_impl(partial(eager_impl, cond_p))
-cond_structure = declare(
-    cond_p,
-    Structure(
-        "switch",
-        ("index", "operands"),
-        (1, None),
-        bodies=(("branches", ("operands",)),),
-        per_operand=(("linear", ("operands",)),),
-    ),
-)
+cond_p = define_control_flow("cond", _cond_abstract_eval, _cond_lower, cond_structure)
 
 
 # ---- cond and switch -----------------------------------------------------------------

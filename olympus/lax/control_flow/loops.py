@@ -19,7 +19,6 @@ sqrt(N) inner ones), so the backward pass stores O(sqrt(N)) carries.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -37,9 +36,8 @@ from olympus.ir.pruning import (
     live_carry,
     select,
 )
-from olympus.ir.structure import Structure, declare
+from olympus.ir.structure import Structure
 from olympus.lax import ops
-from olympus.lax.base import define_primitive
 from olympus.lax.control_flow.cond import cond
 from olympus.lax.control_flow.scan import scan, scan_p, scan_structure, scan_with_names
 from olympus.lax.checkpoint import checkpoint
@@ -52,7 +50,7 @@ from olympus.lax.control_flow.subprograms import (
     blocks,
     convert_carry,
     differentiable_mask,
-    eager_impl,
+    define_control_flow,
     join_weak,
     loop_jvp_program,
     merge,
@@ -137,22 +135,18 @@ def _while_lower(
     return outs[nconsts:]
 
 
-while_p = define_primitive(
-    "while", _while_abstract_eval, _while_lower, multiple_results=True
-)
-while_p.def_impl(partial(eager_impl, while_p))
-while_structure = declare(
-    while_p,
-    Structure(
-        "loop",
-        ("cond_consts", "body_consts", "carry"),
-        ("cond_nconsts", "body_nconsts", None),
-        out_groups=("carry",),
-        bodies=(
-            ("cond_olympuspr", ("cond_consts", "carry")),
-            ("body_olympuspr", ("body_consts", "carry")),
-        ),
+while_structure = Structure(
+    "loop",
+    ("cond_consts", "body_consts", "carry"),
+    ("cond_nconsts", "body_nconsts", None),
+    out_groups=("carry",),
+    bodies=(
+        ("cond_olympuspr", ("cond_consts", "carry")),
+        ("body_olympuspr", ("body_consts", "carry")),
     ),
+)
+while_p = define_control_flow(
+    "while", _while_abstract_eval, _while_lower, while_structure
 )
 
 

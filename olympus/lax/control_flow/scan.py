@@ -10,7 +10,6 @@ residuals as extra ys, and the transpose runs the loop backwards over them.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -29,7 +28,7 @@ from olympus.ir.pruning import (
     rebuilt,
     select,
 )
-from olympus.ir.structure import Structure, declare
+from olympus.ir.structure import Structure
 from olympus.backends.xla.array import to_device
 from olympus.backends.xla.lowering import (
     compare,
@@ -39,7 +38,6 @@ from olympus.backends.xla.lowering import (
 )
 from olympus.ir.effects import has_ordered_effect
 from olympus.lax import ops
-from olympus.lax.base import define_primitive
 from olympus.backends.xla.sharding import PartitionSpec
 from olympus.lax.sharding import stacked, unstacked
 from olympus.lax.elementwise import convert_element_type_p
@@ -51,7 +49,7 @@ from olympus.lax.control_flow.subprograms import (
     blocks,
     check_carry,
     differentiable_mask,
-    eager_impl,
+    define_control_flow,
     invariant_values,
     join_weak,
     leaf_paths,
@@ -234,22 +232,16 @@ def _scan_lower(
     return list(carry) + list(ys)
 
 
-scan_p = define_primitive(
-    "scan", _scan_abstract_eval, _scan_lower, multiple_results=True
+scan_structure = Structure(
+    "scan",
+    ("consts", "carry", "xs"),
+    ("num_consts", "num_carry", None),
+    out_groups=("carry", "ys"),
+    out_sizes=("num_carry", None),
+    bodies=(("olympuspr", ("consts", "carry", "xs")),),
+    per_operand=(("linear", ("consts", "carry", "xs")),),
 )
-scan_p.def_impl(partial(eager_impl, scan_p))
-scan_structure = declare(
-    scan_p,
-    Structure(
-        "scan",
-        ("consts", "carry", "xs"),
-        ("num_consts", "num_carry", None),
-        out_groups=("carry", "ys"),
-        out_sizes=("num_carry", None),
-        bodies=(("olympuspr", ("consts", "carry", "xs")),),
-        per_operand=(("linear", ("consts", "carry", "xs")),),
-    ),
-)
+scan_p = define_control_flow("scan", _scan_abstract_eval, _scan_lower, scan_structure)
 
 
 # ---- scan and map --------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -22,10 +23,10 @@ from olympus.caches import STRUCTURE_CACHE_SIZE, BoundedCache
 from olympus import caches
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
-from olympus.ir.structure import carry_fixpoint
+from olympus.ir.structure import Structure, carry_fixpoint, declare
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.lax import ops
-from olympus.lax.base import blocks
+from olympus.lax.base import blocks, define_primitive
 from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
@@ -198,6 +199,16 @@ def eager_impl(primitive, *args, **params):
     except TypeError:  # an unhashable param: compile this call on its own
         pass
     return apply_primitive(primitive, *args, **params)
+
+
+def define_control_flow(name, abstract_eval, lowering, structure: Structure):
+    """A control-flow primitive (cond, while, scan): several results, run
+    eagerly through `eager_impl` (one executable per program structure), its
+    operand groups declared as `structure`."""
+    primitive = define_primitive(name, abstract_eval, lowering, multiple_results=True)
+    primitive.def_impl(partial(eager_impl, primitive))
+    declare(primitive, structure)
+    return primitive
 
 
 # ---- branches and loop carries -------------------------------------------------------
