@@ -214,12 +214,23 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
     return x.update(shape=[s for i, s in enumerate(x.shape) if i not in dims])
 
 
-squeeze_p = define_primitive(
-    "squeeze",
-    _squeeze_abstract_eval,
-    lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
-    traits=("cheap",),
-)
+def _define_unit_axes(name: str, abstract_eval):
+    """squeeze and expand_dims only drop or add axes of size 1: each lowers to
+    a reshape, is linear, and transposes to a reshape back to its operand."""
+    primitive = define_primitive(
+        name,
+        abstract_eval,
+        lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
+        traits=("cheap",),
+    )
+    defjvp_linear(primitive)
+    transpose_rules[primitive] = lambda ct, x, *, dimensions: [
+        reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)
+    ]
+    return primitive
+
+
+squeeze_p = _define_unit_axes("squeeze", _squeeze_abstract_eval)
 
 
 def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
@@ -232,11 +243,6 @@ def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
 
 batch_rules[squeeze_p] = _squeeze_batch_rule
 
-defjvp_linear(squeeze_p)
-transpose_rules[squeeze_p] = lambda ct, x, *, dimensions: [
-    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)
-]
-
 
 def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
     out_ndim = x.ndim + len(dimensions)
@@ -247,12 +253,7 @@ def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
     return x.update(shape=shape)
 
 
-expand_dims_p = define_primitive(
-    "expand_dims",
-    _expand_dims_abstract_eval,
-    lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
-    traits=("cheap",),
-)
+expand_dims_p = _define_unit_axes("expand_dims", _expand_dims_abstract_eval)
 
 
 def _expand_dims_batch_rule(axis_size, vals, dims, *, dimensions):
@@ -261,11 +262,6 @@ def _expand_dims_batch_rule(axis_size, vals, dims, *, dimensions):
 
 
 batch_rules[expand_dims_p] = _expand_dims_batch_rule
-
-defjvp_linear(expand_dims_p)
-transpose_rules[expand_dims_p] = lambda ct, x, *, dimensions: [
-    reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None)
-]
 
 
 # ---- slice -------------------------------------------------------------------
