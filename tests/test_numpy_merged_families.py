@@ -107,3 +107,20 @@ def test_shared_sections_are_added_once():
     assert "  fill_value: the value that pads" in f.__doc__
     with pytest.raises(ufunc_docs.DocstringSectionError, match="own Raises"):
         ufunc_docs.add_sections((f,), ufunc_docs.RAISES_SIZE)
+
+
+def test_percentiles_share_the_conversion_to_fractions():
+    ints = np.array([10, 50, 95], np.int32)
+    weights = np.array([1.0, 2.0, 0.5, 1.0], np.float32)
+    for name in ("percentile", "nanpercentile"):
+        agree(lambda ox: getattr(ox.jnp, name)(NANS, ints, axis=1))
+        agree(lambda ox: ox.jit(getattr(ox.jnp, name))(NANS, 37.5))
+        agree(
+            lambda ox: getattr(ox.jnp, name)(
+                M, 40.0, axis=1, method="inverted_cdf", weights=weights
+            )
+        )
+        agree(lambda ox: getattr(ox.jnp, name)(M, 50, method="cubic"))  # refused
+    assert "out_sharding" in inspect.signature(onp.percentile).parameters
+    assert "  out_sharding:" in onp.percentile.__doc__
+    assert "QuantileTypeError" in onp.nanpercentile.__doc__

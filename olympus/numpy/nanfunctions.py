@@ -8,6 +8,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
+from olympus.lax.op_docs import with_sections
 from olympus.lax.sharding import accepts_out_sharding
 from olympus.numpy import reductions, ufuncs
 from olympus.numpy.core import (
@@ -194,7 +195,10 @@ def nanquantile(
     return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
+# Its Args gain out_sharding after the shared sections are in (JAX's
+# percentile takes out_sharding=; nanpercentile does not).
 @accepts_out_sharding
+@with_sections(PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
 def percentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,
@@ -203,35 +207,17 @@ def percentile(
 
     quantile with q in percent.
 
-    Args:
-      a: an array.
-      q: the percentile(s), in [0, 100].
-      axis: an int, a tuple of ints, or None for all axes.
-      out: must be None (arrays are immutable).
-      overwrite_input: ignored (arrays are immutable).
-      method: the interpolation method: 'linear' (default), 'lower', 'higher',
-        'nearest' or 'midpoint'.
-      keepdims: whether to keep reduced axes, with size 1.
-      weights: must be None (weighted percentiles are not supported).
-
-    Returns:
-      An array: q's shape followed by the reduced shape of a.
-
-    Raises:
-      ArrayLikeTypeError: an argument is a list or other non-array (convert it
-        with jnp.asarray).
-
     Example:
       >>> jnp.percentile(jnp.array([1.0, 2.0, 3.0, 4.0]), 50.0)
       Array(2.5, dtype=float32)
     """
-    q = _inexact(to_operand(q))
     return quantile(
-        a, ufuncs.divide(q, 100), axis, out, overwrite_input, method, keepdims,
+        a, _fraction(q), axis, out, overwrite_input, method, keepdims,
         weights=weights,
     )  # fmt: skip
 
 
+@with_sections(PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
 def nanpercentile(
     a, q, axis=None, out=None, overwrite_input=False, method="linear",
     keepdims=False, *, weights=None,
@@ -244,11 +230,16 @@ def nanpercentile(
       >>> jnp.nanpercentile(jnp.array([1.0, jnp.nan, 3.0, 4.0]), 50.0)
       Array(3., dtype=float32)
     """
-    q = _inexact(to_operand(q))
     return nanquantile(
-        a, ufuncs.divide(q, 100), axis, out, overwrite_input, method, keepdims,
+        a, _fraction(q), axis, out, overwrite_input, method, keepdims,
         weights=weights,
     )  # fmt: skip
+
+
+def _fraction(q):
+    """Percentiles `q` as the fractions quantile takes, divided in an inexact
+    dtype (integer percentiles become the default float, as in JAX)."""
+    return ufuncs.divide(_inexact(to_operand(q)), 100)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -483,7 +474,6 @@ def _behind(x, shape, lead: int):
 
 # The sections each family shares (reduction_docs), added to its docstrings.
 add_sections((quantile, nanquantile), QUANTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
-add_sections((nanpercentile,), PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
 add_sections((median, nanmedian), MEDIAN_ARGS, MEDIAN_RETURNS, MEDIAN_RAISES)
 
 
