@@ -29,6 +29,8 @@ from olympus.backends.xla.sharding import (
 )
 from olympus.tracer.core import Tracer, aval_of, user_source_info
 
+_ML_FLOATS = client.ML_FLOATS  # read back through a bitcast (client.host_array)
+
 
 class ShardMismatchError(ValueError):
     """Single-device arrays that do not make up the array asked for."""
@@ -130,15 +132,26 @@ class Array:
 
     # ---- host conversion ---------------------------------------------------
     def _value(self) -> np.ndarray:
+        """This array on the host, read once and kept, read-only (as JAX's):
+        on the CPU it is a view of the device buffer itself."""
         npy = self._npy
         if npy is None:
-            buf = self._buf
-            if buf is not None and self._global is None:  # one frame fewer
-                npy = client.host_array(buf, self.aval)
+            buf, aval = self._buf, self.aval
+            if (
+                buf is not None
+                and self._global is None
+                and aval.dtype not in _ML_FLOATS
+            ):
+                # client.host_array's common case, inline (read-backs are hot):
+                # jaxlib's buffer protocol waits for the buffer and hands a
+                # read-only view of it
+                npy = np.asarray(buf)
+                if not aval.shape and npy.shape:  # a 0-d shard reads back as (1,)
+                    npy = npy.reshape(())
             else:
                 npy = self._host_copy() if self._global is None else self._gathered()
-            if npy.flags.writeable:  # the buffer protocol's view is read-only
-                npy.flags.writeable = False
+                if npy.flags.writeable:
+                    npy.flags.writeable = False
             self._npy = npy
         return npy
 
@@ -178,7 +191,9 @@ class Array:
         return out
 
     def __array__(self, dtype=None, copy=None):
-        value = self._value()
+        value = self._npy
+        if value is None:
+            value = self._value()
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         return value.copy() if copy else value
