@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from jax_oracle import agree
+from jax_oracle import Raised, agree, run_both
 
 X = np.arange(6, dtype=np.float32).reshape(2, 1, 3)
 
@@ -20,3 +20,21 @@ X = np.arange(6, dtype=np.float32).reshape(2, 1, 3)
 )
 def test_squeeze_and_expand_dims_rules_match_jax(program):
     agree(program, X)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox, r: ox.lax.cond(True, lambda: r, lambda: r),
+        lambda ox, r: ox.lax.scan(lambda c, x: (c, r), 0.0, ox.jnp.arange(2.0)),
+        lambda ox, r: ox.jit(lambda: r)(),
+    ],
+)
+def test_a_returned_ref_is_a_value_error_in_jit_and_control_flow(program):
+    """jit and the control-flow bodies check output leaves with one function:
+    a Ref is refused with a ValueError, as JAX's."""
+    ours, theirs = run_both(lambda ox: program(ox, ox.new_ref(ox.jnp.zeros(3))))
+    assert isinstance(ours, Raised) and isinstance(theirs, Raised)
+    assert isinstance(ours.error, ValueError), ours
+    assert isinstance(theirs.error, ValueError), theirs
+    assert "cannot be returned" in str(ours.error)

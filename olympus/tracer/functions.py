@@ -169,14 +169,18 @@ def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, dict]:
     return flat_fun, store
 
 
-def _check_output_leaf(x, fun_name: str):
+def check_output_leaf(x, what: str):
+    """`x`, a leaf of what a traced function (`what`: jit's function, a cond
+    branch, a scan body) returned, where it is an array or a scalar; a Ref
+    raises RefReturnError (a ValueError, as JAX's), anything else
+    OlympusTypeError."""
     if isinstance(x, Ref):
-        check_no_refs(x, fun_name)
+        check_no_refs(x, what)
     if isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "__array__"):
         return x
     raise OlympusTypeError(
-        f"{fun_name} returned a {type(x).__name__} ({x!r:.40}); traced functions "
-        f"must return arrays, scalars or pytrees of them"
+        f"{what} returned a {type(x).__name__} ({x!r:.40}); it must return "
+        f"arrays, scalars or pytrees of them"
     )
 
 
@@ -192,7 +196,7 @@ def trace_pytree_function(
     flat_fun, store = flatten_fun(lambda a, k: fun(*a, **k), in_tree)
 
     def checked_fun(*tracers):
-        return [_check_output_leaf(x, name) for x in flat_fun(*tracers)]
+        return [check_output_leaf(x, name) for x in flat_fun(*tracers)]
 
     debug = DebugInfo(transform, name, arg_paths(fun, args, kwargs))
     olympuspr, consts, _ = trace_to_olympuspr(

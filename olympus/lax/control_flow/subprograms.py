@@ -31,6 +31,7 @@ from olympus.tracer import core
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
+from olympus.tracer.functions import check_output_leaf
 from olympus.tracer.pytree import PyTreeDef, tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import (
     DebugInfo,
@@ -56,15 +57,6 @@ class ScanLengthError(OlympusTypeError):
 
 
 # ---- tracing the user's functions into sub-programs ----------------------------------
-def check_leaf(x, what: str):
-    if isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "__array__"):
-        return x
-    raise OlympusTypeError(
-        f"{what} returned a {type(x).__name__} ({x!r:.40}); it must return arrays, "
-        f"scalars or pytrees of them"
-    )
-
-
 def trace_function(
     fun: Callable,
     in_tree,
@@ -86,7 +78,7 @@ def trace_function(
         out = fun(*tree_unflatten(in_tree, args))
         leaves, out_tree = tree_flatten(out)
         out_trees.append(out_tree)
-        return [check_leaf(x, what) for x in leaves]
+        return [check_output_leaf(x, what) for x in leaves]
 
     if arg_paths is None:
         names = arg_names or parameter_names(fun, len(in_tree.children))
