@@ -195,33 +195,44 @@ def nanquantile(
     return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
-# Its Args gain out_sharding after the shared sections are in (JAX's
-# percentile takes out_sharding=; nanpercentile does not).
-@accepts_out_sharding
-@with_sections(PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
-def percentile(
-    a, q, axis=None, out=None, overwrite_input=False, method="linear",
-    keepdims=False, *, weights=None,
-):  # fmt: skip
-    """Percentiles of `a` along `axis`.
+def _in_percent(quantile_fn, name: str, doc: str):
+    """percentile or nanpercentile: `quantile_fn` of q / 100, divided in an
+    inexact dtype (integer percentiles become the default float, as in JAX),
+    with the quantile family's Args/Returns/Raises added to `doc`."""
+
+    def percentile(
+        a, q, axis=None, out=None, overwrite_input=False, method="linear",
+        keepdims=False, *, weights=None,
+    ):  # fmt: skip
+        fraction = ufuncs.divide(_inexact(to_operand(q)), 100)
+        return quantile_fn(
+            a, fraction, axis, out, overwrite_input, method, keepdims, weights=weights
+        )
+
+    percentile.__name__ = percentile.__qualname__ = name
+    percentile.__doc__ = doc
+    return with_sections(PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)(percentile)
+
+
+# JAX's percentile takes out_sharding= (its Args gain it after the shared
+# sections); its nanpercentile does not.
+percentile = accepts_out_sharding(
+    _in_percent(
+        quantile,
+        "percentile",
+        """Percentiles of `a` along `axis`.
 
     quantile with q in percent.
 
     Example:
       >>> jnp.percentile(jnp.array([1.0, 2.0, 3.0, 4.0]), 50.0)
       Array(2.5, dtype=float32)
-    """
-    return quantile(
-        a, _fraction(q), axis, out, overwrite_input, method, keepdims,
-        weights=weights,
-    )  # fmt: skip
-
-
-@with_sections(PERCENTILE_ARGS, QUANTILE_RETURNS, QUANTILE_RAISES)
-def nanpercentile(
-    a, q, axis=None, out=None, overwrite_input=False, method="linear",
-    keepdims=False, *, weights=None,
-):  # fmt: skip
+    """,
+    )
+)
+nanpercentile = _in_percent(
+    nanquantile,
+    "nanpercentile",
     """Percentiles of the non-NaN elements of `a` along `axis`.
 
     nanquantile with q in percent.
@@ -229,17 +240,8 @@ def nanpercentile(
     Example:
       >>> jnp.nanpercentile(jnp.array([1.0, jnp.nan, 3.0, 4.0]), 50.0)
       Array(3., dtype=float32)
-    """
-    return nanquantile(
-        a, _fraction(q), axis, out, overwrite_input, method, keepdims,
-        weights=weights,
-    )  # fmt: skip
-
-
-def _fraction(q):
-    """Percentiles `q` as the fractions quantile takes, divided in an inexact
-    dtype (integer percentiles become the default float, as in JAX)."""
-    return ufuncs.divide(_inexact(to_operand(q)), 100)
+    """,
+)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
