@@ -130,7 +130,7 @@ _OWN_MODULES = {
     "lax/control_flow/cond.py",
     "lax/control_flow/subprograms.py",  # loop bodies: (carry, ys) outputs
     "lax/custom_derivatives.py",
-    "lax/parallel.py",  # shard_map's own operands
+    "lax/parallel/manual.py",  # shard_map's own operands
 }
 
 

@@ -23,10 +23,10 @@ from olympus.lax.control_flow import (  # noqa: F401  structured control flow
 from olympus.lax.custom_derivatives import optimization_barrier, stop_gradient  # noqa: F401
 from olympus.lax.reductions import Precision, PrecisionError  # noqa: F401  (dot precision)
 from olympus.lax.sharding import with_sharding_constraint  # noqa: F401
-from olympus.lax.parallel import (  # noqa: F401  collectives (inside olympus.shard_map)
+from olympus.lax.parallel import AxisIndexGroupsCoverError  # noqa: F401
+from olympus.lax.parallel.collectives import (  # noqa: F401  (inside olympus.shard_map)
     AllGatherToError,
     AllGatherToUnsupportedError,
-    AxisIndexGroupsCoverError,
     all_gather,
     all_to_all,
     axis_index,

@@ -20,7 +20,7 @@ from olympus.ir import dtypes
 from olympus.lax import ops
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax import slicing
-from olympus.lax.parallel import _axes, _axis_size
+from olympus.lax.parallel.axis_names import _axes, _axis_size
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.lax.op_docs import (

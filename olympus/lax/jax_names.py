@@ -15,7 +15,8 @@ import sys
 import numpy as np
 
 from olympus.ir.core import Primitive, all_primitives
-from olympus.lax.parallel import AxisIndexGroupsError, all_to_all  # noqa: F401
+from olympus.lax.parallel.axis_names import AxisIndexGroupsError  # noqa: F401
+from olympus.lax.parallel.collectives import all_to_all  # noqa: F401
 
 # The names of jax.lax's `*_p` attributes whose primitive olympus defines.
 JAX_PRIMITIVE_NAMES = tuple(

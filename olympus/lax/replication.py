@@ -12,7 +12,7 @@ custom_jvp/vjp) are followed into their bodies, loop carries to a fixpoint.
 The analysis is conservative: a value it calls varying may happen to be
 equal, never the other way round. Rules are keyed by primitive name so this
 module needs none of the primitives; the collectives register theirs in
-`parallel.py`.
+`parallel/primitives.py`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Named axes in scope while tracing: a shard_map's mesh axes and a vmap's
-`axis_name`. Collectives (olympus/lax/parallel.py) look their axis up here,
+`axis_name`. Collectives (olympus/lax/parallel/) look their axis up here,
 so naming an axis no enclosing shard_map or vmap binds is caught where the
 user wrote it."""
 

@@ -44,7 +44,7 @@ not_mapped = None
 
 BatchRule = Callable[..., tuple]
 batch_rules: dict[Primitive, BatchRule] = {}
-# Collectives over a vmap's own `axis_name` (olympus/lax/parallel.py fills it):
+# Collectives over a vmap's own `axis_name` (olympus/lax/parallel/primitives.py fills it):
 # rule(axis_name, axis_size, vals, dims, **params) -> (out, out_dim), used when
 # the equation's `axis_name` / `axes` param names this vmap's axis.
 axis_batch_rules: dict[Primitive, Callable] = {}
