@@ -29,7 +29,7 @@ from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
     optimized,
 )
-from olympus.tracer import core
+from olympus.tracer import core, refs
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.functions import (
     ShapeDtypeStruct,
@@ -87,8 +87,11 @@ def make_olympuspr(
         dyn_fun, dyn_args = argnums_partial(
             fun, dynamic_argnums(len(args), static), args
         )
-        closed, _, out_tree = trace_pytree_function(
-            dyn_fun, dyn_args, kwargs, "make_olympuspr"
+        # a Ref argument is its value; writes to refs are not kept (as JAX's)
+        dyn_fun, dyn_args, kwargs = refs.unboxed_arguments(dyn_fun, dyn_args, kwargs)
+        closed, _, out_tree = refs.discarding_writes(
+            lambda f: trace_pytree_function(f, dyn_args, kwargs, "make_olympuspr"),
+            dyn_fun,
         )
         if optimize:
             closed = optimized(closed)
@@ -125,6 +128,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
       >>> olympus.eval_shape(lambda x: {"twice": x * 2}, 1.0)
       {'twice': ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)}
     """
+    fun, args, kwargs = refs.unboxed_arguments(fun, args, kwargs)
     leaves, tree = tree_flatten(prng.keys_from_structs((args, kwargs)))
     args, kwargs = tree_unflatten(tree, [_abstract_leaf(x) for x in leaves])
     given: dict = {}  # output position -> a ShapeDtypeStruct `fun` returned
@@ -136,7 +140,9 @@ def eval_shape(fun: Callable, *args, **kwargs):
         given.update((i, x) for i, x in enumerate(out_leaves) if _is_struct(x))
         return [x for i, x in enumerate(out_leaves) if i not in given]
 
-    closed, _, _ = trace_pytree_function(traced, args, kwargs, "eval_shape")
+    closed, _, _ = refs.discarding_writes(
+        lambda f: trace_pytree_function(f, args, kwargs, "eval_shape"), traced
+    )
     traced_out = iter(closed.out_avals)
     out_tree = given.pop("tree")
     out = tree_unflatten(

@@ -26,6 +26,8 @@ from olympus import numpy as jnp
 from olympus.lax import elementwise as ew
 from olympus.tracer import refs
 from olympus.tracer.core import Tracer, aval_of
+from olympus.transforms.ad_util import is_zero
+from olympus.transforms.jvp import JVPTracer
 from olympus.tracer.refs import (
     AbstractRef,
     Ref,
@@ -303,6 +305,7 @@ def _of_ref_type(ref: Ref, new):
 
 
 refs.operations.update(get=get, swap=swap)
+refs.plain_values[JVPTracer] = lambda t: t.primal if is_zero(t.tangent) else None
 
 __all__ = [
     "AbstractRef",

@@ -32,7 +32,7 @@ from olympus.lax.custom_derivatives import (
     with_named_argnums,
 )
 from olympus.lax.pjit import _pjit_impl
-from olympus.tracer import core
+from olympus.tracer import core, refs
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.functions import argnums_partial, dynamic_argnums
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
@@ -52,9 +52,10 @@ from olympus.transforms.linearize import (
 )
 from olympus.transforms.programs import (
     cached_batch_program,
-    cached_jvp_program,
     cached_program,
+    cached_sparse_jvp_program,
     partial_eval_program,
+    sparse_tangents,
     transpose_call,
 )
 from olympus.transforms.remat import (
@@ -107,7 +108,7 @@ def checkpoint_base(params: dict) -> str:
 
 def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name, role="call"):
     nonzero = [not is_zero(t) for t in tangents]
-    jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
+    jvp, has_tangent = cached_sparse_jvp_program(olympuspr, nonzero, f"jvp({name})")
     outs = checkpoint_p.bind(
         *jvp.consts,
         *primals,
@@ -118,7 +119,7 @@ def _checkpoint_jvp(primals, tangents, *, olympuspr, policy, name, role="call"):
         role=role,
     )
     n = len(olympuspr.out_avals)
-    return outs[:n], outs[n:]
+    return outs[:n], sparse_tangents(outs[n:], has_tangent, olympuspr.out_avals)
 
 
 class _MemoryBudget:
@@ -541,6 +542,11 @@ def checkpoint(
     def remat_fun(*args, **kwargs):
         if core.current_trace() is core.eval_trace:  # JAX's eager remat gives Arrays
             return _as_arrays(fun(*args, **kwargs))
+        # the refs `fun` uses go in and come out as values (olympus/tracer/refs.py)
+        return refs.threaded_call(staged, fun, args, kwargs, f"checkpoint of {name}")
+
+    def staged(fun, args, kwargs):
+        kwargs = dict(kwargs)
         static_kw = {k: kwargs.pop(k) for k in static_names if k in kwargs}
         fun_kw = functools.partial(fun, **static_kw) if static_kw else fun
         statics = [args[i] for i in static if i < len(args)] + sorted(static_kw.items())

@@ -32,8 +32,9 @@ from olympus.transforms.linearize import (
 )
 from olympus.transforms.programs import (
     cached_batch_program,
-    cached_jvp_program,
+    cached_sparse_jvp_program,
     partial_eval_program,
+    sparse_tangents,
     transpose_call,
 )
 
@@ -119,7 +120,7 @@ batch_rules[pjit_p] = _pjit_batch_rule
 def _pjit_jvp(primals, tangents, *, olympuspr: ClosedOlympuspr, name: str):
     """One pjit computing primal and tangent outputs together."""
     nonzero = [not is_zero(t) for t in tangents]
-    jvp = cached_jvp_program(olympuspr, nonzero, f"jvp({name})")
+    jvp, has_tangent = cached_sparse_jvp_program(olympuspr, nonzero, f"jvp({name})")
     nonzero_tangents = [t for t in tangents if not is_zero(t)]
     outs = pjit_p.bind(
         *jvp.consts,
@@ -129,7 +130,7 @@ def _pjit_jvp(primals, tangents, *, olympuspr: ClosedOlympuspr, name: str):
         name=f"jvp({name})",
     )
     n = len(olympuspr.out_avals)
-    return outs[:n], outs[n:]
+    return outs[:n], sparse_tangents(outs[n:], has_tangent, olympuspr.out_avals)
 
 
 def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name: str):

@@ -42,6 +42,10 @@ made = [False]  # set when the first Ref is made; until then no hook does anythi
 
 # get / swap / addupdate, installed by olympus.ref (they need olympus.numpy)
 operations: dict = {}
+# tracer type -> the value a tracer of it stands for in its parent trace, or
+# None (a jvp tracer whose tangent is a symbolic zero: its primal); installed
+# by olympus.ref
+plain_values: dict = {}
 
 
 class RefError(ValueError):
@@ -189,7 +193,9 @@ def _threads_refs(trace) -> bool:
     if not isinstance(trace, StagingTrace):
         return False
     info = trace.debug_info
-    return trace in _threading or (info is not None and info.transform == "jit")
+    return trace in _threading or (
+        info is not None and info.transform in ("jit", "checkpoint")
+    )
 
 
 def _between(ref: Ref, trace):
@@ -229,6 +235,7 @@ def write(ref: Ref, value) -> None:
         for between in _between(ref, trace):
             if isinstance(between, StagingTrace):
                 raise RefDiscovered(ref, between)
+        value = _plain(value, owner)
         if isinstance(value, Tracer) and not value._trace.is_ancestor_of(owner):
             raise RefWriteError(
                 f"writing a value of {value._trace.describe()} into a Ref "
@@ -238,6 +245,16 @@ def write(ref: Ref, value) -> None:
                 f"differentiated function."
             )
     ref._value = value
+
+
+def _plain(value, owner):
+    """`value` without the traces above `owner` that add nothing to it."""
+    while isinstance(value, Tracer) and not value._trace.is_ancestor_of(owner):
+        plain = plain_values.get(type(value), lambda v: None)(value)
+        if plain is None:
+            break
+        value = plain
+    return value
 
 
 class _Bound:
@@ -299,6 +316,49 @@ def _write_back(refs, values) -> None:
 
 def _ref_paths(paths, refs):
     return paths and [*paths, *(f"ref{i}" for i in range(len(refs)))]
+
+
+# ---- tracing for a look only: eval_shape, make_olympuspr ---------------------
+def unboxed_arguments(fun, args: tuple, kwargs: dict) -> tuple:
+    """(fun', args', kwargs'): each Ref among the arguments' leaves replaced by
+    its value, and fun' boxing those values again (in Refs owned by its
+    trace) before calling `fun`, so `fun` sees Refs and its trace a value."""
+    leaves, tree = tree_flatten((args, kwargs))
+    positions = [i for i, x in enumerate(leaves) if isinstance(x, Ref)]
+    if not positions:
+        return fun, args, kwargs
+    for i in positions:
+        leaves[i] = read(leaves[i])
+
+    @functools.wraps(fun)
+    def boxed(*args, **kwargs):
+        inner, tree = tree_flatten((args, kwargs))
+        for i in positions:
+            inner[i] = make_ref(inner[i])
+        a, k = tree_unflatten(tree, inner)
+        return fun(*a, **k)
+
+    a, k = tree_unflatten(tree, leaves)
+    return boxed, a, k
+
+
+def discarding_writes(trace_fun, fun):
+    """`trace_fun(fun)` (a trace made only to look at: eval_shape,
+    make_olympuspr) where `fun` may write the refs it closes over: inside the
+    trace they hold its values; after it they hold what they held before, as
+    JAX's eval_shape and make_jaxpr leave them."""
+    if not made[0]:
+        return trace_fun(fun)
+
+    def run(refs, values):
+        @functools.wraps(fun)
+        def bound(*args, **kwargs):
+            with _Bound(refs, values):
+                return fun(*args, **kwargs)
+
+        return trace_fun(bound)
+
+    return _retrying(run)[1]
 
 
 # ---- control flow: the refs a body writes become loop carries / operands -----
@@ -408,9 +468,40 @@ def threaded_cond(bind_cond):
     return cond
 
 
+# ---- checkpoint: the refs its function uses become inputs and outputs ---------
+REF_VALUES = "_olympus_ref_values"  # the keyword the values travel in
+
+
+def threaded_call(staged_call, fun, args: tuple, kwargs: dict, what: str):
+    """`staged_call(fun, args, kwargs)` (which traces `fun` into a program and
+    calls it: checkpoint) with the refs `fun` reads or writes threaded through
+    it: their values go in under the keyword REF_VALUES, their new values come
+    out after `fun`'s outputs and are written back."""
+
+    def run(refs, values):
+        if not refs:
+            return staged_call(fun, args, kwargs), []
+
+        @functools.wraps(fun)
+        def with_refs(*args, **kwargs):
+            with _Bound(refs, kwargs.pop(REF_VALUES)) as bound:
+                out = fun(*args, **kwargs)
+                check_no_refs(out, what)
+                return out, bound.final_values()
+
+        return staged_call(with_refs, args, {**kwargs, REF_VALUES: values})
+
+    if not made[0]:
+        return run([], [])[0]
+    refs, (out, values) = _retrying(run)
+    _write_back(refs, values)
+    return out
+
+
 # ---- jit: ref arguments and refs the function closes over --------------------
 _state = threading.local()  # .plain: ids of JitFunctions called without refs
-# jitted function -> [the refs its function closes over, its pure JitFunction]
+# jitted function -> [the refs its function closes over,
+#                     {number of dynamic positional arguments: its pure JitFunction}]
 _jitted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _pure = weakref.WeakSet()  # the pure JitFunctions made here (no hook of their own)
 
@@ -433,11 +524,11 @@ def call_jit(jitfn, args: tuple, kwargs: dict):
         try:
             return jitfn._call_slow(args, kwargs)
         except RefDiscovered as found:
-            entry = _jitted[jitfn] = [[found.ref], None]
+            entry = _jitted[jitfn] = [[found.ref], {}]
         finally:
             plain.discard(id(jitfn))
     if entry is None:
-        entry = _jitted[jitfn] = [[], None]
+        entry = _jitted[jitfn] = [[], {}]
     return _call_with_refs(jitfn, entry, args, kwargs)
 
 
@@ -446,16 +537,18 @@ def _call_with_refs(jitfn, entry, args, kwargs):
     positions = tuple(i for i, x in enumerate(leaves) if isinstance(x, Ref))
     arg_refs = [leaves[i] for i in positions]
     _check_distinct(jitfn, arg_refs)
-    closed = entry[0]
-    if entry[1] is None:
-        entry[1] = _pure_jit(jitfn, closed)
+    closed, pures = entry
+    n_dynamic = sum(1 for i in range(len(args)) if not _is_static(jitfn, i, len(args)))
+    pure = pures.get(n_dynamic)
+    if pure is None:
+        pure = pures[n_dynamic] = _pure_jit(jitfn, closed, n_dynamic)
     while True:
         for i, ref in zip(positions, arg_refs):
             leaves[i] = read(ref)
         closed_values = [read(r) for r in closed]
         a, k = tree_unflatten(tree, leaves)
         try:
-            out, arg_values, closed_values = entry[1](positions, closed_values, *a, **k)
+            out, arg_values, closed_values = pure(positions, closed_values, *a, **k)
             break
         except RefDiscovered as found:
             if any(found.ref is r for r in [*closed, *arg_refs]):
@@ -464,6 +557,10 @@ def _call_with_refs(jitfn, entry, args, kwargs):
     for ref, value in zip([*arg_refs, *closed], [*arg_values, *closed_values]):
         write(ref, value)
     return out
+
+
+def _is_static(jitfn, i: int, n: int) -> bool:
+    return i in jitfn.static_argnums or i - n in jitfn.static_argnums
 
 
 def _check_distinct(jitfn, refs) -> None:
@@ -478,18 +575,13 @@ def _check_distinct(jitfn, refs) -> None:
         seen.add(id(ref))
 
 
-def _pure_jit(jitfn, closed: list):
+def _pure_jit(jitfn, closed: list, n_dynamic: int):
     """A JitFunction of `(positions, closed_values, *args, **kwargs)`: the
     function with the ref arguments at leaf `positions` and the refs in
-    `closed` given as values, returning (out, their new values)."""
+    `closed` given as values, returning (out, their new values). jit's
+    shardings place the values as they would the refs (`n_dynamic`: how many
+    positional arguments are not static, for a sharding given for all)."""
     fun = jitfn.fun
-    if tree_leaves((jitfn.in_shardings, jitfn.out_shardings)):  # (Nones: none)
-        raise RefJitOptionError(
-            f"jit of {jitfn.name} with in_shardings/out_shardings uses a Ref: "
-            f"olympus threads refs only through jit without shardings. Place "
-            f"the values with device_put (or with_sharding_constraint inside) "
-            f"instead of in_shardings/out_shardings."
-        )
 
     def pure(positions, closed_values, *args, **kwargs):
         leaves, tree = tree_flatten((args, kwargs))
@@ -509,10 +601,27 @@ def _pure_jit(jitfn, closed: list):
         static_argnums=(0, *shift(jitfn.static_argnums)),
         static_argnames=jitfn.static_argnames,
         donate_argnums=shift(jitfn.donate_argnums),
+        in_shardings=_shifted_in_shardings(jitfn.in_shardings, n_dynamic),
+        out_shardings=_shifted_out_shardings(jitfn.out_shardings),
         tiered=jitfn.tiered,
     )
     _pure.add(made_fn)
     return made_fn
+
+
+def _shifted_in_shardings(in_shardings, n_dynamic: int):
+    """jit's in_shardings for the pure function, whose closed-over refs'
+    values come first (unplaced, like JAX's constants)."""
+    if in_shardings is None:
+        return None
+    if type(in_shardings) not in (tuple, list):  # one for every argument
+        in_shardings = (in_shardings,) * n_dynamic
+    return (None, *in_shardings)
+
+
+def _shifted_out_shardings(out_shardings):
+    """jit's out_shardings for the pure function's (out, ref values)."""
+    return None if out_shardings is None else (out_shardings, None, None)
 
 
 # ---- vmap: a mapped Ref argument is a Ref of one example's slice -------------

@@ -42,6 +42,7 @@ from olympus.transforms.ad_util import (
     instantiate,
     is_differentiable,
     is_zero,
+    tangent_aval,
     zeros_like_aval,
 )
 from olympus.transforms.batching import (
@@ -125,6 +126,26 @@ def cached_jvp_program(closed: ClosedOlympuspr, nonzero: Sequence[bool], name: s
     """`jvp_program` (a tangent for every output) of a call's program, cached."""
     key = ("jvp", tuple(nonzero), name)
     return cached_program(closed, key, lambda: jvp_program(closed, nonzero, name)[0])
+
+
+def cached_sparse_jvp_program(closed: ClosedOlympuspr, nonzero, name: str):
+    """`jvp_program` whose outputs that depend on no nonzero tangent keep a
+    symbolic zero (JAX's instantiate=False), cached: (program, has_tangent).
+    A Ref written inside the call takes such an output's value."""
+    n = len(closed.out_avals)
+    key = ("jvp", tuple(nonzero), name, "sparse")
+    return cached_program(
+        closed, key, lambda: jvp_program(closed, nonzero, name, [False] * n)
+    )
+
+
+def sparse_tangents(out_tangents, has_tangent, out_avals) -> list:
+    """The output tangents of a sparse jvp program's call, Zeros filled in."""
+    given = iter(out_tangents)
+    return [
+        next(given) if k else Zero(tangent_aval(a))
+        for k, a in zip(has_tangent, out_avals)
+    ]
 
 
 # ---- partial evaluation ----------------------------------------------------------
