@@ -16,7 +16,22 @@ import numpy as np
 from olympus.ir import dtypes
 
 
-class ShapedArray:
+class ShapeProperties:
+    """`ndim` and `size`, read off `shape`: what an abstract value and a
+    ShapeDtypeStruct (olympus/tracer/functions.py) both answer."""
+
+    __slots__ = ()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class ShapedArray(ShapeProperties):
     """The abstract value of an array: shape, dtype and weak_type.
 
     `weak_type` marks values that came from Python scalars; they give way to
@@ -40,14 +55,6 @@ class ShapedArray:
             self._hash = hash((self.shape, self.dtype, self.weak_type))
         else:
             self._hash = hash((self.shape, self.dtype, self.weak_type, sharding))
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     def update(
         self, shape=None, dtype=None, weak_type=None, sharding=None
@@ -110,6 +117,9 @@ class AvalSharding(NamedTuple):
 
     mesh: Any
     spec: tuple
+
+    def __repr__(self) -> str:  # as JAX prints a type's sharding
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
 
     def dim_names(self, ndim: int) -> list[str]:
         """Per dimension, what follows `@` in the IR (`x`, `(x,y)`), or ''."""

@@ -9,13 +9,12 @@ functions that traces run.
 from __future__ import annotations
 
 import inspect
-import math
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from olympus.ir import dtypes
-from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.ir.core import ClosedOlympuspr, ShapedArray, ShapeProperties
 from olympus.tracer.core import Tracer, aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.tracer.refs import Ref, check_no_refs
@@ -23,7 +22,7 @@ from olympus.tracer.pytree import tree_flatten, tree_paths, tree_unflatten
 from olympus.tracer.staging import DebugInfo, function_name, trace_to_olympuspr
 
 
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(ShapeProperties):
     """Shape and dtype of an array without its data (and, optionally, the
     sharding it is meant to have, kept for code that reads it back)."""
 
@@ -50,14 +49,6 @@ class ShapeDtypeStruct:
         fields.update(kwargs)
         sharding = fields.pop("sharding")
         return ShapeDtypeStruct(**fields, sharding=sharding)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     @property
     def aval(self) -> ShapedArray:
