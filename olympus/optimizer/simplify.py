@@ -367,20 +367,16 @@ RULES += [
 # reshape(x) op s -> reshape(x op s), s op reshape(x) -> reshape(s op x)   (s: a scalar)
 RULES += [
     Rule(
-        f"{p}_reshape_scalar_right",
-        Op(p, Op("reshape", "x", name="r"), "s", name="e"),
-        _then_reshape("x", "s"),
+        f"{p}_reshape_scalar_{side}",
+        Op(
+            p,
+            *(Op("reshape", "x", name="r") if v == "x" else v for v in order),
+            name="e",
+        ),
+        _then_reshape(*order),
         _scalar_and_only_here("r"),
     )
-    for p in _BROADCASTING
-]
-RULES += [
-    Rule(
-        f"{p}_reshape_scalar_left",
-        Op(p, "s", Op("reshape", "x", name="r"), name="e"),
-        _then_reshape("s", "x"),
-        _scalar_and_only_here("r"),
-    )
+    for side, order in (("right", ("x", "s")), ("left", ("s", "x")))
     for p in _BROADCASTING
 ]
 # reshape(x) op reshape(y) -> reshape(x op y)   (x and y of one shape)
