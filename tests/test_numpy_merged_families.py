@@ -124,3 +124,13 @@ def test_percentiles_share_the_conversion_to_fractions():
     assert "out_sharding" in inspect.signature(onp.percentile).parameters
     assert "  out_sharding:" in onp.percentile.__doc__
     assert "QuantileTypeError" in onp.nanpercentile.__doc__
+
+
+def test_index_modes_are_checked_once():
+    """choose and ravel_multi_index share indexing.check_mode (issue 30)."""
+    idx = (np.array([1, 0, 3]), np.array([2, 1, 0]))
+    for mode in ("wrap", "clip", "nearest"):
+        agree(lambda ox: ox.jnp.ravel_multi_index(idx, (2, 3), mode=mode))
+        agree(lambda ox: ox.jnp.choose(np.array([0, 2, 3]), [V, 2 * V], mode=mode))
+    with pytest.raises(ValueError, match="mode must be 'raise', 'clip' or 'wrap'"):
+        onp.choose(np.array([0]), [V], mode="nearest")

@@ -23,6 +23,7 @@ from olympus.numpy.core import (
     result_type,
     to_operand,
 )
+from olympus.numpy.indexing import check_mode
 from olympus.numpy.reductions import nonzero
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import ConcretizationTypeError
@@ -119,8 +120,9 @@ def ravel_multi_index(
       An int array of the indices' broadcast shape.
 
     Raises:
-      ValueError: multi_index has the wrong length for dims, mode or order is
-        unknown, or dtype is not an integer dtype able to hold every flat index.
+      ValueError: multi_index has the wrong length for dims, order is unknown,
+        or dtype is not an integer dtype able to hold every flat index.
+      IndexModeError: mode is not 'raise', 'wrap' or 'clip'.
 
     Example:
       >>> jnp.ravel_multi_index((jnp.array([1, 0]), jnp.array([2, 1])), (2, 3))
@@ -132,10 +134,7 @@ def ravel_multi_index(
             f"jnp.ravel_multi_index: {len(multi_index)} index arrays for "
             f"{len(dims)} dimensions {dims}"
         )
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(
-            f"jnp.ravel_multi_index: mode must be raise, wrap or clip, got {mode!r}"
-        )
+    check_mode("jnp.ravel_multi_index", mode, ("raise", "wrap", "clip"))
     if order not in ("C", "F"):
         raise ValueError(
             f"jnp.ravel_multi_index: order must be 'C' or 'F', got {order!r}"

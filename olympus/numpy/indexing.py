@@ -416,7 +416,17 @@ class IndexTypeError(ValueError):
 
 
 class IndexModeError(ValueError):
-    """An indexing read (x.at[...].get, take) got a `mode` it does not know."""
+    """An indexing function (x.at[...].get, take, choose, ravel_multi_index)
+    got a `mode` it does not know."""
+
+
+def check_mode(api: str, mode, modes: tuple) -> None:
+    """Refuses a `mode` that `api` does not take, naming the ones it does."""
+    if mode not in modes:
+        *most, last = map(repr, modes)
+        raise IndexModeError(
+            f"{api}: mode must be {', '.join(most)} or {last}, got {mode!r}"
+        )
 
 
 # JAX's spellings of an out-of-bounds policy -> what a read does: "promise"

@@ -39,7 +39,7 @@ from olympus.numpy.core import (
     promote_dtypes,
     to_operand,
 )
-from olympus.numpy.indexing import take
+from olympus.numpy.indexing import check_mode, take
 from olympus.numpy.reductions import nonzero
 from olympus.numpy.ufuncs import clip, equal, remainder, where
 from olympus.tracer.core import Tracer, current_trace
@@ -537,6 +537,7 @@ def choose(a, choices, out=None, mode: str = "raise"):
       ArrayLikeTypeError: an argument is a list or other non-array (convert it
         with jnp.asarray).
       ConcretizationTypeError: mode='raise' under jit or with a traced `a`.
+      IndexModeError: mode is not 'raise', 'clip' or 'wrap'.
       OutArgumentError: out is not None (a NotImplementedError, as JAX's).
 
     Example:
@@ -550,6 +551,7 @@ def choose(a, choices, out=None, mode: str = "raise"):
             f"jnp.choose: the index array `a` must be integer typed, got "
             f"{aval_of(a).str_short()} (as in JAX); cast it, e.g. a.astype(int)"
         )
+    check_mode("jnp.choose", mode, ("raise", "clip", "wrap"))
     n = len(choices)
     if mode == "raise":
         if _under_jit():
@@ -563,10 +565,6 @@ def choose(a, choices, out=None, mode: str = "raise"):
                 f"jnp.choose: index out of range for {n} choices "
                 f"(got values in [{index.min()}, {index.max()}])"
             )
-    if mode not in ("raise", "clip", "wrap"):
-        raise ValueError(
-            f"jnp.choose: mode must be 'raise', 'clip' or 'wrap', got {mode!r}"
-        )
     a = remainder(a, n) if mode == "wrap" else clip(a, 0, n - 1)
     choices = promote_dtypes(*choices)
     shape = broadcast_shapes(aval_of(a).shape, *(aval_of(c).shape for c in choices))
