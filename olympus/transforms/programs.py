@@ -21,6 +21,7 @@ cond, while and scan build fresh programs each time.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -404,12 +405,21 @@ def batch_program(
     force_out,
     name: str,
     batched_avals=None,
+    *,
+    cached: bool = False,
 ) -> tuple[SubProgram, list[bool]]:
     """The per-example program run on a batch, with the batch at axis 0 of
     the batched inputs and outputs. Outputs in `force_out` are batched even
     when they do not vary over the batch; returns the program and which
     outputs are batched. `batched_avals` (where given) are the batched
-    inputs' types, so a batch split between devices keeps its layout."""
+    inputs' types, so a batch split between devices keeps its layout.
+    `cached` builds it once per batch layout of `closed` (an eager vmap of a
+    jitted function compiles its batched program once)."""
+    if cached:
+        key = ("vmap", axis_size, tuple(in_batched), tuple(force_out), rule_axis_name())
+        key += (tuple(batched_avals),) if batched_avals else ()
+        args = (closed, axis_size, in_batched, force_out, name, batched_avals)
+        return cached_program(closed, key, lambda: batch_program(*args))
     in_avals = batched_avals or [
         a.update(shape=(axis_size, *a.shape)) if b else a
         for a, b in zip(closed.in_avals, in_batched)
@@ -445,23 +455,5 @@ def batch_program(
     return trace_sub_program(fun, in_avals, DebugInfo("vmap", name, ())), out_batched
 
 
-def cached_batch_program(
-    closed: ClosedOlympuspr,
-    axis_size: int,
-    in_batched,
-    force_out,
-    name: str,
-    batched_avals=None,
-):
-    """`batch_program` of a call's program, cached (an eager vmap of a jitted
-    function compiles its batched program once per batch layout)."""
-    key = ("vmap", axis_size, tuple(in_batched), tuple(force_out), rule_axis_name())
-    if batched_avals:
-        key += (tuple(batched_avals),)
-    return cached_program(
-        closed,
-        key,
-        lambda: batch_program(
-            closed, axis_size, in_batched, force_out, name, batched_avals
-        ),
-    )
+# What the batch rules of call primitives (pjit, checkpoint, custom_jvp, shard_map) use.
+cached_batch_program = functools.partial(batch_program, cached=True)
