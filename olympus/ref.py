@@ -34,7 +34,6 @@ from olympus.tracer.refs import (
     RefAliasError,
     RefError,
     RefEscapeError,
-    RefJitOptionError,
     RefReturnError,
     RefScopeError,
     RefWriteError,
@@ -194,13 +193,7 @@ def swap(ref: Ref, idx, value, _function_name: str = "swap"):
       >>> olympus.ref.swap(r, ..., jnp.ones(2))
       Array([0., 0.], dtype=float32)
     """
-    current = refs.read(_check_ref(ref, _function_name))
-    idx = _index(ref, idx)
-    old = current if idx is None else current[idx]
-    value = _checked_value(ref, old, value, "swap")
-    new = value if idx is None else current.at[idx].set(value)
-    refs.write(ref, _of_ref_type(ref, new))
-    return old
+    return _update(ref, idx, value, _function_name, "swap", "set")
 
 
 def set(ref: Ref, idx, value) -> None:  # noqa: A001  (JAX's name)
@@ -246,12 +239,22 @@ def addupdate(ref: Ref, idx, x) -> None:
       >>> r[...]
       Array([2., 2.], dtype=float32)
     """
-    current = refs.read(_check_ref(ref, "addupdate"))
+    _update(ref, idx, x, "addupdate", "addupdate", "add")
+
+
+def _update(ref: Ref, idx, value, what: str, checked_as: str, how: str):
+    """Writes `value` at `idx` (`how`: "set" or "add", as `x.at[idx]`'s
+    methods) after JAX's checks (named `checked_as`); returns the old value."""
+    current = refs.read(_check_ref(ref, what))
     idx = _index(ref, idx)
     old = current if idx is None else current[idx]
-    x = _checked_value(ref, old, x, "addupdate")
-    new = current + x if idx is None else current.at[idx].add(x)
+    value = _checked_value(ref, old, value, checked_as)
+    if idx is None:
+        new = value if how == "set" else current + value
+    else:
+        new = getattr(current.at[idx], how)(value)
     refs.write(ref, _of_ref_type(ref, new))
+    return old
 
 
 def _check_ref(ref, what: str) -> Ref:
@@ -315,7 +318,6 @@ __all__ = [
     "RefEscapeError",
     "RefIndexError",
     "RefInitError",
-    "RefJitOptionError",
     "RefReturnError",
     "RefScopeError",
     "RefUpdateError",

@@ -12,13 +12,14 @@ the call. This is JAX's "discharge" of refs, done at trace time.
 
 Each Ref has an *owner*: the trace whose values the box may hold (the one
 current where it was made, or the staged program it is threaded through).
-A jit, loop body or branch that reads a ref it does not own, and any staged
-function that writes one, raises `RefDiscovered` (internal): the jit, scan,
-while_loop or cond around it catches it, adds the ref to the refs it
-threads, and traces again. Other staged functions (checkpoint, custom_jvp,
-eval_shape) read an outer ref as a constant, as do transforms (vmap, jvp),
-which refuse to write a batched or differentiated value into it, as JAX
-does.
+A jit, checkpoint, loop body or branch that reads a ref it does not own,
+and any staged function that writes one, raises `RefDiscovered` (internal):
+the jit, checkpoint, scan, while_loop or cond around it catches it, adds
+the ref to the refs it threads, and traces again. eval_shape and
+make_olympuspr bind the refs their function writes for the trace and
+forget the writes, as JAX's do. custom_jvp and custom_vjp bodies read an
+outer ref as a constant, as do transforms (vmap, jvp), which refuse to
+write a batched or differentiated value into it, as JAX does.
 
 The operations (`get`, `swap`, `addupdate`, with their checks) need
 olympus.numpy, which sits above this layer; `olympus.ref` installs them in
@@ -53,15 +54,10 @@ class RefError(ValueError):
 
 
 class RefScopeError(RefError):
-    """A Ref made outside a staged function that cannot thread it
-    (checkpoint, custom_jvp, eval_shape, make_olympuspr) was written inside
-    it: only jit, scan, fori_loop, while_loop, cond and switch thread the
-    refs their functions close over."""
-
-
-class RefJitOptionError(RefError):
-    """jit with in_shardings or out_shardings got or closes over a Ref
-    (the shardings would not describe the threaded program)."""
+    """A Ref made outside a staged function that cannot thread it (a
+    custom_jvp or custom_vjp body under jit) was written inside it: jit,
+    checkpoint, scan, fori_loop, while_loop, cond and switch thread the refs
+    their functions close over (eval_shape and make_olympuspr forget writes)."""
 
 
 class RefDiscovered(RefScopeError):
@@ -73,8 +69,8 @@ class RefDiscovered(RefScopeError):
         self.ref = ref
         super().__init__(
             f"a Ref {ref.aval_str()} made outside {trace.describe()} is used "
-            f"inside it. olympus threads refs through jit, scan, fori_loop, "
-            f"while_loop, cond and switch only; pass the value in and out "
+            f"inside it. olympus threads refs through jit, checkpoint, scan, "
+            f"fori_loop, while_loop, cond and switch only; pass the value in and out "
             f"of this function instead (ref[...] before, ref[...] = after)."
         )
 
@@ -97,7 +93,23 @@ class RefAliasError(RefError):
     """The same Ref was passed twice to one jitted call."""
 
 
-class Ref:
+class _OfAval:
+    """shape, dtype, ndim, size and weak_type: those of the ShapedArray
+    `_aval` (a Ref's value's, or an AbstractRef's inner type)."""
+
+    __slots__ = ()
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: self._aval.ndim)
+    size = property(lambda self: self._aval.size)
+    weak_type = property(lambda self: self._aval.weak_type)
+
+    def aval_str(self) -> str:
+        return f"Ref{{{self._aval.str_short()}}}"
+
+
+class Ref(_OfAval):
     """A mutable array reference: `ref[...]` reads it, `ref[idx] = v` writes.
 
     Made by `olympus.new_ref(x)`. Its shape, dtype and weak type are fixed at
@@ -122,15 +134,6 @@ class Ref:
         self._aval = aval
         self._owner = owner
 
-    shape = property(lambda self: self._aval.shape)
-    dtype = property(lambda self: self._aval.dtype)
-    ndim = property(lambda self: self._aval.ndim)
-    size = property(lambda self: self._aval.size)
-    weak_type = property(lambda self: self._aval.weak_type)
-
-    def aval_str(self) -> str:
-        return f"Ref{{{self._aval.str_short()}}}"
-
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -151,20 +154,17 @@ class Ref:
     __str__ = __repr__
 
 
-class AbstractRef:
+class AbstractRef(_OfAval):
     """The type of a Ref (`olympus.typeof(ref)`): the ShapedArray of its
     value inside (`inner_aval`). No value is an AbstractRef."""
 
     def __init__(self, inner_aval: ShapedArray):
-        self.inner_aval = inner_aval
+        self._aval = inner_aval
 
-    shape = property(lambda self: self.inner_aval.shape)
-    dtype = property(lambda self: self.inner_aval.dtype)
-    ndim = property(lambda self: self.inner_aval.ndim)
-    weak_type = property(lambda self: self.inner_aval.weak_type)
+    inner_aval = property(lambda self: self._aval)
 
     def str_short(self) -> str:
-        return f"Ref{{{self.inner_aval.str_short()}}}"
+        return self.aval_str()
 
     __repr__ = __str__ = str_short
 
@@ -309,9 +309,15 @@ def _retrying(run):
             refs.append(found.ref)
 
 
-def _write_back(refs, values) -> None:
+def _threaded_run(run):
+    """The result of `run(refs, values) -> (result, new values)` threading the
+    refs its staged function uses (found by `_retrying`), written back after."""
+    if not made[0]:
+        return run([], [])[0]
+    refs, (result, values) = _retrying(run)
     for ref, value in zip(refs, values):
         write(ref, value)
+    return result
 
 
 def _ref_paths(paths, refs):
@@ -370,10 +376,10 @@ def threaded_scan(scan_with_names):
     def scan(f, init, xs, length, reverse, unroll, what, carry_paths):
         def run(refs, values):
             if not refs:
-                carry, ys = scan_with_names(
+                out = scan_with_names(
                     f, init, xs, length, reverse, unroll, what, carry_paths
                 )
-                return carry, ys, []
+                return out, []
 
             @functools.wraps(f)
             def body(carry, x):
@@ -388,13 +394,9 @@ def threaded_scan(scan_with_names):
             (carry, values), ys = scan_with_names(
                 body, start, xs, length, reverse, unroll, what, paths
             )
-            return carry, ys, values
+            return (carry, ys), values
 
-        if not made[0]:
-            return run([], [])[:2]
-        refs, (carry, ys, values) = _retrying(run)
-        _write_back(refs, values)
-        return carry, ys
+        return _threaded_run(run)
 
     return scan
 
@@ -428,11 +430,7 @@ def threaded_while(while_loop):
             paths = _ref_paths(carry_paths, refs)
             return while_loop(test, body, start, what, paths, max_steps)
 
-        if not made[0]:
-            return run([], [])[0]
-        refs, (val, values) = _retrying(run)
-        _write_back(refs, values)
-        return val
+        return _threaded_run(run)
 
     return loop
 
@@ -459,11 +457,7 @@ def threaded_cond(bind_cond):
             funs = [branch(f, refs) for f in branch_funs]
             return bind_cond(index, funs, names, (values, *operands), source_info)
 
-        if not made[0]:
-            return run([], [])[0]
-        refs, (out, values) = _retrying(run)
-        _write_back(refs, values)
-        return out
+        return _threaded_run(run)
 
     return cond
 
@@ -491,11 +485,7 @@ def threaded_call(staged_call, fun, args: tuple, kwargs: dict, what: str):
 
         return staged_call(with_refs, args, {**kwargs, REF_VALUES: values})
 
-    if not made[0]:
-        return run([], [])[0]
-    refs, (out, values) = _retrying(run)
-    _write_back(refs, values)
-    return out
+    return _threaded_run(run)
 
 
 # ---- jit: ref arguments and refs the function closes over --------------------
