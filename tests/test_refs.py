@@ -449,6 +449,39 @@ def test_checkpoint_refuses_a_differentiated_write_and_a_write_from_vmap():
     assert isinstance(ours.error, R.RefWriteError), ours
 
 
+def test_vmap_of_a_checkpoint_writing_an_unbatched_value():
+    """JAX 0.10.2 refuses (its remat batches every output); olympus writes the
+    unbatched value, as each example run alone would."""
+    r = olympus.new_ref(jnp.ones(3))
+
+    def w(y):
+        r[...] = r[...] + 1.0
+        return (y * r[...]).sum()
+
+    out = olympus.vmap(olympus.checkpoint(w))(jnp.ones((2, 3)))
+    np.testing.assert_array_equal(out, np.full(2, 6.0))
+    np.testing.assert_array_equal(r[...], np.full(3, 2.0))
+
+
+def test_custom_vjp_and_custom_jvp_writing_under_jit_say_so():
+    """A custom rule's body is staged apart from its rules: olympus refuses a
+    write from it under jit (JAX refuses custom_jvp's; docs/differences.md)."""
+    r = olympus.new_ref(jnp.ones(3))
+
+    def body(y):
+        r[...] = r[...] + 1.0
+        return y * 2
+
+    f, g = olympus.custom_jvp(body), olympus.custom_vjp(body)
+    f.defjvp(lambda p, t: (f(*p), t[0] * 2))
+    g.defvjp(lambda y: (g(y), None), lambda res, ct: (ct * 2,))
+    for custom in (f, g):
+        with pytest.raises(R.RefScopeError, match="custom_"):
+            olympus.jit(custom)(jnp.ones(3))
+        np.testing.assert_array_equal(custom(jnp.ones(3)), np.full(3, 2.0))
+    np.testing.assert_array_equal(r[...], np.full(3, 3.0))  # the eager calls
+
+
 def test_checkpoint_reads_a_ref_afresh_on_each_call():
     """The traced body is cached; the ref's value is an input, not a constant."""
 
