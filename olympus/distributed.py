@@ -13,33 +13,9 @@ from olympus.backends.xla.client import (  # noqa: F401
     DistributedError,
     PeerLostError,
     distributed_initialized as is_initialized,
-    initialize_distributed,
-    shutdown_distributed,
+    initialize_distributed as initialize,
+    shutdown_distributed as shutdown,
 )
-
-
-def initialize(
-    coordinator_address: str,
-    num_processes: int,
-    process_id: int,
-    timeout_s: int = 60,
-    heartbeat_timeout_s: float = 30,
-) -> None:
-    """Joins `num_processes` processes coordinated at `coordinator_address`
-    (host:port; process 0 serves it); CoordinatorUnreachableError after
-    `timeout_s` seconds without an answer. A process that dies or hangs for
-    `heartbeat_timeout_s` is lost: work that needs it (a program over its
-    devices, starting the backend) raises PeerLostError."""
-    initialize_distributed(
-        coordinator_address, num_processes, process_id, timeout_s, heartbeat_timeout_s
-    )
-
-
-def shutdown() -> None:
-    """Leaves the distributed runtime (at the end of the program; also run at
-    exit): waits for the other processes, unless one is lost."""
-    shutdown_distributed()
-
 
 __all__ = [
     "CoordinatorUnreachableError",

@@ -324,15 +324,12 @@ def _bind(primitive, args, params):
 ir.set_binder(_bind)
 
 
-class Tracer:
-    """A stand-in for an array while a trace records or transforms a program.
+class AvalProperties:
+    """The array attributes read off `self.aval`, shared by concrete arrays
+    (backends.xla.array.Array) and tracers, so both answer alike."""
 
-    Array operators (`+`, `@`, indexing, ...) are installed by olympus.numpy.
-    """
-
-    __slots__ = ("_trace",)
-    __array_priority__ = 1000
-    aval: ShapedArray  # each trace's tracer class provides it
+    __slots__ = ()
+    aval: ShapedArray
 
     @property
     def shape(self) -> tuple:
@@ -344,7 +341,7 @@ class Tracer:
 
     @property
     def ndim(self) -> int:
-        return self.aval.ndim
+        return len(self.aval.shape)
 
     @property
     def size(self) -> int:
@@ -353,6 +350,17 @@ class Tracer:
     @property
     def weak_type(self) -> bool:
         return self.aval.weak_type
+
+
+class Tracer(AvalProperties):
+    """A stand-in for an array while a trace records or transforms a program.
+
+    Array operators (`+`, `@`, indexing, ...) are installed by olympus.numpy.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+    aval: ShapedArray  # each trace's tracer class provides it
 
     def __bool__(self):
         raise self._trace.concretization_error(self, "bool", TracerBoolConversionError)

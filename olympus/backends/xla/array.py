@@ -27,7 +27,7 @@ from olympus.backends.xla.sharding import (
     explicit_aval,
     same_layout,
 )
-from olympus.tracer.core import Tracer, aval_of, user_source_info
+from olympus.tracer.core import AvalProperties, Tracer, aval_of, user_source_info
 
 _ML_FLOATS = client.ML_FLOATS  # read back through a bitcast (client.host_array)
 
@@ -49,7 +49,7 @@ class Shard:
     data: Array
 
 
-class Array:
+class Array(AvalProperties):
     """A device-resident array; `np.asarray(x)` copies it to the host."""
 
     __slots__ = ("aval", "_buf", "_npy", "_global", "_sharding", "__weakref__")
@@ -62,27 +62,7 @@ class Array:
         self._global = None
         self._sharding = None
 
-    # ---- properties --------------------------------------------------------
-    @property
-    def shape(self) -> tuple:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.aval.dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self.aval.shape)
-
-    @property
-    def size(self) -> int:
-        return self.aval.size
-
-    @property
-    def weak_type(self) -> bool:
-        return self.aval.weak_type
-
+    # ---- properties (shape, dtype, ndim, size, weak_type: AvalProperties) ----
     @property
     def nbytes(self) -> int:
         return self.aval.size * self.aval.dtype.itemsize

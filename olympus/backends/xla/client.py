@@ -145,8 +145,10 @@ def initialize_distributed(
     heartbeat_timeout_s: float = 30,
 ) -> None:
     """Joins this process to `num_processes` processes coordinated at
-    `coordinator_address` (host:port; process 0 serves it). Must run before
-    the backend starts; afterwards `devices()` lists every process's devices.
+    `coordinator_address` (host:port; process 0 serves it): the public
+    `olympus.distributed.initialize`. Must run before the backend starts;
+    afterwards `devices()` lists every process's devices. Without an answer
+    from the coordinator within `timeout_s`: CoordinatorUnreachableError.
 
     A process that dies or hangs is noticed within `heartbeat_timeout_s`: work
     waiting on it raises PeerLostError. jaxlib's own error handling cannot
