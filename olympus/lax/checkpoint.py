@@ -23,7 +23,6 @@ from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.ir.analysis import backward_slice
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, Primitive, Var, all_primitives
-from olympus.ir.pruning import call_forwards, dce_call, dce_rules, forwarding_rules
 from olympus.ir.structure import call_structure, declare
 from olympus.lax.base import define_primitive
 from olympus.lax.custom_derivatives import (
@@ -46,7 +45,7 @@ from olympus.transforms.batching import (
 )
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
-    call_primitives,
+    declare_call_primitive,
     partial_eval_rules,
     transpose_rules,
 )
@@ -368,11 +367,9 @@ def _checkpoint_batch(axis_size, vals, dims, *, olympuspr, policy, name, role="c
 
 jvp_rules[checkpoint_p] = _checkpoint_jvp
 partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
-call_primitives.add(checkpoint_p)
 transpose_rules[checkpoint_p] = _checkpoint_transpose
 batch_rules[checkpoint_p] = _checkpoint_batch
-dce_rules[checkpoint_p] = dce_call
-forwarding_rules[checkpoint_p] = call_forwards
+declare_call_primitive(checkpoint_p)
 
 
 class checkpoint_policies:

@@ -19,14 +19,13 @@ from olympus.backends.xla.lowering import (
 )
 from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
 from olympus.ir.core import ClosedOlympuspr, Primitive, all_primitives
-from olympus.ir.pruning import call_forwards, dce_call, dce_rules, forwarding_rules
 from olympus.ir.structure import call_structure, declare
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.transforms.ad_util import is_zero
 from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
-    call_primitives,
+    declare_call_primitive,
     partial_eval_rules,
     transpose_rules,
 )
@@ -165,7 +164,5 @@ def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
 
 jvp_rules[pjit_p] = _pjit_jvp
 partial_eval_rules[pjit_p] = _pjit_partial_eval
-call_primitives.add(pjit_p)
 transpose_rules[pjit_p] = _pjit_transpose
-dce_rules[pjit_p] = dce_call
-forwarding_rules[pjit_p] = call_forwards
+declare_call_primitive(pjit_p)

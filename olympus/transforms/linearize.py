@@ -26,6 +26,7 @@ from olympus.ir.core import (
     Primitive,
     Var,
 )
+from olympus.ir.pruning import call_forwards, dce_call, dce_rules, forwarding_rules
 from olympus.tracer import core
 from olympus.tracer.core import Trace, set_current_trace
 from olympus.tracer.evaluation import bind_eqns, eval_program
@@ -51,6 +52,15 @@ partial_eval_rules: dict[Primitive, Callable] = {}
 # Primitives that call their `olympuspr` param once on their operands (pjit,
 # checkpoint): a transpose may split them into known and staged calls.
 call_primitives: set[Primitive] = set()
+
+
+def declare_call_primitive(primitive: Primitive) -> None:
+    """Marks `primitive` as a call of its `olympuspr` param (see
+    `call_primitives`); dead-code elimination and forwarding see through it
+    with the rules every call shares."""
+    call_primitives.add(primitive)
+    dce_rules[primitive] = dce_call
+    forwarding_rules[primitive] = call_forwards
 
 
 class UndefinedPrimal(AvalMarker):
