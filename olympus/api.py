@@ -27,6 +27,7 @@ from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
 from olympus.lax.sharding import with_sharding_constraint
 from olympus.stages import (
+    laid_out_structs,
     optimized,
 )
 from olympus.tracer import core, refs
@@ -129,7 +130,8 @@ def eval_shape(fun: Callable, *args, **kwargs):
       {'twice': ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)}
     """
     fun, args, kwargs = refs.unboxed_arguments(fun, args, kwargs)
-    leaves, tree = tree_flatten(prng.keys_from_structs((args, kwargs)))
+    structs = laid_out_structs(prng.keys_from_structs((args, kwargs)))
+    leaves, tree = tree_flatten(structs)
     args, kwargs = tree_unflatten(tree, [_abstract_leaf(x) for x in leaves])
     given: dict = {}  # output position -> a ShapeDtypeStruct `fun` returned
 
@@ -160,7 +162,12 @@ def _is_struct(x) -> bool:
 
 
 def _struct_of(aval: ShapedArray) -> ShapeDtypeStruct:
-    return ShapeDtypeStruct(aval.shape, aval.dtype, aval.weak_type)
+    """A traced output's struct; a layout its type holds is its sharding (JAX's)."""
+    held = aval.sharding
+    sharding = None
+    if held is not None and held.mesh is not None:
+        sharding = NamedSharding(held.mesh, PartitionSpec(*held.spec))
+    return ShapeDtypeStruct(aval.shape, aval.dtype, aval.weak_type, sharding=sharding)
 
 
 def _abstract_leaf(x):
@@ -228,8 +235,9 @@ def typeof(x) -> ShapedArray:
 
     if isinstance(x, PRNGKeyArray):
         words = typeof(x.data).sharding  # the key axes' part of the words' layout
-        sharding = None if words is None else words._replace(spec=words.spec[: x.ndim])
-        return KeyArrayType(x.shape, x.dtype, sharding=sharding)
+        if words is not None:  # a PartitionSpec, as JAX's
+            words = words._replace(spec=type(words.spec)(*words.spec[: x.ndim]))
+        return KeyArrayType(x.shape, x.dtype, sharding=words)
     if isinstance(x, Ref):  # its type: AbstractRef of its value's
         return AbstractRef(x._aval)
     from olympus.lax.sharding import unsplit_type

@@ -49,6 +49,7 @@ from olympus.backends.stepping import (  # noqa: F401  (the stepper's errors, pu
 from olympus.backends.xla.host_callback import HostCallbackError  # noqa: F401  (re-exported)
 from olympus.backends.xla.host_callback import emit_host_callback
 from olympus.backends.xla.lowering import lowering_rules
+from olympus.backends.xla.spmd import emit_inspect_sharding
 from olympus.backends.xla.array import Array
 from olympus.ir.core import Primitive
 from olympus.tracer.core import Tracer
@@ -71,6 +72,8 @@ __all__ = [
     "breakpoint",
     "callback",
     "debug_callback_p",
+    "inspect_array_sharding",
+    "inspect_sharding_p",
     "intermediates",
     "print",
 ]
@@ -218,6 +221,86 @@ def print(fmt: str, *args, ordered: bool = True, **kwargs) -> None:  # noqa: A00
         show(*a, **k)
 
     debug_callback_p.bind(*leaves, callback=HostFunction(call, "print"))
+
+
+# ---- inspect_array_sharding ---------------------------------------------------------
+inspect_sharding_p = Primitive("inspect_sharding", multiple_results=True)
+
+
+class ShardingCallback:
+    """The `callback` param of `inspect_sharding`: hashable by identity. It
+    holds the functions handed to XLA's partitioner (`alive`), which must
+    live until the program is compiled, as long as the program does."""
+
+    __slots__ = ("function", "alive")
+
+    def __init__(self, function: Callable):
+        self.function = function
+        self.alive: list = []
+
+    def __repr__(self) -> str:
+        return getattr(self.function, "__name__", "callback")
+
+
+def _inspect_impl(value, *, callback: ShardingCallback):
+    callback.function(value.sharding)  # eagerly: the Array's own layout, as JAX
+    return []
+
+
+def _inspect_lower(ctx, value, *, callback: ShardingCallback):
+    emit_inspect_sharding(
+        ctx.emitter, value, ctx.avals_in[0], callback.function, callback.alive
+    )
+    return []
+
+
+def _inspect_jvp(primals, tangents, *, callback: ShardingCallback):
+    inspect_sharding_p.bind(*primals, callback=callback)
+    return [], []
+
+
+def _inspect_batch(axis_size, vals, dims, *, callback: ShardingCallback):
+    """The whole batch's layout, batch dimension included (as JAX)."""
+    inspect_sharding_p.bind(*vals, callback=callback)
+    return [], []
+
+
+inspect_sharding_p.def_abstract_eval(lambda aval, *, callback: [])
+inspect_sharding_p.def_impl(_inspect_impl)
+lowering_rules[inspect_sharding_p] = _inspect_lower
+jvp_rules[inspect_sharding_p] = _inspect_jvp
+batch_rules[inspect_sharding_p] = _inspect_batch
+ordered_effect_primitives.add(inspect_sharding_p)  # kept: never dead code
+
+
+def inspect_array_sharding(value, *, callback: Callable) -> None:
+    """Calls `callback(sharding)` with the layout of each array in `value`.
+
+    As soon as the layout is known: eagerly at once, with the Array's own
+    `sharding`; inside `jit` when the function is compiled (its first call
+    for these arguments, or `.lower(...).compile()`), with the layout XLA's
+    partitioner chose for that value, as a NamedSharding on the program's
+    mesh (Auto axes; a program on one device gets a replicated
+    GSPMDSharding). A compiled, cached function calls nothing again.
+
+    Args:
+      value: an array, or a pytree of arrays.
+      callback: a function of one Sharding; its result is ignored.
+
+    Returns:
+      None.
+
+    Raises:
+      AttributeError: eagerly, a leaf that is not an olympus Array (as JAX).
+
+    Example:
+      >>> x = jnp.arange(4.0)
+      >>> olympus.debug.inspect_array_sharding(x, callback=print)
+      SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
+    """
+    wrapped = ShardingCallback(callback)
+    for leaf in tree_flatten(value)[0]:
+        inspect_sharding_p.bind(leaf, callback=wrapped)
 
 
 # ---- the step debugger --------------------------------------------------------------

@@ -23,7 +23,12 @@ from olympus.backends.interpreted import interpret, not_interpretable, prefault_
 from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array
-from olympus.backends.xla.sharding import NamedSharding
+from olympus.backends.xla.sharding import (
+    NamedSharding,
+    on_mesh_change,
+    onto_mesh_in_scope,
+    placement_mesh,
+)
 from olympus.backends.xla import dispatch_native
 from olympus.backends.xla.dispatch import buffer_of, check_array_sizes
 from olympus.backends.xla.dispatch_native import (
@@ -43,6 +48,7 @@ from olympus.stages import (
     Compiled,
     Traced,
     explain_miss,
+    laid_out_structs,
     optimized,
     split_call,
     trace_call,
@@ -79,6 +85,17 @@ def _next_config_epoch(name, value) -> None:
 
 
 config.on_change(_next_config_epoch)
+
+
+def _next_mesh_epoch() -> None:
+    """Under `set_mesh` results go onto the mesh, which `_fast` hits (one
+    device) do not do: a new epoch sends every call to `_call_slow`, which
+    remembers no hits while a mesh is set."""
+    global _config_epoch
+    _config_epoch += 1
+
+
+on_mesh_change(_next_mesh_epoch)
 _ndarray_avals: dict = caches.register("ndarray avals", {})  # (shape, dtype) -> aval
 _host_dtypes: dict = caches.register("ndarray dtypes", {})  # dtype -> _host_dtype
 # the dtypes _host_dtype found True: a set test is the cheapest on every call
@@ -508,7 +525,7 @@ class JitFunction:
             # interpreter's one-device results would not keep)
             result = self._call_tiered(call)
             if result is not _MISS:
-                return result
+                return _placed(result)
             entry = self._cache.get(call.key)
         if entry is None:
             entry = self._compile(call)
@@ -516,6 +533,8 @@ class JitFunction:
         if not (debug_nans or entry.sharded or self.donate_argnums):
             self._remember_fast(args, kwargs, call, entry)
         result = entry.run(call.leaves)
+        if not entry.sharded:
+            result = _placed(result)
         if debug_nans:
             self._find_nans(result, entry, call)
         if entry.donated:
@@ -667,7 +686,10 @@ class JitFunction:
 
     def _remember_fast(self, args, kwargs, call: Call, entry: Compiled) -> None:
         """Makes later calls like this one (not donating, no NaN checks, one
-        device) `__call__` or `_call_tree` hits, where they can be."""
+        device) `__call__` or `_call_tree` hits, where they can be: not
+        under `set_mesh`, whose results go onto the mesh."""
+        if placement_mesh[0] is not None:
+            return
         found = None if kwargs else _fast_key(args, call.dyn_argnums)
         key, scalars = found or (_tree_key(args, kwargs, call), ())
         if key is None or (scalars and not self._seen_before(key)):
@@ -724,8 +746,9 @@ class JitFunction:
     def trace(self, *args, **kwargs) -> Traced:
         """Traces for these arguments (arrays or ShapeDtypeStructs): a `Traced`
         stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages).
-        A ShapeDtypeStruct of a key dtype stands for a key array, as in JAX."""
-        args, kwargs = keys_from_structs((args, kwargs))
+        A ShapeDtypeStruct of a key dtype stands for a key array, and one
+        with a NamedSharding for an array laid out so, as in JAX."""
+        args, kwargs = laid_out_structs(keys_from_structs((args, kwargs)))
         call = split_call(
             self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
         )
@@ -756,6 +779,15 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+def _placed(result):
+    """A one-device jit result where JAX puts it: on the `set_mesh` mesh,
+    unsplit (its output types name that mesh); as it is without one."""
+    if placement_mesh[0] is None:
+        return result
+    leaves, tree = tree_flatten(result)
+    return tree_unflatten(tree, onto_mesh_in_scope(leaves))
 
 
 def _constrained(values: list, shardings: list) -> list:

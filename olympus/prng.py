@@ -160,10 +160,14 @@ class PRNGKeyArray:
         self.data.block_until_ready()
         return self
 
-    # where the keys live: their words' placement
+    # where the keys live: their words' placement, the words' axis dropped
     @property
     def sharding(self):
-        return self.data.sharding
+        words = self.data.sharding
+        spec = getattr(words, "spec", None)
+        if spec is None or len(spec) <= self.ndim:
+            return words
+        return type(words)(words.mesh, type(spec)(*spec[: self.ndim]))
 
     def devices(self) -> set:
         return self.data.devices()

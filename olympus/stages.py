@@ -52,6 +52,7 @@ from olympus.backends.xla.sharding import (
     NamedSharding,
     PartitionSpec,
     arguments_mesh,
+    explicit_aval,
     flat_shardings,
 )
 from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
@@ -169,12 +170,51 @@ def split_call(
         raise _not_an_array_error(fun, name, dyn_argnums, dyn_args, dyn_kwargs)
     placed = None
     if array_module.layouts_in_use:  # skip the scan while every Array is plain
-        placed = [x._sharding if type(x) is Array else None for x in leaves]
+        placed = [
+            x._sharding
+            if type(x) is Array
+            else x.sharding
+            if type(x) is LaidOutStruct
+            else None
+            for x in leaves
+        ]
         placed = None if placed.count(None) == len(placed) else tuple(placed)
     key = (in_tree, avals, statics, dtypes.x64_enabled(), compile_settings(), placed)
     return Call(
         fun, args, kwargs, dyn_argnums, dyn_args, static_kw, dyn_kwargs, leaves, key
     )
+
+
+class LaidOutStruct(ShapeDtypeStruct):
+    """A ShapeDtypeStruct argument of jit's `trace`/`lower` or eval_shape
+    naming a NamedSharding: traced laid out so, as JAX traces it (on Explicit
+    axes its type holds the layout; a lowered program takes it so)."""
+
+    __slots__ = ()
+
+    @property
+    def aval(self) -> ShapedArray:
+        return explicit_aval(super().aval, self.sharding)
+
+
+def laid_out_structs(tree):
+    """`tree` with each ShapeDtypeStruct that names a NamedSharding a
+    LaidOutStruct (placed, as `split_call` sees it)."""
+    leaves, shape = tree_flatten(tree)
+    if not any(_names_layout(x) for x in leaves):
+        return tree
+    laid = [
+        LaidOutStruct(x.shape, x.dtype, x.weak_type, sharding=x.sharding)
+        if _names_layout(x)
+        else x
+        for x in leaves
+    ]
+    array_module.layouts_in_use = True  # split_call then reads their layouts
+    return tree_unflatten(shape, laid)
+
+
+def _names_layout(x) -> bool:
+    return type(x) is ShapeDtypeStruct and isinstance(x.sharding, NamedSharding)
 
 
 def _not_an_array_error(fun, name, dyn_argnums, dyn_args, dyn_kwargs):
@@ -365,9 +405,12 @@ class Traced:
 
     @property
     def out_info(self):
-        """The outputs' shapes and dtypes (and layouts on an Explicit mesh),
-        as a pytree of ShapeDtypeStruct."""
-        return _shape_structs(self.olympuspr.out_avals, self.out_tree, self.layout_mesh)
+        """The outputs' shapes and dtypes (and layouts on an Explicit mesh,
+        which a traced program knows without its devices: an AbstractMesh,
+        as JAX's), as a pytree of ShapeDtypeStruct."""
+        mesh = self.layout_mesh
+        mesh = None if mesh is None else mesh.abstract_mesh
+        return _shape_structs(self.olympuspr.out_avals, self.out_tree, mesh)
 
     def lower(self, program: ClosedOlympuspr | None = None) -> Lowered:
         """The StableHLO stage of the optimized program (see `optimized`;
@@ -389,6 +432,13 @@ class Traced:
 
     def __repr__(self) -> str:
         return f"Traced({self.name})"
+
+
+def _out_info_on_devices(traced: Traced):
+    """`traced.out_info` with its layouts on the mesh's devices, as a lowered
+    or compiled stage's (JAX's)."""
+    avals = traced.olympuspr.out_avals
+    return _shape_structs(avals, traced.out_tree, traced.layout_mesh)
 
 
 class Lowered:
@@ -414,7 +464,7 @@ class Lowered:
 
     @property
     def out_info(self):
-        return self.traced.out_info
+        return _out_info_on_devices(self.traced)
 
     def as_text(
         self, dialect: str | None = None, *, debug_info: bool = False,
@@ -553,7 +603,7 @@ class Compiled:
 
     @property
     def out_info(self):
-        return self.traced.out_info
+        return _out_info_on_devices(self.traced)
 
     def __call__(self, *args, **kwargs) -> Any:
         leaves, in_tree = tree_flatten((args, kwargs))

@@ -528,3 +528,105 @@ def test_auto_and_explicit_axes_take_the_sharding_at_the_call():
         """
     )
     assert out.strip() == "ok"
+
+
+def test_results_under_set_mesh_go_onto_the_mesh_as_in_jax():
+    """Under `set_mesh` JAX places a jit's results, a random key and an op on
+    an Array made before the mesh on the mesh, unsplit: on Explicit axes
+    `P(None, ...)` (`P()` where JAX's type keeps a meshless operand's),
+    on Auto axes `P()`. A jit or an op whose one-device result was cached
+    before the mesh is placed too, and is on one device again after it."""
+    out = run(
+        """
+        def layouts(ox, kind):
+            kinds = (getattr(ox.sharding.AxisType, kind),) * 2
+            mesh = ox.make_mesh((2, 2), ("x", "y"), axis_types=kinds)
+            before = ox.jnp.arange(4.0)
+            double = ox.jit(lambda v: v * 2)
+            double(before), double(before), before * 2, before * 2  # cached hits
+            cases = {
+                "linspace": lambda: ox.jnp.linspace(0, 1, 5),
+                "normal": lambda: ox.random.normal(ox.random.key(0), (3,)),
+                "key": lambda: ox.random.key(0),
+                "PRNGKey": lambda: ox.random.PRNGKey(0),
+                "jit host": lambda: ox.jit(lambda v: v * 2)(np.ones((2, 3), np.float32)),
+                "jit scalar": lambda: ox.jit(lambda v: v * 2)(3.0),
+                "jit cached": lambda: double(before),
+                "jit no args": lambda: ox.jit(lambda: ox.jnp.ones(3))(),
+                "mul": lambda: before * 2,
+                "sin": lambda: ox.jnp.sin(before),
+                "transpose": lambda: before.reshape(2, 2).T,
+                "matmul": lambda: before.reshape(2, 2) @ before.reshape(2, 2),
+            }
+            if kind == "Explicit":  # (JAX splits a key Auto-laid as P(None,))
+                cases["split"] = lambda: ox.random.split(ox.random.key(0))
+            seen = {}
+            with ox.set_mesh(mesh):
+                for name, make in cases.items():
+                    v = make()
+                    t = ox.typeof(v)
+                    held = None if kind == "Auto" else str(t.sharding)
+                    seen[name] = (str(v.sharding), held, str(t))
+            after = double(before), before * 2, ox.jnp.sin(before)
+            seen["after"] = [str(v.sharding) for v in after]
+            return seen
+        for kind in ("Explicit", "Auto"):
+            ours, theirs = run_both(layouts, kind)
+            assert ours == theirs, [(k, ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]]
+        def values(ox):
+            with ox.set_mesh(mesh_of(ox)):
+                before = ox.jnp.arange(4.0)
+                return (ox.jnp.linspace(0, 1, 5), ox.random.normal(ox.random.key(0), (3,)),
+                        ox.jit(lambda v: ox.jnp.sin(v) @ v)(before), before * 2)
+        agree(values)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_inspect_array_sharding_out_info_and_laid_out_structs_as_in_jax():
+    """debug.inspect_array_sharding calls back eagerly with the Array's
+    layout and, under jit, with the one XLA's partitioner chose (under grad
+    and vmap too); jit(f).trace(x).out_info names an AbstractMesh, lower's the
+    Mesh; a ShapeDtypeStruct with a NamedSharding is traced laid out so by
+    jit's trace/lower and eval_shape."""
+    out = run(
+        """
+        def inspected(ox, a):
+            auto = ox.make_mesh((2, 2), ("x", "y"), axis_types=(ox.sharding.AxisType.Auto,) * 2)
+            x = put(ox, a, "x")
+            xa = ox.device_put(a, ox.NamedSharding(auto, ox.P("x", "y")))
+            seen = []
+            note = lambda tag: lambda s: seen.append((tag, str(s)))
+            ox.debug.inspect_array_sharding({"x": x, "one": ox.jnp.ones(3)}, callback=note("eager"))
+            def f(v):
+                w = ox.jnp.sin(v) * 2
+                ox.debug.inspect_array_sharding(w, callback=note("jit"))
+                ox.debug.inspect_array_sharding((w.T, w.sum(0)), callback=note("tree"))
+                return w
+            def constrained(v):
+                c = ox.lax.with_sharding_constraint(v, ox.NamedSharding(auto, ox.P(None, "x")))
+                ox.debug.inspect_array_sharding(c + 1, callback=note("constrained"))
+                return c
+            ox.jit(f)(x), ox.jit(f)(xa), ox.jit(f)(ox.jnp.ones((2, 2))), ox.jit(constrained)(xa)
+            ox.jit(ox.grad(lambda v: f(v).sum()))(xa * 1.5)
+            ox.jit(ox.vmap(f))(xa + 1)
+            return seen
+        ours, theirs = run_both(inspected, a)
+        assert ours == theirs, (ours, theirs)
+        def staged(ox, a):
+            x = put(ox, a, "x")
+            f = ox.jit(lambda v: (v * 2, v.sum(0)))
+            struct = ox.ShapeDtypeStruct(a.shape, a.dtype, sharding=x.sharding)
+            seen = []
+            g = lambda v: seen.append((str(ox.typeof(v)), str(ox.typeof(v).sharding))) or v * 2
+            return (str(f.trace(x).out_info), str(f.lower(x).out_info),
+                    str(ox.jit(g).trace(struct).out_info), str(ox.jit(g).lower(struct).out_info),
+                    str(ox.eval_shape(g, struct)), set(seen))  # (JAX traces g once)
+        ours, theirs = run_both(staged, a)
+        assert ours == theirs, (ours, theirs)
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"

@@ -10,6 +10,7 @@ import numpy as np
 
 from olympus import lax
 from olympus.api import device_put, jit
+from olympus.backends.xla.sharding import onto_mesh_in_scope
 from olympus.ir import dtypes
 from olympus.lax.bits import bitcast_convert_type, shift_left, shift_right_logical
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
@@ -172,7 +173,8 @@ def PRNGKey(seed) -> Array:  # noqa: F821  (JAX's name)
     if isinstance(seed, (int, np.integer)):
         seed = int(seed)
         high = 0 if -(2**31) <= seed < 2**32 else (seed >> 32) & 0xFFFFFFFF
-        return device_put(np.array([high, seed & 0xFFFFFFFF], U32))  # no compile needed
+        words = device_put(np.array([high, seed & 0xFFFFFFFF], U32))  # no compile
+        return onto_mesh_in_scope(words)  # where JAX's jitted key maker puts it
     if isinstance(seed, PRNGKeyArray):
         raise InvalidKeyError(
             "random.key / PRNGKey: the seed must be an integer, got a PRNG key"

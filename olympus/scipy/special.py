@@ -60,9 +60,38 @@ def _inexact(*args):
     return prepare(*[jnp.asarray(a) for a in args], inexact=True)
 
 
-def gammaln(x):
-    """log|Gamma(x)|."""
-    return lax.lgamma(*_inexact(x))
+def _on_floats(name: str, op, doc: str):
+    """A function of one operand that is the lax operation `op` on it as
+    floats (integers become the default float, as in JAX)."""
+
+    def special(x):
+        return op(*_inexact(x))
+
+    special.__name__ = special.__qualname__ = name
+    special.__doc__ = doc
+    return special
+
+
+gammaln = _on_floats("gammaln", lax.lgamma, "log|Gamma(x)|.")
+digamma = _on_floats(
+    "digamma", lax.digamma, "The logarithmic derivative of Gamma, psi(x)."
+)
+erf = _on_floats("erf", lax.erf, "The error function 2/sqrt(pi) int_0^x e^(-t^2) dt.")
+erfc = _on_floats("erfc", lax.erfc, "1 - erf(x), accurate where erf(x) is near 1.")
+erfinv = _on_floats(
+    "erfinv", lax.erf_inv, "The inverse of erf on (-1, 1); +-inf at +-1, NaN beyond."
+)
+expit = _on_floats("expit", lax.logistic, "The logistic sigmoid 1 / (1 + exp(-x)).")
+i0e = _on_floats(
+    "i0e",
+    lax.bessel_i0e,
+    "e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0.",
+)
+i1e = _on_floats(
+    "i1e",
+    lax.bessel_i1e,
+    "e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1.",
+)
 
 
 def gamma(x):
@@ -102,34 +131,10 @@ def _stirling_correction(z):
     return (1 / 12 + w * (-1 / 360 + w * (1 / 1260 + w * (-1 / 1680)))) / z
 
 
-def digamma(x):
-    """The logarithmic derivative of Gamma, psi(x)."""
-    return lax.digamma(*_inexact(x))
-
-
 def polygamma(n, x):
     """The n-th derivative of digamma (n a whole number)."""
     n, x = _inexact(n, x)
     return lax.polygamma(n, x)
-
-
-def erf(x):
-    return lax.erf(*_inexact(x))
-
-
-def erfc(x):
-    """1 - erf(x), accurate where erf(x) is near 1."""
-    return lax.erfc(*_inexact(x))
-
-
-def erfinv(x):
-    """The inverse of erf on (-1, 1); +-inf at +-1, NaN beyond."""
-    return lax.erf_inv(*_inexact(x))
-
-
-def expit(x):
-    """The logistic sigmoid 1 / (1 + exp(-x))."""
-    return lax.logistic(*_inexact(x))
 
 
 def logit(x):
@@ -226,16 +231,6 @@ def zeta(x, q=None):
             "pass q=1 for Riemann's zeta"
         )
     return lax.zeta(*_inexact(x, q))
-
-
-def i0e(x):
-    """e^-|x| I0(x), the exponentially scaled modified Bessel function of order 0."""
-    return lax.bessel_i0e(*_inexact(x))
-
-
-def i1e(x):
-    """e^-|x| I1(x), the exponentially scaled modified Bessel function of order 1."""
-    return lax.bessel_i1e(*_inexact(x))
 
 
 def i0(x):

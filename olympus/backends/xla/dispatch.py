@@ -17,7 +17,11 @@ from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var
 from olympus.ir.dtypes import float0
 from olympus.backends.xla import client, compiler, host_callback
 from olympus.backends.xla.array import Array, on_default_device, to_device
-from olympus.backends.xla.sharding import _meshes_in_scope, onto_mesh_in_scope
+from olympus.backends.xla.sharding import (
+    on_mesh_change,
+    onto_mesh_in_scope,
+    placement_mesh,
+)
 from olympus.backends.xla.spmd import apply_sharded, spans_devices
 from olympus.backends.xla.lowering import (
     LoweringError,
@@ -256,8 +260,12 @@ def apply_primitive(primitive, *args, **params):
     from `bind` and never gets here; this handles the rest: NumPy or Python
     operands, a first call, several results, a deleted Array, NaN checking.
     """
-    if _meshes_in_scope[-1] is not None and not any(type(x) is Array for x in args):
-        return onto_mesh_in_scope(_apply_general(primitive, args, params))
+    if placement_mesh[0] is not None and not any([spans_devices(x) for x in args]):
+        # JAX's result type keeps a lone Array operand's (meshless) layout:
+        # XLA then lays the result out as `P()`; else the type names the mesh
+        lone = len(args) == 1 and type(args[0]) is Array
+        out = _apply_general(primitive, args, params)
+        return onto_mesh_in_scope(out, per_dimension=not lone)
     try:
         avals = tuple([x.aval for x in args])
         buffers = [x._buf for x in args]
@@ -289,6 +297,8 @@ def _hit_key(primitive, avals: tuple, params: dict) -> tuple:
 
 
 def _remember_hit(primitive, avals: tuple, params: dict, exe: Executable) -> None:
+    if placement_mesh[0] is not None:  # results go onto the mesh: no fast path
+        return
     key = _hit_key(primitive, avals, params)
     if key not in _hits:
         _hits[key] = exe.fast
@@ -349,6 +359,17 @@ class _OpTables:
 
 _op_tables = caches.register("eager direct paths", _OpTables())
 config.on_change(lambda name, value: _op_tables.clear())  # see `pair_op`
+
+
+def _forget_hits() -> None:
+    """Under `set_mesh` eager results go onto the mesh, which the fast paths
+    (one device) do not do: they are emptied there and not refilled."""
+    if placement_mesh[0] is not None:
+        _hits.clear()
+        _op_tables.clear()
+
+
+on_mesh_change(_forget_hits)
 
 
 def _op_hit(table: dict, key: tuple, aval: ShapedArray, binds_only) -> tuple | None:

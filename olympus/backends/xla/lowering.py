@@ -20,6 +20,7 @@ its state). Programs without effects have no token and lower as if none existed.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 from typing import Callable, Sequence
 
@@ -436,6 +437,24 @@ def build_module(
     (meshes) and each argument's and result's sharding attribute."""
     olympuspr = _without_float0_outputs(olympuspr)
     emitter = Emitter(spmd=layout is not None)
+    building = _module_layout.set(layout)
+    try:
+        return _module_text(olympuspr, name, donated, layout, emitter)
+    finally:
+        _module_layout.reset(building)
+
+
+_module_layout = contextvars.ContextVar("module_layout", default=None)
+
+
+def module_layout():
+    """The layout (olympus/backends/xla/spmd.py) of the module `build_module`
+    is writing: None on one device. Rules that ask XLA's partitioner about
+    a value (debug.inspect_array_sharding) read its devices and mesh."""
+    return _module_layout.get()
+
+
+def _module_text(olympuspr: Olympuspr, name: str, donated, layout, emitter) -> str:
     params = []
     for var in olympuspr.constvars + olympuspr.invars:
         arg = emitter.fresh()

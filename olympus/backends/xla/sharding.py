@@ -23,6 +23,7 @@ import enum
 import itertools
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -158,15 +159,28 @@ class Mesh:
 
     @property
     def abstract_mesh(self):
-        """The mesh without its devices (what `get_abstract_mesh` returns)."""
-        return AbstractMesh(self.devices.shape, self.axis_names, self.axis_types)
+        """The mesh without its devices (what `get_abstract_mesh` returns),
+        naming their kind as JAX's does."""
+        first = self.devices.flat[0]
+        kind = AbstractDevice(
+            getattr(first, "device_kind", None),
+            getattr(first, "num_cores", None),
+            getattr(first, "platform", None),
+        )
+        return AbstractMesh(
+            self.devices.shape, self.axis_names, self.axis_types, abstract_device=kind
+        )
 
     def __enter__(self):
         _meshes_in_scope.append(self)
+        _placing.append(False)  # JAX's `with mesh:` places no results
+        _mesh_changed()
         return self
 
     def __exit__(self, *exc):
         _meshes_in_scope.pop()
+        _placing.pop()
+        _mesh_changed()
 
     def _key(self) -> tuple:
         return (
@@ -188,15 +202,32 @@ class Mesh:
         return f"Mesh({axes}, axis_types={self.axis_types!r})"
 
 
+class AbstractDevice(NamedTuple):
+    """The kind of a mesh's devices, which its AbstractMesh names (JAX's)."""
+
+    device_kind: str | None
+    num_cores: int | None
+    platform: str | None
+
+
 class AbstractMesh:
     """A mesh's axis names, sizes and types without its devices (JAX's): what
     code asks of the mesh in scope. `get_abstract_mesh()` outside any mesh
-    gives the empty one."""
+    gives the empty one. `abstract_device` (a concrete mesh's kind of
+    device) is printed, as JAX's, but takes no part in comparisons."""
 
-    def __init__(self, axis_sizes: tuple = (), axis_names: tuple = (), axis_types=None):
+    def __init__(
+        self,
+        axis_sizes: tuple = (),
+        axis_names: tuple = (),
+        axis_types=None,
+        *,
+        abstract_device: AbstractDevice | None = None,
+    ):
         self.axis_sizes = tuple(int(n) for n in axis_sizes)
         self.axis_names = tuple(axis_names)
         self.axis_types = _axis_types(axis_types, len(self.axis_names))
+        self.abstract_device = abstract_device
 
     shape = property(lambda self: dict(zip(self.axis_names, self.axis_sizes)))
     shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
@@ -212,6 +243,10 @@ class AbstractMesh:
     def _of_type(self, kind: AxisType) -> tuple:
         return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
 
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        return self  # as a Mesh's: code asks either for its axes so
+
     def __eq__(self, other) -> bool:
         return isinstance(other, AbstractMesh) and self._key() == other._key()
 
@@ -223,12 +258,39 @@ class AbstractMesh:
 
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
-        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types!r})"
+        kind = self.abstract_device
+        device = (
+            ""
+            if kind is None
+            else ", " + ", ".join(f"{k}={v}" for k, v in zip(kind._fields, kind))
+        )
+        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types!r}{device})"
 
 
 # The meshes of enclosing `with set_mesh(m)` / `with m` blocks, innermost last;
-# a global `set_mesh(m)` sets the bottom one.
+# a global `set_mesh(m)` sets the bottom one. `_placing[i]`: whether entry i
+# came from set_mesh, whose mesh JAX puts eager and jit results on.
 _meshes_in_scope: list = [None]
+_placing: list = [True]
+# [the mesh results go onto, or None]: read by the eager and jit slow paths;
+# the fast paths never see a mesh, as `on_mesh_change` listeners empty them.
+placement_mesh: list = [None]
+_mesh_listeners: list = []
+
+
+def on_mesh_change(listener) -> None:
+    """Calls `listener()` whenever the mesh results go onto changes (the
+    eager and jit fast-path caches, which run on one device, use it)."""
+    _mesh_listeners.append(listener)
+
+
+def _mesh_changed() -> None:
+    mesh = _meshes_in_scope[-1] if _placing[-1] else None
+    if mesh is placement_mesh[0]:
+        return
+    placement_mesh[0] = mesh
+    for listener in _mesh_listeners:
+        listener()
 
 
 def mesh_in_scope() -> Mesh | None:
@@ -247,7 +309,8 @@ class _MeshScope:
         return self.mesh
 
     def __exit__(self, *exc):
-        _meshes_in_scope[-1] = self.previous
+        _meshes_in_scope[-1], _placing[-1] = self.previous
+        _mesh_changed()
 
 
 def set_mesh(mesh: Mesh | None) -> _MeshScope:
@@ -275,29 +338,33 @@ def set_mesh(mesh: Mesh | None) -> _MeshScope:
             f"set_mesh takes a Mesh (olympus.make_mesh) or None, got "
             f"{type(mesh).__name__}{_at_user_line()}"
         )
-    previous = _meshes_in_scope[-1]
-    _meshes_in_scope[-1] = mesh
+    previous = (_meshes_in_scope[-1], _placing[-1])
+    _meshes_in_scope[-1], _placing[-1] = mesh, True
+    _mesh_changed()
     return _MeshScope(mesh, previous)
 
 
 def onto_mesh_in_scope(out, per_dimension: bool = True):
-    """`out` (an eager result, or a list of them) where JAX puts a value made
-    from host operands under `set_mesh` of a mesh with Explicit axes: on that
-    mesh, not split (`P(None, ...)`, or jnp.array's `P()` without
-    `per_dimension`); unchanged without such a mesh."""
-    mesh = _meshes_in_scope[-1]
-    if mesh is None or not mesh.abstract_mesh.explicit_axes:
+    """`out` (an eager or jit result, or a list of them, computed on one
+    device) where JAX puts it under `set_mesh`: on that mesh, not split. On
+    Explicit axes `P(None, ...)` (JAX's result type names the mesh), or
+    `P()` without `per_dimension` (jnp.array; a result whose type JAX carries
+    over from a meshless operand); on Auto axes always `P()`. Unchanged
+    without a `set_mesh` mesh."""
+    mesh = placement_mesh[0]
+    if mesh is None:
         return out
     if isinstance(out, (list, tuple)):
         return type(out)(onto_mesh_in_scope(v, per_dimension) for v in out)
     from olympus.backends.xla.array import Array, put
 
-    if type(out) is not Array or out.sharding.num_devices > 1:
+    if type(out) is not Array or isinstance(out.sharding, NamedSharding):
         return out
-    if not isinstance(out.dtype, np.dtype):  # keys and float0 stay put
-        return out
-    spec = PartitionSpec(*[None] * out.ndim) if per_dimension else PartitionSpec()
-    return put(out, NamedSharding(mesh, spec))
+    if out.sharding.num_devices > 1 or not isinstance(out.dtype, np.dtype):
+        return out  # float0 stays put
+    if per_dimension and mesh.abstract_mesh.explicit_axes:
+        return put(out, NamedSharding(mesh, PartitionSpec(*[None] * out.ndim)))
+    return put(out, NamedSharding(mesh, PartitionSpec()))
 
 
 def typed_spec(spec: PartitionSpec, ndim: int, explicit: tuple) -> tuple:
@@ -523,9 +590,11 @@ class NamedSharding(Sharding):
     NamedSharding(mesh=Mesh('data': 1, axis_types=(Explicit,)), spec=P('data',), memory_kind=device)
     """
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec):
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"NamedSharding takes a Mesh, got {type(mesh).__name__}")
+    def __init__(self, mesh: Mesh | AbstractMesh, spec: PartitionSpec):
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(
+                f"NamedSharding takes a Mesh or an AbstractMesh, got {type(mesh).__name__}"
+            )
         spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
         used = [name for dim in range(len(spec)) for name in spec.axes(dim)]
         unknown = [n for n in used if n not in mesh.axis_names]
@@ -537,7 +606,8 @@ class NamedSharding(Sharding):
             )
         self.mesh = mesh
         self.spec = spec
-        self._device_assignment = tuple(mesh.devices.flat)
+        # on an AbstractMesh (a traced layout, as out_info says it): no devices
+        self._device_assignment = tuple(getattr(mesh, "devices", np.empty(0)).flat)
 
     def _tiling(self, ndim: int, api: str = "NamedSharding") -> Tiling:
         if len(self.spec) > ndim:
@@ -552,7 +622,7 @@ class NamedSharding(Sharding):
         sizes = self.mesh.shape
         tiles = tuple(math.prod(sizes[n] for n in axes) for axes in split)
         copies = math.prod(sizes[n] for n in unused)
-        positions = np.arange(self.mesh.size).reshape(self.mesh.devices.shape)
+        positions = np.arange(self.mesh.size).reshape(tuple(sizes.values()))
         order = [names.index(n) for n in used + unused]
         holders = positions.transpose(order).reshape(tiles + (copies,))
         return Tiling(tiles, copies, holders)
@@ -584,6 +654,8 @@ class NamedSharding(Sharding):
         return hash(self._key())
 
     def __repr__(self) -> str:
+        if isinstance(self.mesh, AbstractMesh):  # no devices, no memory (JAX's)
+            return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
         return (
             f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
         )
@@ -635,7 +707,7 @@ class GSPMDSharding(Sharding):
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"GSPMDSharding({self.tiling.hlo_text()}, devices={len(self._device_assignment)})"
+        return f"GSPMDSharding({self.tiling.hlo_text()}, memory_kind=device)"  # JAX's
 
 
 def tiling_of_hlo(hlo, ndim: int, count: int) -> Tiling:

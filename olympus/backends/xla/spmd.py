@@ -35,15 +35,19 @@ from olympus.backends.xla.array import Array, placed_array, put
 from olympus.backends.xla.lowering import (
     LoweringError,
     build_module,
+    module_layout,
     returns_ordering_token,
+    tensor_type,
 )
 from olympus.backends.xla.sharding import (
+    AxisType,
     GSPMDSharding,
     Mesh,
     NamedSharding,
     PartitionSpec,
     Sharding,
     as_named,
+    Tiling,
     spelled_for_rank,
     tiling_of_hlo,
 )
@@ -448,3 +452,39 @@ def apply_sharded(primitive, args: tuple, avals: tuple, out_avals: list, params)
         _eager_sharded[key] = exe
     outs = exe.call(list(args))
     return outs if primitive.multiple_results else outs[0]
+
+
+def emit_inspect_sharding(emitter, value: str, aval, report, keep: list) -> None:
+    """Lowers debug.inspect_array_sharding of `value`: `report(sharding)`
+    with its layout. On one device it is known now (replicated, a
+    GSPMDSharding as JAX says it); over several, XLA's partitioner calls
+    back with the one it chose, as a NamedSharding on the program's mesh
+    (Auto axes, as JAX's). The function handed to XLA goes into `keep`,
+    which must live until the program is compiled."""
+    layout, ndim = module_layout(), aval.ndim
+    if layout is None or len(layout.devices) == 1:
+        devices = layout.devices if layout is not None else [client.default_device()]
+        holders = np.zeros((1,) * ndim + (1,), dtype=int)
+        report(GSPMDSharding(devices, Tiling((1,) * ndim, 1, holders)))
+        return
+    mesh = layout.mesh
+    auto = Mesh(mesh.devices, mesh.axis_names, (AxisType.Auto,) * len(mesh.axis_names))
+
+    def chosen(hlo) -> None:
+        if hlo.is_manual():  # inside shard_map: each device's own piece, as JAX
+            return report(NamedSharding(auto, PartitionSpec()))
+        count = len(layout.devices)
+        tiled = GSPMDSharding(layout.devices, tiling_of_hlo(hlo, ndim, count))
+        report(as_named(tiled, auto, ndim) or tiled)
+
+    from jaxlib import _jax  # (the partitioner's callback, as a config string)
+
+    keep.append(chosen)
+    key = "".join(f"\\{b:02X}" for b in _jax.encode_inspect_sharding_callback(chosen))
+    emitter.op_typed(
+        "stablehlo.custom_call",
+        [value],
+        [tensor_type(aval)],
+        f'call_target_name = "InspectSharding", api_version = 1 : i32, '
+        f'has_side_effect = true, backend_config = "{key}"',
+    )
