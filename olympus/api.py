@@ -25,7 +25,7 @@ from olympus.backends.xla.sharding import (
 from olympus.jit_function import JitFunction, normalize_argnums
 from olympus.lax import ops as lax_ops
 from olympus.lax.parallel import shard_map
-from olympus.lax.sharding import with_sharding_constraint
+from olympus.lax.sharding import constrain
 from olympus.stages import (
     laid_out_structs,
     optimized,
@@ -745,7 +745,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 def _put_leaf(v, sharding):
     if isinstance(v, Tracer):
         if isinstance(sharding, NamedSharding):
-            return with_sharding_constraint(v, sharding)
+            return constrain(v, sharding)
         return v
     if sharding is None:
         return v if isinstance(v, Array) else to_device(v)

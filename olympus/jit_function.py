@@ -41,7 +41,7 @@ from olympus.backends.xla.dispatch_native import (
 )
 from olympus.prng import keys_from_structs
 from olympus.lax.pjit import pjit_p
-from olympus.lax.sharding import with_sharding_constraint
+from olympus.lax.sharding import constrain
 from olympus.stages import (
     BackgroundCompile,
     Call,
@@ -793,7 +793,7 @@ def _placed(result):
 def _constrained(values: list, shardings: list) -> list:
     """jit's in/out_shardings inside another trace: sharding constraints."""
     return [
-        with_sharding_constraint(v, s) if isinstance(s, NamedSharding) else v
+        constrain(v, s) if isinstance(s, NamedSharding) else v
         for v, s in zip(values, shardings)
     ]
 

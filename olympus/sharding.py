@@ -37,7 +37,7 @@ from olympus.api import device_put
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array, make_array_from_single_device_arrays
 from olympus.ir import dtypes
-from olympus.lax.sharding import with_sharding_constraint
+from olympus.lax.sharding import constrain
 from olympus.tracer.core import Tracer
 from olympus.tracer.errors import UnexpectedTracerError
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_unflatten
@@ -80,7 +80,7 @@ def reshard(xs, out_shardings):
     leaves, tree = tree_flatten(xs)
     per_leaf = flat_shardings(named, xs, "reshard")
     shardings = [spelled_for_rank(s, _rank(v)) for s, v in zip(per_leaf, leaves)]
-    return tree_unflatten(tree, with_sharding_constraint(leaves, shardings))
+    return tree_unflatten(tree, constrain(leaves, shardings))
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):

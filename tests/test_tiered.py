@@ -307,7 +307,7 @@ def test_a_deleted_argument_is_refused_after_an_interpreted_call():
 def test_values_laid_out_over_devices_compile_directly():
     from olympus.sharding import NamedSharding, PartitionSpec
 
-    mesh = olympus.make_mesh((1,), ("x",))
+    mesh = olympus.make_mesh((1,), ("x",), axis_types=(olympus.sharding.AxisType.Auto,))
     program = olympus.make_olympuspr(
         lambda x: lax.with_sharding_constraint(
             x * 2.0, NamedSharding(mesh, PartitionSpec("x"))
@@ -325,7 +325,8 @@ def test_sharded_arguments_and_constraints_keep_their_layout():
         import numpy as np, olympus, olympus.numpy as jnp
         from olympus import lax
         from olympus.sharding import NamedSharding, PartitionSpec as P
-        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        auto = (olympus.sharding.AxisType.Auto,) * 2  # JAX constrains only Auto axes
+        mesh = olympus.make_mesh((2, 2), ("x", "y"), axis_types=auto)
         rows = NamedSharding(mesh, P("x"))
         x = olympus.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), rows)
         f = olympus.jit(lambda a: jnp.tanh(a) * 2.0, tiered=True)

@@ -17,6 +17,7 @@ import math
 from olympus.backends.xla.array import Array, put
 
 from olympus.backends.xla.sharding import (
+    AxisType,
     NamedSharding,
     PartitionSpec,
     Sharding,
@@ -26,6 +27,7 @@ from olympus.backends.xla.sharding import (
     mesh_in_scope,
     named_sharding_of,
     spelled_for_rank,
+    typed_spec,
 )
 from olympus.backends.xla.spmd import sdy_sharding
 from olympus.ir.core import AvalSharding, ShapedArray, all_primitives
@@ -77,7 +79,11 @@ def with_sharding_constraint(x, shardings):
     """`x` constrained to the layout `shardings` gives.
 
     `x` (a pytree) laid out as `shardings` (one NamedSharding, or a pytree of
-    them matching `x`) says, wherever XLA's partitioner can see it.
+    them matching `x`) says, wherever XLA's partitioner can see it. As in JAX,
+    it constrains only Auto axes: inside `set_mesh` of a mesh whose axes are
+    all Explicit a value's layout is its type, so the constraint asserts that
+    type and returns `x`; elsewhere a spec naming an Explicit axis is refused.
+    `olympus.sharding.reshard` moves a value between Explicit layouts.
 
     Args:
       x: a pytree of arrays.
@@ -88,6 +94,10 @@ def with_sharding_constraint(x, shardings):
 
     Raises:
       TypeError: shardings is not a NamedSharding (or a pytree of them).
+      ConstraintNotTypeError: under an all-Explicit mesh, x's type has
+        another layout (an AssertionError, as JAX's).
+      ConstraintOnExplicitAxesError: elsewhere, a spec names an Explicit
+        axis (a ValueError, as JAX's).
 
     Example:
       >>> auto = (olympus.sharding.AxisType.Auto,)
@@ -97,6 +107,32 @@ def with_sharding_constraint(x, shardings):
       Array([0., 1.], dtype=float32)
     """
     leaves, tree = tree_flatten(x)
+    per_leaf = _named_per_leaf(shardings, leaves, "with_sharding_constraint")
+    for v, s in zip(leaves, per_leaf):  # the rank first, as JAX checks it
+        s._tiling(len(getattr(v, "shape", ())), "with_sharding_constraint")
+    context = mesh_in_scope()
+    if context is not None and context.abstract_mesh.are_all_axes_explicit:
+        for v, s in zip(leaves, per_leaf):
+            _assert_typed_as(v, s)
+        return x
+    for s in per_leaf:
+        _refuse_explicit_axes(s)
+    outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
+    return tree_unflatten(tree, outs)
+
+
+def constrain(x, shardings):
+    """`x` laid out as `shardings` says on any axes, Explicit ones included:
+    how reshard, device_put and jit's in/out_shardings lay a traced value
+    out (with_sharding_constraint's checks are for its own callers)."""
+    leaves, tree = tree_flatten(x)
+    per_leaf = _named_per_leaf(shardings, leaves, "with_sharding_constraint")
+    outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
+    return tree_unflatten(tree, outs)
+
+
+def _named_per_leaf(shardings, leaves: list, api: str) -> list:
+    """One NamedSharding per leaf (a bare PartitionSpec on the set_mesh mesh)."""
     if isinstance(shardings, (NamedSharding, PartitionSpec)):
         per_leaf = [shardings] * len(leaves)
     else:
@@ -112,15 +148,59 @@ def with_sharding_constraint(x, shardings):
     if len(per_leaf) != len(leaves) or not all(
         isinstance(s, NamedSharding) for s in per_leaf
     ):
-        site = user_source_info()
         raise TypeError(
-            f"with_sharding_constraint takes a NamedSharding (a mesh and a "
+            f"{api} takes a NamedSharding (a mesh and a "
             f"PartitionSpec; a bare PartitionSpec inside `with set_mesh(mesh)`) "
             f"or a pytree of them matching its {len(leaves)} values, "
-            f"got {shardings!r}" + (f" (at {site})" if site is not None else "")
+            f"got {shardings!r}{_site()}"
         )
-    outs = [sharding_constraint_p.bind(v, sharding=s) for v, s in zip(leaves, per_leaf)]
-    return tree_unflatten(tree, outs)
+    return per_leaf
+
+
+class ConstraintNotTypeError(AssertionError):
+    """with_sharding_constraint inside `set_mesh` of an all-Explicit mesh on a
+    value whose type holds another layout: there the constraint is an
+    assertion, as in JAX (reshard moves the value)."""
+
+
+class ConstraintOnExplicitAxesError(ValueError):
+    """with_sharding_constraint naming an Explicit (or Manual) mesh axis
+    outside an all-Explicit set_mesh: it constrains only Auto axes, as in JAX."""
+
+
+def _assert_typed_as(x, sharding) -> None:
+    aval = getattr(x, "aval", None)
+    ndim = len(aval.shape) if aval is not None else len(getattr(x, "shape", ()))
+    layout = getattr(aval, "sharding", None)
+    have = PartitionSpec(*(layout.spec if layout is not None else (None,) * ndim))
+    want = typed_spec(sharding.spec, ndim, sharding.mesh.axis_names)
+    if tuple(have) != tuple(want):
+        raise ConstraintNotTypeError(
+            f"with_sharding_constraint acts as an assertion inside set_mesh of a "
+            f"mesh whose axes are all Explicit (a value's layout is its type): the "
+            f"value's layout {have} is not the one asked for, {want}; use "
+            f"olympus.sharding.reshard(x, {want}) to move it there{_site()}"
+        )
+
+
+def _refuse_explicit_axes(sharding) -> None:
+    mesh, spec = sharding.mesh, sharding.spec
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+    named = [n for d in range(len(spec)) for n in spec.axes(d)]
+    typed = [n for n in named if kinds.get(n, AxisType.Auto) is not AxisType.Auto]
+    if typed:
+        raise ConstraintOnExplicitAxesError(
+            f"with_sharding_constraint: {spec} names {typed}, not Auto axes of "
+            f"the mesh {mesh.shape} (axis types {tuple(t.name for t in mesh.axis_types)}); "
+            f"a constraint may name only Auto axes (a value's layout on Explicit "
+            f"axes is its type): use olympus.sharding.reshard(x, {spec}) to move "
+            f"it, or a mesh with Auto axes{_site()}"
+        )
+
+
+def _site() -> str:
+    site = user_source_info()
+    return f" (at {site})" if site is not None else ""
 
 
 _out_sharding_given = contextvars.ContextVar("out_sharding_given", default=False)
