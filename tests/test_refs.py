@@ -777,3 +777,14 @@ def _jit_with_shardings(ox, x, how):
 )
 def test_jit_with_shardings_takes_a_ref(how):
     agree(_jit_with_shardings, V, how)
+
+
+def test_jit_with_shardings_that_do_not_fit_the_arguments_raises():
+    def prog(ox, x):
+        s = ox.sharding.SingleDeviceSharding(ox.devices()[0])
+        f = ox.jit(lambda r, y: r.__setitem__(..., r[...] + y), in_shardings=(s,))
+        return f(ox.new_ref(x), x)
+
+    agree(prog, V)
+    ours, _ = run_both(prog, V)
+    assert "2 positional arguments" in str(ours.error)

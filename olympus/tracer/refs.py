@@ -606,6 +606,14 @@ def _shifted_in_shardings(in_shardings, n_dynamic: int):
         return None
     if type(in_shardings) not in (tuple, list):  # one for every argument
         in_shardings = (in_shardings,) * n_dynamic
+    elif len(in_shardings) != n_dynamic:
+        from olympus.backends.xla.sharding import ShardingTreeError  # (above us)
+
+        raise ShardingTreeError(
+            f"jit in_shardings: the shardings {in_shardings!r} do not match the "
+            f"{n_dynamic} positional arguments that are not static (a pytree "
+            f"prefix is needed: one sharding per argument, or one for all)"
+        )
     return (None, *in_shardings)
 
 
