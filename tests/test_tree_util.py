@@ -299,3 +299,25 @@ def test_partial_crosses_jit():
     assert isinstance(adder, tree_util.Partial)
     np.testing.assert_allclose(np.asarray(adder(1.0)), [2.0, 2.0])
     assert tree_util.tree_leaves(scaled_add)[1] == 3.0
+
+
+def test_key_types_print_and_compare_as_jax():
+    """The four key types come from one factory (issue 30); each prints,
+    reprs and reads its field as JAX's."""
+    import jax.tree_util as jtu
+
+    for name, value in [
+        ("SequenceKey", 2),
+        ("DictKey", "w"),
+        ("GetAttrKey", "x"),
+        ("FlattenedIndexKey", 3),
+    ]:
+        ours, theirs = getattr(tree_util, name)(value), getattr(jtu, name)(value)
+        assert (str(ours), repr(ours)) == (str(theirs), repr(theirs))
+        field = {"SequenceKey": "idx", "GetAttrKey": "name"}.get(name, "key")
+        assert getattr(ours, field) == value
+        assert ours == getattr(tree_util, name)(value) and hash(ours) is not None
+    path = (tree_util.DictKey(1), tree_util.FlattenedIndexKey(0))
+    assert tree_util.keystr(path) == jtu.keystr(
+        (jtu.DictKey(1), jtu.FlattenedIndexKey(0))
+    )

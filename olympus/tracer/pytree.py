@@ -348,32 +348,29 @@ def _collect_paths(treedef: PyTreeDef, prefix: str, out: list) -> None:
 
 
 # ---- key paths as objects (JAX's tree_flatten_with_path) --------------------
-class SequenceKey(NamedTuple):
-    idx: int
-
-    def __str__(self) -> str:
-        return f"[{self.idx}]"
-
-
-class DictKey(NamedTuple):
-    key: Any
-
-    def __str__(self) -> str:
-        return f"[{self.key!r}]"
+def _key_type(name: str, field: str, annotation, form: str, doc: str) -> type:
+    """A key-path entry type (JAX's): a NamedTuple of one field, printed as
+    `form` shows it (keystr joins these)."""
+    key_type = NamedTuple(name, [(field, annotation)])
+    key_type.__str__ = lambda self: form.format(self[0])
+    key_type.__doc__ = doc
+    return key_type
 
 
-class GetAttrKey(NamedTuple):
-    name: str
-
-    def __str__(self) -> str:
-        return f".{self.name}"
-
-
-class FlattenedIndexKey(NamedTuple):
-    key: int
-
-    def __str__(self) -> str:
-        return f"[<flat index {self.key}>]"
+SequenceKey = _key_type(
+    "SequenceKey", "idx", int, "[{}]", "A list's or tuple's child: its index."
+)
+DictKey = _key_type("DictKey", "key", Any, "[{!r}]", "A dict's child: its key.")
+GetAttrKey = _key_type(
+    "GetAttrKey", "name", str, ".{}", "A namedtuple's or dataclass's field: its name."
+)
+FlattenedIndexKey = _key_type(
+    "FlattenedIndexKey",
+    "key",
+    int,
+    "[<flat index {}>]",
+    "A child of a node registered without keys: its place in the flattening.",
+)
 
 
 def _key_objects(treedef: PyTreeDef) -> list:
