@@ -6,6 +6,7 @@ operand takes the dtype of the array it meets, as a weak-typed constant.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import operator
@@ -319,6 +320,24 @@ def integer_sizes(api: str, shape) -> tuple:
         ) from None
 
 
+def lays_out_result(fn):
+    """`fn` (a lax function taking JAX's keyword `out_sharding=`) with its
+    result laid out as `out_sharding` where one is given (see
+    lax/sharding.py: laid_out_as); `fn` itself computes the result."""
+    api = f"lax.{fn.__name__}"
+
+    @functools.wraps(fn)
+    def laid_out(*args, out_sharding=None, **kwargs):
+        if out_sharding is None:
+            return fn(*args, **kwargs)
+        from olympus.lax import sharding  # it imports this module
+
+        return sharding.laid_out_as(lambda: fn(*args, **kwargs), out_sharding, api)
+
+    return laid_out
+
+
+@lays_out_result
 def broadcast_in_dim(
     operand,
     shape: Sequence[int],
@@ -350,14 +369,6 @@ def broadcast_in_dim(
       >>> lax.broadcast_in_dim(jnp.array([1.0, 2.0]), (3, 2), (1,)).shape
       (3, 2)
     """
-    if out_sharding is not None:
-        from olympus.lax import sharding
-
-        return sharding.laid_out_as(
-            lambda: broadcast_in_dim(operand, shape, broadcast_dimensions),
-            out_sharding,
-            "lax.broadcast_in_dim",
-        )
     return sh.broadcast_in_dim_p.bind(
         operand,
         shape=integer_sizes("broadcast_in_dim", shape),
@@ -390,6 +401,7 @@ def broadcast(operand, sizes: Sequence[int], *, out_sharding=None):
     return broadcast_in_dim(operand, shape, dims, out_sharding=out_sharding)
 
 
+@lays_out_result
 def reshape(
     operand,
     new_sizes: Sequence[int],
@@ -416,14 +428,6 @@ def reshape(
       >>> lax.reshape(jnp.arange(6), (2, 3))
       Array([[0, 1, 2], [3, 4, 5]], dtype=int32)
     """
-    if out_sharding is not None:
-        from olympus.lax import sharding
-
-        return sharding.laid_out_as(
-            lambda: reshape(operand, new_sizes, dimensions),
-            out_sharding,
-            "lax.reshape",
-        )
     new_sizes = integer_sizes("reshape", new_sizes)
     if dimensions is None and aval_of(operand).shape == new_sizes:
         return operand
@@ -640,6 +644,7 @@ def iota(dtype, size: int):
     )
 
 
+@lays_out_result
 def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_sharding=None):
     """An array of `shape` counting 0, 1, ... along one dimension.
 
@@ -665,14 +670,6 @@ def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_shardin
       Array([[0, 1, 2],
              [0, 1, 2]], dtype=int32)
     """
-    if out_sharding is not None:
-        from olympus.lax import sharding
-
-        return sharding.laid_out_as(
-            lambda: broadcasted_iota(dtype, shape, dimension),
-            out_sharding,
-            "lax.broadcasted_iota",
-        )
     return sh.iota_p.bind(
         dtype=dtypes.canonicalize_dtype(dtype),
         shape=tuple(map(int, shape)),
@@ -747,13 +744,8 @@ reduce_xor = _reducer(red.reduce_xor_p)
 _reduce_sum = reduce_sum
 
 
+@lays_out_result
 def reduce_sum(operand, axes: Sequence[int], *, out_sharding=None):
-    if out_sharding is not None:
-        from olympus.lax import sharding
-
-        return sharding.laid_out_as(
-            lambda: _reduce_sum(operand, axes), out_sharding, "lax.reduce_sum"
-        )
     return _reduce_sum(operand, axes)
 
 
@@ -806,6 +798,7 @@ def argmin(operand, axis: int, index_dtype):
     return _arg_extreme(red.argmin_p, operand, axis, index_dtype)
 
 
+@lays_out_result
 def dot_general(
     lhs,
     rhs,
@@ -847,14 +840,6 @@ def dot_general(
     """
     from olympus.lax import sharding
 
-    if out_sharding is not None:
-        return sharding.laid_out_as(
-            lambda: dot_general(
-                lhs, rhs, dimension_numbers, precision, preferred_element_type
-            ),
-            out_sharding,
-            "lax.dot_general",
-        )
     dn = _dimension_numbers(dimension_numbers)
     sharding.refuse_ambiguous_contraction(lhs, rhs, dn)
     pet = (
