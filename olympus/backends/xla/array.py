@@ -113,26 +113,16 @@ class Array(AvalProperties):
     # ---- host conversion ---------------------------------------------------
     def _value(self) -> np.ndarray:
         """This array on the host, read once and kept, read-only (as JAX's):
-        on the CPU it is a view of the device buffer itself."""
+        on the CPU a view of the device buffer itself."""
         npy = self._npy
-        if npy is None:
-            buf, aval = self._buf, self.aval
-            if (
-                buf is not None
-                and self._global is None
-                and aval.dtype not in _ML_FLOATS
-            ):
-                # client.host_array's common case, inline (read-backs are hot):
-                # jaxlib's buffer protocol waits for the buffer and hands a
-                # read-only view of it
-                npy = np.asarray(buf)
-                if not aval.shape and npy.shape:  # a 0-d shard reads back as (1,)
-                    npy = npy.reshape(())
-            else:
-                npy = self._host_copy() if self._global is None else self._gathered()
-                if npy.flags.writeable:
-                    npy.flags.writeable = False
-            self._npy = npy
+        return npy if npy is not None else self.__array__()
+
+    def _read_back(self) -> np.ndarray:
+        """`_value`'s first read where `__array__`'s inline one does not
+        apply: bf16/fp8 (client.host_array), placed and deleted arrays."""
+        npy = self._host_copy() if self._global is None else self._gathered()
+        if npy.flags.writeable:
+            npy.flags.writeable = False
         return npy
 
     def _host_copy(self) -> np.ndarray:
@@ -172,8 +162,17 @@ class Array(AvalProperties):
 
     def __array__(self, dtype=None, copy=None):
         value = self._npy
-        if value is None:
-            value = self._value()
+        if value is None:  # the first read, inline: np.asarray(result) is hot
+            buf, aval = self._buf, self.aval  # (a placed array's _buf is None)
+            if buf is not None and aval.dtype not in _ML_FLOATS:
+                # jaxlib's buffer protocol waits for the buffer and hands a
+                # read-only view of it (client.host_array's common case)
+                value = np.asarray(buf)
+                if not aval.shape and value.shape:  # a 0-d shard reads as (1,)
+                    value = value.reshape(())
+            else:
+                value = self._read_back()
+            self._npy = value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         return value.copy() if copy else value
