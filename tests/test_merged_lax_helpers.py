@@ -38,3 +38,24 @@ def test_a_returned_ref_is_a_value_error_in_jit_and_control_flow(program):
     assert isinstance(ours.error, ValueError), ours
     assert isinstance(theirs.error, ValueError), theirs
     assert "cannot be returned" in str(ours.error)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox, x, w: ox.lax.conv(x, w, (2, 1), "SAME"),
+        lambda ox, x, w: ox.jit(
+            ox.grad(lambda a: ox.lax.conv(a, w, (1, 1), "VALID").sum())
+        )(x),
+        lambda ox, x, w: ox.lax.conv_with_general_padding(
+            x, w, (1, 2), ((1, 0), (2, 1)), (2, 1), None
+        ),
+        lambda ox, x, w: ox.vmap(lambda a: ox.lax.conv(a[None], w, (1, 1), "SAME"))(x),
+    ],
+)
+def test_conv_through_its_shared_params_record_matches_jax(program):
+    """conv is conv_with_general_padding without dilations; the shape rule and
+    lowering read conv_general_dilated's params through one record."""
+    x = np.arange(2 * 3 * 5 * 4, dtype=np.float32).reshape(2, 3, 5, 4) / 10
+    w = np.linspace(-1, 1, 4 * 3 * 3 * 2, dtype=np.float32).reshape(4, 3, 3, 2)
+    agree(program, x, w, rtol=1e-5, atol=1e-5)

@@ -51,16 +51,24 @@ def _dilate(sizes, dilation):
     return tuple(0 if d == 0 else 1 + r * (d - 1) for d, r in zip(sizes, dilation))
 
 
-def _check_groups(
-    lhs: ShapedArray,
-    rhs: ShapedArray,
-    dimension_numbers,
-    feature_group_count: int,
-    batch_group_count: int,
-) -> None:
+class ConvParams(NamedTuple):
+    """conv_general_dilated's params, as its shape rule and lowering read them
+    (`ConvParams(**params)`)."""
+
+    window_strides: tuple
+    padding: tuple
+    lhs_dilation: tuple
+    rhs_dilation: tuple
+    dimension_numbers: ConvDimensionNumbers
+    feature_group_count: int
+    batch_group_count: int
+    precision: object = None
+
+
+def _check_groups(lhs: ShapedArray, rhs: ShapedArray, p: ConvParams) -> None:
     """StableHLO's grouping constraints, as one readable error each."""
-    lspec, rspec, _ = dimension_numbers
-    groups, batch_groups = feature_group_count, batch_group_count
+    lspec, rspec, _ = p.dimension_numbers
+    groups, batch_groups = p.feature_group_count, p.batch_group_count
     in_f, out_f = rhs.shape[rspec[1]], rhs.shape[rspec[0]]
     where = f"conv_general_dilated (input {lhs.str_short()}, kernel {rhs.str_short()})"
     if groups < 1 or batch_groups < 1 or (groups > 1 and batch_groups > 1):
@@ -81,35 +89,25 @@ def _check_groups(
         )
 
 
-def _conv_abstract_eval(
-    lhs: ShapedArray,
-    rhs: ShapedArray,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-):
+def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, **params):
+    p = ConvParams(**params)
     dtype = same_dtypes("conv_general_dilated", (lhs, rhs))
-    lspec, rspec, ospec = dimension_numbers
-    if lhs.ndim != rhs.ndim or lhs.ndim < 3 or len(window_strides) != lhs.ndim - 2:
+    lspec, rspec, ospec = p.dimension_numbers
+    strides = p.window_strides
+    if lhs.ndim != rhs.ndim or lhs.ndim < 3 or len(strides) != lhs.ndim - 2:
         raise OlympusTypeError(
             f"conv_general_dilated: input {lhs.str_short()} and kernel {rhs.str_short()} need "
-            f"one rank >= 3 and one stride per spatial axis, got strides {window_strides}"
+            f"one rank >= 3 and one stride per spatial axis, got strides {strides}"
         )
-    _check_groups(lhs, rhs, dimension_numbers, feature_group_count, batch_group_count)
-    in_sizes = _dilate([lhs.shape[d] for d in lspec[2:]], lhs_dilation)
-    window = _dilate([rhs.shape[d] for d in rspec[2:]], rhs_dilation)
+    _check_groups(lhs, rhs, p)
+    in_sizes = _dilate([lhs.shape[d] for d in lspec[2:]], p.lhs_dilation)
+    window = _dilate([rhs.shape[d] for d in rspec[2:]], p.rhs_dilation)
     spatial = [
         max(0, (i + lo + hi - w) // s + 1) if i + lo + hi >= w else 0
-        for i, (lo, hi), w, s in zip(in_sizes, padding, window, window_strides)
+        for i, (lo, hi), w, s in zip(in_sizes, p.padding, window, strides)
     ]
     out = [0] * lhs.ndim
-    out[ospec[0]] = lhs.shape[lspec[0]] // batch_group_count
+    out[ospec[0]] = lhs.shape[lspec[0]] // p.batch_group_count
     out[ospec[1]] = rhs.shape[rspec[0]]
     for d, size in zip(ospec[2:], spatial):
         out[d] = size
@@ -125,34 +123,22 @@ def _layout(spec, names) -> str:
     return f"[{', '.join(letters)}]"
 
 
-def _conv_lower(
-    ctx,
-    lhs,
-    rhs,
-    *,
-    window_strides,
-    padding,
-    lhs_dilation,
-    rhs_dilation,
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    precision=None,
-):
-    lspec, rspec, ospec = dimension_numbers
+def _conv_lower(ctx, lhs, rhs, **params):
+    p = ConvParams(**params)
+    lspec, rspec, ospec = p.dimension_numbers
     layout = f"{_layout(lspec, 'bf')}x{_layout(rspec, 'oi')}->{_layout(ospec, 'bf')}"
-    pads = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+    pads = ", ".join(f"[{lo}, {hi}]" for lo, hi in p.padding)
     attrs = (
-        f"batch_group_count = {batch_group_count} : i64, "
+        f"batch_group_count = {p.batch_group_count} : i64, "
         f"dimension_numbers = #stablehlo.conv<{layout}>, "
-        f"feature_group_count = {feature_group_count} : i64, "
-        f"lhs_dilation = {i64_array(lhs_dilation)}, "
-        f"padding = dense<[{pads}]> : tensor<{len(padding)}x2xi64>, "
-        f"rhs_dilation = {i64_array(rhs_dilation)}, "
-        f"window_strides = {i64_array(window_strides)}"
+        f"feature_group_count = {p.feature_group_count} : i64, "
+        f"lhs_dilation = {i64_array(p.lhs_dilation)}, "
+        f"padding = dense<[{pads}]> : tensor<{len(p.padding)}x2xi64>, "
+        f"rhs_dilation = {i64_array(p.rhs_dilation)}, "
+        f"window_strides = {i64_array(p.window_strides)}"
     )
     return ctx.op(
-        "stablehlo.convolution", [lhs, rhs], attrs + precision_attr(precision)
+        "stablehlo.convolution", [lhs, rhs], attrs + precision_attr(p.precision)
     )
 
 
@@ -704,13 +690,8 @@ def conv(
       >>> lax.conv(jnp.ones((1, 1, 4, 4)), jnp.ones((2, 1, 3, 3)), (1, 1), "VALID").shape
       (1, 2, 2, 2)
     """
-    return conv_general_dilated(
-        lhs,
-        rhs,
-        window_strides,
-        padding,
-        precision=precision,
-        preferred_element_type=preferred_element_type,
+    return conv_with_general_padding(
+        lhs, rhs, window_strides, padding, None, None, precision, preferred_element_type
     )
 
 
