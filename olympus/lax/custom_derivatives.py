@@ -17,9 +17,10 @@ jit and make_olympuspr see it, and registers rules for the transforms:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 
 from olympus.backends.xla.lowering import lower_closed_inline, lowering_rules
@@ -199,19 +200,14 @@ class SymbolicZero:
         return f"SymbolicZero({self.aval.str_short()})"
 
 
+@dataclasses.dataclass(eq=False, slots=True)
 class CustomVJPPrimal:
     """An argument of a `symbolic_zeros=True` fwd: its value, and whether it
     is differentiated (a tangent that is not a symbolic zero). A pytree leaf,
-    as JAX's."""
+    as JAX's (a dataclass not registered as a node)."""
 
-    __slots__ = ("value", "perturbed")
-
-    def __init__(self, value, perturbed: bool):
-        self.value = value
-        self.perturbed = perturbed
-
-    def __repr__(self) -> str:
-        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+    value: Any
+    perturbed: bool
 
 
 def _from_symbolic(t, primal):
@@ -661,6 +657,10 @@ class custom_vjp(_CustomDerivative):
         self.symbolic_zeros = symbolic_zeros
 
     def _call_with_rule(self, name: str, args: tuple):
+        # the refs its function writes go in and come out (olympus/tracer/refs.py)
+        return refs.threaded_custom_vjp(self, type(self)._staged_call, name, args)
+
+    def _staged_call(self, name: str, args: tuple):
         argnums, leaves, in_tree = self._dynamic(args)
         trees = self._trace_body(name, args, argnums, leaves, in_tree)
         dyn_fwd, dyn = argnums_partial(self.fwd, argnums, args)
