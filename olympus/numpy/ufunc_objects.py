@@ -21,20 +21,22 @@ from olympus.numpy.core import check_arraylike
 from olympus.numpy.ufunc_docs import with_out_where
 from olympus.numpy import arrays, core, functional, indexing, joining, reductions
 
-# The numpy functions the ufunc methods are built on, under their jnp names.
-jnp = types.SimpleNamespace(
-    append=joining.append,
-    asarray=core.asarray,
-    broadcast_to=core.broadcast_to,
-    concatenate=arrays.concatenate,
-    full=arrays.full,
-    moveaxis=arrays.moveaxis,
-    ravel=arrays.ravel,
-    take=indexing.take,
-    vectorize=functional.vectorize,
-    where=reductions.where,
-    zeros=arrays.zeros,
+# The numpy functions the ufunc methods are built on, under their jnp names
+# (this module sits below the olympus.numpy package, so it cannot import it).
+_BUILT_ON = (
+    arrays.concatenate,
+    arrays.full,
+    arrays.moveaxis,
+    arrays.ravel,
+    arrays.zeros,
+    core.asarray,
+    core.broadcast_to,
+    functional.vectorize,
+    indexing.take,
+    joining.append,
+    reductions.where,
 )
+jnp = types.SimpleNamespace(**{fn.__name__: fn for fn in _BUILT_ON})
 
 __all__ = ["frompyfunc", "ufunc"]
 
