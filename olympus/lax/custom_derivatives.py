@@ -657,10 +657,6 @@ class custom_vjp(_CustomDerivative):
         self.symbolic_zeros = symbolic_zeros
 
     def _call_with_rule(self, name: str, args: tuple):
-        # the refs its function writes go in and come out (olympus/tracer/refs.py)
-        return refs.threaded_custom_vjp(self, type(self)._staged_call, name, args)
-
-    def _staged_call(self, name: str, args: tuple):
         argnums, leaves, in_tree = self._dynamic(args)
         trees = self._trace_body(name, args, argnums, leaves, in_tree)
         dyn_fwd, dyn = argnums_partial(self.fwd, argnums, args)
