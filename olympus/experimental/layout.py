@@ -8,6 +8,7 @@ code that inspects them (flax maps shardings through `Format`) works, and a
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 
@@ -15,53 +16,43 @@ class LayoutError(ValueError):
     """A layout olympus cannot place arrays in (only row-major is supported)."""
 
 
+@dataclasses.dataclass(frozen=True)
 class Layout:
     """The order of an array's dimensions in memory, most major first;
-    `None` means the default (row-major)."""
+    `None` means the default (row-major). A value: equal, hashed and printed
+    by its order."""
 
-    def __init__(self, major_to_minor: tuple[int, ...] | None = None):
-        if major_to_minor is not None:
-            order = tuple(int(d) for d in major_to_minor)
-            if order != tuple(range(len(order))):
-                raise LayoutError(
-                    f"Layout(major_to_minor={order}): olympus places arrays "
-                    f"row-major only, i.e. major_to_minor={tuple(range(len(order)))} "
-                    f"or None"
-                )
-            major_to_minor = order
-        self.major_to_minor = major_to_minor
+    major_to_minor: tuple[int, ...] | None = None
 
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Layout) and self.major_to_minor == other.major_to_minor
-
-    def __hash__(self) -> int:
-        return hash(self.major_to_minor)
-
-    def __repr__(self) -> str:
-        return f"Layout(major_to_minor={self.major_to_minor})"
+    def __post_init__(self):
+        if self.major_to_minor is None:
+            return
+        order = tuple(int(d) for d in self.major_to_minor)
+        if order != tuple(range(len(order))):
+            raise LayoutError(
+                f"Layout(major_to_minor={order}): olympus places arrays "
+                f"row-major only, i.e. major_to_minor={tuple(range(len(order)))} "
+                f"or None"
+            )
+        object.__setattr__(self, "major_to_minor", order)
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
 class Format:
-    """A layout together with a sharding (JAX's `Format(layout, sharding)`).
+    """A layout together with a sharding (JAX's `Format(layout, sharding)`);
+    a value, equal and hashed by both.
 
     >>> from olympus.experimental.layout import Format, Layout
     >>> Format(Layout(), None).layout
     Layout(major_to_minor=None)
     """
 
-    def __init__(self, layout: Layout | None = None, sharding: Any = None):
-        self.layout = layout if layout is not None else Layout()
-        self.sharding = sharding
+    layout: Layout | None = None
+    sharding: Any = None
 
-    def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, Format)
-            and self.layout == other.layout
-            and self.sharding == other.sharding
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.layout, self.sharding))
+    def __post_init__(self):
+        if self.layout is None:
+            object.__setattr__(self, "layout", Layout())
 
     def __repr__(self) -> str:
         return f"Format({self.layout!r}, {self.sharding!r})"
