@@ -635,3 +635,18 @@ def test_cond_with_one_operand_per_branch_as_jax():
 
     agree(program, True, np.float32(1.0), np.float32(2.0))
     agree(program, False, np.float32(1.0), np.float32(2.0))
+
+
+def test_layout_and_format_are_values():
+    """Layout and Format compare, hash and print by their fields (frozen
+    dataclasses, issue 30); a list order is stored as a tuple."""
+    import dataclasses
+
+    from olympus.experimental.layout import Format, Layout
+
+    assert Layout([0, 1]) == Layout((0, 1)) and Layout() != Layout((0,))
+    assert len({Format(Layout((0,)), None), Format(Layout([0]), None)}) == 1
+    assert repr(Layout([0, 1])) == "Layout(major_to_minor=(0, 1))"
+    assert repr(Format()) == "Format(Layout(major_to_minor=None), None)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Format().layout = Layout()
