@@ -24,6 +24,7 @@ import numpy as np
 
 from olympus import numpy as jnp
 from olympus.lax import elementwise as ew
+from olympus.lax.custom_derivatives import stop_gradient
 from olympus.tracer import refs
 from olympus.tracer.core import Tracer, aval_of
 from olympus.transforms.ad_util import is_zero
@@ -307,7 +308,7 @@ def _of_ref_type(ref: Ref, new):
     )
 
 
-refs.operations.update(get=get, swap=swap)
+refs.operations.update(get=get, swap=swap, stop_gradient=stop_gradient)
 refs.plain_values[JVPTracer] = lambda t: t.primal if is_zero(t.tangent) else None
 
 __all__ = [

@@ -31,7 +31,7 @@ from olympus.ir.structure import Structure, declare
 from olympus.ir.core import all_primitives
 from olympus.lax.base import define_primitive
 from olympus.lax.elementwise import convert_element_type_p
-from olympus.tracer import core
+from olympus.tracer import core, refs
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.functions import argnums_partial, dynamic_argnums, flatten_fun
@@ -657,6 +657,10 @@ class custom_vjp(_CustomDerivative):
         self.symbolic_zeros = symbolic_zeros
 
     def _call_with_rule(self, name: str, args: tuple):
+        # the refs its function writes go in and come out (olympus/tracer/refs.py)
+        return refs.threaded_custom_vjp(self, type(self)._staged_call, name, args)
+
+    def _staged_call(self, name: str, args: tuple):
         argnums, leaves, in_tree = self._dynamic(args)
         trees = self._trace_body(name, args, argnums, leaves, in_tree)
         dyn_fwd, dyn = argnums_partial(self.fwd, argnums, args)

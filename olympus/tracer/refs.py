@@ -17,9 +17,10 @@ and any staged function that writes one, raises `RefDiscovered` (internal):
 the jit, checkpoint, scan, while_loop or cond around it catches it, adds
 the ref to the refs it threads, and traces again. eval_shape and
 make_olympuspr bind the refs their function writes for the trace and
-forget the writes, as JAX's do. custom_jvp and custom_vjp bodies read an
-outer ref as a constant, as do transforms (vmap, jvp), which refuse to
-write a batched or differentiated value into it, as JAX does.
+forget the writes, as JAX's do; a custom_vjp threads the refs its function
+writes. custom_jvp bodies read an outer ref as a constant, as do transforms
+(vmap, jvp), which refuse to write a batched or differentiated value into
+it, as JAX does.
 
 The operations (`get`, `swap`, `addupdate`, with their checks) need
 olympus.numpy, which sits above this layer; `olympus.ref` installs them in
@@ -29,6 +30,7 @@ until the first Ref is made (`made`).
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 import weakref
@@ -55,9 +57,10 @@ class RefError(ValueError):
 
 class RefScopeError(RefError):
     """A Ref made outside a staged function that cannot thread it (a
-    custom_jvp or custom_vjp body under jit) was written inside it: jit,
-    checkpoint, scan, fori_loop, while_loop, cond and switch thread the refs
-    their functions close over (eval_shape and make_olympuspr forget writes)."""
+    custom_jvp under jit, a custom_vjp's fwd or bwd when a jitted function is
+    differentiated) was written inside it: jit, checkpoint, custom_vjp, scan,
+    fori_loop, while_loop, cond and switch thread the refs their functions
+    close over (eval_shape and make_olympuspr forget writes)."""
 
 
 class RefDiscovered(RefScopeError):
@@ -486,6 +489,54 @@ def threaded_call(staged_call, fun, args: tuple, kwargs: dict, what: str):
         return staged_call(with_refs, args, {**kwargs, REF_VALUES: values})
 
     return _threaded_run(run)
+
+
+def threaded_custom_vjp(custom, staged_call, name: str, args: tuple):
+    """A custom_vjp's staged call, `staged_call(custom, name, args)`, with the
+    refs its function writes threaded through it: a copy of `custom` whose
+    function and fwd take their values as one more argument and give their
+    new values as more outputs, without a derivative (fwd runs on primals, so
+    its writes are not differentiated in JAX either)."""
+    if custom.symbolic_zeros:  # fwd's arguments are wrapped: not threaded
+        return staged_call(custom, name, args)
+
+    def run(refs, values):
+        if not refs:
+            return staged_call(custom, name, args), []
+        threaded = copy.copy(custom)
+        threaded.fun = _taking_values(custom.fun, refs, lambda out, v: (out, v))
+        threaded.fwd = _taking_values(custom.fwd, refs, _with_values_out)
+        threaded.bwd = functools.wraps(custom.bwd)(
+            lambda *a: _with_no_values_ct(custom.bwd(*a[:-1], a[-1][0]))
+        )
+        out, values = staged_call(threaded, name, (*args, values))
+        return out, operations["stop_gradient"](values)
+
+    return _threaded_run(run)
+
+
+def _taking_values(fun, refs: list, give):
+    @functools.wraps(fun)
+    def threaded(*args):
+        *args, values = args
+        with _Bound(refs, values) as bound:
+            return give(fun(*args), bound.final_values())
+
+    return threaded
+
+
+def _with_values_out(result, values):
+    """fwd's (out, residuals) as ((out, values), residuals); anything else as
+    it is, for custom_vjp's own check of fwd's result."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return (result[0], values), result[1]
+    return result
+
+
+def _with_no_values_ct(cts):
+    """bwd's cotangents, and none for the values (for custom_vjp's checks,
+    anything but a tuple as it is)."""
+    return (*cts, None) if isinstance(cts, (tuple, list)) else cts
 
 
 # ---- jit: ref arguments and refs the function closes over --------------------
