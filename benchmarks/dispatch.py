@@ -3,7 +3,8 @@
 Measures, for olympus and (when it is importable) JAX in the same process:
   - a jit cache hit on a tiny function with device-resident arguments,
   - the same call with NumPy arguments (a host-to-device copy each call),
-    and with its result read back by `np.asarray` (issue 33),
+    and with its result read back by `np.asarray` (issue 33), and the
+    device-argument call read back (the read-back's cost alone),
   - a jit call whose argument is a dict of 100 small arrays (pytree flattening),
   - a jit call with a static argument, one with it as a keyword, and one
     whose first argument is a tuple of arrays (a container),
@@ -213,6 +214,7 @@ def workloads(lib, jnp) -> dict:
         "jit, device args": lambda: f(x, y),
         "jit, NumPy args": lambda: f(x_host, y_host),
         "jit, NumPy args, np.asarray result": lambda: np.asarray(f(x_host, y_host)),
+        "jit, device args, np.asarray result": lambda: np.asarray(f(x, y)),
         "jit, dict of 100 arrays": lambda: g(tree),
         "jit, static argument": lambda: h(x, 2.0),
         "jit, static keyword argument": lambda: k(x, factor=2.0),
@@ -231,6 +233,7 @@ NUMBERS = {  # calls per round: enough for ~50-100 ms per round
     "jit, device args": 10000,
     "jit, NumPy args": 5000,
     "jit, NumPy args, np.asarray result": 5000,
+    "jit, device args, np.asarray result": 5000,
     "jit, dict of 100 arrays": 500,
     "jit, static argument": 5000,
     "jit, static keyword argument": 5000,
@@ -288,6 +291,7 @@ FOCUS = {  # issue 17's and 33's cases: calls per (short) round
     "jit, tuple argument": 500,
     "jit, NumPy args": 500,
     "jit, NumPy args, np.asarray result": 500,
+    "jit, device args, np.asarray result": 500,
     "eager jnp.sin(x)": 500,
     "eager x + y": 500,
     "eager 3-layer MLP": 50,
