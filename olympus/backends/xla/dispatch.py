@@ -166,19 +166,13 @@ class Executable:
         return self.fast.arrays(buffers)
 
     def _call_and_wait(self, buffers: list) -> list[Array]:
-        try:
+        with host_callback.callback_errors():
             results = self.loaded.execute_sharded(buffers, with_tokens=True)
             done = results.consume_token()
             outs = results.consume_with_handlers(self._handlers)
             if self.ordered:
                 outs = outs[:-1]  # drops the token
-            done.block_until_ready()
-            for out in outs:
-                out.block_until_ready()
-        except (
-            client.xc.XlaRuntimeError
-        ) as err:  # how XLA reports a failed Python callback
-            host_callback.raise_callback_error(err)
+            host_callback.wait_for(done, outs)
         arrays = [Array(buf, aval) for buf, aval in zip(outs, self._device_avals)]
         for i in self.host_outputs:
             arrays.insert(i, np.zeros(self.out_avals[i].shape, float0))

@@ -15,10 +15,12 @@ branches, loop bodies and nested jits too: their lowerings carry the token.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from typing import Callable, Sequence
 
+from olympus.backends.xla import client
 from olympus.backends.xla.lowering import TOKEN_TYPE, LoweringError, tensor_type
 
 TARGET = "xla_ffi_python_cpu_callback"
@@ -31,15 +33,29 @@ class HostCallbackError(RuntimeError):
     traceback."""
 
 
-def raise_callback_error(err: Exception) -> None:
-    """Re-raises XLA's report of a failed callback as a HostCallbackError."""
-    if "CpuCallback error" in str(err):
-        raise HostCallbackError(
-            f"a host callback (olympus.debug.print / debug.callback / pure_callback) "
-            f"raised inside "
-            f"a compiled program:\n{err}"
-        ) from None
-    raise err
+@contextlib.contextmanager
+def callback_errors():
+    """Around running an executable (one device's or an SPMD one): XLA's
+    report of a failed callback, an XlaRuntimeError, re-raised as a
+    HostCallbackError."""
+    try:
+        yield
+    except client.xc.XlaRuntimeError as err:
+        if "CpuCallback error" in str(err):
+            raise HostCallbackError(
+                f"a host callback (olympus.debug.print / debug.callback / "
+                f"pure_callback) raised inside a compiled program:\n{err}"
+            ) from None
+        raise
+
+
+def wait_for(done, outs) -> None:
+    """Waits for an execution's token `done`, then its outputs: the token's
+    wait raises a failure on any device (a host callback's error), where one
+    device's outputs may not."""
+    done.block_until_ready()
+    for out in outs:
+        out.block_until_ready()
 
 
 _lock = threading.Lock()

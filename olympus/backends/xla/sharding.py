@@ -523,6 +523,11 @@ class Tiling:
         return f"{{devices=[{','.join(map(str, dims))}]{ids}{last}}}"
 
 
+def whole_tiling(ndim: int) -> Tiling:
+    """One tile, the whole array, held by one device."""
+    return Tiling((1,) * ndim, 1, np.zeros((1,) * ndim + (1,), dtype=int))
+
+
 class Sharding:
     """Where each piece of an array lives; subclasses give `_tiling(ndim)`."""
 
@@ -669,7 +674,7 @@ class SingleDeviceSharding(Sharding):
         self._device_assignment = (device,)
 
     def _tiling(self, ndim: int, api: str = "") -> Tiling:
-        return Tiling((1,) * ndim, 1, np.zeros((1,) * ndim + (1,), dtype=int))
+        return whole_tiling(ndim)
 
     is_fully_replicated = True
 

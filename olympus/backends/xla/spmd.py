@@ -47,9 +47,9 @@ from olympus.backends.xla.sharding import (
     PartitionSpec,
     Sharding,
     as_named,
-    Tiling,
     spelled_for_rank,
     tiling_of_hlo,
+    whole_tiling,
 )
 from olympus.ir.core import Eqn, Olympuspr, ShapedArray, Var, subolympusprs
 
@@ -329,22 +329,14 @@ class ShardedExecutable:
         return self._run(buffers)
 
     def _run(self, buffers: list) -> list[Array]:
-        try:
+        with host_callback.callback_errors():
             results, done = _launch(self, buffers)
             outs = [
                 placed_array(buf, aval, s)
                 for buf, aval, s in zip(results, self.out_avals, self.out_shardings)
             ]
             if self.waits:
-                # the execution's token: its wait raises a failure on any device
-                # (a host callback's error), where one device's outputs may not
-                done.block_until_ready()
-                for out in outs:
-                    out.block_until_ready()
-        except (
-            client.xc.XlaRuntimeError
-        ) as err:  # how XLA reports a failed Python callback
-            host_callback.raise_callback_error(err)
+                host_callback.wait_for(done, outs)
         return outs
 
 
@@ -464,8 +456,7 @@ def emit_inspect_sharding(emitter, value: str, aval, report, keep: list) -> None
     layout, ndim = module_layout(), aval.ndim
     if layout is None or len(layout.devices) == 1:
         devices = layout.devices if layout is not None else [client.default_device()]
-        holders = np.zeros((1,) * ndim + (1,), dtype=int)
-        report(GSPMDSharding(devices, Tiling((1,) * ndim, 1, holders)))
+        report(GSPMDSharding(devices, whole_tiling(ndim)))
         return
     mesh = layout.mesh
     auto = Mesh(mesh.devices, mesh.axis_names, (AxisType.Auto,) * len(mesh.axis_names))
