@@ -1564,3 +1564,19 @@ def test_log_compiles_reports_each_compile_on_the_jax_logger():
 
     assert compiles(jax.log_compiles, jax.jit, jax.numpy) == 2
     assert compiles(log_compiles, olympus.jit, jnp) == 2
+
+
+def test_astype_of_a_key_array_to_its_own_dtype():
+    """optax.MultiSteps keeps an optimizer state holding a typed key through
+    `jnp.astype(jnp.where(emit, new, old), old.dtype)` (optax's alias_test)."""
+
+    def prog(ox, pick):
+        old, new = ox.random.key(0), ox.random.key(1)
+        step = lambda e: ox.jnp.astype(ox.jnp.where(e, new, old), old.dtype)  # noqa: E731
+        kept = [step(pick), ox.jit(step)(ox.jnp.bool_(pick))]
+        return [ox.random.key_data(k) for k in kept], str(kept[1].dtype)
+
+    agree(prog, True)
+    agree(prog, False)
+    # to a numeric dtype: refused in both
+    agree(lambda ox: ox.jnp.astype(ox.random.key(0), ox.jnp.float32))

@@ -9,6 +9,7 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.numpy.core import (
+    _key_array_type,
     accepts_device,
     asarray,
     requested_dtype,
@@ -946,6 +947,8 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
       >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
       Array([ 1, -1], dtype=int32)
     """
+    if isinstance(x, _key_array_type()) and dtype == x.dtype:
+        return x  # a key array to its own dtype (optax's MultiSteps state), as JAX's
     return placed(
         lax.convert_element_type(to_operand(x), requested_dtype(dtype)), device
     )
