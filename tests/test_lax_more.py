@@ -21,6 +21,7 @@ from olympus.test_util import (
     check_jit_matches_eager,
     reference_call,
 )
+from olympus.lax.slicing import ScatterModeError
 from olympus.tracer.errors import OlympusTypeError
 from olympus.transforms.jvp import jvp_rules
 
@@ -335,7 +336,7 @@ def test_scatter_sub_accumulates_duplicates_and_wraps_unsigned():
         (operand, updates),
         order=1,
     )
-    with pytest.raises(lax.LaxArgumentError, match="mode 'clip'"):
+    with pytest.raises(ScatterModeError, match="mode 'clip'"):
         lax.scatter_sub(operand, indices, updates, SCATTER_DN, mode="clip")
 
 

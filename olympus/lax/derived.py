@@ -25,7 +25,6 @@ from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.lax.op_docs import (
     ARGS_REAL_X_ACCURACY,
-    documented,
     RAISES_NOT_REAL_FLOAT,
     RETURNS_LIKE_X,
     RETURNS_NEW_LIKE_OPERAND,
@@ -496,25 +495,9 @@ def batch_matmul(lhs, rhs, precision=None):
     return ops.dot_general(lhs, rhs, contract, precision)
 
 
-@documented("scatter_sub")
-def scatter_sub(
-    operand,
-    scatter_indices,
-    updates,
-    dimension_numbers,
-    *,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
-    mode=None,
-):
-    if not slicing.drops_out_of_range(mode):
-        raise LaxArgumentError(
-            f"lax.scatter_sub: mode {mode!r} is not supported; out-of-range "
-            f"windows are dropped (mode='drop')"
-        )
-    return slicing.scatter_add(
-        operand, scatter_indices, ops.neg(updates), dimension_numbers
-    )
+scatter_sub = slicing.public_scatter(
+    slicing.scatter_add_p, "", name="scatter_sub", on_updates=ops.neg
+)
 
 
 # ---- named axes ---------------------------------------------------------------------------

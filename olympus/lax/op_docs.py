@@ -1,5 +1,5 @@
 """Docstrings of the lax functions that factories make (ops.py's `_binary`,
-`_unary` and `_reducer`, slicing.py's `_public_scatter`), keyed by the
+`_unary` and `_reducer`, slicing.py's `public_scatter`), keyed by the
 primitive's name: one body serves many functions, so each one's text lives
 in this table. A name missing here keeps its factory's one-line default.
 
@@ -76,12 +76,10 @@ def _reducer(summary: str, note: str, example: str) -> str:
     return _doc(summary, note, _REDUCER_SECTIONS, example)
 
 
-def _scatter(
-    summary: str, note: str, example: str, mode_error: str = "ScatterModeError"
-) -> str:
+def _scatter(summary: str, note: str, example: str) -> str:
     raises = (
         "  OlympusTypeError: the dimension numbers do not fit the shapes, or the\n"
-        f"    dtypes differ.\n  {mode_error}: mode is 'clip' or unknown (a ValueError)."
+        "    dtypes differ.\n  ScatterModeError: mode is 'clip' or unknown (a ValueError)."
     )
     sections = (_SCATTER_ARGS, "  A new array of operand's shape and dtype.", raises)
     note = f"{note} Out-of-range windows are dropped."
@@ -477,7 +475,6 @@ DOCS: dict[str, str] = {
         "unsigned integers wrap around, as in JAX.",
         "  >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.array([2.0, 1.0]), dn)\n"
         "  Array([ 0., -3.,  0.], dtype=float32)",
-        mode_error="LaxArgumentError",
     ),
     "scatter_min": _scatter(
         "The elementwise minimum of `operand` and `updates` at the indices.",
@@ -566,14 +563,3 @@ def with_sections(*sections: str) -> Callable[[Callable], Callable]:
         return fn
 
     return add_sections
-
-
-def documented(name: str) -> Callable[[Callable], Callable]:
-    """A decorator giving a hand-written function its docstring from DOCS,
-    where it belongs to a family written there (scatter_sub with the scatters)."""
-
-    def set_doc(fn: Callable) -> Callable:
-        fn.__doc__ = DOCS[name]
-        return fn
-
-    return set_doc

@@ -736,7 +736,12 @@ def _check_scatter_mode(api: str, mode) -> None:
         )
 
 
-def _public_scatter(prim, doc):
+def public_scatter(prim, doc: str, name: str | None = None, on_updates=None):
+    """The lax function `name` (the primitive's by default) that binds the
+    scatter primitive `prim`, with `on_updates` applied to the updates first
+    (lax/derived.py: scatter_sub is a scatter_add of the negated updates)."""
+    name = name or prim.name
+
     def scatter_fn(
         operand,
         scatter_indices,
@@ -747,35 +752,35 @@ def _public_scatter(prim, doc):
         unique_indices: bool = False,
         mode=None,
     ):
-        _check_scatter_mode(prim.name, mode)
+        _check_scatter_mode(name, mode)
         return prim.bind(
             operand,
             scatter_indices,
-            updates,
+            updates if on_updates is None else on_updates(updates),
             dimension_numbers=_scatter_dn(dimension_numbers),
         )
 
-    scatter_fn.__name__ = scatter_fn.__qualname__ = prim.name
-    scatter_fn.__doc__ = OP_DOCS.get(prim.name, doc)
+    scatter_fn.__name__ = scatter_fn.__qualname__ = name
+    scatter_fn.__doc__ = OP_DOCS.get(name, doc)
     return scatter_fn
 
 
-scatter = _public_scatter(
+scatter = public_scatter(
     scatter_p,
     "`operand` with windows of `updates` written at the "
     "indices (out-of-range windows are dropped).",
 )
-scatter_add = _public_scatter(
+scatter_add = public_scatter(
     scatter_add_p,
     "`operand` with `updates` added at the indices; duplicate indices accumulate.",
 )
-scatter_mul = _public_scatter(
+scatter_mul = public_scatter(
     scatter_mul_p, "`operand` multiplied by `updates` at the indices."
 )
-scatter_min = _public_scatter(
+scatter_min = public_scatter(
     scatter_min_p, "elementwise min of `operand` and `updates` there."
 )
-scatter_max = _public_scatter(
+scatter_max = public_scatter(
     scatter_max_p, "elementwise max of `operand` and `updates` there."
 )
 
