@@ -32,9 +32,9 @@ from olympus.backends.xla.sharding import (
 from olympus.backends.xla.spmd import sdy_sharding
 from olympus.ir.core import AvalSharding, ShapedArray, all_primitives
 from olympus.lax.base import define_primitive
-from olympus.tracer.core import user_source_info
+from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.pytree import tree_flatten, tree_unflatten
-from olympus.transforms.batching import batch_rules
+from olympus.transforms.batching import batch_rules, register_batch_layout
 from olympus.transforms.jvp import defjvp_linear
 from olympus.transforms.linearize import transpose_rules
 
@@ -201,6 +201,61 @@ def _refuse_explicit_axes(sharding) -> None:
 def _site() -> str:
     site = user_source_info()
     return f" (at {site})" if site is not None else ""
+
+
+def _batch_layout_of(leaves: list, axes: list):
+    """(mesh, entry): the Explicit mesh axes vmap's mapped inputs are split over
+    along their batch dimension (JAX's `explicit_mesh_axis`), where they all
+    agree and some are, with the concrete mesh (an input's, or set_mesh's) a
+    constraint needs; else None."""
+    entries, meshes = set(), set()
+    for x, axis in zip(leaves, axes):
+        if axis is None:
+            continue
+        aval = getattr(x, "aval", None)
+        layout = getattr(aval, "sharding", None)
+        entries.add(None if layout is None else _spec_of(aval)[axis])
+        if layout is not None:
+            concrete = x.sharding if isinstance(x, Array) else None
+            scope = mesh_in_scope()
+            if isinstance(concrete, NamedSharding):
+                meshes.add(concrete.mesh)
+            elif scope is not None and scope.abstract_mesh == layout.mesh:
+                meshes.add(scope)
+            else:
+                return None  # a traced input outside set_mesh: no devices known
+    if len(entries) != 1 or None in entries or len(meshes) != 1:
+        return None
+    return meshes.pop(), entries.pop()
+
+
+def _split_alike(avals: list, layout) -> bool:
+    """Whether the batched types `avals` (batch at 0) are split as `layout`."""
+    return any(
+        a.sharding is not None and _spec_of(a)[0] == layout[1] for a in avals if a.ndim
+    )
+
+
+def _split_like_batch(out, val, axis: int, layout, made_by_rule: bool):
+    """The broadcast `out` of an unbatched vmap output `val` split along `axis`
+    as the batch is, where JAX types `val` on a mesh: a result of a call or
+    loop with a batched result (`made_by_rule`), or any array or traced value
+    inside `set_mesh` (a Python or NumPy constant has no mesh: unsplit)."""
+    on_mesh = mesh_in_scope() is not None and (
+        isinstance(val, Tracer)
+        or isinstance(val, Array)
+        and isinstance(val.sharding, NamedSharding)
+    )
+    if not (made_by_rule or on_mesh):
+        return out
+    mesh, entry = layout
+    entries = [None] * len(out.shape)
+    entries[axis] = entry
+    sharding = NamedSharding(mesh, PartitionSpec(*entries))
+    return sharding_constraint_p.bind(out, sharding=sharding)
+
+
+register_batch_layout(_batch_layout_of, _split_like_batch, _split_alike)
 
 
 _out_sharding_given = contextvars.ContextVar("out_sharding_given", default=False)

@@ -19,6 +19,7 @@ move and create batch axes but may not import (`register_batch_ops`).
 from __future__ import annotations
 from olympus.tracer.tracebacks import api_boundary
 
+import contextvars
 import functools
 import threading
 import weakref
@@ -86,6 +87,8 @@ class BatchTrace(Trace):
         self.name = name
         self.axis_name = axis_name
         self.alive = True
+        self.layout = None  # the mapped inputs' batch layout (register_batch_layout)
+        self.split_outputs: dict[int, Any] = {}  # unbatched, typed with the batch's
 
     def describe(self) -> str:
         return f"{self.name} (axis size {self.axis_size})"
@@ -125,8 +128,17 @@ class BatchTrace(Trace):
                     self.axis_size, list(vals), list(dims), **params
                 )
         if primitive.multiple_results:
+            self._note_split(out, out_dim)
             return [self.pack(v, d) for v, d in zip(out, out_dim)]
         return self.pack(out, out_dim)
+
+    def _note_split(self, outs, dims) -> None:
+        """A call or loop with a batched result types its unbatched ones on the
+        batch's mesh too (JAX's), so vmap's exit splits them like the batch."""
+        if self.layout is not None and any(d is not not_mapped for d in dims):
+            self.split_outputs.update(
+                (id(v), v) for v, d in zip(outs, dims) if d is not_mapped
+            )
 
     def check_per_example(self, primitive, args, params) -> None:
         """Shape errors name the per-example types the user wrote the code for,
@@ -232,6 +244,40 @@ def register_batch_ops(broadcast_in_dim: Callable, transpose: Callable) -> None:
 
 def _broadcast_in_dim(x, shape, broadcast_dimensions):
     return _batch_ops["broadcast_in_dim"](x, shape, broadcast_dimensions)
+
+
+# How vmap lays out an output that does not vary over the batch where the
+# mapped inputs' batch dimension is split over Explicit mesh axes (JAX's
+# `explicit_mesh_axis`); lax/sharding.py fills it (it owns the layouts).
+_batch_layout: dict[str, Callable] = {}
+# The layout of the innermost vmap whose body is running (for the rules'
+# forced outputs, broadcast_forced).
+_layout_now: contextvars.ContextVar = contextvars.ContextVar(
+    "batch_layout", default=None
+)
+
+
+def register_batch_layout(
+    layout_of: Callable, split_like_batch: Callable, split_alike: Callable
+) -> None:
+    """`layout_of(leaves, axes)`: the mapped inputs' batch layout or None;
+    `split_like_batch(out, val, axis, layout, made_by_rule)`: the broadcast
+    `out` of the unbatched output `val`, laid out along `axis` as the batch;
+    `split_alike(avals, layout)`: whether batched types (batch at 0) are."""
+    _batch_layout["of"] = layout_of
+    _batch_layout["split"] = split_like_batch
+    _batch_layout["alike"] = split_alike
+
+
+def broadcast_forced(x, axis_size: int, batched_avals: list):
+    """An unbatched output a rule batches anyway (a cond's, whose other branch
+    varies), broadcast at axis 0 and split as the enclosing vmap's batch is
+    where the rule's batched inputs (`batched_avals`) are (JAX's)."""
+    out = broadcast_batch(x, axis_size, 0)
+    layout = _layout_now.get()
+    if layout is None or not _batch_layout["alike"](batched_avals, layout):
+        return out
+    return _batch_layout["split"](out, x, 0, layout, True)
 
 
 def broadcast_batch(x, axis_size: int, axis: int):
@@ -402,9 +448,12 @@ def vmap(
         ]
         size = _batch_size(leaves, axes, paths, axis_size, name)
         trace = BatchTrace(core.current_trace(), size, f"vmap of {name}", axis_name)
+        if _batch_layout:
+            trace.layout = _batch_layout["of"](leaves, axes)
         tracers = [trace.pack(x, a) for x, a in zip(leaves, axes)]
         boxes = refs.rebox(tracers, ref_args, trace)
         named = {} if axis_name is None else {axis_name: size}
+        layout_token = _layout_now.set(trace.layout)
         try:
             with set_current_trace(trace), axes_env.bound(named):
                 a, k = tree_unflatten(in_tree, tracers)
@@ -416,10 +465,13 @@ def vmap(
             ]
         finally:
             trace.alive = False
+            _layout_now.reset(layout_token)
         out_axes_flat = _out_leaf_axes(out_axes, out, out_tree, name)
         out_paths = _leaf_paths(out_tree, "out")
         results = [
-            _place_output(v, d, ax, size, p, name, sum_match)
+            _split_like_batch(
+                trace, v, d, ax, _place_output(v, d, ax, size, p, name, sum_match)
+            )
             for (v, d), ax, p in zip(unpacked, out_axes_flat, out_paths)
         ]
         for ref, axis, (value, bdim) in written:
@@ -555,6 +607,17 @@ def _batch_size(leaves, axes, paths, axis_size, name: str) -> int:
             f"vmap of {name}: inconsistent sizes for the mapped axis: {listed}"
         )
     return next(iter(sizes.values()))
+
+
+def _split_like_batch(trace: BatchTrace, val, bdim, out_axis, out):
+    """`out` (the placed output `val`) split along its batch axis as the mapped
+    inputs are, where `val` did not vary over the batch yet JAX types it on
+    their mesh."""
+    if trace.layout is None or bdim is not not_mapped or out_axis is None:
+        return out
+    axis = out_axis % aval_of(out).ndim
+    made_by_rule = trace.split_outputs.get(id(val)) is val
+    return _batch_layout["split"](out, val, axis, trace.layout, made_by_rule)
 
 
 def _place_output(val, bdim, out_axis, axis_size, path, name, sum_match=False):

@@ -48,6 +48,7 @@ from olympus.transforms.ad_util import (
 )
 from olympus.transforms.batching import (
     BatchTrace,
+    broadcast_forced,
     move_batch_axis,
     not_mapped,
     rule_axis_name,
@@ -429,6 +430,7 @@ def batch_program(
     # batched here (olympus/transforms/batching.py: rule_axis_name).
     axis_name = rule_axis_name()
     named = {} if axis_name is None else {axis_name: axis_size}
+    batched_in = [a for a, b in zip(in_avals, in_batched) if b]
 
     def fun(*args):
         trace = BatchTrace(core.current_trace(), axis_size, axis_name=axis_name)
@@ -448,7 +450,7 @@ def batch_program(
         ]
         out_batched[:] = [b or f for b, f in zip(batched, force_out)]
         return [
-            move_batch_axis(v, axis_size, not_mapped, 0) if f and not b else v
+            broadcast_forced(v, axis_size, batched_in) if f and not b else v
             for v, b, f in zip(outs, batched, force_out)
         ]
 
