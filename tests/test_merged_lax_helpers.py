@@ -59,3 +59,17 @@ def test_conv_through_its_shared_params_record_matches_jax(program):
     x = np.arange(2 * 3 * 5 * 4, dtype=np.float32).reshape(2, 3, 5, 4) / 10
     w = np.linspace(-1, 1, 4 * 3 * 3 * 2, dtype=np.float32).reshape(4, 3, 3, 2)
     agree(program, x, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda ox, x: ox.jit(lambda a: a[ox.jnp.array([2, 0, 2])])(x),
+        lambda ox, x: ox.jit(lambda a: a[:, ox.jnp.array([1, 3])])(x),
+        lambda ox, x: ox.jit(lambda a: a.at[ox.jnp.array([0, 2, 0])].add(1.5))(x),
+        lambda ox, x: ox.jit(lambda a: a.at[:, 1].max(ox.jnp.arange(3.0)))(x),
+    ],
+)
+def test_gather_and_scatter_lowerings_spell_dimension_numbers_as_jax(program):
+    """Both lowerings write their dimension numbers through one function."""
+    agree(program, np.arange(12, dtype=np.float32).reshape(3, 4))

@@ -74,10 +74,13 @@ class ScatterDimensionNumbers(NamedTuple):
     scatter_dims_to_operand_dims: tuple
 
 
-def _dims_attr(kind: str, fields: dict, index_vector_dim: int) -> str:
-    """`#stablehlo.gather<...>` text; empty lists are left out, as the parser wants."""
-    parts = [f"{k} = [{', '.join(map(str, v))}]" for k, v in fields.items() if v]
-    parts.append(f"index_vector_dim = {index_vector_dim}")
+def _dims_attr(kind: str, dn: NamedTuple, ctx) -> str:
+    """`#stablehlo.gather<...>` (or scatter) text of dimension numbers `dn`,
+    whose field names are StableHLO's; empty lists are left out, as the
+    parser wants. The index vector is the indices' last axis."""
+    fields = dn._asdict().items()
+    parts = [f"{k} = [{', '.join(map(str, v))}]" for k, v in fields if v]
+    parts.append(f"index_vector_dim = {len(ctx.avals_in[1].shape) - 1}")
     return f"#stablehlo.{kind}<{', '.join(parts)}>"
 
 
@@ -132,16 +135,7 @@ def _gather_abstract_eval(
 
 
 def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes):
-    dn = dimension_numbers
-    attr = _dims_attr(
-        "gather",
-        {
-            "offset_dims": dn.offset_dims,
-            "collapsed_slice_dims": dn.collapsed_slice_dims,
-            "start_index_map": dn.start_index_map,
-        },
-        len(ctx.avals_in[1].shape) - 1,
-    )
+    attr = _dims_attr("gather", dimension_numbers, ctx)
     return ctx.op(
         "stablehlo.gather",
         [operand, indices],
@@ -286,18 +280,9 @@ def _combiner(hlo_name, scalar: ShapedArray):
 
 def _scatter_lower(hlo_name):
     def lower(ctx, operand, indices, updates, *, dimension_numbers):
-        dn = dimension_numbers
         scalar = ShapedArray((), ctx.avals_in[0].dtype)
         region = ctx.emitter.region([scalar, scalar], _combiner(hlo_name, scalar))
-        attr = _dims_attr(
-            "scatter",
-            {
-                "update_window_dims": dn.update_window_dims,
-                "inserted_window_dims": dn.inserted_window_dims,
-                "scatter_dims_to_operand_dims": dn.scatter_dims_to_operand_dims,
-            },
-            len(ctx.avals_in[1].shape) - 1,
-        )
+        attr = _dims_attr("scatter", dimension_numbers, ctx)
         return ctx.op(
             "stablehlo.scatter",
             [operand, indices, updates],
