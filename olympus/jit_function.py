@@ -532,9 +532,7 @@ class JitFunction:
         debug_nans = config.read("olympus_debug_nans")
         if not (debug_nans or entry.sharded or self.donate_argnums):
             self._remember_fast(args, kwargs, call, entry)
-        result = entry.run(call.leaves)
-        if not entry.sharded:
-            result = _placed(result)
+        result = _placed(entry.run(call.leaves))
         if debug_nans:
             self._find_nans(result, entry, call)
         if entry.donated:
@@ -782,8 +780,9 @@ class JitFunction:
 
 
 def _placed(result):
-    """A one-device jit result where JAX puts it: on the `set_mesh` mesh,
-    unsplit (its output types name that mesh); as it is without one."""
+    """A jit result where JAX puts it: under `set_mesh` a one-device one goes
+    onto the mesh, unsplit (its output types name that mesh); one laid out
+    over devices, or any without a mesh, stays as it is."""
     if placement_mesh[0] is None:
         return result
     leaves, tree = tree_flatten(result)
