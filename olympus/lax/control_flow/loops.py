@@ -34,7 +34,6 @@ from olympus.ir.pruning import (
     dce_rules,
     forwarding_rules,
     live_carry,
-    select,
 )
 from olympus.ir.structure import Structure
 from olympus.lax import ops
@@ -57,6 +56,7 @@ from olympus.lax.control_flow.subprograms import (
     python_mode,
     reorder,
     same_types,
+    pruned_loop,
     select_mask,
     split_loop_body,
     stage_all,
@@ -677,14 +677,9 @@ def _while_dce(pruner: Pruner, eqn, used: list[bool]):
     new_body, _ = pruner.pruned(body, carry, body_consts + carry, body_found)
     if new_test is test and new_body is body and all(carry):
         return eqn
-    groups = structure.split(p, eqn.invars)
-    invars, counts = structure.pack(
-        *(select(k, g) for k, g in zip((test_consts, body_consts, carry), groups))
-    )
-    params = {**p, "cond_olympuspr": new_test, "body_olympuspr": new_body, **counts}
-    return eqn._replace(
-        params=params, invars=invars, outvars=select(carry, eqn.outvars)
-    )
+    keep = (test_consts, body_consts, carry)
+    bodies = {"cond_olympuspr": new_test, "body_olympuspr": new_body}
+    return pruned_loop(eqn, structure, keep, carry, **bodies)
 
 
 dce_rules[while_p] = _while_dce

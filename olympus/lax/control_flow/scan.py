@@ -60,6 +60,7 @@ from olympus.lax.control_flow.subprograms import (
     python_mode,
     reorder,
     same_types,
+    pruned_loop,
     select_mask,
     split_blocks,
     split_loop_body,
@@ -809,17 +810,9 @@ def _scan_dce(pruner: Pruner, eqn, used: list[bool]):
     outs = carry + used_ys
     if sub is closed and all(outs):
         return eqn
-    groups = structure.split(p, eqn.invars)
-    invars, counts = structure.pack(
-        *(select(k, g) for k, g in zip((used_consts, carry, used_xs), groups))
-    )
-    params = {
-        **p,
-        "olympuspr": sub,
-        **counts,
-        "linear": tuple(select(keep, p["linear"])),
-    }
-    return eqn._replace(params=params, invars=invars, outvars=select(outs, eqn.outvars))
+    linear = tuple(select(keep, p["linear"]))
+    groups = (used_consts, carry, used_xs)
+    return pruned_loop(eqn, structure, groups, outs, olympuspr=sub, linear=linear)
 
 
 def _scalar_spread(producer, atom):

@@ -23,6 +23,7 @@ from olympus.caches import STRUCTURE_CACHE_SIZE, BoundedCache
 from olympus import caches
 from olympus import config
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, ShapedArray, Var
+from olympus.ir.pruning import select
 from olympus.ir.structure import Structure, carry_fixpoint, declare
 from olympus.backends.xla.dispatch import apply_primitive
 from olympus.lax import ops
@@ -201,6 +202,16 @@ def define_control_flow(name, abstract_eval, lowering, structure: Structure):
     primitive.def_impl(partial(eager_impl, primitive))
     declare(primitive, structure)
     return primitive
+
+
+def pruned_loop(eqn, structure: Structure, keep, outs: list[bool], **bodies):
+    """`eqn` (a while or a scan, whose operand groups `structure` names) with
+    the operands `keep` marks (one mask per group), the outputs `outs` marks
+    and its pruned `bodies`; the group counts follow."""
+    groups = structure.split(eqn.params, eqn.invars)
+    invars, counts = structure.pack(*(select(k, g) for k, g in zip(keep, groups)))
+    params = {**eqn.params, **bodies, **counts}
+    return eqn._replace(params=params, invars=invars, outvars=select(outs, eqn.outvars))
 
 
 # ---- branches and loop carries -------------------------------------------------------
