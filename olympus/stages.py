@@ -72,6 +72,7 @@ from olympus.tracer.functions import (
     trace_pytree_function,
 )
 from olympus.tracer.pytree import LEAF, tree_flatten, tree_paths, tree_unflatten
+from olympus.tracer.refs import Ref
 
 logger = logging.getLogger("olympus")
 
@@ -234,6 +235,8 @@ def _not_an_array_error(fun, name, dyn_argnums, dyn_args, dyn_kwargs):
             try:
                 aval_of(leaf)
             except OlympusTypeError:
+                if isinstance(leaf, Ref):
+                    return _ref_argument_error(name, arg_name)
                 fix = f"static_argnames=({arg_name!r},)"
                 if position is not None:
                     fix = f"static_argnums=({position},) or {fix}"
@@ -246,6 +249,16 @@ def _not_an_array_error(fun, name, dyn_argnums, dyn_args, dyn_kwargs):
                     f"jit({name}, {fix}); it is then part of the cache key"
                 )
     return OlympusTypeError(f"jit of {name}: an argument is not an array")
+
+
+def _ref_argument_error(name: str, arg_name: str) -> OlympusTypeError:
+    """jit(f).trace/lower with a Ref: only a call of jit(f) threads refs."""
+    return OlympusTypeError(
+        f"jit of {name}: argument {arg_name} is a Ref; olympus threads refs "
+        f"through a call of the jitted function only, not through its "
+        f".trace/.lower stages. Call jit({name})(...) with the Ref, or see "
+        f"its program with make_olympuspr({name})(...)"
+    )
 
 
 # The options that change what a traced program compiles to: part of every

@@ -842,3 +842,15 @@ def test_jit_with_shardings_that_do_not_fit_the_arguments_raises():
     agree(prog, V)
     ours, _ = run_both(prog, V)
     assert "2 positional arguments" in str(ours.error)
+
+
+def test_jit_stages_of_a_ref_argument_say_what_to_do():
+    """JAX's jit(f).trace/.lower take a Ref (docs/differences.md); olympus
+    threads refs through calls only and says so."""
+
+    def f(r, y):
+        r[...] += y
+
+    r = olympus.new_ref(jnp.ones(3))
+    with pytest.raises(TypeError, match="make_olympuspr"):
+        olympus.jit(f).lower(r, jnp.ones(3))
