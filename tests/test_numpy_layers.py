@@ -19,7 +19,10 @@ LAYERS = [
     "signal",
     "windows",
     "indexing",  # x[idx], x.at[idx], take
-    "arrays",  # creation and shape manipulation
+    "creation",  # full, zeros, ones, empty, *_like, arange, linspace, eye
+    "shaping",  # reshape, transposes, squeeze, concatenate, hstack, vstack
+    "rearranging",  # flip, roll, tile, repeat, split
+    "diagonals",  # triu, tril, diagonal, diag
     "reductions",  # sum, ..., dot, cumsum, nonzero, trace
     "construction",  # ranges, grids, ix_
     "index_tricks",  # unravel_index, ravel_multi_index, mask_indices

@@ -3,9 +3,9 @@
 The modules are layered, each importing only the ones below it
 (tests/test_numpy_layers.py keeps it so): core (conversion, promotion,
 broadcasting, stack) < ufuncs and the other elementwise modules < indexing
-(x[idx], x.at[idx], take) < arrays (creation, shapes) < reductions (sum, ...,
-nonzero) < sorting, statistics, setops, linalg and the rest < methods (the
-operators of Array and tracers).
+(x[idx], x.at[idx], take) < creation, shaping, rearranging, diagonals <
+reductions (sum, ..., nonzero) < sorting, statistics, setops, linalg and the
+rest < methods (the operators of Array and tracers).
 """
 
 import math as _math
@@ -16,11 +16,15 @@ import numpy as _np
 from olympus.ir import dtypes as _dtypes
 from olympus import prng as _prng
 from olympus.backends.xla.array import PublicArray as _PublicArray
-from olympus.numpy.arrays import *  # noqa: F401,F403
+from olympus.numpy.creation import *  # noqa: F401,F403
+from olympus.numpy.shaping import *  # noqa: F401,F403
+from olympus.numpy.rearranging import *  # noqa: F401,F403
+from olympus.numpy.diagonals import *  # noqa: F401,F403
 from olympus.numpy.core import normalize_axis as _normalize_axis
 from olympus.numpy.core import (  # noqa: F401
     array,
     asarray,
+    astype,
     broadcast_shapes,
     broadcast_to,
     promote_dtypes,

@@ -14,7 +14,7 @@ from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.numpy import reductions
-from olympus.numpy.arrays import concatenate, moveaxis, squeeze, swapaxes
+from olympus.numpy.shaping import concatenate, moveaxis, squeeze, swapaxes
 from olympus.numpy.core import asarray, aval_of, normalize_axis, to_operand
 from olympus.numpy.linalg import vecdot
 from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS

@@ -1,5 +1,5 @@
-"""Array construction beyond arrays.py: triangles and their index arrays, index
-grids (indices, ix_, mgrid, ogrid, r_, c_, s_, index_exp), geometric and
+"""Array construction beyond creation.py: triangles and their index arrays, index
+grids (indices, ix_, meshgrid, mgrid, ogrid, r_, c_, s_, index_exp), geometric and
 logarithmic ranges, fromfunction, and the small conversion/predicate helpers
 (copy, asanyarray, ascontiguousarray, iterable, isscalar, array_equiv).
 """
@@ -12,28 +12,23 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy.arrays import (
-    concatenate,
-    diag,
-    linspace,
-    moveaxis,
-    ravel,
-    reshape,
-    transpose,
-)
 from olympus.numpy.compiled import compiled
 from olympus.numpy.core import (
     array,
     asarray,
     aval_of,
     broadcast_shapes,
+    broadcast_to,
     is_array,
     normalize_axis,
     result_type,
     stack,
     to_operand,
 )
+from olympus.numpy.creation import _at_user_line, linspace
+from olympus.numpy.diagonals import diag
 from olympus.numpy.reductions import nonzero
+from olympus.numpy.shaping import concatenate, moveaxis, ravel, reshape, transpose
 from olympus.numpy.ufuncs import _all, equal, log10, power, sign
 from olympus.numpy.ufunc_docs import RAISES_NOTHING, RAISES_SIZE, RAISES_X, add_sections
 
@@ -54,6 +49,7 @@ __all__ = [
     "iterable",
     "ix_",
     "logspace",
+    "meshgrid",
     "mgrid",
     "ogrid",
     "r_",
@@ -336,6 +332,49 @@ def ix_(*args) -> tuple:
             seq = lax.full((0,), np.zeros((), dtypes.canonicalize_dtype(np.intp))[()])
         out.append(reshape(seq, shape))
     return tuple(out)
+
+
+class MeshgridShapeError(ValueError):
+    """jnp.meshgrid was given an array that is not 1-D."""
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
+    """Coordinate arrays from 1-D coordinate vectors.
+
+    indexing='xy' (Cartesian, the default) swaps the first two output axes relative to 'ij' (matrix indexing).
+
+    Args:
+      *xi: 1-D arrays.
+      copy: accepted for NumPy's signature (results are always new arrays).
+      indexing: 'xy' or 'ij'.
+      sparse: if True, return broadcastable arrays instead of full grids.
+
+    Returns:
+      A list of arrays, one per input.
+
+    Example:
+      >>> xs, ys = jnp.meshgrid(jnp.arange(2), jnp.arange(3))
+      >>> xs.shape
+      (3, 2)
+    """
+    xi = [to_operand(x) for x in xi]
+    shapes = [aval_of(x).shape for x in xi]
+    if builtins.any(len(shape) != 1 for shape in shapes):
+        raise MeshgridShapeError(
+            f"jnp.meshgrid takes 1-D arrays, got shapes {shapes}; flatten them "
+            f"first (jnp.ravel(x)){_at_user_line()}"
+        )
+    shape = [s[0] for s in shapes]
+    if indexing == "xy" and len(xi) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    outs = []
+    for i, x in enumerate(xi):
+        axis = {0: 1, 1: 0}.get(i, i) if indexing == "xy" and len(xi) > 1 else i
+        sparse_shape = [1] * len(xi)
+        sparse_shape[axis] = shape[axis]
+        x = reshape(x, sparse_shape)
+        outs.append(x if sparse else broadcast_to(x, shape))
+    return outs
 
 
 def _slice_values(s: slice):
@@ -716,4 +755,4 @@ add_sections(
     ),
     RAISES_NOTHING,
 )
-add_sections((diagflat, array_equiv), RAISES_X)
+add_sections((diagflat, array_equiv, meshgrid), RAISES_X)

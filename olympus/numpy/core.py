@@ -314,6 +314,31 @@ def to_operand(x):
     return array(x)
 
 
+def astype(x, dtype, /, *, copy: bool = True, device=None):
+    """`x` converted to `dtype`.
+
+    `x` converted to `dtype` (arrays are immutable, so `copy` changes nothing).
+
+    Args:
+      x: an array.
+      dtype: the target dtype.
+      copy: accepted for the Array API's signature (arrays are immutable).
+      device: the device to place the result on (None: the default one).
+
+    Returns:
+      An array of x's shape and dtype `dtype`.
+
+    Example:
+      >>> jnp.astype(jnp.array([1.7, -1.7]), jnp.int32)
+      Array([ 1, -1], dtype=int32)
+    """
+    if isinstance(x, _key_array_type()) and dtype == x.dtype:
+        return x  # a key array to its own dtype (optax's MultiSteps state), as JAX's
+    return placed(
+        lax.convert_element_type(to_operand(x), requested_dtype(dtype)), device
+    )
+
+
 def _public_caller() -> str:
     """The name of the public jnp function that was given a sequence (the
     first caller outside this package's private helpers), for the error."""
@@ -696,4 +721,4 @@ def float_layout(name: str, x) -> FloatLayout:
 
 
 # Docstring sections the functions above share with their families (ufunc_docs).
-add_sections((promote_dtypes,), RAISES_X)
+add_sections((promote_dtypes, astype), RAISES_X)

@@ -11,7 +11,9 @@ import string
 
 from olympus import lax
 from olympus.lax.sharding import accepts_out_sharding
-from olympus.numpy.arrays import broadcast_to, diagonal, transpose
+from olympus.numpy.core import broadcast_to
+from olympus.numpy.diagonals import diagonal
+from olympus.numpy.shaping import transpose
 from olympus.numpy.core import aval_of, promote_dtypes
 from olympus.numpy.core import refuse_out
 

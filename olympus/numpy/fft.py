@@ -14,7 +14,10 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy.arrays import arange, astype, concatenate, moveaxis, roll
+from olympus.numpy.core import astype
+from olympus.numpy.creation import arange
+from olympus.numpy.rearranging import roll
+from olympus.numpy.shaping import concatenate, moveaxis
 from olympus.numpy.core import aval_of, normalize_axis, placed, to_operand
 from olympus.numpy.ufuncs import conjugate, divide, multiply
 

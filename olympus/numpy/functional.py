@@ -16,10 +16,17 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy import arrays as _arr
+from olympus.numpy import creation, rearranging, shaping
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
-from olympus.numpy.core import aval_of, broadcast_shapes, normalize_axis, to_operand
+from olympus.numpy.core import (
+    astype,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    normalize_axis,
+    to_operand,
+)
 from olympus.numpy.indexing import take
 from olympus.numpy.reductions import cumsum
 from olympus.numpy.setops import _compact_positions
@@ -59,11 +66,11 @@ def _refuse_inplace(name: str, inplace: bool) -> None:
 # ---- writers ------------------------------------------------------------------------
 def _cyclic(values, n: int, dtype):
     """`values` flattened and repeated (or cut) to `n` entries, as np.put/np.place."""
-    flat = _arr.ravel(_arr.astype(to_operand(values), dtype))
+    flat = shaping.ravel(astype(to_operand(values), dtype))
     m = aval_of(flat).shape[0]
     if m == 0:
         raise ValueError("jnp.put/place: values must not be empty")
-    return _arr.tile(flat, -(-n // m))[:n] if n else flat[:0]
+    return rearranging.tile(flat, -(-n // m))[:n] if n else flat[:0]
 
 
 def _index_mode(indices, n: int, mode, name: str, default: str):
@@ -71,7 +78,7 @@ def _index_mode(indices, n: int, mode, name: str, default: str):
     negatives to 0), 'drop' (out of range ignored). mode=None is JAX's
     default: negatives count from the end once, then `default` ('clip' or
     'drop') handles what is still out of range."""
-    indices = _arr.astype(to_operand(indices), dtypes.int32)
+    indices = astype(to_operand(indices), dtypes.int32)
     if mode == "wrap":
         return _uf.remainder(indices, n)
     if mode not in (None, "clip", "drop", "fill", "raise"):
@@ -109,11 +116,11 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     """
     _refuse_inplace("put", inplace)
     a = to_operand(a)
-    flat = _arr.ravel(a)
+    flat = shaping.ravel(a)
     n = aval_of(flat).shape[0]
-    index = _arr.ravel(_index_mode(ind, n, mode, "put", default="clip"))
+    index = shaping.ravel(_index_mode(ind, n, mode, "put", default="clip"))
     values = _cyclic(v, aval_of(index).shape[0], aval_of(a).dtype)
-    return _arr.reshape(flat.at[index].set(values), aval_of(a).shape)
+    return shaping.reshape(flat.at[index].set(values), aval_of(a).shape)
 
 
 def put_along_axis(
@@ -152,10 +159,10 @@ def put_along_axis(
     _refuse_inplace("put_along_axis", inplace)
     arr = to_operand(arr)
     if axis is None:
-        return _arr.reshape(
+        return shaping.reshape(
             put_along_axis(
-                _arr.ravel(arr),
-                _arr.ravel(to_operand(indices)),
+                shaping.ravel(arr),
+                shaping.ravel(to_operand(indices)),
                 values,
                 0,
                 inplace=False,
@@ -179,7 +186,7 @@ def put_along_axis(
     for d in range(ndim):
         if d == axis:
             index.append(
-                _arr.broadcast_to(
+                broadcast_to(
                     _index_mode(
                         indices,
                         aval_of(arr).shape[axis],
@@ -192,9 +199,7 @@ def put_along_axis(
             )
         else:
             index.append(lax.broadcasted_iota(dtypes.int32, shape, d))
-    values = _arr.broadcast_to(
-        _arr.astype(to_operand(values), aval_of(arr).dtype), shape
-    )
+    values = broadcast_to(astype(to_operand(values), aval_of(arr).dtype), shape)
     return arr.at[tuple(index)].set(values)
 
 
@@ -263,21 +268,21 @@ def place(arr, mask, vals, *, inplace: bool = True):
     _refuse_inplace("place", inplace)
     arr = to_operand(arr)
     flat, flat_mask = (
-        _arr.ravel(arr),
-        _arr.ravel(_arr.astype(to_operand(mask), np.bool_)),
+        shaping.ravel(arr),
+        shaping.ravel(astype(to_operand(mask), np.bool_)),
     )
     if aval_of(flat_mask).shape != aval_of(flat).shape:
         raise ValueError(
             f"jnp.place: mask of shape {aval_of(to_operand(mask)).shape} must "
             f"match arr {aval_of(arr).shape}"
         )
-    values = _arr.ravel(_arr.astype(to_operand(vals), aval_of(arr).dtype))
+    values = shaping.ravel(astype(to_operand(vals), aval_of(arr).dtype))
     m = aval_of(values).shape[0]
     if m == 0:
         return arr
-    slot = _uf.remainder(cumsum(_arr.astype(flat_mask, dtypes.int32)) - 1, m)
+    slot = _uf.remainder(cumsum(astype(flat_mask, dtypes.int32)) - 1, m)
     picked = take(values, slot, mode="clip")
-    return _arr.reshape(_uf.where(flat_mask, picked, flat), aval_of(arr).shape)
+    return shaping.reshape(_uf.where(flat_mask, picked, flat), aval_of(arr).shape)
 
 
 # ---- selection ----------------------------------------------------------------------
@@ -298,13 +303,13 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
       >>> jnp.extract(jnp.array([True, False, True]), jnp.array([1, 2, 3]))
       Array([1, 3], dtype=int32)
     """
-    keep = _arr.ravel(_arr.astype(to_operand(condition), np.bool_))
-    flat = _arr.ravel(to_operand(arr))
+    keep = shaping.ravel(astype(to_operand(condition), np.bool_))
+    flat = shaping.ravel(to_operand(arr))
     n = aval_of(flat).shape[0]
     keep = (
         keep[:n]
         if aval_of(keep).shape[0] >= n
-        else _arr.concatenate([keep, lax.full((n - aval_of(keep).shape[0],), False)])
+        else shaping.concatenate([keep, lax.full((n - aval_of(keep).shape[0],), False)])
     )
     if size is None:
         if isinstance(keep, Tracer):
@@ -318,9 +323,7 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0):
     positions, count = _compact_positions(keep, int(size))
     valid = lax.iota(dtypes.int32, int(size)) < count
     picked = take(flat, positions, mode="clip")
-    return _uf.where(
-        valid, picked, _arr.astype(to_operand(fill_value), aval_of(flat).dtype)
-    )
+    return _uf.where(valid, picked, astype(to_operand(fill_value), aval_of(flat).dtype))
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
@@ -351,7 +354,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     x = to_operand(x)
     condlist = _condition_list(condlist, aval_of(x).ndim)
     conditions = [
-        _arr.broadcast_to(_arr.astype(to_operand(c), np.bool_), aval_of(x).shape)
+        broadcast_to(astype(to_operand(c), np.bool_), aval_of(x).shape)
         for c in condlist
     ]
     if len(funclist) not in (len(conditions), len(conditions) + 1):
@@ -362,17 +365,17 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
     def evaluate(piece):
         value = piece(x, *args, **kw) if callable(piece) else piece
-        return _arr.broadcast_to(
-            _arr.astype(to_operand(value), aval_of(x).dtype), aval_of(x).shape
+        return broadcast_to(
+            astype(to_operand(value), aval_of(x).dtype), aval_of(x).shape
         )
 
     if len(funclist) == len(conditions) + 1:
         anywhere = functools.reduce(
             _uf.logical_or, conditions, lax.full(aval_of(x).shape, False)
         )
-        out = _uf.where(anywhere, _arr.zeros_like(x), evaluate(funclist[-1]))
+        out = _uf.where(anywhere, creation.zeros_like(x), evaluate(funclist[-1]))
     else:
-        out = _arr.zeros_like(x)
+        out = creation.zeros_like(x)
     for condition, piece in zip(conditions, funclist):
         out = _uf.where(condition, evaluate(piece), out)
     return out
@@ -456,7 +459,7 @@ def apply_over_axes(func, a, axes):
         axis = normalize_axis(axis, aval_of(a).ndim)
         b = to_operand(func(a, axis))
         if aval_of(b).ndim == aval_of(a).ndim - 1:
-            b = _arr.expand_dims(b, axis)
+            b = shaping.expand_dims(b, axis)
         elif aval_of(b).ndim != aval_of(a).ndim:
             raise ValueError(
                 f"jnp.apply_over_axes: func returned shape {aval_of(b).shape} "
@@ -574,7 +577,7 @@ def _broadcast_map(call, arrays, cores):
     ]
     loop_shape = broadcast_shapes(*loops)
     arrays = [
-        _arr.broadcast_to(x, loop_shape + aval_of(x).shape[len(loop) :])
+        broadcast_to(x, loop_shape + aval_of(x).shape[len(loop) :])
         for x, loop in zip(arrays, loops)
     ]
     fn = call

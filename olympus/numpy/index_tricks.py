@@ -15,7 +15,7 @@ import numpy as np
 
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
-from olympus.numpy.arrays import ones
+from olympus.numpy.creation import ones
 from olympus.numpy.core import (
     asarray,
     aval_of,

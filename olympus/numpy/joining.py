@@ -1,7 +1,7 @@
 """Stacking, splitting, inserting, deleting and rearranging arrays, beyond
-arrays.py: atleast_3d, column_stack/row_stack/dstack, hsplit/vsplit/dsplit,
-block, append/insert/delete, rot90, rollaxis, resize, choose, compress,
-broadcast_arrays and trim_zeros.
+shaping.py and rearranging.py: atleast_3d, column_stack/row_stack/dstack,
+hsplit/vsplit/dsplit, block, append/insert/delete, rot90, rollaxis, resize,
+choose, compress, broadcast_arrays and trim_zeros.
 
 Positions (insert/delete indices, compress conditions, trim_zeros) decide the
 result's shape, so they must be concrete: NumPy values or untraced Arrays.
@@ -15,16 +15,14 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy.arrays import (
-    vstack,
+from olympus.numpy.rearranging import flip, split, tile
+from olympus.numpy.shaping import (
     concatenate,
-    flip,
     moveaxis,
     ravel,
     reshape,
-    split,
     swapaxes,
-    tile,
+    vstack,
 )
 from olympus.numpy.core import (
     refuse_out,

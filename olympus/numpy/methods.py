@@ -11,7 +11,15 @@ import sys
 import numpy as np
 
 from olympus.backends.xla.array import Array
-from olympus.numpy import arrays, indexing, reductions, ufuncs
+from olympus.numpy import (
+    core,
+    diagonals,
+    indexing,
+    rearranging,
+    reductions,
+    shaping,
+    ufuncs,
+)
 from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.tracebacks import filter_exception
 
@@ -76,12 +84,12 @@ def _iter(self):
 
 def _reshape_method(self, *shape, order="C"):
     shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-    return arrays.reshape(self, shape, order)
+    return shaping.reshape(self, shape, order)
 
 
 def _transpose_method(self, *axes):
     axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
-    return arrays.transpose(self, axes or None)
+    return shaping.transpose(self, axes or None)
 
 
 def _array_namespace(self, /, *, api_version=None):
@@ -158,11 +166,11 @@ _METHODS = {
     "dot": reductions.dot,
     "reshape": _reshape_method,
     "transpose": _transpose_method,
-    "ravel": arrays.ravel,
-    "flatten": arrays.ravel,
-    "squeeze": arrays.squeeze,
-    "swapaxes": arrays.swapaxes,
-    "astype": arrays.astype,
+    "ravel": shaping.ravel,
+    "flatten": shaping.ravel,
+    "squeeze": shaping.squeeze,
+    "swapaxes": shaping.swapaxes,
+    "astype": core.astype,
     "clip": ufuncs.clip,
     "round": ufuncs.round,
     "conj": ufuncs.conjugate,
@@ -171,9 +179,9 @@ _METHODS = {
     "cumsum": reductions.cumsum,
     "cumprod": reductions.cumprod,
     "take": indexing.take,
-    "diagonal": arrays.diagonal,
+    "diagonal": diagonals.diagonal,
     "trace": reductions.trace,
-    "repeat": arrays.repeat,
+    "repeat": rearranging.repeat,
     "sort": lambda self, *a, **k: _jnp().sort(self, *a, **k),
     "argsort": lambda self, *a, **k: _jnp().argsort(self, *a, **k),
     "argpartition": lambda self, *a, **k: _jnp().argpartition(self, *a, **k),
@@ -188,10 +196,10 @@ _METHODS = {
 }
 _PROPERTIES = {
     "itemsize": lambda x: x.aval.dtype.itemsize,
-    "T": arrays.transpose,
+    "T": shaping.transpose,
     "real": ufuncs.real,
     "imag": ufuncs.imag,
-    "mT": lambda x: arrays.swapaxes(x, -1, -2),
+    "mT": lambda x: shaping.swapaxes(x, -1, -2),
     "at": indexing.IndexUpdateHelper,
 }
 

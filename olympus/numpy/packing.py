@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from olympus.numpy import ufuncs
-from olympus.numpy.arrays import moveaxis, reshape
+from olympus.numpy.shaping import moveaxis, reshape
 from olympus.numpy.core import asarray
 from olympus.numpy.padding import pad
 from olympus.numpy.reductions import sum as _sum

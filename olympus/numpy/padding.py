@@ -12,10 +12,10 @@ import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy import arrays as _arr
+from olympus.numpy import rearranging, shaping
 from olympus.numpy import nanfunctions, reductions
 from olympus.numpy.compiled import compiled
-from olympus.numpy.core import asarray, aval_of, to_operand
+from olympus.numpy.core import asarray, astype, aval_of, broadcast_to, to_operand
 from olympus.numpy.functional import apply_along_axis
 from olympus.numpy.indexing import slice_along
 from olympus.numpy.ufuncs import floor_divide
@@ -64,14 +64,14 @@ def _repeat_along(piece, axis: int, count: int):
     """`piece` (size 1 along `axis`) repeated `count` times along it."""
     shape = list(aval_of(piece).shape)
     shape[axis] = count
-    return _arr.broadcast_to(piece, tuple(shape))
+    return broadcast_to(piece, tuple(shape))
 
 
 def _join(left, x, right, axis: int):
     parts = [
         p for p in (left, x, right) if p is not None and aval_of(p).shape[axis] > 0
     ]
-    return _arr.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
+    return shaping.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
 
 
 # ---- the modes, one axis at a time ----------------------------------------------------
@@ -108,7 +108,7 @@ def _wrap(x, axis, lo, hi):
         length = min(n - start, n + hi - position)
         pieces.append(slice_along(x, axis, start, start + length))
         position += length
-    return _arr.concatenate(pieces, axis=axis) if len(pieces) > 1 else pieces[0]
+    return shaping.concatenate(pieces, axis=axis) if len(pieces) > 1 else pieces[0]
 
 
 def _mirror(x, axis, lo, hi, include_edge: bool, odd: bool):
@@ -132,12 +132,12 @@ def _mirror(x, axis, lo, hi, include_edge: bool, odd: bool):
         left = right = None
         if lo:
             take = min(usable, lo)
-            chunk = _arr.flip(slice_along(x, axis, offset, offset + take), axis)
+            chunk = rearranging.flip(slice_along(x, axis, offset, offset + take), axis)
             left = 2 * slice_along(x, axis, 0, 1) - chunk if odd else chunk
             lo -= take
         if hi:
             take = min(usable, hi)
-            chunk = _arr.flip(
+            chunk = rearranging.flip(
                 slice_along(x, axis, length - offset - take, length - offset), axis
             )
             right = (
@@ -182,7 +182,7 @@ def _cast_rounded(values, dtype):
     to even first, as NumPy)."""
     if not dtypes.is_inexact(dtype) and dtypes.is_inexact(aval_of(values).dtype):
         values = round_(values)
-    return _arr.astype(values, dtype)
+    return astype(values, dtype)
 
 
 def _statistic(x, axis, lo, hi, lengths, reduce):
@@ -347,7 +347,7 @@ def _value_pairs(values, ndim: int, name: str) -> list:
             f"array of {ndim} dimensions (expected a scalar, a pair or {ndim} "
             "pairs)"
         )
-    flat = _arr.reshape(values, (size,))
+    flat = shaping.reshape(values, (size,))
     if size == 1:
         return [(flat[0], flat[0])] * ndim
     if size == 2:

@@ -16,15 +16,17 @@ import operator
 import numpy as np
 
 from olympus import lax
-from olympus.numpy import arrays as _arr
+from olympus.numpy import creation, shaping
 from olympus.numpy import linalg
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import jit_entry_points
 from olympus.ir import dtypes
 from olympus.numpy.core import (
+    astype,
     aval_of,
     broadcast_shapes,
+    broadcast_to,
     promote_dtypes,
     promote_dtypes_inexact,
     stack,
@@ -129,7 +131,7 @@ def polyval(p, x, *, unroll: int = 16):
     del unroll  # the loop is unrolled at trace time: p's length is static
     p, x = promote_dtypes(_leading_axis(p, "polyval"), to_operand(x))
     shape = broadcast_shapes(aval_of(p).shape[1:], aval_of(x).shape)
-    y = _arr.zeros(shape, aval_of(x).dtype)
+    y = creation.zeros(shape, aval_of(x).dtype)
     for i in range(aval_of(p).shape[0]):
         y = y * x + p[i]
     return y
@@ -294,19 +296,21 @@ def polyint(p, m: int = 1, k=None):
     (p,) = promote_dtypes_inexact(_coefficients(p, "polyint"))
     if m < 0:
         raise ValueError(f"jnp.polyint: order m={m} must be non-negative")
-    constants = _arr.zeros((int(m),), aval_of(p).dtype) if k is None else to_operand(k)
+    constants = (
+        creation.zeros((int(m),), aval_of(p).dtype) if k is None else to_operand(k)
+    )
     if aval_of(constants).ndim == 0:
-        constants = _arr.broadcast_to(constants, (int(m),))
+        constants = broadcast_to(constants, (int(m),))
     if aval_of(constants).shape[0] != m:
         raise PolynomialShapeError(
             f"jnp.polyint: k has {aval_of(constants).shape[0]} "
             f"constants for m={m} integrations"
         )
-    constants = _arr.astype(constants, aval_of(p).dtype)
+    constants = astype(constants, aval_of(p).dtype)
     for i in range(int(m)):
         n = aval_of(p).shape[0]
         divisors = np.arange(n, 0, -1).astype(aval_of(p).dtype)
-        p = _arr.concatenate([p / divisors, constants[i : i + 1]])
+        p = shaping.concatenate([p / divisors, constants[i : i + 1]])
     return p
 
 
@@ -329,7 +333,7 @@ def poly(seq_of_zeros):
       Array([ 1., -3.,  2.], dtype=float32)
     """
     (zeros,) = promote_dtypes_inexact(to_operand(seq_of_zeros))
-    zeros = _arr.atleast_1d(zeros)
+    zeros = shaping.atleast_1d(zeros)
     shape = aval_of(zeros).shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         zeros = linalg.eigvals(zeros)
@@ -343,7 +347,7 @@ def poly(seq_of_zeros):
         return lax.full((), one)
     a = lax.full((1,), one)
     for i in range(aval_of(zeros).shape[0]):
-        factor = _arr.concatenate([a[:1] * 0 + 1, -zeros[i : i + 1]])
+        factor = shaping.concatenate([a[:1] * 0 + 1, -zeros[i : i + 1]])
         a = convolve(a, factor, mode="full")
     return a
 
@@ -368,7 +372,7 @@ def roots(p, *, strip_zeros: bool = True):
       Array([1.+0.j, 2.+0.j], dtype=complex64)
     """
     (p,) = promote_dtypes_inexact(to_operand(p))
-    p = _arr.atleast_1d(p)
+    p = shaping.atleast_1d(p)
     if aval_of(p).ndim != 1:
         raise PolynomialShapeError(
             f"jnp.roots: coefficients must be a 1-d array, got shape {aval_of(p).shape}"
@@ -394,8 +398,8 @@ def _companion_roots(p, n: int, linalg):
     if n < 1:
         return lax.full((0,), np.zeros((), _complex_dtype(aval_of(p).dtype))[()])
     first_row = lax.reshape(-p[1:] / p[0], (1, n))
-    below = _arr.eye(n - 1, n, dtype=aval_of(p).dtype)
-    return linalg.eigvals(_arr.concatenate([first_row, below], axis=0))
+    below = creation.eye(n - 1, n, dtype=aval_of(p).dtype)
+    return linalg.eigvals(shaping.concatenate([first_row, below], axis=0))
 
 
 def vander(x, N: int | None = None, increasing: bool = False):
@@ -489,7 +493,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     lhs = vander(x, order)
     rhs = y
     if w is not None:
-        w = _arr.astype(to_operand(w), aval_of(x).dtype)
+        w = astype(to_operand(w), aval_of(x).dtype)
         lhs = lhs * w[:, None]
         rhs = rhs * (w if aval_of(y).ndim == 1 else w[:, None])
     scale = _uf.sqrt(_red.sum(lhs * lhs, axis=0))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from olympus import lax
 from olympus.ir import dtypes
-from olympus.numpy import arrays as _arr
+from olympus.numpy import creation, shaping
 from olympus.numpy.compiled import jit_entry_points
 from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,
+    broadcast_to,
     normalize_axis,
     promote_dtypes,
     stack,
@@ -63,7 +64,7 @@ def kron(a, b):
 
 def _components(v, axis: int, name: str):
     """The 2 or 3 components of the vectors along `axis`, as separate arrays."""
-    v = _arr.moveaxis(v, normalize_axis(axis, aval_of(v).ndim), -1)
+    v = shaping.moveaxis(v, normalize_axis(axis, aval_of(v).ndim), -1)
     n = aval_of(v).shape[-1]
     if n not in (2, 3):
         raise CrossDimensionError(
@@ -108,16 +109,16 @@ def cross(
     a, b = promote_dtypes(to_operand(a), to_operand(b))
     ua, ub = _components(a, axisa, "a"), _components(b, axisb, "b")
     shape = broadcast_shapes(aval_of(ua[0]).shape, aval_of(ub[0]).shape)
-    ua = [_arr.broadcast_to(c, shape) for c in ua]
-    ub = [_arr.broadcast_to(c, shape) for c in ub]
+    ua = [broadcast_to(c, shape) for c in ua]
+    ub = [broadcast_to(c, shape) for c in ub]
     z = ua[0] * ub[1] - ua[1] * ub[0]
     if len(ua) == 2 and len(ub) == 2:
         return z
-    zero = _arr.zeros_like(z)
+    zero = creation.zeros_like(z)
     a0, a1, a2 = ua if len(ua) == 3 else (*ua, zero)
     b0, b1, b2 = ub if len(ub) == 3 else (*ub, zero)
     out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
-    return _arr.moveaxis(out, -1, normalize_axis(axisc, aval_of(out).ndim))
+    return shaping.moveaxis(out, -1, normalize_axis(axisc, aval_of(out).ndim))
 
 
 # kron and cross run as one compiled program per call, axes static.

@@ -17,7 +17,8 @@ from olympus.numpy import ufuncs
 from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.backends.xla.dispatch import pair_op
 from olympus.numpy.compiled import compiled, eager_arrays
-from olympus.numpy.arrays import diagonal, ravel
+from olympus.numpy.diagonals import diagonal
+from olympus.numpy.shaping import ravel
 from olympus.numpy.core import (
     refuse_out,
     aval_of,

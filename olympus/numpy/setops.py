@@ -20,7 +20,7 @@ from olympus import lax
 from olympus.backends.xla.array import to_device
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
-from olympus.numpy.arrays import concatenate, moveaxis
+from olympus.numpy.shaping import concatenate, moveaxis
 from olympus.numpy.compiled import compiled
 from olympus.lax.ops import checked_axis
 from olympus.numpy.core import (

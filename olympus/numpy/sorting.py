@@ -11,7 +11,7 @@ from olympus import lax
 from olympus.backends.xla.array import Array
 from olympus.ir import dtypes
 from olympus.numpy import ufuncs
-from olympus.numpy.arrays import arange
+from olympus.numpy.creation import arange
 from olympus.numpy.core import (
     aval_of,
     broadcast_shapes,

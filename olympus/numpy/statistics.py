@@ -18,12 +18,13 @@ import numpy as np
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax.sharding import accepts_unsplit_out_sharding
-from olympus.numpy import arrays as _arr
+from olympus.numpy import creation, diagonals, rearranging, shaping
 from olympus.numpy import reductions as _red
 from olympus.numpy import ufuncs as _uf
 from olympus.numpy.compiled import compiled, jit_entry_points
 from olympus.numpy.construction import ix_
 from olympus.numpy.core import (
+    astype,
     aval_of,
     broadcast_to,
     normalize_axis,
@@ -107,7 +108,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     pieces = [_edge_piece(p, a, axis) for p in (prepend,) if p is not None]
     pieces += [a] + [_edge_piece(p, a, axis) for p in (append,) if p is not None]
     if len(pieces) > 1:
-        a = _arr.concatenate(promote_dtypes(*pieces), axis=axis)
+        a = shaping.concatenate(promote_dtypes(*pieces), axis=axis)
     boolean = aval_of(a).dtype == np.bool_
     for _ in range(n):
         later, earlier = slice_along(a, axis, 1, None), slice_along(a, axis, None, -1)
@@ -133,19 +134,19 @@ def ediff1d(ary, to_end=None, to_begin=None):
       >>> jnp.ediff1d(jnp.array([1, 4, 9]))
       Array([3, 5], dtype=int32)
     """
-    flat = _arr.ravel(to_operand(ary))
+    flat = shaping.ravel(to_operand(ary))
     pieces = [flat[1:] - flat[:-1]]
     dtype = aval_of(pieces[0]).dtype
     if to_begin is not None:
-        pieces.insert(0, _arr.ravel(_arr.astype(to_operand(to_begin), dtype)))
+        pieces.insert(0, shaping.ravel(astype(to_operand(to_begin), dtype)))
     if to_end is not None:
-        pieces.append(_arr.ravel(_arr.astype(to_operand(to_end), dtype)))
-    return _arr.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+        pieces.append(shaping.ravel(astype(to_operand(to_end), dtype)))
+    return shaping.concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
 
 def _spacing(spacing, n: int, dtype):
     """The n-1 gaps between sample points: from a scalar step or coordinates."""
-    spacing = _arr.astype(to_operand(spacing), dtype)
+    spacing = astype(to_operand(spacing), dtype)
     if aval_of(spacing).ndim == 0:
         return broadcast_to(spacing, (n - 1,))
     if aval_of(spacing).shape != (n,):
@@ -212,8 +213,8 @@ def _gradient_along(f, spacing, axis: int, edge_order: int):
     h = _spacing(spacing, n, aval_of(f).dtype)
     first, last = _gradient_edges(f, h, axis, edge_order)
     if n == 2:
-        return _arr.concatenate([first, last], axis=axis)
-    return _arr.concatenate([first, _gradient_interior(f, h, axis), last], axis=axis)
+        return shaping.concatenate([first, last], axis=axis)
+    return shaping.concatenate([first, _gradient_interior(f, h, axis), last], axis=axis)
 
 
 def gradient(f, *varargs, axis=None, edge_order: int | None = None):
@@ -285,14 +286,14 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         (y,) = promote_dtypes_inexact(to_operand(y))
         d = to_operand(dx)
         if aval_of(d).ndim > 0:
-            d = _arr.moveaxis(_shaped_as(d, aval_of(y).ndim), axis, -1)
+            d = shaping.moveaxis(_shaped_as(d, aval_of(y).ndim), axis, -1)
     else:
         y, x = promote_dtypes_inexact(to_operand(y), to_operand(x))
         if aval_of(x).ndim == 1:
             d = diff(x)
         else:
-            d = _arr.moveaxis(diff(x, axis=axis), axis, -1)
-    y = _arr.moveaxis(y, axis, -1)
+            d = shaping.moveaxis(diff(x, axis=axis), axis, -1)
+    y = shaping.moveaxis(y, axis, -1)
     if aval_of(d).ndim == 0 or aval_of(d).shape[-1] == 1:
         # A constant step: dx * (sum - (first + last) / 2), as JAX computes it.
         n = aval_of(y).shape[-1]
@@ -314,7 +315,7 @@ class TrapezoidShapeError(IndexError):
 
 def _shaped_as(d, ndim: int):
     """`d` with leading axes of length 1 up to `ndim` axes."""
-    return _arr.reshape(d, (1,) * (ndim - aval_of(d).ndim) + aval_of(d).shape)
+    return shaping.reshape(d, (1,) * (ndim - aval_of(d).ndim) + aval_of(d).shape)
 
 
 class UnwrapTypeError(ValueError):
@@ -356,8 +357,8 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     (p,) = promote_dtypes_inexact(to_operand(p))
     axis = normalize_axis(axis, aval_of(p).ndim)
     dtype = aval_of(p).dtype
-    period = _arr.astype(to_operand(period), dtype)
-    discont = period / 2 if discont is None else _arr.astype(to_operand(discont), dtype)
+    period = astype(to_operand(period), dtype)
+    discont = period / 2 if discont is None else astype(to_operand(discont), dtype)
     half = period / 2
     dd = diff(p, axis=axis)
     # Each step folded into [-period/2, period/2); a step of exactly +period/2
@@ -366,7 +367,7 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     folded = _uf.where((folded == -half) & (dd > 0), half, folded)
     correction = _uf.where(_uf.absolute(dd) < discont, 0, folded - dd)
     shifted = slice_along(p, axis, 1, None) + cumsum(correction, axis=axis)
-    return _arr.concatenate([slice_along(p, axis, 0, 1), shifted], axis=axis)
+    return shaping.concatenate([slice_along(p, axis, 0, 1), shifted], axis=axis)
 
 
 # ---- covariance and correlation ----------------------------------------------------
@@ -377,14 +378,14 @@ def _observations(m, y, rowvar: bool):
         raise ValueError(
             f"jnp.cov: m has shape {aval_of(m).shape}; expected 1-d or 2-d"
         )
-    x = _arr.atleast_2d(m)
+    x = shaping.atleast_2d(m)
     if not rowvar and aval_of(x).shape[0] != 1:
         x = x.T
     if y is not None:
-        y = _arr.atleast_2d(to_operand(y))
+        y = shaping.atleast_2d(to_operand(y))
         if not rowvar and aval_of(y).shape[0] != 1:
             y = y.T
-        x = _arr.concatenate(promote_dtypes_inexact(x, y), axis=0)
+        x = shaping.concatenate(promote_dtypes_inexact(x, y), axis=0)
     return x
 
 
@@ -392,7 +393,7 @@ def _weights(fweights, aweights, n: int, dtype):
     w = None
     for given in (fweights, aweights):
         if given is not None:
-            given = _arr.astype(to_operand(given), dtype)
+            given = astype(to_operand(given), dtype)
             if aval_of(given).shape != (n,):
                 raise ValueError(
                     f"jnp.cov: weights of shape {aval_of(given).shape} do not "
@@ -443,7 +444,7 @@ def cov(
         return lax.full(shape, np.nan, aval_of(x).dtype)
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     if dtype is not None:
-        x = _arr.astype(x, dtype)
+        x = astype(x, dtype)
     dtype = aval_of(x).dtype
     w = _weights(fweights, aweights, n, dtype)
     if w is None:
@@ -462,7 +463,7 @@ def cov(
         centred = x - mean
         weighted = centred * w
     c = _red.matmul(centred, _uf.conjugate(weighted).T) / fact
-    return _arr.squeeze(c)
+    return shaping.squeeze(c)
 
 
 def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
@@ -498,7 +499,7 @@ def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if aval_of(c).ndim == 0:
         return c / c
-    std = _uf.sqrt(_uf.real(_arr.diagonal(c)))
+    std = _uf.sqrt(_uf.real(diagonals.diagonal(c)))
     c = c / std[:, None] / std[None, :]
     if dtypes.is_complex(aval_of(c).dtype):
         return lax.complex(_uf.clip(_uf.real(c), -1, 1), _uf.clip(_uf.imag(c), -1, 1))
@@ -558,11 +559,11 @@ def _interp(x, xp, fp, left, right, period, *, extrapolate):
 
 def _periodic(x, xp, fp, period):
     """Samples folded into one period and extended by one on each side."""
-    period = _uf.absolute(_arr.astype(to_operand(period), aval_of(x).dtype))
+    period = _uf.absolute(astype(to_operand(period), aval_of(x).dtype))
     x, xp = _uf.remainder(x, period), _uf.remainder(xp, period)
     xp, fp = lax.sort((xp, fp), dimension=0, num_keys=1)
-    xp = _arr.concatenate([xp[-1:] - period, xp, xp[:1] + period])
-    fp = _arr.concatenate([fp[-1:], fp, fp[:1]])
+    xp = shaping.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+    fp = shaping.concatenate([fp[-1:], fp, fp[:1]])
     return x, xp, fp
 
 
@@ -576,13 +577,13 @@ def _interpolate(x, xp, fp, left, right, clamp_ends: bool, extrapolate=(False, F
     dx = x1 - x0
     # JAX treats steps up to spacing(eps) as flat (no NaN gradients there).
     flat = _uf.absolute(dx) <= _flat_step(aval_of(xp).dtype)
-    safe_dx = _uf.where(flat, _arr.ones_like(dx), dx)
+    safe_dx = _uf.where(flat, creation.ones_like(dx), dx)
     f = _uf.where(flat, f0, f0 + ((x - x0) / safe_dx) * (f1 - f0))
     if clamp_ends and not extrapolate[0]:
         f = _uf.where(x < xp[0], fp[0] if left is None else left, f)
     if clamp_ends and not extrapolate[1]:
         f = _uf.where(x > xp[-1], fp[-1] if right is None else right, f)
-    return _arr.astype(f, aval_of(fp).dtype)
+    return astype(f, aval_of(fp).dtype)
 
 
 def _flat_step(dtype):
@@ -606,7 +607,7 @@ def _counts_into(index, weights, length: int, dtype):
     index = lax.convert_element_type(index, dtypes.int32)
     index = _uf.where((index < 0) | (index >= length), length, index)
     ones = lax.full(aval_of(index).shape, np.ones((), dtype)[()])
-    updates = ones if weights is None else _arr.astype(weights, dtype)
+    updates = ones if weights is None else astype(weights, dtype)
     return lax.full((length,), np.zeros((), dtype)[()]).at[index].add(updates)
 
 
@@ -705,9 +706,9 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
         return lax.full(aval_of(x).shape, np.int32(0))
     kwargs = {} if method is None else {"method": method}
     rising = searchsorted(bins, x, side=side, **kwargs)
-    falling = n - searchsorted(_arr.flip(bins), x, side=side, **kwargs)
+    falling = n - searchsorted(rearranging.flip(bins), x, side=side, **kwargs)
     out = _uf.where(bins[-1] >= bins[0], rising, falling)
-    return _arr.astype(out, dtypes.int32)
+    return astype(out, dtypes.int32)
 
 
 class HistogramRangeError(ValueError):
@@ -746,7 +747,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     a = to_operand(a)
     dtype = _inexact_dtype(aval_of(a).dtype)
     if _is_edges(bins):
-        return _arr.astype(to_operand(bins), dtype)
+        return astype(to_operand(bins), dtype)
     count = operator.index(bins)
     if range is None:
         if aval_of(a).size == 0:
@@ -756,17 +757,17 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
             )
         lo, hi = _red.min(a), _red.max(a)
     else:
-        given = _arr.astype(to_operand(np.asarray(range)), dtype)
+        given = astype(to_operand(np.asarray(range)), dtype)
         if aval_of(given).shape != (2,):
             raise HistogramShapeError(
                 f"jnp.histogram_bin_edges: range must be None or (low, high); got "
                 f"{range!r}"
             )
         lo, hi = given[0], given[1]
-    lo, hi = _arr.astype(lo, dtype), _arr.astype(hi, dtype)
+    lo, hi = astype(lo, dtype), astype(hi, dtype)
     same = (_uf.maximum(lo, hi) - _uf.minimum(lo, hi)) == 0
     lo, hi = _uf.where(same, lo - 0.5, lo), _uf.where(same, hi + 0.5, hi)
-    return _arr.linspace(lo, hi, count + 1, dtype=dtype)
+    return creation.linspace(lo, hi, count + 1, dtype=dtype)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
@@ -793,7 +794,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     a = to_operand(a)
     if weights is None:
         (a,) = promote_dtypes_inexact(a)
-        weights = _arr.ones_like(a)
+        weights = creation.ones_like(a)
     else:
         weights = to_operand(weights)
         if aval_of(weights).shape != aval_of(a).shape:
@@ -848,7 +849,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
             f"jnp.histogram2d: x {aval_of(x).shape} and y {aval_of(y).shape} "
             "must have one shape"
         )
-    sample = _arr.transpose(stack(promote_dtypes(x, y)))
+    sample = shaping.transpose(stack(promote_dtypes(x, y)))
     hist, edges = histogramdd(sample, bins, range, weights, density)
     return hist, edges[0], edges[1]
 
@@ -924,9 +925,9 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     nbins = tuple(aval_of(e).shape[0] + 1 for e in edges)
     flat = ravel_multi_index(tuple(indices), nbins, mode="clip")
     hist = bincount(flat, weights, length=int(np.prod(nbins)))
-    hist = _arr.reshape(hist, nbins)[(slice(1, -1),) * d]
+    hist = shaping.reshape(hist, nbins)[(slice(1, -1),) * d]
     if density:
-        hist = _arr.astype(hist, aval_of(sample).dtype)
+        hist = astype(hist, aval_of(sample).dtype)
         hist = hist / _red.sum(hist)
         for norm in ix_(*(diff(e) for e in edges)):
             hist = hist / norm

@@ -19,16 +19,24 @@ import numpy as np
 
 from olympus.numpy.core import check_arraylike
 from olympus.numpy.ufunc_docs import with_out_where
-from olympus.numpy import arrays, core, functional, indexing, joining, reductions
+from olympus.numpy import (
+    core,
+    creation,
+    functional,
+    indexing,
+    joining,
+    reductions,
+    shaping,
+)
 
 # The numpy functions the ufunc methods are built on, under their jnp names
 # (this module sits below the olympus.numpy package, so it cannot import it).
 _BUILT_ON = (
-    arrays.concatenate,
-    arrays.full,
-    arrays.moveaxis,
-    arrays.ravel,
-    arrays.zeros,
+    shaping.concatenate,
+    creation.full,
+    shaping.moveaxis,
+    shaping.ravel,
+    creation.zeros,
     core.asarray,
     core.broadcast_to,
     functional.vectorize,
