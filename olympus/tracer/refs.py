@@ -73,8 +73,9 @@ class RefDiscovered(RefScopeError):
         super().__init__(
             f"a Ref {ref.aval_str()} made outside {trace.describe()} is used "
             f"inside it. olympus threads refs through jit, checkpoint, scan, "
-            f"fori_loop, while_loop, cond and switch only; pass the value in and out "
-            f"of this function instead (ref[...] before, ref[...] = after)."
+            f"fori_loop, while_loop, cond, switch and a custom_vjp's function "
+            f"only; pass the value in and out of this function instead "
+            f"(ref[...] before, ref[...] = after)."
         )
 
 
