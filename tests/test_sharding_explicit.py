@@ -588,7 +588,8 @@ def test_results_under_set_mesh_go_onto_the_mesh_as_in_jax():
 def test_inspect_array_sharding_out_info_and_laid_out_structs_as_in_jax():
     """debug.inspect_array_sharding calls back eagerly with the Array's
     layout and, under jit, with the one XLA's partitioner chose (under grad
-    and vmap too); jit(f).trace(x).out_info names an AbstractMesh, lower's the
+    and vmap too, and in a jit that grad, vmap or jvp runs eagerly, over its
+    arguments' mesh as JAX's); jit(f).trace(x).out_info names an AbstractMesh, lower's the
     Mesh; a ShapeDtypeStruct with a NamedSharding is traced laid out so by
     jit's trace/lower and eval_shape."""
     out = run(
@@ -612,7 +613,11 @@ def test_inspect_array_sharding_out_info_and_laid_out_structs_as_in_jax():
             ox.jit(f)(x), ox.jit(f)(xa), ox.jit(f)(ox.jnp.ones((2, 2))), ox.jit(constrained)(xa)
             ox.jit(ox.grad(lambda v: f(v).sum()))(xa * 1.5)
             ox.jit(ox.vmap(f))(xa + 1)
-            return seen
+            # an eager pjit (a transformed jit) runs over its arguments' mesh
+            g = ox.grad(lambda v: ox.jit(f)(v).sum())(xa * 2.5)
+            b = ox.vmap(ox.jit(f))(xa + 2)
+            t = ox.jvp(ox.jit(f), (xa,), (xa,))[1]
+            return seen, [str(v.sharding) for v in (g, b, t)]
         ours, theirs = run_both(inspected, a)
         assert ours == theirs, (ours, theirs)
         def staged(ox, a):

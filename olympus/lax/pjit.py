@@ -17,7 +17,7 @@ from olympus.backends.xla.lowering import (
     lower_closed_inline,
     lowering_rules,
 )
-from olympus.backends.xla.spmd import ShardedExecutable, plan_layout
+from olympus.backends.xla.spmd import ShardedExecutable, plan_layout, spans_devices
 from olympus.ir.core import ClosedOlympuspr, Primitive, all_primitives
 from olympus.ir.structure import call_structure, declare
 from olympus.tracer.core import aval_of, set_current_trace
@@ -55,24 +55,30 @@ def _pjit_abstract_eval(*avals, olympuspr: ClosedOlympuspr, name: str):
     return olympuspr.out_avals
 
 
-def executable_for(olympuspr: ClosedOlympuspr, name: str):
-    """The compiled program for a closed olympuspr, compiled once; a body
-    whose sharding constraints name a mesh runs over that mesh's devices."""
-    exe = _executables.get(olympuspr)
+def executable_for(olympuspr: ClosedOlympuspr, name: str, placed: tuple = ()):
+    """The compiled program for a closed olympuspr, compiled once per layout
+    of its arguments (`placed`: each one's sharding where it spans devices,
+    else None; () for none): it runs over their mesh, as JAX's, or over the
+    mesh its sharding constraints name."""
+    compiled = _executables.setdefault(olympuspr, {})
+    exe = compiled.get(placed)
     if exe is None:
         program = float0_consts_inlined(olympuspr).olympuspr
-        n_in = len(program.constvars) + len(program.invars)
-        layout = plan_layout(program, [None] * n_in, [None] * len(program.outvars))
+        ins = [None] * len(program.constvars) + list(
+            placed or [None] * len(program.invars)
+        )
+        layout = plan_layout(program, ins, [None] * len(program.outvars))
         if layout is None:
             exe = compile_olympuspr(program, name)
         else:
             exe = ShardedExecutable(build_module(program, name, layout=layout), layout)
-        _executables[olympuspr] = exe
+        compiled[placed] = exe
     return exe
 
 
 def _pjit_impl(*args, olympuspr: ClosedOlympuspr, name: str):
-    exe = executable_for(olympuspr, name)
+    placed = tuple([x.sharding if spans_devices(x) else None for x in args])
+    exe = executable_for(olympuspr, name, placed if any(placed) else ())
     if isinstance(exe, ShardedExecutable):
         return exe.call(list(olympuspr.consts) + list(args))
     consts = [buffer_of(c) for c in float0_consts_inlined(olympuspr).consts]
