@@ -238,10 +238,7 @@ def _tree_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
         leaves, treedef = (_flatten or _load_flatten())((args, kwargs))
     except (TypeError, ValueError):  # dict keys that do not sort
         return None
-    arrays = [a for a in leaves if type(a) is Array]
-    if len(arrays) != len(call.leaves) or not all(
-        map(operator.is_, arrays, call.leaves)
-    ):
+    if not _are_leaves([a for a in leaves if type(a) is Array], call):
         return None
     markers = list(range(len(leaves)))
     if tree_flatten(treedef.unflatten(markers))[0] != markers:
@@ -250,6 +247,56 @@ def _tree_key(args: tuple, kwargs: dict, call: Call) -> tuple | None:
     for a in leaves:
         key += (a.aval,) if type(a) is Array else (type(a), a)
     return tuple(key)
+
+
+def _are_leaves(arrays: list, call: Call) -> bool:
+    """Whether these Arrays are the call's dynamic leaves, in order."""
+    return len(arrays) == len(call.leaves) and all(
+        map(operator.is_, arrays, call.leaves)
+    )
+
+
+_KEYWORDS = object()  # the first item of a `_keyword_key`
+
+
+def _keyword_key(args: tuple, kwargs: dict) -> tuple | None:
+    """(the `JitFunction._fast` key `_call_tree` builds for a call with
+    keywords and no containers, NumPy arrays or Arrays among them: each
+    positional Array's aval, the type and value of any other positional
+    argument, then each keyword's name, type and value, in the call's order;
+    the positional Arrays' buffers), or None for any other call, which is
+    keyed on jaxlib's flatten (`_tree_key`). It skips the flatten and the
+    treedef's hash: a static keyword's hit costs 0.3 us less."""
+    key, buffers = [_KEYWORDS], []
+    for a in args:
+        kind = type(a)
+        if kind is Array:
+            key.append(a.aval)
+            buffers.append(a._buf)
+        elif kind is _ndarray or kind in _TREE_TYPES or isinstance(a, tuple):
+            return None
+        else:
+            key += (kind, a)
+    for name, v in kwargs.items():
+        kind = type(v)
+        if kind is Array or kind is _ndarray or kind in _TREE_TYPES:
+            return None
+        if isinstance(v, tuple):
+            return None
+        key += (name, kind, v)
+    return tuple(key), buffers
+
+
+def _keyword_key_for(args: tuple, kwargs: dict, call: Call) -> tuple | None:
+    """`_remember_fast`'s (`_keyword_key`, no scalars) for a call whose
+    keywords are all static and whose positional Arrays are all its dynamic
+    leaves; else None."""
+    found = _keyword_key(args, kwargs) if kwargs and not call.dyn_kwargs else None
+    if found is None:
+        return None
+    if not _are_leaves([a for a in args if type(a) is Array], call):
+        return None  # a dynamic leaf that is no Array (a Python scalar)
+    return found[0], ()
 
 
 # function -> {jit options -> (Compiled cache, Traced cache)}
@@ -390,21 +437,28 @@ class JitFunction:
         `_call_slow`."""
         if self._epoch != _config_epoch or _state.trace is not _eval_trace:
             return self._call_slow(args, kwargs)
-        try:
-            leaves, treedef = (_flatten or _load_flatten())((args, kwargs))
-        except (TypeError, ValueError):  # dict keys that do not sort
-            leaves = None  # the slow path raises JAX's error
-        if leaves is None:
-            return self._call_slow(args, kwargs)
-        key, buffers = [treedef], []
-        for a in leaves:
-            if type(a) is Array:
-                key.append(a.aval)
-                buffers.append(a._buf)
-            else:
-                key += (type(a), a)
+        # static keywords only: `_keyword_key`, which `_remember_fast` keeps
+        # for every such call it can (`_tree_key` cannot either where not)
+        found = _keyword_key(args, kwargs) if kwargs else None
+        if found is not None:
+            key, buffers = found
+        else:
+            try:
+                leaves, treedef = (_flatten or _load_flatten())((args, kwargs))
+            except (TypeError, ValueError):  # dict keys that do not sort
+                leaves = None  # the slow path raises JAX's error
+            if leaves is None:
+                return self._call_slow(args, kwargs)
+            key, buffers = [treedef], []
+            for a in leaves:
+                if type(a) is Array:
+                    key.append(a.aval)
+                    buffers.append(a._buf)
+                else:
+                    key += (type(a), a)
+            key = tuple(key)
         try:  # unhashable leaves (NumPy arrays), deleted Arrays: as in __call__
-            entry, fast = self._fast.get(tuple(key), _NO_HIT)
+            entry, fast = self._fast.get(key, _NO_HIT)
             if fast is not None:
                 return fast.run(buffers)
             if entry is not None:
@@ -689,6 +743,7 @@ class JitFunction:
         if placement_mesh[0] is not None:
             return
         found = None if kwargs else _fast_key(args, call.dyn_argnums)
+        found = found or _keyword_key_for(args, kwargs, call)
         key, scalars = found or (_tree_key(args, kwargs, call), ())
         if key is None or (scalars and not self._seen_before(key)):
             return
