@@ -493,6 +493,7 @@ def _custom_vjp_writes(ox, x, where, how):
         "jit of grad": lambda: ox.jit(ox.grad(loss))(x),
         "grad of jit": lambda: ox.grad(ox.jit(loss))(x),
         "vjp": lambda: ox.vjp(f, x)[1](x),
+        "vmap": lambda: ox.vmap(f)(ox.jnp.stack([x, x])),  # batched: raises
     }[how]()
     return out, r[...]
 
@@ -505,6 +506,7 @@ def _custom_vjp_writes(ox, x, where, how):
         ("fwb", "jit of grad"),
         ("f", "grad of jit"),
         ("fwb", "vjp"),
+        ("f", "vmap"),
     ],
 )
 def test_custom_vjp_writes_a_closed_over_ref(where, how):
