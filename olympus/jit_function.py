@@ -431,14 +431,15 @@ class JitFunction:
 
     def _call_tree(self, args: tuple, kwargs: dict) -> Any:
         """A call with keywords or containers (tuples, lists, dicts, None)
-        among its arguments: a hit runs here, its `_fast` key made from
-        jaxlib's C++ flatten of (args, kwargs) (see `_tree_key`); the rest
-        (no current epoch, inside a trace, NumPy leaves) goes to
+        among its arguments: a hit runs here, its `_fast` key made from the
+        arguments where its keywords are plain values (`_keyword_key`), else
+        from jaxlib's C++ flatten of (args, kwargs) (see `_tree_key`); the
+        rest (no current epoch, inside a trace, NumPy leaves) goes to
         `_call_slow`."""
         if self._epoch != _config_epoch or _state.trace is not _eval_trace:
             return self._call_slow(args, kwargs)
-        # static keywords only: `_keyword_key`, which `_remember_fast` keeps
-        # for every such call it can (`_tree_key` cannot either where not)
+        # `_remember_fast` keeps a `_keyword_key` for every such call it can
+        # (where it cannot, `_tree_key` cannot either)
         found = _keyword_key(args, kwargs) if kwargs else None
         if found is not None:
             key, buffers = found
