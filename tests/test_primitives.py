@@ -1198,6 +1198,8 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "all_to_all": ("test_shard_map.py", "lax.all_to_all"),
     # the primitive of lax.pcast(to='varying') (JAX 0.10.2 has no lax.pvary)
     "pvary": ("test_sharding_api.py", "lax.pcast"),
+    # zeros_like/full_like inside a shard_map body (the check_vma types)
+    "vary_like": ("test_shard_map_loop_carries.py", "jnp.zeros_like"),
     "cholesky": ("test_linalg.py", "lax_linalg.cholesky"),
     "triangular_solve": ("test_linalg.py", "lax_linalg.triangular_solve"),
     "lu": ("test_linalg.py", "lax_linalg.lu"),
@@ -1264,6 +1266,7 @@ def test_every_primitive_is_tested():
 PUBLIC_NAME = {
     "approx_top_k": "lax.approx_max_k",
     "pvary": "lax.pcast",
+    "vary_like": "olympus.numpy.zeros_like",
     "not": "lax.bitwise_not",
     "and": "lax.bitwise_and",
     "or": "lax.bitwise_or",

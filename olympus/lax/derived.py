@@ -21,6 +21,7 @@ from olympus.lax import ops
 from olympus.lax.elementwise import convert_element_type_p
 from olympus.lax import slicing
 from olympus.lax.parallel.axis_names import _axes, _axis_size
+from olympus.lax.parallel.primitives import varying_like
 from olympus.tracer.core import aval_of
 from olympus.tracer.errors import OlympusTypeError
 from olympus.lax.op_docs import (
@@ -153,8 +154,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     shape = aval.shape if shape is None else tuple(int(d) for d in shape)
     out = ops.full(shape, fill_value, aval.dtype if dtype is None else dtype)
     if dtype is None and aval.weak_type:  # x's weak type too, as JAX's full_like
-        return convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
-    return out
+        out = convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
+    return varying_like(out, x)  # in a shard_map body it varies as x does
 
 
 def empty(shape, dtype, *, out_sharding=None):

@@ -10,14 +10,19 @@ along `a`. Any other primitive's results vary along the union of its operands'
 axes; `cond`, `while`, `scan` and the call-like primitives (pjit, checkpoint,
 custom_jvp/vjp) are followed into their bodies, loop carries to a fixpoint.
 The analysis is conservative: a value it calls varying may happen to be
-equal, never the other way round. Rules are keyed by primitive name so this
+equal, never the other way round. `carry_changes` also lists the loops whose
+carry varies along other axes after an iteration than before (JAX's types
+refuse them: the initial carry must say how the body's result varies). Rules are keyed by primitive name so this
 module needs none of the primitives; the collectives register theirs in
 `parallel/primitives.py`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from olympus.ir.core import ClosedOlympuspr, Literal, Olympuspr, subolympusprs
 from olympus.ir.structure import carry_fixpoint, structure_of
@@ -33,9 +38,49 @@ rules: dict[str, Rule] = {}
 introduced: dict[str, Callable[[dict], Axes]] = {}
 
 
+class CarryChange(NamedTuple):
+    """A loop whose carry `component` varies along `before` going in and
+    `after` coming out of one iteration (`loop`: 'scan' or 'while_loop')."""
+
+    loop: str
+    component: int
+    aval: object
+    before: Axes
+    after: Axes
+    source_info: object = None
+
+
+# While `carry_changes` runs: the CarryChanges found, in program order.
+_changes: contextvars.ContextVar = contextvars.ContextVar("carry_changes", default=None)
+
+
+@contextlib.contextmanager
+def carry_changes():
+    """Collects the CarryChanges of the loops `varying` meets meanwhile (a
+    loop met again in a later fixpoint round of an enclosing one is listed
+    after the first change, which is the one to report)."""
+    found: list = []
+    token = _changes.set(found)
+    try:
+        yield found
+    finally:
+        _changes.reset(token)
+
+
+def _note_changes(loop: str, before: list, after: list, avals: list) -> None:
+    found = _changes.get()
+    if found is None:
+        return
+    for j, (b, a, aval) in enumerate(zip(before, after, avals)):
+        if b != a:
+            found.append(CarryChange(loop, j, aval, b, a))
+            return  # as JAX, the first differing component
+
+
 def varying(program: Olympuspr, ins: Sequence[Axes]) -> list[Axes]:
     """The axes each output of `program` may vary along, given its inputs'."""
     env: dict = dict(zip(program.invars, ins))
+    found = _changes.get()
 
     def read(atom) -> Axes:
         return NONE if isinstance(atom, Literal) else env.get(atom, NONE)
@@ -43,11 +88,14 @@ def varying(program: Olympuspr, ins: Sequence[Axes]) -> list[Axes]:
     for eqn in program.eqns:
         operands = [read(a) for a in eqn.invars]
         rule = rules.get(eqn.primitive.name)
+        known = 0 if found is None else len(found)
         outs = (
             rule(eqn.params, operands)
             if rule is not None
             else _union_rule(eqn.params, operands, len(eqn.outvars))
         )
+        if found is not None and len(found) > known and found[-1].source_info is None:
+            found[-1] = found[-1]._replace(source_info=eqn.source_info)
         env.update(zip(eqn.outvars, outs))
     return [read(v) for v in program.outvars]
 
@@ -138,9 +186,14 @@ def _while_rule(params, operands):
     carry_in = structure.split_body_inputs(params, body.invars, "body_olympuspr")[1]
     kept = [out is v for out, v in zip(body.outvars, carry_in)]
 
+    rounds = []
+
     def step(carry):
         (pred,) = varying(cond, [*cconsts, *carry])
         outs = varying(body, [*bconsts, *carry])
+        if not rounds:  # the body's first iteration, on the initial carry
+            _note_changes("while_loop", carry, outs, [v.aval for v in carry_in])
+        rounds.append(carry)
         return [o if k else o | pred for o, k in zip(outs, kept)]
 
     return _fixpoint(list(init), step)
@@ -150,8 +203,15 @@ def _scan_rule(params, operands):
     structure, body = structure_of("scan"), _program(params["olympuspr"])
     consts, init, xs = structure.split(params, operands)
 
+    rounds = []
+
     def step(carry):
-        return structure.split_outputs(params, varying(body, [*consts, *carry, *xs]))[0]
+        outs = structure.split_outputs(params, varying(body, [*consts, *carry, *xs]))[0]
+        if not rounds:  # the body's first iteration, on the initial carry
+            avals = [v.aval for v in body.outvars[: len(outs)]]
+            _note_changes("scan", carry, outs, avals)
+        rounds.append(carry)
+        return outs
 
     carry = _fixpoint(list(init), step)
     return [

@@ -116,6 +116,11 @@ def _pvary(x, *, axes):
     return x  # lax.pcast(to="varying"): only the replication check sees it
 
 
+@rule("vary_like")
+def _vary_like(x, like):
+    return x  # zeros_like/full_like in a shard_map body: only the check sees it
+
+
 @rule("pmax")
 def _pmax(x, *, axes):
     return np.max(_group(axes, x), axis=0)

@@ -34,6 +34,7 @@ from olympus.lax.parallel.axis_names import (  # noqa: F401  (errors users catch
 )
 from olympus.lax.parallel.collectives import PcastError  # noqa: F401
 from olympus.lax.parallel.manual import (  # noqa: F401
+    LoopCarryVaryingError,
     MeshNotInScopeError,
     ShardMapAxisNamesError,
     ShardMapReplicationError,

@@ -451,12 +451,48 @@ class ShardMapReplicationError(ValueError):
     back as one device's block (`check_rep`, lax/replication.py)."""
 
 
+class LoopCarryVaryingError(TypeError):
+    """Inside shard_map with check_vma, a loop whose carry varies along other
+    mesh axes after an iteration than its initial value does (JAX's types
+    refuse it, a TypeError): pcast the initial carry to vary as the body's
+    result does."""
+
+
+def _carry_error(change, name: str) -> LoopCarryVaryingError:
+    def spelled(axes) -> str:
+        return f"{{V:{','.join(sorted(axes))}}}" if axes else ""
+
+    kind = change.aval.str_short()
+    extra = tuple(sorted(change.after - change.before))
+    fix = (
+        f"This might be fixed by applying `lax.pcast(..., {extra}, to='varying')` "
+        f"to the initial carry value of component {change.component}"
+        if extra
+        else "Revise the function so that all output types match the corresponding "
+        "input types (the body makes the carry equal along "
+        f"{sorted(change.before - change.after)}: pcast its result back to varying)"
+    )
+    where = change.source_info
+    return LoopCarryVaryingError(
+        f"{change.loop} body function carry input and carry output must have equal "
+        f"types, but they differ: the input carry component {change.component} has "
+        f"type {kind}{spelled(change.before)} but the corresponding output carry "
+        f"component has type {kind}{spelled(change.after)}, so the manual axis types "
+        f"do not match (shard_map of {name} with check_vma=True"
+        + (f"; the loop at {where}" if where is not None else "")
+        + f"). {fix}; or pass check_vma=False."
+    )
+
+
 def _check_replication(sub, in_flat, out_flat, out_tree, name: str) -> None:
     """Raises ShardMapReplicationError if an output may vary along a mesh axis
     its out_spec leaves out (JAX's check_rep)."""
     program = sub.closed.olympuspr
     ins = [frozenset()] * len(sub.consts) + [_spec_axes(s) for s in in_flat]
-    outs = replication.varying(program, ins)
+    with replication.carry_changes() as changes:
+        outs = replication.varying(program, ins)
+    if changes:
+        raise _carry_error(changes[0], name)
     paths = tree_paths(tree_unflatten(out_tree, [0] * len(outs)), "output")
     made_by = {v: e for e in program.eqns for v in e.outvars}
     problems, missing = [], set()

@@ -17,12 +17,14 @@ from olympus.backends.xla.lowering import (
 from olympus.backends.xla.sharding import (
     AxisType,
     Mesh,
+    mesh_in_scope,
 )
 from olympus.backends.xla.spmd import mesh_symbol
 from olympus.ir.core import ShapedArray
 from olympus.lax import ops, replication
 from olympus.lax.base import define_primitive
 from olympus.lax.parallel.axis_names import AxisIndexGroupsError, _grouped
+from olympus.tracer.core import Tracer
 from olympus.transforms.ad_util import is_zero
 from olympus.transforms.batching import (
     axis_batch_rules,
@@ -484,3 +486,29 @@ axis_batch_rules[pvary_p] = _vmap_pvary
 replication.rules[pvary_p.name] = lambda params, operands: [
     operands[0] | frozenset(params["axes"])
 ]
+
+
+# ---- vary_like: a value varying as another does (JAX's full_like keeps x's vma) ----
+vary_like_p = define_primitive("vary_like", lambda x, like: x, lambda ctx, x, like: x)
+vary_like_p.def_impl(lambda x, like: x)
+jvp_rules[vary_like_p] = lambda primals, tangents: (
+    vary_like_p.bind(*primals),
+    tangents[0] if is_zero(tangents[0]) else vary_like_p.bind(tangents[0], primals[1]),
+)
+transpose_rules[vary_like_p] = lambda ct, x, like: [ct, None]
+batch_rules[vary_like_p] = lambda axis_size, vals, dims: (vals[0], dims[0])
+replication.rules[vary_like_p.name] = lambda params, operands: [
+    operands[0] | operands[1]
+]
+
+
+def varying_like(out, like):
+    """`out`, varying along the mesh axes `like` does inside a shard_map body
+    (zeros_like's and full_like's result, as JAX types them), so a loop
+    carry made from them varies as the body's result does."""
+    mesh = mesh_in_scope()
+    if mesh is None or not isinstance(like, Tracer):
+        return out
+    if not mesh.abstract_mesh.manual_axes:
+        return out
+    return vary_like_p.bind(out, like)
