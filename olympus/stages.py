@@ -45,7 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 from olympus.backends.xla import array as array_module
-from olympus.backends.xla.array import Array, put
+from olympus.backends.xla.array import Array, default_sharding, put
 from olympus.backends.xla.dispatch import Executable, buffer_of, check_array_sizes
 from olympus.backends.xla.lowering import build_module, float0_consts_inlined
 from olympus.backends.xla.sharding import (
@@ -617,6 +617,28 @@ class Compiled:
     @property
     def out_info(self):
         return _out_info_on_devices(self.traced)
+
+    @property
+    def input_shardings(self):
+        """Where the program takes each argument, as `(args, kwargs)` of
+        Shardings (JAX's): the one device's, or each parameter's layout."""
+        n = len(self.traced.olympuspr.in_avals)
+        if self.sharded:
+            shardings = list(self.executable.in_shardings)[-n:] if n else []
+        else:
+            shardings = [default_sharding()] * n
+        return tree_unflatten(self.traced.in_tree, shardings)
+
+    @property
+    def output_shardings(self):
+        """Where the program puts each output (JAX's): the one device, or the
+        layout asked for or XLA's partitioner chose, in the outputs' tree."""
+        n = len(self.traced.olympuspr.out_avals)
+        if self.sharded:
+            shardings = list(self.executable.out_shardings)
+        else:
+            shardings = [default_sharding()] * n
+        return tree_unflatten(self.out_tree, shardings)
 
     def __call__(self, *args, **kwargs) -> Any:
         leaves, in_tree = tree_flatten((args, kwargs))

@@ -589,9 +589,10 @@ def test_inspect_array_sharding_out_info_and_laid_out_structs_as_in_jax():
     """debug.inspect_array_sharding calls back eagerly with the Array's
     layout and, under jit, with the one XLA's partitioner chose (under grad
     and vmap too, and in a jit that grad, vmap or jvp runs eagerly, over its
-    arguments' mesh as JAX's); jit(f).trace(x).out_info names an AbstractMesh, lower's the
-    Mesh; a ShapeDtypeStruct with a NamedSharding is traced laid out so by
-    jit's trace/lower and eval_shape."""
+    arguments' mesh as JAX's); jit(f).trace(x).out_info names an AbstractMesh,
+    lower's the Mesh, and a Compiled says its input_shardings/output_shardings;
+    a ShapeDtypeStruct with a NamedSharding is traced laid out so by jit's
+    trace/lower and eval_shape."""
     out = run(
         """
         def inspected(ox, a):
@@ -626,7 +627,9 @@ def test_inspect_array_sharding_out_info_and_laid_out_structs_as_in_jax():
             struct = ox.ShapeDtypeStruct(a.shape, a.dtype, sharding=x.sharding)
             seen = []
             g = lambda v: seen.append((str(ox.typeof(v)), str(ox.typeof(v).sharding))) or v * 2
-            return (str(f.trace(x).out_info), str(f.lower(x).out_info),
+            compiled = [f.lower(v).compile() for v in (x, ox.jnp.ones((2, 2)))]
+            placed = [(str(c.input_shardings), str(c.output_shardings)) for c in compiled]
+            return (placed, str(f.trace(x).out_info), str(f.lower(x).out_info),
                     str(ox.jit(g).trace(struct).out_info), str(ox.jit(g).lower(struct).out_info),
                     str(ox.eval_shape(g, struct)), set(seen))  # (JAX traces g once)
         ours, theirs = run_both(staged, a)
