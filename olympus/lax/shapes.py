@@ -214,14 +214,14 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions):
     return x.update(shape=[s for i, s in enumerate(x.shape) if i not in dims])
 
 
-def _define_unit_axes(name: str, abstract_eval):
+def _define_unit_axes(name: str, abstract_eval, traits: tuple[str, ...]):
     """squeeze and expand_dims only drop or add axes of size 1: each lowers to
     a reshape, is linear, and transposes to a reshape back to its operand."""
     primitive = define_primitive(
         name,
         abstract_eval,
         lambda ctx, x, *, dimensions: ctx.op("stablehlo.reshape", [x]),
-        traits=("cheap",),
+        traits=traits,
     )
     defjvp_linear(primitive)
     transpose_rules[primitive] = lambda ct, x, *, dimensions: [
@@ -230,7 +230,7 @@ def _define_unit_axes(name: str, abstract_eval):
     return primitive
 
 
-squeeze_p = _define_unit_axes("squeeze", _squeeze_abstract_eval)
+squeeze_p = _define_unit_axes("squeeze", _squeeze_abstract_eval, traits=("cheap",))
 
 
 def _squeeze_batch_rule(axis_size, vals, dims, *, dimensions):
@@ -253,7 +253,9 @@ def _expand_dims_abstract_eval(x: ShapedArray, *, dimensions):
     return x.update(shape=shape)
 
 
-expand_dims_p = _define_unit_axes("expand_dims", _expand_dims_abstract_eval)
+expand_dims_p = _define_unit_axes(
+    "expand_dims", _expand_dims_abstract_eval, traits=("cheap",)
+)
 
 
 def _expand_dims_batch_rule(axis_size, vals, dims, *, dimensions):
