@@ -534,15 +534,22 @@ def _reshape(name, avals, out, params):
         ):
             merged[new[0]] = split[0]  # split: the major piece keeps it
             continue
-        if _out_sharding_given.get():  # out_sharding= says the layout
-            return [[None] * out.ndim]
-        raise ShardingTypeError(
+        return _unless_out_sharding(
+            out,
             f"This reshape is not supported. Please specify the sharding of the "
             f"output via the `out_sharding` argument of olympus.lax.reshape (or "
             f"reshard first). Got operand type: {x.str_short()}, new sizes: "
-            f"{tuple(out.shape)}"
+            f"{tuple(out.shape)}",
         )
     return [merged]
+
+
+def _unless_out_sharding(out, refusal: str) -> list:
+    """Where the caller says the result's layout (out_sharding=), an unsplit
+    result the constraint then lays out; else JAX's refusal (`refusal`)."""
+    if _out_sharding_given.get():
+        return [[None] * out.ndim]
+    raise ShardingTypeError(refusal)
 
 
 def _dot_general(name, avals, out, params):
@@ -608,14 +615,13 @@ def _gather(name, avals, out, params):
     indexed = sorted(str(ospec[d]) for d in partial if ospec[d] is not None)
     batched = sorted(str(e) for e in ispec[:-1] if e is not None)
     if ispec[-1] is not None or indexed != batched:
-        if _out_sharding_given.get():
-            return [[None] * out.ndim]
-        raise ShardingTypeError(
+        return _unless_out_sharding(
+            out,
             f"Use `.at[...].get(out_sharding=)` to provide output PartitionSpec "
             f"for the gather indexing as out sharding could not be resolved "
             f"unambiguously (or would require collectives on inputs). Got "
             f"operand={operand.str_short()}, indices={indices.str_short()}; "
-            f"reshard the operand or the indices (olympus.reshard) first."
+            f"reshard the operand or the indices (olympus.reshard) first.",
         )
     window = iter(
         ospec[d] for d in range(operand.ndim) if d not in dn.collapsed_slice_dims
@@ -695,14 +701,13 @@ def _scatter(name, avals, out, params):
         )
     )
     if not resolvable:
-        if _out_sharding_given.get():
-            return [[None] * out.ndim]
-        raise ShardingTypeError(
+        return _unless_out_sharding(
+            out,
             f"Use `.at[...].set/add/mul/...(out_sharding=)` to provide output "
             f"PartitionSpec for the scatter update as out sharding could not be "
             f"resolved unambiguously (or would require collectives on inputs). "
             f"Got operand={operand.str_short()}, indices={indices.str_short()}, "
-            f"updates={updates.str_short()}; reshard them (olympus.reshard) first."
+            f"updates={updates.str_short()}; reshard them (olympus.reshard) first.",
         )
     for u, o in pairs:
         merged[o] = merged[o] if merged[o] is not None else uspec[u]
@@ -803,24 +808,32 @@ def _sort(name, avals, out, params):
 
 def _top_k(name, avals, out, params):
     x, axis = avals[0], params.get("axis", avals[0].ndim - 1)
-    if _spec_of(x)[axis] is not None:
-        raise ShardingTypeError(
-            f"The input should be unsharded over the axis along which to compute "
-            f"the top_k values. Got input type={x.str_short()} and axis={axis}; "
-            f"reshard it unsplit there (olympus.reshard) first."
-        )
-    return [_spec_of(x)] * 2
+    return _selected_along(
+        x,
+        axis,
+        f"The input should be unsharded over the axis along which to compute "
+        f"the top_k values. Got input type={x.str_short()} and axis={axis}",
+    )
 
 
 def _approx_top_k(name, avals, out, params):
     """approx_max_k/approx_min_k: as top_k, along `reduction_dimension`."""
     x = avals[0]
     axis = params["reduction_dimension"] % max(x.ndim, 1)
+    return _selected_along(
+        x,
+        axis,
+        f"reduction dimension {axis} in operand {x.str_short()} should be "
+        f"unsharded i.e. the spec of that dim should be `None`",
+    )
+
+
+def _selected_along(x, axis: int, refusal: str) -> list:
+    """A top-k's two results (values, indices) keep `x`'s layout; `x` split
+    along `axis` is refused with JAX's words (`refusal`) and the fix."""
     if _spec_of(x)[axis] is not None:
         raise ShardingTypeError(
-            f"reduction dimension {axis} in operand {x.str_short()} should be "
-            f"unsharded i.e. the spec of that dim should be `None`; reshard it "
-            f"unsplit there (olympus.reshard) first."
+            f"{refusal}; reshard it unsplit there (olympus.reshard) first."
         )
     return [_spec_of(x)] * 2
 
@@ -834,12 +847,11 @@ def _conv(name, avals, out, params):
         if lhs.sharding is None:
             return [[None] * out.ndim]
         return [_kept_spec("conv_general_dilated", lhs, out.shape)]
-    if _out_sharding_given.get():
-        return [[None] * out.ndim]
-    raise ShardingTypeError(
+    return _unless_out_sharding(
+        out,
         f"Please specify the output sharding via `out_sharding` parameter of "
         f"`conv_general_dilated` (got lhs {lhs.str_short()}, rhs "
-        f"{rhs.str_short()}: a split kernel or split input features)."
+        f"{rhs.str_short()}: a split kernel or split input features).",
     )
 
 
