@@ -39,3 +39,8 @@ class UnexpectedTracerError(RuntimeError):
 class ArrayTooLargeError(MemoryError):
     """A program would allocate an array larger than the machine's memory
     (raised before compiling it, instead of XLA's allocation failure)."""
+
+
+class ShardingTreeError(ValueError):
+    """Shardings given as a pytree that is not a prefix of the values' pytree
+    (here, below the backends, because jit's ref threading checks them too)."""

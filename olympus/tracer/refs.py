@@ -37,6 +37,7 @@ import weakref
 
 from olympus.ir.core import ShapedArray
 from olympus.tracer import core
+from olympus.tracer.errors import ShardingTreeError
 from olympus.tracer.core import Tracer
 from olympus.tracer.pytree import tree_flatten, tree_leaves, tree_unflatten
 from olympus.tracer.staging import StagingTrace
@@ -659,8 +660,6 @@ def _shifted_in_shardings(in_shardings, n_dynamic: int):
     if type(in_shardings) not in (tuple, list):  # one for every argument
         in_shardings = (in_shardings,) * n_dynamic
     elif len(in_shardings) != n_dynamic:
-        from olympus.backends.xla.sharding import ShardingTreeError  # (above us)
-
         raise ShardingTreeError(
             f"jit in_shardings: the shardings {in_shardings!r} do not match the "
             f"{n_dynamic} positional arguments that are not static (a pytree "

@@ -30,6 +30,7 @@ import numpy as np
 from olympus.backends.xla import client
 from olympus.ir.core import AvalSharding, ShapedArray
 from olympus.tracer.core import user_source_info
+from olympus.tracer.errors import ShardingTreeError  # noqa: F401  (raised here, exported)
 from olympus.tracer.pytree import tree_flatten
 
 
@@ -39,10 +40,6 @@ class MeshShapeError(ValueError):
 
 class UnknownMeshAxisError(ValueError):
     """A PartitionSpec naming an axis its mesh does not have, or one twice."""
-
-
-class ShardingTreeError(ValueError):
-    """Shardings given as a pytree that is not a prefix of the values' pytree."""
 
 
 class ShardingShapeError(ValueError):
