@@ -260,23 +260,17 @@ _KEYWORDS = object()  # the first item of a `_keyword_key`
 
 
 def _keyword_key(args: tuple, kwargs: dict) -> tuple | None:
-    """(the `JitFunction._fast` key `_call_tree` builds for a call with
-    keywords and no containers, NumPy arrays or Arrays among them: each
-    positional Array's aval, the type and value of any other positional
-    argument, then each keyword's name, type and value, in the call's order;
-    the positional Arrays' buffers), or None for any other call, which is
-    keyed on jaxlib's flatten (`_tree_key`). It skips the flatten and the
-    treedef's hash: a static keyword's hit costs 0.3 us less."""
+    """(the `JitFunction._fast` key `_call_tree` builds for a call whose
+    positional arguments are Arrays, plain values and tuples or lists of
+    them (`_add_positional`) and whose keywords are plain values: each
+    Array's aval, each container's type and length, the type and value of
+    anything else, then each keyword's name, type and value, in the call's
+    order; the Arrays' buffers), or None for any other call, which is keyed
+    on jaxlib's flatten (`_tree_key`). It skips the flatten and the treedef's
+    hash: 0.3 us less a hit (benchmarks/README.md)."""
     key, buffers = [_KEYWORDS], []
-    for a in args:
-        kind = type(a)
-        if kind is Array:
-            key.append(a.aval)
-            buffers.append(a._buf)
-        elif kind is _ndarray or kind in _TREE_TYPES or isinstance(a, tuple):
-            return None
-        else:
-            key += (kind, a)
+    if not _add_positional(args, key, buffers, 3):
+        return None
     for name, v in kwargs.items():
         kind = type(v)
         if kind is Array or kind is _ndarray or kind in _TREE_TYPES:
@@ -287,15 +281,38 @@ def _keyword_key(args: tuple, kwargs: dict) -> tuple | None:
     return tuple(key), buffers
 
 
+def _add_positional(values, key: list, buffers: list, depth: int) -> bool:
+    """Adds these positional values' `_keyword_key` items and buffers; False
+    for a NumPy array, a dict, None, a namedtuple or containers nested
+    deeper than `depth` (jaxlib's flatten keys those calls)."""
+    for a in values:
+        kind = type(a)
+        if kind is Array:
+            key.append(a.aval)
+            buffers.append(a._buf)
+        elif kind is tuple or kind is list:
+            key += (kind, len(a))
+            if not depth or not _add_positional(a, key, buffers, depth - 1):
+                return False
+        elif kind is _ndarray or kind in _TREE_TYPES or isinstance(a, tuple):
+            return False
+        else:
+            key += (kind, a)
+    return True
+
+
 def _keyword_key_for(args: tuple, kwargs: dict, call: Call) -> tuple | None:
     """`_remember_fast`'s (`_keyword_key`, no scalars) for a call whose
-    keywords are all static and whose positional Arrays are all its dynamic
-    leaves; else None."""
-    found = _keyword_key(args, kwargs) if kwargs and not call.dyn_kwargs else None
+    keywords are all static and whose Arrays are all its dynamic leaves
+    (none of them a Python scalar); else None."""
+    found = _keyword_key(args, kwargs) if not call.dyn_kwargs else None
     if found is None:
         return None
-    if not _are_leaves([a for a in args if type(a) is Array], call):
-        return None  # a dynamic leaf that is no Array (a Python scalar)
+    leaves, buffers = call.leaves, found[1]
+    if len(leaves) != len(buffers) or not all(
+        type(x) is Array and x._buf is b for x, b in zip(leaves, buffers)
+    ):
+        return None
     return found[0], ()
 
 
@@ -440,7 +457,7 @@ class JitFunction:
             return self._call_slow(args, kwargs)
         # `_remember_fast` keeps a `_keyword_key` for every such call it can
         # (where it cannot, `_tree_key` cannot either)
-        found = _keyword_key(args, kwargs) if kwargs else None
+        found = _keyword_key(args, kwargs)
         if found is not None:
             key, buffers = found
         else:
@@ -580,14 +597,14 @@ class JitFunction:
             # interpreter's one-device results would not keep)
             result = self._call_tiered(call)
             if result is not _MISS:
-                return _placed(result)
+                return result
             entry = self._cache.get(call.key)
         if entry is None:
             entry = self._compile(call)
         debug_nans = config.read("olympus_debug_nans")
         if not (debug_nans or entry.sharded or self.donate_argnums):
             self._remember_fast(args, kwargs, call, entry)
-        result = _placed(entry.run(call.leaves))
+        result = _placed(entry.run(call.leaves), entry.traced)
         if debug_nans:
             self._find_nans(result, entry, call)
         if entry.donated:
@@ -681,7 +698,7 @@ class JitFunction:
             "jit(%s): ran interpreted (NumPy); XLA compiles in the background",
             self.name,
         )
-        return tree_unflatten(pending.traced.out_tree, outs)
+        return _placed(tree_unflatten(pending.traced.out_tree, outs), pending.traced)
 
     def _start_tiers(self, call: Call) -> BackgroundCompile | None:
         """Traces a new signature and starts its background compile; None when
@@ -835,14 +852,19 @@ class JitFunction:
         return functools.partial(self, obj)
 
 
-def _placed(result):
+def _placed(result, traced: Traced):
     """A jit result where JAX puts it: under `set_mesh` a one-device one goes
-    onto the mesh, unsplit (its output types name that mesh); one laid out
-    over devices, or any without a mesh, stays as it is."""
+    onto the mesh, unsplit (`P(None, ...)` where its type names the mesh,
+    else `P()`: `Traced.meshless_outputs`); one laid out over devices, or
+    any without a mesh, stays as it is."""
     if placement_mesh[0] is None:
         return result
     leaves, tree = tree_flatten(result)
-    return tree_unflatten(tree, onto_mesh_in_scope(leaves))
+    meshless = traced.meshless_outputs()
+    if len(meshless) != len(leaves):  # (a key leaf holds its words): all typed
+        meshless = [False] * len(leaves)
+    placed = [onto_mesh_in_scope(v, not m) for v, m in zip(leaves, meshless)]
+    return tree_unflatten(tree, placed)
 
 
 def _constrained(values: list, shardings: list) -> list:

@@ -1,8 +1,10 @@
-"""jit calls with static keyword arguments (issue 33): a hit is keyed on the
-positional Arrays' avals and the keywords' names, types and values, without
-jaxlib's flatten (`jit_function._keyword_key`); every such call gives what
-JAX gives, on its first (slow) and later (fast) calls, and calls it must not
-take (dynamic keywords or scalars, containers, Arrays by keyword) still do."""
+"""jit calls with static keyword arguments or tuples and lists of Arrays
+(issue 33): a hit is keyed on the Arrays' avals, the containers' types and
+lengths and the keywords' names, types and values, without jaxlib's flatten
+(`jit_function._keyword_key`); every such call gives what JAX gives, on its
+first (slow) and later (fast) calls, and calls it must not take (dynamic
+keywords or scalars, dicts, None, namedtuples, deep nesting, Arrays by
+keyword) still do."""
 
 import collections
 
@@ -92,3 +94,38 @@ def test_keyword_calls_agree_under_vmap_and_grad():
         )
 
     agree(program, X)
+
+
+def test_tuples_and_lists_of_arrays_agree_with_jax():
+    def program(ox, x, y):
+        xs, ys = ox.device_put(x), ox.device_put(y)
+        affine = ox.jit(lambda p, x: p[0] * x + p[1])
+        mlp = ox.jit(lambda ps, x: sum(ox.jnp.sum(w * x + b) for w, b in ps))
+        static = ox.jit(lambda x, shape: x.reshape(shape), static_argnums=1)
+        deep = ox.jit(lambda t: t[0][0][0][0] + t[1])
+        return (
+            _calls(affine, (xs, ys), xs),
+            _calls(affine, [xs, ys], xs),  # a list: its own signature
+            _calls(affine, (xs, 2.0), xs),  # a dynamic scalar in the tuple
+            _calls(mlp, [(xs, ys), (ys, xs)], xs),
+            _calls(static, xs, (2, 3)),
+            _calls(static, xs, (3, 2)),
+            _calls(deep, ((((xs,),),), ys)),  # deeper than the key walks
+            _calls(affine, {0: xs, 1: ys}, xs),  # a dict: jaxlib's flatten
+        )
+
+    agree(program, X, Y)
+
+
+def test_a_tuple_of_arrays_is_keyed_without_the_flatten():
+    affine = olympus.jit(lambda p, x: p[0] * x + p[1])
+    x, y = olympus.device_put(X), olympus.device_put(Y)
+    affine((x, y), x), affine((x, y), x)
+    marker = jit_function._KEYWORDS
+    assert [k for k in affine._fast if k[0] is marker] == [
+        (marker, tuple, 2, x.aval, y.aval, x.aval)
+    ]
+    np.testing.assert_array_equal(np.asarray(affine((y, x), y)), Y * Y + X)
+    with_scalar = olympus.jit(lambda p, x: p[0] * x + p[1])
+    with_scalar((x, 2.0), x), with_scalar((x, 3.0), x)
+    assert not any(k[0] is marker for k in with_scalar._fast)
