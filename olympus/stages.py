@@ -58,7 +58,7 @@ from olympus.backends.xla.sharding import (
 from olympus.backends.xla.spmd import ShardedExecutable, SpmdLayout, plan_layout
 from olympus.ir import dtypes
 from olympus import config
-from olympus.ir.core import ClosedOlympuspr, ShapedArray
+from olympus.ir.core import ClosedOlympuspr, ShapedArray, Var, subolympusprs
 from olympus.optimizer import ALGEBRAIC_PASSES, optimize
 from olympus.prng import structs_of_keys
 from olympus.tracer.core import aval_of, user_source_info
@@ -415,6 +415,23 @@ class Traced:
     @property
     def in_avals(self) -> list[ShapedArray]:
         return self.olympuspr.in_avals
+
+    def meshless_outputs(self) -> list[bool]:
+        """Per output, whether JAX's type for it has no mesh when the
+        arguments have none: passed from an argument through one-operand
+        equations only (sin, transpose, reshape, convert keep their
+        operand's type). An equation of several operands, of none, or
+        holding a program types its result on the `set_mesh` mesh. Under set_mesh JAX lays the
+        first kind out as XLA chooses (`P()`), the second as its type says
+        (`P(None, ...)`)."""
+        olympuspr = self.olympuspr.olympuspr
+        meshless = set(olympuspr.invars)
+        for eqn in olympuspr.eqns:
+            (operand, *more) = eqn.invars or (None,)
+            passes = not more and not any(True for _ in subolympusprs(eqn.params))
+            if passes and isinstance(operand, Var) and operand in meshless:
+                meshless.update(eqn.outvars)
+        return [isinstance(v, Var) and v in meshless for v in olympuspr.outvars]
 
     @property
     def out_info(self):

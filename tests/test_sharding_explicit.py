@@ -552,6 +552,8 @@ def test_results_under_set_mesh_go_onto_the_mesh_as_in_jax():
                 "jit host": lambda: ox.jit(lambda v: v * 2)(np.ones((2, 3), np.float32)),
                 "jit scalar": lambda: ox.jit(lambda v: v * 2)(3.0),
                 "jit cached": lambda: double(before),
+                "jit sin": lambda: ox.jit(ox.jnp.sin)(before),
+                "jit reshape": lambda: ox.jit(lambda v: v.reshape(2, 2).T)(before),
                 "jit no args": lambda: ox.jit(lambda: ox.jnp.ones(3))(),
                 "mul": lambda: before * 2,
                 "sin": lambda: ox.jnp.sin(before),
