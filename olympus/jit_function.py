@@ -256,10 +256,10 @@ def _are_leaves(arrays: list, call: Call) -> bool:
     )
 
 
-_KEYWORDS = object()  # the first item of a `_keyword_key`
+_PLAIN = object()  # the first item of a `_plain_key`
 
 
-def _keyword_key(args: tuple, kwargs: dict) -> tuple | None:
+def _plain_key(args: tuple, kwargs: dict) -> tuple | None:
     """(the `JitFunction._fast` key `_call_tree` builds for a call whose
     positional arguments are Arrays, plain values and tuples or lists of
     them (`_add_positional`) and whose keywords are plain values: each
@@ -268,7 +268,7 @@ def _keyword_key(args: tuple, kwargs: dict) -> tuple | None:
     order; the Arrays' buffers), or None for any other call, which is keyed
     on jaxlib's flatten (`_tree_key`). It skips the flatten and the treedef's
     hash: 0.3 us less a hit (benchmarks/README.md)."""
-    key, buffers = [_KEYWORDS], []
+    key, buffers = [_PLAIN], []
     if not _add_positional(args, key, buffers, 3):
         return None
     for name, v in kwargs.items():
@@ -282,7 +282,7 @@ def _keyword_key(args: tuple, kwargs: dict) -> tuple | None:
 
 
 def _add_positional(values, key: list, buffers: list, depth: int) -> bool:
-    """Adds these positional values' `_keyword_key` items and buffers; False
+    """Adds these positional values' `_plain_key` items and buffers; False
     for a NumPy array, a dict, None, a namedtuple or containers nested
     deeper than `depth` (jaxlib's flatten keys those calls)."""
     for a in values:
@@ -301,11 +301,11 @@ def _add_positional(values, key: list, buffers: list, depth: int) -> bool:
     return True
 
 
-def _keyword_key_for(args: tuple, kwargs: dict, call: Call) -> tuple | None:
-    """`_remember_fast`'s (`_keyword_key`, no scalars) for a call whose
+def _plain_key_for(args: tuple, kwargs: dict, call: Call) -> tuple | None:
+    """`_remember_fast`'s (`_plain_key`, no scalars) for a call whose
     keywords are all static and whose Arrays are all its dynamic leaves
     (none of them a Python scalar); else None."""
-    found = _keyword_key(args, kwargs) if not call.dyn_kwargs else None
+    found = _plain_key(args, kwargs) if not call.dyn_kwargs else None
     if found is None:
         return None
     leaves, buffers = call.leaves, found[1]
@@ -449,15 +449,15 @@ class JitFunction:
     def _call_tree(self, args: tuple, kwargs: dict) -> Any:
         """A call with keywords or containers (tuples, lists, dicts, None)
         among its arguments: a hit runs here, its `_fast` key made from the
-        arguments where its keywords are plain values (`_keyword_key`), else
+        arguments where its keywords are plain values (`_plain_key`), else
         from jaxlib's C++ flatten of (args, kwargs) (see `_tree_key`); the
         rest (no current epoch, inside a trace, NumPy leaves) goes to
         `_call_slow`."""
         if self._epoch != _config_epoch or _state.trace is not _eval_trace:
             return self._call_slow(args, kwargs)
-        # `_remember_fast` keeps a `_keyword_key` for every such call it can
+        # `_remember_fast` keeps a `_plain_key` for every such call it can
         # (where it cannot, `_tree_key` cannot either)
-        found = _keyword_key(args, kwargs)
+        found = _plain_key(args, kwargs)
         if found is not None:
             key, buffers = found
         else:
@@ -761,7 +761,7 @@ class JitFunction:
         if placement_mesh[0] is not None:
             return
         found = None if kwargs else _fast_key(args, call.dyn_argnums)
-        found = found or _keyword_key_for(args, kwargs, call)
+        found = found or _plain_key_for(args, kwargs, call)
         key, scalars = found or (_tree_key(args, kwargs, call), ())
         if key is None or (scalars and not self._seen_before(key)):
             return

@@ -1,7 +1,7 @@
 """jit calls with static keyword arguments or tuples and lists of Arrays
 (issue 33): a hit is keyed on the Arrays' avals, the containers' types and
 lengths and the keywords' names, types and values, without jaxlib's flatten
-(`jit_function._keyword_key`); every such call gives what JAX gives, on its
+(`jit_function._plain_key`); every such call gives what JAX gives, on its
 first (slow) and later (fast) calls, and calls it must not take (dynamic
 keywords or scalars, dicts, None, namedtuples, deep nesting, Arrays by
 keyword) still do."""
@@ -45,7 +45,7 @@ def test_static_keywords_agree_with_jax_on_first_and_fast_calls():
     agree(program, X, Y)
 
 
-def test_calls_the_keyword_key_must_not_take_agree_with_jax():
+def test_calls_the_plain_key_must_not_take_agree_with_jax():
     def program(ox, x, y):
         xs, ys = ox.device_put(x), ox.device_put(y)
         k = ox.jit(scaled, static_argnames="offset")  # factor is dynamic
@@ -65,12 +65,12 @@ def test_a_static_keyword_hit_is_keyed_without_the_flatten():
     k = olympus.jit(scaled, static_argnames="factor")
     x = olympus.device_put(X)
     k(x, factor=2.0), k(x, factor=2.0)
-    keys = [key for key in k._fast if key[0] is jit_function._KEYWORDS]
-    assert keys == [(jit_function._KEYWORDS, x.aval, "factor", float, 2.0)]
+    keys = [key for key in k._fast if key[0] is jit_function._PLAIN]
+    assert keys == [(jit_function._PLAIN, x.aval, "factor", float, 2.0)]
     np.testing.assert_array_equal(np.asarray(k(x, factor=2.0)), X * 2.0)
     dynamic = olympus.jit(scaled)
     dynamic(x, factor=2.0), dynamic(x, factor=3.0)
-    assert not any(key[0] is jit_function._KEYWORDS for key in dynamic._fast)
+    assert not any(key[0] is jit_function._PLAIN for key in dynamic._fast)
     np.testing.assert_array_equal(np.asarray(dynamic(x, factor=3.0)), X * 3.0)
 
 
@@ -121,7 +121,7 @@ def test_a_tuple_of_arrays_is_keyed_without_the_flatten():
     affine = olympus.jit(lambda p, x: p[0] * x + p[1])
     x, y = olympus.device_put(X), olympus.device_put(Y)
     affine((x, y), x), affine((x, y), x)
-    marker = jit_function._KEYWORDS
+    marker = jit_function._PLAIN
     assert [k for k in affine._fast if k[0] is marker] == [
         (marker, tuple, 2, x.aval, y.aval, x.aval)
     ]
