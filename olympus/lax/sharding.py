@@ -359,18 +359,18 @@ def documented_out_sharding(doc: str | None) -> str | None:
     return "\n".join(lines) + ("\n" if doc.endswith("\n") else "")
 
 
-def accepts_out_sharding(fn):
-    """`fn` (a jnp function: creation, dot, einsum, reshape) with JAX's
-    keyword `out_sharding=`: a PartitionSpec (on the mesh of `set_mesh`) or
-    NamedSharding the result is laid out as (placed eagerly, constrained
-    under jit; see `laid_out_as`)."""
+def accepts_out_sharding(fn, *, namespace: str = "jnp"):
+    """`fn` (a jnp function: creation, dot, einsum, reshape; a sampler of
+    `namespace` 'random') with JAX's keyword `out_sharding=`: a PartitionSpec
+    (on the mesh of `set_mesh`) or NamedSharding the result is laid out as
+    (placed eagerly, constrained under jit; see `laid_out_as`)."""
 
     @functools.wraps(fn)
     def with_out_sharding(*args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return fn(*args, **kwargs)
         compute = lambda: fn(*args, **kwargs)  # noqa: E731
-        return laid_out_as(compute, out_sharding, f"jnp.{fn.__name__}")
+        return laid_out_as(compute, out_sharding, f"{namespace}.{fn.__name__}")
 
     signature = inspect.signature(fn)
     keyword = inspect.Parameter(

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from olympus.api import jit
-from olympus.lax.sharding import documented_out_sharding, laid_out_as
+from olympus.lax.sharding import accepts_out_sharding, documented_out_sharding
 from olympus.prng import KEY_WORDS, KeyArrayTypeError, PRNGKeyArray  # noqa: F401
 from olympus.tracer.core import aval_of
 from olympus.tracer.tracebacks import api_boundary
@@ -188,22 +188,7 @@ _TAKE_OUT_SHARDING = frozenset(
 
 def _with_out_sharding(public):
     """`public` with JAX's keyword `out_sharding=` (see `laid_out_as`)."""
-
-    @functools.wraps(public)
-    def sampler(*args, out_sharding=None, **kwargs):
-        if out_sharding is None:
-            return public(*args, **kwargs)
-        compute = lambda: public(*args, **kwargs)  # noqa: E731
-        return laid_out_as(compute, out_sharding, f"random.{public.__name__}")
-
-    signature = inspect.signature(public)
-    keyword = inspect.Parameter(
-        "out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None
-    )
-    sampler.__signature__ = signature.replace(
-        parameters=[*signature.parameters.values(), keyword]
-    )
-    sampler.__doc__ = documented_out_sharding(public.__doc__)
+    sampler = accepts_out_sharding(public, namespace="random")
     return api_boundary(sampler)  # this wrapper's frame is olympus's too
 
 
