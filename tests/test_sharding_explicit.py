@@ -557,6 +557,7 @@ def test_results_under_set_mesh_go_onto_the_mesh_as_in_jax():
                 "jit no args": lambda: ox.jit(lambda: ox.jnp.ones(3))(),
                 "mul": lambda: before * 2,
                 "sin": lambda: ox.jnp.sin(before),
+                "lax.exp of NumPy": lambda: ox.lax.exp(np.ones(3, np.float32)),
                 "transpose": lambda: before.reshape(2, 2).T,
                 "matmul": lambda: before.reshape(2, 2) @ before.reshape(2, 2),
             }

@@ -255,9 +255,9 @@ def apply_primitive(primitive, *args, **params):
     operands, a first call, several results, a deleted Array, NaN checking.
     """
     if placement_mesh[0] is not None and not any([spans_devices(x) for x in args]):
-        # JAX's result type keeps a lone Array operand's (meshless) layout:
+        # JAX's result type keeps a lone array operand's (meshless) layout:
         # XLA then lays the result out as `P()`; else the type names the mesh
-        lone = len(args) == 1 and type(args[0]) is Array
+        lone = len(args) == 1 and type(args[0]) in (Array, np.ndarray)
         out = _apply_general(primitive, args, params)
         return onto_mesh_in_scope(out, per_dimension=not lone)
     try:
