@@ -15,6 +15,7 @@ LAYERS = [
     "ufuncs",
     "integer_math",
     "float_math",
+    "comparisons",  # isclose, allclose, array_equal
     "float_bits",
     "signal",
     "windows",

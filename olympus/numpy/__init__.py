@@ -47,6 +47,7 @@ from olympus.numpy.ufuncs import *  # noqa: F401,F403
 from olympus.numpy.ufuncs import abs, divmod, round  # noqa: F401,A004
 from olympus.numpy.reductions import where  # noqa: F401  (with size=, fill_value=)
 from olympus.numpy.float_math import *  # noqa: F401,F403
+from olympus.numpy.comparisons import *  # noqa: F401,F403
 from olympus.numpy.float_bits import *  # noqa: F401,F403
 from olympus.numpy.integer_math import *  # noqa: F401,F403
 from olympus.numpy.nanfunctions import *  # noqa: F401,F403

@@ -29,7 +29,9 @@ from olympus.numpy.creation import _at_user_line, linspace
 from olympus.numpy.diagonals import diag
 from olympus.numpy.reductions import nonzero
 from olympus.numpy.shaping import concatenate, moveaxis, ravel, reshape, transpose
-from olympus.numpy.ufuncs import _all, equal, log10, power, sign
+from olympus.numpy.comparisons import _all
+from olympus.numpy.float_math import log10
+from olympus.numpy.ufuncs import equal, power, sign
 from olympus.numpy.ufunc_docs import RAISES_NOTHING, RAISES_SIZE, RAISES_X, add_sections
 
 __all__ = [

@@ -1,6 +1,7 @@
-"""More elementwise math of olympus.numpy (beyond ufuncs.py): rounding toward
-zero, NaN-ignoring max/min, cbrt, sinc, i0, heaviside, logaddexp2, angle,
-the complex/infinity predicates, and the Array API's spellings of the
+"""More elementwise math of olympus.numpy (beyond ufuncs.py): exp2, log2,
+log10, degrees/radians, rounding toward zero, NaN-ignoring max/min, hypot,
+cbrt, sinc, i0, heaviside, logaddexp and logaddexp2, angle, the
+complex/infinity predicates, nan_to_num, and the Array API's spellings of the
 inverse trigonometric functions.
 """
 
@@ -8,14 +9,26 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes as _ml_dtypes
 import numpy as np
 
 from olympus import lax
 from olympus.ir import dtypes
 from olympus.lax.custom_derivatives import custom_jvp
+from olympus.lax.elementwise import convert_element_type_p
 from olympus.numpy import ufuncs
 from olympus.numpy.compiled import compiled
-from olympus.numpy.core import as_arrays, aval_of, require_real, scalar_like, to_operand
+from olympus.numpy.ufuncs import _complex_ge, add, isnan, maximum, minimum, where
+from olympus.numpy.core import (
+    as_arrays,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    prepare,
+    require_real,
+    scalar_like,
+    to_operand,
+)
 from olympus.numpy.core import refuse_out
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.numpy.ufunc_docs import BOOL, FLOAT, PROMOTED_FLOAT, RAISES_X, REAL_FLOAT
@@ -36,12 +49,16 @@ __all__ = [
     "bitwise_left_shift",
     "bitwise_right_shift",
     "cbrt",
+    "deg2rad",
+    "degrees",
+    "exp2",
     "fabs",
     "fix",
     "float_power",
     "fmax",
     "fmin",
     "heaviside",
+    "hypot",
     "i0",
     "iscomplex",
     "iscomplexobj",
@@ -49,8 +66,14 @@ __all__ = [
     "isposinf",
     "isreal",
     "isrealobj",
+    "log10",
+    "log2",
+    "logaddexp",
     "logaddexp2",
+    "nan_to_num",
     "pow",
+    "rad2deg",
+    "radians",
     "rint",
     "sinc",
     "trunc",
@@ -161,6 +184,165 @@ def heaviside(x1, x2):
     return ufuncs.where(ufuncs.isnan(x1), x1, out)
 
 
+def exp2(x):
+    """Elementwise 2 ** x.
+
+    Example:
+      >>> jnp.exp2(jnp.array([1.0, 2.0, 4.0]))
+      Array([ 2.,  4., 16.], dtype=float32)
+    """
+    (x,) = prepare(x, inexact=True)
+    return lax.exp(lax.mul(x, np.asarray(np.log(2), aval_of(x).dtype)[()]))
+
+
+def log2(x):
+    """Elementwise base-2 logarithm.
+
+    Example:
+      >>> jnp.log2(jnp.array([1.0, 2.0, 4.0]))
+      Array([0., 1., 2.], dtype=float32)
+    """
+    (x,) = prepare(x, inexact=True)
+    return lax.div(lax.log(x), np.asarray(np.log(2), aval_of(x).dtype)[()])
+
+
+def log10(x):
+    """Elementwise base-10 logarithm.
+
+    Example:
+      >>> jnp.log10(jnp.array([1.0, 10.0, 1000.0]))
+      Array([0., 1., 3.], dtype=float32)
+    """
+    (x,) = prepare(x, inexact=True)
+    # log(x) * (1 / ln 10), as JAX computes it, so the last bits agree.
+    dtype = aval_of(x).dtype
+    real = np.empty(0, dtype).real.dtype if dtypes.is_complex(dtype) else dtype
+    one_over_ln10 = np.asarray(0.4342944819032518, real)[()]
+    r = lax.log(x)
+    if dtypes.is_complex(dtype):
+        return lax.complex(
+            lax.mul(lax.real(r), one_over_ln10), lax.mul(lax.imag(r), one_over_ln10)
+        )
+    return lax.mul(r, one_over_ln10)
+
+
+def deg2rad(x):
+    """Degrees converted to radians (another name of deg2rad).
+
+    Example:
+      >>> jnp.radians(jnp.array([0.0, 0.5, 1.0]))
+      Array([0.        , 0.00872665, 0.01745329], dtype=float32)
+    """
+    (x,) = prepare(x, inexact=True)
+    return lax.mul(x, np.asarray(np.pi / 180, aval_of(x).dtype)[()])
+
+
+def rad2deg(x):
+    """Radians converted to degrees (another name of rad2deg).
+
+    Example:
+      >>> jnp.degrees(jnp.array([0.0, 0.5, 1.0]))
+      Array([ 0.     , 28.64789, 57.29578], dtype=float32)
+    """
+    (x,) = prepare(x, inexact=True)
+    return lax.mul(x, np.asarray(180 / np.pi, aval_of(x).dtype)[()])
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def hypot(x1, x2):
+    """sqrt(x1**2 + x2**2) without overflow, elementwise.
+
+    Example:
+      >>> jnp.hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
+      Array([ 5., 13.], dtype=float32)
+    """
+    x1, x2 = prepare(x1, x2, inexact=True)
+    require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
+    # JAX's form: big * sqrt(1 + (small / big)**2) never overflows, and its
+    # derivative at (0, 0) is 1/2 each (max's and min's tie), not NaN.
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
+    x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
+    inf = lax.full_like(x1, scalar_like(x1, np.inf))
+    infinite = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
+    big, small = maximum(x1, x2), minimum(x1, x2)
+    zero = lax.eq(big, lax.full_like(big, scalar_like(big, 0)))
+    safe = lax.select(zero, lax.full_like(big, scalar_like(big, 1)), big)
+    ratio = lax.div(small, safe)
+    # a Python 1, weak as JAX's, so a weakly typed gradient stays weak
+    scaled = lax.mul(big, lax.sqrt(add(1, lax.mul(ratio, ratio))))
+    return keep_weak(lax.select(infinite, inf, lax.select(zero, big, scaled)), x1)
+
+
+def keep_weak(out, like):
+    """`out` weakly typed when `like` is (its constants were strong), as the
+    one-expression forms in JAX stay."""
+    aval = aval_of(out)
+    if aval_of(like).weak_type and not aval.weak_type:
+        return convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
+    return out
+
+
+def logaddexp(x1, x2):
+    """log(exp(x1) + exp(x2)) without overflow, elementwise.
+
+    log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)). Its
+    derivative is JAX's: exp(x - out) for each operand, so 1/2 each at a tie and
+    1 for an infinite operand (not the kinks of max and abs).
+
+    Example:
+      >>> jnp.logaddexp(jnp.array([0.0, 100.0]), jnp.array([0.0, 100.0]))
+      Array([  0.6931472, 100.693146 ], dtype=float32)
+    """
+    x1, x2 = prepare(x1, x2, inexact=True)
+    if dtypes.is_complex(aval_of(x1).dtype):
+        return complex_logaddexp(x1, x2, 1.0)
+    return _real_logaddexp(x1, x2)
+
+
+@custom_jvp
+def _real_logaddexp(x1, x2):
+    larger = lax.max(x1, x2)
+    gap = lax.neg(lax.abs(lax.sub(x1, x2)))
+    out = lax.add(larger, lax.log1p(lax.exp(gap)))
+    # Equal infinities make the gap nan (inf - inf); the answer is that infinity.
+    return lax.select(lax.ne(gap, gap), larger, out)
+
+
+@_real_logaddexp.defjvp
+def _real_logaddexp_jvp(primals, tangents):
+    out = _real_logaddexp(*primals)
+    return out, _log_add_tangent(primals, tangents, out, lax.exp)
+
+
+def _log_add_tangent(primals, tangents, out, power):
+    """sum of t * power(x - out) with +inf read as 0 (JAX's rule for
+    logaddexp/logaddexp2): an infinite operand gets the whole tangent."""
+
+    def finite(v):
+        inf = lax.full_like(v, scalar_like(v, np.inf))
+        return lax.select(lax.eq(v, inf), lax.full_like(v, scalar_like(v, 0)), v)
+
+    shares = [
+        lax.mul(t, power(lax.sub(finite(x), finite(out))))
+        for x, t in zip(primals, tangents)
+    ]
+    return lax.add(*shares)
+
+
+def complex_logaddexp(x1, x2, log_base: float):
+    """log_b(b**x1 + b**x2) for complex x (b = e**log_base): the operand with
+    the larger real part plus log_b(1 + b**(smaller - larger)), whose exponent
+    has a real part <= 0, so nothing overflows."""
+    first_larger = _complex_ge(x1, x2)
+    larger, smaller = lax.select(first_larger, x1, x2), lax.select(first_larger, x2, x1)
+    scale = np.asarray(log_base, aval_of(x1).dtype)[()]
+    correction = lax.log1p(lax.exp(lax.mul(lax.sub(smaller, larger), scale)))
+    return lax.add(larger, lax.div(correction, scale))
+
+
 def logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2) without overflow, elementwise.
 
@@ -172,8 +354,8 @@ def logaddexp2(x1, x2):
     """
     x1, x2 = as_arrays(x1, x2, inexact=True)
     if dtypes.is_complex(aval_of(x1).dtype):
-        return ufuncs.complex_logaddexp(x1, x2, math.log(2))
-    return ufuncs.keep_weak(_real_logaddexp2(x1, x2), x1)
+        return complex_logaddexp(x1, x2, math.log(2))
+    return keep_weak(_real_logaddexp2(x1, x2), x1)
 
 
 @custom_jvp
@@ -190,7 +372,7 @@ def _real_logaddexp2(x1, x2):
 def _real_logaddexp2_jvp(primals, tangents):
     """JAX's: t * 2**(x - out) per operand (1/2 each at a tie)."""
     out = _real_logaddexp2(*primals)
-    return out, ufuncs._log_add_tangent(primals, tangents, out, lax.exp2)
+    return out, _log_add_tangent(primals, tangents, out, lax.exp2)
 
 
 def cbrt(x):
@@ -394,6 +576,46 @@ def isrealobj(x) -> bool:
     return not iscomplexobj(x)
 
 
+def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None):
+    """NaN and infinities replaced by finite numbers.
+
+    NaN -> `nan`, +inf -> `posinf` (largest finite), -inf -> `neginf` (lowest).
+
+    Args:
+      x: an array or scalar.
+      copy: ignored: arrays are immutable, so no copy is observable.
+      nan: the value for NaN.
+      posinf: the value for +inf (None: the largest finite value).
+      neginf: the value for -inf (None: the lowest finite value).
+
+    Returns:
+      An array of x's shape and dtype.
+
+    Example:
+      >>> jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.0]))
+      Array([ 0.0000000e+00,  3.4028235e+38, -3.4028235e+38,  1.0000000e+00], dtype=float32)
+    """
+    (x,) = prepare(x)
+    dtype = aval_of(x).dtype
+    if dtypes.is_complex(dtype):
+        parts = (lax.real(x), lax.imag(x))
+        return lax.complex(*(nan_to_num(p, copy, nan, posinf, neginf) for p in parts))
+    if not dtypes.is_float(dtype):
+        return x
+    info = _ml_dtypes.finfo(dtype)  # np.finfo does not know bfloat16 or the float8s
+    x = where(isnan(x), np.asarray(nan, dtype)[()], x)
+    x = where(
+        lax.eq(x, np.asarray(np.inf, dtype)[()]),
+        np.asarray(info.max if posinf is None else posinf, dtype)[()],
+        x,
+    )
+    return where(
+        lax.eq(x, np.asarray(-np.inf, dtype)[()]),
+        np.asarray(info.min if neginf is None else neginf, dtype)[()],
+        x,
+    )
+
+
 def _is_infinity(name: str, sign: float):
     def fn(x, /, out=None):
         refuse_out(f"jnp.{name}", out)
@@ -422,6 +644,9 @@ add_binary_sections(PROMOTED_FLOAT, heaviside)
 add_binary_sections(REAL_FLOAT, logaddexp2)
 logaddexp2.__doc__ = with_out_where(logaddexp2.__doc__)  # jnp.logaddexp2 is a ufunc
 add_unary_sections(BOOL, iscomplex, isreal)
+add_unary_sections(FLOAT, exp2, log2, log10, deg2rad, rad2deg)
+add_binary_sections(REAL_FLOAT, hypot, logaddexp)
+logaddexp.__doc__ = with_out_where(logaddexp.__doc__)  # jnp.logaddexp is a ufunc
 
 
 # Docstring sections the functions above share with their families (ufunc_docs).
@@ -432,4 +657,4 @@ add_sections(
     """Returns:
   A Python bool.""",
 )
-add_sections((angle, iscomplexobj, isrealobj), RAISES_X)
+add_sections((angle, iscomplexobj, isrealobj, nan_to_num), RAISES_X)

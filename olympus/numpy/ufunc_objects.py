@@ -488,7 +488,7 @@ def jax_ufuncs() -> dict:
         "logical_and": (ufuncs.logical_and, True, None, None, None),
         "logical_or": (ufuncs.logical_or, False, None, None, None),
         "logical_xor": (ufuncs.logical_xor, False, None, None, None),
-        "logaddexp": (ufuncs.logaddexp, -np.inf, None, None, None),
+        "logaddexp": (float_math.logaddexp, -np.inf, None, None, None),
         "logaddexp2": (float_math.logaddexp2, -np.inf, None, None, None),
     }
     made = {

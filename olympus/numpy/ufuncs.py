@@ -1,4 +1,5 @@
-"""Elementwise functions of olympus.numpy, with NumPy's names and JAX's promotion."""
+"""Elementwise functions of olympus.numpy, with NumPy's names and JAX's promotion
+(more float functions, logaddexp and hypot among them, are in float_math.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,15 @@ import numpy as np
 
 from olympus import lax
 from olympus.backends.xla.array import Array
-from olympus.lax.custom_derivatives import custom_jvp
-from olympus.lax.elementwise import convert_element_type_p
 from olympus.backends.xla.dispatch import binary_op, unary_op
 from olympus.ir import dtypes
 from olympus.numpy.compiled import compiled, eager_arrays
 from olympus.numpy.ufunc_docs import DOCS as UFUNC_DOCS
 from olympus.lax.op_docs import with_sections
-from olympus.numpy.ufunc_docs import ARGS_X1_X2, BOOL, FLOAT, PROMOTED, PROMOTED_INT
-from olympus.numpy.ufunc_docs import RAISES_X, RAISES_X1_X2, REAL_FLOAT, SAME
-from olympus.numpy.ufunc_docs import add_binary_sections, add_sections
-from olympus.numpy.ufunc_docs import add_unary_sections, returns, with_out_where
+from olympus.numpy.ufunc_docs import ARGS_X1_X2, BOOL, PROMOTED, PROMOTED_INT
+from olympus.numpy.ufunc_docs import RAISES_X1_X2, SAME
+from olympus.numpy.ufunc_docs import add_binary_sections
+from olympus.numpy.ufunc_docs import add_unary_sections, returns
 from olympus.tracer.core import user_source_info
 from olympus.tracer.errors import IncompatibleShapesError, OlympusTypeError
 from olympus.numpy.core import (
@@ -41,7 +40,6 @@ __all__ = [
     "abs",
     "absolute",
     "add",
-    "allclose",
     "arccos",
     "arccosh",
     "arcsin",
@@ -50,7 +48,6 @@ __all__ = [
     "arctan2",
     "arctanh",
     "around",
-    "array_equal",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -61,23 +58,18 @@ __all__ = [
     "conjugate",
     "cos",
     "cosh",
-    "deg2rad",
-    "degrees",
     "divide",
     "divmod",
     "equal",
     "exp",
-    "exp2",
     "expm1",
     "floor",
     "floor_divide",
     "fmod",
     "greater",
     "greater_equal",
-    "hypot",
     "imag",
     "invert",
-    "isclose",
     "isfinite",
     "isinf",
     "isnan",
@@ -86,9 +78,6 @@ __all__ = [
     "less_equal",
     "log",
     "log1p",
-    "log2",
-    "log10",
-    "logaddexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -97,13 +86,10 @@ __all__ = [
     "minimum",
     "mod",
     "multiply",
-    "nan_to_num",
     "negative",
     "not_equal",
     "positive",
     "power",
-    "rad2deg",
-    "radians",
     "real",
     "reciprocal",
     "remainder",
@@ -636,48 +622,6 @@ def reciprocal(x):
     return lax.integer_pow(x, -1)
 
 
-def exp2(x):
-    """Elementwise 2 ** x.
-
-    Example:
-      >>> jnp.exp2(jnp.array([1.0, 2.0, 4.0]))
-      Array([ 2.,  4., 16.], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.exp(lax.mul(x, np.asarray(np.log(2), aval_of(x).dtype)[()]))
-
-
-def log2(x):
-    """Elementwise base-2 logarithm.
-
-    Example:
-      >>> jnp.log2(jnp.array([1.0, 2.0, 4.0]))
-      Array([0., 1., 2.], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.div(lax.log(x), np.asarray(np.log(2), aval_of(x).dtype)[()])
-
-
-def log10(x):
-    """Elementwise base-10 logarithm.
-
-    Example:
-      >>> jnp.log10(jnp.array([1.0, 10.0, 1000.0]))
-      Array([0., 1., 3.], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    # log(x) * (1 / ln 10), as JAX computes it, so the last bits agree.
-    dtype = aval_of(x).dtype
-    real = np.empty(0, dtype).real.dtype if dtypes.is_complex(dtype) else dtype
-    one_over_ln10 = np.asarray(0.4342944819032518, real)[()]
-    r = lax.log(x)
-    if dtypes.is_complex(dtype):
-        return lax.complex(
-            lax.mul(lax.real(r), one_over_ln10), lax.mul(lax.imag(r), one_over_ln10)
-        )
-    return lax.mul(r, one_over_ln10)
-
-
 def isnan(x):
     """Elementwise whether x is NaN.
 
@@ -829,212 +773,6 @@ def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
     return a
 
 
-def deg2rad(x):
-    """Degrees converted to radians (another name of deg2rad).
-
-    Example:
-      >>> jnp.radians(jnp.array([0.0, 0.5, 1.0]))
-      Array([0.        , 0.00872665, 0.01745329], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.mul(x, np.asarray(np.pi / 180, aval_of(x).dtype)[()])
-
-
-def rad2deg(x):
-    """Radians converted to degrees (another name of rad2deg).
-
-    Example:
-      >>> jnp.degrees(jnp.array([0.0, 0.5, 1.0]))
-      Array([ 0.     , 28.64789, 57.29578], dtype=float32)
-    """
-    (x,) = prepare(x, inexact=True)
-    return lax.mul(x, np.asarray(180 / np.pi, aval_of(x).dtype)[()])
-
-
-radians, degrees = deg2rad, rad2deg
-
-
-def hypot(x1, x2):
-    """sqrt(x1**2 + x2**2) without overflow, elementwise.
-
-    Example:
-      >>> jnp.hypot(jnp.array([3.0, 5.0]), jnp.array([4.0, 12.0]))
-      Array([ 5., 13.], dtype=float32)
-    """
-    x1, x2 = prepare(x1, x2, inexact=True)
-    require_real("hypot", x1)  # sqrt(x1*x1 + x2*x2) is not |(x1, x2)| for complex
-    # JAX's form: big * sqrt(1 + (small / big)**2) never overflows, and its
-    # derivative at (0, 0) is 1/2 each (max's and min's tie), not NaN.
-    x1, x2 = lax.abs(x1), lax.abs(x2)
-    shape = broadcast_shapes(aval_of(x1).shape, aval_of(x2).shape)
-    x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
-    inf = lax.full_like(x1, scalar_like(x1, np.inf))
-    infinite = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
-    big, small = maximum(x1, x2), minimum(x1, x2)
-    zero = lax.eq(big, lax.full_like(big, scalar_like(big, 0)))
-    safe = lax.select(zero, lax.full_like(big, scalar_like(big, 1)), big)
-    ratio = lax.div(small, safe)
-    # a Python 1, weak as JAX's, so a weakly typed gradient stays weak
-    scaled = lax.mul(big, lax.sqrt(add(1, lax.mul(ratio, ratio))))
-    return keep_weak(lax.select(infinite, inf, lax.select(zero, big, scaled)), x1)
-
-
-def keep_weak(out, like):
-    """`out` weakly typed when `like` is (its constants were strong), as the
-    one-expression forms in JAX stay."""
-    aval = aval_of(out)
-    if aval_of(like).weak_type and not aval.weak_type:
-        return convert_element_type_p.bind(out, new_dtype=aval.dtype, weak_type=True)
-    return out
-
-
-def logaddexp(x1, x2):
-    """log(exp(x1) + exp(x2)) without overflow, elementwise.
-
-    log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)). Its
-    derivative is JAX's: exp(x - out) for each operand, so 1/2 each at a tie and
-    1 for an infinite operand (not the kinks of max and abs).
-
-    Example:
-      >>> jnp.logaddexp(jnp.array([0.0, 100.0]), jnp.array([0.0, 100.0]))
-      Array([  0.6931472, 100.693146 ], dtype=float32)
-    """
-    x1, x2 = prepare(x1, x2, inexact=True)
-    if dtypes.is_complex(aval_of(x1).dtype):
-        return complex_logaddexp(x1, x2, 1.0)
-    return _real_logaddexp(x1, x2)
-
-
-@custom_jvp
-def _real_logaddexp(x1, x2):
-    larger = lax.max(x1, x2)
-    gap = lax.neg(lax.abs(lax.sub(x1, x2)))
-    out = lax.add(larger, lax.log1p(lax.exp(gap)))
-    # Equal infinities make the gap nan (inf - inf); the answer is that infinity.
-    return lax.select(lax.ne(gap, gap), larger, out)
-
-
-@_real_logaddexp.defjvp
-def _real_logaddexp_jvp(primals, tangents):
-    out = _real_logaddexp(*primals)
-    return out, _log_add_tangent(primals, tangents, out, lax.exp)
-
-
-def _log_add_tangent(primals, tangents, out, power):
-    """sum of t * power(x - out) with +inf read as 0 (JAX's rule for
-    logaddexp/logaddexp2): an infinite operand gets the whole tangent."""
-
-    def finite(v):
-        inf = lax.full_like(v, scalar_like(v, np.inf))
-        return lax.select(lax.eq(v, inf), lax.full_like(v, scalar_like(v, 0)), v)
-
-    shares = [
-        lax.mul(t, power(lax.sub(finite(x), finite(out))))
-        for x, t in zip(primals, tangents)
-    ]
-    return lax.add(*shares)
-
-
-def complex_logaddexp(x1, x2, log_base: float):
-    """log_b(b**x1 + b**x2) for complex x (b = e**log_base): the operand with
-    the larger real part plus log_b(1 + b**(smaller - larger)), whose exponent
-    has a real part <= 0, so nothing overflows."""
-    first_larger = _complex_ge(x1, x2)
-    larger, smaller = lax.select(first_larger, x1, x2), lax.select(first_larger, x2, x1)
-    scale = np.asarray(log_base, aval_of(x1).dtype)[()]
-    correction = lax.log1p(lax.exp(lax.mul(lax.sub(smaller, larger), scale)))
-    return lax.add(larger, lax.div(correction, scale))
-
-
-def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
-    """Whether a and b are equal within a tolerance, elementwise.
-
-    |a - b| <= atol + rtol * |b| elementwise; infinities match only themselves.
-
-    Args:
-      a: an array or scalar.
-      b: an array or scalar; it broadcasts with a.
-      rtol: the relative tolerance.
-      atol: the absolute tolerance.
-      equal_nan: whether NaNs compare equal.
-
-    Returns:
-      A bool array of the broadcast shape.
-
-    Example:
-      >>> jnp.isclose(jnp.array([1.0, 1.1]), 1.0)
-      Array([ True, False], dtype=bool)
-    """
-    a, b = prepare(a, b)
-    if not dtypes.is_inexact(aval_of(a).dtype):
-        return lax.eq(a, b)
-    magnitude = lax.abs(b)
-    real = aval_of(magnitude).dtype
-    tolerance = lax.add(
-        lax.mul(magnitude, np.asarray(rtol, real)[()]), np.asarray(atol, real)[()]
-    )
-    close = lax.bitwise_and(lax.le(lax.abs(lax.sub(a, b)), tolerance), isfinite(a))
-    out = lax.bitwise_or(close, lax.bitwise_and(isinf(a), lax.eq(a, b)))
-    if equal_nan:
-        out = lax.bitwise_or(out, lax.bitwise_and(isnan(a), isnan(b)))
-    return out
-
-
-def _all(x):
-    return lax.reduce_and(x, tuple(range(aval_of(x).ndim)))
-
-
-def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
-    """Whether all elements of a and b are close: |a - b| <= atol + rtol * |b|.
-
-    The tolerance is asymmetric in a and b, as NumPy's.
-
-    Args:
-      a: an array.
-      b: an array broadcastable with a.
-      rtol: the relative tolerance.
-      atol: the absolute tolerance.
-      equal_nan: if True, NaNs in the same places count as close.
-
-    Returns:
-      A boolean scalar array.
-
-    Raises:
-      IncompatibleShapesError: the shapes do not broadcast.
-
-    Example:
-      >>> jnp.allclose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
-      Array(True, dtype=bool)
-    """
-    return _all(isclose(a, b, rtol, atol, equal_nan))
-
-
-def array_equal(a1, a2, equal_nan: bool = False):
-    """Whether a1 and a2 have the same shape and elements.
-
-    Different shapes give False rather than an error.
-
-    Args:
-      a1: an array.
-      a2: an array.
-      equal_nan: if True, NaNs in the same places count as equal.
-
-    Returns:
-      A boolean scalar array.
-
-    Example:
-      >>> jnp.array_equal(jnp.arange(3), jnp.array([0, 1, 2]))
-      Array(True, dtype=bool)
-    """
-    a1, a2 = to_operand(a1), to_operand(a2)
-    if aval_of(a1).shape != aval_of(a2).shape:
-        return lax.full((), False)
-    equal = lax.eq(*prepare(a1, a2))
-    if equal_nan:
-        equal = lax.bitwise_or(equal, lax.bitwise_and(isnan(a1), isnan(a2)))
-    return _all(equal)
-
-
 def select(condlist, choicelist, default=0):
     """Elementwise, the choice of the first condition that holds.
 
@@ -1069,46 +807,6 @@ def select(condlist, choicelist, default=0):
     for condition, choice in reversed(list(zip(condlist, choicelist))):
         out = where(condition, choice, out)
     return to_operand(out)
-
-
-def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None):
-    """NaN and infinities replaced by finite numbers.
-
-    NaN -> `nan`, +inf -> `posinf` (largest finite), -inf -> `neginf` (lowest).
-
-    Args:
-      x: an array or scalar.
-      copy: ignored: arrays are immutable, so no copy is observable.
-      nan: the value for NaN.
-      posinf: the value for +inf (None: the largest finite value).
-      neginf: the value for -inf (None: the lowest finite value).
-
-    Returns:
-      An array of x's shape and dtype.
-
-    Example:
-      >>> jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.0]))
-      Array([ 0.0000000e+00,  3.4028235e+38, -3.4028235e+38,  1.0000000e+00], dtype=float32)
-    """
-    (x,) = prepare(x)
-    dtype = aval_of(x).dtype
-    if dtypes.is_complex(dtype):
-        parts = (lax.real(x), lax.imag(x))
-        return lax.complex(*(nan_to_num(p, copy, nan, posinf, neginf) for p in parts))
-    if not dtypes.is_float(dtype):
-        return x
-    info = _ml_dtypes.finfo(dtype)  # np.finfo does not know bfloat16 or the float8s
-    x = where(isnan(x), np.asarray(nan, dtype)[()], x)
-    x = where(
-        lax.eq(x, np.asarray(np.inf, dtype)[()]),
-        np.asarray(info.max if posinf is None else posinf, dtype)[()],
-        x,
-    )
-    return where(
-        lax.eq(x, np.asarray(-np.inf, dtype)[()]),
-        np.asarray(info.min if neginf is None else neginf, dtype)[()],
-        x,
-    )
 
 
 def divmod(x1, x2):  # noqa: A001
@@ -1160,13 +858,10 @@ add_unary_sections(
 )
 add_binary_sections(PROMOTED, floor_divide, remainder, fmod)
 add_unary_sections(" and dtype (integer division truncates, as NumPy's)", reciprocal)
-add_unary_sections(FLOAT, exp2, log2, log10, deg2rad, rad2deg)
 add_unary_sections(
     " and the matching real dtype (real input comes back unchanged)", real
 )
 add_unary_sections(" and the matching real dtype (zeros for real input)", imag)
-add_binary_sections(REAL_FLOAT, hypot, logaddexp)
-logaddexp.__doc__ = with_out_where(logaddexp.__doc__)  # jnp.logaddexp is a ufunc
 add_binary_sections(PROMOTED_INT, left_shift, right_shift)
 with_sections(
     ARGS_X1_X2,
@@ -1176,4 +871,3 @@ with_sections(
 
 
 # Docstring sections the functions above share with their families (ufunc_docs).
-add_sections((isclose, array_equal, nan_to_num), RAISES_X)
