@@ -50,7 +50,8 @@ class Shard:
 
 
 class Array(AvalProperties):
-    """A device-resident array; `np.asarray(x)` copies it to the host."""
+    """A device-resident array; `np.asarray(x)` reads it on the host, once
+    (a read-only array, on the CPU a view of the device buffer, as JAX's)."""
 
     __slots__ = ("aval", "_buf", "_npy", "_global", "_sharding", "__weakref__")
     __array_priority__ = 100
