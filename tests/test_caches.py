@@ -29,7 +29,8 @@ def _fill_every_cache(jitted):
     jnp.histogram(jnp.arange(5.0), bins=2)  # jnp statistics jits
     np.asarray(jnp.ones(2, ml_dtypes.bfloat16))  # bitcast executables
     olympus.debug.print("{}", 1)  # ordered-effect analyses
-    mesh = olympus.make_mesh((1,), ("i",))  # shard_map executables
+    auto = (olympus.sharding.AxisType.Auto,)
+    mesh = olympus.make_mesh((1,), ("i",), axis_types=auto)  # shard_map executables
     P = olympus.sharding.PartitionSpec
     per_device = olympus.shard_map(lambda v: lax.psum(v, "i"), mesh, P("i"), P())
     per_device(x)

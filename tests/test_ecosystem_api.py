@@ -499,7 +499,7 @@ def test_broadcast_shapes(shapes):
 
 def test_pswapaxes_in_shard_map():
     x = np.arange(6.0, dtype=np.float32).reshape(1, 6)
-    mesh = olympus.make_mesh((1,), ("d",))
+    mesh = olympus.make_mesh((1,), ("d",), axis_types=(olympus.sharding.AxisType.Auto,))
     spec = olympus.sharding.PartitionSpec("d")
     out = olympus.shard_map(
         lambda v: olympus.lax.pswapaxes(v, "d", 0),

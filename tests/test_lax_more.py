@@ -375,7 +375,7 @@ def test_axis_size_is_the_size_of_a_named_axis():
         olympus.vmap(lambda x: (lax.axis_size("i"), x)[1], axis_name="i")(X[0]),
         olympus.Array,
     )
-    mesh = olympus.make_mesh((1,), ("d",))
+    mesh = olympus.make_mesh((1,), ("d",), axis_types=(olympus.sharding.AxisType.Auto,))
     spec = olympus.sharding.PartitionSpec("d")
     sharded = olympus.shard_map(lambda v: v * lax.axis_size("d"), mesh, spec, spec)
     np.testing.assert_array_equal(sharded(X[0]), X[0])

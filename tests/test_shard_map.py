@@ -17,7 +17,9 @@ from olympus.sharding import PartitionSpec as P
 
 def test_one_device_mesh():
     """On one device every collective is the identity (or a reshape)."""
-    mesh = olympus.make_mesh((1,), ("i",))
+    mesh = olympus.make_mesh(
+        (1,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,) * 1
+    )
     x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
     f = olympus.shard_map(
         lambda v: (
@@ -42,7 +44,9 @@ def test_collective_outside_shard_map_is_a_named_error():
         match=r"psum: axis name 'i' is not bound here .*test_shard_map.py",
     ):
         lax.psum(jnp.ones(2), "i")
-    mesh = olympus.make_mesh((1,), ("i",))
+    mesh = olympus.make_mesh(
+        (1,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,) * 1
+    )
     with pytest.raises(NameError, match="all_gather: axis name 'j'"):
         olympus.shard_map(lambda v: lax.all_gather(v, "j"), mesh, P("i"), P())(
             jnp.ones(2)
@@ -57,7 +61,7 @@ def test_collectives_on_four_devices():
     out = run_on_devices("""
         from olympus import lax
         from olympus.test_util import reference_call
-        mesh = olympus.make_mesh((2, 2), ("x", "y"))
+        mesh = olympus.make_mesh((2, 2), ("x", "y"), axis_types=(olympus.sharding.AxisType.Auto,) * 2)
         x = np.arange(32, dtype=np.float32).reshape(8, 4)
         cases = {
             "psum": (lambda v: lax.psum(v, "y"), P("x", "y"), P("x"), x[:, :2] + x[:, 2:]),
@@ -105,7 +109,7 @@ def test_grad_and_vmap_of_shard_map():
     out = run_on_devices("""
         from olympus import lax
         from olympus.test_util import reference_call
-        mesh = olympus.make_mesh((4,), ("d",))
+        mesh = olympus.make_mesh((4,), ("d",), axis_types=(olympus.sharding.AxisType.Auto,) * 1)
         rng = np.random.default_rng(0)
         w = rng.standard_normal((4, 3)).astype(np.float32)
         x = rng.standard_normal((8, 4)).astype(np.float32)
@@ -193,7 +197,7 @@ def test_vmap_axis_name_collectives_match_shard_map():
         v(lambda r: lax.psum(r, "j"))(x)
     out = run_on_devices("""
         from olympus import lax
-        mesh = olympus.make_mesh((4,), ("i",))
+        mesh = olympus.make_mesh((4,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,) * 1)
         x = np.arange(64, dtype=np.float32).reshape(4, 4, 4)
         bodies = {
             "psum": lambda r: lax.psum(r, "i"),
@@ -397,7 +401,7 @@ def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
     out = run_on_devices(
         """
         from olympus import lax
-        mesh = olympus.make_mesh((2,), ("d",))
+        mesh = olympus.make_mesh((2,), ("d",), axis_types=(olympus.sharding.AxisType.Auto,) * 1)
         x = np.arange(16, dtype=np.float32).reshape(4, 4)
         # the pmean over the vmap's "i" still varies along "d": unchecked, the
         # output is read from device 0
@@ -407,7 +411,7 @@ def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
         for f in (body, olympus.jit(body)):
             got = olympus.vmap(f, axis_name="i")(x)
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
-        own = olympus.make_mesh((2,), ("i",))
+        own = olympus.make_mesh((2,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,) * 1)
         shadow = olympus.shard_map(lambda a: lax.psum(a, "i"), own, P("i"), P())
         for f in (shadow, olympus.jit(shadow)):
             got = olympus.vmap(f, axis_name="i")(x)
@@ -421,7 +425,9 @@ def test_vmap_axis_name_through_shard_map_and_shadowed_by_its_mesh():
 
 # ---- check_rep: outputs declared replicated must be equal along the axis ------------
 def _mesh2():
-    return olympus.make_mesh((1, 1), ("x", "y"))
+    return olympus.make_mesh(
+        (1, 1), ("x", "y"), axis_types=(olympus.sharding.AxisType.Auto,) * 2
+    )
 
 
 @olympus.custom_vjp
@@ -441,7 +447,9 @@ def test_unreplicated_output_is_a_named_error_with_the_users_line():
         return v * 2
 
     line = double.__code__.co_firstlineno + 1
-    mesh = olympus.make_mesh((1,), ("i",))
+    mesh = olympus.make_mesh(
+        (1,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,) * 1
+    )
     f = olympus.shard_map(double, mesh, P("i"), P())
     with pytest.raises(lax.parallel.ShardMapReplicationError) as info:
         f(jnp.ones(4))
@@ -549,7 +557,7 @@ def test_check_rep_on_four_devices():
     it raises. A checked program's gradient matches finite differences."""
     out = run_on_devices("""
         from olympus import lax
-        mesh = olympus.make_mesh((4,), ("i",))
+        mesh = olympus.make_mesh((4,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,) * 1)
         x = np.arange(8, dtype=np.float32) / 8
         try:
             olympus.shard_map(lambda v: v * 2, mesh, P("i"), P())(x)

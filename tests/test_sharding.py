@@ -403,7 +403,8 @@ def test_bad_input_errors_name_api_shapes_and_line_four_devices():
         mesh = olympus.make_mesh((2, 2), ("x", "y"))
         s = NamedSharding(mesh, P("x"))
         d = olympus.devices()
-        sm = lambda f, i=P("x"), o=P("x"): olympus.shard_map(f, mesh, i, o)
+        auto = olympus.make_mesh((2, 2), ("x", "y"), axis_types=(olympus.sharding.AxisType.Auto,) * 2)
+        sm = lambda f, i=P("x"), o=P("x"): olympus.shard_map(f, auto, i, o)
         put = olympus.device_put
         cases = []
         def case(error, text, fn):

@@ -37,6 +37,7 @@ from olympus.lax.parallel.manual import (  # noqa: F401
     LoopCarryVaryingError,
     MeshNotInScopeError,
     ShardMapAxisNamesError,
+    ShardMapInSpecsError,
     ShardMapReplicationError,
     shard_map,
 )

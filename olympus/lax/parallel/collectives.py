@@ -58,7 +58,7 @@ def pcast(x, axis_name, *, to: str):
         pmap or vmap (a NameError).
 
     Example:
-      >>> mesh = olympus.make_mesh((1,), ('i',))
+      >>> mesh = olympus.make_mesh((1,), ('i',), axis_types=(olympus.sharding.AxisType.Auto,))
       >>> f = lambda v: lax.pcast(v, 'i', to='varying')
       >>> olympus.shard_map(f, mesh=mesh, in_specs=olympus.P(), out_specs=olympus.P('i'))(jnp.ones(2))
       Array([1., 1.], dtype=float32)
@@ -107,7 +107,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
 
     Example:
       >>> P = olympus.sharding.PartitionSpec
-      >>> mesh = olympus.make_mesh((1,), ("i",))
+      >>> mesh = olympus.make_mesh((1,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,))
       >>> f = olympus.shard_map(lambda v: lax.psum(v, "i"), mesh, P("i"), P())
       >>> f(jnp.ones(2))
       Array([1., 1.], dtype=float32)

@@ -24,6 +24,7 @@ from olympus.backends.xla.sharding import (
     explicit_aval,
     flat_shardings,
     mesh_in_scope,
+    typed_spec,
 )
 from olympus.backends.xla.spmd import ShardedExecutable, mesh_symbol, plan_layout
 from olympus.ir import dtypes
@@ -570,6 +571,36 @@ def _mesh_for(mesh, api: str) -> Mesh:
     return mesh
 
 
+class ShardMapInSpecsError(ValueError):
+    """shard_map over a mesh whose axes are all Explicit and all manual, given
+    an argument whose type is laid out otherwise than its in_spec (JAX's
+    ValueError): reshard it first."""
+
+
+def _check_typed_inputs(mesh: Mesh, manual: tuple, leaves: list, specs: list):
+    """On an all-Explicit mesh every argument's type must already be laid out
+    as its in_spec says (JAX's rule: shard_map does not reshard there)."""
+    if (
+        set(manual) != set(mesh.axis_names)
+        or not mesh.abstract_mesh.are_all_axes_explicit
+    ):
+        return
+    for x, spec in zip(leaves, specs):
+        aval = getattr(x, "aval", None)
+        ndim = len(aval.shape) if aval is not None else np.ndim(x)
+        layout = getattr(aval, "sharding", None)
+        have = PartitionSpec(*(layout.spec if layout is not None else (None,) * ndim))
+        want = typed_spec(spec, ndim, mesh.axis_names)
+        if tuple(have) != tuple(want):
+            raise ShardMapInSpecsError(
+                f"shard_map: in_specs {want} does not match the layout of the input "
+                f"{have} (an argument of type {aval.str_short() if aval else ndim}) on a "
+                f"mesh whose axes are all Explicit, where shard_map does not move "
+                f"data; reshard it first (olympus.sharding.reshard(x, {want})) or "
+                f"give the in_spec its layout{_site()}"
+            )
+
+
 class MeshNotInScopeError(ValueError):
     """shard_map called without mesh= outside `set_mesh`."""
 
@@ -611,10 +642,13 @@ def shard_map(
         mesh axis its out_spec leaves out (psum it, or split it).
       ValueError: a spec does not divide an argument's shape, or names an
         axis the mesh lacks.
+      ShardMapInSpecsError: on a mesh whose axes are all Explicit (and all
+        manual), an argument's type is laid out otherwise than its in_spec
+        (reshard it first; a ValueError, as JAX's).
 
     Example:
       >>> P = olympus.sharding.PartitionSpec
-      >>> mesh = olympus.make_mesh((1,), ("i",))
+      >>> mesh = olympus.make_mesh((1,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,))
       >>> olympus.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(jnp.arange(2.0))
       Array([0., 2.], dtype=float32)
     """
@@ -633,6 +667,7 @@ def shard_map(
         leaves, in_tree = tree_flatten(args)
         in_flat = _flat_specs(in_specs, args, where, "shard_map in_specs")
         _check_manual(in_flat, manual, "in_specs")
+        _check_typed_inputs(where, manual, leaves, in_flat)
         local = []
         for x, spec in zip(leaves, in_flat):
             aval = (
