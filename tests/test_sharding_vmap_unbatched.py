@@ -19,6 +19,7 @@ EXPECTED = {
     ("True", "jit float"): "8@x]",
     ("True", "jit numpy"): "8@x,4]",
     ("True", "jit of vmap"): "8@x,3]",
+    ("True", "jit of vmap of jit"): "8@x,3]",
     ("True", "cond"): "8@x,2]",
     ("True", "jit cond"): "8@x,2]",
     ("True", "unsplit batch"): "4,3]",
@@ -29,6 +30,7 @@ EXPECTED = {
     ("False", "jit float"): "8@x]",
     ("False", "jit numpy"): "8@x,4]",
     ("False", "jit of vmap"): "8,3]",
+    ("False", "jit of vmap of jit"): "8,3]",
     ("False", "cond"): "8@x,2]",
     ("False", "jit cond"): "8,2]",
     ("False", "unsplit batch"): "4,3]",
@@ -55,6 +57,9 @@ CASES = """
             "jit float": lambda: ox.vmap(ox.jit(lambda v: (v.sum(), 1.0)))(xs),
             "jit numpy": lambda: ox.vmap(ox.jit(lambda v: (v * 2, a[0])))(xs),
             "jit of vmap": lambda: ox.jit(ox.vmap(lambda v: (v * 2, jnp.ones(3))))(xs),
+            "jit of vmap of jit": lambda: ox.jit(
+                ox.vmap(ox.jit(lambda v: (v * 2, jnp.ones(3))))
+            )(xs),
             "cond": lambda: ox.vmap(both)(xs),
             "jit cond": lambda: ox.jit(ox.vmap(both))(xs),
             "unsplit batch": lambda: ox.vmap(ox.jit(lambda v: (v, jnp.ones(3))), in_axes=1)(xs),
