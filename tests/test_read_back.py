@@ -109,3 +109,24 @@ def test_a_zero_d_piece_of_a_placed_array_reads_back_as_zero_d():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[((), 3.0), ((), 3.0)]"
+
+
+class _NotOnTheCpu:
+    """Stands for a device buffer NumPy cannot read (jaxlib's buffer protocol
+    is CPU-only): np.asarray makes a 0-d object array of it."""
+
+    def devices(self):
+        return {"gpu:0"}
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_a_buffer_numpy_cannot_read_raises_instead_of_an_object_array(shape):
+    from olympus.backends.xla.array import Array
+    from olympus.backends.xla.client import HostReadError, host_array
+    from olympus.ir.core import ShapedArray
+
+    aval = ShapedArray(shape, np.dtype(np.float32))
+    with pytest.raises(HostReadError, match="buffer protocol"):
+        np.asarray(Array(_NotOnTheCpu(), aval))
+    with pytest.raises(HostReadError, match="f32"):
+        host_array(_NotOnTheCpu(), aval)

@@ -169,6 +169,8 @@ class Array(AvalProperties):
                 # jaxlib's buffer protocol waits for the buffer and hands a
                 # read-only view of it (client.host_array's common case)
                 value = np.asarray(buf)
+                if value.dtype.kind == "O":  # not a CPU buffer: no buffer protocol
+                    client.raise_unreadable(buf, aval)
                 if not aval.shape and value.shape:  # a 0-d shard reads as (1,)
                     value = value.reshape(())
             else:

@@ -767,6 +767,23 @@ def result_handler(aval, devices: tuple | None = None, hlo_text: str | None = No
 ML_FLOATS = frozenset(dtypes.ml_dtypes_floats)
 
 
+class HostReadError(RuntimeError):
+    """An Array whose buffer NumPy cannot read: jaxlib gives the buffer
+    protocol only for CPU buffers, and NumPy would otherwise make a 0-d
+    object array of it (a silent wrong answer)."""
+
+
+def raise_unreadable(buf, aval):
+    """Raises HostReadError for `buf`, an array of `aval` NumPy read as an
+    object (its buffer is on a device other than the CPU)."""
+    raise HostReadError(
+        f"np.asarray of an Array {aval.str_short()} on {getattr(buf, 'devices', lambda: '?')()}: "
+        f"olympus reads arrays back through the buffer protocol, which jaxlib gives only "
+        f"for CPU buffers; olympus cannot yet read an array on another device back "
+        f"(its GPU/TPU path is untested)"
+    )
+
+
 def host_array(buf, aval, device=None) -> np.ndarray:
     """A NumPy copy of a single-device buffer holding an array of `aval`
     (on `device`, the default device if None).
@@ -779,6 +796,8 @@ def host_array(buf, aval, device=None) -> np.ndarray:
     """
     if aval.dtype not in ML_FLOATS:
         value = np.asarray(buf)
+        if value.dtype.kind == "O":
+            raise_unreadable(buf, aval)
         # a 0-d piece on a non-default device reads back as shape (1,)
         return value if value.shape == aval.shape else value.reshape(aval.shape)
     device = default_device() if device is None else device
