@@ -167,9 +167,16 @@ def _as_dtype_of(pred, like):
 
 
 defjvp_linear(reduce_sum_p)
-transpose_rules[reduce_sum_p] = lambda ct, x, *, axes: [
-    _expand_reduced(ct, x.aval, axes)
-]
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    """The cotangent broadcast back, laid out as the operand (as JAX's)."""
+    from olympus.lax.sharding import laid_out_like
+
+    return [laid_out_like(_expand_reduced(ct, x.aval, axes), x.aval)]
+
+
+transpose_rules[reduce_sum_p] = _reduce_sum_transpose
 
 
 def _extremum_jvp(primitive):

@@ -18,6 +18,7 @@ from olympus.backends.xla.sharding import (
     NamedSharding,
     PartitionSpec,
     Sharding,
+    arguments_devices_mesh,
     arguments_mesh_in_scope,
     explicit_aval,
     get_abstract_mesh,
@@ -379,3 +380,35 @@ def accepts_unsplit_out_sharding(fn):
         return wrapped(*args, out_sharding=out_sharding, **kwargs)
 
     return with_unsplit_out_sharding
+
+
+def laid_out_like(x, aval):
+    """`x` (a cotangent broadcast back to an operand's shape) laid out as the
+    operand's type `aval` says, as JAX's transposes broadcast with the
+    operand's sharding: the gradient of `v.sum()` is split like `v`. Left as
+    it is where `aval` holds no layout, `x` already has it, or no devices
+    for its mesh are known (a concrete `x` outside `set_mesh`)."""
+    layout = aval.sharding
+    have = getattr(getattr(x, "aval", None), "sharding", None)
+    if layout is None or have == layout:
+        return x
+    mesh = _concrete_mesh(x, layout.mesh)
+    if mesh is None:
+        return x
+    sharding = NamedSharding(mesh, PartitionSpec(*layout.spec))
+    return sharding_constraint_p.bind(x, sharding=sharding)
+
+
+def _concrete_mesh(x, abstract):
+    """The mesh with devices whose abstract mesh is `abstract`: set_mesh's,
+    `x`'s own, or (for a traced `x`) that of jit's arguments."""
+    scope = mesh_in_scope()
+    if scope is not None and scope.abstract_mesh == abstract:
+        return scope
+    placed = getattr(x, "_sharding", None)
+    if isinstance(placed, NamedSharding) and placed.mesh.abstract_mesh == abstract:
+        return placed.mesh
+    arguments = arguments_devices_mesh()
+    if arguments is not None and arguments.abstract_mesh == abstract:
+        return arguments if isinstance(x, Tracer) else None
+    return None

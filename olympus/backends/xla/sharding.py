@@ -403,7 +403,7 @@ def arguments_mesh(placed):
     None): the first Explicit mesh among them, which `typeof` of a traced
     value reports as JAX does (its types carry the arguments' mesh)."""
     meshes = [
-        s.mesh.abstract_mesh
+        s.mesh
         for s in placed or ()
         if isinstance(s, NamedSharding) and s.mesh.abstract_mesh.explicit_axes
     ]
@@ -419,6 +419,13 @@ def arguments_mesh(placed):
 
 def arguments_mesh_in_scope():
     """The Explicit mesh (abstract) of the arguments jit is tracing, or None."""
+    mesh = _arguments_mesh.get()
+    return None if mesh is None else mesh.abstract_mesh
+
+
+def arguments_devices_mesh():
+    """The Explicit mesh of the arguments jit is tracing as they were placed
+    (with its devices where they have them), or None."""
     return _arguments_mesh.get()
 
 
