@@ -28,6 +28,7 @@ from olympus.lax.custom_derivatives import stop_gradient
 from olympus.tracer import refs
 from olympus.tracer.core import Tracer, aval_of
 from olympus.transforms.ad_util import is_zero
+from olympus.transforms.batching import BatchTrace
 from olympus.transforms.jvp import JVPTracer
 from olympus.tracer.refs import (
     AbstractRef,
@@ -310,6 +311,7 @@ def _of_ref_type(ref: Ref, new):
 
 refs.operations.update(get=get, swap=swap, stop_gradient=stop_gradient)
 refs.plain_values[JVPTracer] = lambda t: t.primal if is_zero(t.tangent) else None
+refs.mapping_traces.append(BatchTrace)
 
 __all__ = [
     "AbstractRef",

@@ -449,18 +449,46 @@ def test_checkpoint_refuses_a_differentiated_write_and_a_write_from_vmap():
     assert isinstance(ours.error, R.RefWriteError), ours
 
 
-def test_vmap_of_a_checkpoint_writing_an_unbatched_value():
-    """JAX 0.10.2 refuses (its remat batches every output); olympus writes the
-    unbatched value, as each example run alone would."""
+def _vmap_of_checkpoint(ox, x, how):
+    """A checkpoint under vmap reading or writing (an unbatched value, or its
+    own value) a ref made outside the vmap: JAX batches every output of a
+    checkpoint, so it refuses the writes."""
+    r = ox.new_ref(ox.jnp.ones(3, "float32"))
+
+    def w(y):
+        if how != "read":
+            r[...] = r[...] if how == "self" else r[...] + ox.jnp.float32(1)
+        return (y * r[...]).sum()
+
+    c = ox.checkpoint(w)
+    f = ox.jit(ox.vmap(c)) if how == "jit of vmap" else ox.vmap(c)
+    return f(ox.jnp.stack([x, x])), r[...]
+
+
+@pytest.mark.parametrize("how", ["read", "add", "self", "jit of vmap"])
+def test_vmap_of_a_checkpoint_writing_an_outer_ref_raises_as_jax(how):
+    agree(_vmap_of_checkpoint, V, how)
+    if how != "read":
+        ours, _ = run_both(_vmap_of_checkpoint, V, how)
+        assert isinstance(ours.error, R.RefWriteError), ours
+        assert "w under vmap" in str(ours.error), ours
+
+
+def test_vmap_of_a_checkpoint_traced_before_outside_vmap_still_raises():
+    """The body traced (and cached) under jit is not reused under vmap, where
+    the write is refused."""
     r = olympus.new_ref(jnp.ones(3))
 
     def w(y):
         r[...] = r[...] + 1.0
         return (y * r[...]).sum()
 
-    out = olympus.vmap(olympus.checkpoint(w))(jnp.ones((2, 3)))
-    np.testing.assert_array_equal(out, np.full(2, 6.0))
+    c = olympus.checkpoint(w)
+    assert float(olympus.jit(c)(jnp.ones(3))) == 6.0
+    with pytest.raises(R.RefWriteError, match="Pass the Ref as a vmapped argument"):
+        olympus.vmap(c)(jnp.ones((2, 3)))
     np.testing.assert_array_equal(r[...], np.full(3, 2.0))
+    assert float(olympus.jit(c)(jnp.ones(3))) == 9.0
 
 
 def _custom_vjp_writes(ox, x, where, how):

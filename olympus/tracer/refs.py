@@ -50,6 +50,9 @@ operations: dict = {}
 # None (a jvp tracer whose tangent is a symbolic zero: its primal); installed
 # by olympus.ref
 plain_values: dict = {}
+# the trace types that map a function over a batch (vmap's), installed by
+# olympus.ref: a checkpoint under one refuses to write an outer ref
+mapping_traces: list = []
 
 
 class RefError(ValueError):
@@ -132,12 +135,13 @@ class Ref(_OfAval):
       Ref([1., 6., 1.], dtype=float32)
     """
 
-    __slots__ = ("_value", "_owner", "_aval", "__weakref__")
+    __slots__ = ("_value", "_owner", "_aval", "_writes", "__weakref__")
 
     def __init__(self, value, aval: ShapedArray, owner):
         self._value = value
         self._aval = aval
         self._owner = owner
+        self._writes = 0  # how many writes it has had (a write of its own value too)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -250,6 +254,7 @@ def write(ref: Ref, value) -> None:
                 f"differentiated function."
             )
     ref._value = value
+    ref._writes += 1
 
 
 def _plain(value, owner):
@@ -480,17 +485,44 @@ def threaded_call(staged_call, fun, args: tuple, kwargs: dict, what: str):
     def run(refs, values):
         if not refs:
             return staged_call(fun, args, kwargs), []
+        mapped = [_mapping_trace(ref) for ref in refs]
 
         @functools.wraps(fun)
         def with_refs(*args, **kwargs):
             with _Bound(refs, kwargs.pop(REF_VALUES)) as bound:
+                writes = [r._writes for r in refs]
                 out = fun(*args, **kwargs)
                 check_no_refs(out, what)
+                for ref, n, trace in zip(refs, writes, mapped):
+                    if trace is not None and ref._writes != n:
+                        raise _mapped_write_error(ref, trace, what)
                 return out, bound.final_values()
 
+        # under a mapping trace the values travel as a tuple: a body traced
+        # (and cached) outside it is not reused, so the check above runs
+        values = tuple(values) if any(mapped) else values
         return staged_call(with_refs, args, {**kwargs, REF_VALUES: values})
 
     return _threaded_run(run)
+
+
+def _mapping_trace(ref: Ref):
+    """The first trace mapping over a batch (vmap's) between the current
+    trace and the ref's owner, or None."""
+    for trace in _between(ref, core.current_trace()):
+        if isinstance(trace, tuple(mapping_traces)):
+            return trace
+    return None
+
+
+def _mapped_write_error(ref: Ref, trace, what: str) -> RefWriteError:
+    return RefWriteError(
+        f"{what} under {trace.describe()} wrote into a Ref {ref.aval_str()} "
+        f"made outside the vmap: a checkpoint's outputs are all batched under "
+        f"vmap (as JAX's), so the Ref would receive a batched value it cannot "
+        f"hold. Pass the Ref as a vmapped argument, or write it outside the "
+        f"checkpoint."
+    )
 
 
 def threaded_custom_vjp(custom, staged_call, name: str, args: tuple):
