@@ -20,12 +20,15 @@ from olympus.backends.xla.lowering import (
 from olympus.backends.xla.spmd import ShardedExecutable, plan_layout, spans_devices
 from olympus.ir.core import ClosedOlympuspr, Primitive, all_primitives
 from olympus.ir.structure import call_structure, declare
+from olympus.tracer import refs
 from olympus.tracer.core import aval_of, set_current_trace
 from olympus.transforms.ad_util import is_zero
 from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
+    backward_pass,
     declare_call_primitive,
+    is_undefined,
     partial_eval_rules,
     transpose_rules,
 )
@@ -165,7 +168,20 @@ def _pjit_partial_eval(trace, args, unknown, *, olympuspr: ClosedOlympuspr, name
 
 
 def _pjit_transpose(cts, *args, olympuspr: ClosedOlympuspr, name: str):
-    return transpose_call(pjit_p, cts, args, olympuspr, f"transpose({name})")
+    """One pjit of the transposed program; inline where a custom_vjp's bwd
+    writes a ref it cannot thread (olympus/tracer/refs.py)."""
+
+    def inline():
+        cts_in = backward_pass(olympuspr.olympuspr, olympuspr.consts, cts, list(args))
+        return [
+            ct if is_undefined(a) and not is_zero(ct) else None
+            for ct, a in zip(cts_in, args)
+        ]
+
+    return refs.inline_on_discovery(
+        lambda: transpose_call(pjit_p, cts, args, olympuspr, f"transpose({name})"),
+        inline,
+    )
 
 
 jvp_rules[pjit_p] = _pjit_jvp

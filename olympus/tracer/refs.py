@@ -573,6 +573,22 @@ def _with_no_values_ct(cts):
     return (*cts, None) if isinstance(cts, (tuple, list)) else cts
 
 
+# ---- a jitted call's derivatives: custom rules writing refs -------------------
+def inline_on_discovery(staged, inline):
+    """`staged()`, which traces and calls a program derived from a jitted
+    call (its linearization or transpose); or, where that trace met a ref it
+    cannot thread (a custom_vjp's fwd or bwd writing one, run only when the
+    call is differentiated), `inline()`, the same derivation run on the
+    current trace, where the write lands as it would without the jit (JAX's
+    derived programs take the ref)."""
+    if not made[0]:
+        return staged()
+    try:
+        return staged()
+    except RefDiscovered:
+        return inline()
+
+
 # ---- jit: ref arguments and refs the function closes over --------------------
 _state = threading.local()  # .plain: ids of JitFunctions called without refs
 # jitted function -> [the refs its function closes over,
@@ -626,11 +642,24 @@ def _call_with_refs(jitfn, entry, args, kwargs):
             out, arg_values, closed_values = pure(positions, closed_values, *a, **k)
             break
         except RefDiscovered as found:
-            if any(found.ref is r for r in [*closed, *arg_refs]):
+            if not any(found.ref is r for r in [*closed, *arg_refs]):
+                closed.append(found.ref)
+            elif getattr(found, "in_body", False):
                 raise RefScopeError(str(found)) from None
-            closed.append(found.ref)
+            else:  # met differentiating the call: a custom_vjp's fwd writes it
+                return _inline(jitfn, args, kwargs)
     for ref, value in zip([*arg_refs, *closed], [*arg_values, *closed_values]):
-        write(ref, value)
+        if value is not None:  # None: not written (a write since stays)
+            write(ref, value)
+    return out
+
+
+def _inline(jitfn, args, kwargs):
+    """`jitfn`'s function run on the current trace, not compiled: where its
+    derivative (a custom_vjp's fwd under grad) writes a ref, the writes of
+    the function and of its rules land in program order, as in JAX."""
+    out = jitfn.fun(*args, **kwargs)
+    check_no_refs(out, f"jit of {jitfn.name}")
     return out
 
 
@@ -664,10 +693,22 @@ def _pure_jit(jitfn, closed: list, n_dynamic: int):
         for i, ref in zip(positions, inner):
             leaves[i] = ref
         a, k = tree_unflatten(tree, leaves)
-        with _Bound(closed, closed_values) as bound:
-            out = fun(*a, **k)
+        with _Bound(closed, closed_values):
+            writes = [r._writes for r in [*inner, *closed]]
+            try:
+                out = fun(*a, **k)
+            except RefDiscovered as found:
+                found.in_body = True  # not met differentiating the call
+                raise
             check_no_refs(out, f"jit of {jitfn.name}")
-            return out, [r._value for r in inner], bound.final_values()
+            values = [r._value for r in [*inner, *closed]]
+            # a ref the function did not write gives None: written back, its
+            # value would undo a write by a derivative rule run inline since
+            values = [
+                v if r._writes != n else None
+                for r, n, v in zip([*inner, *closed], writes, values)
+            ]
+            return out, values[: len(inner)], values[len(inner) :]
 
     pure.__qualname__ = pure.__name__ = jitfn.name
     shift = lambda nums: tuple(n + 2 if n >= 0 else n for n in nums)  # noqa: E731
