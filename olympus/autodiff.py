@@ -287,7 +287,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     leaves, in_tree = tree_flatten(primals)
     mask = [is_differentiable(aval_of(x)) for x in leaves]
     flat_fun, box = _flatten_fun_aux(fun, in_tree, has_aux)
-    outs, linear = linearize_flat(flat_fun, leaves, mask, function_name(fun))
+    outs, linear = linearize_flat(
+        flat_fun, leaves, mask, function_name(fun), reverse=True
+    )
     out_tree = box["tree"]
     out_avals = [aval_of(x) for x in outs]
 

@@ -540,7 +540,10 @@ def checkpoint(
         if core.current_trace() is core.eval_trace:  # JAX's eager remat gives Arrays
             return _as_arrays(fun(*args, **kwargs))
         # the refs `fun` uses go in and come out as values (olympus/tracer/refs.py)
-        return refs.threaded_call(staged, fun, args, kwargs, f"checkpoint of {name}")
+        route = None if policy is checkpoint_policies.everything_saveable else _rerun
+        return refs.threaded_call(
+            staged, fun, args, kwargs, f"checkpoint of {name}", route
+        )
 
     def staged(fun, args, kwargs):
         kwargs = dict(kwargs)
@@ -573,6 +576,36 @@ def checkpoint(
         return tree_unflatten(out_tree, outs)
 
     return remat_fun
+
+
+def _rerun(call, args: tuple, kwargs: dict):
+    """A checkpoint using refs under reverse-mode differentiation (vjp, grad),
+    unless its policy saves everything: as JAX's, it runs once forward and
+    again in the backward pass, reading the refs as they are then, writing
+    them again, and differentiating that rerun. NotImplemented elsewhere."""
+    from olympus.autodiff import vjp
+    from olympus.lax.custom_derivatives import custom_vjp
+    from olympus.transforms.jvp import JVPTrace
+
+    trace = core.current_trace()
+    rule_trace = getattr(trace, "rule_trace", None)
+    if not isinstance(trace, JVPTrace) or not getattr(rule_trace, "reverse", False):
+        return NotImplemented
+    leaves, tree = tree_flatten((args, kwargs))
+    where = [i for i, x in enumerate(leaves) if isinstance(x, core.Tracer)]
+    dyn = [leaves[i] for i in where]
+    static = [None if isinstance(x, core.Tracer) else x for x in leaves]
+
+    def run(*dyn):
+        full = list(static)
+        for i, x in zip(where, dyn):
+            full[i] = x
+        a, k = tree_unflatten(tree, full)
+        return call(a, k)
+
+    rerun = custom_vjp(run)
+    rerun.defvjp(lambda *dyn: (run(*dyn), dyn), lambda dyn, ct: vjp(run, *dyn)[1](ct))
+    return rerun(*dyn)
 
 
 def _hashable(key) -> bool:

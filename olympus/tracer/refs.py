@@ -326,7 +326,8 @@ def _threaded_run(run):
         return run([], [])[0]
     refs, (result, values) = _retrying(run)
     for ref, value in zip(refs, values):
-        write(ref, value)
+        if value is not None:
+            write(ref, value)
     return result
 
 
@@ -476,15 +477,22 @@ def threaded_cond(bind_cond):
 REF_VALUES = "_olympus_ref_values"  # the keyword the values travel in
 
 
-def threaded_call(staged_call, fun, args: tuple, kwargs: dict, what: str):
+def threaded_call(staged_call, fun, args: tuple, kwargs: dict, what: str, route=None):
     """`staged_call(fun, args, kwargs)` (which traces `fun` into a program and
     calls it: checkpoint) with the refs `fun` reads or writes threaded through
     it: their values go in under the keyword REF_VALUES, their new values come
-    out after `fun`'s outputs and are written back."""
+    out after `fun`'s outputs and are written back. Where `fun` uses refs,
+    `route(call, args, kwargs)` may call it otherwise (its result, or
+    NotImplemented), through `call(args, kwargs)`, this threading."""
 
     def run(refs, values):
         if not refs:
             return staged_call(fun, args, kwargs), []
+        if route is not None:
+            call = lambda a, k: threaded_call(staged_call, fun, a, k, what)  # noqa: E731
+            out = route(call, args, kwargs)
+            if out is not NotImplemented:
+                return out, [None] * len(refs)  # `call` wrote them
         mapped = [_mapping_trace(ref) for ref in refs]
 
         @functools.wraps(fun)

@@ -105,17 +105,25 @@ def new_tangent_trace(parent: Trace, name: str) -> StagingTrace:
 
 
 def linearize_flat(
-    fun: Callable, primals: list, linear_mask: list[bool], name: str = "f"
+    fun: Callable,
+    primals: list,
+    linear_mask: list[bool],
+    name: str = "f",
+    *,
+    reverse: bool = False,
 ):
     """JVP of flat `fun` with staged tangents for the operands in `linear_mask`.
 
     Returns (primal_outs, ClosedOlympuspr) where the closed program maps the
     tangents of the masked inputs to the tangents of all outputs; its consts
-    are residuals (values of the parent trace).
+    are residuals (values of the parent trace). `reverse`: the program will
+    only be transposed (vjp, grad), never evaluated forward; a checkpoint
+    writing a ref then reruns in the backward pass, as JAX's.
     """
     parent = core.current_trace()
     tangent_trace = new_tangent_trace(parent, name)
     partial = PartialTrace(parent, tangent_trace)
+    partial.reverse = reverse
     trace = JVPTrace(parent, rule_trace=partial)
     tracers = []
     for p, linear in zip(primals, linear_mask):
