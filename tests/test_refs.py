@@ -458,6 +458,34 @@ def test_checkpoint_writing_a_ref_reruns_in_the_backward_pass(how, policy):
     agree(_checkpoint_rerun, V, how, policy)
 
 
+def _checkpoint_rerun_shapes(ox, x, how):
+    """The backward rerun with a ref only read (a later write is what it
+    reads), a static and an integer argument, and a pytree output."""
+    r = ox.new_ref(ox.jnp.ones(3, "float32"))
+    if how == "read, written later":
+        g = ox.checkpoint(lambda y: (y * y * r[...]).sum())
+
+        def loss(y):
+            out = g(y)
+            r[...] = r[...] * ox.jnp.float32(10)
+            return out
+
+        return ox.grad(loss)(x), r[...]
+
+    def w(y, k, n):
+        r[...] = r[...] + ox.jnp.float32(k) + n.astype("float32")
+        return {"a": (y * y * r[...]).sum(), "b": y * 2}
+
+    g = ox.checkpoint(w, static_argnums=(1,))
+    n = ox.jnp.int32(1) + 0 * x.astype("int32")[0]  # an integer tracer under grad
+    return ox.grad(lambda y: (lambda d: d["a"] + d["b"].sum())(g(y, 2, n)))(x), r[...]
+
+
+@pytest.mark.parametrize("how", ["read, written later", "static, integer, pytree"])
+def test_checkpoint_rerun_with_reads_and_mixed_arguments(how):
+    agree(_checkpoint_rerun_shapes, V, how)
+
+
 def test_checkpoint_refuses_a_differentiated_write_and_a_write_from_vmap():
     def prog(ox, x, how):
         r = ox.new_ref(ox.jnp.ones(3, "float32"))
