@@ -160,14 +160,16 @@ class PRNGKeyArray:
         self.data.block_until_ready()
         return self
 
-    # where the keys live: their words' placement, the words' axis dropped
+    # where the keys live: their words' placement, the words' axis dropped;
+    # one entry per key dimension (`P(None,)` for unsplit keys), as JAX's
     @property
     def sharding(self):
         words = self.data.sharding
         spec = getattr(words, "spec", None)
-        if spec is None or len(spec) <= self.ndim:
+        if spec is None or len(spec) == self.ndim:
             return words
-        return type(words)(words.mesh, type(spec)(*spec[: self.ndim]))
+        entries = (*spec, *(None,) * (self.ndim - len(spec)))[: self.ndim]
+        return type(words)(words.mesh, type(spec)(*entries))
 
     def devices(self) -> set:
         return self.data.devices()

@@ -125,14 +125,27 @@ def test_results_are_laid_out_as_their_types_say_and_reshard_changes_them():
     assert out.strip() == "ok"
 
 
-def test_auto_meshes_keep_types_without_shardings():
-    """On Auto axes (and on one device) nothing changes: no sharding in the
-    type, the IR as before."""
+def test_auto_meshes_type_values_unsplit_as_jax():
+    """On Auto axes a value's type names its mesh, unsplit (`P(None, None)`,
+    as JAX's), also for traced values inside jit and set_mesh; the IR is as
+    before (its types hold no unsplit layout)."""
+    from jax_oracle import run_both
+
+    def prog(ox, a):
+        mesh = ox.make_mesh((1,), ("x",), axis_types=(ox.sharding.AxisType.Auto,))
+        x = ox.device_put(a, ox.NamedSharding(mesh, ox.P("x")))
+        seen = []
+        ox.jit(lambda v: seen.append(repr(ox.typeof(v * 2).sharding)) or v)(x)
+        with ox.set_mesh(mesh):
+            ox.jit(lambda v: seen.append(repr(ox.typeof(v.T).sharding)) or v)(a)
+        return repr(ox.typeof(x).sharding), seen
+
+    ours, theirs = run_both(prog, np.ones((2, 3), np.float32))
+    assert ours == theirs and "spec=P(None, None)" in ours[0], (ours, theirs)
     mesh = olympus.make_mesh((1,), ("x",), axis_types=(olympus.sharding.AxisType.Auto,))
     x = olympus.device_put(
         np.ones((2, 3), np.float32), olympus.NamedSharding(mesh, olympus.P("x"))
     )
-    assert olympus.typeof(x).sharding is None
     assert "f32[2,3]" in str(olympus.make_olympuspr(lambda v: v * 2)(x))
 
 

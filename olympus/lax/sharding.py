@@ -299,16 +299,16 @@ def placed_if_concrete(x, sharding):
 
 def unsplit_type(x, aval):
     """`aval` of `x` with JAX's unsplit layout (`P(None, ...)`) in its type
-    where `x` lies on a mesh with Explicit axes (or, for a traced value, such
-    a mesh is set, or jit's arguments lie on one): JAX's `typeof(x).sharding`. Programs' types keep no
-    unsplit layouts, so their IR is unchanged."""
+    where `x` lies on a mesh, Auto axes included (or, for a traced value, a
+    mesh is set, or jit's arguments lie on one): JAX's `typeof(x).sharding`.
+    Programs' types keep no unsplit layouts, so their IR is unchanged."""
     if aval.sharding is not None:
         return aval
     named = getattr(x, "_sharding", None)
     mesh = named.mesh.abstract_mesh if isinstance(named, NamedSharding) else None
     if mesh is None and not hasattr(x, "_sharding"):  # traced
         mesh = get_abstract_mesh() if mesh_in_scope() else arguments_mesh_in_scope()
-    if mesh is None or not getattr(mesh, "explicit_axes", ()):
+    if mesh is None or not mesh.axis_names:
         return aval
     return aval.update(sharding=AvalSharding(mesh, PartitionSpec(*[None] * aval.ndim)))
 

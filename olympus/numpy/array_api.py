@@ -15,7 +15,13 @@ from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.numpy import reductions
 from olympus.numpy.shaping import concatenate, moveaxis, squeeze, swapaxes
-from olympus.numpy.core import asarray, aval_of, normalize_axis, to_operand
+from olympus.numpy.core import (
+    asarray,
+    aval_of,
+    normalize_axis,
+    placed_operand,
+    to_operand,
+)
 from olympus.numpy.linalg import vecdot
 from olympus.numpy.reduction_docs import DOCS as REDUCTION_DOCS
 from olympus.numpy.ufuncs import conjugate
@@ -107,7 +113,7 @@ def matrix_transpose(x, /):
       >>> jnp.matrix_transpose(jnp.ones((4, 2, 3))).shape
       (4, 3, 2)
     """
-    x = to_operand(x)
+    x = placed_operand(x)
     if aval_of(x).ndim < 2:
         raise ValueError(
             f"jnp.matrix_transpose needs an array of at least 2 dimensions, "

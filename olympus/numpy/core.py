@@ -311,7 +311,16 @@ def to_operand(x):
         raise _sequence_error(_public_caller(), x)
     if isinstance(x, _key_array_type()):
         x.__array__()  # raises KeyArrayTypeError: keys are not numbers
+    if type(x) is np.ndarray:  # as JAX binds on it: the result's type has no mesh
+        return to_device(_host_array(x))
     return array(x)
+
+
+def placed_operand(x):
+    """`to_operand(x)` for the jnp functions JAX runs unjitted (transpose,
+    flip, atleast_3d): a NumPy array goes onto the `set_mesh` mesh first, as
+    `jnp.asarray` puts it, so the result's type names the mesh as in JAX."""
+    return array(x) if type(x) is np.ndarray else to_operand(x)
 
 
 def astype(x, dtype, /, *, copy: bool = True, device=None):

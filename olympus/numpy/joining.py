@@ -35,6 +35,7 @@ from olympus.numpy.core import (
     normalize_axes,
     normalize_axis,
     promote_dtypes,
+    placed_operand,
     to_operand,
 )
 from olympus.numpy.indexing import check_mode, take
@@ -110,7 +111,7 @@ def atleast_3d(*arys):
     """
     outs = []
     for x in arys:
-        x = to_operand(x)
+        x = placed_operand(x)
         shape = aval_of(x).shape
         if len(shape) == 0:
             x = reshape(x, (1, 1, 1))

@@ -14,6 +14,7 @@ from olympus.numpy.core import (
     broadcast_to,
     normalize_axes,
     normalize_axis,
+    placed_operand,
     to_operand,
 )
 from olympus.lax.sharding import accepts_out_sharding, refuse_unlaid_repeat
@@ -50,7 +51,7 @@ def flip(m, axis=None):
       >>> jnp.flip(jnp.arange(3))
       Array([2, 1, 0], dtype=int32)
     """
-    m = to_operand(m)
+    m = placed_operand(m)
     axes = normalize_axes(axis, aval_of(m).ndim)
     return lax.rev(m, axes) if axes else m
 

@@ -13,6 +13,7 @@ from olympus.numpy.core import (
     normalize_axes,
     normalize_axis,
     promote_dtypes,
+    placed_operand,
     to_operand,
 )
 from olympus.lax.sharding import accepts_out_sharding
@@ -136,7 +137,7 @@ def transpose(a, axes=None):
       >>> jnp.transpose(jnp.ones((2, 3, 4))).shape
       (4, 3, 2)
     """
-    a = to_operand(a)
+    a = placed_operand(a)
     ndim = aval_of(a).ndim
     axes = (
         tuple(reversed(range(ndim)))

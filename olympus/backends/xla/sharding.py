@@ -400,13 +400,11 @@ _arguments_mesh = contextvars.ContextVar("arguments_mesh", default=None)
 @contextlib.contextmanager
 def arguments_mesh(placed):
     """While jit traces arguments laid out as `placed` (their shardings, or
-    None): the first Explicit mesh among them, which `typeof` of a traced
-    value reports as JAX does (its types carry the arguments' mesh)."""
-    meshes = [
-        s.mesh
-        for s in placed or ()
-        if isinstance(s, NamedSharding) and s.mesh.abstract_mesh.explicit_axes
-    ]
+    None): the first Explicit mesh among them (else the first mesh), which
+    `typeof` of a traced value reports as JAX does (its types carry the
+    arguments' mesh)."""
+    meshes = [s.mesh for s in placed or () if isinstance(s, NamedSharding)]
+    meshes.sort(key=lambda m: not m.abstract_mesh.explicit_axes)
     if not meshes:
         yield
         return
@@ -418,13 +416,13 @@ def arguments_mesh(placed):
 
 
 def arguments_mesh_in_scope():
-    """The Explicit mesh (abstract) of the arguments jit is tracing, or None."""
+    """The mesh (abstract) of the arguments jit is tracing, or None."""
     mesh = _arguments_mesh.get()
     return None if mesh is None else mesh.abstract_mesh
 
 
 def arguments_devices_mesh():
-    """The Explicit mesh of the arguments jit is tracing as they were placed
+    """The mesh of the arguments jit is tracing as they were placed
     (with its devices where they have them), or None."""
     return _arguments_mesh.get()
 
