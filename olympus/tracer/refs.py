@@ -20,7 +20,14 @@ make_olympuspr bind the refs their function writes for the trace and
 forget the writes, as JAX's do; a custom_vjp threads the refs its function
 writes. custom_jvp bodies read an outer ref as a constant, as do transforms
 (vmap, jvp), which refuse to write a batched or differentiated value into
-it, as JAX does.
+it, as JAX does; a checkpoint under vmap refuses any write to an outer ref.
+
+Rules run after a jit has traced (a custom_vjp's fwd and bwd when the call
+is differentiated) may write a ref the derived program cannot thread: the
+jitted function then runs inline under the transform (fwd), or the pjit's
+transpose runs inline (bwd), `inline_on_discovery`. Under vjp/grad a
+checkpoint using refs reruns in the backward pass (olympus/lax/checkpoint.py
+passes `threaded_call` that route).
 
 The operations (`get`, `swap`, `addupdate`, with their checks) need
 olympus.numpy, which sits above this layer; `olympus.ref` installs them in
@@ -61,10 +68,9 @@ class RefError(ValueError):
 
 class RefScopeError(RefError):
     """A Ref made outside a staged function that cannot thread it (a
-    custom_jvp under jit, a custom_vjp's fwd or bwd when a jitted function is
-    differentiated) was written inside it: jit, checkpoint, custom_vjp, scan,
-    fori_loop, while_loop, cond and switch thread the refs their functions
-    close over (eval_shape and make_olympuspr forget writes)."""
+    custom_jvp under jit) was written inside it: jit, checkpoint, custom_vjp,
+    scan, fori_loop, while_loop, cond and switch thread the refs their
+    functions close over (eval_shape and make_olympuspr forget writes)."""
 
 
 class RefDiscovered(RefScopeError):
@@ -89,7 +95,8 @@ class RefEscapeError(RefError):
 
 class RefWriteError(RefError):
     """A transform (vmap, jvp/grad) wrote a batched or differentiated value
-    into a Ref made outside it, which cannot hold one."""
+    into a Ref made outside it, which cannot hold one; or a checkpoint under
+    vmap wrote one at all (its outputs are all batched there, as JAX's)."""
 
 
 class RefReturnError(RefError):
