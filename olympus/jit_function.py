@@ -819,17 +819,27 @@ class JitFunction:
         stage with `.olympuspr`, `.lower()` and then `.compile()` (olympus.stages).
         A ShapeDtypeStruct of a key dtype stands for a key array, and one
         with a NamedSharding for an array laid out so, as in JAX."""
+        return self._trace_staged(args, kwargs)[0]
+
+    def _trace_staged(self, args, kwargs) -> tuple[Traced, Call]:
         args, kwargs = laid_out_structs(keys_from_structs((args, kwargs)))
         call = split_call(
             self.fun, self.name, args, kwargs, self.static_argnums, self.static_argnames
         )
-        return trace_call(
+        traced = trace_call(
             call, self.name, self.donate_argnums, self.in_shardings, self.out_shardings
         )
+        return traced, call
 
     def lower(self, *args, **kwargs):
-        """`trace(*args, **kwargs).lower()`: the StableHLO stage."""
-        return self.trace(*args, **kwargs).lower()
+        """`trace(*args, **kwargs).lower()`: the StableHLO stage. Its
+        `compile()` shares this function's executables with its calls, as
+        JAX's compile cache: a compile after a call of the same signature
+        (or a call after a compile) compiles nothing again."""
+        traced, call = self._trace_staged(args, kwargs)
+        lowered = traced.lower()
+        lowered.shared_executables = (self._cache, call.key)
+        return lowered
 
     def lower_text(self, *args, **kwargs) -> str:
         """The StableHLO text this function compiles to for these arguments."""

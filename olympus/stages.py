@@ -485,6 +485,9 @@ class Lowered:
         self._text = text
         self.program = program
         self._layout = layout  # None: the program runs on the default device
+        # (a jit function's executables by signature, this one's key): where
+        # `compile()` looks first and keeps what it compiles (JitFunction.lower)
+        self.shared_executables: tuple | None = None
 
     @property
     def olympuspr(self) -> ClosedOlympuspr:
@@ -526,6 +529,9 @@ class Lowered:
     def compile(self) -> Compiled:
         """The executable; ArrayTooLargeError first if one of the program's
         arrays could not fit in this machine's memory."""
+        shared = self.shared_executables
+        if shared is not None and shared[0].get(shared[1]) is not None:
+            return shared[0][shared[1]]
         closed = self.program
         check_array_sizes(closed.olympuspr, self.traced.name)
         with compile_feedback(self.traced.name, closed.in_avals):
@@ -533,7 +539,10 @@ class Lowered:
                 executable = ShardedExecutable(self._text, self._layout)
             else:
                 executable = Executable(self._text, closed.out_avals)
-        return Compiled(self.traced, executable, closed.consts)
+        compiled = Compiled(self.traced, executable, closed.consts)
+        if shared is not None:
+            compiled = shared[0].setdefault(shared[1], compiled)
+        return compiled
 
     def _repr_html_(self) -> str:
         from html import escape

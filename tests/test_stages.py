@@ -170,13 +170,15 @@ def test_log_compiles_names_the_function_its_types_and_time(caplog):
 
 
 def test_compile_progress_line_on_stderr_only_when_asked(capsys):
-    lowered = olympus.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(7, np.float32))
+    def lowered():  # a new function each time: a jit's executables are cached
+        return olympus.jit(lambda x: x * 2.0 + 1.0).lower(np.ones(7, np.float32))
+
     with olympus.config.override("olympus_compile_progress", "off"):
-        lowered.compile()
+        lowered().compile()
     assert "olympus: compil" not in capsys.readouterr().err
     with olympus.config.override("olympus_compile_progress", "on"):
         with olympus.config.override("olympus_compile_progress_secs", 1e-6):
-            lowered.compile()
+            lowered().compile()
     assert "olympus: compiled jit(<lambda>) in " in capsys.readouterr().err
 
 
