@@ -21,6 +21,9 @@ forget the writes, as JAX's do; a custom_vjp threads the refs its function
 writes. custom_jvp bodies read an outer ref as a constant, as do transforms
 (vmap, jvp), which refuse to write a batched or differentiated value into
 it, as JAX does; a checkpoint under vmap refuses any write to an outer ref.
+A program derived from a jitted call (its jvp, linearization, transpose,
+batched form) in which a custom rule read a ref as a constant is not cached
+(`constant_reads`): the next call derives it again, with the value then.
 
 Rules run after a jit has traced (a custom_vjp's fwd and bwd when the call
 is differentiated) may write a ref the derived program cannot thread: the
@@ -50,6 +53,10 @@ from olympus.tracer.pytree import tree_flatten, tree_leaves, tree_unflatten
 from olympus.tracer.staging import StagingTrace
 
 made = [False]  # set when the first Ref is made; until then no hook does anything
+# how many reads have put a ref's value into a staged program as a constant (a
+# custom rule run while jit's call is differentiated): programs.py caches no
+# program built across such a read, which the next write would make stale
+constant_reads = [0]
 
 # get / swap / addupdate, installed by olympus.ref (they need olympus.numpy)
 operations: dict = {}
@@ -231,14 +238,18 @@ def _between(ref: Ref, trace):
 
 def read(ref: Ref):
     """The value `ref` holds, as the current trace may use it: a staged
-    function that caches or loops (jit, a loop body) threads the ref
-    (RefDiscovered); another staged function (checkpoint, custom_jvp)
-    or a transform reads the value as a constant."""
+    function that caches or loops (jit, checkpoint, a loop body) threads the
+    ref (RefDiscovered); another staged function (a custom_jvp's body, a
+    program derived from a jitted call) or a transform reads the value as a
+    constant, counted in `constant_reads`."""
     trace = core.current_trace()
     if trace is not ref._owner:
+        staged = False
         for between in _between(ref, trace):
             if _threads_refs(between):
                 raise RefDiscovered(ref, between)
+            staged = staged or isinstance(between, StagingTrace)
+        constant_reads[0] += staged
     return ref._value
 
 

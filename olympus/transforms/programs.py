@@ -29,7 +29,7 @@ from olympus import caches
 from olympus.ir.analysis import dependent_vars, is_unknown_eqn, reads_any, unknown_vars
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
 from olympus.tracer import axes as axes_env
-from olympus.tracer import core
+from olympus.tracer import core, refs
 from olympus.tracer.core import Tracer, aval_of, set_current_trace
 from olympus.tracer.evaluation import bind_eqns, eval_program, read_atom
 from olympus.tracer.staging import (
@@ -71,12 +71,15 @@ def cached_program(closed: ClosedOlympuspr, key: tuple, build: Callable):
     """`build()` once per (program, key): transforming the same sub-program
     again (grad of a jitted function, called repeatedly) gives the same
     program object, so its compiled executable is reused. Results holding
-    tracers (constants of an enclosing trace) are not kept."""
+    tracers (constants of an enclosing trace) are not kept, nor those whose
+    build read a Ref's value as a constant (a custom rule reading one: the
+    next write to the Ref would make them stale; olympus/tracer/refs.py)."""
     per_program = _program_cache.setdefault(closed, {})
     result = per_program.get(key)
     if result is None:
+        reads = refs.constant_reads[0]
         result = build()
-        if not _holds_tracer(result):
+        if not _holds_tracer(result) and refs.constant_reads[0] == reads:
             per_program[key] = result
     return result
 
