@@ -1112,3 +1112,20 @@ def test_derived_programs_are_cached_unless_a_rule_reads_a_ref():
         g(jnp.float32(1))
         g(jnp.float32(1))
         assert len(calls) == runs
+
+
+def test_shard_map_reading_a_ref_reads_it_afresh():
+    """JAX 0.10.2 fails on a shard_map closing over a Ref (eagerly and under
+    jit); olympus traces the body again rather than keep the value read."""
+    r = olympus.new_ref(jnp.float32(2))
+    mesh = olympus.make_mesh((1,), ("i",), axis_types=(olympus.sharding.AxisType.Auto,))
+    spec = olympus.sharding.PartitionSpec("i")
+    f = olympus.shard_map(
+        lambda y: y * r[...], mesh=mesh, in_specs=spec, out_specs=spec
+    )
+    calls = [f, olympus.jit(f), olympus.grad(lambda y: f(y).sum())]
+    for value in (2.0, 5.0):
+        r[...] = jnp.float32(value)
+        for call in calls[:2]:
+            np.testing.assert_array_equal(call(V[:2]), value * V[:2])
+        np.testing.assert_array_equal(calls[2](V[:2]), np.full(2, value))

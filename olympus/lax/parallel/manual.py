@@ -33,6 +33,7 @@ from olympus.lax import ops, replication
 from olympus.lax.parallel.axis_names import _site
 from olympus.lax.parallel.primitives import axis_index_p, psum_p
 from olympus.tracer import axes as axes_env
+from olympus.tracer import refs
 from olympus.tracer.core import Tracer, user_source_info
 from olympus.tracer.evaluation import eval_program
 from olympus.tracer.pytree import tree_flatten, tree_map, tree_paths, tree_unflatten
@@ -682,11 +683,13 @@ def shard_map(
         key = (where, manual, in_tree, tuple(local), tuple(in_flat))
         entry = traced.get(key)
         if entry is None:
+            reads = refs.constant_reads[0]  # a Ref read as a constant: not kept
             entry = _trace_body(f, name, where, manual, in_tree, local, out_specs)
             _check_manual(entry[1], manual, "out_specs")
             if check:
                 _check_replication(entry[0], in_flat, entry[1], entry[2], name)
-            if not any(isinstance(c, Tracer) for c in entry[0].consts):
+            fresh = refs.constant_reads[0] == reads
+            if fresh and not any(isinstance(c, Tracer) for c in entry[0].consts):
                 traced[key] = entry  # one body per signature: compiled once
         sub, out_flat, out_tree = entry
         partial = None if set(manual) == set(where.axis_names) else manual
