@@ -22,8 +22,9 @@ writes. custom_jvp bodies read an outer ref as a constant, as do transforms
 (vmap, jvp), which refuse to write a batched or differentiated value into
 it, as JAX does; a checkpoint under vmap refuses any write to an outer ref.
 A program derived from a jitted call (its jvp, linearization, transpose,
-batched form) in which a custom rule read a ref as a constant is not cached
-(`constant_reads`): the next call derives it again, with the value then.
+batched form) in which a custom rule read a ref as a constant is not cached,
+nor is a shard_map body that read one (`constant_reads`): the next call
+derives or traces it again, with the value then.
 
 Rules run after a jit has traced (a custom_vjp's fwd and bwd when the call
 is differentiated) may write a ref the derived program cannot thread: the
@@ -54,8 +55,9 @@ from olympus.tracer.staging import StagingTrace
 
 made = [False]  # set when the first Ref is made; until then no hook does anything
 # how many reads have put a ref's value into a staged program as a constant (a
-# custom rule run while jit's call is differentiated): programs.py caches no
-# program built across such a read, which the next write would make stale
+# custom rule run while jit's call is differentiated, a shard_map body): the
+# caches of programs.py and shard_map keep no program built across such a
+# read, which the next write would make stale
 constant_reads = [0]
 
 # get / swap / addupdate, installed by olympus.ref (they need olympus.numpy)
