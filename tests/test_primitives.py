@@ -1172,6 +1172,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "scan": ("test_control_flow.py", "lax.scan"),
     "custom_jvp_call": ("test_autodiff.py", "custom_jvp"),
     "custom_vjp_call": ("test_autodiff.py", "custom_vjp"),
+    "custom_vmap_call": ("test_custom_vmap.py", "custom_vmap"),
     "custom_lin": (
         "test_autodiff.py",
         "custom_vjp",
@@ -1275,6 +1276,7 @@ PUBLIC_NAME = {
     "pjit": "olympus.jit",
     "custom_jvp_call": "olympus.custom_jvp",
     "custom_vjp_call": "olympus.custom_vjp",
+    "custom_vmap_call": "olympus.custom_batching.custom_vmap",
     "checkpoint": "olympus.checkpoint",
     "name": "olympus.ad_checkpoint.checkpoint_name",
     "sharding_constraint": "lax.with_sharding_constraint",

@@ -305,4 +305,5 @@ program_rules: dict[str, Callable] = {
     "checkpoint": _call("olympuspr"),
     "custom_jvp_call": _call("call"),  # the primal function: the custom rules
     "custom_vjp_call": _call("call"),  # matter only to differentiation
+    "custom_vmap_call": _call("call"),  # (and custom_vmap's to vmap)
 }

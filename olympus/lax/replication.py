@@ -149,6 +149,7 @@ for _name, _key in [
     ("checkpoint", "olympuspr"),
     ("custom_jvp_call", "call"),
     ("custom_vjp_call", "call"),
+    ("custom_vmap_call", "call"),
 ]:
     rules[_name] = _call_rule(_key)
 rules["optimization_barrier"] = lambda params, operands: list(operands)
