@@ -38,14 +38,16 @@ from olympus.tracer.pytree import tree_flatten, tree_unflatten
 from olympus.tracer.staging import (
     function_name,
 )
-from olympus.transforms.ad_util import is_zero
+from olympus.transforms.ad_util import Zero, instantiate, is_differentiable, is_zero
 from olympus.transforms.batching import (
     batch_rules,
     batch_to_front,
 )
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
+    backward_pass,
     declare_call_primitive,
+    linearize_flat,
     partial_eval_rules,
     transpose_rules,
 )
@@ -583,7 +585,6 @@ def _rerun(call, args: tuple, kwargs: dict):
     unless its policy saves everything: as JAX's, it runs once forward and
     again in the backward pass, reading the refs as they are then, writing
     them again, and differentiating that rerun. NotImplemented elsewhere."""
-    from olympus.autodiff import vjp
     from olympus.lax.custom_derivatives import custom_vjp
     from olympus.transforms.jvp import JVPTrace
 
@@ -604,8 +605,30 @@ def _rerun(call, args: tuple, kwargs: dict):
         return call(a, k)
 
     rerun = custom_vjp(run)
-    rerun.defvjp(lambda *dyn: (run(*dyn), dyn), lambda dyn, ct: vjp(run, *dyn)[1](ct))
+    rerun.defvjp(lambda *dyn: (run(*dyn), dyn), lambda dyn, ct: _pullback(run, dyn, ct))
     return rerun(*dyn)
+
+
+def _pullback(run: Callable, dyn: tuple, ct) -> tuple:
+    """The cotangents of `run`'s arguments `dyn` for its output's `ct`: vjp
+    from the transforms below lax (olympus.autodiff sits above it)."""
+    box = {}
+
+    def flat(*d):
+        leaves, box["tree"] = tree_flatten(run(*d))
+        return leaves
+
+    mask = [is_differentiable(aval_of(x)) for x in dyn]
+    outs, linear = linearize_flat(flat, list(dyn), mask, "checkpoint", reverse=True)
+    ct_leaves = [
+        c if is_differentiable(aval_of(o)) else Zero(aval_of(o))
+        for o, c in zip(outs, tree_flatten(ct)[0])
+    ]
+    cts = iter(backward_pass(linear.olympuspr, linear.consts, ct_leaves))
+    return tuple(
+        instantiate(next(cts)) if m else np.zeros(aval_of(x).shape, dtypes.float0)
+        for x, m in zip(dyn, mask)
+    )
 
 
 def _hashable(key) -> bool:
