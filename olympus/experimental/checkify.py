@@ -17,8 +17,11 @@ first failure's message (None if none) and `error.throw()` raises it. With
 'x must be positive, got -1.0 (`check` failed)'
 
 The transformation replays `f`'s program equation by equation (nested jit
-calls inlined), so the checks are values the program returns. Checks inside
-cond branches and loop bodies are not functionalized (docs/differences.md).
+calls inlined), so the checks are values the program returns. A check inside
+a cond/switch branch becomes an output of every branch (False where the branch
+lacks it, so the taken branch's error is the one seen); one inside a scan or
+while_loop body (or a while's cond function) becomes a loop carry holding the
+first failing iteration's flag and payload, as JAX reports the first error.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from typing import Any, Callable
 import numpy as np
 
 from olympus import numpy as jnp
+from olympus.lax import ops as lax_ops
+from olympus.lax.control_flow import scan, switch, while_loop
 from olympus.backends.xla.array import Array
 from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir import dtypes
@@ -37,6 +42,7 @@ from olympus.ir.effects import ordered_effect_primitives
 from olympus.tracer import core
 from olympus.tracer.evaluation import read_atom
 from olympus.tracer.functions import trace_pytree_function
+from olympus.tracer.staging import DebugInfo, trace_to_olympuspr
 from olympus.tracer.pytree import register_pytree_node, tree_flatten, tree_unflatten
 from olympus.transforms.batching import batch_rules, batch_to_front
 from olympus.transforms.jvp import jvp_rules
@@ -177,17 +183,44 @@ class Error:
         return "\n".join(messages) or None
 
     def _first_message(self, failed: list, index: tuple) -> str | None:
-        for i, flags in enumerate(failed):
+        for i in self._user_first(len(failed)):
+            flags = failed[i]
             if flags[index]:
                 payload = [np.asarray(p)[index] for p in self.payloads[i]]
                 return _site_message(self.sites[i], payload)
         return None
 
     def throw(self) -> None:
-        """Raises JaxRuntimeError with the first failure's message, if any."""
-        message = self.get()
+        """Raises JaxRuntimeError with the first failure's message, if any
+        (one example's when batched: JAX's choice, see `_batched_message`)."""
+        failed = [np.asarray(f) for f in self.failed]
+        batched = bool(failed) and failed[0].ndim > 0
+        message = self._batched_message(failed) if batched else self.get()
         if message is not None:
             raise JaxRuntimeError(message)
+
+    def _batched_message(self, failed: list) -> str | None:
+        """As JAX reduces a batched error: per kind of error (class and payload
+        types) the last example where it failed; then the kind whose failure
+        comes first (user checks before automatic ones, else program order)."""
+        batch = failed[0].shape
+        chosen: dict = {}  # kind -> (example, -rank, site)
+        for rank, i in enumerate(self._user_first(len(failed))):
+            shapes = tuple(np.shape(p)[len(batch) :] for p in self.payloads[i])
+            kind = (self.sites[i][0], shapes)
+            for index in np.ndindex(*batch):
+                if failed[i][index]:
+                    chosen[kind] = max(chosen.get(kind, ()), (index, -rank, i))
+        if not chosen:
+            return None
+        index, _, i = min(chosen.values(), key=lambda c: -c[1])
+        payload = [np.asarray(p)[index] for p in self.payloads[i]]
+        return _site_message(self.sites[i], payload)
+
+    def _user_first(self, n: int) -> list:
+        # JAX numbers a user check when `check` is traced, before checkify
+        # numbers its automatic checks, and reports the lowest number failed
+        return sorted(range(n), key=lambda i: self.sites[i][0] != "check")
 
     def __repr__(self) -> str:
         return f"Error({self.get()!r})"
@@ -262,11 +295,192 @@ def _eval_eqn(eqn, invals: list, errors, found: list) -> list:
     if prim.name == "pjit":  # a nested jit: its checks are ours too
         inner = eqn.params["olympuspr"]
         return _run(inner.olympuspr, inner.consts, invals, errors, found)
+    if prim.name in _control_flow_rules:
+        with core.replaying(eqn.source_info):
+            outs = _control_flow_rules[prim.name](eqn.params, invals, errors, found)
+            if outs is None:  # no check inside: bound as it was
+                outs = list(prim.bind(*invals, **eqn.params))
+        return outs
     with core.replaying(eqn.source_info):
         outs = prim.bind(*invals, **eqn.params)
     outs = list(outs) if prim.multiple_results else [outs]
     _automatic_checks(prim, eqn.params, invals, outs, errors, found)
     return outs
+
+
+# ---- checks inside control flow ------------------------------------------------------
+# A rule returns the equation's outputs with the sub-programs' checks appended
+# to `found`, or None when the sub-programs have no check site (then the
+# equation is bound unchanged).
+def _runner(closed, errors, prefix=()) -> Callable:
+    """`run(args, found) -> outs`: replays a closed sub-program with checks."""
+    return lambda args, found: _run(
+        closed.olympuspr, closed.consts, [*prefix, *args], errors, found
+    )
+
+
+def _sites_of(run, avals: list) -> list:
+    """(site, payload avals) per check site `run` records, learnt by tracing it
+    once: a loop's initial carry and an untaken branch's zero payloads need
+    the payloads' shapes before the real trace."""
+    sites: list = []
+
+    def probe(*args):
+        found: list = []
+        run(list(args), found)
+        sites.append([(site, len(payload)) for _, payload, site in found])
+        return [_strong(p) for _, payload, _ in found for p in payload]
+
+    paths = tuple(f"args[{i}]" for i in range(len(avals)))
+    debug = DebugInfo("checkify", "a checked sub-program", paths)
+    olympuspr, _, _ = trace_to_olympuspr(probe, avals, debug)
+    out_avals = iter(v.aval for v in olympuspr.outvars)
+    return [(site, [next(out_avals) for _ in range(n)]) for site, n in sites[0]]
+
+
+def _strong(x):
+    """`x` strongly typed, so payloads carried or returned by branches agree."""
+    return lax_ops.convert_element_type(x, core.aval_of(x).dtype)
+
+
+def _empty(sites: list) -> tuple[list, list]:
+    """No failure yet: False flags and zero payloads for `sites`."""
+    flags = [jnp.asarray(False) for _ in sites]
+    payloads = [[jnp.zeros(a.shape, a.dtype) for a in avals] for _, avals in sites]
+    return flags, payloads
+
+
+def _first_failure(flags, payloads, sites, start: int, local: list):
+    """Sites `start...` updated with one step's failures (`local`). A site fails
+    only where no site of its kind (JAX's error effect: class and payload
+    types) failed in an earlier step, so each kind keeps its first failure in
+    time, payload included, as JAX's loops report it."""
+    keys = [_kind(site, avals) for site, avals in sites]
+    earlier: dict = {}
+    for flag, key in zip(flags, keys):
+        earlier[key] = earlier[key] | flag if key in earlier else flag
+    flags, payloads = list(flags), list(payloads)
+    for i, (now, values, _) in enumerate(local, start):
+        new = now & jnp.logical_not(earlier[keys[i]])
+        payloads[i] = [
+            jnp.where(new, _strong(v), p) for p, v in zip(payloads[i], values)
+        ]
+        flags[i] = flags[i] | new
+    return flags, payloads
+
+
+def _kind(site: tuple, avals: list) -> tuple:
+    return (site[0], tuple((a.shape, np.dtype(a.dtype)) for a in avals))
+
+
+def _record(sites: list, flags, payloads, found: list) -> None:
+    for (site, _), flag, payload in zip(sites, flags, payloads):
+        found.append((flag, list(payload), site))
+
+
+def _avals(values) -> list:
+    return [core.aval_of(v) for v in values]
+
+
+def _cond_rule(params, invals, errors, found: list):
+    index, *operands = invals
+    runs = [_runner(b, errors) for b in params["branches"]]
+    per_branch = [_sites_of(run, _avals(operands)) for run in runs]
+    if not any(per_branch):
+        return None
+
+    def branch(k):
+        def fun(*args):
+            local: list = []
+            outs = runs[k](list(args), local)
+            flags, payloads = [], []
+            for j, sites in enumerate(per_branch):
+                if j == k:
+                    flags += [flag for flag, _, _ in local]
+                    payloads += [[_strong(p) for p in ps] for _, ps, _ in local]
+                else:
+                    empty_flags, empty_payloads = _empty(sites)
+                    flags += empty_flags
+                    payloads += empty_payloads
+            return outs, flags, payloads
+
+        return fun
+
+    outs, flags, payloads = switch(
+        index, [branch(k) for k in range(len(runs))], *operands
+    )
+    _record([s for sites in per_branch for s in sites], flags, payloads, found)
+    return list(outs)
+
+
+def _scan_rule(params, invals, errors, found: list):
+    n_consts, n_carry = params["num_consts"], params["num_carry"]
+    consts = invals[:n_consts]
+    carry, xs = invals[n_consts : n_consts + n_carry], invals[n_consts + n_carry :]
+    run = _runner(params["olympuspr"], errors, consts)
+    x_avals = [a.update(shape=a.shape[1:]) for a in _avals(xs)]
+    sites = _sites_of(run, _avals(carry) + x_avals)
+    if not sites:
+        return None
+
+    def body(state, x):
+        carry, flags, payloads = state
+        local: list = []
+        outs = run([*carry, *x], local)
+        flags, payloads = _first_failure(flags, payloads, sites, 0, local)
+        return (outs[:n_carry], flags, payloads), outs[n_carry:]
+
+    (carry, flags, payloads), ys = scan(
+        body,
+        (list(carry), *_empty(sites)),
+        list(xs),
+        length=params["length"],
+        reverse=params["reverse"],
+        unroll=params["unroll"],
+    )
+    _record(sites, flags, payloads, found)
+    return [*carry, *ys]
+
+
+def _while_rule(params, invals, errors, found: list):
+    """JAX's way: the cond function's checks run once before the loop and after
+    each body step; its sites come first, then the body's."""
+    n_cond, n_body = params["cond_nconsts"], params["body_nconsts"]
+    init = invals[n_cond + n_body :]
+    run_cond = _runner(params["cond_olympuspr"], errors, invals[:n_cond])
+    run_body = _runner(
+        params["body_olympuspr"], errors, invals[n_cond : n_cond + n_body]
+    )
+    cond_sites = _sites_of(run_cond, _avals(init))
+    body_sites = _sites_of(run_body, _avals(init))
+    if not cond_sites and not body_sites:
+        return None
+    sites = cond_sites + body_sites
+    local: list = []
+    run_cond(list(init), local)
+    flags, payloads = _first_failure(*_empty(sites), sites, 0, local)
+
+    def cond_fun(state):
+        return run_cond(list(state[0]), [])[0]
+
+    def body_fun(state):
+        carry, flags, payloads = state
+        body_local: list = []
+        carry = run_body(list(carry), body_local)
+        n = len(cond_sites)
+        flags, payloads = _first_failure(flags, payloads, sites, n, body_local)
+        cond_local: list = []
+        run_cond(list(carry), cond_local)
+        flags, payloads = _first_failure(flags, payloads, sites, 0, cond_local)
+        return carry, flags, payloads
+
+    state = (list(init), flags, payloads)
+    carry, flags, payloads = while_loop(cond_fun, body_fun, state)
+    _record(sites, flags, payloads, found)
+    return list(carry)
+
+
+_control_flow_rules = {"cond": _cond_rule, "scan": _scan_rule, "while": _while_rule}
 
 
 def _automatic_checks(prim, params, invals, outs, errors, found: list) -> None:
