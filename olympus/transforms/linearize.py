@@ -152,6 +152,8 @@ def backward_pass(
 
     `primals_in[i]` is a value for invar i that is *not* linear (None or
     UndefinedPrimal marks a linear one); by default every invar is linear.
+    An UndefinedPrimal's aval, where given, types its cotangent in the rules
+    (JAX's loops type a carry's cotangent as the cotangent that comes in).
     Returns a list with a cotangent (or Zero) per invar.
     """
     primals_in = primals_in or [None] * len(olympuspr.invars)
@@ -160,6 +162,8 @@ def backward_pass(
     for v, p in zip(olympuspr.invars, primals_in):
         if p is None or is_undefined(p):
             linear_invars.append(v)
+            if p is not None:
+                env[v] = p
         else:
             env[v] = p
     linear = dependent_vars(olympuspr, linear_invars)
@@ -251,7 +255,7 @@ def _split_then_transpose(
     args, linear_positions = [], []
     for i, (v, p) in enumerate(zip(olympuspr.invars, primals_in)):
         if p is None or is_undefined(p):
-            args.append(staged_trace.new_arg(v.aval))
+            args.append(staged_trace.new_arg(v.aval if p is None else p.aval))
             linear_positions.append(i)
         else:
             args.append(p)
@@ -275,7 +279,8 @@ def _operand(x, env, linear):
     if isinstance(x, Literal):
         return x.bind_value()  # a weak literal stays weak, so cotangents do too
     if x in linear:
-        return UndefinedPrimal(x.aval)
+        given = env.get(x)
+        return given if is_undefined(given) else UndefinedPrimal(x.aval)
     return env[x]
 
 

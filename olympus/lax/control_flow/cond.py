@@ -27,7 +27,6 @@ from olympus.lax.control_flow.subprograms import (
     common_consts,
     differentiable_mask,
     define_control_flow,
-    join_weak,
     leaf_paths,
     merge,
     python_mode,
@@ -92,7 +91,8 @@ def _cond_abstract_eval(index: ShapedArray, *operands: ShapedArray, branches, li
             raise OlympusTypeError(
                 f"cond: branch {i} returns other types than branch 0"
             )
-    return join_weak([b.out_avals for b in branches])
+    # typed as branch 0 returns (JAX's), weak types too
+    return list(branches[0].out_avals)
 
 
 def _cond_lower(ctx, index, *operands, branches, linear):

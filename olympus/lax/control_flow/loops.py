@@ -50,7 +50,6 @@ from olympus.lax.control_flow.subprograms import (
     convert_carry,
     differentiable_mask,
     define_control_flow,
-    join_weak,
     loop_jvp_program,
     merge,
     python_mode,
@@ -106,7 +105,7 @@ def _while_abstract_eval(
     out = body_olympuspr.out_avals
     if len(out) != len(carry) or not same_types(out, carry):
         raise OlympusTypeError("while: body_olympuspr must return the carry's types")
-    return join_weak([carry, out])
+    return list(out)  # typed as the body returns (JAX's), weak types too
 
 
 def _while_lower(

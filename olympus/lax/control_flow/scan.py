@@ -51,7 +51,6 @@ from olympus.lax.control_flow.subprograms import (
     differentiable_mask,
     define_control_flow,
     invariant_values,
-    join_weak,
     leaf_paths,
     loop_jvp_program,
     merge,
@@ -78,6 +77,7 @@ from olympus.transforms.batching import batch_rules, move_batch_axis, not_mapped
 from olympus.transforms.ad_util import instantiate
 from olympus.transforms.jvp import jvp_rules
 from olympus.transforms.linearize import (
+    UndefinedPrimal,
     backward_pass,
     is_undefined,
     partial_eval_rules,
@@ -110,8 +110,9 @@ def _scan_abstract_eval(
     if not same_types(out[:num_carry], carry):
         raise OlympusTypeError("scan: the body must return the carry's types")
     ys = [stacked(y, length) for y in out[num_carry:]]
-    # the carry's layout is the body's (JAX's), its weak type the join
-    return join_weak([out[:num_carry], carry]) + ys
+    # the carry out is typed as the body returns it, weak type and layout (JAX's):
+    # a cotangent of a weak primal comes out of a transposed scan weak this way
+    return list(out[:num_carry]) + ys
 
 
 _I32 = ShapedArray((), dtypes.int32)
@@ -638,17 +639,23 @@ def _scan_partial_eval(trace, args, unknown, **params):
     return merge(known_out, known_outs, unknown_outs)
 
 
-def _transposed_body(params, const_res, xs_res):
+def _transposed_body(params, const_res, xs_res, ct_weak):
     """The body of the backward scan: (residual consts; carry cotangents, the
     sums of the linear consts' cotangents; residual xs, ys cotangents) ->
     (carry cotangents, the sums, xs cotangents), for the body of scan
-    `params` whose consts and xs are residuals where `const_res` / `xs_res`."""
+    `params` whose consts and xs are residuals where `const_res` / `xs_res`.
+    The carry and ys cotangents are weak where `ct_weak` says: as JAX's, the
+    cotangents coming in type the carry's (a weak carry made strong by the
+    body gets a strong cotangent, so the backward carry keeps its type)."""
     olympuspr = params["olympuspr"]
     body_consts, carry_avals, body_xs = scan_structure.split(params, olympuspr.in_avals)
     res_c_avals = select_mask(const_res, body_consts)
     lin_const_avals = [a for a, r in zip(body_consts, const_res) if not r]
     res_x_avals = select_mask(xs_res, body_xs)
     y_avals = scan_structure.split_outputs(params, olympuspr.out_avals)[1]
+    weak_c, weak_y = split_blocks(ct_weak, len(carry_avals), len(y_avals))
+    carry_avals = [a.update(weak_type=w) for a, w in zip(carry_avals, weak_c)]
+    y_avals = [a.update(weak_type=w) for a, w in zip(y_avals, weak_y)]
     residual_mask = const_res + [False] * len(carry_avals) + xs_res
     sizes = [len(res_c_avals), len(carry_avals), len(lin_const_avals)]
     sizes += [len(res_x_avals), len(y_avals)]
@@ -657,6 +664,10 @@ def _transposed_body(params, const_res, xs_res):
         rc, ctc, acc, rx, cty = split_blocks(a, *sizes)
         res = iter([*rc, *rx])
         primals_in = [next(res) if r else None for r in residual_mask]
+        first_carry = len(body_consts)
+        primals_in[first_carry : first_carry + len(carry_avals)] = [
+            UndefinedPrimal(a) for a in carry_avals
+        ]
         cts_in = backward_pass(olympuspr.olympuspr, [], [*ctc, *cty], primals_in)
         ct_c, ct_carry, ct_x = scan_structure.split(params, cts_in)
         ct_consts = [instantiate(ct) for ct, r in zip(ct_c, const_res) if not r]
@@ -678,12 +689,15 @@ def _scan_transpose(cts, *args, **params):
     consts, init, xs = scan_structure.split(params, args)
     const_res = [not is_undefined(c) for c in consts]
     xs_res = [not is_undefined(x) for x in xs]
-    traced, lin_const_avals = _transposed_body(params, const_res, xs_res)
     ct_carry, ct_ys = (
         [instantiate(ct) for ct in g] for g in scan_structure.split_outputs(params, cts)
     )
+    ct_weak = [aval_of(ct).weak_type for ct in [*ct_carry, *ct_ys]]
+    traced, lin_const_avals = _transposed_body(params, const_res, xs_res, ct_weak)
     res_c, res_xs = select_mask(const_res, consts), select_mask(xs_res, xs)
-    zeros = [ops.full(a.shape, 0, a.dtype) for a in lin_const_avals]
+    # the sums start weak where the const is (JAX's): a weak const's cotangent is
+    # then weak exactly when the body's cotangents are
+    zeros = [_weak_as(ops.full(a.shape, 0, a.dtype), a) for a in lin_const_avals]
     linear = (
         (False,) * (len(traced.consts) + len(res_c))
         + (True,) * (len(init) + len(zeros))
@@ -701,14 +715,6 @@ def _scan_transpose(cts, *args, **params):
     ct_init, ct_consts, ct_xs = split_blocks(
         outs, len(init), len(zeros), len(outs) - len(init) - len(zeros)
     )
-    # A cotangent has its primal's weak type (JAX's): a const's that of the const,
-    # the init's that of the carry the forward scan returned.
-    _, carry_avals, _ = scan_structure.split(params, params["olympuspr"].in_avals)
-    carry_out = scan_structure.split_outputs(params, params["olympuspr"].out_avals)[0]
-    ct_init = [
-        _weak_as(ct, a) for ct, a in zip(ct_init, join_weak([carry_avals, carry_out]))
-    ]
-    ct_consts = [_weak_as(ct, a) for ct, a in zip(ct_consts, lin_const_avals)]
     ct_consts, ct_xs = iter(ct_consts), iter(ct_xs)
     return (
         [None if r else next(ct_consts) for r in const_res]

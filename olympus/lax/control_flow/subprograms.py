@@ -129,14 +129,6 @@ def same_types(xs: Sequence[ShapedArray], ys: Sequence[ShapedArray]) -> bool:
     return len(xs) == len(ys) and all(same_type(a, b) for a, b in zip(xs, ys))
 
 
-def join_weak(avals_list) -> list[ShapedArray]:
-    """Weak only where every alternative is weak (a strong one fixes the dtype)."""
-    return [
-        group[0].update(weak_type=all(a.weak_type for a in group))
-        for group in zip(*avals_list)
-    ]
-
-
 # ---- eager execution: one compiled executable per program structure ------------------
 def value_key(value):
     """A hashable stand-in for a param, equal for structurally equal sub-programs."""
