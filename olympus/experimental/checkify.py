@@ -39,6 +39,7 @@ from olympus.backends.xla.lowering import lowering_rules
 from olympus.ir import dtypes
 from olympus.ir.core import Primitive
 from olympus.ir.effects import ordered_effect_primitives
+from olympus.ir.structure import structure_of
 from olympus.tracer import core
 from olympus.tracer.evaluation import read_atom
 from olympus.tracer.functions import trace_pytree_function
@@ -414,9 +415,7 @@ def _cond_rule(params, invals, errors, found: list):
 
 
 def _scan_rule(params, invals, errors, found: list):
-    n_consts, n_carry = params["num_consts"], params["num_carry"]
-    consts = invals[:n_consts]
-    carry, xs = invals[n_consts : n_consts + n_carry], invals[n_consts + n_carry :]
+    consts, carry, xs = structure_of("scan").split(params, invals)
     run = _runner(params["olympuspr"], errors, consts)
     x_avals = [a.update(shape=a.shape[1:]) for a in _avals(xs)]
     sites = _sites_of(run, _avals(carry) + x_avals)
@@ -428,7 +427,8 @@ def _scan_rule(params, invals, errors, found: list):
         local: list = []
         outs = run([*carry, *x], local)
         flags, payloads = _first_failure(flags, payloads, sites, 0, local)
-        return (outs[:n_carry], flags, payloads), outs[n_carry:]
+        carry, ys = structure_of("scan").split_outputs(params, outs)
+        return (carry, flags, payloads), ys
 
     (carry, flags, payloads), ys = scan(
         body,
@@ -445,12 +445,9 @@ def _scan_rule(params, invals, errors, found: list):
 def _while_rule(params, invals, errors, found: list):
     """JAX's way: the cond function's checks run once before the loop and after
     each body step; its sites come first, then the body's."""
-    n_cond, n_body = params["cond_nconsts"], params["body_nconsts"]
-    init = invals[n_cond + n_body :]
-    run_cond = _runner(params["cond_olympuspr"], errors, invals[:n_cond])
-    run_body = _runner(
-        params["body_olympuspr"], errors, invals[n_cond : n_cond + n_body]
-    )
+    cond_consts, body_consts, init = structure_of("while").split(params, invals)
+    run_cond = _runner(params["cond_olympuspr"], errors, cond_consts)
+    run_body = _runner(params["body_olympuspr"], errors, body_consts)
     cond_sites = _sites_of(run_cond, _avals(init))
     body_sites = _sites_of(run_body, _avals(init))
     if not cond_sites and not body_sites:
