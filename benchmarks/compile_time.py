@@ -1,4 +1,5 @@
-"""Compile time against JAX's: programs written like JAX's examples, each
+"""Compile time against JAX's: programs written like JAX's examples and like the
+jitted functions of olympus's own examples/ (ported by renaming), each
 lowered and compiled in a fresh interpreter with no persistent cache, under
 olympus and (when importable) JAX 0.10.2 on the same XLA.
 
@@ -26,6 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _programs(lib, jnp, lax, random, nn):
     """name -> (function, arguments), written once for both libraries."""
+    import importlib
+
     import numpy as np
 
     rng = np.random.RandomState(0)
@@ -115,7 +118,76 @@ def _programs(lib, jnp, lax, random, nn):
             x = x.at[idx[::2]].max(upd[::2] * 2.0)
         return x
 
+    # The jitted functions of examples/ (convnet, mnist_digits, demo, data_parallel),
+    # ported by renaming, on synthetic data of the examples' shapes.
+    ex = lib.__name__ + ".example_libraries."
+    stax = importlib.import_module(ex + "stax")
+    optimizers = importlib.import_module(ex + "optimizers")
+
+    def classifier(layers, input_shape, batch_size, lr):
+        """convnet.py / mnist_digits.py: a stax model, its jitted loss, adam's update."""
+        init, predict = stax.serial(*layers, stax.LogSoftmax)
+
+        @lib.jit
+        def loss(params, batch):
+            inputs, targets = batch
+            return -jnp.mean(jnp.sum(predict(params, inputs) * targets, axis=1))
+
+        opt_init, opt_update, get_params = optimizers.adam(lr)
+
+        def update(i, opt_state, batch):
+            params = get_params(opt_state)
+            return opt_update(i, lib.grad(loss)(params, batch), opt_state)
+
+        _, params = init(random.PRNGKey(0), (-1,) + input_shape)
+        x = rng.rand(batch_size, *input_shape).astype(f32)
+        batch = (x, np.eye(10, dtype=f32)[rng.randint(0, 10, batch_size)])
+        return (loss, (params, batch)), (update, (0, opt_init(params), batch))
+
+    convnet = [
+        stax.Conv(16, (3, 3), padding="SAME"), stax.Relu,
+        stax.MaxPool((2, 2), strides=(2, 2)),
+        stax.Conv(32, (3, 3), padding="SAME"), stax.Relu,
+        stax.AvgPool((2, 2), strides=(2, 2)),
+        stax.Flatten, stax.Dense(64), stax.Relu, stax.Dense(10),
+    ]  # fmt: skip
+    mnist = [stax.Dense(128), stax.Relu, stax.Dense(128), stax.Relu, stax.Dense(10)]
+
+    def demo_loss(w, x):  # demo.py
+        h = jnp.tanh(x @ w)
+        return jnp.mean(h * h)
+
+    def mlp_loss(params, x, y):  # data_parallel.py
+        h = x
+        for w, b in params[:-1]:
+            h = jnp.tanh(h @ w + b)
+        w, b = params[-1]
+        return jnp.mean((h @ w + b - y) ** 2)
+
+    def sgd_step(params, x, y, lr=0.1):
+        value, grads = lib.value_and_grad(mlp_loss)(params, x, y)
+        new = [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(params, grads)]
+        return new, value
+
+    sizes = [16, 64, 64, 1]
+    mlp = [
+        (rng.randn(m, n).astype(f32) / np.sqrt(m), np.zeros(n, f32))
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
+    x_dp = rng.randn(64, 16).astype(f32)
+    demo_args = (
+        np.linspace(-1.0, 1.0, 12).reshape(4, 3).astype(f32),
+        np.ones((2, 4), f32),
+    )
+
     return {
+        # (lambdas: the eager init runs only for the program measured)
+        "convnet_loss": lambda: classifier(convnet, (8, 8, 1), 64, 3e-3)[0],
+        "convnet_update": lambda: classifier(convnet, (8, 8, 1), 64, 3e-3)[1],
+        "mnist_update": lambda: classifier(mnist, (64,), 128, 1e-3)[1],
+        "demo_loss": (demo_loss, demo_args),
+        "demo_grad": (lib.grad(demo_loss), demo_args),
+        "dp_sgd_step": (sgd_step, (mlp, x_dp, np.sin(x_dp.sum(1, keepdims=True)))),
         "vae_sample": (vae_sample, (key,)),
         "vae_evaluate": (vae_evaluate, (key, images)),
         "conv_train_step": (
@@ -140,7 +212,8 @@ def _programs(lib, jnp, lax, random, nn):
 def program_names() -> list[str]:
     return [
         "vae_sample", "vae_evaluate", "conv_train_step", "scan_rnn", "augment",
-        "elementwise_chain", "sort_top_k", "scatter_heavy",
+        "elementwise_chain", "sort_top_k", "scatter_heavy", "convnet_loss",
+        "convnet_update", "mnist_update", "demo_loss", "demo_grad", "dp_sgd_step",
     ]  # fmt: skip
 
 
@@ -160,7 +233,8 @@ def _measure_here(library: str, name: str) -> dict:
 
         lib.config.update("jax_platforms", "cpu")
         lib.config.update("jax_enable_compilation_cache", False)
-    fun, args = _programs(lib, jnp, lax, random, nn)[name]
+    entry = _programs(lib, jnp, lax, random, nn)[name]
+    fun, args = entry() if callable(entry) else entry
     start = time.perf_counter()
     lowered = lib.jit(fun).lower(*args)
     lowered_at = time.perf_counter()
