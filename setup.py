@@ -1,10 +1,21 @@
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+
+# olympus's hottest call paths in C (olympus/backends/xla/_fastpath.c: an
+# Array's fields and host read, a jitted call's cache hit). Optional: where
+# it cannot be built (no C compiler), olympus runs the same paths in Python
+# (olympus/backends/xla/fastpath.py), only slower.
+FASTPATH = Extension(
+    "olympus.backends.xla._fastpath",
+    ["olympus/backends/xla/_fastpath.c"],
+    optional=True,
+)
 
 setup(
     name="olympus",
     version="0.1.0",
     description="A tracing JIT compiler for numerical Python, on XLA through jaxlib",
     packages=find_packages(include=["olympus", "olympus.*"]),
+    ext_modules=[FASTPATH],
     python_requires=">=3.11",
     install_requires=["numpy", "jaxlib==0.10.2", "ml_dtypes", "absl-py"],
     extras_require={

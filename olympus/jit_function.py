@@ -23,6 +23,7 @@ from olympus.backends.interpreted import interpret, not_interpretable, prefault_
 from olympus.backends.stepping import has_nan, raise_first_nan
 from olympus.backends.xla import client
 from olympus.backends.xla.array import Array
+from olympus.backends.xla.fastpath import NATIVE, JitBase, configure_jit, staging_like
 from olympus.backends.xla.sharding import (
     NamedSharding,
     on_mesh_change,
@@ -336,7 +337,7 @@ def _shared_caches(fun: Callable, options) -> tuple[dict, dict]:
     return pair
 
 
-class JitFunction:
+class JitFunction(JitBase):
     """`jit(f)`: a cache of `Compiled` stages (olympus.stages), one per call
     signature; a miss traces, lowers and compiles f for the new signature.
     Inside another trace it appears as a `pjit` equation.
@@ -405,7 +406,10 @@ class JitFunction:
             self.tiered,
         )
 
-    def __call__(self, *args, **kwargs):
+    def _call_python(self, *args, **kwargs):
+        # A call of the function (`__call__` where fastpath's C type is not
+        # built; else that type's call runs a hit on Arrays and static values
+        # as below and hands every other call here).
         # A cache hit for positional arguments (Arrays, static values) runs
         # here in as little Python as possible (jit dispatch latency is
         # measured in benchmarks/dispatch.py); NumPy arguments go to
@@ -445,6 +449,9 @@ class JitFunction:
         except Exception as error:  # the user's frames only (tracer/tracebacks.py)
             filter_exception(error)
             raise
+
+    if not NATIVE:
+        __call__ = _call_python
 
     def _call_tree(self, args: tuple, kwargs: dict) -> Any:
         """A call with keywords or containers (tuples, lists, dicts, None)
@@ -860,6 +867,9 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+configure_jit(JitFunction, globals(), _state, _eval_trace, np.ndarray, staging_like)
 
 
 def _placed(result, traced: Traced):

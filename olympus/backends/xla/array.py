@@ -21,6 +21,7 @@ import numpy as np
 from olympus.ir import dtypes
 from olympus.ir.core import ShapedArray
 from olympus.backends.xla import client
+from olympus.backends.xla.fastpath import ArrayBase, configure_array
 from olympus.backends.xla.sharding import (
     Sharding,
     SingleDeviceSharding,
@@ -49,19 +50,15 @@ class Shard:
     data: Array
 
 
-class Array(AvalProperties):
-    """A device-resident array; `np.asarray(x)` reads it on the host, once
-    (a read-only array, on the CPU a view of the device buffer, as JAX's)."""
+class Array(ArrayBase, AvalProperties):
+    """A device-resident array, `Array(buf, aval)`; `np.asarray(x)` reads it
+    on the host (a read-only array, on the CPU a view of the device buffer,
+    as JAX's: through the buffer protocol where fastpath's C type gives it,
+    else `__array__`, which keeps the host copy in `_npy`). The fields
+    (`aval`, `_buf`, `_npy`, `_global`, `_sharding`) are ArrayBase's."""
 
-    __slots__ = ("aval", "_buf", "_npy", "_global", "_sharding", "__weakref__")
+    __slots__ = ()
     __array_priority__ = 100
-
-    def __init__(self, buf, aval: ShapedArray):
-        self._buf = buf
-        self.aval = aval
-        self._npy = None
-        self._global = None
-        self._sharding = None
 
     # ---- properties (shape, dtype, ndim, size, weak_type: AvalProperties) ----
     @property
@@ -301,6 +298,9 @@ class Array(AvalProperties):
 
     def __reduce__(self):
         return (to_device, (self._value(),))
+
+
+configure_array(Array)
 
 
 def to_device(x, aval: ShapedArray | None = None) -> Array:
