@@ -869,7 +869,16 @@ class JitFunction(JitBase):
         return functools.partial(self, obj)
 
 
-configure_jit(JitFunction, globals(), _state, _eval_trace, np.ndarray, staging_like)
+_probe = np.zeros((2, 3), np.float32)
+configure_jit(
+    JitFunction,
+    globals(),
+    _state,
+    _eval_trace,
+    np.ndarray,
+    staging_like,
+    (_probe, _probe.T),
+)
 
 
 def _placed(result, traced: Traced):

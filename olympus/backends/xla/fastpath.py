@@ -54,7 +54,7 @@ if not NATIVE:
         pass
 
     def configure_jit(
-        jit_type, jit_globals, trace_state, eval_trace, ndarray, staging_like
+        jit_type, jit_globals, trace_state, eval_trace, ndarray, staging_like, probes
     ) -> None:
         pass
 
