@@ -405,8 +405,8 @@ static int numpy_layout_matches(PyObject *probes) {
  * dispatcher in `_host`; its one output wrapped, a tree of outputs returned
  * as it is. NULL with no error set where the call is not one of those. */
 static PyObject *jit_host(JitBase *self, PyObject *const *args, Py_ssize_t n) {
-    PyObject *host = self->host;
-    if (host == NULL || !PyObject_IsTrue(host) || n > MAX_KEY) return NULL;
+    PyObject *host = self->host; /* None before the first such call, False if refused */
+    if (host == NULL || host == Py_None || host == Py_False || n > MAX_KEY) return NULL;
     PyObject *plain = PyDict_GetItemWithError(jit_globals, str_plain_dtypes);
     PyObject *jaxlib_array = plain ? PyDict_GetItemWithError(jit_globals, str_jaxlib_array) : NULL;
     PyObject *not_taken = jaxlib_array ? PyDict_GetItemWithError(jit_globals, str_not_taken) : NULL;
@@ -419,7 +419,14 @@ static PyObject *jit_host(JitBase *self, PyObject *const *args, Py_ssize_t n) {
             PyObject *dtype = numpy_layout_known ? ((NumpyArray *)a)->descr
                                                  : PyObject_GetAttr(a, str_dtype);
             if (numpy_layout_known) Py_INCREF(dtype);
-            int known = dtype ? PySet_Contains(plain, dtype) : -1;
+            /* a dtype staged at this position is plain (checked when staged) */
+            PyObject *entry = self->staging != NULL && k < PyList_GET_SIZE(self->staging)
+                                  ? PyList_GET_ITEM(self->staging, k)
+                                  : Py_None;
+            int known = dtype == NULL ? -1
+                        : entry != Py_None && PyList_GET_ITEM(entry, E_DTYPE) == dtype
+                            ? 1
+                            : PySet_Contains(plain, dtype);
             flat[k] = known == 1 ? private_copy(self, k, a, dtype) : NULL;
             Py_XDECREF(dtype);
         } else if (Py_TYPE(a) == array_type && ((ArrayBase *)a)->buf != NULL &&
