@@ -265,3 +265,26 @@ def test_keyword_and_container_hits_run_in_c_as_in_python():
         np.testing.assert_array_equal(t((x, y), x), t._call_python((x, y), x))
         np.testing.assert_array_equal(t([x, y], x), t._call_python([x, y], x))
     assert float(t((x, y), x)[2]) == 5.0 and float(k(x, factor=3)[1]) == 3.0
+
+
+def test_threads_sharing_a_function_and_its_staging_arrays_get_their_own_results():
+    import threading
+
+    f = olympus.jit(lambda v, w: jnp.sum(v * w))
+    wrong = []
+
+    def work(t):
+        a, b = np.zeros(16, np.float32), np.ones(16, np.float32)
+        for i in range(400):
+            a[:] = t + i % 7
+            r = f(a, b)
+            a[:] = -1.0  # written before the result is read
+            if float(r) != 16.0 * (t + i % 7):
+                wrong.append((t, i, float(r)))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
