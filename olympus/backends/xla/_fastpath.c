@@ -187,6 +187,9 @@ typedef struct {
  * never takes (NumPy arrays and containers go to `_call_python`). */
 static PyTypeObject *array_type;
 static PyObject *jit_globals, *trace_state, *eval_trace, *ndarray_type, *staging_like;
+/* jit_function's `_plain_host_dtypes` (a set, emptied in place, never
+ * rebound), `NOT_TAKEN` and `_JaxlibArray` (None until a dispatcher is made) */
+static PyObject *plain_dtypes, *not_taken, *jaxlib_array;
 
 static int jit_traverse(JitBase *self, visitproc visit, void *arg) {
     Py_VISIT(self->fast);
@@ -407,10 +410,8 @@ static int numpy_layout_matches(PyObject *probes) {
 static PyObject *jit_host(JitBase *self, PyObject *const *args, Py_ssize_t n) {
     PyObject *host = self->host; /* None before the first such call, False if refused */
     if (host == NULL || host == Py_None || host == Py_False || n > MAX_KEY) return NULL;
-    PyObject *plain = PyDict_GetItemWithError(jit_globals, str_plain_dtypes);
-    PyObject *jaxlib_array = plain ? PyDict_GetItemWithError(jit_globals, str_jaxlib_array) : NULL;
-    PyObject *not_taken = jaxlib_array ? PyDict_GetItemWithError(jit_globals, str_not_taken) : NULL;
-    if (not_taken == NULL || !PyAnySet_Check(plain)) return NULL;
+    if (plain_dtypes == NULL || not_taken == NULL) return NULL;
+    PyObject *plain = plain_dtypes;
     PyObject *flat[MAX_KEY];
     Py_ssize_t k = 0;
     for (; k < n; k++) {
@@ -446,6 +447,13 @@ static PyObject *jit_host(JitBase *self, PyObject *const *args, Py_ssize_t n) {
     }
     for (Py_ssize_t i = 0; i < k; i++) Py_DECREF(flat[i]);
     if (out == NULL) return NULL;
+    if (jaxlib_array == NULL) { /* set in jit_function once a dispatcher exists */
+        PyObject *type = PyDict_GetItemWithError(jit_globals, str_jaxlib_array);
+        if (type != NULL && PyType_Check(type)) {
+            Py_INCREF(type);
+            jaxlib_array = type;
+        }
+    }
     if ((PyObject *)Py_TYPE(out) == jaxlib_array) { /* the one output */
         PyObject *aval = PyObject_GetAttr(out, str_aval);
         PyObject *array = aval ? array_make(array_type, out, aval) : NULL;
@@ -715,6 +723,17 @@ static PyObject *configure_jit(PyObject *module, PyObject *args) {
     Py_INCREF(staging);
     Py_XSETREF(staging_like, staging);
     numpy_layout_known = numpy_layout_matches(probes);
+    PyObject *plain = PyDict_GetItemWithError(globals, str_plain_dtypes);
+    PyObject *skip = PyDict_GetItemWithError(globals, str_not_taken);
+    if (plain == NULL || skip == NULL || !PyAnySet_Check(plain)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "configure_jit: no _plain_host_dtypes set or NOT_TAKEN");
+        return NULL;
+    }
+    Py_INCREF(plain);
+    Py_XSETREF(plain_dtypes, plain);
+    Py_INCREF(skip);
+    Py_XSETREF(not_taken, skip);
     Py_RETURN_NONE;
 }
 
