@@ -1,5 +1,5 @@
 /* olympus's two hottest paths, in C: an Array's fields and host read, and a
- * jitted function's cache hit on device Arrays.
+ * jitted function's cache hit.
  *
  * Why C: a jitted call that hits its cache runs one XLA executable (about
  * 3.3 us here); JAX wraps that in C++ and spends about 0.5 us around it,
@@ -16,12 +16,14 @@
  *   Python. Where that does not apply (no `_buf`, a host copy already kept in
  *   `_npy`, bf16/fp8 which jaxlib's protocol refuses, a 0-d value held as
  *   (1,)), the protocol fails and NumPy asks `__array__`.
- * - `JitBase`: `JitFunction.__call__` for positional calls whose arguments
- *   are Arrays and static values, in the config epoch and outside any trace:
- *   the key (each Array's aval; each other value's type and itself), the
- *   lookup in `_fast`, the executable's run and the one output's Array, as
- *   `JitFunction._call_python` does; every other call (and any error) goes to
- *   `_call_python`, which also names the errors.
+ * - `JitBase`: the base of JitFunction, whose call runs a cache hit in the
+ *   config epoch and outside any trace as `JitFunction._call_python` does:
+ *   for Arrays and static values the key (each Array's aval; each other
+ *   value's type and itself), for keywords and tuples/lists `_plain_key`'s,
+ *   the lookup in `_fast`, the executable's run and the one output's Array;
+ *   NumPy arguments copied (see private_copy) and handed to jaxlib's C++
+ *   dispatcher in `_host`, as `_call_host` does. Every other call (and any
+ *   error) goes to `_call_python`, which also names the errors.
  *
  * olympus/backends/xla/fastpath.py holds the pure-Python equivalents used
  * where this extension was not built.
@@ -182,9 +184,9 @@ typedef struct {
     vectorcallfunc vectorcall;
 } JitBase;
 
-/* What `configure` was given: the Array class, the module globals holding
- * `_config_epoch`, the trace state and the eval trace, and the types a hit
- * never takes (NumPy arrays and containers go to `_call_python`). */
+/* What `configure_array` and `configure_jit` were given: the Array class,
+ * jit_function's globals (holding `_config_epoch`, `_PLAIN`, ...), the trace
+ * state and the eval trace, np.ndarray and `staging_like`. */
 static PyTypeObject *array_type;
 static PyObject *jit_globals, *trace_state, *eval_trace, *ndarray_type, *staging_like;
 /* jit_function's `_plain_host_dtypes` (a set, emptied in place, never
