@@ -138,3 +138,28 @@ def test_eager_jit_vmap_gradients_agree():
     assert eager.weak_type and jitted.weak_type
     np.testing.assert_allclose(eager, jitted)
     np.testing.assert_allclose(batched, [eager, eager])
+
+
+# ---- jnp reductions of weakly typed arrays (found by the fuzzer's Python floats) ----
+REDUCTIONS = ["sum", "prod", "max", "min", "amax", "ptp", "cumsum", "cumprod"]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(), (2,)])
+@pytest.mark.parametrize("value", [0.5, 3])
+def test_reductions_of_weak_arrays_are_strong(name, shape, value):
+    """JAX's jnp reductions convert their operand to a strong type first: the
+    sum of a weak scalar (a Python float) is strong, and so is its value under
+    value_and_grad, while the gradient keeps the argument's weak type."""
+    agree(
+        lambda ox: getattr(ox.jnp, name)(
+            ox.jnp.broadcast_to(ox.jnp.asarray(value), shape)
+        )
+    )
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "prod", "cumsum"])
+def test_value_and_grad_of_a_reduction_of_a_python_float(name):
+    f = lambda ox: lambda x: getattr(ox.jnp, name)(x).sum()  # noqa: E731
+    agree(lambda ox: ox.value_and_grad(f(ox))(0.5))
+    agree(lambda ox: ox.jit(ox.value_and_grad(f(ox)))(-0.0))

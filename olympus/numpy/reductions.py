@@ -136,7 +136,7 @@ def _reduce(name, lax_fn, a, axis, dtype, out, keepdims, initial, where, accumul
         raise ValueError(f"jnp.{name} of an empty axis has no identity; pass initial=")
     target = _accumulation_dtype(aval, dtype, accumulate) if accumulate else aval.dtype
     compute = _upcast_half(target) if accumulate and dtype is None else target
-    if compute != aval.dtype:
+    if compute != aval.dtype or aval.weak_type:  # JAX's reductions type strongly
         a = lax.convert_element_type(a, compute)
     if where is not None:
         mask = broadcast_to(to_operand(where), aval.shape)
@@ -899,7 +899,7 @@ def _cumulative(name: str, lax_fn, accumulate: bool):
         aval = aval_of(a)
         axis = normalize_axis(axis, aval.ndim)
         target = _running_dtype(aval, dtype) if accumulate else aval.dtype
-        if target != aval.dtype:
+        if target != aval.dtype or aval.weak_type:  # strong, as JAX's cumsum
             a = lax.convert_element_type(a, target)
         return lax_fn(a, axis)
 
