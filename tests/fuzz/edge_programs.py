@@ -7,7 +7,10 @@ int8, uint8, or int64 with x64), sometimes an empty axis, a traced scalar int
 for indexing, and statements that index at negative and out-of-bounds
 positions (static and traced: JAX clamps gathers, drops scattered updates,
 fills `take`). Its arguments mix ordinary values with NaN, +-inf, -0.0,
-subnormals and large magnitudes (and the int extremes).
+subnormals and large magnitudes (and the int extremes). A share of programs
+(PYTHON_FLOAT_RATE) has scalar float inputs that the oracle check also passes
+as Python floats (weakly typed in JAX), differentiated with grad and
+value_and_grad: `program.python_floats` names them and their values.
 
     >>> program = generate_edge(7)
     >>> program.float_dtype, program.x64, program.source()
@@ -33,6 +36,11 @@ from program_generator import (
 
 FLOAT_DTYPES = ["float32", "float32", "float16", "bfloat16", "float64", "float64"]
 INT_DTYPES = ["int32", "int32", "int8", "uint8"]
+
+
+# Python floats for scalar inputs: zeros of both signs, tiny, large, negative, ordinary.
+PYTHON_FLOATS = [0.0, -0.0, 1e-30, 1e30, -1e4, -2.5, 0.5, 1.0]
+PYTHON_FLOAT_RATE = 0.3  # the share of programs given Python float inputs
 
 
 def _np_dtype(name: str):
@@ -61,6 +69,9 @@ class EdgeProgram(Program):
     int_dtype: str = "int32"
     x64: bool = False
     edge_rate: float = 0.2  # the share of argument elements that are edge values
+    # Scalar float inputs passed as Python floats to grad / value_and_grad
+    # (checks.check_jax_oracle): input name -> value.
+    python_floats: dict = dataclasses.field(default_factory=dict)
 
     def function(self):
         import olympus
@@ -81,6 +92,17 @@ class EdgeProgram(Program):
 
     def arguments(self, salt: int = 0, dtype=None) -> list:
         return [self.edge_value(v, salt) for v in self.inputs]
+
+    def python_arguments(self) -> list:
+        """arguments(), with the inputs named in python_floats as Python floats."""
+        return [
+            self.python_floats.get(v.name, a)
+            for v, a in zip(self.inputs, self.arguments())
+        ]
+
+    def python_float_argnums(self) -> tuple:
+        """The positions grad takes with python_arguments(): every float input."""
+        return tuple(self.float_inputs())
 
     def edge_value(self, v: Value, salt: int = 0) -> np.ndarray:
         """The argument bound to `v`: a function of (seed, name, salt) only."""
@@ -124,6 +146,29 @@ class EdgeProgram(Program):
             f"args = [{args}]\nwith x64({self.x64}):\n"
             "    ours, theirs = run_both(\n"
             "        lambda ns, *a: build(ns)(*map(ns.jnp.asarray, a)), *args\n    )\n"
+            "    print(ours, theirs, differences(ours, theirs), sep='\\n')\n"
+            + self._python_float_reproducer()
+        )
+
+    def _python_float_reproducer(self) -> str:
+        """The grad / value_and_grad part of the oracle check, with Python floats."""
+        if not self.python_floats:
+            return ""
+        args = ", ".join(
+            repr(a) if isinstance(a, float) else _literal(a)
+            for a in self.python_arguments()
+        )
+        return (
+            f"\n# with Python floats ({self.python_floats})\n"
+            f"args = [{args}]\nargnums = {self.python_float_argnums()}\n\n\n"
+            "def loss(ns):\n    f = build(ns)\n"
+            "    return lambda *x: sum(ns.jnp.sum(o) for o in f(*x))\n\n\n"
+            f"with x64({self.x64}):\n"
+            "    ours, theirs = run_both(\n"
+            "        lambda ns, *a: (\n"
+            "            ns.grad(loss(ns), argnums)(*a),\n"
+            "            ns.jit(ns.value_and_grad(loss(ns), argnums))(*a),\n"
+            "        ),\n        *args,\n    )\n"
             "    print(ours, theirs, differences(ours, theirs), sep='\\n')\n"
         )
 
@@ -205,9 +250,19 @@ def generate_edge(seed: int) -> EdgeProgram:
         "int64" if x64 and config.random() < 0.5 else str(config.choice(INT_DTYPES))
     )
     edge_rate = float(config.choice([0.0, 0.1, 0.25, 0.5]))
+    # Its own stream, so that the programs of seeds without Python floats stay
+    # as they were; with them, the first float input (and others, sometimes)
+    # is a scalar, whatever shape the generator drew.
+    python = np.random.default_rng([seed, 101])
+    with_python = bool(python.random() < PYTHON_FLOAT_RATE)
     gen = EdgeGenerator(seed)
     shape = lambda: gen.shape() if config.random() > 0.15 else (0, *gen.shape(1))  # noqa: E731
     inputs = [Value(f"a{i}", shape(), "f") for i in range(int(gen.rng.integers(1, 4)))]
+    if with_python:
+        inputs = [
+            Value(v.name, (), "f") if i == 0 or python.random() < 0.3 else v
+            for i, v in enumerate(inputs)
+        ]
     if gen.rng.random() < 0.3:
         inputs.append(Value(f"a{len(inputs)}", gen.shape(2), "i"))
     if config.random() < 0.6:  # a traced index
@@ -221,4 +276,13 @@ def generate_edge(seed: int) -> EdgeProgram:
     program = EdgeProgram(
         inputs, body, outputs, seed, float_dtype, int_dtype, x64, edge_rate
     )
-    return dead_code_eliminated(program)
+    program = dead_code_eliminated(program)
+    if with_python:
+        program.python_floats = {
+            v.name: float(python.choice(PYTHON_FLOATS))
+            if python.random() < 0.7
+            else round(float(python.normal() * 3.0), 3)
+            for v in program.inputs
+            if v.kind == "f" and v.shape == ()
+        }
+    return program

@@ -27,7 +27,14 @@ import dataclasses
 
 import pytest
 from budget import fuzz_budget_s, jax_fuzz_budget_s, jax_tally, tally
-from checks import CHECKS, JAX_CHECKS, check_jax_oracle, run_checks, shrink
+from checks import (
+    CHECKS,
+    JAX_CHECKS,
+    PythonFloatWeakTypes,
+    check_jax_oracle,
+    run_checks,
+    shrink,
+)
 from edge_programs import generate_edge
 from program_generator import generate
 
@@ -72,6 +79,12 @@ def test_random_program_against_jax(fuzz_jax_seed, request):
     program = generate_edge(fuzz_jax_seed)
     try:
         applied = check_jax_oracle(program) is not False
+    except PythonFloatWeakTypes as error:
+        jax_tally.end_program(1, False)
+        pytest.xfail(
+            f"edge seed {fuzz_jax_seed}: weak types of grads with Python floats "
+            f"differ from JAX (known, docs/differences.md): {error}"
+        )
     except Exception as error:  # noqa: BLE001  (any error is a finding)
         jax_tally.end_program(1, True)
         (name,) = JAX_CHECKS
@@ -127,6 +140,25 @@ def test_edge_programs_draw_edge_dtypes_values_and_indices():
         and "dynamic_slice_in_dim" in sources
     )
     assert "max_steps" not in sources and "memory_budget" not in sources
+
+
+def test_some_edge_programs_take_python_floats():
+    """A share of edge programs has scalar inputs passed as Python floats
+    (edge values among them) to grad and value_and_grad; the reproducer runs
+    that part too."""
+    import numpy as np
+
+    programs = [generate_edge(s) for s in range(80)]
+    with_floats = [p for p in programs if p.python_floats]
+    assert 0.1 < len(with_floats) / len(programs) < 0.5
+    values = [v for p in with_floats for v in p.python_floats.values()]
+    assert {0.0, 1e-30, 1e30, -2.5} <= set(values)
+    assert any(v == 0 and np.signbit(v) for v in values)
+    for p in with_floats:
+        args = dict(zip((v.name for v in p.inputs), p.python_arguments()))
+        assert all(type(args[name]) is float for name in p.python_floats)
+        assert all(p.inputs[i].kind == "f" for i in p.python_float_argnums())
+    assert "value_and_grad(" in with_floats[0].reproducer()
 
 
 def test_jax_oracle_check_catches_a_difference():
