@@ -892,6 +892,10 @@ def test_isclose_allclose_array_equal():
         ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
         ("ijk->kj", [(2, 3, 4)]),
         ("i,i", [(3,), (3,)]),
+        # empty axes (a size-0 label used to lose to the size-1 default):
+        ("ij,ij->j", [(0, 1), (0, 1)]),
+        ("ij,jk->ik", [(2, 0), (0, 4)]),
+        ("ij,ij->i", [(0, 3), (0, 3)]),
     ],
 )
 def test_einsum(subscripts, shapes):

@@ -113,11 +113,12 @@ def _letter_sizes(inputs, operands) -> dict:
     sizes: dict = {}
     for letters, x in zip(inputs, operands):
         for c, n in zip(letters, aval_of(x).shape):
-            if sizes.get(c, 1) not in (1, n) and n != 1:
+            seen = sizes.get(c, 1)
+            if seen not in (1, n) and n != 1:
                 raise ValueError(
                     f"einsum: size of label {c!r} is {sizes[c]} in one operand and {n} in another"
                 )
-            sizes[c] = max(sizes.get(c, 1), n)
+            sizes[c] = n if seen == 1 else seen  # a size-1 axis broadcasts (to 0 too)
     return sizes
 
 
