@@ -26,7 +26,13 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from olympus import caches
-from olympus.ir.analysis import dependent_vars, is_unknown_eqn, reads_any, unknown_vars
+from olympus.ir.analysis import (
+    backward_slice,
+    dependent_vars,
+    is_unknown_eqn,
+    reads_any,
+    unknown_vars,
+)
 from olympus.ir.core import ClosedOlympuspr, Olympuspr, ShapedArray, Var
 from olympus.tracer import axes as axes_env
 from olympus.tracer import core, refs
@@ -397,8 +403,15 @@ def transpose_call(
         )
     else:
         outs = bind(transposed, undefined, ct_nonzero, operands)
+    # An operand none of whose uses reaches a nonzero cotangent gets a
+    # symbolic zero (None), as JAX's: its transposed output is a zero array,
+    # which the operand's own transpose would multiply through (cos(inf) * 0).
+    body = getattr(olympuspr, "olympuspr", olympuspr)
+    wanted = [v for v, nz in zip(body.outvars, ct_nonzero) if nz and isinstance(v, Var)]
+    live = backward_slice(body.eqns, wanted)[1]
     outs = iter(outs)
-    return [next(outs) if u else None for u in undefined]
+    cts_in = [next(outs) if u else None for u in undefined]
+    return [ct if v in live else None for ct, v in zip(cts_in, body.invars)]
 
 
 # ---- batching --------------------------------------------------------------------
