@@ -121,21 +121,26 @@ def test_tracing_10000_closures_keeps_the_live_object_count_flat():
 
 def test_tracing_closures_under_grad_keeps_allocated_memory_flat():
     """tracemalloc: 60 closures differentiated after a warm-up leave < 32 KiB
-    (a leak of one program per closure would be far more)."""
+    (a leak of one program per closure would be far more). Measured twice:
+    a leak grows in both batches, while a bounded cache that other tests in
+    the same worker left part-filled grows (to its bound) in the first only;
+    so the smaller of the two must stay under the limit."""
     for i in range(30):
         _trace_closure(i, with_grad=True)
     gc.collect()
+    grown = []
     tracemalloc.start()
     try:
-        before = tracemalloc.take_snapshot()
-        for i in range(60):
-            _trace_closure(i, with_grad=True)
-        gc.collect()
-        after = tracemalloc.take_snapshot()
+        for batch in range(2):
+            before = tracemalloc.take_snapshot()
+            for i in range(60):
+                _trace_closure(100 * batch + i, with_grad=True)
+            gc.collect()
+            after = tracemalloc.take_snapshot()
+            grown.append(sum(s.size_diff for s in after.compare_to(before, "filename")))
     finally:
         tracemalloc.stop()
-    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
-    assert grown < 32 * 1024, f"{grown} bytes kept after tracing 60 closures"
+    assert min(grown) < 32 * 1024, f"{grown} bytes kept after tracing 60 closures"
 
 
 def test_caches_are_bounded_and_clear_caches_empties_them():
